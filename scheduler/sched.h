@@ -1,0 +1,259 @@
+/*
+ * sched.h: the public contract of allot's scheduling core.
+ *
+ * The core is one pure function, sched_cycle(): a snapshot of the cluster
+ * (node pools, nodes, queues, workloads with their pods, `now`, usage
+ * history) goes in, decisions come out (bind pods to node devices, evict
+ * or move workloads), together with per-queue fair share and allocation
+ * and a machine-readable reason for every workload left pending.
+ *
+ * Rules the caller can rely on:
+ *   1. No I/O, no clock, no threads, no global state: everything the cycle
+ *      needs is in `struct sched_state`, everything it decides is in
+ *      `struct sched_result`.
+ *   2. Deterministic: the same state gives the same result, byte for byte.
+ *      Units are integers: GPU in thousandths of a device (milli-GPU), CPU
+ *      in millicores, memory in MiB, time in milliseconds.
+ *   3. Ownership: the state is borrowed (never modified, never kept).
+ *      Everything in the result lives in the arena passed to sched_cycle()
+ *      and dies with sched_arena_free().
+ *   4. Objects refer to each other by index into the state's arrays
+ *      (node->pool, queue->parent, workload->queue, pod->node).
+ *
+ * One call is one scheduling pass: allocate, consolidate, reclaim,
+ * preempt, stale-gang eviction. A driver applies the decisions and calls
+ * again until a pass decides nothing (see cli/simulate.c, api/).
+ */
+#ifndef ALLOT_SCHED_H
+#define ALLOT_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- Error codes (0 is success) ---- */
+#define SCHED_OK 0
+#define SCHED_EINVAL (-1) /* the state breaks a documented rule */
+#define SCHED_ENOMEM (-2) /* the arena could not grow */
+
+/* ---- Resources ---- */
+enum sched_res { SCHED_GPU = 0, SCHED_CPU = 1, SCHED_MEM = 2, SCHED_NRES = 3 };
+
+#define SCHED_MILLI 1000        /* milli-GPU per device */
+#define SCHED_UNLIMITED (-1)    /* deserved or limit: no bound */
+#define SCHED_MAX_NODE_GPUS 64  /* devices per node (a bitmask of them) */
+#define SCHED_NO_TIME INT64_MIN /* "never" for the *_ms timestamps */
+
+enum sched_placement { SCHED_BINPACK = 0, SCHED_SPREAD = 1 };
+
+/* ---- Node pools ---- */
+struct sched_pool {
+    const char *name;
+    uint8_t gpu_placement;               /* enum sched_placement */
+    uint8_t cpu_placement;               /* for pods that ask no GPU */
+    int64_t min_guaranteed_runtime_ms;   /* 0: none */
+    int tbf_enabled;                     /* time-based fairshare */
+    int64_t tbf_window_ms;               /* default 7 days */
+    int64_t tbf_half_life_ms;            /* 0: no decay */
+    int64_t tbf_k_milli;                 /* kValue x 1000, default 1000 */
+};
+
+/* ---- Nodes ---- */
+struct sched_node {
+    const char *name;          /* unique; ties between nodes break by name */
+    int pool;                  /* index into state.pools */
+    int ready;                 /* 0: down; its capacity does not count */
+    int n_gpus;                /* 0..SCHED_MAX_NODE_GPUS */
+    int64_t cpu_milli;         /* SCHED_UNLIMITED: plenty */
+    int64_t mem_mib;           /* SCHED_UNLIMITED: plenty */
+    const char *node_type;     /* value of the label node-type, or NULL */
+};
+
+/* ---- Queues: departments and projects ----
+ * A tree: parent < 0 is a top-level queue (a department). Only leaves
+ * (projects) hold workloads. Each queue has, per node pool and resource,
+ * a quota triple. The order of queues in the state is their age: a lower
+ * index is an older queue (the final tie-break everywhere). */
+struct sched_quota {
+    int64_t deserved;   /* guaranteed; SCHED_UNLIMITED = the whole amount */
+    int64_t limit;      /* hard cap; SCHED_UNLIMITED = none */
+    int64_t weight;     /* overQuotaWeight, >= 0 */
+};
+
+struct sched_queue {
+    const char *name;
+    int parent;                       /* index, or -1 */
+    int rank;                         /* higher is served first for spare capacity */
+    const struct sched_quota *quota;  /* [n_pools * SCHED_NRES], pool-major;
+                                         NULL: deserved 0, limit -1, weight 1 */
+    const int *default_pools;         /* ordered pool indices, for workloads without their own */
+    int n_default_pools;              /* 0: every pool, in state order */
+};
+
+/* ---- Workloads and their pods ---- */
+enum sched_wl_type {
+    SCHED_TRAINING = 0, SCHED_WORKSPACE, SCHED_INFERENCE, SCHED_DISTRIBUTED
+};
+
+enum sched_phase {
+    SCHED_PENDING = 0,  /* queued; pods may be partly running (a stale or elastic gang) */
+    SCHED_RUNNING,      /* at least min_pods pods run */
+    SCHED_STOPPED,      /* suspended: holds nothing, not scheduled */
+    SCHED_COMPLETED,
+    SCHED_FAILED
+};
+
+struct sched_pod {
+    int node;              /* index into state.nodes, or -1: not running */
+    uint64_t devices;      /* bit i: device i of the node */
+};
+
+struct sched_workload {
+    const char *name;      /* unique; the final tie-break between workloads */
+    int queue;             /* a leaf queue */
+    int type;              /* enum sched_wl_type */
+    int priority;          /* resolved number (sched_priority_class()) */
+    int preemptible;       /* resolved 0/1 (sched_default_preemptible()) */
+    int phase;             /* enum sched_phase */
+    int n_pods;            /* >= 1 */
+    int min_pods;          /* gang minimum, 1..n_pods */
+    int gpu_devices;       /* whole devices per pod, or 0 */
+    int64_t gpu_portion;   /* milli-GPU of one shared device per pod (1..999), or 0 */
+    int64_t cpu_milli;     /* per pod */
+    int64_t mem_mib;       /* per pod */
+    const int *pools;      /* ordered preference; NULL: the queue's defaults */
+    int n_pools;
+    const char *node_type; /* only nodes with this node-type; NULL: any */
+    int64_t queued_seq;    /* queue position: lower = submitted earlier */
+    int64_t started_ms;    /* when it last started running; SCHED_NO_TIME if never */
+    int64_t stale_since_ms;/* when it fell below min_pods with pods running; SCHED_NO_TIME */
+    struct sched_pod *pods;/* [n_pods] */
+};
+
+/* ---- Usage history, for time-based fairshare ----
+ * One sample: queue `queue` (a leaf) held `amount` of each resource in
+ * pool `pool` from start_ms to end_ms. Samples may overlap; they add up. */
+struct sched_usage {
+    int queue;
+    int pool;
+    int64_t start_ms, end_ms;
+    int64_t amount[SCHED_NRES];
+};
+
+/* ---- The snapshot ---- */
+struct sched_state {
+    int64_t now_ms;
+    const struct sched_pool *pools;         int n_pools;
+    const struct sched_node *nodes;         int n_nodes;
+    const struct sched_queue *queues;       int n_queues;
+    const struct sched_workload *workloads; int n_workloads;
+    const struct sched_usage *usage;        int n_usage;
+};
+
+struct sched_config {
+    int64_t stale_grace_ms;        /* stale-gang grace period; default 60 s; < 0: never */
+    int max_consolidation_moves;   /* workloads moved for one pending workload; default 16; 0: off */
+};
+
+/* ---- Decisions ---- */
+enum sched_action {
+    SCHED_ACT_ALLOCATE = 0, SCHED_ACT_CONSOLIDATE, SCHED_ACT_RECLAIM,
+    SCHED_ACT_PREEMPT, SCHED_ACT_STALE_GANG
+};
+
+enum sched_decision_kind {
+    SCHED_BIND = 0,   /* pod `pod` of `workload` starts on node/devices */
+    SCHED_EVICT,      /* pod `pod` (or every running pod if pod < 0) stops; back to Pending */
+    SCHED_MOVE        /* running pod `pod` is moved to node/devices (consolidation) */
+};
+
+struct sched_decision {
+    int kind;          /* enum sched_decision_kind */
+    int action;        /* enum sched_action that decided it */
+    int workload;
+    int pod;
+    int node;          /* BIND, MOVE: the target */
+    uint64_t devices;  /* BIND, MOVE */
+    int by_workload;   /* EVICT, MOVE: the workload it made room for, or -1 */
+};
+
+/* ---- Reasons a workload is pending ---- */
+enum sched_reason {
+    SCHED_R_NONE = 0,
+    SCHED_R_NON_PREEMPTIBLE_OVER_QUOTA,
+    SCHED_R_OVER_LIMIT,
+    SCHED_R_INSUFFICIENT_RESOURCES,
+    SCHED_R_GANG_NOT_SATISFIABLE,
+    SCHED_R_NO_MATCHING_NODE_POOL,
+    SCHED_R_SUSPENDED,
+    SCHED_R_QUEUE_FAIR_SHARE_REACHED
+};
+
+struct sched_pending {
+    int workload;
+    int reason;        /* enum sched_reason */
+    int queue;         /* the queue the numbers are about (may be an ancestor) */
+    int pool;          /* the pool the numbers are about, or -1 */
+    int res;           /* the resource the numbers are about */
+    int64_t would_use; /* what the queue would hold with this workload */
+    int64_t bound;     /* the deserved / limit / fair share / free amount it exceeds */
+    int64_t request;   /* what the workload asks (all pods) */
+};
+
+/* Per queue and pool, what the fair share computation saw and gave. */
+struct sched_share {
+    int64_t fair[SCHED_NRES];
+    int64_t allocated[SCHED_NRES];   /* at the start of the pass */
+    int64_t requested[SCHED_NRES];   /* allocated + pending demand, capped by limit */
+    int64_t deserved[SCHED_NRES];    /* as configured (SCHED_UNLIMITED kept) */
+};
+
+struct sched_result {
+    struct sched_decision *decisions; int n_decisions;
+    struct sched_pending *pending;    int n_pending;   /* every pending workload left pending */
+    struct sched_share *shares;       /* [n_queues * n_pools], queue-major */
+    int n_queues, n_pools;
+    int64_t *stale_since_ms;          /* [n_workloads]: the value to keep for the next pass */
+};
+
+/* ---- Arena: every allocation of a cycle ---- */
+struct sched_arena;
+struct sched_arena *sched_arena_new(void);
+void sched_arena_reset(struct sched_arena *arena);   /* keeps the memory for reuse */
+void sched_arena_free(struct sched_arena *arena);    /* NULL is a no-op */
+size_t sched_arena_peak(const struct sched_arena *arena);
+
+/* ---- The one call ---- */
+void sched_config_default(struct sched_config *cfg);
+int sched_cycle(const struct sched_state *in, const struct sched_config *cfg,
+                struct sched_arena *arena, struct sched_result *out);
+
+/* Fair share and allocation of queue q in pool p (NULL if out of range). */
+const struct sched_share *sched_result_share(const struct sched_result *r, int q, int p);
+
+/* ---- Vocabulary helpers (pure) ---- */
+/* Priority of a class name ("train", "build", "very-high", ...) or of a
+ * decimal number; SCHED_EINVAL if neither. */
+int sched_priority_class(const char *name, int *priority);
+const char *sched_default_priority_class(int type);   /* by enum sched_wl_type */
+int sched_default_preemptible(int priority);          /* priority < 100 */
+const char *sched_reason_name(int reason);            /* "OverLimit", ... */
+const char *sched_action_name(int action);            /* "reclaim", ... */
+const char *sched_phase_name(int phase);              /* "Pending", ... */
+const char *sched_type_name(int type);                /* "training", ... */
+int sched_type_parse(const char *name, int *type);
+/* A human message for a pending entry, naming the numbers, e.g. "team-a
+ * would use 3 of its 2 deserved GPUs; workspaces are non-preemptible and
+ * must fit the quota". Writes at most len bytes (always terminated);
+ * returns the length it needed. */
+int sched_reason_message(const struct sched_state *in, const struct sched_pending *p,
+                         char *buf, size_t len);
+
+/* Resolved pool list of a workload: its own, else its queue's defaults,
+ * else every pool. Writes up to `max` indices; returns the count. */
+int sched_workload_pools(const struct sched_state *in, const struct sched_workload *w,
+                         int *out, int max);
+
+/* Total GPU of a workload in milli-GPU, for `pods` pods. */
+int64_t sched_workload_gpu(const struct sched_workload *w, int pods);
+
+#endif /* ALLOT_SCHED_H */

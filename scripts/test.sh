@@ -1,0 +1,9 @@
+#!/bin/sh
+# Builds allot in BUILD_DIR (default build/) and runs every test with ctest.
+# Extra arguments go to cmake's configure step (e.g. -DALLOT_SANITIZE=ON).
+set -eu
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+cmake -S . -B "$BUILD_DIR" "$@" >/dev/null
+cmake --build "$BUILD_DIR" -j "$(nproc)"
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" --timeout 600
