@@ -76,7 +76,7 @@ struct sched_node {
 struct sched_quota {
     int64_t deserved;   /* guaranteed; SCHED_UNLIMITED = the whole amount */
     int64_t limit;      /* hard cap; SCHED_UNLIMITED = none */
-    int64_t weight;     /* overQuotaWeight, >= 0 */
+    int64_t weight;     /* overQuotaWeight in thousandths (1 -> 1000), >= 0 */
 };
 
 struct sched_queue {
@@ -252,6 +252,17 @@ int sched_reason_message(const struct sched_state *in, const struct sched_pendin
  * else every pool. Writes up to `max` indices; returns the count. */
 int sched_workload_pools(const struct sched_state *in, const struct sched_workload *w,
                          int *out, int max);
+
+/* Applies one decision to the caller's workloads (pure: no I/O).
+ *   BIND:  the pod is placed; a workload that now has min_pods pods
+ *          placed becomes RUNNING with started_ms = now_ms.
+ *   EVICT: the pod (or every pod if d->pod < 0) is removed; a workload
+ *          left with no pod, or below min_pods, becomes PENDING.
+ *   MOVE:  the running pod is placed on its new node and devices.
+ * Drivers apply a result's decisions in order, then copy
+ * result.stale_since_ms[i] into workloads[i].stale_since_ms. */
+int sched_apply_decision(struct sched_workload *workloads, int n_workloads,
+                         const struct sched_decision *d, int64_t now_ms);
 
 /* Total GPU of a workload in milli-GPU, for `pods` pods. */
 int64_t sched_workload_gpu(const struct sched_workload *w, int pods);

@@ -1,0 +1,235 @@
+/*
+ * vocab.c: the words of the scheduling core: priority classes, workload
+ * types, phases, actions and pending reasons, and the human message of a
+ * pending reason. Pure table lookups; nothing here depends on a cycle.
+ *
+ * Priority classes (DESIGN.md, Scheduling semantics 3): train 50,
+ * build-preemptible and interactive-preemptible 75, build 100, inference
+ * 125; the newer dictionary very-low 25, low 40, medium-low 65, medium 80,
+ * medium-high 90, high 125, very-high 150. A workload is preemptible when
+ * its priority is below 100 unless it says otherwise.
+ */
+#include "sched_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct class_entry {
+    const char *name;
+    int priority;
+};
+
+static const struct class_entry classes[] = {
+    {"train", 50},        {"build-preemptible", 75}, {"interactive-preemptible", 75},
+    {"build", 100},       {"inference", 125},        {"very-low", 25},
+    {"low", 40},          {"medium-low", 65},        {"medium", 80},
+    {"medium-high", 90},  {"high", 125},             {"very-high", 150},
+};
+
+int sched_priority_class(const char *name, int *priority)
+{
+    size_t i;
+    long v = 0;
+    const char *p;
+
+    if (!name || !*name)
+        return SCHED_EINVAL;
+    for (i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+        if (strcmp(classes[i].name, name) == 0) {
+            *priority = classes[i].priority;
+            return SCHED_OK;
+        }
+    }
+    p = name;
+    if (*p == '-')
+        p++;
+    if (!*p)
+        return SCHED_EINVAL;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9' || v > 1000000000L)
+            return SCHED_EINVAL;
+        v = v * 10 + (*p - '0');
+    }
+    *priority = name[0] == '-' ? (int)-v : (int)v;
+    return SCHED_OK;
+}
+
+const char *sched_default_priority_class(int type)
+{
+    switch (type) {
+    case SCHED_WORKSPACE: return "build";
+    case SCHED_INFERENCE: return "inference";
+    default:              return "train";
+    }
+}
+
+int sched_default_preemptible(int priority)
+{
+    return priority < 100;
+}
+
+static const char *const reason_names[] = {
+    [SCHED_R_NONE] = "",
+    [SCHED_R_NON_PREEMPTIBLE_OVER_QUOTA] = "NonPreemptibleOverQuota",
+    [SCHED_R_OVER_LIMIT] = "OverLimit",
+    [SCHED_R_INSUFFICIENT_RESOURCES] = "InsufficientResources",
+    [SCHED_R_GANG_NOT_SATISFIABLE] = "GangNotSatisfiable",
+    [SCHED_R_NO_MATCHING_NODE_POOL] = "NoMatchingNodePool",
+    [SCHED_R_SUSPENDED] = "Suspended",
+    [SCHED_R_QUEUE_FAIR_SHARE_REACHED] = "QueueFairShareReached",
+};
+
+const char *sched_reason_name(int reason)
+{
+    if (reason < 0 || reason > SCHED_R_QUEUE_FAIR_SHARE_REACHED)
+        return "";
+    return reason_names[reason];
+}
+
+const char *sched_action_name(int action)
+{
+    static const char *const names[] = {"allocate", "consolidate", "reclaim", "preempt",
+                                        "stale-gang"};
+    if (action < 0 || action > SCHED_ACT_STALE_GANG)
+        return "";
+    return names[action];
+}
+
+const char *sched_phase_name(int phase)
+{
+    static const char *const names[] = {"Pending", "Running", "Stopped", "Completed", "Failed"};
+    if (phase < 0 || phase > SCHED_FAILED)
+        return "";
+    return names[phase];
+}
+
+static const char *const type_names[] = {"training", "workspace", "inference", "distributed"};
+
+const char *sched_type_name(int type)
+{
+    if (type < 0 || type > SCHED_DISTRIBUTED)
+        return "";
+    return type_names[type];
+}
+
+int sched_type_parse(const char *name, int *type)
+{
+    int i;
+
+    for (i = 0; i <= SCHED_DISTRIBUTED; i++) {
+        if (name && strcmp(name, type_names[i]) == 0) {
+            *type = i;
+            return SCHED_OK;
+        }
+    }
+    return SCHED_EINVAL;
+}
+
+int64_t sched_workload_gpu(const struct sched_workload *w, int pods)
+{
+    int64_t per_pod = w->gpu_devices > 0 ? (int64_t)w->gpu_devices * SCHED_MILLI : w->gpu_portion;
+    return per_pod * pods;
+}
+
+int sched_workload_pools(const struct sched_state *in, const struct sched_workload *w,
+                         int *out, int max)
+{
+    const struct sched_queue *q = &in->queues[w->queue];
+    int i, n = 0;
+
+    if (w->pools && w->n_pools > 0) {
+        for (i = 0; i < w->n_pools && n < max; i++)
+            out[n++] = w->pools[i];
+    } else if (q->default_pools && q->n_default_pools > 0) {
+        for (i = 0; i < q->n_default_pools && n < max; i++)
+            out[n++] = q->default_pools[i];
+    } else {
+        for (i = 0; i < in->n_pools && n < max; i++)
+            out[n++] = i;
+    }
+    return n;
+}
+
+/* Formats an amount of resource `res` in its user unit: GPUs with up to
+ * two decimals, CPU in cores, memory in MiB. */
+static void format_amount(char *buf, size_t len, int res, int64_t v)
+{
+    if (v == SCHED_UNLIMITED) {
+        snprintf(buf, len, "unlimited");
+    } else if (res == SCHED_GPU || res == SCHED_CPU) {
+        int64_t whole = v / 1000, frac = (v < 0 ? -v : v) % 1000;
+        if (frac == 0)
+            snprintf(buf, len, "%lld", (long long)whole);
+        else if (frac % 10 == 0)
+            snprintf(buf, len, "%s%lld.%02lld", v < 0 && whole == 0 ? "-" : "",
+                     (long long)whole, (long long)(frac / 10));
+        else
+            snprintf(buf, len, "%s%lld.%03lld", v < 0 && whole == 0 ? "-" : "",
+                     (long long)whole, (long long)frac);
+    } else {
+        snprintf(buf, len, "%lld", (long long)v);
+    }
+}
+
+static const char *unit_name(int res, int64_t v)
+{
+    if (res == SCHED_GPU)
+        return v == 1000 ? "GPU" : "GPUs";
+    if (res == SCHED_CPU)
+        return v == 1000 ? "CPU core" : "CPU cores";
+    return "MiB of memory";
+}
+
+int sched_reason_message(const struct sched_state *in, const struct sched_pending *p,
+                         char *buf, size_t len)
+{
+    const struct sched_workload *w = &in->workloads[p->workload];
+    const char *qname = p->queue >= 0 && p->queue < in->n_queues ? in->queues[p->queue].name : "?";
+    const char *pool = p->pool >= 0 && p->pool < in->n_pools ? in->pools[p->pool].name : NULL;
+    char use[32], bound[32], req[32], where[96] = "";
+    const char *unit = unit_name(p->res, p->bound);
+
+    format_amount(use, sizeof(use), p->res, p->would_use);
+    format_amount(bound, sizeof(bound), p->res, p->bound);
+    format_amount(req, sizeof(req), p->res, p->request);
+    if (pool && in->n_pools > 1)
+        snprintf(where, sizeof(where), " in node pool %s", pool);
+
+    switch (p->reason) {
+    case SCHED_R_NON_PREEMPTIBLE_OVER_QUOTA:
+        return snprintf(buf, len,
+                        "%s would use %s of its %s deserved %s%s; %ss are non-preemptible "
+                        "and must fit the quota",
+                        qname, use, bound, unit, where, sched_type_name(w->type));
+    case SCHED_R_OVER_LIMIT:
+        return snprintf(buf, len, "%s would use %s %s%s, above its limit of %s", qname, use,
+                        unit_name(p->res, p->would_use), where, bound);
+    case SCHED_R_INSUFFICIENT_RESOURCES:
+        return snprintf(buf, len,
+                        "needs %s %s%s; no node has room (%s free that fit) and nothing can "
+                        "be reclaimed or preempted for it",
+                        req, unit_name(p->res, p->request), where, bound);
+    case SCHED_R_GANG_NOT_SATISFIABLE:
+        return snprintf(buf, len,
+                        "gang of %d pods (at least %d together) needs %s %s%s; at most %s "
+                        "can be placed together",
+                        w->n_pods, w->min_pods, req, unit_name(p->res, p->request), where,
+                        bound);
+    case SCHED_R_NO_MATCHING_NODE_POOL:
+        if (w->node_type)
+            return snprintf(buf, len, "no ready node with node-type %s in its node pools",
+                            w->node_type);
+        return snprintf(buf, len, "no ready node in its node pools can hold a pod of it");
+    case SCHED_R_SUSPENDED:
+        return snprintf(buf, len, "suspended; resume it to queue it again");
+    case SCHED_R_QUEUE_FAIR_SHARE_REACHED:
+        return snprintf(buf, len,
+                        "%s would use %s of its fair share of %s %s%s; the rest is used by "
+                        "projects within their share",
+                        qname, use, bound, unit, where);
+    default:
+        if (len)
+            buf[0] = '\0';
+        return 0;
+    }
+}
