@@ -1,12 +1,205 @@
 /*
  * sched_int.h: what the core's files share and nobody else sees.
+ *
+ * A cycle builds one `struct sched_session` from the caller's state: a
+ * mutable copy of every pod's placement, per-node device accounting, and
+ * per (queue, pool) accounting up the queue tree. Actions change it only
+ * through session.c's place/unplace functions, which log every change so
+ * that a failed attempt rolls back exactly (KAI's Statement).
+ *
+ * Invariants (checked by sched__session_check() in tests):
+ *   1. node.dev_used[d] is the sum of the milli-GPU of the pods on device d;
+ *      a device in node.dev_whole holds exactly one whole-device pod.
+ *   2. node.n_empty counts devices with dev_used == 0; pool.empty_hist[k]
+ *      counts ready nodes of the pool with k empty devices.
+ *   3. qp(q, p).alloc is the sum over placed pods in pool p of workloads
+ *      in q's subtree; alloc_np the same for non-preemptible workloads;
+ *      qtot(q).alloc is the sum over pools.
+ *   4. decisions[0..n_decisions) and the undo log only grow inside an
+ *      attempt; sched__rollback() returns both to a checkpoint.
  */
 #ifndef ALLOT_SCHED_INT_H
 #define ALLOT_SCHED_INT_H
 
 #include "sched.h"
 
+#define SS_INF INT64_MAX           /* an unbounded amount */
+#define SS_BIG (INT64_MAX / 8)     /* "plenty" capacity that still adds safely */
+
 void *sched__alloc(struct sched_arena *arena, size_t n);
 void *sched__calloc(struct sched_arena *arena, size_t count, size_t size);
+
+/* sort.c: stable sort of indices; before(ctx, a, b) is 1 when a goes first. */
+typedef int (*sched__before_fn)(const void *ctx, int a, int b);
+int sched__sort(struct sched_arena *arena, int *idx, int n, sched__before_fn before,
+                const void *ctx);
+
+/* ---- Derived state ---- */
+struct ss_node {
+    int pool;
+    int ready;
+    int n_gpus;
+    int n_empty;
+    int name_rank;            /* position in name order: ties go to the lower */
+    uint64_t dev_whole;       /* devices held by a whole-device pod */
+    int32_t *dev_used;        /* [n_gpus] milli-GPU in use */
+    int64_t gpu_free;         /* milli-GPU free on the node */
+    int64_t cpu_total, cpu_free;
+    int64_t mem_total, mem_free;
+    const char *node_type;
+    int *pods;                /* (workload << 8 | pod) would overflow: pairs */
+    int n_pods, cap_pods;     /* pods[2*i] = workload, pods[2*i+1] = pod */
+};
+
+struct ss_pool {
+    int *nodes;               /* node indices of this pool, in name order */
+    int n_nodes;
+    int *empty_hist;          /* [SCHED_MAX_NODE_GPUS + 1], ready nodes only */
+    int64_t total_empty;      /* empty devices over ready nodes */
+    int64_t capacity[SCHED_NRES];
+    int max_node_gpus;        /* largest ready node */
+    int *running;             /* workloads with pods here at the start of the cycle */
+    int n_running;
+};
+
+/* Accounting of one queue in one pool. */
+struct ss_qp {
+    int64_t alloc[SCHED_NRES];
+    int64_t alloc_np[SCHED_NRES];
+    int64_t request[SCHED_NRES];    /* demand, capped by limit (fair share input) */
+    int64_t fair[SCHED_NRES];
+    int64_t deserved[SCHED_NRES];   /* as configured */
+    int64_t limit[SCHED_NRES];
+    int64_t weight[SCHED_NRES];
+    double usage[SCHED_NRES];       /* time-based fairshare: share of capacity used */
+};
+
+struct ss_queue {
+    int parent;
+    int depth;
+    int *children;
+    int n_children;
+    int is_leaf;
+    int64_t tot_alloc[SCHED_NRES];  /* over every pool */
+    int64_t tot_fair[SCHED_NRES];
+    int64_t tot_deserved[SCHED_NRES];  /* SS_INF if unlimited anywhere */
+    int64_t tot_limit[SCHED_NRES];     /* SS_INF if unlimited anywhere */
+};
+
+/* Flags of a workload within one cycle. */
+#define WL_CANDIDATE 0x01   /* has pods to place */
+#define WL_EVICTED   0x02   /* lost pods in this cycle: not placed again, not a victim again */
+#define WL_TOUCHED   0x04   /* placed or moved in this cycle: not a victim in this cycle */
+#define WL_ACTIVE    0x08   /* holds or wants resources (Pending/Running) */
+
+struct ss_wl {
+    int n_placed;
+    int pool;                 /* pool of its placed pods, or -1 */
+    int flags;
+    const int *pools;         /* resolved candidate pools */
+    int n_pools;
+    int64_t req[SCHED_NRES];  /* per pod */
+    int fail_reason;          /* last failure of an attempt (enum sched_reason) */
+};
+
+/* One logged change, undone in reverse order. */
+struct ss_undo {
+    int workload;
+    int pod;
+    int node;                 /* node the pod was on before (-1: none) */
+    uint64_t devices;         /* its devices before */
+};
+
+struct ss_mark {
+    int n_undo;
+    int n_decisions;
+};
+
+struct sched_session {
+    const struct sched_state *in;
+    const struct sched_config *cfg;
+    struct sched_arena *arena;
+    int n_pools, n_queues, n_nodes, n_workloads;
+    struct ss_node *nodes;
+    struct ss_pool *pools;
+    struct ss_queue *queues;
+    struct ss_qp *qp;                 /* [n_queues * n_pools] */
+    struct ss_wl *wl;
+    struct sched_pod **pods;          /* [n_workloads] -> mutable copy of pods */
+    struct ss_undo *undo; int n_undo, cap_undo;
+    struct sched_decision *decisions; int n_decisions, cap_decisions;
+    int oom;                          /* an arena allocation failed */
+};
+
+static inline struct ss_qp *ss_qp(struct sched_session *ss, int q, int p)
+{
+    return &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)p];
+}
+
+static inline const struct sched_workload *ss_w(const struct sched_session *ss, int w)
+{
+    return &ss->in->workloads[w];
+}
+
+static inline int64_t ss_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t ss_max(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* session.c */
+int sched__session_build(struct sched_session *ss, const struct sched_state *in,
+                         const struct sched_config *cfg, struct sched_arena *arena);
+int sched__place(struct sched_session *ss, int w, int pod, int node, uint64_t devices);
+int sched__unplace(struct sched_session *ss, int w, int pod);
+struct ss_mark sched__mark(const struct sched_session *ss);
+void sched__rollback(struct sched_session *ss, struct ss_mark m);
+int sched__decide(struct sched_session *ss, int kind, int action, int w, int pod, int node,
+                  uint64_t devices, int by);
+int sched__session_check(const struct sched_session *ss);
+int sched__pods_to_place(const struct sched_session *ss, int w);
+int sched__queue_holds_pool(const struct sched_session *ss, int q, int p);
+
+/* fairshare.c */
+int sched__fairshare(struct sched_session *ss);
+/* max(deserved, fair) capped by limit: what a queue may hold without being reclaimed. */
+int64_t sched__allocatable(const struct ss_qp *qp, int r);
+
+/* capacity.c: the checks allocate makes before placing (limit, non-preemptible in deserved). */
+struct ss_verdict {
+    int reason;               /* SCHED_R_NONE when the checks pass */
+    int queue, res;
+    int64_t would_use, bound;
+};
+int sched__capacity_check(struct sched_session *ss, int w, int pool, int pods,
+                          struct ss_verdict *v);
+
+/* placement.c */
+int sched__pod_fits_node(const struct sched_session *ss, int w, int node);
+int sched__best_node(const struct sched_session *ss, int w, int pool, int exclude);
+uint64_t sched__choose_devices(const struct sched_session *ss, int w, int node);
+int sched__place_pods(struct sched_session *ss, int w, int pool, int pods, int action);
+int sched__pool_can_ever_fit(const struct sched_session *ss, int w, int pool, int pods);
+int sched__pool_has_node_for(const struct sched_session *ss, int w, int pool);
+
+/* order.c: queue order then job order, as KAI's allocate walks them. */
+struct ss_iter;
+struct ss_iter *sched__iter_new(struct sched_session *ss, int action);
+int sched__iter_next(struct ss_iter *it);                 /* a workload, or -1 */
+void sched__iter_done(struct ss_iter *it, int w, int ok); /* after an attempt */
+int sched__iter_seen_failure(struct ss_iter *it, int w);  /* same signature failed already */
+
+/* victims.c: reclaim and preempt. */
+int sched__evict_for(struct sched_session *ss, int w, int pool, int action);
+int sched__reclaimer_within_share(struct sched_session *ss, int w, int pool, int pods,
+                                  struct ss_verdict *v);
+
+/* consolidate, stale gangs, reasons */
+int sched__try_consolidate(struct sched_session *ss, int w, int pool);
+void sched__stale_gangs(struct sched_session *ss, int64_t *stale_out);
+void sched__diagnose(struct sched_session *ss, int w, struct sched_pending *p);
+
+/* actions */
+void sched__act_allocate(struct sched_session *ss);
+void sched__act_consolidate(struct sched_session *ss);
+void sched__act_reclaim(struct sched_session *ss);
+void sched__act_preempt(struct sched_session *ss);
 
 #endif

@@ -1,0 +1,575 @@
+/*
+ * session.c: one cycle's working state, built from the caller's snapshot,
+ * and the only code that changes it.
+ *
+ * Step 1  sched__session_build() validates the snapshot, copies every
+ *         pod's placement, and accounts placed pods on their node devices
+ *         and on their queue and its ancestors in the node's pool.
+ * Step 2  actions call sched__place() / sched__unplace(); each logs the
+ *         pod's previous placement in the undo log.
+ * Step 3  an attempt that fails calls sched__rollback(mark): the log is
+ *         replayed backwards and the decision list cut back, so the state
+ *         is exactly what it was at sched__mark().
+ *
+ * Invariants: see sched_int.h; sched__session_check() recomputes them.
+ */
+#include "sched_int.h"
+
+#include <string.h>
+
+/* ---- Small helpers ---- */
+
+static int64_t cap_or_big(int64_t v)
+{
+    return v == SCHED_UNLIMITED ? SS_BIG : v;
+}
+
+static int grow(struct sched_session *ss, void **arr, int *cap, size_t elem, int need)
+{
+    int ncap;
+    void *p;
+
+    if (need <= *cap)
+        return SCHED_OK;
+    ncap = *cap ? *cap * 2 : 16;
+    while (ncap < need)
+        ncap *= 2;
+    p = sched__calloc(ss->arena, (size_t)ncap, elem);
+    if (!p) {
+        ss->oom = 1;
+        return SCHED_ENOMEM;
+    }
+    if (*cap)
+        memcpy(p, *arr, (size_t)*cap * elem);
+    *arr = p;
+    *cap = ncap;
+    return SCHED_OK;
+}
+
+int sched__pods_to_place(const struct sched_session *ss, int w)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+    int placed = ss->wl[w].n_placed;
+
+    if (placed >= wl->n_pods)
+        return 0;
+    if (placed < wl->min_pods)
+        return wl->min_pods - placed;
+    return 1;
+}
+
+int sched__queue_holds_pool(const struct sched_session *ss, int q, int p)
+{
+    const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)p];
+    return a->alloc[SCHED_GPU] > 0 || a->alloc[SCHED_CPU] > 0 || a->alloc[SCHED_MEM] > 0;
+}
+
+/* ---- Node and queue accounting (no logging) ---- */
+
+static void pool_empty_change(struct sched_session *ss, struct ss_node *n, int before)
+{
+    struct ss_pool *p = &ss->pools[n->pool];
+
+    if (!n->ready || before == n->n_empty)
+        return;
+    p->empty_hist[before]--;
+    p->empty_hist[n->n_empty]++;
+    p->total_empty += n->n_empty - before;
+}
+
+static void node_add(struct sched_session *ss, int w, int node, uint64_t devices, int sign)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+    struct ss_node *n = &ss->nodes[node];
+    int before = n->n_empty, d;
+    int32_t per_dev = wl->gpu_devices > 0 ? SCHED_MILLI : (int32_t)wl->gpu_portion;
+
+    for (d = 0; d < n->n_gpus; d++) {
+        if (!(devices >> d & 1))
+            continue;
+        if (n->dev_used[d] == 0)
+            n->n_empty--;
+        n->dev_used[d] += sign * per_dev;
+        if (n->dev_used[d] == 0)
+            n->n_empty++;
+        if (wl->gpu_devices > 0) {
+            if (sign > 0)
+                n->dev_whole |= (uint64_t)1 << d;
+            else
+                n->dev_whole &= ~((uint64_t)1 << d);
+        }
+        n->gpu_free -= sign * per_dev;
+    }
+    n->cpu_free -= sign * wl->cpu_milli;
+    n->mem_free -= sign * wl->mem_mib;
+    pool_empty_change(ss, n, before);
+}
+
+static void queue_add(struct sched_session *ss, int w, int pool, int sign)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+    const int64_t *req = ss->wl[w].req;
+    int q, r;
+
+    for (q = wl->queue; q >= 0; q = ss->queues[q].parent) {
+        struct ss_qp *a = ss_qp(ss, q, pool);
+        for (r = 0; r < SCHED_NRES; r++) {
+            a->alloc[r] += sign * req[r];
+            if (!wl->preemptible)
+                a->alloc_np[r] += sign * req[r];
+            ss->queues[q].tot_alloc[r] += sign * req[r];
+        }
+    }
+}
+
+static int node_list_add(struct sched_session *ss, int node, int w, int pod)
+{
+    struct ss_node *n = &ss->nodes[node];
+    int cap = n->cap_pods;
+
+    if (grow(ss, (void **)&n->pods, &cap, 2 * sizeof(int), n->n_pods + 1) != SCHED_OK)
+        return SCHED_ENOMEM;
+    n->cap_pods = cap;
+    n->pods[2 * n->n_pods] = w;
+    n->pods[2 * n->n_pods + 1] = pod;
+    n->n_pods++;
+    return SCHED_OK;
+}
+
+static void node_list_remove(struct sched_session *ss, int node, int w, int pod)
+{
+    struct ss_node *n = &ss->nodes[node];
+    int i;
+
+    for (i = 0; i < n->n_pods; i++) {
+        if (n->pods[2 * i] == w && n->pods[2 * i + 1] == pod) {
+            n->n_pods--;
+            n->pods[2 * i] = n->pods[2 * n->n_pods];
+            n->pods[2 * i + 1] = n->pods[2 * n->n_pods + 1];
+            return;
+        }
+    }
+}
+
+static int do_place(struct sched_session *ss, int w, int pod, int node, uint64_t devices)
+{
+    struct ss_wl *x = &ss->wl[w];
+
+    if (node_list_add(ss, node, w, pod) != SCHED_OK)
+        return SCHED_ENOMEM;
+    node_add(ss, w, node, devices, +1);
+    ss->pods[w][pod].node = node;
+    ss->pods[w][pod].devices = devices;
+    if (x->n_placed++ == 0)
+        x->pool = ss->nodes[node].pool;
+    queue_add(ss, w, ss->nodes[node].pool, +1);
+    return SCHED_OK;
+}
+
+static void do_unplace(struct sched_session *ss, int w, int pod)
+{
+    struct ss_wl *x = &ss->wl[w];
+    int node = ss->pods[w][pod].node;
+
+    node_list_remove(ss, node, w, pod);
+    node_add(ss, w, node, ss->pods[w][pod].devices, -1);
+    queue_add(ss, w, ss->nodes[node].pool, -1);
+    ss->pods[w][pod].node = -1;
+    ss->pods[w][pod].devices = 0;
+    if (--x->n_placed == 0)
+        x->pool = -1;
+}
+
+/* ---- Logged changes, checkpoints, decisions ---- */
+
+static int log_undo(struct sched_session *ss, int w, int pod)
+{
+    struct ss_undo *u;
+
+    if (grow(ss, (void **)&ss->undo, &ss->cap_undo, sizeof(*u), ss->n_undo + 1) != SCHED_OK)
+        return SCHED_ENOMEM;
+    u = &ss->undo[ss->n_undo++];
+    u->workload = w;
+    u->pod = pod;
+    u->node = ss->pods[w][pod].node;
+    u->devices = ss->pods[w][pod].devices;
+    return SCHED_OK;
+}
+
+int sched__place(struct sched_session *ss, int w, int pod, int node, uint64_t devices)
+{
+    if (ss->pods[w][pod].node >= 0)
+        return SCHED_EINVAL;
+    if (log_undo(ss, w, pod) != SCHED_OK)
+        return SCHED_ENOMEM;
+    if (do_place(ss, w, pod, node, devices) != SCHED_OK) {
+        ss->n_undo--;
+        return SCHED_ENOMEM;
+    }
+    return SCHED_OK;
+}
+
+int sched__unplace(struct sched_session *ss, int w, int pod)
+{
+    if (ss->pods[w][pod].node < 0)
+        return SCHED_EINVAL;
+    if (log_undo(ss, w, pod) != SCHED_OK)
+        return SCHED_ENOMEM;
+    do_unplace(ss, w, pod);
+    return SCHED_OK;
+}
+
+struct ss_mark sched__mark(const struct sched_session *ss)
+{
+    struct ss_mark m = {ss->n_undo, ss->n_decisions};
+    return m;
+}
+
+void sched__rollback(struct sched_session *ss, struct ss_mark m)
+{
+    while (ss->n_undo > m.n_undo) {
+        const struct ss_undo *u = &ss->undo[--ss->n_undo];
+        if (ss->pods[u->workload][u->pod].node >= 0)
+            do_unplace(ss, u->workload, u->pod);
+        if (u->node >= 0)
+            do_place(ss, u->workload, u->pod, u->node, u->devices);
+    }
+    ss->n_decisions = m.n_decisions;
+}
+
+int sched__decide(struct sched_session *ss, int kind, int action, int w, int pod, int node,
+                  uint64_t devices, int by)
+{
+    struct sched_decision *d;
+
+    if (grow(ss, (void **)&ss->decisions, &ss->cap_decisions, sizeof(*d),
+             ss->n_decisions + 1) != SCHED_OK)
+        return SCHED_ENOMEM;
+    d = &ss->decisions[ss->n_decisions++];
+    d->kind = kind;
+    d->action = action;
+    d->workload = w;
+    d->pod = pod;
+    d->node = node;
+    d->devices = devices;
+    d->by_workload = by;
+    return SCHED_OK;
+}
+
+/* ---- Building the session ---- */
+
+static int validate(const struct sched_state *in)
+{
+    int i, k;
+
+    if (in->n_pools < 1 || in->n_nodes < 0 || in->n_queues < 0 || in->n_workloads < 0)
+        return SCHED_EINVAL;
+    for (i = 0; i < in->n_nodes; i++) {
+        const struct sched_node *n = &in->nodes[i];
+        if (n->pool < 0 || n->pool >= in->n_pools || n->n_gpus < 0 ||
+            n->n_gpus > SCHED_MAX_NODE_GPUS || !n->name)
+            return SCHED_EINVAL;
+    }
+    for (i = 0; i < in->n_queues; i++) {
+        int p = in->queues[i].parent, steps = 0;
+        while (p >= 0) {
+            if (p >= in->n_queues || ++steps > in->n_queues)
+                return SCHED_EINVAL;
+            p = in->queues[p].parent;
+        }
+    }
+    for (i = 0; i < in->n_workloads; i++) {
+        const struct sched_workload *w = &in->workloads[i];
+        if (w->queue < 0 || w->queue >= in->n_queues || w->n_pods < 1 || w->min_pods < 1 ||
+            w->min_pods > w->n_pods || w->gpu_devices < 0 || w->gpu_portion < 0 ||
+            w->gpu_portion >= SCHED_MILLI || (w->gpu_devices > 0 && w->gpu_portion > 0) ||
+            !w->pods || !w->name)
+            return SCHED_EINVAL;
+        for (k = 0; k < w->n_pools; k++)
+            if (!w->pools || w->pools[k] < 0 || w->pools[k] >= in->n_pools)
+                return SCHED_EINVAL;
+        for (k = 0; k < w->n_pods; k++) {
+            int node = w->pods[k].node;
+            if (node >= in->n_nodes || (node >= 0 && in->nodes[node].n_gpus < 64 &&
+                                        (w->pods[k].devices >> in->nodes[node].n_gpus)))
+                return SCHED_EINVAL;
+        }
+    }
+    return SCHED_OK;
+}
+
+/* Sorts node indices by name (insertion into a merge sort: stable, no qsort context). */
+static void sort_by_name(const struct sched_state *in, int *idx, int *tmp, int n)
+{
+    int mid = n / 2, i = 0, j, k = 0;
+
+    if (n < 2)
+        return;
+    sort_by_name(in, idx, tmp, mid);
+    sort_by_name(in, idx + mid, tmp, n - mid);
+    j = mid;
+    while (i < mid && j < n)
+        tmp[k++] = strcmp(in->nodes[idx[j]].name, in->nodes[idx[i]].name) < 0 ? idx[j++]
+                                                                              : idx[i++];
+    while (i < mid)
+        tmp[k++] = idx[i++];
+    while (j < n)
+        tmp[k++] = idx[j++];
+    memcpy(idx, tmp, (size_t)n * sizeof(int));
+}
+
+static int build_nodes(struct sched_session *ss)
+{
+    const struct sched_state *in = ss->in;
+    int *order = sched__calloc(ss->arena, (size_t)in->n_nodes + 1, sizeof(int));
+    int *tmp = sched__calloc(ss->arena, (size_t)in->n_nodes + 1, sizeof(int));
+    int i, p;
+
+    if (!order || !tmp)
+        return SCHED_ENOMEM;
+    for (i = 0; i < in->n_nodes; i++)
+        order[i] = i;
+    sort_by_name(in, order, tmp, in->n_nodes);
+    for (p = 0; p < ss->n_pools; p++) {
+        ss->pools[p].empty_hist = sched__calloc(ss->arena, SCHED_MAX_NODE_GPUS + 1, sizeof(int));
+        ss->pools[p].nodes = sched__calloc(ss->arena, (size_t)in->n_nodes + 1, sizeof(int));
+        if (!ss->pools[p].empty_hist || !ss->pools[p].nodes)
+            return SCHED_ENOMEM;
+    }
+    for (i = 0; i < in->n_nodes; i++) {
+        int ni = order[i];
+        const struct sched_node *src = &in->nodes[ni];
+        struct ss_node *n = &ss->nodes[ni];
+        struct ss_pool *pool = &ss->pools[src->pool];
+
+        n->pool = src->pool;
+        n->ready = src->ready != 0;
+        n->n_gpus = src->n_gpus;
+        n->n_empty = src->n_gpus;
+        n->name_rank = i;
+        n->dev_used = sched__calloc(ss->arena, (size_t)src->n_gpus + 1, sizeof(int32_t));
+        if (!n->dev_used)
+            return SCHED_ENOMEM;
+        n->gpu_free = (int64_t)src->n_gpus * SCHED_MILLI;
+        n->cpu_total = n->cpu_free = cap_or_big(src->cpu_milli);
+        n->mem_total = n->mem_free = cap_or_big(src->mem_mib);
+        n->node_type = src->node_type;
+        pool->nodes[pool->n_nodes++] = ni;
+        if (n->ready) {
+            pool->empty_hist[n->n_gpus]++;
+            pool->total_empty += n->n_gpus;
+            pool->capacity[SCHED_GPU] += n->gpu_free;
+            pool->capacity[SCHED_CPU] = ss_min(SS_BIG, pool->capacity[SCHED_CPU] + n->cpu_total);
+            pool->capacity[SCHED_MEM] = ss_min(SS_BIG, pool->capacity[SCHED_MEM] + n->mem_total);
+            if (n->n_gpus > pool->max_node_gpus)
+                pool->max_node_gpus = n->n_gpus;
+        }
+    }
+    return SCHED_OK;
+}
+
+static int build_queues(struct sched_session *ss)
+{
+    const struct sched_state *in = ss->in;
+    int q, p, r;
+
+    for (q = 0; q < in->n_queues; q++) {
+        int parent = in->queues[q].parent, depth = 0;
+        ss->queues[q].parent = parent;
+        for (; parent >= 0; parent = in->queues[parent].parent)
+            depth++;
+        ss->queues[q].depth = depth;
+        if (in->queues[q].parent >= 0)
+            ss->queues[in->queues[q].parent].n_children++;
+    }
+    for (q = 0; q < in->n_queues; q++) {
+        struct ss_queue *sq = &ss->queues[q];
+        sq->is_leaf = sq->n_children == 0;
+        sq->children = sched__calloc(ss->arena, (size_t)sq->n_children + 1, sizeof(int));
+        if (!sq->children)
+            return SCHED_ENOMEM;
+        sq->n_children = 0;
+    }
+    for (q = 0; q < in->n_queues; q++)
+        if (in->queues[q].parent >= 0) {
+            struct ss_queue *parent = &ss->queues[in->queues[q].parent];
+            parent->children[parent->n_children++] = q;
+        }
+    for (q = 0; q < in->n_queues; q++) {
+        const struct sched_quota *quota = in->queues[q].quota;
+        for (p = 0; p < ss->n_pools; p++) {
+            struct ss_qp *a = ss_qp(ss, q, p);
+            for (r = 0; r < SCHED_NRES; r++) {
+                const struct sched_quota *qq = quota ? &quota[p * SCHED_NRES + r] : NULL;
+                a->deserved[r] = qq ? qq->deserved : 0;
+                a->limit[r] = qq && qq->limit != SCHED_UNLIMITED ? qq->limit : SS_INF;
+                a->weight[r] = qq ? (qq->weight < 0 ? 0 : qq->weight) : SCHED_MILLI;
+                if (a->deserved[r] < SCHED_UNLIMITED)
+                    a->deserved[r] = 0;
+                if (a->limit[r] < 0)
+                    a->limit[r] = 0;
+            }
+        }
+    }
+    return SCHED_OK;
+}
+
+static int build_workloads(struct sched_session *ss)
+{
+    const struct sched_state *in = ss->in;
+    int i, k, max_pools = ss->n_pools;
+
+    for (i = 0; i < in->n_workloads; i++) {
+        const struct sched_workload *w = &in->workloads[i];
+        struct ss_wl *x = &ss->wl[i];
+        int *pools;
+
+        if (!ss->queues[w->queue].is_leaf)
+            return SCHED_EINVAL;
+        x->pool = -1;
+        x->req[SCHED_GPU] = sched_workload_gpu(w, 1);
+        x->req[SCHED_CPU] = w->cpu_milli;
+        x->req[SCHED_MEM] = w->mem_mib;
+        pools = sched__calloc(ss->arena, (size_t)max_pools, sizeof(int));
+        ss->pods[i] = sched__calloc(ss->arena, (size_t)w->n_pods, sizeof(struct sched_pod));
+        if (!pools || !ss->pods[i])
+            return SCHED_ENOMEM;
+        x->n_pools = sched_workload_pools(in, w, pools, max_pools);
+        x->pools = pools;
+        for (k = 0; k < w->n_pods; k++)
+            ss->pods[i][k].node = -1;
+        if (w->phase == SCHED_PENDING || w->phase == SCHED_RUNNING)
+            x->flags |= WL_ACTIVE;
+        if (!(x->flags & WL_ACTIVE))
+            continue;
+        for (k = 0; k < w->n_pods; k++)
+            if (w->pods[k].node >= 0 &&
+                do_place(ss, i, k, w->pods[k].node, w->pods[k].devices) != SCHED_OK)
+                return SCHED_ENOMEM;
+        if (x->n_placed < w->n_pods)
+            x->flags |= WL_CANDIDATE;
+    }
+    return SCHED_OK;
+}
+
+/* The workloads running in each pool when the cycle starts: the only
+ * possible victims (a workload placed during the cycle is never one). */
+static int build_running(struct sched_session *ss)
+{
+    int w, p;
+
+    for (w = 0; w < ss->n_workloads; w++)
+        if (ss->wl[w].n_placed > 0)
+            ss->pools[ss->wl[w].pool].n_running++;
+    for (p = 0; p < ss->n_pools; p++) {
+        ss->pools[p].running = sched__calloc(ss->arena, (size_t)ss->pools[p].n_running + 1,
+                                             sizeof(int));
+        if (!ss->pools[p].running)
+            return SCHED_ENOMEM;
+        ss->pools[p].n_running = 0;
+    }
+    for (w = 0; w < ss->n_workloads; w++)
+        if (ss->wl[w].n_placed > 0) {
+            struct ss_pool *pool = &ss->pools[ss->wl[w].pool];
+            pool->running[pool->n_running++] = w;
+        }
+    return SCHED_OK;
+}
+
+/* Demand per (queue, pool): placed pods where they run, and the pods a
+ * workload still wants in every pool it may use. */
+static void build_demand(struct sched_session *ss)
+{
+    int i, k, r;
+
+    for (i = 0; i < ss->n_workloads; i++) {
+        const struct sched_workload *w = ss_w(ss, i);
+        const struct ss_wl *x = &ss->wl[i];
+        if (!(x->flags & WL_ACTIVE))
+            continue;
+        for (k = 0; k < x->n_pools || (x->pool >= 0 && k == 0); k++) {
+            int p = x->pool >= 0 ? x->pool : x->pools[k];
+            struct ss_qp *a = ss_qp(ss, w->queue, p);
+            for (r = 0; r < SCHED_NRES; r++)
+                a->request[r] += (int64_t)w->n_pods * x->req[r];
+            if (x->pool >= 0)
+                break;
+        }
+    }
+}
+
+int sched__session_build(struct sched_session *ss, const struct sched_state *in,
+                         const struct sched_config *cfg, struct sched_arena *arena)
+{
+    int rc;
+
+    memset(ss, 0, sizeof(*ss));
+    rc = validate(in);
+    if (rc != SCHED_OK)
+        return rc;
+    ss->in = in;
+    ss->cfg = cfg;
+    ss->arena = arena;
+    ss->n_pools = in->n_pools;
+    ss->n_queues = in->n_queues;
+    ss->n_nodes = in->n_nodes;
+    ss->n_workloads = in->n_workloads;
+    ss->nodes = sched__calloc(arena, (size_t)in->n_nodes + 1, sizeof(struct ss_node));
+    ss->pools = sched__calloc(arena, (size_t)in->n_pools, sizeof(struct ss_pool));
+    ss->queues = sched__calloc(arena, (size_t)in->n_queues + 1, sizeof(struct ss_queue));
+    ss->qp = sched__calloc(arena, (size_t)in->n_queues * (size_t)in->n_pools + 1,
+                           sizeof(struct ss_qp));
+    ss->wl = sched__calloc(arena, (size_t)in->n_workloads + 1, sizeof(struct ss_wl));
+    ss->pods = sched__calloc(arena, (size_t)in->n_workloads + 1, sizeof(struct sched_pod *));
+    if (!ss->nodes || !ss->pools || !ss->queues || !ss->qp || !ss->wl || !ss->pods)
+        return SCHED_ENOMEM;
+    rc = build_nodes(ss);
+    if (rc == SCHED_OK)
+        rc = build_queues(ss);
+    if (rc == SCHED_OK)
+        rc = build_workloads(ss);
+    if (rc == SCHED_OK)
+        rc = build_running(ss);
+    if (rc == SCHED_OK)
+        build_demand(ss);
+    if (rc == SCHED_OK && ss->oom)
+        rc = SCHED_ENOMEM;
+    return rc;
+}
+
+/* ---- Invariant check (tests) ---- */
+
+int sched__session_check(const struct sched_session *ss)
+{
+    int n, d, i, k;
+
+    for (n = 0; n < ss->n_nodes; n++) {
+        const struct ss_node *node = &ss->nodes[n];
+        int32_t used[SCHED_MAX_NODE_GPUS] = {0};
+        int empty = 0;
+        for (i = 0; i < node->n_pods; i++) {
+            int w = node->pods[2 * i], pod = node->pods[2 * i + 1];
+            const struct sched_workload *wl = ss_w(ss, w);
+            if (ss->pods[w][pod].node != n)
+                return SCHED_EINVAL;
+            for (d = 0; d < node->n_gpus; d++)
+                if (ss->pods[w][pod].devices >> d & 1)
+                    used[d] += wl->gpu_devices > 0 ? SCHED_MILLI : (int32_t)wl->gpu_portion;
+        }
+        for (d = 0; d < node->n_gpus; d++) {
+            if (used[d] != node->dev_used[d])
+                return SCHED_EINVAL;
+            empty += used[d] == 0;
+        }
+        if (empty != node->n_empty)
+            return SCHED_EINVAL;
+    }
+    for (i = 0; i < ss->n_workloads; i++) {
+        int placed = 0;
+        for (k = 0; k < ss_w(ss, i)->n_pods; k++)
+            placed += ss->pods[i][k].node >= 0;
+        if (placed != ss->wl[i].n_placed)
+            return SCHED_EINVAL;
+    }
+    return SCHED_OK;
+}

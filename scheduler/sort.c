@@ -1,0 +1,40 @@
+/*
+ * sort.c: a stable merge sort of int indices with a caller's "before"
+ * relation. The core never uses qsort: qsort is not stable, and stability
+ * plus an explicit final tie-break is what makes results byte-identical.
+ */
+#include "sched_int.h"
+
+#include <string.h>
+
+static void merge_sort(int *a, int *tmp, int n, sched__before_fn before, const void *ctx)
+{
+    int mid = n / 2, i = 0, j, k = 0;
+
+    if (n < 2)
+        return;
+    merge_sort(a, tmp, mid, before, ctx);
+    merge_sort(a + mid, tmp, n - mid, before, ctx);
+    j = mid;
+    while (i < mid && j < n)
+        tmp[k++] = before(ctx, a[j], a[i]) ? a[j++] : a[i++];
+    while (i < mid)
+        tmp[k++] = a[i++];
+    while (j < n)
+        tmp[k++] = a[j++];
+    memcpy(a, tmp, (size_t)n * sizeof(int));
+}
+
+int sched__sort(struct sched_arena *arena, int *idx, int n, sched__before_fn before,
+                const void *ctx)
+{
+    int *tmp;
+
+    if (n < 2)
+        return SCHED_OK;
+    tmp = sched__calloc(arena, (size_t)n, sizeof(int));
+    if (!tmp)
+        return SCHED_ENOMEM;
+    merge_sort(idx, tmp, n, before, ctx);
+    return SCHED_OK;
+}

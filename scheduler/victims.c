@@ -1,0 +1,722 @@
+/*
+ * victims.c: whom to evict so that a pending workload fits (reclaim
+ * between queues, preempt inside a queue), and whom to move
+ * (consolidation).
+ *
+ * Victims come in units: a whole workload (every placed pod; gangs go
+ * whole), or one pod of an elastic workload above its minimum. Valid
+ * units, per action:
+ *   reclaim  - preemptible, of another queue, not protected by the pool's
+ *              minimum guaranteed runtime, and, checked before each unit is
+ *              taken (KAI's strategies, at the level where the two queues'
+ *              branches meet, Av on the victim side, Ar on the reclaimer's):
+ *              Av holds more than its allocatable share max(deserved, fair)
+ *              (MaintainFairShare), or Ar + request stays within Ar's
+ *              deserved while Av holds more than its deserved
+ *              (GuaranteeDeservedQuota).
+ *   preempt  - preemptible, same queue, strictly lower priority, not
+ *              protected by the minimum runtime.
+ *   move     - preemptible whole workloads of any queue (consolidation).
+ *
+ * allot's victim choice (DESIGN.md 4): for each pod still to place, on
+ * every node of the pool, the cheapest valid set of units that makes the
+ * pod fit there: fewest GPUs evicted (no GPU freed for nothing); among
+ * equal costs the set whose units come first in preference order: the
+ * victim queue furthest above its fair share, then the lowest priority,
+ * then the newest. The cheapest set over all nodes wins (ties: node
+ * name). Sets are searched depth-first in (cost, preference) order with
+ * pruning on cost; a node with more candidate units than MAX_NODE_UNITS
+ * considers only the cheapest ones.
+ */
+#include "sched_int.h"
+
+#include <string.h>
+
+#define MAX_NODE_UNITS 20
+#define MAX_DFS_STEPS 20000
+
+enum { MODE_RECLAIM, MODE_PREEMPT, MODE_MOVE };
+
+struct unit {
+    int w;
+    int pod;           /* -1: every placed pod */
+    int64_t cost;      /* milli-GPU freed over every node */
+    int64_t cost2;     /* millicores freed, second key */
+    int rank;          /* preference: lower goes first */
+};
+
+/* What a unit frees on the node under examination. */
+struct footprint {
+    int32_t dev[SCHED_MAX_NODE_GPUS];
+    uint64_t whole;
+    int64_t cpu, mem;
+};
+
+struct search {
+    struct sched_session *ss;
+    int mode, j, pool, node;
+    int pods_left;             /* pods of j still to place, this one included */
+    struct unit *units;        /* candidate units of the pool, in preference order */
+    int n_units, cap_units;
+    int *on_node;              /* indices into units, for the node under examination */
+    struct footprint *fp;      /* [MAX_NODE_UNITS], parallel to on_node */
+    int n_on_node;
+    int chosen[MAX_NODE_UNITS], n_chosen;   /* positions in on_node */
+    int best[MAX_NODE_UNITS], n_best;       /* indices into units */
+    int64_t best_cost, best_cost2;
+    int best_node;
+    int steps;
+    int *flagged;              /* workloads marked WL_EVICTED by this attempt */
+    int n_flagged;
+    int top_ar;                /* highest reclaimer-side meeting queue used */
+};
+
+/* ---- Static candidate filter and preference ---- */
+
+static int protected_by_runtime(const struct sched_session *ss, int w)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+    int64_t min = ss->in->pools[ss->wl[w].pool].min_guaranteed_runtime_ms;
+
+    return min > 0 && wl->started_ms != SCHED_NO_TIME && ss->in->now_ms - wl->started_ms < min;
+}
+
+static int victim_workload_ok(const struct sched_session *ss, int mode, int j, int pool, int w)
+{
+    const struct sched_workload *v = ss_w(ss, w), *jw = ss_w(ss, j);
+    const struct ss_wl *x = &ss->wl[w];
+
+    if (w == j || x->n_placed == 0 || x->pool != pool || !v->preemptible ||
+        (x->flags & (WL_EVICTED | WL_TOUCHED)) || !(x->flags & WL_ACTIVE))
+        return 0;
+    if (mode == MODE_RECLAIM)
+        return v->queue != jw->queue;
+    if (mode == MODE_PREEMPT)
+        return v->queue == jw->queue && v->priority < jw->priority;
+    return 1;
+}
+
+static int unit_before(const void *ctx, int ia, int ib)
+{
+    const struct search *s = ctx;
+    const struct sched_session *ss = s->ss;
+    const struct unit *a = &s->units[ia], *b = &s->units[ib];
+    const struct sched_workload *wa = ss_w(ss, a->w), *wb = ss_w(ss, b->w);
+    const struct ss_qp *qa = &ss->qp[(size_t)wa->queue * (size_t)ss->n_pools + (size_t)s->pool];
+    const struct ss_qp *qb = &ss->qp[(size_t)wb->queue * (size_t)ss->n_pools + (size_t)s->pool];
+    int64_t oa = qa->alloc[SCHED_GPU] - qa->fair[SCHED_GPU];
+    int64_t ob = qb->alloc[SCHED_GPU] - qb->fair[SCHED_GPU];
+    int c;
+
+    if (oa != ob)
+        return oa > ob;
+    if (wa->priority != wb->priority)
+        return wa->priority < wb->priority;
+    if (wa->queued_seq != wb->queued_seq)
+        return wa->queued_seq > wb->queued_seq;
+    c = strcmp(wa->name, wb->name);
+    if (c != 0)
+        return c > 0;
+    return a->pod > b->pod;
+}
+
+static void add_unit(struct search *s, int w, int pod)
+{
+    const struct sched_session *ss = s->ss;
+    struct unit *u = &s->units[s->n_units++];
+    int pods = pod >= 0 ? 1 : ss->wl[w].n_placed;
+
+    u->w = w;
+    u->pod = pod;
+    u->cost = ss->wl[w].req[SCHED_GPU] * pods;
+    u->cost2 = ss->wl[w].req[SCHED_CPU] * pods;
+}
+
+/* Collects the candidate units of the pool, in preference order. */
+static int collect_units(struct search *s)
+{
+    struct sched_session *ss = s->ss;
+    const struct ss_pool *pool = &ss->pools[s->pool];
+    struct unit *sorted;
+    int *idx, i, k, cap = 0;
+
+    for (i = 0; i < pool->n_running; i++)
+        cap += ss_w(ss, pool->running[i])->n_pods;
+    if (cap > s->cap_units) {
+        s->units = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(struct unit));
+        s->on_node = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
+        if (!s->units || !s->on_node)
+            return SCHED_ENOMEM;
+        s->cap_units = cap;
+    }
+    s->n_units = 0;
+    for (i = 0; i < pool->n_running; i++) {
+        int w = pool->running[i];
+        const struct sched_workload *v = ss_w(ss, w);
+        if (!victim_workload_ok(ss, s->mode, s->j, s->pool, w))
+            continue;
+        if (s->mode != MODE_MOVE && ss->wl[w].n_placed > v->min_pods) {
+            /* elastic: pods above the minimum, one at a time; runtime does not protect them */
+            for (k = v->n_pods - 1; k >= 0; k--)
+                if (ss->pods[w][k].node >= 0)
+                    add_unit(s, w, k);
+        } else if (s->mode == MODE_MOVE || !protected_by_runtime(ss, w)) {
+            add_unit(s, w, -1);
+        }
+    }
+    idx = sched__calloc(ss->arena, (size_t)s->n_units + 1, sizeof(int));
+    sorted = sched__calloc(ss->arena, (size_t)s->n_units + 1, sizeof(struct unit));
+    if (!idx || !sorted)
+        return SCHED_ENOMEM;
+    for (i = 0; i < s->n_units; i++)
+        idx[i] = i;
+    if (sched__sort(ss->arena, idx, s->n_units, unit_before, s) != SCHED_OK)
+        return SCHED_ENOMEM;
+    for (i = 0; i < s->n_units; i++) {
+        sorted[i] = s->units[idx[i]];
+        sorted[i].rank = i;
+    }
+    memcpy(s->units, sorted, sizeof(struct unit) * (size_t)s->n_units);
+    return SCHED_OK;
+}
+
+/* ---- Reclaim validity, checked before each unit is taken ---- */
+
+/* The ancestors of qa and qb (or themselves) that are siblings: children of
+ * their lowest common ancestor, or top-level queues. */
+static void meeting_level(const struct sched_session *ss, int qa, int qb, int *a, int *b)
+{
+    int da = ss->queues[qa].depth, db = ss->queues[qb].depth;
+
+    while (da > db) { qa = ss->queues[qa].parent; da--; }
+    while (db > da) { qb = ss->queues[qb].parent; db--; }
+    while (ss->queues[qa].parent != ss->queues[qb].parent) {
+        qa = ss->queues[qa].parent;
+        qb = ss->queues[qb].parent;
+    }
+    *a = qa;
+    *b = qb;
+}
+
+static int in_subtree(const struct sched_session *ss, int q, int root)
+{
+    for (; q >= 0; q = ss->queues[q].parent)
+        if (q == root)
+            return 1;
+    return 0;
+}
+
+static int64_t unit_frees(const struct search *s, const struct unit *u, int r)
+{
+    int pods = u->pod >= 0 ? 1 : s->ss->wl[u->w].n_placed;
+    return s->ss->wl[u->w].req[r] * pods;
+}
+
+/* Is taking units set[0..n) (indices into units, in preference order) valid for a reclaim? */
+static int reclaim_set_valid(const struct search *s, const int *set, int n)
+{
+    const struct sched_session *ss = s->ss;
+    int jq = ss_w(ss, s->j)->queue, i, k, r;
+
+    for (i = 0; i < n; i++) {
+        const struct unit *u = &s->units[set[i]];
+        int ar, av, maintain = 0, guarantee_r = 1, guarantee_v = 0;
+        const struct ss_qp *qr, *qv;
+
+        meeting_level(ss, jq, ss_w(ss, u->w)->queue, &ar, &av);
+        qr = &ss->qp[(size_t)ar * (size_t)ss->n_pools + (size_t)s->pool];
+        qv = &ss->qp[(size_t)av * (size_t)ss->n_pools + (size_t)s->pool];
+        for (r = 0; r < SCHED_NRES; r++) {
+            int64_t held = qv->alloc[r], want = ss->wl[s->j].req[r] * s->pods_left;
+            for (k = 0; k < i; k++)
+                if (in_subtree(ss, ss_w(ss, s->units[set[k]].w)->queue, av))
+                    held -= unit_frees(s, &s->units[set[k]], r);
+            if (want > 0 && qr->deserved[r] != SCHED_UNLIMITED &&
+                qr->alloc[r] + want > qr->deserved[r])
+                guarantee_r = 0;
+            if (unit_frees(s, u, r) <= 0)
+                continue;
+            if (held > sched__allocatable(qv, r))
+                maintain = 1;
+            if (qv->deserved[r] != SCHED_UNLIMITED && held > qv->deserved[r])
+                guarantee_v = 1;
+        }
+        if (!maintain && !(guarantee_r && guarantee_v))
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- Node-local fit of the pod once a set is gone ---- */
+
+static void footprint_of(const struct search *s, const struct unit *u, struct footprint *f)
+{
+    const struct sched_session *ss = s->ss;
+    const struct sched_workload *v = ss_w(ss, u->w);
+    int32_t per_dev = v->gpu_devices > 0 ? SCHED_MILLI : (int32_t)v->gpu_portion;
+    int k, d;
+
+    memset(f, 0, sizeof(*f));
+    for (k = 0; k < v->n_pods; k++) {
+        const struct sched_pod *p = &ss->pods[u->w][k];
+        if (p->node != s->node || (u->pod >= 0 && k != u->pod))
+            continue;
+        for (d = 0; d < ss->nodes[s->node].n_gpus; d++)
+            if (p->devices >> d & 1)
+                f->dev[d] += per_dev;
+        if (v->gpu_devices > 0)
+            f->whole |= p->devices;
+        f->cpu += v->cpu_milli;
+        f->mem += v->mem_mib;
+    }
+}
+
+static int fits_without(const struct search *s)
+{
+    const struct sched_session *ss = s->ss;
+    const struct sched_workload *jw = ss_w(ss, s->j);
+    const struct ss_node *node = &ss->nodes[s->node];
+    int64_t cpu = node->cpu_free, mem = node->mem_free;
+    uint64_t whole = node->dev_whole;
+    int32_t used[SCHED_MAX_NODE_GPUS];
+    int i, d, empty = 0, portion_ok = 0;
+
+    memcpy(used, node->dev_used, sizeof(int32_t) * (size_t)node->n_gpus);
+    for (i = 0; i < s->n_chosen; i++) {
+        const struct footprint *f = &s->fp[s->chosen[i]];
+        for (d = 0; d < node->n_gpus; d++)
+            used[d] -= f->dev[d];
+        whole &= ~f->whole;
+        cpu += f->cpu;
+        mem += f->mem;
+    }
+    if (cpu < jw->cpu_milli || mem < jw->mem_mib)
+        return 0;
+    for (d = 0; d < node->n_gpus; d++) {
+        empty += used[d] == 0;
+        if (!(whole >> d & 1) && used[d] + jw->gpu_portion <= SCHED_MILLI)
+            portion_ok = 1;
+    }
+    if (jw->gpu_devices > 0)
+        return empty >= jw->gpu_devices;
+    if (jw->gpu_portion > 0)
+        return portion_ok;
+    return 1;
+}
+
+/* ---- The search ---- */
+
+static void sort_ints(int *a, int n)
+{
+    int i, j, t;
+
+    for (i = 1; i < n; i++)
+        for (j = i; j > 0 && a[j] < a[j - 1]; j--) {
+            t = a[j];
+            a[j] = a[j - 1];
+            a[j - 1] = t;
+        }
+}
+
+/* Units of the chosen set (indices into units, hence preference order), sorted. */
+static int chosen_units(const struct search *s, int *out)
+{
+    int i;
+
+    for (i = 0; i < s->n_chosen; i++)
+        out[i] = s->on_node[s->chosen[i]];
+    sort_ints(out, s->n_chosen);
+    return s->n_chosen;
+}
+
+/* Lexicographic on sorted ranks: the set holding the most preferred victims first. */
+static int ranks_before(const int *a, int na, const int *b, int nb)
+{
+    int i;
+
+    for (i = 0; i < na && i < nb; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i];
+    return na < nb;
+}
+
+static void consider(struct search *s, int64_t cost, int64_t cost2)
+{
+    int set[MAX_NODE_UNITS], n = chosen_units(s, set), better;
+
+    if (s->best_node < 0 || cost != s->best_cost)
+        better = s->best_node < 0 || cost < s->best_cost;
+    else if (cost2 != s->best_cost2)
+        better = cost2 < s->best_cost2;
+    else
+        better = ranks_before(set, n, s->best, s->n_best);
+    if (!better)
+        return;
+    if (s->mode == MODE_RECLAIM && !reclaim_set_valid(s, set, n))
+        return;
+    memcpy(s->best, set, sizeof(int) * (size_t)n);
+    s->n_best = n;
+    s->best_cost = cost;
+    s->best_cost2 = cost2;
+    s->best_node = s->node;
+}
+
+static void dfs(struct search *s, int i, int64_t cost, int64_t cost2)
+{
+    if (++s->steps > MAX_DFS_STEPS)
+        return;
+    if (s->best_node >= 0 && cost > s->best_cost)
+        return;
+    if (s->n_chosen > 0 && fits_without(s)) {
+        consider(s, cost, cost2);
+        return;  /* a superset only costs more */
+    }
+    if (i >= s->n_on_node || s->n_chosen >= MAX_NODE_UNITS)
+        return;
+    s->chosen[s->n_chosen++] = i;
+    dfs(s, i + 1, cost + s->units[s->on_node[i]].cost, cost2 + s->units[s->on_node[i]].cost2);
+    s->n_chosen--;
+    dfs(s, i + 1, cost, cost2);
+}
+
+static int unit_on_node(const struct search *s, const struct unit *u)
+{
+    const struct sched_workload *v = ss_w(s->ss, u->w);
+    int k;
+
+    if (u->pod >= 0)
+        return s->ss->pods[u->w][u->pod].node == s->node;
+    for (k = 0; k < v->n_pods; k++)
+        if (s->ss->pods[u->w][k].node == s->node)
+            return 1;
+    return 0;
+}
+
+/* Orders a node's units by (cost, preference) so the search meets cheap sets first. */
+static void sort_on_node(struct search *s)
+{
+    int i, j;
+
+    for (i = 1; i < s->n_on_node; i++) {
+        int x = s->on_node[i];
+        for (j = i; j > 0; j--) {
+            const struct unit *a = &s->units[x], *b = &s->units[s->on_node[j - 1]];
+            if (a->cost > b->cost || (a->cost == b->cost && a->rank > b->rank))
+                break;
+            s->on_node[j] = s->on_node[j - 1];
+        }
+        s->on_node[j] = x;
+    }
+}
+
+static int node_can_host(const struct search *s, int node)
+{
+    const struct sched_workload *jw = ss_w(s->ss, s->j);
+    const struct ss_node *n = &s->ss->nodes[node];
+
+    if (!n->ready || (jw->node_type && (!n->node_type || strcmp(jw->node_type, n->node_type))))
+        return 0;
+    return n->n_gpus >= jw->gpu_devices && n->cpu_total >= jw->cpu_milli &&
+           n->mem_total >= jw->mem_mib && (jw->gpu_portion == 0 || n->n_gpus > 0);
+}
+
+/* Searches one node; s->best* keep the best set over the nodes searched. */
+static void search_node(struct search *s, int node)
+{
+    int i;
+
+    if (!node_can_host(s, node))
+        return;
+    s->node = node;
+    s->n_on_node = 0;
+    for (i = 0; i < s->n_units; i++)
+        if (unit_on_node(s, &s->units[i]))
+            s->on_node[s->n_on_node++] = i;
+    if (s->n_on_node == 0)
+        return;
+    sort_on_node(s);
+    if (s->n_on_node > MAX_NODE_UNITS)
+        s->n_on_node = MAX_NODE_UNITS;
+    for (i = 0; i < s->n_on_node; i++)
+        footprint_of(s, &s->units[s->on_node[i]], &s->fp[i]);
+    s->steps = 0;
+    s->n_chosen = 0;
+    dfs(s, 0, 0, 0);
+}
+
+static void search_pool(struct search *s)
+{
+    const struct ss_pool *pool = &s->ss->pools[s->pool];
+    int i;
+
+    s->best_node = -1;
+    s->n_best = 0;
+    for (i = 0; i < pool->n_nodes; i++)
+        search_node(s, pool->nodes[i]);
+}
+
+static int remember_flag(struct search *s, int w, int flag)
+{
+    struct sched_session *ss = s->ss;
+
+    if (s->n_flagged % 64 == 0) {
+        int *grown = sched__calloc(ss->arena, (size_t)s->n_flagged + 64, sizeof(int));
+        if (!grown)
+            return SCHED_ENOMEM;
+        if (s->n_flagged)
+            memcpy(grown, s->flagged, sizeof(int) * (size_t)s->n_flagged);
+        s->flagged = grown;
+    }
+    s->flagged[s->n_flagged++] = w;
+    ss->wl[w].flags |= flag;
+    return SCHED_OK;
+}
+
+/* Takes the best set's units away for good, in preference order. */
+static int evict_best(struct search *s, int action)
+{
+    struct sched_session *ss = s->ss;
+    int jq = ss_w(ss, s->j)->queue, i, k, ar, av;
+
+    for (i = 0; i < s->n_best; i++) {
+        const struct unit *u = &s->units[s->best[i]];
+        const struct sched_workload *v = ss_w(ss, u->w);
+        for (k = 0; k < v->n_pods; k++)
+            if (ss->pods[u->w][k].node >= 0 && (u->pod < 0 || u->pod == k) &&
+                sched__unplace(ss, u->w, k) != SCHED_OK)
+                return SCHED_ENOMEM;
+        if (remember_flag(s, u->w, WL_EVICTED) != SCHED_OK ||
+            sched__decide(ss, SCHED_EVICT, action, u->w, u->pod, -1, 0, s->j) != SCHED_OK)
+            return SCHED_ENOMEM;
+        if (s->mode == MODE_RECLAIM) {
+            meeting_level(ss, jq, v->queue, &ar, &av);
+            if (s->top_ar < 0 || ss->queues[ar].depth < ss->queues[s->top_ar].depth)
+                s->top_ar = ar;
+        }
+    }
+    return SCHED_OK;
+}
+
+static int place_one(struct sched_session *ss, int j, int node, int action)
+{
+    int k;
+
+    for (k = 0; k < ss_w(ss, j)->n_pods; k++) {
+        uint64_t dev;
+        if (ss->pods[j][k].node >= 0)
+            continue;
+        dev = sched__choose_devices(ss, j, node);
+        if (sched__place(ss, j, k, node, dev) != SCHED_OK ||
+            sched__decide(ss, SCHED_BIND, action, j, k, node, dev, -1) != SCHED_OK)
+            return SCHED_ENOMEM;
+        return SCHED_OK;
+    }
+    return SCHED_EINVAL;
+}
+
+/* Places one more pod of s->j, evicting the cheapest valid set if needed. */
+static int place_with_eviction(struct search *s, int action)
+{
+    struct sched_session *ss = s->ss;
+    int node = sched__best_node(ss, s->j, s->pool, -1);
+
+    if (node >= 0)
+        return place_one(ss, s->j, node, action) == SCHED_OK;
+    if (collect_units(s) != SCHED_OK || s->n_units == 0)
+        return 0;
+    search_pool(s);
+    if (s->best_node < 0)
+        return 0;
+    node = s->best_node;
+    if (evict_best(s, action) != SCHED_OK || !sched__pod_fits_node(ss, s->j, node))
+        return 0;
+    return place_one(ss, s->j, node, action) == SCHED_OK;
+}
+
+/* After the attempt: within limit and non-preemptible deserved everywhere,
+ * and, for a reclaim, within fair share from the leaf up to the highest
+ * level where reclaimer and victims met. */
+static int attempt_holds(const struct search *s)
+{
+    struct sched_session *ss = s->ss;
+    const struct sched_workload *jw = ss_w(ss, s->j);
+    int q, r, last = s->mode == MODE_RECLAIM ? (s->top_ar >= 0 ? s->top_ar : jw->queue) : -2;
+
+    for (q = jw->queue; q >= 0; q = ss->queues[q].parent) {
+        const struct ss_qp *a = ss_qp(ss, q, s->pool);
+        for (r = 0; r < SCHED_NRES; r++) {
+            if (a->limit[r] != SS_INF && a->alloc[r] > a->limit[r])
+                return 0;
+            if (!jw->preemptible && a->deserved[r] != SCHED_UNLIMITED &&
+                a->alloc_np[r] > a->deserved[r])
+                return 0;
+            if (last != -2 && ss->wl[s->j].req[r] > 0 && a->alloc[r] > a->fair[r])
+                return 0;
+        }
+        if (q == last)
+            last = -2;
+    }
+    return 1;
+}
+
+static int search_init(struct search *s, struct sched_session *ss, int j, int pool, int mode)
+{
+    memset(s, 0, sizeof(*s));
+    s->ss = ss;
+    s->j = j;
+    s->pool = pool;
+    s->mode = mode;
+    s->top_ar = -1;
+    s->fp = sched__calloc(ss->arena, MAX_NODE_UNITS, sizeof(struct footprint));
+    return s->fp ? SCHED_OK : SCHED_ENOMEM;
+}
+
+static void undo_flags(struct search *s, int flag)
+{
+    int i;
+
+    for (i = 0; i < s->n_flagged; i++)
+        s->ss->wl[s->flagged[i]].flags &= ~flag;
+    s->n_flagged = 0;
+}
+
+int sched__evict_for(struct sched_session *ss, int j, int pool, int action)
+{
+    struct search s;
+    struct ss_mark mark = sched__mark(ss);
+    int mode = action == SCHED_ACT_PREEMPT ? MODE_PREEMPT : MODE_RECLAIM;
+    int pods = sched__pods_to_place(ss, j), i;
+
+    if (search_init(&s, ss, j, pool, mode) != SCHED_OK)
+        return 0;
+    for (i = 0; i < pods; i++) {
+        s.pods_left = pods - i;
+        if (!place_with_eviction(&s, action))
+            break;
+    }
+    if (i < pods || s.n_flagged == 0 || !attempt_holds(&s)) {
+        sched__rollback(ss, mark);
+        undo_flags(&s, WL_EVICTED);
+        return 0;
+    }
+    ss->wl[j].flags |= WL_TOUCHED;
+    return 1;
+}
+
+int sched__reclaimer_within_share(struct sched_session *ss, int w, int pool, int pods,
+                                  struct ss_verdict *v)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+    const struct ss_qp *a = ss_qp(ss, wl->queue, pool);
+    int r;
+
+    for (r = 0; r < SCHED_NRES; r++) {
+        int64_t want = ss->wl[w].req[r] * pods;
+        if (want > 0 && a->alloc[r] + want > a->fair[r]) {
+            v->reason = SCHED_R_QUEUE_FAIR_SHARE_REACHED;
+            v->queue = wl->queue;
+            v->res = r;
+            v->would_use = a->alloc[r] + want;
+            v->bound = a->fair[r];
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- Consolidation: move, never stop ---- */
+
+/* Places every unplaced pod of moved workload w again, recording MOVEs
+ * against its placement before the attempt (before[]). */
+static int replace_moved(struct search *s, int w, const struct sched_pod *before, int by)
+{
+    struct sched_session *ss = s->ss;
+    const struct sched_workload *v = ss_w(ss, w);
+    int k;
+
+    for (k = 0; k < v->n_pods; k++) {
+        int node;
+        uint64_t dev;
+        if (before[k].node < 0 || ss->pods[w][k].node >= 0)
+            continue;
+        node = sched__best_node(ss, w, ss->nodes[before[k].node].pool, -1);
+        if (node < 0)
+            return 0;
+        dev = sched__choose_devices(ss, w, node);
+        if (sched__place(ss, w, k, node, dev) != SCHED_OK)
+            return 0;
+        if ((node != before[k].node || dev != before[k].devices) &&
+            sched__decide(ss, SCHED_MOVE, SCHED_ACT_CONSOLIDATE, w, k, node, dev, by) != SCHED_OK)
+            return 0;
+    }
+    return remember_flag(s, w, WL_TOUCHED) == SCHED_OK;
+}
+
+/* One pod of j by moving the best set on the best node; 1 on success. */
+static int consolidate_one(struct search *s, int *moves)
+{
+    struct sched_session *ss = s->ss;
+    struct sched_pod *before[MAX_NODE_UNITS];
+    int node = sched__best_node(ss, s->j, s->pool, -1), i, k;
+
+    if (node >= 0)
+        return place_one(ss, s->j, node, SCHED_ACT_CONSOLIDATE) == SCHED_OK;
+    if (collect_units(s) != SCHED_OK || s->n_units == 0)
+        return 0;
+    search_pool(s);
+    if (s->best_node < 0 || *moves + s->n_best > ss->cfg->max_consolidation_moves)
+        return 0;
+    node = s->best_node;
+    for (i = 0; i < s->n_best; i++) {
+        const struct unit *u = &s->units[s->best[i]];
+        int n_pods = ss_w(ss, u->w)->n_pods;
+        before[i] = sched__calloc(ss->arena, (size_t)n_pods, sizeof(struct sched_pod));
+        if (!before[i])
+            return 0;
+        memcpy(before[i], ss->pods[u->w], sizeof(struct sched_pod) * (size_t)n_pods);
+        for (k = 0; k < n_pods; k++)
+            if (ss->pods[u->w][k].node >= 0 && sched__unplace(ss, u->w, k) != SCHED_OK)
+                return 0;
+    }
+    if (!sched__pod_fits_node(ss, s->j, node) ||
+        place_one(ss, s->j, node, SCHED_ACT_CONSOLIDATE) != SCHED_OK)
+        return 0;
+    for (i = 0; i < s->n_best; i++)
+        if (!replace_moved(s, s->units[s->best[i]].w, before[i], s->j))
+            return 0;
+    *moves += s->n_best;
+    return 1;
+}
+
+int sched__try_consolidate(struct sched_session *ss, int j, int pool)
+{
+    const struct sched_pool *cfg = &ss->in->pools[pool];
+    const struct ss_pool *p = &ss->pools[pool];
+    struct search s;
+    struct ss_mark mark;
+    struct ss_verdict v;
+    int64_t free_gpu = 0;
+    int pods = sched__pods_to_place(ss, j), i, moves = 0;
+
+    if (ss->cfg->max_consolidation_moves <= 0 || cfg->gpu_placement == SCHED_SPREAD ||
+        cfg->cpu_placement == SCHED_SPREAD)
+        return 0;
+    for (i = 0; i < p->n_nodes; i++)
+        if (ss->nodes[p->nodes[i]].ready)
+            free_gpu += ss->nodes[p->nodes[i]].gpu_free;
+    if (free_gpu < ss->wl[j].req[SCHED_GPU] * pods || !sched__capacity_check(ss, j, pool, pods, &v))
+        return 0;
+    if (search_init(&s, ss, j, pool, MODE_MOVE) != SCHED_OK)
+        return 0;
+    mark = sched__mark(ss);
+    for (i = 0; i < pods; i++)
+        if (!consolidate_one(&s, &moves))
+            break;
+    if (i < pods) {
+        sched__rollback(ss, mark);
+        undo_flags(&s, WL_TOUCHED);
+        return 0;
+    }
+    ss->wl[j].flags |= WL_TOUCHED;
+    return 1;
+}
