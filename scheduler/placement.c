@@ -183,9 +183,11 @@ int sched__pool_has_node_for(const struct sched_session *ss, int w, int pool)
     const struct ss_pool *p = &ss->pools[pool];
     int i;
 
-    for (i = 0; i < p->n_nodes; i++)
-        if (pods_when_empty(ss, w, &ss->nodes[p->nodes[i]]) > 0)
+    for (i = 0; i < p->n_nodes; i++) {
+        const struct ss_node *n = &ss->nodes[p->nodes[i]];
+        if (n->ready && type_matches(ss_w(ss, w), n))
             return 1;
+    }
     return 0;
 }
 

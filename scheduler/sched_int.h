@@ -177,6 +177,7 @@ int sched__best_node(const struct sched_session *ss, int w, int pool, int exclud
 uint64_t sched__choose_devices(const struct sched_session *ss, int w, int node);
 int sched__place_pods(struct sched_session *ss, int w, int pool, int pods, int action);
 int sched__pool_can_ever_fit(const struct sched_session *ss, int w, int pool, int pods);
+/* A ready node of the pool with the workload's node-type (whatever its size). */
 int sched__pool_has_node_for(const struct sched_session *ss, int w, int pool);
 
 /* order.c: queue order then job order, as KAI's allocate walks them. */

@@ -206,8 +206,8 @@ int sched_reason_message(const struct sched_state *in, const struct sched_pendin
                         unit_name(p->res, p->would_use), where, bound);
     case SCHED_R_INSUFFICIENT_RESOURCES:
         return snprintf(buf, len,
-                        "needs %s %s%s; no node has room (%s free that fit) and nothing can "
-                        "be reclaimed or preempted for it",
+                        "needs %s %s%s; %s free in the pool, not enough on one node for "
+                        "each pod, and nothing can be reclaimed or preempted for it",
                         req, unit_name(p->res, p->request), where, bound);
     case SCHED_R_GANG_NOT_SATISFIABLE:
         return snprintf(buf, len,
@@ -219,7 +219,7 @@ int sched_reason_message(const struct sched_state *in, const struct sched_pendin
         if (w->node_type)
             return snprintf(buf, len, "no ready node with node-type %s in its node pools",
                             w->node_type);
-        return snprintf(buf, len, "no ready node in its node pools can hold a pod of it");
+        return snprintf(buf, len, "no ready node in its node pools");
     case SCHED_R_SUSPENDED:
         return snprintf(buf, len, "suspended; resume it to queue it again");
     case SCHED_R_QUEUE_FAIR_SHARE_REACHED:

@@ -1,0 +1,160 @@
+/*
+ * test_placement.c: where pods go (scheduler/placement.c): bin-pack and
+ * spread per pool, device choice for whole and fractional requests,
+ * node-type affinity, all-or-nothing gangs, pool preference order.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "test_world.h"
+
+static void test_binpack_fullest_then_name(void **unused)
+{
+    struct tw w;
+    int p, j1, j2;
+
+    (void)unused;
+    tw_init(&w, 1);
+    tw_node(&w, "pk-2", 0, 4);
+    tw_node(&w, "pk-1", 0, 4);
+    p = tw_queue(&w, "p", -1, 8, -1, 1);
+    j1 = tw_workload(&w, "j1", p, 1, 1, 0, 50);
+    j2 = tw_workload(&w, "j2", p, 1, 1, 0, 50);
+    tw_settle(&w);
+    assert_int_equal(w.pods[j1][0].node, 1); /* pk-1: ties by name */
+    assert_int_equal(w.pods[j2][0].node, 1); /* the fullest that fits */
+    assert_int_equal(w.pods[j1][0].devices, 1);
+    assert_int_equal(w.pods[j2][0].devices, 2);
+    tw_free(&w);
+}
+
+static void test_spread_emptiest(void **unused)
+{
+    struct tw w;
+    int p, s1, s2;
+
+    (void)unused;
+    tw_init(&w, 1);
+    w.pools[0].gpu_placement = SCHED_SPREAD;
+    tw_node(&w, "sp-1", 0, 4);
+    tw_node(&w, "sp-2", 0, 4);
+    p = tw_queue(&w, "p", -1, 8, -1, 1);
+    s1 = tw_workload(&w, "s1", p, 1, 1, 0, 50);
+    s2 = tw_workload(&w, "s2", p, 1, 1, 0, 50);
+    tw_settle(&w);
+    assert_int_equal(w.pods[s1][0].node, 0);
+    assert_int_equal(w.pods[s2][0].node, 1);
+    tw_free(&w);
+}
+
+static void test_fractions_share_whole_needs_empty(void **unused)
+{
+    struct tw w;
+    int p, f1, f2, f3, whole, two;
+
+    (void)unused;
+    tw_init(&w, 1);
+    tw_node(&w, "node-1", 0, 4);
+    p = tw_queue(&w, "p", -1, 4, -1, 1);
+    f1 = tw_workload(&w, "f1", p, 1, 0, 500, 50);
+    f2 = tw_workload(&w, "f2", p, 1, 0, 300, 50);
+    f3 = tw_workload(&w, "f3", p, 1, 0, 300, 50);
+    tw_settle(&w);
+    assert_int_equal(w.pods[f1][0].devices, 1);
+    assert_int_equal(w.pods[f2][0].devices, 1); /* fullest device with room */
+    assert_int_equal(w.pods[f3][0].devices, 2); /* 0.5 + 0.3 + 0.3 > 1 */
+    two = tw_workload(&w, "two", p, 1, 2, 0, 50);
+    tw_settle(&w);
+    assert_int_equal(w.pods[two][0].devices, 4 | 8); /* the empty devices only */
+    whole = tw_workload(&w, "whole", p, 1, 1, 0, 50);
+    tw_settle(&w);
+    assert_int_equal(w.wl[whole].phase, SCHED_PENDING);
+    tw_free(&w);
+}
+
+static void test_node_type(void **unused)
+{
+    struct tw w;
+    int p, a, h;
+    const struct sched_pending *why;
+
+    (void)unused;
+    tw_init(&w, 1);
+    tw_node(&w, "a-node", 0, 2);
+    tw_node(&w, "b-node", 0, 2);
+    w.nodes[1].node_type = "dgx";
+    p = tw_queue(&w, "p", -1, 4, -1, 1);
+    a = tw_workload(&w, "a", p, 1, 1, 0, 50);
+    w.wl[a].node_type = "dgx";
+    h = tw_workload(&w, "h", p, 1, 1, 0, 50);
+    w.wl[h].node_type = "h100";
+    tw_settle(&w);
+    assert_int_equal(w.pods[a][0].node, 1);
+    why = tw_pending(&w, h);
+    assert_non_null(why);
+    assert_int_equal(why->reason, SCHED_R_NO_MATCHING_NODE_POOL);
+    tw_free(&w);
+}
+
+static void test_gang_all_or_nothing(void **unused)
+{
+    struct tw w;
+    int p, g;
+
+    (void)unused;
+    tw_init(&w, 1);
+    tw_node(&w, "n1", 0, 2);
+    tw_node(&w, "n2", 0, 2);
+    tw_node(&w, "n3", 0, 2);
+    p = tw_queue(&w, "p", -1, 8, -1, 1);
+    g = tw_workload(&w, "g", p, 4, 2, 0, 50);
+    assert_int_equal(tw_cycle(&w), 0);
+    assert_int_equal(w.wl[g].phase, SCHED_PENDING);
+    assert_int_equal(w.pods[g][0].node, -1);
+    tw_node(&w, "n4", 0, 2);
+    tw_settle(&w);
+    assert_int_equal(w.wl[g].phase, SCHED_RUNNING);
+    tw_free(&w);
+}
+
+static void test_pool_preference(void **unused)
+{
+    struct tw w;
+    static const int prefer_b[] = {1, 0};
+    static const int only_b[] = {1};
+    int p, w1, w2, w3;
+
+    (void)unused;
+    tw_init(&w, 2);
+    tw_node(&w, "d-1", 0, 2);
+    tw_node(&w, "b-1", 1, 2);
+    p = tw_queue(&w, "p", -1, 2, -1, 1);
+    w.queues[p].default_pools = prefer_b;
+    w.queues[p].n_default_pools = 2;
+    w1 = tw_workload(&w, "w1", p, 1, 2, 0, 50);
+    w2 = tw_workload(&w, "w2", p, 1, 2, 0, 50);
+    w3 = tw_workload(&w, "w3", p, 1, 1, 0, 50);
+    w.wl[w3].pools = only_b;
+    w.wl[w3].n_pools = 1;
+    tw_settle(&w);
+    assert_int_equal(w.pods[w1][0].node, 1);
+    assert_int_equal(w.pods[w2][0].node, 0);
+    assert_int_equal(w.wl[w3].phase, SCHED_PENDING);
+    tw_free(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_binpack_fullest_then_name),
+        cmocka_unit_test(test_spread_emptiest),
+        cmocka_unit_test(test_fractions_share_whole_needs_empty),
+        cmocka_unit_test(test_node_type),
+        cmocka_unit_test(test_gang_all_or_nothing),
+        cmocka_unit_test(test_pool_preference),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,152 @@
+/*
+ * test_reasons.c: every pending workload has a reason, and its message
+ * names the numbers (scheduler/reasons.c, vocab.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "test_world.h"
+
+static void expect_reason(struct tw *w, int wl, int reason, const char *message)
+{
+    const struct sched_pending *why = tw_pending(w, wl);
+    char buf[512];
+
+    assert_non_null(why);
+    sched_reason_message(&w->st, why, buf, sizeof(buf));
+    if (why->reason != reason || !strstr(buf, message))
+        fail_msg("%s: got %s \"%s\", expected %s containing \"%s\"", w->wl[wl].name,
+                 sched_reason_name(why->reason), buf, sched_reason_name(reason), message);
+}
+
+static void test_non_preemptible_over_quota(void **unused)
+{
+    struct tw w;
+    int a, ws;
+
+    (void)unused;
+    tw_init(&w, 1);
+    tw_node(&w, "node-1", 0, 8);
+    a = tw_queue(&w, "team-a", -1, 2, -1, 1);
+    ws = tw_workload(&w, "ws", a, 1, 3, 0, 100);
+    w.wl[ws].type = SCHED_WORKSPACE;
+    tw_settle(&w);
+    expect_reason(&w, ws, SCHED_R_NON_PREEMPTIBLE_OVER_QUOTA,
+                  "team-a would use 3 of its 2 deserved GPUs; workspaces are non-preemptible "
+                  "and must fit the quota");
+    tw_free(&w);
+}
+
+static void test_over_limit(void **unused)
+{
+    struct tw w;
+    int a, t1, t2;
+
+    (void)unused;
+    tw_init(&w, 1);
+    tw_node(&w, "node-1", 0, 8);
+    a = tw_queue(&w, "team-a", -1, 2, 3, 1);
+    t1 = tw_workload(&w, "t1", a, 1, 2, 0, 50);
+    t2 = tw_workload(&w, "t2", a, 1, 2, 0, 50);
+    tw_settle(&w);
+    assert_int_equal(w.wl[t1].phase, SCHED_RUNNING);
+    expect_reason(&w, t2, SCHED_R_OVER_LIMIT, "team-a would use 4 GPUs, above its limit of 3");
+    tw_free(&w);
+}
+
+static void test_fair_share_reached_and_insufficient(void **unused)
+{
+    struct tw w;
+    int a, b, a1, b1;
+
+    (void)unused;
+    tw_init(&w, 1);
+    tw_node(&w, "node-1", 0, 2);
+    a = tw_queue(&w, "team-a", -1, 1, -1, 1);
+    b = tw_queue(&w, "team-b", -1, 1, -1, 1);
+    tw_workload(&w, "a0", a, 1, 1, 0, 50);
+    tw_workload(&w, "b0", b, 1, 1, 0, 50);
+    tw_settle(&w);
+    a1 = tw_workload(&w, "a1", a, 1, 1, 0, 50);
+    tw_settle(&w);
+    expect_reason(&w, a1, SCHED_R_QUEUE_FAIR_SHARE_REACHED,
+                  "team-a would use 2 of its fair share of 1 GPU");
+    tw_free(&w);
+
+    /* Alone in its pool, a workload that does not fit just waits for room. */
+    tw_init(&w, 1);
+    tw_node(&w, "node-1", 0, 2);
+    a = tw_queue(&w, "p", -1, 8, -1, 1);
+    tw_workload(&w, "f", a, 1, 1, 0, 50);
+    tw_settle(&w);
+    b1 = tw_workload(&w, "two", a, 1, 2, 0, 50);
+    a1 = tw_workload(&w, "huge", a, 1, 4, 0, 50);
+    tw_settle(&w);
+    expect_reason(&w, b1, SCHED_R_INSUFFICIENT_RESOURCES, "needs 2 GPUs");
+    expect_reason(&w, a1, SCHED_R_INSUFFICIENT_RESOURCES, "needs 4 GPUs");
+    (void)b;
+    tw_free(&w);
+}
+
+static void test_gang_and_pool_and_suspended(void **unused)
+{
+    struct tw w;
+    int p, g, n, s;
+
+    (void)unused;
+    tw_init(&w, 1);
+    tw_node(&w, "n1", 0, 2);
+    tw_node(&w, "n2", 0, 2);
+    p = tw_queue(&w, "p", -1, 8, -1, 1);
+    g = tw_workload(&w, "g", p, 3, 2, 0, 50);
+    n = tw_workload(&w, "n", p, 1, 1, 0, 50);
+    w.wl[n].node_type = "h100";
+    s = tw_workload(&w, "s", p, 1, 1, 0, 50);
+    w.wl[s].phase = SCHED_STOPPED;
+    tw_settle(&w);
+    expect_reason(&w, g, SCHED_R_GANG_NOT_SATISFIABLE, "gang of 3 pods");
+    expect_reason(&w, n, SCHED_R_NO_MATCHING_NODE_POOL, "node-type h100");
+    expect_reason(&w, s, SCHED_R_SUSPENDED, "suspended");
+    tw_free(&w);
+}
+
+static void test_vocabulary(void **unused)
+{
+    int prio = 0, type = -1;
+
+    (void)unused;
+    assert_int_equal(sched_priority_class("train", &prio), SCHED_OK);
+    assert_int_equal(prio, 50);
+    assert_int_equal(sched_priority_class("interactive-preemptible", &prio), SCHED_OK);
+    assert_int_equal(prio, 75);
+    assert_int_equal(sched_priority_class("very-high", &prio), SCHED_OK);
+    assert_int_equal(prio, 150);
+    assert_int_equal(sched_priority_class("42", &prio), SCHED_OK);
+    assert_int_equal(prio, 42);
+    assert_int_equal(sched_priority_class("urgent", &prio), SCHED_EINVAL);
+    assert_int_equal(sched_priority_class("", &prio), SCHED_EINVAL);
+    assert_true(sched_default_preemptible(75));
+    assert_false(sched_default_preemptible(100));
+    assert_string_equal(sched_default_priority_class(SCHED_WORKSPACE), "build");
+    assert_string_equal(sched_default_priority_class(SCHED_INFERENCE), "inference");
+    assert_string_equal(sched_default_priority_class(SCHED_DISTRIBUTED), "train");
+    assert_int_equal(sched_type_parse("distributed", &type), SCHED_OK);
+    assert_int_equal(type, SCHED_DISTRIBUTED);
+    assert_int_equal(sched_type_parse("batch", &type), SCHED_EINVAL);
+    assert_string_equal(sched_reason_name(SCHED_R_QUEUE_FAIR_SHARE_REACHED), "QueueFairShareReached");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_non_preemptible_over_quota),
+        cmocka_unit_test(test_over_limit),
+        cmocka_unit_test(test_fair_share_reached_and_insufficient),
+        cmocka_unit_test(test_gang_and_pool_and_suspended),
+        cmocka_unit_test(test_vocabulary),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
