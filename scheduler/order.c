@@ -289,10 +289,8 @@ static void refresh_queue(struct ss_iter *it, int q)
 
     if (sq->is_leaf) {
         struct leaf_heap *h = &it->heaps[q];
-        while (h->n > 0 && sched__iter_seen_failure(it, h->items[0])) {
-            ss->wl[h->items[0]].fail_reason = SCHED_R_NONE;
+        while (h->n > 0 && sched__iter_seen_failure(it, h->items[0]))
             heap_pop(ss, h);
-        }
         it->head[q] = h->n > 0 ? h->items[0] : -1;
         return;
     }

@@ -99,7 +99,6 @@ struct ss_wl {
     const int *pools;         /* resolved candidate pools */
     int n_pools;
     int64_t req[SCHED_NRES];  /* per pod */
-    int fail_reason;          /* last failure of an attempt (enum sched_reason) */
 };
 
 /* One logged change, undone in reverse order. */
