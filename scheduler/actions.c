@@ -70,10 +70,14 @@ static void run_action(struct sched_session *ss, int action, attempt_fn fn)
         return;
     }
     while ((w = sched__iter_next(it)) >= 0) {
-        int ok = attempt_pools(ss, w, fn);
+        int first = ss->n_decisions, ok = attempt_pools(ss, w, fn), i;
         if (ok && action == SCHED_ACT_ALLOCATE)
             ss->wl[w].flags |= WL_TOUCHED;
         sched__iter_done(it, w, ok);
+        /* queues that lost or moved pods are compared again too */
+        for (i = first; i < ss->n_decisions; i++)
+            if (ss->decisions[i].workload != w)
+                sched__iter_touch(it, ss_w(ss, ss->decisions[i].workload)->queue);
     }
 }
 

@@ -39,6 +39,8 @@ int sched_apply_decision(struct sched_workload *workloads, int n_workloads,
     switch (d->kind) {
     case SCHED_BIND:
     case SCHED_MOVE:
+        if (d->node < 0)
+            return SCHED_EINVAL;
         w->pods[d->pod].node = d->node;
         w->pods[d->pod].devices = d->devices;
         break;

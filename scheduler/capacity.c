@@ -5,7 +5,9 @@
  *
  *   1. limit:  allocated + request <= limit, per resource, unless no limit.
  *   2. non-preemptible workloads: non-preemptible allocation + request
- *      <= deserved, per resource, unless deserved is unlimited.
+ *      <= deserved, per resource, unless deserved is unlimited. CPU and
+ *      memory quotas of 0 are "not managed" (the default of a project that
+ *      sets none) and do not bind; a GPU quota of 0 does.
  *
  * Fair share is not checked here: a preemptible workload may run over
  * quota whenever resources are idle; reclaim takes them back.
@@ -19,6 +21,13 @@ static void verdict(struct ss_verdict *v, int reason, int q, int r, int64_t use,
     v->res = r;
     v->would_use = use;
     v->bound = bound;
+}
+
+int64_t sched__np_bound(const struct ss_qp *a, int r)
+{
+    if (a->deserved[r] == SCHED_UNLIMITED || (r != SCHED_GPU && a->deserved[r] == 0))
+        return SS_INF;
+    return a->deserved[r];
 }
 
 int sched__capacity_check(struct sched_session *ss, int w, int pool, int pods,
@@ -39,8 +48,8 @@ int sched__capacity_check(struct sched_session *ss, int w, int pool, int pods,
                 verdict(v, SCHED_R_OVER_LIMIT, q, r, a->alloc[r] + want, a->limit[r]);
                 return 0;
             }
-            if (!wl->preemptible && a->deserved[r] != SCHED_UNLIMITED &&
-                a->alloc_np[r] + want > a->deserved[r]) {
+            if (!wl->preemptible && sched__np_bound(a, r) != SS_INF &&
+                a->alloc_np[r] + want > sched__np_bound(a, r)) {
                 verdict(v, SCHED_R_NON_PREEMPTIBLE_OVER_QUOTA, q, r, a->alloc_np[r] + want,
                         a->deserved[r]);
                 return 0;

@@ -22,8 +22,11 @@
  * requests, pods to place, preemptibility, priority) is skipped without
  * an attempt; resources only shrink within allocate, so it would fail too.
  *
- * Cost: building is O(n log n) over candidates; each attempt costs one
- * heap operation and the siblings along one path of the tree.
+ * Cost: the job order of every leaf is sorted once per cycle; an action
+ * walks each leaf's list with a cursor (workloads whose order changed
+ * during the cycle, elastic ones that grew, wait in a small heap beside
+ * it), so an attempt costs O(1) in the leaf plus the siblings along one
+ * path of the tree.
  */
 #include "sched_int.h"
 
@@ -36,20 +39,39 @@ struct sig {
     const char *node_type;
 };
 
+/* A failed signature: its hash and the workload that showed it (w + 1; 0 = empty). */
+struct sig_entry {
+    uint64_t hash;
+    int w1;
+};
+
+/* What every action of a cycle shares: job keys, leaf lists in job order,
+ * signature hashes. */
+struct order_cache {
+    int64_t *key1, *key2;     /* [n_workloads] */
+    uint64_t *sig;            /* [n_workloads] signature hashes */
+    int *items;               /* candidates grouped by leaf, each leaf in job order */
+    int *off, *cnt;           /* [n_queues] */
+    int *changed;             /* workloads placed during the cycle */
+    int n_changed, cap_changed;
+};
+
 struct leaf_heap {
     int *items;
-    int n;
+    int n, cap;
 };
 
 struct ss_iter {
     struct sched_session *ss;
+    struct order_cache *oc;
     int action;
-    struct leaf_heap *heaps;  /* [n_queues], leaves only */
+    int *cursor;              /* [n_queues] position in the leaf list */
+    struct leaf_heap *extra;  /* [n_queues] workloads whose key changed */
+    uint8_t *in_extra;        /* [n_workloads] */
     int *head;                /* [n_queues + 1] best workload of the subtree, or -1; [n_queues] = root */
     int *roots;
     int n_roots;
-    struct sig *sigs;         /* open addressing, cap entries */
-    uint8_t *used;
+    struct sig_entry *sigs;   /* open addressing, cap_sigs entries, grown at half load */
     int cap_sigs, n_sigs;
 };
 
@@ -61,57 +83,71 @@ static int elastic_state(const struct sched_session *ss, int w)
     return placed < min ? 0 : placed == min ? 1 : 2;
 }
 
-static int job_before(const struct sched_session *ss, int a, int b)
+/* Job order as an integer pair: priority (higher first) and elastic
+ * state, then the submission sequence; the index breaks what is left. */
+static void job_key(struct order_cache *oc, const struct sched_session *ss, int w)
 {
-    const struct sched_workload *wa = ss_w(ss, a), *wb = ss_w(ss, b);
-    int ea, eb, c;
+    const struct sched_workload *wl = ss_w(ss, w);
 
-    if (wa->priority != wb->priority)
-        return wa->priority > wb->priority;
-    ea = elastic_state(ss, a);
-    eb = elastic_state(ss, b);
-    if (ea != eb)
-        return ea < eb;
-    if (wa->queued_seq != wb->queued_seq)
-        return wa->queued_seq < wb->queued_seq;
-    c = strcmp(wa->name, wb->name);
-    return c != 0 ? c < 0 : a < b;
+    oc->key1[w] = ((int64_t)(INT32_MAX - (int64_t)wl->priority) << 2) | elastic_state(ss, w);
+    oc->key2[w] = wl->queued_seq;
 }
 
-static void heap_push(const struct sched_session *ss, struct leaf_heap *h, int w)
+static int job_before(const void *ctx, int a, int b)
 {
-    int i = h->n++;
+    const struct order_cache *oc = ctx;
 
-    while (i > 0) {
+    if (oc->key1[a] != oc->key1[b])
+        return oc->key1[a] < oc->key1[b];
+    if (oc->key2[a] != oc->key2[b])
+        return oc->key2[a] < oc->key2[b];
+    return a < b;
+}
+
+static int heap_push(struct ss_iter *it, struct leaf_heap *h, int w)
+{
+    int i;
+
+    if (h->n == h->cap) {
+        int cap = h->cap ? 2 * h->cap : 8;
+        int *items = sched__calloc(it->ss->arena, (size_t)cap, sizeof(int));
+        if (!items)
+            return SCHED_ENOMEM;
+        if (h->n)
+            memcpy(items, h->items, sizeof(int) * (size_t)h->n);
+        h->items = items;
+        h->cap = cap;
+    }
+    for (i = h->n++; i > 0; i = (i - 1) / 2) {
         int parent = (i - 1) / 2;
-        if (!job_before(ss, w, h->items[parent]))
+        if (!job_before(it->oc, w, h->items[parent]))
             break;
         h->items[i] = h->items[parent];
-        i = parent;
     }
     h->items[i] = w;
+    return SCHED_OK;
 }
 
-static void heap_pop(const struct sched_session *ss, struct leaf_heap *h)
+static void heap_pop(struct ss_iter *it, struct leaf_heap *h)
 {
-    int last, i = 0;
+    int i = 0, x;
 
     if (h->n == 0)
         return;
-    last = h->items[--h->n];
+    x = h->items[--h->n];
     for (;;) {
         int c = 2 * i + 1;
         if (c >= h->n)
             break;
-        if (c + 1 < h->n && job_before(ss, h->items[c + 1], h->items[c]))
+        if (c + 1 < h->n && job_before(it->oc, h->items[c + 1], h->items[c]))
             c++;
-        if (!job_before(ss, h->items[c], last))
+        if (!job_before(it->oc, h->items[c], x))
             break;
         h->items[i] = h->items[c];
         i = c;
     }
     if (h->n > 0)
-        h->items[i] = last;
+        h->items[i] = x;
 }
 
 /* ---- Queue order ---- */
@@ -195,9 +231,8 @@ static int queue_before(const struct sched_session *ss, int qa, int ja, int qb, 
 
 /* ---- Signatures ---- */
 
-static void sig_of(const struct ss_iter *it, int w, struct sig *s)
+static void sig_of(const struct sched_session *ss, int w, struct sig *s)
 {
-    const struct sched_session *ss = it->ss;
     const struct sched_workload *wl = ss_w(ss, w);
 
     memset(s, 0, sizeof(*s));
@@ -208,7 +243,7 @@ static void sig_of(const struct ss_iter *it, int w, struct sig *s)
     s->gpu_devices = wl->gpu_devices;
     s->pods = sched__pods_to_place(ss, w);
     s->preemptible = wl->preemptible;
-    s->priority = it->action == SCHED_ACT_PREEMPT ? wl->priority : 0;
+    s->priority = wl->priority;
     s->portion = wl->gpu_portion;
     s->cpu = wl->cpu_milli;
     s->mem = wl->mem_mib;
@@ -231,7 +266,7 @@ static uint64_t sig_hash(const struct sig *s)
     return h;
 }
 
-static int sig_equal(const struct sig *a, const struct sig *b)
+static inline int sig_equal_unused(const struct sig *a, const struct sig *b)
 {
     if (a->queue != b->queue || a->fixed_pool != b->fixed_pool || a->n_pools != b->n_pools ||
         a->gpu_devices != b->gpu_devices || a->pods != b->pods ||
@@ -245,41 +280,209 @@ static int sig_equal(const struct sig *a, const struct sig *b)
     return strcmp(a->node_type, b->node_type) == 0;
 }
 
-/* Slot of s in the table: where it is, or the empty slot where it would go. */
-static int sig_slot(const struct ss_iter *it, const struct sig *s)
+static void sig_refresh(struct sched_session *ss, struct order_cache *oc, int w)
 {
-    int mask = it->cap_sigs - 1, i = (int)(sig_hash(s) & (uint64_t)mask);
+    struct sig s;
 
-    while (it->used[i] && !sig_equal(&it->sigs[i], s))
+    sig_of(ss, w, &s);
+    oc->sig[w] = sig_hash(&s);
+}
+
+/* Same signature as workload b? (Field by field, no struct built.) */
+static int sig_same(const struct sched_session *ss, int a, int b)
+{
+    const struct sched_workload *wa = ss_w(ss, a), *wb = ss_w(ss, b);
+    const struct ss_wl *xa = &ss->wl[a], *xb = &ss->wl[b];
+
+    if (wa->queue != wb->queue || xa->pool != xb->pool || xa->n_pools != xb->n_pools ||
+        wa->gpu_devices != wb->gpu_devices || wa->gpu_portion != wb->gpu_portion ||
+        wa->cpu_milli != wb->cpu_milli || wa->mem_mib != wb->mem_mib ||
+        wa->preemptible != wb->preemptible || wa->priority != wb->priority ||
+        sched__pods_to_place(ss, a) != sched__pods_to_place(ss, b))
+        return 0;
+    if (xa->pools != xb->pools &&
+        memcmp(xa->pools, xb->pools, sizeof(int) * (size_t)xa->n_pools) != 0)
+        return 0;
+    if (!wa->node_type || !wb->node_type)
+        return wa->node_type == wb->node_type;
+    return strcmp(wa->node_type, wb->node_type) == 0;
+}
+
+/* Slot of workload w's signature: where it is, or the empty slot where it would go. */
+static int sig_slot(const struct ss_iter *it, int w)
+{
+    uint64_t h = it->oc->sig[w];
+    int mask = it->cap_sigs - 1, i = (int)(h & (uint64_t)mask);
+
+    while (it->sigs[i].w1 && !(it->sigs[i].hash == h && sig_same(it->ss, it->sigs[i].w1 - 1, w)))
         i = (i + 1) & mask;
     return i;
 }
 
 int sched__iter_seen_failure(struct ss_iter *it, int w)
 {
-    struct sig s;
-
-    sig_of(it, w, &s);
-    return it->used[sig_slot(it, &s)];
+    if (it->n_sigs == 0)
+        return 0;
+    return it->sigs[sig_slot(it, w)].w1 != 0;
 }
 
+static int sig_grow(struct ss_iter *it)
+{
+    struct sig_entry *old = it->sigs;
+    int old_cap = it->cap_sigs, i;
+
+    it->cap_sigs = old_cap ? old_cap * 2 : 256;
+    it->sigs = sched__calloc(it->ss->arena, (size_t)it->cap_sigs, sizeof(*it->sigs));
+    if (!it->sigs)
+        return SCHED_ENOMEM;
+    for (i = 0; i < old_cap; i++) {
+        int mask = it->cap_sigs - 1, j;
+        if (!old[i].w1)
+            continue;
+        for (j = (int)(old[i].hash & (uint64_t)mask); it->sigs[j].w1; j = (j + 1) & mask)
+            ;
+        it->sigs[j] = old[i];
+    }
+    return SCHED_OK;
+}
+
+/* Remembers w's signature as a failure (without room, later tries just happen). */
 static void sig_remember(struct ss_iter *it, int w)
 {
-    struct sig s;
     int i;
 
-    if (it->n_sigs * 2 >= it->cap_sigs)
-        return;  /* table sized for every candidate; cannot happen */
-    sig_of(it, w, &s);
-    i = sig_slot(it, &s);
-    if (!it->used[i]) {
-        it->used[i] = 1;
-        it->sigs[i] = s;
+    if (2 * (it->n_sigs + 1) > it->cap_sigs && sig_grow(it) != SCHED_OK) {
+        it->ss->oom = 1;
+        return;
+    }
+    i = sig_slot(it, w);
+    if (!it->sigs[i].w1) {
+        it->sigs[i].hash = it->oc->sig[w];
+        it->sigs[i].w1 = w + 1;
         it->n_sigs++;
     }
 }
 
+/* ---- Candidates ---- */
+
+/* Reclaim needs the queue below its fair share in one of the workload's pools. */
+static int below_fair_share_somewhere(const struct sched_session *ss, int w)
+{
+    const struct ss_wl *x = &ss->wl[w];
+    int q = ss_w(ss, w)->queue, r = x->req[SCHED_GPU] > 0 ? SCHED_GPU : SCHED_CPU, i;
+
+    for (i = 0; i < x->n_pools || (x->pool >= 0 && i == 0); i++) {
+        int p = x->pool >= 0 ? x->pool : x->pools[i];
+        const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)p];
+        if (a->alloc[r] + x->req[r] <= a->fair[r])
+            return 1;
+        if (x->pool >= 0)
+            break;
+    }
+    return 0;
+}
+
+static int is_candidate(const struct sched_session *ss, int w, int action)
+{
+    const struct ss_wl *x = &ss->wl[w];
+
+    if (!(x->flags & WL_CANDIDATE) || (x->flags & (WL_EVICTED | WL_SHRUNK)) ||
+        sched__pods_to_place(ss, w) == 0)
+        return 0;
+    if (action == SCHED_ACT_CONSOLIDATE)
+        return x->n_placed < ss_w(ss, w)->min_pods && ss_w(ss, w)->preemptible;
+    if (action == SCHED_ACT_RECLAIM)
+        return below_fair_share_somewhere(ss, w);
+    if (action == SCHED_ACT_PREEMPT)
+        return ss_w(ss, w)->priority > ss->queues[ss_w(ss, w)->queue].min_running_priority;
+    return 1;
+}
+
+/* ---- The per-cycle cache ---- */
+
+static struct order_cache *cache_build(struct sched_session *ss)
+{
+    struct order_cache *oc = sched__calloc(ss->arena, 1, sizeof(*oc));
+    size_t nw = (size_t)ss->n_workloads + 1, nq = (size_t)ss->n_queues + 1;
+    int w, q, n = 0, at = 0;
+
+    if (!oc)
+        return NULL;
+    oc->key1 = sched__calloc(ss->arena, nw, sizeof(int64_t));
+    oc->key2 = sched__calloc(ss->arena, nw, sizeof(int64_t));
+    oc->sig = sched__calloc(ss->arena, nw, sizeof(uint64_t));
+    oc->off = sched__calloc(ss->arena, nq, sizeof(int));
+    oc->cnt = sched__calloc(ss->arena, nq, sizeof(int));
+    if (!oc->key1 || !oc->key2 || !oc->sig || !oc->off || !oc->cnt)
+        return NULL;
+    for (w = 0; w < ss->n_workloads; w++)
+        if ((ss->wl[w].flags & WL_CANDIDATE) && sched__pods_to_place(ss, w) > 0) {
+            oc->cnt[ss_w(ss, w)->queue]++;
+            n++;
+        }
+    oc->items = sched__calloc(ss->arena, (size_t)n + 1, sizeof(int));
+    if (!oc->items)
+        return NULL;
+    for (q = 0; q < ss->n_queues; q++) {
+        oc->off[q] = at;
+        at += oc->cnt[q];
+        oc->cnt[q] = 0;
+    }
+    for (w = 0; w < ss->n_workloads; w++)
+        if ((ss->wl[w].flags & WL_CANDIDATE) && sched__pods_to_place(ss, w) > 0) {
+            q = ss_w(ss, w)->queue;
+            oc->items[oc->off[q] + oc->cnt[q]++] = w;
+            job_key(oc, ss, w);
+            sig_refresh(ss, oc, w);
+        }
+    for (q = 0; q < ss->n_queues; q++)
+        if (sched__sort(ss->arena, oc->items + oc->off[q], oc->cnt[q], job_before, oc) != SCHED_OK)
+            return NULL;
+    return oc;
+}
+
+static int note_changed(struct sched_session *ss, struct order_cache *oc, int w)
+{
+    if (oc->n_changed == oc->cap_changed) {
+        int cap = oc->cap_changed ? 2 * oc->cap_changed : 64;
+        int *grown = sched__calloc(ss->arena, (size_t)cap, sizeof(int));
+        if (!grown)
+            return SCHED_ENOMEM;
+        if (oc->n_changed)
+            memcpy(grown, oc->changed, sizeof(int) * (size_t)oc->n_changed);
+        oc->changed = grown;
+        oc->cap_changed = cap;
+    }
+    oc->changed[oc->n_changed++] = w;
+    return SCHED_OK;
+}
+
 /* ---- The walk ---- */
+
+/* Head of a leaf: the better of its list's next candidate and its heap's top. */
+static int leaf_head(struct ss_iter *it, int q)
+{
+    struct sched_session *ss = it->ss;
+    const struct order_cache *oc = it->oc;
+    struct leaf_heap *h = &it->extra[q];
+    int a = -1;
+
+    while (it->cursor[q] < oc->cnt[q]) {
+        int w = oc->items[oc->off[q] + it->cursor[q]];
+        if (!it->in_extra[w] && is_candidate(ss, w, it->action) &&
+            !sched__iter_seen_failure(it, w)) {
+            a = w;
+            break;
+        }
+        it->cursor[q]++;
+    }
+    while (h->n > 0 && (!is_candidate(ss, h->items[0], it->action) ||
+                        sched__iter_seen_failure(it, h->items[0])))
+        heap_pop(it, h);
+    if (h->n > 0 && (a < 0 || job_before(oc, h->items[0], a)))
+        return h->items[0];
+    return a;
+}
 
 static void refresh_queue(struct ss_iter *it, int q)
 {
@@ -288,10 +491,7 @@ static void refresh_queue(struct ss_iter *it, int q)
     int i, best = -1;
 
     if (sq->is_leaf) {
-        struct leaf_heap *h = &it->heaps[q];
-        while (h->n > 0 && sched__iter_seen_failure(it, h->items[0]))
-            heap_pop(ss, h);
-        it->head[q] = h->n > 0 ? h->items[0] : -1;
+        it->head[q] = leaf_head(it, q);
         return;
     }
     for (i = 0; i < sq->n_children; i++) {
@@ -340,54 +540,44 @@ static void refresh_all(struct ss_iter *it)
     refresh_root(it);
 }
 
-static int is_candidate(const struct sched_session *ss, int w, int action)
-{
-    const struct ss_wl *x = &ss->wl[w];
-
-    if (!(x->flags & WL_CANDIDATE) || (x->flags & WL_EVICTED) || sched__pods_to_place(ss, w) == 0)
-        return 0;
-    if (action == SCHED_ACT_CONSOLIDATE)
-        return x->n_placed < ss_w(ss, w)->min_pods && ss_w(ss, w)->preemptible;
-    return 1;
-}
-
 struct ss_iter *sched__iter_new(struct sched_session *ss, int action)
 {
     struct ss_iter *it = sched__calloc(ss->arena, 1, sizeof(*it));
-    int *count, w, q, n = 0;
+    struct order_cache *oc;
+    int i, q;
 
     if (!it)
         return NULL;
+    if (!ss->order_cache)
+        ss->order_cache = cache_build(ss);
+    oc = ss->order_cache;
+    if (!oc)
+        return NULL;
     it->ss = ss;
+    it->oc = oc;
     it->action = action;
-    it->heaps = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(struct leaf_heap));
+    it->cursor = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
+    it->extra = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(struct leaf_heap));
+    it->in_extra = sched__calloc(ss->arena, (size_t)ss->n_workloads + 1, 1);
     it->head = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
     it->roots = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
-    count = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
-    if (!it->heaps || !it->head || !it->roots || !count)
+    if (!it->cursor || !it->extra || !it->in_extra || !it->head || !it->roots ||
+        sig_grow(it) != SCHED_OK)
         return NULL;
-    for (w = 0; w < ss->n_workloads; w++)
-        if (is_candidate(ss, w, action)) {
-            count[ss_w(ss, w)->queue]++;
-            n++;
-        }
-    it->cap_sigs = 16;
-    while (it->cap_sigs < 2 * n + 2)
-        it->cap_sigs *= 2;
-    it->sigs = sched__calloc(ss->arena, (size_t)it->cap_sigs, sizeof(struct sig));
-    it->used = sched__calloc(ss->arena, (size_t)it->cap_sigs, 1);
-    if (!it->sigs || !it->used)
-        return NULL;
-    for (q = 0; q < ss->n_queues; q++) {
-        it->heaps[q].items = sched__calloc(ss->arena, (size_t)count[q] + 1, sizeof(int));
-        if (!it->heaps[q].items)
-            return NULL;
+    for (q = 0; q < ss->n_queues; q++)
         if (ss->queues[q].parent < 0)
             it->roots[it->n_roots++] = q;
+    /* workloads placed earlier in the cycle and still wanting pods: their order moved */
+    for (i = 0; i < oc->n_changed; i++) {
+        int w = oc->changed[i];
+        if (it->in_extra[w] || !is_candidate(ss, w, action))
+            continue;
+        job_key(oc, ss, w);
+        sig_refresh(ss, oc, w);
+        it->in_extra[w] = 1;
+        if (heap_push(it, &it->extra[ss_w(ss, w)->queue], w) != SCHED_OK)
+            return NULL;
     }
-    for (w = 0; w < ss->n_workloads; w++)
-        if (is_candidate(ss, w, action))
-            heap_push(ss, &it->heaps[ss_w(ss, w)->queue], w);
     refresh_all(it);
     return it;
 }
@@ -401,16 +591,29 @@ void sched__iter_done(struct ss_iter *it, int w, int ok)
 {
     struct sched_session *ss = it->ss;
     int q = ss_w(ss, w)->queue;
-    struct leaf_heap *h = &it->heaps[q];
+    struct leaf_heap *h = &it->extra[q];
 
     if (h->n > 0 && h->items[0] == w)
-        heap_pop(ss, h);
-    if (!ok)
-        sig_remember(it, w);
-    else if (it->action == SCHED_ACT_ALLOCATE && is_candidate(ss, w, it->action))
-        heap_push(ss, h, w);  /* elastic growth competes again */
-    if (it->action == SCHED_ACT_ALLOCATE)
-        refresh_path(it, q);
+        heap_pop(it, h);
     else
-        refresh_all(it);  /* victims' queues changed too */
+        it->cursor[q]++;
+    if (!ok) {
+        sig_remember(it, w);
+    } else {
+        if (note_changed(ss, it->oc, w) != SCHED_OK)
+            ss->oom = 1;
+        job_key(it->oc, ss, w);
+        sig_refresh(ss, it->oc, w);
+        if (it->action == SCHED_ACT_ALLOCATE && is_candidate(ss, w, it->action)) {
+            it->in_extra[w] = 1;  /* elastic growth competes again */
+            if (heap_push(it, h, w) != SCHED_OK)
+                ss->oom = 1;
+        }
+    }
+    refresh_path(it, q);
+}
+
+void sched__iter_touch(struct ss_iter *it, int q)
+{
+    refresh_path(it, q);
 }

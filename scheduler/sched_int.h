@@ -33,6 +33,7 @@ void *sched__calloc(struct sched_arena *arena, size_t count, size_t size);
 typedef int (*sched__before_fn)(const void *ctx, int a, int b);
 int sched__sort(struct sched_arena *arena, int *idx, int n, sched__before_fn before,
                 const void *ctx);
+void sched__sort_with(int *idx, int *tmp, int n, sched__before_fn before, const void *ctx);
 
 /* ---- Derived state ---- */
 struct ss_node {
@@ -84,6 +85,7 @@ struct ss_queue {
     int64_t tot_fair[SCHED_NRES];
     int64_t tot_deserved[SCHED_NRES];  /* SS_INF if unlimited anywhere */
     int64_t tot_limit[SCHED_NRES];     /* SS_INF if unlimited anywhere */
+    int min_running_priority;          /* lowest priority of its running preemptible work */
 };
 
 /* Flags of a workload within one cycle. */
@@ -91,6 +93,7 @@ struct ss_queue {
 #define WL_EVICTED   0x02   /* lost pods in this cycle: not placed again, not a victim again */
 #define WL_TOUCHED   0x04   /* placed or moved in this cycle: not a victim in this cycle */
 #define WL_ACTIVE    0x08   /* holds or wants resources (Pending/Running) */
+#define WL_SHRUNK    0x10   /* lost elastic pods in this cycle: does not grow again in it */
 
 struct ss_wl {
     int n_placed;
@@ -112,6 +115,7 @@ struct ss_undo {
 struct ss_mark {
     int n_undo;
     int n_decisions;
+    uint64_t version;
 };
 
 struct sched_session {
@@ -127,6 +131,10 @@ struct sched_session {
     struct sched_pod **pods;          /* [n_workloads] -> mutable copy of pods */
     struct ss_undo *undo; int n_undo, cap_undo;
     struct sched_decision *decisions; int n_decisions, cap_decisions;
+    uint64_t version;                 /* names the placement state; restored by rollback */
+    uint64_t n_versions;              /* versions handed out so far */
+    void *victim_scratch;             /* victims.c's buffers, reused by every attempt */
+    void *order_cache;                /* order.c's job order, shared by the actions */
     int oom;                          /* an arena allocation failed */
 };
 
@@ -169,6 +177,9 @@ struct ss_verdict {
 };
 int sched__capacity_check(struct sched_session *ss, int w, int pool, int pods,
                           struct ss_verdict *v);
+/* What non-preemptible work may hold of resource r: deserved, or SS_INF
+ * when unlimited (and for CPU/memory quotas of 0, which are not managed). */
+int64_t sched__np_bound(const struct ss_qp *a, int r);
 
 /* placement.c */
 int sched__pod_fits_node(const struct sched_session *ss, int w, int node);
@@ -185,6 +196,7 @@ struct ss_iter *sched__iter_new(struct sched_session *ss, int action);
 int sched__iter_next(struct ss_iter *it);                 /* a workload, or -1 */
 void sched__iter_done(struct ss_iter *it, int w, int ok); /* after an attempt */
 int sched__iter_seen_failure(struct ss_iter *it, int w);  /* same signature failed already */
+void sched__iter_touch(struct ss_iter *it, int q);        /* q's allocation changed */
 
 /* victims.c: reclaim and preempt. */
 int sched__evict_for(struct sched_session *ss, int w, int pool, int action);

@@ -157,6 +157,7 @@ static int do_place(struct sched_session *ss, int w, int pod, int node, uint64_t
 
     if (node_list_add(ss, node, w, pod) != SCHED_OK)
         return SCHED_ENOMEM;
+    ss->version = ++ss->n_versions;
     node_add(ss, w, node, devices, +1);
     ss->pods[w][pod].node = node;
     ss->pods[w][pod].devices = devices;
@@ -172,6 +173,7 @@ static void do_unplace(struct sched_session *ss, int w, int pod)
     int node = ss->pods[w][pod].node;
 
     node_list_remove(ss, node, w, pod);
+    ss->version = ++ss->n_versions;
     node_add(ss, w, node, ss->pods[w][pod].devices, -1);
     queue_add(ss, w, ss->nodes[node].pool, -1);
     ss->pods[w][pod].node = -1;
@@ -221,7 +223,7 @@ int sched__unplace(struct sched_session *ss, int w, int pod)
 
 struct ss_mark sched__mark(const struct sched_session *ss)
 {
-    struct ss_mark m = {ss->n_undo, ss->n_decisions};
+    struct ss_mark m = {ss->n_undo, ss->n_decisions, ss->version};
     return m;
 }
 
@@ -235,6 +237,7 @@ void sched__rollback(struct sched_session *ss, struct ss_mark m)
             do_place(ss, u->workload, u->pod, u->node, u->devices);
     }
     ss->n_decisions = m.n_decisions;
+    ss->version = m.version;  /* the very state of the mark */
 }
 
 int sched__decide(struct sched_session *ss, int kind, int action, int w, int pod, int node,
@@ -458,9 +461,16 @@ static int build_running(struct sched_session *ss)
 {
     int w, p;
 
+    for (w = 0; w < ss->n_queues; w++)
+        ss->queues[w].min_running_priority = INT32_MAX;
     for (w = 0; w < ss->n_workloads; w++)
-        if (ss->wl[w].n_placed > 0)
+        if (ss->wl[w].n_placed > 0) {
+            const struct sched_workload *wl = ss_w(ss, w);
+            struct ss_queue *q = &ss->queues[wl->queue];
             ss->pools[ss->wl[w].pool].n_running++;
+            if (wl->preemptible && wl->priority < q->min_running_priority)
+                q->min_running_priority = wl->priority;
+        }
     for (p = 0; p < ss->n_pools; p++) {
         ss->pools[p].running = sched__calloc(ss->arena, (size_t)ss->pools[p].n_running + 1,
                                              sizeof(int));

@@ -25,6 +25,11 @@ static void merge_sort(int *a, int *tmp, int n, sched__before_fn before, const v
     memcpy(a, tmp, (size_t)n * sizeof(int));
 }
 
+void sched__sort_with(int *idx, int *tmp, int n, sched__before_fn before, const void *ctx)
+{
+    merge_sort(idx, tmp, n, before, ctx);
+}
+
 int sched__sort(struct sched_arena *arena, int *idx, int n, sched__before_fn before,
                 const void *ctx)
 {

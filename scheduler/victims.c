@@ -43,6 +43,9 @@ struct unit {
     int64_t cost;      /* milli-GPU freed over every node */
     int64_t cost2;     /* millicores freed, second key */
     int rank;          /* preference: lower goes first */
+    int64_t k_over;    /* preference keys, fixed when the attempt starts */
+    int64_t k_seq;
+    int k_prio;
 };
 
 /* What a unit frees on the node under examination. */
@@ -66,10 +69,68 @@ struct search {
     int64_t best_cost, best_cost2;
     int best_node;
     int steps;
-    int *flagged;              /* workloads marked WL_EVICTED by this attempt */
-    int n_flagged;
+    int n_flagged;             /* workloads flagged by this attempt (scratch.flagged) */
+    int collected;             /* units collected for this attempt */
+    int *node_order;           /* pool nodes by their most preferred unit */
+    int64_t *node_lb;          /* per node: least GPU cost that could make room */
     int top_ar;                /* highest reclaimer-side meeting queue used */
 };
+
+/* Buffers shared by every attempt of a cycle, grown on demand. */
+struct scratch {
+    struct unit *units, *sorted;
+    int *on_node, *idx, *tmp;
+    int cap;
+    int *node_off, *node_cnt;  /* [n_nodes]: units of node n are node_units[off[n]..+cnt[n]) */
+    int *node_mark;            /* [n_nodes]: last unit filed under the node */
+    int *node_order;           /* [n_nodes] */
+    uint64_t c_version;        /* units[0..c_n) were collected in this state, */
+    int c_pool, c_move, c_n;   /* for this pool and kind (moves or evictions) */
+    int64_t *node_lb;          /* [n_nodes] */
+    int *node_units;           /* [cap] */
+    struct footprint *fp;
+    int *flagged;
+    int cap_flagged;
+};
+
+static struct scratch *scratch_of(struct sched_session *ss)
+{
+    struct scratch *x = ss->victim_scratch;
+
+    if (!x) {
+        x = sched__calloc(ss->arena, 1, sizeof(*x));
+        if (!x)
+            return NULL;
+        x->c_version = UINT64_MAX;
+        x->fp = sched__calloc(ss->arena, MAX_NODE_UNITS, sizeof(struct footprint));
+        x->node_off = sched__calloc(ss->arena, (size_t)ss->n_nodes + 2, sizeof(int));
+        x->node_cnt = sched__calloc(ss->arena, (size_t)ss->n_nodes + 2, sizeof(int));
+        x->node_mark = sched__calloc(ss->arena, (size_t)ss->n_nodes + 2, sizeof(int));
+        if (!x->fp || !x->node_off || !x->node_cnt || !x->node_mark)
+            return NULL;
+        ss->victim_scratch = x;
+    }
+    return x;
+}
+
+static int scratch_units(struct sched_session *ss, int cap)
+{
+    struct scratch *x = ss->victim_scratch;
+
+    if (cap <= x->cap)
+        return SCHED_OK;
+    cap = cap < 2 * x->cap ? 2 * x->cap : cap;
+    x->units = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(struct unit));
+    x->sorted = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(struct unit));
+    x->on_node = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
+    x->idx = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
+    x->tmp = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
+    x->node_units = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
+    if (!x->units || !x->sorted || !x->on_node || !x->idx || !x->tmp || !x->node_units)
+        return SCHED_ENOMEM;
+    x->cap = cap;
+    return SCHED_OK;
+}
 
 /* ---- Static candidate filter and preference ---- */
 
@@ -81,40 +142,28 @@ static int protected_by_runtime(const struct sched_session *ss, int w)
     return min > 0 && wl->started_ms != SCHED_NO_TIME && ss->in->now_ms - wl->started_ms < min;
 }
 
-static int victim_workload_ok(const struct sched_session *ss, int mode, int j, int pool, int w)
+/* Running preemptible work of the pool: what any mode may take. */
+static int victim_base_ok(const struct sched_session *ss, int pool, int w)
 {
-    const struct sched_workload *v = ss_w(ss, w), *jw = ss_w(ss, j);
     const struct ss_wl *x = &ss->wl[w];
 
-    if (w == j || x->n_placed == 0 || x->pool != pool || !v->preemptible ||
-        (x->flags & (WL_EVICTED | WL_TOUCHED)) || !(x->flags & WL_ACTIVE))
-        return 0;
-    if (mode == MODE_RECLAIM)
-        return v->queue != jw->queue;
-    if (mode == MODE_PREEMPT)
-        return v->queue == jw->queue && v->priority < jw->priority;
-    return 1;
+    return x->n_placed > 0 && x->pool == pool && ss_w(ss, w)->preemptible &&
+           !(x->flags & (WL_EVICTED | WL_TOUCHED)) && (x->flags & WL_ACTIVE);
 }
 
 static int unit_before(const void *ctx, int ia, int ib)
 {
     const struct search *s = ctx;
-    const struct sched_session *ss = s->ss;
     const struct unit *a = &s->units[ia], *b = &s->units[ib];
-    const struct sched_workload *wa = ss_w(ss, a->w), *wb = ss_w(ss, b->w);
-    const struct ss_qp *qa = &ss->qp[(size_t)wa->queue * (size_t)ss->n_pools + (size_t)s->pool];
-    const struct ss_qp *qb = &ss->qp[(size_t)wb->queue * (size_t)ss->n_pools + (size_t)s->pool];
-    int64_t oa = qa->alloc[SCHED_GPU] - qa->fair[SCHED_GPU];
-    int64_t ob = qb->alloc[SCHED_GPU] - qb->fair[SCHED_GPU];
     int c;
 
-    if (oa != ob)
-        return oa > ob;
-    if (wa->priority != wb->priority)
-        return wa->priority < wb->priority;
-    if (wa->queued_seq != wb->queued_seq)
-        return wa->queued_seq > wb->queued_seq;
-    c = strcmp(wa->name, wb->name);
+    if (a->k_over != b->k_over)
+        return a->k_over > b->k_over;
+    if (a->k_prio != b->k_prio)
+        return a->k_prio < b->k_prio;
+    if (a->k_seq != b->k_seq)
+        return a->k_seq > b->k_seq;
+    c = strcmp(ss_w(s->ss, a->w)->name, ss_w(s->ss, b->w)->name);
     if (c != 0)
         return c > 0;
     return a->pod > b->pod;
@@ -128,8 +177,74 @@ static void add_unit(struct search *s, int w, int pod)
 
     u->w = w;
     u->pod = pod;
+    const struct ss_qp *q = &ss->qp[(size_t)ss_w(ss, w)->queue * (size_t)ss->n_pools + (size_t)s->pool];
+
     u->cost = ss->wl[w].req[SCHED_GPU] * pods;
     u->cost2 = ss->wl[w].req[SCHED_CPU] * pods;
+    u->k_over = q->alloc[SCHED_GPU] - q->fair[SCHED_GPU];
+    u->k_prio = ss_w(ss, w)->priority;
+    u->k_seq = ss_w(ss, w)->queued_seq;
+}
+
+/* Counts (fill = 0) or files (fill = 1) unit i under every node it has pods on, once per node. */
+/* Whether this attempt may take the unit: the mode's rule (reclaim: another
+ * queue; preempt: the same queue, lower priority), and not taken already. */
+static int unit_dead(const struct search *s, const struct unit *u)
+{
+    const struct ss_wl *x = &s->ss->wl[u->w];
+    const struct sched_workload *v = ss_w(s->ss, u->w), *jw = ss_w(s->ss, s->j);
+
+    if (u->w == s->j || (x->flags & (WL_EVICTED | WL_TOUCHED)))
+        return 1;
+    if (s->mode == MODE_RECLAIM && v->queue == jw->queue)
+        return 1;
+    if (s->mode == MODE_PREEMPT && (v->queue != jw->queue || v->priority >= jw->priority))
+        return 1;
+    if (u->pod >= 0)
+        return s->ss->pods[u->w][u->pod].node < 0;
+    return x->n_placed == 0;
+}
+
+static void file_unit(struct search *s, struct scratch *x, int i, int fill)
+{
+    const struct unit *u = &s->units[i];
+    const struct sched_workload *v = ss_w(s->ss, u->w);
+    int k;
+
+    if (unit_dead(s, u))
+        return;
+    for (k = 0; k < v->n_pods; k++) {
+        int node = s->ss->pods[u->w][k].node;
+        if (node < 0 || (u->pod >= 0 && k != u->pod) || x->node_mark[node] == i)
+            continue;
+        x->node_mark[node] = i;
+        if (fill)
+            x->node_units[x->node_off[node] + x->node_cnt[node]] = i;
+        x->node_cnt[node]++;
+    }
+}
+
+/* Groups the units by the nodes they have pods on, keeping preference order. */
+static void bucket_by_node(struct search *s, struct scratch *x)
+{
+    const struct ss_pool *pool = &s->ss->pools[s->pool];
+    int i, start = 0;
+
+    for (i = 0; i < pool->n_nodes; i++) {
+        x->node_cnt[pool->nodes[i]] = 0;
+        x->node_mark[pool->nodes[i]] = -1;
+    }
+    for (i = 0; i < s->n_units; i++)
+        file_unit(s, x, i, 0);
+    for (i = 0; i < pool->n_nodes; i++) {
+        int n = pool->nodes[i];
+        x->node_off[n] = start;
+        start += x->node_cnt[n];
+        x->node_cnt[n] = 0;
+        x->node_mark[n] = -1;
+    }
+    for (i = 0; i < s->n_units; i++)
+        file_unit(s, x, i, 1);
 }
 
 /* Collects the candidate units of the pool, in preference order. */
@@ -137,46 +252,52 @@ static int collect_units(struct search *s)
 {
     struct sched_session *ss = s->ss;
     const struct ss_pool *pool = &ss->pools[s->pool];
-    struct unit *sorted;
-    int *idx, i, k, cap = 0;
+    struct scratch *x = ss->victim_scratch;
+    int i, k, cap = 0;
 
     for (i = 0; i < pool->n_running; i++)
         cap += ss_w(ss, pool->running[i])->n_pods;
-    if (cap > s->cap_units) {
-        s->units = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(struct unit));
-        s->on_node = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
-        if (!s->units || !s->on_node)
-            return SCHED_ENOMEM;
-        s->cap_units = cap;
+    if (scratch_units(ss, cap) != SCHED_OK)
+        return SCHED_ENOMEM;
+    s->units = x->units;
+    s->on_node = x->on_node;
+    s->collected = 1;
+    if (x->c_version == ss->version && x->c_pool == s->pool && x->c_move == (s->mode == MODE_MOVE)) {
+        s->n_units = x->c_n;  /* same state since the last collection */
+        return SCHED_OK;
     }
     s->n_units = 0;
     for (i = 0; i < pool->n_running; i++) {
         int w = pool->running[i];
         const struct sched_workload *v = ss_w(ss, w);
-        if (!victim_workload_ok(ss, s->mode, s->j, s->pool, w))
+        if (!victim_base_ok(ss, s->pool, w))
             continue;
         if (s->mode != MODE_MOVE && ss->wl[w].n_placed > v->min_pods) {
-            /* elastic: pods above the minimum, one at a time; runtime does not protect them */
-            for (k = v->n_pods - 1; k >= 0; k--)
-                if (ss->pods[w][k].node >= 0)
+            /* elastic: the pods above the minimum (the last ones) one at a
+             * time, the runtime does not protect them; or the whole gang */
+            int surplus = ss->wl[w].n_placed - v->min_pods;
+            for (k = v->n_pods - 1; k >= 0 && surplus > 0; k--)
+                if (ss->pods[w][k].node >= 0) {
                     add_unit(s, w, k);
-        } else if (s->mode == MODE_MOVE || !protected_by_runtime(ss, w)) {
-            add_unit(s, w, -1);
+                    surplus--;
+                }
         }
+        if (s->mode == MODE_MOVE || !protected_by_runtime(ss, w))
+            add_unit(s, w, -1);
     }
-    idx = sched__calloc(ss->arena, (size_t)s->n_units + 1, sizeof(int));
-    sorted = sched__calloc(ss->arena, (size_t)s->n_units + 1, sizeof(struct unit));
-    if (!idx || !sorted)
-        return SCHED_ENOMEM;
     for (i = 0; i < s->n_units; i++)
-        idx[i] = i;
-    if (sched__sort(ss->arena, idx, s->n_units, unit_before, s) != SCHED_OK)
-        return SCHED_ENOMEM;
+        x->idx[i] = i;
+    sched__sort_with(x->idx, x->tmp, s->n_units, unit_before, s);
     for (i = 0; i < s->n_units; i++) {
-        sorted[i] = s->units[idx[i]];
-        sorted[i].rank = i;
+        x->sorted[i] = s->units[x->idx[i]];
+        x->sorted[i].rank = i;
     }
-    memcpy(s->units, sorted, sizeof(struct unit) * (size_t)s->n_units);
+    if (s->n_units > 0)
+        memcpy(s->units, x->sorted, sizeof(struct unit) * (size_t)s->n_units);
+    x->c_version = ss->version;
+    x->c_pool = s->pool;
+    x->c_move = s->mode == MODE_MOVE;
+    x->c_n = s->n_units;
     return SCHED_OK;
 }
 
@@ -361,6 +482,20 @@ static void consider(struct search *s, int64_t cost, int64_t cost2)
     s->best_node = s->node;
 }
 
+/* A whole-gang unit and a single-pod unit of the same workload overlap. */
+static int overlaps_chosen(const struct search *s, int i)
+{
+    const struct unit *u = &s->units[s->on_node[i]];
+    int k;
+
+    for (k = 0; k < s->n_chosen; k++) {
+        const struct unit *c = &s->units[s->on_node[s->chosen[k]]];
+        if (c->w == u->w && (c->pod < 0 || u->pod < 0))
+            return 1;
+    }
+    return 0;
+}
+
 static void dfs(struct search *s, int i, int64_t cost, int64_t cost2)
 {
     if (++s->steps > MAX_DFS_STEPS)
@@ -373,23 +508,14 @@ static void dfs(struct search *s, int i, int64_t cost, int64_t cost2)
     }
     if (i >= s->n_on_node || s->n_chosen >= MAX_NODE_UNITS)
         return;
+    if (overlaps_chosen(s, i)) {
+        dfs(s, i + 1, cost, cost2);
+        return;
+    }
     s->chosen[s->n_chosen++] = i;
     dfs(s, i + 1, cost + s->units[s->on_node[i]].cost, cost2 + s->units[s->on_node[i]].cost2);
     s->n_chosen--;
     dfs(s, i + 1, cost, cost2);
-}
-
-static int unit_on_node(const struct search *s, const struct unit *u)
-{
-    const struct sched_workload *v = ss_w(s->ss, u->w);
-    int k;
-
-    if (u->pod >= 0)
-        return s->ss->pods[u->w][u->pod].node == s->node;
-    for (k = 0; k < v->n_pods; k++)
-        if (s->ss->pods[u->w][k].node == s->node)
-            return 1;
-    return 0;
 }
 
 /* Orders a node's units by (cost, preference) so the search meets cheap sets first. */
@@ -423,17 +549,23 @@ static int node_can_host(const struct search *s, int node)
 /* Searches one node; s->best* keep the best set over the nodes searched. */
 static void search_node(struct search *s, int node)
 {
+    const struct scratch *x = s->ss->victim_scratch;
     int i;
 
     if (!node_can_host(s, node))
         return;
     s->node = node;
     s->n_on_node = 0;
-    for (i = 0; i < s->n_units; i++)
-        if (unit_on_node(s, &s->units[i]))
-            s->on_node[s->n_on_node++] = i;
+    for (i = x->node_off[node]; i < x->node_off[node] + x->node_cnt[node]; i++)
+        s->on_node[s->n_on_node++] = x->node_units[i];
     if (s->n_on_node == 0)
         return;
+    for (i = 0; i < s->n_on_node; i++) {
+        struct unit *u = &s->units[s->on_node[i]];
+        int pods = u->pod >= 0 ? 1 : s->ss->wl[u->w].n_placed;
+        u->cost = s->ss->wl[u->w].req[SCHED_GPU] * pods;
+        u->cost2 = s->ss->wl[u->w].req[SCHED_CPU] * pods;
+    }
     sort_on_node(s);
     if (s->n_on_node > MAX_NODE_UNITS)
         s->n_on_node = MAX_NODE_UNITS;
@@ -444,30 +576,118 @@ static void search_node(struct search *s, int node)
     dfs(s, 0, 0, 0);
 }
 
-static void search_pool(struct search *s)
+/* Least milli-GPU that evictions on the node must free before a pod of j
+ * fits: the smallest device usages to empty (whole requests), or the
+ * overflow of the best device (portions). A lower bound: CPU and memory
+ * are not counted. */
+static int64_t node_lower_bound(const struct search *s, int node)
 {
-    const struct ss_pool *pool = &s->ss->pools[s->pool];
-    int i;
+    const struct sched_workload *jw = ss_w(s->ss, s->j);
+    const struct ss_node *n = &s->ss->nodes[node];
+    int32_t used[SCHED_MAX_NODE_GPUS];
+    int i, j, m = 0, need = jw->gpu_devices - n->n_empty;
+    int64_t lb = 0;
 
+    if (jw->gpu_devices > 0) {
+        for (i = 0; i < n->n_gpus; i++)
+            if (n->dev_used[i] > 0)
+                used[m++] = n->dev_used[i];
+        for (i = 1; i < m; i++)
+            for (j = i; j > 0 && used[j] < used[j - 1]; j--) {
+                int32_t t = used[j]; used[j] = used[j - 1]; used[j - 1] = t;
+            }
+        for (i = 0; i < need && i < m; i++)
+            lb += used[i];
+        return lb;
+    }
+    if (jw->gpu_portion > 0) {
+        lb = SCHED_MILLI;
+        for (i = 0; i < n->n_gpus; i++) {
+            int64_t over = (n->dev_whole >> i & 1) ? SCHED_MILLI
+                                                    : n->dev_used[i] + jw->gpu_portion - SCHED_MILLI;
+            lb = ss_min(lb, ss_max(over, 0));
+        }
+    }
+    return lb;
+}
+
+/* Searches the pool's nodes, those holding the most preferred units first;
+ * stops when no later node can beat the best set: its cost is the least
+ * any node allows and the next node's best unit is less preferred than
+ * the best set's first. */
+static int search_pool(struct search *s)
+{
+    struct scratch *x = s->ss->victim_scratch;
+    const struct ss_pool *pool = &s->ss->pools[s->pool];
+    int i, n_order = 0;
+    int64_t global_lb = SS_INF;
+
+    if (!x->node_order) {
+        x->node_order = sched__calloc(s->ss->arena, (size_t)s->ss->n_nodes + 1, sizeof(int));
+        x->node_lb = sched__calloc(s->ss->arena, (size_t)s->ss->n_nodes + 1, sizeof(int64_t));
+        if (!x->node_order || !x->node_lb)
+            return SCHED_ENOMEM;
+    }
+    s->node_order = x->node_order;
+    s->node_lb = x->node_lb;
+    bucket_by_node(s, x);
+    for (i = 0; i < pool->n_nodes; i++) {
+        int node = pool->nodes[i];
+        x->node_mark[node] = -1;
+        if (x->node_cnt[node] == 0 || !node_can_host(s, node))
+            continue;
+        s->node_lb[node] = node_lower_bound(s, node);
+        global_lb = ss_min(global_lb, s->node_lb[node]);
+    }
+    /* nodes in order of their most preferred unit (units are in rank order) */
+    for (i = 0; i < s->n_units; i++) {
+        const struct unit *u = &s->units[i];
+        const struct sched_workload *v = ss_w(s->ss, u->w);
+        int k;
+        if (unit_dead(s, u))
+            continue;
+        for (k = 0; k < v->n_pods; k++) {
+            int node = s->ss->pods[u->w][k].node;
+            if (node < 0 || (u->pod >= 0 && k != u->pod) || x->node_mark[node] != -1)
+                continue;
+            x->node_mark[node] = i;
+            if (node_can_host(s, node))
+                s->node_order[n_order++] = node;
+        }
+    }
     s->best_node = -1;
     s->n_best = 0;
-    for (i = 0; i < pool->n_nodes; i++)
-        search_node(s, pool->nodes[i]);
+    for (i = 0; i < n_order; i++) {
+        int node = s->node_order[i];
+        if (s->best_node >= 0) {
+            if (s->best_cost == global_lb && x->node_mark[node] > s->best[0])
+                break;
+            if (s->node_lb[node] > s->best_cost)
+                continue;
+        }
+        search_node(s, node);
+    }
+    return SCHED_OK;
 }
 
 static int remember_flag(struct search *s, int w, int flag)
 {
     struct sched_session *ss = s->ss;
+    struct scratch *x = ss->victim_scratch;
 
-    if (s->n_flagged % 64 == 0) {
-        int *grown = sched__calloc(ss->arena, (size_t)s->n_flagged + 64, sizeof(int));
+    if (s->n_flagged >= x->cap_flagged) {
+        int cap = x->cap_flagged ? 2 * x->cap_flagged : 64;
+        int *grown = sched__calloc(ss->arena, (size_t)cap, sizeof(int));
         if (!grown)
             return SCHED_ENOMEM;
         if (s->n_flagged)
-            memcpy(grown, s->flagged, sizeof(int) * (size_t)s->n_flagged);
-        s->flagged = grown;
+            memcpy(grown, x->flagged, sizeof(int) * (size_t)s->n_flagged);
+        x->flagged = grown;
+        x->cap_flagged = cap;
     }
-    s->flagged[s->n_flagged++] = w;
+    if (ss->wl[w].flags & flag)
+        return SCHED_OK;  /* set before this attempt: a rollback keeps it */
+    x->flagged[s->n_flagged++] = w << 5 | flag;
     ss->wl[w].flags |= flag;
     return SCHED_OK;
 }
@@ -485,7 +705,7 @@ static int evict_best(struct search *s, int action)
             if (ss->pods[u->w][k].node >= 0 && (u->pod < 0 || u->pod == k) &&
                 sched__unplace(ss, u->w, k) != SCHED_OK)
                 return SCHED_ENOMEM;
-        if (remember_flag(s, u->w, WL_EVICTED) != SCHED_OK ||
+        if (remember_flag(s, u->w, u->pod >= 0 ? WL_SHRUNK : WL_EVICTED) != SCHED_OK ||
             sched__decide(ss, SCHED_EVICT, action, u->w, u->pod, -1, 0, s->j) != SCHED_OK)
             return SCHED_ENOMEM;
         if (s->mode == MODE_RECLAIM) {
@@ -522,10 +742,9 @@ static int place_with_eviction(struct search *s, int action)
 
     if (node >= 0)
         return place_one(ss, s->j, node, action) == SCHED_OK;
-    if (collect_units(s) != SCHED_OK || s->n_units == 0)
+    if ((!s->collected && collect_units(s) != SCHED_OK) || s->n_units == 0)
         return 0;
-    search_pool(s);
-    if (s->best_node < 0)
+    if (search_pool(s) != SCHED_OK || s->best_node < 0)
         return 0;
     node = s->best_node;
     if (evict_best(s, action) != SCHED_OK || !sched__pod_fits_node(ss, s->j, node))
@@ -547,8 +766,8 @@ static int attempt_holds(const struct search *s)
         for (r = 0; r < SCHED_NRES; r++) {
             if (a->limit[r] != SS_INF && a->alloc[r] > a->limit[r])
                 return 0;
-            if (!jw->preemptible && a->deserved[r] != SCHED_UNLIMITED &&
-                a->alloc_np[r] > a->deserved[r])
+            if (!jw->preemptible && sched__np_bound(a, r) != SS_INF &&
+                a->alloc_np[r] > sched__np_bound(a, r))
                 return 0;
             if (last != -2 && ss->wl[s->j].req[r] > 0 && a->alloc[r] > a->fair[r])
                 return 0;
@@ -567,16 +786,20 @@ static int search_init(struct search *s, struct sched_session *ss, int j, int po
     s->pool = pool;
     s->mode = mode;
     s->top_ar = -1;
-    s->fp = sched__calloc(ss->arena, MAX_NODE_UNITS, sizeof(struct footprint));
-    return s->fp ? SCHED_OK : SCHED_ENOMEM;
+    if (!scratch_of(ss))
+        return SCHED_ENOMEM;
+    s->fp = ((struct scratch *)ss->victim_scratch)->fp;
+    return SCHED_OK;
 }
 
-static void undo_flags(struct search *s, int flag)
+/* Clears the flags this attempt set (each record is workload << 5 | flag). */
+static void undo_flags(struct search *s)
 {
+    const int *rec = ((struct scratch *)s->ss->victim_scratch)->flagged;
     int i;
 
     for (i = 0; i < s->n_flagged; i++)
-        s->ss->wl[s->flagged[i]].flags &= ~flag;
+        s->ss->wl[rec[i] >> 5].flags &= ~(rec[i] & 31);
     s->n_flagged = 0;
 }
 
@@ -596,7 +819,7 @@ int sched__evict_for(struct sched_session *ss, int j, int pool, int action)
     }
     if (i < pods || s.n_flagged == 0 || !attempt_holds(&s)) {
         sched__rollback(ss, mark);
-        undo_flags(&s, WL_EVICTED);
+        undo_flags(&s);
         return 0;
     }
     ss->wl[j].flags |= WL_TOUCHED;
@@ -661,10 +884,9 @@ static int consolidate_one(struct search *s, int *moves)
 
     if (node >= 0)
         return place_one(ss, s->j, node, SCHED_ACT_CONSOLIDATE) == SCHED_OK;
-    if (collect_units(s) != SCHED_OK || s->n_units == 0)
+    if ((!s->collected && collect_units(s) != SCHED_OK) || s->n_units == 0)
         return 0;
-    search_pool(s);
-    if (s->best_node < 0 || *moves + s->n_best > ss->cfg->max_consolidation_moves)
+    if (search_pool(s) != SCHED_OK || s->best_node < 0 || *moves + s->n_best > ss->cfg->max_consolidation_moves)
         return 0;
     node = s->best_node;
     for (i = 0; i < s->n_best; i++) {
@@ -714,7 +936,7 @@ int sched__try_consolidate(struct sched_session *ss, int j, int pool)
             break;
     if (i < pods) {
         sched__rollback(ss, mark);
-        undo_flags(&s, WL_TOUCHED);
+        undo_flags(&s);
         return 0;
     }
     ss->wl[j].flags |= WL_TOUCHED;

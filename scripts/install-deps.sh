@@ -4,7 +4,7 @@
 set -eu
 PACKAGES="build-essential cmake pkg-config git ca-certificates curl \
   libjansson-dev libcmocka-dev libsqlite3-dev sqlite3 libcivetweb-dev libjwt-dev \
-  libcurl4-openssl-dev"
+  libcurl4-openssl-dev libcrypt-dev jq"
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 export DEBIAN_FRONTEND=noninteractive

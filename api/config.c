@@ -1,0 +1,219 @@
+/*
+ * config.c: allotd's options, from an optional config file and then the
+ * command line (flags win).
+ *
+ * The config file holds one "key = value" per line, the keys being the
+ * long flag names without dashes ("listen = 127.0.0.1:8080",
+ * "simulate-nodes = 2x2:a100"); '#' starts a comment.
+ *
+ * Invariant: after a successful parse every field is set and in range;
+ * TLS options do not exist (TLS ends at a reverse proxy).
+ */
+#include "api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(void)
+{
+    printf("usage: allotd [options]\n"
+           "  --db PATH                 database file (default allot.db; with --demo allot-demo.db)\n"
+           "  --listen ADDR:PORT        where to listen (default 127.0.0.1:8080; port 0 picks one)\n"
+           "  --demo                    fresh database, bootstrap admin, simulated nodes\n"
+           "  --simulate-nodes NxG[:P]  N simulated machines with G GPUs in pool P (repeatable;\n"
+           "                            0 for none; --demo defaults to 2x2)\n"
+           "  --schedule-period-ms N    scheduling period (default 1000)\n"
+           "  --threads N               HTTP worker threads (default 16)\n"
+           "  --rate-limit N            requests per second per client (default 100; 0 off)\n"
+           "  --key-file PATH           token signing key (default DB path + .key)\n"
+           "  --token-ttl SECONDS       access token lifetime (default 3600)\n"
+           "  --port-file PATH          write the bound port there once listening\n"
+           "  --config FILE             read options from FILE first\n");
+}
+
+int api_sim_parse(const char *s, struct api_sim_spec *out)
+{
+    char *end;
+    long m, g;
+
+    memset(out, 0, sizeof(*out));
+    snprintf(out->pool, sizeof(out->pool), "default");
+    if (strcmp(s, "0") == 0)
+        return 0;
+    m = strtol(s, &end, 10);
+    if (end == s || *end != 'x' || m < 0 || m > 10000)
+        return -1;
+    s = end + 1;
+    g = strtol(s, &end, 10);
+    if (end == s || g < 0 || g > 64)
+        return -1;
+    if (*end == ':') {
+        if (!end[1] || strlen(end + 1) >= sizeof(out->pool))
+            return -1;
+        snprintf(out->pool, sizeof(out->pool), "%s", end + 1);
+    } else if (*end) {
+        return -1;
+    }
+    out->machines = (int)m;
+    out->gpus = (int)g;
+    return 0;
+}
+
+static int set_int(const char *v, int min, int max, int *out)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+
+    if (end == v || *end || x < min || x > max)
+        return -1;
+    *out = (int)x;
+    return 0;
+}
+
+static int set_str(const char *v, char *out, size_t len)
+{
+    if (strlen(v) >= len)
+        return -1;
+    memcpy(out, v, strlen(v) + 1);
+    return 0;
+}
+
+/* Applies one option; key without dashes. */
+static int apply(struct api_config *cfg, const char *key, const char *v)
+{
+    if (strcmp(key, "demo") == 0)
+        return cfg->demo = !v || strcmp(v, "false") != 0, 0;
+    if (!v)
+        return -1;
+    if (strcmp(key, "db") == 0)
+        return set_str(v, cfg->db_path, sizeof(cfg->db_path));
+    if (strcmp(key, "listen") == 0)
+        return set_str(v, cfg->listen, sizeof(cfg->listen));
+    if (strcmp(key, "key-file") == 0)
+        return set_str(v, cfg->key_file, sizeof(cfg->key_file));
+    if (strcmp(key, "port-file") == 0)
+        return set_str(v, cfg->port_file, sizeof(cfg->port_file));
+    if (strcmp(key, "schedule-period-ms") == 0)
+        return set_int(v, 1, 3600000, &cfg->schedule_period_ms);
+    if (strcmp(key, "threads") == 0)
+        return set_int(v, 1, 256, &cfg->threads);
+    if (strcmp(key, "rate-limit") == 0)
+        return set_int(v, 0, 10000000, &cfg->rate_limit);
+    if (strcmp(key, "token-ttl") == 0)
+        return set_int(v, 60, 86400, &cfg->token_ttl_s);
+    if (strcmp(key, "simulate-nodes") == 0) {
+        struct api_sim_spec s;
+        cfg->sims_given = 1;
+        if (api_sim_parse(v, &s) != 0 || cfg->n_sims >= API_MAX_SIM)
+            return -1;
+        if (s.machines > 0)
+            cfg->sims[cfg->n_sims++] = s;
+        return 0;
+    }
+    return -1;
+}
+
+static char *trim(char *s)
+{
+    char *e;
+
+    while (*s == ' ' || *s == '\t')
+        s++;
+    e = s + strlen(s);
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+        *--e = 0;
+    return s;
+}
+
+static int read_file(struct api_config *cfg, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    int lineno = 0, rc = 0;
+
+    if (!f) {
+        fprintf(stderr, "allotd: cannot read %s\n", path);
+        return -1;
+    }
+    while (rc == 0 && fgets(line, sizeof(line), f)) {
+        char *s = line, *eq;
+        lineno++;
+        if (strchr(s, '#'))
+            *strchr(s, '#') = 0;
+        s = trim(s);
+        if (!*s)
+            continue;
+        eq = strchr(s, '=');
+        if (eq)
+            *eq = 0;
+        if (apply(cfg, trim(s), eq ? trim(eq + 1) : NULL) != 0) {
+            fprintf(stderr, "allotd: %s:%d: bad option\n", path, lineno);
+            rc = -1;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+static void defaults(struct api_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:8080");
+    cfg->threads = 16;
+    cfg->schedule_period_ms = 1000;
+    cfg->rate_limit = 100;
+    cfg->token_ttl_s = 3600;
+}
+
+static void finish(struct api_config *cfg)
+{
+    if (!cfg->db_path[0])
+        snprintf(cfg->db_path, sizeof(cfg->db_path), "%s", cfg->demo ? "allot-demo.db" : "allot.db");
+    if (!cfg->key_file[0])
+        snprintf(cfg->key_file, sizeof(cfg->key_file), "%.500s.key", cfg->db_path);
+    if (cfg->demo && !cfg->sims_given) {
+        api_sim_parse("2x2", &cfg->sims[0]);
+        cfg->n_sims = 1;
+    }
+}
+
+int api_config_parse(struct api_config *cfg, int argc, char **argv)
+{
+    int i;
+
+    defaults(cfg);
+    for (i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--config") == 0) {
+            if (set_str(argv[i + 1], cfg->config_file, sizeof(cfg->config_file)) != 0 ||
+                read_file(cfg, cfg->config_file) != 0)
+                return -1;
+        }
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage();
+            return 1;
+        }
+        if (strncmp(a, "--", 2) != 0)
+            goto bad;
+        if (strcmp(a, "--demo") == 0) {
+            cfg->demo = 1;
+            continue;
+        }
+        if (i + 1 >= argc)
+            goto bad;
+        if (strcmp(a, "--config") == 0) {
+            i++;
+            continue;
+        }
+        if (apply(cfg, a + 2, argv[i + 1]) != 0)
+            goto bad;
+        i++;
+    }
+    finish(cfg);
+    return 0;
+bad:
+    fprintf(stderr, "allotd: bad option %s (see --help)\n", argv[i]);
+    return -1;
+}

@@ -1,0 +1,224 @@
+/*
+ * h_token.c: POST /api/v1/token (JSON, camelCase) and POST /api/v2/token
+ * (form-encoded, OAuth2) with the password, client_credentials (also the
+ * legacy app_token) and refresh_token grants.
+ *
+ * Invariants:
+ *   1. A wrong login and a wrong secret take the same path (a hash check
+ *      runs either way) and give the same answer.
+ *   2. v1 errors are the {code, message, details} envelope with 400; v2
+ *      errors are RFC 6749 bodies (invalid_client is 401).
+ *   3. The answer never echoes the secret; the server never logs it.
+ */
+#include "api.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A valid yescrypt hash of a random string: checked when the login does
+ * not exist, so both failures cost the same. */
+static const char dummy_hash[] =
+    "$y$j9T$n1jJPzC373FHM.tK2seyi0$4a6dFP6RZq3XgyJfZd8Eu1VUlnkY2dqUTkdI8w4Jq76";
+
+struct grant {
+    char type[32];
+    char login[DB_NAME_LEN];
+    char secret[256];
+    char refresh[API_TOKEN_MAX + 1];
+};
+
+enum grant_error { G_OK = 0, G_UNSUPPORTED, G_INVALID_REQUEST, G_BAD_USER, G_BAD_CLIENT,
+                   G_BAD_REFRESH, G_INTERNAL };
+
+static int check_secret(struct api_app *app, const struct grant *g, int kind, struct db_user *u)
+{
+    int rc = db_user_by_login(app->db, g->login, u);
+
+    if (rc != DB_OK && rc != DB_ENOTFOUND)
+        return G_INTERNAL;
+    if (rc == DB_ENOTFOUND || u->kind != kind) {
+        api_secret_check(g->secret, dummy_hash);
+        return kind == DB_USER ? G_BAD_USER : G_BAD_CLIENT;
+    }
+    if (!api_secret_check(g->secret, u->secret_hash))
+        return kind == DB_USER ? G_BAD_USER : G_BAD_CLIENT;
+    return G_OK;
+}
+
+static int check_refresh(struct api_app *app, const struct grant *g, struct db_user *u)
+{
+    int64_t uid, tv;
+
+    if (api_token_verify(&app->key, g->refresh, API_TOKEN_REFRESH, api_now_ms() / 1000, &uid,
+                         &tv) != 0)
+        return G_BAD_REFRESH;
+    if (db_user_get(app->db, uid, u) != DB_OK || u->token_version != tv)
+        return G_BAD_REFRESH;
+    return G_OK;
+}
+
+static int run_grant(struct api_app *app, const struct grant *g, struct db_user *u)
+{
+    if (strcmp(g->type, "password") == 0)
+        return g->login[0] ? check_secret(app, g, DB_USER, u) : G_INVALID_REQUEST;
+    if (strcmp(g->type, "client_credentials") == 0 || strcmp(g->type, "app_token") == 0)
+        return g->login[0] ? check_secret(app, g, DB_SERVICE_ACCOUNT, u) : G_INVALID_REQUEST;
+    if (strcmp(g->type, "refresh_token") == 0)
+        return g->refresh[0] ? check_refresh(app, g, u) : G_INVALID_REQUEST;
+    return G_UNSUPPORTED;
+}
+
+/* Issues the token pair; 0 ok. */
+static int issue(struct api_app *app, const struct db_user *u, char **access, char **refresh)
+{
+    int64_t now = api_now_ms() / 1000;
+
+    *access = *refresh = NULL;
+    if (api_token_issue(&app->key, u, API_TOKEN_ACCESS, app->cfg.token_ttl_s, now, access) ||
+        api_token_issue(&app->key, u, API_TOKEN_REFRESH, 24 * 3600, now, refresh)) {
+        free(*access);
+        free(*refresh);
+        *access = *refresh = NULL;
+        return -1;
+    }
+    db_user_touch_login(app->db, u->id, api_now_ms());
+    return 0;
+}
+
+static const char *grant_message(int g)
+{
+    switch (g) {
+    case G_UNSUPPORTED: return "unsupported grant type";
+    case G_INVALID_REQUEST: return "the grant lacks a required field";
+    case G_BAD_USER: return "invalid username or password";
+    case G_BAD_CLIENT: return "invalid client id or secret";
+    case G_BAD_REFRESH: return "invalid or expired refresh token";
+    default: return "internal error";
+    }
+}
+
+/* ---- v1 ---- */
+
+static const char *const v1_fields[] = {
+    "grantType", "appID", "appId", "AppId", "appSecret", "AppSecret", "clientID", "clientId",
+    "clientSecret", "username", "password", "refreshToken", "code", "redirectUri",
+    "externalToken", NULL,
+};
+
+static int v1_parse(struct api_req *r, json_t *o, struct grant *g)
+{
+    static const char *const ids[] = {"clientID", "clientId", "appID", "appId", "AppId", NULL};
+    static const char *const secrets[] = {"clientSecret", "appSecret", "AppSecret", NULL};
+    int i;
+
+    if (api_json_allow(r, o, v1_fields, NULL) || api_json_str(r, o, "grantType", g->type,
+                                                              sizeof(g->type), 1))
+        return -1;
+    if (api_json_str(r, o, "username", g->login, sizeof(g->login), 0) ||
+        api_json_str(r, o, "password", g->secret, sizeof(g->secret), 0) ||
+        api_json_str(r, o, "refreshToken", g->refresh, sizeof(g->refresh), 0))
+        return -1;
+    for (i = 0; ids[i]; i++)
+        if (api_json_str(r, o, ids[i], g->login, sizeof(g->login), 0))
+            return -1;
+    for (i = 0; secrets[i]; i++)
+        if (api_json_str(r, o, secrets[i], g->secret, sizeof(g->secret), 0))
+            return -1;
+    return 0;
+}
+
+void api_h_token_v1(struct api_req *r)
+{
+    struct grant *g = calloc(1, sizeof(*g));
+    struct db_user u;
+    json_t *o = NULL;
+    char *access = NULL, *refresh = NULL;
+    int rc;
+
+    if (!g) {
+        api_error(r, 500, "Internal error", "out of memory");
+        return;
+    }
+    o = api_body_object(r);
+    if (!o || v1_parse(r, o, g) != 0)
+        goto out;
+    rc = run_grant(r->app, g, &u);
+    if (rc != G_OK) {
+        api_error(r, rc == G_INTERNAL ? 500 : 400, "Bad request", grant_message(rc));
+        goto out;
+    }
+    if (issue(r->app, &u, &access, &refresh) != 0) {
+        api_error(r, 500, "Internal error", "cannot issue a token");
+        goto out;
+    }
+    api_reply(r, 200, json_pack("{s:s, s:s, s:s, s:i}", "accessToken", access, "idToken", access,
+                                "refreshToken", refresh, "expiresIn", r->app->cfg.token_ttl_s));
+out:
+    free(access);
+    free(refresh);
+    json_decref(o);
+    memset(g, 0, sizeof(*g));
+    free(g);
+}
+
+/* ---- v2 ---- */
+
+static void oauth_error(struct api_req *r, int status, const char *error, const char *desc)
+{
+    api_reply(r, status, json_pack("{s:s, s:s}", "error", error, "error_description", desc));
+}
+
+static int v2_parse(struct api_req *r, struct grant *g)
+{
+    const char *b = r->body ? r->body : "";
+    const char *ct = r->content_type ? r->content_type : "";
+
+    if (strncmp(ct, "application/x-www-form-urlencoded", 33) != 0)
+        return -1;
+    if (strlen(b) != r->body_len || api_form_get(b, "grant_type", g->type, sizeof(g->type)))
+        return -1;
+    api_form_get(b, "username", g->login, sizeof(g->login));
+    api_form_get(b, "client_id", g->login, sizeof(g->login));
+    api_form_get(b, "password", g->secret, sizeof(g->secret));
+    api_form_get(b, "client_secret", g->secret, sizeof(g->secret));
+    api_form_get(b, "refresh_token", g->refresh, sizeof(g->refresh));
+    return 0;
+}
+
+void api_h_token_v2(struct api_req *r)
+{
+    struct grant *g = calloc(1, sizeof(*g));
+    struct db_user u;
+    char *access = NULL, *refresh = NULL;
+    int rc;
+
+    if (!g) {
+        oauth_error(r, 500, "server_error", "out of memory");
+        return;
+    }
+    if (v2_parse(r, g) != 0) {
+        oauth_error(r, 400, "invalid_request", "a form-encoded body with grant_type is required");
+        goto out;
+    }
+    rc = run_grant(r->app, g, &u);
+    if (rc != G_OK) {
+        static const char *const codes[] = {"", "unsupported_grant_type", "invalid_request",
+                                            "invalid_grant", "invalid_client", "invalid_grant",
+                                            "server_error"};
+        oauth_error(r, rc == G_BAD_CLIENT ? 401 : rc == G_INTERNAL ? 500 : 400, codes[rc],
+                    grant_message(rc));
+        goto out;
+    }
+    if (issue(r->app, &u, &access, &refresh) != 0) {
+        oauth_error(r, 500, "server_error", "cannot issue a token");
+        goto out;
+    }
+    api_reply(r, 200, json_pack("{s:s, s:s, s:i, s:s, s:s}", "access_token", access,
+                                "token_type", "Bearer", "expires_in", r->app->cfg.token_ttl_s,
+                                "refresh_token", refresh, "id_token", access));
+out:
+    free(access);
+    free(refresh);
+    memset(g, 0, sizeof(*g));
+    free(g);
+}

@@ -1,0 +1,771 @@
+/*
+ * h_workloads.c: /api/v1/workloads: submit (trainings, workspaces,
+ * distributed, inferences), list with filterBy/sortBy/paging, count, get,
+ * delete, suspend, resume, events and pods.
+ *
+ * A submission is answered 202 only after its row and its Submitted event
+ * have committed (db_workload_insert waits for the group commit); the
+ * scheduler thread is then woken at once.
+ *
+ * Invariants:
+ *   1. The body is read through an allow-list per level (top, spec,
+ *      compute, ...): an unknown field is a 400 naming it. Fields allot
+ *      does not act on yet are accepted and echoed back in spec.
+ *   2. Submitting needs the workload-write right on the target project
+ *      (else 403); reading needs workload-read on the workload's project,
+ *      and a workload the caller cannot read is a 404.
+ *   3. Lists are paged: limit defaults to 50 and is at most 500.
+ */
+#include "api.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched.h"
+
+static double dev(int64_t milli)
+{
+    return (double)milli / 1000.0;
+}
+
+/* ---- the allow-lists ---- */
+
+static const char *const top_fields[] = {
+    "name", "useGivenNameAsPrefix", "projectId", "clusterId", "templateId", "spec",
+    "masterSpecSameAsWorker", "masterSpec", NULL,
+};
+
+static const char *const spec_fields[] = {
+    "image", "imagePullPolicy", "command", "args", "workingDir", "environmentVariables",
+    "compute", "nodePools", "nodeType", "priorityClass", "preemptibility", "backoffLimit",
+    "completions", "parallelism", "restartPolicy", "terminateAfterPreemption",
+    "autoDeletionTimeAfterCompletionSeconds", "terminationGracePeriodSeconds", "category",
+    "labels", "annotations", "tolerations", "nodeAffinityRequired", "podAffinity", "ports",
+    "exposedUrls", "relatedUrls", "security", "storage", "createHomeDir", "stdin", "tty",
+    "probes", "imagePullSecrets", "distributedFramework", "numWorkers", "minReplicas",
+    "maxReplicas", "cleanPodPolicy", "slotsPerWorker", "mpiLauncherCreationPolicy",
+    "sshAuthMountPath", "servingPort", "autoscaling", "servingConfiguration", NULL,
+};
+
+static const char *const compute_fields[] = {
+    "gpuDevicesRequest", "gpuRequestType", "gpuPortionRequest", "gpuPortionLimit",
+    "gpuMemoryRequest", "gpuMemoryLimit", "cpuCoreRequest", "cpuCoreLimit", "cpuMemoryRequest",
+    "cpuMemoryLimit", "largeShmRequest", "extendedResources", NULL,
+};
+
+static const char *const autoscaling_fields[] = {
+    "minReplicas", "maxReplicas", "initialReplicas", "activationReplicas", "metric",
+    "metricThreshold", "metricThresholdPercentage", "scaleToZeroRetentionSeconds",
+    "scaleDownDelaySeconds", "concurrencyHardLimit", NULL,
+};
+
+/* ---- reading a submission ---- */
+
+/* A Kubernetes memory quantity ("500M", "1Gi", "1024") in MiB, rounded up. */
+static int quantity_mib(const char *s, int64_t *out)
+{
+    char *end;
+    double v = strtod(s, &end), mul = 1;
+
+    if (end == s || v < 0)
+        return -1;
+    if (strcmp(end, "") == 0) mul = 1.0 / 1048576.0;
+    else if (strcmp(end, "K") == 0 || strcmp(end, "k") == 0) mul = 1e3 / 1048576.0;
+    else if (strcmp(end, "M") == 0) mul = 1e6 / 1048576.0;
+    else if (strcmp(end, "G") == 0) mul = 1e9 / 1048576.0;
+    else if (strcmp(end, "T") == 0) mul = 1e12 / 1048576.0;
+    else if (strcmp(end, "Ki") == 0) mul = 1.0 / 1024.0;
+    else if (strcmp(end, "Mi") == 0) mul = 1;
+    else if (strcmp(end, "Gi") == 0) mul = 1024;
+    else if (strcmp(end, "Ti") == 0) mul = 1024.0 * 1024.0;
+    else return -1;
+    if (v * mul > 1e12)
+        return -1;
+    *out = (int64_t)ceil(v * mul);
+    return 0;
+}
+
+static int compute_in(struct api_req *r, json_t *c, struct db_workload *w)
+{
+    int64_t devices = -1;
+    double portion = -1, cores = 0;
+    char type[16] = "portion", mem[32] = "";
+
+    if (!c || json_is_null(c))
+        return 0;
+    if (!json_is_object(c) || api_json_allow(r, c, compute_fields, "spec.compute")) {
+        if (!json_is_object(c))
+            api_error(r, 400, "Bad request", "spec.compute must be an object");
+        return -1;
+    }
+    if (api_json_int(r, c, "gpuDevicesRequest", 0, SCHED_MAX_NODE_GPUS, &devices) ||
+        api_json_num(r, c, "gpuPortionRequest", 0, 1, &portion) ||
+        api_json_str(r, c, "gpuRequestType", type, sizeof(type), 0) ||
+        api_json_num(r, c, "cpuCoreRequest", 0, 1e6, &cores) ||
+        api_json_str(r, c, "cpuMemoryRequest", mem, sizeof(mem), 0))
+        return -1;
+    if (strcmp(type, "portion") != 0 || json_object_get(c, "gpuMemoryRequest")) {
+        api_error(r, 400, "Bad request", "only gpuRequestType 'portion' is supported");
+        return -1;
+    }
+    if (portion > 0 && portion < 1 && devices > 1) {
+        api_error(r, 400, "Bad request", "a GPU portion below 1 asks for one device at most");
+        return -1;
+    }
+    if (portion > 0 && portion < 1) {
+        w->gpu_devices = 0;
+        w->gpu_portion = (int64_t)llround(portion * 1000);
+        if (w->gpu_portion < 1)
+            w->gpu_portion = 1;
+        if (w->gpu_portion > 999)
+            w->gpu_portion = 999;
+    } else {
+        w->gpu_devices = devices >= 0 ? (int)devices : portion == 1 ? 1 : 0;
+        w->gpu_portion = 0;
+    }
+    w->cpu_milli = (int64_t)llround(cores * 1000);
+    if (mem[0] && quantity_mib(mem, &w->mem_mib)) {
+        api_error(r, 400, "Bad request", "spec.compute.cpuMemoryRequest is not a quantity");
+        return -1;
+    }
+    return 0;
+}
+
+static int pools_in(struct api_req *r, json_t *a, struct db_workload *w)
+{
+    size_t i, used = 0;
+    struct db_pool p;
+
+    if (!a || json_is_null(a))
+        return 0;
+    if (!json_is_array(a) || json_array_size(a) > 16) {
+        api_error(r, 400, "Bad request", "spec.nodePools must be an array of pool names");
+        return -1;
+    }
+    for (i = 0; i < json_array_size(a); i++) {
+        json_t *v = json_array_get(a, i);
+        size_t n;
+        if (!json_is_string(v) || db_pool_by_name(r->app->db, json_string_value(v), &p)) {
+            api_error(r, 400, "Bad request", "spec.nodePools names no node pool");
+            return -1;
+        }
+        n = strlen(p.name);
+        if (used + n + 2 > sizeof(w->pools)) {
+            api_error(r, 400, "Bad request", "spec.nodePools is too long");
+            return -1;
+        }
+        if (used)
+            w->pools[used++] = ',';
+        memcpy(w->pools + used, p.name, n + 1);
+        used += n;
+    }
+    return 0;
+}
+
+static int priority_in(struct api_req *r, json_t *spec, struct db_workload *w)
+{
+    char pre[32] = "";
+
+    if (api_json_str(r, spec, "priorityClass", w->priority_class, sizeof(w->priority_class), 0) ||
+        api_json_str(r, spec, "preemptibility", pre, sizeof(pre), 0))
+        return -1;
+    if (!w->priority_class[0])
+        snprintf(w->priority_class, sizeof(w->priority_class), "%s",
+                 sched_default_priority_class(w->type));
+    if (sched_priority_class(w->priority_class, &w->priority) != SCHED_OK) {
+        api_error(r, 400, "Bad request", "spec.priorityClass names no priority class");
+        return -1;
+    }
+    if (!pre[0])
+        w->preemptible = sched_default_preemptible(w->priority);
+    else if (strcmp(pre, "preemptible") == 0 || strcmp(pre, "non-preemptible") == 0)
+        w->preemptible = pre[0] == 'p';
+    else {
+        api_error(r, 400, "Bad request", "spec.preemptibility: preemptible or non-preemptible");
+        return -1;
+    }
+    return 0;
+}
+
+/* How many pods, and the gang minimum, by type. */
+static int pods_in(struct api_req *r, json_t *spec, json_t *top, struct db_workload *w)
+{
+    int64_t n = 1, min = -1, workers = 1;
+    json_t *as = json_object_get(spec, "autoscaling");
+
+    switch (w->type) {
+    case DB_TRAINING:
+        if (api_json_int(r, spec, "parallelism", 1, 1024, &n))
+            return -1;
+        break;
+    case DB_DISTRIBUTED:
+        if (api_json_int(r, spec, "numWorkers", 1, 1024, &workers) ||
+            api_json_int(r, spec, "minReplicas", 1, 1025, &min))
+            return -1;
+        n = workers + (json_is_false(json_object_get(top, "masterSpecSameAsWorker")) &&
+                               !json_object_get(top, "masterSpec") ? 0 : 1);
+        break;
+    case DB_INFERENCE:
+        if (as && !json_is_null(as)) {
+            if (!json_is_object(as) ||
+                api_json_allow(r, as, autoscaling_fields, "spec.autoscaling") ||
+                api_json_int(r, as, "minReplicas", 0, 1024, &min) ||
+                api_json_int(r, as, "initialReplicas", 0, 1024, &n))
+                return -1;
+            if (min > n)
+                n = min;
+            if (n < 1)
+                n = 1;
+            min = min < 1 ? 1 : min;
+        }
+        break;
+    default:
+        break;
+    }
+    w->n_pods = (int)n;
+    w->min_pods = min >= 1 && min <= n ? (int)min : (int)n;
+    return 0;
+}
+
+static int name_in(struct api_req *r, json_t *o, struct db_workload *w)
+{
+    int prefix = 0;
+    char suffix[8];
+    size_t i, n;
+
+    if (api_json_str(r, o, "name", w->name, 58, 1) ||
+        api_json_bool(r, o, "useGivenNameAsPrefix", &prefix))
+        return -1;
+    if (prefix) {
+        if (api_random_text(suffix, sizeof(suffix), 5)) {
+            api_error(r, 500, "Internal error", "no randomness");
+            return -1;
+        }
+        for (i = 0; suffix[i]; i++)
+            suffix[i] = (char)((unsigned char)suffix[i] % 26 + 'a');
+        n = strlen(w->name);
+        snprintf(w->name + n, sizeof(w->name) - n, "-%s", suffix);
+    }
+    if (!api_valid_name(w->name)) {
+        api_error(r, 400, "Bad request",
+                  "name: lowercase letters, digits and '-', at most 63 characters");
+        return -1;
+    }
+    return 0;
+}
+
+/* Finds the target project and checks the right to submit there. */
+static int project_in(struct api_req *r, json_t *o, struct db_workload *w)
+{
+    char pid[DB_ID_LEN + 8] = "", cid[64] = "";
+    struct db_queue *q;
+    int rc, ok = -1;
+
+    if (api_json_str(r, o, "projectId", pid, sizeof(pid), 1) ||
+        api_json_str(r, o, "clusterId", cid, sizeof(cid), 0))
+        return -1;
+    if (cid[0] && strcmp(cid, API_CLUSTER_ID) != 0) {
+        api_error(r, 400, "Bad request", "clusterId names no cluster");
+        return -1;
+    }
+    q = calloc(1, sizeof(*q));
+    if (!q) {
+        api_error(r, 500, "Internal error", "out of memory");
+        return -1;
+    }
+    rc = db_queue_get(r->app->db, pid, q);
+    if (rc == DB_OK && q->kind == DB_PROJECT &&
+        api_can(&r->who, API_WL_WRITE, q->id, q->parent_id)) {
+        w->project_seq = q->seq;
+        snprintf(w->project_id, sizeof(w->project_id), "%s", q->id);
+        snprintf(w->project_name, sizeof(w->project_name), "%s", q->name);
+        snprintf(w->department_id, sizeof(w->department_id), "%s", q->parent_id);
+        snprintf(w->department_name, sizeof(w->department_name), "%s", q->parent_name);
+        ok = 0;
+    } else if (rc == DB_OK || !api_can(&r->who, API_WL_WRITE, "", "")) {
+        api_error(r, 403, "Forbidden", "the caller may not submit to this project");
+    } else if (rc == DB_ENOTFOUND || q->kind != DB_PROJECT) {
+        api_error(r, 400, "Bad request", "projectId names no project");
+    } else {
+        api_db_error(r, rc, "cannot read the project");
+    }
+    free(q);
+    return ok;
+}
+
+static int spec_in(struct api_req *r, json_t *o, struct db_workload *w)
+{
+    json_t *spec = json_object_get(o, "spec");
+
+    if (!spec || json_is_null(spec)) {
+        api_error(r, 400, "Bad request", "field 'spec' is required");
+        return -1;
+    }
+    if (!json_is_object(spec)) {
+        api_error(r, 400, "Bad request", "field 'spec' must be an object");
+        return -1;
+    }
+    if (api_json_allow(r, spec, spec_fields, "spec") ||
+        api_json_str(r, spec, "image", w->image, sizeof(w->image), 0) ||
+        api_json_str(r, spec, "nodeType", w->node_type, sizeof(w->node_type), 0) ||
+        compute_in(r, json_object_get(spec, "compute"), w) ||
+        pools_in(r, json_object_get(spec, "nodePools"), w) || priority_in(r, spec, w) ||
+        pods_in(r, spec, o, w))
+        return -1;
+    w->spec = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
+    if (!w->spec) {
+        api_error(r, 500, "Internal error", "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static json_t *typed_json(const struct db_workload *w)
+{
+    json_t *spec = w->spec ? json_loads(w->spec, 0, NULL) : NULL;
+
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:s, s:o}", "name",
+                     w->name, "requestedName", w->name, "workloadId", w->id, "projectId",
+                     w->project_id, "departmentId", w->department_id, "clusterId",
+                     API_CLUSTER_ID, "createdBy", w->created_by, "createdAt",
+                     api_time(w->created_at), "deletedAt", api_time(w->deleted_at),
+                     "desiredPhase", w->desired_phase, "actualPhase", w->phase, "spec",
+                     spec ? spec : json_object());
+}
+
+static void create(struct api_req *r, int type)
+{
+    struct db_workload *w = calloc(1, sizeof(*w));
+    json_t *o = NULL;
+    int rc;
+
+    if (!w) {
+        api_error(r, 500, "Internal error", "out of memory");
+        return;
+    }
+    w->type = type;
+    snprintf(w->created_by, sizeof(w->created_by), "%s", r->who.user.login);
+    o = api_body_object(r);
+    if (!o || api_json_allow(r, o, top_fields, NULL) || name_in(r, o, w) ||
+        project_in(r, o, w) || spec_in(r, o, w))
+        goto out;
+    rc = db_workload_insert(r->app->db, w);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, rc == DB_ECONFLICT ? "a workload of that name exists in the project"
+                                               : "cannot store the workload");
+        goto out;
+    }
+    api_metrics_submitted();
+    api_sched_wake(r->app->sched);
+    api_reply(r, 202, typed_json(w));
+out:
+    json_decref(o);
+    db_workloads_free(w, 1);
+}
+
+void api_h_wl_create_training(struct api_req *r)
+{
+    create(r, DB_TRAINING);
+}
+
+void api_h_wl_create_workspace(struct api_req *r)
+{
+    create(r, DB_WORKSPACE);
+}
+
+void api_h_wl_create_distributed(struct api_req *r)
+{
+    create(r, DB_DISTRIBUTED);
+}
+
+void api_h_wl_create_inference(struct api_req *r)
+{
+    create(r, DB_INFERENCE);
+}
+
+/* ---- the generic view ---- */
+
+static const char *category(int type)
+{
+    return type == DB_WORKSPACE ? "Build" : type == DB_INFERENCE ? "Deploy" : "Train";
+}
+
+static json_t *pools_array(const char *pools)
+{
+    json_t *a = json_array();
+    const char *p = pools;
+
+    while (a && p && *p) {
+        const char *c = strchr(p, ',');
+        size_t n = c ? (size_t)(c - p) : strlen(p);
+        json_array_append_new(a, json_stringn(p, n));
+        p = c ? c + 1 : NULL;
+    }
+    return a;
+}
+
+static json_t *requested_json(const struct db_workload *w, int pods)
+{
+    double gpu = w->gpu_portion ? dev(w->gpu_portion) : (double)w->gpu_devices;
+
+    return json_pack("{s:s, s:{s:f}, s:{s:f}, s:{s:s}}", "gpuRequestType", "portion", "gpu",
+                     "request", gpu * pods, "cpu", "request", dev(w->cpu_milli) * pods,
+                     "cpuMemory", "request", "");
+}
+
+static json_t *generic_json(const struct db_workload *w)
+{
+    char ns[DB_NAME_LEN + 8], mem[32];
+    int running = strcmp(w->phase, "Running") == 0;
+    json_t *o, *spec = w->spec ? json_loads(w->spec, 0, NULL) : NULL;
+
+    snprintf(ns, sizeof(ns), "runai-%s", w->project_name);
+    o = json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:s,"
+                  " s:o, s:s, s:o, s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:s}",
+                  "id", w->id, "name", w->name, "type", db_type_name(w->type), "tenantId", 1,
+                  "clusterId", API_CLUSTER_ID, "projectId", w->project_id, "projectName",
+                  w->project_name, "departmentId", w->department_id, "departmentName",
+                  w->department_name, "namespace", ns, "createdAt", api_time(w->created_at),
+                  "updatedAt", api_time(w->updated_at), "deletedAt", api_time(w->deleted_at),
+                  "phase", w->phase, "phaseUpdatedAt", api_time(w->phase_updated_at),
+                  "k8sPhase", running ? "Running" : "Pending", "k8sPhaseUpdatedAt",
+                  api_time(w->phase_updated_at), "runningPods", w->running_pods, "priority",
+                  w->priority, "priorityClassName", w->priority_class, "source",
+                  "Control-plane", "category", category(w->type), "phaseMessage",
+                  w->phase_message, "desiredPhase", w->desired_phase, "preemptible",
+                  w->preemptible, "submittedBy", w->created_by, "phaseReason",
+                  w->phase_reason);
+    if (!o) {
+        json_decref(spec);
+        return NULL;
+    }
+    snprintf(mem, sizeof(mem), "%lldMi", (long long)w->mem_mib * w->running_pods);
+    json_object_set_new(o, "conditions",
+                        json_pack("[{s:s, s:s, s:s, s:s, s:o}]", "type", "Ready", "status",
+                                  running ? "True" : "False", "reason", w->phase_reason,
+                                  "message", w->phase_message, "lastTransitionTime",
+                                  api_time(w->phase_updated_at)));
+    json_object_set_new(o, "requestedPods", json_pack("{s:i, s:i, s:i}", "number", w->n_pods,
+                                                      "min", w->min_pods, "max", w->n_pods));
+    json_object_set_new(o, "workloadRequestedResources", requested_json(w, w->n_pods));
+    json_object_set_new(o, "podsRequestedResources", requested_json(w, 1));
+    json_object_set_new(o, "allocatedResources",
+                        json_pack("{s:f, s:f, s:s}", "gpu", dev(w->alloc_gpu_milli), "cpu",
+                                  dev(w->cpu_milli) * w->running_pods, "cpuMemory", mem));
+    json_object_set_new(o, "requestedNodePools", pools_array(w->pools));
+    json_object_set_new(o, "images", json_pack("[s]", w->image));
+    json_object_set_new(o, "completedAt", api_time(w->completed_at));
+    json_object_set_new(o, "actionsSupport", json_pack("{s:b, s:b}", "delete", 1, "suspend",
+                                                       w->type != DB_INFERENCE));
+    json_object_set_new(o, "spec", spec ? spec : json_object());
+    return o;
+}
+
+/* ---- list and count ---- */
+
+static const char *const ops[] = {"==", "!=", "<=", ">=", "=@", "!@", "=^", "=$"};
+
+static int filter_in(const char *s, size_t n, struct db_filter *f)
+{
+    size_t i, k, best = (size_t)-1;
+    int op = -1;
+
+    for (i = 0; i + 1 < n && op < 0; i++)
+        for (k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+            if (strncmp(s + i, ops[k], 2) == 0) {
+                best = i;
+                op = (int)k;
+                break;
+            }
+    if (op < 0 || best == 0 || best >= sizeof(f->field) || n - best - 2 >= sizeof(f->value))
+        return -1;
+    memcpy(f->field, s, best);
+    f->field[best] = 0;
+    memcpy(f->op, ops[op], 3);
+    memcpy(f->value, s + best + 2, n - best - 2);
+    f->value[n - best - 2] = 0;
+    return 0;
+}
+
+static int query_in(struct api_req *r, struct db_wl_query *q)
+{
+    char buf[1024], *end;
+    const char *p;
+
+    memset(q, 0, sizeof(*q));
+    q->limit = API_PAGE_DEFAULT;
+    if (api_query(r, "filterBy", buf, sizeof(buf)) == 0)
+        for (p = buf; *p;) {
+            size_t n = strcspn(p, ",");
+            if (q->n_filters >= DB_MAX_FILTERS || filter_in(p, n, &q->filters[q->n_filters++]))
+                return api_error(r, 400, "Bad request", "filterBy: <field><op><value>,..."), -1;
+            p += n + (p[n] == ',');
+        }
+    if (api_query(r, "sortBy", q->sort_by, sizeof(q->sort_by)) != 0)
+        q->sort_by[0] = 0;
+    if (api_query(r, "sortOrder", buf, 8) == 0) {
+        if (strcmp(buf, "asc") && strcmp(buf, "desc"))
+            return api_error(r, 400, "Bad request", "sortOrder is asc or desc"), -1;
+        q->desc = buf[0] == 'd';
+    }
+    if (api_query(r, "offset", buf, 16) == 0 && ((q->offset = (int)strtol(buf, &end, 10)) < 0 ||
+                                                   *end))
+        return api_error(r, 400, "Bad request", "offset must be a non-negative integer"), -1;
+    if (api_query(r, "limit", buf, 16) == 0 &&
+        ((q->limit = (int)strtol(buf, &end, 10)) < 1 || q->limit > API_PAGE_MAX || *end))
+        return api_error(r, 400, "Bad request", "limit must be between 1 and 500"), -1;
+    if (api_query(r, "deleted", buf, 8) == 0)
+        q->include_deleted = strcmp(buf, "true") == 0;
+    return 0;
+}
+
+/* Restricts q to the projects the caller may read, unless it may read all. */
+static int scope_in(struct api_req *r, struct db_wl_query *q, int64_t **seqs)
+{
+    struct db_queue *ps = NULL;
+    int n = 0, i, rc;
+
+    *seqs = NULL;
+    if (api_can(&r->who, API_WL_READ, "", ""))
+        return 0;
+    rc = db_queue_list(r->app->db, DB_PROJECT, &ps, &n);
+    if (rc != DB_OK)
+        return api_db_error(r, rc, "cannot list projects"), -1;
+    *seqs = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (!*seqs) {
+        free(ps);
+        return api_error(r, 500, "Internal error", "out of memory"), -1;
+    }
+    for (i = 0; i < n; i++)
+        if (api_can(&r->who, API_WL_READ, ps[i].id, ps[i].parent_id))
+            (*seqs)[q->n_projects++] = ps[i].seq;
+    q->projects = *seqs;
+    free(ps);
+    return 0;
+}
+
+void api_h_wl_list(struct api_req *r)
+{
+    struct db_wl_query q;
+    struct db_workload *ws = NULL;
+    int64_t *seqs = NULL;
+    int n = 0, i, rc;
+    json_t *a, *o;
+
+    if (query_in(r, &q) || scope_in(r, &q, &seqs))
+        goto out;
+    q.limit++; /* one more row says whether there is a next page */
+    rc = db_workload_list(r->app->db, &q, &ws, &n);
+    q.limit--;
+    if (rc != DB_OK) {
+        api_db_error(r, rc, rc == DB_EINVAL ? "unknown filterBy or sortBy field, or bad value"
+                                            : "cannot list");
+        goto out;
+    }
+    a = json_array();
+    for (i = 0; i < n && i < q.limit; i++)
+        json_array_append_new(a, generic_json(&ws[i]));
+    o = json_pack("{s:o}", "workloads", a);
+    if (o && n > q.limit)
+        json_object_set_new(o, "next", json_integer(q.offset + q.limit));
+    api_reply(r, 200, o);
+out:
+    db_workloads_free(ws, n);
+    free(seqs);
+}
+
+void api_h_wl_count(struct api_req *r)
+{
+    struct db_wl_query q;
+    int64_t *seqs = NULL, count = 0;
+    int rc;
+
+    if (query_in(r, &q) || scope_in(r, &q, &seqs))
+        goto out;
+    rc = db_workload_count(r->app->db, &q, &count);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot count");
+        goto out;
+    }
+    api_reply(r, 200, json_pack("{s:I}", "count", (json_int_t)count));
+out:
+    free(seqs);
+}
+
+/* ---- one workload ---- */
+
+/* The type a typed path (/workloads/trainings/{id}) insists on, or -1. */
+static int path_type(const char *path)
+{
+    static const char *const seg[] = {"/trainings/", "/workspaces/", "/inferences/",
+                                      "/distributed/"};
+    int i;
+
+    for (i = 0; i < 4; i++)
+        if (strstr(path, seg[i]))
+            return i;
+    return -1;
+}
+
+/* Loads the path's workload if the caller may read it (else 404) and, when
+ * `perm` asks more, holds it (else 403). */
+static int load(struct api_req *r, unsigned perm, struct db_workload *w)
+{
+    int rc = db_workload_get(r->app->db, r->params[0], w);
+    int t = path_type(r->path);
+
+    if (rc == DB_OK && ((t >= 0 && w->type != t) ||
+                        !api_can(&r->who, API_WL_READ, w->project_id, w->department_id)))
+        rc = DB_ENOTFOUND;
+    if (rc == DB_OK && w->deleted_at && perm != API_WL_READ)
+        rc = DB_ENOTFOUND;
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "no such workload");
+        return -1;
+    }
+    if (perm != API_WL_READ && !api_can(&r->who, perm, w->project_id, w->department_id)) {
+        api_error(r, 403, "Forbidden", "the caller may not change workloads of this project");
+        return -1;
+    }
+    return 0;
+}
+
+void api_h_wl_get(struct api_req *r)
+{
+    struct db_workload w;
+
+    if (load(r, API_WL_READ, &w) == 0)
+        api_reply(r, 200, path_type(r->path) >= 0 ? typed_json(&w) : generic_json(&w));
+    db_workload_clear(&w);
+}
+
+static void act(struct api_req *r, int action, const char *done)
+{
+    struct db_workload w;
+    char msg[DB_NAME_LEN + 64];
+    int rc;
+
+    if (load(r, API_WL_WRITE, &w) != 0)
+        goto out;
+    if (action != DB_WL_DELETE && w.type == DB_INFERENCE) {
+        api_error(r, 400, "Bad request", "inference workloads cannot be suspended or resumed");
+        goto out;
+    }
+    rc = db_workload_act(r->app->db, w.seq, action, r->who.user.login, api_now_ms());
+    if (rc != DB_OK) {
+        api_db_error(r, rc, rc == DB_ECONFLICT ? "the workload is not suspended"
+                                               : "cannot change the workload");
+        goto out;
+    }
+    api_sched_wake(r->app->sched);
+    snprintf(msg, sizeof(msg), "workload %s %s", w.name, done);
+    api_reply(r, 202, json_pack("{s:i, s:s}", "code", 202, "message", msg));
+out:
+    db_workload_clear(&w);
+}
+
+void api_h_wl_delete(struct api_req *r)
+{
+    act(r, DB_WL_DELETE, "is being deleted");
+}
+
+void api_h_wl_suspend(struct api_req *r)
+{
+    act(r, DB_WL_SUSPEND, "suspended");
+}
+
+void api_h_wl_resume(struct api_req *r)
+{
+    act(r, DB_WL_RESUME, "resumed");
+}
+
+void api_h_wl_events(struct api_req *r)
+{
+    struct db_workload w;
+    struct db_event *ev = NULL;
+    struct db_wl_query q;
+    char ns[DB_NAME_LEN + 8], id[24];
+    int n = 0, i, rc;
+    json_t *a, *o;
+
+    if (load(r, API_WL_READ, &w) != 0 || query_in(r, &q) != 0)
+        goto out;
+    rc = db_event_list(r->app->db, w.seq, q.desc, q.offset, q.limit + 1, &ev, &n);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot list events");
+        goto out;
+    }
+    snprintf(ns, sizeof(ns), "runai-%s", w.project_name);
+    a = json_array();
+    for (i = 0; i < n && i < q.limit; i++) {
+        snprintf(id, sizeof(id), "%lld", (long long)ev[i].seq);
+        json_array_append_new(
+            a, json_pack("{s:o, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:s}}",
+                         "createdAt", api_time(ev[i].created_at), "id", id, "type", ev[i].type,
+                         "clusterId", API_CLUSTER_ID, "message", ev[i].message, "reason",
+                         ev[i].reason, "source", "allot-scheduler", "involvedObject", "uid",
+                         w.id, "kind", "Workload", "name", w.name, "namespace", ns));
+    }
+    o = json_pack("{s:o}", "events", a);
+    if (o && n > q.limit)
+        json_object_set_new(o, "next", json_integer(q.offset + q.limit));
+    api_reply(r, 200, o);
+out:
+    free(ev);
+    db_workload_clear(&w);
+}
+
+static json_t *pod_json(const struct db_workload *w, int idx, const struct db_pod *p)
+{
+    char id[DB_ID_LEN + 16], name[DB_NAME_LEN + 16];
+    json_t *devs = json_array();
+    double gpu = w->gpu_portion ? dev(w->gpu_portion) : (double)w->gpu_devices;
+    int d;
+
+    snprintf(id, sizeof(id), "%s-%d", w->id, idx);
+    snprintf(name, sizeof(name), "%s-%d-0", w->name, idx);
+    for (d = 0; p && d < 64; d++)
+        if (p->devices & ((uint64_t)1 << d))
+            json_array_append_new(devs, json_integer(d));
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:s?, s:s?, s:o, s:s, s:s,"
+                     " s:o, s:[{s:s, s:s}], s:{s:f}, s:{s:f}, s:o}",
+                     "id", id, "name", name, "workloadId", w->id, "workloadName", w->name,
+                     "clusterId", API_CLUSTER_ID, "projectId", w->project_id, "projectName",
+                     w->project_name, "tenantId", 1, "nodeName", p ? p->node_name : NULL,
+                     "currentNodePool", p ? p->pool_name : NULL, "requestedNodePools",
+                     pools_array(w->pools), "k8sPhase", p ? "Running" : "Pending",
+                     "priorityClassName", w->priority_class, "createdAt",
+                     api_time(w->created_at), "containers", "name", w->name, "image", w->image,
+                     "requestedResources", "gpu", gpu, "allocatedResources", "gpu",
+                     p ? gpu : 0.0, "gpuDevices", devs);
+}
+
+void api_h_wl_pods(struct api_req *r)
+{
+    struct db_workload w;
+    struct db_pod *pods = NULL;
+    int n = 0, i, k, rc;
+    json_t *a;
+
+    if (load(r, API_WL_READ, &w) != 0)
+        goto out;
+    rc = db_pod_list(r->app->db, w.seq, &pods, &n);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot list pods");
+        goto out;
+    }
+    a = json_array();
+    for (i = 0; i < w.n_pods && !w.deleted_at; i++) {
+        const struct db_pod *p = NULL;
+        for (k = 0; k < n; k++)
+            if (pods[k].idx == i)
+                p = &pods[k];
+        json_array_append_new(a, pod_json(&w, i, p));
+    }
+    api_reply(r, 200, json_pack("{s:o}", "pods", a));
+out:
+    free(pods);
+    db_workload_clear(&w);
+}

@@ -1,0 +1,523 @@
+/*
+ * http.c: the civetweb glue: server options, the route table, and the
+ * dispatcher every request goes through.
+ *
+ * A request's path through dispatch():
+ *   Step 1: match the route table (404 no path, 405 wrong method);
+ *   Step 2: the client's token bucket (429 with Retry-After);
+ *   Step 3: read the body, at most API_BODY_MAX bytes (413, connection
+ *           closed, the rest never read);
+ *   Step 4: unless the route is public, the bearer token (401) and the
+ *           route's right on some scope (403);
+ *   Step 5: the handler, which checks the object it touches;
+ *   Step 6: free what the request owned; count it in the metrics.
+ *
+ * Invariants:
+ *   1. civetweb serves nothing by itself: no document_root, no directory
+ *      listing, no CORS (the access_control_* options are empty), no TLS.
+ *   2. Every reply carries Content-Length, Cache-Control: no-store and
+ *      X-Content-Type-Options: nosniff.
+ */
+#include "api.h"
+
+#include <civetweb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+const struct api_route api_routes[] = {
+    {"GET", "/", api_h_dashboard, API_PUBLIC},
+    {"GET", "/healthz", api_h_healthz, API_PUBLIC},
+    {"GET", "/metrics", api_h_metrics, API_PUBLIC},
+    {"POST", "/api/v1/token", api_h_token_v1, API_PUBLIC},
+    {"POST", "/api/v2/token", api_h_token_v2, API_PUBLIC},
+    {"GET", "/api/v1/clusters", api_h_clusters, API_AUTH},
+    {"GET", "/api/v1/nodes", api_h_nodes, API_AUTH},
+    {"GET", "/api/v1/node-pools", api_h_pools_list, API_AUTH},
+    {"POST", "/api/v1/node-pools", api_h_pools_create, API_NODE_WRITE},
+    {"GET", "/api/v1/org-unit/departments", api_h_departments_list, API_ORG_READ},
+    {"POST", "/api/v1/org-unit/departments", api_h_departments_create, API_ORG_WRITE},
+    {"GET", "/api/v1/org-unit/departments/{id}", api_h_department_get, API_ORG_READ},
+    {"DELETE", "/api/v1/org-unit/departments/{id}", api_h_department_delete, API_ORG_WRITE},
+    {"PUT", "/api/v1/org-unit/departments/{id}/resources", api_h_department_resources,
+     API_ORG_WRITE},
+    {"GET", "/api/v1/org-unit/projects", api_h_projects_list, API_ORG_READ},
+    {"POST", "/api/v1/org-unit/projects", api_h_projects_create, API_ORG_WRITE},
+    {"GET", "/api/v1/org-unit/projects/{id}", api_h_project_get, API_ORG_READ},
+    {"DELETE", "/api/v1/org-unit/projects/{id}", api_h_project_delete, API_ORG_WRITE},
+    {"PUT", "/api/v1/org-unit/projects/{id}/resources", api_h_project_resources, API_ORG_WRITE},
+    {"GET", "/api/v1/users", api_h_users_list, API_IAM},
+    {"POST", "/api/v1/users", api_h_users_create, API_IAM},
+    {"DELETE", "/api/v1/users/{id}", api_h_user_delete, API_IAM},
+    {"POST", "/api/v1/users/{id}/logout", api_h_user_logout, API_IAM},
+    {"POST", "/api/v1/me/password", api_h_me_password, API_AUTH},
+    {"GET", "/api/v1/service-accounts", api_h_service_accounts_list, API_IAM},
+    {"POST", "/api/v1/service-accounts", api_h_service_accounts_create, API_IAM},
+    {"DELETE", "/api/v1/service-accounts/{id}", api_h_service_account_delete, API_IAM},
+    {"GET", "/api/v1/authorization/roles", api_h_roles, API_AUTH},
+    {"GET", "/api/v1/authorization/access-rules", api_h_rules_list, API_IAM},
+    {"POST", "/api/v1/authorization/access-rules", api_h_rules_create, API_IAM},
+    {"GET", "/api/v1/authorization/access-rules/{id}", api_h_rule_get, API_IAM},
+    {"DELETE", "/api/v1/authorization/access-rules/{id}", api_h_rule_delete, API_IAM},
+    {"GET", "/api/v1/authorization/me/access-rules", api_h_me_rules, API_AUTH},
+    {"POST", "/api/v1/workloads/trainings", api_h_wl_create_training, API_WL_WRITE},
+    {"POST", "/api/v1/workloads/workspaces", api_h_wl_create_workspace, API_WL_WRITE},
+    {"POST", "/api/v1/workloads/distributed", api_h_wl_create_distributed, API_WL_WRITE},
+    {"POST", "/api/v1/workloads/inferences", api_h_wl_create_inference, API_WL_WRITE},
+    {"GET", "/api/v1/workloads/trainings/{id}", api_h_wl_get, API_WL_READ},
+    {"GET", "/api/v1/workloads/workspaces/{id}", api_h_wl_get, API_WL_READ},
+    {"GET", "/api/v1/workloads/distributed/{id}", api_h_wl_get, API_WL_READ},
+    {"GET", "/api/v1/workloads/inferences/{id}", api_h_wl_get, API_WL_READ},
+    {"DELETE", "/api/v1/workloads/trainings/{id}", api_h_wl_delete, API_WL_WRITE},
+    {"DELETE", "/api/v1/workloads/workspaces/{id}", api_h_wl_delete, API_WL_WRITE},
+    {"DELETE", "/api/v1/workloads/distributed/{id}", api_h_wl_delete, API_WL_WRITE},
+    {"DELETE", "/api/v1/workloads/inferences/{id}", api_h_wl_delete, API_WL_WRITE},
+    {"POST", "/api/v1/workloads/trainings/{id}/suspend", api_h_wl_suspend, API_WL_WRITE},
+    {"POST", "/api/v1/workloads/workspaces/{id}/suspend", api_h_wl_suspend, API_WL_WRITE},
+    {"POST", "/api/v1/workloads/distributed/{id}/suspend", api_h_wl_suspend, API_WL_WRITE},
+    {"POST", "/api/v1/workloads/trainings/{id}/resume", api_h_wl_resume, API_WL_WRITE},
+    {"POST", "/api/v1/workloads/workspaces/{id}/resume", api_h_wl_resume, API_WL_WRITE},
+    {"POST", "/api/v1/workloads/distributed/{id}/resume", api_h_wl_resume, API_WL_WRITE},
+    {"GET", "/api/v1/workloads", api_h_wl_list, API_WL_READ},
+    {"GET", "/api/v1/workloads/count", api_h_wl_count, API_WL_READ},
+    {"GET", "/api/v1/workloads/{id}", api_h_wl_get, API_WL_READ},
+    {"DELETE", "/api/v1/workloads/{id}", api_h_wl_delete, API_WL_WRITE},
+    {"POST", "/api/v1/workloads/{id}/suspend", api_h_wl_suspend, API_WL_WRITE},
+    {"POST", "/api/v1/workloads/{id}/resume", api_h_wl_resume, API_WL_WRITE},
+    {"GET", "/api/v1/workloads/{id}/events", api_h_wl_events, API_WL_READ},
+    {"GET", "/api/v1/workloads/{id}/pods", api_h_wl_pods, API_WL_READ},
+};
+const int api_n_routes = (int)(sizeof(api_routes) / sizeof(api_routes[0]));
+
+int64_t api_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+json_t *api_time(int64_t ms)
+{
+    char buf[96];
+    time_t s = (time_t)(ms / 1000);
+    struct tm tm;
+
+    if (ms <= 0)
+        return json_null();
+    gmtime_r(&s, &tm);
+    snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+    return json_string(buf);
+}
+
+/* ---- replies ---- */
+
+static void send_raw(struct api_req *r, int status, const char *type, const char *body,
+                     size_t len, const char *extra)
+{
+    char head[512];
+    char *one;
+    int n = snprintf(head, sizeof(head),
+                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                     "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n%s\r\n",
+                     status, mg_get_response_code_text(r->conn, status), type, len,
+                     extra ? extra : "");
+
+    r->status = status;
+    if (n < 0 || (size_t)n >= sizeof(head))
+        return;
+    /* one write per reply: header and body in separate segments would
+     * meet Nagle's algorithm and the peer's delayed ACK */
+    one = malloc((size_t)n + len);
+    if (one) {
+        memcpy(one, head, (size_t)n);
+        if (len)
+            memcpy(one + n, body, len);
+        mg_write(r->conn, one, (size_t)n + len);
+        free(one);
+        return;
+    }
+    mg_write(r->conn, head, (size_t)n);
+    if (len)
+        mg_write(r->conn, body, len);
+}
+
+void api_reply_text(struct api_req *r, int status, const char *type, const char *text,
+                    size_t len)
+{
+    send_raw(r, status, type, text, len, NULL);
+}
+
+void api_reply(struct api_req *r, int status, json_t *body)
+{
+    char *s = body ? json_dumps(body, JSON_COMPACT) : NULL;
+
+    if (!s) {
+        static const char oom[] = "{\"code\":500,\"message\":\"out of memory\"}";
+        send_raw(r, 500, "application/json", oom, sizeof(oom) - 1, NULL);
+    } else {
+        send_raw(r, status, "application/json", s, strlen(s), NULL);
+    }
+    free(s);
+    json_decref(body);
+}
+
+static void error_with(struct api_req *r, int status, const char *message, const char *details,
+                       const char *extra)
+{
+    json_t *e = json_pack("{s:i, s:s, s:s}", "code", status, "message", message, "details",
+                          details ? details : "");
+    char *s = e ? json_dumps(e, JSON_COMPACT) : NULL;
+
+    if (s)
+        send_raw(r, status, "application/json", s, strlen(s), extra);
+    else
+        send_raw(r, 500, "application/json", "{\"code\":500,\"message\":\"out of memory\"}",
+                 38, extra);
+    free(s);
+    json_decref(e);
+}
+
+void api_error(struct api_req *r, int status, const char *message, const char *details)
+{
+    error_with(r, status, message, details, NULL);
+}
+
+void api_db_error(struct api_req *r, int rc, const char *what)
+{
+    switch (rc) {
+    case DB_ENOTFOUND: api_error(r, 404, "Not found", what); break;
+    case DB_ECONFLICT: api_error(r, 409, "Conflict", what); break;
+    case DB_EINVAL: api_error(r, 400, "Bad request", what); break;
+    case DB_ECLOSED: api_error(r, 503, "Service unavailable", "the server is stopping"); break;
+    default: api_error(r, 500, "Internal error", "storage failure"); break;
+    }
+}
+
+json_t *api_body_object(struct api_req *r)
+{
+    json_error_t err;
+    json_t *o;
+
+    if (!r->body || r->body_len == 0) {
+        api_error(r, 400, "Bad request", "a JSON object body is required");
+        return NULL;
+    }
+    o = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &err);
+    if (!o) {
+        char details[256];
+        snprintf(details, sizeof(details), "malformed JSON at line %d column %d: %s", err.line,
+                 err.column, err.text);
+        api_error(r, 400, "Bad request", details);
+        return NULL;
+    }
+    if (!json_is_object(o)) {
+        json_decref(o);
+        api_error(r, 400, "Bad request", "the body must be a JSON object");
+        return NULL;
+    }
+    return o;
+}
+
+/* ---- query strings ---- */
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* URL-decodes src[0..n) into out (form rules: '+' is a space). */
+static int url_decode(const char *src, size_t n, char *out, size_t len)
+{
+    size_t i, o = 0;
+
+    for (i = 0; i < n; i++) {
+        int c = (unsigned char)src[i];
+        if (c == '%') {
+            int h, l;
+            if (i + 2 >= n)
+                return -1;
+            h = hexval(src[i + 1]);
+            l = hexval(src[i + 2]);
+            if (h < 0 || l < 0 || (h == 0 && l == 0))
+                return -1;
+            c = h * 16 + l;
+            i += 2;
+        } else if (c == '+') {
+            c = ' ';
+        }
+        if (o + 1 >= len)
+            return -1;
+        out[o++] = (char)c;
+    }
+    out[o] = 0;
+    return 0;
+}
+
+int api_form_get(const char *s, const char *name, char *out, size_t len)
+{
+    size_t nl = strlen(name);
+
+    while (s && *s) {
+        const char *amp = strchr(s, '&');
+        size_t seg = amp ? (size_t)(amp - s) : strlen(s);
+        if (seg > nl && strncmp(s, name, nl) == 0 && s[nl] == '=')
+            return url_decode(s + nl + 1, seg - nl - 1, out, len);
+        s = amp ? amp + 1 : NULL;
+    }
+    return -1;
+}
+
+int api_query(const struct api_req *r, const char *name, char *out, size_t len)
+{
+    return api_form_get(r->query, name, out, len);
+}
+
+/* ---- dispatch ---- */
+
+static int match(const char *pattern, const char *path, char params[2][DB_NAME_LEN])
+{
+    int np = 0;
+
+    while (*pattern && *path) {
+        if (*pattern != '/' || *path != '/')
+            return 0;
+        pattern++;
+        path++;
+        if (*pattern == '{') {
+            size_t n = strcspn(path, "/");
+            if (n == 0 || n >= DB_NAME_LEN || np >= 2)
+                return 0;
+            memcpy(params[np], path, n);
+            params[np][n] = 0;
+            np++;
+            path += n;
+            pattern = strchr(pattern, '}') + 1;
+        } else {
+            size_t n = strcspn(pattern, "/");
+            if (strncmp(pattern, path, n) != 0 || (path[n] != '/' && path[n] != 0))
+                return 0;
+            pattern += n;
+            path += n;
+        }
+    }
+    return *pattern == 0 && *path == 0;
+}
+
+static const struct api_route *find_route(struct api_req *r, int *path_known)
+{
+    int i;
+
+    *path_known = 0;
+    for (i = 0; i < api_n_routes; i++) {
+        char params[2][DB_NAME_LEN];
+        if (!match(api_routes[i].pattern, r->path, params))
+            continue;
+        *path_known = 1;
+        if (strcmp(api_routes[i].method, r->method) != 0)
+            continue;
+        memcpy(r->params, params, sizeof(params));
+        return &api_routes[i];
+    }
+    return NULL;
+}
+
+/* Reads the body; replies 413 (and returns -1) past the cap. */
+static int read_body(struct api_req *r, long long content_length)
+{
+    size_t cap = content_length >= 0 ? (size_t)content_length : 4096, got = 0;
+    char *buf;
+
+    if (content_length > API_BODY_MAX) {
+        error_with(r, 413, "Payload too large", "the request body is capped at 1 MiB",
+                   "Connection: close\r\n");
+        return -1;
+    }
+    buf = malloc(cap + 1);
+    if (!buf) {
+        api_error(r, 500, "Internal error", "out of memory");
+        return -1;
+    }
+    for (;;) {
+        int n;
+        if (got == cap) {
+            char *nb;
+            if (content_length >= 0 || cap >= API_BODY_MAX)
+                break;
+            cap = cap * 2 > API_BODY_MAX ? API_BODY_MAX + 1 : cap * 2;
+            nb = realloc(buf, cap + 1);
+            if (!nb)
+                break;
+            buf = nb;
+        }
+        n = mg_read(r->conn, buf + got, cap - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+        if (got > API_BODY_MAX) {
+            free(buf);
+            error_with(r, 413, "Payload too large", "the request body is capped at 1 MiB",
+                       "Connection: close\r\n");
+            return -1;
+        }
+    }
+    buf[got] = 0;
+    r->body = buf;
+    r->body_len = got;
+    return 0;
+}
+
+static int load_principal(struct api_req *r, int64_t uid, int64_t tv)
+{
+    int rc = db_user_get(r->app->db, uid, &r->who.user);
+
+    if (rc != DB_OK || r->who.user.token_version != tv)
+        return -1;
+    memset(r->who.user.secret_hash, 0, sizeof(r->who.user.secret_hash));
+    rc = db_rule_list(r->app->db, r->who.user.login, &r->who.rules, &r->who.n_rules);
+    return rc == DB_OK ? 0 : -1;
+}
+
+static int authenticate(struct api_req *r)
+{
+    const char *h = mg_get_header(r->conn, "Authorization");
+    int64_t uid, tv;
+
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0 || strlen(h + 7) > API_TOKEN_MAX) {
+        api_error(r, 401, "Unauthorized", "a bearer token is required");
+        return -1;
+    }
+    if (api_token_verify(&r->app->key, h + 7, API_TOKEN_ACCESS, api_now_ms() / 1000, &uid,
+                         &tv) != 0 ||
+        load_principal(r, uid, tv) != 0) {
+        api_error(r, 401, "Unauthorized", "the token is invalid or expired");
+        return -1;
+    }
+    return 0;
+}
+
+static int rate_ok(struct api_req *r, int cost)
+{
+    int wait = api_ratelimit_take(r->app->rl, r->remote, cost, api_now_ms());
+    char extra[64];
+
+    if (wait == 0)
+        return 1;
+    snprintf(extra, sizeof(extra), "Retry-After: %d\r\n", wait);
+    error_with(r, 429, "Too many requests", "the client's request rate is limited", extra);
+    return 0;
+}
+
+static void serve(struct api_req *r, const struct mg_request_info *ri)
+{
+    const struct api_route *rt;
+    int known;
+
+    /* Step 1 */
+    rt = find_route(r, &known);
+    if (!rt) {
+        api_error(r, known ? 405 : 404, known ? "Method not allowed" : "Not found", r->path);
+        return;
+    }
+    /* Step 2: token grants cost more, to slow password guessing */
+    if (!rate_ok(r, rt->handler == api_h_token_v1 || rt->handler == api_h_token_v2 ? 10 : 1))
+        return;
+    /* Step 3 */
+    if ((strcmp(r->method, "POST") == 0 || strcmp(r->method, "PUT") == 0 ||
+         strcmp(r->method, "PATCH") == 0) &&
+        read_body(r, ri->content_length) != 0)
+        return;
+    /* Step 4 */
+    if (rt->perm != API_PUBLIC) {
+        if (authenticate(r) != 0)
+            return;
+        if ((rt->perm & ~(unsigned)API_AUTH) && !api_can_any(&r->who, rt->perm)) {
+            api_error(r, 403, "Forbidden", "the caller lacks the right this route needs");
+            return;
+        }
+    }
+    /* Step 5 */
+    rt->handler(r);
+}
+
+static int dispatch(struct mg_connection *conn, void *cbdata)
+{
+    const struct mg_request_info *ri = mg_get_request_info(conn);
+    struct api_req r;
+    struct timespec a, b;
+
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    memset(&r, 0, sizeof(r));
+    r.conn = conn;
+    r.app = cbdata;
+    r.method = ri->request_method;
+    r.path = ri->local_uri ? ri->local_uri : "/";
+    r.query = ri->query_string;
+    r.remote = ri->remote_addr;
+    r.content_type = mg_get_header(conn, "Content-Type");
+    serve(&r, ri);
+    /* Step 6 */
+    free(r.body);
+    api_principal_clear(&r.who);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    api_metrics_request(r.status, (int64_t)(b.tv_sec - a.tv_sec) * 1000000 +
+                                      (b.tv_nsec - a.tv_nsec) / 1000);
+    return r.status ? r.status : 500;
+}
+
+static int log_message(const struct mg_connection *conn, const char *message)
+{
+    (void)conn;
+    fprintf(stderr, "allotd: http: %s\n", message);
+    return 1;
+}
+
+int api_http_start(struct api_app *app)
+{
+    char threads[16];
+    const char *options[] = {
+        "listening_ports", app->cfg.listen,
+        "num_threads", threads,
+        "enable_keep_alive", "yes",
+        "keep_alive_timeout_ms", "2000",
+        "request_timeout_ms", "10000",
+        "enable_directory_listing", "no",
+        "access_control_allow_origin", "",
+        "access_control_allow_methods", "",
+        "access_control_allow_headers", "",
+        "max_request_size", "16384",
+        "tcp_nodelay", "1",
+        NULL, NULL,
+    };
+    struct mg_callbacks cb;
+    struct mg_server_port ports[4];
+
+    snprintf(threads, sizeof(threads), "%d", app->cfg.threads);
+    memset(&cb, 0, sizeof(cb));
+    cb.log_message = log_message;
+    app->mg = mg_start(&cb, app, options);
+    if (!app->mg) {
+        fprintf(stderr, "allotd: cannot listen on %s\n", app->cfg.listen);
+        return -1;
+    }
+    mg_set_request_handler(app->mg, "/", dispatch, app);
+    if (mg_get_server_ports(app->mg, 4, ports) > 0)
+        app->port = ports[0].port;
+    return 0;
+}
+
+void api_http_stop(struct api_app *app)
+{
+    if (app->mg)
+        mg_stop(app->mg); /* returns when in-flight requests have finished */
+    app->mg = NULL;
+}

@@ -1,0 +1,133 @@
+/*
+ * json_in.c: strict reading of request bodies.
+ *
+ * Invariants:
+ *   1. An object's keys must all be in the operation's allow-list; the
+ *      first unknown key is a 400 that names it (no mass assignment, no
+ *      silently ignored typo).
+ *   2. A field of the wrong type or out of range is a 400 that names it;
+ *      null counts as absent.
+ */
+#include "api.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static void bad_field(struct api_req *r, const char *key, const char *why)
+{
+    char details[256];
+
+    snprintf(details, sizeof(details), "field '%s': %s", key, why);
+    api_error(r, 400, "Bad request", details);
+}
+
+int api_json_allow(struct api_req *r, json_t *obj, const char *const *allowed, const char *where)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach(obj, key, v) {
+        const char *const *a;
+        for (a = allowed; *a; a++)
+            if (strcmp(*a, key) == 0)
+                break;
+        if (!*a) {
+            char details[256];
+            snprintf(details, sizeof(details), "unknown field '%s%s%s'", where ? where : "",
+                     where ? "." : "", key);
+            api_error(r, 400, "Bad request", details);
+            return -1;
+        }
+    }
+    (void)v;
+    return 0;
+}
+
+int api_json_str(struct api_req *r, json_t *obj, const char *key, char *out, size_t len,
+                 int required)
+{
+    json_t *v = json_object_get(obj, key);
+
+    if (!v || json_is_null(v)) {
+        if (required) {
+            bad_field(r, key, "is required");
+            return -1;
+        }
+        return 0;
+    }
+    if (!json_is_string(v)) {
+        bad_field(r, key, "must be a string");
+        return -1;
+    }
+    if (json_string_length(v) >= len || strlen(json_string_value(v)) != json_string_length(v)) {
+        bad_field(r, key, "is too long or holds a NUL");
+        return -1;
+    }
+    memcpy(out, json_string_value(v), json_string_length(v) + 1);
+    return 0;
+}
+
+int api_json_int(struct api_req *r, json_t *obj, const char *key, int64_t min, int64_t max,
+                 int64_t *out)
+{
+    json_t *v = json_object_get(obj, key);
+    double d;
+
+    if (!v || json_is_null(v))
+        return 0;
+    if (json_is_integer(v)) {
+        d = (double)json_integer_value(v);
+    } else if (json_is_real(v) && floor(json_real_value(v)) == json_real_value(v)) {
+        d = json_real_value(v);
+    } else {
+        bad_field(r, key, "must be an integer");
+        return -1;
+    }
+    if (d < (double)min || d > (double)max) {
+        char why[96];
+        snprintf(why, sizeof(why), "must be between %lld and %lld", (long long)min,
+                 (long long)max);
+        bad_field(r, key, why);
+        return -1;
+    }
+    *out = (int64_t)d;
+    return 0;
+}
+
+int api_json_num(struct api_req *r, json_t *obj, const char *key, double min, double max,
+                 double *out)
+{
+    json_t *v = json_object_get(obj, key);
+    double d;
+
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_number(v)) {
+        bad_field(r, key, "must be a number");
+        return -1;
+    }
+    d = json_number_value(v);
+    if (!(d >= min && d <= max)) {
+        char why[96];
+        snprintf(why, sizeof(why), "must be between %g and %g", min, max);
+        bad_field(r, key, why);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+int api_json_bool(struct api_req *r, json_t *obj, const char *key, int *out)
+{
+    json_t *v = json_object_get(obj, key);
+
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_boolean(v)) {
+        bad_field(r, key, "must be true or false");
+        return -1;
+    }
+    *out = json_is_true(v);
+    return 0;
+}

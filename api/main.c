@@ -1,0 +1,245 @@
+/*
+ * main.c: allotd: options, bootstrap, start, and the graceful stop.
+ *
+ * Start:
+ *   Step 1: block SIGINT/SIGTERM in every thread (they are taken with
+ *           sigwait by the main thread only);
+ *   Step 2: with --demo, remove the demo database so it starts fresh;
+ *   Step 3: open the database (migrations), load or create the key;
+ *   Step 4: bootstrap: the default node pool and department; on an empty
+ *           database the admin user (password from ALLOT_ADMIN_PASSWORD
+ *           or random, printed once) with a System administrator rule;
+ *           the simulated nodes;
+ *   Step 5: the scheduler thread, then the HTTP server.
+ * Stop (SIGINT/SIGTERM): stop accepting and finish in-flight requests
+ * (mg_stop), let the scheduler finish its cycle, close the database.
+ */
+#include "api.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int ensure_pool(struct db *db, const char *name, struct db_pool *out)
+{
+    int rc = db_pool_by_name(db, name, out);
+
+    if (rc != DB_ENOTFOUND)
+        return rc;
+    memset(out, 0, sizeof(*out));
+    snprintf(out->name, sizeof(out->name), "%s", name);
+    snprintf(out->label_key, sizeof(out->label_key), "run.ai/node-pool");
+    snprintf(out->label_value, sizeof(out->label_value), "%s", name);
+    out->cpu_placement = 1;
+    snprintf(out->created_by, sizeof(out->created_by), "system");
+    rc = db_pool_insert(db, out);
+    return rc == DB_ECONFLICT ? db_pool_by_name(db, name, out) : rc;
+}
+
+static int ensure_department(struct db *db)
+{
+    struct db_queue *q = calloc(1, sizeof(*q));
+    int rc;
+
+    if (!q)
+        return DB_ENOMEM;
+    rc = db_queue_by_name(db, DB_DEPARTMENT, "default", q);
+    if (rc == DB_ENOTFOUND) {
+        memset(q, 0, sizeof(*q));
+        q->kind = DB_DEPARTMENT;
+        snprintf(q->name, sizeof(q->name), "default");
+        snprintf(q->description, sizeof(q->description), "projects created without a parent");
+        snprintf(q->created_by, sizeof(q->created_by), "system");
+        rc = db_queue_insert(db, q);
+    }
+    free(q);
+    return rc;
+}
+
+static int bootstrap_admin(struct db *db)
+{
+    struct db_user u;
+    struct db_rule r;
+    const char *env = getenv("ALLOT_ADMIN_PASSWORD");
+    char pw[64];
+    int64_t n = 0;
+    int rc;
+
+    rc = db_user_count(db, &n);
+    if (rc != DB_OK || n > 0)
+        return rc;
+    if (env && *env)
+        snprintf(pw, sizeof(pw), "%s", env);
+    else if (api_random_text(pw, sizeof(pw), 20) != 0)
+        return DB_EIO;
+    memset(&u, 0, sizeof(u));
+    u.kind = DB_USER;
+    snprintf(u.login, sizeof(u.login), "admin");
+    snprintf(u.name, sizeof(u.name), "admin");
+    snprintf(u.created_by, sizeof(u.created_by), "system");
+    if (api_secret_hash(pw, u.secret_hash, sizeof(u.secret_hash)) != 0)
+        return DB_EIO;
+    rc = db_user_insert(db, &u);
+    if (rc != DB_OK)
+        return rc;
+    memset(&r, 0, sizeof(r));
+    snprintf(r.subject_type, sizeof(r.subject_type), "user");
+    snprintf(r.subject_id, sizeof(r.subject_id), "admin");
+    r.role_id = 1;
+    snprintf(r.scope_type, sizeof(r.scope_type), "system");
+    snprintf(r.created_by, sizeof(r.created_by), "system");
+    rc = db_rule_insert(db, &r);
+    if (rc == DB_OK) {
+        if (env && *env)
+            printf("allotd: created user 'admin' with the password from ALLOT_ADMIN_PASSWORD\n");
+        else
+            printf("allotd: created user 'admin' with password: %s\n"
+                   "allotd: (shown once; change it with POST /api/v1/me/password)\n", pw);
+        fflush(stdout);
+    }
+    memset(pw, 0, sizeof(pw));
+    return rc;
+}
+
+static int simulate_nodes(struct db *db, const struct api_config *cfg)
+{
+    int s, i, rc, counter = 0;
+
+    for (s = 0; s < cfg->n_sims; s++) {
+        const struct api_sim_spec *sp = &cfg->sims[s];
+        struct db_pool pool;
+        rc = ensure_pool(db, sp->pool, &pool);
+        if (rc != DB_OK)
+            return rc;
+        for (i = 0; i < sp->machines; i++) {
+            struct db_node n;
+            memset(&n, 0, sizeof(n));
+            counter++;
+            if (strcmp(sp->pool, "default") == 0)
+                snprintf(n.name, sizeof(n.name), "node-%d", counter);
+            else
+                snprintf(n.name, sizeof(n.name), "%.60s-node-%d", sp->pool, i + 1);
+            n.pool_seq = pool.seq;
+            n.n_gpus = sp->gpus;
+            snprintf(n.gpu_type, sizeof(n.gpu_type), "simulated");
+            n.cpu_milli = -1;
+            n.mem_mib = -1;
+            n.ready = 1;
+            n.simulated = 1;
+            rc = db_node_upsert(db, &n);
+            if (rc != DB_OK)
+                return rc;
+        }
+    }
+    return DB_OK;
+}
+
+static int bootstrap(struct api_app *app)
+{
+    struct db_pool pool;
+    int rc = ensure_pool(app->db, "default", &pool);
+
+    if (rc == DB_OK)
+        rc = ensure_department(app->db);
+    if (rc == DB_OK)
+        rc = bootstrap_admin(app->db);
+    if (rc == DB_OK)
+        rc = simulate_nodes(app->db, &app->cfg);
+    if (rc != DB_OK)
+        fprintf(stderr, "allotd: bootstrap failed: %s\n", db_strerror(rc));
+    return rc;
+}
+
+static void remove_demo_db(const char *path)
+{
+    char p[600];
+
+    unlink(path);
+    snprintf(p, sizeof(p), "%s-wal", path);
+    unlink(p);
+    snprintf(p, sizeof(p), "%s-shm", path);
+    unlink(p);
+}
+
+static void write_port_file(const struct api_app *app)
+{
+    char tmp[600];
+    FILE *f;
+
+    if (!app->cfg.port_file[0])
+        return;
+    snprintf(tmp, sizeof(tmp), "%s.new", app->cfg.port_file);
+    f = fopen(tmp, "w");
+    if (!f)
+        return;
+    fprintf(f, "%d\n", app->port);
+    if (fclose(f) == 0)
+        rename(tmp, app->cfg.port_file);
+}
+
+static int wait_for_signal(const sigset_t *set)
+{
+    int sig = 0;
+
+    while (sigwait(set, &sig) != 0)
+        ;
+    return sig;
+}
+
+int main(int argc, char **argv)
+{
+    struct api_app *app = calloc(1, sizeof(*app));
+    sigset_t set;
+    int rc, status = 1;
+
+    if (!app)
+        return 1;
+    rc = api_config_parse(&app->cfg, argc, argv);
+    if (rc != 0) {
+        free(app);
+        return rc > 0 ? 0 : 2;
+    }
+    /* Step 1 */
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    /* Step 2 */
+    if (app->cfg.demo)
+        remove_demo_db(app->cfg.db_path);
+    /* Step 3 */
+    if (db_open(app->cfg.db_path, &app->db) != DB_OK) {
+        fprintf(stderr, "allotd: cannot open the database %s\n", app->cfg.db_path);
+        goto out;
+    }
+    if (api_key_load(app->cfg.key_file, &app->key) != 0)
+        goto out;
+    /* Step 4 */
+    if (bootstrap(app) != DB_OK)
+        goto out;
+    /* Step 5 */
+    app->rl = api_ratelimit_new(app->cfg.rate_limit);
+    if (!app->rl || api_sched_start(app->db, app->cfg.schedule_period_ms, &app->sched) != 0)
+        goto out;
+    if (api_http_start(app) != 0)
+        goto out;
+    printf("allotd: listening on http://%s (port %d), database %s\n", app->cfg.listen,
+           app->port, app->cfg.db_path);
+    fflush(stdout);
+    write_port_file(app);
+    rc = wait_for_signal(&set);
+    printf("allotd: signal %d: stopping\n", rc);
+    fflush(stdout);
+    status = 0;
+out:
+    api_http_stop(app);
+    api_sched_stop(app->sched);
+    db_close(app->db);
+    api_ratelimit_free(app->rl);
+    memset(&app->key, 0, sizeof(app->key));
+    free(app);
+    return status;
+}

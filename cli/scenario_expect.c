@@ -1,0 +1,232 @@
+/*
+ * scenario_expect.c: reading an `expect` step into a flat list of checks,
+ * in the order the file gives them (so failures are reported in that
+ * order).
+ *
+ *   phases, pendingReason  {workload: name}       one check per workload
+ *   nodes                  {workload: [node...]}  node indices, sorted
+ *   evicted, notEvicted,   [workload...]          one check per workload
+ *   moved
+ *   allocatedGpus,         {queue or queue/pool:  milli-GPU; pool -1 sums
+ *   fairShareGpus           GPUs}                 over every pool
+ *
+ * A workload must have been submitted by an earlier step; phase and
+ * reason names are the core's (sched_phase_name, sched_reason_name).
+ */
+#include "scenario_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+
+    return (x > y) - (x < y);
+}
+
+static int seen_workload(struct scn_parser *p, const char *name)
+{
+    int state;
+
+    if (!namemap_get(&p->workloads, name, &state))
+        return jr_fail(&p->jr, "unknown workload \"%s\"", name);
+    return 0;
+}
+
+static int parse_phase(struct scn_parser *p, const json_t *v, int *phase)
+{
+    const char *names[SCHED_FAILED + 2];
+    int i;
+
+    for (i = 0; i <= SCHED_FAILED; i++)
+        names[i] = sched_phase_name(i);
+    names[i] = NULL;
+    return jr_enum(&p->jr, v, names, phase);
+}
+
+static int parse_reason(struct scn_parser *p, const json_t *v, int *reason)
+{
+    const char *names[SCHED_R_QUEUE_FAIR_SHARE_REACHED + 1];
+    int i;
+
+    for (i = 1; i <= SCHED_R_QUEUE_FAIR_SHARE_REACHED; i++)
+        names[i - 1] = sched_reason_name(i);
+    names[i - 1] = NULL;
+    if (jr_enum(&p->jr, v, names, reason) != 0)
+        return -1;
+    (*reason)++;
+    return 0;
+}
+
+static int parse_nodes(struct scn_parser *p, const json_t *v, struct scn_check *c)
+{
+    size_t i, mark;
+
+    if (jr_array(&p->jr, v) != 0)
+        return -1;
+    c->nodes = calloc(json_array_size(v) + 1, sizeof(int));
+    if (!c->nodes)
+        return jr_fail_file(&p->jr, "out of memory");
+    for (i = 0; i < json_array_size(v); i++) {
+        mark = jr_index(&p->jr, i);
+        if (scn__node_ref(p, json_array_get(v, i), &c->nodes[c->n_nodes]) != 0)
+            return -1;
+        c->n_nodes++;
+        jr_pop(&p->jr, mark);
+    }
+    qsort(c->nodes, (size_t)c->n_nodes, sizeof(int), cmp_int);
+    return 0;
+}
+
+/* phases, pendingReason, nodes: {workload: value}. */
+static int parse_by_workload(struct scn_parser *p, const json_t *v, int kind, struct scn_step *st)
+{
+    struct scn_check *c;
+    const char *name;
+    json_t *value;
+    size_t mark;
+    int rc;
+
+    if (jr_object(&p->jr, v, NULL) != 0)
+        return -1;
+    json_object_foreach((json_t *)v, name, value) {
+        c = &st->u.expect.checks[st->u.expect.n_checks++];
+        c->kind = kind;
+        c->name = name;
+        mark = jr_key(&p->jr, name);
+        if (seen_workload(p, name) != 0)
+            return -1;
+        if (kind == SCN_PHASE)
+            rc = parse_phase(p, value, &c->value);
+        else if (kind == SCN_REASON)
+            rc = parse_reason(p, value, &c->value);
+        else
+            rc = parse_nodes(p, value, c);
+        if (rc != 0)
+            return -1;
+        jr_pop(&p->jr, mark);
+    }
+    return 0;
+}
+
+/* evicted, notEvicted, moved: [workload...]. */
+static int parse_name_list(struct scn_parser *p, const json_t *v, int kind, struct scn_step *st)
+{
+    struct scn_check *c;
+    size_t i, mark;
+
+    if (jr_array(&p->jr, v) != 0)
+        return -1;
+    for (i = 0; i < json_array_size(v); i++) {
+        c = &st->u.expect.checks[st->u.expect.n_checks++];
+        c->kind = kind;
+        mark = jr_index(&p->jr, i);
+        if (jr_string(&p->jr, json_array_get(v, i), &c->name) != 0 ||
+            seen_workload(p, c->name) != 0)
+            return -1;
+        jr_pop(&p->jr, mark);
+    }
+    return 0;
+}
+
+/* "team-a" or "team-a/a100": a queue, and a pool or -1. */
+static int parse_queue_key(struct scn_parser *p, const char *key, struct scn_check *c)
+{
+    const char *slash = strrchr(key, '/');
+    size_t len = slash ? (size_t)(slash - key) : 0;
+    char *name;
+    int rc = 0;
+
+    c->pool = -1;
+    if (namemap_get(&p->queues, key, &c->value))
+        return 0;
+    if (!slash)
+        return jr_fail(&p->jr, "unknown project or department \"%s\"", key);
+    name = malloc(len + 1);
+    if (!name)
+        return jr_fail_file(&p->jr, "out of memory");
+    memcpy(name, key, len);
+    name[len] = '\0';
+    if (!namemap_get(&p->queues, name, &c->value))
+        rc = jr_fail(&p->jr, "unknown project or department \"%s\"", name);
+    else if (!namemap_get(&p->pools, slash + 1, &c->pool))
+        rc = jr_fail(&p->jr, "unknown node pool \"%s\"", slash + 1);
+    free(name);
+    return rc;
+}
+
+/* allocatedGpus, fairShareGpus: {queue[/pool]: GPUs}. */
+static int parse_gpu_map(struct scn_parser *p, const json_t *v, int kind, struct scn_step *st)
+{
+    struct scn_check *c;
+    const char *key;
+    json_t *value;
+    double gpus;
+    size_t mark;
+
+    if (jr_object(&p->jr, v, NULL) != 0)
+        return -1;
+    json_object_foreach((json_t *)v, key, value) {
+        c = &st->u.expect.checks[st->u.expect.n_checks++];
+        c->kind = kind;
+        c->name = key;
+        mark = jr_key(&p->jr, key);
+        if (parse_queue_key(p, key, c) != 0 ||
+            jr_number(&p->jr, value, 0, SCN_MAX_AMOUNT, "a non-negative number of GPUs",
+                      &gpus) != 0)
+            return -1;
+        c->milli = llround(gpus * SCHED_MILLI);
+        jr_pop(&p->jr, mark);
+    }
+    return 0;
+}
+
+static const char *const expect_keys[] = {"phases",   "nodes",         "evicted",
+                                           "notEvicted", "moved",      "allocatedGpus",
+                                           "fairShareGpus", "pendingReason", NULL};
+static const int expect_kinds[] = {SCN_PHASE, SCN_NODES,     SCN_EVICTED,    SCN_NOT_EVICTED,
+                                   SCN_MOVED, SCN_ALLOCATED, SCN_FAIR_SHARE, SCN_REASON};
+
+static int parse_part(struct scn_parser *p, const char *key, const json_t *v, struct scn_step *st)
+{
+    int i, kind = SCN_PHASE;
+
+    for (i = 0; expect_keys[i]; i++)
+        if (strcmp(expect_keys[i], key) == 0)
+            kind = expect_kinds[i];
+    switch (kind) {
+    case SCN_PHASE:
+    case SCN_NODES:
+    case SCN_REASON:
+        return parse_by_workload(p, v, kind, st);
+    case SCN_ALLOCATED:
+    case SCN_FAIR_SHARE:
+        return parse_gpu_map(p, v, kind, st);
+    default:
+        return parse_name_list(p, v, kind, st);
+    }
+}
+
+int scn__parse_expect(struct scn_parser *p, const json_t *v, struct scn_step *st)
+{
+    const char *key;
+    json_t *part;
+    size_t n = 0, mark;
+
+    if (jr_object(&p->jr, v, expect_keys) != 0)
+        return -1;
+    json_object_foreach((json_t *)v, key, part)
+        n += json_object_size(part) + json_array_size(part);
+    st->u.expect.checks = calloc(n + 1, sizeof(*st->u.expect.checks));
+    if (!st->u.expect.checks)
+        return jr_fail_file(&p->jr, "out of memory");
+    json_object_foreach((json_t *)v, key, part) {
+        mark = jr_key(&p->jr, key);
+        if (parse_part(p, key, part, st) != 0)
+            return -1;
+        jr_pop(&p->jr, mark);
+    }
+    return 0;
+}

@@ -1,0 +1,335 @@
+/*
+ * db.h: allot's storage, the only interface to the SQLite database.
+ *
+ * Owns: the schema (numbered migrations), every SQL statement, the
+ * connections, and the group-commit writer. Nothing outside db/ includes
+ * sqlite3.h or writes SQL.
+ *
+ * Invariants the callers rely on:
+ *   1. Durability: every write function returns only after the transaction
+ *      holding its change has committed with synchronous=FULL in WAL mode.
+ *      A caller that answers 2xx after DB_OK never acknowledges a change a
+ *      crash can lose.
+ *   2. One writer: all writes run on one thread that batches the pending
+ *      writes of many callers into one transaction (group commit). Each
+ *      write runs inside its own savepoint, so one failing write never
+ *      undoes another's.
+ *   3. Reads run on a pool of read connections and see a consistent
+ *      snapshot per call (one read transaction).
+ *   4. A scheduling cycle's decisions are applied by db_cycle_apply() in one
+ *      savepoint: all of them or none. A decision about a workload whose
+ *      version changed since the snapshot (deleted, suspended) is dropped.
+ *
+ * Units follow the scheduling core: GPU in milli-GPU, CPU in millicores,
+ * memory in MiB, times in milliseconds since the epoch. Strings are fixed
+ * arrays in the row structs so rows need no freeing, except where a
+ * function says otherwise.
+ */
+#ifndef ALLOT_DB_H
+#define ALLOT_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DB_OK 0
+#define DB_ENOTFOUND (-1) /* no such row */
+#define DB_ECONFLICT (-2) /* a unique name is taken, or the row changed */
+#define DB_EIO (-3)       /* SQLite failed; the server cannot go on safely */
+#define DB_ENOMEM (-4)
+#define DB_EINVAL (-5) /* the request breaks a rule of the schema */
+#define DB_ECLOSED (-6) /* the database is closing */
+
+#define DB_MAX_POOLS 32
+#define DB_NAME_LEN 128
+#define DB_ID_LEN 40
+#define DB_MSG_LEN 512
+
+struct db;
+
+/* Opens (creating if needed) the database at `path`, applies pending
+ * migrations, checks integrity and starts the writer thread. */
+int db_open(const char *path, struct db **out);
+/* Stops the writer after its queue drains and closes every connection.
+ * NULL is a no-op. */
+void db_close(struct db *db);
+const char *db_strerror(int rc);
+/* Latest schema version this build knows (the number of migrations). */
+int db_schema_version(void);
+/* Counters of the group-commit writer. */
+void db_writer_stats(struct db *db, int64_t *commits, int64_t *writes);
+
+/* ---- Principals: users and service accounts ---- */
+enum db_principal_kind { DB_USER = 0, DB_SERVICE_ACCOUNT = 1 };
+
+struct db_user {
+    int64_t id;
+    int kind;                     /* enum db_principal_kind */
+    char login[DB_NAME_LEN];      /* username, or a service account's clientId */
+    char name[DB_NAME_LEN];       /* display name (service account name) */
+    char secret_hash[256];        /* crypt(3) string */
+    int64_t token_version;        /* bumped to revoke every token */
+    int64_t created_at, updated_at, last_login;
+    char created_by[DB_NAME_LEN];
+};
+
+int db_user_count(struct db *db, int64_t *count);
+/* Inserts; fills u->id and the timestamps. DB_ECONFLICT if the login exists. */
+int db_user_insert(struct db *db, struct db_user *u);
+int db_user_get(struct db *db, int64_t id, struct db_user *out);
+int db_user_by_login(struct db *db, const char *login, struct db_user *out);
+/* Lists principals of one kind, oldest first; *out is malloc'd (free()). */
+int db_user_list(struct db *db, int kind, struct db_user **out, int *n);
+int db_user_delete(struct db *db, int64_t id);
+int db_user_set_secret(struct db *db, int64_t id, const char *secret_hash);
+int db_user_bump_token_version(struct db *db, int64_t id);
+int db_user_touch_login(struct db *db, int64_t id, int64_t now_ms);
+
+/* ---- Access rules ---- */
+struct db_rule {
+    int64_t id;
+    char subject_type[24];        /* user | service-account */
+    char subject_id[DB_NAME_LEN]; /* the principal's login */
+    int role_id;
+    char scope_type[16];          /* system | department | project */
+    char scope_id[DB_ID_LEN];     /* the department or project id; "" for system */
+    int64_t created_at;
+    char created_by[DB_NAME_LEN];
+};
+
+int db_rule_insert(struct db *db, struct db_rule *r);
+int db_rule_get(struct db *db, int64_t id, struct db_rule *out);
+int db_rule_delete(struct db *db, int64_t id);
+/* Rules of one subject (subject_id NULL: every rule); malloc'd. */
+int db_rule_list(struct db *db, const char *subject_id, struct db_rule **out, int *n);
+
+/* ---- Node pools and nodes ---- */
+struct db_pool {
+    int64_t seq;                  /* the pool's id */
+    char name[DB_NAME_LEN];
+    char label_key[DB_NAME_LEN], label_value[DB_NAME_LEN];
+    int gpu_placement, cpu_placement;  /* 0 binpack, 1 spread */
+    int64_t min_runtime_ms;
+    int64_t created_at, updated_at;
+    char created_by[DB_NAME_LEN];
+};
+
+int db_pool_insert(struct db *db, struct db_pool *p);
+int db_pool_get(struct db *db, int64_t seq, struct db_pool *out);
+int db_pool_by_name(struct db *db, const char *name, struct db_pool *out);
+int db_pool_list(struct db *db, struct db_pool **out, int *n);
+
+struct db_node {
+    int64_t seq;
+    char id[DB_ID_LEN];
+    char name[DB_NAME_LEN];
+    int64_t pool_seq;
+    char pool_name[DB_NAME_LEN];
+    int n_gpus;
+    char gpu_type[64];
+    int64_t cpu_milli, mem_mib;   /* -1: plenty */
+    int ready;
+    int simulated;
+    int64_t alloc_gpu_milli;      /* filled by db_node_list */
+    int64_t created_at, updated_at;
+};
+
+/* Inserts, or updates the node of the same name. */
+int db_node_upsert(struct db *db, struct db_node *n);
+int db_node_list(struct db *db, struct db_node **out, int *n);
+
+/* ---- Departments and projects (the queue tree) ---- */
+enum db_queue_kind { DB_DEPARTMENT = 0, DB_PROJECT = 1 };
+
+struct db_quota {
+    int64_t pool_seq;
+    char pool_name[DB_NAME_LEN];
+    int64_t deserved[3], limit[3], weight[3];  /* gpu milli, cpu milli, mem MiB; weight x1000 */
+    int has[3];                                /* 0: the resource was left out (null) */
+};
+
+struct db_queue {
+    int64_t seq;
+    char id[DB_ID_LEN];
+    int kind;                     /* enum db_queue_kind */
+    char name[DB_NAME_LEN];
+    int64_t parent_seq;           /* 0: none */
+    char parent_id[DB_ID_LEN];
+    char parent_name[DB_NAME_LEN];
+    char description[DB_MSG_LEN];
+    int rank;
+    int64_t created_at, updated_at;
+    char created_by[DB_NAME_LEN];
+    int n_quotas;
+    struct db_quota quotas[DB_MAX_POOLS];
+};
+
+/* Inserts the queue and its quotas; fills seq, id and timestamps. */
+int db_queue_insert(struct db *db, struct db_queue *q);
+/* Replaces the quotas of a queue (and its description if non-NULL). */
+int db_queue_update(struct db *db, const struct db_queue *q);
+/* DB_ECONFLICT if it still has children or live workloads. */
+int db_queue_delete(struct db *db, int64_t seq);
+int db_queue_get(struct db *db, const char *id, struct db_queue *out);
+int db_queue_by_name(struct db *db, int kind, const char *name, struct db_queue *out);
+/* Queues of one kind, oldest first (kind < 0: all); malloc'd. */
+int db_queue_list(struct db *db, int kind, struct db_queue **out, int *n);
+
+/* Per pool: GPU allocated to (bound pods) and requested by (bound plus
+ * pending) the live workloads of a queue and its descendants. */
+struct db_usage {
+    int64_t pool_seq;
+    int64_t allocated[3];
+    int64_t allocated_np[3];      /* non-preemptible part */
+    int64_t requested[3];
+};
+int db_queue_usage(struct db *db, int64_t queue_seq, struct db_usage *out, int max, int *n);
+
+/* ---- Workloads ---- */
+enum db_wl_type { DB_TRAINING = 0, DB_WORKSPACE, DB_INFERENCE, DB_DISTRIBUTED };
+
+struct db_workload {
+    int64_t seq;
+    char id[DB_ID_LEN];
+    char name[DB_NAME_LEN];
+    int64_t project_seq;
+    char project_id[DB_ID_LEN], project_name[DB_NAME_LEN];
+    char department_id[DB_ID_LEN], department_name[DB_NAME_LEN];
+    int type;                     /* enum db_wl_type */
+    char priority_class[32];
+    int priority;
+    int preemptible;
+    char desired_phase[16];       /* Running | Stopped | Deleted */
+    char phase[16];               /* the Run:ai Phase enum */
+    char phase_reason[48];
+    char phase_message[DB_MSG_LEN];
+    int n_pods, min_pods, gpu_devices;
+    int64_t gpu_portion, cpu_milli, mem_mib;
+    char pools[256];              /* comma-separated pool names, in order; "" none */
+    char node_type[64];
+    char image[256];
+    char created_by[DB_NAME_LEN];
+    int64_t queued_seq, started_ms, stale_since_ms;
+    int64_t created_at, updated_at, phase_updated_at, deleted_at, completed_at;
+    int64_t version;              /* bumped by every change made through the API */
+    int running_pods;
+    int64_t alloc_gpu_milli;
+    char *spec;                   /* the submitted spec as JSON; malloc'd, may be NULL */
+};
+
+/* Frees the heap fields of n rows, then the array. NULL is a no-op. */
+void db_workloads_free(struct db_workload *w, int n);
+void db_workload_clear(struct db_workload *w);
+
+/* Inserts a workload (phase Pending) with a "Submitted" event. Fills seq,
+ * id, queued_seq and timestamps. DB_ECONFLICT: a live workload of that
+ * name exists in the project. */
+int db_workload_insert(struct db *db, struct db_workload *w);
+int db_workload_get(struct db *db, const char *id, struct db_workload *out);
+
+enum db_wl_action { DB_WL_DELETE = 0, DB_WL_SUSPEND, DB_WL_RESUME };
+/* Deletes, suspends or resumes: frees its pods, sets the phases, writes an
+ * event, bumps the version. DB_ENOTFOUND if gone. */
+int db_workload_act(struct db *db, int64_t seq, int action, const char *by, int64_t now_ms);
+
+/* List query: an AND of filters, one sort key, a page. The field names
+ * are the API's (name, projectName, phase, type, ...); db validates them. */
+#define DB_MAX_FILTERS 8
+struct db_filter {
+    char field[32];
+    char op[3];                   /* == != <= >= =@ !@ =^ =$ */
+    char value[DB_NAME_LEN];
+};
+struct db_wl_query {
+    int n_filters;
+    struct db_filter filters[DB_MAX_FILTERS];
+    char sort_by[32];             /* "" : createdAt */
+    int desc;
+    int offset, limit;
+    int include_deleted;
+    const int64_t *projects;      /* only these project seqs; NULL: all */
+    int n_projects;
+};
+/* DB_EINVAL names a bad filter or sort field. *out malloc'd (db_workloads_free). */
+int db_workload_list(struct db *db, const struct db_wl_query *q, struct db_workload **out, int *n);
+int db_workload_count(struct db *db, const struct db_wl_query *q, int64_t *count);
+
+struct db_pod {
+    int idx;
+    int64_t node_seq;             /* 0: not placed */
+    char node_name[DB_NAME_LEN];
+    char pool_name[DB_NAME_LEN];
+    uint64_t devices;
+};
+int db_pod_list(struct db *db, int64_t workload_seq, struct db_pod **out, int *n);
+
+struct db_event {
+    int64_t seq;
+    int64_t workload_seq;
+    int64_t created_at;
+    char type[16];                /* Normal | Warning */
+    char reason[48];
+    char message[DB_MSG_LEN];
+};
+int db_event_list(struct db *db, int64_t workload_seq, int desc, int offset, int limit,
+                  struct db_event **out, int *n);
+
+/* ---- The scheduler's snapshot and its decisions ---- */
+struct db_sched_pod {
+    int64_t node_seq;             /* 0: not placed */
+    uint64_t devices;
+};
+
+struct db_sched_wl {
+    int64_t seq, version, project_seq;
+    const char *name;
+    const char *pools;            /* comma-separated names; "" none */
+    const char *node_type;        /* "" none */
+    const char *phase;            /* Pending | Running */
+    const char *phase_reason;
+    int type, priority, preemptible;
+    int n_pods, min_pods, gpu_devices;
+    int64_t gpu_portion, cpu_milli, mem_mib;
+    int64_t queued_seq, started_ms, stale_since_ms;
+    struct db_sched_pod *pods;    /* [n_pods] */
+};
+
+/* Everything one cycle reads, from one read transaction. Pools, nodes and
+ * queues are ordered by seq (age); workloads (Pending or Running, live) by
+ * queued_seq. One allocation block; free with db_snapshot_free(). */
+struct db_snapshot {
+    struct db_pool *pools; int n_pools;
+    struct db_node *nodes; int n_nodes;
+    struct db_queue *queues; int n_queues;
+    struct db_sched_wl *workloads; int n_workloads;
+    void *block__;
+};
+int db_snapshot_load(struct db *db, struct db_snapshot **out);
+void db_snapshot_free(struct db_snapshot *s);
+
+/* One workload's new state after a cycle. */
+struct db_wl_update {
+    int64_t seq, version;         /* version as read in the snapshot */
+    const char *phase;            /* Pending | Running */
+    const char *phase_reason;     /* "" none */
+    const char *phase_message;
+    int64_t started_ms, stale_since_ms;
+    int pods_changed;
+    const struct db_sched_pod *pods; int n_pods;
+};
+struct db_wl_event {
+    int64_t workload_seq;
+    const char *type, *reason, *message;
+};
+struct db_cycle {
+    int64_t now_ms;
+    const struct db_wl_update *updates; int n_updates;
+    const struct db_wl_event *events; int n_events;
+};
+/* Applies a cycle in one savepoint. Updates whose version no longer
+ * matches are skipped with their events; *n_applied counts the others. */
+int db_cycle_apply(struct db *db, const struct db_cycle *c, int *n_applied);
+
+/* Run:ai type names ("Training", ...) and back. */
+const char *db_type_name(int type);
+
+#endif /* ALLOT_DB_H */

@@ -1,0 +1,68 @@
+/*
+ * db_int.h: what the files of db/ share and nobody else sees: the
+ * connection wrapper with its statement cache, the write and read entry
+ * points, and small column helpers.
+ *
+ * Invariants:
+ *   1. A struct db__conn is used by one thread at a time: the writer owns
+ *      its connection; a reader holds one from the pool for one call.
+ *   2. Statements from db__prep() belong to the connection's cache; the
+ *      caller resets them (db__done()) and never finalizes them.
+ */
+#ifndef ALLOT_DB_INT_H
+#define ALLOT_DB_INT_H
+
+#include "db.h"
+
+#include <sqlite3.h>
+
+#define DB__STMT_CACHE 96
+
+struct db__conn {
+    sqlite3 *h;
+    int n_stmts;
+    struct {
+        const char *sql; /* identity is the pointer: SQL lives in static strings */
+        sqlite3_stmt *st;
+    } stmts[DB__STMT_CACHE];
+};
+
+typedef int (*db__fn)(struct db__conn *c, void *arg);
+
+/* Runs fn inside the writer's next group transaction (in a savepoint) and
+ * waits until that transaction has committed. Returns fn's code, or
+ * DB_EIO if the commit failed. */
+int db__write(struct db *db, db__fn fn, void *arg);
+/* Runs fn in one read transaction on a pooled read connection. */
+int db__read(struct db *db, db__fn fn, void *arg);
+
+/* A cached prepared statement, reset and unbound; NULL with *rc set on error. */
+sqlite3_stmt *db__prep(struct db__conn *c, const char *sql, int *rc);
+/* Resets a statement after use; passes rc through. */
+int db__done(sqlite3_stmt *st, int rc);
+/* Runs a statement without rows: DB_OK, DB_ECONFLICT (constraint), DB_EIO. */
+int db__step_done(sqlite3_stmt *st);
+int db__exec(struct db__conn *c, const char *sql);
+/* Maps a SQLite result code to a DB_E* code. */
+int db__rc(int src);
+
+void db__copy(char *dst, size_t size, sqlite3_stmt *st, int col);
+void db__bind_text(sqlite3_stmt *st, int i, const char *s);
+/* A random RFC 4122 version 4 UUID (37 bytes with the terminator). */
+void db__uuid(char out[DB_ID_LEN]);
+int64_t db__now_ms(void);
+/* Makes room for one more element in a malloc'd array of *n elements
+ * with capacity *cap (doubling); DB_ENOMEM leaves the array as it was. */
+int db__grow(void *arrp, int n, int *cap, size_t elem);
+/* Whole-table reads (org.c) appended to a malloc'd array, oldest first;
+ * for the snapshot and the list calls. */
+int db__pools(struct db__conn *c, struct db_pool **out, int *n);
+int db__nodes(struct db__conn *c, struct db_node **out, int *n);
+int db__queues(struct db__conn *c, int kind, struct db_queue **out, int *n);
+/* Appends a workload event inside the caller's write (workloads.c). */
+int db__event(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *type,
+              const char *reason, const char *message);
+/* Applies pending migrations (schema.c); db_open() calls it once. */
+int db__migrate(struct db__conn *c);
+
+#endif /* ALLOT_DB_INT_H */

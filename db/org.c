@@ -1,0 +1,635 @@
+/*
+ * org.c: node pools, nodes, and the queue tree (departments and projects
+ * with their quotas per node pool), plus what a queue holds and asks.
+ *
+ * Invariants:
+ *   1. Names are unique per kind (pools, nodes, departments, projects).
+ *   2. A project's parent is a department; departments have no parent.
+ *   3. A queue's quotas are replaced as a whole (db_queue_update), in one
+ *      savepoint, so a reader never sees half of an update.
+ *   4. A queue with children or live workloads cannot be deleted.
+ */
+#include "db_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int one_row(int src)
+{
+    return src == SQLITE_ROW ? DB_OK : src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO;
+}
+
+/* ---- node pools ---- */
+
+#define POOL_COLS "seq, name, label_key, label_value, gpu_placement, cpu_placement," \
+                  " min_runtime_ms, created_at, updated_at, created_by"
+
+static void pool_row(sqlite3_stmt *st, struct db_pool *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->seq = sqlite3_column_int64(st, 0);
+    db__copy(p->name, sizeof(p->name), st, 1);
+    db__copy(p->label_key, sizeof(p->label_key), st, 2);
+    db__copy(p->label_value, sizeof(p->label_value), st, 3);
+    p->gpu_placement = sqlite3_column_int(st, 4);
+    p->cpu_placement = sqlite3_column_int(st, 5);
+    p->min_runtime_ms = sqlite3_column_int64(st, 6);
+    p->created_at = sqlite3_column_int64(st, 7);
+    p->updated_at = sqlite3_column_int64(st, 8);
+    db__copy(p->created_by, sizeof(p->created_by), st, 9);
+}
+
+static int pool_insert_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "INSERT INTO node_pools (name, label_key, label_value, gpu_placement, cpu_placement,"
+        " min_runtime_ms, created_at, updated_at, created_by) VALUES (?,?,?,?,?,?,?,?,?)";
+    struct db_pool *p = arg;
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, p->name);
+    db__bind_text(st, 2, p->label_key);
+    db__bind_text(st, 3, p->label_value);
+    sqlite3_bind_int(st, 4, p->gpu_placement);
+    sqlite3_bind_int(st, 5, p->cpu_placement);
+    sqlite3_bind_int64(st, 6, p->min_runtime_ms);
+    sqlite3_bind_int64(st, 7, p->created_at);
+    sqlite3_bind_int64(st, 8, p->updated_at);
+    db__bind_text(st, 9, p->created_by);
+    rc = db__step_done(st);
+    if (rc == DB_OK)
+        p->seq = sqlite3_last_insert_rowid(c->h);
+    return db__done(st, rc);
+}
+
+int db_pool_insert(struct db *db, struct db_pool *p)
+{
+    p->created_at = p->updated_at = db__now_ms();
+    return db__write(db, pool_insert_fn, p);
+}
+
+struct get_arg {
+    int64_t seq;
+    const char *text;
+    int kind;
+    void *one;
+    void *list;
+    int *n;
+};
+
+static int pool_get_fn(struct db__conn *c, void *arg)
+{
+    static const char by_seq[] = "SELECT " POOL_COLS " FROM node_pools WHERE seq = ?";
+    static const char by_name[] = "SELECT " POOL_COLS " FROM node_pools WHERE name = ?";
+    struct get_arg *a = arg;
+    int rc = DB_OK, src;
+    sqlite3_stmt *st = db__prep(c, a->text ? by_name : by_seq, &rc);
+
+    if (!st)
+        return rc;
+    if (a->text)
+        db__bind_text(st, 1, a->text);
+    else
+        sqlite3_bind_int64(st, 1, a->seq);
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW)
+        pool_row(st, a->one);
+    return db__done(st, one_row(src));
+}
+
+int db_pool_get(struct db *db, int64_t seq, struct db_pool *out)
+{
+    struct get_arg a = {.seq = seq, .one = out};
+
+    return db__read(db, pool_get_fn, &a);
+}
+
+int db_pool_by_name(struct db *db, const char *name, struct db_pool *out)
+{
+    struct get_arg a = {.text = name, .one = out};
+
+    return db__read(db, pool_get_fn, &a);
+}
+
+/* Reads every pool, oldest first, into a malloc'd array. */
+int db__pools(struct db__conn *c, struct db_pool **out, int *n)
+{
+    static const char sql[] = "SELECT " POOL_COLS " FROM node_pools ORDER BY seq";
+    int rc = DB_OK, cap = 0;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (db__grow(out, *n, &cap, sizeof(**out)) != DB_OK)
+            return db__done(st, DB_ENOMEM);
+        pool_row(st, &(*out)[(*n)++]);
+    }
+    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+}
+
+static int pool_list_fn(struct db__conn *c, void *arg)
+{
+    struct get_arg *a = arg;
+
+    return db__pools(c, a->list, a->n);
+}
+
+int db_pool_list(struct db *db, struct db_pool **out, int *n)
+{
+    struct get_arg a = {.list = out, .n = n};
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    rc = db__read(db, pool_list_fn, &a);
+    if (rc != DB_OK) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+/* ---- nodes ---- */
+
+#define NODE_COLS "n.seq, n.id, n.name, n.pool_seq, p.name, n.n_gpus, n.gpu_type," \
+                  " n.cpu_milli, n.mem_mib, n.ready, n.simulated, n.created_at, n.updated_at"
+
+static void node_row(sqlite3_stmt *st, struct db_node *n)
+{
+    memset(n, 0, sizeof(*n));
+    n->seq = sqlite3_column_int64(st, 0);
+    db__copy(n->id, sizeof(n->id), st, 1);
+    db__copy(n->name, sizeof(n->name), st, 2);
+    n->pool_seq = sqlite3_column_int64(st, 3);
+    db__copy(n->pool_name, sizeof(n->pool_name), st, 4);
+    n->n_gpus = sqlite3_column_int(st, 5);
+    db__copy(n->gpu_type, sizeof(n->gpu_type), st, 6);
+    n->cpu_milli = sqlite3_column_int64(st, 7);
+    n->mem_mib = sqlite3_column_int64(st, 8);
+    n->ready = sqlite3_column_int(st, 9);
+    n->simulated = sqlite3_column_int(st, 10);
+    n->created_at = sqlite3_column_int64(st, 11);
+    n->updated_at = sqlite3_column_int64(st, 12);
+}
+
+static int node_upsert_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "INSERT INTO nodes (id, name, pool_seq, n_gpus, gpu_type, cpu_milli, mem_mib, ready,"
+        " simulated, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+        " ON CONFLICT (name) DO UPDATE SET pool_seq = excluded.pool_seq,"
+        " n_gpus = excluded.n_gpus, gpu_type = excluded.gpu_type,"
+        " cpu_milli = excluded.cpu_milli, mem_mib = excluded.mem_mib,"
+        " ready = excluded.ready, simulated = excluded.simulated,"
+        " updated_at = excluded.updated_at";
+    static const char back[] = "SELECT seq, id FROM nodes WHERE name = ?";
+    struct db_node *n = arg;
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, n->id);
+    db__bind_text(st, 2, n->name);
+    sqlite3_bind_int64(st, 3, n->pool_seq);
+    sqlite3_bind_int(st, 4, n->n_gpus);
+    db__bind_text(st, 5, n->gpu_type);
+    sqlite3_bind_int64(st, 6, n->cpu_milli);
+    sqlite3_bind_int64(st, 7, n->mem_mib);
+    sqlite3_bind_int(st, 8, n->ready);
+    sqlite3_bind_int(st, 9, n->simulated);
+    sqlite3_bind_int64(st, 10, n->created_at);
+    sqlite3_bind_int64(st, 11, n->updated_at);
+    rc = db__done(st, db__step_done(st));
+    if (rc != DB_OK)
+        return rc;
+    st = db__prep(c, back, &rc);
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, n->name);
+    rc = one_row(sqlite3_step(st));
+    if (rc == DB_OK) {
+        n->seq = sqlite3_column_int64(st, 0);
+        db__copy(n->id, sizeof(n->id), st, 1);
+    }
+    return db__done(st, rc);
+}
+
+int db_node_upsert(struct db *db, struct db_node *n)
+{
+    n->created_at = n->updated_at = db__now_ms();
+    if (!n->id[0])
+        db__uuid(n->id);
+    return db__write(db, node_upsert_fn, n);
+}
+
+/* Reads every node, oldest first, into a malloc'd array. */
+int db__nodes(struct db__conn *c, struct db_node **out, int *n)
+{
+    static const char sql[] =
+        "SELECT " NODE_COLS ", (SELECT coalesce(sum(w.gpu_devices * 1000 + w.gpu_portion), 0)"
+        " FROM pods d JOIN workloads w ON w.seq = d.workload_seq WHERE d.node_seq = n.seq)"
+        " FROM nodes n JOIN node_pools p ON p.seq = n.pool_seq ORDER BY n.seq";
+    int rc = DB_OK, cap = 0;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (db__grow(out, *n, &cap, sizeof(**out)) != DB_OK)
+            return db__done(st, DB_ENOMEM);
+        node_row(st, &(*out)[*n]);
+        (*out)[*n].alloc_gpu_milli = sqlite3_column_int64(st, 13);
+        (*n)++;
+    }
+    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+}
+
+static int node_list_fn(struct db__conn *c, void *arg)
+{
+    struct get_arg *a = arg;
+
+    return db__nodes(c, a->list, a->n);
+}
+
+int db_node_list(struct db *db, struct db_node **out, int *n)
+{
+    struct get_arg a = {.list = out, .n = n};
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    rc = db__read(db, node_list_fn, &a);
+    if (rc != DB_OK) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+/* ---- queues ---- */
+
+#define QUEUE_COLS "q.seq, q.id, q.kind, q.name, coalesce(q.parent_seq, 0)," \
+                   " coalesce(p.id, ''), coalesce(p.name, ''), q.description, q.rank," \
+                   " q.created_at, q.updated_at, q.created_by"
+
+static void queue_row(sqlite3_stmt *st, struct db_queue *q)
+{
+    memset(q, 0, sizeof(*q));
+    q->seq = sqlite3_column_int64(st, 0);
+    db__copy(q->id, sizeof(q->id), st, 1);
+    q->kind = sqlite3_column_int(st, 2);
+    db__copy(q->name, sizeof(q->name), st, 3);
+    q->parent_seq = sqlite3_column_int64(st, 4);
+    db__copy(q->parent_id, sizeof(q->parent_id), st, 5);
+    db__copy(q->parent_name, sizeof(q->parent_name), st, 6);
+    db__copy(q->description, sizeof(q->description), st, 7);
+    q->rank = sqlite3_column_int(st, 8);
+    q->created_at = sqlite3_column_int64(st, 9);
+    q->updated_at = sqlite3_column_int64(st, 10);
+    db__copy(q->created_by, sizeof(q->created_by), st, 11);
+}
+
+static void quota_row(sqlite3_stmt *st, struct db_quota *qt)
+{
+    int r;
+
+    memset(qt, 0, sizeof(*qt));
+    qt->pool_seq = sqlite3_column_int64(st, 0);
+    db__copy(qt->pool_name, sizeof(qt->pool_name), st, 1);
+    for (r = 0; r < 3; r++) {
+        qt->has[r] = sqlite3_column_type(st, 2 + 3 * r) != SQLITE_NULL;
+        qt->deserved[r] = qt->has[r] ? sqlite3_column_int64(st, 2 + 3 * r) : 0;
+        qt->limit[r] = qt->has[r] ? sqlite3_column_int64(st, 3 + 3 * r) : -1;
+        qt->weight[r] = qt->has[r] ? sqlite3_column_int64(st, 4 + 3 * r) : 1000;
+    }
+}
+
+static int load_quotas(struct db__conn *c, struct db_queue *q)
+{
+    static const char sql[] =
+        "SELECT t.pool_seq, p.name, gpu_deserved, gpu_limit, gpu_weight, cpu_deserved,"
+        " cpu_limit, cpu_weight, mem_deserved, mem_limit, mem_weight"
+        " FROM queue_quotas t JOIN node_pools p ON p.seq = t.pool_seq"
+        " WHERE t.queue_seq = ? ORDER BY t.pool_seq";
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, q->seq);
+    q->n_quotas = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && q->n_quotas < DB_MAX_POOLS)
+        quota_row(st, &q->quotas[q->n_quotas++]);
+    return db__done(st, rc == SQLITE_DONE || rc == SQLITE_ROW ? DB_OK : DB_EIO);
+}
+
+static int save_quotas(struct db__conn *c, const struct db_queue *q)
+{
+    static const char del[] = "DELETE FROM queue_quotas WHERE queue_seq = ?";
+    static const char ins[] =
+        "INSERT INTO queue_quotas VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    int rc = DB_OK, i, r;
+    sqlite3_stmt *st = db__prep(c, del, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, q->seq);
+    rc = db__done(st, db__step_done(st));
+    for (i = 0; rc == DB_OK && i < q->n_quotas; i++) {
+        const struct db_quota *qt = &q->quotas[i];
+        st = db__prep(c, ins, &rc);
+        if (!st)
+            return rc;
+        sqlite3_bind_int64(st, 1, q->seq);
+        sqlite3_bind_int64(st, 2, qt->pool_seq);
+        for (r = 0; r < 3; r++) {
+            if (r > 0 && !qt->has[r])
+                continue; /* left NULL */
+            sqlite3_bind_int64(st, 3 + 3 * r, qt->deserved[r]);
+            sqlite3_bind_int64(st, 4 + 3 * r, qt->limit[r]);
+            sqlite3_bind_int64(st, 5 + 3 * r, qt->weight[r]);
+        }
+        rc = db__done(st, db__step_done(st));
+    }
+    return rc;
+}
+
+static int queue_insert_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "INSERT INTO queues (id, kind, name, parent_seq, description, rank, created_at,"
+        " updated_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    struct db_queue *q = arg;
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, q->id);
+    sqlite3_bind_int(st, 2, q->kind);
+    db__bind_text(st, 3, q->name);
+    if (q->parent_seq > 0)
+        sqlite3_bind_int64(st, 4, q->parent_seq);
+    db__bind_text(st, 5, q->description);
+    sqlite3_bind_int(st, 6, q->rank);
+    sqlite3_bind_int64(st, 7, q->created_at);
+    sqlite3_bind_int64(st, 8, q->updated_at);
+    db__bind_text(st, 9, q->created_by);
+    rc = db__done(st, db__step_done(st));
+    if (rc != DB_OK)
+        return rc;
+    q->seq = sqlite3_last_insert_rowid(c->h);
+    return save_quotas(c, q);
+}
+
+int db_queue_insert(struct db *db, struct db_queue *q)
+{
+    q->created_at = q->updated_at = db__now_ms();
+    db__uuid(q->id);
+    return db__write(db, queue_insert_fn, q);
+}
+
+static int queue_update_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "UPDATE queues SET description = ?, rank = ?, updated_at = ? WHERE seq = ?";
+    const struct db_queue *q = arg;
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, q->description);
+    sqlite3_bind_int(st, 2, q->rank);
+    sqlite3_bind_int64(st, 3, db__now_ms());
+    sqlite3_bind_int64(st, 4, q->seq);
+    rc = db__step_done(st);
+    if (rc == DB_OK && sqlite3_changes(c->h) == 0)
+        rc = DB_ENOTFOUND;
+    rc = db__done(st, rc);
+    return rc == DB_OK ? save_quotas(c, q) : rc;
+}
+
+int db_queue_update(struct db *db, const struct db_queue *q)
+{
+    return db__write(db, queue_update_fn, (void *)q);
+}
+
+static int queue_delete_fn(struct db__conn *c, void *arg)
+{
+    static const char busy[] =
+        "SELECT (SELECT count(*) FROM queues WHERE parent_seq = ?1)"
+        " + (SELECT count(*) FROM workloads WHERE project_seq = ?1 AND deleted_at = 0)";
+    static const char del[] = "DELETE FROM queues WHERE seq = ?";
+    struct get_arg *a = arg;
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, busy, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, a->seq);
+    rc = one_row(sqlite3_step(st));
+    if (rc == DB_OK && sqlite3_column_int64(st, 0) > 0)
+        rc = DB_ECONFLICT;
+    rc = db__done(st, rc);
+    if (rc != DB_OK)
+        return rc;
+    st = db__prep(c, del, &rc);
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, a->seq);
+    rc = db__step_done(st);
+    if (rc == DB_OK && sqlite3_changes(c->h) == 0)
+        rc = DB_ENOTFOUND;
+    return db__done(st, rc);
+}
+
+int db_queue_delete(struct db *db, int64_t seq)
+{
+    struct get_arg a = {.seq = seq};
+
+    return db__write(db, queue_delete_fn, &a);
+}
+
+static int queue_get_fn(struct db__conn *c, void *arg)
+{
+    static const char by_id[] =
+        "SELECT " QUEUE_COLS " FROM queues q LEFT JOIN queues p ON p.seq = q.parent_seq"
+        " WHERE q.id = ?";
+    static const char by_name[] =
+        "SELECT " QUEUE_COLS " FROM queues q LEFT JOIN queues p ON p.seq = q.parent_seq"
+        " WHERE q.name = ? AND q.kind = ?";
+    struct get_arg *a = arg;
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, a->kind < 0 ? by_id : by_name, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, a->text);
+    if (a->kind >= 0)
+        sqlite3_bind_int(st, 2, a->kind);
+    rc = one_row(sqlite3_step(st));
+    if (rc == DB_OK)
+        queue_row(st, a->one);
+    rc = db__done(st, rc);
+    return rc == DB_OK ? load_quotas(c, a->one) : rc;
+}
+
+int db_queue_get(struct db *db, const char *id, struct db_queue *out)
+{
+    struct get_arg a = {.text = id, .kind = -1, .one = out};
+
+    return db__read(db, queue_get_fn, &a);
+}
+
+int db_queue_by_name(struct db *db, int kind, const char *name, struct db_queue *out)
+{
+    struct get_arg a = {.text = name, .kind = kind, .one = out};
+
+    return db__read(db, queue_get_fn, &a);
+}
+
+/* Reads the queues of one kind (kind < 0: all), oldest first, with quotas. */
+int db__queues(struct db__conn *c, int kind, struct db_queue **out, int *n)
+{
+    static const char sql[] =
+        "SELECT " QUEUE_COLS " FROM queues q LEFT JOIN queues p ON p.seq = q.parent_seq"
+        " WHERE ?1 < 0 OR q.kind = ?1 ORDER BY q.seq";
+    int rc = DB_OK, cap = 0, i;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int(st, 1, kind);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (db__grow(out, *n, &cap, sizeof(**out)) != DB_OK)
+            return db__done(st, DB_ENOMEM);
+        queue_row(st, &(*out)[(*n)++]);
+    }
+    rc = db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    for (i = 0; rc == DB_OK && i < *n; i++)
+        rc = load_quotas(c, &(*out)[i]);
+    return rc;
+}
+
+static int queue_list_fn(struct db__conn *c, void *arg)
+{
+    struct get_arg *a = arg;
+
+    return db__queues(c, a->kind, a->list, a->n);
+}
+
+int db_queue_list(struct db *db, int kind, struct db_queue **out, int *n)
+{
+    struct get_arg a = {.kind = kind, .list = out, .n = n};
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    rc = db__read(db, queue_list_fn, &a);
+    if (rc != DB_OK) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+/* ---- usage ---- */
+
+struct usage_arg {
+    int64_t seq;
+    struct db_usage *out;
+    int max;
+    int *n;
+};
+
+static struct db_usage *usage_slot(struct usage_arg *a, int64_t pool_seq)
+{
+    int i;
+
+    for (i = 0; i < *a->n; i++)
+        if (a->out[i].pool_seq == pool_seq)
+            return &a->out[i];
+    if (*a->n >= a->max)
+        return NULL;
+    memset(&a->out[*a->n], 0, sizeof(a->out[0]));
+    a->out[*a->n].pool_seq = pool_seq;
+    return &a->out[(*a->n)++];
+}
+
+static int usage_allocated(struct db__conn *c, struct usage_arg *a)
+{
+    static const char sql[] =
+        "SELECT n.pool_seq, w.gpu_devices * 1000 + w.gpu_portion, w.cpu_milli, w.mem_mib,"
+        " w.preemptible FROM pods d JOIN workloads w ON w.seq = d.workload_seq"
+        " JOIN nodes n ON n.seq = d.node_seq JOIN queues q ON q.seq = w.project_seq"
+        " WHERE w.deleted_at = 0 AND (q.seq = ?1 OR q.parent_seq = ?1)";
+    int rc = DB_OK, r;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, a->seq);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct db_usage *u = usage_slot(a, sqlite3_column_int64(st, 0));
+        if (!u)
+            continue;
+        for (r = 0; r < 3; r++) {
+            int64_t v = sqlite3_column_int64(st, 1 + r);
+            u->allocated[r] += v;
+            u->requested[r] += v;
+            if (!sqlite3_column_int(st, 4))
+                u->allocated_np[r] += v;
+        }
+    }
+    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+}
+
+/* Pending demand counts in the workload's first pool, else the oldest pool. */
+static int usage_pending(struct db__conn *c, struct usage_arg *a)
+{
+    static const char sql[] =
+        "SELECT coalesce((SELECT seq FROM node_pools WHERE name = CASE"
+        " WHEN instr(w.pools, ',') > 0 THEN substr(w.pools, 1, instr(w.pools, ',') - 1)"
+        " ELSE w.pools END), (SELECT min(seq) FROM node_pools)),"
+        " w.n_pods * (w.gpu_devices * 1000 + w.gpu_portion), w.n_pods * w.cpu_milli,"
+        " w.n_pods * w.mem_mib FROM workloads w JOIN queues q ON q.seq = w.project_seq"
+        " WHERE w.deleted_at = 0 AND w.phase = 'Pending' AND (q.seq = ?1 OR q.parent_seq = ?1)";
+    int rc = DB_OK, r;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, a->seq);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct db_usage *u = usage_slot(a, sqlite3_column_int64(st, 0));
+        if (!u)
+            continue;
+        for (r = 0; r < 3; r++)
+            u->requested[r] += sqlite3_column_int64(st, 1 + r);
+    }
+    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+}
+
+static int usage_fn(struct db__conn *c, void *arg)
+{
+    int rc = usage_allocated(c, arg);
+
+    return rc == DB_OK ? usage_pending(c, arg) : rc;
+}
+
+int db_queue_usage(struct db *db, int64_t queue_seq, struct db_usage *out, int max, int *n)
+{
+    struct usage_arg a = {.seq = queue_seq, .out = out, .max = max, .n = n};
+
+    *n = 0;
+    return db__read(db, usage_fn, &a);
+}

@@ -1,0 +1,360 @@
+/*
+ * snapshot.c: what the scheduler thread reads before a cycle and writes
+ * after it.
+ *
+ * db_snapshot_load() reads, in one read transaction, the pools, nodes and
+ * queues (with quotas) in age order and every live workload that is
+ * Pending or Running, with its pods, in queue order (queued_seq, seq).
+ * All of it lives in one block of chunks freed by db_snapshot_free().
+ *
+ * db_cycle_apply() writes a cycle's results in one savepoint of the
+ * writer's group transaction:
+ *   for each update: UPDATE ... WHERE seq = ? AND version = ? AND live;
+ *     if no row matched, the workload changed through the API since the
+ *     snapshot: the update, its pods and its events are dropped;
+ *     otherwise its pods are replaced when they changed;
+ *   then the events of the updates that applied.
+ * So a cycle's decisions land all together or not at all, and never undo
+ * a delete or suspend that happened while the cycle ran.
+ */
+#include "db_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK (64 * 1024)
+
+struct chunk {
+    struct chunk *next;
+    size_t used, size;
+    max_align_t data[];
+};
+
+static void *chunk_alloc(struct chunk **head, size_t n)
+{
+    struct chunk *c = *head;
+    size_t need = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+    void *p;
+
+    if (!c || c->size - c->used < need) {
+        size_t size = need > CHUNK ? need : CHUNK;
+        c = malloc(sizeof(*c) + size);
+        if (!c)
+            return NULL;
+        c->next = *head;
+        c->used = 0;
+        c->size = size;
+        *head = c;
+    }
+    p = (char *)c->data + c->used;
+    c->used += need;
+    return p;
+}
+
+static const char *chunk_str(struct chunk **head, sqlite3_stmt *st, int col)
+{
+    const unsigned char *s = sqlite3_column_text(st, col);
+    size_t n = s ? strlen((const char *)s) : 0;
+    char *p = chunk_alloc(head, n + 1);
+
+    if (!p)
+        return NULL;
+    if (n)
+        memcpy(p, s, n);
+    p[n] = 0;
+    return p;
+}
+
+void db_snapshot_free(struct db_snapshot *s)
+{
+    struct chunk *c, *next;
+
+    if (!s)
+        return;
+    for (c = s->block__; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    free(s->pools);
+    free(s->nodes);
+    free(s->queues);
+    free(s);
+}
+
+struct snap_arg {
+    struct db_snapshot *s;
+    struct chunk *chunks;
+};
+
+static int wl_snap_row(struct snap_arg *a, sqlite3_stmt *st, struct db_sched_wl *w)
+{
+    int i;
+
+    w->seq = sqlite3_column_int64(st, 0);
+    w->version = sqlite3_column_int64(st, 1);
+    w->project_seq = sqlite3_column_int64(st, 2);
+    w->name = chunk_str(&a->chunks, st, 3);
+    w->pools = chunk_str(&a->chunks, st, 4);
+    w->node_type = chunk_str(&a->chunks, st, 5);
+    w->phase = chunk_str(&a->chunks, st, 6);
+    w->phase_reason = chunk_str(&a->chunks, st, 7);
+    w->type = sqlite3_column_int(st, 8);
+    w->priority = sqlite3_column_int(st, 9);
+    w->preemptible = sqlite3_column_int(st, 10);
+    w->n_pods = sqlite3_column_int(st, 11);
+    w->min_pods = sqlite3_column_int(st, 12);
+    w->gpu_devices = sqlite3_column_int(st, 13);
+    w->gpu_portion = sqlite3_column_int64(st, 14);
+    w->cpu_milli = sqlite3_column_int64(st, 15);
+    w->mem_mib = sqlite3_column_int64(st, 16);
+    w->queued_seq = sqlite3_column_int64(st, 17);
+    w->started_ms = sqlite3_column_int64(st, 18);
+    w->stale_since_ms = sqlite3_column_int64(st, 19);
+    w->pods = chunk_alloc(&a->chunks, sizeof(*w->pods) * (size_t)w->n_pods);
+    if (!w->name || !w->pools || !w->node_type || !w->phase || !w->phase_reason || !w->pods)
+        return DB_ENOMEM;
+    for (i = 0; i < w->n_pods; i++) {
+        w->pods[i].node_seq = 0;
+        w->pods[i].devices = 0;
+    }
+    return DB_OK;
+}
+
+static int load_workloads(struct db__conn *c, struct snap_arg *a)
+{
+    static const char count[] =
+        "SELECT count(*) FROM workloads WHERE deleted_at = 0 AND phase IN ('Pending', 'Running')";
+    static const char sql[] =
+        "SELECT seq, version, project_seq, name, pools, node_type, phase, phase_reason, type,"
+        " priority, preemptible, n_pods, min_pods, gpu_devices, gpu_portion, cpu_milli,"
+        " mem_mib, queued_seq, started_ms, stale_since_ms FROM workloads"
+        " WHERE deleted_at = 0 AND phase IN ('Pending', 'Running') ORDER BY queued_seq, seq";
+    struct db_snapshot *s = a->s;
+    int rc = DB_OK, n = 0;
+    sqlite3_stmt *st = db__prep(c, count, &rc);
+
+    if (!st)
+        return rc;
+    rc = sqlite3_step(st) == SQLITE_ROW ? DB_OK : DB_EIO;
+    if (rc == DB_OK)
+        n = sqlite3_column_int(st, 0);
+    db__done(st, rc);
+    if (rc != DB_OK)
+        return rc;
+    s->workloads = chunk_alloc(&a->chunks, sizeof(*s->workloads) * (size_t)(n + 1));
+    if (!s->workloads)
+        return DB_ENOMEM;
+    st = db__prep(c, sql, &rc);
+    if (!st)
+        return rc;
+    while (rc == DB_OK && s->n_workloads < n && sqlite3_step(st) == SQLITE_ROW)
+        rc = wl_snap_row(a, st, &s->workloads[s->n_workloads++]);
+    return db__done(st, rc);
+}
+
+static int cmp_seq(const void *a, const void *b)
+{
+    const struct db_sched_wl *x = *(const struct db_sched_wl *const *)a;
+    const struct db_sched_wl *y = *(const struct db_sched_wl *const *)b;
+
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static struct db_sched_wl *find_seq(struct db_sched_wl **by_seq, int n, int64_t seq)
+{
+    int lo = 0, hi = n - 1;
+
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (by_seq[mid]->seq == seq)
+            return by_seq[mid];
+        if (by_seq[mid]->seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return NULL;
+}
+
+static int load_pods(struct db__conn *c, struct snap_arg *a)
+{
+    static const char sql[] =
+        "SELECT d.workload_seq, d.idx, d.node_seq, d.devices FROM pods d"
+        " JOIN workloads w ON w.seq = d.workload_seq"
+        " WHERE w.deleted_at = 0 AND w.phase IN ('Pending', 'Running')";
+    struct db_snapshot *s = a->s;
+    struct db_sched_wl **by_seq;
+    int rc = DB_OK, i;
+    sqlite3_stmt *st;
+
+    by_seq = malloc(sizeof(*by_seq) * (size_t)(s->n_workloads + 1));
+    if (!by_seq)
+        return DB_ENOMEM;
+    for (i = 0; i < s->n_workloads; i++)
+        by_seq[i] = &s->workloads[i];
+    qsort(by_seq, (size_t)s->n_workloads, sizeof(*by_seq), cmp_seq);
+    st = db__prep(c, sql, &rc);
+    if (!st)
+        goto out_free;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct db_sched_wl *w = find_seq(by_seq, s->n_workloads, sqlite3_column_int64(st, 0));
+        int idx = sqlite3_column_int(st, 1);
+        if (!w || idx < 0 || idx >= w->n_pods)
+            continue;
+        w->pods[idx].node_seq = sqlite3_column_int64(st, 2);
+        w->pods[idx].devices = (uint64_t)sqlite3_column_int64(st, 3);
+    }
+    rc = db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+out_free:
+    free(by_seq);
+    return rc;
+}
+
+static int snapshot_fn(struct db__conn *c, void *arg)
+{
+    struct snap_arg *a = arg;
+    int rc;
+
+    rc = db__pools(c, &a->s->pools, &a->s->n_pools);
+    if (rc == DB_OK)
+        rc = db__nodes(c, &a->s->nodes, &a->s->n_nodes);
+    if (rc == DB_OK)
+        rc = db__queues(c, -1, &a->s->queues, &a->s->n_queues);
+    if (rc == DB_OK)
+        rc = load_workloads(c, a);
+    if (rc == DB_OK)
+        rc = load_pods(c, a);
+    return rc;
+}
+
+int db_snapshot_load(struct db *db, struct db_snapshot **out)
+{
+    struct snap_arg a = {NULL, NULL};
+    int rc;
+
+    *out = NULL;
+    a.s = calloc(1, sizeof(*a.s));
+    if (!a.s)
+        return DB_ENOMEM;
+    rc = db__read(db, snapshot_fn, &a);
+    a.s->block__ = a.chunks;
+    if (rc != DB_OK) {
+        db_snapshot_free(a.s);
+        return rc;
+    }
+    *out = a.s;
+    return DB_OK;
+}
+
+/* ---- applying a cycle ---- */
+
+struct apply_arg {
+    const struct db_cycle *c;
+    int *n_applied;
+    int64_t *skipped;   /* seqs of updates that did not apply, sorted */
+    int n_skipped;
+};
+
+static int replace_pods(struct db__conn *c, const struct db_wl_update *u)
+{
+    static const char del[] = "DELETE FROM pods WHERE workload_seq = ?";
+    static const char ins[] =
+        "INSERT INTO pods (workload_seq, idx, node_seq, devices) VALUES (?, ?, ?, ?)";
+    int rc = DB_OK, i;
+    sqlite3_stmt *st = db__prep(c, del, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, u->seq);
+    rc = db__done(st, db__step_done(st));
+    for (i = 0; rc == DB_OK && i < u->n_pods; i++) {
+        if (u->pods[i].node_seq <= 0)
+            continue;
+        st = db__prep(c, ins, &rc);
+        if (!st)
+            return rc;
+        sqlite3_bind_int64(st, 1, u->seq);
+        sqlite3_bind_int(st, 2, i);
+        sqlite3_bind_int64(st, 3, u->pods[i].node_seq);
+        sqlite3_bind_int64(st, 4, (int64_t)u->pods[i].devices);
+        rc = db__done(st, db__step_done(st));
+    }
+    return rc;
+}
+
+static int apply_update(struct db__conn *c, const struct db_wl_update *u, int64_t now,
+                        int *applied)
+{
+    static const char sql[] =
+        "UPDATE workloads SET phase_updated_at = CASE WHEN phase = ?1 THEN phase_updated_at"
+        " ELSE ?6 END, phase = ?1, phase_reason = ?2, phase_message = ?3, started_ms = ?4,"
+        " stale_since_ms = ?5, updated_at = ?6"
+        " WHERE seq = ?7 AND version = ?8 AND deleted_at = 0";
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, u->phase);
+    db__bind_text(st, 2, u->phase_reason);
+    db__bind_text(st, 3, u->phase_message);
+    sqlite3_bind_int64(st, 4, u->started_ms);
+    sqlite3_bind_int64(st, 5, u->stale_since_ms);
+    sqlite3_bind_int64(st, 6, now);
+    sqlite3_bind_int64(st, 7, u->seq);
+    sqlite3_bind_int64(st, 8, u->version);
+    rc = db__done(st, db__step_done(st));
+    *applied = rc == DB_OK && sqlite3_changes(c->h) == 1;
+    if (rc == DB_OK && *applied && u->pods_changed)
+        rc = replace_pods(c, u);
+    return rc;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+static int apply_fn(struct db__conn *c, void *arg)
+{
+    struct apply_arg *a = arg;
+    const struct db_cycle *cy = a->c;
+    int i, rc = DB_OK, applied = 0;
+
+    for (i = 0; rc == DB_OK && i < cy->n_updates; i++) {
+        rc = apply_update(c, &cy->updates[i], cy->now_ms, &applied);
+        if (rc == DB_OK && applied)
+            (*a->n_applied)++;
+        else if (rc == DB_OK)
+            a->skipped[a->n_skipped++] = cy->updates[i].seq;
+    }
+    qsort(a->skipped, (size_t)a->n_skipped, sizeof(int64_t), cmp_i64);
+    for (i = 0; rc == DB_OK && i < cy->n_events; i++) {
+        const struct db_wl_event *e = &cy->events[i];
+        if (bsearch(&e->workload_seq, a->skipped, (size_t)a->n_skipped, sizeof(int64_t),
+                    cmp_i64))
+            continue;
+        rc = db__event(c, e->workload_seq, cy->now_ms, e->type, e->reason, e->message);
+    }
+    return rc;
+}
+
+int db_cycle_apply(struct db *db, const struct db_cycle *c, int *n_applied)
+{
+    struct apply_arg a = {c, n_applied, NULL, 0};
+    int rc;
+
+    *n_applied = 0;
+    if (c->n_updates == 0 && c->n_events == 0)
+        return DB_OK;
+    a.skipped = malloc(sizeof(int64_t) * (size_t)(c->n_updates + 1));
+    if (!a.skipped)
+        return DB_ENOMEM;
+    rc = db__write(db, apply_fn, &a);
+    if (rc != DB_OK)
+        *n_applied = 0;
+    free(a.skipped);
+    return rc;
+}

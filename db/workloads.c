@@ -1,0 +1,718 @@
+/*
+ * workloads.c: workloads, their pods and their events, and the list query
+ * behind GET /api/v1/workloads (filterBy, sortBy, paging).
+ *
+ * Workload states written here (the scheduler's own transitions are in
+ * snapshot.c):
+ *   insert                 -> Pending     (desired Running), event Submitted
+ *   Pending|Running|...    -> Stopped     db_workload_act(SUSPEND), pods freed
+ *   Stopped                -> Pending     db_workload_act(RESUME)
+ *   any live               -> Deleting    db_workload_act(DELETE), pods freed,
+ *                                         deleted_at set (kept for history)
+ *
+ * Invariants:
+ *   1. Every API change bumps `version`, so a scheduling cycle that read
+ *      the workload earlier cannot overwrite the change (snapshot.c).
+ *   2. A live workload's name is unique in its project (partial index).
+ *   3. Every transition writes an event in the same savepoint.
+ *   4. The list query is built only from a fixed table of fields and
+ *      operators; values are always bound, never spliced into SQL.
+ */
+#include "db_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WL_COLS                                                                          \
+    "w.seq, w.id, w.name, w.project_seq, q.id, q.name, coalesce(d.id, ''),"              \
+    " coalesce(d.name, ''), w.type, w.priority_class, w.priority, w.preemptible,"         \
+    " w.desired_phase, w.phase, w.phase_reason, w.phase_message, w.n_pods, w.min_pods,"   \
+    " w.gpu_devices, w.gpu_portion, w.cpu_milli, w.mem_mib, w.pools, w.node_type,"        \
+    " w.image, w.created_by, w.queued_seq, w.started_ms, w.stale_since_ms, w.created_at," \
+    " w.updated_at, w.phase_updated_at, w.deleted_at, w.completed_at, w.version,"         \
+    " (SELECT count(*) FROM pods WHERE workload_seq = w.seq), w.spec"
+#define WL_FROM                                                  \
+    " FROM workloads w JOIN queues q ON q.seq = w.project_seq" \
+    " LEFT JOIN queues d ON d.seq = q.parent_seq"
+
+const char *db_type_name(int type)
+{
+    static const char *const names[] = {"Training", "Workspace", "Inference", "Distributed"};
+
+    return type >= 0 && type < 4 ? names[type] : "Training";
+}
+
+void db_workload_clear(struct db_workload *w)
+{
+    free(w->spec);
+    w->spec = NULL;
+}
+
+void db_workloads_free(struct db_workload *w, int n)
+{
+    int i;
+
+    if (!w)
+        return;
+    for (i = 0; i < n; i++)
+        db_workload_clear(&w[i]);
+    free(w);
+}
+
+static int wl_row(sqlite3_stmt *st, struct db_workload *w)
+{
+    const unsigned char *spec;
+
+    memset(w, 0, sizeof(*w));
+    w->seq = sqlite3_column_int64(st, 0);
+    db__copy(w->id, sizeof(w->id), st, 1);
+    db__copy(w->name, sizeof(w->name), st, 2);
+    w->project_seq = sqlite3_column_int64(st, 3);
+    db__copy(w->project_id, sizeof(w->project_id), st, 4);
+    db__copy(w->project_name, sizeof(w->project_name), st, 5);
+    db__copy(w->department_id, sizeof(w->department_id), st, 6);
+    db__copy(w->department_name, sizeof(w->department_name), st, 7);
+    w->type = sqlite3_column_int(st, 8);
+    db__copy(w->priority_class, sizeof(w->priority_class), st, 9);
+    w->priority = sqlite3_column_int(st, 10);
+    w->preemptible = sqlite3_column_int(st, 11);
+    db__copy(w->desired_phase, sizeof(w->desired_phase), st, 12);
+    db__copy(w->phase, sizeof(w->phase), st, 13);
+    db__copy(w->phase_reason, sizeof(w->phase_reason), st, 14);
+    db__copy(w->phase_message, sizeof(w->phase_message), st, 15);
+    w->n_pods = sqlite3_column_int(st, 16);
+    w->min_pods = sqlite3_column_int(st, 17);
+    w->gpu_devices = sqlite3_column_int(st, 18);
+    w->gpu_portion = sqlite3_column_int64(st, 19);
+    w->cpu_milli = sqlite3_column_int64(st, 20);
+    w->mem_mib = sqlite3_column_int64(st, 21);
+    db__copy(w->pools, sizeof(w->pools), st, 22);
+    db__copy(w->node_type, sizeof(w->node_type), st, 23);
+    db__copy(w->image, sizeof(w->image), st, 24);
+    db__copy(w->created_by, sizeof(w->created_by), st, 25);
+    w->queued_seq = sqlite3_column_int64(st, 26);
+    w->started_ms = sqlite3_column_int64(st, 27);
+    w->stale_since_ms = sqlite3_column_int64(st, 28);
+    w->created_at = sqlite3_column_int64(st, 29);
+    w->updated_at = sqlite3_column_int64(st, 30);
+    w->phase_updated_at = sqlite3_column_int64(st, 31);
+    w->deleted_at = sqlite3_column_int64(st, 32);
+    w->completed_at = sqlite3_column_int64(st, 33);
+    w->version = sqlite3_column_int64(st, 34);
+    w->running_pods = sqlite3_column_int(st, 35);
+    w->alloc_gpu_milli = (int64_t)w->running_pods * (w->gpu_devices * 1000 + w->gpu_portion);
+    spec = sqlite3_column_text(st, 36);
+    if (spec) {
+        w->spec = strdup((const char *)spec);
+        if (!w->spec)
+            return DB_ENOMEM;
+    }
+    return DB_OK;
+}
+
+int db__event(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *type,
+              const char *reason, const char *message)
+{
+    static const char sql[] =
+        "INSERT INTO events (workload_seq, created_at, type, reason, message)"
+        " VALUES (?, ?, ?, ?, ?)";
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, wl_seq);
+    sqlite3_bind_int64(st, 2, now_ms);
+    db__bind_text(st, 3, type);
+    db__bind_text(st, 4, reason);
+    db__bind_text(st, 5, message);
+    return db__done(st, db__step_done(st));
+}
+
+/* ---- insert ---- */
+
+static int insert_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "INSERT INTO workloads (id, name, project_seq, type, priority_class, priority,"
+        " preemptible, desired_phase, phase, n_pods, min_pods, gpu_devices, gpu_portion,"
+        " cpu_milli, mem_mib, pools, node_type, image, created_by, queued_seq, created_at,"
+        " updated_at, phase_updated_at, spec)"
+        " VALUES (?,?,?,?,?,?,?,'Running','Pending',?,?,?,?,?,?,?,?,?,?,0,?,?,?,?)";
+    static const char seq[] = "UPDATE workloads SET queued_seq = seq WHERE seq = ?";
+    struct db_workload *w = arg;
+    char msg[DB_MSG_LEN];
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, w->id);
+    db__bind_text(st, 2, w->name);
+    sqlite3_bind_int64(st, 3, w->project_seq);
+    sqlite3_bind_int(st, 4, w->type);
+    db__bind_text(st, 5, w->priority_class);
+    sqlite3_bind_int(st, 6, w->priority);
+    sqlite3_bind_int(st, 7, w->preemptible);
+    sqlite3_bind_int(st, 8, w->n_pods);
+    sqlite3_bind_int(st, 9, w->min_pods);
+    sqlite3_bind_int(st, 10, w->gpu_devices);
+    sqlite3_bind_int64(st, 11, w->gpu_portion);
+    sqlite3_bind_int64(st, 12, w->cpu_milli);
+    sqlite3_bind_int64(st, 13, w->mem_mib);
+    db__bind_text(st, 14, w->pools);
+    db__bind_text(st, 15, w->node_type);
+    db__bind_text(st, 16, w->image);
+    db__bind_text(st, 17, w->created_by);
+    sqlite3_bind_int64(st, 18, w->created_at);
+    sqlite3_bind_int64(st, 19, w->created_at);
+    sqlite3_bind_int64(st, 20, w->created_at);
+    if (w->spec)
+        sqlite3_bind_text(st, 21, w->spec, -1, SQLITE_STATIC);
+    rc = db__done(st, db__step_done(st));
+    if (rc != DB_OK)
+        return rc;
+    w->seq = sqlite3_last_insert_rowid(c->h);
+    w->queued_seq = w->seq;
+    st = db__prep(c, seq, &rc);
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, w->seq);
+    rc = db__done(st, db__step_done(st));
+    if (rc != DB_OK)
+        return rc;
+    snprintf(msg, sizeof(msg), "%s %s submitted by %s", db_type_name(w->type), w->name,
+             w->created_by[0] ? w->created_by : "unknown");
+    return db__event(c, w->seq, w->created_at, "Normal", "Submitted", msg);
+}
+
+int db_workload_insert(struct db *db, struct db_workload *w)
+{
+    w->created_at = w->updated_at = w->phase_updated_at = db__now_ms();
+    db__uuid(w->id);
+    snprintf(w->desired_phase, sizeof(w->desired_phase), "Running");
+    snprintf(w->phase, sizeof(w->phase), "Pending");
+    w->version = 1;
+    return db__write(db, insert_fn, w);
+}
+
+/* ---- get ---- */
+
+struct get_arg {
+    const char *id;
+    struct db_workload *w;
+};
+
+static int get_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] = "SELECT " WL_COLS WL_FROM " WHERE w.id = ?";
+    struct get_arg *a = arg;
+    int rc = DB_OK, src;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, a->id);
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW)
+        rc = wl_row(st, a->w);
+    else
+        rc = src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO;
+    return db__done(st, rc);
+}
+
+int db_workload_get(struct db *db, const char *id, struct db_workload *out)
+{
+    struct get_arg a = {id, out};
+
+    memset(out, 0, sizeof(*out));
+    return db__read(db, get_fn, &a);
+}
+
+/* ---- delete, suspend, resume ---- */
+
+struct act_arg {
+    int64_t seq;
+    int action;
+    const char *by;
+    int64_t now;
+};
+
+static int free_pods(struct db__conn *c, int64_t seq)
+{
+    static const char sql[] = "DELETE FROM pods WHERE workload_seq = ?";
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, seq);
+    return db__done(st, db__step_done(st));
+}
+
+static int act_check(struct db__conn *c, const struct act_arg *a)
+{
+    static const char sql[] = "SELECT deleted_at, desired_phase FROM workloads WHERE seq = ?";
+    int rc = DB_OK, src;
+    char desired[16];
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, a->seq);
+    src = sqlite3_step(st);
+    if (src != SQLITE_ROW)
+        return db__done(st, src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO);
+    if (sqlite3_column_int64(st, 0) != 0)
+        return db__done(st, DB_ENOTFOUND);
+    db__copy(desired, sizeof(desired), st, 1);
+    if (a->action == DB_WL_RESUME && strcmp(desired, "Stopped") != 0)
+        rc = DB_ECONFLICT;
+    return db__done(st, rc);
+}
+
+static int act_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "UPDATE workloads SET desired_phase = ?2, phase = ?3, phase_reason = '',"
+        " phase_message = '', started_ms = 0, stale_since_ms = 0, phase_updated_at = ?4,"
+        " updated_at = ?4, deleted_at = ?5, version = version + 1 WHERE seq = ?1";
+    static const char *const desired[] = {"Deleted", "Stopped", "Running"};
+    static const char *const phase[] = {"Deleting", "Stopped", "Pending"};
+    static const char *const reason[] = {"Deleting", "Suspended", "Resumed"};
+    struct act_arg *a = arg;
+    char msg[DB_MSG_LEN];
+    int rc = act_check(c, a);
+    sqlite3_stmt *st;
+
+    if (rc != DB_OK)
+        return rc;
+    st = db__prep(c, sql, &rc);
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, a->seq);
+    sqlite3_bind_text(st, 2, desired[a->action], -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, phase[a->action], -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, a->now);
+    sqlite3_bind_int64(st, 5, a->action == DB_WL_DELETE ? a->now : 0);
+    rc = db__done(st, db__step_done(st));
+    if (rc == DB_OK && a->action != DB_WL_RESUME)
+        rc = free_pods(c, a->seq);
+    if (rc != DB_OK)
+        return rc;
+    snprintf(msg, sizeof(msg), "%s by %s", reason[a->action], a->by ? a->by : "unknown");
+    return db__event(c, a->seq, a->now, "Normal", reason[a->action], msg);
+}
+
+int db_workload_act(struct db *db, int64_t seq, int action, const char *by, int64_t now_ms)
+{
+    struct act_arg a = {seq, action, by, now_ms};
+
+    if (action < DB_WL_DELETE || action > DB_WL_RESUME)
+        return DB_EINVAL;
+    return db__write(db, act_fn, &a);
+}
+
+/* ---- list ---- */
+
+enum field_kind { F_TEXT, F_INT, F_DATE, F_GPU };
+
+struct field {
+    const char *name;
+    const char *expr;
+    int kind;
+};
+
+static const struct field fields[] = {
+    {"name", "w.name", F_TEXT},
+    {"id", "w.id", F_TEXT},
+    {"type", "CASE w.type WHEN 0 THEN 'Training' WHEN 1 THEN 'Workspace'"
+             " WHEN 2 THEN 'Inference' ELSE 'Distributed' END", F_TEXT},
+    {"category", "CASE w.type WHEN 1 THEN 'Build' WHEN 2 THEN 'Deploy' ELSE 'Train' END",
+     F_TEXT},
+    {"projectName", "q.name", F_TEXT},
+    {"projectId", "q.id", F_TEXT},
+    {"departmentName", "coalesce(d.name, '')", F_TEXT},
+    {"departmentId", "coalesce(d.id, '')", F_TEXT},
+    {"phase", "w.phase", F_TEXT},
+    {"submittedBy", "w.created_by", F_TEXT},
+    {"priorityClassName", "w.priority_class", F_TEXT},
+    {"nodepool", "w.pools", F_TEXT},
+    {"priority", "w.priority", F_INT},
+    {"createdAt", "w.created_at", F_DATE},
+    {"deletedAt", "w.deleted_at", F_DATE},
+    {"completedAt", "w.completed_at", F_DATE},
+    {"phaseUpdatedAt", "w.phase_updated_at", F_DATE},
+    {"allocatedGPU", "(SELECT count(*) FROM pods WHERE workload_seq = w.seq)"
+                     " * (w.gpu_devices * 1000 + w.gpu_portion)", F_GPU},
+};
+
+static const struct field *field_find(const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+        if (strcmp(fields[i].name, name) == 0)
+            return &fields[i];
+    return NULL;
+}
+
+/* Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm). */
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+    int64_t era, yoe, doy, doe;
+
+    y -= m <= 2;
+    era = (y >= 0 ? y : y - 399) / 400;
+    yoe = y - era * 400;
+    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* "2021-01-01" or "2021-01-01T00:00:00[.sss]Z" to ms since the epoch. */
+static int parse_iso(const char *s, int64_t *ms)
+{
+    int y, mo, d, h = 0, mi = 0, sec = 0, n = 0, frac = 0;
+
+    if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || mo < 1 || mo > 12 || d < 1 ||
+        d > 31)
+        return DB_EINVAL;
+    s += n;
+    if (*s == 'T') {
+        if (sscanf(s, "T%2d:%2d:%2d%n", &h, &mi, &sec, &n) != 3)
+            return DB_EINVAL;
+        s += n;
+        if (*s == '.') {
+            int digits = 0;
+            for (s++; *s >= '0' && *s <= '9'; s++, digits++)
+                if (digits < 3)
+                    frac = frac * 10 + (*s - '0');
+            for (; digits < 3; digits++)
+                frac *= 10;
+        }
+        if (*s == 'Z')
+            s++;
+    }
+    if (*s)
+        return DB_EINVAL;
+    *ms = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000LL + sec * 1000LL + frac;
+    return DB_OK;
+}
+
+struct sqlbuf {
+    char s[4096];
+    size_t n;
+    int overflow;
+};
+
+static void sb_add(struct sqlbuf *b, const char *s)
+{
+    size_t l = strlen(s);
+
+    if (b->n + l + 1 > sizeof(b->s)) {
+        b->overflow = 1;
+        return;
+    }
+    memcpy(b->s + b->n, s, l + 1);
+    b->n += l;
+}
+
+static int filter_sql(struct sqlbuf *b, const struct db_filter *f, int param)
+{
+    const struct field *fd = field_find(f->field);
+    char tmp[64];
+
+    if (!fd)
+        return DB_EINVAL;
+    sb_add(b, " AND ");
+    if (strcmp(f->op, "=@") == 0 || strcmp(f->op, "!@") == 0) {
+        if (fd->kind != F_TEXT)
+            return DB_EINVAL;
+        sb_add(b, "instr(");
+        sb_add(b, fd->expr);
+        snprintf(tmp, sizeof(tmp), ", ?%d) %s 0", param, f->op[0] == '=' ? ">" : "=");
+        sb_add(b, tmp);
+        return DB_OK;
+    }
+    if (strcmp(f->op, "=^") == 0 || strcmp(f->op, "=$") == 0) {
+        if (fd->kind != F_TEXT)
+            return DB_EINVAL;
+        sb_add(b, "substr(");
+        sb_add(b, fd->expr);
+        snprintf(tmp, sizeof(tmp), f->op[1] == '^' ? ", 1, length(?%d)) = ?%d"
+                                                   : ", -length(?%d)) = ?%d",
+                 param, param);
+        sb_add(b, tmp);
+        return DB_OK;
+    }
+    if (strcmp(f->op, "==") && strcmp(f->op, "!=") && strcmp(f->op, "<=") &&
+        strcmp(f->op, ">="))
+        return DB_EINVAL;
+    sb_add(b, fd->expr);
+    snprintf(tmp, sizeof(tmp), " %s ?%d", strcmp(f->op, "==") == 0 ? "=" : f->op, param);
+    sb_add(b, tmp);
+    return DB_OK;
+}
+
+static int filter_bind(sqlite3_stmt *st, const struct db_filter *f, int param)
+{
+    const struct field *fd = field_find(f->field);
+    int64_t v;
+    char *end;
+    double g;
+
+    switch (fd->kind) {
+    case F_TEXT:
+        db__bind_text(st, param, f->value);
+        return DB_OK;
+    case F_INT:
+        v = strtoll(f->value, &end, 10);
+        if (end == f->value || *end)
+            return DB_EINVAL;
+        sqlite3_bind_int64(st, param, v);
+        return DB_OK;
+    case F_DATE:
+        if (parse_iso(f->value, &v) != DB_OK)
+            return DB_EINVAL;
+        sqlite3_bind_int64(st, param, v);
+        return DB_OK;
+    default:
+        g = strtod(f->value, &end);
+        if (end == f->value || *end)
+            return DB_EINVAL;
+        sqlite3_bind_int64(st, param, (int64_t)(g * 1000 + (g >= 0 ? 0.5 : -0.5)));
+        return DB_OK;
+    }
+}
+
+/* Builds "FROM ... WHERE ..." for a query; the filters bind to ?1..?n,
+ * the projects to the following parameters. */
+static int where_sql(struct sqlbuf *b, const struct db_wl_query *q)
+{
+    int i, rc;
+    char tmp[32];
+
+    sb_add(b, WL_FROM);
+    sb_add(b, q->include_deleted ? " WHERE 1" : " WHERE w.deleted_at = 0");
+    for (i = 0; i < q->n_filters; i++) {
+        rc = filter_sql(b, &q->filters[i], i + 1);
+        if (rc != DB_OK)
+            return rc;
+    }
+    if (q->projects) {
+        sb_add(b, " AND w.project_seq IN (");
+        for (i = 0; i < q->n_projects; i++) {
+            snprintf(tmp, sizeof(tmp), "%s?%d", i ? "," : "", q->n_filters + 1 + i);
+            sb_add(b, tmp);
+        }
+        sb_add(b, q->n_projects ? ")" : "NULL)");
+    }
+    return b->overflow ? DB_EINVAL : DB_OK;
+}
+
+static int where_bind(sqlite3_stmt *st, const struct db_wl_query *q)
+{
+    int i, rc;
+
+    for (i = 0; i < q->n_filters; i++) {
+        rc = filter_bind(st, &q->filters[i], i + 1);
+        if (rc != DB_OK)
+            return rc;
+    }
+    for (i = 0; q->projects && i < q->n_projects; i++)
+        sqlite3_bind_int64(st, q->n_filters + 1 + i, q->projects[i]);
+    return DB_OK;
+}
+
+struct list_arg {
+    const struct db_wl_query *q;
+    struct db_workload **out;
+    int *n;
+    int64_t *count;
+};
+
+static int list_sql(struct sqlbuf *b, const struct db_wl_query *q, int count)
+{
+    const struct field *sort = field_find(q->sort_by[0] ? q->sort_by : "createdAt");
+    int rc;
+
+    if (!sort)
+        return DB_EINVAL;
+    sb_add(b, count ? "SELECT count(*)" : "SELECT " WL_COLS);
+    rc = where_sql(b, q);
+    if (rc != DB_OK || count)
+        return rc;
+    sb_add(b, " ORDER BY ");
+    sb_add(b, sort->expr);
+    sb_add(b, q->desc ? " DESC, w.seq DESC" : " ASC, w.seq ASC");
+    sb_add(b, " LIMIT ? OFFSET ?");
+    return b->overflow ? DB_EINVAL : DB_OK;
+}
+
+static int list_fn(struct db__conn *c, void *arg)
+{
+    struct list_arg *a = arg;
+    struct sqlbuf b = {.n = 0};
+    sqlite3_stmt *st = NULL;
+    int rc, cap = 0, np;
+
+    rc = list_sql(&b, a->q, a->count != NULL);
+    if (rc != DB_OK)
+        return rc;
+    if (sqlite3_prepare_v2(c->h, b.s, -1, &st, NULL) != SQLITE_OK)
+        return DB_EIO;
+    rc = where_bind(st, a->q);
+    if (rc != DB_OK)
+        goto out_finalize;
+    np = sqlite3_bind_parameter_count(st);
+    if (a->count) {
+        rc = sqlite3_step(st) == SQLITE_ROW ? DB_OK : DB_EIO;
+        if (rc == DB_OK)
+            *a->count = sqlite3_column_int64(st, 0);
+        goto out_finalize;
+    }
+    sqlite3_bind_int(st, np - 1, a->q->limit);
+    sqlite3_bind_int(st, np, a->q->offset);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK) {
+            rc = DB_ENOMEM;
+            goto out_finalize;
+        }
+        rc = wl_row(st, &(*a->out)[(*a->n)++]);
+        if (rc != DB_OK)
+            goto out_finalize;
+    }
+    rc = rc == SQLITE_DONE ? DB_OK : DB_EIO;
+out_finalize:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int db_workload_list(struct db *db, const struct db_wl_query *q, struct db_workload **out, int *n)
+{
+    struct list_arg a = {q, out, n, NULL};
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    rc = db__read(db, list_fn, &a);
+    if (rc != DB_OK) {
+        db_workloads_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+int db_workload_count(struct db *db, const struct db_wl_query *q, int64_t *count)
+{
+    struct list_arg a = {q, NULL, NULL, count};
+
+    return db__read(db, list_fn, &a);
+}
+
+/* ---- pods and events ---- */
+
+struct sub_arg {
+    int64_t seq;
+    int desc, offset, limit;
+    void *out;
+    int *n;
+};
+
+static int pods_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "SELECT d.idx, d.node_seq, n.name, p.name, d.devices FROM pods d"
+        " JOIN nodes n ON n.seq = d.node_seq JOIN node_pools p ON p.seq = n.pool_seq"
+        " WHERE d.workload_seq = ? ORDER BY d.idx";
+    struct sub_arg *a = arg;
+    struct db_pod **out = a->out;
+    int rc = DB_OK, cap = 0;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, a->seq);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct db_pod *p;
+        if (db__grow(out, *a->n, &cap, sizeof(**out)) != DB_OK)
+            return db__done(st, DB_ENOMEM);
+        p = &(*out)[(*a->n)++];
+        memset(p, 0, sizeof(*p));
+        p->idx = sqlite3_column_int(st, 0);
+        p->node_seq = sqlite3_column_int64(st, 1);
+        db__copy(p->node_name, sizeof(p->node_name), st, 2);
+        db__copy(p->pool_name, sizeof(p->pool_name), st, 3);
+        p->devices = (uint64_t)sqlite3_column_int64(st, 4);
+    }
+    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+}
+
+int db_pod_list(struct db *db, int64_t workload_seq, struct db_pod **out, int *n)
+{
+    struct sub_arg a = {.seq = workload_seq, .out = out, .n = n};
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    rc = db__read(db, pods_fn, &a);
+    if (rc != DB_OK) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+static int events_fn(struct db__conn *c, void *arg)
+{
+    static const char asc[] =
+        "SELECT seq, workload_seq, created_at, type, reason, message FROM events"
+        " WHERE workload_seq = ? ORDER BY seq ASC LIMIT ? OFFSET ?";
+    static const char desc[] =
+        "SELECT seq, workload_seq, created_at, type, reason, message FROM events"
+        " WHERE workload_seq = ? ORDER BY seq DESC LIMIT ? OFFSET ?";
+    struct sub_arg *a = arg;
+    struct db_event **out = a->out;
+    int rc = DB_OK, cap = 0;
+    sqlite3_stmt *st = db__prep(c, a->desc ? desc : asc, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, a->seq);
+    sqlite3_bind_int(st, 2, a->limit);
+    sqlite3_bind_int(st, 3, a->offset);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct db_event *e;
+        if (db__grow(out, *a->n, &cap, sizeof(**out)) != DB_OK)
+            return db__done(st, DB_ENOMEM);
+        e = &(*out)[(*a->n)++];
+        e->seq = sqlite3_column_int64(st, 0);
+        e->workload_seq = sqlite3_column_int64(st, 1);
+        e->created_at = sqlite3_column_int64(st, 2);
+        db__copy(e->type, sizeof(e->type), st, 3);
+        db__copy(e->reason, sizeof(e->reason), st, 4);
+        db__copy(e->message, sizeof(e->message), st, 5);
+    }
+    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+}
+
+int db_event_list(struct db *db, int64_t workload_seq, int desc, int offset, int limit,
+                  struct db_event **out, int *n)
+{
+    struct sub_arg a = {workload_seq, desc, offset, limit, out, n};
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    rc = db__read(db, events_fn, &a);
+    if (rc != DB_OK) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}

@@ -1,0 +1,53 @@
+# Scenario runs through `allot simulate`, and the simulator's own tests.
+#   scenario/shared/<name>   every ${ALLOT_SHARED_DIR}/scenarios/*.json
+#   scenario/own/<name>      every tests/scenarios/*.json
+#   simulate/...             tests/simulate/: malformed files, the command
+#                            line, --json, --timing, determinism, a failing
+#                            expectation, and scenarios of the driver alone
+set(ALLOT_SIMULATE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/simulate)
+
+# allot_simulate_test(NAME COMMAND...): a test with the simulator's timeout.
+function(allot_simulate_test name)
+  add_test(NAME ${name} COMMAND ${ARGN})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 120)
+endfunction()
+
+file(GLOB ALLOT_SHARED_SCENARIOS CONFIGURE_DEPENDS ${ALLOT_SHARED_DIR}/scenarios/*.json)
+file(GLOB ALLOT_OWN_SCENARIOS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/scenarios/*.json)
+file(GLOB ALLOT_DRIVER_SCENARIOS CONFIGURE_DEPENDS ${ALLOT_SIMULATE_DIR}/scenarios/*.json)
+
+foreach(file ${ALLOT_SHARED_SCENARIOS})
+  get_filename_component(name ${file} NAME_WLE)
+  allot_simulate_test(scenario/shared/${name} allot simulate ${file})
+endforeach()
+foreach(file ${ALLOT_OWN_SCENARIOS})
+  get_filename_component(name ${file} NAME_WLE)
+  allot_simulate_test(scenario/own/${name} allot simulate ${file})
+endforeach()
+foreach(file ${ALLOT_DRIVER_SCENARIOS})
+  get_filename_component(name ${file} NAME_WLE)
+  allot_simulate_test(simulate/scenario/${name} allot simulate ${file})
+endforeach()
+
+# One test per line of malformed/expected.txt: "FILE JSON-PATH".
+set(ALLOT_MALFORMED_LIST ${ALLOT_SIMULATE_DIR}/malformed/expected.txt)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${ALLOT_MALFORMED_LIST})
+file(STRINGS ${ALLOT_MALFORMED_LIST} ALLOT_MALFORMED_LINES REGEX "^[^#]")
+foreach(line ${ALLOT_MALFORMED_LINES})
+  string(REGEX MATCH "^([^ ]+)\\.json ([^ ]+)$" matched "${line}")
+  if(NOT matched)
+    message(FATAL_ERROR "${ALLOT_MALFORMED_LIST}: cannot read line: ${line}")
+  endif()
+  allot_simulate_test(simulate/malformed/${CMAKE_MATCH_1}
+                      sh ${ALLOT_SIMULATE_DIR}/check_error.sh $<TARGET_FILE:allot>
+                      ${ALLOT_SIMULATE_DIR}/malformed/${CMAKE_MATCH_1}.json ${CMAKE_MATCH_2})
+endforeach()
+
+foreach(script usage json_output timing expect_failure)
+  allot_simulate_test(simulate/${script} sh ${ALLOT_SIMULATE_DIR}/${script}.sh
+                      $<TARGET_FILE:allot> ${ALLOT_SIMULATE_DIR})
+endforeach()
+allot_simulate_test(simulate/determinism
+                    sh ${ALLOT_SIMULATE_DIR}/determinism.sh $<TARGET_FILE:allot>
+                    ${ALLOT_SHARED_SCENARIOS} ${ALLOT_OWN_SCENARIOS} ${ALLOT_DRIVER_SCENARIOS}
+                    ${ALLOT_SIMULATE_DIR}/failing.json)

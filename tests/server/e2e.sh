@@ -1,0 +1,106 @@
+#!/bin/sh
+# e2e.sh: a real allotd --demo on a free loopback port, driven with curl
+# the way the Run:ai quick start's API tab does: token, projects team-a
+# and team-b with 2 GPUs each, a1 (1 GPU), a2 (2), b1 (1), then b2: a1 is
+# preempted; b2 deleted: a1 runs again. Then the authorization, body-cap
+# and malformed-input cases, and a graceful stop.
+ALLOTD=$1
+. "$(dirname "$0")/lib.sh"
+
+start --demo
+grep -q "created user 'admin'" "$T/log" || fail "no bootstrap admin"
+[ -f "$T/allot-demo.db" ] || fail "the demo database is not in the working directory"
+
+# tokens: v1 JSON and v2 form
+ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
+V2=$(curl -s -X POST "$URL/api/v2/token" \
+  -d "grant_type=password&username=admin&password=$ALLOT_ADMIN_PASSWORD" | jq -r .access_token)
+[ -n "$V2" ] && [ "$V2" != null ] || fail "v2 token"
+expect 400 POST /api/v1/token '{"grantType":"password","username":"admin","password":"nope"}' >/dev/null
+curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/api/v2/token" \
+  -d 'grant_type=password&username=admin&password=nope' | grep -q 400 || fail "v2 bad password"
+
+CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
+POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
+[ "$(expect 200 GET /api/v1/nodes "" "$ADMIN" | jq '.nodes | length')" = 2 ] || fail "2 nodes"
+
+project() {
+  expect 201 POST /api/v1/org-unit/projects "{\"name\":\"$1\",\"clusterId\":\"$CLUSTER\",
+    \"resources\":[{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},
+    \"gpu\":{\"deserved\":2,\"limit\":-1,\"overQuotaWeight\":1}}]}" "$ADMIN" | jq -r .id
+}
+PA=$(project team-a)
+PB=$(project team-b)
+
+submit() { # NAME PROJECT GPUS TOKEN [STATUS]
+  expect "${5:-202}" POST /api/v1/workloads/trainings "{\"name\":\"$1\",\"projectId\":\"$2\",
+    \"clusterId\":\"$CLUSTER\",\"spec\":{\"image\":\"runai.jfrog.io/demo/quickstart\",
+    \"compute\":{\"gpuDevicesRequest\":$3}}}" "$4"
+}
+A1=$(submit a1 "$PA" 1 "$ADMIN" | jq -r .workloadId)
+submit a2 "$PA" 2 "$ADMIN" >/dev/null
+B1=$(submit b1 "$PB" 1 "$ADMIN" | jq -r .workloadId)
+for w in a1 a2 b1; do wait_phase "$ADMIN" $w Running; done
+submit b1 "$PB" 1 "$ADMIN" 409 >/dev/null
+B2=$(submit b2 "$PB" 1 "$ADMIN" | jq -r .workloadId)
+wait_phase "$ADMIN" b2 Running
+wait_phase "$ADMIN" a1 Pending
+for w in a2 b1; do [ "$(phase "$ADMIN" $w)" = Running ] || fail "$w should still run"; done
+expect 200 GET "/api/v1/workloads/$A1/events" "" "$ADMIN" | jq -r '.events[].reason' | grep -q Reclaimed \
+  || fail "a1 has no Reclaimed event"
+ALLOC=$(expect 200 GET "/api/v1/org-unit/projects/$PB" "" "$ADMIN" | jq '.status.quotaStatus.allocated.gpu')
+[ "$ALLOC" = 2 ] || [ "$ALLOC" = 2.0 ] || fail "team-b allocated $ALLOC"
+expect 202 DELETE "/api/v1/workloads/$B2" "" "$ADMIN" >/dev/null
+wait_phase "$ADMIN" a1 Running
+[ "$(expect 200 GET "/api/v1/workloads/$A1/pods" "" "$ADMIN" | jq -r '.pods[0].nodeName')" != null ] \
+  || fail "a1 has no node"
+
+# a researcher of team-a
+PW=$(expect 201 POST /api/v1/users '{"email":"alice@example.com"}' "$ADMIN" | jq -r .tempPassword)
+expect 201 POST /api/v1/authorization/access-rules "{\"subjectId\":\"alice@example.com\",
+  \"subjectType\":\"user\",\"roleId\":4,\"scopeType\":\"project\",\"scopeId\":\"$PA\"}" "$ADMIN" >/dev/null
+ALICE=$(login alice@example.com "$PW")
+submit a3 "$PA" 1 "$ALICE" >/dev/null
+submit x1 "$PB" 1 "$ALICE" 403 >/dev/null
+[ "$(expect 200 GET /api/v1/workloads "" "$ALICE" | jq -r '[.workloads[].projectName] | unique | join(",")')" = team-a ] \
+  || fail "alice sees other projects"
+expect 404 GET "/api/v1/workloads/$B1" "" "$ALICE" >/dev/null
+expect 404 DELETE "/api/v1/workloads/$B1" "" "$ALICE" >/dev/null
+expect 404 GET "/api/v1/org-unit/projects/$PB" "" "$ALICE" >/dev/null
+expect 403 POST /api/v1/org-unit/projects '{"name":"mine","resources":[]}' "$ALICE" >/dev/null
+expect 403 GET /api/v1/users "" "$ALICE" >/dev/null
+
+# authentication failures
+expect 401 GET /api/v1/workloads >/dev/null
+expect 401 GET /api/v1/workloads "" "not.a.token" >/dev/null
+expect 401 GET /api/v1/workloads "" "${ADMIN}x" >/dev/null
+E=$(expect 401 GET /api/v1/nodes)
+[ "$(printf '%s' "$E" | jq -r '[.code, .message != null, .details != null] | join(",")')" = "401,true,true" ] \
+  || fail "401 body: $E"
+
+# body cap, malformed and unknown fields
+head -c 1100000 /dev/zero | tr '\0' ' ' >"$T/big"
+S=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/api/v1/workloads/trainings" \
+  -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' --data-binary @"$T/big")
+[ "$S" = 413 ] || fail "1.1 MB body: $S"
+E=$(expect 400 POST /api/v1/workloads/trainings '{"name":"bad",' "$ADMIN")
+[ "$(printf '%s' "$E" | jq -r '[.code, (.message | length > 0), (.details | length > 0)] | join(",")')" = "400,true,true" ] \
+  || fail "malformed body answer: $E"
+expect 400 POST /api/v1/workloads/trainings "{\"name\":\"u1\",\"projectId\":\"$PA\",\"spec\":{},\"gpus\":64}" \
+  "$ADMIN" | jq -r .details | grep -q gpus || fail "unknown field not named"
+expect 400 POST /api/v1/workloads/trainings '{"name":"d","name":"e"}' "$ADMIN" >/dev/null
+expect 400 GET "/api/v1/workloads?limit=100000" "" "$ADMIN" >/dev/null
+expect 404 GET /api/v1/nothing-here "" "$ADMIN" >/dev/null
+
+# suspend and resume
+A2=$(expect 200 GET "/api/v1/workloads?filterBy=name==a2" "" "$ADMIN" | jq -r '.workloads[0].id')
+expect 202 POST "/api/v1/workloads/trainings/$A2/suspend" "" "$ADMIN" >/dev/null
+wait_phase "$ADMIN" a2 Stopped
+expect 202 POST "/api/v1/workloads/$A2/resume" "" "$ADMIN" >/dev/null
+[ "$(phase "$ADMIN" a2)" != Stopped ] || fail "a2 still stopped"
+
+expect 200 GET /healthz >/dev/null
+curl -s "$URL/metrics" | grep -q '^allot_sched_cycles_total' || fail "metrics"
+curl -s "$URL/" | grep -q allot || fail "dashboard"
+stop
+echo "e2e: ok"

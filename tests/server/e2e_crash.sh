@@ -1,0 +1,49 @@
+#!/bin/sh
+# e2e_crash.sh: submissions acknowledged with 202 survive kill -9: four
+# clients submit in parallel, allotd is killed mid-burst, restarted on the
+# same database, and every acknowledged id must be there; scheduling
+# resumes from the database alone (one 1-GPU node: exactly one runs).
+ALLOTD=$1
+. "$(dirname "$0")/lib.sh"
+
+start --db "$T/crash.db" --simulate-nodes 1x1 --rate-limit 0
+ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
+PID_FIRST=$PID
+P=$(expect 201 POST /api/v1/org-unit/projects '{"name":"p","resources":[{"nodePool":{"name":"default"},
+  "gpu":{"deserved":1}}]}' "$ADMIN" | jq -r .id)
+
+client() { # N: submits until the server dies, logging acknowledged ids
+  i=0
+  while :; do
+    i=$((i + 1))
+    out=$(curl -s -X POST "$URL/api/v1/workloads/trainings" -H "Authorization: Bearer $ADMIN" \
+      -H 'Content-Type: application/json' -w '\n%{http_code}' \
+      -d "{\"name\":\"c$1-$i\",\"projectId\":\"$P\",\"spec\":{\"compute\":{\"gpuDevicesRequest\":1}}}") || break
+    [ "$(printf '%s\n' "$out" | tail -n 1)" = 202 ] || break
+    printf '%s\n' "$out" | sed '$d' | jq -r .workloadId >>"$T/acked.$1"
+  done
+}
+for c in 1 2 3 4; do client $c & done
+sleep 1
+kill -9 "$PID_FIRST"
+wait "$PID_FIRST" 2>/dev/null || true
+wait
+PID=""
+cat "$T"/acked.* >"$T/acked"
+N=$(wc -l <"$T/acked")
+[ "$N" -gt 0 ] || fail "nothing was acknowledged before the kill"
+
+start --db "$T/crash.db" --simulate-nodes 1x1 --rate-limit 0
+ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
+while read -r id; do
+  expect 200 GET "/api/v1/workloads/$id" "" "$ADMIN" >/dev/null
+done <"$T/acked"
+i=0
+while :; do
+  R=$(expect 200 GET "/api/v1/workloads/count?filterBy=phase==Running" "" "$ADMIN" | jq .count)
+  [ "$R" = 1 ] && break
+  i=$((i + 1)); [ $i -lt 100 ] || fail "after restart $R workloads run on one GPU"
+  sleep 0.05
+done
+stop
+echo "e2e_crash: ok ($N acknowledged submissions survived kill -9)"

@@ -1,0 +1,151 @@
+/*
+ * test_auth.c: token verification refuses every forged or stale token
+ * (alg none, HS384/HS512, wrong key, expired, not yet valid, wrong issuer,
+ * wrong type, tampered, oversized) and accepts a good one; secrets hash
+ * and check.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jwt.h>
+
+#include "api.h"
+
+static struct api_keyring key = {.len = 32};
+static const int64_t now = 1800000000;
+
+/* Signs a token with the given algorithm and claims. */
+static char *forge(jwt_alg_t alg, const unsigned char *k, int klen, const char *iss,
+                   const char *typ, long exp, long nbf)
+{
+    jwt_t *jwt = NULL;
+    char *s;
+
+    assert_int_equal(jwt_new(&jwt), 0);
+    jwt_add_grant(jwt, "iss", iss);
+    jwt_add_grant(jwt, "sub", "7");
+    jwt_add_grant(jwt, "typ", typ);
+    jwt_add_grant_int(jwt, "tv", 3);
+    if (exp)
+        jwt_add_grant_int(jwt, "exp", exp);
+    jwt_add_grant_int(jwt, "nbf", nbf);
+    assert_int_equal(jwt_set_alg(jwt, alg, k, klen), 0);
+    s = jwt_encode_str(jwt);
+    jwt_free(jwt);
+    return s;
+}
+
+static int verify(const char *tok)
+{
+    int64_t uid = 0, tv = 0;
+
+    return api_token_verify(&key, tok, API_TOKEN_ACCESS, now, &uid, &tv);
+}
+
+static void test_issue_and_verify(void **state)
+{
+    struct db_user u;
+    char *tok = NULL;
+    int64_t uid = 0, tv = 0;
+
+    (void)state;
+    memset(&u, 0, sizeof(u));
+    u.id = 42;
+    u.token_version = 5;
+    strcpy(u.login, "alice");
+    assert_int_equal(api_token_issue(&key, &u, API_TOKEN_ACCESS, 3600, now, &tok), 0);
+    assert_int_equal(api_token_verify(&key, tok, API_TOKEN_ACCESS, now + 10, &uid, &tv), 0);
+    assert_int_equal(uid, 42);
+    assert_int_equal(tv, 5);
+    /* an access token is not a refresh token */
+    assert_int_not_equal(api_token_verify(&key, tok, API_TOKEN_REFRESH, now, &uid, &tv), 0);
+    /* expired an hour later (plus leeway) */
+    assert_int_not_equal(api_token_verify(&key, tok, API_TOKEN_ACCESS, now + 3700, &uid, &tv), 0);
+    /* tampered payload */
+    tok[strlen(tok) / 2] ^= 1;
+    assert_int_not_equal(verify(tok), 0);
+    free(tok);
+}
+
+static void test_forgeries(void **state)
+{
+    unsigned char other[32];
+    char *t;
+
+    (void)state;
+    memset(other, 0x5a, sizeof(other));
+    t = forge(JWT_ALG_HS256, key.key, key.len, API_ISSUER, "access", now + 60, now);
+    assert_int_equal(verify(t), 0);
+    free(t);
+    t = forge(JWT_ALG_HS512, key.key, key.len, API_ISSUER, "access", now + 60, now);
+    assert_int_not_equal(verify(t), 0);
+    free(t);
+    t = forge(JWT_ALG_HS384, key.key, key.len, API_ISSUER, "access", now + 60, now);
+    assert_int_not_equal(verify(t), 0);
+    free(t);
+    t = forge(JWT_ALG_NONE, NULL, 0, API_ISSUER, "access", now + 60, now);
+    assert_int_not_equal(verify(t), 0);
+    free(t);
+    t = forge(JWT_ALG_HS256, other, 32, API_ISSUER, "access", now + 60, now);
+    assert_int_not_equal(verify(t), 0);
+    free(t);
+    t = forge(JWT_ALG_HS256, key.key, key.len, API_ISSUER, "access", 1, now);
+    assert_int_not_equal(verify(t), 0);
+    free(t);
+    t = forge(JWT_ALG_HS256, key.key, key.len, API_ISSUER, "access", 0, now);
+    assert_int_not_equal(verify(t), 0); /* no exp */
+    free(t);
+    t = forge(JWT_ALG_HS256, key.key, key.len, API_ISSUER, "access", now + 600, now + 300);
+    assert_int_not_equal(verify(t), 0); /* nbf in the future */
+    free(t);
+    t = forge(JWT_ALG_HS256, key.key, key.len, "someone-else", "access", now + 60, now);
+    assert_int_not_equal(verify(t), 0);
+    free(t);
+    t = forge(JWT_ALG_HS256, key.key, key.len, API_ISSUER, "refresh", now + 60, now);
+    assert_int_not_equal(verify(t), 0);
+    free(t);
+}
+
+static void test_oversized_and_garbage(void **state)
+{
+    char *big = malloc(API_TOKEN_MAX + 2);
+
+    (void)state;
+    memset(big, 'a', API_TOKEN_MAX + 1);
+    big[API_TOKEN_MAX + 1] = 0;
+    assert_int_not_equal(verify(big), 0);
+    free(big);
+    assert_int_not_equal(verify(""), 0);
+    assert_int_not_equal(verify("a.b.c"), 0);
+    assert_int_not_equal(verify("...."), 0);
+}
+
+static void test_secret_hash(void **state)
+{
+    char hash[256];
+
+    (void)state;
+    assert_int_equal(api_secret_hash("correct horse", hash, sizeof(hash)), 0);
+    assert_true(strncmp(hash, "$y$", 3) == 0);
+    assert_true(api_secret_check("correct horse", hash));
+    assert_false(api_secret_check("correct hors", hash));
+    assert_false(api_secret_check("correct horse", "plain"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_issue_and_verify),
+        cmocka_unit_test(test_forgeries),
+        cmocka_unit_test(test_oversized_and_garbage),
+        cmocka_unit_test(test_secret_hash),
+    };
+
+    memset(key.key, 0x42, 32);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

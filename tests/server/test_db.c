@@ -1,0 +1,312 @@
+/*
+ * test_db.c: storage: migrations, group commit under concurrent writers,
+ * the workload lifecycle, list filters, and cycle application that skips
+ * workloads changed since the snapshot. Each test uses its own temporary
+ * database file.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "db.h"
+
+struct fixture {
+    char dir[64];
+    char path[128];
+    struct db *db;
+    struct db_pool pool;
+    struct db_queue dept, proj;
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+
+    snprintf(f->dir, sizeof(f->dir), "/tmp/allot-test-db-XXXXXX");
+    if (!mkdtemp(f->dir))
+        return -1;
+    snprintf(f->path, sizeof(f->path), "%s/t.db", f->dir);
+    if (db_open(f->path, &f->db) != DB_OK)
+        return -1;
+    strcpy(f->pool.name, "default");
+    strcpy(f->pool.label_key, "k");
+    strcpy(f->pool.label_value, "v");
+    if (db_pool_insert(f->db, &f->pool) != DB_OK)
+        return -1;
+    f->dept.kind = DB_DEPARTMENT;
+    strcpy(f->dept.name, "default");
+    if (db_queue_insert(f->db, &f->dept) != DB_OK)
+        return -1;
+    f->proj.kind = DB_PROJECT;
+    strcpy(f->proj.name, "team-a");
+    f->proj.parent_seq = f->dept.seq;
+    f->proj.n_quotas = 1;
+    f->proj.quotas[0].pool_seq = f->pool.seq;
+    f->proj.quotas[0].deserved[0] = 2000;
+    f->proj.quotas[0].limit[0] = -1;
+    f->proj.quotas[0].weight[0] = 1000;
+    f->proj.quotas[0].has[0] = 1;
+    if (db_queue_insert(f->db, &f->proj) != DB_OK)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    char p[160];
+
+    db_close(f->db);
+    snprintf(p, sizeof(p), "%s-wal", f->path);
+    unlink(p);
+    snprintf(p, sizeof(p), "%s-shm", f->path);
+    unlink(p);
+    unlink(f->path);
+    rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+static int submit(struct fixture *f, const char *name, int gpus, struct db_workload *w)
+{
+    memset(w, 0, sizeof(*w));
+    strcpy(w->name, name);
+    w->project_seq = f->proj.seq;
+    w->type = DB_TRAINING;
+    strcpy(w->priority_class, "train");
+    w->priority = 50;
+    w->preemptible = 1;
+    w->n_pods = w->min_pods = 1;
+    w->gpu_devices = gpus;
+    strcpy(w->created_by, "tester");
+    return db_workload_insert(f->db, w);
+}
+
+static void test_schema_and_queues(void **state)
+{
+    struct fixture *f = *state;
+    struct db_queue *q = calloc(1, sizeof(*q));
+    struct db_queue *list = NULL;
+    int n = 0;
+
+    assert_true(db_schema_version() >= 1);
+    assert_int_equal(db_queue_get(f->db, f->proj.id, q), DB_OK);
+    assert_string_equal(q->name, "team-a");
+    assert_string_equal(q->parent_id, f->dept.id);
+    assert_int_equal(q->n_quotas, 1);
+    assert_int_equal(q->quotas[0].deserved[0], 2000);
+    assert_int_equal(db_queue_list(f->db, DB_PROJECT, &list, &n), DB_OK);
+    assert_int_equal(n, 1);
+    free(list);
+    /* same name, same kind: conflict */
+    q->kind = DB_PROJECT;
+    assert_int_equal(db_queue_insert(f->db, q), DB_ECONFLICT);
+    /* a department with a child cannot go */
+    assert_int_equal(db_queue_delete(f->db, f->dept.seq), DB_ECONFLICT);
+    free(q);
+}
+
+struct writer_arg {
+    struct fixture *f;
+    int id;
+    int failures;
+};
+
+static void *writer(void *p)
+{
+    struct writer_arg *a = p;
+    struct db_workload w;
+    char name[32];
+    int i;
+
+    for (i = 0; i < 50; i++) {
+        snprintf(name, sizeof(name), "w%d-%d", a->id, i);
+        if (submit(a->f, name, 1, &w) != DB_OK)
+            a->failures++;
+        db_workload_clear(&w);
+    }
+    return NULL;
+}
+
+static void test_group_commit(void **state)
+{
+    struct fixture *f = *state;
+    pthread_t th[8];
+    struct writer_arg args[8];
+    struct db_wl_query q;
+    int64_t commits, writes, before_c, before_w, count = 0;
+    int i;
+
+    db_writer_stats(f->db, &before_c, &before_w);
+    for (i = 0; i < 8; i++) {
+        args[i].f = f;
+        args[i].id = i;
+        args[i].failures = 0;
+        pthread_create(&th[i], NULL, writer, &args[i]);
+    }
+    for (i = 0; i < 8; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(args[i].failures, 0);
+    }
+    db_writer_stats(f->db, &commits, &writes);
+    assert_int_equal(writes - before_w, 400);
+    /* concurrent writers share commits */
+    assert_true(commits - before_c < 400);
+    memset(&q, 0, sizeof(q));
+    assert_int_equal(db_workload_count(f->db, &q, &count), DB_OK);
+    assert_int_equal(count, 400);
+}
+
+static void test_lifecycle_and_list(void **state)
+{
+    struct fixture *f = *state;
+    struct db_workload w, got, *list = NULL;
+    struct db_event *ev = NULL;
+    struct db_wl_query q;
+    int n = 0;
+
+    assert_int_equal(submit(f, "a1", 1, &w), DB_OK);
+    db_workload_clear(&w);
+    assert_int_equal(submit(f, "a1", 1, &w), DB_ECONFLICT); /* live name taken */
+    db_workload_clear(&w);
+    assert_int_equal(submit(f, "a2", 2, &w), DB_OK);
+    assert_int_equal(db_workload_act(f->db, w.seq, DB_WL_RESUME, "t", 1), DB_ECONFLICT);
+    assert_int_equal(db_workload_act(f->db, w.seq, DB_WL_SUSPEND, "t", 1), DB_OK);
+    assert_int_equal(db_workload_get(f->db, w.id, &got), DB_OK);
+    assert_string_equal(got.phase, "Stopped");
+    assert_int_equal(got.version, 2);
+    db_workload_clear(&got);
+    assert_int_equal(db_workload_act(f->db, w.seq, DB_WL_RESUME, "t", 2), DB_OK);
+    assert_int_equal(db_workload_act(f->db, w.seq, DB_WL_DELETE, "t", 3), DB_OK);
+    assert_int_equal(db_workload_act(f->db, w.seq, DB_WL_DELETE, "t", 4), DB_ENOTFOUND);
+    assert_int_equal(db_event_list(f->db, w.seq, 0, 0, 50, &ev, &n), DB_OK);
+    assert_int_equal(n, 4); /* submitted, suspended, resumed, deleting */
+    assert_string_equal(ev[3].reason, "Deleting");
+    free(ev);
+    db_workload_clear(&w);
+
+    memset(&q, 0, sizeof(q));
+    q.limit = 10;
+    q.n_filters = 1;
+    strcpy(q.filters[0].field, "name");
+    strcpy(q.filters[0].op, "=^");
+    strcpy(q.filters[0].value, "a");
+    assert_int_equal(db_workload_list(f->db, &q, &list, &n), DB_OK);
+    assert_int_equal(n, 1); /* a2 is deleted */
+    assert_string_equal(list[0].name, "a1");
+    db_workloads_free(list, n);
+    q.include_deleted = 1;
+    strcpy(q.sort_by, "name");
+    q.desc = 1;
+    assert_int_equal(db_workload_list(f->db, &q, &list, &n), DB_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(list[0].name, "a2");
+    db_workloads_free(list, n);
+    strcpy(q.filters[0].field, "nosuchfield");
+    assert_int_equal(db_workload_list(f->db, &q, &list, &n), DB_EINVAL);
+    strcpy(q.filters[0].field, "createdAt");
+    strcpy(q.filters[0].op, ">=");
+    strcpy(q.filters[0].value, "2020-01-01T00:00:00Z");
+    assert_int_equal(db_workload_list(f->db, &q, &list, &n), DB_OK);
+    assert_int_equal(n, 2);
+    db_workloads_free(list, n);
+}
+
+static void test_cycle_apply(void **state)
+{
+    struct fixture *f = *state;
+    struct db_node node;
+    struct db_workload a, b, got;
+    struct db_snapshot *s = NULL;
+    struct db_sched_pod pod;
+    struct db_wl_update ups[2];
+    struct db_wl_event evs[2];
+    struct db_cycle cy;
+    int applied = -1;
+
+    memset(&node, 0, sizeof(node));
+    strcpy(node.name, "node-1");
+    node.pool_seq = f->pool.seq;
+    node.n_gpus = 2;
+    node.ready = 1;
+    assert_int_equal(db_node_upsert(f->db, &node), DB_OK);
+    assert_int_equal(submit(f, "x1", 1, &a), DB_OK);
+    assert_int_equal(submit(f, "x2", 1, &b), DB_OK);
+    assert_int_equal(db_snapshot_load(f->db, &s), DB_OK);
+    assert_int_equal(s->n_workloads, 2);
+    assert_int_equal(s->n_nodes, 1);
+    /* x2 is suspended after the snapshot: its decision must be dropped */
+    assert_int_equal(db_workload_act(f->db, b.seq, DB_WL_SUSPEND, "t", 5), DB_OK);
+    pod.node_seq = node.seq;
+    pod.devices = 1;
+    memset(ups, 0, sizeof(ups));
+    for (int i = 0; i < 2; i++) {
+        ups[i].seq = s->workloads[i].seq;
+        ups[i].version = s->workloads[i].version;
+        ups[i].phase = "Running";
+        ups[i].phase_reason = "";
+        ups[i].phase_message = "";
+        ups[i].pods_changed = 1;
+        ups[i].pods = &pod;
+        ups[i].n_pods = 1;
+        evs[i].workload_seq = ups[i].seq;
+        evs[i].type = "Normal";
+        evs[i].reason = "Running";
+        evs[i].message = "placed";
+    }
+    cy.now_ms = 10;
+    cy.updates = ups;
+    cy.n_updates = 2;
+    cy.events = evs;
+    cy.n_events = 2;
+    assert_int_equal(db_cycle_apply(f->db, &cy, &applied), DB_OK);
+    assert_int_equal(applied, 1);
+    assert_int_equal(db_workload_get(f->db, a.id, &got), DB_OK);
+    assert_string_equal(got.phase, "Running");
+    assert_int_equal(got.running_pods, 1);
+    db_workload_clear(&got);
+    assert_int_equal(db_workload_get(f->db, b.id, &got), DB_OK);
+    assert_string_equal(got.phase, "Stopped");
+    assert_int_equal(got.running_pods, 0);
+    db_workload_clear(&got);
+    db_snapshot_free(s);
+    db_workload_clear(&a);
+    db_workload_clear(&b);
+}
+
+static void test_reopen_keeps_rows(void **state)
+{
+    struct fixture *f = *state;
+    struct db_workload w, got;
+
+    assert_int_equal(submit(f, "durable", 1, &w), DB_OK);
+    db_close(f->db);
+    f->db = NULL;
+    assert_int_equal(db_open(f->path, &f->db), DB_OK);
+    assert_int_equal(db_workload_get(f->db, w.id, &got), DB_OK);
+    assert_string_equal(got.name, "durable");
+    db_workload_clear(&got);
+    db_workload_clear(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_schema_and_queues, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lifecycle_and_list, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cycle_apply, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reopen_keeps_rows, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

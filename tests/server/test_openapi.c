@@ -1,0 +1,122 @@
+/*
+ * test_openapi.c: openapi/openapi.json and the route table agree both
+ * ways: every route is documented with its method, and every documented
+ * operation is served. Path parameter names are ignored ({id} matches
+ * {workloadId}). Secured operations are exactly the non-public routes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "api.h"
+
+static json_t *spec;
+
+/* "/a/{x}/b" -> "/a/{}/b" */
+static void normalize(const char *in, char *out, size_t len)
+{
+    size_t o = 0;
+
+    while (*in && o + 3 < len) {
+        if (*in == '{') {
+            out[o++] = '{';
+            out[o++] = '}';
+            in = strchr(in, '}');
+            in = in ? in + 1 : "";
+        } else {
+            out[o++] = *in++;
+        }
+    }
+    out[o] = 0;
+}
+
+static void lower(const char *in, char *out)
+{
+    while (*in)
+        *out++ = (char)(*in >= 'A' && *in <= 'Z' ? *in++ + 32 : *in++);
+    *out = 0;
+}
+
+static json_t *find_op(const char *path, const char *method)
+{
+    const char *key;
+    json_t *item;
+    char want[256], have[256], m[16];
+
+    normalize(path, want, sizeof(want));
+    lower(method, m);
+    json_object_foreach(json_object_get(spec, "paths"), key, item) {
+        normalize(key, have, sizeof(have));
+        if (strcmp(have, want) == 0)
+            return json_object_get(item, m);
+    }
+    return NULL;
+}
+
+static void test_routes_documented(void **state)
+{
+    int i;
+
+    (void)state;
+    for (i = 0; i < api_n_routes; i++) {
+        json_t *op = find_op(api_routes[i].pattern, api_routes[i].method);
+        json_t *sec;
+        if (!op)
+            fail_msg("route %s %s is not in openapi.json", api_routes[i].method,
+                     api_routes[i].pattern);
+        sec = json_object_get(op, "security");
+        /* public routes say security: [] */
+        if (api_routes[i].perm == API_PUBLIC && !(json_is_array(sec) && json_array_size(sec) == 0))
+            fail_msg("public route %s %s must say security: []", api_routes[i].method,
+                     api_routes[i].pattern);
+        if (api_routes[i].perm != API_PUBLIC && json_is_array(sec) && json_array_size(sec) == 0)
+            fail_msg("route %s %s needs a token but the spec says it is public",
+                     api_routes[i].method, api_routes[i].pattern);
+    }
+}
+
+static void test_spec_served(void **state)
+{
+    const char *key, *method;
+    json_t *item, *op;
+    char a[256], b[256], m[16];
+    int i, found;
+
+    (void)state;
+    json_object_foreach(json_object_get(spec, "paths"), key, item) {
+        json_object_foreach(item, method, op) {
+            if (strcmp(method, "parameters") == 0)
+                continue;
+            normalize(key, a, sizeof(a));
+            found = 0;
+            for (i = 0; i < api_n_routes && !found; i++) {
+                normalize(api_routes[i].pattern, b, sizeof(b));
+                lower(api_routes[i].method, m);
+                found = strcmp(a, b) == 0 && strcmp(m, method) == 0;
+            }
+            if (!found)
+                fail_msg("openapi.json documents %s %s, which no route serves", method, key);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_routes_documented),
+        cmocka_unit_test(test_spec_served),
+    };
+    json_error_t err;
+
+    spec = json_load_file(ALLOT_OPENAPI, JSON_REJECT_DUPLICATES, &err);
+    if (!spec) {
+        fprintf(stderr, "cannot read %s: %s\n", ALLOT_OPENAPI, err.text);
+        return 1;
+    }
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
