@@ -382,6 +382,24 @@ static int below_fair_share_somewhere(const struct sched_session *ss, int w)
     return 0;
 }
 
+/* Allocate and consolidate need room in one of the workload's pools:
+ * enough empty devices (allocate) or enough free GPU in total (consolidate). */
+static int room_somewhere(const struct sched_session *ss, int w, int action)
+{
+    const struct ss_wl *x = &ss->wl[w];
+    int pods = sched__pods_to_place(ss, w), i;
+
+    for (i = 0; i < x->n_pools || (x->pool >= 0 && i == 0); i++) {
+        int p = x->pool >= 0 ? x->pool : x->pools[i];
+        if (action == SCHED_ACT_ALLOCATE ? sched__pool_may_fit(ss, w, p, pods)
+                                         : ss->pools[p].gpu_free >= x->req[SCHED_GPU] * pods)
+            return 1;
+        if (x->pool >= 0)
+            break;
+    }
+    return 0;
+}
+
 static int is_candidate(const struct sched_session *ss, int w, int action)
 {
     const struct ss_wl *x = &ss->wl[w];
@@ -390,12 +408,13 @@ static int is_candidate(const struct sched_session *ss, int w, int action)
         sched__pods_to_place(ss, w) == 0)
         return 0;
     if (action == SCHED_ACT_CONSOLIDATE)
-        return x->n_placed < ss_w(ss, w)->min_pods && ss_w(ss, w)->preemptible;
+        return x->n_placed < ss_w(ss, w)->min_pods && ss_w(ss, w)->preemptible &&
+               room_somewhere(ss, w, action);
     if (action == SCHED_ACT_RECLAIM)
         return below_fair_share_somewhere(ss, w);
     if (action == SCHED_ACT_PREEMPT)
         return ss_w(ss, w)->priority > ss->queues[ss_w(ss, w)->queue].min_running_priority;
-    return 1;
+    return room_somewhere(ss, w, action);
 }
 
 /* ---- The per-cycle cache ---- */
@@ -459,6 +478,31 @@ static int note_changed(struct sched_session *ss, struct order_cache *oc, int w)
 
 /* ---- The walk ---- */
 
+/* Whether no workload of leaf q can be a candidate of this action now:
+ * reclaim needs the queue below its fair share in some pool; preempt
+ * needs a workload of higher priority than the queue's lowest running
+ * one (the list is in priority order, so its next entry decides). */
+static int leaf_done(const struct ss_iter *it, int q)
+{
+    const struct sched_session *ss = it->ss;
+    int p, next;
+
+    if (it->action == SCHED_ACT_RECLAIM) {
+        for (p = 0; p < ss->n_pools; p++) {
+            const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)p];
+            if (a->alloc[SCHED_GPU] < a->fair[SCHED_GPU] || a->alloc[SCHED_CPU] < a->fair[SCHED_CPU])
+                return 0;
+        }
+        return 1;
+    }
+    if (it->action == SCHED_ACT_PREEMPT && it->cursor[q] < it->oc->cnt[q]) {
+        next = it->oc->items[it->oc->off[q] + it->cursor[q]];
+        return ss_w(ss, next)->priority <= ss->queues[q].min_running_priority &&
+               it->extra[q].n == 0;
+    }
+    return 0;
+}
+
 /* Head of a leaf: the better of its list's next candidate and its heap's top. */
 static int leaf_head(struct ss_iter *it, int q)
 {
@@ -466,6 +510,9 @@ static int leaf_head(struct ss_iter *it, int q)
     const struct order_cache *oc = it->oc;
     struct leaf_heap *h = &it->extra[q];
     int a = -1;
+
+    if (leaf_done(it, q))
+        return -1;
 
     while (it->cursor[q] < oc->cnt[q]) {
         int w = oc->items[oc->off[q] + it->cursor[q]];

@@ -102,14 +102,19 @@ static int node_better(const struct sched_session *ss, int w, int a, int b)
     return na->name_rank < nb->name_rank;
 }
 
-static int pool_max_empty(const struct ss_pool *p)
+/* Could the pool place `pods` more pods of w right now, judging by its
+ * empty-device counts alone? A quick necessary test (whole-device pods). */
+int sched__pool_may_fit(const struct sched_session *ss, int w, int pool, int pods)
 {
-    int k;
+    const struct sched_workload *wl = ss_w(ss, w);
+    const struct ss_pool *p = &ss->pools[pool];
 
-    for (k = SCHED_MAX_NODE_GPUS; k > 0; k--)
-        if (p->empty_hist[k] > 0)
-            return k;
-    return 0;
+    if (wl->gpu_devices > 0)
+        return p->max_empty >= wl->gpu_devices &&
+               p->total_empty >= (int64_t)pods * wl->gpu_devices;
+    if (wl->gpu_portion > 0)
+        return p->gpu_free >= wl->gpu_portion * pods;
+    return 1;
 }
 
 int sched__best_node(const struct sched_session *ss, int w, int pool, int exclude)
@@ -118,7 +123,7 @@ int sched__best_node(const struct sched_session *ss, int w, int pool, int exclud
     const struct ss_pool *p = &ss->pools[pool];
     int i, best = -1;
 
-    if (wl->gpu_devices > 0 && pool_max_empty(p) < wl->gpu_devices)
+    if (wl->gpu_devices > 0 && p->max_empty < wl->gpu_devices)
         return -1;
     for (i = 0; i < p->n_nodes; i++) {
         int n = p->nodes[i];

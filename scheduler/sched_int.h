@@ -59,6 +59,8 @@ struct ss_pool {
     int64_t total_empty;      /* empty devices over ready nodes */
     int64_t capacity[SCHED_NRES];
     int max_node_gpus;        /* largest ready node */
+    int max_empty;            /* most empty devices on one ready node */
+    int64_t gpu_free;         /* free milli-GPU over ready nodes */
     int *running;             /* workloads with pods here at the start of the cycle */
     int n_running;
 };
@@ -149,6 +151,18 @@ static inline const struct sched_workload *ss_w(const struct sched_session *ss, 
 }
 
 static inline int64_t ss_min(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Pods of w an attempt places: every missing gang member, or one more pod
+ * of an elastic workload at or above its minimum. */
+static inline int sched__pods_to_place(const struct sched_session *ss, int w)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+    int placed = ss->wl[w].n_placed;
+
+    if (placed >= wl->n_pods)
+        return 0;
+    return placed < wl->min_pods ? wl->min_pods - placed : 1;
+}
 static inline int64_t ss_max(int64_t a, int64_t b) { return a > b ? a : b; }
 
 /* session.c */
@@ -161,7 +175,6 @@ void sched__rollback(struct sched_session *ss, struct ss_mark m);
 int sched__decide(struct sched_session *ss, int kind, int action, int w, int pod, int node,
                   uint64_t devices, int by);
 int sched__session_check(const struct sched_session *ss);
-int sched__pods_to_place(const struct sched_session *ss, int w);
 int sched__queue_holds_pool(const struct sched_session *ss, int q, int p);
 
 /* fairshare.c */
@@ -186,6 +199,7 @@ int sched__pod_fits_node(const struct sched_session *ss, int w, int node);
 int sched__best_node(const struct sched_session *ss, int w, int pool, int exclude);
 uint64_t sched__choose_devices(const struct sched_session *ss, int w, int node);
 int sched__place_pods(struct sched_session *ss, int w, int pool, int pods, int action);
+int sched__pool_may_fit(const struct sched_session *ss, int w, int pool, int pods);
 int sched__pool_can_ever_fit(const struct sched_session *ss, int w, int pool, int pods);
 /* A ready node of the pool with the workload's node-type (whatever its size). */
 int sched__pool_has_node_for(const struct sched_session *ss, int w, int pool);

@@ -46,18 +46,6 @@ static int grow(struct sched_session *ss, void **arr, int *cap, size_t elem, int
     return SCHED_OK;
 }
 
-int sched__pods_to_place(const struct sched_session *ss, int w)
-{
-    const struct sched_workload *wl = ss_w(ss, w);
-    int placed = ss->wl[w].n_placed;
-
-    if (placed >= wl->n_pods)
-        return 0;
-    if (placed < wl->min_pods)
-        return wl->min_pods - placed;
-    return 1;
-}
-
 int sched__queue_holds_pool(const struct sched_session *ss, int q, int p)
 {
     const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)p];
@@ -75,6 +63,10 @@ static void pool_empty_change(struct sched_session *ss, struct ss_node *n, int b
     p->empty_hist[before]--;
     p->empty_hist[n->n_empty]++;
     p->total_empty += n->n_empty - before;
+    if (n->n_empty > p->max_empty)
+        p->max_empty = n->n_empty;
+    while (p->max_empty > 0 && p->empty_hist[p->max_empty] == 0)
+        p->max_empty--;
 }
 
 static void node_add(struct sched_session *ss, int w, int node, uint64_t devices, int sign)
@@ -99,6 +91,8 @@ static void node_add(struct sched_session *ss, int w, int node, uint64_t devices
                 n->dev_whole &= ~((uint64_t)1 << d);
         }
         n->gpu_free -= sign * per_dev;
+        if (n->ready)
+            ss->pools[n->pool].gpu_free -= sign * per_dev;
     }
     n->cpu_free -= sign * wl->cpu_milli;
     n->mem_free -= sign * wl->mem_mib;
@@ -361,6 +355,9 @@ static int build_nodes(struct sched_session *ss)
         if (n->ready) {
             pool->empty_hist[n->n_gpus]++;
             pool->total_empty += n->n_gpus;
+            pool->gpu_free += n->gpu_free;
+            if (n->n_gpus > pool->max_empty)
+                pool->max_empty = n->n_gpus;
             pool->capacity[SCHED_GPU] += n->gpu_free;
             pool->capacity[SCHED_CPU] = ss_min(SS_BIG, pool->capacity[SCHED_CPU] + n->cpu_total);
             pool->capacity[SCHED_MEM] = ss_min(SS_BIG, pool->capacity[SCHED_MEM] + n->mem_total);

@@ -71,21 +71,42 @@ struct search {
     int steps;
     int n_flagged;             /* workloads flagged by this attempt (scratch.flagged) */
     int collected;             /* units collected for this attempt */
+    int *elig;                 /* indices into units this attempt may look at, in rank order */
+    int n_elig;
     int *node_order;           /* pool nodes by their most preferred unit */
     int64_t *node_lb;          /* per node: least GPU cost that could make room */
     int top_ar;                /* highest reclaimer-side meeting queue used */
 };
 
+/* A pool's candidate units in preference order, as collected in state
+ * `version` for moves or for evictions; reused while the state is the same. */
+struct pool_units {
+    struct unit *units;
+    int n, cap;
+    uint64_t version;
+    int move;
+    int *q_off, *q_cnt;        /* [n_queues]: units of queue q are q_items[off..off+cnt) */
+    int *q_items;              /* [cap], each queue's run in preference order */
+};
+
+/* The shape of a workload for which no victim set was found in state `version`. */
+struct hopeless {
+    uint64_t version;
+    int64_t gpu, cpu, mem;   /* per pod */
+    int pods;
+    int priority;
+};
+
 /* Buffers shared by every attempt of a cycle, grown on demand. */
 struct scratch {
-    struct unit *units, *sorted;
-    int *on_node, *idx, *tmp;
+    struct unit *sorted;
+    int *on_node, *idx, *tmp, *elig;
     int cap;
     int *node_off, *node_cnt;  /* [n_nodes]: units of node n are node_units[off[n]..+cnt[n]) */
     int *node_mark;            /* [n_nodes]: last unit filed under the node */
     int *node_order;           /* [n_nodes] */
-    uint64_t c_version;        /* units[0..c_n) were collected in this state, */
-    int c_pool, c_move, c_n;   /* for this pool and kind (moves or evictions) */
+    struct pool_units *pc;     /* [n_pools]: the last collection of each pool */
+    struct hopeless *hopeless; /* [n_queues * n_pools * 2] */
     int64_t *node_lb;          /* [n_nodes] */
     int *node_units;           /* [cap] */
     struct footprint *fp;
@@ -101,7 +122,17 @@ static struct scratch *scratch_of(struct sched_session *ss)
         x = sched__calloc(ss->arena, 1, sizeof(*x));
         if (!x)
             return NULL;
-        x->c_version = UINT64_MAX;
+        x->pc = sched__calloc(ss->arena, (size_t)ss->n_pools, sizeof(struct pool_units));
+        if (!x->pc)
+            return NULL;
+        for (int p = 0; p < ss->n_pools; p++)
+            x->pc[p].version = UINT64_MAX;
+        x->hopeless = sched__calloc(ss->arena, (size_t)ss->n_queues * (size_t)ss->n_pools * 2 + 1,
+                                    sizeof(struct hopeless));
+        if (!x->hopeless)
+            return NULL;
+        for (size_t h = 0; h < (size_t)ss->n_queues * (size_t)ss->n_pools * 2; h++)
+            x->hopeless[h].version = UINT64_MAX;
         x->fp = sched__calloc(ss->arena, MAX_NODE_UNITS, sizeof(struct footprint));
         x->node_off = sched__calloc(ss->arena, (size_t)ss->n_nodes + 2, sizeof(int));
         x->node_cnt = sched__calloc(ss->arena, (size_t)ss->n_nodes + 2, sizeof(int));
@@ -120,13 +151,14 @@ static int scratch_units(struct sched_session *ss, int cap)
     if (cap <= x->cap)
         return SCHED_OK;
     cap = cap < 2 * x->cap ? 2 * x->cap : cap;
-    x->units = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(struct unit));
     x->sorted = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(struct unit));
     x->on_node = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
     x->idx = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
     x->tmp = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
+    x->elig = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
     x->node_units = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
-    if (!x->units || !x->sorted || !x->on_node || !x->idx || !x->tmp || !x->node_units)
+    if (!x->sorted || !x->on_node || !x->idx || !x->tmp || !x->node_units ||
+        !x->elig)
         return SCHED_ENOMEM;
     x->cap = cap;
     return SCHED_OK;
@@ -187,6 +219,9 @@ static void add_unit(struct search *s, int w, int pod)
 }
 
 /* Counts (fill = 0) or files (fill = 1) unit i under every node it has pods on, once per node. */
+static int unit_valid_alone(const struct search *s, const struct unit *u);
+static void meeting_level(const struct sched_session *ss, int qa, int qb, int *a, int *b);
+
 /* Whether this attempt may take the unit: the mode's rule (reclaim: another
  * queue; preempt: the same queue, lower priority), and not taken already. */
 static int unit_dead(const struct search *s, const struct unit *u)
@@ -199,6 +234,8 @@ static int unit_dead(const struct search *s, const struct unit *u)
     if (s->mode == MODE_RECLAIM && v->queue == jw->queue)
         return 1;
     if (s->mode == MODE_PREEMPT && (v->queue != jw->queue || v->priority >= jw->priority))
+        return 1;
+    if (s->mode == MODE_RECLAIM && !unit_valid_alone(s, u))
         return 1;
     if (u->pod >= 0)
         return s->ss->pods[u->w][u->pod].node < 0;
@@ -234,8 +271,8 @@ static void bucket_by_node(struct search *s, struct scratch *x)
         x->node_cnt[pool->nodes[i]] = 0;
         x->node_mark[pool->nodes[i]] = -1;
     }
-    for (i = 0; i < s->n_units; i++)
-        file_unit(s, x, i, 0);
+    for (i = 0; i < s->n_elig; i++)
+        file_unit(s, x, s->elig[i], 0);
     for (i = 0; i < pool->n_nodes; i++) {
         int n = pool->nodes[i];
         x->node_off[n] = start;
@@ -243,36 +280,135 @@ static void bucket_by_node(struct search *s, struct scratch *x)
         x->node_cnt[n] = 0;
         x->node_mark[n] = -1;
     }
-    for (i = 0; i < s->n_units; i++)
-        file_unit(s, x, i, 1);
+    for (i = 0; i < s->n_elig; i++)
+        file_unit(s, x, s->elig[i], 1);
 }
 
-/* Collects the candidate units of the pool, in preference order. */
+/* Could a unit of leaf queue v be a reclaim victim for s->j at all? The
+ * queue-level half of reclaim_set_valid(), for a first victim. */
+static int queue_may_lose(const struct search *s, int v)
+{
+    const struct sched_session *ss = s->ss;
+    int ar, av, r, guarantee = 1;
+    const struct ss_qp *qr, *qv;
+
+    meeting_level(ss, ss_w(ss, s->j)->queue, v, &ar, &av);
+    qr = &ss->qp[(size_t)ar * (size_t)ss->n_pools + (size_t)s->pool];
+    qv = &ss->qp[(size_t)av * (size_t)ss->n_pools + (size_t)s->pool];
+    for (r = 0; r < SCHED_NRES; r++) {
+        int64_t want = ss->wl[s->j].req[r] * s->pods_left;
+        if (want > 0 && qr->deserved[r] != SCHED_UNLIMITED && qr->alloc[r] + want > qr->deserved[r])
+            guarantee = 0;
+    }
+    for (r = 0; r < SCHED_NRES; r++) {
+        if (qv->alloc[r] <= 0)
+            continue;
+        if (qv->alloc[r] > sched__allocatable(qv, r))
+            return 1;
+        if (guarantee && qv->deserved[r] != SCHED_UNLIMITED && qv->alloc[r] > qv->deserved[r])
+            return 1;
+    }
+    return 0;
+}
+
+static int int_before(const void *ctx, int a, int b)
+{
+    (void)ctx;
+    return a < b;
+}
+
+/* The units this attempt may look at, in preference order: the queues
+ * that may lose (reclaim), j's own queue (preempt), everyone (moves). */
+static void gather_eligible(struct search *s)
+{
+    const struct sched_session *ss = s->ss;
+    struct scratch *x = ss->victim_scratch;
+    const struct pool_units *pc = &x->pc[s->pool];
+    int jq = ss_w(ss, s->j)->queue, q, i;
+
+    s->elig = x->elig;
+    s->n_elig = 0;
+    if (s->mode == MODE_MOVE) {
+        for (i = 0; i < s->n_units; i++)
+            s->elig[s->n_elig++] = i;
+        return;
+    }
+    for (q = 0; q < ss->n_queues; q++) {
+        if (pc->q_cnt[q] == 0 || (s->mode == MODE_PREEMPT) != (q == jq))
+            continue;
+        if (s->mode == MODE_RECLAIM && !queue_may_lose(s, q))
+            continue;
+        for (i = 0; i < pc->q_cnt[q]; i++)
+            s->elig[s->n_elig++] = pc->q_items[pc->q_off[q] + i];
+    }
+    if (s->mode == MODE_RECLAIM)
+        sched__sort_with(s->elig, x->tmp, s->n_elig, int_before, NULL);
+}
+
+/* Lists each queue's units, keeping preference order. */
+static int index_by_queue(struct sched_session *ss, struct pool_units *pc, const struct unit *units,
+                          int n)
+{
+    int i, q, at = 0;
+
+    if (!pc->q_off) {
+        pc->q_off = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
+        pc->q_cnt = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
+        if (!pc->q_off || !pc->q_cnt)
+            return SCHED_ENOMEM;
+    }
+    memset(pc->q_cnt, 0, sizeof(int) * (size_t)ss->n_queues);
+    for (i = 0; i < n; i++)
+        pc->q_cnt[ss_w(ss, units[i].w)->queue]++;
+    for (q = 0; q < ss->n_queues; q++) {
+        pc->q_off[q] = at;
+        at += pc->q_cnt[q];
+        pc->q_cnt[q] = 0;
+    }
+    for (i = 0; i < n; i++) {
+        q = ss_w(ss, units[i].w)->queue;
+        pc->q_items[pc->q_off[q] + pc->q_cnt[q]++] = i;
+    }
+    return SCHED_OK;
+}
+
+/* Collects the candidate units of the pool, in preference order, or takes
+ * the pool's last collection when the state has not changed since. */
 static int collect_units(struct search *s)
 {
     struct sched_session *ss = s->ss;
     const struct ss_pool *pool = &ss->pools[s->pool];
     struct scratch *x = ss->victim_scratch;
-    int i, k, cap = 0;
+    struct pool_units *pc = &x->pc[s->pool];
+    int i, k, cap = 0, move = s->mode == MODE_MOVE;
 
-    for (i = 0; i < pool->n_running; i++)
-        cap += ss_w(ss, pool->running[i])->n_pods;
-    if (scratch_units(ss, cap) != SCHED_OK)
-        return SCHED_ENOMEM;
-    s->units = x->units;
-    s->on_node = x->on_node;
     s->collected = 1;
-    if (x->c_version == ss->version && x->c_pool == s->pool && x->c_move == (s->mode == MODE_MOVE)) {
-        s->n_units = x->c_n;  /* same state since the last collection */
+    s->on_node = x->on_node;
+    if (pc->version == ss->version && pc->move == move) {
+        s->units = pc->units;
+        s->n_units = pc->n;
         return SCHED_OK;
     }
+    for (i = 0; i < pool->n_running; i++)
+        cap += ss_w(ss, pool->running[i])->n_pods + 1;
+    if (scratch_units(ss, cap) != SCHED_OK)
+        return SCHED_ENOMEM;
+    if (cap > pc->cap) {
+        pc->units = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(struct unit));
+        pc->q_items = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
+        if (!pc->units || !pc->q_items)
+            return SCHED_ENOMEM;
+        pc->cap = cap;
+    }
+    s->units = pc->units;
+    s->on_node = x->on_node;
     s->n_units = 0;
     for (i = 0; i < pool->n_running; i++) {
         int w = pool->running[i];
         const struct sched_workload *v = ss_w(ss, w);
         if (!victim_base_ok(ss, s->pool, w))
             continue;
-        if (s->mode != MODE_MOVE && ss->wl[w].n_placed > v->min_pods) {
+        if (!move && ss->wl[w].n_placed > v->min_pods) {
             /* elastic: the pods above the minimum (the last ones) one at a
              * time, the runtime does not protect them; or the whole gang */
             int surplus = ss->wl[w].n_placed - v->min_pods;
@@ -282,7 +418,7 @@ static int collect_units(struct search *s)
                     surplus--;
                 }
         }
-        if (s->mode == MODE_MOVE || !protected_by_runtime(ss, w))
+        if (move || !protected_by_runtime(ss, w))
             add_unit(s, w, -1);
     }
     for (i = 0; i < s->n_units; i++)
@@ -294,10 +430,11 @@ static int collect_units(struct search *s)
     }
     if (s->n_units > 0)
         memcpy(s->units, x->sorted, sizeof(struct unit) * (size_t)s->n_units);
-    x->c_version = ss->version;
-    x->c_pool = s->pool;
-    x->c_move = s->mode == MODE_MOVE;
-    x->c_n = s->n_units;
+    if (index_by_queue(ss, pc, s->units, s->n_units) != SCHED_OK)
+        return SCHED_ENOMEM;
+    pc->version = ss->version;
+    pc->move = move;
+    pc->n = s->n_units;
     return SCHED_OK;
 }
 
@@ -366,6 +503,15 @@ static int reclaim_set_valid(const struct search *s, const int *set, int n)
             return 0;
     }
     return 1;
+}
+
+/* A unit that is not valid as the first victim is valid in no set: the
+ * victim side only holds less after other victims are taken. */
+static int unit_valid_alone(const struct search *s, const struct unit *u)
+{
+    int set = (int)(u - s->units);
+
+    return reclaim_set_valid(s, &set, 1);
 }
 
 /* ---- Node-local fit of the pod once a set is gone ---- */
@@ -630,6 +776,7 @@ static int search_pool(struct search *s)
     }
     s->node_order = x->node_order;
     s->node_lb = x->node_lb;
+    gather_eligible(s);
     bucket_by_node(s, x);
     for (i = 0; i < pool->n_nodes; i++) {
         int node = pool->nodes[i];
@@ -640,8 +787,9 @@ static int search_pool(struct search *s)
         global_lb = ss_min(global_lb, s->node_lb[node]);
     }
     /* nodes in order of their most preferred unit (units are in rank order) */
-    for (i = 0; i < s->n_units; i++) {
-        const struct unit *u = &s->units[i];
+    for (int e = 0; e < s->n_elig; e++) {
+        const struct unit *u = &s->units[s->elig[e]];
+        i = s->elig[e];
         const struct sched_workload *v = ss_w(s->ss, u->w);
         int k;
         if (unit_dead(s, u))
@@ -803,6 +951,103 @@ static void undo_flags(struct search *s)
     s->n_flagged = 0;
 }
 
+/* A queue whose attempt found no set at all for its first pod, in an
+ * unchanged state, finds none for a workload of the same queue that asks
+ * at least as much per pod and at least as many pods (and, for preempt,
+ * has no higher priority): fitting and the rules only get stricter.
+ * Remembered per queue, pool and mode; workloads with a node type are
+ * never compared. */
+static struct hopeless *hopeless_of(const struct search *s)
+{
+    struct scratch *x = s->ss->victim_scratch;
+    int q = ss_w(s->ss, s->j)->queue;
+
+    return &x->hopeless[((size_t)q * (size_t)s->ss->n_pools + (size_t)s->pool) * 2 +
+                        (s->mode == MODE_PREEMPT)];
+}
+
+static void shape_of(const struct search *s, int pods, struct hopeless *h)
+{
+    const struct sched_workload *jw = ss_w(s->ss, s->j);
+
+    h->version = s->ss->version;
+    h->gpu = s->ss->wl[s->j].req[SCHED_GPU];
+    h->cpu = jw->cpu_milli;
+    h->mem = jw->mem_mib;
+    h->pods = pods;
+    h->priority = jw->priority;
+}
+
+/* a asks at least what b asks */
+static int shape_covers(const struct hopeless *a, const struct hopeless *b)
+{
+    return a->gpu >= b->gpu && a->cpu >= b->cpu && a->mem >= b->mem && a->pods >= b->pods &&
+           a->priority <= b->priority;
+}
+
+static int known_hopeless(const struct search *s, int pods)
+{
+    const struct hopeless *h = hopeless_of(s);
+    struct hopeless mine;
+
+    if (h->version != s->ss->version || ss_w(s->ss, s->j)->node_type)
+        return 0;
+    shape_of(s, pods, &mine);
+    if (s->mode != MODE_PREEMPT)
+        mine.priority = h->priority;
+    return shape_covers(&mine, h);
+}
+
+static void note_hopeless(const struct search *s, int pods)
+{
+    struct hopeless *h = hopeless_of(s), mine;
+
+    if (ss_w(s->ss, s->j)->node_type)
+        return;
+    shape_of(s, pods, &mine);
+    if (s->mode != MODE_PREEMPT)
+        mine.priority = 0;
+    if (h->version != s->ss->version || shape_covers(h, &mine))
+        *h = mine;
+}
+
+/* Necessary for any reclaim: some queue beside j's path (a sibling of j's
+ * queue or of one of its ancestors) holds more than its allocatable share,
+ * or more than its deserved while j's side stays within its own deserved.
+ * O(siblings along the path) instead of a look at every unit. */
+static int any_victim_queue(const struct sched_session *ss, int j, int pool, int pods)
+{
+    int q = ss_w(ss, j)->queue, i, r;
+
+    for (; q >= 0; q = ss->queues[q].parent) {
+        int parent = ss->queues[q].parent;
+        int n = parent >= 0 ? ss->queues[parent].n_children : ss->n_queues;
+        const struct ss_qp *me = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)pool];
+        int guarantee = 1;
+
+        for (r = 0; r < SCHED_NRES; r++) {
+            int64_t want = ss->wl[j].req[r] * pods;
+            if (want > 0 && me->deserved[r] != SCHED_UNLIMITED && me->alloc[r] + want > me->deserved[r])
+                guarantee = 0;
+        }
+        for (i = 0; i < n; i++) {
+            int sib = parent >= 0 ? ss->queues[parent].children[i] : i;
+            const struct ss_qp *o = &ss->qp[(size_t)sib * (size_t)ss->n_pools + (size_t)pool];
+            if (sib == q || (parent < 0 && ss->queues[sib].parent >= 0))
+                continue;
+            for (r = 0; r < SCHED_NRES; r++) {
+                if (o->alloc[r] <= 0)
+                    continue;
+                if (o->alloc[r] > sched__allocatable(o, r))
+                    return 1;
+                if (guarantee && o->deserved[r] != SCHED_UNLIMITED && o->alloc[r] > o->deserved[r])
+                    return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 int sched__evict_for(struct sched_session *ss, int j, int pool, int action)
 {
     struct search s;
@@ -810,13 +1055,18 @@ int sched__evict_for(struct sched_session *ss, int j, int pool, int action)
     int mode = action == SCHED_ACT_PREEMPT ? MODE_PREEMPT : MODE_RECLAIM;
     int pods = sched__pods_to_place(ss, j), i;
 
-    if (search_init(&s, ss, j, pool, mode) != SCHED_OK)
+    if (mode == MODE_RECLAIM && !any_victim_queue(ss, j, pool, pods))
+        return 0;
+    if (search_init(&s, ss, j, pool, mode) != SCHED_OK || collect_units(&s) != SCHED_OK ||
+        known_hopeless(&s, pods))
         return 0;
     for (i = 0; i < pods; i++) {
         s.pods_left = pods - i;
         if (!place_with_eviction(&s, action))
             break;
     }
+    if (i == 0 && s.n_flagged == 0)
+        note_hopeless(&s, pods);
     if (i < pods || s.n_flagged == 0 || !attempt_holds(&s)) {
         sched__rollback(ss, mark);
         undo_flags(&s);
@@ -923,9 +1173,7 @@ int sched__try_consolidate(struct sched_session *ss, int j, int pool)
     if (ss->cfg->max_consolidation_moves <= 0 || cfg->gpu_placement == SCHED_SPREAD ||
         cfg->cpu_placement == SCHED_SPREAD)
         return 0;
-    for (i = 0; i < p->n_nodes; i++)
-        if (ss->nodes[p->nodes[i]].ready)
-            free_gpu += ss->nodes[p->nodes[i]].gpu_free;
+    free_gpu = p->gpu_free;
     if (free_gpu < ss->wl[j].req[SCHED_GPU] * pods || !sched__capacity_check(ss, j, pool, pods, &v))
         return 0;
     if (search_init(&s, ss, j, pool, MODE_MOVE) != SCHED_OK)
