@@ -52,6 +52,7 @@ struct order_cache {
     uint64_t *sig;            /* [n_workloads] signature hashes */
     int *items;               /* candidates grouped by leaf, each leaf in job order */
     int *off, *cnt;           /* [n_queues] */
+    int64_t *min_gpu;         /* [n_queues] least milli-GPU per pod over the leaf's list */
     int *changed;             /* workloads placed during the cycle */
     int n_changed, cap_changed;
 };
@@ -432,8 +433,11 @@ static struct order_cache *cache_build(struct sched_session *ss)
     oc->sig = sched__calloc(ss->arena, nw, sizeof(uint64_t));
     oc->off = sched__calloc(ss->arena, nq, sizeof(int));
     oc->cnt = sched__calloc(ss->arena, nq, sizeof(int));
-    if (!oc->key1 || !oc->key2 || !oc->sig || !oc->off || !oc->cnt)
+    oc->min_gpu = sched__calloc(ss->arena, nq, sizeof(int64_t));
+    if (!oc->key1 || !oc->key2 || !oc->sig || !oc->off || !oc->cnt || !oc->min_gpu)
         return NULL;
+    for (q = 0; q < ss->n_queues; q++)
+        oc->min_gpu[q] = SS_INF;
     for (w = 0; w < ss->n_workloads; w++)
         if ((ss->wl[w].flags & WL_CANDIDATE) && sched__pods_to_place(ss, w) > 0) {
             oc->cnt[ss_w(ss, w)->queue]++;
@@ -451,6 +455,7 @@ static struct order_cache *cache_build(struct sched_session *ss)
         if ((ss->wl[w].flags & WL_CANDIDATE) && sched__pods_to_place(ss, w) > 0) {
             q = ss_w(ss, w)->queue;
             oc->items[oc->off[q] + oc->cnt[q]++] = w;
+            oc->min_gpu[q] = ss_min(oc->min_gpu[q], ss->wl[w].req[SCHED_GPU]);
             job_key(oc, ss, w);
             sig_refresh(ss, oc, w);
         }
@@ -479,6 +484,7 @@ static int note_changed(struct sched_session *ss, struct order_cache *oc, int w)
 /* ---- The walk ---- */
 
 /* Whether no workload of leaf q can be a candidate of this action now:
+ * allocate and consolidate need free GPU for the leaf's smallest pod;
  * reclaim needs the queue below its fair share in some pool; preempt
  * needs a workload of higher priority than the queue's lowest running
  * one (the list is in priority order, so its next entry decides). */
@@ -487,6 +493,15 @@ static int leaf_done(const struct ss_iter *it, int q)
     const struct sched_session *ss = it->ss;
     int p, next;
 
+    if (it->action == SCHED_ACT_ALLOCATE || it->action == SCHED_ACT_CONSOLIDATE) {
+        /* no pool has as much free GPU as the leaf's smallest pod asks */
+        int64_t most = 0;
+        if (it->extra[q].n > 0 || it->oc->min_gpu[q] == 0)
+            return 0;
+        for (p = 0; p < ss->n_pools; p++)
+            most = ss_max(most, ss->pools[p].gpu_free);
+        return most < it->oc->min_gpu[q];
+    }
     if (it->action == SCHED_ACT_RECLAIM) {
         for (p = 0; p < ss->n_pools; p++) {
             const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)p];
