@@ -187,7 +187,6 @@ static int unit_before(const void *ctx, int ia, int ib)
 {
     const struct search *s = ctx;
     const struct unit *a = &s->units[ia], *b = &s->units[ib];
-    int c;
 
     if (a->k_over != b->k_over)
         return a->k_over > b->k_over;
@@ -195,9 +194,8 @@ static int unit_before(const void *ctx, int ia, int ib)
         return a->k_prio < b->k_prio;
     if (a->k_seq != b->k_seq)
         return a->k_seq > b->k_seq;
-    c = strcmp(ss_w(s->ss, a->w)->name, ss_w(s->ss, b->w)->name);
-    if (c != 0)
-        return c > 0;
+    if (a->w != b->w)
+        return a->w > b->w;  /* same submission time: the later entry of the snapshot */
     return a->pod > b->pod;
 }
 
