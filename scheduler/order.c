@@ -366,8 +366,9 @@ static void sig_remember(struct ss_iter *it, int w)
 
 /* ---- Candidates ---- */
 
-/* Reclaim needs the queue below its fair share in one of the workload's pools. */
-static int below_fair_share_somewhere(const struct sched_session *ss, int w)
+/* Reclaim needs the queue below its fair share in one of the workload's
+ * pools, and both need a pool where victims may exist at all. */
+static int may_evict_somewhere(struct sched_session *ss, int w, int action)
 {
     const struct ss_wl *x = &ss->wl[w];
     int q = ss_w(ss, w)->queue, r = x->req[SCHED_GPU] > 0 ? SCHED_GPU : SCHED_CPU, i;
@@ -375,7 +376,8 @@ static int below_fair_share_somewhere(const struct sched_session *ss, int w)
     for (i = 0; i < x->n_pools || (x->pool >= 0 && i == 0); i++) {
         int p = x->pool >= 0 ? x->pool : x->pools[i];
         const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)p];
-        if (a->alloc[r] + x->req[r] <= a->fair[r])
+        if ((action != SCHED_ACT_RECLAIM || a->alloc[r] + x->req[r] <= a->fair[r]) &&
+            sched__may_evict_for(ss, w, p, action))
             return 1;
         if (x->pool >= 0)
             break;
@@ -401,7 +403,7 @@ static int room_somewhere(const struct sched_session *ss, int w, int action)
     return 0;
 }
 
-static int is_candidate(const struct sched_session *ss, int w, int action)
+static int is_candidate(struct sched_session *ss, int w, int action)
 {
     const struct ss_wl *x = &ss->wl[w];
 
@@ -412,9 +414,10 @@ static int is_candidate(const struct sched_session *ss, int w, int action)
         return x->n_placed < ss_w(ss, w)->min_pods && ss_w(ss, w)->preemptible &&
                room_somewhere(ss, w, action);
     if (action == SCHED_ACT_RECLAIM)
-        return below_fair_share_somewhere(ss, w);
+        return may_evict_somewhere(ss, w, action);
     if (action == SCHED_ACT_PREEMPT)
-        return ss_w(ss, w)->priority > ss->queues[ss_w(ss, w)->queue].min_running_priority;
+        return ss_w(ss, w)->priority > ss->queues[ss_w(ss, w)->queue].min_running_priority &&
+               may_evict_somewhere(ss, w, action);
     return room_somewhere(ss, w, action);
 }
 

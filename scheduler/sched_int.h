@@ -214,6 +214,8 @@ void sched__iter_touch(struct ss_iter *it, int q);        /* q's allocation chan
 
 /* victims.c: reclaim and preempt. */
 int sched__evict_for(struct sched_session *ss, int w, int pool, int action);
+/* Quick necessary test for sched__evict_for(): 0 when it cannot succeed now. */
+int sched__may_evict_for(struct sched_session *ss, int w, int pool, int action);
 int sched__reclaimer_within_share(struct sched_session *ss, int w, int pool, int pods,
                                   struct ss_verdict *v);
 

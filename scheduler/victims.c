@@ -1046,6 +1046,23 @@ static int any_victim_queue(const struct sched_session *ss, int j, int pool, int
     return 0;
 }
 
+int sched__may_evict_for(struct sched_session *ss, int j, int pool, int action)
+{
+    struct search s;
+    int pods = sched__pods_to_place(ss, j);
+
+    if (action == SCHED_ACT_RECLAIM && !any_victim_queue(ss, j, pool, pods))
+        return 0;
+    if (!ss->victim_scratch)
+        return 1;
+    memset(&s, 0, sizeof(s));
+    s.ss = ss;
+    s.j = j;
+    s.pool = pool;
+    s.mode = action == SCHED_ACT_PREEMPT ? MODE_PREEMPT : MODE_RECLAIM;
+    return !known_hopeless(&s, pods);
+}
+
 int sched__evict_for(struct sched_session *ss, int j, int pool, int action)
 {
     struct search s;
