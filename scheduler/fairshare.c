@@ -19,7 +19,9 @@
  *      the others take whole units of f_i and remember the fraction.
  *      Another round runs while some queue was capped in the last one.
  *   3. Leftover units go to the largest remembered fractions (tie: the
- *      older queue), one unit at most each, rank by rank.
+ *      older queue), one unit at most each. allot hands them out inside
+ *      the rank before the next rank's round (KAI does it after all
+ *      ranks), so a higher rank is served first to the last GPU.
  *   4. Each queue's share is the T of its children.
  *
  * allot differs from KAI in one place: a parent's request is the sum of
@@ -29,12 +31,11 @@
  * Invariants: the top-level shares of a pool never exceed its capacity
  * unless deserved quotas are oversubscribed; no queue's share exceeds its
  * limit or its request; integer arithmetic throughout except the
- * time-based weights, which are rounded to 1e-9 before use.
+ * time-based weights, computed with +, -, *, / only (the same bits on
+ * every machine) and rounded to 1e-9 before use.
  */
 #include "sched_int.h"
 
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const int64_t unit_of[SCHED_NRES] = {SCHED_MILLI, 1, 1};
@@ -96,7 +97,7 @@ static int64_t share_weights(struct division *dv, const int *u, int n, int64_t *
         } else {
             double wn = (double)w / (double)wsum;
             double p = wn + (double)dv->k_milli / 1000.0 * (wn - dv->usage[u[i]]);
-            num[i] = p > 0 ? llround(p * 1e9) : 0;
+            num[i] = p > 0 ? (int64_t)(p * 1e9 + 0.5) : 0;
         }
         psum += num[i];
     }
@@ -233,9 +234,6 @@ static int divide(struct division *dv, const int *sib, int n, int64_t t)
         for (i = 0; i < nr && r > 0; i++) {
             nb = bucket_of_rank(dv, sib, n, ranks[i], bucket);
             r = over_quota_rounds(dv, bucket, nb, r, u, num);
-        }
-        for (i = 0; i < nr && r > 0; i++) {
-            nb = bucket_of_rank(dv, sib, n, ranks[i], bucket);
             r = leftover_units(dv, bucket, nb, r);
         }
     }
@@ -249,6 +247,28 @@ static int divide(struct division *dv, const int *sib, int n, int64_t t)
     return rc;
 }
 
+/* 0.5^x for x >= 0 with +, * and / only (no libm), so that every machine
+ * computes the same bits: 0.5^floor(x) by halving, 2^-f for the fraction
+ * f in [0, 1) by the series of e^(-f ln 2) to 20 terms (error < 1e-17). */
+static double half_power(double x)
+{
+    double whole = 1.0, term = 1.0, sum = 1.0, y;
+    int i, k;
+
+    if (x <= 0)
+        return 1.0;
+    if (x > 2000)
+        return 0.0;
+    for (k = 0; k + 1 <= x; k++)
+        whole *= 0.5;
+    y = -(x - k) * 0.69314718055994530942;
+    for (i = 1; i <= 20; i++) {
+        term = term * y / i;
+        sum += term;
+    }
+    return whole * sum;
+}
+
 /* Integral of the decay weight 0.5^((now - t) / h) over [a, b]. */
 static double decayed_span(int64_t a, int64_t b, int64_t now, int64_t h)
 {
@@ -257,7 +277,7 @@ static double decayed_span(int64_t a, int64_t b, int64_t now, int64_t h)
     if (h <= 0)
         return (double)(b - a);
     return (double)h / 0.69314718055994530942 *
-           (exp2(-(double)(now - b) / (double)h) - exp2(-(double)(now - a) / (double)h));
+           (half_power((double)(now - b) / (double)h) - half_power((double)(now - a) / (double)h));
 }
 
 /* Time-based fairshare: U per queue = its (decayed) resource-time in the

@@ -25,6 +25,33 @@ static int reason_res(const struct ss_wl *x)
     return x->req[SCHED_CPU] > 0 ? SCHED_CPU : SCHED_MEM;
 }
 
+/* The resource that keeps a pod of w off every ready node of the pool:
+ * judged on the nodes' totals (ever = 1) or on what is free now. GPU
+ * first, then CPU, then memory; the workload's main resource if none
+ * stands out (the pods fit one by one but not all together). */
+static int binding_res(const struct sched_session *ss, int w, int pool, int ever)
+{
+    const struct ss_pool *p = &ss->pools[pool];
+    const struct ss_wl *x = &ss->wl[w];
+    int i, gpu_ok = 0, cpu_ok = 0, mem_ok = 0;
+
+    for (i = 0; i < p->n_nodes; i++) {
+        const struct ss_node *n = &ss->nodes[p->nodes[i]];
+        if (!n->ready)
+            continue;
+        gpu_ok |= (ever ? (int64_t)n->n_gpus * SCHED_MILLI : n->gpu_free) >= x->req[SCHED_GPU];
+        cpu_ok |= (ever ? n->cpu_total : n->cpu_free) >= x->req[SCHED_CPU];
+        mem_ok |= (ever ? n->mem_total : n->mem_free) >= x->req[SCHED_MEM];
+    }
+    if (!gpu_ok && x->req[SCHED_GPU] > 0)
+        return SCHED_GPU;
+    if (!cpu_ok && x->req[SCHED_CPU] > 0)
+        return SCHED_CPU;
+    if (!mem_ok && x->req[SCHED_MEM] > 0)
+        return SCHED_MEM;
+    return reason_res(x);
+}
+
 static int64_t pool_free(const struct sched_session *ss, int pool, int r)
 {
     const struct ss_pool *p = &ss->pools[pool];
@@ -71,12 +98,13 @@ static void diagnose_pool(struct sched_session *ss, int w, int pool, int pods,
 {
     const struct sched_workload *wl = ss_w(ss, w);
     const struct ss_wl *x = &ss->wl[w];
-    int r = reason_res(x);
+    int r;
     struct ss_verdict v;
 
     if (!sched__pool_can_ever_fit(ss, w, pool, pods)) {
+        r = binding_res(ss, w, pool, 1);
         set(p, wl->n_pods > 1 ? SCHED_R_GANG_NOT_SATISFIABLE : SCHED_R_INSUFFICIENT_RESOURCES,
-            wl->queue, pool, r, p->request, ss->pools[pool].capacity[r]);
+            wl->queue, pool, r, x->req[r] * pods, ss->pools[pool].capacity[r]);
         return;
     }
     if (!sched__capacity_check(ss, w, pool, pods, &v)) {
@@ -87,7 +115,9 @@ static void diagnose_pool(struct sched_session *ss, int w, int pool, int pods,
         set(p, v.reason, v.queue, pool, v.res, v.would_use, v.bound);
         return;
     }
-    set(p, SCHED_R_INSUFFICIENT_RESOURCES, wl->queue, pool, r, p->request, pool_free(ss, pool, r));
+    r = binding_res(ss, w, pool, 0);
+    set(p, SCHED_R_INSUFFICIENT_RESOURCES, wl->queue, pool, r, x->req[r] * pods,
+        pool_free(ss, pool, r));
 }
 
 void sched__diagnose(struct sched_session *ss, int w, struct sched_pending *p)

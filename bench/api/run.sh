@@ -1,0 +1,112 @@
+#!/bin/sh
+# bench/api/run.sh: allotd's API load benchmark with wrk on loopback.
+#
+#   bench/api/run.sh [ALLOTD] [SECONDS]
+#
+# ALLOTD defaults to build/allotd, SECONDS (per wrk run) to 10. It starts a
+# real allotd on a free loopback port with a fresh database in a temporary
+# directory (synchronous=FULL, rate limit off, 1,000 simulated nodes with
+# 8 GPUs), then measures:
+#   1. submissions: POST /api/v1/workloads/trainings with a bearer token,
+#      64 keep-alive connections (each 202 is a durable row);
+#   2. GET one workload, 64 connections;
+#   3. GET /api/v1/workloads?limit=50, 64 connections;
+#   4. restart with 50,000 workloads and 1,000 nodes: SIGTERM, start again,
+#      time until /readyz answers 200 (the state is loaded and the first
+#      scheduling cycle has completed);
+#   5. allotd's RSS after that restart.
+# Everything runs on this machine; the temporary directory is removed.
+set -eu
+HERE=$(cd "$(dirname "$0")" && pwd)
+ALLOTD=$(realpath "${1:-$HERE/../../build/allotd}")
+SECS=${2:-10}
+T=$(mktemp -d /tmp/allot-bench-XXXXXX)
+PID=""
+export ALLOT_ADMIN_PASSWORD=bench-admin-password
+
+cleanup() {
+  if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then kill -9 "$PID" 2>/dev/null || true; fi
+  rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+
+command -v wrk >/dev/null || { echo "wrk is missing (apt-get install wrk)" >&2; exit 2; }
+
+start() {
+  rm -f "$T/port"
+  (cd "$T" && exec "$ALLOTD" --db "$T/bench.db" --listen 127.0.0.1:0 --port-file "$T/port" \
+      --rate-limit 0 --simulate-nodes 1000x8 --threads 16 >>"$T/log" 2>&1) &
+  PID=$!
+  while [ ! -s "$T/port" ]; do
+    kill -0 "$PID" 2>/dev/null || { cat "$T/log" >&2; exit 1; }
+    sleep 0.01
+  done
+  URL="http://127.0.0.1:$(cat "$T/port")"
+}
+
+stop() {
+  kill -TERM "$PID"
+  wait "$PID" || true
+  PID=""
+}
+
+rss_mb() {
+  awk '/VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$PID/status"
+}
+
+token() {
+  curl -s -X POST "$URL/api/v1/token" -H 'Content-Type: application/json' \
+    -d "{\"grantType\":\"password\",\"username\":\"admin\",\"password\":\"$ALLOT_ADMIN_PASSWORD\"}" |
+    jq -r .accessToken
+}
+
+count() {
+  curl -s "$URL/api/v1/workloads/count" -H "Authorization: Bearer $TOKEN" | jq .count
+}
+
+# wrk's summary lines: requests/s and the latency percentiles
+summary() {
+  grep -E 'Requests/sec|^ +(50|99)%|Non-2xx|Socket errors' "$1" | sed 's/^ */  /'
+}
+
+start
+TOKEN=$(token)
+export ALLOT_TOKEN="$TOKEN"
+ALLOT_PROJECT=$(curl -s -X POST "$URL/api/v1/org-unit/projects" -H "Authorization: Bearer $TOKEN" \
+  -H 'Content-Type: application/json' \
+  -d '{"name":"bench","resources":[{"nodePool":{"name":"default"},"gpu":{"deserved":4000}}]}' |
+  jq -r .id)
+export ALLOT_PROJECT
+
+echo "== 1. submissions, 64 connections, ${SECS}s (synchronous=FULL)"
+ALLOT_BENCH_RUN=s wrk -t2 -c64 -d"${SECS}s" --latency -s "$HERE/submit.lua" "$URL" >"$T/w1"
+summary "$T/w1"
+ID=$(curl -s "$URL/api/v1/workloads?limit=1" -H "Authorization: Bearer $TOKEN" | jq -r '.workloads[0].id')
+
+echo "== 2. GET one workload, 64 connections, ${SECS}s"
+wrk -t2 -c64 -d"${SECS}s" --latency -H "Authorization: Bearer $TOKEN" \
+  "$URL/api/v1/workloads/$ID" >"$T/w2"
+summary "$T/w2"
+
+echo "== 3. list of 50, 64 connections, ${SECS}s"
+wrk -t2 -c64 -d"${SECS}s" --latency -H "Authorization: Bearer $TOKEN" \
+  "$URL/api/v1/workloads?limit=50" >"$T/w3"
+summary "$T/w3"
+
+N=$(count)
+if [ "$N" -lt 50000 ]; then
+  ALLOT_BENCH_RUN=f ALLOT_BENCH_MAX=$(((50000 - N + 1) / 2)) \
+    wrk -t2 -c64 -d120s -s "$HERE/submit.lua" "$URL" >/dev/null
+  N=$(count)
+fi
+echo "== 4. restart with $N workloads and 1000 nodes"
+stop
+T0=$(date +%s%N)
+start
+until curl -sf -o /dev/null "$URL/readyz"; do sleep 0.005; done
+T1=$(date +%s%N)
+echo "  ready (state loaded, first cycle done) after $(((T1 - T0) / 1000000)) ms"
+grep 'first cycle' "$T/log" | tail -n 1 | sed 's/^/  /' || true
+sleep 2
+echo "== 5. RSS with $N workloads and 1000 nodes: $(rss_mb) MB"
+stop

@@ -1,0 +1,414 @@
+/*
+ * bench_cycle.c: allot-bench-cycle, the scheduling cycle at scale
+ * (DESIGN.md Targets, rows 1-3; bench/README.md says how to read it).
+ *
+ *   full   N full cycles on the same generated state (arena reset between
+ *          them): p50, p99, min, max of the sched_cycle() wall time.
+ *   event  the first cycle's decisions applied, then one submission, and
+ *          separately one completion: the next cycle's time (median of a
+ *          few runs on that same state). Then the same after the cluster
+ *          has settled (passes applied until one decides nothing).
+ *   cold   an empty cluster and W one-GPU workloads: passes applied until
+ *          nothing changes; placements per second of cycle time.
+ *   memory the arena's peak and the process's peak RSS (getrusage).
+ *
+ * Every number is the core alone: no database, no I/O in the timed part.
+ * Generation is deterministic (--seed); sizes are flags, so a tiny run
+ * (the ctest entry) checks that the benchmark still builds and runs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "gen.h"
+#include "sched.h"
+
+struct options {
+    struct gen_opts gen;
+    int cycles;          /* timed full cycles */
+    int event_runs;      /* runs per event measurement */
+    int settle;          /* at most this many passes to settle */
+    int cold;            /* one-GPU workloads for the cold fill; 0: skip */
+};
+
+/* ---- Options: a table of integer flags ---- */
+
+struct flag {
+    const char *name;
+    int offset;          /* into struct options */
+    int min, max;
+    const char *help;
+};
+
+#define OPT(field) (int)offsetof(struct options, field)
+
+static const struct flag flags[] = {
+    {"--nodes", OPT(gen.nodes), 1, 1000000, "nodes"},
+    {"--gpus", OPT(gen.gpus), 1, 8, "GPUs per node"},
+    {"--pools", OPT(gen.pools), 1, GEN_MAX_POOLS, "node pools"},
+    {"--departments", OPT(gen.departments), 1, 10000, "departments"},
+    {"--projects", OPT(gen.projects), 1, 10000, "projects per department"},
+    {"--fill", OPT(gen.fill_pct), 0, 100, "percent of GPUs held by running workloads"},
+    {"--pending", OPT(gen.pending), 0, 10000000, "pending workloads"},
+    {"--gangs", OPT(gen.gang_pct), 0, 100, "percent of pending workloads that are gangs"},
+    {"--cycles", OPT(cycles), 1, 100000, "timed full cycles"},
+    {"--event-runs", OPT(event_runs), 1, 1000, "runs per event measurement"},
+    {"--settle", OPT(settle), 0, 1000, "most passes to settle before the settled event"},
+    {"--cold", OPT(cold), 0, 10000000, "one-GPU workloads for the cold fill (0: skip)"},
+};
+
+static void defaults(struct options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->gen.nodes = 1000;
+    o->gen.gpus = 8;
+    o->gen.pools = 4;
+    o->gen.departments = 10;
+    o->gen.projects = 10;
+    o->gen.fill_pct = 90;
+    o->gen.pending = 50000;
+    o->gen.gang_pct = 10;
+    o->gen.extra = 4;
+    o->gen.seed = 42;
+    o->cycles = 20;
+    o->event_runs = 5;
+    o->settle = 30;
+    o->cold = 8000;
+}
+
+static void usage(FILE *out)
+{
+    size_t i;
+
+    fprintf(out, "usage: allot-bench-cycle [--seed N]");
+    for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+        fprintf(out, " [%s N]", flags[i].name);
+    fprintf(out, "\n");
+    for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+        fprintf(out, "  %-14s %s (%d..%d)\n", flags[i].name, flags[i].help, flags[i].min,
+                flags[i].max);
+}
+
+static int set_flag(struct options *o, const char *name, const char *value)
+{
+    char *end;
+    long v;
+    size_t i;
+
+    v = strtol(value, &end, 10);
+    if (*end || end == value)
+        return -1;
+    if (strcmp(name, "--seed") == 0) {
+        o->gen.seed = (uint64_t)v;
+        return 0;
+    }
+    for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+        if (strcmp(flags[i].name, name) != 0)
+            continue;
+        if (v < flags[i].min || v > flags[i].max)
+            return -1;
+        *(int *)((char *)o + flags[i].offset) = (int)v;
+        return 0;
+    }
+    return -1;
+}
+
+static int parse(int argc, char **argv, struct options *o)
+{
+    int i;
+
+    defaults(o);
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            exit(0);
+        }
+        if (i + 1 >= argc || set_flag(o, argv[i], argv[i + 1]) != 0) {
+            fprintf(stderr, "allot-bench-cycle: bad option %s\n", argv[i]);
+            usage(stderr);
+            return -1;
+        }
+        i++;
+    }
+    return 0;
+}
+
+/* ---- Timing ---- */
+
+static double now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of n sorted values. */
+static double percentile(const double *sorted, int n, int pct)
+{
+    int rank = (n * pct + 99) / 100;
+
+    return sorted[rank > 0 ? rank - 1 : 0];
+}
+
+/* One sched_cycle() on the world, its wall time in *ms. */
+static int timed_cycle(const struct gen_world *w, struct sched_arena *arena,
+                       struct sched_result *res, double *ms)
+{
+    struct sched_state st;
+    struct sched_config cfg;
+    double t0;
+    int rc;
+
+    sched_config_default(&cfg);
+    gen_world_state(w, &st);
+    sched_arena_reset(arena);
+    t0 = now_ms();
+    rc = sched_cycle(&st, &cfg, arena, res);
+    *ms = now_ms() - t0;
+    if (rc != SCHED_OK)
+        fprintf(stderr, "allot-bench-cycle: sched_cycle() failed (%d)\n", rc);
+    return rc;
+}
+
+/* Applies a result's decisions as a driver does; returns the BINDs. */
+static int apply(struct gen_world *w, const struct sched_result *res)
+{
+    int k, binds = 0;
+
+    for (k = 0; k < res->n_decisions; k++) {
+        sched_apply_decision(w->wls, w->n_wls, &res->decisions[k], w->now_ms);
+        binds += res->decisions[k].kind == SCHED_BIND;
+    }
+    for (k = 0; k < w->n_wls; k++)
+        w->wls[k].stale_since_ms = res->stale_since_ms[k];
+    return binds;
+}
+
+/* ---- full ---- */
+
+static int bench_full(const struct options *o, struct gen_world *w, struct sched_arena *arena)
+{
+    struct sched_result res;
+    double *t = calloc((size_t)o->cycles, sizeof(double)), sum = 0;
+    int i, rc = 0;
+
+    if (!t)
+        return -1;
+    rc = timed_cycle(w, arena, &res, &t[0]);   /* warm the arena */
+    for (i = 0; rc == 0 && i < o->cycles; i++) {
+        rc = timed_cycle(w, arena, &res, &t[i]);
+        sum += t[i];
+    }
+    if (rc == 0) {
+        qsort(t, (size_t)o->cycles, sizeof(double), cmp_double);
+        printf("full cycle     %d runs: p50 %.2f ms, p99 %.2f ms, min %.2f, max %.2f, "
+               "mean %.2f; %d decisions, %d pending\n",
+               o->cycles, percentile(t, o->cycles, 50), percentile(t, o->cycles, 99), t[0],
+               t[o->cycles - 1], sum / o->cycles, res.n_decisions, res.n_pending);
+    }
+    free(t);
+    return rc;
+}
+
+/* ---- event ---- */
+
+/* Median of `runs` cycles on the world as it is. */
+static int median_cycle(const struct options *o, struct gen_world *w, struct sched_arena *arena,
+                        double *median, int *decisions)
+{
+    struct sched_result res;
+    double t[1000];
+    int i, rc = 0;
+
+    for (i = 0; rc == 0 && i < o->event_runs; i++)
+        rc = timed_cycle(w, arena, &res, &t[i]);
+    qsort(t, (size_t)o->event_runs, sizeof(double), cmp_double);
+    *median = t[o->event_runs / 2];
+    *decisions = res.n_decisions;
+    return rc;
+}
+
+static int time_submission(const struct options *o, struct gen_world *w,
+                           struct sched_arena *arena, const char *when)
+{
+    size_t pods_before = w->n_pods;
+    double ms;
+    int i, d, rc;
+
+    i = gen_world_submit(w, gen_world_project(w, 0), 1, 1);
+    if (i < 0)
+        return -1;
+    rc = median_cycle(o, w, arena, &ms, &d);
+    printf("event %-8s one submission: next cycle %.2f ms (%d decisions)\n", when, ms, d);
+    w->n_wls--;
+    w->n_pods = pods_before;
+    return rc;
+}
+
+static int first_running(const struct gen_world *w)
+{
+    int i;
+
+    for (i = 0; i < w->n_wls; i++)
+        if (w->wls[i].phase == SCHED_RUNNING && w->wls[i].n_pods == 1)
+            return i;
+    return -1;
+}
+
+static int time_completion(const struct options *o, struct gen_world *w,
+                           struct sched_arena *arena, const char *when)
+{
+    int i = first_running(w), d, rc;
+    struct sched_pod pod;
+    double ms;
+
+    if (i < 0)
+        return 0;
+    pod = w->wls[i].pods[0];
+    w->wls[i].pods[0].node = -1;
+    w->wls[i].pods[0].devices = 0;
+    w->wls[i].phase = SCHED_COMPLETED;
+    rc = median_cycle(o, w, arena, &ms, &d);
+    printf("event %-8s one completion: next cycle %.2f ms (%d decisions)\n", when, ms, d);
+    w->wls[i].pods[0] = pod;
+    w->wls[i].phase = SCHED_RUNNING;
+    return rc;
+}
+
+/* Passes applied until one decides nothing (or `max` passes). */
+static int settle(struct gen_world *w, struct sched_arena *arena, int max, int *passes,
+                  double *total)
+{
+    struct sched_result res;
+    double ms;
+    int rc = 0;
+
+    *passes = 0;
+    *total = 0;
+    do {
+        rc = timed_cycle(w, arena, &res, &ms);
+        if (rc != 0)
+            return rc;
+        *total += ms;
+        (*passes)++;
+        apply(w, &res);
+    } while (res.n_decisions > 0 && *passes < max);
+    return 0;
+}
+
+static int bench_event(const struct options *o, struct gen_world *w, struct sched_arena *arena)
+{
+    double total;
+    int passes, rc;
+
+    rc = settle(w, arena, 1, &passes, &total);
+    if (rc == 0)
+        rc = time_submission(o, w, arena, "(first)");
+    if (rc == 0)
+        rc = time_completion(o, w, arena, "(first)");
+    if (rc != 0 || o->settle == 0)
+        return rc;
+    rc = settle(w, arena, o->settle, &passes, &total);
+    printf("settle         %d more passes, %.1f ms in all\n", passes, total);
+    if (rc == 0)
+        rc = time_submission(o, w, arena, "(settled)");
+    if (rc == 0)
+        rc = time_completion(o, w, arena, "(settled)");
+    return rc;
+}
+
+/* ---- cold fill ---- */
+
+static int bench_cold(const struct options *o)
+{
+    struct gen_opts g = o->gen;
+    struct sched_arena *arena = sched_arena_new();
+    struct gen_world *w = NULL;
+    struct sched_result res;
+    double ms, total = 0;
+    int passes = 0, placed = 0, rc = -1;
+
+    g.fill_pct = 0;
+    g.pending = o->cold;
+    g.gang_pct = 0;
+    g.pending_gpus = 1;
+    if (!arena || gen_world_new(&g, &w) != 0)
+        goto out;
+    do {
+        rc = timed_cycle(w, arena, &res, &ms);
+        if (rc != 0)
+            goto out;
+        total += ms;
+        placed += apply(w, &res);
+        passes++;
+    } while (res.n_decisions > 0 && passes < 100);
+    printf("cold fill      %d one-GPU workloads on %d x %d GPUs: %d placed in %d passes, "
+           "%.2f ms: %.0f placements/s\n",
+           o->cold, g.nodes, g.gpus, placed, passes, total, total > 0 ? placed / total * 1e3 : 0);
+out:
+    gen_world_free(w);
+    sched_arena_free(arena);
+    return rc;
+}
+
+/* ---- main ---- */
+
+static void print_world(const struct gen_world *w, const struct options *o, double ms)
+{
+    printf("cluster        %d nodes x %d GPUs, %d pools, %d queues (%d departments x %d "
+           "projects)\n",
+           o->gen.nodes, o->gen.gpus, o->gen.pools, w->n_queues, o->gen.departments,
+           o->gen.projects);
+    printf("workloads      %d running (%d gangs) on %.0f of %d GPUs, %d pending (%d gangs); "
+           "generated in %.0f ms\n",
+           w->n_running, w->n_gangs_running, (double)w->gpus_running / SCHED_MILLI,
+           o->gen.nodes * o->gen.gpus, w->n_wls - w->n_running, w->n_gangs_pending, ms);
+}
+
+static void print_memory(const struct sched_arena *arena)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    printf("memory         arena peak %.1f MiB, process peak RSS %.1f MiB\n",
+           (double)sched_arena_peak(arena) / (1024.0 * 1024.0), (double)ru.ru_maxrss / 1024.0);
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    struct gen_world *w = NULL;
+    struct sched_arena *arena = NULL;
+    double t0;
+    int rc = 1;
+
+    if (parse(argc, argv, &o) != 0)
+        return 2;
+    t0 = now_ms();
+    arena = sched_arena_new();
+    if (!arena || gen_world_new(&o.gen, &w) != 0) {
+        fprintf(stderr, "allot-bench-cycle: out of memory\n");
+        goto out;
+    }
+    print_world(w, &o, now_ms() - t0);
+    if (bench_full(&o, w, arena) != 0 || bench_event(&o, w, arena) != 0)
+        goto out;
+    print_memory(arena);
+    if (o.cold > 0 && bench_cold(&o) != 0)
+        goto out;
+    rc = 0;
+out:
+    gen_world_free(w);
+    sched_arena_free(arena);
+    return rc;
+}

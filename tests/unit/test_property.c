@@ -1,0 +1,1722 @@
+/*
+ * test_property.c: randomized properties of sched_cycle().
+ *
+ * A fixed-seed generator (splitmix64) builds thousands of small clusters:
+ * 1-4 node pools, 1-12 nodes of 0-8 GPUs (some down, some typed, CPU and
+ * memory sometimes bounded), 1-3 departments with 1-6 projects (deserved,
+ * limit, weight and rank drawn from -1, 0, small and oversubscribed
+ * values), and workloads of every type, priority and preemptibility, with
+ * whole and portion GPUs, gangs with and without minPods, pool lists and
+ * node types. Some start running (placed within node capacity and queue
+ * limits), some as stale gangs. Each case then runs several passes; between
+ * passes the clock moves and workloads complete, suspend, resume, arrive,
+ * and nodes fail and return, the way a driver would do it.
+ *
+ * After every pass (decisions applied with sched_apply_decision) the
+ * invariants of `checks[]` must hold; each is one function below:
+ *   decisions    every decision names valid indices and a legal move
+ *                (binds on ready, matching nodes of the workload's pools;
+ *                moves only of preemptible pods; non-preemptible work is
+ *                evicted only as a stale gang; preempt stays inside the
+ *                queue and strictly below the preemptor's priority;
+ *                reclaim crosses queues; no eviction of a workload younger
+ *                than its pool's guaranteed runtime; an eviction or move
+ *                made for a workload leaves that workload running)
+ *   devices      no device over 1000 milli-GPU, a whole-device pod alone
+ *                on its devices, node CPU and memory within capacity, no
+ *                pod on a down node, one pool per workload
+ *   limits       no queue's allocation above its limit, at any level, in
+ *                any pool, for any resource
+ *   deserved     non-preemptible allocation within deserved at every level
+ *                (unless the case placed some beyond it at setup); a CPU or
+ *                memory deserved of 0 is "not managed" and does not bind
+ *   gangs        a workload has 0 or >= min_pods pods placed, except the
+ *                stale gangs the case made, which never grow partly and
+ *                are gone once their grace period is over
+ *   reasons      exactly one pending entry for each pending workload
+ *                (Suspended for stopped ones), none for any other
+ *   shares       the allocation the result reports is the placed pods'
+ *   fair-share   per pool and level (GPU): each queue gets at least
+ *                min(deserved, request) and at most its request rounded up
+ *                to a whole GPU; weight 0 gets nothing beyond that; siblings
+ *                share at most the parent's amount unless their deserved
+ *                parts alone exceed it (oversubscription is not scaled);
+ *                below a rank still short of a GPU, lower ranks get only
+ *                what the rounding of that rank leaves (< 1 GPU per queue)
+ *   work-conserving  a pass that decides nothing leaves no pending pod (a
+ *                single-pod start or an elastic pod) that fits idle
+ *                resources within its quotas
+ *   no-missed-eviction  a pass that decides nothing leaves no pending
+ *                single-pod workload that one allowed eviction would let
+ *                run: a lower-priority preemptible pod of its own queue, or
+ *                a pod of a queue above max(deserved, fair share) where the
+ *                branches meet while the workload stays within its fair
+ *                share at every level (neither protected by guaranteed
+ *                runtime)
+ *   determinism  the same state gives byte-identical decisions, pending
+ *                entries, shares and stale times, in a reused arena and
+ *                in a fresh one
+ *
+ * Every action and every pending reason must occur somewhere in the run, so
+ * a generator that stops reaching one fails instead of passing vacuously.
+ * A failure prints the seed and the case number; ALLOT_PROPERTY_SEED and
+ * ALLOT_PROPERTY_CASE rerun exactly that case, and ALLOT_PROPERTY_VERBOSE=1
+ * with them prints its state, decisions, shares and reasons pass by pass.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sched.h"
+
+#define DEFAULT_SEED 0x5eed0a110cull
+#define N_CASES 5000
+#define N_PASSES 8
+
+#define MAX_POOLS 4
+#define MAX_NODES 12
+#define MAX_DEPTS 3
+#define MAX_PROJECTS 6
+#define MAX_QUEUES (MAX_DEPTS + MAX_PROJECTS)
+#define MAX_WLS 40
+#define MAX_PODS 6
+#define MAX_USAGE 8
+#define NAME_LEN 12
+
+/* ---- The generator ---- */
+
+struct rng {
+    uint64_t s;
+};
+
+static uint64_t rng_next(struct rng *r)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* 0..n-1 */
+static int below(struct rng *r, int n)
+{
+    return n > 0 ? (int)(rng_next(r) % (uint64_t)n) : 0;
+}
+
+static int chance(struct rng *r, int percent)
+{
+    return below(r, 100) < percent;
+}
+
+/* ---- One case: a cluster, its queues and workloads, owned in place ---- */
+
+struct tcase {
+    struct rng rng;
+    int64_t now;
+    struct sched_config cfg;
+    int np_loose;   /* setup placed non-preemptible work beyond deserved */
+
+    struct sched_pool pools[MAX_POOLS];
+    int n_pools;
+    struct sched_node nodes[MAX_NODES];
+    int n_nodes;
+    char node_names[MAX_NODES][NAME_LEN];
+    struct sched_queue queues[MAX_QUEUES];
+    int n_queues;
+    struct sched_quota quota[MAX_QUEUES][MAX_POOLS * SCHED_NRES];
+    int default_pools[MAX_QUEUES][MAX_POOLS];
+    struct sched_usage usage[MAX_USAGE];
+    int n_usage;
+
+    struct sched_workload wls[MAX_WLS];
+    int n_wls;
+    int64_t seq;
+    struct sched_pod pods[MAX_WLS][MAX_PODS];
+    int wl_pools[MAX_WLS][MAX_POOLS];
+    char wl_names[MAX_WLS][NAME_LEN];
+    unsigned char stale_ok[MAX_WLS];   /* a stale gang this case made */
+};
+
+/* What placed pods hold, per node and device. */
+struct occupancy {
+    int64_t dev[MAX_NODES][SCHED_MAX_NODE_GPUS];   /* milli-GPU */
+    uint64_t whole[MAX_NODES];                     /* devices of whole-device pods */
+    int64_t cpu[MAX_NODES], mem[MAX_NODES];
+};
+
+/* What placed pods hold, per queue (ancestors included), pool and resource. */
+struct holdings {
+    int64_t all[MAX_QUEUES][MAX_POOLS][SCHED_NRES];
+    int64_t np[MAX_QUEUES][MAX_POOLS][SCHED_NRES];   /* non-preemptible workloads */
+};
+
+/* The pass being checked: the state before it, its result, the failure. */
+struct pass {
+    struct tcase *tc;
+    struct sched_result res;
+    int placed_before[MAX_WLS];
+    struct holdings held_before;
+    char msg[512];
+};
+
+static const char *const res_names[SCHED_NRES] = {"GPU", "CPU", "memory"};
+static const char *const node_types[] = {"a", "b"};
+static const char *const wl_node_types[] = {"a", "b", "zz"};
+static const char *const class_names[] = {"train", "build-preemptible", "build", "inference",
+                                          "very-low", "low", "medium", "high", "very-high"};
+static const char *const pool_names[MAX_POOLS] = {"default", "p1", "p2", "p3"};
+static const char *const queue_names[MAX_QUEUES] = {"d0", "d1", "d2", "q0", "q1",
+                                                    "q2", "q3", "q4", "q5"};
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static int broken(struct pass *ps, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(ps->msg, sizeof(ps->msg), fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+/* ---- Requests and holdings ---- */
+
+static int64_t pod_res(const struct sched_workload *w, int r)
+{
+    if (r == SCHED_GPU)
+        return w->gpu_devices > 0 ? (int64_t)w->gpu_devices * SCHED_MILLI : w->gpu_portion;
+    return r == SCHED_CPU ? w->cpu_milli : w->mem_mib;
+}
+
+static int placed_pods(const struct sched_workload *w)
+{
+    int k, n = 0;
+
+    for (k = 0; k < w->n_pods; k++)
+        n += w->pods[k].node >= 0;
+    return n;
+}
+
+static const struct sched_quota *quota_of(const struct tcase *tc, int q, int pool, int r)
+{
+    static const struct sched_quota none = {0, SCHED_UNLIMITED, 1000};
+
+    if (!tc->queues[q].quota)
+        return &none;
+    return &tc->queues[q].quota[pool * SCHED_NRES + r];
+}
+
+/* How much non-preemptible work a quota admits; -1: no bound. A CPU or
+ * memory deserved of 0 means "not managed" (the default of a project that
+ * sets none) and does not bind; a GPU deserved of 0 does. */
+static int64_t np_bound(const struct sched_quota *qt, int r)
+{
+    if (qt->deserved == SCHED_UNLIMITED || (r != SCHED_GPU && qt->deserved == 0))
+        return -1;
+    return qt->deserved;
+}
+
+static void occupy(const struct tcase *tc, const struct sched_workload *w,
+                   const struct sched_pod *pod, struct occupancy *o)
+{
+    int d;
+
+    o->cpu[pod->node] += w->cpu_milli;
+    o->mem[pod->node] += w->mem_mib;
+    if (w->gpu_devices > 0)
+        o->whole[pod->node] |= pod->devices;
+    for (d = 0; d < tc->nodes[pod->node].n_gpus && d < SCHED_MAX_NODE_GPUS; d++)
+        if (pod->devices >> d & 1)
+            o->dev[pod->node][d] += w->gpu_devices > 0 ? SCHED_MILLI : w->gpu_portion;
+}
+
+static void occupancy_of(const struct tcase *tc, struct occupancy *o)
+{
+    int i, k;
+
+    memset(o, 0, sizeof(*o));
+    for (i = 0; i < tc->n_wls; i++)
+        for (k = 0; k < tc->wls[i].n_pods; k++)
+            if (tc->wls[i].pods[k].node >= 0)
+                occupy(tc, &tc->wls[i], &tc->wls[i].pods[k], o);
+}
+
+static void holdings_of(const struct tcase *tc, struct holdings *h)
+{
+    const struct sched_workload *w;
+    int i, k, q, r, pool;
+
+    memset(h, 0, sizeof(*h));
+    for (i = 0; i < tc->n_wls; i++) {
+        w = &tc->wls[i];
+        for (k = 0; k < w->n_pods; k++) {
+            if (w->pods[k].node < 0)
+                continue;
+            pool = tc->nodes[w->pods[k].node].pool;
+            for (q = w->queue; q >= 0; q = tc->queues[q].parent)
+                for (r = 0; r < SCHED_NRES; r++) {
+                    h->all[q][pool][r] += pod_res(w, r);
+                    if (!w->preemptible)
+                        h->np[q][pool][r] += pod_res(w, r);
+                }
+        }
+    }
+}
+
+static int pool_allowed(const struct tcase *tc, const struct sched_workload *w, int pool)
+{
+    struct sched_state st;
+    int list[MAX_POOLS], n, i;
+
+    memset(&st, 0, sizeof(st));
+    st.pools = tc->pools;
+    st.n_pools = tc->n_pools;
+    st.queues = tc->queues;
+    st.n_queues = tc->n_queues;
+    n = sched_workload_pools(&st, w, list, MAX_POOLS);
+    for (i = 0; i < n; i++)
+        if (list[i] == pool)
+            return 1;
+    return 0;
+}
+
+static int type_matches(const struct sched_workload *w, const struct sched_node *n)
+{
+    return !w->node_type || (n->node_type && strcmp(w->node_type, n->node_type) == 0);
+}
+
+/* ---- Building a case ---- */
+
+static void gen_pools(struct tcase *tc)
+{
+    struct rng *r = &tc->rng;
+    int p;
+
+    tc->n_pools = 1 + below(r, MAX_POOLS);
+    for (p = 0; p < tc->n_pools; p++) {
+        struct sched_pool *pool = &tc->pools[p];
+        pool->name = pool_names[p];
+        pool->gpu_placement = chance(r, 30) ? SCHED_SPREAD : SCHED_BINPACK;
+        pool->cpu_placement = chance(r, 30) ? SCHED_SPREAD : SCHED_BINPACK;
+        pool->min_guaranteed_runtime_ms = chance(r, 25) ? below(r, 4) * 60000 : 0;
+        pool->tbf_enabled = chance(r, 15);
+        pool->tbf_window_ms = 3600000;
+        pool->tbf_half_life_ms = chance(r, 50) ? 0 : 1800000;
+        pool->tbf_k_milli = 500 + below(r, 3) * 500;
+    }
+}
+
+static void gen_nodes(struct tcase *tc)
+{
+    struct rng *r = &tc->rng;
+    int i;
+
+    tc->n_nodes = 1 + below(r, MAX_NODES);
+    for (i = 0; i < tc->n_nodes; i++) {
+        struct sched_node *n = &tc->nodes[i];
+        snprintf(tc->node_names[i], NAME_LEN, "n%02d", i);
+        n->name = tc->node_names[i];
+        n->pool = below(r, tc->n_pools);
+        n->ready = !chance(r, 15);
+        n->n_gpus = chance(r, 5) ? 0 : 1 + below(r, 8);
+        n->cpu_milli = chance(r, 50) ? SCHED_UNLIMITED : 1000 * (2 + below(r, 31));
+        n->mem_mib = chance(r, 50) ? SCHED_UNLIMITED : 1024 * (4 + below(r, 60));
+        n->node_type = chance(r, 30) ? node_types[below(r, 2)] : NULL;
+    }
+}
+
+static int64_t gen_amount(struct rng *r, int res)
+{
+    static const int64_t unit[SCHED_NRES] = {SCHED_MILLI, 1000, 1024};
+
+    if (res == SCHED_GPU && chance(r, 10))
+        return 500 * (1 + below(r, 5));
+    return unit[res] * below(r, 9);
+}
+
+static void gen_quota(struct rng *r, struct sched_quota *q, int res)
+{
+    static const int64_t weights[] = {0, 1000, 1000, 2000, 3000};
+
+    q->deserved = chance(r, 5) ? SCHED_UNLIMITED : chance(r, 20) ? 0 : gen_amount(r, res);
+    if (chance(r, 70))
+        q->limit = SCHED_UNLIMITED;
+    else if (chance(r, 10))
+        q->limit = 0;
+    else if (q->deserved >= 0 && chance(r, 50))
+        q->limit = q->deserved + gen_amount(r, res);
+    else
+        q->limit = gen_amount(r, res) + (res == SCHED_GPU ? SCHED_MILLI : 0);
+    q->weight = weights[below(r, 5)];
+}
+
+static void gen_queue(struct tcase *tc, int q, int parent, const char *name)
+{
+    struct rng *r = &tc->rng;
+    struct sched_queue *queue = &tc->queues[q];
+    int p, res, n, start;
+
+    queue->name = name;
+    queue->parent = parent;
+    queue->rank = below(r, 4) - 1;
+    queue->quota = NULL;
+    if (!chance(r, 10)) {
+        for (p = 0; p < tc->n_pools; p++)
+            for (res = 0; res < SCHED_NRES; res++)
+                gen_quota(r, &tc->quota[q][p * SCHED_NRES + res], res);
+        queue->quota = tc->quota[q];
+    }
+    queue->default_pools = NULL;
+    queue->n_default_pools = 0;
+    if (parent >= 0 && chance(r, 30)) {
+        /* distinct pools, in a random rotation */
+        n = 1 + below(r, tc->n_pools);
+        start = below(r, tc->n_pools);
+        for (p = 0; p < n; p++)
+            tc->default_pools[q][p] = (start + p) % tc->n_pools;
+        queue->default_pools = tc->default_pools[q];
+        queue->n_default_pools = n;
+    }
+}
+
+/* Departments first (d0..), then projects (q0..), each in a random department. */
+static void gen_queues(struct tcase *tc)
+{
+    struct rng *r = &tc->rng;
+    int n_depts = 1 + below(r, MAX_DEPTS), n_projects = 1 + below(r, MAX_PROJECTS), i;
+
+    tc->n_queues = 0;
+    for (i = 0; i < n_depts; i++)
+        gen_queue(tc, tc->n_queues++, -1, queue_names[i]);
+    for (i = 0; i < n_projects; i++)
+        gen_queue(tc, tc->n_queues++, below(r, n_depts), queue_names[MAX_DEPTS + i]);
+}
+
+static void gen_usage(struct tcase *tc)
+{
+    struct rng *r = &tc->rng;
+    int i, res, n_depts = 0;
+
+    while (tc->queues[n_depts].parent < 0)
+        n_depts++;
+    tc->n_usage = below(r, MAX_USAGE + 1);
+    for (i = 0; i < tc->n_usage; i++) {
+        struct sched_usage *u = &tc->usage[i];
+        u->queue = n_depts + below(r, tc->n_queues - n_depts);
+        u->pool = below(r, tc->n_pools);
+        u->start_ms = tc->now - below(r, 7200) * 1000;
+        u->end_ms = u->start_ms + below(r, 3600) * 1000;
+        for (res = 0; res < SCHED_NRES; res++)
+            u->amount[res] = gen_amount(r, res);
+    }
+}
+
+static int random_project(struct tcase *tc)
+{
+    int n_depts = 0;
+
+    while (tc->queues[n_depts].parent < 0)
+        n_depts++;
+    return n_depts + below(&tc->rng, tc->n_queues - n_depts);
+}
+
+static void gen_priority(struct rng *r, struct sched_workload *w)
+{
+    if (chance(r, 60))
+        sched_priority_class(sched_default_priority_class(w->type), &w->priority);
+    else if (chance(r, 60))
+        sched_priority_class(class_names[below(r, 9)], &w->priority);
+    else
+        w->priority = below(r, 201);
+    w->preemptible = chance(r, 70) ? sched_default_preemptible(w->priority) : below(r, 2);
+}
+
+static void gen_shape(struct rng *r, struct sched_workload *w)
+{
+    w->n_pods = chance(r, 65) ? 1 : 2 + below(r, MAX_PODS - 1);
+    w->min_pods = w->n_pods > 1 && chance(r, 40) ? 1 + below(r, w->n_pods) : w->n_pods;
+    w->gpu_devices = 0;
+    w->gpu_portion = 0;
+    if (chance(r, 20))
+        w->gpu_portion = 100 * (1 + below(r, 9));
+    else if (!chance(r, 8))
+        w->gpu_devices = chance(r, 90) ? 1 + below(r, 3) : 1 + below(r, 8);
+    w->cpu_milli = chance(r, 50) ? 0 : 100 * (1 + below(r, 40));
+    w->mem_mib = chance(r, 50) ? 0 : 256 * (1 + below(r, 64));
+    if (!w->gpu_devices && !w->gpu_portion && !w->cpu_milli)
+        w->cpu_milli = 500;
+}
+
+static void gen_workload(struct tcase *tc)
+{
+    struct rng *r = &tc->rng;
+    int i = tc->n_wls++, k, n;
+    struct sched_workload *w = &tc->wls[i];
+
+    memset(w, 0, sizeof(*w));
+    snprintf(tc->wl_names[i], NAME_LEN, "w%02d", i);
+    w->name = tc->wl_names[i];
+    w->queue = random_project(tc);
+    w->type = below(r, 4);
+    gen_priority(r, w);
+    gen_shape(r, w);
+    if (chance(r, 30)) {
+        n = 1 + below(r, tc->n_pools);
+        for (k = 0; k < n; k++)
+            tc->wl_pools[i][k] = (tc->n_pools - 1 - k + i) % tc->n_pools;
+        w->pools = tc->wl_pools[i];
+        w->n_pools = n;
+    }
+    w->node_type = chance(r, 10) ? wl_node_types[below(r, 3)] : NULL;
+    w->phase = chance(r, 8) ? SCHED_STOPPED : SCHED_PENDING;
+    w->queued_seq = tc->seq++;
+    w->started_ms = SCHED_NO_TIME;
+    w->stale_since_ms = SCHED_NO_TIME;
+    w->pods = tc->pods[i];
+    for (k = 0; k < w->n_pods; k++) {
+        w->pods[k].node = -1;
+        w->pods[k].devices = 0;
+    }
+    tc->stale_ok[i] = 0;
+}
+
+/* ---- Setup placement: capacity and limits respected ---- */
+
+static uint64_t free_devices(const struct tcase *tc, const struct occupancy *o, int node,
+                             const struct sched_workload *w)
+{
+    uint64_t mask = 0;
+    int d;
+
+    for (d = 0; d < tc->nodes[node].n_gpus; d++) {
+        if (w->gpu_devices > 0 ? o->dev[node][d] == 0
+                               : !(o->whole[node] >> d & 1) &&
+                                     o->dev[node][d] + w->gpu_portion <= SCHED_MILLI)
+            mask |= 1ull << d;
+    }
+    return mask;
+}
+
+static int popcount64(uint64_t v)
+{
+    int n = 0;
+
+    for (; v; v &= v - 1)
+        n++;
+    return n;
+}
+
+/* Devices for one pod on `node`, or 0 with *ok = 0 when it does not fit. */
+static uint64_t pick_devices(const struct tcase *tc, const struct occupancy *o, int node,
+                             const struct sched_workload *w, int *ok)
+{
+    uint64_t avail = free_devices(tc, o, node, w), got = 0;
+    int d, need = w->gpu_devices > 0 ? w->gpu_devices : w->gpu_portion > 0 ? 1 : 0;
+
+    *ok = popcount64(avail) >= need;
+    for (d = 0; *ok && need > 0 && d < SCHED_MAX_NODE_GPUS; d++) {
+        if (avail >> d & 1) {
+            got |= 1ull << d;
+            need--;
+        }
+    }
+    return got;
+}
+
+static int node_fits(const struct tcase *tc, const struct occupancy *o, int node,
+                     const struct sched_workload *w)
+{
+    const struct sched_node *n = &tc->nodes[node];
+
+    if (!n->ready || !type_matches(w, n))
+        return 0;
+    if (n->cpu_milli != SCHED_UNLIMITED && o->cpu[node] + w->cpu_milli > n->cpu_milli)
+        return 0;
+    return n->mem_mib == SCHED_UNLIMITED || o->mem[node] + w->mem_mib <= n->mem_mib;
+}
+
+static int place_pod(struct tcase *tc, struct occupancy *o, int i, int k, int pool)
+{
+    struct sched_workload *w = &tc->wls[i];
+    int start = below(&tc->rng, tc->n_nodes), j, node, ok;
+    uint64_t devices;
+
+    for (j = 0; j < tc->n_nodes; j++) {
+        node = (start + j) % tc->n_nodes;
+        if (tc->nodes[node].pool != pool || !node_fits(tc, o, node, w))
+            continue;
+        devices = pick_devices(tc, o, node, w, &ok);
+        if (!ok)
+            continue;
+        w->pods[k].node = node;
+        w->pods[k].devices = devices;
+        occupy(tc, w, &w->pods[k], o);
+        return 1;
+    }
+    return 0;
+}
+
+/* Whether `pods` more pods of workload i fit the quotas of `pool`; with
+ * `np_rule` 0 non-preemptible work may go beyond deserved. */
+static int quotas_allow(const struct tcase *tc, int i, int pool, int pods, int np_rule)
+{
+    const struct sched_workload *w = &tc->wls[i];
+    struct holdings h;
+    int q, r;
+
+    holdings_of(tc, &h);
+    for (q = w->queue; q >= 0; q = tc->queues[q].parent) {
+        for (r = 0; r < SCHED_NRES; r++) {
+            const struct sched_quota *qt = quota_of(tc, q, pool, r);
+            int64_t want = pod_res(w, r) * pods;
+            if (qt->limit >= 0 && h.all[q][pool][r] + want > qt->limit)
+                return 0;
+            if (!w->preemptible && np_rule && np_bound(qt, r) >= 0 &&
+                h.np[q][pool][r] + want > np_bound(qt, r))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+static void unplace_all(struct sched_workload *w)
+{
+    int k;
+
+    for (k = 0; k < w->n_pods; k++) {
+        w->pods[k].node = -1;
+        w->pods[k].devices = 0;
+    }
+}
+
+/* Places `pods` pods of workload i in one of its pools, or none. */
+static int setup_place(struct tcase *tc, int i, int pods)
+{
+    struct sched_workload *w = &tc->wls[i];
+    struct occupancy o;
+    int list[MAX_POOLS], n, pool, k;
+    struct sched_state st;
+
+    memset(&st, 0, sizeof(st));
+    st.pools = tc->pools;
+    st.n_pools = tc->n_pools;
+    st.queues = tc->queues;
+    st.n_queues = tc->n_queues;
+    n = sched_workload_pools(&st, w, list, MAX_POOLS);
+    pool = list[below(&tc->rng, n)];
+    if (!quotas_allow(tc, i, pool, pods, !tc->np_loose))
+        return 0;
+    occupancy_of(tc, &o);
+    for (k = 0; k < pods; k++) {
+        if (!place_pod(tc, &o, i, k, pool)) {
+            unplace_all(w);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void setup_running(struct tcase *tc, int i)
+{
+    struct sched_workload *w = &tc->wls[i];
+    struct rng *r = &tc->rng;
+    int pods;
+
+    if (w->phase == SCHED_STOPPED)
+        return;
+    if (w->min_pods > 1 && chance(r, 15)) {
+        /* a stale gang: some pods placed, fewer than the minimum */
+        if (setup_place(tc, i, 1 + below(r, w->min_pods - 1))) {
+            w->stale_since_ms = chance(r, 50) ? SCHED_NO_TIME : tc->now - below(r, 120) * 1000;
+            tc->stale_ok[i] = 1;
+        }
+        return;
+    }
+    if (!chance(r, 45))
+        return;
+    pods = w->min_pods + below(r, w->n_pods - w->min_pods + 1);
+    if (setup_place(tc, i, pods)) {
+        w->phase = SCHED_RUNNING;
+        w->started_ms = tc->now - below(r, 600) * 1000;
+    }
+}
+
+static void gen_config(struct tcase *tc)
+{
+    struct rng *r = &tc->rng;
+
+    sched_config_default(&tc->cfg);
+    if (chance(r, 15))
+        tc->cfg.stale_grace_ms = chance(r, 50) ? -1 : 0;
+    if (chance(r, 15))
+        tc->cfg.max_consolidation_moves = below(r, 3);
+}
+
+static void gen_case(struct tcase *tc, uint64_t seed, int id)
+{
+    int i, n;
+
+    memset(tc, 0, sizeof(*tc));
+    tc->rng.s = seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(id + 1));
+    tc->now = 1000000000 + below(&tc->rng, 1000) * 1000;
+    gen_config(tc);
+    tc->np_loose = chance(&tc->rng, 20);
+    gen_pools(tc);
+    gen_nodes(tc);
+    gen_queues(tc);
+    gen_usage(tc);
+    n = below(&tc->rng, 30);
+    for (i = 0; i < n; i++)
+        gen_workload(tc);
+    for (i = 0; i < n; i++)
+        setup_running(tc, i);
+}
+
+/* ---- Between passes: what a driver does ---- */
+
+static int random_workload_in(struct tcase *tc, int phase)
+{
+    int start = below(&tc->rng, tc->n_wls + 1), j, i;
+
+    for (j = 0; j < tc->n_wls; j++) {
+        i = (start + j) % tc->n_wls;
+        if (tc->wls[i].phase == phase)
+            return i;
+    }
+    return -1;
+}
+
+static void finish(struct tcase *tc, int i, int phase)
+{
+    unplace_all(&tc->wls[i]);
+    tc->wls[i].phase = phase;
+    tc->wls[i].stale_since_ms = SCHED_NO_TIME;
+    tc->stale_ok[i] = 0;
+}
+
+static void node_down(struct tcase *tc, int node)
+{
+    struct sched_decision d = {SCHED_EVICT, SCHED_ACT_STALE_GANG, 0, 0, -1, 0, -1};
+    struct sched_workload *w;
+    int i, k, placed;
+
+    tc->nodes[node].ready = 0;
+    for (i = 0; i < tc->n_wls; i++) {
+        w = &tc->wls[i];
+        for (k = 0; k < w->n_pods; k++) {
+            if (w->pods[k].node != node)
+                continue;
+            d.workload = i;
+            d.pod = k;
+            sched_apply_decision(tc->wls, tc->n_wls, &d, tc->now);
+        }
+        placed = placed_pods(w);
+        if (placed > 0 && placed < w->min_pods) {
+            tc->stale_ok[i] = 1;
+            if (w->stale_since_ms == SCHED_NO_TIME)
+                w->stale_since_ms = tc->now;
+        }
+    }
+}
+
+static void between_passes(struct tcase *tc)
+{
+    struct rng *r = &tc->rng;
+    int i, node;
+
+    tc->now += below(r, 90) * 1000;
+    if (chance(r, 30) && (i = random_workload_in(tc, SCHED_RUNNING)) >= 0)
+        finish(tc, i, chance(r, 80) ? SCHED_COMPLETED : SCHED_FAILED);
+    if (chance(r, 15) && (i = random_workload_in(tc, SCHED_RUNNING)) >= 0)
+        finish(tc, i, SCHED_STOPPED);
+    if (chance(r, 20) && (i = random_workload_in(tc, SCHED_STOPPED)) >= 0) {
+        tc->wls[i].phase = SCHED_PENDING;
+        tc->wls[i].queued_seq = tc->seq++;
+    }
+    node = below(r, tc->n_nodes);
+    if (chance(r, 15) && tc->nodes[node].ready)
+        node_down(tc, node);
+    else if (chance(r, 30) && !tc->nodes[node].ready)
+        tc->nodes[node].ready = 1;
+    while (chance(r, 40) && tc->n_wls < MAX_WLS)
+        gen_workload(tc);
+}
+
+/* ---- Invariants ---- */
+
+static void state_of(const struct tcase *tc, struct sched_state *st)
+{
+    memset(st, 0, sizeof(*st));
+    st->now_ms = tc->now;
+    st->pools = tc->pools;
+    st->n_pools = tc->n_pools;
+    st->nodes = tc->nodes;
+    st->n_nodes = tc->n_nodes;
+    st->queues = tc->queues;
+    st->n_queues = tc->n_queues;
+    st->workloads = tc->wls;
+    st->n_workloads = tc->n_wls;
+    st->usage = tc->usage;
+    st->n_usage = tc->n_usage;
+}
+
+static int pool_of_pods(const struct tcase *tc, const struct sched_workload *w)
+{
+    int k;
+
+    for (k = 0; k < w->n_pods; k++)
+        if (w->pods[k].node >= 0)
+            return tc->nodes[w->pods[k].node].pool;
+    return -1;
+}
+
+static int check_bind_target(struct pass *ps, const struct sched_decision *d)
+{
+    const struct tcase *tc = ps->tc;
+    const struct sched_workload *w = &tc->wls[d->workload];
+    const struct sched_node *n;
+    uint64_t all;
+
+    if (d->node < 0 || d->node >= tc->n_nodes)
+        return broken(ps, "decision on %s names node %d", w->name, d->node);
+    n = &tc->nodes[d->node];
+    all = n->n_gpus >= 64 ? ~0ull : (1ull << n->n_gpus) - 1;
+    if (!n->ready)
+        return broken(ps, "%s pod %d goes to down node %s", w->name, d->pod, n->name);
+    if (d->devices & ~all)
+        return broken(ps, "%s pod %d gets devices %#llx on %s (%d GPUs)", w->name, d->pod,
+                    (unsigned long long)d->devices, n->name, n->n_gpus);
+    if (!type_matches(w, n))
+        return broken(ps, "%s (node type %s) goes to %s (type %s)", w->name, w->node_type,
+                    n->name, n->node_type ? n->node_type : "none");
+    if (!pool_allowed(tc, w, n->pool))
+        return broken(ps, "%s goes to pool %s, not one of its pools", w->name,
+                    tc->pools[n->pool].name);
+    return 1;
+}
+
+static int check_victim(struct pass *ps, const struct sched_decision *d)
+{
+    const struct tcase *tc = ps->tc;
+    const struct sched_workload *w = &tc->wls[d->workload], *by;
+    int pool = pool_of_pods(tc, w);
+
+    if (!w->preemptible && d->action != SCHED_ACT_STALE_GANG)
+        return broken(ps, "non-preemptible %s evicted by %s", w->name, sched_action_name(d->action));
+    if ((d->action == SCHED_ACT_RECLAIM || d->action == SCHED_ACT_PREEMPT) && d->pod < 0 &&
+        pool >= 0 && w->started_ms != SCHED_NO_TIME &&
+        tc->now - w->started_ms < tc->pools[pool].min_guaranteed_runtime_ms)
+        return broken(ps, "%s evicted after %lld ms, guaranteed %lld ms in %s", w->name,
+                    (long long)(tc->now - w->started_ms),
+                    (long long)tc->pools[pool].min_guaranteed_runtime_ms, tc->pools[pool].name);
+    if (d->by_workload < 0)
+        return 1;
+    by = &tc->wls[d->by_workload];
+    if (d->action == SCHED_ACT_PREEMPT && (by->queue != w->queue || by->priority <= w->priority))
+        return broken(ps, "%s (queue %s, priority %d) preempts %s (queue %s, priority %d)",
+                    by->name, tc->queues[by->queue].name, by->priority, w->name,
+                    tc->queues[w->queue].name, w->priority);
+    if (d->action == SCHED_ACT_RECLAIM && by->queue == w->queue)
+        return broken(ps, "%s reclaims from %s of its own queue", by->name, w->name);
+    return 1;
+}
+
+/* One decision, against the state just before it is applied. */
+static int check_decision(struct pass *ps, const struct sched_decision *d)
+{
+    const struct tcase *tc = ps->tc;
+    const struct sched_workload *w;
+
+    if (d->workload < 0 || d->workload >= tc->n_wls || d->kind < SCHED_BIND ||
+        d->kind > SCHED_MOVE || d->action < SCHED_ACT_ALLOCATE ||
+        d->action > SCHED_ACT_STALE_GANG || d->by_workload < -1 ||
+        d->by_workload >= tc->n_wls)
+        return broken(ps, "decision kind %d action %d workload %d by %d out of range", d->kind,
+                    d->action, d->workload, d->by_workload);
+    w = &tc->wls[d->workload];
+    if (d->pod < (d->kind == SCHED_EVICT ? -1 : 0) || d->pod >= w->n_pods)
+        return broken(ps, "decision on %s names pod %d of %d", w->name, d->pod, w->n_pods);
+    switch (d->kind) {
+    case SCHED_BIND:
+        if (w->pods[d->pod].node >= 0 || (w->phase != SCHED_PENDING && w->phase != SCHED_RUNNING))
+            return broken(ps, "BIND of %s pod %d (phase %s, on node %d)", w->name, d->pod,
+                        sched_phase_name(w->phase), w->pods[d->pod].node);
+        return check_bind_target(ps, d);
+    case SCHED_MOVE:
+        if (w->pods[d->pod].node < 0 || !w->preemptible || d->action != SCHED_ACT_CONSOLIDATE)
+            return broken(ps, "MOVE of %s pod %d (preemptible %d, by %s)", w->name, d->pod,
+                        w->preemptible, sched_action_name(d->action));
+        return check_bind_target(ps, d);
+    default:
+        if (d->pod >= 0 ? w->pods[d->pod].node < 0 : placed_pods(w) == 0)
+            return broken(ps, "EVICT of %s pod %d, which is not placed", w->name, d->pod);
+        return check_victim(ps, d);
+    }
+}
+
+static int check_for_whom(struct pass *ps)
+{
+    const struct tcase *tc = ps->tc;
+    const struct sched_decision *d;
+    const struct sched_workload *by;
+    int k;
+
+    for (k = 0; k < ps->res.n_decisions; k++) {
+        d = &ps->res.decisions[k];
+        if (d->by_workload < 0 || d->kind == SCHED_BIND || d->action == SCHED_ACT_STALE_GANG)
+            continue;
+        by = &tc->wls[d->by_workload];
+        if (placed_pods(by) < by->min_pods)
+            return broken(ps, "%s %s of %s for %s, which is still not running",
+                        sched_action_name(d->action), d->kind == SCHED_MOVE ? "move" : "eviction",
+                        tc->wls[d->workload].name, by->name);
+    }
+    return 1;
+}
+
+static int check_pod_shape(struct pass *ps, const struct sched_workload *w,
+                           const struct sched_pod *pod)
+{
+    const struct tcase *tc = ps->tc;
+    int want = w->gpu_devices > 0 ? w->gpu_devices : w->gpu_portion > 0 ? 1 : 0;
+
+    if (pod->node >= tc->n_nodes || !tc->nodes[pod->node].ready)
+        return broken(ps, "%s has a pod on node %d, down or unknown", w->name, pod->node);
+    if (popcount64(pod->devices) != want)
+        return broken(ps, "%s has a pod on %d devices (%#llx), wants %d", w->name,
+                    popcount64(pod->devices), (unsigned long long)pod->devices, want);
+    if (!type_matches(w, &tc->nodes[pod->node]))
+        return broken(ps, "%s runs on %s of the wrong type", w->name, tc->nodes[pod->node].name);
+    return 1;
+}
+
+static int check_node_load(struct pass *ps, const struct occupancy *o, int node)
+{
+    const struct sched_node *n = &ps->tc->nodes[node];
+    int d;
+
+    for (d = 0; d < SCHED_MAX_NODE_GPUS; d++) {
+        if (o->dev[node][d] > SCHED_MILLI || (d >= n->n_gpus && o->dev[node][d] > 0))
+            return broken(ps, "%s device %d holds %lld milli-GPU", n->name, d,
+                        (long long)o->dev[node][d]);
+    }
+    if (n->cpu_milli != SCHED_UNLIMITED && o->cpu[node] > n->cpu_milli)
+        return broken(ps, "%s holds %lld of %lld millicores", n->name, (long long)o->cpu[node],
+                    (long long)n->cpu_milli);
+    if (n->mem_mib != SCHED_UNLIMITED && o->mem[node] > n->mem_mib)
+        return broken(ps, "%s holds %lld of %lld MiB", n->name, (long long)o->mem[node],
+                    (long long)n->mem_mib);
+    return 1;
+}
+
+/* A whole-device pod's devices hold nothing else. */
+static int check_whole_alone(struct pass *ps, const struct occupancy *o)
+{
+    int node, d;
+
+    for (node = 0; node < ps->tc->n_nodes; node++)
+        for (d = 0; d < SCHED_MAX_NODE_GPUS; d++)
+            if ((o->whole[node] >> d & 1) && o->dev[node][d] != SCHED_MILLI)
+                return broken(ps, "%s device %d holds a whole-device pod and %lld milli-GPU in all",
+                            ps->tc->nodes[node].name, d, (long long)o->dev[node][d]);
+    return 1;
+}
+
+static int check_devices(struct pass *ps)
+{
+    const struct tcase *tc = ps->tc;
+    struct occupancy o;
+    int i, k, node, pool;
+
+    for (i = 0; i < tc->n_wls; i++) {
+        const struct sched_workload *w = &tc->wls[i];
+        pool = pool_of_pods(tc, w);
+        for (k = 0; k < w->n_pods; k++) {
+            if (w->pods[k].node < 0)
+                continue;
+            if (!check_pod_shape(ps, w, &w->pods[k]))
+                return 0;
+            if (tc->nodes[w->pods[k].node].pool != pool)
+                return broken(ps, "%s has pods in two pools", w->name);
+        }
+    }
+    occupancy_of(tc, &o);
+    for (node = 0; node < tc->n_nodes; node++)
+        if (!check_node_load(ps, &o, node))
+            return 0;
+    return check_whole_alone(ps, &o);
+}
+
+static int check_limits(struct pass *ps)
+{
+    const struct tcase *tc = ps->tc;
+    struct holdings h;
+    int q, p, r;
+
+    holdings_of(tc, &h);
+    for (q = 0; q < tc->n_queues; q++)
+        for (p = 0; p < tc->n_pools; p++)
+            for (r = 0; r < SCHED_NRES; r++) {
+                int64_t limit = quota_of(tc, q, p, r)->limit;
+                if (limit >= 0 && h.all[q][p][r] > limit)
+                    return broken(ps, "%s holds %lld %s in %s, limit %lld", tc->queues[q].name,
+                                (long long)h.all[q][p][r], res_names[r], tc->pools[p].name,
+                                (long long)limit);
+            }
+    return 1;
+}
+
+static int check_deserved(struct pass *ps)
+{
+    const struct tcase *tc = ps->tc;
+    struct holdings h;
+    int q, p, r;
+
+    if (tc->np_loose)
+        return 1;
+    holdings_of(tc, &h);
+    for (q = 0; q < tc->n_queues; q++)
+        for (p = 0; p < tc->n_pools; p++)
+            for (r = 0; r < SCHED_NRES; r++) {
+                int64_t deserved = np_bound(quota_of(tc, q, p, r), r);
+                if (deserved >= 0 && h.np[q][p][r] > deserved)
+                    return broken(ps, "%s holds %lld non-preemptible %s in %s, deserved %lld",
+                                tc->queues[q].name, (long long)h.np[q][p][r], res_names[r],
+                                tc->pools[p].name, (long long)deserved);
+            }
+    return 1;
+}
+
+static int check_gang(struct pass *ps, int i)
+{
+    const struct tcase *tc = ps->tc;
+    const struct sched_workload *w = &tc->wls[i];
+    int placed = placed_pods(w);
+    int64_t grace = tc->cfg.stale_grace_ms;
+
+    if ((w->phase == SCHED_RUNNING) != (placed >= w->min_pods) && w->phase != SCHED_STOPPED &&
+        w->phase != SCHED_COMPLETED && w->phase != SCHED_FAILED)
+        return broken(ps, "%s is %s with %d of min %d pods placed", w->name,
+                    sched_phase_name(w->phase), placed, w->min_pods);
+    if (placed == 0 || placed >= w->min_pods)
+        return 1;
+    if (!tc->stale_ok[i])
+        return broken(ps, "%s has %d pods placed, below its minimum %d", w->name, placed,
+                    w->min_pods);
+    if (placed > ps->placed_before[i])
+        return broken(ps, "stale %s grew from %d to %d pods, still below %d", w->name,
+                    ps->placed_before[i], placed, w->min_pods);
+    if (grace >= 0 && (w->stale_since_ms == SCHED_NO_TIME || tc->now - w->stale_since_ms >= grace))
+        return broken(ps, "stale %s (since %lld, now %lld) outlived its grace of %lld ms", w->name,
+                    (long long)w->stale_since_ms, (long long)tc->now, (long long)grace);
+    return 1;
+}
+
+static int check_gangs(struct pass *ps)
+{
+    int i;
+
+    for (i = 0; i < ps->tc->n_wls; i++)
+        if (!check_gang(ps, i))
+            return 0;
+    return 1;
+}
+
+static int check_reasons(struct pass *ps)
+{
+    const struct tcase *tc = ps->tc;
+    const struct sched_pending *p;
+    int count[MAX_WLS] = {0}, reason[MAX_WLS] = {0}, i, k;
+
+    for (k = 0; k < ps->res.n_pending; k++) {
+        p = &ps->res.pending[k];
+        if (p->workload < 0 || p->workload >= tc->n_wls || p->queue < 0 ||
+            p->queue >= tc->n_queues || p->pool < -1 || p->pool >= tc->n_pools ||
+            p->res < 0 || p->res >= SCHED_NRES || p->reason <= SCHED_R_NONE ||
+            p->reason > SCHED_R_QUEUE_FAIR_SHARE_REACHED)
+            return broken(ps, "pending entry %d: workload %d reason %d queue %d pool %d", k,
+                        p->workload, p->reason, p->queue, p->pool);
+        count[p->workload]++;
+        reason[p->workload] = p->reason;
+    }
+    for (i = 0; i < tc->n_wls; i++) {
+        const struct sched_workload *w = &tc->wls[i];
+        int pending = w->phase == SCHED_PENDING || w->phase == SCHED_STOPPED;
+        if (count[i] != pending)
+            return broken(ps, "%s (%s) has %d pending entries", w->name,
+                        sched_phase_name(w->phase), count[i]);
+        if (pending && (reason[i] == SCHED_R_SUSPENDED) != (w->phase == SCHED_STOPPED))
+            return broken(ps, "%s (%s) is pending with reason %s", w->name,
+                        sched_phase_name(w->phase), sched_reason_name(reason[i]));
+    }
+    return 1;
+}
+
+static int check_shares(struct pass *ps)
+{
+    const struct tcase *tc = ps->tc;
+    const struct sched_share *s;
+    int q, p, r;
+
+    if (ps->res.n_queues != tc->n_queues || ps->res.n_pools != tc->n_pools)
+        return broken(ps, "shares for %d queues x %d pools", ps->res.n_queues, ps->res.n_pools);
+    for (q = 0; q < tc->n_queues; q++)
+        for (p = 0; p < tc->n_pools; p++) {
+            s = sched_result_share(&ps->res, q, p);
+            for (r = 0; r < SCHED_NRES; r++)
+                if (!s || s->allocated[r] != ps->held_before.all[q][p][r])
+                    return broken(ps, "%s in %s: share says %lld %s allocated, pods hold %lld",
+                                tc->queues[q].name, tc->pools[p].name,
+                                s ? (long long)s->allocated[r] : -1LL, res_names[r],
+                                (long long)ps->held_before.all[q][p][r]);
+        }
+    return 1;
+}
+
+/* ---- Fair share (GPU): the bounds DESIGN.md's division implies ---- */
+
+static int64_t pool_gpus(const struct tcase *tc, int pool)
+{
+    int64_t total = 0;
+    int i;
+
+    for (i = 0; i < tc->n_nodes; i++)
+        if (tc->nodes[i].pool == pool && tc->nodes[i].ready)
+            total += (int64_t)tc->nodes[i].n_gpus * SCHED_MILLI;
+    return total;
+}
+
+/* What the deserved pass gives queue q when its parent divides `total`. */
+static int64_t deserved_part(const struct tcase *tc, const struct sched_share *s, int q, int pool,
+                             int64_t total)
+{
+    int64_t d = quota_of(tc, q, pool, SCHED_GPU)->deserved;
+
+    d = d == SCHED_UNLIMITED ? total : d;
+    return d < s->requested[SCHED_GPU] ? d : s->requested[SCHED_GPU];
+}
+
+static const struct sched_share *gpu_share(const struct pass *ps, int q, int pool)
+{
+    return sched_result_share(&ps->res, q, pool);
+}
+
+/* Each queue: at least its deserved part, at most its request rounded up to
+ * a whole GPU, and nothing of the spare with weight 0. */
+static int check_queue_share(struct pass *ps, int q, int pool, int64_t total)
+{
+    const struct tcase *tc = ps->tc;
+    const struct sched_share *s = gpu_share(ps, q, pool);
+    int64_t fair = s->fair[SCHED_GPU], floor_ = deserved_part(tc, s, q, pool, total);
+    int64_t cap = (s->requested[SCHED_GPU] + SCHED_MILLI - 1) / SCHED_MILLI * SCHED_MILLI;
+
+    if (fair < floor_ || fair > cap)
+        return broken(ps, "%s in %s: fair share %lld outside [%lld, %lld] (request %lld)",
+                      tc->queues[q].name, tc->pools[pool].name, (long long)fair,
+                      (long long)floor_, (long long)cap, (long long)s->requested[SCHED_GPU]);
+    if (quota_of(tc, q, pool, SCHED_GPU)->weight == 0 && fair != floor_)
+        return broken(ps, "%s in %s has weight 0 but fair share %lld > deserved part %lld",
+                      tc->queues[q].name, tc->pools[pool].name, (long long)fair,
+                      (long long)floor_);
+    return 1;
+}
+
+/* Spare capacity goes by rank: while queue x (weight > 0) is still short of
+ * a whole GPU, the siblings ranked below it share only what the rounding of
+ * x's rank loses (each queue of that rank floors its part: < 1 GPU each). */
+static int check_rank_served_first(struct pass *ps, int x, int pool, int64_t total)
+{
+    const struct tcase *tc = ps->tc;
+    const struct sched_share *xs = gpu_share(ps, x, pool);
+    int parent = tc->queues[x].parent, rank = tc->queues[x].rank, n_rank = 0, y;
+    int64_t below_spare = 0;
+
+    if (quota_of(tc, x, pool, SCHED_GPU)->weight == 0 ||
+        xs->requested[SCHED_GPU] - xs->fair[SCHED_GPU] < SCHED_MILLI)
+        return 1;
+    for (y = 0; y < tc->n_queues; y++) {
+        const struct sched_share *ys = gpu_share(ps, y, pool);
+        if (tc->queues[y].parent != parent)
+            continue;
+        if (tc->queues[y].rank == rank && quota_of(tc, y, pool, SCHED_GPU)->weight > 0)
+            n_rank++;
+        if (tc->queues[y].rank < rank)
+            below_spare += ys->fair[SCHED_GPU] - deserved_part(tc, ys, y, pool, total);
+    }
+    if (below_spare >= (int64_t)n_rank * SCHED_MILLI)
+        return broken(ps, "queues ranked below %s (rank %d, %lld of %lld) get %lld spare in %s",
+                      tc->queues[x].name, rank, (long long)xs->fair[SCHED_GPU],
+                      (long long)xs->requested[SCHED_GPU], (long long)below_spare,
+                      tc->pools[pool].name);
+    return 1;
+}
+
+/* Siblings under `parent` (-1: the top level) dividing `total`. */
+static int check_siblings(struct pass *ps, int parent, int pool, int64_t total)
+{
+    const struct tcase *tc = ps->tc;
+    int64_t sum = 0, floors = 0;
+    int q;
+
+    for (q = 0; q < tc->n_queues; q++) {
+        if (tc->queues[q].parent != parent)
+            continue;
+        if (!check_queue_share(ps, q, pool, total))
+            return 0;
+        sum += gpu_share(ps, q, pool)->fair[SCHED_GPU];
+        floors += deserved_part(tc, gpu_share(ps, q, pool), q, pool, total);
+    }
+    if (sum > (floors > total ? floors : total))
+        return broken(ps, "children of %s in %s share %lld of %lld (deserved parts %lld)",
+                      parent >= 0 ? tc->queues[parent].name : "the pool", tc->pools[pool].name,
+                      (long long)sum, (long long)total, (long long)floors);
+    if (tc->pools[pool].tbf_enabled)
+        return 1;
+    for (q = 0; q < tc->n_queues; q++)
+        if (tc->queues[q].parent == parent && !check_rank_served_first(ps, q, pool, total))
+            return 0;
+    return 1;
+}
+
+static int check_fair_shares(struct pass *ps)
+{
+    const struct tcase *tc = ps->tc;
+    int pool, q;
+
+    for (pool = 0; pool < tc->n_pools; pool++) {
+        if (!check_siblings(ps, -1, pool, pool_gpus(tc, pool)))
+            return 0;
+        for (q = 0; q < tc->n_queues; q++)
+            if (tc->queues[q].parent < 0 &&
+                !check_siblings(ps, q, pool, gpu_share(ps, q, pool)->fair[SCHED_GPU]))
+                return 0;
+    }
+    return 1;
+}
+
+/* ---- Work conservation: a pass that decides nothing leaves no pod that
+ * could start on idle resources within its quotas ---- */
+
+static int fits_somewhere(const struct tcase *tc, const struct occupancy *o, int i, int pool)
+{
+    const struct sched_workload *w = &tc->wls[i];
+    int node, ok;
+
+    if (!quotas_allow(tc, i, pool, 1, 1))
+        return -1;
+    for (node = 0; node < tc->n_nodes; node++) {
+        if (tc->nodes[node].pool != pool || !node_fits(tc, o, node, w))
+            continue;
+        pick_devices(tc, o, node, w, &ok);
+        if (ok)
+            return node;
+    }
+    return -1;
+}
+
+/* Whether one more pod of workload i could start now: a single-pod start,
+ * or the growth of a running elastic workload. */
+static int could_start_one(const struct tcase *tc, const struct occupancy *o, int i, int *node)
+{
+    const struct sched_workload *w = &tc->wls[i];
+    int list[MAX_POOLS], n, k, placed = placed_pods(w);
+    struct sched_state st;
+
+    if (placed >= w->n_pods || (w->phase == SCHED_PENDING ? placed != 0 || w->min_pods != 1
+                                                          : w->phase != SCHED_RUNNING))
+        return 0;
+    if (placed > 0) {
+        *node = fits_somewhere(tc, o, i, pool_of_pods(tc, w));
+        return *node >= 0;
+    }
+    state_of(tc, &st);
+    n = sched_workload_pools(&st, w, list, MAX_POOLS);
+    for (k = 0; k < n; k++)
+        if ((*node = fits_somewhere(tc, o, i, list[k])) >= 0)
+            return 1;
+    return 0;
+}
+
+static int check_work_conserving(struct pass *ps)
+{
+    const struct tcase *tc = ps->tc;
+    struct occupancy o;
+    int i, node;
+
+    if (ps->res.n_decisions > 0)
+        return 1;
+    occupancy_of(tc, &o);
+    for (i = 0; i < tc->n_wls; i++)
+        if (could_start_one(tc, &o, i, &node))
+            return broken(ps, "%s (%s) could start a pod on idle %s, yet nothing was decided",
+                          tc->wls[i].name, sched_phase_name(tc->wls[i].phase),
+                          tc->nodes[node].name);
+    return 1;
+}
+
+/* ---- No missed eviction: a pass that decides nothing leaves no pending
+ * single-pod workload that one allowed eviction would let run ---- */
+
+static void vacate(const struct tcase *tc, const struct sched_workload *w,
+                   const struct sched_pod *pod, struct occupancy *o)
+{
+    int d;
+
+    o->cpu[pod->node] -= w->cpu_milli;
+    o->mem[pod->node] -= w->mem_mib;
+    if (w->gpu_devices > 0)
+        o->whole[pod->node] &= ~pod->devices;
+    for (d = 0; d < tc->nodes[pod->node].n_gpus && d < SCHED_MAX_NODE_GPUS; d++)
+        if (pod->devices >> d & 1)
+            o->dev[pod->node][d] -= w->gpu_devices > 0 ? SCHED_MILLI : w->gpu_portion;
+}
+
+/* Whether j fits on the node of v's only pod once v is gone. */
+static int fits_without(const struct tcase *tc, const struct occupancy *o, int j, int v)
+{
+    const struct sched_workload *vw = &tc->wls[v], *jw = &tc->wls[j];
+    static struct occupancy after;
+    int node = vw->pods[0].node, ok;
+
+    if (!pool_allowed(tc, jw, tc->nodes[node].pool))
+        return 0;
+    after = *o;
+    vacate(tc, vw, &vw->pods[0], &after);
+    if (!node_fits(tc, &after, node, jw))
+        return 0;
+    pick_devices(tc, &after, node, jw, &ok);
+    return ok;
+}
+
+static int runtime_protected(const struct tcase *tc, const struct sched_workload *v)
+{
+    int pool = pool_of_pods(tc, v);
+
+    return v->started_ms == SCHED_NO_TIME ||
+           tc->now - v->started_ms < tc->pools[pool].min_guaranteed_runtime_ms;
+}
+
+/* The ancestors of qa and qb (or themselves) that are siblings. */
+static void meeting_level(const struct tcase *tc, int qa, int qb, int *a, int *b)
+{
+    while (tc->queues[qa].parent != tc->queues[qb].parent) {
+        int da = 0, db = 0, q;
+        for (q = qa; q >= 0; q = tc->queues[q].parent)
+            da++;
+        for (q = qb; q >= 0; q = tc->queues[q].parent)
+            db++;
+        if (da >= db)
+            qa = tc->queues[qa].parent;
+        if (db >= da)
+            qb = tc->queues[qb].parent;
+    }
+    *a = qa;
+    *b = qb;
+}
+
+/* j's queue and every ancestor stay within fair share in every resource. */
+static int within_fair_share(const struct pass *ps, int j, int pool)
+{
+    const struct tcase *tc = ps->tc;
+    const struct sched_workload *w = &tc->wls[j];
+    int q, r;
+
+    for (q = w->queue; q >= 0; q = tc->queues[q].parent)
+        for (r = 0; r < SCHED_NRES; r++) {
+            const struct sched_share *s = sched_result_share(&ps->res, q, pool);
+            if (s->allocated[r] + pod_res(w, r) > s->fair[r])
+                return 0;
+        }
+    return 1;
+}
+
+/* v's branch, where it meets j's, holds more GPU than max(deserved, fair). */
+static int above_allocatable(const struct pass *ps, int j, int v, int pool)
+{
+    const struct tcase *tc = ps->tc;
+    const struct sched_share *s;
+    int a, b;
+
+    meeting_level(tc, tc->wls[j].queue, tc->wls[v].queue, &a, &b);
+    s = sched_result_share(&ps->res, b, pool);
+    if (s->deserved[SCHED_GPU] == SCHED_UNLIMITED)
+        return 0;
+    return s->allocated[SCHED_GPU] > s->deserved[SCHED_GPU] &&
+           s->allocated[SCHED_GPU] > s->fair[SCHED_GPU];
+}
+
+/* Why v, evicted alone, should have let j run: "preempt", "reclaim", or NULL. */
+static const char *allowed_victim(const struct pass *ps, const struct occupancy *o, int j, int v)
+{
+    const struct tcase *tc = ps->tc;
+    const struct sched_workload *jw = &tc->wls[j], *vw = &tc->wls[v];
+    int pool;
+
+    if (vw->phase != SCHED_RUNNING || vw->n_pods != 1 || !vw->preemptible ||
+        runtime_protected(tc, vw) || !fits_without(tc, o, j, v))
+        return NULL;
+    pool = pool_of_pods(tc, vw);
+    if (!quotas_allow(tc, j, pool, 1, 1))
+        return NULL;
+    if (vw->queue == jw->queue)
+        return vw->priority < jw->priority ? "preempt" : NULL;
+    if (within_fair_share(ps, j, pool) && above_allocatable(ps, j, v, pool))
+        return "reclaim";
+    return NULL;
+}
+
+static int check_no_missed_eviction(struct pass *ps)
+{
+    const struct tcase *tc = ps->tc;
+    struct occupancy o;
+    const char *why;
+    int j, v;
+
+    if (ps->res.n_decisions > 0)
+        return 1;
+    occupancy_of(tc, &o);
+    for (j = 0; j < tc->n_wls; j++) {
+        const struct sched_workload *jw = &tc->wls[j];
+        if (jw->phase != SCHED_PENDING || jw->n_pods != 1 || jw->pods[0].node >= 0)
+            continue;
+        for (v = 0; v < tc->n_wls; v++)
+            if ((why = allowed_victim(ps, &o, j, v)) != NULL)
+                return broken(ps, "%s waits, yet %s of %s would let it run; nothing was decided",
+                              jw->name, why, tc->wls[v].name);
+    }
+    return 1;
+}
+
+/* Equal bytes; empty arrays may be NULL. */
+static int same_bytes(const void *a, const void *b, size_t n)
+{
+    return n == 0 || memcmp(a, b, n) == 0;
+}
+
+/* Same state, a second arena (fresh on a case's first pass, reused and
+ * reset after): the same bytes. */
+static int check_determinism(struct pass *ps, struct sched_arena *arena)
+{
+    const struct tcase *tc = ps->tc;
+    const struct sched_result *a = &ps->res;
+    struct sched_result b;
+    struct sched_state st;
+    int ok = 1;
+
+    sched_arena_reset(arena);
+    state_of(tc, &st);
+    memset(&b, 0, sizeof(b));
+    if (sched_cycle(&st, &tc->cfg, arena, &b) != SCHED_OK)
+        ok = broken(ps, "second sched_cycle() failed");
+    else if (a->n_decisions != b.n_decisions || a->n_pending != b.n_pending ||
+             !same_bytes(a->decisions, b.decisions, sizeof(*b.decisions) * (size_t)b.n_decisions) ||
+             !same_bytes(a->pending, b.pending, sizeof(*b.pending) * (size_t)b.n_pending))
+        ok = broken(ps, "decisions or pending entries differ between two runs");
+    else if (!same_bytes(a->shares, b.shares,
+                         sizeof(*b.shares) * (size_t)tc->n_queues * (size_t)tc->n_pools) ||
+             !same_bytes(a->stale_since_ms, b.stale_since_ms,
+                         sizeof(*b.stale_since_ms) * (size_t)tc->n_wls))
+        ok = broken(ps, "shares or stale times differ between two runs");
+    return ok;
+}
+
+/* Invariants read after the decisions are applied, in this order. */
+static const struct {
+    const char *name;
+    int (*check)(struct pass *ps);
+} checks[] = {
+    {"for-whom", check_for_whom}, {"devices", check_devices}, {"limits", check_limits},
+    {"deserved", check_deserved}, {"gangs", check_gangs},     {"reasons", check_reasons},
+    {"shares", check_shares},     {"fair-share", check_fair_shares},
+    {"work-conserving", check_work_conserving}, {"no-missed-eviction", check_no_missed_eviction},
+};
+
+/* ---- Dumping a case (ALLOT_PROPERTY_VERBOSE=1 with ALLOT_PROPERTY_CASE) ---- */
+
+static int verbose;
+
+static void dump_quota(const struct tcase *tc, int q)
+{
+    int p, r;
+
+    for (p = 0; p < tc->n_pools; p++) {
+        print_message("      %s:", tc->pools[p].name);
+        for (r = 0; r < SCHED_NRES; r++) {
+            const struct sched_quota *qt = quota_of(tc, q, p, r);
+            print_message(" %s %lld/%lld/w%lld", res_names[r], (long long)qt->deserved,
+                          (long long)qt->limit, (long long)qt->weight);
+        }
+        print_message("\n");
+    }
+}
+
+static void dump_state(const struct tcase *tc)
+{
+    int i, k, q;
+
+    print_message("now %lld grace %lld moves %d\n", (long long)tc->now,
+                  (long long)tc->cfg.stale_grace_ms, tc->cfg.max_consolidation_moves);
+    for (i = 0; i < tc->n_pools; i++)
+        print_message("  pool %d %s gpu %s minrun %lld tbf %d\n", i, tc->pools[i].name,
+                      tc->pools[i].gpu_placement ? "spread" : "binpack",
+                      (long long)tc->pools[i].min_guaranteed_runtime_ms, tc->pools[i].tbf_enabled);
+    for (i = 0; i < tc->n_nodes; i++)
+        print_message("  node %d %s pool %d ready %d gpus %d cpu %lld mem %lld type %s\n", i,
+                      tc->nodes[i].name, tc->nodes[i].pool, tc->nodes[i].ready, tc->nodes[i].n_gpus,
+                      (long long)tc->nodes[i].cpu_milli, (long long)tc->nodes[i].mem_mib,
+                      tc->nodes[i].node_type ? tc->nodes[i].node_type : "-");
+    for (q = 0; q < tc->n_queues; q++) {
+        print_message("  queue %d %s parent %d rank %d defaults %d\n", q, tc->queues[q].name,
+                      tc->queues[q].parent, tc->queues[q].rank, tc->queues[q].n_default_pools);
+        dump_quota(tc, q);
+    }
+    for (i = 0; i < tc->n_wls; i++) {
+        const struct sched_workload *w = &tc->wls[i];
+        print_message("  wl %d %s q %d prio %d pre %d %s pods %d/%d gpu %d+%lldm cpu %lld "
+                      "mem %lld pools %d type %s seq %lld started %lld stale %lld:", i, w->name,
+                      w->queue, w->priority, w->preemptible, sched_phase_name(w->phase),
+                      w->min_pods, w->n_pods, w->gpu_devices, (long long)w->gpu_portion,
+                      (long long)w->cpu_milli, (long long)w->mem_mib, w->n_pools,
+                      w->node_type ? w->node_type : "-", (long long)w->queued_seq,
+                      (long long)w->started_ms, (long long)w->stale_since_ms);
+        for (k = 0; k < w->n_pods; k++)
+            print_message(" %d:%llx", w->pods[k].node, (unsigned long long)w->pods[k].devices);
+        print_message("\n");
+    }
+}
+
+static void dump_result(const struct sched_result *res)
+{
+    int k;
+
+    for (k = 0; k < res->n_decisions; k++) {
+        const struct sched_decision *d = &res->decisions[k];
+        print_message("  decision %d: kind %d %s wl %d pod %d node %d dev %llx by %d\n", k,
+                      d->kind, sched_action_name(d->action), d->workload, d->pod, d->node,
+                      (unsigned long long)d->devices, d->by_workload);
+    }
+    for (k = 0; k < res->n_queues * res->n_pools; k++) {
+        const struct sched_share *sh = &res->shares[k];
+        print_message("  share queue %d pool %d: gpu fair %lld alloc %lld requested %lld "
+                      "deserved %lld\n", k / res->n_pools, k % res->n_pools,
+                      (long long)sh->fair[SCHED_GPU], (long long)sh->allocated[SCHED_GPU],
+                      (long long)sh->requested[SCHED_GPU], (long long)sh->deserved[SCHED_GPU]);
+    }
+    for (k = 0; k < res->n_pending; k++) {
+        const struct sched_pending *p = &res->pending[k];
+        print_message("  pending wl %d: %s queue %d pool %d %s would use %lld of %lld\n",
+                      p->workload, sched_reason_name(p->reason), p->queue, p->pool,
+                      res_names[p->res], (long long)p->would_use, (long long)p->bound);
+    }
+}
+
+/* ---- Running a case ---- */
+
+/* What the cases exercised, so a generator that stops reaching an action
+ * shows up as a failure rather than as a silent pass. */
+struct coverage {
+    long passes;
+    long by_action[SCHED_ACT_STALE_GANG + 1][SCHED_MOVE + 1];   /* [action][kind] */
+    long by_reason[SCHED_R_QUEUE_FAIR_SHARE_REACHED + 1];
+};
+
+static struct coverage cov;
+
+static void count(const struct sched_result *res)
+{
+    int k;
+
+    cov.passes++;
+    for (k = 0; k < res->n_decisions; k++)
+        cov.by_action[res->decisions[k].action][res->decisions[k].kind]++;
+    for (k = 0; k < res->n_pending; k++)
+        cov.by_reason[res->pending[k].reason]++;
+}
+
+static void remember_before(struct pass *ps)
+{
+    const struct tcase *tc = ps->tc;
+    int i;
+
+    for (i = 0; i < tc->n_wls; i++)
+        ps->placed_before[i] = placed_pods(&tc->wls[i]);
+    holdings_of(tc, &ps->held_before);
+}
+
+static int apply_all(struct pass *ps)
+{
+    struct tcase *tc = ps->tc;
+    int k, i;
+
+    for (k = 0; k < ps->res.n_decisions; k++) {
+        if (!check_decision(ps, &ps->res.decisions[k])) {
+            size_t n = strlen(ps->msg);
+            snprintf(ps->msg + n, sizeof(ps->msg) - n, " (decision %d)", k);
+            return 0;
+        }
+        if (sched_apply_decision(tc->wls, tc->n_wls, &ps->res.decisions[k], tc->now) != SCHED_OK)
+            return broken(ps, "decision %d rejected by sched_apply_decision()", k);
+    }
+    for (i = 0; i < tc->n_wls; i++)
+        tc->wls[i].stale_since_ms = ps->res.stale_since_ms[i];
+    return 1;
+}
+
+static void forget_settled_stale(struct tcase *tc)
+{
+    int i, placed;
+
+    for (i = 0; i < tc->n_wls; i++) {
+        placed = placed_pods(&tc->wls[i]);
+        if (placed == 0 || placed >= tc->wls[i].min_pods)
+            tc->stale_ok[i] = 0;
+    }
+}
+
+/* One pass; returns the name of the invariant that broke, or NULL. */
+static const char *run_pass(struct pass *ps, struct sched_arena *arena,
+                            struct sched_arena *second)
+{
+    struct sched_state st;
+    size_t c;
+
+    remember_before(ps);
+    state_of(ps->tc, &st);
+    sched_arena_reset(arena);
+    memset(&ps->res, 0, sizeof(ps->res));
+    if (verbose)
+        dump_state(ps->tc);
+    if (sched_cycle(&st, &ps->tc->cfg, arena, &ps->res) != SCHED_OK) {
+        broken(ps, "sched_cycle() failed");
+        return "cycle";
+    }
+    if (verbose)
+        dump_result(&ps->res);
+    if (!check_determinism(ps, second))
+        return "determinism";
+    if (!apply_all(ps))
+        return "decisions";
+    for (c = 0; c < sizeof(checks) / sizeof(checks[0]); c++)
+        if (!checks[c].check(ps))
+            return checks[c].name;
+    count(&ps->res);
+    forget_settled_stale(ps->tc);
+    return NULL;
+}
+
+static uint64_t env_u64(const char *name, uint64_t fallback)
+{
+    const char *v = getenv(name);
+
+    return v && *v ? strtoull(v, NULL, 0) : fallback;
+}
+
+/* Runs case `id`; on failure prints how to reproduce it and returns 0. */
+static int run_case(uint64_t seed, int id, struct sched_arena *arena)
+{
+    static struct tcase tc;
+    static struct pass ps;
+    struct sched_arena *second = sched_arena_new();
+    const char *broke = NULL;
+    int n;
+
+    assert_non_null(second);
+    gen_case(&tc, seed, id);
+    memset(&ps, 0, sizeof(ps));
+    ps.tc = &tc;
+    for (n = 1; n <= N_PASSES && !broke; n++) {
+        broke = run_pass(&ps, arena, second);
+        if (broke) {
+            print_error("property %s broken: seed %#llx case %d pass %d: %s\n"
+                        "rerun: ALLOT_PROPERTY_SEED=%#llx ALLOT_PROPERTY_CASE=%d\n",
+                        broke, (unsigned long long)seed, id, n, ps.msg,
+                        (unsigned long long)seed, id);
+            break;
+        }
+        between_passes(&tc);
+    }
+    sched_arena_free(second);
+    return broke == NULL;
+}
+
+static void print_coverage(void)
+{
+    int a, r;
+
+    print_message("%ld passes\n", cov.passes);
+    for (a = 0; a <= SCHED_ACT_STALE_GANG; a++)
+        print_message("  %-12s bind %6ld  evict %6ld  move %6ld\n", sched_action_name(a),
+                      cov.by_action[a][SCHED_BIND], cov.by_action[a][SCHED_EVICT],
+                      cov.by_action[a][SCHED_MOVE]);
+    for (r = 1; r <= SCHED_R_QUEUE_FAIR_SHARE_REACHED; r++)
+        print_message("  %-24s %6ld\n", sched_reason_name(r), cov.by_reason[r]);
+}
+
+/* Over the whole run every action decided something and every reason
+ * was given (a single rerun case is exempt). */
+static void assert_covered(void)
+{
+    int r;
+
+    assert_true(cov.by_action[SCHED_ACT_ALLOCATE][SCHED_BIND] > 0);
+    assert_true(cov.by_action[SCHED_ACT_CONSOLIDATE][SCHED_MOVE] > 0);
+    assert_true(cov.by_action[SCHED_ACT_RECLAIM][SCHED_EVICT] > 0);
+    assert_true(cov.by_action[SCHED_ACT_PREEMPT][SCHED_EVICT] > 0);
+    assert_true(cov.by_action[SCHED_ACT_STALE_GANG][SCHED_EVICT] > 0);
+    for (r = 1; r <= SCHED_R_QUEUE_FAIR_SHARE_REACHED; r++)
+        assert_true(cov.by_reason[r] > 0);
+}
+
+static void test_random_clusters(void **state)
+{
+    uint64_t seed = env_u64("ALLOT_PROPERTY_SEED", DEFAULT_SEED);
+    const char *only = getenv("ALLOT_PROPERTY_CASE");
+    struct sched_arena *arena = sched_arena_new();
+    int id, first = 0, last = N_CASES - 1, failed = 0;
+
+    (void)state;
+    assert_non_null(arena);
+    if (only && *only)
+        first = last = atoi(only);
+    verbose = only && *only && getenv("ALLOT_PROPERTY_VERBOSE");
+    for (id = first; id <= last && failed < 5; id++)
+        failed += !run_case(seed, id, arena);
+    sched_arena_free(arena);
+    print_coverage();
+    assert_int_equal(failed, 0);
+    if (!(only && *only))
+        assert_covered();
+}
+
+/* The generator itself: the same seed gives the same case. */
+static void test_generator_is_deterministic(void **state)
+{
+    static struct tcase a, b;
+
+    (void)state;
+    gen_case(&a, DEFAULT_SEED, 7);
+    gen_case(&b, DEFAULT_SEED, 7);
+    assert_int_equal(a.n_nodes, b.n_nodes);
+    assert_int_equal(a.n_wls, b.n_wls);
+    assert_memory_equal(a.pods, b.pods, sizeof(a.pods));
+    assert_memory_equal(a.quota, b.quota, sizeof(a.quota));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_generator_is_deterministic),
+        cmocka_unit_test(test_random_clusters),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
