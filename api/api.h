@@ -11,8 +11,8 @@
  *      (api_can()), not only the route's permission; objects in projects
  *      the caller cannot read answer 404, not 403.
  *   3. Every reply is JSON with a Content-Length (keep-alive safe), except
- *      /metrics (text) and / (HTML); errors are {code, message, details}
- *      outside the token endpoints.
+ *      /metrics (text) and the dashboard's files (static.c); errors are
+ *      {code, message, details} outside the token endpoints.
  *   4. Secrets (passwords, client secrets, tokens, the key) are never
  *      logged or echoed.
  */
@@ -38,6 +38,7 @@
 struct api_sim_spec {
     int machines, gpus;
     char pool[DB_NAME_LEN];
+    char node_type[64];       /* the machines' node-type label; "" none */
 };
 
 struct api_config {
@@ -48,12 +49,14 @@ struct api_config {
     int demo;
     int threads;
     int schedule_period_ms;
+    int sample_period_ms;
     int rate_limit;          /* requests per second per client; 0: off */
     int token_ttl_s;
     int n_sims;
     int sims_given;          /* --simulate-nodes seen (0x0 included) */
     struct api_sim_spec sims[API_MAX_SIM];
     char port_file[512];     /* if set, the bound port is written there */
+    char web_root[512];      /* --web-root; "" to look in the default places */
 };
 
 /* Parses argv (and the config file it names); 0 ok, 1 printed help, -1 error. */
@@ -69,7 +72,8 @@ enum api_perm {
     API_WL_READ = 1 << 3,
     API_WL_WRITE = 1 << 4,
     API_IAM = 1 << 5,
-    API_NODE_WRITE = 1 << 6
+    API_NODE_WRITE = 1 << 6,
+    API_AGENT = 1 << 7        /* an allot-agent's node token, not a user's JWT */
 };
 
 struct api_principal {
@@ -117,24 +121,72 @@ int api_token_issue(const struct api_keyring *k, const struct db_user *u, int ty
  * subject id and token version. 0 ok, -1 invalid. */
 int api_token_verify(const struct api_keyring *k, const char *token, int type, int64_t now_s,
                      int64_t *user_id, int64_t *token_version);
+struct api_token_info {
+    int64_t user_id, token_version, exp_s, nbf_s;
+};
+/* The same check, giving every claim the caller may keep. */
+int api_token_check(const struct api_keyring *k, const char *token, int type, int64_t now_s,
+                    struct api_token_info *info);
 
-/* ---- the scheduler thread (sched_loop.c) ---- */
+/* ---- the principal cache (pcache.c) ----
+ * Verified tokens' principals, so authenticated requests skip libjwt and
+ * the database. Whoever changes principals, token versions or access
+ * rules calls api_pcache_invalidate() once the change has committed. */
+struct api_pcache;
+struct api_pcache *api_pcache_new(void);
+void api_pcache_free(struct api_pcache *pc);     /* NULL is a no-op */
+void api_pcache_invalidate(struct api_pcache *pc);
+uint64_t api_pcache_generation(struct api_pcache *pc);
+/* 0 and a copy of the principal (rules malloc'd) if the token is cached
+ * and still valid at now_s; -1 otherwise. */
+int api_pcache_get(struct api_pcache *pc, const char *token, int64_t now_s,
+                   struct api_principal *out);
+/* Caches p for the token; generation is api_pcache_generation() read
+ * before p was loaded. */
+void api_pcache_put(struct api_pcache *pc, const char *token, int64_t exp_s, int64_t nbf_s,
+                    uint64_t generation, const struct api_principal *p);
+
+/* ---- the scheduler thread (sched_loop.c) ----
+ * The thread keeps the scheduling state in memory. Whoever changes rows
+ * it schedules from must say so once the change has committed:
+ * api_sched_touch() for a workload (submitted, deleted, suspended,
+ * resumed, finished), api_sched_org_changed() for pools, nodes (a node
+ * registered, lost or back), departments and projects. Both wake it. */
 struct api_sched;
 struct api_share {
     int64_t queue_seq, pool_seq;
-    int64_t fair[3], allocated[3], requested[3];
+    int kind;                          /* enum db_queue_kind */
+    char queue[DB_NAME_LEN], pool[DB_NAME_LEN];
+    int64_t deserved[3], fair[3], allocated[3], requested[3];
 };
+#define API_HIST_BUCKETS 12
 struct api_sched_stats {
-    int64_t cycles, decisions, last_cycle_us, max_cycle_us, pending;
+    int64_t cycles, decisions, last_cycle_us, max_cycle_us, pending, running;
+    int64_t cycle_us_total;
+    int64_t hist[API_HIST_BUCKETS];    /* cycles per duration bucket (not cumulative) */
+    int64_t evictions[3];              /* by reason: reclaim, preempt, stale gang */
+    int64_t failures;                  /* cycles that could not be stored */
 };
-int api_sched_start(struct db *db, int period_ms, struct api_sched **out);
+extern const double api_hist_bounds[API_HIST_BUCKETS - 1];   /* seconds; last is +Inf */
+extern const char *const api_eviction_reasons[3];
+struct api_sched_opts {
+    int period_ms;                     /* default 1000 */
+    int sample_period_ms;              /* allocation samples; default 15000 */
+};
+int api_sched_start(struct db *db, const struct api_sched_opts *o, struct api_sched **out);
 void api_sched_wake(struct api_sched *s);
+void api_sched_touch(struct api_sched *s, int64_t workload_seq);
+void api_sched_org_changed(struct api_sched *s);
 /* Lets the running cycle finish, then joins the thread. NULL is a no-op. */
 void api_sched_stop(struct api_sched *s);
 /* The last cycle's fair share of a queue in a pool; 0 if none recorded. */
 int api_sched_share(struct api_sched *s, int64_t queue_seq, int64_t pool_seq,
                     struct api_share *out);
+/* Every (queue, pool) of the last cycle; *out malloc'd (free()). */
+int api_sched_shares(struct api_sched *s, struct api_share **out, int *n);
 void api_sched_get_stats(struct api_sched *s, struct api_sched_stats *out);
+/* 1 once the state is loaded and a cycle has completed. */
+int api_sched_ready(struct api_sched *s);
 /* Runs one cycle now on the calling thread (tests); decisions count out. */
 int api_sched_run_once(struct api_sched *s, int *n_decisions);
 
@@ -145,8 +197,10 @@ struct api_app {
     struct api_keyring key;
     struct api_sched *sched;
     struct api_ratelimit *rl;
+    struct api_pcache *pc;    /* may be NULL: no cache */
     struct mg_context *mg;
     int port;
+    char web_root[4096];      /* realpath of the dashboard's files; "" if none */
 };
 
 struct api_req {
@@ -160,7 +214,9 @@ struct api_req {
     char params[2][DB_NAME_LEN];
     char *body;               /* NUL-terminated; malloc'd by the dispatcher */
     size_t body_len;
-    struct api_principal who; /* filled for non-public routes */
+    struct api_principal who; /* filled for user routes */
+    int64_t agent_token;      /* API_AGENT routes: the agent token's seq */
+    char agent_node[DB_NAME_LEN]; /* API_AGENT routes: the node it is bound to, or "" */
     int status;               /* what was sent */
 };
 
@@ -183,6 +239,9 @@ void api_reply(struct api_req *r, int status, json_t *body);
 void api_reply_text(struct api_req *r, int status, const char *type, const char *text,
                     size_t len);
 void api_error(struct api_req *r, int status, const char *message, const char *details);
+/* Like api_reply_text, with extra header lines ("Name: value\r\n" each). */
+void api_reply_with(struct api_req *r, int status, const char *type, const char *body,
+                    size_t len, const char *extra);
 /* Maps a DB_E* code to its HTTP status and replies with the error body. */
 void api_db_error(struct api_req *r, int rc, const char *what);
 /* The request body as a JSON object (strict: no duplicate keys); replies
@@ -199,6 +258,31 @@ int api_valid_name(const char *s);
 /* Formats ms since the epoch as ISO-8601 UTC ("...Z"); a json null for 0. */
 json_t *api_time(int64_t ms);
 
+/* ---- a JSON writer for hot replies (jw.c) ----
+ * Values take a key inside objects and NULL inside arrays. */
+struct jw {
+    char *buf;
+    size_t n, cap;
+    int need_comma, failed;
+};
+void jw_open(struct jw *w, char c);                /* '{' or '[' (after jw_key in objects) */
+void jw_close(struct jw *w, char c);
+void jw_key(struct jw *w, const char *key);
+void jw_str(struct jw *w, const char *key, const char *s);
+void jw_int(struct jw *w, const char *key, int64_t v);
+void jw_milli(struct jw *w, const char *key, int64_t milli);   /* 1500 -> 1.5 */
+void jw_bool(struct jw *w, const char *key, int v);
+void jw_null(struct jw *w, const char *key);
+void jw_time(struct jw *w, const char *key, int64_t ms);       /* ISO-8601, null for 0 */
+/* A JSON text copied as it is (dflt when text is NULL or empty). */
+void jw_json(struct jw *w, const char *key, const char *text, const char *dflt);
+void jw_raw(struct jw *w, const char *s, size_t n);
+/* The text (malloc'd; NULL after a failure); the writer is reset. */
+char *jw_take(struct jw *w, size_t *len);
+/* Replies with the text, or 500 after a failure; the writer is reset. */
+void jw_reply(struct api_req *r, int status, struct jw *w);
+void api_time_text(int64_t ms, char *buf, size_t len);
+
 /* ---- strict JSON input (json_in.c) ---- */
 /* Rejects keys of obj not in the NULL-terminated allow-list: replies 400
  * naming the field and returns -1. */
@@ -211,6 +295,43 @@ int api_json_int(struct api_req *r, json_t *obj, const char *key, int64_t min, i
 int api_json_num(struct api_req *r, json_t *obj, const char *key, double min, double max,
                  double *out);
 int api_json_bool(struct api_req *r, json_t *obj, const char *key, int *out);
+
+/* ---- list queries over rows in memory (listq.c) ---- */
+enum api_lv_kind { API_LV_TEXT = 0, API_LV_NUMBER, API_LV_DATE };
+struct api_lv {
+    int kind;                 /* enum api_lv_kind */
+    const char *s;            /* TEXT */
+    double d;                 /* NUMBER; DATE in ms since the epoch */
+};
+/* A row's field value; -1 if the field is unknown. */
+typedef int (*api_lq_get)(const void *row, const char *field, struct api_lv *out);
+struct api_lq {
+    int n_filters;
+    struct db_filter filters[DB_MAX_FILTERS];
+    char sort_by[32];
+    int desc;
+    int offset, limit;
+    int limit_given;          /* 0: limit is the default */
+};
+struct api_lq_rows {
+    const void *base;         /* rows[0..n) of `size` bytes each */
+    int n;
+    size_t size;
+    api_lq_get get;
+    json_t *(*to_json)(struct api_req *r, const void *row);
+};
+/* filterBy, sortBy, sortOrder, offset, limit; replies 400 itself. */
+int api_lq_parse(struct api_req *r, struct api_lq *q);
+/* 1 keep, 0 drop, -1 replied 400 (unknown field or bad value). */
+int api_lq_keep(struct api_req *r, const struct api_lq *q, const void *row, api_lq_get get);
+/* A stable order of rows by the sort field; *order malloc'd. */
+int api_lq_order(struct api_req *r, const struct api_lq *q, const void *rows, int n,
+                 size_t size, api_lq_get get, int **order);
+/* Filters, sorts and pages rows; replies {key: [...], next} or {count}. */
+void api_lq_reply(struct api_req *r, const struct api_lq *q, const struct api_lq_rows *rows,
+                  const char *key, int count_only);
+/* ISO-8601 ("2021-01-01", "2021-01-01T00:00:00[.sss]Z") to ms; 0 ok. */
+int api_parse_time(const char *s, int64_t *ms);
 
 /* ---- rate limiting (ratelimit.c) ---- */
 struct api_ratelimit;
@@ -225,6 +346,14 @@ void api_metrics_request(int status, int64_t us);
 void api_metrics_submitted(void);
 void api_metrics_render(struct api_req *r);
 
+/* ---- the dashboard's files (static.c) ---- */
+/* Finds the web root (see static.c) into root; -1 if --web-root is bad. */
+int api_static_init(const struct api_config *cfg, char *root, size_t len);
+/* Is r a request for a file (GET outside /api/) that no route matched? */
+int api_static_wants(const struct api_req *r);
+/* Replies with the file under the web root, or 404. */
+void api_static_serve(struct api_req *r);
+
 /* ---- handlers ---- */
 void api_h_token_v1(struct api_req *r);
 void api_h_token_v2(struct api_req *r);
@@ -233,8 +362,26 @@ void api_h_metrics(struct api_req *r);
 void api_h_dashboard(struct api_req *r);
 void api_h_clusters(struct api_req *r);
 void api_h_nodes(struct api_req *r);
+void api_h_readyz(struct api_req *r);
+void api_h_nodes_count(struct api_req *r);
 void api_h_pools_list(struct api_req *r);
+void api_h_pools_count(struct api_req *r);
 void api_h_pools_create(struct api_req *r);
+void api_h_pool_get(struct api_req *r);
+void api_h_pool_put(struct api_req *r);
+void api_h_pool_patch(struct api_req *r);
+void api_h_pool_delete(struct api_req *r);
+void api_h_departments_count(struct api_req *r);
+void api_h_projects_count(struct api_req *r);
+void api_h_department_put(struct api_req *r);
+void api_h_department_patch(struct api_req *r);
+void api_h_project_put(struct api_req *r);
+void api_h_project_patch(struct api_req *r);
+void api_h_department_resources_patch(struct api_req *r);
+void api_h_project_resources_patch(struct api_req *r);
+void api_h_department_metrics(struct api_req *r);
+void api_h_project_metrics(struct api_req *r);
+void api_h_wl_batch(struct api_req *r);
 void api_h_departments_list(struct api_req *r);
 void api_h_departments_create(struct api_req *r);
 void api_h_department_get(struct api_req *r);
@@ -271,5 +418,24 @@ void api_h_wl_suspend(struct api_req *r);
 void api_h_wl_resume(struct api_req *r);
 void api_h_wl_events(struct api_req *r);
 void api_h_wl_pods(struct api_req *r);
+
+/* ---- allot-agent's side (h_agent.c, h_logs.c) ---- */
+/* Checks an API_AGENT route's bearer agent token, filling agent_token and
+ * agent_node; replies 401 itself and returns -1 when it is not valid. */
+int api_agent_authenticate(struct api_req *r);
+/* Marks NotReady the agents' nodes that missed their heartbeats (none
+ * before started_ms plus their timeout); the scheduler thread calls it.
+ * Returns how many nodes were lost, or -1. */
+int api_agent_expire(struct db *db, int64_t now_ms, int64_t started_ms);
+void api_h_agent_tokens_create(struct api_req *r);
+void api_h_agent_tokens_list(struct api_req *r);
+void api_h_agent_token_revoke(struct api_req *r);
+void api_h_agent_register(struct api_req *r);
+void api_h_agent_heartbeat(struct api_req *r);
+void api_h_agent_logs_append(struct api_req *r);
+void api_h_agent_nodes(struct api_req *r);
+void api_h_wl_logs(struct api_req *r);
+/* Ends the log follows in progress; the server is stopping. */
+void api_logs_stop(void);
 
 #endif /* ALLOT_API_H */

@@ -235,7 +235,7 @@ static int header_is_hs256(const char *token)
     return ok;
 }
 
-static int claims_ok(jwt_t *jwt, int type, int64_t now_s, int64_t *uid, int64_t *tv)
+static int claims_ok(jwt_t *jwt, int type, int64_t now_s, struct api_token_info *info)
 {
     const char *iss, *typ, *sub;
     long exp, nbf, v;
@@ -261,15 +261,30 @@ static int claims_ok(jwt_t *jwt, int type, int64_t now_s, int64_t *uid, int64_t 
     if (errno != 0 || v <= 0)
         return 0;
     errno = 0;
-    *uid = strtoll(sub, &end, 10);
-    if (errno != 0 || end == sub || *end || *uid <= 0)
+    info->user_id = strtoll(sub, &end, 10);
+    if (errno != 0 || end == sub || *end || info->user_id <= 0)
         return 0;
-    *tv = v;
+    info->token_version = v;
+    info->exp_s = exp;
+    info->nbf_s = nbf;
     return 1;
 }
 
 int api_token_verify(const struct api_keyring *k, const char *token, int type, int64_t now_s,
                      int64_t *user_id, int64_t *token_version)
+{
+    struct api_token_info info;
+    int rc = api_token_check(k, token, type, now_s, &info);
+
+    if (rc == 0) {
+        *user_id = info.user_id;
+        *token_version = info.token_version;
+    }
+    return rc;
+}
+
+int api_token_check(const struct api_keyring *k, const char *token, int type, int64_t now_s,
+                    struct api_token_info *info)
 {
     jwt_t *jwt = NULL;
     int rc = -1;
@@ -280,7 +295,7 @@ int api_token_verify(const struct api_keyring *k, const char *token, int type, i
         goto out;
     if (jwt_get_alg(jwt) != JWT_ALG_HS256) /* second pin: "none" and HS384/512 */
         goto out;
-    if (claims_ok(jwt, type, now_s, user_id, token_version))
+    if (claims_ok(jwt, type, now_s, info))
         rc = 0;
 out:
     jwt_free(jwt);

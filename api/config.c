@@ -21,14 +21,17 @@ static void usage(void)
            "  --db PATH                 database file (default allot.db; with --demo allot-demo.db)\n"
            "  --listen ADDR:PORT        where to listen (default 127.0.0.1:8080; port 0 picks one)\n"
            "  --demo                    fresh database, bootstrap admin, simulated nodes\n"
-           "  --simulate-nodes NxG[:P]  N simulated machines with G GPUs in pool P (repeatable;\n"
-           "                            0 for none; --demo defaults to 2x2)\n"
+           "  --simulate-nodes NxG[:P[:T]] N simulated machines with G GPUs in pool P, of node\n"
+           "                            type T (repeatable; 0 for none; --demo defaults to 2x2)\n"
            "  --schedule-period-ms N    scheduling period (default 1000)\n"
+           "  --sample-period-ms N      allocation samples for metrics (default 15000)\n"
            "  --threads N               HTTP worker threads (default 16)\n"
            "  --rate-limit N            requests per second per client (default 100; 0 off)\n"
            "  --key-file PATH           token signing key (default DB path + .key)\n"
            "  --token-ttl SECONDS       access token lifetime (default 3600)\n"
            "  --port-file PATH          write the bound port there once listening\n"
+           "  --web-root DIR            the dashboard's files (default: the installed or\n"
+           "                            source web/ folder)\n"
            "  --config FILE             read options from FILE first\n");
 }
 
@@ -49,9 +52,15 @@ int api_sim_parse(const char *s, struct api_sim_spec *out)
     if (end == s || g < 0 || g > 64)
         return -1;
     if (*end == ':') {
-        if (!end[1] || strlen(end + 1) >= sizeof(out->pool))
+        const char *type = strchr(end + 1, ':');
+        size_t n = type ? (size_t)(type - end - 1) : strlen(end + 1);
+        if (n == 0 || n >= sizeof(out->pool) || (type && (!type[1] ||
+                                                          strlen(type + 1) >= sizeof(out->node_type))))
             return -1;
-        snprintf(out->pool, sizeof(out->pool), "%s", end + 1);
+        memcpy(out->pool, end + 1, n);
+        out->pool[n] = 0;
+        if (type)
+            snprintf(out->node_type, sizeof(out->node_type), "%s", type + 1);
     } else if (*end) {
         return -1;
     }
@@ -94,8 +103,12 @@ static int apply(struct api_config *cfg, const char *key, const char *v)
         return set_str(v, cfg->key_file, sizeof(cfg->key_file));
     if (strcmp(key, "port-file") == 0)
         return set_str(v, cfg->port_file, sizeof(cfg->port_file));
+    if (strcmp(key, "web-root") == 0)
+        return set_str(v, cfg->web_root, sizeof(cfg->web_root));
     if (strcmp(key, "schedule-period-ms") == 0)
         return set_int(v, 1, 3600000, &cfg->schedule_period_ms);
+    if (strcmp(key, "sample-period-ms") == 0)
+        return set_int(v, 10, 3600000, &cfg->sample_period_ms);
     if (strcmp(key, "threads") == 0)
         return set_int(v, 1, 256, &cfg->threads);
     if (strcmp(key, "rate-limit") == 0)
@@ -162,6 +175,7 @@ static void defaults(struct api_config *cfg)
     snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:8080");
     cfg->threads = 16;
     cfg->schedule_period_ms = 1000;
+    cfg->sample_period_ms = 15000;
     cfg->rate_limit = 100;
     cfg->token_ttl_s = 3600;
 }

@@ -135,6 +135,7 @@ static void principal_delete(struct api_req *r, int kind)
     }
     if (rc == DB_OK)
         rc = db_user_delete(r->app->db, id);
+    api_pcache_invalidate(r->app->pc);
     if (rc != DB_OK) {
         api_db_error(r, rc, "no such principal");
         return;
@@ -157,6 +158,7 @@ void api_h_user_logout(struct api_req *r)
         return;
     }
     rc = id > 0 ? db_user_bump_token_version(r->app->db, id) : DB_ENOTFOUND;
+    api_pcache_invalidate(r->app->pc);
     if (rc != DB_OK) {
         api_db_error(r, rc, "no such user");
         return;
@@ -187,8 +189,10 @@ void api_h_me_password(struct api_req *r)
         api_error(r, 400, "Bad request", "the current password is wrong");
         goto out;
     }
-    if (api_secret_hash(next, hash, sizeof(hash)) != 0 ||
-        db_user_set_secret(r->app->db, u.id, hash) != DB_OK) {
+    rc = api_secret_hash(next, hash, sizeof(hash)) == 0 ? db_user_set_secret(r->app->db, u.id, hash)
+                                                         : DB_EIO;
+    api_pcache_invalidate(r->app->pc);
+    if (rc != DB_OK) {
         api_error(r, 500, "Internal error", "cannot change the password");
         goto out;
     }
@@ -385,6 +389,7 @@ void api_h_rules_create(struct api_req *r)
         goto out;
     }
     rc = db_rule_insert(r->app->db, &x);
+    api_pcache_invalidate(r->app->pc);
     if (rc != DB_OK) {
         api_db_error(r, rc, "cannot create");
         goto out;
@@ -464,6 +469,7 @@ void api_h_rule_delete(struct api_req *r)
     if (rule_load(r, &x, name) != 0)
         return;
     rc = db_rule_delete(r->app->db, x.id);
+    api_pcache_invalidate(r->app->pc);
     if (rc != DB_OK) {
         api_db_error(r, rc, "cannot delete");
         return;

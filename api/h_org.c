@@ -152,26 +152,71 @@ static json_t *status_json(struct api_req *r, const struct db_queue *q)
     return st;
 }
 
+static json_t *names_json(const char *csv)
+{
+    json_t *a = json_array();
+
+    while (a && csv && *csv) {
+        const char *c = strchr(csv, ',');
+        size_t n = c ? (size_t)(c - csv) : strlen(csv);
+        json_array_append_new(a, json_stringn(csv, n));
+        csv = c ? c + 1 : NULL;
+    }
+    return a;
+}
+
+/* A stored JSON text, or `dflt` (json_null() when NULL) if empty. */
+static json_t *stored_json(const char *text, json_t *dflt)
+{
+    json_t *v = text[0] ? json_loads(text, 0, NULL) : NULL;
+
+    if (v) {
+        json_decref(dflt);
+        return v;
+    }
+    return dflt ? dflt : json_null();
+}
+
+/* effective: the project's own settings, else its department's. */
+static json_t *effective_json(struct api_req *r, const struct db_queue *q)
+{
+    struct db_queue *d = NULL;
+    const char *pools = q->default_pools, *types = q->node_types, *rules = q->scheduling_rules;
+    json_t *o;
+
+    if (q->kind == DB_PROJECT && (!pools[0] || !types[0] || !rules[0]) &&
+        (d = calloc(1, sizeof(*d))) && db_queue_get(r->app->db, q->parent_id, d) == DB_OK) {
+        pools = pools[0] ? pools : d->default_pools;
+        types = types[0] ? types : d->node_types;
+        rules = rules[0] ? rules : d->scheduling_rules;
+    }
+    o = json_pack("{s:o, s:o, s:o}", "schedulingRules", stored_json(rules, NULL),
+                  "defaultNodePools", pools[0] ? names_json(pools) : json_null(), "nodeTypes",
+                  stored_json(types, json_object()));
+    free(d);
+    return o;
+}
+
 static json_t *queue_json(struct api_req *r, const struct db_queue *q)
 {
     json_t *o = json_pack(
-        "{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "id", q->id,
-        "name", q->name, "description", q->description, "clusterId", API_CLUSTER_ID,
+        "{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:i}", "id",
+        q->id, "name", q->name, "description", q->description, "clusterId", API_CLUSTER_ID,
         "createdAt", api_time(q->created_at), "updatedAt", api_time(q->updated_at),
         "createdBy", q->created_by, "updatedBy", q->created_by, "resources", resources_json(q),
         "totalResources", totals_json(q), "status", status_json(r, q), "defaultNodePools",
-        json_null(), "schedulingRules", json_null(), "nodeTypes", json_object());
+        q->default_pools[0] ? names_json(q->default_pools) : json_null(), "schedulingRules",
+        stored_json(q->scheduling_rules, NULL), "nodeTypes",
+        stored_json(q->node_types, json_object()), "rank", q->rank);
 
     if (!o)
         return NULL;
-    json_object_set_new(o, "effective", json_pack("{s:n, s:n, s:{}}", "schedulingRules",
-                                                  "defaultNodePools", "nodeTypes"));
+    json_object_set_new(o, "effective", effective_json(r, q));
     if (q->kind == DB_PROJECT) {
         json_object_set_new(o, "parentId", json_string(q->parent_id));
         json_object_set_new(o, "parent", json_pack("{s:s, s:s}", "id", q->parent_id, "name",
                                                    q->parent_name));
         json_object_set_new(o, "enforceRunaiScheduler", json_true());
-        json_object_set_new(o, "rank", json_integer(q->rank));
     }
     return o;
 }
@@ -307,7 +352,7 @@ static int resources_in(struct api_req *r, json_t *a, struct db_queue *q)
 static const char *const queue_fields[] = {
     "name", "clusterId", "parentId", "description", "requestedNamespace",
     "enforceRunaiScheduler", "defaultNodePools", "nodeTypes", "schedulingRules", "resources",
-    NULL,
+    "rank", NULL,
 };
 
 static int cluster_ok(struct api_req *r, json_t *o)
@@ -323,27 +368,209 @@ static int cluster_ok(struct api_req *r, json_t *o)
     return 0;
 }
 
-static int queue_in(struct api_req *r, json_t *o, int kind, struct db_queue *q)
+/* defaultNodePools: an ordered array of pool names, stored comma-separated. */
+static int default_pools_in(struct api_req *r, json_t *a, struct db_queue *q)
 {
-    memset(q, 0, sizeof(*q));
-    q->kind = kind;
-    snprintf(q->created_by, sizeof(q->created_by), "%s", r->who.user.login);
-    if (api_json_allow(r, o, queue_fields, NULL) || cluster_ok(r, o) ||
-        api_json_str(r, o, "name", q->name, sizeof(q->name), 1) ||
-        api_json_str(r, o, "description", q->description, sizeof(q->description), 0))
+    struct db_pool p;
+    size_t i, used = 0, n;
+
+    q->default_pools[0] = 0;
+    if (!a || json_is_null(a))
+        return 0;
+    if (!json_is_array(a) || json_array_size(a) > DB_MAX_POOLS) {
+        api_error(r, 400, "Bad request", "field 'defaultNodePools' must be an array of names");
         return -1;
+    }
+    for (i = 0; i < json_array_size(a); i++) {
+        json_t *v = json_array_get(a, i);
+        if (!json_is_string(v) || db_pool_by_name(r->app->db, json_string_value(v), &p)) {
+            api_error(r, 400, "Bad request", "field 'defaultNodePools' names no node pool");
+            return -1;
+        }
+        n = strlen(p.name);
+        if (used + n + 2 > sizeof(q->default_pools)) {
+            api_error(r, 400, "Bad request", "field 'defaultNodePools' is too long");
+            return -1;
+        }
+        if (used)
+            q->default_pools[used++] = ',';
+        memcpy(q->default_pools + used, p.name, n + 1);
+        used += n;
+    }
+    return 0;
+}
+
+/* An array of at most 16 short strings. */
+static int names_ok(json_t *a)
+{
+    size_t i;
+
+    if (!json_is_array(a) || json_array_size(a) > 16)
+        return 0;
+    for (i = 0; i < json_array_size(a); i++)
+        if (!json_is_string(json_array_get(a, i)) ||
+            json_string_length(json_array_get(a, i)) == 0 ||
+            json_string_length(json_array_get(a, i)) >= 64)
+            return 0;
+    return 1;
+}
+
+/* nodeTypes {training: [types], workspace: [types], names: {id: name}}:
+ * the node types each kind of workload may run on. */
+static int node_types_in(struct api_req *r, json_t *o, struct db_queue *q)
+{
+    static const char *const fields[] = {"training", "workspace", "names", NULL};
+    json_t *v, *names;
+    const char *key;
+    char *text;
+
+    q->node_types[0] = 0;
+    if (!o || json_is_null(o))
+        return 0;
+    if (!json_is_object(o) || api_json_allow(r, o, fields, "nodeTypes")) {
+        if (!json_is_object(o))
+            api_error(r, 400, "Bad request", "field 'nodeTypes' must be an object");
+        return -1;
+    }
+    if ((json_object_get(o, "training") && !names_ok(json_object_get(o, "training"))) ||
+        (json_object_get(o, "workspace") && !names_ok(json_object_get(o, "workspace")))) {
+        api_error(r, 400, "Bad request", "nodeTypes.training and .workspace are arrays of names");
+        return -1;
+    }
+    names = json_object_get(o, "names");
+    if (names && !json_is_object(names)) {
+        api_error(r, 400, "Bad request", "nodeTypes.names is an object of names");
+        return -1;
+    }
+    json_object_foreach(names, key, v) {
+        if (!json_is_string(v)) {
+            api_error(r, 400, "Bad request", "nodeTypes.names is an object of names");
+            return -1;
+        }
+    }
+    text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    if (!text || strlen(text) >= sizeof(q->node_types)) {
+        free(text);
+        api_error(r, 400, "Bad request", "field 'nodeTypes' is too large");
+        return -1;
+    }
+    memcpy(q->node_types, text, strlen(text) + 1);
+    free(text);
+    return 0;
+}
+
+/* schedulingRules: time limits and idle limits in seconds. */
+static int rules_in(struct api_req *r, json_t *o, struct db_queue *q)
+{
+    static const char *const fields[] = {
+        "interactiveJobTimeLimitSeconds", "interactiveJobMaxIdleDurationSeconds",
+        "interactiveJobPreemptIdleDurationSeconds", "trainingJobMaxIdleDurationSeconds",
+        "trainingJobTimeLimitSeconds", NULL};
+    const char *const *f;
+    int64_t v;
+    char *text;
+
+    q->scheduling_rules[0] = 0;
+    if (!o || json_is_null(o))
+        return 0;
+    if (!json_is_object(o) || api_json_allow(r, o, fields, "schedulingRules")) {
+        if (!json_is_object(o))
+            api_error(r, 400, "Bad request", "field 'schedulingRules' must be an object");
+        return -1;
+    }
+    for (f = fields; *f; f++)
+        if (api_json_int(r, o, *f, 1, 366LL * 86400, &v))
+            return -1;
+    text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    if (!text || strlen(text) >= sizeof(q->scheduling_rules)) {
+        free(text);
+        api_error(r, 400, "Bad request", "field 'schedulingRules' is too large");
+        return -1;
+    }
+    memcpy(q->scheduling_rules, text, strlen(text) + 1);
+    free(text);
+    return 0;
+}
+
+/* resources in a PATCH: entries replace the ones of the same pool. */
+static int resources_merge(struct api_req *r, json_t *a, struct db_queue *q)
+{
+    struct db_queue *in = calloc(1, sizeof(*in));
+    int i, k, rc = -1;
+
+    if (!in) {
+        api_error(r, 500, "Internal error", "out of memory");
+        return -1;
+    }
+    if (resources_in(r, a, in) != 0)
+        goto out;
+    for (i = 0; i < in->n_quotas; i++) {
+        for (k = 0; k < q->n_quotas && q->quotas[k].pool_seq != in->quotas[i].pool_seq; k++)
+            ;
+        if (k == q->n_quotas) {
+            if (q->n_quotas == DB_MAX_POOLS) {
+                api_error(r, 400, "Bad request", "too many node pools in resources");
+                goto out;
+            }
+            q->n_quotas++;
+        }
+        q->quotas[k] = in->quotas[i];
+    }
+    rc = 0;
+out:
+    free(in);
+    return rc;
+}
+
+/* Applies the fields present in o onto q. mode: 0 create (name
+ * required), 1 replace (PUT), 2 merge (PATCH). */
+static int queue_fields_in(struct api_req *r, json_t *o, struct db_queue *q, int mode)
+{
+    char name[DB_NAME_LEN] = "";
+    int64_t rank = q->rank;
+    json_t *res = json_object_get(o, "resources");
+
+    if (api_json_allow(r, o, queue_fields, NULL) || cluster_ok(r, o) ||
+        api_json_str(r, o, "name", name, sizeof(name), mode == 0) ||
+        api_json_str(r, o, "description", q->description, sizeof(q->description), 0) ||
+        api_json_int(r, o, "rank", -1000, 1000, &rank))
+        return -1;
+    q->rank = (int)rank;
+    if (mode == 0)
+        snprintf(q->name, sizeof(q->name), "%s", name);
+    else if (name[0] && strcmp(name, q->name) != 0) {
+        api_error(r, 400, "Bad request", "a department or project cannot be renamed");
+        return -1;
+    }
     if (!api_valid_name(q->name)) {
         api_error(r, 400, "Bad request",
                   "name: lowercase letters, digits and '-', at most 63 characters");
         return -1;
     }
-    if (kind == DB_DEPARTMENT && json_object_get(o, "parentId")) {
+    if (q->kind == DB_DEPARTMENT && json_object_get(o, "parentId")) {
         api_error(r, 400, "Bad request", "unknown field 'parentId'");
         return -1;
     }
-    if (!json_object_get(o, "resources"))
+    if ((mode != 2 || json_object_get(o, "defaultNodePools")) &&
+        default_pools_in(r, json_object_get(o, "defaultNodePools"), q))
+        return -1;
+    if ((mode != 2 || json_object_get(o, "nodeTypes")) &&
+        node_types_in(r, json_object_get(o, "nodeTypes"), q))
+        return -1;
+    if ((mode != 2 || json_object_get(o, "schedulingRules")) &&
+        rules_in(r, json_object_get(o, "schedulingRules"), q))
+        return -1;
+    if (!res)
         return 0;
-    return resources_in(r, json_object_get(o, "resources"), q);
+    return mode == 2 ? resources_merge(r, res, q) : resources_in(r, res, q);
+}
+
+static int queue_in(struct api_req *r, json_t *o, int kind, struct db_queue *q)
+{
+    memset(q, 0, sizeof(*q));
+    q->kind = kind;
+    snprintf(q->created_by, sizeof(q->created_by), "%s", r->who.user.login);
+    return queue_fields_in(r, o, q, 0);
 }
 
 static int project_parent(struct api_req *r, json_t *o, struct db_queue *q)
@@ -388,7 +615,7 @@ static void queue_create(struct api_req *r, int kind)
         api_db_error(r, rc, rc == DB_ECONFLICT ? "the name is taken" : "cannot create");
         goto out;
     }
-    api_sched_wake(r->app->sched);
+    api_sched_org_changed(r->app->sched);
     api_reply(r, 201, queue_json(r, q));
 out:
     json_decref(o);
@@ -412,66 +639,108 @@ static int can_read_queue(const struct api_req *r, const struct db_queue *q)
     return api_can(&r->who, API_ORG_READ, "", q->id);
 }
 
-static int page_params(struct api_req *r, int *offset, int *limit)
-{
-    char buf[32];
-    char *end;
+struct qrow {
+    const struct db_queue *q;
+    double gpu_quota, gpu_alloc;
+};
 
-    *offset = 0;
-    *limit = API_PAGE_DEFAULT;
-    if (api_query(r, "offset", buf, sizeof(buf)) == 0) {
-        *offset = (int)strtol(buf, &end, 10);
-        if (*end || *offset < 0) {
-            api_error(r, 400, "Bad request", "offset must be a non-negative integer");
-            return -1;
-        }
-    }
-    if (api_query(r, "limit", buf, sizeof(buf)) == 0) {
-        *limit = (int)strtol(buf, &end, 10);
-        if (*end || *limit < 1 || *limit > API_PAGE_MAX) {
-            api_error(r, 400, "Bad request", "limit must be between 1 and 500");
-            return -1;
-        }
-    }
+static int qrow_get(const void *row, const char *f, struct api_lv *v)
+{
+    const struct qrow *x = row;
+    const struct db_queue *q = x->q;
+
+    if (strcmp(f, "name") == 0)
+        v->s = q->name;
+    else if (strcmp(f, "clusterId") == 0)
+        v->s = API_CLUSTER_ID;
+    else if (strcmp(f, "parentId") == 0 || strcmp(f, "departmentId") == 0)
+        v->s = q->kind == DB_PROJECT ? q->parent_id : q->id;
+    else if (strcmp(f, "parentName") == 0 || strcmp(f, "departmentName") == 0)
+        v->s = q->kind == DB_PROJECT ? q->parent_name : q->name;
+    else if (strcmp(f, "phase") == 0)
+        v->s = "Ready";
+    else if (strcmp(f, "description") == 0)
+        v->s = q->description;
+    else if (strcmp(f, "totalGpuQuota") == 0 || strcmp(f, "gpuAllocated") == 0 ||
+             strcmp(f, "rank") == 0) {
+        v->kind = API_LV_NUMBER;
+        v->d = f[0] == 't' ? x->gpu_quota : f[0] == 'g' ? x->gpu_alloc : q->rank;
+    } else if (strcmp(f, "createdAt") == 0 || strcmp(f, "updatedAt") == 0) {
+        v->kind = API_LV_DATE;
+        v->d = (double)(f[0] == 'c' ? q->created_at : q->updated_at);
+    } else
+        return -1;
     return 0;
 }
 
-static void queue_list(struct api_req *r, int kind, const char *key)
+static json_t *qrow_json(struct api_req *r, const void *row)
+{
+    return queue_json(r, ((const struct qrow *)row)->q);
+}
+
+static void qrow_fill(struct api_req *r, const struct db_queue *q, struct qrow *x)
+{
+    struct api_share sh;
+    int i;
+
+    x->q = q;
+    x->gpu_quota = x->gpu_alloc = 0;
+    for (i = 0; i < q->n_quotas; i++) {
+        if (x->gpu_quota >= 0)
+            x->gpu_quota = q->quotas[i].deserved[0] < 0 ? -1
+                                                        : x->gpu_quota + dev(q->quotas[i].deserved[0]);
+        if (api_sched_share(r->app->sched, q->seq, q->quotas[i].pool_seq, &sh))
+            x->gpu_alloc += dev(sh.allocated[0]);
+    }
+}
+
+static void queue_list(struct api_req *r, int kind, const char *key, int count_only)
 {
     struct db_queue *qs = NULL;
-    int n = 0, i, seen = 0, offset, limit, rc;
-    json_t *a, *o;
+    struct qrow *rows = NULL;
+    struct api_lq q;
+    int n = 0, i, k = 0, rc;
 
-    if (page_params(r, &offset, &limit))
+    if (api_lq_parse(r, &q) != 0)
         return;
     rc = db_queue_list(r->app->db, kind, &qs, &n);
     if (rc != DB_OK) {
         api_db_error(r, rc, "cannot list");
         return;
     }
-    a = json_array();
-    for (i = 0; i < n; i++) {
-        if (!can_read_queue(r, &qs[i]))
-            continue;
-        if (seen++ < offset || (int)json_array_size(a) >= limit)
-            continue;
-        json_array_append_new(a, queue_json(r, &qs[i]));
+    rows = calloc((size_t)n + 1, sizeof(*rows));
+    if (!rows) {
+        api_error(r, 500, "Internal error", "out of memory");
+        goto out;
     }
-    o = json_pack("{s:o}", key, a);
-    if (o && seen > offset + limit)
-        json_object_set_new(o, "next", json_integer(offset + limit));
-    api_reply(r, 200, o);
+    for (i = 0; i < n; i++)
+        if (can_read_queue(r, &qs[i]))
+            qrow_fill(r, &qs[i], &rows[k++]);
+    api_lq_reply(r, &q, &(struct api_lq_rows){rows, k, sizeof(*rows), qrow_get, qrow_json}, key,
+                 count_only);
+out:
+    free(rows);
     free(qs);
 }
 
 void api_h_departments_list(struct api_req *r)
 {
-    queue_list(r, DB_DEPARTMENT, "departments");
+    queue_list(r, DB_DEPARTMENT, "departments", 0);
 }
 
 void api_h_projects_list(struct api_req *r)
 {
-    queue_list(r, DB_PROJECT, "projects");
+    queue_list(r, DB_PROJECT, "projects", 0);
+}
+
+void api_h_departments_count(struct api_req *r)
+{
+    queue_list(r, DB_DEPARTMENT, "departments", 1);
+}
+
+void api_h_projects_count(struct api_req *r)
+{
+    queue_list(r, DB_PROJECT, "projects", 1);
 }
 
 /* Loads the queue of the path, of the given kind, that the caller may read. */
@@ -536,7 +805,7 @@ static void queue_delete(struct api_req *r, int kind)
                                                : "cannot delete");
         goto out;
     }
-    api_sched_wake(r->app->sched);
+    api_sched_org_changed(r->app->sched);
     api_reply_text(r, 204, "application/json", "", 0);
 out:
     free(q);
@@ -552,7 +821,7 @@ void api_h_project_delete(struct api_req *r)
     queue_delete(r, DB_PROJECT);
 }
 
-static void queue_resources(struct api_req *r, int kind)
+static void queue_resources(struct api_req *r, int kind, int merge)
 {
     struct db_queue *q = queue_load(r, kind);
     json_error_t err;
@@ -566,14 +835,14 @@ static void queue_resources(struct api_req *r, int kind)
         api_error(r, 400, "Bad request", "the body must be a JSON array of resources");
         goto out;
     }
-    if (resources_in(r, a, q))
+    if (merge ? resources_merge(r, a, q) : resources_in(r, a, q))
         goto out;
     rc = db_queue_update(r->app->db, q);
     if (rc != DB_OK) {
         api_db_error(r, rc, "cannot update");
         goto out;
     }
-    api_sched_wake(r->app->sched);
+    api_sched_org_changed(r->app->sched);
     api_reply(r, 200, resources_json(q));
 out:
     json_decref(a);
@@ -582,166 +851,84 @@ out:
 
 void api_h_department_resources(struct api_req *r)
 {
-    queue_resources(r, DB_DEPARTMENT);
+    queue_resources(r, DB_DEPARTMENT, 0);
 }
 
 void api_h_project_resources(struct api_req *r)
 {
-    queue_resources(r, DB_PROJECT);
+    queue_resources(r, DB_PROJECT, 0);
 }
 
-/* ---- node pools, nodes, clusters ---- */
-
-static json_t *pool_json(const struct db_pool *p, const struct db_node *nodes, int n_nodes)
+void api_h_department_resources_patch(struct api_req *r)
 {
-    static const char *const place[] = {"binpack", "spread"};
-    json_t *names = json_array();
-    int64_t gpus = 0, alloc = 0;
-    char id[24];
-    int i;
-
-    for (i = 0; i < n_nodes; i++) {
-        if (nodes[i].pool_seq != p->seq)
-            continue;
-        json_array_append_new(names, json_string(nodes[i].name));
-        gpus += nodes[i].n_gpus;
-        alloc += nodes[i].alloc_gpu_milli;
-    }
-    snprintf(id, sizeof(id), "%lld", (long long)p->seq);
-    return json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:b, s:o, s:o, s:s, s:s, s:i,"
-        " s:{s:s, s:s}, s:{s:o}, s:I, s:f}",
-        "id", id, "name", p->name, "labelKey", p->label_key, "labelValue", p->label_value,
-        "clusterId", API_CLUSTER_ID, "clusterName", API_CLUSTER_NAME, "tenantId", 1,
-        "createdBy", p->created_by, "updatedBy", p->created_by, "isDefault",
-        strcmp(p->name, "default") == 0, "createdAt", api_time(p->created_at), "updatedAt",
-        api_time(p->updated_at), "phase", json_array_size(names) ? "Ready" : "Empty",
-        "phaseMessage", "", "overProvisioningRatio", 1, "placementStrategy", "gpu",
-        place[p->gpu_placement & 1], "cpu", place[p->cpu_placement & 1], "status", "nodes",
-        names, "gpus", (json_int_t)gpus, "allocatedGpus", dev(alloc));
+    queue_resources(r, DB_DEPARTMENT, 1);
 }
 
-void api_h_pools_list(struct api_req *r)
+void api_h_project_resources_patch(struct api_req *r)
 {
-    struct db_pool *pools = NULL;
-    struct db_node *nodes = NULL;
-    int np = 0, nn = 0, i, rc;
-    json_t *a;
-
-    rc = db_pool_list(r->app->db, &pools, &np);
-    if (rc == DB_OK)
-        rc = db_node_list(r->app->db, &nodes, &nn);
-    if (rc != DB_OK) {
-        api_db_error(r, rc, "cannot list");
-        goto out;
-    }
-    a = json_array();
-    for (i = 0; i < np; i++)
-        json_array_append_new(a, pool_json(&pools[i], nodes, nn));
-    api_reply(r, 200, json_pack("{s:o}", "nodepools", a));
-out:
-    free(pools);
-    free(nodes);
+    queue_resources(r, DB_PROJECT, 1);
 }
 
-static int placement_in(struct api_req *r, json_t *o, struct db_pool *p)
+/* PUT (replace) and PATCH (merge) of a department or project. */
+static void queue_change(struct api_req *r, int kind, int mode)
 {
-    static const char *const fields[] = {"gpu", "cpu", NULL};
-    char g[16] = "binpack", c[16] = "spread";
-
-    if (!o)
-        return 0;
-    if (!json_is_object(o)) {
-        api_error(r, 400, "Bad request", "placementStrategy is an object");
-        return -1;
-    }
-    if (api_json_allow(r, o, fields, "placementStrategy") ||
-        api_json_str(r, o, "gpu", g, sizeof(g), 0) || api_json_str(r, o, "cpu", c, sizeof(c), 0))
-        return -1;
-    if ((strcmp(g, "binpack") && strcmp(g, "spread")) ||
-        (strcmp(c, "binpack") && strcmp(c, "spread"))) {
-        api_error(r, 400, "Bad request", "placementStrategy values are binpack or spread");
-        return -1;
-    }
-    p->gpu_placement = strcmp(g, "spread") == 0;
-    p->cpu_placement = strcmp(c, "spread") == 0;
-    return 0;
-}
-
-void api_h_pools_create(struct api_req *r)
-{
-    static const char *const fields[] = {"name", "clusterId", "labelKey", "labelValue",
-                                         "placementStrategy", "overProvisioningRatio", NULL};
-    struct db_pool p;
-    json_t *o = api_body_object(r);
+    struct db_queue *q = queue_load(r, kind);
+    json_t *o = NULL;
     int rc;
 
-    memset(&p, 0, sizeof(p));
-    p.cpu_placement = 1;
+    if (!q || !can_write_queue(r, q))
+        goto out;
+    o = api_body_object(r);
     if (!o)
-        return;
-    if (api_json_allow(r, o, fields, NULL) || cluster_ok(r, o) ||
-        api_json_str(r, o, "name", p.name, sizeof(p.name), 1) ||
-        api_json_str(r, o, "labelKey", p.label_key, sizeof(p.label_key), 1) ||
-        api_json_str(r, o, "labelValue", p.label_value, sizeof(p.label_value), 1) ||
-        placement_in(r, json_object_get(o, "placementStrategy"), &p))
         goto out;
-    if (!api_valid_name(p.name) || !p.label_key[0] || !p.label_value[0]) {
-        api_error(r, 400, "Bad request", "name must be a valid name; labels are non-empty");
-        goto out;
+    if (json_object_get(o, "parentId") && kind == DB_PROJECT) {
+        char pid[DB_ID_LEN + 8] = "";
+        if (api_json_str(r, o, "parentId", pid, sizeof(pid), 0))
+            goto out;
+        if (pid[0] && strcmp(pid, q->parent_id) != 0) {
+            api_error(r, 400, "Bad request", "a project cannot move to another department");
+            goto out;
+        }
     }
-    if (!api_can(&r->who, API_NODE_WRITE, "", "")) {
-        api_error(r, 403, "Forbidden", "node pools need a system-scope rule");
-        goto out;
+    if (mode == 1) {
+        q->description[0] = 0;
+        q->rank = 0;
     }
-    snprintf(p.created_by, sizeof(p.created_by), "%s", r->who.user.login);
-    rc = db_pool_insert(r->app->db, &p);
+    if (queue_fields_in(r, o, q, mode))
+        goto out;
+    rc = db_queue_update(r->app->db, q);
     if (rc != DB_OK) {
-        api_db_error(r, rc, rc == DB_ECONFLICT ? "the name is taken" : "cannot create");
+        api_db_error(r, rc, "cannot update");
         goto out;
     }
-    api_reply(r, 201, pool_json(&p, NULL, 0));
+    api_sched_org_changed(r->app->sched);
+    rc = db_queue_get(r->app->db, q->id, q);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot read it back");
+        goto out;
+    }
+    api_reply(r, 200, queue_json(r, q));
 out:
     json_decref(o);
+    free(q);
 }
 
-static json_t *node_json(const struct db_node *n)
+void api_h_department_put(struct api_req *r)
 {
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:[], s:[], s:{s:s, s:i}, s:o, s:o, s:f, s:f,"
-                     " s:b}",
-                     "id", n->id, "name", n->name, "clusterUuid", API_CLUSTER_ID, "nodePool",
-                     n->pool_name, "status", n->ready ? "Ready" : "NotReady", "conditions",
-                     "taints", "gpuInfo", "gpuType", n->gpu_type, "gpuCount", n->n_gpus,
-                     "createdAt", api_time(n->created_at), "updatedAt", api_time(n->updated_at),
-                     "allocatedGpus", dev(n->alloc_gpu_milli), "freeGpus",
-                     (double)n->n_gpus - dev(n->alloc_gpu_milli), "simulated", n->simulated);
+    queue_change(r, DB_DEPARTMENT, 1);
 }
 
-void api_h_nodes(struct api_req *r)
+void api_h_department_patch(struct api_req *r)
 {
-    struct db_node *nodes = NULL;
-    int n = 0, i, rc;
-    json_t *a;
-
-    rc = db_node_list(r->app->db, &nodes, &n);
-    if (rc != DB_OK) {
-        api_db_error(r, rc, "cannot list");
-        return;
-    }
-    a = json_array();
-    for (i = 0; i < n; i++)
-        json_array_append_new(a, node_json(&nodes[i]));
-    api_reply(r, 200, json_pack("{s:o}", "nodes", a));
-    free(nodes);
+    queue_change(r, DB_DEPARTMENT, 2);
 }
 
-void api_h_clusters(struct api_req *r)
+void api_h_project_put(struct api_req *r)
 {
-    api_reply(r, 200,
-              json_pack("[{s:s, s:i, s:s, s:o, s:s, s:s, s:o, s:n, s:o, s:n,"
-                        " s:{s:s, s:[]}}]",
-                        "uuid", API_CLUSTER_ID, "tenantId", 1, "name", API_CLUSTER_NAME,
-                        "createdAt", api_time(1), "domain", "", "version", "0.1.0", "updatedAt",
-                        api_time(1), "deletedAt", "lastLiveness", api_time(api_now_ms()),
-                        "deleteRequestedAt", "status", "state", "Connected", "conditions"));
+    queue_change(r, DB_PROJECT, 1);
+}
+
+void api_h_project_patch(struct api_req *r)
+{
+    queue_change(r, DB_PROJECT, 2);
 }

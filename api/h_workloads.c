@@ -284,10 +284,10 @@ static int project_in(struct api_req *r, json_t *o, struct db_workload *w)
         snprintf(w->department_id, sizeof(w->department_id), "%s", q->parent_id);
         snprintf(w->department_name, sizeof(w->department_name), "%s", q->parent_name);
         ok = 0;
-    } else if (rc == DB_OK || !api_can(&r->who, API_WL_WRITE, "", "")) {
+    } else if (rc == DB_OK && q->kind == DB_PROJECT) {
         api_error(r, 403, "Forbidden", "the caller may not submit to this project");
-    } else if (rc == DB_ENOTFOUND || q->kind != DB_PROJECT) {
-        api_error(r, 400, "Bad request", "projectId names no project");
+    } else if (rc == DB_OK || rc == DB_ENOTFOUND) {
+        api_error(r, 404, "Not found", "projectId names no project");
     } else {
         api_db_error(r, rc, "cannot read the project");
     }
@@ -322,22 +322,30 @@ static int spec_in(struct api_req *r, json_t *o, struct db_workload *w)
     return 0;
 }
 
-static json_t *typed_json(const struct db_workload *w)
+/* The typed view (Training1, Workspace1, ...): what create and the typed
+ * GET routes answer. */
+static void typed_write(struct jw *j, const struct db_workload *w)
 {
-    json_t *spec = w->spec ? json_loads(w->spec, 0, NULL) : NULL;
-
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:s, s:o}", "name",
-                     w->name, "requestedName", w->name, "workloadId", w->id, "projectId",
-                     w->project_id, "departmentId", w->department_id, "clusterId",
-                     API_CLUSTER_ID, "createdBy", w->created_by, "createdAt",
-                     api_time(w->created_at), "deletedAt", api_time(w->deleted_at),
-                     "desiredPhase", w->desired_phase, "actualPhase", w->phase, "spec",
-                     spec ? spec : json_object());
+    jw_open(j, '{');
+    jw_str(j, "name", w->name);
+    jw_str(j, "requestedName", w->name);
+    jw_str(j, "workloadId", w->id);
+    jw_str(j, "projectId", w->project_id);
+    jw_str(j, "departmentId", w->department_id);
+    jw_str(j, "clusterId", API_CLUSTER_ID);
+    jw_str(j, "createdBy", w->created_by);
+    jw_time(j, "createdAt", w->created_at);
+    jw_time(j, "deletedAt", w->deleted_at);
+    jw_str(j, "desiredPhase", w->desired_phase);
+    jw_str(j, "actualPhase", w->phase);
+    jw_json(j, "spec", w->spec, "{}");
+    jw_close(j, '}');
 }
 
 static void create(struct api_req *r, int type)
 {
     struct db_workload *w = calloc(1, sizeof(*w));
+    struct jw j = {0};
     json_t *o = NULL;
     int rc;
 
@@ -358,8 +366,9 @@ static void create(struct api_req *r, int type)
         goto out;
     }
     api_metrics_submitted();
-    api_sched_wake(r->app->sched);
-    api_reply(r, 202, typed_json(w));
+    api_sched_touch(r->app->sched, w->seq);
+    typed_write(&j, w);
+    jw_reply(r, 202, &j);
 out:
     json_decref(o);
     db_workloads_free(w, 1);
@@ -406,61 +415,121 @@ static json_t *pools_array(const char *pools)
     return a;
 }
 
-static json_t *requested_json(const struct db_workload *w, int pods)
+static void pools_write(struct jw *j, const char *key, const char *pools)
 {
-    double gpu = w->gpu_portion ? dev(w->gpu_portion) : (double)w->gpu_devices;
+    const char *p = pools;
+    char name[DB_NAME_LEN];
 
-    return json_pack("{s:s, s:{s:f}, s:{s:f}, s:{s:s}}", "gpuRequestType", "portion", "gpu",
-                     "request", gpu * pods, "cpu", "request", dev(w->cpu_milli) * pods,
-                     "cpuMemory", "request", "");
+    jw_key(j, key);
+    jw_open(j, '[');
+    while (p && *p) {
+        const char *c = strchr(p, ',');
+        size_t n = c ? (size_t)(c - p) : strlen(p);
+        if (n >= sizeof(name))
+            n = sizeof(name) - 1;
+        memcpy(name, p, n);
+        name[n] = 0;
+        jw_str(j, NULL, name);
+        p = c ? c + 1 : NULL;
+    }
+    jw_close(j, ']');
 }
 
-static json_t *generic_json(const struct db_workload *w)
+static void requested_write(struct jw *j, const char *key, const struct db_workload *w, int pods)
+{
+    int64_t gpu = w->gpu_portion ? w->gpu_portion : (int64_t)w->gpu_devices * 1000;
+
+    jw_key(j, key);
+    jw_open(j, '{');
+    jw_str(j, "gpuRequestType", "portion");
+    jw_key(j, "gpu");
+    jw_open(j, '{');
+    jw_milli(j, "request", gpu * pods);
+    jw_close(j, '}');
+    jw_key(j, "cpu");
+    jw_open(j, '{');
+    jw_milli(j, "request", w->cpu_milli * pods);
+    jw_close(j, '}');
+    jw_key(j, "cpuMemory");
+    jw_open(j, '{');
+    jw_str(j, "request", "");
+    jw_close(j, '}');
+    jw_close(j, '}');
+}
+
+/* The generic view (GET /api/v1/workloads and /{id}). */
+static void generic_write(struct jw *j, const struct db_workload *w)
 {
     char ns[DB_NAME_LEN + 8], mem[32];
     int running = strcmp(w->phase, "Running") == 0;
-    json_t *o, *spec = w->spec ? json_loads(w->spec, 0, NULL) : NULL;
 
     snprintf(ns, sizeof(ns), "runai-%s", w->project_name);
-    o = json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:s,"
-                  " s:o, s:s, s:o, s:i, s:i, s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:s}",
-                  "id", w->id, "name", w->name, "type", db_type_name(w->type), "tenantId", 1,
-                  "clusterId", API_CLUSTER_ID, "projectId", w->project_id, "projectName",
-                  w->project_name, "departmentId", w->department_id, "departmentName",
-                  w->department_name, "namespace", ns, "createdAt", api_time(w->created_at),
-                  "updatedAt", api_time(w->updated_at), "deletedAt", api_time(w->deleted_at),
-                  "phase", w->phase, "phaseUpdatedAt", api_time(w->phase_updated_at),
-                  "k8sPhase", running ? "Running" : "Pending", "k8sPhaseUpdatedAt",
-                  api_time(w->phase_updated_at), "runningPods", w->running_pods, "priority",
-                  w->priority, "priorityClassName", w->priority_class, "source",
-                  "Control-plane", "category", category(w->type), "phaseMessage",
-                  w->phase_message, "desiredPhase", w->desired_phase, "preemptible",
-                  w->preemptible, "submittedBy", w->created_by, "phaseReason",
-                  w->phase_reason);
-    if (!o) {
-        json_decref(spec);
-        return NULL;
-    }
     snprintf(mem, sizeof(mem), "%lldMi", (long long)w->mem_mib * w->running_pods);
-    json_object_set_new(o, "conditions",
-                        json_pack("[{s:s, s:s, s:s, s:s, s:o}]", "type", "Ready", "status",
-                                  running ? "True" : "False", "reason", w->phase_reason,
-                                  "message", w->phase_message, "lastTransitionTime",
-                                  api_time(w->phase_updated_at)));
-    json_object_set_new(o, "requestedPods", json_pack("{s:i, s:i, s:i}", "number", w->n_pods,
-                                                      "min", w->min_pods, "max", w->n_pods));
-    json_object_set_new(o, "workloadRequestedResources", requested_json(w, w->n_pods));
-    json_object_set_new(o, "podsRequestedResources", requested_json(w, 1));
-    json_object_set_new(o, "allocatedResources",
-                        json_pack("{s:f, s:f, s:s}", "gpu", dev(w->alloc_gpu_milli), "cpu",
-                                  dev(w->cpu_milli) * w->running_pods, "cpuMemory", mem));
-    json_object_set_new(o, "requestedNodePools", pools_array(w->pools));
-    json_object_set_new(o, "images", json_pack("[s]", w->image));
-    json_object_set_new(o, "completedAt", api_time(w->completed_at));
-    json_object_set_new(o, "actionsSupport", json_pack("{s:b, s:b}", "delete", 1, "suspend",
-                                                       w->type != DB_INFERENCE));
-    json_object_set_new(o, "spec", spec ? spec : json_object());
-    return o;
+    jw_open(j, '{');
+    jw_str(j, "id", w->id);
+    jw_str(j, "name", w->name);
+    jw_str(j, "type", db_type_name(w->type));
+    jw_int(j, "tenantId", 1);
+    jw_str(j, "clusterId", API_CLUSTER_ID);
+    jw_str(j, "projectId", w->project_id);
+    jw_str(j, "projectName", w->project_name);
+    jw_str(j, "departmentId", w->department_id);
+    jw_str(j, "departmentName", w->department_name);
+    jw_str(j, "namespace", ns);
+    jw_time(j, "createdAt", w->created_at);
+    jw_time(j, "updatedAt", w->updated_at);
+    jw_time(j, "deletedAt", w->deleted_at);
+    jw_str(j, "phase", w->phase);
+    jw_time(j, "phaseUpdatedAt", w->phase_updated_at);
+    jw_str(j, "k8sPhase", running ? "Running" : "Pending");
+    jw_time(j, "k8sPhaseUpdatedAt", w->phase_updated_at);
+    jw_int(j, "runningPods", w->running_pods);
+    jw_int(j, "priority", w->priority);
+    jw_str(j, "priorityClassName", w->priority_class);
+    jw_str(j, "source", "Control-plane");
+    jw_str(j, "category", category(w->type));
+    jw_str(j, "phaseMessage", w->phase_message);
+    jw_str(j, "desiredPhase", w->desired_phase);
+    jw_bool(j, "preemptible", w->preemptible);
+    jw_str(j, "submittedBy", w->created_by);
+    jw_str(j, "phaseReason", w->phase_reason);
+    jw_key(j, "conditions");
+    jw_open(j, '[');
+    jw_open(j, '{');
+    jw_str(j, "type", "Ready");
+    jw_str(j, "status", running ? "True" : "False");
+    jw_str(j, "reason", w->phase_reason);
+    jw_str(j, "message", w->phase_message);
+    jw_time(j, "lastTransitionTime", w->phase_updated_at);
+    jw_close(j, '}');
+    jw_close(j, ']');
+    jw_key(j, "requestedPods");
+    jw_open(j, '{');
+    jw_int(j, "number", w->n_pods);
+    jw_int(j, "min", w->min_pods);
+    jw_int(j, "max", w->n_pods);
+    jw_close(j, '}');
+    requested_write(j, "workloadRequestedResources", w, w->n_pods);
+    requested_write(j, "podsRequestedResources", w, 1);
+    jw_key(j, "allocatedResources");
+    jw_open(j, '{');
+    jw_milli(j, "gpu", w->alloc_gpu_milli);
+    jw_milli(j, "cpu", w->cpu_milli * w->running_pods);
+    jw_str(j, "cpuMemory", mem);
+    jw_close(j, '}');
+    pools_write(j, "requestedNodePools", w->pools);
+    jw_key(j, "images");
+    jw_open(j, '[');
+    jw_str(j, NULL, w->image);
+    jw_close(j, ']');
+    jw_time(j, "completedAt", w->completed_at);
+    jw_key(j, "actionsSupport");
+    jw_open(j, '{');
+    jw_bool(j, "delete", 1);
+    jw_bool(j, "suspend", w->type != DB_INFERENCE);
+    jw_close(j, '}');
+    jw_json(j, "spec", w->spec, "{}");
+    jw_close(j, '}');
 }
 
 /* ---- list and count ---- */
@@ -550,9 +619,9 @@ void api_h_wl_list(struct api_req *r)
 {
     struct db_wl_query q;
     struct db_workload *ws = NULL;
+    struct jw j = {0};
     int64_t *seqs = NULL;
     int n = 0, i, rc;
-    json_t *a, *o;
 
     if (query_in(r, &q) || scope_in(r, &q, &seqs))
         goto out;
@@ -564,13 +633,16 @@ void api_h_wl_list(struct api_req *r)
                                             : "cannot list");
         goto out;
     }
-    a = json_array();
+    jw_open(&j, '{');
+    jw_key(&j, "workloads");
+    jw_open(&j, '[');
     for (i = 0; i < n && i < q.limit; i++)
-        json_array_append_new(a, generic_json(&ws[i]));
-    o = json_pack("{s:o}", "workloads", a);
-    if (o && n > q.limit)
-        json_object_set_new(o, "next", json_integer(q.offset + q.limit));
-    api_reply(r, 200, o);
+        generic_write(&j, &ws[i]);
+    jw_close(&j, ']');
+    if (n > q.limit)
+        jw_int(&j, "next", (int64_t)q.offset + q.limit);
+    jw_close(&j, '}');
+    jw_reply(r, 200, &j);
 out:
     db_workloads_free(ws, n);
     free(seqs);
@@ -635,9 +707,15 @@ static int load(struct api_req *r, unsigned perm, struct db_workload *w)
 void api_h_wl_get(struct api_req *r)
 {
     struct db_workload w;
+    struct jw j = {0};
 
-    if (load(r, API_WL_READ, &w) == 0)
-        api_reply(r, 200, path_type(r->path) >= 0 ? typed_json(&w) : generic_json(&w));
+    if (load(r, API_WL_READ, &w) == 0) {
+        if (path_type(r->path) >= 0)
+            typed_write(&j, &w);
+        else
+            generic_write(&j, &w);
+        jw_reply(r, 200, &j);
+    }
     db_workload_clear(&w);
 }
 
@@ -659,11 +737,126 @@ static void act(struct api_req *r, int action, const char *done)
                                                : "cannot change the workload");
         goto out;
     }
-    api_sched_wake(r->app->sched);
+    api_sched_touch(r->app->sched, w.seq);
     snprintf(msg, sizeof(msg), "workload %s %s", w.name, done);
     api_reply(r, 202, json_pack("{s:i, s:s}", "code", 202, "message", msg));
 out:
     db_workload_clear(&w);
+}
+
+/* ---- batch ---- */
+
+#define BATCH_MAX 500
+
+struct batch {
+    int action;
+    json_t *ids;
+    int64_t seqs[BATCH_MAX];
+    int idx[BATCH_MAX];        /* index into ids of each seq */
+    int rcs[BATCH_MAX];
+    int n;
+};
+
+static void batch_fail(json_t *failed, const char *id, int code, const char *message)
+{
+    json_array_append_new(failed, json_pack("{s:s, s:i, s:s}", "id", id, "code", code, "message",
+                                            message));
+}
+
+/* Checks one id as the single-workload routes would; adds it to b or to
+ * failed. */
+static void batch_one(struct api_req *r, struct batch *b, int i, json_t *failed)
+{
+    const char *id = json_string_value(json_array_get(b->ids, (size_t)i));
+    struct db_workload w;
+    int rc = db_workload_get(r->app->db, id, &w);
+
+    if (rc == DB_OK && (w.deleted_at || !api_can(&r->who, API_WL_READ, w.project_id,
+                                                  w.department_id)))
+        rc = DB_ENOTFOUND;
+    if (rc != DB_OK)
+        batch_fail(failed, id, rc == DB_ENOTFOUND ? 404 : 500, "no such workload");
+    else if (!api_can(&r->who, API_WL_WRITE, w.project_id, w.department_id))
+        batch_fail(failed, id, 403, "the caller may not change workloads of this project");
+    else if (b->action != DB_WL_DELETE && w.type == DB_INFERENCE)
+        batch_fail(failed, id, 400, "inference workloads cannot be suspended or resumed");
+    else {
+        b->seqs[b->n] = w.seq;
+        b->idx[b->n++] = i;
+    }
+    db_workload_clear(&w);
+}
+
+static int batch_in(struct api_req *r, json_t *o, struct batch *b)
+{
+    static const char *const fields[] = {"ids", "action", NULL};
+    static const char *const actions[] = {"delete", "suspend", "resume"};
+    char action[16] = "";
+    size_t i;
+
+    if (api_json_allow(r, o, fields, NULL) ||
+        api_json_str(r, o, "action", action, sizeof(action), 1))
+        return -1;
+    for (b->action = 0; b->action < 3 && strcmp(action, actions[b->action]); b->action++)
+        ;
+    b->ids = json_object_get(o, "ids");
+    if (b->action == 3) {
+        api_error(r, 400, "Bad request", "field 'action': delete, suspend or resume");
+        return -1;
+    }
+    if (!json_is_array(b->ids) || json_array_size(b->ids) == 0 ||
+        json_array_size(b->ids) > BATCH_MAX) {
+        api_error(r, 400, "Bad request", "field 'ids': an array of 1 to 500 workload ids");
+        return -1;
+    }
+    for (i = 0; i < json_array_size(b->ids); i++)
+        if (!json_is_string(json_array_get(b->ids, i)) ||
+            json_string_length(json_array_get(b->ids, i)) >= DB_NAME_LEN) {
+            api_error(r, 400, "Bad request", "field 'ids': workload ids are strings");
+            return -1;
+        }
+    return 0;
+}
+
+void api_h_wl_batch(struct api_req *r)
+{
+    struct batch *b = calloc(1, sizeof(*b));
+    json_t *o = NULL, *ok, *failed;
+    char id[DB_ID_LEN];
+    int i;
+
+    if (!b) {
+        api_error(r, 500, "Internal error", "out of memory");
+        return;
+    }
+    o = api_body_object(r);
+    if (!o || batch_in(r, o, b) != 0)
+        goto out;
+    ok = json_array();
+    failed = json_array();
+    for (i = 0; i < (int)json_array_size(b->ids); i++)
+        batch_one(r, b, i, failed);
+    if (b->n > 0)
+        db_workload_act_many(r->app->db, b->seqs, b->n, b->action, r->who.user.login,
+                             api_now_ms(), b->rcs);
+    for (i = 0; i < b->n; i++) {
+        const char *wid = json_string_value(json_array_get(b->ids, (size_t)b->idx[i]));
+        if (b->rcs[i] == DB_OK) {
+            json_array_append_new(ok, json_string(wid));
+            api_sched_touch(r->app->sched, b->seqs[i]);
+        } else {
+            batch_fail(failed, wid, b->rcs[i] == DB_ECONFLICT ? 409
+                                    : b->rcs[i] == DB_ENOTFOUND ? 404 : 500,
+                       b->rcs[i] == DB_ECONFLICT ? "the workload is not suspended"
+                                                 : db_strerror(b->rcs[i]));
+        }
+    }
+    if (api_random_text(id, sizeof(id), 16) != 0)
+        snprintf(id, sizeof(id), "batch");
+    api_reply(r, 202, json_pack("{s:s, s:o, s:o}", "id", id, "succeeded", ok, "failed", failed));
+out:
+    json_decref(o);
+    free(b);
 }
 
 void api_h_wl_delete(struct api_req *r)

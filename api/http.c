@@ -3,12 +3,15 @@
  * dispatcher every request goes through.
  *
  * A request's path through dispatch():
- *   Step 1: match the route table (404 no path, 405 wrong method);
+ *   Step 1: match the route table (404 no path, 405 wrong method); a GET
+ *           outside /api/ that no route matches is a dashboard file
+ *           (static.c);
  *   Step 2: the client's token bucket (429 with Retry-After);
  *   Step 3: read the body, at most API_BODY_MAX bytes (413, connection
  *           closed, the rest never read);
  *   Step 4: unless the route is public, the bearer token (401) and the
- *           route's right on some scope (403);
+ *           route's right on some scope (403); agent routes take an agent
+ *           token instead (h_agent.c);
  *   Step 5: the handler, which checks the object it touches;
  *   Step 6: free what the request owned; count it in the metrics.
  *
@@ -30,24 +33,44 @@
 const struct api_route api_routes[] = {
     {"GET", "/", api_h_dashboard, API_PUBLIC},
     {"GET", "/healthz", api_h_healthz, API_PUBLIC},
+    {"GET", "/readyz", api_h_readyz, API_PUBLIC},
     {"GET", "/metrics", api_h_metrics, API_PUBLIC},
     {"POST", "/api/v1/token", api_h_token_v1, API_PUBLIC},
     {"POST", "/api/v2/token", api_h_token_v2, API_PUBLIC},
     {"GET", "/api/v1/clusters", api_h_clusters, API_AUTH},
     {"GET", "/api/v1/nodes", api_h_nodes, API_AUTH},
+    {"GET", "/api/v1/nodes/count", api_h_nodes_count, API_AUTH},
     {"GET", "/api/v1/node-pools", api_h_pools_list, API_AUTH},
     {"POST", "/api/v1/node-pools", api_h_pools_create, API_NODE_WRITE},
+    {"GET", "/api/v1/node-pools/count", api_h_pools_count, API_AUTH},
+    {"GET", "/api/v1/node-pools/{id}", api_h_pool_get, API_AUTH},
+    {"PUT", "/api/v1/node-pools/{id}", api_h_pool_put, API_NODE_WRITE},
+    {"PATCH", "/api/v1/node-pools/{id}", api_h_pool_patch, API_NODE_WRITE},
+    {"DELETE", "/api/v1/node-pools/{id}", api_h_pool_delete, API_NODE_WRITE},
     {"GET", "/api/v1/org-unit/departments", api_h_departments_list, API_ORG_READ},
     {"POST", "/api/v1/org-unit/departments", api_h_departments_create, API_ORG_WRITE},
+    {"GET", "/api/v1/org-unit/departments/count", api_h_departments_count, API_ORG_READ},
     {"GET", "/api/v1/org-unit/departments/{id}", api_h_department_get, API_ORG_READ},
+    {"PUT", "/api/v1/org-unit/departments/{id}", api_h_department_put, API_ORG_WRITE},
+    {"PATCH", "/api/v1/org-unit/departments/{id}", api_h_department_patch, API_ORG_WRITE},
     {"DELETE", "/api/v1/org-unit/departments/{id}", api_h_department_delete, API_ORG_WRITE},
     {"PUT", "/api/v1/org-unit/departments/{id}/resources", api_h_department_resources,
      API_ORG_WRITE},
+    {"PATCH", "/api/v1/org-unit/departments/{id}/resources", api_h_department_resources_patch,
+     API_ORG_WRITE},
+    {"GET", "/api/v1/org-unit/departments/{id}/metrics", api_h_department_metrics,
+     API_ORG_READ},
     {"GET", "/api/v1/org-unit/projects", api_h_projects_list, API_ORG_READ},
     {"POST", "/api/v1/org-unit/projects", api_h_projects_create, API_ORG_WRITE},
+    {"GET", "/api/v1/org-unit/projects/count", api_h_projects_count, API_ORG_READ},
     {"GET", "/api/v1/org-unit/projects/{id}", api_h_project_get, API_ORG_READ},
+    {"PUT", "/api/v1/org-unit/projects/{id}", api_h_project_put, API_ORG_WRITE},
+    {"PATCH", "/api/v1/org-unit/projects/{id}", api_h_project_patch, API_ORG_WRITE},
     {"DELETE", "/api/v1/org-unit/projects/{id}", api_h_project_delete, API_ORG_WRITE},
     {"PUT", "/api/v1/org-unit/projects/{id}/resources", api_h_project_resources, API_ORG_WRITE},
+    {"PATCH", "/api/v1/org-unit/projects/{id}/resources", api_h_project_resources_patch,
+     API_ORG_WRITE},
+    {"GET", "/api/v1/org-unit/projects/{id}/metrics", api_h_project_metrics, API_ORG_READ},
     {"GET", "/api/v1/users", api_h_users_list, API_IAM},
     {"POST", "/api/v1/users", api_h_users_create, API_IAM},
     {"DELETE", "/api/v1/users/{id}", api_h_user_delete, API_IAM},
@@ -66,6 +89,7 @@ const struct api_route api_routes[] = {
     {"POST", "/api/v1/workloads/workspaces", api_h_wl_create_workspace, API_WL_WRITE},
     {"POST", "/api/v1/workloads/distributed", api_h_wl_create_distributed, API_WL_WRITE},
     {"POST", "/api/v1/workloads/inferences", api_h_wl_create_inference, API_WL_WRITE},
+    {"POST", "/api/v1/workloads/batch", api_h_wl_batch, API_WL_WRITE},
     {"GET", "/api/v1/workloads/trainings/{id}", api_h_wl_get, API_WL_READ},
     {"GET", "/api/v1/workloads/workspaces/{id}", api_h_wl_get, API_WL_READ},
     {"GET", "/api/v1/workloads/distributed/{id}", api_h_wl_get, API_WL_READ},
@@ -88,6 +112,14 @@ const struct api_route api_routes[] = {
     {"POST", "/api/v1/workloads/{id}/resume", api_h_wl_resume, API_WL_WRITE},
     {"GET", "/api/v1/workloads/{id}/events", api_h_wl_events, API_WL_READ},
     {"GET", "/api/v1/workloads/{id}/pods", api_h_wl_pods, API_WL_READ},
+    {"GET", "/api/v1/workloads/{id}/logs", api_h_wl_logs, API_WL_READ},
+    {"POST", "/api/v1/agent/tokens", api_h_agent_tokens_create, API_NODE_WRITE},
+    {"GET", "/api/v1/agent/tokens", api_h_agent_tokens_list, API_NODE_WRITE},
+    {"DELETE", "/api/v1/agent/tokens/{id}", api_h_agent_token_revoke, API_NODE_WRITE},
+    {"GET", "/api/v1/agent/nodes", api_h_agent_nodes, API_AUTH},
+    {"POST", "/api/v1/agent/register", api_h_agent_register, API_AGENT},
+    {"POST", "/api/v1/agent/heartbeat", api_h_agent_heartbeat, API_AGENT},
+    {"POST", "/api/v1/agent/pods/{uid}/logs", api_h_agent_logs_append, API_AGENT},
 };
 const int api_n_routes = (int)(sizeof(api_routes) / sizeof(api_routes[0]));
 
@@ -149,6 +181,12 @@ void api_reply_text(struct api_req *r, int status, const char *type, const char 
                     size_t len)
 {
     send_raw(r, status, type, text, len, NULL);
+}
+
+void api_reply_with(struct api_req *r, int status, const char *type, const char *body,
+                    size_t len, const char *extra)
+{
+    send_raw(r, status, type, body, len, extra);
 }
 
 void api_reply(struct api_req *r, int status, json_t *body)
@@ -387,21 +425,27 @@ static int load_principal(struct api_req *r, int64_t uid, int64_t tv)
     return rc == DB_OK ? 0 : -1;
 }
 
+/* A cached principal, else a verified token and the database (pcache.c). */
 static int authenticate(struct api_req *r)
 {
     const char *h = mg_get_header(r->conn, "Authorization");
-    int64_t uid, tv;
+    int64_t now_s = api_now_ms() / 1000;
+    struct api_token_info info;
+    uint64_t gen;
 
     if (!h || strncasecmp(h, "Bearer ", 7) != 0 || strlen(h + 7) > API_TOKEN_MAX) {
         api_error(r, 401, "Unauthorized", "a bearer token is required");
         return -1;
     }
-    if (api_token_verify(&r->app->key, h + 7, API_TOKEN_ACCESS, api_now_ms() / 1000, &uid,
-                         &tv) != 0 ||
-        load_principal(r, uid, tv) != 0) {
+    if (api_pcache_get(r->app->pc, h + 7, now_s, &r->who) == 0)
+        return 0;
+    gen = api_pcache_generation(r->app->pc);
+    if (api_token_check(&r->app->key, h + 7, API_TOKEN_ACCESS, now_s, &info) != 0 ||
+        load_principal(r, info.user_id, info.token_version) != 0) {
         api_error(r, 401, "Unauthorized", "the token is invalid or expired");
         return -1;
     }
+    api_pcache_put(r->app->pc, h + 7, info.exp_s, info.nbf_s, gen, &r->who);
     return 0;
 }
 
@@ -424,6 +468,11 @@ static void serve(struct api_req *r, const struct mg_request_info *ri)
 
     /* Step 1 */
     rt = find_route(r, &known);
+    if (!rt && !known && api_static_wants(r)) {
+        if (rate_ok(r, 1))
+            api_static_serve(r);
+        return;
+    }
     if (!rt) {
         api_error(r, known ? 405 : 404, known ? "Method not allowed" : "Not found", r->path);
         return;
@@ -437,7 +486,10 @@ static void serve(struct api_req *r, const struct mg_request_info *ri)
         read_body(r, ri->content_length) != 0)
         return;
     /* Step 4 */
-    if (rt->perm != API_PUBLIC) {
+    if (rt->perm == API_AGENT) {
+        if (api_agent_authenticate(r) != 0)
+            return;
+    } else if (rt->perm != API_PUBLIC) {
         if (authenticate(r) != 0)
             return;
         if ((rt->perm & ~(unsigned)API_AUTH) && !api_can_any(&r->who, rt->perm)) {
@@ -517,6 +569,7 @@ int api_http_start(struct api_app *app)
 
 void api_http_stop(struct api_app *app)
 {
+    api_logs_stop();
     if (app->mg)
         mg_stop(app->mg); /* returns when in-flight requests have finished */
     app->mg = NULL;

@@ -10,7 +10,8 @@
  *           database the admin user (password from ALLOT_ADMIN_PASSWORD
  *           or random, printed once) with a System administrator rule;
  *           the simulated nodes;
- *   Step 5: the scheduler thread, then the HTTP server.
+ *   Step 5: the dashboard's files, the scheduler thread, then the HTTP
+ *           server.
  * Stop (SIGINT/SIGTERM): stop accepting and finish in-flight requests
  * (mg_stop), let the scheduler finish its cycle, close the database.
  */
@@ -103,37 +104,46 @@ static int bootstrap_admin(struct db *db)
     return rc;
 }
 
+/* The simulated machines of one --simulate-nodes spec, in one transaction. */
+static int simulate_spec(struct db *db, const struct api_sim_spec *sp, int *counter)
+{
+    struct db_pool pool;
+    struct db_node *nodes;
+    int i, rc = ensure_pool(db, sp->pool, &pool);
+
+    if (rc != DB_OK)
+        return rc;
+    nodes = calloc((size_t)sp->machines + 1, sizeof(*nodes));
+    if (!nodes)
+        return DB_ENOMEM;
+    for (i = 0; i < sp->machines; i++) {
+        struct db_node *n = &nodes[i];
+        (*counter)++;
+        if (strcmp(sp->pool, "default") == 0)
+            snprintf(n->name, sizeof(n->name), "node-%d", *counter);
+        else
+            snprintf(n->name, sizeof(n->name), "%.60s-node-%d", sp->pool, i + 1);
+        n->pool_seq = pool.seq;
+        n->n_gpus = sp->gpus;
+        snprintf(n->gpu_type, sizeof(n->gpu_type), "simulated");
+        snprintf(n->node_type, sizeof(n->node_type), "%s", sp->node_type);
+        n->cpu_milli = -1;
+        n->mem_mib = -1;
+        n->ready = 1;
+        n->simulated = 1;
+    }
+    rc = db_node_upsert_many(db, nodes, sp->machines);
+    free(nodes);
+    return rc;
+}
+
 static int simulate_nodes(struct db *db, const struct api_config *cfg)
 {
-    int s, i, rc, counter = 0;
+    int s, rc = DB_OK, counter = 0;
 
-    for (s = 0; s < cfg->n_sims; s++) {
-        const struct api_sim_spec *sp = &cfg->sims[s];
-        struct db_pool pool;
-        rc = ensure_pool(db, sp->pool, &pool);
-        if (rc != DB_OK)
-            return rc;
-        for (i = 0; i < sp->machines; i++) {
-            struct db_node n;
-            memset(&n, 0, sizeof(n));
-            counter++;
-            if (strcmp(sp->pool, "default") == 0)
-                snprintf(n.name, sizeof(n.name), "node-%d", counter);
-            else
-                snprintf(n.name, sizeof(n.name), "%.60s-node-%d", sp->pool, i + 1);
-            n.pool_seq = pool.seq;
-            n.n_gpus = sp->gpus;
-            snprintf(n.gpu_type, sizeof(n.gpu_type), "simulated");
-            n.cpu_milli = -1;
-            n.mem_mib = -1;
-            n.ready = 1;
-            n.simulated = 1;
-            rc = db_node_upsert(db, &n);
-            if (rc != DB_OK)
-                return rc;
-        }
-    }
-    return DB_OK;
+    for (s = 0; rc == DB_OK && s < cfg->n_sims; s++)
+        rc = simulate_spec(db, &cfg->sims[s], &counter);
+    return rc;
 }
 
 static int bootstrap(struct api_app *app)
@@ -191,6 +201,7 @@ static int wait_for_signal(const sigset_t *set)
 int main(int argc, char **argv)
 {
     struct api_app *app = calloc(1, sizeof(*app));
+    struct api_sched_opts opts;
     sigset_t set;
     int rc, status = 1;
 
@@ -221,8 +232,13 @@ int main(int argc, char **argv)
     if (bootstrap(app) != DB_OK)
         goto out;
     /* Step 5 */
+    if (api_static_init(&app->cfg, app->web_root, sizeof(app->web_root)) != 0)
+        goto out;
     app->rl = api_ratelimit_new(app->cfg.rate_limit);
-    if (!app->rl || api_sched_start(app->db, app->cfg.schedule_period_ms, &app->sched) != 0)
+    app->pc = api_pcache_new();
+    opts.period_ms = app->cfg.schedule_period_ms;
+    opts.sample_period_ms = app->cfg.sample_period_ms;
+    if (!app->rl || api_sched_start(app->db, &opts, &app->sched) != 0)
         goto out;
     if (api_http_start(app) != 0)
         goto out;
@@ -239,6 +255,7 @@ out:
     api_sched_stop(app->sched);
     db_close(app->db);
     api_ratelimit_free(app->rl);
+    api_pcache_free(app->pc);
     memset(&app->key, 0, sizeof(app->key));
     free(app);
     return status;

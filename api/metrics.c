@@ -1,12 +1,19 @@
 /*
  * metrics.c: Prometheus counters of the server and the handlers of
- * /metrics, /healthz and the placeholder dashboard at /.
+ * /metrics, /healthz and /readyz.
+ *
+ * /metrics holds, besides the HTTP and storage counters: per queue and
+ * node pool the deserved, fair-share, allocated and requested GPUs of the
+ * last cycle (kai_queue_*, labels queue_name and nodepool; -1 is
+ * unlimited), live workloads by phase, the cycle duration histogram and
+ * evictions by reason.
  *
  * Invariant: counters only grow and are updated with atomics, so a
  * scrape never blocks a request.
  */
 #include "api.h"
 
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,25 +41,136 @@ struct text {
     size_t n, cap;
 };
 
-static void add(struct text *t, const char *fmt, long long a, long long b)
+static void put(struct text *t, const char *line, size_t n)
 {
-    char line[256];
-    int n = snprintf(line, sizeof(line), fmt, a, b);
-
-    if (n <= 0 || !t->s)
+    if (n == 0 || !t->s)
         return;
-    if (t->n + (size_t)n + 1 > t->cap) {
-        char *p = realloc(t->s, t->cap * 2 + (size_t)n);
+    if (t->n + n + 1 > t->cap) {
+        char *p = realloc(t->s, t->cap * 2 + n);
         if (!p) {
             free(t->s);
             t->s = NULL;
             return;
         }
         t->s = p;
-        t->cap = t->cap * 2 + (size_t)n;
+        t->cap = t->cap * 2 + n;
     }
-    memcpy(t->s + t->n, line, (size_t)n + 1);
-    t->n += (size_t)n;
+    memcpy(t->s + t->n, line, n + 1);
+    t->n += n;
+}
+
+static void add(struct text *t, const char *fmt, long long a, long long b)
+{
+    char line[256];
+    int n = snprintf(line, sizeof(line), fmt, a, b);
+
+    if (n > 0 && (size_t)n < sizeof(line))
+        put(t, line, (size_t)n);
+}
+
+static void addf(struct text *t, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (n > 0 && (size_t)n < sizeof(line))
+        put(t, line, (size_t)n);
+}
+
+/* A label value with \, " and newlines escaped. */
+static void label(char *out, size_t len, const char *s)
+{
+    size_t o = 0;
+
+    for (; *s && o + 3 < len; s++) {
+        if (*s == '\\' || *s == '"' || *s == '\n') {
+            out[o++] = '\\';
+            out[o++] = *s == '\n' ? 'n' : *s;
+        } else {
+            out[o++] = *s;
+        }
+    }
+    out[o] = 0;
+}
+
+static void gpus(char *out, size_t len, int64_t milli)
+{
+    if (milli < 0)
+        snprintf(out, len, "-1");
+    else
+        snprintf(out, len, "%lld.%03lld", (long long)(milli / 1000), (long long)(milli % 1000));
+}
+
+static void queue_gauges(struct api_req *r, struct text *t)
+{
+    static const char *const names[] = {"kai_queue_deserved_gpus", "kai_queue_fair_share_gpu",
+                                        "kai_queue_allocated_gpus", "allot_queue_requested_gpus"};
+    struct api_share *sh = NULL;
+    char q[2 * DB_NAME_LEN], p[2 * DB_NAME_LEN], v[48];
+    int n = 0, i, k;
+
+    if (api_sched_shares(r->app->sched, &sh, &n) != 0)
+        return;
+    for (k = 0; k < 4; k++) {
+        addf(t, "# TYPE %s gauge\n", names[k]);
+        for (i = 0; i < n; i++) {
+            const int64_t *x = k == 0 ? sh[i].deserved : k == 1 ? sh[i].fair
+                             : k == 2 ? sh[i].allocated : sh[i].requested;
+            label(q, sizeof(q), sh[i].queue);
+            label(p, sizeof(p), sh[i].pool);
+            gpus(v, sizeof(v), x[0]);
+            addf(t, "%s{queue_name=\"%s\",nodepool=\"%s\",kind=\"%s\"} %s\n", names[k], q, p,
+                 sh[i].kind == DB_PROJECT ? "project" : "department", v);
+        }
+    }
+    free(sh);
+}
+
+static void phase_gauges(struct api_req *r, struct text *t)
+{
+    static const char *const phases[] = {"Pending", "Running", "Stopped", "Completed", "Failed"};
+    struct db_wl_query q;
+    int64_t n;
+    size_t i;
+
+    addf(t, "# TYPE allot_workloads gauge\n");
+    for (i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+        memset(&q, 0, sizeof(q));
+        q.n_filters = 1;
+        snprintf(q.filters[0].field, sizeof(q.filters[0].field), "phase");
+        snprintf(q.filters[0].op, sizeof(q.filters[0].op), "==");
+        snprintf(q.filters[0].value, sizeof(q.filters[0].value), "%s", phases[i]);
+        if (db_workload_count(r->app->db, &q, &n) == DB_OK)
+            addf(t, "allot_workloads{phase=\"%s\"} %lld\n", phases[i], (long long)n);
+    }
+}
+
+static void cycle_gauges(const struct api_sched_stats *st, struct text *t)
+{
+    int64_t cum = 0;
+    int i;
+
+    addf(t, "# TYPE allot_sched_cycle_duration_seconds histogram\n");
+    for (i = 0; i < API_HIST_BUCKETS - 1; i++) {
+        cum += st->hist[i];
+        addf(t, "allot_sched_cycle_duration_seconds_bucket{le=\"%g\"} %lld\n",
+             api_hist_bounds[i], (long long)cum);
+    }
+    cum += st->hist[API_HIST_BUCKETS - 1];
+    addf(t, "allot_sched_cycle_duration_seconds_bucket{le=\"+Inf\"} %lld\n", (long long)cum);
+    addf(t, "allot_sched_cycle_duration_seconds_sum %lld.%06lld\n",
+         (long long)(st->cycle_us_total / 1000000), (long long)(st->cycle_us_total % 1000000));
+    addf(t, "allot_sched_cycle_duration_seconds_count %lld\n", (long long)st->cycles);
+    addf(t, "# TYPE allot_evictions_total counter\n");
+    for (i = 0; i < 3; i++)
+        addf(t, "allot_evictions_total{reason=\"%s\"} %lld\n", api_eviction_reasons[i],
+             (long long)st->evictions[i]);
+    addf(t, "# TYPE allot_sched_store_failures_total counter\n"
+            "allot_sched_store_failures_total %lld\n", (long long)st->failures);
 }
 
 static void gpu_gauges(struct api_req *r, struct text *t)
@@ -112,6 +230,11 @@ void api_metrics_render(struct api_req *r)
         st.last_cycle_us / 1000000, st.last_cycle_us % 1000000);
     add(&t, "# TYPE allot_sched_pending_workloads gauge\nallot_sched_pending_workloads %lld\n",
         st.pending, 0);
+    add(&t, "# TYPE allot_sched_running_workloads gauge\nallot_sched_running_workloads %lld\n",
+        st.running, 0);
+    cycle_gauges(&st, &t);
+    queue_gauges(r, &t);
+    phase_gauges(r, &t);
     gpu_gauges(r, &t);
     if (!t.s) {
         api_error(r, 500, "Internal error", "out of memory");
@@ -126,22 +249,23 @@ void api_h_metrics(struct api_req *r)
     api_metrics_render(r);
 }
 
+/* Ready: the database answers and the scheduler has completed a cycle
+ * on the state it loaded. */
+void api_h_readyz(struct api_req *r)
+{
+    int64_t n;
+    int db_ok = db_user_count(r->app->db, &n) == DB_OK;
+    int sched_ok = api_sched_ready(r->app->sched);
+
+    api_reply(r, db_ok && sched_ok ? 200 : 503,
+              json_pack("{s:s, s:b, s:b}", "status", db_ok && sched_ok ? "ready" : "not ready",
+                        "database", db_ok, "scheduler", sched_ok));
+}
+
 void api_h_healthz(struct api_req *r)
 {
     int64_t n;
     int ok = db_user_count(r->app->db, &n) == DB_OK;
 
     api_reply(r, ok ? 200 : 503, json_pack("{s:s}", "status", ok ? "ok" : "storage failure"));
-}
-
-void api_h_dashboard(struct api_req *r)
-{
-    static const char page[] =
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>allot</title></head>"
-        "<body><h1>allot</h1><p>The scheduler is running. The API lives under "
-        "<code>/api/v1</code>; get a token with <code>POST /api/v1/token</code>.</p>"
-        "<p>Health: <a href=\"/healthz\">/healthz</a>, metrics: "
-        "<a href=\"/metrics\">/metrics</a>.</p></body></html>";
-
-    api_reply_text(r, 200, "text/html; charset=utf-8", page, sizeof(page) - 1);
 }

@@ -1,29 +1,40 @@
 /*
- * sched_loop.c: the scheduler thread: snapshot, cycle, apply, persist.
+ * sched_loop.c: the scheduler thread: refresh the in-memory state, run a
+ * cycle, persist its decisions, publish shares and counters, and record
+ * allocation samples.
  *
  * One cycle (run_cycle):
- *   Step 1: db_snapshot_load(): pools, nodes, queues and the live Pending
- *           and Running workloads, from one read transaction;
- *   Step 2: translate it into a struct sched_state (indices instead of
- *           seqs; times 0 become SCHED_NO_TIME);
- *   Step 3: sched_cycle() decides;
- *   Step 4: apply every decision in order with sched_apply_decision() to
- *           our copy of the workloads, then the stale-gang times;
- *   Step 5: turn every workload that changed (pods, phase, pending reason,
- *           stale time) into a db_wl_update, plus events, and write them
- *           all with db_cycle_apply() in one savepoint;
- *   Step 6: publish fair shares and counters for the API.
- * The thread runs a cycle every period, or at once when woken (a
- * submission, deletion, suspension, resumption or quota change), and
- * repeats while a cycle decides something (at most MAX_PASSES times).
+ *   Step 1: bring the model (sched_model.c) up to date: everything on the
+ *           first cycle or after a failed write; the topology when told
+ *           it changed; the workloads named by api_sched_touch();
+ *   Step 2: sched_cycle() decides on the model's state;
+ *   Step 3: apply every decision in order with sched_apply_decision() to
+ *           the model's workloads, then the stale-gang times;
+ *   Step 4: turn every workload that changed (pods, phase, pending reason
+ *           or message, stale time) into a db_wl_update, plus events, and
+ *           write them all with db_cycle_apply() in one savepoint;
+ *   Step 5: publish fair shares and counters for the API;
+ *   Step 6: every sample period, record per queue and pool what is
+ *           allocated and deserved, and reload the usage history of
+ *           time-based fairshare.
+ * The thread runs a cycle every period, or when woken (a submission,
+ * deletion, suspension, resumption or org change), and repeats while a
+ * cycle decides something (at most MAX_PASSES times). Woken turns keep a
+ * gap of three times the last turn's length, so a flood of submissions
+ * takes at most a quarter of a core from the HTTP workers and the writer.
  *
- * Nodes are simulated: a bound pod runs at once, so a workload whose
- * pods are all bound is Running in the same cycle.
+ * A pod bound to a simulated node runs at once, so a workload whose pods
+ * are all bound there is Running in the same cycle. A workload with pods
+ * bound to agents' nodes is Initializing until their agents report them
+ * started (h_agent.c, db_agent.h). Before each turn, nodes whose agents
+ * stopped heartbeating are marked lost, and the model is then read again.
  *
  * Invariants:
  *   1. Only this thread (or api_sched_run_once, under the same lock)
  *      places or evicts pods; the API only frees them.
- *   2. A stop request lets the current cycle finish and persist.
+ *   2. The model equals the database after every successful cycle; after
+ *      a failed write it is reloaded whole before the next cycle.
+ *   3. A stop request lets the current cycle finish and persist.
  */
 #include "api.h"
 
@@ -34,465 +45,36 @@
 #include <time.h>
 
 #include "sched.h"
+#include "sched_model.h"
 
 #define MAX_PASSES 16
+#define RETENTION_MS (8LL * 24 * 3600 * 1000)
+
+const double api_hist_bounds[API_HIST_BUCKETS - 1] = {0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                                      0.025, 0.05, 0.1, 0.25, 0.5, 1.0};
+const char *const api_eviction_reasons[3] = {"Reclaimed", "Preempted", "StaleGang"};
 
 struct api_sched {
     struct db *db;
-    int period_ms;
+    struct api_sched_opts o;
     pthread_t th;
     int started;
-    pthread_mutex_t mu;     /* wake, stop, stats, shares */
+    pthread_mutex_t mu;     /* wake, stop, dirty, stats, shares */
     pthread_cond_t cv;
     int wake, stop;
+    int64_t *dirty;         /* workload seqs touched since the last cycle */
+    int n_dirty, cap_dirty;
+    int org_dirty;
     struct api_sched_stats stats;
     struct api_share *shares;
     int n_shares;
-    pthread_mutex_t run_mu; /* one cycle at a time */
+    pthread_mutex_t run_mu; /* one cycle at a time; guards everything below */
     struct sched_arena *arena;
+    struct sched_model m;
+    int loaded;
+    int64_t next_sample_ms;
+    int64_t started_ms;     /* agents' heartbeats count from here at the earliest */
 };
-
-/* The state of one cycle, built from a snapshot; malloc'd arrays. */
-struct build {
-    struct db_snapshot *snap;
-    struct sched_state st;
-    struct sched_pool *pools;
-    struct sched_node *nodes;
-    struct sched_queue *queues;
-    struct sched_quota *quotas;
-    struct sched_workload *wls;
-    struct sched_pod *pods;
-    int *wl_pools;
-    int *snap_of;           /* state workload index -> snapshot index */
-    char *orig_phase;       /* the phase each workload had in the snapshot */
-};
-
-static void build_free(struct build *b)
-{
-    db_snapshot_free(b->snap);
-    free(b->pools);
-    free(b->nodes);
-    free(b->queues);
-    free(b->quotas);
-    free(b->wls);
-    free(b->pods);
-    free(b->wl_pools);
-    free(b->snap_of);
-    free(b->orig_phase);
-    memset(b, 0, sizeof(*b));
-}
-
-/* Index of seq in an array ordered by seq (stride bytes apart); -1. */
-static int find_seq(const void *base, int n, size_t stride, int64_t seq)
-{
-    int lo = 0, hi = n - 1;
-
-    while (lo <= hi) {
-        int mid = lo + (hi - lo) / 2;
-        int64_t s = *(const int64_t *)((const char *)base + (size_t)mid * stride);
-        if (s == seq)
-            return mid;
-        if (s < seq)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return -1;
-}
-
-static int64_t to_time(int64_t ms)
-{
-    return ms ? ms : SCHED_NO_TIME;
-}
-
-static int64_t from_time(int64_t ms)
-{
-    return ms == SCHED_NO_TIME ? 0 : ms;
-}
-
-static void build_topology(struct build *b)
-{
-    struct db_snapshot *s = b->snap;
-    int i;
-
-    for (i = 0; i < s->n_pools; i++) {
-        b->pools[i].name = s->pools[i].name;
-        b->pools[i].gpu_placement = (uint8_t)s->pools[i].gpu_placement;
-        b->pools[i].cpu_placement = (uint8_t)s->pools[i].cpu_placement;
-        b->pools[i].min_guaranteed_runtime_ms = s->pools[i].min_runtime_ms;
-        b->pools[i].tbf_window_ms = 7LL * 24 * 3600 * 1000;
-        b->pools[i].tbf_k_milli = 1000;
-    }
-    for (i = 0; i < s->n_nodes; i++) {
-        const struct db_node *n = &s->nodes[i];
-        b->nodes[i].name = n->name;
-        b->nodes[i].pool = find_seq(s->pools, s->n_pools, sizeof(s->pools[0]), n->pool_seq);
-        b->nodes[i].ready = n->ready;
-        b->nodes[i].n_gpus = n->n_gpus;
-        b->nodes[i].cpu_milli = n->cpu_milli;
-        b->nodes[i].mem_mib = n->mem_mib;
-        b->nodes[i].node_type = NULL;
-    }
-}
-
-/* A queue's quota triples, pool-major; a pool it names no quota for gets
- * deserved 0 (projects) or unlimited (departments); CPU and memory left
- * out are unlimited. */
-static void build_queue(struct build *b, int qi)
-{
-    struct db_snapshot *s = b->snap;
-    const struct db_queue *q = &s->queues[qi];
-    struct sched_quota *qt = &b->quotas[(size_t)qi * (size_t)s->n_pools * SCHED_NRES];
-    int p, r, k;
-
-    for (p = 0; p < s->n_pools; p++)
-        for (r = 0; r < SCHED_NRES; r++) {
-            struct sched_quota *x = &qt[p * SCHED_NRES + r];
-            x->deserved = q->kind == DB_PROJECT && r == SCHED_GPU ? 0 : SCHED_UNLIMITED;
-            x->limit = SCHED_UNLIMITED;
-            x->weight = 1000;
-        }
-    for (k = 0; k < q->n_quotas; k++) {
-        p = find_seq(s->pools, s->n_pools, sizeof(s->pools[0]), q->quotas[k].pool_seq);
-        for (r = 0; p >= 0 && r < SCHED_NRES; r++) {
-            struct sched_quota *x = &qt[p * SCHED_NRES + r];
-            if (!q->quotas[k].has[r])
-                continue;
-            x->deserved = q->quotas[k].deserved[r];
-            x->limit = q->quotas[k].limit[r];
-            x->weight = q->quotas[k].weight[r];
-        }
-    }
-    b->queues[qi].name = q->name;
-    b->queues[qi].parent = q->parent_seq
-        ? find_seq(s->queues, s->n_queues, sizeof(s->queues[0]), q->parent_seq) : -1;
-    b->queues[qi].rank = q->rank;
-    b->queues[qi].quota = s->n_pools ? qt : NULL;
-}
-
-/* Parses a workload's comma-separated pools into indices at out. */
-static int parse_pools(const struct db_snapshot *s, const char *names, int *out)
-{
-    int n = 0, i;
-
-    while (names && *names && n < s->n_pools) {
-        const char *c = strchr(names, ',');
-        size_t len = c ? (size_t)(c - names) : strlen(names);
-        for (i = 0; i < s->n_pools; i++)
-            if (strlen(s->pools[i].name) == len && strncmp(s->pools[i].name, names, len) == 0)
-                out[n++] = i;
-        names = c ? c + 1 : NULL;
-    }
-    return n;
-}
-
-static void build_workload(struct build *b, int si, int wi, struct sched_pod *pods, int *pools)
-{
-    const struct db_snapshot *s = b->snap;
-    const struct db_sched_wl *w = &s->workloads[si];
-    struct sched_workload *x = &b->wls[wi];
-    int k;
-
-    x->name = w->name;
-    x->queue = find_seq(s->queues, s->n_queues, sizeof(s->queues[0]), w->project_seq);
-    x->type = w->type;
-    x->priority = w->priority;
-    x->preemptible = w->preemptible;
-    x->phase = strcmp(w->phase, "Running") == 0 ? SCHED_RUNNING : SCHED_PENDING;
-    x->n_pods = w->n_pods;
-    x->min_pods = w->min_pods;
-    x->gpu_devices = w->gpu_devices;
-    x->gpu_portion = w->gpu_portion;
-    x->cpu_milli = w->cpu_milli;
-    x->mem_mib = w->mem_mib;
-    x->n_pools = parse_pools(s, w->pools, pools);
-    x->pools = x->n_pools ? pools : NULL;
-    x->node_type = w->node_type[0] ? w->node_type : NULL;
-    x->queued_seq = w->queued_seq;
-    x->started_ms = to_time(w->started_ms);
-    x->stale_since_ms = to_time(w->stale_since_ms);
-    x->pods = pods;
-    for (k = 0; k < w->n_pods; k++) {
-        pods[k].node = w->pods[k].node_seq
-            ? find_seq(s->nodes, s->n_nodes, sizeof(s->nodes[0]), w->pods[k].node_seq) : -1;
-        pods[k].devices = pods[k].node >= 0 ? w->pods[k].devices : 0;
-    }
-    b->snap_of[wi] = si;
-    b->orig_phase[wi] = (char)x->phase;
-}
-
-static int build_alloc(struct build *b)
-{
-    struct db_snapshot *s = b->snap;
-    size_t n_pods = 0;
-    int i;
-
-    for (i = 0; i < s->n_workloads; i++)
-        n_pods += (size_t)s->workloads[i].n_pods;
-    b->pools = calloc((size_t)s->n_pools + 1, sizeof(*b->pools));
-    b->nodes = calloc((size_t)s->n_nodes + 1, sizeof(*b->nodes));
-    b->queues = calloc((size_t)s->n_queues + 1, sizeof(*b->queues));
-    b->quotas = calloc((size_t)s->n_queues * (size_t)s->n_pools * SCHED_NRES + 1,
-                       sizeof(*b->quotas));
-    b->wls = calloc((size_t)s->n_workloads + 1, sizeof(*b->wls));
-    b->pods = calloc(n_pods + 1, sizeof(*b->pods));
-    b->wl_pools = calloc((size_t)s->n_workloads * (size_t)s->n_pools + 1, sizeof(int));
-    b->snap_of = calloc((size_t)s->n_workloads + 1, sizeof(int));
-    b->orig_phase = calloc((size_t)s->n_workloads + 1, 1);
-    return b->pools && b->nodes && b->queues && b->quotas && b->wls && b->pods &&
-           b->wl_pools && b->snap_of && b->orig_phase ? 0 : -1;
-}
-
-/* Step 1 and 2 */
-static int build_state(struct api_sched *sc, struct build *b, int64_t now_ms)
-{
-    struct db_snapshot *s;
-    struct sched_pod *pods;
-    int i, n = 0;
-
-    memset(b, 0, sizeof(*b));
-    if (db_snapshot_load(sc->db, &b->snap) != DB_OK)
-        return -1;
-    s = b->snap;
-    if (build_alloc(b) != 0)
-        return -1;
-    build_topology(b);
-    for (i = 0; i < s->n_queues; i++)
-        build_queue(b, i);
-    pods = b->pods;
-    for (i = 0; i < s->n_workloads; i++) {
-        if (find_seq(s->queues, s->n_queues, sizeof(s->queues[0]),
-                     s->workloads[i].project_seq) < 0)
-            continue;
-        build_workload(b, i, n, pods, &b->wl_pools[(size_t)i * (size_t)s->n_pools]);
-        pods += s->workloads[i].n_pods;
-        n++;
-    }
-    b->st.now_ms = now_ms;
-    b->st.pools = b->pools;
-    b->st.n_pools = s->n_pools;
-    b->st.nodes = b->nodes;
-    b->st.n_nodes = s->n_nodes;
-    b->st.queues = b->queues;
-    b->st.n_queues = s->n_queues;
-    b->st.workloads = b->wls;
-    b->st.n_workloads = n;
-    return 0;
-}
-
-/* ---- Step 4 and 5: from decisions to rows ---- */
-
-struct persist {
-    struct db_wl_update *ups;
-    struct db_wl_event *evs;
-    struct db_sched_pod *pods;
-    char (*msgs)[DB_MSG_LEN];   /* one message per event and per pending workload */
-    unsigned char *touched;
-    int n_ups, n_evs, n_msgs;
-};
-
-static void persist_free(struct persist *p)
-{
-    free(p->ups);
-    free(p->evs);
-    free(p->pods);
-    free(p->msgs);
-    free(p->touched);
-}
-
-static const char *evict_reason(int action)
-{
-    switch (action) {
-    case SCHED_ACT_RECLAIM: return "Reclaimed";
-    case SCHED_ACT_PREEMPT: return "Preempted";
-    case SCHED_ACT_STALE_GANG: return "StaleGang";
-    default: return "Evicted";
-    }
-}
-
-static void decision_event(struct build *b, struct persist *p, const struct sched_decision *d)
-{
-    const struct sched_workload *w = &b->wls[d->workload];
-    struct db_wl_event *e = &p->evs[p->n_evs];
-    char *m = p->msgs[p->n_msgs];
-    const char *by = d->by_workload >= 0 ? b->wls[d->by_workload].name : NULL;
-    const char *by_q = d->by_workload >= 0 ? b->queues[b->wls[d->by_workload].queue].name : "";
-
-    if (d->kind == SCHED_BIND)
-        return;
-    if (d->kind == SCHED_EVICT)
-        snprintf(m, DB_MSG_LEN, "%s was evicted by %s%s%s%s%s; it goes back to Pending",
-                 w->name, sched_action_name(d->action), by ? " to make room for " : "",
-                 by ? by : "", by ? " of " : "", by ? by_q : "");
-    else
-        snprintf(m, DB_MSG_LEN, "pod %d of %s moved to %s by %s", d->pod, w->name,
-                 b->nodes[d->node].name, sched_action_name(d->action));
-    e->workload_seq = b->snap->workloads[b->snap_of[d->workload]].seq;
-    e->type = d->kind == SCHED_EVICT ? "Warning" : "Normal";
-    e->reason = d->kind == SCHED_EVICT ? evict_reason(d->action) : "Moved";
-    e->message = m;
-    p->n_evs++;
-    p->n_msgs++;
-}
-
-static void running_event(struct build *b, struct persist *p, int wi)
-{
-    const struct sched_workload *w = &b->wls[wi];
-    struct db_wl_event *e = &p->evs[p->n_evs];
-    char *m = p->msgs[p->n_msgs];
-    size_t used;
-    int k;
-
-    used = (size_t)snprintf(m, DB_MSG_LEN, "%s is running: %d pod%s placed on", w->name,
-                            w->n_pods, w->n_pods == 1 ? "" : "s");
-    for (k = 0; k < w->n_pods && used < DB_MSG_LEN - 1; k++)
-        if (w->pods[k].node >= 0)
-            used += (size_t)snprintf(m + used, DB_MSG_LEN - used, " %s",
-                                     b->nodes[w->pods[k].node].name);
-    e->workload_seq = b->snap->workloads[b->snap_of[wi]].seq;
-    e->type = "Normal";
-    e->reason = "Running";
-    e->message = m;
-    p->n_evs++;
-    p->n_msgs++;
-}
-
-static int persist_alloc(struct build *b, const struct sched_result *res, struct persist *p)
-{
-    int n = b->st.n_workloads, nd = res->n_decisions;
-    size_t n_pods = 0;
-    int i;
-
-    for (i = 0; i < n; i++)
-        n_pods += (size_t)b->wls[i].n_pods;
-    memset(p, 0, sizeof(*p));
-    p->ups = calloc((size_t)n + 1, sizeof(*p->ups));
-    p->evs = calloc((size_t)nd + (size_t)n + 1, sizeof(*p->evs));
-    p->pods = calloc(n_pods + 1, sizeof(*p->pods));
-    p->msgs = calloc((size_t)nd + 2 * (size_t)n + 1, sizeof(*p->msgs));
-    p->touched = calloc((size_t)n + 1, 1);
-    return p->ups && p->evs && p->pods && p->msgs && p->touched ? 0 : -1;
-}
-
-/* Fills the update of workload wi if anything about it changed. */
-static void workload_update(struct build *b, struct persist *p, int wi, const char *reason,
-                            const char *message, struct db_sched_pod *pods)
-{
-    const struct sched_workload *w = &b->wls[wi];
-    const struct db_sched_wl *o = &b->snap->workloads[b->snap_of[wi]];
-    struct db_wl_update *u;
-    int k;
-
-    if (!p->touched[wi] && w->phase == b->orig_phase[wi] && strcmp(reason, o->phase_reason) == 0 &&
-        from_time(w->stale_since_ms) == o->stale_since_ms)
-        return;
-    u = &p->ups[p->n_ups++];
-    u->seq = o->seq;
-    u->version = o->version;
-    u->phase = w->phase == SCHED_RUNNING ? "Running" : "Pending";
-    u->phase_reason = reason;
-    u->phase_message = message;
-    u->started_ms = from_time(w->started_ms);
-    u->stale_since_ms = from_time(w->stale_since_ms);
-    u->pods_changed = p->touched[wi];
-    u->pods = pods;
-    u->n_pods = w->n_pods;
-    for (k = 0; k < w->n_pods; k++) {
-        pods[k].node_seq = w->pods[k].node >= 0 ? b->snap->nodes[w->pods[k].node].seq : 0;
-        pods[k].devices = w->pods[k].devices;
-    }
-}
-
-static int persist_cycle(struct api_sched *sc, struct build *b, const struct sched_result *res,
-                         int64_t now_ms)
-{
-    struct persist p;
-    const char **reasons = NULL, **messages = NULL;
-    struct db_sched_pod *pods;
-    struct db_cycle cy;
-    int i, applied, rc = -1;
-
-    if (persist_alloc(b, res, &p) != 0)
-        goto out;
-    reasons = calloc((size_t)b->st.n_workloads + 1, sizeof(*reasons));
-    messages = calloc((size_t)b->st.n_workloads + 1, sizeof(*messages));
-    if (!reasons || !messages)
-        goto out;
-    /* Step 4 */
-    for (i = 0; i < res->n_decisions; i++) {
-        const struct sched_decision *d = &res->decisions[i];
-        if (sched_apply_decision(b->wls, b->st.n_workloads, d, now_ms) != SCHED_OK)
-            continue;
-        p.touched[d->workload] = 1;
-        decision_event(b, &p, d);
-    }
-    for (i = 0; i < b->st.n_workloads; i++) {
-        b->wls[i].stale_since_ms = res->stale_since_ms ? res->stale_since_ms[i]
-                                                       : b->wls[i].stale_since_ms;
-        reasons[i] = messages[i] = "";
-        if (b->wls[i].phase == SCHED_RUNNING && b->orig_phase[i] != SCHED_RUNNING)
-            running_event(b, &p, i);
-    }
-    for (i = 0; i < res->n_pending; i++) {
-        const struct sched_pending *pe = &res->pending[i];
-        if (pe->workload < 0 || pe->workload >= b->st.n_workloads)
-            continue;
-        reasons[pe->workload] = sched_reason_name(pe->reason);
-        sched_reason_message(&b->st, pe, p.msgs[p.n_msgs], DB_MSG_LEN);
-        messages[pe->workload] = p.msgs[p.n_msgs++];
-    }
-    /* Step 5 */
-    pods = p.pods;
-    for (i = 0; i < b->st.n_workloads; i++) {
-        workload_update(b, &p, i, reasons[i], messages[i], pods);
-        pods += b->wls[i].n_pods;
-    }
-    cy.now_ms = now_ms;
-    cy.updates = p.ups;
-    cy.n_updates = p.n_ups;
-    cy.events = p.evs;
-    cy.n_events = p.n_evs;
-    rc = db_cycle_apply(sc->db, &cy, &applied) == DB_OK ? 0 : -1;
-out:
-    free(reasons);
-    free(messages);
-    persist_free(&p);
-    return rc;
-}
-
-/* Step 6 */
-static void publish(struct api_sched *sc, struct build *b, const struct sched_result *res,
-                    int64_t us)
-{
-    int nq = b->st.n_queues, np = b->st.n_pools, q, pl, r;
-    struct api_share *sh = calloc((size_t)nq * (size_t)np + 1, sizeof(*sh));
-
-    for (q = 0; sh && q < nq; q++)
-        for (pl = 0; pl < np; pl++) {
-            const struct sched_share *x = sched_result_share(res, q, pl);
-            struct api_share *y = &sh[q * np + pl];
-            y->queue_seq = b->snap->queues[q].seq;
-            y->pool_seq = b->snap->pools[pl].seq;
-            for (r = 0; x && r < 3; r++) {
-                y->fair[r] = x->fair[r];
-                y->allocated[r] = x->allocated[r];
-                y->requested[r] = x->requested[r];
-            }
-        }
-    pthread_mutex_lock(&sc->mu);
-    if (sh) {
-        free(sc->shares);
-        sc->shares = sh;
-        sc->n_shares = nq * np;
-    }
-    sc->stats.cycles++;
-    sc->stats.decisions += res->n_decisions;
-    sc->stats.last_cycle_us = us;
-    if (us > sc->stats.max_cycle_us)
-        sc->stats.max_cycle_us = us;
-    sc->stats.pending = res->n_pending;
-    pthread_mutex_unlock(&sc->mu);
-}
 
 static int64_t mono_us(void)
 {
@@ -502,30 +84,569 @@ static int64_t mono_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* ---- Step 1 ---- */
+
+static int take_dirty(struct api_sched *sc, int64_t **seqs, int *n, int *org)
+{
+    pthread_mutex_lock(&sc->mu);
+    *seqs = sc->dirty;
+    *n = sc->n_dirty;
+    *org = sc->org_dirty;
+    sc->dirty = NULL;
+    sc->n_dirty = sc->cap_dirty = 0;
+    sc->org_dirty = 0;
+    pthread_mutex_unlock(&sc->mu);
+    return 0;
+}
+
+static int refresh(struct api_sched *sc)
+{
+    int64_t *seqs;
+    int n, org, rc = DB_OK;
+
+    take_dirty(sc, &seqs, &n, &org);
+    if (!sc->loaded) {
+        rc = sm_load(&sc->m, sc->db);
+        sc->loaded = rc == DB_OK;
+    } else {
+        if (org)
+            rc = sm_load_topology(&sc->m, sc->db);
+        if (rc == DB_OK)
+            rc = sm_refresh(&sc->m, sc->db, seqs, n);
+        if (rc != DB_OK)
+            sc->loaded = 0; /* start over from the database next time */
+    }
+    free(seqs);
+    return rc == DB_OK ? 0 : -1;
+}
+
+/* ---- Step 3 and 4: from decisions to rows ---- */
+
+/* Messages of one cycle, appended to one buffer; offsets until the end. */
+struct strpool {
+    char *buf;
+    size_t n, cap;
+};
+
+static size_t pool_add(struct strpool *p, const char *s)
+{
+    size_t len = strlen(s) + 1, at = p->n;
+
+    if (p->n + len > p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 65536;
+        char *nb;
+        while (cap < p->n + len)
+            cap *= 2;
+        nb = realloc(p->buf, cap);
+        if (!nb)
+            return (size_t)-1;
+        p->buf = nb;
+        p->cap = cap;
+    }
+    memcpy(p->buf + at, s, len);
+    p->n += len;
+    return at;
+}
+
+struct persist {
+    struct db_wl_update *ups;
+    struct db_wl_event *evs;
+    struct db_sched_pod *pods;
+    size_t *up_msg, *ev_msg;    /* offsets into msgs until resolved */
+    int *up_wl;                 /* the model index of each update */
+    int *pend;                  /* [n]: index into result.pending, or -1 */
+    unsigned char *touched;     /* [n] */
+    struct strpool msgs;
+    int64_t evictions[3];
+    int n_ups, n_evs, cap_evs;
+    int failed;
+};
+
+static void persist_free(struct persist *p)
+{
+    free(p->ups);
+    free(p->evs);
+    free(p->pods);
+    free(p->up_msg);
+    free(p->ev_msg);
+    free(p->up_wl);
+    free(p->pend);
+    free(p->touched);
+    free(p->msgs.buf);
+}
+
+static int eviction_index(int action)
+{
+    switch (action) {
+    case SCHED_ACT_RECLAIM: return 0;
+    case SCHED_ACT_PREEMPT: return 1;
+    case SCHED_ACT_STALE_GANG: return 2;
+    default: return 0;
+    }
+}
+
+static void add_event(struct persist *p, int64_t seq, const char *type, const char *reason,
+                      const char *msg)
+{
+    size_t at;
+
+    if (p->n_evs == p->cap_evs) {
+        int cap = p->cap_evs ? p->cap_evs * 2 : 64;
+        struct db_wl_event *e = realloc(p->evs, sizeof(*e) * (size_t)cap);
+        size_t *o = e ? realloc(p->ev_msg, sizeof(*o) * (size_t)cap) : NULL;
+        if (e)
+            p->evs = e;
+        if (o)
+            p->ev_msg = o;
+        if (!e || !o) {
+            p->failed = 1;
+            return;
+        }
+        p->cap_evs = cap;
+    }
+    at = pool_add(&p->msgs, msg);
+    if (at == (size_t)-1) {
+        p->failed = 1;
+        return;
+    }
+    p->evs[p->n_evs].workload_seq = seq;
+    p->evs[p->n_evs].type = type;
+    p->evs[p->n_evs].reason = reason;
+    p->ev_msg[p->n_evs++] = at;
+}
+
+static void decision_event(struct api_sched *sc, struct persist *p, const struct sched_decision *d)
+{
+    const struct sched_model *m = &sc->m;
+    const struct sched_workload *w = &m->wls[d->workload];
+    const char *by = d->by_workload >= 0 ? m->wls[d->by_workload].name : NULL;
+    const char *by_q = d->by_workload >= 0 ? m->queues[m->wls[d->by_workload].queue].name : "";
+    char msg[DB_MSG_LEN];
+    int e;
+
+    if (d->kind == SCHED_BIND)
+        return;
+    if (d->kind == SCHED_EVICT) {
+        snprintf(msg, sizeof(msg), "%s was evicted by %s%s%s%s%s; it goes back to Pending",
+                 w->name, sched_action_name(d->action), by ? " to make room for " : "",
+                 by ? by : "", by ? " of " : "", by ? by_q : "");
+        e = eviction_index(d->action);
+        p->evictions[e]++;
+        add_event(p, m->meta[d->workload].seq, "Warning", api_eviction_reasons[e], msg);
+        return;
+    }
+    snprintf(msg, sizeof(msg), "pod %d of %s moved to %s by %s", d->pod, w->name,
+             m->nodes[d->node].name, sched_action_name(d->action));
+    add_event(p, m->meta[d->workload].seq, "Normal", "Moved", msg);
+}
+
+/* The phase a workload shows: Pending, or when placed, Initializing while
+ * it waits for an agent (it was, or its pods changed and some are on an
+ * agent's node), else Running. */
+static const char *placed_phase(const struct api_sched *sc, const struct persist *p, int wi)
+{
+    const struct sched_workload *w = &sc->m.wls[wi];
+    int k;
+
+    if (w->phase != SCHED_RUNNING)
+        return "Pending";
+    if (sc->m.meta[wi].initializing)
+        return "Initializing";
+    for (k = 0; p->touched[wi] && k < w->n_pods; k++)
+        if (w->pods[k].node >= 0 && !sc->m.topo->nodes[w->pods[k].node].simulated)
+            return "Initializing";
+    return "Running";
+}
+
+static void running_event(struct api_sched *sc, struct persist *p, int wi)
+{
+    const struct sched_workload *w = &sc->m.wls[wi];
+    int waits = strcmp(placed_phase(sc, p, wi), "Initializing") == 0;
+    char msg[DB_MSG_LEN];
+    size_t used;
+    int k;
+
+    used = (size_t)snprintf(msg, sizeof(msg), "%s %s: %d pod%s placed on", w->name,
+                            waits ? "is scheduled" : "is running", w->n_pods,
+                            w->n_pods == 1 ? "" : "s");
+    for (k = 0; k < w->n_pods && used < sizeof(msg) - 1; k++)
+        if (w->pods[k].node >= 0)
+            used += (size_t)snprintf(msg + used, sizeof(msg) - used, " %s",
+                                     sc->m.nodes[w->pods[k].node].name);
+    if (waits && used < sizeof(msg) - 1)
+        snprintf(msg + used, sizeof(msg) - used, "; waiting for the agents to start it");
+    add_event(p, sc->m.meta[wi].seq, "Normal", waits ? "Scheduled" : "Running", msg);
+}
+
+static int same_numbers(const struct sched_pending *a, const struct sched_pending *b)
+{
+    return a->reason == b->reason && a->queue == b->queue && a->pool == b->pool &&
+           a->res == b->res && a->would_use == b->would_use && a->bound == b->bound &&
+           a->request == b->request;
+}
+
+/* Does workload wi need a row update? Fills *msg with its new message
+ * when it has a pending reason whose message may have changed. */
+static int needs_update(struct api_sched *sc, struct persist *p, const struct sched_state *st,
+                        const struct sched_result *res, int wi, int orig_phase, char *msg)
+{
+    struct sm_meta *mt = &sc->m.meta[wi];
+    const struct sched_pending *pe = p->pend[wi] >= 0 ? &res->pending[p->pend[wi]] : NULL;
+    int reason = pe ? pe->reason : SCHED_R_NONE;
+    int need = p->touched[wi] || sc->m.wls[wi].phase != orig_phase || reason != mt->reason;
+
+    msg[0] = 0;
+    if (!pe)
+        return need || mt->msg_hash != sm_hash("");
+    if (!need && same_numbers(pe, &mt->said))
+        return 0;
+    sched_reason_message(st, pe, msg, DB_MSG_LEN);
+    mt->said = *pe;
+    return need || sm_hash(msg) != mt->msg_hash;
+}
+
+static int persist_alloc(struct persist *p, int n, int n_pods)
+{
+    memset(p, 0, sizeof(*p));
+    p->ups = calloc((size_t)n + 1, sizeof(*p->ups));
+    p->up_msg = calloc((size_t)n + 1, sizeof(*p->up_msg));
+    p->up_wl = calloc((size_t)n + 1, sizeof(*p->up_wl));
+    p->pods = calloc((size_t)n_pods + 1, sizeof(*p->pods));
+    p->pend = malloc(sizeof(*p->pend) * ((size_t)n + 1));
+    p->touched = calloc((size_t)n + 1, 1);
+    return p->ups && p->up_msg && p->up_wl && p->pods && p->pend && p->touched ? 0 : -1;
+}
+
+static void add_update(struct api_sched *sc, struct persist *p, int wi, const char *reason,
+                       const char *msg, struct db_sched_pod *pods)
+{
+    const struct sched_workload *w = &sc->m.wls[wi];
+    struct db_wl_update *u = &p->ups[p->n_ups];
+    int k;
+
+    p->up_msg[p->n_ups] = pool_add(&p->msgs, msg);
+    if (p->up_msg[p->n_ups] == (size_t)-1) {
+        p->failed = 1;
+        return;
+    }
+    p->up_wl[p->n_ups++] = wi;
+    u->seq = sc->m.meta[wi].seq;
+    u->version = sc->m.meta[wi].version;
+    u->phase = placed_phase(sc, p, wi);
+    u->phase_reason = reason;
+    u->started_ms = w->started_ms == SCHED_NO_TIME ? 0 : w->started_ms;
+    u->stale_since_ms = w->stale_since_ms == SCHED_NO_TIME ? 0 : w->stale_since_ms;
+    u->pods_changed = p->touched[wi];
+    u->pods = pods;
+    u->n_pods = w->n_pods;
+    for (k = 0; k < w->n_pods; k++) {
+        pods[k].node_seq = w->pods[k].node >= 0 ? sc->m.topo->nodes[w->pods[k].node].seq : 0;
+        pods[k].devices = w->pods[k].devices;
+    }
+}
+
+/* Steps 3 and 4 for the workloads; orig[i] is each one's phase before. */
+static void collect(struct api_sched *sc, struct persist *p, const struct sched_state *st,
+                    const struct sched_result *res, const char *orig, int64_t now_ms)
+{
+    struct sched_model *m = &sc->m;
+    struct db_sched_pod *pods = p->pods;
+    char msg[DB_MSG_LEN];
+    int i;
+
+    for (i = 0; i < res->n_decisions; i++) {
+        const struct sched_decision *d = &res->decisions[i];
+        if (sched_apply_decision(m->wls, m->n, d, now_ms) != SCHED_OK)
+            continue;
+        p->touched[d->workload] = 1;
+        decision_event(sc, p, d);
+    }
+    for (i = 0; i < m->n; i++)
+        p->pend[i] = -1;
+    for (i = 0; i < res->n_pending; i++)
+        if (res->pending[i].workload >= 0 && res->pending[i].workload < m->n)
+            p->pend[res->pending[i].workload] = i;
+    for (i = 0; i < m->n; i++) {
+        struct sched_workload *w = &m->wls[i];
+        int64_t stale = res->stale_since_ms ? res->stale_since_ms[i] : w->stale_since_ms;
+        int need = stale != w->stale_since_ms;
+        w->stale_since_ms = stale;
+        if (w->phase == SCHED_RUNNING && orig[i] != SCHED_RUNNING)
+            running_event(sc, p, i);
+        if (needs_update(sc, p, st, res, i, orig[i], msg) || need) {
+            const char *reason = p->pend[i] >= 0
+                ? sched_reason_name(res->pending[p->pend[i]].reason) : "";
+            add_update(sc, p, i, reason, msg, pods);
+            pods += w->n_pods;
+        }
+    }
+}
+
+static void resolve(struct persist *p)
+{
+    int i;
+
+    for (i = 0; i < p->n_ups; i++)
+        p->ups[i].phase_message = p->msgs.buf + p->up_msg[i];
+    for (i = 0; i < p->n_evs; i++)
+        p->evs[i].message = p->msgs.buf + p->ev_msg[i];
+}
+
+/* Remembers what was written, once it was. */
+static void written(struct api_sched *sc, struct persist *p, const struct sched_result *res)
+{
+    int i;
+
+    for (i = 0; i < p->n_ups; i++) {
+        struct sm_meta *mt = &sc->m.meta[p->up_wl[i]];
+        int pe = p->pend[p->up_wl[i]];
+        mt->reason = pe >= 0 ? res->pending[pe].reason : SCHED_R_NONE;
+        mt->msg_hash = sm_hash(p->ups[i].phase_message);
+        mt->initializing = strcmp(p->ups[i].phase, "Initializing") == 0;
+    }
+}
+
+static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
+                         const struct sched_result *res, const char *orig, int64_t now_ms)
+{
+    struct persist p;
+    struct db_cycle cy;
+    int i, n_pods = 0, applied, rc = -1;
+
+    for (i = 0; i < sc->m.n; i++)
+        n_pods += sc->m.wls[i].n_pods;
+    if (persist_alloc(&p, sc->m.n, n_pods) != 0)
+        goto out;
+    collect(sc, &p, st, res, orig, now_ms);
+    if (p.failed)
+        goto out;
+    resolve(&p);
+    cy.now_ms = now_ms;
+    cy.updates = p.ups;
+    cy.n_updates = p.n_ups;
+    cy.events = p.evs;
+    cy.n_events = p.n_evs;
+    if (db_cycle_apply(sc->db, &cy, &applied) != DB_OK)
+        goto out;
+    written(sc, &p, res);
+    pthread_mutex_lock(&sc->mu);
+    for (i = 0; i < 3; i++)
+        sc->stats.evictions[i] += p.evictions[i];
+    pthread_mutex_unlock(&sc->mu);
+    rc = 0;
+out:
+    persist_free(&p);
+    return rc;
+}
+
+/* ---- Step 5 ---- */
+
+static void share_of(const struct sched_model *m, const struct sched_result *res, int q, int pl,
+                     struct api_share *y)
+{
+    const struct sched_share *x = sched_result_share(res, q, pl);
+    const struct db_queue *dq = &m->topo->queues[q];
+    int r;
+
+    y->queue_seq = dq->seq;
+    y->pool_seq = m->topo->pools[pl].seq;
+    y->kind = dq->kind;
+    snprintf(y->queue, sizeof(y->queue), "%s", dq->name);
+    snprintf(y->pool, sizeof(y->pool), "%s", m->topo->pools[pl].name);
+    for (r = 0; r < 3; r++) {
+        y->deserved[r] = m->quotas[((size_t)q * (size_t)m->n_pools + (size_t)pl) * SCHED_NRES +
+                                   (size_t)r].deserved;
+        if (!x)
+            continue;
+        y->fair[r] = x->fair[r];
+        y->allocated[r] = x->allocated[r];
+        y->requested[r] = x->requested[r];
+    }
+}
+
+static int hist_bucket(int64_t us)
+{
+    int i;
+
+    for (i = 0; i < API_HIST_BUCKETS - 1; i++)
+        if ((double)us <= api_hist_bounds[i] * 1e6)
+            return i;
+    return API_HIST_BUCKETS - 1;
+}
+
+static void publish(struct api_sched *sc, const struct sched_result *res, int64_t us)
+{
+    const struct sched_model *m = &sc->m;
+    int nq = m->n_queues, np = m->n_pools, q, pl, i, running = 0;
+    struct api_share *sh = calloc((size_t)nq * (size_t)np + 1, sizeof(*sh));
+
+    for (q = 0; sh && q < nq; q++)
+        for (pl = 0; pl < np; pl++)
+            share_of(m, res, q, pl, &sh[q * np + pl]);
+    for (i = 0; i < m->n; i++)
+        running += m->wls[i].phase == SCHED_RUNNING;
+    pthread_mutex_lock(&sc->mu);
+    if (sh) {
+        free(sc->shares);
+        sc->shares = sh;
+        sc->n_shares = nq * np;
+    }
+    sc->stats.cycles++;
+    sc->stats.decisions += res->n_decisions;
+    sc->stats.last_cycle_us = us;
+    sc->stats.cycle_us_total += us;
+    sc->stats.hist[hist_bucket(us)]++;
+    if (us > sc->stats.max_cycle_us)
+        sc->stats.max_cycle_us = us;
+    sc->stats.pending = m->n - running;
+    sc->stats.running = running;
+    pthread_mutex_unlock(&sc->mu);
+}
+
+/* ---- Step 6 ---- */
+
+/* What each (queue, pool) holds now, from the model's placed pods; every
+ * queue's amounts include its subtree. */
+static void allocation(const struct sched_model *m, int64_t *alloc)
+{
+    int i, k, q, r;
+
+    for (i = 0; i < m->n; i++) {
+        const struct sched_workload *w = &m->wls[i];
+        int64_t per[3] = {(int64_t)w->gpu_devices * SCHED_MILLI + w->gpu_portion, w->cpu_milli,
+                          w->mem_mib};
+        for (k = 0; k < w->n_pods; k++) {
+            int node = w->pods[k].node;
+            if (node < 0)
+                continue;
+            for (q = w->queue; q >= 0; q = m->queues[q].parent)
+                for (r = 0; r < 3; r++)
+                    alloc[((size_t)q * (size_t)m->n_pools + (size_t)m->nodes[node].pool) * 3 +
+                          (size_t)r] += per[r];
+        }
+    }
+}
+
+static void record_samples(struct api_sched *sc, int64_t now_ms)
+{
+    const struct sched_model *m = &sc->m;
+    size_t cells = (size_t)m->n_queues * (size_t)m->n_pools;
+    int64_t *alloc = calloc(cells * 3 + 1, sizeof(int64_t));
+    struct db_sample *s = calloc(cells + 1, sizeof(*s));
+    size_t c;
+    int r;
+
+    if (alloc && s) {
+        allocation(m, alloc);
+        for (c = 0; c < cells; c++) {
+            s[c].queue_seq = m->topo->queues[c / (size_t)m->n_pools].seq;
+            s[c].pool_seq = m->topo->pools[c % (size_t)m->n_pools].seq;
+            s[c].ts = now_ms;
+            for (r = 0; r < 3; r++) {
+                s[c].alloc[r] = alloc[c * 3 + (size_t)r];
+                s[c].quota[r] = m->quotas[c * SCHED_NRES + (size_t)r].deserved;
+            }
+        }
+        db_samples_add(sc->db, s, (int)cells, now_ms - RETENTION_MS);
+    }
+    free(alloc);
+    free(s);
+}
+
+/* The usage history of the leaf queues in pools with time-based
+ * fairshare, averaged per bucket, for the next cycles. */
+static void load_usage(struct api_sched *sc, int64_t now_ms)
+{
+    struct sched_model *m = &sc->m;
+    struct db_sample *b = NULL;
+    struct sched_usage *u;
+    int64_t window = 0, bucket;
+    int i, n = 0, k = 0, r;
+
+    for (i = 0; i < m->n_pools; i++)
+        if (m->pools[i].tbf_enabled && m->pools[i].tbf_window_ms > window)
+            window = m->pools[i].tbf_window_ms;
+    free(m->usage);
+    m->usage = NULL;
+    m->n_usage = 0;
+    if (window == 0)
+        return;
+    bucket = window / 256 > sc->o.sample_period_ms ? window / 256 : sc->o.sample_period_ms;
+    if (db_samples_buckets(sc->db, now_ms - window, bucket, &b, &n) != DB_OK)
+        return;
+    u = calloc((size_t)n + 1, sizeof(*u));
+    for (i = 0; u && i < n; i++) {
+        int q = sm_queue_index(m, b[i].queue_seq), p = sm_pool_index(m, b[i].pool_seq);
+        if (q < 0 || p < 0 || m->topo->queues[q].kind != DB_PROJECT || !m->pools[p].tbf_enabled)
+            continue;
+        u[k].queue = q;
+        u[k].pool = p;
+        u[k].start_ms = b[i].ts;
+        u[k].end_ms = b[i].ts + bucket < now_ms ? b[i].ts + bucket : now_ms;
+        for (r = 0; r < 3; r++)
+            u[k].amount[r] = b[i].alloc[r];
+        k++;
+    }
+    free(b);
+    m->usage = u;
+    m->n_usage = u ? k : 0;
+}
+
+/* ---- the cycle ---- */
+
 static int run_cycle(struct api_sched *sc, int *n_decisions)
 {
-    struct build b;
+    struct sched_state st;
     struct sched_result res;
     struct sched_config cfg;
+    char *orig = NULL;
     int64_t t0 = mono_us(), now = api_now_ms();
-    int rc = -1;
+    int i, rc = -1;
 
     *n_decisions = 0;
     pthread_mutex_lock(&sc->run_mu);
-    if (build_state(sc, &b, now) != 0)
+    /* Step 1 */
+    if (refresh(sc) != 0)
         goto out;
+    if (now >= sc->next_sample_ms && sc->m.n_pools > 0)
+        load_usage(sc, now);
+    sm_state(&sc->m, now, &st);
+    orig = malloc((size_t)st.n_workloads + 1);
+    if (!orig)
+        goto out;
+    for (i = 0; i < st.n_workloads; i++)
+        orig[i] = (char)sc->m.wls[i].phase;
+    /* Step 2 */
     sched_config_default(&cfg);
     sched_arena_reset(sc->arena);
     memset(&res, 0, sizeof(res));
-    if (sched_cycle(&b.st, &cfg, sc->arena, &res) != SCHED_OK)
+    if (sched_cycle(&st, &cfg, sc->arena, &res) != SCHED_OK)
         goto out;
-    if (persist_cycle(sc, &b, &res, now) != 0)
+    /* Steps 3 and 4 */
+    if (persist_cycle(sc, &st, &res, orig, now) != 0) {
+        sc->loaded = 0;
+        pthread_mutex_lock(&sc->mu);
+        sc->stats.failures++;
+        pthread_mutex_unlock(&sc->mu);
         goto out;
+    }
     *n_decisions = res.n_decisions;
-    publish(sc, &b, &res, mono_us() - t0);
+    /* Step 5 */
+    publish(sc, &res, mono_us() - t0);
+    if (sc->stats.cycles == 1) {
+        printf("allotd: scheduler: %d workloads on %d nodes loaded; first cycle done %lld ms"
+               " after start\n", sc->m.n, sc->m.n_nodes,
+               (long long)(api_now_ms() - sc->started_ms));
+        fflush(stdout);
+    }
+    /* Step 6 */
+    if (now >= sc->next_sample_ms) {
+        record_samples(sc, now);
+        sc->next_sample_ms = now + sc->o.sample_period_ms;
+    }
     rc = 0;
 out:
-    build_free(&b);
+    free(orig);
     pthread_mutex_unlock(&sc->run_mu);
     return rc;
 }
@@ -535,38 +656,68 @@ int api_sched_run_once(struct api_sched *s, int *n_decisions)
     return run_cycle(s, n_decisions);
 }
 
+static void deadline(struct timespec *ts, int64_t ms)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_sec += (time_t)(ms / 1000);
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+/* Waits for a wake, the period, or stop; a wake counts only once `gap_us`
+ * has passed. Returns 0 to go on, -1 to stop. */
+static int wait_turn(struct api_sched *sc, int64_t gap_us)
+{
+    struct timespec until, min_until;
+    int rc = 0;
+
+    deadline(&until, sc->o.period_ms);
+    deadline(&min_until, gap_us / 1000);
+    pthread_mutex_lock(&sc->mu);
+    while (!sc->stop)
+        if (pthread_cond_timedwait(&sc->cv, &sc->mu, &min_until) != 0)
+            break; /* the gap has passed */
+    while (!sc->wake && !sc->stop)
+        if (pthread_cond_timedwait(&sc->cv, &sc->mu, &until) != 0)
+            break;
+    sc->wake = 0;
+    rc = sc->stop ? -1 : 0;
+    pthread_mutex_unlock(&sc->mu);
+    return rc;
+}
+
+/* Nodes whose agents stopped heartbeating are lost (h_agent.c): their
+ * pods were freed in the database, so the model is read again whole. */
+static void lost_nodes(struct api_sched *sc)
+{
+    if (api_agent_expire(sc->db, api_now_ms(), sc->started_ms) <= 0)
+        return;
+    pthread_mutex_lock(&sc->run_mu);
+    sc->loaded = 0;
+    pthread_mutex_unlock(&sc->run_mu);
+}
+
 static void *sched_main(void *arg)
 {
     struct api_sched *sc = arg;
-    struct timespec until;
+    int64_t gap = 0, t0;
     int n, pass;
 
-    for (;;) {
-        pthread_mutex_lock(&sc->mu);
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += sc->period_ms / 1000;
-        until.tv_nsec += (long)(sc->period_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-        while (!sc->wake && !sc->stop)
-            if (pthread_cond_timedwait(&sc->cv, &sc->mu, &until) != 0)
-                break;
-        sc->wake = 0;
-        if (sc->stop) {
-            pthread_mutex_unlock(&sc->mu);
-            break;
-        }
-        pthread_mutex_unlock(&sc->mu);
+    while (wait_turn(sc, gap) == 0) {
+        t0 = mono_us();
+        lost_nodes(sc);
         for (pass = 0; pass < MAX_PASSES; pass++)
             if (run_cycle(sc, &n) != 0 || n == 0)
                 break;
+        gap = 3 * (mono_us() - t0); /* woken turns: at most a quarter of a core */
     }
     return NULL;
 }
 
-int api_sched_start(struct db *db, int period_ms, struct api_sched **out)
+int api_sched_start(struct db *db, const struct api_sched_opts *o, struct api_sched **out)
 {
     struct api_sched *sc = calloc(1, sizeof(*sc));
 
@@ -574,10 +725,16 @@ int api_sched_start(struct db *db, int period_ms, struct api_sched **out)
     if (!sc)
         return -1;
     sc->db = db;
-    sc->period_ms = period_ms > 0 ? period_ms : 1000;
+    sc->o = *o;
+    sc->started_ms = api_now_ms();
+    if (sc->o.period_ms <= 0)
+        sc->o.period_ms = 1000;
+    if (sc->o.sample_period_ms <= 0)
+        sc->o.sample_period_ms = 15000;
     pthread_mutex_init(&sc->mu, NULL);
     pthread_cond_init(&sc->cv, NULL);
     pthread_mutex_init(&sc->run_mu, NULL);
+    sc->wake = 1; /* the first cycle runs at once */
     sc->arena = sched_arena_new();
     if (!sc->arena || pthread_create(&sc->th, NULL, sched_main, sc) != 0) {
         sc->started = 0;
@@ -599,6 +756,39 @@ void api_sched_wake(struct api_sched *s)
     pthread_mutex_unlock(&s->mu);
 }
 
+void api_sched_touch(struct api_sched *s, int64_t workload_seq)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    if (s->n_dirty == s->cap_dirty) {
+        int cap = s->cap_dirty ? s->cap_dirty * 2 : 256;
+        int64_t *d = realloc(s->dirty, sizeof(*d) * (size_t)cap);
+        if (d) {
+            s->dirty = d;
+            s->cap_dirty = cap;
+        } else {
+            s->org_dirty = 1; /* cannot remember it: re-read everything */
+        }
+    }
+    if (s->n_dirty < s->cap_dirty)
+        s->dirty[s->n_dirty++] = workload_seq;
+    s->wake = 1;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void api_sched_org_changed(struct api_sched *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->org_dirty = 1;
+    s->wake = 1;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
 void api_sched_stop(struct api_sched *s)
 {
     if (!s)
@@ -610,8 +800,10 @@ void api_sched_stop(struct api_sched *s)
         pthread_mutex_unlock(&s->mu);
         pthread_join(s->th, NULL);
     }
+    sm_free(&s->m);
     sched_arena_free(s->arena);
     free(s->shares);
+    free(s->dirty);
     pthread_mutex_destroy(&s->run_mu);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
@@ -636,6 +828,28 @@ int api_sched_share(struct api_sched *s, int64_t queue_seq, int64_t pool_seq,
     return found;
 }
 
+int api_sched_shares(struct api_sched *s, struct api_share **out, int *n)
+{
+    int rc = 0;
+
+    *out = NULL;
+    *n = 0;
+    if (!s)
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    if (s->n_shares > 0) {
+        *out = malloc(sizeof(**out) * (size_t)s->n_shares);
+        if (*out) {
+            memcpy(*out, s->shares, sizeof(**out) * (size_t)s->n_shares);
+            *n = s->n_shares;
+        } else {
+            rc = -1;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
 void api_sched_get_stats(struct api_sched *s, struct api_sched_stats *out)
 {
     memset(out, 0, sizeof(*out));
@@ -644,4 +858,16 @@ void api_sched_get_stats(struct api_sched *s, struct api_sched_stats *out)
     pthread_mutex_lock(&s->mu);
     *out = s->stats;
     pthread_mutex_unlock(&s->mu);
+}
+
+int api_sched_ready(struct api_sched *s)
+{
+    int ready;
+
+    if (!s)
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    ready = s->stats.cycles > 0 && !s->stop;
+    pthread_mutex_unlock(&s->mu);
+    return ready;
 }

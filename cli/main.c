@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
+#include "replay.h"
 #include "simulate.h"
 
 #ifndef ALLOT_VERSION
@@ -18,7 +20,22 @@ struct command {
 };
 
 static const struct command commands[] = {
+    {"login", "log in to allotd and keep the token", cmd_login_main},
+    {"logout", "forget the token", cmd_logout_main},
+    {"whoami", "who is logged in, where, with which roles", cmd_whoami_main},
+    {"project", "list, set (the default) or create projects", cmd_project_main},
+    {"department", "list or create departments", cmd_department_main},
+    {"training", "submit, list, describe, delete, suspend, resume, logs", cmd_training_main},
+    {"workspace", "the same for workspaces", cmd_workspace_main},
+    {"inference", "the same for inference servers", cmd_inference_main},
+    {"distributed", "the same for distributed training", cmd_distributed_main},
+    {"workload", "every type: list, describe, delete, suspend, resume, logs",
+     cmd_workload_main},
+    {"node", "list the nodes and their free GPUs", cmd_node_main},
+    {"nodepool", "list the node pools and their free GPUs", cmd_nodepool_main},
+    {"completion", "print a shell completion script (bash)", cmd_completion_main},
     {"simulate", "run scenario files through the scheduling core", simulate_main},
+    {"replay", "replay a GPU cluster trace and report scheduling quality", replay_main},
 };
 
 #define N_COMMANDS ((int)(sizeof(commands) / sizeof(commands[0])))
@@ -32,7 +49,7 @@ static void usage(FILE *to)
         return;
     fprintf(to, "commands:\n");
     for (i = 0; i < N_COMMANDS; i++)
-        fprintf(to, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(to, "  %-12s %s\n", commands[i].name, commands[i].summary);
 }
 
 int main(int argc, char **argv)

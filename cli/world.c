@@ -8,6 +8,7 @@
  *                       min_pods pods (started now); fewer placed pods make
  *                       a stale gang (PENDING, stale since now)
  *   delete           -> gone; its pods free
+ *   sweep            -> every COMPLETED or FAILED workload gone at once
  *   complete/suspend -> COMPLETED / STOPPED, pods free
  *   resume           -> PENDING with a new queue position, pods free
  *   nodeDown         -> the node's pods are gone; a workload left with none
@@ -228,6 +229,30 @@ void world_delete(struct world *w, int i)
     w->dev_dirty = 1;
     for (k = i; k < w->n_wls; k++)
         namemap_put(&w->index, w->wls[k].name, k);   /* present already: cannot fail */
+}
+
+void world_sweep(struct world *w)
+{
+    struct sched_workload *wl;
+    int i, k = 0;
+
+    for (i = 0; i < w->n_wls; i++) {
+        wl = &w->wls[i];
+        if (wl->phase == SCHED_COMPLETED || wl->phase == SCHED_FAILED) {
+            namemap_put(&w->index, wl->name, -1);   /* present already: cannot fail */
+            free(wl->pods);
+            continue;
+        }
+        if (k != i) {
+            w->wls[k] = *wl;
+            w->extra[k] = w->extra[i];
+            namemap_put(&w->index, w->wls[k].name, k);   /* present already: cannot fail */
+        }
+        k++;
+    }
+    if (k != w->n_wls)
+        w->dev_dirty = 1;
+    w->n_wls = k;
 }
 
 void world_finish(struct world *w, int i, int phase)

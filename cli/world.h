@@ -86,6 +86,9 @@ int world_find(const struct world *w, const char *name);
 /* ---- What steps do ---- */
 int world_submit(struct world *w, const struct scn_submit *sub, struct world_err *e);
 void world_delete(struct world *w, int i);
+/* Deletes every COMPLETED or FAILED workload in one pass; the others keep
+ * their order (their indices move down). */
+void world_sweep(struct world *w);
 void world_finish(struct world *w, int i, int phase);   /* COMPLETED or STOPPED */
 void world_resume(struct world *w, int i);
 void world_node_down(struct world *w, int node);

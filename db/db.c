@@ -16,6 +16,10 @@
  *      fsync is shared with everything queued beside them (group commit).
  *   3. Read connections are query_only and each call is one read
  *      transaction, so a reader sees one consistent snapshot.
+ *   4. Checkpoints never run inside a commit: the writer's connection has
+ *      wal_autocheckpoint off, and a checkpointer thread with its own
+ *      connection copies the WAL into the database (PASSIVE, so it never
+ *      blocks the writer) every CKPT_COMMITS commits or every second.
  */
 #include "db_int.h"
 
@@ -28,12 +32,15 @@
 #include <time.h>
 
 #define DB_READERS 16
+#define CKPT_COMMITS 64
+#define CKPT_FORCE_PAGES 50000  /* past this WAL size, wait for readers (RESTART) */
 
 struct db__op {
     db__fn fn;
     void *arg;
     int rc;
     int done;
+    pthread_cond_t cv;         /* its caller waits here: a batch wakes only its own */
     struct db__op *next;
 };
 
@@ -44,10 +51,15 @@ struct db {
     int writer_started;
     pthread_mutex_t mu;
     pthread_cond_t work;       /* an op was queued, or stopping */
-    pthread_cond_t done;       /* a batch finished */
     struct db__op *head, *tail;
     int stopping;
     int64_t commits, writes;
+
+    struct db__conn cconn;     /* the checkpointer's */
+    pthread_t ckpt;
+    int ckpt_started;
+    pthread_cond_t ckpt_cv;    /* CKPT_COMMITS commits since the last one, or stopping */
+    int since_ckpt;
 
     pthread_mutex_t rmu;
     pthread_cond_t rfree;
@@ -162,10 +174,16 @@ void db__bind_text(sqlite3_stmt *st, int i, const char *s)
     sqlite3_bind_text(st, i, s ? s : "", -1, SQLITE_TRANSIENT);
 }
 
+/* RFC 9562 version 7: 48 bits of milliseconds, then 74 random bits. Ids
+ * made later sort later, so the index on them grows at its end instead of
+ * dirtying a random page per insert (a durable commit writes every page
+ * it dirtied). */
 void db__uuid(char out[DB_ID_LEN])
 {
     unsigned char b[16];
     size_t got = 0;
+    int64_t ms = db__now_ms();
+    int i;
 
     while (got < sizeof(b)) {
         ssize_t r = getrandom(b + got, sizeof(b) - got, 0);
@@ -174,7 +192,9 @@ void db__uuid(char out[DB_ID_LEN])
         else if (errno != EINTR)
             abort(); /* no randomness: ids could repeat; refuse to go on */
     }
-    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+    for (i = 0; i < 6; i++)
+        b[i] = (unsigned char)((uint64_t)ms >> (8 * (5 - i)));
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x70);
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
     snprintf(out, DB_ID_LEN,
              "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
@@ -256,40 +276,64 @@ out:
     return rc;
 }
 
+/* Runs one of the fixed transaction-control statements below through the
+ * connection's statement cache (no parse per call). */
+static const char SQL_BEGIN[] = "BEGIN";
+static const char SQL_BEGIN_IMMEDIATE[] = "BEGIN IMMEDIATE";
+static const char SQL_COMMIT[] = "COMMIT";
+static const char SQL_ROLLBACK[] = "ROLLBACK";
+static const char SQL_SAVEPOINT[] = "SAVEPOINT op";
+static const char SQL_ROLLBACK_TO[] = "ROLLBACK TO op";
+static const char SQL_RELEASE[] = "RELEASE op";
+
+static int run_fixed(struct db__conn *c, const char *sql)
+{
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    return db__done(st, db__step_done(st));
+}
+
 /* ---- the writer ---- */
 
 static void run_batch(struct db *db, struct db__op *batch)
 {
-    struct db__op *op;
+    struct db__op *op, *next;
     int rc, n = 0;
 
-    rc = db__exec(&db->wconn, "BEGIN IMMEDIATE");
+    rc = run_fixed(&db->wconn, SQL_BEGIN_IMMEDIATE);
     for (op = batch; op; op = op->next) {
         n++;
         if (rc != DB_OK) {
             op->rc = rc;
             continue;
         }
-        if (db__exec(&db->wconn, "SAVEPOINT op") != DB_OK) {
+        if (run_fixed(&db->wconn, SQL_SAVEPOINT) != DB_OK) {
             op->rc = DB_EIO;
             continue;
         }
         op->rc = op->fn(&db->wconn, op->arg);
         if (op->rc != DB_OK)
-            db__exec(&db->wconn, "ROLLBACK TO op");
-        db__exec(&db->wconn, "RELEASE op");
+            run_fixed(&db->wconn, SQL_ROLLBACK_TO);
+        run_fixed(&db->wconn, SQL_RELEASE);
     }
-    if (rc == DB_OK && db__exec(&db->wconn, "COMMIT") != DB_OK) {
-        db__exec(&db->wconn, "ROLLBACK");
+    if (rc == DB_OK && run_fixed(&db->wconn, SQL_COMMIT) != DB_OK) {
+        run_fixed(&db->wconn, SQL_ROLLBACK);
         for (op = batch; op; op = op->next)
             op->rc = DB_EIO;
     }
     pthread_mutex_lock(&db->mu);
     db->commits++;
     db->writes += n;
-    for (op = batch; op; op = op->next)
+    if (++db->since_ckpt >= CKPT_COMMITS)
+        pthread_cond_signal(&db->ckpt_cv);
+    for (op = batch; op; op = next) {
+        next = op->next; /* op lives on its caller's stack: read it first */
         op->done = 1;
-    pthread_cond_broadcast(&db->done);
+        pthread_cond_signal(&op->cv);
+    }
     pthread_mutex_unlock(&db->mu);
 }
 
@@ -312,13 +356,45 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
+static void *ckpt_main(void *arg)
+{
+    struct db *db = arg;
+    struct timespec until;
+    int stop = 0, n_log = 0, n_done = 0;
+
+    while (!stop) {
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        pthread_mutex_lock(&db->mu);
+        while (db->since_ckpt < CKPT_COMMITS && !db->stopping)
+            if (pthread_cond_timedwait(&db->ckpt_cv, &db->mu, &until) != 0)
+                break;
+        stop = db->stopping;
+        db->since_ckpt = 0;
+        pthread_mutex_unlock(&db->mu);
+        sqlite3_wal_checkpoint_v2(db->cconn.h, NULL,
+                                  n_log > CKPT_FORCE_PAGES ? SQLITE_CHECKPOINT_RESTART
+                                                           : SQLITE_CHECKPOINT_PASSIVE,
+                                  &n_log, &n_done);
+    }
+    return NULL;
+}
+
 int db__write(struct db *db, db__fn fn, void *arg)
 {
-    struct db__op op = {fn, arg, DB_OK, 0, NULL};
+    struct db__op op;
+    int rc;
 
+    op.fn = fn;
+    op.arg = arg;
+    op.rc = DB_OK;
+    op.done = 0;
+    op.next = NULL;
+    pthread_cond_init(&op.cv, NULL);
     pthread_mutex_lock(&db->mu);
     if (db->stopping) {
         pthread_mutex_unlock(&db->mu);
+        pthread_cond_destroy(&op.cv);
         return DB_ECLOSED;
     }
     if (db->tail)
@@ -328,9 +404,11 @@ int db__write(struct db *db, db__fn fn, void *arg)
     db->tail = &op;
     pthread_cond_signal(&db->work);
     while (!op.done)
-        pthread_cond_wait(&db->done, &db->mu);
+        pthread_cond_wait(&op.cv, &db->mu);
+    rc = op.rc;
     pthread_mutex_unlock(&db->mu);
-    return op.rc;
+    pthread_cond_destroy(&op.cv);
+    return rc;
 }
 
 void db_writer_stats(struct db *db, int64_t *commits, int64_t *writes)
@@ -389,10 +467,10 @@ int db__read(struct db *db, db__fn fn, void *arg)
     if (rc != DB_OK)
         return rc;
     c = &db->readers[slot];
-    rc = db__exec(c, "BEGIN");
+    rc = run_fixed(c, SQL_BEGIN);
     if (rc == DB_OK) {
         rc = fn(c, arg);
-        db__exec(c, "COMMIT");
+        run_fixed(c, SQL_COMMIT);
     }
     reader_release(db, slot);
     return rc;
@@ -412,8 +490,8 @@ int db_open(const char *path, struct db **out)
     db->path = strdup(path);
     pthread_mutex_init(&db->mu, NULL);
     pthread_cond_init(&db->work, NULL);
-    pthread_cond_init(&db->done, NULL);
     pthread_mutex_init(&db->rmu, NULL);
+    pthread_cond_init(&db->ckpt_cv, NULL);
     pthread_cond_init(&db->rfree, NULL);
     if (!db->path) {
         rc = DB_ENOMEM;
@@ -426,8 +504,17 @@ int db_open(const char *path, struct db **out)
     if (rc != DB_OK)
         goto out_close;
     rc = db__migrate(&db->wconn);
+    if (rc == DB_OK)
+        rc = db__exec(&db->wconn, "PRAGMA wal_autocheckpoint=0");
+    if (rc == DB_OK)
+        rc = conn_open(&db->cconn, path, 0);
     if (rc != DB_OK)
         goto out_close;
+    if (pthread_create(&db->ckpt, NULL, ckpt_main, db) != 0) {
+        rc = DB_EIO;
+        goto out_close;
+    }
+    db->ckpt_started = 1;
     if (pthread_create(&db->writer, NULL, writer_main, db) != 0) {
         rc = DB_EIO;
         goto out_close;
@@ -453,12 +540,20 @@ void db_close(struct db *db)
         pthread_mutex_unlock(&db->mu);
         pthread_join(db->writer, NULL);
     }
+    if (db->ckpt_started) {
+        pthread_mutex_lock(&db->mu);
+        db->stopping = 1;
+        pthread_cond_signal(&db->ckpt_cv);
+        pthread_mutex_unlock(&db->mu);
+        pthread_join(db->ckpt, NULL);
+    }
+    conn_close(&db->cconn);
     for (i = 0; i < db->r_open; i++)
         conn_close(&db->readers[i]);
     conn_close(&db->wconn);
     pthread_cond_destroy(&db->rfree);
+    pthread_cond_destroy(&db->ckpt_cv);
     pthread_mutex_destroy(&db->rmu);
-    pthread_cond_destroy(&db->done);
     pthread_cond_destroy(&db->work);
     pthread_mutex_destroy(&db->mu);
     free(db->path);

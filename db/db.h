@@ -109,11 +109,18 @@ struct db_pool {
     char label_key[DB_NAME_LEN], label_value[DB_NAME_LEN];
     int gpu_placement, cpu_placement;  /* 0 binpack, 1 spread */
     int64_t min_runtime_ms;
+    int tbf_enabled;              /* time-based fairshare */
+    int64_t tbf_window_ms, tbf_half_life_ms, tbf_k_milli;
     int64_t created_at, updated_at;
     char created_by[DB_NAME_LEN];
+    char updated_by[DB_NAME_LEN];
 };
 
 int db_pool_insert(struct db *db, struct db_pool *p);
+/* Rewrites the settings of pool p->seq (not its name); fills updated_at. */
+int db_pool_update(struct db *db, struct db_pool *p);
+/* Deletes a pool and the quotas naming it. DB_ECONFLICT while nodes are in it. */
+int db_pool_delete(struct db *db, int64_t seq);
 int db_pool_get(struct db *db, int64_t seq, struct db_pool *out);
 int db_pool_by_name(struct db *db, const char *name, struct db_pool *out);
 int db_pool_list(struct db *db, struct db_pool **out, int *n);
@@ -126,6 +133,7 @@ struct db_node {
     char pool_name[DB_NAME_LEN];
     int n_gpus;
     char gpu_type[64];
+    char node_type[64];           /* the node-type label; "" none */
     int64_t cpu_milli, mem_mib;   /* -1: plenty */
     int ready;
     int simulated;
@@ -135,6 +143,8 @@ struct db_node {
 
 /* Inserts, or updates the node of the same name. */
 int db_node_upsert(struct db *db, struct db_node *n);
+/* The same for n nodes in one transaction. */
+int db_node_upsert_many(struct db *db, struct db_node *nodes, int n);
 int db_node_list(struct db *db, struct db_node **out, int *n);
 
 /* ---- Departments and projects (the queue tree) ---- */
@@ -157,6 +167,9 @@ struct db_queue {
     char parent_name[DB_NAME_LEN];
     char description[DB_MSG_LEN];
     int rank;
+    char default_pools[256];      /* comma-separated pool names, in order; "" none */
+    char node_types[1024];        /* JSON {"training": [...], "workspace": [...]} or "" */
+    char scheduling_rules[1024];  /* JSON object or "" */
     int64_t created_at, updated_at;
     char created_by[DB_NAME_LEN];
     int n_quotas;
@@ -165,7 +178,8 @@ struct db_queue {
 
 /* Inserts the queue and its quotas; fills seq, id and timestamps. */
 int db_queue_insert(struct db *db, struct db_queue *q);
-/* Replaces the quotas of a queue (and its description if non-NULL). */
+/* Replaces the quotas, description, rank, default pools, node types and
+ * scheduling rules of a queue. */
 int db_queue_update(struct db *db, const struct db_queue *q);
 /* DB_ECONFLICT if it still has children or live workloads. */
 int db_queue_delete(struct db *db, int64_t seq);
@@ -230,6 +244,10 @@ enum db_wl_action { DB_WL_DELETE = 0, DB_WL_SUSPEND, DB_WL_RESUME };
 /* Deletes, suspends or resumes: frees its pods, sets the phases, writes an
  * event, bumps the version. DB_ENOTFOUND if gone. */
 int db_workload_act(struct db *db, int64_t seq, int action, const char *by, int64_t now_ms);
+/* Several actions in one savepoint each, one group commit for all:
+ * rcs[i] is the code of seqs[i]. */
+int db_workload_act_many(struct db *db, const int64_t *seqs, int n, int action, const char *by,
+                         int64_t now_ms, int *rcs);
 
 /* List query: an AND of filters, one sort key, a page. The field names
  * are the API's (name, projectName, phase, type, ...); db validates them. */
@@ -286,6 +304,7 @@ struct db_sched_wl {
     const char *node_type;        /* "" none */
     const char *phase;            /* Pending | Running */
     const char *phase_reason;
+    const char *phase_message;
     int type, priority, preemptible;
     int n_pods, min_pods, gpu_devices;
     int64_t gpu_portion, cpu_milli, mem_mib;
@@ -304,6 +323,11 @@ struct db_snapshot {
     void *block__;
 };
 int db_snapshot_load(struct db *db, struct db_snapshot **out);
+/* Only the pools, nodes and queues of a snapshot (no workloads). */
+int db_topology_load(struct db *db, struct db_snapshot **out);
+/* Only the workloads among seqs[0..n) that are live and Pending or
+ * Running, with their pods, in the order of seqs; no pools, nodes, queues. */
+int db_workloads_load(struct db *db, const int64_t *seqs, int n, struct db_snapshot **out);
 void db_snapshot_free(struct db_snapshot *s);
 
 /* One workload's new state after a cycle. */
@@ -328,6 +352,24 @@ struct db_cycle {
 /* Applies a cycle in one savepoint. Updates whose version no longer
  * matches are skipped with their events; *n_applied counts the others. */
 int db_cycle_apply(struct db *db, const struct db_cycle *c, int *n_applied);
+
+/* ---- Allocation samples (metrics time series, time-based fairshare) ----
+ * One row per queue, pool and sample time: what the queue held and its
+ * deserved quota (GPU milli, CPU milli, memory MiB). */
+struct db_sample {
+    int64_t queue_seq, pool_seq, ts;
+    int64_t alloc[3], quota[3];
+};
+/* Inserts n samples and deletes every sample older than keep_after_ms. */
+int db_samples_add(struct db *db, const struct db_sample *s, int n, int64_t keep_after_ms);
+/* Samples of one queue between start and end (inclusive), summed over
+ * pools (pool_seq 0) or of one pool, ordered by time; malloc'd. */
+int db_samples_get(struct db *db, int64_t queue_seq, int64_t pool_seq, int64_t start,
+                   int64_t end, struct db_sample **out, int *n);
+/* Average allocation per queue, pool and bucket of bucket_ms since
+ * `since`; each row's ts is the bucket start. malloc'd. */
+int db_samples_buckets(struct db *db, int64_t since, int64_t bucket_ms, struct db_sample **out,
+                       int *n);
 
 /* Run:ai type names ("Training", ...) and back. */
 const char *db_type_name(int type);

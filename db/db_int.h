@@ -16,7 +16,7 @@
 
 #include <sqlite3.h>
 
-#define DB__STMT_CACHE 96
+#define DB__STMT_CACHE 160
 
 struct db__conn {
     sqlite3 *h;
@@ -48,7 +48,7 @@ int db__rc(int src);
 
 void db__copy(char *dst, size_t size, sqlite3_stmt *st, int col);
 void db__bind_text(sqlite3_stmt *st, int i, const char *s);
-/* A random RFC 4122 version 4 UUID (37 bytes with the terminator). */
+/* A time-ordered RFC 9562 version 7 UUID (37 bytes with the terminator). */
 void db__uuid(char out[DB_ID_LEN]);
 int64_t db__now_ms(void);
 /* Makes room for one more element in a malloc'd array of *n elements
@@ -57,7 +57,7 @@ int db__grow(void *arrp, int n, int *cap, size_t elem);
 /* Whole-table reads (org.c) appended to a malloc'd array, oldest first;
  * for the snapshot and the list calls. */
 int db__pools(struct db__conn *c, struct db_pool **out, int *n);
-int db__nodes(struct db__conn *c, struct db_node **out, int *n);
+int db__nodes(struct db__conn *c, int with_alloc, struct db_node **out, int *n);
 int db__queues(struct db__conn *c, int kind, struct db_queue **out, int *n);
 /* Appends a workload event inside the caller's write (workloads.c). */
 int db__event(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *type,

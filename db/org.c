@@ -11,6 +11,7 @@
  */
 #include "db_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +23,8 @@ static int one_row(int src)
 /* ---- node pools ---- */
 
 #define POOL_COLS "seq, name, label_key, label_value, gpu_placement, cpu_placement," \
-                  " min_runtime_ms, created_at, updated_at, created_by"
+                  " min_runtime_ms, created_at, updated_at, created_by, tbf_enabled," \
+                  " tbf_window_ms, tbf_half_life_ms, tbf_k_milli, updated_by"
 
 static void pool_row(sqlite3_stmt *st, struct db_pool *p)
 {
@@ -37,13 +39,19 @@ static void pool_row(sqlite3_stmt *st, struct db_pool *p)
     p->created_at = sqlite3_column_int64(st, 7);
     p->updated_at = sqlite3_column_int64(st, 8);
     db__copy(p->created_by, sizeof(p->created_by), st, 9);
+    p->tbf_enabled = sqlite3_column_int(st, 10);
+    p->tbf_window_ms = sqlite3_column_int64(st, 11);
+    p->tbf_half_life_ms = sqlite3_column_int64(st, 12);
+    p->tbf_k_milli = sqlite3_column_int64(st, 13);
+    db__copy(p->updated_by, sizeof(p->updated_by), st, 14);
 }
 
 static int pool_insert_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
         "INSERT INTO node_pools (name, label_key, label_value, gpu_placement, cpu_placement,"
-        " min_runtime_ms, created_at, updated_at, created_by) VALUES (?,?,?,?,?,?,?,?,?)";
+        " min_runtime_ms, created_at, updated_at, created_by, tbf_enabled, tbf_window_ms,"
+        " tbf_half_life_ms, tbf_k_milli, updated_by) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     struct db_pool *p = arg;
     int rc = DB_OK;
     sqlite3_stmt *st = db__prep(c, sql, &rc);
@@ -59,6 +67,11 @@ static int pool_insert_fn(struct db__conn *c, void *arg)
     sqlite3_bind_int64(st, 7, p->created_at);
     sqlite3_bind_int64(st, 8, p->updated_at);
     db__bind_text(st, 9, p->created_by);
+    sqlite3_bind_int(st, 10, p->tbf_enabled);
+    sqlite3_bind_int64(st, 11, p->tbf_window_ms);
+    sqlite3_bind_int64(st, 12, p->tbf_half_life_ms);
+    sqlite3_bind_int64(st, 13, p->tbf_k_milli);
+    db__bind_text(st, 14, p->created_by);
     rc = db__step_done(st);
     if (rc == DB_OK)
         p->seq = sqlite3_last_insert_rowid(c->h);
@@ -68,7 +81,84 @@ static int pool_insert_fn(struct db__conn *c, void *arg)
 int db_pool_insert(struct db *db, struct db_pool *p)
 {
     p->created_at = p->updated_at = db__now_ms();
+    if (p->tbf_window_ms <= 0)
+        p->tbf_window_ms = 7LL * 24 * 3600 * 1000;
+    if (p->tbf_k_milli < 0)
+        p->tbf_k_milli = 1000;
+    snprintf(p->updated_by, sizeof(p->updated_by), "%s", p->created_by);
     return db__write(db, pool_insert_fn, p);
+}
+
+static int pool_update_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "UPDATE node_pools SET label_key = ?, label_value = ?, gpu_placement = ?,"
+        " cpu_placement = ?, min_runtime_ms = ?, tbf_enabled = ?, tbf_window_ms = ?,"
+        " tbf_half_life_ms = ?, tbf_k_milli = ?, updated_at = ?, updated_by = ? WHERE seq = ?";
+    struct db_pool *p = arg;
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, p->label_key);
+    db__bind_text(st, 2, p->label_value);
+    sqlite3_bind_int(st, 3, p->gpu_placement);
+    sqlite3_bind_int(st, 4, p->cpu_placement);
+    sqlite3_bind_int64(st, 5, p->min_runtime_ms);
+    sqlite3_bind_int(st, 6, p->tbf_enabled);
+    sqlite3_bind_int64(st, 7, p->tbf_window_ms);
+    sqlite3_bind_int64(st, 8, p->tbf_half_life_ms);
+    sqlite3_bind_int64(st, 9, p->tbf_k_milli);
+    sqlite3_bind_int64(st, 10, p->updated_at);
+    db__bind_text(st, 11, p->updated_by);
+    sqlite3_bind_int64(st, 12, p->seq);
+    rc = db__step_done(st);
+    if (rc == DB_OK && sqlite3_changes(c->h) == 0)
+        rc = DB_ENOTFOUND;
+    return db__done(st, rc);
+}
+
+int db_pool_update(struct db *db, struct db_pool *p)
+{
+    p->updated_at = db__now_ms();
+    return db__write(db, pool_update_fn, p);
+}
+
+static int pool_delete_fn(struct db__conn *c, void *arg)
+{
+    static const char busy[] = "SELECT count(*) FROM nodes WHERE pool_seq = ?";
+    static const char quotas[] = "DELETE FROM queue_quotas WHERE pool_seq = ?";
+    static const char samples[] = "DELETE FROM samples WHERE pool_seq = ?";
+    static const char del[] = "DELETE FROM node_pools WHERE seq = ?";
+    static const char *const steps[] = {quotas, samples, del};
+    const int64_t *seq = arg;
+    int rc = DB_OK, i;
+    sqlite3_stmt *st = db__prep(c, busy, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, *seq);
+    rc = one_row(sqlite3_step(st));
+    if (rc == DB_OK && sqlite3_column_int64(st, 0) > 0)
+        rc = DB_ECONFLICT;
+    rc = db__done(st, rc);
+    for (i = 0; rc == DB_OK && i < 3; i++) {
+        st = db__prep(c, steps[i], &rc);
+        if (!st)
+            return rc;
+        sqlite3_bind_int64(st, 1, *seq);
+        rc = db__step_done(st);
+        if (rc == DB_OK && i == 2 && sqlite3_changes(c->h) == 0)
+            rc = DB_ENOTFOUND;
+        rc = db__done(st, rc);
+    }
+    return rc;
+}
+
+int db_pool_delete(struct db *db, int64_t seq)
+{
+    return db__write(db, pool_delete_fn, &seq);
 }
 
 struct get_arg {
@@ -157,7 +247,8 @@ int db_pool_list(struct db *db, struct db_pool **out, int *n)
 /* ---- nodes ---- */
 
 #define NODE_COLS "n.seq, n.id, n.name, n.pool_seq, p.name, n.n_gpus, n.gpu_type," \
-                  " n.cpu_milli, n.mem_mib, n.ready, n.simulated, n.created_at, n.updated_at"
+                  " n.cpu_milli, n.mem_mib, n.ready, n.simulated, n.created_at, n.updated_at," \
+                  " n.node_type"
 
 static void node_row(sqlite3_stmt *st, struct db_node *n)
 {
@@ -175,18 +266,19 @@ static void node_row(sqlite3_stmt *st, struct db_node *n)
     n->simulated = sqlite3_column_int(st, 10);
     n->created_at = sqlite3_column_int64(st, 11);
     n->updated_at = sqlite3_column_int64(st, 12);
+    db__copy(n->node_type, sizeof(n->node_type), st, 13);
 }
 
 static int node_upsert_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
         "INSERT INTO nodes (id, name, pool_seq, n_gpus, gpu_type, cpu_milli, mem_mib, ready,"
-        " simulated, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+        " simulated, created_at, updated_at, node_type) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
         " ON CONFLICT (name) DO UPDATE SET pool_seq = excluded.pool_seq,"
         " n_gpus = excluded.n_gpus, gpu_type = excluded.gpu_type,"
         " cpu_milli = excluded.cpu_milli, mem_mib = excluded.mem_mib,"
         " ready = excluded.ready, simulated = excluded.simulated,"
-        " updated_at = excluded.updated_at";
+        " updated_at = excluded.updated_at, node_type = excluded.node_type";
     static const char back[] = "SELECT seq, id FROM nodes WHERE name = ?";
     struct db_node *n = arg;
     int rc = DB_OK;
@@ -205,6 +297,7 @@ static int node_upsert_fn(struct db__conn *c, void *arg)
     sqlite3_bind_int(st, 9, n->simulated);
     sqlite3_bind_int64(st, 10, n->created_at);
     sqlite3_bind_int64(st, 11, n->updated_at);
+    db__bind_text(st, 12, n->node_type);
     rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;
@@ -220,6 +313,34 @@ static int node_upsert_fn(struct db__conn *c, void *arg)
     return db__done(st, rc);
 }
 
+struct upsert_many {
+    struct db_node *nodes;
+    int n;
+};
+
+static int node_upsert_many_fn(struct db__conn *c, void *arg)
+{
+    struct upsert_many *a = arg;
+    int i, rc = DB_OK;
+
+    for (i = 0; rc == DB_OK && i < a->n; i++)
+        rc = node_upsert_fn(c, &a->nodes[i]);
+    return rc;
+}
+
+int db_node_upsert_many(struct db *db, struct db_node *nodes, int n)
+{
+    struct upsert_many a = {nodes, n};
+    int i;
+
+    for (i = 0; i < n; i++) {
+        nodes[i].created_at = nodes[i].updated_at = db__now_ms();
+        if (!nodes[i].id[0])
+            db__uuid(nodes[i].id);
+    }
+    return db__write(db, node_upsert_many_fn, &a);
+}
+
 int db_node_upsert(struct db *db, struct db_node *n)
 {
     n->created_at = n->updated_at = db__now_ms();
@@ -228,15 +349,19 @@ int db_node_upsert(struct db *db, struct db_node *n)
     return db__write(db, node_upsert_fn, n);
 }
 
-/* Reads every node, oldest first, into a malloc'd array. */
-int db__nodes(struct db__conn *c, struct db_node **out, int *n)
+/* Reads every node, oldest first, into a malloc'd array; with_alloc
+ * also sums the GPU bound on each (a join over the pods). */
+int db__nodes(struct db__conn *c, int with_alloc, struct db_node **out, int *n)
 {
-    static const char sql[] =
+    static const char alloc[] =
         "SELECT " NODE_COLS ", (SELECT coalesce(sum(w.gpu_devices * 1000 + w.gpu_portion), 0)"
         " FROM pods d JOIN workloads w ON w.seq = d.workload_seq WHERE d.node_seq = n.seq)"
         " FROM nodes n JOIN node_pools p ON p.seq = n.pool_seq ORDER BY n.seq";
+    static const char plain[] =
+        "SELECT " NODE_COLS ", 0 FROM nodes n JOIN node_pools p ON p.seq = n.pool_seq"
+        " ORDER BY n.seq";
     int rc = DB_OK, cap = 0;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    sqlite3_stmt *st = db__prep(c, with_alloc ? alloc : plain, &rc);
 
     if (!st)
         return rc;
@@ -244,7 +369,7 @@ int db__nodes(struct db__conn *c, struct db_node **out, int *n)
         if (db__grow(out, *n, &cap, sizeof(**out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         node_row(st, &(*out)[*n]);
-        (*out)[*n].alloc_gpu_milli = sqlite3_column_int64(st, 13);
+        (*out)[*n].alloc_gpu_milli = sqlite3_column_int64(st, 14);
         (*n)++;
     }
     return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
@@ -254,7 +379,7 @@ static int node_list_fn(struct db__conn *c, void *arg)
 {
     struct get_arg *a = arg;
 
-    return db__nodes(c, a->list, a->n);
+    return db__nodes(c, 1, a->list, a->n);
 }
 
 int db_node_list(struct db *db, struct db_node **out, int *n)
@@ -277,7 +402,8 @@ int db_node_list(struct db *db, struct db_node **out, int *n)
 
 #define QUEUE_COLS "q.seq, q.id, q.kind, q.name, coalesce(q.parent_seq, 0)," \
                    " coalesce(p.id, ''), coalesce(p.name, ''), q.description, q.rank," \
-                   " q.created_at, q.updated_at, q.created_by"
+                   " q.created_at, q.updated_at, q.created_by, q.default_pools, q.node_types," \
+                   " q.scheduling_rules"
 
 static void queue_row(sqlite3_stmt *st, struct db_queue *q)
 {
@@ -294,6 +420,9 @@ static void queue_row(sqlite3_stmt *st, struct db_queue *q)
     q->created_at = sqlite3_column_int64(st, 9);
     q->updated_at = sqlite3_column_int64(st, 10);
     db__copy(q->created_by, sizeof(q->created_by), st, 11);
+    db__copy(q->default_pools, sizeof(q->default_pools), st, 12);
+    db__copy(q->node_types, sizeof(q->node_types), st, 13);
+    db__copy(q->scheduling_rules, sizeof(q->scheduling_rules), st, 14);
 }
 
 static void quota_row(sqlite3_stmt *st, struct db_quota *qt)
@@ -365,7 +494,8 @@ static int queue_insert_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
         "INSERT INTO queues (id, kind, name, parent_seq, description, rank, created_at,"
-        " updated_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+        " updated_at, created_by, default_pools, node_types, scheduling_rules)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     struct db_queue *q = arg;
     int rc = DB_OK;
     sqlite3_stmt *st = db__prep(c, sql, &rc);
@@ -382,6 +512,9 @@ static int queue_insert_fn(struct db__conn *c, void *arg)
     sqlite3_bind_int64(st, 7, q->created_at);
     sqlite3_bind_int64(st, 8, q->updated_at);
     db__bind_text(st, 9, q->created_by);
+    db__bind_text(st, 10, q->default_pools);
+    db__bind_text(st, 11, q->node_types);
+    db__bind_text(st, 12, q->scheduling_rules);
     rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;
@@ -399,7 +532,8 @@ int db_queue_insert(struct db *db, struct db_queue *q)
 static int queue_update_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
-        "UPDATE queues SET description = ?, rank = ?, updated_at = ? WHERE seq = ?";
+        "UPDATE queues SET description = ?, rank = ?, updated_at = ?, default_pools = ?,"
+        " node_types = ?, scheduling_rules = ? WHERE seq = ?";
     const struct db_queue *q = arg;
     int rc = DB_OK;
     sqlite3_stmt *st = db__prep(c, sql, &rc);
@@ -409,7 +543,10 @@ static int queue_update_fn(struct db__conn *c, void *arg)
     db__bind_text(st, 1, q->description);
     sqlite3_bind_int(st, 2, q->rank);
     sqlite3_bind_int64(st, 3, db__now_ms());
-    sqlite3_bind_int64(st, 4, q->seq);
+    db__bind_text(st, 4, q->default_pools);
+    db__bind_text(st, 5, q->node_types);
+    db__bind_text(st, 6, q->scheduling_rules);
+    sqlite3_bind_int64(st, 7, q->seq);
     rc = db__step_done(st);
     if (rc == DB_OK && sqlite3_changes(c->h) == 0)
         rc = DB_ENOTFOUND;

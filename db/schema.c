@@ -9,6 +9,11 @@
  *      change is a new migration at the end.
  *   3. A database newer than this build (user_version > the count) is
  *      refused rather than guessed at.
+ *   4. Migrations numbered 50 and up (later[], the nodes run by
+ *      allot-agent) are a second series, applied after the first: each is
+ *      recorded by number in schema_migrations, in the same transaction,
+ *      so the two series grow independently. A database recording a
+ *      number this build lacks is refused too.
  *
  * Units in the columns: GPU milli-GPU, CPU millicores, memory MiB, times
  * ms since the epoch, 0 meaning "not set" for optional times.
@@ -114,6 +119,24 @@ static const char *const migrations[] = {
     " created_at INTEGER NOT NULL,"
     " type TEXT NOT NULL, reason TEXT NOT NULL, message TEXT NOT NULL);"
     "CREATE INDEX events_workload ON events (workload_seq, seq);",
+    /* 2: node pool scheduling settings, project defaults, node types, and
+     * the per-queue allocation samples behind the metrics time series */
+    "ALTER TABLE node_pools ADD COLUMN tbf_enabled INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE node_pools ADD COLUMN tbf_window_ms INTEGER NOT NULL DEFAULT 604800000;"
+    "ALTER TABLE node_pools ADD COLUMN tbf_half_life_ms INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE node_pools ADD COLUMN tbf_k_milli INTEGER NOT NULL DEFAULT 1000;"
+    "ALTER TABLE node_pools ADD COLUMN updated_by TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE queues ADD COLUMN default_pools TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE queues ADD COLUMN node_types TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE queues ADD COLUMN scheduling_rules TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE nodes ADD COLUMN node_type TEXT NOT NULL DEFAULT '';"
+    "CREATE TABLE samples ("
+    " queue_seq INTEGER NOT NULL, pool_seq INTEGER NOT NULL, ts INTEGER NOT NULL,"
+    " gpu_alloc INTEGER NOT NULL, gpu_quota INTEGER NOT NULL,"
+    " cpu_alloc INTEGER NOT NULL, cpu_quota INTEGER NOT NULL,"
+    " mem_alloc INTEGER NOT NULL, mem_quota INTEGER NOT NULL,"
+    " PRIMARY KEY (queue_seq, pool_seq, ts)) WITHOUT ROWID;"
+    "CREATE INDEX samples_ts ON samples (ts);",
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -159,6 +182,138 @@ static int apply_one(struct db__conn *c, int i)
     return rc;
 }
 
+/* ---- the second series: migrations 50 and up ---- */
+
+struct numbered {
+    int number;
+    const char *sql;
+};
+
+static const struct numbered later[] = {
+    /* 50: agent tokens, the nodes agents run, a uid per pod binding (the
+     * name an agent runs it under, new whenever the binding changes), and
+     * the runs agents report for those pods */
+    {50,
+     "ALTER TABLE pods ADD COLUMN uid TEXT NOT NULL DEFAULT '';"
+     "UPDATE pods SET uid = lower(hex(randomblob(16)));"
+     "CREATE TRIGGER pods_new_uid AFTER INSERT ON pods WHEN new.uid = '' BEGIN"
+     " UPDATE pods SET uid = lower(hex(randomblob(16))) WHERE rowid = new.rowid; END;"
+     "CREATE INDEX pods_by_uid ON pods (uid);"
+     "CREATE TABLE agent_tokens ("
+     " seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+     " id TEXT NOT NULL UNIQUE,"
+     " name TEXT NOT NULL,"
+     " secret_hash TEXT NOT NULL,"
+     " node_name TEXT NOT NULL DEFAULT '',"
+     " created_at INTEGER NOT NULL, created_by TEXT NOT NULL DEFAULT '',"
+     " last_used_at INTEGER NOT NULL DEFAULT 0,"
+     " revoked_at INTEGER NOT NULL DEFAULT 0);"
+     "CREATE TABLE agent_nodes ("
+     " node_seq INTEGER PRIMARY KEY REFERENCES nodes (seq),"
+     " token_seq INTEGER NOT NULL REFERENCES agent_tokens (seq),"
+     " heartbeat_ms INTEGER NOT NULL CHECK (heartbeat_ms > 0),"
+     " registered_at INTEGER NOT NULL, last_seen INTEGER NOT NULL,"
+     " labels TEXT NOT NULL DEFAULT '{}', gpus TEXT NOT NULL DEFAULT '[]',"
+     " version TEXT NOT NULL DEFAULT '', runtime TEXT NOT NULL DEFAULT '');"
+     "CREATE TABLE pod_runs ("
+     " uid TEXT PRIMARY KEY,"
+     " workload_seq INTEGER NOT NULL REFERENCES workloads (seq),"
+     " idx INTEGER NOT NULL,"
+     " node_seq INTEGER NOT NULL REFERENCES nodes (seq),"
+     " started_at INTEGER NOT NULL,"
+     " finished_at INTEGER NOT NULL DEFAULT 0,"
+     " exit_code INTEGER NOT NULL DEFAULT 0, signal INTEGER NOT NULL DEFAULT 0,"
+     " outcome TEXT NOT NULL DEFAULT '');"
+     "CREATE INDEX pod_runs_workload ON pod_runs (workload_seq, idx, started_at);"
+     "CREATE INDEX pod_runs_open ON pod_runs (node_seq) WHERE finished_at = 0;"},
+};
+
+#define N_LATER ((int)(sizeof(later) / sizeof(later[0])))
+
+/* Is migration `number` recorded in schema_migrations? */
+static int later_applied(struct db__conn *c, int number, int *applied)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = DB_EIO;
+
+    if (sqlite3_prepare_v2(c->h, "SELECT count(*) FROM schema_migrations WHERE number = ?", -1,
+                           &st, NULL) != SQLITE_OK)
+        goto out;
+    sqlite3_bind_int(st, 1, number);
+    if (sqlite3_step(st) != SQLITE_ROW)
+        goto out;
+    *applied = sqlite3_column_int(st, 0) > 0;
+    rc = DB_OK;
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Refuses a database that recorded a later migration this build lacks. */
+static int later_known(struct db__conn *c)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = DB_EIO, i, src;
+
+    if (sqlite3_prepare_v2(c->h, "SELECT number FROM schema_migrations", -1, &st, NULL) !=
+        SQLITE_OK)
+        goto out;
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        int number = sqlite3_column_int(st, 0);
+        for (i = 0; i < N_LATER && later[i].number != number; i++)
+            ;
+        if (i == N_LATER) {
+            fprintf(stderr, "allotd: db: migration %d is newer than this build\n", number);
+            rc = DB_EINVAL;
+            goto out;
+        }
+    }
+    rc = src == SQLITE_DONE ? DB_OK : DB_EIO;
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int apply_later(struct db__conn *c, int i)
+{
+    char record[128];
+    int rc, applied = 0;
+
+    rc = db__exec(c, "BEGIN IMMEDIATE");
+    if (rc != DB_OK)
+        return rc;
+    rc = later_applied(c, later[i].number, &applied);
+    if (rc == DB_OK && !applied) {
+        rc = db__exec(c, later[i].sql);
+        snprintf(record, sizeof(record),
+                 "INSERT INTO schema_migrations (number, applied_at) VALUES (%d, %lld)",
+                 later[i].number, (long long)db__now_ms());
+        if (rc == DB_OK)
+            rc = db__exec(c, record);
+    }
+    if (rc == DB_OK)
+        rc = db__exec(c, "COMMIT");
+    if (rc != DB_OK)
+        db__exec(c, "ROLLBACK");
+    return rc;
+}
+
+static int migrate_later(struct db__conn *c)
+{
+    int i, rc;
+
+    rc = db__exec(c, "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                     " number INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)");
+    if (rc == DB_OK)
+        rc = later_known(c);
+    for (i = 0; rc == DB_OK && i < N_LATER; i++) {
+        rc = apply_later(c, i);
+        if (rc != DB_OK)
+            fprintf(stderr, "allotd: db: migration %d failed\n", later[i].number);
+    }
+    return rc;
+}
+
 /* Applies every migration the database lacks; called once by db_open()
  * before any other thread touches the database. */
 int db__migrate(struct db__conn *c)
@@ -180,5 +335,5 @@ int db__migrate(struct db__conn *c)
             return rc;
         }
     }
-    return DB_OK;
+    return migrate_later(c);
 }

@@ -4,8 +4,14 @@
  *
  * db_snapshot_load() reads, in one read transaction, the pools, nodes and
  * queues (with quotas) in age order and every live workload that is
- * Pending or Running, with its pods, in queue order (queued_seq, seq).
+ * Pending or Running, with its pods, in queue order (queued_seq, seq);
+ * Initializing (placed on an agent's node, not yet reported started)
+ * counts as Running.
  * All of it lives in one block of chunks freed by db_snapshot_free().
+ * db_topology_load() reads only the pools, nodes and queues, and
+ * db_workloads_load() only the named workloads that are still live and
+ * Pending or Running: together they let the scheduler keep its state in
+ * memory and re-read only what changed.
  *
  * db_cycle_apply() writes a cycle's results in one savepoint of the
  * writer's group transaction:
@@ -84,6 +90,8 @@ void db_snapshot_free(struct db_snapshot *s)
 struct snap_arg {
     struct db_snapshot *s;
     struct chunk *chunks;
+    const int64_t *seqs;   /* db_workloads_load: the seqs to read */
+    int n_seqs;
 };
 
 static int wl_snap_row(struct snap_arg *a, sqlite3_stmt *st, struct db_sched_wl *w)
@@ -110,8 +118,10 @@ static int wl_snap_row(struct snap_arg *a, sqlite3_stmt *st, struct db_sched_wl 
     w->queued_seq = sqlite3_column_int64(st, 17);
     w->started_ms = sqlite3_column_int64(st, 18);
     w->stale_since_ms = sqlite3_column_int64(st, 19);
+    w->phase_message = chunk_str(&a->chunks, st, 20);
     w->pods = chunk_alloc(&a->chunks, sizeof(*w->pods) * (size_t)w->n_pods);
-    if (!w->name || !w->pools || !w->node_type || !w->phase || !w->phase_reason || !w->pods)
+    if (!w->name || !w->pools || !w->node_type || !w->phase || !w->phase_reason ||
+        !w->phase_message || !w->pods)
         return DB_ENOMEM;
     for (i = 0; i < w->n_pods; i++) {
         w->pods[i].node_seq = 0;
@@ -123,12 +133,14 @@ static int wl_snap_row(struct snap_arg *a, sqlite3_stmt *st, struct db_sched_wl 
 static int load_workloads(struct db__conn *c, struct snap_arg *a)
 {
     static const char count[] =
-        "SELECT count(*) FROM workloads WHERE deleted_at = 0 AND phase IN ('Pending', 'Running')";
+        "SELECT count(*) FROM workloads"
+        " WHERE deleted_at = 0 AND phase IN ('Pending', 'Initializing', 'Running')";
     static const char sql[] =
         "SELECT seq, version, project_seq, name, pools, node_type, phase, phase_reason, type,"
         " priority, preemptible, n_pods, min_pods, gpu_devices, gpu_portion, cpu_milli,"
-        " mem_mib, queued_seq, started_ms, stale_since_ms FROM workloads"
-        " WHERE deleted_at = 0 AND phase IN ('Pending', 'Running') ORDER BY queued_seq, seq";
+        " mem_mib, queued_seq, started_ms, stale_since_ms, phase_message FROM workloads"
+        " WHERE deleted_at = 0 AND phase IN ('Pending', 'Initializing', 'Running')"
+        " ORDER BY queued_seq, seq";
     struct db_snapshot *s = a->s;
     int rc = DB_OK, n = 0;
     sqlite3_stmt *st = db__prep(c, count, &rc);
@@ -181,7 +193,7 @@ static int load_pods(struct db__conn *c, struct snap_arg *a)
     static const char sql[] =
         "SELECT d.workload_seq, d.idx, d.node_seq, d.devices FROM pods d"
         " JOIN workloads w ON w.seq = d.workload_seq"
-        " WHERE w.deleted_at = 0 AND w.phase IN ('Pending', 'Running')";
+        " WHERE w.deleted_at = 0 AND w.phase IN ('Pending', 'Initializing', 'Running')";
     struct db_snapshot *s = a->s;
     struct db_sched_wl **by_seq;
     int rc = DB_OK, i;
@@ -210,40 +222,117 @@ out_free:
     return rc;
 }
 
-static int snapshot_fn(struct db__conn *c, void *arg)
+static int topology_fn(struct db__conn *c, void *arg)
 {
     struct snap_arg *a = arg;
     int rc;
 
     rc = db__pools(c, &a->s->pools, &a->s->n_pools);
     if (rc == DB_OK)
-        rc = db__nodes(c, &a->s->nodes, &a->s->n_nodes);
+        rc = db__nodes(c, 0, &a->s->nodes, &a->s->n_nodes);
     if (rc == DB_OK)
         rc = db__queues(c, -1, &a->s->queues, &a->s->n_queues);
-    if (rc == DB_OK)
-        rc = load_workloads(c, a);
-    if (rc == DB_OK)
-        rc = load_pods(c, a);
     return rc;
+}
+
+static int snapshot_fn(struct db__conn *c, void *arg)
+{
+    int rc = topology_fn(c, arg);
+
+    if (rc == DB_OK)
+        rc = load_workloads(c, arg);
+    if (rc == DB_OK)
+        rc = load_pods(c, arg);
+    return rc;
+}
+
+/* One workload's row and pods, if it is live and Pending or Running. */
+static int load_one(struct db__conn *c, struct snap_arg *a, int64_t seq)
+{
+    static const char sql[] =
+        "SELECT seq, version, project_seq, name, pools, node_type, phase, phase_reason, type,"
+        " priority, preemptible, n_pods, min_pods, gpu_devices, gpu_portion, cpu_milli,"
+        " mem_mib, queued_seq, started_ms, stale_since_ms, phase_message FROM workloads"
+        " WHERE seq = ? AND deleted_at = 0 AND phase IN ('Pending', 'Initializing', 'Running')";
+    static const char pods[] = "SELECT idx, node_seq, devices FROM pods WHERE workload_seq = ?";
+    struct db_sched_wl *w = &a->s->workloads[a->s->n_workloads];
+    int rc = DB_OK, src, idx;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, seq);
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW)
+        rc = wl_snap_row(a, st, w);
+    rc = db__done(st, src == SQLITE_ROW || src == SQLITE_DONE ? rc : DB_EIO);
+    if (rc != DB_OK || src != SQLITE_ROW)
+        return rc;
+    a->s->n_workloads++;
+    st = db__prep(c, pods, &rc);
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, seq);
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        idx = sqlite3_column_int(st, 0);
+        if (idx < 0 || idx >= w->n_pods)
+            continue;
+        w->pods[idx].node_seq = sqlite3_column_int64(st, 1);
+        w->pods[idx].devices = (uint64_t)sqlite3_column_int64(st, 2);
+    }
+    return db__done(st, src == SQLITE_DONE ? DB_OK : DB_EIO);
+}
+
+static int some_fn(struct db__conn *c, void *arg)
+{
+    struct snap_arg *a = arg;
+    int i, rc = DB_OK;
+
+    a->s->workloads = chunk_alloc(&a->chunks, sizeof(*a->s->workloads) * (size_t)(a->n_seqs + 1));
+    if (!a->s->workloads)
+        return DB_ENOMEM;
+    for (i = 0; rc == DB_OK && i < a->n_seqs; i++)
+        rc = load_one(c, a, a->seqs[i]);
+    return rc;
+}
+
+static int load_with(struct db *db, db__fn fn, struct snap_arg *a, struct db_snapshot **out)
+{
+    int rc;
+
+    *out = NULL;
+    a->s = calloc(1, sizeof(*a->s));
+    if (!a->s)
+        return DB_ENOMEM;
+    rc = db__read(db, fn, a);
+    a->s->block__ = a->chunks;
+    if (rc != DB_OK) {
+        db_snapshot_free(a->s);
+        return rc;
+    }
+    *out = a->s;
+    return DB_OK;
 }
 
 int db_snapshot_load(struct db *db, struct db_snapshot **out)
 {
-    struct snap_arg a = {NULL, NULL};
-    int rc;
+    struct snap_arg a = {NULL, NULL, NULL, 0};
 
-    *out = NULL;
-    a.s = calloc(1, sizeof(*a.s));
-    if (!a.s)
-        return DB_ENOMEM;
-    rc = db__read(db, snapshot_fn, &a);
-    a.s->block__ = a.chunks;
-    if (rc != DB_OK) {
-        db_snapshot_free(a.s);
-        return rc;
-    }
-    *out = a.s;
-    return DB_OK;
+    return load_with(db, snapshot_fn, &a, out);
+}
+
+int db_topology_load(struct db *db, struct db_snapshot **out)
+{
+    struct snap_arg a = {NULL, NULL, NULL, 0};
+
+    return load_with(db, topology_fn, &a, out);
+}
+
+int db_workloads_load(struct db *db, const int64_t *seqs, int n, struct db_snapshot **out)
+{
+    struct snap_arg a = {NULL, NULL, seqs, n};
+
+    return load_with(db, some_fn, &a, out);
 }
 
 /* ---- applying a cycle ---- */
@@ -255,20 +344,28 @@ struct apply_arg {
     int n_skipped;
 };
 
+/* Rewrites the pods of u that changed. A pod left on the same node and
+ * devices keeps its row, and with it the uid an agent runs it under. */
 static int replace_pods(struct db__conn *c, const struct db_wl_update *u)
 {
-    static const char del[] = "DELETE FROM pods WHERE workload_seq = ?";
+    static const char del[] =
+        "DELETE FROM pods WHERE workload_seq = ?1 AND idx = ?2"
+        " AND (?3 <= 0 OR node_seq != ?3 OR devices != ?4)";
     static const char ins[] =
-        "INSERT INTO pods (workload_seq, idx, node_seq, devices) VALUES (?, ?, ?, ?)";
+        "INSERT OR IGNORE INTO pods (workload_seq, idx, node_seq, devices) VALUES (?, ?, ?, ?)";
     int rc = DB_OK, i;
-    sqlite3_stmt *st = db__prep(c, del, &rc);
+    sqlite3_stmt *st;
 
-    if (!st)
-        return rc;
-    sqlite3_bind_int64(st, 1, u->seq);
-    rc = db__done(st, db__step_done(st));
     for (i = 0; rc == DB_OK && i < u->n_pods; i++) {
-        if (u->pods[i].node_seq <= 0)
+        st = db__prep(c, del, &rc);
+        if (!st)
+            return rc;
+        sqlite3_bind_int64(st, 1, u->seq);
+        sqlite3_bind_int(st, 2, i);
+        sqlite3_bind_int64(st, 3, u->pods[i].node_seq);
+        sqlite3_bind_int64(st, 4, (int64_t)u->pods[i].devices);
+        rc = db__done(st, db__step_done(st));
+        if (rc != DB_OK || u->pods[i].node_seq <= 0)
             continue;
         st = db__prep(c, ins, &rc);
         if (!st)

@@ -314,6 +314,49 @@ int db_workload_act(struct db *db, int64_t seq, int action, const char *by, int6
     return db__write(db, act_fn, &a);
 }
 
+struct act_many_arg {
+    const int64_t *seqs;
+    int n;
+    struct act_arg one;
+    int *rcs;
+};
+
+/* Each action in its own nested savepoint, so one failure undoes only itself. */
+static int act_many_fn(struct db__conn *c, void *arg)
+{
+    struct act_many_arg *a = arg;
+    int i, rc = DB_OK;
+
+    for (i = 0; rc == DB_OK && i < a->n; i++) {
+        rc = db__exec(c, "SAVEPOINT act");
+        if (rc != DB_OK)
+            break;
+        a->one.seq = a->seqs[i];
+        a->rcs[i] = act_fn(c, &a->one);
+        if (a->rcs[i] != DB_OK)
+            rc = db__exec(c, "ROLLBACK TO act");
+        if (rc == DB_OK)
+            rc = db__exec(c, "RELEASE act");
+    }
+    return rc;
+}
+
+int db_workload_act_many(struct db *db, const int64_t *seqs, int n, int action, const char *by,
+                         int64_t now_ms, int *rcs)
+{
+    struct act_many_arg a = {seqs, n, {0, action, by, now_ms}, rcs};
+    int i, rc;
+
+    if (action < DB_WL_DELETE || action > DB_WL_RESUME)
+        return DB_EINVAL;
+    for (i = 0; i < n; i++)
+        rcs[i] = DB_EIO;
+    rc = db__write(db, act_many_fn, &a);
+    for (i = 0; rc != DB_OK && i < n; i++)
+        rcs[i] = rc;
+    return rc;
+}
+
 /* ---- list ---- */
 
 enum field_kind { F_TEXT, F_INT, F_DATE, F_GPU };

@@ -94,11 +94,13 @@ wrk -t2 -c64 -d"${SECS}s" --latency -H "Authorization: Bearer $TOKEN" \
 summary "$T/w3"
 
 N=$(count)
-if [ "$N" -lt 50000 ]; then
-  ALLOT_BENCH_RUN=f ALLOT_BENCH_MAX=$(((50000 - N + 1) / 2)) \
-    wrk -t2 -c64 -d120s -s "$HERE/submit.lua" "$URL" >/dev/null
+ROUND=0
+while [ "$N" -lt 50000 ]; do # top up to 50,000 workloads
+  ROUND=$((ROUND + 1))
+  ALLOT_BENCH_RUN=f$ROUND ALLOT_BENCH_MAX=$(((50000 - N + 1) / 2)) \
+    wrk -t2 -c64 -d3s -s "$HERE/submit.lua" "$URL" >/dev/null
   N=$(count)
-fi
+done
 echo "== 4. restart with $N workloads and 1000 nodes"
 stop
 T0=$(date +%s%N)

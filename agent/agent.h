@@ -1,0 +1,182 @@
+/*
+ * agent.h: what the files of allot-agent share: its options, the pods it
+ * runs, the server client, GPU discovery, process helpers and the per-pod
+ * supervisor.
+ *
+ * The work directory holds, per pod uid, pods/<uid>/ with
+ *   spec.json  what the server asked for (written before the pod starts);
+ *   work/      the pod's working directory for direct runs;
+ *   log        its stdout and stderr;
+ *   shim.pid   "<pid> <start time>" of its supervisor (shim.c);
+ *   pid        the process group of the workload, once started;
+ *   exit.json  how it ended, written once by the supervisor;
+ * and agent.lease, whose modification time the agent renews every tick:
+ * supervisors stop their pods when it grows older than the orphan timeout,
+ * so no pod outlives its agent for long, and a restarted agent finds its
+ * pods again through these files.
+ */
+#ifndef ALLOT_AGENT_H
+#define ALLOT_AGENT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define AGENT_PATH_MAX 1024
+#define AGENT_DIR_MAX 512     /* the work directory's path */
+#define AGENT_POD_DIR_MAX 600 /* a pod's directory: work dir, "/pods/", uid */
+#define AGENT_UID_LEN 40
+#define AGENT_MAX_GPUS 64
+
+/* ---- options (opts.c) ---- */
+struct agent_opts {
+    char server[512];            /* base URL, no trailing '/' */
+    char token_file[AGENT_PATH_MAX];
+    char name[64];               /* node name; default: the host name */
+    char pool[128];              /* "" : let the server pick by labels */
+    char labels[1024];           /* k=v,k=v */
+    int gpus;                    /* declared devices; -1: auto (nvidia-smi) */
+    char work_dir[AGENT_DIR_MAX];
+    int heartbeat_ms;
+    int orphan_ms;               /* supervisors stop pods after this without the agent */
+    char runtime[16];            /* auto | docker | podman | none */
+    char nvidia_smi[AGENT_PATH_MAX];
+};
+
+/* 0 ok, 1 printed help, -1 error (printed). */
+int agent_opts_parse(struct agent_opts *o, int argc, char **argv);
+/* Reads the token file (one line; must not be readable by group or
+ * others) into out; -1 with a message on failure. */
+int agent_read_token(const char *path, char *out, size_t len);
+
+/* ---- processes and files (proc.c) ---- */
+int64_t agent_now_ms(void);
+/* The start time of a process (field 22 of /proc/pid/stat); 0 if gone. */
+uint64_t proc_start_time(pid_t pid);
+/* Is pid alive with this start time (not a recycled pid)? */
+int proc_alive(pid_t pid, uint64_t start_time);
+/* SIGKILLs every process whose environment holds ALLOT_POD_UID=uid;
+ * returns how many were signalled. */
+int proc_kill_pod(const char *uid);
+/* Closes every descriptor from 3 up (in a child before exec). */
+void proc_close_from_3(void);
+/* Restores default dispositions and an empty mask (in a child before exec). */
+void proc_reset_signals(void);
+/* Runs argv (PATH lookup), waits at most timeout_ms, and gives its
+ * stdout (at most cap bytes, malloc'd, NUL-terminated) if out is not NULL.
+ * Returns the exit status (0..255), or -1 if it could not run or timed
+ * out (it is killed then). */
+int proc_run(char *const argv[], int timeout_ms, char **out, size_t cap);
+/* Writes a file through a temporary and a rename; 0 ok. */
+int file_write_atomic(const char *path, const char *data, size_t len);
+/* Reads a whole small file (at most cap bytes), malloc'd and terminated. */
+char *file_read(const char *path, size_t cap);
+/* Removes a directory tree (no symlinks followed); 0 ok. */
+int file_remove_tree(const char *path);
+/* Looks a program up on PATH; 0 and its path in out if found. */
+int find_program(const char *name, char *out, size_t len);
+
+/* ---- GPUs (gpu.c) ---- */
+struct gpu_info {
+    int index;
+    char uuid[64];
+    char model[64];
+    int64_t mem_total_mib, mem_used_mib;
+    int utilization;              /* percent */
+};
+/* Asks nvidia-smi for every device; the count, or -1 if it failed. */
+int gpu_query(const char *nvidia_smi, struct gpu_info *out, int max);
+
+/* ---- the server (client.c) ---- */
+struct client;
+struct client *client_new(const char *server, const char *token, int timeout_ms);
+void client_free(struct client *c);
+/* Called while a request waits, at most every few hundred ms. */
+void client_on_wait(struct client *c, void (*fn)(void *), void *arg);
+/* POSTs a JSON body (borrowed); *out gets the parsed JSON reply (or NULL)
+ * and *status the HTTP status (0: no answer). 0 when a reply came. */
+int client_post_json(struct client *c, const char *path, json_t *body, json_t **out,
+                     long *status);
+/* POSTs raw bytes as application/octet-stream. */
+int client_post_bytes(struct client *c, const char *path, const char *data, size_t len,
+                      json_t **out, long *status);
+
+/* ---- container runtimes (runtime.c) ---- */
+/* The runtime to use ("docker", "podman" or "" for none) for an option
+ * value auto|docker|podman|none; auto takes the first that answers. */
+void runtime_pick(const char *opt, char *out, size_t len);
+/* Splits a command line the way a shell would (quotes, backslashes), with
+ * no expansion; appends the words to *argv (malloc'd, NULL-terminated).
+ * -1 on an unterminated quote. */
+int split_words(const char *s, char ***argv, int *argc);
+void free_words(char **argv);
+
+/* ---- pods (pods.c) ---- */
+enum pod_state {
+    POD_STARTING = 0,             /* supervisor started, workload not yet */
+    POD_RUNNING,
+    POD_EXITED,                   /* exit.json read */
+    POD_LOST                      /* no supervisor and no exit.json */
+};
+
+struct pod {
+    char uid[AGENT_UID_LEN];
+    char dir[AGENT_POD_DIR_MAX];
+    char workload[128];
+    int pod_index;
+    uint64_t devices;
+    int state;                    /* enum pod_state */
+    pid_t shim_pid;
+    uint64_t shim_start;
+    int stop_sent;                /* SIGTERM sent to the supervisor */
+    int assigned;                 /* in the server's last answer */
+    int exit_code, signal, stopped;
+    int64_t at_ms;                /* started or ended */
+    char message[400];            /* how it started, or how it ended */
+    int reported_running;         /* the server heard it started */
+    int reported_end;             /* the server heard how it ended */
+    int64_t log_sent;             /* bytes of log the server holds */
+    int log_done;                 /* nothing more to upload */
+};
+
+struct pods {
+    struct pod *v;
+    int n, cap;
+};
+
+struct agent {
+    struct agent_opts o;
+    char self[AGENT_PATH_MAX];    /* this program, to start supervisors */
+    char runtime[16];             /* "docker", "podman" or "" */
+    char lease[AGENT_POD_DIR_MAX];
+    int64_t lease_at;
+    struct client *cl;
+    struct pods pods;
+    int n_gpus;
+    struct gpu_info gpus[AGENT_MAX_GPUS];
+};
+
+/* Renews the lease if it is older than a fraction of the heartbeat. */
+void agent_lease_touch(struct agent *a);
+/* Finds the pods a previous agent left (adopts, or marks exited or lost). */
+int pods_scan(struct agent *a);
+/* Reaps supervisors and reads pid and exit files: states move on. */
+void pods_poll(struct agent *a);
+/* The heartbeat's "pods" array: every pod this agent knows. */
+json_t *pods_report(struct agent *a);
+/* After the server answered a heartbeat: marks what it heard. */
+void pods_reported(struct agent *a);
+/* Starts what the server assigns and stops what it no longer does. */
+void pods_reconcile(struct agent *a, const json_t *assigned);
+/* Uploads new log bytes of every pod the server knows. */
+void pods_ship_logs(struct agent *a);
+/* Forgets pods whose end the server heard and whose logs are uploaded. */
+void pods_forget(struct agent *a);
+void pods_free(struct pods *p);
+
+/* ---- the supervisor (shim.c) ---- */
+/* allot-agent --shim DIR LEASE ORPHAN_MS RUNTIME: runs the pod of DIR. */
+int shim_main(int argc, char **argv);
+
+#endif /* ALLOT_AGENT_H */

@@ -1,0 +1,178 @@
+/*
+ * client.c: allot-agent's HTTP client for allotd (libcurl, one easy
+ * handle so the connection is kept alive between requests).
+ *
+ * Invariants:
+ *   1. Every request is bounded: connect and total timeouts, a cap on the
+ *      reply's size; libcurl never raises signals (CURLOPT_NOSIGNAL).
+ *   2. While a request waits, the caller's hook runs at most every
+ *      WAIT_HOOK_MS (the agent renews its lease there).
+ *   3. The token goes only in the Authorization header, and is never
+ *      printed.
+ */
+#include "agent.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REPLY_MAX (16 * 1024 * 1024)
+#define WAIT_HOOK_MS 200
+
+struct client {
+    CURL *h;
+    char *server;
+    char *auth;                  /* "Authorization: Bearer ..." */
+    int timeout_ms;
+    void (*on_wait)(void *);
+    void *wait_arg;
+    int64_t last_hook;
+    char *buf;                   /* the reply being read */
+    size_t len, cap;
+    int too_big;
+};
+
+static size_t on_data(char *p, size_t size, size_t n, void *arg)
+{
+    struct client *c = arg;
+    size_t k = size * n;
+
+    if (c->len + k > REPLY_MAX) {
+        c->too_big = 1;
+        return 0;
+    }
+    if (c->len + k + 1 > c->cap) {
+        size_t cap = c->cap ? c->cap : 4096;
+        char *nb;
+        while (cap < c->len + k + 1)
+            cap *= 2;
+        nb = realloc(c->buf, cap);
+        if (!nb)
+            return 0;
+        c->buf = nb;
+        c->cap = cap;
+    }
+    memcpy(c->buf + c->len, p, k);
+    c->len += k;
+    c->buf[c->len] = 0;
+    return k;
+}
+
+static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t x, curl_off_t y)
+{
+    struct client *c = arg;
+    int64_t now = agent_now_ms();
+
+    (void)a, (void)b, (void)x, (void)y;
+    if (c->on_wait && now - c->last_hook >= WAIT_HOOK_MS) {
+        c->last_hook = now;
+        c->on_wait(c->wait_arg);
+    }
+    return 0;
+}
+
+struct client *client_new(const char *server, const char *token, int timeout_ms)
+{
+    struct client *c = calloc(1, sizeof(*c));
+    size_t n = strlen(token) + 32;
+
+    if (!c)
+        return NULL;
+    c->h = curl_easy_init();
+    c->server = strdup(server);
+    c->auth = malloc(n);
+    c->timeout_ms = timeout_ms;
+    if (!c->h || !c->server || !c->auth) {
+        client_free(c);
+        return NULL;
+    }
+    snprintf(c->auth, n, "Authorization: Bearer %s", token);
+    curl_easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c->h, CURLOPT_WRITEDATA, c);
+    curl_easy_setopt(c->h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c->h, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c->h, CURLOPT_XFERINFODATA, c);
+    curl_easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout_ms < 3000 ? timeout_ms : 3000));
+    curl_easy_setopt(c->h, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+    curl_easy_setopt(c->h, CURLOPT_TCP_KEEPALIVE, 1L);
+    return c;
+}
+
+void client_free(struct client *c)
+{
+    if (!c)
+        return;
+    if (c->h)
+        curl_easy_cleanup(c->h);
+    if (c->auth)
+        memset(c->auth, 0, strlen(c->auth));
+    free(c->auth);
+    free(c->server);
+    free(c->buf);
+    free(c);
+}
+
+void client_on_wait(struct client *c, void (*fn)(void *), void *arg)
+{
+    c->on_wait = fn;
+    c->wait_arg = arg;
+}
+
+/* One POST; 0 when a reply came (any status). */
+static int post(struct client *c, const char *path, const char *type, const char *data,
+                size_t len, json_t **out, long *status)
+{
+    char url[2048], ctype[64];
+    struct curl_slist *hs = NULL;
+    CURLcode cc;
+
+    *out = NULL;
+    *status = 0;
+    c->len = 0;
+    c->too_big = 0;
+    if (snprintf(url, sizeof(url), "%s%s", c->server, path) >= (int)sizeof(url))
+        return -1;
+    snprintf(ctype, sizeof(ctype), "Content-Type: %s", type);
+    hs = curl_slist_append(hs, c->auth);
+    hs = hs ? curl_slist_append(hs, ctype) : NULL;
+    hs = hs ? curl_slist_append(hs, "Expect:") : NULL; /* no 100-continue round trip */
+    if (!hs)
+        return -1;
+    curl_easy_setopt(c->h, CURLOPT_URL, url);
+    curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, hs);
+    curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, data);
+    curl_easy_setopt(c->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    cc = curl_easy_perform(c->h);
+    curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, NULL);
+    curl_slist_free_all(hs);
+    if (cc != CURLE_OK || c->too_big)
+        return -1;
+    curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, status);
+    if (c->len > 0)
+        *out = json_loadb(c->buf, c->len, 0, NULL);
+    return 0;
+}
+
+int client_post_json(struct client *c, const char *path, json_t *body, json_t **out,
+                     long *status)
+{
+    char *text = json_dumps(body, JSON_COMPACT);
+    int rc;
+
+    if (!text) {
+        *out = NULL;
+        *status = 0;
+        return -1;
+    }
+    rc = post(c, path, "application/json", text, strlen(text), out, status);
+    free(text);
+    return rc;
+}
+
+int client_post_bytes(struct client *c, const char *path, const char *data, size_t len,
+                      json_t **out, long *status)
+{
+    return post(c, path, "application/octet-stream", len ? data : "", len, out, status);
+}

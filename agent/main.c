@@ -1,0 +1,376 @@
+/*
+ * main.c: allot-agent: options, start, and the loop that keeps this node's
+ * pods in line with what allotd assigns.
+ *
+ * Start:
+ *   Step 1: options and the token; the work directory and its lease;
+ *   Step 2: the container runtime, the GPUs (nvidia-smi, or --gpus N);
+ *   Step 3: the pods a previous agent left (pods_scan());
+ * then every tick (at most TICK_MS, sooner when a supervisor exits):
+ *   renew the lease, watch the pods; when due, register (until it works)
+ *   or heartbeat: report every pod and the GPUs' utilisation and memory,
+ *   start and stop pods as the answer says, upload new log bytes, forget
+ *   what is finished. A request that fails waits a backoff before the next:
+ *   from one heartbeat, doubling, with jitter, up to a quarter of the time
+ *   after which the server calls the node lost (so an agent whose server
+ *   restarts is back before that); a 409 to a heartbeat means
+ *   the server no longer knows the node: register again; a 401 means its
+ *   token was revoked: the pods stop (the server gives them to others).
+ *   While the server does not answer at all, pods keep running.
+ * Stop (SIGTERM, SIGINT): the agent exits and leaves its pods running:
+ *   an agent started again within the orphan timeout takes them back;
+ *   otherwise their supervisors stop them.
+ *
+ * `allot-agent --shim ...` is the per-pod supervisor instead (shim.c).
+ */
+#include "agent.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TICK_MS 100
+#define LOST_MISSED 5          /* lost after 5 heartbeats, never sooner than */
+#define LOST_MIN_MS 2000       /* this, until the server says (lostAfterMs) */
+#define AGENT_VERSION "0.1.0"
+
+struct loop {
+    int registered;
+    int64_t next_at;         /* next register or heartbeat */
+    int backoff_ms;
+    int64_t lost_after_ms;   /* when the server calls a silent node lost */
+    char last_error[256];
+};
+
+/* ---- the lease ---- */
+
+void agent_lease_touch(struct agent *a)
+{
+    int64_t now = agent_now_ms();
+    int fd;
+
+    if (now - a->lease_at < a->o.heartbeat_ms / 4)
+        return;
+    fd = open(a->lease, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        futimens(fd, NULL);
+        close(fd);
+    }
+    a->lease_at = now;
+}
+
+static void lease_hook(void *arg)
+{
+    agent_lease_touch(arg);
+}
+
+/* ---- Steps 1 and 2 ---- */
+
+static int work_dirs(struct agent *a)
+{
+    char pods[AGENT_PATH_MAX + 8];
+
+    snprintf(pods, sizeof(pods), "%s/pods", a->o.work_dir);
+    if ((mkdir(a->o.work_dir, 0700) != 0 && errno != EEXIST) ||
+        (mkdir(pods, 0700) != 0 && errno != EEXIST)) {
+        fprintf(stderr, "allot-agent: cannot create %s: %s\n", pods, strerror(errno));
+        return -1;
+    }
+    snprintf(a->lease, sizeof(a->lease), "%s/agent.lease", a->o.work_dir);
+    agent_lease_touch(a);
+    return 0;
+}
+
+static int find_gpus(struct agent *a)
+{
+    int i;
+
+    if (a->o.gpus >= 0) {
+        a->n_gpus = a->o.gpus;
+        for (i = 0; i < a->n_gpus; i++) {
+            a->gpus[i].index = i;
+            snprintf(a->gpus[i].model, sizeof(a->gpus[i].model), "declared");
+        }
+        return 0;
+    }
+    a->n_gpus = gpu_query(a->o.nvidia_smi, a->gpus, AGENT_MAX_GPUS);
+    if (a->n_gpus < 0) {
+        fprintf(stderr, "allot-agent: %s did not answer: give --gpus N for a machine"
+                " without NVIDIA GPUs\n", a->o.nvidia_smi);
+        return -1;
+    }
+    fprintf(stderr, "allot-agent: %d GPU%s%s%s\n", a->n_gpus, a->n_gpus == 1 ? "" : "s",
+            a->n_gpus ? ": " : "", a->n_gpus ? a->gpus[0].model : "");
+    return 0;
+}
+
+static int setup(struct agent *a, int argc, char **argv)
+{
+    char token[256];
+    ssize_t n;
+    int rc;
+
+    rc = agent_opts_parse(&a->o, argc, argv);
+    if (rc != 0)
+        return rc;
+    if (agent_read_token(a->o.token_file, token, sizeof(token)) != 0)
+        return -1;
+    n = readlink("/proc/self/exe", a->self, sizeof(a->self) - 1);
+    if (n <= 0) {
+        fprintf(stderr, "allot-agent: cannot find its own program\n");
+        return -1;
+    }
+    a->self[n] = 0;
+    a->cl = client_new(a->o.server, token, a->o.orphan_ms / 2 < 10000 ? a->o.orphan_ms / 2
+                                                                       : 10000);
+    memset(token, 0, sizeof(token));
+    if (!a->cl || work_dirs(a) != 0 || find_gpus(a) != 0)
+        return -1;
+    client_on_wait(a->cl, lease_hook, a);
+    runtime_pick(a->o.runtime, a->runtime, sizeof(a->runtime));
+    fprintf(stderr, "allot-agent: node %s, %s\n", a->o.name,
+            a->runtime[0] ? a->runtime : "no container runtime: commands run directly");
+    return pods_scan(a) == 0 ? 0 : -1;
+}
+
+/* ---- requests ---- */
+
+static json_t *labels_json(const char *s)
+{
+    json_t *o = json_object();
+    char buf[1024], *item, *save = NULL;
+
+    snprintf(buf, sizeof(buf), "%s", s);
+    for (item = strtok_r(buf, ",", &save); o && item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        if (!eq || eq == item)
+            continue;
+        *eq = 0;
+        json_object_set_new(o, item, json_string(eq + 1));
+    }
+    return o;
+}
+
+static json_t *inventory_json(const struct agent *a)
+{
+    json_t *arr = json_array();
+    int i;
+
+    for (i = 0; arr && i < a->n_gpus; i++)
+        json_array_append_new(arr, json_pack("{s:i, s:s, s:s, s:I}", "index", i, "uuid",
+                                             a->gpus[i].uuid, "model", a->gpus[i].model,
+                                             "memoryMiB",
+                                             (json_int_t)a->gpus[i].mem_total_mib));
+    return arr;
+}
+
+static json_t *register_json(const struct agent *a)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN), pages = sysconf(_SC_PHYS_PAGES);
+    long page = sysconf(_SC_PAGESIZE);
+    json_t *o = json_pack("{s:s, s:o, s:o, s:I, s:I, s:i, s:s, s:s}", "name", a->o.name,
+                          "labels", labels_json(a->o.labels), "gpus", inventory_json(a),
+                          "cpuMillis", (json_int_t)(cpus > 0 ? cpus * 1000 : -1), "memoryMiB",
+                          (json_int_t)(pages > 0 && page > 0
+                                           ? (int64_t)pages * page / (1024 * 1024) : -1),
+                          "heartbeatMs", a->o.heartbeat_ms, "version", AGENT_VERSION,
+                          "runtime", a->runtime);
+
+    if (o && a->o.pool[0])
+        json_object_set_new(o, "nodePool", json_string(a->o.pool));
+    return o;
+}
+
+/* The devices' utilisation and memory now; null when GPUs are declared. */
+static json_t *metrics_json(struct agent *a)
+{
+    struct gpu_info g[AGENT_MAX_GPUS];
+    json_t *arr;
+    int n, i;
+
+    if (a->o.gpus >= 0)
+        return json_null();
+    n = gpu_query(a->o.nvidia_smi, g, AGENT_MAX_GPUS);
+    if (n < 0)
+        return json_null();
+    arr = json_array();
+    for (i = 0; arr && i < n; i++)
+        json_array_append_new(arr, json_pack("{s:i, s:s, s:s, s:i, s:I, s:I}", "index", i,
+                                             "uuid", g[i].uuid, "model", g[i].model,
+                                             "utilization", g[i].utilization, "memoryUsedMiB",
+                                             (json_int_t)g[i].mem_used_mib, "memoryTotalMiB",
+                                             (json_int_t)g[i].mem_total_mib));
+    return arr;
+}
+
+/* Says what went wrong, once per distinct trouble. */
+static void trouble(struct loop *l, const char *what, long status, const json_t *reply)
+{
+    const char *details = json_string_value(json_object_get(reply, "details"));
+    char msg[256];
+
+    if (status)
+        snprintf(msg, sizeof(msg), "%s: HTTP %ld%s%.180s", what, status, details ? ": " : "",
+                 details ? details : "");
+    else
+        snprintf(msg, sizeof(msg), "%s: the server does not answer", what);
+    if (strcmp(msg, l->last_error) != 0)
+        fprintf(stderr, "allot-agent: %s; retrying\n", msg);
+    snprintf(l->last_error, sizeof(l->last_error), "%s", msg);
+}
+
+static void backoff(const struct agent *a, struct loop *l)
+{
+    int jitter = l->backoff_ms / 5, max = (int)(l->lost_after_ms / 4);
+
+    if (max < a->o.heartbeat_ms)
+        max = a->o.heartbeat_ms;
+    l->next_at = agent_now_ms() + l->backoff_ms + (jitter ? rand() % (2 * jitter) - jitter : 0);
+    l->backoff_ms = l->backoff_ms * 2 > max ? max : l->backoff_ms * 2;
+}
+
+static void went_well(struct agent *a, struct loop *l)
+{
+    if (l->last_error[0])
+        fprintf(stderr, "allot-agent: connected to %s again\n", a->o.server);
+    l->last_error[0] = 0;
+    l->backoff_ms = a->o.heartbeat_ms;
+    l->next_at = agent_now_ms() + a->o.heartbeat_ms;
+}
+
+static void do_register(struct agent *a, struct loop *l)
+{
+    json_t *body = register_json(a), *reply = NULL;
+    long status = 0;
+
+    if (body && client_post_json(a->cl, "/api/v1/agent/register", body, &reply, &status) == 0 &&
+        status == 200) {
+        fprintf(stderr, "allot-agent: registered node %s in pool %s\n", a->o.name,
+                json_string_value(json_object_get(reply, "nodePool")));
+        l->registered = 1;
+        if (json_integer_value(json_object_get(reply, "lostAfterMs")) > 0)
+            l->lost_after_ms = json_integer_value(json_object_get(reply, "lostAfterMs"));
+        went_well(a, l);
+        l->next_at = agent_now_ms();
+    } else {
+        trouble(l, "register", status, reply);
+        backoff(a, l);
+    }
+    json_decref(body);
+    json_decref(reply);
+}
+
+static void do_heartbeat(struct agent *a, struct loop *l)
+{
+    json_t *body = json_pack("{s:o, s:o}", "pods", pods_report(a), "gpus", metrics_json(a));
+    json_t *reply = NULL;
+    long status = 0;
+
+    if (body && client_post_json(a->cl, "/api/v1/agent/heartbeat", body, &reply, &status) == 0 &&
+        status == 200 && json_is_array(json_object_get(reply, "pods"))) {
+        went_well(a, l);
+        pods_reported(a);
+        pods_reconcile(a, json_object_get(reply, "pods"));
+        pods_ship_logs(a);
+    } else if (status == 409) {
+        l->registered = 0; /* the server does not know the node (any more) */
+        l->next_at = agent_now_ms();
+    } else if (status == 401) {
+        /* the token was revoked: the server takes the node's pods back,
+         * so they must not run on here */
+        json_t *none = json_array();
+        pods_reconcile(a, none);
+        json_decref(none);
+        trouble(l, "heartbeat (pods stopped)", status, reply);
+        backoff(a, l);
+    } else {
+        trouble(l, "heartbeat", status, reply);
+        backoff(a, l);
+    }
+    json_decref(body);
+    json_decref(reply);
+}
+
+/* ---- the loop ---- */
+
+/* Sleeps until the next tick; 1 when asked to stop. */
+static int wait_tick(const sigset_t *set, int64_t until)
+{
+    int64_t left = until - agent_now_ms();
+    struct timespec ts;
+    int sig;
+
+    if (left > TICK_MS)
+        left = TICK_MS;
+    if (left < 1)
+        left = 1;
+    ts.tv_sec = (time_t)(left / 1000);
+    ts.tv_nsec = (long)(left % 1000) * 1000000L;
+    sig = sigtimedwait(set, NULL, &ts);
+    return sig == SIGTERM || sig == SIGINT;
+}
+
+static void run(struct agent *a, const sigset_t *set)
+{
+    struct loop l;
+
+    memset(&l, 0, sizeof(l));
+    l.backoff_ms = a->o.heartbeat_ms;
+    l.lost_after_ms = (int64_t)a->o.heartbeat_ms * LOST_MISSED > LOST_MIN_MS
+                          ? (int64_t)a->o.heartbeat_ms * LOST_MISSED : LOST_MIN_MS;
+    l.next_at = agent_now_ms();
+    for (;;) {
+        agent_lease_touch(a);
+        pods_poll(a);
+        if (agent_now_ms() >= l.next_at) {
+            if (l.registered)
+                do_heartbeat(a, &l);
+            else
+                do_register(a, &l);
+        }
+        pods_forget(a);
+        if (wait_tick(set, l.next_at))
+            break;
+    }
+    fprintf(stderr, "allot-agent: stopping; %d pod%s left to %s\n", a->pods.n,
+            a->pods.n == 1 ? "" : "s", "their supervisors");
+}
+
+int main(int argc, char **argv)
+{
+    struct agent *a;
+    sigset_t set;
+    int rc;
+
+    if (argc > 1 && strcmp(argv[1], "--shim") == 0)
+        return shim_main(argc, argv);
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    srand((unsigned)(getpid() ^ time(NULL)));
+    a = calloc(1, sizeof(*a));
+    if (!a || curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+        free(a);
+        return 1;
+    }
+    rc = setup(a, argc, argv);
+    if (rc == 0)
+        run(a, &set);
+    pods_free(&a->pods);
+    client_free(a->cl);
+    free(a);
+    curl_global_cleanup();
+    return rc == 0 || rc == 1 ? 0 : 2;
+}

@@ -1,0 +1,682 @@
+/*
+ * h_agent.c: /api/v1/agent/...: agent tokens (create, list, revoke); what
+ * allot-agent calls with one (register its node, heartbeat: report its
+ * pods and GPU metrics and get the pods to run, upload pod logs); the
+ * agents' nodes view; and the check that marks silent agents' nodes
+ * NotReady, run by the scheduler thread.
+ *
+ * An agent token is "<id>.<secret>": the id names its row, the secret is
+ * 43 random characters (about 256 bits) of which only the SHA-256 is
+ * stored. The token is shown once, in the answer that creates it.
+ *
+ * Invariants:
+ *   1. Agent routes are reached only with a valid, unrevoked agent token
+ *      (api_agent_authenticate(), called by the dispatcher); user tokens do
+ *      not work there and agent tokens work nowhere else.
+ *   2. An agent acts only on its own node: the node is the one its token
+ *      registered, never one a request names; pods and logs are checked
+ *      against it (db_agent.h).
+ *   3. Agents' bodies are read as strictly as users': allow-lists, types,
+ *      lengths and counts.
+ *   4. Creating, listing and revoking tokens needs the node-write right on
+ *      the system scope (a System administrator).
+ */
+#include "agent_int.h"
+#include "db_agent.h"
+
+#include <civetweb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define TOKEN_ID_LEN 12
+#define TOKEN_SECRET_LEN 43
+#define MAX_REPORTED_PODS 1024
+#define DEFAULT_GRACE_S 30
+
+/* ---- small checks ---- */
+
+/* A host-like name: letters, digits, '.', '_' and '-', 1 to 63 long. */
+static int valid_node_name(const char *s)
+{
+    size_t n = strlen(s);
+
+    return n >= 1 && n <= 63 && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789._-") == n;
+}
+
+static int valid_uid(const char *s)
+{
+    size_t n = strlen(s);
+
+    return n >= 1 && n < DB_ID_LEN && strspn(s, "0123456789abcdef") == n;
+}
+
+static int system_admin(struct api_req *r)
+{
+    if (api_can(&r->who, API_NODE_WRITE, "", ""))
+        return 1;
+    api_error(r, 403, "Forbidden", "agent tokens need the node-write right on the system");
+    return 0;
+}
+
+/* ---- tokens ---- */
+
+static json_t *token_json(const struct db_agent_token *t)
+{
+    return json_pack("{s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:b}", "id", t->id, "name", t->name,
+                     "nodeName", t->node_name, "createdAt", api_time(t->created_at), "createdBy",
+                     t->created_by, "lastUsedAt", api_time(t->last_used_at), "revokedAt",
+                     api_time(t->revoked_at), "revoked", t->revoked_at != 0);
+}
+
+static int token_in(struct api_req *r, json_t *o, struct db_agent_token *t)
+{
+    static const char *const fields[] = {"name", "nodeName", NULL};
+
+    if (api_json_allow(r, o, fields, NULL) ||
+        api_json_str(r, o, "name", t->name, 64, 1) ||
+        api_json_str(r, o, "nodeName", t->node_name, 64, 0))
+        return -1;
+    if (!t->name[0] || strspn(t->name, " ") == strlen(t->name)) {
+        api_error(r, 400, "Bad request", "field 'name': must not be empty");
+        return -1;
+    }
+    if (t->node_name[0] && !valid_node_name(t->node_name)) {
+        api_error(r, 400, "Bad request",
+                  "field 'nodeName': letters, digits, '.', '_' and '-', at most 63");
+        return -1;
+    }
+    return 0;
+}
+
+void api_h_agent_tokens_create(struct api_req *r)
+{
+    struct db_agent_token t;
+    char secret[TOKEN_SECRET_LEN + 1], token[DB_ID_LEN + TOKEN_SECRET_LEN + 2];
+    json_t *o = NULL;
+    int rc;
+
+    memset(&t, 0, sizeof(t));
+    if (!system_admin(r) || !(o = api_body_object(r)) || token_in(r, o, &t) != 0)
+        goto out;
+    if (api_random_text(t.id, sizeof(t.id), TOKEN_ID_LEN) != 0 ||
+        api_random_text(secret, sizeof(secret), TOKEN_SECRET_LEN) != 0) {
+        api_error(r, 500, "Internal error", "no randomness");
+        goto out;
+    }
+    api_sha256_hex(secret, strlen(secret), t.secret_hash);
+    snprintf(t.created_by, sizeof(t.created_by), "%s", r->who.user.login);
+    rc = db_agent_token_insert(r->app->db, &t);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot store the token");
+        goto out;
+    }
+    snprintf(token, sizeof(token), "%s.%s", t.id, secret);
+    api_reply(r, 201, json_pack("{s:s, s:s, s:s, s:s, s:o}", "id", t.id, "name", t.name,
+                                "nodeName", t.node_name, "token", token, "createdAt",
+                                api_time(t.created_at)));
+out:
+    memset(secret, 0, sizeof(secret));
+    memset(token, 0, sizeof(token));
+    json_decref(o);
+}
+
+void api_h_agent_tokens_list(struct api_req *r)
+{
+    struct db_agent_token *ts = NULL;
+    int n = 0, i, rc;
+    json_t *a;
+
+    if (!system_admin(r))
+        return;
+    rc = db_agent_token_list(r->app->db, &ts, &n);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot list tokens");
+        return;
+    }
+    a = json_array();
+    for (i = 0; i < n; i++)
+        json_array_append_new(a, token_json(&ts[i]));
+    api_reply(r, 200, json_pack("{s:o}", "tokens", a));
+    free(ts);
+}
+
+void api_h_agent_token_revoke(struct api_req *r)
+{
+    struct db_agent_token t;
+    int rc;
+
+    if (!system_admin(r))
+        return;
+    rc = db_agent_token_revoke(r->app->db, r->params[0], api_now_ms());
+    if (rc == DB_OK)
+        rc = db_agent_token_get(r->app->db, r->params[0], &t);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "no such token, or revoked already");
+        return;
+    }
+    api_reply(r, 200, token_json(&t));
+}
+
+/* ---- authentication (invariant 1) ---- */
+
+static int secret_matches(const char *secret, const char *hash)
+{
+    char h[65];
+    unsigned char diff = 0;
+    size_t i;
+
+    api_sha256_hex(secret, strlen(secret), h);
+    if (strlen(hash) != 64)
+        return 0;
+    for (i = 0; i < 64; i++)
+        diff |= (unsigned char)(h[i] ^ hash[i]);
+    return diff == 0;
+}
+
+int api_agent_authenticate(struct api_req *r)
+{
+    const char *h = mg_get_header(r->conn, "Authorization");
+    const char *tok, *dot;
+    char id[TOKEN_ID_LEN + 1];
+    struct db_agent_token t;
+
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0) {
+        api_error(r, 401, "Unauthorized", "an agent token is required");
+        return -1;
+    }
+    tok = h + 7;
+    dot = strchr(tok, '.');
+    if (!dot || dot - tok != TOKEN_ID_LEN || strlen(dot + 1) != TOKEN_SECRET_LEN)
+        goto bad;
+    memcpy(id, tok, TOKEN_ID_LEN);
+    id[TOKEN_ID_LEN] = 0;
+    if (db_agent_token_get(r->app->db, id, &t) != DB_OK || t.revoked_at != 0 ||
+        !secret_matches(dot + 1, t.secret_hash))
+        goto bad;
+    r->agent_token = t.seq;
+    snprintf(r->agent_node, sizeof(r->agent_node), "%s", t.node_name);
+    return 0;
+bad:
+    api_error(r, 401, "Unauthorized", "the agent token is invalid or revoked");
+    return -1;
+}
+
+/* ---- registration ---- */
+
+/* labels: an object of short strings; node_type from run.ai/type or node-type. */
+static int labels_in(struct api_req *r, json_t *l, struct db_agent_reg *g, char **text)
+{
+    const char *key;
+    json_t *v;
+
+    *text = NULL;
+    if (l && !json_is_null(l) && (!json_is_object(l) || json_object_size(l) > 64)) {
+        api_error(r, 400, "Bad request", "field 'labels': an object of at most 64 labels");
+        return -1;
+    }
+    json_object_foreach(l, key, v) {
+        if (!json_is_string(v) || strlen(key) > 63 || json_string_length(v) > 63) {
+            api_error(r, 400, "Bad request", "field 'labels': short string keys and values");
+            return -1;
+        }
+        if (strcmp(key, "run.ai/type") == 0 || (strcmp(key, "node-type") == 0 && !g->node_type[0]))
+            snprintf(g->node_type, sizeof(g->node_type), "%s", json_string_value(v));
+    }
+    *text = json_is_object(l) ? json_dumps(l, JSON_COMPACT | JSON_SORT_KEYS) : strdup("{}");
+    if (!*text) {
+        api_error(r, 500, "Internal error", "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* gpus: [{index, uuid, model, memoryMiB}], indices 0..n-1 in order. */
+static int gpus_in(struct api_req *r, json_t *a, struct db_agent_reg *g, char **text)
+{
+    static const char *const fields[] = {"index", "uuid", "model", "memoryMiB", NULL};
+    size_t i;
+
+    *text = NULL;
+    if (!json_is_array(a) || json_array_size(a) > 64) {
+        api_error(r, 400, "Bad request", "field 'gpus': an array of at most 64 devices");
+        return -1;
+    }
+    for (i = 0; i < json_array_size(a); i++) {
+        json_t *d = json_array_get(a, i);
+        int64_t index = -1, mem = 0;
+        char uuid[64] = "", model[64] = "";
+        if (!json_is_object(d) || api_json_allow(r, d, fields, "gpus[]") ||
+            api_json_int(r, d, "index", 0, 63, &index) ||
+            api_json_str(r, d, "uuid", uuid, sizeof(uuid), 0) ||
+            api_json_str(r, d, "model", model, sizeof(model), 0) ||
+            api_json_int(r, d, "memoryMiB", 0, INT64_C(1) << 40, &mem)) {
+            if (!json_is_object(d))
+                api_error(r, 400, "Bad request", "field 'gpus': devices are objects");
+            return -1;
+        }
+        if (index != (int64_t)i) {
+            api_error(r, 400, "Bad request", "field 'gpus': indices must be 0, 1, ... in order");
+            return -1;
+        }
+        if (i == 0)
+            snprintf(g->gpu_type, sizeof(g->gpu_type), "%s", model);
+    }
+    g->n_gpus = (int)json_array_size(a);
+    *text = json_dumps(a, JSON_COMPACT);
+    if (!*text) {
+        api_error(r, 500, "Internal error", "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* The pool: the one named, else the oldest whose label the node carries,
+ * else "default". */
+static int pool_in(struct api_req *r, json_t *labels, struct db_agent_reg *g)
+{
+    struct db_pool *ps = NULL;
+    int n = 0, i, rc;
+
+    if (g->pool[0])
+        return 0;
+    snprintf(g->pool, sizeof(g->pool), "default");
+    rc = db_pool_list(r->app->db, &ps, &n);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot list node pools");
+        return -1;
+    }
+    for (i = 0; i < n && json_is_object(labels); i++) {
+        json_t *v = json_object_get(labels, ps[i].label_key);
+        if (json_is_string(v) && strcmp(json_string_value(v), ps[i].label_value) == 0) {
+            snprintf(g->pool, sizeof(g->pool), "%s", ps[i].name);
+            break;
+        }
+    }
+    free(ps);
+    return 0;
+}
+
+static int reg_in(struct api_req *r, json_t *o, struct db_agent_reg *g, char **labels,
+                  char **gpus)
+{
+    static const char *const fields[] = {"name", "nodePool", "labels", "gpus", "cpuMillis",
+                                         "memoryMiB", "heartbeatMs", "version", "runtime",
+                                         NULL};
+
+    g->cpu_milli = g->mem_mib = -1;
+    g->heartbeat_ms = 2000;
+    if (api_json_allow(r, o, fields, NULL) ||
+        api_json_str(r, o, "name", g->name, 64, 1) ||
+        api_json_str(r, o, "nodePool", g->pool, sizeof(g->pool), 0) ||
+        api_json_int(r, o, "cpuMillis", -1, INT64_C(1) << 40, &g->cpu_milli) ||
+        api_json_int(r, o, "memoryMiB", -1, INT64_C(1) << 40, &g->mem_mib) ||
+        api_json_int(r, o, "heartbeatMs", 100, 600000, &g->heartbeat_ms) ||
+        api_json_str(r, o, "version", g->version, sizeof(g->version), 0) ||
+        api_json_str(r, o, "runtime", g->runtime, sizeof(g->runtime), 0))
+        return -1;
+    if (!valid_node_name(g->name)) {
+        api_error(r, 400, "Bad request",
+                  "field 'name': letters, digits, '.', '_' and '-', at most 63");
+        return -1;
+    }
+    if (labels_in(r, json_object_get(o, "labels"), g, labels) ||
+        gpus_in(r, json_object_get(o, "gpus"), g, gpus) ||
+        pool_in(r, json_object_get(o, "labels"), g))
+        return -1;
+    g->labels = *labels;
+    g->gpus = *gpus;
+    return 0;
+}
+
+void api_h_agent_register(struct api_req *r)
+{
+    struct db_agent_reg *g = calloc(1, sizeof(*g));
+    char *labels = NULL, *gpus = NULL;
+    json_t *o = NULL;
+    int rc;
+
+    if (!g) {
+        api_error(r, 500, "Internal error", "out of memory");
+        return;
+    }
+    o = api_body_object(r);
+    if (!o || reg_in(r, o, g, &labels, &gpus) != 0)
+        goto out;
+    g->token_seq = r->agent_token;
+    g->now_ms = api_now_ms();
+    rc = db_agent_register(r->app->db, g);
+    if (rc == DB_ENOTFOUND || rc == DB_ECONFLICT) {
+        api_error(r, rc == DB_ENOTFOUND ? 400 : 409,
+                  rc == DB_ENOTFOUND ? "Bad request" : "Conflict", g->why);
+        goto out;
+    }
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot register the node");
+        goto out;
+    }
+    api_sched_org_changed(r->app->sched);
+    api_reply(r, 200, json_pack("{s:s, s:s, s:s, s:I, s:I}", "nodeId", g->node_id, "name",
+                                g->name, "nodePool", g->pool, "heartbeatMs",
+                                (json_int_t)g->heartbeat_ms, "lostAfterMs",
+                                (json_int_t)(g->heartbeat_ms * DB_AGENT_MISSED >
+                                                     DB_AGENT_MIN_LOST_MS
+                                                 ? g->heartbeat_ms * DB_AGENT_MISSED
+                                                 : DB_AGENT_MIN_LOST_MS)));
+out:
+    json_decref(o);
+    free(labels);
+    free(gpus);
+    free(g);
+}
+
+/* ---- heartbeats ---- */
+
+static int pod_state(const char *s)
+{
+    if (strcmp(s, "Running") == 0)
+        return DB_POD_RUNNING;
+    if (strcmp(s, "Exited") == 0)
+        return DB_POD_EXITED;
+    if (strcmp(s, "Lost") == 0)
+        return DB_POD_LOST;
+    return -1;
+}
+
+static int pod_in(struct api_req *r, json_t *o, struct db_pod_report *p)
+{
+    static const char *const fields[] = {"uid", "state", "exitCode", "signal", "stopped", "at",
+                                         "message", NULL};
+    char state[16] = "";
+    int64_t code = 0, sig = 0, at = 0;
+
+    if (!json_is_object(o)) {
+        api_error(r, 400, "Bad request", "field 'pods': pods are objects");
+        return -1;
+    }
+    if (api_json_allow(r, o, fields, "pods[]") ||
+        api_json_str(r, o, "uid", p->uid, sizeof(p->uid), 1) ||
+        api_json_str(r, o, "state", state, sizeof(state), 1) ||
+        api_json_int(r, o, "exitCode", -1, 255, &code) ||
+        api_json_int(r, o, "signal", 0, 64, &sig) ||
+        api_json_bool(r, o, "stopped", &p->stopped) ||
+        api_json_int(r, o, "at", 0, INT64_C(1) << 50, &at) ||
+        api_json_str(r, o, "message", p->message, 400, 0))
+        return -1;
+    p->state = pod_state(state);
+    if (!valid_uid(p->uid) || p->state < 0) {
+        api_error(r, 400, "Bad request",
+                  "pods[]: uid is lowercase hex; state is Running, Exited or Lost");
+        return -1;
+    }
+    p->exit_code = (int)code;
+    p->signal = (int)sig;
+    p->at_ms = at;
+    return 0;
+}
+
+/* gpus: [{index, uuid, model, utilization, memoryUsedMiB, memoryTotalMiB}] */
+static int metrics_in(struct api_req *r, json_t *a, char **text)
+{
+    static const char *const fields[] = {"index", "uuid", "model", "utilization",
+                                         "memoryUsedMiB", "memoryTotalMiB", NULL};
+    size_t i;
+
+    *text = NULL;
+    if (!a || json_is_null(a))
+        return 0;
+    if (!json_is_array(a) || json_array_size(a) > 64) {
+        api_error(r, 400, "Bad request", "field 'gpus': an array of at most 64 devices");
+        return -1;
+    }
+    for (i = 0; i < json_array_size(a); i++) {
+        json_t *d = json_array_get(a, i);
+        int64_t x = 0;
+        char s[64];
+        if (!json_is_object(d) || api_json_allow(r, d, fields, "gpus[]") ||
+            api_json_int(r, d, "index", 0, 63, &x) ||
+            api_json_str(r, d, "uuid", s, sizeof(s), 0) ||
+            api_json_str(r, d, "model", s, sizeof(s), 0) ||
+            api_json_int(r, d, "utilization", 0, 100, &x) ||
+            api_json_int(r, d, "memoryUsedMiB", 0, INT64_C(1) << 40, &x) ||
+            api_json_int(r, d, "memoryTotalMiB", 0, INT64_C(1) << 40, &x)) {
+            if (!json_is_object(d))
+                api_error(r, 400, "Bad request", "field 'gpus': devices are objects");
+            return -1;
+        }
+    }
+    *text = json_dumps(a, JSON_COMPACT);
+    if (!*text) {
+        api_error(r, 500, "Internal error", "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int heartbeat_in(struct api_req *r, json_t *o, struct db_heartbeat *h, char **gpus)
+{
+    static const char *const fields[] = {"pods", "gpus", NULL};
+    json_t *pods = json_object_get(o, "pods");
+    struct db_pod_report *ps;
+    size_t i;
+
+    if (api_json_allow(r, o, fields, NULL) || metrics_in(r, json_object_get(o, "gpus"), gpus))
+        return -1;
+    if (pods && !json_is_null(pods) &&
+        (!json_is_array(pods) || json_array_size(pods) > MAX_REPORTED_PODS)) {
+        api_error(r, 400, "Bad request", "field 'pods': an array of at most 1024 pods");
+        return -1;
+    }
+    ps = calloc(json_array_size(pods) + 1, sizeof(*ps));
+    if (!ps) {
+        api_error(r, 500, "Internal error", "out of memory");
+        return -1;
+    }
+    h->pods = ps;
+    for (i = 0; i < json_array_size(pods); i++) {
+        if (pod_in(r, json_array_get(pods, i), &ps[i]) != 0)
+            return -1;
+        h->n_pods++;
+    }
+    h->gpus = *gpus;
+    return 0;
+}
+
+static json_t *devices_json(uint64_t devices)
+{
+    json_t *a = json_array();
+    int d;
+
+    for (d = 0; a && d < 64; d++)
+        if (devices & ((uint64_t)1 << d))
+            json_array_append_new(a, json_integer(d));
+    return a;
+}
+
+/* environmentVariables: [{name, value}]; entries without both are left out. */
+static json_t *env_json(json_t *spec)
+{
+    json_t *in = json_object_get(spec, "environmentVariables"), *out = json_array(), *e;
+    size_t i;
+
+    json_array_foreach(in, i, e) {
+        json_t *n = json_object_get(e, "name"), *v = json_object_get(e, "value");
+        if (json_is_string(n) && json_is_string(v) && !json_is_true(json_object_get(e, "exclude")))
+            json_array_append_new(out, json_pack("{s:O, s:O}", "name", n, "value", v));
+    }
+    return out;
+}
+
+static const char *spec_str(json_t *spec, const char *key)
+{
+    json_t *v = json_object_get(spec, key);
+
+    return json_is_string(v) ? json_string_value(v) : "";
+}
+
+/* What the agent needs to start a pod it does not know yet. */
+static json_t *assignment_json(const struct db_assignment *a)
+{
+    json_t *spec = a->spec ? json_loads(a->spec, 0, NULL) : NULL;
+    json_t *grace = json_object_get(spec, "terminationGracePeriodSeconds");
+    json_t *o;
+
+    o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:o, s:s, s:s, s:s, s:s, s:o, s:I}", "uid",
+                  a->uid, "workloadId", a->workload_id, "workloadName", a->workload_name,
+                  "project", a->project_name, "type", db_type_name(a->type), "podIndex", a->idx,
+                  "devices", devices_json(a->devices), "image", a->image, "command",
+                  spec_str(spec, "command"), "args", spec_str(spec, "args"), "workingDir",
+                  spec_str(spec, "workingDir"), "env", env_json(spec),
+                  "terminationGracePeriodSeconds",
+                  (json_int_t)(json_is_integer(grace) && json_integer_value(grace) >= 0
+                                   ? json_integer_value(grace)
+                                   : DEFAULT_GRACE_S));
+    json_decref(spec);
+    return o;
+}
+
+static int was_reported(const struct db_heartbeat *h, const char *uid)
+{
+    int i;
+
+    for (i = 0; i < h->n_pods; i++)
+        if (strcmp(h->pods[i].uid, uid) == 0)
+            return 1;
+    return 0;
+}
+
+/* Pods the agent knows are named by uid only; new ones come in full. */
+static json_t *assigned_json(const struct db_heartbeat *h)
+{
+    json_t *a = json_array();
+    int i;
+
+    for (i = 0; a && i < h->n_assigned; i++)
+        json_array_append_new(a, was_reported(h, h->assigned[i].uid)
+                                     ? json_pack("{s:s}", "uid", h->assigned[i].uid)
+                                     : assignment_json(&h->assigned[i]));
+    return a;
+}
+
+/* The scheduler keeps a model: it re-reads what a heartbeat changed. */
+static void tell_scheduler(struct api_req *r, const struct db_heartbeat *h)
+{
+    int i;
+
+    if (h->node_changed)
+        api_sched_org_changed(r->app->sched);
+    for (i = 0; i < h->n_touched; i++)
+        api_sched_touch(r->app->sched, h->touched[i]);
+}
+
+void api_h_agent_heartbeat(struct api_req *r)
+{
+    struct db_heartbeat h;
+    char *gpus = NULL;
+    json_t *o;
+    int rc;
+
+    memset(&h, 0, sizeof(h));
+    o = api_body_object(r);
+    if (!o || heartbeat_in(r, o, &h, &gpus) != 0)
+        goto out;
+    h.token_seq = r->agent_token;
+    h.now_ms = api_now_ms();
+    rc = db_agent_heartbeat(r->app->db, &h);
+    if (rc == DB_ENOTFOUND) {
+        api_error(r, 409, "Conflict", "the token has no node: register first");
+        goto out;
+    }
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot record the heartbeat");
+        goto out;
+    }
+    tell_scheduler(r, &h);
+    api_reply(r, 200, json_pack("{s:o}", "pods", assigned_json(&h)));
+out:
+    db_heartbeat_clear(&h);
+    free((void *)h.pods);
+    free(gpus);
+    json_decref(o);
+}
+
+/* ---- logs ---- */
+
+void api_h_agent_logs_append(struct api_req *r)
+{
+    struct db_pod_run run;
+    char buf[32], *end;
+    int64_t offset, size = 0;
+    int rc;
+
+    if (api_query(r, "offset", buf, sizeof(buf)) != 0 ||
+        (offset = strtoll(buf, &end, 10)) < 0 || *end || end == buf) {
+        api_error(r, 400, "Bad request", "offset: the log position of the body's first byte");
+        return;
+    }
+    rc = db_pod_run_get(r->app->db, r->params[0], &run);
+    if (rc == DB_OK && strcmp(run.node_name, r->agent_node) != 0)
+        rc = DB_ENOTFOUND; /* invariant 2 */
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "no run of that pod on this node");
+        return;
+    }
+    rc = api_log_append(r->app, run.workload_seq, run.uid, offset, r->body ? r->body : "",
+                        r->body_len, &size);
+    if (rc < 0) {
+        api_error(r, 500, "Internal error", "cannot write the log");
+        return;
+    }
+    api_reply(r, rc == 0 ? 200 : 409,
+              rc == 0 ? json_pack("{s:I}", "size", (json_int_t)size)
+                      : json_pack("{s:i, s:s, s:s, s:I}", "code", 409, "message", "Conflict",
+                                  "details", "the log holds fewer bytes: resume at size",
+                                  "size", (json_int_t)size));
+}
+
+/* ---- the agents' nodes ---- */
+
+static json_t *agent_node_json(const struct db_agent_node *a)
+{
+    json_t *labels = json_loads(a->labels, 0, NULL), *gpus = json_loads(a->gpus, 0, NULL);
+
+    return json_pack("{s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:I, s:o, s:o, s:s, s:s, s:o, s:o}",
+                     "id", a->node_id, "name", a->name, "nodePool", a->pool_name, "status",
+                     a->ready ? "Ready" : "NotReady", "gpuCount", a->n_gpus, "gpuType",
+                     a->gpu_type, "tokenId", a->token_id, "heartbeatMs",
+                     (json_int_t)a->heartbeat_ms, "registeredAt", api_time(a->registered_at),
+                     "lastHeartbeatAt", api_time(a->last_seen), "agentVersion", a->version,
+                     "runtime", a->runtime, "labels", labels ? labels : json_object(), "gpus",
+                     gpus ? gpus : json_array());
+}
+
+void api_h_agent_nodes(struct api_req *r)
+{
+    struct db_agent_node *ns = NULL;
+    int n = 0, i, rc;
+    json_t *a;
+
+    rc = db_agent_node_list(r->app->db, &ns, &n);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot list agent nodes");
+        return;
+    }
+    a = json_array();
+    for (i = 0; i < n; i++)
+        json_array_append_new(a, agent_node_json(&ns[i]));
+    api_reply(r, 200, json_pack("{s:o}", "nodes", a));
+    db_agent_nodes_free(ns, n);
+}
+
+/* ---- lost nodes ---- */
+
+int api_agent_expire(struct db *db, int64_t now_ms, int64_t started_ms)
+{
+    int n = 0;
+
+    if (db_agent_expire(db, now_ms, started_ms, &n) != DB_OK)
+        return -1;
+    return n;
+}

@@ -1,0 +1,580 @@
+/*
+ * h_pools.c: /api/v1/node-pools (list, count, create, get, put, patch,
+ * delete), /api/v1/nodes (list, count) and /api/v1/clusters (exactly one).
+ *
+ * A pool carries its scheduling settings in Run:ai's shape:
+ *   placementStrategy {gpu, cpu}: binpack | spread;
+ *   schedulingConfiguration {placementStrategy, minGuaranteedRuntime
+ *     ("5d8h40m", "90s"; null or "" for none), timeBasedFairshare {enabled,
+ *     windowSeconds, halfLifeSeconds, kValue}}.
+ * The scheduler thread is told after every change (api_sched_org_changed).
+ *
+ * Invariants:
+ *   1. Reading pools and nodes needs only a token: every role may see the
+ *      capacity it competes for. Changing pools needs a system-scope rule.
+ *   2. The default pool (it collects unlabelled nodes) is never deleted,
+ *      nor a pool that still holds nodes (409).
+ */
+#include "api.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const placement[] = {"binpack", "spread"};
+
+static double dev(int64_t milli)
+{
+    return milli < 0 ? (double)milli : (double)milli / 1000.0;
+}
+
+/* ---- durations: "5d8h40m" <-> ms ---- */
+
+static int duration_in(const char *s, int64_t *ms)
+{
+    int64_t total = 0, v;
+    int any = 0;
+
+    while (*s) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        for (v = 0; *s >= '0' && *s <= '9'; s++) {
+            v = v * 10 + (*s - '0');
+            if (v > 100000000)
+                return -1;
+        }
+        switch (*s++) {
+        case 'd': total += v * 86400000LL; break;
+        case 'h': total += v * 3600000LL; break;
+        case 'm': total += v * 60000LL; break;
+        case 's': total += v * 1000LL; break;
+        default: return -1;
+        }
+        any = 1;
+    }
+    *ms = total;
+    return any ? 0 : -1;
+}
+
+static json_t *duration_json(int64_t ms)
+{
+    static const struct { int64_t ms; char unit; } units[] = {
+        {86400000LL, 'd'}, {3600000LL, 'h'}, {60000LL, 'm'}, {1000LL, 's'}};
+    char buf[64];
+    size_t used = 0, i;
+
+    if (ms <= 0)
+        return json_null();
+    for (i = 0; i < 4; i++)
+        if (ms >= units[i].ms) {
+            used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%lld%c",
+                                     (long long)(ms / units[i].ms), units[i].unit);
+            ms %= units[i].ms;
+        }
+    return json_string(buf);
+}
+
+/* ---- JSON out ---- */
+
+struct pool_row {
+    struct db_pool p;
+    int n_nodes;
+    int64_t gpus, alloc;
+};
+
+static json_t *names_of(struct api_req *r, const struct db_pool *p)
+{
+    struct db_node *nodes = NULL;
+    int n = 0, i;
+    json_t *a = json_array();
+
+    if (db_node_list(r->app->db, &nodes, &n) != DB_OK)
+        return a;
+    for (i = 0; i < n; i++)
+        if (nodes[i].pool_seq == p->seq)
+            json_array_append_new(a, json_string(nodes[i].name));
+    free(nodes);
+    return a;
+}
+
+static json_t *sched_config_json(const struct db_pool *p)
+{
+    return json_pack("{s:{s:s, s:s}, s:o, s:{s:b, s:f, s:f, s:f}}", "placementStrategy", "gpu",
+                     placement[p->gpu_placement & 1], "cpu", placement[p->cpu_placement & 1],
+                     "minGuaranteedRuntime", duration_json(p->min_runtime_ms),
+                     "timeBasedFairshare", "enabled", p->tbf_enabled, "windowSeconds",
+                     (double)p->tbf_window_ms / 1000.0, "halfLifeSeconds",
+                     (double)p->tbf_half_life_ms / 1000.0, "kValue",
+                     (double)p->tbf_k_milli / 1000.0);
+}
+
+static json_t *pool_json(struct api_req *r, const struct pool_row *x)
+{
+    const struct db_pool *p = &x->p;
+    char id[24];
+    json_t *o;
+
+    snprintf(id, sizeof(id), "%lld", (long long)p->seq);
+    o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:b, s:o, s:o, s:s, s:s,"
+                  " s:i, s:{s:s, s:s}, s:o, s:I, s:f, s:I}",
+                  "id", id, "name", p->name, "labelKey", p->label_key, "labelValue",
+                  p->label_value, "clusterId", API_CLUSTER_ID, "clusterName", API_CLUSTER_NAME,
+                  "tenantId", 1, "createdBy", p->created_by, "updatedBy",
+                  p->updated_by[0] ? p->updated_by : p->created_by, "isDefault",
+                  strcmp(p->name, "default") == 0, "createdAt", api_time(p->created_at),
+                  "updatedAt", api_time(p->updated_at), "phase",
+                  x->n_nodes ? "Ready" : "Empty", "phaseMessage",
+                  x->n_nodes ? "" : "the pool has no nodes", "overProvisioningRatio", 1,
+                  "placementStrategy", "gpu", placement[p->gpu_placement & 1], "cpu",
+                  placement[p->cpu_placement & 1], "schedulingConfiguration",
+                  sched_config_json(p), "gpus", (json_int_t)x->gpus, "allocatedGpus",
+                  dev(x->alloc), "nodeCount", (json_int_t)x->n_nodes);
+    if (o)
+        json_object_set_new(o, "status", json_pack("{s:o, s:o}", "nodes", names_of(r, p),
+                                                   "schedulingConfiguration",
+                                                   sched_config_json(p)));
+    return o;
+}
+
+static json_t *pool_row_json(struct api_req *r, const void *row)
+{
+    return pool_json(r, row);
+}
+
+static int pool_get(const void *row, const char *f, struct api_lv *v)
+{
+    const struct pool_row *x = row;
+
+    if (strcmp(f, "name") == 0)
+        v->s = x->p.name;
+    else if (strcmp(f, "phase") == 0)
+        v->s = x->n_nodes ? "Ready" : "Empty";
+    else if (strcmp(f, "clusterId") == 0)
+        v->s = API_CLUSTER_ID;
+    else if (strcmp(f, "labelKey") == 0)
+        v->s = x->p.label_key;
+    else if (strcmp(f, "labelValue") == 0)
+        v->s = x->p.label_value;
+    else if (strcmp(f, "createdAt") == 0 || strcmp(f, "updatedAt") == 0) {
+        v->kind = API_LV_DATE;
+        v->d = (double)(f[0] == 'c' ? x->p.created_at : x->p.updated_at);
+    } else if (strcmp(f, "gpus") == 0 || strcmp(f, "allocatedGpus") == 0) {
+        v->kind = API_LV_NUMBER;
+        v->d = f[0] == 'g' ? (double)x->gpus : dev(x->alloc);
+    } else
+        return -1;
+    return 0;
+}
+
+/* Every pool with its node and GPU counts; *out malloc'd. */
+static int pool_rows(struct api_req *r, struct pool_row **out, int *n)
+{
+    struct db_pool *pools = NULL;
+    struct db_node *nodes = NULL;
+    int np = 0, nn = 0, i, k, rc;
+
+    *out = NULL;
+    *n = 0;
+    rc = db_pool_list(r->app->db, &pools, &np);
+    if (rc == DB_OK)
+        rc = db_node_list(r->app->db, &nodes, &nn);
+    if (rc == DB_OK && !(*out = calloc((size_t)np + 1, sizeof(**out))))
+        rc = DB_ENOMEM;
+    for (i = 0; rc == DB_OK && i < np; i++) {
+        (*out)[i].p = pools[i];
+        for (k = 0; k < nn; k++)
+            if (nodes[k].pool_seq == pools[i].seq) {
+                (*out)[i].n_nodes++;
+                (*out)[i].gpus += nodes[k].n_gpus;
+                (*out)[i].alloc += nodes[k].alloc_gpu_milli;
+            }
+    }
+    if (rc == DB_OK)
+        *n = np;
+    free(pools);
+    free(nodes);
+    return rc;
+}
+
+static void pools_list(struct api_req *r, int count_only)
+{
+    struct api_lq q;
+    struct pool_row *rows = NULL;
+    int n = 0, rc;
+
+    if (api_lq_parse(r, &q) != 0)
+        return;
+    if (!q.limit_given)
+        q.limit = INT32_MAX; /* every pool unless a page is asked for */
+    rc = pool_rows(r, &rows, &n);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot list");
+        return;
+    }
+    api_lq_reply(r, &q, &(struct api_lq_rows){rows, n, sizeof(*rows), pool_get, pool_row_json},
+                 "nodepools", count_only);
+    free(rows);
+}
+
+void api_h_pools_list(struct api_req *r)
+{
+    pools_list(r, 0);
+}
+
+void api_h_pools_count(struct api_req *r)
+{
+    pools_list(r, 1);
+}
+
+/* ---- JSON in ---- */
+
+static const char *const pool_fields[] = {
+    "name", "clusterId", "labelKey", "labelValue", "placementStrategy", "overProvisioningRatio",
+    "schedulingConfiguration", "gpuNetworkAccelerationDetection",
+    "gpuNetworkAccelerationLabelKey", "gpuResourceOptimization", "networkTopologyId", NULL,
+};
+
+static int placement_in(struct api_req *r, json_t *o, struct db_pool *p)
+{
+    static const char *const fields[] = {"gpu", "cpu", NULL};
+    char g[16], c[16];
+
+    if (!o || json_is_null(o))
+        return 0;
+    if (!json_is_object(o)) {
+        api_error(r, 400, "Bad request", "placementStrategy is an object");
+        return -1;
+    }
+    snprintf(g, sizeof(g), "%s", placement[p->gpu_placement & 1]);
+    snprintf(c, sizeof(c), "%s", placement[p->cpu_placement & 1]);
+    if (api_json_allow(r, o, fields, "placementStrategy") ||
+        api_json_str(r, o, "gpu", g, sizeof(g), 0) || api_json_str(r, o, "cpu", c, sizeof(c), 0))
+        return -1;
+    if ((strcmp(g, "binpack") && strcmp(g, "spread")) ||
+        (strcmp(c, "binpack") && strcmp(c, "spread"))) {
+        api_error(r, 400, "Bad request", "placementStrategy values are binpack or spread");
+        return -1;
+    }
+    p->gpu_placement = strcmp(g, "spread") == 0;
+    p->cpu_placement = strcmp(c, "spread") == 0;
+    return 0;
+}
+
+static int tbf_in(struct api_req *r, json_t *o, struct db_pool *p)
+{
+    static const char *const fields[] = {"enabled", "windowSeconds", "halfLifeSeconds", "kValue",
+                                         NULL};
+    double window = (double)p->tbf_window_ms / 1000.0, half = (double)p->tbf_half_life_ms / 1000.0;
+    double k = (double)p->tbf_k_milli / 1000.0;
+
+    if (!o || json_is_null(o))
+        return 0;
+    if (!json_is_object(o)) {
+        api_error(r, 400, "Bad request", "timeBasedFairshare is an object");
+        return -1;
+    }
+    if (api_json_allow(r, o, fields, "timeBasedFairshare") ||
+        api_json_bool(r, o, "enabled", &p->tbf_enabled) ||
+        api_json_num(r, o, "windowSeconds", 1, 366.0 * 86400, &window) ||
+        api_json_num(r, o, "halfLifeSeconds", 0, 366.0 * 86400, &half) ||
+        api_json_num(r, o, "kValue", 0, 1000, &k))
+        return -1;
+    p->tbf_window_ms = llround(window * 1000.0);
+    p->tbf_half_life_ms = llround(half * 1000.0);
+    p->tbf_k_milli = llround(k * 1000.0);
+    return 0;
+}
+
+static int sched_config_in(struct api_req *r, json_t *o, struct db_pool *p)
+{
+    static const char *const fields[] = {"placementStrategy", "minGuaranteedRuntime",
+                                         "timeBasedFairshare", NULL};
+    json_t *mgr;
+
+    if (!o || json_is_null(o))
+        return 0;
+    if (!json_is_object(o)) {
+        api_error(r, 400, "Bad request", "schedulingConfiguration is an object");
+        return -1;
+    }
+    if (api_json_allow(r, o, fields, "schedulingConfiguration") ||
+        placement_in(r, json_object_get(o, "placementStrategy"), p) ||
+        tbf_in(r, json_object_get(o, "timeBasedFairshare"), p))
+        return -1;
+    mgr = json_object_get(o, "minGuaranteedRuntime");
+    if (!mgr)
+        return 0;
+    if (json_is_null(mgr) || (json_is_string(mgr) && json_string_value(mgr)[0] == 0)) {
+        p->min_runtime_ms = 0;
+        return 0;
+    }
+    if (!json_is_string(mgr) || duration_in(json_string_value(mgr), &p->min_runtime_ms)) {
+        api_error(r, 400, "Bad request",
+                  "field 'minGuaranteedRuntime': a duration such as \"5d8h40m\" or \"90s\"");
+        return -1;
+    }
+    return 0;
+}
+
+/* Applies the fields present in o onto p; `create` requires the name
+ * and labels. */
+static int pool_in(struct api_req *r, json_t *o, struct db_pool *p, int create)
+{
+    char name[DB_NAME_LEN] = "";
+    double ratio = 1;
+
+    if (api_json_allow(r, o, pool_fields, NULL) ||
+        api_json_str(r, o, "name", name, sizeof(name), create) ||
+        api_json_str(r, o, "clusterId", p->updated_by, sizeof(p->updated_by), 0) ||
+        api_json_str(r, o, "labelKey", p->label_key, sizeof(p->label_key), create) ||
+        api_json_str(r, o, "labelValue", p->label_value, sizeof(p->label_value), create) ||
+        api_json_num(r, o, "overProvisioningRatio", 1, 1, &ratio) ||
+        placement_in(r, json_object_get(o, "placementStrategy"), p) ||
+        sched_config_in(r, json_object_get(o, "schedulingConfiguration"), p))
+        return -1;
+    if (p->updated_by[0] && strcmp(p->updated_by, API_CLUSTER_ID) != 0) {
+        api_error(r, 400, "Bad request", "clusterId names no cluster");
+        return -1;
+    }
+    p->updated_by[0] = 0;
+    if (create)
+        snprintf(p->name, sizeof(p->name), "%s", name);
+    else if (name[0] && strcmp(name, p->name) != 0) {
+        api_error(r, 400, "Bad request", "a node pool cannot be renamed");
+        return -1;
+    }
+    if (!api_valid_name(p->name) || !p->label_key[0] || !p->label_value[0]) {
+        api_error(r, 400, "Bad request", "name must be a valid name; labels are non-empty");
+        return -1;
+    }
+    snprintf(p->updated_by, sizeof(p->updated_by), "%s", r->who.user.login);
+    return 0;
+}
+
+static int may_change(struct api_req *r)
+{
+    if (api_can(&r->who, API_NODE_WRITE, "", ""))
+        return 1;
+    api_error(r, 403, "Forbidden", "node pools need a system-scope rule");
+    return 0;
+}
+
+static void reply_pool(struct api_req *r, int status, int64_t seq)
+{
+    struct pool_row *rows = NULL;
+    int n = 0, i;
+
+    if (pool_rows(r, &rows, &n) != DB_OK) {
+        api_error(r, 500, "Internal error", "cannot read the pool back");
+        return;
+    }
+    for (i = 0; i < n && rows[i].p.seq != seq; i++)
+        ;
+    if (i < n)
+        api_reply(r, status, pool_json(r, &rows[i]));
+    else
+        api_error(r, 404, "Not found", "no such node pool");
+    free(rows);
+}
+
+void api_h_pools_create(struct api_req *r)
+{
+    struct db_pool p;
+    json_t *o = api_body_object(r);
+    int rc;
+
+    memset(&p, 0, sizeof(p));
+    p.cpu_placement = 1;
+    p.tbf_window_ms = 7LL * 86400 * 1000;
+    p.tbf_k_milli = 1000;
+    if (!o)
+        return;
+    if (pool_in(r, o, &p, 1) || !may_change(r))
+        goto out;
+    snprintf(p.created_by, sizeof(p.created_by), "%s", r->who.user.login);
+    rc = db_pool_insert(r->app->db, &p);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, rc == DB_ECONFLICT ? "the name is taken" : "cannot create");
+        goto out;
+    }
+    api_sched_org_changed(r->app->sched);
+    reply_pool(r, 201, p.seq);
+out:
+    json_decref(o);
+}
+
+/* The pool of the path; replies 404 itself. */
+static int pool_load(struct api_req *r, struct db_pool *p)
+{
+    char *end;
+    long long seq = strtoll(r->params[0], &end, 10);
+    int rc = *end || seq <= 0 ? DB_ENOTFOUND : db_pool_get(r->app->db, seq, p);
+
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "no such node pool");
+        return -1;
+    }
+    return 0;
+}
+
+void api_h_pool_get(struct api_req *r)
+{
+    struct db_pool p;
+
+    if (pool_load(r, &p) == 0)
+        reply_pool(r, 200, p.seq);
+}
+
+/* PUT and PATCH: the fields present are applied; PUT resets the
+ * settings left out to their defaults first. */
+static void pool_change(struct api_req *r, int replace)
+{
+    struct db_pool p;
+    json_t *o;
+    int rc;
+
+    if (pool_load(r, &p) != 0)
+        return;
+    o = api_body_object(r);
+    if (!o)
+        return;
+    if (replace) {
+        p.gpu_placement = 0;
+        p.cpu_placement = 1;
+        p.min_runtime_ms = 0;
+        p.tbf_enabled = 0;
+        p.tbf_window_ms = 7LL * 86400 * 1000;
+        p.tbf_half_life_ms = 0;
+        p.tbf_k_milli = 1000;
+    }
+    if (pool_in(r, o, &p, 0) || !may_change(r))
+        goto out;
+    rc = db_pool_update(r->app->db, &p);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot update");
+        goto out;
+    }
+    api_sched_org_changed(r->app->sched);
+    reply_pool(r, 200, p.seq);
+out:
+    json_decref(o);
+}
+
+void api_h_pool_put(struct api_req *r)
+{
+    pool_change(r, 1);
+}
+
+void api_h_pool_patch(struct api_req *r)
+{
+    pool_change(r, 0);
+}
+
+void api_h_pool_delete(struct api_req *r)
+{
+    struct db_pool p;
+    int rc;
+
+    if (pool_load(r, &p) != 0 || !may_change(r))
+        return;
+    if (strcmp(p.name, "default") == 0) {
+        api_error(r, 409, "Conflict", "the default node pool cannot be deleted");
+        return;
+    }
+    rc = db_pool_delete(r->app->db, p.seq);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, rc == DB_ECONFLICT ? "the pool still holds nodes" : "cannot delete");
+        return;
+    }
+    api_sched_org_changed(r->app->sched);
+    api_reply_text(r, 204, "application/json", "", 0);
+}
+
+/* ---- nodes ---- */
+
+static json_t *node_json(struct api_req *r, const void *row)
+{
+    const struct db_node *n = row;
+
+    (void)r;
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:[], s:[], s:{s:s, s:i}, s:o, s:o, s:f, s:f,"
+                     " s:b, s:s}",
+                     "id", n->id, "name", n->name, "clusterUuid", API_CLUSTER_ID, "nodePool",
+                     n->pool_name, "status", n->ready ? "Ready" : "NotReady", "conditions",
+                     "taints", "gpuInfo", "gpuType", n->gpu_type, "gpuCount", n->n_gpus,
+                     "createdAt", api_time(n->created_at), "updatedAt", api_time(n->updated_at),
+                     "allocatedGpus", dev(n->alloc_gpu_milli), "freeGpus",
+                     (double)n->n_gpus - dev(n->alloc_gpu_milli), "simulated", n->simulated,
+                     "nodeType", n->node_type);
+}
+
+static int node_get(const void *row, const char *f, struct api_lv *v)
+{
+    const struct db_node *n = row;
+
+    if (strcmp(f, "name") == 0)
+        v->s = n->name;
+    else if (strcmp(f, "status") == 0)
+        v->s = n->ready ? "Ready" : "NotReady";
+    else if (strcmp(f, "nodePool") == 0)
+        v->s = n->pool_name;
+    else if (strcmp(f, "gpuType") == 0)
+        v->s = n->gpu_type;
+    else if (strcmp(f, "nodeType") == 0)
+        v->s = n->node_type;
+    else if (strcmp(f, "clusterUuid") == 0)
+        v->s = API_CLUSTER_ID;
+    else if (strcmp(f, "gpuCount") == 0 || strcmp(f, "allocatedGpus") == 0 ||
+             strcmp(f, "freeGpus") == 0) {
+        v->kind = API_LV_NUMBER;
+        v->d = f[0] == 'g' ? n->n_gpus : f[0] == 'a' ? dev(n->alloc_gpu_milli)
+                                                     : n->n_gpus - dev(n->alloc_gpu_milli);
+    } else if (strcmp(f, "createdAt") == 0) {
+        v->kind = API_LV_DATE;
+        v->d = (double)n->created_at;
+    } else
+        return -1;
+    return 0;
+}
+
+static void nodes_list(struct api_req *r, int count_only)
+{
+    struct db_node *nodes = NULL;
+    struct api_lq q;
+    int n = 0, rc;
+
+    if (api_lq_parse(r, &q) != 0)
+        return;
+    if (!q.limit_given)
+        q.limit = INT32_MAX; /* every node unless a page is asked for */
+    rc = db_node_list(r->app->db, &nodes, &n);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot list");
+        return;
+    }
+    api_lq_reply(r, &q, &(struct api_lq_rows){nodes, n, sizeof(*nodes), node_get, node_json},
+                 "nodes", count_only);
+    free(nodes);
+}
+
+void api_h_nodes(struct api_req *r)
+{
+    nodes_list(r, 0);
+}
+
+void api_h_nodes_count(struct api_req *r)
+{
+    nodes_list(r, 1);
+}
+
+void api_h_clusters(struct api_req *r)
+{
+    api_reply(r, 200,
+              json_pack("[{s:s, s:i, s:s, s:o, s:s, s:s, s:o, s:n, s:o, s:n,"
+                        " s:{s:s, s:[]}}]",
+                        "uuid", API_CLUSTER_ID, "tenantId", 1, "name", API_CLUSTER_NAME,
+                        "createdAt", api_time(1), "domain", "", "version", "0.1.0", "updatedAt",
+                        api_time(1), "deletedAt", "lastLiveness", api_time(api_now_ms()),
+                        "deleteRequestedAt", "status", "state", "Connected", "conditions"));
+}

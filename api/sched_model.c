@@ -1,0 +1,597 @@
+/*
+ * sched_model.c: the scheduler thread's in-memory copy of the cluster:
+ * topology (pools, nodes, queues with their quotas and default pools) and
+ * every live Pending or Running workload with its pods, in the core's own
+ * types, so a cycle costs no database read.
+ *
+ * Transitions:
+ *   sm_load()          empty -> loaded: one read transaction (start,
+ *                      or after a failed write of a cycle);
+ *   sm_load_topology() pools/nodes/queues replaced; every workload's
+ *                      queue, pool list and pod nodes are re-resolved by
+ *                      seq (a workload whose project is gone is dropped);
+ *   sm_refresh()       the named workloads re-read: replaced in place,
+ *                      merged in by seq, or dropped;
+ *   the scheduler      applies its own decisions to wls[] directly.
+ *
+ * Invariants:
+ *   1. wls[] and meta[] are parallel and ordered by seq, so a workload is
+ *      found by binary search and the core's input order is stable.
+ *   2. Every wls[i].queue, .pools[] and .pods[].node is an index into the
+ *      current topology; a pod's node is -1 or a node of that topology.
+ *   3. The strings a sched_workload points at live in meta[i].strs, its
+ *      pods and pool list in their own blocks, freed with the entry.
+ */
+#include "sched_model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- topology ---- */
+
+static int find_seq(const void *base, int n, size_t stride, int64_t seq)
+{
+    int lo = 0, hi = n - 1;
+
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        int64_t s = *(const int64_t *)((const char *)base + (size_t)mid * stride);
+        if (s == seq)
+            return mid;
+        if (s < seq)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+int sm_pool_index(const struct sched_model *m, int64_t seq)
+{
+    return m->topo ? find_seq(m->topo->pools, m->n_pools, sizeof(m->topo->pools[0]), seq) : -1;
+}
+
+int sm_queue_index(const struct sched_model *m, int64_t seq)
+{
+    return m->topo ? find_seq(m->topo->queues, m->n_queues, sizeof(m->topo->queues[0]), seq)
+                   : -1;
+}
+
+static int node_index(const struct db_snapshot *t, int64_t seq)
+{
+    return find_seq(t->nodes, t->n_nodes, sizeof(t->nodes[0]), seq);
+}
+
+int sm_reason_code(const char *name)
+{
+    int r;
+
+    for (r = SCHED_R_NONE + 1; name && name[0] && r <= SCHED_R_QUEUE_FAIR_SHARE_REACHED; r++)
+        if (strcmp(sched_reason_name(r), name) == 0)
+            return r;
+    return SCHED_R_NONE;
+}
+
+uint64_t sm_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* Comma-separated pool names to indices of topology t; returns the count. */
+static int parse_pools(const struct db_snapshot *t, const char *names, int *out)
+{
+    int n = 0, i;
+
+    while (names && *names && n < t->n_pools) {
+        const char *c = strchr(names, ',');
+        size_t len = c ? (size_t)(c - names) : strlen(names);
+        for (i = 0; i < t->n_pools; i++)
+            if (strlen(t->pools[i].name) == len && strncmp(t->pools[i].name, names, len) == 0)
+                out[n++] = i;
+        names = c ? c + 1 : NULL;
+    }
+    return n;
+}
+
+static void topo_pools_nodes(struct sched_model *m)
+{
+    const struct db_snapshot *t = m->topo;
+    int i;
+
+    for (i = 0; i < t->n_pools; i++) {
+        const struct db_pool *p = &t->pools[i];
+        m->pools[i].name = p->name;
+        m->pools[i].gpu_placement = (uint8_t)p->gpu_placement;
+        m->pools[i].cpu_placement = (uint8_t)p->cpu_placement;
+        m->pools[i].min_guaranteed_runtime_ms = p->min_runtime_ms;
+        m->pools[i].tbf_enabled = p->tbf_enabled;
+        m->pools[i].tbf_window_ms = p->tbf_window_ms;
+        m->pools[i].tbf_half_life_ms = p->tbf_half_life_ms;
+        m->pools[i].tbf_k_milli = p->tbf_k_milli;
+    }
+    for (i = 0; i < t->n_nodes; i++) {
+        const struct db_node *n = &t->nodes[i];
+        m->nodes[i].name = n->name;
+        m->nodes[i].pool = find_seq(t->pools, t->n_pools, sizeof(t->pools[0]), n->pool_seq);
+        m->nodes[i].ready = n->ready && m->nodes[i].pool >= 0;
+        if (m->nodes[i].pool < 0)
+            m->nodes[i].pool = 0; /* a node always names a pool (foreign key) */
+        m->nodes[i].n_gpus = n->n_gpus;
+        m->nodes[i].cpu_milli = n->cpu_milli;
+        m->nodes[i].mem_mib = n->mem_mib;
+        m->nodes[i].node_type = n->node_type[0] ? n->node_type : NULL;
+    }
+}
+
+/* A queue's quota triples, pool-major; a pool it names no quota for gets
+ * deserved 0 (projects) or unlimited (departments); CPU and memory left
+ * out are unlimited. Default pools: its own, else its department's. */
+static void topo_queue(struct sched_model *m, int qi)
+{
+    const struct db_snapshot *t = m->topo;
+    const struct db_queue *q = &t->queues[qi];
+    struct sched_quota *qt = &m->quotas[(size_t)qi * (size_t)t->n_pools * SCHED_NRES];
+    int *dp = &m->queue_pools[(size_t)qi * (size_t)t->n_pools];
+    int p, r, k, parent;
+
+    for (p = 0; p < t->n_pools; p++)
+        for (r = 0; r < SCHED_NRES; r++) {
+            struct sched_quota *x = &qt[p * SCHED_NRES + r];
+            x->deserved = q->kind == DB_PROJECT && r == SCHED_GPU ? 0 : SCHED_UNLIMITED;
+            x->limit = SCHED_UNLIMITED;
+            x->weight = 1000;
+        }
+    for (k = 0; k < q->n_quotas; k++) {
+        p = find_seq(t->pools, t->n_pools, sizeof(t->pools[0]), q->quotas[k].pool_seq);
+        for (r = 0; p >= 0 && r < SCHED_NRES; r++) {
+            struct sched_quota *x = &qt[p * SCHED_NRES + r];
+            if (!q->quotas[k].has[r])
+                continue;
+            x->deserved = q->quotas[k].deserved[r];
+            x->limit = q->quotas[k].limit[r];
+            x->weight = q->quotas[k].weight[r];
+        }
+    }
+    parent = q->parent_seq ? find_seq(t->queues, t->n_queues, sizeof(t->queues[0]),
+                                      q->parent_seq) : -1;
+    m->queues[qi].name = q->name;
+    m->queues[qi].parent = parent;
+    m->queues[qi].rank = q->rank;
+    m->queues[qi].quota = t->n_pools ? qt : NULL;
+    m->queues[qi].n_default_pools = parse_pools(t, q->default_pools, dp);
+    if (m->queues[qi].n_default_pools == 0 && parent >= 0)
+        m->queues[qi].n_default_pools = parse_pools(t, t->queues[parent].default_pools, dp);
+    m->queues[qi].default_pools = m->queues[qi].n_default_pools ? dp : NULL;
+}
+
+static void topo_free(struct sched_model *m)
+{
+    db_snapshot_free(m->topo);
+    free(m->pools);
+    free(m->nodes);
+    free(m->queues);
+    free(m->quotas);
+    free(m->queue_pools);
+    m->topo = NULL;
+    m->pools = NULL;
+    m->nodes = NULL;
+    m->queues = NULL;
+    m->quotas = NULL;
+    m->queue_pools = NULL;
+    m->n_pools = m->n_nodes = m->n_queues = 0;
+}
+
+/* Builds the core's topology arrays from m->topo. */
+static int topo_build(struct sched_model *m)
+{
+    const struct db_snapshot *t = m->topo;
+    int i;
+
+    m->pools = calloc((size_t)t->n_pools + 1, sizeof(*m->pools));
+    m->nodes = calloc((size_t)t->n_nodes + 1, sizeof(*m->nodes));
+    m->queues = calloc((size_t)t->n_queues + 1, sizeof(*m->queues));
+    m->quotas = calloc((size_t)t->n_queues * (size_t)t->n_pools * SCHED_NRES + 1,
+                       sizeof(*m->quotas));
+    m->queue_pools = calloc((size_t)t->n_queues * (size_t)t->n_pools + 1, sizeof(int));
+    if (!m->pools || !m->nodes || !m->queues || !m->quotas || !m->queue_pools)
+        return DB_ENOMEM;
+    m->n_pools = t->n_pools;
+    m->n_nodes = t->n_nodes;
+    m->n_queues = t->n_queues;
+    topo_pools_nodes(m);
+    for (i = 0; i < t->n_queues; i++)
+        topo_queue(m, i);
+    return DB_OK;
+}
+
+/* ---- workloads ---- */
+
+static void wl_free(struct sched_workload *w, struct sm_meta *mt)
+{
+    free(mt->strs);
+    free(w->pods);
+    free((void *)w->pools);
+    memset(w, 0, sizeof(*w));
+    memset(mt, 0, sizeof(*mt));
+}
+
+/* Resolves a workload's pool names against the current topology. */
+static int wl_pools(const struct sched_model *m, struct sched_workload *w, const char *names)
+{
+    int *idx = NULL;
+
+    free((void *)w->pools);
+    w->pools = NULL;
+    w->n_pools = 0;
+    if (!names[0] || m->n_pools == 0)
+        return DB_OK;
+    idx = malloc(sizeof(int) * (size_t)m->n_pools);
+    if (!idx)
+        return DB_ENOMEM;
+    w->n_pools = parse_pools(m->topo, names, idx);
+    if (w->n_pools == 0) {
+        free(idx);
+        return DB_OK;
+    }
+    w->pools = idx;
+    return DB_OK;
+}
+
+/* The strings of a row, packed: name \0 pools \0 node_type \0. */
+static char *pack_strings(const struct db_sched_wl *r)
+{
+    size_t a = strlen(r->name) + 1, b = strlen(r->pools) + 1, c = strlen(r->node_type) + 1;
+    char *s = malloc(a + b + c);
+
+    if (!s)
+        return NULL;
+    memcpy(s, r->name, a);
+    memcpy(s + a, r->pools, b);
+    memcpy(s + a + b, r->node_type, c);
+    return s;
+}
+
+static const char *strs_pools(const struct sm_meta *mt)
+{
+    return mt->strs + strlen(mt->strs) + 1;
+}
+
+/* Fills entry (w, mt) from a row; DB_EINVAL if its project is unknown.
+ * On failure the entry is left empty. */
+static int wl_set(const struct sched_model *m, struct sched_workload *w, struct sm_meta *mt,
+                  const struct db_sched_wl *r)
+{
+    const char *pools;
+    int k, q = sm_queue_index(m, r->project_seq);
+
+    memset(w, 0, sizeof(*w));
+    memset(mt, 0, sizeof(*mt));
+    if (q < 0)
+        return DB_EINVAL;
+    mt->strs = pack_strings(r);
+    w->pods = calloc((size_t)r->n_pods, sizeof(*w->pods));
+    if (!mt->strs || !w->pods)
+        goto out_free;
+    pools = strs_pools(mt);
+    if (wl_pools(m, w, pools) != DB_OK)
+        goto out_free;
+    mt->seq = r->seq;
+    mt->version = r->version;
+    mt->project_seq = r->project_seq;
+    mt->reason = sm_reason_code(r->phase_reason);
+    mt->msg_hash = sm_hash(r->phase_message);
+    mt->said.reason = -1; /* render the message once to compare with the disk */
+    w->name = mt->strs;
+    w->node_type = pools[strlen(pools) + 1] ? pools + strlen(pools) + 1 : NULL;
+    w->queue = q;
+    w->type = r->type;
+    w->priority = r->priority;
+    w->preemptible = r->preemptible;
+    /* Initializing is placed, so Running to the core (db_agent.h) */
+    w->phase = strcmp(r->phase, "Pending") == 0 ? SCHED_PENDING : SCHED_RUNNING;
+    mt->initializing = strcmp(r->phase, "Initializing") == 0;
+    w->n_pods = r->n_pods;
+    w->min_pods = r->min_pods;
+    w->gpu_devices = r->gpu_devices;
+    w->gpu_portion = r->gpu_portion;
+    w->cpu_milli = r->cpu_milli;
+    w->mem_mib = r->mem_mib;
+    w->queued_seq = r->queued_seq;
+    w->started_ms = r->started_ms ? r->started_ms : SCHED_NO_TIME;
+    w->stale_since_ms = r->stale_since_ms ? r->stale_since_ms : SCHED_NO_TIME;
+    for (k = 0; k < r->n_pods; k++) {
+        w->pods[k].node = r->pods[k].node_seq ? node_index(m->topo, r->pods[k].node_seq) : -1;
+        w->pods[k].devices = w->pods[k].node >= 0 ? r->pods[k].devices : 0;
+    }
+    return DB_OK;
+out_free:
+    wl_free(w, mt);
+    return DB_ENOMEM;
+}
+
+static int grow(struct sched_model *m, int need)
+{
+    int cap = m->cap ? m->cap : 1024;
+    void *a, *b;
+
+    if (need <= m->cap)
+        return DB_OK;
+    while (cap < need)
+        cap *= 2;
+    a = realloc(m->wls, sizeof(*m->wls) * (size_t)cap);
+    if (a)
+        m->wls = a;
+    b = realloc(m->meta, sizeof(*m->meta) * (size_t)cap);
+    if (b)
+        m->meta = b;
+    if (!a || !b)
+        return DB_ENOMEM;
+    m->cap = cap;
+    return DB_OK;
+}
+
+/* Drops the entries whose seq is 0 (freed), keeping the order. */
+static void compact(struct sched_model *m)
+{
+    int i, o = 0;
+
+    for (i = 0; i < m->n; i++) {
+        if (m->meta[i].seq == 0)
+            continue;
+        if (o != i) {
+            m->wls[o] = m->wls[i];
+            m->meta[o] = m->meta[i];
+        }
+        o++;
+    }
+    m->n = o;
+}
+
+static int find_wl(const struct sched_model *m, int64_t seq)
+{
+    return find_seq(m->meta, m->n, sizeof(m->meta[0]), seq);
+}
+
+/* Merges `n_add` new entries (ordered by seq, all absent from the model)
+ * already built at wls[m->n..] / meta[m->n..] into place. */
+static void merge_tail(struct sched_model *m, int n_add)
+{
+    int i = m->n - 1, j = m->n + n_add - 1, o = m->n + n_add - 1;
+    struct sched_workload tw;
+    struct sm_meta tm;
+
+    if (n_add == 0)
+        return;
+    if (m->n == 0 || m->meta[m->n - 1].seq < m->meta[m->n].seq) {
+        m->n += n_add;
+        return;
+    }
+    /* the added run sits in the tail; rotate it in by a backward merge
+     * through a scratch copy of that run */
+    {
+        struct sched_workload *aw = malloc(sizeof(*aw) * (size_t)n_add);
+        struct sm_meta *am = malloc(sizeof(*am) * (size_t)n_add);
+        if (!aw || !am) {
+            /* fall back: insertion one by one */
+            free(aw);
+            free(am);
+            for (j = m->n; j < m->n + n_add; j++) {
+                tw = m->wls[j];
+                tm = m->meta[j];
+                for (i = j; i > 0 && m->meta[i - 1].seq > tm.seq; i--) {
+                    m->wls[i] = m->wls[i - 1];
+                    m->meta[i] = m->meta[i - 1];
+                }
+                m->wls[i] = tw;
+                m->meta[i] = tm;
+            }
+            m->n += n_add;
+            return;
+        }
+        memcpy(aw, &m->wls[m->n], sizeof(*aw) * (size_t)n_add);
+        memcpy(am, &m->meta[m->n], sizeof(*am) * (size_t)n_add);
+        for (j = n_add - 1; j >= 0; o--) {
+            if (i >= 0 && m->meta[i].seq > am[j].seq) {
+                m->wls[o] = m->wls[i];
+                m->meta[o] = m->meta[i];
+                i--;
+            } else {
+                m->wls[o] = aw[j];
+                m->meta[o] = am[j];
+                j--;
+            }
+        }
+        free(aw);
+        free(am);
+    }
+    m->n += n_add;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Applies freshly read rows for the sorted, unique seqs[0..n). */
+static int apply_rows(struct sched_model *m, const int64_t *seqs, int n,
+                      const struct db_snapshot *rows)
+{
+    int i, r = 0, at, n_add = 0, dropped = 0, rc = DB_OK;
+
+    if (grow(m, m->n + rows->n_workloads) != DB_OK)
+        return DB_ENOMEM;
+    for (i = 0; i < n; i++) {
+        const struct db_sched_wl *row = r < rows->n_workloads && rows->workloads[r].seq == seqs[i]
+                                            ? &rows->workloads[r++] : NULL;
+        at = find_wl(m, seqs[i]);
+        if (at >= 0) {
+            wl_free(&m->wls[at], &m->meta[at]);
+            dropped = 1;
+        }
+        if (!row)
+            continue;
+        if (at >= 0) {
+            rc = wl_set(m, &m->wls[at], &m->meta[at], row);
+            dropped = dropped || rc != DB_OK;
+            continue;
+        }
+        rc = wl_set(m, &m->wls[m->n + n_add], &m->meta[m->n + n_add], row);
+        if (rc == DB_OK)
+            n_add++;
+        else if (rc != DB_EINVAL)
+            break;
+    }
+    if (dropped)
+        compact(m);
+    merge_tail(m, n_add);
+    return rc == DB_ENOMEM ? rc : DB_OK;
+}
+
+int sm_refresh(struct sched_model *m, struct db *db, int64_t *seqs, int n)
+{
+    struct db_snapshot *rows = NULL;
+    int i, u = 0, rc;
+
+    if (n == 0)
+        return DB_OK;
+    qsort(seqs, (size_t)n, sizeof(*seqs), cmp_i64);
+    for (i = 0; i < n; i++)
+        if (u == 0 || seqs[u - 1] != seqs[i])
+            seqs[u++] = seqs[i];
+    rc = db_workloads_load(db, seqs, u, &rows);
+    if (rc == DB_OK)
+        rc = apply_rows(m, seqs, u, rows);
+    db_snapshot_free(rows);
+    return rc;
+}
+
+/* Re-resolves every workload against a new topology; old is the previous
+ * one (for the pods' node seqs). */
+static void remap(struct sched_model *m, const struct db_snapshot *old)
+{
+    int i, k, dropped = 0;
+
+    for (i = 0; i < m->n; i++) {
+        struct sched_workload *w = &m->wls[i];
+        struct sm_meta *mt = &m->meta[i];
+        w->queue = sm_queue_index(m, mt->project_seq);
+        if (w->queue < 0 || wl_pools(m, w, strs_pools(mt)) != DB_OK) {
+            wl_free(w, mt);
+            dropped = 1;
+            continue;
+        }
+        for (k = 0; k < w->n_pods; k++) {
+            if (w->pods[k].node < 0)
+                continue;
+            w->pods[k].node = node_index(m->topo, old->nodes[w->pods[k].node].seq);
+            if (w->pods[k].node < 0)
+                w->pods[k].devices = 0;
+        }
+    }
+    if (dropped)
+        compact(m);
+}
+
+int sm_load_topology(struct sched_model *m, struct db *db)
+{
+    struct sched_model next;
+    struct db_snapshot *old;
+    int rc;
+
+    memset(&next, 0, sizeof(next));
+    rc = db_topology_load(db, &next.topo);
+    if (rc == DB_OK)
+        rc = topo_build(&next);
+    if (rc != DB_OK) {
+        topo_free(&next);
+        return rc;
+    }
+    old = m->topo;
+    m->topo = NULL;
+    topo_free(m);
+    m->topo = next.topo;
+    m->pools = next.pools;
+    m->nodes = next.nodes;
+    m->queues = next.queues;
+    m->quotas = next.quotas;
+    m->queue_pools = next.queue_pools;
+    m->n_pools = next.n_pools;
+    m->n_nodes = next.n_nodes;
+    m->n_queues = next.n_queues;
+    if (old)
+        remap(m, old);
+    db_snapshot_free(old);
+    return DB_OK;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+    const struct db_sched_wl *x = a, *y = b;
+
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+int sm_load(struct sched_model *m, struct db *db)
+{
+    struct db_snapshot *all = NULL;
+    int i, rc;
+
+    sm_free(m);
+    rc = db_snapshot_load(db, &all);
+    if (rc != DB_OK)
+        return rc;
+    m->topo = all;
+    rc = topo_build(m);
+    if (rc == DB_OK)
+        rc = grow(m, all->n_workloads);
+    /* the snapshot orders workloads by queue position; the model by seq */
+    qsort(all->workloads, (size_t)all->n_workloads, sizeof(all->workloads[0]), cmp_row);
+    for (i = 0; rc == DB_OK && i < all->n_workloads; i++) {
+        rc = wl_set(m, &m->wls[m->n], &m->meta[m->n], &all->workloads[i]);
+        if (rc == DB_OK)
+            m->n++;
+        else if (rc == DB_EINVAL)
+            rc = DB_OK;
+    }
+    /* keep only the topology's rows, not the workloads' */
+    if (rc == DB_OK)
+        rc = sm_load_topology(m, db);
+    if (rc != DB_OK)
+        sm_free(m);
+    return rc;
+}
+
+void sm_state(const struct sched_model *m, int64_t now_ms, struct sched_state *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->now_ms = now_ms;
+    out->pools = m->pools;
+    out->n_pools = m->n_pools;
+    out->nodes = m->nodes;
+    out->n_nodes = m->n_nodes;
+    out->queues = m->queues;
+    out->n_queues = m->n_queues;
+    out->workloads = m->wls;
+    out->n_workloads = m->n;
+    out->usage = m->usage;
+    out->n_usage = m->n_usage;
+}
+
+void sm_free(struct sched_model *m)
+{
+    int i;
+
+    for (i = 0; i < m->n; i++)
+        wl_free(&m->wls[i], &m->meta[i]);
+    free(m->wls);
+    free(m->meta);
+    free(m->usage);
+    topo_free(m);
+    memset(m, 0, sizeof(*m));
+}

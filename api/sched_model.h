@@ -1,0 +1,60 @@
+/*
+ * sched_model.h: the scheduler thread's in-memory copy of the cluster
+ * (sched_model.c), private to sched_loop.c.
+ *
+ * The database stays the source of truth: the model is loaded from it
+ * once at start, re-reads the topology (pools, nodes, queues) when told it
+ * changed, and re-reads only the workloads whose rows changed. Between
+ * cycles it holds exactly what the last cycle decided.
+ */
+#ifndef ALLOT_SCHED_MODEL_H
+#define ALLOT_SCHED_MODEL_H
+
+#include "db.h"
+#include "sched.h"
+
+/* What the model keeps beside each workload the core sees. */
+struct sm_meta {
+    int64_t seq, version, project_seq;
+    int reason;                  /* enum sched_reason last written; SCHED_R_NONE */
+    uint64_t msg_hash;           /* hash of the phaseMessage last written */
+    struct sched_pending said;   /* the numbers it was made from (reason -1: unknown) */
+    int initializing;            /* phase Initializing: placed, an agent has yet to start a pod */
+    char *strs;                  /* name, pools, node type: one malloc'd block */
+};
+
+struct sched_model {
+    struct db_snapshot *topo;    /* the rows behind pools, nodes, queues */
+    struct sched_pool *pools;
+    struct sched_node *nodes;
+    struct sched_queue *queues;
+    struct sched_quota *quotas;  /* [n_queues * n_pools * SCHED_NRES] */
+    int *queue_pools;            /* [n_queues * n_pools]: default pools */
+    int n_pools, n_nodes, n_queues;
+    struct sched_workload *wls;  /* live Pending or Running, ordered by seq */
+    struct sm_meta *meta;        /* [n], beside wls */
+    int n, cap;
+    struct sched_usage *usage;   /* time-based fairshare history; malloc'd */
+    int n_usage;
+};
+
+/* Loads everything from the database (topology and every workload). */
+int sm_load(struct sched_model *m, struct db *db);
+/* Re-reads pools, nodes and queues; workloads keep their places. */
+int sm_load_topology(struct sched_model *m, struct db *db);
+/* Re-reads the workloads seqs[0..n) (sorted here): a live Pending or
+ * Running row is added or replaced, any other is dropped. */
+int sm_refresh(struct sched_model *m, struct db *db, int64_t *seqs, int n);
+/* Points a core state at the model (borrowed until the model changes). */
+void sm_state(const struct sched_model *m, int64_t now_ms, struct sched_state *out);
+/* Frees everything; the model is empty afterwards. */
+void sm_free(struct sched_model *m);
+/* Index of a pool or queue by seq in the model's topology; -1. */
+int sm_pool_index(const struct sched_model *m, int64_t seq);
+int sm_queue_index(const struct sched_model *m, int64_t seq);
+/* enum sched_reason of a reason name ("" or unknown: SCHED_R_NONE). */
+int sm_reason_code(const char *name);
+/* The hash kept in sm_meta.msg_hash (FNV-1a, 64 bits). */
+uint64_t sm_hash(const char *s);
+
+#endif /* ALLOT_SCHED_MODEL_H */

@@ -1,0 +1,223 @@
+/*
+ * cmd.c: the pieces every command group uses: verb dispatch, option
+ * parsing with usage errors, output formats, reading nested JSON, and
+ * finding objects by name through the API's lists.
+ */
+#include "cmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "table.h"
+
+int verb_dispatch(const struct cli_cmd *cmd, const struct verb *verbs, int argc, char **argv)
+{
+    const struct verb *v;
+
+    if (argc < 2)
+        return cli_usage_error(cmd, "a command is missing");
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+        return cli_help(cmd);
+    for (v = verbs; v->name; v++)
+        if (strcmp(argv[1], v->name) == 0)
+            return v->run(v->ctx, argc - 1, argv + 1);
+    return cli_usage_error(cmd, "unknown command '%s'", argv[1]);
+}
+
+int cmd_parse(const struct cli_cmd *cmd, const struct opt_spec *spec, int argc, char **argv,
+              struct opts *o)
+{
+    char err[256];
+    int rc = opts_parse(spec, argc - 1, argv + 1, o, err, sizeof(err));
+
+    if (rc == -2)
+        return cli_fail("out of memory");
+    if (rc != 0)
+        return cli_usage_error(cmd, "%s", err);
+    return CLI_OK;
+}
+
+int take_format(const struct opt_hit *h, int *format)
+{
+    int f;
+
+    switch (h->id) {
+    case O_FORMAT_JSON: f = OUT_JSON; break;
+    case O_FORMAT_YAML: f = OUT_YAML; break;
+    case O_FORMAT_BARE: f = OUT_BARE; break;
+    default: return 0;
+    }
+    *format = *format == OUT_TABLE || *format == f ? f : FORMAT_CONFLICT;
+    return 1;
+}
+
+int cmd_list_args(const struct cli_cmd *cmd, const struct opts *o, int *format)
+{
+    int i;
+
+    *format = OUT_TABLE;
+    for (i = 0; i < o->n_hits; i++)
+        take_format(&o->hits[i], format);
+    if (*format == FORMAT_CONFLICT)
+        return cli_usage_error(cmd, FORMAT_CONFLICT_MSG);
+    if (o->n_pos || o->has_rest)
+        return cli_usage_error(cmd, "unexpected argument '%s'", o->n_pos ? o->pos[0] : "--");
+    return CLI_OK;
+}
+
+void print_listing(int format, const struct table *t, const json_t *doc)
+{
+    if (format == OUT_JSON || format == OUT_YAML)
+        out_document(stdout, format, doc);
+    else
+        table_print(t, stdout, format != OUT_BARE, "");
+}
+
+/* ---- nested JSON ---- */
+
+static const json_t *walk(const json_t *o, const char *path)
+{
+    char key[64];
+
+    while (o && *path) {
+        size_t n = strcspn(path, ".");
+        if (n >= sizeof(key))
+            return NULL;
+        memcpy(key, path, n);
+        key[n] = 0;
+        o = json_object_get(o, key);
+        path += n + (path[n] == '.');
+    }
+    return o;
+}
+
+const char *jstr(const json_t *o, const char *path, const char *def)
+{
+    const char *s = json_string_value(walk(o, path));
+
+    return s ? s : def;
+}
+
+double jnum(const json_t *o, const char *path, double def)
+{
+    const json_t *v = walk(o, path);
+
+    return json_is_number(v) ? json_number_value(v) : def;
+}
+
+/* ---- finding by name ---- */
+
+static int find_named(struct client *c, const char *path, const char *key, const char *name,
+                      json_t **out)
+{
+    json_t *all = NULL, *item;
+    size_t i;
+    int rc = client_list_all(c, path, key, &all);
+
+    *out = NULL;
+    if (rc != CLI_OK)
+        return rc;
+    json_array_foreach(all, i, item)
+        if (strcmp(jstr(item, "name", ""), name) == 0) {
+            *out = json_incref(item);
+            break;
+        }
+    json_decref(all);
+    return CLI_OK;
+}
+
+int find_project(struct client *c, const char *name, json_t **out)
+{
+    int rc = find_named(c, "/api/v1/org-unit/projects", "projects", name, out);
+
+    if (rc == CLI_OK && !*out)
+        rc = cli_fail("no project named %s: allot project list shows the projects you may see",
+                      name);
+    return rc;
+}
+
+int find_department(struct client *c, const char *name, json_t **out)
+{
+    int rc = find_named(c, "/api/v1/org-unit/departments", "departments", name, out);
+
+    if (rc == CLI_OK && !*out)
+        rc = cli_fail("no department named %s: allot department list shows them", name);
+    return rc;
+}
+
+int filter_add(char **filter, const char *key, const char *value)
+{
+    char *s;
+
+    if (!value)
+        return 0;
+    s = cli_strf("%s%s%s==%s", *filter ? *filter : "", *filter ? "," : "", key, value);
+    if (!s)
+        return -1;
+    free(*filter);
+    *filter = s;
+    return 0;
+}
+
+char *workloads_path(const char *filter)
+{
+    char *esc, *path;
+
+    if (!filter)
+        return cli_strf("/api/v1/workloads");
+    esc = client_escape(filter);
+    path = esc ? cli_strf("/api/v1/workloads?filterBy=%s", esc) : NULL;
+    free(esc);
+    return path;
+}
+
+static char *workload_query(const struct wl_key *k)
+{
+    char *filter = NULL, *path = NULL;
+
+    if (filter_add(&filter, "name", k->name) == 0 &&
+        filter_add(&filter, "projectName", k->project) == 0 &&
+        filter_add(&filter, "type", k->type) == 0)
+        path = workloads_path(filter);
+    free(filter);
+    return path;
+}
+
+static int not_one(const struct wl_key *k, const json_t *list)
+{
+    size_t i, n = json_array_size(list);
+    json_t *w;
+
+    if (n == 0 && k->project)
+        return cli_fail("no %s named %s in project %s: allot %s list -p %s shows them", k->noun,
+                        k->name, k->project, k->noun, k->project);
+    if (n == 0)
+        return cli_fail("no %s named %s: allot %s list -A shows them", k->noun, k->name,
+                        k->noun);
+    fprintf(stderr, "allot: %zu workloads are named %s, in projects", n, k->name);
+    json_array_foreach(list, i, w)
+        fprintf(stderr, "%s %s", i ? "," : "", jstr(w, "projectName", "?"));
+    fprintf(stderr, ": choose one with -p PROJECT\n");
+    return CLI_FAIL;
+}
+
+int find_workload(struct client *c, const struct wl_key *k, json_t **out)
+{
+    char *query = workload_query(k), *path = query ? cli_strf("%s&limit=500", query) : NULL;
+    json_t *page = NULL, *list;
+    int rc;
+
+    *out = NULL;
+    free(query);
+    if (!path)
+        return cli_fail("out of memory");
+    rc = client_json(c, "GET", path, NULL, &page);
+    list = json_object_get(page, "workloads");
+    if (rc == CLI_OK && json_array_size(list) == 1)
+        *out = json_incref(json_array_get(list, 0));
+    else if (rc == CLI_OK)
+        rc = not_one(k, list);
+    json_decref(page);
+    free(path);
+    return rc;
+}

@@ -1,0 +1,81 @@
+/*
+ * cmd.h: what the cmd_*.c files share beyond cli.h: verb dispatch inside
+ * a command group, the output-format flags of list commands, and finding
+ * projects, departments and workloads by name (names are what users
+ * type; the API wants ids).
+ */
+#ifndef ALLOT_CMD_H
+#define ALLOT_CMD_H
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "client.h"
+#include "opts.h"
+#include "output.h"
+
+/* A verb of a command group: run gets ctx, and argv from the verb on. */
+struct verb {
+    const char *name;
+    int (*run)(const void *ctx, int argc, char **argv);
+    const void *ctx;
+};
+
+/* Runs argv[1] of group `cmd` from verbs (ended by a NULL name); "--help"
+ * lists the verbs. */
+int verb_dispatch(const struct cli_cmd *cmd, const struct verb *verbs, int argc, char **argv);
+
+/* Parses the options of a verb; help is left in o->help. CLI_OK, or an
+ * exit status with the message printed. o is freed by the caller. */
+int cmd_parse(const struct cli_cmd *cmd, const struct opt_spec *spec, int argc, char **argv,
+              struct opts *o);
+
+/* The option ids of --json, --yaml and --no-headers (and -o FORMAT for
+ * describe), shared by every list. */
+enum { O_FORMAT_JSON = 1000, O_FORMAT_YAML, O_FORMAT_BARE, O_FORMAT_OUTPUT };
+#define FORMAT_OPTIONS                                                                         \
+    {"json", 0, OPT_FLAG, O_FORMAT_JSON}, {"yaml", 0, OPT_FLAG, O_FORMAT_YAML},                \
+    {"no-headers", 0, OPT_FLAG, O_FORMAT_BARE}
+
+/* Takes a format option into *format; returns 1 if the hit was one. Two
+ * different formats leave FORMAT_CONFLICT, for the caller to report. */
+int take_format(const struct opt_hit *h, int *format);
+#define FORMAT_CONFLICT (-1)
+#define FORMAT_CONFLICT_MSG "--json, --yaml and --no-headers exclude each other"
+
+/* Reads the options of a list without operands: the format, nothing
+ * else. CLI_OK or a usage error. */
+int cmd_list_args(const struct cli_cmd *cmd, const struct opts *o, int *format);
+
+/* Prints a table or the document by format. */
+struct table;
+void print_listing(int format, const struct table *t, const json_t *doc);
+
+/* Appends "key==value" to a filterBy list (*filter, malloc'd, NULL when
+ * empty); a NULL value adds nothing. 0 ok, -1 out of memory. */
+int filter_add(char **filter, const char *key, const char *value);
+
+/* /api/v1/workloads with the filter escaped into filterBy (malloc'd). */
+char *workloads_path(const char *filter);
+
+/* The project named name (a new reference), with a message when none. */
+int find_project(struct client *c, const char *name, json_t **out);
+int find_department(struct client *c, const char *name, json_t **out);
+
+/* The one workload named name, in project (NULL: any the caller reads)
+ * and of type (the API's word, "Training", or NULL: any). noun names the
+ * kind in messages ("training"). */
+struct wl_key {
+    const char *name;
+    const char *project;
+    const char *type;
+    const char *noun;
+};
+int find_workload(struct client *c, const struct wl_key *k, json_t **out);
+
+/* json_object_get chains: the string or number at a dotted path, or a
+ * default. */
+const char *jstr(const json_t *o, const char *path, const char *def);
+double jnum(const json_t *o, const char *path, double def);
+
+#endif

@@ -1,0 +1,516 @@
+/*
+ * agent.c: agent tokens, node registration, and the reads the API serves
+ * about agents (their nodes, the runs of their pods).
+ *
+ * Invariants:
+ *   1. Only the SHA-256 of a token's secret is stored.
+ *   2. A token runs at most one node: the first registration binds the
+ *      token to its node name, and later ones must name the same node.
+ *   3. A node name belongs to one live token: a simulated node, or a node
+ *      whose agent holds another unrevoked token, is never taken over.
+ *   4. Registration writes the node, its agent row and the token binding
+ *      in one savepoint.
+ */
+#include "db_agent.h"
+#include "db_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- tokens ---- */
+
+#define TOKEN_COLS "seq, id, name, secret_hash, node_name, created_at, created_by," \
+                   " last_used_at, revoked_at"
+
+static void token_row(sqlite3_stmt *st, struct db_agent_token *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->seq = sqlite3_column_int64(st, 0);
+    db__copy(t->id, sizeof(t->id), st, 1);
+    db__copy(t->name, sizeof(t->name), st, 2);
+    db__copy(t->secret_hash, sizeof(t->secret_hash), st, 3);
+    db__copy(t->node_name, sizeof(t->node_name), st, 4);
+    t->created_at = sqlite3_column_int64(st, 5);
+    db__copy(t->created_by, sizeof(t->created_by), st, 6);
+    t->last_used_at = sqlite3_column_int64(st, 7);
+    t->revoked_at = sqlite3_column_int64(st, 8);
+}
+
+static int token_insert_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "INSERT INTO agent_tokens (id, name, secret_hash, node_name, created_at, created_by)"
+        " VALUES (?, ?, ?, ?, ?, ?)";
+    struct db_agent_token *t = arg;
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, t->id);
+    db__bind_text(st, 2, t->name);
+    db__bind_text(st, 3, t->secret_hash);
+    db__bind_text(st, 4, t->node_name);
+    sqlite3_bind_int64(st, 5, t->created_at);
+    db__bind_text(st, 6, t->created_by);
+    rc = db__step_done(st);
+    if (rc == DB_OK)
+        t->seq = sqlite3_last_insert_rowid(c->h);
+    return db__done(st, rc);
+}
+
+int db_agent_token_insert(struct db *db, struct db_agent_token *t)
+{
+    t->created_at = db__now_ms();
+    return db__write(db, token_insert_fn, t);
+}
+
+struct token_arg {
+    const char *id;
+    int64_t now;
+    struct db_agent_token *one;
+    struct db_agent_token **list;
+    int *n;
+};
+
+static int token_get_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] = "SELECT " TOKEN_COLS " FROM agent_tokens WHERE id = ?";
+    struct token_arg *a = arg;
+    int rc = DB_OK, src;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, a->id);
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW)
+        token_row(st, a->one);
+    return db__done(st, src == SQLITE_ROW ? DB_OK : src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO);
+}
+
+int db_agent_token_get(struct db *db, const char *id, struct db_agent_token *out)
+{
+    struct token_arg a = {.id = id, .one = out};
+
+    return db__read(db, token_get_fn, &a);
+}
+
+static int token_list_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] = "SELECT " TOKEN_COLS " FROM agent_tokens ORDER BY seq";
+    struct token_arg *a = arg;
+    int rc = DB_OK, cap = 0;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (db__grow(a->list, *a->n, &cap, sizeof(**a->list)) != DB_OK)
+            return db__done(st, DB_ENOMEM);
+        token_row(st, &(*a->list)[(*a->n)++]);
+    }
+    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+}
+
+int db_agent_token_list(struct db *db, struct db_agent_token **out, int *n)
+{
+    struct token_arg a = {.list = out, .n = n};
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    rc = db__read(db, token_list_fn, &a);
+    if (rc != DB_OK) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+static int token_revoke_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "UPDATE agent_tokens SET revoked_at = ? WHERE id = ? AND revoked_at = 0";
+    struct token_arg *a = arg;
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, a->now);
+    db__bind_text(st, 2, a->id);
+    rc = db__step_done(st);
+    if (rc == DB_OK && sqlite3_changes(c->h) == 0)
+        rc = DB_ENOTFOUND;
+    return db__done(st, rc);
+}
+
+int db_agent_token_revoke(struct db *db, const char *id, int64_t now_ms)
+{
+    struct token_arg a = {.id = id, .now = now_ms};
+
+    return db__write(db, token_revoke_fn, &a);
+}
+
+/* ---- registration ---- */
+
+/* Step 1: the token may register this name (invariant 2). */
+static int reg_token(struct db__conn *c, struct db_agent_reg *r)
+{
+    static const char sql[] = "SELECT node_name, revoked_at FROM agent_tokens WHERE seq = ?";
+    char bound[DB_NAME_LEN];
+    int rc = DB_OK, src;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, r->token_seq);
+    src = sqlite3_step(st);
+    if (src != SQLITE_ROW || sqlite3_column_int64(st, 1) != 0) {
+        snprintf(r->why, sizeof(r->why), "the agent token is revoked");
+        return db__done(st, src == SQLITE_ROW || src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO);
+    }
+    db__copy(bound, sizeof(bound), st, 0);
+    if (bound[0] && strcmp(bound, r->name) != 0) {
+        snprintf(r->why, sizeof(r->why), "this agent token belongs to node %s", bound);
+        rc = DB_ECONFLICT;
+    }
+    return db__done(st, rc);
+}
+
+/* Step 2: the pool exists. */
+static int reg_pool(struct db__conn *c, struct db_agent_reg *r, int64_t *pool_seq)
+{
+    static const char sql[] = "SELECT seq FROM node_pools WHERE name = ?";
+    int rc = DB_OK, src;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, r->pool);
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW) {
+        *pool_seq = sqlite3_column_int64(st, 0);
+    } else {
+        snprintf(r->why, sizeof(r->why), "no node pool named %s", r->pool);
+        rc = src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO;
+    }
+    return db__done(st, rc);
+}
+
+/* Step 3: nobody else holds the name (invariant 3). */
+static int reg_name_free(struct db__conn *c, struct db_agent_reg *r)
+{
+    static const char sql[] =
+        "SELECT n.simulated, coalesce(a.token_seq, 0), coalesce(t.revoked_at, 0)"
+        " FROM nodes n LEFT JOIN agent_nodes a ON a.node_seq = n.seq"
+        " LEFT JOIN agent_tokens t ON t.seq = a.token_seq WHERE n.name = ?";
+    int rc = DB_OK, src;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, r->name);
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW && sqlite3_column_int(st, 0)) {
+        snprintf(r->why, sizeof(r->why), "%s is a simulated node", r->name);
+        rc = DB_ECONFLICT;
+    } else if (src == SQLITE_ROW && sqlite3_column_int64(st, 1) != 0 &&
+               sqlite3_column_int64(st, 1) != r->token_seq && sqlite3_column_int64(st, 2) == 0) {
+        snprintf(r->why, sizeof(r->why), "node %s is run by the agent of another token",
+                 r->name);
+        rc = DB_ECONFLICT;
+    } else if (src != SQLITE_ROW && src != SQLITE_DONE) {
+        rc = DB_EIO;
+    }
+    return db__done(st, rc);
+}
+
+/* Step 4: the node row, Ready. */
+static int reg_node(struct db__conn *c, struct db_agent_reg *r, int64_t pool_seq)
+{
+    static const char sql[] =
+        "INSERT INTO nodes (id, name, pool_seq, n_gpus, gpu_type, node_type, cpu_milli,"
+        " mem_mib, ready, simulated, created_at, updated_at)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, 0, ?9, ?9)"
+        " ON CONFLICT (name) DO UPDATE SET pool_seq = excluded.pool_seq,"
+        " n_gpus = excluded.n_gpus, gpu_type = excluded.gpu_type,"
+        " node_type = excluded.node_type, cpu_milli = excluded.cpu_milli,"
+        " mem_mib = excluded.mem_mib, ready = 1, updated_at = excluded.updated_at";
+    static const char back[] = "SELECT seq, id FROM nodes WHERE name = ?";
+    char id[DB_ID_LEN];
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__uuid(id);
+    db__bind_text(st, 1, id);
+    db__bind_text(st, 2, r->name);
+    sqlite3_bind_int64(st, 3, pool_seq);
+    sqlite3_bind_int(st, 4, r->n_gpus);
+    db__bind_text(st, 5, r->gpu_type);
+    db__bind_text(st, 6, r->node_type);
+    sqlite3_bind_int64(st, 7, r->cpu_milli);
+    sqlite3_bind_int64(st, 8, r->mem_mib);
+    sqlite3_bind_int64(st, 9, r->now_ms);
+    rc = db__done(st, db__step_done(st));
+    if (rc != DB_OK)
+        return rc;
+    st = db__prep(c, back, &rc);
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, r->name);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        r->node_seq = sqlite3_column_int64(st, 0);
+        db__copy(r->node_id, sizeof(r->node_id), st, 1);
+    } else {
+        rc = DB_EIO;
+    }
+    return db__done(st, rc);
+}
+
+/* Step 5: the agent row and the token binding. */
+static int reg_agent(struct db__conn *c, struct db_agent_reg *r)
+{
+    static const char agent[] =
+        "INSERT INTO agent_nodes (node_seq, token_seq, heartbeat_ms, registered_at, last_seen,"
+        " labels, gpus, version, runtime) VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8)"
+        " ON CONFLICT (node_seq) DO UPDATE SET token_seq = excluded.token_seq,"
+        " heartbeat_ms = excluded.heartbeat_ms, registered_at = excluded.registered_at,"
+        " last_seen = excluded.last_seen, labels = excluded.labels, gpus = excluded.gpus,"
+        " version = excluded.version, runtime = excluded.runtime";
+    static const char bind[] =
+        "UPDATE agent_tokens SET node_name = ?, last_used_at = ? WHERE seq = ?";
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, agent, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, r->node_seq);
+    sqlite3_bind_int64(st, 2, r->token_seq);
+    sqlite3_bind_int64(st, 3, r->heartbeat_ms);
+    sqlite3_bind_int64(st, 4, r->now_ms);
+    db__bind_text(st, 5, r->labels ? r->labels : "{}");
+    db__bind_text(st, 6, r->gpus ? r->gpus : "[]");
+    db__bind_text(st, 7, r->version);
+    db__bind_text(st, 8, r->runtime);
+    rc = db__done(st, db__step_done(st));
+    if (rc != DB_OK)
+        return rc;
+    st = db__prep(c, bind, &rc);
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, r->name);
+    sqlite3_bind_int64(st, 2, r->now_ms);
+    sqlite3_bind_int64(st, 3, r->token_seq);
+    return db__done(st, db__step_done(st));
+}
+
+static int register_fn(struct db__conn *c, void *arg)
+{
+    struct db_agent_reg *r = arg;
+    int64_t pool_seq = 0;
+    int rc;
+
+    rc = reg_token(c, r);
+    if (rc == DB_OK)
+        rc = reg_pool(c, r, &pool_seq);
+    if (rc == DB_OK)
+        rc = reg_name_free(c, r);
+    if (rc == DB_OK)
+        rc = reg_node(c, r, pool_seq);
+    if (rc == DB_OK)
+        rc = reg_agent(c, r);
+    return rc;
+}
+
+int db_agent_register(struct db *db, struct db_agent_reg *r)
+{
+    r->why[0] = 0;
+    r->node_seq = 0;
+    r->node_id[0] = 0;
+    return db__write(db, register_fn, r);
+}
+
+/* ---- runs ---- */
+
+#define RUN_COLS "r.uid, r.workload_seq, r.idx, r.node_seq, coalesce(n.name, ''), r.started_at," \
+                 " r.finished_at, r.exit_code, r.signal, r.outcome"
+#define RUN_FROM " FROM pod_runs r LEFT JOIN nodes n ON n.seq = r.node_seq"
+
+static void run_row(sqlite3_stmt *st, struct db_pod_run *r)
+{
+    memset(r, 0, sizeof(*r));
+    db__copy(r->uid, sizeof(r->uid), st, 0);
+    r->workload_seq = sqlite3_column_int64(st, 1);
+    r->idx = sqlite3_column_int(st, 2);
+    r->node_seq = sqlite3_column_int64(st, 3);
+    db__copy(r->node_name, sizeof(r->node_name), st, 4);
+    r->started_at = sqlite3_column_int64(st, 5);
+    r->finished_at = sqlite3_column_int64(st, 6);
+    r->exit_code = sqlite3_column_int(st, 7);
+    r->signal = sqlite3_column_int(st, 8);
+    db__copy(r->outcome, sizeof(r->outcome), st, 9);
+}
+
+struct run_arg {
+    const char *uid;
+    int64_t workload_seq;
+    int idx;
+    struct db_pod_run *one;
+    struct db_pod_run **list;
+    int *n;
+};
+
+static int run_get_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] = "SELECT " RUN_COLS RUN_FROM " WHERE r.uid = ?";
+    struct run_arg *a = arg;
+    int rc = DB_OK, src;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, a->uid);
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW)
+        run_row(st, a->one);
+    return db__done(st, src == SQLITE_ROW ? DB_OK : src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO);
+}
+
+int db_pod_run_get(struct db *db, const char *uid, struct db_pod_run *out)
+{
+    struct run_arg a = {.uid = uid, .one = out};
+
+    return db__read(db, run_get_fn, &a);
+}
+
+static int run_list_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "SELECT " RUN_COLS RUN_FROM " WHERE r.workload_seq = ?1 AND (?2 < 0 OR r.idx = ?2)"
+        " ORDER BY r.started_at, r.idx, r.uid";
+    struct run_arg *a = arg;
+    int rc = DB_OK, cap = 0;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, a->workload_seq);
+    sqlite3_bind_int(st, 2, a->idx);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (db__grow(a->list, *a->n, &cap, sizeof(**a->list)) != DB_OK)
+            return db__done(st, DB_ENOMEM);
+        run_row(st, &(*a->list)[(*a->n)++]);
+    }
+    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+}
+
+int db_pod_run_list(struct db *db, int64_t workload_seq, int idx, struct db_pod_run **out,
+                    int *n)
+{
+    struct run_arg a = {.workload_seq = workload_seq, .idx = idx, .list = out, .n = n};
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    rc = db__read(db, run_list_fn, &a);
+    if (rc != DB_OK) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+/* ---- agent nodes ---- */
+
+void db_agent_nodes_free(struct db_agent_node *a, int n)
+{
+    int i;
+
+    if (!a)
+        return;
+    for (i = 0; i < n; i++) {
+        free(a[i].labels);
+        free(a[i].gpus);
+    }
+    free(a);
+}
+
+static char *col_dup(sqlite3_stmt *st, int col)
+{
+    const unsigned char *s = sqlite3_column_text(st, col);
+
+    return strdup(s ? (const char *)s : "");
+}
+
+static int agent_node_row(sqlite3_stmt *st, struct db_agent_node *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->node_seq = sqlite3_column_int64(st, 0);
+    db__copy(a->node_id, sizeof(a->node_id), st, 1);
+    db__copy(a->name, sizeof(a->name), st, 2);
+    db__copy(a->pool_name, sizeof(a->pool_name), st, 3);
+    a->ready = sqlite3_column_int(st, 4);
+    a->n_gpus = sqlite3_column_int(st, 5);
+    db__copy(a->gpu_type, sizeof(a->gpu_type), st, 6);
+    db__copy(a->token_id, sizeof(a->token_id), st, 7);
+    a->heartbeat_ms = sqlite3_column_int64(st, 8);
+    a->registered_at = sqlite3_column_int64(st, 9);
+    a->last_seen = sqlite3_column_int64(st, 10);
+    db__copy(a->version, sizeof(a->version), st, 11);
+    db__copy(a->runtime, sizeof(a->runtime), st, 12);
+    a->labels = col_dup(st, 13);
+    a->gpus = col_dup(st, 14);
+    return a->labels && a->gpus ? DB_OK : DB_ENOMEM;
+}
+
+struct node_arg {
+    struct db_agent_node **out;
+    int *n;
+};
+
+static int agent_node_list_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "SELECT n.seq, n.id, n.name, p.name, n.ready, n.n_gpus, n.gpu_type, t.id,"
+        " a.heartbeat_ms, a.registered_at, a.last_seen, a.version, a.runtime, a.labels, a.gpus"
+        " FROM agent_nodes a JOIN nodes n ON n.seq = a.node_seq"
+        " JOIN node_pools p ON p.seq = n.pool_seq JOIN agent_tokens t ON t.seq = a.token_seq"
+        " ORDER BY n.seq";
+    struct node_arg *a = arg;
+    int rc = DB_OK, cap = 0;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
+            return db__done(st, DB_ENOMEM);
+        rc = agent_node_row(st, &(*a->out)[(*a->n)++]);
+        if (rc != DB_OK)
+            return db__done(st, rc);
+    }
+    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+}
+
+int db_agent_node_list(struct db *db, struct db_agent_node **out, int *n)
+{
+    struct node_arg a = {out, n};
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    rc = db__read(db, agent_node_list_fn, &a);
+    if (rc != DB_OK) {
+        db_agent_nodes_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}

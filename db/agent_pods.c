@@ -1,0 +1,806 @@
+/*
+ * agent_pods.c: heartbeats (what an agent says about its pods, what their
+ * workloads become, which pods its node should run) and the loss of nodes
+ * that stop heartbeating.
+ *
+ * One heartbeat, db_agent_heartbeat(), in one savepoint:
+ *   Step 1: the node is the one the token registered; last_seen (and the
+ *           GPU metrics) are written; a NotReady node is Ready again;
+ *   Step 2: each pod the agent reports, by uid, against its binding (the
+ *           pods row with that uid on this node) and its run (pod_runs):
+ *             RUNNING  bound and no run yet: the run starts (event
+ *                      Started); the workload is Running once every pod
+ *                      placed on agents' nodes has started;
+ *             EXITED   the run ends; still bound: code 0 -> the pod
+ *                      succeeded and the workload Completes when all did;
+ *                      a non-zero code or a signal -> the workload Failed;
+ *                      stopped by allot itself -> lost; no longer bound
+ *                      (preempted, suspended, deleted): Stopped;
+ *             LOST     the run ends; still bound: the workload goes back to
+ *                      Pending without that pod;
+ *   Step 3: bound pods with an open run the agent did not mention are lost;
+ *           Initializing workloads with pods here whose placed pods have
+ *           all started are Running;
+ *   Step 4: the answer: the pods bound here whose run has not ended.
+ * db_agent_expire() marks NotReady the nodes past their heartbeat timeout
+ * and sends the workloads with pods there back to Pending (event NodeLost).
+ *
+ * Invariants:
+ *   1. A report only touches pods bound to the reporting node and runs
+ *      started there; anything else it names is ignored.
+ *   2. Every workload transition bumps the version and writes an event.
+ *   3. A run ends once: a later report about it changes nothing.
+ */
+#include "db_agent.h"
+#include "db_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct binding {
+    int found;
+    int64_t wl_seq;
+    int idx;
+    char wl_name[DB_NAME_LEN];
+};
+
+struct run_state {
+    int exists;
+    int open;
+};
+
+/* The workloads a heartbeat changed, for the scheduler to re-read. */
+struct touched {
+    int64_t *seqs;
+    int n, cap;
+};
+
+static int touch(struct touched *t, int64_t seq)
+{
+    int i;
+
+    if (!t)
+        return DB_OK;
+    for (i = 0; i < t->n; i++)
+        if (t->seqs[i] == seq)
+            return DB_OK;
+    if (db__grow(&t->seqs, t->n, &t->cap, sizeof(*t->seqs)) != DB_OK)
+        return DB_ENOMEM;
+    t->seqs[t->n++] = seq;
+    return DB_OK;
+}
+
+/* ---- workload transitions ---- */
+
+/* What a workload becomes, and the event saying so. */
+struct change {
+    const char *phase;
+    int completed;                /* stamp completed_at */
+    const char *type, *reason;
+    const char *message;
+};
+
+/* Sets a live workload's phase with an event, and notes it in t (may be
+ * NULL). Bumps the version (invariant 2). */
+static int wl_phase(struct db__conn *c, struct touched *t, int64_t wl_seq,
+                    const struct change *ch, int64_t now)
+{
+    static const char sql[] =
+        "UPDATE workloads SET phase_updated_at = CASE WHEN phase = ?2 THEN phase_updated_at"
+        " ELSE ?4 END, phase = ?2, phase_reason = '', phase_message = ?3, updated_at = ?4,"
+        " completed_at = CASE WHEN ?5 THEN ?4 ELSE completed_at END, version = version + 1"
+        " WHERE seq = ?1 AND deleted_at = 0";
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, wl_seq);
+    db__bind_text(st, 2, ch->phase);
+    db__bind_text(st, 3, ch->message);
+    sqlite3_bind_int64(st, 4, now);
+    sqlite3_bind_int(st, 5, ch->completed);
+    rc = db__done(st, db__step_done(st));
+    if (rc != DB_OK || sqlite3_changes(c->h) == 0)
+        return rc;
+    rc = touch(t, wl_seq);
+    if (rc == DB_OK)
+        rc = db__event(c, wl_seq, now, ch->type, ch->reason, ch->message);
+    return rc;
+}
+
+static int wl_free_pods(struct db__conn *c, int64_t wl_seq)
+{
+    static const char sql[] = "DELETE FROM pods WHERE workload_seq = ?";
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, wl_seq);
+    return db__done(st, db__step_done(st));
+}
+
+static int free_pod(struct db__conn *c, const char *uid)
+{
+    static const char sql[] = "DELETE FROM pods WHERE uid = ?";
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, uid);
+    return db__done(st, db__step_done(st));
+}
+
+/* One count(*) query with one integer parameter. */
+static int count_of(struct db__conn *c, const char *sql, int64_t param, int64_t *out)
+{
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, param);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        *out = sqlite3_column_int64(st, 0);
+    else
+        rc = DB_EIO;
+    return db__done(st, rc);
+}
+
+/* One heartbeat's context. */
+struct hb {
+    struct db_heartbeat *h;
+    char node[DB_NAME_LEN];
+    int cap;                      /* of h->assigned */
+    struct touched t;
+};
+
+/* Initializing -> Running once no pod placed on an agent's node waits. */
+static int wl_promote(struct db__conn *c, struct hb *b, int64_t wl_seq, const char *wl_name)
+{
+    static const char initializing[] =
+        "SELECT count(*) FROM workloads WHERE seq = ? AND phase = 'Initializing'";
+    static const char waiting[] =
+        "SELECT count(*) FROM pods p JOIN nodes n ON n.seq = p.node_seq"
+        " WHERE p.workload_seq = ? AND n.simulated = 0"
+        " AND NOT EXISTS (SELECT 1 FROM pod_runs r WHERE r.uid = p.uid)";
+    char msg[DB_MSG_LEN];
+    struct change ch = {"Running", 0, "Normal", "Running", msg};
+    int64_t n = 0;
+    int rc;
+
+    rc = count_of(c, initializing, wl_seq, &n);
+    if (rc != DB_OK || n == 0)
+        return rc;
+    rc = count_of(c, waiting, wl_seq, &n);
+    if (rc != DB_OK || n > 0)
+        return rc;
+    snprintf(msg, sizeof(msg), "%s is running: every pod started", wl_name);
+    return wl_phase(c, &b->t, wl_seq, &ch, b->h->now_ms);
+}
+
+/* A pod succeeded: the workload Completes when every bound pod did. */
+static int wl_succeeded(struct db__conn *c, struct hb *b, const struct binding *bd)
+{
+    static const char left[] =
+        "SELECT count(*) FROM pods p WHERE p.workload_seq = ? AND NOT EXISTS"
+        " (SELECT 1 FROM pod_runs r WHERE r.uid = p.uid AND r.outcome = 'Succeeded')";
+    char msg[DB_MSG_LEN];
+    struct change ch = {"Completed", 1, "Normal", "Completed", msg};
+    int64_t n = 0;
+    int rc;
+
+    rc = count_of(c, left, bd->wl_seq, &n);
+    if (rc != DB_OK || n > 0)
+        return rc;
+    rc = wl_free_pods(c, bd->wl_seq);
+    if (rc != DB_OK)
+        return rc;
+    snprintf(msg, sizeof(msg), "%s completed: every pod exited with code 0", bd->wl_name);
+    return wl_phase(c, &b->t, bd->wl_seq, &ch, b->h->now_ms);
+}
+
+static int wl_failed(struct db__conn *c, struct hb *b, const struct binding *bd,
+                     const struct db_pod_report *p)
+{
+    char msg[DB_MSG_LEN];
+    struct change ch = {"Failed", 1, "Warning", "Failed", msg};
+    int rc = wl_free_pods(c, bd->wl_seq);
+
+    if (rc != DB_OK)
+        return rc;
+    if (p->signal)
+        snprintf(msg, sizeof(msg), "pod %d of %s was killed by signal %d on %s%s%.150s",
+                 bd->idx, bd->wl_name, p->signal, b->node, p->message[0] ? ": " : "",
+                 p->message);
+    else
+        snprintf(msg, sizeof(msg), "pod %d of %s exited with code %d on %s%s%.150s", bd->idx,
+                 bd->wl_name, p->exit_code, b->node, p->message[0] ? ": " : "", p->message);
+    return wl_phase(c, &b->t, bd->wl_seq, &ch, b->h->now_ms);
+}
+
+/* A bound pod is gone without an outcome: back to Pending without it. */
+static int wl_lost(struct db__conn *c, struct hb *b, const struct binding *bd, const char *uid,
+                   const char *why)
+{
+    char msg[DB_MSG_LEN];
+    struct change ch = {"Pending", 0, "Warning", "PodLost", msg};
+    int rc = free_pod(c, uid);
+
+    if (rc != DB_OK)
+        return rc;
+    snprintf(msg, sizeof(msg), "pod %d of %s was lost on %s (%.200s); it goes back to Pending",
+             bd->idx, bd->wl_name, b->node, why);
+    return wl_phase(c, &b->t, bd->wl_seq, &ch, b->h->now_ms);
+}
+
+/* ---- runs ---- */
+
+static int run_find(struct db__conn *c, const char *uid, int64_t node_seq, struct run_state *out)
+{
+    static const char sql[] = "SELECT finished_at, node_seq FROM pod_runs WHERE uid = ?";
+    int rc = DB_OK, src;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    memset(out, 0, sizeof(*out));
+    db__bind_text(st, 1, uid);
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW) {
+        out->exists = 1;
+        out->open = sqlite3_column_int64(st, 0) == 0;
+        if (sqlite3_column_int64(st, 1) != node_seq)
+            rc = DB_ENOTFOUND; /* another node's run (invariant 1) */
+    } else if (src != SQLITE_DONE) {
+        rc = DB_EIO;
+    }
+    return db__done(st, rc);
+}
+
+static int run_start(struct db__conn *c, const char *uid, const struct binding *b,
+                     int64_t node_seq, int64_t at)
+{
+    static const char sql[] =
+        "INSERT OR IGNORE INTO pod_runs (uid, workload_seq, idx, node_seq, started_at)"
+        " VALUES (?, ?, ?, ?, ?)";
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, uid);
+    sqlite3_bind_int64(st, 2, b->wl_seq);
+    sqlite3_bind_int(st, 3, b->idx);
+    sqlite3_bind_int64(st, 4, node_seq);
+    sqlite3_bind_int64(st, 5, at);
+    return db__done(st, db__step_done(st));
+}
+
+static int run_end(struct db__conn *c, const char *uid, const struct db_pod_report *p,
+                   int64_t at, const char *outcome)
+{
+    static const char sql[] =
+        "UPDATE pod_runs SET finished_at = ?2, exit_code = ?3, signal = ?4, outcome = ?5"
+        " WHERE uid = ?1 AND finished_at = 0";
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, uid);
+    sqlite3_bind_int64(st, 2, at > 0 ? at : 1);
+    sqlite3_bind_int(st, 3, p ? p->exit_code : 0);
+    sqlite3_bind_int(st, 4, p ? p->signal : 0);
+    db__bind_text(st, 5, outcome);
+    return db__done(st, db__step_done(st));
+}
+
+/* ---- one heartbeat ---- */
+
+/* The pods row with this uid on the reporting node (invariant 1). */
+static int hb_binding(struct db__conn *c, struct hb *b, const char *uid, struct binding *out)
+{
+    static const char sql[] =
+        "SELECT p.workload_seq, p.idx, w.name FROM pods p"
+        " JOIN workloads w ON w.seq = p.workload_seq WHERE p.uid = ? AND p.node_seq = ?";
+    int rc = DB_OK, src;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    memset(out, 0, sizeof(*out));
+    db__bind_text(st, 1, uid);
+    sqlite3_bind_int64(st, 2, b->h->node_seq);
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW) {
+        out->found = 1;
+        out->wl_seq = sqlite3_column_int64(st, 0);
+        out->idx = sqlite3_column_int(st, 1);
+        db__copy(out->wl_name, sizeof(out->wl_name), st, 2);
+    } else if (src != SQLITE_DONE) {
+        rc = DB_EIO;
+    }
+    return db__done(st, rc);
+}
+
+/* Step 1 */
+static int hb_node(struct db__conn *c, struct hb *b)
+{
+    static const char node[] =
+        "SELECT n.seq, n.name, n.ready FROM agent_nodes a JOIN nodes n ON n.seq = a.node_seq"
+        " WHERE a.token_seq = ?";
+    static const char seen[] =
+        "UPDATE agent_nodes SET last_seen = ?2, gpus = coalesce(?3, gpus) WHERE node_seq = ?1";
+    static const char ready[] = "UPDATE nodes SET ready = 1, updated_at = ?2 WHERE seq = ?1";
+    static const char used[] = "UPDATE agent_tokens SET last_used_at = ?2 WHERE seq = ?1";
+    struct db_heartbeat *h = b->h;
+    int rc = DB_OK, src, was_ready = 1;
+    sqlite3_stmt *st = db__prep(c, node, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, h->token_seq);
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW) {
+        h->node_seq = sqlite3_column_int64(st, 0);
+        db__copy(b->node, sizeof(b->node), st, 1);
+        was_ready = sqlite3_column_int(st, 2);
+    }
+    rc = db__done(st, src == SQLITE_ROW ? DB_OK : src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO);
+    if (rc != DB_OK)
+        return rc;
+    st = db__prep(c, seen, &rc);
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, h->node_seq);
+    sqlite3_bind_int64(st, 2, h->now_ms);
+    if (h->gpus)
+        db__bind_text(st, 3, h->gpus);
+    rc = db__done(st, db__step_done(st));
+    st = rc == DB_OK ? db__prep(c, was_ready ? used : ready, &rc) : NULL;
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, was_ready ? h->token_seq : h->node_seq);
+    sqlite3_bind_int64(st, 2, h->now_ms);
+    rc = db__done(st, db__step_done(st));
+    if (!was_ready) {
+        fprintf(stderr, "allotd: agent: node %s is Ready again\n", b->node);
+        h->node_changed = 1;
+    }
+    return rc;
+}
+
+static int hb_running(struct db__conn *c, struct hb *b, const struct db_pod_report *p,
+                      const struct binding *bd, const struct run_state *rs)
+{
+    char msg[DB_MSG_LEN];
+    int rc;
+
+    if (!bd->found || rs->exists)
+        return DB_OK;
+    rc = run_start(c, p->uid, bd, b->h->node_seq, p->at_ms > 0 ? p->at_ms : b->h->now_ms);
+    if (rc != DB_OK)
+        return rc;
+    snprintf(msg, sizeof(msg), "pod %d of %s started on %s%s%.200s", bd->idx, bd->wl_name,
+             b->node, p->message[0] ? ": " : "", p->message);
+    rc = db__event(c, bd->wl_seq, b->h->now_ms, "Normal", "Started", msg);
+    if (rc == DB_OK)
+        rc = wl_promote(c, b, bd->wl_seq, bd->wl_name);
+    return rc;
+}
+
+static const char *exit_outcome(const struct db_pod_report *p, int bound)
+{
+    if (!bound)
+        return "Stopped";
+    if (p->stopped)
+        return "Lost";
+    return p->signal == 0 && p->exit_code == 0 ? "Succeeded" : "Failed";
+}
+
+/* A run that ended while no longer bound: the server stopped it. */
+static int stopped_event(struct db__conn *c, struct hb *b, const char *uid,
+                         const struct db_pod_report *p)
+{
+    static const char sql[] =
+        "SELECT r.workload_seq, r.idx, w.name FROM pod_runs r"
+        " JOIN workloads w ON w.seq = r.workload_seq WHERE r.uid = ?";
+    char msg[DB_MSG_LEN], name[DB_NAME_LEN];
+    int rc = DB_OK, idx;
+    int64_t wl;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, uid);
+    if (sqlite3_step(st) != SQLITE_ROW)
+        return db__done(st, DB_OK);
+    wl = sqlite3_column_int64(st, 0);
+    idx = sqlite3_column_int(st, 1);
+    db__copy(name, sizeof(name), st, 2);
+    db__done(st, DB_OK);
+    if (p->signal)
+        snprintf(msg, sizeof(msg), "pod %d of %s stopped on %s (signal %d)", idx, name,
+                 b->node, p->signal);
+    else
+        snprintf(msg, sizeof(msg), "pod %d of %s stopped on %s (exit code %d)", idx, name,
+                 b->node, p->exit_code);
+    return db__event(c, wl, b->h->now_ms, "Normal", "Stopped", msg);
+}
+
+static int hb_exited(struct db__conn *c, struct hb *b, const struct db_pod_report *p,
+                     const struct binding *bd, const struct run_state *rs)
+{
+    const char *outcome = exit_outcome(p, bd->found);
+    int64_t at = p->at_ms > 0 ? p->at_ms : b->h->now_ms;
+    int rc = DB_OK;
+
+    if (rs->exists && !rs->open)
+        return DB_OK; /* invariant 3 */
+    if (!rs->exists && !bd->found)
+        return DB_OK; /* never started as far as allot knows, and unwanted */
+    if (!rs->exists)
+        rc = run_start(c, p->uid, bd, b->h->node_seq, at);
+    if (rc == DB_OK)
+        rc = run_end(c, p->uid, p, at, outcome);
+    if (rc != DB_OK)
+        return rc;
+    if (!bd->found)
+        return stopped_event(c, b, p->uid, p);
+    if (strcmp(outcome, "Succeeded") == 0)
+        return wl_succeeded(c, b, bd);
+    if (strcmp(outcome, "Failed") == 0)
+        return wl_failed(c, b, bd, p);
+    return wl_lost(c, b, bd, p->uid, p->message[0] ? p->message : "stopped by its agent");
+}
+
+static int hb_lost(struct db__conn *c, struct hb *b, const struct db_pod_report *p,
+                   const struct binding *bd, const struct run_state *rs)
+{
+    int rc = DB_OK;
+
+    if (rs->exists && !rs->open)
+        return DB_OK;
+    if (rs->exists)
+        rc = run_end(c, p->uid, NULL, b->h->now_ms, "Lost");
+    if (rc != DB_OK || !bd->found)
+        return rc;
+    return wl_lost(c, b, bd, p->uid, p->message[0] ? p->message : "its agent lost it");
+}
+
+/* Step 2 */
+static int hb_pod(struct db__conn *c, struct hb *b, const struct db_pod_report *p)
+{
+    struct binding bd;
+    struct run_state rs;
+    int rc;
+
+    rc = hb_binding(c, b, p->uid, &bd);
+    if (rc == DB_OK)
+        rc = run_find(c, p->uid, b->h->node_seq, &rs);
+    if (rc == DB_ENOTFOUND)
+        return DB_OK; /* invariant 1 */
+    if (rc != DB_OK)
+        return rc;
+    switch (p->state) {
+    case DB_POD_RUNNING: return hb_running(c, b, p, &bd, &rs);
+    case DB_POD_EXITED: return hb_exited(c, b, p, &bd, &rs);
+    default: return hb_lost(c, b, p, &bd, &rs);
+    }
+}
+
+static int reported(const struct db_heartbeat *h, const char *uid)
+{
+    int i;
+
+    for (i = 0; i < h->n_pods; i++)
+        if (strcmp(h->pods[i].uid, uid) == 0)
+            return 1;
+    return 0;
+}
+
+/* Step 3: bound pods with an open run that the report left out. */
+static int hb_missing(struct db__conn *c, struct hb *b)
+{
+    static const char sql[] =
+        "SELECT p.uid FROM pods p JOIN pod_runs r ON r.uid = p.uid"
+        " WHERE p.node_seq = ? AND r.finished_at = 0 ORDER BY p.uid";
+    char (*uids)[DB_ID_LEN] = NULL;
+    int rc = DB_OK, n = 0, cap = 0, i;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, b->h->node_seq);
+    while (rc == DB_OK && sqlite3_step(st) == SQLITE_ROW) {
+        const char *uid = (const char *)sqlite3_column_text(st, 0);
+        if (!uid || reported(b->h, uid))
+            continue;
+        rc = db__grow(&uids, n, &cap, sizeof(*uids));
+        if (rc == DB_OK)
+            snprintf(uids[n++], DB_ID_LEN, "%s", uid);
+    }
+    db__done(st, rc);
+    for (i = 0; rc == DB_OK && i < n; i++) {
+        struct db_pod_report p;
+        memset(&p, 0, sizeof(p));
+        snprintf(p.uid, sizeof(p.uid), "%s", uids[i]);
+        p.state = DB_POD_LOST;
+        snprintf(p.message, sizeof(p.message), "its agent no longer knows it");
+        rc = hb_pod(c, b, &p);
+    }
+    free(uids);
+    return rc;
+}
+
+/* Step 3, continued: Initializing workloads with pods here are promoted
+ * once all their pods started, whichever report came last. */
+static int hb_promote(struct db__conn *c, struct hb *b)
+{
+    static const char sql[] =
+        "SELECT DISTINCT w.seq, w.name FROM pods p JOIN workloads w ON w.seq = p.workload_seq"
+        " WHERE p.node_seq = ? AND w.phase = 'Initializing' AND w.deleted_at = 0";
+    struct wl {
+        int64_t seq;
+        char name[DB_NAME_LEN];
+    } *wls = NULL;
+    int rc = DB_OK, n = 0, cap = 0, i;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, b->h->node_seq);
+    while (rc == DB_OK && sqlite3_step(st) == SQLITE_ROW) {
+        rc = db__grow(&wls, n, &cap, sizeof(*wls));
+        if (rc != DB_OK)
+            break;
+        wls[n].seq = sqlite3_column_int64(st, 0);
+        db__copy(wls[n++].name, DB_NAME_LEN, st, 1);
+    }
+    db__done(st, rc);
+    for (i = 0; rc == DB_OK && i < n; i++)
+        rc = wl_promote(c, b, wls[i].seq, wls[i].name);
+    free(wls);
+    return rc;
+}
+
+static int assignment_row(sqlite3_stmt *st, struct db_assignment *a)
+{
+    const unsigned char *spec;
+
+    memset(a, 0, sizeof(*a));
+    db__copy(a->uid, sizeof(a->uid), st, 0);
+    a->idx = sqlite3_column_int(st, 1);
+    a->devices = (uint64_t)sqlite3_column_int64(st, 2);
+    db__copy(a->workload_id, sizeof(a->workload_id), st, 3);
+    db__copy(a->workload_name, sizeof(a->workload_name), st, 4);
+    a->type = sqlite3_column_int(st, 5);
+    db__copy(a->image, sizeof(a->image), st, 6);
+    db__copy(a->project_name, sizeof(a->project_name), st, 8);
+    spec = sqlite3_column_text(st, 7);
+    if (spec) {
+        a->spec = strdup((const char *)spec);
+        if (!a->spec)
+            return DB_ENOMEM;
+    }
+    return DB_OK;
+}
+
+/* Step 4 */
+static int hb_assigned(struct db__conn *c, struct hb *b)
+{
+    static const char sql[] =
+        "SELECT p.uid, p.idx, p.devices, w.id, w.name, w.type, w.image, w.spec, q.name"
+        " FROM pods p JOIN workloads w ON w.seq = p.workload_seq"
+        " JOIN queues q ON q.seq = w.project_seq"
+        " WHERE p.node_seq = ? AND w.deleted_at = 0 AND NOT EXISTS"
+        " (SELECT 1 FROM pod_runs r WHERE r.uid = p.uid AND r.finished_at != 0)"
+        " ORDER BY w.queued_seq, p.idx";
+    struct db_heartbeat *h = b->h;
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, h->node_seq);
+    while (rc == DB_OK && sqlite3_step(st) == SQLITE_ROW) {
+        rc = db__grow(&h->assigned, h->n_assigned, &b->cap, sizeof(*h->assigned));
+        if (rc == DB_OK)
+            rc = assignment_row(st, &h->assigned[h->n_assigned++]);
+    }
+    return db__done(st, rc);
+}
+
+static int heartbeat_fn(struct db__conn *c, void *arg)
+{
+    struct hb *b = arg;
+    int rc, i;
+
+    rc = hb_node(c, b);
+    for (i = 0; rc == DB_OK && i < b->h->n_pods; i++)
+        rc = hb_pod(c, b, &b->h->pods[i]);
+    if (rc == DB_OK)
+        rc = hb_missing(c, b);
+    if (rc == DB_OK)
+        rc = hb_promote(c, b);
+    if (rc == DB_OK)
+        rc = hb_assigned(c, b);
+    return rc;
+}
+
+void db_heartbeat_clear(struct db_heartbeat *h)
+{
+    int i;
+
+    for (i = 0; h->assigned && i < h->n_assigned; i++)
+        free(h->assigned[i].spec);
+    free(h->assigned);
+    free(h->touched);
+    h->assigned = NULL;
+    h->n_assigned = 0;
+    h->touched = NULL;
+    h->n_touched = 0;
+    h->node_changed = 0;
+}
+
+int db_agent_heartbeat(struct db *db, struct db_heartbeat *h)
+{
+    struct hb b;
+    int rc;
+
+    memset(&b, 0, sizeof(b));
+    b.h = h;
+    h->assigned = NULL;
+    h->touched = NULL;
+    h->n_assigned = h->n_touched = h->node_changed = 0;
+    rc = db__write(db, heartbeat_fn, &b);
+    h->touched = b.t.seqs;
+    h->n_touched = b.t.n;
+    if (rc != DB_OK)
+        db_heartbeat_clear(h);
+    return rc;
+}
+
+/* ---- lost nodes ---- */
+
+struct expire_arg {
+    int64_t now, not_before;
+    int n_lost;
+};
+
+/* Sends one workload with pods on a lost node back to Pending. */
+static int requeue_from(struct db__conn *c, int64_t node_seq, const char *node, int64_t wl_seq,
+                        const char *wl_name, int64_t now)
+{
+    static const char sql[] = "DELETE FROM pods WHERE workload_seq = ? AND node_seq = ?";
+    char msg[DB_MSG_LEN];
+    struct change ch = {"Pending", 0, "Warning", "NodeLost", msg};
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, wl_seq);
+    sqlite3_bind_int64(st, 2, node_seq);
+    rc = db__done(st, db__step_done(st));
+    if (rc != DB_OK)
+        return rc;
+    snprintf(msg, sizeof(msg), "node %s stopped heartbeating and is NotReady; %s goes back to"
+             " Pending", node, wl_name);
+    return wl_phase(c, NULL, wl_seq, &ch, now);
+}
+
+/* Marks one node NotReady and frees every pod bound there; a workload is
+ * handled per turn until none has a pod left on the node. */
+static int node_lost(struct db__conn *c, int64_t node_seq, const char *node, int64_t now)
+{
+    static const char down[] = "UPDATE nodes SET ready = 0, updated_at = ?2 WHERE seq = ?1";
+    static const char next[] =
+        "SELECT w.seq, w.name FROM pods p JOIN workloads w ON w.seq = p.workload_seq"
+        " WHERE p.node_seq = ? ORDER BY w.seq LIMIT 1";
+    static const char runs[] =
+        "UPDATE pod_runs SET finished_at = ?2, outcome = 'Lost'"
+        " WHERE node_seq = ?1 AND finished_at = 0";
+    char name[DB_NAME_LEN];
+    int64_t wl;
+    int rc = DB_OK, src;
+    sqlite3_stmt *st = db__prep(c, down, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, node_seq);
+    sqlite3_bind_int64(st, 2, now);
+    rc = db__done(st, db__step_done(st));
+    while (rc == DB_OK && (st = db__prep(c, next, &rc)) != NULL) {
+        sqlite3_bind_int64(st, 1, node_seq);
+        src = sqlite3_step(st);
+        wl = src == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+        if (src == SQLITE_ROW)
+            db__copy(name, sizeof(name), st, 1);
+        rc = db__done(st, src == SQLITE_ROW || src == SQLITE_DONE ? DB_OK : DB_EIO);
+        if (rc != DB_OK || wl == 0)
+            break;
+        rc = requeue_from(c, node_seq, node, wl, name, now);
+    }
+    st = rc == DB_OK ? db__prep(c, runs, &rc) : NULL;
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, node_seq);
+    sqlite3_bind_int64(st, 2, now);
+    return db__done(st, db__step_done(st));
+}
+
+static int expire_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "SELECT n.seq, n.name FROM nodes n JOIN agent_nodes a ON a.node_seq = n.seq"
+        " WHERE n.ready = 1 AND max(a.last_seen, ?2) + max(?3 * a.heartbeat_ms, ?4) < ?1"
+        " ORDER BY n.seq LIMIT 1";
+    struct expire_arg *a = arg;
+    char name[DB_NAME_LEN];
+    int64_t node;
+    int rc = DB_OK, src;
+    sqlite3_stmt *st;
+
+    while (rc == DB_OK && (st = db__prep(c, sql, &rc)) != NULL) {
+        sqlite3_bind_int64(st, 1, a->now);
+        sqlite3_bind_int64(st, 2, a->not_before);
+        sqlite3_bind_int64(st, 3, DB_AGENT_MISSED);
+        sqlite3_bind_int64(st, 4, DB_AGENT_MIN_LOST_MS);
+        src = sqlite3_step(st);
+        node = src == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+        if (src == SQLITE_ROW)
+            db__copy(name, sizeof(name), st, 1);
+        rc = db__done(st, src == SQLITE_ROW || src == SQLITE_DONE ? DB_OK : DB_EIO);
+        if (rc != DB_OK || node == 0)
+            break;
+        rc = node_lost(c, node, name, a->now);
+        if (rc == DB_OK) {
+            fprintf(stderr, "allotd: agent: node %s missed its heartbeats: NotReady\n", name);
+            a->n_lost++;
+        }
+    }
+    return rc;
+}
+
+/* Reads first: a write (a group commit) only when some node is late. */
+static int late_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "SELECT count(*) FROM nodes n JOIN agent_nodes a ON a.node_seq = n.seq"
+        " WHERE n.ready = 1 AND max(a.last_seen, ?2) + max(?3 * a.heartbeat_ms, ?4) < ?1";
+    struct expire_arg *a = arg;
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, a->now);
+    sqlite3_bind_int64(st, 2, a->not_before);
+    sqlite3_bind_int64(st, 3, DB_AGENT_MISSED);
+    sqlite3_bind_int64(st, 4, DB_AGENT_MIN_LOST_MS);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        a->n_lost = sqlite3_column_int(st, 0);
+    else
+        rc = DB_EIO;
+    return db__done(st, rc);
+}
+
+int db_agent_expire(struct db *db, int64_t now_ms, int64_t not_before_ms, int *n_lost)
+{
+    struct expire_arg a = {now_ms, not_before_ms, 0};
+    int rc;
+
+    *n_lost = 0;
+    rc = db__read(db, late_fn, &a);
+    if (rc != DB_OK || a.n_lost == 0)
+        return rc;
+    a.n_lost = 0;
+    rc = db__write(db, expire_fn, &a);
+    *n_lost = rc == DB_OK ? a.n_lost : 0;
+    return rc;
+}

@@ -1,0 +1,161 @@
+/*
+ * db_agent.h: the storage of allot-agent's side of allotd: agent tokens,
+ * the nodes agents run (registration, heartbeats, readiness), and the runs
+ * of the pods they start (started, exited, lost).
+ *
+ * A pod binding (a row of pods, written by the scheduler) carries a uid,
+ * new whenever the binding changes; an agent runs the pod under that uid
+ * and reports on it by uid. A run (pod_runs) is the agent's account of one
+ * uid: when it started, when and how it ended.
+ *
+ * Workload transitions written here (each bumps the workload's version,
+ * so a scheduling cycle that read it earlier cannot overwrite it, and
+ * writes an event in the same savepoint):
+ *   Initializing -> Running    every pod placed on an agent's node started
+ *   Initializing|Running -> Completed   every pod exited 0
+ *   Initializing|Running -> Failed      a pod exited non-zero or was killed
+ *   Initializing|Running|Pending -> Pending   a pod lost, or its node lost
+ *                                             (missed heartbeats), pods freed
+ *
+ * Units and conventions follow db.h: times in ms since the epoch.
+ */
+#ifndef ALLOT_DB_AGENT_H
+#define ALLOT_DB_AGENT_H
+
+#include "db.h"
+
+/* A node is lost after this many heartbeat periods without one, and never
+ * sooner than DB_AGENT_MIN_LOST_MS. */
+#define DB_AGENT_MISSED 5
+#define DB_AGENT_MIN_LOST_MS 2000
+
+/* ---- tokens ---- */
+struct db_agent_token {
+    int64_t seq;
+    char id[DB_ID_LEN];           /* public: the part before the '.' */
+    char name[DB_NAME_LEN];
+    char secret_hash[72];         /* SHA-256 of the secret part, hex */
+    char node_name[DB_NAME_LEN];  /* "" until an agent registers with it */
+    int64_t created_at, last_used_at, revoked_at;
+    char created_by[DB_NAME_LEN];
+};
+
+/* Inserts; fills seq and created_at. DB_ECONFLICT if the id exists. */
+int db_agent_token_insert(struct db *db, struct db_agent_token *t);
+int db_agent_token_get(struct db *db, const char *id, struct db_agent_token *out);
+/* Every token, oldest first; *out malloc'd (free()). */
+int db_agent_token_list(struct db *db, struct db_agent_token **out, int *n);
+/* DB_ENOTFOUND if no such token or revoked already. */
+int db_agent_token_revoke(struct db *db, const char *id, int64_t now_ms);
+
+/* ---- registration ---- */
+struct db_agent_reg {
+    int64_t token_seq;
+    char name[DB_NAME_LEN];
+    char pool[DB_NAME_LEN];       /* the node pool it joins; must exist */
+    char node_type[64];
+    int n_gpus;
+    char gpu_type[64];
+    int64_t cpu_milli, mem_mib;   /* -1: plenty */
+    int64_t heartbeat_ms;
+    const char *labels;           /* JSON object, borrowed */
+    const char *gpus;             /* JSON array, borrowed */
+    char version[64], runtime[64];
+    int64_t now_ms;
+    /* filled by db_agent_register() */
+    int64_t node_seq;
+    char node_id[DB_ID_LEN];
+    char why[DB_MSG_LEN];         /* what a DB_ECONFLICT or DB_ENOTFOUND is about */
+};
+
+/* Creates or updates the node (Ready, not simulated) and binds the token
+ * to it. DB_ENOTFOUND: the token is revoked or the pool does not exist;
+ * DB_ECONFLICT: the token belongs to another node, or the name is taken
+ * by a simulated node or by the agent of another live token. */
+int db_agent_register(struct db *db, struct db_agent_reg *r);
+
+/* ---- heartbeats ---- */
+enum db_pod_state { DB_POD_RUNNING = 0, DB_POD_EXITED, DB_POD_LOST };
+
+struct db_pod_report {
+    char uid[DB_ID_LEN];
+    int state;                    /* enum db_pod_state */
+    int exit_code, signal;        /* EXITED: the code, or the signal that killed it */
+    int stopped;                  /* EXITED: allot stopped it, not the workload itself */
+    int64_t at_ms;                /* RUNNING: started; EXITED: finished */
+    char message[DB_MSG_LEN];     /* how it was started, or why it ended; may be "" */
+};
+
+/* A pod the node should run. */
+struct db_assignment {
+    char uid[DB_ID_LEN];
+    int idx;
+    uint64_t devices;
+    char workload_id[DB_ID_LEN];
+    char workload_name[DB_NAME_LEN];
+    char project_name[DB_NAME_LEN];
+    int type;
+    char image[256];
+    char *spec;                   /* the submitted spec (JSON), malloc'd, may be NULL */
+};
+
+struct db_heartbeat {
+    int64_t token_seq;            /* the node is the one this token registered */
+    int64_t now_ms;
+    const struct db_pod_report *pods; int n_pods;  /* every pod the agent knows */
+    const char *gpus;             /* JSON array of devices with metrics; NULL: unchanged */
+    /* filled by db_agent_heartbeat() */
+    int64_t node_seq;
+    struct db_assignment *assigned; int n_assigned;  /* malloc'd: db_assignments_free() */
+    int64_t *touched; int n_touched;  /* workloads whose rows changed; malloc'd */
+    int node_changed;             /* the node was NotReady and is Ready again */
+};
+
+/* Records a heartbeat, the agent's pods, and answers the pods the node
+ * should run, all in one savepoint. DB_ENOTFOUND if the token has no node
+ * (register first). */
+int db_agent_heartbeat(struct db *db, struct db_heartbeat *h);
+/* Frees what db_agent_heartbeat() filled in h. */
+void db_heartbeat_clear(struct db_heartbeat *h);
+
+/* Marks NotReady every agent node whose last heartbeat (counted from
+ * not_before_ms at the latest: the server's start) is older than its
+ * timeout, and sends the workloads with pods there back to Pending. */
+int db_agent_expire(struct db *db, int64_t now_ms, int64_t not_before_ms, int *n_lost);
+
+/* ---- runs ---- */
+struct db_pod_run {
+    char uid[DB_ID_LEN];
+    int64_t workload_seq;
+    int idx;
+    int64_t node_seq;
+    char node_name[DB_NAME_LEN];
+    int64_t started_at, finished_at;
+    int exit_code, signal;
+    char outcome[16];             /* "" running, Succeeded, Failed, Stopped, Lost */
+};
+
+int db_pod_run_get(struct db *db, const char *uid, struct db_pod_run *out);
+/* The runs of pod idx of a workload (idx < 0: of every pod), oldest first;
+ * *out malloc'd (free()). */
+int db_pod_run_list(struct db *db, int64_t workload_seq, int idx, struct db_pod_run **out,
+                    int *n);
+
+/* ---- agent nodes, for the API ---- */
+struct db_agent_node {
+    int64_t node_seq;
+    char node_id[DB_ID_LEN];
+    char name[DB_NAME_LEN];
+    char pool_name[DB_NAME_LEN];
+    int ready, n_gpus;
+    char gpu_type[64];
+    char token_id[DB_ID_LEN];
+    int64_t heartbeat_ms, registered_at, last_seen;
+    char version[64], runtime[64];
+    char *labels, *gpus;          /* JSON, malloc'd */
+};
+
+int db_agent_node_list(struct db *db, struct db_agent_node **out, int *n);
+void db_agent_nodes_free(struct db_agent_node *a, int n);
+
+#endif /* ALLOT_DB_AGENT_H */

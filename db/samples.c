@@ -1,0 +1,163 @@
+/*
+ * samples.c: the allocation samples the scheduler thread records every
+ * sample period: per queue and node pool, what the queue held and its
+ * deserved quota. They answer the per-entity metrics time series
+ * (GET /api/v1/org-unit/projects/{id}/metrics) and, averaged per bucket,
+ * give time-based fairshare its usage history.
+ *
+ * Invariants:
+ *   1. Samples older than the retention the caller names are deleted in
+ *      the same transaction that adds new ones, so the table stays bounded.
+ *   2. A sample is keyed by (queue, pool, time): recording twice at the
+ *      same millisecond keeps the later one.
+ *   3. Summed over pools, a quota is -1 (unlimited) if any pool's is.
+ */
+#include "db_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct add_arg {
+    const struct db_sample *s;
+    int n;
+    int64_t keep_after;
+};
+
+static int add_fn(struct db__conn *c, void *arg)
+{
+    static const char ins[] =
+        "INSERT OR REPLACE INTO samples (queue_seq, pool_seq, ts, gpu_alloc, gpu_quota,"
+        " cpu_alloc, cpu_quota, mem_alloc, mem_quota) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    static const char prune[] = "DELETE FROM samples WHERE ts < ?";
+    struct add_arg *a = arg;
+    int rc = DB_OK, i, r;
+    sqlite3_stmt *st;
+
+    for (i = 0; rc == DB_OK && i < a->n; i++) {
+        const struct db_sample *x = &a->s[i];
+        st = db__prep(c, ins, &rc);
+        if (!st)
+            return rc;
+        sqlite3_bind_int64(st, 1, x->queue_seq);
+        sqlite3_bind_int64(st, 2, x->pool_seq);
+        sqlite3_bind_int64(st, 3, x->ts);
+        for (r = 0; r < 3; r++) {
+            sqlite3_bind_int64(st, 4 + 2 * r, x->alloc[r]);
+            sqlite3_bind_int64(st, 5 + 2 * r, x->quota[r]);
+        }
+        rc = db__done(st, db__step_done(st));
+    }
+    if (rc != DB_OK)
+        return rc;
+    st = db__prep(c, prune, &rc);
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, a->keep_after);
+    return db__done(st, db__step_done(st));
+}
+
+int db_samples_add(struct db *db, const struct db_sample *s, int n, int64_t keep_after_ms)
+{
+    struct add_arg a = {s, n, keep_after_ms};
+
+    return db__write(db, add_fn, &a);
+}
+
+struct get_arg {
+    int64_t queue_seq, pool_seq, start, end, bucket;
+    struct db_sample **out;
+    int *n;
+};
+
+static int rows(sqlite3_stmt *st, struct get_arg *a)
+{
+    int rc, cap = 0, r;
+
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct db_sample *x;
+        if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
+            return db__done(st, DB_ENOMEM);
+        x = &(*a->out)[(*a->n)++];
+        x->queue_seq = sqlite3_column_int64(st, 0);
+        x->pool_seq = sqlite3_column_int64(st, 1);
+        x->ts = sqlite3_column_int64(st, 2);
+        for (r = 0; r < 3; r++) {
+            x->alloc[r] = sqlite3_column_int64(st, 3 + 2 * r);
+            x->quota[r] = sqlite3_column_int64(st, 4 + 2 * r);
+        }
+    }
+    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+}
+
+static int get_fn(struct db__conn *c, void *arg)
+{
+    static const char sum[] =
+        "SELECT queue_seq, 0, ts, sum(gpu_alloc),"
+        " CASE WHEN min(gpu_quota) < 0 THEN -1 ELSE sum(gpu_quota) END, sum(cpu_alloc),"
+        " CASE WHEN min(cpu_quota) < 0 THEN -1 ELSE sum(cpu_quota) END, sum(mem_alloc),"
+        " CASE WHEN min(mem_quota) < 0 THEN -1 ELSE sum(mem_quota) END FROM samples"
+        " WHERE queue_seq = ?1 AND ts BETWEEN ?3 AND ?4 AND ?2 = 0 GROUP BY ts ORDER BY ts";
+    static const char one[] =
+        "SELECT queue_seq, pool_seq, ts, gpu_alloc, gpu_quota, cpu_alloc, cpu_quota,"
+        " mem_alloc, mem_quota FROM samples"
+        " WHERE queue_seq = ?1 AND pool_seq = ?2 AND ts BETWEEN ?3 AND ?4 ORDER BY ts";
+    struct get_arg *a = arg;
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, a->pool_seq ? one : sum, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, a->queue_seq);
+    sqlite3_bind_int64(st, 2, a->pool_seq);
+    sqlite3_bind_int64(st, 3, a->start);
+    sqlite3_bind_int64(st, 4, a->end);
+    return rows(st, a);
+}
+
+static int run(struct db *db, db__fn fn, struct get_arg *a)
+{
+    int rc;
+
+    *a->out = NULL;
+    *a->n = 0;
+    rc = db__read(db, fn, a);
+    if (rc != DB_OK) {
+        free(*a->out);
+        *a->out = NULL;
+        *a->n = 0;
+    }
+    return rc;
+}
+
+int db_samples_get(struct db *db, int64_t queue_seq, int64_t pool_seq, int64_t start,
+                   int64_t end, struct db_sample **out, int *n)
+{
+    struct get_arg a = {queue_seq, pool_seq, start, end, 0, out, n};
+
+    return run(db, get_fn, &a);
+}
+
+static int buckets_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "SELECT queue_seq, pool_seq, (ts / ?2) * ?2 AS b, avg(gpu_alloc), 0, avg(cpu_alloc), 0,"
+        " avg(mem_alloc), 0 FROM samples WHERE ts >= ?1"
+        " GROUP BY queue_seq, pool_seq, b ORDER BY queue_seq, pool_seq, b";
+    struct get_arg *a = arg;
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, a->start);
+    sqlite3_bind_int64(st, 2, a->bucket);
+    return rows(st, a);
+}
+
+int db_samples_buckets(struct db *db, int64_t since, int64_t bucket_ms, struct db_sample **out,
+                       int *n)
+{
+    struct get_arg a = {0, 0, since, 0, bucket_ms > 0 ? bucket_ms : 1, out, n};
+
+    return run(db, buckets_fn, &a);
+}

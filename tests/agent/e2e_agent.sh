@@ -1,0 +1,110 @@
+#!/bin/sh
+# e2e_agent.sh: allotd on loopback and two agents declaring 2 GPUs each (the
+# quick start's 4 GPUs on 2 machines) running real processes: a1 (1 GPU),
+# a2 (2) and b1 (1); their processes run with the devices the scheduler
+# chose; b2 preempts a1, whose process gets SIGTERM and ends while b2's
+# starts; a1 runs again once b2 is deleted. Then exit codes (0 Completed, 3
+# Failed with the code in its events), logs, a workload naming an image on
+# a node without a container runtime, and an agent killed: its node goes
+# NotReady, its workloads back to Pending, its processes stop. Nothing of
+# the test is left running at the end.
+ALLOTD=$1
+AGENT=$2
+. "$(dirname "$0")/lib_agent.sh"
+
+start --rate-limit 0
+ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
+CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
+POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
+
+# tokens: created once, listed without their secret, needed by agent routes
+agent_token node-1
+agent_token node-2
+[ "$(expect 200 GET /api/v1/agent/tokens "" "$ADMIN" | jq '[.tokens[] | select(.token)] | length')" = 0 ] \
+  || fail "a token's secret is listed"
+expect 401 POST /api/v1/agent/heartbeat '{"pods":[]}' "$ADMIN" >/dev/null
+expect 401 POST /api/v1/agent/heartbeat '{"pods":[]}' "$(cat "$T/node-1.token")x" >/dev/null
+
+agent node-1 --gpus 2
+agent node-2 --gpus 2
+until_ok 20 is_status node-1 Ready || fail "node-1 is not Ready"
+until_ok 20 is_status node-2 Ready || fail "node-2 is not Ready"
+[ "$(expect 200 GET /api/v1/nodes "" "$ADMIN" | jq '[.nodes[].gpuInfo.gpuCount] | add')" = 4 ] \
+  || fail "4 GPUs expected"
+
+PA=$(project team-a 2)
+PB=$(project team-b 2)
+submit a1 "$PA" 1 "$T/trap.sh" "" >/dev/null
+submit a2 "$PA" 2 sleep 1000 >/dev/null
+submit b1 "$PB" 1 "$T/trap.sh" "" >/dev/null
+for w in a1 a2 b1; do wait_phase_long $w Running; done
+
+# each runs as a real process with its devices
+for w in a1 a2 b1; do
+  until_ok 10 has_process $w || fail "$w has no process"
+  P=$(pids_of $w | head -n 1)
+  [ "$(env_of "$P" CUDA_VISIBLE_DEVICES)" = "$(devices_of $w)" ] ||
+    fail "$w runs with CUDA_VISIBLE_DEVICES=$(env_of "$P" CUDA_VISIBLE_DEVICES), bound to $(devices_of $w)"
+  [ "$(env_of "$P" NVIDIA_VISIBLE_DEVICES)" = "$(devices_of $w)" ] || fail "$w: NVIDIA_VISIBLE_DEVICES"
+done
+[ "$(devices_of a2 | tr ',' '\n' | wc -l)" = 2 ] || fail "a2 should hold 2 devices"
+until_ok 5 test -s "$OUT/a1.cuda" || fail "a1 did not write its file"
+[ "$(cat "$OUT/a1.cuda")" = "$(devices_of a1)" ] || fail "a1 saw other devices"
+A1_PID=$(pids_of a1 | head -n 1)
+events_of a1 | grep -q "^Started: .*ran the command directly, without image busybox" \
+  || fail "a1's events do not say it ran without its image: $(events_of a1)"
+
+# b2 takes a1's GPU: a1's process gets SIGTERM and ends, b2's starts
+submit b2 "$PB" 1 "$T/trap.sh" "" >/dev/null
+wait_phase_long b2 Running
+wait_phase_long a1 Pending
+until_ok 10 test -s "$OUT/a1.term" || fail "a1 did not get SIGTERM"
+until_ok 10 no_process a1 || fail "a1's process did not end"
+kill -0 "$A1_PID" 2>/dev/null && fail "a1's process $A1_PID still runs"
+until_ok 10 has_process b2 || fail "b2 has no process"
+events_of a1 | grep -q "^Reclaimed: " || fail "a1 has no Reclaimed event"
+for w in a2 b1; do is_phase $w Running || fail "$w should still run"; done
+
+# b2 deleted: a1 runs again, as a new process
+expect 202 DELETE "/api/v1/workloads/$(wl_id b2)" "" "$ADMIN" >/dev/null
+until_ok 10 no_process b2 || fail "b2's process did not end"
+wait_phase_long a1 Running
+until_ok 10 has_process a1 || fail "a1 has no process again"
+[ "$(pids_of a1 | head -n 1)" != "$A1_PID" ] || fail "a1 runs the old process"
+
+# logs, with tailLines
+LOG=$(expect 200 GET "/api/v1/workloads/$(wl_id b1)/logs" "" "$ADMIN")
+printf '%s\n' "$LOG" | grep -q "^started b1 on devices $(devices_of b1)$" || fail "b1's log: $LOG"
+until_ok 10 sh -c "curl -s '$URL/api/v1/workloads/$(wl_id a1)/logs?tailLines=1' \
+  -H 'Authorization: Bearer $ADMIN' | grep -qx 'started a1 on devices [0-9]'" \
+  || fail "a1's last log line"
+
+# exit codes: a2 makes room, then c0 exits 0 and c3 exits 3
+expect 202 DELETE "/api/v1/workloads/$(wl_id a2)" "" "$ADMIN" >/dev/null
+until_ok 10 no_process a2 || fail "a2's process did not end"
+submit c0 "$PA" 1 sh "-c 'echo done; exit 0'" >/dev/null
+submit c3 "$PA" 1 sh "-c 'echo failing >&2; exit 3'" >/dev/null
+wait_phase_long c0 Completed
+wait_phase_long c3 Failed
+events_of c3 | grep -q "^Failed: pod 0 of c3 exited with code 3 on node-" || fail "c3: $(events_of c3)"
+events_of c0 | grep -q "^Completed: " || fail "c0 has no Completed event"
+until_ok 10 sh -c "curl -s '$URL/api/v1/workloads/$(wl_id c3)/logs' \
+  -H 'Authorization: Bearer $ADMIN' | grep -qx failing" || fail "c3's stderr is not in its log"
+[ "$(expect 200 GET "/api/v1/workloads/$(wl_id c0)/pods" "" "$ADMIN" | jq '.pods | length')" = 1 ] || true
+
+# an agent killed: its node goes NotReady, its workloads back to Pending,
+# and its processes stop once it has been gone the orphan timeout
+N=$(node_of b1)
+kill -9 "$(cat "$T/$N.pid")"
+until_ok 15 is_status "$N" NotReady || fail "$N is not NotReady"
+events_of b1 | grep -q "^NodeLost: node $N stopped heartbeating" || fail "b1: $(events_of b1)"
+[ "$(node_of b1)" != "$N" ] || fail "b1 is still placed on $N"
+until_ok 10 none_on "$N" || fail "processes of $N outlived its agent"
+[ -s "$OUT/b1.term" ] || fail "b1 was not stopped with SIGTERM"
+
+# the end: agents stop (their pods follow after the orphan timeout)
+for n in node-1 node-2; do kill "$(cat "$T/$n.pid")" 2>/dev/null || true; done
+until_ok 15 no_workloads || fail "workload processes were left behind: $(workload_pids)"
+stop
+sanitizers_quiet
+echo "ok"

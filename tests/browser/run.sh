@@ -1,0 +1,28 @@
+#!/bin/sh
+# run.sh: runs the dashboard's browser test: installs playwright-core from
+# the lockfile into OUT (the build folder) when it is missing or stale, from
+# npm's cache first, then runs dashboard.test.mjs with node --test against
+# the allotd binary given. Screenshots land in OUT/screenshots.
+# usage: run.sh ALLOTD WEB_ROOT OUT
+set -eu
+ALLOTD=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+WEB_ROOT=$(cd "$2" && pwd)
+mkdir -p "$3"
+OUT=$(cd "$3" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+
+need() { echo "browser test: $1 (scripts/install-deps.sh installs it)" >&2; exit 1; }
+command -v node >/dev/null 2>&1 || need "node is missing"
+command -v npm >/dev/null 2>&1 || need "npm is missing"
+[ -x "$CHROMIUM" ] || need "$CHROMIUM is missing (Debian package chromium)"
+
+if [ ! -f "$OUT/node_modules/playwright-core/package.json" ] ||
+   ! cmp -s "$HERE/package-lock.json" "$OUT/package-lock.json"; then
+  cp "$HERE/package.json" "$HERE/package-lock.json" "$OUT/"
+  (cd "$OUT" && { npm ci --offline --no-audit --no-fund --loglevel=error 2>/dev/null ||
+                  npm ci --prefer-offline --no-audit --no-fund --loglevel=error; })
+fi
+rm -rf "$OUT/screenshots"
+ALLOTD=$ALLOTD ALLOT_WEB_ROOT=$WEB_ROOT ALLOT_BROWSER_OUT=$OUT CHROMIUM=$CHROMIUM \
+  exec node --test --test-timeout=150000 --test-reporter=spec "$HERE/dashboard.test.mjs"

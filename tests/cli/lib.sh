@@ -1,0 +1,90 @@
+# lib.sh: helpers for the client's end-to-end tests, sourced after
+# tests/server/lib.sh (which starts allotd in $T and cleans up): run the
+# client, check its output, compare it with golden files, wait for
+# workload phases. ALLOT is the client; its config lives in $T.
+
+export ALLOT_CONFIG="$T/config.json"
+export ALLOT_CONNECT_TIMEOUT=2 ALLOT_TIMEOUT=10
+# under the sanitizers a report must not pass for an expected exit 1
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=86"
+GOLDEN=$(cd "$(dirname "$0")" && pwd)/golden
+
+# run STATUS ARGS...: allot ARGS with stdin not a terminal; stdout in
+# $T/out, stderr in $T/err; the exit status must be STATUS.
+run() {
+  want=$1; shift
+  rc=0
+  "$ALLOT" "$@" </dev/null >"$T/out" 2>"$T/err" || rc=$?
+  checked "$want" "$@"
+}
+
+# checked STATUS ARGS...: the exit status of the last run, and no
+# sanitizer report.
+checked() {
+  want=$1; shift
+  [ "$rc" = "$want" ] || fail "allot $*: exit $rc, wanted $want: $(cat "$T/err" "$T/out")"
+  if grep -q 'Sanitizer\|runtime error:' "$T/err"; then fail "allot $*: $(cat "$T/err")"; fi
+}
+
+# run_in INPUT STATUS ARGS...: the same with INPUT as stdin.
+run_in() {
+  input=$1 want=$2; shift 2
+  rc=0
+  printf '%s\n' "$input" | "$ALLOT" "$@" >"$T/out" 2>"$T/err" || rc=$?
+  checked "$want" "$@"
+}
+
+# has FILE TEXT: FILE ($T/out or $T/err) contains TEXT.
+has() {
+  grep -qF -- "$2" "$1" || fail "no '$2' in $(basename "$1"): $(cat "$1")"
+}
+
+# hasnt FILE TEXT
+hasnt() {
+  if grep -qF -- "$2" "$1"; then fail "'$2' in $(basename "$1"): $(cat "$1")"; fi
+}
+
+# normalise: ids, times and the server's address, which change every run.
+normalise() {
+  sed -E -e 's/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/UUID/g' \
+    -e 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z/TIME/g' \
+    -e "s#$URL#URL#g"
+}
+
+# golden NAME [FILE]: FILE (default $T/out), normalised, equals golden/NAME.
+# ALLOT_GOLDEN_UPDATE=1 rewrites the golden file instead.
+golden() {
+  normalise <"${2:-$T/out}" >"$T/normalised"
+  if [ -n "${ALLOT_GOLDEN_UPDATE:-}" ]; then
+    cp "$T/normalised" "$GOLDEN/$1"
+  fi
+  diff -u "$GOLDEN/$1" "$T/normalised" >&2 ||
+    fail "the output differs from golden/$1 (ALLOT_GOLDEN_UPDATE=1 rewrites it)"
+}
+
+# phases: "name=Phase ..." of every workload the client sees.
+phases() {
+  "$ALLOT" workload list -A --json </dev/null | jq -r '[.[] | "\(.name)=\(.phase)"] | join(" ")'
+}
+
+# wait_phases NAME=PHASE...: polls for up to 10 s.
+wait_phases() {
+  i=0
+  while :; do
+    got=" $(phases) "
+    ok=1
+    for want in "$@"; do
+      case $got in *" $want "*) ;; *) ok=0 ;; esac
+    done
+    [ $ok = 1 ] && return 0
+    i=$((i + 1))
+    [ $i -lt 200 ] || fail "waited for $*; have$got"
+    sleep 0.05
+  done
+}
+
+# token: the access token the client keeps.
+token() {
+  jq -r .accessToken "$ALLOT_CONFIG"
+}
