@@ -4,6 +4,6 @@
 set -eu
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
-cmake -S . -B "$BUILD_DIR" "$@" >/dev/null
-cmake --build "$BUILD_DIR" -j "$(nproc)"
+export BUILD_DIR
+./scripts/build.sh "$@"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" --timeout 600
