@@ -3,7 +3,8 @@
  * stale-gang eviction.
  *
  * The reason is diagnosed against the cycle's final state, in the first
- * of the workload's pools that has a node able to hold one of its pods:
+ * of the workload's pools that could hold it when empty (else the first
+ * with a ready node of its node type):
  *   GangNotSatisfiable     the pool could not hold the gang even empty;
  *   OverLimit              a limit at the queue or an ancestor;
  *   NonPreemptibleOverQuota non-preemptible work beyond deserved;
@@ -136,12 +137,19 @@ void sched__diagnose(struct sched_session *ss, int w, struct sched_pending *p)
         diagnose_pool(ss, w, x->pool, pods, p);
         return;
     }
-    for (i = 0; i < x->n_pools; i++) {
-        if (!sched__pool_has_node_for(ss, w, x->pools[i]))
-            continue;
-        diagnose_pool(ss, w, x->pools[i], pods, p);
-        return;
-    }
+    /* the first pool that could hold it when empty, else the first with a
+     * node of its type, says why it waits */
+    for (i = 0; i < x->n_pools; i++)
+        if (sched__pool_has_node_for(ss, w, x->pools[i]) &&
+            sched__pool_can_ever_fit(ss, w, x->pools[i], pods)) {
+            diagnose_pool(ss, w, x->pools[i], pods, p);
+            return;
+        }
+    for (i = 0; i < x->n_pools; i++)
+        if (sched__pool_has_node_for(ss, w, x->pools[i])) {
+            diagnose_pool(ss, w, x->pools[i], pods, p);
+            return;
+        }
     set(p, SCHED_R_NO_MATCHING_NODE_POOL, wl->queue, x->n_pools > 0 ? x->pools[0] : -1,
         reason_res(x), p->request, 0);
 }

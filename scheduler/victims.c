@@ -715,6 +715,12 @@ static void search_node(struct search *s, int node)
         s->n_on_node = MAX_NODE_UNITS;
     for (i = 0; i < s->n_on_node; i++)
         footprint_of(s, &s->units[s->on_node[i]], &s->fp[i]);
+    /* if taking every candidate does not make room, no subset does */
+    for (i = 0; i < s->n_on_node; i++)
+        s->chosen[i] = i;
+    s->n_chosen = s->n_on_node;
+    if (!fits_without(s))
+        return;
     s->steps = 0;
     s->n_chosen = 0;
     dfs(s, 0, 0, 0);
