@@ -43,6 +43,8 @@ static int binding_res(const struct sched_session *ss, int w, int pool, int ever
         gpu_ok |= (ever ? (int64_t)n->n_gpus * SCHED_MILLI : n->gpu_free) >= x->req[SCHED_GPU];
         cpu_ok |= (ever ? n->cpu_total : n->cpu_free) >= x->req[SCHED_CPU];
         mem_ok |= (ever ? n->mem_total : n->mem_free) >= x->req[SCHED_MEM];
+        if (gpu_ok && cpu_ok && mem_ok)
+            break;
     }
     if (!gpu_ok && x->req[SCHED_GPU] > 0)
         return SCHED_GPU;
