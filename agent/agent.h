@@ -85,8 +85,9 @@ struct gpu_info {
     int64_t mem_total_mib, mem_used_mib;
     int utilization;              /* percent */
 };
-/* Asks nvidia-smi for every device; the count, or -1 if it failed. */
-int gpu_query(const char *nvidia_smi, struct gpu_info *out, int max);
+/* Asks nvidia-smi for every device, waiting at most timeout_ms; the
+ * count, or -1 if it failed. */
+int gpu_query(const char *nvidia_smi, int timeout_ms, struct gpu_info *out, int max);
 
 /* ---- the server (client.c) ---- */
 struct client;
@@ -104,8 +105,9 @@ int client_post_bytes(struct client *c, const char *path, const char *data, size
 
 /* ---- container runtimes (runtime.c) ---- */
 /* The runtime to use ("docker", "podman" or "" for none) for an option
- * value auto|docker|podman|none; auto takes the first that answers. */
-void runtime_pick(const char *opt, char *out, size_t len);
+ * value auto|docker|podman|none; auto takes the first that answers within
+ * timeout_ms. */
+void runtime_pick(const char *opt, int timeout_ms, char *out, size_t len);
 /* Splits a command line the way a shell would (quotes, backslashes), with
  * no expansion; appends the words to *argv (malloc'd, NULL-terminated).
  * -1 on an unterminated quote. */

@@ -120,6 +120,25 @@ void client_on_wait(struct client *c, void (*fn)(void *), void *arg)
     c->wait_arg = arg;
 }
 
+/* The request's headers; on failure nothing is left allocated. */
+static int headers(struct curl_slist **hs, const char *auth, const char *ctype)
+{
+    const char *lines[] = {auth, ctype, "Expect:" /* no 100-continue round trip */};
+    struct curl_slist *l = NULL, *next;
+    size_t i;
+
+    for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+        next = curl_slist_append(l, lines[i]);
+        if (!next) {
+            curl_slist_free_all(l);
+            return -1;
+        }
+        l = next;
+    }
+    *hs = l;
+    return 0;
+}
+
 /* One POST; 0 when a reply came (any status). */
 static int post(struct client *c, const char *path, const char *type, const char *data,
                 size_t len, json_t **out, long *status)
@@ -135,10 +154,7 @@ static int post(struct client *c, const char *path, const char *type, const char
     if (snprintf(url, sizeof(url), "%s%s", c->server, path) >= (int)sizeof(url))
         return -1;
     snprintf(ctype, sizeof(ctype), "Content-Type: %s", type);
-    hs = curl_slist_append(hs, c->auth);
-    hs = hs ? curl_slist_append(hs, ctype) : NULL;
-    hs = hs ? curl_slist_append(hs, "Expect:") : NULL; /* no 100-continue round trip */
-    if (!hs)
+    if (headers(&hs, c->auth, ctype) != 0)
         return -1;
     curl_easy_setopt(c->h, CURLOPT_URL, url);
     curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, hs);

@@ -13,7 +13,6 @@
 #include <string.h>
 
 #define QUERY "--query-gpu=index,uuid,name,memory.total,memory.used,utilization.gpu"
-#define SMI_TIMEOUT_MS 10000
 
 /* Copies field i (0-based) of a comma-separated line, trimmed. */
 static void field(const char *line, int i, char *out, size_t len)
@@ -67,13 +66,13 @@ static int parse_line(const char *line, struct gpu_info *g)
     return 0;
 }
 
-int gpu_query(const char *nvidia_smi, struct gpu_info *out, int max)
+int gpu_query(const char *nvidia_smi, int timeout_ms, struct gpu_info *out, int max)
 {
     char *argv[] = {(char *)nvidia_smi, QUERY, "--format=csv,noheader,nounits", NULL};
     char *text = NULL, *line, *save = NULL;
     int n = 0;
 
-    if (proc_run(argv, SMI_TIMEOUT_MS, &text, 256 * 1024) != 0) {
+    if (proc_run(argv, timeout_ms, &text, 256 * 1024) != 0) {
         free(text);
         return -1;
     }

@@ -24,6 +24,7 @@
  * `allot-agent --shim ...` is the per-pod supervisor instead (shim.c).
  */
 #include "agent.h"
+#include "allot_version.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -40,7 +41,8 @@
 #define TICK_MS 100
 #define LOST_MISSED 5          /* lost after 5 heartbeats, never sooner than */
 #define LOST_MIN_MS 2000       /* this, until the server says (lostAfterMs) */
-#define AGENT_VERSION "0.1.0"
+#define PROBE_MAX_MS 10000     /* nvidia-smi, container runtimes, requests */
+#define AGENT_VERSION ALLOT_VERSION
 
 struct loop {
     int registered;
@@ -74,6 +76,23 @@ static void lease_hook(void *arg)
 
 /* ---- Steps 1 and 2 ---- */
 
+/* How long the server waits for a silent node, by its rule. */
+static int lost_after_ms(const struct agent *a)
+{
+    int lost = a->o.heartbeat_ms * LOST_MISSED;
+
+    return lost > LOST_MIN_MS ? lost : LOST_MIN_MS;
+}
+
+/* How long a probe or request may block the loop: the lease must stay
+ * fresh, and a heartbeat must get through before the node is lost. */
+static int probe_ms(const struct agent *a)
+{
+    int t = a->o.orphan_ms / 2 < lost_after_ms(a) / 2 ? a->o.orphan_ms / 2 : lost_after_ms(a) / 2;
+
+    return t < PROBE_MAX_MS ? t : PROBE_MAX_MS;
+}
+
 static int work_dirs(struct agent *a)
 {
     char pods[AGENT_PATH_MAX + 8];
@@ -101,7 +120,7 @@ static int find_gpus(struct agent *a)
         }
         return 0;
     }
-    a->n_gpus = gpu_query(a->o.nvidia_smi, a->gpus, AGENT_MAX_GPUS);
+    a->n_gpus = gpu_query(a->o.nvidia_smi, probe_ms(a), a->gpus, AGENT_MAX_GPUS);
     if (a->n_gpus < 0) {
         fprintf(stderr, "allot-agent: %s did not answer: give --gpus N for a machine"
                 " without NVIDIA GPUs\n", a->o.nvidia_smi);
@@ -129,13 +148,15 @@ static int setup(struct agent *a, int argc, char **argv)
         return -1;
     }
     a->self[n] = 0;
-    a->cl = client_new(a->o.server, token, a->o.orphan_ms / 2 < 10000 ? a->o.orphan_ms / 2
-                                                                       : 10000);
+    a->cl = client_new(a->o.server, token, lost_after_ms(a) / 2 < PROBE_MAX_MS
+                                               ? lost_after_ms(a) / 2 : PROBE_MAX_MS);
     memset(token, 0, sizeof(token));
     if (!a->cl || work_dirs(a) != 0 || find_gpus(a) != 0)
         return -1;
     client_on_wait(a->cl, lease_hook, a);
-    runtime_pick(a->o.runtime, a->runtime, sizeof(a->runtime));
+    agent_lease_touch(a);
+    runtime_pick(a->o.runtime, probe_ms(a), a->runtime, sizeof(a->runtime));
+    agent_lease_touch(a);
     fprintf(stderr, "allot-agent: node %s, %s\n", a->o.name,
             a->runtime[0] ? a->runtime : "no container runtime: commands run directly");
     return pods_scan(a) == 0 ? 0 : -1;
@@ -198,7 +219,7 @@ static json_t *metrics_json(struct agent *a)
 
     if (a->o.gpus >= 0)
         return json_null();
-    n = gpu_query(a->o.nvidia_smi, g, AGENT_MAX_GPUS);
+    n = gpu_query(a->o.nvidia_smi, probe_ms(a), g, AGENT_MAX_GPUS);
     if (n < 0)
         return json_null();
     arr = json_array();
@@ -324,8 +345,7 @@ static void run(struct agent *a, const sigset_t *set)
 
     memset(&l, 0, sizeof(l));
     l.backoff_ms = a->o.heartbeat_ms;
-    l.lost_after_ms = (int64_t)a->o.heartbeat_ms * LOST_MISSED > LOST_MIN_MS
-                          ? (int64_t)a->o.heartbeat_ms * LOST_MISSED : LOST_MIN_MS;
+    l.lost_after_ms = lost_after_ms(a);
     l.next_at = agent_now_ms();
     for (;;) {
         agent_lease_touch(a);

@@ -6,6 +6,7 @@
  * 100 ms to 60 s and an orphan timeout of at least two heartbeats.
  */
 #include "agent.h"
+#include "allot_version.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,8 @@ static void usage(void)
            "                           (default 4 heartbeats)\n"
            "  --runtime auto|docker|podman|none\n"
            "                           how to run workloads that name an image (default auto)\n"
-           "  --nvidia-smi PATH        the nvidia-smi to run (default: from PATH)\n");
+           "  --nvidia-smi PATH        the nvidia-smi to run (default: from PATH)\n"
+           "  --version                print the version and exit\n");
 }
 
 static int set_int(const char *v, int min, int max, int *out)
@@ -116,6 +118,10 @@ int agent_opts_parse(struct agent_opts *o, int argc, char **argv)
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage();
+            return 1;
+        }
+        if (strcmp(argv[i], "--version") == 0) {
+            printf("allot-agent %s\n", ALLOT_VERSION_STRING);
             return 1;
         }
         if (i + 1 >= argc || apply(o, argv[i], argv[i + 1]) != 0) {

@@ -3,8 +3,7 @@
  * and how a command line becomes an argv.
  *
  * A runtime is usable when its binary is on PATH and `<runtime> info`
- * succeeds within RUNTIME_PROBE_MS (a docker client without a reachable
- * daemon is not). Command lines are split like a shell splits words:
+ * succeeds in time (a docker client without a reachable daemon is not). Command lines are split like a shell splits words:
  * whitespace separates, '...' and "..." quote, a backslash escapes; nothing
  * is expanded (no variables, no globs), so what runs is what was written.
  */
@@ -14,33 +13,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RUNTIME_PROBE_MS 10000
-
-static int usable(const char *name)
+static int usable(const char *name, int timeout_ms)
 {
     char path[AGENT_PATH_MAX];
     char *argv[] = {path, "info", NULL};
 
     if (find_program(name, path, sizeof(path)) != 0)
         return 0;
-    return proc_run(argv, RUNTIME_PROBE_MS, NULL, 0) == 0;
+    return proc_run(argv, timeout_ms, NULL, 0) == 0;
 }
 
-void runtime_pick(const char *opt, char *out, size_t len)
+void runtime_pick(const char *opt, int timeout_ms, char *out, size_t len)
 {
     out[0] = 0;
     if (strcmp(opt, "none") == 0)
         return;
     if (strcmp(opt, "auto") != 0) {
-        if (usable(opt))
+        if (usable(opt, timeout_ms))
             snprintf(out, len, "%s", opt);
         else
             fprintf(stderr, "allot-agent: %s does not answer; images will not run\n", opt);
         return;
     }
-    if (usable("docker"))
+    if (usable("docker", timeout_ms))
         snprintf(out, len, "docker");
-    else if (usable("podman"))
+    else if (usable("podman", timeout_ms))
         snprintf(out, len, "podman");
 }
 

@@ -128,6 +128,20 @@ struct api_token_info {
 int api_token_check(const struct api_keyring *k, const char *token, int type, int64_t now_s,
                     struct api_token_info *info);
 
+/* ---- the projects submissions name (projcache.c) ---- */
+struct api_project {
+    int64_t seq;
+    char id[DB_ID_LEN], name[DB_NAME_LEN];
+    char parent_id[DB_ID_LEN], parent_name[DB_NAME_LEN];
+    char node_types[1024];    /* its own, else its department's */
+};
+struct api_app;
+struct api_projcache;
+struct api_projcache *api_projcache_new(void);
+void api_projcache_free(struct api_projcache *pc);   /* NULL is a no-op */
+/* The project of that id; DB_ENOTFOUND if none (or not a project). */
+int api_project_lookup(struct api_app *app, const char *id, struct api_project *out);
+
 /* ---- the principal cache (pcache.c) ----
  * Verified tokens' principals, so authenticated requests skip libjwt and
  * the database. Whoever changes principals, token versions or access
@@ -177,6 +191,8 @@ int api_sched_start(struct db *db, const struct api_sched_opts *o, struct api_sc
 void api_sched_wake(struct api_sched *s);
 void api_sched_touch(struct api_sched *s, int64_t workload_seq);
 void api_sched_org_changed(struct api_sched *s);
+/* Advances on every api_sched_org_changed(); caches of org rows compare it. */
+uint64_t api_sched_org_generation(struct api_sched *s);
 /* Lets the running cycle finish, then joins the thread. NULL is a no-op. */
 void api_sched_stop(struct api_sched *s);
 /* The last cycle's fair share of a queue in a pool; 0 if none recorded. */
@@ -198,6 +214,7 @@ struct api_app {
     struct api_sched *sched;
     struct api_ratelimit *rl;
     struct api_pcache *pc;    /* may be NULL: no cache */
+    struct api_projcache *projc; /* may be NULL: no cache */
     struct mg_context *mg;
     int port;
     char web_root[4096];      /* realpath of the dashboard's files; "" if none */
@@ -424,9 +441,10 @@ void api_h_wl_pods(struct api_req *r);
  * agent_node; replies 401 itself and returns -1 when it is not valid. */
 int api_agent_authenticate(struct api_req *r);
 /* Marks NotReady the agents' nodes that missed their heartbeats (none
- * before started_ms plus their timeout); the scheduler thread calls it.
- * Returns how many nodes were lost, or -1. */
-int api_agent_expire(struct db *db, int64_t now_ms, int64_t started_ms);
+ * before started_ms plus their timeout), and suspends the Running
+ * workloads past their project's time or idle-GPU limits; the scheduler
+ * thread calls it. Returns how many nodes and workloads it changed, or -1. */
+int api_agent_enforce(struct db *db, int64_t now_ms, int64_t started_ms);
 void api_h_agent_tokens_create(struct api_req *r);
 void api_h_agent_tokens_list(struct api_req *r);
 void api_h_agent_token_revoke(struct api_req *r);

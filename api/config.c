@@ -10,6 +10,7 @@
  * TLS options do not exist (TLS ends at a reverse proxy).
  */
 #include "api.h"
+#include "allot_version.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,8 @@ static void usage(void)
            "  --port-file PATH          write the bound port there once listening\n"
            "  --web-root DIR            the dashboard's files (default: the installed or\n"
            "                            source web/ folder)\n"
-           "  --config FILE             read options from FILE first\n");
+           "  --config FILE             read options from FILE first\n"
+           "  --version                 print the version and exit\n");
 }
 
 int api_sim_parse(const char *s, struct api_sim_spec *out)
@@ -207,6 +209,10 @@ int api_config_parse(struct api_config *cfg, int argc, char **argv)
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage();
+            return 1;
+        }
+        if (strcmp(a, "--version") == 0) {
+            printf("allotd %s\n", ALLOT_VERSION_STRING);
             return 1;
         }
         if (strncmp(a, "--", 2) != 0)

@@ -2,8 +2,9 @@
  * h_agent.c: /api/v1/agent/...: agent tokens (create, list, revoke); what
  * allot-agent calls with one (register its node, heartbeat: report its
  * pods and GPU metrics and get the pods to run, upload pod logs); the
- * agents' nodes view; and the check that marks silent agents' nodes
- * NotReady, run by the scheduler thread.
+ * agents' nodes view; and what the scheduler thread runs before each
+ * turn: silent agents' nodes are marked NotReady, and workloads past their
+ * project's time limit or idle-GPU limit are suspended.
  *
  * An agent token is "<id>.<secret>": the id names its row, the secret is
  * 43 random characters (about 256 bits) of which only the SHA-256 is
@@ -331,6 +332,13 @@ static int reg_in(struct api_req *r, json_t *o, struct db_agent_reg *g, char **l
     return 0;
 }
 
+/* When a node whose agent heartbeats every hb_ms is lost (db_agent.h). */
+static int64_t lost_after_ms(int64_t hb_ms)
+{
+    return hb_ms * DB_AGENT_MISSED > DB_AGENT_MIN_LOST_MS ? hb_ms * DB_AGENT_MISSED
+                                                          : DB_AGENT_MIN_LOST_MS;
+}
+
 void api_h_agent_register(struct api_req *r)
 {
     struct db_agent_reg *g = calloc(1, sizeof(*g));
@@ -361,10 +369,7 @@ void api_h_agent_register(struct api_req *r)
     api_reply(r, 200, json_pack("{s:s, s:s, s:s, s:I, s:I}", "nodeId", g->node_id, "name",
                                 g->name, "nodePool", g->pool, "heartbeatMs",
                                 (json_int_t)g->heartbeat_ms, "lostAfterMs",
-                                (json_int_t)(g->heartbeat_ms * DB_AGENT_MISSED >
-                                                     DB_AGENT_MIN_LOST_MS
-                                                 ? g->heartbeat_ms * DB_AGENT_MISSED
-                                                 : DB_AGENT_MIN_LOST_MS)));
+                                (json_int_t)lost_after_ms(g->heartbeat_ms)));
 out:
     json_decref(o);
     free(labels);
@@ -455,7 +460,29 @@ static int metrics_in(struct api_req *r, json_t *a, char **text)
     return 0;
 }
 
-static int heartbeat_in(struct api_req *r, json_t *o, struct db_heartbeat *h, char **gpus)
+/* Each device's utilisation by index (-1 where not said), for idle limits. */
+static void utilization_in(json_t *gpus, struct db_heartbeat *h, int *util)
+{
+    json_t *d;
+    size_t i;
+    int k;
+
+    for (k = 0; k < 64; k++)
+        util[k] = -1;
+    json_array_foreach(gpus, i, d) {
+        json_t *x = json_object_get(d, "index"), *u = json_object_get(d, "utilization");
+        if (!json_is_integer(x) || !json_is_integer(u))
+            continue;
+        k = (int)json_integer_value(x);
+        util[k] = (int)json_integer_value(u);
+        if (k + 1 > h->n_util)
+            h->n_util = k + 1;
+    }
+    h->utilization = util;
+}
+
+static int heartbeat_in(struct api_req *r, json_t *o, struct db_heartbeat *h, char **gpus,
+                        int *util)
 {
     static const char *const fields[] = {"pods", "gpus", NULL};
     json_t *pods = json_object_get(o, "pods");
@@ -481,6 +508,7 @@ static int heartbeat_in(struct api_req *r, json_t *o, struct db_heartbeat *h, ch
         h->n_pods++;
     }
     h->gpus = *gpus;
+    utilization_in(json_object_get(o, "gpus"), h, util);
     return 0;
 }
 
@@ -575,12 +603,13 @@ void api_h_agent_heartbeat(struct api_req *r)
 {
     struct db_heartbeat h;
     char *gpus = NULL;
+    int util[64];
     json_t *o;
     int rc;
 
     memset(&h, 0, sizeof(h));
     o = api_body_object(r);
-    if (!o || heartbeat_in(r, o, &h, &gpus) != 0)
+    if (!o || heartbeat_in(r, o, &h, &gpus, util) != 0)
         goto out;
     h.token_seq = r->agent_token;
     h.now_ms = api_now_ms();
@@ -670,13 +699,76 @@ void api_h_agent_nodes(struct api_req *r)
     db_agent_nodes_free(ns, n);
 }
 
-/* ---- lost nodes ---- */
+/* ---- lost nodes, time and idle limits ---- */
 
-int api_agent_expire(struct db *db, int64_t now_ms, int64_t started_ms)
+/* The seconds a project's rule sets (> 0), or 0 for none. */
+static int64_t rule_s(json_t *rules, const char *key)
 {
-    int n = 0;
+    json_t *v = key ? json_object_get(rules, key) : NULL;
 
-    if (db_agent_expire(db, now_ms, started_ms, &n) != DB_OK)
+    return json_is_integer(v) && json_integer_value(v) > 0 ? json_integer_value(v) : 0;
+}
+
+static const char *time_rule(int type)
+{
+    return type == DB_WORKSPACE ? "interactiveJobTimeLimitSeconds"
+           : type == DB_INFERENCE ? NULL : "trainingJobTimeLimitSeconds";
+}
+
+static const char *idle_rule(int type)
+{
+    return type == DB_WORKSPACE ? "interactiveJobMaxIdleDurationSeconds"
+           : type == DB_INFERENCE ? NULL : "trainingJobMaxIdleDurationSeconds";
+}
+
+/* Is l past its project's time or idle limit? Says which in why. A device
+ * counts as idle from its last zero-utilisation streak's start, and never
+ * from before the workload started. */
+static int over_limit(const struct db_limited *l, int64_t now, char *why, size_t len)
+{
+    json_t *rules = json_loads(l->rules, 0, NULL);
+    int64_t t = rule_s(rules, time_rule(l->type)), i = rule_s(rules, idle_rule(l->type));
+    int64_t idle_from = l->idle_since > l->started_ms ? l->idle_since : l->started_ms;
+    int over = 0;
+
+    if (t > 0 && l->started_ms > 0 && now - l->started_ms >= t * 1000) {
+        snprintf(why, len, "%s: %s ran %lld s, the limit is %lld s", time_rule(l->type),
+                 l->name, (long long)((now - l->started_ms) / 1000), (long long)t);
+        over = 1;
+    } else if (i > 0 && l->n_devices > 0 && l->n_idle == l->n_devices &&
+               now - idle_from >= i * 1000) {
+        snprintf(why, len, "%s: the GPUs of %s were idle for %lld s, the limit is %lld s",
+                 idle_rule(l->type), l->name, (long long)((now - idle_from) / 1000),
+                 (long long)i);
+        over = 1;
+    }
+    json_decref(rules);
+    return over;
+}
+
+/* Suspends the Running workloads past their project's limits. */
+static int enforce_limits(struct db *db, int64_t now_ms)
+{
+    struct db_limited *ls = NULL;
+    char why[DB_MSG_LEN];
+    int n = 0, i, done = 0;
+
+    if (db_agent_limited(db, &ls, &n) != DB_OK)
         return -1;
-    return n;
+    for (i = 0; i < n; i++)
+        if (over_limit(&ls[i], now_ms, why, sizeof(why)) &&
+            db_workload_act(db, ls[i].seq, DB_WL_SUSPEND, why, now_ms) == DB_OK)
+            done++;
+    free(ls);
+    return done;
+}
+
+int api_agent_enforce(struct db *db, int64_t now_ms, int64_t started_ms)
+{
+    int lost = 0, limited;
+
+    if (db_agent_expire(db, now_ms, started_ms, &lost) != DB_OK)
+        return -1;
+    limited = enforce_limits(db, now_ms);
+    return limited < 0 ? -1 : lost + limited;
 }

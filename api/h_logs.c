@@ -1,7 +1,7 @@
 /*
  * h_logs.c: pod logs. The store agents append to: one file per pod run,
- * <database>-logs/<workload seq>/<uid>.log, capped at LOG_RUN_MAX bytes
- * (the agent keeps the whole log on its node); and
+ * <database>-logs/<workload seq>/<uid>.log, capped at LOG_RUN_MAX bytes;
+ * and
  * GET /api/v1/workloads/{id}/logs?pod=&tailLines=&limitBytes=&follow=:
  * the runs of one pod, oldest first, as plain text.
  *

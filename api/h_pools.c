@@ -16,6 +16,7 @@
  *      nor a pool that still holds nodes (409).
  */
 #include "api.h"
+#include "allot_version.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -321,23 +322,22 @@ static int sched_config_in(struct api_req *r, json_t *o, struct db_pool *p)
  * and labels. */
 static int pool_in(struct api_req *r, json_t *o, struct db_pool *p, int create)
 {
-    char name[DB_NAME_LEN] = "";
+    char name[DB_NAME_LEN] = "", cid[64] = "";
     double ratio = 1;
 
     if (api_json_allow(r, o, pool_fields, NULL) ||
         api_json_str(r, o, "name", name, sizeof(name), create) ||
-        api_json_str(r, o, "clusterId", p->updated_by, sizeof(p->updated_by), 0) ||
+        api_json_str(r, o, "clusterId", cid, sizeof(cid), 0) ||
         api_json_str(r, o, "labelKey", p->label_key, sizeof(p->label_key), create) ||
         api_json_str(r, o, "labelValue", p->label_value, sizeof(p->label_value), create) ||
         api_json_num(r, o, "overProvisioningRatio", 1, 1, &ratio) ||
         placement_in(r, json_object_get(o, "placementStrategy"), p) ||
         sched_config_in(r, json_object_get(o, "schedulingConfiguration"), p))
         return -1;
-    if (p->updated_by[0] && strcmp(p->updated_by, API_CLUSTER_ID) != 0) {
+    if (cid[0] && strcmp(cid, API_CLUSTER_ID) != 0) {
         api_error(r, 400, "Bad request", "clusterId names no cluster");
         return -1;
     }
-    p->updated_by[0] = 0;
     if (create)
         snprintf(p->name, sizeof(p->name), "%s", name);
     else if (name[0] && strcmp(name, p->name) != 0) {
@@ -574,7 +574,7 @@ void api_h_clusters(struct api_req *r)
               json_pack("[{s:s, s:i, s:s, s:o, s:s, s:s, s:o, s:n, s:o, s:n,"
                         " s:{s:s, s:[]}}]",
                         "uuid", API_CLUSTER_ID, "tenantId", 1, "name", API_CLUSTER_NAME,
-                        "createdAt", api_time(1), "domain", "", "version", "0.1.0", "updatedAt",
+                        "createdAt", api_time(1), "domain", "", "version", ALLOT_VERSION, "updatedAt",
                         api_time(1), "deletedAt", "lastLiveness", api_time(api_now_ms()),
                         "deleteRequestedAt", "status", "state", "Connected", "conditions"));
 }

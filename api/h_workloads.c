@@ -257,11 +257,12 @@ static int name_in(struct api_req *r, json_t *o, struct db_workload *w)
 }
 
 /* Finds the target project and checks the right to submit there. */
-static int project_in(struct api_req *r, json_t *o, struct db_workload *w)
+static int project_in(struct api_req *r, json_t *o, struct db_workload *w, char *node_types,
+                      size_t len)
 {
     char pid[DB_ID_LEN + 8] = "", cid[64] = "";
-    struct db_queue *q;
-    int rc, ok = -1;
+    struct api_project q;
+    int rc;
 
     if (api_json_str(r, o, "projectId", pid, sizeof(pid), 1) ||
         api_json_str(r, o, "clusterId", cid, sizeof(cid), 0))
@@ -270,29 +271,23 @@ static int project_in(struct api_req *r, json_t *o, struct db_workload *w)
         api_error(r, 400, "Bad request", "clusterId names no cluster");
         return -1;
     }
-    q = calloc(1, sizeof(*q));
-    if (!q) {
-        api_error(r, 500, "Internal error", "out of memory");
-        return -1;
+    rc = api_project_lookup(r->app, pid, &q);
+    if (rc == DB_OK && api_can(&r->who, API_WL_WRITE, q.id, q.parent_id)) {
+        w->project_seq = q.seq;
+        snprintf(w->project_id, sizeof(w->project_id), "%s", q.id);
+        snprintf(w->project_name, sizeof(w->project_name), "%s", q.name);
+        snprintf(w->department_id, sizeof(w->department_id), "%s", q.parent_id);
+        snprintf(w->department_name, sizeof(w->department_name), "%s", q.parent_name);
+        snprintf(node_types, len, "%s", q.node_types);
+        return 0;
     }
-    rc = db_queue_get(r->app->db, pid, q);
-    if (rc == DB_OK && q->kind == DB_PROJECT &&
-        api_can(&r->who, API_WL_WRITE, q->id, q->parent_id)) {
-        w->project_seq = q->seq;
-        snprintf(w->project_id, sizeof(w->project_id), "%s", q->id);
-        snprintf(w->project_name, sizeof(w->project_name), "%s", q->name);
-        snprintf(w->department_id, sizeof(w->department_id), "%s", q->parent_id);
-        snprintf(w->department_name, sizeof(w->department_name), "%s", q->parent_name);
-        ok = 0;
-    } else if (rc == DB_OK && q->kind == DB_PROJECT) {
+    if (rc == DB_OK)
         api_error(r, 403, "Forbidden", "the caller may not submit to this project");
-    } else if (rc == DB_OK || rc == DB_ENOTFOUND) {
+    else if (rc == DB_ENOTFOUND)
         api_error(r, 404, "Not found", "projectId names no project");
-    } else {
+    else
         api_db_error(r, rc, "cannot read the project");
-    }
-    free(q);
-    return ok;
+    return -1;
 }
 
 static int spec_in(struct api_req *r, json_t *o, struct db_workload *w)
@@ -342,8 +337,38 @@ static void typed_write(struct jw *j, const struct db_workload *w)
     jw_close(j, '}');
 }
 
+/* The project's node types (nodeTypes.training for trainings and
+ * distributed, .workspace for workspaces): a workload without a nodeType
+ * gets the first; one with another type is refused. */
+static int node_type_in(struct api_req *r, const char *node_types, struct db_workload *w)
+{
+    json_t *o = node_types[0] ? json_loads(node_types, 0, NULL) : NULL;
+    json_t *a = json_object_get(o, w->type == DB_WORKSPACE ? "workspace" : "training");
+    size_t i;
+    int rc = 0;
+
+    if (w->type == DB_INFERENCE || !json_is_array(a) || json_array_size(a) == 0)
+        goto out;
+    if (!w->node_type[0]) {
+        snprintf(w->node_type, sizeof(w->node_type), "%s",
+                 json_string_value(json_array_get(a, 0)) ? json_string_value(json_array_get(a, 0))
+                                                         : "");
+        goto out;
+    }
+    for (i = 0; i < json_array_size(a); i++)
+        if (json_is_string(json_array_get(a, i)) &&
+            strcmp(json_string_value(json_array_get(a, i)), w->node_type) == 0)
+            goto out;
+    api_error(r, 400, "Bad request", "spec.nodeType is not one of the project's node types");
+    rc = -1;
+out:
+    json_decref(o);
+    return rc;
+}
+
 static void create(struct api_req *r, int type)
 {
+    char node_types[1024] = "";
     struct db_workload *w = calloc(1, sizeof(*w));
     struct jw j = {0};
     json_t *o = NULL;
@@ -357,7 +382,8 @@ static void create(struct api_req *r, int type)
     snprintf(w->created_by, sizeof(w->created_by), "%s", r->who.user.login);
     o = api_body_object(r);
     if (!o || api_json_allow(r, o, top_fields, NULL) || name_in(r, o, w) ||
-        project_in(r, o, w) || spec_in(r, o, w))
+        project_in(r, o, w, node_types, sizeof(node_types)) || spec_in(r, o, w) ||
+        node_type_in(r, node_types, w))
         goto out;
     rc = db_workload_insert(r->app->db, w);
     if (rc != DB_OK) {

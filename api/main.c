@@ -236,6 +236,7 @@ int main(int argc, char **argv)
         goto out;
     app->rl = api_ratelimit_new(app->cfg.rate_limit);
     app->pc = api_pcache_new();
+    app->projc = api_projcache_new();
     opts.period_ms = app->cfg.schedule_period_ms;
     opts.sample_period_ms = app->cfg.sample_period_ms;
     if (!app->rl || api_sched_start(app->db, &opts, &app->sched) != 0)
@@ -256,6 +257,7 @@ out:
     db_close(app->db);
     api_ratelimit_free(app->rl);
     api_pcache_free(app->pc);
+    api_projcache_free(app->projc);
     memset(&app->key, 0, sizeof(app->key));
     free(app);
     return status;

@@ -27,7 +27,8 @@
  * are all bound there is Running in the same cycle. A workload with pods
  * bound to agents' nodes is Initializing until their agents report them
  * started (h_agent.c, db_agent.h). Before each turn, nodes whose agents
- * stopped heartbeating are marked lost, and the model is then read again.
+ * stopped heartbeating are marked lost and workloads past their project's
+ * time or idle limits suspended; the model is then read again.
  *
  * Invariants:
  *   1. Only this thread (or api_sched_run_once, under the same lock)
@@ -65,6 +66,7 @@ struct api_sched {
     int64_t *dirty;         /* workload seqs touched since the last cycle */
     int n_dirty, cap_dirty;
     int org_dirty;
+    uint64_t org_generation;   /* advances on every api_sched_org_changed() */
     struct api_sched_stats stats;
     struct api_share *shares;
     int n_shares;
@@ -298,6 +300,13 @@ static int needs_update(struct api_sched *sc, struct persist *p, const struct sc
     msg[0] = 0;
     if (!pe)
         return need || mt->msg_hash != sm_hash("");
+    if (!need && mt->said.reason < 0 && mt->msg_hash != sm_hash("")) {
+        /* just read from disk with the same reason: its message was written
+         * from the numbers of the last cycle before, which are these unless
+         * the state changed meanwhile (and a change touches the workload) */
+        mt->said = *pe;
+        return 0;
+    }
     if (!need && same_numbers(pe, &mt->said))
         return 0;
     sched_reason_message(st, pe, msg, DB_MSG_LEN);
@@ -689,11 +698,12 @@ static int wait_turn(struct api_sched *sc, int64_t gap_us)
     return rc;
 }
 
-/* Nodes whose agents stopped heartbeating are lost (h_agent.c): their
- * pods were freed in the database, so the model is read again whole. */
-static void lost_nodes(struct api_sched *sc)
+/* Nodes whose agents stopped heartbeating are lost, and workloads past
+ * their project's limits suspended (h_agent.c): pods were freed in the
+ * database, so the model is read again whole. */
+static void agents_turn(struct api_sched *sc)
 {
-    if (api_agent_expire(sc->db, api_now_ms(), sc->started_ms) <= 0)
+    if (api_agent_enforce(sc->db, api_now_ms(), sc->started_ms) <= 0)
         return;
     pthread_mutex_lock(&sc->run_mu);
     sc->loaded = 0;
@@ -708,7 +718,7 @@ static void *sched_main(void *arg)
 
     while (wait_turn(sc, gap) == 0) {
         t0 = mono_us();
-        lost_nodes(sc);
+        agents_turn(sc);
         for (pass = 0; pass < MAX_PASSES; pass++)
             if (run_cycle(sc, &n) != 0 || n == 0)
                 break;
@@ -784,9 +794,22 @@ void api_sched_org_changed(struct api_sched *s)
         return;
     pthread_mutex_lock(&s->mu);
     s->org_dirty = 1;
+    s->org_generation++;
     s->wake = 1;
     pthread_cond_signal(&s->cv);
     pthread_mutex_unlock(&s->mu);
+}
+
+uint64_t api_sched_org_generation(struct api_sched *s)
+{
+    uint64_t g;
+
+    if (!s)
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    g = s->org_generation;
+    pthread_mutex_unlock(&s->mu);
+    return g;
 }
 
 void api_sched_stop(struct api_sched *s)

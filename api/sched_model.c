@@ -356,57 +356,23 @@ static int find_wl(const struct sched_model *m, int64_t seq)
     return find_seq(m->meta, m->n, sizeof(m->meta[0]), seq);
 }
 
-/* Merges `n_add` new entries (ordered by seq, all absent from the model)
- * already built at wls[m->n..] / meta[m->n..] into place. */
-static void merge_tail(struct sched_model *m, int n_add)
+/* Merges n_add new entries (ordered by seq, none in the model) into the
+ * model, whose capacity must already hold them. */
+static void merge_in(struct sched_model *m, const struct sched_workload *aw,
+                     const struct sm_meta *am, int n_add)
 {
-    int i = m->n - 1, j = m->n + n_add - 1, o = m->n + n_add - 1;
-    struct sched_workload tw;
-    struct sm_meta tm;
+    int i = m->n - 1, j = n_add - 1, o = m->n + n_add - 1;
 
-    if (n_add == 0)
-        return;
-    if (m->n == 0 || m->meta[m->n - 1].seq < m->meta[m->n].seq) {
-        m->n += n_add;
-        return;
-    }
-    /* the added run sits in the tail; rotate it in by a backward merge
-     * through a scratch copy of that run */
-    {
-        struct sched_workload *aw = malloc(sizeof(*aw) * (size_t)n_add);
-        struct sm_meta *am = malloc(sizeof(*am) * (size_t)n_add);
-        if (!aw || !am) {
-            /* fall back: insertion one by one */
-            free(aw);
-            free(am);
-            for (j = m->n; j < m->n + n_add; j++) {
-                tw = m->wls[j];
-                tm = m->meta[j];
-                for (i = j; i > 0 && m->meta[i - 1].seq > tm.seq; i--) {
-                    m->wls[i] = m->wls[i - 1];
-                    m->meta[i] = m->meta[i - 1];
-                }
-                m->wls[i] = tw;
-                m->meta[i] = tm;
-            }
-            m->n += n_add;
-            return;
+    for (; j >= 0; o--) {
+        if (i >= 0 && m->meta[i].seq > am[j].seq) {
+            m->wls[o] = m->wls[i];
+            m->meta[o] = m->meta[i];
+            i--;
+        } else {
+            m->wls[o] = aw[j];
+            m->meta[o] = am[j];
+            j--;
         }
-        memcpy(aw, &m->wls[m->n], sizeof(*aw) * (size_t)n_add);
-        memcpy(am, &m->meta[m->n], sizeof(*am) * (size_t)n_add);
-        for (j = n_add - 1; j >= 0; o--) {
-            if (i >= 0 && m->meta[i].seq > am[j].seq) {
-                m->wls[o] = m->wls[i];
-                m->meta[o] = m->meta[i];
-                i--;
-            } else {
-                m->wls[o] = aw[j];
-                m->meta[o] = am[j];
-                j--;
-            }
-        }
-        free(aw);
-        free(am);
     }
     m->n += n_add;
 }
@@ -418,39 +384,55 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Applies freshly read rows for the sorted, unique seqs[0..n). */
+/* Applies freshly read rows for the sorted, unique seqs[0..n): rows of
+ * workloads the model holds replace them in place, the others are built
+ * aside and merged in; workloads without a row are dropped. */
 static int apply_rows(struct sched_model *m, const int64_t *seqs, int n,
                       const struct db_snapshot *rows)
 {
+    struct sched_workload *aw = calloc((size_t)rows->n_workloads + 1, sizeof(*aw));
+    struct sm_meta *am = calloc((size_t)rows->n_workloads + 1, sizeof(*am));
+    int *where = malloc(sizeof(int) * ((size_t)n + 1));
     int i, r = 0, at, n_add = 0, dropped = 0, rc = DB_OK;
 
-    if (grow(m, m->n + rows->n_workloads) != DB_OK)
-        return DB_ENOMEM;
-    for (i = 0; i < n; i++) {
+    if (!aw || !am || !where) {
+        rc = DB_ENOMEM;
+        goto out;
+    }
+    /* find everything first: a freed entry (seq 0) would mislead the search */
+    for (i = 0; i < n; i++)
+        where[i] = find_wl(m, seqs[i]);
+    for (i = 0; i < n && rc != DB_ENOMEM; i++) {
         const struct db_sched_wl *row = r < rows->n_workloads && rows->workloads[r].seq == seqs[i]
                                             ? &rows->workloads[r++] : NULL;
-        at = find_wl(m, seqs[i]);
+        at = where[i];
         if (at >= 0) {
-            wl_free(&m->wls[at], &m->meta[at]);
+            wl_free(&m->wls[at], &m->meta[at]); /* seq 0 until set again */
             dropped = 1;
         }
         if (!row)
             continue;
-        if (at >= 0) {
-            rc = wl_set(m, &m->wls[at], &m->meta[at], row);
-            dropped = dropped || rc != DB_OK;
-            continue;
-        }
-        rc = wl_set(m, &m->wls[m->n + n_add], &m->meta[m->n + n_add], row);
-        if (rc == DB_OK)
+        rc = at >= 0 ? wl_set(m, &m->wls[at], &m->meta[at], row)
+                     : wl_set(m, &aw[n_add], &am[n_add], row);
+        if (rc == DB_OK && at < 0)
             n_add++;
-        else if (rc != DB_EINVAL)
-            break;
     }
     if (dropped)
         compact(m);
-    merge_tail(m, n_add);
-    return rc == DB_ENOMEM ? rc : DB_OK;
+    if (rc != DB_ENOMEM && grow(m, m->n + n_add) != DB_OK)
+        rc = DB_ENOMEM;
+    if (rc == DB_ENOMEM) {
+        for (i = 0; i < n_add; i++)
+            wl_free(&aw[i], &am[i]);
+        goto out;
+    }
+    merge_in(m, aw, am, n_add);
+    rc = DB_OK;
+out:
+    free(where);
+    free(aw);
+    free(am);
+    return rc;
 }
 
 int sm_refresh(struct sched_model *m, struct db *db, int64_t *seqs, int n)

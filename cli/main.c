@@ -5,13 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "allot_version.h"
 #include "cli.h"
 #include "replay.h"
 #include "simulate.h"
-
-#ifndef ALLOT_VERSION
-#define ALLOT_VERSION "unknown"
-#endif
 
 struct command {
     const char *name;
@@ -65,7 +62,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("allot %s\n", ALLOT_VERSION);
+        printf("allot %s\n", ALLOT_VERSION_STRING);
         return 0;
     }
     for (i = 0; i < N_COMMANDS; i++)

@@ -247,7 +247,7 @@ static int plot_alloc(const struct replay_results *r, char *err, size_t len)
 {
     struct svg_series s[RP_NPOLICIES];
     struct svg_chart c = {"GPU allocation over time", "days since the first arrival",
-                          "GPUs allocated (%)", 0, 100, s, 0};
+                          "GPUs allocated (%)", 0, 0, s, 0};
     char path[4096];
     int n;
 

@@ -1,6 +1,7 @@
 /*
  * agent.c: agent tokens, node registration, and the reads the API serves
- * about agents (their nodes, the runs of their pods).
+ * about agents (their nodes, the runs of their pods, the workloads that
+ * projects' time and idle limits apply to).
  *
  * Invariants:
  *   1. Only the SHA-256 of a token's secret is stored.
@@ -509,6 +510,72 @@ int db_agent_node_list(struct db *db, struct db_agent_node **out, int *n)
     rc = db__read(db, agent_node_list_fn, &a);
     if (rc != DB_OK) {
         db_agent_nodes_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+/* ---- projects' time and idle limits ---- */
+
+struct limited_arg {
+    struct db_limited **out;
+    int *n;
+};
+
+static int limited_fn(struct db__conn *c, void *arg)
+{
+    /* a device of the workload: a gpu_idle row of a pod's node whose bit
+     * is set in the pod's devices */
+#define DEVICES " FROM pods p JOIN gpu_idle g ON g.node_seq = p.node_seq" \
+                " AND ((p.devices >> g.idx) & 1) = 1 WHERE p.workload_seq = w.seq"
+    static const char sql[] =
+        "SELECT w.seq, w.name, w.type, w.started_ms,"
+        " CASE WHEN q.scheduling_rules != '' THEN q.scheduling_rules"
+        " ELSE coalesce(d.scheduling_rules, '') END,"
+        " (SELECT count(*)" DEVICES "), (SELECT count(*)" DEVICES " AND g.idle_since > 0),"
+        " (SELECT coalesce(max(g.idle_since), 0)" DEVICES ")"
+        " FROM workloads w JOIN queues q ON q.seq = w.project_seq"
+        " LEFT JOIN queues d ON d.seq = q.parent_seq"
+        " WHERE w.deleted_at = 0 AND w.phase = 'Running'"
+        " AND (q.scheduling_rules != '' OR coalesce(d.scheduling_rules, '') != '')"
+        " ORDER BY w.seq";
+#undef DEVICES
+    struct limited_arg *a = arg;
+    struct db_limited **out = a->out;
+    int rc = DB_OK, cap = 0;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct db_limited *l;
+        if (db__grow(out, *a->n, &cap, sizeof(**out)) != DB_OK)
+            return db__done(st, DB_ENOMEM);
+        l = &(*out)[(*a->n)++];
+        memset(l, 0, sizeof(*l));
+        l->seq = sqlite3_column_int64(st, 0);
+        db__copy(l->name, sizeof(l->name), st, 1);
+        l->type = sqlite3_column_int(st, 2);
+        l->started_ms = sqlite3_column_int64(st, 3);
+        db__copy(l->rules, sizeof(l->rules), st, 4);
+        l->n_devices = sqlite3_column_int(st, 5);
+        l->n_idle = sqlite3_column_int(st, 6);
+        l->idle_since = sqlite3_column_int64(st, 7);
+    }
+    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+}
+
+int db_agent_limited(struct db *db, struct db_limited **out, int *n)
+{
+    struct limited_arg a = {out, n};
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    rc = db__read(db, limited_fn, &a);
+    if (rc != DB_OK) {
+        free(*out);
         *out = NULL;
         *n = 0;
     }

@@ -5,7 +5,8 @@
  *
  * One heartbeat, db_agent_heartbeat(), in one savepoint:
  *   Step 1: the node is the one the token registered; last_seen (and the
- *           GPU metrics) are written; a NotReady node is Ready again;
+ *           GPU metrics, and since when each device is idle) are written;
+ *           a NotReady node is Ready again;
  *   Step 2: each pod the agent reports, by uid, against its binding (the
  *           pods row with that uid on this node) and its run (pod_runs):
  *             RUNNING  bound and no run yet: the run starts (event
@@ -374,6 +375,31 @@ static int hb_node(struct db__conn *c, struct hb *b)
     return rc;
 }
 
+/* Step 1, continued: since when each device has been idle (utilisation 0). */
+static int hb_idle(struct db__conn *c, struct hb *b)
+{
+    static const char sql[] =
+        "INSERT INTO gpu_idle (node_seq, idx, idle_since) VALUES (?1, ?2, ?3)"
+        " ON CONFLICT (node_seq, idx) DO UPDATE SET idle_since = CASE"
+        " WHEN excluded.idle_since = 0 THEN 0 WHEN gpu_idle.idle_since = 0"
+        " THEN excluded.idle_since ELSE gpu_idle.idle_since END";
+    int rc = DB_OK, i;
+    sqlite3_stmt *st;
+
+    for (i = 0; rc == DB_OK && i < b->h->n_util; i++) {
+        if (b->h->utilization[i] < 0)
+            continue;
+        st = db__prep(c, sql, &rc);
+        if (!st)
+            return rc;
+        sqlite3_bind_int64(st, 1, b->h->node_seq);
+        sqlite3_bind_int(st, 2, i);
+        sqlite3_bind_int64(st, 3, b->h->utilization[i] == 0 ? b->h->now_ms : 0);
+        rc = db__done(st, db__step_done(st));
+    }
+    return rc;
+}
+
 static int hb_running(struct db__conn *c, struct hb *b, const struct db_pod_report *p,
                       const struct binding *bd, const struct run_state *rs)
 {
@@ -621,6 +647,8 @@ static int heartbeat_fn(struct db__conn *c, void *arg)
     int rc, i;
 
     rc = hb_node(c, b);
+    if (rc == DB_OK)
+        rc = hb_idle(c, b);
     for (i = 0; rc == DB_OK && i < b->h->n_pods; i++)
         rc = hb_pod(c, b, &b->h->pods[i]);
     if (rc == DB_OK)

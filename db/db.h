@@ -116,6 +116,7 @@ struct db_pool {
     char updated_by[DB_NAME_LEN];
 };
 
+/* Inserts; a window or kValue of 0 takes the default (7 days, 1.0). */
 int db_pool_insert(struct db *db, struct db_pool *p);
 /* Rewrites the settings of pool p->seq (not its name); fills updated_at. */
 int db_pool_update(struct db *db, struct db_pool *p);

@@ -104,6 +104,8 @@ struct db_heartbeat {
     int64_t now_ms;
     const struct db_pod_report *pods; int n_pods;  /* every pod the agent knows */
     const char *gpus;             /* JSON array of devices with metrics; NULL: unchanged */
+    const int *utilization;       /* [n_util]: percent per device index; -1 unknown */
+    int n_util;
     /* filled by db_agent_heartbeat() */
     int64_t node_seq;
     struct db_assignment *assigned; int n_assigned;  /* malloc'd: db_assignments_free() */
@@ -122,6 +124,22 @@ void db_heartbeat_clear(struct db_heartbeat *h);
  * not_before_ms at the latest: the server's start) is older than its
  * timeout, and sends the workloads with pods there back to Pending. */
 int db_agent_expire(struct db *db, int64_t now_ms, int64_t not_before_ms, int *n_lost);
+
+/* ---- projects' time and idle limits ---- */
+/* A Running workload of a project (or department) with scheduling rules. */
+struct db_limited {
+    int64_t seq;
+    char name[DB_NAME_LEN];
+    int type;                     /* enum db_wl_type */
+    int64_t started_ms;
+    char rules[1024];             /* the effective schedulingRules (JSON) */
+    int n_devices, n_idle;        /* its devices on agents' nodes, and the idle ones */
+    int64_t idle_since;           /* when the last of them became idle (all idle) */
+};
+
+/* The Running workloads whose project or department has scheduling
+ * rules; *out malloc'd (free()). */
+int db_agent_limited(struct db *db, struct db_limited **out, int *n);
 
 /* ---- runs ---- */
 struct db_pod_run {

@@ -83,7 +83,7 @@ int db_pool_insert(struct db *db, struct db_pool *p)
     p->created_at = p->updated_at = db__now_ms();
     if (p->tbf_window_ms <= 0)
         p->tbf_window_ms = 7LL * 24 * 3600 * 1000;
-    if (p->tbf_k_milli < 0)
+    if (p->tbf_k_milli <= 0)
         p->tbf_k_milli = 1000;
     snprintf(p->updated_by, sizeof(p->updated_by), "%s", p->created_by);
     return db__write(db, pool_insert_fn, p);

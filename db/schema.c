@@ -191,8 +191,9 @@ struct numbered {
 
 static const struct numbered later[] = {
     /* 50: agent tokens, the nodes agents run, a uid per pod binding (the
-     * name an agent runs it under, new whenever the binding changes), and
-     * the runs agents report for those pods */
+     * name an agent runs it under, new whenever the binding changes), the
+     * runs agents report for those pods, and since when each device of an
+     * agent's node has been idle (0: busy) */
     {50,
      "ALTER TABLE pods ADD COLUMN uid TEXT NOT NULL DEFAULT '';"
      "UPDATE pods SET uid = lower(hex(randomblob(16)));"
@@ -225,7 +226,12 @@ static const struct numbered later[] = {
      " exit_code INTEGER NOT NULL DEFAULT 0, signal INTEGER NOT NULL DEFAULT 0,"
      " outcome TEXT NOT NULL DEFAULT '');"
      "CREATE INDEX pod_runs_workload ON pod_runs (workload_seq, idx, started_at);"
-     "CREATE INDEX pod_runs_open ON pod_runs (node_seq) WHERE finished_at = 0;"},
+     "CREATE INDEX pod_runs_open ON pod_runs (node_seq) WHERE finished_at = 0;"
+     "CREATE TABLE gpu_idle ("
+     " node_seq INTEGER NOT NULL REFERENCES nodes (seq),"
+     " idx INTEGER NOT NULL,"
+     " idle_since INTEGER NOT NULL DEFAULT 0,"
+     " PRIMARY KEY (node_seq, idx)) WITHOUT ROWID;"},
 };
 
 #define N_LATER ((int)(sizeof(later) / sizeof(later[0])))

@@ -6,7 +6,7 @@
 # ALLOTD defaults to build/allotd, SECONDS (per wrk run) to 10. It starts a
 # real allotd on a free loopback port with a fresh database in a temporary
 # directory (synchronous=FULL, rate limit off, 1,000 simulated nodes with
-# 8 GPUs), then measures:
+# 8 GPUs, 64 HTTP workers: one per client connection), then measures:
 #   1. submissions: POST /api/v1/workloads/trainings with a bearer token,
 #      64 keep-alive connections (each 202 is a durable row);
 #   2. GET one workload, 64 connections;
@@ -35,7 +35,7 @@ command -v wrk >/dev/null || { echo "wrk is missing (apt-get install wrk)" >&2; 
 start() {
   rm -f "$T/port"
   (cd "$T" && exec "$ALLOTD" --db "$T/bench.db" --listen 127.0.0.1:0 --port-file "$T/port" \
-      --rate-limit 0 --simulate-nodes 1000x8 --threads 16 >>"$T/log" 2>&1) &
+      --rate-limit 0 --simulate-nodes 1000x8 --threads 64 >>"$T/log" 2>&1) &
   PID=$!
   while [ ! -s "$T/port" ]; do
     kill -0 "$PID" 2>/dev/null || { cat "$T/log" >&2; exit 1; }
@@ -93,14 +93,27 @@ wrk -t2 -c64 -d"${SECS}s" --latency -H "Authorization: Bearer $TOKEN" \
   "$URL/api/v1/workloads?limit=50" >"$T/w3"
 summary "$T/w3"
 
-N=$(count)
+stop
+
+# steps 4 and 5 on a database of exactly 50,000 workloads
+rm -f "$T"/bench.db*
+start
+TOKEN=$(token)
+export ALLOT_TOKEN="$TOKEN"
+ALLOT_PROJECT=$(curl -s -X POST "$URL/api/v1/org-unit/projects" -H "Authorization: Bearer $TOKEN" \
+  -H 'Content-Type: application/json' \
+  -d '{"name":"bench","resources":[{"nodePool":{"name":"default"},"gpu":{"deserved":4000}}]}' |
+  jq -r .id)
+export ALLOT_PROJECT
+N=0
 ROUND=0
-while [ "$N" -lt 50000 ]; do # top up to 50,000 workloads
+while [ "$N" -lt 50000 ]; do
   ROUND=$((ROUND + 1))
   ALLOT_BENCH_RUN=f$ROUND ALLOT_BENCH_MAX=$(((50000 - N + 1) / 2)) \
     wrk -t2 -c64 -d3s -s "$HERE/submit.lua" "$URL" >/dev/null
   N=$(count)
 done
+sleep 2 # the scheduler places and records them
 echo "== 4. restart with $N workloads and 1000 nodes"
 stop
 T0=$(date +%s%N)

@@ -90,7 +90,16 @@ events_of c3 | grep -q "^Failed: pod 0 of c3 exited with code 3 on node-" || fai
 events_of c0 | grep -q "^Completed: " || fail "c0 has no Completed event"
 until_ok 10 sh -c "curl -s '$URL/api/v1/workloads/$(wl_id c3)/logs' \
   -H 'Authorization: Bearer $ADMIN' | grep -qx failing" || fail "c3's stderr is not in its log"
-[ "$(expect 200 GET "/api/v1/workloads/$(wl_id c0)/pods" "" "$ADMIN" | jq '.pods | length')" = 1 ] || true
+
+# a log followed while it is written: the response ends when the workload does
+printf '#!/bin/sh\nfor i in 1 2 3 4 5; do echo "line $i"; sleep 0.3; done\n' >"$T/lines.sh"
+chmod +x "$T/lines.sh"
+submit f1 "$PA" 1 "$T/lines.sh" "" >/dev/null
+F1=$(wl_id f1)
+curl -s --max-time 30 "$URL/api/v1/workloads/$F1/logs?follow=true" -H "Authorization: Bearer $ADMIN" \
+  >"$T/f1.follow" || fail "following f1's log did not end with f1 (curl: $?)"
+is_phase f1 Completed || fail "f1 is $(phase "$ADMIN" f1) after its log ended"
+[ "$(grep -c '^line [1-5]$' "$T/f1.follow")" = 5 ] || fail "f1's followed log: $(cat "$T/f1.follow")"
 
 # an agent killed: its node goes NotReady, its workloads back to Pending,
 # and its processes stop once it has been gone the orphan timeout

@@ -5,7 +5,8 @@
 # server's (it retries; the pod runs on). Then the limits of a token: a
 # researcher cannot create one, an agent token opens no user route, another
 # node's agent cannot end or log this node's pod, and a revoked token's
-# node goes NotReady and its agent stops its pods.
+# node goes NotReady and its agent stops its pods. Projects' time and
+# idle-GPU limits (from the fake's utilisation) stop workloads.
 ALLOTD=$1
 AGENT=$2
 . "$(dirname "$0")/lib_agent.sh"
@@ -68,6 +69,28 @@ until_ok 20 grep -q "connected to .* again" "$T/node-g.log" || fail "the agent d
 is_phase r1 Running || fail "r1 is not Running after the server's restart"
 [ "$(pids_of r1)" = "$R1" ] || fail "r1's process changed across the server's restart"
 events_of r1 | grep -q "^NodeLost" && fail "r1 was lost across the server's restart"
+
+# a project's limits: a workspace on the idle device (the fake's device 1)
+# is stopped after its idle limit, a training after its time limit
+PL=$(expect 201 POST /api/v1/org-unit/projects "{\"name\":\"limits\",\"clusterId\":\"$CLUSTER\",
+  \"schedulingRules\":{\"interactiveJobMaxIdleDurationSeconds\":1,\"trainingJobTimeLimitSeconds\":2},
+  \"resources\":[{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},
+  \"gpu\":{\"deserved\":1,\"limit\":-1,\"overQuotaWeight\":1}}]}" "$ADMIN" | jq -r .id)
+expect 202 POST /api/v1/workloads/workspaces "{\"name\":\"ws1\",\"projectId\":\"$PL\",
+  \"clusterId\":\"$CLUSTER\",\"spec\":{\"command\":\"sleep\",\"args\":\"1000\",
+  \"environmentVariables\":[{\"name\":\"TESTRUN\",\"value\":\"$T\"}],
+  \"compute\":{\"gpuDevicesRequest\":1}}}" "$ADMIN" >/dev/null
+wait_phase_long ws1 Stopped
+events_of ws1 | grep -q "^Running: " || fail "ws1 never ran: $(events_of ws1)"
+events_of ws1 | grep -q "^Suspended: .*interactiveJobMaxIdleDurationSeconds: the GPUs of ws1 were idle" \
+  || fail "ws1: $(events_of ws1)"
+until_ok 10 no_process ws1 || fail "ws1 still runs"
+submit t1 "$PL" 1 sleep 1000 >/dev/null
+wait_phase_long t1 Stopped
+events_of t1 | grep -q "^Running: " || fail "t1 never ran: $(events_of t1)"
+events_of t1 | grep -q "^Suspended: .*trainingJobTimeLimitSeconds: t1 ran [0-9]* s, the limit is 2 s" \
+  || fail "t1: $(events_of t1)"
+until_ok 10 no_process t1 || fail "t1 still runs"
 
 # a researcher cannot create agent tokens; an agent token opens no user route
 PW=$(expect 201 POST /api/v1/users '{"email":"res@example.com"}' "$ADMIN" | jq -r .tempPassword)

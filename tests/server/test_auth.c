@@ -2,7 +2,8 @@
  * test_auth.c: token verification refuses every forged or stale token
  * (alg none, HS384/HS512, wrong key, expired, not yet valid, wrong issuer,
  * wrong type, tampered, oversized) and accepts a good one; secrets hash
- * and check.
+ * and check; the principal cache answers only while the token is valid
+ * and nothing was invalidated since it was stored.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -137,6 +138,43 @@ static void test_secret_hash(void **state)
     assert_false(api_secret_check("correct horse", "plain"));
 }
 
+static void test_principal_cache(void **state)
+{
+    struct api_pcache *pc = api_pcache_new();
+    struct api_principal p, got;
+    struct db_rule rule;
+    uint64_t gen;
+
+    (void)state;
+    assert_non_null(pc);
+    memset(&p, 0, sizeof(p));
+    memset(&rule, 0, sizeof(rule));
+    p.user.id = 9;
+    strcpy(p.user.login, "carol");
+    strcpy(p.user.secret_hash, "$y$secret");
+    strcpy(rule.scope_type, "system");
+    rule.role_id = 6;
+    p.rules = &rule;
+    p.n_rules = 1;
+    gen = api_pcache_generation(pc);
+    api_pcache_put(pc, "tok-a", now + 60, now, gen, &p);
+    memset(&got, 0, sizeof(got));
+    assert_int_equal(api_pcache_get(pc, "tok-a", now, &got), 0);
+    assert_int_equal(got.user.id, 9);
+    assert_int_equal(got.n_rules, 1);
+    assert_string_equal(got.user.secret_hash, ""); /* never kept */
+    api_principal_clear(&got);
+    assert_int_not_equal(api_pcache_get(pc, "tok-b", now, &got), 0);
+    assert_int_not_equal(api_pcache_get(pc, "tok-a", now + 600, &got), 0); /* expired */
+    api_pcache_put(pc, "tok-a", now + 60, now, gen, &p);
+    api_pcache_invalidate(pc); /* a logout, a password change, a rule change */
+    assert_int_not_equal(api_pcache_get(pc, "tok-a", now, &got), 0);
+    /* stored under a generation that was already stale: never served */
+    api_pcache_put(pc, "tok-c", now + 60, now, gen, &p);
+    assert_int_not_equal(api_pcache_get(pc, "tok-c", now, &got), 0);
+    api_pcache_free(pc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -144,6 +182,7 @@ int main(void)
         cmocka_unit_test(test_forgeries),
         cmocka_unit_test(test_oversized_and_garbage),
         cmocka_unit_test(test_secret_hash),
+        cmocka_unit_test(test_principal_cache),
     };
 
     memset(key.key, 0x42, 32);

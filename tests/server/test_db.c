@@ -1,8 +1,10 @@
 /*
  * test_db.c: storage: migrations, group commit under concurrent writers,
  * the workload lifecycle, list filters, and cycle application that skips
- * workloads changed since the snapshot. Each test uses its own temporary
- * database file.
+ * workloads changed since the snapshot; pool settings and deletion, the
+ * scheduler's partial reads (topology, named workloads), batched actions
+ * and the allocation samples. Each test uses its own temporary database
+ * file.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -298,9 +300,125 @@ static void test_reopen_keeps_rows(void **state)
     db_workload_clear(&w);
 }
 
+static void test_pools(void **state)
+{
+    struct fixture *f = *state;
+    struct db_pool p, got;
+    struct db_node n;
+
+    memset(&p, 0, sizeof(p));
+    strcpy(p.name, "a100");
+    strcpy(p.label_key, "k");
+    strcpy(p.label_value, "a100");
+    assert_int_equal(db_pool_insert(f->db, &p), DB_OK);
+    assert_int_equal(db_pool_get(f->db, p.seq, &got), DB_OK);
+    assert_int_equal(got.tbf_window_ms, 7LL * 24 * 3600 * 1000); /* defaults filled */
+    assert_int_equal(got.tbf_k_milli, 1000);
+    got.gpu_placement = 1;
+    got.min_runtime_ms = 90000;
+    got.tbf_enabled = 1;
+    got.tbf_half_life_ms = 3600000;
+    assert_int_equal(db_pool_update(f->db, &got), DB_OK);
+    assert_int_equal(db_pool_get(f->db, p.seq, &got), DB_OK);
+    assert_int_equal(got.gpu_placement, 1);
+    assert_int_equal(got.min_runtime_ms, 90000);
+    assert_int_equal(got.tbf_enabled, 1);
+    assert_int_equal(got.tbf_half_life_ms, 3600000);
+    memset(&n, 0, sizeof(n));
+    strcpy(n.name, "n1");
+    strcpy(n.node_type, "dgx");
+    n.pool_seq = p.seq;
+    n.n_gpus = 8;
+    n.ready = 1;
+    assert_int_equal(db_node_upsert_many(f->db, &n, 1), DB_OK);
+    assert_int_equal(db_pool_delete(f->db, p.seq), DB_ECONFLICT); /* it holds a node */
+    n.pool_seq = f->pool.seq;
+    assert_int_equal(db_node_upsert(f->db, &n), DB_OK);
+    assert_int_equal(db_pool_delete(f->db, p.seq), DB_OK);
+    assert_int_equal(db_pool_get(f->db, p.seq, &got), DB_ENOTFOUND);
+    assert_int_equal(db_pool_delete(f->db, p.seq), DB_ENOTFOUND);
+}
+
+static void test_partial_reads(void **state)
+{
+    struct fixture *f = *state;
+    struct db_workload a, b, c;
+    struct db_snapshot *s = NULL;
+    int64_t seqs[4];
+    int rcs[2];
+
+    assert_int_equal(submit(f, "a", 1, &a), DB_OK);
+    assert_int_equal(submit(f, "b", 1, &b), DB_OK);
+    assert_int_equal(submit(f, "c", 1, &c), DB_OK);
+    assert_int_equal(db_topology_load(f->db, &s), DB_OK);
+    assert_int_equal(s->n_pools, 1);
+    assert_int_equal(s->n_queues, 2);
+    assert_int_equal(s->n_workloads, 0);
+    db_snapshot_free(s);
+    seqs[0] = a.seq;
+    seqs[1] = b.seq;
+    assert_int_equal(db_workload_act_many(f->db, seqs, 2, DB_WL_SUSPEND, "t", 1, rcs), DB_OK);
+    assert_int_equal(rcs[0], DB_OK);
+    assert_int_equal(rcs[1], DB_OK);
+    seqs[1] = c.seq;
+    /* resuming a that is suspended and c that is not: c alone fails */
+    assert_int_equal(db_workload_act_many(f->db, seqs, 2, DB_WL_RESUME, "t", 2, rcs), DB_OK);
+    assert_int_equal(rcs[0], DB_OK);
+    assert_int_equal(rcs[1], DB_ECONFLICT);
+    seqs[0] = a.seq;
+    seqs[1] = b.seq;
+    seqs[2] = c.seq;
+    seqs[3] = 999999;
+    assert_int_equal(db_workloads_load(f->db, seqs, 4, &s), DB_OK);
+    assert_int_equal(s->n_workloads, 2); /* b is Stopped, 999999 does not exist */
+    assert_int_equal(s->workloads[0].seq, a.seq);
+    assert_int_equal(s->workloads[1].seq, c.seq);
+    assert_string_equal(s->workloads[1].phase, "Pending");
+    db_snapshot_free(s);
+    db_workload_clear(&a);
+    db_workload_clear(&b);
+    db_workload_clear(&c);
+}
+
+static void test_samples(void **state)
+{
+    struct fixture *f = *state;
+    struct db_sample in[3], *out = NULL;
+    int n = 0;
+
+    memset(in, 0, sizeof(in));
+    in[0].queue_seq = in[1].queue_seq = in[2].queue_seq = f->proj.seq;
+    in[0].pool_seq = in[1].pool_seq = in[2].pool_seq = f->pool.seq;
+    in[0].ts = 1000;
+    in[1].ts = 2000;
+    in[2].ts = 3000;
+    in[0].alloc[0] = 1000;
+    in[1].alloc[0] = 3000;
+    in[2].alloc[0] = 2000;
+    in[2].quota[0] = -1;
+    assert_int_equal(db_samples_add(f->db, in, 3, 0), DB_OK);
+    assert_int_equal(db_samples_get(f->db, f->proj.seq, 0, 1500, 3000, &out, &n), DB_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(out[0].alloc[0], 3000);
+    assert_int_equal(out[1].quota[0], -1); /* unlimited stays unlimited when summed */
+    free(out);
+    assert_int_equal(db_samples_buckets(f->db, 0, 10000, &out, &n), DB_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(out[0].alloc[0], 2000); /* the average of the bucket */
+    free(out);
+    /* retention: everything before 2500 goes */
+    assert_int_equal(db_samples_add(f->db, in + 2, 1, 2500), DB_OK);
+    assert_int_equal(db_samples_get(f->db, f->proj.seq, f->pool.seq, 0, 10000, &out, &n), DB_OK);
+    assert_int_equal(n, 1);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_pools, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_partial_reads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_and_queues, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lifecycle_and_list, setup, teardown),

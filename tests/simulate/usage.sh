@@ -22,7 +22,7 @@ run 0 --help
 grep -q '^usage: allot <command>' "$out" || fail "--help: no usage"
 grep -q 'simulate' "$out" || fail "--help: simulate not listed"
 run 0 --version
-grep -Eqx 'allot [0-9]+\.[0-9]+\.[0-9]+' "$out" || fail "--version"
+grep -Eqx 'allot [0-9]+\.[0-9]+\.[0-9]+ \(git [^ )]+\)' "$out" || fail "--version"
 run 0 simulate --help
 grep -q '^usage: allot simulate \[--json\] \[--timing\] FILE\.\.\.' "$out" || fail "simulate --help"
 

@@ -80,7 +80,7 @@ export default {
       el.status,
       h('section', {class: 'panel', 'aria-labelledby': 'proj-h'},
         h('h2', {id: 'proj-h'}, 'Projects'), el.projects),
-      h('section', {class: 'panel', 'aria-labelledby': 'proj-chart-h'},
+      el.pchartPanel = h('section', {class: 'panel', 'aria-labelledby': 'proj-chart-h', hidden: true},
         h('h2', {id: 'proj-chart-h'}, 'GPU quota, allocated and fair share per project'),
         h('div', {class: 'chart-box'}, el.pchart)),
       h('div', {class: 'page-head'}, h('h1', {class: 'h-sub'}, 'Departments'),
@@ -89,7 +89,7 @@ export default {
       el.dstatus,
       h('section', {class: 'panel', 'aria-labelledby': 'dept-h'},
         h('h2', {id: 'dept-h'}, 'Departments'), el.departments),
-      h('section', {class: 'panel', 'aria-labelledby': 'dept-chart-h'},
+      el.dchartPanel = h('section', {class: 'panel', 'aria-labelledby': 'dept-chart-h', hidden: true},
         h('h2', {id: 'dept-chart-h'}, 'GPU quota, allocated and fair share per department'),
         h('div', {class: 'chart-box'}, el.dchart)));
   },
@@ -118,7 +118,7 @@ export default {
       if (dp.error.name === 'AbortError') throw dp.error;
       fill(el.dstatus, notice(dp.error.status === 403 ? 'info' : 'error', errorText(dp.error)));
       fill(el.departments);
-      destroyChart(el.dchart);
+      noChart(el.dchart, el.dchartPanel);
     } else {
       fill(el.dstatus);
       renderDepartments(ctx, departments.slice().sort((a, b) => a.name.localeCompare(b.name)), projects);
@@ -130,7 +130,7 @@ function renderProjects(ctx, projects, pending) {
   if (!projects.length) {
     fill(el.projects, notice('empty', ctx.can.orgWrite ? 'No projects yet: create one.'
       : 'You have no projects.'));
-    destroyChart(el.pchart);
+    noChart(el.pchart, el.pchartPanel);
     return;
   }
   const rows = projects.map((p, i) => {
@@ -151,13 +151,13 @@ function renderProjects(ctx, projects, pending) {
   });
   fill(el.projects, h('table', {class: 'data', id: 'projects-table', 'aria-label': 'Projects'},
     head(COLS, ctx.can.orgWrite), h('tbody', {}, rows)));
-  chart(el.pchart, projects);
+  chart(el.pchart, el.pchartPanel, projects);
 }
 
 function renderDepartments(ctx, depts, projects) {
   if (!depts.length) {
     fill(el.departments, notice('empty', 'No departments.'));
-    destroyChart(el.dchart);
+    noChart(el.dchart, el.dchartPanel);
     return;
   }
   const rows = depts.map((d) => {
@@ -178,11 +178,17 @@ function renderDepartments(ctx, depts, projects) {
   });
   fill(el.departments, h('table', {class: 'data', id: 'departments-table', 'aria-label': 'Departments'},
     head(DCOLS, ctx.can.orgWrite), h('tbody', {}, rows)));
-  chart(el.dchart, depts);
+  chart(el.dchart, el.dchartPanel, depts);
+}
+
+function noChart(canvas, panel) {
+  destroyChart(canvas);
+  panel.hidden = true;
 }
 
 // The 30 queues with the most quota plus allocation, in name order.
-function chart(canvas, all) {
+function chart(canvas, panel, all) {
+  panel.hidden = false;
   const queues = all.length <= 30 ? all : all.map((q) => ({q, n: numbers(q)}))
     .sort((a, b) => (b.n.alloc + Math.max(0, b.n.quota || 0)) - (a.n.alloc + Math.max(0, a.n.quota || 0)))
     .slice(0, 30).map((x) => x.q).sort((a, b) => a.name.localeCompare(b.name));

@@ -16,12 +16,13 @@ const PRIORITIES = ['very-low', 'low', 'medium-low', 'medium', 'medium-high', 'h
 const PATH_OF_TYPE = {Training: 'trainings', Workspace: 'workspaces', Distributed: 'distributed',
   Inference: 'inferences'};
 
-// [header, sortBy field or null]
+// [header, sortBy field or null, hidden while the detail pane is open]
 const COLUMNS = [
-  ['Workload', 'name'], ['Type', 'type'], ['Preemptible', null], ['Status', 'phase'],
-  ['Project', 'projectName'], ['Created by', 'submittedBy'], ['Running/Requested pods', null],
+  ['Workload', 'name'], ['Type', 'type', true], ['Preemptible', null, true], ['Status', 'phase'],
+  ['Project', 'projectName'], ['Created by', 'submittedBy', true], ['Running/Requested pods', null],
   ['Creation time', 'createdAt'], ['GPU request / allocation', 'allocatedGPU'], ['Node', null],
 ];
+const OPT = 'opt';
 
 const state = {
   project: '', phase: '', type: '', search: '',
@@ -125,6 +126,7 @@ export default {
     renderPager(rows.length, list.next !== undefined);
     if (state.selected) await renderDetail(ctx, signal);
     else el.detail.hidden = true;
+    el.layout.classList.toggle('detail-open', !el.detail.hidden);
   },
 };
 
@@ -163,11 +165,11 @@ function gpuRequest(w) {
   return gpu(g);
 }
 
-function sortHeader(ctx, label, field) {
-  if (!field) return h('th', {scope: 'col'}, label);
+function sortHeader(ctx, label, field, opt) {
+  if (!field) return h('th', {scope: 'col', class: opt ? OPT : null}, label);
   const active = state.sortBy === field;
   const dir = active ? (state.sortOrder === 'asc' ? 'ascending' : 'descending') : 'none';
-  return h('th', {scope: 'col', 'aria-sort': dir},
+  return h('th', {scope: 'col', 'aria-sort': dir, class: opt ? OPT : null},
     h('button', {type: 'button', class: `sort ${active ? state.sortOrder : ''}`,
       onclick: () => {
         if (state.sortBy === field) state.sortOrder = state.sortOrder === 'asc' ? 'desc' : 'asc';
@@ -193,12 +195,12 @@ function renderTable(ctx, rows) {
     h('th', {scope: 'row'}, h('button', {type: 'button', class: 'link',
       'aria-label': `Show details of ${w.name}`, onclick: (e) => { e.stopPropagation(); open(); }},
     w.name)),
-    h('td', {}, w.type),
-    h('td', {}, w.preemptible ? 'Yes' : 'No'),
+    h('td', {class: OPT}, w.type),
+    h('td', {class: OPT}, w.preemptible ? 'Yes' : 'No'),
     h('td', {class: 'status', title: w.phaseMessage || null}, badge(w.phase),
       w.phase === 'Pending' && w.phaseReason ? h('small', {class: 'reason'}, w.phaseReason) : null),
     h('td', {}, w.projectName),
-    h('td', {}, w.submittedBy || '-'),
+    h('td', {class: OPT}, w.submittedBy || '-'),
     h('td', {class: 'num'}, `${w.runningPods ?? 0}/${req.number ?? '-'}`),
     h('td', {}, h('time', {datetime: w.createdAt}, time(w.createdAt))),
     h('td', {class: 'num'}, `${gpuRequest(w)} / ${gpu(w.allocatedResources && w.allocatedResources.gpu)}`),
@@ -206,7 +208,7 @@ function renderTable(ctx, rows) {
     return tr;
   });
   fill(el.table, h('table', {class: 'data', id: 'workloads-table', 'aria-label': 'Workloads'},
-    h('thead', {}, h('tr', {}, COLUMNS.map(([l, f]) => sortHeader(ctx, l, f)))),
+    h('thead', {}, h('tr', {}, COLUMNS.map(([l, f, o]) => sortHeader(ctx, l, f, o)))),
     h('tbody', {}, body)));
 }
 
@@ -227,6 +229,7 @@ function renderPager(n, hasNext) {
 function closeDetail(ctx) {
   state.selected = null;
   el.detail.hidden = true;
+  el.layout.classList.remove('detail-open');
   if (location.hash.includes('?')) history.replaceState(null, '', '#/workloads');
   ctx.kick();
 }

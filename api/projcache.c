@@ -1,0 +1,112 @@
+/*
+ * projcache.c: the projects a submission names, cached: id -> seq, name,
+ * department and effective node types, so a submission reads no queue
+ * row while the organization is unchanged.
+ *
+ * Invariants:
+ *   1. An entry is used only while its generation equals the scheduler's
+ *      organization generation (api_sched_org_generation()), which every
+ *      change to departments, projects, pools and nodes advances; the
+ *      generation is read before the database, so an entry loaded during
+ *      a change is stale when stored.
+ *   2. Memory is bounded: a fixed table, a new entry replaces its slot.
+ */
+#include "api.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PJ_SLOTS 256
+
+struct pj_entry {
+    int used;
+    uint64_t generation;
+    struct api_project p;
+};
+
+struct api_projcache {
+    pthread_mutex_t mu;
+    struct pj_entry slots[PJ_SLOTS];
+};
+
+struct api_projcache *api_projcache_new(void)
+{
+    struct api_projcache *pc = calloc(1, sizeof(*pc));
+
+    if (pc)
+        pthread_mutex_init(&pc->mu, NULL);
+    return pc;
+}
+
+void api_projcache_free(struct api_projcache *pc)
+{
+    if (!pc)
+        return;
+    pthread_mutex_destroy(&pc->mu);
+    free(pc);
+}
+
+static unsigned slot_of(const char *id)
+{
+    unsigned h = 2166136261u;
+
+    for (; *id; id++)
+        h = (h ^ (unsigned char)*id) * 16777619u;
+    return h % PJ_SLOTS;
+}
+
+/* Reads the project and its effective node types from the database. */
+static int load(struct db *db, const char *id, struct api_project *out)
+{
+    struct db_queue *q = calloc(1, sizeof(*q));
+    int rc;
+
+    if (!q)
+        return DB_ENOMEM;
+    rc = db_queue_get(db, id, q);
+    if (rc == DB_OK && q->kind != DB_PROJECT)
+        rc = DB_ENOTFOUND;
+    if (rc == DB_OK) {
+        memset(out, 0, sizeof(*out));
+        out->seq = q->seq;
+        memcpy(out->id, q->id, sizeof(out->id));
+        memcpy(out->name, q->name, sizeof(out->name));
+        memcpy(out->parent_id, q->parent_id, sizeof(out->parent_id));
+        memcpy(out->parent_name, q->parent_name, sizeof(out->parent_name));
+        memcpy(out->node_types, q->node_types, sizeof(out->node_types));
+        if (!out->node_types[0] && db_queue_get(db, out->parent_id, q) == DB_OK)
+            memcpy(out->node_types, q->node_types, sizeof(out->node_types));
+    }
+    free(q);
+    return rc;
+}
+
+int api_project_lookup(struct api_app *app, const char *id, struct api_project *out)
+{
+    struct api_projcache *pc = app->projc;
+    uint64_t gen = api_sched_org_generation(app->sched);
+    struct pj_entry *e;
+    int rc;
+
+    if (pc) {
+        e = &pc->slots[slot_of(id)];
+        pthread_mutex_lock(&pc->mu);
+        rc = e->used && e->generation == gen && strcmp(e->p.id, id) == 0;
+        if (rc)
+            *out = e->p;
+        pthread_mutex_unlock(&pc->mu);
+        if (rc)
+            return DB_OK;
+    }
+    rc = load(app->db, id, out);
+    if (rc != DB_OK || !pc)
+        return rc;
+    e = &pc->slots[slot_of(id)];
+    pthread_mutex_lock(&pc->mu);
+    e->used = 1;
+    e->generation = gen;
+    e->p = *out;
+    pthread_mutex_unlock(&pc->mu);
+    return DB_OK;
+}

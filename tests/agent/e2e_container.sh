@@ -1,0 +1,74 @@
+#!/bin/sh
+# e2e_container.sh: a workload naming an image on a node whose container
+# runtime answers runs through `docker run` with its devices, name,
+# environment, entrypoint and arguments, and stops through `docker stop`.
+# The docker here is a fake on PATH: it records its arguments and runs the
+# container's command as a plain process.
+ALLOTD=$1
+AGENT=$2
+. "$(dirname "$0")/lib_agent.sh"
+
+mkdir -p "$T/bin" "$T/docker"
+cat >"$T/bin/docker" <<'EOF'
+#!/bin/sh
+# a fake docker: info answers; run records its arguments and runs the
+# container's command; stop, kill and rm signal what run started
+D=$(dirname "$0")/../docker
+verb=$1; shift
+case $verb in
+info) exit 0 ;;
+run)
+  echo "$*" >>"$D/runs"
+  name="" entry=""
+  while [ $# -gt 0 ]; do
+    case $1 in
+    --rm) shift ;;
+    --name) name=$2; shift 2 ;;
+    -e) export "$2"; shift 2 ;;
+    --gpus|-w|--device) shift 2 ;;
+    --entrypoint) entry=$2; shift 2 ;;
+    *) break ;;
+    esac
+  done
+  shift # the image
+  echo $$ >"$D/$name.pid"
+  exec $entry "$@" ;;
+stop) echo "stop $*" >>"$D/stops"; kill -TERM "$(cat "$D/$3.pid")" 2>/dev/null; exit 0 ;;
+kill) kill -KILL "$(cat "$D/$1.pid")" 2>/dev/null; exit 0 ;;
+rm) exit 0 ;;
+esac
+exit 1
+EOF
+chmod +x "$T/bin/docker"
+
+start --rate-limit 0
+ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
+CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
+POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
+agent_token node-c
+(PATH="$T/bin:$PATH"; export PATH; agent node-c --gpus 2 --runtime docker)
+until_ok 20 is_status node-c Ready || fail "node-c is not Ready"
+grep -q "node node-c, docker" "$T/node-c.log" || fail "the agent did not pick docker"
+
+P=$(project p 2)
+submit k1 "$P" 2 "$T/trap.sh" "'one arg' two" 5 >/dev/null
+wait_phase_long k1 Running
+until_ok 10 has_process k1 || fail "k1 has no process"
+UIDK=$(ls "$T/node-c/pods")
+RUN=$(cat "$T/docker/runs")
+for want in "--rm" "--name allot-$UIDK" "-e OUT=$OUT" "-e ALLOT_POD_UID=$UIDK" \
+    '--gpus "device=0,1"' "--entrypoint $T/trap.sh busybox one arg two"; do
+  case $RUN in *"$want"*) ;; *) fail "docker run lacks '$want': $RUN" ;; esac
+done
+events_of k1 | grep -q "^Started: .*ran image busybox with docker" || fail "k1: $(events_of k1)"
+
+expect 202 DELETE "/api/v1/workloads/$(wl_id k1)" "" "$ADMIN" >/dev/null
+until_ok 10 grep -q "stop --time 5 allot-$UIDK" "$T/docker/stops" || fail "no docker stop"
+until_ok 10 no_process k1 || fail "k1 still runs"
+[ -s "$OUT/k1.term" ] || fail "k1 did not get SIGTERM"
+
+kill "$(cat "$T/node-c.pid")"
+until_ok 15 no_workloads || fail "workload processes were left behind: $(workload_pids)"
+stop
+sanitizers_quiet
+echo "ok"

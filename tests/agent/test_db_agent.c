@@ -1,0 +1,413 @@
+/*
+ * test_db_agent.c: the storage behind allot-agent, without HTTP: token
+ * binding and name conflicts at registration, and what heartbeats do to a
+ * workload bound to an agent's node (Initializing -> Running -> Completed
+ * or Failed, lost pods back to Pending, reports from another node ignored),
+ * lost nodes after missed heartbeats, uids kept by unchanged pods; plus the
+ * token hash's test vectors. Each test uses its own temporary database.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent_int.h"
+#include "db.h"
+#include "db_agent.h"
+
+struct fixture {
+    char dir[64], path[128];
+    struct db *db;
+    struct db_pool pool;
+    struct db_queue dept, proj;
+    struct db_agent_token tok, other;
+    struct db_agent_reg reg;
+};
+
+static int token(struct fixture *f, struct db_agent_token *t, const char *id)
+{
+    memset(t, 0, sizeof(*t));
+    snprintf(t->id, sizeof(t->id), "%s", id);
+    snprintf(t->name, sizeof(t->name), "%s", id);
+    snprintf(t->secret_hash, sizeof(t->secret_hash), "%064d", 0);
+    return db_agent_token_insert(f->db, t);
+}
+
+static void reg_of(const struct db_agent_token *t, const char *name, struct db_agent_reg *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->token_seq = t->seq;
+    snprintf(r->name, sizeof(r->name), "%s", name);
+    snprintf(r->pool, sizeof(r->pool), "default");
+    r->n_gpus = 2;
+    r->cpu_milli = r->mem_mib = -1;
+    r->heartbeat_ms = 200;
+    r->labels = "{}";
+    r->gpus = "[]";
+    r->now_ms = 1000;
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+
+    snprintf(f->dir, sizeof(f->dir), "/tmp/allot-test-agent-XXXXXX");
+    if (!f || !mkdtemp(f->dir))
+        return -1;
+    snprintf(f->path, sizeof(f->path), "%s/t.db", f->dir);
+    if (db_open(f->path, &f->db) != DB_OK)
+        return -1;
+    strcpy(f->pool.name, "default");
+    strcpy(f->pool.label_key, "k");
+    strcpy(f->pool.label_value, "v");
+    f->dept.kind = DB_DEPARTMENT;
+    strcpy(f->dept.name, "default");
+    if (db_pool_insert(f->db, &f->pool) != DB_OK || db_queue_insert(f->db, &f->dept) != DB_OK)
+        return -1;
+    f->proj.kind = DB_PROJECT;
+    strcpy(f->proj.name, "team-a");
+    f->proj.parent_seq = f->dept.seq;
+    if (db_queue_insert(f->db, &f->proj) != DB_OK || token(f, &f->tok, "tok1") != DB_OK ||
+        token(f, &f->other, "tok2") != DB_OK)
+        return -1;
+    reg_of(&f->tok, "node-a", &f->reg);
+    if (db_agent_register(f->db, &f->reg) != DB_OK)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    char p[160];
+
+    db_close(f->db);
+    snprintf(p, sizeof(p), "%s-wal", f->path);
+    unlink(p);
+    snprintf(p, sizeof(p), "%s-shm", f->path);
+    unlink(p);
+    unlink(f->path);
+    rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+/* A workload of n_pods one-GPU pods placed on node seq `node` (devices 0
+ * and 1), in phase `phase`, as a scheduling cycle writes it. */
+static int64_t placed(struct fixture *f, const char *name, int n_pods, int64_t node,
+                      const char *phase)
+{
+    struct db_workload w;
+    struct db_sched_pod pods[2] = {{node, 1}, {node, 2}};
+    struct db_wl_update u;
+    struct db_cycle c;
+    int applied = 0;
+
+    memset(&w, 0, sizeof(w));
+    strcpy(w.name, name);
+    w.project_seq = f->proj.seq;
+    strcpy(w.priority_class, "train");
+    w.priority = 50;
+    w.preemptible = 1;
+    w.n_pods = w.min_pods = n_pods;
+    w.gpu_devices = 1;
+    assert_int_equal(db_workload_insert(f->db, &w), DB_OK);
+    memset(&u, 0, sizeof(u));
+    u.seq = w.seq;
+    u.version = w.version;
+    u.phase = phase;
+    u.phase_reason = u.phase_message = "";
+    u.pods_changed = 1;
+    u.pods = pods;
+    u.n_pods = n_pods;
+    memset(&c, 0, sizeof(c));
+    c.now_ms = 2000;
+    c.updates = &u;
+    c.n_updates = 1;
+    assert_int_equal(db_cycle_apply(f->db, &c, &applied), DB_OK);
+    assert_int_equal(applied, 1);
+    db_workload_clear(&w);
+    return w.seq;
+}
+
+static const char *phase_of(struct fixture *f, const char *name)
+{
+    static char phase[16];
+    struct db_wl_query q;
+    struct db_workload *ws = NULL;
+    int n = 0;
+
+    memset(&q, 0, sizeof(q));
+    q.n_filters = 1;
+    strcpy(q.filters[0].field, "name");
+    strcpy(q.filters[0].op, "==");
+    snprintf(q.filters[0].value, sizeof(q.filters[0].value), "%s", name);
+    q.limit = 1;
+    assert_int_equal(db_workload_list(f->db, &q, &ws, &n), DB_OK);
+    assert_int_equal(n, 1);
+    snprintf(phase, sizeof(phase), "%s", ws[0].phase);
+    db_workloads_free(ws, n);
+    return phase;
+}
+
+/* One heartbeat of token t with the given reports; the uids assigned in
+ * `uids` (up to 4). */
+static int beat(struct fixture *f, const struct db_agent_token *t,
+                const struct db_pod_report *pods, int n, char uids[4][DB_ID_LEN], int *n_uids)
+{
+    struct db_heartbeat h;
+    int rc, i;
+
+    memset(&h, 0, sizeof(h));
+    h.token_seq = t->seq;
+    h.now_ms = 3000;
+    h.pods = pods;
+    h.n_pods = n;
+    rc = db_agent_heartbeat(f->db, &h);
+    if (n_uids)
+        *n_uids = h.n_assigned;
+    for (i = 0; uids && i < h.n_assigned && i < 4; i++)
+        snprintf(uids[i], DB_ID_LEN, "%s", h.assigned[i].uid);
+    db_heartbeat_clear(&h);
+    return rc;
+}
+
+static struct db_pod_report report(const char *uid, int state, int code)
+{
+    struct db_pod_report p;
+
+    memset(&p, 0, sizeof(p));
+    snprintf(p.uid, sizeof(p.uid), "%s", uid);
+    p.state = state;
+    p.exit_code = code;
+    return p;
+}
+
+static void test_registration(void **state)
+{
+    struct fixture *f = *state;
+    struct db_agent_reg r;
+    struct db_agent_token t;
+    struct db_node n;
+
+    /* the same token, the same name: fine; another name: its node is node-a */
+    reg_of(&f->tok, "node-a", &r);
+    assert_int_equal(db_agent_register(f->db, &r), DB_OK);
+    assert_int_equal(r.node_seq, f->reg.node_seq);
+    reg_of(&f->tok, "node-b", &r);
+    assert_int_equal(db_agent_register(f->db, &r), DB_ECONFLICT);
+    assert_non_null(strstr(r.why, "belongs to node node-a"));
+    /* another token cannot take node-a while the first one is live */
+    reg_of(&f->other, "node-a", &r);
+    assert_int_equal(db_agent_register(f->db, &r), DB_ECONFLICT);
+    /* nor a simulated node's name */
+    memset(&n, 0, sizeof(n));
+    strcpy(n.name, "sim-1");
+    n.pool_seq = f->pool.seq;
+    n.simulated = 1;
+    n.ready = 1;
+    assert_int_equal(db_node_upsert(f->db, &n), DB_OK);
+    reg_of(&f->other, "sim-1", &r);
+    assert_int_equal(db_agent_register(f->db, &r), DB_ECONFLICT);
+    /* an unknown pool */
+    reg_of(&f->other, "node-c", &r);
+    strcpy(r.pool, "nope");
+    assert_int_equal(db_agent_register(f->db, &r), DB_ENOTFOUND);
+    /* once the first token is revoked, another may take node-a over */
+    assert_int_equal(db_agent_token_revoke(f->db, "tok1", 5000), DB_OK);
+    assert_int_equal(db_agent_token_revoke(f->db, "tok1", 5000), DB_ENOTFOUND);
+    reg_of(&f->other, "node-a", &r);
+    assert_int_equal(db_agent_register(f->db, &r), DB_OK);
+    assert_int_equal(db_agent_token_get(f->db, "tok2", &t), DB_OK);
+    assert_string_equal(t.node_name, "node-a");
+}
+
+static void test_running_then_completed(void **state)
+{
+    struct fixture *f = *state;
+    char uids[4][DB_ID_LEN], left[4][DB_ID_LEN];
+    struct db_pod_report p[2];
+    struct db_pod_run run;
+    int n = 0;
+
+    placed(f, "w1", 2, f->reg.node_seq, "Initializing");
+    assert_int_equal(beat(f, &f->tok, NULL, 0, uids, &n), DB_OK);
+    assert_int_equal(n, 2);
+    assert_string_not_equal(uids[0], uids[1]);
+    /* one pod started: still Initializing; both: Running */
+    p[0] = report(uids[0], DB_POD_RUNNING, 0);
+    assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
+    assert_string_equal(phase_of(f, "w1"), "Initializing");
+    p[1] = report(uids[1], DB_POD_RUNNING, 0);
+    assert_int_equal(beat(f, &f->tok, p, 2, NULL, NULL), DB_OK);
+    assert_string_equal(phase_of(f, "w1"), "Running");
+    assert_int_equal(db_pod_run_get(f->db, uids[0], &run), DB_OK);
+    assert_string_equal(run.node_name, "node-a");
+    /* one pod exits 0: not done yet, and it is no longer assigned */
+    p[0] = report(uids[0], DB_POD_EXITED, 0);
+    assert_int_equal(beat(f, &f->tok, p, 2, left, &n), DB_OK);
+    assert_string_equal(phase_of(f, "w1"), "Running");
+    assert_int_equal(n, 1);
+    assert_string_equal(left[0], uids[1]);
+    /* a later report about the ended run changes nothing */
+    p[0] = report(uids[0], DB_POD_EXITED, 7);
+    assert_int_equal(beat(f, &f->tok, p, 2, NULL, NULL), DB_OK);
+    assert_int_equal(db_pod_run_get(f->db, uids[0], &run), DB_OK);
+    assert_string_equal(run.outcome, "Succeeded");
+    assert_string_equal(phase_of(f, "w1"), "Running");
+    /* the second exits 0: Completed, pods freed */
+    p[0] = report(uids[0], DB_POD_EXITED, 0);
+    p[1] = report(uids[1], DB_POD_EXITED, 0);
+    assert_int_equal(beat(f, &f->tok, p, 2, NULL, &n), DB_OK);
+    assert_string_equal(phase_of(f, "w1"), "Completed");
+    assert_int_equal(beat(f, &f->tok, NULL, 0, NULL, &n), DB_OK);
+    assert_int_equal(n, 0);
+}
+
+static void test_failed_and_lost(void **state)
+{
+    struct fixture *f = *state;
+    char uids[4][DB_ID_LEN];
+    struct db_pod_report p[1];
+    int n = 0;
+
+    placed(f, "w2", 1, f->reg.node_seq, "Initializing");
+    assert_int_equal(beat(f, &f->tok, NULL, 0, uids, &n), DB_OK);
+    p[0] = report(uids[0], DB_POD_EXITED, 3);
+    assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
+    assert_string_equal(phase_of(f, "w2"), "Failed");
+
+    placed(f, "w3", 1, f->reg.node_seq, "Initializing");
+    assert_int_equal(beat(f, &f->tok, NULL, 0, uids, &n), DB_OK);
+    assert_int_equal(n, 1);
+    p[0] = report(uids[0], DB_POD_RUNNING, 0);
+    assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
+    assert_string_equal(phase_of(f, "w3"), "Running");
+    /* the agent forgets it: lost, back to Pending, unassigned */
+    assert_int_equal(beat(f, &f->tok, NULL, 0, NULL, &n), DB_OK);
+    assert_string_equal(phase_of(f, "w3"), "Pending");
+    assert_int_equal(n, 0);
+}
+
+static void test_other_node_ignored(void **state)
+{
+    struct fixture *f = *state;
+    char uids[4][DB_ID_LEN];
+    struct db_agent_reg r;
+    struct db_pod_report p[1];
+    int n = 0;
+
+    reg_of(&f->other, "node-b", &r);
+    assert_int_equal(db_agent_register(f->db, &r), DB_OK);
+    placed(f, "w4", 1, f->reg.node_seq, "Initializing");
+    assert_int_equal(beat(f, &f->tok, NULL, 0, uids, &n), DB_OK);
+    p[0] = report(uids[0], DB_POD_RUNNING, 0);
+    assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
+    /* node-b's agent claims node-a's pod failed: nothing happens */
+    p[0] = report(uids[0], DB_POD_EXITED, 3);
+    assert_int_equal(beat(f, &f->other, p, 1, NULL, &n), DB_OK);
+    assert_int_equal(n, 0);
+    assert_string_equal(phase_of(f, "w4"), "Running");
+}
+
+static void test_node_lost(void **state)
+{
+    struct fixture *f = *state;
+    char uids[4][DB_ID_LEN];
+    struct db_pod_report p[1];
+    struct db_node *nodes = NULL;
+    int n = 0, lost = 0;
+
+    placed(f, "w5", 1, f->reg.node_seq, "Initializing");
+    assert_int_equal(beat(f, &f->tok, NULL, 0, uids, &n), DB_OK);
+    p[0] = report(uids[0], DB_POD_RUNNING, 0);
+    assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
+    /* last seen at 3000 ms, lost after 2000 ms: not at 4000, yes at 6000,
+     * but never before the server's own start plus the timeout */
+    assert_int_equal(db_agent_expire(f->db, 4000, 0, &lost), DB_OK);
+    assert_int_equal(lost, 0);
+    assert_int_equal(db_agent_expire(f->db, 6000, 5000, &lost), DB_OK);
+    assert_int_equal(lost, 0);
+    assert_int_equal(db_agent_expire(f->db, 6000, 0, &lost), DB_OK);
+    assert_int_equal(lost, 1);
+    assert_string_equal(phase_of(f, "w5"), "Pending");
+    assert_int_equal(db_node_list(f->db, &nodes, &n), DB_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(nodes[0].ready, 0);
+    free(nodes);
+    /* it heartbeats again: Ready, and nothing to run */
+    assert_int_equal(beat(f, &f->tok, p, 1, NULL, &n), DB_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(db_node_list(f->db, &nodes, &n), DB_OK);
+    assert_int_equal(nodes[0].ready, 1);
+    free(nodes);
+}
+
+/* A cycle that rewrites a workload's pods keeps the uid of a pod whose
+ * node and devices did not change. */
+static void test_uid_kept(void **state)
+{
+    struct fixture *f = *state;
+    char before[4][DB_ID_LEN], after[4][DB_ID_LEN];
+    struct db_sched_pod pods[2] = {{f->reg.node_seq, 1}, {f->reg.node_seq, 2}};
+    struct db_wl_update u;
+    struct db_cycle c;
+    int n = 0, applied = 0;
+    int64_t seq = placed(f, "w6", 2, f->reg.node_seq, "Running");
+
+    assert_int_equal(beat(f, &f->tok, NULL, 0, before, &n), DB_OK);
+    assert_int_equal(n, 2);
+    memset(&u, 0, sizeof(u));
+    u.seq = seq;
+    u.version = 1;
+    u.phase = "Running";
+    u.phase_reason = u.phase_message = "";
+    u.pods_changed = 1;
+    pods[1].devices = 4; /* pod 1 moves to device 2 */
+    u.pods = pods;
+    u.n_pods = 2;
+    memset(&c, 0, sizeof(c));
+    c.updates = &u;
+    c.n_updates = 1;
+    assert_int_equal(db_cycle_apply(f->db, &c, &applied), DB_OK);
+    assert_int_equal(applied, 1);
+    assert_int_equal(beat(f, &f->tok, NULL, 0, after, &n), DB_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(before[0], after[0]);
+    assert_string_not_equal(before[1], after[1]);
+}
+
+static void test_sha256(void **state)
+{
+    char out[65];
+
+    (void)state;
+    api_sha256_hex("", 0, out);
+    assert_string_equal(out, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    api_sha256_hex("abc", 3, out);
+    assert_string_equal(out, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    api_sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, out);
+    assert_string_equal(out, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_registration, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_running_then_completed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failed_and_lost, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_node_ignored, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_node_lost, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_uid_kept, setup, teardown),
+        cmocka_unit_test(test_sha256),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,139 @@
+#!/bin/sh
+# authz_matrix.sh: the authorization matrix: every role x every endpoint
+# in authz_matrix.txt x own/other project against a real allotd; each cell
+# must answer exactly the status the table says.
+ALLOTD=$1
+TABLE=$2
+. "$(dirname "$0")/lib.sh"
+
+start --db "$T/authz.db" --simulate-nodes 1x8 --rate-limit 0
+ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
+POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
+DA=$(expect 201 POST /api/v1/org-unit/departments '{"name":"dept-a","resources":[]}' "$ADMIN" | jq -r .id)
+DB=$(expect 201 POST /api/v1/org-unit/departments '{"name":"dept-b","resources":[]}' "$ADMIN" | jq -r .id)
+project() { # NAME DEPARTMENT
+  expect 201 POST /api/v1/org-unit/projects "{\"name\":\"$1\",\"parentId\":\"$2\",\"resources\":
+    [{\"nodePool\":{\"id\":\"$POOL\"},\"gpu\":{\"deserved\":4}}]}" "$ADMIN" | jq -r .id
+}
+PA=$(project team-a "$DA")
+PB=$(project team-b "$DB")
+N=0
+workload() { # PROJECT: a fresh training's id
+  N=$((N + 1))
+  expect 202 POST /api/v1/workloads/trainings "{\"name\":\"f$N\",\"projectId\":\"$1\",\"spec\":{}}" \
+    "$ADMIN" | jq -r .workloadId
+}
+WSA=$(workload "$PA")
+WSB=$(workload "$PB")
+user() { # EMAIL: creates the user, prints its temporary password
+  expect 201 POST /api/v1/users "{\"email\":\"$1\"}" "$ADMIN" | jq -r .tempPassword
+}
+rule() { # EMAIL ROLE SCOPE-TYPE SCOPE-ID: prints the rule's id
+  expect 201 POST /api/v1/authorization/access-rules "{\"subjectId\":\"$1\",\"subjectType\":\"user\",
+    \"roleId\":$2,\"scopeType\":\"$3\",\"scopeId\":\"$4\"}" "$ADMIN" | jq -r .id
+}
+as_role() { # NAME ROLE SCOPE-TYPE SCOPE-ID: a token of a new user holding that rule
+  pw=$(user "$1@example.com")
+  [ "$2" = 0 ] || rule "$1@example.com" "$2" "$3" "$4" >/dev/null
+  login "$1@example.com" "$pw"
+}
+TOKENS="$ADMIN $(as_role deptadmin 2 department "$DA") $(as_role editor 3 project "$PA")"
+TOKENS="$TOKENS $(as_role researcher 4 project "$PA") $(as_role mleng 5 project "$PA")"
+TOKENS="$TOKENS $(as_role viewer 6 project "$PA") $(as_role norule 0 - -) -"
+ROLES="admin deptadmin editor researcher mleng viewer norule anon"
+k=0
+for tok in $TOKENS; do
+  k=$((k + 1))
+  eval "TOK$k=\$tok"
+done
+
+# fixture KIND PROJECT DEPARTMENT WANT: sets FX (the id) and UN (a user
+# name). A call the table expects to be refused (401, 403) leaves the
+# object as it was, so it reuses the last fixture of its kind and project.
+LAST=""
+fixture() {
+  N=$((N + 1))
+  if [ "$1" != - ] && [ "$4" -ge 400 ] && [ "$LAST" = "$1$2" ]; then return; fi
+  LAST="$1$2"
+  FX=""
+  UN="u$N@example.com"
+  case $1 in
+  W) FX=$(workload "$2") ;;
+  Q) FX=$(expect 201 POST /api/v1/org-unit/projects "{\"name\":\"q$N\",\"parentId\":\"$3\",
+       \"resources\":[]}" "$ADMIN" | jq -r .id) ;;
+  U) user "$UN" >/dev/null
+     FX=$(expect 200 GET /api/v1/users "" "$ADMIN" | jq -r ".[] | select(.username == \"$UN\") | .id") ;;
+  R) user "$UN" >/dev/null; FX=$(rule "$UN" 6 project "$2") ;;
+  esac
+}
+
+subst() { # TEXT PROJECT DEPARTMENT STANDING-WORKLOAD
+  printf '%s' "$1" | sed -e "s|{P}|$2|g" -e "s|{D}|$3|g" -e "s|{WS}|$4|g" -e "s|{W}|$FX|g" \
+    -e "s|{Q}|$FX|g" -e "s|{U}|$FX|g" -e "s|{R}|$FX|g" -e "s|{UN}|$UN|g" -e "s|{N}|$N|g" \
+    -e "s|{POOL}|$POOL|g"
+}
+
+call() { # METHOD PATH TOKEN [BODY]: prints the status
+  if [ "$3" = - ]; then auth=""; else auth="Authorization: Bearer $3"; fi
+  if [ -n "${4:-}" ]; then
+    curl -s -o /dev/null -w '%{http_code}' -X "$1" "$URL$2" ${auth:+-H "$auth"} \
+      -H 'Content-Type: application/json' --data-binary "$4"
+  else
+    curl -s -o /dev/null -w '%{http_code}' -X "$1" "$URL$2" ${auth:+-H "$auth"}
+  fi
+}
+
+CELLS=0
+BAD=0
+check() { # FX METHOD PATH BODY SIDE WANT x 8: one side (own/other) of a row
+  fx=$1 method=$2 path=$3 body=$4 side=$5
+  shift 5
+  if [ "$side" = own ]; then p=$PA d=$DA ws=$WSA; else p=$PB d=$DB ws=$WSB; fi
+  k=0
+  for role in $ROLES; do
+    k=$((k + 1))
+    want=$1
+    shift
+    eval "tok=\$TOK$k"
+    fixture "$fx" "$p" "$d" "$want"
+    data=""
+    [ "$body" = - ] || data=$(subst "$body" "$p" "$d" "$ws")
+    case $path in
+    *'{'*) url=$(subst "$path" "$p" "$d" "$ws") ;;
+    *) url=$path ;;
+    esac
+    got=$(call "$method" "$url" "$tok" "$data")
+    CELLS=$((CELLS + 1))
+    [ "$want" -ge 400 ] || LAST="" # it may have used the fixture up
+    if [ "$got" != "$want" ]; then
+      echo "MISMATCH: $role $method $path ($side project): got $got, want $want" >&2
+      BAD=$((BAD + 1))
+    fi
+  done
+}
+
+# rows in four parallel jobs (their fixture names never collide)
+grep -v '^#' "$TABLE" | grep -v '^ *$' >"$T/rows"
+run_rows() { # JOB: every fourth row from JOB, counts into $T/count.JOB
+  N=$(($1 * 100000))
+  j=0
+  while read -r fx method path body a1 a2 a3 a4 a5 a6 a7 a8 bar b1 b2 b3 b4 b5 b6 b7 b8; do
+    j=$((j + 1))
+    [ $((j % 4)) = "$1" ] || continue
+    [ "$bar" = "|" ] || { echo "MISMATCH: bad row: $fx $method $path" >&2; BAD=$((BAD + 1)); }
+    check "$fx" "$method" "$path" "$body" own $a1 $a2 $a3 $a4 $a5 $a6 $a7 $a8
+    check "$fx" "$method" "$path" "$body" other $b1 $b2 $b3 $b4 $b5 $b6 $b7 $b8
+  done <"$T/rows"
+  echo "$CELLS $BAD" >"$T/count.$1"
+}
+JOBS=""
+for job in 0 1 2 3; do
+  run_rows $job &
+  JOBS="$JOBS $!"
+done
+for job in $JOBS; do wait "$job"; done
+stop
+CELLS=$(cat "$T"/count.* | awk '{ s += $1 } END { print s }')
+BAD=$(cat "$T"/count.* | awk '{ s += $2 } END { print s }')
+[ "$BAD" = 0 ] || fail "$BAD of $CELLS cells differ from the table"
+echo "authz_matrix: ok ($CELLS cells)"

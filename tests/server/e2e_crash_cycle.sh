@@ -1,0 +1,69 @@
+#!/bin/sh
+# e2e_crash_cycle.sh: kill -9 while the scheduler places and writes a large
+# cycle. 2,000 one-GPU workloads are acknowledged on a 100 x 8 cluster, so
+# each start's first cycles bind hundreds of pods in one transaction;
+# allotd is killed a few milliseconds after each start, three times. Then
+# PRAGMA integrity_check is ok, every acknowledged workload is there, no
+# node holds more GPUs than it has, no pod is bound twice to one device,
+# single-pod workloads are Running exactly when placed, and after a last
+# start scheduling completes: 800 Running, the rest Pending.
+ALLOTD=$1
+. "$(dirname "$0")/lib.sh"
+N=2000
+OPTS="--db $T/cycle.db --simulate-nodes 100x8 --rate-limit 0"
+
+start $OPTS --schedule-period-ms 60000
+ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
+P=$(expect 201 POST /api/v1/org-unit/projects '{"name":"p","resources":[{"nodePool":{"name":"default"},
+  "gpu":{"deserved":400}}]}' "$ADMIN" | jq -r .id)
+# one curl, many requests: one config block per submission
+i=0
+while [ $i -lt $N ]; do
+  i=$((i + 1))
+  [ $i -gt 1 ] && echo next
+  printf 'url = "%s/api/v1/workloads/trainings"\nheader = "Authorization: Bearer %s"\n' "$URL" "$ADMIN"
+  printf 'header = "Content-Type: application/json"\nwrite-out = "%%{http_code}\\n"\noutput = "/dev/null"\n'
+  printf 'data = "{\\"name\\":\\"w%d\\",\\"projectId\\":\\"%s\\",\\"spec\\":{\\"compute\\":{\\"gpuDevicesRequest\\":1}}}"\n' $i "$P"
+done >"$T/requests"
+curl -s --no-progress-meter --parallel --parallel-max 32 -K "$T/requests" >"$T/codes" 2>"$T/curl.err" || true
+[ "$(grep -c '^202$' "$T/codes")" = $N ] || fail "not every submission was acknowledged: $(sort "$T/codes" | uniq -c)"
+kill -9 "$PID"
+wait "$PID" 2>/dev/null || true
+PID=""
+
+for delay in 0.05 0.12 0.2; do
+  start $OPTS --schedule-period-ms 10
+  sleep "$delay"
+  kill -9 "$PID"
+  wait "$PID" 2>/dev/null || true
+  PID=""
+done
+
+DB="$T/cycle.db"
+[ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = ok ] || fail "integrity_check failed"
+[ "$(sqlite3 "$DB" 'SELECT count(*) FROM workloads WHERE deleted_at = 0')" = $N ] || fail "workloads lost"
+BAD=$(sqlite3 "$DB" "SELECT n.name FROM nodes n JOIN pods d ON d.node_seq = n.seq
+  JOIN workloads w ON w.seq = d.workload_seq GROUP BY n.seq
+  HAVING sum(w.gpu_devices * 1000 + w.gpu_portion) > n.n_gpus * 1000")
+[ -z "$BAD" ] || fail "nodes over capacity: $BAD"
+BAD=$(sqlite3 "$DB" "SELECT a.node_seq FROM pods a JOIN pods b ON a.node_seq = b.node_seq
+  AND (a.workload_seq < b.workload_seq OR (a.workload_seq = b.workload_seq AND a.idx < b.idx))
+  AND (a.devices & b.devices) != 0 LIMIT 1")
+[ -z "$BAD" ] || fail "a device is bound twice on node $BAD"
+BAD=$(sqlite3 "$DB" "SELECT count(*) FROM workloads w WHERE w.deleted_at = 0 AND w.n_pods = 1 AND
+  (w.phase = 'Running') != EXISTS (SELECT 1 FROM pods WHERE workload_seq = w.seq)")
+[ "$BAD" = 0 ] || fail "$BAD workloads whose phase disagrees with their pods"
+
+start $OPTS --schedule-period-ms 50
+i=0
+while :; do
+  R=$(expect 200 GET "/api/v1/workloads/count?filterBy=phase==Running" "" "$ADMIN" | jq .count)
+  [ "$R" = 800 ] && break
+  i=$((i + 1)); [ $i -lt 200 ] || fail "after the kills $R workloads run on 800 GPUs"
+  sleep 0.05
+done
+[ "$(expect 200 GET "/api/v1/workloads/count?filterBy=phase==Pending" "" "$ADMIN" | jq .count)" = 1200 ] ||
+  fail "1200 should be Pending"
+stop
+[ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = ok ] || fail "integrity_check failed after the restart"
+echo "e2e_crash_cycle: ok"

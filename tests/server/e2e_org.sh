@@ -1,0 +1,194 @@
+#!/bin/sh
+# e2e_org.sh: node pools (get/put/patch/delete, placement, min guaranteed
+# runtime, time-based fairshare), project defaults, node types, rank and
+# PATCH, list filterBy/sortBy and /count, /readyz, /metrics families, the
+# per-project time series, batch actions, revoked tokens, and the bad-input
+# answers (400 naming the field, 404, 409, 413, 429) against a real allotd.
+ALLOTD=$1
+. "$(dirname "$0")/lib.sh"
+
+start --db "$T/org.db" --simulate-nodes 2x4 --simulate-nodes 1x8:a100:dgx \
+  --sample-period-ms 100
+ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
+i=0
+until curl -sf -o /dev/null "$URL/readyz"; do
+  i=$((i + 1)); [ $i -lt 100 ] || fail "/readyz never answered 200"; sleep 0.05
+done
+
+# ---- node pools ----
+A100=$(expect 200 GET "/api/v1/node-pools?filterBy=name==a100" "" "$ADMIN" | jq -r '.nodepools[0].id')
+[ "$A100" != null ] || fail "no a100 pool"
+[ "$(expect 200 GET /api/v1/node-pools/count "" "$ADMIN" | jq .count)" = 2 ] || fail "pool count"
+[ "$(expect 200 GET /api/v1/nodes/count "" "$ADMIN" | jq .count)" = 3 ] || fail "node count"
+[ "$(expect 200 GET "/api/v1/nodes?filterBy=nodeType==dgx" "" "$ADMIN" | jq '.nodes | length')" = 1 ] \
+  || fail "node type filter"
+P=$(expect 201 POST /api/v1/node-pools '{"name":"spare","labelKey":"pool","labelValue":"spare",
+  "schedulingConfiguration":{"placementStrategy":{"gpu":"spread"},"minGuaranteedRuntime":"1d2h",
+  "timeBasedFairshare":{"enabled":true,"windowSeconds":3600,"kValue":0.5}}}' "$ADMIN")
+PID_SPARE=$(printf '%s' "$P" | jq -r .id)
+[ "$(printf '%s' "$P" | jq -r '[.placementStrategy.gpu, .schedulingConfiguration.minGuaranteedRuntime,
+  .schedulingConfiguration.timeBasedFairshare.enabled, .schedulingConfiguration.timeBasedFairshare.kValue]
+  | join(",")')" = "spread,1d2h,true,0.5" ] || fail "pool settings: $P"
+expect 200 PATCH "/api/v1/node-pools/$PID_SPARE" \
+  '{"schedulingConfiguration":{"minGuaranteedRuntime":"90s"}}' "$ADMIN" |
+  jq -e '.schedulingConfiguration.minGuaranteedRuntime == "1m30s" and .placementStrategy.gpu == "spread"' \
+  >/dev/null || fail "pool PATCH"
+expect 200 PUT "/api/v1/node-pools/$PID_SPARE" '{"labelKey":"pool","labelValue":"other"}' "$ADMIN" |
+  jq -e '.labelValue == "other" and .placementStrategy.gpu == "binpack"
+    and .schedulingConfiguration.minGuaranteedRuntime == null' >/dev/null || fail "pool PUT"
+expect 400 PATCH "/api/v1/node-pools/$PID_SPARE" '{"schedulingConfiguration":{"minGuaranteedRuntime":"soon"}}' \
+  "$ADMIN" | jq -r .details | grep -q minGuaranteedRuntime || fail "bad duration not named"
+expect 400 PATCH "/api/v1/node-pools/$PID_SPARE" '{"name":"renamed"}' "$ADMIN" >/dev/null
+expect 409 DELETE "/api/v1/node-pools/$A100" "" "$ADMIN" >/dev/null
+DEFAULT=$(expect 200 GET "/api/v1/node-pools?filterBy=name==default" "" "$ADMIN" | jq -r '.nodepools[0].id')
+expect 409 DELETE "/api/v1/node-pools/$DEFAULT" "" "$ADMIN" >/dev/null
+expect 204 DELETE "/api/v1/node-pools/$PID_SPARE" "" "$ADMIN" >/dev/null
+expect 404 GET "/api/v1/node-pools/$PID_SPARE" "" "$ADMIN" >/dev/null
+
+# ---- projects: defaults, node types, rank, PATCH, lists ----
+project() { # NAME DESERVED [EXTRA JSON FIELDS]
+  expect 201 POST /api/v1/org-unit/projects "{\"name\":\"$1\",\"resources\":[{\"nodePool\":{\"name\":\"default\"},
+    \"gpu\":{\"deserved\":$2}}]${3:+,$3}}" "$ADMIN" | jq -r .id
+}
+PA=$(project team-a 2 '"defaultNodePools":["a100","default"],"rank":2,
+  "nodeTypes":{"training":["dgx"]},"schedulingRules":{"trainingJobTimeLimitSeconds":3600}')
+PB=$(project team-b 4)
+PC=$(project team-c 1)
+A=$(expect 200 GET "/api/v1/org-unit/projects/$PA" "" "$ADMIN")
+[ "$(printf '%s' "$A" | jq -r '[.rank, (.defaultNodePools | join("+")), .nodeTypes.training[0],
+  .schedulingRules.trainingJobTimeLimitSeconds, .effective.defaultNodePools[0]] | join(",")')" = \
+  "2,a100+default,dgx,3600,a100" ] || fail "project settings: $A"
+expect 200 PATCH "/api/v1/org-unit/projects/$PC" '{"description":"patched","rank":5,
+  "resources":[{"nodePool":{"id":"'"$A100"'"},"gpu":{"deserved":1}}]}' "$ADMIN" |
+  jq -e '.description == "patched" and .rank == 5 and (.resources | length) == 2' >/dev/null ||
+  fail "project PATCH merges resources"
+expect 200 PATCH "/api/v1/org-unit/projects/$PC/resources" \
+  '[{"nodePool":{"name":"default"},"gpu":{"deserved":3}}]' "$ADMIN" |
+  jq -e 'map(select(.nodePool.name == "default"))[0].gpu.deserved == 3 and length == 2' >/dev/null ||
+  fail "resources PATCH"
+expect 400 PATCH "/api/v1/org-unit/projects/$PC" '{"rank":"high"}' "$ADMIN" | jq -r .details |
+  grep -q rank || fail "wrong type not named"
+expect 400 PATCH "/api/v1/org-unit/projects/$PC" '{"defaultNodePools":["nope"]}' "$ADMIN" >/dev/null
+[ "$(expect 200 GET "/api/v1/org-unit/projects?filterBy=totalGpuQuota>=2&sortBy=totalGpuQuota&sortOrder=desc" \
+  "" "$ADMIN" | jq -r '[.projects[].name] | join(",")')" = "team-b,team-c,team-a" ] || fail "project filter/sort"
+[ "$(expect 200 GET "/api/v1/org-unit/projects?filterBy=name=^team-&limit=2" "" "$ADMIN" | jq .next)" = 2 ] \
+  || fail "projects next"
+[ "$(expect 200 GET "/api/v1/org-unit/projects/count?filterBy=name!=team-a" "" "$ADMIN" | jq .count)" = 2 ] \
+  || fail "project count"
+[ "$(expect 200 GET /api/v1/org-unit/departments/count "" "$ADMIN" | jq .count)" = 1 ] || fail "department count"
+expect 400 GET "/api/v1/org-unit/projects?sortBy=colour" "" "$ADMIN" >/dev/null
+expect 400 GET "/api/v1/org-unit/projects?filterBy=colour==red" "" "$ADMIN" >/dev/null
+DEP=$(expect 200 GET /api/v1/org-unit/departments "" "$ADMIN" | jq -r '.departments[0].id')
+expect 200 PATCH "/api/v1/org-unit/departments/$DEP" '{"defaultNodePools":["default"]}' "$ADMIN" >/dev/null
+[ "$(expect 200 GET "/api/v1/org-unit/projects/$PB" "" "$ADMIN" | jq -r '.effective.defaultNodePools[0]')" = default ] \
+  || fail "project inherits the department's default pools"
+
+# ---- workloads: node type affinity through the default pools, batch ----
+submit() { # NAME PROJECT GPUS [STATUS]
+  expect "${4:-202}" POST /api/v1/workloads/trainings "{\"name\":\"$1\",\"projectId\":\"$2\",
+    \"spec\":{\"image\":\"x\",\"compute\":{\"gpuDevicesRequest\":$3}}}" "$ADMIN"
+}
+submit big "$PA" 8 | jq -e '.actualPhase == "Pending"' >/dev/null
+wait_phase "$ADMIN" big Running
+[ "$(expect 200 GET "/api/v1/workloads?filterBy=name==big" "" "$ADMIN" | jq -r '.workloads[0].id' |
+  xargs -I{} sh -c "curl -s $URL/api/v1/workloads/{}/pods -H 'Authorization: Bearer $ADMIN'" |
+  jq -r '.pods[0].currentNodePool')" = a100 ] || fail "team-a's default pool is a100"
+for n in 1 2 3; do submit "q$n" "$PB" 1 >/dev/null; done
+IDS=$(expect 200 GET "/api/v1/workloads?filterBy=name=^q&sortBy=name" "" "$ADMIN" | jq -c '[.workloads[].id]')
+R=$(expect 202 POST /api/v1/workloads/batch "{\"ids\":$IDS,\"action\":\"suspend\"}" "$ADMIN")
+[ "$(printf '%s' "$R" | jq '.succeeded | length')" = 3 ] || fail "batch suspend: $R"
+wait_phase "$ADMIN" q3 Stopped
+R=$(expect 202 POST /api/v1/workloads/batch \
+  "{\"ids\":[$(printf '%s' "$IDS" | jq '.[0]'),\"00000000-0000-0000-0000-000000000000\"],\"action\":\"delete\"}" "$ADMIN")
+[ "$(printf '%s' "$R" | jq -r '[(.succeeded | length), .failed[0].code] | join(",")')" = "1,404" ] \
+  || fail "batch delete: $R"
+expect 400 POST /api/v1/workloads/batch '{"ids":[],"action":"delete"}' "$ADMIN" >/dev/null
+expect 400 POST /api/v1/workloads/batch '{"ids":["x"],"action":"explode"}' "$ADMIN" >/dev/null
+
+# ---- metrics: Prometheus families and the time series ----
+M=$(curl -s "$URL/metrics")
+for fam in kai_queue_deserved_gpus kai_queue_fair_share_gpu kai_queue_allocated_gpus \
+    'allot_workloads{phase="Running"}' allot_sched_cycle_duration_seconds_bucket \
+    'allot_evictions_total{reason="Reclaimed"}'; do
+  printf '%s\n' "$M" | grep -qF "$fam" || fail "/metrics lacks $fam"
+done
+printf '%s\n' "$M" | grep -q '^kai_queue_allocated_gpus{queue_name="team-a",nodepool="a100",kind="project"} 8' \
+  || fail "team-a holds 8 GPUs in a100: $(printf '%s\n' "$M" | grep team-a)"
+sleep 0.3
+NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+START=$(date -u -d '-1 minute' +%Y-%m-%dT%H:%M:%SZ)
+S=$(expect 200 GET "/api/v1/org-unit/projects/$PA/metrics?metricType=GPU_ALLOCATION,GPU_QUOTA&start=$START&end=$NOW&numberOfSamples=5" \
+  "" "$ADMIN")
+[ "$(printf '%s' "$S" | jq -r '[.measurements[].type] | join(",")')" = "GPU_ALLOCATION,GPU_QUOTA" ] \
+  || fail "series types: $S"
+[ "$(printf '%s' "$S" | jq -r '.measurements[0].values[-1].value')" = "8.000" ] || fail "allocation series: $S"
+[ "$(printf '%s' "$S" | jq -r '.measurements[1].values[-1].value')" = "2.000" ] || fail "quota series: $S"
+expect 400 GET "/api/v1/org-unit/projects/$PA/metrics?metricType=NOPE&start=$START&end=$NOW" "" "$ADMIN" >/dev/null
+expect 400 GET "/api/v1/org-unit/projects/$PA/metrics?metricType=GPU_QUOTA" "" "$ADMIN" >/dev/null
+expect 200 GET "/api/v1/org-unit/departments/$DEP/metrics?metricType=GPU_ALLOCATION&start=$START&end=$NOW" \
+  "" "$ADMIN" >/dev/null
+
+# ---- bad input ----
+bad() { # FIELD BODY: a training submission answered 400 whose details name FIELD
+  D=$(expect 400 POST /api/v1/workloads/trainings "$2" "$ADMIN" | jq -r .details)
+  printf '%s' "$D" | grep -q "$1" || fail "400 for $1 does not name it: $D"
+}
+bad gpuDevicesRequest "{\"name\":\"b1\",\"projectId\":\"$PB\",\"spec\":{\"compute\":{\"gpuDevicesRequest\":-1}}}"
+bad gpuDevicesRequest "{\"name\":\"b1\",\"projectId\":\"$PB\",\"spec\":{\"compute\":{\"gpuDevicesRequest\":100000}}}"
+bad gpuDevicesRequest "{\"name\":\"b1\",\"projectId\":\"$PB\",\"spec\":{\"compute\":{\"gpuDevicesRequest\":\"2\"}}}"
+bad gpuPortionRequest "{\"name\":\"b1\",\"projectId\":\"$PB\",\"spec\":{\"compute\":{\"gpuPortionRequest\":1.5}}}"
+bad parallelism "{\"name\":\"b1\",\"projectId\":\"$PB\",\"spec\":{\"parallelism\":0}}"
+bad name "{\"name\":\"Bad Name\",\"projectId\":\"$PB\",\"spec\":{}}"
+bad projectId "{\"name\":\"b1\",\"projectId\":7,\"spec\":{}}"
+bad image "{\"name\":\"b1\",\"projectId\":\"$PB\",\"spec\":{\"image\":[]}}"
+bad colour "{\"name\":\"b1\",\"projectId\":\"$PB\",\"spec\":{\"colour\":\"red\"}}"
+expect 404 POST /api/v1/workloads/trainings '{"name":"b1","projectId":"no-such-project","spec":{}}' "$ADMIN" >/dev/null
+expect 400 POST /api/v1/workloads/trainings '[1,2]' "$ADMIN" >/dev/null
+expect 400 POST /api/v1/org-unit/projects '{"name":"x","resources":[{"nodePool":{"name":"default"},"gpu":{"deserved":-5}}]}' \
+  "$ADMIN" >/dev/null
+expect 409 POST /api/v1/org-unit/projects '{"name":"team-a","resources":[]}' "$ADMIN" >/dev/null
+expect 404 GET /api/v1/workloads/00000000-0000-0000-0000-000000000000 "" "$ADMIN" >/dev/null
+expect 405 PUT /api/v1/workloads "" "$ADMIN" >/dev/null
+head -c 1100000 /dev/zero | tr '\0' ' ' >"$T/big"
+S=$(curl -s -o /dev/null -w '%{http_code}' -X PATCH "$URL/api/v1/org-unit/projects/$PA" \
+  -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' --data-binary @"$T/big")
+[ "$S" = 413 ] || fail "1.1 MB PATCH: $S"
+printf '{"name":"%s"}' "$(head -c 3000 /dev/zero | tr '\0' 'a')" >"$T/long"
+expect 400 POST /api/v1/workloads/trainings "$(cat "$T/long")" "$ADMIN" >/dev/null
+curl -s -o /dev/null "$URL/healthz" || fail "the server died on bad input"
+
+# ---- revoked tokens: logout and password change ----
+PW=$(expect 201 POST /api/v1/users '{"email":"bob@example.com"}' "$ADMIN" | jq -r .tempPassword)
+BOB_ID=$(expect 200 GET /api/v1/users "" "$ADMIN" | jq -r '.[] | select(.username == "bob@example.com") | .id')
+expect 201 POST /api/v1/authorization/access-rules "{\"subjectId\":\"bob@example.com\",
+  \"subjectType\":\"user\",\"roleId\":6,\"scopeType\":\"project\",\"scopeId\":\"$PB\"}" "$ADMIN" >/dev/null
+BOB=$(login bob@example.com "$PW")
+expect 200 GET /api/v1/workloads "" "$BOB" >/dev/null
+expect 200 GET /api/v1/workloads "" "$BOB" >/dev/null # now from the principal cache
+expect 200 POST "/api/v1/users/$BOB_ID/logout" "" "$ADMIN" >/dev/null
+expect 401 GET /api/v1/workloads "" "$BOB" >/dev/null
+BOB=$(login bob@example.com "$PW")
+expect 200 POST /api/v1/me/password "{\"currentPassword\":\"$PW\",\"newPassword\":\"bob-new-password\"}" \
+  "$BOB" >/dev/null
+expect 401 GET /api/v1/workloads "" "$BOB" >/dev/null
+BOB=$(login bob@example.com bob-new-password)
+RULE=$(expect 200 GET /api/v1/authorization/access-rules "" "$ADMIN" |
+  jq -r '.accessRules[] | select(.subjectId == "bob@example.com") | .id')
+expect 200 GET "/api/v1/org-unit/projects/$PB" "" "$BOB" >/dev/null
+expect 204 DELETE "/api/v1/authorization/access-rules/$RULE" "" "$ADMIN" >/dev/null
+expect 403 GET /api/v1/workloads "" "$BOB" >/dev/null # the revoked rule counts at once
+
+stop
+
+# ---- 429 from the token bucket ----
+start --db "$T/org.db" --simulate-nodes 0 --rate-limit 5
+N429=0
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
+  S=$(curl -s -D "$T/h" -o "$T/r" -w '%{http_code}' "$URL/healthz")
+  if [ "$S" = 429 ]; then N429=$((N429 + 1)); cp "$T/r" "$T/r429"; cp "$T/h" "$T/h429"; fi
+done
+[ "$N429" -gt 0 ] || fail "no 429 after 15 requests at 5/s"
+grep -qi '^Retry-After:' "$T/h429" || fail "429 without Retry-After"
+jq -e '.code == 429 and (.message | length > 0)' "$T/r429" >/dev/null || fail "429 body: $(cat "$T/r429")"
+stop
+echo "e2e_org: ok"

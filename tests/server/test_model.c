@@ -1,0 +1,168 @@
+/*
+ * test_model.c: the scheduler thread's in-memory state (api/sched_model.c)
+ * against a real database: loaded whole, then kept equal to the database
+ * by re-reading only the workloads named, whatever mix of submissions,
+ * suspensions, resumptions and deletions they went through, and through a
+ * topology reload.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "db.h"
+#include "sched_model.h"
+
+static char dir[64], path[128];
+static struct db *db;
+static struct db_queue proj;
+
+static void insert(const char *name, struct db_workload *w)
+{
+    memset(w, 0, sizeof(*w));
+    snprintf(w->name, sizeof(w->name), "%s", name);
+    w->project_seq = proj.seq;
+    strcpy(w->priority_class, "train");
+    w->priority = 50;
+    w->preemptible = 1;
+    w->n_pods = w->min_pods = 1;
+    w->gpu_devices = 1;
+    assert_int_equal(db_workload_insert(db, w), DB_OK);
+}
+
+/* The model holds exactly the live Pending/Running workloads, by seq. */
+static void check_equal(struct sched_model *m)
+{
+    struct db_snapshot *s = NULL;
+    int i;
+
+    assert_int_equal(db_snapshot_load(db, &s), DB_OK);
+    assert_int_equal(m->n, s->n_workloads);
+    for (i = 0; i < m->n; i++) {
+        int k;
+        if (i > 0)
+            assert_true(m->meta[i - 1].seq < m->meta[i].seq);
+        for (k = 0; k < s->n_workloads && s->workloads[k].seq != m->meta[i].seq; k++)
+            ;
+        assert_true(k < s->n_workloads);
+        assert_string_equal(m->wls[i].name, s->workloads[k].name);
+        assert_int_equal(m->wls[i].queued_seq, s->workloads[k].queued_seq);
+        assert_int_equal(m->wls[i].queue, sm_queue_index(m, proj.seq));
+    }
+    db_snapshot_free(s);
+}
+
+static void test_model_follows_db(void **state)
+{
+    struct sched_model m;
+    struct db_workload w[16];
+    struct db_pool p;
+    int64_t seqs[16];
+    char name[16];
+    int i, n = 0;
+
+    (void)state;
+    memset(&m, 0, sizeof(m));
+    for (i = 0; i < 10; i++) {
+        snprintf(name, sizeof(name), "w%d", i);
+        insert(name, &w[i]);
+    }
+    assert_int_equal(sm_load(&m, db), DB_OK);
+    check_equal(&m);
+    /* suspend 3 and 5, delete 7, resume 3, submit three more */
+    assert_int_equal(db_workload_act(db, w[3].seq, DB_WL_SUSPEND, "t", 1), DB_OK);
+    assert_int_equal(db_workload_act(db, w[5].seq, DB_WL_SUSPEND, "t", 1), DB_OK);
+    assert_int_equal(db_workload_act(db, w[7].seq, DB_WL_DELETE, "t", 1), DB_OK);
+    assert_int_equal(db_workload_act(db, w[3].seq, DB_WL_RESUME, "t", 1), DB_OK);
+    for (i = 10; i < 13; i++) {
+        snprintf(name, sizeof(name), "w%d", i);
+        insert(name, &w[i]);
+    }
+    seqs[n++] = w[12].seq;
+    seqs[n++] = w[3].seq;
+    seqs[n++] = w[5].seq;
+    seqs[n++] = w[7].seq;
+    seqs[n++] = w[10].seq;
+    seqs[n++] = w[11].seq;
+    seqs[n++] = w[3].seq; /* twice */
+    seqs[n++] = 999999;   /* never existed */
+    assert_int_equal(sm_refresh(&m, db, seqs, n), DB_OK);
+    assert_int_equal(m.n, 11);
+    check_equal(&m);
+    /* resume 5 (an older seq, merged into the middle) */
+    assert_int_equal(db_workload_act(db, w[5].seq, DB_WL_RESUME, "t", 1), DB_OK);
+    seqs[0] = w[5].seq;
+    assert_int_equal(sm_refresh(&m, db, seqs, 1), DB_OK);
+    assert_int_equal(m.n, 12);
+    check_equal(&m);
+    /* a new pool: the topology is re-read, the workloads keep their places */
+    memset(&p, 0, sizeof(p));
+    strcpy(p.name, "extra");
+    strcpy(p.label_key, "k");
+    strcpy(p.label_value, "extra");
+    assert_int_equal(db_pool_insert(db, &p), DB_OK);
+    assert_int_equal(sm_load_topology(&m, db), DB_OK);
+    assert_int_equal(m.n_pools, 2);
+    check_equal(&m);
+    sm_free(&m);
+    for (i = 0; i < 13; i++)
+        db_workload_clear(&w[i]);
+}
+
+static int setup(void **state)
+{
+    struct db_pool pool;
+    struct db_queue dept;
+
+    (void)state;
+    snprintf(dir, sizeof(dir), "/tmp/allot-test-model-XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(path, sizeof(path), "%s/m.db", dir);
+    if (db_open(path, &db) != DB_OK)
+        return -1;
+    memset(&pool, 0, sizeof(pool));
+    strcpy(pool.name, "default");
+    strcpy(pool.label_key, "k");
+    strcpy(pool.label_value, "v");
+    memset(&dept, 0, sizeof(dept));
+    dept.kind = DB_DEPARTMENT;
+    strcpy(dept.name, "default");
+    memset(&proj, 0, sizeof(proj));
+    proj.kind = DB_PROJECT;
+    strcpy(proj.name, "p");
+    if (db_pool_insert(db, &pool) != DB_OK || db_queue_insert(db, &dept) != DB_OK)
+        return -1;
+    proj.parent_seq = dept.seq;
+    return db_queue_insert(db, &proj) == DB_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    char p[160];
+
+    (void)state;
+    db_close(db);
+    snprintf(p, sizeof(p), "%s-wal", path);
+    unlink(p);
+    snprintf(p, sizeof(p), "%s-shm", path);
+    unlink(p);
+    unlink(path);
+    rmdir(dir);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_model_follows_db, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
