@@ -50,7 +50,7 @@ struct world {
     struct sched_quota quota[MAXQ + 1][SCHED_NRES];
     struct sched_workload wl[MAXQ + 1];
     struct sched_pod pods[MAXQ + 1][16];
-    char names[MAXQ + 1][8];
+    char names[MAXQ + 1][16];
     struct sched_state state;
 };
 
