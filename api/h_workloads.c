@@ -209,8 +209,11 @@ static int pods_in(struct api_req *r, json_t *spec, json_t *top, struct db_workl
         break;
     case DB_INFERENCE:
         if (as && !json_is_null(as)) {
-            if (!json_is_object(as) ||
-                api_json_allow(r, as, autoscaling_fields, "spec.autoscaling") ||
+            if (!json_is_object(as)) {
+                api_error(r, 400, "Bad request", "field 'spec.autoscaling' must be an object");
+                return -1;
+            }
+            if (api_json_allow(r, as, autoscaling_fields, "spec.autoscaling") ||
                 api_json_int(r, as, "minReplicas", 0, 1024, &min) ||
                 api_json_int(r, as, "initialReplicas", 0, 1024, &n))
                 return -1;

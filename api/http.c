@@ -517,6 +517,8 @@ static int dispatch(struct mg_connection *conn, void *cbdata)
     r.remote = ri->remote_addr;
     r.content_type = mg_get_header(conn, "Content-Type");
     serve(&r, ri);
+    if (!r.status) /* a handler that forgot to answer still answers */
+        api_error(&r, 500, "Internal error", "the request was not answered");
     /* Step 6 */
     free(r.body);
     api_principal_clear(&r.who);

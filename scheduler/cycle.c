@@ -59,19 +59,78 @@ static int is_pending(const struct sched_session *ss, int w)
     return (ss->wl[w].flags & WL_ACTIVE) && ss->wl[w].n_placed < wl->min_pods;
 }
 
+/* Two pending workloads that the diagnosis cannot tell apart: same queue,
+ * pools, node type, requests, pods still missing and phase. */
+static int same_diagnosis(const struct sched_session *ss, int a, int b)
+{
+    const struct sched_workload *wa = ss_w(ss, a), *wb = ss_w(ss, b);
+    const struct ss_wl *xa = &ss->wl[a], *xb = &ss->wl[b];
+
+    if (wa->queue != wb->queue || wa->phase != wb->phase || xa->pool != xb->pool ||
+        xa->n_pools != xb->n_pools || wa->gpu_devices != wb->gpu_devices ||
+        wa->gpu_portion != wb->gpu_portion || wa->cpu_milli != wb->cpu_milli ||
+        wa->mem_mib != wb->mem_mib || wa->preemptible != wb->preemptible ||
+        wa->n_pods != wb->n_pods || wa->min_pods - xa->n_placed != wb->min_pods - xb->n_placed ||
+        wa->type != wb->type)
+        return 0;
+    if (xa->pools != xb->pools && memcmp(xa->pools, xb->pools, sizeof(int) * (size_t)xa->n_pools))
+        return 0;
+    if (!wa->node_type || !wb->node_type)
+        return wa->node_type == wb->node_type;
+    return strcmp(wa->node_type, wb->node_type) == 0;
+}
+
+static uint64_t diagnosis_hash(const struct sched_session *ss, int w)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+    const struct ss_wl *x = &ss->wl[w];
+    int64_t v[9] = {wl->queue, x->pool, wl->gpu_devices, wl->gpu_portion, wl->cpu_milli,
+                    wl->mem_mib, wl->min_pods - x->n_placed, wl->phase, x->n_pools};
+    uint64_t h = 1469598103934665603ULL;
+    int i;
+
+    for (i = 0; i < 9; i++)
+        h = (h ^ (uint64_t)v[i]) * 1099511628211ULL;
+    for (i = 0; i < x->n_pools; i++)
+        h = (h ^ (uint64_t)x->pools[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* A reason for every pending workload. Workloads the diagnosis cannot tell
+ * apart share one (a table of the first of each kind), so a cycle with tens
+ * of thousands of pending workloads diagnoses a few hundred kinds. */
 static int record_pending(struct sched_session *ss, struct sched_result *out)
 {
-    int w, n = 0;
+    int w, n = 0, cap = 16, mask, *first;
 
     for (w = 0; w < ss->n_workloads; w++)
         n += is_pending(ss, w);
     out->pending = sched__calloc(ss->arena, (size_t)n + 1, sizeof(struct sched_pending));
-    if (!out->pending)
+    while (cap < 2 * n)
+        cap *= 2;
+    first = sched__calloc(ss->arena, (size_t)cap, sizeof(int)); /* index into pending + 1 */
+    if (!out->pending || !first)
         return SCHED_ENOMEM;
+    mask = cap - 1;
     out->n_pending = 0;
-    for (w = 0; w < ss->n_workloads; w++)
-        if (is_pending(ss, w))
-            sched__diagnose(ss, w, &out->pending[out->n_pending++]);
+    for (w = 0; w < ss->n_workloads; w++) {
+        struct sched_pending *p;
+        int i;
+        if (!is_pending(ss, w))
+            continue;
+        p = &out->pending[out->n_pending];
+        for (i = (int)(diagnosis_hash(ss, w) & (uint64_t)mask); first[i]; i = (i + 1) & mask)
+            if (same_diagnosis(ss, out->pending[first[i] - 1].workload, w))
+                break;
+        if (first[i]) {
+            *p = out->pending[first[i] - 1];
+            p->workload = w;
+        } else {
+            sched__diagnose(ss, w, p);
+            first[i] = out->n_pending + 1;
+        }
+        out->n_pending++;
+    }
     return SCHED_OK;
 }
 

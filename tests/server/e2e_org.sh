@@ -1,7 +1,7 @@
 #!/bin/sh
 # e2e_org.sh: node pools (get/put/patch/delete, placement, min guaranteed
 # runtime, time-based fairshare), project defaults, node types, rank and
-# PATCH, list filterBy/sortBy and /count, /readyz, /metrics families, the
+# PATCH, time limits, list filterBy/sortBy and /count, /readyz, /metrics families, the
 # per-project time series, batch actions, revoked tokens, and the bad-input
 # answers (400 naming the field, 404, 409, 413, 429) against a real allotd.
 ALLOTD=$1
@@ -105,6 +105,15 @@ R=$(expect 202 POST /api/v1/workloads/batch \
 expect 400 POST /api/v1/workloads/batch '{"ids":[],"action":"delete"}' "$ADMIN" >/dev/null
 expect 400 POST /api/v1/workloads/batch '{"ids":["x"],"action":"explode"}' "$ADMIN" >/dev/null
 
+# ---- time limits: a training past its project's limit is suspended ----
+PT=$(project team-t 1 '"schedulingRules":{"trainingJobTimeLimitSeconds":1}')
+submit timed "$PT" 1 >/dev/null
+wait_phase "$ADMIN" timed Running
+wait_phase "$ADMIN" timed Stopped
+TID=$(expect 200 GET "/api/v1/workloads?filterBy=name==timed" "" "$ADMIN" | jq -r '.workloads[0].id')
+EV=$(expect 200 GET "/api/v1/workloads/$TID/events" "" "$ADMIN" | jq -c '[.events[].message]')
+printf '%s' "$EV" | grep -q "the limit is 1 s" || fail "no event names the time limit: $EV"
+
 # ---- metrics: Prometheus families and the time series ----
 M=$(curl -s "$URL/metrics")
 for fam in kai_queue_deserved_gpus kai_queue_fair_share_gpu kai_queue_allocated_gpus \
@@ -115,7 +124,7 @@ done
 printf '%s\n' "$M" | grep -q '^kai_queue_allocated_gpus{queue_name="team-a",nodepool="a100",kind="project"} 8' \
   || fail "team-a holds 8 GPUs in a100: $(printf '%s\n' "$M" | grep team-a)"
 sleep 0.3
-NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+NOW=$(date -u -d "+1 minute" +%Y-%m-%dT%H:%M:%SZ)
 START=$(date -u -d '-1 minute' +%Y-%m-%dT%H:%M:%SZ)
 S=$(expect 200 GET "/api/v1/org-unit/projects/$PA/metrics?metricType=GPU_ALLOCATION,GPU_QUOTA&start=$START&end=$NOW&numberOfSamples=5" \
   "" "$ADMIN")
