@@ -62,6 +62,7 @@ int cmd_distributed_main(int argc, char **argv);
 int cmd_workload_main(int argc, char **argv);
 int cmd_node_main(int argc, char **argv);
 int cmd_nodepool_main(int argc, char **argv);
+int cmd_agent_main(int argc, char **argv);
 int cmd_completion_main(int argc, char **argv);
 
 #endif

@@ -174,6 +174,24 @@ has "$T/err" "(403 Forbidden)"
 has "$T/err" "an access rule is missing"
 ALLOT_CONFIG=$ADMIN_CONFIG
 
+# ---- agent tokens ----
+run 0 agent token create gpu-01 --node gpu-01
+TOK=$(cat "$T/out")
+case "$TOK" in *.*) ;; *) fail "agent token create printed: $TOK" ;; esac
+run 0 agent token list --no-headers
+has "$T/out" "gpu-01"
+TID=$(awk '$2 == "gpu-01" {print $1}' "$T/out")
+[ -n "$TID" ] || fail "no id for gpu-01 in: $(cat "$T/out")"
+hasnt "$T/out" "${TOK#*.}"
+run 0 agent token list --json
+[ "$(jq -r '.[] | select(.name == "gpu-01") | .nodeName' "$T/out")" = gpu-01 ] ||
+  fail "token list --json: $(cat "$T/out")"
+run 0 agent token revoke "$TID"
+has "$T/out" "agent token $TID revoked"
+run 0 agent token list --no-headers
+[ "$(awk '$2 == "gpu-01" {print $NF}' "$T/out")" = yes ] || fail "not revoked: $(cat "$T/out")"
+run 1 agent token revoke no-such-token
+
 # ---- departments ----
 run 0 department create research --gpu-quota 4
 run 0 project create team-c --gpu-quota 1 --department research --limit 2 --over-quota-weight 2

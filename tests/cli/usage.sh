@@ -101,6 +101,10 @@ usage "exclude each other" project list --yaml --json
 usage "unknown option '--bogus'" project list --bogus
 usage "unexpected argument 'extra'" node list extra
 usage "unexpected argument 'extra'" nodepool list extra
+usage "NAME is missing" agent token create
+usage "ID is missing" agent token revoke
+usage "unknown command 'show'" agent token show
+usage "a subcommand is missing" agent
 usage "unexpected argument 'extra'" department list extra
 
 # describe, delete, suspend, resume, logs
@@ -167,7 +171,7 @@ help completion --help
 grep -q -- '--gpu-devices-request' "$T/out" || { echo "FAIL: submit --help lists no flags"; failed=1; }
 "$ALLOT" --help >"$T/out"
 for c in login project training workspace inference distributed workload node nodepool \
-         completion simulate; do
+         agent completion simulate; do
   grep -q "^  $c " "$T/out" || { echo "FAIL: allot --help does not list $c"; failed=1; }
 done
 
