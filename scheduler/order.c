@@ -267,20 +267,6 @@ static uint64_t sig_hash(const struct sig *s)
     return h;
 }
 
-static inline int sig_equal_unused(const struct sig *a, const struct sig *b)
-{
-    if (a->queue != b->queue || a->fixed_pool != b->fixed_pool || a->n_pools != b->n_pools ||
-        a->gpu_devices != b->gpu_devices || a->pods != b->pods ||
-        a->preemptible != b->preemptible || a->priority != b->priority ||
-        a->portion != b->portion || a->cpu != b->cpu || a->mem != b->mem)
-        return 0;
-    if (a->pools != b->pools && memcmp(a->pools, b->pools, sizeof(int) * (size_t)a->n_pools))
-        return 0;
-    if (!a->node_type || !b->node_type)
-        return a->node_type == b->node_type;
-    return strcmp(a->node_type, b->node_type) == 0;
-}
-
 static void sig_refresh(struct sched_session *ss, struct order_cache *oc, int w)
 {
     struct sig s;
