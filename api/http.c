@@ -147,6 +147,13 @@ json_t *api_time(int64_t ms)
 
 /* ---- replies ---- */
 
+/* How long an idle keep-alive connection stays open. Replies say so
+ * (Keep-Alive: timeout=N), so that clients stop reusing a connection
+ * before the server closes it instead of racing the close. */
+#define API_KEEP_ALIVE_S 2
+#define API_KEEP_ALIVE_MS "2000"
+
+
 static void send_raw(struct api_req *r, int status, const char *type, const char *body,
                      size_t len, const char *extra)
 {
@@ -154,9 +161,10 @@ static void send_raw(struct api_req *r, int status, const char *type, const char
     char *one;
     int n = snprintf(head, sizeof(head),
                      "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-                     "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n%s\r\n",
+                     "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
+                     "Keep-Alive: timeout=%d\r\n%s\r\n",
                      status, mg_get_response_code_text(r->conn, status), type, len,
-                     extra ? extra : "");
+                     API_KEEP_ALIVE_S, extra ? extra : "");
 
     r->status = status;
     if (n < 0 || (size_t)n >= sizeof(head))
@@ -542,7 +550,7 @@ int api_http_start(struct api_app *app)
         "listening_ports", app->cfg.listen,
         "num_threads", threads,
         "enable_keep_alive", "yes",
-        "keep_alive_timeout_ms", "2000",
+        "keep_alive_timeout_ms", API_KEEP_ALIVE_MS,
         "request_timeout_ms", "10000",
         "enable_directory_listing", "no",
         "access_control_allow_origin", "",
