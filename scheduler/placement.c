@@ -123,8 +123,23 @@ int sched__best_node(const struct sched_session *ss, int w, int pool, int exclud
     const struct ss_pool *p = &ss->pools[pool];
     int i, best = -1;
 
-    if (wl->gpu_devices > 0 && p->max_empty < wl->gpu_devices)
-        return -1;
+    if (wl->gpu_devices > 0) {
+        /* whole devices: only nodes with an empty device can take the pod */
+        if (p->max_empty < wl->gpu_devices)
+            return -1;
+        for (i = 0; i < p->n_nodes; i += 64) {
+            uint64_t bits = p->has_empty[i / 64];
+            while (bits) {
+                int n = p->nodes[i + __builtin_ctzll(bits)];
+                bits &= bits - 1;
+                if (n == exclude || !sched__pod_fits_node(ss, w, n))
+                    continue;
+                if (best < 0 || node_better(ss, w, n, best))
+                    best = n;
+            }
+        }
+        return best;
+    }
     for (i = 0; i < p->n_nodes; i++) {
         int n = p->nodes[i];
         if (n == exclude || !sched__pod_fits_node(ss, w, n))

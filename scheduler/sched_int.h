@@ -42,6 +42,7 @@ struct ss_node {
     int n_gpus;
     int n_empty;
     int name_rank;            /* position in name order: ties go to the lower */
+    int pool_pos;             /* position in its pool's node list */
     uint64_t dev_whole;       /* devices held by a whole-device pod */
     int32_t *dev_used;        /* [n_gpus] milli-GPU in use */
     int64_t gpu_free;         /* milli-GPU free on the node */
@@ -60,6 +61,7 @@ struct ss_pool {
     int64_t capacity[SCHED_NRES];
     int max_node_gpus;        /* largest ready node */
     int max_empty;            /* most empty devices on one ready node */
+    uint64_t *has_empty;      /* bit i: ready node nodes[i] has an empty device */
     int64_t gpu_free;         /* free milli-GPU over ready nodes */
     int *running;             /* workloads with pods here at the start of the cycle */
     int n_running;

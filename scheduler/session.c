@@ -60,6 +60,10 @@ static void pool_empty_change(struct sched_session *ss, struct ss_node *n, int b
 
     if (!n->ready || before == n->n_empty)
         return;
+    if (n->n_empty > 0)
+        p->has_empty[n->pool_pos / 64] |= (uint64_t)1 << (n->pool_pos % 64);
+    else
+        p->has_empty[n->pool_pos / 64] &= ~((uint64_t)1 << (n->pool_pos % 64));
     p->empty_hist[before]--;
     p->empty_hist[n->n_empty]++;
     p->total_empty += n->n_empty - before;
@@ -330,7 +334,9 @@ static int build_nodes(struct sched_session *ss)
     for (p = 0; p < ss->n_pools; p++) {
         ss->pools[p].empty_hist = sched__calloc(ss->arena, SCHED_MAX_NODE_GPUS + 1, sizeof(int));
         ss->pools[p].nodes = sched__calloc(ss->arena, (size_t)in->n_nodes + 1, sizeof(int));
-        if (!ss->pools[p].empty_hist || !ss->pools[p].nodes)
+        ss->pools[p].has_empty = sched__calloc(ss->arena, (size_t)in->n_nodes / 64 + 1,
+                                               sizeof(uint64_t));
+        if (!ss->pools[p].empty_hist || !ss->pools[p].nodes || !ss->pools[p].has_empty)
             return SCHED_ENOMEM;
     }
     for (i = 0; i < in->n_nodes; i++) {
@@ -351,7 +357,10 @@ static int build_nodes(struct sched_session *ss)
         n->cpu_total = n->cpu_free = cap_or_big(src->cpu_milli);
         n->mem_total = n->mem_free = cap_or_big(src->mem_mib);
         n->node_type = src->node_type;
+        n->pool_pos = pool->n_nodes;
         pool->nodes[pool->n_nodes++] = ni;
+        if (n->ready && n->n_gpus > 0)
+            pool->has_empty[n->pool_pos / 64] |= (uint64_t)1 << (n->pool_pos % 64);
         if (n->ready) {
             pool->empty_hist[n->n_gpus]++;
             pool->total_empty += n->n_gpus;

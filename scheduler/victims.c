@@ -217,7 +217,6 @@ static void add_unit(struct search *s, int w, int pod)
 }
 
 /* Counts (fill = 0) or files (fill = 1) unit i under every node it has pods on, once per node. */
-static int unit_valid_alone(const struct search *s, const struct unit *u);
 static void meeting_level(const struct sched_session *ss, int qa, int qb, int *a, int *b);
 
 /* Whether this attempt may take the unit: the mode's rule (reclaim: another
@@ -232,8 +231,6 @@ static int unit_dead(const struct search *s, const struct unit *u)
     if (s->mode == MODE_RECLAIM && v->queue == jw->queue)
         return 1;
     if (s->mode == MODE_PREEMPT && (v->queue != jw->queue || v->priority >= jw->priority))
-        return 1;
-    if (s->mode == MODE_RECLAIM && !unit_valid_alone(s, u))
         return 1;
     if (u->pod >= 0)
         return s->ss->pods[u->w][u->pod].node < 0;
@@ -501,15 +498,6 @@ static int reclaim_set_valid(const struct search *s, const int *set, int n)
             return 0;
     }
     return 1;
-}
-
-/* A unit that is not valid as the first victim is valid in no set: the
- * victim side only holds less after other victims are taken. */
-static int unit_valid_alone(const struct search *s, const struct unit *u)
-{
-    int set = (int)(u - s->units);
-
-    return reclaim_set_valid(s, &set, 1);
 }
 
 /* ---- Node-local fit of the pod once a set is gone ---- */
