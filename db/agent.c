@@ -118,17 +118,8 @@ static int token_list_fn(struct db__conn *c, void *arg)
 int db_agent_token_list(struct db *db, struct db_agent_token **out, int *n)
 {
     struct token_arg a = {.list = out, .n = n};
-    int rc;
 
-    *out = NULL;
-    *n = 0;
-    rc = db__read(db, token_list_fn, &a);
-    if (rc != DB_OK) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
-    return rc;
+    return db__read_list(db, token_list_fn, &a, out, n);
 }
 
 static int token_revoke_fn(struct db__conn *c, void *arg)
@@ -415,17 +406,8 @@ int db_pod_run_list(struct db *db, int64_t workload_seq, int idx, struct db_pod_
                     int *n)
 {
     struct run_arg a = {.workload_seq = workload_seq, .idx = idx, .list = out, .n = n};
-    int rc;
 
-    *out = NULL;
-    *n = 0;
-    rc = db__read(db, run_list_fn, &a);
-    if (rc != DB_OK) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
-    return rc;
+    return db__read_list(db, run_list_fn, &a, out, n);
 }
 
 /* ---- agent nodes ---- */
@@ -569,15 +551,6 @@ static int limited_fn(struct db__conn *c, void *arg)
 int db_agent_limited(struct db *db, struct db_limited **out, int *n)
 {
     struct limited_arg a = {out, n};
-    int rc;
 
-    *out = NULL;
-    *n = 0;
-    rc = db__read(db, limited_fn, &a);
-    if (rc != DB_OK) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
-    return rc;
+    return db__read_list(db, limited_fn, &a, out, n);
 }

@@ -227,6 +227,22 @@ int db__grow(void *arrp, int n, int *cap, size_t elem)
     return DB_OK;
 }
 
+int db__read_list(struct db *db, db__fn fn, void *arg, void *arrp, int *n)
+{
+    void **arr = arrp;
+    int rc;
+
+    *arr = NULL;
+    *n = 0;
+    rc = db__read(db, fn, arg);
+    if (rc != DB_OK) {
+        free(*arr);
+        *arr = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
 /* ---- connections ---- */
 
 static int conn_open(struct db__conn *c, const char *path, int readonly)

@@ -54,6 +54,9 @@ int64_t db__now_ms(void);
 /* Makes room for one more element in a malloc'd array of *n elements
  * with capacity *cap (doubling); DB_ENOMEM leaves the array as it was. */
 int db__grow(void *arrp, int n, int *cap, size_t elem);
+/* db__read() of a list that fn fills at *arrp (a T **, as for db__grow)
+ * and *n: both start empty, and a failed read frees and empties them. */
+int db__read_list(struct db *db, db__fn fn, void *arg, void *arrp, int *n);
 /* Whole-table reads (org.c) appended to a malloc'd array, oldest first;
  * for the snapshot and the list calls. */
 int db__pools(struct db__conn *c, struct db_pool **out, int *n);

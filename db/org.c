@@ -231,17 +231,8 @@ static int pool_list_fn(struct db__conn *c, void *arg)
 int db_pool_list(struct db *db, struct db_pool **out, int *n)
 {
     struct get_arg a = {.list = out, .n = n};
-    int rc;
 
-    *out = NULL;
-    *n = 0;
-    rc = db__read(db, pool_list_fn, &a);
-    if (rc != DB_OK) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
-    return rc;
+    return db__read_list(db, pool_list_fn, &a, out, n);
 }
 
 /* ---- nodes ---- */
@@ -385,17 +376,8 @@ static int node_list_fn(struct db__conn *c, void *arg)
 int db_node_list(struct db *db, struct db_node **out, int *n)
 {
     struct get_arg a = {.list = out, .n = n};
-    int rc;
 
-    *out = NULL;
-    *n = 0;
-    rc = db__read(db, node_list_fn, &a);
-    if (rc != DB_OK) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
-    return rc;
+    return db__read_list(db, node_list_fn, &a, out, n);
 }
 
 /* ---- queues ---- */
@@ -666,17 +648,8 @@ static int queue_list_fn(struct db__conn *c, void *arg)
 int db_queue_list(struct db *db, int kind, struct db_queue **out, int *n)
 {
     struct get_arg a = {.kind = kind, .list = out, .n = n};
-    int rc;
 
-    *out = NULL;
-    *n = 0;
-    rc = db__read(db, queue_list_fn, &a);
-    if (rc != DB_OK) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
-    return rc;
+    return db__read_list(db, queue_list_fn, &a, out, n);
 }
 
 /* ---- usage ---- */

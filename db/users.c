@@ -148,17 +148,8 @@ static int list_fn(struct db__conn *c, void *arg)
 int db_user_list(struct db *db, int kind, struct db_user **out, int *n)
 {
     struct user_arg a = {.kind = kind, .list = out, .n = n};
-    int rc;
 
-    *out = NULL;
-    *n = 0;
-    rc = db__read(db, list_fn, &a);
-    if (rc != DB_OK) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
-    return rc;
+    return db__read_list(db, list_fn, &a, out, n);
 }
 
 static int changed(struct db__conn *c, int rc)
@@ -367,15 +358,6 @@ static int rule_list_fn(struct db__conn *c, void *arg)
 int db_rule_list(struct db *db, const char *subject_id, struct db_rule **out, int *n)
 {
     struct rule_arg a = {.subject = subject_id, .list = out, .n = n};
-    int rc;
 
-    *out = NULL;
-    *n = 0;
-    rc = db__read(db, rule_list_fn, &a);
-    if (rc != DB_OK) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
-    return rc;
+    return db__read_list(db, rule_list_fn, &a, out, n);
 }

@@ -697,17 +697,8 @@ static int pods_fn(struct db__conn *c, void *arg)
 int db_pod_list(struct db *db, int64_t workload_seq, struct db_pod **out, int *n)
 {
     struct sub_arg a = {.seq = workload_seq, .out = out, .n = n};
-    int rc;
 
-    *out = NULL;
-    *n = 0;
-    rc = db__read(db, pods_fn, &a);
-    if (rc != DB_OK) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
-    return rc;
+    return db__read_list(db, pods_fn, &a, out, n);
 }
 
 static int events_fn(struct db__conn *c, void *arg)
@@ -747,15 +738,6 @@ int db_event_list(struct db *db, int64_t workload_seq, int desc, int offset, int
                   struct db_event **out, int *n)
 {
     struct sub_arg a = {workload_seq, desc, offset, limit, out, n};
-    int rc;
 
-    *out = NULL;
-    *n = 0;
-    rc = db__read(db, events_fn, &a);
-    if (rc != DB_OK) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
-    return rc;
+    return db__read_list(db, events_fn, &a, out, n);
 }
