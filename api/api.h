@@ -339,6 +339,9 @@ struct api_lq_rows {
 };
 /* filterBy, sortBy, sortOrder, offset, limit; replies 400 itself. */
 int api_lq_parse(struct api_req *r, struct api_lq *q);
+/* One filterBy term "<field><op><value>" of n bytes into f; -1 if malformed.
+ * Operators: == != <= >= =@ (contains) !@ =^ (starts) =$ (ends). */
+int api_lq_filter(const char *s, size_t n, struct db_filter *f);
 /* 1 keep, 0 drop, -1 replied 400 (unknown field or bad value). */
 int api_lq_keep(struct api_req *r, const struct api_lq *q, const void *row, api_lq_get get);
 /* A stable order of rows by the sort field; *order malloc'd. */

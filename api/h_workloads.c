@@ -563,30 +563,6 @@ static void generic_write(struct jw *j, const struct db_workload *w)
 
 /* ---- list and count ---- */
 
-static const char *const ops[] = {"==", "!=", "<=", ">=", "=@", "!@", "=^", "=$"};
-
-static int filter_in(const char *s, size_t n, struct db_filter *f)
-{
-    size_t i, k, best = (size_t)-1;
-    int op = -1;
-
-    for (i = 0; i + 1 < n && op < 0; i++)
-        for (k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
-            if (strncmp(s + i, ops[k], 2) == 0) {
-                best = i;
-                op = (int)k;
-                break;
-            }
-    if (op < 0 || best == 0 || best >= sizeof(f->field) || n - best - 2 >= sizeof(f->value))
-        return -1;
-    memcpy(f->field, s, best);
-    f->field[best] = 0;
-    memcpy(f->op, ops[op], 3);
-    memcpy(f->value, s + best + 2, n - best - 2);
-    f->value[n - best - 2] = 0;
-    return 0;
-}
-
 static int query_in(struct api_req *r, struct db_wl_query *q)
 {
     char buf[1024], *end;
@@ -597,7 +573,7 @@ static int query_in(struct api_req *r, struct db_wl_query *q)
     if (api_query(r, "filterBy", buf, sizeof(buf)) == 0)
         for (p = buf; *p;) {
             size_t n = strcspn(p, ",");
-            if (q->n_filters >= DB_MAX_FILTERS || filter_in(p, n, &q->filters[q->n_filters++]))
+            if (q->n_filters >= DB_MAX_FILTERS || api_lq_filter(p, n, &q->filters[q->n_filters++]))
                 return api_error(r, 400, "Bad request", "filterBy: <field><op><value>,..."), -1;
             p += n + (p[n] == ',');
         }

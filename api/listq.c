@@ -18,8 +18,7 @@
 
 static const char *const ops[] = {"==", "!=", "<=", ">=", "=@", "!@", "=^", "=$"};
 
-/* One filter "<field><op><value>" of n bytes. */
-static int filter_in(const char *s, size_t n, struct db_filter *f)
+int api_lq_filter(const char *s, size_t n, struct db_filter *f)
 {
     size_t i, k, at = 0;
     int op = -1;
@@ -51,7 +50,7 @@ int api_lq_parse(struct api_req *r, struct api_lq *q)
     if (api_query(r, "filterBy", buf, sizeof(buf)) == 0)
         for (p = buf; *p;) {
             size_t n = strcspn(p, ",");
-            if (q->n_filters >= DB_MAX_FILTERS || filter_in(p, n, &q->filters[q->n_filters++])) {
+            if (q->n_filters >= DB_MAX_FILTERS || api_lq_filter(p, n, &q->filters[q->n_filters++])) {
                 api_error(r, 400, "Bad request", "filterBy: <field><op><value>,...");
                 return -1;
             }
