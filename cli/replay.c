@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "replay_int.h"
+#include "replay_engine.h"
 
 enum { RP_EXIT_OK = 0, RP_EXIT_FAILED = 1, RP_EXIT_USAGE = 2 };
 

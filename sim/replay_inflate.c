@@ -19,7 +19,7 @@
  *         --inflate times the cluster's GPUs.
  * The curve: unallocated GPUs against arrived GPUs in % of the cluster.
  */
-#include "replay_int.h"
+#include "replay_engine.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -23,7 +23,7 @@
  *         is withdrawn, still pending, deletion_time - creation_time after
  *         it arrived (its owner gave up then).
  */
-#include "replay_int.h"
+#include "replay_engine.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /*
- * replay_int.h: what the files of `allot replay` share.
+ * replay_engine.h: the trace replay engine behind `allot replay`.
  *
- *   replay.c          the command line and the order of the runs
+ *   cli/replay.c      the command line and the order of the runs
  *   replay_model.c    the trace turned into pools, nodes, queues and
  *                     workload templates, shared read-only by every run
  *   replay_run.c      one policy over the trace on the trace's clock
@@ -18,8 +18,8 @@
  * indices 1..n_projects the projects; a task goes to project
  * FNV-1a-32(name) mod n_projects.
  */
-#ifndef ALLOT_REPLAY_INT_H
-#define ALLOT_REPLAY_INT_H
+#ifndef ALLOT_REPLAY_ENGINE_H
+#define ALLOT_REPLAY_ENGINE_H
 
 #include <stdint.h>
 

@@ -11,7 +11,7 @@
  * Files name the trace by its base name only, and hold no wall times, so
  * the same inputs give the same bytes.
  */
-#include "replay_int.h"
+#include "replay_engine.h"
 
 #include <errno.h>
 #include <jansson.h>

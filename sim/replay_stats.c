@@ -28,7 +28,7 @@
  * pool it may use, so their sum over pools would overstate a project's
  * claim.
  */
-#include "replay_int.h"
+#include "replay_engine.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -24,7 +24,7 @@
  *   1. the world's own (world.h);
  *   2. alloc is the milli-GPU held by placed pods (no partial gangs).
  */
-#include "replay_int.h"
+#include "replay_engine.h"
 
 #include <stdio.h>
 #include <stdlib.h>

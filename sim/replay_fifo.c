@@ -16,7 +16,7 @@
  * reads; world__place_pod() keeps it up to date, and a rollback or a
  * removed workload rebuilds it.
  */
-#include "replay_int.h"
+#include "replay_engine.h"
 
 #include <string.h>
 
