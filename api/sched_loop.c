@@ -284,7 +284,8 @@ static int same_numbers(const struct sched_pending *a, const struct sched_pendin
 {
     return a->reason == b->reason && a->queue == b->queue && a->pool == b->pool &&
            a->res == b->res && a->would_use == b->would_use && a->bound == b->bound &&
-           a->request == b->request;
+           a->request == b->request && a->detail == b->detail &&
+           a->other_queue == b->other_queue && a->wait_ms / 1000 == b->wait_ms / 1000;
 }
 
 /* Does workload wi need a row update? Fills *msg with its new message

@@ -175,7 +175,7 @@ static int64_t leftover_units(struct division *dv, int *bucket, int n, int64_t r
 
 static int rank_of(const struct division *dv, int q)
 {
-    return dv->ss->in->queues[q].rank;
+    return sched__rank(dv->ss, q, dv->pool);
 }
 
 /* Distinct ranks of sib[0..n), highest first, into out; returns the count. */

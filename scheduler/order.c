@@ -153,6 +153,15 @@ static void heap_pop(struct ss_iter *it, struct leaf_heap *h)
 
 /* ---- Queue order ---- */
 
+/* The pool whose figures order workload w: where its pods run, else the
+ * first of its pools. */
+static int order_pool(const struct sched_session *ss, int w)
+{
+    const struct ss_wl *x = &ss->wl[w];
+
+    return x->pool >= 0 ? x->pool : x->n_pools > 0 ? x->pools[0] : 0;
+}
+
 static int job_res(const struct sched_session *ss, int w)
 {
     const struct sched_workload *wl = ss_w(ss, w);
@@ -215,8 +224,8 @@ static int queue_before(const struct sched_session *ss, int qa, int ja, int qb, 
     in_b = within_deserved(ss, qb, jb);
     if (in_a != in_b)
         return in_a;
-    rank_a = ss->in->queues[qa].rank;
-    rank_b = ss->in->queues[qb].rank;
+    rank_a = sched__rank(ss, qa, order_pool(ss, ja));
+    rank_b = sched__rank(ss, qb, order_pool(ss, jb));
     if (rank_a != rank_b)
         return rank_a > rank_b;
     sa = dominant_share(ss, qa, ja, 1);

@@ -89,6 +89,9 @@ static void set(struct sched_pending *p, int reason, int queue, int pool, int re
                 int64_t bound)
 {
     p->reason = reason;
+    p->detail = SCHED_D_NONE;
+    p->other_queue = -1;
+    p->wait_ms = 0;
     p->queue = queue;
     p->pool = pool;
     p->res = res;

@@ -87,6 +87,8 @@ struct sched_queue {
                                          NULL: deserved 0, limit -1, weight 1 */
     const int *default_pools;         /* ordered pool indices, for workloads without their own */
     int n_default_pools;              /* 0: every pool, in state order */
+    const int *pool_rank;             /* [n_pools]: its rank in each pool (its over-quota
+                                         priority there); NULL: `rank` in every pool */
 };
 
 /* ---- Workloads and their pods ---- */
@@ -188,9 +190,24 @@ enum sched_reason {
     SCHED_R_QUEUE_FAIR_SHARE_REACHED
 };
 
+/* What a pending entry says beyond its reason (sched_pending.detail). */
+enum sched_reason_detail {
+    SCHED_D_NONE = 0,
+    SCHED_D_RUNTIME_PROTECTED,   /* the only workloads it could take back from other_queue
+                                    run under the pool's minimum runtime for wait_ms more */
+    SCHED_D_WITHIN_SHARE,        /* QueueFairShareReached: the queues holding the rest of the
+                                    pool are within their fair share */
+    SCHED_D_NOT_RECLAIMABLE      /* QueueFairShareReached: other_queue is above its share, but
+                                    holds nothing that may be taken back (non-preemptible, or
+                                    elastic pods at their minimum) */
+};
+
 struct sched_pending {
     int workload;
     int reason;        /* enum sched_reason */
+    int detail;        /* enum sched_reason_detail */
+    int other_queue;   /* the queue the detail is about, or -1 */
+    int64_t wait_ms;   /* SCHED_D_RUNTIME_PROTECTED: time until a victim may be taken */
     int queue;         /* the queue the numbers are about (may be an ancestor) */
     int pool;          /* the pool the numbers are about, or -1 */
     int res;           /* the resource the numbers are about */

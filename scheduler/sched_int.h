@@ -154,6 +154,13 @@ static inline const struct sched_workload *ss_w(const struct sched_session *ss, 
 
 static inline int64_t ss_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
+/* Rank of queue q among its siblings in pool p. */
+static inline int sched__rank(const struct sched_session *ss, int q, int p)
+{
+    const struct sched_queue *sq = &ss->in->queues[q];
+    return sq->pool_rank ? sq->pool_rank[p] : sq->rank;
+}
+
 /* Pods of w an attempt places: every missing gang member, or one more pod
  * of an elastic workload at or above its minimum. */
 static inline int sched__pods_to_place(const struct sched_session *ss, int w)

@@ -149,11 +149,11 @@ static void test_two_levels(void **unused)
     memset(queues, 0, sizeof(queues));
     for (i = 0; i < 5; i++)
         queues[i].quota = &quota[i][0];
-    queues[0] = (struct sched_queue){"d1", -1, 0, &quota[0][0], NULL, 0};
-    queues[1] = (struct sched_queue){"d2", -1, 0, &quota[1][0], NULL, 0};
-    queues[2] = (struct sched_queue){"p1", 0, 0, &quota[2][0], NULL, 0};
-    queues[3] = (struct sched_queue){"p2", 0, 0, &quota[3][0], NULL, 0};
-    queues[4] = (struct sched_queue){"p3", 1, 0, &quota[4][0], NULL, 0};
+    queues[0] = (struct sched_queue){"d1", -1, 0, &quota[0][0], NULL, 0, NULL};
+    queues[1] = (struct sched_queue){"d2", -1, 0, &quota[1][0], NULL, 0, NULL};
+    queues[2] = (struct sched_queue){"p1", 0, 0, &quota[2][0], NULL, 0, NULL};
+    queues[3] = (struct sched_queue){"p2", 0, 0, &quota[3][0], NULL, 0, NULL};
+    queues[4] = (struct sched_queue){"p3", 1, 0, &quota[4][0], NULL, 0, NULL};
     quota_set(quota[0], 4000, -1, 1000);
     quota_set(quota[1], 4000, -1, 1000);
     quota_set(quota[2], 2000, -1, 1000);
