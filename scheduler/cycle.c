@@ -75,21 +75,20 @@ static int same_diagnosis(const struct sched_session *ss, int a, int b)
         return 0;
     if (xa->pools != xb->pools && memcmp(xa->pools, xb->pools, sizeof(int) * (size_t)xa->n_pools))
         return 0;
-    if (!wa->node_type || !wb->node_type)
-        return wa->node_type == wb->node_type;
-    return strcmp(wa->node_type, wb->node_type) == 0;
+    return wa->gpu_memory_mib == wb->gpu_memory_mib && xa->cls == xb->cls;
 }
 
 static uint64_t diagnosis_hash(const struct sched_session *ss, int w)
 {
     const struct sched_workload *wl = ss_w(ss, w);
     const struct ss_wl *x = &ss->wl[w];
-    int64_t v[9] = {wl->queue, x->pool, wl->gpu_devices, wl->gpu_portion, wl->cpu_milli,
-                    wl->mem_mib, wl->min_pods - x->n_placed, wl->phase, x->n_pools};
+    int64_t v[11] = {wl->queue, x->pool, wl->gpu_devices, wl->gpu_portion, wl->cpu_milli,
+                     wl->mem_mib, wl->min_pods - x->n_placed, wl->phase, x->n_pools,
+                     wl->gpu_memory_mib, x->cls};
     uint64_t h = 1469598103934665603ULL;
     int i;
 
-    for (i = 0; i < 9; i++)
+    for (i = 0; i < 11; i++)
         h = (h ^ (uint64_t)v[i]) * 1099511628211ULL;
     for (i = 0; i < x->n_pools; i++)
         h = (h ^ (uint64_t)x->pools[i]) * 1099511628211ULL;

@@ -34,9 +34,9 @@
 
 struct sig {
     int queue, fixed_pool, n_pools, gpu_devices, pods, preemptible, priority;
-    int64_t portion, cpu, mem;
+    int64_t portion, cpu, mem, gpu_memory;
     const int *pools;
-    const char *node_type;
+    int cls;
 };
 
 /* A failed signature: its hash and the workload that showed it (w + 1; 0 = empty). */
@@ -165,7 +165,8 @@ static int order_pool(const struct sched_session *ss, int w)
 static int job_res(const struct sched_session *ss, int w)
 {
     const struct sched_workload *wl = ss_w(ss, w);
-    return wl->gpu_devices > 0 || wl->gpu_portion > 0 ? SCHED_GPU : SCHED_CPU;
+    return wl->gpu_devices > 0 || wl->gpu_portion > 0 || wl->gpu_memory_mib > 0 ? SCHED_GPU
+                                                                                : SCHED_CPU;
 }
 
 static int64_t share_ppm(int64_t v, int64_t allocatable)
@@ -257,22 +258,22 @@ static void sig_of(const struct sched_session *ss, int w, struct sig *s)
     s->portion = wl->gpu_portion;
     s->cpu = wl->cpu_milli;
     s->mem = wl->mem_mib;
-    s->node_type = wl->node_type;
+    s->gpu_memory = wl->gpu_memory_mib;
+    s->cls = ss->wl[w].cls;
 }
 
 static uint64_t sig_hash(const struct sig *s)
 {
     uint64_t h = 1469598103934665603ULL;
-    int64_t v[10] = {s->queue, s->fixed_pool, s->n_pools, s->gpu_devices, s->pods,
-                     s->preemptible, s->priority, s->portion, s->cpu, s->mem};
+    int64_t v[12] = {s->queue, s->fixed_pool, s->n_pools, s->gpu_devices, s->pods,
+                     s->preemptible, s->priority, s->portion, s->cpu, s->mem, s->gpu_memory,
+                     s->cls};
     int i;
 
-    for (i = 0; i < 10; i++)
+    for (i = 0; i < 12; i++)
         h = (h ^ (uint64_t)v[i]) * 1099511628211ULL;
     for (i = 0; i < s->n_pools; i++)
         h = (h ^ (uint64_t)s->pools[i]) * 1099511628211ULL;
-    for (const char *c = s->node_type; c && *c; c++)
-        h = (h ^ (uint64_t)(unsigned char)*c) * 1099511628211ULL;
     return h;
 }
 
@@ -299,9 +300,7 @@ static int sig_same(const struct sched_session *ss, int a, int b)
     if (xa->pools != xb->pools &&
         memcmp(xa->pools, xb->pools, sizeof(int) * (size_t)xa->n_pools) != 0)
         return 0;
-    if (!wa->node_type || !wb->node_type)
-        return wa->node_type == wb->node_type;
-    return strcmp(wa->node_type, wb->node_type) == 0;
+    return wa->gpu_memory_mib == wb->gpu_memory_mib && ss->wl[a].cls == ss->wl[b].cls;
 }
 
 /* Slot of workload w's signature: where it is, or the empty slot where it would go. */

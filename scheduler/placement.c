@@ -1,91 +1,170 @@
 /*
  * placement.c: where a pod goes (DESIGN.md, Scheduling semantics 6).
  *
- * A pod fits a node when the node is ready, carries the workload's
- * node-type (if it asks one), has the CPU and memory, and has either
- * `gpu_devices` empty devices (whole-device pods never share) or one
- * device, not held by a whole-device pod, with room for `gpu_portion`.
+ * A pod fits a node when the node is ready, is allowed to the workload
+ * (its node types and required affinity, affinity.c), has the CPU and
+ * memory, and has devices for it:
+ *   whole devices: `gpu_devices` empty devices (whole-device pods never
+ *            share);
+ *   shared devices: sched_shared_devices() distinct devices, none held by
+ *            a whole-device pod, each with room for the pod's charge: its
+ *            `gpu_portion`, or for a GPU-memory request the fraction of
+ *            the device's memory it asks (rounded up to a milli-GPU), so a
+ *            device never gives out more memory than it has.
  *
- * Among the nodes that fit, the pool's strategy decides:
- *   binpack: the fullest node (least free milli-GPU; for pods without
- *            GPU, least free CPU), ties by node name;
- *   spread:  the emptiest node (highest free / total), ties by name.
- * Devices inside the node the same way: whole-device pods take the
- * lowest-index empty devices; a portion goes to the fullest device with
- * room (binpack) or the emptiest (spread), ties by the lower index.
+ * Among the nodes that fit, in this order:
+ *   1. the workload's preferred node type (the first of its list);
+ *   2. shared requests: the node where the pod opens the fewest empty
+ *      devices, so a fraction goes to a device already shared before it
+ *      opens a fresh one, on whatever node that device is (KAI's
+ *      gpusharingorder outweighs bin-packing);
+ *   3. the pool's strategy: binpack, the fullest node (least free
+ *      milli-GPU; for pods without GPU, least free CPU); spread, the
+ *      emptiest (highest free / total); ties by node name.
+ * Devices inside the node: whole-device pods take the lowest-index empty
+ * devices; shared pods take shared devices first (the fullest with room,
+ * or the emptiest in a spread pool), then empty ones, ties by index.
  *
  * A gang is placed pod by pod inside one statement: if any pod does not
- * fit, everything placed for it is rolled back (all or nothing).
+ * fit, everything placed for it is rolled back (all or nothing). A
+ * GPU-memory request's charge is known only on its node, so once placed
+ * it is checked against limits and deserved quota again.
  */
 #include "sched_int.h"
 
 #include <string.h>
 
-static int type_matches(const struct sched_workload *wl, const struct ss_node *n)
+/* The charge of one pod of wl on each device of a node whose devices hold
+ * dev_mem MiB; above SCHED_MILLI when it cannot fit there at all. */
+static int32_t charge_on(const struct sched_workload *wl, int64_t dev_mem)
 {
-    return !wl->node_type || (n->node_type && strcmp(wl->node_type, n->node_type) == 0);
-}
-
-static int portion_device(const struct ss_node *n, int64_t portion, int spread)
-{
-    int d, best = -1;
-
-    for (d = 0; d < n->n_gpus; d++) {
-        if ((n->dev_whole >> d & 1) || n->dev_used[d] + portion > SCHED_MILLI)
-            continue;
-        if (best < 0 || (spread ? n->dev_used[d] < n->dev_used[best]
-                                : n->dev_used[d] > n->dev_used[best]))
-            best = d;
-    }
-    return best;
-}
-
-int sched__pod_fits_node(const struct sched_session *ss, int w, int node)
-{
-    const struct sched_workload *wl = ss_w(ss, w);
-    const struct ss_node *n = &ss->nodes[node];
-
-    if (!n->ready || !type_matches(wl, n))
-        return 0;
-    if (n->cpu_free < wl->cpu_milli || n->mem_free < wl->mem_mib)
-        return 0;
-    if (wl->gpu_devices > 0)
-        return n->n_empty >= wl->gpu_devices;
+    if (sched__whole(wl))
+        return SCHED_MILLI;
     if (wl->gpu_portion > 0)
-        return portion_device(n, wl->gpu_portion, 0) >= 0;
-    return 1;
-}
-
-uint64_t sched__choose_devices(const struct sched_session *ss, int w, int node)
-{
-    const struct sched_workload *wl = ss_w(ss, w);
-    const struct ss_node *n = &ss->nodes[node];
-    uint64_t mask = 0;
-    int d, need = wl->gpu_devices;
-
-    if (need > 0) {
-        for (d = 0; d < n->n_gpus && need > 0; d++)
-            if (n->dev_used[d] == 0) {
-                mask |= (uint64_t)1 << d;
-                need--;
-            }
-        return need == 0 ? mask : 0;
-    }
-    if (wl->gpu_portion > 0) {
-        d = portion_device(n, wl->gpu_portion,
-                           ss->in->pools[n->pool].gpu_placement == SCHED_SPREAD);
-        return d >= 0 ? (uint64_t)1 << d : 0;
+        return (int32_t)wl->gpu_portion;
+    if (wl->gpu_memory_mib > 0) {
+        if (dev_mem <= 0 || wl->gpu_memory_mib > dev_mem)
+            return SCHED_MILLI + 1;
+        return (int32_t)((wl->gpu_memory_mib * SCHED_MILLI + dev_mem - 1) / dev_mem);
     }
     return 0;
 }
 
-/* 1 if node a is a better home than node b for a pod of w. */
+int32_t sched__dev_charge(const struct sched_session *ss, int w, int node)
+{
+    return charge_on(ss_w(ss, w), ss->nodes[node].gpu_mem);
+}
+
+int64_t sched_pod_gpu(const struct sched_workload *w, const struct sched_node *n)
+{
+    int32_t c = charge_on(w, n->gpu_memory_mib);
+    int devices = sched__whole(w) ? w->gpu_devices : sched_shared_devices(w);
+
+    return (int64_t)devices * (c > SCHED_MILLI ? SCHED_MILLI : c);
+}
+
+/* Is shared device d a better choice than b (both have room)? */
+static int device_better(const int32_t *used, int d, int b, int spread)
+{
+    if ((used[d] > 0) != (used[b] > 0))
+        return used[d] > 0;
+    if (used[d] == 0 || used[d] == used[b])
+        return 0; /* the lower index, met first */
+    return spread ? used[d] < used[b] : used[d] > used[b];
+}
+
+uint64_t sched__pick_devices(const struct sched_session *ss, int w, int node,
+                             const int32_t *used, uint64_t whole, int *fresh)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+    const struct ss_node *n = &ss->nodes[node];
+    int spread = ss->in->pools[n->pool].gpu_placement == SCHED_SPREAD;
+    int need, d, best;
+    int32_t charge;
+    uint64_t taken = 0;
+
+    *fresh = 0;
+    if (sched__whole(wl)) {
+        need = wl->gpu_devices;
+        for (d = 0; d < n->n_gpus && need > 0; d++)
+            if (used[d] == 0) {
+                taken |= (uint64_t)1 << d;
+                need--;
+            }
+        *fresh = wl->gpu_devices;
+        return need == 0 ? taken : 0;
+    }
+    need = sched_shared_devices(wl);
+    charge = charge_on(wl, n->gpu_mem);
+    if (need == 0 || need > n->n_gpus || charge > SCHED_MILLI)
+        return 0;
+    for (; need > 0; need--) {
+        best = -1;
+        for (d = 0; d < n->n_gpus; d++) {
+            if (((taken | whole) >> d & 1) || used[d] + charge > SCHED_MILLI)
+                continue;
+            if (best < 0 || device_better(used, d, best, spread))
+                best = d;
+        }
+        if (best < 0)
+            return 0;
+        taken |= (uint64_t)1 << best;
+        *fresh += used[best] == 0;
+    }
+    return taken;
+}
+
+static int gpu_fits(const struct sched_session *ss, int w, int node, int *fresh)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+    const struct ss_node *n = &ss->nodes[node];
+
+    *fresh = 0;
+    if (sched__whole(wl)) {
+        *fresh = wl->gpu_devices;
+        return n->n_empty >= wl->gpu_devices;
+    }
+    if (wl->gpu_portion > 0 || wl->gpu_memory_mib > 0)
+        return sched__pick_devices(ss, w, node, n->dev_used, n->dev_whole, fresh) != 0;
+    return 1;
+}
+
+/* Fits, and if so the node's preference and the empty devices it opens. */
+static inline int fits_with(const struct sched_session *ss, int w, int node, int *rank,
+                            int *fresh)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+    const struct ss_node *n = &ss->nodes[node];
+
+    *rank = sched__node_rank(ss, w, node);
+    if (!n->ready || *rank == 0 || n->cpu_free < wl->cpu_milli || n->mem_free < wl->mem_mib)
+        return 0;
+    return gpu_fits(ss, w, node, fresh);
+}
+
+int sched__pod_fits_node(const struct sched_session *ss, int w, int node)
+{
+    int rank, fresh;
+
+    return fits_with(ss, w, node, &rank, &fresh);
+}
+
+uint64_t sched__choose_devices(const struct sched_session *ss, int w, int node)
+{
+    const struct ss_node *n = &ss->nodes[node];
+    int fresh;
+
+    return sched__pick_devices(ss, w, node, n->dev_used, n->dev_whole, &fresh);
+}
+
+/* 1 if node a is a better home than node b for a pod of w by the pool's
+ * strategy alone. */
 static int node_better(const struct sched_session *ss, int w, int a, int b)
 {
     const struct sched_workload *wl = ss_w(ss, w);
     const struct ss_node *na = &ss->nodes[a], *nb = &ss->nodes[b];
     const struct sched_pool *pool = &ss->in->pools[na->pool];
-    int gpu = wl->gpu_devices > 0 || wl->gpu_portion > 0;
+    int gpu = wl->gpu_devices > 0 || wl->gpu_portion > 0 || wl->gpu_memory_mib > 0;
     int spread = (gpu ? pool->gpu_placement : pool->cpu_placement) == SCHED_SPREAD;
     __int128 fa = gpu ? na->gpu_free : na->cpu_free, fb = gpu ? nb->gpu_free : nb->cpu_free;
     __int128 ta = gpu ? (int64_t)na->n_gpus * SCHED_MILLI : na->cpu_total;
@@ -102,28 +181,55 @@ static int node_better(const struct sched_session *ss, int w, int a, int b)
     return na->name_rank < nb->name_rank;
 }
 
+/* A node that fits, with what orders it before the strategy. */
+struct candidate {
+    int node, rank, fresh;
+};
+
+static int candidate_better(const struct sched_session *ss, int w, const struct candidate *a,
+                            const struct candidate *b)
+{
+    if (a->rank != b->rank)
+        return a->rank < b->rank;
+    if (a->fresh != b->fresh)
+        return a->fresh < b->fresh;
+    return node_better(ss, w, a->node, b->node);
+}
+
 /* Could the pool place `pods` more pods of w right now, judging by its
- * empty-device counts alone? A quick necessary test (whole-device pods). */
+ * free-device counts alone? A quick necessary test. */
 int sched__pool_may_fit(const struct sched_session *ss, int w, int pool, int pods)
 {
     const struct sched_workload *wl = ss_w(ss, w);
     const struct ss_pool *p = &ss->pools[pool];
 
-    if (wl->gpu_devices > 0)
+    if (sched__whole(wl))
         return p->max_empty >= wl->gpu_devices &&
                p->total_empty >= (int64_t)pods * wl->gpu_devices;
-    if (wl->gpu_portion > 0)
-        return p->gpu_free >= wl->gpu_portion * pods;
+    if (wl->gpu_portion > 0 || wl->gpu_memory_mib > 0)
+        return p->gpu_free >= ss->wl[w].req[SCHED_GPU] * pods;
     return 1;
+}
+
+static void consider(const struct sched_session *ss, int w, int node, struct candidate *best)
+{
+    struct candidate c;
+
+    c.node = node;
+    if (!fits_with(ss, w, node, &c.rank, &c.fresh))
+        return;
+    if (best->node < 0 || candidate_better(ss, w, &c, best))
+        *best = c;
 }
 
 int sched__best_node(const struct sched_session *ss, int w, int pool, int exclude)
 {
     const struct sched_workload *wl = ss_w(ss, w);
     const struct ss_pool *p = &ss->pools[pool];
-    int i, best = -1;
+    struct candidate best = {-1, 0, 0};
+    int i;
 
-    if (wl->gpu_devices > 0) {
+    if (sched__whole(wl)) {
         /* whole devices: only nodes with an empty device can take the pod */
         if (p->max_empty < wl->gpu_devices)
             return -1;
@@ -132,22 +238,35 @@ int sched__best_node(const struct sched_session *ss, int w, int pool, int exclud
             while (bits) {
                 int n = p->nodes[i + __builtin_ctzll(bits)];
                 bits &= bits - 1;
-                if (n == exclude || !sched__pod_fits_node(ss, w, n))
-                    continue;
-                if (best < 0 || node_better(ss, w, n, best))
-                    best = n;
+                if (n != exclude)
+                    consider(ss, w, n, &best);
             }
         }
-        return best;
+        return best.node;
     }
-    for (i = 0; i < p->n_nodes; i++) {
-        int n = p->nodes[i];
-        if (n == exclude || !sched__pod_fits_node(ss, w, n))
-            continue;
-        if (best < 0 || node_better(ss, w, n, best))
-            best = n;
+    for (i = 0; i < p->n_nodes; i++)
+        if (p->nodes[i] != exclude)
+            consider(ss, w, p->nodes[i], &best);
+    return best.node;
+}
+
+/* A GPU-memory request is charged by the device it got: do the queue and
+ * its ancestors still keep their limits and, for non-preemptible work,
+ * their deserved quota? */
+int sched__charge_within_caps(const struct sched_session *ss, int w, int pool)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+    int q;
+
+    if (wl->gpu_memory_mib <= 0)
+        return 1;
+    for (q = wl->queue; q >= 0; q = ss->queues[q].parent) {
+        const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)pool];
+        if (a->alloc[SCHED_GPU] > a->limit[SCHED_GPU] ||
+            (!wl->preemptible && a->alloc_np[SCHED_GPU] > sched__np_bound(a, SCHED_GPU)))
+            return 0;
     }
-    return best;
+    return 1;
 }
 
 int sched__place_pods(struct sched_session *ss, int w, int pool, int pods, int action)
@@ -156,7 +275,7 @@ int sched__place_pods(struct sched_session *ss, int w, int pool, int pods, int a
     struct ss_mark mark = sched__mark(ss);
     int k, placed = 0;
 
-    if (wl->gpu_devices > 0 && ss->pools[pool].total_empty < (int64_t)pods * wl->gpu_devices)
+    if (sched__whole(wl) && ss->pools[pool].total_empty < (int64_t)pods * wl->gpu_devices)
         return 0;
     for (k = 0; k < wl->n_pods && placed < pods; k++) {
         int node;
@@ -172,25 +291,32 @@ int sched__place_pods(struct sched_session *ss, int w, int pool, int pods, int a
             break;
         placed++;
     }
-    if (placed < pods) {
+    if (placed < pods || !sched__charge_within_caps(ss, w, pool)) {
         sched__rollback(ss, mark);
         return 0;
     }
     return 1;
 }
 
-/* How many pods of w a node could hold if it were empty. */
-static int64_t pods_when_empty(const struct sched_session *ss, int w, const struct ss_node *n)
+/* How many pods of wl a node could hold if it were empty; rank: wl's
+ * class table (NULL: every node allowed). */
+static int64_t pods_when_empty(const struct sched_session *ss, const struct sched_workload *wl,
+                               const int8_t *rank, int node)
 {
-    const struct sched_workload *wl = ss_w(ss, w);
+    const struct ss_node *n = &ss->nodes[node];
     int64_t k = SS_BIG;
 
-    if (!n->ready || !type_matches(wl, n))
+    if (!n->ready || (rank && rank[node] == 0))
         return 0;
-    if (wl->gpu_devices > 0)
+    if (sched__whole(wl)) {
         k = n->n_gpus / wl->gpu_devices;
-    else if (wl->gpu_portion > 0)
-        k = (int64_t)n->n_gpus * (SCHED_MILLI / wl->gpu_portion);
+    } else if (wl->gpu_portion > 0 || wl->gpu_memory_mib > 0) {
+        int shared = sched_shared_devices(wl);
+        int32_t charge = charge_on(wl, n->gpu_mem);
+        if (charge > SCHED_MILLI || shared > n->n_gpus)
+            return 0;
+        k = (int64_t)n->n_gpus * (SCHED_MILLI / charge) / shared;
+    }
     if (wl->cpu_milli > 0)
         k = ss_min(k, n->cpu_total / wl->cpu_milli);
     if (wl->mem_mib > 0)
@@ -198,26 +324,40 @@ static int64_t pods_when_empty(const struct sched_session *ss, int w, const stru
     return k;
 }
 
+int sched__node_can_host(const struct sched_session *ss, int w, int node)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+    const struct ss_node *n = &ss->nodes[node];
+    int shared = wl->gpu_portion > 0 || wl->gpu_memory_mib > 0;
+
+    if (!n->ready || sched__node_rank(ss, w, node) == 0 || n->cpu_total < wl->cpu_milli ||
+        n->mem_total < wl->mem_mib)
+        return 0;
+    if (!shared)
+        return n->n_gpus >= wl->gpu_devices;
+    return n->n_gpus >= sched_shared_devices(wl) && charge_on(wl, n->gpu_mem) <= SCHED_MILLI;
+}
+
 int sched__pool_has_node_for(const struct sched_session *ss, int w, int pool)
 {
     const struct ss_pool *p = &ss->pools[pool];
     int i;
 
-    for (i = 0; i < p->n_nodes; i++) {
-        const struct ss_node *n = &ss->nodes[p->nodes[i]];
-        if (n->ready && type_matches(ss_w(ss, w), n))
+    for (i = 0; i < p->n_nodes; i++)
+        if (ss->nodes[p->nodes[i]].ready && sched__node_rank(ss, w, p->nodes[i]) > 0)
             return 1;
-    }
     return 0;
 }
 
 int sched__pool_can_ever_fit(const struct sched_session *ss, int w, int pool, int pods)
 {
     const struct ss_pool *p = &ss->pools[pool];
+    const struct sched_workload *wl = ss_w(ss, w);
+    const int8_t *rank = ss->wl[w].cls ? ss->class_rank[ss->wl[w].cls] : NULL;
     int64_t total = 0;
     int i;
 
     for (i = 0; i < p->n_nodes && total < pods; i++)
-        total += pods_when_empty(ss, w, &ss->nodes[p->nodes[i]]);
+        total += pods_when_empty(ss, wl, rank, p->nodes[i]);
     return total >= pods;
 }

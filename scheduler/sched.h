@@ -58,6 +58,11 @@ struct sched_pool {
 };
 
 /* ---- Nodes ---- */
+struct sched_label {
+    const char *key;
+    const char *value;
+};
+
 struct sched_node {
     const char *name;          /* unique; ties between nodes break by name */
     int pool;                  /* index into state.pools */
@@ -66,6 +71,38 @@ struct sched_node {
     int64_t cpu_milli;         /* SCHED_UNLIMITED: plenty */
     int64_t mem_mib;           /* SCHED_UNLIMITED: plenty */
     const char *node_type;     /* value of the label node-type, or NULL */
+    const struct sched_label *labels;  /* every label of the node (node-type too) */
+    int n_labels;
+    int64_t gpu_memory_mib;    /* memory of each device (the smallest, if they differ);
+                                  0: unknown, no GPU-memory request fits here */
+};
+
+/* ---- Required node affinity (Kubernetes' nodeSelectorTerms) ----
+ * A workload with terms runs only on nodes that satisfy at least one term;
+ * a term holds when every one of its matches holds (a term without matches
+ * holds nowhere). The key SCHED_HOSTNAME_LABEL matches the node's name
+ * when the node has no label of that key. */
+#define SCHED_HOSTNAME_LABEL "kubernetes.io/hostname"
+
+enum sched_match_op {
+    SCHED_OP_IN = 0,          /* the label's value is one of values */
+    SCHED_OP_NOT_IN,          /* the node lacks the label, or its value is none of values */
+    SCHED_OP_EXISTS,          /* the node has the label */
+    SCHED_OP_DOES_NOT_EXIST,
+    SCHED_OP_GT,              /* the value, an integer, is above values[0] */
+    SCHED_OP_LT               /* ... below values[0] */
+};
+
+struct sched_match {
+    const char *key;
+    int op;                          /* enum sched_match_op */
+    const char *const *values;
+    int n_values;
+};
+
+struct sched_term {
+    const struct sched_match *matches;  /* all must hold */
+    int n_matches;
 };
 
 /* ---- Queues: departments and projects ----
@@ -118,8 +155,9 @@ struct sched_workload {
     int phase;             /* enum sched_phase */
     int n_pods;            /* >= 1 */
     int min_pods;          /* gang minimum, 1..n_pods */
-    int gpu_devices;       /* whole devices per pod, or 0 */
-    int64_t gpu_portion;   /* milli-GPU of one shared device per pod (1..999), or 0 */
+    int gpu_devices;       /* devices per pod: whole ones, unless gpu_portion or
+                              gpu_memory_mib makes them shared (then 0 means 1) */
+    int64_t gpu_portion;   /* milli-GPU of each shared device per pod (1..999), or 0 */
     int64_t cpu_milli;     /* per pod */
     int64_t mem_mib;       /* per pod */
     const int *pools;      /* ordered preference; NULL: the queue's defaults */
@@ -129,6 +167,13 @@ struct sched_workload {
     int64_t started_ms;    /* when it last started running; SCHED_NO_TIME if never */
     int64_t stale_since_ms;/* when it fell below min_pods with pods running; SCHED_NO_TIME */
     struct sched_pod *pods;/* [n_pods] */
+    int64_t gpu_memory_mib;/* MiB of each shared device per pod, or 0; it is charged
+                              as the fraction of the device's memory (sched_pod_gpu()) */
+    const char *const *node_types;   /* any of these node-types, the first preferred;
+                                        n_node_types 0: node_type alone (if set) */
+    int n_node_types;
+    const struct sched_term *affinity;  /* required node affinity: any term; 0: any node */
+    int n_affinity;
 };
 
 /* ---- Usage history, for time-based fairshare ----
@@ -281,7 +326,17 @@ int sched_workload_pools(const struct sched_state *in, const struct sched_worklo
 int sched_apply_decision(struct sched_workload *workloads, int n_workloads,
                          const struct sched_decision *d, int64_t now_ms);
 
-/* Total GPU of a workload in milli-GPU, for `pods` pods. */
+/* Total GPU of a workload in milli-GPU, for `pods` pods; a GPU-memory
+ * request counts as whole devices here (its charge depends on the node:
+ * sched_pod_gpu()). */
 int64_t sched_workload_gpu(const struct sched_workload *w, int pods);
+/* Milli-GPU one pod of w holds on node n: whole devices 1000 each, a
+ * portion its milli-GPU on each device, a GPU-memory request
+ * ceil(1000 x request / device memory) on each device (at most 1000). */
+int64_t sched_pod_gpu(const struct sched_workload *w, const struct sched_node *n);
+/* Shared devices per pod: 0 for whole-device or CPU-only requests. */
+int sched_shared_devices(const struct sched_workload *w);
+/* Does node n satisfy w's node types and required affinity? */
+int sched_node_allowed(const struct sched_workload *w, const struct sched_node *n);
 
 #endif /* ALLOT_SCHED_H */

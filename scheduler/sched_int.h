@@ -48,7 +48,7 @@ struct ss_node {
     int64_t gpu_free;         /* milli-GPU free on the node */
     int64_t cpu_total, cpu_free;
     int64_t mem_total, mem_free;
-    const char *node_type;
+    int64_t gpu_mem;          /* MiB of each device; 0 unknown */
     int *pods;                /* (workload << 8 | pod) would overflow: pairs */
     int n_pods, cap_pods;     /* pods[2*i] = workload, pods[2*i+1] = pod */
 };
@@ -61,6 +61,7 @@ struct ss_pool {
     int64_t capacity[SCHED_NRES];
     int max_node_gpus;        /* largest ready node */
     int max_empty;            /* most empty devices on one ready node */
+    int64_t max_gpu_mem;      /* largest device memory (MiB) on a ready node */
     uint64_t *has_empty;      /* bit i: ready node nodes[i] has an empty device */
     int64_t gpu_free;         /* free milli-GPU over ready nodes */
     int *running;             /* workloads with pods here at the start of the cycle */
@@ -103,6 +104,7 @@ struct ss_wl {
     int n_placed;
     int pool;                 /* pool of its placed pods, or -1 */
     int flags;
+    int cls;                  /* node-constraint class (affinity.c); 0: none */
     const int *pools;         /* resolved candidate pools */
     int n_pools;
     int64_t req[SCHED_NRES];  /* per pod */
@@ -139,6 +141,9 @@ struct sched_session {
     uint64_t n_versions;              /* versions handed out so far */
     void *victim_scratch;             /* victims.c's buffers, reused by every attempt */
     void *order_cache;                /* order.c's job order, shared by the actions */
+    int8_t **class_rank;              /* [n_classes][n_nodes] (affinity.c); [0] unused */
+    int *class_first;                 /* a workload of each class */
+    int n_classes;
     int oom;                          /* an arena allocation failed */
 };
 
@@ -186,6 +191,16 @@ int sched__decide(struct sched_session *ss, int kind, int action, int w, int pod
 int sched__session_check(const struct sched_session *ss);
 int sched__queue_holds_pool(const struct sched_session *ss, int q, int p);
 
+/* affinity.c: node constraints (types in order, required affinity). */
+int sched__build_classes(struct sched_session *ss);
+
+/* 0: w may not use the node; else its preference, 1 best (node types in order). */
+static inline int sched__node_rank(const struct sched_session *ss, int w, int node)
+{
+    int c = ss->wl[w].cls;
+    return c ? ss->class_rank[c][node] : 1;
+}
+
 /* fairshare.c */
 int sched__fairshare(struct sched_session *ss);
 /* max(deserved, fair) capped by limit: what a queue may hold without being reclaimed. */
@@ -204,7 +219,27 @@ int sched__capacity_check(struct sched_session *ss, int w, int pool, int pods,
 int64_t sched__np_bound(const struct ss_qp *a, int r);
 
 /* placement.c */
+/* Milli-GPU one pod of w holds on each of its devices on node (0: none). */
+int32_t sched__dev_charge(const struct sched_session *ss, int w, int node);
+/* 1 for requests of whole devices, else 0 (shared or CPU-only). */
+static inline int sched__whole(const struct sched_workload *wl)
+{
+    return wl->gpu_devices > 0 && wl->gpu_portion == 0 && wl->gpu_memory_mib == 0;
+}
+/* Devices of node for one pod of w, were the devices used as used[]
+ * (milli-GPU) with whole-device pods on `whole`: 0 if it does not fit, or
+ * if it asks no GPU (then check CPU and memory alone). *fresh: empty
+ * devices it would open. Shared requests take devices already shared
+ * first (fullest first, or emptiest in a spread pool), then empty ones. */
+uint64_t sched__pick_devices(const struct sched_session *ss, int w, int node,
+                             const int32_t *used, uint64_t whole, int *fresh);
+/* Could node hold one pod of w were it empty (ready, allowed, big enough)? */
+int sched__node_can_host(const struct sched_session *ss, int w, int node);
 int sched__pod_fits_node(const struct sched_session *ss, int w, int node);
+/* A GPU-memory request is charged by the device it got: once placed, do
+ * w's queue and its ancestors keep their GPU limits and, for
+ * non-preemptible work, deserved quota in the pool? (1 for other requests.) */
+int sched__charge_within_caps(const struct sched_session *ss, int w, int pool);
 int sched__best_node(const struct sched_session *ss, int w, int pool, int exclude);
 uint64_t sched__choose_devices(const struct sched_session *ss, int w, int node);
 int sched__place_pods(struct sched_session *ss, int w, int pool, int pods, int action);

@@ -77,8 +77,8 @@ static void node_add(struct sched_session *ss, int w, int node, uint64_t devices
 {
     const struct sched_workload *wl = ss_w(ss, w);
     struct ss_node *n = &ss->nodes[node];
-    int before = n->n_empty, d;
-    int32_t per_dev = wl->gpu_devices > 0 ? SCHED_MILLI : (int32_t)wl->gpu_portion;
+    int before = n->n_empty, d, whole = sched__whole(wl);
+    int32_t per_dev = sched__dev_charge(ss, w, node);
 
     for (d = 0; d < n->n_gpus; d++) {
         if (!(devices >> d & 1))
@@ -88,7 +88,7 @@ static void node_add(struct sched_session *ss, int w, int node, uint64_t devices
         n->dev_used[d] += sign * per_dev;
         if (n->dev_used[d] == 0)
             n->n_empty++;
-        if (wl->gpu_devices > 0) {
+        if (whole) {
             if (sign > 0)
                 n->dev_whole |= (uint64_t)1 << d;
             else
@@ -103,12 +103,26 @@ static void node_add(struct sched_session *ss, int w, int node, uint64_t devices
     pool_empty_change(ss, n, before);
 }
 
-static void queue_add(struct sched_session *ss, int w, int pool, int sign)
+/* What one pod of w holds on node: its GPU charge there, CPU, memory. */
+static void pod_amounts(const struct sched_session *ss, int w, int node, int64_t *amt)
 {
     const struct sched_workload *wl = ss_w(ss, w);
-    const int64_t *req = ss->wl[w].req;
+
+    amt[SCHED_GPU] = wl->gpu_memory_mib > 0
+                         ? (int64_t)sched_shared_devices(wl) * sched__dev_charge(ss, w, node)
+                         : ss->wl[w].req[SCHED_GPU];
+    amt[SCHED_CPU] = wl->cpu_milli;
+    amt[SCHED_MEM] = wl->mem_mib;
+}
+
+static void queue_add(struct sched_session *ss, int w, int node, int sign)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+    int pool = ss->nodes[node].pool;
+    int64_t req[SCHED_NRES];
     int q, r;
 
+    pod_amounts(ss, w, node, req);
     for (q = wl->queue; q >= 0; q = ss->queues[q].parent) {
         struct ss_qp *a = ss_qp(ss, q, pool);
         for (r = 0; r < SCHED_NRES; r++) {
@@ -161,7 +175,7 @@ static int do_place(struct sched_session *ss, int w, int pod, int node, uint64_t
     ss->pods[w][pod].devices = devices;
     if (x->n_placed++ == 0)
         x->pool = ss->nodes[node].pool;
-    queue_add(ss, w, ss->nodes[node].pool, +1);
+    queue_add(ss, w, node, +1);
     return SCHED_OK;
 }
 
@@ -173,7 +187,7 @@ static void do_unplace(struct sched_session *ss, int w, int pod)
     node_list_remove(ss, node, w, pod);
     ss->version = ++ss->n_versions;
     node_add(ss, w, node, ss->pods[w][pod].devices, -1);
-    queue_add(ss, w, ss->nodes[node].pool, -1);
+    queue_add(ss, w, node, -1);
     ss->pods[w][pod].node = -1;
     ss->pods[w][pod].devices = 0;
     if (--x->n_placed == 0)
@@ -283,7 +297,10 @@ static int validate(const struct sched_state *in)
         const struct sched_workload *w = &in->workloads[i];
         if (w->queue < 0 || w->queue >= in->n_queues || w->n_pods < 1 || w->min_pods < 1 ||
             w->min_pods > w->n_pods || w->gpu_devices < 0 || w->gpu_portion < 0 ||
-            w->gpu_portion >= SCHED_MILLI || (w->gpu_devices > 0 && w->gpu_portion > 0) ||
+            w->gpu_portion >= SCHED_MILLI || w->gpu_memory_mib < 0 ||
+            (w->gpu_portion > 0 && w->gpu_memory_mib > 0) ||
+            w->gpu_devices > SCHED_MAX_NODE_GPUS || w->n_node_types < 0 || w->n_affinity < 0 ||
+            (w->n_node_types > 0 && !w->node_types) || (w->n_affinity > 0 && !w->affinity) ||
             !w->pods || !w->name)
             return SCHED_EINVAL;
         for (k = 0; k < w->n_pools; k++)
@@ -356,7 +373,7 @@ static int build_nodes(struct sched_session *ss)
         n->gpu_free = (int64_t)src->n_gpus * SCHED_MILLI;
         n->cpu_total = n->cpu_free = cap_or_big(src->cpu_milli);
         n->mem_total = n->mem_free = cap_or_big(src->mem_mib);
-        n->node_type = src->node_type;
+        n->gpu_mem = src->gpu_memory_mib > 0 ? src->gpu_memory_mib : 0;
         n->pool_pos = pool->n_nodes;
         pool->nodes[pool->n_nodes++] = ni;
         if (n->ready && n->n_gpus > 0)
@@ -372,6 +389,8 @@ static int build_nodes(struct sched_session *ss)
             pool->capacity[SCHED_MEM] = ss_min(SS_BIG, pool->capacity[SCHED_MEM] + n->mem_total);
             if (n->n_gpus > pool->max_node_gpus)
                 pool->max_node_gpus = n->n_gpus;
+            if (n->n_gpus > 0 && n->gpu_mem > pool->max_gpu_mem)
+                pool->max_gpu_mem = n->gpu_mem;
         }
     }
     return SCHED_OK;
@@ -423,6 +442,22 @@ static int build_queues(struct sched_session *ss)
     return SCHED_OK;
 }
 
+/* Per pod, what a GPU-memory request will be charged at least: on the
+ * ready device with the most memory in its pools (whole devices if none
+ * holds it). Placement charges the device it gets. */
+static int64_t memory_estimate(const struct sched_session *ss, const struct sched_workload *w,
+                               const int *pools, int n_pools)
+{
+    int64_t best = 0;
+    int i;
+
+    for (i = 0; i < n_pools; i++)
+        best = ss_max(best, ss->pools[pools[i]].max_gpu_mem);
+    if (best < w->gpu_memory_mib)
+        return (int64_t)sched_shared_devices(w) * SCHED_MILLI;
+    return (int64_t)sched_shared_devices(w) * ((w->gpu_memory_mib * SCHED_MILLI + best - 1) / best);
+}
+
 static int build_workloads(struct sched_session *ss)
 {
     const struct sched_state *in = ss->in;
@@ -445,6 +480,8 @@ static int build_workloads(struct sched_session *ss)
             return SCHED_ENOMEM;
         x->n_pools = sched_workload_pools(in, w, pools, max_pools);
         x->pools = pools;
+        if (w->gpu_memory_mib > 0)
+            x->req[SCHED_GPU] = memory_estimate(ss, w, pools, x->n_pools);
         for (k = 0; k < w->n_pods; k++)
             ss->pods[i][k].node = -1;
         if (w->phase == SCHED_PENDING || w->phase == SCHED_RUNNING)
@@ -545,6 +582,8 @@ int sched__session_build(struct sched_session *ss, const struct sched_state *in,
     if (rc == SCHED_OK)
         rc = build_workloads(ss);
     if (rc == SCHED_OK)
+        rc = sched__build_classes(ss);
+    if (rc == SCHED_OK)
         rc = build_running(ss);
     if (rc == SCHED_OK)
         build_demand(ss);
@@ -565,12 +604,11 @@ int sched__session_check(const struct sched_session *ss)
         int empty = 0;
         for (i = 0; i < node->n_pods; i++) {
             int w = node->pods[2 * i], pod = node->pods[2 * i + 1];
-            const struct sched_workload *wl = ss_w(ss, w);
             if (ss->pods[w][pod].node != n)
                 return SCHED_EINVAL;
             for (d = 0; d < node->n_gpus; d++)
                 if (ss->pods[w][pod].devices >> d & 1)
-                    used[d] += wl->gpu_devices > 0 ? SCHED_MILLI : (int32_t)wl->gpu_portion;
+                    used[d] += sched__dev_charge(ss, w, n);
         }
         for (d = 0; d < node->n_gpus; d++) {
             if (used[d] != node->dev_used[d])

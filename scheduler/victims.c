@@ -506,7 +506,7 @@ static void footprint_of(const struct search *s, const struct unit *u, struct fo
 {
     const struct sched_session *ss = s->ss;
     const struct sched_workload *v = ss_w(ss, u->w);
-    int32_t per_dev = v->gpu_devices > 0 ? SCHED_MILLI : (int32_t)v->gpu_portion;
+    int32_t per_dev = sched__dev_charge(ss, u->w, s->node);
     int k, d;
 
     memset(f, 0, sizeof(*f));
@@ -517,7 +517,7 @@ static void footprint_of(const struct search *s, const struct unit *u, struct fo
         for (d = 0; d < ss->nodes[s->node].n_gpus; d++)
             if (p->devices >> d & 1)
                 f->dev[d] += per_dev;
-        if (v->gpu_devices > 0)
+        if (sched__whole(v))
             f->whole |= p->devices;
         f->cpu += v->cpu_milli;
         f->mem += v->mem_mib;
@@ -532,7 +532,7 @@ static int fits_without(const struct search *s)
     int64_t cpu = node->cpu_free, mem = node->mem_free;
     uint64_t whole = node->dev_whole;
     int32_t used[SCHED_MAX_NODE_GPUS];
-    int i, d, empty = 0, portion_ok = 0;
+    int i, d, fresh;
 
     memcpy(used, node->dev_used, sizeof(int32_t) * (size_t)node->n_gpus);
     for (i = 0; i < s->n_chosen; i++) {
@@ -545,15 +545,8 @@ static int fits_without(const struct search *s)
     }
     if (cpu < jw->cpu_milli || mem < jw->mem_mib)
         return 0;
-    for (d = 0; d < node->n_gpus; d++) {
-        empty += used[d] == 0;
-        if (!(whole >> d & 1) && used[d] + jw->gpu_portion <= SCHED_MILLI)
-            portion_ok = 1;
-    }
-    if (jw->gpu_devices > 0)
-        return empty >= jw->gpu_devices;
-    if (jw->gpu_portion > 0)
-        return portion_ok;
+    if (jw->gpu_devices > 0 || jw->gpu_portion > 0 || jw->gpu_memory_mib > 0)
+        return sched__pick_devices(ss, s->j, s->node, used, whole, &fresh) != 0;
     return 1;
 }
 
@@ -669,13 +662,7 @@ static void sort_on_node(struct search *s)
 
 static int node_can_host(const struct search *s, int node)
 {
-    const struct sched_workload *jw = ss_w(s->ss, s->j);
-    const struct ss_node *n = &s->ss->nodes[node];
-
-    if (!n->ready || (jw->node_type && (!n->node_type || strcmp(jw->node_type, n->node_type))))
-        return 0;
-    return n->n_gpus >= jw->gpu_devices && n->cpu_total >= jw->cpu_milli &&
-           n->mem_total >= jw->mem_mib && (jw->gpu_portion == 0 || n->n_gpus > 0);
+    return sched__node_can_host(s->ss, s->j, node);
 }
 
 /* Searches one node; s->best* keep the best set over the nodes searched. */
@@ -726,7 +713,7 @@ static int64_t node_lower_bound(const struct search *s, int node)
     int i, j, m = 0, need = jw->gpu_devices - n->n_empty;
     int64_t lb = 0;
 
-    if (jw->gpu_devices > 0) {
+    if (sched__whole(jw)) {
         for (i = 0; i < n->n_gpus; i++)
             if (n->dev_used[i] > 0)
                 used[m++] = n->dev_used[i];
@@ -738,13 +725,20 @@ static int64_t node_lower_bound(const struct search *s, int node)
             lb += used[i];
         return lb;
     }
-    if (jw->gpu_portion > 0) {
-        lb = SCHED_MILLI;
+    if (jw->gpu_portion > 0 || jw->gpu_memory_mib > 0) {
+        /* each of the devices it shares must make room for its charge */
+        int32_t charge = sched__dev_charge(s->ss, s->j, node);
         for (i = 0; i < n->n_gpus; i++) {
             int64_t over = (n->dev_whole >> i & 1) ? SCHED_MILLI
-                                                    : n->dev_used[i] + jw->gpu_portion - SCHED_MILLI;
-            lb = ss_min(lb, ss_max(over, 0));
+                                                    : n->dev_used[i] + charge - SCHED_MILLI;
+            used[i] = (int32_t)ss_min(ss_max(over, 0), SCHED_MILLI);
         }
+        for (i = 1; i < n->n_gpus; i++)
+            for (j = i; j > 0 && used[j] < used[j - 1]; j--) {
+                int32_t t = used[j]; used[j] = used[j - 1]; used[j - 1] = t;
+            }
+        for (i = 0; i < sched_shared_devices(jw) && i < n->n_gpus; i++)
+            lb += used[i];
     }
     return lb;
 }
@@ -970,6 +964,16 @@ static void shape_of(const struct search *s, int pods, struct hopeless *h)
     h->priority = jw->priority;
 }
 
+/* Shapes compare by their totals only for requests of whole devices or of
+ * one portion, on any node. */
+static int plain_shape(const struct search *s)
+{
+    const struct sched_workload *jw = ss_w(s->ss, s->j);
+
+    return s->ss->wl[s->j].cls == 0 && jw->gpu_memory_mib == 0 &&
+           sched_shared_devices(jw) <= 1;
+}
+
 /* a asks at least what b asks */
 static int shape_covers(const struct hopeless *a, const struct hopeless *b)
 {
@@ -982,7 +986,7 @@ static int known_hopeless(const struct search *s, int pods)
     const struct hopeless *h = hopeless_of(s);
     struct hopeless mine;
 
-    if (h->version != s->ss->version || ss_w(s->ss, s->j)->node_type)
+    if (h->version != s->ss->version || !plain_shape(s))
         return 0;
     shape_of(s, pods, &mine);
     if (s->mode != MODE_PREEMPT)
@@ -994,7 +998,7 @@ static void note_hopeless(const struct search *s, int pods)
 {
     struct hopeless *h = hopeless_of(s), mine;
 
-    if (ss_w(s->ss, s->j)->node_type)
+    if (!plain_shape(s))
         return;
     shape_of(s, pods, &mine);
     if (s->mode != MODE_PREEMPT)
@@ -1124,6 +1128,9 @@ static int replace_moved(struct search *s, int w, const struct sched_pod *before
         node = sched__best_node(ss, w, ss->nodes[before[k].node].pool, -1);
         if (node < 0)
             return 0;
+        /* a GPU-memory request moved to smaller devices would hold more */
+        if (sched__dev_charge(ss, w, node) > sched__dev_charge(ss, w, before[k].node))
+            return 0;
         dev = sched__choose_devices(ss, w, node);
         if (sched__place(ss, w, k, node, dev) != SCHED_OK)
             return 0;
@@ -1191,7 +1198,7 @@ int sched__try_consolidate(struct sched_session *ss, int j, int pool)
     for (i = 0; i < pods; i++)
         if (!consolidate_one(&s, &moves))
             break;
-    if (i < pods) {
+    if (i < pods || !sched__charge_within_caps(ss, j, pool)) {
         sched__rollback(ss, mark);
         undo_flags(&s);
         return 0;

@@ -125,9 +125,20 @@ int sched_type_parse(const char *name, int *type)
     return SCHED_EINVAL;
 }
 
+int sched_shared_devices(const struct sched_workload *w)
+{
+    if (w->gpu_portion <= 0 && w->gpu_memory_mib <= 0)
+        return 0;
+    return w->gpu_devices > 0 ? w->gpu_devices : 1;
+}
+
 int64_t sched_workload_gpu(const struct sched_workload *w, int pods)
 {
-    int64_t per_pod = w->gpu_devices > 0 ? (int64_t)w->gpu_devices * SCHED_MILLI : w->gpu_portion;
+    int64_t per_pod = w->gpu_portion > 0 ? (int64_t)sched_shared_devices(w) * w->gpu_portion
+                                         : (int64_t)w->gpu_devices * SCHED_MILLI;
+
+    if (w->gpu_memory_mib > 0)
+        per_pod = (int64_t)sched_shared_devices(w) * SCHED_MILLI;
     return per_pod * pods;
 }
 
@@ -180,6 +191,24 @@ static const char *unit_name(int res, int64_t v)
     return "MiB of memory";
 }
 
+/* "no ready node [with node-type a, b or c] [that satisfies its required
+ * node affinity] in its node pools" */
+static int no_node_message(const struct sched_workload *w, char *buf, size_t len)
+{
+    char types[160] = "";
+    size_t used = 0;
+    int i, n = w->n_node_types > 0 ? w->n_node_types : w->node_type ? 1 : 0;
+
+    for (i = 0; i < n && used < sizeof(types); i++) {
+        const char *t = w->n_node_types > 0 ? w->node_types[i] : w->node_type;
+        used += (size_t)snprintf(types + used, sizeof(types) - used, "%s%s%s",
+                                 i == 0 ? " with node-type " : i == n - 1 ? " or " : ", ",
+                                 t ? t : "", "");
+    }
+    return snprintf(buf, len, "no ready node%s%s in its node pools", types,
+                    w->n_affinity > 0 ? " that satisfies its required node affinity" : "");
+}
+
 int sched_reason_message(const struct sched_state *in, const struct sched_pending *p,
                          char *buf, size_t len)
 {
@@ -216,10 +245,7 @@ int sched_reason_message(const struct sched_state *in, const struct sched_pendin
                         w->n_pods, w->min_pods, req, unit_name(p->res, p->request), where,
                         bound);
     case SCHED_R_NO_MATCHING_NODE_POOL:
-        if (w->node_type)
-            return snprintf(buf, len, "no ready node with node-type %s in its node pools",
-                            w->node_type);
-        return snprintf(buf, len, "no ready node in its node pools");
+        return no_node_message(w, buf, len);
     case SCHED_R_SUSPENDED:
         return snprintf(buf, len, "suspended; resume it to queue it again");
     case SCHED_R_QUEUE_FAIR_SHARE_REACHED:

@@ -231,17 +231,24 @@ static int parse_pools(struct scn_parser *p, const json_t *doc)
 
 /* ---- Nodes ---- */
 
+/* labels: every one is kept (required node affinity matches them); the
+ * label node-type is also the node's type. */
 static int parse_labels(struct scn_parser *p, const json_t *node, struct sched_node *out)
 {
     const json_t *labels = NULL;
+    struct sched_label *kept;
     const char *key;
     json_t *value;
     size_t mark, inner;
 
     if (jr_get_object(&p->jr, node, "labels", JR_OPTIONAL, NULL, &labels) != 0)
         return -1;
-    if (!labels)
+    if (!labels || json_object_size(labels) == 0)
         return 0;
+    kept = calloc(json_object_size(labels), sizeof(*kept));
+    if (!kept)
+        return jr_fail_file(&p->jr, "out of memory");
+    out->labels = kept;
     mark = jr_key(&p->jr, "labels");
     json_object_foreach((json_t *)labels, key, value) {
         inner = jr_key(&p->jr, key);
@@ -249,6 +256,8 @@ static int parse_labels(struct scn_parser *p, const json_t *node, struct sched_n
             return jr_fail(&p->jr, "expected a string");
         if (strcmp(key, "node-type") == 0)
             out->node_type = json_string_value(value);
+        kept[out->n_labels].key = key;
+        kept[out->n_labels++].value = json_string_value(value);
         jr_pop(&p->jr, inner);
     }
     jr_pop(&p->jr, mark);
@@ -258,9 +267,9 @@ static int parse_labels(struct scn_parser *p, const json_t *node, struct sched_n
 static int parse_node(struct scn_parser *p, const json_t *v, struct sched_node *out)
 {
     static const char *const keys[] = {"name", "nodePool", "gpus", "gpuType", "cpuMillicores",
-                                       "memoryMib", "labels", NULL};
+                                       "memoryMib", "labels", "gpuMemoryMib", NULL};
     const char *pool = "default", *gpu_type;
-    int64_t gpus = 0, cpu = SCHED_UNLIMITED, mem = SCHED_UNLIMITED;
+    int64_t gpus = 0, cpu = SCHED_UNLIMITED, mem = SCHED_UNLIMITED, gpu_mem = 0;
     int dup;
 
     if (jr_object(&p->jr, v, keys) != 0 ||
@@ -275,6 +284,7 @@ static int parse_node(struct scn_parser *p, const json_t *v, struct sched_node *
         jr_get_string(&p->jr, v, "gpuType", JR_OPTIONAL, &gpu_type) != 0 ||
         jr_get_int(&p->jr, v, "cpuMillicores", JR_OPTIONAL, 0, JR_NO_MAX, &cpu) != 0 ||
         jr_get_int(&p->jr, v, "memoryMib", JR_OPTIONAL, 0, JR_NO_MAX, &mem) != 0 ||
+        jr_get_int(&p->jr, v, "gpuMemoryMib", JR_OPTIONAL, 0, JR_NO_MAX, &gpu_mem) != 0 ||
         parse_labels(p, v, out) != 0)
         return -1;
     if (!namemap_get(&p->pools, pool, &out->pool)) {
@@ -285,6 +295,7 @@ static int parse_node(struct scn_parser *p, const json_t *v, struct sched_node *
     out->n_gpus = (int)gpus;
     out->cpu_milli = cpu;
     out->mem_mib = mem;
+    out->gpu_memory_mib = gpu_mem;
     return 0;
 }
 
@@ -411,6 +422,10 @@ static void step_free(struct scn_step *st)
     case SCN_SUBMIT:
         free(st->u.submit.pools);
         free(st->u.submit.running_on);
+        free(st->u.submit.node_types);
+        free(st->u.submit.terms);
+        free(st->u.submit.matches);
+        free(st->u.submit.values);
         break;
     case SCN_EXPECT:
         for (i = 0; i < st->u.expect.n_checks; i++)
@@ -434,6 +449,8 @@ void scenario_free(struct scenario *s)
     free(s->default_pools);
     free(s->quotas);
     free(s->queues);
+    for (i = 0; s->nodes && i <= s->n_nodes; i++) /* the node being read when it failed too */
+        free((void *)s->nodes[i].labels);
     free(s->nodes);
     free(s->pools);
     json_decref(s->doc);

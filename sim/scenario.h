@@ -38,6 +38,10 @@ struct scn_submit {
     struct sched_workload w;   /* everything but phase, pods and times */
     int *pools;                /* owned; w.pools points here (or NULL) */
     int *running_on;           /* owned; [w.n_pods] node index or -1; NULL: not running */
+    const char **node_types;   /* owned; w.node_types points here (or NULL) */
+    struct sched_term *terms;  /* owned; w.affinity, its matches and their values */
+    struct sched_match *matches;
+    const char **values;
     int64_t runtime_ms;        /* SCHED_NO_TIME: runs until told otherwise */
 };
 

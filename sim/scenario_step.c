@@ -9,6 +9,7 @@
  */
 #include "scenario_int.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,14 +55,17 @@ static int parse_portion(struct scn_parser *p, const json_t *v, int64_t *out)
     return 0;
 }
 
-/* gpuDevicesRequest or gpuPortionRequest, not both. */
+/* gpuDevicesRequest alone: whole devices; with gpuPortionRequest or
+ * gpuMemoryRequestMib (not both): that many shared devices (1 if left out),
+ * each giving the pod that portion or that much memory. */
 static int parse_gpu(struct scn_parser *p, const json_t *w, struct sched_workload *out)
 {
     const json_t *portion = jr_opt(w, "gpuPortionRequest");
-    int64_t devices = 0;
+    int64_t devices = 0, memory = 0;
     size_t mark;
 
-    if (jr_get_int(&p->jr, w, "gpuDevicesRequest", JR_OPTIONAL, 0, JR_NO_MAX, &devices) != 0)
+    if (jr_get_int(&p->jr, w, "gpuDevicesRequest", JR_OPTIONAL, 0, JR_NO_MAX, &devices) != 0 ||
+        jr_get_int(&p->jr, w, "gpuMemoryRequestMib", JR_OPTIONAL, 1, JR_NO_MAX, &memory) != 0)
         return -1;
     if (devices > SCHED_MAX_NODE_GPUS) {
         jr_key(&p->jr, "gpuDevicesRequest");
@@ -69,12 +73,13 @@ static int parse_gpu(struct scn_parser *p, const json_t *w, struct sched_workloa
                        SCHED_MAX_NODE_GPUS);
     }
     out->gpu_devices = (int)devices;
+    out->gpu_memory_mib = memory;
     if (!portion)
         return 0;
     mark = jr_key(&p->jr, "gpuPortionRequest");
-    if (jr_opt(w, "gpuDevicesRequest"))
-        return jr_fail(&p->jr, "gpuDevicesRequest is given too; a pod asks for whole devices "
-                               "or for a portion of one");
+    if (memory > 0)
+        return jr_fail(&p->jr, "gpuMemoryRequestMib is given too; a pod asks for a portion of "
+                               "each device or for an amount of its memory");
     if (parse_portion(p, portion, &out->gpu_portion) != 0)
         return -1;
     jr_pop(&p->jr, mark);
@@ -101,13 +106,167 @@ static int parse_pods(struct scn_parser *p, const json_t *w, struct sched_worklo
     return 0;
 }
 
+/* nodeTypes: node-type values, any of them, the first preferred. */
+static int parse_node_types(struct scn_parser *p, const json_t *w, struct scn_submit *sub)
+{
+    const json_t *list = jr_opt(w, "nodeTypes");
+    size_t i, mark, inner;
+
+    if (!list)
+        return 0;
+    mark = jr_key(&p->jr, "nodeTypes");
+    if (jr_array(&p->jr, list) != 0)
+        return -1;
+    if (json_array_size(list) == 0 || json_array_size(list) > 64)
+        return jr_fail(&p->jr, "expected 1 to 64 node types (or leave it out)");
+    if (jr_opt(w, "nodeType"))
+        return jr_fail(&p->jr, "nodeType is given too; give one of them");
+    sub->node_types = calloc(json_array_size(list), sizeof(char *));
+    if (!sub->node_types)
+        return jr_fail_file(&p->jr, "out of memory");
+    for (i = 0; i < json_array_size(list); i++) {
+        inner = jr_index(&p->jr, i);
+        if (jr_string(&p->jr, json_array_get(list, i), &sub->node_types[i]) != 0)
+            return -1;
+        jr_pop(&p->jr, inner);
+    }
+    sub->w.node_types = sub->node_types;
+    sub->w.n_node_types = (int)json_array_size(list);
+    jr_pop(&p->jr, mark);
+    return 0;
+}
+
+static int integer_text(const char *s)
+{
+    char *end;
+
+    errno = 0;
+    (void)strtoll(s, &end, 10);
+    return *s && !*end && errno == 0;
+}
+
+static const char *const match_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
+                                        NULL};
+
+/* One matchExpression: {key, operator, values}; values as the operator
+ * needs them (In, NotIn: at least one; Exists, DoesNotExist: none; Gt,
+ * Lt: one integer). */
+static int parse_match(struct scn_parser *p, const json_t *v, struct sched_match *m,
+                       const char **values, int *n_values)
+{
+    static const char *const keys[] = {"key", "operator", "values", NULL};
+    const json_t *list = NULL;
+    size_t i, mark, inner;
+    int want_min, want_max;
+
+    if (jr_object(&p->jr, v, keys) != 0 ||
+        jr_get_string(&p->jr, v, "key", JR_REQUIRED, &m->key) != 0 ||
+        jr_get_enum(&p->jr, v, "operator", match_ops, &m->op) != 0 ||
+        jr_get_array(&p->jr, v, "values", JR_OPTIONAL, &list) != 0)
+        return -1;
+    if (!jr_opt(v, "operator")) {
+        jr_key(&p->jr, "operator");
+        return jr_fail(&p->jr, "missing required field");
+    }
+    want_min = m->op == SCHED_OP_IN || m->op == SCHED_OP_NOT_IN || m->op >= SCHED_OP_GT;
+    want_max = m->op >= SCHED_OP_GT ? 1 : m->op == SCHED_OP_EXISTS ||
+                                          m->op == SCHED_OP_DOES_NOT_EXIST ? 0 : 1 << 20;
+    mark = jr_key(&p->jr, "values");
+    if ((int)json_array_size(list) < want_min || (int)json_array_size(list) > want_max)
+        return jr_fail(&p->jr, "%s takes %s", match_ops[m->op],
+                       want_max == 0 ? "no values" : want_max == 1 ? "one integer value"
+                                                                   : "at least one value");
+    m->values = values + *n_values;
+    for (i = 0; i < json_array_size(list); i++) {
+        inner = jr_index(&p->jr, i);
+        if (jr_string(&p->jr, json_array_get(list, i), &values[*n_values]) != 0)
+            return -1;
+        if (m->op >= SCHED_OP_GT && !integer_text(values[*n_values]))
+            return jr_fail(&p->jr, "expected an integer, as a string");
+        (*n_values)++;
+        m->n_values++;
+        jr_pop(&p->jr, inner);
+    }
+    jr_pop(&p->jr, mark);
+    return 0;
+}
+
+/* How many terms, matches and values an affinity object holds (0 on a
+ * shape error, reported later by the full read). */
+static void count_affinity(const json_t *aff, size_t *terms, size_t *matches, size_t *values)
+{
+    const json_t *t, *m;
+    size_t i, k;
+
+    *terms = *matches = *values = 0;
+    json_array_foreach(json_object_get(aff, "nodeSelectorTerms"), i, t) {
+        (*terms)++;
+        json_array_foreach(json_object_get(t, "matchExpressions"), k, m) {
+            (*matches)++;
+            *values += json_array_size(json_object_get(m, "values"));
+        }
+    }
+}
+
+/* nodeAffinityRequired: {"nodeSelectorTerms": [{"matchExpressions": [...]}]},
+ * the shape of the REST API's field. */
+static int parse_affinity(struct scn_parser *p, const json_t *w, struct scn_submit *sub)
+{
+    static const char *const top[] = {"nodeSelectorTerms", NULL};
+    static const char *const term_keys[] = {"matchExpressions", NULL};
+    const json_t *aff = jr_opt(w, "nodeAffinityRequired"), *terms = NULL, *exprs;
+    size_t n_terms, n_matches, n_values, i, k, mark, inner, deeper;
+    int used_m = 0, used_v = 0;
+
+    if (!aff)
+        return 0;
+    mark = jr_key(&p->jr, "nodeAffinityRequired");
+    if (jr_object(&p->jr, aff, top) != 0 ||
+        jr_get_array(&p->jr, aff, "nodeSelectorTerms", JR_REQUIRED, &terms) != 0)
+        return -1;
+    count_affinity(aff, &n_terms, &n_matches, &n_values);
+    sub->terms = calloc(n_terms + 1, sizeof(*sub->terms));
+    sub->matches = calloc(n_matches + 1, sizeof(*sub->matches));
+    sub->values = calloc(n_values + 1, sizeof(*sub->values));
+    if (!sub->terms || !sub->matches || !sub->values)
+        return jr_fail_file(&p->jr, "out of memory");
+    jr_key(&p->jr, "nodeSelectorTerms");
+    if (n_terms == 0)
+        return jr_fail(&p->jr, "expected at least one term (or leave the field out)");
+    for (i = 0; i < n_terms; i++) {
+        const json_t *t = json_array_get(terms, i);
+        inner = jr_index(&p->jr, i);
+        exprs = NULL;
+        if (jr_object(&p->jr, t, term_keys) != 0 ||
+            jr_get_array(&p->jr, t, "matchExpressions", JR_REQUIRED, &exprs) != 0)
+            return -1;
+        sub->terms[i].matches = sub->matches + used_m;
+        for (k = 0; k < json_array_size(exprs); k++) {
+            deeper = jr_key(&p->jr, "matchExpressions");
+            jr_index(&p->jr, k);
+            if (parse_match(p, json_array_get(exprs, k), &sub->matches[used_m], sub->values,
+                            &used_v) != 0)
+                return -1;
+            used_m++;
+            sub->terms[i].n_matches++;
+            jr_pop(&p->jr, deeper);
+        }
+        jr_pop(&p->jr, inner);
+    }
+    sub->w.affinity = sub->terms;
+    sub->w.n_affinity = (int)n_terms;
+    jr_pop(&p->jr, mark);
+    return 0;
+}
+
 static int parse_placement(struct scn_parser *p, const json_t *w, struct scn_submit *sub)
 {
     const json_t *pools = jr_opt(w, "nodePools");
     double runtime = -1;
     size_t mark;
 
-    if (jr_get_string(&p->jr, w, "nodeType", JR_OPTIONAL, &sub->w.node_type) != 0 ||
+    if (parse_node_types(p, w, sub) != 0 || parse_affinity(p, w, sub) != 0 ||
+        jr_get_string(&p->jr, w, "nodeType", JR_OPTIONAL, &sub->w.node_type) != 0 ||
         jr_get_number(&p->jr, w, "runtimeSeconds", 0, SCN_MAX_AMOUNT,
                       "a non-negative number of seconds", &runtime) != 0)
         return -1;
@@ -191,7 +350,8 @@ static int parse_submit(struct scn_parser *p, const json_t *w, struct scn_submit
     static const char *const keys[] = {
         "name", "project", "type", "gpuDevicesRequest", "gpuPortionRequest", "cpuCoreRequest",
         "cpuMemoryRequestMib", "pods", "minPods", "priorityClass", "preemptibility",
-        "nodePools", "nodeType", "runtimeSeconds", "runningOn", NULL};
+        "nodePools", "nodeType", "runtimeSeconds", "runningOn", "gpuMemoryRequestMib",
+        "nodeTypes", "nodeAffinityRequired", NULL};
     struct sched_workload *out = &sub->w;
     int state, preemptible = -1;
 

@@ -329,11 +329,6 @@ void world_set_quota(struct world *w, const struct scn_set_quota *q)
 
 /* ---- The clock ---- */
 
-static int64_t pod_gpu(const struct sched_workload *wl)
-{
-    return wl->gpu_devices > 0 ? (int64_t)wl->gpu_devices * SCHED_MILLI : wl->gpu_portion;
-}
-
 static int push_sample(struct world *w, const struct sched_usage *u)
 {
     struct sched_usage *grown;
@@ -369,7 +364,7 @@ static int add_usage(struct world *w, int64_t t0, int64_t t1)
                 continue;
             a = &sum[((size_t)wl->queue * (size_t)w->s->n_pools +
                       (size_t)w->nodes[wl->pods[j].node].pool) * SCHED_NRES];
-            a[SCHED_GPU] += pod_gpu(wl);
+            a[SCHED_GPU] += sched_pod_gpu(wl, &w->nodes[wl->pods[j].node]);
             a[SCHED_CPU] += wl->cpu_milli;
             a[SCHED_MEM] += wl->mem_mib;
         }
@@ -443,7 +438,7 @@ int64_t world_allocated_gpu(const struct world *w, int queue, int pool)
             continue;
         for (j = 0; j < wl->n_pods; j++)
             if (wl->pods[j].node >= 0 && (pool < 0 || w->nodes[wl->pods[j].node].pool == pool))
-                sum += pod_gpu(wl);
+                sum += sched_pod_gpu(wl, &w->nodes[wl->pods[j].node]);
     }
     return sum;
 }

@@ -4,10 +4,14 @@
  * check of the world's invariants (world.h) after each pass.
  *
  * A device holds at most SCHED_MILLI milli-GPU: a whole-device pod takes
- * all of it, portion pods add up on one device. Placing a runningOn pod
- * chooses its devices as a packing placement would:
+ * all of it; shared pods add their charge on each of their devices (a
+ * portion, or a GPU-memory request's share of the device's memory,
+ * sched_pod_gpu()), so no device gives out more memory than it has. A pod
+ * runs only on a node its node types and required affinity allow.
+ * Placing a runningOn pod chooses its devices as a packing placement
+ * would:
  *   - whole-device pods take the lowest-index empty devices;
- *   - portion pods take the fullest device with room (ties: lowest index).
+ *   - shared pods take the fullest devices with room (ties: lowest index).
  */
 #include "world.h"
 
@@ -42,7 +46,7 @@ static int check_pod(const struct world *w, const struct sched_workload *wl, int
     const struct sched_pod *p = &wl->pods[pod];
     const struct sched_node *node;
     uint64_t all;
-    int want = wl->gpu_devices > 0 ? wl->gpu_devices : wl->gpu_portion > 0;
+    int want = sched_shared_devices(wl) > 0 ? sched_shared_devices(wl) : wl->gpu_devices;
 
     if (p->node >= w->s->n_nodes)
         return pod_fail(e, wl, pod, "is on a node index that does not exist:", "");
@@ -52,6 +56,9 @@ static int check_pod(const struct world *w, const struct sched_workload *wl, int
         return pod_fail(e, wl, pod, "is on a node that is down:", node->name);
     if (p->devices & ~all)
         return pod_fail(e, wl, pod, "uses a device that does not exist on", node->name);
+    if (!sched_node_allowed(wl, node))
+        return pod_fail(e, wl, pod, "runs where its node types or affinity forbid:",
+                        node->name);
     if (count_bits(p->devices) != want) {
         snprintf(e->msg, sizeof(e->msg), "pod %d of %s holds %d devices on %s, it asks %d",
                  pod, wl->name, count_bits(p->devices), node->name, want);
@@ -67,7 +74,8 @@ static int hold_pod(struct world *w, const struct sched_workload *wl, int pod,
     const struct sched_pod *p = &wl->pods[pod];
     const struct sched_node *node = &w->nodes[p->node];
     int32_t *dev = node_devices(w, p->node);
-    int32_t per = wl->gpu_devices > 0 ? SCHED_MILLI : (int32_t)wl->gpu_portion;
+    int n_dev = count_bits(p->devices);
+    int32_t per = n_dev > 0 ? (int32_t)(sched_pod_gpu(wl, node) / n_dev) : 0;
     int d;
 
     for (d = 0; d < node->n_gpus; d++) {
@@ -113,22 +121,23 @@ int world__rebuild_devices(struct world *w, struct world_err *e)
 static uint64_t choose_devices(struct world *w, const struct sched_workload *wl, int node)
 {
     const int32_t *dev = node_devices(w, node);
-    int d, best = -1, need = wl->gpu_devices;
+    int shared = sched_shared_devices(wl), d, best;
+    int need = shared > 0 ? shared : wl->gpu_devices;
+    int32_t per = shared > 0 ? (int32_t)(sched_pod_gpu(wl, &w->nodes[node]) / shared)
+                             : SCHED_MILLI;
     uint64_t set = 0;
 
-    if (wl->gpu_devices > 0) {
-        for (d = 0; d < w->nodes[node].n_gpus && need > 0; d++) {
-            if (dev[d] == 0) {
-                set |= (uint64_t)1 << d;
-                need--;
-            }
-        }
-        return need == 0 ? set : 0;
+    for (; need > 0; need--) {
+        best = -1;
+        for (d = 0; d < w->nodes[node].n_gpus; d++)
+            if (!(set >> d & 1) && dev[d] + per <= SCHED_MILLI &&
+                (best < 0 || (shared > 0 && dev[d] > dev[best])))
+                best = d;
+        if (best < 0)
+            return 0;
+        set |= (uint64_t)1 << best;
     }
-    for (d = 0; d < w->nodes[node].n_gpus; d++)
-        if (dev[d] + wl->gpu_portion <= SCHED_MILLI && (best < 0 || dev[d] > dev[best]))
-            best = d;
-    return best >= 0 ? (uint64_t)1 << best : 0;
+    return set;
 }
 
 int world__place_pod(struct world *w, int i, int pod, int node, struct world_err *e)
@@ -141,7 +150,7 @@ int world__place_pod(struct world *w, int i, int pod, int node, struct world_err
                  wl->name, w->nodes[node].name);
         return -1;
     }
-    if (wl->gpu_devices > 0 || wl->gpu_portion > 0) {
+    if (wl->gpu_devices > 0 || sched_shared_devices(wl) > 0) {
         devices = choose_devices(w, wl, node);
         if (!devices)
             return pod_fail(e, wl, pod, "does not fit in the free GPUs of", w->nodes[node].name);

@@ -98,9 +98,16 @@ static void test_invalid_state(void **unused)
     w.wl[t].min_pods = 2; /* above n_pods */
     assert_int_equal(sched_cycle(&w.st, NULL, w.arena, &res), SCHED_EINVAL);
     w.wl[t].min_pods = 1;
-    w.wl[t].gpu_portion = 500; /* and whole devices too */
+    w.wl[t].gpu_portion = 500; /* a portion and GPU memory together */
+    w.wl[t].gpu_memory_mib = 20000;
     assert_int_equal(sched_cycle(&w.st, NULL, w.arena, &res), SCHED_EINVAL);
     w.wl[t].gpu_portion = 0;
+    w.wl[t].gpu_memory_mib = -1; /* negative memory */
+    assert_int_equal(sched_cycle(&w.st, NULL, w.arena, &res), SCHED_EINVAL);
+    w.wl[t].gpu_memory_mib = 0;
+    w.wl[t].n_affinity = 1; /* terms promised, none given */
+    assert_int_equal(sched_cycle(&w.st, NULL, w.arena, &res), SCHED_EINVAL);
+    w.wl[t].n_affinity = 0;
     w.queues[p].parent = p; /* a cycle in the tree */
     assert_int_equal(sched_cycle(&w.st, NULL, w.arena, &res), SCHED_EINVAL);
     tw_free(&w);

@@ -2,12 +2,14 @@
  * test_property.c: randomized properties of sched_cycle().
  *
  * A fixed-seed generator (splitmix64) builds thousands of small clusters:
- * 1-4 node pools, 1-12 nodes of 0-8 GPUs (some down, some typed, CPU and
- * memory sometimes bounded), 1-3 departments with 1-6 projects (deserved,
- * limit, weight and rank drawn from -1, 0, small and oversubscribed
- * values), and workloads of every type, priority and preemptibility, with
- * whole and portion GPUs, gangs with and without minPods, pool lists and
- * node types. Some start running (placed within node capacity and queue
+ * 1-4 node pools, 1-12 nodes of 0-8 GPUs (some down, some typed, some
+ * labelled, most with a device memory size, CPU and memory sometimes
+ * bounded), 1-3 departments with 1-6 projects (deserved, limit, weight and
+ * rank drawn from -1, 0, small and oversubscribed values), and workloads of
+ * every type, priority and preemptibility, with whole and portion GPUs,
+ * portions of several devices and GPU-memory requests, gangs with and
+ * without minPods, pool lists, node types (one, or a list in order) and
+ * required node affinity (terms of label matches). Some start running (placed within node capacity and queue
  * limits), some as stale gangs. Each case then runs several passes; between
  * passes the clock moves and workloads complete, suspend, resume, arrive,
  * and nodes fail and return, the way a driver would do it.
@@ -24,7 +26,10 @@
  *                made for a workload leaves that workload running)
  *   devices      no device over 1000 milli-GPU, a whole-device pod alone
  *                on its devices, node CPU and memory within capacity, no
- *                pod on a down node, one pool per workload
+ *                pod on a down node, one pool per workload, no pod on a
+ *                node its node types or required affinity exclude, no
+ *                device giving out more memory than it has (a portion uses
+ *                that share of it, a GPU-memory request what it asks)
  *   limits       no queue's allocation above its limit, at any level, in
  *                any pool, for any resource
  *   deserved     non-preemptible allocation within deserved at every level
@@ -88,6 +93,10 @@
 #define MAX_PODS 6
 #define MAX_USAGE 8
 #define NAME_LEN 12
+#define MAX_LABELS 3
+#define MAX_TERMS 2
+#define MAX_MATCHES 4
+#define MAX_VALUES 6
 
 /* ---- The generator ---- */
 
@@ -128,6 +137,7 @@ struct tcase {
     struct sched_node nodes[MAX_NODES];
     int n_nodes;
     char node_names[MAX_NODES][NAME_LEN];
+    struct sched_label labels[MAX_NODES][MAX_LABELS];
     struct sched_queue queues[MAX_QUEUES];
     int n_queues;
     struct sched_quota quota[MAX_QUEUES][MAX_POOLS * SCHED_NRES];
@@ -141,6 +151,10 @@ struct tcase {
     struct sched_pod pods[MAX_WLS][MAX_PODS];
     int wl_pools[MAX_WLS][MAX_POOLS];
     char wl_names[MAX_WLS][NAME_LEN];
+    const char *wl_types[MAX_WLS][2];
+    struct sched_term wl_terms[MAX_WLS][MAX_TERMS];
+    struct sched_match wl_matches[MAX_WLS][MAX_MATCHES];
+    const char *wl_values[MAX_WLS][MAX_VALUES];
     unsigned char stale_ok[MAX_WLS];   /* a stale gang this case made */
 };
 
@@ -168,6 +182,10 @@ struct pass {
 
 static const char *const res_names[SCHED_NRES] = {"GPU", "CPU", "memory"};
 static const char *const node_types[] = {"a", "b"};
+static const char *const racks[] = {"r1", "r2"};
+static const char *const gens[] = {"1", "2", "3", "4", "5"};
+static const int64_t device_memory[] = {0, 16000, 40000, 80000};
+static const int64_t memory_requests[] = {6000, 12000, 20000, 30000, 50000};
 static const char *const wl_node_types[] = {"a", "b", "zz"};
 static const char *const class_names[] = {"train", "build-preemptible", "build", "inference",
                                           "very-low", "low", "medium", "high", "very-high"};
@@ -190,10 +208,46 @@ static int broken(struct pass *ps, const char *fmt, ...)
 
 /* ---- Requests and holdings ---- */
 
-static int64_t pod_res(const struct sched_workload *w, int r)
+static int whole_request(const struct sched_workload *w)
 {
-    if (r == SCHED_GPU)
-        return w->gpu_devices > 0 ? (int64_t)w->gpu_devices * SCHED_MILLI : w->gpu_portion;
+    return w->gpu_devices > 0 && w->gpu_portion == 0 && w->gpu_memory_mib == 0;
+}
+
+/* Devices one pod holds: whole ones, or shared ones (1 unless it says more). */
+static int devices_asked(const struct sched_workload *w)
+{
+    if (whole_request(w))
+        return w->gpu_devices;
+    if (w->gpu_portion > 0 || w->gpu_memory_mib > 0)
+        return w->gpu_devices > 0 ? w->gpu_devices : 1;
+    return 0;
+}
+
+/* Milli-GPU of each of its devices one pod holds on `node`; node < 0: the
+ * most it can be anywhere (a GPU-memory request, a whole device). */
+static int64_t device_charge(const struct tcase *tc, const struct sched_workload *w, int node)
+{
+    int64_t mem = node >= 0 ? tc->nodes[node].gpu_memory_mib : 0;
+
+    if (whole_request(w))
+        return SCHED_MILLI;
+    if (w->gpu_portion > 0)
+        return w->gpu_portion;
+    if (w->gpu_memory_mib <= 0)
+        return 0;
+    if (node < 0)
+        return SCHED_MILLI;
+    if (mem <= 0 || w->gpu_memory_mib > mem)
+        return SCHED_MILLI + 1; /* fits no device of that node */
+    return (w->gpu_memory_mib * SCHED_MILLI + mem - 1) / mem;
+}
+
+static int64_t pod_res(const struct tcase *tc, const struct sched_workload *w, int node, int r)
+{
+    if (r == SCHED_GPU) {
+        int64_t c = device_charge(tc, w, node);
+        return devices_asked(w) * (c > SCHED_MILLI ? SCHED_MILLI : c);
+    }
     return r == SCHED_CPU ? w->cpu_milli : w->mem_mib;
 }
 
@@ -232,11 +286,11 @@ static void occupy(const struct tcase *tc, const struct sched_workload *w,
 
     o->cpu[pod->node] += w->cpu_milli;
     o->mem[pod->node] += w->mem_mib;
-    if (w->gpu_devices > 0)
+    if (whole_request(w))
         o->whole[pod->node] |= pod->devices;
     for (d = 0; d < tc->nodes[pod->node].n_gpus && d < SCHED_MAX_NODE_GPUS; d++)
         if (pod->devices >> d & 1)
-            o->dev[pod->node][d] += w->gpu_devices > 0 ? SCHED_MILLI : w->gpu_portion;
+            o->dev[pod->node][d] += device_charge(tc, w, pod->node);
 }
 
 static void occupancy_of(const struct tcase *tc, struct occupancy *o)
@@ -264,9 +318,9 @@ static void holdings_of(const struct tcase *tc, struct holdings *h)
             pool = tc->nodes[w->pods[k].node].pool;
             for (q = w->queue; q >= 0; q = tc->queues[q].parent)
                 for (r = 0; r < SCHED_NRES; r++) {
-                    h->all[q][pool][r] += pod_res(w, r);
+                    h->all[q][pool][r] += pod_res(tc, w, w->pods[k].node, r);
                     if (!w->preemptible)
-                        h->np[q][pool][r] += pod_res(w, r);
+                        h->np[q][pool][r] += pod_res(tc, w, w->pods[k].node, r);
                 }
         }
     }
@@ -289,9 +343,60 @@ static int pool_allowed(const struct tcase *tc, const struct sched_workload *w, 
     return 0;
 }
 
+/* The node's value of a label: its labels, its type, its name for the
+ * hostname key; NULL if it has none. */
+static const char *label_value(const struct sched_node *n, const char *key)
+{
+    int i;
+
+    for (i = 0; i < n->n_labels; i++)
+        if (strcmp(n->labels[i].key, key) == 0)
+            return n->labels[i].value;
+    if (strcmp(key, "node-type") == 0)
+        return n->node_type;
+    return strcmp(key, "kubernetes.io/hostname") == 0 ? n->name : NULL;
+}
+
+static int match_ok(const struct sched_match *m, const struct sched_node *n)
+{
+    const char *v = label_value(n, m->key);
+    int i, in = 0;
+
+    for (i = 0; v && i < m->n_values; i++)
+        in |= strcmp(m->values[i], v) == 0;
+    switch (m->op) {
+    case SCHED_OP_IN: return in;
+    case SCHED_OP_NOT_IN: return !in;
+    case SCHED_OP_EXISTS: return v != NULL;
+    case SCHED_OP_DOES_NOT_EXIST: return v == NULL;
+    case SCHED_OP_GT: return v && atoll(v) > atoll(m->values[0]);
+    default: return v && atoll(v) < atoll(m->values[0]);
+    }
+}
+
+/* The workload's node types (any of them) and affinity (any term, every match). */
 static int type_matches(const struct sched_workload *w, const struct sched_node *n)
 {
-    return !w->node_type || (n->node_type && strcmp(w->node_type, n->node_type) == 0);
+    int i, k, ok;
+
+    if (w->n_node_types > 0) {
+        for (ok = 0, i = 0; i < w->n_node_types; i++)
+            ok |= n->node_type && strcmp(w->node_types[i], n->node_type) == 0;
+        if (!ok)
+            return 0;
+    } else if (w->node_type && !(n->node_type && strcmp(w->node_type, n->node_type) == 0)) {
+        return 0;
+    }
+    if (w->n_affinity == 0)
+        return 1;
+    for (i = 0; i < w->n_affinity; i++) {
+        ok = w->affinity[i].n_matches > 0;
+        for (k = 0; k < w->affinity[i].n_matches; k++)
+            ok &= match_ok(&w->affinity[i].matches[k], n);
+        if (ok)
+            return 1;
+    }
+    return 0;
 }
 
 /* ---- Building a case ---- */
@@ -331,6 +436,21 @@ static void gen_nodes(struct tcase *tc)
         n->cpu_milli = chance(r, 50) ? SCHED_UNLIMITED : 1000 * (2 + below(r, 31));
         n->mem_mib = chance(r, 50) ? SCHED_UNLIMITED : 1024 * (4 + below(r, 60));
         n->node_type = chance(r, 30) ? node_types[below(r, 2)] : NULL;
+        n->gpu_memory_mib = device_memory[chance(r, 80) ? 1 + below(r, 3) : 0];
+        n->labels = tc->labels[i];
+        n->n_labels = 0;
+        if (n->node_type) {
+            tc->labels[i][n->n_labels].key = "node-type";
+            tc->labels[i][n->n_labels++].value = n->node_type;
+        }
+        if (chance(r, 70)) {
+            tc->labels[i][n->n_labels].key = "rack";
+            tc->labels[i][n->n_labels++].value = racks[below(r, 2)];
+        }
+        if (chance(r, 60)) {
+            tc->labels[i][n->n_labels].key = "gen";
+            tc->labels[i][n->n_labels++].value = gens[below(r, 5)];
+        }
     }
 }
 
@@ -450,10 +570,55 @@ static void gen_shape(struct rng *r, struct sched_workload *w)
         w->gpu_portion = 100 * (1 + below(r, 9));
     else if (!chance(r, 8))
         w->gpu_devices = chance(r, 90) ? 1 + below(r, 3) : 1 + below(r, 8);
+    if (w->gpu_portion > 0 && chance(r, 20))
+        w->gpu_devices = 2 + below(r, 2); /* that portion of each of several devices */
+    if (chance(r, 10)) {
+        w->gpu_portion = 0;
+        w->gpu_memory_mib = memory_requests[below(r, 5)];
+        w->gpu_devices = chance(r, 70) ? 0 : 1 + below(r, 2);
+    }
     w->cpu_milli = chance(r, 50) ? 0 : 100 * (1 + below(r, 40));
     w->mem_mib = chance(r, 50) ? 0 : 256 * (1 + below(r, 64));
-    if (!w->gpu_devices && !w->gpu_portion && !w->cpu_milli)
+    if (!w->gpu_devices && !w->gpu_portion && !w->gpu_memory_mib && !w->cpu_milli)
         w->cpu_milli = 500;
+}
+
+/* Required node affinity: 1-2 terms of 1-2 matches over rack, gen,
+ * node-type and the hostname. */
+static void gen_affinity(struct tcase *tc, int i)
+{
+    static const char *const keys[] = {"rack", "gen", "node-type", "kubernetes.io/hostname"};
+    struct rng *r = &tc->rng;
+    struct sched_workload *w = &tc->wls[i];
+    int t, k, used_m = 0, used_v = 0;
+
+    w->affinity = tc->wl_terms[i];
+    w->n_affinity = 1 + below(r, MAX_TERMS);
+    for (t = 0; t < w->n_affinity; t++) {
+        struct sched_term *term = &tc->wl_terms[i][t];
+        term->matches = &tc->wl_matches[i][used_m];
+        term->n_matches = 1 + below(r, 2);
+        for (k = 0; k < term->n_matches; k++) {
+            struct sched_match *m = &tc->wl_matches[i][used_m++];
+            int key = below(r, 4);
+            m->key = keys[key];
+            m->op = below(r, 6);
+            if (key != 1 && m->op >= SCHED_OP_GT)
+                m->op = SCHED_OP_IN;
+            m->values = &tc->wl_values[i][used_v];
+            m->n_values = m->op == SCHED_OP_EXISTS || m->op == SCHED_OP_DOES_NOT_EXIST ? 0 : 1;
+            if (m->n_values) {
+                tc->wl_values[i][used_v++] = key == 0 ? racks[below(r, 2)]
+                                             : key == 1 ? gens[below(r, 5)]
+                                             : key == 2 ? node_types[below(r, 2)]
+                                                        : tc->node_names[below(r, tc->n_nodes)];
+            }
+            if (m->op <= SCHED_OP_NOT_IN && key != 3 && chance(r, 30)) {
+                tc->wl_values[i][used_v++] = key == 1 ? gens[below(r, 5)] : racks[below(r, 2)];
+                m->n_values++;
+            }
+        }
+    }
 }
 
 static void gen_workload(struct tcase *tc)
@@ -477,6 +642,15 @@ static void gen_workload(struct tcase *tc)
         w->n_pools = n;
     }
     w->node_type = chance(r, 10) ? wl_node_types[below(r, 3)] : NULL;
+    if (chance(r, 8)) {
+        w->node_type = NULL;
+        tc->wl_types[i][0] = wl_node_types[below(r, 3)];
+        tc->wl_types[i][1] = wl_node_types[below(r, 3)];
+        w->node_types = tc->wl_types[i];
+        w->n_node_types = 1 + below(r, 2);
+    }
+    if (chance(r, 12))
+        gen_affinity(tc, i);
     w->phase = chance(r, 8) ? SCHED_STOPPED : SCHED_PENDING;
     w->queued_seq = tc->seq++;
     w->started_ms = SCHED_NO_TIME;
@@ -498,9 +672,9 @@ static uint64_t free_devices(const struct tcase *tc, const struct occupancy *o, 
     int d;
 
     for (d = 0; d < tc->nodes[node].n_gpus; d++) {
-        if (w->gpu_devices > 0 ? o->dev[node][d] == 0
-                               : !(o->whole[node] >> d & 1) &&
-                                     o->dev[node][d] + w->gpu_portion <= SCHED_MILLI)
+        if (whole_request(w) ? o->dev[node][d] == 0
+                             : !(o->whole[node] >> d & 1) &&
+                                   o->dev[node][d] + device_charge(tc, w, node) <= SCHED_MILLI)
             mask |= 1ull << d;
     }
     return mask;
@@ -520,7 +694,7 @@ static uint64_t pick_devices(const struct tcase *tc, const struct occupancy *o, 
                              const struct sched_workload *w, int *ok)
 {
     uint64_t avail = free_devices(tc, o, node, w), got = 0;
-    int d, need = w->gpu_devices > 0 ? w->gpu_devices : w->gpu_portion > 0 ? 1 : 0;
+    int d, need = devices_asked(w);
 
     *ok = popcount64(avail) >= need;
     for (d = 0; *ok && need > 0 && d < SCHED_MAX_NODE_GPUS; d++) {
@@ -577,7 +751,7 @@ static int quotas_allow(const struct tcase *tc, int i, int pool, int pods, int n
     for (q = w->queue; q >= 0; q = tc->queues[q].parent) {
         for (r = 0; r < SCHED_NRES; r++) {
             const struct sched_quota *qt = quota_of(tc, q, pool, r);
-            int64_t want = pod_res(w, r) * pods;
+            int64_t want = pod_res(tc, w, -1, r) * pods;
             if (qt->limit >= 0 && h.all[q][pool][r] + want > qt->limit)
                 return 0;
             if (!w->preemptible && np_rule && np_bound(qt, r) >= 0 &&
@@ -796,7 +970,8 @@ static int check_bind_target(struct pass *ps, const struct sched_decision *d)
         return broken(ps, "%s pod %d gets devices %#llx on %s (%d GPUs)", w->name, d->pod,
                     (unsigned long long)d->devices, n->name, n->n_gpus);
     if (!type_matches(w, n))
-        return broken(ps, "%s (node type %s) goes to %s (type %s)", w->name, w->node_type,
+        return broken(ps, "%s (node type %s, %d types, %d affinity terms) goes to %s (type %s)",
+                    w->name, w->node_type ? w->node_type : "-", w->n_node_types, w->n_affinity,
                     n->name, n->node_type ? n->node_type : "none");
     if (!pool_allowed(tc, w, n->pool))
         return broken(ps, "%s goes to pool %s, not one of its pools", w->name,
@@ -887,7 +1062,7 @@ static int check_pod_shape(struct pass *ps, const struct sched_workload *w,
                            const struct sched_pod *pod)
 {
     const struct tcase *tc = ps->tc;
-    int want = w->gpu_devices > 0 ? w->gpu_devices : w->gpu_portion > 0 ? 1 : 0;
+    int want = devices_asked(w);
 
     if (pod->node >= tc->n_nodes || !tc->nodes[pod->node].ready)
         return broken(ps, "%s has a pod on node %d, down or unknown", w->name, pod->node);
@@ -931,6 +1106,45 @@ static int check_whole_alone(struct pass *ps, const struct occupancy *o)
     return 1;
 }
 
+/* No device gives out more memory than it has: a whole-device pod uses all
+ * of it, a portion that share of it, a GPU-memory request what it asks
+ * (in thousandths of a MiB, so portions add up exactly); a GPU-memory
+ * request never runs on a node whose device memory is unknown. */
+static int check_device_memory(struct pass *ps)
+{
+    const struct tcase *tc = ps->tc;
+    static int64_t used[MAX_NODES][SCHED_MAX_NODE_GPUS];
+    int i, k, d;
+
+    memset(used, 0, sizeof(used));
+    for (i = 0; i < tc->n_wls; i++) {
+        const struct sched_workload *w = &tc->wls[i];
+        for (k = 0; k < w->n_pods; k++) {
+            int node = w->pods[k].node;
+            int64_t mem = node >= 0 ? tc->nodes[node].gpu_memory_mib : 0;
+            if (node < 0 || !(w->gpu_devices > 0 || w->gpu_portion > 0 || w->gpu_memory_mib > 0))
+                continue;
+            if (w->gpu_memory_mib > 0 && mem <= 0)
+                return broken(ps, "%s asks %lld MiB of GPU memory and runs on %s, whose device "
+                              "memory is unknown", w->name, (long long)w->gpu_memory_mib,
+                              tc->nodes[node].name);
+            for (d = 0; d < tc->nodes[node].n_gpus; d++)
+                if (w->pods[k].devices >> d & 1)
+                    used[node][d] += whole_request(w) ? mem * SCHED_MILLI
+                                     : w->gpu_portion > 0 ? w->gpu_portion * mem
+                                                          : w->gpu_memory_mib * SCHED_MILLI;
+        }
+    }
+    for (i = 0; i < tc->n_nodes; i++)
+        for (d = 0; d < tc->nodes[i].n_gpus; d++)
+            if (tc->nodes[i].gpu_memory_mib > 0 &&
+                used[i][d] > tc->nodes[i].gpu_memory_mib * SCHED_MILLI)
+                return broken(ps, "%s device %d gives out %lld of its %lld MiB", tc->nodes[i].name,
+                              d, (long long)(used[i][d] / SCHED_MILLI),
+                              (long long)tc->nodes[i].gpu_memory_mib);
+    return 1;
+}
+
 static int check_devices(struct pass *ps)
 {
     const struct tcase *tc = ps->tc;
@@ -953,7 +1167,7 @@ static int check_devices(struct pass *ps)
     for (node = 0; node < tc->n_nodes; node++)
         if (!check_node_load(ps, &o, node))
             return 0;
-    return check_whole_alone(ps, &o);
+    return check_whole_alone(ps, &o) && check_device_memory(ps);
 }
 
 static int check_limits(struct pass *ps)
@@ -1273,11 +1487,11 @@ static void vacate(const struct tcase *tc, const struct sched_workload *w,
 
     o->cpu[pod->node] -= w->cpu_milli;
     o->mem[pod->node] -= w->mem_mib;
-    if (w->gpu_devices > 0)
+    if (whole_request(w))
         o->whole[pod->node] &= ~pod->devices;
     for (d = 0; d < tc->nodes[pod->node].n_gpus && d < SCHED_MAX_NODE_GPUS; d++)
         if (pod->devices >> d & 1)
-            o->dev[pod->node][d] -= w->gpu_devices > 0 ? SCHED_MILLI : w->gpu_portion;
+            o->dev[pod->node][d] -= device_charge(tc, w, pod->node);
 }
 
 /* Whether j fits on the node of v's only pod once v is gone. */
@@ -1333,7 +1547,7 @@ static int within_fair_share(const struct pass *ps, int j, int pool)
     for (q = w->queue; q >= 0; q = tc->queues[q].parent)
         for (r = 0; r < SCHED_NRES; r++) {
             const struct sched_share *s = sched_result_share(&ps->res, q, pool);
-            if (s->allocated[r] + pod_res(w, r) > s->fair[r])
+            if (s->allocated[r] + pod_res(tc, w, -1, r) > s->fair[r])
                 return 0;
         }
     return 1;
@@ -1527,17 +1741,28 @@ struct coverage {
     long passes;
     long by_action[SCHED_ACT_STALE_GANG + 1][SCHED_MOVE + 1];   /* [action][kind] */
     long by_reason[SCHED_R_QUEUE_FAIR_SHARE_REACHED + 1];
+    long memory_binds, multi_device_binds, affinity_binds, second_type_binds;
 };
 
 static struct coverage cov;
 
-static void count(const struct sched_result *res)
+static void count(const struct tcase *tc, const struct sched_result *res)
 {
     int k;
 
     cov.passes++;
-    for (k = 0; k < res->n_decisions; k++)
-        cov.by_action[res->decisions[k].action][res->decisions[k].kind]++;
+    for (k = 0; k < res->n_decisions; k++) {
+        const struct sched_decision *d = &res->decisions[k];
+        const struct sched_workload *w = &tc->wls[d->workload];
+        cov.by_action[d->action][d->kind]++;
+        if (d->kind != SCHED_BIND)
+            continue;
+        cov.memory_binds += w->gpu_memory_mib > 0;
+        cov.multi_device_binds += !whole_request(w) && devices_asked(w) > 1;
+        cov.affinity_binds += w->n_affinity > 0;
+        cov.second_type_binds += w->n_node_types > 1 && tc->nodes[d->node].node_type &&
+                                 strcmp(tc->nodes[d->node].node_type, w->node_types[0]) != 0;
+    }
     for (k = 0; k < res->n_pending; k++)
         cov.by_reason[res->pending[k].reason]++;
 }
@@ -1608,7 +1833,7 @@ static const char *run_pass(struct pass *ps, struct sched_arena *arena,
     for (c = 0; c < sizeof(checks) / sizeof(checks[0]); c++)
         if (!checks[c].check(ps))
             return checks[c].name;
-    count(&ps->res);
+    count(ps->tc, &ps->res);
     forget_settled_stale(ps->tc);
     return NULL;
 }
@@ -1659,6 +1884,9 @@ static void print_coverage(void)
                       cov.by_action[a][SCHED_MOVE]);
     for (r = 1; r <= SCHED_R_QUEUE_FAIR_SHARE_REACHED; r++)
         print_message("  %-24s %6ld\n", sched_reason_name(r), cov.by_reason[r]);
+    print_message("  binds: GPU memory %ld, several shared devices %ld, affinity %ld, "
+                  "second node type %ld\n", cov.memory_binds, cov.multi_device_binds,
+                  cov.affinity_binds, cov.second_type_binds);
 }
 
 /* Over the whole run every action decided something and every reason
@@ -1674,6 +1902,8 @@ static void assert_covered(void)
     assert_true(cov.by_action[SCHED_ACT_STALE_GANG][SCHED_EVICT] > 0);
     for (r = 1; r <= SCHED_R_QUEUE_FAIR_SHARE_REACHED; r++)
         assert_true(cov.by_reason[r] > 0);
+    assert_true(cov.memory_binds > 0 && cov.multi_device_binds > 0 && cov.affinity_binds > 0 &&
+                cov.second_type_binds > 0);
 }
 
 static void test_random_clusters(void **state)
