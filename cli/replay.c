@@ -59,7 +59,7 @@ static const char help_text[] =
     "  --speedup F        arrivals F times faster, run times unchanged (default 1)\n"
     "  --gangs            tasks of k > 1 GPUs become gangs of k one-GPU pods\n"
     "  --pools model|single  a node pool per GPU model (default), or one pool with\n"
-    "                     the model as node type (a gpu_spec may then name one model)\n"
+    "                     the model as node type (a gpu_spec's models: any of them)\n"
     "  --report DIR       write report.md, report.json and SVG plots into DIR\n"
     "  --jobs N           runs at once, one thread each (default: the CPUs online)\n"
     "  --timing           wall time of every run on stderr\n"
@@ -262,12 +262,6 @@ static int check_fit(struct replay_opts *o, const struct trace *t)
                 o->quota_file, t->n_projects, RP_MAX_PROJECTS);
         return -1;
     }
-    for (i = 0; o->single_pool && i < t->n_tasks; i++)
-        if (t->tasks[i].n_spec > 1) {
-            fprintf(stderr, "allot replay: %s: task %s lists several GPU models in gpu_spec; "
-                    "with --pools single a task may name one\n", o->pods_file, t->tasks[i].name);
-            return -1;
-        }
     for (i = 0; o->single_pool && i < t->n_quotas; i++)
         if (t->quotas[i].model >= 0) {
             fprintf(stderr, "allot replay: %s: with --pools single there is one pool: write * "

@@ -12,7 +12,7 @@
  *
  * Pools of the model: one per GPU model (a task's gpu_spec is its pool
  * list), or with --pools single one pool `default` where the GPU model is
- * each node's node type (a task's single gpu_spec model its node type).
+ * each node's node type (a task's gpu_spec models its node types).
  *
  * Queues of the model: index 0 is the department `default` (unlimited),
  * indices 1..n_projects the projects; a task goes to project
@@ -58,6 +58,7 @@ struct replay_model {
     struct scenario layout;            /* pools, nodes, queues, quotas; owned arrays */
     int n_projects;
     struct sched_workload *tmpl;       /* [n_tasks]: all but phase, pods, times */
+    const char **spec_models;          /* [t->n_specs]: the model names of t->specs */
     int64_t *gpu;                      /* [n_tasks] milli-GPU of the whole task */
     int64_t *arrival_ms;               /* [n_tasks] after --speedup */
     int64_t *runtime_ms;               /* [n_tasks] */

@@ -26,8 +26,7 @@ static int pod_fits(const struct world *w, const struct sched_workload *wl, int 
     const int32_t *dev = &w->dev_used[(size_t)node * SCHED_MAX_NODE_GPUS];
     int d, empty = 0;
 
-    if (!n->ready ||
-        (wl->node_type && (!n->node_type || strcmp(wl->node_type, n->node_type) != 0)))
+    if (!n->ready || !sched_node_allowed(wl, n))
         return 0;
     if (n->cpu_milli != SCHED_UNLIMITED && n->cpu_milli - w->node_cpu[node] < wl->cpu_milli)
         return 0;

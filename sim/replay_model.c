@@ -13,8 +13,8 @@
  * Step 3: a workload template per task: project FNV-1a(name) mod N; type
  *         training (priority class `train`, so preemptible); whole GPUs,
  *         or a portion of one, or none; pools = the task's gpu_spec (empty:
- *         every pool in order), or in one pool its node type = the one
- *         model of its gpu_spec. With --gangs a task of k > 1 GPUs is a
+ *         every pool in order), or in one pool its node types = the
+ *         models of its gpu_spec (any of them, the first preferred). With --gangs a task of k > 1 GPUs is a
  *         distributed workload of k one-GPU pods, all needed (min_pods k),
  *         CPU and memory split evenly (rounded down).
  * Step 4: times. A task arrives at creation_time / speedup. It runs for
@@ -268,8 +268,9 @@ static void fill_template(struct replay_model *m, int i, int train)
     if (!m->opts->single_pool) {
         wl->pools = k->n_spec ? &m->t->specs[k->spec] : NULL;
         wl->n_pools = k->n_spec;
-    } else if (k->n_spec == 1) {
-        wl->node_type = m->t->models[m->t->specs[k->spec]];
+    } else if (k->n_spec > 0) {
+        wl->node_types = &m->spec_models[k->spec];
+        wl->n_node_types = k->n_spec;
     }
     wl->started_ms = SCHED_NO_TIME;
     wl->stale_since_ms = SCHED_NO_TIME;
@@ -281,7 +282,7 @@ static int64_t pods_on_empty(const struct sched_workload *wl, const struct sched
 {
     int64_t k = INT64_MAX;
 
-    if (wl->node_type && (!n->node_type || strcmp(wl->node_type, n->node_type) != 0))
+    if (!sched_node_allowed(wl, n))
         return 0;
     if (wl->gpu_devices > 0)
         k = n->n_gpus / wl->gpu_devices;
@@ -385,6 +386,7 @@ static int build_tasks(struct replay_model *m)
     size_t n = (size_t)m->t->n_tasks;
     int i, train = 50;
 
+    m->spec_models = calloc((size_t)m->t->n_specs + 1, sizeof(*m->spec_models));
     m->tmpl = calloc(n, sizeof(*m->tmpl));
     m->gpu = calloc(n, sizeof(*m->gpu));
     m->arrival_ms = calloc(n, sizeof(*m->arrival_ms));
@@ -392,9 +394,11 @@ static int build_tasks(struct replay_model *m)
     m->withdraw_ms = calloc(n, sizeof(*m->withdraw_ms));
     m->unplaceable = calloc(n, sizeof(*m->unplaceable));
     m->order = calloc(n, sizeof(*m->order));
-    if (!m->tmpl || !m->gpu || !m->arrival_ms || !m->runtime_ms || !m->withdraw_ms ||
-        !m->unplaceable || !m->order)
+    if (!m->spec_models || !m->tmpl || !m->gpu || !m->arrival_ms || !m->runtime_ms ||
+        !m->withdraw_ms || !m->unplaceable || !m->order)
         return -1;
+    for (i = 0; i < m->t->n_specs; i++)
+        m->spec_models[i] = m->t->models[m->t->specs[i]];
     sched_priority_class("train", &train);
     for (i = 0; i < m->t->n_tasks; i++) {
         fill_template(m, i, train);
@@ -455,6 +459,7 @@ void replay_model_free(struct replay_model *m)
     free(m->arrival_ms);
     free(m->gpu);
     free(m->tmpl);
+    free(m->spec_models);
     free(m->layout.quotas);
     free(m->layout.queues);
     free(m->layout.nodes);

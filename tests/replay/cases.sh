@@ -26,6 +26,8 @@
 # spec.csv, nodes n1 (model A) and n2 (model B): u asks B, v any, w asks B
 #   at 10: w waits for n2 until u ends at 100, whether models are pools or
 #   node types (--pools single) -> waits 0, 0, 90.
+# spec-any.csv, the same nodes: y asks B [0,100); x asks "B|A" at 10: B
+#   is taken, A is free, so x starts at once in both layouts -> waits 0.
 # one-task.csv, inflation x1.5 on one 2-GPU node: the third copy fails.
 set -u
 allot=$1 dir=$2
@@ -146,6 +148,12 @@ for layout in model single; do
     for p in fifo allot allot-spread; do
         expect spec-$layout $p waitSeconds.avg 30
         expect spec-$layout $p waitSeconds.p95 90
+    done
+    run spec-any-$layout --nodes "$dir/nodes-2models.csv" --pods "$dir/spec-any.csv" \
+        --period-s 0 --projects 1 --pools $layout
+    for p in fifo allot allot-spread; do
+        expect spec-any-$layout $p waitSeconds.p95 0
+        expect spec-any-$layout $p tasks.completed 2
     done
 done
 

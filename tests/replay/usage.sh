@@ -37,8 +37,6 @@ refuse "only --inflate can use it" --nodes "$dir/nodes-1x2.csv" --pods "$dir/one
 refuse "--projects 3, but $dir/quota-ab.csv names 2 projects" --nodes "$nodes" --pods "$pods" \
     --quota-file "$dir/quota-ab.csv" --projects 3
 refuse "--pools 'many': expected model or single" --nodes "$nodes" --pods "$pods" --pools many
-refuse "task u lists several GPU models" --nodes "$dir/nodes-2models.csv" \
-    --pods "$dir/spec-two.csv" --inflate 1 --pools single
 refuse "write * as the pool of team-a" --nodes "$nodes" --pods "$pods" --pools single \
     --quota-file "$dir/quota-ab.csv"
 : >"$tmp/file"
