@@ -17,6 +17,7 @@
  *      (departments: on the system).
  */
 #include "api.h"
+#include "sched.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -72,7 +73,7 @@ static json_t *quota_json(const struct db_quota *q)
                                               (json_int_t)q->limit[2], "overQuotaWeight",
                                               (double)q->weight[2] / 1000.0, "units", "Mib")
                                   : json_null());
-    json_object_set_new(o, "priority", json_string("Normal"));
+    json_object_set_new(o, "priority", json_string(sched_overquota_priority_name(q->priority)));
     return o;
 }
 
@@ -223,9 +224,9 @@ static json_t *queue_json(struct api_req *r, const struct db_queue *q)
 
 /* ---- resources[] in ---- */
 
-static const char *const res_fields[] = {"nodePool", "gpu", "cpu", "memory", "priority", "rank",
-                                         NULL};
-static const char *const triple_fields[] = {"deserved", "limit", "overQuotaWeight", "units",
+static const char *const res_fields[] = {"nodePool", "gpu", "cpu", "memory", "priority", NULL};
+static const char *const triple_fields[] = {"deserved", "limit", "overQuotaWeight", NULL};
+static const char *const memory_fields[] = {"deserved", "limit", "overQuotaWeight", "units",
                                             NULL};
 
 /* Reads {deserved, limit, overQuotaWeight[, units]} scaled by `scale`. */
@@ -240,7 +241,8 @@ static int triple_in(struct api_req *r, json_t *o, int res, struct db_quota *q)
         api_error(r, 400, "Bad request", "a quota must be an object");
         return -1;
     }
-    if (api_json_allow(r, o, triple_fields, res == 0 ? "gpu" : res == 1 ? "cpu" : "memory") ||
+    if (api_json_allow(r, o, res == 2 ? memory_fields : triple_fields,
+                       res == 0 ? "gpu" : res == 1 ? "cpu" : "memory") ||
         api_json_num(r, o, "deserved", -1, 1e9, &d) || api_json_num(r, o, "limit", -1, 1e9, &l) ||
         api_json_num(r, o, "overQuotaWeight", 0, 1e6, &w) ||
         api_json_str(r, o, "units", units, sizeof(units), 0))
@@ -300,6 +302,21 @@ static int pool_ref(struct api_req *r, json_t *np, struct db_quota *q)
     return 0;
 }
 
+/* resources[].priority: the over-quota priority in the pool (Normal when absent or null). */
+static int priority_in(struct api_req *r, json_t *e, struct db_quota *q)
+{
+    char name[16] = "";
+
+    q->priority = SCHED_OQ_NORMAL;
+    if (api_json_str(r, e, "priority", name, sizeof(name), 0))
+        return -1;
+    if (name[0] && sched_overquota_priority(name, &q->priority) != SCHED_OK) {
+        api_error(r, 400, "Bad request", "resources[].priority must be None, Low, Normal or High");
+        return -1;
+    }
+    return 0;
+}
+
 static int resource_in(struct api_req *r, json_t *e, struct db_quota *q)
 {
     memset(q, 0, sizeof(*q));
@@ -319,7 +336,7 @@ static int resource_in(struct api_req *r, json_t *e, struct db_quota *q)
     }
     if (triple_in(r, json_object_get(e, "gpu"), 0, q) ||
         triple_in(r, json_object_get(e, "cpu"), 1, q) ||
-        triple_in(r, json_object_get(e, "memory"), 2, q))
+        triple_in(r, json_object_get(e, "memory"), 2, q) || priority_in(r, e, q))
         return -1;
     return 0;
 }
@@ -349,11 +366,39 @@ static int resources_in(struct api_req *r, json_t *a, struct db_queue *q)
 
 /* ---- departments and projects ---- */
 
-static const char *const queue_fields[] = {
+static const char *const project_fields[] = {
     "name", "clusterId", "parentId", "description", "requestedNamespace",
     "enforceRunaiScheduler", "defaultNodePools", "nodeTypes", "schedulingRules", "resources",
     "rank", NULL,
 };
+static const char *const department_fields[] = {
+    "name", "clusterId", "description", "defaultNodePools", "nodeTypes", "schedulingRules",
+    "resources", "rank", NULL,
+};
+
+/* The Run:ai project fields allot has one fixed answer for: the namespace
+ * is always runai-<name>, and allot is always the scheduler. Any other
+ * value is refused rather than dropped. */
+static int fixed_fields_in(struct api_req *r, json_t *o, const struct db_queue *q)
+{
+    json_t *ns = json_object_get(o, "requestedNamespace");
+    json_t *enforce = json_object_get(o, "enforceRunaiScheduler");
+    char want[DB_NAME_LEN + 8];
+
+    snprintf(want, sizeof(want), "runai-%s", q->name);
+    if (ns && !json_is_null(ns) && (!json_is_string(ns) || strcmp(json_string_value(ns), want))) {
+        api_error(r, 400, "Bad request",
+                  "requestedNamespace is not supported: a project's namespace is always "
+                  "runai-<name>");
+        return -1;
+    }
+    if (enforce && !json_is_null(enforce) && !json_is_true(enforce)) {
+        api_error(r, 400, "Bad request",
+                  "enforceRunaiScheduler must be true: allot schedules every workload");
+        return -1;
+    }
+    return 0;
+}
 
 static int cluster_ok(struct api_req *r, json_t *o)
 {
@@ -530,7 +575,8 @@ static int queue_fields_in(struct api_req *r, json_t *o, struct db_queue *q, int
     int64_t rank = q->rank;
     json_t *res = json_object_get(o, "resources");
 
-    if (api_json_allow(r, o, queue_fields, NULL) || cluster_ok(r, o) ||
+    if (api_json_allow(r, o, q->kind == DB_PROJECT ? project_fields : department_fields, NULL) ||
+        cluster_ok(r, o) ||
         api_json_str(r, o, "name", name, sizeof(name), mode == 0) ||
         api_json_str(r, o, "description", q->description, sizeof(q->description), 0) ||
         api_json_int(r, o, "rank", -1000, 1000, &rank))
@@ -547,10 +593,8 @@ static int queue_fields_in(struct api_req *r, json_t *o, struct db_queue *q, int
                   "name: lowercase letters, digits and '-', at most 63 characters");
         return -1;
     }
-    if (q->kind == DB_DEPARTMENT && json_object_get(o, "parentId")) {
-        api_error(r, 400, "Bad request", "unknown field 'parentId'");
+    if (q->kind == DB_PROJECT && fixed_fields_in(r, o, q))
         return -1;
-    }
     if ((mode != 2 || json_object_get(o, "defaultNodePools")) &&
         default_pools_in(r, json_object_get(o, "defaultNodePools"), q))
         return -1;

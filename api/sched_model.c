@@ -127,26 +127,34 @@ static void topo_pools_nodes(struct sched_model *m)
     }
 }
 
-/* A queue's quota triples, pool-major; a pool it names no quota for gets
- * deserved 0 (projects) or unlimited (departments); CPU and memory left
- * out are unlimited. Default pools: its own, else its department's. */
+/* A queue's quota triples, pool-major. Whatever it does not set (a pool
+ * without an entry, CPU or memory left out of one) is deserved 0, no
+ * limit, weight 1, for departments (`default` included) and projects
+ * alike. Its rank in a pool is its rank, then its over-quota priority
+ * there (Normal without an entry). Default pools: its own, else its
+ * department's. */
 static void topo_queue(struct sched_model *m, int qi)
 {
     const struct db_snapshot *t = m->topo;
     const struct db_queue *q = &t->queues[qi];
     struct sched_quota *qt = &m->quotas[(size_t)qi * (size_t)t->n_pools * SCHED_NRES];
     int *dp = &m->queue_pools[(size_t)qi * (size_t)t->n_pools];
+    int *rk = &m->queue_ranks[(size_t)qi * (size_t)t->n_pools];
     int p, r, k, parent;
 
-    for (p = 0; p < t->n_pools; p++)
+    for (p = 0; p < t->n_pools; p++) {
+        rk[p] = sched_pool_rank(q->rank, SCHED_OQ_NORMAL);
         for (r = 0; r < SCHED_NRES; r++) {
             struct sched_quota *x = &qt[p * SCHED_NRES + r];
-            x->deserved = q->kind == DB_PROJECT && r == SCHED_GPU ? 0 : SCHED_UNLIMITED;
+            x->deserved = 0;
             x->limit = SCHED_UNLIMITED;
             x->weight = 1000;
         }
+    }
     for (k = 0; k < q->n_quotas; k++) {
         p = find_seq(t->pools, t->n_pools, sizeof(t->pools[0]), q->quotas[k].pool_seq);
+        if (p >= 0)
+            rk[p] = sched_pool_rank(q->rank, q->quotas[k].priority);
         for (r = 0; p >= 0 && r < SCHED_NRES; r++) {
             struct sched_quota *x = &qt[p * SCHED_NRES + r];
             if (!q->quotas[k].has[r])
@@ -162,6 +170,7 @@ static void topo_queue(struct sched_model *m, int qi)
     m->queues[qi].parent = parent;
     m->queues[qi].rank = q->rank;
     m->queues[qi].quota = t->n_pools ? qt : NULL;
+    m->queues[qi].pool_rank = t->n_pools ? rk : NULL;
     m->queues[qi].n_default_pools = parse_pools(t, q->default_pools, dp);
     if (m->queues[qi].n_default_pools == 0 && parent >= 0)
         m->queues[qi].n_default_pools = parse_pools(t, t->queues[parent].default_pools, dp);
@@ -176,12 +185,14 @@ static void topo_free(struct sched_model *m)
     free(m->queues);
     free(m->quotas);
     free(m->queue_pools);
+    free(m->queue_ranks);
     m->topo = NULL;
     m->pools = NULL;
     m->nodes = NULL;
     m->queues = NULL;
     m->quotas = NULL;
     m->queue_pools = NULL;
+    m->queue_ranks = NULL;
     m->n_pools = m->n_nodes = m->n_queues = 0;
 }
 
@@ -197,7 +208,8 @@ static int topo_build(struct sched_model *m)
     m->quotas = calloc((size_t)t->n_queues * (size_t)t->n_pools * SCHED_NRES + 1,
                        sizeof(*m->quotas));
     m->queue_pools = calloc((size_t)t->n_queues * (size_t)t->n_pools + 1, sizeof(int));
-    if (!m->pools || !m->nodes || !m->queues || !m->quotas || !m->queue_pools)
+    m->queue_ranks = calloc((size_t)t->n_queues * (size_t)t->n_pools + 1, sizeof(int));
+    if (!m->pools || !m->nodes || !m->queues || !m->quotas || !m->queue_pools || !m->queue_ranks)
         return DB_ENOMEM;
     m->n_pools = t->n_pools;
     m->n_nodes = t->n_nodes;
@@ -503,6 +515,7 @@ int sm_load_topology(struct sched_model *m, struct db *db)
     m->queues = next.queues;
     m->quotas = next.quotas;
     m->queue_pools = next.queue_pools;
+    m->queue_ranks = next.queue_ranks;
     m->n_pools = next.n_pools;
     m->n_nodes = next.n_nodes;
     m->n_queues = next.n_queues;

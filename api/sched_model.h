@@ -30,6 +30,7 @@ struct sched_model {
     struct sched_queue *queues;
     struct sched_quota *quotas;  /* [n_queues * n_pools * SCHED_NRES] */
     int *queue_pools;            /* [n_queues * n_pools]: default pools */
+    int *queue_ranks;            /* [n_queues * n_pools]: rank and over-quota priority per pool */
     int n_pools, n_nodes, n_queues;
     struct sched_workload *wls;  /* live Pending or Running, ordered by seq */
     struct sm_meta *meta;        /* [n], beside wls */

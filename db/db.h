@@ -156,6 +156,8 @@ struct db_quota {
     char pool_name[DB_NAME_LEN];
     int64_t deserved[3], limit[3], weight[3];  /* gpu milli, cpu milli, mem MiB; weight x1000 */
     int has[3];                                /* 0: the resource was left out (null) */
+    int priority;                              /* over-quota priority in the pool, 0..3
+                                                  (None, Low, Normal, High) */
 };
 
 struct db_queue {

@@ -420,13 +420,14 @@ static void quota_row(sqlite3_stmt *st, struct db_quota *qt)
         qt->limit[r] = qt->has[r] ? sqlite3_column_int64(st, 3 + 3 * r) : -1;
         qt->weight[r] = qt->has[r] ? sqlite3_column_int64(st, 4 + 3 * r) : 1000;
     }
+    qt->priority = sqlite3_column_int(st, 11);
 }
 
 static int load_quotas(struct db__conn *c, struct db_queue *q)
 {
     static const char sql[] =
         "SELECT t.pool_seq, p.name, gpu_deserved, gpu_limit, gpu_weight, cpu_deserved,"
-        " cpu_limit, cpu_weight, mem_deserved, mem_limit, mem_weight"
+        " cpu_limit, cpu_weight, mem_deserved, mem_limit, mem_weight, priority"
         " FROM queue_quotas t JOIN node_pools p ON p.seq = t.pool_seq"
         " WHERE t.queue_seq = ? ORDER BY t.pool_seq";
     int rc = DB_OK;
@@ -445,7 +446,9 @@ static int save_quotas(struct db__conn *c, const struct db_queue *q)
 {
     static const char del[] = "DELETE FROM queue_quotas WHERE queue_seq = ?";
     static const char ins[] =
-        "INSERT INTO queue_quotas VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+        "INSERT INTO queue_quotas (queue_seq, pool_seq, gpu_deserved, gpu_limit, gpu_weight,"
+        " cpu_deserved, cpu_limit, cpu_weight, mem_deserved, mem_limit, mem_weight, priority)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     int rc = DB_OK, i, r;
     sqlite3_stmt *st = db__prep(c, del, &rc);
 
@@ -467,6 +470,7 @@ static int save_quotas(struct db__conn *c, const struct db_queue *q)
             sqlite3_bind_int64(st, 4 + 3 * r, qt->limit[r]);
             sqlite3_bind_int64(st, 5 + 3 * r, qt->weight[r]);
         }
+        sqlite3_bind_int(st, 12, qt->priority);
         rc = db__done(st, db__step_done(st));
     }
     return rc;

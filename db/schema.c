@@ -232,6 +232,9 @@ static const struct numbered later[] = {
      " idx INTEGER NOT NULL,"
      " idle_since INTEGER NOT NULL DEFAULT 0,"
      " PRIMARY KEY (node_seq, idx)) WITHOUT ROWID;"},
+    /* 51: a queue's over-quota priority per node pool (0 None, 1 Low,
+     * 2 Normal, 3 High) */
+    {51, "ALTER TABLE queue_quotas ADD COLUMN priority INTEGER NOT NULL DEFAULT 2;"},
 };
 
 #define N_LATER ((int)(sizeof(later) / sizeof(later[0])))

@@ -310,6 +310,16 @@ int sched_type_parse(const char *name, int *type);
 int sched_reason_message(const struct sched_state *in, const struct sched_pending *p,
                          char *buf, size_t len);
 
+/* Over-quota priority of a queue in a node pool (Run:ai's
+ * resources[].priority): "None", "Low", "Normal" or "High", levels 0..3;
+ * SCHED_EINVAL for any other name. A queue's rank in a pool is its rank
+ * first, then its over-quota priority there (sched_pool_rank()), so with
+ * equal ranks the priority orders siblings for spare capacity. */
+#define SCHED_OQ_NORMAL 2
+int sched_overquota_priority(const char *name, int *level);
+const char *sched_overquota_priority_name(int level);   /* "" if out of range */
+int sched_pool_rank(int rank, int level);
+
 /* Resolved pool list of a workload: its own, else its queue's defaults,
  * else every pool. Writes up to `max` indices; returns the count. */
 int sched_workload_pools(const struct sched_state *in, const struct sched_workload *w,

@@ -8,6 +8,8 @@
  * 125; the newer dictionary very-low 25, low 40, medium-low 65, medium 80,
  * medium-high 90, high 125, very-high 150. A workload is preemptible when
  * its priority is below 100 unless it says otherwise.
+ *
+ * Over-quota priorities of a queue in a pool: None, Low, Normal, High.
  */
 #include "sched_int.h"
 
@@ -66,6 +68,31 @@ const char *sched_default_priority_class(int type)
 int sched_default_preemptible(int priority)
 {
     return priority < 100;
+}
+
+static const char *const overquota_names[] = {"None", "Low", "Normal", "High"};
+#define N_OVERQUOTA ((int)(sizeof(overquota_names) / sizeof(overquota_names[0])))
+
+int sched_overquota_priority(const char *name, int *level)
+{
+    int i;
+
+    for (i = 0; name && i < N_OVERQUOTA; i++)
+        if (strcmp(name, overquota_names[i]) == 0) {
+            *level = i;
+            return SCHED_OK;
+        }
+    return SCHED_EINVAL;
+}
+
+const char *sched_overquota_priority_name(int level)
+{
+    return level >= 0 && level < N_OVERQUOTA ? overquota_names[level] : "";
+}
+
+int sched_pool_rank(int rank, int level)
+{
+    return rank * N_OVERQUOTA + level;
 }
 
 static const char *const reason_names[] = {

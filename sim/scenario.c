@@ -447,6 +447,7 @@ void scenario_free(struct scenario *s)
         step_free(&s->steps[i]);
     free(s->steps);
     free(s->default_pools);
+    free(s->pool_ranks);
     free(s->quotas);
     free(s->queues);
     for (i = 0; s->nodes && i <= s->n_nodes; i++) /* the node being read when it failed too */

@@ -98,6 +98,8 @@ struct scenario {
                                       queues[q].quota points into it */
     int *default_pools;            /* [n_queues * n_pools]; queues[q].default_pools
                                       points into it */
+    int *pool_ranks;               /* [n_queues * n_pools]: rank and over-quota priority per
+                                      pool; queues[q].pool_rank points into it */
     struct scn_step *steps;        int n_steps;
 };
 

@@ -9,6 +9,9 @@
  *     does not say.
  * GPU amounts are GPUs in the file (maybe fractional) and milli-GPU in
  * the model; -1 is SCHED_UNLIMITED in every unit; a weight of 1 is 1000.
+ * A `resources` entry may give the pool's over-quota `priority` (None,
+ * Low, Normal, High; default Normal): the queue's rank in that pool is
+ * sched_pool_rank(rank, priority).
  * Names are unique across departments and projects, since expectations
  * name either.
  */
@@ -94,11 +97,26 @@ int scn__parse_quota(struct scn_parser *p, const json_t *v, struct sched_quota *
     return 0;
 }
 
-/* One entry of `resources`: the pool it is about, and its triples. */
-static int parse_resource(struct scn_parser *p, const json_t *v, struct sched_quota *quota,
-                          unsigned char *seen)
+/* The over-quota priority of a `resources` entry into *level. */
+static int parse_priority(struct scn_parser *p, const json_t *v, int *level)
 {
-    static const char *const keys[] = {"nodePool", "gpu", "cpu", "memory", NULL};
+    const char *name = NULL;
+
+    if (jr_get_string(&p->jr, v, "priority", JR_OPTIONAL, &name) != 0)
+        return -1;
+    if (name && sched_overquota_priority(name, level) != SCHED_OK) {
+        jr_key(&p->jr, "priority");
+        return jr_fail(&p->jr, "expected None, Low, Normal or High");
+    }
+    return 0;
+}
+
+/* One entry of `resources`: the pool it is about, its triples and its
+ * over-quota priority (levels[pool]). */
+static int parse_resource(struct scn_parser *p, const json_t *v, struct sched_quota *quota,
+                          int *levels, unsigned char *seen)
+{
+    static const char *const keys[] = {"nodePool", "gpu", "cpu", "memory", "priority", NULL};
     const json_t *pool_name;
     unsigned given = 0;
     size_t mark;
@@ -118,10 +136,13 @@ static int parse_resource(struct scn_parser *p, const json_t *v, struct sched_qu
         return jr_fail(&p->jr, "node pool \"%s\" is given twice", p->s->pools[pool].name);
     jr_pop(&p->jr, mark);
     seen[pool] = 1;
+    if (parse_priority(p, v, &levels[pool]) != 0)
+        return -1;
     return scn__parse_quota(p, v, &quota[pool * SCHED_NRES], &given);
 }
 
-static int parse_resources(struct scn_parser *p, const json_t *v, struct sched_quota *quota)
+static int parse_resources(struct scn_parser *p, const json_t *v, struct sched_quota *quota,
+                           int *levels)
 {
     const json_t *list = NULL;
     unsigned char *seen;
@@ -136,7 +157,7 @@ static int parse_resources(struct scn_parser *p, const json_t *v, struct sched_q
     for (i = 0; rc == 0 && i < json_array_size(list); i++) {
         mark = jr_key(&p->jr, "resources");
         jr_index(&p->jr, i);
-        rc = parse_resource(p, json_array_get(list, i), quota, seen);
+        rc = parse_resource(p, json_array_get(list, i), quota, levels, seen);
         if (rc == 0)
             jr_pop(&p->jr, mark);
     }
@@ -191,9 +212,11 @@ static int parse_queue(struct scn_parser *p, const json_t *v, int is_project, in
     struct sched_queue *out = &s->queues[q];
     struct sched_quota *quota = &s->quotas[(size_t)q * (size_t)s->n_pools * SCHED_NRES];
     int *pools = &s->default_pools[(size_t)q * (size_t)s->n_pools];
+    int *ranks = &s->pool_ranks[(size_t)q * (size_t)s->n_pools];
     const json_t *list;
     int64_t rank = 0;
     size_t mark;
+    int i;
 
     if (jr_object(&p->jr, v, is_project ? proj_keys : dept_keys) != 0 ||
         jr_get_string(&p->jr, v, "name", JR_REQUIRED, &out->name) != 0)
@@ -210,8 +233,13 @@ static int parse_queue(struct scn_parser *p, const json_t *v, int is_project, in
     quota_defaults(quota, s->n_pools, 0);
     out->quota = quota;
     out->default_pools = pools;
-    if (parse_resources(p, v, quota) != 0)
+    for (i = 0; i < s->n_pools; i++)
+        ranks[i] = SCHED_OQ_NORMAL;
+    if (parse_resources(p, v, quota, ranks) != 0)
         return -1;
+    for (i = 0; i < s->n_pools; i++)
+        ranks[i] = sched_pool_rank(out->rank, ranks[i]);
+    out->pool_rank = ranks;
     if ((list = jr_opt(v, "defaultNodePools")) != NULL) {
         mark = jr_key(&p->jr, "defaultNodePools");
         if (scn__pool_list(p, list, pools, &out->n_default_pools) != 0)
@@ -238,11 +266,15 @@ static int add_default_department(struct scn_parser *p)
 {
     struct scenario *s = p->s;
     struct sched_queue *q = &s->queues[0];
+    int i;
 
     q->name = "default";
     q->parent = -1;
     q->quota = s->quotas;
     q->default_pools = s->default_pools;
+    q->pool_rank = s->pool_ranks;
+    for (i = 0; i < s->n_pools; i++)
+        s->pool_ranks[i] = sched_pool_rank(0, SCHED_OQ_NORMAL);
     quota_defaults(s->quotas, s->n_pools, SCHED_UNLIMITED);
     s->n_queues = 1;
     return add_queue_name(p, q->name, 0);
@@ -276,7 +308,8 @@ int scn__parse_queues(struct scn_parser *p, const json_t *doc)
     s->queues = calloc(n, sizeof(*s->queues));
     s->quotas = calloc(n * (size_t)s->n_pools * SCHED_NRES, sizeof(*s->quotas));
     s->default_pools = calloc(n * (size_t)s->n_pools, sizeof(*s->default_pools));
-    if (!s->queues || !s->quotas || !s->default_pools)
+    s->pool_ranks = calloc(n * (size_t)s->n_pools, sizeof(*s->pool_ranks));
+    if (!s->queues || !s->quotas || !s->default_pools || !s->pool_ranks)
         return jr_fail_file(&p->jr, "out of memory");
     if (!lists_name(depts, "default") && add_default_department(p) != 0)
         return -1;

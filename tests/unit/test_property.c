@@ -47,7 +47,9 @@
  *                share at most the parent's amount unless their deserved
  *                parts alone exceed it (oversubscription is not scaled);
  *                below a rank still short of a GPU, lower ranks get only
- *                what the rounding of that rank leaves (< 1 GPU per queue)
+ *                what the rounding of that rank leaves (< 1 GPU per queue);
+ *                the rank is the queue's rank in that pool (some queues
+ *                have an over-quota priority per pool)
  *   work-conserving  a pass that decides nothing leaves no pending pod (a
  *                single-pod start or an elastic pod) that fits idle
  *                resources within its quotas
@@ -141,6 +143,7 @@ struct tcase {
     struct sched_queue queues[MAX_QUEUES];
     int n_queues;
     struct sched_quota quota[MAX_QUEUES][MAX_POOLS * SCHED_NRES];
+    int pool_rank[MAX_QUEUES][MAX_POOLS];
     int default_pools[MAX_QUEUES][MAX_POOLS];
     struct sched_usage usage[MAX_USAGE];
     int n_usage;
@@ -374,6 +377,12 @@ static int match_ok(const struct sched_match *m, const struct sched_node *n)
     }
 }
 
+/* Rank of queue q among its siblings in pool p. */
+static int rank_in(const struct tcase *tc, int q, int p)
+{
+    return tc->queues[q].pool_rank ? tc->queues[q].pool_rank[p] : tc->queues[q].rank;
+}
+
 /* The workload's node types (any of them) and affinity (any term, every match). */
 static int type_matches(const struct sched_workload *w, const struct sched_node *n)
 {
@@ -488,6 +497,13 @@ static void gen_queue(struct tcase *tc, int q, int parent, const char *name)
     queue->name = name;
     queue->parent = parent;
     queue->rank = below(r, 4) - 1;
+    queue->pool_rank = NULL;
+    if (chance(r, 30)) {
+        /* an over-quota priority per pool */
+        for (p = 0; p < tc->n_pools; p++)
+            tc->pool_rank[q][p] = sched_pool_rank(queue->rank, below(r, 4));
+        queue->pool_rank = tc->pool_rank[q];
+    }
     queue->quota = NULL;
     if (!chance(r, 10)) {
         for (p = 0; p < tc->n_pools; p++)
@@ -1351,7 +1367,7 @@ static int check_rank_served_first(struct pass *ps, int x, int pool, int64_t tot
 {
     const struct tcase *tc = ps->tc;
     const struct sched_share *xs = gpu_share(ps, x, pool);
-    int parent = tc->queues[x].parent, rank = tc->queues[x].rank, n_rank = 0, y;
+    int parent = tc->queues[x].parent, rank = rank_in(tc, x, pool), n_rank = 0, y;
     int64_t below_spare = 0;
 
     if (quota_of(tc, x, pool, SCHED_GPU)->weight == 0 ||
@@ -1361,9 +1377,9 @@ static int check_rank_served_first(struct pass *ps, int x, int pool, int64_t tot
         const struct sched_share *ys = gpu_share(ps, y, pool);
         if (tc->queues[y].parent != parent)
             continue;
-        if (tc->queues[y].rank == rank && quota_of(tc, y, pool, SCHED_GPU)->weight > 0)
+        if (rank_in(tc, y, pool) == rank && quota_of(tc, y, pool, SCHED_GPU)->weight > 0)
             n_rank++;
-        if (tc->queues[y].rank < rank)
+        if (rank_in(tc, y, pool) < rank)
             below_spare += ys->fair[SCHED_GPU] - deserved_part(tc, ys, y, pool, total);
     }
     if (below_spare >= (int64_t)n_rank * SCHED_MILLI)
