@@ -11,7 +11,9 @@
  *   fairShareGpus           GPUs}                 over every pool
  *
  * A workload must have been submitted by an earlier step; phase and
- * reason names are the core's (sched_phase_name, sched_reason_name).
+ * reason names are the core's (sched_phase_name, sched_reason_name). An
+ * expect step that checks nothing ({} or only empty parts) is an error: a
+ * scenario must not pass by checking nothing.
  */
 #include "scenario_int.h"
 
@@ -228,5 +230,7 @@ int scn__parse_expect(struct scn_parser *p, const json_t *v, struct scn_step *st
             return -1;
         jr_pop(&p->jr, mark);
     }
+    if (st->u.expect.n_checks == 0)
+        return jr_fail(&p->jr, "an expect step that checks nothing");
     return 0;
 }

@@ -517,6 +517,7 @@ int scn__parse_steps(struct scn_parser *p, const json_t *steps)
 {
     struct scenario *s = p->s;
     size_t i, mark;
+    int expects = 0;
 
     s->steps = calloc(json_array_size(steps) + 1, sizeof(*s->steps));
     if (!s->steps)
@@ -527,7 +528,12 @@ int scn__parse_steps(struct scn_parser *p, const json_t *steps)
         s->n_steps++;
         if (parse_step(p, json_array_get(steps, i), &s->steps[i]) != 0)
             return -1;
+        expects += s->steps[i].kind == SCN_EXPECT;
         jr_pop(&p->jr, mark);
+    }
+    if (expects == 0) {
+        jr_key(&p->jr, "steps");
+        return jr_fail(&p->jr, "the scenario checks nothing: it has no expect step");
     }
     return 0;
 }

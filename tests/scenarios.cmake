@@ -1,4 +1,5 @@
 # Scenario runs through `allot simulate`, and the simulator's own tests.
+#   scenario/shared-folder   ${ALLOT_SHARED_DIR} holds scenarios and traces
 #   scenario/shared/<name>   every ${ALLOT_SHARED_DIR}/scenarios/*.json
 #   scenario/own/<name>      every tests/scenarios/*.json
 #   simulate/...             tests/simulate/: malformed files, the command
@@ -15,6 +16,11 @@ endfunction()
 file(GLOB ALLOT_SHARED_SCENARIOS CONFIGURE_DEPENDS ${ALLOT_SHARED_DIR}/scenarios/*.json)
 file(GLOB ALLOT_OWN_SCENARIOS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/scenarios/*.json)
 file(GLOB ALLOT_DRIVER_SCENARIOS CONFIGURE_DEPENDS ${ALLOT_SIMULATE_DIR}/scenarios/*.json)
+
+# The shared folder must be there and hold scenarios and the trace: without
+# it the shared scenarios and the trace replay would silently not run.
+allot_simulate_test(scenario/shared-folder sh ${ALLOT_SIMULATE_DIR}/shared_folder.sh
+                    ${ALLOT_SHARED_DIR})
 
 foreach(file ${ALLOT_SHARED_SCENARIOS})
   get_filename_component(name ${file} NAME_WLE)

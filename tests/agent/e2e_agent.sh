@@ -112,7 +112,9 @@ until_ok 10 none_on "$N" || fail "processes of $N outlived its agent"
 [ -s "$OUT/b1.term" ] || fail "b1 was not stopped with SIGTERM"
 
 # the end: agents stop (their pods follow after the orphan timeout)
-for n in node-1 node-2; do kill "$(cat "$T/$n.pid")" 2>/dev/null || true; done
+poll 10 agent_ended "$N" && [ "$(agent_rc "$N")" = 137 ] ||
+  fail "the agent of $N: $(agent_rc "$N" 2>&1), not the status of kill -9"
+stop_agents
 until_ok 15 no_workloads || fail "workload processes were left behind: $(workload_pids)"
 stop
 sanitizers_quiet

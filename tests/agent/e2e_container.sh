@@ -67,7 +67,7 @@ until_ok 10 grep -q "stop --time 5 allot-$UIDK" "$T/docker/stops" || fail "no do
 until_ok 10 no_process k1 || fail "k1 still runs"
 [ -s "$OUT/k1.term" ] || fail "k1 did not get SIGTERM"
 
-kill "$(cat "$T/node-c.pid")"
+stop_agent node-c
 until_ok 15 no_workloads || fail "workload processes were left behind: $(workload_pids)"
 stop
 sanitizers_quiet

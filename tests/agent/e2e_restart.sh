@@ -121,7 +121,7 @@ wait_phase_long r1 Pending
 until_ok 10 no_process r1 || fail "r1 still runs on a node whose token was revoked"
 [ -s "$OUT/r1.term" ] || fail "r1 was not stopped with SIGTERM"
 
-kill "$(cat "$T/node-g.pid")"
+stop_agent node-g
 until_ok 15 no_workloads || fail "workload processes were left behind: $(workload_pids)"
 stop
 sanitizers_quiet

@@ -2,6 +2,12 @@
 # ../server/lib.sh: agent tokens, agents started in $T, the processes of
 # workloads (found by their environment), and a cleanup that leaves no
 # process of the test behind. ALLOTD and AGENT are the binaries.
+#
+# Each agent runs under a small sh that records its exit status in
+# $T/NAME.PID.rc. `stop_agent` sends SIGTERM and wants status 0 and no
+# sanitizer report; a test that ends with agents still running gets the
+# same stop for each on its way out, and then its workloads must have
+# ended (they follow their agent after the orphan timeout).
 
 . "$(dirname "$0")/../server/lib.sh"
 
@@ -17,20 +23,21 @@ test_pids() {
     2>/dev/null | sed -n 's|^/proc/\([0-9]*\)/.*|\1|p' | grep -vx "$$" | sort -u
 }
 
-cleanup() {
-  for p in $(test_pids); do kill -9 "$p" 2>/dev/null || true; done
-  if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then kill -9 "$PID" 2>/dev/null || true; fi
-  rm -rf "$T"
+# test_cleanup (lib.sh calls it when the test passed): the agents still
+# running stop cleanly, and no workload process outlives them.
+test_cleanup() {
+  stop_agents || return 1
+  poll 15 no_workloads || { fail "workload processes were left behind: $(workload_pids)"; return 1; }
+  sanitizers_quiet
 }
 
-# until SECONDS CMD...: polls CMD every 0.1 s until it succeeds.
-until_ok() {
-  n=$(($1 * 10)); shift
-  while ! "$@" >/dev/null 2>&1; do
-    n=$((n - 1)); [ $n -gt 0 ] || return 1
-    sleep 0.1
-  done
+# test_kill (lib.sh calls it last): whatever of the test still runs is killed.
+test_kill() {
+  for p in $(test_pids); do kill -9 "$p" 2>/dev/null || true; done
 }
+
+# until_ok SECONDS CMD...: polls CMD until it succeeds (a deadline, scaled).
+until_ok() { poll "$@" 2>/dev/null; }
 
 # agent_token NAME: creates an agent token, writes it to $T/NAME.token (0600).
 agent_token() {
@@ -39,15 +46,47 @@ agent_token() {
 }
 
 # agent NAME [options...]: starts allot-agent for node NAME (token $T/NAME.token,
-# work directory $T/NAME); its pid goes to $T/NAME.pid.
+# work directory $T/NAME); its pid goes to $T/NAME.pid, its exit status to
+# $T/NAME.PID.rc when it ends.
 agent() {
   name=$1; shift
+  rm -f "$T/$name.pid"
   ASAN_OPTIONS="${ASAN_OPTIONS:-}:log_path=$T/sanitizer" \
   UBSAN_OPTIONS="${UBSAN_OPTIONS:-}:log_path=$T/sanitizer" \
-  "$AGENT" --server "$URL" --token-file "$T/$name.token" --name "$name" \
+  sh -c '"$@" & p=$!; echo $p >"$0.pid.new"; mv "$0.pid.new" "$0.pid"
+         wait $p; rc=$?; echo $rc >"$0.$p.rc.new"; mv "$0.$p.rc.new" "$0.$p.rc"' "$T/$name" \
+    "$AGENT" --server "$URL" --token-file "$T/$name.token" --name "$name" \
     --work-dir "$T/$name" --heartbeat-ms $HB --orphan-timeout-ms $ORPHAN --runtime none \
     "$@" >>"$T/$name.log" 2>&1 &
-  echo $! >"$T/$name.pid"
+  poll 10 test -s "$T/$name.pid" || fail "agent $name did not start"
+}
+
+# agent_running NAME: its last start has not ended.
+agent_running() {
+  [ -s "$T/$1.pid" ] && [ ! -e "$T/$1.$(cat "$T/$1.pid").rc" ]
+}
+
+# agent_rc NAME: the exit status of its last start, once it has ended.
+agent_rc() { cat "$T/$1.$(cat "$T/$1.pid").rc"; }
+
+# stop_agent NAME: SIGTERM; it must exit 0 within 30 s, with no sanitizer report.
+stop_agent() {
+  agent_running "$1" || { fail "agent $1 was not running when it was to stop"; return 1; }
+  kill -TERM "$(cat "$T/$1.pid")"
+  poll 30 agent_ended "$1" || { fail "agent $1 did not stop within $((30 * SCALE)) s of SIGTERM"; return 1; }
+  [ "$(agent_rc "$1")" = 0 ] ||
+    { fail "agent $1 exited with status $(agent_rc "$1") after SIGTERM: $(tail -n 5 "$T/$1.log")"; return 1; }
+  sanitizers_quiet
+}
+agent_ended() { ! agent_running "$1"; }
+
+# stop_agents: every agent still running stops cleanly.
+stop_agents() {
+  for f in "$T"/*.pid; do
+    [ -e "$f" ] || continue
+    n=$(basename "$f" .pid)
+    if agent_running "$n"; then stop_agent "$n" || return 1; fi
+  done
 }
 
 # sanitizers_quiet: agents and their supervisors (built with sanitizers or
@@ -56,7 +95,7 @@ sanitizers_quiet() {
   for f in "$T"/sanitizer*; do
     [ -e "$f" ] || continue
     cat "$f" >&2
-    fail "a sanitizer reported on an agent or a supervisor ($f)"
+    fail "a sanitizer reported on an agent or a supervisor ($f)" || return 1
   done
 }
 
@@ -67,9 +106,9 @@ node_status() {
 is_status() { [ "$(node_status "$1")" = "$2" ]; }
 is_phase() { [ "$(phase "$ADMIN" "$1")" = "$2" ]; }
 
-# wait_phase_long NAME PHASE: like wait_phase, with 20 s for slow builds.
+# wait_phase_long NAME PHASE: like wait_phase, with 30 s for agents' round trips.
 wait_phase_long() {
-  until_ok 20 is_phase "$1" "$2" || fail "$1 did not reach $2 (is $(phase "$ADMIN" "$1"))"
+  poll 30 is_phase "$1" "$2" || fail "$1 did not reach $2 (is $(phase "$ADMIN" "$1"))"
 }
 
 wl_id() {

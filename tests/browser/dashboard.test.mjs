@@ -3,12 +3,17 @@
 // with simulated nodes on a free loopback port: login, the over-quota quick
 // start seen on the Projects and Workloads pages, the detail pane, the
 // submission and project forms, a researcher's narrower view, an ended
-// session, and pagination over 10,000 workloads. Every page is saved as a
+// session, and pagination over 10,000 workloads (its timings are printed,
+// not asserted: targets live in bench/). Every page is saved as a
 // screenshot under $ALLOT_BROWSER_OUT/screenshots; any Content-Security-
-// Policy violation or uncaught page error fails the run.
+// Policy violation or uncaught page error fails the run. Both allotd stop
+// with SIGTERM at the end and must exit 0 with no sanitizer report in
+// their logs; one that ended early fails the run.
 //
 // Environment: ALLOTD (the binary), ALLOT_WEB_ROOT (web/), ALLOT_BROWSER_OUT
-// (a writable folder holding node_modules/playwright-core), CHROMIUM.
+// (a writable folder holding node_modules/playwright-core), CHROMIUM;
+// ALLOT_TEST_SCALE multiplies every deadline (a sanitizer build);
+// ALLOT_BROWSER_BULK submits fewer workloads (refused when CI is set).
 
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,6 +28,10 @@ const require = createRequire(path.join(OUT, 'package.json'));
 const {chromium} = require('playwright-core');
 
 const PASSWORD = 'browser-admin-password';
+const SCALE = Number(process.env.ALLOT_TEST_SCALE || 1);
+if (process.env.ALLOT_BROWSER_BULK && process.env.CI) {
+  throw new Error('ALLOT_BROWSER_BULK weakens this test and is refused when CI is set');
+}
 const BULK_N = Number(process.env.ALLOT_BROWSER_BULK || 10000);
 const SHOTS = path.join(OUT, 'screenshots');
 const VIEWPORT = {width: 1440, height: 900};
@@ -43,23 +52,59 @@ const ids = {};
 async function startServer(name) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'allot-browser-'));
   const portFile = path.join(dir, 'port');
-  const log = fs.openSync(path.join(OUT, `${name}.log`), 'w');
+  const logPath = path.join(OUT, `${name}.log`);
+  const log = fs.openSync(logPath, 'w');
   const proc = spawn(process.env.ALLOTD, ['--demo', '--listen', '127.0.0.1:0', '--port-file', portFile,
     '--schedule-period-ms', '100', '--sample-period-ms', '500', '--rate-limit', '0',
     '--web-root', process.env.ALLOT_WEB_ROOT],
   {cwd: dir, env: {...process.env, ALLOT_ADMIN_PASSWORD: PASSWORD}, stdio: ['ignore', log, log]});
-  servers.push({proc, dir});
-  for (let i = 0; i < 200; i++) {
-    if (fs.existsSync(portFile) && fs.readFileSync(portFile, 'utf8').trim()) {
-      return `http://127.0.0.1:${fs.readFileSync(portFile, 'utf8').trim()}`;
-    }
+  const exited = new Promise((r) => proc.once('exit', (code, signal) => r({code, signal})));
+  servers.push({name, proc, dir, logPath, exited});
+  const port = await until(20, () => {
     if (proc.exitCode !== null) throw new Error(`allotd exited at start; see ${name}.log`);
-    await sleep(50);
+    return fs.existsSync(portFile) && fs.readFileSync(portFile, 'utf8').trim();
+  }, 'allotd to write its port');
+  return `http://127.0.0.1:${port}`;
+}
+
+// Stops one server with SIGTERM: it must still be running, exit 0 within
+// 30 s, and leave no sanitizer report in its log. Returns the problems.
+async function stopServer({name, proc, logPath, exited}) {
+  const bad = [];
+  if (proc.exitCode !== null || proc.signalCode !== null) {
+    bad.push(`${name} ended before the test stopped it (${proc.exitCode ?? proc.signalCode})`);
+  } else {
+    proc.kill('SIGTERM');
+    const timer = sleep(30000 * SCALE).then(() => null);
+    const end = await Promise.race([exited, timer]);
+    if (!end) {
+      proc.kill('SIGKILL');
+      bad.push(`${name} did not stop within ${30 * SCALE} s of SIGTERM`);
+    } else if (end.code !== 0) {
+      bad.push(`${name} exited with ${end.code ?? end.signal} after SIGTERM`);
+    }
   }
-  throw new Error('allotd did not start');
+  await exited;
+  const log = fs.readFileSync(logPath, 'utf8');
+  if (/ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: \w*Sanitizer/.test(log)) {
+    bad.push(`a sanitizer reported in ${name}.log:\n${log.slice(-4000)}`);
+  }
+  return bad;
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Calls fn until it returns a truthy value, for at most `seconds` x SCALE
+// of wall-clock time; returns that value, or throws naming `what`.
+async function until(seconds, fn, what) {
+  const end = Date.now() + seconds * 1000 * SCALE;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`waited ${seconds * SCALE} s for ${what}`);
+    await sleep(50);
+  }
+}
 
 // One API call; `want` is the expected status (any 2xx when absent).
 async function call(method, p, body, token = adminToken, want, base = URL) {
@@ -126,11 +171,9 @@ async function phase(name) {
 }
 
 async function waitPhase(name, want) {
-  for (let i = 0; i < 100; i++) {
-    if (await phase(name) === want) return;
-    await sleep(50);
-  }
-  assert.fail(`${name} did not reach ${want} (is ${await phase(name)})`);
+  let last;
+  await until(20, async () => (last = await phase(name)) === want, `${name} to reach ${want}`)
+    .catch(() => assert.fail(`${name} did not reach ${want} (is ${last})`));
 }
 
 // ---- the browser ----
@@ -179,18 +222,47 @@ async function cell(p, tableId, key, header) {
   }, [tableId, key, header]);
 }
 
-// Waits up to 8 s for the cell to equal (or match) want.
+// Waits up to 15 s (scaled) for the cell to equal (or match) want.
 async function expectCell(p, tableId, key, header, want) {
   const ok = (v) => (want instanceof RegExp ? want.test(v) : v === want);
   let last = '';
-  for (let i = 0; i < 80; i++) {
+  await until(15, async () => {
     try {
       last = await cell(p, tableId, key, header);
-      if (ok(last)) return;
     } catch (e) { last = e.message; } // the table is being redrawn
-    await sleep(100);
-  }
-  assert.fail(`${tableId} ${key} ${header}: ${JSON.stringify(last)}, wanted ${want}`);
+    return ok(last);
+  }, `${tableId} ${key} ${header}`)
+    .catch(() => assert.fail(`${tableId} ${key} ${header}: ${JSON.stringify(last)}, wanted ${want}`));
+}
+
+// Waits until the overview's allocation chart is drawn (not a notice in its
+// place) and its "All projects" line reaches `peak` GPUs; checks that the
+// canvas holds pixels. Returns the chart's series.
+async function expectAllocationChart(p, peak) {
+  let last;
+  await until(20, async () => {
+    last = await p.evaluate(() => {
+      const canvas = document.getElementById('ov-alloc');
+      const chart = canvas && window.Chart && window.Chart.getChart(canvas);
+      const box = canvas && canvas.closest('.chart-box');
+      const note = box && box.previousElementSibling;
+      if (!chart || box.hidden) return {drawn: false, note: note ? note.innerText : 'no canvas'};
+      const ctx = canvas.getContext('2d');
+      const px = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+      let painted = 0;
+      for (let i = 3; i < px.length; i += 4) if (px[i]) painted++;
+      return {drawn: true, note: note.innerText, painted, width: canvas.width,
+        series: chart.data.datasets.map((d) => ({label: d.label, data: d.data}))};
+    });
+    const total = last.drawn && last.series.find((d) => d.label === 'All projects');
+    return total && Math.max(...total.data) === peak;
+  }, 'the allocation chart').catch(() =>
+    assert.fail(`the allocation chart is not drawn with a peak of ${peak}: ${JSON.stringify(last)}`));
+  assert.equal(last.note, '', 'a notice stands beside the chart');
+  assert.ok(last.painted > last.width, `the canvas is nearly blank (${last.painted} pixels)`);
+  assert.ok(last.series.some((d) => d.label === 'GPUs in the cluster (now)' && d.data.every((v) => v === 4)),
+    `no capacity line of 4 GPUs: ${JSON.stringify(last.series)}`);
+  return last.series;
 }
 
 before(async () => {
@@ -210,13 +282,12 @@ before(async () => {
 
 after(async () => {
   if (browser) await browser.close();
-  for (const {proc, dir} of servers) {
-    if (proc.exitCode === null) {
-      proc.kill('SIGTERM');
-      await new Promise((r) => proc.once('exit', r));
-    }
-    fs.rmSync(dir, {recursive: true, force: true});
+  const bad = [];
+  for (const server of servers) {
+    bad.push(...await stopServer(server));
+    fs.rmSync(server.dir, {recursive: true, force: true});
   }
+  assert.deepEqual(bad, [], 'every allotd stops cleanly');
 });
 
 test('the files are served with a strict CSP, and nothing outside web/', async () => {
@@ -279,8 +350,7 @@ test('overview and nodes pages', async () => {
   await page.getByRole('link', {name: 'Overview'}).click();
   await page.locator('.cards').filter({hasText: 'Pending workloads'}).waitFor();
   await page.locator('#ov-pre-h + *').filter({hasText: 'a1'}).waitFor();
-  await page.locator('.panel').filter({hasText: 'GPU allocation over time'})
-    .locator('.notice, canvas').first().waitFor();
+  await expectAllocationChart(page, 4);
   await shot(page, '05-overview');
   await page.getByRole('link', {name: 'Nodes'}).click();
   await expectCell(page, 'nodes-table', 'node-1', 'Status', 'Ready');
@@ -366,7 +436,7 @@ test('an expired token goes back to login with a message', async () => {
   await p.context().close();
 });
 
-test('10,000 workloads: server-side pages stay fast', {timeout: 120000}, async () => {
+test('10,000 workloads: server-side pages, sorting and filtering', {timeout: 120000 * SCALE}, async () => {
   const submitS = await bulkDone;
   const all = BULK_N.toLocaleString('en-US');
   const p = await newPage('bulk');
@@ -391,15 +461,17 @@ test('10,000 workloads: server-side pages stay fast', {timeout: 120000}, async (
   await p.locator('#wl-range').filter({hasText: '1–10 of 10 '}).waitFor();
   const filterMs = Date.now() - t3;
   await shot(p, '12-workloads-10000');
+  // figures only: the targets are bench/'s, and this also runs under the sanitizers
   console.log(`# submitted ${all} in ${submitS.toFixed(1)} s; next page ${pageMs} ms; ` +
     `sort ${sortMs} ms; filter ${filterMs} ms`);
-  assert.ok(pageMs < 3000, `next page took ${pageMs} ms`);
-  assert.ok(sortMs < 3000, `sorting took ${sortMs} ms`);
+  const names = await p.locator('#workloads-table tbody tr').evaluateAll(
+    (rows) => rows.map((r) => r.dataset.key));
+  assert.deepEqual(names, Array.from({length: 10}, (_, i) => `bulk-0000${i}`));
   await p.context().close();
 
   await page.getByRole('link', {name: 'Overview'}).click();
   await page.getByLabel('Time range').selectOption({label: 'Last 5 minutes'});
-  await page.locator('#ov-alloc').waitFor();
+  await expectAllocationChart(page, 4);
   await shot(page, '13-overview-allocation-chart');
 });
 

@@ -25,4 +25,5 @@ if [ ! -f "$OUT/node_modules/playwright-core/package.json" ] ||
 fi
 rm -rf "$OUT/screenshots"
 ALLOTD=$ALLOTD ALLOT_WEB_ROOT=$WEB_ROOT ALLOT_BROWSER_OUT=$OUT CHROMIUM=$CHROMIUM \
-  exec node --test --test-timeout=150000 --test-reporter=spec "$HERE/dashboard.test.mjs"
+  exec node --test --test-timeout=$((240000 * ${ALLOT_TEST_SCALE:-1})) --test-reporter=spec \
+  "$HERE/dashboard.test.mjs"

@@ -203,4 +203,5 @@ run 0 project list --json
        .resources[0].gpu.overQuotaWeight] | join(" ")' "$T/out")" = "research 1 2 2" ] ||
   fail "team-c: $(cat "$T/out")"
 
+stop
 echo "ok: cli e2e"

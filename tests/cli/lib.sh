@@ -53,8 +53,9 @@ normalise() {
 }
 
 # golden NAME [FILE]: FILE (default $T/out), normalised, equals golden/NAME.
-# ALLOT_GOLDEN_UPDATE=1 rewrites the golden file instead.
+# ALLOT_GOLDEN_UPDATE=1 rewrites the golden file instead (refused under CI).
 golden() {
+  refuse_under_ci ALLOT_GOLDEN_UPDATE
   normalise <"${2:-$T/out}" >"$T/normalised"
   if [ -n "${ALLOT_GOLDEN_UPDATE:-}" ]; then
     cp "$T/normalised" "$GOLDEN/$1"
@@ -68,20 +69,17 @@ phases() {
   "$ALLOT" workload list -A --json </dev/null | jq -r '[.[] | "\(.name)=\(.phase)"] | join(" ")'
 }
 
-# wait_phases NAME=PHASE...: polls for up to 10 s.
-wait_phases() {
-  i=0
-  while :; do
-    got=" $(phases) "
-    ok=1
-    for want in "$@"; do
-      case $got in *" $want "*) ;; *) ok=0 ;; esac
-    done
-    [ $ok = 1 ] && return 0
-    i=$((i + 1))
-    [ $i -lt 200 ] || fail "waited for $*; have$got"
-    sleep 0.05
+# have_phases NAME=PHASE...: the client sees every one of them.
+have_phases() {
+  got=" $(phases) "
+  for want in "$@"; do
+    case $got in *" $want "*) ;; *) return 1 ;; esac
   done
+}
+
+# wait_phases NAME=PHASE...: polls for up to 20 s.
+wait_phases() {
+  poll 20 have_phases "$@" || fail "waited for $*; have $(phases)"
 }
 
 # token: the access token the client keeps.

@@ -101,6 +101,11 @@ expect 202 POST "/api/v1/workloads/$A2/resume" "" "$ADMIN" >/dev/null
 
 expect 200 GET /healthz >/dev/null
 curl -s "$URL/metrics" | grep -q '^allot_sched_cycles_total' || fail "metrics"
-curl -s "$URL/" | grep -q allot || fail "dashboard"
+# the dashboard: the web root's index.html, as HTML, with the app's script
+WEB=$(cd "$(dirname "$0")/../../web" && pwd)
+curl -s -D "$T/headers" -o "$T/index.html" "$URL/"
+cmp -s "$T/index.html" "$WEB/index.html" || fail "GET / is not web/index.html: $(head -c 300 "$T/index.html")"
+grep -qi '^Content-Type: text/html' "$T/headers" || fail "GET / is not text/html: $(cat "$T/headers")"
+curl -s "$URL/app.js" | cmp -s - "$WEB/app.js" || fail "GET /app.js is not web/app.js"
 stop
 echo "e2e: ok"

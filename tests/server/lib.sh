@@ -1,19 +1,106 @@
 # lib.sh: helpers for the end-to-end tests: start allotd on a free
-# loopback port in a temporary directory, call it with curl, clean up.
-# Sourced by e2e.sh and e2e_crash.sh; ALLOTD is the binary.
+# loopback port in a temporary directory, call it with curl, wait with
+# wall-clock deadlines, stop it cleanly, clean up. Sourced by the server,
+# client, agent and browser shell tests; ALLOTD is the binary.
+#
+# Every allotd a test starts is stopped with SIGTERM and must exit 0 with
+# no sanitizer report in its log: `stop` checks it, and a test that ends
+# with its server still running gets the same stop on its way out (the
+# test fails if that stop is not clean). A test that fails leaves with
+# kill -9.
+#
+# Waits are deadlines in seconds of wall-clock time, multiplied by SCALE
+# (ALLOT_TEST_SCALE, which ctest sets in a sanitizer build), never counts
+# of retries.
 
 set -eu
 T=$(mktemp -d /tmp/allot-e2e-XXXXXX)
 PID=""
+SCALE=${ALLOT_TEST_SCALE:-1}
+CLEANING=""
 export ALLOT_ADMIN_PASSWORD=e2e-admin-password
 
-cleanup() {
-  if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then kill -9 "$PID" 2>/dev/null || true; fi
-  rm -rf "$T"
+# fail MESSAGE: the test fails (while cleaning up: says so and returns 1).
+fail() {
+  echo "FAIL: $*" >&2
+  if [ -f "$T/log" ]; then tail -n 30 "$T/log" >&2; fi
+  [ -z "$CLEANING" ] || return 1
+  exit 1
 }
-trap cleanup EXIT INT TERM
 
-fail() { echo "FAIL: $*" >&2; [ -f "$T/log" ] && tail -n 30 "$T/log" >&2; exit 1; }
+# refuse_under_ci VAR: a switch that weakens a test is refused when CI is set.
+refuse_under_ci() {
+  eval "v=\${$1:-}"
+  [ -z "$v" ] || [ -z "${CI:-}" ] || fail "$1 weakens this test and is refused when CI is set"
+}
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# poll SECONDS CMD...: runs CMD (its output discarded, not its errors)
+# until it succeeds, for at most SECONDS x SCALE of wall-clock time;
+# returns 1 when the time is up.
+poll() {
+  _poll_end=$(($(now_ms) + $1 * 1000 * SCALE))
+  shift
+  while ! "$@" >/dev/null; do
+    [ "$(now_ms)" -lt "$_poll_end" ] || return 1
+    sleep 0.05
+  done
+}
+
+# sanitizer_free FILE...: no AddressSanitizer, LeakSanitizer or UBSan
+# report in the files (missing files are fine).
+sanitizer_free() {
+  for _f in "$@"; do
+    [ -f "$_f" ] || continue
+    if grep -qE 'ERROR: (Address|Leak|Thread|Memory)Sanitizer|runtime error:|SUMMARY: [A-Za-z]*Sanitizer' \
+        "$_f"; then
+      grep -E -A 20 'Sanitizer|runtime error:' "$_f" | head -n 60 >&2
+      fail "a sanitizer reported in $_f" || return 1
+    fi
+  done
+}
+
+# exited PID: the process has ended (gone, or a zombie waiting for wait).
+exited() {
+  [ ! -e "/proc/$1" ] || [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" = Z ]
+}
+
+# stop_pid PID WHAT [LOG...]: SIGTERM to a child of this shell, then within
+# 30 s it must exit with status 0, and no sanitizer may report in LOG.
+stop_pid() {
+  _pid=$1 _what=$2
+  shift 2
+  kill -TERM "$_pid" 2>/dev/null || { fail "$_what was not running when it was to stop"; return 1; }
+  if ! poll 30 exited "$_pid"; then
+    kill -9 "$_pid" 2>/dev/null || true
+    fail "$_what did not stop within $((30 * SCALE)) s of SIGTERM"
+    return 1
+  fi
+  _rc=0
+  wait "$_pid" || _rc=$?
+  [ "$_rc" = 0 ] || { fail "$_what exited with status $_rc after SIGTERM"; return 1; }
+  sanitizer_free "$@"
+}
+
+cleanup() {
+  status=$?
+  CLEANING=1
+  set +e
+  if [ "$status" = 0 ] && command -v test_cleanup >/dev/null 2>&1; then
+    test_cleanup || status=1
+  fi
+  if [ "$status" = 0 ] && [ -n "$PID" ]; then
+    stop || status=1
+  fi
+  if [ "$status" = 0 ]; then sanitizer_free "$T/log" || status=1; fi
+  if command -v test_kill >/dev/null 2>&1; then test_kill; fi
+  if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then kill -9 "$PID" 2>/dev/null; fi
+  rm -rf "$T"
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
 
 # start [allotd options...]: runs allotd in $T and waits for its port.
 start() {
@@ -21,19 +108,18 @@ start() {
   (cd "$T" && exec "$ALLOTD" --listen 127.0.0.1:0 --port-file "$T/port" \
       --schedule-period-ms 100 "$@" >>"$T/log" 2>&1) &
   PID=$!
-  i=0
+  _poll_end=$(($(now_ms) + 20000 * SCALE))
   while [ ! -s "$T/port" ]; do
-    i=$((i + 1)); [ $i -lt 200 ] || fail "allotd did not start"
+    [ "$(now_ms)" -lt "$_poll_end" ] || fail "allotd did not start within $((20 * SCALE)) s"
     kill -0 "$PID" 2>/dev/null || fail "allotd exited at start"
     sleep 0.05
   done
   URL="http://127.0.0.1:$(cat "$T/port")"
 }
 
-# stop: SIGTERM and wait for a clean exit.
+# stop: SIGTERM and wait for a clean exit (status 0, no sanitizer report).
 stop() {
-  kill -TERM "$PID"
-  wait "$PID" || fail "allotd exited with status $? after SIGTERM"
+  stop_pid "$PID" allotd "$T/log" || return 1
   PID=""
 }
 
@@ -67,11 +153,9 @@ phase() {
   expect 200 GET "/api/v1/workloads?filterBy=name==$2" "" "$1" | jq -r '.workloads[0].phase'
 }
 
-# wait_phase TOKEN NAME PHASE: polls for up to 5 s.
+has_phase() { [ "$(phase "$1" "$2")" = "$3" ]; }
+
+# wait_phase TOKEN NAME PHASE: polls for up to 20 s.
 wait_phase() {
-  i=0
-  while [ "$(phase "$1" "$2")" != "$3" ]; do
-    i=$((i + 1)); [ $i -lt 100 ] || fail "$2 did not reach $3 (is $(phase "$1" "$2"))"
-    sleep 0.05
-  done
+  poll 20 has_phase "$1" "$2" "$3" || fail "$2 did not reach $3 (is $(phase "$1" "$2"))"
 }

@@ -3,6 +3,8 @@
  * ways: every route is documented with its method, and every documented
  * operation is served. Path parameter names are ignored ({id} matches
  * {workloadId}). Secured operations are exactly the non-public routes.
+ * Neither side may be empty: an empty route table or spec would agree
+ * with anything.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -58,6 +60,31 @@ static json_t *find_op(const char *path, const char *method)
     return NULL;
 }
 
+/* Both sides hold something: at least this many routes and operations. */
+#define MIN_ROUTES 50
+
+static int count_operations(void)
+{
+    const char *key, *method;
+    json_t *item, *op;
+    int n = 0;
+
+    json_object_foreach(json_object_get(spec, "paths"), key, item)
+        json_object_foreach(item, method, op)
+            n += strcmp(method, "parameters") != 0;
+    return n;
+}
+
+static void test_neither_side_empty(void **state)
+{
+    (void)state;
+    if (api_n_routes < MIN_ROUTES)
+        fail_msg("the route table holds %d routes, fewer than %d", api_n_routes, MIN_ROUTES);
+    if (count_operations() < MIN_ROUTES)
+        fail_msg("openapi.json documents %d operations, fewer than %d", count_operations(),
+                 MIN_ROUTES);
+}
+
 static void test_routes_documented(void **state)
 {
     int i;
@@ -108,6 +135,7 @@ static void test_spec_served(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_neither_side_empty),
         cmocka_unit_test(test_routes_documented),
         cmocka_unit_test(test_spec_served),
     };
