@@ -47,6 +47,7 @@ struct api_config {
     char key_file[512];
     char config_file[512];
     int demo;
+    int init;                /* --init: create the database, then exit */
     int threads;
     int schedule_period_ms;
     int sample_period_ms;
@@ -259,7 +260,12 @@ void api_error(struct api_req *r, int status, const char *message, const char *d
 /* Like api_reply_text, with extra header lines ("Name: value\r\n" each). */
 void api_reply_with(struct api_req *r, int status, const char *type, const char *body,
                     size_t len, const char *extra);
-/* Maps a DB_E* code to its HTTP status and replies with the error body. */
+/* The HTTP status of a DB_E* code: 404, 409, 400; 507 for a full disk,
+ * 503 while the store cannot take writes (locked, read-only, file
+ * removed) or is closing; 500 otherwise. */
+int api_db_status(int rc);
+/* Replies with api_db_status(rc) and an error body: `what` for the codes
+ * about the request, the store's own account (db_health) for the others. */
 void api_db_error(struct api_req *r, int rc, const char *what);
 /* The request body as a JSON object (strict: no duplicate keys); replies
  * 400 itself and returns NULL when it is not one. */

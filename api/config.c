@@ -19,9 +19,12 @@
 static void usage(void)
 {
     printf("usage: allotd [options]\n"
-           "  --db PATH                 database file (default allot.db; with --demo allot-demo.db)\n"
+           "  --db PATH                 database file (default allot.db; with --demo allot-demo.db);\n"
+           "                            it must exist: allotd creates one only with --init\n"
+           "  --init                    create a new database (and the admin user), then exit\n"
            "  --listen ADDR:PORT        where to listen (default 127.0.0.1:8080; port 0 picks one)\n"
-           "  --demo                    fresh database, bootstrap admin, simulated nodes\n"
+           "  --demo                    fresh database (replacing the demo one), bootstrap\n"
+           "                            admin, simulated nodes\n"
            "  --simulate-nodes NxG[:P[:T]] N simulated machines with G GPUs in pool P, of node\n"
            "                            type T (repeatable; 0 for none; --demo defaults to 2x2)\n"
            "  --schedule-period-ms N    scheduling period (default 1000)\n"
@@ -221,6 +224,10 @@ int api_config_parse(struct api_config *cfg, int argc, char **argv)
             cfg->demo = 1;
             continue;
         }
+        if (strcmp(a, "--init") == 0) { /* command line only: never from a config file */
+            cfg->init = 1;
+            continue;
+        }
         if (i + 1 >= argc)
             goto bad;
         if (strcmp(a, "--config") == 0) {
@@ -230,6 +237,11 @@ int api_config_parse(struct api_config *cfg, int argc, char **argv)
         if (apply(cfg, a + 2, argv[i + 1]) != 0)
             goto bad;
         i++;
+    }
+    if (cfg->demo && cfg->init) {
+        fprintf(stderr, "allotd: --init and --demo do not go together (--demo makes a fresh"
+                " database of its own)\n");
+        return -1;
     }
     finish(cfg);
     return 0;

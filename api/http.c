@@ -232,13 +232,35 @@ void api_error(struct api_req *r, int status, const char *message, const char *d
     error_with(r, status, message, details, NULL);
 }
 
-void api_db_error(struct api_req *r, int rc, const char *what)
+/* The HTTP status of a storage code: one table for every handler. */
+int api_db_status(int rc)
 {
     switch (rc) {
-    case DB_ENOTFOUND: api_error(r, 404, "Not found", what); break;
-    case DB_ECONFLICT: api_error(r, 409, "Conflict", what); break;
-    case DB_EINVAL: api_error(r, 400, "Bad request", what); break;
-    case DB_ECLOSED: api_error(r, 503, "Service unavailable", "the server is stopping"); break;
+    case DB_ENOTFOUND: return 404;
+    case DB_ECONFLICT: return 409;
+    case DB_EINVAL: return 400;
+    case DB_EFULL: return 507;
+    case DB_ECLOSED: case DB_EBUSY: case DB_EREADONLY: case DB_EGONE: return 503;
+    default: return 500;
+    }
+}
+
+void api_db_error(struct api_req *r, int rc, const char *what)
+{
+    char why[256];
+
+    switch (api_db_status(rc)) {
+    case 404: api_error(r, 404, "Not found", what); break;
+    case 409: api_error(r, 409, "Conflict", what); break;
+    case 400: api_error(r, 400, "Bad request", what); break;
+    case 507:
+    case 503:
+        if (rc == DB_ECLOSED || db_health(r->app->db, why, sizeof(why)) == DB_OK)
+            snprintf(why, sizeof(why), "%s", rc == DB_ECLOSED ? "the server is stopping"
+                                                              : db_strerror(rc));
+        api_error(r, api_db_status(rc), rc == DB_EFULL ? "Insufficient storage"
+                                                        : "Service unavailable", why);
+        break;
     default: api_error(r, 500, "Internal error", "storage failure"); break;
     }
 }

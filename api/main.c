@@ -4,12 +4,14 @@
  * Start:
  *   Step 1: block SIGINT/SIGTERM in every thread (they are taken with
  *           sigwait by the main thread only);
- *   Step 2: with --demo, remove the demo database so it starts fresh;
- *   Step 3: open the database (migrations), load or create the key;
+ *   Step 2: the database is taken for this process (a second allotd on it
+ *           stops here), and opened: an existing one normally; a new one
+ *           with --init; with --demo a fresh one replacing the demo's;
+ *   Step 3: load or create the key;
  *   Step 4: bootstrap: the default node pool and department; on an empty
  *           database the admin user (password from ALLOT_ADMIN_PASSWORD
  *           or random, printed once) with a System administrator rule;
- *           the simulated nodes;
+ *           the simulated nodes. --init stops here;
  *   Step 5: the dashboard's files, the scheduler thread, then the HTTP
  *           server.
  * Stop (SIGINT/SIGTERM): stop accepting and finish in-flight requests
@@ -162,17 +164,6 @@ static int bootstrap(struct api_app *app)
     return rc;
 }
 
-static void remove_demo_db(const char *path)
-{
-    char p[600];
-
-    unlink(path);
-    snprintf(p, sizeof(p), "%s-wal", path);
-    unlink(p);
-    snprintf(p, sizeof(p), "%s-shm", path);
-    unlink(p);
-}
-
 static void write_port_file(const struct api_app *app)
 {
     char tmp[600];
@@ -218,19 +209,27 @@ int main(int argc, char **argv)
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
-    /* Step 2 */
-    if (app->cfg.demo)
-        remove_demo_db(app->cfg.db_path);
-    /* Step 3 */
-    if (db_open(app->cfg.db_path, &app->db) != DB_OK) {
-        fprintf(stderr, "allotd: cannot open the database %s\n", app->cfg.db_path);
+    /* Step 2 (db_open says why it fails); no database, or one where --init
+     * wants to make one, is an error of the command line: status 2 */
+    rc = db_open(app->cfg.db_path, app->cfg.demo ? DB_OPEN_FRESH
+                                   : app->cfg.init ? DB_OPEN_CREATE : DB_OPEN_EXISTING,
+                 &app->db);
+    if (rc == DB_ENOTFOUND || rc == DB_ECONFLICT)
+        status = 2;
+    if (rc != DB_OK)
         goto out;
-    }
+    /* Step 3 */
     if (api_key_load(app->cfg.key_file, &app->key) != 0)
         goto out;
     /* Step 4 */
     if (bootstrap(app) != DB_OK)
         goto out;
+    if (app->cfg.init) {
+        printf("allotd: created the database %s (%s); start allotd without --init to serve"
+               " it\n", app->cfg.db_path, db_describe(app->db));
+        status = 0;
+        goto out;
+    }
     /* Step 5 */
     if (api_static_init(&app->cfg, app->web_root, sizeof(app->web_root)) != 0)
         goto out;
@@ -243,8 +242,8 @@ int main(int argc, char **argv)
         goto out;
     if (api_http_start(app) != 0)
         goto out;
-    printf("allotd: listening on http://%s (port %d), database %s\n", app->cfg.listen,
-           app->port, app->cfg.db_path);
+    printf("allotd: listening on http://%s (port %d), database %s (%s)\n", app->cfg.listen,
+           app->port, app->cfg.db_path, db_describe(app->db));
     fflush(stdout);
     write_port_file(app);
     rc = wait_for_signal(&set);

@@ -249,17 +249,26 @@ void api_h_metrics(struct api_req *r)
     api_metrics_render(r);
 }
 
-/* Ready: the database answers and the scheduler has completed a cycle
- * on the state it loaded. */
+/* Ready: the database answers reads, takes writes (db_health), and the
+ * scheduler has completed a cycle on the state it loaded. A store that
+ * cannot take writes says why in "message". */
 void api_h_readyz(struct api_req *r)
 {
+    char why[256];
     int64_t n;
-    int db_ok = db_user_count(r->app->db, &n) == DB_OK;
+    int read_ok = db_user_count(r->app->db, &n) == DB_OK;
+    int write_ok = db_health(r->app->db, why, sizeof(why)) == DB_OK;
     int sched_ok = api_sched_ready(r->app->sched);
+    int ok = read_ok && write_ok && sched_ok;
+    json_t *o = json_pack("{s:s, s:b, s:b, s:b}", "status", ok ? "ready" : "not ready",
+                          "database", read_ok && write_ok, "writable", write_ok, "scheduler",
+                          sched_ok);
 
-    api_reply(r, db_ok && sched_ok ? 200 : 503,
-              json_pack("{s:s, s:b, s:b}", "status", db_ok && sched_ok ? "ready" : "not ready",
-                        "database", db_ok, "scheduler", sched_ok));
+    if (o && !write_ok)
+        json_object_set_new(o, "message", json_string(why));
+    else if (o && !read_ok)
+        json_object_set_new(o, "message", json_string("the database does not answer reads"));
+    api_reply(r, ok ? 200 : 503, o);
 }
 
 void api_h_healthz(struct api_req *r)

@@ -2,12 +2,31 @@
  * db.c: opening and closing the database, the read-connection pool, the
  * group-commit writer thread, and the helpers every db/ file uses.
  *
+ * Opening (db_open), in this order:
+ *   Step 1: take the lock on PATH.lock (file.c): a second server on the
+ *           same database stops here, before it reads or removes anything;
+ *   Step 2: by mode: an existing database must be there and hold a schema;
+ *           a new one is created 0600 (and a fresh one replaces whatever
+ *           was there); nothing else ever creates a database;
+ *   Step 3: the writer's connection (WAL, synchronous=FULL), the integrity
+ *           check, the migrations; then the checkpointer and the writer.
+ *
  * Writer state machine (one thread, writer_main):
  *   idle --(db__write queues an op)--> batch: take every queued op,
  *   BEGIN IMMEDIATE, each op in its own SAVEPOINT (rolled back alone if it
- *   fails), COMMIT (WAL, synchronous=FULL: the commit is on disk), then
- *   mark every op of the batch done and wake its caller --> idle.
+ *   fails), COMMIT (WAL, synchronous=FULL: the commit is on disk), check
+ *   that the path still names the file written, then mark every op of the
+ *   batch done and wake its caller --> idle.
  *   db_close() sets `stopping`; the writer drains what is queued and exits.
+ *
+ * Health: a batch whose writes fail for a reason of the file system (disk
+ * full, read-only, locked by another process, file removed) records that
+ * reason; db_health() reports it and each failing write returns its code.
+ * While a reason other than a removed file is on record, the idle writer
+ * tries a one-row write every HEALTH_PROBE_MS, so the record clears by
+ * itself once the cause is gone (space freed, lock released), whether or
+ * not anyone writes. A removed or replaced file is final: the data went
+ * with the file, so writes stay refused until a restart.
  *
  * Invariants:
  *   1. An op is marked done only after the COMMIT that holds it returned,
@@ -32,6 +51,9 @@
 #include <time.h>
 
 #define DB_READERS 16
+#define BUSY_MS 5000            /* a lock held by another process: wait this long */
+#define HEALTH_PROBE_MS 1000
+#define FULL_CLEAR_BYTES (1 << 20) /* a full disk counts as freed past this */
 #define CKPT_COMMITS 64
 #define CKPT_FORCE_PAGES 50000  /* past this WAL size, wait for readers (RESTART) */
 
@@ -46,6 +68,9 @@ struct db__op {
 
 struct db {
     char *path;
+    int lock_fd;               /* holds PATH.lock for the life of the handle */
+    struct db__file_id file;   /* the file opened */
+    char describe[128];        /* journal mode, synchronous, schema, as read back */
     struct db__conn wconn;
     pthread_t writer;
     int writer_started;
@@ -54,6 +79,8 @@ struct db {
     struct db__op *head, *tail;
     int stopping;
     int64_t commits, writes;
+    int health;                /* DB_OK, or the code of the last failed batch */
+    char health_msg[256];
 
     struct db__conn cconn;     /* the checkpointer's */
     pthread_t ckpt;
@@ -72,12 +99,32 @@ struct db {
 
 int db__rc(int src)
 {
+    if (src == SQLITE_CONSTRAINT_CHECK || src == SQLITE_CONSTRAINT_NOTNULL)
+        return DB_EINVAL;
+    if (src == SQLITE_READONLY_DBMOVED)
+        return DB_EGONE;
     switch (src & 0xff) {
     case SQLITE_OK: case SQLITE_DONE: case SQLITE_ROW: return DB_OK;
     case SQLITE_CONSTRAINT: return DB_ECONFLICT;
     case SQLITE_NOMEM: return DB_ENOMEM;
+    case SQLITE_FULL: return DB_EFULL;
+    case SQLITE_BUSY: case SQLITE_LOCKED: return DB_EBUSY;
+    case SQLITE_READONLY: return DB_EREADONLY;
     default: return DB_EIO;
     }
+}
+
+/* A write that failed with the catch-all DB_EIO, refined by what the
+ * connection says went wrong last (a full disk shows up as a failed step
+ * as often as a failed COMMIT). */
+static int conn_rc(struct db__conn *c, int rc)
+{
+    int why;
+
+    if (rc != DB_EIO)
+        return rc;
+    why = db__rc(sqlite3_extended_errcode(c->h));
+    return why == DB_OK || why == DB_ECONFLICT || why == DB_EINVAL ? rc : why;
 }
 
 const char *db_strerror(int rc)
@@ -90,6 +137,10 @@ const char *db_strerror(int rc)
     case DB_ENOMEM: return "out of memory";
     case DB_EINVAL: return "invalid request";
     case DB_ECLOSED: return "database closing";
+    case DB_EBUSY: return "the database is locked by another process";
+    case DB_EFULL: return "no space left for the database";
+    case DB_EREADONLY: return "the database is read-only";
+    case DB_EGONE: return "the database file was removed or replaced";
     default: return "unknown error";
     }
 }
@@ -245,18 +296,22 @@ int db__read_list(struct db *db, db__fn fn, void *arg, void *arrp, int *n)
 
 /* ---- connections ---- */
 
+/* Opens a connection to an existing file (file.c creates new ones, so
+ * SQLite never creates a database here). */
 static int conn_open(struct db__conn *c, const char *path, int readonly)
 {
-    int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    int rc;
+    int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+    int rc, src;
 
     memset(c, 0, sizeof(*c));
-    if (sqlite3_open_v2(path, &c->h, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    src = sqlite3_open_v2(path, &c->h, flags | SQLITE_OPEN_NOMUTEX, NULL);
+    if (src != SQLITE_OK) {
         fprintf(stderr, "allotd: db: cannot open %s: %s\n", path,
                 c->h ? sqlite3_errmsg(c->h) : "out of memory");
-        return DB_EIO;
+        return db__rc(src) == DB_OK ? DB_EIO : db__rc(src);
     }
-    sqlite3_busy_timeout(c->h, 10000);
+    sqlite3_extended_result_codes(c->h, 1);
+    sqlite3_busy_timeout(c->h, BUSY_MS);
     rc = db__exec(c, readonly ? "PRAGMA foreign_keys=ON; PRAGMA query_only=ON;"
                               : "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
                                 " PRAGMA foreign_keys=ON;");
@@ -278,15 +333,19 @@ static void conn_close(struct db__conn *c)
 static int check_integrity(struct db__conn *c)
 {
     sqlite3_stmt *st = NULL;
-    int rc = DB_EIO;
+    int rc = DB_EIO, src;
 
     if (sqlite3_prepare_v2(c->h, "PRAGMA quick_check", -1, &st, NULL) != SQLITE_OK)
         goto out;
-    if (sqlite3_step(st) == SQLITE_ROW &&
-        strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0)
+    src = sqlite3_step(st);
+    if (src != SQLITE_ROW) {
+        rc = db__rc(src) == DB_OK ? DB_EIO : db__rc(src); /* could not check: locked? */
+    } else if (strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0) {
         rc = DB_OK;
-    else
-        fprintf(stderr, "allotd: db: integrity check failed; refusing to start\n");
+    } else {
+        fprintf(stderr, "allotd: db: integrity check of %s failed (%s); refusing to start\n",
+                sqlite3_db_filename(c->h, "main"), sqlite3_column_text(st, 0));
+    }
 out:
     sqlite3_finalize(st);
     return rc;
@@ -312,35 +371,146 @@ static int run_fixed(struct db__conn *c, const char *sql)
     return db__done(st, db__step_done(st));
 }
 
+/* ---- health ---- */
+
+static int storage_failure(int rc)
+{
+    return rc == DB_EFULL || rc == DB_EBUSY || rc == DB_EREADONLY || rc == DB_EGONE ||
+           rc == DB_EIO;
+}
+
+/* The message for people that goes with a failure code; under db->mu. */
+static void health_message(struct db *db, int rc, char *out, size_t len)
+{
+    switch (rc) {
+    case DB_EFULL:
+        snprintf(out, len, "no space left on the disk holding the database %s: writes are"
+                 " refused until space is freed (reads work)", db->path);
+        break;
+    case DB_EBUSY:
+        snprintf(out, len, "the database %s is locked by another process (a sqlite3 shell or"
+                 " a backup tool holding a write lock?): writes fail until it lets go",
+                 db->path);
+        break;
+    case DB_EREADONLY:
+        snprintf(out, len, "the database %s is read-only (file mode, or a read-only file"
+                 " system): writes are refused", db->path);
+        break;
+    case DB_EGONE:
+        snprintf(out, len, "the database file %s was removed or replaced while allotd was"
+                 " running: writes are refused; stop allotd, then put the database back (from a"
+                 " backup) or start over with allotd --init", db->path);
+        break;
+    default:
+        snprintf(out, len, "writes to the database %s fail: %s", db->path,
+                 sqlite3_errmsg(db->wconn.h));
+        break;
+    }
+}
+
+/* Records the outcome of a batch (or a check) and says so on stderr when
+ * it changes. A removed file stays on record. A full disk stays on record
+ * until FULL_CLEAR_BYTES are free: a small write can succeed on a full
+ * disk (it reuses room in the WAL), and the next larger one would fail
+ * again. Under db->mu. */
+static void health_set(struct db *db, int rc)
+{
+    if (!storage_failure(rc))
+        rc = DB_OK;
+    if (rc == db->health || db->health == DB_EGONE)
+        return;
+    if (rc == DB_OK && db->health == DB_EFULL) {
+        int64_t left = db__free_bytes(db->path);
+        if (left >= 0 && left < FULL_CLEAR_BYTES)
+            return;
+    }
+    if (rc == DB_OK) {
+        fprintf(stderr, "allotd: db: writes to %s work again\n", db->path);
+    } else {
+        health_message(db, rc, db->health_msg, sizeof(db->health_msg));
+        fprintf(stderr, "allotd: db: %s\n", db->health_msg);
+    }
+    db->health = rc;
+}
+
+int db_health(struct db *db, char *msg, size_t len)
+{
+    int rc;
+
+    pthread_mutex_lock(&db->mu);
+    if (db->health != DB_EGONE && !db__file_same(db->path, &db->file))
+        health_set(db, DB_EGONE);
+    else if (db->health == DB_OK && db__file_writable(db->path) != DB_OK)
+        health_set(db, DB_EREADONLY); /* the writer's probe clears it once writable */
+    rc = db->health;
+    snprintf(msg, len, "%s", rc == DB_OK ? "" : db->health_msg);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
 /* ---- the writer ---- */
 
-static void run_batch(struct db *db, struct db__op *batch)
+/* What a batch did to the store as a whole: DB_OK, or why none of it is
+ * on disk (BEGIN or COMMIT failed, the file went away). */
+static int batch_ops(struct db *db, struct db__op *batch, int *n)
 {
-    struct db__op *op, *next;
-    int rc, n = 0;
+    struct db__op *op;
+    int rc = run_fixed(&db->wconn, SQL_BEGIN_IMMEDIATE);
 
-    rc = run_fixed(&db->wconn, SQL_BEGIN_IMMEDIATE);
+    rc = conn_rc(&db->wconn, rc);
     for (op = batch; op; op = op->next) {
-        n++;
+        (*n)++;
         if (rc != DB_OK) {
             op->rc = rc;
             continue;
         }
         if (run_fixed(&db->wconn, SQL_SAVEPOINT) != DB_OK) {
-            op->rc = DB_EIO;
+            op->rc = conn_rc(&db->wconn, DB_EIO);
             continue;
         }
         op->rc = op->fn(&db->wconn, op->arg);
-        if (op->rc != DB_OK)
+        if (op->rc != DB_OK) {
+            op->rc = conn_rc(&db->wconn, op->rc);
             run_fixed(&db->wconn, SQL_ROLLBACK_TO);
+        }
         run_fixed(&db->wconn, SQL_RELEASE);
     }
-    if (rc == DB_OK && run_fixed(&db->wconn, SQL_COMMIT) != DB_OK) {
-        run_fixed(&db->wconn, SQL_ROLLBACK);
-        for (op = batch; op; op = op->next)
-            op->rc = DB_EIO;
+    return rc;
+}
+
+static void run_batch(struct db *db, struct db__op *batch)
+{
+    struct db__op *op, *next;
+    int rc, n = 0, worst = DB_OK;
+
+    pthread_mutex_lock(&db->mu);
+    rc = db->health == DB_EGONE ? DB_EGONE : DB_OK;
+    pthread_mutex_unlock(&db->mu);
+    if (rc == DB_OK) /* made read-only while open: honoured, though the fd could write */
+        rc = db__file_writable(db->path);
+    if (rc == DB_OK)
+        rc = batch_ops(db, batch, &n);
+    else
+        for (op = batch; op; op = op->next, n++)
+            op->rc = rc;
+    if (rc == DB_OK) {
+        rc = conn_rc(&db->wconn, run_fixed(&db->wconn, SQL_COMMIT));
+        if (rc != DB_OK)
+            run_fixed(&db->wconn, SQL_ROLLBACK);
+    }
+    /* a commit into a file the path no longer names is lost with it */
+    if (rc == DB_OK && !db__file_same(db->path, &db->file))
+        rc = DB_EGONE;
+    if (rc == DB_OK)
+        db__fault("commit");
+    for (op = batch; op; op = op->next) {
+        if (rc != DB_OK)
+            op->rc = rc;
+        if (worst == DB_OK && storage_failure(op->rc))
+            worst = op->rc;
     }
     pthread_mutex_lock(&db->mu);
+    health_set(db, rc != DB_OK ? rc : worst);
     db->commits++;
     db->writes += n;
     if (++db->since_ckpt >= CKPT_COMMITS)
@@ -353,18 +523,65 @@ static void run_batch(struct db *db, struct db__op *batch)
     pthread_mutex_unlock(&db->mu);
 }
 
+/* The one-row write the idle writer tries while a failure is on record. */
+static int probe_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] = "INSERT OR REPLACE INTO write_probe (id, at) VALUES (1, ?)";
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    (void)arg;
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, db__now_ms());
+    return db__done(st, db__step_done(st));
+}
+
+static void probe(struct db *db)
+{
+    struct db__op op = {probe_fn, NULL, DB_OK, 0, PTHREAD_COND_INITIALIZER, NULL};
+
+    run_batch(db, &op);
+    pthread_cond_destroy(&op.cv);
+}
+
+/* Waits for work; with a failure on record, at most HEALTH_PROBE_MS.
+ * Under db->mu. Returns 1 when it is time for a probe. */
+static int wait_work(struct db *db)
+{
+    struct timespec until;
+
+    while (!db->head && !db->stopping) {
+        if (db->health == DB_OK || db->health == DB_EGONE) {
+            pthread_cond_wait(&db->work, &db->mu);
+            continue;
+        }
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += (long)HEALTH_PROBE_MS % 1000 * 1000000L;
+        until.tv_sec += HEALTH_PROBE_MS / 1000 + until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        if (pthread_cond_timedwait(&db->work, &db->mu, &until) != 0 && !db->head)
+            return !db->stopping;
+    }
+    return 0;
+}
+
 static void *writer_main(void *arg)
 {
     struct db *db = arg;
     struct db__op *batch;
+    int due;
 
     for (;;) {
         pthread_mutex_lock(&db->mu);
-        while (!db->head && !db->stopping)
-            pthread_cond_wait(&db->work, &db->mu);
+        due = wait_work(db);
         batch = db->head;
         db->head = db->tail = NULL;
         pthread_mutex_unlock(&db->mu);
+        if (due) {
+            probe(db);
+            continue;
+        }
         if (!batch)
             break; /* stopping and drained */
         run_batch(db, batch);
@@ -494,15 +711,144 @@ int db__read(struct db *db, db__fn fn, void *arg)
 
 /* ---- open and close ---- */
 
-int db_open(const char *path, struct db **out)
+/* Says why the database could not be opened, for the failures of the
+ * file itself (the lock and the create step speak for themselves). */
+static void open_failed(const char *path, int rc)
+{
+    switch (rc) {
+    case DB_EREADONLY:
+        fprintf(stderr, "allotd: the database %s is read-only (file mode, immutable flag, or a"
+                " read-only file system): allotd must be able to write it\n", path);
+        break;
+    case DB_EBUSY:
+        fprintf(stderr, "allotd: the database %s is locked by another process (a sqlite3 shell"
+                " or a backup tool holding a write lock?); gave up after %d s\n", path,
+                BUSY_MS / 1000);
+        break;
+    case DB_EFULL:
+        fprintf(stderr, "allotd: no space left on the disk holding the database %s\n", path);
+        break;
+    default:
+        fprintf(stderr, "allotd: cannot open the database %s: %s\n", path, db_strerror(rc));
+        break;
+    }
+}
+
+/* Step 2: the file, by mode. */
+static int open_file(const char *path, int mode)
+{
+    if (mode == DB_OPEN_EXISTING && !db__exists(path)) {
+        fprintf(stderr, "allotd: there is no database at %s: create one with allotd --init"
+                " (or name the existing one with --db)\n", path);
+        return DB_ENOTFOUND;
+    }
+    if (mode == DB_OPEN_FRESH && db__remove(path) != DB_OK)
+        return DB_EIO;
+    if (mode != DB_OPEN_EXISTING)
+        return db__create(path);
+    /* before SQLite opens it: a read-only open would leave its -wal and
+     * -shm with the database's read-only mode */
+    return db__files_writable(path);
+}
+
+/* Step 3's checks of what was opened: writable, an allot database. */
+static int opened_usable(struct db *db, int mode)
+{
+    int has = 0, rc;
+
+    if (sqlite3_db_readonly(db->wconn.h, "main") == 1)
+        return DB_EREADONLY;
+    rc = db__has_schema(&db->wconn, &has);
+    if (rc == DB_OK && !has && mode == DB_OPEN_EXISTING) {
+        fprintf(stderr, "allotd: %s holds no allot database (an empty file?): create one"
+                " with allotd --init\n", db->path);
+        rc = DB_ENOTFOUND;
+    }
+    return rc;
+}
+
+/* What the writer's connection runs with, read back from SQLite. */
+static void describe(struct db *db)
+{
+    static const char *const sync_names[] = {"OFF", "NORMAL", "FULL", "EXTRA"};
+    sqlite3_stmt *st = NULL;
+    char journal[16] = "?";
+    int sync = -1;
+
+    if (sqlite3_prepare_v2(db->wconn.h, "PRAGMA journal_mode", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        db__copy(journal, sizeof(journal), st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (sqlite3_prepare_v2(db->wconn.h, "PRAGMA synchronous", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        sync = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    snprintf(db->describe, sizeof(db->describe), "SQLite %s, journal_mode=%s, synchronous=%s",
+             sqlite3_libversion(), journal, sync >= 0 && sync < 4 ? sync_names[sync] : "?");
+}
+
+/* One write before serving: a database another process holds locked, or
+ * that cannot be written, is refused at start rather than at the first
+ * request. */
+static int start_probe(struct db *db)
+{
+    int rc = conn_rc(&db->wconn, run_fixed(&db->wconn, SQL_BEGIN_IMMEDIATE));
+
+    if (rc == DB_OK)
+        rc = conn_rc(&db->wconn, probe_fn(&db->wconn, NULL));
+    if (rc == DB_OK)
+        rc = conn_rc(&db->wconn, run_fixed(&db->wconn, SQL_COMMIT));
+    if (rc != DB_OK)
+        run_fixed(&db->wconn, SQL_ROLLBACK);
+    return rc;
+}
+
+static void warn_mode(const struct db *db)
+{
+    if (db->file.mode & 077)
+        fprintf(stderr, "allotd: warning: the database %s has mode %03o: other users may read"
+                " it, and it holds password hashes (chmod 600 %s)\n", db->path,
+                db->file.mode, db->path);
+}
+
+/* Step 3: the writer's connection, integrity, migrations, checkpointer. */
+static int open_store(struct db *db, int mode)
+{
+    int rc = conn_open(&db->wconn, db->path, 0);
+
+    if (rc == DB_OK)
+        rc = db__file_id(db->path, &db->file);
+    if (rc == DB_OK)
+        rc = opened_usable(db, mode);
+    if (rc == DB_OK)
+        rc = check_integrity(&db->wconn);
+    if (rc == DB_OK)
+        rc = conn_rc(&db->wconn, db__migrate(&db->wconn));
+    if (rc == DB_OK)
+        rc = db__exec(&db->wconn, "PRAGMA wal_autocheckpoint=0");
+    if (rc == DB_OK)
+        rc = start_probe(db);
+    if (rc == DB_OK)
+        rc = conn_open(&db->cconn, db->path, 0);
+    if (rc == DB_OK) {
+        describe(db);
+        warn_mode(db);
+    }
+    return rc;
+}
+
+int db_open(const char *path, int mode, struct db **out)
 {
     struct db *db;
     int rc;
 
     *out = NULL;
+    db__fault_init();
     db = calloc(1, sizeof(*db));
     if (!db)
         return DB_ENOMEM;
+    db->lock_fd = -1;
     db->path = strdup(path);
     pthread_mutex_init(&db->mu, NULL);
     pthread_cond_init(&db->work, NULL);
@@ -513,19 +859,20 @@ int db_open(const char *path, struct db **out)
         rc = DB_ENOMEM;
         goto out_close;
     }
-    rc = conn_open(&db->wconn, path, 0);
+    /* Step 1 */
+    rc = db__lock(path, &db->lock_fd);
     if (rc != DB_OK)
         goto out_close;
-    rc = check_integrity(&db->wconn);
-    if (rc != DB_OK)
-        goto out_close;
-    rc = db__migrate(&db->wconn);
+    /* Step 2 */
+    rc = open_file(path, mode);
+    /* Step 3 */
     if (rc == DB_OK)
-        rc = db__exec(&db->wconn, "PRAGMA wal_autocheckpoint=0");
-    if (rc == DB_OK)
-        rc = conn_open(&db->cconn, path, 0);
-    if (rc != DB_OK)
+        rc = open_store(db, mode);
+    if (rc != DB_OK) {
+        if (rc != DB_ENOTFOUND && rc != DB_ECONFLICT) /* those said why already */
+            open_failed(path, rc);
         goto out_close;
+    }
     if (pthread_create(&db->ckpt, NULL, ckpt_main, db) != 0) {
         rc = DB_EIO;
         goto out_close;
@@ -541,6 +888,11 @@ int db_open(const char *path, struct db **out)
 out_close:
     db_close(db);
     return rc;
+}
+
+const char *db_describe(struct db *db)
+{
+    return db->describe;
 }
 
 void db_close(struct db *db)
@@ -567,6 +919,7 @@ void db_close(struct db *db)
     for (i = 0; i < db->r_open; i++)
         conn_close(&db->readers[i]);
     conn_close(&db->wconn);
+    db__unlock(db->lock_fd); /* after every connection: invariant 1 of file.c */
     pthread_cond_destroy(&db->rfree);
     pthread_cond_destroy(&db->ckpt_cv);
     pthread_mutex_destroy(&db->rmu);

@@ -38,6 +38,11 @@
 #define DB_ENOMEM (-4)
 #define DB_EINVAL (-5) /* the request breaks a rule of the schema */
 #define DB_ECLOSED (-6) /* the database is closing */
+/* The store cannot take writes now (db_health() says why; reads work): */
+#define DB_EBUSY (-7)     /* locked by another process, or in use by another server */
+#define DB_EFULL (-8)     /* no space left on its disk */
+#define DB_EREADONLY (-9) /* the file or its file system is read-only */
+#define DB_EGONE (-10)    /* the file was removed or replaced while open: final */
 
 #define DB_MAX_POOLS 32
 #define DB_NAME_LEN 128
@@ -46,9 +51,17 @@
 
 struct db;
 
-/* Opens (creating if needed) the database at `path`, applies pending
- * migrations, checks integrity and starts the writer thread. */
-int db_open(const char *path, struct db **out);
+enum db_open_mode {
+    DB_OPEN_EXISTING = 0, /* the database must exist: DB_ENOTFOUND if not */
+    DB_OPEN_CREATE,       /* creates a new database: DB_ECONFLICT if one exists */
+    DB_OPEN_FRESH,        /* removes any database there, then creates one (demo) */
+};
+/* Takes the database for this process (DB_EBUSY while another process has
+ * it: two servers never share one), opens or creates it by mode (a new
+ * database is readable by its owner only), checks integrity, applies
+ * pending migrations and starts the writer thread. Says on stderr why it
+ * fails. Nothing else ever creates a database. */
+int db_open(const char *path, int mode, struct db **out);
 /* Stops the writer after its queue drains and closes every connection.
  * NULL is a no-op. */
 void db_close(struct db *db);
@@ -57,6 +70,17 @@ const char *db_strerror(int rc);
 int db_schema_version(void);
 /* Counters of the group-commit writer. */
 void db_writer_stats(struct db *db, int64_t *commits, int64_t *writes);
+/* Whether writes work: DB_OK, or DB_EFULL, DB_EBUSY, DB_EREADONLY,
+ * DB_EGONE or DB_EIO with a sentence for people in msg. Notices a removed
+ * file itself; the other conditions are those of the last write, and
+ * clear by themselves once writes work again (the writer retries). */
+int db_health(struct db *db, char *msg, size_t len);
+/* One line on the store and its durability settings as the database
+ * reports them (e.g. "SQLite 3.40.1, journal_mode=wal, synchronous=FULL"). */
+const char *db_describe(struct db *db);
+/* Test-only: the environment variable ALLOT_FAULT=POINT:N kills the
+ * process at the N-th pass of a fault point of the storage code (fault.c
+ * lists them), for the crash tests. */
 
 /* ---- Principals: users and service accounts ---- */
 enum db_principal_kind { DB_USER = 0, DB_SERVICE_ACCOUNT = 1 };

@@ -67,5 +67,46 @@ int db__event(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *ty
               const char *reason, const char *message);
 /* Applies pending migrations (schema.c); db_open() calls it once. */
 int db__migrate(struct db__conn *c);
+/* Whether the database holds a schema at all (PRAGMA user_version > 0). */
+int db__has_schema(struct db__conn *c, int *has);
+
+/* ---- the database's files (file.c) ---- */
+#define DB__PATH_MAX 1024
+
+/* Which file a path named when it was opened. */
+struct db__file_id {
+    uint64_t dev, ino;
+    unsigned mode;                /* permission bits */
+};
+
+/* Takes the exclusive lock on PATH.lock (without waiting); *fd holds it.
+ * DB_EBUSY (with a message naming the holder) if another process has it. */
+int db__lock(const char *path, int *fd);
+/* Drops the lock; fd < 0 is a no-op. */
+void db__unlock(int fd);
+int db__exists(const char *path);
+/* Creates an empty file with mode 0600; DB_ECONFLICT if it exists. */
+int db__create(const char *path);
+/* Removes a database and its -wal, -shm and -journal files. */
+int db__remove(const char *path);
+/* DB_EGONE if the path names no file. */
+int db__file_id(const char *path, struct db__file_id *out);
+/* Could this process open the file for writing now? DB_OK, DB_EREADONLY
+ * (mode, immutable, read-only file system) or DB_EGONE. */
+int db__file_writable(const char *path);
+/* The same for the database and those of its companions that exist. */
+int db__files_writable(const char *path);
+/* Free space on the file system holding the path, for this process;
+ * -1 if unknown. */
+int64_t db__free_bytes(const char *path);
+/* Does the path still name that file? */
+int db__file_same(const char *path, const struct db__file_id *id);
+
+/* ---- test-only fault points (fault.c) ---- */
+/* Reads ALLOT_FAULT once; db_open() calls it before starting threads. */
+void db__fault_init(void);
+/* Counts one pass of `point`; the pass named by ALLOT_FAULT kills the
+ * process (db.h, db_fault_point). */
+void db__fault(const char *point);
 
 #endif /* ALLOT_DB_INT_H */

@@ -137,6 +137,11 @@ static const char *const migrations[] = {
     " mem_alloc INTEGER NOT NULL, mem_quota INTEGER NOT NULL,"
     " PRIMARY KEY (queue_seq, pool_seq, ts)) WITHOUT ROWID;"
     "CREATE INDEX samples_ts ON samples (ts);",
+    /* 3: the row the writer rewrites to find out whether writes work again
+     * after a failure (db.c, health) */
+    "CREATE TABLE write_probe ("
+    " id INTEGER PRIMARY KEY CHECK (id = 1),"
+    " at INTEGER NOT NULL);",
 };
 
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -316,10 +321,22 @@ static int migrate_later(struct db__conn *c)
     if (rc == DB_OK)
         rc = later_known(c);
     for (i = 0; rc == DB_OK && i < N_LATER; i++) {
+        int applied = 0;
+        rc = later_applied(c, later[i].number, &applied); /* no write lock when nothing to do */
+        if (rc != DB_OK || applied)
+            continue;
         rc = apply_later(c, i);
         if (rc != DB_OK)
             fprintf(stderr, "allotd: db: migration %d failed\n", later[i].number);
     }
+    return rc;
+}
+
+int db__has_schema(struct db__conn *c, int *has)
+{
+    int version = 0, rc = user_version(c, &version);
+
+    *has = version > 0;
     return rc;
 }
 

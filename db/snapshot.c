@@ -402,8 +402,11 @@ static int apply_update(struct db__conn *c, const struct db_wl_update *u, int64_
     sqlite3_bind_int64(st, 8, u->version);
     rc = db__done(st, db__step_done(st));
     *applied = rc == DB_OK && sqlite3_changes(c->h) == 1;
-    if (rc == DB_OK && *applied && u->pods_changed)
+    if (rc == DB_OK && *applied && u->pods_changed) {
         rc = replace_pods(c, u);
+        if (rc == DB_OK && u->n_pods > 0 && u->pods[0].node_seq > 0)
+            db__fault("cycle-pod"); /* a placement written, the cycle not committed */
+    }
     return rc;
 }
 

@@ -34,6 +34,8 @@ command -v wrk >/dev/null || { echo "wrk is missing (apt-get install wrk)" >&2; 
 
 start() {
   rm -f "$T/port"
+  [ -e "$T/bench.db" ] || (cd "$T" && "$ALLOTD" --init --db "$T/bench.db" >>"$T/log" 2>&1) ||
+    { cat "$T/log" >&2; exit 1; }
   (cd "$T" && exec "$ALLOTD" --db "$T/bench.db" --listen 127.0.0.1:0 --port-file "$T/port" \
       --rate-limit 0 --simulate-nodes 1000x8 --threads 64 >>"$T/log" 2>&1) &
   PID=$!

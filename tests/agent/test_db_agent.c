@@ -61,7 +61,7 @@ static int setup(void **state)
     if (!f || !mkdtemp(f->dir))
         return -1;
     snprintf(f->path, sizeof(f->path), "%s/t.db", f->dir);
-    if (db_open(f->path, &f->db) != DB_OK)
+    if (db_open(f->path, DB_OPEN_CREATE, &f->db) != DB_OK)
         return -1;
     strcpy(f->pool.name, "default");
     strcpy(f->pool.label_key, "k");
@@ -92,6 +92,8 @@ static int teardown(void **state)
     snprintf(p, sizeof(p), "%s-wal", f->path);
     unlink(p);
     snprintf(p, sizeof(p), "%s-shm", f->path);
+    unlink(p);
+    snprintf(p, sizeof(p), "%s.lock", f->path);
     unlink(p);
     unlink(f->path);
     rmdir(f->dir);

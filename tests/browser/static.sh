@@ -29,6 +29,7 @@ want() { # STATUS PATH [TYPE-PREFIX]
 
 # a web root without index.html is refused
 mkdir "$T/empty"
+init_db --db "$T/refused.db"
 if (cd "$T" && "$ALLOTD" --listen 127.0.0.1:0 --db "$T/refused.db" --web-root "$T/empty" \
       >"$T/refused.log" 2>&1); then
   fail "allotd started with a web root that has no index.html"

@@ -29,6 +29,7 @@ run_in x 1 login --url "$URL" --user nobody --password-stdin
 has "$T/err" "invalid username or password"
 
 # a port nobody listens on: refused at once
+init_db --db "$T/other.db"
 (cd "$T" && exec "$ALLOTD" --db "$T/other.db" --listen 127.0.0.1:0 --port-file "$T/closed" \
    >"$T/other.log" 2>&1) &
 OTHER=$!

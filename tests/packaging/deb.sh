@@ -39,8 +39,9 @@ done
 
 T=$(mktemp -d /tmp/allot-deb-XXXXXX)
 chmod 755 "$T"
-SERVER_PID="" AGENT_PID="" USER_MADE=1
+SERVER_PID="" AGENT_PID="" USER_MADE=1 STATE_MADE=1
 if getent passwd allot >/dev/null; then USER_MADE=0; fi
+if [ -e /var/lib/allot ]; then STATE_MADE=0; fi
 
 cleanup() {
   for pid in $AGENT_PID $SERVER_PID; do
@@ -49,6 +50,7 @@ cleanup() {
   # shellcheck disable=SC2086
   dpkg --purge $PACKAGES >/dev/null 2>&1 || true
   if [ "$USER_MADE" = 1 ] && getent passwd allot >/dev/null; then userdel allot 2>/dev/null || true; fi
+  if [ "$STATE_MADE" = 1 ]; then rmdir /var/lib/allot 2>/dev/null || true; fi
   rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -87,6 +89,10 @@ dpkg-deb -f "$DEB_allot_server" Depends | grep -q "allot-cli (= $VERSION-" ||
 dpkg -i "$DEB_allot_server" "$DEB_allot_agent" "$DEB_allot_cli" >"$T/dpkg.log" 2>&1 ||
   fail "dpkg -i: $(tail -n 20 "$T/dpkg.log")"
 getent passwd allot >/dev/null || fail "the postinst made no user allot"
+if [ "$STATE_MADE" = 1 ]; then
+  [ "$(stat -c '%U %a' /var/lib/allot 2>/dev/null)" = "allot 750" ] ||
+    fail "the postinst made no /var/lib/allot for the user allot (mode 750)"
+fi
 for f in /usr/bin/allotd /usr/bin/allot /usr/bin/allot-agent /usr/share/allot/web/index.html \
   /usr/share/allot/openapi.json /etc/allot/allotd.conf /etc/allot/agent.conf \
   /usr/lib/systemd/system/allotd.service /usr/lib/systemd/system/allot-agent.service \
@@ -120,6 +126,11 @@ bash -c '. /usr/share/bash-completion/completions/allot && complete -p allot' >/
 # the database DIR/allot.db, on a free loopback port ($URL).
 start_server() {
   rm -f "$1/port"
+  if [ ! -e "$1/allot.db" ]; then # as docs/install.md says: allotd creates it only on --init
+    (cd "$1" && ALLOT_ADMIN_PASSWORD=deb-test-password setpriv --reuid=allot --regid=allot \
+      --init-groups -- /usr/bin/allotd --config /etc/allot/allotd.conf --db "$1/allot.db" \
+      --init >>"$T/allotd.log" 2>&1) || fail "allotd --init failed"
+  fi
   (cd "$1" && ALLOT_ADMIN_PASSWORD=deb-test-password exec setpriv --reuid=allot \
     --regid=allot --init-groups -- /usr/bin/allotd --config /etc/allot/allotd.conf \
     --db "$1/allot.db" --listen 127.0.0.1:0 --port-file "$1/port" \
@@ -153,6 +164,10 @@ curl -fsS "$URL/" >"$T/index.html" || fail "GET / failed"
 cmp -s "$T/index.html" /usr/share/allot/web/index.html ||
   fail "GET / is not the installed dashboard (/usr/share/allot/web/index.html)"
 [ "$(stat -c %U "$T/state/allot.db.key")" = allot ] || fail "the key is not the user allot's"
+for f in allot.db allot.db-wal allot.db-shm; do
+  [ "$(stat -c '%U %a' "$T/state/$f")" = "allot 600" ] ||
+    fail "$f is $(stat -c '%U %a' "$T/state/$f"), not the user allot's with mode 600"
+done
 
 # --- the installed allot -----------------------------------------------------
 export ALLOT_CONFIG="$T/cli.json" ALLOT_CONNECT_TIMEOUT=2 ALLOT_TIMEOUT=10

@@ -140,8 +140,11 @@ printf '%s\n%s\n' "$entry" "$cmd" | jq -r '.[]' | sed -e "s#^/etc/#$T/staging/se
 [ -f "$(sed -n 1p "$T/argv")" ] || fail "no allotd in the staged server"
 set --
 while IFS= read -r a; do set -- "$@" "$a"; done <"$T/argv"
+# the one-off --init run docs/install.md gives, then the image's command
+(cd "$T/state" && ALLOT_ADMIN_PASSWORD=dockerfile-test "$@" --db "$T/state/allot.db" --init \
+  >"$T/log" 2>&1) || fail "the image's command with --init failed: $(cat "$T/log")"
 (cd "$T/state" && ALLOT_ADMIN_PASSWORD=dockerfile-test exec "$@" --db "$T/state/allot.db" \
-  --listen 127.0.0.1:0 --port-file "$T/state/port" >"$T/log" 2>&1) &
+  --listen 127.0.0.1:0 --port-file "$T/state/port" >>"$T/log" 2>&1) &
 PID=$!
 i=0
 while [ ! -s "$T/state/port" ]; do

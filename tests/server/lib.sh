@@ -102,10 +102,28 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-# start [allotd options...]: runs allotd in $T and waits for its port.
+# init_db [allotd options...]: allotd creates a database only when asked
+# (--init); without --demo, creates the one the options name (--db, or
+# allot.db in $T) unless it is there already.
+init_db() {
+  case " $* " in *" --demo "*) return 0 ;; esac
+  db=allot.db prev=""
+  for a in "$@"; do
+    [ "$prev" = --db ] && db=$a
+    prev=$a
+  done
+  case $db in /*) ;; *) db="$T/$db" ;; esac
+  [ -e "$db" ] && return 0
+  (cd "$T" && ${RUN_AS:-} "$ALLOTD" --init "$@" >>"$T/log" 2>&1) || fail "allotd --init $* failed"
+}
+
+# start [allotd options...]: runs allotd in $T and waits for its port
+# (creating its database first when there is none: init_db). RUN_AS, if
+# set, is a command prefix (e.g. setpriv ...) allotd runs under.
 start() {
   rm -f "$T/port"
-  (cd "$T" && exec "$ALLOTD" --listen 127.0.0.1:0 --port-file "$T/port" \
+  init_db "$@"
+  (cd "$T" && exec ${RUN_AS:-} "$ALLOTD" --listen 127.0.0.1:0 --port-file "$T/port" \
       --schedule-period-ms 100 "$@" >>"$T/log" 2>&1) &
   PID=$!
   _poll_end=$(($(now_ms) + 20000 * SCALE))

@@ -36,7 +36,7 @@ static int setup(void **state)
     if (!mkdtemp(f->dir))
         return -1;
     snprintf(f->path, sizeof(f->path), "%s/t.db", f->dir);
-    if (db_open(f->path, &f->db) != DB_OK)
+    if (db_open(f->path, DB_OPEN_CREATE, &f->db) != DB_OK)
         return -1;
     strcpy(f->pool.name, "default");
     strcpy(f->pool.label_key, "k");
@@ -71,6 +71,8 @@ static int teardown(void **state)
     snprintf(p, sizeof(p), "%s-wal", f->path);
     unlink(p);
     snprintf(p, sizeof(p), "%s-shm", f->path);
+    unlink(p);
+    snprintf(p, sizeof(p), "%s.lock", f->path);
     unlink(p);
     unlink(f->path);
     rmdir(f->dir);
@@ -293,7 +295,7 @@ static void test_reopen_keeps_rows(void **state)
     assert_int_equal(submit(f, "durable", 1, &w), DB_OK);
     db_close(f->db);
     f->db = NULL;
-    assert_int_equal(db_open(f->path, &f->db), DB_OK);
+    assert_int_equal(db_open(f->path, DB_OPEN_EXISTING, &f->db), DB_OK);
     assert_int_equal(db_workload_get(f->db, w.id, &got), DB_OK);
     assert_string_equal(got.name, "durable");
     db_workload_clear(&got);

@@ -125,7 +125,7 @@ static int setup(void **state)
     if (!mkdtemp(dir))
         return -1;
     snprintf(path, sizeof(path), "%s/m.db", dir);
-    if (db_open(path, &db) != DB_OK)
+    if (db_open(path, DB_OPEN_CREATE, &db) != DB_OK)
         return -1;
     memset(&pool, 0, sizeof(pool));
     strcpy(pool.name, "default");
@@ -152,6 +152,8 @@ static int teardown(void **state)
     snprintf(p, sizeof(p), "%s-wal", path);
     unlink(p);
     snprintf(p, sizeof(p), "%s-shm", path);
+    unlink(p);
+    snprintf(p, sizeof(p), "%s.lock", path);
     unlink(p);
     unlink(path);
     rmdir(dir);
