@@ -18,9 +18,8 @@ fi
 
 mkdir "$T/fs"
 mount -t tmpfs -o size=2m,mode=0700 allot-e2e-full "$T/fs" || fail "cannot mount a tmpfs on $T/fs"
-# the mount goes before lib.sh removes $T
-trap 'if [ -n "$PID" ]; then kill -9 "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi
-      umount "$T/fs" 2>/dev/null || umount -l "$T/fs"; rm -rf "$T"' EXIT INT TERM
+# on the way out (lib.sh's cleanup), before $T is removed
+test_kill() { umount "$T/fs" 2>/dev/null || umount -l "$T/fs"; }
 
 start --db "$T/fs/a.db" --key-file "$T/a.key" --simulate-nodes 1x1
 ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
@@ -67,11 +66,8 @@ expect 200 GET /healthz >/dev/null
 
 # free space: allotd notices by itself
 rm -f "$T/fs/filler"
-end=$(($(date +%s) + 15))
-until [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/readyz")" = 200 ]; do
-  [ "$(date +%s)" -lt "$end" ] || fail "/readyz is not 200 after space was freed: $(curl -s "$URL/readyz")"
-  sleep 0.1
-done
+is_ready() { [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/readyz")" = 200 ]; }
+poll 15 is_ready || fail "/readyz is not 200 after space was freed: $(curl -s "$URL/readyz")"
 grep -q "writes to $T/fs/a.db work again" "$T/log" || fail "the log does not say writes work again"
 ack after-1
 stop

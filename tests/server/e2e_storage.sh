@@ -20,7 +20,10 @@
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 
-TOKEN=""
+TOKEN="" SQLITE="" DEMO=""
+test_kill() { # on the way out: nothing of the test left running
+  for p in $SQLITE $DEMO; do kill -9 "$p" 2>/dev/null || true; done
+}
 login_admin() { TOKEN=$(login admin "$ALLOT_ADMIN_PASSWORD"); }
 project() { # NAME: creates a project, prints the whole reply and status
   req POST /api/v1/org-unit/projects "{\"name\":\"$1\",\"resources\":[{\"nodePool\":
@@ -36,14 +39,12 @@ refused() {
   got=$?
   set -e
   [ "$got" = "$want" ] || fail "allotd $*: exit $got, wanted $want: $(cat "$log")"
+  sanitizer_free "$log"
 }
+is_ready() { [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/readyz")" = 200 ]; }
 # ready_within SECONDS: /readyz answers 200 before the deadline
 ready_within() {
-  end=$(($(date +%s) + $1))
-  until [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/readyz")" = 200 ]; do
-    [ "$(date +%s)" -lt "$end" ] || fail "/readyz is not 200 after $1 s: $(curl -s "$URL/readyz")"
-    sleep 0.1
-  done
+  poll "$1" is_ready || fail "/readyz is not 200 after $1 s: $(curl -s "$URL/readyz")"
 }
 mode() { stat -c %a "$1"; }
 
@@ -97,11 +98,7 @@ mkdir "$T/demo"
 (cd "$T/demo" && exec "$ALLOTD" --demo --listen 127.0.0.1:0 --port-file "$T/demo/port" \
   >"$T/demo/log" 2>&1) &
 DEMO=$!
-i=0
-while [ ! -s "$T/demo/port" ]; do
-  i=$((i + 1)); [ $i -lt 200 ] || fail "the demo did not start: $(cat "$T/demo/log")"
-  sleep 0.05
-done
+poll 20 test -s "$T/demo/port" || fail "the demo did not start: $(cat "$T/demo/log")"
 DURL="http://127.0.0.1:$(cat "$T/demo/port")"
 DTOK=$(curl -s -X POST "$DURL/api/v1/token" -H 'Content-Type: application/json' \
   -d "{\"grantType\":\"password\",\"username\":\"admin\",\"password\":\"$ALLOT_ADMIN_PASSWORD\"}" |
@@ -113,11 +110,12 @@ set +e
 got=$?
 set -e
 [ "$got" = 1 ] || fail "a second --demo: exit $got: $(cat "$T/demo2.log")"
+sanitizer_free "$T/demo2.log"
 grep -q "in use by another allotd (pid $DEMO)" "$T/demo2.log" || fail "second --demo: $(cat "$T/demo2.log")"
 curl -s "$DURL/api/v1/org-unit/projects" -H "Authorization: Bearer $DTOK" | grep -q '"kept"' ||
   fail "the second --demo removed the first one's database"
-kill -TERM "$DEMO"
-wait "$DEMO" || fail "the demo allotd exited with status $?"
+stop_pid "$DEMO" "the demo allotd" "$T/demo/log"
+DEMO=""
 
 # --- locked by another process ----------------------------------------------
 mkfifo "$T/sql"
@@ -128,11 +126,8 @@ unlock() { printf 'ROLLBACK;\n' >&3; }
 lock() { # takes the write lock and waits until sqlite3 says it holds it
   n=$(grep -c held "$T/sqlite.log" || true)
   printf "BEGIN IMMEDIATE;\nINSERT OR REPLACE INTO write_probe VALUES (1, 0);\nSELECT 'held';\n" >&3
-  i=0
-  until [ "$(grep -c held "$T/sqlite.log" || true)" -gt "$n" ]; do
-    i=$((i + 1)); [ $i -lt 200 ] || fail "sqlite3 did not take the lock: $(cat "$T/sqlite.log")"
-    sleep 0.05
-  done
+  poll 10 sh -c "[ \"\$(grep -c held '$T/sqlite.log')\" -gt $n ]" ||
+    fail "sqlite3 did not take the lock: $(cat "$T/sqlite.log")"
 }
 lock
 refused 1 "$T/locked.log" --db "$T/a.db" 3>&-
@@ -152,6 +147,7 @@ unlock
 printf '.exit\n' >&3
 exec 3>&-
 wait "$SQLITE" || fail "sqlite3 failed: $(cat "$T/sqlite.log")"
+SQLITE=""
 ready_within 10
 [ "$(status_of "$(project p3)")" = 201 ] || fail "writes did not come back after the lock went"
 stop
