@@ -6,14 +6,24 @@
  * job order decides. After every attempt the path of the queue that
  * changed is compared again, so queues alternate as their shares move.
  *
- * Queue comparison (first decisive rule wins):
- *   1. a queue at or below its fair share before one above it;
- *   2. a queue whose allocation plus the workload stays within deserved;
- *   3. the higher rank;
- *   4. the smaller dominant share (allocated + workload) / allocatable,
- *      where allocatable = min(max(deserved, fair share), limit);
- *   5. the smaller dominant share without the workload;
- *   6. the older queue (lower index).
+ * Queue comparison (first decisive rule wins), each queue judged by its
+ * figures in the pool of the workload it offers (where its pods run, else
+ * the first of its pools), never by totals over pools:
+ *   1. a queue not over its fair share before one that is; a queue is
+ *      over only when it holds more than its fair share of GPU, CPU and
+ *      memory alike (KAI's rule: with a resource left unconstrained it
+ *      never decides);
+ *   2. a queue whose allocation plus the workload stays within deserved
+ *      (CPU and memory deserved 0 are not managed, as for non-preemptible
+ *      work);
+ *   3. the higher rank in that pool (rank, then over-quota priority);
+ *   4. a queue that would hold a resource whose allocatable share is 0
+ *      goes last;
+ *   5. the smaller dominant share (allocated + workload) / allocatable,
+ *      where allocatable = min(max(deserved, fair share), limit), or the
+ *      pool's capacity when that is unbounded;
+ *   6. the smaller dominant share without the workload;
+ *   7. the older queue (lower index).
  * Job order inside a leaf: higher priority; gangs below their minimum,
  * then at it, then elastic growth; submitted earlier; name.
  *
@@ -162,60 +172,79 @@ static int order_pool(const struct sched_session *ss, int w)
     return x->pool >= 0 ? x->pool : x->n_pools > 0 ? x->pools[0] : 0;
 }
 
-static int job_res(const struct sched_session *ss, int w)
-{
-    const struct sched_workload *wl = ss_w(ss, w);
-    return wl->gpu_devices > 0 || wl->gpu_portion > 0 || wl->gpu_memory_mib > 0 ? SCHED_GPU
-                                                                                : SCHED_CPU;
-}
-
 static int64_t share_ppm(int64_t v, int64_t allocatable)
 {
     if (v <= 0)
         return 0;
     if (allocatable <= 0)
         return SS_INF;
-    if (allocatable >= SS_BIG)
-        return 0;
     return (int64_t)((__int128)v * 1000000 / allocatable);
+}
+
+/* What queue q may hold of resource r in pool p before it is over: its
+ * allocatable share, the pool's capacity when that is unbounded. */
+static int64_t allocatable_in(const struct sched_session *ss, int q, int p, int r)
+{
+    int64_t a = sched__allocatable(ss_qp((struct sched_session *)ss, q, p), r);
+
+    return a >= SS_BIG ? ss_max(ss->pools[p].capacity[r], 1) : a;
 }
 
 static int64_t dominant_share(const struct sched_session *ss, int q, int w, int with_job)
 {
-    const struct ss_queue *sq = &ss->queues[q];
-    int pods = sched__pods_to_place(ss, w), r;
+    int pods = sched__pods_to_place(ss, w), p = order_pool(ss, w), r;
+    const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)p];
     int64_t best = 0;
 
     for (r = 0; r < SCHED_NRES; r++) {
-        int64_t d = sq->tot_deserved[r];
-        int64_t alloc = ss_min(ss_max(d, sq->tot_fair[r]), sq->tot_limit[r]);
-        int64_t v = sq->tot_alloc[r] + (with_job ? ss->wl[w].req[r] * pods : 0);
-        int64_t s = share_ppm(v, alloc);
+        int64_t v = a->alloc[r] + (with_job ? ss->wl[w].req[r] * pods : 0);
+        int64_t s = share_ppm(v, allocatable_in(ss, q, p, r));
         if (s > best)
             best = s;
     }
     return best;
 }
 
+/* Rule 1: over its fair share in every resource. */
+static int over_fair_share(const struct sched_session *ss, int q, int w)
+{
+    const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)order_pool(ss, w)];
+    int r;
+
+    for (r = 0; r < SCHED_NRES; r++)
+        if (a->alloc[r] <= a->fair[r])
+            return 0;
+    return 1;
+}
+
 static int within_deserved(const struct sched_session *ss, int q, int w)
 {
-    const struct ss_queue *sq = &ss->queues[q];
+    const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)order_pool(ss, w)];
     int pods = sched__pods_to_place(ss, w), r;
 
     for (r = 0; r < SCHED_NRES; r++) {
-        int64_t want = ss->wl[w].req[r] * pods;
-        if (want > 0 && sq->tot_deserved[r] != SS_INF &&
-            sq->tot_alloc[r] + want > sq->tot_deserved[r])
+        int64_t want = ss->wl[w].req[r] * pods, bound = sched__np_bound(a, r);
+        if (want > 0 && bound != SS_INF && a->alloc[r] + want > bound)
             return 0;
     }
     return 1;
 }
 
+/* Rule 4: would hold a resource of which it may hold nothing. */
+static int holds_zero_share(const struct sched_session *ss, int q, int w)
+{
+    int p = order_pool(ss, w), pods = sched__pods_to_place(ss, w), r;
+    const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)p];
+
+    for (r = 0; r < SCHED_NRES; r++)
+        if (a->alloc[r] + ss->wl[w].req[r] * pods > 0 && sched__allocatable(a, r) == 0)
+            return 1;
+    return 0;
+}
+
 static int queue_before(const struct sched_session *ss, int qa, int ja, int qb, int jb)
 {
-    const struct ss_queue *a = &ss->queues[qa], *b = &ss->queues[qb];
-    int ra = job_res(ss, ja), rb = job_res(ss, jb);
-    int over_a = a->tot_alloc[ra] > a->tot_fair[ra], over_b = b->tot_alloc[rb] > b->tot_fair[rb];
+    int over_a = over_fair_share(ss, qa, ja), over_b = over_fair_share(ss, qb, jb);
     int in_a, in_b, rank_a, rank_b;
     int64_t sa, sb;
 
@@ -229,6 +258,10 @@ static int queue_before(const struct sched_session *ss, int qa, int ja, int qb, 
     rank_b = sched__rank(ss, qb, order_pool(ss, jb));
     if (rank_a != rank_b)
         return rank_a > rank_b;
+    in_a = holds_zero_share(ss, qa, ja);
+    in_b = holds_zero_share(ss, qb, jb);
+    if (in_a != in_b)
+        return in_b;
     sa = dominant_share(ss, qa, ja, 1);
     sb = dominant_share(ss, qb, jb, 1);
     if (sa != sb)

@@ -43,7 +43,7 @@ struct unit {
     int64_t cost;      /* milli-GPU freed over every node */
     int64_t cost2;     /* millicores freed, second key */
     int rank;          /* preference: lower goes first */
-    int64_t k_over;    /* preference keys, fixed when the attempt starts */
+    int k_queue;       /* preference keys, fixed when the units are collected */
     int64_t k_seq;
     int k_prio;
 };
@@ -75,7 +75,6 @@ struct search {
     int n_elig;
     int *node_order;           /* pool nodes by their most preferred unit */
     int64_t *node_lb;          /* per node: least GPU cost that could make room */
-    int top_ar;                /* highest reclaimer-side meeting queue used */
 };
 
 /* A pool's candidate units in preference order, as collected in state
@@ -183,13 +182,30 @@ static int victim_base_ok(const struct sched_session *ss, int pool, int w)
            !(x->flags & (WL_EVICTED | WL_TOUCHED)) && (x->flags & WL_ACTIVE);
 }
 
+static void meeting_level(const struct sched_session *ss, int qa, int qb, int *a, int *b);
+
+/* How far queue q is above its GPU fair share in the pool. */
+static int64_t over_share(const struct sched_session *ss, int q, int pool)
+{
+    const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)pool];
+    return a->alloc[SCHED_GPU] - a->fair[SCHED_GPU];
+}
+
 static int unit_before(const void *ctx, int ia, int ib)
 {
     const struct search *s = ctx;
     const struct unit *a = &s->units[ia], *b = &s->units[ib];
 
-    if (a->k_over != b->k_over)
-        return a->k_over > b->k_over;
+    if (a->k_queue != b->k_queue) {
+        /* the branch further above its fair share where the two meet */
+        int qa, qb;
+        int64_t oa, ob;
+        meeting_level(s->ss, a->k_queue, b->k_queue, &qa, &qb);
+        oa = over_share(s->ss, qa, s->pool);
+        ob = over_share(s->ss, qb, s->pool);
+        if (oa != ob)
+            return oa > ob;
+    }
     if (a->k_prio != b->k_prio)
         return a->k_prio < b->k_prio;
     if (a->k_seq != b->k_seq)
@@ -207,17 +223,12 @@ static void add_unit(struct search *s, int w, int pod)
 
     u->w = w;
     u->pod = pod;
-    const struct ss_qp *q = &ss->qp[(size_t)ss_w(ss, w)->queue * (size_t)ss->n_pools + (size_t)s->pool];
-
     u->cost = ss->wl[w].req[SCHED_GPU] * pods;
     u->cost2 = ss->wl[w].req[SCHED_CPU] * pods;
-    u->k_over = q->alloc[SCHED_GPU] - q->fair[SCHED_GPU];
+    u->k_queue = ss_w(ss, w)->queue;
     u->k_prio = ss_w(ss, w)->priority;
     u->k_seq = ss_w(ss, w)->queued_seq;
 }
-
-/* Counts (fill = 0) or files (fill = 1) unit i under every node it has pods on, once per node. */
-static void meeting_level(const struct sched_session *ss, int qa, int qb, int *a, int *b);
 
 /* Whether this attempt may take the unit: the mode's rule (reclaim: another
  * queue; preempt: the same queue, lower priority), and not taken already. */
@@ -279,30 +290,50 @@ static void bucket_by_node(struct search *s, struct scratch *x)
         file_unit(s, x, s->elig[i], 1);
 }
 
+/* GuaranteeDeservedQuota, reclaimer side: queue qr (j's queue, or its
+ * ancestor where j's branch meets a victim's) stays within its deserved
+ * quota with `pods` more pods of j. A non-preemptible j counts only
+ * non-preemptible work (preemptible work beside it may still be taken
+ * back); CPU and memory deserved 0 are not managed. */
+static int reclaimer_within_deserved(const struct sched_session *ss, int j, const struct ss_qp *qr,
+                                     int pods)
+{
+    int np = !ss_w(ss, j)->preemptible, r;
+
+    for (r = 0; r < SCHED_NRES; r++) {
+        int64_t want = ss->wl[j].req[r] * pods, bound = sched__np_bound(qr, r);
+        if (want > 0 && bound != SS_INF && (np ? qr->alloc_np[r] : qr->alloc[r]) + want > bound)
+            return 0;
+    }
+    return 1;
+}
+
+/* The victim side of the two strategies, for `held` of resource r by
+ * queue qv (where the branches meet): more than its allocatable share
+ * (MaintainFairShare), or more than its deserved quota while the
+ * reclaimer side stays within its own (GuaranteeDeservedQuota). */
+static int victim_side_over(const struct ss_qp *qv, int r, int64_t held, int guarantee)
+{
+    int64_t bound = sched__np_bound(qv, r);
+
+    return held > sched__allocatable(qv, r) || (guarantee && bound != SS_INF && held > bound);
+}
+
 /* Could a unit of leaf queue v be a reclaim victim for s->j at all? The
  * queue-level half of reclaim_set_valid(), for a first victim. */
 static int queue_may_lose(const struct search *s, int v)
 {
     const struct sched_session *ss = s->ss;
-    int ar, av, r, guarantee = 1;
-    const struct ss_qp *qr, *qv;
+    int ar, av, r, guarantee;
+    const struct ss_qp *qv;
 
     meeting_level(ss, ss_w(ss, s->j)->queue, v, &ar, &av);
-    qr = &ss->qp[(size_t)ar * (size_t)ss->n_pools + (size_t)s->pool];
     qv = &ss->qp[(size_t)av * (size_t)ss->n_pools + (size_t)s->pool];
-    for (r = 0; r < SCHED_NRES; r++) {
-        int64_t want = ss->wl[s->j].req[r] * s->pods_left;
-        if (want > 0 && qr->deserved[r] != SCHED_UNLIMITED && qr->alloc[r] + want > qr->deserved[r])
-            guarantee = 0;
-    }
-    for (r = 0; r < SCHED_NRES; r++) {
-        if (qv->alloc[r] <= 0)
-            continue;
-        if (qv->alloc[r] > sched__allocatable(qv, r))
+    guarantee = reclaimer_within_deserved(
+        ss, s->j, &ss->qp[(size_t)ar * (size_t)ss->n_pools + (size_t)s->pool], s->pods_left);
+    for (r = 0; r < SCHED_NRES; r++)
+        if (qv->alloc[r] > 0 && victim_side_over(qv, r, qv->alloc[r], guarantee))
             return 1;
-        if (guarantee && qv->deserved[r] != SCHED_UNLIMITED && qv->alloc[r] > qv->deserved[r])
-            return 1;
-    }
     return 0;
 }
 
@@ -459,10 +490,22 @@ static int in_subtree(const struct sched_session *ss, int q, int root)
     return 0;
 }
 
+/* What taking unit u frees of resource r: a GPU-memory request frees the
+ * charge of the devices its pods hold. */
 static int64_t unit_frees(const struct search *s, const struct unit *u, int r)
 {
-    int pods = u->pod >= 0 ? 1 : s->ss->wl[u->w].n_placed;
-    return s->ss->wl[u->w].req[r] * pods;
+    const struct sched_session *ss = s->ss;
+    const struct sched_workload *v = ss_w(ss, u->w);
+    int pods = u->pod >= 0 ? 1 : ss->wl[u->w].n_placed, k;
+    int64_t sum = 0;
+
+    if (r != SCHED_GPU || v->gpu_memory_mib == 0)
+        return ss->wl[u->w].req[r] * pods;
+    for (k = 0; k < v->n_pods; k++)
+        if (ss->pods[u->w][k].node >= 0 && (u->pod < 0 || u->pod == k))
+            sum += (int64_t)sched_shared_devices(v) *
+                   sched__dev_charge(ss, u->w, ss->pods[u->w][k].node);
+    return sum;
 }
 
 /* Is taking units set[0..n) (indices into units, in preference order) valid for a reclaim? */
@@ -473,28 +516,23 @@ static int reclaim_set_valid(const struct search *s, const int *set, int n)
 
     for (i = 0; i < n; i++) {
         const struct unit *u = &s->units[set[i]];
-        int ar, av, maintain = 0, guarantee_r = 1, guarantee_v = 0;
-        const struct ss_qp *qr, *qv;
+        int ar, av, ok = 0, guarantee;
+        const struct ss_qp *qv;
 
         meeting_level(ss, jq, ss_w(ss, u->w)->queue, &ar, &av);
-        qr = &ss->qp[(size_t)ar * (size_t)ss->n_pools + (size_t)s->pool];
         qv = &ss->qp[(size_t)av * (size_t)ss->n_pools + (size_t)s->pool];
-        for (r = 0; r < SCHED_NRES; r++) {
-            int64_t held = qv->alloc[r], want = ss->wl[s->j].req[r] * s->pods_left;
+        guarantee = reclaimer_within_deserved(
+            ss, s->j, &ss->qp[(size_t)ar * (size_t)ss->n_pools + (size_t)s->pool], s->pods_left);
+        for (r = 0; r < SCHED_NRES && !ok; r++) {
+            int64_t held = qv->alloc[r];
+            if (unit_frees(s, u, r) <= 0)
+                continue;
             for (k = 0; k < i; k++)
                 if (in_subtree(ss, ss_w(ss, s->units[set[k]].w)->queue, av))
                     held -= unit_frees(s, &s->units[set[k]], r);
-            if (want > 0 && qr->deserved[r] != SCHED_UNLIMITED &&
-                qr->alloc[r] + want > qr->deserved[r])
-                guarantee_r = 0;
-            if (unit_frees(s, u, r) <= 0)
-                continue;
-            if (held > sched__allocatable(qv, r))
-                maintain = 1;
-            if (qv->deserved[r] != SCHED_UNLIMITED && held > qv->deserved[r])
-                guarantee_v = 1;
+            ok = victim_side_over(qv, r, held, guarantee);
         }
-        if (!maintain && !(guarantee_r && guarantee_v))
+        if (!ok)
             return 0;
     }
     return 1;
@@ -594,8 +632,10 @@ static void consider(struct search *s, int64_t cost, int64_t cost2)
         better = s->best_node < 0 || cost < s->best_cost;
     else if (cost2 != s->best_cost2)
         better = cost2 < s->best_cost2;
-    else
+    else if (n != s->n_best || memcmp(set, s->best, sizeof(int) * (size_t)n) != 0)
         better = ranks_before(set, n, s->best, s->n_best);
+    else  /* the same units on another node: the node name decides */
+        better = s->ss->nodes[s->node].name_rank < s->ss->nodes[s->best_node].name_rank;
     if (!better)
         return;
     if (s->mode == MODE_RECLAIM && !reclaim_set_valid(s, set, n))
@@ -830,7 +870,7 @@ static int remember_flag(struct search *s, int w, int flag)
 static int evict_best(struct search *s, int action)
 {
     struct sched_session *ss = s->ss;
-    int jq = ss_w(ss, s->j)->queue, i, k, ar, av;
+    int i, k;
 
     for (i = 0; i < s->n_best; i++) {
         const struct unit *u = &s->units[s->best[i]];
@@ -842,11 +882,6 @@ static int evict_best(struct search *s, int action)
         if (remember_flag(s, u->w, u->pod >= 0 ? WL_SHRUNK : WL_EVICTED) != SCHED_OK ||
             sched__decide(ss, SCHED_EVICT, action, u->w, u->pod, -1, 0, s->j) != SCHED_OK)
             return SCHED_ENOMEM;
-        if (s->mode == MODE_RECLAIM) {
-            meeting_level(ss, jq, v->queue, &ar, &av);
-            if (s->top_ar < 0 || ss->queues[ar].depth < ss->queues[s->top_ar].depth)
-                s->top_ar = ar;
-        }
     }
     return SCHED_OK;
 }
@@ -886,14 +921,50 @@ static int place_with_eviction(struct search *s, int action)
     return place_one(ss, s->j, node, action) == SCHED_OK;
 }
 
-/* After the attempt: within limit and non-preemptible deserved everywhere,
- * and, for a reclaim, within fair share from the leaf up to the highest
- * level where reclaimer and victims met. */
+/* KAI's saturation rule for resource r where the reclaimer's branch (ar)
+ * meets a victim's (av) above the reclaiming project: ar may end above its
+ * fair share only while less saturated (allocated / fair share) than av
+ * (a victim side with no fair share does not hold it back). */
+static int less_saturated(const struct ss_qp *ar, const struct ss_qp *av, int r)
+{
+    if (ar->alloc[r] <= ar->fair[r] || av->fair[r] <= 0)
+        return 1;
+    if (ar->fair[r] <= 0)
+        return 0;
+    return (__int128)ar->alloc[r] * av->fair[r] < (__int128)av->alloc[r] * ar->fair[r];
+}
+
+/* A reclaim, once done: the reclaiming project within its fair share, and
+ * the saturation rule wherever its branch met a victim's higher up. */
+static int reclaim_holds(const struct search *s)
+{
+    struct sched_session *ss = s->ss;
+    const int *rec = ((const struct scratch *)ss->victim_scratch)->flagged;
+    int jq = ss_w(ss, s->j)->queue, i, r, ar, av;
+    const struct ss_qp *a = ss_qp(ss, jq, s->pool);
+
+    for (r = 0; r < SCHED_NRES; r++)
+        if (ss->wl[s->j].req[r] > 0 && a->alloc[r] > a->fair[r])
+            return 0;
+    for (i = 0; i < s->n_flagged; i++) {
+        if (!(rec[i] & (WL_EVICTED | WL_SHRUNK)))
+            continue;
+        meeting_level(ss, jq, ss_w(ss, rec[i] >> 5)->queue, &ar, &av);
+        for (r = 0; ar != jq && r < SCHED_NRES; r++)
+            if (ss->wl[s->j].req[r] > 0 && !less_saturated(ss_qp(ss, ar, s->pool),
+                                                           ss_qp(ss, av, s->pool), r))
+                return 0;
+    }
+    return 1;
+}
+
+/* After the attempt: within limit and non-preemptible deserved at every
+ * level, and the reclaim rules. */
 static int attempt_holds(const struct search *s)
 {
     struct sched_session *ss = s->ss;
     const struct sched_workload *jw = ss_w(ss, s->j);
-    int q, r, last = s->mode == MODE_RECLAIM ? (s->top_ar >= 0 ? s->top_ar : jw->queue) : -2;
+    int q, r;
 
     for (q = jw->queue; q >= 0; q = ss->queues[q].parent) {
         const struct ss_qp *a = ss_qp(ss, q, s->pool);
@@ -903,13 +974,9 @@ static int attempt_holds(const struct search *s)
             if (!jw->preemptible && sched__np_bound(a, r) != SS_INF &&
                 a->alloc_np[r] > sched__np_bound(a, r))
                 return 0;
-            if (last != -2 && ss->wl[s->j].req[r] > 0 && a->alloc[r] > a->fair[r])
-                return 0;
         }
-        if (q == last)
-            last = -2;
     }
-    return 1;
+    return s->mode != MODE_RECLAIM || reclaim_holds(s);
 }
 
 static int search_init(struct search *s, struct sched_session *ss, int j, int pool, int mode)
@@ -919,7 +986,6 @@ static int search_init(struct search *s, struct sched_session *ss, int j, int po
     s->j = j;
     s->pool = pool;
     s->mode = mode;
-    s->top_ar = -1;
     if (!scratch_of(ss))
         return SCHED_ENOMEM;
     s->fp = ((struct scratch *)ss->victim_scratch)->fp;
@@ -1019,26 +1085,16 @@ static int any_victim_queue(const struct sched_session *ss, int j, int pool, int
         int parent = ss->queues[q].parent;
         int n = parent >= 0 ? ss->queues[parent].n_children : ss->n_queues;
         const struct ss_qp *me = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)pool];
-        int guarantee = 1;
+        int guarantee = reclaimer_within_deserved(ss, j, me, pods);
 
-        for (r = 0; r < SCHED_NRES; r++) {
-            int64_t want = ss->wl[j].req[r] * pods;
-            if (want > 0 && me->deserved[r] != SCHED_UNLIMITED && me->alloc[r] + want > me->deserved[r])
-                guarantee = 0;
-        }
         for (i = 0; i < n; i++) {
             int sib = parent >= 0 ? ss->queues[parent].children[i] : i;
             const struct ss_qp *o = &ss->qp[(size_t)sib * (size_t)ss->n_pools + (size_t)pool];
             if (sib == q || (parent < 0 && ss->queues[sib].parent >= 0))
                 continue;
-            for (r = 0; r < SCHED_NRES; r++) {
-                if (o->alloc[r] <= 0)
-                    continue;
-                if (o->alloc[r] > sched__allocatable(o, r))
+            for (r = 0; r < SCHED_NRES; r++)
+                if (o->alloc[r] > 0 && victim_side_over(o, r, o->alloc[r], guarantee))
                     return 1;
-                if (guarantee && o->deserved[r] != SCHED_UNLIMITED && o->alloc[r] > o->deserved[r])
-                    return 1;
-            }
         }
     }
     return 0;
@@ -1061,6 +1117,91 @@ int sched__may_evict_for(struct sched_session *ss, int j, int pool, int action)
     return !known_hopeless(&s, pods);
 }
 
+/* ---- Room under a limit ----
+ * When j's queue or an ancestor would go over its limit with j, victims
+ * inside that queue's subtree free room under it: the project's own
+ * lower-priority work (preempt), or a sibling project's above its share
+ * (reclaim, one level up). They are taken in preference order, each one
+ * that frees a resource still over, while the set stays valid; then the
+ * ones the others make unnecessary are given back (last first). */
+
+/* What a queue on j's path would hold above its limit with `pods` more
+ * pods of j, less what the units set[0..n) free inside its subtree; 1 if
+ * something is still over (and, with u >= 0, unit u would free part of it). */
+static int still_over(const struct search *s, const int *set, int n, int pods, int u)
+{
+    const struct sched_session *ss = s->ss;
+    int q, r, k, any = 0;
+
+    for (q = ss_w(ss, s->j)->queue; q >= 0; q = ss->queues[q].parent) {
+        const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)s->pool];
+        for (r = 0; r < SCHED_NRES; r++) {
+            int64_t over = a->alloc[r] + ss->wl[s->j].req[r] * pods - a->limit[r];
+            if (a->limit[r] == SS_INF || over <= 0)
+                continue;
+            for (k = 0; k < n; k++)
+                if (in_subtree(ss, s->units[set[k]].k_queue, q))
+                    over -= unit_frees(s, &s->units[set[k]], r);
+            if (over > 0 && (u < 0 || (in_subtree(ss, s->units[u].k_queue, q) &&
+                                       unit_frees(s, &s->units[u], r) > 0)))
+                any = 1;
+        }
+    }
+    return any;
+}
+
+static int set_has_workload(const struct search *s, const int *set, int n, int w)
+{
+    int k;
+
+    for (k = 0; k < n; k++)
+        if (s->units[set[k]].w == w)
+            return 1;
+    return 0;
+}
+
+/* Evicts what makes room under the limits on j's path for `pods` pods;
+ * 0 when no valid set of victims does. */
+static int make_limit_room(struct search *s, int pods, int action)
+{
+    int set[MAX_NODE_UNITS] = {0}, n = 0, e, k;
+
+    if (!still_over(s, set, 0, pods, -1))
+        return 1;
+    s->pods_left = pods;
+    gather_eligible(s);
+
+    for (e = 0; e < s->n_elig && n < MAX_NODE_UNITS; e++) {
+        int u = s->elig[e];
+        if (unit_dead(s, &s->units[u]) || set_has_workload(s, set, n, s->units[u].w) ||
+            !still_over(s, set, n, pods, u))
+            continue;
+        set[n] = u;
+        if (s->mode == MODE_RECLAIM && !reclaim_set_valid(s, set, n + 1))
+            continue;
+        if (!still_over(s, set, ++n, pods, -1))
+            break;
+    }
+    if (n == 0 || still_over(s, set, n, pods, -1))
+        return 0;
+    for (k = n - 1; k >= 0; k--) {
+        int drop = set[k], i;
+        for (i = k; i < n - 1; i++)
+            set[i] = set[i + 1];
+        if (!still_over(s, set, n - 1, pods, -1) &&
+            (s->mode != MODE_RECLAIM || reclaim_set_valid(s, set, n - 1))) {
+            n--;
+            continue;
+        }
+        for (i = n - 1; i > k; i--)
+            set[i] = set[i - 1];
+        set[k] = drop;
+    }
+    memcpy(s->best, set, sizeof(int) * (size_t)n);
+    s->n_best = n;
+    return evict_best(s, action) == SCHED_OK;
+}
+
 int sched__evict_for(struct sched_session *ss, int j, int pool, int action)
 {
     struct search s;
@@ -1073,14 +1214,16 @@ int sched__evict_for(struct sched_session *ss, int j, int pool, int action)
     if (search_init(&s, ss, j, pool, mode) != SCHED_OK || collect_units(&s) != SCHED_OK ||
         known_hopeless(&s, pods))
         return 0;
-    for (i = 0; i < pods; i++) {
+    i = make_limit_room(&s, pods, action) ? 0 : pods + 1;
+
+    for (; i < pods; i++) {
         s.pods_left = pods - i;
         if (!place_with_eviction(&s, action))
             break;
     }
-    if (i == 0 && s.n_flagged == 0)
+    if ((i == 0 || i > pods) && s.n_flagged == 0)
         note_hopeless(&s, pods);
-    if (i < pods || s.n_flagged == 0 || !attempt_holds(&s)) {
+    if (i != pods || s.n_flagged == 0 || !attempt_holds(&s)) {
         sched__rollback(ss, mark);
         undo_flags(&s);
         return 0;

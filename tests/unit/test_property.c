@@ -55,11 +55,13 @@
  *                resources within its quotas
  *   no-missed-eviction  a pass that decides nothing leaves no pending
  *                single-pod workload that one allowed eviction would let
- *                run: a lower-priority preemptible pod of its own queue, or
- *                a pod of a queue above max(deserved, fair share) where the
- *                branches meet while the workload stays within its fair
- *                share at every level (neither protected by guaranteed
- *                runtime)
+ *                run, within its quotas once the victim is gone (so that a
+ *                project or department at its limit counts): a
+ *                lower-priority preemptible pod of its own queue, or a pod
+ *                of a queue above max(deserved, fair share) where the
+ *                branches meet while the workload's project stays within
+ *                its fair share and, above it, the saturation rule holds
+ *                (neither protected by guaranteed runtime)
  *   determinism  the same state gives byte-identical decisions, pending
  *                entries, shares and stale times, in a reused arena and
  *                in a fresh one
@@ -307,7 +309,8 @@ static void occupancy_of(const struct tcase *tc, struct occupancy *o)
                 occupy(tc, &tc->wls[i], &tc->wls[i].pods[k], o);
 }
 
-static void holdings_of(const struct tcase *tc, struct holdings *h)
+/* What placed pods hold, leaving workload `except` out (-1: none). */
+static void holdings_without(const struct tcase *tc, struct holdings *h, int except)
 {
     const struct sched_workload *w;
     int i, k, q, r, pool;
@@ -315,6 +318,8 @@ static void holdings_of(const struct tcase *tc, struct holdings *h)
     memset(h, 0, sizeof(*h));
     for (i = 0; i < tc->n_wls; i++) {
         w = &tc->wls[i];
+        if (i == except)
+            continue;
         for (k = 0; k < w->n_pods; k++) {
             if (w->pods[k].node < 0)
                 continue;
@@ -327,6 +332,11 @@ static void holdings_of(const struct tcase *tc, struct holdings *h)
                 }
         }
     }
+}
+
+static void holdings_of(const struct tcase *tc, struct holdings *h)
+{
+    holdings_without(tc, h, -1);
 }
 
 static int pool_allowed(const struct tcase *tc, const struct sched_workload *w, int pool)
@@ -755,15 +765,17 @@ static int place_pod(struct tcase *tc, struct occupancy *o, int i, int k, int po
     return 0;
 }
 
-/* Whether `pods` more pods of workload i fit the quotas of `pool`; with
- * `np_rule` 0 non-preemptible work may go beyond deserved. */
-static int quotas_allow(const struct tcase *tc, int i, int pool, int pods, int np_rule)
+/* Whether `pods` more pods of workload i fit the quotas of `pool` once
+ * workload `gone` (-1: none) holds nothing; with `np_rule` 0
+ * non-preemptible work may go beyond deserved. */
+static int quotas_allow_without(const struct tcase *tc, int i, int pool, int pods, int np_rule,
+                                int gone)
 {
     const struct sched_workload *w = &tc->wls[i];
     struct holdings h;
     int q, r;
 
-    holdings_of(tc, &h);
+    holdings_without(tc, &h, gone);
     for (q = w->queue; q >= 0; q = tc->queues[q].parent) {
         for (r = 0; r < SCHED_NRES; r++) {
             const struct sched_quota *qt = quota_of(tc, q, pool, r);
@@ -776,6 +788,11 @@ static int quotas_allow(const struct tcase *tc, int i, int pool, int pods, int n
         }
     }
     return 1;
+}
+
+static int quotas_allow(const struct tcase *tc, int i, int pool, int pods, int np_rule)
+{
+    return quotas_allow_without(tc, i, pool, pods, np_rule, -1);
 }
 
 static void unplace_all(struct sched_workload *w)
@@ -1553,19 +1570,44 @@ static void meeting_level(const struct tcase *tc, int qa, int qb, int *a, int *b
     *b = qb;
 }
 
-/* j's queue and every ancestor stay within fair share in every resource. */
+/* j's project stays within its fair share in every resource it asks. */
 static int within_fair_share(const struct pass *ps, int j, int pool)
 {
     const struct tcase *tc = ps->tc;
     const struct sched_workload *w = &tc->wls[j];
-    int q, r;
+    const struct sched_share *s = sched_result_share(&ps->res, w->queue, pool);
+    int r;
 
-    for (q = w->queue; q >= 0; q = tc->queues[q].parent)
-        for (r = 0; r < SCHED_NRES; r++) {
-            const struct sched_share *s = sched_result_share(&ps->res, q, pool);
-            if (s->allocated[r] + pod_res(tc, w, -1, r) > s->fair[r])
-                return 0;
-        }
+    for (r = 0; r < SCHED_NRES; r++)
+        if (pod_res(tc, w, -1, r) > 0 && s->allocated[r] + pod_res(tc, w, -1, r) > s->fair[r])
+            return 0;
+    return 1;
+}
+
+/* KAI's saturation rule where j's branch meets v's above j's project: the
+ * reclaimer side may end above its fair share only while less saturated
+ * (allocated / fair share) than v's side, in every resource j asks. */
+static int saturation_allows(const struct pass *ps, int j, int v, int pool)
+{
+    const struct tcase *tc = ps->tc;
+    const struct sched_workload *jw = &tc->wls[j], *vw = &tc->wls[v];
+    const struct sched_share *sa, *sb;
+    int a, b, r;
+
+    meeting_level(tc, jw->queue, vw->queue, &a, &b);
+    if (a == jw->queue)
+        return 1;
+    sa = sched_result_share(&ps->res, a, pool);
+    sb = sched_result_share(&ps->res, b, pool);
+    for (r = 0; r < SCHED_NRES; r++) {
+        int64_t want = pod_res(tc, jw, -1, r);
+        __int128 ha = sa->allocated[r] + want;
+        __int128 hb = sb->allocated[r] - pod_res(tc, vw, vw->pods[0].node, r);
+        if (want == 0 || ha <= sa->fair[r])
+            continue;
+        if (sb->fair[r] > 0 && (sa->fair[r] <= 0 || ha * sb->fair[r] >= hb * sa->fair[r]))
+            return 0;
+    }
     return 1;
 }
 
@@ -1595,11 +1637,12 @@ static const char *allowed_victim(const struct pass *ps, const struct occupancy 
         runtime_protected(tc, vw) || !fits_without(tc, o, j, v))
         return NULL;
     pool = pool_of_pods(tc, vw);
-    if (!quotas_allow(tc, j, pool, 1, 1))
+    if (!quotas_allow_without(tc, j, pool, 1, 1, v))
         return NULL;
     if (vw->queue == jw->queue)
         return vw->priority < jw->priority ? "preempt" : NULL;
-    if (within_fair_share(ps, j, pool) && above_allocatable(ps, j, v, pool))
+    if (within_fair_share(ps, j, pool) && above_allocatable(ps, j, v, pool) &&
+        saturation_allows(ps, j, v, pool))
         return "reclaim";
     return NULL;
 }
