@@ -4,19 +4,8 @@
 # must answer exactly the status the table says.
 ALLOTD=$1
 TABLE=$2
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/authz_lib.sh"
 
-start --db "$T/authz.db" --simulate-nodes 1x8 --rate-limit 0
-ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
-POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
-DA=$(expect 201 POST /api/v1/org-unit/departments '{"name":"dept-a","resources":[]}' "$ADMIN" | jq -r .id)
-DB=$(expect 201 POST /api/v1/org-unit/departments '{"name":"dept-b","resources":[]}' "$ADMIN" | jq -r .id)
-project() { # NAME DEPARTMENT
-  expect 201 POST /api/v1/org-unit/projects "{\"name\":\"$1\",\"parentId\":\"$2\",\"resources\":
-    [{\"nodePool\":{\"id\":\"$POOL\"},\"gpu\":{\"deserved\":4}}]}" "$ADMIN" | jq -r .id
-}
-PA=$(project team-a "$DA")
-PB=$(project team-b "$DB")
 N=0
 workload() { # PROJECT: a fresh training's id
   N=$((N + 1))
@@ -25,27 +14,8 @@ workload() { # PROJECT: a fresh training's id
 }
 WSA=$(workload "$PA")
 WSB=$(workload "$PB")
-user() { # EMAIL: creates the user, prints its temporary password
-  expect 201 POST /api/v1/users "{\"email\":\"$1\"}" "$ADMIN" | jq -r .tempPassword
-}
-rule() { # EMAIL ROLE SCOPE-TYPE SCOPE-ID: prints the rule's id
-  expect 201 POST /api/v1/authorization/access-rules "{\"subjectId\":\"$1\",\"subjectType\":\"user\",
-    \"roleId\":$2,\"scopeType\":\"$3\",\"scopeId\":\"$4\"}" "$ADMIN" | jq -r .id
-}
-as_role() { # NAME ROLE SCOPE-TYPE SCOPE-ID: a token of a new user holding that rule
-  pw=$(user "$1@example.com")
-  [ "$2" = 0 ] || rule "$1@example.com" "$2" "$3" "$4" >/dev/null
-  login "$1@example.com" "$pw"
-}
-TOKENS="$ADMIN $(as_role deptadmin 2 department "$DA") $(as_role editor 3 project "$PA")"
-TOKENS="$TOKENS $(as_role researcher 4 project "$PA") $(as_role mleng 5 project "$PA")"
-TOKENS="$TOKENS $(as_role viewer 6 project "$PA") $(as_role norule 0 - -) -"
+tokens_of_roles
 ROLES="admin deptadmin editor researcher mleng viewer norule anon"
-k=0
-for tok in $TOKENS; do
-  k=$((k + 1))
-  eval "TOK$k=\$tok"
-done
 
 # fixture KIND PROJECT DEPARTMENT WANT: sets FX (the id) and UN (a user
 # name). A call the table expects to be refused (401, 403) leaves the
@@ -89,12 +59,10 @@ check() { # FX METHOD PATH BODY SIDE WANT x 8: one side (own/other) of a row
   fx=$1 method=$2 path=$3 body=$4 side=$5
   shift 5
   if [ "$side" = own ]; then p=$PA d=$DA ws=$WSA; else p=$PB d=$DB ws=$WSB; fi
-  k=0
   for role in $ROLES; do
-    k=$((k + 1))
     want=$1
     shift
-    eval "tok=\$TOK$k"
+    eval "tok=\$TOK_$role"
     fixture "$fx" "$p" "$d" "$want"
     data=""
     [ "$body" = - ] || data=$(subst "$body" "$p" "$d" "$ws")
