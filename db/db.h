@@ -79,8 +79,8 @@ int db_health(struct db *db, char *msg, size_t len);
  * reports them (e.g. "SQLite 3.40.1, journal_mode=wal, synchronous=FULL"). */
 const char *db_describe(struct db *db);
 /* Test-only: the environment variable ALLOT_FAULT=POINT:N kills the
- * process at the N-th pass of a fault point of the storage code (fault.c
- * lists them), for the crash tests. */
+ * process at the N-th pass of a fault point of the storage code (commit,
+ * submit, cycle-pod: fault.c says where they are), for the crash tests. */
 
 /* ---- Principals: users and service accounts ---- */
 enum db_principal_kind { DB_USER = 0, DB_SERVICE_ACCOUNT = 1 };

@@ -106,7 +106,13 @@ int db__file_same(const char *path, const struct db__file_id *id);
 /* Reads ALLOT_FAULT once; db_open() calls it before starting threads. */
 void db__fault_init(void);
 /* Counts one pass of `point`; the pass named by ALLOT_FAULT kills the
- * process (db.h, db_fault_point). */
+ * process at once (fault.c). */
 void db__fault(const char *point);
+/* Counts one pass of a point inside a write (writer thread): the armed
+ * pass kills the process once the commit holding it is on disk. */
+void db__fault_note(const char *point);
+/* The writer's commit reached the disk: the "commit" point, and any noted
+ * point due. */
+void db__fault_commit(void);
 
 #endif /* ALLOT_DB_INT_H */

@@ -9,6 +9,9 @@
  *   commit     a group commit has returned (its writes are on disk) and
  *              none of its callers has been told yet: a crash here must
  *              lose no write, and no client has an answer;
+ *   submit     the same place, for the group commit that holds the N-th
+ *              workload submission: that submission is on disk and its
+ *              client has no 202;
  *   cycle-pod  a scheduling cycle's transaction has written the pods of
  *              one more workload it placed, and has not committed: a
  *              crash here must leave none of the cycle's decisions.
@@ -18,7 +21,8 @@
  * first db_open().
  *
  * Invariant: the process dies at the N-th pass exactly, counted across
- * threads.
+ * threads; a point noted inside a write (submit) fires at the commit that
+ * holds it, which the writer thread alone reaches.
  */
 #include "db_int.h"
 
@@ -30,12 +34,13 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const points[] = {"commit", "cycle-pod"};
+static const char *const points[] = {"commit", "submit", "cycle-pod"};
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char armed[16];           /* the point named by ALLOT_FAULT; "" none */
 static long at_pass;             /* which pass kills */
 static atomic_long passes;
+static int due;                  /* the writer passed a noted point: kill at its commit */
 
 static void arm(void)
 {
@@ -58,8 +63,8 @@ static void arm(void)
                     " (a test setting)\n", k, armed);
             return;
         }
-    fprintf(stderr, "allotd: ALLOT_FAULT=%s names no fault point (commit:N, cycle-pod:N);"
-            " ignored\n", v);
+    fprintf(stderr, "allotd: ALLOT_FAULT=%s names no fault point (commit:N, submit:N,"
+            " cycle-pod:N); ignored\n", v);
 }
 
 void db__fault_init(void)
@@ -67,15 +72,36 @@ void db__fault_init(void)
     pthread_once(&once, arm);
 }
 
-void db__fault(const char *point)
+static void die(const char *point)
 {
-    if (!armed[0] || strcmp(point, armed) != 0)
-        return;
-    if (atomic_fetch_add(&passes, 1) + 1 != at_pass)
-        return;
     fprintf(stderr, "allotd: fault point %s reached (pass %ld): killing the process\n", point,
             at_pass);
     fflush(stderr);
     kill(getpid(), SIGKILL);
     pause();
+}
+
+/* Counts a pass of point; 1 at the armed pass. */
+static int passed(const char *point)
+{
+    return armed[0] && strcmp(point, armed) == 0 && atomic_fetch_add(&passes, 1) + 1 == at_pass;
+}
+
+void db__fault(const char *point)
+{
+    if (passed(point))
+        die(point);
+}
+
+void db__fault_note(const char *point)
+{
+    if (passed(point))
+        due = 1;
+}
+
+void db__fault_commit(void)
+{
+    if (due)
+        die(armed);
+    db__fault("commit");
 }

@@ -184,7 +184,10 @@ static int insert_fn(struct db__conn *c, void *arg)
         return rc;
     snprintf(msg, sizeof(msg), "%s %s submitted by %s", db_type_name(w->type), w->name,
              w->created_by[0] ? w->created_by : "unknown");
-    return db__event(c, w->seq, w->created_at, "Normal", "Submitted", msg);
+    rc = db__event(c, w->seq, w->created_at, "Normal", "Submitted", msg);
+    if (rc == DB_OK)
+        db__fault_note("submit"); /* tests only (fault.c) */
+    return rc;
 }
 
 int db_workload_insert(struct db *db, struct db_workload *w)

@@ -1,18 +1,23 @@
 #!/bin/sh
 # e2e_crash_cycle.sh: kill -9 while the scheduler places and writes a large
-# cycle. 2,000 one-GPU workloads are acknowledged on a 100 x 8 cluster, so
-# each start's first cycles bind hundreds of pods in one transaction;
-# allotd is killed a few milliseconds after each start, three times. Then
-# PRAGMA integrity_check is ok, every acknowledged workload is there, no
-# node holds more GPUs than it has, no pod is bound twice to one device,
-# single-pod workloads are Running exactly when placed, and after a last
-# start scheduling completes: 800 Running, the rest Pending.
+# cycle. 2,000 one-GPU workloads are acknowledged while the cluster has no
+# node; then every start brings 100 x 8 simulated nodes, so its first cycle
+# binds 800 pods in one transaction. Three starts die inside that
+# transaction at a test-only fault point (ALLOT_FAULT=cycle-pod:K, after
+# the K-th placement written: 1, 400, 799), and after each not one pod is
+# bound (the cycle went whole); a fourth is killed a few milliseconds
+# after its start. Then PRAGMA integrity_check is ok, every acknowledged
+# workload is there, no node holds more GPUs than it has, no pod is bound
+# twice to one device, single-pod workloads are Running exactly when
+# placed, and after a last start scheduling completes: 800 Running, the
+# rest Pending.
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 N=2000
 OPTS="--db $T/cycle.db --simulate-nodes 100x8 --rate-limit 0"
+DB="$T/cycle.db"
 
-start $OPTS --schedule-period-ms 60000
+start --db "$DB" --simulate-nodes 0 --rate-limit 0
 ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
 P=$(expect 201 POST /api/v1/org-unit/projects '{"name":"p","resources":[{"nodePool":{"name":"default"},
   "gpu":{"deserved":400}}]}' "$ADMIN" | jq -r .id)
@@ -31,15 +36,18 @@ kill -9 "$PID"
 wait "$PID" 2>/dev/null || true
 PID=""
 
-for delay in 0.05 0.12 0.2; do
-  start $OPTS --schedule-period-ms 10
-  sleep "$delay"
-  kill -9 "$PID"
-  wait "$PID" 2>/dev/null || true
-  PID=""
+[ "$(sqlite3 "$DB" 'SELECT count(*) FROM pods')" = 0 ] || fail "pods bound without nodes"
+for k in 1 400 799; do
+  start_fault "cycle-pod:$k" $OPTS --schedule-period-ms 10
+  killed_at cycle-pod
+  [ "$(sqlite3 "$DB" 'SELECT count(*) FROM pods')" = 0 ] ||
+    fail "a cycle killed after $k placements left $(sqlite3 "$DB" 'SELECT count(*) FROM pods') pods bound"
 done
-
-DB="$T/cycle.db"
+start $OPTS --schedule-period-ms 10
+sleep 0.05
+kill -9 "$PID"
+wait "$PID" 2>/dev/null || true
+PID=""
 [ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = ok ] || fail "integrity_check failed"
 [ "$(sqlite3 "$DB" 'SELECT count(*) FROM workloads WHERE deleted_at = 0')" = $N ] || fail "workloads lost"
 BAD=$(sqlite3 "$DB" "SELECT n.name FROM nodes n JOIN pods d ON d.node_seq = n.seq

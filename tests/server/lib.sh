@@ -135,6 +135,32 @@ start() {
   URL="http://127.0.0.1:$(cat "$T/port")"
 }
 
+# start_fault SPEC [allotd options...]: start with ALLOT_FAULT=SPEC (a
+# test-only fault point of allotd, "" for none), where allotd may die at
+# its fault point before it listens: waits until it listens or is gone.
+start_fault() {
+  _spec=$1
+  shift
+  rm -f "$T/port"
+  init_db "$@"
+  (cd "$T" && ALLOT_FAULT=$_spec exec "$ALLOTD" --listen 127.0.0.1:0 --port-file "$T/port" \
+    --schedule-period-ms 100 "$@" >>"$T/log" 2>&1) &
+  PID=$!
+  poll 20 _up_or_gone || fail "allotd did not start within $((20 * SCALE)) s"
+  URL="http://127.0.0.1:$(cat "$T/port" 2>/dev/null || echo 1)"
+}
+_up_or_gone() { [ -s "$T/port" ] || exited "$PID"; }
+
+# killed_at POINT: allotd died of SIGKILL at its fault point POINT (20 s).
+killed_at() {
+  poll 20 exited "$PID" || fail "allotd did not reach the fault point $1"
+  _rc=0
+  wait "$PID" || _rc=$?
+  PID=""
+  [ "$_rc" = 137 ] || fail "allotd exited with $_rc, not by SIGKILL at $1"
+  grep -q "fault point $1 reached" "$T/log" || fail "allotd died, but not at the fault point $1"
+}
+
 # stop: SIGTERM and wait for a clean exit (status 0, no sanitizer report).
 stop() {
   stop_pid "$PID" allotd "$T/log" || return 1
