@@ -36,6 +36,7 @@ struct agent_opts {
     char name[64];               /* node name; default: the host name */
     char pool[128];              /* "" : let the server pick by labels */
     char labels[1024];           /* k=v,k=v */
+    char address[64];            /* where pods' ports are reached; "": as allotd sees it */
     int gpus;                    /* declared devices; -1: auto (nvidia-smi) */
     char work_dir[AGENT_DIR_MAX];
     int heartbeat_ms;

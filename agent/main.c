@@ -207,6 +207,8 @@ static json_t *register_json(const struct agent *a)
 
     if (o && a->o.pool[0])
         json_object_set_new(o, "nodePool", json_string(a->o.pool));
+    if (o && a->o.address[0])
+        json_object_set_new(o, "address", json_string(a->o.address));
     return o;
 }
 

@@ -22,6 +22,8 @@ static void usage(void)
            "  --name NODE              node name (default: the host name)\n"
            "  --node-pool POOL         node pool to join (default: by labels, else default)\n"
            "  --labels k=v,...         node labels (run.ai/type=... sets the node type)\n"
+           "  --address HOST           where pods' ports are reached (default: the address\n"
+           "                           allotd sees the agent connect from)\n"
            "  --gpus N | auto          declare N GPUs, or ask nvidia-smi (default auto)\n"
            "  --work-dir DIR           pods' directories and logs (default /var/lib/allot-agent)\n"
            "  --heartbeat-ms N         heartbeat period (default 2000)\n"
@@ -64,6 +66,8 @@ static int apply(struct agent_opts *o, const char *key, const char *v)
         return set_str(v, o->pool, sizeof(o->pool));
     if (strcmp(key, "--labels") == 0)
         return set_str(v, o->labels, sizeof(o->labels));
+    if (strcmp(key, "--address") == 0)
+        return set_str(v, o->address, sizeof(o->address));
     if (strcmp(key, "--gpus") == 0)
         return strcmp(v, "auto") == 0 ? (o->gpus = -1, 0) : set_int(v, 0, AGENT_MAX_GPUS, &o->gpus);
     if (strcmp(key, "--work-dir") == 0)

@@ -8,9 +8,12 @@
  *            id, written to DIR/pid), stdout and stderr appended to
  *            DIR/log, cwd DIR/work, the environment of the agent plus the
  *            workload's variables, CUDA_VISIBLE_DEVICES and
- *            NVIDIA_VISIBLE_DEVICES set to the pod's devices, and
- *            ALLOT_POD_UID (how leftovers are found); with a container
- *            runtime and an image, `<runtime> run` with the same devices;
+ *            NVIDIA_VISIBLE_DEVICES set to the pod's devices,
+ *            ALLOT_POD_UID (how leftovers are found), and for each port
+ *            ALLOT_PORT_<container>=<node port> (PORT: the first); with a
+ *            container runtime and an image, `<runtime> run` with the
+ *            same devices, each port published on the node (-p) and the
+ *            image pulled as imagePullPolicy says;
  *   stop:    on SIGTERM (the agent), or when the lease file is older than
  *            ORPHAN_MS (the agent is gone): SIGTERM to the group, SIGKILL
  *            after terminationGracePeriodSeconds;
@@ -124,8 +127,21 @@ static int add(char ***argv, int *argc, const char *word)
     return 0;
 }
 
-/* `<runtime> run --rm --name allot-<uid> -e ... <devices> [-w dir]
- * [--entrypoint cmd] image [cmd words] [args]` */
+/* imagePullPolicy as a run flag (docker and podman): NULL when unset. */
+static const char *pull_flag(const char *policy)
+{
+    if (strcmp(policy, "Always") == 0)
+        return "--pull=always";
+    if (strcmp(policy, "IfNotPresent") == 0)
+        return "--pull=missing";
+    if (strcmp(policy, "Never") == 0)
+        return "--pull=never";
+    return NULL;
+}
+
+/* `<runtime> run --rm --name allot-<uid> -e ... [-p host:container]
+ * [--pull=...] <devices> [-w dir] [--entrypoint cmd] image [cmd words]
+ * [args]` */
 static int container_argv(const struct shim *s, char ***argv, int *argc)
 {
     char devs[256], opt[300], *d, *save = NULL;
@@ -148,6 +164,15 @@ static int container_argv(const struct shim *s, char ***argv, int *argc)
     snprintf(opt, sizeof(opt), "ALLOT_POD_UID=%s", s->uid);
     rc |= add(argv, argc, "-e");
     rc |= add(argv, argc, opt);
+    json_array_foreach(json_object_get(s->spec, "ports"), i, e) {
+        snprintf(opt, sizeof(opt), "%lld:%lld",
+                 (long long)json_integer_value(json_object_get(e, "host")),
+                 (long long)json_integer_value(json_object_get(e, "container")));
+        rc |= add(argv, argc, "-p");
+        rc |= add(argv, argc, opt);
+    }
+    if (pull_flag(spec_str(s, "imagePullPolicy")))
+        rc |= add(argv, argc, pull_flag(spec_str(s, "imagePullPolicy")));
     device_list(s, devs, sizeof(devs));
     if (devs[0] && strcmp(s->runtime, "docker") == 0) {
         snprintf(opt, sizeof(opt), "\"device=%s\"", devs);
@@ -193,6 +218,25 @@ static int build_argv(const struct shim *s, char ***argv)
     return argc > 0 ? 0 : -1;
 }
 
+/* In the child: where each of its ports is to listen on the node, as
+ * ALLOT_PORT_<container>=<host>, and PORT for the first. */
+static void ports_env(const struct shim *s)
+{
+    char name[32], value[16];
+    json_t *e;
+    size_t i;
+
+    json_array_foreach(json_object_get(s->spec, "ports"), i, e) {
+        snprintf(name, sizeof(name), "ALLOT_PORT_%lld",
+                 (long long)json_integer_value(json_object_get(e, "container")));
+        snprintf(value, sizeof(value), "%lld",
+                 (long long)json_integer_value(json_object_get(e, "host")));
+        setenv(name, value, 1);
+        if (i == 0)
+            setenv("PORT", value, 1);
+    }
+}
+
 /* In the child: the workload's variables, then allot's (which win). */
 static void child_env(const struct shim *s)
 {
@@ -218,6 +262,7 @@ static void child_env(const struct shim *s)
     snprintf(idx, sizeof(idx), "%lld",
              (long long)json_integer_value(json_object_get(s->spec, "podIndex")));
     setenv("ALLOT_POD_INDEX", idx, 1);
+    ports_env(s);
 }
 
 /* In the child: never returns. Reports an exec failure's errno on err_fd. */

@@ -35,10 +35,13 @@
 #define API_MAX_SIM 16
 
 /* ---- configuration (config.c) ---- */
+#define API_SIM_GPU_MEMORY_MIB 81920  /* a simulated device: 80 GiB unless told */
+
 struct api_sim_spec {
     int machines, gpus;
     char pool[DB_NAME_LEN];
     char node_type[64];       /* the machines' node-type label; "" none */
+    int64_t gpu_memory_mib;   /* memory of each device */
 };
 
 struct api_config {
@@ -135,6 +138,8 @@ struct api_project {
     char id[DB_ID_LEN], name[DB_NAME_LEN];
     char parent_id[DB_ID_LEN], parent_name[DB_NAME_LEN];
     char node_types[1024];    /* its own, else its department's */
+    char rules[1024];         /* effective schedulingRules: per rule, the stricter of its
+                                 own and its department's */
 };
 struct api_app;
 struct api_projcache;
@@ -257,6 +262,16 @@ void api_reply(struct api_req *r, int status, json_t *body);
 void api_reply_text(struct api_req *r, int status, const char *type, const char *text,
                     size_t len);
 void api_error(struct api_req *r, int status, const char *message, const char *details);
+
+/* ---- a workload submission's spec (wl_spec.c) ----
+ * Reads top.spec (and templateId, masterSpec) into w for the project:
+ * compute, pools, node types, affinity, priority, pods, ports, rules; a
+ * field allot does not act on is a 400 (answered on r). 0 ok, -1 answered. */
+int api_wl_spec_in(struct api_req *r, json_t *top, const struct api_project *project,
+                   struct db_workload *w);
+/* The ports a workload's pods listen on at their node, from its stored
+ * spec: a new array of {container, host, name}. */
+json_t *api_wl_ports(const char *spec_text);
 /* Like api_reply_text, with extra header lines ("Name: value\r\n" each). */
 void api_reply_with(struct api_req *r, int status, const char *type, const char *body,
                     size_t len, const char *extra);
@@ -318,6 +333,9 @@ int api_json_int(struct api_req *r, json_t *obj, const char *key, int64_t min, i
 int api_json_num(struct api_req *r, json_t *obj, const char *key, double min, double max,
                  double *out);
 int api_json_bool(struct api_req *r, json_t *obj, const char *key, int *out);
+/* A Kubernetes memory quantity ("500M", "1Gi", "1024" bytes) in MiB,
+ * rounded up; -1 if it is not one. */
+int api_quantity_mib(const char *s, int64_t *out);
 
 /* ---- list queries over rows in memory (listq.c) ---- */
 enum api_lv_kind { API_LV_TEXT = 0, API_LV_NUMBER, API_LV_DATE };

@@ -40,6 +40,40 @@ static void usage(void)
            "  --version                 print the version and exit\n");
 }
 
+/* Copies the field of s up to ':' or the end into out (len bytes); the
+ * rest, or NULL after the last field. */
+static const char *sim_field(const char *s, char *out, size_t len, int *bad)
+{
+    const char *c = strchr(s, ':');
+    size_t n = c ? (size_t)(c - s) : strlen(s);
+
+    if (n >= len)
+        *bad = 1;
+    else
+        memcpy(out, s, n), out[n] = 0;
+    return c ? c + 1 : NULL;
+}
+
+/* POOL[:TYPE[:MEMORY]] after NxG: a pool (required once the colon is
+ * there), an optional node type, the memory of each device (a quantity
+ * with a unit: 40G, 80Gi). */
+static int sim_fields(const char *s, struct api_sim_spec *out)
+{
+    char mem[32] = "";
+    int bad = 0;
+
+    s = sim_field(s, out->pool, sizeof(out->pool), &bad);
+    if (s)
+        s = sim_field(s, out->node_type, sizeof(out->node_type), &bad);
+    if (s) {
+        s = sim_field(s, mem, sizeof(mem), &bad);
+        if (!mem[0] || strspn(mem, "0123456789.") == strlen(mem) ||
+            api_quantity_mib(mem, &out->gpu_memory_mib) != 0 || out->gpu_memory_mib <= 0)
+            bad = 1;
+    }
+    return bad || s || !out->pool[0] ? -1 : 0;
+}
+
 int api_sim_parse(const char *s, struct api_sim_spec *out)
 {
     char *end;
@@ -56,19 +90,9 @@ int api_sim_parse(const char *s, struct api_sim_spec *out)
     g = strtol(s, &end, 10);
     if (end == s || g < 0 || g > 64)
         return -1;
-    if (*end == ':') {
-        const char *type = strchr(end + 1, ':');
-        size_t n = type ? (size_t)(type - end - 1) : strlen(end + 1);
-        if (n == 0 || n >= sizeof(out->pool) || (type && (!type[1] ||
-                                                          strlen(type + 1) >= sizeof(out->node_type))))
-            return -1;
-        memcpy(out->pool, end + 1, n);
-        out->pool[n] = 0;
-        if (type)
-            snprintf(out->node_type, sizeof(out->node_type), "%s", type + 1);
-    } else if (*end) {
+    out->gpu_memory_mib = API_SIM_GPU_MEMORY_MIB;
+    if (*end && (*end != ':' || sim_fields(end + 1, out) != 0))
         return -1;
-    }
     out->machines = (int)m;
     out->gpus = (int)g;
     return 0;

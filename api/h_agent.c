@@ -4,7 +4,8 @@
  * pods and GPU metrics and get the pods to run, upload pod logs); the
  * agents' nodes view; and what the scheduler thread runs before each
  * turn: silent agents' nodes are marked NotReady, and workloads past their
- * project's time limit or idle-GPU limit are suspended.
+ * time or idle-GPU limit (the rules of their project when they were
+ * submitted) are suspended.
  *
  * An agent token is "<id>.<secret>": the id names its row, the secret is
  * 43 random characters (about 256 bits) of which only the SHA-256 is
@@ -45,6 +46,15 @@ static int valid_node_name(const char *s)
 
     return n >= 1 && n <= 63 && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                           "0123456789._-") == n;
+}
+
+/* A host name or an IPv4/IPv6 address: letters, digits, '.', ':', '-'. */
+static int valid_address(const char *s)
+{
+    size_t n = strlen(s);
+
+    return n >= 1 && n < 64 && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789.:-") == n;
 }
 
 static int valid_uid(const char *s)
@@ -234,7 +244,8 @@ static int labels_in(struct api_req *r, json_t *l, struct db_agent_reg *g, char 
     return 0;
 }
 
-/* gpus: [{index, uuid, model, memoryMiB}], indices 0..n-1 in order. */
+/* gpus: [{index, uuid, model, memoryMiB}], indices 0..n-1 in order. The
+ * node's device memory is its smallest device's (0 if none reports one). */
 static int gpus_in(struct api_req *r, json_t *a, struct db_agent_reg *g, char **text)
 {
     static const char *const fields[] = {"index", "uuid", "model", "memoryMiB", NULL};
@@ -264,6 +275,8 @@ static int gpus_in(struct api_req *r, json_t *a, struct db_agent_reg *g, char **
         }
         if (i == 0)
             snprintf(g->gpu_type, sizeof(g->gpu_type), "%s", model);
+        if (mem > 0 && (g->gpu_memory_mib == 0 || mem < g->gpu_memory_mib))
+            g->gpu_memory_mib = mem;
     }
     g->n_gpus = (int)json_array_size(a);
     *text = json_dumps(a, JSON_COMPACT);
@@ -281,6 +294,7 @@ static int pool_in(struct api_req *r, json_t *labels, struct db_agent_reg *g)
     struct db_pool *ps = NULL;
     int n = 0, i, rc;
 
+    g->pool_pinned = g->pool[0] != 0;
     if (g->pool[0])
         return 0;
     snprintf(g->pool, sizeof(g->pool), "default");
@@ -305,7 +319,7 @@ static int reg_in(struct api_req *r, json_t *o, struct db_agent_reg *g, char **l
 {
     static const char *const fields[] = {"name", "nodePool", "labels", "gpus", "cpuMillis",
                                          "memoryMiB", "heartbeatMs", "version", "runtime",
-                                         NULL};
+                                         "address", NULL};
 
     g->cpu_milli = g->mem_mib = -1;
     g->heartbeat_ms = 2000;
@@ -316,8 +330,15 @@ static int reg_in(struct api_req *r, json_t *o, struct db_agent_reg *g, char **l
         api_json_int(r, o, "memoryMiB", -1, INT64_C(1) << 40, &g->mem_mib) ||
         api_json_int(r, o, "heartbeatMs", 100, 600000, &g->heartbeat_ms) ||
         api_json_str(r, o, "version", g->version, sizeof(g->version), 0) ||
-        api_json_str(r, o, "runtime", g->runtime, sizeof(g->runtime), 0))
+        api_json_str(r, o, "runtime", g->runtime, sizeof(g->runtime), 0) ||
+        api_json_str(r, o, "address", g->address, sizeof(g->address), 0))
         return -1;
+    if (!g->address[0])
+        snprintf(g->address, sizeof(g->address), "%s", mg_get_request_info(r->conn)->remote_addr);
+    if (!valid_address(g->address)) {
+        api_error(r, 400, "Bad request", "field 'address': a host name or an IP address");
+        return -1;
+    }
     if (!valid_node_name(g->name)) {
         api_error(r, 400, "Bad request",
                   "field 'name': letters, digits, '.', '_' and '-', at most 63");
@@ -551,7 +572,8 @@ static json_t *assignment_json(const struct db_assignment *a)
     json_t *grace = json_object_get(spec, "terminationGracePeriodSeconds");
     json_t *o;
 
-    o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:o, s:s, s:s, s:s, s:s, s:o, s:I}", "uid",
+    o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:o, s:s, s:s, s:s, s:s, s:o, s:I, s:s, s:o}",
+                  "uid",
                   a->uid, "workloadId", a->workload_id, "workloadName", a->workload_name,
                   "project", a->project_name, "type", db_type_name(a->type), "podIndex", a->idx,
                   "devices", devices_json(a->devices), "image", a->image, "command",
@@ -560,7 +582,9 @@ static json_t *assignment_json(const struct db_assignment *a)
                   "terminationGracePeriodSeconds",
                   (json_int_t)(json_is_integer(grace) && json_integer_value(grace) >= 0
                                    ? json_integer_value(grace)
-                                   : DEFAULT_GRACE_S));
+                                   : DEFAULT_GRACE_S),
+                  "imagePullPolicy", spec_str(spec, "imagePullPolicy"), "ports",
+                  api_wl_ports(a->spec));
     json_decref(spec);
     return o;
 }
@@ -715,19 +739,24 @@ static const char *time_rule(int type)
            : type == DB_INFERENCE ? NULL : "trainingJobTimeLimitSeconds";
 }
 
-static const char *idle_rule(int type)
+/* The idle-GPU rule of a workload: workspaces have one for preemptible
+ * and one for non-preemptible ones. */
+static const char *idle_rule(int type, int preemptible)
 {
-    return type == DB_WORKSPACE ? "interactiveJobMaxIdleDurationSeconds"
-           : type == DB_INFERENCE ? NULL : "trainingJobMaxIdleDurationSeconds";
+    if (type == DB_WORKSPACE)
+        return preemptible ? "interactiveJobPreemptIdleDurationSeconds"
+                           : "interactiveJobMaxIdleDurationSeconds";
+    return type == DB_INFERENCE ? NULL : "trainingJobMaxIdleDurationSeconds";
 }
 
-/* Is l past its project's time or idle limit? Says which in why. A device
+/* Is l past its time or idle limit? Says which in why. A device
  * counts as idle from its last zero-utilisation streak's start, and never
  * from before the workload started. */
 static int over_limit(const struct db_limited *l, int64_t now, char *why, size_t len)
 {
     json_t *rules = json_loads(l->rules, 0, NULL);
-    int64_t t = rule_s(rules, time_rule(l->type)), i = rule_s(rules, idle_rule(l->type));
+    const char *idle = idle_rule(l->type, l->preemptible);
+    int64_t t = rule_s(rules, time_rule(l->type)), i = rule_s(rules, idle);
     int64_t idle_from = l->idle_since > l->started_ms ? l->idle_since : l->started_ms;
     int over = 0;
 
@@ -738,7 +767,7 @@ static int over_limit(const struct db_limited *l, int64_t now, char *why, size_t
     } else if (i > 0 && l->n_devices > 0 && l->n_idle == l->n_devices &&
                now - idle_from >= i * 1000) {
         snprintf(why, len, "%s: the GPUs of %s were idle for %lld s, the limit is %lld s",
-                 idle_rule(l->type), l->name, (long long)((now - idle_from) / 1000),
+                 idle, l->name, (long long)((now - idle_from) / 1000),
                  (long long)i);
         over = 1;
     }

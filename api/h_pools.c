@@ -497,16 +497,20 @@ static json_t *node_json(struct api_req *r, const void *row)
 {
     const struct db_node *n = row;
 
+    json_t *labels = json_loads(n->labels, 0, NULL);
+
     (void)r;
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:[], s:[], s:{s:s, s:i}, s:o, s:o, s:f, s:f,"
-                     " s:b, s:s}",
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:[], s:[], s:{s:s, s:i, s:I}, s:o, s:o, s:f,"
+                     " s:f, s:b, s:s, s:o, s:s}",
                      "id", n->id, "name", n->name, "clusterUuid", API_CLUSTER_ID, "nodePool",
                      n->pool_name, "status", n->ready ? "Ready" : "NotReady", "conditions",
                      "taints", "gpuInfo", "gpuType", n->gpu_type, "gpuCount", n->n_gpus,
+                     "gpuMemoryMib", (json_int_t)n->gpu_memory_mib,
                      "createdAt", api_time(n->created_at), "updatedAt", api_time(n->updated_at),
                      "allocatedGpus", dev(n->alloc_gpu_milli), "freeGpus",
                      (double)n->n_gpus - dev(n->alloc_gpu_milli), "simulated", n->simulated,
-                     "nodeType", n->node_type);
+                     "nodeType", n->node_type, "labels", labels ? labels : json_object(),
+                     "address", n->address);
 }
 
 static int node_get(const void *row, const char *f, struct api_lv *v)

@@ -9,8 +9,9 @@
  *
  * Invariants:
  *   1. The body is read through an allow-list per level (top, spec,
- *      compute, ...): an unknown field is a 400 naming it. Fields allot
- *      does not act on yet are accepted and echoed back in spec.
+ *      compute, ...): an unknown field is a 400 naming it, and so is a
+ *      known one allot does not act on (wl_spec.c); what is accepted takes
+ *      effect and is echoed back in spec.
  *   2. Submitting needs the workload-write right on the target project
  *      (else 403); reading needs workload-read on the workload's project,
  *      and a workload the caller cannot read is a 404.
@@ -37,200 +38,7 @@ static const char *const top_fields[] = {
     "masterSpecSameAsWorker", "masterSpec", NULL,
 };
 
-static const char *const spec_fields[] = {
-    "image", "imagePullPolicy", "command", "args", "workingDir", "environmentVariables",
-    "compute", "nodePools", "nodeType", "priorityClass", "preemptibility", "backoffLimit",
-    "completions", "parallelism", "restartPolicy", "terminateAfterPreemption",
-    "autoDeletionTimeAfterCompletionSeconds", "terminationGracePeriodSeconds", "category",
-    "labels", "annotations", "tolerations", "nodeAffinityRequired", "podAffinity", "ports",
-    "exposedUrls", "relatedUrls", "security", "storage", "createHomeDir", "stdin", "tty",
-    "probes", "imagePullSecrets", "distributedFramework", "numWorkers", "minReplicas",
-    "maxReplicas", "cleanPodPolicy", "slotsPerWorker", "mpiLauncherCreationPolicy",
-    "sshAuthMountPath", "servingPort", "autoscaling", "servingConfiguration", NULL,
-};
-
-static const char *const compute_fields[] = {
-    "gpuDevicesRequest", "gpuRequestType", "gpuPortionRequest", "gpuPortionLimit",
-    "gpuMemoryRequest", "gpuMemoryLimit", "cpuCoreRequest", "cpuCoreLimit", "cpuMemoryRequest",
-    "cpuMemoryLimit", "largeShmRequest", "extendedResources", NULL,
-};
-
-static const char *const autoscaling_fields[] = {
-    "minReplicas", "maxReplicas", "initialReplicas", "activationReplicas", "metric",
-    "metricThreshold", "metricThresholdPercentage", "scaleToZeroRetentionSeconds",
-    "scaleDownDelaySeconds", "concurrencyHardLimit", NULL,
-};
-
 /* ---- reading a submission ---- */
-
-/* A Kubernetes memory quantity ("500M", "1Gi", "1024") in MiB, rounded up. */
-static int quantity_mib(const char *s, int64_t *out)
-{
-    char *end;
-    double v = strtod(s, &end), mul = 1;
-
-    if (end == s || v < 0)
-        return -1;
-    if (strcmp(end, "") == 0) mul = 1.0 / 1048576.0;
-    else if (strcmp(end, "K") == 0 || strcmp(end, "k") == 0) mul = 1e3 / 1048576.0;
-    else if (strcmp(end, "M") == 0) mul = 1e6 / 1048576.0;
-    else if (strcmp(end, "G") == 0) mul = 1e9 / 1048576.0;
-    else if (strcmp(end, "T") == 0) mul = 1e12 / 1048576.0;
-    else if (strcmp(end, "Ki") == 0) mul = 1.0 / 1024.0;
-    else if (strcmp(end, "Mi") == 0) mul = 1;
-    else if (strcmp(end, "Gi") == 0) mul = 1024;
-    else if (strcmp(end, "Ti") == 0) mul = 1024.0 * 1024.0;
-    else return -1;
-    if (v * mul > 1e12)
-        return -1;
-    *out = (int64_t)ceil(v * mul);
-    return 0;
-}
-
-static int compute_in(struct api_req *r, json_t *c, struct db_workload *w)
-{
-    int64_t devices = -1;
-    double portion = -1, cores = 0;
-    char type[16] = "portion", mem[32] = "";
-
-    if (!c || json_is_null(c))
-        return 0;
-    if (!json_is_object(c) || api_json_allow(r, c, compute_fields, "spec.compute")) {
-        if (!json_is_object(c))
-            api_error(r, 400, "Bad request", "spec.compute must be an object");
-        return -1;
-    }
-    if (api_json_int(r, c, "gpuDevicesRequest", 0, SCHED_MAX_NODE_GPUS, &devices) ||
-        api_json_num(r, c, "gpuPortionRequest", 0, 1, &portion) ||
-        api_json_str(r, c, "gpuRequestType", type, sizeof(type), 0) ||
-        api_json_num(r, c, "cpuCoreRequest", 0, 1e6, &cores) ||
-        api_json_str(r, c, "cpuMemoryRequest", mem, sizeof(mem), 0))
-        return -1;
-    if (strcmp(type, "portion") != 0 || json_object_get(c, "gpuMemoryRequest")) {
-        api_error(r, 400, "Bad request", "only gpuRequestType 'portion' is supported");
-        return -1;
-    }
-    if (portion > 0 && portion < 1 && devices > 1) {
-        api_error(r, 400, "Bad request", "a GPU portion below 1 asks for one device at most");
-        return -1;
-    }
-    if (portion > 0 && portion < 1) {
-        w->gpu_devices = 0;
-        w->gpu_portion = (int64_t)llround(portion * 1000);
-        if (w->gpu_portion < 1)
-            w->gpu_portion = 1;
-        if (w->gpu_portion > 999)
-            w->gpu_portion = 999;
-    } else {
-        w->gpu_devices = devices >= 0 ? (int)devices : portion == 1 ? 1 : 0;
-        w->gpu_portion = 0;
-    }
-    w->cpu_milli = (int64_t)llround(cores * 1000);
-    if (mem[0] && quantity_mib(mem, &w->mem_mib)) {
-        api_error(r, 400, "Bad request", "spec.compute.cpuMemoryRequest is not a quantity");
-        return -1;
-    }
-    return 0;
-}
-
-static int pools_in(struct api_req *r, json_t *a, struct db_workload *w)
-{
-    size_t i, used = 0;
-    struct db_pool p;
-
-    if (!a || json_is_null(a))
-        return 0;
-    if (!json_is_array(a) || json_array_size(a) > 16) {
-        api_error(r, 400, "Bad request", "spec.nodePools must be an array of pool names");
-        return -1;
-    }
-    for (i = 0; i < json_array_size(a); i++) {
-        json_t *v = json_array_get(a, i);
-        size_t n;
-        if (!json_is_string(v) || db_pool_by_name(r->app->db, json_string_value(v), &p)) {
-            api_error(r, 400, "Bad request", "spec.nodePools names no node pool");
-            return -1;
-        }
-        n = strlen(p.name);
-        if (used + n + 2 > sizeof(w->pools)) {
-            api_error(r, 400, "Bad request", "spec.nodePools is too long");
-            return -1;
-        }
-        if (used)
-            w->pools[used++] = ',';
-        memcpy(w->pools + used, p.name, n + 1);
-        used += n;
-    }
-    return 0;
-}
-
-static int priority_in(struct api_req *r, json_t *spec, struct db_workload *w)
-{
-    char pre[32] = "";
-
-    if (api_json_str(r, spec, "priorityClass", w->priority_class, sizeof(w->priority_class), 0) ||
-        api_json_str(r, spec, "preemptibility", pre, sizeof(pre), 0))
-        return -1;
-    if (!w->priority_class[0])
-        snprintf(w->priority_class, sizeof(w->priority_class), "%s",
-                 sched_default_priority_class(w->type));
-    if (sched_priority_class(w->priority_class, &w->priority) != SCHED_OK) {
-        api_error(r, 400, "Bad request", "spec.priorityClass names no priority class");
-        return -1;
-    }
-    if (!pre[0])
-        w->preemptible = sched_default_preemptible(w->priority);
-    else if (strcmp(pre, "preemptible") == 0 || strcmp(pre, "non-preemptible") == 0)
-        w->preemptible = pre[0] == 'p';
-    else {
-        api_error(r, 400, "Bad request", "spec.preemptibility: preemptible or non-preemptible");
-        return -1;
-    }
-    return 0;
-}
-
-/* How many pods, and the gang minimum, by type. */
-static int pods_in(struct api_req *r, json_t *spec, json_t *top, struct db_workload *w)
-{
-    int64_t n = 1, min = -1, workers = 1;
-    json_t *as = json_object_get(spec, "autoscaling");
-
-    switch (w->type) {
-    case DB_TRAINING:
-        if (api_json_int(r, spec, "parallelism", 1, 1024, &n))
-            return -1;
-        break;
-    case DB_DISTRIBUTED:
-        if (api_json_int(r, spec, "numWorkers", 1, 1024, &workers) ||
-            api_json_int(r, spec, "minReplicas", 1, 1025, &min))
-            return -1;
-        n = workers + (json_is_false(json_object_get(top, "masterSpecSameAsWorker")) &&
-                               !json_object_get(top, "masterSpec") ? 0 : 1);
-        break;
-    case DB_INFERENCE:
-        if (as && !json_is_null(as)) {
-            if (!json_is_object(as)) {
-                api_error(r, 400, "Bad request", "field 'spec.autoscaling' must be an object");
-                return -1;
-            }
-            if (api_json_allow(r, as, autoscaling_fields, "spec.autoscaling") ||
-                api_json_int(r, as, "minReplicas", 0, 1024, &min) ||
-                api_json_int(r, as, "initialReplicas", 0, 1024, &n))
-                return -1;
-            if (min > n)
-                n = min;
-            if (n < 1)
-                n = 1;
-            min = min < 1 ? 1 : min;
-        }
-        break;
-    default:
-        break;
-    }
-    w->n_pods = (int)n;
-    w->min_pods = min >= 1 && min <= n ? (int)min : (int)n;
-    return 0;
-}
 
 static int name_in(struct api_req *r, json_t *o, struct db_workload *w)
 {
@@ -260,11 +68,9 @@ static int name_in(struct api_req *r, json_t *o, struct db_workload *w)
 }
 
 /* Finds the target project and checks the right to submit there. */
-static int project_in(struct api_req *r, json_t *o, struct db_workload *w, char *node_types,
-                      size_t len)
+static int project_in(struct api_req *r, json_t *o, struct db_workload *w, struct api_project *q)
 {
     char pid[DB_ID_LEN + 8] = "", cid[64] = "";
-    struct api_project q;
     int rc;
 
     if (api_json_str(r, o, "projectId", pid, sizeof(pid), 1) ||
@@ -274,14 +80,13 @@ static int project_in(struct api_req *r, json_t *o, struct db_workload *w, char 
         api_error(r, 400, "Bad request", "clusterId names no cluster");
         return -1;
     }
-    rc = api_project_lookup(r->app, pid, &q);
-    if (rc == DB_OK && api_can(&r->who, API_WL_WRITE, q.id, q.parent_id)) {
-        w->project_seq = q.seq;
-        snprintf(w->project_id, sizeof(w->project_id), "%s", q.id);
-        snprintf(w->project_name, sizeof(w->project_name), "%s", q.name);
-        snprintf(w->department_id, sizeof(w->department_id), "%s", q.parent_id);
-        snprintf(w->department_name, sizeof(w->department_name), "%s", q.parent_name);
-        snprintf(node_types, len, "%s", q.node_types);
+    rc = api_project_lookup(r->app, pid, q);
+    if (rc == DB_OK && api_can(&r->who, API_WL_WRITE, q->id, q->parent_id)) {
+        w->project_seq = q->seq;
+        snprintf(w->project_id, sizeof(w->project_id), "%s", q->id);
+        snprintf(w->project_name, sizeof(w->project_name), "%s", q->name);
+        snprintf(w->department_id, sizeof(w->department_id), "%s", q->parent_id);
+        snprintf(w->department_name, sizeof(w->department_name), "%s", q->parent_name);
         return 0;
     }
     if (rc == DB_OK)
@@ -291,33 +96,6 @@ static int project_in(struct api_req *r, json_t *o, struct db_workload *w, char 
     else
         api_db_error(r, rc, "cannot read the project");
     return -1;
-}
-
-static int spec_in(struct api_req *r, json_t *o, struct db_workload *w)
-{
-    json_t *spec = json_object_get(o, "spec");
-
-    if (!spec || json_is_null(spec)) {
-        api_error(r, 400, "Bad request", "field 'spec' is required");
-        return -1;
-    }
-    if (!json_is_object(spec)) {
-        api_error(r, 400, "Bad request", "field 'spec' must be an object");
-        return -1;
-    }
-    if (api_json_allow(r, spec, spec_fields, "spec") ||
-        api_json_str(r, spec, "image", w->image, sizeof(w->image), 0) ||
-        api_json_str(r, spec, "nodeType", w->node_type, sizeof(w->node_type), 0) ||
-        compute_in(r, json_object_get(spec, "compute"), w) ||
-        pools_in(r, json_object_get(spec, "nodePools"), w) || priority_in(r, spec, w) ||
-        pods_in(r, spec, o, w))
-        return -1;
-    w->spec = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
-    if (!w->spec) {
-        api_error(r, 500, "Internal error", "out of memory");
-        return -1;
-    }
-    return 0;
 }
 
 /* The typed view (Training1, Workspace1, ...): what create and the typed
@@ -340,44 +118,15 @@ static void typed_write(struct jw *j, const struct db_workload *w)
     jw_close(j, '}');
 }
 
-/* The project's node types (nodeTypes.training for trainings and
- * distributed, .workspace for workspaces): a workload without a nodeType
- * gets the first; one with another type is refused. */
-static int node_type_in(struct api_req *r, const char *node_types, struct db_workload *w)
-{
-    json_t *o = node_types[0] ? json_loads(node_types, 0, NULL) : NULL;
-    json_t *a = json_object_get(o, w->type == DB_WORKSPACE ? "workspace" : "training");
-    size_t i;
-    int rc = 0;
-
-    if (w->type == DB_INFERENCE || !json_is_array(a) || json_array_size(a) == 0)
-        goto out;
-    if (!w->node_type[0]) {
-        snprintf(w->node_type, sizeof(w->node_type), "%s",
-                 json_string_value(json_array_get(a, 0)) ? json_string_value(json_array_get(a, 0))
-                                                         : "");
-        goto out;
-    }
-    for (i = 0; i < json_array_size(a); i++)
-        if (json_is_string(json_array_get(a, i)) &&
-            strcmp(json_string_value(json_array_get(a, i)), w->node_type) == 0)
-            goto out;
-    api_error(r, 400, "Bad request", "spec.nodeType is not one of the project's node types");
-    rc = -1;
-out:
-    json_decref(o);
-    return rc;
-}
-
 static void create(struct api_req *r, int type)
 {
-    char node_types[1024] = "";
     struct db_workload *w = calloc(1, sizeof(*w));
+    struct api_project *project = calloc(1, sizeof(*project));
     struct jw j = {0};
     json_t *o = NULL;
     int rc;
 
-    if (!w) {
+    if (!w || !project) {
         api_error(r, 500, "Internal error", "out of memory");
         return;
     }
@@ -385,8 +134,7 @@ static void create(struct api_req *r, int type)
     snprintf(w->created_by, sizeof(w->created_by), "%s", r->who.user.login);
     o = api_body_object(r);
     if (!o || api_json_allow(r, o, top_fields, NULL) || name_in(r, o, w) ||
-        project_in(r, o, w, node_types, sizeof(node_types)) || spec_in(r, o, w) ||
-        node_type_in(r, node_types, w))
+        project_in(r, o, w, project) || api_wl_spec_in(r, o, project, w))
         goto out;
     rc = db_workload_insert(r->app->db, w);
     if (rc != DB_OK) {
@@ -400,6 +148,7 @@ static void create(struct api_req *r, int type)
     jw_reply(r, 202, &j);
 out:
     json_decref(o);
+    free(project);
     db_workloads_free(w, 1);
 }
 
@@ -464,16 +213,30 @@ static void pools_write(struct jw *j, const char *key, const char *pools)
     jw_close(j, ']');
 }
 
+/* What the workload asks for `pods` pods: GPUs (whole devices, or a
+ * portion of each shared device) or, for a GPU-memory request, memory of
+ * each device (its GPU share depends on the device it gets). */
 static void requested_write(struct jw *j, const char *key, const struct db_workload *w, int pods)
 {
-    int64_t gpu = w->gpu_portion ? w->gpu_portion : (int64_t)w->gpu_devices * 1000;
+    int shared = w->gpu_portion > 0 || w->gpu_memory_mib > 0;
+    int devices = shared && w->gpu_devices < 1 ? 1 : w->gpu_devices;
+    int64_t gpu = w->gpu_portion > 0 ? devices * w->gpu_portion : (int64_t)devices * 1000;
+    char mem[32];
 
     jw_key(j, key);
     jw_open(j, '{');
-    jw_str(j, "gpuRequestType", "portion");
+    jw_str(j, "gpuRequestType", w->gpu_memory_mib > 0 ? "memory" : "portion");
     jw_key(j, "gpu");
     jw_open(j, '{');
-    jw_milli(j, "request", gpu * pods);
+    if (w->gpu_memory_mib > 0)
+        jw_null(j, "request");
+    else
+        jw_milli(j, "request", gpu * pods);
+    jw_close(j, '}');
+    jw_key(j, "gpuMemory");
+    jw_open(j, '{');
+    snprintf(mem, sizeof(mem), "%lldMi", (long long)(w->gpu_memory_mib * devices * pods));
+    jw_str(j, "request", w->gpu_memory_mib > 0 ? mem : "");
     jw_close(j, '}');
     jw_key(j, "cpu");
     jw_open(j, '{');
@@ -481,12 +244,14 @@ static void requested_write(struct jw *j, const char *key, const struct db_workl
     jw_close(j, '}');
     jw_key(j, "cpuMemory");
     jw_open(j, '{');
-    jw_str(j, "request", "");
+    snprintf(mem, sizeof(mem), "%lldMi", (long long)(w->mem_mib * pods));
+    jw_str(j, "request", w->mem_mib > 0 ? mem : "");
     jw_close(j, '}');
     jw_close(j, '}');
 }
 
-/* The generic view (GET /api/v1/workloads and /{id}). */
+/* The generic view (GET /api/v1/workloads and /{id}), left open for what
+ * the caller adds. */
 static void generic_write(struct jw *j, const struct db_workload *w)
 {
     char ns[DB_NAME_LEN + 8], mem[32];
@@ -543,6 +308,12 @@ static void generic_write(struct jw *j, const struct db_workload *w)
     jw_key(j, "allocatedResources");
     jw_open(j, '{');
     jw_milli(j, "gpu", w->alloc_gpu_milli);
+    if (w->gpu_memory_mib > 0) {
+        char gmem[32];
+        snprintf(gmem, sizeof(gmem), "%lldMi", (long long)w->gpu_memory_mib *
+                 (w->gpu_devices > 0 ? w->gpu_devices : 1) * w->running_pods);
+        jw_str(j, "gpuMemory", gmem);
+    }
     jw_milli(j, "cpu", w->cpu_milli * w->running_pods);
     jw_str(j, "cpuMemory", mem);
     jw_close(j, '}');
@@ -558,6 +329,47 @@ static void generic_write(struct jw *j, const struct db_workload *w)
     jw_bool(j, "suspend", w->type != DB_INFERENCE);
     jw_close(j, '}');
     jw_json(j, "spec", w->spec, "{}");
+}
+
+/* urls: where the pods' ports are reached, "http://ADDRESS:PORT" for each
+ * port of each pod on an agent's node (simulated nodes run nothing). */
+static json_t *urls_json(const struct db_workload *w, const struct db_pod *pods, int n)
+{
+    json_t *ports = api_wl_ports(w->spec), *urls = json_array(), *p;
+    char url[128];
+    size_t k;
+    int i;
+
+    for (i = 0; i < n; i++)
+        json_array_foreach(ports, k, p) {
+            if (pods[i].simulated || !pods[i].address[0])
+                continue;
+            snprintf(url, sizeof(url), strchr(pods[i].address, ':') ? "http://[%s]:%lld"
+                                                                     : "http://%s:%lld",
+                     pods[i].address, (long long)json_integer_value(json_object_get(p, "host")));
+            json_array_append_new(urls, json_string(url));
+        }
+    json_decref(ports);
+    return urls;
+}
+
+/* One workload: the generic view, and its pods' urls. */
+static void generic_one_write(struct api_req *r, struct jw *j, const struct db_workload *w)
+{
+    struct db_pod *pods = NULL;
+    json_t *urls;
+    char *text;
+    int n = 0;
+
+    generic_write(j, w);
+    if (db_pod_list(r->app->db, w->seq, &pods, &n) == DB_OK) {
+        urls = urls_json(w, pods, n);
+        text = json_dumps(urls, JSON_COMPACT);
+        jw_json(j, "urls", text, "[]");
+        free(text);
+        json_decref(urls);
+    }
+    free(pods);
     jw_close(j, '}');
 }
 
@@ -641,8 +453,10 @@ void api_h_wl_list(struct api_req *r)
     jw_open(&j, '{');
     jw_key(&j, "workloads");
     jw_open(&j, '[');
-    for (i = 0; i < n && i < q.limit; i++)
+    for (i = 0; i < n && i < q.limit; i++) {
         generic_write(&j, &ws[i]);
+        jw_close(&j, '}');
+    }
     jw_close(&j, ']');
     if (n > q.limit)
         jw_int(&j, "next", (int64_t)q.offset + q.limit);
@@ -718,7 +532,7 @@ void api_h_wl_get(struct api_req *r)
         if (path_type(r->path) >= 0)
             typed_write(&j, &w);
         else
-            generic_write(&j, &w);
+            generic_one_write(r, &j, &w);
         jw_reply(r, 200, &j);
     }
     db_workload_clear(&w);
@@ -919,7 +733,9 @@ static json_t *pod_json(const struct db_workload *w, int idx, const struct db_po
 {
     char id[DB_ID_LEN + 16], name[DB_NAME_LEN + 16];
     json_t *devs = json_array();
-    double gpu = w->gpu_portion ? dev(w->gpu_portion) : (double)w->gpu_devices;
+    int shared = w->gpu_portion > 0 || w->gpu_memory_mib > 0;
+    int n_dev = shared && w->gpu_devices < 1 ? 1 : w->gpu_devices;
+    double gpu = w->gpu_portion ? dev(w->gpu_portion * n_dev) : (double)n_dev;
     int d;
 
     snprintf(id, sizeof(id), "%s-%d", w->id, idx);
@@ -937,7 +753,7 @@ static json_t *pod_json(const struct db_workload *w, int idx, const struct db_po
                      "priorityClassName", w->priority_class, "createdAt",
                      api_time(w->created_at), "containers", "name", w->name, "image", w->image,
                      "requestedResources", "gpu", gpu, "allocatedResources", "gpu",
-                     p ? gpu : 0.0, "gpuDevices", devs);
+                     p ? dev(p->gpu_milli) : 0.0, "gpuDevices", devs);
 }
 
 void api_h_wl_pods(struct api_req *r)

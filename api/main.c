@@ -106,6 +106,28 @@ static int bootstrap_admin(struct db *db)
     return rc;
 }
 
+/* A simulated node's labels: its node type and its pool's label. */
+static int sim_labels(const struct db_pool *pool, const struct api_sim_spec *sp, char *out,
+                      size_t len)
+{
+    json_t *o = json_object();
+    char *text;
+    int rc = -1;
+
+    if (o && sp->node_type[0])
+        json_object_set_new(o, "node-type", json_string(sp->node_type));
+    if (o && pool->label_key[0])
+        json_object_set_new(o, pool->label_key, json_string(pool->label_value));
+    text = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    if (text && strlen(text) < len) {
+        memcpy(out, text, strlen(text) + 1);
+        rc = 0;
+    }
+    free(text);
+    json_decref(o);
+    return rc;
+}
+
 /* The simulated machines of one --simulate-nodes spec, in one transaction. */
 static int simulate_spec(struct db *db, const struct api_sim_spec *sp, int *counter)
 {
@@ -133,8 +155,15 @@ static int simulate_spec(struct db *db, const struct api_sim_spec *sp, int *coun
         n->mem_mib = -1;
         n->ready = 1;
         n->simulated = 1;
+        n->gpu_memory_mib = sp->gpu_memory_mib;
+        n->pool_pinned = strcmp(sp->pool, "default") != 0;
+        if (sim_labels(&pool, sp, n->labels, sizeof(n->labels)) != 0) {
+            rc = DB_ENOMEM;
+            goto out;
+        }
     }
     rc = db_node_upsert_many(db, nodes, sp->machines);
+out:
     free(nodes);
     return rc;
 }

@@ -56,7 +56,35 @@ static unsigned slot_of(const char *id)
     return h % PJ_SLOTS;
 }
 
-/* Reads the project and its effective node types from the database. */
+/* Effective scheduling rules: per rule the stricter (smaller) of the
+ * project's and its department's, as a department's rule can only be
+ * tightened by its projects. */
+static void merge_rules(const char *own, const char *dept, char *out, size_t len)
+{
+    json_t *a = own[0] ? json_loads(own, 0, NULL) : NULL;
+    json_t *b = dept[0] ? json_loads(dept, 0, NULL) : NULL, *v, *mine;
+    const char *key;
+    char *text;
+
+    out[0] = 0;
+    if (!a)
+        a = json_object();
+    json_object_foreach(b, key, v) {
+        mine = json_object_get(a, key);
+        if (json_is_integer(v) && json_integer_value(v) > 0 &&
+            (!json_is_integer(mine) || json_integer_value(mine) <= 0 ||
+             json_integer_value(v) < json_integer_value(mine)))
+            json_object_set(a, key, v);
+    }
+    text = a && json_object_size(a) ? json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    if (text && strlen(text) < len)
+        memcpy(out, text, strlen(text) + 1);
+    free(text);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* Reads the project, its effective node types and rules from the database. */
 static int load(struct db *db, const char *id, struct api_project *out)
 {
     struct db_queue *q = calloc(1, sizeof(*q));
@@ -75,8 +103,12 @@ static int load(struct db *db, const char *id, struct api_project *out)
         memcpy(out->parent_id, q->parent_id, sizeof(out->parent_id));
         memcpy(out->parent_name, q->parent_name, sizeof(out->parent_name));
         memcpy(out->node_types, q->node_types, sizeof(out->node_types));
-        if (!out->node_types[0] && db_queue_get(db, out->parent_id, q) == DB_OK)
-            memcpy(out->node_types, q->node_types, sizeof(out->node_types));
+        memcpy(out->rules, q->scheduling_rules, sizeof(out->rules));
+        if (db_queue_get(db, out->parent_id, q) == DB_OK) {
+            if (!out->node_types[0])
+                memcpy(out->node_types, q->node_types, sizeof(out->node_types));
+            merge_rules(out->rules, q->scheduling_rules, out->rules, sizeof(out->rules));
+        }
     }
     free(q);
     return rc;

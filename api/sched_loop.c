@@ -11,8 +11,11 @@
  *   Step 3: apply every decision in order with sched_apply_decision() to
  *           the model's workloads, then the stale-gang times;
  *   Step 4: turn every workload that changed (pods, phase, pending reason
- *           or message, stale time) into a db_wl_update, plus events, and
- *           write them all with db_cycle_apply() in one savepoint;
+ *           or message, stale time) into a db_wl_update, plus events (an
+ *           elastic workload that lost pods above its minimum and still
+ *           runs gets one Shrunk event naming the pods and GPUs taken, not
+ *           an eviction), and write them all with db_cycle_apply() in one
+ *           savepoint;
  *   Step 5: publish fair shares and counters for the API;
  *   Step 6: every sample period, record per queue and pool what is
  *           allocated and deserved, and reload the usage history of
@@ -150,6 +153,15 @@ static size_t pool_add(struct strpool *p, const char *s)
     return at;
 }
 
+/* What one cycle took from a workload pod by pod (elastic pods above its
+ * minimum): told once, after every decision is applied. */
+struct shrink {
+    int pods;
+    int whole;                           /* evicted whole too: that event tells it */
+    int64_t gpu_milli;
+    const struct sched_decision *last;   /* the action and for whom */
+};
+
 struct persist {
     struct db_wl_update *ups;
     struct db_wl_event *evs;
@@ -158,6 +170,7 @@ struct persist {
     int *up_wl;                 /* the model index of each update */
     int *pend;                  /* [n]: index into result.pending, or -1 */
     unsigned char *touched;     /* [n] */
+    struct shrink *shrunk;      /* [n]: pods an elastic workload lost one by one */
     struct strpool msgs;
     int64_t evictions[3];
     int n_ups, n_evs, cap_evs;
@@ -174,6 +187,7 @@ static void persist_free(struct persist *p)
     free(p->up_wl);
     free(p->pend);
     free(p->touched);
+    free(p->shrunk);
     free(p->msgs.buf);
 }
 
@@ -217,24 +231,62 @@ static void add_event(struct persist *p, int64_t seq, const char *type, const ch
     p->ev_msg[p->n_evs++] = at;
 }
 
+/* " to make room for B of PROJECT", or "" */
+static void for_whom(const struct sched_model *m, const struct sched_decision *d, char *buf,
+                     size_t len)
+{
+    buf[0] = 0;
+    if (d->by_workload >= 0)
+        snprintf(buf, len, " to make room for %s of %s", m->wls[d->by_workload].name,
+                 m->queues[m->wls[d->by_workload].queue].name);
+}
+
+static void eviction_event(struct api_sched *sc, struct persist *p,
+                           const struct sched_decision *d)
+{
+    const struct sched_model *m = &sc->m;
+    char msg[DB_MSG_LEN], whom[DB_NAME_LEN * 2 + 32];
+    int e = eviction_index(d->action);
+
+    for_whom(m, d, whom, sizeof(whom));
+    snprintf(msg, sizeof(msg), "%s was evicted by %s%s; it goes back to Pending",
+             m->wls[d->workload].name, sched_action_name(d->action), whom);
+    p->evictions[e]++;
+    add_event(p, m->meta[d->workload].seq, "Warning", api_eviction_reasons[e], msg);
+}
+
+/* An elastic workload that lost pods above its minimum and still runs. */
+static void shrink_event(struct api_sched *sc, struct persist *p, int wi)
+{
+    const struct sched_model *m = &sc->m;
+    const struct sched_workload *w = &m->wls[wi];
+    const struct shrink *s = &p->shrunk[wi];
+    char msg[DB_MSG_LEN], whom[DB_NAME_LEN * 2 + 32], gpus[32];
+    int k, running = 0, e = eviction_index(s->last->action);
+
+    for (k = 0; k < w->n_pods; k++)
+        running += w->pods[k].node >= 0;
+    for_whom(m, s->last, whom, sizeof(whom));
+    snprintf(gpus, sizeof(gpus), "%.2f", (double)s->gpu_milli / 1000.0);
+    snprintf(msg, sizeof(msg), "%s was shrunk by %s%s: %d pod%s and %s GPU%s taken; it keeps "
+             "running with %d of its %d pods", w->name, sched_action_name(s->last->action),
+             whom, s->pods, s->pods == 1 ? "" : "s", gpus, s->gpu_milli == 1000 ? "" : "s",
+             running, w->n_pods);
+    p->evictions[e]++;
+    add_event(p, m->meta[wi].seq, "Warning", "Shrunk", msg);
+}
+
 static void decision_event(struct api_sched *sc, struct persist *p, const struct sched_decision *d)
 {
     const struct sched_model *m = &sc->m;
     const struct sched_workload *w = &m->wls[d->workload];
-    const char *by = d->by_workload >= 0 ? m->wls[d->by_workload].name : NULL;
-    const char *by_q = d->by_workload >= 0 ? m->queues[m->wls[d->by_workload].queue].name : "";
     char msg[DB_MSG_LEN];
-    int e;
 
     if (d->kind == SCHED_BIND)
         return;
     if (d->kind == SCHED_EVICT) {
-        snprintf(msg, sizeof(msg), "%s was evicted by %s%s%s%s%s; it goes back to Pending",
-                 w->name, sched_action_name(d->action), by ? " to make room for " : "",
-                 by ? by : "", by ? " of " : "", by ? by_q : "");
-        e = eviction_index(d->action);
-        p->evictions[e]++;
-        add_event(p, m->meta[d->workload].seq, "Warning", api_eviction_reasons[e], msg);
+        if (d->pod < 0)
+            eviction_event(sc, p, d);
         return;
     }
     snprintf(msg, sizeof(msg), "pod %d of %s moved to %s by %s", d->pod, w->name,
@@ -324,7 +376,9 @@ static int persist_alloc(struct persist *p, int n, int n_pods)
     p->pods = calloc((size_t)n_pods + 1, sizeof(*p->pods));
     p->pend = malloc(sizeof(*p->pend) * ((size_t)n + 1));
     p->touched = calloc((size_t)n + 1, 1);
-    return p->ups && p->up_msg && p->up_wl && p->pods && p->pend && p->touched ? 0 : -1;
+    p->shrunk = calloc((size_t)n + 1, sizeof(*p->shrunk));
+    return p->ups && p->up_msg && p->up_wl && p->pods && p->pend && p->touched && p->shrunk
+               ? 0 : -1;
 }
 
 static void add_update(struct api_sched *sc, struct persist *p, int wi, const char *reason,
@@ -366,11 +420,31 @@ static void collect(struct api_sched *sc, struct persist *p, const struct sched_
 
     for (i = 0; i < res->n_decisions; i++) {
         const struct sched_decision *d = &res->decisions[i];
+        int node = d->kind == SCHED_EVICT && d->pod >= 0 && d->workload < m->n &&
+                           d->pod < m->wls[d->workload].n_pods
+                       ? m->wls[d->workload].pods[d->pod].node : -1;
         if (sched_apply_decision(m->wls, m->n, d, now_ms) != SCHED_OK)
             continue;
         p->touched[d->workload] = 1;
         decision_event(sc, p, d);
+        if (d->kind == SCHED_EVICT && d->pod < 0)
+            p->shrunk[d->workload].whole = 1;
+        if (node >= 0) {
+            struct shrink *s = &p->shrunk[d->workload];
+            s->pods++;
+            s->gpu_milli += sched_pod_gpu(&m->wls[d->workload], &m->nodes[node]);
+            s->last = d;
+        }
     }
+    /* pods taken one by one: a workload left below its minimum went back
+     * to Pending (an eviction); one still running was shrunk */
+    for (i = 0; i < m->n; i++)
+        if (p->shrunk[i].pods > 0 && !p->shrunk[i].whole) {
+            if (m->wls[i].phase == SCHED_RUNNING)
+                shrink_event(sc, p, i);
+            else
+                eviction_event(sc, p, p->shrunk[i].last);
+        }
     for (i = 0; i < m->n; i++)
         p->pend[i] = -1;
     for (i = 0; i < res->n_pending; i++)
@@ -523,12 +597,12 @@ static void allocation(const struct sched_model *m, int64_t *alloc)
 
     for (i = 0; i < m->n; i++) {
         const struct sched_workload *w = &m->wls[i];
-        int64_t per[3] = {(int64_t)w->gpu_devices * SCHED_MILLI + w->gpu_portion, w->cpu_milli,
-                          w->mem_mib};
+        int64_t per[3] = {0, w->cpu_milli, w->mem_mib};
         for (k = 0; k < w->n_pods; k++) {
             int node = w->pods[k].node;
             if (node < 0)
                 continue;
+            per[0] = sched_pod_gpu(w, &m->nodes[node]);
             for (q = w->queue; q >= 0; q = m->queues[q].parent)
                 for (r = 0; r < 3; r++)
                     alloc[((size_t)q * (size_t)m->n_pools + (size_t)m->nodes[node].pool) * 3 +

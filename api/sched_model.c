@@ -24,6 +24,7 @@
  */
 #include "sched_model.h"
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,7 +125,40 @@ static void topo_pools_nodes(struct sched_model *m)
         m->nodes[i].cpu_milli = n->cpu_milli;
         m->nodes[i].mem_mib = n->mem_mib;
         m->nodes[i].node_type = n->node_type[0] ? n->node_type : NULL;
+        m->nodes[i].gpu_memory_mib = n->gpu_memory_mib;
     }
+}
+
+/* Every node's labels (a JSON object per node) as the core's pairs. */
+static int topo_labels(struct sched_model *m)
+{
+    const struct db_snapshot *t = m->topo;
+    size_t total = 0, used = 0;
+    const char *key;
+    json_t *v;
+    int i;
+
+    m->label_docs = calloc((size_t)t->n_nodes + 1, sizeof(*m->label_docs));
+    if (!m->label_docs)
+        return DB_ENOMEM;
+    for (i = 0; i < t->n_nodes; i++) {
+        m->label_docs[i] = json_loads(t->nodes[i].labels, 0, NULL);
+        total += json_object_size(m->label_docs[i]);
+    }
+    m->labels = calloc(total + 1, sizeof(*m->labels));
+    if (!m->labels)
+        return DB_ENOMEM;
+    for (i = 0; i < t->n_nodes; i++) {
+        m->nodes[i].labels = &m->labels[used];
+        json_object_foreach(m->label_docs[i], key, v) {
+            if (!json_is_string(v))
+                continue;
+            m->labels[used].key = key;
+            m->labels[used++].value = json_string_value(v);
+            m->nodes[i].n_labels++;
+        }
+    }
+    return DB_OK;
 }
 
 /* A queue's quota triples, pool-major. Whatever it does not set (a pool
@@ -179,6 +213,14 @@ static void topo_queue(struct sched_model *m, int qi)
 
 static void topo_free(struct sched_model *m)
 {
+    int i;
+
+    for (i = 0; m->label_docs && i < m->n_nodes; i++)
+        json_decref(m->label_docs[i]);
+    free(m->label_docs);
+    free(m->labels);
+    m->label_docs = NULL;
+    m->labels = NULL;
     db_snapshot_free(m->topo);
     free(m->pools);
     free(m->nodes);
@@ -217,13 +259,18 @@ static int topo_build(struct sched_model *m)
     topo_pools_nodes(m);
     for (i = 0; i < t->n_queues; i++)
         topo_queue(m, i);
-    return DB_OK;
+    return topo_labels(m);
 }
 
 /* ---- workloads ---- */
 
 static void wl_free(struct sched_workload *w, struct sm_meta *mt)
 {
+    free(mt->node_types);
+    json_decref(mt->affinity_doc);
+    free(mt->terms);
+    free(mt->matches);
+    free(mt->values);
     free(mt->strs);
     free(w->pods);
     free((void *)w->pools);
@@ -272,6 +319,81 @@ static const char *strs_pools(const struct sm_meta *mt)
     return mt->strs + strlen(mt->strs) + 1;
 }
 
+/* The node types of a row ("a100,h100" in strs, split in place): any of
+ * them, the first preferred. */
+static int wl_node_types(struct sched_workload *w, struct sm_meta *mt, char *list)
+{
+    int n = 1, k = 0;
+    char *p, *next;
+
+    if (!list[0])
+        return DB_OK;
+    for (p = list; *p; p++)
+        n += *p == ',';
+    mt->node_types = calloc((size_t)n, sizeof(char *));
+    if (!mt->node_types)
+        return DB_ENOMEM;
+    for (p = list; p; p = next) {
+        next = strchr(p, ',');
+        mt->node_types[k++] = p;
+        if (next)
+            *next++ = 0;
+    }
+    w->node_types = mt->node_types;
+    w->n_node_types = k;
+    return DB_OK;
+}
+
+static const char *const match_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+
+static int match_op(const char *s)
+{
+    int op;
+
+    for (op = 0; op < 6 && !(s && strcmp(s, match_ops[op]) == 0); op++)
+        ;
+    return op;
+}
+
+/* A row's required node affinity (nodeSelectorTerms JSON, checked when it
+ * was submitted) as the core's terms; the strings stay in affinity_doc. */
+static int wl_affinity(struct sched_workload *w, struct sm_meta *mt, const char *text)
+{
+    json_t *terms, *t, *e, *v;
+    size_t i, k, j, n_m = 0, n_v = 0, used_m = 0, used_v = 0;
+
+    if (!text[0])
+        return DB_OK;
+    mt->affinity_doc = json_loads(text, 0, NULL);
+    terms = json_object_get(mt->affinity_doc, "nodeSelectorTerms");
+    json_array_foreach(terms, i, t)
+        json_array_foreach(json_object_get(t, "matchExpressions"), k, e) {
+            n_m++;
+            n_v += json_array_size(json_object_get(e, "values"));
+        }
+    mt->terms = calloc(json_array_size(terms) + 1, sizeof(*mt->terms));
+    mt->matches = calloc(n_m + 1, sizeof(*mt->matches));
+    mt->values = calloc(n_v + 1, sizeof(*mt->values));
+    if (!mt->affinity_doc || !mt->terms || !mt->matches || !mt->values)
+        return DB_ENOMEM;
+    json_array_foreach(terms, i, t) {
+        mt->terms[i].matches = &mt->matches[used_m];
+        json_array_foreach(json_object_get(t, "matchExpressions"), k, e) {
+            struct sched_match *m = &mt->matches[used_m++];
+            m->key = json_string_value(json_object_get(e, "key"));
+            m->op = match_op(json_string_value(json_object_get(e, "operator")));
+            m->values = &mt->values[used_v];
+            json_array_foreach(json_object_get(e, "values"), j, v)
+                mt->values[used_v + (size_t)m->n_values++] = json_string_value(v);
+            used_v += (size_t)m->n_values;
+            mt->terms[i].n_matches++;
+        }
+    }
+    w->affinity = mt->terms;
+    w->n_affinity = (int)json_array_size(terms);
+    return DB_OK;
+}
+
 /* Fills entry (w, mt) from a row; DB_EINVAL if its project is unknown.
  * On failure the entry is left empty. */
 static int wl_set(const struct sched_model *m, struct sched_workload *w, struct sm_meta *mt,
@@ -298,7 +420,9 @@ static int wl_set(const struct sched_model *m, struct sched_workload *w, struct 
     mt->msg_hash = sm_hash(r->phase_message);
     mt->said.reason = -1; /* render the message once to compare with the disk */
     w->name = mt->strs;
-    w->node_type = pools[strlen(pools) + 1] ? pools + strlen(pools) + 1 : NULL;
+    if (wl_node_types(w, mt, (char *)pools + strlen(pools) + 1) != DB_OK ||
+        wl_affinity(w, mt, r->affinity) != DB_OK)
+        goto out_free;
     w->queue = q;
     w->type = r->type;
     w->priority = r->priority;
@@ -312,6 +436,7 @@ static int wl_set(const struct sched_model *m, struct sched_workload *w, struct 
     w->gpu_portion = r->gpu_portion;
     w->cpu_milli = r->cpu_milli;
     w->mem_mib = r->mem_mib;
+    w->gpu_memory_mib = r->gpu_memory_mib;
     w->queued_seq = r->queued_seq;
     w->started_ms = r->started_ms ? r->started_ms : SCHED_NO_TIME;
     w->stale_since_ms = r->stale_since_ms ? r->stale_since_ms : SCHED_NO_TIME;

@@ -20,13 +20,22 @@ struct sm_meta {
     uint64_t msg_hash;           /* hash of the phaseMessage last written */
     struct sched_pending said;   /* the numbers it was made from (reason -1: unknown) */
     int initializing;            /* phase Initializing: placed, an agent has yet to start a pod */
-    char *strs;                  /* name, pools, node type: one malloc'd block */
+    char *strs;                  /* name, pools, node types: one malloc'd block */
+    /* node types and required affinity in the core's types; the strings
+     * live in strs and affinity_doc */
+    const char **node_types;
+    struct json_t *affinity_doc;
+    struct sched_term *terms;
+    struct sched_match *matches;
+    const char **values;
 };
 
 struct sched_model {
     struct db_snapshot *topo;    /* the rows behind pools, nodes, queues */
     struct sched_pool *pools;
     struct sched_node *nodes;
+    struct sched_label *labels;  /* every node's labels, one block; strings in label_docs */
+    struct json_t **label_docs;  /* [n_nodes] */
     struct sched_queue *queues;
     struct sched_quota *quotas;  /* [n_queues * n_pools * SCHED_NRES] */
     int *queue_pools;            /* [n_queues * n_pools]: default pools */

@@ -25,7 +25,7 @@
 enum {
     O_IMAGE = 1, O_GPUS, O_PORTION, O_CPU, O_MEMORY, O_PROJECT, O_COMMAND, O_ENV, O_POOLS,
     O_NODE_TYPE, O_PRIORITY, O_PREEMPTIBILITY, O_WORKDIR, O_PREFIX, O_PARALLELISM, O_WORKERS,
-    O_FRAMEWORK, O_NO_MASTER, O_MIN_REPLICAS, O_MAX_REPLICAS, O_JSON,
+    O_FRAMEWORK, O_NO_MASTER, O_MIN_REPLICAS, O_MAX_REPLICAS, O_JSON, O_GPU_MEMORY,
 };
 
 static const struct opt_spec submit_opts[] = {
@@ -33,6 +33,8 @@ static const struct opt_spec submit_opts[] = {
     {"gpu-devices-request", 'g', OPT_VALUE, O_GPUS},
     {"gpu-portion-request", 0, OPT_VALUE, O_PORTION},
     {"gpu-portion", 0, OPT_VALUE, O_PORTION},
+    {"gpu-memory-request", 0, OPT_VALUE, O_GPU_MEMORY},
+    {"gpu-memory", 0, OPT_VALUE, O_GPU_MEMORY},
     {"cpu-core-request", 0, OPT_VALUE, O_CPU},
     {"cpu-memory-request", 0, OPT_VALUE, O_MEMORY},
     {"project", 'p', OPT_VALUE, O_PROJECT},
@@ -61,8 +63,10 @@ static const char submit_usage[] =
 static const char submit_help[] =
     "Submits a workload to a project (-p, else the default project).\n\n"
     "  -i, --image IMAGE               the container image (required)\n"
-    "  -g, --gpu-devices-request N     whole GPUs per pod\n"
-    "  --gpu-portion-request F         a part of one GPU, 0 < F <= 1\n"
+    "  -g, --gpu-devices-request N     whole GPUs per pod (with a portion: that many shared\n"
+    "                                  GPUs)\n"
+    "  --gpu-portion-request F         a part of each GPU, 0 < F <= 1\n"
+    "  --gpu-memory-request Q          GPU memory of one GPU: 20G, 40Gi (also --gpu-memory)\n"
     "  --cpu-core-request N            CPU cores per pod\n"
     "  --cpu-memory-request Q          memory per pod: 500M, 1G, 2Gi\n"
     "  -p, --project NAME              the project\n"
@@ -88,7 +92,7 @@ static const char submit_help[] =
 
 struct submit {
     const struct wl_noun *noun;
-    const char *name, *prefix, *image, *project, *memory, *pools, *node_type;
+    const char *name, *prefix, *image, *project, *memory, *pools, *node_type, *gpu_memory;
     const char *priority, *preemptibility, *workdir, *framework;
     long gpus, parallelism, workers, min_replicas, max_replicas;   /* -1: not given */
     double portion, cpu;                                            /* -1: not given */
@@ -151,6 +155,12 @@ static int text_hit(const struct cli_cmd *cmd, const struct opt_hit *h, struct s
             return cli_usage_error(cmd, "--cpu-memory-request wants a quantity such as 500M, "
                                         "1G or 2Gi");
         s->memory = h->val;
+        break;
+    case O_GPU_MEMORY:
+        if (!quantity_ok(h->val) || strspn(h->val, "0123456789.") == strlen(h->val))
+            return cli_usage_error(cmd, "--gpu-memory-request wants a quantity such as 20G or "
+                                        "40Gi");
+        s->gpu_memory = h->val;
         break;
     case O_PREEMPTIBILITY:
         if (strcmp(h->val, "preemptible") != 0 && strcmp(h->val, "non-preemptible") != 0)
@@ -232,9 +242,9 @@ static int shape_check(const struct cli_cmd *cmd, const struct submit *s)
         return cli_usage_error(cmd, "give NAME or --name-prefix, not both");
     if (!s->image)
         return cli_usage_error(cmd, "-i IMAGE is required");
-    if (s->portion > 0 && s->portion < 1 && s->gpus > 1)
-        return cli_usage_error(cmd, "a GPU portion below 1 is a part of one GPU: drop -g or "
-                                    "make it 1");
+    if (s->gpu_memory && (s->portion > 0 || s->gpus > 1))
+        return cli_usage_error(cmd, "--gpu-memory-request asks memory of one GPU: drop "
+                                    "--gpu-portion-request and -g");
     if (s->command && s->n_words == 0)
         return cli_usage_error(cmd, "--command needs the command after --, as in "
                                     "--command -- sleep 100");
@@ -326,6 +336,10 @@ static json_t *compute_json(const struct submit *s)
     if (s->portion > 0) {
         json_object_set_new(c, "gpuRequestType", json_string("portion"));
         json_object_set_new(c, "gpuPortionRequest", json_real(s->portion));
+    }
+    if (s->gpu_memory) {
+        json_object_set_new(c, "gpuRequestType", json_string("memory"));
+        json_object_set_new(c, "gpuMemoryRequest", json_string(s->gpu_memory));
     }
     if (s->cpu >= 0)
         json_object_set_new(c, "cpuCoreRequest", json_real(s->cpu));

@@ -136,6 +136,18 @@ static char *list_path(const struct list_args *a, const char *project)
     return path;
 }
 
+/* The GPU column, as runai shows it: what runs holds, and what a
+ * workload with no running pod asks (GPU memory, for a memory request). */
+static void gpu_cell(struct table *t, const json_t *w, long running)
+{
+    if (running > 0)
+        table_add(t, "%.2f", jnum(w, "allocatedResources.gpu", 0));
+    else if (strcmp(jstr(w, "workloadRequestedResources.gpuRequestType", ""), "memory") == 0)
+        table_add(t, "%s", jstr(w, "workloadRequestedResources.gpuMemory.request", "-"));
+    else
+        table_add(t, "%.2f", jnum(w, "workloadRequestedResources.gpu.request", 0));
+}
+
 static void workload_row(struct table *t, const json_t *w)
 {
     long running = (long)jnum(w, "runningPods", 0);
@@ -152,7 +164,7 @@ static void workload_row(struct table *t, const json_t *w)
         table_add(t, "%ld/%ld-%ld", running, min, max);
     else
         table_add(t, "%ld/%ld", running, number);
-    table_add(t, "%.2f", jnum(w, "allocatedResources.gpu", 0));
+    gpu_cell(t, w, running);
 }
 
 static int print_workloads(const json_t *all, int format)

@@ -226,12 +226,15 @@ static int reg_node(struct db__conn *c, struct db_agent_reg *r, int64_t pool_seq
 {
     static const char sql[] =
         "INSERT INTO nodes (id, name, pool_seq, n_gpus, gpu_type, node_type, cpu_milli,"
-        " mem_mib, ready, simulated, created_at, updated_at)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, 0, ?9, ?9)"
+        " mem_mib, ready, simulated, created_at, updated_at, labels, gpu_memory_mib, address,"
+        " pool_pinned)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, 0, ?9, ?9, ?10, ?11, ?12, ?13)"
         " ON CONFLICT (name) DO UPDATE SET pool_seq = excluded.pool_seq,"
         " n_gpus = excluded.n_gpus, gpu_type = excluded.gpu_type,"
         " node_type = excluded.node_type, cpu_milli = excluded.cpu_milli,"
-        " mem_mib = excluded.mem_mib, ready = 1, updated_at = excluded.updated_at";
+        " mem_mib = excluded.mem_mib, ready = 1, updated_at = excluded.updated_at,"
+        " labels = excluded.labels, gpu_memory_mib = excluded.gpu_memory_mib,"
+        " address = excluded.address, pool_pinned = excluded.pool_pinned";
     static const char back[] = "SELECT seq, id FROM nodes WHERE name = ?";
     char id[DB_ID_LEN];
     int rc = DB_OK;
@@ -249,6 +252,10 @@ static int reg_node(struct db__conn *c, struct db_agent_reg *r, int64_t pool_seq
     sqlite3_bind_int64(st, 7, r->cpu_milli);
     sqlite3_bind_int64(st, 8, r->mem_mib);
     sqlite3_bind_int64(st, 9, r->now_ms);
+    db__bind_text(st, 10, r->labels ? r->labels : "{}");
+    sqlite3_bind_int64(st, 11, r->gpu_memory_mib);
+    db__bind_text(st, 12, r->address);
+    sqlite3_bind_int(st, 13, r->pool_pinned);
     rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;
@@ -512,15 +519,10 @@ static int limited_fn(struct db__conn *c, void *arg)
 #define DEVICES " FROM pods p JOIN gpu_idle g ON g.node_seq = p.node_seq" \
                 " AND ((p.devices >> g.idx) & 1) = 1 WHERE p.workload_seq = w.seq"
     static const char sql[] =
-        "SELECT w.seq, w.name, w.type, w.started_ms,"
-        " CASE WHEN q.scheduling_rules != '' THEN q.scheduling_rules"
-        " ELSE coalesce(d.scheduling_rules, '') END,"
+        "SELECT w.seq, w.name, w.type, w.started_ms, w.rules,"
         " (SELECT count(*)" DEVICES "), (SELECT count(*)" DEVICES " AND g.idle_since > 0),"
-        " (SELECT coalesce(max(g.idle_since), 0)" DEVICES ")"
-        " FROM workloads w JOIN queues q ON q.seq = w.project_seq"
-        " LEFT JOIN queues d ON d.seq = q.parent_seq"
-        " WHERE w.deleted_at = 0 AND w.phase = 'Running'"
-        " AND (q.scheduling_rules != '' OR coalesce(d.scheduling_rules, '') != '')"
+        " (SELECT coalesce(max(g.idle_since), 0)" DEVICES "), w.preemptible"
+        " FROM workloads w WHERE w.deleted_at = 0 AND w.phase = 'Running' AND w.rules != ''"
         " ORDER BY w.seq";
 #undef DEVICES
     struct limited_arg *a = arg;
@@ -544,6 +546,7 @@ static int limited_fn(struct db__conn *c, void *arg)
         l->n_devices = sqlite3_column_int(st, 5);
         l->n_idle = sqlite3_column_int(st, 6);
         l->idle_since = sqlite3_column_int64(st, 7);
+        l->preemptible = sqlite3_column_int(st, 8);
     }
     return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
 }

@@ -138,11 +138,15 @@ struct db_pool {
     int64_t created_at, updated_at;
     char created_by[DB_NAME_LEN];
     char updated_by[DB_NAME_LEN];
+    int nodes_taken;              /* set by insert and update: nodes its label took */
 };
 
-/* Inserts; a window or kValue of 0 takes the default (7 days, 1.0). */
+/* Inserts; a window or kValue of 0 takes the default (7 days, 1.0). The
+ * pool takes at once the default pool's nodes that carry its label and
+ * whose pool was not named for them (p->nodes_taken). */
 int db_pool_insert(struct db *db, struct db_pool *p);
-/* Rewrites the settings of pool p->seq (not its name); fills updated_at. */
+/* Rewrites the settings of pool p->seq (not its name), and takes nodes by
+ * its label as insert does; fills updated_at. */
 int db_pool_update(struct db *db, struct db_pool *p);
 /* Deletes a pool and the quotas naming it. DB_ECONFLICT while nodes are in it. */
 int db_pool_delete(struct db *db, int64_t seq);
@@ -162,6 +166,10 @@ struct db_node {
     int64_t cpu_milli, mem_mib;   /* -1: plenty */
     int ready;
     int simulated;
+    char labels[1024];            /* every label, a JSON object ("{}": none) */
+    int64_t gpu_memory_mib;       /* memory of each device (the smallest); 0: unknown */
+    char address[64];             /* where its agent is reached; "" (simulated) */
+    int pool_pinned;              /* its pool was named for it: no pool takes it by label */
     int64_t alloc_gpu_milli;      /* filled by db_node_list */
     int64_t created_at, updated_at;
 };
@@ -246,7 +254,11 @@ struct db_workload {
     int n_pods, min_pods, gpu_devices;
     int64_t gpu_portion, cpu_milli, mem_mib;
     char pools[256];              /* comma-separated pool names, in order; "" none */
-    char node_type[64];
+    char node_type[256];          /* comma-separated node types, any of them, the first
+                                     preferred; "" any */
+    char affinity[1024];          /* nodeAffinityRequired as JSON; "" none */
+    int64_t gpu_memory_mib;       /* per shared device per pod; 0 none */
+    char rules[1024];             /* the schedulingRules it was submitted under (JSON) */
     char image[256];
     char created_by[DB_NAME_LEN];
     int64_t queued_seq, started_ms, stale_since_ms;
@@ -304,6 +316,9 @@ struct db_pod {
     char node_name[DB_NAME_LEN];
     char pool_name[DB_NAME_LEN];
     uint64_t devices;
+    int64_t gpu_milli;            /* what it holds there (a GPU-memory request's share) */
+    char address[64];             /* its node's address ("" simulated) */
+    int simulated;                /* its node is simulated */
 };
 int db_pod_list(struct db *db, int64_t workload_seq, struct db_pod **out, int *n);
 
@@ -328,13 +343,14 @@ struct db_sched_wl {
     int64_t seq, version, project_seq;
     const char *name;
     const char *pools;            /* comma-separated names; "" none */
-    const char *node_type;        /* "" none */
+    const char *node_type;        /* comma-separated node types; "" none */
+    const char *affinity;         /* nodeAffinityRequired as JSON; "" none */
     const char *phase;            /* Pending | Running */
     const char *phase_reason;
     const char *phase_message;
     int type, priority, preemptible;
     int n_pods, min_pods, gpu_devices;
-    int64_t gpu_portion, cpu_milli, mem_mib;
+    int64_t gpu_portion, cpu_milli, mem_mib, gpu_memory_mib;
     int64_t queued_seq, started_ms, stale_since_ms;
     struct db_sched_pod *pods;    /* [n_pods] */
 };

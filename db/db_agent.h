@@ -53,7 +53,10 @@ struct db_agent_reg {
     int64_t token_seq;
     char name[DB_NAME_LEN];
     char pool[DB_NAME_LEN];       /* the node pool it joins; must exist */
+    int pool_pinned;              /* the agent named the pool (else it came from labels) */
     char node_type[64];
+    int64_t gpu_memory_mib;       /* memory of its smallest device; 0 unknown */
+    char address[64];             /* where pods' ports are reached */
     int n_gpus;
     char gpu_type[64];
     int64_t cpu_milli, mem_mib;   /* -1: plenty */
@@ -126,19 +129,20 @@ void db_heartbeat_clear(struct db_heartbeat *h);
 int db_agent_expire(struct db *db, int64_t now_ms, int64_t not_before_ms, int *n_lost);
 
 /* ---- projects' time and idle limits ---- */
-/* A Running workload of a project (or department) with scheduling rules. */
+/* A Running workload submitted under scheduling rules. */
 struct db_limited {
     int64_t seq;
     char name[DB_NAME_LEN];
     int type;                     /* enum db_wl_type */
+    int preemptible;
     int64_t started_ms;
-    char rules[1024];             /* the effective schedulingRules (JSON) */
+    char rules[1024];             /* the schedulingRules it was submitted under (JSON) */
     int n_devices, n_idle;        /* its devices on agents' nodes, and the idle ones */
     int64_t idle_since;           /* when the last of them became idle (all idle) */
 };
 
-/* The Running workloads whose project or department has scheduling
- * rules; *out malloc'd (free()). */
+/* The Running workloads submitted under scheduling rules (a rule set
+ * later does not apply to them); *out malloc'd (free()). */
 int db_agent_limited(struct db *db, struct db_limited **out, int *n);
 
 /* ---- runs ---- */

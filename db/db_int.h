@@ -115,4 +115,22 @@ void db__fault_note(const char *point);
  * point due. */
 void db__fault_commit(void);
 
+/* Milli-GPU one pod of workload alias W holds on node alias N (the core's
+ * sched_pod_gpu()): whole devices 1000 each; shared devices (gpu_devices,
+ * at least 1) the portion each, or for a GPU-memory request the fraction
+ * of the device's memory, rounded up, at most 1000. */
+#define DB_POD_GPU_ON(W, N)                                                             \
+    "(CASE WHEN " W ".gpu_memory_mib > 0 THEN max(1, " W ".gpu_devices) * min(1000, ("   \
+    W ".gpu_memory_mib * 1000 + max(" N ".gpu_memory_mib, 1) - 1) / max(" N               \
+    ".gpu_memory_mib, 1)) WHEN " W ".gpu_portion > 0 THEN max(1, " W ".gpu_devices) * "   \
+    W ".gpu_portion ELSE " W ".gpu_devices * 1000 END)"
+/* The same before placement: a GPU-memory request at the charge of the
+ * largest device memory any node reports. */
+#define DB_POD_GPU_ASKED(W)                                                              \
+    "(CASE WHEN " W ".gpu_memory_mib > 0 THEN max(1, " W ".gpu_devices) * min(1000, ("   \
+    W ".gpu_memory_mib * 1000 + coalesce((SELECT max(gpu_memory_mib) FROM nodes), 0) - 1)" \
+    " / max(coalesce((SELECT max(gpu_memory_mib) FROM nodes), 0), 1)) WHEN " W            \
+    ".gpu_portion > 0 THEN max(1, " W ".gpu_devices) * " W ".gpu_portion ELSE " W          \
+    ".gpu_devices * 1000 END)"
+
 #endif /* ALLOT_DB_INT_H */

@@ -46,6 +46,35 @@ static void pool_row(sqlite3_stmt *st, struct db_pool *p)
     db__copy(p->updated_by, sizeof(p->updated_by), st, 14);
 }
 
+/* A pool's label takes, at once, the nodes of the default pool that carry
+ * it and whose pool nobody named (an agent's --pool, a simulated node's
+ * pool): the same rule an agent's registration follows, applied to the
+ * nodes that are there already. Sets *moved to their number. */
+static int pool_take_labelled(struct db__conn *c, const struct db_pool *p, int *moved)
+{
+    static const char sql[] =
+        "UPDATE nodes SET pool_seq = ?1, updated_at = ?4 WHERE pool_pinned = 0"
+        " AND pool_seq = (SELECT seq FROM node_pools WHERE name = 'default') AND pool_seq != ?1"
+        " AND EXISTS (SELECT 1 FROM json_each(nodes.labels) WHERE key = ?2 AND value = ?3)";
+    int rc = DB_OK;
+    sqlite3_stmt *st;
+
+    *moved = 0;
+    if (!p->label_key[0])
+        return DB_OK;
+    st = db__prep(c, sql, &rc);
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, p->seq);
+    db__bind_text(st, 2, p->label_key);
+    db__bind_text(st, 3, p->label_value);
+    sqlite3_bind_int64(st, 4, p->updated_at);
+    rc = db__step_done(st);
+    if (rc == DB_OK)
+        *moved = sqlite3_changes(c->h);
+    return db__done(st, rc);
+}
+
 static int pool_insert_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
@@ -75,7 +104,10 @@ static int pool_insert_fn(struct db__conn *c, void *arg)
     rc = db__step_done(st);
     if (rc == DB_OK)
         p->seq = sqlite3_last_insert_rowid(c->h);
-    return db__done(st, rc);
+    rc = db__done(st, rc);
+    if (rc == DB_OK)
+        rc = pool_take_labelled(c, p, &p->nodes_taken);
+    return rc;
 }
 
 int db_pool_insert(struct db *db, struct db_pool *p)
@@ -116,7 +148,10 @@ static int pool_update_fn(struct db__conn *c, void *arg)
     rc = db__step_done(st);
     if (rc == DB_OK && sqlite3_changes(c->h) == 0)
         rc = DB_ENOTFOUND;
-    return db__done(st, rc);
+    rc = db__done(st, rc);
+    if (rc == DB_OK)
+        rc = pool_take_labelled(c, p, &p->nodes_taken);
+    return rc;
 }
 
 int db_pool_update(struct db *db, struct db_pool *p)
@@ -239,7 +274,7 @@ int db_pool_list(struct db *db, struct db_pool **out, int *n)
 
 #define NODE_COLS "n.seq, n.id, n.name, n.pool_seq, p.name, n.n_gpus, n.gpu_type," \
                   " n.cpu_milli, n.mem_mib, n.ready, n.simulated, n.created_at, n.updated_at," \
-                  " n.node_type"
+                  " n.node_type, n.labels, n.gpu_memory_mib, n.address, n.pool_pinned"
 
 static void node_row(sqlite3_stmt *st, struct db_node *n)
 {
@@ -258,18 +293,25 @@ static void node_row(sqlite3_stmt *st, struct db_node *n)
     n->created_at = sqlite3_column_int64(st, 11);
     n->updated_at = sqlite3_column_int64(st, 12);
     db__copy(n->node_type, sizeof(n->node_type), st, 13);
+    db__copy(n->labels, sizeof(n->labels), st, 14);
+    n->gpu_memory_mib = sqlite3_column_int64(st, 15);
+    db__copy(n->address, sizeof(n->address), st, 16);
+    n->pool_pinned = sqlite3_column_int(st, 17);
 }
 
 static int node_upsert_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
         "INSERT INTO nodes (id, name, pool_seq, n_gpus, gpu_type, cpu_milli, mem_mib, ready,"
-        " simulated, created_at, updated_at, node_type) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+        " simulated, created_at, updated_at, node_type, labels, gpu_memory_mib, address,"
+        " pool_pinned) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
         " ON CONFLICT (name) DO UPDATE SET pool_seq = excluded.pool_seq,"
         " n_gpus = excluded.n_gpus, gpu_type = excluded.gpu_type,"
         " cpu_milli = excluded.cpu_milli, mem_mib = excluded.mem_mib,"
         " ready = excluded.ready, simulated = excluded.simulated,"
-        " updated_at = excluded.updated_at, node_type = excluded.node_type";
+        " updated_at = excluded.updated_at, node_type = excluded.node_type,"
+        " labels = excluded.labels, gpu_memory_mib = excluded.gpu_memory_mib,"
+        " address = excluded.address, pool_pinned = excluded.pool_pinned";
     static const char back[] = "SELECT seq, id FROM nodes WHERE name = ?";
     struct db_node *n = arg;
     int rc = DB_OK;
@@ -289,6 +331,10 @@ static int node_upsert_fn(struct db__conn *c, void *arg)
     sqlite3_bind_int64(st, 10, n->created_at);
     sqlite3_bind_int64(st, 11, n->updated_at);
     db__bind_text(st, 12, n->node_type);
+    db__bind_text(st, 13, n->labels[0] ? n->labels : "{}");
+    sqlite3_bind_int64(st, 14, n->gpu_memory_mib);
+    db__bind_text(st, 15, n->address);
+    sqlite3_bind_int(st, 16, n->pool_pinned);
     rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;
@@ -345,7 +391,7 @@ int db_node_upsert(struct db *db, struct db_node *n)
 int db__nodes(struct db__conn *c, int with_alloc, struct db_node **out, int *n)
 {
     static const char alloc[] =
-        "SELECT " NODE_COLS ", (SELECT coalesce(sum(w.gpu_devices * 1000 + w.gpu_portion), 0)"
+        "SELECT " NODE_COLS ", (SELECT coalesce(sum(" DB_POD_GPU_ON("w", "n") "), 0)"
         " FROM pods d JOIN workloads w ON w.seq = d.workload_seq WHERE d.node_seq = n.seq)"
         " FROM nodes n JOIN node_pools p ON p.seq = n.pool_seq ORDER BY n.seq";
     static const char plain[] =
@@ -360,7 +406,7 @@ int db__nodes(struct db__conn *c, int with_alloc, struct db_node **out, int *n)
         if (db__grow(out, *n, &cap, sizeof(**out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         node_row(st, &(*out)[*n]);
-        (*out)[*n].alloc_gpu_milli = sqlite3_column_int64(st, 14);
+        (*out)[*n].alloc_gpu_milli = sqlite3_column_int64(st, 18);
         (*n)++;
     }
     return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
@@ -682,7 +728,7 @@ static struct db_usage *usage_slot(struct usage_arg *a, int64_t pool_seq)
 static int usage_allocated(struct db__conn *c, struct usage_arg *a)
 {
     static const char sql[] =
-        "SELECT n.pool_seq, w.gpu_devices * 1000 + w.gpu_portion, w.cpu_milli, w.mem_mib,"
+        "SELECT n.pool_seq, " DB_POD_GPU_ON("w", "n") ", w.cpu_milli, w.mem_mib,"
         " w.preemptible FROM pods d JOIN workloads w ON w.seq = d.workload_seq"
         " JOIN nodes n ON n.seq = d.node_seq JOIN queues q ON q.seq = w.project_seq"
         " WHERE w.deleted_at = 0 AND (q.seq = ?1 OR q.parent_seq = ?1)";
@@ -714,7 +760,7 @@ static int usage_pending(struct db__conn *c, struct usage_arg *a)
         "SELECT coalesce((SELECT seq FROM node_pools WHERE name = CASE"
         " WHEN instr(w.pools, ',') > 0 THEN substr(w.pools, 1, instr(w.pools, ',') - 1)"
         " ELSE w.pools END), (SELECT min(seq) FROM node_pools)),"
-        " w.n_pods * (w.gpu_devices * 1000 + w.gpu_portion), w.n_pods * w.cpu_milli,"
+        " w.n_pods * " DB_POD_GPU_ASKED("w") ", w.n_pods * w.cpu_milli,"
         " w.n_pods * w.mem_mib FROM workloads w JOIN queues q ON q.seq = w.project_seq"
         " WHERE w.deleted_at = 0 AND w.phase = 'Pending' AND (q.seq = ?1 OR q.parent_seq = ?1)";
     int rc = DB_OK, r;

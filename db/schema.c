@@ -240,6 +240,28 @@ static const struct numbered later[] = {
     /* 51: a queue's over-quota priority per node pool (0 None, 1 Low,
      * 2 Normal, 3 High) */
     {51, "ALTER TABLE queue_quotas ADD COLUMN priority INTEGER NOT NULL DEFAULT 2;"},
+    /* 70: what placement reads beyond sizes: every node's labels (an agent's,
+     * or a simulated node's type and pool label), the memory of its
+     * devices, the address its agent is reached at, and whether its pool
+     * was named for it (else a pool created by label takes it); per
+     * workload its required node affinity, its GPU-memory request and the
+     * scheduling rules it was submitted under (its project's then) */
+    {70,
+     "ALTER TABLE nodes ADD COLUMN labels TEXT NOT NULL DEFAULT '{}';"
+     "ALTER TABLE nodes ADD COLUMN gpu_memory_mib INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE nodes ADD COLUMN address TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE nodes ADD COLUMN pool_pinned INTEGER NOT NULL DEFAULT 0;"
+     "UPDATE nodes SET labels = coalesce((SELECT a.labels FROM agent_nodes a"
+     " WHERE a.node_seq = nodes.seq), labels);"
+     "UPDATE nodes SET labels = json_object('node-type', node_type)"
+     " WHERE labels = '{}' AND node_type != '';"
+     "ALTER TABLE workloads ADD COLUMN affinity TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE workloads ADD COLUMN gpu_memory_mib INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE workloads ADD COLUMN rules TEXT NOT NULL DEFAULT '';"
+     "UPDATE workloads SET rules = coalesce((SELECT CASE WHEN q.scheduling_rules != ''"
+     " THEN q.scheduling_rules ELSE coalesce(d.scheduling_rules, '') END"
+     " FROM queues q LEFT JOIN queues d ON d.seq = q.parent_seq"
+     " WHERE q.seq = workloads.project_seq), '') WHERE deleted_at = 0;"},
 };
 
 #define N_LATER ((int)(sizeof(later) / sizeof(later[0])))

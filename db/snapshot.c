@@ -119,9 +119,11 @@ static int wl_snap_row(struct snap_arg *a, sqlite3_stmt *st, struct db_sched_wl 
     w->started_ms = sqlite3_column_int64(st, 18);
     w->stale_since_ms = sqlite3_column_int64(st, 19);
     w->phase_message = chunk_str(&a->chunks, st, 20);
+    w->affinity = chunk_str(&a->chunks, st, 21);
+    w->gpu_memory_mib = sqlite3_column_int64(st, 22);
     w->pods = chunk_alloc(&a->chunks, sizeof(*w->pods) * (size_t)w->n_pods);
     if (!w->name || !w->pools || !w->node_type || !w->phase || !w->phase_reason ||
-        !w->phase_message || !w->pods)
+        !w->phase_message || !w->affinity || !w->pods)
         return DB_ENOMEM;
     for (i = 0; i < w->n_pods; i++) {
         w->pods[i].node_seq = 0;
@@ -138,7 +140,8 @@ static int load_workloads(struct db__conn *c, struct snap_arg *a)
     static const char sql[] =
         "SELECT seq, version, project_seq, name, pools, node_type, phase, phase_reason, type,"
         " priority, preemptible, n_pods, min_pods, gpu_devices, gpu_portion, cpu_milli,"
-        " mem_mib, queued_seq, started_ms, stale_since_ms, phase_message FROM workloads"
+        " mem_mib, queued_seq, started_ms, stale_since_ms, phase_message, affinity,"
+        " gpu_memory_mib FROM workloads"
         " WHERE deleted_at = 0 AND phase IN ('Pending', 'Initializing', 'Running')"
         " ORDER BY queued_seq, seq";
     struct db_snapshot *s = a->s;
@@ -252,7 +255,8 @@ static int load_one(struct db__conn *c, struct snap_arg *a, int64_t seq)
     static const char sql[] =
         "SELECT seq, version, project_seq, name, pools, node_type, phase, phase_reason, type,"
         " priority, preemptible, n_pods, min_pods, gpu_devices, gpu_portion, cpu_milli,"
-        " mem_mib, queued_seq, started_ms, stale_since_ms, phase_message FROM workloads"
+        " mem_mib, queued_seq, started_ms, stale_since_ms, phase_message, affinity,"
+        " gpu_memory_mib FROM workloads"
         " WHERE seq = ? AND deleted_at = 0 AND phase IN ('Pending', 'Initializing', 'Running')";
     static const char pods[] = "SELECT idx, node_seq, devices FROM pods WHERE workload_seq = ?";
     struct db_sched_wl *w = &a->s->workloads[a->s->n_workloads];

@@ -31,7 +31,9 @@
     " w.gpu_devices, w.gpu_portion, w.cpu_milli, w.mem_mib, w.pools, w.node_type,"        \
     " w.image, w.created_by, w.queued_seq, w.started_ms, w.stale_since_ms, w.created_at," \
     " w.updated_at, w.phase_updated_at, w.deleted_at, w.completed_at, w.version,"         \
-    " (SELECT count(*) FROM pods WHERE workload_seq = w.seq), w.spec"
+    " (SELECT count(*) FROM pods WHERE workload_seq = w.seq), w.spec, w.affinity,"        \
+    " w.gpu_memory_mib, w.rules, (SELECT coalesce(sum(" DB_POD_GPU_ON("w", "n") "), 0)"    \
+    " FROM pods p JOIN nodes n ON n.seq = p.node_seq WHERE p.workload_seq = w.seq)"
 #define WL_FROM                                                  \
     " FROM workloads w JOIN queues q ON q.seq = w.project_seq" \
     " LEFT JOIN queues d ON d.seq = q.parent_seq"
@@ -101,7 +103,10 @@ static int wl_row(sqlite3_stmt *st, struct db_workload *w)
     w->completed_at = sqlite3_column_int64(st, 33);
     w->version = sqlite3_column_int64(st, 34);
     w->running_pods = sqlite3_column_int(st, 35);
-    w->alloc_gpu_milli = (int64_t)w->running_pods * (w->gpu_devices * 1000 + w->gpu_portion);
+    db__copy(w->affinity, sizeof(w->affinity), st, 37);
+    w->gpu_memory_mib = sqlite3_column_int64(st, 38);
+    db__copy(w->rules, sizeof(w->rules), st, 39);
+    w->alloc_gpu_milli = sqlite3_column_int64(st, 40);
     spec = sqlite3_column_text(st, 36);
     if (spec) {
         w->spec = strdup((const char *)spec);
@@ -138,8 +143,8 @@ static int insert_fn(struct db__conn *c, void *arg)
         "INSERT INTO workloads (id, name, project_seq, type, priority_class, priority,"
         " preemptible, desired_phase, phase, n_pods, min_pods, gpu_devices, gpu_portion,"
         " cpu_milli, mem_mib, pools, node_type, image, created_by, queued_seq, created_at,"
-        " updated_at, phase_updated_at, spec)"
-        " VALUES (?,?,?,?,?,?,?,'Running','Pending',?,?,?,?,?,?,?,?,?,?,0,?,?,?,?)";
+        " updated_at, phase_updated_at, spec, affinity, gpu_memory_mib, rules)"
+        " VALUES (?,?,?,?,?,?,?,'Running','Pending',?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?,?,?)";
     static const char seq[] = "UPDATE workloads SET queued_seq = seq WHERE seq = ?";
     struct db_workload *w = arg;
     char msg[DB_MSG_LEN];
@@ -170,6 +175,9 @@ static int insert_fn(struct db__conn *c, void *arg)
     sqlite3_bind_int64(st, 20, w->created_at);
     if (w->spec)
         sqlite3_bind_text(st, 21, w->spec, -1, SQLITE_STATIC);
+    db__bind_text(st, 22, w->affinity);
+    sqlite3_bind_int64(st, 23, w->gpu_memory_mib);
+    db__bind_text(st, 24, w->rules);
     rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;
@@ -390,8 +398,8 @@ static const struct field fields[] = {
     {"deletedAt", "w.deleted_at", F_DATE},
     {"completedAt", "w.completed_at", F_DATE},
     {"phaseUpdatedAt", "w.phase_updated_at", F_DATE},
-    {"allocatedGPU", "(SELECT count(*) FROM pods WHERE workload_seq = w.seq)"
-                     " * (w.gpu_devices * 1000 + w.gpu_portion)", F_GPU},
+    {"allocatedGPU", "(SELECT coalesce(sum(" DB_POD_GPU_ON("w", "n") "), 0) FROM pods p"
+                     " JOIN nodes n ON n.seq = p.node_seq WHERE p.workload_seq = w.seq)", F_GPU},
 };
 
 static const struct field *field_find(const char *name)
@@ -671,7 +679,8 @@ struct sub_arg {
 static int pods_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
-        "SELECT d.idx, d.node_seq, n.name, p.name, d.devices FROM pods d"
+        "SELECT d.idx, d.node_seq, n.name, p.name, d.devices, " DB_POD_GPU_ON("w", "n") ","
+        " n.address, n.simulated FROM pods d JOIN workloads w ON w.seq = d.workload_seq"
         " JOIN nodes n ON n.seq = d.node_seq JOIN node_pools p ON p.seq = n.pool_seq"
         " WHERE d.workload_seq = ? ORDER BY d.idx";
     struct sub_arg *a = arg;
@@ -693,6 +702,9 @@ static int pods_fn(struct db__conn *c, void *arg)
         db__copy(p->node_name, sizeof(p->node_name), st, 2);
         db__copy(p->pool_name, sizeof(p->pool_name), st, 3);
         p->devices = (uint64_t)sqlite3_column_int64(st, 4);
+        p->gpu_milli = sqlite3_column_int64(st, 5);
+        db__copy(p->address, sizeof(p->address), st, 6);
+        p->simulated = sqlite3_column_int(st, 7);
     }
     return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
 }

@@ -68,7 +68,8 @@ usage "-g wants a whole number" training submit a1 -i img -g 65
 usage "-g wants a whole number" training submit a1 -i img -g 1.5
 usage "--gpu-portion-request wants" training submit a1 -i img --gpu-portion-request 1.5
 usage "--gpu-portion-request wants" training submit a1 -i img --gpu-portion-request 0
-usage "part of one GPU" training submit a1 -i img --gpu-portion-request 0.5 -g 2
+usage "memory of one GPU" training submit a1 -i img --gpu-memory-request 20G -g 2
+usage "such as 20G" training submit a1 -i img --gpu-memory-request 20000
 usage "--cpu-core-request wants" training submit a1 -i img --cpu-core-request -1
 usage "--cpu-memory-request wants" training submit a1 -i img --cpu-memory-request lots
 usage "--preemptibility is" training submit a1 -i img --preemptibility sometimes

@@ -1,0 +1,715 @@
+/*
+ * wl_spec.c: what a workload submission says, read strictly: every field
+ * the API accepts takes effect, every other is refused with a 400 that
+ * names it and says why (never accepted and dropped).
+ *
+ * Step 1  the top level: templateId and masterSpec are refused (allot has
+ *         no templates; a distributed master runs the workers' spec);
+ * Step 2  spec, by the table spec_table[]: which workload types a field
+ *         applies to, or why allot refuses it; then each group in turn:
+ *         compute (whole devices, a portion or GPU memory of one or more
+ *         shared devices, CPU, memory), node pools, node types (the
+ *         project's list, any of them in order), required node affinity,
+ *         priority and preemptibility, pods (parallelism, workers,
+ *         replicas), ports, and the fields that must match what allot
+ *         does (restartPolicy, category, completions);
+ * Step 3  the project's effective scheduling rules, kept with the
+ *         workload: Run:ai applies the rules a workload was submitted
+ *         under, not ones set later.
+ * The spec is stored as submitted; the agent reads command, args,
+ * workingDir, environmentVariables, imagePullPolicy, ports and
+ * terminationGracePeriodSeconds from it when it starts a pod.
+ */
+#include "api.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched.h"
+
+#define T_TRAIN (1u << DB_TRAINING)
+#define T_WORKSPACE (1u << DB_WORKSPACE)
+#define T_INFERENCE (1u << DB_INFERENCE)
+#define T_DIST (1u << DB_DISTRIBUTED)
+#define T_ALL (T_TRAIN | T_WORKSPACE | T_INFERENCE | T_DIST)
+
+/* ---- the table of spec fields ---- */
+
+struct spec_field {
+    const char *name;
+    unsigned types;            /* the workload types it applies to */
+    const char *refused;       /* why allot refuses it (any non-null value), or NULL */
+};
+
+static const struct spec_field spec_table[] = {
+    {"image", T_ALL, NULL},
+    {"imagePullPolicy", T_ALL, NULL},
+    {"command", T_ALL, NULL},
+    {"args", T_ALL, NULL},
+    {"workingDir", T_ALL, NULL},
+    {"environmentVariables", T_ALL, NULL},
+    {"compute", T_ALL, NULL},
+    {"nodePools", T_ALL, NULL},
+    {"nodeType", T_ALL, NULL},
+    {"nodeAffinityRequired", T_ALL, NULL},
+    {"priorityClass", T_ALL, NULL},
+    {"preemptibility", T_ALL, NULL},
+    {"terminationGracePeriodSeconds", T_ALL, NULL},
+    {"ports", T_ALL, NULL},
+    {"category", T_ALL, NULL},
+    {"restartPolicy", T_ALL, NULL},
+    {"parallelism", T_TRAIN, NULL},
+    {"completions", T_TRAIN, NULL},
+    {"distributedFramework", T_DIST, NULL},
+    {"numWorkers", T_DIST, NULL},
+    {"minReplicas", T_DIST, NULL},
+    {"maxReplicas", T_DIST, NULL},
+    {"autoscaling", T_INFERENCE, NULL},
+    {"servingPort", T_INFERENCE, NULL},
+    {"backoffLimit", T_ALL, "allot does not restart failed pods"},
+    {"terminateAfterPreemption", T_ALL,
+     "a preempted workload always goes back to Pending and starts again"},
+    {"autoDeletionTimeAfterCompletionSeconds", T_ALL,
+     "allot keeps finished workloads until they are deleted"},
+    {"labels", T_ALL, "allot pods carry no Kubernetes labels"},
+    {"annotations", T_ALL, "allot pods carry no Kubernetes annotations"},
+    {"tolerations", T_ALL, "allot nodes have no taints; use nodeAffinityRequired"},
+    {"podAffinity", T_ALL, "allot places pods by node affinity only"},
+    {"exposedUrls", T_ALL, "allot has no ingress; ports give each pod's address"},
+    {"relatedUrls", T_ALL, "allot keeps no related links"},
+    {"security", T_ALL, "pods run as the agent's user"},
+    {"storage", T_ALL, "allot mounts no volumes"},
+    {"createHomeDir", T_ALL, "pods run as the agent's user"},
+    {"stdin", T_ALL, "pods are not attached to a terminal"},
+    {"tty", T_ALL, "pods are not attached to a terminal"},
+    {"probes", T_ALL, "allot runs no probes"},
+    {"imagePullSecrets", T_ALL, "the agent pulls with its own credentials"},
+    {"cleanPodPolicy", T_DIST, "every pod of a finished workload is removed"},
+    {"slotsPerWorker", T_DIST, "allot does not launch MPI"},
+    {"mpiLauncherCreationPolicy", T_DIST, "allot does not launch MPI"},
+    {"sshAuthMountPath", T_DIST, "allot does not launch MPI"},
+    {"servingConfiguration", T_INFERENCE, "allot does not configure servers"},
+    {NULL, 0, NULL},
+};
+
+static const char *const type_words[] = {"trainings", "workspaces", "inferences",
+                                         "distributed workloads"};
+
+/* Every key of spec is in the table, applies to this type and is not
+ * refused (a null value counts as absent). */
+static int spec_fields_in(struct api_req *r, json_t *spec, int type)
+{
+    char msg[300];
+    const char *key;
+    json_t *v;
+    int i, t;
+
+    json_object_foreach(spec, key, v) {
+        for (i = 0; spec_table[i].name && strcmp(spec_table[i].name, key) != 0; i++)
+            ;
+        if (!spec_table[i].name) {
+            snprintf(msg, sizeof(msg), "unknown field 'spec.%.64s'", key);
+            return api_error(r, 400, "Bad request", msg), -1;
+        }
+        if (json_is_null(v))
+            continue;
+        if (spec_table[i].refused) {
+            snprintf(msg, sizeof(msg), "spec.%s is not supported: %s", key,
+                     spec_table[i].refused);
+            return api_error(r, 400, "Bad request", msg), -1;
+        }
+        if (!(spec_table[i].types & (1u << type))) {
+            size_t n = (size_t)snprintf(msg, sizeof(msg), "spec.%s applies to", key);
+            for (t = 0; t < 4; t++)
+                if (spec_table[i].types & (1u << t))
+                    n += (size_t)snprintf(msg + n, sizeof(msg) - n, " %s", type_words[t]);
+            snprintf(msg + n, sizeof(msg) - n, " only");
+            return api_error(r, 400, "Bad request", msg), -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- compute ---- */
+
+static const char *const compute_fields[] = {
+    "gpuDevicesRequest", "gpuRequestType", "gpuPortionRequest", "gpuPortionLimit",
+    "gpuMemoryRequest", "gpuMemoryLimit", "cpuCoreRequest", "cpuCoreLimit", "cpuMemoryRequest",
+    "cpuMemoryLimit", "largeShmRequest", "extendedResources", NULL,
+};
+
+/* A limit must be absent or equal to its request: allot does not enforce
+ * GPU limits (no memory isolation), and a different one would be dropped. */
+static int limit_matches(struct api_req *r, json_t *c, const char *limit, const char *request)
+{
+    json_t *l = json_object_get(c, limit), *q = json_object_get(c, request);
+    char msg[200];
+
+    if (!l || json_is_null(l) || json_equal(l, q))
+        return 0;
+    snprintf(msg, sizeof(msg), "spec.compute.%s is not supported unless it equals %s: allot "
+             "does not enforce GPU limits", limit, request);
+    api_error(r, 400, "Bad request", msg);
+    return -1;
+}
+
+static int refused_compute(struct api_req *r, json_t *c)
+{
+    static const char *const refused[][2] = {
+        {"cpuCoreLimit", "allot does not cap a pod's CPU; cpuCoreRequest is what it reserves"},
+        {"cpuMemoryLimit", "allot does not cap a pod's memory; cpuMemoryRequest is what it "
+                           "reserves"},
+        {"largeShmRequest", "pods get the shared memory of their node"},
+        {"extendedResources", "allot schedules GPU, CPU and memory only"},
+    };
+    char msg[200];
+    size_t i;
+
+    for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        json_t *v = json_object_get(c, refused[i][0]);
+        if (v && !json_is_null(v)) {
+            snprintf(msg, sizeof(msg), "spec.compute.%s is not supported: %s", refused[i][0],
+                     refused[i][1]);
+            return api_error(r, 400, "Bad request", msg), -1;
+        }
+    }
+    return limit_matches(r, c, "gpuPortionLimit", "gpuPortionRequest") ||
+           limit_matches(r, c, "gpuMemoryLimit", "gpuMemoryRequest");
+}
+
+/* GPU: whole devices (gpuDevicesRequest), a portion of each of
+ * gpuDevicesRequest shared devices (gpuPortionRequest, below 1), or GPU
+ * memory of one shared device (gpuMemoryRequest, gpuRequestType memory). */
+static int gpu_in(struct api_req *r, json_t *c, struct db_workload *w)
+{
+    int64_t devices = -1;
+    double portion = -1;
+    char type[16] = "", mem[32] = "";
+
+    if (api_json_int(r, c, "gpuDevicesRequest", 0, SCHED_MAX_NODE_GPUS, &devices) ||
+        api_json_num(r, c, "gpuPortionRequest", 0, 1, &portion) ||
+        api_json_str(r, c, "gpuRequestType", type, sizeof(type), 0) ||
+        api_json_str(r, c, "gpuMemoryRequest", mem, sizeof(mem), 0))
+        return -1;
+    if (type[0] && strcmp(type, "portion") != 0 && strcmp(type, "memory") != 0)
+        return api_error(r, 400, "Bad request",
+                         "spec.compute.gpuRequestType: portion or memory (MIG profiles are "
+                         "not supported)"), -1;
+    if (mem[0] || strcmp(type, "memory") == 0) {
+        if (!mem[0] || portion >= 0 || strcmp(type, "portion") == 0)
+            return api_error(r, 400, "Bad request",
+                             "gpuRequestType memory goes with gpuMemoryRequest alone, without "
+                             "gpuPortionRequest"), -1;
+        if (devices > 1)
+            return api_error(r, 400, "Bad request",
+                             "a GPU memory request is of one device; several devices take "
+                             "gpuPortionRequest"), -1;
+        if (api_quantity_mib(mem, &w->gpu_memory_mib) != 0 || w->gpu_memory_mib < 1)
+            return api_error(r, 400, "Bad request",
+                             "spec.compute.gpuMemoryRequest is a quantity: 20G, 40Gi, 500M"), -1;
+        w->gpu_devices = 1;
+        return 0;
+    }
+    if (portion > 0 && portion < 1) {
+        w->gpu_devices = devices > 0 ? (int)devices : 1;
+        w->gpu_portion = (int64_t)llround(portion * 1000);
+        w->gpu_portion = w->gpu_portion < 1 ? 1 : w->gpu_portion > 999 ? 999 : w->gpu_portion;
+        return 0;
+    }
+    w->gpu_devices = devices >= 0 ? (int)devices : portion == 1 ? 1 : 0;
+    return 0;
+}
+
+static int compute_in(struct api_req *r, json_t *c, struct db_workload *w)
+{
+    double cores = 0;
+    char mem[32] = "";
+
+    if (!c || json_is_null(c))
+        return 0;
+    if (!json_is_object(c))
+        return api_error(r, 400, "Bad request", "spec.compute must be an object"), -1;
+    if (api_json_allow(r, c, compute_fields, "spec.compute") || refused_compute(r, c) ||
+        gpu_in(r, c, w) || api_json_num(r, c, "cpuCoreRequest", 0, 1e6, &cores) ||
+        api_json_str(r, c, "cpuMemoryRequest", mem, sizeof(mem), 0))
+        return -1;
+    w->cpu_milli = (int64_t)llround(cores * 1000);
+    if (mem[0] && api_quantity_mib(mem, &w->mem_mib))
+        return api_error(r, 400, "Bad request",
+                         "spec.compute.cpuMemoryRequest is not a quantity"), -1;
+    return 0;
+}
+
+/* ---- node pools, node types, affinity ---- */
+
+static int pools_in(struct api_req *r, json_t *a, struct db_workload *w)
+{
+    size_t i, used = 0;
+    struct db_pool p;
+
+    if (!a || json_is_null(a))
+        return 0;
+    if (!json_is_array(a) || json_array_size(a) > 16)
+        return api_error(r, 400, "Bad request", "spec.nodePools must be an array of pool names"),
+               -1;
+    for (i = 0; i < json_array_size(a); i++) {
+        json_t *v = json_array_get(a, i);
+        size_t n;
+        if (!json_is_string(v) || db_pool_by_name(r->app->db, json_string_value(v), &p))
+            return api_error(r, 400, "Bad request", "spec.nodePools names no node pool"), -1;
+        n = strlen(p.name);
+        if (used + n + 2 > sizeof(w->pools))
+            return api_error(r, 400, "Bad request", "spec.nodePools is too long"), -1;
+        if (used)
+            w->pools[used++] = ',';
+        memcpy(w->pools + used, p.name, n + 1);
+        used += n;
+    }
+    return 0;
+}
+
+/* The project's node types for this kind of workload (nodeTypes.training
+ * for trainings and distributed, .workspace for workspaces): without a
+ * nodeType the workload may use any of them, the first preferred; with one
+ * it must be among them. Stored comma-separated. */
+static int node_types_in(struct api_req *r, json_t *spec, const char *project_types,
+                         struct db_workload *w)
+{
+    json_t *o = project_types[0] ? json_loads(project_types, 0, NULL) : NULL;
+    json_t *a = json_object_get(o, w->type == DB_WORKSPACE ? "workspace" : "training"), *v;
+    size_t i, used = 0;
+    int rc = -1;
+
+    if (api_json_str(r, spec, "nodeType", w->node_type, 64, 0))
+        goto out;
+    if (strchr(w->node_type, ',')) {
+        api_error(r, 400, "Bad request", "spec.nodeType names one node type");
+        goto out;
+    }
+    rc = 0;
+    if (w->type == DB_INFERENCE || !json_is_array(a) || json_array_size(a) == 0)
+        goto out;
+    if (w->node_type[0]) {
+        json_array_foreach(a, i, v)
+            if (json_is_string(v) && strcmp(json_string_value(v), w->node_type) == 0)
+                goto out;
+        api_error(r, 400, "Bad request", "spec.nodeType is not one of the project's node types");
+        rc = -1;
+        goto out;
+    }
+    json_array_foreach(a, i, v) {
+        size_t n = json_string_length(v);
+        if (!json_is_string(v) || strchr(json_string_value(v), ',') ||
+            used + n + 2 > sizeof(w->node_type)) {
+            api_error(r, 400, "Bad request", "the project's node types cannot be used");
+            rc = -1;
+            goto out;
+        }
+        if (used)
+            w->node_type[used++] = ',';
+        memcpy(w->node_type + used, json_string_value(v), n + 1);
+        used += n;
+    }
+out:
+    json_decref(o);
+    return rc;
+}
+
+static const char *const match_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
+                                        NULL};
+
+static int is_integer_text(const char *s)
+{
+    char *end;
+
+    (void)strtoll(s, &end, 10);
+    return *s && !*end;
+}
+
+/* One matchExpression: {key, operator, values} with as many values as the
+ * operator takes. */
+static int match_in(struct api_req *r, json_t *e)
+{
+    static const char *const fields[] = {"key", "operator", "values", NULL};
+    json_t *key = json_object_get(e, "key"), *op = json_object_get(e, "operator");
+    json_t *vals = json_object_get(e, "values"), *v;
+    size_t i, n = json_array_size(vals);
+    int k;
+
+    if (!json_is_object(e))
+        return api_error(r, 400, "Bad request", "matchExpressions holds objects"), -1;
+    if (api_json_allow(r, e, fields, "spec.nodeAffinityRequired...matchExpressions[]"))
+        return -1;
+    for (k = 0; json_is_string(op) && match_ops[k] && strcmp(match_ops[k], json_string_value(op));
+         k++)
+        ;
+    if (!json_is_string(key) || json_string_length(key) == 0 || json_string_length(key) > 253 ||
+        !json_is_string(op) || !match_ops[k] ||
+        (vals && !json_is_null(vals) && !json_is_array(vals)))
+        return api_error(r, 400, "Bad request",
+                         "matchExpressions: a key, an operator (In, NotIn, Exists, DoesNotExist, "
+                         "Gt, Lt) and values"), -1;
+    if ((k <= SCHED_OP_NOT_IN && n == 0) ||
+        ((k == SCHED_OP_EXISTS || k == SCHED_OP_DOES_NOT_EXIST) && n) ||
+        (k >= SCHED_OP_GT && n != 1) || n > 64)
+        return api_error(r, 400, "Bad request",
+                         "matchExpressions: In and NotIn take values, Exists and DoesNotExist "
+                         "none, Gt and Lt one integer"), -1;
+    json_array_foreach(vals, i, v)
+        if (!json_is_string(v) || json_string_length(v) > 63 ||
+            (k >= SCHED_OP_GT && !is_integer_text(json_string_value(v))))
+            return api_error(r, 400, "Bad request",
+                             "matchExpressions: values are strings (integers for Gt and Lt)"),
+                   -1;
+    return 0;
+}
+
+/* nodeAffinityRequired: {nodeSelectorTerms: [{matchExpressions: [...]}]},
+ * kept as compact JSON for the scheduler. */
+static int affinity_in(struct api_req *r, json_t *a, struct db_workload *w)
+{
+    static const char *const top[] = {"nodeSelectorTerms", NULL};
+    static const char *const term_fields[] = {"matchExpressions", NULL};
+    json_t *terms = json_object_get(a, "nodeSelectorTerms"), *t, *e;
+    size_t i, k;
+    char *text;
+
+    if (!a || json_is_null(a))
+        return 0;
+    if (!json_is_object(a))
+        return api_error(r, 400, "Bad request",
+                         "spec.nodeAffinityRequired: {nodeSelectorTerms: [{matchExpressions: "
+                         "[...]}]}"), -1;
+    if (api_json_allow(r, a, top, "spec.nodeAffinityRequired"))
+        return -1;
+    if (!json_is_array(terms) || json_array_size(terms) == 0 || json_array_size(terms) > 16)
+        return api_error(r, 400, "Bad request",
+                         "spec.nodeAffinityRequired.nodeSelectorTerms: 1 to 16 terms"), -1;
+    json_array_foreach(terms, i, t) {
+        json_t *exprs = json_object_get(t, "matchExpressions");
+        if (!json_is_object(t))
+            return api_error(r, 400, "Bad request", "nodeSelectorTerms holds objects"), -1;
+        if (api_json_allow(r, t, term_fields, "spec.nodeAffinityRequired.nodeSelectorTerms[]"))
+            return -1;
+        if (!json_is_array(exprs) || json_array_size(exprs) == 0 || json_array_size(exprs) > 16)
+            return api_error(r, 400, "Bad request",
+                             "each node selector term holds 1 to 16 matchExpressions"), -1;
+        json_array_foreach(exprs, k, e)
+            if (match_in(r, e) != 0)
+                return -1;
+    }
+    text = json_dumps(a, JSON_COMPACT);
+    if (!text || strlen(text) >= sizeof(w->affinity)) {
+        free(text);
+        return api_error(r, 400, "Bad request", "spec.nodeAffinityRequired is too large"), -1;
+    }
+    memcpy(w->affinity, text, strlen(text) + 1);
+    free(text);
+    return 0;
+}
+
+/* ---- priority, pods ---- */
+
+static int priority_in(struct api_req *r, json_t *spec, struct db_workload *w)
+{
+    char pre[32] = "";
+
+    if (api_json_str(r, spec, "priorityClass", w->priority_class, sizeof(w->priority_class), 0) ||
+        api_json_str(r, spec, "preemptibility", pre, sizeof(pre), 0))
+        return -1;
+    if (!w->priority_class[0])
+        snprintf(w->priority_class, sizeof(w->priority_class), "%s",
+                 sched_default_priority_class(w->type));
+    if (sched_priority_class(w->priority_class, &w->priority) != SCHED_OK)
+        return api_error(r, 400, "Bad request", "spec.priorityClass names no priority class"), -1;
+    if (!pre[0])
+        w->preemptible = sched_default_preemptible(w->priority);
+    else if (strcmp(pre, "preemptible") == 0 || strcmp(pre, "non-preemptible") == 0)
+        w->preemptible = pre[0] == 'p';
+    else
+        return api_error(r, 400, "Bad request",
+                         "spec.preemptibility: preemptible or non-preemptible"), -1;
+    return 0;
+}
+
+static const char *const autoscaling_fields[] = {
+    "minReplicas", "maxReplicas", "initialReplicas", "activationReplicas", "metric",
+    "metricThreshold", "metricThresholdPercentage", "scaleToZeroRetentionSeconds",
+    "scaleDownDelaySeconds", "concurrencyHardLimit", NULL,
+};
+
+/* An inference's replicas: it starts at minReplicas (1 if left out) and
+ * grows to maxReplicas (else initialReplicas, else its minimum) whenever
+ * GPUs are free, one pod at a time; reclaim takes back the pods above the
+ * minimum. Scaling on a metric is not supported. */
+static int replicas_in(struct api_req *r, json_t *as, int64_t *n, int64_t *min)
+{
+    int64_t max = -1, initial = -1;
+    const char *key;
+    json_t *v;
+
+    if (!as || json_is_null(as))
+        return 0;
+    if (!json_is_object(as))
+        return api_error(r, 400, "Bad request", "field 'spec.autoscaling' must be an object"), -1;
+    if (api_json_allow(r, as, autoscaling_fields, "spec.autoscaling"))
+        return -1;
+    json_object_foreach(as, key, v)
+        if (!json_is_null(v) && strcmp(key, "minReplicas") && strcmp(key, "maxReplicas") &&
+            strcmp(key, "initialReplicas"))
+            return api_error(r, 400, "Bad request",
+                             "spec.autoscaling: only minReplicas, maxReplicas and "
+                             "initialReplicas are supported; allot does not scale on metrics"),
+                   -1;
+    if (api_json_int(r, as, "minReplicas", 1, 1024, min) ||
+        api_json_int(r, as, "maxReplicas", 1, 1024, &max) ||
+        api_json_int(r, as, "initialReplicas", 1, 1024, &initial))
+        return -1;
+    if (*min < 0)
+        *min = 1;
+    if (max >= 0 && initial >= 0 && initial != max)
+        return api_error(r, 400, "Bad request",
+                         "spec.autoscaling: allot starts at minReplicas and grows to "
+                         "maxReplicas; initialReplicas cannot differ from maxReplicas"), -1;
+    *n = max >= 0 ? max : initial >= 0 ? initial : *min;
+    if (*n < *min)
+        return api_error(r, 400, "Bad request",
+                         "spec.autoscaling: maxReplicas is below minReplicas"), -1;
+    return 0;
+}
+
+/* A distributed workload: numWorkers workers plus a master (unless
+ * masterSpecSameAsWorker is false); maxReplicas pods when given (it grows
+ * to them), minReplicas the gang minimum. */
+static int workers_in(struct api_req *r, json_t *spec, json_t *top, int64_t *n, int64_t *min)
+{
+    int64_t workers = -1, max = -1;
+    int master = !json_is_false(json_object_get(top, "masterSpecSameAsWorker"));
+    char fw[16] = "";
+
+    if (api_json_int(r, spec, "numWorkers", 1, 1024, &workers) ||
+        api_json_int(r, spec, "minReplicas", 1, 1025, min) ||
+        api_json_int(r, spec, "maxReplicas", 1, 1025, &max) ||
+        api_json_str(r, spec, "distributedFramework", fw, sizeof(fw), 0))
+        return -1;
+    if (fw[0] && strcmp(fw, "PyTorch") && strcmp(fw, "MPI") && strcmp(fw, "TF") &&
+        strcmp(fw, "XGBoost") && strcmp(fw, "JAX"))
+        return api_error(r, 400, "Bad request",
+                         "spec.distributedFramework: PyTorch, MPI, TF, XGBoost or JAX"), -1;
+    *n = (workers > 0 ? workers : 1) + master;
+    if (max >= 0) {
+        if (workers > 0 && max < *n)
+            return api_error(r, 400, "Bad request",
+                             "spec.maxReplicas is below numWorkers (and the master)"), -1;
+        *n = max;
+    }
+    if (*min > *n)
+        return api_error(r, 400, "Bad request", "spec.minReplicas is above the pods it runs"),
+               -1;
+    return 0;
+}
+
+/* How many pods, and the gang minimum, by type. */
+static int pods_in(struct api_req *r, json_t *spec, json_t *top, struct db_workload *w)
+{
+    int64_t n = 1, min = -1, completions = -1;
+
+    switch (w->type) {
+    case DB_TRAINING:
+        if (api_json_int(r, spec, "parallelism", 1, 1024, &n) ||
+            api_json_int(r, spec, "completions", 1, 1024, &completions))
+            return -1;
+        if (completions >= 0 && completions != n)
+            return api_error(r, 400, "Bad request",
+                             "spec.completions must equal parallelism: allot runs each pod "
+                             "once and the training completes when all have"), -1;
+        break;
+    case DB_DISTRIBUTED:
+        if (workers_in(r, spec, top, &n, &min))
+            return -1;
+        break;
+    case DB_INFERENCE:
+        if (replicas_in(r, json_object_get(spec, "autoscaling"), &n, &min))
+            return -1;
+        break;
+    default:
+        break;
+    }
+    w->n_pods = (int)n;
+    w->min_pods = min >= 1 && min <= n ? (int)min : (int)n;
+    return 0;
+}
+
+/* ---- ports ---- */
+
+/* ports: [{container, serviceType, external, toolType, toolName, name,
+ * exclude}] and an inference's servingPort {container, protocol}: each
+ * pod listens on its node at `external` (else the container port); the
+ * agent maps a container's port there, and tells a process the port in
+ * ALLOT_PORT_<container> (and PORT, for the first). */
+static int port_in(struct api_req *r, json_t *p, int serving)
+{
+    static const char *const fields[] = {"container", "serviceType", "external", "toolType",
+                                         "toolName", "name", "exclude", NULL};
+    static const char *const serving_fields[] = {"container", "protocol", NULL};
+    int64_t container = -1, external = -1;
+    char type[32] = "", proto[16] = "", text[64];
+    int exclude = 0;
+
+    if (!json_is_object(p))
+        return api_error(r, 400, "Bad request", "spec.ports holds objects"), -1;
+    if (api_json_allow(r, p, serving ? serving_fields : fields,
+                       serving ? "spec.servingPort" : "spec.ports[]") ||
+        api_json_int(r, p, "container", 1, 65535, &container) ||
+        api_json_int(r, p, "external", 1, 65535, &external) ||
+        api_json_str(r, p, "serviceType", type, sizeof(type), 0) ||
+        api_json_str(r, p, "protocol", proto, sizeof(proto), 0) ||
+        api_json_str(r, p, "toolType", text, sizeof(text), 0) ||
+        api_json_str(r, p, "toolName", text, sizeof(text), 0) ||
+        api_json_str(r, p, "name", text, sizeof(text), 0) ||
+        api_json_bool(r, p, "exclude", &exclude))
+        return -1;
+    if (container < 0)
+        return api_error(r, 400, "Bad request", "a port needs its container port"), -1;
+    if (type[0] && strcmp(type, "NodePort") != 0)
+        return api_error(r, 400, "Bad request",
+                         "ports: serviceType NodePort only (allot gives each pod an address on "
+                         "its node; there are no load balancers or cluster IPs)"), -1;
+    if (proto[0] && strcmp(proto, "http") != 0 && strcmp(proto, "grpc") != 0)
+        return api_error(r, 400, "Bad request", "spec.servingPort.protocol: http or grpc"), -1;
+    return 0;
+}
+
+static int ports_in(struct api_req *r, json_t *spec)
+{
+    json_t *ports = json_object_get(spec, "ports"), *p, *serving, *all;
+    char *text;
+    size_t i, k;
+    int rc = 0;
+
+    if (ports && !json_is_null(ports) && (!json_is_array(ports) || json_array_size(ports) > 16))
+        return api_error(r, 400, "Bad request", "spec.ports: an array of at most 16 ports"), -1;
+    json_array_foreach(ports, i, p)
+        if (port_in(r, p, 0) != 0)
+            return -1;
+    serving = json_object_get(spec, "servingPort");
+    if (serving && !json_is_null(serving) && port_in(r, serving, 1) != 0)
+        return -1;
+    /* two ports of one pod cannot listen on the same node port */
+    text = json_dumps(spec, JSON_COMPACT);
+    all = api_wl_ports(text);
+    free(text);
+    for (i = 0; rc == 0 && i < json_array_size(all); i++)
+        for (k = i + 1; k < json_array_size(all); k++)
+            if (json_equal(json_object_get(json_array_get(all, i), "host"),
+                           json_object_get(json_array_get(all, k), "host"))) {
+                api_error(r, 400, "Bad request", "spec.ports: two ports use one node port");
+                rc = -1;
+                break;
+            }
+    json_decref(all);
+    return rc;
+}
+
+/* ---- fields that must agree with what allot does ---- */
+
+static const char *category_of(int type)
+{
+    return type == DB_WORKSPACE ? "Build" : type == DB_INFERENCE ? "Deploy" : "Train";
+}
+
+static int fixed_in(struct api_req *r, json_t *spec, int type)
+{
+    char category[16] = "", restart[16] = "", pull[16] = "";
+    int64_t grace = -1;
+
+    if (api_json_str(r, spec, "category", category, sizeof(category), 0) ||
+        api_json_str(r, spec, "restartPolicy", restart, sizeof(restart), 0) ||
+        api_json_str(r, spec, "imagePullPolicy", pull, sizeof(pull), 0) ||
+        api_json_int(r, spec, "terminationGracePeriodSeconds", 0, 86400, &grace))
+        return -1;
+    if (category[0] && strcmp(category, category_of(type)) != 0)
+        return api_error(r, 400, "Bad request",
+                         "spec.category follows the workload's type (Train, Build, Deploy)"), -1;
+    if (restart[0] && strcmp(restart, "Never") != 0)
+        return api_error(r, 400, "Bad request",
+                         "spec.restartPolicy: Never only; allot does not restart pods"), -1;
+    if (pull[0] && strcmp(pull, "Always") && strcmp(pull, "IfNotPresent") && strcmp(pull, "Never"))
+        return api_error(r, 400, "Bad request",
+                         "spec.imagePullPolicy: Always, IfNotPresent or Never"), -1;
+    return 0;
+}
+
+/* ---- scheduling rules ---- */
+
+/* The rules the workload runs under: its project's effective rules now. */
+static int rules_in(struct api_req *r, const struct api_project *p, struct db_workload *w)
+{
+    if (strlen(p->rules) >= sizeof(w->rules))
+        return api_error(r, 500, "Internal error", "the project's rules are too large"), -1;
+    memcpy(w->rules, p->rules, strlen(p->rules) + 1);
+    return 0;
+}
+
+/* ---- the whole submission ---- */
+
+int api_wl_spec_in(struct api_req *r, json_t *top, const struct api_project *project,
+                   struct db_workload *w)
+{
+    json_t *spec = json_object_get(top, "spec"), *v;
+
+    if ((v = json_object_get(top, "templateId")) && !json_is_null(v))
+        return api_error(r, 400, "Bad request", "templateId is not supported: allot has no "
+                                                "templates"), -1;
+    if ((v = json_object_get(top, "masterSpec")) && !json_is_null(v))
+        return api_error(r, 400, "Bad request",
+                         "masterSpec is not supported: the master runs the workers' spec "
+                         "(masterSpecSameAsWorker)"), -1;
+    if (!spec || json_is_null(spec))
+        return api_error(r, 400, "Bad request", "field 'spec' is required"), -1;
+    if (!json_is_object(spec))
+        return api_error(r, 400, "Bad request", "field 'spec' must be an object"), -1;
+    if (spec_fields_in(r, spec, w->type) ||
+        api_json_str(r, spec, "image", w->image, sizeof(w->image), 0) ||
+        compute_in(r, json_object_get(spec, "compute"), w) ||
+        pools_in(r, json_object_get(spec, "nodePools"), w) ||
+        node_types_in(r, spec, project->node_types, w) ||
+        affinity_in(r, json_object_get(spec, "nodeAffinityRequired"), w) ||
+        priority_in(r, spec, w) || pods_in(r, spec, top, w) || ports_in(r, spec) ||
+        fixed_in(r, spec, w->type) || rules_in(r, project, w))
+        return -1;
+    w->spec = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
+    if (!w->spec)
+        return api_error(r, 500, "Internal error", "out of memory"), -1;
+    return 0;
+}
+
+/* The ports each pod of a workload listens on at its node, from its stored
+ * spec: [{container, host, name}] (excluded entries left out; host is
+ * `external`, else the container port). */
+json_t *api_wl_ports(const char *spec_text)
+{
+    json_t *spec = spec_text ? json_loads(spec_text, 0, NULL) : NULL, *out = json_array(), *p;
+    json_t *serving = json_object_get(spec, "servingPort");
+    size_t i;
+
+    json_array_foreach(json_object_get(spec, "ports"), i, p) {
+        json_t *c = json_object_get(p, "container"), *e = json_object_get(p, "external");
+        if (!json_is_integer(c) || json_is_true(json_object_get(p, "exclude")))
+            continue;
+        json_array_append_new(out, json_pack("{s:O, s:O, s:s}", "container", c, "host",
+                                             json_is_integer(e) ? e : c, "name",
+                                             json_string_value(json_object_get(p, "toolName"))
+                                                 ? json_string_value(json_object_get(p, "toolName"))
+                                                 : ""));
+    }
+    if (json_is_integer(json_object_get(serving, "container")))
+        json_array_append_new(out, json_pack("{s:O, s:O, s:s}", "container",
+                                             json_object_get(serving, "container"), "host",
+                                             json_object_get(serving, "container"), "name",
+                                             "serving"));
+    json_decref(spec);
+    return out;
+}

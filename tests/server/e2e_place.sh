@@ -1,0 +1,210 @@
+#!/bin/sh
+# e2e_place.sh: what a submission says about placement takes effect, over
+# HTTP against a real allotd: required node affinity by node name and by
+# label, a project's node types in order, several node pools in order, a
+# pool created by label taking its nodes at once, GPU-memory requests and
+# portions of several devices; every spec field allot does not act on is
+# a 400 that says so; the scheduling rules a workload runs under are its
+# project's when it was submitted; an elastic workload that loses pods
+# above its minimum is told it was shrunk and keeps running.
+#
+# Simulated nodes: node-1 (2 GPUs of 80 GB, type dgx), node-2 and node-3
+# (2 GPUs of 40 GB each, type pcie).
+ALLOTD=$1
+. "$(dirname "$0")/lib.sh"
+
+start --db "$T/place.db" --simulate-nodes 1x2:default:dgx:80G \
+  --simulate-nodes 2x2:default:pcie:40G
+TOKEN=$(login admin "$ALLOT_ADMIN_PASSWORD")
+CLUSTER=$(expect 200 GET /api/v1/clusters "" "$TOKEN" | jq -r '.[0].uuid')
+POOL=$(expect 200 GET /api/v1/node-pools "" "$TOKEN" | jq -r '.nodepools[0].id')
+
+# project NAME GPUS [EXTRA-JSON-FIELDS]: prints its id
+project() {
+  expect 201 POST /api/v1/org-unit/projects "{\"name\":\"$1\",\"clusterId\":\"$CLUSTER\",
+    \"resources\":[{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},
+    \"gpu\":{\"deserved\":$2,\"limit\":-1,\"overQuotaWeight\":1}}]${3:+,$3}}" "$TOKEN" | jq -r .id
+}
+# submit KIND NAME PROJECT-ID SPEC-FIELDS [STATUS]: prints the answer
+submit() {
+  expect "${5:-202}" POST "/api/v1/workloads/$1" "{\"name\":\"$2\",\"projectId\":\"$3\",
+    \"clusterId\":\"$CLUSTER\",\"spec\":{\"image\":\"busybox\",$4}}" "$TOKEN"
+}
+wl_id() {
+  expect 200 GET "/api/v1/workloads?filterBy=name==$1" "" "$TOKEN" | jq -r '.workloads[0].id'
+}
+nodes_of() { # NAME: the nodes of its pods, sorted, space-separated
+  expect 200 GET "/api/v1/workloads/$(wl_id "$1")/pods" "" "$TOKEN" |
+    jq -r '[.pods[].nodeName] | sort | join(" ")'
+}
+gpu_of() { # NAME: its allocated GPUs, to two decimals
+  expect 200 GET "/api/v1/workloads/$(wl_id "$1")" "" "$TOKEN" |
+    jq -r '.allocatedResources.gpu * 100 | round / 100'
+}
+refused() { # KIND SPEC-FIELDS WORDS: a 400 whose details hold WORDS
+  out=$(submit "$1" refused "$P" "$2" 400)
+  printf '%s' "$out" | jq -r .details | grep -q -- "$3" || fail "$2: $out"
+}
+delete() { expect 202 DELETE "/api/v1/workloads/$(wl_id "$1")" "" "$TOKEN" >/dev/null; }
+gone() { [ "$(expect 200 GET "/api/v1/workloads?filterBy=name==$1" "" "$TOKEN" |
+              jq '.workloads | length')" = 0 ]; }
+wait_gone() {
+  i=0
+  while ! gone "$1"; do i=$((i + 1)); [ $i -lt 100 ] || fail "$1 is not gone"; sleep 0.05; done
+}
+
+P=$(project team-a 6)
+
+# ---- every field is taken or refused ----
+refused trainings '"labels":{"a":"b"}' "spec.labels is not supported"
+refused trainings '"tolerations":[{"key":"k"}]' "spec.tolerations is not supported"
+refused trainings '"backoffLimit":3' "spec.backoffLimit is not supported"
+refused trainings '"storage":{}' "spec.storage is not supported"
+refused trainings '"podAffinity":{}' "spec.podAffinity is not supported"
+refused trainings '"terminateAfterPreemption":true' "not supported"
+refused workspaces '"parallelism":2' "spec.parallelism applies to trainings only"
+refused trainings '"numWorkers":2' "applies to distributed workloads only"
+refused trainings '"servingPort":{"container":80}' "applies to inferences only"
+refused trainings '"restartPolicy":"OnFailure"' "restartPolicy: Never only"
+refused trainings '"category":"Deploy"' "spec.category follows"
+refused trainings '"completions":3' "spec.completions must equal parallelism"
+refused trainings '"imagePullPolicy":"Sometimes"' "imagePullPolicy"
+refused trainings '"compute":{"cpuCoreLimit":2}' "cpuCoreLimit is not supported"
+refused trainings '"compute":{"gpuPortionRequest":0.5,"gpuPortionLimit":1}' "does not enforce"
+refused trainings '"compute":{"gpuRequestType":"migProfile"}' "MIG"
+refused trainings '"compute":{"gpuMemoryRequest":"lots"}' "gpuMemoryRequest is a quantity"
+refused trainings '"compute":{"gpuDevicesRequest":2,"gpuMemoryRequest":"10G"}' "one device"
+refused trainings '"ports":[{"container":80,"serviceType":"LoadBalancer"}]' "NodePort only"
+refused trainings '"ports":[{"container":80},{"container":81,"external":80}]' "one node port"
+refused inferences '"autoscaling":{"minReplicas":1,"metric":"throughput"}' "metrics"
+refused trainings '"nodeAffinityRequired":{"nodeSelectorTerms":[{"matchExpressions":
+  [{"key":"rack","operator":"Near","values":["a"]}]}]}' "an operator"
+refused trainings '"nodeAffinityRequired":{"nodeSelectorTerms":[{"matchExpressions":
+  [{"key":"gen","operator":"Gt","values":["four"]}]}]}' "integers for Gt"
+refused trainings '"nodeAffinityRequired":{"nodeSelectorTerms":[]}' "1 to 16 terms"
+out=$(expect 400 POST /api/v1/workloads/distributed "{\"name\":\"m\",\"projectId\":\"$P\",
+  \"masterSpec\":{},\"spec\":{\"image\":\"busybox\"}}" "$TOKEN")
+printf '%s' "$out" | jq -r .details | grep -q "masterSpec is not supported" || fail "masterSpec: $out"
+out=$(expect 400 POST /api/v1/workloads/trainings "{\"name\":\"t\",\"projectId\":\"$P\",
+  \"templateId\":\"x\",\"spec\":{\"image\":\"busybox\"}}" "$TOKEN")
+printf '%s' "$out" | jq -r .details | grep -q "templateId is not supported" || fail "templateId: $out"
+# what is taken is echoed back
+submit trainings echoed "$P" '"restartPolicy":"Never","category":"Train","imagePullPolicy":"Never",
+  "terminationGracePeriodSeconds":5,"ports":[{"container":8888,"external":30888,"toolName":"jupyter"}],
+  "compute":{"gpuDevicesRequest":0,"cpuCoreRequest":0.1}' | jq -e '.spec.ports[0].external == 30888' \
+  >/dev/null || fail "the accepted spec is not echoed"
+delete echoed
+
+# ---- required node affinity: by name, by label, several terms ----
+submit trainings by-name "$P" '"compute":{"gpuDevicesRequest":1},"nodeAffinityRequired":
+  {"nodeSelectorTerms":[{"matchExpressions":[{"key":"kubernetes.io/hostname",
+  "operator":"In","values":["node-2"]}]}]}' >/dev/null
+wait_phase "$TOKEN" by-name Running
+[ "$(nodes_of by-name)" = node-2 ] || fail "by-name runs on $(nodes_of by-name), not node-2"
+submit trainings by-label "$P" '"compute":{"gpuDevicesRequest":2},"nodeAffinityRequired":
+  {"nodeSelectorTerms":[{"matchExpressions":[{"key":"node-type","operator":"In",
+  "values":["pcie"]},{"key":"kubernetes.io/hostname","operator":"NotIn","values":["node-2"]}]}]}' \
+  >/dev/null
+wait_phase "$TOKEN" by-label Running
+[ "$(nodes_of by-label)" = node-3 ] || fail "by-label runs on $(nodes_of by-label), not node-3"
+submit trainings nowhere "$P" '"compute":{"gpuDevicesRequest":1},"nodeAffinityRequired":
+  {"nodeSelectorTerms":[{"matchExpressions":[{"key":"node-type","operator":"In",
+  "values":["h200"]}]}]}' >/dev/null
+i=0
+while [ "$(expect 200 GET "/api/v1/workloads/$(wl_id nowhere)" "" "$TOKEN" | jq -r .phaseReason)" != \
+        NoMatchingNodePool ]; do
+  i=$((i + 1)); [ $i -lt 100 ] || fail "nowhere has no NoMatchingNodePool reason"; sleep 0.05
+done
+expect 200 GET "/api/v1/workloads/$(wl_id nowhere)" "" "$TOKEN" | jq -r .phaseMessage |
+  grep -q "required node affinity" || fail "the reason does not name the affinity"
+for w in by-name by-label nowhere; do delete $w; wait_gone $w; done
+
+# ---- a project's node types: any of them, the first preferred ----
+PT=$(project team-t 6 '"nodeTypes":{"training":["dgx","pcie"]}')
+submit trainings t1 "$PT" '"compute":{"gpuDevicesRequest":2}' >/dev/null
+wait_phase "$TOKEN" t1 Running
+[ "$(nodes_of t1)" = node-1 ] || fail "t1 (dgx first) runs on $(nodes_of t1)"
+submit trainings t2 "$PT" '"compute":{"gpuDevicesRequest":1}' >/dev/null
+wait_phase "$TOKEN" t2 Running
+case "$(nodes_of t2)" in node-2|node-3) ;; *) fail "t2 (dgx full, then pcie) runs on $(nodes_of t2)" ;; esac
+submit trainings t3 "$PT" '"compute":{"gpuDevicesRequest":1},"nodeType":"dgx"' >/dev/null
+wait_phase "$TOKEN" t3 Pending
+submit trainings t4 "$PT" '"nodeType":"v100"' 400 >/dev/null
+for w in t1 t2 t3; do delete $w; wait_gone $w; done
+
+# ---- GPU memory, portions of several devices ----
+submit trainings mem60 "$P" '"compute":{"gpuRequestType":"memory","gpuMemoryRequest":"60G"}' >/dev/null
+wait_phase "$TOKEN" mem60 Running
+[ "$(nodes_of mem60)" = node-1 ] || fail "60 GB fits only node-1's devices, not $(nodes_of mem60)"
+# 60e9 bytes of an 80e9-byte device: 0.75 of it
+[ "$(gpu_of mem60)" = 0.75 ] || fail "mem60 holds $(gpu_of mem60) GPUs, not 0.75"
+expect 200 GET "/api/v1/workloads/$(wl_id mem60)" "" "$TOKEN" |
+  jq -e '.workloadRequestedResources.gpuRequestType == "memory"' >/dev/null || fail "memory type"
+submit trainings mem100 "$P" '"compute":{"gpuMemoryRequest":"100G"}' >/dev/null
+wait_phase "$TOKEN" mem100 Pending
+submit trainings halves "$P" '"compute":{"gpuDevicesRequest":2,"gpuPortionRequest":0.5}' >/dev/null
+wait_phase "$TOKEN" halves Running
+expect 200 GET "/api/v1/workloads/$(wl_id halves)/pods" "" "$TOKEN" |
+  jq -e '.pods[0].gpuDevices | length == 2' >/dev/null || fail "halves holds not 2 devices"
+[ "$(gpu_of halves)" = 1 ] || fail "halves holds $(gpu_of halves) GPUs, not 1"
+for w in mem60 mem100 halves; do delete $w; wait_gone $w; done
+
+# ---- a pool created by label takes its nodes at once; pools in order ----
+expect 201 POST /api/v1/node-pools "{\"name\":\"pcie-pool\",\"labelKey\":\"node-type\",
+  \"labelValue\":\"pcie\"}" "$TOKEN" >/dev/null
+[ "$(expect 200 GET /api/v1/nodes "" "$TOKEN" |
+     jq -r '[.nodes[] | select(.nodePool == "pcie-pool") | .name] | sort | join(" ")')" = \
+  "node-2 node-3" ] || fail "the pool did not take node-2 and node-3"
+submit trainings p1 "$P" '"compute":{"gpuDevicesRequest":2},"nodePools":["default","pcie-pool"]' \
+  >/dev/null
+submit trainings p2 "$P" '"compute":{"gpuDevicesRequest":2},"nodePools":["default","pcie-pool"]' \
+  >/dev/null
+wait_phase "$TOKEN" p1 Running
+wait_phase "$TOKEN" p2 Running
+[ "$(nodes_of p1) $(nodes_of p2)" = "node-1 node-2" ] ||
+  fail "p1, p2 run on $(nodes_of p1), $(nodes_of p2): the second pool is not used"
+for w in p1 p2; do delete $w; wait_gone $w; done
+
+# ---- scheduling rules: those of the project when the workload was submitted ----
+PR=$(project team-r 2)
+submit trainings before-rule "$PR" '"compute":{"gpuDevicesRequest":1}' >/dev/null
+wait_phase "$TOKEN" before-rule Running
+expect 200 PUT "/api/v1/org-unit/projects/$PR" "{\"name\":\"team-r\",\"clusterId\":\"$CLUSTER\",
+  \"schedulingRules\":{\"trainingJobTimeLimitSeconds\":1},
+  \"resources\":[{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},
+  \"gpu\":{\"deserved\":2,\"limit\":-1,\"overQuotaWeight\":1}}]}" "$TOKEN" >/dev/null
+submit trainings after-rule "$PR" '"compute":{"gpuDevicesRequest":1}' >/dev/null
+wait_phase "$TOKEN" after-rule Running
+i=0
+while [ "$(phase "$TOKEN" after-rule)" != Stopped ]; do
+  i=$((i + 1)); [ $i -lt 100 ] || fail "after-rule was not stopped by its time limit"; sleep 0.05
+done
+[ "$(phase "$TOKEN" before-rule)" = Running ] || fail "a rule set later stopped before-rule"
+for w in before-rule after-rule; do delete $w; wait_gone $w; done
+stop
+
+# ---- an elastic workload that loses pods above its minimum ----
+start --db "$T/elastic.db" --simulate-nodes 1x4
+TOKEN=$(login admin "$ALLOT_ADMIN_PASSWORD")
+CLUSTER=$(expect 200 GET /api/v1/clusters "" "$TOKEN" | jq -r '.[0].uuid')
+POOL=$(expect 200 GET /api/v1/node-pools "" "$TOKEN" | jq -r '.nodepools[0].id')
+PE=$(project team-e 2)
+PF=$(project team-f 2)
+expect 202 POST /api/v1/workloads/distributed "{\"name\":\"elastic\",\"projectId\":\"$PE\",
+  \"masterSpecSameAsWorker\":false,\"spec\":{\"image\":\"busybox\",\"numWorkers\":4,
+  \"minReplicas\":2,\"compute\":{\"gpuDevicesRequest\":1}}}" "$TOKEN" >/dev/null
+i=0
+while [ "$(expect 200 GET "/api/v1/workloads/$(wl_id elastic)" "" "$TOKEN" | jq .runningPods)" != 4 ]; do
+  i=$((i + 1)); [ $i -lt 100 ] || fail "elastic did not grow to 4 pods"; sleep 0.05
+done
+submit trainings reclaimer "$PF" '"compute":{"gpuDevicesRequest":2}' >/dev/null
+wait_phase "$TOKEN" reclaimer Running
+[ "$(phase "$TOKEN" elastic)" = Running ] || fail "the shrunk workload is not Running"
+EV=$(expect 200 GET "/api/v1/workloads/$(wl_id elastic)/events" "" "$TOKEN")
+printf '%s' "$EV" | jq -r '.events[] | select(.reason == "Shrunk") | .message' |
+  grep -q "elastic was shrunk by reclaim to make room for reclaimer of team-f: 2 pods and 2.00 GPUs taken; it keeps running with 2 of its 4 pods" ||
+  fail "no Shrunk event: $(printf '%s' "$EV" | jq -c '[.events[] | .message]')"
+printf '%s' "$EV" | jq -r '.events[].message' | grep -q "goes back to Pending" &&
+  fail "the shrunk workload is said to go back to Pending"
+stop
+echo "e2e_place: ok"
