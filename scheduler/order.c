@@ -437,9 +437,8 @@ static int is_candidate(struct sched_session *ss, int w, int action)
     if (!(x->flags & WL_CANDIDATE) || (x->flags & (WL_EVICTED | WL_SHRUNK)) ||
         sched__pods_to_place(ss, w) == 0)
         return 0;
-    if (action == SCHED_ACT_CONSOLIDATE)
-        return x->n_placed < ss_w(ss, w)->min_pods && ss_w(ss, w)->preemptible &&
-               room_somewhere(ss, w, action);
+    if (action == SCHED_ACT_CONSOLIDATE)  /* a gang below its minimum, or elastic growth */
+        return ss_w(ss, w)->preemptible && room_somewhere(ss, w, action);
     if (action == SCHED_ACT_RECLAIM)
         return may_evict_somewhere(ss, w, action);
     if (action == SCHED_ACT_PREEMPT)

@@ -111,6 +111,8 @@ struct scratch {
     struct footprint *fp;
     int *flagged;
     int cap_flagged;
+    struct sched_pod *before;  /* placements of the pods a move takes away */
+    int cap_before;
 };
 
 static struct scratch *scratch_of(struct sched_session *ss)
@@ -624,6 +626,8 @@ static int ranks_before(const int *a, int na, const int *b, int nb)
     return na < nb;
 }
 
+static int move_set_valid(struct search *s, const int *set, int n);
+
 static void consider(struct search *s, int64_t cost, int64_t cost2)
 {
     int set[MAX_NODE_UNITS], n = chosen_units(s, set), better;
@@ -639,6 +643,8 @@ static void consider(struct search *s, int64_t cost, int64_t cost2)
     if (!better)
         return;
     if (s->mode == MODE_RECLAIM && !reclaim_set_valid(s, set, n))
+        return;
+    if (s->mode == MODE_MOVE && !move_set_valid(s, set, n))
         return;
     memcpy(s->best, set, sizeof(int) * (size_t)n);
     s->n_best = n;
@@ -730,10 +736,15 @@ static void search_node(struct search *s, int node)
         s->n_on_node = MAX_NODE_UNITS;
     for (i = 0; i < s->n_on_node; i++)
         footprint_of(s, &s->units[s->on_node[i]], &s->fp[i]);
-    /* if taking every candidate does not make room, no subset does */
+    /* if taking every candidate does not make room, no subset does (a
+     * workload's pods counted once: its whole unit covers its pod units) */
+    s->n_chosen = 0;
     for (i = 0; i < s->n_on_node; i++)
-        s->chosen[i] = i;
-    s->n_chosen = s->n_on_node;
+        if (s->units[s->on_node[i]].pod < 0)
+            s->chosen[s->n_chosen++] = i;
+    for (i = 0; i < s->n_on_node; i++)
+        if (s->units[s->on_node[i]].pod >= 0 && !overlaps_chosen(s, i))
+            s->chosen[s->n_chosen++] = i;
     if (!fits_without(s))
         return;
     s->steps = 0;
@@ -886,6 +897,8 @@ static int evict_best(struct search *s, int action)
     return SCHED_OK;
 }
 
+/* Places the next unplaced pod of j on node; a BIND decided by `action`
+ * (none when action < 0: a trial). */
 static int place_one(struct sched_session *ss, int j, int node, int action)
 {
     int k;
@@ -896,7 +909,8 @@ static int place_one(struct sched_session *ss, int j, int node, int action)
             continue;
         dev = sched__choose_devices(ss, j, node);
         if (sched__place(ss, j, k, node, dev) != SCHED_OK ||
-            sched__decide(ss, SCHED_BIND, action, j, k, node, dev, -1) != SCHED_OK)
+            (action >= 0 &&
+             sched__decide(ss, SCHED_BIND, action, j, k, node, dev, -1) != SCHED_OK))
             return SCHED_ENOMEM;
         return SCHED_OK;
     }
@@ -1202,6 +1216,119 @@ static int make_limit_room(struct search *s, int pods, int action)
     return evict_best(s, action) == SCHED_OK;
 }
 
+/* ---- Consolidating reclaim ----
+ * Once an attempt holds, every victim whose taken pods all find a place
+ * again in the pool (j placed) is moved instead of stopped (KAI's
+ * consolidating reclaim): its EVICT becomes MOVEs of the pods that land
+ * elsewhere. Putting a victim back only adds to its own side, so the
+ * reclaim rules still hold; the limits on j's path are checked again (a
+ * victim inside them stays stopped). */
+
+/* Where pod k of w was when the attempt began (its first logged placement). */
+static const struct ss_undo *placed_before(const struct sched_session *ss, struct ss_mark att,
+                                           int w, int k)
+{
+    int i;
+
+    for (i = att.n_undo; i < ss->n_undo; i++)
+        if (ss->undo[i].workload == w && ss->undo[i].pod == k)
+            return ss->undo[i].node >= 0 ? &ss->undo[i] : NULL;
+    return NULL;
+}
+
+/* Places the pods EVICT d took back in the pool; 1 if all found a place. */
+static int put_back(struct search *s, struct ss_mark att, const struct sched_decision *d)
+{
+    struct sched_session *ss = s->ss;
+    int w = d->workload, k;
+
+    for (k = 0; k < ss_w(ss, w)->n_pods; k++) {
+        const struct ss_undo *was = placed_before(ss, att, w, k);
+        int node;
+        if ((d->pod >= 0 && d->pod != k) || !was || ss->pods[w][k].node >= 0)
+            continue;
+        node = sched__best_node(ss, w, s->pool, -1);
+        if (node < 0 || sched__dev_charge(ss, w, node) > sched__dev_charge(ss, w, was->node) ||
+            sched__place(ss, w, k, node, sched__choose_devices(ss, w, node)) != SCHED_OK)
+            return 0;
+    }
+    return attempt_holds(s);
+}
+
+/* The attempt's decisions again, each moved victim's EVICT replaced by
+ * MOVEs of its pods that land elsewhere; `moved` flags those EVICTs. */
+static int rewrite_decisions(struct search *s, struct ss_mark att, const uint8_t *moved,
+                             int action)
+{
+    struct sched_session *ss = s->ss;
+    int n = ss->n_decisions - att.n_decisions, i, k;
+    struct sched_decision *seg = sched__calloc(ss->arena, (size_t)n + 1, sizeof(*seg));
+
+    if (!seg)
+        return SCHED_ENOMEM;
+    memcpy(seg, &ss->decisions[att.n_decisions], sizeof(*seg) * (size_t)n);
+    ss->n_decisions = att.n_decisions;
+    for (i = 0; i < n; i++) {
+        const struct sched_decision *d = &seg[i];
+        if (!moved[i]) {
+            if (sched__decide(ss, d->kind, d->action, d->workload, d->pod, d->node, d->devices,
+                              d->by_workload) != SCHED_OK)
+                return SCHED_ENOMEM;
+            continue;
+        }
+        for (k = 0; k < ss_w(ss, d->workload)->n_pods; k++) {
+            const struct ss_undo *was = placed_before(ss, att, d->workload, k);
+            const struct sched_pod *now = &ss->pods[d->workload][k];
+            if ((d->pod >= 0 && d->pod != k) || !was ||
+                (now->node == was->node && now->devices == was->devices))
+                continue;
+            if (sched__decide(ss, SCHED_MOVE, action, d->workload, k, now->node, now->devices,
+                              s->j) != SCHED_OK)
+                return SCHED_ENOMEM;
+        }
+    }
+    return SCHED_OK;
+}
+
+/* Moves every victim of the attempt begun at `att` that can stay. */
+static int keep_movable(struct search *s, struct ss_mark att, int action)
+{
+    struct sched_session *ss = s->ss;
+    int n = ss->n_decisions - att.n_decisions, i, any = 0;
+    uint8_t *moved = sched__calloc(ss->arena, (size_t)n + 1, 1);
+    const int *rec = ((const struct scratch *)ss->victim_scratch)->flagged;
+
+    if (!moved)
+        return SCHED_ENOMEM;
+    for (i = 0; i < n; i++) {
+        const struct sched_decision *d = &ss->decisions[att.n_decisions + i];
+        struct ss_mark m = sched__mark(ss);
+        int k, again = 0;
+        /* a victim taken twice (an elastic pod, then the rest) stays stopped */
+        for (k = 0; k < n; k++)
+            again |= k != i && ss->decisions[att.n_decisions + k].kind == SCHED_EVICT &&
+                     ss->decisions[att.n_decisions + k].workload == d->workload;
+        if (d->kind != SCHED_EVICT || again)
+            continue;
+        if (!put_back(s, att, d)) {
+            sched__rollback(ss, m);
+            continue;
+        }
+        moved[i] = 1;
+        any = 1;
+    }
+    if (!any)
+        return SCHED_OK;
+    for (i = 0; i < s->n_flagged; i++) {  /* a moved victim is no longer evicted */
+        int w = rec[i] >> 5, k;
+        for (k = 0; k < n; k++)
+            if (moved[k] && ss->decisions[att.n_decisions + k].workload == w &&
+                (rec[i] & (WL_EVICTED | WL_SHRUNK)))
+                ss->wl[w].flags = (ss->wl[w].flags & ~(rec[i] & 31)) | WL_TOUCHED;
+    }
+    return rewrite_decisions(s, att, moved, action);
+}
+
 int sched__evict_for(struct sched_session *ss, int j, int pool, int action)
 {
     struct search s;
@@ -1228,6 +1355,8 @@ int sched__evict_for(struct sched_session *ss, int j, int pool, int action)
         undo_flags(&s);
         return 0;
     }
+    if (keep_movable(&s, mark, action) != SCHED_OK)
+        ss->oom = 1;
     ss->wl[j].flags |= WL_TOUCHED;
     return 1;
 }
@@ -1255,9 +1384,33 @@ int sched__reclaimer_within_share(struct sched_session *ss, int w, int pool, int
 
 /* ---- Consolidation: move, never stop ---- */
 
-/* Places every unplaced pod of moved workload w again, recording MOVEs
- * against its placement before the attempt (before[]). */
-static int replace_moved(struct search *s, int w, const struct sched_pod *before, int by)
+/* The placements of the units set[0..n) before a move, pod by pod, in
+ * scratch.before (unit i from off[i]); NULL when out of memory. */
+static struct sched_pod *remember_placement(struct search *s, const int *set, int n, int *off)
+{
+    struct sched_session *ss = s->ss;
+    struct scratch *x = ss->victim_scratch;
+    int i, total = 0;
+
+    for (i = 0; i < n; i++) {
+        off[i] = total;
+        total += ss_w(ss, s->units[set[i]].w)->n_pods;
+    }
+    if (total > x->cap_before) {
+        x->before = sched__calloc(ss->arena, (size_t)total * 2, sizeof(struct sched_pod));
+        if (!x->before)
+            return NULL;
+        x->cap_before = total * 2;
+    }
+    for (i = 0; i < n; i++)
+        memcpy(&x->before[off[i]], ss->pods[s->units[set[i]].w],
+               sizeof(struct sched_pod) * (size_t)ss_w(ss, s->units[set[i]].w)->n_pods);
+    return x->before;
+}
+
+/* Places every unplaced pod of moved workload w again in the pool,
+ * recording MOVEs (when `decide`) against its placement before (before[]). */
+static int replace_moved(struct search *s, int w, const struct sched_pod *before, int decide)
 {
     struct sched_session *ss = s->ss;
     const struct sched_workload *v = ss_w(ss, w);
@@ -1277,44 +1430,67 @@ static int replace_moved(struct search *s, int w, const struct sched_pod *before
         dev = sched__choose_devices(ss, w, node);
         if (sched__place(ss, w, k, node, dev) != SCHED_OK)
             return 0;
-        if ((node != before[k].node || dev != before[k].devices) &&
-            sched__decide(ss, SCHED_MOVE, SCHED_ACT_CONSOLIDATE, w, k, node, dev, by) != SCHED_OK)
+        if (decide && (node != before[k].node || dev != before[k].devices) &&
+            sched__decide(ss, SCHED_MOVE, SCHED_ACT_CONSOLIDATE, w, k, node, dev, s->j) != SCHED_OK)
             return 0;
     }
-    return remember_flag(s, w, WL_TOUCHED) == SCHED_OK;
+    return !decide || remember_flag(s, w, WL_TOUCHED) == SCHED_OK;
+}
+
+/* Takes the units set[0..n) off their nodes, places one pod of j on
+ * `node`, and places every moved pod again in the pool; 1 if all found a
+ * place. With `decide` the decisions are recorded; without, the caller
+ * rolls the trial back. */
+static int move_units(struct search *s, const int *set, int n, int node, int decide)
+{
+    struct sched_session *ss = s->ss;
+    int off[MAX_NODE_UNITS], i, k;
+    struct sched_pod *before = remember_placement(s, set, n, off);
+
+    if (!before)
+        return 0;
+    for (i = 0; i < n; i++) {
+        int w = s->units[set[i]].w;
+        for (k = 0; k < ss_w(ss, w)->n_pods; k++)
+            if (ss->pods[w][k].node >= 0 && sched__unplace(ss, w, k) != SCHED_OK)
+                return 0;
+    }
+    if (!sched__pod_fits_node(ss, s->j, node))
+        return 0;
+    if (place_one(ss, s->j, node, decide ? SCHED_ACT_CONSOLIDATE : -1) != SCHED_OK)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (!replace_moved(s, s->units[set[i]].w, &before[off[i]], decide))
+            return 0;
+    return 1;
+}
+
+/* Would moving the units set[0..n) let one pod of j onto s->node, every
+ * moved pod finding a new place? A trial, rolled back. */
+static int move_set_valid(struct search *s, const int *set, int n)
+{
+    struct ss_mark mark = sched__mark(s->ss);
+    int ok = move_units(s, set, n, s->node, 0);
+
+    sched__rollback(s->ss, mark);
+    return ok;
 }
 
 /* One pod of j by moving the best set on the best node; 1 on success. */
 static int consolidate_one(struct search *s, int *moves)
 {
     struct sched_session *ss = s->ss;
-    struct sched_pod *before[MAX_NODE_UNITS];
-    int node = sched__best_node(ss, s->j, s->pool, -1), i, k;
+    int node = sched__best_node(ss, s->j, s->pool, -1);
 
     if (node >= 0)
         return place_one(ss, s->j, node, SCHED_ACT_CONSOLIDATE) == SCHED_OK;
     if ((!s->collected && collect_units(s) != SCHED_OK) || s->n_units == 0)
         return 0;
-    if (search_pool(s) != SCHED_OK || s->best_node < 0 || *moves + s->n_best > ss->cfg->max_consolidation_moves)
+    if (search_pool(s) != SCHED_OK || s->best_node < 0 ||
+        *moves + s->n_best > ss->cfg->max_consolidation_moves)
         return 0;
-    node = s->best_node;
-    for (i = 0; i < s->n_best; i++) {
-        const struct unit *u = &s->units[s->best[i]];
-        int n_pods = ss_w(ss, u->w)->n_pods;
-        before[i] = sched__calloc(ss->arena, (size_t)n_pods, sizeof(struct sched_pod));
-        if (!before[i])
-            return 0;
-        memcpy(before[i], ss->pods[u->w], sizeof(struct sched_pod) * (size_t)n_pods);
-        for (k = 0; k < n_pods; k++)
-            if (ss->pods[u->w][k].node >= 0 && sched__unplace(ss, u->w, k) != SCHED_OK)
-                return 0;
-    }
-    if (!sched__pod_fits_node(ss, s->j, node) ||
-        place_one(ss, s->j, node, SCHED_ACT_CONSOLIDATE) != SCHED_OK)
+    if (!move_units(s, s->best, s->n_best, s->best_node, 1))
         return 0;
-    for (i = 0; i < s->n_best; i++)
-        if (!replace_moved(s, s->units[s->best[i]].w, before[i], s->j))
-            return 0;
     *moves += s->n_best;
     return 1;
 }
@@ -1329,8 +1505,9 @@ int sched__try_consolidate(struct sched_session *ss, int j, int pool)
     int64_t free_gpu = 0;
     int pods = sched__pods_to_place(ss, j), i, moves = 0;
 
-    if (ss->cfg->max_consolidation_moves <= 0 || cfg->gpu_placement == SCHED_SPREAD ||
-        cfg->cpu_placement == SCHED_SPREAD)
+    /* the pool packs what j asks: GPUs (whatever it does with CPU-only pods), or CPU */
+    if (ss->cfg->max_consolidation_moves <= 0 ||
+        (ss->wl[j].req[SCHED_GPU] > 0 ? cfg->gpu_placement : cfg->cpu_placement) == SCHED_SPREAD)
         return 0;
     free_gpu = p->gpu_free;
     if (free_gpu < ss->wl[j].req[SCHED_GPU] * pods || !sched__capacity_check(ss, j, pool, pods, &v))

@@ -5,7 +5,9 @@
  * Step 1: the arena is reset (the previous pass's result dies here).
  * Step 2: sched_cycle() reads the world's snapshot.
  * Step 3: every decision is applied in order with sched_apply_decision();
- *         an EVICT marks its workload evicted, a MOVE marks it moved.
+ *         an EVICT that leaves its workload below its minimum marks it
+ *         evicted (an elastic workload that lost only pods above its
+ *         minimum keeps running: it is not evicted), a MOVE marks it moved.
  * Step 4: each workload's stale_since_ms becomes the result's.
  */
 #include "world.h"
@@ -36,7 +38,7 @@ static int apply_all(struct world *w, const struct sched_result *res, struct wor
                      "be applied", k, decision_kind(d->kind), d->workload, d->pod);
             return -1;
         }
-        if (d->kind == SCHED_EVICT)
+        if (d->kind == SCHED_EVICT && w->wls[d->workload].phase != SCHED_RUNNING)
             w->extra[d->workload].evicted = 1;
         else if (d->kind == SCHED_MOVE)
             w->extra[d->workload].moved = 1;

@@ -22,8 +22,13 @@
  *                evicted only as a stale gang; preempt stays inside the
  *                queue and strictly below the preemptor's priority;
  *                reclaim crosses queues; no eviction of a workload younger
- *                than its pool's guaranteed runtime; an eviction or move
- *                made for a workload leaves that workload running)
+ *                than its pool's guaranteed runtime; moves by consolidation
+ *                or by a reclaim or preemption that could keep its victim;
+ *                an eviction or move made for a workload leaves that
+ *                workload running)
+ *   shrunk       an elastic workload that lost only pods above its minimum
+ *                is still running with at least its minimum; a moved one
+ *                keeps every pod
  *   devices      no device over 1000 milli-GPU, a whole-device pod alone
  *                on its devices, node CPU and memory within capacity, no
  *                pod on a down node, one pool per workload, no pod on a
@@ -1060,7 +1065,8 @@ static int check_decision(struct pass *ps, const struct sched_decision *d)
                         sched_phase_name(w->phase), w->pods[d->pod].node);
         return check_bind_target(ps, d);
     case SCHED_MOVE:
-        if (w->pods[d->pod].node < 0 || !w->preemptible || d->action != SCHED_ACT_CONSOLIDATE)
+        if (w->pods[d->pod].node < 0 || !w->preemptible || d->action == SCHED_ACT_ALLOCATE ||
+            d->action == SCHED_ACT_STALE_GANG)
             return broken(ps, "MOVE of %s pod %d (preemptible %d, by %s)", w->name, d->pod,
                         w->preemptible, sched_action_name(d->action));
         return check_bind_target(ps, d);
@@ -1087,6 +1093,37 @@ static int check_for_whom(struct pass *ps)
             return broken(ps, "%s %s of %s for %s, which is still not running",
                         sched_action_name(d->action), d->kind == SCHED_MOVE ? "move" : "eviction",
                         tc->wls[d->workload].name, by->name);
+    }
+    return 1;
+}
+
+/* An elastic workload that lost only pods above its minimum keeps running
+ * with at least its minimum, and one that was running and only moved keeps
+ * every pod it had. */
+static int check_shrunk(struct pass *ps)
+{
+    const struct tcase *tc = ps->tc;
+    unsigned char pod_evict[MAX_WLS] = {0}, whole[MAX_WLS] = {0}, moved[MAX_WLS] = {0};
+    int k, i;
+
+    for (k = 0; k < ps->res.n_decisions; k++) {
+        const struct sched_decision *d = &ps->res.decisions[k];
+        if (d->kind == SCHED_EVICT && d->pod >= 0)
+            pod_evict[d->workload] = 1;
+        else if (d->kind == SCHED_EVICT)
+            whole[d->workload] = 1;
+        else if (d->kind == SCHED_MOVE)
+            moved[d->workload] = 1;
+    }
+    for (i = 0; i < tc->n_wls; i++) {
+        const struct sched_workload *w = &tc->wls[i];
+        if (pod_evict[i] && !whole[i] &&
+            (w->phase != SCHED_RUNNING || placed_pods(w) < w->min_pods))
+            return broken(ps, "%s lost pods above its minimum yet is %s with %d of %d", w->name,
+                          sched_phase_name(w->phase), placed_pods(w), w->min_pods);
+        if (moved[i] && !whole[i] && !pod_evict[i] && placed_pods(w) < ps->placed_before[i])
+            return broken(ps, "%s was moved and holds %d pods, %d before", w->name,
+                          placed_pods(w), ps->placed_before[i]);
     }
     return 1;
 }
@@ -1707,7 +1744,8 @@ static const struct {
     const char *name;
     int (*check)(struct pass *ps);
 } checks[] = {
-    {"for-whom", check_for_whom}, {"devices", check_devices}, {"limits", check_limits},
+    {"for-whom", check_for_whom}, {"shrunk", check_shrunk},
+    {"devices", check_devices}, {"limits", check_limits},
     {"deserved", check_deserved}, {"gangs", check_gangs},     {"reasons", check_reasons},
     {"shares", check_shares},     {"fair-share", check_fair_shares},
     {"work-conserving", check_work_conserving}, {"no-missed-eviction", check_no_missed_eviction},
@@ -1957,6 +1995,7 @@ static void assert_covered(void)
     assert_true(cov.by_action[SCHED_ACT_ALLOCATE][SCHED_BIND] > 0);
     assert_true(cov.by_action[SCHED_ACT_CONSOLIDATE][SCHED_MOVE] > 0);
     assert_true(cov.by_action[SCHED_ACT_RECLAIM][SCHED_EVICT] > 0);
+    assert_true(cov.by_action[SCHED_ACT_RECLAIM][SCHED_MOVE] > 0);
     assert_true(cov.by_action[SCHED_ACT_PREEMPT][SCHED_EVICT] > 0);
     assert_true(cov.by_action[SCHED_ACT_STALE_GANG][SCHED_EVICT] > 0);
     for (r = 1; r <= SCHED_R_QUEUE_FAIR_SHARE_REACHED; r++)
