@@ -32,7 +32,7 @@ static void usage(void)
            "  --threads N               HTTP worker threads (default 16)\n"
            "  --rate-limit N            requests per second per client (default 100; 0 off)\n"
            "  --key-file PATH           token signing key (default DB path + .key)\n"
-           "  --token-ttl SECONDS       access token lifetime (default 3600)\n"
+           "  --token-ttl SECONDS       access token lifetime, 1 to 86400 (default 3600)\n"
            "  --port-file PATH          write the bound port there once listening\n"
            "  --web-root DIR            the dashboard's files (default: the installed or\n"
            "                            source web/ folder)\n"
@@ -143,7 +143,7 @@ static int apply(struct api_config *cfg, const char *key, const char *v)
     if (strcmp(key, "rate-limit") == 0)
         return set_int(v, 0, 10000000, &cfg->rate_limit);
     if (strcmp(key, "token-ttl") == 0)
-        return set_int(v, 60, 86400, &cfg->token_ttl_s);
+        return set_int(v, 1, 86400, &cfg->token_ttl_s);
     if (strcmp(key, "simulate-nodes") == 0) {
         struct api_sim_spec s;
         cfg->sims_given = 1;
