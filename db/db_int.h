@@ -67,6 +67,8 @@ int db__event(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *ty
               const char *reason, const char *message);
 /* Applies pending migrations (schema.c); db_open() calls it once. */
 int db__migrate(struct db__conn *c);
+/* Migration 90 (checks.c): CHECK constraints, by rebuilding tables. */
+int db__add_checks(struct db__conn *c);
 /* Whether the database holds a schema at all (PRAGMA user_version > 0). */
 int db__has_schema(struct db__conn *c, int *has);
 

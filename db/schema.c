@@ -14,6 +14,8 @@
  *      recorded by number in schema_migrations, in the same transaction,
  *      so the two series grow independently. A database recording a
  *      number this build lacks is refused too.
+ *   5. Migrations run with foreign keys off (a table rebuild drops a table
+ *      others refer to), and each checks them before its commit.
  *
  * Units in the columns: GPU milli-GPU, CPU millicores, memory MiB, times
  * ms since the epoch, 0 meaning "not set" for optional times.
@@ -167,6 +169,25 @@ out:
     return rc;
 }
 
+/* Foreign keys are off while migrations run (a table rebuild drops a
+ * table others refer to); each migration checks them before its commit. */
+static int foreign_keys_hold(struct db__conn *c)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = DB_EIO, src;
+
+    if (sqlite3_prepare_v2(c->h, "PRAGMA foreign_key_check", -1, &st, NULL) != SQLITE_OK)
+        goto out;
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW)
+        fprintf(stderr, "allotd: db: a row of %s names a missing row of %s\n",
+                sqlite3_column_text(st, 0), sqlite3_column_text(st, 2));
+    rc = src == SQLITE_DONE ? DB_OK : DB_EINVAL;
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
 static int apply_one(struct db__conn *c, int i)
 {
     char bump[64];
@@ -181,6 +202,8 @@ static int apply_one(struct db__conn *c, int i)
         rc = db__exec(c, bump);
     }
     if (rc == DB_OK)
+        rc = foreign_keys_hold(c);
+    if (rc == DB_OK)
         rc = db__exec(c, "COMMIT");
     if (rc != DB_OK)
         db__exec(c, "ROLLBACK");
@@ -192,6 +215,7 @@ static int apply_one(struct db__conn *c, int i)
 struct numbered {
     int number;
     const char *sql;
+    int (*fn)(struct db__conn *c);  /* instead of sql, a migration that builds its own */
 };
 
 static const struct numbered later[] = {
@@ -236,10 +260,10 @@ static const struct numbered later[] = {
      " node_seq INTEGER NOT NULL REFERENCES nodes (seq),"
      " idx INTEGER NOT NULL,"
      " idle_since INTEGER NOT NULL DEFAULT 0,"
-     " PRIMARY KEY (node_seq, idx)) WITHOUT ROWID;"},
+     " PRIMARY KEY (node_seq, idx)) WITHOUT ROWID;", NULL},
     /* 51: a queue's over-quota priority per node pool (0 None, 1 Low,
      * 2 Normal, 3 High) */
-    {51, "ALTER TABLE queue_quotas ADD COLUMN priority INTEGER NOT NULL DEFAULT 2;"},
+    {51, "ALTER TABLE queue_quotas ADD COLUMN priority INTEGER NOT NULL DEFAULT 2;", NULL},
     /* 70: what placement reads beyond sizes: every node's labels (an agent's,
      * or a simulated node's type and pool label), the memory of its
      * devices, the address its agent is reached at, and whether its pool
@@ -261,7 +285,10 @@ static const struct numbered later[] = {
      "UPDATE workloads SET rules = coalesce((SELECT CASE WHEN q.scheduling_rules != ''"
      " THEN q.scheduling_rules ELSE coalesce(d.scheduling_rules, '') END"
      " FROM queues q LEFT JOIN queues d ON d.seq = q.parent_seq"
-     " WHERE q.seq = workloads.project_seq), '') WHERE deleted_at = 0;"},
+     " WHERE q.seq = workloads.project_seq), '') WHERE deleted_at = 0;", NULL},
+    /* 90: CHECK constraints on every quantity, flag and state, by
+     * rebuilding the tables (checks.c) */
+    {90, NULL, db__add_checks},
 };
 
 #define N_LATER ((int)(sizeof(later) / sizeof(later[0])))
@@ -320,12 +347,14 @@ static int apply_later(struct db__conn *c, int i)
         return rc;
     rc = later_applied(c, later[i].number, &applied);
     if (rc == DB_OK && !applied) {
-        rc = db__exec(c, later[i].sql);
+        rc = later[i].fn ? later[i].fn(c) : db__exec(c, later[i].sql);
         snprintf(record, sizeof(record),
                  "INSERT INTO schema_migrations (number, applied_at) VALUES (%d, %lld)",
                  later[i].number, (long long)db__now_ms());
         if (rc == DB_OK)
             rc = db__exec(c, record);
+        if (rc == DB_OK)
+            rc = foreign_keys_hold(c);
     }
     if (rc == DB_OK)
         rc = db__exec(c, "COMMIT");
@@ -362,9 +391,7 @@ int db__has_schema(struct db__conn *c, int *has)
     return rc;
 }
 
-/* Applies every migration the database lacks; called once by db_open()
- * before any other thread touches the database. */
-int db__migrate(struct db__conn *c)
+static int migrate_all(struct db__conn *c)
 {
     int version = 0, i, rc;
 
@@ -384,4 +411,18 @@ int db__migrate(struct db__conn *c)
         }
     }
     return migrate_later(c);
+}
+
+/* Applies every migration the database lacks, with foreign keys off
+ * (foreign_keys_hold); called once by db_open() before any other thread
+ * touches the database. */
+int db__migrate(struct db__conn *c)
+{
+    int rc = db__exec(c, "PRAGMA foreign_keys=OFF");
+
+    if (rc == DB_OK)
+        rc = migrate_all(c);
+    if (db__exec(c, "PRAGMA foreign_keys=ON") != DB_OK && rc == DB_OK)
+        rc = DB_EIO;
+    return rc;
 }

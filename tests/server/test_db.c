@@ -95,6 +95,54 @@ static int submit(struct fixture *f, const char *name, int gpus, struct db_workl
     return db_workload_insert(f->db, w);
 }
 
+/* The schema's CHECK constraints refuse out-of-range rows whatever the
+ * caller let through: DB_EINVAL, and nothing is written. */
+static void test_checks(void **state)
+{
+    static const struct {
+        const char *what;
+        int64_t cpu_milli, mem_mib;
+        int priority, gpu_devices, preemptible;
+    } bad[] = {
+        {"memory parsed from nan", 0, INT64_MIN, 50, 1, 1},
+        {"negative memory", 0, -1, 50, 1, 1},
+        {"memory past 2^40 MiB", 0, (INT64_C(1) << 40) + 1, 50, 1, 1},
+        {"negative CPU", -1000, 0, 50, 1, 1},
+        {"65 GPUs a pod", 0, 0, 50, 65, 1},
+        {"a negative priority", 0, 0, -1, 1, 1},
+        {"preemptible 2", 0, 0, 50, 1, 2},
+    };
+    struct fixture *f = *state;
+    struct db_workload w, got;
+    struct db_queue *q = calloc(1, sizeof(*q));
+    size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        memset(&w, 0, sizeof(w));
+        snprintf(w.name, sizeof(w.name), "bad-%zu", i);
+        w.project_seq = f->proj.seq;
+        strcpy(w.priority_class, "train");
+        w.priority = bad[i].priority;
+        w.preemptible = bad[i].preemptible;
+        w.n_pods = w.min_pods = 1;
+        w.gpu_devices = bad[i].gpu_devices;
+        w.cpu_milli = bad[i].cpu_milli;
+        w.mem_mib = bad[i].mem_mib;
+        if (db_workload_insert(f->db, &w) != DB_EINVAL)
+            fail_msg("%s: not refused with DB_EINVAL", bad[i].what);
+        assert_int_equal(db_workload_get(f->db, w.id, &got), DB_ENOTFOUND);
+    }
+    /* a quota below -1 (unlimited), and a rank past its bound */
+    assert_non_null(q);
+    assert_int_equal(db_queue_get(f->db, f->proj.id, q), DB_OK);
+    q->quotas[0].deserved[0] = -2;
+    assert_int_equal(db_queue_update(f->db, q), DB_EINVAL);
+    assert_int_equal(db_queue_get(f->db, f->proj.id, q), DB_OK);
+    q->rank = 5000;
+    assert_int_equal(db_queue_update(f->db, q), DB_EINVAL);
+    free(q);
+}
+
 static void test_schema_and_queues(void **state)
 {
     struct fixture *f = *state;
@@ -422,6 +470,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_partial_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_and_queues, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lifecycle_and_list, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cycle_apply, setup, teardown),
