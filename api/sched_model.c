@@ -641,6 +641,8 @@ int sm_load_topology(struct sched_model *m, struct db *db)
     m->quotas = next.quotas;
     m->queue_pools = next.queue_pools;
     m->queue_ranks = next.queue_ranks;
+    m->labels = next.labels;
+    m->label_docs = next.label_docs;
     m->n_pools = next.n_pools;
     m->n_nodes = next.n_nodes;
     m->n_queues = next.n_queues;

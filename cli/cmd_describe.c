@@ -205,6 +205,37 @@ static void add_pools(struct table *t, const json_t *w)
     add_field(t, "Node pools", used ? buf : "any");
 }
 
+/* Ports: "8080 on node port 30888, ..." from the spec; URLs: where the
+ * pods answer (agents' nodes only). Left out when the workload has none. */
+static void add_ports(struct table *t, const json_t *w)
+{
+    const json_t *ports = json_object_get(json_object_get(w, "spec"), "ports");
+    const json_t *urls = json_object_get(w, "urls"), *p;
+    char buf[512];
+    size_t i, used = 0;
+
+    json_array_foreach(ports, i, p) {
+        long c = (long)jnum(p, "container", 0), e = (long)jnum(p, "external", (double)c);
+        int n = snprintf(buf + used, sizeof(buf) - used, "%s%ld on node port %ld", i ? ", " : "",
+                         c, e);
+        if (n < 0 || (size_t)n >= sizeof(buf) - used)
+            break;
+        used += (size_t)n;
+    }
+    if (used)
+        add_field(t, "Ports", buf);
+    used = 0;
+    json_array_foreach(urls, i, p) {
+        int n = snprintf(buf + used, sizeof(buf) - used, "%s%s", i ? " " : "",
+                         json_string_value(p) ? json_string_value(p) : "");
+        if (n < 0 || (size_t)n >= sizeof(buf) - used)
+            break;
+        used += (size_t)n;
+    }
+    if (used)
+        add_field(t, "URLs", buf);
+}
+
 static void general(const json_t *w)
 {
     static const char *const none[] = {"", ""};
@@ -232,6 +263,7 @@ static void general(const json_t *w)
     add_field(&t, "Image", jstr(json_array_get(json_object_get(w, "images"), 0), "", NULL));
     add_command(&t, json_object_get(w, "spec"));
     add_pools(&t, w);
+    add_ports(&t, w);
     printf("General\n");
     table_print(&t, stdout, 0, "  ");
     table_free(&t);

@@ -21,11 +21,12 @@
 
 #define MAX_GPUS 64
 #define MAX_ENV 256
+#define MAX_PORTS 16
 
 enum {
     O_IMAGE = 1, O_GPUS, O_PORTION, O_CPU, O_MEMORY, O_PROJECT, O_COMMAND, O_ENV, O_POOLS,
     O_NODE_TYPE, O_PRIORITY, O_PREEMPTIBILITY, O_WORKDIR, O_PREFIX, O_PARALLELISM, O_WORKERS,
-    O_FRAMEWORK, O_NO_MASTER, O_MIN_REPLICAS, O_MAX_REPLICAS, O_JSON, O_GPU_MEMORY,
+    O_FRAMEWORK, O_NO_MASTER, O_MIN_REPLICAS, O_MAX_REPLICAS, O_JSON, O_GPU_MEMORY, O_PORT,
 };
 
 static const struct opt_spec submit_opts[] = {
@@ -35,6 +36,7 @@ static const struct opt_spec submit_opts[] = {
     {"gpu-portion", 0, OPT_VALUE, O_PORTION},
     {"gpu-memory-request", 0, OPT_VALUE, O_GPU_MEMORY},
     {"gpu-memory", 0, OPT_VALUE, O_GPU_MEMORY},
+    {"port", 0, OPT_VALUE, O_PORT},
     {"cpu-core-request", 0, OPT_VALUE, O_CPU},
     {"cpu-memory-request", 0, OPT_VALUE, O_MEMORY},
     {"project", 'p', OPT_VALUE, O_PROJECT},
@@ -71,6 +73,8 @@ static const char submit_help[] =
     "  --cpu-memory-request Q          memory per pod: 500M, 1G, 2Gi\n"
     "  -p, --project NAME              the project\n"
     "  -e, --environment NAME=VALUE    an environment variable (repeatable)\n"
+    "  --port C[:N]                    container port C, reached on node port N (default C;\n"
+    "                                  repeatable)\n"
     "  --command                       the words after -- are the command, not its args\n"
     "  --node-pools a,b                node pools in order of preference\n"
     "  --node-type TYPE                only nodes of this type\n"
@@ -99,6 +103,8 @@ struct submit {
     int command, no_master, json;
     const char *env[MAX_ENV];
     int n_env;
+    long ports[MAX_PORTS][2];                                       /* container, node */
+    int n_ports;
     char **words;                                                   /* after -- */
     int n_words;
 };
@@ -117,6 +123,23 @@ static int quantity_ok(const char *s)
         if (strcmp(end, units[i]) == 0)
             return 1;
     return 0;
+}
+
+/* "8080" or "8080:30080" into {container, node}; -1 if not ports. */
+static int port_in(const char *s, long *out)
+{
+    char *end;
+
+    out[0] = strtol(s, &end, 10);
+    out[1] = out[0];
+    if (end != s && *end == ':') {
+        const char *n = end + 1;
+        out[1] = strtol(n, &end, 10);
+        if (end == n)
+            return -1;
+    }
+    return end == s || *end || out[0] < 1 || out[0] > 65535 || out[1] < 1 || out[1] > 65535
+               ? -1 : 0;
 }
 
 static const char *framework_name(const char *s)
@@ -171,6 +194,12 @@ static int text_hit(const struct cli_cmd *cmd, const struct opt_hit *h, struct s
         s->framework = framework_name(h->val);
         if (!s->framework)
             return cli_usage_error(cmd, "--framework is PyTorch, MPI, TF, XGBoost or JAX");
+        break;
+    case O_PORT:
+        if (s->n_ports == MAX_PORTS || port_in(h->val, s->ports[s->n_ports]) != 0)
+            return cli_usage_error(cmd, "--port wants CONTAINER[:NODE] ports (1 to 65535), at "
+                                        "most %d of them", MAX_PORTS);
+        s->n_ports++;
         break;
     case O_ENV:
         if (!strchr(h->val, '=') || h->val[0] == '=')
@@ -360,6 +389,17 @@ static json_t *env_json(const struct submit *s)
     return a;
 }
 
+static json_t *ports_json(const struct submit *s)
+{
+    json_t *a = json_array();
+    int i;
+
+    for (i = 0; i < s->n_ports; i++)
+        json_array_append_new(a, json_pack("{s:i, s:i}", "container", (int)s->ports[i][0],
+                                           "external", (int)s->ports[i][1]));
+    return a;
+}
+
 static json_t *pools_json(const char *list)
 {
     json_t *a = json_array();
@@ -424,6 +464,8 @@ static json_t *request_json(const struct submit *s, const char *project_id)
     set_string(spec, "workingDir", s->workdir);
     if (s->n_env)
         json_object_set_new(spec, "environmentVariables", env_json(s));
+    if (s->n_ports)
+        json_object_set_new(spec, "ports", ports_json(s));
     json_object_set_new(spec, "compute", compute_json(s));
     if (s->pools)
         json_object_set_new(spec, "nodePools", pools_json(s->pools));

@@ -28,7 +28,7 @@ static const char script[] =
     "    'department create') echo '--gpu-quota --node-pool --over-quota-weight --limit "
     "--json' ;;\n"
     "    *' submit') echo '--image --gpu-devices-request --gpu-portion-request "
-    "--cpu-core-request --cpu-memory-request --project --environment --command --node-pools "
+    "--gpu-memory-request --port --cpu-core-request --cpu-memory-request --project --environment --command --node-pools "
     "--node-type --priority --preemptibility --working-dir --name-prefix --parallelism "
     "--workers --framework --no-master --min-replicas --max-replicas --json' ;;\n"
     "    *' list') echo \"--all --project --status --type $fmt\" ;;\n"

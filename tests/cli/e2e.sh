@@ -132,6 +132,14 @@ run 0 inference describe i1 -p team-b -o json
   fail "inference submit: $(cat "$T/out")"
 run 0 training submit --name-prefix job -i $QS -p team-b --json
 jq -r .name "$T/out" | grep -Eq '^job-[a-z]{5}$' || fail "--name-prefix: $(cat "$T/out")"
+# ports and GPU memory: describe shows where the pods listen
+run 0 training submit web1 -i $QS -p team-b --port 8888:30888 --port 6006 --gpu-memory-request 20G
+run 0 training describe web1 -p team-b --general
+has "$T/out" "Ports:          8888 on node port 30888, 6006 on node port 6006"
+run 0 training describe web1 -p team-b -o json
+[ "$(jq -r '.workload.spec.compute | "\(.gpuRequestType) \(.gpuMemoryRequest)"' "$T/out")" = \
+  "memory 20G" ] || fail "--gpu-memory-request: $(cat "$T/out")"
+run 0 training delete web1 -p team-b -y
 
 # two projects with a workload of one name: -p chooses
 run 0 training submit dup -i $QS -p team-b

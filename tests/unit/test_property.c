@@ -105,7 +105,7 @@
 #define MAX_LABELS 3
 #define MAX_TERMS 2
 #define MAX_MATCHES 4
-#define MAX_VALUES 6
+#define MAX_VALUES (MAX_MATCHES * 2)
 
 /* ---- The generator ---- */
 
