@@ -38,12 +38,9 @@ ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
 while read -r id; do
   expect 200 GET "/api/v1/workloads/$id" "" "$ADMIN" >/dev/null
 done <"$T/acked"
-i=0
-while :; do
-  R=$(expect 200 GET "/api/v1/workloads/count?filterBy=phase==Running" "" "$ADMIN" | jq .count)
-  [ "$R" = 1 ] && break
-  i=$((i + 1)); [ $i -lt 100 ] || fail "after restart $R workloads run on one GPU"
-  sleep 0.05
-done
+running() { [ "$(expect 200 GET "/api/v1/workloads/count?filterBy=phase==Running" "" "$ADMIN" |
+  jq .count)" = "$1" ]; }
+poll 20 running 1 || fail "after restart $(expect 200 GET "/api/v1/workloads/count?filterBy=phase==Running" \
+  "" "$ADMIN" | jq .count) workloads run on one GPU"
 stop
 echo "e2e_crash: ok ($N acknowledged submissions survived kill -9)"

@@ -63,13 +63,10 @@ BAD=$(sqlite3 "$DB" "SELECT count(*) FROM workloads w WHERE w.deleted_at = 0 AND
 [ "$BAD" = 0 ] || fail "$BAD workloads whose phase disagrees with their pods"
 
 start $OPTS --schedule-period-ms 50
-i=0
-while :; do
-  R=$(expect 200 GET "/api/v1/workloads/count?filterBy=phase==Running" "" "$ADMIN" | jq .count)
-  [ "$R" = 800 ] && break
-  i=$((i + 1)); [ $i -lt 200 ] || fail "after the kills $R workloads run on 800 GPUs"
-  sleep 0.05
-done
+running() { [ "$(expect 200 GET "/api/v1/workloads/count?filterBy=phase==Running" "" "$ADMIN" |
+  jq .count)" = "$1" ]; }
+poll 30 running 800 || fail "after the kills $(expect 200 GET \
+  "/api/v1/workloads/count?filterBy=phase==Running" "" "$ADMIN" | jq .count) workloads run on 800 GPUs"
 [ "$(expect 200 GET "/api/v1/workloads/count?filterBy=phase==Pending" "" "$ADMIN" | jq .count)" = 1200 ] ||
   fail "1200 should be Pending"
 stop

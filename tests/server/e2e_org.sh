@@ -10,10 +10,7 @@ ALLOTD=$1
 start --db "$T/org.db" --simulate-nodes 2x4 --simulate-nodes 1x8:a100:dgx \
   --sample-period-ms 100
 ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
-i=0
-until curl -sf -o /dev/null "$URL/readyz"; do
-  i=$((i + 1)); [ $i -lt 100 ] || fail "/readyz never answered 200"; sleep 0.05
-done
+poll 20 curl -sf -o /dev/null "$URL/readyz" || fail "/readyz never answered 200"
 
 # ---- node pools ----
 A100=$(expect 200 GET "/api/v1/node-pools?filterBy=name==a100" "" "$ADMIN" | jq -r '.nodepools[0].id')
@@ -123,11 +120,15 @@ for fam in kai_queue_deserved_gpus kai_queue_fair_share_gpu kai_queue_allocated_
 done
 printf '%s\n' "$M" | grep -q '^kai_queue_allocated_gpus{queue_name="team-a",nodepool="a100",kind="project"} 8' \
   || fail "team-a holds 8 GPUs in a100: $(printf '%s\n' "$M" | grep team-a)"
-sleep 0.3
 NOW=$(date -u -d "+1 minute" +%Y-%m-%dT%H:%M:%SZ)
 START=$(date -u -d '-1 minute' +%Y-%m-%dT%H:%M:%SZ)
-S=$(expect 200 GET "/api/v1/org-unit/projects/$PA/metrics?metricType=GPU_ALLOCATION,GPU_QUOTA&start=$START&end=$NOW&numberOfSamples=5" \
-  "" "$ADMIN")
+series() {
+  expect 200 GET "/api/v1/org-unit/projects/$PA/metrics?metricType=GPU_ALLOCATION,GPU_QUOTA&start=$START&end=$NOW&numberOfSamples=5" \
+    "" "$ADMIN"
+}
+sampled() { [ "$(series | jq -r '.measurements[0].values[-1].value')" = 8.000 ]; }
+poll 10 sampled || fail "no sample of team-a's 8 GPUs: $(series)"
+S=$(series)
 [ "$(printf '%s' "$S" | jq -r '[.measurements[].type] | join(",")')" = "GPU_ALLOCATION,GPU_QUOTA" ] \
   || fail "series types: $S"
 [ "$(printf '%s' "$S" | jq -r '.measurements[0].values[-1].value')" = "8.000" ] || fail "allocation series: $S"

@@ -48,10 +48,9 @@ refused() { # KIND SPEC-FIELDS WORDS: a 400 whose details hold WORDS
 delete() { expect 202 DELETE "/api/v1/workloads/$(wl_id "$1")" "" "$TOKEN" >/dev/null; }
 gone() { [ "$(expect 200 GET "/api/v1/workloads?filterBy=name==$1" "" "$TOKEN" |
               jq '.workloads | length')" = 0 ]; }
-wait_gone() {
-  i=0
-  while ! gone "$1"; do i=$((i + 1)); [ $i -lt 100 ] || fail "$1 is not gone"; sleep 0.05; done
-}
+wait_gone() { poll 20 gone "$1" || fail "$1 is not gone"; }
+reason_is() { [ "$(expect 200 GET "/api/v1/workloads/$(wl_id "$1")" "" "$TOKEN" | jq -r .phaseReason)" = "$2" ]; }
+running_pods() { [ "$(expect 200 GET "/api/v1/workloads/$(wl_id "$1")" "" "$TOKEN" | jq .runningPods)" = "$2" ]; }
 
 P=$(project team-a 6)
 
@@ -110,11 +109,7 @@ wait_phase "$TOKEN" by-label Running
 submit trainings nowhere "$P" '"compute":{"gpuDevicesRequest":1},"nodeAffinityRequired":
   {"nodeSelectorTerms":[{"matchExpressions":[{"key":"node-type","operator":"In",
   "values":["h200"]}]}]}' >/dev/null
-i=0
-while [ "$(expect 200 GET "/api/v1/workloads/$(wl_id nowhere)" "" "$TOKEN" | jq -r .phaseReason)" != \
-        NoMatchingNodePool ]; do
-  i=$((i + 1)); [ $i -lt 100 ] || fail "nowhere has no NoMatchingNodePool reason"; sleep 0.05
-done
+poll 20 reason_is nowhere NoMatchingNodePool || fail "nowhere has no NoMatchingNodePool reason"
 expect 200 GET "/api/v1/workloads/$(wl_id nowhere)" "" "$TOKEN" | jq -r .phaseMessage |
   grep -q "required node affinity" || fail "the reason does not name the affinity"
 for w in by-name by-label nowhere; do delete $w; wait_gone $w; done
@@ -175,10 +170,7 @@ expect 200 PUT "/api/v1/org-unit/projects/$PR" "{\"name\":\"team-r\",\"clusterId
   \"gpu\":{\"deserved\":2,\"limit\":-1,\"overQuotaWeight\":1}}]}" "$TOKEN" >/dev/null
 submit trainings after-rule "$PR" '"compute":{"gpuDevicesRequest":1}' >/dev/null
 wait_phase "$TOKEN" after-rule Running
-i=0
-while [ "$(phase "$TOKEN" after-rule)" != Stopped ]; do
-  i=$((i + 1)); [ $i -lt 100 ] || fail "after-rule was not stopped by its time limit"; sleep 0.05
-done
+wait_phase "$TOKEN" after-rule Stopped
 [ "$(phase "$TOKEN" before-rule)" = Running ] || fail "a rule set later stopped before-rule"
 for w in before-rule after-rule; do delete $w; wait_gone $w; done
 stop
@@ -193,10 +185,7 @@ PF=$(project team-f 2)
 expect 202 POST /api/v1/workloads/distributed "{\"name\":\"elastic\",\"projectId\":\"$PE\",
   \"masterSpecSameAsWorker\":false,\"spec\":{\"image\":\"busybox\",\"numWorkers\":4,
   \"minReplicas\":2,\"compute\":{\"gpuDevicesRequest\":1}}}" "$TOKEN" >/dev/null
-i=0
-while [ "$(expect 200 GET "/api/v1/workloads/$(wl_id elastic)" "" "$TOKEN" | jq .runningPods)" != 4 ]; do
-  i=$((i + 1)); [ $i -lt 100 ] || fail "elastic did not grow to 4 pods"; sleep 0.05
-done
+poll 20 running_pods elastic 4 || fail "elastic did not grow to 4 pods"
 submit trainings reclaimer "$PF" '"compute":{"gpuDevicesRequest":2}' >/dev/null
 wait_phase "$TOKEN" reclaimer Running
 [ "$(phase "$TOKEN" elastic)" = Running ] || fail "the shrunk workload is not Running"

@@ -31,13 +31,10 @@ gpus() { # KIND ID FIELD: allocated or fairShare GPUs of a department or project
   expect 200 GET "/api/v1/org-unit/$1/$2" "" "$ADMIN" |
     jq ".status.nodePoolQuotaStatuses[0].$3.gpu // 0 | floor"
 }
-# wait_gpus KIND ID FIELD WANT: polls for up to 10 s.
+# wait_gpus KIND ID FIELD WANT: polls for up to 20 s.
+has_gpus() { [ "$(gpus "$1" "$2" "$3")" = "$4" ]; }
 wait_gpus() {
-  i=0
-  while [ "$(gpus "$1" "$2" "$3")" != "$4" ]; do
-    i=$((i + 1)); [ $i -lt 200 ] || fail "$1 $2: $3 is $(gpus "$1" "$2" "$3"), wanted $4"
-    sleep 0.05
-  done
+  poll 20 has_gpus "$@" || fail "$1 $2: $3 is $(gpus "$1" "$2" "$3"), wanted $4"
 }
 
 # ---- 1. no quota means deserved 0, weight 1: two departments end 2 / 2 ----
