@@ -440,6 +440,32 @@ static char *logs_path(const char *route, const struct logs_args *a, long pod)
     return cli_strf("%s?tailLines=%ld%s%s", route, a->tail, p, a->follow ? "&follow=true" : "");
 }
 
+/* After `logs -f`: the stream ended. allotd ends it when the workload has
+ * ended, and otherwise when it follows 4 logs already (it then sends what
+ * there is without following), after an hour, or when it stops; in those
+ * cases say so rather than pass for the workload's end. */
+static void note_follow_end(struct client *c, const json_t *w)
+{
+    static const char *const ended[] = {"Completed", "Failed", "Stopped", "Deleting", NULL};
+    char *path = cli_strf("/api/v1/workloads/%s", jstr(w, "id", ""));
+    json_t *now = NULL;
+    const char *phase;
+    int i, over = 0;
+
+    if (path && client_json(c, "GET", path, NULL, &now) == CLI_OK) {
+        phase = jstr(now, "phase", "");
+        for (i = 0; ended[i]; i++)
+            over |= strcmp(phase, ended[i]) == 0;
+        if (!over && !json_is_string(json_object_get(now, "deletedAt")))
+            fprintf(stderr, "allot: stopped following: %s is still %s, but allotd ended the "
+                            "stream (it follows at most 4 logs at once, each for at most an "
+                            "hour); run the command again to go on\n",
+                    jstr(w, "name", "?"), phase);
+    }
+    json_decref(now);
+    free(path);
+}
+
 static int do_logs(struct client *c, const struct wl_noun *n, const struct logs_args *a)
 {
     struct wl_key k = {a->name, wl_project(c, a->project), n->type, n->noun};
@@ -458,6 +484,8 @@ static int do_logs(struct client *c, const struct wl_noun *n, const struct logs_
     rc = path ? client_stream(c, path, a->follow, stdout, &rep) : cli_fail("out of memory");
     if (rc == CLI_OK && (rep.status < 200 || rep.status > 299))
         rc = logs_error(c, &rep, route);
+    else if (rc == CLI_OK && a->follow)
+        note_follow_end(c, w);
 out:
     reply_clear(&rep);
     json_decref(w);

@@ -11,7 +11,7 @@
 
 . "$(dirname "$0")/../server/lib.sh"
 
-OUT=$T/out
+OUT=$T/pods-out  # what workloads write (not $T/out, the client tests' output file)
 mkdir -p "$OUT"
 HB=200          # agents' heartbeat, ms
 ORPHAN=1500     # pods stop this long after their agent is gone, ms

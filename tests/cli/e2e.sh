@@ -112,6 +112,7 @@ has "$T/out" "workload a2 suspended"
 wait_phases a2=Stopped
 run 0 training resume a2
 has "$T/out" "workload a2 resumed"
+wait_phases a2=Running
 
 # ---- the other types ----
 run 0 workspace submit ws1 -i jupyter/base -p team-b
@@ -150,14 +151,10 @@ ALLOT_CONFIG="$T/noproject.json" "$ALLOT" workload describe dup </dev/null >"$T/
 [ "$rc" = 1 ] || fail "ambiguous name: exit $rc"
 has "$T/err" "2 workloads are named dup, in projects team-b, team-a: choose one with -p PROJECT"
 
-# ---- logs: served, or a clear message from the server's 404 ----
-rc=0
-"$ALLOT" training logs a1 --tail 10 </dev/null >"$T/out" 2>"$T/err" || rc=$?
-case $rc in
-0) ;;
-1) has "$T/err" "logs" ;;
-*) fail "logs: exit $rc: $(cat "$T/err")" ;;
-esac
+# ---- logs: a simulated pod writes nothing (tests/cli/logs.sh has real ones) ----
+run 0 training logs a1 --tail 10
+[ ! -s "$T/out" ] || fail "a simulated pod has a log: $(cat "$T/out")"
+[ ! -s "$T/err" ] || fail "logs said: $(cat "$T/err")"
 
 # ---- a researcher of team-a sees team-a, and every pool's free GPUs ----
 run 0 project list --json

@@ -96,8 +96,16 @@ expect 404 GET /api/v1/nothing-here "" "$ADMIN" >/dev/null
 A2=$(expect 200 GET "/api/v1/workloads?filterBy=name==a2" "" "$ADMIN" | jq -r '.workloads[0].id')
 expect 202 POST "/api/v1/workloads/trainings/$A2/suspend" "" "$ADMIN" >/dev/null
 wait_phase "$ADMIN" a2 Stopped
+wait_phase "$ADMIN" a3 Running # on a GPU a2 let go
 expect 202 POST "/api/v1/workloads/$A2/resume" "" "$ADMIN" >/dev/null
-[ "$(phase "$ADMIN" a2)" != Stopped ] || fail "a2 still stopped"
+# resumed, a2 queues again: 1 GPU is free and team-a holds its 2 deserved
+wait_phase "$ADMIN" a2 Pending
+R=$(expect 200 GET "/api/v1/workloads/$A2" "" "$ADMIN" | jq -r '"\(.phaseReason): \(.phaseMessage)"')
+echo "# a2 after resume: $R"
+case $R in QueueFairShareReached:\ ?*) ;; *) fail "a2 pending after resume: $R" ;; esac
+expect 202 DELETE "/api/v1/workloads/$(expect 200 GET "/api/v1/workloads?filterBy=name==a3" "" "$ADMIN" |
+  jq -r '.workloads[0].id')" "" "$ADMIN" >/dev/null
+wait_phase "$ADMIN" a2 Running
 
 expect 200 GET /healthz >/dev/null
 curl -s "$URL/metrics" | grep -q '^allot_sched_cycles_total' || fail "metrics"
