@@ -37,12 +37,13 @@ struct agent_opts {
     char pool[128];              /* "" : let the server pick by labels */
     char labels[1024];           /* k=v,k=v */
     char address[64];            /* where pods' ports are reached; "": as allotd sees it */
-    int gpus;                    /* declared devices; -1: auto (nvidia-smi) */
+    int gpus;                    /* declared devices; -1: auto (NVML, else nvidia-smi) */
     char work_dir[AGENT_DIR_MAX];
     int heartbeat_ms;
     int orphan_ms;               /* supervisors stop pods after this without the agent */
     char runtime[16];            /* auto | docker | podman | none */
     char nvidia_smi[AGENT_PATH_MAX];
+    char nvml[AGENT_PATH_MAX];   /* NVML's library; "none": nvidia-smi only */
 };
 
 /* 0 ok, 1 printed help, -1 error (printed). */
@@ -57,6 +58,11 @@ int64_t agent_now_ms(void);
 uint64_t proc_start_time(pid_t pid);
 /* Is pid alive with this start time (not a recycled pid)? */
 int proc_alive(pid_t pid, uint64_t start_time);
+/* The parent of pid; 0 if gone. */
+pid_t proc_parent(pid_t pid);
+/* The value of variable `name` in the environment of pid (if this user
+ * may read it); 0 ok, -1 if absent, unreadable or longer than len. */
+int proc_env_value(pid_t pid, const char *name, char *out, size_t len);
 /* SIGKILLs every process whose environment holds ALLOT_POD_UID=uid;
  * returns how many were signalled. */
 int proc_kill_pod(const char *uid);
@@ -78,17 +84,49 @@ int file_remove_tree(const char *path);
 /* Looks a program up on PATH; 0 and its path in out if found. */
 int find_program(const char *name, char *out, size_t len);
 
-/* ---- GPUs (gpu.c) ---- */
+/* ---- GPUs (gpu.c, nvml.c) ---- */
+#define GPU_MAX_PROCS 64          /* processes read per device */
+
+/* A process using a device. */
+struct gpu_proc {
+    pid_t pid;
+    int64_t mem_mib;              /* the device memory it holds; -1 unknown */
+    int sm_util;                  /* its share of the device's time, percent; -1 unknown */
+};
+
 struct gpu_info {
     int index;
-    char uuid[64];
-    char model[64];
+    char uuid[96];
+    char model[96];
     int64_t mem_total_mib, mem_used_mib;
     int utilization;              /* percent */
+    int util_per_process;         /* its processes' sm_util are known */
+    int n_procs;
+    struct gpu_proc procs[GPU_MAX_PROCS];
 };
-/* Asks nvidia-smi for every device, waiting at most timeout_ms; the
- * count, or -1 if it failed. */
-int gpu_query(const char *nvidia_smi, int timeout_ms, struct gpu_info *out, int max);
+
+enum gpu_kind { GPU_SMI = 0, GPU_NVML };
+
+/* Where the figures come from: NVML, else nvidia-smi. */
+struct gpu_src {
+    struct nvml *nvml;            /* NULL: nvidia-smi */
+    char smi[AGENT_PATH_MAX];
+};
+
+/* Opens NVML's library `nvml` ("none": skip it), else settles for the
+ * nvidia-smi program `smi`; returns enum gpu_kind, and in why what NVML
+ * said when it could not be opened. */
+int gpu_open(struct gpu_src *s, const char *nvml, const char *smi, char *why, size_t len);
+/* Every device with its processes, waiting at most timeout_ms (for
+ * nvidia-smi); the count, or -1 if the source failed. */
+int gpu_query(struct gpu_src *s, int timeout_ms, struct gpu_info *out, int max);
+void gpu_close(struct gpu_src *s);
+
+/* NVML itself (nvml.c): NULL with the reason in why if the library does
+ * not open or NVML does not start. */
+struct nvml *nvml_open(const char *path, char *why, size_t len);
+int nvml_query(struct nvml *n, struct gpu_info *out, int max);
+void nvml_close(struct nvml *n);
 
 /* ---- the server (client.c) ---- */
 struct client;
@@ -141,6 +179,7 @@ struct pod {
     int reported_end;             /* the server heard how it ended */
     int64_t log_sent;             /* bytes of log the server holds */
     int log_done;                 /* nothing more to upload */
+    char container_id[80];        /* from DIR/cid, once its runtime wrote it */
 };
 
 struct pods {
@@ -156,8 +195,12 @@ struct agent {
     int64_t lease_at;
     struct client *cl;
     struct pods pods;
-    int n_gpus;
+    struct gpu_src src;           /* with --gpus auto */
+    int n_gpus;                   /* the devices registered */
     struct gpu_info gpus[AGENT_MAX_GPUS];
+    int n_now;                    /* the latest figures (-1: none) */
+    struct gpu_info now[AGENT_MAX_GPUS];
+    int owner[AGENT_MAX_GPUS][GPU_MAX_PROCS];  /* pod of now[d].procs[k] (usage.c) */
 };
 
 /* Renews the lease if it is older than a fraction of the heartbeat. */
@@ -177,6 +220,13 @@ void pods_ship_logs(struct agent *a);
 /* Forgets pods whose end the server heard and whose logs are uploaded. */
 void pods_forget(struct agent *a);
 void pods_free(struct pods *p);
+
+/* ---- which pod uses which GPU (usage.c) ---- */
+/* Finds the pod of every process in a->now (a->owner). */
+void usage_scan(struct agent *a);
+/* Pod p's per-device utilisation and memory ("gpus" of its report), or
+ * NULL when the agent has no GPU figures. */
+json_t *usage_json(const struct agent *a, const struct pod *p);
 
 /* ---- the supervisor (shim.c) ---- */
 /* allot-agent --shim DIR LEASE ORPHAN_MS RUNTIME: runs the pod of DIR. */

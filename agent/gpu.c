@@ -1,10 +1,19 @@
 /*
- * gpu.c: the node's GPUs, from nvidia-smi's CSV output:
+ * gpu.c: where the node's GPU figures come from: NVML (nvml.c) when its
+ * library opens, else nvidia-smi's CSV output:
  *   nvidia-smi --query-gpu=index,uuid,name,memory.total,memory.used,
  *              utilization.gpu --format=csv,noheader,nounits
- * one line per device, "0, GPU-8f..., NVIDIA H100 80GB HBM3, 81559, 3, 0".
- * A field nvidia-smi cannot give ("[N/A]", e.g. utilisation under MIG)
- * reads as 0.
+ *     one line per device, "0, GPU-8f..., NVIDIA H100 80GB HBM3, 81559, 3, 0";
+ *   nvidia-smi --query-compute-apps=gpu_uuid,pid,used_memory
+ *              --format=csv,noheader,nounits
+ *     one line per process on a device, "GPU-8f..., 4242, 1024".
+ * A field nvidia-smi cannot give ("[N/A]", e.g. utilisation under MIG, a
+ * process's memory without the right to see it) reads as 0 (a process's
+ * memory as unknown, -1). nvidia-smi keeps no per-process utilisation, so
+ * its processes' sm_util are -1.
+ *
+ * Invariant: a query gives devices 0..n-1 in order, each with at most
+ * GPU_MAX_PROCS processes, or -1.
  */
 #include "agent.h"
 
@@ -13,6 +22,11 @@
 #include <string.h>
 
 #define QUERY "--query-gpu=index,uuid,name,memory.total,memory.used,utilization.gpu"
+#define APPS "--query-compute-apps=gpu_uuid,pid,used_memory"
+#define FORMAT "--format=csv,noheader,nounits"
+#define SMI_OUT_MAX (256 * 1024)
+
+/* ---- nvidia-smi ---- */
 
 /* Copies field i (0-based) of a comma-separated line, trimmed. */
 static void field(const char *line, int i, char *out, size_t len)
@@ -36,15 +50,16 @@ static void field(const char *line, int i, char *out, size_t len)
     out[n] = 0;
 }
 
-static int64_t number(const char *s)
+/* A non-negative number, or `otherwise` ("[N/A]", empty). */
+static int64_t number(const char *s, int64_t otherwise)
 {
     char *end;
     long long v = strtoll(s, &end, 10);
 
-    return end == s || v < 0 ? 0 : v;
+    return end == s || v < 0 ? otherwise : v;
 }
 
-static int parse_line(const char *line, struct gpu_info *g)
+static int parse_device(const char *line, struct gpu_info *g)
 {
     char f[128];
 
@@ -52,33 +67,95 @@ static int parse_line(const char *line, struct gpu_info *g)
     field(line, 0, f, sizeof(f));
     if (!f[0] || f[0] < '0' || f[0] > '9')
         return -1;
-    g->index = (int)number(f);
+    g->index = (int)number(f, 0);
     field(line, 1, g->uuid, sizeof(g->uuid));
     field(line, 2, g->model, sizeof(g->model));
     field(line, 3, f, sizeof(f));
-    g->mem_total_mib = number(f);
+    g->mem_total_mib = number(f, 0);
     field(line, 4, f, sizeof(f));
-    g->mem_used_mib = number(f);
+    g->mem_used_mib = number(f, 0);
     field(line, 5, f, sizeof(f));
-    g->utilization = (int)number(f);
+    g->utilization = (int)number(f, 0);
     if (g->utilization > 100)
         g->utilization = 100;
     return 0;
 }
 
-int gpu_query(const char *nvidia_smi, int timeout_ms, struct gpu_info *out, int max)
+/* One compute-apps line onto the device with its UUID. */
+static void parse_process(const char *line, struct gpu_info *g, int n)
 {
-    char *argv[] = {(char *)nvidia_smi, QUERY, "--format=csv,noheader,nounits", NULL};
-    char *text = NULL, *line, *save = NULL;
+    char uuid[96], f[64];
+    struct gpu_proc *p;
+    int i;
+
+    field(line, 0, uuid, sizeof(uuid));
+    field(line, 1, f, sizeof(f));
+    for (i = 0; i < n && (!uuid[0] || strcmp(g[i].uuid, uuid) != 0); i++)
+        ;
+    if (i == n || number(f, 0) <= 0 || g[i].n_procs >= GPU_MAX_PROCS)
+        return;
+    p = &g[i].procs[g[i].n_procs++];
+    p->pid = (pid_t)number(f, 0);
+    field(line, 2, f, sizeof(f));
+    p->mem_mib = number(f, -1);
+    p->sm_util = -1;
+}
+
+/* Runs nvidia-smi with one query; its output, malloc'd, or NULL. */
+static char *smi_run(const char *smi, const char *query, int timeout_ms)
+{
+    char *argv[] = {(char *)smi, (char *)query, FORMAT, NULL};
+    char *text = NULL;
+
+    if (proc_run(argv, timeout_ms, &text, SMI_OUT_MAX) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+static int smi_query(const char *smi, int timeout_ms, struct gpu_info *out, int max)
+{
+    char *text = smi_run(smi, QUERY, timeout_ms), *line, *save = NULL;
     int n = 0;
 
-    if (proc_run(argv, timeout_ms, &text, 256 * 1024) != 0) {
-        free(text);
+    if (!text)
         return -1;
-    }
     for (line = strtok_r(text, "\n", &save); line && n < max; line = strtok_r(NULL, "\n", &save))
-        if (parse_line(line, &out[n]) == 0 && out[n].index == n)
+        if (parse_device(line, &out[n]) == 0 && out[n].index == n)
             n++;
     free(text);
+    /* processes: a device list without them is still worth reporting */
+    text = smi_run(smi, APPS, timeout_ms);
+    save = NULL;
+    for (line = text ? strtok_r(text, "\n", &save) : NULL; line;
+         line = strtok_r(NULL, "\n", &save))
+        parse_process(line, out, n);
+    free(text);
     return n;
+}
+
+/* ---- the source ---- */
+
+int gpu_open(struct gpu_src *s, const char *nvml, const char *smi, char *why, size_t len)
+{
+    memset(s, 0, sizeof(*s));
+    snprintf(s->smi, sizeof(s->smi), "%s", smi);
+    why[0] = 0;
+    if (strcmp(nvml, "none") != 0)
+        s->nvml = nvml_open(nvml, why, len);
+    return s->nvml ? GPU_NVML : GPU_SMI;
+}
+
+int gpu_query(struct gpu_src *s, int timeout_ms, struct gpu_info *out, int max)
+{
+    if (s->nvml)
+        return nvml_query(s->nvml, out, max);
+    return smi_query(s->smi, timeout_ms, out, max);
+}
+
+void gpu_close(struct gpu_src *s)
+{
+    nvml_close(s->nvml);
+    s->nvml = NULL;
 }

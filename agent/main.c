@@ -4,11 +4,13 @@
  *
  * Start:
  *   Step 1: options and the token; the work directory and its lease;
- *   Step 2: the container runtime, the GPUs (nvidia-smi, or --gpus N);
+ *   Step 2: the container runtime, the GPUs (NVML, else nvidia-smi, or
+ *           --gpus N);
  *   Step 3: the pods a previous agent left (pods_scan());
  * then every tick (at most TICK_MS, sooner when a supervisor exits):
  *   renew the lease, watch the pods; when due, register (until it works)
  *   or heartbeat: report every pod and the GPUs' utilisation and memory,
+ *   each pod's share of them and the devices it uses (usage.c),
  *   start and stop pods as the answer says, upload new log bytes, forget
  *   what is finished. A request that fails waits a backoff before the next:
  *   from one heartbeat, doubling, with jitter, up to a quarter of the time
@@ -110,8 +112,10 @@ static int work_dirs(struct agent *a)
 
 static int find_gpus(struct agent *a)
 {
-    int i;
+    char why[256];
+    int i, kind;
 
+    a->n_now = -1;
     if (a->o.gpus >= 0) {
         a->n_gpus = a->o.gpus;
         for (i = 0; i < a->n_gpus; i++) {
@@ -120,14 +124,18 @@ static int find_gpus(struct agent *a)
         }
         return 0;
     }
-    a->n_gpus = gpu_query(a->o.nvidia_smi, probe_ms(a), a->gpus, AGENT_MAX_GPUS);
+    kind = gpu_open(&a->src, a->o.nvml, a->o.nvidia_smi, why, sizeof(why));
+    if (kind == GPU_SMI && strcmp(a->o.nvml, "none") != 0)
+        fprintf(stderr, "allot-agent: NVML: %s; asking %s instead\n", why, a->o.nvidia_smi);
+    a->n_gpus = gpu_query(&a->src, probe_ms(a), a->gpus, AGENT_MAX_GPUS);
     if (a->n_gpus < 0) {
         fprintf(stderr, "allot-agent: %s did not answer: give --gpus N for a machine"
-                " without NVIDIA GPUs\n", a->o.nvidia_smi);
+                " without NVIDIA GPUs\n", kind == GPU_NVML ? "NVML" : a->o.nvidia_smi);
         return -1;
     }
-    fprintf(stderr, "allot-agent: %d GPU%s%s%s\n", a->n_gpus, a->n_gpus == 1 ? "" : "s",
-            a->n_gpus ? ": " : "", a->n_gpus ? a->gpus[0].model : "");
+    fprintf(stderr, "allot-agent: %d GPU%s%s%s (%s)\n", a->n_gpus, a->n_gpus == 1 ? "" : "s",
+            a->n_gpus ? ": " : "", a->n_gpus ? a->gpus[0].model : "",
+            kind == GPU_NVML ? "NVML" : "nvidia-smi");
     return 0;
 }
 
@@ -212,25 +220,29 @@ static json_t *register_json(const struct agent *a)
     return o;
 }
 
-/* The devices' utilisation and memory now; null when GPUs are declared. */
+/* The devices' utilisation and memory now, and whose processes use them
+ * (usage.c); null when GPUs are declared or the source failed. */
 static json_t *metrics_json(struct agent *a)
 {
-    struct gpu_info g[AGENT_MAX_GPUS];
     json_t *arr;
-    int n, i;
+    int i;
 
     if (a->o.gpus >= 0)
         return json_null();
-    n = gpu_query(a->o.nvidia_smi, probe_ms(a), g, AGENT_MAX_GPUS);
-    if (n < 0)
+    a->n_now = gpu_query(&a->src, probe_ms(a), a->now, AGENT_MAX_GPUS);
+    if (a->n_now < 0)
         return json_null();
+    usage_scan(a);
     arr = json_array();
-    for (i = 0; arr && i < n; i++)
-        json_array_append_new(arr, json_pack("{s:i, s:s, s:s, s:i, s:I, s:I}", "index", i,
-                                             "uuid", g[i].uuid, "model", g[i].model,
-                                             "utilization", g[i].utilization, "memoryUsedMiB",
-                                             (json_int_t)g[i].mem_used_mib, "memoryTotalMiB",
-                                             (json_int_t)g[i].mem_total_mib));
+    for (i = 0; arr && i < a->n_now; i++)
+        json_array_append_new(arr, json_pack("{s:i, s:s, s:s, s:i, s:I, s:I, s:i}", "index", i,
+                                             "uuid", a->now[i].uuid, "model", a->now[i].model,
+                                             "utilization", a->now[i].utilization,
+                                             "memoryUsedMiB",
+                                             (json_int_t)a->now[i].mem_used_mib,
+                                             "memoryTotalMiB",
+                                             (json_int_t)a->now[i].mem_total_mib, "processes",
+                                             a->now[i].n_procs));
     return arr;
 }
 
@@ -293,7 +305,8 @@ static void do_register(struct agent *a, struct loop *l)
 
 static void do_heartbeat(struct agent *a, struct loop *l)
 {
-    json_t *body = json_pack("{s:o, s:o}", "pods", pods_report(a), "gpus", metrics_json(a));
+    json_t *gpus = metrics_json(a); /* first: the pods' report reads its figures */
+    json_t *body = json_pack("{s:o, s:o}", "pods", pods_report(a), "gpus", gpus);
     json_t *reply = NULL;
     long status = 0;
 
@@ -391,6 +404,7 @@ int main(int argc, char **argv)
     if (rc == 0)
         run(a, &set);
     pods_free(&a->pods);
+    gpu_close(&a->src);
     client_free(a->cl);
     free(a);
     curl_global_cleanup();

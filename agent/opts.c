@@ -24,14 +24,18 @@ static void usage(void)
            "  --labels k=v,...         node labels (run.ai/type=... sets the node type)\n"
            "  --address HOST           where pods' ports are reached (default: the address\n"
            "                           allotd sees the agent connect from)\n"
-           "  --gpus N | auto          declare N GPUs, or ask nvidia-smi (default auto)\n"
+           "  --gpus N | auto          declare N GPUs, or ask NVML, else nvidia-smi\n"
+           "                           (default auto)\n"
            "  --work-dir DIR           pods' directories and logs (default /var/lib/allot-agent)\n"
            "  --heartbeat-ms N         heartbeat period (default 2000)\n"
            "  --orphan-timeout-ms N    pods stop when the agent is gone this long\n"
            "                           (default 4 heartbeats)\n"
            "  --runtime auto|docker|podman|none\n"
            "                           how to run workloads that name an image (default auto)\n"
-           "  --nvidia-smi PATH        the nvidia-smi to run (default: from PATH)\n"
+           "  --nvml PATH | none       NVML's library (default libnvidia-ml.so.1, found\n"
+           "                           the way the dynamic loader finds libraries);\n"
+           "                           none: nvidia-smi only\n"
+           "  --nvidia-smi PATH        the nvidia-smi to run without NVML (default: from PATH)\n"
            "  --version                print the version and exit\n");
 }
 
@@ -83,6 +87,8 @@ static int apply(struct agent_opts *o, const char *key, const char *v)
                    : set_str(v, o->runtime, sizeof(o->runtime));
     if (strcmp(key, "--nvidia-smi") == 0)
         return set_str(v, o->nvidia_smi, sizeof(o->nvidia_smi));
+    if (strcmp(key, "--nvml") == 0)
+        return set_str(v, o->nvml, sizeof(o->nvml));
     return -1;
 }
 
@@ -119,6 +125,7 @@ int agent_opts_parse(struct agent_opts *o, int argc, char **argv)
     snprintf(o->work_dir, sizeof(o->work_dir), "/var/lib/allot-agent");
     snprintf(o->runtime, sizeof(o->runtime), "auto");
     snprintf(o->nvidia_smi, sizeof(o->nvidia_smi), "nvidia-smi");
+    snprintf(o->nvml, sizeof(o->nvml), "libnvidia-ml.so.1");
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage();

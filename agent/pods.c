@@ -233,12 +233,17 @@ void pods_poll(struct agent *a)
 
 /* ---- reporting ---- */
 
-static json_t *pod_json(const struct pod *p)
+static json_t *pod_json(const struct agent *a, const struct pod *p)
 {
+    json_t *o;
+
     switch (p->state) {
     case POD_RUNNING:
-        return json_pack("{s:s, s:s, s:I, s:s}", "uid", p->uid, "state", "Running", "at",
-                         (json_int_t)p->at_ms, "message", p->message);
+        o = json_pack("{s:s, s:s, s:I, s:s}", "uid", p->uid, "state", "Running", "at",
+                      (json_int_t)p->at_ms, "message", p->message);
+        if (o && a->n_now >= 0)
+            json_object_set_new(o, "gpus", usage_json(a, p));
+        return o;
     case POD_EXITED:
         return json_pack("{s:s, s:s, s:i, s:i, s:b, s:I, s:s}", "uid", p->uid, "state",
                          "Exited", "exitCode", p->exit_code < -1 || p->exit_code > 255
@@ -259,7 +264,7 @@ json_t *pods_report(struct agent *a)
     int i;
 
     for (i = 0; arr && i < a->pods.n; i++) {
-        json_t *o = pod_json(&a->pods.v[i]);
+        json_t *o = pod_json(a, &a->pods.v[i]);
         if (o)
             json_array_append_new(arr, o);
     }

@@ -65,27 +65,79 @@ int proc_alive(pid_t pid, uint64_t start_time)
     return start_time == 0 || proc_start_time(pid) == start_time;
 }
 
+/* Reads the environment of pid (a string of NUL-terminated entries) into
+ * buf; its length, 0 if unreadable. */
+static size_t env_read(const char *pid, char *buf, size_t cap)
+{
+    char path[64];
+    size_t n = 0;
+    ssize_t k;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%s/environ", pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    while (n < cap && (k = read(fd, buf + n, cap - n)) > 0)
+        n += (size_t)k;
+    close(fd);
+    return n;
+}
+
+/* The entry of env (n bytes) that starts with `prefix`, or NULL. */
+static const char *env_find(const char *env, size_t n, const char *prefix)
+{
+    size_t w = strlen(prefix), i = 0;
+
+    while (i < n) {
+        size_t len = strnlen(env + i, n - i);
+        if (len >= w && i + len < n && memcmp(env + i, prefix, w) == 0)
+            return env + i;
+        i += len + 1;
+    }
+    return NULL;
+}
+
 /* Does the environment of pid hold `want` as a whole entry? */
 static int env_has(const char *pid, const char *want)
 {
-    char path[64], buf[65536];
-    size_t n = 0, w = strlen(want), i = 0;
-    ssize_t k;
-    int fd, found = 0;
+    char buf[65536];
+    size_t n = env_read(pid, buf, sizeof(buf));
+    const char *e = env_find(buf, n, want);
 
-    snprintf(path, sizeof(path), "/proc/%s/environ", pid);
-    fd = open(path, O_RDONLY);
-    if (fd < 0)
+    return e && strcmp(e, want) == 0;
+}
+
+int proc_env_value(pid_t pid, const char *name, char *out, size_t len)
+{
+    char buf[65536], prefix[128], id[32];
+    size_t n;
+    const char *e;
+
+    snprintf(id, sizeof(id), "%d", (int)pid);
+    snprintf(prefix, sizeof(prefix), "%s=", name);
+    n = env_read(id, buf, sizeof(buf));
+    e = env_find(buf, n, prefix);
+    if (!e || strlen(e + strlen(prefix)) >= len)
+        return -1;
+    memcpy(out, e + strlen(prefix), strlen(e + strlen(prefix)) + 1);
+    return 0;
+}
+
+pid_t proc_parent(pid_t pid)
+{
+    char path[64], *text, *p;
+    int ppid = 0;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    text = file_read(path, 4096);
+    if (!text)
         return 0;
-    while (n < sizeof(buf) && (k = read(fd, buf + n, sizeof(buf) - n)) > 0)
-        n += (size_t)k;
-    close(fd);
-    while (i < n && !found) {
-        size_t len = strnlen(buf + i, n - i);
-        found = len == w && memcmp(buf + i, want, w) == 0;
-        i += len + 1;
-    }
-    return found;
+    p = strrchr(text, ')'); /* then " S ppid ..." */
+    if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+        ppid = 0;
+    free(text);
+    return (pid_t)ppid;
 }
 
 int proc_kill_pod(const char *uid)

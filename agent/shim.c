@@ -12,8 +12,9 @@
  *            ALLOT_POD_UID (how leftovers are found), and for each port
  *            ALLOT_PORT_<container>=<node port> (PORT: the first); with a
  *            container runtime and an image, `<runtime> run` with the
- *            same devices, each port published on the node (-p) and the
- *            image pulled as imagePullPolicy says;
+ *            same devices, each port published on the node (-p), the
+ *            image pulled as imagePullPolicy says, and the container's id
+ *            written to DIR/cid (usage.c finds its processes by it);
  *   stop:    on SIGTERM (the agent), or when the lease file is older than
  *            ORPHAN_MS (the agent is gone): SIGTERM to the group, SIGKILL
  *            after terminationGracePeriodSeconds;
@@ -139,7 +140,7 @@ static const char *pull_flag(const char *policy)
     return NULL;
 }
 
-/* `<runtime> run --rm --name allot-<uid> -e ... [-p host:container]
+/* `<runtime> run --rm --name allot-<uid> --cidfile DIR/cid -e ... [-p host:container]
  * [--pull=...] <devices> [-w dir] [--entrypoint cmd] image [cmd words]
  * [args]` */
 static int container_argv(const struct shim *s, char ***argv, int *argc)
@@ -155,6 +156,10 @@ static int container_argv(const struct shim *s, char ***argv, int *argc)
     rc |= add(argv, argc, "--rm");
     rc |= add(argv, argc, "--name");
     rc |= add(argv, argc, s->cname);
+    snprintf(opt, sizeof(opt), "%.280s/cid", s->dir);
+    unlink(opt); /* the runtime refuses to overwrite one */
+    rc |= add(argv, argc, "--cidfile");
+    rc |= add(argv, argc, opt);
     json_array_foreach(json_object_get(s->spec, "env"), i, e) {
         snprintf(opt, sizeof(opt), "%s=%s", json_string_value(json_object_get(e, "name")),
                  json_string_value(json_object_get(e, "value")));

@@ -411,10 +411,58 @@ static int pod_state(const char *s)
     return -1;
 }
 
-static int pod_in(struct api_req *r, json_t *o, struct db_pod_report *p)
+/* pods[].gpus: [{index, utilization, memoryUsedMiB, pids}], a device at
+ * most once; into the room at `room` (64 entries). */
+static int pod_gpus_in(struct api_req *r, json_t *a, struct db_pod_report *p,
+                       struct db_pod_gpu *room)
+{
+    static const char *const fields[] = {"index", "utilization", "memoryUsedMiB", "pids", NULL};
+    uint64_t seen = 0;
+    size_t i;
+
+    if (!a || json_is_null(a))
+        return 0;
+    if (!json_is_array(a) || json_array_size(a) > 64) {
+        api_error(r, 400, "Bad request", "field 'pods[].gpus': an array of at most 64 devices");
+        return -1;
+    }
+    for (i = 0; i < json_array_size(a); i++) {
+        json_t *d = json_array_get(a, i), *pids = json_object_get(d, "pids");
+        int64_t index = -1, util = 0, mem = -1;
+        if (!json_is_object(d) || api_json_allow(r, d, fields, "pods[].gpus[]") ||
+            api_json_int(r, d, "index", 0, 63, &index) ||
+            api_json_int(r, d, "utilization", 0, 100, &util) ||
+            api_json_int(r, d, "memoryUsedMiB", -1, INT64_C(1) << 40, &mem)) {
+            if (!json_is_object(d))
+                api_error(r, 400, "Bad request", "field 'pods[].gpus': devices are objects");
+            return -1;
+        }
+        if (!json_object_get(d, "index") || seen >> index & 1 ||
+            (pids && (!json_is_array(pids) || json_array_size(pids) > 64))) {
+            api_error(r, 400, "Bad request", "pods[].gpus[]: an index, once per pod; pids is"
+                      " an array of at most 64 process ids");
+            return -1;
+        }
+        seen |= (uint64_t)1 << index;
+        room[i].gpu = (int)index;
+        room[i].utilization = (int)util;
+        room[i].mem_mib = mem;
+        room[i].pid = json_is_integer(json_array_get(pids, 0)) &&
+                              json_integer_value(json_array_get(pids, 0)) > 0 &&
+                              json_integer_value(json_array_get(pids, 0)) < INT32_MAX
+                          ? (int)json_integer_value(json_array_get(pids, 0))
+                          : 0;
+    }
+    p->has_gpus = 1;
+    p->gpus = room;
+    p->n_gpus = (int)json_array_size(a);
+    return 0;
+}
+
+static int pod_in(struct api_req *r, json_t *o, struct db_pod_report *p, struct db_pod_gpu *room)
 {
     static const char *const fields[] = {"uid", "state", "exitCode", "signal", "stopped", "at",
-                                         "message", NULL};
+                                         "message", "gpus", NULL};
     char state[16] = "";
     int64_t code = 0, sig = 0, at = 0;
 
@@ -429,7 +477,8 @@ static int pod_in(struct api_req *r, json_t *o, struct db_pod_report *p)
         api_json_int(r, o, "signal", 0, 64, &sig) ||
         api_json_bool(r, o, "stopped", &p->stopped) ||
         api_json_int(r, o, "at", 0, INT64_C(1) << 50, &at) ||
-        api_json_str(r, o, "message", p->message, 400, 0))
+        api_json_str(r, o, "message", p->message, 400, 0) ||
+        pod_gpus_in(r, json_object_get(o, "gpus"), p, room))
         return -1;
     p->state = pod_state(state);
     if (!valid_uid(p->uid) || p->state < 0) {
@@ -443,11 +492,12 @@ static int pod_in(struct api_req *r, json_t *o, struct db_pod_report *p)
     return 0;
 }
 
-/* gpus: [{index, uuid, model, utilization, memoryUsedMiB, memoryTotalMiB}] */
+/* gpus: [{index, uuid, model, utilization, memoryUsedMiB, memoryTotalMiB,
+ * processes}] */
 static int metrics_in(struct api_req *r, json_t *a, char **text)
 {
     static const char *const fields[] = {"index", "uuid", "model", "utilization",
-                                         "memoryUsedMiB", "memoryTotalMiB", NULL};
+                                         "memoryUsedMiB", "memoryTotalMiB", "processes", NULL};
     size_t i;
 
     *text = NULL;
@@ -467,7 +517,8 @@ static int metrics_in(struct api_req *r, json_t *a, char **text)
             api_json_str(r, d, "model", s, sizeof(s), 0) ||
             api_json_int(r, d, "utilization", 0, 100, &x) ||
             api_json_int(r, d, "memoryUsedMiB", 0, INT64_C(1) << 40, &x) ||
-            api_json_int(r, d, "memoryTotalMiB", 0, INT64_C(1) << 40, &x)) {
+            api_json_int(r, d, "memoryTotalMiB", 0, INT64_C(1) << 40, &x) ||
+            api_json_int(r, d, "processes", 0, 1 << 20, &x)) {
             if (!json_is_object(d))
                 api_error(r, 400, "Bad request", "field 'gpus': devices are objects");
             return -1;
@@ -502,8 +553,14 @@ static void utilization_in(json_t *gpus, struct db_heartbeat *h, int *util)
     h->utilization = util;
 }
 
+/* Room for 64 devices per pod: the pods' gpus arrays. */
+static struct db_pod_gpu *gpu_room(json_t *pods)
+{
+    return calloc(json_array_size(pods) * 64 + 1, sizeof(struct db_pod_gpu));
+}
+
 static int heartbeat_in(struct api_req *r, json_t *o, struct db_heartbeat *h, char **gpus,
-                        int *util)
+                        int *util, struct db_pod_gpu **room)
 {
     static const char *const fields[] = {"pods", "gpus", NULL};
     json_t *pods = json_object_get(o, "pods");
@@ -518,13 +575,14 @@ static int heartbeat_in(struct api_req *r, json_t *o, struct db_heartbeat *h, ch
         return -1;
     }
     ps = calloc(json_array_size(pods) + 1, sizeof(*ps));
-    if (!ps) {
+    *room = gpu_room(pods);
+    h->pods = ps;
+    if (!ps || !*room) {
         api_error(r, 500, "Internal error", "out of memory");
         return -1;
     }
-    h->pods = ps;
     for (i = 0; i < json_array_size(pods); i++) {
-        if (pod_in(r, json_array_get(pods, i), &ps[i]) != 0)
+        if (pod_in(r, json_array_get(pods, i), &ps[i], *room + i * 64) != 0)
             return -1;
         h->n_pods++;
     }
@@ -626,6 +684,7 @@ static void tell_scheduler(struct api_req *r, const struct db_heartbeat *h)
 void api_h_agent_heartbeat(struct api_req *r)
 {
     struct db_heartbeat h;
+    struct db_pod_gpu *room = NULL;
     char *gpus = NULL;
     int util[64];
     json_t *o;
@@ -633,7 +692,7 @@ void api_h_agent_heartbeat(struct api_req *r)
 
     memset(&h, 0, sizeof(h));
     o = api_body_object(r);
-    if (!o || heartbeat_in(r, o, &h, &gpus, util) != 0)
+    if (!o || heartbeat_in(r, o, &h, &gpus, util, &room) != 0)
         goto out;
     h.token_seq = r->agent_token;
     h.now_ms = api_now_ms();
@@ -651,6 +710,7 @@ void api_h_agent_heartbeat(struct api_req *r)
 out:
     db_heartbeat_clear(&h);
     free((void *)h.pods);
+    free(room);
     free(gpus);
     json_decref(o);
 }
@@ -749,9 +809,11 @@ static const char *idle_rule(int type, int preemptible)
     return type == DB_INFERENCE ? NULL : "trainingJobMaxIdleDurationSeconds";
 }
 
-/* Is l past its time or idle limit? Says which in why. A device
- * counts as idle from its last zero-utilisation streak's start, and never
- * from before the workload started. */
+/* Is l past its time or idle limit? Says which in why. The workload is
+ * idle when every device its pods were given is measured (agent/usage.c:
+ * the pod's share of it) at 0%; it counts as idle from the last of its
+ * pods' zero-utilisation streaks' start, and never from before the
+ * workload started. */
 static int over_limit(const struct db_limited *l, int64_t now, char *why, size_t len)
 {
     json_t *rules = json_loads(l->rules, 0, NULL);
@@ -765,7 +827,7 @@ static int over_limit(const struct db_limited *l, int64_t now, char *why, size_t
                  l->name, (long long)((now - l->started_ms) / 1000), (long long)t);
         over = 1;
     } else if (i > 0 && l->n_devices > 0 && l->n_idle == l->n_devices &&
-               now - idle_from >= i * 1000) {
+               l->n_unmeasured == 0 && now - idle_from >= i * 1000) {
         snprintf(why, len, "%s: the GPUs of %s were idle for %lld s, the limit is %lld s",
                  idle, l->name, (long long)((now - idle_from) / 1000),
                  (long long)i);

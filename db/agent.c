@@ -514,14 +514,18 @@ struct limited_arg {
 
 static int limited_fn(struct db__conn *c, void *arg)
 {
-    /* a device of the workload: a gpu_idle row of a pod's node whose bit
-     * is set in the pod's devices */
-#define DEVICES " FROM pods p JOIN gpu_idle g ON g.node_seq = p.node_seq" \
-                " AND ((p.devices >> g.idx) & 1) = 1 WHERE p.workload_seq = w.seq"
+    /* the measured devices of the workload: the figures of the open runs
+     * of its pods, for the devices they were given */
+#define DEVICES " FROM pods p JOIN pod_gpu g ON g.uid = p.uid AND g.given = 1" \
+                " WHERE p.workload_seq = w.seq"
     static const char sql[] =
         "SELECT w.seq, w.name, w.type, w.started_ms, w.rules,"
-        " (SELECT count(*)" DEVICES "), (SELECT count(*)" DEVICES " AND g.idle_since > 0),"
-        " (SELECT coalesce(max(g.idle_since), 0)" DEVICES "), w.preemptible"
+        " (SELECT count(*)" DEVICES "), (SELECT count(*)" DEVICES " AND g.utilization = 0),"
+        " (SELECT count(*) FROM pods p JOIN nodes n ON n.seq = p.node_seq AND n.simulated = 0"
+        "  WHERE p.workload_seq = w.seq AND p.devices != 0 AND NOT EXISTS"
+        "  (SELECT 1 FROM pod_gpu g WHERE g.uid = p.uid AND g.given = 1)),"
+        " (SELECT coalesce(max(r.gpu_idle_since), 0) FROM pods p"
+        "  JOIN pod_runs r ON r.uid = p.uid WHERE p.workload_seq = w.seq), w.preemptible"
         " FROM workloads w WHERE w.deleted_at = 0 AND w.phase = 'Running' AND w.rules != ''"
         " ORDER BY w.seq";
 #undef DEVICES
@@ -545,8 +549,9 @@ static int limited_fn(struct db__conn *c, void *arg)
         db__copy(l->rules, sizeof(l->rules), st, 4);
         l->n_devices = sqlite3_column_int(st, 5);
         l->n_idle = sqlite3_column_int(st, 6);
-        l->idle_since = sqlite3_column_int64(st, 7);
-        l->preemptible = sqlite3_column_int(st, 8);
+        l->n_unmeasured = sqlite3_column_int(st, 7);
+        l->idle_since = sqlite3_column_int64(st, 8);
+        l->preemptible = sqlite3_column_int(st, 9);
     }
     return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
 }

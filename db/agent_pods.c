@@ -11,7 +11,8 @@
  *           pods row with that uid on this node) and its run (pod_runs):
  *             RUNNING  bound and no run yet: the run starts (event
  *                      Started); the workload is Running once every pod
- *                      placed on agents' nodes has started;
+ *                      placed on agents' nodes has started; bound with an
+ *                      open run: its GPU figures (gpu_usage.c);
  *             EXITED   the run ends; still bound: code 0 -> the pod
  *                      succeeded and the workload Completes when all did;
  *                      a non-zero code or a signal -> the workload Failed;
@@ -43,6 +44,7 @@ struct binding {
     int found;
     int64_t wl_seq;
     int idx;
+    uint64_t devices;
     char wl_name[DB_NAME_LEN];
 };
 
@@ -297,7 +299,8 @@ static int run_end(struct db__conn *c, const char *uid, const struct db_pod_repo
     sqlite3_bind_int(st, 3, p ? p->exit_code : 0);
     sqlite3_bind_int(st, 4, p ? p->signal : 0);
     db__bind_text(st, 5, outcome);
-    return db__done(st, db__step_done(st));
+    rc = db__done(st, db__step_done(st));
+    return rc == DB_OK ? db__pod_gpu_forget(c, uid) : rc;
 }
 
 /* ---- one heartbeat ---- */
@@ -306,7 +309,7 @@ static int run_end(struct db__conn *c, const char *uid, const struct db_pod_repo
 static int hb_binding(struct db__conn *c, struct hb *b, const char *uid, struct binding *out)
 {
     static const char sql[] =
-        "SELECT p.workload_seq, p.idx, w.name FROM pods p"
+        "SELECT p.workload_seq, p.idx, w.name, p.devices FROM pods p"
         " JOIN workloads w ON w.seq = p.workload_seq WHERE p.uid = ? AND p.node_seq = ?";
     int rc = DB_OK, src;
     sqlite3_stmt *st = db__prep(c, sql, &rc);
@@ -322,6 +325,7 @@ static int hb_binding(struct db__conn *c, struct hb *b, const char *uid, struct 
         out->wl_seq = sqlite3_column_int64(st, 0);
         out->idx = sqlite3_column_int(st, 1);
         db__copy(out->wl_name, sizeof(out->wl_name), st, 2);
+        out->devices = (uint64_t)sqlite3_column_int64(st, 3);
     } else if (src != SQLITE_DONE) {
         rc = DB_EIO;
     }
@@ -400,14 +404,32 @@ static int hb_idle(struct db__conn *c, struct hb *b)
     return rc;
 }
 
+/* A bound pod that runs: its GPU figures (gpu_usage.c). */
+static int hb_gpu(struct db__conn *c, struct hb *b, const struct db_pod_report *p,
+                  const struct binding *bd)
+{
+    struct db_pod_gpu_ctx x;
+
+    memset(&x, 0, sizeof(x));
+    x.wl_seq = bd->wl_seq;
+    snprintf(x.wl_name, sizeof(x.wl_name), "%s", bd->wl_name);
+    x.idx = bd->idx;
+    x.given = bd->devices;
+    x.node = b->node;
+    x.now_ms = b->h->now_ms;
+    return db__pod_gpu_record(c, &x, p);
+}
+
 static int hb_running(struct db__conn *c, struct hb *b, const struct db_pod_report *p,
                       const struct binding *bd, const struct run_state *rs)
 {
     char msg[DB_MSG_LEN];
     int rc;
 
-    if (!bd->found || rs->exists)
+    if (!bd->found || (rs->exists && !rs->open))
         return DB_OK;
+    if (rs->exists)
+        return hb_gpu(c, b, p, bd);
     rc = run_start(c, p->uid, bd, b->h->node_seq, p->at_ms > 0 ? p->at_ms : b->h->now_ms);
     if (rc != DB_OK)
         return rc;
@@ -416,6 +438,8 @@ static int hb_running(struct db__conn *c, struct hb *b, const struct db_pod_repo
     rc = db__event(c, bd->wl_seq, b->h->now_ms, "Normal", "Started", msg);
     if (rc == DB_OK)
         rc = wl_promote(c, b, bd->wl_seq, bd->wl_name);
+    if (rc == DB_OK)
+        rc = hb_gpu(c, b, p, bd);
     return rc;
 }
 
@@ -730,6 +754,9 @@ static int node_lost(struct db__conn *c, int64_t node_seq, const char *node, int
     static const char next[] =
         "SELECT w.seq, w.name FROM pods p JOIN workloads w ON w.seq = p.workload_seq"
         " WHERE p.node_seq = ? ORDER BY w.seq LIMIT 1";
+    static const char figures[] =
+        "DELETE FROM pod_gpu WHERE uid IN"
+        " (SELECT uid FROM pod_runs WHERE node_seq = ? AND finished_at = 0)";
     static const char runs[] =
         "UPDATE pod_runs SET finished_at = ?2, outcome = 'Lost'"
         " WHERE node_seq = ?1 AND finished_at = 0";
@@ -754,6 +781,11 @@ static int node_lost(struct db__conn *c, int64_t node_seq, const char *node, int
             break;
         rc = requeue_from(c, node_seq, node, wl, name, now);
     }
+    st = rc == DB_OK ? db__prep(c, figures, &rc) : NULL;
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, node_seq);
+    rc = db__done(st, db__step_done(st));
     st = rc == DB_OK ? db__prep(c, runs, &rc) : NULL;
     if (!st)
         return rc;

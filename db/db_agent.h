@@ -80,6 +80,14 @@ int db_agent_register(struct db *db, struct db_agent_reg *r);
 /* ---- heartbeats ---- */
 enum db_pod_state { DB_POD_RUNNING = 0, DB_POD_EXITED, DB_POD_LOST };
 
+/* One device's share of a running pod, as its agent measured it. */
+struct db_pod_gpu {
+    int gpu;                      /* device index on the node */
+    int utilization;              /* percent */
+    int64_t mem_mib;              /* what its processes hold there; -1 unknown */
+    int pid;                      /* one of its processes there; 0 none */
+};
+
 struct db_pod_report {
     char uid[DB_ID_LEN];
     int state;                    /* enum db_pod_state */
@@ -87,6 +95,8 @@ struct db_pod_report {
     int stopped;                  /* EXITED: allot stopped it, not the workload itself */
     int64_t at_ms;                /* RUNNING: started; EXITED: finished */
     char message[DB_MSG_LEN];     /* how it was started, or why it ended; may be "" */
+    int has_gpus;                 /* RUNNING: the agent measured its GPUs */
+    const struct db_pod_gpu *gpus; int n_gpus;  /* borrowed: the devices it has or uses */
 };
 
 /* A pod the node should run. */
@@ -137,8 +147,9 @@ struct db_limited {
     int preemptible;
     int64_t started_ms;
     char rules[1024];             /* the schedulingRules it was submitted under (JSON) */
-    int n_devices, n_idle;        /* its devices on agents' nodes, and the idle ones */
-    int64_t idle_since;           /* when the last of them became idle (all idle) */
+    int n_devices, n_idle;        /* the devices its agents measure, and the idle ones */
+    int n_unmeasured;             /* its pods with devices that no agent measures */
+    int64_t idle_since;           /* when the last of its pods became idle (all idle) */
 };
 
 /* The Running workloads submitted under scheduling rules (a rule set
@@ -162,6 +173,44 @@ int db_pod_run_get(struct db *db, const char *uid, struct db_pod_run *out);
  * *out malloc'd (free()). */
 int db_pod_run_list(struct db *db, int64_t workload_seq, int idx, struct db_pod_run **out,
                     int *n);
+
+/* ---- GPU figures of pods (gpu_usage.c) ---- */
+/* A device of a live pod with its latest figures. */
+struct db_pod_gpu_row {
+    int64_t workload_seq;
+    int idx;
+    char uid[DB_ID_LEN];
+    char workload_id[DB_ID_LEN];
+    char workload_name[DB_NAME_LEN];
+    char project_name[DB_NAME_LEN];
+    char node_name[DB_NAME_LEN];
+    int gpu;                      /* device index on the node */
+    int given;                    /* one of the pod's devices (else used without) */
+    int utilization;              /* percent */
+    int64_t mem_mib;              /* -1 unknown */
+    int pid;
+    int64_t updated_at;
+};
+
+/* The devices of the live pods of a workload (workload_seq 0: of every
+ * workload), by workload, pod and device; *out malloc'd (free()). */
+int db_pod_gpu_list(struct db *db, int64_t workload_seq, struct db_pod_gpu_row **out, int *n);
+
+/* One sample of a pod's device. */
+struct db_gpu_sample {
+    int64_t ts;
+    int idx, gpu;
+    int utilization;
+    int64_t mem_mib;
+};
+
+/* Records the live pods' figures as samples at now_ms and deletes those
+ * older than keep_after_ms, in one transaction. */
+int db_gpu_samples_record(struct db *db, int64_t now_ms, int64_t keep_after_ms);
+/* A workload's samples in [start, end] (pod idx, or every pod if idx < 0),
+ * by time, pod and device; *out malloc'd (free()). */
+int db_gpu_samples_get(struct db *db, int64_t workload_seq, int idx, int64_t start, int64_t end,
+                       struct db_gpu_sample **out, int *n);
 
 /* ---- agent nodes, for the API ---- */
 struct db_agent_node {

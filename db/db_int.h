@@ -16,7 +16,7 @@
 
 #include <sqlite3.h>
 
-#define DB__STMT_CACHE 160
+#define DB__STMT_CACHE 200
 
 struct db__conn {
     sqlite3 *h;
@@ -65,6 +65,21 @@ int db__queues(struct db__conn *c, int kind, struct db_queue **out, int *n);
 /* Appends a workload event inside the caller's write (workloads.c). */
 int db__event(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *type,
               const char *reason, const char *message);
+/* A running pod's GPU figures inside a heartbeat's write (gpu_usage.c):
+ * the pod's binding, for its events and to tell the devices it was given. */
+struct db_pod_report;
+struct db_pod_gpu_ctx {
+    int64_t wl_seq;
+    char wl_name[DB_NAME_LEN];
+    int idx;
+    uint64_t given;               /* the binding's devices */
+    const char *node;
+    int64_t now_ms;
+};
+int db__pod_gpu_record(struct db__conn *c, const struct db_pod_gpu_ctx *x,
+                       const struct db_pod_report *p);
+/* Forgets a run's figures (its end). */
+int db__pod_gpu_forget(struct db__conn *c, const char *uid);
 /* Applies pending migrations (schema.c); db_open() calls it once. */
 int db__migrate(struct db__conn *c);
 /* Migration 90 (checks.c): CHECK constraints, by rebuilding tables. */

@@ -289,6 +289,30 @@ static const struct numbered later[] = {
     /* 90: CHECK constraints on every quantity, flag and state, by
      * rebuilding the tables (checks.c) */
     {90, NULL, db__add_checks},
+    /* 95: what agents measure of each pod's GPUs (NVML or nvidia-smi):
+     * per run and device, its utilisation and memory, and whether the
+     * device is one the pod was given; since when a run's devices are all
+     * idle; and the samples of those figures behind the workloads' metrics
+     * time series */
+    {95,
+     "CREATE TABLE pod_gpu ("
+     " uid TEXT NOT NULL,"
+     " gpu INTEGER NOT NULL CHECK (gpu BETWEEN 0 AND 63),"
+     " given INTEGER NOT NULL CHECK (given IN (0, 1)),"
+     " utilization INTEGER NOT NULL CHECK (utilization BETWEEN -1 AND 100),"
+     " memory_mib INTEGER NOT NULL CHECK (memory_mib BETWEEN -1 AND 1099511627776),"
+     " pid INTEGER NOT NULL DEFAULT 0 CHECK (pid >= 0),"
+     " updated_at INTEGER NOT NULL CHECK (updated_at >= 0),"
+     " PRIMARY KEY (uid, gpu)) WITHOUT ROWID;"
+     "ALTER TABLE pod_runs ADD COLUMN gpu_idle_since INTEGER NOT NULL DEFAULT 0"
+     " CHECK (gpu_idle_since >= 0);"
+     "CREATE TABLE gpu_samples ("
+     " workload_seq INTEGER NOT NULL, ts INTEGER NOT NULL CHECK (ts >= 0),"
+     " idx INTEGER NOT NULL CHECK (idx >= 0), gpu INTEGER NOT NULL CHECK (gpu BETWEEN 0 AND 63),"
+     " utilization INTEGER NOT NULL CHECK (utilization BETWEEN -1 AND 100),"
+     " memory_mib INTEGER NOT NULL CHECK (memory_mib BETWEEN -1 AND 1099511627776),"
+     " PRIMARY KEY (workload_seq, ts, idx, gpu)) WITHOUT ROWID;"
+     "CREATE INDEX gpu_samples_ts ON gpu_samples (ts);", NULL},
 };
 
 #define N_LATER ((int)(sizeof(later) / sizeof(later[0])))

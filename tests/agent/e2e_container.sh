@@ -24,6 +24,7 @@ run)
     case $1 in
     --rm) shift ;;
     --name) name=$2; shift 2 ;;
+    --cidfile) printf '%s\n' 0123456789abcdef0123456789abcdef >"$2"; shift 2 ;;
     -e) export "$2"; shift 2 ;;
     --gpus|-w|--device) shift 2 ;;
     --entrypoint) entry=$2; shift 2 ;;
@@ -56,7 +57,8 @@ wait_phase_long k1 Running
 until_ok 10 has_process k1 || fail "k1 has no process"
 UIDK=$(ls "$T/node-c/pods")
 RUN=$(cat "$T/docker/runs")
-for want in "--rm" "--name allot-$UIDK" "-e OUT=$OUT" "-e ALLOT_POD_UID=$UIDK" \
+for want in "--rm" "--name allot-$UIDK" "--cidfile $T/node-c/pods/$UIDK/cid" "-e OUT=$OUT" \
+    "-e ALLOT_POD_UID=$UIDK" \
     '--gpus "device=0,1"' "--entrypoint $T/trap.sh busybox one arg two"; do
   case $RUN in *"$want"*) ;; *) fail "docker run lacks '$want': $RUN" ;; esac
 done

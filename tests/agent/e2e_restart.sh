@@ -1,5 +1,5 @@
 #!/bin/sh
-# e2e_restart.sh: an agent with --gpus auto reading a fake nvidia-smi on
+# e2e_restart.sh: an agent with --gpus auto (NVML off) reading a fake nvidia-smi on
 # PATH (two devices, one busy), and what an agent survives: its own
 # restart (it finds its pod again: same process, still Running) and the
 # server's (it retries; the pod runs on). Then the limits of a token: a
@@ -23,7 +23,7 @@ case "$*" in
 esac
 EOF
 chmod +x "$T/bin/nvidia-smi"
-gpu_agent() { (PATH="$T/bin:$PATH"; export PATH; agent node-g --gpus auto); }
+gpu_agent() { (PATH="$T/bin:$PATH"; export PATH; agent node-g --gpus auto --nvml none); }
 
 start --rate-limit 0
 PORT=$(cat "$T/port")

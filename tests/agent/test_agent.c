@@ -1,9 +1,11 @@
 /*
  * test_agent.c: allot-agent's helpers: options, the token file's mode,
  * command lines split like a shell without expansion, nvidia-smi's CSV
- * (through a fake nvidia-smi), commands run with a timeout, and the file
- * operations the pod directories rely on.
+ * (through a fake nvidia-smi), NVML (through the fake libnvidia-ml.so.1 of
+ * fake_nvml.c), which pod uses which GPU, commands run with a timeout, and
+ * the file operations the pod directories rely on.
  */
+#define _GNU_SOURCE /* usleep */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -100,30 +104,244 @@ static void test_token_file(void **state)
     assert_int_equal(agent_read_token(path, tok, sizeof(tok)), -1);
 }
 
+/* nvidia-smi's two queries: the devices, then their compute processes. */
 static void test_nvidia_smi(void **state)
 {
     struct gpu_info g[4];
-    char smi[128];
+    struct gpu_src src;
+    char smi[128], why[256];
 
     (void)state;
     write_file("nvidia-smi",
                "#!/bin/sh\n"
-               "echo '0, GPU-aaaa, NVIDIA H100 80GB HBM3, 81559, 1024, 42'\n"
-               "echo '1, GPU-bbbb, NVIDIA H100 80GB HBM3, 81559, [N/A], [N/A]'\n",
+               "case \"$*\" in\n"
+               "*--query-gpu=*)\n"
+               "  echo '0, GPU-aaaa, NVIDIA H100 80GB HBM3, 81559, 1024, 42'\n"
+               "  echo '1, GPU-bbbb, NVIDIA H100 80GB HBM3, 81559, [N/A], [N/A]' ;;\n"
+               "*--query-compute-apps=*)\n"
+               "  echo 'GPU-bbbb, 4242, 2048'\n"
+               "  echo 'GPU-bbbb, 4343, [N/A]'\n"
+               "  echo 'GPU-cccc, 4444, 1'\n"
+               "  echo 'GPU-aaaa, 0, 1' ;;\n"
+               "esac\n",
                0700);
     snprintf(smi, sizeof(smi), "%s/nvidia-smi", dir);
-    assert_int_equal(gpu_query(smi, 5000, g, 4), 2);
+    assert_int_equal(gpu_open(&src, "none", smi, why, sizeof(why)), GPU_SMI);
+    assert_int_equal(gpu_query(&src, 5000, g, 4), 2);
     assert_string_equal(g[0].uuid, "GPU-aaaa");
     assert_string_equal(g[0].model, "NVIDIA H100 80GB HBM3");
     assert_int_equal(g[0].mem_total_mib, 81559);
     assert_int_equal(g[0].mem_used_mib, 1024);
     assert_int_equal(g[0].utilization, 42);
+    assert_int_equal(g[0].n_procs, 0); /* pid 0 is no process */
     assert_int_equal(g[1].index, 1);
     assert_int_equal(g[1].utilization, 0);
+    assert_int_equal(g[1].util_per_process, 0);
+    assert_int_equal(g[1].n_procs, 2); /* GPU-cccc is no device here */
+    assert_int_equal(g[1].procs[0].pid, 4242);
+    assert_int_equal(g[1].procs[0].mem_mib, 2048);
+    assert_int_equal(g[1].procs[0].sm_util, -1);
+    assert_int_equal(g[1].procs[1].mem_mib, -1);
+    gpu_close(&src);
     write_file("failing-smi", "#!/bin/sh\nexit 9\n", 0700);
     snprintf(smi, sizeof(smi), "%s/failing-smi", dir);
-    assert_int_equal(gpu_query(smi, 5000, g, 4), -1);
-    assert_int_equal(gpu_query("/nonexistent/nvidia-smi", 5000, g, 4), -1);
+    gpu_open(&src, "none", smi, why, sizeof(why));
+    assert_int_equal(gpu_query(&src, 5000, g, 4), -1);
+    gpu_open(&src, "none", "/nonexistent/nvidia-smi", why, sizeof(why));
+    assert_int_equal(gpu_query(&src, 5000, g, 4), -1);
+}
+
+/* NVML through the fake library: devices, processes with unknown memory,
+ * per-process samples (or none), figures that change between queries,
+ * and the ways opening it fails. */
+static void test_nvml(void **state)
+{
+    struct gpu_info *g = calloc(4, sizeof(*g));
+    struct gpu_src src;
+    char file[128], why[256];
+
+    (void)state;
+    snprintf(file, sizeof(file), "%s/nvml", dir);
+    setenv("ALLOT_FAKE_NVML", file, 1);
+    write_file("nvml", "gpu 0 GPU-1111 81559 1234 37 Fake GPU 80GB\n"
+                       "gpu 1 GPU-2222 40960 0 0 Fake GPU 40GB\n"
+                       "proc 0 4242 1000 30\n"
+                       "proc 0 4343 - -\n"
+                       "proc 1 4444 512 -\n"
+                       "noprocutil 1\n", 0600);
+    assert_int_equal(gpu_open(&src, FAKE_NVML, "/nonexistent/nvidia-smi", why, sizeof(why)),
+                     GPU_NVML);
+    assert_int_equal(gpu_query(&src, 5000, g, 4), 2);
+    assert_string_equal(g[0].model, "Fake GPU 80GB");
+    assert_string_equal(g[0].uuid, "GPU-1111");
+    assert_int_equal(g[0].mem_total_mib, 81559);
+    assert_int_equal(g[0].mem_used_mib, 1234);
+    assert_int_equal(g[0].utilization, 37);
+    assert_int_equal(g[0].n_procs, 2);
+    assert_int_equal(g[0].util_per_process, 1);
+    assert_int_equal(g[0].procs[0].pid, 4242);
+    assert_int_equal(g[0].procs[0].mem_mib, 1000);
+    assert_int_equal(g[0].procs[0].sm_util, 30);
+    assert_int_equal(g[0].procs[1].mem_mib, -1); /* NVML_VALUE_NOT_AVAILABLE */
+    assert_int_equal(g[0].procs[1].sm_util, 0);  /* no sample: no kernel ran */
+    assert_int_equal(g[1].util_per_process, 0);  /* NOT_SUPPORTED */
+    assert_int_equal(g[1].procs[0].sm_util, -1);
+    assert_int_equal(g[1].procs[0].mem_mib, 512);
+    /* the next query reads the new figures */
+    write_file("nvml", "gpu 0 GPU-1111 81559 2000 0 Fake GPU 80GB\n", 0600);
+    assert_int_equal(gpu_query(&src, 5000, g, 4), 1);
+    assert_int_equal(g[0].utilization, 0);
+    assert_int_equal(g[0].mem_used_mib, 2000);
+    assert_int_equal(g[0].n_procs, 0);
+    gpu_close(&src);
+
+    /* a driver that does not start, a missing library, a library that is
+     * not NVML: nvidia-smi it is, and why is said */
+    write_file("nvml", "fail init\n", 0600);
+    assert_int_equal(gpu_open(&src, FAKE_NVML, "nvidia-smi", why, sizeof(why)), GPU_SMI);
+    assert_non_null(strstr(why, "Driver Not Loaded"));
+    assert_int_equal(gpu_open(&src, "/nonexistent/libnvidia-ml.so.1", "nvidia-smi", why,
+                              sizeof(why)), GPU_SMI);
+    assert_true(why[0] != 0);
+    assert_int_equal(gpu_open(&src, "libc.so.6", "nvidia-smi", why, sizeof(why)), GPU_SMI);
+    assert_non_null(strstr(why, "lacks NVML"));
+    assert_int_equal(gpu_open(&src, "none", "nvidia-smi", why, sizeof(why)), GPU_SMI);
+    unsetenv("ALLOT_FAKE_NVML");
+    free(g);
+}
+
+/* ---- which pod uses which GPU ---- */
+
+/* A child running `sleep 30` with only `env` in its environment. */
+static pid_t spawn_sleep(const char *env)
+{
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        char *argv[] = {"sleep", "30", NULL};
+        char *envp[] = {(char *)env, NULL};
+        execve("/bin/sleep", argv, envp);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* A child shell that runs `sleep` below it; the sleep's pid in *below. */
+static pid_t spawn_tree(pid_t *below)
+{
+    pid_t pid = fork();
+    int i;
+
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", "sleep 30 & wait", (char *)NULL);
+        _exit(127);
+    }
+    *below = 0;
+    for (i = 0; i < 500 && *below == 0; i++) {
+        char path[64];
+        pid_t p;
+        for (p = pid + 1; p < pid + 64 && *below == 0; p++) {
+            snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)p);
+            if (proc_parent(p) == pid && access(path, F_OK) == 0)
+                *below = p;
+        }
+        usleep(10000);
+    }
+    return pid;
+}
+
+static void set_proc(struct gpu_info *g, pid_t pid, int64_t mem, int sm)
+{
+    g->procs[g->n_procs].pid = pid;
+    g->procs[g->n_procs].mem_mib = mem;
+    g->procs[g->n_procs].sm_util = sm;
+    g->n_procs++;
+}
+
+static void set_pod(struct pod *p, const char *uid, pid_t shim, uint64_t devices)
+{
+    memset(p, 0, sizeof(*p));
+    snprintf(p->uid, sizeof(p->uid), "%s", uid);
+    snprintf(p->dir, sizeof(p->dir), "%s/pods/%s", dir, uid);
+    p->state = POD_RUNNING;
+    p->shim_pid = shim;
+    p->devices = devices;
+}
+
+/* The report of pod i, compact. */
+static char *report(struct agent *a, int i)
+{
+    json_t *u = usage_json(a, &a->pods.v[i]);
+    char *text = json_dumps(u, JSON_COMPACT);
+
+    json_decref(u);
+    return text;
+}
+
+/* pod a0 runs below its supervisor (a shell) on device 0, and also on
+ * device 3, which it was not given; pod b1 is found by its environment,
+ * shares device 1 with a process of no pod (per-process samples) and
+ * device 2 with pod c2 (no samples: the device's figure). */
+static void test_usage(void **state)
+{
+    struct agent *a = calloc(1, sizeof(*a));
+    pid_t gc = 0, shim = spawn_tree(&gc), env = spawn_sleep("ALLOT_POD_UID=b1");
+    char want[512], *got;
+    struct pod pods[3];
+    int i;
+
+    (void)state;
+    assert_non_null(a);
+    assert_true(gc > 0 && env > 0);
+    for (i = 0; i < 500 && proc_env_value(env, "ALLOT_POD_UID", want, sizeof(want)) != 0; i++)
+        usleep(10000); /* until the child has exec'd */
+    set_pod(&pods[0], "a0", shim, 1u << 0);
+    set_pod(&pods[1], "b1", 0, 1u << 1 | 1u << 2);
+    set_pod(&pods[2], "c2", 0, 1u << 2);
+    a->pods.v = pods;
+    a->pods.n = a->pods.cap = 3;
+    a->n_now = 4;
+    a->now[0].utilization = 40;
+    a->now[0].mem_used_mib = 5000;
+    set_proc(&a->now[0], gc, 3000, 35);
+    a->now[1].utilization = 70;
+    a->now[1].util_per_process = 1;
+    set_proc(&a->now[1], env, 2000, 20);
+    set_proc(&a->now[1], getpid(), 4000, 50);
+    a->now[3].utilization = 10;
+    set_proc(&a->now[3], gc, 100, -1);
+    usage_scan(a);
+    assert_int_equal(a->owner[0][0], 0);
+    assert_int_equal(a->owner[1][0], 1);
+    assert_int_equal(a->owner[1][1], -1);
+    assert_int_equal(a->owner[3][0], 0);
+
+    got = report(a, 0);
+    snprintf(want, sizeof(want),
+             "[{\"index\":0,\"utilization\":40,\"memoryUsedMiB\":3000,\"pids\":[%d]},"
+             "{\"index\":3,\"utilization\":10,\"memoryUsedMiB\":100,\"pids\":[%d]}]",
+             (int)gc, (int)gc);
+    assert_string_equal(got, want);
+    free(got);
+    got = report(a, 1);
+    snprintf(want, sizeof(want),
+             "[{\"index\":1,\"utilization\":20,\"memoryUsedMiB\":2000,\"pids\":[%d]},"
+             "{\"index\":2,\"utilization\":0,\"memoryUsedMiB\":0,\"pids\":[]}]", (int)env);
+    assert_string_equal(got, want);
+    free(got);
+    got = report(a, 2);
+    assert_string_equal(got, "[{\"index\":2,\"utilization\":0,\"memoryUsedMiB\":0,\"pids\":[]}]");
+    free(got);
+    /* no figures (declared GPUs, a failed query): no report */
+    a->n_now = -1;
+    assert_null(usage_json(a, &pods[0]));
+
+    kill(shim, SIGKILL);
+    kill(gc, SIGKILL);
+    kill(env, SIGKILL);
+    waitpid(shim, NULL, 0);
+    waitpid(env, NULL, 0);
+    free(a);
 }
 
 static void test_proc_run(void **state)
@@ -180,6 +398,8 @@ int main(void)
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_token_file),
         cmocka_unit_test(test_nvidia_smi),
+        cmocka_unit_test(test_nvml),
+        cmocka_unit_test(test_usage),
         cmocka_unit_test(test_proc_run),
         cmocka_unit_test(test_files),
     };

@@ -3,8 +3,9 @@
  * binding and name conflicts at registration, and what heartbeats do to a
  * workload bound to an agent's node (Initializing -> Running -> Completed
  * or Failed, lost pods back to Pending, reports from another node ignored),
- * lost nodes after missed heartbeats, uids kept by unchanged pods; plus the
- * token hash's test vectors. Each test uses its own temporary database.
+ * lost nodes after missed heartbeats, uids kept by unchanged pods, the GPU
+ * figures of running pods (devices given or not, idle streaks, figures
+ * cleared); plus the token hash's test vectors. Each test uses its own temporary database.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -159,6 +160,8 @@ static const char *phase_of(struct fixture *f, const char *name)
     return phase;
 }
 
+static int64_t beat_now = 3000; /* the time of the heartbeats */
+
 /* One heartbeat of token t with the given reports; the uids assigned in
  * `uids` (up to 4). */
 static int beat(struct fixture *f, const struct db_agent_token *t,
@@ -169,7 +172,7 @@ static int beat(struct fixture *f, const struct db_agent_token *t,
 
     memset(&h, 0, sizeof(h));
     h.token_seq = t->seq;
-    h.now_ms = 3000;
+    h.now_ms = beat_now;
     h.pods = pods;
     h.n_pods = n;
     rc = db_agent_heartbeat(f->db, &h);
@@ -386,6 +389,126 @@ static void test_uid_kept(void **state)
     assert_string_not_equal(before[1], after[1]);
 }
 
+/* The Running workloads' idle figures, for workload seq. */
+static struct db_limited limited(struct fixture *f, int64_t seq)
+{
+    struct db_limited *ls = NULL, out;
+    int n = 0, i;
+
+    memset(&out, 0, sizeof(out));
+    assert_int_equal(db_agent_limited(f->db, &ls, &n), DB_OK);
+    for (i = 0; i < n; i++)
+        if (ls[i].seq == seq)
+            out = ls[i];
+    free(ls);
+    assert_int_equal(out.seq, seq);
+    return out;
+}
+
+static int events_with(struct fixture *f, int64_t seq, const char *reason, const char *text)
+{
+    struct db_event *ev = NULL;
+    int n = 0, i, hits = 0;
+
+    assert_int_equal(db_event_list(f->db, seq, 0, 0, 100, &ev, &n), DB_OK);
+    for (i = 0; i < n; i++)
+        hits += strcmp(ev[i].reason, reason) == 0 && strstr(ev[i].message, text) != NULL;
+    free(ev);
+    return hits;
+}
+
+/* A running pod's GPU figures: stored per device, given or not; a device
+ * used without being given is one event, not one per heartbeat; the idle
+ * streak starts at the first all-zero report and ends at a busy one; a
+ * report without figures clears them; the run's end forgets them. */
+static void test_gpu_figures(void **state)
+{
+    struct fixture *f = *state;
+    char uids[4][DB_ID_LEN];
+    struct db_pod_gpu busy[] = {{0, 37, 2048, 42}};
+    struct db_pod_gpu idle_and_outside[] = {{0, 0, 2048, 42}, {1, 5, 100, 43}};
+    struct db_pod_gpu_row *rows = NULL;
+    struct db_pod_report p[1];
+    struct db_limited l;
+    int64_t seq;
+    int n = 0;
+
+    strcpy(f->proj.scheduling_rules, "{\"trainingJobMaxIdleDurationSeconds\":1}");
+    assert_int_equal(db_queue_update(f->db, &f->proj), DB_OK);
+    seq = placed(f, "w7", 1, f->reg.node_seq, "Initializing");
+    assert_int_equal(beat(f, &f->tok, NULL, 0, uids, &n), DB_OK);
+    p[0] = report(uids[0], DB_POD_RUNNING, 0);
+    assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
+    assert_string_equal(phase_of(f, "w7"), "Running");
+    l = limited(f, seq);
+    assert_int_equal(l.n_devices, 0); /* no figures yet */
+    assert_int_equal(l.n_unmeasured, 1);
+
+    p[0].has_gpus = 1;
+    p[0].gpus = busy;
+    p[0].n_gpus = 1;
+    assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
+    assert_int_equal(db_pod_gpu_list(f->db, seq, &rows, &n), DB_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(rows[0].gpu, 0);
+    assert_int_equal(rows[0].given, 1);
+    assert_int_equal(rows[0].utilization, 37);
+    assert_int_equal(rows[0].mem_mib, 2048);
+    assert_string_equal(rows[0].node_name, "node-a");
+    assert_string_equal(rows[0].workload_name, "w7");
+    free(rows);
+    l = limited(f, seq);
+    assert_int_equal(l.n_devices, 1);
+    assert_int_equal(l.n_idle, 0);
+    assert_int_equal(l.n_unmeasured, 0);
+    assert_int_equal(l.idle_since, 0);
+
+    /* idle on its device, busy on device 1 it was not given */
+    p[0].gpus = idle_and_outside;
+    p[0].n_gpus = 2;
+    beat_now = 4000;
+    assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
+    beat_now = 5000;
+    assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
+    assert_int_equal(events_with(f, seq, "GpuOutsideAllocation",
+                                 "pod 0 of w7 uses GPU 1 on node-a (process 43, 100 MiB), which"
+                                 " it was not given: its devices are 0"), 1);
+    assert_int_equal(db_pod_gpu_list(f->db, seq, &rows, &n), DB_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(rows[1].gpu, 1);
+    assert_int_equal(rows[1].given, 0);
+    free(rows);
+    l = limited(f, seq);
+    assert_int_equal(l.n_devices, 1); /* the devices it was given */
+    assert_int_equal(l.n_idle, 1);
+    assert_int_equal(l.idle_since, 4000);
+
+    /* busy again: the streak ends; no figures: none kept, unmeasured */
+    p[0].gpus = busy;
+    p[0].n_gpus = 1;
+    assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
+    assert_int_equal(limited(f, seq).idle_since, 0);
+    p[0].has_gpus = 0;
+    assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
+    assert_int_equal(db_pod_gpu_list(f->db, seq, &rows, &n), DB_OK);
+    assert_int_equal(n, 0);
+    free(rows);
+    assert_int_equal(limited(f, seq).n_unmeasured, 1);
+
+    /* the run ends: its figures go with it */
+    p[0].has_gpus = 1;
+    assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
+    assert_int_equal(db_pod_gpu_list(f->db, 0, &rows, &n), DB_OK);
+    assert_int_equal(n, 1);
+    free(rows);
+    p[0] = report(uids[0], DB_POD_EXITED, 0);
+    assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
+    assert_int_equal(db_pod_gpu_list(f->db, 0, &rows, &n), DB_OK);
+    assert_int_equal(n, 0);
+    free(rows);
+    beat_now = 3000;
+}
+
 static void test_sha256(void **state)
 {
     char out[65];
@@ -408,6 +531,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_other_node_ignored, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_lost, setup, teardown),
         cmocka_unit_test_setup_teardown(test_uid_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gpu_figures, setup, teardown),
         cmocka_unit_test(test_sha256),
     };
 
