@@ -99,7 +99,7 @@ struct gpu_info {
     char uuid[96];
     char model[96];
     int64_t mem_total_mib, mem_used_mib;
-    int utilization;              /* percent */
+    int utilization;              /* percent; -1 unknown (e.g. under MIG) */
     int util_per_process;         /* its processes' sm_util are known */
     int n_procs;
     struct gpu_proc procs[GPU_MAX_PROCS];

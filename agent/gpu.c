@@ -8,8 +8,8 @@
  *              --format=csv,noheader,nounits
  *     one line per process on a device, "GPU-8f..., 4242, 1024".
  * A field nvidia-smi cannot give ("[N/A]", e.g. utilisation under MIG, a
- * process's memory without the right to see it) reads as 0 (a process's
- * memory as unknown, -1). nvidia-smi keeps no per-process utilisation, so
+ * process's memory without the right to see it) reads as 0, except
+ * utilisation and a process's memory, which read as unknown (-1). nvidia-smi keeps no per-process utilisation, so
  * its processes' sm_util are -1.
  *
  * Invariant: a query gives devices 0..n-1 in order, each with at most
@@ -75,7 +75,7 @@ static int parse_device(const char *line, struct gpu_info *g)
     field(line, 4, f, sizeof(f));
     g->mem_used_mib = number(f, 0);
     field(line, 5, f, sizeof(f));
-    g->utilization = (int)number(f, 0);
+    g->utilization = (int)number(f, -1);
     if (g->utilization > 100)
         g->utilization = 100;
     return 0;

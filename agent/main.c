@@ -234,15 +234,16 @@ static json_t *metrics_json(struct agent *a)
         return json_null();
     usage_scan(a);
     arr = json_array();
-    for (i = 0; arr && i < a->n_now; i++)
-        json_array_append_new(arr, json_pack("{s:i, s:s, s:s, s:i, s:I, s:I, s:i}", "index", i,
-                                             "uuid", a->now[i].uuid, "model", a->now[i].model,
-                                             "utilization", a->now[i].utilization,
-                                             "memoryUsedMiB",
-                                             (json_int_t)a->now[i].mem_used_mib,
-                                             "memoryTotalMiB",
-                                             (json_int_t)a->now[i].mem_total_mib, "processes",
-                                             a->now[i].n_procs));
+    for (i = 0; arr && i < a->n_now; i++) {
+        json_t *d = json_pack("{s:i, s:s, s:s, s:I, s:I, s:i}", "index", i, "uuid",
+                              a->now[i].uuid, "model", a->now[i].model, "memoryUsedMiB",
+                              (json_int_t)a->now[i].mem_used_mib, "memoryTotalMiB",
+                              (json_int_t)a->now[i].mem_total_mib, "processes",
+                              a->now[i].n_procs);
+        if (d && a->now[i].utilization >= 0) /* unknown: left out */
+            json_object_set_new(d, "utilization", json_integer(a->now[i].utilization));
+        json_array_append_new(arr, d);
+    }
     return arr;
 }
 

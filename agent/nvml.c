@@ -21,8 +21,8 @@
  *
  * One query, nvml_query(), per device index i (NVML numbers devices in
  * PCI bus order, the order CUDA uses with CUDA_DEVICE_ORDER=PCI_BUS_ID):
- *   Step 1: name, UUID, memory and utilisation; a field the device does
- *           not support (utilisation under MIG) reads as 0;
+ *   Step 1: name, UUID, memory and utilisation; utilisation the device
+ *           does not give (under MIG) is unknown, -1;
  *   Step 2: the compute processes with the memory each holds (the newest
  *           of the _v3, _v2 and unversioned calls the library has);
  *   Step 3: each process's SM utilisation since the previous query
@@ -204,6 +204,7 @@ static int device_facts(struct nvml *n, nvml_device_t d, struct gpu_info *g)
         return -1;
     g->mem_total_mib = mib(m.total);
     g->mem_used_mib = mib(m.used);
+    g->utilization = -1;
     if (n->utilization && n->utilization(d, &u) == NVML_SUCCESS)
         g->utilization = u.gpu > 100 ? 100 : (int)u.gpu;
     return 0;

@@ -19,7 +19,8 @@
  *     utilization  the device's, when the device has one user (one pod,
  *                  or one pod and nobody else); on a shared device the sum
  *                  of its processes' SM utilisation where the device keeps
- *                  per-process samples (NVML), else the device's;
+ *                  per-process samples (NVML), else the device's; left out
+ *                  when unknown (the device gives none, e.g. under MIG);
  *     memoryUsedMiB  what its processes hold there; the device's used
  *                  memory when it is its only user and the processes'
  *                  figures are unknown; -1 when unknown.
@@ -156,10 +157,10 @@ static json_t *device_json(const struct agent *a, int i, int d)
 {
     const struct gpu_info *g = &a->now[d];
     const struct pod *p = &a->pods.v[i];
-    int k, n_pids = 0, sm = 0, sm_known = 1, shared;
+    int k, n_pids = 0, sm = 0, sm_known = 1, shared, util;
     int64_t mem = 0;
     int mem_known = 0;
-    json_t *pids = json_array();
+    json_t *pids = json_array(), *o;
 
     for (k = 0; k < g->n_procs; k++) {
         if (a->owner[d][k] != i)
@@ -182,10 +183,11 @@ static json_t *device_json(const struct agent *a, int i, int d)
     shared = users_of(a, d) > 1;
     if (!mem_known)
         mem = n_pids == 0 ? 0 : !shared ? g->mem_used_mib : -1;
-    return json_pack("{s:i, s:i, s:I, s:o}", "index", d, "utilization",
-                     shared && g->util_per_process && sm_known ? (sm > 100 ? 100 : sm)
-                                                               : g->utilization,
-                     "memoryUsedMiB", (json_int_t)mem, "pids", pids);
+    util = shared && g->util_per_process && sm_known ? (sm > 100 ? 100 : sm) : g->utilization;
+    o = json_pack("{s:i, s:I, s:o}", "index", d, "memoryUsedMiB", (json_int_t)mem, "pids", pids);
+    if (o && util >= 0) /* unknown: left out */
+        json_object_set_new(o, "utilization", json_integer(util));
+    return o;
 }
 
 json_t *usage_json(const struct agent *a, const struct pod *p)

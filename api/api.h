@@ -377,6 +377,32 @@ void api_lq_reply(struct api_req *r, const struct api_lq *q, const struct api_lq
 /* ISO-8601 ("2021-01-01", "2021-01-01T00:00:00[.sss]Z") to ms; 0 ok. */
 int api_parse_time(const char *s, int64_t *ms);
 
+/* ---- metrics time series (h_series.c) ---- */
+/* start, end and the number of evenly spaced sample times between them. */
+struct api_series_range {
+    int64_t start, end;
+    int n_samples;
+};
+/* metricType (repeated, or a comma list; required) against names[0..n-1]:
+ * their indices into types (at most max); -1 with a 400 naming them. */
+int api_series_types(struct api_req *r, const char *const *names, int n_names, int *types,
+                     int max, int *n_types);
+/* start and end (required ISO-8601, start <= end) and numberOfSamples
+ * (default 20, 1 to 1000); -1 with a 400. */
+int api_series_range_in(struct api_req *r, struct api_series_range *q);
+/* The time of sample i of q. */
+int64_t api_series_at(const struct api_series_range *q, int i);
+
+/* ---- GPU figures agents measure (gpu_usage.c) ---- */
+struct db_pod_gpu_row;
+/* A pod's gpuUsage from its devices' rows (any order, any pods): {utilization,
+ * memoryUsedBytes, updatedAt, devices}, or null when none is pod idx's. */
+json_t *api_pod_gpu_usage(const struct db_pod_gpu_row *rows, int n, int idx);
+/* The utilisation (hundredths of a percent) and memory (bytes), each -1
+ * when unknown, of the devices rows[0..n-1], by the rule of gpu_usage.c. */
+void api_gpu_sum(const struct db_pod_gpu_row *rows, int n, int64_t *util_centi,
+                 int64_t *mem_bytes);
+
 /* ---- rate limiting (ratelimit.c) ---- */
 struct api_ratelimit;
 struct api_ratelimit *api_ratelimit_new(int rate_per_s);
@@ -424,6 +450,8 @@ void api_h_project_patch(struct api_req *r);
 void api_h_department_resources_patch(struct api_req *r);
 void api_h_project_resources_patch(struct api_req *r);
 void api_h_department_metrics(struct api_req *r);
+void api_h_wl_metrics(struct api_req *r);
+void api_h_wl_pod_metrics(struct api_req *r);
 void api_h_project_metrics(struct api_req *r);
 void api_h_wl_batch(struct api_req *r);
 void api_h_departments_list(struct api_req *r);
@@ -462,6 +490,11 @@ void api_h_wl_suspend(struct api_req *r);
 void api_h_wl_resume(struct api_req *r);
 void api_h_wl_events(struct api_req *r);
 void api_h_wl_pods(struct api_req *r);
+/* The path's workload if the caller may read it (else a 404), held for
+ * `perm` if it asks more (else a 403); -1 when it replied. */
+int api_wl_load(struct api_req *r, unsigned perm, struct db_workload *w);
+/* The id of pod idx of w, as GET /workloads/{id}/pods gives it. */
+void api_pod_id(const struct db_workload *w, int idx, char *out, size_t len);
 
 /* ---- allot-agent's side (h_agent.c, h_logs.c) ---- */
 /* Checks an API_AGENT route's bearer agent token, filling agent_token and

@@ -412,7 +412,8 @@ static int pod_state(const char *s)
 }
 
 /* pods[].gpus: [{index, utilization, memoryUsedMiB, pids}], a device at
- * most once; into the room at `room` (64 entries). */
+ * most once, utilisation and memory unknown (-1) when left out; into the
+ * room at `room` (64 entries). */
 static int pod_gpus_in(struct api_req *r, json_t *a, struct db_pod_report *p,
                        struct db_pod_gpu *room)
 {
@@ -428,7 +429,7 @@ static int pod_gpus_in(struct api_req *r, json_t *a, struct db_pod_report *p,
     }
     for (i = 0; i < json_array_size(a); i++) {
         json_t *d = json_array_get(a, i), *pids = json_object_get(d, "pids");
-        int64_t index = -1, util = 0, mem = -1;
+        int64_t index = -1, util = -1, mem = -1; /* absent: unknown */
         if (!json_is_object(d) || api_json_allow(r, d, fields, "pods[].gpus[]") ||
             api_json_int(r, d, "index", 0, 63, &index) ||
             api_json_int(r, d, "utilization", 0, 100, &util) ||

@@ -38,27 +38,29 @@ static const struct {
 struct series_req {
     int types[N_TYPES];
     int n_types;
-    int64_t start, end;
-    int n_samples;
+    struct api_series_range q;
     int64_t pool_seq;
 };
 
-static int type_find(const char *s, size_t n)
+/* ---- what every metrics time series reads (api.h) ---- */
+
+static int type_find(const char *const *names, int n_names, const char *s, size_t n)
 {
     int i;
 
-    for (i = 0; i < N_TYPES; i++)
-        if (strlen(metric_types[i].name) == n && strncmp(metric_types[i].name, s, n) == 0)
+    for (i = 0; i < n_names; i++)
+        if (strlen(names[i]) == n && strncmp(names[i], s, n) == 0)
             return i;
     return -1;
 }
 
 /* metricType may be repeated (metricType=A&metricType=B) or a comma list. */
-static int types_in(struct api_req *r, struct series_req *q)
+static int types_scan(const char *s, const char *const *names, int n_names, int *types, int max,
+                      int *n_types)
 {
-    const char *s = r->query;
     char buf[512];
 
+    *n_types = 0;
     while (s && *s) {
         const char *amp = strchr(s, '&');
         size_t seg = amp ? (size_t)(amp - s) : strlen(s);
@@ -71,32 +73,40 @@ static int types_in(struct api_req *r, struct series_req *q)
                 return -1;
             for (p = buf; *p;) {
                 size_t n = strcspn(p, ",");
-                int t = type_find(p, n);
-                if (t < 0 || q->n_types >= N_TYPES)
+                int t = type_find(names, n_names, p, n);
+                if (t < 0 || *n_types >= max)
                     return -1;
-                q->types[q->n_types++] = t;
+                types[(*n_types)++] = t;
                 p += n + (p[n] == ',');
             }
         }
         s = amp ? amp + 1 : NULL;
     }
-    return q->n_types > 0 ? 0 : -1;
+    return *n_types > 0 ? 0 : -1;
 }
 
-static int series_in(struct api_req *r, struct series_req *q)
+int api_series_types(struct api_req *r, const char *const *names, int n_names, int *types,
+                     int max, int *n_types)
+{
+    char details[1024];
+    size_t used;
+    int i;
+
+    if (types_scan(r->query, names, n_names, types, max, n_types) == 0)
+        return 0;
+    used = (size_t)snprintf(details, sizeof(details), "metricType: one or more of ");
+    for (i = 0; i < n_names && used < sizeof(details); i++)
+        used += (size_t)snprintf(details + used, sizeof(details) - used, "%s%s", i ? ", " : "",
+                                 names[i]);
+    api_error(r, 400, "Bad request", details);
+    return -1;
+}
+
+int api_series_range_in(struct api_req *r, struct api_series_range *q)
 {
     char buf[128], *end;
-    struct db_pool p;
 
-    memset(q, 0, sizeof(*q));
     q->n_samples = 20;
-    if (types_in(r, q) != 0) {
-        api_error(r, 400, "Bad request",
-                  "metricType: one or more of GPU_ALLOCATION, GPU_QUOTA, "
-                  "CPU_ALLOCATION_MILLICORES, CPU_QUOTA_MILLICORES, CPU_MEMORY_ALLOCATION_MB, "
-                  "CPU_MEMORY_QUOTA_MB");
-        return -1;
-    }
     if (api_query(r, "start", buf, sizeof(buf)) || api_parse_time(buf, &q->start) ||
         api_query(r, "end", buf, sizeof(buf)) || api_parse_time(buf, &q->end) ||
         q->end < q->start) {
@@ -109,6 +119,29 @@ static int series_in(struct api_req *r, struct series_req *q)
         api_error(r, 400, "Bad request", "numberOfSamples must be between 1 and 1000");
         return -1;
     }
+    return 0;
+}
+
+int64_t api_series_at(const struct api_series_range *q, int i)
+{
+    return q->n_samples > 1 ? q->start + (q->end - q->start) / (q->n_samples - 1) * i : q->end;
+}
+
+/* ---- projects' and departments' series ---- */
+
+static int series_in(struct api_req *r, struct series_req *q)
+{
+    static const char *names[N_TYPES];
+    char buf[128];
+    struct db_pool p;
+    int i;
+
+    memset(q, 0, sizeof(*q));
+    for (i = 0; i < N_TYPES; i++)
+        names[i] = metric_types[i].name;
+    if (api_series_types(r, names, N_TYPES, q->types, N_TYPES, &q->n_types) != 0 ||
+        api_series_range_in(r, &q->q) != 0)
+        return -1;
     if (api_query(r, "nodepoolName", buf, sizeof(buf)) == 0) {
         if (db_pool_by_name(r->app->db, buf, &p) != DB_OK) {
             api_error(r, 404, "Not found", "nodepoolName names no node pool");
@@ -138,14 +171,14 @@ static json_t *value_json(const struct db_sample *s, int t)
     return json_string(buf);
 }
 
-static json_t *measurement(const struct series_req *q, int t, const struct db_sample *s, int n)
+static json_t *measurement(const struct api_series_range *q, int t, const struct db_sample *s,
+                           int n)
 {
     json_t *values = json_array();
-    int64_t step = q->n_samples > 1 ? (q->end - q->start) / (q->n_samples - 1) : 0;
     int i, k = -1;
 
     for (i = 0; values && i < q->n_samples; i++) {
-        int64_t at = q->n_samples > 1 ? q->start + step * i : q->end;
+        int64_t at = api_series_at(q, i);
         while (k + 1 < n && s[k + 1].ts <= at)
             k++;
         if (k < 0)
@@ -180,14 +213,15 @@ static void series(struct api_req *r, int kind)
     if (series_in(r, &q) != 0)
         goto out;
     /* the sample in force at `start` may be older than start: look a day back */
-    rc = db_samples_get(r->app->db, dq->seq, q.pool_seq, q.start - 86400000LL, q.end, &s, &n);
+    rc = db_samples_get(r->app->db, dq->seq, q.pool_seq, q.q.start - 86400000LL, q.q.end, &s,
+                        &n);
     if (rc != DB_OK) {
         api_db_error(r, rc, "cannot read the samples");
         goto out;
     }
     a = json_array();
     for (i = 0; i < q.n_types; i++)
-        json_array_append_new(a, measurement(&q, q.types[i], s, n));
+        json_array_append_new(a, measurement(&q.q, q.types[i], s, n));
     api_reply(r, 200, json_pack("{s:o}", "measurements", a));
 out:
     free(s);

@@ -18,6 +18,7 @@
  *   3. Lists are paged: limit defaults to 50 and is at most 500.
  */
 #include "api.h"
+#include "db_agent.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -523,6 +524,11 @@ static int load(struct api_req *r, unsigned perm, struct db_workload *w)
     return 0;
 }
 
+int api_wl_load(struct api_req *r, unsigned perm, struct db_workload *w)
+{
+    return load(r, perm, w);
+}
+
 void api_h_wl_get(struct api_req *r)
 {
     struct db_workload w;
@@ -729,6 +735,11 @@ out:
     db_workload_clear(&w);
 }
 
+void api_pod_id(const struct db_workload *w, int idx, char *out, size_t len)
+{
+    snprintf(out, len, "%s-%d", w->id, idx);
+}
+
 static json_t *pod_json(const struct db_workload *w, int idx, const struct db_pod *p)
 {
     char id[DB_ID_LEN + 16], name[DB_NAME_LEN + 16];
@@ -738,7 +749,7 @@ static json_t *pod_json(const struct db_workload *w, int idx, const struct db_po
     double gpu = w->gpu_portion ? dev(w->gpu_portion * n_dev) : (double)n_dev;
     int d;
 
-    snprintf(id, sizeof(id), "%s-%d", w->id, idx);
+    api_pod_id(w, idx, id, sizeof(id));
     snprintf(name, sizeof(name), "%s-%d-0", w->name, idx);
     for (d = 0; p && d < 64; d++)
         if (p->devices & ((uint64_t)1 << d))
@@ -760,12 +771,15 @@ void api_h_wl_pods(struct api_req *r)
 {
     struct db_workload w;
     struct db_pod *pods = NULL;
-    int n = 0, i, k, rc;
+    struct db_pod_gpu_row *gpus = NULL;
+    int n = 0, n_gpus = 0, i, k, rc;
     json_t *a;
 
     if (load(r, API_WL_READ, &w) != 0)
         goto out;
     rc = db_pod_list(r->app->db, w.seq, &pods, &n);
+    if (rc == DB_OK)
+        rc = db_pod_gpu_list(r->app->db, w.seq, &gpus, &n_gpus);
     if (rc != DB_OK) {
         api_db_error(r, rc, "cannot list pods");
         goto out;
@@ -773,13 +787,17 @@ void api_h_wl_pods(struct api_req *r)
     a = json_array();
     for (i = 0; i < w.n_pods && !w.deleted_at; i++) {
         const struct db_pod *p = NULL;
+        json_t *o;
         for (k = 0; k < n; k++)
             if (pods[k].idx == i)
                 p = &pods[k];
-        json_array_append_new(a, pod_json(&w, i, p));
+        o = pod_json(&w, i, p);
+        json_object_set_new(o, "gpuUsage", api_pod_gpu_usage(gpus, n_gpus, i));
+        json_array_append_new(a, o);
     }
     api_reply(r, 200, json_pack("{s:o}", "pods", a));
 out:
     free(pods);
+    free(gpus);
     db_workload_clear(&w);
 }

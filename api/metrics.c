@@ -6,12 +6,17 @@
  * node pool the deserved, fair-share, allocated and requested GPUs of the
  * last cycle (kai_queue_*, labels queue_name and nodepool; -1 is
  * unlimited), live workloads by phase, the cycle duration histogram and
- * evictions by reason.
+ * evictions by reason; and what agents measure of the GPUs: per workload
+ * its utilisation and memory (runai_job_gpu_utilization,
+ * runai_job_used_gpu_memory_bytes), per pod and device the same
+ * (allot_pod_gpu_*), and per device of an agent's node its latest
+ * utilisation and memory (allot_node_gpu_*).
  *
  * Invariant: counters only grow and are updated with atomics, so a
  * scrape never blocks a request.
  */
 #include "api.h"
+#include "db_agent.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -192,6 +197,93 @@ static void gpu_gauges(struct api_req *r, struct text *t)
         alloc / 1000, alloc % 1000);
 }
 
+/* "37" or "38.50" from hundredths. */
+static void centi(char *out, size_t len, int64_t v)
+{
+    snprintf(out, len, "%lld.%02lld", (long long)(v / 100), (long long)(v % 100));
+}
+
+/* Per workload, then per pod and device: what agents measure of the live
+ * pods' GPUs (gpu_usage.c's rule for the totals). */
+static void pod_gpu_gauges(struct api_req *r, struct text *t)
+{
+    struct db_pod_gpu_row *g = NULL;
+    char wl[2 * DB_NAME_LEN], proj[2 * DB_NAME_LEN], node[2 * DB_NAME_LEN], v[48];
+    int64_t util, mem;
+    int n = 0, i, k;
+
+    if (db_pod_gpu_list(r->app->db, 0, &g, &n) != DB_OK)
+        return;
+    addf(t, "# TYPE runai_job_gpu_utilization gauge\n");
+    addf(t, "# TYPE runai_job_used_gpu_memory_bytes gauge\n");
+    for (i = 0; i < n; i = k) {
+        for (k = i; k < n && g[k].workload_seq == g[i].workload_seq; k++)
+            ;
+        api_gpu_sum(&g[i], k - i, &util, &mem);
+        label(wl, sizeof(wl), g[i].workload_name);
+        label(proj, sizeof(proj), g[i].project_name);
+        centi(v, sizeof(v), util);
+        if (util >= 0)
+            addf(t, "runai_job_gpu_utilization{job_name=\"%s\",job_uuid=\"%s\","
+                    "project=\"%s\"} %s\n", wl, g[i].workload_id, proj, v);
+        if (mem >= 0)
+            addf(t, "runai_job_used_gpu_memory_bytes{job_name=\"%s\",job_uuid=\"%s\","
+                    "project=\"%s\"} %lld\n", wl, g[i].workload_id, proj, (long long)mem);
+    }
+    addf(t, "# TYPE allot_pod_gpu_utilization gauge\n");
+    addf(t, "# TYPE allot_pod_gpu_memory_used_bytes gauge\n");
+    for (i = 0; i < n; i++) {
+        label(wl, sizeof(wl), g[i].workload_name);
+        label(proj, sizeof(proj), g[i].project_name);
+        label(node, sizeof(node), g[i].node_name);
+        if (g[i].utilization >= 0)
+            addf(t, "allot_pod_gpu_utilization{job_name=\"%s\",project=\"%s\",pod=\"%d\","
+                    "node=\"%s\",gpu=\"%d\",allocated=\"%s\"} %d\n", wl, proj, g[i].idx,
+                 node, g[i].gpu, g[i].given ? "true" : "false", g[i].utilization);
+        if (g[i].mem_mib >= 0)
+            addf(t, "allot_pod_gpu_memory_used_bytes{job_name=\"%s\",project=\"%s\","
+                    "pod=\"%d\",node=\"%s\",gpu=\"%d\",allocated=\"%s\"} %lld\n", wl, proj,
+                 g[i].idx, node, g[i].gpu, g[i].given ? "true" : "false",
+                 (long long)(g[i].mem_mib * 1048576LL));
+    }
+    free(g);
+}
+
+/* Per device of the agents' nodes: the latest figures of its heartbeat. */
+static void node_gpu_gauges(struct api_req *r, struct text *t)
+{
+    static const char *const names[] = {"allot_node_gpu_utilization",
+                                        "allot_node_gpu_memory_used_bytes",
+                                        "allot_node_gpu_memory_total_bytes"};
+    static const char *const keys[] = {"utilization", "memoryUsedMiB", "memoryTotalMiB"};
+    struct db_agent_node *ns = NULL;
+    char node[2 * DB_NAME_LEN], model[160];
+    int n = 0, i, k;
+
+    if (db_agent_node_list(r->app->db, &ns, &n) != DB_OK)
+        return;
+    for (k = 0; k < 3; k++) {
+        addf(t, "# TYPE %s gauge\n", names[k]);
+        for (i = 0; i < n; i++) {
+            json_t *gpus = json_loads(ns[i].gpus, 0, NULL), *d;
+            size_t j;
+            label(node, sizeof(node), ns[i].name);
+            json_array_foreach(gpus, j, d) {
+                json_t *x = json_object_get(d, keys[k]);
+                const char *m = json_string_value(json_object_get(d, "model"));
+                if (!json_is_integer(x))
+                    continue;
+                label(model, sizeof(model), m ? m : "");
+                addf(t, "%s{node=\"%s\",gpu=\"%d\",model=\"%s\"} %lld\n", names[k], node,
+                     (int)json_integer_value(json_object_get(d, "index")), model,
+                     (long long)(json_integer_value(x) * (k ? 1048576LL : 1)));
+            }
+            json_decref(gpus);
+        }
+    }
+    db_agent_nodes_free(ns, n);
+}
+
 void api_metrics_render(struct api_req *r)
 {
     static const char *const cls[] = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
@@ -236,6 +328,8 @@ void api_metrics_render(struct api_req *r)
     queue_gauges(r, &t);
     phase_gauges(r, &t);
     gpu_gauges(r, &t);
+    pod_gpu_gauges(r, &t);
+    node_gpu_gauges(r, &t);
     if (!t.s) {
         api_error(r, 500, "Internal error", "out of memory");
         return;

@@ -18,8 +18,9 @@
  *           savepoint;
  *   Step 5: publish fair shares and counters for the API;
  *   Step 6: every sample period, record per queue and pool what is
- *           allocated and deserved, and reload the usage history of
- *           time-based fairshare.
+ *           allocated and deserved, and the GPU figures agents measured
+ *           of each live pod (db_gpu_samples_record()); reload the usage
+ *           history of time-based fairshare.
  * The thread runs a cycle every period, or when woken (a submission,
  * deletion, suspension, resumption or org change), and repeats while a
  * cycle decides something (at most MAX_PASSES times). Woken turns keep a
@@ -41,6 +42,7 @@
  *   3. A stop request lets the current cycle finish and persist.
  */
 #include "api.h"
+#include "db_agent.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -726,6 +728,7 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     /* Step 6 */
     if (now >= sc->next_sample_ms) {
         record_samples(sc, now);
+        db_gpu_samples_record(sc->db, now, now - RETENTION_MS);
         sc->next_sample_ms = now + sc->o.sample_period_ms;
     }
     rc = 0;

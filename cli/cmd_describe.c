@@ -7,7 +7,9 @@
  *                      the scheduler's reason with its numbers
  *                      (phaseReason and phaseMessage);
  *   Compute Resources  requested against allocated;
- *   Pods               each pod's status, node, pool and GPU devices;
+ *   Pods               each pod's status, node, pool and GPU devices, and
+ *                      what its agent measures of them (utilisation,
+ *                      memory its processes hold);
  *   Events             oldest first: submitted, placed, preempted (by
  *                      whom and why), suspended, ...
  *
@@ -314,15 +316,31 @@ static void add_devices(struct table *t, const json_t *devices)
     table_add(t, "%s", used ? buf : "-");
 }
 
+/* What its agent measures of a pod's GPUs: "37%" and "2048 MiB", or "-". */
+static void add_usage(struct table *t, const json_t *usage)
+{
+    const json_t *util = json_object_get(usage, "utilization");
+    const json_t *mem = json_object_get(usage, "memoryUsedBytes");
+
+    if (json_is_number(util))
+        table_add(t, "%.0f%%", json_number_value(util));
+    else
+        table_add(t, "-");
+    if (json_is_integer(mem))
+        table_add(t, "%lld MiB", (long long)(json_integer_value(mem) / 1048576));
+    else
+        table_add(t, "-");
+}
+
 static void pods(const json_t *list)
 {
     static const char *const heads[] = {"Pod", "Status", "Node", "Node Pool", "GPUs",
-                                        "Devices"};
+                                        "Devices", "GPU Util", "GPU Memory"};
     struct table t;
     json_t *p;
     size_t i;
 
-    table_init(&t, 6, heads);
+    table_init(&t, 8, heads);
     json_array_foreach(list, i, p) {
         table_add(&t, "%s", jstr(p, "name", "?"));
         table_add(&t, "%s", jstr(p, "k8sPhase", "?"));
@@ -330,6 +348,7 @@ static void pods(const json_t *list)
         table_add(&t, "%s", jstr(p, "currentNodePool", "-"));
         table_add(&t, "%.2f", jnum(p, "allocatedResources.gpu", 0));
         add_devices(&t, json_object_get(p, "gpuDevices"));
+        add_usage(&t, json_object_get(p, "gpuUsage"));
     }
     printf("\nPods\n");
     if (json_array_size(list) == 0)

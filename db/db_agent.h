@@ -83,7 +83,7 @@ enum db_pod_state { DB_POD_RUNNING = 0, DB_POD_EXITED, DB_POD_LOST };
 /* One device's share of a running pod, as its agent measured it. */
 struct db_pod_gpu {
     int gpu;                      /* device index on the node */
-    int utilization;              /* percent */
+    int utilization;              /* percent; -1 unknown */
     int64_t mem_mib;              /* what its processes hold there; -1 unknown */
     int pid;                      /* one of its processes there; 0 none */
 };
@@ -186,7 +186,7 @@ struct db_pod_gpu_row {
     char node_name[DB_NAME_LEN];
     int gpu;                      /* device index on the node */
     int given;                    /* one of the pod's devices (else used without) */
-    int utilization;              /* percent */
+    int utilization;              /* percent; -1 unknown */
     int64_t mem_mib;              /* -1 unknown */
     int pid;
     int64_t updated_at;
@@ -200,7 +200,8 @@ int db_pod_gpu_list(struct db *db, int64_t workload_seq, struct db_pod_gpu_row *
 struct db_gpu_sample {
     int64_t ts;
     int idx, gpu;
-    int utilization;
+    int given;                    /* one of the pod's devices */
+    int utilization;              /* -1 unknown */
     int64_t mem_mib;
 };
 

@@ -22,8 +22,8 @@
  *      (db__pod_gpu_forget()).
  *   2. Samples older than the retention the caller names are deleted in
  *      the same transaction that adds new ones.
- *   3. Memory is in MiB, -1 where the agent could not say; utilisation in
- *      percent, 0 to 100.
+ *   3. Memory is in MiB, utilisation in percent (0 to 100); either is -1
+ *      where the agent could not say. Unknown utilisation is never idle.
  */
 #include "db_agent.h"
 #include "db_int.h"
@@ -234,8 +234,9 @@ struct record_arg {
 static int record_fn(struct db__conn *c, void *arg)
 {
     static const char ins[] =
-        "INSERT OR REPLACE INTO gpu_samples (workload_seq, ts, idx, gpu, utilization,"
-        " memory_mib) SELECT p.workload_seq, ?1, p.idx, g.gpu, g.utilization, g.memory_mib"
+        "INSERT OR REPLACE INTO gpu_samples (workload_seq, ts, idx, gpu, given, utilization,"
+        " memory_mib) SELECT p.workload_seq, ?1, p.idx, g.gpu, g.given, g.utilization,"
+        " g.memory_mib"
         " FROM pod_gpu g JOIN pods p ON p.uid = g.uid"
         " JOIN pod_runs r ON r.uid = g.uid AND r.finished_at = 0";
     static const char prune[] = "DELETE FROM gpu_samples WHERE ts < ?";
@@ -271,7 +272,7 @@ struct samples_arg {
 static int samples_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
-        "SELECT ts, idx, gpu, utilization, memory_mib FROM gpu_samples"
+        "SELECT ts, idx, gpu, given, utilization, memory_mib FROM gpu_samples"
         " WHERE workload_seq = ?1 AND ts BETWEEN ?2 AND ?3 AND (?4 < 0 OR idx = ?4)"
         " ORDER BY ts, idx, gpu";
     struct samples_arg *a = arg;
@@ -292,8 +293,9 @@ static int samples_fn(struct db__conn *c, void *arg)
         s->ts = sqlite3_column_int64(st, 0);
         s->idx = sqlite3_column_int(st, 1);
         s->gpu = sqlite3_column_int(st, 2);
-        s->utilization = sqlite3_column_int(st, 3);
-        s->mem_mib = sqlite3_column_int64(st, 4);
+        s->given = sqlite3_column_int(st, 3);
+        s->utilization = sqlite3_column_int(st, 4);
+        s->mem_mib = sqlite3_column_int64(st, 5);
     }
     return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
 }

@@ -309,6 +309,7 @@ static const struct numbered later[] = {
      "CREATE TABLE gpu_samples ("
      " workload_seq INTEGER NOT NULL, ts INTEGER NOT NULL CHECK (ts >= 0),"
      " idx INTEGER NOT NULL CHECK (idx >= 0), gpu INTEGER NOT NULL CHECK (gpu BETWEEN 0 AND 63),"
+     " given INTEGER NOT NULL CHECK (given IN (0, 1)),"
      " utilization INTEGER NOT NULL CHECK (utilization BETWEEN -1 AND 100),"
      " memory_mib INTEGER NOT NULL CHECK (memory_mib BETWEEN -1 AND 1099511627776),"
      " PRIMARY KEY (workload_seq, ts, idx, gpu)) WITHOUT ROWID;"

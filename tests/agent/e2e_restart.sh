@@ -1,6 +1,8 @@
 #!/bin/sh
-# e2e_restart.sh: an agent with --gpus auto (NVML off) reading a fake nvidia-smi on
-# PATH (two devices, one busy), and what an agent survives: its own
+# e2e_restart.sh: an agent with --gpus auto whose NVML library does not
+# open, so that it reads a fake nvidia-smi on PATH (two devices, one busy,
+# and the compute processes this test writes), and what an agent survives:
+# its own
 # restart (it finds its pod again: same process, still Running) and the
 # server's (it retries; the pod runs on). Then the limits of a token: a
 # researcher cannot create one, an agent token opens no user route, another
@@ -19,11 +21,14 @@ case "$*" in
 *--query-gpu=*)
   echo "0, GPU-11111111-2222-3333-4444-555555555555, Fake GPU 80GB, 81559, 1234, 37"
   echo "1, GPU-66666666-7777-8888-9999-000000000000, Fake GPU 80GB, 81559, 0, 0" ;;
+*--query-compute-apps=*) cat "$(dirname "$0")/../apps" 2>/dev/null ;;
 *) echo "fake nvidia-smi" ;;
 esac
 EOF
 chmod +x "$T/bin/nvidia-smi"
-gpu_agent() { (PATH="$T/bin:$PATH"; export PATH; agent node-g --gpus auto --nvml none); }
+gpu_agent() {
+  (PATH="$T/bin:$PATH"; export PATH; agent node-g --gpus auto --nvml "$T/no-libnvidia-ml.so.1")
+}
 
 start --rate-limit 0
 PORT=$(cat "$T/port")
@@ -43,12 +48,29 @@ has_metrics() {
     jq -e '.nodes[0].gpus[0] | .utilization == 37 and .memoryUsedMiB == 1234' >/dev/null
 }
 until_ok 10 has_metrics || fail "no GPU metrics: $(expect 200 GET /api/v1/agent/nodes "" "$ADMIN")"
+grep -q "NVML: .*no-libnvidia-ml.so.1.*; asking nvidia-smi instead" "$T/node-g.log" \
+  || fail "the agent did not say why it does not use NVML: $(cat "$T/node-g.log")"
 
 P=$(project p 2)
 submit r1 "$P" 1 "$T/trap.sh" "" >/dev/null
 wait_phase_long r1 Running
 until_ok 10 has_process r1 || fail "r1 has no process"
 R1=$(pids_of r1)
+
+# nvidia-smi's compute processes: r1's memory on its device, and the
+# device's utilisation (37% on device 0, 0% on device 1)
+if [ "$(devices_of r1)" = 0 ]; then
+  UUID=GPU-11111111-2222-3333-4444-555555555555 UTIL=37
+else
+  UUID=GPU-66666666-7777-8888-9999-000000000000 UTIL=0
+fi
+echo "$UUID, $R1, 3500" >"$T/apps"
+R1ID=$(wl_id r1)
+r1_usage() {
+  expect 200 GET "/api/v1/workloads/$R1ID/pods" "" "$ADMIN" |
+    jq -e ".pods[0].gpuUsage | .utilization == $UTIL and .memoryUsedBytes == 3670016000" >/dev/null
+}
+until_ok 10 r1_usage || fail "r1's usage: $(expect 200 GET "/api/v1/workloads/$R1ID/pods" "" "$ADMIN")"
 
 # the agent restarts (kill -9, at once again): it finds r1, which ran on
 expect 200 GET /api/v1/agent/tokens "" "$ADMIN" | jq -e '.tokens[0].nodeName == "node-g"' \

@@ -13,6 +13,8 @@
  *                                          ("-": NVML cannot say)
  *   noprocutil INDEX                       the device keeps no per-process
  *                                          samples (NOT_SUPPORTED)
+ *   noutil INDEX                           the device gives no utilisation
+ *                                          (NOT_SUPPORTED, as under MIG)
  *   fail init                              nvmlInit fails (DRIVER_NOT_LOADED)
  *
  * Devices must be listed in index order, 0 first. A missing file is a
@@ -69,7 +71,7 @@ struct fake_device {
     char uuid[96], model[96];
     unsigned long long total_mib, used_mib;
     unsigned int util;
-    int no_proc_util;
+    int no_util, no_proc_util;
     int n_procs;
     struct fake_proc procs[MAX_PROCS];
 };
@@ -147,6 +149,8 @@ static int load(void)
             parse_proc(line + 5);
         else if (sscanf(line, "noprocutil %u", &index) == 1 && index < n_devices)
             devices[index].no_proc_util = 1;
+        else if (sscanf(line, "noutil %u", &index) == 1 && index < n_devices)
+            devices[index].no_util = 1;
         else if (strncmp(line, "fail init", 9) == 0)
             fail = 1;
     }
@@ -213,6 +217,8 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *u)
 {
+    if (device->no_util)
+        return NVML_ERROR_NOT_SUPPORTED;
     u->gpu = device->util;
     u->memory = 0;
     return NVML_SUCCESS;

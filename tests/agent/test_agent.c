@@ -135,7 +135,7 @@ static void test_nvidia_smi(void **state)
     assert_int_equal(g[0].utilization, 42);
     assert_int_equal(g[0].n_procs, 0); /* pid 0 is no process */
     assert_int_equal(g[1].index, 1);
-    assert_int_equal(g[1].utilization, 0);
+    assert_int_equal(g[1].utilization, -1); /* [N/A]: unknown */
     assert_int_equal(g[1].util_per_process, 0);
     assert_int_equal(g[1].n_procs, 2); /* GPU-cccc is no device here */
     assert_int_equal(g[1].procs[0].pid, 4242);
@@ -168,7 +168,8 @@ static void test_nvml(void **state)
                        "proc 0 4242 1000 30\n"
                        "proc 0 4343 - -\n"
                        "proc 1 4444 512 -\n"
-                       "noprocutil 1\n", 0600);
+                       "noprocutil 1\n"
+                       "noutil 1\n", 0600);
     assert_int_equal(gpu_open(&src, FAKE_NVML, "/nonexistent/nvidia-smi", why, sizeof(why)),
                      GPU_NVML);
     assert_int_equal(gpu_query(&src, 5000, g, 4), 2);
@@ -185,6 +186,7 @@ static void test_nvml(void **state)
     assert_int_equal(g[0].procs[1].mem_mib, -1); /* NVML_VALUE_NOT_AVAILABLE */
     assert_int_equal(g[0].procs[1].sm_util, 0);  /* no sample: no kernel ran */
     assert_int_equal(g[1].util_per_process, 0);  /* NOT_SUPPORTED */
+    assert_int_equal(g[1].utilization, -1);      /* NOT_SUPPORTED, as under MIG */
     assert_int_equal(g[1].procs[0].sm_util, -1);
     assert_int_equal(g[1].procs[0].mem_mib, 512);
     /* the next query reads the new figures */
@@ -281,7 +283,7 @@ static char *report(struct agent *a, int i)
 /* pod a0 runs below its supervisor (a shell) on device 0, and also on
  * device 3, which it was not given; pod b1 is found by its environment,
  * shares device 1 with a process of no pod (per-process samples) and
- * device 2 with pod c2 (no samples: the device's figure). */
+ * device 2 with pod c2 (no samples: the device's figure, here unknown). */
 static void test_usage(void **state)
 {
     struct agent *a = calloc(1, sizeof(*a));
@@ -308,6 +310,7 @@ static void test_usage(void **state)
     a->now[1].util_per_process = 1;
     set_proc(&a->now[1], env, 2000, 20);
     set_proc(&a->now[1], getpid(), 4000, 50);
+    a->now[2].utilization = -1; /* unknown (MIG): left out */
     a->now[3].utilization = 10;
     set_proc(&a->now[3], gc, 100, -1);
     usage_scan(a);
@@ -318,19 +321,19 @@ static void test_usage(void **state)
 
     got = report(a, 0);
     snprintf(want, sizeof(want),
-             "[{\"index\":0,\"utilization\":40,\"memoryUsedMiB\":3000,\"pids\":[%d]},"
-             "{\"index\":3,\"utilization\":10,\"memoryUsedMiB\":100,\"pids\":[%d]}]",
+             "[{\"index\":0,\"memoryUsedMiB\":3000,\"pids\":[%d],\"utilization\":40},"
+             "{\"index\":3,\"memoryUsedMiB\":100,\"pids\":[%d],\"utilization\":10}]",
              (int)gc, (int)gc);
     assert_string_equal(got, want);
     free(got);
     got = report(a, 1);
     snprintf(want, sizeof(want),
-             "[{\"index\":1,\"utilization\":20,\"memoryUsedMiB\":2000,\"pids\":[%d]},"
-             "{\"index\":2,\"utilization\":0,\"memoryUsedMiB\":0,\"pids\":[]}]", (int)env);
+             "[{\"index\":1,\"memoryUsedMiB\":2000,\"pids\":[%d],\"utilization\":20},"
+             "{\"index\":2,\"memoryUsedMiB\":0,\"pids\":[]}]", (int)env);
     assert_string_equal(got, want);
     free(got);
     got = report(a, 2);
-    assert_string_equal(got, "[{\"index\":2,\"utilization\":0,\"memoryUsedMiB\":0,\"pids\":[]}]");
+    assert_string_equal(got, "[{\"index\":2,\"memoryUsedMiB\":0,\"pids\":[]}]");
     free(got);
     /* no figures (declared GPUs, a failed query): no report */
     a->n_now = -1;

@@ -427,6 +427,7 @@ static void test_gpu_figures(void **state)
     char uids[4][DB_ID_LEN];
     struct db_pod_gpu busy[] = {{0, 37, 2048, 42}};
     struct db_pod_gpu idle_and_outside[] = {{0, 0, 2048, 42}, {1, 5, 100, 43}};
+    struct db_pod_gpu unknown[] = {{0, -1, -1, 42}}; /* e.g. under MIG */
     struct db_pod_gpu_row *rows = NULL;
     struct db_pod_report p[1];
     struct db_limited l;
@@ -483,11 +484,19 @@ static void test_gpu_figures(void **state)
     assert_int_equal(l.n_idle, 1);
     assert_int_equal(l.idle_since, 4000);
 
-    /* busy again: the streak ends; no figures: none kept, unmeasured */
+    /* busy again: the streak ends; unknown utilisation is not idle */
     p[0].gpus = busy;
     p[0].n_gpus = 1;
     assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
     assert_int_equal(limited(f, seq).idle_since, 0);
+    p[0].gpus = unknown;
+    assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
+    l = limited(f, seq);
+    assert_int_equal(l.n_devices, 1);
+    assert_int_equal(l.n_idle, 0);
+    assert_int_equal(l.idle_since, 0);
+    /* no figures: none kept, unmeasured */
+    p[0].gpus = busy;
     p[0].has_gpus = 0;
     assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
     assert_int_equal(db_pod_gpu_list(f->db, seq, &rows, &n), DB_OK);

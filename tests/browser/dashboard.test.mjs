@@ -339,6 +339,8 @@ test('over-quota quick start: team-a over quota, then a1 Pending after b2', asyn
   await page.locator('#wl-events').filter({hasText: 'Reclaimed'}).waitFor();
   await page.locator('#wl-detail h3', {hasText: 'Logs'}).waitFor();
   await page.locator('#wl-detail').locator('pre.logs, .notice').last().waitFor();
+  // a pod on a simulated node has no measured GPU use
+  await page.locator('#wl-detail table[aria-label="Pods"] th', {hasText: 'GPU use'}).waitFor();
   await shot(page, '04-workload-detail-a1');
 
   await page.getByRole('link', {name: 'Projects'}).click();

@@ -1,9 +1,9 @@
 // workloads.js: the Workloads page: the table with the UI's columns, its
 // filters (project, status, type, name), sort and server-side pagination
 // (only one page of rows is ever fetched or drawn, so 10,000 workloads cost
-// what 50 do); the detail pane (phase and reason, pods, events, logs,
-// suspend / resume / delete); and the submission form for trainings and
-// workspaces.
+// what 50 do); the detail pane (phase and reason, pods with their measured
+// GPU use, events, logs, suspend / resume / delete); and the submission form
+// for trainings and workspaces.
 
 import {api, get, withQuery, currentSession, checkAbort} from './api.js';
 import {h, fill, gpu, time, ago, badge, notice, errorText, formDialog, confirmDialog} from './dom.js';
@@ -334,13 +334,26 @@ async function renderDetail(ctx, signal) {
       : h('pre', {class: 'logs', tabindex: '0', 'aria-label': 'Logs'}, logs.text || '(empty)'));
 }
 
+// What the pod's agent measures of its GPUs: "63% · 4096 MiB", with the
+// devices it uses without having been given them flagged.
+function gpuUse(u) {
+  if (!u) return h('span', {class: 'muted', title: 'no figures: a simulated node, declared GPUs or not reported yet'}, '-');
+  const mem = u.memoryUsedBytes === null || u.memoryUsedBytes === undefined
+    ? 'memory unknown' : `${Math.round(u.memoryUsedBytes / 1048576)} MiB`;
+  const outside = (u.devices || []).filter((d) => !d.allocated).map((d) => d.index);
+  const util = u.utilization === null || u.utilization === undefined
+    ? 'utilisation unknown' : `${Math.round(u.utilization)}%`;
+  return h('span', {title: `as of ${time(u.updatedAt)}`}, `${util} · ${mem}`,
+    outside.length ? [' ', badge(`also uses GPU ${outside.join(', ')}`, 'warn')] : null);
+}
+
 function podsTable(pods) {
   if (!pods.length) return notice('empty', 'No pods.');
   return h('table', {class: 'data compact', 'aria-label': 'Pods'},
-    h('thead', {}, h('tr', {}, ['Pod', 'Phase', 'Node', 'GPU devices'].map((c) => h('th', {scope: 'col'}, c)))),
+    h('thead', {}, h('tr', {}, ['Pod', 'Phase', 'Node', 'GPU devices', 'GPU use'].map((c) => h('th', {scope: 'col'}, c)))),
     h('tbody', {}, pods.map((p) => h('tr', {},
       h('td', {}, p.name), h('td', {}, p.k8sPhase || '-'), h('td', {}, p.nodeName || '-'),
-      h('td', {}, (p.gpuDevices || []).join(', ') || '-')))));
+      h('td', {}, (p.gpuDevices || []).join(', ') || '-'), h('td', {}, gpuUse(p.gpuUsage))))));
 }
 
 function eventsList(events) {
