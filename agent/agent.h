@@ -96,8 +96,8 @@ struct gpu_proc {
 
 struct gpu_info {
     int index;
-    char uuid[96];
-    char model[96];
+    char uuid[64];                /* as allotd takes them: at most 63 characters */
+    char model[64];
     int64_t mem_total_mib, mem_used_mib;
     int utilization;              /* percent; -1 unknown (e.g. under MIG) */
     int util_per_process;         /* its processes' sm_util are known */
@@ -117,15 +117,15 @@ struct gpu_src {
  * nvidia-smi program `smi`; returns enum gpu_kind, and in why what NVML
  * said when it could not be opened. */
 int gpu_open(struct gpu_src *s, const char *nvml, const char *smi, char *why, size_t len);
-/* Every device with its processes, waiting at most timeout_ms (for
- * nvidia-smi); the count, or -1 if the source failed. */
-int gpu_query(struct gpu_src *s, int timeout_ms, struct gpu_info *out, int max);
+/* Every device, with its processes if `processes`, waiting at most
+ * timeout_ms (for nvidia-smi); the count, or -1 if the source failed. */
+int gpu_query(struct gpu_src *s, int timeout_ms, struct gpu_info *out, int max, int processes);
 void gpu_close(struct gpu_src *s);
 
 /* NVML itself (nvml.c): NULL with the reason in why if the library does
  * not open or NVML does not start. */
 struct nvml *nvml_open(const char *path, char *why, size_t len);
-int nvml_query(struct nvml *n, struct gpu_info *out, int max);
+int nvml_query(struct nvml *n, struct gpu_info *out, int max, int processes);
 void nvml_close(struct nvml *n);
 
 /* ---- the server (client.c) ---- */
@@ -211,6 +211,8 @@ int pods_scan(struct agent *a);
 void pods_poll(struct agent *a);
 /* The heartbeat's "pods" array: every pod this agent knows. */
 json_t *pods_report(struct agent *a);
+/* Does a pod start or run? */
+int pods_live(const struct agent *a);
 /* After the server answered a heartbeat: marks what it heard. */
 void pods_reported(struct agent *a);
 /* Starts what the server assigns and stops what it no longer does. */

@@ -114,7 +114,8 @@ static char *smi_run(const char *smi, const char *query, int timeout_ms)
     return text;
 }
 
-static int smi_query(const char *smi, int timeout_ms, struct gpu_info *out, int max)
+static int smi_query(const char *smi, int timeout_ms, struct gpu_info *out, int max,
+                     int processes)
 {
     char *text = smi_run(smi, QUERY, timeout_ms), *line, *save = NULL;
     int n = 0;
@@ -125,6 +126,8 @@ static int smi_query(const char *smi, int timeout_ms, struct gpu_info *out, int 
         if (parse_device(line, &out[n]) == 0 && out[n].index == n)
             n++;
     free(text);
+    if (!processes)
+        return n;
     /* processes: a device list without them is still worth reporting */
     text = smi_run(smi, APPS, timeout_ms);
     save = NULL;
@@ -147,11 +150,11 @@ int gpu_open(struct gpu_src *s, const char *nvml, const char *smi, char *why, si
     return s->nvml ? GPU_NVML : GPU_SMI;
 }
 
-int gpu_query(struct gpu_src *s, int timeout_ms, struct gpu_info *out, int max)
+int gpu_query(struct gpu_src *s, int timeout_ms, struct gpu_info *out, int max, int processes)
 {
     if (s->nvml)
-        return nvml_query(s->nvml, out, max);
-    return smi_query(s->smi, timeout_ms, out, max);
+        return nvml_query(s->nvml, out, max, processes);
+    return smi_query(s->smi, timeout_ms, out, max, processes);
 }
 
 void gpu_close(struct gpu_src *s)

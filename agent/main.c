@@ -127,7 +127,7 @@ static int find_gpus(struct agent *a)
     kind = gpu_open(&a->src, a->o.nvml, a->o.nvidia_smi, why, sizeof(why));
     if (kind == GPU_SMI && strcmp(a->o.nvml, "none") != 0)
         fprintf(stderr, "allot-agent: NVML: %s; asking %s instead\n", why, a->o.nvidia_smi);
-    a->n_gpus = gpu_query(&a->src, probe_ms(a), a->gpus, AGENT_MAX_GPUS);
+    a->n_gpus = gpu_query(&a->src, probe_ms(a), a->gpus, AGENT_MAX_GPUS, 0);
     if (a->n_gpus < 0) {
         fprintf(stderr, "allot-agent: %s did not answer: give --gpus N for a machine"
                 " without NVIDIA GPUs\n", kind == GPU_NVML ? "NVML" : a->o.nvidia_smi);
@@ -221,7 +221,8 @@ static json_t *register_json(const struct agent *a)
 }
 
 /* The devices' utilisation and memory now, and whose processes use them
- * (usage.c); null when GPUs are declared or the source failed. */
+ * (usage.c; asked only while pods run); null when GPUs are declared or the
+ * source failed. */
 static json_t *metrics_json(struct agent *a)
 {
     json_t *arr;
@@ -229,7 +230,7 @@ static json_t *metrics_json(struct agent *a)
 
     if (a->o.gpus >= 0)
         return json_null();
-    a->n_now = gpu_query(&a->src, probe_ms(a), a->now, AGENT_MAX_GPUS);
+    a->n_now = gpu_query(&a->src, probe_ms(a), a->now, AGENT_MAX_GPUS, pods_live(a));
     if (a->n_now < 0)
         return json_null();
     usage_scan(a);

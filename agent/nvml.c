@@ -197,9 +197,9 @@ static int device_facts(struct nvml *n, nvml_device_t d, struct gpu_info *g)
 
     if (n->name(d, text, sizeof(text)) != NVML_SUCCESS)
         snprintf(text, sizeof(text), "NVIDIA GPU");
-    snprintf(g->model, sizeof(g->model), "%s", text);
+    snprintf(g->model, sizeof(g->model), "%.63s", text);
     if (n->uuid && n->uuid(d, text, sizeof(text)) == NVML_SUCCESS)
-        snprintf(g->uuid, sizeof(g->uuid), "%s", text);
+        snprintf(g->uuid, sizeof(g->uuid), "%.63s", text);
     if (n->memory(d, &m) != NVML_SUCCESS)
         return -1;
     g->mem_total_mib = mib(m.total);
@@ -286,7 +286,7 @@ static void process_utilization(struct nvml *n, nvml_device_t d, int index, stru
     free(s);
 }
 
-int nvml_query(struct nvml *n, struct gpu_info *out, int max)
+int nvml_query(struct nvml *n, struct gpu_info *out, int max, int processes)
 {
     unsigned int count = 0, i;
     nvml_device_t d;
@@ -299,6 +299,8 @@ int nvml_query(struct nvml *n, struct gpu_info *out, int max)
         g->index = (int)i;
         if (n->handle(i, &d) != NVML_SUCCESS || device_facts(n, d, g) != 0)
             return -1;
+        if (!processes)
+            continue;
         device_processes(n, d, g);
         process_utilization(n, d, (int)i, g);
     }

@@ -271,6 +271,16 @@ json_t *pods_report(struct agent *a)
     return arr;
 }
 
+int pods_live(const struct agent *a)
+{
+    int i;
+
+    for (i = 0; i < a->pods.n; i++)
+        if (a->pods.v[i].state == POD_STARTING || a->pods.v[i].state == POD_RUNNING)
+            return 1;
+    return 0;
+}
+
 void pods_reported(struct agent *a)
 {
     int i;

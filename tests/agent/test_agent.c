@@ -127,7 +127,7 @@ static void test_nvidia_smi(void **state)
                0700);
     snprintf(smi, sizeof(smi), "%s/nvidia-smi", dir);
     assert_int_equal(gpu_open(&src, "none", smi, why, sizeof(why)), GPU_SMI);
-    assert_int_equal(gpu_query(&src, 5000, g, 4), 2);
+    assert_int_equal(gpu_query(&src, 5000, g, 4, 1), 2);
     assert_string_equal(g[0].uuid, "GPU-aaaa");
     assert_string_equal(g[0].model, "NVIDIA H100 80GB HBM3");
     assert_int_equal(g[0].mem_total_mib, 81559);
@@ -146,9 +146,9 @@ static void test_nvidia_smi(void **state)
     write_file("failing-smi", "#!/bin/sh\nexit 9\n", 0700);
     snprintf(smi, sizeof(smi), "%s/failing-smi", dir);
     gpu_open(&src, "none", smi, why, sizeof(why));
-    assert_int_equal(gpu_query(&src, 5000, g, 4), -1);
+    assert_int_equal(gpu_query(&src, 5000, g, 4, 1), -1);
     gpu_open(&src, "none", "/nonexistent/nvidia-smi", why, sizeof(why));
-    assert_int_equal(gpu_query(&src, 5000, g, 4), -1);
+    assert_int_equal(gpu_query(&src, 5000, g, 4, 1), -1);
 }
 
 /* NVML through the fake library: devices, processes with unknown memory,
@@ -172,7 +172,7 @@ static void test_nvml(void **state)
                        "noutil 1\n", 0600);
     assert_int_equal(gpu_open(&src, FAKE_NVML, "/nonexistent/nvidia-smi", why, sizeof(why)),
                      GPU_NVML);
-    assert_int_equal(gpu_query(&src, 5000, g, 4), 2);
+    assert_int_equal(gpu_query(&src, 5000, g, 4, 1), 2);
     assert_string_equal(g[0].model, "Fake GPU 80GB");
     assert_string_equal(g[0].uuid, "GPU-1111");
     assert_int_equal(g[0].mem_total_mib, 81559);
@@ -191,7 +191,7 @@ static void test_nvml(void **state)
     assert_int_equal(g[1].procs[0].mem_mib, 512);
     /* the next query reads the new figures */
     write_file("nvml", "gpu 0 GPU-1111 81559 2000 0 Fake GPU 80GB\n", 0600);
-    assert_int_equal(gpu_query(&src, 5000, g, 4), 1);
+    assert_int_equal(gpu_query(&src, 5000, g, 4, 1), 1);
     assert_int_equal(g[0].utilization, 0);
     assert_int_equal(g[0].mem_used_mib, 2000);
     assert_int_equal(g[0].n_procs, 0);
