@@ -12,8 +12,11 @@
  * utilisation and a process's memory, which read as unknown (-1). nvidia-smi keeps no per-process utilisation, so
  * its processes' sm_util are -1.
  *
- * Invariant: a query gives devices 0..n-1 in order, each with at most
- * GPU_MAX_PROCS processes, or -1.
+ * Invariants:
+ *   1. A query gives devices 0..n-1 in order, each with at most
+ *      GPU_MAX_PROCS processes, or -1.
+ *   2. A query blocks its caller at most the timeout it is given, however
+ *      many programs it runs (the agent's lease and heartbeats wait on it).
  */
 #include "agent.h"
 
@@ -25,6 +28,7 @@
 #define APPS "--query-compute-apps=gpu_uuid,pid,used_memory"
 #define FORMAT "--format=csv,noheader,nounits"
 #define SMI_OUT_MAX (256 * 1024)
+#define SMI_MIN_MS 50            /* not worth starting nvidia-smi with less */
 
 /* ---- nvidia-smi ---- */
 
@@ -114,9 +118,12 @@ static char *smi_run(const char *smi, const char *query, int timeout_ms)
     return text;
 }
 
+/* Both queries together take at most timeout_ms: the processes get what
+ * the devices left, and are skipped when too little is left. */
 static int smi_query(const char *smi, int timeout_ms, struct gpu_info *out, int max,
                      int processes)
 {
+    int64_t deadline = agent_now_ms() + timeout_ms;
     char *text = smi_run(smi, QUERY, timeout_ms), *line, *save = NULL;
     int n = 0;
 
@@ -126,10 +133,10 @@ static int smi_query(const char *smi, int timeout_ms, struct gpu_info *out, int 
         if (parse_device(line, &out[n]) == 0 && out[n].index == n)
             n++;
     free(text);
-    if (!processes)
+    if (!processes || deadline - agent_now_ms() < SMI_MIN_MS)
         return n;
     /* processes: a device list without them is still worth reporting */
-    text = smi_run(smi, APPS, timeout_ms);
+    text = smi_run(smi, APPS, (int)(deadline - agent_now_ms()));
     save = NULL;
     for (line = text ? strtok_r(text, "\n", &save) : NULL; line;
          line = strtok_r(NULL, "\n", &save))

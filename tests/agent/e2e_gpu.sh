@@ -134,7 +134,7 @@ sleep 1.5 # longer than the limit: b1 is busy and runs on
 is_phase b1 Running || fail "b1 was stopped: $(events_of b1)"
 expect 202 DELETE "/api/v1/workloads/$(wl_id b1)" "" "$ADMIN" >/dev/null
 until_ok 10 no_process b1 || fail "b1's process did not end"
-kill "$(cat "$T/node-n.pid")"
+stop_agent node-n
 until_ok 15 no_workloads || fail "workload processes were left behind: $(workload_pids)"
 stop
 sanitizers_quiet

@@ -93,8 +93,12 @@ is_phase r1 Running || fail "r1 is not Running after the server's restart"
 events_of r1 | grep -q "^NodeLost" && fail "r1 was lost across the server's restart"
 
 # a project's limits: a workspace on the idle device (the fake's device 1)
-# is stopped after its idle limit, a training after its time limit
-PL=$(expect 201 POST /api/v1/org-unit/projects "{\"name\":\"limits\",\"clusterId\":\"$CLUSTER\",
+# is stopped after its idle limit, a training after its time limit (in a
+# department whose quota holds the workspace: workspaces do not go over)
+DL=$(expect 201 POST /api/v1/org-unit/departments "{\"name\":\"dept-limits\",
+  \"resources\":[{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},\"gpu\":{\"deserved\":1}}]}" \
+  "$ADMIN" | jq -r .id)
+PL=$(expect 201 POST /api/v1/org-unit/projects "{\"name\":\"limits\",\"parentId\":\"$DL\",\"clusterId\":\"$CLUSTER\",
   \"schedulingRules\":{\"interactiveJobMaxIdleDurationSeconds\":1,\"trainingJobTimeLimitSeconds\":2},
   \"resources\":[{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},
   \"gpu\":{\"deserved\":1,\"limit\":-1,\"overQuotaWeight\":1}}]}" "$ADMIN" | jq -r .id)

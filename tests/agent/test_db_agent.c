@@ -121,6 +121,7 @@ static int64_t placed(struct fixture *f, const char *name, int n_pods, int64_t n
     w.preemptible = 1;
     w.n_pods = w.min_pods = n_pods;
     w.gpu_devices = 1;
+    snprintf(w.rules, sizeof(w.rules), "%s", f->proj.scheduling_rules); /* as submitted */
     assert_int_equal(db_workload_insert(f->db, &w), DB_OK);
     memset(&u, 0, sizeof(u));
     u.seq = w.seq;
@@ -435,7 +436,6 @@ static void test_gpu_figures(void **state)
     int n = 0;
 
     strcpy(f->proj.scheduling_rules, "{\"trainingJobMaxIdleDurationSeconds\":1}");
-    assert_int_equal(db_queue_update(f->db, &f->proj), DB_OK);
     seq = placed(f, "w7", 1, f->reg.node_seq, "Initializing");
     assert_int_equal(beat(f, &f->tok, NULL, 0, uids, &n), DB_OK);
     p[0] = report(uids[0], DB_POD_RUNNING, 0);
