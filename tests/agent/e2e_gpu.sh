@@ -60,6 +60,19 @@ both() {
 }
 nvml_file "$(both 5000 63 1 0)" "proc $D $G1 4096 63"
 G1ID=$(wl_id g1)
+# epoch TIME: an API time in seconds since the epoch
+epoch() { printf '%s' "$1" | jq -R 'sub("\\.[0-9]+Z$"; "Z") | fromdateiso8601'; }
+# event_time NAME REASON: when NAME's first REASON event was written
+event_time() {
+  expect 200 GET "/api/v1/workloads/$(wl_id "$1")/events" "" "$ADMIN" |
+    jq -r "[.events[] | select(.reason == \"$2\")][0].createdAt"
+}
+# measured_after NAME SECONDS: pod 0 of NAME was measured at that time or later
+measured_after() {
+  at=$(expect 200 GET "/api/v1/workloads/$(wl_id "$1")/pods" "" "$ADMIN" |
+       jq -r '.pods[0].gpuUsage.updatedAt // empty')
+  [ -n "$at" ] && [ "$(epoch "$at")" -ge "$2" ]
+}
 usage_is() { # JQ-TEST: on g1's pod 0's gpuUsage
   expect 200 GET "/api/v1/workloads/$G1ID/pods" "" "$ADMIN" | jq -e ".pods[0].gpuUsage | $1" >/dev/null
 }
@@ -101,7 +114,9 @@ nvml_file "$(both 5000 63 512 10)" "proc $D $G1 4096 63" "proc $O $G1 512 10"
 outside() { events_of g1 | grep -q "^GpuOutsideAllocation: pod 0 of g1 uses GPU $O on node-n (process $G1, 512 MiB), which it was not given: its devices are $D (CUDA_VISIBLE_DEVICES=$D)"; }
 until_ok 10 outside || fail "no GpuOutsideAllocation event: $(events_of g1)"
 usage_is ".devices | map(select(.allocated == false)) | .[0].index == $O" || fail "g1's devices"
-sleep 1 # several heartbeats: still one event
+# heartbeats for a second after the event: still one event
+AT=$(epoch "$(event_time g1 GpuOutsideAllocation)")
+until_ok 10 measured_after g1 $((AT + 1)) || fail "g1 is no longer measured"
 [ "$(events_of g1 | grep -c '^GpuOutsideAllocation')" = 1 ] || fail "repeated events: $(events_of g1)"
 expect 202 DELETE "/api/v1/workloads/$G1ID" "" "$ADMIN" >/dev/null
 until_ok 10 no_process g1 || fail "g1's process did not end"
@@ -130,7 +145,9 @@ wait_phase_long i1 Stopped
 events_of i1 | grep -q "^Suspended: .*trainingJobMaxIdleDurationSeconds: the GPUs of i1 were idle" \
   || fail "i1: $(events_of i1)"
 until_ok 10 no_process i1 || fail "i1 still runs"
-sleep 1.5 # longer than the limit: b1 is busy and runs on
+# b1, measured busy for longer than the limit after i1 was suspended, runs on
+AT=$(epoch "$(event_time i1 Suspended)")
+until_ok 10 measured_after b1 $((AT + 2)) || fail "b1 is no longer measured"
 is_phase b1 Running || fail "b1 was stopped: $(events_of b1)"
 expect 202 DELETE "/api/v1/workloads/$(wl_id b1)" "" "$ADMIN" >/dev/null
 until_ok 10 no_process b1 || fail "b1's process did not end"

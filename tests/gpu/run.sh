@@ -127,8 +127,13 @@ MEM_API=$(api GET /api/v1/agent/nodes | jq -r '.nodes[0].gpus[0].memoryTotalMiB'
 figure "registered: $N_SMI x $MODEL_SMI, $MEM_SMI MiB each"
 [ -n "$BURN" ] || { echo "skipped: the workload checks (no nvcc, PyTorch or CuPy here); registration passed"; exit 77; }
 
+# the projects' department, with a quota that holds every project's
+DEPT=$(api POST /api/v1/org-unit/departments "{\"name\":\"gpu-test\",\"resources\":[{\"nodePool\":
+  {\"id\":\"$POOL\",\"name\":\"default\"},\"gpu\":{\"deserved\":$((N_SMI * 4))}}]}" | jq -r .id)
+[ -n "$DEPT" ] && [ "$DEPT" != null ] || fail "cannot create the department"
 project() { # NAME DESERVED [RULES]
-  api POST /api/v1/org-unit/projects "{\"name\":\"$1\",${3:+\"schedulingRules\":$3,}
+  api POST /api/v1/org-unit/projects "{\"name\":\"$1\",\"parentId\":\"$DEPT\",
+    ${3:+\"schedulingRules\":$3,}
     \"resources\":[{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},
     \"gpu\":{\"deserved\":$2,\"limit\":-1,\"overQuotaWeight\":1}}]}" | jq -r .id
 }
