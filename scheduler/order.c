@@ -178,98 +178,73 @@ static int64_t share_ppm(int64_t v, int64_t allocatable)
         return 0;
     if (allocatable <= 0)
         return SS_INF;
+    if (v <= INT64_MAX / 1000000)  /* the usual case, without 128-bit division */
+        return v * 1000000 / allocatable;
     return (int64_t)((__int128)v * 1000000 / allocatable);
 }
 
 /* What queue q may hold of resource r in pool p before it is over: its
  * allocatable share, the pool's capacity when that is unbounded. */
-static int64_t allocatable_in(const struct sched_session *ss, int q, int p, int r)
+static int64_t allocatable_in(const struct sched_session *ss, const struct ss_qp *a, int p, int r)
 {
-    int64_t a = sched__allocatable(ss_qp((struct sched_session *)ss, q, p), r);
+    int64_t v = sched__allocatable(a, r);
 
-    return a >= SS_BIG ? ss_max(ss->pools[p].capacity[r], 1) : a;
+    return v >= SS_BIG ? ss_max(ss->pools[p].capacity[r], 1) : v;
 }
 
-static int64_t dominant_share(const struct sched_session *ss, int q, int w, int with_job)
-{
-    int pods = sched__pods_to_place(ss, w), p = order_pool(ss, w), r;
-    const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)p];
-    int64_t best = 0;
+/* What the queue comparison reads of queue q offering workload w, in the
+ * pool of w, computed in one pass over the resources. */
+struct figures {
+    int over;               /* rule 1: above its fair share in every resource */
+    int within;             /* rule 2: allocation plus w within deserved */
+    int zero_share;         /* rule 4: would hold what it may not hold at all */
+    int64_t share_with;     /* rule 5: dominant share with w, then without */
+    int64_t share_without;
+};
 
-    for (r = 0; r < SCHED_NRES; r++) {
-        int64_t v = a->alloc[r] + (with_job ? ss->wl[w].req[r] * pods : 0);
-        int64_t s = share_ppm(v, allocatable_in(ss, q, p, r));
-        if (s > best)
-            best = s;
-    }
-    return best;
-}
-
-/* Rule 1: over its fair share in every resource. */
-static int over_fair_share(const struct sched_session *ss, int q, int w)
-{
-    const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)order_pool(ss, w)];
-    int r;
-
-    for (r = 0; r < SCHED_NRES; r++)
-        if (a->alloc[r] <= a->fair[r])
-            return 0;
-    return 1;
-}
-
-static int within_deserved(const struct sched_session *ss, int q, int w)
-{
-    const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)order_pool(ss, w)];
-    int pods = sched__pods_to_place(ss, w), r;
-
-    for (r = 0; r < SCHED_NRES; r++) {
-        int64_t want = ss->wl[w].req[r] * pods, bound = sched__np_bound(a, r);
-        if (want > 0 && bound != SS_INF && a->alloc[r] + want > bound)
-            return 0;
-    }
-    return 1;
-}
-
-/* Rule 4: would hold a resource of which it may hold nothing. */
-static int holds_zero_share(const struct sched_session *ss, int q, int w)
+static void figures_of(const struct sched_session *ss, int q, int w, struct figures *f)
 {
     int p = order_pool(ss, w), pods = sched__pods_to_place(ss, w), r;
     const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)p];
 
-    for (r = 0; r < SCHED_NRES; r++)
-        if (a->alloc[r] + ss->wl[w].req[r] * pods > 0 && sched__allocatable(a, r) == 0)
-            return 1;
-    return 0;
+    memset(f, 0, sizeof(*f));
+    f->over = 1;
+    f->within = 1;
+    for (r = 0; r < SCHED_NRES; r++) {
+        int64_t want = ss->wl[w].req[r] * pods, bound = sched__np_bound(a, r);
+        int64_t allocatable = allocatable_in(ss, a, p, r);
+        if (a->alloc[r] <= a->fair[r])
+            f->over = 0;
+        if (want > 0 && bound != SS_INF && a->alloc[r] + want > bound)
+            f->within = 0;
+        if (a->alloc[r] + want > 0 && sched__allocatable(a, r) == 0)
+            f->zero_share = 1;
+        f->share_with = ss_max(f->share_with, share_ppm(a->alloc[r] + want, allocatable));
+        f->share_without = ss_max(f->share_without, share_ppm(a->alloc[r], allocatable));
+    }
 }
 
 static int queue_before(const struct sched_session *ss, int qa, int ja, int qb, int jb)
 {
-    int over_a = over_fair_share(ss, qa, ja), over_b = over_fair_share(ss, qb, jb);
-    int in_a, in_b, rank_a, rank_b;
-    int64_t sa, sb;
+    struct figures fa, fb;
+    int rank_a, rank_b;
 
-    if (over_a != over_b)
-        return !over_a;
-    in_a = within_deserved(ss, qa, ja);
-    in_b = within_deserved(ss, qb, jb);
-    if (in_a != in_b)
-        return in_a;
+    figures_of(ss, qa, ja, &fa);
+    figures_of(ss, qb, jb, &fb);
+    if (fa.over != fb.over)
+        return !fa.over;
+    if (fa.within != fb.within)
+        return fa.within;
     rank_a = sched__rank(ss, qa, order_pool(ss, ja));
     rank_b = sched__rank(ss, qb, order_pool(ss, jb));
     if (rank_a != rank_b)
         return rank_a > rank_b;
-    in_a = holds_zero_share(ss, qa, ja);
-    in_b = holds_zero_share(ss, qb, jb);
-    if (in_a != in_b)
-        return in_b;
-    sa = dominant_share(ss, qa, ja, 1);
-    sb = dominant_share(ss, qb, jb, 1);
-    if (sa != sb)
-        return sa < sb;
-    sa = dominant_share(ss, qa, ja, 0);
-    sb = dominant_share(ss, qb, jb, 0);
-    if (sa != sb)
-        return sa < sb;
+    if (fa.zero_share != fb.zero_share)
+        return fb.zero_share;
+    if (fa.share_with != fb.share_with)
+        return fa.share_with < fb.share_with;
+    if (fa.share_without != fb.share_without)
+        return fa.share_without < fb.share_without;
     return qa < qb;
 }
 

@@ -113,7 +113,13 @@ struct scratch {
     int cap_flagged;
     struct sched_pod *before;  /* placements of the pods a move takes away */
     int cap_before;
+    uint8_t *q_ok;             /* [n_queues]: the queue's units are eligible */
+    int *q_rank, *q_order, *q_tmp;  /* [n_queues]: victim preference of leaves (rank_queues) */
+    int64_t *q_over;           /* [n_queues]: above its GPU fair share in the pool collected */
+    int *q_path, *q_path_off;  /* each queue's path from the top: q_path[off[q]..off[q+1]) */
 };
+
+static int build_paths(struct sched_session *ss, struct scratch *x);
 
 static struct scratch *scratch_of(struct sched_session *ss)
 {
@@ -135,10 +141,15 @@ static struct scratch *scratch_of(struct sched_session *ss)
         for (size_t h = 0; h < (size_t)ss->n_queues * (size_t)ss->n_pools * 2; h++)
             x->hopeless[h].version = UINT64_MAX;
         x->fp = sched__calloc(ss->arena, MAX_NODE_UNITS, sizeof(struct footprint));
+        x->q_ok = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, 1);
+        x->q_rank = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
+        x->q_order = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
+        x->q_tmp = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
         x->node_off = sched__calloc(ss->arena, (size_t)ss->n_nodes + 2, sizeof(int));
         x->node_cnt = sched__calloc(ss->arena, (size_t)ss->n_nodes + 2, sizeof(int));
         x->node_mark = sched__calloc(ss->arena, (size_t)ss->n_nodes + 2, sizeof(int));
-        if (!x->fp || !x->node_off || !x->node_cnt || !x->node_mark)
+        if (!x->fp || !x->q_ok || !x->q_rank || !x->q_order || !x->q_tmp || !x->node_off ||
+            !x->node_cnt || !x->node_mark || build_paths(ss, x) != SCHED_OK)
             return NULL;
         ss->victim_scratch = x;
     }
@@ -184,6 +195,8 @@ static int victim_base_ok(const struct sched_session *ss, int pool, int w)
            !(x->flags & (WL_EVICTED | WL_TOUCHED)) && (x->flags & WL_ACTIVE);
 }
 
+#define PATH_LEVELS 32   /* levels of a queue's path that order victims */
+
 static void meeting_level(const struct sched_session *ss, int qa, int qb, int *a, int *b);
 
 /* How far queue q is above its GPU fair share in the pool. */
@@ -193,21 +206,79 @@ static int64_t over_share(const struct sched_session *ss, int q, int pool)
     return a->alloc[SCHED_GPU] - a->fair[SCHED_GPU];
 }
 
+/* q's path from the top (its department first, q last); returns its length. */
+static int path_of(const struct sched_session *ss, int q, int *path)
+{
+    int d = ss->queues[q].depth, n = d + 1 < PATH_LEVELS ? d + 1 : PATH_LEVELS;
+
+    for (; q >= 0; q = ss->queues[q].parent, d--)
+        if (d < PATH_LEVELS)
+            path[d] = q;
+    return n;
+}
+
+/* Victim preference between leaf queues: the one whose path is further
+ * above its fair share (scratch.q_over), level by level from the top. */
+static int path_before(const void *ctx, int a, int b)
+{
+    const struct search *s = ctx;
+    const struct scratch *x = s->ss->victim_scratch;
+    const int *pa = &x->q_path[x->q_path_off[a]], *pb = &x->q_path[x->q_path_off[b]];
+    int na = x->q_path_off[a + 1] - x->q_path_off[a], nb = x->q_path_off[b + 1] - x->q_path_off[b];
+    int i;
+
+    for (i = 0; i < na && i < nb; i++)
+        if (x->q_over[pa[i]] != x->q_over[pb[i]])
+            return x->q_over[pa[i]] > x->q_over[pb[i]];
+    return 0;
+}
+
+/* Every queue's path, once per cycle (the tree does not change). */
+static int build_paths(struct sched_session *ss, struct scratch *x)
+{
+    int q, at = 0;
+
+    x->q_path_off = sched__calloc(ss->arena, (size_t)ss->n_queues + 2, sizeof(int));
+    x->q_path = sched__calloc(ss->arena, (size_t)ss->n_queues * PATH_LEVELS + 1, sizeof(int));
+    x->q_over = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int64_t));
+    if (!x->q_path_off || !x->q_path || !x->q_over)
+        return SCHED_ENOMEM;
+    for (q = 0; q < ss->n_queues; q++) {
+        x->q_path_off[q] = at;
+        at += path_of(ss, q, &x->q_path[at]);
+    }
+    x->q_path_off[ss->n_queues] = at;
+    return SCHED_OK;
+}
+
+/* scratch.q_rank[leaf]: its place in victim preference (equal paths share one). */
+static void rank_queues(struct search *s)
+{
+    struct sched_session *ss = s->ss;
+    struct scratch *x = ss->victim_scratch;
+    int q, n = 0, rank = 0;
+
+    for (q = 0; q < ss->n_queues; q++) {
+        x->q_over[q] = over_share(ss, q, s->pool);
+        if (ss->queues[q].is_leaf)
+            x->q_order[n++] = q;
+    }
+    sched__sort_with(x->q_order, x->q_tmp, n, path_before, s);
+    for (q = 0; q < n; q++) {
+        if (q > 0 && path_before(s, x->q_order[q - 1], x->q_order[q]))
+            rank++;
+        x->q_rank[x->q_order[q]] = rank;
+    }
+}
+
 static int unit_before(const void *ctx, int ia, int ib)
 {
     const struct search *s = ctx;
     const struct unit *a = &s->units[ia], *b = &s->units[ib];
+    const int *rank = ((const struct scratch *)s->ss->victim_scratch)->q_rank;
 
-    if (a->k_queue != b->k_queue) {
-        /* the branch further above its fair share where the two meet */
-        int qa, qb;
-        int64_t oa, ob;
-        meeting_level(s->ss, a->k_queue, b->k_queue, &qa, &qb);
-        oa = over_share(s->ss, qa, s->pool);
-        ob = over_share(s->ss, qb, s->pool);
-        if (oa != ob)
-            return oa > ob;
-    }
+    if (rank[a->k_queue] != rank[b->k_queue])
+        return rank[a->k_queue] < rank[b->k_queue];
     if (a->k_prio != b->k_prio)
         return a->k_prio < b->k_prio;
     if (a->k_seq != b->k_seq)
@@ -352,7 +423,7 @@ static void gather_eligible(struct search *s)
     const struct sched_session *ss = s->ss;
     struct scratch *x = ss->victim_scratch;
     const struct pool_units *pc = &x->pc[s->pool];
-    int jq = ss_w(ss, s->j)->queue, q, i;
+    int jq = ss_w(ss, s->j)->queue, q, i, n_queues = 0;
 
     s->elig = x->elig;
     s->n_elig = 0;
@@ -362,15 +433,27 @@ static void gather_eligible(struct search *s)
         return;
     }
     for (q = 0; q < ss->n_queues; q++) {
+        x->q_ok[q] = 0;
         if (pc->q_cnt[q] == 0 || (s->mode == MODE_PREEMPT) != (q == jq))
             continue;
         if (s->mode == MODE_RECLAIM && !queue_may_lose(s, q))
             continue;
+        x->q_ok[q] = 1;
+        n_queues++;
         for (i = 0; i < pc->q_cnt[q]; i++)
             s->elig[s->n_elig++] = pc->q_items[pc->q_off[q] + i];
     }
-    if (s->mode == MODE_RECLAIM)
+    if (n_queues < 2)
+        return;  /* one queue's run is in preference order already */
+    if ((int64_t)s->n_elig * 16 < s->n_units) {
         sched__sort_with(s->elig, x->tmp, s->n_elig, int_before, NULL);
+        return;
+    }
+    /* most units qualify: one pass over them all keeps their order */
+    s->n_elig = 0;
+    for (i = 0; i < s->n_units; i++)
+        if (x->q_ok[s->units[i].k_queue])
+            s->elig[s->n_elig++] = i;
 }
 
 /* Lists each queue's units, keeping preference order. */
@@ -431,6 +514,7 @@ static int collect_units(struct search *s)
     s->units = pc->units;
     s->on_node = x->on_node;
     s->n_units = 0;
+    rank_queues(s);
     for (i = 0; i < pool->n_running; i++) {
         int w = pool->running[i];
         const struct sched_workload *v = ss_w(ss, w);
