@@ -9,8 +9,13 @@
  *   OverLimit              a limit at the queue or an ancestor;
  *   NonPreemptibleOverQuota non-preemptible work beyond deserved;
  *   QueueFairShareReached  the queue would exceed its fair share, and
- *                          other queues hold the rest of the pool;
- *   InsufficientResources  otherwise: no room now, nothing to take back.
+ *                          other queues hold the rest of the pool (detail:
+ *                          whether they are within their own shares, or
+ *                          which one is furthest above its own);
+ *   InsufficientResources  otherwise: no room now, nothing to take back
+ *                          (detail: unless the pool's minimum runtime
+ *                          still protects the workloads it would take,
+ *                          whose queue and time left it names).
  * With no such pool at all: NoMatchingNodePool. Stopped: Suspended.
  *
  * Stale gangs (kai-scheduling.md 4.5): a workload with some pods placed
@@ -99,6 +104,26 @@ static void set(struct sched_pending *p, int reason, int queue, int pool, int re
     p->bound = bound;
 }
 
+/* QueueFairShareReached: are the other projects holding the pool within
+ * their share (allocatable share, GPU)? If not, the one furthest above. */
+static void who_holds_the_rest(const struct sched_session *ss, int q, int pool,
+                               struct sched_pending *p)
+{
+    int64_t worst = 0;
+    int o;
+
+    p->detail = SCHED_D_WITHIN_SHARE;
+    for (o = 0; o < ss->n_queues; o++) {
+        const struct ss_qp *a = &ss->qp[(size_t)o * (size_t)ss->n_pools + (size_t)pool];
+        int64_t over = a->alloc[SCHED_GPU] - sched__allocatable(a, SCHED_GPU);
+        if (o == q || !ss->queues[o].is_leaf || over <= worst)
+            continue;
+        worst = over;
+        p->detail = SCHED_D_NOT_RECLAIMABLE;
+        p->other_queue = o;
+    }
+}
+
 static void diagnose_pool(struct sched_session *ss, int w, int pool, int pods,
                           struct sched_pending *p)
 {
@@ -119,11 +144,14 @@ static void diagnose_pool(struct sched_session *ss, int w, int pool, int pods,
     }
     if (!sched__reclaimer_within_share(ss, w, pool, pods, &v) && others_hold(ss, wl->queue, pool)) {
         set(p, v.reason, v.queue, pool, v.res, v.would_use, v.bound);
+        who_holds_the_rest(ss, wl->queue, pool, p);
         return;
     }
     r = binding_res(ss, w, pool, 0);
     set(p, SCHED_R_INSUFFICIENT_RESOURCES, wl->queue, pool, r, x->req[r] * pods,
         pool_free(ss, pool, r));
+    if (sched__protected_victims(ss, w, pool, &p->other_queue, &p->wait_ms))
+        p->detail = SCHED_D_RUNTIME_PROTECTED;
 }
 
 void sched__diagnose(struct sched_session *ss, int w, struct sched_pending *p)

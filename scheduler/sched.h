@@ -242,9 +242,9 @@ enum sched_reason_detail {
                                     run under the pool's minimum runtime for wait_ms more */
     SCHED_D_WITHIN_SHARE,        /* QueueFairShareReached: the queues holding the rest of the
                                     pool are within their fair share */
-    SCHED_D_NOT_RECLAIMABLE      /* QueueFairShareReached: other_queue is above its share, but
-                                    holds nothing that may be taken back (non-preemptible, or
-                                    elastic pods at their minimum) */
+    SCHED_D_NOT_RECLAIMABLE      /* QueueFairShareReached: other_queue holds more than its
+                                    share, but only a queue within its own fair share may take
+                                    GPUs back */
 };
 
 struct sched_pending {
@@ -304,8 +304,8 @@ const char *sched_phase_name(int phase);              /* "Pending", ... */
 const char *sched_type_name(int type);                /* "training", ... */
 int sched_type_parse(const char *name, int *type);
 /* A human message for a pending entry, naming the numbers, e.g. "team-a
- * would use 3 of its 2 deserved GPUs; workspaces are non-preemptible and
- * must fit the quota". Writes at most len bytes (always terminated);
+ * would use 3 of its 2 deserved GPUs; this workspace is non-preemptible
+ * (priority 100) and must fit the quota". Writes at most len bytes (always terminated);
  * returns the length it needed. */
 int sched_reason_message(const struct sched_state *in, const struct sched_pending *p,
                          char *buf, size_t len);

@@ -262,6 +262,12 @@ int sched__evict_for(struct sched_session *ss, int w, int pool, int action);
 int sched__may_evict_for(struct sched_session *ss, int w, int pool, int action);
 int sched__reclaimer_within_share(struct sched_session *ss, int w, int pool, int pods,
                                   struct ss_verdict *v);
+/* Diagnosis: would reclaim or preemption start w in the pool were the
+ * pool's minimum runtime protecting nobody? 1 with the queue of the first
+ * protected victim it needs and the time until all of them are free;
+ * nothing of the state changes. */
+int sched__protected_victims(struct sched_session *ss, int w, int pool, int *queue,
+                             int64_t *wait_ms);
 
 /* consolidate, stale gangs, reasons */
 int sched__try_consolidate(struct sched_session *ss, int w, int pool);

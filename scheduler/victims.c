@@ -58,6 +58,7 @@ struct footprint {
 struct search {
     struct sched_session *ss;
     int mode, j, pool, node;
+    int what_if;               /* diagnosis: the minimum runtime protects nobody */
     int pods_left;             /* pods of j still to place, this one included */
     struct unit *units;        /* candidate units of the pool, in preference order */
     int n_units, cap_units;
@@ -83,7 +84,7 @@ struct pool_units {
     struct unit *units;
     int n, cap;
     uint64_t version;
-    int move;
+    int kind;                  /* 0: evictions, 1: moves, 2: evictions with no runtime protection */
     int *q_off, *q_cnt;        /* [n_queues]: units of queue q are q_items[off..off+cnt) */
     int *q_items;              /* [cap], each queue's run in preference order */
 };
@@ -491,11 +492,11 @@ static int collect_units(struct search *s)
     const struct ss_pool *pool = &ss->pools[s->pool];
     struct scratch *x = ss->victim_scratch;
     struct pool_units *pc = &x->pc[s->pool];
-    int i, k, cap = 0, move = s->mode == MODE_MOVE;
+    int i, k, cap = 0, move = s->mode == MODE_MOVE, kind = move ? 1 : s->what_if ? 2 : 0;
 
     s->collected = 1;
     s->on_node = x->on_node;
-    if (pc->version == ss->version && pc->move == move) {
+    if (pc->version == ss->version && pc->kind == kind) {
         s->units = pc->units;
         s->n_units = pc->n;
         return SCHED_OK;
@@ -530,7 +531,7 @@ static int collect_units(struct search *s)
                     surplus--;
                 }
         }
-        if (move || !protected_by_runtime(ss, w))
+        if (move || s->what_if || !protected_by_runtime(ss, w))
             add_unit(s, w, -1);
     }
     for (i = 0; i < s->n_units; i++)
@@ -545,7 +546,7 @@ static int collect_units(struct search *s)
     if (index_by_queue(ss, pc, s->units, s->n_units) != SCHED_OK)
         return SCHED_ENOMEM;
     pc->version = ss->version;
-    pc->move = move;
+    pc->kind = kind;
     pc->n = s->n_units;
     return SCHED_OK;
 }
@@ -1150,7 +1151,7 @@ static int known_hopeless(const struct search *s, int pods)
     const struct hopeless *h = hopeless_of(s);
     struct hopeless mine;
 
-    if (h->version != s->ss->version || !plain_shape(s))
+    if (h->version != s->ss->version || !plain_shape(s) || s->what_if)
         return 0;
     shape_of(s, pods, &mine);
     if (s->mode != MODE_PREEMPT)
@@ -1162,6 +1163,8 @@ static void note_hopeless(const struct search *s, int pods)
 {
     struct hopeless *h = hopeless_of(s), mine;
 
+    if (s->what_if)
+        return;
     if (!plain_shape(s))
         return;
     shape_of(s, pods, &mine);
@@ -1413,36 +1416,94 @@ static int keep_movable(struct search *s, struct ss_mark att, int action)
     return rewrite_decisions(s, att, moved, action);
 }
 
+/* One attempt to place j's missing pods in the pool by evicting; 1 when it
+ * holds (its changes stay, flags recorded in s), else everything undone. */
+static int evict_attempt(struct search *s, struct ss_mark mark, int action)
+{
+    struct sched_session *ss = s->ss;
+    int j = s->j, pods = sched__pods_to_place(ss, j), i;
+
+    if (s->mode == MODE_RECLAIM && !any_victim_queue(ss, j, s->pool, pods))
+        return 0;
+    if (collect_units(s) != SCHED_OK || known_hopeless(s, pods))
+        return 0;
+    i = make_limit_room(s, pods, action) ? 0 : pods + 1;
+    for (; i < pods; i++) {
+        s->pods_left = pods - i;
+        if (!place_with_eviction(s, action))
+            break;
+    }
+    if ((i == 0 || i > pods) && s->n_flagged == 0)
+        note_hopeless(s, pods);
+    if (i != pods || s->n_flagged == 0 || !attempt_holds(s)) {
+        sched__rollback(ss, mark);
+        undo_flags(s);
+        return 0;
+    }
+    return 1;
+}
+
 int sched__evict_for(struct sched_session *ss, int j, int pool, int action)
 {
     struct search s;
     struct ss_mark mark = sched__mark(ss);
-    int mode = action == SCHED_ACT_PREEMPT ? MODE_PREEMPT : MODE_RECLAIM;
-    int pods = sched__pods_to_place(ss, j), i;
 
-    if (mode == MODE_RECLAIM && !any_victim_queue(ss, j, pool, pods))
+    if (search_init(&s, ss, j, pool, action == SCHED_ACT_PREEMPT ? MODE_PREEMPT : MODE_RECLAIM) !=
+            SCHED_OK ||
+        !evict_attempt(&s, mark, action))
         return 0;
-    if (search_init(&s, ss, j, pool, mode) != SCHED_OK || collect_units(&s) != SCHED_OK ||
-        known_hopeless(&s, pods))
-        return 0;
-    i = make_limit_room(&s, pods, action) ? 0 : pods + 1;
-
-    for (; i < pods; i++) {
-        s.pods_left = pods - i;
-        if (!place_with_eviction(&s, action))
-            break;
-    }
-    if ((i == 0 || i > pods) && s.n_flagged == 0)
-        note_hopeless(&s, pods);
-    if (i != pods || s.n_flagged == 0 || !attempt_holds(&s)) {
-        sched__rollback(ss, mark);
-        undo_flags(&s);
-        return 0;
-    }
     if (keep_movable(&s, mark, action) != SCHED_OK)
         ss->oom = 1;
     ss->wl[j].flags |= WL_TOUCHED;
     return 1;
+}
+
+/* Time until pool's minimum runtime stops protecting workload w (<= 0: it does not). */
+static int64_t protected_for(const struct sched_session *ss, int w, int pool)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+
+    if (wl->started_ms == SCHED_NO_TIME)
+        return 0;
+    return wl->started_ms + ss->in->pools[pool].min_guaranteed_runtime_ms - ss->in->now_ms;
+}
+
+int sched__protected_victims(struct sched_session *ss, int j, int pool, int *queue,
+                             int64_t *wait_ms)
+{
+    static const int actions[] = {SCHED_ACT_RECLAIM, SCHED_ACT_PREEMPT};
+    struct ss_verdict v;
+    int a, k, found = 0, pods = sched__pods_to_place(ss, j);
+
+    if (ss->in->pools[pool].min_guaranteed_runtime_ms <= 0 || ss->wl[j].n_placed > 0)
+        return 0;
+    for (a = 0; a < 2 && !found; a++) {
+        struct search s;
+        struct ss_mark mark = sched__mark(ss);
+        if ((actions[a] == SCHED_ACT_RECLAIM &&
+             !sched__reclaimer_within_share(ss, j, pool, pods, &v)) ||
+            search_init(&s, ss, j, pool,
+                        actions[a] == SCHED_ACT_PREEMPT ? MODE_PREEMPT : MODE_RECLAIM) != SCHED_OK)
+            continue;
+        s.what_if = 1;
+        if (!evict_attempt(&s, mark, actions[a]))
+            continue;
+        /* the victims it needed: those the runtime protects say how long */
+        for (k = mark.n_decisions; k < ss->n_decisions; k++) {
+            const struct sched_decision *d = &ss->decisions[k];
+            int64_t left = d->kind == SCHED_EVICT && d->pod < 0 ? protected_for(ss, d->workload, pool)
+                                                                : 0;
+            if (left <= 0)
+                continue;
+            if (!found)
+                *queue = ss_w(ss, d->workload)->queue;
+            *wait_ms = found ? ss_max(*wait_ms, left) : left;
+            found = 1;
+        }
+        sched__rollback(ss, mark);
+        undo_flags(&s);
+    }
+    return found;
 }
 
 int sched__reclaimer_within_share(struct sched_session *ss, int w, int pool, int pods,

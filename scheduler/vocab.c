@@ -236,13 +236,77 @@ static int no_node_message(const struct sched_workload *w, char *buf, size_t len
                     w->n_affinity > 0 ? " that satisfies its required node affinity" : "");
 }
 
+/* A duration, rounded up to the second, as 4m10s, 1h2m, 2d3h5s. */
+static void format_duration(char *buf, size_t len, int64_t ms)
+{
+    static const struct {
+        int64_t seconds;
+        char unit;
+    } parts[] = {{86400, 'd'}, {3600, 'h'}, {60, 'm'}, {1, 's'}};
+    int64_t left = (ms + 999) / 1000;
+    size_t used = 0;
+    size_t i;
+
+    buf[0] = '\0';
+    for (i = 0; i < sizeof(parts) / sizeof(parts[0]) && used < len; i++) {
+        int64_t n = left / parts[i].seconds;
+        left %= parts[i].seconds;
+        if (n > 0)
+            used += (size_t)snprintf(buf + used, len - used, "%lld%c", (long long)n,
+                                     parts[i].unit);
+    }
+    if (used == 0)
+        snprintf(buf, len, "0s");
+}
+
+/* The second half of a QueueFairShareReached message: who holds the rest. */
+static void rest_of_pool(const struct sched_state *in, const struct sched_pending *p, char *buf,
+                         size_t len)
+{
+    if (p->detail == SCHED_D_WITHIN_SHARE)
+        snprintf(buf, len, "the rest is used by projects within their share");
+    else if (p->detail == SCHED_D_NOT_RECLAIMABLE && p->other_queue >= 0 &&
+             p->other_queue < in->n_queues)
+        snprintf(buf, len,
+                 "%s holds more than its own share, but only a project within its fair share "
+                 "may take GPUs back",
+                 in->queues[p->other_queue].name);
+    else
+        snprintf(buf, len, "other projects hold the rest");
+}
+
+/* The second half of an InsufficientResources message: what could be taken. */
+static void what_can_be_taken(const struct sched_state *in, const struct sched_pending *p,
+                              char *buf, size_t len)
+{
+    const struct sched_workload *w = &in->workloads[p->workload];
+    char left[32];
+
+    if (p->detail != SCHED_D_RUNTIME_PROTECTED || p->other_queue < 0 ||
+        p->other_queue >= in->n_queues) {
+        snprintf(buf, len, "nothing can be reclaimed or preempted for it");
+        return;
+    }
+    format_duration(left, sizeof(left), p->wait_ms);
+    if (p->other_queue == w->queue)
+        snprintf(buf, len,
+                 "would preempt lower-priority workloads of %s, protected by the node pool's "
+                 "minimum runtime for %s more",
+                 in->queues[p->other_queue].name, left);
+    else
+        snprintf(buf, len,
+                 "would reclaim from %s, whose workloads are protected by the node pool's "
+                 "minimum runtime for %s more",
+                 in->queues[p->other_queue].name, left);
+}
+
 int sched_reason_message(const struct sched_state *in, const struct sched_pending *p,
                          char *buf, size_t len)
 {
     const struct sched_workload *w = &in->workloads[p->workload];
     const char *qname = p->queue >= 0 && p->queue < in->n_queues ? in->queues[p->queue].name : "?";
     const char *pool = p->pool >= 0 && p->pool < in->n_pools ? in->pools[p->pool].name : NULL;
-    char use[32], bound[32], req[32], where[96] = "";
+    char use[32], bound[32], req[32], where[96] = "", tail[256];
     const char *unit = unit_name(p->res, p->bound);
 
     format_amount(use, sizeof(use), p->res, p->would_use);
@@ -254,17 +318,18 @@ int sched_reason_message(const struct sched_state *in, const struct sched_pendin
     switch (p->reason) {
     case SCHED_R_NON_PREEMPTIBLE_OVER_QUOTA:
         return snprintf(buf, len,
-                        "%s would use %s of its %s deserved %s%s; %ss are non-preemptible "
-                        "and must fit the quota",
-                        qname, use, bound, unit, where, sched_type_name(w->type));
+                        "%s would use %s of its %s deserved %s%s; this %s is non-preemptible "
+                        "(priority %d) and must fit the quota",
+                        qname, use, bound, unit, where, sched_type_name(w->type), w->priority);
     case SCHED_R_OVER_LIMIT:
         return snprintf(buf, len, "%s would use %s %s%s, above its limit of %s", qname, use,
                         unit_name(p->res, p->would_use), where, bound);
     case SCHED_R_INSUFFICIENT_RESOURCES:
+        what_can_be_taken(in, p, tail, sizeof(tail));
         return snprintf(buf, len,
                         "needs %s %s%s; %s free in the pool, not enough on one node for "
-                        "each pod, and nothing can be reclaimed or preempted for it",
-                        req, unit_name(p->res, p->request), where, bound);
+                        "each pod, and %s",
+                        req, unit_name(p->res, p->request), where, bound, tail);
     case SCHED_R_GANG_NOT_SATISFIABLE:
         return snprintf(buf, len,
                         "gang of %d pods (at least %d together) needs %s %s%s; at most %s "
@@ -276,10 +341,9 @@ int sched_reason_message(const struct sched_state *in, const struct sched_pendin
     case SCHED_R_SUSPENDED:
         return snprintf(buf, len, "suspended; resume it to queue it again");
     case SCHED_R_QUEUE_FAIR_SHARE_REACHED:
-        return snprintf(buf, len,
-                        "%s would use %s of its fair share of %s %s%s; the rest is used by "
-                        "projects within their share",
-                        qname, use, bound, unit, where);
+        rest_of_pool(in, p, tail, sizeof(tail));
+        return snprintf(buf, len, "%s would use %s of its fair share of %s %s%s; %s", qname, use,
+                        bound, unit, where, tail);
     default:
         if (len)
             buf[0] = '\0';

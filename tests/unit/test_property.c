@@ -44,7 +44,10 @@
  *                stale gangs the case made, which never grow partly and
  *                are gone once their grace period is over
  *   reasons      exactly one pending entry for each pending workload
- *                (Suspended for stopped ones), none for any other
+ *                (Suspended for stopped ones), none for any other; what
+ *                its detail says holds (protected victims exist in the
+ *                queue it names; "within their share" only when every
+ *                other project holding the pool is)
  *   shares       the allocation the result reports is the placed pods'
  *   fair-share   per pool and level (GPU): each queue gets at least
  *                min(deserved, request) and at most its request rounded up
@@ -1315,12 +1318,67 @@ static int check_gangs(struct pass *ps)
     return 1;
 }
 
+static int runtime_protected(const struct tcase *tc, const struct sched_workload *v);
+
+/* What a queue may hold of GPU in a pool without being above its share. */
+static int64_t gpu_allocatable(const struct pass *ps, int q, int pool)
+{
+    const struct sched_share *s = sched_result_share(&ps->res, q, pool);
+    int64_t d = s->deserved[SCHED_GPU], limit = quota_of(ps->tc, q, pool, SCHED_GPU)->limit;
+    int64_t a = d == SCHED_UNLIMITED || d > s->fair[SCHED_GPU] ? d : s->fair[SCHED_GPU];
+
+    if (a == SCHED_UNLIMITED)
+        return limit >= 0 ? limit : INT64_MAX;
+    return limit >= 0 && limit < a ? limit : a;
+}
+
+/* A pending entry's detail says what holds: the protected victims it names
+ * exist, and the rest of the pool is within (or above) the shares it says. */
+static int check_detail(struct pass *ps, const struct sched_pending *p, const struct holdings *h)
+{
+    const struct tcase *tc = ps->tc;
+    const char *name = tc->wls[p->workload].name;
+    int q, i, found = 0;
+
+    if (p->detail == SCHED_D_RUNTIME_PROTECTED) {
+        if (p->reason != SCHED_R_INSUFFICIENT_RESOURCES || p->pool < 0 || p->other_queue < 0 ||
+            p->wait_ms <= 0 || p->wait_ms > tc->pools[p->pool].min_guaranteed_runtime_ms)
+            return broken(ps, "%s: runtime detail with reason %s, queue %d, wait %lld", name,
+                          sched_reason_name(p->reason), p->other_queue, (long long)p->wait_ms);
+        for (i = 0; i < tc->n_wls; i++)
+            found |= tc->wls[i].queue == p->other_queue && tc->wls[i].preemptible &&
+                     pool_of_pods(tc, &tc->wls[i]) == p->pool && runtime_protected(tc, &tc->wls[i]);
+        if (!found)
+            return broken(ps, "%s waits for protected workloads of %s, which has none", name,
+                          tc->queues[p->other_queue].name);
+    }
+    if (p->detail == SCHED_D_WITHIN_SHARE || p->detail == SCHED_D_NOT_RECLAIMABLE) {
+        if (p->reason != SCHED_R_QUEUE_FAIR_SHARE_REACHED || p->pool < 0)
+            return broken(ps, "%s: share detail with reason %s", name, sched_reason_name(p->reason));
+        for (q = 0; q < tc->n_queues; q++) {
+            int above = h->all[q][p->pool][SCHED_GPU] > gpu_allocatable(ps, q, p->pool);
+            if (q == p->queue || tc->queues[q].parent < 0 || !above)
+                continue;
+            if (p->detail == SCHED_D_WITHIN_SHARE)
+                return broken(ps, "%s: the rest is said to be within share, but %s holds %lld", name,
+                              tc->queues[q].name, (long long)h->all[q][p->pool][SCHED_GPU]);
+        }
+        if (p->detail == SCHED_D_NOT_RECLAIMABLE &&
+            h->all[p->other_queue][p->pool][SCHED_GPU] <= gpu_allocatable(ps, p->other_queue, p->pool))
+            return broken(ps, "%s: %s is said to be above its share", name,
+                          tc->queues[p->other_queue].name);
+    }
+    return 1;
+}
+
 static int check_reasons(struct pass *ps)
 {
     const struct tcase *tc = ps->tc;
     const struct sched_pending *p;
+    static struct holdings h;
     int count[MAX_WLS] = {0}, reason[MAX_WLS] = {0}, i, k;
 
+    holdings_of(tc, &h);
     for (k = 0; k < ps->res.n_pending; k++) {
         p = &ps->res.pending[k];
         if (p->workload < 0 || p->workload >= tc->n_wls || p->queue < 0 ||
@@ -1331,6 +1389,8 @@ static int check_reasons(struct pass *ps)
                         p->workload, p->reason, p->queue, p->pool);
         count[p->workload]++;
         reason[p->workload] = p->reason;
+        if (p->detail != SCHED_D_NONE && !check_detail(ps, p, &h))
+            return 0;
     }
     for (i = 0; i < tc->n_wls; i++) {
         const struct sched_workload *w = &tc->wls[i];
@@ -1838,6 +1898,7 @@ struct coverage {
     long passes;
     long by_action[SCHED_ACT_STALE_GANG + 1][SCHED_MOVE + 1];   /* [action][kind] */
     long by_reason[SCHED_R_QUEUE_FAIR_SHARE_REACHED + 1];
+    long by_detail[SCHED_D_NOT_RECLAIMABLE + 1];
     long memory_binds, multi_device_binds, affinity_binds, second_type_binds;
 };
 
@@ -1860,8 +1921,10 @@ static void count(const struct tcase *tc, const struct sched_result *res)
         cov.second_type_binds += w->n_node_types > 1 && tc->nodes[d->node].node_type &&
                                  strcmp(tc->nodes[d->node].node_type, w->node_types[0]) != 0;
     }
-    for (k = 0; k < res->n_pending; k++)
+    for (k = 0; k < res->n_pending; k++) {
         cov.by_reason[res->pending[k].reason]++;
+        cov.by_detail[res->pending[k].detail]++;
+    }
 }
 
 static void remember_before(struct pass *ps)
@@ -1981,6 +2044,9 @@ static void print_coverage(void)
                       cov.by_action[a][SCHED_MOVE]);
     for (r = 1; r <= SCHED_R_QUEUE_FAIR_SHARE_REACHED; r++)
         print_message("  %-24s %6ld\n", sched_reason_name(r), cov.by_reason[r]);
+    print_message("  details: runtime-protected %ld, within-share %ld, not-reclaimable %ld\n",
+                  cov.by_detail[SCHED_D_RUNTIME_PROTECTED], cov.by_detail[SCHED_D_WITHIN_SHARE],
+                  cov.by_detail[SCHED_D_NOT_RECLAIMABLE]);
     print_message("  binds: GPU memory %ld, several shared devices %ld, affinity %ld, "
                   "second node type %ld\n", cov.memory_binds, cov.multi_device_binds,
                   cov.affinity_binds, cov.second_type_binds);
@@ -2000,6 +2066,8 @@ static void assert_covered(void)
     assert_true(cov.by_action[SCHED_ACT_STALE_GANG][SCHED_EVICT] > 0);
     for (r = 1; r <= SCHED_R_QUEUE_FAIR_SHARE_REACHED; r++)
         assert_true(cov.by_reason[r] > 0);
+    for (r = SCHED_D_NONE + 1; r <= SCHED_D_NOT_RECLAIMABLE; r++)
+        assert_true(cov.by_detail[r] > 0);
     assert_true(cov.memory_binds > 0 && cov.multi_device_binds > 0 && cov.affinity_binds > 0 &&
                 cov.second_type_binds > 0);
 }

@@ -35,8 +35,8 @@ static void test_non_preemptible_over_quota(void **unused)
     w.wl[ws].type = SCHED_WORKSPACE;
     tw_settle(&w);
     expect_reason(&w, ws, SCHED_R_NON_PREEMPTIBLE_OVER_QUOTA,
-                  "team-a would use 3 of its 2 deserved GPUs; workspaces are non-preemptible "
-                  "and must fit the quota");
+                  "team-a would use 3 of its 2 deserved GPUs; this workspace is non-preemptible "
+                  "(priority 100) and must fit the quota");
     tw_free(&w);
 }
 
@@ -73,7 +73,8 @@ static void test_fair_share_reached_and_insufficient(void **unused)
     a1 = tw_workload(&w, "a1", a, 1, 1, 0, 50);
     tw_settle(&w);
     expect_reason(&w, a1, SCHED_R_QUEUE_FAIR_SHARE_REACHED,
-                  "team-a would use 2 of its fair share of 1 GPU");
+                  "team-a would use 2 of its fair share of 1 GPU; the rest is used by projects "
+                  "within their share");
     tw_free(&w);
 
     /* Alone in its pool, a workload that does not fit just waits for room. */
@@ -88,6 +89,81 @@ static void test_fair_share_reached_and_insufficient(void **unused)
     expect_reason(&w, b1, SCHED_R_INSUFFICIENT_RESOURCES, "needs 2 GPUs");
     expect_reason(&w, a1, SCHED_R_INSUFFICIENT_RESOURCES, "needs 4 GPUs");
     (void)b;
+    tw_free(&w);
+}
+
+/* "The rest is used by projects within their share" only when it is. */
+static void test_fair_share_reached_rest_above_share(void **unused)
+{
+    struct tw w;
+    int a, b, a1;
+
+    (void)unused;
+    tw_init(&w, 1);
+    tw_node(&w, "node-1", 0, 3);
+    a = tw_queue(&w, "team-a", -1, 1, -1, 0);
+    b = tw_queue(&w, "team-b", -1, 0, -1, 0);
+    tw_running(&w, tw_workload(&w, "a0", a, 1, 1, 0, 50), 0, 0, 1);
+    tw_running(&w, tw_workload(&w, "b0", b, 1, 2, 0, 50), 0, 0, 6);
+    a1 = tw_workload(&w, "a1", a, 1, 1, 0, 50);
+    tw_settle(&w);
+    expect_reason(&w, a1, SCHED_R_QUEUE_FAIR_SHARE_REACHED,
+                  "team-a would use 2 of its fair share of 1 GPU; team-b holds more than its "
+                  "own share, but only a project within its fair share may take GPUs back");
+    tw_free(&w);
+}
+
+/* While the pool's minimum runtime protects the only victims, the reason
+ * names them and the time left. */
+static void test_protected_by_min_runtime(void **unused)
+{
+    struct tw w;
+    int a, b, b1;
+
+    (void)unused;
+    tw_init(&w, 1);
+    w.pools[0].min_guaranteed_runtime_ms = 300000;
+    w.st.now_ms = 1000000;
+    tw_node(&w, "node-1", 0, 2);
+    a = tw_queue(&w, "team-a", -1, 0, -1, 1);
+    b = tw_queue(&w, "team-b", -1, 2, -1, 1);
+    tw_running(&w, tw_workload(&w, "a1", a, 1, 2, 0, 50), 0, 0, 3);
+    w.st.now_ms += 50000;
+    b1 = tw_workload(&w, "b1", b, 1, 1, 0, 50);
+    tw_settle(&w);
+    expect_reason(&w, b1, SCHED_R_INSUFFICIENT_RESOURCES,
+                  "would reclaim from team-a, whose workloads are protected by the node pool's "
+                  "minimum runtime for 4m10s more");
+    w.st.now_ms += 250000;
+    tw_settle(&w);
+    assert_int_equal(w.wl[b1].phase, SCHED_RUNNING);
+    tw_free(&w);
+}
+
+/* Only a non-preemptible workload is described as non-preemptible: a
+ * very-high training made preemptible waits for its fair share. */
+static void test_preemptibility_described_truly(void **unused)
+{
+    struct tw w;
+    int a, b, np, pre;
+    char buf[512];
+
+    (void)unused;
+    tw_init(&w, 1);
+    tw_node(&w, "node-1", 0, 2);
+    a = tw_queue(&w, "team-a", -1, 0, -1, 1);
+    b = tw_queue(&w, "team-b", -1, 2, -1, 1);
+    tw_running(&w, tw_workload(&w, "b1", b, 1, 2, 0, 50), 0, 0, 3);
+    np = tw_workload(&w, "np", a, 1, 1, 0, 150);
+    pre = tw_workload(&w, "pre", a, 1, 1, 0, 150);
+    w.wl[pre].preemptible = 1;
+    tw_settle(&w);
+    expect_reason(&w, np, SCHED_R_NON_PREEMPTIBLE_OVER_QUOTA,
+                  "this training is non-preemptible (priority 150) and must fit the quota");
+    assert_non_null(tw_pending(&w, pre));
+    assert_int_not_equal(tw_pending(&w, pre)->reason, SCHED_R_NON_PREEMPTIBLE_OVER_QUOTA);
+    sched_reason_message(&w.st, tw_pending(&w, pre), buf, sizeof(buf));
+    assert_null(strstr(buf, "non-preemptible"));
     tw_free(&w);
 }
 
@@ -145,6 +221,9 @@ int main(void)
         cmocka_unit_test(test_non_preemptible_over_quota),
         cmocka_unit_test(test_over_limit),
         cmocka_unit_test(test_fair_share_reached_and_insufficient),
+        cmocka_unit_test(test_fair_share_reached_rest_above_share),
+        cmocka_unit_test(test_protected_by_min_runtime),
+        cmocka_unit_test(test_preemptibility_described_truly),
         cmocka_unit_test(test_gang_and_pool_and_suspended),
         cmocka_unit_test(test_vocabulary),
     };
