@@ -18,6 +18,8 @@
  *   restarts is back before that); a 409 to a heartbeat means
  *   the server no longer knows the node: register again; a 401 means its
  *   token was revoked: the pods stop (the server gives them to others).
+ *   A first registration answered 400 (an unknown --node-pool, bad
+ *   labels) cannot succeed by retrying: the agent says why and exits 2.
  *   While the server does not answer at all, pods keep running.
  * Stop (SIGTERM, SIGINT): the agent exits and leaves its pods running:
  *   an agent started again within the orphan timeout takes them back;
@@ -48,6 +50,8 @@
 
 struct loop {
     int registered;
+    int ever_registered;
+    int refused;             /* the first registration was a 400: exit 2 */
     int64_t next_at;         /* next register or heartbeat */
     int backoff_ms;
     int64_t lost_after_ms;   /* when the server calls a silent node lost */
@@ -292,11 +296,16 @@ static void do_register(struct agent *a, struct loop *l)
         status == 200) {
         fprintf(stderr, "allot-agent: registered node %s in pool %s\n", a->o.name,
                 json_string_value(json_object_get(reply, "nodePool")));
-        l->registered = 1;
+        l->registered = l->ever_registered = 1;
         if (json_integer_value(json_object_get(reply, "lostAfterMs")) > 0)
             l->lost_after_ms = json_integer_value(json_object_get(reply, "lostAfterMs"));
         went_well(a, l);
         l->next_at = agent_now_ms();
+    } else if (status == 400 && !l->ever_registered) {
+        fprintf(stderr, "allot-agent: allotd refuses to register node %s: %s\n", a->o.name,
+                json_string_value(json_object_get(reply, "details"))
+                    ? json_string_value(json_object_get(reply, "details")) : "400 Bad request");
+        l->refused = 1;
     } else {
         trouble(l, "register", status, reply);
         backoff(a, l);
@@ -356,7 +365,8 @@ static int wait_tick(const sigset_t *set, int64_t until)
     return sig == SIGTERM || sig == SIGINT;
 }
 
-static void run(struct agent *a, const sigset_t *set)
+/* The loop, until SIGTERM or SIGINT (0), or a refused registration (2). */
+static int run(struct agent *a, const sigset_t *set)
 {
     struct loop l;
 
@@ -374,11 +384,12 @@ static void run(struct agent *a, const sigset_t *set)
                 do_register(a, &l);
         }
         pods_forget(a);
-        if (wait_tick(set, l.next_at))
+        if (l.refused || wait_tick(set, l.next_at))
             break;
     }
     fprintf(stderr, "allot-agent: stopping; %d pod%s left to %s\n", a->pods.n,
             a->pods.n == 1 ? "" : "s", "their supervisors");
+    return l.refused ? 2 : 0;
 }
 
 int main(int argc, char **argv)
@@ -404,7 +415,7 @@ int main(int argc, char **argv)
     }
     rc = setup(a, argc, argv);
     if (rc == 0)
-        run(a, &set);
+        rc = run(a, &set);
     pods_free(&a->pods);
     gpu_close(&a->src);
     client_free(a->cl);

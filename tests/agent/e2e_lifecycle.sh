@@ -1,7 +1,8 @@
 #!/bin/sh
 # e2e_lifecycle.sh: what the agent promises about stopping and starting
 # pods, with allotd on loopback and two agents of 2 GPUs each running real
-# processes:
+# processes (and a third, asked to join a pool that does not exist, which
+# exits 2):
 #   1. a workload that ignores SIGTERM gets SIGKILL once its
 #      terminationGracePeriodSeconds has passed, and not before;
 #   2. a pod placed on the GPU of a preempted one starts only after the
@@ -22,6 +23,13 @@ for n in node-1 node-2; do
   agent $n --gpus 2
 done
 for n in node-1 node-2; do until_ok 20 is_status $n Ready || fail "$n is not Ready"; done
+# an agent asked to join a pool that does not exist exits 2 and says why
+agent_token stray
+agent stray --gpus 1 --node-pool no-such-pool
+until_ok 20 agent_ended stray || fail "an agent with an unknown --node-pool still runs: $(cat "$T/stray.log")"
+[ "$(agent_rc stray)" = 2 ] || fail "an agent with an unknown --node-pool exited $(agent_rc stray), not 2"
+grep -q "allotd refuses to register node stray: .*no-such-pool" "$T/stray.log" ||
+  fail "the agent does not say why: $(cat "$T/stray.log")"
 PA=$(project team-a 0)
 PB=$(project team-b 2)
 
