@@ -27,6 +27,7 @@
 
 #define API_BODY_MAX (1024 * 1024)
 #define API_TOKEN_MAX 4096
+#define API_JSON_DEPTH_MAX 32   /* arrays and objects inside each other (json_in.c) */
 #define API_PAGE_MAX 500
 #define API_PAGE_DEFAULT 50
 #define API_CLUSTER_ID "6a4e5f3c-1b2d-4c8e-9f00-a11070000001"
@@ -322,6 +323,12 @@ void jw_reply(struct api_req *r, int status, struct jw *w);
 void api_time_text(int64_t ms, char *buf, size_t len);
 
 /* ---- strict JSON input (json_in.c) ---- */
+/* The deepest nesting of arrays and objects in text, counted without
+ * recursion; counting stops once it passes max. */
+int api_json_depth(const char *text, size_t len, int max);
+/* Parses text (no duplicate keys, at most API_JSON_DEPTH_MAX levels);
+ * replies 400 itself and returns NULL when it is not JSON. */
+json_t *api_json_parse(struct api_req *r, const char *text, size_t len);
 /* Rejects keys of obj not in the NULL-terminated allow-list: replies 400
  * naming the field and returns -1. */
 int api_json_allow(struct api_req *r, json_t *obj, const char *const *allowed, const char *where);

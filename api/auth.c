@@ -228,6 +228,8 @@ static int header_is_hs256(const char *token)
             json[o++] = (char)((acc >> bits) & 0xff);
         }
     }
+    if (api_json_depth(json, o, API_JSON_DEPTH_MAX) > API_JSON_DEPTH_MAX)
+        return 0;
     h = json_loadb(json, o, JSON_REJECT_DUPLICATES, NULL);
     alg = h ? json_object_get(h, "alg") : NULL;
     ok = json_is_string(alg) && strcmp(json_string_value(alg), "HS256") == 0;

@@ -868,17 +868,18 @@ void api_h_project_delete(struct api_req *r)
 static void queue_resources(struct api_req *r, int kind, int merge)
 {
     struct db_queue *q = queue_load(r, kind);
-    json_error_t err;
     json_t *a = NULL;
     int rc;
 
     if (!q || !can_write_queue(r, q))
         goto out;
-    a = r->body ? json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &err) : NULL;
-    if (!a) {
+    if (!r->body || r->body_len == 0) {
         api_error(r, 400, "Bad request", "the body must be a JSON array of resources");
         goto out;
     }
+    a = api_json_parse(r, r->body, r->body_len);
+    if (!a)
+        goto out;
     if (merge ? resources_merge(r, a, q) : resources_in(r, a, q))
         goto out;
     rc = db_queue_update(r->app->db, q);

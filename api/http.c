@@ -269,22 +269,14 @@ void api_db_error(struct api_req *r, int rc, const char *what)
 
 json_t *api_body_object(struct api_req *r)
 {
-    json_error_t err;
     json_t *o;
 
     if (!r->body || r->body_len == 0) {
         api_error(r, 400, "Bad request", "a JSON object body is required");
         return NULL;
     }
-    o = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &err);
-    if (!o) {
-        char details[256];
-        snprintf(details, sizeof(details), "malformed JSON at line %d column %d: %s", err.line,
-                 err.column, err.text);
-        api_error(r, 400, "Bad request", details);
-        return NULL;
-    }
-    if (!json_is_object(o)) {
+    o = api_json_parse(r, r->body, r->body_len);
+    if (o && !json_is_object(o)) {
         json_decref(o);
         api_error(r, 400, "Bad request", "the body must be a JSON object");
         return NULL;
