@@ -26,6 +26,7 @@
 #include "db.h"
 
 #define API_BODY_MAX (1024 * 1024)
+#define API_PUBLIC_BODY_MAX (16 * 1024)   /* bodies of routes that need no token */
 #define API_TOKEN_MAX 4096
 #define API_JSON_DEPTH_MAX 32   /* arrays and objects inside each other (json_in.c) */
 #define API_PAGE_MAX 500
@@ -53,6 +54,7 @@ struct api_config {
     int demo;
     int init;                /* --init: create the database, then exit */
     int threads;
+    int request_timeout_ms;  /* a request head must arrive within it; a body within 5x */
     int schedule_period_ms;
     int sample_period_ms;
     int rate_limit;          /* requests per second per client; 0: off */
@@ -256,6 +258,30 @@ extern const struct api_route api_routes[];
 extern const int api_n_routes;
 
 int api_http_start(struct api_app *app);
+
+/* ---- client connections (conns.c) ----
+ * allotd's accept() records every connection civetweb accepts; once more
+ * are open than the workers less a reserve, the one that has waited the
+ * longest without a request being answered is shut down. */
+struct mg_connection;
+/* workers: civetweb's threads; a body still arriving after body_timeout_ms
+ * has the read side of its socket shut down. */
+int api_conns_start(int workers, int body_timeout_ms);
+void api_conns_stop(void);
+/* The dispatcher's reports: a request head arrived (its body is next),
+ * its handler runs, its reply is sent. */
+void api_conns_begin(struct mg_connection *conn);
+void api_conns_busy(struct mg_connection *conn);
+void api_conns_end(struct mg_connection *conn);
+/* civetweb's init_connection and connection_close callbacks. */
+int api_conns_init_connection(const struct mg_connection *conn, void **data);
+void api_conns_closed(const struct mg_connection *conn);
+struct api_conns_stats {
+    long long accepted, evicted;
+    int open;
+    int hooked;               /* civetweb's accept() is allotd's */
+};
+void api_conns_stats(struct api_conns_stats *out);
 void api_http_stop(struct api_app *app);
 
 /* Replies; each takes ownership of `body` and sends a Content-Length. */

@@ -29,7 +29,9 @@ static void usage(void)
            "                            type T (repeatable; 0 for none; --demo defaults to 2x2)\n"
            "  --schedule-period-ms N    scheduling period (default 1000)\n"
            "  --sample-period-ms N      allocation samples for metrics (default 15000)\n"
-           "  --threads N               HTTP worker threads (default 16)\n"
+           "  --threads N               HTTP worker threads (default 64)\n"
+           "  --request-timeout-ms N    a request head must arrive within N ms, a body\n"
+           "                            within 5N (default 2000)\n"
            "  --rate-limit N            requests per second per client (default 100; 0 off)\n"
            "  --key-file PATH           token signing key (default DB path + .key)\n"
            "  --token-ttl SECONDS       access token lifetime, 1 to 86400 (default 3600)\n"
@@ -140,6 +142,8 @@ static int apply(struct api_config *cfg, const char *key, const char *v)
         return set_int(v, 10, 3600000, &cfg->sample_period_ms);
     if (strcmp(key, "threads") == 0)
         return set_int(v, 1, 256, &cfg->threads);
+    if (strcmp(key, "request-timeout-ms") == 0)
+        return set_int(v, 100, 600000, &cfg->request_timeout_ms);
     if (strcmp(key, "rate-limit") == 0)
         return set_int(v, 0, 10000000, &cfg->rate_limit);
     if (strcmp(key, "token-ttl") == 0)
@@ -202,7 +206,8 @@ static void defaults(struct api_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
     snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:8080");
-    cfg->threads = 16;
+    cfg->threads = 64;
+    cfg->request_timeout_ms = 2000;
     cfg->schedule_period_ms = 1000;
     cfg->sample_period_ms = 15000;
     cfg->rate_limit = 100;

@@ -7,13 +7,17 @@
  *           outside /api/ that no route matches is a dashboard file
  *           (static.c);
  *   Step 2: the client's token bucket (429 with Retry-After);
- *   Step 3: read the body, at most API_BODY_MAX bytes (413, connection
- *           closed, the rest never read);
- *   Step 4: unless the route is public, the bearer token (401) and the
+ *   Step 3: unless the route is public, the bearer token (401) and the
  *           route's right on some scope (403); agent routes take an agent
- *           token instead (h_agent.c);
+ *           token instead (h_agent.c). Headers only: nobody makes the
+ *           server read a body before saying who they are;
+ *   Step 4: read the body, at most API_BODY_MAX bytes (API_PUBLIC_BODY_MAX
+ *           on public routes), all of it within 5 request timeouts (413 or
+ *           408, connection closed, the rest never read);
  *   Step 5: the handler, which checks the object it touches;
  *   Step 6: free what the request owned; count it in the metrics.
+ * conns.c hears of each step (a request head arrived, the handler runs,
+ * the reply is sent) to know which connections only hold a worker.
  *
  * Invariants:
  *   1. civetweb serves nothing by itself: no document_root, no directory
@@ -393,15 +397,24 @@ static const struct api_route *find_route(struct api_req *r, int *path_known)
     return NULL;
 }
 
-/* Reads the body; replies 413 (and returns -1) past the cap. */
-static int read_body(struct api_req *r, long long content_length)
+static void body_too_large(struct api_req *r, size_t cap)
+{
+    char details[96];
+
+    snprintf(details, sizeof(details), "the request body is capped at %zu bytes here", cap);
+    error_with(r, 413, "Payload too large", details, "Connection: close\r\n");
+}
+
+/* Reads the body, at most `cap` bytes; replies 413, or 408 for a body
+ * that stopped arriving for a request timeout or that conns.c cut for
+ * taking longer than 5 (and returns -1). */
+static int read_body(struct api_req *r, long long content_length, size_t cap_max)
 {
     size_t cap = content_length >= 0 ? (size_t)content_length : 4096, got = 0;
     char *buf;
 
-    if (content_length > API_BODY_MAX) {
-        error_with(r, 413, "Payload too large", "the request body is capped at 1 MiB",
-                   "Connection: close\r\n");
+    if (content_length > (long long)cap_max) {
+        body_too_large(r, cap_max);
         return -1;
     }
     buf = malloc(cap + 1);
@@ -413,9 +426,9 @@ static int read_body(struct api_req *r, long long content_length)
         int n;
         if (got == cap) {
             char *nb;
-            if (content_length >= 0 || cap >= API_BODY_MAX)
+            if (content_length >= 0 || cap > cap_max)
                 break;
-            cap = cap * 2 > API_BODY_MAX ? API_BODY_MAX + 1 : cap * 2;
+            cap = cap * 2 > cap_max ? cap_max + 1 : cap * 2;
             nb = realloc(buf, cap + 1);
             if (!nb)
                 break;
@@ -425,12 +438,18 @@ static int read_body(struct api_req *r, long long content_length)
         if (n <= 0)
             break;
         got += (size_t)n;
-        if (got > API_BODY_MAX) {
+        if (got > cap_max) {
             free(buf);
-            error_with(r, 413, "Payload too large", "the request body is capped at 1 MiB",
-                       "Connection: close\r\n");
+            body_too_large(r, cap_max);
             return -1;
         }
+    }
+    if (content_length >= 0 && got < (size_t)content_length) {
+        free(buf);
+        error_with(r, 408, "Request timeout",
+                   "the request body did not arrive in time (or ended before its Content-Length)",
+                   "Connection: close\r\n");
+        return -1;
     }
     buf[got] = 0;
     r->body = buf;
@@ -504,12 +523,7 @@ static void serve(struct api_req *r, const struct mg_request_info *ri)
     /* Step 2: token grants cost more, to slow password guessing */
     if (!rate_ok(r, rt->handler == api_h_token_v1 || rt->handler == api_h_token_v2 ? 10 : 1))
         return;
-    /* Step 3 */
-    if ((strcmp(r->method, "POST") == 0 || strcmp(r->method, "PUT") == 0 ||
-         strcmp(r->method, "PATCH") == 0) &&
-        read_body(r, ri->content_length) != 0)
-        return;
-    /* Step 4 */
+    /* Step 3: who is asking, from the headers alone */
     if (rt->perm == API_AGENT) {
         if (api_agent_authenticate(r) != 0)
             return;
@@ -521,6 +535,13 @@ static void serve(struct api_req *r, const struct mg_request_info *ri)
             return;
         }
     }
+    /* Step 4: the body; anonymous callers (the token routes) get a small one */
+    if ((strcmp(r->method, "POST") == 0 || strcmp(r->method, "PUT") == 0 ||
+         strcmp(r->method, "PATCH") == 0) &&
+        read_body(r, ri->content_length, rt->perm == API_PUBLIC ? API_PUBLIC_BODY_MAX
+                                                                  : API_BODY_MAX) != 0)
+        return;
+    api_conns_busy(r->conn);
     /* Step 5 */
     rt->handler(r);
 }
@@ -532,6 +553,7 @@ static int dispatch(struct mg_connection *conn, void *cbdata)
     struct timespec a, b;
 
     clock_gettime(CLOCK_MONOTONIC, &a);
+    api_conns_begin(conn);
     memset(&r, 0, sizeof(r));
     r.conn = conn;
     r.app = cbdata;
@@ -549,6 +571,7 @@ static int dispatch(struct mg_connection *conn, void *cbdata)
     clock_gettime(CLOCK_MONOTONIC, &b);
     api_metrics_request(r.status, (int64_t)(b.tv_sec - a.tv_sec) * 1000000 +
                                       (b.tv_nsec - a.tv_nsec) / 1000);
+    api_conns_end(conn);
     return r.status ? r.status : 500;
 }
 
@@ -559,15 +582,38 @@ static int log_message(const struct mg_connection *conn, const char *message)
     return 1;
 }
 
+/* Errors civetweb answers itself, before any handler (a request head
+ * that is malformed, too large or did not arrive in time), in the same
+ * envelope as every other error. */
+static int http_error(struct mg_connection *conn, int status, const char *errmsg)
+{
+    struct api_req r;
+    const char *details = errmsg;
+
+    memset(&r, 0, sizeof(r));
+    r.conn = conn;
+    if (status == 413) {
+        status = 431;
+        details = "the request head (request line and headers) is capped at 16384 bytes";
+    } else if (status == 400) {
+        details = "the request head is malformed, longer than 16384 bytes, or did not arrive "
+                  "within the request timeout";
+    }
+    error_with(&r, status, mg_get_response_code_text(conn, status), details,
+               "Connection: close\r\n");
+    return 0;
+}
+
 int api_http_start(struct api_app *app)
 {
-    char threads[16];
+    char threads[16], timeout[16];
     const char *options[] = {
         "listening_ports", app->cfg.listen,
         "num_threads", threads,
+        "listen_backlog", "1024",
         "enable_keep_alive", "yes",
         "keep_alive_timeout_ms", API_KEEP_ALIVE_MS,
-        "request_timeout_ms", "10000",
+        "request_timeout_ms", timeout,
         "enable_directory_listing", "no",
         "access_control_allow_origin", "",
         "access_control_allow_methods", "",
@@ -580,8 +626,16 @@ int api_http_start(struct api_app *app)
     struct mg_server_port ports[4];
 
     snprintf(threads, sizeof(threads), "%d", app->cfg.threads);
+    snprintf(timeout, sizeof(timeout), "%d", app->cfg.request_timeout_ms);
+    if (api_conns_start(app->cfg.threads, 5 * app->cfg.request_timeout_ms) != 0) {
+        fprintf(stderr, "allotd: cannot start the connection table\n");
+        return -1;
+    }
     memset(&cb, 0, sizeof(cb));
     cb.log_message = log_message;
+    cb.init_connection = api_conns_init_connection;
+    cb.connection_close = api_conns_closed;
+    cb.http_error = http_error;
     app->mg = mg_start(&cb, app, options);
     if (!app->mg) {
         fprintf(stderr, "allotd: cannot listen on %s\n", app->cfg.listen);
@@ -599,4 +653,5 @@ void api_http_stop(struct api_app *app)
     if (app->mg)
         mg_stop(app->mg); /* returns when in-flight requests have finished */
     app->mg = NULL;
+    api_conns_stop();
 }

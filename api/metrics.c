@@ -289,6 +289,7 @@ void api_metrics_render(struct api_req *r)
     static const char *const cls[] = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
     struct text t = {malloc(4096), 0, 4096};
     struct api_sched_stats st;
+    struct api_conns_stats cs;
     int64_t commits = 0, writes = 0;
     char line[128];
     int i;
@@ -306,6 +307,12 @@ void api_metrics_render(struct api_req *r)
     add(&t, "# TYPE allot_http_request_seconds_total counter\n"
             "allot_http_request_seconds_total %lld.%06lld\n",
         atomic_load(&request_us) / 1000000, atomic_load(&request_us) % 1000000);
+    api_conns_stats(&cs);
+    add(&t, "# TYPE allot_http_connections_open gauge\nallot_http_connections_open %lld\n"
+            "# TYPE allot_http_connections_accepted_total counter\n", cs.open, 0);
+    add(&t, "allot_http_connections_accepted_total %lld\n"
+            "# TYPE allot_http_connections_closed_idle_total counter\n"
+            "allot_http_connections_closed_idle_total %lld\n", cs.accepted, cs.evicted);
     add(&t, "# TYPE allot_workloads_submitted_total counter\n"
             "allot_workloads_submitted_total %lld\n", atomic_load(&submitted), 0);
     db_writer_stats(r->app->db, &commits, &writes);
