@@ -367,7 +367,8 @@ int api_json_num(struct api_req *r, json_t *obj, const char *key, double min, do
                  double *out);
 int api_json_bool(struct api_req *r, json_t *obj, const char *key, int *out);
 /* A Kubernetes memory quantity ("500M", "1Gi", "1024" bytes) in MiB,
- * rounded up; -1 if it is not one. */
+ * rounded up; -1 if it is not one (common/quantity.c: no sign, nan, inf
+ * or spaces; at most 1 EiB). */
 int api_quantity_mib(const char *s, int64_t *out);
 
 /* ---- list queries over rows in memory (listq.c) ---- */

@@ -32,6 +32,8 @@ static double dev(int64_t milli)
 
 /* ---- durations: "5d8h40m" <-> ms ---- */
 
+#define MAX_DURATION_MS (3660LL * 86400000LL)   /* ten years */
+
 static int duration_in(const char *s, int64_t *ms)
 {
     int64_t total = 0, v;
@@ -52,6 +54,8 @@ static int duration_in(const char *s, int64_t *ms)
         case 's': total += v * 1000LL; break;
         default: return -1;
         }
+        if (total > MAX_DURATION_MS)   /* each term adds at most 8.64e15: no overflow */
+            return -1;
         any = 1;
     }
     *ms = total;

@@ -17,6 +17,7 @@
  *      json_decref() and json_dumps() (recursive too) stay as shallow.
  */
 #include "api.h"
+#include "quantity.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -189,23 +190,5 @@ int api_json_bool(struct api_req *r, json_t *obj, const char *key, int *out)
 /* A Kubernetes memory quantity ("500M", "1Gi", "1024") in MiB, rounded up. */
 int api_quantity_mib(const char *s, int64_t *out)
 {
-    char *end;
-    double v = strtod(s, &end), mul = 1;
-
-    if (end == s || v < 0)
-        return -1;
-    if (strcmp(end, "") == 0) mul = 1.0 / 1048576.0;
-    else if (strcmp(end, "K") == 0 || strcmp(end, "k") == 0) mul = 1e3 / 1048576.0;
-    else if (strcmp(end, "M") == 0) mul = 1e6 / 1048576.0;
-    else if (strcmp(end, "G") == 0) mul = 1e9 / 1048576.0;
-    else if (strcmp(end, "T") == 0) mul = 1e12 / 1048576.0;
-    else if (strcmp(end, "Ki") == 0) mul = 1.0 / 1024.0;
-    else if (strcmp(end, "Mi") == 0) mul = 1;
-    else if (strcmp(end, "Gi") == 0) mul = 1024;
-    else if (strcmp(end, "Ti") == 0) mul = 1024.0 * 1024.0;
-    else return -1;
-    if (v * mul > 1e12)
-        return -1;
-    *out = (int64_t)ceil(v * mul);
-    return 0;
+    return quantity_mib(s, out);
 }

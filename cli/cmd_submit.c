@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quantity.h"
 #include "wl.h"
 
 #define MAX_GPUS 64
@@ -113,16 +114,9 @@ struct submit {
 
 static int quantity_ok(const char *s)
 {
-    static const char *const units[] = {"", "K", "k", "M", "G", "T", "Ki", "Mi", "Gi", "Ti", NULL};
-    char *end;
-    int i;
+    int64_t mib;
 
-    if (strtod(s, &end) < 0 || end == s)
-        return 0;
-    for (i = 0; units[i]; i++)
-        if (strcmp(end, units[i]) == 0)
-            return 1;
-    return 0;
+    return quantity_mib(s, &mib) == 0;
 }
 
 /* "8080" or "8080:30080" into {container, node}; -1 if not ports. */

@@ -72,6 +72,11 @@ usage "memory of one GPU" training submit a1 -i img --gpu-memory-request 20G -g 
 usage "such as 20G" training submit a1 -i img --gpu-memory-request 20000
 usage "--cpu-core-request wants" training submit a1 -i img --cpu-core-request -1
 usage "--cpu-memory-request wants" training submit a1 -i img --cpu-memory-request lots
+for q in nan inf -1Gi 1e400 0x10 " 1G" 2Zi 99999999999999999999Ei 1.Gi; do
+  usage "--cpu-memory-request wants" training submit a1 -i img --cpu-memory-request "$q"
+done
+usage "--cpu-core-request wants" training submit a1 -i img --cpu-core-request nan
+usage "--cpu-core-request wants" training submit a1 -i img --cpu-core-request inf
 usage "--preemptibility is" training submit a1 -i img --preemptibility sometimes
 usage "-e wants NAME=VALUE" training submit a1 -i img -e NOEQUALS
 usage "-e wants NAME=VALUE" training submit a1 -i img -e =x

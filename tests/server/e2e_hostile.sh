@@ -6,7 +6,10 @@
 #     recursive parser and the process died), to the public token route,
 #     to a workload submission and to a resources array;
 #   - nesting just past the cap (33 levels) and just inside it (32);
-#   - brackets inside strings do not count as nesting.
+#   - brackets inside strings do not count as nesting;
+#   - quantities that are not finite, negative or overflowing ("nan" once
+#     reached the database as the smallest int64 and passed every memory
+#     quota), and durations that would overflow.
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 
@@ -66,5 +69,36 @@ out=$(curl -s -X POST "$URL/api/v1/token" -H 'Content-Type: application/json' --
 HDR=$(nest 200 '[' ']' | base64 -w0 | tr '+/' '-_' | tr -d '=')
 expect 401 GET /api/v1/workloads "" "$HDR.e30.sig" >/dev/null
 alive "nested token header"
+# quantities: each refused with a 400 naming the field; sane ones pass
+submit_mem() { # FIELD VALUE STATUS
+  expect "$3" POST /api/v1/workloads/trainings "{\"name\":\"m$N\",\"projectId\":\"$P\",
+    \"spec\":{\"compute\":{\"$1\":$2}}}" "$ADMIN"
+  N=$((N + 1))
+}
+N=0
+for q in '"nan"' '"NaN"' '"inf"' '"-1Gi"' '"-0.5"' '"1e400"' '"0x10"' '" 1Gi"' '"1Gi "' '"2Zi"' \
+         '"99999999999999999999Ei"' '"1e31"' '"1."' '"1.5.5Gi"'; do
+  out=$(submit_mem cpuMemoryRequest "$q" 400)
+  printf '%s' "$out" | jq -r .details | grep -q cpuMemoryRequest || fail "mem $q: $out"
+  submit_mem cpuMemoryLimit "$q" 400 >/dev/null
+done
+for q in 1e400 -1 '"1"'; do
+  submit_mem cpuCoreRequest "$q" 400 >/dev/null
+  submit_mem gpuDevicesRequest "$q" 400 >/dev/null
+done
+submit_mem cpuMemoryRequest '"1.5Gi"' 202 >/dev/null
+submit_mem cpuMemoryRequest '"1e9"' 202 >/dev/null
+W=$(expect 200 GET "/api/v1/workloads?filterBy=name==m$((N - 1))" "" "$ADMIN" | jq -r '.workloads[0].id')
+[ "$W" != null ] || fail "a 1e9 byte request was not stored"
+expect 400 POST /api/v1/workloads/trainings "{\"name\":\"lim\",\"projectId\":\"$P\",\"spec\":{\"compute\":
+  {\"cpuMemoryRequest\":\"2Gi\",\"cpuMemoryLimit\":\"1Gi\"}}}" "$ADMIN" >/dev/null
+# durations: ten years at most, no overflow however many terms
+POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
+D=$(for i in $(seq 1 200); do printf 100000000d; done)
+expect 400 PATCH "/api/v1/node-pools/$POOL" \
+  "{\"schedulingConfiguration\":{\"minGuaranteedRuntime\":\"$D\"}}" "$ADMIN" >/dev/null
+expect 200 PATCH "/api/v1/node-pools/$POOL" \
+  '{"schedulingConfiguration":{"minGuaranteedRuntime":"5d8h40m"}}' "$ADMIN" >/dev/null
+alive "quantities"
 stop
 echo "e2e_hostile: ok"
