@@ -29,7 +29,7 @@ static void usage(void)
            "                            type T (repeatable; 0 for none; --demo defaults to 2x2)\n"
            "  --schedule-period-ms N    scheduling period (default 1000)\n"
            "  --sample-period-ms N      allocation samples for metrics (default 15000)\n"
-           "  --threads N               HTTP worker threads (default 64)\n"
+           "  --threads N               HTTP worker threads (default 128)\n"
            "  --request-timeout-ms N    a request head must arrive within N ms, a body\n"
            "                            within 5N (default 2000)\n"
            "  --rate-limit N            requests per second per client (default 100; 0 off)\n"
@@ -141,7 +141,7 @@ static int apply(struct api_config *cfg, const char *key, const char *v)
     if (strcmp(key, "sample-period-ms") == 0)
         return set_int(v, 10, 3600000, &cfg->sample_period_ms);
     if (strcmp(key, "threads") == 0)
-        return set_int(v, 1, 256, &cfg->threads);
+        return set_int(v, 2, 1024, &cfg->threads);
     if (strcmp(key, "request-timeout-ms") == 0)
         return set_int(v, 100, 600000, &cfg->request_timeout_ms);
     if (strcmp(key, "rate-limit") == 0)
@@ -206,7 +206,7 @@ static void defaults(struct api_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
     snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:8080");
-    cfg->threads = 64;
+    cfg->threads = 128;
     cfg->request_timeout_ms = 2000;
     cfg->schedule_period_ms = 1000;
     cfg->sample_period_ms = 15000;

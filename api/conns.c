@@ -15,8 +15,8 @@
  * first), and records each connection in a table by descriptor.
  *
  * A connection's state:
- *   IDLE since t       accepted at t and no request head yet, or kept
- *                      alive since its last reply ended at t;
+ *   IDLE since t       accepted at t and no request head yet ("new"), or
+ *                      kept alive since its last reply ended at t;
  *   RECEIVING since t  its request head arrived at t and its body is
  *                      being read (api_conns_begin);
  *   BUSY               its handler runs (api_conns_busy), until the reply
@@ -27,18 +27,21 @@
  * mg_read() returns what came so far (it would otherwise wait as long as
  * bytes keep trickling in), and the dispatcher answers 408.
  *
- * Admission (admit(), on every accept and every TICK_MS):
+ * Admission (admit(), on every accept and every TICK_MS, once more
+ * connections are open than the workers less a reserve of an eighth):
  *   Step 1: forget slots whose descriptor no longer holds the peer they
  *           recorded (civetweb closed it; getpeername tells);
- *   Step 2: while more connections are open than the workers less a
- *           reserve of an eighth, shut down the one that has been IDLE or
- *           RECEIVING the longest, if that is at least MIN_IDLE_MS;
+ *   Step 2: count the connections that wait for a worker: those open past
+ *           the number of workers, or, if more, the new ones whose whole
+ *           request head has waited unread for WAIT_MS;
+ *   Step 3: for each, shut down one connection, in this order: one whose
+ *           client has closed its side; a new one that has not sent its
+ *           request head for MIN_SILENT_MS (nothing, or a trickle with no
+ *           byte for that long); a kept-alive or receiving one quiet for
+ *           MIN_IDLE_MS with nothing unread; the longest idle first within
+ *           each. Nobody waits: nobody is let go, however many clients.
  *   shutdown() and not close(): the descriptor stays civetweb's, whose
  *   worker reads end-of-file at once and closes it.
- * A client that sends its request as soon as it connects is the newest
- * connection when it arrives, so it is the last to be let go; a client
- * that connects and waits, trickles a request, or sits on a kept-alive
- * connection gives its worker back to whoever needs it.
  *
  * Invariants:
  *   1. A BUSY connection is never shut down: a request that is being
@@ -54,6 +57,8 @@
 #include <civetweb.h>
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <linux/tcp.h>   /* struct tcp_info (glibc shows it only to _DEFAULT_SOURCE) */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -69,7 +74,9 @@
  * find scheduler/sched.h instead of the system's. */
 int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags);
 
-#define MIN_IDLE_MS 20
+#define MIN_IDLE_MS 20         /* a kept-alive or receiving connection, quiet */
+#define MIN_SILENT_MS 100      /* a new connection that has not sent its request */
+#define WAIT_MS 5
 #define TICK_MS 100
 #define MAX_SLOTS 65536
 
@@ -84,6 +91,8 @@ struct slot {
     struct sockaddr_storage peer;
     socklen_t peer_len;
     char addr[48];                     /* as civetweb writes remote_addr */
+    int served;                        /* a request of it reached the dispatcher */
+    int complete;                      /* a whole request head was seen unread */
     int cut;                           /* its read side was shut down */
 };
 
@@ -91,6 +100,7 @@ static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int started, stopping;
+    int workers;
     int limit;                         /* open connections past which idle ones go */
     int body_timeout_ms;
     int n_slots;
@@ -161,29 +171,95 @@ static int slot_live(int fd)
     return len == s->peer_len && memcmp(&now, &s->peer, len) == 0;
 }
 
-/* Has the client sent bytes that nobody has read yet (its request is
- * there, waiting for a worker)? */
-static int has_unread(int fd)
-{
-    char c;
+/* What the kernel knows of a connection's input. */
+struct input {
+    int unread;                        /* bytes wait that nobody has read */
+    int eof;                           /* the client has closed its side */
+    int64_t quiet_ms;                  /* since the client last sent data (or connected) */
+};
 
-    return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+/* Looks at a slot's socket; marks it `complete` once a whole request head
+ * is seen waiting unread (its client is no trickler: it waits for a
+ * worker, which will read the head and reach the dispatcher). */
+static void look(int fd, struct slot *s, struct input *in)
+{
+    static char peek[16384 + 1];       /* callers hold T.mu */
+    struct tcp_info ti;
+    socklen_t len = sizeof(ti);
+    ssize_t n;
+
+    memset(&ti, 0, sizeof(ti));
+    in->quiet_ms = getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0
+                       ? (int64_t)ti.tcpi_last_data_recv : 0;
+    n = recv(fd, peek, s->served || s->complete ? 1 : sizeof(peek) - 1, MSG_PEEK | MSG_DONTWAIT);
+    in->unread = n > 0;
+    in->eof = n == 0;
+    if (n > 0 && !s->served && !s->complete) {
+        peek[n] = 0;
+        s->complete = strstr(peek, "\r\n\r\n") != NULL;
+    }
 }
 
-/* The IDLE or RECEIVING slot waiting the longest, at least MIN_IDLE_MS,
- * with nothing unread; -1 if none. */
-static int oldest_waiting(int64_t now)
+/* How much a slot deserves to be let go: 0 never (BUSY, just active,
+ * input waiting, a whole head seen); 3 its client has gone; 2 a new
+ * connection that has sent no request; 1 a kept-alive or receiving one. */
+static int idleness(int fd, struct slot *s, int64_t now)
 {
-    int i, best = -1;
+    struct input in;
+
+    if (s->state == C_BUSY)
+        return 0;
+    look(fd, s, &in);
+    if (in.eof)
+        return 3;
+    if (in.unread || s->complete ||
+        now - s->since_ms < (s->served ? MIN_IDLE_MS : MIN_SILENT_MS) ||
+        in.quiet_ms < (s->served ? MIN_IDLE_MS : MIN_SILENT_MS))
+        return 0;
+    return s->served ? 1 : 2;
+}
+
+/* The slot to let go first: the most idle kind, then the longest idle;
+ * -1 if none may go. */
+static int victim(int64_t now)
+{
+    int i, best = -1, best_kind = 0;
 
     for (i = 0; i < T.n_open; i++) {
-        const struct slot *s = &T.slots[T.open[i]];
-        if (s->state == C_BUSY || now - s->since_ms < MIN_IDLE_MS || has_unread(T.open[i]))
-            continue;
-        if (best < 0 || s->since_ms < T.slots[best].since_ms)
-            best = T.open[i];
+        int fd = T.open[i];
+        int kind = idleness(fd, &T.slots[fd], now);
+        if (kind > best_kind ||
+            (kind && kind == best_kind && T.slots[fd].since_ms < T.slots[best].since_ms)) {
+            best = fd;
+            best_kind = kind;
+        }
     }
     return best;
+}
+
+/* New connections whose request head has been waiting, unread, for
+ * WAIT_MS: they wait for a worker. */
+static int waiting(int64_t now)
+{
+    int i, n = 0;
+
+    for (i = 0; i < T.n_open; i++) {
+        int fd = T.open[i];
+        struct slot *s = &T.slots[fd];
+        struct input in;
+        if (s->state != C_IDLE || s->served || now - s->since_ms < WAIT_MS)
+            continue;
+        look(fd, s, &in);
+        n += in.unread && s->complete;
+    }
+    return n;
+}
+
+static void evict(int fd)
+{
+    shutdown(fd, SHUT_RDWR);
+    slot_drop(fd);
+    atomic_fetch_add(&n_evicted, 1);
 }
 
 /* Cuts the bodies that are late (their read side only: the reply still goes out). */
@@ -204,21 +280,19 @@ static void cut_late_bodies(int64_t now)
 static void admit(void)
 {
     int64_t now = mono_ms();
-    int i;
+    int i, fd, need;
 
     /* Step 1 */
     for (i = T.n_open - 1; i >= 0; i--)
         if (T.slots[T.open[i]].state != C_BUSY && !slot_live(T.open[i]))
             slot_drop(T.open[i]);
     /* Step 2 */
-    while (T.n_open > T.limit) {
-        int fd = oldest_waiting(now);
-        if (fd < 0)
-            break;
-        shutdown(fd, SHUT_RDWR);
-        slot_drop(fd);
-        atomic_fetch_add(&n_evicted, 1);
-    }
+    need = waiting(now);
+    if (need < T.n_open - T.workers)
+        need = T.n_open - T.workers;
+    /* Step 3 */
+    for (; need > 0 && (fd = victim(now)) >= 0; need--)
+        evict(fd);
 }
 
 /* ---- the accept() civetweb calls ---- */
@@ -250,17 +324,18 @@ int accept(int sockfd, struct sockaddr *addr, socklen_t *addrlen)
 /* ---- what the dispatcher reports ---- */
 
 /* The slot of a connection: remembered in its user data after the first
- * lookup by peer address and port. Returns the descriptor or -1. */
+ * lookup by peer address and port. civetweb reuses a connection object
+ * for the next connection its worker serves, so a remembered slot of
+ * another generation is looked up again. Returns the descriptor or -1. */
 static int slot_of(struct mg_connection *conn)
 {
     uintptr_t tag = (uintptr_t)mg_get_user_connection_data(conn);
     const struct mg_request_info *ri;
-    int i;
+    int i, fd = (int)(tag & 0xfffff) - 1;
 
-    if (tag) {
-        int fd = (int)(tag & 0xfffff) - 1;
-        return T.slots[fd].state != C_FREE && T.slots[fd].gen == (uint32_t)(tag >> 20) ? fd : -1;
-    }
+    if (tag && fd < T.n_slots && T.slots[fd].state != C_FREE &&
+        T.slots[fd].gen == (uint32_t)(tag >> 20))
+        return fd;
     ri = mg_get_request_info(conn);
     if (!ri)
         return -1;
@@ -283,6 +358,8 @@ static void set_state(struct mg_connection *conn, int state)
     if (T.started && (fd = slot_of(conn)) >= 0) {
         T.slots[fd].state = state;
         T.slots[fd].since_ms = mono_ms();
+        T.slots[fd].served = 1;
+        T.slots[fd].complete = 0;
     }
     pthread_mutex_unlock(&T.mu);
 }
@@ -373,6 +450,7 @@ int api_conns_start(int workers, int body_timeout_ms)
     if (T.slots && T.open) {
         T.n_slots = n;
         T.n_open = 0;
+        T.workers = workers;
         T.limit = workers - (workers / 8 > 1 ? workers / 8 : 1);
         if (T.limit < 1)
             T.limit = 1;

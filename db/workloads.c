@@ -455,19 +455,29 @@ static int parse_iso(const char *s, int64_t *ms)
     return DB_OK;
 }
 
+/* The list query's SQL, grown as needed: no number of filters or projects
+ * is too many for it. */
 struct sqlbuf {
-    char s[4096];
-    size_t n;
-    int overflow;
+    char *s;
+    size_t n, cap;
+    int failed;                   /* out of memory */
 };
 
 static void sb_add(struct sqlbuf *b, const char *s)
 {
     size_t l = strlen(s);
 
-    if (b->n + l + 1 > sizeof(b->s)) {
-        b->overflow = 1;
+    if (b->failed)
         return;
+    if (b->n + l + 1 > b->cap) {
+        size_t cap = (b->cap ? b->cap * 2 : 1024) + l;
+        char *p = realloc(b->s, cap);
+        if (!p) {
+            b->failed = 1;
+            return;
+        }
+        b->s = p;
+        b->cap = cap;
     }
     memcpy(b->s + b->n, s, l + 1);
     b->n += l;
@@ -555,19 +565,38 @@ static int where_sql(struct sqlbuf *b, const struct db_wl_query *q)
         if (rc != DB_OK)
             return rc;
     }
-    if (q->projects) {
-        sb_add(b, " AND w.project_seq IN (");
-        for (i = 0; i < q->n_projects; i++) {
-            snprintf(tmp, sizeof(tmp), "%s?%d", i ? "," : "", q->n_filters + 1 + i);
-            sb_add(b, tmp);
-        }
-        sb_add(b, q->n_projects ? ")" : "NULL)");
+    if (q->projects) {   /* one parameter, a JSON array, however many projects */
+        snprintf(tmp, sizeof(tmp), "%d", q->n_filters + 1);
+        sb_add(b, " AND w.project_seq IN (SELECT value FROM json_each(?");
+        sb_add(b, tmp);
+        sb_add(b, "))");
     }
-    return b->overflow ? DB_EINVAL : DB_OK;
+    return b->failed ? DB_ENOMEM : DB_OK;
+}
+
+/* The project seqs as a JSON array ("[3,17,...]"), malloc'd; NULL when out of memory. */
+static char *projects_json(const struct db_wl_query *q)
+{
+    struct sqlbuf b = {0};
+    char tmp[32];
+    int i;
+
+    sb_add(&b, "[");
+    for (i = 0; i < q->n_projects; i++) {
+        snprintf(tmp, sizeof(tmp), "%s%lld", i ? "," : "", (long long)q->projects[i]);
+        sb_add(&b, tmp);
+    }
+    sb_add(&b, "]");
+    if (b.failed) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
 }
 
 static int where_bind(sqlite3_stmt *st, const struct db_wl_query *q)
 {
+    char *projects;
     int i, rc;
 
     for (i = 0; i < q->n_filters; i++) {
@@ -575,8 +604,12 @@ static int where_bind(sqlite3_stmt *st, const struct db_wl_query *q)
         if (rc != DB_OK)
             return rc;
     }
-    for (i = 0; q->projects && i < q->n_projects; i++)
-        sqlite3_bind_int64(st, q->n_filters + 1 + i, q->projects[i]);
+    if (!q->projects)
+        return DB_OK;
+    projects = projects_json(q);
+    if (!projects)
+        return DB_ENOMEM;
+    sqlite3_bind_text(st, q->n_filters + 1, projects, -1, free);
     return DB_OK;
 }
 
@@ -602,21 +635,22 @@ static int list_sql(struct sqlbuf *b, const struct db_wl_query *q, int count)
     sb_add(b, sort->expr);
     sb_add(b, q->desc ? " DESC, w.seq DESC" : " ASC, w.seq ASC");
     sb_add(b, " LIMIT ? OFFSET ?");
-    return b->overflow ? DB_EINVAL : DB_OK;
+    return b->failed ? DB_ENOMEM : DB_OK;
 }
 
 static int list_fn(struct db__conn *c, void *arg)
 {
     struct list_arg *a = arg;
-    struct sqlbuf b = {.n = 0};
+    struct sqlbuf b = {0};
     sqlite3_stmt *st = NULL;
     int rc, cap = 0, np;
 
     rc = list_sql(&b, a->q, a->count != NULL);
+    if (rc == DB_OK && sqlite3_prepare_v2(c->h, b.s, -1, &st, NULL) != SQLITE_OK)
+        rc = DB_EIO;
+    free(b.s);
     if (rc != DB_OK)
         return rc;
-    if (sqlite3_prepare_v2(c->h, b.s, -1, &st, NULL) != SQLITE_OK)
-        return DB_EIO;
     rc = where_bind(st, a->q);
     if (rc != DB_OK)
         goto out_finalize;

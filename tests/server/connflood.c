@@ -2,7 +2,7 @@
  * connflood.c: hostile HTTP clients against allotd, and a well-behaved
  * one beside them that measures whether the server still answers.
  *
- *   connflood PORT MODE CONNECTIONS SECONDS
+ *   connflood PORT MODE CONNECTIONS SECONDS [PROBE_DEADLINE_MS]
  *
  * The attack comes from 127.0.0.2 and the probe from 127.0.0.1, so that
  * the per-address rate limit, which would rightly refuse a probe from the
@@ -18,7 +18,8 @@
  *              byte every 500 ms.
  *
  * Meanwhile a probe sends GET /healthz on a fresh connection, one after
- * the other, each given PROBE_DEADLINE_MS to be answered 200. At the end
+ * the other, each given PROBE_DEADLINE_MS (default 10,000) to be answered
+ * 200. At the end
  * one line of key=value pairs reports the probes (probes, failed,
  * slowest_ms) and the attack (opened, closed: by the server, and
  * longest_unanswered_ms: the longest a connection stayed open with no
@@ -44,7 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PROBE_DEADLINE_MS 10000
+static int64_t probe_deadline_ms = 10000;
 #define TRICKLE_MS 500
 #define MAX_CONNS 4000
 
@@ -192,7 +193,7 @@ static int probe_step(struct probe *p, short revents)
     static const char req[] = "GET /healthz HTTP/1.1\r\nHost: allot\r\nConnection: close\r\n\r\n";
     ssize_t r;
 
-    if (p->fd < 0 || now_ms() - p->started_ms > PROBE_DEADLINE_MS)
+    if (p->fd < 0 || now_ms() - p->started_ms > probe_deadline_ms)
         return -1;
     if (!p->sent) {
         if (!(revents & POLLOUT))
@@ -302,10 +303,13 @@ int main(int argc, char **argv)
     enum mode m;
     int port, n, seconds, i;
 
-    if (argc != 5 || parse_mode(argv[2], &m) != 0) {
-        fprintf(stderr, "usage: connflood PORT silent|slowloris|keepalive|slowbody N SECONDS\n");
+    if ((argc != 5 && argc != 6) || parse_mode(argv[2], &m) != 0) {
+        fprintf(stderr, "usage: connflood PORT silent|slowloris|keepalive|slowbody N SECONDS"
+                        " [PROBE_DEADLINE_MS]\n");
         return 2;
     }
+    if (argc == 6 && (probe_deadline_ms = atoi(argv[5])) <= 0)
+        return 2;
     port = atoi(argv[1]);
     n = atoi(argv[3]);
     seconds = atoi(argv[4]);
