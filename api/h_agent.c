@@ -810,22 +810,24 @@ static const char *idle_rule(int type, int preemptible)
     return type == DB_INFERENCE ? NULL : "trainingJobMaxIdleDurationSeconds";
 }
 
-/* Is l past its time or idle limit? Says which in why. The workload is
- * idle when every device its pods were given is measured (agent/usage.c:
- * the pod's share of it) at 0%; it counts as idle from the last of its
- * pods' zero-utilisation streaks' start, and never from before the
- * workload started. */
+/* Is l past its time or idle limit? Says which in why. Its time is all of
+ * its runs (earlier ones and this one). The workload is idle when every
+ * device its pods were given is measured (agent/usage.c: the pod's share
+ * of it) at 0%; it counts as idle from the last of its pods'
+ * zero-utilisation streaks' start, and never from before the workload
+ * started. */
 static int over_limit(const struct db_limited *l, int64_t now, char *why, size_t len)
 {
     json_t *rules = json_loads(l->rules, 0, NULL);
     const char *idle = idle_rule(l->type, l->preemptible);
     int64_t t = rule_s(rules, time_rule(l->type)), i = rule_s(rules, idle);
     int64_t idle_from = l->idle_since > l->started_ms ? l->idle_since : l->started_ms;
+    int64_t ran = l->run_ms + (l->started_ms > 0 ? now - l->started_ms : 0);
     int over = 0;
 
-    if (t > 0 && l->started_ms > 0 && now - l->started_ms >= t * 1000) {
+    if (t > 0 && l->started_ms > 0 && ran >= t * 1000) {
         snprintf(why, len, "%s: %s ran %lld s, the limit is %lld s", time_rule(l->type),
-                 l->name, (long long)((now - l->started_ms) / 1000), (long long)t);
+                 l->name, (long long)(ran / 1000), (long long)t);
         over = 1;
     } else if (i > 0 && l->n_devices > 0 && l->n_idle == l->n_devices &&
                l->n_unmeasured == 0 && now - idle_from >= i * 1000) {

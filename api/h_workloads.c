@@ -324,6 +324,10 @@ static void generic_write(struct jw *j, const struct db_workload *w)
     jw_str(j, NULL, w->image);
     jw_close(j, ']');
     jw_time(j, "completedAt", w->completed_at);
+    jw_int(j, "totalRunningTimeSeconds",
+           (w->run_ms + (w->started_ms > 0 && (strcmp(w->phase, "Running") == 0 ||
+                                              strcmp(w->phase, "Initializing") == 0)
+                             ? api_now_ms() - w->started_ms : 0)) / 1000);
     jw_key(j, "actionsSupport");
     jw_open(j, '{');
     jw_bool(j, "delete", 1);

@@ -525,7 +525,7 @@ static int limited_fn(struct db__conn *c, void *arg)
         "  WHERE p.workload_seq = w.seq AND p.devices != 0 AND NOT EXISTS"
         "  (SELECT 1 FROM pod_gpu g WHERE g.uid = p.uid AND g.given = 1)),"
         " (SELECT coalesce(max(r.gpu_idle_since), 0) FROM pods p"
-        "  JOIN pod_runs r ON r.uid = p.uid WHERE p.workload_seq = w.seq), w.preemptible"
+        "  JOIN pod_runs r ON r.uid = p.uid WHERE p.workload_seq = w.seq), w.preemptible, w.run_ms"
         " FROM workloads w WHERE w.deleted_at = 0 AND w.phase = 'Running' AND w.rules != ''"
         " ORDER BY w.seq";
 #undef DEVICES
@@ -552,6 +552,7 @@ static int limited_fn(struct db__conn *c, void *arg)
         l->n_unmeasured = sqlite3_column_int(st, 7);
         l->idle_since = sqlite3_column_int64(st, 8);
         l->preemptible = sqlite3_column_int(st, 9);
+        l->run_ms = sqlite3_column_int64(st, 10);
     }
     return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
 }

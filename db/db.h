@@ -259,6 +259,7 @@ struct db_workload {
     char affinity[1024];          /* nodeAffinityRequired as JSON; "" none */
     int64_t gpu_memory_mib;       /* per shared device per pod; 0 none */
     char rules[1024];             /* the schedulingRules it was submitted under (JSON) */
+    int64_t run_ms;               /* placed before it last started (earlier runs) */
     char image[256];
     char created_by[DB_NAME_LEN];
     int64_t queued_seq, started_ms, stale_since_ms;

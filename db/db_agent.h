@@ -146,6 +146,7 @@ struct db_limited {
     int type;                     /* enum db_wl_type */
     int preemptible;
     int64_t started_ms;
+    int64_t run_ms;               /* how long it ran before it last started */
     char rules[1024];             /* the schedulingRules it was submitted under (JSON) */
     int n_devices, n_idle;        /* the devices its agents measure, and the idle ones */
     int n_unmeasured;             /* its pods with devices that no agent measures */

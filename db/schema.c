@@ -314,6 +314,17 @@ static const struct numbered later[] = {
      " memory_mib INTEGER NOT NULL CHECK (memory_mib BETWEEN -1 AND 1099511627776),"
      " PRIMARY KEY (workload_seq, ts, idx, gpu)) WITHOUT ROWID;"
      "CREATE INDEX gpu_samples_ts ON gpu_samples (ts);", NULL},
+    /* 71: how long a workload ran before it last started: a time limit
+     * counts all of its time placed (Running or Initializing), as Run:ai
+     * counts all its time Running; kept by a trigger on every way out */
+    {71,
+     "ALTER TABLE workloads ADD COLUMN run_ms INTEGER NOT NULL DEFAULT 0 CHECK (run_ms >= 0);"
+     "CREATE TRIGGER workloads_run_ms AFTER UPDATE OF phase ON workloads"
+     " WHEN old.phase IN ('Initializing', 'Running')"
+     " AND new.phase NOT IN ('Initializing', 'Running') AND old.started_ms > 0 BEGIN"
+     " UPDATE workloads SET run_ms = run_ms + max(0, new.phase_updated_at - old.started_ms)"
+     " WHERE seq = new.seq; END;",
+     NULL},
 };
 
 #define N_LATER ((int)(sizeof(later) / sizeof(later[0])))

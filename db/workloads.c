@@ -33,7 +33,7 @@
     " w.updated_at, w.phase_updated_at, w.deleted_at, w.completed_at, w.version,"         \
     " (SELECT count(*) FROM pods WHERE workload_seq = w.seq), w.spec, w.affinity,"        \
     " w.gpu_memory_mib, w.rules, (SELECT coalesce(sum(" DB_POD_GPU_ON("w", "n") "), 0)"    \
-    " FROM pods p JOIN nodes n ON n.seq = p.node_seq WHERE p.workload_seq = w.seq)"
+    " FROM pods p JOIN nodes n ON n.seq = p.node_seq WHERE p.workload_seq = w.seq), w.run_ms"
 #define WL_FROM                                                  \
     " FROM workloads w JOIN queues q ON q.seq = w.project_seq" \
     " LEFT JOIN queues d ON d.seq = q.parent_seq"
@@ -107,6 +107,7 @@ static int wl_row(sqlite3_stmt *st, struct db_workload *w)
     w->gpu_memory_mib = sqlite3_column_int64(st, 38);
     db__copy(w->rules, sizeof(w->rules), st, 39);
     w->alloc_gpu_milli = sqlite3_column_int64(st, 40);
+    w->run_ms = sqlite3_column_int64(st, 41);
     spec = sqlite3_column_text(st, 36);
     if (spec) {
         w->spec = strdup((const char *)spec);

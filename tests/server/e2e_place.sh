@@ -5,7 +5,8 @@
 # pool created by label taking its nodes at once, GPU-memory requests and
 # portions of several devices; every spec field allot does not act on is
 # a 400 that says so; the scheduling rules a workload runs under are its
-# project's when it was submitted; an elastic workload that loses pods
+# project's when it was submitted, and its running time adds up over its
+# runs; an elastic workload that loses pods
 # above its minimum is told it was shrunk and keeps running.
 #
 # Simulated nodes: node-1 (2 GPUs of 80 GB, type dgx), node-2 and node-3
@@ -122,8 +123,11 @@ wait_phase "$TOKEN" t1 Running
 submit trainings t2 "$PT" '"compute":{"gpuDevicesRequest":1}' >/dev/null
 wait_phase "$TOKEN" t2 Running
 case "$(nodes_of t2)" in node-2|node-3) ;; *) fail "t2 (dgx full, then pcie) runs on $(nodes_of t2)" ;; esac
+# naming one type keeps it there (t1, which may use pcie too, may be moved for it)
 submit trainings t3 "$PT" '"compute":{"gpuDevicesRequest":1},"nodeType":"dgx"' >/dev/null
-wait_phase "$TOKEN" t3 Pending
+wait_phase "$TOKEN" t3 Running
+[ "$(nodes_of t3)" = node-1 ] || fail "t3 (dgx only) runs on $(nodes_of t3)"
+[ "$(phase "$TOKEN" t1)" = Running ] || fail "t1 stopped for t3"
 submit trainings t4 "$PT" '"nodeType":"v100"' 400 >/dev/null
 for w in t1 t2 t3; do delete $w; wait_gone $w; done
 
@@ -173,6 +177,19 @@ wait_phase "$TOKEN" after-rule Running
 wait_phase "$TOKEN" after-rule Stopped
 [ "$(phase "$TOKEN" before-rule)" = Running ] || fail "a rule set later stopped before-rule"
 for w in before-rule after-rule; do delete $w; wait_gone $w; done
+
+# ---- a workload's running time adds up over its runs (what time limits count) ----
+submit trainings twice "$P" '"compute":{"gpuDevicesRequest":1}' >/dev/null
+wait_phase "$TOKEN" twice Running
+sleep 1.2
+ran() { expect 200 GET "/api/v1/workloads/$(wl_id twice)" "" "$TOKEN" | jq .totalRunningTimeSeconds; }
+expect 202 POST "/api/v1/workloads/$(wl_id twice)/suspend" "" "$TOKEN" >/dev/null
+wait_phase "$TOKEN" twice Stopped
+[ "$(ran)" -ge 1 ] || fail "twice ran 1.2 s, it says $(ran)"
+expect 202 POST "/api/v1/workloads/$(wl_id twice)/resume" "" "$TOKEN" >/dev/null
+wait_phase "$TOKEN" twice Running
+[ "$(ran)" -ge 1 ] || fail "resumed, twice forgot its first run: $(ran)"
+delete twice
 stop
 
 # ---- an elastic workload that loses pods above its minimum ----
