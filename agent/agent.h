@@ -10,10 +10,11 @@
  *   shim.pid   "<pid> <start time>" of its supervisor (shim.c);
  *   pid        the process group of the workload, once started;
  *   exit.json  how it ended, written once by the supervisor;
- * and agent.lease, whose modification time the agent renews every tick:
- * supervisors stop their pods when it grows older than the orphan timeout,
- * so no pod outlives its agent for long, and a restarted agent finds its
- * pods again through these files.
+ * and agent.lease, the lease allotd granted the node (lease.c): renewed by
+ * every answer allotd gives the agent; when it ends (the agent is cut off
+ * from allotd, or gone) every supervisor stops its pod, before allotd may
+ * give the pod to another node, and a restarted agent that reaches allotd
+ * within the lease finds its pods again through these files.
  */
 #ifndef ALLOT_AGENT_H
 #define ALLOT_AGENT_H
@@ -40,7 +41,6 @@ struct agent_opts {
     int gpus;                    /* declared devices; -1: auto (NVML, else nvidia-smi) */
     char work_dir[AGENT_DIR_MAX];
     int heartbeat_ms;
-    int orphan_ms;               /* supervisors stop pods after this without the agent */
     char runtime[16];            /* auto | docker | podman | none */
     char nvidia_smi[AGENT_PATH_MAX];
     char nvml[AGENT_PATH_MAX];   /* NVML's library; "none": nvidia-smi only */
@@ -51,6 +51,20 @@ int agent_opts_parse(struct agent_opts *o, int argc, char **argv);
 /* Reads the token file (one line; must not be readable by group or
  * others) into out; -1 with a message on failure. */
 int agent_read_token(const char *path, char *out, size_t len);
+
+/* ---- the lease (lease.c) ---- */
+struct lease {
+    int64_t until;                /* CLOCK_BOOTTIME ms: the pods stop; 0 none */
+    int64_t kill_by;              /* CLOCK_BOOTTIME ms: what is left is killed */
+};
+int64_t lease_now_ms(void);
+/* 0 and the lease in the file; -1 (and an ended lease) if there is none. */
+int lease_read(const char *path, struct lease *out);
+/* Extends *l to sent_ms + lease_ms (never shortens it) and writes the
+ * file; margin_ms is how much later allotd may call the node lost. */
+int lease_extend(const char *path, struct lease *l, int64_t sent_ms, int64_t lease_ms,
+                 int64_t margin_ms);
+int lease_ended(const struct lease *l, int64_t now_ms);
 
 /* ---- processes and files (proc.c) ---- */
 int64_t agent_now_ms(void);
@@ -132,8 +146,8 @@ void nvml_close(struct nvml *n);
 struct client;
 struct client *client_new(const char *server, const char *token, int timeout_ms);
 void client_free(struct client *c);
-/* Called while a request waits, at most every few hundred ms. */
-void client_on_wait(struct client *c, void (*fn)(void *), void *arg);
+/* Bounds every later request to timeout_ms. */
+void client_set_timeout(struct client *c, int timeout_ms);
 /* POSTs a JSON body (borrowed); *out gets the parsed JSON reply (or NULL)
  * and *status the HTTP status (0: no answer). 0 when a reply came. */
 int client_post_json(struct client *c, const char *path, json_t *body, json_t **out,
@@ -191,8 +205,9 @@ struct agent {
     struct agent_opts o;
     char self[AGENT_PATH_MAX];    /* this program, to start supervisors */
     char runtime[16];             /* "docker", "podman" or "" */
-    char lease[AGENT_POD_DIR_MAX];
-    int64_t lease_at;
+    char lease_path[AGENT_POD_DIR_MAX];
+    struct lease lease;           /* as granted by allotd's last answer */
+    int64_t lease_ms, margin_ms;  /* allotd's figures (until it says: the shortest) */
     struct client *cl;
     struct pods pods;
     struct gpu_src src;           /* with --gpus auto */
@@ -203,8 +218,6 @@ struct agent {
     int owner[AGENT_MAX_GPUS][GPU_MAX_PROCS];  /* pod of now[d].procs[k] (usage.c) */
 };
 
-/* Renews the lease if it is older than a fraction of the heartbeat. */
-void agent_lease_touch(struct agent *a);
 /* Finds the pods a previous agent left (adopts, or marks exited or lost). */
 int pods_scan(struct agent *a);
 /* Reaps supervisors and reads pid and exit files: states move on. */
@@ -231,7 +244,8 @@ void usage_scan(struct agent *a);
 json_t *usage_json(const struct agent *a, const struct pod *p);
 
 /* ---- the supervisor (shim.c) ---- */
-/* allot-agent --shim DIR LEASE ORPHAN_MS RUNTIME: runs the pod of DIR. */
+/* allot-agent --shim DIR LEASE RUNTIME: runs the pod of DIR until it
+ * ends, the agent asks, or the lease in the file LEASE ends. */
 int shim_main(int argc, char **argv);
 
 #endif /* ALLOT_AGENT_H */

@@ -5,9 +5,7 @@
  * Invariants:
  *   1. Every request is bounded: connect and total timeouts, a cap on the
  *      reply's size; libcurl never raises signals (CURLOPT_NOSIGNAL).
- *   2. While a request waits, the caller's hook runs at most every
- *      WAIT_HOOK_MS (the agent renews its lease there).
- *   3. The token goes only in the Authorization header, and is never
+ *   2. The token goes only in the Authorization header, and is never
  *      printed.
  */
 #include "agent.h"
@@ -18,16 +16,12 @@
 #include <string.h>
 
 #define REPLY_MAX (16 * 1024 * 1024)
-#define WAIT_HOOK_MS 200
+#define CONNECT_MAX_MS 3000
 
 struct client {
     CURL *h;
     char *server;
     char *auth;                  /* "Authorization: Bearer ..." */
-    int timeout_ms;
-    void (*on_wait)(void *);
-    void *wait_arg;
-    int64_t last_hook;
     char *buf;                   /* the reply being read */
     size_t len, cap;
     int too_big;
@@ -59,19 +53,6 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
     return k;
 }
 
-static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t x, curl_off_t y)
-{
-    struct client *c = arg;
-    int64_t now = agent_now_ms();
-
-    (void)a, (void)b, (void)x, (void)y;
-    if (c->on_wait && now - c->last_hook >= WAIT_HOOK_MS) {
-        c->last_hook = now;
-        c->on_wait(c->wait_arg);
-    }
-    return 0;
-}
-
 struct client *client_new(const char *server, const char *token, int timeout_ms)
 {
     struct client *c = calloc(1, sizeof(*c));
@@ -82,7 +63,6 @@ struct client *client_new(const char *server, const char *token, int timeout_ms)
     c->h = curl_easy_init();
     c->server = strdup(server);
     c->auth = malloc(n);
-    c->timeout_ms = timeout_ms;
     if (!c->h || !c->server || !c->auth) {
         client_free(c);
         return NULL;
@@ -91,13 +71,16 @@ struct client *client_new(const char *server, const char *token, int timeout_ms)
     curl_easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(c->h, CURLOPT_WRITEDATA, c);
-    curl_easy_setopt(c->h, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(c->h, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(c->h, CURLOPT_XFERINFODATA, c);
-    curl_easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout_ms < 3000 ? timeout_ms : 3000));
-    curl_easy_setopt(c->h, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
     curl_easy_setopt(c->h, CURLOPT_TCP_KEEPALIVE, 1L);
+    client_set_timeout(c, timeout_ms);
     return c;
+}
+
+void client_set_timeout(struct client *c, int timeout_ms)
+{
+    curl_easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS,
+                     (long)(timeout_ms < CONNECT_MAX_MS ? timeout_ms : CONNECT_MAX_MS));
+    curl_easy_setopt(c->h, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
 }
 
 void client_free(struct client *c)
@@ -112,12 +95,6 @@ void client_free(struct client *c)
     free(c->server);
     free(c->buf);
     free(c);
-}
-
-void client_on_wait(struct client *c, void (*fn)(void *), void *arg)
-{
-    c->on_wait = fn;
-    c->wait_arg = arg;
 }
 
 /* The request's headers; on failure nothing is left allocated. */

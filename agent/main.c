@@ -3,27 +3,32 @@
  * pods in line with what allotd assigns.
  *
  * Start:
- *   Step 1: options and the token; the work directory and its lease;
+ *   Step 1: options and the token; the work directory and the lease a
+ *           previous agent held (lease.c);
  *   Step 2: the container runtime, the GPUs (NVML, else nvidia-smi, or
  *           --gpus N);
  *   Step 3: the pods a previous agent left (pods_scan());
  * then every tick (at most TICK_MS, sooner when a supervisor exits):
- *   renew the lease, watch the pods; when due, register (until it works)
- *   or heartbeat: report every pod and the GPUs' utilisation and memory,
- *   each pod's share of them and the devices it uses (usage.c),
- *   start and stop pods as the answer says, upload new log bytes, forget
- *   what is finished. A request that fails waits a backoff before the next:
- *   from one heartbeat, doubling, with jitter, up to a quarter of the time
- *   after which the server calls the node lost (so an agent whose server
- *   restarts is back before that); a 409 to a heartbeat means
- *   the server no longer knows the node: register again; a 401 means its
- *   token was revoked: the pods stop (the server gives them to others).
- *   A first registration answered 400 (an unknown --node-pool, bad
- *   labels) cannot succeed by retrying: the agent says why and exits 2.
- *   While the server does not answer at all, pods keep running.
+ *   watch the pods; when due, register (until it works) or heartbeat:
+ *   report every pod and the GPUs' utilisation and memory, each pod's
+ *   share of them and the devices it uses (usage.c), start and stop pods
+ *   as the answer says, upload new log bytes, forget what is finished.
+ *   Every answer extends the lease (leaseMs from when the request was
+ *   sent). A request that fails waits a backoff before the next: from one
+ *   heartbeat, doubling, with jitter, up to a quarter of the lease (so an
+ *   agent whose server restarts is back within it); a 409 to a heartbeat
+ *   means the server no longer knows the node: register again; a 401
+ *   means its token was revoked: the pods stop (the server gives them to
+ *   others). A first registration answered 400 (an unknown --node-pool,
+ *   bad labels) cannot succeed by retrying: the agent says why and exits 2.
+ * Fencing: while allotd does not answer, pods keep running until the
+ *   lease ends; then they stop (the agent asks, and every supervisor sees
+ *   the lease file itself, even with the agent gone), before allotd may
+ *   call the node lost and run them elsewhere (lostAfterMs, the lease plus
+ *   a margin). An answer after that starts whatever allotd assigns again.
  * Stop (SIGTERM, SIGINT): the agent exits and leaves its pods running:
- *   an agent started again within the orphan timeout takes them back;
- *   otherwise their supervisors stop them.
+ *   an agent started again that reaches allotd within the lease takes
+ *   them back; otherwise their supervisors stop them when it ends.
  *
  * `allot-agent --shim ...` is the per-pod supervisor instead (shim.c).
  */
@@ -43,60 +48,30 @@
 #include <unistd.h>
 
 #define TICK_MS 100
-#define LOST_MISSED 5          /* lost after 5 heartbeats, never sooner than */
-#define LOST_MIN_MS 2000       /* this, until the server says (lostAfterMs) */
 #define PROBE_MAX_MS 10000     /* nvidia-smi, container runtimes, requests */
+#define PROBE_MIN_MS 1000
+#define LEASE_DEFAULT_MS 10000 /* allotd's default, until it says */
 #define AGENT_VERSION ALLOT_VERSION
 
 struct loop {
     int registered;
     int ever_registered;
     int refused;             /* the first registration was a 400: exit 2 */
-    int64_t next_at;         /* next register or heartbeat */
+    int64_t next_at;         /* next register or heartbeat (agent_now_ms) */
     int backoff_ms;
-    int64_t lost_after_ms;   /* when the server calls a silent node lost */
+    int fenced;              /* the lease ended and the pods were stopped */
     char last_error[256];
 };
 
-/* ---- the lease ---- */
-
-void agent_lease_touch(struct agent *a)
-{
-    int64_t now = agent_now_ms();
-    int fd;
-
-    if (now - a->lease_at < a->o.heartbeat_ms / 4)
-        return;
-    fd = open(a->lease, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    if (fd >= 0) {
-        futimens(fd, NULL);
-        close(fd);
-    }
-    a->lease_at = now;
-}
-
-static void lease_hook(void *arg)
-{
-    agent_lease_touch(arg);
-}
-
 /* ---- Steps 1 and 2 ---- */
 
-/* How long the server waits for a silent node, by its rule. */
-static int lost_after_ms(const struct agent *a)
-{
-    int lost = a->o.heartbeat_ms * LOST_MISSED;
-
-    return lost > LOST_MIN_MS ? lost : LOST_MIN_MS;
-}
-
-/* How long a probe or request may block the loop: the lease must stay
- * fresh, and a heartbeat must get through before the node is lost. */
+/* How long a probe or request may block the loop: a few tries must fit in
+ * the lease (allotd's default until it says). */
 static int probe_ms(const struct agent *a)
 {
-    int t = a->o.orphan_ms / 2 < lost_after_ms(a) / 2 ? a->o.orphan_ms / 2 : lost_after_ms(a) / 2;
+    int64_t t = a->lease_ms / 4;
 
-    return t < PROBE_MAX_MS ? t : PROBE_MAX_MS;
+    return (int)(t < PROBE_MIN_MS ? PROBE_MIN_MS : t < PROBE_MAX_MS ? t : PROBE_MAX_MS);
 }
 
 static int work_dirs(struct agent *a)
@@ -109,8 +84,8 @@ static int work_dirs(struct agent *a)
         fprintf(stderr, "allot-agent: cannot create %s: %s\n", pods, strerror(errno));
         return -1;
     }
-    snprintf(a->lease, sizeof(a->lease), "%s/agent.lease", a->o.work_dir);
-    agent_lease_touch(a);
+    snprintf(a->lease_path, sizeof(a->lease_path), "%s/agent.lease", a->o.work_dir);
+    lease_read(a->lease_path, &a->lease); /* a previous agent's pods run under it */
     return 0;
 }
 
@@ -160,15 +135,12 @@ static int setup(struct agent *a, int argc, char **argv)
         return -1;
     }
     a->self[n] = 0;
-    a->cl = client_new(a->o.server, token, lost_after_ms(a) / 2 < PROBE_MAX_MS
-                                               ? lost_after_ms(a) / 2 : PROBE_MAX_MS);
+    a->lease_ms = LEASE_DEFAULT_MS;
+    a->cl = client_new(a->o.server, token, probe_ms(a));
     memset(token, 0, sizeof(token));
     if (!a->cl || work_dirs(a) != 0 || find_gpus(a) != 0)
         return -1;
-    client_on_wait(a->cl, lease_hook, a);
-    agent_lease_touch(a);
     runtime_pick(a->o.runtime, probe_ms(a), a->runtime, sizeof(a->runtime));
-    agent_lease_touch(a);
     fprintf(stderr, "allot-agent: node %s, %s\n", a->o.name,
             a->runtime[0] ? a->runtime : "no container runtime: commands run directly");
     return pods_scan(a) == 0 ? 0 : -1;
@@ -270,7 +242,7 @@ static void trouble(struct loop *l, const char *what, long status, const json_t 
 
 static void backoff(const struct agent *a, struct loop *l)
 {
-    int jitter = l->backoff_ms / 5, max = (int)(l->lost_after_ms / 4);
+    int jitter = l->backoff_ms / 5, max = (int)(a->lease_ms / 4);
 
     if (max < a->o.heartbeat_ms)
         max = a->o.heartbeat_ms;
@@ -287,18 +259,41 @@ static void went_well(struct agent *a, struct loop *l)
     l->next_at = agent_now_ms() + a->o.heartbeat_ms;
 }
 
+/* An answer from allotd, to a request sent at sent_ms (lease_now_ms):
+ * the lease runs leaseMs from then (lease.c). */
+static void renewed(struct agent *a, struct loop *l, const json_t *reply, int64_t sent_ms)
+{
+    json_int_t lease = json_integer_value(json_object_get(reply, "leaseMs"));
+    json_int_t lost = json_integer_value(json_object_get(reply, "lostAfterMs"));
+
+    if (lease <= 0 || lost < lease)
+        return; /* no lease in the answer: nothing granted */
+    if (lease != a->lease_ms) {
+        a->lease_ms = lease;
+        client_set_timeout(a->cl, probe_ms(a));
+    }
+    a->margin_ms = lost - lease;
+    if (lease_extend(a->lease_path, &a->lease, sent_ms, a->lease_ms, a->margin_ms) != 0)
+        fprintf(stderr, "allot-agent: cannot write %s\n", a->lease_path);
+    if (l->fenced && !lease_ended(&a->lease, lease_now_ms())) {
+        fprintf(stderr, "allot-agent: allotd answers again: the lease is renewed\n");
+        l->fenced = 0;
+    }
+}
+
 static void do_register(struct agent *a, struct loop *l)
 {
     json_t *body = register_json(a), *reply = NULL;
+    int64_t sent = lease_now_ms();
     long status = 0;
 
     if (body && client_post_json(a->cl, "/api/v1/agent/register", body, &reply, &status) == 0 &&
         status == 200) {
-        fprintf(stderr, "allot-agent: registered node %s in pool %s\n", a->o.name,
-                json_string_value(json_object_get(reply, "nodePool")));
+        fprintf(stderr, "allot-agent: registered node %s in pool %s (lease %lld ms)\n",
+                a->o.name, json_string_value(json_object_get(reply, "nodePool")),
+                (long long)json_integer_value(json_object_get(reply, "leaseMs")));
         l->registered = l->ever_registered = 1;
-        if (json_integer_value(json_object_get(reply, "lostAfterMs")) > 0)
-            l->lost_after_ms = json_integer_value(json_object_get(reply, "lostAfterMs"));
+        renewed(a, l, reply, sent);
         went_well(a, l);
         l->next_at = agent_now_ms();
     } else if (status == 400 && !l->ever_registered) {
@@ -319,10 +314,12 @@ static void do_heartbeat(struct agent *a, struct loop *l)
     json_t *gpus = metrics_json(a); /* first: the pods' report reads its figures */
     json_t *body = json_pack("{s:o, s:o}", "pods", pods_report(a), "gpus", gpus);
     json_t *reply = NULL;
+    int64_t sent = lease_now_ms();
     long status = 0;
 
     if (body && client_post_json(a->cl, "/api/v1/agent/heartbeat", body, &reply, &status) == 0 &&
         status == 200 && json_is_array(json_object_get(reply, "pods"))) {
+        renewed(a, l, reply, sent);
         went_well(a, l);
         pods_reported(a);
         pods_reconcile(a, json_object_get(reply, "pods"));
@@ -365,6 +362,29 @@ static int wait_tick(const sigset_t *set, int64_t until)
     return sig == SIGTERM || sig == SIGINT;
 }
 
+/* The lease ended with no answer from allotd: every pod stops (its
+ * supervisor kills what is left by the lease's kill_by; it may have seen
+ * the end of the lease first), before allotd may give it to another node. */
+static void fence(struct agent *a, struct loop *l)
+{
+    json_t *none;
+    int i, held = 0;
+
+    if (l->fenced || !lease_ended(&a->lease, lease_now_ms()))
+        return;
+    for (i = 0; i < a->pods.n; i++)
+        held += !a->pods.v[i].reported_end; /* allotd may still count on it */
+    if (held == 0)
+        return;
+    l->fenced = 1;
+    fprintf(stderr, "allot-agent: no answer from allotd within the lease (%lld ms): stopping"
+            " %d pod%s before allotd gives them to another node\n", (long long)a->lease_ms,
+            held, held == 1 ? "" : "s");
+    none = json_array();
+    pods_reconcile(a, none);
+    json_decref(none);
+}
+
 /* The loop, until SIGTERM or SIGINT (0), or a refused registration (2). */
 static int run(struct agent *a, const sigset_t *set)
 {
@@ -372,11 +392,10 @@ static int run(struct agent *a, const sigset_t *set)
 
     memset(&l, 0, sizeof(l));
     l.backoff_ms = a->o.heartbeat_ms;
-    l.lost_after_ms = lost_after_ms(a);
     l.next_at = agent_now_ms();
     for (;;) {
-        agent_lease_touch(a);
         pods_poll(a);
+        fence(a, &l);
         if (agent_now_ms() >= l.next_at) {
             if (l.registered)
                 do_heartbeat(a, &l);

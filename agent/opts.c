@@ -2,8 +2,8 @@
  * opts.c: allot-agent's command line, and reading its token file.
  *
  * Invariant: after a successful parse every field is set and in range: a
- * server URL, a token file, a node name, a work directory, a heartbeat of
- * 100 ms to 60 s and an orphan timeout of at least two heartbeats.
+ * server URL, a token file, a node name, a work directory and a heartbeat
+ * of 100 ms to 60 s.
  */
 #include "agent.h"
 #include "allot_version.h"
@@ -27,9 +27,9 @@ static void usage(void)
            "  --gpus N | auto          declare N GPUs, or ask NVML, else nvidia-smi\n"
            "                           (default auto)\n"
            "  --work-dir DIR           pods' directories and logs (default /var/lib/allot-agent)\n"
-           "  --heartbeat-ms N         heartbeat period (default 2000)\n"
-           "  --orphan-timeout-ms N    pods stop when the agent is gone this long\n"
-           "                           (default 4 heartbeats)\n"
+           "  --heartbeat-ms N         heartbeat period (default 2000); at most a third of\n"
+           "                           the lease allotd grants: pods stop when no heartbeat\n"
+           "                           is answered for that long\n"
            "  --runtime auto|docker|podman|none\n"
            "                           how to run workloads that name an image (default auto)\n"
            "  --nvml PATH | none       NVML's library (default libnvidia-ml.so.1, found\n"
@@ -78,8 +78,11 @@ static int apply(struct agent_opts *o, const char *key, const char *v)
         return set_str(v, o->work_dir, sizeof(o->work_dir));
     if (strcmp(key, "--heartbeat-ms") == 0)
         return set_int(v, 100, 60000, &o->heartbeat_ms);
-    if (strcmp(key, "--orphan-timeout-ms") == 0)
-        return set_int(v, 200, 3600000, &o->orphan_ms);
+    if (strcmp(key, "--orphan-timeout-ms") == 0) {
+        fprintf(stderr, "allot-agent: --orphan-timeout-ms is no longer an option: pods stop"
+                " when the lease allotd grants ends (allotd --agent-lease-ms)\n");
+        return -1;
+    }
     if (strcmp(key, "--runtime") == 0)
         return strcmp(v, "auto") && strcmp(v, "docker") && strcmp(v, "podman") &&
                        strcmp(v, "none")
@@ -104,12 +107,6 @@ static int finish(struct agent_opts *o)
     }
     if (!o->name[0] && gethostname(o->name, sizeof(o->name) - 1) != 0) {
         fprintf(stderr, "allot-agent: no host name: give --name\n");
-        return -1;
-    }
-    if (o->orphan_ms == 0)
-        o->orphan_ms = 4 * o->heartbeat_ms;
-    if (o->orphan_ms < 2 * o->heartbeat_ms) {
-        fprintf(stderr, "allot-agent: --orphan-timeout-ms must be at least two heartbeats\n");
         return -1;
     }
     return 0;

@@ -326,13 +326,11 @@ static void start_message(const struct agent *a, const json_t *spec, char *out, 
 /* The supervisor, in its own session, with nothing of the agent open. */
 static pid_t spawn_shim(const struct agent *a, const char *dir)
 {
-    char orphan[16];
     pid_t pid;
 
-    snprintf(orphan, sizeof(orphan), "%d", a->o.orphan_ms);
     pid = fork();
     if (pid == 0) {
-        char *argv[] = {"allot-agent", "--shim", (char *)dir, (char *)a->lease, orphan,
+        char *argv[] = {"allot-agent", "--shim", (char *)dir, (char *)a->lease_path,
                         (char *)a->runtime, NULL};
         int null = open("/dev/null", O_RDWR);
         setsid();

@@ -1,8 +1,9 @@
 /*
  * shim.c: the supervisor of one pod: `allot-agent --shim DIR LEASE
- * ORPHAN_MS RUNTIME`, started by the agent in its own session. It starts
- * the workload, waits for it, stops it when asked, and writes how it
- * ended; it outlives an agent restart, so the new agent finds the pod.
+ * RUNTIME`, started by the agent in its own session. It starts the
+ * workload, waits for it, stops it when asked or when the node's lease
+ * ends, and writes how it ended; it outlives an agent restart, so the new
+ * agent finds the pod.
  *
  *   start:   the workload in its own process group (its pid is the group
  *            id, written to DIR/pid), stdout and stderr appended to
@@ -15,9 +16,12 @@
  *            same devices, each port published on the node (-p), the
  *            image pulled as imagePullPolicy says, and the container's id
  *            written to DIR/cid (usage.c finds its processes by it);
- *   stop:    on SIGTERM (the agent), or when the lease file is older than
- *            ORPHAN_MS (the agent is gone): SIGTERM to the group, SIGKILL
- *            after terminationGracePeriodSeconds;
+ *   stop:    on SIGTERM (the agent), or when the lease in the file LEASE
+ *            ends (allotd has not answered the agent, or the agent is
+ *            gone; lease.c): SIGTERM to the group, SIGKILL after
+ *            terminationGracePeriodSeconds, and once the lease has ended
+ *            at its kill_by at the latest (allotd may run the pod
+ *            elsewhere soon after);
  *   end:     when the workload's process exits: SIGKILL to whatever is
  *            left of the pod (its group, and any process carrying its
  *            ALLOT_POD_UID), reap, then DIR/exit.json, written once.
@@ -49,7 +53,7 @@
 
 struct shim {
     const char *dir, *lease, *runtime;
-    int orphan_ms;
+    int64_t kill_by;                /* lease_now_ms: the lease ended; kill by then */
     json_t *spec;
     char uid[AGENT_UID_LEN];
     char cname[AGENT_UID_LEN + 8];  /* the container's name */
@@ -371,14 +375,17 @@ static void begin_stop(struct shim *s, const char *why)
         kill(-s->child, SIGTERM);
 }
 
-/* SIGKILL once the grace period is over. */
+/* SIGKILL once the grace period is over, or the ended lease's kill_by
+ * has come, whichever is first. */
 static void enforce_grace(struct shim *s)
 {
     int64_t limit = (int64_t)(s->grace_s + (s->container ? CONTAINER_EXTRA_S : 0)) * 1000;
+    int fenced = s->kill_by > 0 && lease_now_ms() >= s->kill_by;
 
-    if (!s->stop_at || s->killed || agent_now_ms() - s->stop_at < limit)
+    if (!s->stop_at || s->killed || (agent_now_ms() - s->stop_at < limit && !fenced))
         return;
-    note(s, "the grace period is over: killing the pod");
+    note(s, fenced ? "the node's lease ended: killing the pod before allotd runs it elsewhere"
+                   : "the grace period is over: killing the pod");
     if (s->container)
         runtime_verb(s, "kill", NULL, NULL);
     if (s->child > 0)
@@ -386,16 +393,19 @@ static void enforce_grace(struct shim *s)
     s->killed = 1;
 }
 
-/* Has the agent been gone longer than the orphan timeout? */
-static int orphaned(const struct shim *s)
+/* Has the node's lease ended? Notes its kill_by (now, if there is no
+ * lease to read) the first time. */
+static int lease_over(struct shim *s)
 {
-    struct stat sb;
-    int64_t mtime;
+    struct lease l;
+    int64_t now = lease_now_ms();
 
-    if (stat(s->lease, &sb) != 0)
+    if (s->kill_by > 0)
         return 1;
-    mtime = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
-    return agent_now_ms() - mtime > s->orphan_ms;
+    if (lease_read(s->lease, &l) == 0 && !lease_ended(&l, now))
+        return 0;
+    s->kill_by = l.until > 0 ? l.kill_by : now;
+    return 1;
 }
 
 /* ---- the loop ---- */
@@ -428,8 +438,9 @@ static void watch(struct shim *s)
         if (sig == SIGTERM || sig == SIGINT)
             begin_stop(s, "asked by the agent");
         reap(s);
-        if (!s->done && !s->stop_at && orphaned(s))
-            begin_stop(s, "the agent is gone");
+        if (!s->done && lease_over(s) && !s->stop_at)
+            begin_stop(s, "the node's lease with allotd ended (allotd did not answer the"
+                          " agent, or the agent is gone)");
         enforce_grace(s);
     }
 }
@@ -484,12 +495,11 @@ static int shim_init(struct shim *s, int argc, char **argv)
 
     memset(s, 0, sizeof(*s));
     s->log_fd = -1;
-    if (argc != 6)
+    if (argc != 5)
         return -1;
     s->dir = argv[2];
     s->lease = argv[3];
-    s->orphan_ms = atoi(argv[4]);
-    s->runtime = argv[5];
+    s->runtime = argv[4];
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);

@@ -58,6 +58,8 @@ struct api_config {
     int schedule_period_ms;
     int sample_period_ms;
     int rate_limit;          /* requests per second per client; 0: off */
+    int agent_lease_ms;      /* an agent that has no answer this long stops its pods */
+    int agent_margin_ms;     /* a silent node is lost after the lease and this */
     int token_ttl_s;
     int n_sims;
     int sims_given;          /* --simulate-nodes seen (0x0 included) */
@@ -195,6 +197,7 @@ extern const char *const api_eviction_reasons[3];
 struct api_sched_opts {
     int period_ms;                     /* default 1000 */
     int sample_period_ms;              /* allocation samples; default 15000 */
+    int64_t agent_lost_after_ms;       /* the agents' lease plus its margin */
 };
 int api_sched_start(struct db *db, const struct api_sched_opts *o, struct api_sched **out);
 void api_sched_wake(struct api_sched *s);
@@ -538,7 +541,11 @@ int api_agent_authenticate(struct api_req *r);
  * before started_ms plus their timeout), and suspends the Running
  * workloads past their project's time or idle-GPU limits; the scheduler
  * thread calls it. Returns how many nodes and workloads it changed, or -1. */
-int api_agent_enforce(struct db *db, int64_t now_ms, int64_t started_ms);
+/* Nodes silent longer than lost_after_ms (the lease plus its margin,
+ * counted from started_ms at the earliest) are lost and their workloads
+ * requeued; workloads past their project's limits are suspended. Returns
+ * how many changed, -1 on error. */
+int api_agent_enforce(struct db *db, int64_t now_ms, int64_t started_ms, int64_t lost_after_ms);
 void api_h_agent_tokens_create(struct api_req *r);
 void api_h_agent_tokens_list(struct api_req *r);
 void api_h_agent_token_revoke(struct api_req *r);

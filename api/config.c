@@ -33,6 +33,10 @@ static void usage(void)
            "  --request-timeout-ms N    a request head must arrive within N ms, a body\n"
            "                            within 5N (default 2000)\n"
            "  --rate-limit N            requests per second per client (default 100; 0 off)\n"
+           "  --agent-lease-ms N        an agent whose heartbeats get no answer this long\n"
+           "                            stops its pods (default 10000)\n"
+           "  --agent-lease-margin-ms N allotd requeues a silent node's pods only after its\n"
+           "                            lease and this margin (default 5000)\n"
            "  --key-file PATH           token signing key (default DB path + .key)\n"
            "  --token-ttl SECONDS       access token lifetime, 1 to 86400 (default 3600)\n"
            "  --port-file PATH          write the bound port there once listening\n"
@@ -146,6 +150,10 @@ static int apply(struct api_config *cfg, const char *key, const char *v)
         return set_int(v, 100, 600000, &cfg->request_timeout_ms);
     if (strcmp(key, "rate-limit") == 0)
         return set_int(v, 0, 10000000, &cfg->rate_limit);
+    if (strcmp(key, "agent-lease-ms") == 0)
+        return set_int(v, 300, 3600000, &cfg->agent_lease_ms);
+    if (strcmp(key, "agent-lease-margin-ms") == 0)
+        return set_int(v, 100, 3600000, &cfg->agent_margin_ms);
     if (strcmp(key, "token-ttl") == 0)
         return set_int(v, 1, 86400, &cfg->token_ttl_s);
     if (strcmp(key, "simulate-nodes") == 0) {
@@ -211,6 +219,8 @@ static void defaults(struct api_config *cfg)
     cfg->schedule_period_ms = 1000;
     cfg->sample_period_ms = 15000;
     cfg->rate_limit = 100;
+    cfg->agent_lease_ms = 10000;
+    cfg->agent_margin_ms = 5000;
     cfg->token_ttl_s = 3600;
 }
 

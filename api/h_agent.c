@@ -353,18 +353,41 @@ static int reg_in(struct api_req *r, json_t *o, struct db_agent_reg *g, char **l
     return 0;
 }
 
-/* When a node whose agent heartbeats every hb_ms is lost (db_agent.h). */
-static int64_t lost_after_ms(int64_t hb_ms)
+/* The lease every answer to an agent renews: the agent stops its pods
+ * once leaseMs have passed since it sent its last answered request, and
+ * the server calls the node lost only lostAfterMs after the last request
+ * it received (the lease plus a margin), so a pod is never requeued while
+ * it may still run. */
+static void lease_fields(const struct api_req *r, json_t *o)
 {
-    return hb_ms * DB_AGENT_MISSED > DB_AGENT_MIN_LOST_MS ? hb_ms * DB_AGENT_MISSED
-                                                          : DB_AGENT_MIN_LOST_MS;
+    const struct api_config *cfg = &r->app->cfg;
+
+    json_object_set_new(o, "leaseMs", json_integer(cfg->agent_lease_ms));
+    json_object_set_new(o, "lostAfterMs",
+                        json_integer((json_int_t)cfg->agent_lease_ms + cfg->agent_margin_ms));
+}
+
+/* At least three heartbeats fit in a lease, so one lost request or a slow
+ * answer does not end it. */
+static int heartbeat_fits(struct api_req *r, int64_t heartbeat_ms)
+{
+    int lease = r->app->cfg.agent_lease_ms;
+    char msg[256];
+
+    if (heartbeat_ms * 3 <= lease)
+        return 1;
+    snprintf(msg, sizeof(msg), "field 'heartbeatMs': %lld is too long for this server's agent"
+             " lease of %d ms: at most a third of it (allot-agent --heartbeat-ms, allotd"
+             " --agent-lease-ms)", (long long)heartbeat_ms, lease);
+    api_error(r, 400, "Bad request", msg);
+    return 0;
 }
 
 void api_h_agent_register(struct api_req *r)
 {
     struct db_agent_reg *g = calloc(1, sizeof(*g));
     char *labels = NULL, *gpus = NULL;
-    json_t *o = NULL;
+    json_t *o = NULL, *reply;
     int rc;
 
     if (!g) {
@@ -372,7 +395,7 @@ void api_h_agent_register(struct api_req *r)
         return;
     }
     o = api_body_object(r);
-    if (!o || reg_in(r, o, g, &labels, &gpus) != 0)
+    if (!o || reg_in(r, o, g, &labels, &gpus) != 0 || !heartbeat_fits(r, g->heartbeat_ms))
         goto out;
     g->token_seq = r->agent_token;
     g->now_ms = api_now_ms();
@@ -387,10 +410,11 @@ void api_h_agent_register(struct api_req *r)
         goto out;
     }
     api_sched_org_changed(r->app->sched);
-    api_reply(r, 200, json_pack("{s:s, s:s, s:s, s:I, s:I}", "nodeId", g->node_id, "name",
-                                g->name, "nodePool", g->pool, "heartbeatMs",
-                                (json_int_t)g->heartbeat_ms, "lostAfterMs",
-                                (json_int_t)lost_after_ms(g->heartbeat_ms)));
+    reply = json_pack("{s:s, s:s, s:s, s:I}", "nodeId", g->node_id, "name", g->name,
+                      "nodePool", g->pool, "heartbeatMs", (json_int_t)g->heartbeat_ms);
+    if (reply)
+        lease_fields(r, reply);
+    api_reply(r, 200, reply);
 out:
     json_decref(o);
     free(labels);
@@ -688,7 +712,7 @@ void api_h_agent_heartbeat(struct api_req *r)
     struct db_pod_gpu *room = NULL;
     char *gpus = NULL;
     int util[64];
-    json_t *o;
+    json_t *o, *reply;
     int rc;
 
     memset(&h, 0, sizeof(h));
@@ -707,7 +731,10 @@ void api_h_agent_heartbeat(struct api_req *r)
         goto out;
     }
     tell_scheduler(r, &h);
-    api_reply(r, 200, json_pack("{s:o}", "pods", assigned_json(&h)));
+    reply = json_pack("{s:o}", "pods", assigned_json(&h));
+    if (reply)
+        lease_fields(r, reply);
+    api_reply(r, 200, reply);
 out:
     db_heartbeat_clear(&h);
     free((void *)h.pods);
@@ -857,11 +884,11 @@ static int enforce_limits(struct db *db, int64_t now_ms)
     return done;
 }
 
-int api_agent_enforce(struct db *db, int64_t now_ms, int64_t started_ms)
+int api_agent_enforce(struct db *db, int64_t now_ms, int64_t started_ms, int64_t lost_after_ms)
 {
     int lost = 0, limited;
 
-    if (db_agent_expire(db, now_ms, started_ms, &lost) != DB_OK)
+    if (db_agent_expire(db, now_ms, started_ms, lost_after_ms, &lost) != DB_OK)
         return -1;
     limited = enforce_limits(db, now_ms);
     return limited < 0 ? -1 : lost + limited;

@@ -267,6 +267,7 @@ int main(int argc, char **argv)
     app->projc = api_projcache_new();
     opts.period_ms = app->cfg.schedule_period_ms;
     opts.sample_period_ms = app->cfg.sample_period_ms;
+    opts.agent_lost_after_ms = (int64_t)app->cfg.agent_lease_ms + app->cfg.agent_margin_ms;
     if (!app->rl || api_sched_start(app->db, &opts, &app->sched) != 0)
         goto out;
     if (api_http_start(app) != 0)

@@ -781,7 +781,7 @@ static int wait_turn(struct api_sched *sc, int64_t gap_us)
  * database, so the model is read again whole. */
 static void agents_turn(struct api_sched *sc)
 {
-    if (api_agent_enforce(sc->db, api_now_ms(), sc->started_ms) <= 0)
+    if (api_agent_enforce(sc->db, api_now_ms(), sc->started_ms, sc->o.agent_lost_after_ms) <= 0)
         return;
     pthread_mutex_lock(&sc->run_mu);
     sc->loaded = 0;
@@ -819,6 +819,8 @@ int api_sched_start(struct db *db, const struct api_sched_opts *o, struct api_sc
         sc->o.period_ms = 1000;
     if (sc->o.sample_period_ms <= 0)
         sc->o.sample_period_ms = 15000;
+    if (sc->o.agent_lost_after_ms <= 0)
+        sc->o.agent_lost_after_ms = 15000;
     pthread_mutex_init(&sc->mu, NULL);
     pthread_cond_init(&sc->cv, NULL);
     pthread_mutex_init(&sc->run_mu, NULL);

@@ -720,7 +720,7 @@ int db_agent_heartbeat(struct db *db, struct db_heartbeat *h)
 /* ---- lost nodes ---- */
 
 struct expire_arg {
-    int64_t now, not_before;
+    int64_t now, not_before, lost_after;
     int n_lost;
 };
 
@@ -798,7 +798,7 @@ static int expire_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
         "SELECT n.seq, n.name FROM nodes n JOIN agent_nodes a ON a.node_seq = n.seq"
-        " WHERE n.ready = 1 AND max(a.last_seen, ?2) + max(?3 * a.heartbeat_ms, ?4) < ?1"
+        " WHERE n.ready = 1 AND max(a.last_seen, ?2) + ?3 < ?1"
         " ORDER BY n.seq LIMIT 1";
     struct expire_arg *a = arg;
     char name[DB_NAME_LEN];
@@ -809,8 +809,7 @@ static int expire_fn(struct db__conn *c, void *arg)
     while (rc == DB_OK && (st = db__prep(c, sql, &rc)) != NULL) {
         sqlite3_bind_int64(st, 1, a->now);
         sqlite3_bind_int64(st, 2, a->not_before);
-        sqlite3_bind_int64(st, 3, DB_AGENT_MISSED);
-        sqlite3_bind_int64(st, 4, DB_AGENT_MIN_LOST_MS);
+        sqlite3_bind_int64(st, 3, a->lost_after);
         src = sqlite3_step(st);
         node = src == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
         if (src == SQLITE_ROW)
@@ -832,7 +831,7 @@ static int late_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
         "SELECT count(*) FROM nodes n JOIN agent_nodes a ON a.node_seq = n.seq"
-        " WHERE n.ready = 1 AND max(a.last_seen, ?2) + max(?3 * a.heartbeat_ms, ?4) < ?1";
+        " WHERE n.ready = 1 AND max(a.last_seen, ?2) + ?3 < ?1";
     struct expire_arg *a = arg;
     int rc = DB_OK;
     sqlite3_stmt *st = db__prep(c, sql, &rc);
@@ -841,8 +840,7 @@ static int late_fn(struct db__conn *c, void *arg)
         return rc;
     sqlite3_bind_int64(st, 1, a->now);
     sqlite3_bind_int64(st, 2, a->not_before);
-    sqlite3_bind_int64(st, 3, DB_AGENT_MISSED);
-    sqlite3_bind_int64(st, 4, DB_AGENT_MIN_LOST_MS);
+    sqlite3_bind_int64(st, 3, a->lost_after);
     if (sqlite3_step(st) == SQLITE_ROW)
         a->n_lost = sqlite3_column_int(st, 0);
     else
@@ -850,9 +848,10 @@ static int late_fn(struct db__conn *c, void *arg)
     return db__done(st, rc);
 }
 
-int db_agent_expire(struct db *db, int64_t now_ms, int64_t not_before_ms, int *n_lost)
+int db_agent_expire(struct db *db, int64_t now_ms, int64_t not_before_ms, int64_t lost_after_ms,
+                    int *n_lost)
 {
-    struct expire_arg a = {now_ms, not_before_ms, 0};
+    struct expire_arg a = {now_ms, not_before_ms, lost_after_ms, 0};
     int rc;
 
     *n_lost = 0;

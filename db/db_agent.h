@@ -24,11 +24,6 @@
 
 #include "db.h"
 
-/* A node is lost after this many heartbeat periods without one, and never
- * sooner than DB_AGENT_MIN_LOST_MS. */
-#define DB_AGENT_MISSED 5
-#define DB_AGENT_MIN_LOST_MS 2000
-
 /* ---- tokens ---- */
 struct db_agent_token {
     int64_t seq;
@@ -134,9 +129,13 @@ int db_agent_heartbeat(struct db *db, struct db_heartbeat *h);
 void db_heartbeat_clear(struct db_heartbeat *h);
 
 /* Marks NotReady every agent node whose last heartbeat (counted from
- * not_before_ms at the latest: the server's start) is older than its
- * timeout, and sends the workloads with pods there back to Pending. */
-int db_agent_expire(struct db *db, int64_t now_ms, int64_t not_before_ms, int *n_lost);
+ * not_before_ms at the latest: the server's start) is older than
+ * lost_after_ms, and sends the workloads with pods there back to Pending.
+ * The caller makes lost_after_ms longer than the lease its agents hold
+ * (they stop their pods when it ends), so a pod is never requeued while
+ * it may still run. */
+int db_agent_expire(struct db *db, int64_t now_ms, int64_t not_before_ms, int64_t lost_after_ms,
+                    int *n_lost);
 
 /* ---- projects' time and idle limits ---- */
 /* A Running workload submitted under scheduling rules. */

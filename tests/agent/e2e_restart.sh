@@ -78,7 +78,7 @@ expect 200 GET /api/v1/agent/tokens "" "$ADMIN" | jq -e '.tokens[0].nodeName == 
 kill -9 "$(cat "$T/node-g.pid")"
 gpu_agent
 until_ok 10 grep -q "found 1 pod from before" "$T/node-g.log" || fail "r1 was not found again"
-sleep 2 # longer than the orphan timeout
+sleep $((LEASE / 1000 + 1)) # longer than the lease: the new agent renewed it
 [ "$(pids_of r1)" = "$R1" ] || fail "r1's process changed: $(pids_of r1), was $R1"
 is_phase r1 Running || fail "r1 is not Running after the agent's restart"
 is_status node-g Ready || fail "node-g is not Ready after the agent's restart"

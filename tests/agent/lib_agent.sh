@@ -7,14 +7,16 @@
 # $T/NAME.PID.rc. `stop_agent` sends SIGTERM and wants status 0 and no
 # sanitizer report; a test that ends with agents still running gets the
 # same stop for each on its way out, and then its workloads must have
-# ended (they follow their agent after the orphan timeout).
+# ended (they follow their agent when its lease ends).
 
 . "$(dirname "$0")/../server/lib.sh"
 
 OUT=$T/pods-out  # what workloads write (not $T/out, the client tests' output file)
 mkdir -p "$OUT"
 HB=200          # agents' heartbeat, ms
-ORPHAN=1500     # pods stop this long after their agent is gone, ms
+LEASE=$((3000 * SCALE))   # pods stop when no heartbeat was answered this long, ms
+MARGIN=$((1000 * SCALE))  # allotd calls a silent node lost after the lease and this, ms
+START_OPTS="--agent-lease-ms $LEASE --agent-lease-margin-ms $MARGIN"
 
 # Every process of this test: its agents, their supervisors (their command
 # lines name $T) and the workloads (their environment holds TESTRUN=$T).
@@ -56,7 +58,7 @@ agent() {
   sh -c '"$@" & p=$!; echo $p >"$0.pid.new"; mv "$0.pid.new" "$0.pid"
          wait $p; rc=$?; echo $rc >"$0.$p.rc.new"; mv "$0.$p.rc.new" "$0.$p.rc"' "$T/$name" \
     "$AGENT" --server "$URL" --token-file "$T/$name.token" --name "$name" \
-    --work-dir "$T/$name" --heartbeat-ms $HB --orphan-timeout-ms $ORPHAN --runtime none \
+    --work-dir "$T/$name" --heartbeat-ms $HB --runtime none \
     "$@" >>"$T/$name.log" 2>&1 &
   poll 10 test -s "$T/$name.pid" || fail "agent $name did not start"
 }

@@ -74,18 +74,52 @@ static void test_options(void **state)
                   "--gpus", "2", "--heartbeat-ms", "500", NULL};
     char *bad_gpus[] = {"allot-agent", "--server", "u", "--token-file", "t", "--gpus", "x", NULL};
     char *no_server[] = {"allot-agent", "--token-file", "t", NULL};
-    char *short_orphan[] = {"allot-agent", "--server", "u", "--token-file", "t",
-                            "--orphan-timeout-ms", "300", NULL};
+    char *orphan[] = {"allot-agent", "--server", "u", "--token-file", "t",
+                      "--orphan-timeout-ms", "3000", NULL};
 
     (void)state;
     assert_int_equal(agent_opts_parse(&o, 11, ok), 0);
     assert_string_equal(o.server, "http://h:1");
     assert_int_equal(o.gpus, 2);
-    assert_int_equal(o.orphan_ms, 2000);
+    assert_int_equal(o.heartbeat_ms, 500);
     assert_string_equal(o.runtime, "auto");
     assert_int_equal(agent_opts_parse(&o, 7, bad_gpus), -1);
     assert_int_equal(agent_opts_parse(&o, 3, no_server), -1);
-    assert_int_equal(agent_opts_parse(&o, 7, short_orphan), -1);
+    /* the lease allotd grants replaced it: refused, not ignored */
+    assert_int_equal(agent_opts_parse(&o, 7, orphan), -1);
+}
+
+/* lease.c: the lease moves forward only, its file is what the supervisors
+ * read, and no file is a lease that has ended. */
+static void test_lease(void **state)
+{
+    struct lease l, got;
+    char path[128];
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/agent.lease", dir);
+    memset(&l, 0, sizeof(l));
+    assert_int_equal(lease_read(path, &got), -1);
+    assert_true(lease_ended(&got, 1));
+    assert_int_equal(lease_extend(path, &l, 1000, 3000, 1000), 0);
+    assert_true(l.until == 4000 && l.kill_by == 4500);
+    assert_int_equal(lease_read(path, &got), 0);
+    assert_true(got.until == 4000 && got.kill_by == 4500);
+    assert_false(lease_ended(&got, 3999));
+    assert_true(lease_ended(&got, 4000));
+    /* an answer to an older request never shortens it */
+    assert_int_equal(lease_extend(path, &l, 500, 3000, 1000), 0);
+    assert_int_equal(lease_read(path, &got), 0);
+    assert_true(got.until == 4000);
+    assert_int_equal(lease_extend(path, &l, 2000, 3000, 1000), 0);
+    assert_int_equal(lease_read(path, &got), 0);
+    assert_true(got.until == 5000 && got.kill_by == 5500);
+    /* what an older agent left (an empty file) is no lease */
+    write_file("agent.lease", "", 0600);
+    assert_int_equal(lease_read(path, &got), -1);
+    assert_true(lease_ended(&got, 1));
+    write_file("agent.lease", "9000 100\n", 0600);
+    assert_int_equal(lease_read(path, &got), -1);
 }
 
 static void test_token_file(void **state)
@@ -399,6 +433,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_words),
         cmocka_unit_test(test_options),
+        cmocka_unit_test(test_lease),
         cmocka_unit_test(test_token_file),
         cmocka_unit_test(test_nvidia_smi),
         cmocka_unit_test(test_nvml),

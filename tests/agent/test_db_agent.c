@@ -335,13 +335,18 @@ static void test_node_lost(void **state)
     assert_int_equal(beat(f, &f->tok, NULL, 0, uids, &n), DB_OK);
     p[0] = report(uids[0], DB_POD_RUNNING, 0);
     assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
-    /* last seen at 3000 ms, lost after 2000 ms: not at 4000, yes at 6000,
-     * but never before the server's own start plus the timeout */
-    assert_int_equal(db_agent_expire(f->db, 4000, 0, &lost), DB_OK);
+    /* last seen at 3000 ms, lost after 2000 ms (the lease and its margin):
+     * not at 4000 nor at 5000 exactly, yes at 6000, but never before the
+     * server's own start plus that time */
+    assert_int_equal(db_agent_expire(f->db, 4000, 0, 2000, &lost), DB_OK);
     assert_int_equal(lost, 0);
-    assert_int_equal(db_agent_expire(f->db, 6000, 5000, &lost), DB_OK);
+    assert_int_equal(db_agent_expire(f->db, 5000, 0, 2000, &lost), DB_OK);
     assert_int_equal(lost, 0);
-    assert_int_equal(db_agent_expire(f->db, 6000, 0, &lost), DB_OK);
+    assert_int_equal(db_agent_expire(f->db, 6000, 5000, 2000, &lost), DB_OK);
+    assert_int_equal(lost, 0);
+    assert_int_equal(db_agent_expire(f->db, 6000, 0, 4000, &lost), DB_OK);
+    assert_int_equal(lost, 0);
+    assert_int_equal(db_agent_expire(f->db, 6000, 0, 2000, &lost), DB_OK);
     assert_int_equal(lost, 1);
     assert_string_equal(phase_of(f, "w5"), "Pending");
     assert_int_equal(db_node_list(f->db, &nodes, &n), DB_OK);

@@ -119,12 +119,13 @@ init_db() {
 
 # start [allotd options...]: runs allotd in $T and waits for its port
 # (creating its database first when there is none: init_db). RUN_AS, if
-# set, is a command prefix (e.g. setpriv ...) allotd runs under.
+# set, is a command prefix (e.g. setpriv ...) allotd runs under;
+# START_OPTS, options every start of the test gets (before its own).
 start() {
   rm -f "$T/port"
   init_db "$@"
   (cd "$T" && exec ${RUN_AS:-} "$ALLOTD" --listen 127.0.0.1:0 --port-file "$T/port" \
-      --schedule-period-ms 100 "$@" >>"$T/log" 2>&1) &
+      --schedule-period-ms 100 ${START_OPTS:-} "$@" >>"$T/log" 2>&1) &
   PID=$!
   _poll_end=$(($(now_ms) + 20000 * SCALE))
   while [ ! -s "$T/port" ]; do
