@@ -26,7 +26,8 @@ expect 200 GET "/api/v1/workloads?filterBy=name==nan" "" "$ADMIN" | jq -e '.work
   fail "the workload with the bad quantity is not served"
 stop
 
-[ "$(q 'SELECT group_concat(number) FROM schema_migrations')" = 50,51,70,90,95 ] || fail "migration 90 not recorded"
+[ "$(q 'SELECT count(*) FROM schema_migrations WHERE number IN (70, 90)')" = 2 ] ||
+  fail "migrations 70 and 90 not recorded: $(q 'SELECT group_concat(number) FROM schema_migrations')"
 [ "$(q "SELECT group_concat(id || ':' || name, ' ') FROM (SELECT id, name FROM workloads ORDER BY seq)")" = \
   "$BEFORE" ] || fail "the workloads changed in the migration"
 [ "$(q 'SELECT count(*) FROM events')" -ge "$EVENTS" ] || fail "events were lost"
