@@ -101,6 +101,16 @@ extern const struct api_role api_roles[];
 extern const int api_n_roles;
 const struct api_role *api_role_find(int id);
 
+/* What a right means in Run:ai's terms: a resource type of its Permission
+ * schema, and the rights that grant reading it and changing it (create,
+ * update, delete). API_AUTH: every authenticated principal; 0: nobody. */
+struct api_permission {
+    const char *resource_type, *display_name, *group_id;
+    unsigned read, write;
+};
+extern const struct api_permission api_permissions[];
+extern const int api_n_permissions;
+
 /* Does p hold perm on the project (project_id, department_id)? Either id
  * may be "" (system objects need a system-scope rule). */
 int api_can(const struct api_principal *p, unsigned perm, const char *project_id,
@@ -260,6 +270,18 @@ struct api_route {
 extern const struct api_route api_routes[];
 extern const int api_n_routes;
 
+/* Every operation of Run:ai's OpenAPI document (runai_ops.c, written by
+ * scripts/openapi-sync.py): a request for one allotd does not serve is
+ * answered 501 naming it. */
+struct api_runai_op {
+    const char *method;
+    const char *pattern;
+    const char *operation_id;
+    int served;               /* 1: api_routes[] has it */
+};
+extern const struct api_runai_op api_runai_ops[];
+extern const int api_n_runai_ops;
+
 int api_http_start(struct api_app *app);
 
 /* ---- client connections (conns.c) ----
@@ -325,6 +347,13 @@ int64_t api_now_ms(void);
 int api_valid_name(const char *s);
 /* Formats ms since the epoch as ISO-8601 UTC ("...Z"); a json null for 0. */
 json_t *api_time(int64_t ms);
+/* A stable UUID (RFC 9562 version 8) for the n-th thing of a kind inside
+ * the object with UUID `base` (a workload's events and pods): the same
+ * arguments always give the same id, different ones practically never. */
+enum api_uuid_kind { API_UUID_EVENT = 1, API_UUID_POD = 2 };
+/* Is s a UUID in its text form (8-4-4-4-12 hex digits)? */
+int api_is_uuid(const char *s);
+void api_uuid_derived(const char *base, int kind, int64_t n, char out[DB_ID_LEN]);
 
 /* ---- a JSON writer for hot replies (jw.c) ----
  * Values take a key inside objects and NULL inside arrays. */
@@ -408,6 +437,10 @@ int api_lq_keep(struct api_req *r, const struct api_lq *q, const void *row, api_
 /* A stable order of rows by the sort field; *order malloc'd. */
 int api_lq_order(struct api_req *r, const struct api_lq *q, const void *rows, int n,
                  size_t size, api_lq_get get, int **order);
+/* Filters and sorts rows: *kept (malloc'd) holds the indexes of the rows
+ * kept, in order; -1 replied 400 (or 500). */
+int api_lq_select(struct api_req *r, const struct api_lq *q, const struct api_lq_rows *rows,
+                  int **kept, int *n_kept);
 /* Filters, sorts and pages rows; replies {key: [...], next} or {count}. */
 void api_lq_reply(struct api_req *r, const struct api_lq *q, const struct api_lq_rows *rows,
                   const char *key, int count_only);
@@ -502,19 +535,29 @@ void api_h_project_get(struct api_req *r);
 void api_h_project_delete(struct api_req *r);
 void api_h_project_resources(struct api_req *r);
 void api_h_users_list(struct api_req *r);
+void api_h_users_count(struct api_req *r);
 void api_h_users_create(struct api_req *r);
+void api_h_user_get(struct api_req *r);
 void api_h_user_delete(struct api_req *r);
 void api_h_user_logout(struct api_req *r);
+void api_h_user_password(struct api_req *r);
 void api_h_me_password(struct api_req *r);
 void api_h_service_accounts_list(struct api_req *r);
 void api_h_service_accounts_create(struct api_req *r);
+void api_h_service_account_get(struct api_req *r);
+void api_h_service_account_patch(struct api_req *r);
+void api_h_service_account_secret(struct api_req *r);
 void api_h_service_account_delete(struct api_req *r);
 void api_h_roles(struct api_req *r);
+void api_h_role_get(struct api_req *r);
+void api_h_permissions(struct api_req *r);
 void api_h_rules_list(struct api_req *r);
+void api_h_rules_count(struct api_req *r);
 void api_h_rules_create(struct api_req *r);
 void api_h_rule_get(struct api_req *r);
 void api_h_rule_delete(struct api_req *r);
 void api_h_me_rules(struct api_req *r);
+void api_h_me_rules_count(struct api_req *r);
 void api_h_wl_create_training(struct api_req *r);
 void api_h_wl_create_workspace(struct api_req *r);
 void api_h_wl_create_distributed(struct api_req *r);

@@ -5,7 +5,12 @@
  * A rule (subject, role, scope) grants the role's rights on its scope and
  * everything below it: system > department > project. So a right on a
  * project is held through a rule on that project, on its department, or
- * on the system.
+ * on the system. allotd serves one tenant with one cluster: a rule asked
+ * for on the tenant or on the cluster is stored as a system rule
+ * (db_rule.scope_named remembers which, for display).
+ *
+ * api_permissions[] says the same rights in Run:ai's vocabulary (resource
+ * types and actions), for /authorization/roles and /permissions.
  *
  * Invariants:
  *   1. Default deny: a principal without a matching rule holds nothing.
@@ -33,6 +38,24 @@ const struct api_role api_roles[] = {
     {6, "Viewer", "Reads everything in its scope", API_ORG_READ | API_WL_READ},
 };
 const int api_n_roles = (int)(sizeof(api_roles) / sizeof(api_roles[0]));
+
+const struct api_permission api_permissions[] = {
+    {"tenant", "Tenant", "organization", API_AUTH, 0},
+    {"cluster", "Clusters", "organization", API_AUTH, 0},
+    {"department", "Departments", "organization", API_ORG_READ, API_ORG_WRITE},
+    {"project", "Projects", "organization", API_ORG_READ, API_ORG_WRITE},
+    {"nodepools", "Node pools", "physical-resource", API_AUTH, API_NODE_WRITE},
+    {"nodes", "Nodes", "physical-resource", API_AUTH, API_NODE_WRITE},
+    {"users", "Users", "iam", API_IAM, API_IAM},
+    {"service-account", "Service accounts", "iam", API_IAM, API_IAM},
+    {"roles", "Roles", "iam", API_AUTH, 0},
+    {"access_rules", "Access rules", "iam", API_IAM, API_IAM},
+    {"workloads", "Workloads", "workload", API_WL_READ, API_WL_WRITE},
+    {"trainings", "Trainings", "workload", API_WL_READ, API_WL_WRITE},
+    {"workspaces", "Workspaces", "workload", API_WL_READ, API_WL_WRITE},
+    {"inferences", "Inferences", "workload", API_WL_READ, API_WL_WRITE},
+};
+const int api_n_permissions = (int)(sizeof(api_permissions) / sizeof(api_permissions[0]));
 
 const struct api_role *api_role_find(int id)
 {

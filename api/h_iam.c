@@ -1,5 +1,8 @@
 /*
- * h_iam.c: users, service accounts, roles and access rules.
+ * h_iam.c: users, service accounts, roles, permissions and access rules,
+ * in the shapes of Run:ai's document: users and service accounts are bare
+ * arrays, rule and role ids integers, rules listed as {totalRecords,
+ * displayRecords, accessRules}.
  *
  * Invariants:
  *   1. A secret (temporary password, client secret) is shown once, in the
@@ -17,6 +20,8 @@
 #include <string.h>
 
 static const char *const subject_types[] = {"user", "service-account", NULL};
+static const char *const scope_types[] = {"system", "tenant", "cluster", "department",
+                                          "project", NULL};
 
 static json_t *user_json(const struct db_user *u)
 {
@@ -37,28 +42,136 @@ static int64_t path_id(struct api_req *r)
     return *end || v <= 0 ? -1 : v;
 }
 
+static int in_list(const char *s, const char *const *list)
+{
+    for (; *list; list++)
+        if (strcmp(*list, s) == 0)
+            return 1;
+    return 0;
+}
+
+static int system_iam(struct api_req *r)
+{
+    if (api_can(&r->who, API_IAM, "", ""))
+        return 1;
+    api_error(r, 403, "Forbidden", "this needs a system-scope IAM rule");
+    return 0;
+}
+
+/* The principal of kind of the path's {id}; replies 404 itself. */
+static int principal_load(struct api_req *r, int kind, struct db_user *u)
+{
+    int64_t id = path_id(r);
+    int rc = id > 0 ? db_user_get(r->app->db, id, u) : DB_ENOTFOUND;
+
+    if (rc == DB_OK && u->kind != kind)
+        rc = DB_ENOTFOUND;
+    if (rc != DB_OK) {
+        api_db_error(r, rc, kind == DB_USER ? "no such user" : "no such service account");
+        return -1;
+    }
+    memset(u->secret_hash, 0, sizeof(u->secret_hash));
+    return 0;
+}
+
+/* search=TEXT: one more filter, FIELD contains TEXT; -1 replied 400. */
+static int search_in(struct api_req *r, struct api_lq *q, const char *field)
+{
+    char text[DB_NAME_LEN];
+    struct db_filter *f;
+
+    if (api_query(r, "search", text, sizeof(text)) != 0 || !text[0])
+        return 0;
+    if (q->n_filters >= DB_MAX_FILTERS) {
+        api_error(r, 400, "Bad request", "too many filters");
+        return -1;
+    }
+    f = &q->filters[q->n_filters++];
+    snprintf(f->field, sizeof(f->field), "%s", field);
+    snprintf(f->op, sizeof(f->op), "=@");
+    snprintf(f->value, sizeof(f->value), "%s", text);
+    return 0;
+}
+
 /* ---- users ---- */
 
-void api_h_users_list(struct api_req *r)
+static int user_get(const void *row, const char *f, struct api_lv *v)
+{
+    const struct db_user *u = row;
+
+    if (strcmp(f, "username") == 0)
+        v->s = u->login;
+    else if (strcmp(f, "createdBy") == 0)
+        v->s = u->created_by;
+    else if (strcmp(f, "isLocal") == 0)
+        v->s = "true";
+    else if (strcmp(f, "type") == 0)
+        v->s = "local";
+    else if (strcmp(f, "lastLogin") == 0 || strcmp(f, "creationTime") == 0 ||
+             strcmp(f, "lastUpdated") == 0) {
+        v->kind = API_LV_DATE;
+        v->d = (double)(f[1] == 'a' ? u->last_login
+                        : f[0] == 'c' ? u->created_at : u->updated_at);
+    } else
+        return -1;
+    return 0;
+}
+
+static json_t *user_row_json(struct api_req *r, const void *row)
+{
+    (void)r;
+    return user_json(row);
+}
+
+/* GET /users (a bare array; limit defaults to 500) and /users/count. */
+static void users_list(struct api_req *r, int count_only)
 {
     struct db_user *us = NULL;
-    int n = 0, i, rc;
+    struct api_lq q;
+    int n = 0, n_kept = 0, *kept = NULL, i, rc;
     json_t *a;
 
-    if (!api_can(&r->who, API_IAM, "", "")) {
-        api_error(r, 403, "Forbidden", "listing users needs a system-scope IAM rule");
+    if (!system_iam(r) || api_lq_parse(r, &q) != 0 || search_in(r, &q, "username") != 0)
         return;
-    }
+    if (!q.limit_given)
+        q.limit = API_PAGE_MAX;
     rc = db_user_list(r->app->db, DB_USER, &us, &n);
     if (rc != DB_OK) {
         api_db_error(r, rc, "cannot list");
         return;
     }
+    if (api_lq_select(r, &q, &(struct api_lq_rows){us, n, sizeof(*us), user_get, user_row_json},
+                      &kept, &n_kept) != 0)
+        goto out;
+    if (count_only) {
+        api_reply(r, 200, json_pack("{s:i}", "count", n_kept));
+        goto out;
+    }
     a = json_array();
-    for (i = 0; i < n; i++)
-        json_array_append_new(a, user_json(&us[i]));
+    for (i = q.offset; i < n_kept && i < q.offset + q.limit; i++)
+        json_array_append_new(a, user_json(&us[kept[i]]));
     api_reply(r, 200, a);
+out:
+    free(kept);
     free(us);
+}
+
+void api_h_users_list(struct api_req *r)
+{
+    users_list(r, 0);
+}
+
+void api_h_users_count(struct api_req *r)
+{
+    users_list(r, 1);
+}
+
+void api_h_user_get(struct api_req *r)
+{
+    struct db_user u;
+
+    if (system_iam(r) && principal_load(r, DB_USER, &u) == 0)
+        api_reply(r, 200, user_json(&u));
 }
 
 /* Creates a principal with a fresh random secret; the secret goes to out. */
@@ -90,21 +203,25 @@ void api_h_users_create(struct api_req *r)
     static const char *const fields[] = {"email", "resetPassword", "notify", NULL};
     struct db_user u;
     char email[DB_NAME_LEN], secret[48], id[24];
-    int flag = 0;
+    int reset = 0, notify = 0;
     json_t *o = api_body_object(r);
 
     if (!o)
         return;
     if (api_json_allow(r, o, fields, NULL) ||
         api_json_str(r, o, "email", email, sizeof(email), 1) ||
-        api_json_bool(r, o, "resetPassword", &flag) || api_json_bool(r, o, "notify", &flag))
+        api_json_bool(r, o, "resetPassword", &reset) || api_json_bool(r, o, "notify", &notify))
         goto out;
-    if (!api_can(&r->who, API_IAM, "", "")) {
-        api_error(r, 403, "Forbidden", "creating users needs a system-scope IAM rule");
+    if (!system_iam(r))
         goto out;
-    }
     if (!email[0] || strchr(email, ' ')) {
         api_error(r, 400, "Bad request", "email must be a non-empty name without spaces");
+        goto out;
+    }
+    if (notify || reset) {
+        api_error(r, 400, "Bad request",
+                  notify ? "notify: allotd sends no email; the temporary password is in the answer"
+                         : "resetPassword: allotd does not force a password change at first login");
         goto out;
     }
     if (principal_new(r, DB_USER, email, email, &u, secret, sizeof(secret)) != 0)
@@ -120,21 +237,15 @@ out:
 static void principal_delete(struct api_req *r, int kind)
 {
     struct db_user u;
-    int64_t id = path_id(r);
-    int rc = id > 0 ? db_user_get(r->app->db, id, &u) : DB_ENOTFOUND;
+    int rc;
 
-    if (rc == DB_OK && u.kind != kind)
-        rc = DB_ENOTFOUND;
-    if (rc == DB_OK && !api_can(&r->who, API_IAM, "", "")) {
-        api_error(r, 403, "Forbidden", "this needs a system-scope IAM rule");
+    if (!system_iam(r) || principal_load(r, kind, &u) != 0)
+        return;
+    if (u.id == r->who.user.id) {
+        api_error(r, 400, "Bad request", "a principal cannot delete itself");
         return;
     }
-    if (rc == DB_OK && u.id == r->who.user.id) {
-        api_error(r, 409, "Conflict", "a principal cannot delete itself");
-        return;
-    }
-    if (rc == DB_OK)
-        rc = db_user_delete(r->app->db, id);
+    rc = db_user_delete(r->app->db, u.id);
     api_pcache_invalidate(r->app->pc);
     if (rc != DB_OK) {
         api_db_error(r, rc, "no such principal");
@@ -150,20 +261,52 @@ void api_h_user_delete(struct api_req *r)
 
 void api_h_user_logout(struct api_req *r)
 {
-    int64_t id = path_id(r);
+    struct db_user u;
     int rc;
 
-    if (!api_can(&r->who, API_IAM, "", "")) {
-        api_error(r, 403, "Forbidden", "this needs a system-scope IAM rule");
+    if (!system_iam(r) || principal_load(r, DB_USER, &u) != 0)
         return;
-    }
-    rc = id > 0 ? db_user_bump_token_version(r->app->db, id) : DB_ENOTFOUND;
+    rc = db_user_bump_token_version(r->app->db, u.id);
     api_pcache_invalidate(r->app->pc);
     if (rc != DB_OK) {
         api_db_error(r, rc, "no such user");
         return;
     }
     api_reply(r, 200, json_pack("{s:i, s:s}", "code", 200, "message", "logged out"));
+}
+
+/* Gives principal u a new random secret (its tokens are void); the
+ * secret goes to out. */
+static int secret_renew(struct api_req *r, const struct db_user *u, char *secret, size_t len)
+{
+    char hash[256];
+    int rc;
+
+    if (api_random_text(secret, len, 32) != 0 ||
+        api_secret_hash(secret, hash, sizeof(hash)) != 0) {
+        api_error(r, 500, "Internal error", "cannot make a secret");
+        return -1;
+    }
+    rc = db_user_set_secret(r->app->db, u->id, hash);
+    api_pcache_invalidate(r->app->pc);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot store the secret");
+        return -1;
+    }
+    return 0;
+}
+
+/* POST /users/{id}/password: a new temporary password, shown once. */
+void api_h_user_password(struct api_req *r)
+{
+    struct db_user u;
+    char secret[48];
+
+    if (!system_iam(r) || principal_load(r, DB_USER, &u) != 0)
+        return;
+    if (secret_renew(r, &u, secret, sizeof(secret)) == 0)
+        api_reply(r, 200, json_pack("{s:s}", "tempPassword", secret));
+    memset(secret, 0, sizeof(secret));
 }
 
 void api_h_me_password(struct api_req *r)
@@ -210,9 +353,10 @@ static json_t *sa_json(const struct db_user *u)
     char id[24];
 
     snprintf(id, sizeof(id), "%lld", (long long)u->id);
-    return json_pack("{s:s, s:s, s:s, s:s, s:o}", "id", id, "name", u->name, "clientId",
-                     u->login, "createdBy", u->created_by, "createdAt",
-                     api_time(u->created_at));
+    return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:b}", "id", id, "name", u->name,
+                     "clientId", u->login, "createdBy", u->created_by, "createdAt",
+                     api_time(u->created_at), "updatedAt", api_time(u->updated_at),
+                     "lastLogin", api_time(u->last_login), "enabled", u->enabled);
 }
 
 void api_h_service_accounts_list(struct api_req *r)
@@ -221,10 +365,8 @@ void api_h_service_accounts_list(struct api_req *r)
     int n = 0, i, rc;
     json_t *a;
 
-    if (!api_can(&r->who, API_IAM, "", "")) {
-        api_error(r, 403, "Forbidden", "this needs a system-scope IAM rule");
+    if (!system_iam(r))
         return;
-    }
     rc = db_user_list(r->app->db, DB_SERVICE_ACCOUNT, &us, &n);
     if (rc != DB_OK) {
         api_db_error(r, rc, "cannot list");
@@ -233,7 +375,7 @@ void api_h_service_accounts_list(struct api_req *r)
     a = json_array();
     for (i = 0; i < n; i++)
         json_array_append_new(a, sa_json(&us[i]));
-    api_reply(r, 200, json_pack("{s:o}", "serviceAccounts", a));
+    api_reply(r, 200, a);
     free(us);
 }
 
@@ -248,10 +390,8 @@ void api_h_service_accounts_create(struct api_req *r)
         return;
     if (api_json_allow(r, o, fields, NULL) || api_json_str(r, o, "name", name, sizeof(name), 1))
         goto out;
-    if (!api_can(&r->who, API_IAM, "", "")) {
-        api_error(r, 403, "Forbidden", "this needs a system-scope IAM rule");
+    if (!system_iam(r))
         goto out;
-    }
     if (api_random_text(rnd, sizeof(rnd), 8) != 0) {
         api_error(r, 500, "Internal error", "no randomness");
         goto out;
@@ -267,12 +407,109 @@ out:
     json_decref(o);
 }
 
+void api_h_service_account_get(struct api_req *r)
+{
+    struct db_user u;
+
+    if (system_iam(r) && principal_load(r, DB_SERVICE_ACCOUNT, &u) == 0)
+        api_reply(r, 200, sa_json(&u));
+}
+
+/* PATCH {enabled}: a disabled service account gets no token, and the
+ * tokens it holds are void. */
+void api_h_service_account_patch(struct api_req *r)
+{
+    static const char *const fields[] = {"enabled", NULL};
+    struct db_user u;
+    json_t *o;
+    int enabled = 1, rc;
+
+    if (!system_iam(r) || principal_load(r, DB_SERVICE_ACCOUNT, &u) != 0)
+        return;
+    o = api_body_object(r);
+    if (!o)
+        return;
+    if (api_json_allow(r, o, fields, NULL) || api_json_bool(r, o, "enabled", &enabled))
+        goto out;
+    if (!json_is_boolean(json_object_get(o, "enabled"))) {
+        api_error(r, 400, "Bad request", "field 'enabled' is required");
+        goto out;
+    }
+    rc = db_user_set_enabled(r->app->db, u.id, enabled);
+    api_pcache_invalidate(r->app->pc);
+    if (rc == DB_OK)
+        rc = db_user_get(r->app->db, u.id, &u);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot update the service account");
+        goto out;
+    }
+    api_reply(r, 200, sa_json(&u));
+out:
+    json_decref(o);
+}
+
+/* POST /service-accounts/{id}/secret: a new client secret, shown once. */
+void api_h_service_account_secret(struct api_req *r)
+{
+    struct db_user u;
+    char secret[48];
+
+    if (!system_iam(r) || principal_load(r, DB_SERVICE_ACCOUNT, &u) != 0)
+        return;
+    if (secret_renew(r, &u, secret, sizeof(secret)) == 0)
+        api_reply(r, 200, json_pack("{s:s}", "clientSecret", secret));
+    memset(secret, 0, sizeof(secret));
+}
+
 void api_h_service_account_delete(struct api_req *r)
 {
     principal_delete(r, DB_SERVICE_ACCOUNT);
 }
 
-/* ---- roles ---- */
+/* ---- roles and permissions ---- */
+
+/* Does `rights` satisfy `need` (API_AUTH: any principal)? */
+static int grants(unsigned rights, unsigned need)
+{
+    need &= ~(unsigned)API_AUTH;
+    return (rights & need) == need;
+}
+
+/* The Permission entries of a set of rights (every permission for ~0). */
+static json_t *permissions_json(unsigned rights)
+{
+    json_t *a = json_array();
+    int i;
+
+    for (i = 0; a && i < api_n_permissions; i++) {
+        const struct api_permission *p = &api_permissions[i];
+        json_t *actions = json_array();
+        if (p->read && grants(rights, p->read))
+            json_array_append_new(actions, json_string("read"));
+        if (p->write && grants(rights, p->write)) {
+            json_array_append_new(actions, json_string("create"));
+            json_array_append_new(actions, json_string("update"));
+            json_array_append_new(actions, json_string("delete"));
+        }
+        if (json_array_size(actions) == 0) {
+            json_decref(actions);
+            continue;
+        }
+        json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:o}", "resourceType",
+                                           p->resource_type, "displayName", p->display_name,
+                                           "groupId", p->group_id, "actions", actions));
+    }
+    return a;
+}
+
+static json_t *role_json(const struct api_role *role)
+{
+    return json_pack("{s:i, s:s, s:s, s:b, s:b, s:b, s:s, s:o, s:o, s:n, s:o}", "id", role->id,
+                     "name", role->name, "description", role->description, "custom", 0,
+                     "enabled", 1, "effectiveEnabled", 1, "createdBy", "system", "createdAt",
+                     api_time(1), "updatedAt", api_time(1), "deletedAt", "permissions",
+                     permissions_json(role->perms));
+}
 
 void api_h_roles(struct api_req *r)
 {
@@ -280,15 +517,47 @@ void api_h_roles(struct api_req *r)
     int i;
 
     for (i = 0; i < api_n_roles; i++)
-        json_array_append_new(
-            a, json_pack("{s:i, s:s, s:s, s:b, s:b, s:b, s:s, s:o}", "id", api_roles[i].id,
-                         "name", api_roles[i].name, "description", api_roles[i].description,
-                         "custom", 0, "enabled", 1, "effectiveEnabled", 1, "createdBy",
-                         "system", "createdAt", api_time(1)));
+        json_array_append_new(a, role_json(&api_roles[i]));
     api_reply(r, 200, a);
 }
 
+void api_h_role_get(struct api_req *r)
+{
+    const struct api_role *role;
+    char *end;
+    long v = strtol(r->params[0], &end, 10);
+
+    if (*end || end == r->params[0] || v < 0) {
+        api_error(r, 400, "Bad request", "roleIdPath is a role's integer id");
+        return;
+    }
+    role = api_role_find((int)v);
+    if (!role) {
+        api_error(r, 404, "Not found", "no such role");
+        return;
+    }
+    api_reply(r, 200, role_json(role));
+}
+
+void api_h_permissions(struct api_req *r)
+{
+    api_reply(r, 200, permissions_json(~0u));
+}
+
 /* ---- access rules ---- */
+
+/* Is the scope allot's whole system (system, its tenant, its cluster)? */
+static int scope_is_system(const char *scope_type)
+{
+    return strcmp(scope_type, "system") == 0 || strcmp(scope_type, "tenant") == 0 ||
+           strcmp(scope_type, "cluster") == 0;
+}
+
+/* The scope type a rule shows: what it was asked for on. */
+static const char *scope_shown(const struct db_rule *x)
+{
+    return x->scope_named[0] ? x->scope_named : x->scope_type;
+}
 
 /* The scope's department id and display name; -1 if the scope is unknown. */
 static int scope_info(struct api_req *r, const struct db_rule *x, char *dept, char *name)
@@ -297,8 +566,9 @@ static int scope_info(struct api_req *r, const struct db_rule *x, char *dept, ch
     int ok = -1;
 
     dept[0] = name[0] = 0;
-    if (strcmp(x->scope_type, "system") == 0) {
-        snprintf(name, DB_NAME_LEN, "%s", API_CLUSTER_NAME);
+    if (scope_is_system(x->scope_type)) {
+        snprintf(name, DB_NAME_LEN, "%s",
+                 strcmp(scope_shown(x), "tenant") == 0 ? "tenant" : API_CLUSTER_NAME);
         return 0;
     }
     q = calloc(1, sizeof(*q));
@@ -314,33 +584,56 @@ static int scope_info(struct api_req *r, const struct db_rule *x, char *dept, ch
 
 static int may_manage(struct api_req *r, const struct db_rule *x, const char *dept)
 {
-    if (strcmp(x->scope_type, "system") == 0)
+    if (scope_is_system(x->scope_type))
         return api_can(&r->who, API_IAM, "", "");
     return api_can(&r->who, API_IAM, "", dept);
 }
 
-static json_t *rule_json(const struct db_rule *x, const char *scope_name)
+/* A rule as Run:ai's AccessRule (full) or MeAccessRule (the caller's). */
+static json_t *rule_json(const struct db_rule *x, const char *scope_name, int full)
 {
     const struct api_role *role = api_role_find(x->role_id);
-    char id[24];
+    json_t *o = json_pack("{s:I, s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:i}", "id",
+                          (json_int_t)x->id, "subjectId", x->subject_id, "subjectType",
+                          x->subject_type, "roleId", x->role_id, "roleName",
+                          role ? role->name : "", "scopeId", x->scope_id, "scopeType",
+                          scope_shown(x), "scopeName", scope_name, "clusterId", API_CLUSTER_ID,
+                          "tenantId", 1);
 
-    snprintf(id, sizeof(id), "%lld", (long long)x->id);
-    return json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:n, s:i, s:s,"
-                     " s:{s:s}}",
-                     "id", id, "subjectId", x->subject_id, "subjectType", x->subject_type,
-                     "roleId", x->role_id, "roleName", role ? role->name : "", "scopeId",
-                     x->scope_id, "scopeType", x->scope_type, "scopeName", scope_name,
-                     "clusterId", API_CLUSTER_ID, "createdAt", api_time(x->created_at),
-                     "updatedAt", api_time(x->created_at), "deletedAt", "tenantId", 1,
-                     "createdBy", x->created_by, "status", "phase", "Ready");
+    if (o && full) {
+        json_object_set_new(o, "createdAt", api_time(x->created_at));
+        json_object_set_new(o, "updatedAt", api_time(x->created_at));
+        json_object_set_new(o, "deletedAt", json_null());
+        json_object_set_new(o, "createdBy", json_string(x->created_by));
+        json_object_set_new(o, "status", json_pack("{s:s}", "phase", "Ready"));
+    }
+    return o;
+}
+
+/* subjectId names the principal by login (an email) or by its id. */
+static int subject_in(struct api_req *r, struct db_rule *x)
+{
+    struct db_user u;
+    char *end;
+    long long id = strtoll(x->subject_id, &end, 10);
+    int kind = x->subject_type[0] == 'u' ? DB_USER : DB_SERVICE_ACCOUNT;
+    int rc = db_user_by_login(r->app->db, x->subject_id, &u);
+
+    if (rc == DB_ENOTFOUND && !*end && end != x->subject_id && id > 0)
+        rc = db_user_get(r->app->db, id, &u);
+    if (rc != DB_OK || u.kind != kind) {
+        api_error(r, 400, "Bad request", "subjectId names no such principal");
+        return -1;
+    }
+    snprintf(x->subject_id, sizeof(x->subject_id), "%s", u.login);
+    return 0;
 }
 
 static int rule_in(struct api_req *r, json_t *o, struct db_rule *x)
 {
     static const char *const fields[] = {"subjectId", "subjectType", "roleId", "scopeId",
                                          "scopeType", "clusterId", NULL};
-    const char *const *t;
-    struct db_user u;
+    char cluster[64] = "";
     int64_t role = 0;
 
     memset(x, 0, sizeof(*x));
@@ -349,19 +642,26 @@ static int rule_in(struct api_req *r, json_t *o, struct db_rule *x)
         api_json_str(r, o, "subjectType", x->subject_type, sizeof(x->subject_type), 1) ||
         api_json_int(r, o, "roleId", 1, 1000, &role) ||
         api_json_str(r, o, "scopeType", x->scope_type, sizeof(x->scope_type), 1) ||
-        api_json_str(r, o, "scopeId", x->scope_id, sizeof(x->scope_id), 0))
+        api_json_str(r, o, "scopeId", x->scope_id, sizeof(x->scope_id), 0) ||
+        api_json_str(r, o, "clusterId", cluster, sizeof(cluster), 0))
         return -1;
-    for (t = subject_types; *t && strcmp(*t, x->subject_type); t++)
-        ;
-    if (!*t || !api_role_find((int)role)) {
+    if (!in_list(x->subject_type, subject_types) || !api_role_find((int)role)) {
         api_error(r, 400, "Bad request", "subjectType is user or service-account; roleId a role");
         return -1;
     }
-    if (db_user_by_login(r->app->db, x->subject_id, &u) != DB_OK ||
-        u.kind != (x->subject_type[0] == 'u' ? DB_USER : DB_SERVICE_ACCOUNT)) {
-        api_error(r, 400, "Bad request", "subjectId names no such principal");
+    if (!in_list(x->scope_type, scope_types)) {
+        api_error(r, 400, "Bad request",
+                  "scopeType is system, tenant, cluster, department or project");
         return -1;
     }
+    if ((cluster[0] && strcmp(cluster, API_CLUSTER_ID) != 0) ||
+        (strcmp(x->scope_type, "cluster") == 0 && x->scope_id[0] &&
+         strcmp(x->scope_id, API_CLUSTER_ID) != 0)) {
+        api_error(r, 400, "Bad request", "clusterId (or a cluster scopeId) names no cluster");
+        return -1;
+    }
+    if (subject_in(r, x) != 0)
+        return -1;
     x->role_id = (int)role;
     snprintf(x->created_by, sizeof(x->created_by), "%s", r->who.user.login);
     return 0;
@@ -384,6 +684,12 @@ void api_h_rules_create(struct api_req *r)
     }
     if (strcmp(x.scope_type, "system") == 0)
         x.scope_id[0] = 0;
+    else if (scope_is_system(x.scope_type)) { /* the tenant or the cluster: the system */
+        snprintf(x.scope_named, sizeof(x.scope_named), "%s", x.scope_type);
+        snprintf(x.scope_id, sizeof(x.scope_id), "%s",
+                 strcmp(x.scope_type, "cluster") == 0 ? API_CLUSTER_ID : "1");
+        snprintf(x.scope_type, sizeof(x.scope_type), "system");
+    }
     if (!may_manage(r, &x, dept)) {
         api_error(r, 403, "Forbidden", "this needs the IAM right on the rule's scope");
         goto out;
@@ -394,45 +700,189 @@ void api_h_rules_create(struct api_req *r)
         api_db_error(r, rc, "cannot create");
         goto out;
     }
-    api_reply(r, 201, rule_json(&x, name));
+    api_reply(r, 201, rule_json(&x, name, 1));
 out:
     json_decref(o);
 }
 
-static void rules_reply(struct api_req *r, const struct db_rule *rs, int n, int check)
-{
-    char dept[DB_ID_LEN], name[DB_NAME_LEN];
-    json_t *a = json_array();
-    int i;
+/* A rule with what listing it needs. */
+struct rrow {
+    const struct db_rule *x;
+    char scope_name[DB_NAME_LEN];
+    char role_id[16];
+};
 
-    for (i = 0; i < n; i++) {
-        int known = scope_info(r, &rs[i], dept, name) == 0;
-        if (check && (!known || !may_manage(r, &rs[i], dept)))
-            continue;
-        json_array_append_new(a, rule_json(&rs[i], name));
-    }
-    api_reply(r, 200, json_pack("{s:I, s:I, s:o}", "totalRecords", (json_int_t)json_array_size(a),
-                                "displayRecords", (json_int_t)json_array_size(a),
-                                "accessRules", a));
+static int rrow_get(const void *row, const char *f, struct api_lv *v)
+{
+    const struct rrow *w = row;
+    const struct api_role *role = api_role_find(w->x->role_id);
+
+    if (strcmp(f, "subjectId") == 0)
+        v->s = w->x->subject_id;
+    else if (strcmp(f, "subjectType") == 0)
+        v->s = w->x->subject_type;
+    else if (strcmp(f, "scopeId") == 0)
+        v->s = w->x->scope_id;
+    else if (strcmp(f, "scopeType") == 0)
+        v->s = scope_shown(w->x);
+    else if (strcmp(f, "scopeName") == 0)
+        v->s = w->scope_name;
+    else if (strcmp(f, "roleName") == 0)
+        v->s = role ? role->name : "";
+    else if (strcmp(f, "createdBy") == 0)
+        v->s = w->x->created_by;
+    else if (strcmp(f, "phase") == 0)
+        v->s = "Ready";
+    else if (strcmp(f, "roleId") == 0) {
+        v->kind = API_LV_NUMBER;
+        v->d = w->x->role_id;
+    } else if (strcmp(f, "createdAt") == 0 || strcmp(f, "deletedAt") == 0) {
+        v->kind = API_LV_DATE;
+        v->d = f[0] == 'c' ? (double)w->x->created_at : 0;
+    } else
+        return -1;
+    return 0;
 }
 
-void api_h_rules_list(struct api_req *r)
+static json_t *rrow_json(struct api_req *r, const void *row)
+{
+    (void)r;
+    return rule_json(((const struct rrow *)row)->x, ((const struct rrow *)row)->scope_name, 1);
+}
+
+/* The plain parameters of GET /access-rules as filters: subjectType,
+ * subjectIdFilter (contains), subjectIds (one of), scopeType, scopeId,
+ * roleId, clusterId. 1 keep, 0 drop. */
+static int rule_params_keep(struct api_req *r, const struct db_rule *x)
+{
+    char v[DB_NAME_LEN * 4];
+
+    if (api_query(r, "subjectType", v, sizeof(v)) == 0 && strcmp(v, x->subject_type) != 0)
+        return 0;
+    if (api_query(r, "subjectIdFilter", v, sizeof(v)) == 0 && !strstr(x->subject_id, v))
+        return 0;
+    if (api_query(r, "subjectIds", v, sizeof(v)) == 0) {
+        const char *p = v;
+        size_t n = strlen(x->subject_id);
+        int found = 0;
+        while (*p && !found) {
+            size_t k = strcspn(p, ",");
+            found = k == n && strncmp(p, x->subject_id, n) == 0;
+            p += k + (p[k] == ',');
+        }
+        if (!found)
+            return 0;
+    }
+    if (api_query(r, "scopeType", v, sizeof(v)) == 0 && strcmp(v, scope_shown(x)) != 0)
+        return 0;
+    if (api_query(r, "scopeId", v, sizeof(v)) == 0 && strcmp(v, x->scope_id) != 0)
+        return 0;
+    if (api_query(r, "roleId", v, sizeof(v)) == 0 && atoi(v) != x->role_id)
+        return 0;
+    if (api_query(r, "clusterId", v, sizeof(v)) == 0 && strcmp(v, API_CLUSTER_ID) != 0)
+        return 0;
+    return 1;
+}
+
+/* GET /access-rules (and /count): the rules the caller may manage. */
+static void rules_list(struct api_req *r, int count_only)
 {
     struct db_rule *rs = NULL;
-    int n = 0, rc;
+    struct rrow *rows = NULL;
+    struct api_lq q;
+    char dept[DB_ID_LEN], flag[8];
+    int n = 0, k = 0, n_kept = 0, *kept = NULL, i, rc;
+    json_t *a;
 
+    if (api_lq_parse(r, &q) != 0 || search_in(r, &q, "subjectId") != 0)
+        return;
+    if (api_query(r, "includeDeleted", flag, sizeof(flag)) == 0 && strcmp(flag, "true") &&
+        strcmp(flag, "false")) {
+        api_error(r, 400, "Bad request", "includeDeleted is true or false");
+        return;
+    }
     rc = db_rule_list(r->app->db, NULL, &rs, &n);
     if (rc != DB_OK) {
         api_db_error(r, rc, "cannot list");
         return;
     }
-    rules_reply(r, rs, n, 1);
+    rows = calloc((size_t)n + 1, sizeof(*rows));
+    if (!rows) {
+        api_error(r, 500, "Internal error", "out of memory");
+        goto out;
+    }
+    for (i = 0; i < n; i++) {
+        rows[k].x = &rs[i];
+        if (scope_info(r, &rs[i], dept, rows[k].scope_name) == 0 &&
+            may_manage(r, &rs[i], dept) && (count_only || rule_params_keep(r, &rs[i])))
+            k++;
+    }
+    if (api_lq_select(r, &q, &(struct api_lq_rows){rows, k, sizeof(*rows), rrow_get, rrow_json},
+                      &kept, &n_kept) != 0)
+        goto out;
+    if (count_only) {
+        api_reply(r, 200, json_pack("{s:i}", "count", n_kept));
+        goto out;
+    }
+    a = json_array();
+    for (i = q.offset; i < n_kept && i < q.offset + q.limit; i++)
+        json_array_append_new(a, rrow_json(r, &rows[kept[i]]));
+    api_reply(r, 200, json_pack("{s:i, s:I, s:o}", "totalRecords", n_kept, "displayRecords",
+                                (json_int_t)json_array_size(a), "accessRules", a));
+out:
+    free(kept);
+    free(rows);
     free(rs);
+}
+
+void api_h_rules_list(struct api_req *r)
+{
+    rules_list(r, 0);
+}
+
+void api_h_rules_count(struct api_req *r)
+{
+    rules_list(r, 1);
+}
+
+/* GET /me/access-rules (and /count): the caller's own rules. */
+static void me_rules(struct api_req *r, int count_only)
+{
+    char dept[DB_ID_LEN], name[DB_NAME_LEN], text[DB_NAME_LEN];
+    struct api_lq q;
+    json_t *a;
+    int i, n = 0, searched;
+
+    if (api_lq_parse(r, &q) != 0)
+        return;
+    searched = api_query(r, "search", text, sizeof(text)) == 0 && text[0];
+    a = json_array();
+    for (i = 0; i < r->who.n_rules; i++) {
+        const struct db_rule *x = &r->who.rules[i];
+        if (scope_info(r, x, dept, name) != 0 || (searched && !strstr(name, text)))
+            continue;
+        if (!count_only && n >= q.offset && n < q.offset + q.limit)
+            json_array_append_new(a, rule_json(x, name, 0));
+        n++;
+    }
+    if (count_only) {
+        json_decref(a);
+        api_reply(r, 200, json_pack("{s:i}", "count", n));
+        return;
+    }
+    api_reply(r, 200, json_pack("{s:{s:i, s:I, s:o}}", "accessRules", "totalRecords", n,
+                                "displayRecords", (json_int_t)json_array_size(a),
+                                "accessRules", a));
 }
 
 void api_h_me_rules(struct api_req *r)
 {
-    rules_reply(r, r->who.rules, r->who.n_rules, 0);
+    me_rules(r, 0);
+}
+
+void api_h_me_rules_count(struct api_req *r)
+{
+    me_rules(r, 1);
 }
 
 /* Loads the path's rule if the caller may manage it (404 otherwise). */
@@ -457,7 +907,7 @@ void api_h_rule_get(struct api_req *r)
     char name[DB_NAME_LEN];
 
     if (rule_load(r, &x, name) == 0)
-        api_reply(r, 200, rule_json(&x, name));
+        api_reply(r, 200, rule_json(&x, name, 1));
 }
 
 void api_h_rule_delete(struct api_req *r)

@@ -836,17 +836,56 @@ static int can_write_queue(struct api_req *r, const struct db_queue *q)
     return 0;
 }
 
+/* What still holds a queue ("projects a, b" or "workloads x, y (Running)"),
+ * into out; "" when nothing does. */
+static void holders(struct api_req *r, const struct db_queue *q, char *out, size_t len)
+{
+    struct db_queue *qs = NULL;
+    struct db_workload *ws = NULL;
+    struct db_wl_query wq;
+    size_t used = 0;
+    int n = 0, i;
+
+    out[0] = 0;
+    if (q->kind == DB_DEPARTMENT && db_queue_list(r->app->db, DB_PROJECT, &qs, &n) == DB_OK)
+        for (i = 0; i < n && used < len; i++)
+            if (qs[i].parent_seq == q->seq)
+                used += (size_t)snprintf(out + used, len - used, "%s%s", used ? ", " : "projects ",
+                                         qs[i].name);
+    free(qs);
+    if (q->kind != DB_PROJECT)
+        return;
+    memset(&wq, 0, sizeof(wq));
+    wq.projects = &q->seq;
+    wq.n_projects = 1;
+    wq.limit = 10;
+    n = 0;
+    if (db_workload_list(r->app->db, &wq, &ws, &n) == DB_OK)
+        for (i = 0; i < n && used < len; i++)
+            used += (size_t)snprintf(out + used, len - used, "%s%s (%s)",
+                                     used ? ", " : "workloads ", ws[i].name, ws[i].phase);
+    db_workloads_free(ws, n);
+}
+
 static void queue_delete(struct api_req *r, int kind)
 {
     struct db_queue *q = queue_load(r, kind);
+    char what[DB_MSG_LEN - 64], msg[DB_MSG_LEN];
     int rc;
 
     if (!q || !can_write_queue(r, q))
         goto out;
     rc = db_queue_delete(r->app->db, q->seq);
+    if (rc == DB_ECONFLICT) { /* Run:ai's deletes list 400, not 409 */
+        holders(r, q, what, sizeof(what));
+        snprintf(msg, sizeof(msg), "%s %s still holds %s: delete them first",
+                 kind == DB_PROJECT ? "project" : "department", q->name,
+                 what[0] ? what : "workloads being deleted");
+        api_error(r, 400, "Bad request", msg);
+        goto out;
+    }
     if (rc != DB_OK) {
-        api_db_error(r, rc, rc == DB_ECONFLICT ? "it still holds projects or workloads"
-                                               : "cannot delete");
+        api_db_error(r, rc, "cannot delete");
         goto out;
     }
     api_sched_org_changed(r->app->sched);

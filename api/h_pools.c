@@ -13,7 +13,8 @@
  *   1. Reading pools and nodes needs only a token: every role may see the
  *      capacity it competes for. Changing pools needs a system-scope rule.
  *   2. The default pool (it collects unlabelled nodes) is never deleted,
- *      nor a pool that still holds nodes (409).
+ *      nor a pool that still holds nodes (400: Run:ai's delete lists no
+ *      409).
  */
 #include "api.h"
 #include "allot_version.h"
@@ -398,8 +399,12 @@ void api_h_pools_create(struct api_req *r)
         goto out;
     snprintf(p.created_by, sizeof(p.created_by), "%s", r->who.user.login);
     rc = db_pool_insert(r->app->db, &p);
+    if (rc == DB_ECONFLICT) { /* Run:ai's create lists no 409 */
+        api_error(r, 400, "Bad request", "a node pool of that name exists");
+        goto out;
+    }
     if (rc != DB_OK) {
-        api_db_error(r, rc, rc == DB_ECONFLICT ? "the name is taken" : "cannot create");
+        api_db_error(r, rc, "cannot create");
         goto out;
     }
     api_sched_org_changed(r->app->sched);
@@ -483,12 +488,16 @@ void api_h_pool_delete(struct api_req *r)
     if (pool_load(r, &p) != 0 || !may_change(r))
         return;
     if (strcmp(p.name, "default") == 0) {
-        api_error(r, 409, "Conflict", "the default node pool cannot be deleted");
+        api_error(r, 400, "Bad request", "the default node pool cannot be deleted");
         return;
     }
     rc = db_pool_delete(r->app->db, p.seq);
+    if (rc == DB_ECONFLICT) {
+        api_error(r, 400, "Bad request", "the node pool still holds nodes");
+        return;
+    }
     if (rc != DB_OK) {
-        api_db_error(r, rc, rc == DB_ECONFLICT ? "the pool still holds nodes" : "cannot delete");
+        api_db_error(r, rc, "cannot delete");
         return;
     }
     api_sched_org_changed(r->app->sched);

@@ -40,7 +40,7 @@ static int check_secret(struct api_app *app, const struct grant *g, int kind, st
         api_secret_check(g->secret, dummy_hash);
         return kind == DB_USER ? G_BAD_USER : G_BAD_CLIENT;
     }
-    if (!api_secret_check(g->secret, u->secret_hash))
+    if (!api_secret_check(g->secret, u->secret_hash) || !u->enabled)
         return kind == DB_USER ? G_BAD_USER : G_BAD_CLIENT;
     return G_OK;
 }
@@ -52,7 +52,7 @@ static int check_refresh(struct api_app *app, const struct grant *g, struct db_u
     if (api_token_verify(&app->key, g->refresh, API_TOKEN_REFRESH, api_now_ms() / 1000, &uid,
                          &tv) != 0)
         return G_BAD_REFRESH;
-    if (db_user_get(app->db, uid, u) != DB_OK || u->token_version != tv)
+    if (db_user_get(app->db, uid, u) != DB_OK || u->token_version != tv || !u->enabled)
         return G_BAD_REFRESH;
     return G_OK;
 }

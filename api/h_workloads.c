@@ -93,7 +93,7 @@ static int project_in(struct api_req *r, json_t *o, struct db_workload *w, struc
     if (rc == DB_OK)
         api_error(r, 403, "Forbidden", "the caller may not submit to this project");
     else if (rc == DB_ENOTFOUND)
-        api_error(r, 404, "Not found", "projectId names no project");
+        api_error(r, 400, "Bad request", "projectId names no project");
     else
         api_db_error(r, rc, "cannot read the project");
     return -1;
@@ -138,9 +138,12 @@ static void create(struct api_req *r, int type)
         project_in(r, o, w, project) || api_wl_spec_in(r, o, project, w))
         goto out;
     rc = db_workload_insert(r->app->db, w);
+    if (rc == DB_ECONFLICT) { /* the create operations list 400, not 409 */
+        api_error(r, 400, "Bad request", "a workload of that name exists in the project");
+        goto out;
+    }
     if (rc != DB_OK) {
-        api_db_error(r, rc, rc == DB_ECONFLICT ? "a workload of that name exists in the project"
-                                               : "cannot store the workload");
+        api_db_error(r, rc, "cannot store the workload");
         goto out;
     }
     api_metrics_submitted();
@@ -214,6 +217,30 @@ static void pools_write(struct jw *j, const char *key, const char *pools)
     jw_close(j, ']');
 }
 
+/* A memory quantity in MiB ("512Mi"), null for none. */
+static void memory_write(struct jw *j, const char *key, int64_t mib)
+{
+    char buf[32];
+
+    if (mib <= 0) {
+        jw_null(j, key);
+        return;
+    }
+    snprintf(buf, sizeof(buf), "%lldMi", (long long)mib);
+    jw_str(j, key, buf);
+}
+
+/* phaseReason takes only the values of Run:ai's PhaseReason enum; the
+ * other reasons a pending workload has (InsufficientResources, ...) are
+ * in its Ready condition's reason. */
+static void phase_reason_write(struct jw *j, const char *reason)
+{
+    if (strcmp(reason, "NonPreemptibleOverQuota") == 0 || strcmp(reason, "OverLimit") == 0)
+        jw_str(j, "phaseReason", reason);
+    else
+        jw_null(j, "phaseReason");
+}
+
 /* What the workload asks for `pods` pods: GPUs (whole devices, or a
  * portion of each shared device) or, for a GPU-memory request, memory of
  * each device (its GPU share depends on the device it gets). */
@@ -222,7 +249,6 @@ static void requested_write(struct jw *j, const char *key, const struct db_workl
     int shared = w->gpu_portion > 0 || w->gpu_memory_mib > 0;
     int devices = shared && w->gpu_devices < 1 ? 1 : w->gpu_devices;
     int64_t gpu = w->gpu_portion > 0 ? devices * w->gpu_portion : (int64_t)devices * 1000;
-    char mem[32];
 
     jw_key(j, key);
     jw_open(j, '{');
@@ -236,8 +262,7 @@ static void requested_write(struct jw *j, const char *key, const struct db_workl
     jw_close(j, '}');
     jw_key(j, "gpuMemory");
     jw_open(j, '{');
-    snprintf(mem, sizeof(mem), "%lldMi", (long long)(w->gpu_memory_mib * devices * pods));
-    jw_str(j, "request", w->gpu_memory_mib > 0 ? mem : "");
+    memory_write(j, "request", w->gpu_memory_mib * devices * pods);
     jw_close(j, '}');
     jw_key(j, "cpu");
     jw_open(j, '{');
@@ -245,8 +270,7 @@ static void requested_write(struct jw *j, const char *key, const struct db_workl
     jw_close(j, '}');
     jw_key(j, "cpuMemory");
     jw_open(j, '{');
-    snprintf(mem, sizeof(mem), "%lldMi", (long long)(w->mem_mib * pods));
-    jw_str(j, "request", w->mem_mib > 0 ? mem : "");
+    memory_write(j, "request", w->mem_mib * pods);
     jw_close(j, '}');
     jw_close(j, '}');
 }
@@ -287,7 +311,7 @@ static void generic_write(struct jw *j, const struct db_workload *w)
     jw_str(j, "desiredPhase", w->desired_phase);
     jw_bool(j, "preemptible", w->preemptible);
     jw_str(j, "submittedBy", w->created_by);
-    jw_str(j, "phaseReason", w->phase_reason);
+    phase_reason_write(j, w->phase_reason);
     jw_key(j, "conditions");
     jw_open(j, '[');
     jw_open(j, '{');
@@ -561,9 +585,14 @@ static void act(struct api_req *r, int action, const char *done)
         goto out;
     }
     rc = db_workload_act(r->app->db, w.seq, action, r->who.user.login, api_now_ms());
+    if (rc == DB_ECONFLICT && action == DB_WL_RESUME) {
+        /* Run:ai's resume lists no 409: resuming what runs changes nothing */
+        snprintf(msg, sizeof(msg), "workload %s is not suspended: nothing to resume", w.name);
+        api_reply(r, 202, json_pack("{s:i, s:s}", "code", 202, "message", msg));
+        goto out;
+    }
     if (rc != DB_OK) {
-        api_db_error(r, rc, rc == DB_ECONFLICT ? "the workload is not suspended"
-                                               : "cannot change the workload");
+        api_db_error(r, rc, "cannot change the workload");
         goto out;
     }
     api_sched_touch(r->app->sched, w.seq);
@@ -640,8 +669,8 @@ static int batch_in(struct api_req *r, json_t *o, struct batch *b)
     }
     for (i = 0; i < json_array_size(b->ids); i++)
         if (!json_is_string(json_array_get(b->ids, i)) ||
-            json_string_length(json_array_get(b->ids, i)) >= DB_NAME_LEN) {
-            api_error(r, 400, "Bad request", "field 'ids': workload ids are strings");
+            !api_is_uuid(json_string_value(json_array_get(b->ids, i)))) {
+            api_error(r, 400, "Bad request", "field 'ids': workload ids are UUIDs");
             return -1;
         }
     return 0;
@@ -680,9 +709,8 @@ void api_h_wl_batch(struct api_req *r)
                                                  : db_strerror(b->rcs[i]));
         }
     }
-    if (api_random_text(id, sizeof(id), 16) != 0)
-        snprintf(id, sizeof(id), "batch");
-    api_reply(r, 202, json_pack("{s:s, s:o, s:o}", "id", id, "succeeded", ok, "failed", failed));
+    db_uuid_new(id);
+    api_reply(r, 200, json_pack("{s:s, s:o, s:o}", "id", id, "succeeded", ok, "failed", failed));
 out:
     json_decref(o);
     free(b);
@@ -708,7 +736,7 @@ void api_h_wl_events(struct api_req *r)
     struct db_workload w;
     struct db_event *ev = NULL;
     struct db_wl_query q;
-    char ns[DB_NAME_LEN + 8], id[24];
+    char ns[DB_NAME_LEN + 8], id[DB_ID_LEN];
     int n = 0, i, rc;
     json_t *a, *o;
 
@@ -722,7 +750,7 @@ void api_h_wl_events(struct api_req *r)
     snprintf(ns, sizeof(ns), "runai-%s", w.project_name);
     a = json_array();
     for (i = 0; i < n && i < q.limit; i++) {
-        snprintf(id, sizeof(id), "%lld", (long long)ev[i].seq);
+        api_uuid_derived(w.id, API_UUID_EVENT, ev[i].seq, id);
         json_array_append_new(
             a, json_pack("{s:o, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:s}}",
                          "createdAt", api_time(ev[i].created_at), "id", id, "type", ev[i].type,
@@ -739,18 +767,39 @@ out:
     db_workload_clear(&w);
 }
 
+/* A pod's id: a UUID derived from its workload's and its index (Run:ai's
+ * Pod id is a UUID); the same for the same pod. */
 void api_pod_id(const struct db_workload *w, int idx, char *out, size_t len)
 {
-    snprintf(out, len, "%s-%d", w->id, idx);
+    char id[DB_ID_LEN];
+
+    api_uuid_derived(w->id, API_UUID_POD, idx, id);
+    snprintf(out, len, "%s", id);
+}
+
+/* {gpuRequestType, gpu: {request}, gpuMemory, cpu, cpuMemory: {request}}
+ * of one pod. */
+static json_t *pod_request_json(const struct db_workload *w)
+{
+    int shared = w->gpu_portion > 0 || w->gpu_memory_mib > 0;
+    int n_dev = shared && w->gpu_devices < 1 ? 1 : w->gpu_devices;
+    double gpu = w->gpu_portion ? dev(w->gpu_portion * n_dev) : (double)n_dev;
+    char mem[32], gmem[32];
+
+    snprintf(mem, sizeof(mem), "%lldMi", (long long)w->mem_mib);
+    snprintf(gmem, sizeof(gmem), "%lldMi", (long long)w->gpu_memory_mib * n_dev);
+    return json_pack("{s:s, s:{s:o}, s:{s:o}, s:{s:f}, s:{s:o}}", "gpuRequestType",
+                     w->gpu_memory_mib > 0 ? "memory" : "portion", "gpu", "request",
+                     w->gpu_memory_mib > 0 ? json_null() : json_real(gpu), "gpuMemory", "request",
+                     w->gpu_memory_mib > 0 ? json_string(gmem) : json_null(), "cpu", "request",
+                     dev(w->cpu_milli), "cpuMemory", "request",
+                     w->mem_mib > 0 ? json_string(mem) : json_null());
 }
 
 static json_t *pod_json(const struct db_workload *w, int idx, const struct db_pod *p)
 {
-    char id[DB_ID_LEN + 16], name[DB_NAME_LEN + 16];
+    char id[DB_ID_LEN], name[DB_NAME_LEN + 16];
     json_t *devs = json_array();
-    int shared = w->gpu_portion > 0 || w->gpu_memory_mib > 0;
-    int n_dev = shared && w->gpu_devices < 1 ? 1 : w->gpu_devices;
-    double gpu = w->gpu_portion ? dev(w->gpu_portion * n_dev) : (double)n_dev;
     int d;
 
     api_pod_id(w, idx, id, sizeof(id));
@@ -759,16 +808,18 @@ static json_t *pod_json(const struct db_workload *w, int idx, const struct db_po
         if (p->devices & ((uint64_t)1 << d))
             json_array_append_new(devs, json_integer(d));
     return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:s?, s:s?, s:o, s:s, s:s,"
-                     " s:o, s:[{s:s, s:s}], s:{s:f}, s:{s:f}, s:o}",
+                     " s:o, s:o, s:o, s:[{s:s, s:s}], s:o, s:{s:f}, s:o}",
                      "id", id, "name", name, "workloadId", w->id, "workloadName", w->name,
                      "clusterId", API_CLUSTER_ID, "projectId", w->project_id, "projectName",
                      w->project_name, "tenantId", 1, "nodeName", p ? p->node_name : NULL,
                      "currentNodePool", p ? p->pool_name : NULL, "requestedNodePools",
                      pools_array(w->pools), "k8sPhase", p ? "Running" : "Pending",
                      "priorityClassName", w->priority_class, "createdAt",
-                     api_time(w->created_at), "containers", "name", w->name, "image", w->image,
-                     "requestedResources", "gpu", gpu, "allocatedResources", "gpu",
-                     p ? dev(p->gpu_milli) : 0.0, "gpuDevices", devs);
+                     api_time(w->created_at), "updatedAt", api_time(w->updated_at),
+                     "k8sPhaseUpdatedAt", api_time(w->phase_updated_at), "containers", "name",
+                     w->name, "image", w->image, "requestedResources", pod_request_json(w),
+                     "allocatedResources", "gpu", p ? dev(p->gpu_milli) : 0.0, "gpuDevices",
+                     devs);
 }
 
 void api_h_wl_pods(struct api_req *r)

@@ -3,8 +3,11 @@
  * dispatcher every request goes through.
  *
  * A request's path through dispatch():
- *   Step 1: match the route table (404 no path, 405 wrong method); a GET
- *           outside /api/ that no route matches is a dashboard file
+ *   Step 1: match the route table: of the patterns that match the path,
+ *           the most specific (a fixed segment beats an {id}), then the
+ *           method; 404 no path, 405 wrong method, 501 a path (or method)
+ *           of Run:ai's document that allotd does not serve (runai_ops.c);
+ *           a GET outside /api/ that no route matches is a dashboard file
  *           (static.c);
  *   Step 2: the client's token bucket (429 with Retry-After);
  *   Step 3: unless the route is public, the bearer token (401) and the
@@ -77,18 +80,28 @@ const struct api_route api_routes[] = {
     {"GET", "/api/v1/org-unit/projects/{id}/metrics", api_h_project_metrics, API_ORG_READ},
     {"GET", "/api/v1/users", api_h_users_list, API_IAM},
     {"POST", "/api/v1/users", api_h_users_create, API_IAM},
+    {"GET", "/api/v1/users/count", api_h_users_count, API_IAM},
+    {"GET", "/api/v1/users/{id}", api_h_user_get, API_IAM},
     {"DELETE", "/api/v1/users/{id}", api_h_user_delete, API_IAM},
     {"POST", "/api/v1/users/{id}/logout", api_h_user_logout, API_IAM},
+    {"POST", "/api/v1/users/{id}/password", api_h_user_password, API_IAM},
     {"POST", "/api/v1/me/password", api_h_me_password, API_AUTH},
     {"GET", "/api/v1/service-accounts", api_h_service_accounts_list, API_IAM},
     {"POST", "/api/v1/service-accounts", api_h_service_accounts_create, API_IAM},
+    {"GET", "/api/v1/service-accounts/{id}", api_h_service_account_get, API_IAM},
+    {"PATCH", "/api/v1/service-accounts/{id}", api_h_service_account_patch, API_IAM},
     {"DELETE", "/api/v1/service-accounts/{id}", api_h_service_account_delete, API_IAM},
+    {"POST", "/api/v1/service-accounts/{id}/secret", api_h_service_account_secret, API_IAM},
     {"GET", "/api/v1/authorization/roles", api_h_roles, API_AUTH},
+    {"GET", "/api/v1/authorization/roles/{id}", api_h_role_get, API_AUTH},
+    {"GET", "/api/v1/authorization/permissions", api_h_permissions, API_AUTH},
     {"GET", "/api/v1/authorization/access-rules", api_h_rules_list, API_IAM},
     {"POST", "/api/v1/authorization/access-rules", api_h_rules_create, API_IAM},
+    {"GET", "/api/v1/authorization/access-rules/count", api_h_rules_count, API_IAM},
     {"GET", "/api/v1/authorization/access-rules/{id}", api_h_rule_get, API_IAM},
     {"DELETE", "/api/v1/authorization/access-rules/{id}", api_h_rule_delete, API_IAM},
     {"GET", "/api/v1/authorization/me/access-rules", api_h_me_rules, API_AUTH},
+    {"GET", "/api/v1/authorization/me/access-rules/count", api_h_me_rules_count, API_AUTH},
     {"POST", "/api/v1/workloads/trainings", api_h_wl_create_training, API_WL_WRITE},
     {"POST", "/api/v1/workloads/workspaces", api_h_wl_create_workspace, API_WL_WRITE},
     {"POST", "/api/v1/workloads/distributed", api_h_wl_create_distributed, API_WL_WRITE},
@@ -149,6 +162,49 @@ json_t *api_time(int64_t ms)
     snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
              tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
     return json_string(buf);
+}
+
+static int hexval(int c);
+
+/* FNV-1a over the base, the kind and n, from a seed. */
+static uint64_t id_hash(uint64_t h, const char *base, int kind, int64_t n)
+{
+    unsigned char tail[9];
+    int i;
+
+    for (; *base; base++)
+        h = (h ^ (unsigned char)*base) * 0x100000001b3ULL;
+    tail[0] = (unsigned char)kind;
+    for (i = 0; i < 8; i++)
+        tail[1 + i] = (unsigned char)((uint64_t)n >> (8 * i));
+    for (i = 0; i < 9; i++)
+        h = (h ^ tail[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+void api_uuid_derived(const char *base, int kind, int64_t n, char out[DB_ID_LEN])
+{
+    uint64_t hi = id_hash(0xcbf29ce484222325ULL, base, kind, n);
+    uint64_t lo = id_hash(0x84222325cbf29ce4ULL, base, kind, n) ^ (hi >> 7);
+
+    hi = (hi & ~0xf000ULL) | 0x8000ULL;                      /* version 8 */
+    lo = (lo & ~(3ULL << 62)) | (2ULL << 62);                /* RFC 9562 variant */
+    snprintf(out, DB_ID_LEN, "%08llx-%04llx-%04llx-%04llx-%012llx",
+             (unsigned long long)(hi >> 32), (unsigned long long)((hi >> 16) & 0xffff),
+             (unsigned long long)(hi & 0xffff), (unsigned long long)(lo >> 48),
+             (unsigned long long)(lo & 0xffffffffffffULL));
+}
+
+int api_is_uuid(const char *s)
+{
+    int i;
+
+    for (i = 0; i < 36; i++) {
+        int dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? s[i] != '-' : hexval((unsigned char)s[i]) < 0)
+            return 0;
+    }
+    return s[36] == 0;
 }
 
 /* ---- replies ---- */
@@ -350,51 +406,123 @@ int api_query(const struct api_req *r, const char *name, char *out, size_t len)
 
 /* ---- dispatch ---- */
 
-static int match(const char *pattern, const char *path, char params[2][DB_NAME_LEN])
+/* How specifically `pattern` matches `path`, segment by segment: bit
+ * (31 - i) is set when segment i is a "{param}". -1 if it does not match
+ * (params, when given, receive the first two captures). Of two patterns
+ * that match, the smaller value is the more specific: a fixed segment
+ * wins over a parameter at the first place they differ. */
+static long long match(const char *pattern, const char *path, char params[2][DB_NAME_LEN])
 {
-    int np = 0;
+    long long spec = 0;
+    int np = 0, seg = 0;
 
     while (*pattern && *path) {
-        if (*pattern != '/' || *path != '/')
-            return 0;
+        if (*pattern != '/' || *path != '/' || seg >= 31)
+            return -1;
         pattern++;
         path++;
         if (*pattern == '{') {
             size_t n = strcspn(path, "/");
-            if (n == 0 || n >= DB_NAME_LEN || np >= 2)
-                return 0;
-            memcpy(params[np], path, n);
-            params[np][n] = 0;
+            const char *close = strchr(pattern, '}');
+            if (n == 0 || n >= DB_NAME_LEN || !close)
+                return -1;
+            if (params && np < 2) {
+                memcpy(params[np], path, n);
+                params[np][n] = 0;
+            }
             np++;
             path += n;
-            pattern = strchr(pattern, '}') + 1;
+            pattern = close + 1;
+            spec |= 1LL << (31 - seg);
         } else {
             size_t n = strcspn(pattern, "/");
             if (strncmp(pattern, path, n) != 0 || (path[n] != '/' && path[n] != 0))
-                return 0;
+                return -1;
             pattern += n;
             path += n;
         }
+        seg++;
     }
-    return *pattern == 0 && *path == 0;
+    return *pattern == 0 && *path == 0 ? spec : -1;
 }
 
-static const struct api_route *find_route(struct api_req *r, int *path_known)
+/* The Run:ai operation of the document most specific for the path, with
+ * the method if it has it; *best its specificity (-1 none). */
+static const struct api_runai_op *runai_op(const char *method, const char *path,
+                                           long long *best)
 {
+    const struct api_runai_op *op = NULL;
     int i;
 
-    *path_known = 0;
+    *best = -1;
+    for (i = 0; i < api_n_runai_ops; i++) {
+        long long m = match(api_runai_ops[i].pattern, path, NULL);
+        if (m < 0 || (*best >= 0 && m > *best))
+            continue;
+        if (m < *best || *best < 0)
+            op = NULL;
+        *best = m;
+        if (strcmp(api_runai_ops[i].method, method) == 0)
+            op = &api_runai_ops[i];
+    }
+    return op;
+}
+
+enum route_miss { ROUTE_FOUND = 0, ROUTE_NO_PATH, ROUTE_NO_METHOD, ROUTE_RUNAI };
+
+/* The route for the request: of the patterns that match its path, the
+ * most specific, then the method. A path Run:ai's document defines more
+ * specifically than any route (or the same path with a method Run:ai has
+ * and allotd lacks) is ROUTE_RUNAI, with *op naming the operation. */
+static const struct api_route *find_route(struct api_req *r, int *miss,
+                                          const struct api_runai_op **op)
+{
+    const struct api_route *found = NULL;
+    long long best = -1, runai;
+    int i;
+
     for (i = 0; i < api_n_routes; i++) {
         char params[2][DB_NAME_LEN];
-        if (!match(api_routes[i].pattern, r->path, params))
+        long long m = match(api_routes[i].pattern, r->path, params);
+        if (m < 0 || (best >= 0 && m > best))
             continue;
-        *path_known = 1;
-        if (strcmp(api_routes[i].method, r->method) != 0)
-            continue;
-        memcpy(r->params, params, sizeof(params));
-        return &api_routes[i];
+        if (m < best || best < 0)
+            found = NULL;
+        best = m;
+        if (!found && strcmp(api_routes[i].method, r->method) == 0) {
+            memcpy(r->params, params, sizeof(params));
+            found = &api_routes[i];
+        }
     }
-    return NULL;
+    *op = runai_op(r->method, r->path, &runai);
+    if (runai >= 0 && (best < 0 || runai < best))
+        *miss = *op ? ROUTE_RUNAI : ROUTE_NO_METHOD;
+    else if (found)
+        *miss = ROUTE_FOUND;
+    else if (best >= 0)
+        *miss = *op && runai == best ? ROUTE_RUNAI : ROUTE_NO_METHOD;
+    else
+        *miss = ROUTE_NO_PATH;
+    return *miss == ROUTE_FOUND ? found : NULL;
+}
+
+/* 404, 405 or 501 for a request no route serves. */
+static void route_missing(struct api_req *r, int miss, const struct api_runai_op *op)
+{
+    char details[512];
+
+    if (miss == ROUTE_RUNAI) {
+        snprintf(details, sizeof(details),
+                 "%s %s (Run:ai's operation %s) is not implemented by allotd", op->method,
+                 op->pattern, op->operation_id);
+        api_error(r, 501, "Not implemented", details);
+    } else if (miss == ROUTE_NO_METHOD) {
+        snprintf(details, sizeof(details), "%s is not served on %.400s", r->method, r->path);
+        api_error(r, 405, "Method not allowed", details);
+    } else {
+        snprintf(details, sizeof(details), "no route %s %.400s", r->method, r->path);
+        api_error(r, 404, "Not found", details);
+    }
 }
 
 static void body_too_large(struct api_req *r, size_t cap)
@@ -461,7 +589,7 @@ static int load_principal(struct api_req *r, int64_t uid, int64_t tv)
 {
     int rc = db_user_get(r->app->db, uid, &r->who.user);
 
-    if (rc != DB_OK || r->who.user.token_version != tv)
+    if (rc != DB_OK || r->who.user.token_version != tv || !r->who.user.enabled)
         return -1;
     memset(r->who.user.secret_hash, 0, sizeof(r->who.user.secret_hash));
     rc = db_rule_list(r->app->db, r->who.user.login, &r->who.rules, &r->who.n_rules);
@@ -506,18 +634,19 @@ static int rate_ok(struct api_req *r, int cost)
 
 static void serve(struct api_req *r, const struct mg_request_info *ri)
 {
+    const struct api_runai_op *op;
     const struct api_route *rt;
-    int known;
+    int miss;
 
     /* Step 1 */
-    rt = find_route(r, &known);
-    if (!rt && !known && api_static_wants(r)) {
+    rt = find_route(r, &miss, &op);
+    if (miss == ROUTE_NO_PATH && api_static_wants(r)) {
         if (rate_ok(r, 1))
             api_static_serve(r);
         return;
     }
     if (!rt) {
-        api_error(r, known ? 405 : 404, known ? "Method not allowed" : "Not found", r->path);
+        route_missing(r, miss, op);
         return;
     }
     /* Step 2: token grants cost more, to slow password guessing */

@@ -279,17 +279,17 @@ int api_lq_order(struct api_req *r, const struct api_lq *q, const void *rows, in
     return 0;
 }
 
-void api_lq_reply(struct api_req *r, const struct api_lq *q, const struct api_lq_rows *rows,
-                  const char *key, int count_only)
+int api_lq_select(struct api_req *r, const struct api_lq *q, const struct api_lq_rows *rows,
+                  int **kept, int *n_kept)
 {
-    int *order = NULL, *kept = NULL, n_kept = 0, i, k;
-    long long end;
-    json_t *a, *o;
+    int *order = NULL, i, k, rc = -1;
 
+    *n_kept = 0;
+    *kept = NULL;
     if (api_lq_order(r, q, rows->base, rows->n, rows->size, rows->get, &order) != 0)
-        return;
-    kept = malloc(sizeof(int) * ((size_t)rows->n + 1));
-    if (!kept) {
+        return -1;
+    *kept = malloc(sizeof(int) * ((size_t)rows->n + 1));
+    if (!*kept) {
         api_error(r, 500, "Internal error", "out of memory");
         goto out;
     }
@@ -299,8 +299,28 @@ void api_lq_reply(struct api_req *r, const struct api_lq *q, const struct api_lq
         if (k < 0)
             goto out;
         if (k)
-            kept[n_kept++] = order[i];
+            (*kept)[(*n_kept)++] = order[i];
     }
+    rc = 0;
+out:
+    free(order);
+    if (rc != 0) {
+        free(*kept);
+        *kept = NULL;
+        *n_kept = 0;
+    }
+    return rc;
+}
+
+void api_lq_reply(struct api_req *r, const struct api_lq *q, const struct api_lq_rows *rows,
+                  const char *key, int count_only)
+{
+    int *kept = NULL, n_kept = 0, i;
+    long long end;
+    json_t *a, *o;
+
+    if (api_lq_select(r, q, rows, &kept, &n_kept) != 0)
+        return;
     if (count_only) {
         api_reply(r, 200, json_pack("{s:i}", "count", n_kept));
         goto out;
@@ -315,6 +335,5 @@ void api_lq_reply(struct api_req *r, const struct api_lq *q, const struct api_lq
         json_object_set_new(o, "next", json_integer(end));
     api_reply(r, 200, o);
 out:
-    free(order);
     free(kept);
 }

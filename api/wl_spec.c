@@ -653,6 +653,21 @@ static int rules_in(struct api_req *r, const struct api_project *p, struct db_wo
     return 0;
 }
 
+/* An empty string ("args": "") says nothing: it is dropped, so the spec
+ * stored and answered back holds only values Run:ai's schema allows
+ * (its strings have minLength 1). */
+static void drop_empty_strings(json_t *o)
+{
+    const char *key;
+    json_t *v;
+    void *tmp;
+
+    json_object_foreach_safe(o, tmp, key, v) {
+        if (json_is_string(v) && json_string_length(v) == 0)
+            json_object_del(o, key);
+    }
+}
+
 /* ---- the whole submission ---- */
 
 int api_wl_spec_in(struct api_req *r, json_t *top, const struct api_project *project,
@@ -680,6 +695,8 @@ int api_wl_spec_in(struct api_req *r, json_t *top, const struct api_project *pro
         priority_in(r, spec, w) || pods_in(r, spec, top, w) || ports_in(r, spec) ||
         fixed_in(r, spec, w->type) || rules_in(r, project, w))
         return -1;
+    drop_empty_strings(spec);
+    drop_empty_strings(json_object_get(spec, "compute"));
     w->spec = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
     if (!w->spec)
         return api_error(r, 500, "Internal error", "out of memory"), -1;

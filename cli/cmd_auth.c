@@ -348,7 +348,8 @@ int cmd_whoami_main(int argc, char **argv)
             printf("Project:   %s (the default)\n", cfg->project);
         else
             printf("Project:   none: allot project set NAME picks a default\n");
-        print_roles(json_object_get(me, "accessRules"));
+        /* {accessRules: {totalRecords, displayRecords, accessRules: [...]}} */
+        print_roles(json_object_get(json_object_get(me, "accessRules"), "accessRules"));
         json_decref(claims);
     }
     json_decref(me);

@@ -243,6 +243,11 @@ static void general(const json_t *w)
     static const char *const none[] = {"", ""};
     const char *phase = jstr(w, "phase", "?"), *reason = jstr(w, "phaseReason", "");
     const char *msg = jstr(w, "phaseMessage", "");
+
+    /* phaseReason holds only Run:ai's two reasons; the others are the
+     * reason of the workload's condition */
+    if (!reason[0])
+        reason = jstr(json_array_get(json_object_get(w, "conditions"), 0), "reason", "");
     struct table t;
 
     table_init(&t, 2, none);

@@ -253,6 +253,11 @@ void db__uuid(char out[DB_ID_LEN])
              b[12], b[13], b[14], b[15]);
 }
 
+void db_uuid_new(char out[DB_ID_LEN])
+{
+    db__uuid(out);
+}
+
 int64_t db__now_ms(void)
 {
     struct timespec ts;

@@ -94,6 +94,7 @@ struct db_user {
     int64_t token_version;        /* bumped to revoke every token */
     int64_t created_at, updated_at, last_login;
     char created_by[DB_NAME_LEN];
+    int enabled;                  /* 0: may not sign in (service accounts) */
 };
 
 int db_user_count(struct db *db, int64_t *count);
@@ -107,6 +108,8 @@ int db_user_delete(struct db *db, int64_t id);
 int db_user_set_secret(struct db *db, int64_t id, const char *secret_hash);
 int db_user_bump_token_version(struct db *db, int64_t id);
 int db_user_touch_login(struct db *db, int64_t id, int64_t now_ms);
+/* Enables or disables a principal; disabling voids its tokens. */
+int db_user_set_enabled(struct db *db, int64_t id, int enabled);
 
 /* ---- Access rules ---- */
 struct db_rule {
@@ -115,9 +118,13 @@ struct db_rule {
     char subject_id[DB_NAME_LEN]; /* the principal's login */
     int role_id;
     char scope_type[16];          /* system | department | project */
-    char scope_id[DB_ID_LEN];     /* the department or project id; "" for system */
+    char scope_id[DB_ID_LEN];     /* the department or project id; "" for system
+                                     (the cluster's uuid or the tenant's id when
+                                     scope_named says so) */
     int64_t created_at;
     char created_by[DB_NAME_LEN];
+    char scope_named[16];         /* a system rule asked for on the tenant or on
+                                     the cluster: "tenant" | "cluster"; "" */
 };
 
 int db_rule_insert(struct db *db, struct db_rule *r);
@@ -414,6 +421,9 @@ int db_samples_get(struct db *db, int64_t queue_seq, int64_t pool_seq, int64_t s
  * `since`; each row's ts is the bucket start. malloc'd. */
 int db_samples_buckets(struct db *db, int64_t since, int64_t bucket_ms, struct db_sample **out,
                        int *n);
+
+/* A new UUID (RFC 9562 version 7) for an object that is not a row. */
+void db_uuid_new(char out[DB_ID_LEN]);
 
 /* Run:ai type names ("Training", ...) and back. */
 const char *db_type_name(int type);

@@ -286,6 +286,13 @@ static const struct numbered later[] = {
      " THEN q.scheduling_rules ELSE coalesce(d.scheduling_rules, '') END"
      " FROM queues q LEFT JOIN queues d ON d.seq = q.parent_seq"
      " WHERE q.seq = workloads.project_seq), '') WHERE deleted_at = 0;", NULL},
+    /* 72: service accounts can be disabled (PATCH /service-accounts/{id});
+     * a system rule remembers whether it was asked for as a rule on the
+     * tenant or on the cluster (allotd's one tenant and one cluster are
+     * the system) */
+    {72,
+     "ALTER TABLE users ADD COLUMN enabled INTEGER NOT NULL DEFAULT 1;"
+     "ALTER TABLE access_rules ADD COLUMN scope_named TEXT NOT NULL DEFAULT '';", NULL},
     /* 90: CHECK constraints on every quantity, flag and state, by
      * rebuilding the tables (checks.c) */
     {90, NULL, db__add_checks},

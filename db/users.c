@@ -13,7 +13,7 @@
 #include <string.h>
 
 #define USER_COLS "id, kind, login, name, secret_hash, token_version, created_at," \
-                  " updated_at, last_login, created_by"
+                  " updated_at, last_login, created_by, enabled"
 
 static void user_row(sqlite3_stmt *st, struct db_user *u)
 {
@@ -28,6 +28,7 @@ static void user_row(sqlite3_stmt *st, struct db_user *u)
     u->updated_at = sqlite3_column_int64(st, 7);
     u->last_login = sqlite3_column_int64(st, 8);
     db__copy(u->created_by, sizeof(u->created_by), st, 9);
+    u->enabled = sqlite3_column_int(st, 10);
 }
 
 struct user_arg {
@@ -197,14 +198,22 @@ static int update_fn(struct db__conn *c, void *arg)
     static const char bump[] =
         "UPDATE users SET token_version = token_version + 1, updated_at = ? WHERE id = ?";
     static const char touch[] = "UPDATE users SET last_login = ? WHERE id = ?";
+    static const char enable[] =
+        "UPDATE users SET enabled = ?, token_version = token_version + (? = 0),"
+        " updated_at = ? WHERE id = ?";
+    static const char *const sql[] = {secret, bump, touch, enable};
     struct user_arg *a = arg;
     int rc = DB_OK, i = 1;
-    sqlite3_stmt *st = db__prep(c, a->kind == 0 ? secret : a->kind == 1 ? bump : touch, &rc);
+    sqlite3_stmt *st = db__prep(c, sql[a->kind], &rc);
 
     if (!st)
         return rc;
     if (a->kind == 0)
         db__bind_text(st, i++, a->text);
+    if (a->kind == 3) {
+        sqlite3_bind_int(st, i++, a->text != NULL);
+        sqlite3_bind_int(st, i++, a->text != NULL);
+    }
     sqlite3_bind_int64(st, i++, *a->count);
     sqlite3_bind_int64(st, i, a->id);
     rc = db__step_done(st);
@@ -234,10 +243,18 @@ int db_user_touch_login(struct db *db, int64_t id, int64_t now_ms)
     return db__write(db, update_fn, &a);
 }
 
+int db_user_set_enabled(struct db *db, int64_t id, int enabled)
+{
+    int64_t now = db__now_ms();
+    struct user_arg a = {.id = id, .kind = 3, .text = enabled ? "" : NULL, .count = &now};
+
+    return db__write(db, update_fn, &a);
+}
+
 /* ---- access rules ---- */
 
 #define RULE_COLS "id, subject_type, subject_id, role_id, scope_type, scope_id, created_at," \
-                  " created_by"
+                  " created_by, scope_named"
 
 static void rule_row(sqlite3_stmt *st, struct db_rule *r)
 {
@@ -250,13 +267,14 @@ static void rule_row(sqlite3_stmt *st, struct db_rule *r)
     db__copy(r->scope_id, sizeof(r->scope_id), st, 5);
     r->created_at = sqlite3_column_int64(st, 6);
     db__copy(r->created_by, sizeof(r->created_by), st, 7);
+    db__copy(r->scope_named, sizeof(r->scope_named), st, 8);
 }
 
 static int rule_insert_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
         "INSERT INTO access_rules (subject_type, subject_id, role_id, scope_type, scope_id,"
-        " created_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?)";
+        " created_at, created_by, scope_named) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
     struct db_rule *r = arg;
     int rc = DB_OK;
     sqlite3_stmt *st = db__prep(c, sql, &rc);
@@ -270,6 +288,7 @@ static int rule_insert_fn(struct db__conn *c, void *arg)
     db__bind_text(st, 5, r->scope_id);
     sqlite3_bind_int64(st, 6, r->created_at);
     db__bind_text(st, 7, r->created_by);
+    db__bind_text(st, 8, r->scope_named);
     rc = db__step_done(st);
     if (rc == DB_OK)
         r->id = sqlite3_last_insert_rowid(c->h);

@@ -72,7 +72,8 @@ async function startSession() {
       get('/api/v1/authorization/me/access-rules'),
       get('/api/v1/clusters'),
     ]);
-    rules = me.accessRules || [];
+    // {accessRules: {totalRecords, displayRecords, accessRules: [...]}}
+    rules = (me.accessRules && me.accessRules.accessRules) || [];
     clusterId = (clusters && clusters[0] && clusters[0].uuid) || '';
   } catch (e) {
     if (!currentSession()) return; // the session ended: the login form is showing

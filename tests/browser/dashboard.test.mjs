@@ -156,7 +156,7 @@ async function bulkSubmit(N) {
           await submit(name, pid, 1, tok, BULK_URL);
           break;
         } catch (e) {
-          if (i > 0 && / 409 /.test(e.message)) break;
+          if (i > 0 && /name exists/.test(e.message)) break;
           if (i >= 3 || !/fetch failed/.test(e.message)) throw e;
         }
       }
@@ -380,7 +380,7 @@ test('submit a training from the form; create a project from the form', async ()
   await dlg.getByLabel('Name').fill('form-1');
   await dlg.getByLabel('Project').selectOption({label: 'team-a'});
   await dlg.getByRole('button', {name: 'Submit'}).click();
-  await dlg.locator('.notice.error').filter({hasText: '409'}).waitFor();
+  await dlg.locator('.notice.error').filter({hasText: 'name exists'}).waitFor();
   await dlg.getByRole('button', {name: 'Cancel'}).click();
 
   await page.getByRole('link', {name: 'Projects'}).click();

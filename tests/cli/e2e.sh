@@ -56,7 +56,7 @@ jq '[.[] | {name, type, phase, projectName, preemptible, runningPods, requestedP
   "$T/cli.json" >"$T/projected.json"
 golden workload-list-team-b.json "$T/projected.json"
 run 0 training describe a1 -p team-a -o json
-[ "$(jq -r '[.workload.name, .workload.phase, .workload.phaseReason, .pods[0].k8sPhase,
+[ "$(jq -r '[.workload.name, .workload.phase, .workload.conditions[0].reason, .pods[0].k8sPhase,
              .events[0].reason, .events[-1].reason] | join(" ")' "$T/out")" = \
   "a1 Pending QueueFairShareReached Pending Submitted Reclaimed" ] ||
   fail "describe -o json: $(cat "$T/out")"
@@ -78,7 +78,7 @@ run 0 workload list -A --type Workspace --no-headers
 
 # ---- errors from the server and from lookups ----
 run 1 training submit a1 -i $QS -g 1 -p team-a
-has "$T/err" "a workload of that name exists in the project (409 Conflict)"
+has "$T/err" "a workload of that name exists in the project (400 Bad request)"
 run 1 training submit x1 -i $QS -g 1 -p team-x
 has "$T/err" "no project named team-x: allot project list"
 run 1 training submit x1 -i $QS -g 1 -p team-a --priority urgent

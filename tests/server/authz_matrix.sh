@@ -43,14 +43,19 @@ subst() { # TEXT PROJECT DEPARTMENT STANDING-WORKLOAD
     -e "s|{POOL}|$POOL|g"
 }
 
-call() { # METHOD PATH TOKEN [BODY]: prints the status
+call() { # METHOD PATH TOKEN [BODY]: prints the status, records the exchange
   if [ "$3" = - ]; then auth=""; else auth="Authorization: Bearer $3"; fi
   if [ -n "${4:-}" ]; then
-    curl -s -o /dev/null -w '%{http_code}' -X "$1" "$URL$2" ${auth:+-H "$auth"} \
-      -H 'Content-Type: application/json' --data-binary "$4"
+    c_out=$(curl -s -w '\n%{http_code}' -X "$1" "$URL$2" ${auth:+-H "$auth"} \
+      -H 'Content-Type: application/json' --data-binary "$4")
   else
-    curl -s -o /dev/null -w '%{http_code}' -X "$1" "$URL$2" ${auth:+-H "$auth"}
+    c_out=$(curl -s -w '\n%{http_code}' -X "$1" "$URL$2" ${auth:+-H "$auth"})
   fi
+  record "$1" "$2" "${c_out##*
+}" "${c_out%
+*}"
+  printf '%s' "${c_out##*
+}"
 }
 
 CELLS=0
@@ -84,6 +89,7 @@ check() { # FX METHOD PATH BODY SIDE WANT x 8: one side (own/other) of a row
 grep -v '^#' "$TABLE" | grep -v '^ *$' >"$T/rows"
 run_rows() { # JOB: every fourth row from JOB, counts into $T/count.JOB
   N=$(($1 * 100000))
+  EXCHANGES="$T/exchanges.$1"
   j=0
   while read -r fx method path body a1 a2 a3 a4 a5 a6 a7 a8 bar b1 b2 b3 b4 b5 b6 b7 b8; do
     j=$((j + 1))

@@ -41,7 +41,7 @@ A1=$(submit a1 "$PA" 1 "$ADMIN" | jq -r .workloadId)
 submit a2 "$PA" 2 "$ADMIN" >/dev/null
 B1=$(submit b1 "$PB" 1 "$ADMIN" | jq -r .workloadId)
 for w in a1 a2 b1; do wait_phase "$ADMIN" $w Running; done
-submit b1 "$PB" 1 "$ADMIN" 409 >/dev/null
+submit b1 "$PB" 1 "$ADMIN" 400 | jq -r .details | grep -q "name exists" || fail "duplicate name"
 B2=$(submit b2 "$PB" 1 "$ADMIN" | jq -r .workloadId)
 wait_phase "$ADMIN" b2 Running
 wait_phase "$ADMIN" a1 Pending
@@ -100,7 +100,7 @@ wait_phase "$ADMIN" a3 Running # on a GPU a2 let go
 expect 202 POST "/api/v1/workloads/$A2/resume" "" "$ADMIN" >/dev/null
 # resumed, a2 queues again: 1 GPU is free and team-a holds its 2 deserved
 wait_phase "$ADMIN" a2 Pending
-R=$(expect 200 GET "/api/v1/workloads/$A2" "" "$ADMIN" | jq -r '"\(.phaseReason): \(.phaseMessage)"')
+R=$(expect 200 GET "/api/v1/workloads/$A2" "" "$ADMIN" | jq -r '"\(.conditions[0].reason): \(.phaseMessage)"')
 echo "# a2 after resume: $R"
 case $R in QueueFairShareReached:\ ?*) ;; *) fail "a2 pending after resume: $R" ;; esac
 expect 202 DELETE "/api/v1/workloads/$(expect 200 GET "/api/v1/workloads?filterBy=name==a3" "" "$ADMIN" |

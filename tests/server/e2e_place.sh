@@ -50,7 +50,8 @@ delete() { expect 202 DELETE "/api/v1/workloads/$(wl_id "$1")" "" "$TOKEN" >/dev
 gone() { [ "$(expect 200 GET "/api/v1/workloads?filterBy=name==$1" "" "$TOKEN" |
               jq '.workloads | length')" = 0 ]; }
 wait_gone() { poll 20 gone "$1" || fail "$1 is not gone"; }
-reason_is() { [ "$(expect 200 GET "/api/v1/workloads/$(wl_id "$1")" "" "$TOKEN" | jq -r .phaseReason)" = "$2" ]; }
+reason_is() { [ "$(expect 200 GET "/api/v1/workloads/$(wl_id "$1")" "" "$TOKEN" |
+  jq -r '.conditions[0].reason')" = "$2" ]; }
 running_pods() { [ "$(expect 200 GET "/api/v1/workloads/$(wl_id "$1")" "" "$TOKEN" | jq .runningPods)" = "$2" ]; }
 
 P=$(project team-a 6)

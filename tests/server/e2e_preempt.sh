@@ -41,8 +41,8 @@ wait_phase "$TOKEN" large-training-job Pending
 [ "$(allocated "$PB")" = 4 ] || fail "project-b should hold 4 GPUs"
 expect 200 GET "/api/v1/workloads/$TRAIN/events" "" "$TOKEN" | jq -r '.events[].reason' |
   grep -q Reclaimed || fail "the training has no Reclaimed event"
-R=$(expect 200 GET "/api/v1/workloads/$TRAIN" "" "$TOKEN" | jq -r .phaseReason)
-[ -n "$R" ] || fail "the pending training has no phaseReason"
+R=$(expect 200 GET "/api/v1/workloads/$TRAIN" "" "$TOKEN" | jq -r '.conditions[0].reason')
+[ "$R" = QueueFairShareReached ] || fail "the pending training's reason is $R"
 curl -s "$URL/metrics" | grep -q '^allot_evictions_total{reason="Reclaimed"} 1' ||
   fail "the eviction is not counted"
 

@@ -12,6 +12,13 @@
 # Waits are deadlines in seconds of wall-clock time, multiplied by SCALE
 # (ALLOT_TEST_SCALE, which ctest sets in a sanitizer build), never counts
 # of retries.
+#
+# Every reply req (and so expect) gets is recorded in $EXCHANGES; when the
+# script ends well, schema_check validates them all against Run:ai's
+# OpenAPI document (runai_schema.py), and a reply that breaks it fails the
+# test. Scripts that call in parallel give each job its own EXCHANGES.
+# With ALLOT_EXCHANGES_KEEP set to a folder, the recorded exchanges are
+# copied there on the way out (runai_schema.py can be run on them by hand).
 
 set -eu
 T=$(mktemp -d /tmp/allot-e2e-XXXXXX)
@@ -19,6 +26,11 @@ PID=""
 SCALE=${ALLOT_TEST_SCALE:-1}
 CLEANING=""
 export ALLOT_ADMIN_PASSWORD=e2e-admin-password
+LIB_DIR=$(cd "$(dirname "$0")/../server" && pwd)
+RUNAI_OPENAPI="$LIB_DIR/../../openapi/runai-openapi.json"
+ALLOT_OPENAPI="$LIB_DIR/../../openapi/openapi.json"
+EXCHANGES="$T/exchanges"
+SCHEMA_CHECKED=""   # set once a script ran schema_check itself
 
 # fail MESSAGE: the test fails (while cleaning up: says so and returns 1).
 fail() {
@@ -83,6 +95,16 @@ stop_pid() {
   sanitizer_free "$@"
 }
 
+# schema_check [runai_schema.py options...]: validates the recorded replies;
+# returns 1 (after printing why) if one breaks Run:ai's document.
+schema_check() {
+  set -- "$RUNAI_OPENAPI" "$T"/exchanges* "$@"
+  [ -e "$2" ] || return 0
+  python3 "$LIB_DIR/runai_schema.py" "$@" >"$T/schema.out" 2>&1 || {
+    cat "$T/schema.out" >&2; echo "FAIL: replies above break Run:ai's OpenAPI document" >&2
+    return 1; }
+}
+
 cleanup() {
   status=$?
   CLEANING=1
@@ -94,6 +116,12 @@ cleanup() {
     stop || status=1
   fi
   if [ "$status" = 0 ]; then sanitizer_free "$T/log" || status=1; fi
+  if [ -n "${ALLOT_EXCHANGES_KEEP:-}" ]; then
+    for _f in "$T"/exchanges*; do
+      [ ! -e "$_f" ] || cp "$_f" "$ALLOT_EXCHANGES_KEEP/$(basename "$0" .sh).$(basename "$_f")"
+    done
+  fi
+  if [ "$status" = 0 ] && [ -z "$SCHEMA_CHECKED" ]; then schema_check || status=1; fi
   if command -v test_kill >/dev/null 2>&1; then test_kill; fi
   if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then kill -9 "$PID" 2>/dev/null; fi
   rm -rf "$T"
@@ -168,14 +196,24 @@ stop() {
   PID=""
 }
 
-# req METHOD PATH [BODY] [TOKEN]: prints the body, then the status on the last line.
+# req METHOD PATH [BODY] [TOKEN]: prints the body, then the status on the
+# last line; records the exchange.
 req() {
   if [ -n "${3:-}" ]; then
-    curl -s -X "$1" "$URL$2" -H 'Content-Type: application/json' \
-      ${4:+-H "Authorization: Bearer $4"} --data-binary "$3" -w '\n%{http_code}'
+    r_out=$(curl -s -X "$1" "$URL$2" -H 'Content-Type: application/json' \
+      ${4:+-H "Authorization: Bearer $4"} --data-binary "$3" -w '\n%{http_code}')
   else
-    curl -s -X "$1" "$URL$2" ${4:+-H "Authorization: Bearer $4"} -w '\n%{http_code}'
+    r_out=$(curl -s -X "$1" "$URL$2" ${4:+-H "Authorization: Bearer $4"} -w '\n%{http_code}')
   fi
+  record "$1" "$2" "${r_out##*
+}" "${r_out%
+*}"
+  printf '%s\n' "$r_out"
+}
+
+# record METHOD PATH STATUS BODY: appends an exchange to $EXCHANGES.
+record() {
+  printf '\036%s %s %s\n%s\n' "$1" "$2" "$3" "$4" >>"$EXCHANGES"
 }
 
 # expect STATUS METHOD PATH [BODY] [TOKEN]: checks the status, prints the body.

@@ -157,6 +157,13 @@ async function fillNodes(rows, signal) {
   }
 }
 
+// Why a workload is where it is: phaseReason holds only Run:ai's two
+// reasons (NonPreemptibleOverQuota, OverLimit); the others are the reason
+// of its condition.
+function reasonOf(w) {
+  return w.phaseReason || (w.conditions && w.conditions[0] && w.conditions[0].reason) || '';
+}
+
 function gpuRequest(w) {
   const r = w.workloadRequestedResources || {};
   const g = r.gpu && r.gpu.request;
@@ -198,7 +205,7 @@ function renderTable(ctx, rows) {
     h('td', {class: OPT}, w.type),
     h('td', {class: OPT}, w.preemptible ? 'Yes' : 'No'),
     h('td', {class: 'status', title: w.phaseMessage || null}, badge(w.phase),
-      w.phase === 'Pending' && w.phaseReason ? h('small', {class: 'reason'}, w.phaseReason) : null),
+      w.phase === 'Pending' && reasonOf(w) ? h('small', {class: 'reason'}, reasonOf(w)) : null),
     h('td', {}, w.projectName),
     h('td', {class: OPT}, w.submittedBy || '-'),
     h('td', {class: 'num'}, `${w.runningPods ?? 0}/${req.number ?? '-'}`),
@@ -305,7 +312,7 @@ async function renderDetail(ctx, signal) {
   const req = w.requestedPods || {};
   const facts = [
     ['Status', badge(w.phase)],
-    ['Reason', w.phaseReason || '-'],
+    ['Reason', reasonOf(w) || '-'],
     ['Message', w.phaseMessage || '-'],
     ['Type', w.type], ['Project', w.projectName], ['Department', w.departmentName || '-'],
     ['Priority', `${w.priorityClassName || '-'} (${w.priority ?? '-'})`],

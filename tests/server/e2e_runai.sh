@@ -1,0 +1,189 @@
+#!/bin/sh
+# e2e_runai.sh: one pass through every route allot shares with Run:ai's
+# OpenAPI document, the way a Run:ai script or a client generated from that
+# document calls them: tokens, clusters, node pools, nodes, departments,
+# projects, the four workload types (create, typed get, suspend, resume,
+# delete), the generic list, count, get, events and pods, batch actions,
+# metrics, users, service accounts, roles and access rules. Every reply is
+# validated against the document (lib.sh), and the check fails unless each
+# of allot's shared operations answered 2xx at least once.
+ALLOTD=$1
+. "$(dirname "$0")/lib.sh"
+
+start --db "$T/runai.db" --simulate-nodes 2x4 --sample-period-ms 100
+ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
+V2=$(curl -s -X POST "$URL/api/v2/token" \
+  -d "grant_type=password&username=admin&password=$ALLOT_ADMIN_PASSWORD")
+record POST /api/v2/token 200 "$V2"
+[ "$(printf '%s' "$V2" | jq -r .token_type)" = Bearer ] || fail "v2 token: $V2"
+
+# ---- clusters, node pools, nodes ----
+CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
+POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
+expect 200 GET /api/v1/node-pools/count "" "$ADMIN" >/dev/null
+expect 200 GET "/api/v1/node-pools/$POOL" "" "$ADMIN" >/dev/null
+NP=$(expect 201 POST /api/v1/node-pools '{"name":"spare","labelKey":"pool","labelValue":"spare"}' \
+  "$ADMIN" | jq -r .id)
+expect 200 PUT "/api/v1/node-pools/$NP" '{"labelKey":"pool","labelValue":"other"}' "$ADMIN" >/dev/null
+expect 200 PATCH "/api/v1/node-pools/$NP" '{"placementStrategy":{"gpu":"spread"}}' "$ADMIN" >/dev/null
+expect 204 DELETE "/api/v1/node-pools/$NP" "" "$ADMIN" >/dev/null
+NODE=$(expect 200 GET /api/v1/nodes "" "$ADMIN" | jq -r '.nodes[0].id')
+expect 200 GET /api/v1/nodes/count "" "$ADMIN" >/dev/null
+
+# ---- departments and projects ----
+DEP=$(expect 201 POST /api/v1/org-unit/departments "{\"name\":\"research\",\"clusterId\":\"$CLUSTER\",
+  \"resources\":[{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},\"gpu\":{\"deserved\":8}}]}" \
+  "$ADMIN" | jq -r .id)
+expect 200 GET /api/v1/org-unit/departments "" "$ADMIN" >/dev/null
+expect 200 GET /api/v1/org-unit/departments/count "" "$ADMIN" >/dev/null
+expect 200 GET "/api/v1/org-unit/departments/$DEP" "" "$ADMIN" >/dev/null
+expect 200 PUT "/api/v1/org-unit/departments/$DEP" "{\"name\":\"research\",\"description\":\"d\",
+  \"resources\":[{\"nodePool\":{\"id\":\"$POOL\"},\"gpu\":{\"deserved\":8}}]}" "$ADMIN" >/dev/null
+expect 200 PUT "/api/v1/org-unit/departments/$DEP/resources" \
+  "[{\"nodePool\":{\"id\":\"$POOL\"},\"gpu\":{\"deserved\":8,\"limit\":-1,\"overQuotaWeight\":1}}]" \
+  "$ADMIN" >/dev/null
+expect 200 PATCH "/api/v1/org-unit/departments/$DEP/resources" \
+  "[{\"nodePool\":{\"id\":\"$POOL\"},\"gpu\":{\"deserved\":8}}]" "$ADMIN" >/dev/null
+project() { # NAME DESERVED
+  expect 201 POST /api/v1/org-unit/projects "{\"name\":\"$1\",\"clusterId\":\"$CLUSTER\",
+    \"parentId\":\"$DEP\",\"resources\":[{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},
+    \"gpu\":{\"deserved\":$2,\"limit\":-1,\"overQuotaWeight\":1},
+    \"cpu\":{\"deserved\":1000},\"memory\":{\"deserved\":1024,\"units\":\"Mib\"}}]}" "$ADMIN" | jq -r .id
+}
+PA=$(project team-a 4)
+PB=$(project team-b 4)
+expect 200 GET /api/v1/org-unit/projects "" "$ADMIN" >/dev/null
+expect 200 GET /api/v1/org-unit/projects/count "" "$ADMIN" >/dev/null
+expect 200 GET "/api/v1/org-unit/projects/$PA" "" "$ADMIN" >/dev/null
+expect 200 PUT "/api/v1/org-unit/projects/$PB" "{\"name\":\"team-b\",\"clusterId\":\"$CLUSTER\",
+  \"parentId\":\"$DEP\",\"description\":\"b\",\"resources\":[{\"nodePool\":{\"id\":\"$POOL\"},
+  \"gpu\":{\"deserved\":4}}]}" "$ADMIN" >/dev/null
+expect 200 PUT "/api/v1/org-unit/projects/$PB/resources" \
+  "[{\"nodePool\":{\"id\":\"$POOL\"},\"gpu\":{\"deserved\":4}}]" "$ADMIN" >/dev/null
+expect 200 PATCH "/api/v1/org-unit/projects/$PB/resources" \
+  "[{\"nodePool\":{\"id\":\"$POOL\"},\"gpu\":{\"deserved\":4}}]" "$ADMIN" >/dev/null
+
+# ---- the four workload types ----
+submit() { # TYPE NAME PROJECT SPEC [EXTRA TOP-LEVEL FIELDS]
+  expect 202 POST "/api/v1/workloads/$1" "{\"name\":\"$2\",\"projectId\":\"$3\",
+    \"clusterId\":\"$CLUSTER\",\"spec\":$4${5:+,$5}}" "$ADMIN" | jq -r .workloadId
+}
+TR=$(submit trainings tr1 "$PA" '{"image":"busybox","compute":{"gpuDevicesRequest":1,
+  "cpuCoreRequest":0.5,"cpuMemoryRequest":"512Mi"}}')
+WS=$(submit workspaces ws1 "$PA" '{"image":"jupyter","compute":{"gpuPortionRequest":0.5}}')
+DI=$(submit distributed di1 "$PB" '{"image":"torch","distributedFramework":"PyTorch",
+  "numWorkers":1,"compute":{"gpuDevicesRequest":1}}')
+IN=$(submit inferences in1 "$PB" '{"image":"vllm","compute":{"gpuDevicesRequest":1}}')
+wait_phase "$ADMIN" tr1 Running
+for t in trainings/$TR workspaces/$WS distributed/$DI inferences/$IN; do
+  expect 200 GET "/api/v1/workloads/$t" "" "$ADMIN" >/dev/null
+done
+for t in trainings/$TR workspaces/$WS distributed/$DI; do
+  expect 202 POST "/api/v1/workloads/$t/suspend" "" "$ADMIN" >/dev/null
+  expect 202 POST "/api/v1/workloads/$t/resume" "" "$ADMIN" >/dev/null
+done
+expect 200 GET /api/v1/workloads "" "$ADMIN" >/dev/null
+expect 200 GET "/api/v1/workloads?filterBy=name==tr1&sortBy=name&sortOrder=desc&limit=5" "" "$ADMIN" >/dev/null
+expect 200 GET /api/v1/workloads/count "" "$ADMIN" >/dev/null
+wait_phase "$ADMIN" tr1 Running
+for w in $TR $WS $DI $IN; do
+  expect 200 GET "/api/v1/workloads/$w" "" "$ADMIN" >/dev/null
+  expect 200 GET "/api/v1/workloads/$w/events" "" "$ADMIN" >/dev/null
+  expect 200 GET "/api/v1/workloads/$w/pods" "" "$ADMIN" >/dev/null
+done
+B1=$(submit trainings batch1 "$PA" '{"compute":{"gpuDevicesRequest":1}}')
+expect 200 POST /api/v1/workloads/batch "{\"ids\":[\"$B1\"],\"action\":\"suspend\"}" "$ADMIN" >/dev/null
+
+# ---- metrics ----
+START=$(date -u -d '-1 minute' +%Y-%m-%dT%H:%M:%SZ)
+END=$(date -u -d '+1 minute' +%Y-%m-%dT%H:%M:%SZ)
+expect 200 GET "/api/v1/org-unit/projects/$PA/metrics?metricType=GPU_ALLOCATION&start=$START&end=$END" \
+  "" "$ADMIN" >/dev/null
+expect 200 GET "/api/v1/org-unit/departments/$DEP/metrics?metricType=GPU_QUOTA&start=$START&end=$END" \
+  "" "$ADMIN" >/dev/null
+expect 200 GET "/api/v1/workloads/$TR/metrics?metricType=GPU_UTILIZATION&start=$START&end=$END" \
+  "" "$ADMIN" >/dev/null
+POD=$(expect 200 GET "/api/v1/workloads/$TR/pods" "" "$ADMIN" | jq -r '.pods[0].id')
+expect 200 GET "/api/v1/workloads/$TR/pods/$POD/metrics?metricType=GPU_UTILIZATION&start=$START&end=$END" \
+  "" "$ADMIN" >/dev/null
+
+# ---- users, service accounts, roles, permissions, access rules ----
+PW=$(expect 201 POST /api/v1/users '{"email":"carol@example.com"}' "$ADMIN" | jq -r .tempPassword)
+CAROL=$(expect 200 GET "/api/v1/users?filterBy=username=@carol&sortBy=username" "" "$ADMIN" | jq -r '.[0].id')
+[ "$(expect 200 GET /api/v1/users/count "" "$ADMIN" | jq .count)" = 2 ] || fail "user count"
+[ "$(expect 200 GET "/api/v1/users/$CAROL" "" "$ADMIN" | jq -r .username)" = carol@example.com ] ||
+  fail "user by id"
+PW=$(expect 200 POST "/api/v1/users/$CAROL/password" "" "$ADMIN" | jq -r .tempPassword)
+SAJ=$(expect 201 POST /api/v1/service-accounts '{"name":"ci"}' "$ADMIN")
+SA=$(printf '%s' "$SAJ" | jq -r .id)
+SA_CLIENT=$(printf '%s' "$SAJ" | jq -r .clientId)
+[ "$(expect 200 GET /api/v1/service-accounts "" "$ADMIN" | jq -r '.[0].enabled')" = true ] || fail "SA list"
+expect 200 GET "/api/v1/service-accounts/$SA" "" "$ADMIN" >/dev/null
+SECRET=$(expect 200 POST "/api/v1/service-accounts/$SA/secret" "" "$ADMIN" | jq -r .clientSecret)
+expect 200 POST /api/v1/token "{\"grantType\":\"client_credentials\",\"clientID\":\"$SA_CLIENT\",
+  \"clientSecret\":\"$SECRET\"}" >/dev/null
+expect 200 PATCH "/api/v1/service-accounts/$SA" '{"enabled":false}' "$ADMIN" | jq -e '.enabled == false' \
+  >/dev/null || fail "SA disabled"
+expect 400 POST /api/v1/token "{\"grantType\":\"client_credentials\",\"clientID\":\"$SA_CLIENT\",
+  \"clientSecret\":\"$SECRET\"}" >/dev/null
+expect 200 GET /api/v1/authorization/roles "" "$ADMIN" >/dev/null
+expect 200 GET /api/v1/authorization/roles/4 "" "$ADMIN" | jq -e '.permissions | map(.resourceType) |
+  index("trainings") != null' >/dev/null || fail "role 4 has no trainings permission"
+expect 404 GET /api/v1/authorization/roles/99 "" "$ADMIN" >/dev/null
+expect 200 GET /api/v1/authorization/permissions "" "$ADMIN" >/dev/null
+RULE=$(expect 201 POST /api/v1/authorization/access-rules "{\"subjectId\":\"carol@example.com\",
+  \"subjectType\":\"user\",\"roleId\":4,\"scopeType\":\"project\",\"scopeId\":\"$PA\",
+  \"clusterId\":\"$CLUSTER\"}" "$ADMIN" | jq -r .id)
+# a rule naming the user by id, on the cluster and on the tenant
+R2=$(expect 201 POST /api/v1/authorization/access-rules "{\"subjectId\":\"$CAROL\",
+  \"subjectType\":\"user\",\"roleId\":6,\"scopeType\":\"cluster\",\"scopeId\":\"$CLUSTER\"}" "$ADMIN" |
+  jq -r '[.id, .subjectId] | join(" ")')
+[ "${R2#* }" = carol@example.com ] || fail "subjectId by user id: $R2"
+R3=$(expect 201 POST /api/v1/authorization/access-rules "{\"subjectId\":\"carol@example.com\",
+  \"subjectType\":\"user\",\"roleId\":6,\"scopeType\":\"tenant\",\"scopeId\":\"1\"}" "$ADMIN" | jq -r .id)
+expect 200 GET "/api/v1/authorization/access-rules?subjectIds=carol@example.com&sortBy=roleId&limit=2" \
+  "" "$ADMIN" | jq -e '.totalRecords == 3 and .displayRecords == 2' >/dev/null || fail "rules page"
+[ "$(expect 200 GET "/api/v1/authorization/access-rules/count?filterBy=scopeType==cluster" "" "$ADMIN" |
+  jq .count)" = 1 ] || fail "rule count"
+expect 200 GET "/api/v1/authorization/access-rules/$RULE" "" "$ADMIN" >/dev/null
+C=$(login carol@example.com "$PW")
+expect 200 GET /api/v1/authorization/me/access-rules "" "$C" |
+  jq -e '.accessRules.totalRecords == 3' >/dev/null || fail "me/access-rules"
+[ "$(expect 200 GET /api/v1/authorization/me/access-rules/count "" "$C" | jq .count)" = 3 ] ||
+  fail "me/access-rules/count"
+expect 200 GET /api/v1/nodes "" "$C" >/dev/null
+expect 200 POST /api/v1/me/password "{\"currentPassword\":\"$PW\",\"newPassword\":\"carol-password\"}" \
+  "$C" >/dev/null
+expect 200 POST "/api/v1/users/$CAROL/logout" "" "$ADMIN" >/dev/null
+for r in "$RULE" "${R2% *}" "$R3"; do
+  expect 204 DELETE "/api/v1/authorization/access-rules/$r" "" "$ADMIN" >/dev/null
+done
+expect 204 DELETE "/api/v1/service-accounts/$SA" "" "$ADMIN" >/dev/null
+expect 204 DELETE "/api/v1/users/$CAROL" "" "$ADMIN" >/dev/null
+
+# ---- routes: a fixed segment is never an {id}; Run:ai's others answer 501 ----
+expect 501 GET /api/v1/workloads/telemetry "" "$ADMIN" | jq -r .details | grep -q get_workloads_telemetry ||
+  fail "/workloads/telemetry is not named"
+expect 501 GET /api/v1/org-unit/projects/telemetry "" "$ADMIN" >/dev/null
+expect 405 DELETE /api/v1/users/count "" "$ADMIN" >/dev/null
+expect 404 GET /api/v1/workloads/nothing/here "" "$ADMIN" | jq -r .details | grep -q "no route" ||
+  fail "404 does not say there is no route"
+
+# ---- an empty department and project are deleted ----
+D2=$(expect 201 POST /api/v1/org-unit/departments '{"name":"scratch","resources":[]}' "$ADMIN" | jq -r .id)
+P2=$(expect 201 POST /api/v1/org-unit/projects "{\"name\":\"scratch-p\",\"parentId\":\"$D2\",
+  \"resources\":[]}" "$ADMIN" | jq -r .id)
+expect 400 DELETE "/api/v1/org-unit/departments/$D2" "" "$ADMIN" | jq -r .details |
+  grep -q "holds projects scratch-p" || fail "the department's delete does not name its project"
+expect 204 DELETE "/api/v1/org-unit/projects/$P2" "" "$ADMIN" >/dev/null
+expect 204 DELETE "/api/v1/org-unit/departments/$D2" "" "$ADMIN" >/dev/null
+
+# ---- deletion ----
+for t in trainings/$TR workspaces/$WS distributed/$DI inferences/$IN; do
+  expect 202 DELETE "/api/v1/workloads/$t" "" "$ADMIN" >/dev/null
+done
+
+stop
+schema_check --cover "$ALLOT_OPENAPI"
+SCHEMA_CHECKED=1
+echo "e2e_runai: ok"
