@@ -89,7 +89,8 @@ is_status node-g Ready || fail "node-g is not Ready after the agent's restart"
 
 # the server restarts on the same port: the agent retries, r1 runs on
 stop
-sleep 0.5
+until_ok 10 grep -q "heartbeat: the server does not answer" "$T/node-g.log" ||
+  fail "the agent did not notice the server was gone: $(tail -n 5 "$T/node-g.log")"
 start --rate-limit 0 --listen "127.0.0.1:$PORT"
 until_ok 20 grep -q "connected to .* again" "$T/node-g.log" || fail "the agent did not reconnect"
 is_phase r1 Running || fail "r1 is not Running after the server's restart"
