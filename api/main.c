@@ -11,13 +11,15 @@
  *   Step 4: bootstrap: the default node pool and department; on an empty
  *           database the admin user (password from ALLOT_ADMIN_PASSWORD
  *           or random, printed once) with a System administrator rule;
- *           the simulated nodes. --init stops here;
+ *           the simulated nodes; with --demo the default department
+ *           deserves the simulated GPUs of each pool. --init stops here;
  *   Step 5: the dashboard's files, the scheduler thread, then the HTTP
  *           server.
  * Stop (SIGINT/SIGTERM): stop accepting and finish in-flight requests
  * (mg_stop), let the scheduler finish its cycle, close the database.
  */
 #include "api.h"
+#include "sched.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -177,6 +179,49 @@ static int simulate_nodes(struct db *db, const struct api_config *cfg)
     return rc;
 }
 
+/* --demo: the default department is given the simulated GPUs of each pool
+ * as its deserved quota, so that the demo's projects can run
+ * non-preemptible work (workspaces, inference) within their own quotas at
+ * once. A department without a quota entry deserves 0 GPUs in a pool
+ * (docs/scheduler.md), the default department included. */
+static int demo_department_quota(struct db *db, const struct api_config *cfg)
+{
+    struct db_queue *q = calloc(1, sizeof(*q));
+    struct db_pool pool;
+    int s, i, rc;
+
+    if (!q)
+        return DB_ENOMEM;
+    rc = db_queue_by_name(db, DB_DEPARTMENT, "default", q);
+    for (s = 0; rc == DB_OK && s < cfg->n_sims; s++) {
+        rc = db_pool_by_name(db, cfg->sims[s].pool, &pool);
+        for (i = 0; rc == DB_OK && i < q->n_quotas && q->quotas[i].pool_seq != pool.seq; i++)
+            ;
+        if (rc != DB_OK)
+            break;
+        if (i == q->n_quotas) {
+            if (i == DB_MAX_POOLS) {
+                rc = DB_EINVAL;
+                break;
+            }
+            memset(&q->quotas[i], 0, sizeof(q->quotas[i]));
+            q->quotas[i].pool_seq = pool.seq;
+            snprintf(q->quotas[i].pool_name, sizeof(q->quotas[i].pool_name), "%s", pool.name);
+            q->quotas[i].limit[SCHED_GPU] = -1;
+            q->quotas[i].weight[SCHED_GPU] = 1000;
+            q->quotas[i].has[SCHED_GPU] = 1;
+            q->quotas[i].priority = SCHED_OQ_NORMAL;
+            q->n_quotas++;
+        }
+        q->quotas[i].deserved[SCHED_GPU] +=
+            (int64_t)cfg->sims[s].machines * cfg->sims[s].gpus * SCHED_MILLI;
+    }
+    if (rc == DB_OK)
+        rc = db_queue_update(db, q);
+    free(q);
+    return rc;
+}
+
 static int bootstrap(struct api_app *app)
 {
     struct db_pool pool;
@@ -188,6 +233,8 @@ static int bootstrap(struct api_app *app)
         rc = bootstrap_admin(app->db);
     if (rc == DB_OK)
         rc = simulate_nodes(app->db, &app->cfg);
+    if (rc == DB_OK && app->cfg.demo)
+        rc = demo_department_quota(app->db, &app->cfg);
     if (rc != DB_OK)
         fprintf(stderr, "allotd: bootstrap failed: %s\n", db_strerror(rc));
     return rc;

@@ -203,6 +203,10 @@ run 0 department create research --gpu-quota 4
 run 0 project create team-c --gpu-quota 1 --department research --limit 2 --over-quota-weight 2
 run 0 department list --no-headers
 has "$T/out" "research"
+# --demo: the default department deserves the demo's 4 simulated GPUs, so
+# its projects' non-preemptible work runs within their quotas
+[ "$(awk '$1 == "default" {print $2}' "$T/out")" = 4.00 ] ||
+  fail "the demo's default department: $(cat "$T/out")"
 run 0 project list --json
 [ "$(jq -r '.[] | select(.name == "team-c") |
       [.parent.name, .resources[0].gpu.deserved, .resources[0].gpu.limit,
