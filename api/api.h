@@ -28,6 +28,7 @@
 #define API_BODY_MAX (1024 * 1024)
 #define API_PUBLIC_BODY_MAX (16 * 1024)   /* bodies of routes that need no token */
 #define API_TOKEN_MAX 4096
+#define API_QUERY_VALUE_MAX 1023   /* a query parameter's decoded value, in bytes */
 #define API_JSON_DEPTH_MAX 32   /* arrays and objects inside each other (json_in.c) */
 #define API_PAGE_MAX 500
 #define API_PAGE_DEFAULT 50
@@ -337,11 +338,14 @@ void api_db_error(struct api_req *r, int rc, const char *what);
 /* The request body as a JSON object (strict: no duplicate keys); replies
  * 400 itself and returns NULL when it is not one. */
 json_t *api_body_object(struct api_req *r);
-/* A query parameter, URL-decoded into out; 0 if present. */
 /* Finds name=value in an &-separated string (a query or a form body) and
- * URL-decodes the value into out; 0 if found. */
+ * URL-decodes the value into out: 0 found, 1 absent, -1 present but not
+ * decodable into out (too long, a malformed escape, a control character). */
 int api_form_get(const char *s, const char *name, char *out, size_t len);
 int api_query(const struct api_req *r, const char *name, char *out, size_t len);
+/* An integer query parameter in [min, max]: 0 (out set, or untouched when
+ * absent), or -1 after replying 400. */
+int api_query_int(struct api_req *r, const char *name, int64_t min, int64_t max, int64_t *out);
 int64_t api_now_ms(void);
 /* A name usable as a namespace: lowercase letters, digits and '-', <= 63. */
 int api_valid_name(const char *s);

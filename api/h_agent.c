@@ -748,15 +748,16 @@ out:
 void api_h_agent_logs_append(struct api_req *r)
 {
     struct db_pod_run run;
-    char buf[32], *end;
-    int64_t offset, size = 0;
+    char buf[32];
+    int64_t offset = -1, size = 0;
     int rc;
 
-    if (api_query(r, "offset", buf, sizeof(buf)) != 0 ||
-        (offset = strtoll(buf, &end, 10)) < 0 || *end || end == buf) {
+    if (api_query(r, "offset", buf, sizeof(buf)) == 1) {
         api_error(r, 400, "Bad request", "offset: the log position of the body's first byte");
         return;
     }
+    if (api_query_int(r, "offset", 0, INT64_MAX, &offset))
+        return;
     rc = db_pod_run_get(r->app->db, r->params[0], &run);
     if (rc == DB_OK && strcmp(run.node_name, r->agent_node) != 0)
         rc = DB_ENOTFOUND; /* invariant 2 */

@@ -157,26 +157,6 @@ struct logq {
     int follow;
 };
 
-static int int_param(struct api_req *r, const char *name, int64_t min, int64_t max,
-                     int64_t *out)
-{
-    char buf[32], *end;
-    long long v;
-
-    if (api_query(r, name, buf, sizeof(buf)) != 0)
-        return 0;
-    v = strtoll(buf, &end, 10);
-    if (end == buf || *end || v < min || v > max) {
-        char details[128];
-        snprintf(details, sizeof(details), "%s must be an integer from %lld to %lld", name,
-                 (long long)min, (long long)max);
-        api_error(r, 400, "Bad request", details);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static int logq_in(struct api_req *r, const struct db_workload *w, struct logq *q)
 {
     int64_t pod = 0;
@@ -184,11 +164,11 @@ static int logq_in(struct api_req *r, const struct db_workload *w, struct logq *
 
     q->tail_lines = -1;
     q->limit = LIMIT_DEFAULT;
-    if (int_param(r, "pod", 0, w->n_pods - 1, &pod) ||
-        int_param(r, "tailLines", -1, 1000000, &q->tail_lines) ||
-        int_param(r, "limitBytes", 1, LIMIT_MAX, &q->limit))
+    if (api_query_int(r, "pod", 0, w->n_pods - 1, &pod) ||
+        api_query_int(r, "tailLines", -1, 1000000, &q->tail_lines) ||
+        api_query_int(r, "limitBytes", 1, LIMIT_MAX, &q->limit))
         return -1;
-    if (api_query(r, "follow", follow, sizeof(follow)) == 0 && strcmp(follow, "true") &&
+    if (api_query(r, "follow", follow, sizeof(follow)) != 1 && strcmp(follow, "true") &&
         strcmp(follow, "false") && strcmp(follow, "1") && strcmp(follow, "0")) {
         api_error(r, 400, "Bad request", "follow is true or false");
         return -1;

@@ -64,9 +64,11 @@ static int types_scan(const char *s, const char *const *names, int n_names, int 
     while (s && *s) {
         const char *amp = strchr(s, '&');
         size_t seg = amp ? (size_t)(amp - s) : strlen(s);
-        char one[600];
-        if (seg > 11 && seg < sizeof(one) && strncmp(s, "metricType=", 11) == 0) {
+        char one[API_QUERY_VALUE_MAX * 3 + 16];   /* the dispatcher capped it decoded */
+        if (seg > 11 && strncmp(s, "metricType=", 11) == 0) {
             const char *p;
+            if (seg >= sizeof(one))
+                return -1;
             memcpy(one, s, seg);
             one[seg] = 0;
             if (api_form_get(one, "metricType", buf, sizeof(buf)) != 0)
@@ -104,7 +106,8 @@ int api_series_types(struct api_req *r, const char *const *names, int n_names, i
 
 int api_series_range_in(struct api_req *r, struct api_series_range *q)
 {
-    char buf[128], *end;
+    char buf[128];
+    int64_t n = 20;
 
     q->n_samples = 20;
     if (api_query(r, "start", buf, sizeof(buf)) || api_parse_time(buf, &q->start) ||
@@ -113,12 +116,9 @@ int api_series_range_in(struct api_req *r, struct api_series_range *q)
         api_error(r, 400, "Bad request", "start and end are required ISO-8601 times, start <= end");
         return -1;
     }
-    if (api_query(r, "numberOfSamples", buf, sizeof(buf)) == 0 &&
-        ((q->n_samples = (int)strtol(buf, &end, 10)) < 1 || q->n_samples > MAX_SAMPLES ||
-         *end)) {
-        api_error(r, 400, "Bad request", "numberOfSamples must be between 1 and 1000");
+    if (api_query_int(r, "numberOfSamples", 1, MAX_SAMPLES, &n))
         return -1;
-    }
+    q->n_samples = (int)n;
     return 0;
 }
 
@@ -142,7 +142,7 @@ static int series_in(struct api_req *r, struct series_req *q)
     if (api_series_types(r, names, N_TYPES, q->types, N_TYPES, &q->n_types) != 0 ||
         api_series_range_in(r, &q->q) != 0)
         return -1;
-    if (api_query(r, "nodepoolName", buf, sizeof(buf)) == 0) {
+    if (api_query(r, "nodepoolName", buf, sizeof(buf)) != 1) {
         if (db_pool_by_name(r->app->db, buf, &p) != DB_OK) {
             api_error(r, 404, "Not found", "nodepoolName names no node pool");
             return -1;

@@ -404,35 +404,27 @@ static void generic_one_write(struct api_req *r, struct jw *j, const struct db_w
 
 /* ---- list and count ---- */
 
+/* The list query (filterBy, sortBy, sortOrder, offset, limit, as every
+ * list reads them) and deleted=true|false. */
 static int query_in(struct api_req *r, struct db_wl_query *q)
 {
-    char buf[1024], *end;
-    const char *p;
+    struct api_lq lq;
+    char buf[8];
+    int rc;
 
     memset(q, 0, sizeof(*q));
-    q->limit = API_PAGE_DEFAULT;
-    if (api_query(r, "filterBy", buf, sizeof(buf)) == 0)
-        for (p = buf; *p;) {
-            size_t n = strcspn(p, ",");
-            if (q->n_filters >= DB_MAX_FILTERS || api_lq_filter(p, n, &q->filters[q->n_filters++]))
-                return api_error(r, 400, "Bad request", "filterBy: <field><op><value>,..."), -1;
-            p += n + (p[n] == ',');
-        }
-    if (api_query(r, "sortBy", q->sort_by, sizeof(q->sort_by)) != 0)
-        q->sort_by[0] = 0;
-    if (api_query(r, "sortOrder", buf, 8) == 0) {
-        if (strcmp(buf, "asc") && strcmp(buf, "desc"))
-            return api_error(r, 400, "Bad request", "sortOrder is asc or desc"), -1;
-        q->desc = buf[0] == 'd';
-    }
-    if (api_query(r, "offset", buf, 16) == 0 && ((q->offset = (int)strtol(buf, &end, 10)) < 0 ||
-                                                   *end))
-        return api_error(r, 400, "Bad request", "offset must be a non-negative integer"), -1;
-    if (api_query(r, "limit", buf, 16) == 0 &&
-        ((q->limit = (int)strtol(buf, &end, 10)) < 1 || q->limit > API_PAGE_MAX || *end))
-        return api_error(r, 400, "Bad request", "limit must be between 1 and 500"), -1;
-    if (api_query(r, "deleted", buf, 8) == 0)
-        q->include_deleted = strcmp(buf, "true") == 0;
+    if (api_lq_parse(r, &lq) != 0)
+        return -1;
+    q->n_filters = lq.n_filters;
+    memcpy(q->filters, lq.filters, sizeof(q->filters));
+    memcpy(q->sort_by, lq.sort_by, sizeof(q->sort_by));
+    q->desc = lq.desc;
+    q->offset = lq.offset;
+    q->limit = lq.limit;
+    rc = api_query(r, "deleted", buf, sizeof(buf));
+    if (rc != 1 && (rc != 0 || (strcmp(buf, "true") && strcmp(buf, "false"))))
+        return api_error(r, 400, "Bad request", "deleted is true or false"), -1;
+    q->include_deleted = rc == 0 && strcmp(buf, "true") == 0;
     return 0;
 }
 

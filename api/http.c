@@ -8,7 +8,8 @@
  *           method; 404 no path, 405 wrong method, 501 a path (or method)
  *           of Run:ai's document that allotd does not serve (runai_ops.c);
  *           a GET outside /api/ that no route matches is a dashboard file
- *           (static.c);
+ *           (static.c); every query parameter must decode cleanly to at
+ *           most API_QUERY_VALUE_MAX bytes (400 naming it);
  *   Step 2: the client's token bucket (429 with Retry-After);
  *   Step 3: unless the route is public, the bearer token (401) and the
  *           route's right on some scope (403); agent routes take an agent
@@ -31,6 +32,7 @@
 #include "api.h"
 
 #include <civetweb.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -357,28 +359,31 @@ static int hexval(int c)
     return -1;
 }
 
-/* URL-decodes src[0..n) into out (form rules: '+' is a space). */
+/* URL-decodes src[0..n) into out (form rules: '+' is a space); -1 (and
+ * out "") for a malformed escape, a NUL or another control character, or
+ * an out too small. */
 static int url_decode(const char *src, size_t n, char *out, size_t len)
 {
     size_t i, o = 0;
 
+    out[0] = 0;
     for (i = 0; i < n; i++) {
         int c = (unsigned char)src[i];
         if (c == '%') {
             int h, l;
             if (i + 2 >= n)
-                return -1;
+                return out[0] = 0, -1;
             h = hexval(src[i + 1]);
             l = hexval(src[i + 2]);
-            if (h < 0 || l < 0 || (h == 0 && l == 0))
-                return -1;
+            if (h < 0 || l < 0)
+                return out[0] = 0, -1;
             c = h * 16 + l;
             i += 2;
         } else if (c == '+') {
             c = ' ';
         }
-        if (o + 1 >= len)
-            return -1;
+        if (c < 0x20 || c == 0x7f || o + 1 >= len)
+            return out[0] = 0, -1;
         out[o++] = (char)c;
     }
     out[o] = 0;
@@ -393,15 +398,63 @@ int api_form_get(const char *s, const char *name, char *out, size_t len)
         const char *amp = strchr(s, '&');
         size_t seg = amp ? (size_t)(amp - s) : strlen(s);
         if (seg > nl && strncmp(s, name, nl) == 0 && s[nl] == '=')
-            return url_decode(s + nl + 1, seg - nl - 1, out, len);
+            return url_decode(s + nl + 1, seg - nl - 1, out, len) == 0 ? 0 : -1;
         s = amp ? amp + 1 : NULL;
     }
-    return -1;
+    return 1;
 }
 
 int api_query(const struct api_req *r, const char *name, char *out, size_t len)
 {
     return api_form_get(r->query, name, out, len);
+}
+
+int api_query_int(struct api_req *r, const char *name, int64_t min, int64_t max, int64_t *out)
+{
+    char buf[32], *end, details[128];
+    long long v = 0;
+    int rc = api_query(r, name, buf, sizeof(buf));
+
+    if (rc == 1)
+        return 0;
+    if (rc == 0) {
+        errno = 0;
+        v = strtoll(buf, &end, 10);
+    }
+    if (rc != 0 || errno || end == buf || *end || v < min || v > max) {
+        snprintf(details, sizeof(details), "%s must be an integer from %lld to %lld", name,
+                 (long long)min, (long long)max);
+        api_error(r, 400, "Bad request", details);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Every query parameter decodes (no malformed escape, NUL or control
+ * character) to at most API_QUERY_VALUE_MAX bytes; else a 400 naming it,
+ * so that no handler takes a parameter it could not read for absent. */
+static int query_ok(struct api_req *r)
+{
+    const char *s = r->query;
+    char details[160];
+
+    while (s && *s) {
+        const char *amp = strchr(s, '&'), *eq;
+        size_t seg = amp ? (size_t)(amp - s) : strlen(s), nl;
+        char value[API_QUERY_VALUE_MAX + 1];
+        eq = memchr(s, '=', seg);
+        nl = eq ? (size_t)(eq - s) : seg;
+        if (eq && url_decode(eq + 1, seg - nl - 1, value, sizeof(value)) != 0) {
+            snprintf(details, sizeof(details),
+                     "query parameter '%.*s': a malformed escape, a NUL or a control character,"
+                     " or longer than %d bytes", nl > 64 ? 64 : (int)nl, s, API_QUERY_VALUE_MAX);
+            api_error(r, 400, "Bad request", details);
+            return 0;
+        }
+        s = amp ? amp + 1 : NULL;
+    }
+    return 1;
 }
 
 /* ---- dispatch ---- */
@@ -649,6 +702,8 @@ static void serve(struct api_req *r, const struct mg_request_info *ri)
         route_missing(r, miss, op);
         return;
     }
+    if (!query_ok(r))
+        return;
     /* Step 2: token grants cost more, to slow password guessing */
     if (!rate_ok(r, rt->handler == api_h_token_v1 || rt->handler == api_h_token_v2 ? 10 : 1))
         return;

@@ -42,11 +42,11 @@ int api_lq_filter(const char *s, size_t n, struct db_filter *f)
 
 int api_lq_parse(struct api_req *r, struct api_lq *q)
 {
-    char buf[1024], *end;
+    char buf[API_QUERY_VALUE_MAX + 1];
+    int64_t offset = 0, limit = API_PAGE_DEFAULT;
     const char *p;
 
     memset(q, 0, sizeof(*q));
-    q->limit = API_PAGE_DEFAULT;
     if (api_query(r, "filterBy", buf, sizeof(buf)) == 0)
         for (p = buf; *p;) {
             size_t n = strcspn(p, ",");
@@ -56,26 +56,23 @@ int api_lq_parse(struct api_req *r, struct api_lq *q)
             }
             p += n + (p[n] == ',');
         }
-    if (api_query(r, "sortBy", q->sort_by, sizeof(q->sort_by)) != 0)
-        q->sort_by[0] = 0;
-    if (api_query(r, "sortOrder", buf, 8) == 0) {
+    if (api_query(r, "sortBy", q->sort_by, sizeof(q->sort_by)) < 0) {
+        api_error(r, 400, "Bad request", "sortBy names no field");
+        return -1;
+    }
+    if (api_query(r, "sortOrder", buf, sizeof(buf)) != 1) {
         if (strcmp(buf, "asc") && strcmp(buf, "desc")) {
             api_error(r, 400, "Bad request", "sortOrder is asc or desc");
             return -1;
         }
         q->desc = buf[0] == 'd';
     }
-    if (api_query(r, "offset", buf, 16) == 0 &&
-        ((q->offset = (int)strtol(buf, &end, 10)) < 0 || *end || end == buf)) {
-        api_error(r, 400, "Bad request", "offset must be a non-negative integer");
+    q->limit_given = api_query(r, "limit", buf, sizeof(buf)) != 1;
+    if (api_query_int(r, "offset", 0, INT32_MAX, &offset) ||
+        api_query_int(r, "limit", 1, API_PAGE_MAX, &limit))
         return -1;
-    }
-    q->limit_given = api_query(r, "limit", buf, 16) == 0;
-    if (q->limit_given &&
-        ((q->limit = (int)strtol(buf, &end, 10)) < 1 || q->limit > API_PAGE_MAX || *end)) {
-        api_error(r, 400, "Bad request", "limit must be between 1 and 500");
-        return -1;
-    }
+    q->offset = (int)offset;
+    q->limit = (int)limit;
     return 0;
 }
 

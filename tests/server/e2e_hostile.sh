@@ -9,7 +9,10 @@
 #   - brackets inside strings do not count as nesting;
 #   - quantities that are not finite, negative or overflowing ("nan" once
 #     reached the database as the smallest int64 and passed every memory
-#     quota), and durations that would overflow.
+#     quota), and durations that would overflow;
+#   - query strings: a parameter with %00, a bad escape or over 1,023
+#     bytes, limit=4294967297 (it wrapped to 1), and values that do not fit
+#     were ignored; each is now a 400 that names the parameter.
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 
@@ -100,5 +103,21 @@ expect 400 PATCH "/api/v1/node-pools/$POOL" \
 expect 200 PATCH "/api/v1/node-pools/$POOL" \
   '{"schedulingConfiguration":{"minGuaranteedRuntime":"5d8h40m"}}' "$ADMIN" >/dev/null
 alive "quantities"
+
+# query strings
+long=$(head -c 1024 /dev/zero | tr '\0' 'a')
+for q in "filterBy=name==%00" "filterBy=name==a%0" "filterBy=name==%zz" "filterBy=name%3D%3D$long" \
+         "limit=4294967297" "limit=0" "limit=501" "limit=-1" "limit=1x" "offset=-1" \
+         "offset=99999999999" "sortOrder=descending" "deleted=maybe" "sortBy=$long"; do
+  for path in /api/v1/workloads /api/v1/workloads/count /api/v1/org-unit/projects /api/v1/nodes; do
+    case "$path$q" in /api/v1/org-unit/projects*deleted=*|/api/v1/nodes*deleted=*) continue ;; esac
+    out=$(expect 400 GET "$path?$q" "" "$ADMIN")
+    name=${q%%=*}
+    printf '%s' "$out" | jq -r .details | grep -q "$name" || fail "$path?$q: $out"
+  done
+done
+expect 200 GET "/api/v1/workloads?limit=1&offset=0&filterBy=name==m0" "" "$ADMIN" >/dev/null
+[ "$(expect 200 GET "/api/v1/workloads?limit=1" "" "$ADMIN" | jq '.workloads | length')" = 1 ] \
+  || fail "limit=1"
 stop
 echo "e2e_hostile: ok"
