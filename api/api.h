@@ -66,6 +66,7 @@ struct api_config {
     int sims_given;          /* --simulate-nodes seen (0x0 included) */
     struct api_sim_spec sims[API_MAX_SIM];
     char port_file[512];     /* if set, the bound port is written there */
+    char metrics_listen[128]; /* --metrics-listen: /metrics without a token there; "" none */
     char web_root[512];      /* --web-root; "" to look in the default places */
 };
 
@@ -92,6 +93,7 @@ struct api_principal {
     int n_rules;
 };
 
+#define API_ROLE_SYSTEM_ADMIN 1
 struct api_role {
     int id;
     const char *name;
@@ -240,6 +242,7 @@ struct api_app {
     struct api_projcache *projc; /* may be NULL: no cache */
     struct mg_context *mg;
     int port;
+    int metrics_port;         /* the --metrics-listen port, 0 if none */
     char web_root[4096];      /* realpath of the dashboard's files; "" if none */
 };
 
@@ -399,6 +402,15 @@ int api_json_str(struct api_req *r, json_t *obj, const char *key, char *out, siz
                  int required);
 int api_json_int(struct api_req *r, json_t *obj, const char *key, int64_t min, int64_t max,
                  int64_t *out);
+/* Kinds of text: a login or identifier (printable ASCII, no space), a
+ * label (printable ASCII), free text (anything but control and invisible
+ * characters: no two names that look alike, nothing that reorders what
+ * is shown). */
+enum api_text { API_TEXT_LOGIN = 0, API_TEXT_LABEL, API_TEXT_FREE };
+int api_valid_text(const char *s, int kind);
+/* api_json_str, then api_valid_text: a 400 naming the field otherwise. */
+int api_json_text(struct api_req *r, json_t *obj, const char *key, char *out, size_t len,
+                  int required, int kind);
 int api_json_num(struct api_req *r, json_t *obj, const char *key, double min, double max,
                  double *out);
 int api_json_bool(struct api_req *r, json_t *obj, const char *key, int *out);

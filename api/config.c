@@ -39,6 +39,9 @@ static void usage(void)
            "                            lease and this margin (default 5000)\n"
            "  --key-file PATH           token signing key (default DB path + .key)\n"
            "  --token-ttl SECONDS       access token lifetime, 1 to 86400 (default 3600)\n"
+           "  --metrics-listen ADDR:PORT  also serve /metrics there, without a token (none\n"
+           "                            by default; elsewhere /metrics takes a token with a\n"
+           "                            system-wide role)\n"
            "  --port-file PATH          write the bound port there once listening\n"
            "  --web-root DIR            the dashboard's files (default: the installed or\n"
            "                            source web/ folder)\n"
@@ -136,6 +139,8 @@ static int apply(struct api_config *cfg, const char *key, const char *v)
         return set_str(v, cfg->listen, sizeof(cfg->listen));
     if (strcmp(key, "key-file") == 0)
         return set_str(v, cfg->key_file, sizeof(cfg->key_file));
+    if (strcmp(key, "metrics-listen") == 0)
+        return set_str(v, cfg->metrics_listen, sizeof(cfg->metrics_listen));
     if (strcmp(key, "port-file") == 0)
         return set_str(v, cfg->port_file, sizeof(cfg->port_file));
     if (strcmp(key, "web-root") == 0)

@@ -87,7 +87,7 @@ static int token_in(struct api_req *r, json_t *o, struct db_agent_token *t)
     static const char *const fields[] = {"name", "nodeName", NULL};
 
     if (api_json_allow(r, o, fields, NULL) ||
-        api_json_str(r, o, "name", t->name, 64, 1) ||
+        api_json_text(r, o, "name", t->name, 64, 1, API_TEXT_LABEL) ||
         api_json_str(r, o, "nodeName", t->node_name, 64, 0))
         return -1;
     if (!t->name[0] || strspn(t->name, " ") == strlen(t->name)) {

@@ -9,7 +9,10 @@
  *      answer that created it; only its hash is stored.
  *   2. Creating or deleting a rule needs the IAM right on the rule's
  *      scope (a department rule: on that department; a project rule: on
- *      the project's department; a system rule: on the system).
+ *      the project's department; a system rule: on the system), and a
+ *      rule may grant only rights its creator holds on that scope (no
+ *      one grants more than they have; System administrator only on the
+ *      system).
  *   3. Logging a user out, changing a password or deleting a principal
  *      voids every token issued before (token version).
  */
@@ -209,7 +212,7 @@ void api_h_users_create(struct api_req *r)
     if (!o)
         return;
     if (api_json_allow(r, o, fields, NULL) ||
-        api_json_str(r, o, "email", email, sizeof(email), 1) ||
+        api_json_text(r, o, "email", email, sizeof(email), 1, API_TEXT_LOGIN) ||
         api_json_bool(r, o, "resetPassword", &reset) || api_json_bool(r, o, "notify", &notify))
         goto out;
     if (!system_iam(r))
@@ -388,7 +391,8 @@ void api_h_service_accounts_create(struct api_req *r)
 
     if (!o)
         return;
-    if (api_json_allow(r, o, fields, NULL) || api_json_str(r, o, "name", name, sizeof(name), 1))
+    if (api_json_allow(r, o, fields, NULL) ||
+        api_json_text(r, o, "name", name, sizeof(name), 1, API_TEXT_LOGIN))
         goto out;
     if (!system_iam(r))
         goto out;
@@ -589,6 +593,17 @@ static int may_manage(struct api_req *r, const struct db_rule *x, const char *de
     return api_can(&r->who, API_IAM, "", dept);
 }
 
+/* May the caller grant x's role on x's scope? Only a role whose every
+ * right the caller holds there itself: a Department administrator holds
+ * no node right, so cannot make anyone System administrator. */
+static int may_grant(struct api_req *r, const struct db_rule *x, const char *dept)
+{
+    const struct api_role *role = api_role_find(x->role_id);
+    int project = strcmp(x->scope_type, "project") == 0;
+
+    return role && api_can(&r->who, role->perms, project ? x->scope_id : "", dept);
+}
+
 /* A rule as Run:ai's AccessRule (full) or MeAccessRule (the caller's). */
 static json_t *rule_json(const struct db_rule *x, const char *scope_name, int full)
 {
@@ -689,9 +704,18 @@ void api_h_rules_create(struct api_req *r)
         snprintf(x.scope_id, sizeof(x.scope_id), "%s",
                  strcmp(x.scope_type, "cluster") == 0 ? API_CLUSTER_ID : "1");
         snprintf(x.scope_type, sizeof(x.scope_type), "system");
+    } else if (x.role_id == API_ROLE_SYSTEM_ADMIN) {
+        api_error(r, 400, "Bad request", "System administrator is granted on the system only");
+        goto out;
     }
     if (!may_manage(r, &x, dept)) {
         api_error(r, 403, "Forbidden", "this needs the IAM right on the rule's scope");
+        goto out;
+    }
+    if (!may_grant(r, &x, dept)) {
+        api_error(r, 403, "Forbidden",
+                  "a role can be granted only by a caller who holds all its rights on the rule's "
+                  "scope");
         goto out;
     }
     rc = db_rule_insert(r->app->db, &x);

@@ -578,7 +578,8 @@ static int queue_fields_in(struct api_req *r, json_t *o, struct db_queue *q, int
     if (api_json_allow(r, o, q->kind == DB_PROJECT ? project_fields : department_fields, NULL) ||
         cluster_ok(r, o) ||
         api_json_str(r, o, "name", name, sizeof(name), mode == 0) ||
-        api_json_str(r, o, "description", q->description, sizeof(q->description), 0) ||
+        api_json_text(r, o, "description", q->description, sizeof(q->description), 0,
+                      API_TEXT_FREE) ||
         api_json_int(r, o, "rank", -1000, 1000, &rank))
         return -1;
     q->rank = (int)rank;

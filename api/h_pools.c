@@ -333,8 +333,10 @@ static int pool_in(struct api_req *r, json_t *o, struct db_pool *p, int create)
     if (api_json_allow(r, o, pool_fields, NULL) ||
         api_json_str(r, o, "name", name, sizeof(name), create) ||
         api_json_str(r, o, "clusterId", cid, sizeof(cid), 0) ||
-        api_json_str(r, o, "labelKey", p->label_key, sizeof(p->label_key), create) ||
-        api_json_str(r, o, "labelValue", p->label_value, sizeof(p->label_value), create) ||
+        api_json_text(r, o, "labelKey", p->label_key, sizeof(p->label_key), create,
+                      API_TEXT_LOGIN) ||
+        api_json_text(r, o, "labelValue", p->label_value, sizeof(p->label_value), create,
+                      API_TEXT_LOGIN) ||
         api_json_num(r, o, "overProvisioningRatio", 1, 1, &ratio) ||
         placement_in(r, json_object_get(o, "placementStrategy"), p) ||
         sched_config_in(r, json_object_get(o, "schedulingConfiguration"), p))

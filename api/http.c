@@ -43,16 +43,16 @@ const struct api_route api_routes[] = {
     {"GET", "/", api_h_dashboard, API_PUBLIC},
     {"GET", "/healthz", api_h_healthz, API_PUBLIC},
     {"GET", "/readyz", api_h_readyz, API_PUBLIC},
-    {"GET", "/metrics", api_h_metrics, API_PUBLIC},
+    {"GET", "/metrics", api_h_metrics, API_ORG_READ},
     {"POST", "/api/v1/token", api_h_token_v1, API_PUBLIC},
     {"POST", "/api/v2/token", api_h_token_v2, API_PUBLIC},
-    {"GET", "/api/v1/clusters", api_h_clusters, API_AUTH},
-    {"GET", "/api/v1/nodes", api_h_nodes, API_AUTH},
-    {"GET", "/api/v1/nodes/count", api_h_nodes_count, API_AUTH},
-    {"GET", "/api/v1/node-pools", api_h_pools_list, API_AUTH},
+    {"GET", "/api/v1/clusters", api_h_clusters, API_ORG_READ},
+    {"GET", "/api/v1/nodes", api_h_nodes, API_ORG_READ},
+    {"GET", "/api/v1/nodes/count", api_h_nodes_count, API_ORG_READ},
+    {"GET", "/api/v1/node-pools", api_h_pools_list, API_ORG_READ},
     {"POST", "/api/v1/node-pools", api_h_pools_create, API_NODE_WRITE},
-    {"GET", "/api/v1/node-pools/count", api_h_pools_count, API_AUTH},
-    {"GET", "/api/v1/node-pools/{id}", api_h_pool_get, API_AUTH},
+    {"GET", "/api/v1/node-pools/count", api_h_pools_count, API_ORG_READ},
+    {"GET", "/api/v1/node-pools/{id}", api_h_pool_get, API_ORG_READ},
     {"PUT", "/api/v1/node-pools/{id}", api_h_pool_put, API_NODE_WRITE},
     {"PATCH", "/api/v1/node-pools/{id}", api_h_pool_patch, API_NODE_WRITE},
     {"DELETE", "/api/v1/node-pools/{id}", api_h_pool_delete, API_NODE_WRITE},
@@ -137,7 +137,7 @@ const struct api_route api_routes[] = {
     {"POST", "/api/v1/agent/tokens", api_h_agent_tokens_create, API_NODE_WRITE},
     {"GET", "/api/v1/agent/tokens", api_h_agent_tokens_list, API_NODE_WRITE},
     {"DELETE", "/api/v1/agent/tokens/{id}", api_h_agent_token_revoke, API_NODE_WRITE},
-    {"GET", "/api/v1/agent/nodes", api_h_agent_nodes, API_AUTH},
+    {"GET", "/api/v1/agent/nodes", api_h_agent_nodes, API_ORG_READ},
     {"POST", "/api/v1/agent/register", api_h_agent_register, API_AGENT},
     {"POST", "/api/v1/agent/heartbeat", api_h_agent_heartbeat, API_AGENT},
     {"POST", "/api/v1/agent/pods/{uid}/logs", api_h_agent_logs_append, API_AGENT},
@@ -691,7 +691,14 @@ static void serve(struct api_req *r, const struct mg_request_info *ri)
     const struct api_route *rt;
     int miss;
 
-    /* Step 1 */
+    /* Step 1; the metrics listener serves /metrics alone, to anyone */
+    if (r->app->metrics_port && ri->server_port == r->app->metrics_port) {
+        if (strcmp(r->method, "GET") == 0 && strcmp(r->path, "/metrics") == 0)
+            api_metrics_render(r);
+        else
+            api_error(r, 404, "Not found", "this listener serves /metrics only");
+        return;
+    }
     rt = find_route(r, &miss, &op);
     if (miss == ROUTE_NO_PATH && api_static_wants(r)) {
         if (rate_ok(r, 1))
@@ -790,9 +797,9 @@ static int http_error(struct mg_connection *conn, int status, const char *errmsg
 
 int api_http_start(struct api_app *app)
 {
-    char threads[16], timeout[16];
+    char threads[16], timeout[16], ports_opt[2 * sizeof(app->cfg.listen) + 2];
     const char *options[] = {
-        "listening_ports", app->cfg.listen,
+        "listening_ports", ports_opt,
         "num_threads", threads,
         "listen_backlog", "1024",
         "enable_keep_alive", "yes",
@@ -808,9 +815,12 @@ int api_http_start(struct api_app *app)
     };
     struct mg_callbacks cb;
     struct mg_server_port ports[4];
+    int n;
 
     snprintf(threads, sizeof(threads), "%d", app->cfg.threads);
     snprintf(timeout, sizeof(timeout), "%d", app->cfg.request_timeout_ms);
+    snprintf(ports_opt, sizeof(ports_opt), "%s%s%s", app->cfg.listen,
+             app->cfg.metrics_listen[0] ? "," : "", app->cfg.metrics_listen);
     if (api_conns_start(app->cfg.threads, 5 * app->cfg.request_timeout_ms) != 0) {
         fprintf(stderr, "allotd: cannot start the connection table\n");
         return -1;
@@ -826,8 +836,13 @@ int api_http_start(struct api_app *app)
         return -1;
     }
     mg_set_request_handler(app->mg, "/", dispatch, app);
-    if (mg_get_server_ports(app->mg, 4, ports) > 0)
+    n = mg_get_server_ports(app->mg, 4, ports);
+    if (n > 0)
         app->port = ports[0].port;
+    if (n > 1 && app->cfg.metrics_listen[0]) {
+        app->metrics_port = ports[1].port;
+        printf("allotd: metrics without a token on port %d (/metrics)\n", app->metrics_port);
+    }
     return 0;
 }
 

@@ -123,6 +123,65 @@ int api_json_str(struct api_req *r, json_t *obj, const char *key, char *out, siz
     return 0;
 }
 
+/* The code point of the UTF-8 sequence at s (jansson has checked it is
+ * valid UTF-8); *n its length. */
+static uint32_t utf8_at(const unsigned char *s, int *n)
+{
+    if (s[0] < 0x80)
+        return *n = 1, s[0];
+    if ((s[0] & 0xe0) == 0xc0)
+        return *n = 2, ((uint32_t)(s[0] & 0x1f) << 6) | (s[1] & 0x3f);
+    if ((s[0] & 0xf0) == 0xe0)
+        return *n = 3, ((uint32_t)(s[0] & 0x0f) << 12) | ((uint32_t)(s[1] & 0x3f) << 6) |
+                       (s[2] & 0x3f);
+    return *n = 4, ((uint32_t)(s[0] & 0x07) << 18) | ((uint32_t)(s[1] & 0x3f) << 12) |
+                   ((uint32_t)(s[2] & 0x3f) << 6) | (s[3] & 0x3f);
+}
+
+/* Characters no text should hold: C0 and C1 controls, DEL, and the
+ * invisible ones that make two strings look alike or reorder what is
+ * shown (zero-width, bidirectional controls, the byte order mark). */
+static int invisible(uint32_t c)
+{
+    return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0xad || (c >= 0x200b && c <= 0x200f) ||
+           (c >= 0x202a && c <= 0x202e) || (c >= 0x2060 && c <= 0x206f) || c == 0xfeff;
+}
+
+int api_valid_text(const char *s, int kind)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    int n;
+
+    if (kind != API_TEXT_FREE && !*p)
+        return 0;
+    for (; *p; p += n) {
+        uint32_t c = utf8_at(p, &n);
+        if (invisible(c) || (kind != API_TEXT_FREE && c > 0x7e) ||
+            (kind == API_TEXT_LOGIN && c == ' '))
+            return 0;
+    }
+    return 1;
+}
+
+int api_json_text(struct api_req *r, json_t *obj, const char *key, char *out, size_t len,
+                  int required, int kind)
+{
+    static const char *const why[] = {
+        "printable ASCII without spaces (no control or look-alike non-ASCII characters)",
+        "printable ASCII (no control or look-alike non-ASCII characters)",
+        "no control or invisible characters",
+    };
+
+    if (api_json_str(r, obj, key, out, len, required))
+        return -1;
+    if (json_object_get(obj, key) && !json_is_null(json_object_get(obj, key)) &&
+        !api_valid_text(out, kind)) {
+        bad_field(r, key, why[kind]);
+        return -1;
+    }
+    return 0;
+}
+
 int api_json_int(struct api_req *r, json_t *obj, const char *key, int64_t min, int64_t max,
                  int64_t *out)
 {

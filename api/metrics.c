@@ -345,8 +345,15 @@ void api_metrics_render(struct api_req *r)
     free(t.s);
 }
 
+/* /metrics on the API's listener: it names every queue with its quota, so
+ * it takes a token with a system-wide role (--metrics-listen serves it
+ * without one elsewhere). */
 void api_h_metrics(struct api_req *r)
 {
+    if (!api_can(&r->who, API_ORG_READ, "", "")) {
+        api_error(r, 403, "Forbidden", "/metrics needs a system-wide role (or --metrics-listen)");
+        return;
+    }
     api_metrics_render(r);
 }
 

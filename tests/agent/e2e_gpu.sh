@@ -82,7 +82,7 @@ usage_is ".devices == [{\"index\":$D,\"allocated\":true,\"utilization\":63,\"mem
   || fail "g1's devices: $(expect 200 GET "/api/v1/workloads/$G1ID/pods" "" "$ADMIN")"
 "$ALLOT" training describe g1 -p p >"$T/describe" 2>&1 || fail "describe: $(cat "$T/describe")"
 grep -q "g1-0-0 .* $D  *63%  *4096 MiB" "$T/describe" || fail "describe: $(cat "$T/describe")"
-METRICS=$(curl -s "$URL/metrics")
+METRICS=$(curl -s "$URL/metrics" -H "Authorization: Bearer $ADMIN")
 printf '%s\n' "$METRICS" | grep -qx "runai_job_gpu_utilization{job_name=\"g1\",job_uuid=\"$G1ID\",project=\"p\"} 63.00" \
   || fail "/metrics: $(printf '%s\n' "$METRICS" | grep gpu)"
 printf '%s\n' "$METRICS" | grep -qx "allot_pod_gpu_memory_used_bytes{job_name=\"g1\",project=\"p\",pod=\"0\",node=\"node-n\",gpu=\"$D\",allocated=\"true\"} 4294967296" \

@@ -183,7 +183,7 @@ figure "nvidia-smi: $(nvidia-smi --query-gpu=utilization.gpu,memory.used --forma
 "$BUILD/allot" training describe burn1 -p gpu-a >"$T/describe" || fail "describe"
 grep -q "burn1-0-0 .*[0-9]%  *[0-9][0-9]* MiB" "$T/describe" || fail "describe: $(cat "$T/describe")"
 grep "burn1-0-0" "$T/describe" | sed 's/^/FIGURE: describe: /'
-curl -s "$URL/metrics" | grep -q "^runai_job_gpu_utilization{job_name=\"burn1\"" || fail "/metrics has no burn1"
+curl -s "$URL/metrics" -H "Authorization: Bearer $ADMIN" | grep -q "^runai_job_gpu_utilization{job_name=\"burn1\"" || fail "/metrics has no burn1"
 sleep 3 # a few samples
 START=$(date -u -d '-30 seconds' +%Y-%m-%dT%H:%M:%SZ) END=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 SERIES=$(api GET "/api/v1/workloads/$B1/metrics?metricType=GPU_UTILIZATION,GPU_MEMORY_USAGE_BYTES&start=$START&end=$END&numberOfSamples=10")

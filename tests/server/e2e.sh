@@ -108,7 +108,8 @@ expect 202 DELETE "/api/v1/workloads/$(expect 200 GET "/api/v1/workloads?filterB
 wait_phase "$ADMIN" a2 Running
 
 expect 200 GET /healthz >/dev/null
-curl -s "$URL/metrics" | grep -q '^allot_sched_cycles_total' || fail "metrics"
+expect 401 GET /metrics >/dev/null
+curl -s "$URL/metrics" -H "Authorization: Bearer $ADMIN" | grep -q "^allot_sched_cycles_total" || fail "metrics"
 # the dashboard: the web root's index.html, as HTML, with the app's script
 WEB=$(cd "$(dirname "$0")/../../web" && pwd)
 curl -s -D "$T/headers" -o "$T/index.html" "$URL/"

@@ -113,7 +113,7 @@ EV=$(expect 200 GET "/api/v1/workloads/$TID/events" "" "$ADMIN" | jq -c '[.event
 printf '%s' "$EV" | grep -q "the limit is 1 s" || fail "no event names the time limit: $EV"
 
 # ---- metrics: Prometheus families and the time series ----
-M=$(curl -s "$URL/metrics")
+M=$(curl -s "$URL/metrics" -H "Authorization: Bearer $ADMIN")
 for fam in kai_queue_deserved_gpus kai_queue_fair_share_gpu kai_queue_allocated_gpus \
     'allot_workloads{phase="Running"}' allot_sched_cycle_duration_seconds_bucket \
     'allot_evictions_total{reason="Reclaimed"}'; do

@@ -43,7 +43,7 @@ expect 200 GET "/api/v1/workloads/$TRAIN/events" "" "$TOKEN" | jq -r '.events[].
   grep -q Reclaimed || fail "the training has no Reclaimed event"
 R=$(expect 200 GET "/api/v1/workloads/$TRAIN" "" "$TOKEN" | jq -r '.conditions[0].reason')
 [ "$R" = QueueFairShareReached ] || fail "the pending training's reason is $R"
-curl -s "$URL/metrics" | grep -q '^allot_evictions_total{reason="Reclaimed"} 1' ||
+curl -s "$URL/metrics" -H "Authorization: Bearer $TOKEN" | grep -q '^allot_evictions_total{reason="Reclaimed"} 1' ||
   fail "the eviction is not counted"
 
 expect 202 DELETE "/api/v1/workloads/workspaces/$WS" "" "$TOKEN" >/dev/null
