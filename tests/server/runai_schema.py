@@ -21,7 +21,9 @@ a line "\\036METHOD PATH STATUS" followed by the reply's body. For each:
           bearerAuth (a missing or void token), and a 400 to a request the
           document itself
           forbids (a query parameter outside its schema: limit=100000
-          where the maximum is 500, a filterBy field not in its pattern);
+          where the maximum is 500, a filterBy field not in its pattern; or
+          one no server has to take: a malformed %-escape, a control
+          character, a value over 1,023 bytes);
           those must still be an Error body.
   Step 3: where the document gives a JSON schema for that status, the body
           must validate: $refs resolved, OpenAPI 3.0 `nullable`, enums,
@@ -46,6 +48,9 @@ import jsonschema
 METHODS = ("get", "put", "post", "delete", "patch")
 TRANSPORT_STATUSES = ("413", "429", "500", "501", "507")
 
+QUERY_VALUE_MAX = 1023
+BAD_ESCAPE_RE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                      r"[0-9a-fA-F]{12}$")
 DATE_TIME_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?([zZ]|[+-]\d\d:\d\d)$")
@@ -149,10 +154,18 @@ class Document:
         return v
 
     def query_refused(self, template, op, path):
-        """Why the document forbids the request's query, or None."""
+        """Why the document forbids the request's query, or None. Below any
+        schema: a value must decode (no malformed %-escape), hold no control
+        character (NUL included) and be at most 1,023 bytes decoded."""
         params = list(self.doc["paths"][template].get("parameters", []))
         params += op.get("parameters", [])
-        query = urllib.parse.parse_qsl(path.partition("?")[2], keep_blank_values=True)
+        raw = path.partition("?")[2]
+        if BAD_ESCAPE_RE.search(raw):
+            return "a malformed %-escape in the query"
+        query = urllib.parse.parse_qsl(raw, keep_blank_values=True)
+        for name, text in query:
+            if CONTROL_RE.search(text) or len(text.encode()) > QUERY_VALUE_MAX:
+                return "%s: a control character, or longer than %d bytes" % (name, QUERY_VALUE_MAX)
         for p in (self.deref(p) for p in params):
             if p.get("in") != "query" or "schema" not in p:
                 continue
