@@ -100,13 +100,14 @@ until_ok 10 series "/api/v1/workloads/$G1ID/metrics?metricType=GPU_UTILIZATION,G
   '.measurements[0].type == "GPU_UTILIZATION" and .measurements[0].values[-1].value == "63" and
    .measurements[1].values[-1].value == "4294967296"' \
   || fail "g1's series: $(curl -s "$URL/api/v1/workloads/$G1ID/metrics?metricType=GPU_UTILIZATION&start=$START&end=$NOW" -H "Authorization: Bearer $ADMIN")"
-series "/api/v1/workloads/$G1ID/pods/$G1ID-0/metrics?metricType=GPU_UTILIZATION_PER_GPU" \
+G1POD=$(expect 200 GET "/api/v1/workloads/$G1ID/pods" "" "$ADMIN" | jq -r '.pods[0].id')
+series "/api/v1/workloads/$G1ID/pods/$G1POD/metrics?metricType=GPU_UTILIZATION_PER_GPU" \
   ".measurements[0].labels.gpu == \"$D\" and .measurements[0].values[-1].value == \"63\"" \
   || fail "g1's pod series"
 expect 400 GET "/api/v1/workloads/$G1ID/metrics?metricType=CPU_LIMIT_CORES&start=2026-01-01&end=2026-01-02" \
   "" "$ADMIN" | jq -e '.details | contains("GPU_UTILIZATION, GPU_MEMORY_USAGE_BYTES")' >/dev/null \
   || fail "an unsupported metricType is not refused by name"
-expect 404 GET "/api/v1/workloads/$G1ID/pods/$G1ID-7/metrics?metricType=GPU_UTILIZATION&start=2026-01-01&end=2026-01-02" \
+expect 404 GET "/api/v1/workloads/$G1ID/pods/00000000-0000-4000-8000-000000000007/metrics?metricType=GPU_UTILIZATION&start=2026-01-01&end=2026-01-02" \
   "" "$ADMIN" >/dev/null
 
 # 3. g1's process on the device it was not given: one event

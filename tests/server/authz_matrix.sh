@@ -14,6 +14,11 @@ workload() { # PROJECT: a fresh training's id
 }
 WSA=$(workload "$PA")
 WSB=$(workload "$PB")
+pod_of() { # WORKLOAD: the id of its first pod
+  expect 200 GET "/api/v1/workloads/$1/pods" "" "$ADMIN" | jq -r '.pods[0].id'
+}
+PODA=$(pod_of "$WSA")
+PODB=$(pod_of "$WSB")
 tokens_of_roles
 ROLES="admin deptadmin editor researcher mleng viewer norule anon"
 
@@ -37,8 +42,8 @@ fixture() {
   esac
 }
 
-subst() { # TEXT PROJECT DEPARTMENT STANDING-WORKLOAD
-  printf '%s' "$1" | sed -e "s|{P}|$2|g" -e "s|{D}|$3|g" -e "s|{WS}|$4|g" -e "s|{W}|$FX|g" \
+subst() { # TEXT PROJECT DEPARTMENT STANDING-WORKLOAD [ITS-POD]
+  printf '%s' "$1" | sed -e "s|{WSPOD}|${5:-}|g" -e "s|{P}|$2|g" -e "s|{D}|$3|g" -e "s|{WS}|$4|g" -e "s|{W}|$FX|g" \
     -e "s|{Q}|$FX|g" -e "s|{U}|$FX|g" -e "s|{R}|$FX|g" -e "s|{UN}|$UN|g" -e "s|{N}|$N|g" \
     -e "s|{POOL}|$POOL|g"
 }
@@ -63,7 +68,7 @@ BAD=0
 check() { # FX METHOD PATH BODY SIDE WANT x 8: one side (own/other) of a row
   fx=$1 method=$2 path=$3 body=$4 side=$5
   shift 5
-  if [ "$side" = own ]; then p=$PA d=$DA ws=$WSA; else p=$PB d=$DB ws=$WSB; fi
+  if [ "$side" = own ]; then p=$PA d=$DA ws=$WSA wp=$PODA; else p=$PB d=$DB ws=$WSB wp=$PODB; fi
   for role in $ROLES; do
     want=$1
     shift
@@ -72,7 +77,7 @@ check() { # FX METHOD PATH BODY SIDE WANT x 8: one side (own/other) of a row
     data=""
     [ "$body" = - ] || data=$(subst "$body" "$p" "$d" "$ws")
     case $path in
-    *'{'*) url=$(subst "$path" "$p" "$d" "$ws") ;;
+    *'{'*) url=$(subst "$path" "$p" "$d" "$ws" "$wp") ;;
     *) url=$path ;;
     esac
     got=$(call "$method" "$url" "$tok" "$data")
