@@ -621,6 +621,17 @@ struct list_arg {
     int64_t *count;
 };
 
+static void order_sql(struct sqlbuf *b, const struct field *sort, int desc)
+{
+    sb_add(b, " ORDER BY ");
+    sb_add(b, sort->expr);
+    sb_add(b, desc ? " DESC, w.seq DESC" : " ASC, w.seq ASC");
+}
+
+/* The page is found first from the workloads' seqs alone (a deferred
+ * join): the sort then carries the key and the seq, not whole rows, and
+ * the columns of a page (the pod count a subquery each) are read for its
+ * rows only. Deep offsets used to sort every row with its columns. */
 static int list_sql(struct sqlbuf *b, const struct db_wl_query *q, int count)
 {
     const struct field *sort = field_find(q->sort_by[0] ? q->sort_by : "createdAt");
@@ -628,14 +639,14 @@ static int list_sql(struct sqlbuf *b, const struct db_wl_query *q, int count)
 
     if (!sort)
         return DB_EINVAL;
-    sb_add(b, count ? "SELECT count(*)" : "SELECT " WL_COLS);
+    sb_add(b, count ? "SELECT count(*)" : "SELECT " WL_COLS " FROM (SELECT w.seq AS page_seq");
     rc = where_sql(b, q);
     if (rc != DB_OK || count)
         return rc;
-    sb_add(b, " ORDER BY ");
-    sb_add(b, sort->expr);
-    sb_add(b, q->desc ? " DESC, w.seq DESC" : " ASC, w.seq ASC");
-    sb_add(b, " LIMIT ? OFFSET ?");
+    order_sql(b, sort, q->desc);
+    sb_add(b, " LIMIT ? OFFSET ?) AS page JOIN workloads w ON w.seq = page.page_seq"
+              " JOIN queues q ON q.seq = w.project_seq LEFT JOIN queues d ON d.seq = q.parent_seq");
+    order_sql(b, sort, q->desc);
     return b->failed ? DB_ENOMEM : DB_OK;
 }
 

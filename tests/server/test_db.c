@@ -1,9 +1,9 @@
 /*
  * test_db.c: storage: migrations, group commit under concurrent writers,
- * the workload lifecycle, list filters, and cycle application that skips
- * workloads changed since the snapshot; pool settings and deletion, the
- * scheduler's partial reads (topology, named workloads), batched actions
- * and the allocation samples. Each test uses its own temporary database
+ * the workload lifecycle, list filters and paging at every offset, and
+ * cycle application that skips workloads changed since the snapshot; pool
+ * settings and deletion, the scheduler's partial reads (topology, named
+ * workloads), batched actions and the allocation samples. Each test uses its own temporary database
  * file.
  */
 #include <pthread.h>
@@ -80,19 +80,25 @@ static int teardown(void **state)
     return 0;
 }
 
-static int submit(struct fixture *f, const char *name, int gpus, struct db_workload *w)
+static int submit_priority(struct fixture *f, const char *name, int gpus, int priority,
+                           struct db_workload *w)
 {
     memset(w, 0, sizeof(*w));
     strcpy(w->name, name);
     w->project_seq = f->proj.seq;
     w->type = DB_TRAINING;
     strcpy(w->priority_class, "train");
-    w->priority = 50;
+    w->priority = priority;
     w->preemptible = 1;
     w->n_pods = w->min_pods = 1;
     w->gpu_devices = gpus;
     strcpy(w->created_by, "tester");
     return db_workload_insert(f->db, w);
+}
+
+static int submit(struct fixture *f, const char *name, int gpus, struct db_workload *w)
+{
+    return submit_priority(f, name, gpus, 50, w);
 }
 
 /* The schema's CHECK constraints refuse out-of-range rows whatever the
@@ -271,6 +277,72 @@ static void test_lifecycle_and_list(void **state)
     assert_int_equal(db_workload_list(f->db, &q, &list, &n), DB_OK);
     assert_int_equal(n, 2);
     db_workloads_free(list, n);
+}
+
+/* Paging: every page, at every offset, holds the rows the whole sorted
+ * list has there, for a sort key with ties (priority: the seq breaks
+ * them) and a unique one (name), ascending and descending; a page past
+ * the end is empty. */
+#define PAGING_ROWS 157
+#define PAGING_PRIORITIES 4
+
+static int expected_at(int sort_name, int desc, int pos)
+{
+    /* Row i is named "p%03d" and has priority i % PAGING_PRIORITIES;
+     * it was inserted i-th, so its seq grows with i. */
+    int per = PAGING_ROWS / PAGING_PRIORITIES, extra = PAGING_ROWS % PAGING_PRIORITIES;
+    int prio = 0, count;
+
+    if (desc)
+        pos = PAGING_ROWS - 1 - pos;
+    if (sort_name)
+        return pos;
+    for (;; prio++) {
+        count = per + (prio < extra);
+        if (pos < count)
+            break;
+        pos -= count;
+    }
+    return prio + pos * PAGING_PRIORITIES;
+}
+
+static void test_list_paging(void **state)
+{
+    static const struct { const char *sort; int desc, page; } cases[] = {
+        {"priority", 0, 7}, {"priority", 1, 7}, {"name", 0, 10},
+        {"name", 1, 3},     {"priority", 0, 1}, {"priority", 1, 50},
+    };
+    struct fixture *f = *state;
+    struct db_workload w, *list = NULL;
+    struct db_wl_query q;
+    char name[32];
+    size_t c;
+    int i, n, offset, want;
+
+    for (i = 0; i < PAGING_ROWS; i++) {
+        snprintf(name, sizeof(name), "p%03d", i);
+        assert_int_equal(submit_priority(f, name, 1, i % PAGING_PRIORITIES, &w), DB_OK);
+        db_workload_clear(&w);
+    }
+    for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        memset(&q, 0, sizeof(q));
+        strcpy(q.sort_by, cases[c].sort);
+        q.desc = cases[c].desc;
+        q.limit = cases[c].page;
+        for (offset = 0; offset < PAGING_ROWS + cases[c].page; offset += cases[c].page) {
+            q.offset = offset;
+            assert_int_equal(db_workload_list(f->db, &q, &list, &n), DB_OK);
+            want = PAGING_ROWS - offset < cases[c].page ? PAGING_ROWS - offset : cases[c].page;
+            assert_int_equal(n, want < 0 ? 0 : want);
+            for (i = 0; i < n; i++) {
+                snprintf(name, sizeof(name), "p%03d",
+                         expected_at(strcmp(cases[c].sort, "name") == 0, q.desc, offset + i));
+                assert_string_equal(list[i].name, name);
+                assert_string_equal(list[i].project_name, "team-a");
+            }
+            db_workloads_free(list, n);
+        }
+    }
 }
 
 static void test_cycle_apply(void **state)
@@ -473,6 +545,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lifecycle_and_list, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_paging, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cycle_apply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen_keeps_rows, setup, teardown),
     };
