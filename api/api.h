@@ -58,6 +58,7 @@ struct api_config {
     int request_timeout_ms;  /* a request head must arrive within it; a body within 5x */
     int schedule_period_ms;
     int sample_period_ms;
+    int retention_days;      /* deleted workloads are purged after; 0: kept */
     int rate_limit;          /* requests per second per client; 0: off */
     int agent_lease_ms;      /* an agent that has no answer this long stops its pods */
     int agent_margin_ms;     /* a silent node is lost after the lease and this */
@@ -211,8 +212,22 @@ struct api_sched_opts {
     int period_ms;                     /* default 1000 */
     int sample_period_ms;              /* allocation samples; default 15000 */
     int64_t agent_lost_after_ms;       /* the agents' lease plus its margin */
+    int64_t retention_ms;              /* purge deleted workloads after; 0: never */
+    const char *db_path;               /* borrowed: whose logs purged workloads leave */
 };
 int api_sched_start(struct db *db, const struct api_sched_opts *o, struct api_sched **out);
+
+/* The metrics time series the scheduler thread records every sample
+ * period (series_rec.c): it remembers the last values to write only
+ * changes. */
+struct api_series_rec;
+struct sched_model;
+struct api_series_rec *api_series_rec_new(void);
+void api_series_rec_free(struct api_series_rec *rec);      /* NULL is a no-op */
+/* Records one sample of the model's cluster, pools, nodes, workloads and
+ * queues at now_ms; prunes points older than keep_after_ms. 0 or -1. */
+int api_series_record(struct api_series_rec *rec, struct db *db, const struct sched_model *m,
+                      int64_t now_ms, int64_t keep_after_ms);
 void api_sched_wake(struct api_sched *s);
 void api_sched_touch(struct api_sched *s, int64_t workload_seq);
 void api_sched_org_changed(struct api_sched *s);
@@ -445,6 +460,8 @@ struct api_lq_rows {
 };
 /* filterBy, sortBy, sortOrder, offset, limit; replies 400 itself. */
 int api_lq_parse(struct api_req *r, struct api_lq *q);
+/* search=TEXT: one more filter, `field` contains TEXT; -1 replied 400. */
+int api_lq_search(struct api_req *r, struct api_lq *q, const char *field);
 /* One filterBy term "<field><op><value>" of n bytes into f; -1 if malformed.
  * Operators: == != <= >= =@ (contains) !@ =^ (starts) =$ (ends). */
 int api_lq_filter(const char *s, size_t n, struct db_filter *f);
@@ -460,7 +477,8 @@ int api_lq_select(struct api_req *r, const struct api_lq *q, const struct api_lq
 /* Filters, sorts and pages rows; replies {key: [...], next} or {count}. */
 void api_lq_reply(struct api_req *r, const struct api_lq *q, const struct api_lq_rows *rows,
                   const char *key, int count_only);
-/* ISO-8601 ("2021-01-01", "2021-01-01T00:00:00[.sss]Z") to ms; 0 ok. */
+/* ISO-8601 ("2021-01-01", "2021-01-01T00:00:00[.sss]" with "Z" or an
+ * offset such as "+02:00") to ms; 0 ok (db_time_parse). */
 int api_parse_time(const char *s, int64_t *ms);
 
 /* ---- metrics time series (h_series.c) ---- */
@@ -478,6 +496,14 @@ int api_series_types(struct api_req *r, const char *const *names, int n_names, i
 int api_series_range_in(struct api_req *r, struct api_series_range *q);
 /* The time of sample i of q. */
 int64_t api_series_at(const struct api_series_range *q, int i);
+
+/* ---- the series of the cluster, pools, nodes (h_infra_series.c) ----
+ * and of what a workload holds and asks: GPU_ALLOCATION, RUNNING_POD_COUNT
+ * (recorded, series_rec.c), POD_COUNT, CPU_REQUEST_CORES,
+ * CPU_MEMORY_REQUEST_BYTES, GPU_MEMORY_REQUEST_BYTES (its requests, over
+ * its life). Appends metric's measurement for w to a; -1 replied. */
+int api_wl_series_add(struct api_req *r, const struct db_workload *w, const char *metric,
+                      const struct api_series_range *q, json_t *a);
 
 /* ---- GPU figures agents measure (gpu_usage.c) ---- */
 struct db_pod_gpu_row;
@@ -517,6 +543,12 @@ void api_h_healthz(struct api_req *r);
 void api_h_metrics(struct api_req *r);
 void api_h_dashboard(struct api_req *r);
 void api_h_clusters(struct api_req *r);
+void api_h_cluster_get(struct api_req *r);
+void api_h_cluster_nodes(struct api_req *r);
+void api_h_cluster_nodes_count(struct api_req *r);
+/* Is the path's first parameter allotd's cluster uuid? Replies `status`
+ * (404 or 400, whichever the operation lists) when it is not. */
+int api_cluster_path_ok(struct api_req *r, int status);
 void api_h_nodes(struct api_req *r);
 void api_h_readyz(struct api_req *r);
 void api_h_nodes_count(struct api_req *r);
@@ -528,6 +560,7 @@ void api_h_pool_put(struct api_req *r);
 void api_h_pool_patch(struct api_req *r);
 void api_h_pool_delete(struct api_req *r);
 void api_h_departments_count(struct api_req *r);
+void api_h_org_priorities(struct api_req *r);
 void api_h_projects_count(struct api_req *r);
 void api_h_department_put(struct api_req *r);
 void api_h_department_patch(struct api_req *r);
@@ -539,6 +572,9 @@ void api_h_department_metrics(struct api_req *r);
 void api_h_wl_metrics(struct api_req *r);
 void api_h_wl_pod_metrics(struct api_req *r);
 void api_h_project_metrics(struct api_req *r);
+void api_h_cluster_metrics(struct api_req *r);
+void api_h_pool_metrics(struct api_req *r);
+void api_h_node_metrics(struct api_req *r);
 void api_h_wl_batch(struct api_req *r);
 void api_h_departments_list(struct api_req *r);
 void api_h_departments_create(struct api_req *r);
@@ -586,6 +622,10 @@ void api_h_wl_suspend(struct api_req *r);
 void api_h_wl_resume(struct api_req *r);
 void api_h_wl_events(struct api_req *r);
 void api_h_wl_pods(struct api_req *r);
+void api_h_pods_list(struct api_req *r);
+void api_h_pods_count(struct api_req *r);
+void api_h_wl_history(struct api_req *r);
+void api_h_wl_inference_patch(struct api_req *r);
 /* The path's workload if the caller may read it (else a 404), held for
  * `perm` if it asks more (else a 403); -1 when it replied. */
 int api_wl_load(struct api_req *r, unsigned perm, struct db_workload *w);
@@ -615,5 +655,8 @@ void api_h_agent_nodes(struct api_req *r);
 void api_h_wl_logs(struct api_req *r);
 /* Ends the log follows in progress; the server is stopping. */
 void api_logs_stop(void);
+/* Removes the logs of purged workloads (seqs[0..n)) of the database at
+ * db_path. */
+void api_logs_drop(const char *db_path, const int64_t *seqs, int n);
 
 #endif /* ALLOT_API_H */

@@ -32,6 +32,8 @@ static void usage(void)
            "  --threads N               HTTP worker threads (default 128)\n"
            "  --request-timeout-ms N    a request head must arrive within N ms, a body\n"
            "                            within 5N (default 2000)\n"
+           "  --retention-days N        keep deleted workloads (events, pod runs, logs) N days,\n"
+           "                            then purge them; 0 keeps them (default 30)\n"
            "  --rate-limit N            requests per second per client (default 100; 0 off)\n"
            "  --agent-lease-ms N        an agent whose heartbeats get no answer this long\n"
            "                            stops its pods (default 10000)\n"
@@ -149,6 +151,8 @@ static int apply(struct api_config *cfg, const char *key, const char *v)
         return set_int(v, 1, 3600000, &cfg->schedule_period_ms);
     if (strcmp(key, "sample-period-ms") == 0)
         return set_int(v, 10, 3600000, &cfg->sample_period_ms);
+    if (strcmp(key, "retention-days") == 0)
+        return set_int(v, 0, 36500, &cfg->retention_days);
     if (strcmp(key, "threads") == 0)
         return set_int(v, 2, 1024, &cfg->threads);
     if (strcmp(key, "request-timeout-ms") == 0)
@@ -223,6 +227,7 @@ static void defaults(struct api_config *cfg)
     cfg->request_timeout_ms = 2000;
     cfg->schedule_period_ms = 1000;
     cfg->sample_period_ms = 15000;
+    cfg->retention_days = 30;
     cfg->rate_limit = 100;
     cfg->agent_lease_ms = 10000;
     cfg->agent_margin_ms = 5000;

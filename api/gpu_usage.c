@@ -7,7 +7,9 @@
  *     GET /api/v1/workloads/{id}/pods/{podId}/metrics, Run:ai's
  *     MetricsResponse over the samples the scheduler thread records every
  *     sample period (metricType, start, end, numberOfSamples as for the
- *     projects' series, h_series.c).
+ *     projects' series, h_series.c); a workload's GPU_ALLOCATION,
+ *     RUNNING_POD_COUNT and requests (POD_COUNT, CPU_REQUEST_CORES, ...)
+ *     come from h_infra_series.c.
  *
  * One rule makes every figure of a pod or workload from its devices' rows:
  *   utilisation  the mean over the devices its pods were given (over all of
@@ -140,7 +142,9 @@ json_t *api_pod_gpu_usage(const struct db_pod_gpu_row *rows, int n, int idx)
 
 /* ---- the series ---- */
 
-enum figure { UTIL, MEM };
+/* OTHER: what the workload holds and asks (GPU_ALLOCATION, POD_COUNT,
+ * ...), from h_infra_series.c. */
+enum figure { UTIL, MEM, OTHER };
 
 struct metric {
     const char *name;
@@ -151,6 +155,12 @@ struct metric {
 static const struct metric wl_metrics[] = {
     {"GPU_UTILIZATION", UTIL, 0},
     {"GPU_MEMORY_USAGE_BYTES", MEM, 0},
+    {"GPU_ALLOCATION", OTHER, 0},
+    {"RUNNING_POD_COUNT", OTHER, 0},
+    {"POD_COUNT", OTHER, 0},
+    {"CPU_REQUEST_CORES", OTHER, 0},
+    {"CPU_MEMORY_REQUEST_BYTES", OTHER, 0},
+    {"GPU_MEMORY_REQUEST_BYTES", OTHER, 0},
 };
 
 static const struct metric pod_metrics[] = {
@@ -160,7 +170,7 @@ static const struct metric pod_metrics[] = {
     {"GPU_MEMORY_USAGE_BYTES_PER_GPU", MEM, 1},
 };
 
-#define MAX_TYPES 8
+#define MAX_TYPES 16
 
 struct series {
     struct api_series_range q;
@@ -281,10 +291,16 @@ static void reply_series(struct api_req *r, const struct metric *table, int n_ta
     x.n = n;
     a = json_array();
     for (i = 0; i < n_types; i++) {
-        if (table[types[i]].per_gpu)
+        if (table[types[i]].figure == OTHER) {
+            if (api_wl_series_add(r, &w, table[types[i]].name, &x.q, a) != 0) {
+                json_decref(a);
+                goto out;
+            }
+        } else if (table[types[i]].per_gpu) {
             per_gpu(&x, &table[types[i]], a);
-        else
+        } else {
             json_array_append_new(a, measurement(&x, &table[types[i]], -1));
+        }
     }
     api_reply(r, 200, json_pack("{s:o}", "measurements", a));
 out:

@@ -77,25 +77,6 @@ static int principal_load(struct api_req *r, int kind, struct db_user *u)
     return 0;
 }
 
-/* search=TEXT: one more filter, FIELD contains TEXT; -1 replied 400. */
-static int search_in(struct api_req *r, struct api_lq *q, const char *field)
-{
-    char text[DB_NAME_LEN];
-    struct db_filter *f;
-
-    if (api_query(r, "search", text, sizeof(text)) != 0 || !text[0])
-        return 0;
-    if (q->n_filters >= DB_MAX_FILTERS) {
-        api_error(r, 400, "Bad request", "too many filters");
-        return -1;
-    }
-    f = &q->filters[q->n_filters++];
-    snprintf(f->field, sizeof(f->field), "%s", field);
-    snprintf(f->op, sizeof(f->op), "=@");
-    snprintf(f->value, sizeof(f->value), "%s", text);
-    return 0;
-}
-
 /* ---- users ---- */
 
 static int user_get(const void *row, const char *f, struct api_lv *v)
@@ -134,7 +115,7 @@ static void users_list(struct api_req *r, int count_only)
     int n = 0, n_kept = 0, *kept = NULL, i, rc;
     json_t *a;
 
-    if (!system_iam(r) || api_lq_parse(r, &q) != 0 || search_in(r, &q, "username") != 0)
+    if (!system_iam(r) || api_lq_parse(r, &q) != 0 || api_lq_search(r, &q, "username") != 0)
         return;
     if (!q.limit_given)
         q.limit = API_PAGE_MAX;
@@ -818,7 +799,7 @@ static void rules_list(struct api_req *r, int count_only)
     int n = 0, k = 0, n_kept = 0, *kept = NULL, i, rc;
     json_t *a;
 
-    if (api_lq_parse(r, &q) != 0 || search_in(r, &q, "subjectId") != 0)
+    if (api_lq_parse(r, &q) != 0 || api_lq_search(r, &q, "subjectId") != 0)
         return;
     if (api_query(r, "includeDeleted", flag, sizeof(flag)) == 0 && strcmp(flag, "true") &&
         strcmp(flag, "false")) {

@@ -1,6 +1,7 @@
 /*
  * h_logs.c: pod logs. The store agents append to: one file per pod run,
- * <database>-logs/<workload seq>/<uid>.log, capped at LOG_RUN_MAX bytes;
+ * <database>-logs/<workload seq>/<uid>.log, capped at LOG_RUN_MAX bytes
+ * (removed with its workload when the workload is purged);
  * and
  * GET /api/v1/workloads/{id}/logs?pod=&tailLines=&limitBytes=&follow=:
  * the runs of one pod, oldest first, as plain text.
@@ -19,6 +20,7 @@
 #include "db_agent.h"
 
 #include <civetweb.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -51,6 +53,29 @@ static void run_path(const struct api_app *app, int64_t wl_seq, const char *uid,
                      size_t len)
 {
     snprintf(out, len, "%.480s-logs/%lld/%.40s.log", app->cfg.db_path, (long long)wl_seq, uid);
+}
+
+void api_logs_drop(const char *db_path, const int64_t *seqs, int n)
+{
+    char dir[600], path[700];
+    struct dirent *e;
+    DIR *d;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        snprintf(dir, sizeof(dir), "%.480s-logs/%lld", db_path, (long long)seqs[i]);
+        d = opendir(dir);
+        if (!d)
+            continue;
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_name[0] == '.')
+                continue;
+            snprintf(path, sizeof(path), "%s/%.64s", dir, e->d_name);
+            unlink(path);
+        }
+        closedir(d);
+        rmdir(dir);
+    }
 }
 
 static int make_dirs(const struct api_app *app, int64_t wl_seq)

@@ -860,11 +860,13 @@ static void holders(struct api_req *r, const struct db_queue *q, char *out, size
     wq.projects = &q->seq;
     wq.n_projects = 1;
     wq.limit = 10;
+    wq.include_deleted = 1; /* those still being deleted hold it too */
     n = 0;
     if (db_workload_list(r->app->db, &wq, &ws, &n) == DB_OK)
         for (i = 0; i < n && used < len; i++)
-            used += (size_t)snprintf(out + used, len - used, "%s%s (%s)",
-                                     used ? ", " : "workloads ", ws[i].name, ws[i].phase);
+            if (!ws[i].deleted_at || strcmp(ws[i].phase, "Deleting") == 0)
+                used += (size_t)snprintf(out + used, len - used, "%s%s (%s)",
+                                         used ? ", " : "workloads ", ws[i].name, ws[i].phase);
     db_workloads_free(ws, n);
 }
 
@@ -872,11 +874,13 @@ static void queue_delete(struct api_req *r, int kind)
 {
     struct db_queue *q = queue_load(r, kind);
     char what[DB_MSG_LEN - 64], msg[DB_MSG_LEN];
-    int rc;
+    int64_t *purged = NULL;
+    int n_purged = 0, rc;
 
     if (!q || !can_write_queue(r, q))
         goto out;
-    rc = db_queue_delete(r->app->db, q->seq);
+    rc = db_queue_delete(r->app->db, q->seq, &purged, &n_purged);
+    api_logs_drop(r->app->cfg.db_path, purged, n_purged);
     if (rc == DB_ECONFLICT) { /* Run:ai's deletes list 400, not 409 */
         holders(r, q, what, sizeof(what));
         snprintf(msg, sizeof(msg), "%s %s still holds %s: delete them first",
@@ -892,6 +896,7 @@ static void queue_delete(struct api_req *r, int kind)
     api_sched_org_changed(r->app->sched);
     api_reply_text(r, 204, "application/json", "", 0);
 out:
+    free(purged);
     free(q);
 }
 
@@ -996,6 +1001,20 @@ static void queue_change(struct api_req *r, int kind, int mode)
 out:
     json_decref(o);
     free(q);
+}
+
+/* GET /org-unit/priorities: the over-quota priorities a queue may have in
+ * a pool (resources[].priority), Normal the default. */
+void api_h_org_priorities(struct api_req *r)
+{
+    json_t *a = json_array();
+    int level;
+
+    for (level = 0; a && sched_overquota_priority_name(level)[0]; level++)
+        json_array_append_new(a, json_pack("{s:s, s:i, s:b}", "name",
+                                           sched_overquota_priority_name(level), "value", level,
+                                           "isDefault", level == SCHED_OQ_NORMAL));
+    api_reply(r, 200, json_pack("{s:o}", "priorities", a));
 }
 
 void api_h_department_put(struct api_req *r)

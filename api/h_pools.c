@@ -1,6 +1,7 @@
 /*
  * h_pools.c: /api/v1/node-pools (list, count, create, get, put, patch,
- * delete), /api/v1/nodes (list, count) and /api/v1/clusters (exactly one).
+ * delete), /api/v1/nodes (list, count) and /api/v1/clusters (exactly one:
+ * list, get, and its nodes).
  *
  * A pool carries its scheduling settings in Run:ai's shape:
  *   placementStrategy {gpu, cpu}: binpack | spread;
@@ -557,13 +558,33 @@ static int node_get(const void *row, const char *f, struct api_lv *v)
     return 0;
 }
 
+/* nodeName=NAME: one more filter, the node's name is NAME. */
+static int node_name_in(struct api_req *r, struct api_lq *q)
+{
+    char name[DB_NAME_LEN];
+    struct db_filter *f;
+
+    if (api_query(r, "nodeName", name, sizeof(name)) != 0)
+        return 0;
+    if (q->n_filters >= DB_MAX_FILTERS) {
+        api_error(r, 400, "Bad request", "too many filters");
+        return -1;
+    }
+    f = &q->filters[q->n_filters++];
+    snprintf(f->field, sizeof(f->field), "name");
+    snprintf(f->op, sizeof(f->op), "==");
+    snprintf(f->value, sizeof(f->value), "%s", name);
+    return 0;
+}
+
 static void nodes_list(struct api_req *r, int count_only)
 {
     struct db_node *nodes = NULL;
     struct api_lq q;
     int n = 0, rc;
 
-    if (api_lq_parse(r, &q) != 0)
+    if (api_lq_parse(r, &q) != 0 || api_lq_search(r, &q, "name") != 0 ||
+        node_name_in(r, &q) != 0)
         return;
     if (!q.limit_given)
         q.limit = INT32_MAX; /* every node unless a page is asked for */
@@ -587,13 +608,46 @@ void api_h_nodes_count(struct api_req *r)
     nodes_list(r, 1);
 }
 
+/* ---- the cluster ---- */
+
+static json_t *cluster_json(void)
+{
+    return json_pack("{s:s, s:i, s:s, s:o, s:s, s:s, s:o, s:n, s:o, s:n, s:{s:s, s:[]}}",
+                     "uuid", API_CLUSTER_ID, "tenantId", 1, "name", API_CLUSTER_NAME,
+                     "createdAt", api_time(1), "domain", "", "version", ALLOT_VERSION,
+                     "updatedAt", api_time(1), "deletedAt", "lastLiveness",
+                     api_time(api_now_ms()), "deleteRequestedAt", "status", "state",
+                     "Connected", "conditions");
+}
+
+int api_cluster_path_ok(struct api_req *r, int status)
+{
+    if (strcmp(r->params[0], API_CLUSTER_ID) == 0)
+        return 1;
+    api_error(r, status, status == 404 ? "Not found" : "Bad request",
+              "no such cluster: allotd serves one (GET /api/v1/clusters)");
+    return 0;
+}
+
 void api_h_clusters(struct api_req *r)
 {
-    api_reply(r, 200,
-              json_pack("[{s:s, s:i, s:s, s:o, s:s, s:s, s:o, s:n, s:o, s:n,"
-                        " s:{s:s, s:[]}}]",
-                        "uuid", API_CLUSTER_ID, "tenantId", 1, "name", API_CLUSTER_NAME,
-                        "createdAt", api_time(1), "domain", "", "version", ALLOT_VERSION, "updatedAt",
-                        api_time(1), "deletedAt", "lastLiveness", api_time(api_now_ms()),
-                        "deleteRequestedAt", "status", "state", "Connected", "conditions"));
+    api_reply(r, 200, json_pack("[o]", cluster_json()));
+}
+
+void api_h_cluster_get(struct api_req *r)
+{
+    if (api_cluster_path_ok(r, 404))
+        api_reply(r, 200, cluster_json());
+}
+
+void api_h_cluster_nodes(struct api_req *r)
+{
+    if (api_cluster_path_ok(r, 404))
+        nodes_list(r, 0);
+}
+
+void api_h_cluster_nodes_count(struct api_req *r)
+{
+    if (api_cluster_path_ok(r, 400)) /* its count lists no 404 */
+        nodes_list(r, 1);
 }

@@ -723,12 +723,25 @@ void api_h_wl_resume(struct api_req *r)
     act(r, DB_WL_RESUME, "resumed");
 }
 
+/* Run:ai's Event of a workload's event. */
+static json_t *event_json(const struct db_workload *w, const struct db_event *ev)
+{
+    char ns[DB_NAME_LEN + 8], id[DB_ID_LEN];
+
+    snprintf(ns, sizeof(ns), "runai-%s", w->project_name);
+    api_uuid_derived(w->id, API_UUID_EVENT, ev->seq, id);
+    return json_pack("{s:o, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:s}}", "createdAt",
+                     api_time(ev->created_at), "id", id, "type", ev->type, "clusterId",
+                     API_CLUSTER_ID, "message", ev->message, "reason", ev->reason, "source",
+                     "allot-scheduler", "involvedObject", "uid", w->id, "kind", "Workload",
+                     "name", w->name, "namespace", ns);
+}
+
 void api_h_wl_events(struct api_req *r)
 {
     struct db_workload w;
     struct db_event *ev = NULL;
     struct db_wl_query q;
-    char ns[DB_NAME_LEN + 8], id[DB_ID_LEN];
     int n = 0, i, rc;
     json_t *a, *o;
 
@@ -739,17 +752,9 @@ void api_h_wl_events(struct api_req *r)
         api_db_error(r, rc, "cannot list events");
         goto out;
     }
-    snprintf(ns, sizeof(ns), "runai-%s", w.project_name);
     a = json_array();
-    for (i = 0; i < n && i < q.limit; i++) {
-        api_uuid_derived(w.id, API_UUID_EVENT, ev[i].seq, id);
-        json_array_append_new(
-            a, json_pack("{s:o, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:s}}",
-                         "createdAt", api_time(ev[i].created_at), "id", id, "type", ev[i].type,
-                         "clusterId", API_CLUSTER_ID, "message", ev[i].message, "reason",
-                         ev[i].reason, "source", "allot-scheduler", "involvedObject", "uid",
-                         w.id, "kind", "Workload", "name", w.name, "namespace", ns));
-    }
+    for (i = 0; i < n && i < q.limit; i++)
+        json_array_append_new(a, event_json(&w, &ev[i]));
     o = json_pack("{s:o}", "events", a);
     if (o && n > q.limit)
         json_object_set_new(o, "next", json_integer(q.offset + q.limit));
@@ -788,6 +793,23 @@ static json_t *pod_request_json(const struct db_workload *w)
                      w->mem_mib > 0 ? json_string(mem) : json_null());
 }
 
+/* How many pods a workload shows: none once stopped or deleted. */
+static int pods_shown(const struct db_workload *w)
+{
+    return w->deleted_at || strcmp(w->phase, "Stopped") == 0 ? 0 : w->n_pods;
+}
+
+/* A pod's Kubernetes phase: Running where bound, Succeeded or Failed once
+ * its workload ended, else Pending. */
+static const char *pod_phase(const struct db_workload *w, const struct db_pod *p)
+{
+    if (strcmp(w->phase, "Completed") == 0)
+        return "Succeeded";
+    if (strcmp(w->phase, "Failed") == 0)
+        return "Failed";
+    return p ? "Running" : "Pending";
+}
+
 static json_t *pod_json(const struct db_workload *w, int idx, const struct db_pod *p)
 {
     char id[DB_ID_LEN], name[DB_NAME_LEN + 16];
@@ -800,18 +822,29 @@ static json_t *pod_json(const struct db_workload *w, int idx, const struct db_po
         if (p->devices & ((uint64_t)1 << d))
             json_array_append_new(devs, json_integer(d));
     return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:s?, s:s?, s:o, s:s, s:s,"
-                     " s:o, s:o, s:o, s:[{s:s, s:s}], s:o, s:{s:f}, s:o}",
+                     " s:o, s:o, s:o, s:o, s:[{s:s, s:s}], s:o, s:{s:f}, s:o}",
                      "id", id, "name", name, "workloadId", w->id, "workloadName", w->name,
                      "clusterId", API_CLUSTER_ID, "projectId", w->project_id, "projectName",
                      w->project_name, "tenantId", 1, "nodeName", p ? p->node_name : NULL,
                      "currentNodePool", p ? p->pool_name : NULL, "requestedNodePools",
-                     pools_array(w->pools), "k8sPhase", p ? "Running" : "Pending",
-                     "priorityClassName", w->priority_class, "createdAt",
-                     api_time(w->created_at), "updatedAt", api_time(w->updated_at),
+                     pools_array(w->pools), "k8sPhase", pod_phase(w, p), "priorityClassName",
+                     w->priority_class, "createdAt", api_time(w->created_at), "completedAt",
+                     api_time(w->completed_at), "updatedAt", api_time(w->updated_at),
                      "k8sPhaseUpdatedAt", api_time(w->phase_updated_at), "containers", "name",
                      w->name, "image", w->image, "requestedResources", pod_request_json(w),
                      "allocatedResources", "gpu", p ? dev(p->gpu_milli) : 0.0, "gpuDevices",
                      devs);
+}
+
+/* The bound pod of index idx among pods[0..n) (sorted), or NULL. */
+static const struct db_pod *pod_at(const struct db_pod *pods, int n, int64_t wl_seq, int idx)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        if (pods[i].workload_seq == wl_seq && pods[i].idx == idx)
+            return &pods[i];
+    return NULL;
 }
 
 void api_h_wl_pods(struct api_req *r)
@@ -819,7 +852,7 @@ void api_h_wl_pods(struct api_req *r)
     struct db_workload w;
     struct db_pod *pods = NULL;
     struct db_pod_gpu_row *gpus = NULL;
-    int n = 0, n_gpus = 0, i, k, rc;
+    int n = 0, n_gpus = 0, i, rc;
     json_t *a;
 
     if (load(r, API_WL_READ, &w) != 0)
@@ -832,13 +865,8 @@ void api_h_wl_pods(struct api_req *r)
         goto out;
     }
     a = json_array();
-    for (i = 0; i < w.n_pods && !w.deleted_at; i++) {
-        const struct db_pod *p = NULL;
-        json_t *o;
-        for (k = 0; k < n; k++)
-            if (pods[k].idx == i)
-                p = &pods[k];
-        o = pod_json(&w, i, p);
+    for (i = 0; i < pods_shown(&w); i++) {
+        json_t *o = pod_json(&w, i, pod_at(pods, n, w.seq, i));
         json_object_set_new(o, "gpuUsage", api_pod_gpu_usage(gpus, n_gpus, i));
         json_array_append_new(a, o);
     }
@@ -846,5 +874,270 @@ void api_h_wl_pods(struct api_req *r)
 out:
     free(pods);
     free(gpus);
+    db_workload_clear(&w);
+}
+
+/* ---- every pod: /workloads/pods and its count ---- */
+
+struct pod_row {
+    const struct db_workload *w;
+    int idx;
+    const struct db_pod *p;
+};
+
+static int pod_row_get(const void *row, const char *f, struct api_lv *v)
+{
+    const struct pod_row *x = row;
+
+    if (strcmp(f, "clusterId") == 0)
+        v->s = API_CLUSTER_ID;
+    else if (strcmp(f, "workloadId") == 0)
+        v->s = x->w->id;
+    else if (strcmp(f, "workloadName") == 0)
+        v->s = x->w->name;
+    else if (strcmp(f, "revisionId") == 0)
+        v->s = "";
+    else if (strcmp(f, "nodeName") == 0)
+        v->s = x->p ? x->p->node_name : "";
+    else if (strcmp(f, "currentNodepool") == 0)
+        v->s = x->p ? x->p->pool_name : "";
+    else if (strcmp(f, "createdAt") == 0 || strcmp(f, "completedAt") == 0 ||
+             strcmp(f, "deletedAt") == 0) {
+        v->kind = API_LV_DATE;
+        v->d = (double)(f[1] == 'r' ? x->w->created_at
+                        : f[0] == 'c' ? x->w->completed_at : x->w->deleted_at);
+    } else
+        return -1;
+    return 0;
+}
+
+static json_t *pod_row_json(struct api_req *r, const void *row)
+{
+    const struct pod_row *x = row;
+
+    (void)r;
+    return pod_json(x->w, x->idx, x->p);
+}
+
+/* completed=all (default) | true (pods of ended workloads) | false;
+ * verbosity=brief | full (one shape answers both); deleted=true lists
+ * nothing, for allotd keeps no pods of deleted workloads. 0 ok. */
+static int pods_query_in(struct api_req *r, int *completed, int *deleted)
+{
+    char v[16];
+
+    *completed = -1;
+    *deleted = 0;
+    if (api_query(r, "completed", v, sizeof(v)) == 0 && strcmp(v, "all") != 0) {
+        if (strcmp(v, "true") && strcmp(v, "false"))
+            return api_error(r, 400, "Bad request", "completed is all, true or false"), -1;
+        *completed = v[0] == 't';
+    }
+    if (api_query(r, "verbosity", v, sizeof(v)) == 0 && strcmp(v, "brief") && strcmp(v, "full"))
+        return api_error(r, 400, "Bad request", "verbosity is brief or full"), -1;
+    if (api_query(r, "deleted", v, sizeof(v)) == 0) {
+        if (strcmp(v, "true") && strcmp(v, "false"))
+            return api_error(r, 400, "Bad request", "deleted is true or false"), -1;
+        *deleted = v[0] == 't';
+    }
+    return 0;
+}
+
+static int ended(const struct db_workload *w)
+{
+    return strcmp(w->phase, "Completed") == 0 || strcmp(w->phase, "Failed") == 0;
+}
+
+static void all_pods(struct api_req *r, int count_only)
+{
+    struct db_wl_query wq;
+    struct db_workload *ws = NULL;
+    struct db_pod *pods = NULL;
+    struct pod_row *rows = NULL;
+    struct api_lq q;
+    int64_t *seqs = NULL;
+    int n_w = 0, n_p = 0, n = 0, i, k, completed, deleted, rc;
+
+    if (api_lq_parse(r, &q) != 0 || api_lq_search(r, &q, "workloadName") != 0 ||
+        pods_query_in(r, &completed, &deleted) != 0)
+        return;
+    memset(&wq, 0, sizeof(wq));
+    wq.limit = 1 << 30;
+    if (scope_in(r, &wq, &seqs) != 0)
+        return;
+    rc = deleted ? DB_OK : db_workload_list(r->app->db, &wq, &ws, &n_w);
+    if (rc == DB_OK && !deleted)
+        rc = db_pod_list(r->app->db, 0, &pods, &n_p);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot list pods");
+        goto out;
+    }
+    for (i = 0; i < n_w; i++)
+        n += pods_shown(&ws[i]);
+    rows = calloc((size_t)n + 1, sizeof(*rows));
+    if (!rows) {
+        api_error(r, 500, "Internal error", "out of memory");
+        goto out;
+    }
+    for (n = 0, i = 0; i < n_w; i++)
+        for (k = 0; (completed < 0 || completed == ended(&ws[i])) && k < pods_shown(&ws[i]); k++)
+            rows[n++] = (struct pod_row){&ws[i], k, pod_at(pods, n_p, ws[i].seq, k)};
+    api_lq_reply(r, &q, &(struct api_lq_rows){rows, n, sizeof(*rows), pod_row_get, pod_row_json},
+                 "pods", count_only);
+out:
+    free(rows);
+    free(pods);
+    db_workloads_free(ws, n_w);
+    free(seqs);
+}
+
+void api_h_pods_list(struct api_req *r)
+{
+    all_pods(r, 0);
+}
+
+void api_h_pods_count(struct api_req *r)
+{
+    all_pods(r, 1);
+}
+
+/* ---- history: events and the current phase ---- */
+
+/* GET /workloads/{id}/history: Run:ai's HistoryRecords, its events (oldest
+ * first) and, last, the phase it has been in since phaseUpdatedAt. */
+void api_h_wl_history(struct api_req *r)
+{
+    struct db_workload w;
+    struct db_event *ev = NULL;
+    struct api_lq q;
+    int n = 0, i, rc;
+    json_t *a, *o;
+
+    if (load(r, API_WL_READ, &w) != 0 || api_lq_parse(r, &q) != 0)
+        goto out;
+    if (q.n_filters || q.sort_by[0]) {
+        api_error(r, 400, "Bad request", "the history takes offset and limit only");
+        goto out;
+    }
+    rc = db_event_list(r->app->db, w.seq, 0, 0, 1 << 30, &ev, &n);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot list events");
+        goto out;
+    }
+    a = json_array();
+    for (i = q.offset; i < n && i < q.offset + q.limit; i++)
+        json_array_append_new(a, json_pack("{s:{s:o, s:s}, s:{s:o}}", "meta", "creationTimestamp",
+                                           api_time(ev[i].created_at), "type", "Event", "spec",
+                                           "event", event_json(&w, &ev[i])));
+    if (n >= q.offset && n < q.offset + q.limit)
+        json_array_append_new(a, json_pack("{s:{s:o, s:s}, s:{s:{s:s, s:s}}}", "meta",
+                                           "creationTimestamp", api_time(w.phase_updated_at),
+                                           "type", "PhaseUpdate", "spec", "phaseUpdate", "phase",
+                                           w.phase, "phaseMessage", w.phase_message));
+    o = json_pack("{s:o}", "records", a);
+    if (o && n + 1 > q.offset + q.limit)
+        json_object_set_new(o, "next", json_integer(q.offset + q.limit));
+    api_reply(r, 200, o);
+out:
+    free(ev);
+    db_workload_clear(&w);
+}
+
+/* ---- PATCH of an inference: image and replicas ---- */
+
+/* Answers 501 naming the first field of spec allotd cannot change (Run:ai's
+ * PATCH lists no 400: the field is valid, allotd does not implement it). */
+static int unpatchable(struct api_req *r, json_t *spec, const char *const *patchable)
+{
+    const char *key, *const *p;
+    char msg[160];
+    json_t *v;
+
+    json_object_foreach(spec, key, v) {
+        for (p = patchable; *p && strcmp(*p, key) != 0; p++)
+            ;
+        if (*p)
+            continue;
+        snprintf(msg, sizeof(msg), "changing spec.%.64s is not implemented: allotd changes"
+                 " image and autoscaling replicas", key);
+        api_error(r, 501, "Not implemented", msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* PATCH /workloads/inferences/{id} {spec: {image, autoscaling: {minReplicas,
+ * maxReplicas, initialReplicas}}}: the new spec is merged into the stored
+ * one and read as a submission's is; the workload's pods are placed again
+ * with it (202). Other fields of Run:ai's InferenceUpdateSpec answer 501,
+ * naming the field. */
+void api_h_wl_inference_patch(struct api_req *r)
+{
+    static const char *const body_fields[] = {"spec", NULL};
+    static const char *const patchable[] = {"image", "autoscaling", NULL};
+    struct db_workload w, *nw = NULL;
+    struct db_wl_respec u;
+    struct api_project project;
+    json_t *o = NULL, *in, *spec = NULL, *top = NULL;
+    struct jw j = {0};
+    int rc;
+
+    if (load(r, API_WL_WRITE, &w) != 0)
+        goto out;
+    o = api_body_object(r);
+    if (!o || api_json_allow(r, o, body_fields, NULL))
+        goto out;
+    in = json_object_get(o, "spec");
+    if (!json_is_object(in))
+        goto out_bad;
+    if (unpatchable(r, in, patchable))
+        goto out;
+    spec = w.spec ? json_loads(w.spec, 0, NULL) : json_object();
+    if (!spec)
+        spec = json_object();
+    if (json_object_update(spec, in) != 0)
+        goto out_bad;
+    nw = calloc(1, sizeof(*nw));
+    top = json_pack("{s:O}", "spec", spec);
+    if (!nw || !top) {
+        api_error(r, 500, "Internal error", "out of memory");
+        goto out;
+    }
+    nw->type = w.type;
+    rc = api_project_lookup(r->app, w.project_id, &project);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot read the workload's project");
+        goto out;
+    }
+    /* the merged spec is read as a submission's is */
+    if (api_wl_spec_in(r, top, &project, nw) != 0)
+        goto out;
+    u = (struct db_wl_respec){w.seq, nw->image, nw->spec, nw->n_pods, nw->min_pods,
+                              r->who.user.login, api_now_ms()};
+    rc = nw->spec ? db_workload_respec(r->app->db, &u) : DB_ENOMEM;
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot update the workload");
+        goto out;
+    }
+    api_sched_touch(r->app->sched, w.seq);
+    db_workload_clear(nw);
+    rc = db_workload_get(r->app->db, w.id, nw);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot read the workload back");
+        goto out;
+    }
+    typed_write(&j, nw);
+    jw_reply(r, 202, &j);
+    goto out;
+out_bad:
+    if (!r->status)
+        api_error(r, 400, "Bad request", "field 'spec' must be an object");
+out:
+    if (nw)
+        db_workload_clear(nw);
+    free(nw);
+    json_decref(top);
+    json_decref(spec);
+    json_decref(o);
     db_workload_clear(&w);
 }

@@ -33,6 +33,7 @@
 
 #include <civetweb.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,8 +48,14 @@ const struct api_route api_routes[] = {
     {"POST", "/api/v1/token", api_h_token_v1, API_PUBLIC},
     {"POST", "/api/v2/token", api_h_token_v2, API_PUBLIC},
     {"GET", "/api/v1/clusters", api_h_clusters, API_ORG_READ},
+    {"GET", "/api/v1/clusters/{uuid}", api_h_cluster_get, API_ORG_READ},
+    {"GET", "/api/v1/clusters/{uuid}/nodes", api_h_cluster_nodes, API_ORG_READ},
+    {"GET", "/api/v1/clusters/{uuid}/nodes/count", api_h_cluster_nodes_count, API_ORG_READ},
+    {"GET", "/api/v1/clusters/{uuid}/metrics", api_h_cluster_metrics, API_ORG_READ},
+    {"GET", "/api/v1/clusters/{uuid}/nodepools/{name}/metrics", api_h_pool_metrics, API_ORG_READ},
     {"GET", "/api/v1/nodes", api_h_nodes, API_ORG_READ},
     {"GET", "/api/v1/nodes/count", api_h_nodes_count, API_ORG_READ},
+    {"GET", "/api/v1/nodes/{id}/metrics", api_h_node_metrics, API_ORG_READ},
     {"GET", "/api/v1/node-pools", api_h_pools_list, API_ORG_READ},
     {"POST", "/api/v1/node-pools", api_h_pools_create, API_NODE_WRITE},
     {"GET", "/api/v1/node-pools/count", api_h_pools_count, API_ORG_READ},
@@ -56,6 +63,7 @@ const struct api_route api_routes[] = {
     {"PUT", "/api/v1/node-pools/{id}", api_h_pool_put, API_NODE_WRITE},
     {"PATCH", "/api/v1/node-pools/{id}", api_h_pool_patch, API_NODE_WRITE},
     {"DELETE", "/api/v1/node-pools/{id}", api_h_pool_delete, API_NODE_WRITE},
+    {"GET", "/api/v1/org-unit/priorities", api_h_org_priorities, API_AUTH},
     {"GET", "/api/v1/org-unit/departments", api_h_departments_list, API_ORG_READ},
     {"POST", "/api/v1/org-unit/departments", api_h_departments_create, API_ORG_WRITE},
     {"GET", "/api/v1/org-unit/departments/count", api_h_departments_count, API_ORG_READ},
@@ -113,6 +121,7 @@ const struct api_route api_routes[] = {
     {"GET", "/api/v1/workloads/workspaces/{id}", api_h_wl_get, API_WL_READ},
     {"GET", "/api/v1/workloads/distributed/{id}", api_h_wl_get, API_WL_READ},
     {"GET", "/api/v1/workloads/inferences/{id}", api_h_wl_get, API_WL_READ},
+    {"PATCH", "/api/v1/workloads/inferences/{id}", api_h_wl_inference_patch, API_WL_WRITE},
     {"DELETE", "/api/v1/workloads/trainings/{id}", api_h_wl_delete, API_WL_WRITE},
     {"DELETE", "/api/v1/workloads/workspaces/{id}", api_h_wl_delete, API_WL_WRITE},
     {"DELETE", "/api/v1/workloads/distributed/{id}", api_h_wl_delete, API_WL_WRITE},
@@ -125,12 +134,16 @@ const struct api_route api_routes[] = {
     {"POST", "/api/v1/workloads/distributed/{id}/resume", api_h_wl_resume, API_WL_WRITE},
     {"GET", "/api/v1/workloads", api_h_wl_list, API_WL_READ},
     {"GET", "/api/v1/workloads/count", api_h_wl_count, API_WL_READ},
+    {"GET", "/api/v1/workloads/pods", api_h_pods_list, API_WL_READ},
+    {"GET", "/api/v1/workloads/pods/count", api_h_pods_count, API_WL_READ},
     {"GET", "/api/v1/workloads/{id}", api_h_wl_get, API_WL_READ},
     {"DELETE", "/api/v1/workloads/{id}", api_h_wl_delete, API_WL_WRITE},
     {"POST", "/api/v1/workloads/{id}/suspend", api_h_wl_suspend, API_WL_WRITE},
     {"POST", "/api/v1/workloads/{id}/resume", api_h_wl_resume, API_WL_WRITE},
     {"GET", "/api/v1/workloads/{id}/events", api_h_wl_events, API_WL_READ},
     {"GET", "/api/v1/workloads/{id}/pods", api_h_wl_pods, API_WL_READ},
+    {"GET", "/api/v1/workloads/{id}/history", api_h_wl_history, API_WL_READ},
+    {"GET", "/api/v1/workloads/{id}/metrics", api_h_wl_metrics, API_WL_READ},
     {"GET", "/api/v1/workloads/{id}/logs", api_h_wl_logs, API_WL_READ},
     {"GET", "/api/v1/workloads/{id}/metrics", api_h_wl_metrics, API_WL_READ},
     {"GET", "/api/v1/workloads/{id}/pods/{podId}/metrics", api_h_wl_pod_metrics, API_WL_READ},
@@ -521,6 +534,58 @@ static const struct api_runai_op *runai_op(const char *method, const char *path,
     return op;
 }
 
+/* The fixed segments of Run:ai's paths, sorted: a route whose {param}
+ * captured none of them cannot be shadowed by a more specific Run:ai path,
+ * so the common request skips the scan of runai_op(). Built once. */
+static const char **runai_literals;
+static int n_runai_literals;
+static pthread_once_t literals_once = PTHREAD_ONCE_INIT;
+
+static int literal_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void literals_build(void)
+{
+    static char text[16384];
+    size_t used = 0;
+    int i, cap = 512;
+
+    runai_literals = malloc(sizeof(*runai_literals) * (size_t)cap);
+    for (i = 0; runai_literals && i < api_n_runai_ops; i++) {
+        const char *p = api_runai_ops[i].pattern;
+        while (*p == '/') {
+            size_t n = strcspn(++p, "/");
+            if (*p != '{' && n > 0 && used + n + 1 < sizeof(text) && n_runai_literals < cap) {
+                memcpy(text + used, p, n);
+                text[used + n] = 0;
+                runai_literals[n_runai_literals++] = text + used;
+                used += n + 1;
+            }
+            p += n;
+        }
+    }
+    if (runai_literals)
+        qsort(runai_literals, (size_t)n_runai_literals, sizeof(*runai_literals), literal_cmp);
+}
+
+/* Did the route's parameters capture a fixed segment of a Run:ai path? */
+static int captured_literal(const struct api_req *r, const char *pattern)
+{
+    const char *s = r->params[0];
+    int i;
+
+    pthread_once(&literals_once, literals_build);
+    for (i = 0; i < 2 && strchr(pattern, '{'); i++, s = r->params[1]) {
+        if (s[0] && bsearch(&s, runai_literals, (size_t)n_runai_literals,
+                            sizeof(*runai_literals), literal_cmp))
+            return 1;
+        pattern = strchr(pattern, '}') + 1;
+    }
+    return 0;
+}
+
 enum route_miss { ROUTE_FOUND = 0, ROUTE_NO_PATH, ROUTE_NO_METHOD, ROUTE_RUNAI };
 
 /* The route for the request: of the patterns that match its path, the
@@ -547,7 +612,10 @@ static const struct api_route *find_route(struct api_req *r, int *miss,
             found = &api_routes[i];
         }
     }
-    *op = runai_op(r->method, r->path, &runai);
+    *op = NULL;
+    runai = -1;
+    if (!found || (best > 0 && captured_literal(r, found->pattern)))
+        *op = runai_op(r->method, r->path, &runai);
     if (runai >= 0 && (best < 0 || runai < best))
         *miss = *op ? ROUTE_RUNAI : ROUTE_NO_METHOD;
     else if (found)

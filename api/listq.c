@@ -76,47 +76,27 @@ int api_lq_parse(struct api_req *r, struct api_lq *q)
     return 0;
 }
 
-/* Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm). */
-static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+int api_lq_search(struct api_req *r, struct api_lq *q, const char *field)
 {
-    int64_t era, yoe, doy, doe;
+    char text[DB_NAME_LEN];
+    struct db_filter *f;
 
-    y -= m <= 2;
-    era = (y >= 0 ? y : y - 399) / 400;
-    yoe = y - era * 400;
-    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
+    if (api_query(r, "search", text, sizeof(text)) != 0 || !text[0])
+        return 0;
+    if (q->n_filters >= DB_MAX_FILTERS) {
+        api_error(r, 400, "Bad request", "too many filters");
+        return -1;
+    }
+    f = &q->filters[q->n_filters++];
+    snprintf(f->field, sizeof(f->field), "%s", field);
+    snprintf(f->op, sizeof(f->op), "=@");
+    snprintf(f->value, sizeof(f->value), "%s", text);
+    return 0;
 }
 
 int api_parse_time(const char *s, int64_t *ms)
 {
-    int y, mo, d, h = 0, mi = 0, sec = 0, n = 0, frac = 0;
-
-    if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || mo < 1 || mo > 12 || d < 1 ||
-        d > 31)
-        return -1;
-    s += n;
-    if (*s == 'T' || *s == ' ') {
-        if (sscanf(s + 1, "%2d:%2d:%2d%n", &h, &mi, &sec, &n) != 3 || h > 23 || mi > 59 ||
-            sec > 60)
-            return -1;
-        s += n + 1;
-        if (*s == '.') {
-            int digits = 0;
-            for (s++; *s >= '0' && *s <= '9'; s++, digits++)
-                if (digits < 3)
-                    frac = frac * 10 + (*s - '0');
-            for (; digits < 3; digits++)
-                frac *= 10;
-        }
-        if (*s == 'Z')
-            s++;
-    }
-    if (*s)
-        return -1;
-    *ms = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000LL + sec * 1000LL + frac;
-    return 0;
+    return db_time_parse(s, ms) == DB_OK ? 0 : -1;
 }
 
 /* -1, 0, 1 comparing a field's value with a filter's text. */

@@ -315,6 +315,8 @@ int main(int argc, char **argv)
     opts.period_ms = app->cfg.schedule_period_ms;
     opts.sample_period_ms = app->cfg.sample_period_ms;
     opts.agent_lost_after_ms = (int64_t)app->cfg.agent_lease_ms + app->cfg.agent_margin_ms;
+    opts.retention_ms = (int64_t)app->cfg.retention_days * 86400000LL;
+    opts.db_path = app->cfg.db_path;
     if (!app->rl || api_sched_start(app->db, &opts, &app->sched) != 0)
         goto out;
     if (api_http_start(app) != 0)

@@ -18,9 +18,12 @@
  *           savepoint;
  *   Step 5: publish fair shares and counters for the API;
  *   Step 6: every sample period, record per queue and pool what is
- *           allocated and deserved, and the GPU figures agents measured
- *           of each live pod (db_gpu_samples_record()); reload the usage
- *           history of time-based fairshare.
+ *           allocated and deserved, the GPU figures agents measured of
+ *           each live pod (db_gpu_samples_record()), and the metrics time
+ *           series of the cluster, pools, nodes and workloads
+ *           (series_rec.c); reload the usage history of time-based
+ *           fairshare; once a minute, purge the workloads deleted more
+ *           than --retention-days ago.
  * The thread runs a cycle every period, or when woken (a submission,
  * deletion, suspension, resumption or org change), and repeats while a
  * cycle decides something (at most MAX_PASSES times). Woken turns keep a
@@ -55,6 +58,7 @@
 
 #define MAX_PASSES 16
 #define RETENTION_MS (8LL * 24 * 3600 * 1000)
+#define PURGE_PERIOD_MS 60000
 
 const double api_hist_bounds[API_HIST_BUCKETS - 1] = {0.0005, 0.001, 0.0025, 0.005, 0.01,
                                                       0.025, 0.05, 0.1, 0.25, 0.5, 1.0};
@@ -78,8 +82,10 @@ struct api_sched {
     pthread_mutex_t run_mu; /* one cycle at a time; guards everything below */
     struct sched_arena *arena;
     struct sched_model m;
+    struct api_series_rec *series;
     int loaded;
     int64_t next_sample_ms;
+    int64_t next_purge_ms;  /* deleted workloads past the retention are purged then */
     int64_t started_ms;     /* agents' heartbeats count from here at the earliest */
 };
 
@@ -613,6 +619,19 @@ static void allocation(const struct sched_model *m, int64_t *alloc)
     }
 }
 
+/* Removes the workloads deleted more than the retention ago, and their
+ * logs. */
+static void purge_deleted(struct api_sched *sc, int64_t now_ms)
+{
+    int64_t *seqs = NULL;
+    int n = 0;
+
+    if (db_workloads_purge(sc->db, now_ms - sc->o.retention_ms, &seqs, &n) == DB_OK && n > 0 &&
+        sc->o.db_path)
+        api_logs_drop(sc->o.db_path, seqs, n);
+    free(seqs);
+}
+
 static void record_samples(struct api_sched *sc, int64_t now_ms)
 {
     const struct sched_model *m = &sc->m;
@@ -729,7 +748,12 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     if (now >= sc->next_sample_ms) {
         record_samples(sc, now);
         db_gpu_samples_record(sc->db, now, now - RETENTION_MS);
+        api_series_record(sc->series, sc->db, &sc->m, now, now - RETENTION_MS);
         sc->next_sample_ms = now + sc->o.sample_period_ms;
+    }
+    if (sc->o.retention_ms > 0 && now >= sc->next_purge_ms) {
+        purge_deleted(sc, now);
+        sc->next_purge_ms = now + PURGE_PERIOD_MS;
     }
     rc = 0;
 out:
@@ -826,7 +850,8 @@ int api_sched_start(struct db *db, const struct api_sched_opts *o, struct api_sc
     pthread_mutex_init(&sc->run_mu, NULL);
     sc->wake = 1; /* the first cycle runs at once */
     sc->arena = sched_arena_new();
-    if (!sc->arena || pthread_create(&sc->th, NULL, sched_main, sc) != 0) {
+    sc->series = api_series_rec_new();
+    if (!sc->arena || !sc->series || pthread_create(&sc->th, NULL, sched_main, sc) != 0) {
         sc->started = 0;
         api_sched_stop(sc);
         return -1;
@@ -904,6 +929,7 @@ void api_sched_stop(struct api_sched *s)
         pthread_join(s->th, NULL);
     }
     sm_free(&s->m);
+    api_series_rec_free(s->series);
     sched_arena_free(s->arena);
     free(s->shares);
     free(s->dirty);

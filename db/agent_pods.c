@@ -17,7 +17,9 @@
  *                      succeeded and the workload Completes when all did;
  *                      a non-zero code or a signal -> the workload Failed;
  *                      stopped by allot itself -> lost; no longer bound
- *                      (preempted, suspended, deleted): Stopped;
+ *                      (preempted, suspended, deleted): Stopped, and a
+ *                      deleted workload none of whose runs is open any
+ *                      more is done (Deleting -> Stopped, event Deleted);
  *             LOST     the run ends; still bound: the workload goes back to
  *                      Pending without that pod;
  *   Step 3: bound pods with an open run the agent did not mention are lost;
@@ -479,7 +481,25 @@ static int stopped_event(struct db__conn *c, struct hb *b, const char *uid,
     else
         snprintf(msg, sizeof(msg), "pod %d of %s stopped on %s (exit code %d)", idx, name,
                  b->node, p->exit_code);
-    return db__event(c, wl, b->h->now_ms, "Normal", "Stopped", msg);
+    rc = db__event(c, wl, b->h->now_ms, "Normal", "Stopped", msg);
+    return rc == DB_OK ? db__deletion_finish(c, wl, b->h->now_ms) : rc;
+}
+
+/* A run that no longer bound pod was lost: a deleted workload may be done. */
+static int unbound_lost(struct db__conn *c, struct hb *b, const char *uid)
+{
+    static const char sql[] = "SELECT workload_seq FROM pod_runs WHERE uid = ?";
+    int rc = DB_OK, src;
+    int64_t wl;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, uid);
+    src = sqlite3_step(st);
+    wl = src == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    rc = db__done(st, src == SQLITE_ROW || src == SQLITE_DONE ? DB_OK : DB_EIO);
+    return rc == DB_OK && wl ? db__deletion_finish(c, wl, b->h->now_ms) : rc;
 }
 
 static int hb_exited(struct db__conn *c, struct hb *b, const struct db_pod_report *p,
@@ -517,6 +537,8 @@ static int hb_lost(struct db__conn *c, struct hb *b, const struct db_pod_report 
         return DB_OK;
     if (rs->exists)
         rc = run_end(c, p->uid, NULL, b->h->now_ms, "Lost");
+    if (rc == DB_OK && rs->exists && !bd->found)
+        return unbound_lost(c, b, p->uid);
     if (rc != DB_OK || !bd->found)
         return rc;
     return wl_lost(c, b, bd, p->uid, p->message[0] ? p->message : "its agent lost it");
@@ -791,7 +813,9 @@ static int node_lost(struct db__conn *c, int64_t node_seq, const char *node, int
         return rc;
     sqlite3_bind_int64(st, 1, node_seq);
     sqlite3_bind_int64(st, 2, now);
-    return db__done(st, db__step_done(st));
+    rc = db__done(st, db__step_done(st));
+    /* the runs of deleted workloads ended with the node */
+    return rc == DB_OK ? db__deletions_finish(c, now) : rc;
 }
 
 static int expire_fn(struct db__conn *c, void *arg)

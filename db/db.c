@@ -253,6 +253,80 @@ void db__uuid(char out[DB_ID_LEN])
              b[12], b[13], b[14], b[15]);
 }
 
+/* Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm). */
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+    int64_t era, yoe, doy, doe;
+
+    y -= m <= 2;
+    era = (y >= 0 ? y : y - 399) / 400;
+    yoe = y - era * 400;
+    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* "Z", "", or an offset "+hh[:mm]" / "-hhmm" (' ' for '+') in minutes east. */
+static int zone_minutes(const char *s, int *east)
+{
+    int sign, h = 0, m = 0;
+
+    *east = 0;
+    if (*s == 0 || ((*s == 'Z' || *s == 'z') && s[1] == 0))
+        return 0;
+    if (*s != '+' && *s != '-' && *s != ' ')
+        return -1;
+    sign = *s++ == '-' ? -1 : 1;
+    if (s[0] < '0' || s[0] > '9' || s[1] < '0' || s[1] > '9')
+        return -1;
+    h = (s[0] - '0') * 10 + (s[1] - '0');
+    s += 2;
+    if (*s == ':')
+        s++;
+    if (*s) {
+        if (s[0] < '0' || s[0] > '9' || s[1] < '0' || s[1] > '9' || s[2])
+            return -1;
+        m = (s[0] - '0') * 10 + (s[1] - '0');
+    }
+    if (h > 23 || m > 59)
+        return -1;
+    *east = sign * (h * 60 + m);
+    return 0;
+}
+
+int db_time_parse(const char *s, int64_t *ms)
+{
+    int y, mo, d, h = 0, mi = 0, sec = 0, n = 0, frac = 0, east = 0;
+
+    if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || mo < 1 || mo > 12 || d < 1 ||
+        d > 31)
+        return DB_EINVAL;
+    s += n;
+    if (*s == 'T' || *s == 't' || *s == ' ') {
+        if (sscanf(s + 1, "%2d:%2d:%2d%n", &h, &mi, &sec, &n) != 3 || h > 23 || mi > 59 ||
+            sec > 60)
+            return DB_EINVAL;
+        s += n + 1;
+        if (*s == '.') {
+            int digits = 0;
+            for (s++; *s >= '0' && *s <= '9'; s++, digits++)
+                if (digits < 3)
+                    frac = frac * 10 + (*s - '0');
+            if (digits == 0)
+                return DB_EINVAL;
+            for (; digits < 3; digits++)
+                frac *= 10;
+        }
+        if (zone_minutes(s, &east) != 0)
+            return DB_EINVAL;
+    } else if (*s) {
+        return DB_EINVAL;
+    }
+    *ms = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi - east) * 60000LL + sec * 1000LL +
+          frac;
+    return DB_OK;
+}
+
 void db_uuid_new(char out[DB_ID_LEN])
 {
     db__uuid(out);

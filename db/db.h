@@ -223,8 +223,10 @@ int db_queue_insert(struct db *db, struct db_queue *q);
 /* Replaces the quotas, description, rank, default pools, node types and
  * scheduling rules of a queue. */
 int db_queue_update(struct db *db, const struct db_queue *q);
-/* DB_ECONFLICT if it still has children or live workloads. */
-int db_queue_delete(struct db *db, int64_t seq);
+/* DB_ECONFLICT if it still has children, live workloads or workloads
+ * being deleted (pods not yet stopped). Its deleted workloads are purged
+ * with it: *purged (malloc'd) names them, for their logs. */
+int db_queue_delete(struct db *db, int64_t seq, int64_t **purged, int *n_purged);
 int db_queue_get(struct db *db, const char *id, struct db_queue *out);
 int db_queue_by_name(struct db *db, int kind, const char *name, struct db_queue *out);
 /* Queues of one kind, oldest first (kind < 0: all); malloc'd. */
@@ -291,6 +293,22 @@ enum db_wl_action { DB_WL_DELETE = 0, DB_WL_SUSPEND, DB_WL_RESUME };
 /* Deletes, suspends or resumes: frees its pods, sets the phases, writes an
  * event, bumps the version. DB_ENOTFOUND if gone. */
 int db_workload_act(struct db *db, int64_t seq, int action, const char *by, int64_t now_ms);
+/* Replaces a live workload's image, spec and pod counts (an inference's
+ * PATCH): its pods are freed and, unless suspended, it is Pending again,
+ * to be placed anew with the new spec; event Updated. DB_ENOTFOUND if
+ * gone or deleted. */
+struct db_wl_respec {
+    int64_t seq;
+    const char *image, *spec;     /* borrowed */
+    int n_pods, min_pods;
+    const char *by;
+    int64_t now_ms;
+};
+int db_workload_respec(struct db *db, const struct db_wl_respec *u);
+/* Removes the workloads deleted before before_ms whose deletion is done,
+ * with their events, pod runs, measured figures and series (the retention
+ * of deleted workloads); *seqs (malloc'd) names them, for their logs. */
+int db_workloads_purge(struct db *db, int64_t before_ms, int64_t **seqs, int *n);
 /* Several actions in one savepoint each, one group commit for all:
  * rcs[i] is the code of seqs[i]. */
 int db_workload_act_many(struct db *db, const int64_t *seqs, int n, int action, const char *by,
@@ -319,6 +337,7 @@ int db_workload_list(struct db *db, const struct db_wl_query *q, struct db_workl
 int db_workload_count(struct db *db, const struct db_wl_query *q, int64_t *count);
 
 struct db_pod {
+    int64_t workload_seq;
     int idx;
     int64_t node_seq;             /* 0: not placed */
     char node_name[DB_NAME_LEN];
@@ -328,6 +347,8 @@ struct db_pod {
     char address[64];             /* its node's address ("" simulated) */
     int simulated;                /* its node is simulated */
 };
+/* The pods bound for a workload (workload_seq 0: of every workload), by
+ * workload then index; *out malloc'd. */
 int db_pod_list(struct db *db, int64_t workload_seq, struct db_pod **out, int *n);
 
 struct db_event {
@@ -422,8 +443,35 @@ int db_samples_get(struct db *db, int64_t queue_seq, int64_t pool_seq, int64_t s
 int db_samples_buckets(struct db *db, int64_t since, int64_t bucket_ms, struct db_sample **out,
                        int *n);
 
+/* An ISO-8601 date or date-time in ms since the epoch: "2021-01-01",
+ * "2021-01-01T10:00:00[.sss]" followed by "Z", an offset ("+02:00",
+ * "-0530", "+02") or nothing (UTC). A space where the offset's sign goes
+ * is a '+' that a query string decoded. DB_OK or DB_EINVAL. */
+int db_time_parse(const char *s, int64_t *ms);
+
 /* A new UUID (RFC 9562 version 7) for an object that is not a row. */
 void db_uuid_new(char out[DB_ID_LEN]);
+
+/* ---- Metrics time series (series.c) ----
+ * Points of the series the scheduler thread records every sample period,
+ * written only when a value changes: a series is a step function. */
+enum db_series_kind { DB_SERIES_CLUSTER = 0, DB_SERIES_POOL, DB_SERIES_NODE,
+                      DB_SERIES_WORKLOAD };
+struct db_point {
+    int kind;                     /* enum db_series_kind */
+    char entity[DB_NAME_LEN];     /* cluster uuid, pool name, node id, workload seq */
+    char metric[48];              /* Run:ai's metricType */
+    char label[16];               /* a device's index for the _PER_GPU metrics; "" */
+    int64_t ts;
+    double value;
+};
+/* Adds n points and prunes those older than keep_after_ms (0: no pruning),
+ * keeping each series' latest point unless it is 0. */
+int db_series_add(struct db *db, const struct db_point *p, int n, int64_t keep_after_ms);
+/* One series (every label) between start and end, with the point in force
+ * at start; ordered by label then time; *out malloc'd. */
+int db_series_get(struct db *db, int kind, const char *entity, const char *metric, int64_t start,
+                  int64_t end, struct db_point **out, int *n);
 
 /* Run:ai type names ("Training", ...) and back. */
 const char *db_type_name(int type);

@@ -65,6 +65,16 @@ int db__queues(struct db__conn *c, int kind, struct db_queue **out, int *n);
 /* Appends a workload event inside the caller's write (workloads.c). */
 int db__event(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *type,
               const char *reason, const char *message);
+/* Deletion (workloads.c): a deleted workload none of whose pod runs is
+ * open any more is done (Deleting -> Stopped, event Deleted); the second
+ * finishes every such workload. */
+int db__deletion_finish(struct db__conn *c, int64_t seq, int64_t now);
+int db__deletions_finish(struct db__conn *c, int64_t now);
+/* Removes the deleted workloads done being deleted before `before`, of one
+ * project (0: any), with every row about them; their seqs go to *seqs
+ * (grown, may be NULL). */
+int db__workloads_purge(struct db__conn *c, int64_t before, int64_t project_seq, int64_t **seqs,
+                        int *n);
 /* A running pod's GPU figures inside a heartbeat's write (gpu_usage.c):
  * the pod's binding, for its events and to tell the devices it was given. */
 struct db_pod_report;

@@ -7,10 +7,12 @@
  *   2. A project's parent is a department; departments have no parent.
  *   3. A queue's quotas are replaced as a whole (db_queue_update), in one
  *      savepoint, so a reader never sees half of an update.
- *   4. A queue with children or live workloads cannot be deleted.
+ *   4. A queue with children, live workloads or workloads still being
+ *      deleted cannot be deleted; its deleted workloads go with it.
  */
 #include "db_int.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -591,13 +593,22 @@ int db_queue_update(struct db *db, const struct db_queue *q)
     return db__write(db, queue_update_fn, (void *)q);
 }
 
+struct queue_delete_arg {
+    int64_t seq;
+    int64_t **purged;
+    int *n_purged;
+};
+
+/* A queue with children, live workloads or workloads still being deleted
+ * stays; else its deleted workloads go with it (db__workloads_purge). */
 static int queue_delete_fn(struct db__conn *c, void *arg)
 {
     static const char busy[] =
         "SELECT (SELECT count(*) FROM queues WHERE parent_seq = ?1)"
-        " + (SELECT count(*) FROM workloads WHERE project_seq = ?1 AND deleted_at = 0)";
+        " + (SELECT count(*) FROM workloads WHERE project_seq = ?1"
+        "    AND (deleted_at = 0 OR phase = 'Deleting'))";
     static const char del[] = "DELETE FROM queues WHERE seq = ?";
-    struct get_arg *a = arg;
+    struct queue_delete_arg *a = arg;
     int rc = DB_OK;
     sqlite3_stmt *st = db__prep(c, busy, &rc);
 
@@ -608,6 +619,8 @@ static int queue_delete_fn(struct db__conn *c, void *arg)
     if (rc == DB_OK && sqlite3_column_int64(st, 0) > 0)
         rc = DB_ECONFLICT;
     rc = db__done(st, rc);
+    if (rc == DB_OK)
+        rc = db__workloads_purge(c, INT64_MAX, a->seq, a->purged, a->n_purged);
     if (rc != DB_OK)
         return rc;
     st = db__prep(c, del, &rc);
@@ -620,11 +633,20 @@ static int queue_delete_fn(struct db__conn *c, void *arg)
     return db__done(st, rc);
 }
 
-int db_queue_delete(struct db *db, int64_t seq)
+int db_queue_delete(struct db *db, int64_t seq, int64_t **purged, int *n_purged)
 {
-    struct get_arg a = {.seq = seq};
+    struct queue_delete_arg a = {seq, purged, n_purged};
+    int rc;
 
-    return db__write(db, queue_delete_fn, &a);
+    *purged = NULL;
+    *n_purged = 0;
+    rc = db__write(db, queue_delete_fn, &a);
+    if (rc != DB_OK) {
+        free(*purged);
+        *purged = NULL;
+        *n_purged = 0;
+    }
+    return rc;
 }
 
 static int queue_get_fn(struct db__conn *c, void *arg)

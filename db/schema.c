@@ -293,6 +293,14 @@ static const struct numbered later[] = {
     {72,
      "ALTER TABLE users ADD COLUMN enabled INTEGER NOT NULL DEFAULT 1;"
      "ALTER TABLE access_rules ADD COLUMN scope_named TEXT NOT NULL DEFAULT '';", NULL},
+    /* 73: the metrics time series of the cluster, pools, nodes and
+     * workloads (series.c), written when a value changes */
+    {73,
+     "CREATE TABLE series ("
+     " kind INTEGER NOT NULL, entity TEXT NOT NULL, metric TEXT NOT NULL,"
+     " label TEXT NOT NULL DEFAULT '', ts INTEGER NOT NULL, value REAL NOT NULL,"
+     " PRIMARY KEY (kind, entity, metric, label, ts)) WITHOUT ROWID;"
+     "CREATE INDEX series_ts ON series (ts);", NULL},
     /* 90: CHECK constraints on every quantity, flag and state, by
      * rebuilding the tables (checks.c) */
     {90, NULL, db__add_checks},

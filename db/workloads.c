@@ -8,7 +8,17 @@
  *   Pending|Running|...    -> Stopped     db_workload_act(SUSPEND), pods freed
  *   Stopped                -> Pending     db_workload_act(RESUME)
  *   any live               -> Deleting    db_workload_act(DELETE), pods freed,
- *                                         deleted_at set (kept for history)
+ *                                         deleted_at set (kept for history);
+ *                                         Completed and Failed keep their phase
+ *   Deleting               -> Stopped     db__deletion_finish: no run of its
+ *                                         pods is open any more (at once on
+ *                                         simulated nodes; when agents report
+ *                                         them stopped, or their node is lost);
+ *                                         event Deleted
+ *   deleted, not Deleting  -> (gone)      db_workloads_purge after the retention,
+ *                                         or when its project is deleted
+ *   Pending|Running|...    -> Pending     db_workload_respec (new image, spec or
+ *                                         replicas), pods freed; Stopped stays
  *
  * Invariants:
  *   1. Every API change bumps `version`, so a scheduling cycle that read
@@ -284,10 +294,57 @@ static int act_check(struct db__conn *c, const struct act_arg *a)
     return db__done(st, rc);
 }
 
+/* A deleted workload whose pods have all stopped (no open run) is done
+ * being deleted: Deleting becomes Stopped, with event Deleted. */
+int db__deletion_finish(struct db__conn *c, int64_t seq, int64_t now)
+{
+    static const char sql[] =
+        "UPDATE workloads SET phase = 'Stopped', phase_message = 'deleted',"
+        " phase_updated_at = ?2, updated_at = ?2, version = version + 1"
+        " WHERE seq = ?1 AND deleted_at > 0 AND phase = 'Deleting' AND NOT EXISTS"
+        " (SELECT 1 FROM pod_runs r WHERE r.workload_seq = ?1 AND r.finished_at = 0)";
+    int rc = DB_OK, changed;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, seq);
+    sqlite3_bind_int64(st, 2, now);
+    rc = db__step_done(st);
+    changed = rc == DB_OK && sqlite3_changes(c->h) > 0;
+    rc = db__done(st, rc);
+    if (rc != DB_OK || !changed)
+        return rc;
+    return db__event(c, seq, now, "Normal", "Deleted", "its pods stopped: the workload is deleted");
+}
+
+int db__deletions_finish(struct db__conn *c, int64_t now)
+{
+    static const char sql[] =
+        "SELECT seq FROM workloads WHERE deleted_at > 0 AND phase = 'Deleting' AND NOT EXISTS"
+        " (SELECT 1 FROM pod_runs r WHERE r.workload_seq = workloads.seq AND r.finished_at = 0)"
+        " ORDER BY seq LIMIT 1";
+    int rc = DB_OK, src;
+    int64_t seq;
+    sqlite3_stmt *st;
+
+    while (rc == DB_OK && (st = db__prep(c, sql, &rc)) != NULL) {
+        src = sqlite3_step(st);
+        seq = src == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+        rc = db__done(st, src == SQLITE_ROW || src == SQLITE_DONE ? DB_OK : DB_EIO);
+        if (rc != DB_OK || seq == 0)
+            break;
+        rc = db__deletion_finish(c, seq, now);
+    }
+    return rc;
+}
+
 static int act_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
-        "UPDATE workloads SET desired_phase = ?2, phase = ?3, phase_reason = '',"
+        "UPDATE workloads SET desired_phase = ?2,"
+        " phase = CASE WHEN ?6 AND phase IN ('Completed', 'Failed') THEN phase ELSE ?3 END,"
+        " phase_reason = '',"
         " phase_message = '', started_ms = 0, stale_since_ms = 0, phase_updated_at = ?4,"
         " updated_at = ?4, deleted_at = ?5, version = version + 1 WHERE seq = ?1";
     static const char *const desired[] = {"Deleted", "Stopped", "Running"};
@@ -308,13 +365,17 @@ static int act_fn(struct db__conn *c, void *arg)
     sqlite3_bind_text(st, 3, phase[a->action], -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 4, a->now);
     sqlite3_bind_int64(st, 5, a->action == DB_WL_DELETE ? a->now : 0);
+    sqlite3_bind_int(st, 6, a->action == DB_WL_DELETE);
     rc = db__done(st, db__step_done(st));
     if (rc == DB_OK && a->action != DB_WL_RESUME)
         rc = free_pods(c, a->seq);
     if (rc != DB_OK)
         return rc;
     snprintf(msg, sizeof(msg), "%s by %s", reason[a->action], a->by ? a->by : "unknown");
-    return db__event(c, a->seq, a->now, "Normal", reason[a->action], msg);
+    rc = db__event(c, a->seq, a->now, "Normal", reason[a->action], msg);
+    if (rc == DB_OK && a->action == DB_WL_DELETE)
+        rc = db__deletion_finish(c, a->seq, a->now);
+    return rc;
 }
 
 int db_workload_act(struct db *db, int64_t seq, int action, const char *by, int64_t now_ms)
@@ -324,6 +385,120 @@ int db_workload_act(struct db *db, int64_t seq, int action, const char *by, int6
     if (action < DB_WL_DELETE || action > DB_WL_RESUME)
         return DB_EINVAL;
     return db__write(db, act_fn, &a);
+}
+
+static int respec_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "UPDATE workloads SET image = ?2, spec = ?3, n_pods = ?4, min_pods = ?5,"
+        " phase = CASE WHEN desired_phase = 'Stopped' THEN phase ELSE 'Pending' END,"
+        " phase_reason = '', phase_message = '', started_ms = 0, stale_since_ms = 0,"
+        " phase_updated_at = ?6, updated_at = ?6, completed_at = 0, version = version + 1"
+        " WHERE seq = ?1 AND deleted_at = 0";
+    const struct db_wl_respec *u = arg;
+    char msg[DB_MSG_LEN];
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, u->seq);
+    db__bind_text(st, 2, u->image);
+    db__bind_text(st, 3, u->spec);
+    sqlite3_bind_int(st, 4, u->n_pods);
+    sqlite3_bind_int(st, 5, u->min_pods);
+    sqlite3_bind_int64(st, 6, u->now_ms);
+    rc = db__step_done(st);
+    if (rc == DB_OK && sqlite3_changes(c->h) == 0)
+        rc = DB_ENOTFOUND;
+    rc = db__done(st, rc);
+    if (rc == DB_OK)
+        rc = free_pods(c, u->seq);
+    if (rc != DB_OK)
+        return rc;
+    snprintf(msg, sizeof(msg), "updated by %s: image %s, %d replicas", u->by ? u->by : "unknown",
+             u->image, u->n_pods);
+    return db__event(c, u->seq, u->now_ms, "Normal", "Updated", msg);
+}
+
+int db_workload_respec(struct db *db, const struct db_wl_respec *u)
+{
+    return db__write(db, respec_fn, (void *)u);
+}
+
+/* Removes deleted workloads (done being deleted) deleted before `before`,
+ * of one project (project_seq 0: of any), with their events, pod runs,
+ * measured figures and series; appends their seqs to *seqs (malloc'd). */
+int db__workloads_purge(struct db__conn *c, int64_t before, int64_t project_seq, int64_t **seqs,
+                        int *n)
+{
+    static const char pick[] =
+        "SELECT seq FROM workloads WHERE deleted_at > 0 AND deleted_at < ?1 AND phase != 'Deleting'"
+        " AND (?2 = 0 OR project_seq = ?2) ORDER BY seq LIMIT 1";
+    static const char *const drop[] = {
+        "DELETE FROM events WHERE workload_seq = ?1",
+        "DELETE FROM pod_gpu WHERE uid IN (SELECT uid FROM pod_runs WHERE workload_seq = ?1)",
+        "DELETE FROM pod_runs WHERE workload_seq = ?1",
+        "DELETE FROM gpu_samples WHERE workload_seq = ?1",
+        "DELETE FROM series WHERE kind = 3 AND entity = CAST(?1 AS TEXT)",
+        "DELETE FROM pods WHERE workload_seq = ?1",
+        "DELETE FROM workloads WHERE seq = ?1",
+    };
+    int rc = DB_OK, src, cap = *n, i;
+    int64_t seq;
+    sqlite3_stmt *st;
+
+    while (rc == DB_OK && (st = db__prep(c, pick, &rc)) != NULL) {
+        sqlite3_bind_int64(st, 1, before);
+        sqlite3_bind_int64(st, 2, project_seq);
+        src = sqlite3_step(st);
+        seq = src == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+        rc = db__done(st, src == SQLITE_ROW || src == SQLITE_DONE ? DB_OK : DB_EIO);
+        if (rc != DB_OK || seq == 0)
+            break;
+        for (i = 0; rc == DB_OK && i < (int)(sizeof(drop) / sizeof(drop[0])); i++) {
+            st = db__prep(c, drop[i], &rc);
+            if (!st)
+                break;
+            sqlite3_bind_int64(st, 1, seq);
+            rc = db__done(st, db__step_done(st));
+        }
+        if (rc == DB_OK && seqs) {
+            rc = db__grow(seqs, *n, &cap, sizeof(**seqs));
+            if (rc == DB_OK)
+                (*seqs)[(*n)++] = seq;
+        }
+    }
+    return rc;
+}
+
+struct purge_arg {
+    int64_t before;
+    int64_t **seqs;
+    int *n;
+};
+
+static int purge_fn(struct db__conn *c, void *arg)
+{
+    struct purge_arg *a = arg;
+
+    return db__workloads_purge(c, a->before, 0, a->seqs, a->n);
+}
+
+int db_workloads_purge(struct db *db, int64_t before_ms, int64_t **seqs, int *n)
+{
+    struct purge_arg a = {before_ms, seqs, n};
+    int rc;
+
+    *seqs = NULL;
+    *n = 0;
+    rc = db__write(db, purge_fn, &a);
+    if (rc != DB_OK) {
+        free(*seqs);
+        *seqs = NULL;
+        *n = 0;
+    }
+    return rc;
 }
 
 struct act_many_arg {
@@ -413,51 +588,6 @@ static const struct field *field_find(const char *name)
     return NULL;
 }
 
-/* Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm). */
-static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
-{
-    int64_t era, yoe, doy, doe;
-
-    y -= m <= 2;
-    era = (y >= 0 ? y : y - 399) / 400;
-    yoe = y - era * 400;
-    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-/* "2021-01-01" or "2021-01-01T00:00:00[.sss]Z" to ms since the epoch. */
-static int parse_iso(const char *s, int64_t *ms)
-{
-    int y, mo, d, h = 0, mi = 0, sec = 0, n = 0, frac = 0;
-
-    if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || mo < 1 || mo > 12 || d < 1 ||
-        d > 31)
-        return DB_EINVAL;
-    s += n;
-    if (*s == 'T') {
-        if (sscanf(s, "T%2d:%2d:%2d%n", &h, &mi, &sec, &n) != 3)
-            return DB_EINVAL;
-        s += n;
-        if (*s == '.') {
-            int digits = 0;
-            for (s++; *s >= '0' && *s <= '9'; s++, digits++)
-                if (digits < 3)
-                    frac = frac * 10 + (*s - '0');
-            for (; digits < 3; digits++)
-                frac *= 10;
-        }
-        if (*s == 'Z')
-            s++;
-    }
-    if (*s)
-        return DB_EINVAL;
-    *ms = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000LL + sec * 1000LL + frac;
-    return DB_OK;
-}
-
-/* The list query's SQL, grown as needed: no number of filters or projects
- * is too many for it. */
 struct sqlbuf {
     char *s;
     size_t n, cap;
@@ -539,7 +669,7 @@ static int filter_bind(sqlite3_stmt *st, const struct db_filter *f, int param)
         sqlite3_bind_int64(st, param, v);
         return DB_OK;
     case F_DATE:
-        if (parse_iso(f->value, &v) != DB_OK)
+        if (db_time_parse(f->value, &v) != DB_OK)
             return DB_EINVAL;
         sqlite3_bind_int64(st, param, v);
         return DB_OK;
@@ -726,9 +856,10 @@ static int pods_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
         "SELECT d.idx, d.node_seq, n.name, p.name, d.devices, " DB_POD_GPU_ON("w", "n") ","
-        " n.address, n.simulated FROM pods d JOIN workloads w ON w.seq = d.workload_seq"
+        " n.address, n.simulated, d.workload_seq FROM pods d"
+        " JOIN workloads w ON w.seq = d.workload_seq"
         " JOIN nodes n ON n.seq = d.node_seq JOIN node_pools p ON p.seq = n.pool_seq"
-        " WHERE d.workload_seq = ? ORDER BY d.idx";
+        " WHERE ?1 = 0 OR d.workload_seq = ?1 ORDER BY d.workload_seq, d.idx";
     struct sub_arg *a = arg;
     struct db_pod **out = a->out;
     int rc = DB_OK, cap = 0;
@@ -751,6 +882,7 @@ static int pods_fn(struct db__conn *c, void *arg)
         p->gpu_milli = sqlite3_column_int64(st, 5);
         db__copy(p->address, sizeof(p->address), st, 6);
         p->simulated = sqlite3_column_int(st, 7);
+        p->workload_seq = sqlite3_column_int64(st, 8);
     }
     return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
 }

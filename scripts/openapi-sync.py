@@ -15,7 +15,7 @@ It writes:
      of its own: summary, security, x-allot-permission, and the statuses
      any operation may answer whatever Run:ai's lists (401 without a valid
      token, 413 and 429 from the HTTP layer, 500 and 507 when storage
-     fails), which
+     fails, 501 for a part allotd does not implement), which
      point at allot's Error response.
      Operations only allot has (agent routes, /healthz, PATCH of a
      project, ...) are left as they are.
@@ -38,7 +38,7 @@ ALLOT = os.path.join(ROOT, "openapi", "openapi.json")
 OPS_C = os.path.join(ROOT, "api", "runai_ops.c")
 DOCS = os.path.join(ROOT, "docs", "allotd.md")
 METHODS = ("get", "put", "post", "delete", "patch")
-TRANSPORT = ("401", "413", "429", "500", "507")
+TRANSPORT = ("401", "413", "429", "500", "501", "507")
 BEGIN = "<!-- runai-operations:begin (scripts/openapi-sync.py writes this part) -->"
 END = "<!-- runai-operations:end -->"
 

@@ -65,9 +65,18 @@ until_ok 10 has_process b2 || fail "b2 has no process"
 events_of a1 | grep -q "^Reclaimed: " || fail "a1 has no Reclaimed event"
 for w in a2 b1; do is_phase $w Running || fail "$w should still run"; done
 
-# b2 deleted: a1 runs again, as a new process
-expect 202 DELETE "/api/v1/workloads/$(wl_id b2)" "" "$ADMIN" >/dev/null
+# b2 deleted: gone from the list at once; its deletion ends once its agent
+# stopped its process (Deleting, then Stopped with a Deleted event); a1
+# runs again, as a new process
+B2=$(wl_id b2)
+expect 202 DELETE "/api/v1/workloads/$B2" "" "$ADMIN" >/dev/null
+[ "$(expect 200 GET "/api/v1/workloads?filterBy=name==b2" "" "$ADMIN" | jq '.workloads | length')" = 0 ] ||
+  fail "b2 is still listed after its deletion"
 until_ok 10 no_process b2 || fail "b2's process did not end"
+deleted() { expect 200 GET "/api/v1/workloads/$B2" "" "$ADMIN" | jq -e '.phase == "Stopped"'; }
+until_ok 10 deleted || fail "b2's deletion did not end: $(expect 200 GET "/api/v1/workloads/$B2" "" "$ADMIN")"
+expect 200 GET "/api/v1/workloads/$B2/events" "" "$ADMIN" | jq -r '.events[].reason' | grep -qx Deleted ||
+  fail "b2 has no Deleted event"
 wait_phase_long a1 Running
 until_ok 10 has_process a1 || fail "a1 has no process again"
 [ "$(pids_of a1 | head -n 1)" != "$A1_PID" ] || fail "a1 runs the old process"

@@ -94,17 +94,69 @@ done
 B1=$(submit trainings batch1 "$PA" '{"compute":{"gpuDevicesRequest":1}}')
 expect 200 POST /api/v1/workloads/batch "{\"ids\":[\"$B1\"],\"action\":\"suspend\"}" "$ADMIN" >/dev/null
 
-# ---- metrics ----
+# ---- pods, history, inference PATCH, priorities ----
+N_PODS=$(expect 200 GET /api/v1/workloads/pods/count "" "$ADMIN" | jq .count)
+[ "$N_PODS" -ge 4 ] || fail "/workloads/pods/count is $N_PODS"
+expect 200 GET "/api/v1/workloads/pods?filterBy=workloadId==$TR&verbosity=full" "" "$ADMIN" |
+  jq -e --arg tr "$TR" '[.pods[].workloadId] == [$tr]' >/dev/null || fail "/workloads/pods filter"
+expect 200 GET "/api/v1/workloads/pods?sortBy=nodeName&limit=2" "" "$ADMIN" | jq -e '.next == 2' \
+  >/dev/null || fail "/workloads/pods paging"
+expect 200 GET "/api/v1/workloads/$TR/history?limit=100" "" "$ADMIN" |
+  jq -e '.records[0].spec.event.reason == "Submitted" and .records[-1].meta.type == "PhaseUpdate"' \
+  >/dev/null || fail "history"
+expect 202 PATCH "/api/v1/workloads/inferences/$IN" '{"spec":{"image":"vllm:2",
+  "autoscaling":{"minReplicas":2,"maxReplicas":2}}}' "$ADMIN" | jq -e '.spec.image == "vllm:2"' \
+  >/dev/null || fail "inference PATCH"
+expect 200 GET "/api/v1/workloads/$IN" "" "$ADMIN" | jq -e '.requestedPods.number == 2' >/dev/null ||
+  fail "the inference does not ask for 2 replicas"
+expect 501 PATCH "/api/v1/workloads/inferences/$IN" '{"spec":{"command":"x"}}' "$ADMIN" |
+  jq -r .details | grep -q command || fail "an unpatchable field is not named"
+expect 200 GET /api/v1/org-unit/priorities "" "$ADMIN" |
+  jq -e '[.priorities[] | select(.isDefault)][0].name == "Normal"' >/dev/null || fail "priorities"
+
+# ---- the cluster, its nodes, metrics ----
+[ "$(expect 200 GET "/api/v1/clusters/$CLUSTER" "" "$ADMIN" | jq -r .uuid)" = "$CLUSTER" ] ||
+  fail "cluster by uuid"
+expect 404 GET /api/v1/clusters/00000000-0000-4000-8000-000000000000 "" "$ADMIN" >/dev/null
+[ "$(expect 200 GET "/api/v1/clusters/$CLUSTER/nodes?sortBy=name" "" "$ADMIN" | jq '.nodes | length')" = 2 ] ||
+  fail "the cluster's nodes"
+[ "$(expect 200 GET "/api/v1/clusters/$CLUSTER/nodes/count?filterBy=name==$(expect 200 GET /api/v1/nodes "" \
+  "$ADMIN" | jq -r '.nodes[0].name')" "" "$ADMIN" | jq .count)" = 1 ] || fail "the cluster's node count"
+sleep 0.3 # a few sample periods
 START=$(date -u -d '-1 minute' +%Y-%m-%dT%H:%M:%SZ)
 END=$(date -u -d '+1 minute' +%Y-%m-%dT%H:%M:%SZ)
+# the same window written with offsets, raw and URL-encoded
+START2=$(date -u -d '-1 minute +2 hours' +%Y-%m-%dT%H:%M:%S+02:00)
+END2=$(date -u -d '+1 minute +2 hours' +%Y-%m-%dT%H:%M:%S%%2B02:00)
+last() { jq -r --arg t "$1" '[.measurements[] | select(.type == $t)][0].values[-1].value'; }
+M=$(expect 200 GET "/api/v1/clusters/$CLUSTER/metrics?metricType=TOTAL_GPU,ALLOCATED_GPU,UNALLOCATED_GPU&start=$START2&end=$END2&numberOfSamples=5" \
+  "" "$ADMIN")
+[ "$(printf '%s' "$M" | last TOTAL_GPU)" = 8.000 ] || fail "cluster TOTAL_GPU: $M"
+A=$(printf '%s' "$M" | last ALLOCATED_GPU)
+U=$(printf '%s' "$M" | last UNALLOCATED_GPU)
+jq -en --argjson a "$A" --argjson u "$U" '$a + $u == 8 and $a > 0' >/dev/null ||
+  fail "allocated $A + unallocated $U"
+expect 200 GET "/api/v1/clusters/$CLUSTER/metrics?metricType=TOTAL_GPU_NODES&groupBy=Nodepool&start=$START&end=$END" \
+  "" "$ADMIN" | jq -e '.measurements[0].labels.nodepool == "default" and .measurements[0].values[-1].value == "2"' \
+  >/dev/null || fail "metrics by node pool"
+expect 200 GET "/api/v1/clusters/$CLUSTER/nodepools/default/metrics?metricType=GPU_QUOTA,WORKLOADS_COUNT&start=$START&end=$END" \
+  "" "$ADMIN" | jq -e '.measurements[0].values[-1].value == "8.000"' >/dev/null || fail "pool GPU_QUOTA"
+E=$(expect 400 GET "/api/v1/clusters/$CLUSTER/metrics?metricType=AVG_WORKLOAD_WAIT_TIME&start=$START&end=$END" \
+  "" "$ADMIN" | jq -r .details)
+printf '%s' "$E" | grep -q "TOTAL_GPU" || fail "the 400 does not name the supported metric types: $E"
+expect 200 GET "/api/v1/nodes/$NODE/metrics?metricType=GPU_ALLOCATION_PER_GPU,GPU_UTILIZATION&start=$START&end=$END" \
+  "" "$ADMIN" | jq -e '[.measurements[] | select(.type == "GPU_ALLOCATION_PER_GPU") | .labels.gpu] ==
+  ["0","1","2","3"]' >/dev/null || fail "a node's per-GPU allocation"
+W=$(expect 200 GET "/api/v1/workloads/$TR/metrics?metricType=GPU_ALLOCATION,POD_COUNT,CPU_REQUEST_CORES,GPU_UTILIZATION&start=$START&end=$END&numberOfSamples=100" \
+  "" "$ADMIN")
+[ "$(printf '%s' "$W" | last GPU_ALLOCATION)" = 1.000 ] && [ "$(printf '%s' "$W" | last POD_COUNT)" = 1 ] &&
+  [ "$(printf '%s' "$W" | last CPU_REQUEST_CORES)" = 0.50 ] || fail "workload metrics: $W"
 expect 200 GET "/api/v1/org-unit/projects/$PA/metrics?metricType=GPU_ALLOCATION&start=$START&end=$END" \
-  "" "$ADMIN" >/dev/null
-expect 200 GET "/api/v1/org-unit/departments/$DEP/metrics?metricType=GPU_QUOTA&start=$START&end=$END" \
-  "" "$ADMIN" >/dev/null
-expect 200 GET "/api/v1/workloads/$TR/metrics?metricType=GPU_UTILIZATION&start=$START&end=$END" \
   "" "$ADMIN" >/dev/null
 POD=$(expect 200 GET "/api/v1/workloads/$TR/pods" "" "$ADMIN" | jq -r '.pods[0].id')
 expect 200 GET "/api/v1/workloads/$TR/pods/$POD/metrics?metricType=GPU_UTILIZATION&start=$START&end=$END" \
+  "" "$ADMIN" >/dev/null
+expect 200 GET "/api/v1/org-unit/departments/$DEP/metrics?metricType=GPU_QUOTA&start=$START&end=$END" \
   "" "$ADMIN" >/dev/null
 
 # ---- users, service accounts, roles, permissions, access rules ----
@@ -178,10 +230,23 @@ expect 400 DELETE "/api/v1/org-unit/departments/$D2" "" "$ADMIN" | jq -r .detail
 expect 204 DELETE "/api/v1/org-unit/projects/$P2" "" "$ADMIN" >/dev/null
 expect 204 DELETE "/api/v1/org-unit/departments/$D2" "" "$ADMIN" >/dev/null
 
-# ---- deletion ----
+# ---- deletion: it ends, the workloads are kept for history, then their
+# projects and department can go ----
+expect 400 DELETE "/api/v1/org-unit/projects/$PA" "" "$ADMIN" | jq -r .details |
+  grep -q "holds workloads .*tr1" || fail "deleting a busy project does not name its workloads"
 for t in trainings/$TR workspaces/$WS distributed/$DI inferences/$IN; do
   expect 202 DELETE "/api/v1/workloads/$t" "" "$ADMIN" >/dev/null
 done
+expect 202 DELETE "/api/v1/workloads/$B1" "" "$ADMIN" >/dev/null
+[ "$(expect 200 GET /api/v1/workloads/count "" "$ADMIN" | jq .count)" = 0 ] || fail "deleted workloads are listed"
+expect 200 GET "/api/v1/workloads?deleted=true" "" "$ADMIN" |
+  jq -e '[.workloads[] | select(.deletedAt != null and .phase == "Stopped")] | length == 5' >/dev/null ||
+  fail "deleted workloads are not kept, Stopped, for history"
+expect 200 GET "/api/v1/workloads/$TR/events" "" "$ADMIN" | jq -r '.events[].reason' | grep -qx Deleted ||
+  fail "tr1 has no Deleted event"
+for p in $PA $PB; do expect 204 DELETE "/api/v1/org-unit/projects/$p" "" "$ADMIN" >/dev/null; done
+expect 204 DELETE "/api/v1/org-unit/departments/$DEP" "" "$ADMIN" >/dev/null
+expect 404 GET "/api/v1/workloads/$TR" "" "$ADMIN" >/dev/null # purged with its project
 
 stop
 schema_check --cover "$ALLOT_OPENAPI"

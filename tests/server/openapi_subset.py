@@ -10,8 +10,8 @@ in Run:ai's, field by field, with $refs resolved in each document:
   - each parameter allot lists is one of Run:ai's (same name, place,
     required flag and schema), and every path parameter is there;
   - each status allot lists is one Run:ai's operation lists, with the same
-    response (its schema, per media type), except 401, 413, 429, 500 and
-    507, which any operation may answer (allot's Error);
+    response (its schema, per media type), except 401, 413, 429, 500, 501
+    and 507, which any operation may answer (allot's Error);
   - the request body is Run:ai's.
 Descriptions, summaries and examples may differ. Operations and paths only
 allot has are its extensions: they are listed, not checked. Last, the
@@ -24,7 +24,7 @@ import subprocess
 import sys
 
 METHODS = ("get", "put", "post", "delete", "patch")
-ANY_OPERATION = ("401", "413", "429", "500", "507")
+ANY_OPERATION = ("401", "413", "429", "500", "501", "507")
 TEXT = ("description", "summary", "example", "examples")
 
 

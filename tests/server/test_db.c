@@ -154,6 +154,7 @@ static void test_schema_and_queues(void **state)
     struct fixture *f = *state;
     struct db_queue *q = calloc(1, sizeof(*q));
     struct db_queue *list = NULL;
+    int64_t *purged = NULL;
     int n = 0;
 
     assert_true(db_schema_version() >= 1);
@@ -169,7 +170,8 @@ static void test_schema_and_queues(void **state)
     q->kind = DB_PROJECT;
     assert_int_equal(db_queue_insert(f->db, q), DB_ECONFLICT);
     /* a department with a child cannot go */
-    assert_int_equal(db_queue_delete(f->db, f->dept.seq), DB_ECONFLICT);
+    assert_int_equal(db_queue_delete(f->db, f->dept.seq, &purged, &n), DB_ECONFLICT);
+    assert_null(purged);
     free(q);
 }
 
@@ -247,9 +249,16 @@ static void test_lifecycle_and_list(void **state)
     assert_int_equal(db_workload_act(f->db, w.seq, DB_WL_DELETE, "t", 3), DB_OK);
     assert_int_equal(db_workload_act(f->db, w.seq, DB_WL_DELETE, "t", 4), DB_ENOTFOUND);
     assert_int_equal(db_event_list(f->db, w.seq, 0, 0, 50, &ev, &n), DB_OK);
-    assert_int_equal(n, 4); /* submitted, suspended, resumed, deleting */
+    /* submitted, suspended, resumed, deleting, and deleted: no pod ran on
+     * an agent, so the deletion ends at once */
+    assert_int_equal(n, 5);
     assert_string_equal(ev[3].reason, "Deleting");
+    assert_string_equal(ev[4].reason, "Deleted");
     free(ev);
+    assert_int_equal(db_workload_get(f->db, w.id, &got), DB_OK);
+    assert_string_equal(got.phase, "Stopped");
+    assert_true(got.deleted_at > 0);
+    db_workload_clear(&got);
     db_workload_clear(&w);
 
     memset(&q, 0, sizeof(q));
@@ -502,6 +511,88 @@ static void test_partial_reads(void **state)
     db_workload_clear(&c);
 }
 
+/* ISO-8601 times: "Z", offsets, a '+' a query string turned into ' '. */
+static void test_time_parse(void **state)
+{
+    static const struct {
+        const char *text;
+        int64_t ms;                    /* -1: refused */
+    } cases[] = {
+        {"2021-01-01", 1609459200000LL},
+        {"2021-01-01T00:00:00Z", 1609459200000LL},
+        {"2021-01-01T00:00:00.25Z", 1609459200250LL},
+        {"2021-01-01T00:00:00", 1609459200000LL},
+        {"2021-01-01T00:00:00+00:00", 1609459200000LL},
+        {"2021-01-01T02:00:00+02:00", 1609459200000LL},
+        {"2021-01-01T02:00:00 02:00", 1609459200000LL},
+        {"2020-12-31T19:30:00-0430", 1609459200000LL},
+        {"2021-01-01T05:00:00.000+05", 1609459200000LL},
+        {"2021-01-01T00:00:00+24:00", -1},
+        {"2021-01-01T00:00:00+2:00", -1},
+        {"2021-01-01T00:00:00.Z", -1},
+        {"2021-01-01T00:00:00Zjunk", -1},
+        {"2021-13-01", -1},
+        {"yesterday", -1},
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int64_t ms = -1;
+        int rc = db_time_parse(cases[i].text, &ms);
+        if (cases[i].ms < 0 && rc == DB_OK)
+            fail_msg("%s was taken as %lld", cases[i].text, (long long)ms);
+        if (cases[i].ms >= 0 && (rc != DB_OK || ms != cases[i].ms))
+            fail_msg("%s: rc %d, %lld, wanted %lld", cases[i].text, rc, (long long)ms,
+                     (long long)cases[i].ms);
+    }
+}
+
+/* Deleted workloads are purged after the retention, or with their project. */
+static void test_purge(void **state)
+{
+    struct fixture *f = *state;
+    struct db_workload w, old, got;
+    int64_t *seqs = NULL;
+    int n = 0;
+
+    assert_int_equal(submit(f, "old", 1, &old), DB_OK);
+    assert_int_equal(db_workload_act(f->db, old.seq, DB_WL_DELETE, "t", 1000), DB_OK);
+    assert_int_equal(submit(f, "new", 1, &w), DB_OK);
+    assert_int_equal(db_workload_act(f->db, w.seq, DB_WL_DELETE, "t", 5000), DB_OK);
+    /* a project with a live workload stays */
+    assert_int_equal(submit(f, "live", 1, &got), DB_OK);
+    db_workload_clear(&got);
+    assert_int_equal(db_queue_delete(f->db, f->proj.seq, &seqs, &n), DB_ECONFLICT);
+    /* deleted before 2000: only "old" */
+    assert_int_equal(db_workloads_purge(f->db, 2000, &seqs, &n), DB_OK);
+    assert_int_equal(n, 1);
+    assert_true(seqs[0] == old.seq);
+    free(seqs);
+    assert_int_equal(db_workload_get(f->db, old.id, &got), DB_ENOTFOUND);
+    assert_int_equal(db_workload_get(f->db, w.id, &got), DB_OK);
+    db_workload_clear(&got);
+    /* once "live" is deleted too, the project goes, with both */
+    assert_int_equal(db_workload_get(f->db, "", &got), DB_ENOTFOUND);
+    {
+        struct db_wl_query q;
+        struct db_workload *list = NULL;
+        int k = 0;
+        memset(&q, 0, sizeof(q));
+        q.limit = 10;
+        assert_int_equal(db_workload_list(f->db, &q, &list, &k), DB_OK);
+        assert_int_equal(k, 1);
+        assert_int_equal(db_workload_act(f->db, list[0].seq, DB_WL_DELETE, "t", 6000), DB_OK);
+        db_workloads_free(list, k);
+    }
+    assert_int_equal(db_queue_delete(f->db, f->proj.seq, &seqs, &n), DB_OK);
+    assert_int_equal(n, 2);
+    free(seqs);
+    assert_int_equal(db_workload_get(f->db, w.id, &got), DB_ENOTFOUND);
+    db_workload_clear(&w);
+    db_workload_clear(&old);
+}
+
 static void test_samples(void **state)
 {
     struct fixture *f = *state;
@@ -541,6 +632,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pools, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
+        cmocka_unit_test(test_time_parse),
+        cmocka_unit_test_setup_teardown(test_purge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_and_queues, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),

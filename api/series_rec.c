@@ -1,0 +1,339 @@
+/*
+ * series_rec.c: what the scheduler thread records every sample period
+ * beside the queues' allocation samples: the metrics time series of the
+ * cluster, each node pool, each node and each of its devices, and each
+ * placed workload (db/series.c stores them; h_infra_series.c answers the
+ * /metrics routes from them; what agents measure of each pod is
+ * gpu_usage.c's).
+ *
+ * One sample (api_series_record):
+ *   Step 1: what each device holds, from the pods placed in the model,
+ *           and, on agents' nodes, what the agent reported last
+ *           (utilization in percent, memory used and total);
+ *   Step 2: the value of every series now (the table below);
+ *   Step 3: a point for each value that changed since the last sample,
+ *           and a 0 for each series that is gone (a workload that ended,
+ *           a node removed), so that every series is a step function.
+ *
+ * Series (names are Run:ai's metricType; * only where agents report):
+ *   cluster, pool   TOTAL_GPU_NODES, TOTAL_GPU, ALLOCATED_GPU, GPU_QUOTA,
+ *                   WORKLOADS_COUNT, GPU_UTILIZATION*, GPU_MEMORY_UTILIZATION*
+ *   node            GPU_UTILIZATION*, GPU_MEMORY_UTILIZATION*,
+ *                   GPU_MEMORY_USAGE_BYTES*
+ *   node, per GPU   GPU_ALLOCATION_PER_GPU, GPU_UTILIZATION_PER_GPU*,
+ *                   GPU_MEMORY_UTILIZATION_PER_GPU*,
+ *                   GPU_MEMORY_USAGE_BYTES_PER_GPU*    (label: the index)
+ *   workload        GPU_ALLOCATION, RUNNING_POD_COUNT
+ * GPUs are in devices, utilizations in percent, memory in bytes.
+ *
+ * Invariant: `last` holds exactly the series the previous sample wrote a
+ * non-zero value for, with that value.
+ */
+#include "api.h"
+#include "db_agent.h"
+#include "sched_model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIB 1048576.0
+
+struct api_series_rec {
+    struct db_point *last;        /* sorted by key (point_cmp) */
+    int n_last;
+};
+
+/* What one device holds and what its agent said. */
+struct device {
+    int64_t alloc_milli;
+    int util;                     /* percent; -1 unknown */
+    int64_t used_mib, total_mib;  /* total 0: unknown */
+};
+
+/* Reported usage summed over some devices. */
+struct usage {
+    int64_t util_sum, n_util;
+    int64_t used_mib, total_mib;
+};
+
+struct points {
+    struct db_point *p;
+    int n, cap;
+    int64_t now;
+};
+
+struct api_series_rec *api_series_rec_new(void)
+{
+    return calloc(1, sizeof(struct api_series_rec));
+}
+
+void api_series_rec_free(struct api_series_rec *rec)
+{
+    if (!rec)
+        return;
+    free(rec->last);
+    free(rec);
+}
+
+static void put(struct points *ps, int kind, const char *entity, const char *metric,
+                const char *label, double value)
+{
+    struct db_point *x;
+
+    if (ps->n == ps->cap) {
+        int cap = ps->cap ? ps->cap * 2 : 256;
+        struct db_point *np = realloc(ps->p, sizeof(*np) * (size_t)cap);
+        if (!np)
+            return;
+        ps->p = np;
+        ps->cap = cap;
+    }
+    x = &ps->p[ps->n++];
+    memset(x, 0, sizeof(*x));
+    x->kind = kind;
+    snprintf(x->entity, sizeof(x->entity), "%s", entity);
+    snprintf(x->metric, sizeof(x->metric), "%s", metric);
+    snprintf(x->label, sizeof(x->label), "%s", label ? label : "");
+    x->ts = ps->now;
+    x->value = value;
+}
+
+/* GPU_UTILIZATION and GPU_MEMORY_UTILIZATION of reported devices. */
+static void put_usage(struct points *ps, int kind, const char *entity, const struct usage *u)
+{
+    if (u->n_util > 0)
+        put(ps, kind, entity, "GPU_UTILIZATION", NULL, (double)u->util_sum / (double)u->n_util);
+    if (u->total_mib > 0)
+        put(ps, kind, entity, "GPU_MEMORY_UTILIZATION", NULL,
+            100.0 * (double)u->used_mib / (double)u->total_mib);
+}
+
+static void add_usage(struct usage *u, const struct device *d)
+{
+    if (d->util >= 0) {
+        u->util_sum += d->util;
+        u->n_util++;
+    }
+    if (d->total_mib > 0) {
+        u->used_mib += d->used_mib;
+        u->total_mib += d->total_mib;
+    }
+}
+
+/* Step 1: devs[node * 64 + index]. */
+static void devices_fill(struct db *db, const struct sched_model *m, struct device *devs)
+{
+    struct db_agent_node *an = NULL;
+    int n_an = 0, i, k, d;
+
+    for (i = 0; i < m->n_nodes * 64; i++)
+        devs[i].util = -1;
+    for (i = 0; i < m->n; i++) {
+        const struct sched_workload *w = &m->wls[i];
+        for (k = 0; k < w->n_pods; k++) {
+            const struct sched_pod *p = &w->pods[k];
+            int64_t milli, count = 0;
+            if (p->node < 0 || p->node >= m->n_nodes)
+                continue;
+            milli = sched_pod_gpu(w, &m->nodes[p->node]);
+            for (d = 0; d < 64; d++)
+                count += (p->devices >> d) & 1;
+            for (d = 0; d < 64 && count > 0; d++)
+                if ((p->devices >> d) & 1)
+                    devs[p->node * 64 + d].alloc_milli += milli / count;
+        }
+    }
+    if (db_agent_node_list(db, &an, &n_an) != DB_OK)
+        return;
+    for (i = 0; i < n_an; i++) {
+        json_t *gpus = json_loads(an[i].gpus ? an[i].gpus : "[]", 0, NULL), *g;
+        size_t j;
+        for (k = 0; k < m->n_nodes && m->topo->nodes[k].seq != an[i].node_seq; k++)
+            ;
+        json_array_foreach(gpus, j, g) {
+            json_int_t idx = json_integer_value(json_object_get(g, "index"));
+            struct device *x;
+            if (k == m->n_nodes || idx < 0 || idx >= 64 || !json_is_integer(json_object_get(g, "index")))
+                continue;
+            x = &devs[k * 64 + idx];
+            if (json_is_integer(json_object_get(g, "utilization")))
+                x->util = (int)json_integer_value(json_object_get(g, "utilization"));
+            x->used_mib = json_integer_value(json_object_get(g, "memoryUsedMiB"));
+            x->total_mib = json_integer_value(json_object_get(g, "memoryTotalMiB"));
+        }
+        json_decref(gpus);
+    }
+    db_agent_nodes_free(an, n_an);
+}
+
+/* Step 2, nodes and their devices; sums per pool into pool_usage. */
+static void nodes_put(struct points *ps, const struct sched_model *m, const struct device *devs,
+                      struct usage *pool_usage)
+{
+    char label[8];
+    int i, d;
+
+    for (i = 0; i < m->n_nodes; i++) {
+        const char *id = m->topo->nodes[i].id;
+        struct usage u = {0, 0, 0, 0};
+        for (d = 0; d < m->nodes[i].n_gpus && d < 64; d++) {
+            const struct device *x = &devs[i * 64 + d];
+            snprintf(label, sizeof(label), "%d", d);
+            put(ps, DB_SERIES_NODE, id, "GPU_ALLOCATION_PER_GPU", label,
+                (double)x->alloc_milli / 1000.0);
+            if (x->util >= 0)
+                put(ps, DB_SERIES_NODE, id, "GPU_UTILIZATION_PER_GPU", label, x->util);
+            if (x->total_mib > 0) {
+                put(ps, DB_SERIES_NODE, id, "GPU_MEMORY_USAGE_BYTES_PER_GPU", label,
+                    (double)x->used_mib * MIB);
+                put(ps, DB_SERIES_NODE, id, "GPU_MEMORY_UTILIZATION_PER_GPU", label,
+                    100.0 * (double)x->used_mib / (double)x->total_mib);
+            }
+            add_usage(&u, x);
+            add_usage(&pool_usage[m->nodes[i].pool], x);
+        }
+        put_usage(ps, DB_SERIES_NODE, id, &u);
+        if (u.total_mib > 0)
+            put(ps, DB_SERIES_NODE, id, "GPU_MEMORY_USAGE_BYTES", NULL, (double)u.used_mib * MIB);
+    }
+}
+
+/* Step 2, placed workloads; counts the workloads per pool. */
+static void workloads_put(struct points *ps, const struct sched_model *m, int *pool_wls)
+{
+    char entity[24];
+    int i, k;
+
+    for (i = 0; i < m->n; i++) {
+        const struct sched_workload *w = &m->wls[i];
+        int64_t milli = 0, placed = 0;
+        uint64_t seen_pools = 0;
+        for (k = 0; k < w->n_pods; k++) {
+            const struct sched_pod *p = &w->pods[k];
+            if (p->node < 0 || p->node >= m->n_nodes)
+                continue;
+            placed++;
+            milli += sched_pod_gpu(w, &m->nodes[p->node]);
+            seen_pools |= 1ULL << (m->nodes[p->node].pool & 63);
+        }
+        if (!placed)
+            continue;
+        for (k = 0; k < m->n_pools && k < 64; k++)
+            pool_wls[k] += (int)((seen_pools >> k) & 1);
+        snprintf(entity, sizeof(entity), "%lld", (long long)m->meta[i].seq);
+        put(ps, DB_SERIES_WORKLOAD, entity, "GPU_ALLOCATION", NULL, (double)milli / 1000.0);
+        put(ps, DB_SERIES_WORKLOAD, entity, "RUNNING_POD_COUNT", NULL, (double)placed);
+    }
+}
+
+/* Step 2, one pool (p >= 0) or the cluster (p < 0). */
+static void capacity_put(struct points *ps, const struct sched_model *m, const struct device *devs,
+                         int p, int workloads, const struct usage *u)
+{
+    int kind = p < 0 ? DB_SERIES_CLUSTER : DB_SERIES_POOL;
+    const char *entity = p < 0 ? API_CLUSTER_ID : m->pools[p].name;
+    int64_t gpus = 0, nodes = 0, alloc = 0, quota = 0;
+    int i, d, q;
+
+    for (i = 0; i < m->n_nodes; i++) {
+        if (p >= 0 && m->nodes[i].pool != p)
+            continue;
+        for (d = 0; d < m->nodes[i].n_gpus && d < 64; d++)
+            alloc += devs[i * 64 + d].alloc_milli;
+        if (!m->nodes[i].ready || m->nodes[i].n_gpus == 0)
+            continue;
+        nodes++;
+        gpus += m->nodes[i].n_gpus;
+    }
+    for (q = 0; q < m->n_queues; q++)
+        for (i = p < 0 ? 0 : p; m->queues[q].parent < 0 && i < (p < 0 ? m->n_pools : p + 1); i++) {
+            int64_t dsv = m->quotas[((size_t)q * (size_t)m->n_pools + (size_t)i) * SCHED_NRES]
+                              .deserved;
+            quota += dsv > 0 ? dsv : 0;
+        }
+    put(ps, kind, entity, "TOTAL_GPU_NODES", NULL, (double)nodes);
+    put(ps, kind, entity, "TOTAL_GPU", NULL, (double)gpus);
+    put(ps, kind, entity, "ALLOCATED_GPU", NULL, (double)alloc / 1000.0);
+    put(ps, kind, entity, "GPU_QUOTA", NULL, (double)quota / 1000.0);
+    put(ps, kind, entity, "WORKLOADS_COUNT", NULL, (double)workloads);
+    put_usage(ps, kind, entity, u);
+}
+
+static int point_cmp(const void *a, const void *b)
+{
+    const struct db_point *x = a, *y = b;
+    int c = x->kind - y->kind;
+
+    if (!c)
+        c = strcmp(x->entity, y->entity);
+    if (!c)
+        c = strcmp(x->metric, y->metric);
+    if (!c)
+        c = strcmp(x->label, y->label);
+    return c;
+}
+
+/* Step 3: the points to write (changed, new, or gone: 0), into out. */
+static void changes(struct api_series_rec *rec, struct points *now, struct points *out)
+{
+    int i = 0, k = 0;
+
+    qsort(now->p, (size_t)now->n, sizeof(*now->p), point_cmp);
+    while (i < now->n || k < rec->n_last) {
+        int c = i == now->n ? 1 : k == rec->n_last ? -1 : point_cmp(&now->p[i], &rec->last[k]);
+        if (c < 0 || (c == 0 && now->p[i].value != rec->last[k].value)) {
+            if (now->p[i].value != 0 || c == 0)
+                put(out, now->p[i].kind, now->p[i].entity, now->p[i].metric, now->p[i].label,
+                    now->p[i].value);
+        } else if (c > 0) {
+            put(out, rec->last[k].kind, rec->last[k].entity, rec->last[k].metric,
+                rec->last[k].label, 0);
+        }
+        i += c <= 0;
+        k += c >= 0;
+    }
+}
+
+int api_series_record(struct api_series_rec *rec, struct db *db, const struct sched_model *m,
+                      int64_t now_ms, int64_t keep_after_ms)
+{
+    struct points now = {NULL, 0, 0, now_ms}, out = {NULL, 0, 0, now_ms};
+    struct device *devs = calloc((size_t)m->n_nodes * 64 + 1, sizeof(*devs));
+    struct usage *pool_usage = calloc((size_t)m->n_pools + 1, sizeof(*pool_usage));
+    int *pool_wls = calloc((size_t)m->n_pools + 1, sizeof(*pool_wls));
+    struct usage all = {0, 0, 0, 0};
+    int i, rc = -1;
+
+    if (!rec || !devs || !pool_usage || !pool_wls)
+        goto out;
+    /* Step 1 */
+    devices_fill(db, m, devs);
+    /* Step 2 */
+    nodes_put(&now, m, devs, pool_usage);
+    workloads_put(&now, m, pool_wls);
+    for (i = 0; i < m->n_pools; i++) {
+        capacity_put(&now, m, devs, i, pool_wls[i], &pool_usage[i]);
+        all.util_sum += pool_usage[i].util_sum;
+        all.n_util += pool_usage[i].n_util;
+        all.used_mib += pool_usage[i].used_mib;
+        all.total_mib += pool_usage[i].total_mib;
+    }
+    capacity_put(&now, m, devs, -1, m->n, &all);
+    /* Step 3 */
+    changes(rec, &now, &out);
+    if (db_series_add(db, out.p, out.n, keep_after_ms) != DB_OK)
+        goto out;
+    free(rec->last);
+    rec->last = now.p;
+    rec->n_last = now.n;
+    now.p = NULL;
+    rc = 0;
+out:
+    free(now.p);
+    free(out.p);
+    free(devs);
+    free(pool_usage);
+    free(pool_wls);
+    return rc;
+}

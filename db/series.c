@@ -1,0 +1,121 @@
+/*
+ * series.c: the metrics time series of the cluster, node pools, nodes and
+ * workloads (api/series_rec.c records them every sample period;
+ * api/h_infra_series.c answers the /metrics routes from them).
+ *
+ * A point is (kind, entity, metric, label, time, value). Points are
+ * written only when a value changes, so a series is a step function: the
+ * value at time t is the value of the latest point at or before t.
+ *
+ * Invariants:
+ *   1. Pruning keeps the latest point of every series whatever its age
+ *      (it is the value in force), unless that value is 0: a series that
+ *      has been 0 for longer than the retention is dropped.
+ *   2. db_series_get() returns, per label, the point in force at `start`
+ *      (if any) and every point up to `end`, ordered by label then time.
+ */
+#include "db_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct add_arg {
+    const struct db_point *p;
+    int n;
+    int64_t keep_after;
+};
+
+static int add_fn(struct db__conn *c, void *arg)
+{
+    static const char ins[] =
+        "INSERT OR REPLACE INTO series (kind, entity, metric, label, ts, value)"
+        " VALUES (?, ?, ?, ?, ?, ?)";
+    static const char prune[] =
+        "DELETE FROM series WHERE ts < ?1 AND (value = 0 OR ts < (SELECT max(s.ts) FROM series s"
+        " WHERE s.kind = series.kind AND s.entity = series.entity AND s.metric = series.metric"
+        " AND s.label = series.label))";
+    struct add_arg *a = arg;
+    int rc = DB_OK, i;
+    sqlite3_stmt *st;
+
+    for (i = 0; rc == DB_OK && i < a->n; i++) {
+        const struct db_point *x = &a->p[i];
+        st = db__prep(c, ins, &rc);
+        if (!st)
+            return rc;
+        sqlite3_bind_int(st, 1, x->kind);
+        db__bind_text(st, 2, x->entity);
+        db__bind_text(st, 3, x->metric);
+        db__bind_text(st, 4, x->label);
+        sqlite3_bind_int64(st, 5, x->ts);
+        sqlite3_bind_double(st, 6, x->value);
+        rc = db__done(st, db__step_done(st));
+    }
+    if (rc != DB_OK || a->keep_after <= 0)
+        return rc;
+    st = db__prep(c, prune, &rc);
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, a->keep_after);
+    return db__done(st, db__step_done(st));
+}
+
+int db_series_add(struct db *db, const struct db_point *p, int n, int64_t keep_after_ms)
+{
+    struct add_arg a = {p, n, keep_after_ms};
+
+    if (n <= 0 && keep_after_ms <= 0)
+        return DB_OK;
+    return db__write(db, add_fn, &a);
+}
+
+struct get_arg {
+    int kind;
+    const char *entity, *metric;
+    int64_t start, end;
+    struct db_point **out;
+    int *n;
+};
+
+static int get_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "SELECT label, ts, value FROM series WHERE kind = ?1 AND entity = ?2 AND metric = ?3"
+        " AND ts BETWEEN ?4 AND ?5"
+        " UNION ALL SELECT label, max(ts), value FROM series WHERE kind = ?1 AND entity = ?2"
+        " AND metric = ?3 AND ts < ?4 GROUP BY label ORDER BY 1, 2";
+    struct get_arg *a = arg;
+    int rc = DB_OK, cap = 0;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int(st, 1, a->kind);
+    db__bind_text(st, 2, a->entity);
+    db__bind_text(st, 3, a->metric);
+    sqlite3_bind_int64(st, 4, a->start);
+    sqlite3_bind_int64(st, 5, a->end);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct db_point *x;
+        if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
+            return db__done(st, DB_ENOMEM);
+        x = &(*a->out)[(*a->n)++];
+        memset(x, 0, sizeof(*x));
+        x->kind = a->kind;
+        snprintf(x->entity, sizeof(x->entity), "%s", a->entity);
+        snprintf(x->metric, sizeof(x->metric), "%s", a->metric);
+        db__copy(x->label, sizeof(x->label), st, 0);
+        x->ts = sqlite3_column_int64(st, 1);
+        x->value = sqlite3_column_double(st, 2);
+    }
+    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+}
+
+int db_series_get(struct db *db, int kind, const char *entity, const char *metric, int64_t start,
+                  int64_t end, struct db_point **out, int *n)
+{
+    struct get_arg a = {kind, entity, metric, start, end, out, n};
+
+    return db__read_list(db, get_fn, &a, out, n);
+}
