@@ -130,9 +130,10 @@ while read -r kind n; do
     fi
   fi
   grep ' 202$' "$T/codes" | cut -d' ' -f1 >>"$T/acked" || true
+  # the acked names as a JSON array: a round killed early acks none
   out=$(sqlite3 "$DB" "$CHECKS
-SELECT 'missing', count(*) FROM (VALUES $(sed "s/.*/('&')/" "$T/acked" | paste -sd, -)) a
-  WHERE a.column1 NOT IN (SELECT name FROM workloads WHERE deleted_at = 0);") ||
+SELECT 'missing', count(*) FROM json_each('[$(sed 's/.*/"&"/' "$T/acked" | paste -sd, -)]') a
+  WHERE a.value NOT IN (SELECT name FROM workloads WHERE deleted_at = 0);") ||
     fail "round $round: sqlite3 failed"
   [ "$out" = "$(printf 'integrity|ok\ntwice|0\nover|0\nphase|0\nmissing|0')" ] ||
     fail "round $round ($kind $n): $out"
