@@ -504,6 +504,11 @@ int64_t api_series_at(const struct api_series_range *q, int i);
  * its life). Appends metric's measurement for w to a; -1 replied. */
 int api_wl_series_add(struct api_req *r, const struct db_workload *w, const char *metric,
                       const struct api_series_range *q, json_t *a);
+/* A project's or department's GPU_MEMORY_UTILIZATION (recorded where
+ * agents report their devices' memory), over every pool (pool_seq 0) or
+ * one; appends its measurement to a; -1 replied. */
+int api_queue_series_add(struct api_req *r, const char *queue_id, int64_t pool_seq,
+                         const struct api_series_range *q, json_t *a);
 
 /* ---- GPU figures agents measure (gpu_usage.c) ---- */
 struct db_pod_gpu_row;

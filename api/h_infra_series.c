@@ -5,7 +5,9 @@
  *   GET /api/v1/clusters/{uuid}/nodepools/{name}/metrics
  *   GET /api/v1/nodes/{id}/metrics
  *   and the allocation and request types of /workloads/{id}/metrics
- *   (api_wl_series_measurement(), called by gpu_usage.c)
+ *   (api_wl_series_add(), called by gpu_usage.c), and a project's or
+ *   department's GPU_MEMORY_UTILIZATION (api_queue_series_add(), called
+ *   by h_series.c)
  * with metricType, start, end and numberOfSamples read as for every series
  * (h_series.c).
  *
@@ -335,4 +337,19 @@ int api_wl_series_add(struct api_req *r, const struct db_workload *w, const char
             return series_add(r, q, &wl_held[i], DB_SERIES_WORKLOAD, entity, NULL, a);
     api_error(r, 500, "Internal error", "no such workload series");
     return -1;
+}
+
+/* ---- a project's or department's device memory ---- */
+
+int api_queue_series_add(struct api_req *r, const char *queue_id, int64_t pool_seq,
+                         const struct api_series_range *q, json_t *a)
+{
+    static const struct metric memory = {"GPU_MEMORY_UTILIZATION", F_NUM, 0};
+    char entity[DB_NAME_LEN];
+
+    if (pool_seq > 0)
+        snprintf(entity, sizeof(entity), "%s/%lld", queue_id, (long long)pool_seq);
+    else
+        snprintf(entity, sizeof(entity), "%s", queue_id);
+    return series_add(r, q, &memory, DB_SERIES_QUEUE, entity, NULL, a);
 }

@@ -9,6 +9,9 @@
  * per sample slot. The slots split [start, end] evenly; each takes the
  * latest sample the scheduler recorded at or before its time (a step
  * function), and slots before the first sample are left out.
+ * GPU_MEMORY_UTILIZATION is not an allocation sample: it is the memory
+ * agents report in use on the devices the queue's pods hold, in percent
+ * of those devices' memory (series_rec.c; h_infra_series.c reads it).
  *
  * Invariant: reading a queue's series needs the right to read the queue.
  */
@@ -20,7 +23,10 @@
 
 #define MAX_SAMPLES 1000
 
-/* metricType name, the resource it reads, and whether it is the quota. */
+/* metricType name, the resource it reads (MEASURED: not an allocation
+ * sample but the series of what agents report, h_infra_series.c), and
+ * whether it is the quota. */
+#define MEASURED (-1)
 static const struct {
     const char *name;
     int res;
@@ -32,6 +38,7 @@ static const struct {
     {"CPU_QUOTA_MILLICORES", 1, 1},
     {"CPU_MEMORY_ALLOCATION_MB", 2, 0},
     {"CPU_MEMORY_QUOTA_MB", 2, 1},
+    {"GPU_MEMORY_UTILIZATION", MEASURED, 0},
 };
 #define N_TYPES ((int)(sizeof(metric_types) / sizeof(metric_types[0])))
 
@@ -220,8 +227,14 @@ static void series(struct api_req *r, int kind)
         goto out;
     }
     a = json_array();
-    for (i = 0; i < q.n_types; i++)
-        json_array_append_new(a, measurement(&q.q, q.types[i], s, n));
+    for (i = 0; i < q.n_types; i++) {
+        if (metric_types[q.types[i]].res != MEASURED)
+            json_array_append_new(a, measurement(&q.q, q.types[i], s, n));
+        else if (api_queue_series_add(r, dq->id, q.pool_seq, &q.q, a) != 0) {
+            json_decref(a);
+            goto out;
+        }
+    }
     api_reply(r, 200, json_pack("{s:o}", "measurements", a));
 out:
     free(s);

@@ -1,10 +1,10 @@
 /*
  * series_rec.c: what the scheduler thread records every sample period
  * beside the queues' allocation samples: the metrics time series of the
- * cluster, each node pool, each node and each of its devices, and each
- * placed workload (db/series.c stores them; h_infra_series.c answers the
- * /metrics routes from them; what agents measure of each pod is
- * gpu_usage.c's).
+ * cluster, each node pool, each node and each of its devices, each placed
+ * workload, and the device memory of each project and department
+ * (db/series.c stores them; h_infra_series.c answers the /metrics routes
+ * from them; what agents measure of each pod is gpu_usage.c's).
  *
  * One sample (api_series_record):
  *   Step 1: what each device holds, from the pods placed in the model,
@@ -24,6 +24,10 @@
  *                   GPU_MEMORY_UTILIZATION_PER_GPU*,
  *                   GPU_MEMORY_USAGE_BYTES_PER_GPU*    (label: the index)
  *   workload        GPU_ALLOCATION, RUNNING_POD_COUNT
+ *   project, department (every pool, and each pool: "<id>/<pool seq>")
+ *                   GPU_MEMORY_UTILIZATION*: memory in use on the devices
+ *                   its pods hold (each device once, shared or not), of
+ *                   those devices' memory
  * GPUs are in devices, utilizations in percent, memory in bytes.
  *
  * Invariant: `last` holds exactly the series the previous sample wrote a
@@ -61,6 +65,12 @@ struct points {
     struct db_point *p;
     int n, cap;
     int64_t now;
+};
+
+/* Devices of one node that a queue's pods hold. */
+struct held {
+    int queue, node;
+    uint64_t devices;
 };
 
 struct api_series_rec *api_series_rec_new(void)
@@ -227,6 +237,70 @@ static void workloads_put(struct points *ps, const struct sched_model *m, int *p
     }
 }
 
+static int held_cmp(const void *a, const void *b)
+{
+    const struct held *x = a, *y = b;
+
+    if (x->queue != y->queue)
+        return x->queue < y->queue ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* Step 2, projects and departments: the devices each holds (its pods'
+ * and, for a department, its projects'), each counted once; the memory
+ * agents report on them, over every pool and per pool. */
+static void queues_put(struct points *ps, const struct sched_model *m, const struct device *devs)
+{
+    struct held *h;
+    struct usage *per_pool = calloc((size_t)m->n_pools + 1, sizeof(*per_pool));
+    char entity[DB_NAME_LEN];
+    int n = 0, cap = 0, i, k, d, q, start;
+
+    for (i = 0; i < m->n; i++)
+        cap += m->wls[i].n_pods * 2;
+    h = calloc((size_t)cap + 1, sizeof(*h));
+    if (!h || !per_pool)
+        goto out;
+    for (i = 0; i < m->n; i++)
+        for (k = 0; k < m->wls[i].n_pods; k++) {
+            const struct sched_pod *p = &m->wls[i].pods[k];
+            if (p->node < 0 || p->node >= m->n_nodes || !p->devices)
+                continue;
+            for (q = m->wls[i].queue; q >= 0 && n < cap; q = m->queues[q].parent)
+                h[n++] = (struct held){q, p->node, p->devices};
+        }
+    qsort(h, (size_t)n, sizeof(*h), held_cmp);
+    for (start = 0; start < n; start = i) { /* one queue */
+        const char *id = m->topo->queues[h[start].queue].id;
+        struct usage all = {0, 0, 0, 0};
+        memset(per_pool, 0, sizeof(*per_pool) * (size_t)m->n_pools);
+        for (i = start; i < n && h[i].queue == h[start].queue; i = k) {
+            uint64_t devices = 0; /* the node's devices, each once */
+            for (k = i; k < n && h[k].queue == h[i].queue && h[k].node == h[i].node; k++)
+                devices |= h[k].devices;
+            for (d = 0; d < 64 && d < m->nodes[h[i].node].n_gpus; d++)
+                if ((devices >> d) & 1) {
+                    int pool = m->nodes[h[i].node].pool;
+                    add_usage(&all, &devs[h[i].node * 64 + d]);
+                    if (pool >= 0 && pool < m->n_pools)
+                        add_usage(&per_pool[pool], &devs[h[i].node * 64 + d]);
+                }
+        }
+        if (all.total_mib > 0)
+            put(ps, DB_SERIES_QUEUE, id, "GPU_MEMORY_UTILIZATION", NULL,
+                100.0 * (double)all.used_mib / (double)all.total_mib);
+        for (k = 0; k < m->n_pools; k++)
+            if (per_pool[k].total_mib > 0) {
+                snprintf(entity, sizeof(entity), "%s/%lld", id, (long long)m->topo->pools[k].seq);
+                put(ps, DB_SERIES_QUEUE, entity, "GPU_MEMORY_UTILIZATION", NULL,
+                    100.0 * (double)per_pool[k].used_mib / (double)per_pool[k].total_mib);
+            }
+    }
+out:
+    free(h);
+    free(per_pool);
+}
+
 /* Step 2, one pool (p >= 0) or the cluster (p < 0). */
 static void capacity_put(struct points *ps, const struct sched_model *m, const struct device *devs,
                          int p, int workloads, const struct usage *u)
@@ -312,6 +386,7 @@ int api_series_record(struct api_series_rec *rec, struct db *db, const struct sc
     /* Step 2 */
     nodes_put(&now, m, devs, pool_usage);
     workloads_put(&now, m, pool_wls);
+    queues_put(&now, m, devs);
     for (i = 0; i < m->n_pools; i++) {
         capacity_put(&now, m, devs, i, pool_wls[i], &pool_usage[i]);
         all.util_sum += pool_usage[i].util_sum;

@@ -456,10 +456,12 @@ void db_uuid_new(char out[DB_ID_LEN]);
  * Points of the series the scheduler thread records every sample period,
  * written only when a value changes: a series is a step function. */
 enum db_series_kind { DB_SERIES_CLUSTER = 0, DB_SERIES_POOL, DB_SERIES_NODE,
-                      DB_SERIES_WORKLOAD };
+                      DB_SERIES_WORKLOAD, DB_SERIES_QUEUE };
 struct db_point {
     int kind;                     /* enum db_series_kind */
-    char entity[DB_NAME_LEN];     /* cluster uuid, pool name, node id, workload seq */
+    char entity[DB_NAME_LEN];     /* cluster uuid, pool name, node id, workload seq; a
+                                     project's or department's id, alone (every pool) or
+                                     "<id>/<pool seq>" */
     char metric[48];              /* Run:ai's metricType */
     char label[16];               /* a device's index for the _PER_GPU metrics; "" */
     int64_t ts;

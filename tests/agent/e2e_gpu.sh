@@ -104,6 +104,19 @@ G1POD=$(expect 200 GET "/api/v1/workloads/$G1ID/pods" "" "$ADMIN" | jq -r '.pods
 series "/api/v1/workloads/$G1ID/pods/$G1POD/metrics?metricType=GPU_UTILIZATION_PER_GPU" \
   ".measurements[0].labels.gpu == \"$D\" and .measurements[0].values[-1].value == \"63\"" \
   || fail "g1's pod series"
+# device memory in use, in percent: of g1's device for its project and
+# department (every pool, or the default one), of both devices for the node
+DEP=$(expect 200 GET "/api/v1/org-unit/projects/$P" "" "$ADMIN" | jq -r .parentId)
+NODEID=$(expect 200 GET /api/v1/nodes "" "$ADMIN" | jq -r '.nodes[] | select(.name == "node-n") | .id')
+for q in "org-unit/projects/$P" "org-unit/departments/$DEP"; do
+  until_ok 10 series "/api/v1/$q/metrics?metricType=GPU_ALLOCATION,GPU_MEMORY_UTILIZATION" \
+    '.measurements[1].type == "GPU_MEMORY_UTILIZATION" and .measurements[1].values[-1].value == "6.13"' \
+    || fail "$q's GPU_MEMORY_UTILIZATION"
+done
+series "/api/v1/org-unit/projects/$P/metrics?metricType=GPU_MEMORY_UTILIZATION&nodepoolName=default" \
+  '.measurements[0].values[-1].value == "6.13"' || fail "p's GPU_MEMORY_UTILIZATION in the default pool"
+until_ok 10 series "/api/v1/nodes/$NODEID/metrics?metricType=GPU_MEMORY_UTILIZATION" \
+  '.measurements[0].values[-1].value == "3.07"' || fail "node-n's GPU_MEMORY_UTILIZATION"
 expect 400 GET "/api/v1/workloads/$G1ID/metrics?metricType=CPU_LIMIT_CORES&start=2026-01-01&end=2026-01-02" \
   "" "$ADMIN" | jq -e '.details | contains("GPU_UTILIZATION, GPU_MEMORY_USAGE_BYTES")' >/dev/null \
   || fail "an unsupported metricType is not refused by name"
