@@ -57,6 +57,7 @@ static const struct metric node_metrics[] = {
     {"GPU_MEMORY_UTILIZATION_PER_GPU", F_NUM, 0},
     {"GPU_MEMORY_USAGE_BYTES_PER_GPU", F_INT, 0},
     {"GPU_ALLOCATION_PER_GPU", F_GPU, 0},
+    {"GPU_MEMORY_ALLOCATION_BYTES_PER_GPU", F_INT, 0},
 };
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))

@@ -20,7 +20,9 @@
  *                   WORKLOADS_COUNT, GPU_UTILIZATION*, GPU_MEMORY_UTILIZATION*
  *   node            GPU_UTILIZATION*, GPU_MEMORY_UTILIZATION*,
  *                   GPU_MEMORY_USAGE_BYTES*
- *   node, per GPU   GPU_ALLOCATION_PER_GPU, GPU_UTILIZATION_PER_GPU*,
+ *   node, per GPU   GPU_ALLOCATION_PER_GPU, GPU_MEMORY_ALLOCATION_BYTES_PER_GPU
+ *                   (the share allocated of the device's memory, where the
+ *                   node's device memory is known), GPU_UTILIZATION_PER_GPU*,
  *                   GPU_MEMORY_UTILIZATION_PER_GPU*,
  *                   GPU_MEMORY_USAGE_BYTES_PER_GPU*    (label: the index)
  *   workload        GPU_ALLOCATION, RUNNING_POD_COUNT
@@ -192,6 +194,9 @@ static void nodes_put(struct points *ps, const struct sched_model *m, const stru
             snprintf(label, sizeof(label), "%d", d);
             put(ps, DB_SERIES_NODE, id, "GPU_ALLOCATION_PER_GPU", label,
                 (double)x->alloc_milli / 1000.0);
+            if (m->nodes[i].gpu_memory_mib > 0)
+                put(ps, DB_SERIES_NODE, id, "GPU_MEMORY_ALLOCATION_BYTES_PER_GPU", label,
+                    (double)x->alloc_milli / 1000.0 * (double)m->nodes[i].gpu_memory_mib * MIB);
             if (x->util >= 0)
                 put(ps, DB_SERIES_NODE, id, "GPU_UTILIZATION_PER_GPU", label, x->util);
             if (x->total_mib > 0) {

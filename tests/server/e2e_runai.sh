@@ -144,9 +144,14 @@ expect 200 GET "/api/v1/clusters/$CLUSTER/nodepools/default/metrics?metricType=G
 E=$(expect 400 GET "/api/v1/clusters/$CLUSTER/metrics?metricType=AVG_WORKLOAD_WAIT_TIME&start=$START&end=$END" \
   "" "$ADMIN" | jq -r .details)
 printf '%s' "$E" | grep -q "TOTAL_GPU" || fail "the 400 does not name the supported metric types: $E"
-expect 200 GET "/api/v1/nodes/$NODE/metrics?metricType=GPU_ALLOCATION_PER_GPU,GPU_UTILIZATION&start=$START&end=$END" \
-  "" "$ADMIN" | jq -e '[.measurements[] | select(.type == "GPU_ALLOCATION_PER_GPU") | .labels.gpu] ==
-  ["0","1","2","3"]' >/dev/null || fail "a node's per-GPU allocation"
+# per device: the share allocated, and as much of the device's 80Gi
+expect 200 GET "/api/v1/nodes/$NODE/metrics?metricType=GPU_ALLOCATION_PER_GPU,GPU_UTILIZATION,GPU_MEMORY_ALLOCATION_BYTES_PER_GPU&start=$START&end=$END" \
+  "" "$ADMIN" | jq -e 'def last($t): [.measurements[] | select(.type == $t) |
+    {(.labels.gpu): (.values[-1].value | tonumber)}] | add;
+  last("GPU_ALLOCATION_PER_GPU") as $a | last("GPU_MEMORY_ALLOCATION_BYTES_PER_GPU") as $b |
+  ($a | keys) == ["0","1","2","3"] and ($b | keys) == ($a | keys) and ([$a[]] | add) > 0 and
+  all($a | keys[]; $b[.] == $a[.] * 85899345920)' >/dev/null ||
+  fail "a node's per-GPU allocation: $(expect 200 GET "/api/v1/nodes/$NODE/metrics?metricType=GPU_ALLOCATION_PER_GPU,GPU_MEMORY_ALLOCATION_BYTES_PER_GPU&start=$START&end=$END" "" "$ADMIN")"
 W=$(expect 200 GET "/api/v1/workloads/$TR/metrics?metricType=GPU_ALLOCATION,POD_COUNT,CPU_REQUEST_CORES,GPU_UTILIZATION&start=$START&end=$END&numberOfSamples=100" \
   "" "$ADMIN")
 [ "$(printf '%s' "$W" | last GPU_ALLOCATION)" = 1.000 ] && [ "$(printf '%s' "$W" | last POD_COUNT)" = 1 ] &&
