@@ -194,6 +194,43 @@ static int apply(struct gen_world *w, const struct sched_result *res)
     return binds;
 }
 
+/* FNV-1a over a result's decisions, pending reasons and staleness, field by
+ * field: two builds of the core that print the same digest on the same
+ * state decided the same things, so a change meant to be faster can be
+ * checked for equal decisions at full scale. */
+static uint64_t fnv(uint64_t h, int64_t v)
+{
+    int i;
+
+    for (i = 0; i < 8; i++)
+        h = (h ^ (uint64_t)((v >> (8 * i)) & 0xff)) * 1099511628211ULL;
+    return h;
+}
+
+static uint64_t result_digest(const struct sched_result *res, int n_workloads)
+{
+    uint64_t h = 1469598103934665603ULL;
+    int k;
+
+    for (k = 0; k < res->n_decisions; k++) {
+        const struct sched_decision *d = &res->decisions[k];
+        int64_t f[] = {d->kind, d->action, d->workload, d->pod, d->node, (int64_t)d->devices,
+                       d->by_workload};
+        for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+            h = fnv(h, f[i]);
+    }
+    for (k = 0; k < res->n_pending; k++) {
+        const struct sched_pending *p = &res->pending[k];
+        int64_t f[] = {p->workload, p->reason,   p->detail, p->other_queue, p->wait_ms, p->queue,
+                       p->pool,     p->res,      p->would_use, p->bound,    p->request};
+        for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+            h = fnv(h, f[i]);
+    }
+    for (k = 0; k < n_workloads; k++)
+        h = fnv(h, res->stale_since_ms[k]);
+    return h;
+}
+
 /* ---- full ---- */
 
 static int bench_full(const struct options *o, struct gen_world *w, struct sched_arena *arena)
@@ -212,9 +249,10 @@ static int bench_full(const struct options *o, struct gen_world *w, struct sched
     if (rc == 0) {
         qsort(t, (size_t)o->cycles, sizeof(double), cmp_double);
         printf("full cycle     %d runs: p50 %.2f ms, p99 %.2f ms, min %.2f, max %.2f, "
-               "mean %.2f; %d decisions, %d pending\n",
+               "mean %.2f; %d decisions, %d pending; digest %016llx\n",
                o->cycles, percentile(t, o->cycles, 50), percentile(t, o->cycles, 99), t[0],
-               t[o->cycles - 1], sum / o->cycles, res.n_decisions, res.n_pending);
+               t[o->cycles - 1], sum / o->cycles, res.n_decisions, res.n_pending,
+               (unsigned long long)result_digest(&res, w->n_wls));
     }
     free(t);
     return rc;
@@ -224,7 +262,7 @@ static int bench_full(const struct options *o, struct gen_world *w, struct sched
 
 /* Median of `runs` cycles on the world as it is. */
 static int median_cycle(const struct options *o, struct gen_world *w, struct sched_arena *arena,
-                        double *median, int *decisions)
+                        double *median, int *decisions, uint64_t *digest)
 {
     struct sched_result res;
     double t[1000];
@@ -235,6 +273,7 @@ static int median_cycle(const struct options *o, struct gen_world *w, struct sch
     qsort(t, (size_t)o->event_runs, sizeof(double), cmp_double);
     *median = t[o->event_runs / 2];
     *decisions = res.n_decisions;
+    *digest = rc == 0 ? result_digest(&res, w->n_wls) : 0;
     return rc;
 }
 
@@ -242,14 +281,16 @@ static int time_submission(const struct options *o, struct gen_world *w,
                            struct sched_arena *arena, const char *when)
 {
     size_t pods_before = w->n_pods;
+    uint64_t digest;
     double ms;
     int i, d, rc;
 
     i = gen_world_submit(w, gen_world_project(w, 0), 1, 1);
     if (i < 0)
         return -1;
-    rc = median_cycle(o, w, arena, &ms, &d);
-    printf("event %-8s one submission: next cycle %.2f ms (%d decisions)\n", when, ms, d);
+    rc = median_cycle(o, w, arena, &ms, &d, &digest);
+    printf("event %-8s one submission: next cycle %.2f ms (%d decisions; digest %016llx)\n",
+           when, ms, d, (unsigned long long)digest);
     w->n_wls--;
     w->n_pods = pods_before;
     return rc;
@@ -270,6 +311,7 @@ static int time_completion(const struct options *o, struct gen_world *w,
 {
     int i = first_running(w), d, rc;
     struct sched_pod pod;
+    uint64_t digest;
     double ms;
 
     if (i < 0)
@@ -278,8 +320,9 @@ static int time_completion(const struct options *o, struct gen_world *w,
     w->wls[i].pods[0].node = -1;
     w->wls[i].pods[0].devices = 0;
     w->wls[i].phase = SCHED_COMPLETED;
-    rc = median_cycle(o, w, arena, &ms, &d);
-    printf("event %-8s one completion: next cycle %.2f ms (%d decisions)\n", when, ms, d);
+    rc = median_cycle(o, w, arena, &ms, &d, &digest);
+    printf("event %-8s one completion: next cycle %.2f ms (%d decisions; digest %016llx)\n",
+           when, ms, d, (unsigned long long)digest);
     w->wls[i].pods[0] = pod;
     w->wls[i].phase = SCHED_RUNNING;
     return rc;
