@@ -197,6 +197,7 @@ static int64_t allocatable_in(const struct sched_session *ss, const struct ss_qp
 struct figures {
     int over;               /* rule 1: above its fair share in every resource */
     int within;             /* rule 2: allocation plus w within deserved */
+    int rank;               /* rule 3: the queue's rank in that pool */
     int zero_share;         /* rule 4: would hold what it may not hold at all */
     int64_t share_with;     /* rule 5: dominant share with w, then without */
     int64_t share_without;
@@ -210,6 +211,7 @@ static void figures_of(const struct sched_session *ss, int q, int w, struct figu
     memset(f, 0, sizeof(*f));
     f->over = 1;
     f->within = 1;
+    f->rank = sched__rank(ss, q, p);
     for (r = 0; r < SCHED_NRES; r++) {
         int64_t want = ss->wl[w].req[r] * pods, bound = sched__np_bound(a, r);
         int64_t allocatable = allocatable_in(ss, a, p, r);
@@ -224,28 +226,42 @@ static void figures_of(const struct sched_session *ss, int q, int w, struct figu
     }
 }
 
-static int queue_before(const struct sched_session *ss, int qa, int ja, int qb, int jb)
+/* Queue qa, judged by fa, before queue qb, judged by fb (rules 1-7). */
+static int figures_before(const struct figures *fa, int qa, const struct figures *fb, int qb)
 {
-    struct figures fa, fb;
-    int rank_a, rank_b;
-
-    figures_of(ss, qa, ja, &fa);
-    figures_of(ss, qb, jb, &fb);
-    if (fa.over != fb.over)
-        return !fa.over;
-    if (fa.within != fb.within)
-        return fa.within;
-    rank_a = sched__rank(ss, qa, order_pool(ss, ja));
-    rank_b = sched__rank(ss, qb, order_pool(ss, jb));
-    if (rank_a != rank_b)
-        return rank_a > rank_b;
-    if (fa.zero_share != fb.zero_share)
-        return fb.zero_share;
-    if (fa.share_with != fb.share_with)
-        return fa.share_with < fb.share_with;
-    if (fa.share_without != fb.share_without)
-        return fa.share_without < fb.share_without;
+    if (fa->over != fb->over)
+        return !fa->over;
+    if (fa->within != fb->within)
+        return fa->within;
+    if (fa->rank != fb->rank)
+        return fa->rank > fb->rank;
+    if (fa->zero_share != fb->zero_share)
+        return fb->zero_share;
+    if (fa->share_with != fb->share_with)
+        return fa->share_with < fb->share_with;
+    if (fa->share_without != fb->share_without)
+        return fa->share_without < fb->share_without;
     return qa < qb;
+}
+
+/* The best of queues qs[0..n) by their heads (-1 when none has one); each
+ * queue's figures are computed once. */
+static int best_queue(const struct sched_session *ss, const int *head, const int *qs, int n)
+{
+    struct figures best_f = {0}, f;
+    int i, best = -1;
+
+    for (i = 0; i < n; i++) {
+        int c = qs[i];
+        if (head[c] < 0)
+            continue;
+        figures_of(ss, c, head[c], &f);
+        if (best < 0 || figures_before(&f, c, &best_f, best)) {
+            best = c;
+            best_f = f;
+        }
+    }
+    return best;
 }
 
 /* ---- Signatures ---- */
@@ -552,35 +568,21 @@ static int leaf_head(struct ss_iter *it, int q)
 
 static void refresh_queue(struct ss_iter *it, int q)
 {
-    struct sched_session *ss = it->ss;
-    const struct ss_queue *sq = &ss->queues[q];
-    int i, best = -1;
+    const struct ss_queue *sq = &it->ss->queues[q];
+    int best;
 
     if (sq->is_leaf) {
         it->head[q] = leaf_head(it, q);
         return;
     }
-    for (i = 0; i < sq->n_children; i++) {
-        int c = sq->children[i];
-        if (it->head[c] < 0)
-            continue;
-        if (best < 0 || queue_before(ss, c, it->head[c], best, it->head[best]))
-            best = c;
-    }
+    best = best_queue(it->ss, it->head, sq->children, sq->n_children);
     it->head[q] = best >= 0 ? it->head[best] : -1;
 }
 
 static void refresh_root(struct ss_iter *it)
 {
-    int i, best = -1;
+    int best = best_queue(it->ss, it->head, it->roots, it->n_roots);
 
-    for (i = 0; i < it->n_roots; i++) {
-        int c = it->roots[i];
-        if (it->head[c] < 0)
-            continue;
-        if (best < 0 || queue_before(it->ss, c, it->head[c], best, it->head[best]))
-            best = c;
-    }
     it->head[it->ss->n_queues] = best >= 0 ? it->head[best] : -1;
 }
 
