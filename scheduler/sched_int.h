@@ -45,6 +45,9 @@ struct ss_node {
     int pool_pos;             /* position in its pool's node list */
     uint64_t dev_whole;       /* devices held by a whole-device pod */
     int32_t *dev_used;        /* [n_gpus] milli-GPU in use */
+    int64_t *used_prefix;     /* [n_gpus + 1] sums of the k smallest non-zero dev_used,
+                               * k = 0..n_used; valid while used_prefix_ok */
+    int n_used, used_prefix_ok;
     int64_t gpu_free;         /* milli-GPU free on the node */
     int64_t cpu_total, cpu_free;
     int64_t mem_total, mem_free;

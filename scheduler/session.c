@@ -100,6 +100,7 @@ static void node_add(struct sched_session *ss, int w, int node, uint64_t devices
     }
     n->cpu_free -= sign * wl->cpu_milli;
     n->mem_free -= sign * wl->mem_mib;
+    n->used_prefix_ok = 0;
     pool_empty_change(ss, n, before);
 }
 
@@ -368,7 +369,8 @@ static int build_nodes(struct sched_session *ss)
         n->n_empty = src->n_gpus;
         n->name_rank = i;
         n->dev_used = sched__calloc(ss->arena, (size_t)src->n_gpus + 1, sizeof(int32_t));
-        if (!n->dev_used)
+        n->used_prefix = sched__calloc(ss->arena, (size_t)src->n_gpus + 1, sizeof(int64_t));
+        if (!n->dev_used || !n->used_prefix)
             return SCHED_ENOMEM;
         n->gpu_free = (int64_t)src->n_gpus * SCHED_MILLI;
         n->cpu_total = n->cpu_free = cap_or_big(src->cpu_milli);

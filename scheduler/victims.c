@@ -796,14 +796,13 @@ static int node_can_host(const struct search *s, int node)
     return sched__node_can_host(s->ss, s->j, node);
 }
 
-/* Searches one node; s->best* keep the best set over the nodes searched. */
+/* Searches one node, one that can host j; s->best* keep the best set over
+ * the nodes searched. */
 static void search_node(struct search *s, int node)
 {
     const struct scratch *x = s->ss->victim_scratch;
     int i;
 
-    if (!node_can_host(s, node))
-        return;
     s->node = node;
     s->n_on_node = 0;
     for (i = x->node_off[node]; i < x->node_off[node] + x->node_cnt[node]; i++)
@@ -837,6 +836,30 @@ static void search_node(struct search *s, int node)
     dfs(s, 0, 0, 0);
 }
 
+/* The node's non-zero device usages in ascending order, as prefix sums
+ * (node->used_prefix), sorted again only after the node changed. */
+static const int64_t *used_prefix(struct ss_node *n)
+{
+    int32_t used[SCHED_MAX_NODE_GPUS];
+    int i, j, m = 0;
+
+    if (n->used_prefix_ok)
+        return n->used_prefix;
+    for (i = 0; i < n->n_gpus; i++)
+        if (n->dev_used[i] > 0)
+            used[m++] = n->dev_used[i];
+    for (i = 1; i < m; i++)
+        for (j = i; j > 0 && used[j] < used[j - 1]; j--) {
+            int32_t t = used[j]; used[j] = used[j - 1]; used[j - 1] = t;
+        }
+    n->used_prefix[0] = 0;
+    for (i = 0; i < m; i++)
+        n->used_prefix[i + 1] = n->used_prefix[i] + used[i];
+    n->n_used = m;
+    n->used_prefix_ok = 1;
+    return n->used_prefix;
+}
+
 /* Least milli-GPU that evictions on the node must free before a pod of j
  * fits: the smallest device usages to empty (whole requests), or the
  * overflow of the best device (portions). A lower bound: CPU and memory
@@ -844,22 +867,17 @@ static void search_node(struct search *s, int node)
 static int64_t node_lower_bound(const struct search *s, int node)
 {
     const struct sched_workload *jw = ss_w(s->ss, s->j);
-    const struct ss_node *n = &s->ss->nodes[node];
+    struct ss_node *n = &s->ss->nodes[node];
     int32_t used[SCHED_MAX_NODE_GPUS];
-    int i, j, m = 0, need = jw->gpu_devices - n->n_empty;
+    int i, j, need = jw->gpu_devices - n->n_empty;
     int64_t lb = 0;
 
     if (sched__whole(jw)) {
-        for (i = 0; i < n->n_gpus; i++)
-            if (n->dev_used[i] > 0)
-                used[m++] = n->dev_used[i];
-        for (i = 1; i < m; i++)
-            for (j = i; j > 0 && used[j] < used[j - 1]; j--) {
-                int32_t t = used[j]; used[j] = used[j - 1]; used[j - 1] = t;
-            }
-        for (i = 0; i < need && i < m; i++)
-            lb += used[i];
-        return lb;
+        const int64_t *prefix;
+        if (need <= 0)
+            return 0;  /* enough empty devices already */
+        prefix = used_prefix(n);
+        return prefix[need < n->n_used ? need : n->n_used];
     }
     if (jw->gpu_portion > 0 || jw->gpu_memory_mib > 0) {
         /* each of the devices it shares must make room for its charge */
@@ -882,7 +900,8 @@ static int64_t node_lower_bound(const struct search *s, int node)
 /* Searches the pool's nodes, those holding the most preferred units first;
  * stops when no later node can beat the best set: its cost is the least
  * any node allows and the next node's best unit is less preferred than
- * the best set's first. */
+ * the best set's first. Whether a node can host j is asked once per node
+ * (node_lb < 0: it cannot). */
 static int search_pool(struct search *s)
 {
     struct scratch *x = s->ss->victim_scratch;
@@ -903,8 +922,12 @@ static int search_pool(struct search *s)
     for (i = 0; i < pool->n_nodes; i++) {
         int node = pool->nodes[i];
         x->node_mark[node] = -1;
-        if (x->node_cnt[node] == 0 || !node_can_host(s, node))
+        if (x->node_cnt[node] == 0)
             continue;
+        if (!node_can_host(s, node)) {
+            s->node_lb[node] = -1;
+            continue;
+        }
         s->node_lb[node] = node_lower_bound(s, node);
         global_lb = ss_min(global_lb, s->node_lb[node]);
     }
@@ -921,7 +944,7 @@ static int search_pool(struct search *s)
             if (node < 0 || (u->pod >= 0 && k != u->pod) || x->node_mark[node] != -1)
                 continue;
             x->node_mark[node] = i;
-            if (node_can_host(s, node))
+            if (s->node_lb[node] >= 0)  /* a node with a unit: its bound is set above */
                 s->node_order[n_order++] = node;
         }
     }
