@@ -43,9 +43,7 @@ struct unit {
     int64_t cost;      /* milli-GPU freed over every node */
     int64_t cost2;     /* millicores freed, second key */
     int rank;          /* preference: lower goes first */
-    int k_queue;       /* preference keys, fixed when the units are collected */
-    int64_t k_seq;
-    int k_prio;
+    int k_queue;       /* the workload's queue: its rank orders the unit first */
 };
 
 /* What a unit frees on the node under examination. */
@@ -100,7 +98,7 @@ struct hopeless {
 /* Buffers shared by every attempt of a cycle, grown on demand. */
 struct scratch {
     struct unit *sorted;
-    int *on_node, *idx, *tmp, *elig;
+    int *on_node, *tmp, *elig;
     int cap;
     int *node_off, *node_cnt;  /* [n_nodes]: units of node n are node_units[off[n]..+cnt[n]) */
     int *node_mark;            /* [n_nodes]: last unit filed under the node */
@@ -118,6 +116,8 @@ struct scratch {
     int *q_rank, *q_order, *q_tmp;  /* [n_queues]: victim preference of leaves (rank_queues) */
     int64_t *q_over;           /* [n_queues]: above its GPU fair share in the pool collected */
     int *q_path, *q_path_off;  /* each queue's path from the top: q_path[off[q]..off[q+1]) */
+    int **by_keys;             /* [n_pools]: the pool's running workloads by victim keys */
+    int *rank_at;              /* [n_queues + 1]: counting sort of units by queue rank */
 };
 
 static int build_paths(struct sched_session *ss, struct scratch *x);
@@ -149,8 +149,11 @@ static struct scratch *scratch_of(struct sched_session *ss)
         x->node_off = sched__calloc(ss->arena, (size_t)ss->n_nodes + 2, sizeof(int));
         x->node_cnt = sched__calloc(ss->arena, (size_t)ss->n_nodes + 2, sizeof(int));
         x->node_mark = sched__calloc(ss->arena, (size_t)ss->n_nodes + 2, sizeof(int));
+        x->by_keys = sched__calloc(ss->arena, (size_t)ss->n_pools + 1, sizeof(int *));
+        x->rank_at = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
         if (!x->fp || !x->q_ok || !x->q_rank || !x->q_order || !x->q_tmp || !x->node_off ||
-            !x->node_cnt || !x->node_mark || build_paths(ss, x) != SCHED_OK)
+            !x->node_cnt || !x->node_mark || !x->by_keys || !x->rank_at ||
+            build_paths(ss, x) != SCHED_OK)
             return NULL;
         ss->victim_scratch = x;
     }
@@ -166,11 +169,10 @@ static int scratch_units(struct sched_session *ss, int cap)
     cap = cap < 2 * x->cap ? 2 * x->cap : cap;
     x->sorted = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(struct unit));
     x->on_node = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
-    x->idx = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
     x->tmp = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
     x->elig = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
     x->node_units = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
-    if (!x->sorted || !x->on_node || !x->idx || !x->tmp || !x->node_units ||
+    if (!x->sorted || !x->on_node || !x->tmp || !x->node_units ||
         !x->elig)
         return SCHED_ENOMEM;
     x->cap = cap;
@@ -272,21 +274,43 @@ static void rank_queues(struct search *s)
     }
 }
 
-static int unit_before(const void *ctx, int ia, int ib)
+/* Victim preference between units is the queue's rank (rank_queues()),
+ * then the keys of the workload: the lower priority, then the newer (the
+ * later submission, then the later entry of the snapshot), then, inside
+ * one workload, the later pod, and its whole unit last. Everything after
+ * the rank is fixed for the cycle, so a pool's running workloads are put
+ * in that order once (workload_before()) and each collection only sorts
+ * by rank, stably (collect_units()). */
+static int workload_before(const void *ctx, int a, int b)
 {
-    const struct search *s = ctx;
-    const struct unit *a = &s->units[ia], *b = &s->units[ib];
-    const int *rank = ((const struct scratch *)s->ss->victim_scratch)->q_rank;
+    const struct sched_session *ss = ctx;
+    const struct sched_workload *va = ss_w(ss, a), *vb = ss_w(ss, b);
 
-    if (rank[a->k_queue] != rank[b->k_queue])
-        return rank[a->k_queue] < rank[b->k_queue];
-    if (a->k_prio != b->k_prio)
-        return a->k_prio < b->k_prio;
-    if (a->k_seq != b->k_seq)
-        return a->k_seq > b->k_seq;
-    if (a->w != b->w)
-        return a->w > b->w;  /* same submission time: the later entry of the snapshot */
-    return a->pod > b->pod;
+    if (va->priority != vb->priority)
+        return va->priority < vb->priority;
+    if (va->queued_seq != vb->queued_seq)
+        return va->queued_seq > vb->queued_seq;
+    return a > b;
+}
+
+/* The pool's running workloads in victim-key order, sorted once per cycle
+ * (the running list is the one of the cycle's start). */
+static const int *running_by_keys(struct sched_session *ss, struct scratch *x, int pool)
+{
+    const struct ss_pool *p = &ss->pools[pool];
+    int *order;
+
+    if (x->by_keys[pool])
+        return x->by_keys[pool];
+    order = sched__calloc(ss->arena, (size_t)p->n_running + 1, sizeof(int));
+    if (!order)
+        return NULL;
+    if (p->n_running > 0)
+        memcpy(order, p->running, sizeof(int) * (size_t)p->n_running);
+    if (sched__sort(ss->arena, order, p->n_running, workload_before, ss) != SCHED_OK)
+        return NULL;
+    x->by_keys[pool] = order;
+    return order;
 }
 
 static void add_unit(struct search *s, int w, int pod)
@@ -300,8 +324,6 @@ static void add_unit(struct search *s, int w, int pod)
     u->cost = ss->wl[w].req[SCHED_GPU] * pods;
     u->cost2 = ss->wl[w].req[SCHED_CPU] * pods;
     u->k_queue = ss_w(ss, w)->queue;
-    u->k_prio = ss_w(ss, w)->priority;
-    u->k_seq = ss_w(ss, w)->queued_seq;
 }
 
 /* Whether this attempt may take the unit: the mode's rule (reclaim: another
@@ -493,6 +515,7 @@ static int collect_units(struct search *s)
     struct scratch *x = ss->victim_scratch;
     struct pool_units *pc = &x->pc[s->pool];
     int i, k, cap = 0, move = s->mode == MODE_MOVE, kind = move ? 1 : s->what_if ? 2 : 0;
+    const int *running;
 
     s->collected = 1;
     s->on_node = x->on_node;
@@ -512,12 +535,17 @@ static int collect_units(struct search *s)
             return SCHED_ENOMEM;
         pc->cap = cap;
     }
+    running = running_by_keys(ss, x, s->pool);
+    if (!running)
+        return SCHED_ENOMEM;
     s->units = pc->units;
     s->on_node = x->on_node;
     s->n_units = 0;
     rank_queues(s);
+    /* units in key order: workloads in running_by_keys() order, each one's
+     * surplus pods from the last, then the whole workload */
     for (i = 0; i < pool->n_running; i++) {
-        int w = pool->running[i];
+        int w = running[i];
         const struct sched_workload *v = ss_w(ss, w);
         if (!victim_base_ok(ss, s->pool, w))
             continue;
@@ -534,13 +562,16 @@ static int collect_units(struct search *s)
         if (move || s->what_if || !protected_by_runtime(ss, w))
             add_unit(s, w, -1);
     }
+    /* a stable counting sort by queue rank keeps key order within a rank */
+    memset(x->rank_at, 0, sizeof(int) * (size_t)(ss->n_queues + 1));
     for (i = 0; i < s->n_units; i++)
-        x->idx[i] = i;
-    sched__sort_with(x->idx, x->tmp, s->n_units, unit_before, s);
-    for (i = 0; i < s->n_units; i++) {
-        x->sorted[i] = s->units[x->idx[i]];
+        x->rank_at[x->q_rank[s->units[i].k_queue] + 1]++;
+    for (i = 1; i <= ss->n_queues; i++)
+        x->rank_at[i] += x->rank_at[i - 1];
+    for (i = 0; i < s->n_units; i++)
+        x->sorted[x->rank_at[x->q_rank[s->units[i].k_queue]]++] = s->units[i];
+    for (i = 0; i < s->n_units; i++)
         x->sorted[i].rank = i;
-    }
     if (s->n_units > 0)
         memcpy(s->units, x->sorted, sizeof(struct unit) * (size_t)s->n_units);
     if (index_by_queue(ss, pc, s->units, s->n_units) != SCHED_OK)
