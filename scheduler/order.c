@@ -67,6 +67,17 @@ struct order_cache {
     int n_changed, cap_changed;
 };
 
+/* What the queue comparison reads of queue q offering workload w, in the
+ * pool of w, computed in one pass over the resources (figures_of()). */
+struct figures {
+    int over;               /* rule 1: above its fair share in every resource */
+    int within;             /* rule 2: allocation plus w within deserved */
+    int rank;               /* rule 3: the queue's rank in that pool */
+    int zero_share;         /* rule 4: would hold what it may not hold at all */
+    int64_t share_with;     /* rule 5: dominant share with w, then without */
+    int64_t share_without;
+};
+
 struct leaf_heap {
     int *items;
     int n, cap;
@@ -84,6 +95,9 @@ struct ss_iter {
     int n_roots;
     struct sig_entry *sigs;   /* open addressing, cap_sigs entries, grown at half load */
     int cap_sigs, n_sigs;
+    struct figures *fig;      /* [n_queues] the queue's figures for fig_w in state fig_version */
+    int *fig_w;
+    uint64_t *fig_version;
 };
 
 /* ---- Job order ---- */
@@ -192,16 +206,6 @@ static int64_t allocatable_in(const struct sched_session *ss, const struct ss_qp
     return v >= SS_BIG ? ss_max(ss->pools[p].capacity[r], 1) : v;
 }
 
-/* What the queue comparison reads of queue q offering workload w, in the
- * pool of w, computed in one pass over the resources. */
-struct figures {
-    int over;               /* rule 1: above its fair share in every resource */
-    int within;             /* rule 2: allocation plus w within deserved */
-    int rank;               /* rule 3: the queue's rank in that pool */
-    int zero_share;         /* rule 4: would hold what it may not hold at all */
-    int64_t share_with;     /* rule 5: dominant share with w, then without */
-    int64_t share_without;
-};
 
 static void figures_of(const struct sched_session *ss, int q, int w, struct figures *f)
 {
@@ -244,19 +248,31 @@ static int figures_before(const struct figures *fa, int qa, const struct figures
     return qa < qb;
 }
 
-/* The best of queues qs[0..n) by their heads (-1 when none has one); each
- * queue's figures are computed once. */
-static int best_queue(const struct sched_session *ss, const int *head, const int *qs, int n)
+/* Queue q's figures for its head w. They depend on the placement state
+ * alone (allocations, pods placed; fair shares are fixed for the cycle),
+ * which ss->version names, so they are kept until either changes. */
+static const struct figures *figures_for(struct ss_iter *it, int q, int w)
 {
-    struct figures best_f = {0}, f;
+    if (it->fig_w[q] != w || it->fig_version[q] != it->ss->version) {
+        figures_of(it->ss, q, w, &it->fig[q]);
+        it->fig_w[q] = w;
+        it->fig_version[q] = it->ss->version;
+    }
+    return &it->fig[q];
+}
+
+/* The best of queues qs[0..n) by their heads (-1 when none has one). */
+static int best_queue(struct ss_iter *it, const int *qs, int n)
+{
+    const struct figures *best_f = NULL, *f;
     int i, best = -1;
 
     for (i = 0; i < n; i++) {
         int c = qs[i];
-        if (head[c] < 0)
+        if (it->head[c] < 0)
             continue;
-        figures_of(ss, c, head[c], &f);
-        if (best < 0 || figures_before(&f, c, &best_f, best)) {
+        f = figures_for(it, c, it->head[c]);
+        if (best < 0 || figures_before(f, c, best_f, best)) {
             best = c;
             best_f = f;
         }
@@ -575,13 +591,13 @@ static void refresh_queue(struct ss_iter *it, int q)
         it->head[q] = leaf_head(it, q);
         return;
     }
-    best = best_queue(it->ss, it->head, sq->children, sq->n_children);
+    best = best_queue(it, sq->children, sq->n_children);
     it->head[q] = best >= 0 ? it->head[best] : -1;
 }
 
 static void refresh_root(struct ss_iter *it)
 {
-    int best = best_queue(it->ss, it->head, it->roots, it->n_roots);
+    int best = best_queue(it, it->roots, it->n_roots);
 
     it->head[it->ss->n_queues] = best >= 0 ? it->head[best] : -1;
 }
@@ -629,9 +645,14 @@ struct ss_iter *sched__iter_new(struct sched_session *ss, int action)
     it->in_extra = sched__calloc(ss->arena, (size_t)ss->n_workloads + 1, 1);
     it->head = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
     it->roots = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
-    if (!it->cursor || !it->extra || !it->in_extra || !it->head || !it->roots ||
-        sig_grow(it) != SCHED_OK)
+    it->fig = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(struct figures));
+    it->fig_w = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
+    it->fig_version = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(uint64_t));
+    if (!it->cursor || !it->extra || !it->in_extra || !it->head || !it->roots || !it->fig ||
+        !it->fig_w || !it->fig_version || sig_grow(it) != SCHED_OK)
         return NULL;
+    for (q = 0; q < ss->n_queues; q++)
+        it->fig_w[q] = -1;
     for (q = 0; q < ss->n_queues; q++)
         if (ss->queues[q].parent < 0)
             it->roots[it->n_roots++] = q;
