@@ -665,7 +665,11 @@ static void footprint_of(const struct search *s, const struct unit *u, struct fo
     int32_t per_dev = sched__dev_charge(ss, u->w, s->node);
     int k, d;
 
-    memset(f, 0, sizeof(*f));
+    /* only the node's devices are read (fits_without()) */
+    memset(f->dev, 0, sizeof(f->dev[0]) * (size_t)ss->nodes[s->node].n_gpus);
+    f->whole = 0;
+    f->cpu = 0;
+    f->mem = 0;
     for (k = 0; k < v->n_pods; k++) {
         const struct sched_pod *p = &ss->pods[u->w][k];
         if (p->node != s->node || (u->pod >= 0 && k != u->pod))
