@@ -509,6 +509,33 @@ int api_wl_series_add(struct api_req *r, const struct db_workload *w, const char
  * one; appends its measurement to a; -1 replied. */
 int api_queue_series_add(struct api_req *r, const char *queue_id, int64_t pool_seq,
                          const struct api_series_range *q, json_t *a);
+/* ---- telemetry: current figures grouped (h_telemetry.c) ---- */
+#define API_TALLY_KEYS 3
+#define API_TALLY_MAX 1024
+struct api_tally_key {
+    int order;                    /* sorts before value (pending-time buckets) */
+    char value[DB_NAME_LEN];
+    char name[DB_NAME_LEN];
+};
+struct api_tally {
+    int n;
+    struct api_tally_row {
+        struct api_tally_key keys[API_TALLY_KEYS];
+        double value;
+    } rows[API_TALLY_MAX];
+};
+/* Adds v to the row of these keys (a new row when none has them). */
+void api_tally_add(struct api_tally *t, const struct api_tally_key *keys, int n_keys, double v);
+/* Run:ai's TelemetryResponse of t, sorted; values printed as integers or
+ * with three decimals. */
+json_t *api_tally_json(struct api_tally *t, const char *type, const char *const *group_keys,
+                       int n_keys, int integer);
+/* groupBy (a comma list of names, at most max): indices into names; -1
+ * with a 400. */
+int api_group_by_in(struct api_req *r, const char *const *names, int n_names, int *groups,
+                    int max, int *n_groups);
+/* telemetryType (required): its index in names; -1 with a 400. */
+int api_telemetry_type_in(struct api_req *r, const char *const *names, int n_names);
 
 /* ---- GPU figures agents measure (gpu_usage.c) ---- */
 struct db_pod_gpu_row;
@@ -578,6 +605,9 @@ void api_h_wl_metrics(struct api_req *r);
 void api_h_wl_pod_metrics(struct api_req *r);
 void api_h_project_metrics(struct api_req *r);
 void api_h_cluster_metrics(struct api_req *r);
+/* GET /clusters/{uuid}/metrics?aggregation=: every project's allocation
+ * and quota summed, max and mean per slot (h_series.c). */
+void api_cluster_metrics_aggregated(struct api_req *r);
 void api_h_pool_metrics(struct api_req *r);
 void api_h_node_metrics(struct api_req *r);
 void api_h_wl_batch(struct api_req *r);
@@ -626,6 +656,10 @@ void api_h_wl_delete(struct api_req *r);
 void api_h_wl_suspend(struct api_req *r);
 void api_h_wl_resume(struct api_req *r);
 void api_h_wl_events(struct api_req *r);
+void api_h_wl_evictions(struct api_req *r);
+void api_h_wl_telemetry(struct api_req *r);
+void api_h_nodes_telemetry(struct api_req *r);
+void api_h_wl_evictions_count(struct api_req *r);
 void api_h_wl_pods(struct api_req *r);
 void api_h_pods_list(struct api_req *r);
 void api_h_pods_count(struct api_req *r);

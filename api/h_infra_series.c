@@ -211,7 +211,9 @@ static void reply(struct api_req *r, json_t *a, int rc)
 /* ---- the cluster and its node pools ---- */
 
 /* GET /clusters/{uuid}/metrics: the cluster, or one pool (nodepoolName),
- * or each pool labelled {nodepool} (groupBy=Nodepool). */
+ * or each pool labelled {nodepool} (groupBy=Nodepool). With aggregation
+ * (an allot extension), the projects' allocation and quota summed, with
+ * the highest and mean value of each slot (h_series.c). */
 void api_h_cluster_metrics(struct api_req *r)
 {
     struct api_series_range q;
@@ -220,6 +222,10 @@ void api_h_cluster_metrics(struct api_req *r)
     int types[MAX_TYPES], n_types = 0, n = 0, i, rc = 0;
     json_t *a;
 
+    if (api_query(r, "aggregation", group, sizeof(group)) == 0) {
+        api_cluster_metrics_aggregated(r); /* max and mean per slot (h_series.c) */
+        return;
+    }
     if (!api_cluster_path_ok(r, 404) ||
         request_in(r, capacity_metrics, COUNT(capacity_metrics), &q, types, &n_types) != 0)
         return;

@@ -15,6 +15,8 @@
  *      the caller's scope is a 404.
  *   3. Changing a queue needs the org-write right on its department
  *      (departments: on the system).
+ *   4. A limit is never below its quota, and a project's quota never above
+ *      its department's where the department sets one (quotas_ok).
  */
 #include "api.h"
 #include "sched.h"
@@ -610,6 +612,142 @@ static int queue_fields_in(struct api_req *r, json_t *o, struct db_queue *q, int
     return mode == 2 ? resources_merge(r, res, q) : resources_in(r, res, q);
 }
 
+/* ---- Run:ai's rules for a queue's numbers in a pool ----
+ *
+ * 1. A limit is -1 (none) or at least the deserved quota (Run:ai: "if equal
+ *    to deserved, no over-quota will be allowed"): a limit below the quota
+ *    is refused.
+ * 2. A department that sets a quota in a pool caps its projects' quotas
+ *    there: a project's deserved (or an unlimited one) above its
+ *    department's is refused, and so is a department lowered below one of
+ *    its projects. A department with no entry for a pool (the `default`
+ *    department has none) caps nothing there. The projects' sum may go
+ *    above the department's (the department is oversubscribed, as Run:ai
+ *    allows); the dashboard warns about it. */
+
+static const char *const res_word[3] = {"GPU", "CPU", "memory"};
+
+static void quantity_text(int k, int64_t v, char *out, size_t len)
+{
+    if (v < 0)
+        snprintf(out, len, "unlimited");
+    else if (k == 0)
+        snprintf(out, len, "%g", dev(v));
+    else if (k == 1)
+        snprintf(out, len, "%lld millicores", (long long)v);
+    else
+        snprintf(out, len, "%lld MiB", (long long)v);
+}
+
+static int limits_ok(struct api_req *r, const struct db_queue *q)
+{
+    char lim[32], des[32], msg[DB_NAME_LEN * 2 + 200];
+    int i, k;
+
+    for (i = 0; i < q->n_quotas; i++)
+        for (k = 0; k < 3; k++) {
+            const struct db_quota *x = &q->quotas[i];
+            if (!x->has[k] || x->limit[k] < 0 || (x->deserved[k] >= 0 &&
+                                                  x->limit[k] >= x->deserved[k]))
+                continue;
+            quantity_text(k, x->limit[k], lim, sizeof(lim));
+            quantity_text(k, x->deserved[k], des, sizeof(des));
+            snprintf(msg, sizeof(msg),
+                     "the %s limit of %s in node pool %s (%s) is below its quota (%s): a limit "
+                     "is -1 (none) or at least the quota", res_word[k], q->name, x->pool_name,
+                     lim, des);
+            api_error(r, 400, "Bad request", msg);
+            return 0;
+        }
+    return 1;
+}
+
+/* Does project p keep within department d in every pool d sets a quota
+ * for? On the first excess, points *dq and *pq at the two entries, sets
+ * *res to the resource and returns 0. */
+static int within_department(const struct db_queue *p, const struct db_queue *d,
+                             const struct db_quota **dq, const struct db_quota **pq, int *res)
+{
+    static const struct db_quota none = {0};
+    int i, j, k;
+
+    for (i = 0; i < d->n_quotas; i++) {
+        const struct db_quota *x = &none;
+        for (j = 0; j < p->n_quotas; j++)
+            if (p->quotas[j].pool_seq == d->quotas[i].pool_seq)
+                x = &p->quotas[j];
+        for (k = 0; k < 3; k++) {
+            int64_t cap = d->quotas[i].deserved[k], want = x->has[k] ? x->deserved[k] : 0;
+            if (!d->quotas[i].has[k] || cap < 0 || (want >= 0 && want <= cap))
+                continue;
+            *dq = &d->quotas[i];
+            *pq = x;
+            *res = k;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void excess_error(struct api_req *r, const struct db_queue *p, const struct db_queue *d,
+                         const struct db_quota *dq, const struct db_quota *pq, int k,
+                         int from_department)
+{
+    char want[32], cap[32], msg[DB_NAME_LEN * 4 + 200];
+
+    quantity_text(k, pq->has[k] ? pq->deserved[k] : 0, want, sizeof(want));
+    quantity_text(k, dq->deserved[k], cap, sizeof(cap));
+    if (from_department)
+        snprintf(msg, sizeof(msg),
+                 "the %s quota of department %s in node pool %s (%s) would be below that of its "
+                 "project %s (%s): lower the project's quota first", res_word[k], d->name,
+                 dq->pool_name, cap, p->name, want);
+    else
+        snprintf(msg, sizeof(msg),
+                 "the %s quota of project %s in node pool %s (%s) is above that of its "
+                 "department %s (%s)", res_word[k], p->name, dq->pool_name, want, d->name, cap);
+    api_error(r, 400, "Bad request", msg);
+}
+
+/* Rules 1 and 2 for q as it would be saved; replies 400 itself. */
+static int quotas_ok(struct api_req *r, const struct db_queue *q)
+{
+    const struct db_quota *dq, *pq;
+    struct db_queue *d = NULL, *ps = NULL;
+    int n = 0, i, k, ok = 0, rc;
+
+    if (!limits_ok(r, q))
+        return 0;
+    if (q->kind == DB_PROJECT) {
+        d = calloc(1, sizeof(*d));
+        rc = !d ? DB_ENOMEM : db_queue_get(r->app->db, q->parent_id, d);
+        if (rc != DB_OK) {
+            api_db_error(r, rc, "cannot read the project's department");
+            goto out;
+        }
+        if (!within_department(q, d, &dq, &pq, &k)) {
+            excess_error(r, q, d, dq, pq, k, 0);
+            goto out;
+        }
+    } else {
+        rc = db_queue_list(r->app->db, DB_PROJECT, &ps, &n);
+        if (rc != DB_OK) {
+            api_db_error(r, rc, "cannot read the department's projects");
+            goto out;
+        }
+        for (i = 0; i < n; i++)
+            if (ps[i].parent_seq == q->seq && q->seq && !within_department(&ps[i], q, &dq, &pq, &k)) {
+                excess_error(r, &ps[i], q, dq, pq, k, 1);
+                goto out;
+            }
+    }
+    ok = 1;
+out:
+    free(d);
+    free(ps);
+    return ok;
+}
+
 static int queue_in(struct api_req *r, json_t *o, int kind, struct db_queue *q)
 {
     memset(q, 0, sizeof(*q));
@@ -655,6 +793,8 @@ static void queue_create(struct api_req *r, int kind)
         api_error(r, 403, "Forbidden", "creating here needs the org-write right on the parent");
         goto out;
     }
+    if (!quotas_ok(r, q))
+        goto out;
     rc = db_queue_insert(r->app->db, q);
     if (rc != DB_OK) {
         api_db_error(r, rc, rc == DB_ECONFLICT ? "the name is taken" : "cannot create");
@@ -925,7 +1065,7 @@ static void queue_resources(struct api_req *r, int kind, int merge)
     a = api_json_parse(r, r->body, r->body_len);
     if (!a)
         goto out;
-    if (merge ? resources_merge(r, a, q) : resources_in(r, a, q))
+    if ((merge ? resources_merge(r, a, q) : resources_in(r, a, q)) || !quotas_ok(r, q))
         goto out;
     rc = db_queue_update(r->app->db, q);
     if (rc != DB_OK) {
@@ -984,7 +1124,7 @@ static void queue_change(struct api_req *r, int kind, int mode)
         q->description[0] = 0;
         q->rank = 0;
     }
-    if (queue_fields_in(r, o, q, mode))
+    if (queue_fields_in(r, o, q, mode) || !quotas_ok(r, q))
         goto out;
     rc = db_queue_update(r->app->db, q);
     if (rc != DB_OK) {

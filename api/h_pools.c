@@ -1,7 +1,9 @@
 /*
  * h_pools.c: /api/v1/node-pools (list, count, create, get, put, patch,
- * delete), /api/v1/nodes (list, count) and /api/v1/clusters (exactly one:
- * list, get, and its nodes).
+ * delete), /api/v1/nodes (list, count, telemetry) and /api/v1/clusters
+ * (exactly one: list, get, and its nodes). A node lists its devices with
+ * what the pods placed on them hold (gpuDevices, from the pods' device
+ * indices).
  *
  * A pool carries its scheduling settings in Run:ai's shape:
  *   placementStrategy {gpu, cpu}: binpack | spread;
@@ -509,14 +511,38 @@ void api_h_pool_delete(struct api_req *r)
 
 /* ---- nodes ---- */
 
+/* A node with what each of its devices holds (milli-GPU) and how many
+ * pods share it, from the pods' device indices. */
+struct node_row {
+    struct db_node n;
+    int64_t dev_milli[64];
+    int dev_pods[64];
+};
+
+/* gpuDevices: [{index, allocated, pods}] for devices 0..gpuCount-1 (and any
+ * higher index a pod holds). */
+static json_t *devices_json(const struct node_row *x)
+{
+    json_t *a = json_array();
+    int d, top = x->n.n_gpus < 64 ? x->n.n_gpus : 64;
+
+    for (d = top; d < 64; d++)
+        if (x->dev_pods[d])
+            top = d + 1;
+    for (d = 0; d < top; d++)
+        json_array_append_new(a, json_pack("{s:i, s:f, s:i}", "index", d, "allocated",
+                                           dev(x->dev_milli[d]), "pods", x->dev_pods[d]));
+    return a;
+}
+
 static json_t *node_json(struct api_req *r, const void *row)
 {
-    const struct db_node *n = row;
-
-    json_t *labels = json_loads(n->labels, 0, NULL);
+    const struct node_row *x = row;
+    const struct db_node *n = &x->n;
+    json_t *labels = json_loads(n->labels, 0, NULL), *o;
 
     (void)r;
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:[], s:[], s:{s:s, s:i, s:I}, s:o, s:o, s:f,"
+    o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:[], s:[], s:{s:s, s:i, s:I}, s:o, s:o, s:f,"
                      " s:f, s:b, s:s, s:o, s:s}",
                      "id", n->id, "name", n->name, "clusterUuid", API_CLUSTER_ID, "nodePool",
                      n->pool_name, "status", n->ready ? "Ready" : "NotReady", "conditions",
@@ -527,11 +553,14 @@ static json_t *node_json(struct api_req *r, const void *row)
                      (double)n->n_gpus - dev(n->alloc_gpu_milli), "simulated", n->simulated,
                      "nodeType", n->node_type, "labels", labels ? labels : json_object(),
                      "address", n->address);
+    if (o)
+        json_object_set_new(o, "gpuDevices", devices_json(x));
+    return o;
 }
 
 static int node_get(const void *row, const char *f, struct api_lv *v)
 {
-    const struct db_node *n = row;
+    const struct db_node *n = &((const struct node_row *)row)->n;
 
     if (strcmp(f, "name") == 0)
         v->s = n->name;
@@ -577,9 +606,42 @@ static int node_name_in(struct api_req *r, struct api_lq *q)
     return 0;
 }
 
-static void nodes_list(struct api_req *r, int count_only)
+/* Every node, with what its devices hold; *out malloc'd. */
+static int node_rows(struct api_req *r, struct node_row **out, int *n)
 {
     struct db_node *nodes = NULL;
+    struct db_pod_place *pl = NULL;
+    int nn = 0, np = 0, i, k, d, rc;
+
+    *out = NULL;
+    *n = 0;
+    rc = db_node_list(r->app->db, &nodes, &nn);
+    if (rc == DB_OK)
+        rc = db_pod_places(r->app->db, &pl, &np);
+    if (rc == DB_OK && !(*out = calloc((size_t)nn + 1, sizeof(**out))))
+        rc = DB_ENOMEM;
+    for (i = 0; rc == DB_OK && i < nn; i++)
+        (*out)[i].n = nodes[i];
+    for (k = 0; rc == DB_OK && k < np; k++) {
+        int bits = __builtin_popcountll(pl[k].devices);
+        for (i = 0; i < nn && nodes[i].seq != pl[k].node_seq; i++)
+            ;
+        for (d = 0; i < nn && bits && d < 64; d++)
+            if (pl[k].devices & ((uint64_t)1 << d)) {
+                (*out)[i].dev_milli[d] += pl[k].gpu_milli / bits;
+                (*out)[i].dev_pods[d]++;
+            }
+    }
+    if (rc == DB_OK)
+        *n = nn;
+    free(nodes);
+    free(pl);
+    return rc;
+}
+
+static void nodes_list(struct api_req *r, int count_only)
+{
+    struct node_row *rows = NULL;
     struct api_lq q;
     int n = 0, rc;
 
@@ -588,14 +650,14 @@ static void nodes_list(struct api_req *r, int count_only)
         return;
     if (!q.limit_given)
         q.limit = INT32_MAX; /* every node unless a page is asked for */
-    rc = db_node_list(r->app->db, &nodes, &n);
+    rc = node_rows(r, &rows, &n);
     if (rc != DB_OK) {
         api_db_error(r, rc, "cannot list");
         return;
     }
-    api_lq_reply(r, &q, &(struct api_lq_rows){nodes, n, sizeof(*nodes), node_get, node_json},
+    api_lq_reply(r, &q, &(struct api_lq_rows){rows, n, sizeof(*rows), node_get, node_json},
                  "nodes", count_only);
-    free(nodes);
+    free(rows);
 }
 
 void api_h_nodes(struct api_req *r)
@@ -627,6 +689,100 @@ int api_cluster_path_ok(struct api_req *r, int status)
     api_error(r, status, status == 404 ? "Not found" : "Bad request",
               "no such cluster: allotd serves one (GET /api/v1/clusters)");
     return 0;
+}
+
+/* ---- telemetry: the nodes' current figures ---- */
+
+enum {
+    NT_READY_NODES, NT_READY_GPUS, NT_NODES, NT_GPUS, NT_IDLE, NT_FREE, NT_ALLOCATED,
+    NT_FULLY_FREE, NT_MEASURED, N_NT
+};
+static const char *const nt_names[N_NT] = {
+    "READY_GPU_NODES", "READY_GPUS", "TOTAL_GPU_NODES", "TOTAL_GPUS", "IDLE_ALLOCATED_GPUS",
+    "FREE_GPUS", "ALLOCATED_GPUS", "FULLY_FREE_GPU_NODES", "MEASURED_ALLOCATED_GPUS"};
+enum { NG_CLUSTER, NG_POOL, NG_NODE, N_NG };
+static const char *const ng_names[N_NG] = {"ClusterId", "Nodepool", "Node"};
+
+/* What node x counts for type t: devices allocated to running pods whose
+ * agents measure them (MEASURED_ALLOCATED_GPUS, an allot extension) and
+ * of those the ones no pod uses (IDLE_ALLOCATED_GPUS) come from uses. */
+static double node_figure(int t, const struct node_row *x, const struct db_dev_use *uses, int nu)
+{
+    const struct db_node *n = &x->n;
+    double alloc = dev(n->alloc_gpu_milli);
+    int i, count = 0;
+
+    switch (t) {
+    case NT_READY_NODES: return n->ready && n->n_gpus > 0;
+    case NT_READY_GPUS: return n->ready ? n->n_gpus : 0;
+    case NT_NODES: return n->n_gpus > 0;
+    case NT_GPUS: return n->n_gpus;
+    case NT_FREE: return n->n_gpus - alloc > 0 ? n->n_gpus - alloc : 0;
+    case NT_ALLOCATED: return alloc;
+    case NT_FULLY_FREE: return n->n_gpus > 0 && n->alloc_gpu_milli == 0;
+    default:
+        for (i = 0; i < nu; i++)
+            if (uses[i].node_seq == n->seq && x->dev_pods[uses[i].gpu & 63] &&
+                (t == NT_MEASURED || uses[i].utilization == 0))
+                count++;
+        return count;
+    }
+}
+
+void api_h_nodes_telemetry(struct api_req *r)
+{
+    struct node_row *rows = NULL;
+    struct db_dev_use *uses = NULL;
+    struct api_tally *tally = calloc(1, sizeof(*tally));
+    struct api_tally_key keys[API_TALLY_KEYS];
+    const char *group_keys[API_TALLY_KEYS];
+    char pool[DB_NAME_LEN] = "", buf[64];
+    int type, groups[2], n_groups = 0, n = 0, nu = 0, i, k, rc;
+
+    if (!tally) {
+        api_error(r, 500, "Internal error", "out of memory");
+        return;
+    }
+    if ((type = api_telemetry_type_in(r, nt_names, N_NT)) < 0 ||
+        api_group_by_in(r, ng_names, N_NG, groups, 2, &n_groups) != 0)
+        goto out;
+    if (api_query(r, "clusterId", buf, sizeof(buf)) == 0 && strcmp(buf, API_CLUSTER_ID) != 0) {
+        api_error(r, 400, "Bad request", "clusterId names no cluster");
+        goto out;
+    }
+    if (api_query(r, "nodepoolName", pool, sizeof(pool)) != 0)
+        pool[0] = 0;
+    rc = node_rows(r, &rows, &n);
+    if (rc == DB_OK && (type == NT_IDLE || type == NT_MEASURED))
+        rc = db_device_uses(r->app->db, &uses, &nu);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot read the nodes");
+        goto out;
+    }
+    for (k = 0; k < n_groups; k++)
+        group_keys[k] = ng_names[groups[k]];
+    for (i = 0; i < n; i++) {
+        if (pool[0] && strcmp(pool, rows[i].n.pool_name))
+            continue;
+        for (k = 0; k < n_groups; k++) {
+            const char *v = groups[k] == NG_CLUSTER ? API_CLUSTER_ID
+                            : groups[k] == NG_POOL ? rows[i].n.pool_name : rows[i].n.id;
+            const char *nm = groups[k] == NG_CLUSTER ? API_CLUSTER_NAME
+                             : groups[k] == NG_POOL ? rows[i].n.pool_name : rows[i].n.name;
+            memset(&keys[k], 0, sizeof(keys[k]));
+            snprintf(keys[k].value, sizeof(keys[k].value), "%s", v);
+            snprintf(keys[k].name, sizeof(keys[k].name), "%s", nm);
+        }
+        api_tally_add(tally, keys, n_groups, node_figure(type, &rows[i], uses, nu));
+    }
+    if (n_groups == 0 && tally->n == 0)
+        api_tally_add(tally, keys, 0, 0); /* one value, 0, when no node matches */
+    api_reply(r, 200, api_tally_json(tally, nt_names[type], group_keys, n_groups,
+                                     type != NT_FREE && type != NT_ALLOCATED));
+out:
+    free(tally);
+    free(rows);
+    free(uses);
 }
 
 void api_h_clusters(struct api_req *r)

@@ -1,22 +1,40 @@
 /*
  * h_series.c: per-entity metrics time series,
  * GET /api/v1/org-unit/projects/{id}/metrics and .../departments/{id}/metrics
- * with metricType (comma-separated or repeated), start, end (ISO-8601,
- * required), numberOfSamples (default 20, at most 1000) and nodepoolName.
+ * (a queue's own samples), and GET /api/v1/clusters/{clusterUuid}/metrics
+ * when it asks an aggregation (every project's samples summed: the
+ * cluster's allocation and quota over time; without one, h_infra_series.c
+ * answers from the cluster's recorded series), with metricType
+ * (comma-separated or repeated), start, end (ISO-8601, required),
+ * numberOfSamples (default 20, at most 1000), nodepoolName and
+ * aggregation.
  *
  * The answer is Run:ai's MetricsResponse: {"measurements": [{"type",
  * "labels", "values": [{"value": "<string>", "timestamp"}]}]}, one value
- * per sample slot. The slots split [start, end] evenly; each takes the
- * latest sample the scheduler recorded at or before its time (a step
- * function), and slots before the first sample are left out.
+ * per sample slot. The slots split [start, end] evenly; slot i is the time
+ * from slot i-1's time to its own (slot 0: as long, ending at start).
+ * Samples form a step function (each value holds until the next sample);
+ * aggregation (an allot extension: last, max, mean, or a comma list; last
+ * by default) says what a slot shows:
+ *   last: the value in force at the slot's time (Run:ai's answer);
+ *   max:  the highest value in force at any moment of the slot;
+ *   mean: the time-weighted mean over the part of the slot covered.
+ * Each aggregation asked is one measurement per type, labelled
+ * {"aggregation": "max"} (no labels for last). Slots before the first
+ * sample are left out.
  * GPU_MEMORY_UTILIZATION is not an allocation sample: it is the memory
  * agents report in use on the devices the queue's pods hold, in percent
- * of those devices' memory (series_rec.c; h_infra_series.c reads it).
+ * of those devices' memory (series_rec.c; h_infra_series.c reads it),
+ * answered as the value in force at each slot's time whatever the
+ * aggregation.
  *
- * Invariant: reading a queue's series needs the right to read the queue.
+ * Invariant: reading a queue's series needs the right to read the queue;
+ * the cluster's needs only a token (every role sees the pools' capacity
+ * and allocation).
  */
 #include "api.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +63,8 @@ static const struct {
 struct series_req {
     int types[N_TYPES];
     int n_types;
+    int aggs[3];   /* AGG_* */
+    int n_aggs;
     struct api_series_range q;
     int64_t pool_seq;
 };
@@ -134,6 +154,35 @@ int64_t api_series_at(const struct api_series_range *q, int i)
     return q->n_samples > 1 ? q->start + (q->end - q->start) / (q->n_samples - 1) * i : q->end;
 }
 
+enum { AGG_LAST, AGG_MAX, AGG_MEAN, N_AGG };
+static const char *const agg_names[N_AGG] = {"last", "max", "mean"};
+
+/* aggregation: a comma list of last, max, mean (default last). */
+static int aggregation_in(struct api_req *r, int *aggs, int *n_aggs)
+{
+    char buf[64];
+    const char *p;
+    int i;
+
+    *n_aggs = 0;
+    if (api_query(r, "aggregation", buf, sizeof(buf)) != 0) {
+        aggs[(*n_aggs)++] = AGG_LAST;
+        return 0;
+    }
+    for (p = buf; *p;) {
+        size_t n = strcspn(p, ",");
+        for (i = 0; i < N_AGG && (strlen(agg_names[i]) != n || strncmp(agg_names[i], p, n)); i++)
+            ;
+        if (i == N_AGG || *n_aggs >= N_AGG) {
+            api_error(r, 400, "Bad request", "aggregation: one or more of last, max, mean");
+            return -1;
+        }
+        aggs[(*n_aggs)++] = i;
+        p += n + (p[n] == ',');
+    }
+    return *n_aggs ? 0 : (api_error(r, 400, "Bad request", "aggregation is empty"), -1);
+}
+
 /* ---- projects' and departments' series ---- */
 
 static int series_in(struct api_req *r, struct series_req *q)
@@ -147,7 +196,7 @@ static int series_in(struct api_req *r, struct series_req *q)
     for (i = 0; i < N_TYPES; i++)
         names[i] = metric_types[i].name;
     if (api_series_types(r, names, N_TYPES, q->types, N_TYPES, &q->n_types) != 0 ||
-        api_series_range_in(r, &q->q) != 0)
+        api_series_range_in(r, &q->q) != 0 || aggregation_in(r, q->aggs, &q->n_aggs) != 0)
         return -1;
     if (api_query(r, "nodepoolName", buf, sizeof(buf)) != 1) {
         if (db_pool_by_name(r->app->db, buf, &p) != DB_OK) {
@@ -159,41 +208,105 @@ static int series_in(struct api_req *r, struct series_req *q)
     return 0;
 }
 
-/* A sample's value as Run:ai prints it: GPUs in devices, CPU in
- * millicores, memory in MB; -1 (unlimited) stays -1. */
-static json_t *value_json(const struct db_sample *s, int t)
+/* A value as Run:ai prints it: GPUs in devices, CPU in millicores,
+ * memory in MB; -1 (unlimited) stays -1. res: 0 GPU (milli), 1 CPU, 2 MiB. */
+static json_t *value_json(int res, double v)
 {
-    int64_t v = metric_types[t].quota ? s->quota[metric_types[t].res]
-                                      : s->alloc[metric_types[t].res];
     char buf[48];
+    long long m = llround(v);
 
     if (v < 0)
         snprintf(buf, sizeof(buf), "-1");
-    else if (metric_types[t].res == 0)
-        snprintf(buf, sizeof(buf), "%lld.%03lld", (long long)(v / 1000), (long long)(v % 1000));
-    else if (metric_types[t].res == 2)
-        snprintf(buf, sizeof(buf), "%lld", (long long)((v * 1048576LL + 500000) / 1000000));
+    else if (res == 0)
+        snprintf(buf, sizeof(buf), "%lld.%03lld", m / 1000, m % 1000);
+    else if (res == 2)
+        snprintf(buf, sizeof(buf), "%lld", (long long)llround(v * 1048576.0 / 1000000.0));
     else
-        snprintf(buf, sizeof(buf), "%lld", (long long)v);
+        snprintf(buf, sizeof(buf), "%lld", m);
     return json_string(buf);
 }
 
-static json_t *measurement(const struct api_series_range *q, int t, const struct db_sample *s,
-                           int n)
+static int64_t sample_value(const struct db_sample *s, int t)
+{
+    return metric_types[t].quota ? s->quota[metric_types[t].res] : s->alloc[metric_types[t].res];
+}
+
+/* The aggregate of slot [lo, hi] of the step function s[0..n) (sorted by
+ * time); *k is the last sample at or before lo on entry, at or before hi
+ * on return. 0 when nothing is in force in the slot. */
+static int slot_value(const struct db_sample *s, int n, int t, int agg, int64_t lo, int64_t hi,
+                      int *k, double *out)
+{
+    double sum = 0, covered = 0, peak = 0;
+    int cur = *k, any = cur >= 0, unlimited = cur >= 0 && sample_value(&s[cur], t) < 0;
+    int64_t at = lo;
+
+    if (cur >= 0)
+        peak = (double)sample_value(&s[cur], t);
+    while (*k + 1 < n && s[*k + 1].ts <= hi) {
+        int64_t v = sample_value(&s[++*k], t);
+        if (cur >= 0) {
+            sum += (double)sample_value(&s[cur], t) * (double)(s[*k].ts - at);
+            covered += (double)(s[*k].ts - at);
+        }
+        unlimited |= v < 0;
+        peak = !any || (double)v > peak ? (double)v : peak;
+        any = 1;
+        at = s[*k].ts > lo ? s[*k].ts : lo;
+        cur = *k;
+    }
+    if (!any)
+        return 0;
+    if (cur >= 0 && hi > at) {
+        sum += (double)sample_value(&s[cur], t) * (double)(hi - at);
+        covered += (double)(hi - at);
+    }
+    if (agg == AGG_LAST)
+        *out = (double)sample_value(&s[cur], t);
+    else if (unlimited)
+        *out = -1;
+    else if (agg == AGG_MAX)
+        *out = peak;
+    else
+        *out = covered > 0 ? sum / covered : (double)sample_value(&s[cur], t);
+    return 1;
+}
+
+static json_t *measurement(const struct api_series_range *q, int t, int agg,
+                           const struct db_sample *s, int n)
 {
     json_t *values = json_array();
+    int64_t width = q->n_samples > 1 ? (q->end - q->start) / (q->n_samples - 1) : q->end - q->start;
     int i, k = -1;
+    double v;
 
     for (i = 0; values && i < q->n_samples; i++) {
         int64_t at = api_series_at(q, i);
-        while (k + 1 < n && s[k + 1].ts <= at)
+        int64_t lo = agg == AGG_LAST ? at : at - width;
+        while (k + 1 < n && s[k + 1].ts <= lo)
             k++;
-        if (k < 0)
+        if (!slot_value(s, n, t, agg, lo, at, &k, &v))
             continue;
-        json_array_append_new(values, json_pack("{s:o, s:o}", "value", value_json(&s[k], t),
-                                                "timestamp", api_time(at)));
+        json_array_append_new(values, json_pack("{s:o, s:o}", "value",
+                                                value_json(metric_types[t].res, v), "timestamp",
+                                                api_time(at)));
     }
-    return json_pack("{s:s, s:n, s:o}", "type", metric_types[t].name, "labels", "values", values);
+    return json_pack("{s:s, s:o, s:o}", "type", metric_types[t].name, "labels",
+                     agg == AGG_LAST ? json_null()
+                                     : json_pack("{s:s}", "aggregation", agg_names[agg]),
+                     "values", values);
+}
+
+/* The measurements of every type and aggregation asked, from s[0..n). */
+static json_t *measurements(const struct series_req *q, const struct db_sample *s, int n)
+{
+    json_t *a = json_array();
+    int i, g;
+
+    for (i = 0; i < q->n_types; i++)
+        for (g = 0; g < q->n_aggs; g++)
+            json_array_append_new(a, measurement(&q->q, q->types[i], q->aggs[g], s, n));
+    return json_pack("{s:o}", "measurements", a);
 }
 
 static void series(struct api_req *r, int kind)
@@ -201,7 +314,7 @@ static void series(struct api_req *r, int kind)
     struct series_req q;
     struct db_queue *dq = calloc(1, sizeof(*dq));
     struct db_sample *s = NULL;
-    int n = 0, i, rc;
+    int n = 0, i, g, rc;
     json_t *a;
 
     if (!dq) {
@@ -228,9 +341,10 @@ static void series(struct api_req *r, int kind)
     }
     a = json_array();
     for (i = 0; i < q.n_types; i++) {
-        if (metric_types[q.types[i]].res != MEASURED)
-            json_array_append_new(a, measurement(&q.q, q.types[i], s, n));
-        else if (api_queue_series_add(r, dq->id, q.pool_seq, &q.q, a) != 0) {
+        if (metric_types[q.types[i]].res != MEASURED) {
+            for (g = 0; g < q.n_aggs; g++)
+                json_array_append_new(a, measurement(&q.q, q.types[i], q.aggs[g], s, n));
+        } else if (api_queue_series_add(r, dq->id, q.pool_seq, &q.q, a) != 0) {
             json_decref(a);
             goto out;
         }
@@ -249,4 +363,50 @@ void api_h_project_metrics(struct api_req *r)
 void api_h_department_metrics(struct api_req *r)
 {
     series(r, DB_DEPARTMENT);
+}
+
+/* ---- the cluster's allocation aggregated: every project summed ---- */
+
+void api_cluster_metrics_aggregated(struct api_req *r)
+{
+    static const char *const cluster_names[] = {"ALLOCATED_GPU", "GPU_QUOTA"};
+    static const int type_of[] = {0, 1}; /* GPU_ALLOCATION, GPU_QUOTA in metric_types */
+    struct series_req q;
+    struct db_sample *s = NULL;
+    struct db_pool p;
+    char buf[128];
+    int n = 0, i, rc;
+    json_t *o, *m;
+
+    memset(&q, 0, sizeof(q));
+    if (strcmp(r->params[0], API_CLUSTER_ID) != 0) {
+        api_error(r, 404, "Not found", "no such cluster");
+        return;
+    }
+    if (api_series_types(r, cluster_names, 2, q.types, N_TYPES, &q.n_types) != 0 ||
+        api_series_range_in(r, &q.q) != 0 || aggregation_in(r, q.aggs, &q.n_aggs) != 0)
+        return;
+    if (api_query(r, "nodepoolName", buf, sizeof(buf)) == 0) {
+        if (db_pool_by_name(r->app->db, buf, &p) != DB_OK) {
+            api_error(r, 404, "Not found", "nodepoolName names no node pool");
+            return;
+        }
+        q.pool_seq = p.seq;
+    }
+    for (i = 0; i < q.n_types; i++)
+        q.types[i] = type_of[q.types[i]];
+    rc = db_samples_projects(r->app->db, q.pool_seq, q.q.start - 86400000LL, q.q.end, &s, &n);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot read the samples");
+        return;
+    }
+    o = measurements(&q, s, n);
+    /* the cluster's names for the types */
+    for (i = 0; i < (int)json_array_size(json_object_get(o, "measurements")); i++) {
+        m = json_array_get(json_object_get(o, "measurements"), i);
+        json_object_set_new(m, "type", json_string(cluster_names[
+            strcmp(json_string_value(json_object_get(m, "type")), "GPU_QUOTA") == 0]));
+    }
+    api_reply(r, 200, o);
+    free(s);
 }

@@ -764,6 +764,118 @@ out:
     db_workload_clear(&w);
 }
 
+/* ---- evictions across workloads ---- */
+
+/* start and end (ISO-8601; default: the day before now), offset and limit
+ * (default 50, at most 500) of GET /api/v1/evictions[/count],
+ * and the caller's projects as a JSON array (NULL: every project). */
+static int evictions_in(struct api_req *r, struct db_event_query *q, char **reasons,
+                        char **projects)
+{
+    struct db_wl_query wq;
+    int64_t *seqs = NULL;
+    json_t *a;
+    char buf[64], *end;
+    int i;
+
+    memset(q, 0, sizeof(*q));
+    *reasons = *projects = NULL;
+    q->to_ms = api_now_ms() + 1;
+    q->limit = API_PAGE_DEFAULT;
+    if (api_query(r, "end", buf, sizeof(buf)) == 0 && api_parse_time(buf, &q->to_ms))
+        return api_error(r, 400, "Bad request", "end must be an ISO-8601 time"), -1;
+    q->from_ms = q->to_ms - 86400000LL;
+    if (api_query(r, "start", buf, sizeof(buf)) == 0 && api_parse_time(buf, &q->from_ms))
+        return api_error(r, 400, "Bad request", "start must be an ISO-8601 time"), -1;
+    if (q->to_ms < q->from_ms)
+        return api_error(r, 400, "Bad request", "start must not be after end"), -1;
+    if (api_query(r, "offset", buf, 16) == 0 && ((q->offset = (int)strtol(buf, &end, 10)) < 0 ||
+                                                   *end))
+        return api_error(r, 400, "Bad request", "offset must be a non-negative integer"), -1;
+    if (api_query(r, "limit", buf, 16) == 0 &&
+        ((q->limit = (int)strtol(buf, &end, 10)) < 1 || q->limit > API_PAGE_MAX || *end))
+        return api_error(r, 400, "Bad request", "limit must be between 1 and 500"), -1;
+    memset(&wq, 0, sizeof(wq));
+    if (scope_in(r, &wq, &seqs) != 0)
+        return -1;
+    a = json_array();
+    for (i = 0; i < 3; i++)
+        json_array_append_new(a, json_string(api_eviction_reasons[i]));
+    *reasons = json_dumps(a, JSON_COMPACT);
+    json_decref(a);
+    if (seqs) {
+        a = json_array();
+        for (i = 0; i < wq.n_projects; i++)
+            json_array_append_new(a, json_integer(seqs[i]));
+        *projects = json_dumps(a, JSON_COMPACT);
+        json_decref(a);
+    }
+    free(seqs);
+    if (!*reasons || (seqs && !*projects))
+        return api_error(r, 500, "Internal error", "out of memory"), -1;
+    q->reasons_json = *reasons;
+    q->projects_json = *projects;
+    return 0;
+}
+
+void api_h_wl_evictions(struct api_req *r)
+{
+    struct db_event_query q;
+    struct db_event_row *ev = NULL;
+    char *reasons = NULL, *projects = NULL, id[DB_ID_LEN];
+    int n = 0, i, rc;
+    json_t *a, *o;
+
+    if (evictions_in(r, &q, &reasons, &projects) != 0)
+        goto out;
+    q.limit++; /* one more row says whether there is a next page */
+    rc = db_event_query_list(r->app->db, &q, &ev, &n);
+    q.limit--;
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot list evictions");
+        goto out;
+    }
+    a = json_array();
+    for (i = 0; i < n && i < q.limit; i++) {
+        api_uuid_derived(ev[i].workload_id, API_UUID_EVENT, ev[i].e.seq, id);
+        json_array_append_new(
+            a, json_pack("{s:s, s:o, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "id", id,
+                         "createdAt", api_time(ev[i].e.created_at), "type", ev[i].e.type,
+                         "reason", ev[i].e.reason, "message", ev[i].e.message, "workloadId",
+                         ev[i].workload_id, "workloadName", ev[i].workload_name, "workloadType",
+                         db_type_name(ev[i].workload_type), "projectId", ev[i].project_id,
+                         "projectName", ev[i].project_name));
+    }
+    o = json_pack("{s:o}", "evictions", a);
+    if (o && n > q.limit)
+        json_object_set_new(o, "next", json_integer(q.offset + q.limit));
+    api_reply(r, 200, o);
+out:
+    free(ev);
+    free(reasons);
+    free(projects);
+}
+
+void api_h_wl_evictions_count(struct api_req *r)
+{
+    struct db_event_query q;
+    char *reasons = NULL, *projects = NULL;
+    int64_t count = 0;
+    int rc;
+
+    if (evictions_in(r, &q, &reasons, &projects) != 0)
+        goto out;
+    rc = db_event_query_count(r->app->db, &q, &count);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot count evictions");
+        goto out;
+    }
+    api_reply(r, 200, json_pack("{s:I}", "count", (json_int_t)count));
+out:
+    free(reasons);
+    free(projects);
+}
+
 /* A pod's id: a UUID derived from its workload's and its index (Run:ai's
  * Pod id is a UUID); the same for the same pod. */
 void api_pod_id(const struct db_workload *w, int idx, char *out, size_t len)

@@ -186,6 +186,23 @@ int db_node_upsert(struct db *db, struct db_node *n);
 /* The same for n nodes in one transaction. */
 int db_node_upsert_many(struct db *db, struct db_node *nodes, int n);
 int db_node_list(struct db *db, struct db_node **out, int *n);
+/* Every placed pod's node, devices and the GPU it holds there (milli):
+ * what each node's devices hold, from the pods' own device indices. */
+struct db_pod_place {
+    int64_t node_seq;
+    uint64_t devices;
+    int64_t gpu_milli;
+};
+int db_pod_places(struct db *db, struct db_pod_place **out, int *n);
+/* The devices running pods were given that their agents measure (a
+ * utilisation of 0 or more), with the highest utilisation any pod on the
+ * device reports: 0 is an idle allocated device. */
+struct db_dev_use {
+    int64_t node_seq;
+    int gpu;
+    int utilization;
+};
+int db_device_uses(struct db *db, struct db_dev_use **out, int *n);
 
 /* ---- Departments and projects (the queue tree) ---- */
 enum db_queue_kind { DB_DEPARTMENT = 0, DB_PROJECT = 1 };
@@ -336,6 +353,24 @@ struct db_wl_query {
 int db_workload_list(struct db *db, const struct db_wl_query *q, struct db_workload **out, int *n);
 int db_workload_count(struct db *db, const struct db_wl_query *q, int64_t *count);
 
+/* Live workloads counted per project, type, phase, pool and pending-time
+ * bucket (the workloads telemetry): pool is the pool of the workload's
+ * first placed pod, else the first pool it asks for, else ""; bucket is
+ * how many of pending_edges_s (ascending) the time since it went Pending
+ * has reached (0 .. n_edges; -1 when not Pending). */
+struct db_wl_tally {
+    int64_t project_seq;
+    int type;
+    char phase[24];
+    char pool[DB_NAME_LEN];
+    int bucket;
+    int64_t count;
+    int64_t gpu_milli;            /* GPUs its placed pods hold */
+};
+int db_workload_tally(struct db *db, const char *projects_json, int64_t now_ms,
+                      const int64_t *pending_edges_s, int n_edges, struct db_wl_tally **out,
+                      int *n);
+
 struct db_pod {
     int64_t workload_seq;
     int idx;
@@ -361,6 +396,26 @@ struct db_event {
 };
 int db_event_list(struct db *db, int64_t workload_seq, int desc, int offset, int limit,
                   struct db_event **out, int *n);
+
+/* Events of given reasons in a time window, across workloads (the
+ * Overview's evictions), newest first, each with its workload. */
+struct db_event_query {
+    int64_t from_ms, to_ms;       /* created_at in [from_ms, to_ms) */
+    const char *reasons_json;     /* a JSON array of reasons */
+    const char *projects_json;    /* a JSON array of project seqs; NULL: every project */
+    int offset, limit;
+};
+struct db_event_row {
+    struct db_event e;
+    char workload_id[DB_ID_LEN];
+    char workload_name[DB_NAME_LEN];
+    int workload_type;
+    char project_id[DB_ID_LEN];
+    char project_name[DB_NAME_LEN];
+};
+int db_event_query_list(struct db *db, const struct db_event_query *q, struct db_event_row **out,
+                        int *n);
+int db_event_query_count(struct db *db, const struct db_event_query *q, int64_t *count);
 
 /* ---- The scheduler's snapshot and its decisions ---- */
 struct db_sched_pod {
@@ -438,6 +493,10 @@ int db_samples_add(struct db *db, const struct db_sample *s, int n, int64_t keep
  * pools (pool_seq 0) or of one pool, ordered by time; malloc'd. */
 int db_samples_get(struct db *db, int64_t queue_seq, int64_t pool_seq, int64_t start,
                    int64_t end, struct db_sample **out, int *n);
+/* Every project's samples summed per time, of one pool (pool_seq) or of
+ * all (0), between start and end (inclusive); malloc'd. */
+int db_samples_projects(struct db *db, int64_t pool_seq, int64_t start, int64_t end,
+                        struct db_sample **out, int *n);
 /* Average allocation per queue, pool and bucket of bucket_ms since
  * `since`; each row's ts is the bucket start. malloc'd. */
 int db_samples_buckets(struct db *db, int64_t since, int64_t bucket_ms, struct db_sample **out,

@@ -428,6 +428,69 @@ int db_node_list(struct db *db, struct db_node **out, int *n)
     return db__read_list(db, node_list_fn, &a, out, n);
 }
 
+static int pod_places_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "SELECT d.node_seq, d.devices, " DB_POD_GPU_ON("w", "n") " FROM pods d"
+        " JOIN workloads w ON w.seq = d.workload_seq JOIN nodes n ON n.seq = d.node_seq"
+        " ORDER BY d.node_seq";
+    struct get_arg *a = arg;
+    struct db_pod_place **out = a->list;
+    int rc = DB_OK, cap = 0;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct db_pod_place *p;
+        if (db__grow(out, *a->n, &cap, sizeof(**out)) != DB_OK)
+            return db__done(st, DB_ENOMEM);
+        p = &(*out)[(*a->n)++];
+        p->node_seq = sqlite3_column_int64(st, 0);
+        p->devices = (uint64_t)sqlite3_column_int64(st, 1);
+        p->gpu_milli = sqlite3_column_int64(st, 2);
+    }
+    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+}
+
+int db_pod_places(struct db *db, struct db_pod_place **out, int *n)
+{
+    struct get_arg a = {.list = out, .n = n};
+
+    return db__read_list(db, pod_places_fn, &a, out, n);
+}
+
+static int device_uses_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "SELECT p.node_seq, g.gpu, max(g.utilization) FROM pod_gpu g JOIN pods p ON p.uid = g.uid"
+        " WHERE g.given = 1 AND g.utilization >= 0 GROUP BY p.node_seq, g.gpu";
+    struct get_arg *a = arg;
+    struct db_dev_use **out = a->list;
+    int rc = DB_OK, cap = 0;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct db_dev_use *u;
+        if (db__grow(out, *a->n, &cap, sizeof(**out)) != DB_OK)
+            return db__done(st, DB_ENOMEM);
+        u = &(*out)[(*a->n)++];
+        u->node_seq = sqlite3_column_int64(st, 0);
+        u->gpu = sqlite3_column_int(st, 1);
+        u->utilization = sqlite3_column_int(st, 2);
+    }
+    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+}
+
+int db_device_uses(struct db *db, struct db_dev_use **out, int *n)
+{
+    struct get_arg a = {.list = out, .n = n};
+
+    return db__read_list(db, device_uses_fn, &a, out, n);
+}
+
 /* ---- queues ---- */
 
 #define QUEUE_COLS "q.seq, q.id, q.kind, q.name, coalesce(q.parent_seq, 0)," \

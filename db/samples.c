@@ -137,6 +137,38 @@ int db_samples_get(struct db *db, int64_t queue_seq, int64_t pool_seq, int64_t s
     return run(db, get_fn, &a);
 }
 
+/* Every project's samples summed per time (of one pool, or of all with
+ * pool_seq 0): the cluster's allocation and quota over time. */
+static int projects_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "SELECT 0, ?2, s.ts, sum(s.gpu_alloc),"
+        " CASE WHEN min(s.gpu_quota) < 0 THEN -1 ELSE sum(s.gpu_quota) END, sum(s.cpu_alloc),"
+        " CASE WHEN min(s.cpu_quota) < 0 THEN -1 ELSE sum(s.cpu_quota) END, sum(s.mem_alloc),"
+        " CASE WHEN min(s.mem_quota) < 0 THEN -1 ELSE sum(s.mem_quota) END"
+        " FROM samples s JOIN queues q ON q.seq = s.queue_seq AND q.kind = 1" /* DB_PROJECT */
+        " WHERE s.ts BETWEEN ?3 AND ?4 AND (?2 = 0 OR s.pool_seq = ?2)"
+        " GROUP BY s.ts ORDER BY s.ts";
+    struct get_arg *a = arg;
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 2, a->pool_seq);
+    sqlite3_bind_int64(st, 3, a->start);
+    sqlite3_bind_int64(st, 4, a->end);
+    return rows(st, a);
+}
+
+int db_samples_projects(struct db *db, int64_t pool_seq, int64_t start, int64_t end,
+                        struct db_sample **out, int *n)
+{
+    struct get_arg a = {0, pool_seq, start, end, 0, out, n};
+
+    return run(db, projects_fn, &a);
+}
+
 static int buckets_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =

@@ -340,6 +340,9 @@ static const struct numbered later[] = {
      " UPDATE workloads SET run_ms = run_ms + max(0, new.phase_updated_at - old.started_ms)"
      " WHERE seq = new.seq; END;",
      NULL},
+    /* 140: events by time, for the evictions of a time window across
+     * workloads */
+    {140, "CREATE INDEX events_by_time ON events (created_at);", NULL},
 };
 
 #define N_LATER ((int)(sizeof(later) / sizeof(later[0])))

@@ -934,3 +934,169 @@ int db_event_list(struct db *db, int64_t workload_seq, int desc, int offset, int
 
     return db__read_list(db, events_fn, &a, out, n);
 }
+
+/* ---- counts for the workloads telemetry ---- */
+
+struct tally_arg {
+    const char *projects_json;
+    int64_t now_ms;
+    const char *edges_json;
+    struct db_wl_tally **out;
+    int *n;
+};
+
+static int tally_fn(struct db__conn *c, void *arg)
+{
+    /* ?1 projects (NULL: all), ?2 now, ?3 the pending-time edges in seconds */
+    static const char sql[] =
+        "SELECT w.project_seq, w.type, w.phase,"
+        " coalesce((SELECT np.name FROM pods d JOIN nodes n ON n.seq = d.node_seq"
+        "  JOIN node_pools np ON np.seq = n.pool_seq WHERE d.workload_seq = w.seq"
+        "  ORDER BY d.idx LIMIT 1), substr(w.pools, 1, instr(w.pools || ',', ',') - 1)) AS pool,"
+        " CASE WHEN w.phase != 'Pending' THEN -1 ELSE"
+        "  (SELECT count(*) FROM json_each(?3) WHERE value * 1000 <= ?2 - w.phase_updated_at)"
+        " END AS bucket, count(*),"
+        " sum((SELECT coalesce(sum(" DB_POD_GPU_ON("w", "n") "), 0) FROM pods d"
+        "  JOIN nodes n ON n.seq = d.node_seq WHERE d.workload_seq = w.seq))"
+        " FROM workloads w WHERE w.deleted_at = 0"
+        " AND (?1 IS NULL OR w.project_seq IN (SELECT value FROM json_each(?1)))"
+        " GROUP BY w.project_seq, w.type, w.phase, pool, bucket";
+    struct tally_arg *a = arg;
+    int rc = DB_OK, cap = 0;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    if (a->projects_json)
+        sqlite3_bind_text(st, 1, a->projects_json, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 1);
+    sqlite3_bind_int64(st, 2, a->now_ms);
+    sqlite3_bind_text(st, 3, a->edges_json, -1, SQLITE_STATIC);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct db_wl_tally *t;
+        if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
+            return db__done(st, DB_ENOMEM);
+        t = &(*a->out)[(*a->n)++];
+        t->project_seq = sqlite3_column_int64(st, 0);
+        t->type = sqlite3_column_int(st, 1);
+        db__copy(t->phase, sizeof(t->phase), st, 2);
+        db__copy(t->pool, sizeof(t->pool), st, 3);
+        t->bucket = sqlite3_column_int(st, 4);
+        t->count = sqlite3_column_int64(st, 5);
+        t->gpu_milli = sqlite3_column_int64(st, 6);
+    }
+    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+}
+
+int db_workload_tally(struct db *db, const char *projects_json, int64_t now_ms,
+                      const int64_t *pending_edges_s, int n_edges, struct db_wl_tally **out,
+                      int *n)
+{
+    char edges[512];
+    size_t used = 1;
+    struct tally_arg a = {projects_json, now_ms, edges, out, n};
+    int i;
+
+    edges[0] = '[';
+    for (i = 0; i < n_edges && used < sizeof(edges) - 24; i++)
+        used += (size_t)snprintf(edges + used, sizeof(edges) - used, "%s%lld", i ? "," : "",
+                                 (long long)pending_edges_s[i]);
+    snprintf(edges + used, sizeof(edges) - used, "]");
+    return db__read_list(db, tally_fn, &a, out, n);
+}
+
+/* ---- events by time and reason (events_by_time index) ---- */
+
+#define EVQ_WHERE                                                                         \
+    " FROM events e JOIN workloads w ON w.seq = e.workload_seq"                           \
+    " JOIN queues q ON q.seq = w.project_seq"                                             \
+    " WHERE e.created_at >= ?1 AND e.created_at < ?2"                                     \
+    " AND e.reason IN (SELECT value FROM json_each(?3))"                                   \
+    " AND (?4 IS NULL OR w.project_seq IN (SELECT value FROM json_each(?4)))"
+
+struct evq_arg {
+    const struct db_event_query *q;
+    struct db_event_row **out;
+    int *n;
+    int64_t *count;
+};
+
+static void evq_bind(sqlite3_stmt *st, const struct db_event_query *q)
+{
+    sqlite3_bind_int64(st, 1, q->from_ms);
+    sqlite3_bind_int64(st, 2, q->to_ms);
+    sqlite3_bind_text(st, 3, q->reasons_json, -1, SQLITE_STATIC);
+    if (q->projects_json)
+        sqlite3_bind_text(st, 4, q->projects_json, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 4);
+}
+
+static int evq_list_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "SELECT e.seq, e.workload_seq, e.created_at, e.type, e.reason, e.message, w.id, w.name,"
+        " w.type, q.id, q.name" EVQ_WHERE " ORDER BY e.created_at DESC, e.seq DESC"
+        " LIMIT ?5 OFFSET ?6";
+    struct evq_arg *a = arg;
+    int rc = DB_OK, cap = 0;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    evq_bind(st, a->q);
+    sqlite3_bind_int(st, 5, a->q->limit);
+    sqlite3_bind_int(st, 6, a->q->offset);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct db_event_row *r;
+        if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
+            return db__done(st, DB_ENOMEM);
+        r = &(*a->out)[(*a->n)++];
+        memset(r, 0, sizeof(*r));
+        r->e.seq = sqlite3_column_int64(st, 0);
+        r->e.workload_seq = sqlite3_column_int64(st, 1);
+        r->e.created_at = sqlite3_column_int64(st, 2);
+        db__copy(r->e.type, sizeof(r->e.type), st, 3);
+        db__copy(r->e.reason, sizeof(r->e.reason), st, 4);
+        db__copy(r->e.message, sizeof(r->e.message), st, 5);
+        db__copy(r->workload_id, sizeof(r->workload_id), st, 6);
+        db__copy(r->workload_name, sizeof(r->workload_name), st, 7);
+        r->workload_type = sqlite3_column_int(st, 8);
+        db__copy(r->project_id, sizeof(r->project_id), st, 9);
+        db__copy(r->project_name, sizeof(r->project_name), st, 10);
+    }
+    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+}
+
+int db_event_query_list(struct db *db, const struct db_event_query *q, struct db_event_row **out,
+                        int *n)
+{
+    struct evq_arg a = {q, out, n, NULL};
+
+    return db__read_list(db, evq_list_fn, &a, out, n);
+}
+
+static int evq_count_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] = "SELECT count(*)" EVQ_WHERE;
+    struct evq_arg *a = arg;
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    evq_bind(st, a->q);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *a->count = sqlite3_column_int64(st, 0);
+    return db__done(st, rc == SQLITE_ROW ? DB_OK : DB_EIO);
+}
+
+int db_event_query_count(struct db *db, const struct db_event_query *q, int64_t *count)
+{
+    struct evq_arg a = {q, NULL, NULL, count};
+
+    *count = 0;
+    return db__read(db, evq_count_fn, &a);
+}

@@ -9,7 +9,9 @@ It writes:
   1. openapi/openapi.json: every operation allot shares with Run:ai's
      document (same path template, same method) takes Run:ai's definition:
      its path template, operationId, the parameters allot lists (by name,
-     with Run:ai's definition of each), Run:ai's request body, and, for each
+     with Run:ai's definition of each; a parameter marked
+     "x-allot-extension": true is allot's own and kept as it is), Run:ai's
+     request body, and, for each
      status allot lists, Run:ai's response; the schemas these name are
      copied into components.schemas under Run:ai's names. What allot keeps
      of its own: summary, security, x-allot-permission, and the statuses
@@ -101,8 +103,13 @@ def sync_operation(runai, tmpl, method, mine, problems):
     op = {"summary": mine.get("summary", theirs.get("summary", "")),
           "operationId": theirs.get("operationId", mine.get("operationId"))}
     wanted = [(p["name"], p["in"]) for p in mine.get("parameters", []) if p.get("in") != "path"]
+    own = {(p["name"], p["in"]): p for p in mine.get("parameters", [])
+           if p.get("x-allot-extension")}
     out_params = [copy.deepcopy(p) for k, p in params.items() if k[1] == "path"]
     for key in wanted:
+        if key in own and key not in params:
+            out_params.append(copy.deepcopy(own[key]))  # allot's extension, kept as it is
+            continue
         if key not in params:
             problems.append("%s %s: Run:ai's operation has no %s parameter %s"
                             % (method.upper(), tmpl, key[1], key[0]))

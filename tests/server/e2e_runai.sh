@@ -221,9 +221,9 @@ expect 204 DELETE "/api/v1/service-accounts/$SA" "" "$ADMIN" >/dev/null
 expect 204 DELETE "/api/v1/users/$CAROL" "" "$ADMIN" >/dev/null
 
 # ---- routes: a fixed segment is never an {id}; Run:ai's others answer 501 ----
-expect 501 GET /api/v1/workloads/telemetry "" "$ADMIN" | jq -r .details | grep -q get_workloads_telemetry ||
-  fail "/workloads/telemetry is not named"
-expect 501 GET /api/v1/org-unit/projects/telemetry "" "$ADMIN" >/dev/null
+expect 501 GET /api/v1/org-unit/projects/telemetry "" "$ADMIN" | jq -r .details |
+  grep -q get_projects_telemetry || fail "/org-unit/projects/telemetry is not named"
+expect 501 GET /api/v1/org-unit/departments/telemetry "" "$ADMIN" >/dev/null
 expect 405 DELETE /api/v1/users/count "" "$ADMIN" >/dev/null
 expect 404 GET /api/v1/workloads/nothing/here "" "$ADMIN" | jq -r .details | grep -q "no route" ||
   fail "404 does not say there is no route"
@@ -236,6 +236,17 @@ expect 400 DELETE "/api/v1/org-unit/departments/$D2" "" "$ADMIN" | jq -r .detail
   grep -q "holds projects scratch-p" || fail "the department's delete does not name its project"
 expect 204 DELETE "/api/v1/org-unit/projects/$P2" "" "$ADMIN" >/dev/null
 expect 204 DELETE "/api/v1/org-unit/departments/$D2" "" "$ADMIN" >/dev/null
+
+# ---- the dashboard's telemetry and the cluster's series, in Run:ai's shapes ----
+expect 200 GET "/api/v1/workloads/telemetry?telemetryType=WORKLOADS_COUNT&groupBy=Type,Phase" "" \
+  "$ADMIN" | jq -e '.type == "WORKLOADS_COUNT" and (.values | length) >= 1' >/dev/null ||
+  fail "workloads telemetry"
+expect 200 GET "/api/v1/nodes/telemetry?telemetryType=READY_GPUS&groupBy=Nodepool" "" "$ADMIN" |
+  jq -e '.type == "READY_GPUS" and (.values | length) >= 1' >/dev/null || fail "nodes telemetry"
+NOW_S=$(date -u +%s)
+expect 200 GET "/api/v1/clusters/$CLUSTER/metrics?metricType=ALLOCATED_GPU&start=$(date -u -d "@$((NOW_S - 600))" \
+  +%Y-%m-%dT%H:%M:%SZ)&end=$(date -u -d "@$NOW_S" +%Y-%m-%dT%H:%M:%SZ)&numberOfSamples=4" "" "$ADMIN" |
+  jq -e '.measurements[0].type == "ALLOCATED_GPU"' >/dev/null || fail "the cluster's metrics"
 
 # ---- deletion: it ends, the workloads are kept for history, then their
 # projects and department can go ----

@@ -8,7 +8,8 @@ For every operation of allot's document whose path template and method are
 in Run:ai's, field by field, with $refs resolved in each document:
   - the path template is Run:ai's (same parameter names);
   - each parameter allot lists is one of Run:ai's (same name, place,
-    required flag and schema), and every path parameter is there;
+    required flag and schema), unless it is a query parameter marked
+    "x-allot-extension": true, and every path parameter is there;
   - each status allot lists is one Run:ai's operation lists, with the same
     response (its schema, per media type), except 401, 413, 429, 500, 501
     and 507, which any operation may answer (allot's Error);
@@ -88,6 +89,8 @@ def check_operation(allot, runai, path, tmpl, method, out):
         out.append("%s: Run:ai's template is %s" % (where, tmpl))
     p_mine, p_theirs = params_of(allot, path, mine), params_of(runai, tmpl, theirs)
     for key, p in p_mine.items():
+        if key not in p_theirs and p.get("x-allot-extension") is True and key[1] == "query":
+            continue  # an allot extension, said so in the document
         if key not in p_theirs:
             out.append("%s: parameter %s (%s) is not Run:ai's" % (where, key[0], key[1]))
         else:
