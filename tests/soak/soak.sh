@@ -1,0 +1,182 @@
+#!/bin/sh
+# soak.sh: one allotd under mixed load for a long time, and whether its
+# resources stay flat. Not part of the default test command (it takes 30
+# minutes); run it by hand before a release:
+#
+#   tests/soak/soak.sh BUILD_DIR [MINUTES] [WARMUP_MINUTES]
+#
+# BUILD_DIR holds allotd and allot-agent (they are copied, so rebuilding
+# meanwhile changes nothing); MINUTES defaults to 30, the warm-up to 5.
+#
+# The load, all at once for the whole run:
+#   - submissions: team-a submits preemptible trainings as fast as one
+#     client goes (it runs over its quota on idle GPUs), team-b submits a
+#     training every second (reclaim takes team-a's borrowed GPUs back),
+#     and every tenth team-a submission is a higher-priority training
+#     (preemption inside team-a);
+#   - deletions: the oldest workloads are deleted in batches, so about 200
+#     stay live;
+#   - reads: lists of 50 workloads, counts, nodes, metrics, one workload
+#     and its events;
+#   - agents: three allot-agent processes (2 GPUs each, commands run
+#     directly) join and leave in turn, each staying one to two minutes,
+#     their pods running real processes; plus 8 simulated machines of 8.
+# Every 10 s it samples allotd's resident memory (VmRSS), its open file
+# descriptors, the database's size on disk (with its -wal) and the rows
+# kept, into soak.csv. At the end it compares the first sample after the
+# warm-up with the last: memory and descriptors are "flat" when they grew
+# by less than 10 % (memory) or 8 descriptors; the database keeps every
+# workload and event as history (deleted workloads included), so it
+# grows with the work done: reported as bytes per workload row, flat when
+# that figure does not grow by more than 25 %. Exit status 0 when all
+# three are flat, 1 otherwise.
+set -eu
+BUILD=$(cd "$1" && pwd)
+MINUTES=${2:-30}
+WARMUP=${3:-5}
+T=$(mktemp -d /tmp/allot-soak-XXXXXX)
+OUT=${SOAK_OUT:-$T/out}
+mkdir -p "$T/bin" "$OUT"
+cp "$BUILD/allotd" "$BUILD/allot-agent" "$T/bin/"
+PIDS=""
+cleanup() {
+  for p in $PIDS; do kill "$p" 2>/dev/null || true; done
+  for p in $PIDS; do wait "$p" 2>/dev/null || true; done
+  if [ -n "${SERVER:-}" ]; then kill -TERM "$SERVER" 2>/dev/null || true; wait "$SERVER" || true; fi
+}
+trap cleanup EXIT INT TERM
+export ALLOT_ADMIN_PASSWORD=soak-admin-password
+
+cd "$T"
+bin/allotd --init --db soak.db --simulate-nodes 8x8 >>log 2>&1
+bin/allotd --db soak.db --simulate-nodes 8x8 --listen 127.0.0.1:0 --port-file port \
+  --rate-limit 0 >>log 2>&1 &
+SERVER=$!
+until [ -s port ]; do kill -0 "$SERVER" || { cat log; exit 1; }; sleep 0.1; done
+URL="http://127.0.0.1:$(cat port)"
+TOKEN=$(curl -s -X POST "$URL/api/v1/token" -H 'Content-Type: application/json' \
+  -d "{\"grantType\":\"password\",\"username\":\"admin\",\"password\":\"$ALLOT_ADMIN_PASSWORD\"}" |
+  jq -r .accessToken)
+api() { curl -s -o /dev/null -w '%{http_code}\n' -H "Authorization: Bearer $TOKEN" "$@"; }
+apij() { curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' "$@"; }
+project() {
+  apij -X POST "$URL/api/v1/org-unit/projects" -d "{\"name\":\"$1\",\"resources\":[{\"nodePool\":
+    {\"name\":\"default\"},\"gpu\":{\"deserved\":$2}}]}" | jq -r .id
+}
+A=$(project team-a 32)
+B=$(project team-b 32)
+cat >"$T/pod.sh" <<'EOF'
+#!/bin/sh
+sleep 600
+EOF
+chmod +x "$T/pod.sh"
+END=$(($(date +%s) + MINUTES * 60))
+alive() { [ "$(date +%s)" -lt "$END" ]; }
+
+submit() { # PROJECT NAME PRIORITY
+  apij -o /dev/null -X POST "$URL/api/v1/workloads/trainings" -d "{\"name\":\"$2\",\"projectId\":\"$1\",
+    \"spec\":{\"command\":\"$T/pod.sh\",\"priorityClass\":\"$3\",
+    \"compute\":{\"gpuDevicesRequest\":1}}}"
+}
+loop_a() {
+  i=0
+  while alive; do
+    i=$((i + 1))
+    if [ $((i % 10)) = 0 ]; then submit "$A" "a-$i" build; else submit "$A" "a-$i" train; fi
+    sleep 0.05
+  done
+}
+loop_b() {
+  i=0
+  while alive; do i=$((i + 1)); submit "$B" "b-$i" train; sleep 1; done
+}
+loop_delete() {
+  while alive; do
+    live=$(apij "$URL/api/v1/workloads/count" | jq .count)
+    if [ "${live:-0}" -gt 200 ]; then
+      ids=$(apij "$URL/api/v1/workloads?sortBy=createdAt&sortOrder=asc&limit=50" |
+        jq -c '[.workloads[].id]')
+      apij -o /dev/null -X POST "$URL/api/v1/workloads/batch" -d "{\"ids\":$ids,\"action\":\"delete\"}"
+    fi
+    sleep 1
+  done
+}
+loop_read() {
+  while alive; do
+    api "$URL/api/v1/workloads?limit=50" >/dev/null
+    api "$URL/api/v1/workloads/count?filterBy=phase==Running" >/dev/null
+    api "$URL/api/v1/nodes" >/dev/null
+    api "$URL/metrics" >/dev/null
+    id=$(apij "$URL/api/v1/workloads?limit=1&sortBy=createdAt&sortOrder=desc" | jq -r '.workloads[0].id')
+    [ "$id" = null ] || api "$URL/api/v1/workloads/$id/events" >/dev/null
+    sleep 0.2
+  done
+}
+loop_agents() {
+  n=0
+  for k in 1 2 3; do
+    apij -X POST "$URL/api/v1/agent/tokens" -d "{\"name\":\"soak-$k\"}" | jq -r .token >"$T/soak-$k.token"
+    chmod 600 "$T/soak-$k.token"
+  done
+  while alive; do
+    n=$((n % 3 + 1))
+    bin/allot-agent --server "$URL" --token-file "$T/soak-$n.token" --name "soak-$n" --gpus 2 \
+      --runtime none --work-dir "$T/agent-$n" >>"$T/agent-$n.log" 2>&1 &
+    agent=$!
+    stay=$((60 + $(od -An -N1 -tu1 /dev/urandom) % 60))
+    while alive && [ "$stay" -gt 0 ]; do sleep 1; stay=$((stay - 1)); done
+    kill -TERM "$agent"
+    wait "$agent" || true
+  done
+}
+sample() { # one CSV line: seconds, rss_kib, fds, db_bytes, workloads, events, live
+  rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$SERVER/status")
+  fds=$(ls "/proc/$SERVER/fd" | wc -l)
+  db=$(($(stat -c %s soak.db) + $(stat -c %s soak.db-wal 2>/dev/null || echo 0)))
+  rows=$(sqlite3 -readonly soak.db 'SELECT count(*) FROM workloads; SELECT count(*) FROM events' |
+    paste -sd, -)
+  live=$(apij "$URL/api/v1/workloads/count" | jq .count)
+  echo "$(($(date +%s) - START)),$rss,$fds,$db,$rows,$live"
+}
+
+loop_a & PIDS="$PIDS $!"
+loop_b & PIDS="$PIDS $!"
+loop_delete & PIDS="$PIDS $!"
+loop_read & PIDS="$PIDS $!"
+loop_agents & PIDS="$PIDS $!"
+START=$(date +%s)
+echo "seconds,rss_kib,fds,db_bytes,workloads,events,live" >"$OUT/soak.csv"
+while alive; do
+  sample >>"$OUT/soak.csv"
+  sleep 10
+done
+wait_all() { for p in $PIDS; do wait "$p" 2>/dev/null || true; done; PIDS=""; }
+wait_all
+sample >>"$OUT/soak.csv"
+evictions=$(curl -s "$URL/metrics" -H "Authorization: Bearer $TOKEN" |
+  sed -n 's/^allot_evictions_total{reason="\([A-Za-z]*\)"} \([0-9]*\)/\1=\2/p' | paste -sd' ' -)
+
+# the first sample after the warm-up, and the last
+first=$(awk -F, -v w=$((WARMUP * 60)) 'NR > 1 && $1 >= w { print; exit }' "$OUT/soak.csv")
+last=$(tail -n 1 "$OUT/soak.csv")
+[ -n "$first" ] || first=$(sed -n 2p "$OUT/soak.csv")
+verdict=$(printf '%s\n%s\n' "$first" "$last" | awk -F, '
+  NR == 1 { r0 = $2; f0 = $3; d0 = $4; w0 = $5; t0 = $1 }
+  NR == 2 { r1 = $2; f1 = $3; d1 = $4; w1 = $5; t1 = $1 }
+  END {
+    rss_ok = r1 <= r0 * 1.10; fd_ok = f1 <= f0 + 8
+    b0 = w0 ? d0 / w0 : d0; b1 = w1 ? d1 / w1 : d1; db_ok = b1 <= b0 * 1.25
+    printf "from %d s to %d s after the start\n", t0, t1
+    printf "  rss:  %d KiB -> %d KiB (%+.1f %%): %s\n", r0, r1, (r1 - r0) * 100 / r0, rss_ok ? "flat" : "GROWS"
+    printf "  fds:  %d -> %d: %s\n", f0, f1, fd_ok ? "flat" : "GROWS"
+    printf "  db:   %d -> %d bytes for %d -> %d workload rows (%.0f -> %.0f bytes a row): %s\n",
+      d0, d1, w0, w1, b0, b1, db_ok ? "flat per row" : "GROWS"
+    exit !(rss_ok && fd_ok && db_ok)
+  }') && rc=0 || rc=1
+echo "soak: $MINUTES min, evictions: ${evictions:-none}; samples in $OUT/soak.csv"
+printf '%s\n' "$verdict"
+grep -E "ERROR|runtime error|Sanitizer" log >/dev/null && { echo "soak: allotd's log has errors"; rc=1; }
+kill -TERM "$SERVER"
+wait "$SERVER" || { echo "soak: allotd exited with $? after SIGTERM"; rc=1; }
+SERVER=""
+exit $rc
