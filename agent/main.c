@@ -293,6 +293,11 @@ static void do_register(struct agent *a, struct loop *l)
                 a->o.name, json_string_value(json_object_get(reply, "nodePool")),
                 (long long)json_integer_value(json_object_get(reply, "leaseMs")));
         l->registered = l->ever_registered = 1;
+        if (json_is_true(json_object_get(reply, "pendingApproval")))
+            fprintf(stderr, "allot-agent: allotd keeps this node in pool %s with %lld GPUs:"
+                    " what it asks for waits for an admin (allot agent approve %s)\n",
+                    json_string_value(json_object_get(reply, "nodePool")),
+                    (long long)json_integer_value(json_object_get(reply, "gpuCount")), a->o.name);
         renewed(a, l, reply, sent);
         went_well(a, l);
         l->next_at = agent_now_ms();

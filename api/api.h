@@ -691,6 +691,8 @@ void api_h_agent_register(struct api_req *r);
 void api_h_agent_heartbeat(struct api_req *r);
 void api_h_agent_logs_append(struct api_req *r);
 void api_h_agent_nodes(struct api_req *r);
+void api_h_agent_node_approve(struct api_req *r);
+void api_h_agent_node_set(struct api_req *r);
 void api_h_wl_logs(struct api_req *r);
 /* Ends the log follows in progress; the server is stopping. */
 void api_logs_stop(void);

@@ -76,20 +76,47 @@ static int system_admin(struct api_req *r)
 
 static json_t *token_json(const struct db_agent_token *t)
 {
-    return json_pack("{s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:b}", "id", t->id, "name", t->name,
-                     "nodeName", t->node_name, "createdAt", api_time(t->created_at), "createdBy",
-                     t->created_by, "lastUsedAt", api_time(t->last_used_at), "revokedAt",
-                     api_time(t->revoked_at), "revoked", t->revoked_at != 0);
+    return json_pack("{s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:b, s:o, s:o}", "id", t->id, "name",
+                     t->name, "nodeName", t->node_name, "createdAt", api_time(t->created_at),
+                     "createdBy", t->created_by, "lastUsedAt", api_time(t->last_used_at),
+                     "revokedAt", api_time(t->revoked_at), "revoked", t->revoked_at != 0,
+                     "nodePool", t->pool[0] ? json_string(t->pool) : json_null(), "gpus",
+                     t->has_gpus ? json_integer(t->n_gpus) : json_null());
+}
+
+/* The pool named in a request exists (400 if not); "" passes. */
+static int pool_exists(struct api_req *r, const char *field, const char *name)
+{
+    struct db_pool p;
+    char msg[256];
+    int rc;
+
+    if (!name[0])
+        return 0;
+    rc = db_pool_by_name(r->app->db, name, &p);
+    if (rc == DB_OK)
+        return 0;
+    snprintf(msg, sizeof(msg), "field '%s': no node pool named %.100s", field, name);
+    if (rc == DB_ENOTFOUND)
+        api_error(r, 400, "Bad request", msg);
+    else
+        api_db_error(r, rc, "cannot read the node pools");
+    return -1;
 }
 
 static int token_in(struct api_req *r, json_t *o, struct db_agent_token *t)
 {
-    static const char *const fields[] = {"name", "nodeName", NULL};
+    static const char *const fields[] = {"name", "nodeName", "nodePool", "gpus", NULL};
+    int64_t gpus = -1;
 
     if (api_json_allow(r, o, fields, NULL) ||
         api_json_text(r, o, "name", t->name, 64, 1, API_TEXT_LABEL) ||
-        api_json_str(r, o, "nodeName", t->node_name, 64, 0))
+        api_json_str(r, o, "nodeName", t->node_name, 64, 0) ||
+        api_json_str(r, o, "nodePool", t->pool, sizeof(t->pool), 0) ||
+        api_json_int(r, o, "gpus", 0, 64, &gpus) || pool_exists(r, "nodePool", t->pool))
         return -1;
+    t->has_gpus = json_object_get(o, "gpus") != NULL;
+    t->n_gpus = (int)gpus;
     if (!t->name[0] || strspn(t->name, " ") == strlen(t->name)) {
         api_error(r, 400, "Bad request", "field 'name': must not be empty");
         return -1;
@@ -410,8 +437,13 @@ void api_h_agent_register(struct api_req *r)
         goto out;
     }
     api_sched_org_changed(r->app->sched);
-    reply = json_pack("{s:s, s:s, s:s, s:I}", "nodeId", g->node_id, "name", g->name,
-                      "nodePool", g->pool, "heartbeatMs", (json_int_t)g->heartbeat_ms);
+    if (g->pending)
+        fprintf(stderr, "allotd: agent: node %s asks for pool %s and %d GPUs; it has pool %s and"
+                " %d GPUs until an admin approves (allot agent approve %s)\n", g->name, g->pool,
+                g->n_gpus, g->approved_pool, g->effective_gpus, g->name);
+    reply = json_pack("{s:s, s:s, s:s, s:I, s:i, s:b}", "nodeId", g->node_id, "name", g->name,
+                      "nodePool", g->approved_pool, "heartbeatMs", (json_int_t)g->heartbeat_ms,
+                      "gpuCount", g->effective_gpus, "pendingApproval", g->pending);
     if (reply)
         lease_fields(r, reply);
     api_reply(r, 200, reply);
@@ -783,15 +815,27 @@ void api_h_agent_logs_append(struct api_req *r)
 static json_t *agent_node_json(const struct db_agent_node *a)
 {
     json_t *labels = json_loads(a->labels, 0, NULL), *gpus = json_loads(a->gpus, 0, NULL);
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:I, s:o, s:o, s:s, s:s, s:o,"
+                          " s:o}",
+                          "id", a->node_id, "name", a->name, "nodePool", a->pool_name, "status",
+                          a->ready ? "Ready" : "NotReady", "gpuCount", a->n_gpus, "gpuType",
+                          a->gpu_type, "tokenId", a->token_id, "heartbeatMs",
+                          (json_int_t)a->heartbeat_ms, "registeredAt",
+                          api_time(a->registered_at), "lastHeartbeatAt", api_time(a->last_seen),
+                          "agentVersion", a->version, "runtime", a->runtime, "labels",
+                          labels ? labels : json_object(), "gpus", gpus ? gpus : json_array());
 
-    return json_pack("{s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:I, s:o, s:o, s:s, s:s, s:o, s:o}",
-                     "id", a->node_id, "name", a->name, "nodePool", a->pool_name, "status",
-                     a->ready ? "Ready" : "NotReady", "gpuCount", a->n_gpus, "gpuType",
-                     a->gpu_type, "tokenId", a->token_id, "heartbeatMs",
-                     (json_int_t)a->heartbeat_ms, "registeredAt", api_time(a->registered_at),
-                     "lastHeartbeatAt", api_time(a->last_seen), "agentVersion", a->version,
-                     "runtime", a->runtime, "labels", labels ? labels : json_object(), "gpus",
-                     gpus ? gpus : json_array());
+    if (o) {
+        json_object_set_new(o, "approved", json_pack("{s:s, s:i}", "nodePool", a->pool_name,
+                                                     "gpus", a->approved_gpus));
+        json_object_set_new(o, "requested", json_pack("{s:s, s:i}", "nodePool",
+                                                      a->requested_pool, "gpus",
+                                                      a->requested_gpus));
+        json_object_set_new(o, "pendingApproval",
+                            json_boolean(strcmp(a->requested_pool, a->pool_name) != 0 ||
+                                         a->requested_gpus != a->approved_gpus));
+    }
+    return o;
 }
 
 void api_h_agent_nodes(struct api_req *r)
@@ -810,6 +854,77 @@ void api_h_agent_nodes(struct api_req *r)
         json_array_append_new(a, agent_node_json(&ns[i]));
     api_reply(r, 200, json_pack("{s:o}", "nodes", a));
     db_agent_nodes_free(ns, n);
+}
+
+/* ---- an admin sets or approves an agent node's pool and GPU count ---- */
+
+/* 200 with the agent node named, as the list shows it. */
+static void reply_node(struct api_req *r, const char *name)
+{
+    struct db_agent_node *ns = NULL;
+    int n = 0, i, rc = db_agent_node_list(r->app->db, &ns, &n);
+
+    for (i = 0; rc == DB_OK && i < n && strcmp(ns[i].name, name) != 0; i++)
+        ;
+    if (rc != DB_OK)
+        api_db_error(r, rc, "cannot read the node");
+    else if (i == n)
+        api_error(r, 404, "Not found", "the node is gone");
+    else
+        api_reply(r, 200, agent_node_json(&ns[i]));
+    db_agent_nodes_free(ns, n);
+}
+
+static void approved(struct api_req *r, struct db_agent_approval *a)
+{
+    int rc;
+
+    if (!system_admin(r))
+        return;
+    a->node = r->params[0];
+    rc = db_agent_node_approve(r->app->db, a);
+    if (rc == DB_ENOTFOUND) {
+        api_error(r, 404, "Not found", a->why);
+        return;
+    }
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot change the node");
+        return;
+    }
+    api_sched_org_changed(r->app->sched);
+    reply_node(r, a->node);
+}
+
+/* POST /api/v1/agent/nodes/{name}/approve: what it asked for last. */
+void api_h_agent_node_approve(struct api_req *r)
+{
+    struct db_agent_approval a;
+
+    memset(&a, 0, sizeof(a));
+    a.take_requested = 1;
+    approved(r, &a);
+}
+
+/* PATCH /api/v1/agent/nodes/{name} {nodePool?, gpus?}: what an admin sets. */
+void api_h_agent_node_set(struct api_req *r)
+{
+    static const char *const fields[] = {"nodePool", "gpus", NULL};
+    struct db_agent_approval a;
+    char pool[DB_NAME_LEN] = "";
+    int64_t gpus = -1;
+    json_t *o;
+
+    memset(&a, 0, sizeof(a));
+    if (!system_admin(r) || !(o = api_body_object(r)))
+        return;
+    if (api_json_allow(r, o, fields, NULL) == 0 &&
+        api_json_str(r, o, "nodePool", pool, sizeof(pool), 0) == 0 &&
+        api_json_int(r, o, "gpus", 0, 64, &gpus) == 0 && pool_exists(r, "nodePool", pool) == 0) {
+        a.pool = pool[0] ? pool : NULL;
+        a.n_gpus = json_object_get(o, "gpus") ? (int)gpus : -1;
+        approved(r, &a);
+    }
+    json_decref(o);
 }
 
 /* ---- lost nodes, time and idle limits ---- */

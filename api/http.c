@@ -155,6 +155,8 @@ const struct api_route api_routes[] = {
     {"GET", "/api/v1/agent/tokens", api_h_agent_tokens_list, API_NODE_WRITE},
     {"DELETE", "/api/v1/agent/tokens/{id}", api_h_agent_token_revoke, API_NODE_WRITE},
     {"GET", "/api/v1/agent/nodes", api_h_agent_nodes, API_ORG_READ},
+    {"PATCH", "/api/v1/agent/nodes/{name}", api_h_agent_node_set, API_NODE_WRITE},
+    {"POST", "/api/v1/agent/nodes/{name}/approve", api_h_agent_node_approve, API_NODE_WRITE},
     {"POST", "/api/v1/agent/register", api_h_agent_register, API_AGENT},
     {"POST", "/api/v1/agent/heartbeat", api_h_agent_heartbeat, API_AGENT},
     {"POST", "/api/v1/agent/pods/{uid}/logs", api_h_agent_logs_append, API_AGENT},

@@ -11,6 +11,11 @@
  *      whose agent holds another unrevoked token, is never taken over.
  *   4. Registration writes the node, its agent row and the token binding
  *      in one savepoint.
+ *   5. A node's pool and GPU count change only by an admin: the figures
+ *      set on its token, db_agent_node_approve(), or (for a node never seen
+ *      before with no figures set) its first registration. A registration
+ *      asking for others records them as asked and changes nothing, except
+ *      that a node reporting fewer GPUs than approved uses only those.
  */
 #include "db_agent.h"
 #include "db_int.h"
@@ -22,7 +27,7 @@
 /* ---- tokens ---- */
 
 #define TOKEN_COLS "seq, id, name, secret_hash, node_name, created_at, created_by," \
-                   " last_used_at, revoked_at"
+                   " last_used_at, revoked_at, pool_name, n_gpus"
 
 static void token_row(sqlite3_stmt *st, struct db_agent_token *t)
 {
@@ -36,13 +41,16 @@ static void token_row(sqlite3_stmt *st, struct db_agent_token *t)
     db__copy(t->created_by, sizeof(t->created_by), st, 6);
     t->last_used_at = sqlite3_column_int64(st, 7);
     t->revoked_at = sqlite3_column_int64(st, 8);
+    db__copy(t->pool, sizeof(t->pool), st, 9);
+    t->n_gpus = sqlite3_column_int(st, 10);
+    t->has_gpus = t->n_gpus >= 0;
 }
 
 static int token_insert_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
-        "INSERT INTO agent_tokens (id, name, secret_hash, node_name, created_at, created_by)"
-        " VALUES (?, ?, ?, ?, ?, ?)";
+        "INSERT INTO agent_tokens (id, name, secret_hash, node_name, created_at, created_by,"
+        " pool_name, n_gpus) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
     struct db_agent_token *t = arg;
     int rc = DB_OK;
     sqlite3_stmt *st = db__prep(c, sql, &rc);
@@ -55,6 +63,8 @@ static int token_insert_fn(struct db__conn *c, void *arg)
     db__bind_text(st, 4, t->node_name);
     sqlite3_bind_int64(st, 5, t->created_at);
     db__bind_text(st, 6, t->created_by);
+    db__bind_text(st, 7, t->pool);
+    sqlite3_bind_int(st, 8, t->has_gpus ? t->n_gpus : -1);
     rc = db__step_done(st);
     if (rc == DB_OK)
         t->seq = sqlite3_last_insert_rowid(c->h);
@@ -149,10 +159,20 @@ int db_agent_token_revoke(struct db *db, const char *id, int64_t now_ms)
 
 /* ---- registration ---- */
 
-/* Step 1: the token may register this name (invariant 2). */
-static int reg_token(struct db__conn *c, struct db_agent_reg *r)
+/* What one registration decides on its way (invariant 5). */
+struct reg_state {
+    char set_pool[DB_NAME_LEN];   /* set on the token; "" none */
+    int set_gpus;                 /* set on the token; -1 none */
+    int64_t asked_pool;           /* the pool the registration asks for */
+    int64_t pool_seq;             /* the approved pool */
+};
+
+/* Step 1: the token may register this name (invariant 2); the figures an
+ * admin set on it. */
+static int reg_token(struct db__conn *c, struct db_agent_reg *r, struct reg_state *s)
 {
-    static const char sql[] = "SELECT node_name, revoked_at FROM agent_tokens WHERE seq = ?";
+    static const char sql[] =
+        "SELECT node_name, revoked_at, pool_name, n_gpus FROM agent_tokens WHERE seq = ?";
     char bound[DB_NAME_LEN];
     int rc = DB_OK, src;
     sqlite3_stmt *st = db__prep(c, sql, &rc);
@@ -166,6 +186,8 @@ static int reg_token(struct db__conn *c, struct db_agent_reg *r)
         return db__done(st, src == SQLITE_ROW || src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO);
     }
     db__copy(bound, sizeof(bound), st, 0);
+    db__copy(s->set_pool, sizeof(s->set_pool), st, 2);
+    s->set_gpus = sqlite3_column_int(st, 3);
     if (bound[0] && strcmp(bound, r->name) != 0) {
         snprintf(r->why, sizeof(r->why), "this agent token belongs to node %s", bound);
         rc = DB_ECONFLICT;
@@ -173,8 +195,9 @@ static int reg_token(struct db__conn *c, struct db_agent_reg *r)
     return db__done(st, rc);
 }
 
-/* Step 2: the pool exists. */
-static int reg_pool(struct db__conn *c, struct db_agent_reg *r, int64_t *pool_seq)
+/* The seq of pool `name`; DB_ENOTFOUND (with why) if there is none. */
+static int pool_seq_of(struct db__conn *c, const char *name, int64_t *seq, char *why,
+                       size_t len)
 {
     static const char sql[] = "SELECT seq FROM node_pools WHERE name = ?";
     int rc = DB_OK, src;
@@ -182,15 +205,63 @@ static int reg_pool(struct db__conn *c, struct db_agent_reg *r, int64_t *pool_se
 
     if (!st)
         return rc;
-    db__bind_text(st, 1, r->pool);
+    db__bind_text(st, 1, name);
     src = sqlite3_step(st);
     if (src == SQLITE_ROW) {
-        *pool_seq = sqlite3_column_int64(st, 0);
+        *seq = sqlite3_column_int64(st, 0);
     } else {
-        snprintf(r->why, sizeof(r->why), "no node pool named %s", r->pool);
+        snprintf(why, len, "no node pool named %s", name);
         rc = src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO;
     }
     return db__done(st, rc);
+}
+
+/* Step 2: the pool asked for exists. */
+static int reg_pool(struct db__conn *c, struct db_agent_reg *r, struct reg_state *s)
+{
+    return pool_seq_of(c, r->pool, &s->asked_pool, r->why, sizeof(r->why));
+}
+
+/* Step 3b: the approved figures (invariant 5): those set on the token
+ * when it first registers its node, else those approved before for this
+ * node, else what it asks for now. A token's figures count once: an
+ * admin's later approval is not undone by the next registration. */
+static int reg_approved(struct db__conn *c, struct db_agent_reg *r, struct reg_state *s)
+{
+    static const char sql[] =
+        "SELECT n.pool_seq, a.approved_gpus, p.name, a.token_seq FROM nodes n"
+        " JOIN agent_nodes a ON a.node_seq = n.seq JOIN node_pools p ON p.seq = n.pool_seq"
+        " WHERE n.name = ?";
+    int rc = DB_OK, src, known = 0, token_new = 1;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, r->name);
+    src = sqlite3_step(st);
+    s->pool_seq = s->asked_pool;
+    snprintf(r->approved_pool, sizeof(r->approved_pool), "%s", r->pool);
+    r->approved_gpus = r->n_gpus;
+    if (src == SQLITE_ROW && sqlite3_column_int(st, 1) >= 0) {
+        known = 1;
+        s->pool_seq = sqlite3_column_int64(st, 0);
+        r->approved_gpus = sqlite3_column_int(st, 1);
+        db__copy(r->approved_pool, sizeof(r->approved_pool), st, 2);
+        token_new = sqlite3_column_int64(st, 3) != r->token_seq;
+    }
+    rc = db__done(st, src == SQLITE_ROW || src == SQLITE_DONE ? DB_OK : DB_EIO);
+    if (rc == DB_OK && token_new && s->set_pool[0]) {
+        rc = pool_seq_of(c, s->set_pool, &s->pool_seq, r->why, sizeof(r->why));
+        snprintf(r->approved_pool, sizeof(r->approved_pool), "%s", s->set_pool);
+    }
+    if (token_new && s->set_gpus >= 0)
+        r->approved_gpus = s->set_gpus;
+    r->effective_gpus = r->n_gpus < r->approved_gpus ? r->n_gpus : r->approved_gpus;
+    r->pending = s->pool_seq != s->asked_pool || r->approved_gpus != r->n_gpus;
+    /* a pool an admin chose is no label's to take (db/org.c) */
+    r->pool_pinned = r->pool_pinned || s->pool_seq != s->asked_pool;
+    r->known = known;
+    return rc;
 }
 
 /* Step 3: nobody else holds the name (invariant 3). */
@@ -221,7 +292,7 @@ static int reg_name_free(struct db__conn *c, struct db_agent_reg *r)
     return db__done(st, rc);
 }
 
-/* Step 4: the node row, Ready. */
+/* Step 4: the node row, Ready, in the approved pool with the usable GPUs. */
 static int reg_node(struct db__conn *c, struct db_agent_reg *r, int64_t pool_seq)
 {
     static const char sql[] =
@@ -234,7 +305,7 @@ static int reg_node(struct db__conn *c, struct db_agent_reg *r, int64_t pool_seq
         " node_type = excluded.node_type, cpu_milli = excluded.cpu_milli,"
         " mem_mib = excluded.mem_mib, ready = 1, updated_at = excluded.updated_at,"
         " labels = excluded.labels, gpu_memory_mib = excluded.gpu_memory_mib,"
-        " address = excluded.address, pool_pinned = excluded.pool_pinned";
+        " address = excluded.address, pool_pinned = max(pool_pinned, excluded.pool_pinned)";
     static const char back[] = "SELECT seq, id FROM nodes WHERE name = ?";
     char id[DB_ID_LEN];
     int rc = DB_OK;
@@ -246,7 +317,7 @@ static int reg_node(struct db__conn *c, struct db_agent_reg *r, int64_t pool_seq
     db__bind_text(st, 1, id);
     db__bind_text(st, 2, r->name);
     sqlite3_bind_int64(st, 3, pool_seq);
-    sqlite3_bind_int(st, 4, r->n_gpus);
+    sqlite3_bind_int(st, 4, r->effective_gpus);
     db__bind_text(st, 5, r->gpu_type);
     db__bind_text(st, 6, r->node_type);
     sqlite3_bind_int64(st, 7, r->cpu_milli);
@@ -277,11 +348,14 @@ static int reg_agent(struct db__conn *c, struct db_agent_reg *r)
 {
     static const char agent[] =
         "INSERT INTO agent_nodes (node_seq, token_seq, heartbeat_ms, registered_at, last_seen,"
-        " labels, gpus, version, runtime) VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8)"
+        " labels, gpus, version, runtime, approved_gpus, requested_pool, requested_gpus)"
+        " VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
         " ON CONFLICT (node_seq) DO UPDATE SET token_seq = excluded.token_seq,"
         " heartbeat_ms = excluded.heartbeat_ms, registered_at = excluded.registered_at,"
         " last_seen = excluded.last_seen, labels = excluded.labels, gpus = excluded.gpus,"
-        " version = excluded.version, runtime = excluded.runtime";
+        " version = excluded.version, runtime = excluded.runtime,"
+        " approved_gpus = excluded.approved_gpus, requested_pool = excluded.requested_pool,"
+        " requested_gpus = excluded.requested_gpus";
     static const char bind[] =
         "UPDATE agent_tokens SET node_name = ?, last_used_at = ? WHERE seq = ?";
     int rc = DB_OK;
@@ -297,6 +371,9 @@ static int reg_agent(struct db__conn *c, struct db_agent_reg *r)
     db__bind_text(st, 6, r->gpus ? r->gpus : "[]");
     db__bind_text(st, 7, r->version);
     db__bind_text(st, 8, r->runtime);
+    sqlite3_bind_int(st, 9, r->approved_gpus);
+    db__bind_text(st, 10, r->pool);
+    sqlite3_bind_int(st, 11, r->n_gpus);
     rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;
@@ -312,16 +389,19 @@ static int reg_agent(struct db__conn *c, struct db_agent_reg *r)
 static int register_fn(struct db__conn *c, void *arg)
 {
     struct db_agent_reg *r = arg;
-    int64_t pool_seq = 0;
+    struct reg_state s;
     int rc;
 
-    rc = reg_token(c, r);
+    memset(&s, 0, sizeof(s));
+    rc = reg_token(c, r, &s);
     if (rc == DB_OK)
-        rc = reg_pool(c, r, &pool_seq);
+        rc = reg_pool(c, r, &s);
     if (rc == DB_OK)
         rc = reg_name_free(c, r);
     if (rc == DB_OK)
-        rc = reg_node(c, r, pool_seq);
+        rc = reg_approved(c, r, &s);
+    if (rc == DB_OK)
+        rc = reg_node(c, r, s.pool_seq);
     if (rc == DB_OK)
         rc = reg_agent(c, r);
     return rc;
@@ -457,6 +537,9 @@ static int agent_node_row(sqlite3_stmt *st, struct db_agent_node *a)
     db__copy(a->runtime, sizeof(a->runtime), st, 12);
     a->labels = col_dup(st, 13);
     a->gpus = col_dup(st, 14);
+    a->approved_gpus = sqlite3_column_int(st, 15);
+    db__copy(a->requested_pool, sizeof(a->requested_pool), st, 16);
+    a->requested_gpus = sqlite3_column_int(st, 17);
     return a->labels && a->gpus ? DB_OK : DB_ENOMEM;
 }
 
@@ -469,7 +552,8 @@ static int agent_node_list_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
         "SELECT n.seq, n.id, n.name, p.name, n.ready, n.n_gpus, n.gpu_type, t.id,"
-        " a.heartbeat_ms, a.registered_at, a.last_seen, a.version, a.runtime, a.labels, a.gpus"
+        " a.heartbeat_ms, a.registered_at, a.last_seen, a.version, a.runtime, a.labels, a.gpus,"
+        " a.approved_gpus, a.requested_pool, a.requested_gpus"
         " FROM agent_nodes a JOIN nodes n ON n.seq = a.node_seq"
         " JOIN node_pools p ON p.seq = n.pool_seq JOIN agent_tokens t ON t.seq = a.token_seq"
         " ORDER BY n.seq";
@@ -503,6 +587,74 @@ int db_agent_node_list(struct db *db, struct db_agent_node **out, int *n)
         *n = 0;
     }
     return rc;
+}
+
+/* ---- an admin's approval ---- */
+
+static int approve_fn(struct db__conn *c, void *arg)
+{
+    static const char get[] =
+        "SELECT n.seq, p.name, a.approved_gpus, a.requested_pool, a.requested_gpus"
+        " FROM nodes n JOIN agent_nodes a ON a.node_seq = n.seq"
+        " JOIN node_pools p ON p.seq = n.pool_seq WHERE n.name = ?";
+    static const char set[] =
+        "UPDATE agent_nodes SET approved_gpus = ?2 WHERE node_seq = ?1";
+    static const char node[] =
+        "UPDATE nodes SET pool_seq = ?2, n_gpus = ?3, pool_pinned = 1, updated_at = ?4"
+        " WHERE seq = ?1";
+    struct db_agent_approval *a = arg;
+    char pool[DB_NAME_LEN], asked_pool[DB_NAME_LEN];
+    int64_t seq = 0, pool_seq = 0;
+    int rc = DB_OK, src, gpus = 0, asked_gpus = 0, use;
+    sqlite3_stmt *st = db__prep(c, get, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, a->node);
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW) {
+        seq = sqlite3_column_int64(st, 0);
+        db__copy(pool, sizeof(pool), st, 1);
+        gpus = sqlite3_column_int(st, 2);
+        db__copy(asked_pool, sizeof(asked_pool), st, 3);
+        asked_gpus = sqlite3_column_int(st, 4);
+    } else {
+        snprintf(a->why, sizeof(a->why), "no node %s run by an agent", a->node);
+    }
+    rc = db__done(st, src == SQLITE_ROW ? DB_OK : src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO);
+    if (rc != DB_OK)
+        return rc;
+    if (a->take_requested) {
+        snprintf(pool, sizeof(pool), "%s", asked_pool);
+        gpus = asked_gpus;
+    } else {
+        if (a->pool)
+            snprintf(pool, sizeof(pool), "%s", a->pool);
+        if (a->n_gpus >= 0)
+            gpus = a->n_gpus;
+    }
+    rc = pool_seq_of(c, pool, &pool_seq, a->why, sizeof(a->why));
+    st = rc == DB_OK ? db__prep(c, set, &rc) : NULL;
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, seq);
+    sqlite3_bind_int(st, 2, gpus);
+    rc = db__done(st, db__step_done(st));
+    st = rc == DB_OK ? db__prep(c, node, &rc) : NULL;
+    if (!st)
+        return rc;
+    use = asked_gpus >= 0 && asked_gpus < gpus ? asked_gpus : gpus;
+    sqlite3_bind_int64(st, 1, seq);
+    sqlite3_bind_int64(st, 2, pool_seq);
+    sqlite3_bind_int(st, 3, use);
+    sqlite3_bind_int64(st, 4, db__now_ms());
+    return db__done(st, db__step_done(st));
+}
+
+int db_agent_node_approve(struct db *db, struct db_agent_approval *a)
+{
+    a->why[0] = 0;
+    return db__write(db, approve_fn, a);
 }
 
 /* ---- projects' time and idle limits ---- */

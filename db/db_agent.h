@@ -31,6 +31,8 @@ struct db_agent_token {
     char name[DB_NAME_LEN];
     char secret_hash[72];         /* SHA-256 of the secret part, hex */
     char node_name[DB_NAME_LEN];  /* "" until an agent registers with it */
+    char pool[DB_NAME_LEN];       /* the pool an admin set for its node; "" none */
+    int has_gpus, n_gpus;         /* the GPU count an admin set for it, if has_gpus */
     int64_t created_at, last_used_at, revoked_at;
     char created_by[DB_NAME_LEN];
 };
@@ -63,11 +65,21 @@ struct db_agent_reg {
     /* filled by db_agent_register() */
     int64_t node_seq;
     char node_id[DB_ID_LEN];
+    char approved_pool[DB_NAME_LEN];  /* the pool the node is in */
+    int approved_gpus;            /* the GPU count it may use at most */
+    int effective_gpus;           /* min(approved, what it reports) */
+    int pending;                  /* it asked for other figures: they wait for an admin */
+    int known;                    /* it had registered before (figures approved then) */
     char why[DB_MSG_LEN];         /* what a DB_ECONFLICT or DB_ENOTFOUND is about */
 };
 
 /* Creates or updates the node (Ready, not simulated) and binds the token
- * to it. DB_ENOTFOUND: the token is revoked or the pool does not exist;
+ * to it. The node's pool and GPU count are the approved ones: set by an
+ * admin (on the token, or later: db_agent_node_approve()), else those of
+ * its first registration. A later registration asking for others changes
+ * nothing but what is recorded as asked (pending approval), except that
+ * fewer GPUs than approved are used at once (a device gone is gone).
+ * DB_ENOTFOUND: the token is revoked or the pool does not exist;
  * DB_ECONFLICT: the token belongs to another node, or the name is taken
  * by a simulated node or by the agent of another live token. */
 int db_agent_register(struct db *db, struct db_agent_reg *r);
@@ -225,9 +237,24 @@ struct db_agent_node {
     int64_t heartbeat_ms, registered_at, last_seen;
     char version[64], runtime[64];
     char *labels, *gpus;          /* JSON, malloc'd */
+    int approved_gpus;            /* n_gpus is min(approved, requested) */
+    char requested_pool[DB_NAME_LEN];  /* what its last registration asked for */
+    int requested_gpus;
 };
 
 int db_agent_node_list(struct db *db, struct db_agent_node **out, int *n);
+
+/* An admin's decision on an agent node's pool and GPU count. */
+struct db_agent_approval {
+    const char *node;             /* the node's name */
+    int take_requested;           /* 1: what its last registration asked for */
+    const char *pool;             /* else: the pool to set (NULL keeps it) */
+    int n_gpus;                   /* else: the GPU count to set (-1 keeps it) */
+    char why[DB_MSG_LEN];         /* what a DB_ENOTFOUND is about */
+};
+/* Sets the approved figures; the node uses min(approved, reported) GPUs.
+ * DB_ENOTFOUND: no agent node of that name, or no such pool. */
+int db_agent_node_approve(struct db *db, struct db_agent_approval *a);
 void db_agent_nodes_free(struct db_agent_node *a, int n);
 
 #endif /* ALLOT_DB_AGENT_H */

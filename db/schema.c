@@ -343,6 +343,26 @@ static const struct numbered later[] = {
     /* 140: events by time, for the evictions of a time window across
      * workloads */
     {140, "CREATE INDEX events_by_time ON events (created_at);", NULL},
+    /* 91: an agent node's pool and GPU count as an admin approved them
+     * (nodes.pool_seq is the approved pool; nodes.n_gpus the approved
+     * count, or fewer if the agent reports fewer), what its last
+     * registration asked for, and the figures an admin may set on a token
+     * for the node it will register (db/agent.c) */
+    {91,
+     "ALTER TABLE agent_tokens ADD COLUMN pool_name TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE agent_tokens ADD COLUMN n_gpus INTEGER NOT NULL DEFAULT -1"
+     " CHECK (n_gpus BETWEEN -1 AND 64);"
+     "ALTER TABLE agent_nodes ADD COLUMN approved_gpus INTEGER NOT NULL DEFAULT -1"
+     " CHECK (approved_gpus BETWEEN -1 AND 64);"
+     "ALTER TABLE agent_nodes ADD COLUMN requested_pool TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE agent_nodes ADD COLUMN requested_gpus INTEGER NOT NULL DEFAULT -1"
+     " CHECK (requested_gpus BETWEEN -1 AND 64);"
+     "UPDATE agent_nodes SET"
+     " approved_gpus = (SELECT n.n_gpus FROM nodes n WHERE n.seq = agent_nodes.node_seq),"
+     " requested_gpus = (SELECT n.n_gpus FROM nodes n WHERE n.seq = agent_nodes.node_seq),"
+     " requested_pool = (SELECT p.name FROM nodes n JOIN node_pools p ON p.seq = n.pool_seq"
+     " WHERE n.seq = agent_nodes.node_seq);",
+     NULL},
 };
 
 #define N_LATER ((int)(sizeof(later) / sizeof(later[0])))

@@ -323,6 +323,118 @@ static void test_other_node_ignored(void **state)
     assert_string_equal(phase_of(f, "w4"), "Running");
 }
 
+/* The node's figures as the scheduler sees them, and as the list shows. */
+static void figures(struct fixture *f, const char *name, char *pool, int *gpus, int *approved,
+                    int *requested)
+{
+    struct db_agent_node *a = NULL;
+    int n = 0, i;
+
+    assert_int_equal(db_agent_node_list(f->db, &a, &n), DB_OK);
+    for (i = 0; i < n && strcmp(a[i].name, name) != 0; i++)
+        ;
+    assert_true(i < n);
+    strcpy(pool, a[i].pool_name);
+    *gpus = a[i].n_gpus;
+    *approved = a[i].approved_gpus;
+    *requested = a[i].requested_gpus;
+    db_agent_nodes_free(a, n);
+}
+
+/* A node's pool and GPU count change only by an admin (db_agent.h). */
+static void test_approval(void **state)
+{
+    static const struct {
+        const char *what;
+        const char *ask_pool;   /* what the registration asks for */
+        int ask_gpus;
+        const char *pool;       /* what the node then has */
+        int gpus, approved, pending;
+    } steps[] = {
+        {"the first registration set 2 GPUs in default", "default", 2, "default", 2, 2, 0},
+        {"asking for 8 GPUs changes nothing", "default", 8, "default", 2, 2, 1},
+        {"asking for another pool changes nothing", "other", 2, "default", 2, 2, 1},
+        {"reporting 1 GPU uses 1 at once, approval kept", "default", 1, "default", 1, 2, 1},
+        {"back to 2", "default", 2, "default", 2, 2, 0},
+    };
+    struct fixture *f = *state;
+    struct db_pool other;
+    struct db_agent_approval ap;
+    struct db_agent_token preset;
+    struct db_agent_reg r;
+    char pool[DB_NAME_LEN];
+    int gpus, approved, requested;
+    size_t i;
+
+    memset(&other, 0, sizeof(other));
+    strcpy(other.name, "other");
+    strcpy(other.label_key, "k");
+    strcpy(other.label_value, "other");
+    assert_int_equal(db_pool_insert(f->db, &other), DB_OK);
+    for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        reg_of(&f->tok, "node-a", &r);
+        snprintf(r.pool, sizeof(r.pool), "%s", steps[i].ask_pool);
+        r.n_gpus = steps[i].ask_gpus;
+        assert_int_equal(db_agent_register(f->db, &r), DB_OK);
+        figures(f, "node-a", pool, &gpus, &approved, &requested);
+        if (strcmp(pool, steps[i].pool) != 0 || gpus != steps[i].gpus ||
+            approved != steps[i].approved || r.pending != steps[i].pending ||
+            requested != steps[i].ask_gpus || strcmp(r.approved_pool, steps[i].pool) != 0)
+            fail_msg("%s: pool %s, %d GPUs of %d approved, pending %d", steps[i].what, pool,
+                     gpus, approved, r.pending);
+    }
+    /* an admin approves what it asked for last, then sets other figures */
+    reg_of(&f->tok, "node-a", &r);
+    snprintf(r.pool, sizeof(r.pool), "other");
+    r.n_gpus = 4;
+    assert_int_equal(db_agent_register(f->db, &r), DB_OK);
+    memset(&ap, 0, sizeof(ap));
+    ap.node = "node-a";
+    ap.take_requested = 1;
+    assert_int_equal(db_agent_node_approve(f->db, &ap), DB_OK);
+    figures(f, "node-a", pool, &gpus, &approved, &requested);
+    assert_string_equal(pool, "other");
+    assert_true(gpus == 4 && approved == 4);
+    memset(&ap, 0, sizeof(ap));
+    ap.node = "node-a";
+    ap.n_gpus = 3;
+    assert_int_equal(db_agent_node_approve(f->db, &ap), DB_OK);
+    figures(f, "node-a", pool, &gpus, &approved, &requested);
+    assert_string_equal(pool, "other"); /* NULL pool: kept */
+    assert_true(gpus == 3 && approved == 3);
+    ap.pool = "nowhere";
+    assert_int_equal(db_agent_node_approve(f->db, &ap), DB_ENOTFOUND);
+    ap.node = "node-z";
+    ap.pool = NULL;
+    assert_int_equal(db_agent_node_approve(f->db, &ap), DB_ENOTFOUND);
+    /* figures set on a token win over what its node asks for, from the start */
+    memset(&preset, 0, sizeof(preset));
+    snprintf(preset.id, sizeof(preset.id), "tok3");
+    snprintf(preset.name, sizeof(preset.name), "tok3");
+    snprintf(preset.secret_hash, sizeof(preset.secret_hash), "%064d", 0);
+    snprintf(preset.pool, sizeof(preset.pool), "other");
+    preset.has_gpus = 1;
+    preset.n_gpus = 1;
+    assert_int_equal(db_agent_token_insert(f->db, &preset), DB_OK);
+    reg_of(&preset, "node-c", &r);
+    r.n_gpus = 8;
+    assert_int_equal(db_agent_register(f->db, &r), DB_OK);
+    figures(f, "node-c", pool, &gpus, &approved, &requested);
+    assert_string_equal(pool, "other");
+    assert_true(gpus == 1 && approved == 1 && requested == 8 && r.pending);
+    /* the token's figures counted once: an admin's later ones stay */
+    memset(&ap, 0, sizeof(ap));
+    ap.node = "node-c";
+    ap.n_gpus = 6;
+    assert_int_equal(db_agent_node_approve(f->db, &ap), DB_OK);
+    reg_of(&preset, "node-c", &r);
+    r.n_gpus = 8;
+    assert_int_equal(db_agent_register(f->db, &r), DB_OK);
+    figures(f, "node-c", pool, &gpus, &approved, &requested);
+    assert_string_equal(pool, "other");
+    assert_true(gpus == 6 && approved == 6 && r.pending);
+}
+
 static void test_node_lost(void **state)
 {
     struct fixture *f = *state;
@@ -544,6 +656,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failed_and_lost, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_node_ignored, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_lost, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_approval, setup, teardown),
         cmocka_unit_test_setup_teardown(test_uid_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpu_figures, setup, teardown),
         cmocka_unit_test(test_sha256),
