@@ -32,7 +32,7 @@ devices() { # N: a gpus array of N devices
 register() {
   curl -s -X POST "$URL/api/v1/agent/register" -H "Authorization: Bearer $(cat "$T/$1.token")" \
     -H 'Content-Type: application/json' \
-    -d "{\"name\":\"$1\",\"nodePool\":\"$2\",\"gpus\":$(devices "$3")}"
+    -d "{\"name\":\"$1\",\"nodePool\":\"$2\",\"heartbeatMs\":$HB,\"gpus\":$(devices "$3")}"
 }
 # has NODE POOL GPUS: what the scheduler's node list shows
 has() {
@@ -55,8 +55,8 @@ expect 200 GET /api/v1/agent/nodes "" "$ADMIN" | jq -e '.nodes[] | select(.name 
   .approved.nodePool == "default" and .approved.gpus == 2' >/dev/null || fail "node-a's figures"
 
 # only a System administrator decides
-expect 201 POST /api/v1/users '{"username":"res","password":"res-password-1"}' "$ADMIN" >/dev/null
-RES=$(login res res-password-1)
+PW=$(expect 201 POST /api/v1/users '{"email":"res@example.com"}' "$ADMIN" | jq -r .tempPassword)
+RES=$(login res@example.com "$PW")
 expect 403 POST /api/v1/agent/nodes/node-a/approve "" "$RES" >/dev/null
 expect 403 PATCH /api/v1/agent/nodes/node-a '{"gpus":8}' "$RES" >/dev/null
 has node-a default 2
