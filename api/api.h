@@ -334,6 +334,15 @@ void api_reply_text(struct api_req *r, int status, const char *type, const char 
                     size_t len);
 void api_error(struct api_req *r, int status, const char *message, const char *details);
 
+/* ---- quotas as a change would set them (h_org.c) ----
+ * The queue of that id and kind (DB_PROJECT, DB_DEPARTMENT) with
+ * `resources` (a resources[] array as PUT / PATCH .../resources take it)
+ * replacing or merged into its quotas, checked as those routes check it
+ * (404 unreadable, 403 no org-write right, 400 bad entries); nothing is
+ * stored. malloc'd (free()); NULL when it replied. */
+struct db_queue *api_queue_resources_in(struct api_req *r, int kind, const char *id,
+                                        json_t *resources, int replace);
+
 /* ---- a workload submission's spec (wl_spec.c) ----
  * Reads top.spec (and templateId, masterSpec) into w for the project:
  * compute, pools, node types, affinity, priority, pods, ports, rules; a
@@ -665,6 +674,10 @@ void api_h_pods_list(struct api_req *r);
 void api_h_pods_count(struct api_req *r);
 void api_h_wl_history(struct api_req *r);
 void api_h_wl_inference_patch(struct api_req *r);
+/* What-if (h_whatif.c): a checked submission's dry run, answered 200
+ * with what the next scheduling turn would do with it; nothing stored. */
+void api_wl_dry_run(struct api_req *r, const struct db_workload *w);
+void api_h_whatif(struct api_req *r);
 /* The path's workload if the caller may read it (else a 404), held for
  * `perm` if it asks more (else a 403); -1 when it replied. */
 int api_wl_load(struct api_req *r, unsigned perm, struct db_workload *w);

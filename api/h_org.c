@@ -928,8 +928,8 @@ void api_h_projects_count(struct api_req *r)
     queue_list(r, DB_PROJECT, "projects", 1);
 }
 
-/* Loads the queue of the path, of the given kind, that the caller may read. */
-static struct db_queue *queue_load(struct api_req *r, int kind)
+/* Loads the queue of that id and kind, if the caller may read it. */
+static struct db_queue *queue_load_id(struct api_req *r, int kind, const char *id)
 {
     struct db_queue *q = calloc(1, sizeof(*q));
     int rc;
@@ -938,7 +938,7 @@ static struct db_queue *queue_load(struct api_req *r, int kind)
         api_error(r, 500, "Internal error", "out of memory");
         return NULL;
     }
-    rc = db_queue_get(r->app->db, r->params[0], q);
+    rc = db_queue_get(r->app->db, id, q);
     if (rc == DB_OK && (q->kind != kind || !can_read_queue(r, q)))
         rc = DB_ENOTFOUND;
     if (rc != DB_OK) {
@@ -947,6 +947,12 @@ static struct db_queue *queue_load(struct api_req *r, int kind)
         return NULL;
     }
     return q;
+}
+
+/* Loads the queue of the path, of the given kind, that the caller may read. */
+static struct db_queue *queue_load(struct api_req *r, int kind)
+{
+    return queue_load_id(r, kind, r->params[0]);
 }
 
 static void queue_get(struct api_req *r, int kind)
@@ -1077,6 +1083,18 @@ static void queue_resources(struct api_req *r, int kind, int merge)
 out:
     json_decref(a);
     free(q);
+}
+
+struct db_queue *api_queue_resources_in(struct api_req *r, int kind, const char *id,
+                                        json_t *resources, int replace)
+{
+    struct db_queue *q = queue_load_id(r, kind, id);
+
+    if (q && can_write_queue(r, q) &&
+        (replace ? resources_in(r, resources, q) : resources_merge(r, resources, q)) == 0)
+        return q;
+    free(q);
+    return NULL;
 }
 
 void api_h_department_resources(struct api_req *r)

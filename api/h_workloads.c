@@ -5,7 +5,10 @@
  *
  * A submission is answered 202 only after its row and its Submitted event
  * have committed (db_workload_insert waits for the group commit); the
- * scheduler thread is then woken at once.
+ * scheduler thread is then woken at once. With ?dryRun=true it is read and
+ * checked the same way (a taken name is the same 400), then answered 200
+ * with what the next scheduling turn would do with it (h_whatif.c), and
+ * nothing is stored.
  *
  * Invariants:
  *   1. The body is read through an allow-list per level (top, spec,
@@ -119,24 +122,71 @@ static void typed_write(struct jw *j, const struct db_workload *w)
     jw_close(j, '}');
 }
 
+/* ?dryRun=true (an allot extension): answer what the submission would do
+ * (h_whatif.c) instead of storing it. 1 dry run, 0 not, -1 replied 400. */
+static int dry_run_in(struct api_req *r)
+{
+    char v[8];
+
+    if (api_query(r, "dryRun", v, sizeof(v)) != 0 || strcmp(v, "false") == 0)
+        return 0;
+    if (strcmp(v, "true") == 0)
+        return 1;
+    api_error(r, 400, "Bad request", "dryRun is true or false");
+    return -1;
+}
+
+/* A live workload of w's name in its project: what the insert would
+ * refuse (with a 400, as a submission is). 0 free, -1 replied. */
+static int name_free(struct api_req *r, const struct db_workload *w)
+{
+    struct db_wl_query q;
+    struct db_workload *found = NULL;
+    int n = 0, rc;
+
+    memset(&q, 0, sizeof(q));
+    q.limit = 1;
+    q.projects = &w->project_seq;
+    q.n_projects = 1;
+    q.n_filters = 1;
+    snprintf(q.filters[0].field, sizeof(q.filters[0].field), "name");
+    snprintf(q.filters[0].op, sizeof(q.filters[0].op), "==");
+    snprintf(q.filters[0].value, sizeof(q.filters[0].value), "%s", w->name);
+    rc = db_workload_list(r->app->db, &q, &found, &n);
+    db_workloads_free(found, n);
+    if (rc != DB_OK)
+        return api_db_error(r, rc, "cannot read the project's workloads"), -1;
+    if (n > 0)
+        return api_error(r, 400, "Bad request", "a workload of that name exists in the project"),
+               -1;
+    return 0;
+}
+
 static void create(struct api_req *r, int type)
 {
     struct db_workload *w = calloc(1, sizeof(*w));
     struct api_project *project = calloc(1, sizeof(*project));
     struct jw j = {0};
     json_t *o = NULL;
-    int rc;
+    int rc, dry;
 
     if (!w || !project) {
         api_error(r, 500, "Internal error", "out of memory");
-        return;
+        goto out;
     }
     w->type = type;
     snprintf(w->created_by, sizeof(w->created_by), "%s", r->who.user.login);
+    if ((dry = dry_run_in(r)) < 0)
+        goto out;
     o = api_body_object(r);
     if (!o || api_json_allow(r, o, top_fields, NULL) || name_in(r, o, w) ||
         project_in(r, o, w, project) || api_wl_spec_in(r, o, project, w))
         goto out;
+    if (dry) {
+        if (name_free(r, w) == 0)
+            api_wl_dry_run(r, w);
+        goto out;
+    }
     rc = db_workload_insert(r->app->db, w);
     if (rc == DB_ECONFLICT) { /* the create operations list 400, not 409 */
         api_error(r, 400, "Bad request", "a workload of that name exists in the project");

@@ -151,6 +151,7 @@ const struct api_route api_routes[] = {
     {"GET", "/api/v1/workloads/{id}/logs", api_h_wl_logs, API_WL_READ},
     {"GET", "/api/v1/workloads/{id}/metrics", api_h_wl_metrics, API_WL_READ},
     {"GET", "/api/v1/workloads/{id}/pods/{podId}/metrics", api_h_wl_pod_metrics, API_WL_READ},
+    {"POST", "/api/v1/whatif", api_h_whatif, API_AUTH},
     {"POST", "/api/v1/agent/tokens", api_h_agent_tokens_create, API_NODE_WRITE},
     {"GET", "/api/v1/agent/tokens", api_h_agent_tokens_list, API_NODE_WRITE},
     {"DELETE", "/api/v1/agent/tokens/{id}", api_h_agent_token_revoke, API_NODE_WRITE},

@@ -26,7 +26,7 @@
  *           than --retention-days ago.
  * The thread runs a cycle every period, or when woken (a submission,
  * deletion, suspension, resumption or org change), and repeats while a
- * cycle decides something (at most MAX_PASSES times). Woken turns keep a
+ * cycle decides something (at most SM_MAX_PASSES times). Woken turns keep a
  * gap of three times the last turn's length, so a flood of submissions
  * takes at most a quarter of a core from the HTTP workers and the writer.
  *
@@ -36,6 +36,10 @@
  * started (h_agent.c, db_agent.h). Before each turn, nodes whose agents
  * stopped heartbeating are marked lost and workloads past their project's
  * time or idle limits suspended; the model is then read again.
+ *
+ * A what-if run (whatif.c) takes the same lock only to do Step 1 and copy
+ * the model (api_sched_model_copy()); it schedules the copy on its own
+ * thread, with the lock released.
  *
  * Invariants:
  *   1. Only this thread (or api_sched_run_once, under the same lock)
@@ -56,7 +60,6 @@
 #include "sched.h"
 #include "sched_model.h"
 
-#define MAX_PASSES 16
 #define RETENTION_MS (8LL * 24 * 3600 * 1000)
 #define PURGE_PERIOD_MS 60000
 
@@ -767,6 +770,24 @@ int api_sched_run_once(struct api_sched *s, int *n_decisions)
     return run_cycle(s, n_decisions);
 }
 
+int api_sched_model_copy(struct api_sched *s, struct sched_model *dst, int64_t *copy_us)
+{
+    int64_t t0;
+    int rc = -1;
+
+    memset(dst, 0, sizeof(*dst));
+    *copy_us = 0;
+    if (!s)
+        return -1;
+    pthread_mutex_lock(&s->run_mu);
+    t0 = mono_us();
+    if (refresh(s) == 0 && sm_clone(&s->m, dst) == DB_OK)
+        rc = 0;
+    *copy_us = mono_us() - t0;
+    pthread_mutex_unlock(&s->run_mu);
+    return rc;
+}
+
 static void deadline(struct timespec *ts, int64_t ms)
 {
     clock_gettime(CLOCK_REALTIME, ts);
@@ -821,7 +842,7 @@ static void *sched_main(void *arg)
     while (wait_turn(sc, gap) == 0) {
         t0 = mono_us();
         agents_turn(sc);
-        for (pass = 0; pass < MAX_PASSES; pass++)
+        for (pass = 0; pass < SM_MAX_PASSES; pass++)
             if (run_cycle(sc, &n) != 0 || n == 0)
                 break;
         gap = 3 * (mono_us() - t0); /* woken turns: at most a quarter of a core */

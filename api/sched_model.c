@@ -6,12 +6,17 @@
  *
  * Transitions:
  *   sm_load()          empty -> loaded: one read transaction (start,
- *                      or after a failed write of a cycle);
- *   sm_load_topology() pools/nodes/queues replaced; every workload's
- *                      queue, pool list and pod nodes are re-resolved by
- *                      seq (a workload whose project is gone is dropped);
+ *                      or after a failed write of a cycle), then
+ *                      sm_build() from what it read;
+ *   sm_load_topology() pools/nodes/queues replaced (sm_set_topology());
+ *                      every workload's queue, pool list and pod nodes
+ *                      are re-resolved by seq (a workload whose project
+ *                      is gone is dropped);
  *   sm_refresh()       the named workloads re-read: replaced in place,
- *                      merged in by seq, or dropped;
+ *                      merged in by seq, or dropped (sm_apply_rows());
+ *   sm_clone()         a deep copy that shares nothing with the model
+ *                      (what-if runs change and schedule it on their own
+ *                      thread, whatif.c);
  *   the scheduler      applies its own decisions to wls[] directly.
  *
  * Invariants:
@@ -20,7 +25,9 @@
  *   2. Every wls[i].queue, .pools[] and .pods[].node is an index into the
  *      current topology; a pod's node is -1 or a node of that topology.
  *   3. The strings a sched_workload points at live in meta[i].strs, its
- *      pods and pool list in their own blocks, freed with the entry.
+ *      pods and pool list in their own blocks, freed with the entry; the
+ *      topology's rows are the model's own copy (m->topo): no two models
+ *      share a block.
  */
 #include "sched_model.h"
 
@@ -355,16 +362,14 @@ static int match_op(const char *s)
     return op;
 }
 
-/* A row's required node affinity (nodeSelectorTerms JSON, checked when it
- * was submitted) as the core's terms; the strings stay in affinity_doc. */
-static int wl_affinity(struct sched_workload *w, struct sm_meta *mt, const char *text)
+/* The required node affinity in mt->affinity_doc (nodeSelectorTerms JSON,
+ * checked when it was submitted) as the core's terms; the strings stay in
+ * the document. */
+static int wl_affinity_terms(struct sched_workload *w, struct sm_meta *mt)
 {
     json_t *terms, *t, *e, *v;
     size_t i, k, j, n_m = 0, n_v = 0, used_m = 0, used_v = 0;
 
-    if (!text[0])
-        return DB_OK;
-    mt->affinity_doc = json_loads(text, 0, NULL);
     terms = json_object_get(mt->affinity_doc, "nodeSelectorTerms");
     json_array_foreach(terms, i, t)
         json_array_foreach(json_object_get(t, "matchExpressions"), k, e) {
@@ -392,6 +397,15 @@ static int wl_affinity(struct sched_workload *w, struct sm_meta *mt, const char 
     w->affinity = mt->terms;
     w->n_affinity = (int)json_array_size(terms);
     return DB_OK;
+}
+
+/* A row's required node affinity (its text; "" none). */
+static int wl_affinity(struct sched_workload *w, struct sm_meta *mt, const char *text)
+{
+    if (!text[0])
+        return DB_OK;
+    mt->affinity_doc = json_loads(text, 0, NULL);
+    return wl_affinity_terms(w, mt);
 }
 
 /* Fills entry (w, mt) from a row; DB_EINVAL if its project is unknown.
@@ -521,11 +535,10 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Applies freshly read rows for the sorted, unique seqs[0..n): rows of
- * workloads the model holds replace them in place, the others are built
- * aside and merged in; workloads without a row are dropped. */
-static int apply_rows(struct sched_model *m, const int64_t *seqs, int n,
-                      const struct db_snapshot *rows)
+/* Rows of workloads the model holds replace them in place, the others
+ * are built aside and merged in; workloads without a row are dropped. */
+int sm_apply_rows(struct sched_model *m, const int64_t *seqs, int n,
+                  const struct db_snapshot *rows)
 {
     struct sched_workload *aw = calloc((size_t)rows->n_workloads + 1, sizeof(*aw));
     struct sm_meta *am = calloc((size_t)rows->n_workloads + 1, sizeof(*am));
@@ -585,7 +598,7 @@ int sm_refresh(struct sched_model *m, struct db *db, int64_t *seqs, int n)
             seqs[u++] = seqs[i];
     rc = db_workloads_load(db, seqs, u, &rows);
     if (rc == DB_OK)
-        rc = apply_rows(m, seqs, u, rows);
+        rc = sm_apply_rows(m, seqs, u, rows);
     db_snapshot_free(rows);
     return rc;
 }
@@ -617,16 +630,15 @@ static void remap(struct sched_model *m, const struct db_snapshot *old)
         compact(m);
 }
 
-int sm_load_topology(struct sched_model *m, struct db *db)
+int sm_set_topology(struct sched_model *m, struct db_snapshot *topo)
 {
     struct sched_model next;
     struct db_snapshot *old;
     int rc;
 
     memset(&next, 0, sizeof(next));
-    rc = db_topology_load(db, &next.topo);
-    if (rc == DB_OK)
-        rc = topo_build(&next);
+    next.topo = topo;
+    rc = topo_build(&next);
     if (rc != DB_OK) {
         topo_free(&next);
         return rc;
@@ -652,40 +664,177 @@ int sm_load_topology(struct sched_model *m, struct db *db)
     return DB_OK;
 }
 
-static int cmp_row(const void *a, const void *b)
+int sm_load_topology(struct sched_model *m, struct db *db)
 {
-    const struct db_sched_wl *x = a, *y = b;
+    struct db_snapshot *topo = NULL;
+    int rc = db_topology_load(db, &topo);
 
-    return (x->seq > y->seq) - (x->seq < y->seq);
+    return rc == DB_OK ? sm_set_topology(m, topo) : rc;
 }
 
-int sm_load(struct sched_model *m, struct db *db)
+struct seq_at {
+    int64_t seq;
+    int at;
+};
+
+static int cmp_seq_at(const void *a, const void *b)
 {
-    struct db_snapshot *all = NULL;
+    int64_t x = ((const struct seq_at *)a)->seq, y = ((const struct seq_at *)b)->seq;
+
+    return (x > y) - (x < y);
+}
+
+/* The indices of rows' workloads in seq order (the snapshot orders them by
+ * queue position; the model by seq). */
+static int *seq_order(const struct db_snapshot *rows)
+{
+    struct seq_at *k = malloc(sizeof(*k) * ((size_t)rows->n_workloads + 1));
+    int *order = malloc(sizeof(int) * ((size_t)rows->n_workloads + 1));
+    int i;
+
+    if (!k || !order) {
+        free(k);
+        free(order);
+        return NULL;
+    }
+    for (i = 0; i < rows->n_workloads; i++) {
+        k[i].seq = rows->workloads[i].seq;
+        k[i].at = i;
+    }
+    qsort(k, (size_t)rows->n_workloads, sizeof(*k), cmp_seq_at);
+    for (i = 0; i < rows->n_workloads; i++)
+        order[i] = k[i].at;
+    free(k);
+    return order;
+}
+
+int sm_build(struct sched_model *m, const struct db_snapshot *rows)
+{
+    struct db_snapshot *topo = NULL;
+    int *order = NULL;
     int i, rc;
 
     sm_free(m);
-    rc = db_snapshot_load(db, &all);
+    rc = db_snapshot_copy_topology(rows, NULL, 0, &topo);
     if (rc != DB_OK)
         return rc;
-    m->topo = all;
+    m->topo = topo;
     rc = topo_build(m);
     if (rc == DB_OK)
-        rc = grow(m, all->n_workloads);
-    /* the snapshot orders workloads by queue position; the model by seq */
-    qsort(all->workloads, (size_t)all->n_workloads, sizeof(all->workloads[0]), cmp_row);
-    for (i = 0; rc == DB_OK && i < all->n_workloads; i++) {
-        rc = wl_set(m, &m->wls[m->n], &m->meta[m->n], &all->workloads[i]);
+        rc = grow(m, rows->n_workloads);
+    if (rc == DB_OK && !(order = seq_order(rows)))
+        rc = DB_ENOMEM;
+    for (i = 0; rc == DB_OK && i < rows->n_workloads; i++) {
+        rc = wl_set(m, &m->wls[m->n], &m->meta[m->n], &rows->workloads[order[i]]);
         if (rc == DB_OK)
             m->n++;
         else if (rc == DB_EINVAL)
             rc = DB_OK;
     }
-    /* keep only the topology's rows, not the workloads' */
-    if (rc == DB_OK)
-        rc = sm_load_topology(m, db);
+    free(order);
     if (rc != DB_OK)
         sm_free(m);
+    return rc;
+}
+
+int sm_load(struct sched_model *m, struct db *db)
+{
+    struct db_snapshot *all = NULL;
+    int rc;
+
+    sm_free(m);
+    rc = db_snapshot_load(db, &all);
+    if (rc == DB_OK)
+        rc = sm_build(m, all);
+    db_snapshot_free(all);
+    return rc;
+}
+
+/* ---- copies ---- */
+
+/* Entry (w, mt) into the empty entry (cw, cmt), with blocks of its own:
+ * the strings (whose node types point into them), pods, pool list and
+ * affinity. On failure the copy is left empty. */
+static int wl_copy(const struct sched_workload *w, const struct sm_meta *mt,
+                   struct sched_workload *cw, struct sm_meta *cmt)
+{
+    size_t len = strlen(mt->strs) + 1 + strlen(strs_pools(mt)) + 1, types = 1;
+    int k;
+
+    *cw = *w;
+    *cmt = *mt;
+    cw->pods = NULL;
+    cw->pools = NULL;
+    cw->node_types = NULL;
+    cw->affinity = NULL;
+    cw->n_affinity = 0;
+    cmt->strs = NULL;
+    cmt->node_types = NULL;
+    cmt->affinity_doc = NULL;
+    cmt->terms = NULL;
+    cmt->matches = NULL;
+    cmt->values = NULL;
+    /* node types were split in place: as long as the list they came from */
+    if (w->n_node_types > 0)
+        for (types = 0, k = 0; k < w->n_node_types; k++)
+            types += strlen(mt->node_types[k]) + 1;
+    cmt->strs = malloc(len + types);
+    cw->pods = malloc(sizeof(*cw->pods) * (size_t)w->n_pods);
+    cw->pools = w->n_pools ? malloc(sizeof(int) * (size_t)w->n_pools) : NULL;
+    cmt->node_types = w->n_node_types ? calloc((size_t)w->n_node_types, sizeof(char *)) : NULL;
+    if (!cmt->strs || !cw->pods || (w->n_pools && !cw->pools) ||
+        (w->n_node_types && !cmt->node_types))
+        goto out_free;
+    memcpy(cmt->strs, mt->strs, len + types);
+    memcpy(cw->pods, w->pods, sizeof(*cw->pods) * (size_t)w->n_pods);
+    if (w->n_pools)
+        memcpy((int *)cw->pools, w->pools, sizeof(int) * (size_t)w->n_pools);
+    for (k = 0; k < w->n_node_types; k++)
+        cmt->node_types[k] = cmt->strs + (mt->node_types[k] - mt->strs);
+    cw->name = cmt->strs;
+    cw->node_types = cmt->node_types;
+    if (mt->affinity_doc) {
+        cmt->affinity_doc = json_deep_copy(mt->affinity_doc);
+        if (!cmt->affinity_doc || wl_affinity_terms(cw, cmt) != DB_OK)
+            goto out_free;
+    }
+    return DB_OK;
+out_free:
+    wl_free(cw, cmt);
+    return DB_ENOMEM;
+}
+
+int sm_clone(const struct sched_model *src, struct sched_model *dst)
+{
+    struct db_snapshot *topo = NULL;
+    int i, rc;
+
+    memset(dst, 0, sizeof(*dst));
+    if (!src->topo)
+        return DB_OK;
+    rc = db_snapshot_copy_topology(src->topo, NULL, 0, &topo);
+    if (rc != DB_OK)
+        return rc;
+    dst->topo = topo;
+    rc = topo_build(dst);
+    if (rc == DB_OK)
+        rc = grow(dst, src->n);
+    for (i = 0; rc == DB_OK && i < src->n; i++) {
+        rc = wl_copy(&src->wls[i], &src->meta[i], &dst->wls[i], &dst->meta[i]);
+        if (rc == DB_OK)
+            dst->n++;
+    }
+    if (rc == DB_OK && src->n_usage > 0) {
+        dst->usage = malloc(sizeof(*dst->usage) * (size_t)src->n_usage);
+        if (dst->usage) {
+            memcpy(dst->usage, src->usage, sizeof(*dst->usage) * (size_t)src->n_usage);
+            dst->n_usage = src->n_usage;
+        } else {
+            rc = DB_ENOMEM;
+        }
+    }
+    if (rc != DB_OK)
+        sm_free(dst);
     return rc;
 }
 

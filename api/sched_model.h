@@ -1,6 +1,6 @@
 /*
  * sched_model.h: the scheduler thread's in-memory copy of the cluster
- * (sched_model.c), private to sched_loop.c.
+ * (sched_model.c), used by sched_loop.c and, on copies, by whatif.c.
  *
  * The database stays the source of truth: the model is loaded from it
  * once at start, re-reads the topology (pools, nodes, queues) when told it
@@ -48,13 +48,30 @@ struct sched_model {
     int n_usage;
 };
 
+/* A driver repeats cycles while one decides something, at most this many
+ * times per turn (sched_loop.c, and whatif.c to foresee a turn). */
+#define SM_MAX_PASSES 16
+
 /* Loads everything from the database (topology and every workload). */
 int sm_load(struct sched_model *m, struct db *db);
+/* Builds the model from rows read by db_snapshot_load() (borrowed: the
+ * model copies what it keeps). */
+int sm_build(struct sched_model *m, const struct db_snapshot *rows);
 /* Re-reads pools, nodes and queues; workloads keep their places. */
 int sm_load_topology(struct sched_model *m, struct db *db);
+/* Replaces the topology with topo (taken over: freed with the model, or
+ * at once on failure); workloads are re-resolved against it by seq. */
+int sm_set_topology(struct sched_model *m, struct db_snapshot *topo);
 /* Re-reads the workloads seqs[0..n) (sorted here): a live Pending or
  * Running row is added or replaced, any other is dropped. */
 int sm_refresh(struct sched_model *m, struct db *db, int64_t *seqs, int n);
+/* The same from rows already read: rows->workloads holds, in the order
+ * of the sorted, unique seqs[0..n), the rows of those that are live; a
+ * seq without a row is dropped. */
+int sm_apply_rows(struct sched_model *m, const int64_t *seqs, int n,
+                  const struct db_snapshot *rows);
+/* A deep copy of src into the empty dst, sharing no memory with src. */
+int sm_clone(const struct sched_model *src, struct sched_model *dst);
 /* Points a core state at the model (borrowed until the model changes). */
 void sm_state(const struct sched_model *m, int64_t now_ms, struct sched_state *out);
 /* Frees everything; the model is empty afterwards. */
@@ -66,5 +83,11 @@ int sm_queue_index(const struct sched_model *m, int64_t seq);
 int sm_reason_code(const char *name);
 /* The hash kept in sm_meta.msg_hash (FNV-1a, 64 bits). */
 uint64_t sm_hash(const char *s);
+
+/* The scheduler thread's model, brought up to date as its next cycle
+ * would (Step 1 of sched_loop.c), copied into dst under the cycle lock;
+ * *copy_us is how long the lock was held. 0, or -1 (dst empty). */
+struct api_sched;
+int api_sched_model_copy(struct api_sched *s, struct sched_model *dst, int64_t *copy_us);
 
 #endif /* ALLOT_SCHED_MODEL_H */

@@ -305,6 +305,8 @@ void db_workload_clear(struct db_workload *w);
  * name exists in the project. */
 int db_workload_insert(struct db *db, struct db_workload *w);
 int db_workload_get(struct db *db, const char *id, struct db_workload *out);
+/* The same by seq (deleted rows included, as by id). */
+int db_workload_get_seq(struct db *db, int64_t seq, struct db_workload *out);
 
 enum db_wl_action { DB_WL_DELETE = 0, DB_WL_SUSPEND, DB_WL_RESUME };
 /* Deletes, suspends or resumes: frees its pods, sets the phases, writes an
@@ -456,6 +458,11 @@ int db_topology_load(struct db *db, struct db_snapshot **out);
  * Running, with their pods, in the order of seqs; no pools, nodes, queues. */
 int db_workloads_load(struct db *db, const int64_t *seqs, int n, struct db_snapshot **out);
 void db_snapshot_free(struct db_snapshot *s);
+/* A copy of the pools, nodes and queues of s (none of its workloads),
+ * with the nodes add[0..n_add) appended after its own: a topology the
+ * caller may change without touching s. Free with db_snapshot_free(). */
+int db_snapshot_copy_topology(const struct db_snapshot *s, const struct db_node *add, int n_add,
+                              struct db_snapshot **out);
 
 /* One workload's new state after a cycle. */
 struct db_wl_update {

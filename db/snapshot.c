@@ -8,6 +8,8 @@
  * Initializing (placed on an agent's node, not yet reported started)
  * counts as Running.
  * All of it lives in one block of chunks freed by db_snapshot_free().
+ * db_snapshot_copy_topology() copies the pools, nodes and queues of one
+ * (a topology to change without touching the original: what-if runs).
  * db_topology_load() reads only the pools, nodes and queues, and
  * db_workloads_load() only the named workloads that are still live and
  * Pending or Running: together they let the scheduler keep its state in
@@ -85,6 +87,37 @@ void db_snapshot_free(struct db_snapshot *s)
     free(s->nodes);
     free(s->queues);
     free(s);
+}
+
+int db_snapshot_copy_topology(const struct db_snapshot *s, const struct db_node *add, int n_add,
+                              struct db_snapshot **out)
+{
+    struct db_snapshot *c = calloc(1, sizeof(*c));
+    int n_nodes = s->n_nodes + n_add;
+
+    *out = NULL;
+    if (!c)
+        return DB_ENOMEM;
+    c->pools = malloc(sizeof(*c->pools) * ((size_t)s->n_pools + 1));
+    c->nodes = malloc(sizeof(*c->nodes) * ((size_t)n_nodes + 1));
+    c->queues = malloc(sizeof(*c->queues) * ((size_t)s->n_queues + 1));
+    if (!c->pools || !c->nodes || !c->queues) {
+        db_snapshot_free(c);
+        return DB_ENOMEM;
+    }
+    if (s->n_pools)
+        memcpy(c->pools, s->pools, sizeof(*c->pools) * (size_t)s->n_pools);
+    if (s->n_nodes)
+        memcpy(c->nodes, s->nodes, sizeof(*c->nodes) * (size_t)s->n_nodes);
+    if (n_add)
+        memcpy(c->nodes + s->n_nodes, add, sizeof(*c->nodes) * (size_t)n_add);
+    if (s->n_queues)
+        memcpy(c->queues, s->queues, sizeof(*c->queues) * (size_t)s->n_queues);
+    c->n_pools = s->n_pools;
+    c->n_nodes = n_nodes;
+    c->n_queues = s->n_queues;
+    *out = c;
+    return DB_OK;
 }
 
 struct snap_arg {

@@ -222,20 +222,25 @@ int db_workload_insert(struct db *db, struct db_workload *w)
 /* ---- get ---- */
 
 struct get_arg {
-    const char *id;
+    const char *id;               /* NULL: by seq */
+    int64_t seq;
     struct db_workload *w;
 };
 
 static int get_fn(struct db__conn *c, void *arg)
 {
-    static const char sql[] = "SELECT " WL_COLS WL_FROM " WHERE w.id = ?";
+    static const char by_id[] = "SELECT " WL_COLS WL_FROM " WHERE w.id = ?";
+    static const char by_seq[] = "SELECT " WL_COLS WL_FROM " WHERE w.seq = ?";
     struct get_arg *a = arg;
     int rc = DB_OK, src;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    sqlite3_stmt *st = db__prep(c, a->id ? by_id : by_seq, &rc);
 
     if (!st)
         return rc;
-    db__bind_text(st, 1, a->id);
+    if (a->id)
+        db__bind_text(st, 1, a->id);
+    else
+        sqlite3_bind_int64(st, 1, a->seq);
     src = sqlite3_step(st);
     if (src == SQLITE_ROW)
         rc = wl_row(st, a->w);
@@ -246,7 +251,15 @@ static int get_fn(struct db__conn *c, void *arg)
 
 int db_workload_get(struct db *db, const char *id, struct db_workload *out)
 {
-    struct get_arg a = {id, out};
+    struct get_arg a = {id, 0, out};
+
+    memset(out, 0, sizeof(*out));
+    return db__read(db, get_fn, &a);
+}
+
+int db_workload_get_seq(struct db *db, int64_t seq, struct db_workload *out)
+{
+    struct get_arg a = {NULL, seq, out};
 
     memset(out, 0, sizeof(*out));
     return db__read(db, get_fn, &a);

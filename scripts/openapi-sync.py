@@ -20,7 +20,10 @@ It writes:
      fails, 501 for a part allotd does not implement), which
      point at allot's Error response.
      Operations only allot has (agent routes, /healthz, PATCH of a
-     project, ...) are left as they are.
+     project, ...) are left as they are, and so is a response of a shared
+     operation marked "x-allot-extension": "<an extension parameter>" (the
+     reply when the request uses that parameter, e.g. dryRun=true's 200);
+     the schemas allot's extensions name are allot's own.
   2. api/runai_ops.c: every operation of Run:ai's document (method, path,
      operationId), so allotd answers 501 naming the ones it does not serve.
   3. docs/allotd.md, between its "runai-operations" markers: the document's
@@ -93,6 +96,17 @@ def shared_index(runai):
     return {(norm(p), m): p for p, item in runai["paths"].items() for m in item if m in METHODS}
 
 
+def is_extension(obj):
+    """A parameter or response of a shared operation that only allot has."""
+    return isinstance(obj, dict) and bool(obj.get("x-allot-extension"))
+
+
+def extension_parts(op):
+    """The parameters and responses of op that are allot's extensions."""
+    return ([p for p in op.get("parameters", []) if is_extension(p)] +
+            [r for r in op.get("responses", {}).values() if is_extension(r)])
+
+
 def sync_operation(runai, tmpl, method, mine, problems):
     """Allot's operation `mine` redone from Run:ai's (tmpl, method)."""
     theirs = runai["paths"][tmpl][method]
@@ -120,8 +134,10 @@ def sync_operation(runai, tmpl, method, mine, problems):
     if "requestBody" in theirs and "requestBody" in mine:
         op["requestBody"] = copy.deepcopy(deref(runai, theirs["requestBody"]))
     responses = {}
-    for status in mine.get("responses", {}):
-        if status in theirs["responses"]:
+    for status, reply in mine.get("responses", {}).items():
+        if is_extension(reply):
+            responses[status] = copy.deepcopy(reply)
+        elif status in theirs["responses"]:
             responses[status] = copy.deepcopy(deref(runai, theirs["responses"][status]))
         elif status in TRANSPORT:
             responses[status] = {"$ref": "#/components/responses/Error"}
@@ -155,7 +171,17 @@ def sync_spec(runai, allot, problems):
     used_shared, used_own = set(), set()
     for path, item in paths.items():
         for method, op in item.items():
-            schema_refs(op, used_shared if (norm(path), method) in index else used_own)
+            if (norm(path), method) not in index:
+                schema_refs(op, used_own)
+                continue
+            ext = extension_parts(op)
+            schema_refs(ext, used_own)
+            schema_refs({k: v for k, v in op.items() if k not in ("parameters", "responses")},
+                        used_shared)
+            schema_refs([p for p in op.get("parameters", []) if not is_extension(p)],
+                        used_shared)
+            schema_refs([r for r in op.get("responses", {}).values() if not is_extension(r)],
+                        used_shared)
     schema_refs(allot["components"].get("responses", {}), used_own)
     own = allot["components"].get("schemas", {})
     schemas = {n: copy.deepcopy(runai["components"]["schemas"][n])

@@ -8,14 +8,16 @@ For every operation of allot's document whose path template and method are
 in Run:ai's, field by field, with $refs resolved in each document:
   - the path template is Run:ai's (same parameter names);
   - each parameter allot lists is one of Run:ai's (same name, place,
-    required flag and schema), unless it is a query parameter marked
-    "x-allot-extension": true, and every path parameter is there;
+    required flag and schema), and every path parameter is there;
   - each status allot lists is one Run:ai's operation lists, with the same
     response (its schema, per media type), except 401, 413, 429, 500, 501
     and 507, which any operation may answer (allot's Error);
   - the request body is Run:ai's.
 Descriptions, summaries and examples may differ. Operations and paths only
-allot has are its extensions: they are listed, not checked. Last, the
+allot has are its extensions: they are listed, not checked; so are a shared
+operation's query parameters and responses marked "x-allot-extension"
+(dryRun=true on a submission and its 200), which must not take a name or a
+status Run:ai's operation has. Last, the
 files scripts/openapi-sync.py writes must be current (--check).
 """
 import json
@@ -81,7 +83,7 @@ def params_of(doc, path, op):
     return out
 
 
-def check_operation(allot, runai, path, tmpl, method, out):
+def check_operation(allot, runai, path, tmpl, method, out, extensions):
     mine, theirs = allot.d["paths"][path][method], runai.d["paths"][tmpl][method]
     where = "%s %s" % (method.upper(), path)
     seen = set()
@@ -89,9 +91,11 @@ def check_operation(allot, runai, path, tmpl, method, out):
         out.append("%s: Run:ai's template is %s" % (where, tmpl))
     p_mine, p_theirs = params_of(allot, path, mine), params_of(runai, tmpl, theirs)
     for key, p in p_mine.items():
-        if key not in p_theirs and p.get("x-allot-extension") is True and key[1] == "query":
-            continue  # an allot extension, said so in the document
-        if key not in p_theirs:
+        if p.get("x-allot-extension") is True and key[1] == "query":
+            if key in p_theirs:
+                out.append("%s: extension parameter %s is Run:ai's" % (where, key[0]))
+            extensions.append("%s ?%s" % (where, key[0]))
+        elif key not in p_theirs:
             out.append("%s: parameter %s (%s) is not Run:ai's" % (where, key[0], key[1]))
         else:
             same(allot, p, runai, p_theirs[key], "%s parameter %s" % (where, key[0]), out, seen)
@@ -99,6 +103,13 @@ def check_operation(allot, runai, path, tmpl, method, out):
         if key[1] == "path" and key not in p_mine:
             out.append("%s: path parameter %s missing" % (where, key[0]))
     for status, reply in mine.get("responses", {}).items():
+        ext = allot.deref(reply).get("x-allot-extension")
+        if ext:
+            if status in theirs["responses"] or \
+                    not (p_mine.get((ext, "query")) or {}).get("x-allot-extension"):
+                out.append("%s: extension status %s is Run:ai's or names no extension parameter"
+                           % (where, status))
+            continue
         if status not in theirs["responses"]:
             if status not in ANY_OPERATION:
                 out.append("%s: status %s is not in Run:ai's operation" % (where, status))
@@ -131,7 +142,7 @@ def main(argv):
                 extensions.append("%s %s" % (method.upper(), path))
                 continue
             shared += 1
-            check_operation(allot, runai, path, tmpl, method, problems)
+            check_operation(allot, runai, path, tmpl, method, problems, extensions)
     for p in problems:
         print("openapi subset: " + p, file=sys.stderr)
     print("openapi subset: %d operations shared with Run:ai's document; allot's extensions:"

@@ -1,0 +1,710 @@
+/*
+ * whatif.c: what the next scheduling turn would do after a change that has
+ * not been made: run the core on a copy of the scheduler thread's model
+ * with the change made there, and compare.
+ *
+ * One run (wi_run):
+ *   Step 1: copy the model (api_sched_model_copy()): the scheduler's own
+ *           Step 1 (the rows changed since its last cycle are read) and a
+ *           deep copy, under its cycle lock; the lock is then released;
+ *   Step 2: note every workload as it is: phase, project, placed pods;
+ *   Step 3: make the changes on the copy, as the real ones would leave the
+ *           model: quotas, drained nodes (NotReady; the pods bound there
+ *           freed and their workloads back to Pending, as when a node is
+ *           lost) and added nodes in one new topology; then deletions and
+ *           suspensions (the workload leaves the model) and the submission
+ *           (a Pending row after every other: the newest seq and queue
+ *           position);
+ *   Step 4: pass after pass, as the scheduler thread does in one turn:
+ *           sched_cycle() on the copy, every decision applied with
+ *           sched_apply_decision(), the stale times kept, until a pass
+ *           decides nothing (at most SM_MAX_PASSES); per workload, the
+ *           action that bound, evicted or moved it is noted;
+ *   Step 5: compare each workload with its note: it starts, stops or runs
+ *           on elsewhere; the submission's pods, or its pending reason and
+ *           message from the last pass (sched_reason_message(), the words
+ *           the real cycle writes); each queue's deserved quota, fair share
+ *           and allocation before (the last real cycle's) and after (the
+ *           last pass's).
+ *
+ * Invariants:
+ *   1. The live model is read only in Step 1, under the cycle lock; the
+ *      core runs on the copy with no lock held, so a run never stalls the
+ *      scheduler thread for longer than the copy.
+ *   2. Nothing is written: not the database, not the live model.
+ *   3. At most WI_MAX_RUNS runs at once (each holds a copy of the model
+ *      and an arena); another waits up to WI_WAIT_MS for its turn, then
+ *      is refused with WI_BUSY.
+ */
+#include "whatif.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sched.h"
+
+static pthread_mutex_t runs_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t runs_cv = PTHREAD_COND_INITIALIZER;
+static int runs;
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+const char *wi_reason_name(int reason)
+{
+    switch (reason) {
+    case WI_R_DELETE: return "delete";
+    case WI_R_SUSPEND: return "suspend";
+    case WI_R_DRAIN: return "drain";
+    default: return sched_action_name(reason);
+    }
+}
+
+/* ---- Step 2: the notes ---- */
+
+struct note {
+    int64_t seq;
+    int queue, phase;
+    int64_t gpu_milli;
+    int first, n_placed;     /* its placed pods in run.pods */
+};
+
+/* One run's working state. The per-workload arrays are indexed by the
+ * copy's workloads once the changes are made (Step 4 keeps the indices). */
+struct run {
+    struct sched_model *m;
+    int64_t now;
+    struct note *notes;      /* by seq, like the model */
+    int n_notes;
+    struct wi_pod *pods;
+    int *bind_act, *evict_act, *evict_by;   /* -1: none */
+    unsigned char *moved, *drained;
+    int64_t sub_seq;         /* the submission's seq, or 0 */
+    struct wi_result *out;
+    int cap_effects;
+};
+
+static int64_t placed_gpu(const struct sched_model *m, const struct sched_workload *w)
+{
+    int64_t g = 0;
+    int k;
+
+    for (k = 0; k < w->n_pods; k++)
+        if (w->pods[k].node >= 0)
+            g += sched_pod_gpu(w, &m->nodes[w->pods[k].node]);
+    return g;
+}
+
+static int note_all(struct run *x)
+{
+    const struct sched_model *m = x->m;
+    int i, k, n_pods = 0, used = 0;
+
+    for (i = 0; i < m->n; i++)
+        n_pods += m->wls[i].n_pods;
+    x->notes = calloc((size_t)m->n + 1, sizeof(*x->notes));
+    x->pods = calloc((size_t)n_pods + 1, sizeof(*x->pods));
+    if (!x->notes || !x->pods)
+        return -1;
+    for (i = 0; i < m->n; i++) {
+        const struct sched_workload *w = &m->wls[i];
+        struct note *t = &x->notes[i];
+        t->seq = m->meta[i].seq;
+        t->queue = w->queue;
+        t->phase = w->phase;
+        t->gpu_milli = placed_gpu(m, w);
+        t->first = used;
+        for (k = 0; k < w->n_pods; k++)
+            if (w->pods[k].node >= 0) {
+                x->pods[used].index = k;
+                x->pods[used].node = w->pods[k].node;
+                x->pods[used++].devices = w->pods[k].devices;
+            }
+        t->n_placed = used - t->first;
+    }
+    x->n_notes = m->n;
+    return 0;
+}
+
+static const struct note *note_of(const struct run *x, int64_t seq)
+{
+    int lo = 0, hi = x->n_notes - 1;
+
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (x->notes[mid].seq == seq)
+            return &x->notes[mid];
+        if (x->notes[mid].seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return NULL;
+}
+
+/* ---- effects ---- */
+
+static struct wi_effect *add_effect(struct run *x, int64_t seq, const char *name, int queue,
+                                    int what, int reason)
+{
+    struct wi_result *o = x->out;
+    struct wi_effect *e;
+
+    if (o->n_effects == x->cap_effects) {
+        int cap = x->cap_effects ? x->cap_effects * 2 : 16;
+        e = realloc(o->effects, sizeof(*e) * (size_t)cap);
+        if (!e)
+            return NULL;
+        o->effects = e;
+        x->cap_effects = cap;
+    }
+    e = &o->effects[o->n_effects++];
+    memset(e, 0, sizeof(*e));
+    e->seq = seq;
+    snprintf(e->name, sizeof(e->name), "%s", name);
+    e->queue = queue;
+    e->what = what;
+    e->reason = reason;
+    e->by_queue = -1;
+    return e;
+}
+
+static int pods_dup(const struct wi_pod *src, int n, struct wi_pod **dst)
+{
+    *dst = NULL;
+    if (n == 0)
+        return 0;
+    *dst = malloc(sizeof(**dst) * (size_t)n);
+    if (!*dst)
+        return -1;
+    memcpy(*dst, src, sizeof(**dst) * (size_t)n);
+    return 0;
+}
+
+/* The placed pods of w, as wi_pods (malloc'd; NULL when none). */
+static int pods_of(const struct sched_workload *w, struct wi_pod **out, int *n)
+{
+    int k;
+
+    *out = NULL;
+    *n = 0;
+    for (k = 0; k < w->n_pods; k++)
+        *n += w->pods[k].node >= 0;
+    if (*n == 0)
+        return 0;
+    *out = malloc(sizeof(**out) * (size_t)*n);
+    if (!*out)
+        return -1;
+    for (*n = 0, k = 0; k < w->n_pods; k++)
+        if (w->pods[k].node >= 0) {
+            (*out)[*n].index = k;
+            (*out)[*n].node = w->pods[k].node;
+            (*out)[(*n)++].devices = w->pods[k].devices;
+        }
+    return 0;
+}
+
+/* ---- Step 3: the changes ---- */
+
+static int find_node(const struct db_snapshot *t, int64_t seq)
+{
+    int i;
+
+    for (i = 0; i < t->n_nodes; i++)
+        if (t->nodes[i].seq == seq)
+            return i;
+    return -1;
+}
+
+/* Quotas, drained and added nodes: one new topology for the copy. */
+static int change_topology(struct run *x, const struct wi_change *ch, int n)
+{
+    struct sched_model *m = x->m;
+    struct db_snapshot *t = NULL;
+    struct db_node *add = calloc((size_t)n + 1, sizeof(*add));
+    int64_t next_seq = m->n_nodes ? m->topo->nodes[m->n_nodes - 1].seq : 0;
+    int i, q, n_add = 0, rc = -1;
+
+    if (!add)
+        return -1;
+    for (i = 0; i < n; i++)
+        if (ch[i].kind == WI_ADD_NODE) {
+            add[n_add] = *ch[i].node;
+            add[n_add].seq = ++next_seq;   /* the newest node: after every other */
+            add[n_add].ready = 1;
+            if (!add[n_add].labels[0])
+                snprintf(add[n_add].labels, sizeof(add[n_add].labels), "{}");
+            n_add++;
+        }
+    if (db_snapshot_copy_topology(m->topo, add, n_add, &t) != DB_OK)
+        goto out;
+    for (i = 0; i < n; i++) {
+        if (ch[i].kind == WI_DRAIN && (q = find_node(t, ch[i].node_seq)) >= 0)
+            t->nodes[q].ready = 0;
+        if (ch[i].kind != WI_QUOTA)
+            continue;
+        for (q = 0; q < t->n_queues && t->queues[q].seq != ch[i].queue->seq; q++)
+            ;
+        if (q < t->n_queues) {
+            t->queues[q].n_quotas = ch[i].queue->n_quotas;
+            memcpy(t->queues[q].quotas, ch[i].queue->quotas, sizeof(t->queues[q].quotas));
+        }
+    }
+    rc = sm_set_topology(m, t) == DB_OK ? 0 : -1;
+out:
+    free(add);
+    return rc;
+}
+
+/* A running workload that a change removes stops for that change. */
+static int removed(struct run *x, int i, int reason)
+{
+    const struct sched_model *m = x->m;
+    const struct note *t = note_of(x, m->meta[i].seq);
+    struct wi_effect *e;
+
+    if (!t || t->phase != SCHED_RUNNING)
+        return 0;
+    e = add_effect(x, t->seq, m->wls[i].name, t->queue, WI_STOP, reason);
+    if (!e)
+        return -1;
+    e->gpu_milli = t->gpu_milli;
+    e->n_before = t->n_placed;
+    return pods_dup(&x->pods[t->first], t->n_placed, &e->before);
+}
+
+static int64_t max_queued(const struct sched_model *m)
+{
+    int64_t q = 0;
+    int i;
+
+    for (i = 0; i < m->n; i++)
+        if (m->wls[i].queued_seq > q)
+            q = m->wls[i].queued_seq;
+    return q;
+}
+
+/* Deletions, suspensions and the submission, in one sm_apply_rows(). */
+static int change_workloads(struct run *x, const struct wi_change *ch, int n)
+{
+    struct sched_model *m = x->m;
+    struct db_snapshot rows;
+    struct db_sched_wl sub;
+    int64_t *seqs = malloc(sizeof(int64_t) * ((size_t)n + 1)), prev;
+    int i, k, n_seqs = 0, rc = 0;
+
+    if (!seqs)
+        return -1;
+    memset(&rows, 0, sizeof(rows));
+    for (i = 0; i < n; i++) {
+        if (ch[i].kind != WI_DELETE && ch[i].kind != WI_SUSPEND)
+            continue;
+        for (k = 0; k < m->n && m->meta[k].seq != ch[i].workload_seq; k++)
+            ;
+        if (k < m->n && removed(x, k, ch[i].kind == WI_DELETE ? WI_R_DELETE : WI_R_SUSPEND))
+            rc = -1;
+        seqs[n_seqs++] = ch[i].workload_seq;
+    }
+    for (i = 0; i < n; i++)
+        if (ch[i].kind == WI_SUBMIT) {
+            sub = *ch[i].submission;
+            sub.seq = x->sub_seq = (m->n ? m->meta[m->n - 1].seq : 0) + 1;
+            sub.queued_seq = max_queued(m) + 1;
+            rows.workloads = &sub;
+            rows.n_workloads = 1;
+            seqs[n_seqs++] = sub.seq;
+            break;
+        }
+    /* sorted and unique, as sm_apply_rows() wants (the submission's is last) */
+    for (i = 1; i < n_seqs; i++)
+        for (k = i; k > 0 && seqs[k - 1] > seqs[k]; k--) {
+            prev = seqs[k - 1];
+            seqs[k - 1] = seqs[k];
+            seqs[k] = prev;
+        }
+    for (i = 1, k = n_seqs ? 1 : 0; i < n_seqs; i++)
+        if (seqs[i] != seqs[k - 1])
+            seqs[k++] = seqs[i];
+    if (rc == 0 && k > 0 && sm_apply_rows(m, seqs, k, &rows) != DB_OK)
+        rc = -1;
+    free(seqs);
+    return rc;
+}
+
+static int drained_node(const struct sched_model *m, const struct wi_change *ch, int n,
+                        int node)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        if (ch[i].kind == WI_DRAIN && ch[i].node_seq == m->topo->nodes[node].seq)
+            return 1;
+    return 0;
+}
+
+/* Frees the pods bound to drained nodes; their workloads go back to
+ * Pending (db: a lost node's pods). */
+static void change_pods(struct run *x, const struct wi_change *ch, int n)
+{
+    struct sched_model *m = x->m;
+    int i, k;
+
+    for (i = 0; i < m->n; i++) {
+        struct sched_workload *w = &m->wls[i];
+        for (k = 0; k < w->n_pods; k++) {
+            int node = w->pods[k].node;
+            if (node < 0 || !drained_node(m, ch, n, node))
+                continue;
+            w->pods[k].node = -1;
+            w->pods[k].devices = 0;
+            w->phase = SCHED_PENDING;
+            x->drained[i] = 1;
+        }
+    }
+}
+
+static int track_alloc(struct run *x)
+{
+    size_t n = (size_t)x->m->n + 1;
+    int i;
+
+    x->bind_act = malloc(sizeof(int) * n);
+    x->evict_act = malloc(sizeof(int) * n);
+    x->evict_by = malloc(sizeof(int) * n);
+    x->moved = calloc(n, 1);
+    x->drained = calloc(n, 1);
+    if (!x->bind_act || !x->evict_act || !x->evict_by || !x->moved || !x->drained)
+        return -1;
+    for (i = 0; i < x->m->n; i++)
+        x->bind_act[i] = x->evict_act[i] = x->evict_by[i] = -1;
+    return 0;
+}
+
+static int change_all(struct run *x, const struct wi_change *ch, int n)
+{
+    int i, topo = 0;
+
+    for (i = 0; i < n; i++)
+        topo |= ch[i].kind == WI_QUOTA || ch[i].kind == WI_DRAIN || ch[i].kind == WI_ADD_NODE;
+    if (topo && change_topology(x, ch, n) != 0)
+        return -1;
+    if (change_workloads(x, ch, n) != 0 || track_alloc(x) != 0)
+        return -1;
+    change_pods(x, ch, n);
+    return 0;
+}
+
+/* ---- Step 4: the passes ---- */
+
+static void note_decision(struct run *x, const struct sched_decision *d)
+{
+    if (d->kind == SCHED_BIND && x->bind_act[d->workload] < 0)
+        x->bind_act[d->workload] = d->action;
+    else if (d->kind == SCHED_MOVE)
+        x->moved[d->workload] = 1;
+    else if (d->kind == SCHED_EVICT) {
+        x->evict_act[d->workload] = d->action;
+        x->evict_by[d->workload] = d->by_workload;
+    }
+}
+
+/* Runs passes until one decides nothing; *last is the last pass's result
+ * (in arena) and st the state it read. */
+static int passes(struct run *x, struct sched_arena *arena, struct sched_state *st,
+                  struct sched_result *last)
+{
+    struct sched_model *m = x->m;
+    struct sched_config cfg;
+    int pass, i;
+
+    sched_config_default(&cfg);
+    for (pass = 0; pass < SM_MAX_PASSES; pass++) {
+        sched_arena_reset(arena);
+        sm_state(m, x->now, st);
+        memset(last, 0, sizeof(*last));
+        if (sched_cycle(st, &cfg, arena, last) != SCHED_OK)
+            return -1;
+        x->out->passes++;
+        x->out->decisions += last->n_decisions;
+        for (i = 0; i < last->n_decisions; i++) {
+            const struct sched_decision *d = &last->decisions[i];
+            if (d->workload < 0 || d->workload >= m->n)
+                continue;
+            note_decision(x, d);
+            sched_apply_decision(m->wls, m->n, d, x->now);
+        }
+        for (i = 0; last->stale_since_ms && i < m->n; i++)
+            m->wls[i].stale_since_ms = last->stale_since_ms[i];
+        if (last->n_decisions == 0)
+            break;
+    }
+    return 0;
+}
+
+/* ---- Step 5: what changed ---- */
+
+static int same_pods(const struct note *t, const struct wi_pod *before,
+                     const struct sched_workload *w)
+{
+    int k, n = 0;
+
+    for (k = 0; k < w->n_pods; k++)
+        n += w->pods[k].node >= 0;
+    if (n != t->n_placed)
+        return 0;
+    for (k = 0; k < t->n_placed; k++) {
+        const struct sched_pod *p = &w->pods[before[k].index];
+        if (p->node != before[k].node || p->devices != before[k].devices)
+            return 0;
+    }
+    return 1;
+}
+
+static void made_room_for(struct run *x, struct wi_effect *e, int by)
+{
+    if (by < 0 || by >= x->m->n)
+        return;
+    e->by_queue = x->m->wls[by].queue;
+    snprintf(e->by_name, sizeof(e->by_name), "%s", x->m->wls[by].name);
+}
+
+/* Compares workload i with its note; the submission is reported apart. */
+static int compare_one(struct run *x, int i)
+{
+    const struct sched_model *m = x->m;
+    const struct sched_workload *w = &m->wls[i];
+    const struct note *t = note_of(x, m->meta[i].seq);
+    int was = t && t->phase == SCHED_RUNNING, is = w->phase == SCHED_RUNNING, what, reason;
+    struct wi_effect *e;
+
+    if (m->meta[i].seq == x->sub_seq || (!was && !is))
+        return 0;
+    if (was && is && same_pods(t, &x->pods[t->first], w))
+        return 0;
+    what = !was ? WI_START : !is ? WI_STOP : WI_MOVE;
+    reason = x->drained[i] ? WI_R_DRAIN : what == WI_START ? x->bind_act[i]
+             : x->moved[i] && x->evict_act[i] < 0 ? SCHED_ACT_CONSOLIDATE : x->evict_act[i];
+    if (reason < 0)
+        reason = what == WI_START ? SCHED_ACT_ALLOCATE : SCHED_ACT_CONSOLIDATE;
+    e = add_effect(x, m->meta[i].seq, w->name, w->queue, what, reason);
+    if (!e)
+        return -1;
+    e->gpu_milli = what == WI_STOP ? t->gpu_milli : placed_gpu(m, w);
+    if (what != WI_START)
+        made_room_for(x, e, x->evict_by[i]);
+    if (t && pods_dup(&x->pods[t->first], t->n_placed, &e->before) != 0)
+        return -1;
+    e->n_before = t ? t->n_placed : 0;
+    return pods_of(w, &e->after, &e->n_after);
+}
+
+/* The phase the real cycle would write for a placed workload. */
+static const char *placed_phase(const struct sched_model *m, const struct sched_workload *w)
+{
+    int k;
+
+    for (k = 0; k < w->n_pods; k++)
+        if (w->pods[k].node >= 0 && !m->topo->nodes[w->pods[k].node].simulated)
+            return "Initializing";
+    return "Running";
+}
+
+static int submission(struct run *x, const struct sched_state *st,
+                      const struct sched_result *last)
+{
+    const struct sched_model *m = x->m;
+    struct wi_result *o = x->out;
+    int i, k;
+
+    o->phase = "Pending";
+    o->phase_reason = "";
+    o->pool = -1;
+    for (i = 0; i < m->n && m->meta[i].seq != x->sub_seq; i++)
+        ;
+    if (x->sub_seq == 0 || i == m->n)
+        return 0;
+    if (m->wls[i].phase == SCHED_RUNNING) {
+        o->placed = 1;
+        o->phase = placed_phase(m, &m->wls[i]);
+        o->gpu_milli = placed_gpu(m, &m->wls[i]);
+        if (pods_of(&m->wls[i], &o->pods, &o->n_pods) != 0)
+            return -1;
+        if (o->n_pods > 0)
+            o->pool = m->nodes[o->pods[0].node].pool;
+        return 0;
+    }
+    for (k = 0; k < last->n_pending; k++)
+        if (last->pending[k].workload == i) {
+            o->phase_reason = sched_reason_name(last->pending[k].reason);
+            sched_reason_message(st, &last->pending[k], o->phase_message,
+                                 sizeof(o->phase_message));
+        }
+    return 0;
+}
+
+static void figures_before(struct wi_figures *f, const struct api_share *b)
+{
+    int r;
+
+    for (r = 0; r < 3; r++) {
+        f->deserved[r] = b->deserved[r];
+        f->fair[r] = b->fair[r];
+        f->allocated[r] = b->allocated[r];
+    }
+    f->known = 1;
+}
+
+static int shares(struct run *x, const struct sched_result *last, const struct api_share *before,
+                  int n_before)
+{
+    const struct sched_model *m = x->m;
+    struct wi_result *o = x->out;
+    int q, p, r, b;
+
+    o->shares = calloc((size_t)m->n_queues * (size_t)m->n_pools + 1, sizeof(*o->shares));
+    if (!o->shares)
+        return -1;
+    for (q = 0; q < m->n_queues; q++)
+        for (p = 0; p < m->n_pools; p++) {
+            struct wi_share *s = &o->shares[o->n_shares++];
+            const struct sched_share *a = sched_result_share(last, q, p);
+            s->queue = q;
+            s->pool = p;
+            for (b = 0; b < n_before; b++)
+                if (before[b].queue_seq == m->topo->queues[q].seq &&
+                    before[b].pool_seq == m->topo->pools[p].seq)
+                    figures_before(&s->before, &before[b]);
+            for (r = 0; r < 3; r++) {
+                s->after.deserved[r] = m->quotas[((size_t)q * (size_t)m->n_pools + (size_t)p) *
+                                                     SCHED_NRES + (size_t)r].deserved;
+                s->after.fair[r] = a ? a->fair[r] : 0;
+                s->after.allocated[r] = a ? a->allocated[r] : 0;
+            }
+            s->after.known = a != NULL;
+        }
+    return 0;
+}
+
+static int compare_all(struct run *x, const struct sched_state *st,
+                       const struct sched_result *last, const struct api_share *before,
+                       int n_before)
+{
+    int i;
+
+    for (i = 0; i < x->m->n; i++)
+        if (compare_one(x, i) != 0)
+            return -1;
+    return submission(x, st, last) || shares(x, last, before, n_before) ? -1 : 0;
+}
+
+/* ---- the run ---- */
+
+static void run_free(struct run *x)
+{
+    free(x->notes);
+    free(x->pods);
+    free(x->bind_act);
+    free(x->evict_act);
+    free(x->evict_by);
+    free(x->moved);
+    free(x->drained);
+}
+
+int wi_run_model(struct sched_model *copy, int64_t now_ms, const struct wi_change *changes,
+                 int n, const struct api_share *before, int n_before, struct wi_result *out)
+{
+    struct sched_arena *arena = NULL;
+    struct sched_result last;
+    struct sched_state st;
+    struct run x;
+    int64_t t0 = mono_us();
+    int rc = -1;
+
+    memset(out, 0, sizeof(*out));
+    memset(&x, 0, sizeof(x));
+    out->m = *copy;
+    memset(copy, 0, sizeof(*copy));
+    out->pool = -1;
+    out->phase = "Pending";
+    out->phase_reason = "";
+    x.m = &out->m;
+    x.now = now_ms;
+    x.out = out;
+    arena = sched_arena_new();
+    if (!arena || note_all(&x) != 0 || change_all(&x, changes, n) != 0 ||
+        passes(&x, arena, &st, &last) != 0 || compare_all(&x, &st, &last, before, n_before) != 0)
+        goto out;
+    rc = 0;
+out:
+    out->run_us = mono_us() - t0;
+    sched_arena_free(arena);
+    run_free(&x);
+    return rc;
+}
+
+/* Waits up to WI_WAIT_MS for one of the WI_MAX_RUNS places; 0 taken. */
+static int slot_take(void)
+{
+    struct timespec until;
+    int rc = 0;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += WI_WAIT_MS / 1000;
+    until.tv_nsec += (long)(WI_WAIT_MS % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&runs_mu);
+    while (runs >= WI_MAX_RUNS && rc == 0)
+        rc = pthread_cond_timedwait(&runs_cv, &runs_mu, &until);
+    if (runs < WI_MAX_RUNS) {
+        runs++;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&runs_mu);
+    return rc == 0 ? 0 : -1;
+}
+
+int wi_run(struct api_sched *s, const struct wi_change *changes, int n,
+           const struct api_share *before, int n_before, struct wi_result *out)
+{
+    struct sched_model copy;
+    int64_t copy_us = 0;
+    int rc = -1;
+
+    memset(out, 0, sizeof(*out));
+    if (slot_take() != 0)
+        return WI_BUSY;
+    if (api_sched_model_copy(s, &copy, &copy_us) == 0) {
+        rc = wi_run_model(&copy, api_now_ms(), changes, n, before, n_before, out);
+        out->copy_us = copy_us;
+    }
+    pthread_mutex_lock(&runs_mu);
+    runs--;
+    pthread_cond_signal(&runs_cv);
+    pthread_mutex_unlock(&runs_mu);
+    return rc;
+}
+
+void wi_result_free(struct wi_result *r)
+{
+    int i;
+
+    for (i = 0; i < r->n_effects; i++) {
+        free(r->effects[i].before);
+        free(r->effects[i].after);
+    }
+    free(r->effects);
+    free(r->shares);
+    free(r->pods);
+    sm_free(&r->m);
+    memset(r, 0, sizeof(*r));
+}

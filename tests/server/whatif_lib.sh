@@ -1,0 +1,62 @@
+# whatif_lib.sh: helpers of the what-if end-to-end tests, on top of
+# lib.sh: the cluster's state as the API shows it, what an answer of
+# POST .../workloads/...?dryRun=true or POST /api/v1/whatif says the state
+# will be, and a wait until the real cluster is in that state and stays
+# there. ADMIN must hold a token that reads every workload.
+#
+# A state is a JSON object: workload name -> {phase, pods}, pods the sorted
+# "NODE:DEVICE,DEVICE" of its placed pods; Initializing counts as Running
+# (placed, an agent has yet to start it).
+
+# state: the cluster's state now (one jq for all the workloads' pods).
+state() {
+  expect 200 GET "/api/v1/workloads?limit=500" "" "$ADMIN" |
+    jq -r '.workloads[] | "\(.id) \(.name) \(.phase)"' |
+    while read -r _id _name _ph; do
+      printf '{"name":"%s","phase":"%s","pods":' "$_name" "$_ph"
+      expect 200 GET "/api/v1/workloads/$_id/pods" "" "$ADMIN"
+      printf '}\n'
+    done | jq -cS -s 'map({(.name): {
+      phase: (if .phase == "Initializing" then "Running" else .phase end),
+      pods: ([.pods.pods[] | select(.nodeName != null) |
+              "\(.nodeName):\(.gpuDevices | map(tostring) | join(","))"] | sort)}}) | add // {}'
+}
+
+# predict STATE ANSWER: the state ANSWER says the next turn leaves.
+PREDICT='
+def pods: [.[] | "\(.nodeName):\(.gpuDevices | map(tostring) | join(","))"] | sort;
+def submitted($a):
+  if $a.dryRun then
+    .[$a.name] = {phase: (if $a.wouldRun then "Running" else "Pending" end), pods: ($a.pods | pods)}
+  else . end;
+def changed($a):
+  (reduce (($a.started // []) + ($a.moved // []))[] as $e (.;
+     .[$e.name] = {phase: "Running", pods: ($e.pods | pods)}))
+  | reduce (($a.stopped // []) + ($a.evictions // []))[] as $e (.;
+     if $e.reason == "delete" then del(.[$e.name])
+     elif $e.reason == "suspend" then .[$e.name] = {phase: "Stopped", pods: []}
+     else .[$e.name] = {phase: "Pending", pods: ($e.pods | pods)} end);
+$s | submitted($a) | changed($a)'
+predict() { jq -cS -n --argjson s "$1" --argjson a "$2" "$PREDICT"; }
+
+is_state() { [ "$(state)" = "$1" ]; }
+
+cycles() {
+  curl -s "$URL/metrics" -H "Authorization: Bearer $ADMIN" |
+    awk '$1 == "allot_sched_cycles_total" { print $2 }'
+}
+cycles_past() { [ "$(cycles)" -gt "$1" ]; }
+
+# settled: three more scheduling passes have run (the last turn's are done).
+settled() {
+  _c=$(($(cycles) + 2))
+  poll 20 cycles_past "$_c" || fail "the scheduler ran no pass for $((20 * SCALE)) s"
+}
+
+# reaches WANT WHAT: the cluster gets to state WANT and is still there
+# three passes later.
+reaches() {
+  poll 20 is_state "$1" || fail "$2: the cluster is $(state), the answer said $1"
+  settled
+  is_state "$1" || fail "$2: the cluster left the state the answer said: $(state), not $1"
+}
