@@ -64,5 +64,6 @@ int cmd_node_main(int argc, char **argv);
 int cmd_nodepool_main(int argc, char **argv);
 int cmd_agent_main(int argc, char **argv);
 int cmd_completion_main(int argc, char **argv);
+int cmd_whatif_main(int argc, char **argv);
 
 #endif

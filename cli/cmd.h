@@ -78,4 +78,9 @@ int find_workload(struct client *c, const struct wl_key *k, json_t **out);
 const char *jstr(const json_t *o, const char *path, const char *def);
 double jnum(const json_t *o, const char *path, double def);
 
+/* Prints a dry-run submission's answer (POST ...?dryRun=true) in short:
+ * where NOUN ("training") would run or why it would wait, then the
+ * workloads it would stop, move or start (cmd_whatif.c). */
+int whatif_print_dry_run(const char *noun, const json_t *answer);
+
 #endif

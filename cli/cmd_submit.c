@@ -7,6 +7,9 @@
  *         cannot take (exit 2 before any network);
  * Step 2: find the project's id by its name;
  * Step 3: build the request and post it; the 202 answer is the workload.
+ *         With --dry-run it goes to ?dryRun=true instead: nothing is
+ *         submitted, and the answer (where it would run, whom it would
+ *         evict, or why it would wait) is printed by cmd_whatif.c.
  *
  * The words after "--" are the container's arguments; with --command the
  * first of them is the command instead (runai's convention). The API
@@ -28,6 +31,7 @@ enum {
     O_IMAGE = 1, O_GPUS, O_PORTION, O_CPU, O_MEMORY, O_PROJECT, O_COMMAND, O_ENV, O_POOLS,
     O_NODE_TYPE, O_PRIORITY, O_PREEMPTIBILITY, O_WORKDIR, O_PREFIX, O_PARALLELISM, O_WORKERS,
     O_FRAMEWORK, O_NO_MASTER, O_MIN_REPLICAS, O_MAX_REPLICAS, O_JSON, O_GPU_MEMORY, O_PORT,
+    O_DRY_RUN,
 };
 
 static const struct opt_spec submit_opts[] = {
@@ -57,6 +61,7 @@ static const struct opt_spec submit_opts[] = {
     {"min-replicas", 0, OPT_VALUE, O_MIN_REPLICAS},
     {"max-replicas", 0, OPT_VALUE, O_MAX_REPLICAS},
     {"json", 0, OPT_FLAG, O_JSON},
+    {"dry-run", 0, OPT_FLAG, O_DRY_RUN},
     {NULL, 0, 0, 0},
 };
 
@@ -91,6 +96,8 @@ static const char submit_help[] =
     "  --no-master                     distributed: workers only\n"
     "  --min-replicas N                distributed (elastic) or inference\n"
     "  --max-replicas N                distributed (elastic) or inference\n"
+    "  --dry-run                       submit nothing: say where it would run now and whom it\n"
+    "                                  would evict, or why it would wait\n"
     "  --json                          print the API's answer\n\n"
     "  allot training submit a1 -i runai.jfrog.io/demo/quickstart -g 1 -p team-a\n"
     "  allot training submit t1 -i ubuntu --command -- sleep 100\n";
@@ -101,7 +108,7 @@ struct submit {
     const char *priority, *preemptibility, *workdir, *framework;
     long gpus, parallelism, workers, min_replicas, max_replicas;   /* -1: not given */
     double portion, cpu;                                            /* -1: not given */
-    int command, no_master, json;
+    int command, no_master, json, dry_run;
     const char *env[MAX_ENV];
     int n_env;
     long ports[MAX_PORTS][2];                                       /* container, node */
@@ -232,6 +239,7 @@ static int number_hit(const struct cli_cmd *cmd, const struct opt_hit *h, struct
     case O_COMMAND: s->command = 1; return CLI_OK;
     case O_NO_MASTER: s->no_master = 1; return CLI_OK;
     case O_JSON: s->json = 1; return CLI_OK;
+    case O_DRY_RUN: s->dry_run = 1; return CLI_OK;
     default: return text_hit(cmd, h, s);
     }
 }
@@ -481,6 +489,7 @@ static int do_submit(struct client *c, const struct cli_cmd *cmd, const struct s
 {
     const char *project = wl_project(c, s->project);
     json_t *p = NULL, *body = NULL, *made = NULL;
+    char route[96];
     int rc;
 
     if (!project)
@@ -489,11 +498,13 @@ static int do_submit(struct client *c, const struct cli_cmd *cmd, const struct s
     rc = find_project(c, project, &p);
     if (rc == CLI_OK) {
         body = request_json(s, jstr(p, "id", ""));
-        rc = body ? client_json(c, "POST", s->noun->route, body, &made)
-                  : cli_fail("out of memory");
+        snprintf(route, sizeof(route), "%s%s", s->noun->route, s->dry_run ? "?dryRun=true" : "");
+        rc = body ? client_json(c, "POST", route, body, &made) : cli_fail("out of memory");
     }
     if (rc == CLI_OK && s->json)
         out_json(stdout, made);
+    else if (rc == CLI_OK && s->dry_run)
+        rc = whatif_print_dry_run(s->noun->noun, made);
     else if (rc == CLI_OK)
         printf("submitted %s %s to project %s\n", s->noun->noun, jstr(made, "name", "?"),
                project);

@@ -30,6 +30,8 @@ static const struct command commands[] = {
      cmd_workload_main},
     {"node", "list the nodes and their free GPUs", cmd_node_main},
     {"nodepool", "list the node pools and their free GPUs", cmd_nodepool_main},
+    {"whatif", "what a quota change or a drained node would do, before it is made",
+     cmd_whatif_main},
     {"agent", "create, list or revoke the tokens of allot-agent", cmd_agent_main},
     {"completion", "print a shell completion script (bash)", cmd_completion_main},
     {"simulate", "run scenario files through the scheduling core", simulate_main},

@@ -52,6 +52,15 @@ usage "a command is missing" department
 usage "a command is missing" node
 usage "unknown command 'show'" nodepool show
 usage "which shell" completion
+usage "a command is missing" whatif
+usage "unknown command 'cordon'" whatif cordon x
+usage "NAME is missing" whatif quota --gpu-quota 1
+usage "--gpu-quota N is required" whatif quota team-a
+usage "--gpu-quota wants a number" whatif quota team-a --gpu-quota lots
+usage "unexpected argument 'b'" whatif quota a b --gpu-quota 1
+usage "NODE is missing" whatif drain
+usage "one node at a time" whatif drain node-1 node-2
+usage "unknown option" whatif drain node-1 --gpu-quota 1
 usage "only bash" completion zsh
 
 # submit
@@ -173,11 +182,15 @@ help login --help
 help logout --help
 help whoami --help
 help completion --help
+help whatif --help
+help whatif quota --help
+help whatif drain --help
 "$ALLOT" training submit --help >"$T/out"
 grep -q -- '--gpu-devices-request' "$T/out" || { echo "FAIL: submit --help lists no flags"; failed=1; }
+grep -q -- '--dry-run' "$T/out" || { echo "FAIL: submit --help lists no --dry-run"; failed=1; }
 "$ALLOT" --help >"$T/out"
 for c in login project training workspace inference distributed workload node nodepool \
-         agent completion simulate; do
+         whatif agent completion simulate; do
   grep -q "^  $c " "$T/out" || { echo "FAIL: allot --help does not list $c"; failed=1; }
 done
 
@@ -189,7 +202,8 @@ rc=0; ALLOT_TIMEOUT=soon "$ALLOT" whoami >"$T/out" 2>"$T/err" || rc=$?
 # not logged in: exit 1 and how to log in
 rm -f "$ALLOT_CONFIG"
 for cmd in whoami "workload list -A" "project list" "node list" "training describe a1" \
-           "training submit a1 -i img -g 1 -p team-a"; do
+           "training submit a1 -i img -g 1 -p team-a" "training submit a1 -i img --dry-run" \
+           "whatif drain node-1" "whatif quota team-a --gpu-quota 1"; do
   rc=0
   # shellcheck disable=SC2086
   "$ALLOT" $cmd </dev/null >"$T/out" 2>"$T/err" || rc=$?
