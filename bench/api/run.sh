@@ -14,7 +14,11 @@
 #   4. restart with 50,000 workloads and 1,000 nodes: SIGTERM, start again,
 #      time until /readyz answers 200 (the state is loaded and the first
 #      scheduling cycle has completed);
-#   5. allotd's RSS after that restart.
+#   5. allotd's RSS after that restart;
+#   6. what-if: POST /api/v1/workloads/trainings?dryRun=true on that
+#      cluster, 10 in a row: each answer's time (curl's time_total: the
+#      model copied under the cycle lock, then the turn run on the copy),
+#      next to the scheduler's last cycle (allot_sched_last_cycle_seconds).
 # Everything runs on this machine; the temporary directory is removed.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -126,4 +130,16 @@ echo "  ready (state loaded, first cycle done) after $(((T1 - T0) / 1000000)) ms
 grep 'first cycle' "$T/log" | tail -n 1 | sed 's/^/  /' || true
 sleep 2
 echo "== 5. RSS with $N workloads and 1000 nodes: $(rss_mb) MB"
+echo "== 6. dry-run submissions with $N workloads and 1000 nodes, 10 in a row"
+DRY="{\"name\":\"dry\",\"projectId\":\"$ALLOT_PROJECT\",\"spec\":{\"image\":\"x\",
+  \"compute\":{\"gpuDevicesRequest\":1}}}"
+for i in 1 2 3 4 5 6 7 8 9 10; do
+  curl -s -o /dev/null -w '%{http_code} %{time_total}\n' -X POST \
+    "$URL/api/v1/workloads/trainings?dryRun=true" -H "Authorization: Bearer $TOKEN" \
+    -H 'Content-Type: application/json' -d "$DRY"
+done | sort -k2 -n | awk '$1 != 200 { bad++ } { t[NR] = $2 * 1000 }
+  END { printf "  answers: min %.0f ms, median %.0f ms, max %.0f ms%s\n", t[1], t[int((NR + 1) / 2)],
+        t[NR], bad ? " (" bad " not 200)" : "" }'
+curl -s "$URL/metrics" -H "Authorization: Bearer $TOKEN" |
+  awk '$1 == "allot_sched_last_cycle_seconds" { printf "  last scheduling cycle: %.0f ms\n", $2 * 1000 }'
 stop

@@ -8,18 +8,18 @@
 # "NODE:DEVICE,DEVICE" of its placed pods; Initializing counts as Running
 # (placed, an agent has yet to start it).
 
-# state: the cluster's state now (one jq for all the workloads' pods).
+# state: the cluster's state now: the list, then every workload's pods in
+# one curl (few processes: a loaded machine pays for each one).
 state() {
-  expect 200 GET "/api/v1/workloads?limit=500" "" "$ADMIN" |
-    jq -r '.workloads[] | "\(.id) \(.name) \(.phase)"' |
-    while read -r _id _name _ph; do
-      printf '{"name":"%s","phase":"%s","pods":' "$_name" "$_ph"
-      expect 200 GET "/api/v1/workloads/$_id/pods" "" "$ADMIN"
-      printf '}\n'
-    done | jq -cS -s 'map({(.name): {
-      phase: (if .phase == "Initializing" then "Running" else .phase end),
-      pods: ([.pods.pods[] | select(.nodeName != null) |
-              "\(.nodeName):\(.gpuDevices | map(tostring) | join(","))"] | sort)}}) | add // {}'
+  _list=$(expect 200 GET "/api/v1/workloads?limit=500" "" "$ADMIN")
+  _urls=$(printf '%s' "$_list" | jq -r --arg u "$URL" '.workloads[] | "\($u)/api/v1/workloads/\(.id)/pods"')
+  # shellcheck disable=SC2086
+  { [ -z "$_urls" ] || curl -sf -H "Authorization: Bearer $ADMIN" $_urls; } |
+    jq -cS -n --argjson l "$_list" '[inputs | .pods[] | select(.nodeName != null)] as $pods |
+      $l.workloads | map(. as $w | {(.name): {
+        phase: (if .phase == "Initializing" then "Running" else .phase end),
+        pods: ([$pods[] | select(.workloadId == $w.id) |
+                "\(.nodeName):\(.gpuDevices | map(tostring) | join(","))"] | sort)}}) | add // {}'
 }
 
 # predict STATE ANSWER: the state ANSWER says the next turn leaves.
