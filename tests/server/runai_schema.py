@@ -12,10 +12,10 @@ a line "\\036METHOD PATH STATUS" followed by the reply's body. For each:
           the most specific one first (a fixed segment beats a {param}, so
           /workloads/count is never taken for /workloads/{workloadId}).
           Paths and methods the document lacks are allot's own (agent
-          routes, /healthz, ...): not checked here; so is a request whose
-          query uses one of allot's extensions of the operation (a query
-          parameter allot's openapi/openapi.json marks "x-allot-extension",
-          such as dryRun=true on a submission): its reply is allot's.
+          routes, /healthz, ...): not checked here; nor is a reply that
+          allot's openapi/openapi.json marks as its extension of the
+          operation: a response "x-allot-extension": PARAM of that status,
+          to a request whose query uses PARAM (dryRun=true's 200).
   Step 2: the status must be one the operation lists (or its "default"),
           except 413 and 429, which the HTTP layer answers before any
           operation runs, 500 and 507 (storage failed, disk full), 501 for
@@ -104,8 +104,8 @@ def format_checker():
     return fc
 
 
-def extension_params(allot_path):
-    """{(METHOD, template): {name}}: the query parameters allot's document
+def extension_replies(allot_path):
+    """{(METHOD, template): {status: PARAM}}: the replies allot's document
     marks as its extensions of an operation; empty if there is none."""
     out = {}
     if not os.path.exists(allot_path):
@@ -116,9 +116,10 @@ def extension_params(allot_path):
         for method, op in item.items():
             if method not in METHODS:
                 continue
-            for p in op.get("parameters", []):
-                if p.get("in") == "query" and p.get("x-allot-extension") is True:
-                    out.setdefault((method.upper(), template), set()).add(p["name"])
+            for status, reply in op.get("responses", {}).items():
+                param = reply.get("x-allot-extension")
+                if isinstance(param, str):
+                    out.setdefault((method.upper(), template), {})[status] = param
     return out
 
 
@@ -126,7 +127,7 @@ class Document:
     def __init__(self, path):
         with open(path, encoding="utf-8") as f:
             self.doc = json.load(f)
-        self.extensions = extension_params(os.path.join(os.path.dirname(path), "openapi.json"))
+        self.extensions = extension_replies(os.path.join(os.path.dirname(path), "openapi.json"))
         self.schemas = {"components": {"schemas": {
             name: to_json_schema(s) for name, s in self.doc["components"]["schemas"].items()}}}
         self.templates = []
@@ -217,11 +218,12 @@ class Document:
                     return "%s=%s: %s" % (name, text, err.message)
         return None
 
-    def uses_extension(self, method, template, path):
-        """Does the request's query use one of allot's extensions?"""
-        names = self.extensions.get((method.upper(), template))
+    def extension_reply(self, method, template, path, status):
+        """Is this reply one of allot's extensions (its status marked, its
+        parameter in the request's query)?"""
+        param = self.extensions.get((method.upper(), template), {}).get(status)
         query = urllib.parse.parse_qsl(path.partition("?")[2], keep_blank_values=True)
-        return bool(names) and any(name in names for name, _ in query)
+        return param is not None and any(name == param for name, _ in query)
 
     def secured(self, op):
         """Does the operation need a bearer token (its own or the default)?"""
@@ -270,7 +272,7 @@ def check(doc, exchanges):
 
     for method, path, status, body in exchanges:
         template, op = doc.operation(method, path)
-        if op is None or doc.uses_extension(method, template, path):
+        if op is None or doc.extension_reply(method, template, path, status):
             continue
         seen.setdefault((method.upper(), template), set()).add(status)
         where = "%s %s %s" % (method.upper(), template, status)
