@@ -3,7 +3,8 @@
 // with simulated nodes on a free loopback port: login, the over-quota quick
 // start seen on the Projects and Workloads pages, the detail pane, the
 // submission and project forms, a researcher's narrower view, an ended
-// session, and pagination over 10,000 workloads (its timings are printed,
+// session, the submission form's preview (a dry run) against what the
+// scheduler then writes, and pagination over 10,000 workloads (its timings are printed,
 // not asserted: targets live in bench/). Every page is saved as a
 // screenshot under $ALLOT_BROWSER_OUT/screenshots; any Content-Security-
 // Policy violation or uncaught page error fails the run. Both allotd stop
@@ -367,10 +368,22 @@ test('submit a training from the form; create a project from the form', async ()
   await dlg.getByLabel('Name').fill('form-1');
   await dlg.getByLabel('Project').selectOption({label: 'team-a'});
   await dlg.getByLabel('GPU devices').fill('1');
+  // the form's preview (a dry run): team-a holds its fair share, so form-1
+  // would wait, in the words the scheduler then writes on it
+  const preview = dlg.locator('.notice.preview').filter({hasText: 'Would wait: team-a would use'});
+  await preview.waitFor();
+  const foreseen = (await preview.textContent()).replace(/^Would wait: /, '');
   await shot(page, '07-submit-form', false);
   await dlg.getByRole('button', {name: 'Submit'}).click();
   await dlg.waitFor({state: 'detached'});
   await expectCell(page, 'workloads-table', 'form-1', 'Project', 'team-a');
+  let ready;
+  await until(20, async () => {
+    const w = (await call('GET', '/api/v1/workloads?filterBy=name==form-1')).workloads[0];
+    ready = w.conditions.find((c) => c.type === 'Ready');
+    return w.phase === 'Pending' && ready.message !== '';
+  }, 'form-1 to be pending with a message');
+  assert.equal(ready.message, foreseen, 'the preview said why form-1 would wait');
   await expectCell(page, 'workloads-table', 'form-1', 'Created by', 'admin');
   const l = await call('GET', '/api/v1/workloads?filterBy=name==form-1');
   assert.equal(l.workloads[0].projectName, 'team-a');

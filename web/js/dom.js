@@ -105,8 +105,13 @@ export function meter(used, total, label) {
 // Opens a modal <dialog> with a form. fields: [{name, label, type, value,
 // options, min, max, step, required, hint}]. onSubmit(values) returns a
 // promise; a rejection shows its message in the dialog and keeps it open.
-export function formDialog({title, submitLabel, fields, onSubmit, intro}) {
+// preview(values, signal), when given, is asked again 400 ms after the
+// last change (the previous ask aborted); the text it resolves to is shown
+// above the buttons (an empty one hides it; a rejection shows its message).
+export function formDialog({title, submitLabel, fields, onSubmit, intro, preview}) {
   const errorBox = h('p', {class: 'notice error', role: 'alert', hidden: true});
+  const previewBox = h('p', {class: 'notice preview', role: 'status', 'aria-live': 'polite',
+    hidden: true});
   const inputs = {};
   const rows = fields.map((f) => {
     if (f.type === 'heading') return h('h3', {class: 'form-heading'}, f.label);
@@ -132,14 +137,45 @@ export function formDialog({title, submitLabel, fields, onSubmit, intro}) {
   const cancel = h('button', {type: 'button'}, 'Cancel');
   const form = h('form', {method: 'dialog', class: 'dialog-form'},
     h('h2', {id: titleId}, title), intro ? h('p', {class: 'hint'}, intro) : null,
-    ...rows, errorBox, h('div', {class: 'dialog-actions'}, cancel, submit));
+    ...rows, previewBox, errorBox, h('div', {class: 'dialog-actions'}, cancel, submit));
   const dlg = h('dialog', {'aria-labelledby': titleId}, form);
-  cancel.addEventListener('click', () => dlg.close());
-  dlg.addEventListener('close', () => dlg.remove());
-  form.addEventListener('submit', async (ev) => {
-    ev.preventDefault();
+  const valuesNow = () => {
     const values = {};
     for (const [k, el] of Object.entries(inputs)) values[k] = el.value;
+    return values;
+  };
+  let timer = null;
+  let asking = null;
+  const ask = async () => {
+    if (asking) asking.abort();
+    const ctl = new AbortController();
+    asking = ctl;
+    let text;
+    try {
+      text = await preview(valuesNow(), ctl.signal);
+    } catch (e) {
+      if (e.name === 'AbortError') return;
+      text = errorText(e);
+    }
+    if (ctl.signal.aborted) return;
+    previewBox.textContent = text || '';
+    previewBox.hidden = !text;
+  };
+  if (preview) {
+    const later = () => { clearTimeout(timer); timer = setTimeout(ask, 400); };
+    form.addEventListener('input', later);
+    form.addEventListener('change', later);
+    later();
+  }
+  cancel.addEventListener('click', () => dlg.close());
+  dlg.addEventListener('close', () => {
+    clearTimeout(timer);
+    if (asking) asking.abort();
+    dlg.remove();
+  });
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const values = valuesNow();
     submit.disabled = true;
     errorBox.hidden = true;
     try {

@@ -373,6 +373,36 @@ function eventsList(events) {
 
 // ---- submission ----
 
+// The creation request of the form's values.
+function submission(ctx, v) {
+  const compute = {gpuDevicesRequest: Number(v.gpus || 0)};
+  if (v.portion !== '' && v.portion !== undefined) {
+    compute.gpuRequestType = 'portion';
+    compute.gpuPortionRequest = Number(v.portion);
+    if (!compute.gpuDevicesRequest) compute.gpuDevicesRequest = 1;
+  }
+  const spec = {image: v.image.trim(), compute};
+  if (v.command.trim()) spec.command = v.command.trim();
+  if (v.args.trim()) spec.args = v.args.trim();
+  if (v.priority) spec.priorityClass = v.priority;
+  if (v.preemptibility) spec.preemptibility = v.preemptibility;
+  return {name: v.name.trim(), projectId: v.project, clusterId: ctx.clusterId, spec};
+}
+
+// What the next scheduling turn would do with the form's workload
+// (?dryRun=true: nothing is submitted), in one sentence; '' until it has
+// a name and an image.
+async function dryRun(ctx, v, signal) {
+  if (!v.name.trim() || !v.image.trim()) return '';
+  const a = await api('POST', `/api/v1/workloads/${PATH_OF_TYPE[v.type]}?dryRun=true`,
+    submission(ctx, v), {signal});
+  if (!a.wouldRun) return `Would wait: ${a.pendingMessage || a.pendingReason}`;
+  const nodes = [...new Set(a.pods.map((p) => p.nodeName))].join(', ');
+  const victims = a.evictions.map((e) => `${e.description} (${e.reason})`);
+  return `Would start now on ${nodes} in node pool ${a.nodePool}` +
+    (victims.length ? `; it would stop ${victims.join(', ')}` : '') + '.';
+}
+
 function submitForm(ctx) {
   if (!projects.length) {
     ctx.showError(new Error('There is no project you can submit to.'));
@@ -401,19 +431,9 @@ function submitForm(ctx) {
           {value: 'preemptible', label: 'Preemptible (may use idle GPUs beyond quota)'},
           {value: 'non-preemptible', label: 'Non-preemptible (within quota only)'}]},
     ],
+    preview: (v, signal) => dryRun(ctx, v, signal),
     onSubmit: async (v) => {
-      const compute = {gpuDevicesRequest: Number(v.gpus || 0)};
-      if (v.portion !== '' && v.portion !== undefined) {
-        compute.gpuRequestType = 'portion';
-        compute.gpuPortionRequest = Number(v.portion);
-        if (!compute.gpuDevicesRequest) compute.gpuDevicesRequest = 1;
-      }
-      const spec = {image: v.image.trim(), compute};
-      if (v.command.trim()) spec.command = v.command.trim();
-      if (v.args.trim()) spec.args = v.args.trim();
-      if (v.priority) spec.priorityClass = v.priority;
-      if (v.preemptibility) spec.preemptibility = v.preemptibility;
-      const body = {name: v.name.trim(), projectId: v.project, clusterId: ctx.clusterId, spec};
+      const body = submission(ctx, v);
       const res = await api('POST', `/api/v1/workloads/${PATH_OF_TYPE[v.type]}`, body);
       ctx.flash(`Submitted ${v.type.toLowerCase()} ${body.name} as ${currentSession().user}.`);
       state.selected = (res && (res.workloadId || res.id)) || null;
