@@ -47,6 +47,7 @@ static const struct metric capacity_metrics[] = {
     {"GPU_QUOTA", F_GPU, 0},        {"ALLOCATED_GPU", F_GPU, 0},
     {"UNALLOCATED_GPU", F_GPU, 1},  {"WORKLOADS_COUNT", F_INT, 0},
     {"GPU_UTILIZATION", F_NUM, 0},  {"GPU_MEMORY_UTILIZATION", F_NUM, 0},
+    {"AVG_WORKLOAD_WAIT_TIME", F_NUM, 0},
 };
 
 static const struct metric node_metrics[] = {

@@ -9,7 +9,8 @@
  * One sample (api_series_record):
  *   Step 1: what each device holds, from the pods placed in the model,
  *           and, on agents' nodes, what the agent reported last
- *           (utilization in percent, memory used and total);
+ *           (utilization in percent, memory used and total); since when
+ *           each pending workload waits;
  *   Step 2: the value of every series now (the table below);
  *   Step 3: a point for each value that changed since the last sample,
  *           and a 0 for each series that is gone (a workload that ended,
@@ -17,7 +18,10 @@
  *
  * Series (names are Run:ai's metricType; * only where agents report):
  *   cluster, pool   TOTAL_GPU_NODES, TOTAL_GPU, ALLOCATED_GPU, GPU_QUOTA,
- *                   WORKLOADS_COUNT, GPU_UTILIZATION*, GPU_MEMORY_UTILIZATION*
+ *                   WORKLOADS_COUNT, GPU_UTILIZATION*, GPU_MEMORY_UTILIZATION*,
+ *                   AVG_WORKLOAD_WAIT_TIME (seconds the Pending workloads
+ *                   have waited since they became Pending, on average; in
+ *                   a pool, those that may run there)
  *   node            GPU_UTILIZATION*, GPU_MEMORY_UTILIZATION*,
  *                   GPU_MEMORY_USAGE_BYTES*
  *   node, per GPU   GPU_ALLOCATION_PER_GPU, GPU_MEMORY_ALLOCATION_BYTES_PER_GPU
@@ -67,6 +71,12 @@ struct points {
     struct db_point *p;
     int n, cap;
     int64_t now;
+};
+
+/* Seconds waited by pending workloads, summed, and how many. */
+struct waits {
+    double sum_s;
+    int n;
 };
 
 /* Devices of one node that a queue's pods hold. */
@@ -177,6 +187,46 @@ static void devices_fill(struct db *db, const struct sched_model *m, struct devi
         json_decref(gpus);
     }
     db_agent_nodes_free(an, n_an);
+}
+
+/* Step 1, the pending workloads' waits: all of them into *all, each into
+ * every pool it may run in (its pools, or its queue's, or every pool). */
+static void waits_fill(struct db *db, const struct sched_model *m, int64_t now_ms,
+                       struct waits *pool_waits, struct waits *all)
+{
+    struct db_pending *pd = NULL;
+    struct sched_state st;
+    int *pools = calloc((size_t)m->n_pools + 1, sizeof(*pools));
+    int n = 0, i, k, np;
+
+    if (!pools || db_pending_since(db, &pd, &n) != DB_OK)
+        goto out;
+    sm_state(m, now_ms, &st);
+    for (i = 0; i < n; i++) {
+        int lo = 0, hi = m->n - 1, at = -1;
+        double s = pd[i].since_ms < now_ms ? (double)(now_ms - pd[i].since_ms) / 1000.0 : 0;
+        while (lo <= hi && at < 0) { /* the model's workloads are ordered by seq */
+            int mid = (lo + hi) / 2;
+            if (m->meta[mid].seq == pd[i].seq)
+                at = mid;
+            else if (m->meta[mid].seq < pd[i].seq)
+                lo = mid + 1;
+            else
+                hi = mid - 1;
+        }
+        if (at < 0) /* not in the model yet: the next sample counts it */
+            continue;
+        all->sum_s += s;
+        all->n++;
+        np = sched_workload_pools(&st, &m->wls[at], pools, m->n_pools);
+        for (k = 0; k < np; k++) {
+            pool_waits[pools[k]].sum_s += s;
+            pool_waits[pools[k]].n++;
+        }
+    }
+out:
+    free(pd);
+    free(pools);
 }
 
 /* Step 2, nodes and their devices; sums per pool into pool_usage. */
@@ -308,7 +358,7 @@ out:
 
 /* Step 2, one pool (p >= 0) or the cluster (p < 0). */
 static void capacity_put(struct points *ps, const struct sched_model *m, const struct device *devs,
-                         int p, int workloads, const struct usage *u)
+                         int p, int workloads, const struct usage *u, const struct waits *w)
 {
     int kind = p < 0 ? DB_SERIES_CLUSTER : DB_SERIES_POOL;
     const char *entity = p < 0 ? API_CLUSTER_ID : m->pools[p].name;
@@ -336,6 +386,7 @@ static void capacity_put(struct points *ps, const struct sched_model *m, const s
     put(ps, kind, entity, "ALLOCATED_GPU", NULL, (double)alloc / 1000.0);
     put(ps, kind, entity, "GPU_QUOTA", NULL, (double)quota / 1000.0);
     put(ps, kind, entity, "WORKLOADS_COUNT", NULL, (double)workloads);
+    put(ps, kind, entity, "AVG_WORKLOAD_WAIT_TIME", NULL, w->n ? w->sum_s / w->n : 0);
     put_usage(ps, kind, entity, u);
 }
 
@@ -381,25 +432,28 @@ int api_series_record(struct api_series_rec *rec, struct db *db, const struct sc
     struct device *devs = calloc((size_t)m->n_nodes * 64 + 1, sizeof(*devs));
     struct usage *pool_usage = calloc((size_t)m->n_pools + 1, sizeof(*pool_usage));
     int *pool_wls = calloc((size_t)m->n_pools + 1, sizeof(*pool_wls));
+    struct waits *pool_waits = calloc((size_t)m->n_pools + 1, sizeof(*pool_waits));
     struct usage all = {0, 0, 0, 0};
+    struct waits all_waits = {0, 0};
     int i, rc = -1;
 
-    if (!rec || !devs || !pool_usage || !pool_wls)
+    if (!rec || !devs || !pool_usage || !pool_wls || !pool_waits)
         goto out;
     /* Step 1 */
     devices_fill(db, m, devs);
+    waits_fill(db, m, now_ms, pool_waits, &all_waits);
     /* Step 2 */
     nodes_put(&now, m, devs, pool_usage);
     workloads_put(&now, m, pool_wls);
     queues_put(&now, m, devs);
     for (i = 0; i < m->n_pools; i++) {
-        capacity_put(&now, m, devs, i, pool_wls[i], &pool_usage[i]);
+        capacity_put(&now, m, devs, i, pool_wls[i], &pool_usage[i], &pool_waits[i]);
         all.util_sum += pool_usage[i].util_sum;
         all.n_util += pool_usage[i].n_util;
         all.used_mib += pool_usage[i].used_mib;
         all.total_mib += pool_usage[i].total_mib;
     }
-    capacity_put(&now, m, devs, -1, m->n, &all);
+    capacity_put(&now, m, devs, -1, m->n, &all, &all_waits);
     /* Step 3 */
     changes(rec, &now, &out);
     if (db_series_add(db, out.p, out.n, keep_after_ms) != DB_OK)
@@ -415,5 +469,6 @@ out:
     free(devs);
     free(pool_usage);
     free(pool_wls);
+    free(pool_waits);
     return rc;
 }

@@ -540,6 +540,12 @@ int db_series_add(struct db *db, const struct db_point *p, int n, int64_t keep_a
  * at start; ordered by label then time; *out malloc'd. */
 int db_series_get(struct db *db, int kind, const char *entity, const char *metric, int64_t start,
                   int64_t end, struct db_point **out, int *n);
+/* Every live Pending workload's seq and the time it became Pending, by
+ * seq; *out malloc'd. */
+struct db_pending {
+    int64_t seq, since_ms;
+};
+int db_pending_since(struct db *db, struct db_pending **out, int *n);
 
 /* Run:ai type names ("Training", ...) and back. */
 const char *db_type_name(int type);

@@ -1,7 +1,8 @@
 /*
  * series.c: the metrics time series of the cluster, node pools, nodes and
  * workloads (api/series_rec.c records them every sample period;
- * api/h_infra_series.c answers the /metrics routes from them).
+ * api/h_infra_series.c answers the /metrics routes from them), and since
+ * when pending workloads wait (the source of AVG_WORKLOAD_WAIT_TIME).
  *
  * A point is (kind, entity, metric, label, time, value). Points are
  * written only when a value changes, so a series is a step function: the
@@ -118,4 +119,35 @@ int db_series_get(struct db *db, int kind, const char *entity, const char *metri
     struct get_arg a = {kind, entity, metric, start, end, out, n};
 
     return db__read_list(db, get_fn, &a, out, n);
+}
+
+struct pending_arg {
+    struct db_pending **out;
+    int *n;
+};
+
+static int pending_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] = "SELECT seq, phase_updated_at FROM workloads"
+                              " WHERE deleted_at = 0 AND phase = 'Pending' ORDER BY seq";
+    struct pending_arg *a = arg;
+    int rc = DB_OK, cap = 0;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
+            return db__done(st, DB_ENOMEM);
+        (*a->out)[*a->n].seq = sqlite3_column_int64(st, 0);
+        (*a->out)[(*a->n)++].since_ms = sqlite3_column_int64(st, 1);
+    }
+    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+}
+
+int db_pending_since(struct db *db, struct db_pending **out, int *n)
+{
+    struct pending_arg a = {out, n};
+
+    return db__read_list(db, pending_fn, &a, out, n);
 }

@@ -122,9 +122,22 @@ expect 404 GET /api/v1/clusters/00000000-0000-4000-8000-000000000000 "" "$ADMIN"
   fail "the cluster's nodes"
 [ "$(expect 200 GET "/api/v1/clusters/$CLUSTER/nodes/count?filterBy=name==$(expect 200 GET /api/v1/nodes "" \
   "$ADMIN" | jq -r '.nodes[0].name')" "" "$ADMIN" | jq .count)" = 1 ] || fail "the cluster's node count"
-sleep 0.3 # a few sample periods
 START=$(date -u -d '-1 minute' +%Y-%m-%dT%H:%M:%SZ)
 END=$(date -u -d '+1 minute' +%Y-%m-%dT%H:%M:%SZ)
+# pw waits for a pool without nodes: the cluster's and that pool's
+# AVG_WORKLOAD_WAIT_TIME grow, the default pool's has no one waiting
+expect 201 POST /api/v1/node-pools '{"name":"empty","labelKey":"pool","labelValue":"empty"}' "$ADMIN" \
+  >/dev/null
+WAITER=$(submit trainings pw "$PB" '{"compute":{"gpuDevicesRequest":1},"nodePools":["empty"]}')
+wait_time() { # PATH JQ-TEST: on the last AVG_WORKLOAD_WAIT_TIME of PATH/metrics, a number
+  expect 200 GET "$1/metrics?metricType=AVG_WORKLOAD_WAIT_TIME&start=$START&end=$END&numberOfSamples=500" \
+    "" "$ADMIN" | jq -e "(.measurements[0].values[-1].value // \"0\" | tonumber) $2"
+}
+poll 10 wait_time "/api/v1/clusters/$CLUSTER" "> 0" || fail "the cluster's AVG_WORKLOAD_WAIT_TIME"
+wait_time "/api/v1/clusters/$CLUSTER/nodepools/empty" "> 0" >/dev/null ||
+  fail "the empty pool's AVG_WORKLOAD_WAIT_TIME"
+poll 10 wait_time "/api/v1/clusters/$CLUSTER/nodepools/default" "== 0" ||
+  fail "the default pool's AVG_WORKLOAD_WAIT_TIME counts pw"
 # the same window written with offsets, raw and URL-encoded
 START2=$(date -u -d '-1 minute +2 hours' +%Y-%m-%dT%H:%M:%S+02:00)
 END2=$(date -u -d '+1 minute +2 hours' +%Y-%m-%dT%H:%M:%S%%2B02:00)
@@ -141,7 +154,7 @@ expect 200 GET "/api/v1/clusters/$CLUSTER/metrics?metricType=TOTAL_GPU_NODES&gro
   >/dev/null || fail "metrics by node pool"
 expect 200 GET "/api/v1/clusters/$CLUSTER/nodepools/default/metrics?metricType=GPU_QUOTA,WORKLOADS_COUNT&start=$START&end=$END" \
   "" "$ADMIN" | jq -e '.measurements[0].values[-1].value == "8.000"' >/dev/null || fail "pool GPU_QUOTA"
-E=$(expect 400 GET "/api/v1/clusters/$CLUSTER/metrics?metricType=AVG_WORKLOAD_WAIT_TIME&start=$START&end=$END" \
+E=$(expect 400 GET "/api/v1/clusters/$CLUSTER/metrics?metricType=CPU_UTILIZATION&start=$START&end=$END" \
   "" "$ADMIN" | jq -r .details)
 printf '%s' "$E" | grep -q "TOTAL_GPU" || fail "the 400 does not name the supported metric types: $E"
 # per device: the share allocated, and as much of the device's 80Gi
@@ -255,10 +268,10 @@ expect 400 DELETE "/api/v1/org-unit/projects/$PA" "" "$ADMIN" | jq -r .details |
 for t in trainings/$TR workspaces/$WS distributed/$DI inferences/$IN; do
   expect 202 DELETE "/api/v1/workloads/$t" "" "$ADMIN" >/dev/null
 done
-expect 202 DELETE "/api/v1/workloads/$B1" "" "$ADMIN" >/dev/null
+for w in $B1 $WAITER; do expect 202 DELETE "/api/v1/workloads/$w" "" "$ADMIN" >/dev/null; done
 [ "$(expect 200 GET /api/v1/workloads/count "" "$ADMIN" | jq .count)" = 0 ] || fail "deleted workloads are listed"
 expect 200 GET "/api/v1/workloads?deleted=true" "" "$ADMIN" |
-  jq -e '[.workloads[] | select(.deletedAt != null and .phase == "Stopped")] | length == 5' >/dev/null ||
+  jq -e '[.workloads[] | select(.deletedAt != null and .phase == "Stopped")] | length == 6' >/dev/null ||
   fail "deleted workloads are not kept, Stopped, for history"
 expect 200 GET "/api/v1/workloads/$TR/events" "" "$ADMIN" | jq -r '.events[].reason' | grep -qx Deleted ||
   fail "tr1 has no Deleted event"
