@@ -405,6 +405,18 @@ test('submit a training from the form; create a project from the form', async ()
   await dlg.waitFor({state: 'detached'});
   await expectCell(page, 'projects-table', 'team-c', 'GPU quota', '0');
   await shot(page, '08-projects-after-create');
+
+  // the quota dialog says what a cut would do before it is saved: team-a
+  // would reclaim from team-b; Cancel changes nothing
+  await page.getByRole('button', {name: 'Edit quotas of team-b'}).click();
+  await dlg.getByLabel('GPU quota (deserved)').fill('1');
+  const said = dlg.locator('.notice.preview').filter({hasText: /stop .* of team-b .*\(reclaim\)/});
+  await said.filter({hasText: "team-b's fair share in default: "}).waitFor();
+  await shot(page, '08b-quota-preview', false);
+  await dlg.getByRole('button', {name: 'Cancel'}).click();
+  await dlg.waitFor({state: 'detached'});
+  const b = (await call('GET', '/api/v1/org-unit/projects')).projects.find((p) => p.name === 'team-b');
+  assert.equal(b.resources[0].gpu.deserved, 2, 'a previewed quota was saved');
 });
 
 test('a researcher of team-a sees only team-a', async () => {

@@ -201,6 +201,21 @@ function chart(canvas, panel, all) {
   ], 'GPUs');
 }
 
+// What the next scheduling turn would do with q's quotas replaced by
+// resources, in one sentence: the workloads it would start, stop or move,
+// and q's fair share before -> after.
+async function quotaWhatIf(kind, q, resources, signal) {
+  const change = {type: 'quota', replace: true, resources};
+  change[kind === 'project' ? 'projectId' : 'departmentId'] = q.id;
+  const a = await api('POST', '/api/v1/whatif', {changes: [change]}, {signal});
+  const said = (verb, list) => list.map((e) => `${verb} ${e.description} (${e.reason})`);
+  const parts = [...said('start', a.started), ...said('stop', a.stopped), ...said('move', a.moved)];
+  const shares = a.fairShares.filter((f) => f.id === q.id && f.before && f.after)
+    .map((f) => `${q.name}'s fair share in ${f.nodePool}: ${gpu(f.before.fairShare)} -> ${gpu(f.after.fairShare)} GPUs`);
+  return `${parts.length ? `Would ${parts.join(', ')}` : 'Would start, stop or move no workload'}` +
+    `${shares.length ? `; ${shares.join('; ')}` : ''}.`;
+}
+
 // The create / edit-quotas dialog of a project or department (q null: new).
 function editQueue(ctx, kind, q) {
   const fields = [];
@@ -226,19 +241,22 @@ function editQueue(ctx, kind, q) {
       step: 'any', value: r ? g.overQuotaWeight ?? 1 : 1});
   }
   const title = q ? `Edit quotas of ${kind} ${q.name}` : `New ${kind}`;
+  const resourcesOf = (v) => pools.map((p) => {
+    const entry = {nodePool: {id: p.id, name: p.name}, gpu: {
+      deserved: Number(v[`deserved:${p.id}`] || 0), limit: Number(v[`limit:${p.id}`] ?? -1),
+      overQuotaWeight: Number(v[`weight:${p.id}`] ?? 1)}};
+    const old = current.get(p.id);
+    if (old && old.cpu) entry.cpu = old.cpu;
+    if (old && old.memory) entry.memory = old.memory;
+    return entry;
+  }).filter((r) => current.has(r.nodePool.id) || r.gpu.deserved > 0 ||
+    r.gpu.limit >= 0 || pools.length === 1);
   formDialog({
     title, submitLabel: q ? 'Save quotas' : `Create ${kind}`, fields,
+    // an edit says what it would do before it is saved (POST /api/v1/whatif)
+    preview: q ? (v, signal) => quotaWhatIf(kind, q, resourcesOf(v), signal) : undefined,
     onSubmit: async (v) => {
-      const resources = pools.map((p) => {
-        const entry = {nodePool: {id: p.id, name: p.name}, gpu: {
-          deserved: Number(v[`deserved:${p.id}`] || 0), limit: Number(v[`limit:${p.id}`] ?? -1),
-          overQuotaWeight: Number(v[`weight:${p.id}`] ?? 1)}};
-        const old = current.get(p.id);
-        if (old && old.cpu) entry.cpu = old.cpu;
-        if (old && old.memory) entry.memory = old.memory;
-        return entry;
-      }).filter((r) => current.has(r.nodePool.id) || r.gpu.deserved > 0 ||
-        r.gpu.limit >= 0 || pools.length === 1);
+      const resources = resourcesOf(v);
       const base = `/api/v1/org-unit/${kind === 'project' ? 'projects' : 'departments'}`;
       if (q) {
         await api('PUT', `${base}/${encodeURIComponent(q.id)}/resources`, resources);
