@@ -5,6 +5,9 @@
  *   suffix   := "k" | "K" | "M" | "G" | "T" | "P" | "E"           (powers of 1000)
  *             | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei"           (powers of 1024)
  *
+ * An "e" or "E" starts an exponent only when a digit or "+" follows it;
+ * otherwise "E" is the exa suffix ("1E", "1Ei").
+ *
  * No sign, no spaces, no hexadecimal, no "inf" or "nan": strtod() accepts
  * all of those, and "nan" once reached the database as the smallest
  * int64 and let a workload past every memory quota.
@@ -63,7 +66,9 @@ int quantity_mib(const char *s, int64_t *out)
             return -1;
         frac /= pow(10, n);
     }
-    if (*s == 'e' || *s == 'E') {
+    /* "E" is also the exa suffix ("1E", "1Ei"): an exponent only when a
+     * digit or "+" follows, as Kubernetes reads it */
+    if ((*s == 'e' || *s == 'E') && (s[1] == '+' || (s[1] >= '0' && s[1] <= '9'))) {
         s++;
         if (*s == '+')
             s++;
