@@ -286,7 +286,8 @@ void api_reply(struct api_req *r, int status, json_t *body)
     char *s = body ? json_dumps(body, JSON_COMPACT) : NULL;
 
     if (!s) {
-        static const char oom[] = "{\"code\":500,\"message\":\"out of memory\"}";
+        static const char oom[] =
+            "{\"code\":500,\"message\":\"out of memory\",\"details\":\"\"}";
         send_raw(r, 500, "application/json", oom, sizeof(oom) - 1, NULL);
     } else {
         send_raw(r, status, "application/json", s, strlen(s), NULL);
@@ -295,18 +296,37 @@ void api_reply(struct api_req *r, int status, json_t *body)
     json_decref(body);
 }
 
+/* A JSON string of text that may quote the request's own bytes (a query
+ * parameter's name, a filter's field): JSON strings are UTF-8, so when
+ * text is not, each byte from 0x80 up becomes '?'. */
+static json_t *quoted_text(const char *text)
+{
+    json_t *j = json_string(text);
+    char *copy;
+    size_t i;
+
+    if (j || !(copy = strdup(text)))
+        return j;
+    for (i = 0; copy[i]; i++)
+        if ((unsigned char)copy[i] >= 0x80)
+            copy[i] = '?';
+    j = json_string(copy);
+    free(copy);
+    return j;
+}
+
 static void error_with(struct api_req *r, int status, const char *message, const char *details,
                        const char *extra)
 {
-    json_t *e = json_pack("{s:i, s:s, s:s}", "code", status, "message", message, "details",
-                          details ? details : "");
+    static const char oom[] = "{\"code\":500,\"message\":\"out of memory\",\"details\":\"\"}";
+    json_t *e = json_pack("{s:i, s:o, s:o}", "code", status, "message", quoted_text(message),
+                          "details", quoted_text(details ? details : ""));
     char *s = e ? json_dumps(e, JSON_COMPACT) : NULL;
 
     if (s)
         send_raw(r, status, "application/json", s, strlen(s), extra);
     else
-        send_raw(r, 500, "application/json", "{\"code\":500,\"message\":\"out of memory\"}",
-                 38, extra);
+        send_raw(r, 500, "application/json", oom, sizeof(oom) - 1, extra);
     free(s);
     json_decref(e);
 }

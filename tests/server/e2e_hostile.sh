@@ -12,7 +12,8 @@
 #     quota), and durations that would overflow;
 #   - query strings: a parameter with %00, a bad escape or over 1,023
 #     bytes, limit=4294967297 (it wrapped to 1), and values that do not fit
-#     were ignored; each is now a 400 that names the parameter.
+#     were ignored; each is now a 400 that names the parameter; a filter
+#     field that is not UTF-8 is a 400 too (its error envelope failed).
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 
@@ -118,6 +119,13 @@ for q in "filterBy=name==%00" "filterBy=name==a%0" "filterBy=name==%zz" "filterB
     name=${q%%=*}
     printf '%s' "$out" | jq -r .details | grep -q "$name" || fail "$path?$q: $out"
   done
+done
+# a filter field that is not UTF-8, quoted back in the details: a 400 with
+# '?' for those bytes (the envelope could not be built: 500 "out of memory")
+for path in /api/v1/org-unit/projects /api/v1/nodes /api/v1/node-pools; do
+  out=$(expect 400 GET "$path?filterBy=c%8E%9Aed==x" "" "$ADMIN")
+  printf '%s' "$out" | jq -e '.code == 400 and (.details | test("c[?][?]ed"))' >/dev/null \
+    || fail "$path: non-UTF-8 filter field: $out"
 done
 expect 200 GET "/api/v1/workloads?limit=1&offset=0&filterBy=name==m0" "" "$ADMIN" >/dev/null
 [ "$(expect 200 GET "/api/v1/workloads?limit=1" "" "$ADMIN" | jq '.workloads | length')" = 1 ] \
