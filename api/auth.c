@@ -262,6 +262,9 @@ static int claims_ok(jwt_t *jwt, int type, int64_t now_s, struct api_token_info 
     v = jwt_get_grant_int(jwt, "tv");
     if (errno != 0 || v <= 0)
         return 0;
+    /* the id as api_token_issue() writes it: no sign, space or leading 0 */
+    if (sub[0] < '1' || sub[0] > '9')
+        return 0;
     errno = 0;
     info->user_id = strtoll(sub, &end, 10);
     if (errno != 0 || end == sub || *end || info->user_id <= 0)

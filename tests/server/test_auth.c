@@ -21,15 +21,15 @@ static struct api_keyring key = {.len = 32};
 static const int64_t now = 1800000000;
 
 /* Signs a token with the given algorithm and claims. */
-static char *forge(jwt_alg_t alg, const unsigned char *k, int klen, const char *iss,
-                   const char *typ, long exp, long nbf)
+static char *forge_sub(jwt_alg_t alg, const unsigned char *k, int klen, const char *iss,
+                       const char *typ, long exp, long nbf, const char *sub)
 {
     jwt_t *jwt = NULL;
     char *s;
 
     assert_int_equal(jwt_new(&jwt), 0);
     jwt_add_grant(jwt, "iss", iss);
-    jwt_add_grant(jwt, "sub", "7");
+    jwt_add_grant(jwt, "sub", sub);
     jwt_add_grant(jwt, "typ", typ);
     jwt_add_grant_int(jwt, "tv", 3);
     if (exp)
@@ -39,6 +39,12 @@ static char *forge(jwt_alg_t alg, const unsigned char *k, int klen, const char *
     s = jwt_encode_str(jwt);
     jwt_free(jwt);
     return s;
+}
+
+static char *forge(jwt_alg_t alg, const unsigned char *k, int klen, const char *iss,
+                   const char *typ, long exp, long nbf)
+{
+    return forge_sub(alg, k, klen, iss, typ, exp, nbf, "7");
 }
 
 static int verify(const char *tok)
@@ -112,6 +118,32 @@ static void test_forgeries(void **state)
     free(t);
 }
 
+/* The user id is the sub claim written as allotd writes it: a positive
+ * decimal number without sign, spaces or leading zeros ("02" was user 2;
+ * found by tests/fuzz/fuzz_token). */
+static void test_sub_canonical(void **state)
+{
+    static const struct { const char *sub; int ok; } cases[] = {
+        {"2", 1}, {"1234567", 1}, {"02", 0}, {"+2", 0}, {" 2", 0}, {"2 ", 0}, {"0", 0},
+        {"-1", 0}, {"2x", 0}, {"", 0}, {"99999999999999999999", 0},
+    };
+    int64_t uid, tv;
+    size_t i;
+    char *t;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        t = forge_sub(JWT_ALG_HS256, key.key, key.len, API_ISSUER, "access", now + 60, now,
+                      cases[i].sub);
+        uid = 0;
+        if ((api_token_verify(&key, t, API_TOKEN_ACCESS, now, &uid, &tv) == 0) != cases[i].ok)
+            fail_msg("sub \"%s\": wanted %s", cases[i].sub, cases[i].ok ? "accepted" : "refused");
+        if (cases[i].ok)
+            assert_int_equal(uid, strtoll(cases[i].sub, NULL, 10));
+        free(t);
+    }
+}
+
 static void test_oversized_and_garbage(void **state)
 {
     char *big = malloc(API_TOKEN_MAX + 2);
@@ -180,6 +212,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_issue_and_verify),
         cmocka_unit_test(test_forgeries),
+        cmocka_unit_test(test_sub_canonical),
         cmocka_unit_test(test_oversized_and_garbage),
         cmocka_unit_test(test_secret_hash),
         cmocka_unit_test(test_principal_cache),
