@@ -150,6 +150,11 @@ int world__place_pod(struct world *w, int i, int pod, int node, struct world_err
                  wl->name, w->nodes[node].name);
         return -1;
     }
+    /* refused here, as the file's error, rather than by the check after
+     * the next pass, as though the core had placed it */
+    if (!sched_node_allowed(wl, &w->nodes[node]))
+        return pod_fail(e, wl, pod, "cannot run where its node types or affinity forbid:",
+                        w->nodes[node].name);
     if (wl->gpu_devices > 0 || sched_shared_devices(wl) > 0) {
         devices = choose_devices(w, wl, node);
         if (!devices)
