@@ -370,6 +370,11 @@ json_t *api_body_object(struct api_req *r);
  * decodable into out (too long, a malformed escape, a control character). */
 int api_form_get(const char *s, const char *name, char *out, size_t len);
 int api_query(const struct api_req *r, const char *name, char *out, size_t len);
+/* 1 if every parameter of r->query decodes (no malformed escape, NUL or
+ * control character) to at most API_QUERY_VALUE_MAX bytes; else 0 after
+ * replying 400 naming the first that does not. The dispatcher checks it
+ * before any handler runs. */
+int api_query_valid(struct api_req *r);
 /* An integer query parameter in [min, max]: 0 (out set, or untouched when
  * absent), or -1 after replying 400. */
 int api_query_int(struct api_req *r, const char *name, int64_t min, int64_t max, int64_t *out);

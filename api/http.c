@@ -474,7 +474,7 @@ int api_query_int(struct api_req *r, const char *name, int64_t min, int64_t max,
 /* Every query parameter decodes (no malformed escape, NUL or control
  * character) to at most API_QUERY_VALUE_MAX bytes; else a 400 naming it,
  * so that no handler takes a parameter it could not read for absent. */
-static int query_ok(struct api_req *r)
+int api_query_valid(struct api_req *r)
 {
     const char *s = r->query;
     char details[160];
@@ -804,7 +804,7 @@ static void serve(struct api_req *r, const struct mg_request_info *ri)
         route_missing(r, miss, op);
         return;
     }
-    if (!query_ok(r))
+    if (!api_query_valid(r))
         return;
     /* Step 2: token grants cost more, to slow password guessing */
     if (!rate_ok(r, rt->handler == api_h_token_v1 || rt->handler == api_h_token_v2 ? 10 : 1))

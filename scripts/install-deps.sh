@@ -4,7 +4,8 @@
 #
 #   install-deps.sh                   everything to build, package and test
 #                                     (Chromium, Node.js and npm for the
-#                                     dashboard's browser tests)
+#                                     dashboard's browser tests; clang and its
+#                                     libFuzzer runtime for tests/fuzz)
 #   install-deps.sh --runtime server  what allotd and allot load at run time,
 #                                     plus curl (the health check) and
 #                                     sqlite3 (online backups)
@@ -17,7 +18,7 @@ set -eu
 PACKAGES="build-essential cmake pkg-config git ca-certificates curl \
   libjansson-dev libcmocka-dev libsqlite3-dev sqlite3 libcivetweb-dev libjwt-dev \
   libcurl4-openssl-dev libcrypt-dev libssl-dev jq chromium dpkg-dev file groff-base wrk \
-  python3 python3-jsonschema"
+  python3 python3-jsonschema clang libclang-rt-14-dev"
 RUNTIME_SERVER="libjansson4 libsqlite3-0 libcivetweb1 libjwt0 libcrypt1 libssl3 libcurl4 \
   ca-certificates curl sqlite3"
 RUNTIME_AGENT="libjansson4 libcurl4 ca-certificates"
