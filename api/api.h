@@ -60,6 +60,7 @@ struct api_config {
     int sample_period_ms;
     int retention_days;      /* deleted workloads are purged after; 0: kept */
     int rate_limit;          /* requests per second per client; 0: off */
+    int secret_checks;       /* password and secret checks (yescrypt) at once */
     int agent_lease_ms;      /* an agent that has no answer this long stops its pods */
     int agent_margin_ms;     /* a silent node is lost after the lease and this */
     int token_ttl_s;
@@ -253,6 +254,7 @@ struct api_app {
     struct api_keyring key;
     struct api_sched *sched;
     struct api_ratelimit *rl;
+    struct api_loginguard *lg;  /* may be NULL: no limits on guessing */
     struct api_pcache *pc;    /* may be NULL: no cache */
     struct api_projcache *projc; /* may be NULL: no cache */
     struct mg_context *mg;
@@ -333,6 +335,9 @@ void api_reply(struct api_req *r, int status, json_t *body);
 void api_reply_text(struct api_req *r, int status, const char *type, const char *text,
                     size_t len);
 void api_error(struct api_req *r, int status, const char *message, const char *details);
+/* api_error with a Retry-After header of retry_s seconds (429, 503). */
+void api_error_retry(struct api_req *r, int status, const char *message, const char *details,
+                     int retry_s);
 
 /* ---- quotas as a change would set them (h_org.c) ----
  * The queue of that id and kind (DB_PROJECT, DB_DEPARTMENT) with
@@ -562,6 +567,23 @@ void api_gpu_sum(const struct db_pod_gpu_row *rows, int n, int64_t *util_centi,
                  int64_t *mem_bytes);
 
 /* ---- rate limiting (ratelimit.c) ---- */
+/* ---- password guessing (loginguard.c) ---- */
+#define API_LG_FREE_FAILURES 5     /* failed grants in a row for a name before it waits */
+#define API_LG_MAX_WAIT_S 60       /* the longest wait */
+struct api_loginguard;
+/* max_hashes: secret checks at once (at least 1). NULL guard: no limits. */
+struct api_loginguard *api_loginguard_new(int max_hashes);
+void api_loginguard_free(struct api_loginguard *g);   /* NULL is a no-op */
+/* Seconds the name must still wait before a grant is tried; 0: go. */
+int api_loginguard_wait_s(struct api_loginguard *g, const char *name, int64_t now_ms);
+/* Records a grant's outcome for the name: a failure may start a wait, a
+ * success clears it. */
+void api_loginguard_result(struct api_loginguard *g, const char *name, int ok, int64_t now_ms);
+/* Takes one of the secret-check slots, waiting up to 5 s: 0, or -1 when
+ * none came free. Each 0 is paired with api_loginguard_hash_end(). */
+int api_loginguard_hash_begin(struct api_loginguard *g);
+void api_loginguard_hash_end(struct api_loginguard *g);
+
 struct api_ratelimit;
 struct api_ratelimit *api_ratelimit_new(int rate_per_s);
 void api_ratelimit_free(struct api_ratelimit *rl);

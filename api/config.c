@@ -35,6 +35,7 @@ static void usage(void)
            "  --retention-days N        keep deleted workloads (events, pod runs, logs) N days,\n"
            "                            then purge them; 0 keeps them (default 30)\n"
            "  --rate-limit N            requests per second per client (default 100; 0 off)\n"
+           "  --secret-checks N         password and secret checks run at once (default 2)\n"
            "  --agent-lease-ms N        an agent whose heartbeats get no answer this long\n"
            "                            stops its pods (default 10000)\n"
            "  --agent-lease-margin-ms N allotd requeues a silent node's pods only after its\n"
@@ -159,6 +160,8 @@ static int apply(struct api_config *cfg, const char *key, const char *v)
         return set_int(v, 100, 600000, &cfg->request_timeout_ms);
     if (strcmp(key, "rate-limit") == 0)
         return set_int(v, 0, 10000000, &cfg->rate_limit);
+    if (strcmp(key, "secret-checks") == 0)
+        return set_int(v, 1, 1024, &cfg->secret_checks);
     if (strcmp(key, "agent-lease-ms") == 0)
         return set_int(v, 300, 3600000, &cfg->agent_lease_ms);
     if (strcmp(key, "agent-lease-margin-ms") == 0)
@@ -229,6 +232,7 @@ static void defaults(struct api_config *cfg)
     cfg->sample_period_ms = 15000;
     cfg->retention_days = 30;
     cfg->rate_limit = 100;
+    cfg->secret_checks = 2;
     cfg->agent_lease_ms = 10000;
     cfg->agent_margin_ms = 5000;
     cfg->token_ttl_s = 3600;

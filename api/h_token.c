@@ -5,13 +5,15 @@
  *
  * Invariants:
  *   1. A wrong login and a wrong secret take the same path (a hash check
- *      runs either way) and give the same answer.
+ *      runs either way) and give the same answer; so does the wait a name
+ *      earns by failing (loginguard.c), known or not.
  *   2. v1 errors are the {code, message, details} envelope with 400; v2
  *      errors are RFC 6749 bodies (invalid_client is 401).
  *   3. The answer never echoes the secret; the server never logs it.
  */
 #include "api.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,9 +30,9 @@ struct grant {
 };
 
 enum grant_error { G_OK = 0, G_UNSUPPORTED, G_INVALID_REQUEST, G_BAD_USER, G_BAD_CLIENT,
-                   G_BAD_REFRESH, G_INTERNAL };
+                   G_BAD_REFRESH, G_INTERNAL, G_WAIT, G_BUSY };
 
-static int check_secret(struct api_app *app, const struct grant *g, int kind, struct db_user *u)
+static int secret_matches(struct api_app *app, const struct grant *g, int kind, struct db_user *u)
 {
     int rc = db_user_by_login(app->db, g->login, u);
 
@@ -45,6 +47,28 @@ static int check_secret(struct api_app *app, const struct grant *g, int kind, st
     return G_OK;
 }
 
+/* The secret check behind loginguard.c: a name that must wait is refused
+ * before any hash runs (G_WAIT), and so is a grant that finds every
+ * secret-check slot taken (G_BUSY); *retry_s says when to come back. */
+static int check_secret(struct api_app *app, const struct grant *g, int kind, struct db_user *u,
+                        int *retry_s)
+{
+    int rc;
+
+    *retry_s = api_loginguard_wait_s(app->lg, g->login, api_now_ms());
+    if (*retry_s > 0)
+        return G_WAIT;
+    if (api_loginguard_hash_begin(app->lg) != 0) {
+        *retry_s = 1;
+        return G_BUSY;
+    }
+    rc = secret_matches(app, g, kind, u);
+    api_loginguard_hash_end(app->lg);
+    if (rc == G_OK || rc == G_BAD_USER || rc == G_BAD_CLIENT)
+        api_loginguard_result(app->lg, g->login, rc == G_OK, api_now_ms());
+    return rc;
+}
+
 static int check_refresh(struct api_app *app, const struct grant *g, struct db_user *u)
 {
     int64_t uid, tv;
@@ -57,12 +81,15 @@ static int check_refresh(struct api_app *app, const struct grant *g, struct db_u
     return G_OK;
 }
 
-static int run_grant(struct api_app *app, const struct grant *g, struct db_user *u)
+static int run_grant(struct api_app *app, const struct grant *g, struct db_user *u,
+                     int *retry_s)
 {
+    *retry_s = 0;
     if (strcmp(g->type, "password") == 0)
-        return g->login[0] ? check_secret(app, g, DB_USER, u) : G_INVALID_REQUEST;
+        return g->login[0] ? check_secret(app, g, DB_USER, u, retry_s) : G_INVALID_REQUEST;
     if (strcmp(g->type, "client_credentials") == 0 || strcmp(g->type, "app_token") == 0)
-        return g->login[0] ? check_secret(app, g, DB_SERVICE_ACCOUNT, u) : G_INVALID_REQUEST;
+        return g->login[0] ? check_secret(app, g, DB_SERVICE_ACCOUNT, u, retry_s)
+                           : G_INVALID_REQUEST;
     if (strcmp(g->type, "refresh_token") == 0)
         return g->refresh[0] ? check_refresh(app, g, u) : G_INVALID_REQUEST;
     return G_UNSUPPORTED;
@@ -93,6 +120,8 @@ static const char *grant_message(int g)
     case G_BAD_USER: return "invalid username or password";
     case G_BAD_CLIENT: return "invalid client id or secret";
     case G_BAD_REFRESH: return "invalid or expired refresh token";
+    case G_WAIT: return "too many failed sign-ins for this name: retry later";
+    case G_BUSY: return "too many sign-ins at once: retry later";
     default: return "internal error";
     }
 }
@@ -133,7 +162,7 @@ void api_h_token_v1(struct api_req *r)
     struct db_user u;
     json_t *o = NULL;
     char *access = NULL, *refresh = NULL;
-    int rc;
+    int rc, retry_s;
 
     if (!g) {
         api_error(r, 500, "Internal error", "out of memory");
@@ -142,7 +171,13 @@ void api_h_token_v1(struct api_req *r)
     o = api_body_object(r);
     if (!o || v1_parse(r, o, g) != 0)
         goto out;
-    rc = run_grant(r->app, g, &u);
+    rc = run_grant(r->app, g, &u, &retry_s);
+    if (rc == G_WAIT || rc == G_BUSY) {
+        api_error_retry(r, rc == G_WAIT ? 429 : 503, rc == G_WAIT ? "Too many requests"
+                                                                  : "Service unavailable",
+                        grant_message(rc), retry_s);
+        goto out;
+    }
     if (rc != G_OK) {
         api_error(r, rc == G_INTERNAL ? 500 : 400, "Bad request", grant_message(rc));
         goto out;
@@ -163,9 +198,21 @@ out:
 
 /* ---- v2 ---- */
 
-static void oauth_error(struct api_req *r, int status, const char *error, const char *desc)
+/* An RFC 6749 error body; retry_s > 0 adds Retry-After. */
+static void oauth_error(struct api_req *r, int status, const char *error, const char *desc,
+                        int retry_s)
 {
-    api_reply(r, status, json_pack("{s:s, s:s}", "error", error, "error_description", desc));
+    json_t *o = json_pack("{s:s, s:s}", "error", error, "error_description", desc);
+    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    char extra[64];
+
+    snprintf(extra, sizeof(extra), "Retry-After: %d\r\n", retry_s);
+    if (s)
+        api_reply_with(r, status, "application/json", s, strlen(s), retry_s > 0 ? extra : NULL);
+    else
+        api_error(r, 500, "Internal error", "out of memory");
+    free(s);
+    json_decref(o);
 }
 
 static int v2_parse(struct api_req *r, struct grant *g)
@@ -190,27 +237,29 @@ void api_h_token_v2(struct api_req *r)
     struct grant *g = calloc(1, sizeof(*g));
     struct db_user u;
     char *access = NULL, *refresh = NULL;
-    int rc;
+    int rc, retry_s;
 
     if (!g) {
-        oauth_error(r, 500, "server_error", "out of memory");
+        oauth_error(r, 500, "server_error", "out of memory", 0);
         return;
     }
     if (v2_parse(r, g) != 0) {
-        oauth_error(r, 400, "invalid_request", "a form-encoded body with grant_type is required");
+        oauth_error(r, 400, "invalid_request", "a form-encoded body with grant_type is required",
+                    0);
         goto out;
     }
-    rc = run_grant(r->app, g, &u);
+    rc = run_grant(r->app, g, &u, &retry_s);
     if (rc != G_OK) {
         static const char *const codes[] = {"", "unsupported_grant_type", "invalid_request",
                                             "invalid_grant", "invalid_client", "invalid_grant",
-                                            "server_error"};
-        oauth_error(r, rc == G_BAD_CLIENT ? 401 : rc == G_INTERNAL ? 500 : 400, codes[rc],
-                    grant_message(rc));
+                                            "server_error", "temporarily_unavailable",
+                                            "temporarily_unavailable"};
+        static const int statuses[] = {200, 400, 400, 400, 401, 400, 500, 429, 503};
+        oauth_error(r, statuses[rc], codes[rc], grant_message(rc), retry_s);
         goto out;
     }
     if (issue(r->app, &u, &access, &refresh) != 0) {
-        oauth_error(r, 500, "server_error", "cannot issue a token");
+        oauth_error(r, 500, "server_error", "cannot issue a token", 0);
         goto out;
     }
     api_reply(r, 200, json_pack("{s:s, s:s, s:i, s:s, s:s}", "access_token", access,

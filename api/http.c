@@ -336,6 +336,15 @@ void api_error(struct api_req *r, int status, const char *message, const char *d
     error_with(r, status, message, details, NULL);
 }
 
+void api_error_retry(struct api_req *r, int status, const char *message, const char *details,
+                     int retry_s)
+{
+    char extra[64];
+
+    snprintf(extra, sizeof(extra), "Retry-After: %d\r\n", retry_s);
+    error_with(r, status, message, details, extra);
+}
+
 /* The HTTP status of a storage code: one table for every handler. */
 int api_db_status(int rc)
 {
@@ -771,12 +780,10 @@ static int authenticate(struct api_req *r)
 static int rate_ok(struct api_req *r, int cost)
 {
     int wait = api_ratelimit_take(r->app->rl, r->remote, cost, api_now_ms());
-    char extra[64];
 
     if (wait == 0)
         return 1;
-    snprintf(extra, sizeof(extra), "Retry-After: %d\r\n", wait);
-    error_with(r, 429, "Too many requests", "the client's request rate is limited", extra);
+    api_error_retry(r, 429, "Too many requests", "the client's request rate is limited", wait);
     return 0;
 }
 

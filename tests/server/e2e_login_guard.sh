@@ -1,0 +1,86 @@
+#!/bin/sh
+# e2e_login_guard.sh: password guessing is slowed per login name, whatever
+# address it comes from (the per-address token bucket is off here):
+#   - the first wrong passwords for a name get 400; after 5 in a row the
+#     name waits 1 s, then 2, 4 ... (at most 60): 429 with Retry-After
+#     before any hash runs, even for the right password, on the v1 and the
+#     v2 (form) grant alike;
+#   - a name that does not exist is slowed the same way, and other names
+#     are not slowed meanwhile;
+#   - once the wait is over the right password signs in, which clears the
+#     name: its next wrong password is a plain 400;
+#   - --secret-checks outside 1..1024 is refused at start.
+# Needs about 10 s: the waits are real time.
+ALLOTD=$1
+. "$(dirname "$0")/lib.sh"
+
+for n in 0 1025 two; do
+  rc=0
+  (cd "$T" && "$ALLOTD" --db "$T/refused.db" --secret-checks "$n" >"$T/refused.log" 2>&1) || rc=$?
+  [ "$rc" = 2 ] || fail "--secret-checks $n: exit $rc, wanted 2"
+  grep -q "secret-checks" "$T/refused.log" || fail "--secret-checks $n: $(cat "$T/refused.log")"
+done
+
+start --db "$T/guard.db" --rate-limit 0
+
+grant() { printf '{"grantType":"password","username":"%s","password":"%s"}' "$1" "$2"; }
+# try USER PASSWORD: prints the status and the Retry-After (0 if none)
+try() {
+  code=$(curl -s -D "$T/head" -o "$T/body" -w '%{http_code}' -X POST "$URL/api/v1/token" \
+    -H 'Content-Type: application/json' --data-binary "$(grant "$1" "$2")")
+  ra=$(grep -i '^retry-after:' "$T/head" | tr -dc '0-9')
+  echo "$code ${ra:-0}"
+}
+
+i=0
+while [ $i -lt 6 ]; do
+  expect 400 POST /api/v1/token "$(grant admin guess)" >/dev/null
+  i=$((i + 1))
+done
+# fail on until the name waits at least 4 s (waiting out the shorter waits)
+n=0
+while :; do
+  # shellcheck disable=SC2046
+  set -- $(try admin guess)
+  case $1 in
+  429) [ "$2" -ge 1 ] || fail "429 without Retry-After: $(cat "$T/head")"
+       jq -e '.code == 429 and (.details | test("failed sign-ins"))' "$T/body" >/dev/null ||
+         fail "429 body: $(cat "$T/body")"
+       [ "$2" -ge 4 ] && break
+       sleep "$2" ;;
+  400) ;;
+  *) fail "a wrong password: $1: $(cat "$T/body")" ;;
+  esac
+  n=$((n + 1))
+  [ $n -lt 30 ] || fail "admin was never made to wait"
+done
+# shellcheck disable=SC2046
+set -- $(try admin "$ALLOT_ADMIN_PASSWORD")
+[ "$1" = 429 ] || fail "the right password during the wait: $1, wanted 429"
+code=$(curl -s -D "$T/head" -o "$T/body" -w '%{http_code}' -X POST "$URL/api/v2/token" \
+  -d "grant_type=password&username=admin&password=$ALLOT_ADMIN_PASSWORD")
+[ "$code" = 429 ] || fail "v2 grant during the wait: $code"
+jq -e '.error == "temporarily_unavailable"' "$T/body" >/dev/null || fail "v2 body: $(cat "$T/body")"
+grep -qi '^retry-after: [1-9]' "$T/head" || fail "v2 429 without Retry-After"
+# other names are not slowed by admin's failures
+expect 400 POST /api/v1/token "$(grant nobody guess)" >/dev/null
+# a name that does not exist earns the same waits
+i=0
+while [ $i -lt 6 ]; do
+  expect 400 POST /api/v1/token "$(grant ghost guess)" >/dev/null
+  i=$((i + 1))
+done
+n=0
+while [ "$(try ghost guess | cut -d' ' -f1)" != 429 ]; do
+  n=$((n + 1))
+  [ $n -lt 10 ] || fail "a name that does not exist was never made to wait"
+done
+# the wait ends; the right password then clears the name
+deadline=$(($(now_ms) + 70000 * SCALE))
+while [ "$(try admin "$ALLOT_ADMIN_PASSWORD" | cut -d' ' -f1)" != 200 ]; do
+  [ "$(now_ms)" -lt "$deadline" ] || fail "admin never signed in after the wait"
+  sleep 1
+done
+expect 400 POST /api/v1/token "$(grant admin guess)" >/dev/null
+stop
+echo "e2e_login_guard: ok"
