@@ -1,8 +1,14 @@
 // app.js: the dashboard's entry point: the login form, the header (user
-// name, role, logout), the hash router between the pages (#/overview,
-// #/projects, #/workloads, #/nodes), and the refresh loop that updates the
-// page shown every few seconds without a reload. An ended session (401,
-// expired token, logout) always lands on the login form with a message.
+// name, role, logout), the hash router between the pages, the state of
+// each page in its URL, and the refresh loop that updates the page shown
+// every few seconds in place. An ended session (401, expired token,
+// logout) always lands on the login form with a message.
+//
+// URL state: #/<page>?k=v&... holds what a page shows (filters, sort,
+// page, the selected workload), so Back, Forward, a reload and a shared
+// link show the same thing. A page changes it with ctx.setParams(): a
+// deliberate step (a filter chosen, a workload opened) is a new history
+// entry, typing in a search box replaces the current one.
 
 import {login, currentSession, sessionExpired, endSession, onSessionEnd, get} from './js/api.js';
 import {$, fill, h, errorText} from './js/dom.js';
@@ -10,8 +16,10 @@ import overview from './js/overview.js';
 import projects from './js/projects.js';
 import workloads from './js/workloads.js';
 import nodes from './js/nodes.js';
+import access from './js/access.js';
+import evictions from './js/evictions.js';
 
-const PAGES = [overview, projects, workloads, nodes];
+const PAGES = [overview, projects, workloads, nodes, access, evictions];
 const REFRESH_MS = 5000;
 
 let ctx = null;
@@ -53,13 +61,26 @@ async function onLogin(ev) {
   }
 }
 
+// The caller's access rules, whichever shape the server answers: an array,
+// {accessRules: [...]}, or {accessRules: {accessRules: [...]}}.
+export function rulesOf(me) {
+  let r = me;
+  for (let i = 0; i < 3 && r && !Array.isArray(r); i++) r = r.accessRules;
+  return Array.isArray(r) ? r : [];
+}
+
 // What the user's access rules allow, for showing or hiding controls (the
-// server checks every request anyway).
+// server checks every request anyway). Role ids are the built-in roles'.
 function rights(rules) {
-  const ids = new Set(rules.map((r) => r.roleId));
+  const ids = new Set(rules.map((r) => Number(r.roleId)));
+  const system = rules.some((r) => Number(r.roleId) === 1 && r.scopeType === 'system');
   return {
     orgWrite: ids.has(1) || ids.has(2),
     wlWrite: [1, 2, 3, 4, 5].some((i) => ids.has(i)),
+    iam: ids.has(1) || ids.has(2),
+    nodeWrite: system,
+    wlReadAll: rules.some((r) => [1, 3, 6].includes(Number(r.roleId)) && r.scopeType === 'system') ||
+      system,
   };
 }
 
@@ -72,9 +93,9 @@ async function startSession() {
       get('/api/v1/authorization/me/access-rules'),
       get('/api/v1/clusters'),
     ]);
-    // {accessRules: {totalRecords, displayRecords, accessRules: [...]}}
-    rules = (me.accessRules && me.accessRules.accessRules) || [];
-    clusterId = (clusters && clusters[0] && clusters[0].uuid) || '';
+    rules = rulesOf(me);
+    const list = Array.isArray(clusters) ? clusters : (clusters && clusters.clusters) || [];
+    clusterId = (list[0] && (list[0].uuid || list[0].id)) || '';
   } catch (e) {
     if (!currentSession()) return; // the session ended: the login form is showing
     showBanner('error', errorText(e));
@@ -88,9 +109,12 @@ async function startSession() {
     kick: () => refreshNow(),
     flash,
     showError: (e) => showBanner('error', errorText(e)),
+    params: () => paramsFromHash(),
+    setParams,
   };
   $('#who-name').textContent = s.user;
   $('#who-role').textContent = roleNames.join(', ') || 'no role';
+  $('#nav-access').hidden = !ctx.can.iam;
   $('#login').hidden = true;
   $('#app').hidden = false;
   route();
@@ -100,11 +124,34 @@ function logout() {
   endSession('You have logged out.');
 }
 
-// ---- pages ----
+// ---- pages and their URLs ----
 
 function pageFromHash() {
   const id = (location.hash.replace(/^#\/?/, '').split('?')[0]) || 'overview';
   return PAGES.find((p) => p.id === id) || overview;
+}
+
+function paramsFromHash() {
+  return new URLSearchParams(location.hash.split('?')[1] || '');
+}
+
+// Sets the current page's URL parameters (values '' or null are dropped);
+// push: a new history entry, else the current one is replaced. The page
+// takes the new parameters and refreshes at once (pushState and
+// replaceState fire no event of their own).
+function setParams(values, {push = true} = {}) {
+  const q = paramsFromHash();
+  for (const [k, v] of Object.entries(values)) {
+    if (v === null || v === undefined || v === '') q.delete(k);
+    else q.set(k, String(v));
+  }
+  const s = q.toString();
+  const hash = `#/${page ? page.id : 'overview'}${s ? `?${s}` : ''}`;
+  if (hash === location.hash) return;
+  if (push) history.pushState(null, '', hash);
+  else history.replaceState(null, '', hash);
+  if (page && page.applyParams) page.applyParams(paramsFromHash(), ctx);
+  refreshNow();
 }
 
 function stopPage() {
@@ -128,7 +175,9 @@ function route() {
     }
     document.title = `${page.title} · allot`;
     hideBanner('page');
-    page.mount($('#main'), ctx);
+    page.mount($('#main'), ctx, paramsFromHash());
+  } else if (page.applyParams) {
+    page.applyParams(paramsFromHash(), ctx);
   }
   refreshNow();
 }
@@ -199,6 +248,7 @@ function start() {
     b.addEventListener('click', () => { b.closest('.banner').hidden = true; });
   }
   window.addEventListener('hashchange', route);
+  window.addEventListener('popstate', route);
   document.addEventListener('visibilitychange', () => { if (!document.hidden && ctx) refreshNow(); });
   onSessionEnd((message) => showLogin(message));
   // A token that lapses while the page sits idle ends the session on time.

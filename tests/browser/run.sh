@@ -2,13 +2,16 @@
 # run.sh: runs the dashboard's browser test: installs playwright-core from
 # the lockfile into OUT (the build folder) when it is missing or stale, from
 # npm's cache first, then runs dashboard.test.mjs with node --test against
-# the allotd binary given. Screenshots land in OUT/screenshots.
-# usage: run.sh ALLOTD WEB_ROOT OUT
+# the allotd binary given (and allot-agent with the fake NVML library, for
+# a node whose GPUs are measured). Screenshots land in OUT/screenshots.
+# usage: run.sh ALLOTD WEB_ROOT OUT AGENT FAKE_NVML
 set -eu
 ALLOTD=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 WEB_ROOT=$(cd "$2" && pwd)
 mkdir -p "$3"
 OUT=$(cd "$3" && pwd)
+AGENT=$(cd "$(dirname "$4")" && pwd)/$(basename "$4")
+FAKE_NVML=$(cd "$(dirname "$5")" && pwd)/$(basename "$5")
 HERE=$(cd "$(dirname "$0")" && pwd)
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 
@@ -25,5 +28,6 @@ if [ ! -f "$OUT/node_modules/playwright-core/package.json" ] ||
 fi
 rm -rf "$OUT/screenshots"
 ALLOTD=$ALLOTD ALLOT_WEB_ROOT=$WEB_ROOT ALLOT_BROWSER_OUT=$OUT CHROMIUM=$CHROMIUM \
-  exec node --test --test-timeout=$((240000 * ${ALLOT_TEST_SCALE:-1})) --test-reporter=spec \
+  ALLOT_AGENT=$AGENT ALLOT_FAKE_NVML_LIB=$FAKE_NVML \
+  exec node --test --test-timeout=$((540000 * ${ALLOT_TEST_SCALE:-1})) --test-reporter=spec \
   "$HERE/dashboard.test.mjs"

@@ -1,7 +1,8 @@
 // charts.js: the dashboard's charts, on Chart.js (web/vendor/chart.umd.min.js,
 // loaded before the modules as the global Chart). Each helper creates its
 // chart once per canvas and afterwards replaces the data in place, without
-// animation, so a refresh every few seconds does not flicker.
+// animation, so a refresh every few seconds does not flicker. Text and grid
+// colours follow the page's theme (light or dark, from the CSS variables).
 
 export const COLORS = {
   quota: '#94a3b8',
@@ -16,6 +17,13 @@ const charts = new WeakMap();
 function lib() {
   if (!window.Chart) throw new Error('Chart.js did not load (/vendor/chart.umd.min.js)');
   return window.Chart;
+}
+
+// The theme's ink and line colours, read from the CSS variables.
+function theme() {
+  const css = getComputedStyle(document.documentElement);
+  return {ink: css.getPropertyValue('--muted').trim() || '#616e7c',
+    line: css.getPropertyValue('--line').trim() || '#d9e0e7'};
 }
 
 function upsert(canvas, config) {
@@ -40,28 +48,43 @@ export function destroyChart(canvas) {
   charts.delete(canvas);
 }
 
-const BASE = {
-  responsive: true,
-  maintainAspectRatio: false,
-  animation: false,
-  plugins: {legend: {position: 'bottom', labels: {boxWidth: 12}}},
-};
+function base() {
+  const t = theme();
+  return {
+    responsive: true,
+    maintainAspectRatio: false,
+    animation: false,
+    color: t.ink,
+    plugins: {legend: {position: 'bottom', labels: {boxWidth: 12, color: t.ink}}},
+  };
+}
+
+function axes(yTitle, extraX) {
+  const t = theme();
+  return {
+    y: {beginAtZero: true, title: {display: !!yTitle, text: yTitle, color: t.ink},
+      ticks: {precision: 0, color: t.ink}, grid: {color: t.line}},
+    x: {ticks: {color: t.ink, ...(extraX || {})}, grid: {color: t.line}},
+  };
+}
 
 // Grouped bars: one group per label, one bar per series {label, data, color}.
-export function barChart(canvas, labels, series, yTitle) {
+export function barChart(canvas, labels, series, yTitle, opts = {}) {
   return upsert(canvas, {
     type: 'bar',
     data: {
       labels,
       datasets: series.map((s) => ({label: s.label, data: s.data, backgroundColor: s.color,
-        borderColor: s.color, borderWidth: 1, maxBarThickness: 36})),
+        borderColor: s.color, borderWidth: 1, maxBarThickness: 36, stack: s.stack})),
     },
-    options: {...BASE, scales: {y: {beginAtZero: true, title: {display: !!yTitle, text: yTitle},
-      ticks: {precision: 0}}}},
+    options: {...base(), indexAxis: opts.horizontal ? 'y' : 'x',
+      scales: opts.stacked ? {...axes(yTitle), x: {...axes(yTitle).x, stacked: true},
+        y: {...axes(yTitle).y, stacked: true}} : axes(yTitle)},
   });
 }
 
-// Lines over shared x labels: series {label, data, color, dashed, fill}.
+// Lines over shared x labels: series {label, data, color, dashed, fill,
+// thin}. Null values are gaps.
 export function lineChart(canvas, labels, series, yTitle) {
   return upsert(canvas, {
     type: 'line',
@@ -69,10 +92,10 @@ export function lineChart(canvas, labels, series, yTitle) {
       labels,
       datasets: series.map((s) => ({label: s.label, data: s.data, borderColor: s.color,
         backgroundColor: `${s.color}22`, fill: !!s.fill, borderDash: s.dashed ? [6, 4] : [],
-        pointRadius: labels.length < 20 ? 3 : 0, borderWidth: 2, stepped: true, spanGaps: true})),
+        pointRadius: labels.length < 40 ? 2 : 0, borderWidth: s.thin ? 1 : 2, spanGaps: false,
+        stepped: false})),
     },
-    options: {...BASE, interaction: {mode: 'index', intersect: false},
-      scales: {y: {beginAtZero: true, title: {display: !!yTitle, text: yTitle},
-        ticks: {precision: 0}}, x: {ticks: {maxTicksLimit: 12, autoSkip: true}}}},
+    options: {...base(), interaction: {mode: 'index', intersect: false},
+      scales: axes(yTitle, {maxTicksLimit: 12, autoSkip: true, maxRotation: 0})},
   });
 }

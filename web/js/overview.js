@@ -1,230 +1,453 @@
-// overview.js: the Overview page: GPUs total / allocated / idle per node
-// pool, workload counts, GPU allocation over time (from the projects'
-// metrics time series, summed), and recent preemptions (from the events of
-// the most recently changed workloads).
+// overview.js: the Overview page, in the spirit of Run:ai's: ready nodes
+// and GPUs per node pool with their allocation ratio, GPUs allocated and
+// idle (where agents measure them), workloads by type and phase, how long
+// the pending ones have waited, allocation ratio per department, the
+// evictions of the chosen range (counted on the server, linked to the full
+// list), and the GPU allocation over that range (max and mean per slot,
+// on an axis spanning the whole range). Node pool and department filters
+// narrow every panel; the URL keeps them (#/overview?pool=&dept=&range=).
+// A researcher sees the figures of their own projects, and says so.
 
 import {get, withQuery, checkAbort} from './api.js';
-import {h, fill, gpu, meter, notice, errorText, time, ago, badge} from './dom.js';
-import {lineChart, destroyChart, COLORS} from './charts.js';
+import {h, fill, fillIn, gpu, pct, meter, notice, errorText, time, ago, badge, duration} from './dom.js';
+import {lineChart, barChart, destroyChart, COLORS} from './charts.js';
+import {reasonText} from './reasons.js';
 
-const PREEMPTION_REASONS = new Set(['Reclaimed', 'Preempted', 'Evicted']);
 const SERIES_EVERY_MS = 30000;
-const RANGES = {
-  min5: {ms: 300e3, samples: 60, label: 'Last 5 minutes'},
-  hour: {ms: 3600e3, samples: 120, label: 'Last hour'},
-  day: {ms: 86400e3, samples: 144, label: 'Last day'},
+export const RANGES = {
+  min5: {ms: 300e3, slots: 60, label: 'Last 5 minutes'},
+  hour: {ms: 3600e3, slots: 120, label: 'Last hour'},
+  day: {ms: 86400e3, slots: 144, label: 'Last day'},
+  week: {ms: 7 * 86400e3, slots: 168, label: 'Last 7 days'},
 };
+const PHASE_ORDER = ['Pending', 'Creating', 'Initializing', 'Running', 'Degraded', 'Resuming',
+  'Stopping', 'Stopped', 'Deleting', 'Completed', 'Failed'];
+const TYPE_ORDER = ['Training', 'Workspace', 'Distributed', 'Inference'];
 
 let el = {};
-let range = 'hour';
+const state = {pool: '', dept: '', range: 'hour'};
 let seriesAt = 0;
-const eventCache = new Map(); // workload id -> {key, events}
+let seriesKey = '';
 
-function card(label, value, sub) {
-  return h('div', {class: 'card'}, h('div', {class: 'card-label'}, label),
+function card(id, label, value, sub) {
+  return h('div', {class: 'card', id, dataset: {key: id}}, h('div', {class: 'card-label'}, label),
     h('div', {class: 'card-value'}, value), sub ? h('div', {class: 'card-sub'}, sub) : null);
+}
+
+function panel(id, title, body, extra) {
+  return h('section', {class: 'panel', 'aria-labelledby': `${id}-h`, id},
+    h('div', {class: 'panel-head'}, h('h2', {id: `${id}-h`}, title), extra || null), body);
+}
+
+function applyParams(params) {
+  const r = params.get('range');
+  state.range = RANGES[r] ? r : 'hour';
+  state.pool = params.get('pool') || '';
+  state.dept = params.get('dept') || '';
+  seriesAt = 0;
+  if (el.range) {
+    el.range.value = state.range;
+    el.pool.value = state.pool;
+    el.dept.value = state.dept;
+  }
+}
+
+// Values of a TelemetryResponse as [{value: number, groups: {Key: {value, name}}}].
+function telemetry(t) {
+  return ((t && t.values) || []).map((v) => {
+    const g = {};
+    for (const x of v.groups || []) g[x.key] = {value: x.value, name: x.name || x.value};
+    return {value: Number(v.value), groups: g};
+  });
 }
 
 export default {
   id: 'overview',
   title: 'Overview',
+  applyParams,
 
-  mount(root, ctx) {
-    const rangeSel = h('select', {id: 'ov-range', 'aria-label': 'Time range'},
-      Object.entries(RANGES).map(([k, r]) => h('option', {value: k, selected: k === range}, r.label)));
-    rangeSel.addEventListener('change', () => { range = rangeSel.value; seriesAt = 0; ctx.kick(); });
-    el = {
-      cards: h('div', {class: 'cards', 'aria-live': 'polite'}),
-      pools: h('div'),
-      chartNote: h('div'),
-      chartBox: null,
-      canvas: h('canvas', {id: 'ov-alloc', role: 'img', 'aria-label': 'GPU allocation over time'}),
-      preemptions: h('div'),
-    };
+  mount(root, ctx, params) {
+    applyParams(params);
+    const set = (k) => (e) => { ctx.setParams({[k]: e.target.value}); };
+    el.range = h('select', {id: 'ov-range', onchange: set('range')},
+      Object.entries(RANGES).map(([k, r]) => h('option', {value: k, selected: k === state.range}, r.label)));
+    el.pool = h('select', {id: 'ov-pool', onchange: set('pool')}, h('option', {value: ''}, 'All'));
+    el.dept = h('select', {id: 'ov-dept', onchange: set('dept')}, h('option', {value: ''}, 'All'));
+    el.scope = h('p', {class: 'scope', id: 'ov-scope', 'aria-live': 'polite'});
+    el.cards = h('div', {class: 'cards', id: 'ov-cards'});
+    el.pools = h('div', {class: 'table-wrap'});
+    el.depts = h('div', {class: 'table-wrap'});
+    el.types = h('div', {class: 'table-wrap'});
+    el.pendingNote = h('div');
+    el.pendingCanvas = h('canvas', {id: 'ov-pending', role: 'img',
+      'aria-label': 'Pending workloads by time waited', dataset: {keep: ''}});
+    el.preemptions = h('div', {id: 'ov-evictions'});
+    el.chartNote = h('div', {id: 'ov-chart-note'});
+    el.canvas = h('canvas', {id: 'ov-alloc', role: 'img', 'aria-label': 'GPU allocation over time',
+      dataset: {keep: ''}});
+    el.chartBox = h('div', {class: 'chart-box'}, el.canvas);
+    el.deptPanel = panel('ov-depts', 'Allocation per department', el.depts);
     fill(root,
-      h('h1', {}, 'Overview'),
+      h('div', {class: 'page-head'}, h('h1', {}, 'Overview'),
+        h('form', {class: 'filters', role: 'search', 'aria-label': 'Filter the overview',
+          onsubmit: (e) => e.preventDefault()},
+        h('span', {class: 'filter'}, h('label', {for: 'ov-pool'}, 'Node pool'), el.pool),
+        h('span', {class: 'filter', id: 'ov-dept-filter'}, h('label', {for: 'ov-dept'}, 'Department'), el.dept),
+        h('span', {class: 'filter'}, h('label', {for: 'ov-range'}, 'Range'), el.range))),
+      el.scope,
       el.cards,
       h('div', {class: 'grid-2'},
-        h('section', {class: 'panel', 'aria-labelledby': 'ov-pools-h'},
-          h('h2', {id: 'ov-pools-h'}, 'GPUs per node pool'), el.pools),
-        h('section', {class: 'panel', 'aria-labelledby': 'ov-pre-h'},
-          h('h2', {id: 'ov-pre-h'}, 'Recent preemptions'), el.preemptions)),
-      h('section', {class: 'panel', 'aria-labelledby': 'ov-alloc-h'},
-        h('div', {class: 'panel-head'}, h('h2', {id: 'ov-alloc-h'}, 'GPU allocation over time'),
-          h('label', {for: 'ov-range', class: 'inline'}, 'Range '), rangeSel),
-        el.chartNote, el.chartBox = h('div', {class: 'chart-box'}, el.canvas)));
+        panel('ov-pools', 'Node pools', el.pools),
+        panel('ov-types', 'Workloads by type and phase', el.types)),
+      h('div', {class: 'grid-2'},
+        panel('ov-pre', 'Evictions', el.preemptions),
+        panel('ov-wait', 'Pending workloads by time waited', h('div', {},
+          el.pendingNote, el.pendingBox = h('div', {class: 'chart-box small'}, el.pendingCanvas)))),
+      el.deptPanel,
+      panel('ov-alloc-panel', 'GPU allocation over time', h('div', {}, el.chartNote, el.chartBox)));
     seriesAt = 0;
   },
 
   unmount() {
     if (el.canvas) destroyChart(el.canvas);
+    if (el.pendingCanvas) destroyChart(el.pendingCanvas);
     el = {};
   },
 
   async refresh(ctx, signal) {
-    const [pools, nodes, pending, running] = await Promise.all([
+    const wq = {nodepoolName: state.pool, departmentId: state.dept};
+    const opt = (p) => get(p, {signal}).catch((e) => {
+      if (e.name === 'AbortError') throw e;
+      return {error: e};
+    });
+    const [pools, nodes, depts, projects, byType, pending, idle, measured] = await Promise.all([
       get('/api/v1/node-pools', {signal}),
       get('/api/v1/nodes', {signal}),
-      get(withQuery('/api/v1/workloads/count', {filterBy: 'phase==Pending'}), {signal}),
-      get(withQuery('/api/v1/workloads/count', {filterBy: 'phase==Running'}), {signal}),
+      opt('/api/v1/org-unit/departments'),
+      opt('/api/v1/org-unit/projects'),
+      opt(withQuery('/api/v1/workloads/telemetry', {telemetryType: 'WORKLOADS_COUNT', groupBy: 'Type,Phase', ...wq})),
+      opt(withQuery('/api/v1/workloads/telemetry', {telemetryType: 'PENDING_TIME_DISTRIBUTION', ...wq})),
+      opt(withQuery('/api/v1/nodes/telemetry', {telemetryType: 'IDLE_ALLOCATED_GPUS', groupBy: 'Nodepool', nodepoolName: state.pool})),
+      opt(withQuery('/api/v1/nodes/telemetry', {telemetryType: 'MEASURED_ALLOCATED_GPUS', groupBy: 'Nodepool', nodepoolName: state.pool})),
     ]);
-    renderCards(pools.nodepools || [], pending.count, running.count);
-    renderPools(pools.nodepools || [], nodes.nodes || []);
+    checkAbort(signal);
+    const poolList = (pools.nodepools || []).slice().sort((a, b) => a.name.localeCompare(b.name));
+    const deptList = (depts.departments || []).slice().sort((a, b) => a.name.localeCompare(b.name));
+    const projList = projects.projects || [];
+    options(el.pool, poolList.map((p) => ({value: p.name, label: p.name})), state.pool);
+    options(el.dept, deptList.map((d) => ({value: d.id, label: d.name})), state.dept);
+    el.dept.closest('.filter').hidden = !deptList.length;
+    const nodeList = (nodes.nodes || []).filter((n) => !state.pool || n.nodePool === state.pool);
+    renderScope(ctx, projList, deptList);
+    const counts = telemetry(byType.error ? null : byType);
+    renderCards(ctx, nodeList, counts, idle, measured, deptList, projList);
+    renderPools(poolList.filter((p) => !state.pool || p.name === state.pool), nodes.nodes || [], idle, measured);
+    renderTypes(byType.error, counts);
+    renderPending(pending);
+    renderDepts(deptList);
     await Promise.all([
-      renderPreemptions(signal).catch((e) => {
-        if (e.name !== 'AbortError') fill(el.preemptions, notice('error', errorText(e)));
+      renderEvictions(signal).catch((e) => {
+        if (e.name !== 'AbortError') fillIn(el.preemptions, notice('error', errorText(e)));
       }),
-      Date.now() - seriesAt > SERIES_EVERY_MS ? renderSeries(pools.nodepools || [], signal)
-        .catch((e) => {
+      Date.now() - seriesAt > SERIES_EVERY_MS || seriesKey !== key()
+        ? renderSeries(ctx, poolList, nodeList, projList, signal).catch((e) => {
           if (e.name !== 'AbortError') noChart(notice('error', errorText(e)));
         }) : null,
     ]);
   },
 };
 
-function renderCards(pools, pending, running) {
-  let total = 0;
-  let alloc = 0;
-  for (const p of pools) {
-    total += Number(p.gpus || 0);
-    alloc += Number(p.allocatedGpus || 0);
-  }
-  fill(el.cards,
-    card('GPUs', gpu(total), `${pools.length} node pool${pools.length === 1 ? '' : 's'}`),
-    card('Allocated GPUs', gpu(alloc), total ? `${Math.round((100 * alloc) / total)}% of all` : ''),
-    card('Idle GPUs', gpu(Math.max(0, total - alloc)), 'free to allocate'),
-    card('Pending workloads', String(pending ?? '-'), 'waiting for GPUs'),
-    card('Running workloads', String(running ?? '-'), ''));
+const key = () => `${state.pool}|${state.dept}|${state.range}`;
+
+function options(sel, list, value) {
+  const want = list.map((o) => `${o.value}=${o.label}`).join('\n');
+  if (sel.dataset.list === want && sel.value === value) return;
+  sel.dataset.list = want;
+  fill(sel, h('option', {value: ''}, 'All'),
+    list.map((o) => h('option', {value: o.value, selected: o.value === value}, o.label)));
+  sel.value = value;
 }
 
-function renderPools(pools, nodes) {
+function renderScope(ctx, projects, depts) {
+  const bits = [];
+  if (!ctx.can.wlReadAll) {
+    const names = projects.map((p) => p.name).sort();
+    bits.push(h('strong', {}, 'Your projects: '), names.length ? names.join(', ') : 'none',
+      '. Workload figures count only these; node pools and GPUs are the whole cluster\'s.');
+  }
+  if (state.pool) bits.push(bits.length ? ' ' : '', `Node pool ${state.pool} only.`);
+  if (state.dept) {
+    const d = depts.find((x) => x.id === state.dept);
+    bits.push(bits.length ? ' ' : '', `Department ${d ? d.name : state.dept} only.`);
+  }
+  fillIn(el.scope, ...bits);
+  el.scope.hidden = !bits.length;
+}
+
+function sumOf(list, f) {
+  return list.reduce((s, x) => s + Number(f(x) || 0), 0);
+}
+
+function renderCards(ctx, nodes, counts, idle, measured, depts, projects) {
+  const ready = nodes.filter((n) => n.status === 'Ready');
+  const total = sumOf(nodes, (n) => n.gpuInfo && n.gpuInfo.gpuCount);
+  const readyGpus = sumOf(ready, (n) => n.gpuInfo && n.gpuInfo.gpuCount);
+  let alloc = sumOf(nodes, (n) => n.allocatedGpus);
+  let allocSub = total ? `${pct(alloc, total)} of the GPUs` : '';
+  if (state.dept) {
+    const d = depts.find((x) => x.id === state.dept);
+    alloc = d ? poolNumbers(d, state.pool).alloc : 0;
+    allocSub = 'by this department';
+  } else if (!ctx.can.wlReadAll) {
+    const mine = sumOf(projects, (p) => poolNumbers(p, state.pool).alloc);
+    allocSub = `${gpu(mine)} by your projects`;
+  }
+  const idleN = idle.error ? null : sumOf(telemetry(idle), (v) => v.value);
+  const measN = measured.error ? null : sumOf(telemetry(measured), (v) => v.value);
+  const phase = (p) => sumOf(counts.filter((c) => c.groups.Phase && c.groups.Phase.value === p), (c) => c.value);
+  fillIn(el.cards,
+    card('card-gpus', 'GPUs ready', `${gpu(readyGpus)}`,
+      `of ${gpu(total)} in ${ready.length} of ${nodes.length} node${nodes.length === 1 ? '' : 's'}`),
+    card('card-alloc', 'Allocated GPUs', gpu(alloc), allocSub),
+    card('card-idle', 'Idle allocated GPUs', measN ? gpu(idleN) : '-',
+      measN ? `of ${gpu(measN)} measured by agents` : 'no agent measures utilisation here'),
+    card('card-pending', 'Pending workloads', String(phase('Pending')), 'waiting for GPUs'),
+    card('card-running', 'Running workloads', String(phase('Running')), ''));
+}
+
+// A queue's GPU numbers, in one pool or summed over all.
+export function poolNumbers(q, pool) {
+  const st = q.status || {};
+  const rows = (st.nodePoolQuotaStatuses || []).filter((x) => !pool || x.nodePoolName === pool);
+  const res = (q.resources || []).filter((r) => !pool || (r.nodePool && r.nodePool.name === pool));
+  const alloc = sumOf(rows, (x) => x.allocated && x.allocated.gpu);
+  const unlimited = res.some((r) => r.gpu && Number(r.gpu.deserved) < 0);
+  const quota = unlimited ? -1 : sumOf(res, (r) => r.gpu && r.gpu.deserved);
+  return {alloc, quota};
+}
+
+function renderPools(pools, nodes, idle, measured) {
   if (!pools.length) {
-    fill(el.pools, notice('empty', 'No node pools.'));
+    fillIn(el.pools, notice('empty', 'No node pools.'));
     return;
   }
+  const byPool = (t, name) => {
+    if (t.error) return null;
+    const v = telemetry(t).find((x) => x.groups.Nodepool && x.groups.Nodepool.value === name);
+    return v ? v.value : 0;
+  };
   const rows = pools.map((p) => {
     const mine = nodes.filter((n) => n.nodePool === p.name);
-    const ready = mine.filter((n) => n.status === 'Ready').length;
-    const total = Number(p.gpus || 0);
-    const alloc = Number(p.allocatedGpus || 0);
+    const ready = mine.filter((n) => n.status === 'Ready');
+    const total = sumOf(mine, (n) => n.gpuInfo && n.gpuInfo.gpuCount);
+    const readyGpus = sumOf(ready, (n) => n.gpuInfo && n.gpuInfo.gpuCount);
+    const alloc = sumOf(mine, (n) => n.allocatedGpus);
+    const meas = byPool(measured, p.name);
+    const td = (label, v, cls) => h('td', {class: cls || null, dataset: {label}}, v);
     return h('tr', {dataset: {key: p.name}},
-      h('th', {scope: 'row'}, p.name),
-      h('td', {class: 'num'}, `${ready}/${mine.length}`),
-      h('td', {class: 'num'}, gpu(total)),
-      h('td', {class: 'num'}, gpu(alloc)),
-      h('td', {class: 'num'}, gpu(Math.max(0, total - alloc))),
-      h('td', {}, meter(alloc, total, `${gpu(alloc)} of ${gpu(total)} allocated`)));
+      h('th', {scope: 'row', class: 'sticky', dataset: {label: 'Node pool'}}, p.name),
+      td('Ready nodes', `${ready.length}/${mine.length}`, 'num'),
+      td('Ready GPUs', `${gpu(readyGpus)}/${gpu(total)}`, 'num'),
+      td('Allocated', gpu(alloc), 'num'),
+      td('Idle allocated', meas ? `${gpu(byPool(idle, p.name))} of ${gpu(meas)}` : '-', 'num'),
+      td('Allocation ratio', meter(alloc, total, total ? pct(alloc, total) : '-')));
   });
-  fill(el.pools, h('table', {class: 'data', 'aria-label': 'GPUs per node pool'},
+  fillIn(el.pools, h('table', {class: 'data cards-on-phone', id: 'ov-pools-table', 'aria-label': 'Node pools'},
     h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, 'Node pool'),
-      h('th', {scope: 'col', class: 'num'}, 'Ready nodes'), h('th', {scope: 'col', class: 'num'}, 'GPUs'),
-      h('th', {scope: 'col', class: 'num'}, 'Allocated'), h('th', {scope: 'col', class: 'num'}, 'Idle'),
-      h('th', {scope: 'col'}, 'Usage'))),
+      h('th', {scope: 'col', class: 'num'}, 'Ready nodes'), h('th', {scope: 'col', class: 'num'}, 'Ready GPUs'),
+      h('th', {scope: 'col', class: 'num'}, 'Allocated'), h('th', {scope: 'col', class: 'num'}, 'Idle allocated'),
+      h('th', {scope: 'col'}, 'Allocation ratio'))),
     h('tbody', {}, rows)));
 }
 
-// The events of the 20 most recently changed workloads, cached until the
-// workload changes again; preemption events of the last day, newest first.
-async function renderPreemptions(signal) {
-  const list = await get(withQuery('/api/v1/workloads',
-    {sortBy: 'phaseUpdatedAt', sortOrder: 'desc', limit: 20}), {signal});
-  const found = [];
-  await Promise.all((list.workloads || []).map(async (w) => {
-    const key = `${w.phaseUpdatedAt}|${w.updatedAt}`;
-    let c = eventCache.get(w.id);
-    if (!c || c.key !== key) {
-      const ev = await get(withQuery(`/api/v1/workloads/${encodeURIComponent(w.id)}/events`,
-        {sortOrder: 'desc', limit: 20}), {signal});
-      c = {key, events: ev.events || []};
-      eventCache.set(w.id, c);
-    }
-    for (const e of c.events) if (PREEMPTION_REASONS.has(e.reason)) found.push({w, e});
-  }));
-  const dayAgo = Date.now() - 86400e3;
-  const recent = found.filter((x) => new Date(x.e.createdAt).getTime() >= dayAgo)
-    .sort((a, b) => (a.e.createdAt < b.e.createdAt ? 1 : -1)).slice(0, 8);
-  if (!recent.length) {
-    fill(el.preemptions, notice('empty', 'No preemptions in the last day.'));
+function renderTypes(error, counts) {
+  if (error) {
+    fillIn(el.types, notice('error', errorText(error)));
     return;
   }
-  fill(el.preemptions, h('ul', {class: 'events'}, recent.map(({w, e}) => h('li', {},
-    h('div', {class: 'event-head'}, badge(e.reason, 'warn'), ' ',
-      h('a', {href: `#/workloads?id=${encodeURIComponent(w.id)}`}, w.name),
-      h('span', {class: 'muted'}, ` in ${w.projectName} · `),
-      h('time', {datetime: e.createdAt, title: time(e.createdAt)}, ago(e.createdAt))),
-    h('div', {class: 'event-msg'}, e.message)))));
+  const phases = PHASE_ORDER.filter((p) => counts.some((c) => c.groups.Phase && c.groups.Phase.value === p && c.value));
+  const types = TYPE_ORDER.filter((t) => counts.some((c) => c.groups.Type && c.groups.Type.value === t && c.value));
+  if (!types.length) {
+    fillIn(el.types, notice('empty', 'No workloads.'));
+    return;
+  }
+  const n = (t, p) => sumOf(counts.filter((c) => (!t || c.groups.Type.value === t) &&
+    (!p || c.groups.Phase.value === p)), (c) => c.value);
+  const link = (t, p, v) => (v ? h('a', {href: `#/workloads?${new URLSearchParams(
+    Object.entries({type: t, phase: p}).filter(([, x]) => x))}`}, String(v)) : '0');
+  fillIn(el.types, h('table', {class: 'data compact', id: 'ov-types-table', 'aria-label': 'Workloads by type and phase'},
+    h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, 'Type'),
+      phases.map((p) => h('th', {scope: 'col', class: 'num'}, p)), h('th', {scope: 'col', class: 'num'}, 'All'))),
+    h('tbody', {}, types.map((t) => h('tr', {dataset: {key: t}}, h('th', {scope: 'row'}, t),
+      phases.map((p) => h('td', {class: 'num'}, link(t, p, n(t, p)))),
+      h('td', {class: 'num'}, link(t, '', n(t, ''))))))));
 }
 
-// Sums GPU_ALLOCATION of every visible project per timestamp; draws the
-// total, the largest projects, and the current capacity.
-async function renderSeries(pools, signal) {
-  const r = RANGES[range];
-  const end = new Date();
-  const start = new Date(end.getTime() - r.ms);
-  const projects = (await get('/api/v1/org-unit/projects', {signal})).projects || [];
-  checkAbort(signal);
-  if (!projects.length) {
-    noChart(notice('empty', 'No projects yet: nothing is allocated.'));
+function renderPending(pending) {
+  if (pending.error) {
+    destroyChart(el.pendingCanvas);
+    el.pendingBox.hidden = true;
+    fillIn(el.pendingNote, notice('error', errorText(pending.error)));
     return;
   }
-  const results = await Promise.all(projects.slice(0, 50).map((p) =>
-    get(withQuery(`/api/v1/org-unit/projects/${encodeURIComponent(p.id)}/metrics`, {
-      metricType: 'GPU_ALLOCATION', start: start.toISOString(), end: end.toISOString(),
-      numberOfSamples: r.samples}), {signal})
-      .then((m) => ({p, m}), (e) => ({p, e}))));
-  checkAbort(signal);
-  const failed = results.find((x) => x.e && x.e.name !== 'AbortError');
-  if (failed && results.every((x) => x.e)) {
-    const e = failed.e;
-    noChart(notice(e.status === 404 ? 'info' : 'error',
-      e.status === 404
-        ? `No allocation history to show: this server has no metrics time series ` +
-          `(GET /api/v1/org-unit/projects/{id}/metrics answered 404).`
-        : errorText(e)));
+  const v = telemetry(pending);
+  const total = sumOf(v, (x) => x.value);
+  if (!total) {
+    destroyChart(el.pendingCanvas);
+    el.pendingBox.hidden = true;
+    fillIn(el.pendingNote, notice('empty', 'No workload is pending.'));
     return;
   }
-  const stamps = new Set();
-  const perProject = [];
-  for (const {p, m} of results) {
-    if (!m) continue;
-    const meas = (m.measurements || []).find((x) => x.type === 'GPU_ALLOCATION');
-    const byTs = new Map();
-    for (const v of (meas && meas.values) || []) {
-      byTs.set(v.timestamp, Number(v.value));
-      stamps.add(v.timestamp);
+  const longest = v.filter((x) => x.value).map((x) => x.groups.PendingTime).pop();
+  fillIn(el.pendingNote, h('p', {class: 'muted', id: 'ov-pending-text'},
+    `${total} pending; the longest waits are in "${longest.name}".`));
+  el.pendingBox.hidden = false;
+  barChart(el.pendingCanvas, v.map((x) => x.groups.PendingTime.name), [
+    {label: 'Pending workloads', data: v.map((x) => x.value), color: COLORS.fair}], 'Workloads');
+}
+
+function renderDepts(depts) {
+  if (!depts.length) {
+    el.deptPanel.hidden = true;
+    return;
+  }
+  el.deptPanel.hidden = false;
+  fillIn(el.depts, h('table', {class: 'data compact cards-on-phone', id: 'ov-depts-table', 'aria-label': 'Allocation per department'},
+    h('thead', {}, h('tr', {}, ['Department', 'GPU quota', 'Allocated', 'Allocation ratio'].map((c, i) =>
+      h('th', {scope: 'col', class: i && i < 3 ? 'num' : null}, c)))),
+    h('tbody', {}, depts.filter((d) => !state.dept || d.id === state.dept).map((d) => {
+      const n = poolNumbers(d, state.pool);
+      return h('tr', {dataset: {key: d.name}}, h('th', {scope: 'row', class: 'sticky', dataset: {label: 'Department'}}, d.name),
+        h('td', {class: 'num', dataset: {label: 'GPU quota'}}, n.quota < 0 ? 'unlimited' : gpu(n.quota)),
+        h('td', {class: 'num', dataset: {label: 'Allocated'}}, gpu(n.alloc)),
+        h('td', {dataset: {label: 'Allocation ratio'}}, n.quota > 0 ? meter(n.alloc, n.quota, pct(n.alloc, n.quota))
+          : h('span', {class: 'muted'}, n.quota < 0 ? 'no cap' : n.alloc ? 'over (no quota)' : '-')));
+    }))));
+}
+
+// The evictions of the range: counted by the server, the newest 6 listed.
+async function renderEvictions(signal) {
+  const r = RANGES[state.range];
+  const start = new Date(Date.now() - r.ms).toISOString();
+  const [count, list] = await Promise.all([
+    get(withQuery('/api/v1/evictions/count', {start}), {signal}),
+    get(withQuery('/api/v1/evictions', {start, limit: 6}), {signal}),
+  ]);
+  checkAbort(signal);
+  const n = Number(count.count || 0);
+  const all = h('a', {href: `#/evictions?range=${state.range}`, id: 'ov-evictions-all'},
+    n ? `All ${n} eviction${n === 1 ? '' : 's'} →` : 'Evictions →');
+  const head = h('p', {class: 'evictions-count'}, h('strong', {id: 'ov-evictions-count'}, String(n)),
+    ` eviction${n === 1 ? '' : 's'} in the ${r.label.toLowerCase()} · `, all);
+  if (!n) {
+    fillIn(el.preemptions, head, notice('empty', `No workload was evicted in the ${r.label.toLowerCase()}.`));
+    return;
+  }
+  fillIn(el.preemptions, head, h('ul', {class: 'events'}, (list.evictions || []).map((e) =>
+    h('li', {dataset: {key: e.id}},
+      h('div', {class: 'event-head'}, badge(e.reason, 'warn'), ' ',
+        h('a', {href: `#/workloads?id=${encodeURIComponent(e.workloadId)}`}, e.workloadName),
+        h('span', {class: 'muted'}, ` in ${e.projectName} · `),
+        h('time', {datetime: e.createdAt, title: time(e.createdAt)}, ago(e.createdAt))),
+      h('div', {class: 'event-msg'}, reasonText(e.message))))));
+}
+
+// The slots of the range: n times from start to end, as the server splits it.
+function slots(start, end, n) {
+  const step = (end - start) / (n - 1);
+  return Array.from({length: n}, (_, i) => Math.round(start + step * i));
+}
+
+function label(t) {
+  const d = new Date(t);
+  const p = (x) => String(x).padStart(2, '0');
+  const hm = `${p(d.getHours())}:${p(d.getMinutes())}`;
+  if (state.range === 'week') return `${p(d.getDate())}/${p(d.getMonth() + 1)} ${hm}`;
+  return state.range === 'min5' ? `${hm}:${p(d.getSeconds())}` : hm;
+}
+
+// One measurement's values placed on the slots (null where none): each
+// value goes to the slot nearest its time.
+function onSlots(times, m) {
+  const out = times.map(() => null);
+  const step = times.length > 1 ? (times[times.length - 1] - times[0]) / (times.length - 1) : 1;
+  for (const v of (m && m.values) || []) {
+    const i = Math.round((new Date(v.timestamp).getTime() - times[0]) / step);
+    if (i >= 0 && i < out.length) out[i] = Number(v.value);
+  }
+  return out;
+}
+
+const agg = (r, type, a) => (r.measurements || []).find((m) => m.type === type &&
+  ((m.labels && m.labels.aggregation) || 'last') === a);
+
+// The allocation over the range: the cluster's (or the department's) max
+// and mean per slot, the projects with the most allocated, and the GPUs
+// there now.
+async function renderSeries(ctx, pools, nodes, projects, signal) {
+  const r = RANGES[state.range];
+  const end = Date.now();
+  const start = end - r.ms;
+  const times = slots(start, end, r.slots);
+  const q = {start: new Date(start).toISOString(), end: new Date(end).toISOString(),
+    numberOfSamples: r.slots, nodepoolName: state.pool, aggregation: 'max,mean'};
+  const whole = state.dept
+    ? withQuery(`/api/v1/org-unit/departments/${encodeURIComponent(state.dept)}/metrics`, {...q, metricType: 'GPU_ALLOCATION'})
+    : withQuery(`/api/v1/clusters/${encodeURIComponent(ctx.clusterId)}/metrics`, {...q, metricType: 'ALLOCATED_GPU'});
+  const type = state.dept ? 'GPU_ALLOCATION' : 'ALLOCATED_GPU';
+  const shown = projects.filter((p) => !state.dept || p.parentId === state.dept)
+    .map((p) => ({p, a: poolNumbers(p, state.pool).alloc})).filter((x) => x.a > 0 || !ctx.can.wlReadAll)
+    .sort((a, b) => b.a - a.a).slice(0, 5);
+  const [total, ...per] = await Promise.all([
+    ctx.can.wlReadAll || state.dept ? get(whole, {signal}).catch((e) => ({error: e})) : null,
+    ...shown.map((x) => get(withQuery(`/api/v1/org-unit/projects/${encodeURIComponent(x.p.id)}/metrics`,
+      {...q, metricType: 'GPU_ALLOCATION', aggregation: 'mean'}), {signal}).catch((e) => ({error: e}))),
+  ]);
+  checkAbort(signal);
+  if (total && total.error) {
+    if (total.error.name === 'AbortError') throw total.error;
+    noChart(notice(total.error.status === 404 ? 'info' : 'error', errorText(total.error)));
+    return;
+  }
+  const capacity = sumOf(nodes, (n) => n.gpuInfo && n.gpuInfo.gpuCount);
+  const series = [];
+  if (total) {
+    series.push({label: 'Allocated GPUs (max)', data: onSlots(times, agg(total, type, 'max')),
+      color: COLORS.total, thin: true, dashed: true});
+    series.push({label: 'Allocated GPUs (mean)', data: onSlots(times, agg(total, type, 'mean')),
+      color: COLORS.total, fill: true});
+  }
+  shown.forEach((x, i) => {
+    if (per[i] && !per[i].error) {
+      series.push({label: `${x.p.name} (mean)`, data: onSlots(times, agg(per[i], 'GPU_ALLOCATION', 'mean')),
+        color: COLORS.series[i % COLORS.series.length], thin: true});
     }
-    perProject.push({p, byTs});
+  });
+  if (!state.dept) {
+    series.push({label: 'GPUs in the pool (now)', data: times.map(() => capacity), color: COLORS.quota,
+      dashed: true, thin: true});
   }
-  const ts = [...stamps].sort();
-  if (!ts.length) {
+  if (!series.some((s) => s.data.some((v) => v !== null && v > 0)) &&
+      !series.some((s) => s.data.some((v) => v !== null && !s.label.startsWith('GPUs')))) {
     noChart(notice('empty', 'No samples recorded in this range yet.'));
     return;
   }
-  const labels = ts.map((t) => {
-    const d = new Date(t);
-    const hm = `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}`;
-    return range === 'day' ? hm : `${hm}:${String(d.getSeconds()).padStart(2, '0')}`;
-  });
-  const total = ts.map((t) => perProject.reduce((s, x) => s + (x.byTs.get(t) || 0), 0));
-  const capacity = pools.reduce((s, p) => s + Number(p.gpus || 0), 0);
-  const top = perProject.map((x) => ({...x, peak: Math.max(0, ...x.byTs.values())}))
-    .filter((x) => x.peak > 0).sort((a, b) => b.peak - a.peak).slice(0, 6);
-  const series = [
-    {label: 'All projects', data: total, color: COLORS.total, fill: true},
-    ...top.map((x, i) => ({label: x.p.name, data: ts.map((t) => x.byTs.get(t) ?? null),
-      color: COLORS.series[i % COLORS.series.length]})),
-    {label: 'GPUs in the cluster (now)', data: ts.map(() => capacity), color: COLORS.quota, dashed: true},
-  ];
-  fill(el.chartNote, failed ? notice('error', `Some projects' series are missing: ${errorText(failed.e)}`) : null);
+  const covered = series[0] ? series[0].data.filter((v) => v !== null).length : 0;
+  fillIn(el.chartNote, h('p', {class: 'muted chart-caption'},
+    `${r.label}, ${r.slots} slots of ${duration(Math.round(r.ms / (r.slots - 1) / 1000))}; ` +
+    `each slot shows the highest and the mean allocation within it` +
+    (covered < r.slots ? `; samples cover ${covered} of them.` : '.')));
   el.chartBox.hidden = false;
-  lineChart(el.canvas, labels, series, 'GPUs');
+  lineChart(el.canvas, times.map(label), series, 'GPUs');
   seriesAt = Date.now();
+  seriesKey = key();
 }
 
 // Says why there is no chart, instead of drawing one.
 function noChart(why) {
   destroyChart(el.canvas);
   el.chartBox.hidden = true;
-  fill(el.chartNote, why);
+  fillIn(el.chartNote, why);
   seriesAt = Date.now();
+  seriesKey = key();
 }

@@ -1,110 +1,155 @@
 // workloads.js: the Workloads page: the table with the UI's columns, its
 // filters (project, status, type, name), sort and server-side pagination
 // (only one page of rows is ever fetched or drawn, so 10,000 workloads cost
-// what 50 do); the detail pane (phase and reason, pods with their measured
-// GPU use, events, logs, suspend / resume / delete); and the submission form
-// for trainings and workspaces.
+// what 50 do), a column chooser, CSV export of every matching row; the
+// detail pane (status with the pending reason in words, pods with their
+// devices and measured GPU use, events, logs that can follow the newest
+// line; suspend / resume / delete). Everything is refreshed in place
+// (dom.js morph): focus, selection and scroll survive the 5 s refresh.
+// Filters, sort, page and the selected workload live in the URL
+// (#/workloads?project=&phase=&type=&q=&sort=&order=&page=&size=&id=).
+// The submission form is in submit.js.
 
-import {api, get, withQuery, currentSession, checkAbort} from './api.js';
-import {h, fill, gpu, time, ago, badge, notice, errorText, formDialog, confirmDialog} from './dom.js';
+import {api, get, withQuery, checkAbort} from './api.js';
+import {h, fill, fillIn, gpu, time, ago, badge, notice, errorText, confirmDialog, csv, download} from './dom.js';
+import {pendingReason, reasonView, reasonTag} from './reasons.js';
+import {submitForm} from './submit.js';
 
-const PHASES = ['Creating', 'Pending', 'Initializing', 'Running', 'Stopping', 'Stopped',
+export const PHASES = ['Creating', 'Pending', 'Initializing', 'Running', 'Stopping', 'Stopped',
   'Resuming', 'Degraded', 'Deleting', 'Completed', 'Failed'];
-const TYPES = ['Training', 'Workspace', 'Distributed', 'Inference'];
-const PRIORITIES = ['very-low', 'low', 'medium-low', 'medium', 'medium-high', 'high', 'very-high',
-  'train', 'build', 'interactive-preemptible', 'inference'];
+export const TYPES = ['Training', 'Workspace', 'Distributed', 'Inference'];
 const PATH_OF_TYPE = {Training: 'trainings', Workspace: 'workspaces', Distributed: 'distributed',
   Inference: 'inferences'};
+const SIZES = [25, 50, 100, 200];
+const COLS_KEY = 'allot.workloads.columns';
 
-// [header, sortBy field or null, hidden while the detail pane is open]
+// The columns: key, header, sortBy field, cell, CSV value; `opt` columns
+// give way to the detail pane.
 const COLUMNS = [
-  ['Workload', 'name'], ['Type', 'type', true], ['Preemptible', null, true], ['Status', 'phase'],
-  ['Project', 'projectName'], ['Created by', 'submittedBy', true], ['Running/Requested pods', null],
-  ['Creation time', 'createdAt'], ['GPU request / allocation', 'allocatedGPU'], ['Node', null],
+  {key: 'name', label: 'Workload', sort: 'name', fixed: true},
+  {key: 'type', label: 'Type', sort: 'type', opt: true, cell: (w) => w.type},
+  {key: 'preemptible', label: 'Preemptible', opt: true, cell: (w) => (w.preemptible ? 'Yes' : 'No')},
+  {key: 'status', label: 'Status', sort: 'phase'},
+  {key: 'project', label: 'Project', sort: 'projectName', cell: (w) => w.projectName},
+  {key: 'department', label: 'Department', sort: 'departmentName', opt: true, hidden: true,
+    cell: (w) => w.departmentName || '-'},
+  {key: 'createdBy', label: 'Created by', sort: 'submittedBy', opt: true,
+    cell: (w) => w.submittedBy || '-'},
+  {key: 'pods', label: 'Running/Requested pods', num: true, cell: (w) => podsText(w)},
+  {key: 'created', label: 'Creation time', sort: 'createdAt', opt: true},
+  {key: 'gpu', label: 'GPU request / allocation', sort: 'allocatedGPU', num: true,
+    cell: (w) => `${gpuRequest(w)} / ${gpu(w.allocatedResources && w.allocatedResources.gpu)}`},
+  {key: 'node', label: 'Node'},
 ];
-const OPT = 'opt';
 
-const state = {
-  project: '', phase: '', type: '', search: '',
-  sortBy: 'createdAt', sortOrder: 'desc', offset: 0, limit: 50,
-  selected: null, total: null,
-};
+const DEFAULTS = {project: '', phase: '', type: '', q: '', sort: 'createdAt', order: 'desc', page: 1,
+  size: 50, id: ''};
+const state = {...DEFAULTS, total: null};
 let el = {};
 let projects = [];
 const nodeCache = new Map(); // workload id -> {key, text}
+const logState = {id: null, follow: false, text: null};
+
+function hiddenColumns() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(COLS_KEY) || 'null');
+    if (Array.isArray(saved)) return new Set(saved);
+  } catch { /* the defaults */ }
+  return new Set(COLUMNS.filter((c) => c.hidden).map((c) => c.key));
+}
+
+function podsText(w) {
+  const req = w.requestedPods || {};
+  return `${w.runningPods ?? 0}/${req.number ?? '-'}`;
+}
+
+export function gpuRequest(w) {
+  const r = w.workloadRequestedResources || {};
+  const g = r.gpu && r.gpu.request;
+  if (r.gpuRequestType === 'memory' || (r.gpuMemory && r.gpuMemory.request && (g === undefined || g === null))) {
+    return String((r.gpuMemory && r.gpuMemory.request) || g || '-');
+  }
+  if (g === undefined || g === null) return '-';
+  return gpu(g);
+}
+
+function applyParams(params) {
+  for (const k of Object.keys(DEFAULTS)) {
+    const v = params.get(k);
+    state[k] = v === null ? DEFAULTS[k] : typeof DEFAULTS[k] === 'number' ? Number(v) || DEFAULTS[k] : v;
+  }
+  if (!SIZES.includes(state.size)) state.size = DEFAULTS.size;
+  if (state.order !== 'asc' && state.order !== 'desc') state.order = 'desc';
+  if (el.search && document.activeElement !== el.search) el.search.value = state.q;
+}
 
 function filterBy() {
   const f = [];
   if (state.project) f.push(`projectName==${state.project}`);
   if (state.phase) f.push(`phase==${state.phase}`);
   if (state.type) f.push(`type==${state.type}`);
-  const s = state.search.replace(/[,]/g, '').trim();
+  const s = state.q.replace(/[,]/g, '').trim();
   if (s) f.push(`name=@${s}`);
   return f;
 }
 
+// URL parameters that differ from the defaults (page back to 1 on a filter).
+function go(ctx, change, push = true) {
+  const next = {...state, ...change};
+  const out = {};
+  for (const k of Object.keys(DEFAULTS)) out[k] = next[k] === DEFAULTS[k] ? null : next[k];
+  ctx.setParams(out, {push}); // applies them and refreshes
+}
+
 function select(id, label, options, value, onchange) {
-  const s = h('select', {id}, h('option', {value: ''}, 'All'),
-    options.map((o) => h('option', {value: o, selected: o === value}, o)));
-  s.addEventListener('change', () => onchange(s.value));
-  return [h('label', {for: id}, label), s];
+  return [h('label', {for: id}, label), h('select', {id, onchange: (e) => onchange(e.target.value)},
+    h('option', {value: ''}, 'All'),
+    options.map((o) => h('option', {value: o, selected: o === value}, o)))];
 }
 
 export default {
   id: 'workloads',
   title: 'Workloads',
+  applyParams: (params) => applyParams(params),
 
-  mount(root, ctx) {
-    const params = new URLSearchParams((location.hash.split('?')[1]) || '');
-    if (params.get('id')) state.selected = params.get('id');
-    const reset = () => { state.offset = 0; ctx.kick(); };
-    el.projectSel = select('wl-project', 'Project', [], state.project, (v) => { state.project = v; reset(); });
-    const search = h('input', {id: 'wl-search', type: 'search', value: state.search,
+  mount(root, ctx, params) {
+    applyParams(params);
+    el.search = h('input', {id: 'wl-search', type: 'search', value: state.q,
       placeholder: 'part of a name', autocomplete: 'off'});
     let timer = null;
-    search.addEventListener('input', () => {
+    el.search.oninput = () => {
       clearTimeout(timer);
-      timer = setTimeout(() => { state.search = search.value; reset(); }, 300);
-    });
-    const size = h('select', {id: 'wl-size'}, [25, 50, 100, 200].map((n) =>
-      h('option', {value: String(n), selected: n === state.limit}, String(n))));
-    size.addEventListener('change', () => { state.limit = Number(size.value); reset(); });
-    el.prev = h('button', {type: 'button', id: 'wl-prev', onclick: () => {
-      state.offset = Math.max(0, state.offset - state.limit); ctx.kick();
-    }}, '‹ Previous');
-    el.next = h('button', {type: 'button', id: 'wl-next', onclick: () => {
-      state.offset += state.limit; ctx.kick();
-    }}, 'Next ›');
-    el.range = h('span', {class: 'range', id: 'wl-range', 'aria-live': 'polite'});
-    el.status = h('div');
-    el.table = h('div', {class: 'table-wrap'});
+      timer = setTimeout(() => go(ctx, {q: el.search.value, page: 1}, false), 300);
+    };
+    el.filters = h('form', {class: 'filters', role: 'search', 'aria-label': 'Filter workloads',
+      onsubmit: (e) => e.preventDefault()});
+    el.pager = h('div', {class: 'pager'});
+    el.table = h('div', {class: 'table-wrap', id: 'wl-table-wrap'});
     el.detail = h('aside', {class: 'detail', id: 'wl-detail', 'aria-label': 'Workload details',
       hidden: true});
     el.layout = h('div', {class: 'split'}, h('div', {class: 'split-main'}, el.table), el.detail);
+    el.exporting = h('span', {class: 'muted', 'aria-live': 'polite'});
     fill(root,
       h('div', {class: 'page-head'}, h('h1', {}, 'Workloads'),
-        ctx.can.wlWrite ? h('button', {type: 'button', class: 'primary', id: 'submit-workload',
-          onclick: () => submitForm(ctx)}, 'Submit workload') : null),
-      h('form', {class: 'filters', role: 'search', 'aria-label': 'Filter workloads',
-        onsubmit: (e) => e.preventDefault()},
-      h('span', {class: 'filter'}, el.projectSel),
-      h('span', {class: 'filter'}, select('wl-phase', 'Status', PHASES, state.phase,
-        (v) => { state.phase = v; reset(); })),
-      h('span', {class: 'filter'}, select('wl-type', 'Type', TYPES, state.type,
-        (v) => { state.type = v; reset(); })),
-      h('span', {class: 'filter'}, h('label', {for: 'wl-search'}, 'Name'), search),
-      h('span', {class: 'filter'}, h('label', {for: 'wl-size'}, 'Rows'), size)),
-      h('div', {class: 'pager'}, el.prev, el.range, el.next),
-      el.status, el.layout);
+        h('div', {class: 'head-actions'}, el.exporting,
+          h('button', {type: 'button', id: 'wl-export', onclick: () => exportCsv(ctx)}, 'Export CSV'),
+          ctx.can.wlWrite ? h('button', {type: 'button', class: 'primary', id: 'submit-workload',
+            onclick: () => submitForm(ctx, projects, state.project,
+              (id) => go(ctx, {id}))}, 'Submit workload') : null)),
+      el.filters, el.pager, el.layout);
+    renderFilters(ctx);
   },
 
   unmount() {
     el = {};
+    document.body.classList.remove('sheet-open');
+    logState.id = null;
+    logState.text = null;
   },
 
   async refresh(ctx, signal) {
-    const q = {filterBy: filterBy(), sortBy: state.sortBy, sortOrder: state.sortOrder,
-      offset: state.offset, limit: state.limit};
+    const offset = (state.page - 1) * state.size;
+    const q = {filterBy: filterBy(), sortBy: state.sort, sortOrder: state.order, offset, limit: state.size};
     const [list, count, pj] = await Promise.all([
       get(withQuery('/api/v1/workloads', q), {signal}),
       get(withQuery('/api/v1/workloads/count', {filterBy: filterBy()}), {signal}),
@@ -114,29 +159,50 @@ export default {
       }),
     ]);
     projects = (pj.projects || []).slice().sort((a, b) => a.name.localeCompare(b.name));
-    updateProjectOptions();
-    state.total = count.count;
-    if (state.offset > 0 && state.offset >= state.total) {
-      state.offset = Math.max(0, Math.floor((state.total - 1) / state.limit) * state.limit);
-      return this.refresh(ctx, signal);
+    state.total = Number(count.count || 0);
+    if (state.page > 1 && offset >= state.total) {
+      go(ctx, {page: Math.max(1, Math.ceil(state.total / state.size))}, false);
+      return;
     }
     const rows = list.workloads || [];
     await fillNodes(rows, signal);
+    checkAbort(signal);
+    renderFilters(ctx);
     renderTable(ctx, rows);
-    renderPager(rows.length, list.next !== undefined);
-    if (state.selected) await renderDetail(ctx, signal);
-    else el.detail.hidden = true;
+    renderPager(ctx, rows.length, list.next !== undefined && list.next !== null);
+    if (state.id) await renderDetail(ctx, signal);
+    else {
+      el.detail.hidden = true;
+      document.body.classList.remove('sheet-open');
+    }
     el.layout.classList.toggle('detail-open', !el.detail.hidden);
   },
 };
 
-function updateProjectOptions() {
-  const sel = el.projectSel[1];
-  const have = [...sel.options].slice(1).map((o) => o.value).join('\n');
-  const want = projects.map((p) => p.name);
-  if (have === want.join('\n')) return;
-  fill(sel, h('option', {value: ''}, 'All'),
-    want.map((n) => h('option', {value: n, selected: n === state.project}, n)));
+function renderFilters(ctx) {
+  const hidden = hiddenColumns();
+  fillIn(el.filters,
+    h('span', {class: 'filter'}, select('wl-project', 'Project', projects.map((p) => p.name), state.project,
+      (v) => go(ctx, {project: v, page: 1}))),
+    h('span', {class: 'filter'}, select('wl-phase', 'Status', PHASES, state.phase,
+      (v) => go(ctx, {phase: v, page: 1}))),
+    h('span', {class: 'filter'}, select('wl-type', 'Type', TYPES, state.type,
+      (v) => go(ctx, {type: v, page: 1}))),
+    h('span', {class: 'filter', dataset: {key: 'search'}}, h('label', {for: 'wl-search'}, 'Name'), el.search),
+    h('span', {class: 'filter'}, h('label', {for: 'wl-size'}, 'Rows'),
+      h('select', {id: 'wl-size', onchange: (e) => go(ctx, {size: Number(e.target.value), page: 1})},
+        SIZES.map((n) => h('option', {value: String(n), selected: n === state.size}, String(n))))),
+    h('details', {class: 'columns', id: 'wl-columns', dataset: {key: 'columns'}},
+      h('summary', {}, 'Columns'),
+      h('div', {class: 'columns-menu', role: 'group', 'aria-label': 'Columns shown'},
+        COLUMNS.filter((c) => !c.fixed).map((c) => h('label', {dataset: {key: c.key}},
+          h('input', {type: 'checkbox', checked: !hidden.has(c.key), name: `col-${c.key}`,
+            onchange: (e) => {
+              const now = hiddenColumns();
+              if (e.target.checked) now.delete(c.key); else now.add(c.key);
+              localStorage.setItem(COLS_KEY, JSON.stringify([...now]));
+              ctx.kick();
+            }}), ` ${c.label}`)))));
 }
 
 // The nodes of the running workloads on this page, from their pods; cached
@@ -157,94 +223,132 @@ async function fillNodes(rows, signal) {
   }
 }
 
-// Why a workload is where it is: phaseReason holds only Run:ai's two
-// reasons (NonPreemptibleOverQuota, OverLimit); the others are the reason
-// of its condition.
-function reasonOf(w) {
-  return w.phaseReason || (w.conditions && w.conditions[0] && w.conditions[0].reason) || '';
-}
-
-function gpuRequest(w) {
-  const r = w.workloadRequestedResources || {};
-  const g = r.gpu && r.gpu.request;
-  if (g === undefined || g === null) return '-';
-  if (r.gpuRequestType === 'memory') return String(g);
-  return gpu(g);
-}
-
-function sortHeader(ctx, label, field, opt) {
-  if (!field) return h('th', {scope: 'col', class: opt ? OPT : null}, label);
-  const active = state.sortBy === field;
-  const dir = active ? (state.sortOrder === 'asc' ? 'ascending' : 'descending') : 'none';
-  return h('th', {scope: 'col', 'aria-sort': dir, class: opt ? OPT : null},
-    h('button', {type: 'button', class: `sort ${active ? state.sortOrder : ''}`,
+function sortHeader(ctx, c) {
+  const cls = [c.opt ? 'opt' : '', c.num ? 'num' : '', c.fixed ? 'sticky' : ''].join(' ').trim() || null;
+  if (!c.sort) return h('th', {scope: 'col', class: cls, dataset: {col: c.key}}, c.label);
+  const active = state.sort === c.sort;
+  const dir = active ? (state.order === 'asc' ? 'ascending' : 'descending') : 'none';
+  return h('th', {scope: 'col', 'aria-sort': dir, class: cls, dataset: {col: c.key}},
+    h('button', {type: 'button', class: `sort ${active ? state.order : ''}`,
       onclick: () => {
-        if (state.sortBy === field) state.sortOrder = state.sortOrder === 'asc' ? 'desc' : 'asc';
-        else { state.sortBy = field; state.sortOrder = field === 'createdAt' ? 'desc' : 'asc'; }
-        state.offset = 0;
-        ctx.kick();
-      }}, label, h('span', {class: 'sort-mark', 'aria-hidden': 'true'},
-      active ? (state.sortOrder === 'asc' ? ' ▲' : ' ▼') : '')));
+        if (active) go(ctx, {order: state.order === 'asc' ? 'desc' : 'asc', page: 1});
+        else go(ctx, {sort: c.sort, order: c.sort === 'createdAt' ? 'desc' : 'asc', page: 1});
+      }}, c.label, h('span', {class: 'sort-mark', 'aria-hidden': 'true'},
+      active ? (state.order === 'asc' ? ' ▲' : ' ▼') : '')));
+}
+
+function cellOf(ctx, c, w) {
+  const cls = [c.opt ? 'opt' : '', c.num ? 'num' : ''].join(' ').trim() || null;
+  const attrs = {class: cls, dataset: {label: c.label, col: c.key}};
+  switch (c.key) {
+  case 'name':
+    return h('th', {scope: 'row', class: 'sticky', dataset: {label: c.label, col: c.key}},
+      h('a', {href: `#/workloads?${new URLSearchParams({...paramsNow(), id: w.id})}`, class: 'row-link',
+        'aria-label': `Show details of ${w.name}`,
+        onclick: (e) => { e.preventDefault(); e.stopPropagation(); go(ctx, {id: w.id}); }}, w.name));
+  case 'status': {
+    const r = w.phase === 'Pending' ? pendingReason(w) : null;
+    return h('td', {class: 'status', dataset: {label: c.label, col: c.key},
+      title: r ? r.sentence : w.phaseMessage || null}, badge(w.phase),
+    r && r.code ? [' ', reasonTag(r.code)] : null,
+    r && r.sentence ? h('span', {class: 'reason clip'}, r.sentence) : null);
+  }
+  case 'created':
+    return h('td', attrs, h('time', {datetime: w.createdAt, title: ago(w.createdAt)}, time(w.createdAt)));
+  case 'node': {
+    const node = nodeCache.get(w.id);
+    return h('td', attrs, (node && (w.runningPods > 0 || w.phase === 'Running')) ? node.text : '-');
+  }
+  default:
+    return h('td', attrs, c.cell(w));
+  }
+}
+
+function paramsNow() {
+  const out = {};
+  for (const k of Object.keys(DEFAULTS)) if (state[k] !== DEFAULTS[k] && k !== 'id') out[k] = state[k];
+  return out;
 }
 
 function renderTable(ctx, rows) {
   if (!rows.length) {
-    fill(el.table, notice('empty', filterBy().length ? 'No workloads match these filters.'
+    fillIn(el.table, notice('empty', filterBy().length ? 'No workloads match these filters.'
       : 'No workloads yet.'));
     return;
   }
-  const body = rows.map((w) => {
-    const req = w.requestedPods || {};
-    const node = nodeCache.get(w.id);
-    const open = () => { state.selected = w.id; ctx.kick(); };
-    const tr = h('tr', {class: w.id === state.selected ? 'selected' : null,
-      dataset: {key: w.name, id: w.id}, onclick: open},
-    h('th', {scope: 'row'}, h('button', {type: 'button', class: 'link',
-      'aria-label': `Show details of ${w.name}`, onclick: (e) => { e.stopPropagation(); open(); }},
-    w.name)),
-    h('td', {class: OPT}, w.type),
-    h('td', {class: OPT}, w.preemptible ? 'Yes' : 'No'),
-    h('td', {class: 'status', title: w.phaseMessage || null}, badge(w.phase),
-      w.phase === 'Pending' && reasonOf(w) ? h('small', {class: 'reason'}, reasonOf(w)) : null),
-    h('td', {}, w.projectName),
-    h('td', {class: OPT}, w.submittedBy || '-'),
-    h('td', {class: 'num'}, `${w.runningPods ?? 0}/${req.number ?? '-'}`),
-    h('td', {}, h('time', {datetime: w.createdAt}, time(w.createdAt))),
-    h('td', {class: 'num'}, `${gpuRequest(w)} / ${gpu(w.allocatedResources && w.allocatedResources.gpu)}`),
-    h('td', {}, (node && (w.runningPods > 0 || w.phase === 'Running')) ? node.text : '-'));
-    return tr;
-  });
-  fill(el.table, h('table', {class: 'data', id: 'workloads-table', 'aria-label': 'Workloads'},
-    h('thead', {}, h('tr', {}, COLUMNS.map(([l, f, o]) => sortHeader(ctx, l, f, o)))),
+  const hidden = hiddenColumns();
+  const cols = COLUMNS.filter((c) => c.fixed || !hidden.has(c.key));
+  const body = rows.map((w) => h('tr', {class: w.id === state.id ? 'selected' : null,
+    'aria-selected': w.id === state.id ? 'true' : null,
+    dataset: {key: w.name, id: w.id}, onclick: (e) => {
+      if (window.getSelection && String(window.getSelection())) return; // selecting text, not opening
+      if (e.target.closest('a, button, input')) return;
+      go(ctx, {id: w.id});
+    }}, cols.map((c) => cellOf(ctx, c, w))));
+  fillIn(el.table, h('table', {class: 'data cards-on-phone', id: 'workloads-table', 'aria-label': 'Workloads'},
+    h('thead', {}, h('tr', {}, cols.map((c) => sortHeader(ctx, c)))),
     h('tbody', {}, body)));
 }
 
-function renderPager(n, hasNext) {
+function renderPager(ctx, n, hasNext) {
   const total = state.total ?? 0;
-  const from = n ? state.offset + 1 : 0;
-  const to = state.offset + n;
-  const pages = Math.max(1, Math.ceil(total / state.limit));
-  const page = Math.floor(state.offset / state.limit) + 1;
-  fill(el.range, `${from.toLocaleString()}–${to.toLocaleString()} of ${total.toLocaleString()}` +
-    ` · page ${page} of ${pages}`);
-  el.prev.disabled = state.offset === 0;
-  el.next.disabled = !hasNext;
+  const offset = (state.page - 1) * state.size;
+  const from = n ? offset + 1 : 0;
+  const pages = Math.max(1, Math.ceil(total / state.size));
+  fillIn(el.pager,
+    h('button', {type: 'button', id: 'wl-prev', disabled: state.page <= 1,
+      onclick: () => go(ctx, {page: state.page - 1})}, '‹ Previous'),
+    h('span', {class: 'range', id: 'wl-range', 'aria-live': 'polite'},
+      `${from.toLocaleString('en-US')}–${(offset + n).toLocaleString('en-US')} of ` +
+      `${total.toLocaleString('en-US')} · page ${state.page} of ${pages}`),
+    h('button', {type: 'button', id: 'wl-next', disabled: !hasNext,
+      onclick: () => go(ctx, {page: state.page + 1})}, 'Next ›'));
+}
+
+// Every row matching the filters, fetched 500 at a time, as CSV.
+async function exportCsv(ctx) {
+  const btn = document.getElementById('wl-export');
+  btn.disabled = true;
+  const rows = [];
+  try {
+    for (let offset = 0; ; offset += 500) {
+      fill(el.exporting, `Exporting ${rows.length.toLocaleString('en-US')}…`);
+      const r = await get(withQuery('/api/v1/workloads', {filterBy: filterBy(), sortBy: state.sort,
+        sortOrder: state.order, offset, limit: 500}));
+      rows.push(...(r.workloads || []));
+      if (r.next === undefined || r.next === null || !(r.workloads || []).length) break;
+    }
+    const header = ['Workload', 'Id', 'Type', 'Preemptible', 'Status', 'Pending reason', 'Reason code',
+      'Project', 'Department', 'Created by', 'Running pods', 'Requested pods', 'Creation time',
+      'GPU request', 'GPU allocation'];
+    download('workloads.csv', csv(header, rows.map((w) => {
+      const r = w.phase === 'Pending' ? pendingReason(w) : {sentence: '', code: ''};
+      return [w.name, w.id, w.type, w.preemptible ? 'Yes' : 'No', w.phase, r.sentence, r.code,
+        w.projectName, w.departmentName || '', w.submittedBy || '', w.runningPods ?? 0,
+        (w.requestedPods || {}).number ?? '', w.createdAt, gpuRequest(w),
+        (w.allocatedResources && w.allocatedResources.gpu) ?? 0];
+    })));
+    fill(el.exporting, `Exported ${rows.length.toLocaleString('en-US')} workloads.`);
+  } catch (e) {
+    ctx.showError(e);
+    fill(el.exporting);
+  } finally {
+    btn.disabled = false;
+  }
 }
 
 // ---- the detail pane ----
 
 function closeDetail(ctx) {
-  state.selected = null;
-  el.detail.hidden = true;
-  el.layout.classList.remove('detail-open');
-  if (location.hash.includes('?')) history.replaceState(null, '', '#/workloads');
-  ctx.kick();
+  go(ctx, {id: ''});
+  const row = document.querySelector(`#workloads-table tr.selected .row-link`);
+  if (row) row.focus();
 }
 
 async function logsOf(id, signal) {
   try {
     const r = await get(withQuery(`/api/v1/workloads/${encodeURIComponent(id)}/logs`,
-      {tailLines: 200}), {signal});
+      {tailLines: 500}), {signal});
     if (r === null) return {text: ''};
     if (typeof r.raw === 'string') return {text: r.raw};
     if (Array.isArray(r.logs)) return {text: r.logs.map((l) => (typeof l === 'string' ? l : l.line || l.message || JSON.stringify(l))).join('\n')};
@@ -257,17 +361,16 @@ async function logsOf(id, signal) {
 }
 
 async function renderDetail(ctx, signal) {
-  const id = state.selected;
+  const id = state.id;
   const enc = encodeURIComponent(id);
   let w;
   try {
     w = await get(`/api/v1/workloads/${enc}`, {signal});
   } catch (e) {
     if (e.name === 'AbortError') throw e;
-    el.detail.hidden = false;
-    fill(el.detail, h('div', {class: 'detail-head'}, h('h2', {}, 'Workload'),
-      h('button', {type: 'button', class: 'small', onclick: () => closeDetail(ctx)}, 'Close')),
-    notice('error', e.status === 404 ? 'This workload no longer exists.' : errorText(e)));
+    showDetail();
+    fillIn(el.detail, detailHead(ctx, 'Workload'),
+      notice('error', e.status === 404 ? 'This workload no longer exists.' : errorText(e)));
     return;
   }
   const [ev, pods, logs] = await Promise.all([
@@ -278,13 +381,13 @@ async function renderDetail(ctx, signal) {
     logsOf(id, signal),
   ]);
   checkAbort(signal);
-  if (state.selected !== id || !el.detail) return;
+  if (state.id !== id || !el.detail) return;
   const typePath = PATH_OF_TYPE[w.type] || '';
   const act = async (verb, method, path, done) => {
     try {
       await api(method, path);
       ctx.flash(`${w.name} ${done}.`);
-      if (verb === 'delete') state.selected = null;
+      if (verb === 'delete') go(ctx, {id: ''});
     } catch (e) {
       ctx.showError(e);
     }
@@ -310,134 +413,127 @@ async function renderDetail(ctx, signal) {
     }
   }
   const req = w.requestedPods || {};
+  const reason = pendingReason(w);
   const facts = [
     ['Status', badge(w.phase)],
-    ['Reason', reasonOf(w) || '-'],
-    ['Message', w.phaseMessage || '-'],
+    ['Why', w.phase === 'Pending' || reason.sentence ? reasonView(w) || '-' : '-'],
     ['Type', w.type], ['Project', w.projectName], ['Department', w.departmentName || '-'],
     ['Priority', `${w.priorityClassName || '-'} (${w.priority ?? '-'})`],
     ['Preemptible', w.preemptible ? 'Yes' : 'No'],
-    ['Pods running / requested', `${w.runningPods ?? 0}/${req.number ?? '-'}`],
+    ['Pods running / requested', podsText(w)],
     ['GPU request / allocation', `${gpuRequest(w)} / ${gpu(w.allocatedResources && w.allocatedResources.gpu)}`],
+    ['Node pools asked', (w.requestedNodePools || []).join(', ') || 'the project\'s default'],
     ['Image', (w.images || []).join(', ') || '-'],
     ['Created', `${time(w.createdAt)} by ${w.submittedBy || '-'}`],
-    ['Phase since', time(w.phaseUpdatedAt)],
+    ['Phase since', `${time(w.phaseUpdatedAt)} (${ago(w.phaseUpdatedAt)})`],
+    ['Id', h('code', {}, w.id)],
   ];
-  el.detail.hidden = false;
-  fill(el.detail,
-    h('div', {class: 'detail-head'}, h('h2', {id: 'wl-detail-name'}, w.name),
-      h('button', {type: 'button', class: 'small', 'aria-label': 'Close the details',
-        onclick: () => closeDetail(ctx)}, 'Close')),
+  showDetail();
+  fillIn(el.detail,
+    detailHead(ctx, w.name),
     actions.length ? h('div', {class: 'actions'}, actions) : null,
-    h('dl', {class: 'facts'}, facts.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
+    h('dl', {class: 'facts', id: 'wl-facts'}, facts.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
     h('h3', {}, 'Pods'),
-    pods.error ? notice('error', errorText(pods.error)) : podsTable(pods.pods || []),
+    pods.error ? notice('error', errorText(pods.error)) : h('div', {class: 'table-wrap'}, podsTable(pods.pods || [])),
     h('h3', {}, 'Events'),
     ev.error ? notice('error', errorText(ev.error)) : eventsList(ev.events || []),
-    h('h3', {}, 'Logs'),
-    logs.error ? notice('info', logs.error.status === 404
-      ? `No logs: ${logs.error.method} ${logs.error.path} answered 404 ${logs.error.message}.`
-      : errorText(logs.error))
-      : h('pre', {class: 'logs', tabindex: '0', 'aria-label': 'Logs'}, logs.text || '(empty)'));
+    h('div', {class: 'logs-head', dataset: {key: 'logs-head'}}, h('h3', {}, 'Logs'),
+      h('label', {class: 'inline'}, h('input', {type: 'checkbox', id: 'wl-follow', checked: logState.follow,
+        onchange: (e) => {
+          logState.follow = e.target.checked;
+          const pre = document.getElementById('wl-logs');
+          if (pre && logState.follow) pre.scrollTop = pre.scrollHeight;
+        }}), ' Follow the newest line')),
+    logsView(id, logs));
+  updateLogs(id, logs);
 }
 
-// What the pod's agent measures of its GPUs: "63% · 4096 MiB", with the
-// devices it uses without having been given them flagged.
-function gpuUse(u) {
-  if (!u) return h('span', {class: 'muted', title: 'no figures: a simulated node, declared GPUs or not reported yet'}, '-');
-  const mem = u.memoryUsedBytes === null || u.memoryUsedBytes === undefined
-    ? 'memory unknown' : `${Math.round(u.memoryUsedBytes / 1048576)} MiB`;
-  const outside = (u.devices || []).filter((d) => !d.allocated).map((d) => d.index);
-  const util = u.utilization === null || u.utilization === undefined
-    ? 'utilisation unknown' : `${Math.round(u.utilization)}%`;
-  return h('span', {title: `as of ${time(u.updatedAt)}`}, `${util} · ${mem}`,
-    outside.length ? [' ', badge(`also uses GPU ${outside.join(', ')}`, 'warn')] : null);
+function detailHead(ctx, title) {
+  return h('div', {class: 'detail-head', dataset: {key: 'head'}}, h('h2', {id: 'wl-detail-name'}, title),
+    h('button', {type: 'button', class: 'small', id: 'wl-close', 'aria-label': 'Close the details',
+      onclick: () => closeDetail(ctx)}, 'Close'));
+}
+
+function showDetail() {
+  const wasHidden = el.detail.hidden;
+  el.detail.hidden = false;
+  document.body.classList.add('sheet-open');
+  if (wasHidden && window.matchMedia('(max-width: 700px)').matches) el.detail.scrollTop = 0;
+}
+
+// The log view: a <pre> kept across refreshes (data-keep) whose text is
+// replaced only when it changed, keeping its scroll position unless it
+// follows the newest line.
+function logsView(id, logs) {
+  if (logs.error) {
+    return notice(logs.error.status === 404 ? 'info' : 'error', logs.error.status === 404
+      ? `No logs: ${logs.error.details || logs.error.message}` : errorText(logs.error));
+  }
+  if (!logs.text) return notice('empty', 'The pods have written nothing (pods on simulated nodes never do).');
+  return h('pre', {class: 'logs', id: 'wl-logs', tabindex: '0', dataset: {keep: '', key: `logs-${id}`},
+    'aria-label': 'Logs'});
+}
+
+function updateLogs(id, logs) {
+  const pre = document.getElementById('wl-logs');
+  if (!pre || logs.error || !logs.text) {
+    logState.text = null;
+    return;
+  }
+  if (!pre.onscroll) {
+    pre.onscroll = () => {
+      const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+      if (!atEnd && logState.follow && !pre.dataset.programmatic) {
+        logState.follow = false;
+        const box = document.getElementById('wl-follow');
+        if (box) box.checked = false;
+      }
+      delete pre.dataset.programmatic;
+    };
+  }
+  if (logState.id === id && logState.text === logs.text) return;
+  const top = pre.scrollTop;
+  pre.textContent = logs.text;
+  logState.id = id;
+  logState.text = logs.text;
+  if (logState.follow) {
+    pre.dataset.programmatic = '1';
+    pre.scrollTop = pre.scrollHeight;
+  } else {
+    pre.scrollTop = top;
+  }
 }
 
 function podsTable(pods) {
   if (!pods.length) return notice('empty', 'No pods.');
-  return h('table', {class: 'data compact', 'aria-label': 'Pods'},
-    h('thead', {}, h('tr', {}, ['Pod', 'Phase', 'Node', 'GPU devices', 'GPU use'].map((c) => h('th', {scope: 'col'}, c)))),
-    h('tbody', {}, pods.map((p) => h('tr', {},
-      h('td', {}, p.name), h('td', {}, p.k8sPhase || '-'), h('td', {}, p.nodeName || '-'),
-      h('td', {}, (p.gpuDevices || []).join(', ') || '-'), h('td', {}, gpuUse(p.gpuUsage))))));
+  const devs = (p) => (Array.isArray(p.gpuDevices) && p.gpuDevices.length ? p.gpuDevices.join(', ') : '-');
+  return h('table', {class: 'data compact', 'aria-label': 'Pods', id: 'wl-pods'},
+    h('thead', {}, h('tr', {}, ['Pod', 'Node', 'Node pool', 'GPU devices', 'GPU use'].map((c) =>
+      h('th', {scope: 'col'}, c)))),
+    h('tbody', {}, pods.map((p) => h('tr', {dataset: {key: p.id || p.name}},
+      h('td', {}, p.name || p.id), h('td', {}, p.nodeName || '-'),
+      h('td', {}, p.currentNodePool || '-'), h('td', {}, devs(p)),
+      h('td', {}, gpuUse(p.gpuUsage))))));
+}
+
+// What the pod's agent measured of its GPUs: utilisation and memory, and
+// any device used without having been given it.
+function gpuUse(u) {
+  if (!u) return h('span', {class: 'muted', title: 'no figures: a simulated node, or no agent measurement'}, 'not measured');
+  const parts = [];
+  if (u.utilization !== null && u.utilization !== undefined) parts.push(`${Math.round(u.utilization)}%`);
+  if (u.memoryUsedBytes !== null && u.memoryUsedBytes !== undefined) {
+    parts.push(`${(u.memoryUsedBytes / 1073741824).toFixed(1)} GiB`);
+  }
+  const outside = (u.devices || []).filter((d) => d.allocated === false).map((d) => d.index);
+  return h('span', {}, parts.join(' · ') || '-',
+    outside.length ? h('small', {class: 'reason warn-text'}, ` also uses GPU ${outside.join(', ')} (not given)`) : null);
 }
 
 function eventsList(events) {
   if (!events.length) return notice('empty', 'No events.');
-  return h('ul', {class: 'events', id: 'wl-events'}, events.map((e) => h('li', {},
+  return h('ul', {class: 'events', id: 'wl-events'}, events.map((e) => h('li', {dataset: {key: e.id}},
     h('div', {class: 'event-head'}, badge(e.reason, e.type === 'Warning' ? 'warn' : 'done'), ' ',
       h('time', {datetime: e.createdAt, title: time(e.createdAt)}, `${time(e.createdAt)} · ${ago(e.createdAt)}`)),
     h('div', {class: 'event-msg'}, e.message))));
-}
-
-// ---- submission ----
-
-// The creation request of the form's values.
-function submission(ctx, v) {
-  const compute = {gpuDevicesRequest: Number(v.gpus || 0)};
-  if (v.portion !== '' && v.portion !== undefined) {
-    compute.gpuRequestType = 'portion';
-    compute.gpuPortionRequest = Number(v.portion);
-    if (!compute.gpuDevicesRequest) compute.gpuDevicesRequest = 1;
-  }
-  const spec = {image: v.image.trim(), compute};
-  if (v.command.trim()) spec.command = v.command.trim();
-  if (v.args.trim()) spec.args = v.args.trim();
-  if (v.priority) spec.priorityClass = v.priority;
-  if (v.preemptibility) spec.preemptibility = v.preemptibility;
-  return {name: v.name.trim(), projectId: v.project, clusterId: ctx.clusterId, spec};
-}
-
-// What the next scheduling turn would do with the form's workload
-// (?dryRun=true: nothing is submitted), in one sentence; '' until it has
-// a name and an image.
-async function dryRun(ctx, v, signal) {
-  if (!v.name.trim() || !v.image.trim()) return '';
-  const a = await api('POST', `/api/v1/workloads/${PATH_OF_TYPE[v.type]}?dryRun=true`,
-    submission(ctx, v), {signal});
-  if (!a.wouldRun) return `Would wait: ${a.pendingMessage || a.pendingReason}`;
-  const nodes = [...new Set(a.pods.map((p) => p.nodeName))].join(', ');
-  const victims = a.evictions.map((e) => `${e.description} (${e.reason})`);
-  return `Would start now on ${nodes} in node pool ${a.nodePool}` +
-    (victims.length ? `; it would stop ${victims.join(', ')}` : '') + '.';
-}
-
-function submitForm(ctx) {
-  if (!projects.length) {
-    ctx.showError(new Error('There is no project you can submit to.'));
-    return;
-  }
-  formDialog({
-    title: 'Submit a workload',
-    submitLabel: 'Submit',
-    fields: [
-      {name: 'type', label: 'Type', type: 'select', value: 'Training',
-        options: [{value: 'Training', label: 'Training'}, {value: 'Workspace', label: 'Workspace'}]},
-      {name: 'name', label: 'Name', required: true, placeholder: 'train-1',
-        hint: 'lowercase letters, digits and -; unique in the project'},
-      {name: 'project', label: 'Project', type: 'select', value: (projects.find((p) => p.name === state.project) || projects[0]).id,
-        options: projects.map((p) => ({value: p.id, label: p.name}))},
-      {name: 'image', label: 'Image', required: true, value: 'runai.jfrog.io/demo/quickstart'},
-      {name: 'gpus', label: 'GPU devices', type: 'number', min: 0, max: 64, step: 1, value: 1},
-      {name: 'portion', label: 'GPU portion per device', type: 'number', min: 0, max: 1,
-        step: 'any', placeholder: 'whole devices', hint: 'e.g. 0.5 for half a GPU; empty for whole GPUs'},
-      {name: 'command', label: 'Command', placeholder: 'python'},
-      {name: 'args', label: 'Arguments', placeholder: 'train.py --epochs 3'},
-      {name: 'priority', label: 'Priority', type: 'select', value: '',
-        options: [{value: '', label: 'Default for the type'}, ...PRIORITIES.map((p) => ({value: p, label: p}))]},
-      {name: 'preemptibility', label: 'Preemptibility', type: 'select', value: '',
-        options: [{value: '', label: 'Default (from the priority)'},
-          {value: 'preemptible', label: 'Preemptible (may use idle GPUs beyond quota)'},
-          {value: 'non-preemptible', label: 'Non-preemptible (within quota only)'}]},
-    ],
-    preview: (v, signal) => dryRun(ctx, v, signal),
-    onSubmit: async (v) => {
-      const body = submission(ctx, v);
-      const res = await api('POST', `/api/v1/workloads/${PATH_OF_TYPE[v.type]}`, body);
-      ctx.flash(`Submitted ${v.type.toLowerCase()} ${body.name} as ${currentSession().user}.`);
-      state.selected = (res && (res.workloadId || res.id)) || null;
-      ctx.kick();
-    },
-  });
 }

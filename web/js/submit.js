@@ -1,0 +1,366 @@
+// submit.js: the Submit workload form, for the four types (training,
+// workspace, distributed training, inference): name (checked as it is
+// typed: its form, and whether the project already has it), project (with
+// its free quota per node pool, and what this request does to it, shown as
+// the form is filled), image, command, arguments, GPUs (devices, a portion
+// of each, or an amount of GPU memory), CPU and memory, node pools in
+// order of preference, node type, environment variables, priority and
+// preemptibility, and per type: parallel pods (training), workers and
+// framework (distributed), replicas (inference). The server's refusals
+// are shown in plain words inside the form, which stays open.
+
+import {api, get, withQuery, currentSession} from './api.js';
+import {h, fill, fillIn, gpu, formDialog, formRow, errorText, newId} from './dom.js';
+
+const PATH_OF_TYPE = {Training: 'trainings', Workspace: 'workspaces', Distributed: 'distributed',
+  Inference: 'inferences'};
+const PRIORITIES = ['very-low', 'low', 'medium-low', 'medium', 'medium-high', 'high', 'very-high',
+  'train', 'build', 'interactive-preemptible', 'inference'];
+// Run:ai's defaults: trainings are preemptible, workspaces and inference not.
+const PREEMPTIBLE_BY_DEFAULT = {Training: true, Distributed: true, Workspace: false, Inference: false};
+const FRAMEWORKS = ['PyTorch', 'MPI', 'TF', 'XGBoost', 'JAX'];
+const NAME_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+const gpus = (n) => `${gpu(n)} GPU${Number(n) === 1 ? '' : 's'}`;
+
+function input(attrs) {
+  return h('input', {autocomplete: 'off', ...attrs});
+}
+
+function choice(name, options, value) {
+  return h('select', {name}, options.map((o) => (typeof o === 'string'
+    ? h('option', {value: o, selected: o === value}, o)
+    : h('option', {value: o.value, selected: o.value === value}, o.label))));
+}
+
+// The GPUs a form asks for in all, as devices (memory requests: unknown).
+function gpusAsked(v) {
+  const pods = v.type === 'Distributed' ? Number(v.workers || 1) + 1
+    : v.type === 'Training' ? Number(v.parallelism || 1)
+      : v.type === 'Inference' ? Number(v.minReplicas || 1) : 1;
+  if (v.gpuKind === 'memory') return {pods, perPod: null};
+  const n = Number(v.gpus || 0);
+  const perPod = v.gpuKind === 'portion' ? Number(v.portion || 0) * Math.max(1, n) : n;
+  return {pods, perPod, total: perPod * pods};
+}
+
+// A project's quota, allocation and free quota per node pool.
+export function projectPools(p) {
+  const res = p.resources || [];
+  const st = ((p.status || {}).nodePoolQuotaStatuses) || [];
+  const names = [...new Set([...res.map((r) => r.nodePool && r.nodePool.name), ...st.map((s) => s.nodePoolName)])]
+    .filter(Boolean);
+  return names.map((name) => {
+    const r = res.find((x) => x.nodePool && x.nodePool.name === name) || {};
+    const s = st.find((x) => x.nodePoolName === name) || {};
+    const quota = r.gpu ? Number(r.gpu.deserved ?? 0) : 0;
+    const limit = r.gpu && r.gpu.limit !== undefined && r.gpu.limit !== null ? Number(r.gpu.limit) : -1;
+    const alloc = Number((s.allocated && s.allocated.gpu) || 0);
+    return {name, quota, limit, alloc, free: quota < 0 ? Infinity : Math.max(0, quota - alloc)};
+  });
+}
+
+export async function submitForm(ctx, projects, currentProject, opened) {
+  if (!projects.length) {
+    ctx.showError(new Error('There is no project you can submit to.'));
+    return;
+  }
+  let nodes = [];
+  let pools = [];
+  try {
+    const [n, p] = await Promise.all([get('/api/v1/nodes'), get('/api/v1/node-pools')]);
+    nodes = n.nodes || [];
+    pools = (p.nodepools || []).map((x) => x.name).sort();
+  } catch (e) {
+    ctx.showError(e);
+  }
+  const nodeTypes = [...new Set(nodes.map((n) => n.nodeType).filter(Boolean))].sort();
+  const start = projects.find((p) => p.name === currentProject) || projects[0];
+
+  const f = {
+    type: choice('type', Object.keys(PATH_OF_TYPE), 'Training'),
+    name: input({name: 'name', required: true, placeholder: 'train-1', 'aria-describedby': 'sf-name-check'}),
+    project: choice('project', projects.map((p) => ({value: p.id, label: p.name})), start.id),
+    image: input({name: 'image', required: true, value: 'runai.jfrog.io/demo/quickstart'}),
+    command: input({name: 'command', placeholder: 'python'}),
+    args: input({name: 'args', placeholder: 'train.py --epochs 3'}),
+    workingDir: input({name: 'workingDir', placeholder: '/workspace'}),
+    gpuKind: choice('gpuKind', [{value: 'devices', label: 'Whole GPUs'},
+      {value: 'portion', label: 'A portion of each GPU'}, {value: 'memory', label: 'GPU memory'}], 'devices'),
+    gpus: input({name: 'gpus', type: 'number', min: 0, max: 64, step: 1, value: 1}),
+    portion: input({name: 'portion', type: 'number', min: 0.01, max: 1, step: 'any', value: 0.5}),
+    gpuMemory: input({name: 'gpuMemory', placeholder: '20G', value: '20G'}),
+    cpu: input({name: 'cpu', type: 'number', min: 0, step: 'any', placeholder: 'none'}),
+    memory: input({name: 'memory', placeholder: '8G'}),
+    nodeType: choice('nodeType', [{value: '', label: 'Any'}, ...nodeTypes.map((t) => ({value: t, label: t}))], ''),
+    priority: choice('priority', [{value: '', label: 'Default for the type'},
+      ...PRIORITIES.map((p) => ({value: p, label: p}))], ''),
+    preemptibility: choice('preemptibility', [{value: '', label: 'Default for the type'},
+      {value: 'preemptible', label: 'Preemptible (may use idle GPUs beyond quota)'},
+      {value: 'non-preemptible', label: 'Non-preemptible (within quota only)'}], ''),
+    parallelism: input({name: 'parallelism', type: 'number', min: 1, max: 1000, step: 1, value: 1}),
+    workers: input({name: 'workers', type: 'number', min: 1, max: 1000, step: 1, value: 2}),
+    framework: choice('framework', FRAMEWORKS, 'PyTorch'),
+    minReplicas: input({name: 'minReplicas', type: 'number', min: 1, max: 1000, step: 1, value: 1}),
+    maxReplicas: input({name: 'maxReplicas', type: 'number', min: 1, max: 1000, step: 1, value: 1}),
+  };
+  const nameCheck = h('small', {class: 'hint', id: 'sf-name-check', 'aria-live': 'polite'},
+    'lowercase letters, digits and -; unique in the project');
+  const quotaBox = h('div', {class: 'quota-box', id: 'sf-quota', 'aria-live': 'polite'});
+  const poolList = h('ol', {class: 'ordered-pick', id: 'sf-pools', 'aria-label': 'Node pools, in order of preference'});
+  const envList = h('div', {class: 'env-list', id: 'sf-env'});
+  const chosenPools = [];
+  const env = [];
+  const row = (label, el, hint, cls) => formRow(label, el, hint, cls);
+  const byType = {
+    Training: row('Parallel pods', f.parallelism, 'pods that run at once', 'only-training'),
+    DistributedW: row('Workers', f.workers, 'worker pods, plus one master', 'only-distributed'),
+    DistributedF: row('Framework', f.framework, null, 'only-distributed'),
+    InferenceMin: row('Minimum replicas', f.minReplicas, null, 'only-inference'),
+    InferenceMax: row('Maximum replicas', f.maxReplicas, null, 'only-inference'),
+  };
+  const body = [
+    row('Type', f.type),
+    h('div', {class: 'form-row'}, h('label', {for: (f.name.id = newId('f'))}, 'Name'), f.name, nameCheck),
+    row('Project', f.project),
+    quotaBox,
+    row('Image', f.image),
+    row('Command', f.command),
+    row('Arguments', f.args),
+    row('Working directory', f.workingDir),
+    h('h3', {class: 'form-heading'}, 'Compute'),
+    row('GPU request', f.gpuKind),
+    row('GPU devices', f.gpus, 'GPUs per pod', 'gpu-devices'),
+    row('GPU portion per device', f.portion, 'e.g. 0.5 for half a GPU', 'gpu-portion'),
+    row('GPU memory per pod', f.gpuMemory, 'e.g. 20G or 40Gi', 'gpu-memory'),
+    row('CPU cores', f.cpu, 'per pod; empty for none'),
+    row('CPU memory', f.memory, 'per pod, e.g. 8G; empty for none'),
+    byType.Training, byType.DistributedW, byType.DistributedF, byType.InferenceMin, byType.InferenceMax,
+    h('h3', {class: 'form-heading'}, 'Placement'),
+    h('div', {class: 'form-row'}, h('span', {class: 'label'}, 'Node pools'), poolList,
+      h('small', {class: 'hint'}, 'tick the pools to try, first choice on top; none: the project\'s default')),
+    row('Node type', f.nodeType, nodeTypes.length ? null : 'no node declares a type'),
+    row('Priority', f.priority),
+    row('Preemptibility', f.preemptibility),
+    h('h3', {class: 'form-heading'}, 'Environment variables'),
+    envList,
+  ];
+
+  const values = () => ({type: f.type.value, name: f.name.value.trim(), project: f.project.value,
+    gpuKind: f.gpuKind.value, gpus: f.gpus.value, portion: f.portion.value, gpuMemory: f.gpuMemory.value,
+    parallelism: f.parallelism.value, workers: f.workers.value, minReplicas: f.minReplicas.value,
+    preemptibility: f.preemptibility.value, priority: f.priority.value});
+
+  function drawPools() {
+    const order = [...chosenPools, ...pools.filter((p) => !chosenPools.includes(p))];
+    fillIn(poolList, order.map((p) => {
+      const on = chosenPools.includes(p);
+      const i = chosenPools.indexOf(p);
+      return h('li', {dataset: {key: p}},
+        h('label', {}, h('input', {type: 'checkbox', name: `pool-${p}`, checked: on, onchange: (e) => {
+          if (e.target.checked) chosenPools.push(p); else chosenPools.splice(chosenPools.indexOf(p), 1);
+          drawPools();
+          drawQuota();
+        }}), ` ${on ? `${i + 1}. ` : ''}${p}`),
+        on ? h('span', {class: 'move'},
+          h('button', {type: 'button', class: 'small', disabled: i === 0, 'aria-label': `Move ${p} up`,
+            onclick: () => { chosenPools.splice(i, 1); chosenPools.splice(i - 1, 0, p); drawPools(); drawQuota(); }}, '↑'),
+          h('button', {type: 'button', class: 'small', disabled: i === chosenPools.length - 1,
+            'aria-label': `Move ${p} down`,
+            onclick: () => { chosenPools.splice(i, 1); chosenPools.splice(i + 1, 0, p); drawPools(); drawQuota(); }}, '↓'))
+          : null);
+    }));
+  }
+
+  function drawEnv() {
+    fillIn(envList, env.map((e, i) => h('div', {class: 'env-row', dataset: {key: String(e.k)}},
+      input({name: `env-name-${e.k}`, 'aria-label': `Variable ${i + 1} name`, placeholder: 'NAME', value: e.name,
+        oninput: (ev) => { e.name = ev.target.value; }}),
+      input({name: `env-value-${e.k}`, 'aria-label': `Variable ${i + 1} value`, placeholder: 'value', value: e.value,
+        oninput: (ev) => { e.value = ev.target.value; }}),
+      h('button', {type: 'button', class: 'small', 'aria-label': `Remove variable ${i + 1}`,
+        onclick: () => { env.splice(i, 1); drawEnv(); }}, 'Remove'))),
+    h('button', {type: 'button', class: 'small', id: 'sf-env-add', dataset: {key: 'add'},
+      onclick: () => { env.push({k: Date.now() + Math.random(), name: '', value: ''}); drawEnv(); }},
+    'Add a variable'));
+  }
+
+  // The project's free quota, per pool, against what the form asks for.
+  function drawQuota() {
+    const v = values();
+    const p = projects.find((x) => x.id === v.project);
+    if (!p) { fill(quotaBox); return; }
+    const rows = projectPools(p);
+    const ask = gpusAsked(v);
+    const preemptible = v.preemptibility ? v.preemptibility === 'preemptible'
+      : v.priority ? !['build', 'inference', 'high', 'very-high'].includes(v.priority)
+        : PREEMPTIBLE_BY_DEFAULT[v.type];
+    const considered = chosenPools.length ? rows.filter((r) => chosenPools.includes(r.name)) : rows;
+    const free = considered.reduce((s, r) => s + (r.free === Infinity ? 1e9 : r.free), 0);
+    let verdict;
+    if (ask.total === undefined) {
+      verdict = 'A GPU memory request is charged by the share of a device it takes.';
+    } else if (ask.total <= free) {
+      verdict = `This request (${gpus(ask.total)}) fits in ${p.name}'s free quota (${gpu(free)}).`;
+    } else if (preemptible) {
+      verdict = `This request (${gpus(ask.total)}) is more than ${p.name}'s free quota (${gpu(free)}): ` +
+        'as a preemptible workload it may run on idle GPUs beyond the quota, and be preempted when their owners need them.';
+    } else {
+      verdict = `This request (${gpus(ask.total)}) is more than ${p.name}'s free quota (${gpu(free)}): ` +
+        'a non-preemptible workload runs only within quota, so it would wait.';
+    }
+    fillIn(quotaBox,
+      h('table', {class: 'data compact', 'aria-label': `Free quota of ${p.name}`},
+        h('thead', {}, h('tr', {}, ['Node pool', 'Quota', 'Allocated', 'Free quota', 'Limit'].map((c, i) =>
+          h('th', {scope: 'col', class: i ? 'num' : null}, c)))),
+        h('tbody', {}, rows.length ? rows.map((r) => h('tr', {dataset: {key: r.name}},
+          h('th', {scope: 'row'}, r.name), h('td', {class: 'num'}, gpu(r.quota)),
+          h('td', {class: 'num'}, gpu(r.alloc)), h('td', {class: 'num'}, r.free === Infinity ? 'unlimited' : gpu(r.free)),
+          h('td', {class: 'num'}, r.limit < 0 ? 'none' : gpu(r.limit))))
+          : h('tr', {}, h('td', {colspan: 5}, `${p.name} has no quota in any pool.`)))),
+      h('p', {class: `verdict ${ask.total !== undefined && ask.total > free ? (preemptible ? 'warn' : 'bad') : 'ok'}`,
+        id: 'sf-verdict'}, verdict));
+  }
+
+  function drawType() {
+    const t = f.type.value;
+    dlg.dataset.type = t;
+    dlg.dataset.gpuKind = f.gpuKind.value;
+    drawQuota();
+  }
+
+  // The name: its form at once, whether the project has it after a pause.
+  let nameTimer = null;
+  let nameSeq = 0;
+  function checkName() {
+    clearTimeout(nameTimer);
+    const v = f.name.value.trim();
+    const mine = ++nameSeq;
+    const say = (text, kind) => { nameCheck.textContent = text; nameCheck.className = `hint ${kind || ''}`; };
+    f.name.setCustomValidity('');
+    if (!v) { say('lowercase letters, digits and -; unique in the project'); return; }
+    if (v.length > 63 || !NAME_RE.test(v)) {
+      const why = v.length > 63 ? 'at most 63 characters' : /[A-Z]/.test(v) ? 'no capital letters'
+        : /^-|-$/.test(v) ? 'no - at the start or end' : 'only lowercase letters, digits and -';
+      say(`Not a valid name: ${why}.`, 'bad');
+      f.name.setCustomValidity(`Not a valid name: ${why}.`);
+      return;
+    }
+    say('Checking…');
+    nameTimer = setTimeout(async () => {
+      try {
+        const r = await get(withQuery('/api/v1/workloads/count', {filterBy: [`name==${v}`, `projectId==${f.project.value}`]}));
+        if (mine !== nameSeq) return;
+        const p = projects.find((x) => x.id === f.project.value);
+        if (Number(r.count) > 0) {
+          say(`${p ? p.name : 'This project'} already has a workload named ${v}.`, 'bad');
+          f.name.setCustomValidity('The name is taken.');
+        } else {
+          say(`${v} is free in ${p ? p.name : 'this project'}.`, 'ok');
+        }
+      } catch (e) {
+        if (mine === nameSeq) say(`Could not check the name: ${errorText(e)}`, 'warn');
+      }
+    }, 250);
+  }
+
+  const dlg = formDialog({
+    title: 'Submit a workload',
+    submitLabel: 'Submit',
+    wide: true,
+    body,
+    preview: (_v, signal) => dryRun(ctx, request(), signal),
+    onSubmit: async () => {
+      const {v, path, body} = request();
+      try {
+        const res = await api('POST', path, body);
+        ctx.flash(`Submitted ${v.type.toLowerCase()} ${body.name} as ${currentSession().user}.`);
+        if (opened) opened((res && (res.workloadId || res.id)) || '');
+      } catch (e) {
+        throw plain(e, v, projects);
+      }
+    },
+  });
+
+  // The form's values, the creation path and its request body.
+  function request() {
+    const v = values();
+    const compute = {};
+    if (v.gpuKind === 'memory') {
+      compute.gpuRequestType = 'memory';
+      compute.gpuMemoryRequest = f.gpuMemory.value.trim();
+      compute.gpuDevicesRequest = Math.max(1, Number(v.gpus || 1));
+    } else if (v.gpuKind === 'portion') {
+      compute.gpuRequestType = 'portion';
+      compute.gpuPortionRequest = Number(v.portion);
+      compute.gpuDevicesRequest = Math.max(1, Number(v.gpus || 1));
+    } else {
+      compute.gpuDevicesRequest = Number(v.gpus || 0);
+    }
+    if (f.cpu.value !== '') compute.cpuCoreRequest = Number(f.cpu.value);
+    if (f.memory.value.trim()) compute.cpuMemoryRequest = f.memory.value.trim();
+    const spec = {image: f.image.value.trim(), compute};
+    if (f.command.value.trim()) spec.command = f.command.value.trim();
+    if (f.args.value.trim()) spec.args = f.args.value.trim();
+    if (f.workingDir.value.trim()) spec.workingDir = f.workingDir.value.trim();
+    if (v.priority) spec.priorityClass = v.priority;
+    if (v.preemptibility) spec.preemptibility = v.preemptibility;
+    if (chosenPools.length) spec.nodePools = chosenPools.slice();
+    if (f.nodeType.value) spec.nodeType = f.nodeType.value;
+    const vars = env.filter((e) => e.name.trim());
+    if (vars.length) spec.environmentVariables = vars.map((e) => ({name: e.name.trim(), value: e.value}));
+    if (v.type === 'Training' && Number(v.parallelism) > 1) spec.parallelism = Number(v.parallelism);
+    if (v.type === 'Distributed') {
+      spec.numWorkers = Number(v.workers);
+      spec.distributedFramework = f.framework.value;
+    }
+    if (v.type === 'Inference') {
+      spec.autoscaling = {minReplicas: Number(v.minReplicas), maxReplicas: Number(f.maxReplicas.value)};
+    }
+    return {v, path: `/api/v1/workloads/${PATH_OF_TYPE[v.type]}`,
+      body: {name: v.name, projectId: v.project, clusterId: ctx.clusterId, spec}};
+  }
+  dlg.id = 'submit-dialog';
+  f.type.onchange = drawType;
+  f.gpuKind.onchange = drawType;
+  f.project.onchange = () => { drawQuota(); checkName(); };
+  for (const x of [f.gpus, f.portion, f.parallelism, f.workers, f.minReplicas, f.priority, f.preemptibility]) {
+    x.addEventListener(x.tagName === 'SELECT' ? 'change' : 'input', drawQuota);
+  }
+  f.name.oninput = checkName;
+  drawPools();
+  drawEnv();
+  drawType();
+  f.name.focus();
+}
+
+// What the next scheduling turn would do with the form's workload
+// (?dryRun=true: nothing is submitted), in one sentence; '' until it has
+// a name and an image.
+async function dryRun(ctx, {v, path, body}, signal) {
+  if (!v.name || !body.spec.image) return '';
+  const a = await api('POST', `${path}?dryRun=true`, body, {signal});
+  if (!a.wouldRun) return `Would wait: ${a.pendingMessage || a.pendingReason}`;
+  const nodes = [...new Set(a.pods.map((p) => p.nodeName))].join(', ');
+  const victims = a.evictions.map((e) => `${e.description} (${e.reason})`);
+  return `Would start now on ${nodes} in node pool ${a.nodePool}` +
+    (victims.length ? `; it would stop ${victims.join(', ')}` : '') + '.';
+}
+
+// The server's refusal in plain words (the server's own text kept after).
+function plain(e, v, projects) {
+  const p = projects.find((x) => x.id === v.project);
+  const pn = p ? p.name : 'the project';
+  let lead = null;
+  if (e.status === 409 || (e.status === 400 && /already|taken|exists/i.test(`${e.message} ${e.details}`))) {
+    lead = `${pn} already has a workload named ${v.name}: choose another name.`;
+  } else if (e.status === 403) {
+    lead = `You may not submit workloads to ${pn}: ask an administrator for an access rule there.`;
+  } else if (e.status === 400) {
+    lead = `The server refused the form: ${e.details || e.message}.`;
+  }
+  if (!lead) return e;
+  const out = new Error(lead);
+  out.status = undefined;
+  return out;
+}
