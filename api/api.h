@@ -647,6 +647,7 @@ void api_cluster_metrics_aggregated(struct api_req *r);
 void api_h_pool_metrics(struct api_req *r);
 void api_h_node_metrics(struct api_req *r);
 void api_h_wl_batch(struct api_req *r);
+void api_h_wl_submissions(struct api_req *r);
 void api_h_departments_list(struct api_req *r);
 void api_h_departments_create(struct api_req *r);
 void api_h_department_get(struct api_req *r);

@@ -162,6 +162,25 @@ static int name_free(struct api_req *r, const struct db_workload *w)
     return 0;
 }
 
+/* Reads one submission body into w (name, project and the right to submit
+ * there, spec); replies 400/403 itself and returns -1 otherwise. */
+static int workload_in(struct api_req *r, json_t *o, struct db_workload *w,
+                       struct api_project *project)
+{
+    snprintf(w->created_by, sizeof(w->created_by), "%s", r->who.user.login);
+    if (api_json_allow(r, o, top_fields, NULL) || name_in(r, o, w) ||
+        project_in(r, o, w, project) || api_wl_spec_in(r, o, project, w))
+        return -1;
+    return 0;
+}
+
+/* After the rows committed: the scheduler is woken for each. */
+static void submitted(struct api_req *r, const struct db_workload *w)
+{
+    api_metrics_submitted();
+    api_sched_touch(r->app->sched, w->seq);
+}
+
 static void create(struct api_req *r, int type)
 {
     struct db_workload *w = calloc(1, sizeof(*w));
@@ -175,12 +194,10 @@ static void create(struct api_req *r, int type)
         goto out;
     }
     w->type = type;
-    snprintf(w->created_by, sizeof(w->created_by), "%s", r->who.user.login);
     if ((dry = dry_run_in(r)) < 0)
         goto out;
     o = api_body_object(r);
-    if (!o || api_json_allow(r, o, top_fields, NULL) || name_in(r, o, w) ||
-        project_in(r, o, w, project) || api_wl_spec_in(r, o, project, w))
+    if (!o || workload_in(r, o, w, project))
         goto out;
     if (dry) {
         if (name_free(r, w) == 0)
@@ -196,14 +213,14 @@ static void create(struct api_req *r, int type)
         api_db_error(r, rc, "cannot store the workload");
         goto out;
     }
-    api_metrics_submitted();
-    api_sched_touch(r->app->sched, w->seq);
+    submitted(r, w);
     typed_write(&j, w);
     jw_reply(r, 202, &j);
 out:
     json_decref(o);
     free(project);
-    db_workloads_free(w, 1);
+    if (w)
+        db_workloads_free(w, 1);
 }
 
 void api_h_wl_create_training(struct api_req *r)
@@ -224,6 +241,191 @@ void api_h_wl_create_distributed(struct api_req *r)
 void api_h_wl_create_inference(struct api_req *r)
 {
     create(r, DB_INFERENCE);
+}
+
+/* ---- submissions: several workloads, a project by name ---- */
+
+#define SUBMIT_MAX_COUNT 1000
+
+/* The workload type a submissions body names ("Training", ...: the generic
+ * view's type names), or -1. */
+static int type_named(const char *name)
+{
+    static const int types[] = {DB_TRAINING, DB_WORKSPACE, DB_INFERENCE, DB_DISTRIBUTED};
+    size_t i;
+
+    for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+        if (strcmp(name, db_type_name(types[i])) == 0)
+            return types[i];
+    return -1;
+}
+
+/* projectName instead of projectId: the project's id goes into the body,
+ * and project_in() checks the right to submit there as for an id. */
+static int project_name_in(struct api_req *r, json_t *o)
+{
+    struct db_queue *q;
+    char name[DB_NAME_LEN] = "", details[DB_NAME_LEN + 64];
+    int rc;
+
+    if (api_json_str(r, o, "projectName", name, sizeof(name), 0))
+        return -1;
+    if (!name[0])
+        return 0;
+    if (json_object_get(o, "projectId")) {
+        api_error(r, 400, "Bad request", "projectName and projectId: give one of them");
+        return -1;
+    }
+    q = calloc(1, sizeof(*q));
+    if (!q) {
+        api_error(r, 500, "Internal error", "out of memory");
+        return -1;
+    }
+    rc = db_queue_by_name(r->app->db, DB_PROJECT, name, q);
+    if (rc == DB_OK)
+        json_object_set_new(o, "projectId", json_string(q->id));
+    else if (rc == DB_ENOTFOUND) {
+        snprintf(details, sizeof(details), "projectName: no project named %s", name);
+        api_error(r, 400, "Bad request", details);
+    }
+    else
+        api_db_error(r, rc, "cannot read the project");
+    free(q);
+    json_object_del(o, "projectName");
+    return rc == DB_OK ? 0 : -1;
+}
+
+/* Workload i of a batch of n: NAME-i, with ALLOT_BATCH_INDEX=i and
+ * ALLOT_BATCH_COUNT=n added to its environment (refused if the body sets
+ * either itself). */
+static json_t *batch_item(struct api_req *r, const json_t *o, const char *name, int i, int n)
+{
+    static const char *const own[] = {"ALLOT_BATCH_INDEX", "ALLOT_BATCH_COUNT"};
+    json_t *item = json_deep_copy(o), *spec, *env, *e;
+    char text[DB_NAME_LEN + 16];
+    size_t k, v;
+
+    if (!item) {
+        api_error(r, 500, "Internal error", "out of memory");
+        return NULL;
+    }
+    snprintf(text, sizeof(text), "%s-%d", name, i);
+    json_object_set_new(item, "name", json_string(text));
+    spec = json_object_get(item, "spec");
+    if (!spec) {
+        spec = json_object();
+        json_object_set_new(item, "spec", spec);
+    }
+    env = json_object_get(spec, "environmentVariables");
+    if (!json_is_object(spec) || (env && !json_is_array(env))) {
+        json_decref(item);
+        api_error(r, 400, "Bad request", "spec.environmentVariables: an array of {name, value}");
+        return NULL;
+    }
+    if (!env) {
+        env = json_array();
+        json_object_set_new(spec, "environmentVariables", env);
+    }
+    json_array_foreach(env, k, e)
+        for (v = 0; v < 2; v++)
+            if (json_is_string(json_object_get(e, "name")) &&
+                strcmp(json_string_value(json_object_get(e, "name")), own[v]) == 0) {
+                json_decref(item);
+                api_error(r, 400, "Bad request",
+                          "spec.environmentVariables: ALLOT_BATCH_INDEX and ALLOT_BATCH_COUNT "
+                          "are set by allotd");
+                return NULL;
+            }
+    snprintf(text, sizeof(text), "%d", i);
+    json_array_append_new(env, json_pack("{s:s, s:s}", "name", own[0], "value", text));
+    snprintf(text, sizeof(text), "%d", n);
+    json_array_append_new(env, json_pack("{s:s, s:s}", "name", own[1], "value", text));
+    return item;
+}
+
+/* POST /api/v1/workloads/submissions: allot's extension. The body of a
+ * typed submission (POST /api/v1/workloads/trainings, ...) plus:
+ *   type         "Training", "Workspace", "Inference" or "Distributed";
+ *   projectName  the project by name, instead of projectId;
+ *   count        1..1000: that many workloads NAME-0 .. NAME-(count-1),
+ *                each with its index in its environment (batch_item());
+ *                absent: one workload named NAME.
+ * Every workload is read first; then all rows commit in one write, or
+ * none does. 202 {"workloads": [typed views]}. */
+void api_h_wl_submissions(struct api_req *r)
+{
+    struct db_workload *ws = NULL;
+    struct api_project *project = calloc(1, sizeof(*project));
+    char type_name[16] = "", name[DB_NAME_LEN] = "";
+    int64_t count = 0;
+    int type, n = 1, i, rc;
+    struct jw j = {0};
+    json_t *o = api_body_object(r), *item;
+
+    if (!project) {
+        api_error(r, 500, "Internal error", "out of memory");
+        goto out;
+    }
+    if (!o || api_json_str(r, o, "type", type_name, sizeof(type_name), 1) ||
+        api_json_int(r, o, "count", 1, SUBMIT_MAX_COUNT, &count) || project_name_in(r, o))
+        goto out;
+    type = type_named(type_name);
+    if (type < 0) {
+        api_error(r, 400, "Bad request",
+                  "type: one of Training, Workspace, Inference, Distributed");
+        goto out;
+    }
+    if (count > 0 && json_is_true(json_object_get(o, "useGivenNameAsPrefix"))) {
+        api_error(r, 400, "Bad request",
+                  "count and useGivenNameAsPrefix: a batch names its workloads NAME-INDEX");
+        goto out;
+    }
+    if (json_object_get(o, "count")) {
+        n = (int)count;
+        if (api_json_str(r, o, "name", name, 58, 1))
+            goto out;
+    }
+    json_object_del(o, "type");
+    json_object_del(o, "count");
+    ws = calloc((size_t)n, sizeof(*ws));
+    if (!ws) {
+        api_error(r, 500, "Internal error", "out of memory");
+        goto out;
+    }
+    for (i = 0; i < n; i++) {
+        item = count > 0 ? batch_item(r, o, name, i, n) : json_incref(o);
+        ws[i].type = type;
+        rc = item ? workload_in(r, item, &ws[i], project) : -1;
+        json_decref(item);
+        if (rc != 0)
+            goto out;
+    }
+    rc = db_workloads_insert(r->app->db, ws, n);
+    if (rc == DB_ECONFLICT) {
+        api_error(r, 400, "Bad request",
+                  count > 0 ? "a workload of one of those names exists in the project"
+                            : "a workload of that name exists in the project");
+        goto out;
+    }
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot store the workloads");
+        goto out;
+    }
+    jw_open(&j, '{');
+    jw_key(&j, "workloads");
+    jw_open(&j, '[');
+    for (i = 0; i < n; i++) {
+        submitted(r, &ws[i]);
+        typed_write(&j, &ws[i]);
+    }
+    jw_close(&j, ']');
+    jw_close(&j, '}');
+    jw_reply(r, 202, &j);
+out:
+    json_decref(o);
+    free(project);
+    if (ws)
+        db_workloads_free(ws, n);
 }
 
 /* ---- the generic view ---- */

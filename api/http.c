@@ -118,6 +118,7 @@ const struct api_route api_routes[] = {
     {"POST", "/api/v1/workloads/distributed", api_h_wl_create_distributed, API_WL_WRITE},
     {"POST", "/api/v1/workloads/inferences", api_h_wl_create_inference, API_WL_WRITE},
     {"POST", "/api/v1/workloads/batch", api_h_wl_batch, API_WL_WRITE},
+    {"POST", "/api/v1/workloads/submissions", api_h_wl_submissions, API_WL_WRITE},
     {"GET", "/api/v1/workloads/trainings/{id}", api_h_wl_get, API_WL_READ},
     {"GET", "/api/v1/workloads/workspaces/{id}", api_h_wl_get, API_WL_READ},
     {"GET", "/api/v1/workloads/distributed/{id}", api_h_wl_get, API_WL_READ},

@@ -5,11 +5,16 @@
  *
  * Step 1: read the flags into struct submit, refusing what the noun
  *         cannot take (exit 2 before any network);
- * Step 2: find the project's id by its name;
- * Step 3: build the request and post it; the 202 answer is the workload.
- *         With --dry-run it goes to ?dryRun=true instead: nothing is
- *         submitted, and the answer (where it would run, whom it would
- *         evict, or why it would wait) is printed by cmd_whatif.c.
+ * Step 2: build the request and post it to POST /api/v1/workloads/
+ *         submissions, which takes the project by its name (no list of
+ *         projects per call) and, with --count N, makes N workloads
+ *         NAME-0 .. NAME-(N-1) in one commit, each with ALLOT_BATCH_INDEX
+ *         and ALLOT_BATCH_COUNT in its environment; the 202 answer lists
+ *         the workloads.
+ *         With --dry-run the project's id is found by its name and the
+ *         request goes to the typed route with ?dryRun=true instead:
+ *         nothing is submitted, and the answer (where it would run, whom
+ *         it would evict, or why it would wait) is printed by cmd_whatif.c.
  *
  * The words after "--" are the container's arguments; with --command the
  * first of them is the command instead (runai's convention). The API
@@ -31,8 +36,10 @@ enum {
     O_IMAGE = 1, O_GPUS, O_PORTION, O_CPU, O_MEMORY, O_PROJECT, O_COMMAND, O_ENV, O_POOLS,
     O_NODE_TYPE, O_PRIORITY, O_PREEMPTIBILITY, O_WORKDIR, O_PREFIX, O_PARALLELISM, O_WORKERS,
     O_FRAMEWORK, O_NO_MASTER, O_MIN_REPLICAS, O_MAX_REPLICAS, O_JSON, O_GPU_MEMORY, O_PORT,
-    O_DRY_RUN,
+    O_DRY_RUN, O_COUNT,
 };
+
+#define MAX_COUNT 1000
 
 static const struct opt_spec submit_opts[] = {
     {"image", 'i', OPT_VALUE, O_IMAGE},
@@ -62,6 +69,7 @@ static const struct opt_spec submit_opts[] = {
     {"max-replicas", 0, OPT_VALUE, O_MAX_REPLICAS},
     {"json", 0, OPT_FLAG, O_JSON},
     {"dry-run", 0, OPT_FLAG, O_DRY_RUN},
+    {"count", 0, OPT_VALUE, O_COUNT},
     {NULL, 0, 0, 0},
 };
 
@@ -98,15 +106,20 @@ static const char submit_help[] =
     "  --max-replicas N                distributed (elastic) or inference\n"
     "  --dry-run                       submit nothing: say where it would run now and whom it\n"
     "                                  would evict, or why it would wait\n"
+    "  --count N                       N workloads NAME-0 .. NAME-(N-1) (1 to 1000) in one\n"
+    "                                  request, each with ALLOT_BATCH_INDEX (its index) and\n"
+    "                                  ALLOT_BATCH_COUNT (N) in its environment\n"
     "  --json                          print the API's answer\n\n"
     "  allot training submit a1 -i runai.jfrog.io/demo/quickstart -g 1 -p team-a\n"
-    "  allot training submit t1 -i ubuntu --command -- sleep 100\n";
+    "  allot training submit t1 -i ubuntu --command -- sleep 100\n"
+    "  allot training submit sweep -i ubuntu --count 100 -- sh -c 'run $ALLOT_BATCH_INDEX'\n";
 
 struct submit {
     const struct wl_noun *noun;
     const char *name, *prefix, *image, *project, *memory, *pools, *node_type, *gpu_memory;
     const char *priority, *preemptibility, *workdir, *framework;
     long gpus, parallelism, workers, min_replicas, max_replicas;   /* -1: not given */
+    long count;                                                     /* 0: not given */
     double portion, cpu;                                            /* -1: not given */
     int command, no_master, json, dry_run;
     const char *env[MAX_ENV];
@@ -236,6 +249,7 @@ static int number_hit(const struct cli_cmd *cmd, const struct opt_hit *h, struct
     case O_WORKERS: return count_hit(cmd, h, "--workers", 1, 1024, &s->workers);
     case O_MIN_REPLICAS: return count_hit(cmd, h, "--min-replicas", 1, 1024, &s->min_replicas);
     case O_MAX_REPLICAS: return count_hit(cmd, h, "--max-replicas", 1, 1024, &s->max_replicas);
+    case O_COUNT: return count_hit(cmd, h, "--count", 1, MAX_COUNT, &s->count);
     case O_COMMAND: s->command = 1; return CLI_OK;
     case O_NO_MASTER: s->no_master = 1; return CLI_OK;
     case O_JSON: s->json = 1; return CLI_OK;
@@ -271,6 +285,11 @@ static int shape_check(const struct cli_cmd *cmd, const struct submit *s)
         return cli_usage_error(cmd, "NAME is missing (or give --name-prefix PREFIX)");
     if (s->name && s->prefix)
         return cli_usage_error(cmd, "give NAME or --name-prefix, not both");
+    if (s->count > 0 && s->prefix)
+        return cli_usage_error(cmd, "--count names the workloads NAME-0 .. NAME-%ld: give NAME, "
+                                    "not --name-prefix", s->count - 1);
+    if (s->count > 0 && s->dry_run)
+        return cli_usage_error(cmd, "--dry-run answers for one workload: drop --count");
     if (!s->image)
         return cli_usage_error(cmd, "-i IMAGE is required");
     if (s->gpu_memory && (s->portion > 0 || s->gpus > 1))
@@ -454,7 +473,10 @@ static void kind_in(const struct submit *s, json_t *spec, json_t *body)
     }
 }
 
-static json_t *request_json(const struct submit *s, const char *project_id)
+/* The typed route's body (project by id), or, with project_name, the body
+ * of POST /api/v1/workloads/submissions (type, projectName, count). */
+static json_t *request_json(const struct submit *s, const char *project_id,
+                            const char *project_name)
 {
     json_t *spec = json_object(), *body;
 
@@ -474,43 +496,82 @@ static json_t *request_json(const struct submit *s, const char *project_id)
     set_string(spec, "nodeType", s->node_type);
     set_string(spec, "priorityClass", s->priority);
     set_string(spec, "preemptibility", s->preemptibility);
-    body = json_pack("{s:s, s:s, s:o}", "name", s->name ? s->name : s->prefix, "projectId",
-                     project_id, "spec", spec);
+    body = json_pack("{s:s, s:o}", "name", s->name ? s->name : s->prefix, "spec", spec);
+    if (body && project_name) {
+        json_object_set_new(body, "type", json_string(s->noun->type));
+        json_object_set_new(body, "projectName", json_string(project_name));
+    } else if (body) {
+        json_object_set_new(body, "projectId", json_string(project_id));
+    }
     if (body && s->prefix)
         json_object_set_new(body, "useGivenNameAsPrefix", json_true());
+    if (body && s->count > 0)
+        json_object_set_new(body, "count", json_integer(s->count));
     if (body)
         kind_in(s, spec, body);
     return body;
 }
 
-/* ---- Steps 2 and 3 ---- */
+/* ---- Step 2 ---- */
+
+static void print_submitted(const struct submit *s, const char *project, json_t *made)
+{
+    json_t *list = json_object_get(made, "workloads");
+    size_t n = json_array_size(list);
+
+    if (s->json) /* one workload: its view, as the typed route answers; a batch: the list */
+        out_json(stdout, s->count > 0 ? made : json_array_get(list, 0));
+    else if (s->count > 0)
+        printf("submitted %zu %ss %s .. %s to project %s\n", n, s->noun->noun,
+               jstr(json_array_get(list, 0), "name", "?"),
+               jstr(json_array_get(list, n ? n - 1 : 0), "name", "?"), project);
+    else
+        printf("submitted %s %s to project %s\n", s->noun->noun,
+               jstr(json_array_get(list, 0), "name", "?"), project);
+}
+
+/* --dry-run: the typed route with ?dryRun=true, which takes the project's id. */
+static int dry_run(struct client *c, const struct submit *s, const char *project)
+{
+    json_t *p = NULL, *body = NULL, *made = NULL;
+    char route[96];
+    int rc = find_project(c, project, &p);
+
+    if (rc == CLI_OK) {
+        body = request_json(s, jstr(p, "id", ""), NULL);
+        snprintf(route, sizeof(route), "%s?dryRun=true", s->noun->route);
+        rc = body ? client_json(c, "POST", route, body, &made) : cli_fail("out of memory");
+    }
+    if (rc == CLI_OK && s->json)
+        out_json(stdout, made);
+    else if (rc == CLI_OK)
+        rc = whatif_print_dry_run(s->noun->noun, made);
+    json_decref(made);
+    json_decref(body);
+    json_decref(p);
+    return rc;
+}
 
 static int do_submit(struct client *c, const struct cli_cmd *cmd, const struct submit *s)
 {
     const char *project = wl_project(c, s->project);
-    json_t *p = NULL, *body = NULL, *made = NULL;
-    char route[96];
+    json_t *body = NULL, *made = NULL;
     int rc;
 
     if (!project)
         return cli_usage_error(cmd, "no project: give -p PROJECT, or choose a default with "
                                     "allot project set PROJECT");
-    rc = find_project(c, project, &p);
-    if (rc == CLI_OK) {
-        body = request_json(s, jstr(p, "id", ""));
-        snprintf(route, sizeof(route), "%s%s", s->noun->route, s->dry_run ? "?dryRun=true" : "");
-        rc = body ? client_json(c, "POST", route, body, &made) : cli_fail("out of memory");
-    }
-    if (rc == CLI_OK && s->json)
-        out_json(stdout, made);
-    else if (rc == CLI_OK && s->dry_run)
-        rc = whatif_print_dry_run(s->noun->noun, made);
-    else if (rc == CLI_OK)
-        printf("submitted %s %s to project %s\n", s->noun->noun, jstr(made, "name", "?"),
-               project);
+    if (s->dry_run)
+        return dry_run(c, s, project);
+    body = request_json(s, NULL, project);
+    rc = body ? client_json(c, "POST", "/api/v1/workloads/submissions", body, &made)
+              : cli_fail("out of memory");
+    if (rc == CLI_OK && !json_is_array(json_object_get(made, "workloads")))
+        rc = cli_fail("the server's answer lists no workloads");
+    if (rc == CLI_OK)
+        print_submitted(s, project, made);
     json_decref(made);
     json_decref(body);
-    json_decref(p);
     return rc;
 }
 

@@ -304,6 +304,9 @@ void db_workload_clear(struct db_workload *w);
  * id, queued_seq and timestamps. DB_ECONFLICT: a live workload of that
  * name exists in the project. */
 int db_workload_insert(struct db *db, struct db_workload *w);
+/* n workloads as db_workload_insert() does one, in one savepoint: all of
+ * them or none (DB_ECONFLICT when a name is taken). */
+int db_workloads_insert(struct db *db, struct db_workload *ws, int n);
 int db_workload_get(struct db *db, const char *id, struct db_workload *out);
 /* The same by seq (deleted rows included, as by id). */
 int db_workload_get_seq(struct db *db, int64_t seq, struct db_workload *out);

@@ -219,6 +219,37 @@ int db_workload_insert(struct db *db, struct db_workload *w)
     return db__write(db, insert_fn, w);
 }
 
+struct insert_many_arg {
+    struct db_workload *ws;
+    int n;
+};
+
+static int insert_many_fn(struct db__conn *c, void *arg)
+{
+    struct insert_many_arg *a = arg;
+    int i, rc = DB_OK;
+
+    for (i = 0; i < a->n && rc == DB_OK; i++)
+        rc = insert_fn(c, &a->ws[i]);
+    return rc;
+}
+
+int db_workloads_insert(struct db *db, struct db_workload *ws, int n)
+{
+    struct insert_many_arg a = {ws, n};
+    int64_t now = db__now_ms();
+    int i;
+
+    for (i = 0; i < n; i++) {
+        ws[i].created_at = ws[i].updated_at = ws[i].phase_updated_at = now;
+        db__uuid(ws[i].id);
+        snprintf(ws[i].desired_phase, sizeof(ws[i].desired_phase), "Running");
+        snprintf(ws[i].phase, sizeof(ws[i].phase), "Pending");
+        ws[i].version = 1;
+    }
+    return db__write(db, insert_many_fn, &a);
+}
+
 /* ---- get ---- */
 
 struct get_arg {

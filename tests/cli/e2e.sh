@@ -80,7 +80,7 @@ run 0 workload list -A --type Workspace --no-headers
 run 1 training submit a1 -i $QS -g 1 -p team-a
 has "$T/err" "a workload of that name exists in the project (400 Bad request)"
 run 1 training submit x1 -i $QS -g 1 -p team-x
-has "$T/err" "no project named team-x: allot project list"
+has "$T/err" "projectName: no project named team-x (400 Bad request)"
 run 1 training submit x1 -i $QS -g 1 -p team-a --priority urgent
 has "$T/err" "priorityClass"
 has "$T/err" "(400 Bad request)"
