@@ -261,7 +261,8 @@ static int type_named(const char *name)
 }
 
 /* projectName instead of projectId: the project's id goes into the body,
- * and project_in() checks the right to submit there as for an id. */
+ * and project_in() checks the right to submit there as for an id. A
+ * project the caller may not read is not found, as in the project routes. */
 static int project_name_in(struct api_req *r, json_t *o)
 {
     struct db_queue *q;
@@ -282,6 +283,8 @@ static int project_name_in(struct api_req *r, json_t *o)
         return -1;
     }
     rc = db_queue_by_name(r->app->db, DB_PROJECT, name, q);
+    if (rc == DB_OK && !api_can(&r->who, API_ORG_READ, q->id, q->parent_id))
+        rc = DB_ENOTFOUND;  /* a project the caller may not read is one it cannot name */
     if (rc == DB_OK)
         json_object_set_new(o, "projectId", json_string(q->id));
     else if (rc == DB_ENOTFOUND) {
