@@ -6,7 +6,9 @@
  * indices).
  *
  * A pool carries its scheduling settings in Run:ai's shape:
- *   placementStrategy {gpu, cpu}: binpack | spread;
+ *   placementStrategy {gpu, cpu}: binpack | spread | fragmentation (kept
+ *     as given, db_placement_words; sched_placement_parse() says what
+ *     each does);
  *   schedulingConfiguration {placementStrategy, minGuaranteedRuntime
  *     ("5d8h40m", "90s"; null or "" for none), timeBasedFairshare {enabled,
  *     windowSeconds, halfLifeSeconds, kValue}}.
@@ -27,7 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const placement[] = {"binpack", "spread"};
+/* The stored word of a placement (an unknown number reads as binpack). */
+static const char *placement_word(int stored)
+{
+    return db_placement_words[stored >= 0 && stored < DB_N_PLACEMENTS ? stored : 0];
+}
 
 static double dev(int64_t milli)
 {
@@ -110,7 +116,7 @@ static json_t *names_of(struct api_req *r, const struct db_pool *p)
 static json_t *sched_config_json(const struct db_pool *p)
 {
     return json_pack("{s:{s:s, s:s}, s:o, s:{s:b, s:f, s:f, s:f}}", "placementStrategy", "gpu",
-                     placement[p->gpu_placement & 1], "cpu", placement[p->cpu_placement & 1],
+                     placement_word(p->gpu_placement), "cpu", placement_word(p->cpu_placement),
                      "minGuaranteedRuntime", duration_json(p->min_runtime_ms),
                      "timeBasedFairshare", "enabled", p->tbf_enabled, "windowSeconds",
                      (double)p->tbf_window_ms / 1000.0, "halfLifeSeconds",
@@ -135,8 +141,8 @@ static json_t *pool_json(struct api_req *r, const struct pool_row *x)
                   "updatedAt", api_time(p->updated_at), "phase",
                   x->n_nodes ? "Ready" : "Empty", "phaseMessage",
                   x->n_nodes ? "" : "the pool has no nodes", "overProvisioningRatio", 1,
-                  "placementStrategy", "gpu", placement[p->gpu_placement & 1], "cpu",
-                  placement[p->cpu_placement & 1], "schedulingConfiguration",
+                  "placementStrategy", "gpu", placement_word(p->gpu_placement), "cpu",
+                  placement_word(p->cpu_placement), "schedulingConfiguration",
                   sched_config_json(p), "gpus", (json_int_t)x->gpus, "allocatedGpus",
                   dev(x->alloc), "nodeCount", (json_int_t)x->n_nodes);
     if (o)
@@ -244,6 +250,17 @@ static const char *const pool_fields[] = {
     "gpuNetworkAccelerationLabelKey", "gpuResourceOptimization", "networkTopologyId", NULL,
 };
 
+/* The stored index of a placementStrategy word, or -1. */
+static int word_index(const char *word)
+{
+    int i;
+
+    for (i = 0; i < DB_N_PLACEMENTS; i++)
+        if (strcmp(word, db_placement_words[i]) == 0)
+            return i;
+    return -1;
+}
+
 static int placement_in(struct api_req *r, json_t *o, struct db_pool *p)
 {
     static const char *const fields[] = {"gpu", "cpu", NULL};
@@ -255,18 +272,18 @@ static int placement_in(struct api_req *r, json_t *o, struct db_pool *p)
         api_error(r, 400, "Bad request", "placementStrategy is an object");
         return -1;
     }
-    snprintf(g, sizeof(g), "%s", placement[p->gpu_placement & 1]);
-    snprintf(c, sizeof(c), "%s", placement[p->cpu_placement & 1]);
+    snprintf(g, sizeof(g), "%s", placement_word(p->gpu_placement));
+    snprintf(c, sizeof(c), "%s", placement_word(p->cpu_placement));
     if (api_json_allow(r, o, fields, "placementStrategy") ||
         api_json_str(r, o, "gpu", g, sizeof(g), 0) || api_json_str(r, o, "cpu", c, sizeof(c), 0))
         return -1;
-    if ((strcmp(g, "binpack") && strcmp(g, "spread")) ||
-        (strcmp(c, "binpack") && strcmp(c, "spread"))) {
-        api_error(r, 400, "Bad request", "placementStrategy values are binpack or spread");
+    p->gpu_placement = word_index(g);
+    p->cpu_placement = word_index(c);
+    if (p->gpu_placement < 0 || p->cpu_placement < 0) {
+        api_error(r, 400, "Bad request",
+                  "placementStrategy values are binpack, spread or fragmentation");
         return -1;
     }
-    p->gpu_placement = strcmp(g, "spread") == 0;
-    p->cpu_placement = strcmp(c, "spread") == 0;
     return 0;
 }
 

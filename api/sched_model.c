@@ -28,6 +28,11 @@
  *      pods and pool list in their own blocks, freed with the entry; the
  *      topology's rows are the model's own copy (m->topo): no two models
  *      share a block.
+ *   4. mix has noted every workload loaded (in seq order), then every one
+ *      merged in by sm_apply_rows() as it arrived: the workload mix of the
+ *      snapshot (fragmentation placement) is the last SCHED_MIX_WINDOW
+ *      pods requested. A reload starts it again from the live workloads;
+ *      a clone has a copy of it.
  */
 #include "sched_model.h"
 
@@ -105,6 +110,16 @@ static int parse_pools(const struct db_snapshot *t, const char *names, int *out)
     return n;
 }
 
+/* The strategy of a stored placementStrategy word (binpack if unknown). */
+static int placement_of(int word)
+{
+    int placement = SCHED_BINPACK;
+
+    if (word >= 0 && word < DB_N_PLACEMENTS)
+        sched_placement_parse(db_placement_words[word], &placement);
+    return placement;
+}
+
 static void topo_pools_nodes(struct sched_model *m)
 {
     const struct db_snapshot *t = m->topo;
@@ -113,8 +128,8 @@ static void topo_pools_nodes(struct sched_model *m)
     for (i = 0; i < t->n_pools; i++) {
         const struct db_pool *p = &t->pools[i];
         m->pools[i].name = p->name;
-        m->pools[i].gpu_placement = (uint8_t)p->gpu_placement;
-        m->pools[i].cpu_placement = (uint8_t)p->cpu_placement;
+        m->pools[i].gpu_placement = (uint8_t)placement_of(p->gpu_placement);
+        m->pools[i].cpu_placement = (uint8_t)placement_of(p->cpu_placement);
         m->pools[i].min_guaranteed_runtime_ms = p->min_runtime_ms;
         m->pools[i].tbf_enabled = p->tbf_enabled;
         m->pools[i].tbf_window_ms = p->tbf_window_ms;
@@ -564,8 +579,8 @@ int sm_apply_rows(struct sched_model *m, const int64_t *seqs, int n,
             continue;
         rc = at >= 0 ? wl_set(m, &m->wls[at], &m->meta[at], row)
                      : wl_set(m, &aw[n_add], &am[n_add], row);
-        if (rc == DB_OK && at < 0)
-            n_add++;
+        if (rc == DB_OK && at < 0 && sched_mix_window_note(m->mix, &aw[n_add++]) != SCHED_OK)
+            rc = DB_ENOMEM;   /* a workload seen for the first time: a new request */
     }
     if (dropped)
         compact(m);
@@ -719,15 +734,16 @@ int sm_build(struct sched_model *m, const struct db_snapshot *rows)
     if (rc != DB_OK)
         return rc;
     m->topo = topo;
-    rc = topo_build(m);
+    m->mix = sched_mix_window_new(SCHED_MIX_WINDOW);
+    rc = m->mix ? topo_build(m) : DB_ENOMEM;
     if (rc == DB_OK)
         rc = grow(m, rows->n_workloads);
     if (rc == DB_OK && !(order = seq_order(rows)))
         rc = DB_ENOMEM;
     for (i = 0; rc == DB_OK && i < rows->n_workloads; i++) {
         rc = wl_set(m, &m->wls[m->n], &m->meta[m->n], &rows->workloads[order[i]]);
-        if (rc == DB_OK)
-            m->n++;
+        if (rc == DB_OK && sched_mix_window_note(m->mix, &m->wls[m->n++]) != SCHED_OK)
+            rc = DB_ENOMEM;
         else if (rc == DB_EINVAL)
             rc = DB_OK;
     }
@@ -817,6 +833,8 @@ int sm_clone(const struct sched_model *src, struct sched_model *dst)
         return rc;
     dst->topo = topo;
     rc = topo_build(dst);
+    if (rc == DB_OK && src->mix && !(dst->mix = sched_mix_window_copy(src->mix)))
+        rc = DB_ENOMEM;
     if (rc == DB_OK)
         rc = grow(dst, src->n);
     for (i = 0; rc == DB_OK && i < src->n; i++) {
@@ -852,6 +870,7 @@ void sm_state(const struct sched_model *m, int64_t now_ms, struct sched_state *o
     out->n_workloads = m->n;
     out->usage = m->usage;
     out->n_usage = m->n_usage;
+    out->n_mix = m->mix ? sched_mix_window_get(m->mix, &out->mix) : 0;
 }
 
 void sm_free(struct sched_model *m)
@@ -863,6 +882,7 @@ void sm_free(struct sched_model *m)
     free(m->wls);
     free(m->meta);
     free(m->usage);
+    sched_mix_window_free(m->mix);
     topo_free(m);
     memset(m, 0, sizeof(*m));
 }

@@ -46,6 +46,8 @@ struct sched_model {
     int n, cap;
     struct sched_usage *usage;   /* time-based fairshare history; malloc'd */
     int n_usage;
+    struct sched_mix_window *mix;  /* the shapes of the last SCHED_MIX_WINDOW pods the
+                                      model saw arrive (fragmentation placement) */
 };
 
 /* A driver repeats cycles while one decides something, at most this many
@@ -70,9 +72,11 @@ int sm_refresh(struct sched_model *m, struct db *db, int64_t *seqs, int n);
  * seq without a row is dropped. */
 int sm_apply_rows(struct sched_model *m, const int64_t *seqs, int n,
                   const struct db_snapshot *rows);
-/* A deep copy of src into the empty dst, sharing no memory with src. */
+/* A deep copy of src into the empty dst (its workload mix too), sharing
+ * no memory with src. */
 int sm_clone(const struct sched_model *src, struct sched_model *dst);
-/* Points a core state at the model (borrowed until the model changes). */
+/* Points a core state at the model (borrowed until the model changes),
+ * with the mix of the workloads it saw arrive, loaded ones first. */
 void sm_state(const struct sched_model *m, int64_t now_ms, struct sched_state *out);
 /* Frees everything; the model is empty afterwards. */
 void sm_free(struct sched_model *m);

@@ -4,6 +4,9 @@
  *
  *   full   N full cycles on the same generated state (arena reset between
  *          them): p50, p99, min, max of the sched_cycle() wall time.
+ *   placement  with fragmentation pools (the default), the same full
+ *          cycles once more with every pool bin-packing: what measuring
+ *          fragmentation adds to a cycle.
  *   event  the first cycle's decisions applied, then one submission, and
  *          separately one completion: the next cycle's time (median of a
  *          few runs on that same state). Then the same after the cluster
@@ -72,6 +75,7 @@ static void defaults(struct options *o)
     o->gen.gang_pct = 10;
     o->gen.extra = 4;
     o->gen.seed = 42;
+    o->gen.placement = SCHED_FRAGMENTATION;
     o->cycles = 20;
     o->event_runs = 5;
     o->settle = 30;
@@ -82,13 +86,15 @@ static void usage(FILE *out)
 {
     size_t i;
 
-    fprintf(out, "usage: allot-bench-cycle [--seed N]");
+    fprintf(out, "usage: allot-bench-cycle [--seed N] [--placement binpack|spread|"
+            "fragmentation]");
     for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
         fprintf(out, " [%s N]", flags[i].name);
     fprintf(out, "\n");
     for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
         fprintf(out, "  %-14s %s (%d..%d)\n", flags[i].name, flags[i].help, flags[i].min,
                 flags[i].max);
+    fprintf(out, "  %-14s every pool's strategy (default fragmentation)\n", "--placement");
 }
 
 static int set_flag(struct options *o, const char *name, const char *value)
@@ -97,6 +103,8 @@ static int set_flag(struct options *o, const char *name, const char *value)
     long v;
     size_t i;
 
+    if (strcmp(name, "--placement") == 0)
+        return sched_placement_parse(value, &o->gen.placement) == SCHED_OK ? 0 : -1;
     v = strtol(value, &end, 10);
     if (*end || end == value)
         return -1;
@@ -233,27 +241,70 @@ static uint64_t result_digest(const struct sched_result *res, int n_workloads)
 
 /* ---- full ---- */
 
-static int bench_full(const struct options *o, struct gen_world *w, struct sched_arena *arena)
+/* o->cycles full cycles (after one that warms the arena): sorted times in
+ * t, the last result in *res. */
+static int full_cycles(const struct options *o, struct gen_world *w, struct sched_arena *arena,
+                       double *t, struct sched_result *res)
+{
+    int i, rc = timed_cycle(w, arena, res, &t[0]);
+
+    for (i = 0; rc == 0 && i < o->cycles; i++)
+        rc = timed_cycle(w, arena, res, &t[i]);
+    qsort(t, (size_t)o->cycles, sizeof(double), cmp_double);
+    return rc;
+}
+
+static double mean(const double *t, int n)
+{
+    double sum = 0;
+    int i;
+
+    for (i = 0; i < n; i++)
+        sum += t[i];
+    return sum / n;
+}
+
+/* The same cycles with every pool bin-packing (the world is put back). */
+static int bench_placement(const struct options *o, struct gen_world *w,
+                           struct sched_arena *arena, double frag_p50)
 {
     struct sched_result res;
-    double *t = calloc((size_t)o->cycles, sizeof(double)), sum = 0;
-    int i, rc = 0;
+    double *t = calloc((size_t)o->cycles, sizeof(double));
+    int p, rc;
 
     if (!t)
         return -1;
-    rc = timed_cycle(w, arena, &res, &t[0]);   /* warm the arena */
-    for (i = 0; rc == 0 && i < o->cycles; i++) {
-        rc = timed_cycle(w, arena, &res, &t[i]);
-        sum += t[i];
-    }
-    if (rc == 0) {
-        qsort(t, (size_t)o->cycles, sizeof(double), cmp_double);
+    for (p = 0; p < w->n_pools; p++)
+        w->pools[p].gpu_placement = w->pools[p].cpu_placement = SCHED_BINPACK;
+    rc = full_cycles(o, w, arena, t, &res);
+    for (p = 0; p < w->n_pools; p++)
+        w->pools[p].gpu_placement = w->pools[p].cpu_placement = (uint8_t)o->gen.placement;
+    if (rc == 0)
+        printf("placement      bin-packing pools instead: p50 %.2f ms (fragmentation %+.2f ms); "
+               "%d decisions, %d pending\n",
+               percentile(t, o->cycles, 50), frag_p50 - percentile(t, o->cycles, 50),
+               res.n_decisions, res.n_pending);
+    free(t);
+    return rc;
+}
+
+static int bench_full(const struct options *o, struct gen_world *w, struct sched_arena *arena)
+{
+    struct sched_result res;
+    double *t = calloc((size_t)o->cycles, sizeof(double));
+    int rc;
+
+    if (!t)
+        return -1;
+    rc = full_cycles(o, w, arena, t, &res);
+    if (rc == 0)
         printf("full cycle     %d runs: p50 %.2f ms, p99 %.2f ms, min %.2f, max %.2f, "
                "mean %.2f; %d decisions, %d pending; digest %016llx\n",
                o->cycles, percentile(t, o->cycles, 50), percentile(t, o->cycles, 99), t[0],
-               t[o->cycles - 1], sum / o->cycles, res.n_decisions, res.n_pending,
+               t[o->cycles - 1], mean(t, o->cycles), res.n_decisions, res.n_pending,
                (unsigned long long)result_digest(&res, w->n_wls));
-    }
+    if (rc == 0 && o->gen.placement == SCHED_FRAGMENTATION)
+        rc = bench_placement(o, w, arena, percentile(t, o->cycles, 50));
     free(t);
     return rc;
 }

@@ -87,6 +87,7 @@ void gen_world_free(struct gen_world *w)
     free(w->wls);
     free(w->pods);
     free(w->names);
+    sched_mix_window_free(w->mix);
     free(w);
 }
 
@@ -101,8 +102,8 @@ static void gen_pools(struct gen_world *w, const struct gen_opts *o)
     w->n_pools = o->pools;
     for (p = 0; p < o->pools; p++) {
         w->pools[p].name = names[p];
-        w->pools[p].gpu_placement = SCHED_BINPACK;
-        w->pools[p].cpu_placement = SCHED_BINPACK;
+        w->pools[p].gpu_placement = (uint8_t)o->placement;
+        w->pools[p].cpu_placement = (uint8_t)o->placement;
         w->pools[p].tbf_window_ms = 604800000;
         w->pools[p].tbf_k_milli = 1000;
     }
@@ -426,6 +427,20 @@ static int gen_pending(struct gen_world *w, const struct gen_opts *o)
     return 0;
 }
 
+/* The mix a driver would have kept: every workload, as it was generated. */
+static int note_mix(struct gen_world *w)
+{
+    int i;
+
+    w->mix = sched_mix_window_new(SCHED_MIX_WINDOW);
+    if (!w->mix)
+        return -1;
+    for (i = 0; i < w->n_wls; i++)
+        if (sched_mix_window_note(w->mix, &w->wls[i]) != SCHED_OK)
+            return -1;
+    return 0;
+}
+
 int gen_world_new(const struct gen_opts *o, struct gen_world **out)
 {
     struct gen_world *w = calloc(1, sizeof(*w));
@@ -442,7 +457,7 @@ int gen_world_new(const struct gen_opts *o, struct gen_world **out)
     gen_pools(w, o);
     gen_nodes(w, o);
     gen_queues(w, o);
-    if (gen_running(w, o) != 0 || gen_pending(w, o) != 0) {
+    if (gen_running(w, o) != 0 || gen_pending(w, o) != 0 || note_mix(w) != 0) {
         gen_world_free(w);
         return -1;
     }
@@ -462,4 +477,5 @@ void gen_world_state(const struct gen_world *w, struct sched_state *st)
     st->n_queues = w->n_queues;
     st->workloads = w->wls;
     st->n_workloads = w->n_wls;
+    st->n_mix = sched_mix_window_get(w->mix, &st->mix);
 }

@@ -9,6 +9,8 @@
  *
  * Shape (the defaults are DESIGN.md's Targets row 1):
  *   - nodes x gpus GPUs, node i in pool i % pools, CPU and memory ample;
+ *     every pool places by one strategy (default fragmentation, allot's
+ *     default), with the mix of every workload generated, in order;
  *   - departments x projects queues; per pool and GPU, each department
  *     deserves capacity / departments and each project its department's
  *     share / projects (remainders to the first ones); weights 1, no
@@ -39,6 +41,7 @@ struct gen_opts {
     int gang_pct;                /* pending workloads that are gangs, percent */
     int pending_gpus;            /* 0: 1-8 GPUs per pod; else exactly that */
     int extra;                   /* room for workloads added later */
+    int placement;               /* enum sched_placement of every pool */
     uint64_t seed;
 };
 
@@ -57,6 +60,7 @@ struct gen_world {
     uint64_t rng;
     int n_running, n_gangs_running, n_gangs_pending;
     int64_t gpus_running;            /* milli-GPU */
+    struct sched_mix_window *mix;    /* the shapes of the workloads generated */
 };
 
 /* Builds the world `o` describes; 0 or -1 (out of memory). */

@@ -33,10 +33,13 @@
 enum { RP_EXIT_OK = 0, RP_EXIT_FAILED = 1, RP_EXIT_USAGE = 2 };
 
 #define RP_MAX_JOBS 64   /* threads */
+#define RP_MAX_SEEDS 1000
+#define POLICY_WORDS "fifo, bestfit, allot or allot-spread, separated by commas"
 
 static const char usage_text[] =
     "usage: allot replay --nodes NODES.csv --pods PODS.csv [--projects N] [--quota-file F]\n"
-    "                    [--policy fifo,allot,allot-spread] [--inflate X] [--seed S]\n"
+    "                    [--policy fifo,bestfit,allot,allot-spread] [--inflate X]\n"
+    "                    [--seeds S[-T]]\n"
     "                    [--period-s P] [--speedup F] [--gangs] [--pools model|single]\n"
     "                    [--report DIR] [--jobs N] [--timing]\n";
 
@@ -49,11 +52,16 @@ static const char help_text[] =
     "  --projects N       tasks go to N projects by FNV-1a of their name (default 4)\n"
     "  --quota-file F     GPU quotas: project, pool, gpu [, limit] [, weight]\n"
     "                     (default: each pool's GPUs split evenly)\n"
-    "  --policy LIST      fifo, allot (bin-pack), allot-spread; default all three\n"
-    "  --inflate X        also run inflation: draw tasks until their GPUs reach X times\n"
-    "                     the cluster's, nothing leaving; report GPUs left unallocated\n"
-    "                     at the first failure\n"
-    "  --seed S           seed of the inflation draws (default 1)\n"
+    "  --policy LIST      fifo (FIFO + first fit), bestfit (the core, bin-packing: KAI's\n"
+    "                     default), allot (the core, fragmentation placement),\n"
+    "                     allot-spread (the core, spreading); default all four\n"
+    "  --inflate X        also run inflation as the trace's paper does: the tasks in a\n"
+    "                     random order, more drawn until their GPUs reach X times the\n"
+    "                     cluster's, nothing leaving; report the GPUs left unallocated\n"
+    "                     when the arrived demand reaches 100% (1.3 gives the paper's\n"
+    "                     curve up to 130%)\n"
+    "  --seeds S[-T]      inflation once per seed from S to T, reported as mean and\n"
+    "                     range (default 1; --seed S is the same as --seeds S)\n"
     "  --period-s P       trace seconds between scheduling cycles (default 10; 0: at\n"
     "                     every event)\n"
     "  --speedup F        arrivals F times faster, run times unchanged (default 1)\n"
@@ -94,13 +102,13 @@ static int parse_policies(const char *v, unsigned *out)
 
     *out = 0;
     if (strlen(v) >= sizeof(buf))
-        return bad_value("--policy", v, "fifo, allot or allot-spread, separated by commas");
+        return bad_value("--policy", v, POLICY_WORDS);
     strcpy(buf, v);
     for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         for (p = 0; p < RP_NPOLICIES && strcmp(tok, replay_policy_name(p)) != 0; p++)
             ;
         if (p == RP_NPOLICIES && strcmp(tok, "all") != 0)
-            return bad_value("--policy", v, "fifo, allot or allot-spread, separated by commas");
+            return bad_value("--policy", v, POLICY_WORDS);
         *out |= p == RP_NPOLICIES ? (1u << RP_NPOLICIES) - 1 : 1u << p;
     }
     return *out ? 0 : bad_value("--policy", v, "at least one policy");
@@ -110,7 +118,8 @@ static int takes_value(const char *opt)
 {
     static const char *const names[] = {"--nodes", "--pods", "--quota-file", "--report",
                                         "--policy", "--projects", "--inflate", "--speedup",
-                                        "--period-s", "--jobs", "--seed", "--pools", NULL};
+                                        "--period-s", "--jobs", "--seed", "--seeds",
+                                        "--pools", NULL};
     int k;
 
     for (k = 0; names[k]; k++)
@@ -130,6 +139,28 @@ static int parse_whole(const char *opt, const char *v, double min, double max, d
         return 0;
     snprintf(want, sizeof(want), "a whole number from %.0f to %.0f", min, max);
     return bad_value(opt, v, want);
+}
+
+/* --seeds S or S-T (--seed S): at most RP_MAX_SEEDS of them. */
+static int parse_seeds(const char *opt, const char *v, struct replay_opts *o)
+{
+    const char *dash = strchr(v, '-');
+    char first[64];
+    double a, b;
+
+    if (!dash || strcmp(opt, "--seed") == 0) {
+        if (parse_whole(opt, v, 0, 9007199254740992.0, &a) != 0)
+            return -1;
+        o->seed = o->last_seed = (uint64_t)a;
+        return 0;
+    }
+    snprintf(first, sizeof(first), "%.*s", (int)(dash - v) < 63 ? (int)(dash - v) : 63, v);
+    if (parse_whole(opt, first, 0, 9007199254740992.0, &a) != 0 ||
+        parse_whole(opt, dash + 1, a, a + RP_MAX_SEEDS - 1, &b) != 0)
+        return -1;
+    o->seed = (uint64_t)a;
+    o->last_seed = (uint64_t)b;
+    return 0;
 }
 
 /* Options that name a file, a folder or the policies; 1 if opt is one. */
@@ -176,9 +207,7 @@ static int number_option(struct replay_opts *o, const char *opt, const char *v)
             return -1;
         o->jobs = (int)d;
     } else {
-        if (parse_whole(opt, v, 0, 9007199254740992.0, &d) != 0)
-            return -1;
-        o->seed = (uint64_t)d;
+        return parse_seeds(opt, v, o);
     }
     return 0;
 }
@@ -209,7 +238,7 @@ static int parse_args(int argc, char **argv, struct replay_opts *o)
 
     memset(o, 0, sizeof(*o));
     o->policies = (1u << RP_NPOLICIES) - 1;
-    o->seed = 1;
+    o->seed = o->last_seed = 1;
     o->period_ms = 10000;
     o->speedup = 1;
     for (i = 1; rc == 0 && i < argc; i++) {
@@ -311,10 +340,12 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* One run: a time replay or an inflation of one policy. */
+/* One run: a time replay of one policy, or an inflation of one policy
+ * with one seed. */
 struct job {
     const struct replay_model *m;
     int inflation, policy;
+    uint64_t seed;
     void *out;           /* struct replay_summary or struct replay_inflation */
     double *wall_s;
     int rc;
@@ -332,7 +363,7 @@ static void run_job(struct job *j)
     double t0 = now_s();
 
     if (j->inflation)
-        j->rc = replay_inflate(j->m, j->policy, j->out, j->err, sizeof(j->err));
+        j->rc = replay_inflate(j->m, j->policy, j->seed, j->out, j->err, sizeof(j->err));
     else
         j->rc = replay_run(j->m, j->policy, j->out, j->err, sizeof(j->err));
     *j->wall_s = now_s() - t0;
@@ -388,29 +419,39 @@ static void add_job(struct pool *p, const struct replay_model *m, int inflation,
     j->wall_s = wall_s;
 }
 
+/* The jobs: time replays, then inflations by policy and seed. */
 static int run_all(const struct replay_model *m, struct replay_results *r)
 {
-    struct job jobs[2 * RP_NPOLICIES];
+    const struct replay_opts *o = m->opts;
+    int n_seeds = o->inflate > 0 ? (int)(o->last_seed - o->seed + 1) : 0;
     struct pool p;
-    int k, n_threads = m->opts->jobs;
+    int k, rc, n_threads = o->jobs;
+    uint64_t seed;
 
     memset(&p, 0, sizeof(p));
-    p.jobs = jobs;
+    p.jobs = calloc((size_t)RP_NPOLICIES * (size_t)(1 + n_seeds), sizeof(*p.jobs));
+    if (!p.jobs) {
+        fprintf(stderr, "allot replay: out of memory\n");
+        return -1;
+    }
     for (k = 0; k < RP_NPOLICIES && m->t->has_times; k++)
-        if (m->opts->policies & (1u << k)) {
+        if (o->policies & (1u << k)) {
             add_job(&p, m, 0, k, &r->runs[r->n_runs], &r->runs[r->n_runs].wall_s);
             r->n_runs++;
         }
-    for (k = 0; k < RP_NPOLICIES && m->opts->inflate > 0; k++)
-        if (m->opts->policies & (1u << k)) {
+    for (k = 0; k < RP_NPOLICIES && n_seeds > 0; k++)
+        for (seed = o->seed; (o->policies & (1u << k)) && seed <= o->last_seed; seed++) {
             add_job(&p, m, 1, k, &r->inflations[r->n_inflations],
                     &r->inflations[r->n_inflations].wall_s);
+            p.jobs[p.n_jobs - 1].seed = seed;
             r->n_inflations++;
         }
     if (n_threads <= 0)
         n_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     n_threads = n_threads < 1 ? 1 : n_threads > p.n_jobs ? p.n_jobs : n_threads;
-    return run_jobs(&p, n_threads);
+    rc = run_jobs(&p, n_threads);
+    free(p.jobs);
+    return rc;
 }
 
 static void print_timing(const struct replay_results *r, double total)
@@ -424,8 +465,9 @@ static void print_timing(const struct replay_results *r, double total)
                 replay_policy_name(s->policy), s->wall_s, s->cycles, s->core_calls);
     }
     for (n = 0; n < r->n_inflations; n++)
-        fprintf(stderr, "timing: inflation %s: %.3f s, %d arrivals\n",
-                replay_policy_name(r->inflations[n].policy), r->inflations[n].wall_s,
+        fprintf(stderr, "timing: inflation %s, seed %llu: %.3f s, %d arrivals\n",
+                replay_policy_name(r->inflations[n].policy),
+                (unsigned long long)r->inflations[n].seed, r->inflations[n].wall_s,
                 r->inflations[n].arrivals);
     fprintf(stderr, "timing: total %.3f s\n", total);
 }
@@ -434,7 +476,6 @@ static void print_timing(const struct replay_results *r, double total)
 static int replay_trace(const struct replay_opts *o, struct trace *t, double t0)
 {
     struct replay_summary runs[RP_NPOLICIES];
-    struct replay_inflation inflations[RP_NPOLICIES];
     struct replay_results r;
     struct replay_model *m = NULL;
     char err[1024];
@@ -443,7 +484,12 @@ static int replay_trace(const struct replay_opts *o, struct trace *t, double t0)
     memset(&r, 0, sizeof(r));
     memset(runs, 0, sizeof(runs));
     r.runs = runs;
-    r.inflations = inflations;
+    r.inflations = calloc((size_t)RP_NPOLICIES * (size_t)(o->last_seed - o->seed + 1),
+                          sizeof(*r.inflations));
+    if (!r.inflations) {
+        fprintf(stderr, "allot replay: out of memory\n");
+        goto out_free;
+    }
     if (replay_model_new(o, t, &m, err, sizeof(err)) != 0) {
         fprintf(stderr, "allot replay: %s\n", err);
         goto out_free;
@@ -465,6 +511,9 @@ static int replay_trace(const struct replay_opts *o, struct trace *t, double t0)
 out_free:
     for (n = 0; n < RP_NPOLICIES; n++)
         rs_summary_free(&runs[n]);
+    for (n = 0; n < r.n_inflations; n++)
+        replay_inflation_free(&r.inflations[n]);
+    free(r.inflations);
     replay_model_free(m);
     return status;
 }

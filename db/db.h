@@ -138,7 +138,7 @@ struct db_pool {
     int64_t seq;                  /* the pool's id */
     char name[DB_NAME_LEN];
     char label_key[DB_NAME_LEN], label_value[DB_NAME_LEN];
-    int gpu_placement, cpu_placement;  /* 0 binpack, 1 spread */
+    int gpu_placement, cpu_placement;  /* the word given: db_placement_words[] */
     int64_t min_runtime_ms;
     int tbf_enabled;              /* time-based fairshare */
     int64_t tbf_window_ms, tbf_half_life_ms, tbf_k_milli;
@@ -147,6 +147,11 @@ struct db_pool {
     char updated_by[DB_NAME_LEN];
     int nodes_taken;              /* set by insert and update: nodes its label took */
 };
+
+/* The placementStrategy words a pool stores by index (what they mean for
+ * scheduling: sched_placement_parse()). */
+#define DB_N_PLACEMENTS 3
+extern const char *const db_placement_words[DB_N_PLACEMENTS];
 
 /* Inserts; a window or kValue of 0 takes the default (7 days, 1.0). The
  * pool takes at once the default pool's nodes that carry its label and

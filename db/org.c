@@ -24,6 +24,8 @@ static int one_row(int src)
 
 /* ---- node pools ---- */
 
+const char *const db_placement_words[DB_N_PLACEMENTS] = {"binpack", "spread", "fragmentation"};
+
 #define POOL_COLS "seq, name, label_key, label_value, gpu_placement, cpu_placement," \
                   " min_runtime_ms, created_at, updated_at, created_by, tbf_enabled," \
                   " tbf_window_ms, tbf_half_life_ms, tbf_k_milli, updated_by"

@@ -36,7 +36,7 @@
 
 /* The charge of one pod of wl on each device of a node whose devices hold
  * dev_mem MiB; above SCHED_MILLI when it cannot fit there at all. */
-static int32_t charge_on(const struct sched_workload *wl, int64_t dev_mem)
+int32_t sched__charge_on(const struct sched_workload *wl, int64_t dev_mem)
 {
     if (sched__whole(wl))
         return SCHED_MILLI;
@@ -52,12 +52,12 @@ static int32_t charge_on(const struct sched_workload *wl, int64_t dev_mem)
 
 int32_t sched__dev_charge(const struct sched_session *ss, int w, int node)
 {
-    return charge_on(ss_w(ss, w), ss->nodes[node].gpu_mem);
+    return sched__charge_on(ss_w(ss, w), ss->nodes[node].gpu_mem);
 }
 
 int64_t sched_pod_gpu(const struct sched_workload *w, const struct sched_node *n)
 {
-    int32_t c = charge_on(w, n->gpu_memory_mib);
+    int32_t c = sched__charge_on(w, n->gpu_memory_mib);
     int devices = sched__whole(w) ? w->gpu_devices : sched_shared_devices(w);
 
     return (int64_t)devices * (c > SCHED_MILLI ? SCHED_MILLI : c);
@@ -95,7 +95,7 @@ uint64_t sched__pick_devices(const struct sched_session *ss, int w, int node,
         return need == 0 ? taken : 0;
     }
     need = sched_shared_devices(wl);
-    charge = charge_on(wl, n->gpu_mem);
+    charge = sched__charge_on(wl, n->gpu_mem);
     if (need == 0 || need > n->n_gpus || charge > SCHED_MILLI)
         return 0;
     for (; need > 0; need--) {
@@ -149,11 +149,32 @@ int sched__pod_fits_node(const struct sched_session *ss, int w, int node)
     return fits_with(ss, w, node, &rank, &fresh);
 }
 
+/* The pool's strategy for pods of w: its GPU one, or for pods that ask no
+ * GPU its CPU one. */
+static int strategy_for(const struct sched_session *ss, int w, int pool)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+    const struct sched_pool *p = &ss->in->pools[pool];
+    int gpu = wl->gpu_devices > 0 || wl->gpu_portion > 0 || wl->gpu_memory_mib > 0;
+
+    return gpu ? p->gpu_placement : p->cpu_placement;
+}
+
+/* Does the pool measure fragmentation for pods of w (it places them by
+ * fragmentation and there is a mix to measure against)? */
+static int by_fragmentation(const struct sched_session *ss, int w, int pool)
+{
+    return ss->frag.n > 0 && strategy_for(ss, w, pool) == SCHED_FRAGMENTATION;
+}
+
 uint64_t sched__choose_devices(const struct sched_session *ss, int w, int node)
 {
     const struct ss_node *n = &ss->nodes[node];
+    int64_t rise;
     int fresh;
 
+    if (by_fragmentation(ss, w, n->pool))
+        return sched__frag_devices(ss, w, node, &rise);
     return sched__pick_devices(ss, w, node, n->dev_used, n->dev_whole, &fresh);
 }
 
@@ -184,15 +205,54 @@ static int node_better(const struct sched_session *ss, int w, int a, int b)
 /* A node that fits, with what orders it before the strategy. */
 struct candidate {
     int node, rank, fresh;
+    int64_t rise;             /* fragmentation pools: what the pod strands there */
 };
 
-static int candidate_better(const struct sched_session *ss, int w, const struct candidate *a,
-                            const struct candidate *b)
+/* The CPU a node keeps per GPU it keeps once one pod of w is there, as
+ * a fraction cpu / gpu: *gpu 0 when the pod takes its last GPU. */
+static void left_after(const struct sched_session *ss, int w, int node, int64_t *cpu,
+                       int64_t *gpu)
 {
+    const struct sched_workload *wl = ss_w(ss, w);
+    const struct ss_node *n = &ss->nodes[node];
+
+    *cpu = n->cpu_free - wl->cpu_milli;
+    *gpu = n->gpu_free - sched_pod_gpu(wl, &ss->in->nodes[node]);
+}
+
+/* Fragmentation pools' tie-break: the node that keeps more CPU per GPU
+ * (a node the pod fills first), so that what comes next finds CPU beside
+ * the GPUs; 0 if equal. */
+static int cpu_per_gpu_cmp(const struct sched_session *ss, int w, int a, int b)
+{
+    int64_t ca, ga, cb, gb;
+    __int128 l, r;
+
+    left_after(ss, w, a, &ca, &ga);
+    left_after(ss, w, b, &cb, &gb);
+    if ((ga <= 0) != (gb <= 0))
+        return ga <= 0 ? 1 : -1;
+    if (ga <= 0)
+        return 0;
+    l = (__int128)ca * gb;
+    r = (__int128)cb * ga;
+    return (l > r) - (l < r);
+}
+
+/* frag: the pool places w's pods by SCHED_FRAGMENTATION. */
+static int candidate_better(const struct sched_session *ss, int w, int frag,
+                            const struct candidate *a, const struct candidate *b)
+{
+    int cmp;
+
     if (a->rank != b->rank)
         return a->rank < b->rank;
+    if (a->rise != b->rise)
+        return a->rise < b->rise;
     if (a->fresh != b->fresh)
         return a->fresh < b->fresh;
+    if (frag && (cmp = cpu_per_gpu_cmp(ss, w, a->node, b->node)) != 0)
+        return cmp > 0;
     return node_better(ss, w, a->node, b->node);
 }
 
@@ -211,14 +271,26 @@ int sched__pool_may_fit(const struct sched_session *ss, int w, int pool, int pod
     return 1;
 }
 
-static void consider(const struct sched_session *ss, int w, int node, struct candidate *best)
+/* How a pool orders the nodes for one pod. */
+struct order {
+    int frag;      /* SCHED_FRAGMENTATION: the tie-break by CPU per GPU */
+    int measure;   /* and a mix: the rise of fragmentation first */
+};
+
+static void consider(const struct sched_session *ss, int w, int node, const struct order *o,
+                     struct candidate *best)
 {
     struct candidate c;
 
     c.node = node;
+    c.rise = 0;
     if (!fits_with(ss, w, node, &c.rank, &c.fresh))
         return;
-    if (best->node < 0 || candidate_better(ss, w, &c, best))
+    if (o->measure && best->node >= 0 && c.rank > best->rank)
+        return;   /* cannot win: spare the measure */
+    if (o->measure)
+        sched__frag_devices(ss, w, node, &c.rise);
+    if (best->node < 0 || candidate_better(ss, w, o->frag, &c, best))
         *best = c;
 }
 
@@ -226,7 +298,9 @@ int sched__best_node(const struct sched_session *ss, int w, int pool, int exclud
 {
     const struct sched_workload *wl = ss_w(ss, w);
     const struct ss_pool *p = &ss->pools[pool];
-    struct candidate best = {-1, 0, 0};
+    struct candidate best = {-1, 0, 0, 0};
+    struct order o = {strategy_for(ss, w, pool) == SCHED_FRAGMENTATION,
+                      by_fragmentation(ss, w, pool)};
     int i;
 
     if (sched__whole(wl)) {
@@ -239,14 +313,14 @@ int sched__best_node(const struct sched_session *ss, int w, int pool, int exclud
                 int n = p->nodes[i + __builtin_ctzll(bits)];
                 bits &= bits - 1;
                 if (n != exclude)
-                    consider(ss, w, n, &best);
+                    consider(ss, w, n, &o, &best);
             }
         }
         return best.node;
     }
     for (i = 0; i < p->n_nodes; i++)
         if (p->nodes[i] != exclude)
-            consider(ss, w, p->nodes[i], &best);
+            consider(ss, w, p->nodes[i], &o, &best);
     return best.node;
 }
 
@@ -312,7 +386,7 @@ static int64_t pods_when_empty(const struct sched_session *ss, const struct sche
         k = n->n_gpus / wl->gpu_devices;
     } else if (wl->gpu_portion > 0 || wl->gpu_memory_mib > 0) {
         int shared = sched_shared_devices(wl);
-        int32_t charge = charge_on(wl, n->gpu_mem);
+        int32_t charge = sched__charge_on(wl, n->gpu_mem);
         if (charge > SCHED_MILLI || shared > n->n_gpus)
             return 0;
         k = (int64_t)n->n_gpus * (SCHED_MILLI / charge) / shared;
@@ -335,7 +409,7 @@ int sched__node_can_host(const struct sched_session *ss, int w, int node)
         return 0;
     if (!shared)
         return n->n_gpus >= wl->gpu_devices;
-    return n->n_gpus >= sched_shared_devices(wl) && charge_on(wl, n->gpu_mem) <= SCHED_MILLI;
+    return n->n_gpus >= sched_shared_devices(wl) && sched__charge_on(wl, n->gpu_mem) <= SCHED_MILLI;
 }
 
 int sched__pool_has_node_for(const struct sched_session *ss, int w, int pool)

@@ -43,7 +43,13 @@ enum sched_res { SCHED_GPU = 0, SCHED_CPU = 1, SCHED_MEM = 2, SCHED_NRES = 3 };
 #define SCHED_MAX_NODE_GPUS 64  /* devices per node (a bitmask of them) */
 #define SCHED_NO_TIME INT64_MIN /* "never" for the *_ms timestamps */
 
-enum sched_placement { SCHED_BINPACK = 0, SCHED_SPREAD = 1 };
+/* Where a pool puts a pod among the nodes that fit (placement.c):
+ *   BINPACK        the fullest node;
+ *   SPREAD         the emptiest node;
+ *   FRAGMENTATION  the node whose GPUs the placement strands least for the
+ *                  workload mix (struct sched_mix_entry, frag.c), then the
+ *                  fullest. */
+enum sched_placement { SCHED_BINPACK = 0, SCHED_SPREAD = 1, SCHED_FRAGMENTATION = 2 };
 
 /* ---- Node pools ---- */
 struct sched_pool {
@@ -186,6 +192,22 @@ struct sched_usage {
     int64_t amount[SCHED_NRES];
 };
 
+/* ---- The workload mix, for fragmentation placement ----
+ * The shapes of the pods the driver saw requested recently, and how many
+ * of each: what is likely to come next. A pool placing by
+ * SCHED_FRAGMENTATION measures a node's fragmentation against it (frag.c).
+ * Of `shape` only the requests are read (gpu_devices, gpu_portion,
+ * gpu_memory_mib, cpu_milli, mem_mib) and the node constraints (node_type,
+ * node_types, affinity); shapes that ask no GPU are ignored. A window of
+ * recent requests (sched_mix_window_*() below) keeps such a list. */
+#define SCHED_MIX_MAX 32                 /* entries of a mix */
+#define SCHED_MIX_MAX_WEIGHT (1 << 20)
+
+struct sched_mix_entry {
+    struct sched_workload shape;
+    int64_t weight;                      /* pods of this shape, 1..SCHED_MIX_MAX_WEIGHT */
+};
+
 /* ---- The snapshot ---- */
 struct sched_state {
     int64_t now_ms;
@@ -194,6 +216,8 @@ struct sched_state {
     const struct sched_queue *queues;       int n_queues;
     const struct sched_workload *workloads; int n_workloads;
     const struct sched_usage *usage;        int n_usage;
+    const struct sched_mix_entry *mix;      int n_mix;   /* 0..SCHED_MIX_MAX; none: fragmentation
+                                                            pools bin-pack */
 };
 
 struct sched_config {
@@ -302,6 +326,10 @@ const char *sched_reason_name(int reason);            /* "OverLimit", ... */
 const char *sched_action_name(int action);            /* "reclaim", ... */
 const char *sched_phase_name(int phase);              /* "Pending", ... */
 const char *sched_type_name(int type);                /* "training", ... */
+/* The strategy a pool's placementStrategy word names: "binpack",
+ * "spread" or "fragmentation" (see vocab.c for what binpack means);
+ * SCHED_EINVAL for any other word. */
+int sched_placement_parse(const char *word, int *placement);
 int sched_type_parse(const char *name, int *type);
 /* A human message for a pending entry, naming the numbers, e.g. "team-a
  * would use 3 of its 2 deserved GPUs; this workspace is non-preemptible
@@ -348,5 +376,24 @@ int64_t sched_pod_gpu(const struct sched_workload *w, const struct sched_node *n
 int sched_shared_devices(const struct sched_workload *w);
 /* Does node n satisfy w's node types and required affinity? */
 int sched_node_allowed(const struct sched_workload *w, const struct sched_node *n);
+
+/* ---- A window of recent requests: the mix a driver passes (mix.c) ----
+ * Remembers the shapes of the last `pods` GPU pods noted (CPU-only
+ * workloads are not noted) and gives the most frequent SCHED_MIX_MAX of
+ * them. Shapes keep the requests and node types of the workload they came
+ * from (copied), not its affinity. Pure and deterministic: the same notes
+ * give the same mix. */
+#define SCHED_MIX_WINDOW 1000   /* pods allotd, the simulator and replay remember */
+struct sched_mix_window;
+struct sched_mix_window *sched_mix_window_new(int pods);   /* NULL: out of memory */
+void sched_mix_window_free(struct sched_mix_window *win);  /* NULL is a no-op */
+/* A copy that shares no memory with win (the same notes give the same
+ * mixes); NULL: out of memory. */
+struct sched_mix_window *sched_mix_window_copy(const struct sched_mix_window *win);
+/* Notes every pod of a workload just submitted; SCHED_ENOMEM. */
+int sched_mix_window_note(struct sched_mix_window *win, const struct sched_workload *w);
+/* The mix: *out points into the window until the next note; returns the
+ * count. By weight, ties by the shape noted first. */
+int sched_mix_window_get(struct sched_mix_window *win, const struct sched_mix_entry **out);
 
 #endif /* ALLOT_SCHED_H */

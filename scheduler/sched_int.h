@@ -127,6 +127,20 @@ struct ss_mark {
     uint64_t version;
 };
 
+/* One shape of the workload mix that asks a GPU, as frag.c reads it. */
+struct ss_shape {
+    const struct sched_workload *shape;
+    int devices;              /* per pod */
+    int32_t charge;           /* milli-GPU per device; -1: by the node's device memory */
+    int64_t cpu, mem, weight;
+};
+
+struct ss_frag {
+    int n;                    /* 0: no pool measures fragmentation, or no GPU shape */
+    struct ss_shape *shapes;  /* [n] */
+    uint32_t *denied;         /* [n_nodes] bit j: shape j may not use the node; NULL: none */
+};
+
 struct sched_session {
     const struct sched_state *in;
     const struct sched_config *cfg;
@@ -147,6 +161,7 @@ struct sched_session {
     int8_t **class_rank;              /* [n_classes][n_nodes] (affinity.c); [0] unused */
     int *class_first;                 /* a workload of each class */
     int n_classes;
+    struct ss_frag frag;              /* frag.c */
     int oom;                          /* an arena allocation failed */
 };
 
@@ -204,6 +219,16 @@ static inline int sched__node_rank(const struct sched_session *ss, int w, int no
     return c ? ss->class_rank[c][node] : 1;
 }
 
+/* frag.c: fragmentation of a node for the workload mix (SCHED_FRAGMENTATION). */
+int sched__frag_build(struct sched_session *ss);
+/* sum over the mix of weight x GPUs the shape cannot use on the node. */
+int64_t sched__frag_node(const struct sched_session *ss, int node);
+/* How much one pod of w on `devices` of node raises it. */
+int64_t sched__frag_rise(const struct sched_session *ss, int w, int node, uint64_t devices);
+/* The devices of node for one pod of w that raise it least (0: none fit),
+ * and the rise. */
+uint64_t sched__frag_devices(const struct sched_session *ss, int w, int node, int64_t *rise);
+
 /* fairshare.c */
 int sched__fairshare(struct sched_session *ss);
 /* max(deserved, fair) capped by limit: what a queue may hold without being reclaimed. */
@@ -224,6 +249,9 @@ int64_t sched__np_bound(const struct ss_qp *a, int r);
 /* placement.c */
 /* Milli-GPU one pod of w holds on each of its devices on node (0: none). */
 int32_t sched__dev_charge(const struct sched_session *ss, int w, int node);
+/* The same for a workload (or mix shape) on devices of dev_mem MiB;
+ * above SCHED_MILLI when it cannot fit such a device. */
+int32_t sched__charge_on(const struct sched_workload *wl, int64_t dev_mem);
 /* 1 for requests of whole devices, else 0 (shared or CPU-only). */
 static inline int sched__whole(const struct sched_workload *wl)
 {

@@ -274,12 +274,40 @@ int sched__decide(struct sched_session *ss, int kind, int action, int w, int pod
 
 /* ---- Building the session ---- */
 
+/* The requests of a workload, or of a shape of the mix. */
+static int valid_requests(const struct sched_workload *w)
+{
+    return w->gpu_devices >= 0 && w->gpu_portion >= 0 && w->gpu_portion < SCHED_MILLI &&
+           w->gpu_memory_mib >= 0 && !(w->gpu_portion > 0 && w->gpu_memory_mib > 0) &&
+           w->gpu_devices <= SCHED_MAX_NODE_GPUS && w->cpu_milli >= 0 && w->mem_mib >= 0 &&
+           w->n_node_types >= 0 && w->n_affinity >= 0 &&
+           !(w->n_node_types > 0 && !w->node_types) && !(w->n_affinity > 0 && !w->affinity);
+}
+
+static int valid_mix(const struct sched_state *in)
+{
+    int i;
+
+    if (in->n_mix < 0 || in->n_mix > SCHED_MIX_MAX || (in->n_mix > 0 && !in->mix))
+        return 0;
+    for (i = 0; i < in->n_mix; i++)
+        if (in->mix[i].weight < 1 || in->mix[i].weight > SCHED_MIX_MAX_WEIGHT ||
+            !valid_requests(&in->mix[i].shape))
+            return 0;
+    return 1;
+}
+
 static int validate(const struct sched_state *in)
 {
     int i, k;
 
-    if (in->n_pools < 1 || in->n_nodes < 0 || in->n_queues < 0 || in->n_workloads < 0)
+    if (in->n_pools < 1 || in->n_nodes < 0 || in->n_queues < 0 || in->n_workloads < 0 ||
+        !valid_mix(in))
         return SCHED_EINVAL;
+    for (i = 0; i < in->n_pools; i++)
+        if (in->pools[i].gpu_placement > SCHED_FRAGMENTATION ||
+            in->pools[i].cpu_placement > SCHED_FRAGMENTATION)
+            return SCHED_EINVAL;
     for (i = 0; i < in->n_nodes; i++) {
         const struct sched_node *n = &in->nodes[i];
         if (n->pool < 0 || n->pool >= in->n_pools || n->n_gpus < 0 ||
@@ -297,12 +325,7 @@ static int validate(const struct sched_state *in)
     for (i = 0; i < in->n_workloads; i++) {
         const struct sched_workload *w = &in->workloads[i];
         if (w->queue < 0 || w->queue >= in->n_queues || w->n_pods < 1 || w->min_pods < 1 ||
-            w->min_pods > w->n_pods || w->gpu_devices < 0 || w->gpu_portion < 0 ||
-            w->gpu_portion >= SCHED_MILLI || w->gpu_memory_mib < 0 ||
-            (w->gpu_portion > 0 && w->gpu_memory_mib > 0) ||
-            w->gpu_devices > SCHED_MAX_NODE_GPUS || w->n_node_types < 0 || w->n_affinity < 0 ||
-            (w->n_node_types > 0 && !w->node_types) || (w->n_affinity > 0 && !w->affinity) ||
-            !w->pods || !w->name)
+            w->min_pods > w->n_pods || !valid_requests(w) || !w->pods || !w->name)
             return SCHED_EINVAL;
         for (k = 0; k < w->n_pools; k++)
             if (!w->pools || w->pools[k] < 0 || w->pools[k] >= in->n_pools)
@@ -585,6 +608,8 @@ int sched__session_build(struct sched_session *ss, const struct sched_state *in,
         rc = build_workloads(ss);
     if (rc == SCHED_OK)
         rc = sched__build_classes(ss);
+    if (rc == SCHED_OK)
+        rc = sched__frag_build(ss);
     if (rc == SCHED_OK)
         rc = build_running(ss);
     if (rc == SCHED_OK)

@@ -159,6 +159,32 @@ int sched_shared_devices(const struct sched_workload *w)
     return w->gpu_devices > 0 ? w->gpu_devices : 1;
 }
 
+/* The words of placementStrategy and the strategies they name (sched.h,
+ * enum sched_placement): `binpack` (Run:ai's word, and the default) the
+ * fullest node, `spread` the emptiest, `fragmentation` the node where a
+ * pod strands the fewest GPUs for the workload mix (frag.c), then the one
+ * that keeps the most CPU per GPU, then the fullest. */
+static const struct {
+    const char *word;
+    int placement;
+} placement_words[] = {
+    {"binpack", SCHED_BINPACK},
+    {"spread", SCHED_SPREAD},
+    {"fragmentation", SCHED_FRAGMENTATION},
+};
+
+int sched_placement_parse(const char *word, int *placement)
+{
+    size_t i;
+
+    for (i = 0; word && i < sizeof(placement_words) / sizeof(placement_words[0]); i++)
+        if (strcmp(word, placement_words[i].word) == 0) {
+            *placement = placement_words[i].placement;
+            return SCHED_OK;
+        }
+    return SCHED_EINVAL;
+}
+
 int64_t sched_workload_gpu(const struct sched_workload *w, int pods)
 {
     int64_t per_pod = w->gpu_portion > 0 ? (int64_t)sched_shared_devices(w) * w->gpu_portion

@@ -29,7 +29,10 @@
 #include "trace.h"
 #include "world.h"
 
-enum replay_policy { RP_FIFO = 0, RP_ALLOT, RP_ALLOT_SPREAD, RP_NPOLICIES };
+/* fifo: FIFO + first fit (replay_fifo.c); the others run the core with
+ * every pool placing by one strategy: bestfit SCHED_BINPACK (KAI's
+ * default), allot SCHED_FRAGMENTATION, allot-spread SCHED_SPREAD. */
+enum replay_policy { RP_FIFO = 0, RP_BESTFIT, RP_ALLOT, RP_ALLOT_SPREAD, RP_NPOLICIES };
 
 #define RP_MAX_PROJECTS 100
 #define RP_MAX_POOLS 64     /* GPU models */
@@ -41,7 +44,7 @@ struct replay_opts {
     int n_projects;        /* 0: from the quota file, else 4 */
     unsigned policies;     /* bit (1 << enum replay_policy) */
     double inflate;        /* > 0: inflation runs up to this multiple of the GPUs */
-    uint64_t seed;
+    uint64_t seed, last_seed;   /* inflation runs for every seed of [seed, last_seed] */
     int64_t period_ms;     /* 0: a cycle at every event time */
     double speedup;        /* arrivals this many times faster */
     int gangs;             /* multi-GPU tasks become gangs of one-GPU pods */
@@ -85,6 +88,8 @@ void replay_model_free(struct replay_model *m);
 int replay_layout(const struct replay_model *m, int placement, struct scenario *s,
                   struct sched_pool **pools);
 const char *replay_policy_name(int policy);
+/* The pools' enum sched_placement of a policy that runs the core. */
+int replay_policy_placement(int policy);
 /* FNV-1a over the bytes of s, 32 bits. */
 uint32_t replay_fnv1a(const char *s);
 
@@ -157,20 +162,27 @@ int replay_fifo_cycle(const struct replay_model *m, struct world *w, int *starte
 int replay_fifo_place(const struct replay_model *m, struct world *w, int i, struct world_err *e);
 
 /* ---- Inflation (replay_inflate.c) ---- */
+/* One policy, one seed. Percentages are of the cluster's GPUs. */
 struct replay_inflation {
     int policy;
+    uint64_t seed;
     int placed_before_failure;         /* tasks placed before the first failure */
-    double first_arrived_pct;          /* arrived GPU demand at the first failure, % of GPUs */
+    double first_arrived_pct;          /* arrived GPU demand at the first failure */
     double first_alloc_pct;
     double first_idle_gpus;            /* unallocated GPUs at the first failure; < 0: none */
+    double at100_idle_gpus;            /* unallocated GPUs once arrivals reach 100%; < 0: never */
+    double at100_alloc_pct;
     int arrivals, failures, preemptions;
     double end_alloc_pct, end_idle_gpus;
-    double curve_x[RP_BUCKETS], curve_y[RP_BUCKETS];   /* arrived %, unallocated GPUs */
-    int n_curve;
+    double *curve;                     /* [n_curve]: GPU allocation (%) when the arrived
+                                          demand is k% (the mean of the arrivals that round
+                                          to k); < 0: no arrival there. Owned. */
+    int n_curve;                       /* floor(100 x inflate) + 1 */
     double wall_s;
 };
-int replay_inflate(const struct replay_model *m, int policy, struct replay_inflation *out,
-                   char *err, size_t len);
+int replay_inflate(const struct replay_model *m, int policy, uint64_t seed,
+                   struct replay_inflation *out, char *err, size_t len);
+void replay_inflation_free(struct replay_inflation *x);
 
 /* ---- Report (replay_report.c) ---- */
 struct replay_results {

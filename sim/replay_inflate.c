@@ -1,23 +1,30 @@
 /*
- * replay_inflate.c: workload inflation, as in the trace's paper (FGD,
- * ATC '23): tasks drawn from the trace keep arriving on an ever fuller
- * cluster, nothing ever leaves, and what matters is how many GPUs are
- * left unallocated when the cluster cannot take the next task.
+ * replay_inflate.c: workload inflation, the experiment of the trace's paper
+ * (Weng et al., "Beware of Fragmentation", ATC '23, and its simulator):
+ * the trace's tasks arrive in a random order on a cluster where nothing
+ * leaves, and what matters is how much of the cluster is allocated as the
+ * demand that arrived grows past its capacity.
  *
- * Step 1: draw a task uniformly from the trace (splitmix64 seeded with
- *         --seed; tasks that fit no node even on an empty cluster are
- *         drawn again) and submit a copy of it under a fresh name, to the
- *         project of the original's name.
- * Step 2: schedule it: the allot policies run passes of the core until
- *         one decides nothing or nothing is pending; FIFO places it by
- *         first fit.
+ * Step 1: the arrivals, as the paper's simulator makes them: every task of
+ *         the trace once, shuffled (Fisher-Yates, splitmix64 seeded with
+ *         the seed); if their GPUs are below --inflate times the cluster's,
+ *         tasks drawn uniformly from the trace are appended while the next
+ *         one keeps the total within it; if above, tasks are removed at
+ *         random until it is within. Each arrival is a copy of its task
+ *         under a fresh name, in the project of the original's name.
+ * Step 2: schedule it: the allot policies run passes of the core until one
+ *         decides nothing or nothing is pending; FIFO places it by first
+ *         fit.
  * Step 3: a failure is anything left pending: the new task, or a task a
- *         reclaim or preemption evicted for it. The first failure records
- *         the unallocated GPUs; then every pending workload is withdrawn
- *         and the arrivals go on.
- * Step 4: stop once the GPUs asked by all arrivals (placed or not) reach
- *         --inflate times the cluster's GPUs.
- * The curve: unallocated GPUs against arrived GPUs in % of the cluster.
+ *         reclaim or preemption evicted for it. Failed tasks are withdrawn
+ *         (the paper's simulator drops a task it cannot place) and the
+ *         arrivals go on. The first failure is recorded.
+ * Step 4: after every arrival, the arrived demand (the GPUs of every task
+ *         so far, placed or not) and the allocation are sampled. The
+ *         curve at k% is the mean allocation over the arrivals whose
+ *         demand rounds to k% of the cluster (the paper's analysis); the
+ *         headline is the unallocated GPUs at 100%: the mean over arrivals
+ *         between 99.5% and 100.5%, or else the first arrival past 100%.
  */
 #include "replay_engine.h"
 
@@ -40,8 +47,14 @@ struct irun {
     int n_chunks;
     int n_names;
     uint64_t rng;
+    int *arrivals;             /* the tasks in the order they arrive */
+    int n_arrivals;
     int64_t alloc, arrived;
     int n_finished;
+    double *curve_sum;         /* [n_curve] allocation (%) summed per arrived percent */
+    int *curve_n;
+    double at100_sum;
+    int at100_n;
     struct replay_inflation *out;
     struct world_err e;
 };
@@ -55,14 +68,55 @@ static uint64_t splitmix64(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static int draw(struct irun *r)
+/* Uniform in [0, n). */
+static int below(struct irun *r, int n)
 {
-    int k;
+    return (int)(splitmix64(&r->rng) % (uint64_t)n);
+}
 
-    do
-        k = (int)(splitmix64(&r->rng) % (uint64_t)r->m->t->n_tasks);
-    while (r->m->unplaceable[k]);
-    return k;
+/* Step 1: r->arrivals. */
+static int make_arrivals(struct irun *r)
+{
+    const struct replay_model *m = r->m;
+    int n = m->t->n_tasks, i, j, t, cap = n;
+    int64_t target = (int64_t)llround(m->opts->inflate * (double)m->total_gpu_milli), total = 0;
+
+    r->arrivals = malloc((size_t)cap * sizeof(int));
+    if (!r->arrivals)
+        return -1;
+    for (i = 0; i < n; i++) {
+        r->arrivals[i] = i;
+        total += m->gpu[i];
+    }
+    for (i = n - 1; i > 0; i--) {   /* shuffle */
+        j = below(r, i + 1);
+        t = r->arrivals[i];
+        r->arrivals[i] = r->arrivals[j];
+        r->arrivals[j] = t;
+    }
+    while (total > target && n > 0) {   /* too much: remove at random */
+        i = below(r, n);
+        total -= m->gpu[r->arrivals[i]];
+        memmove(&r->arrivals[i], &r->arrivals[i + 1], (size_t)(n - i - 1) * sizeof(int));
+        n--;
+    }
+    /* too little: draw more while the total stays within (a bounded number,
+     * should the trace ask next to no GPU) */
+    while (n < 100 * m->t->n_tasks + 100000) {
+        t = below(r, m->t->n_tasks);
+        if (total + m->gpu[t] > target)
+            break;
+        if (n == cap) {
+            int *grown = realloc(r->arrivals, (size_t)(cap *= 2) * sizeof(int));
+            if (!grown)
+                return -1;
+            r->arrivals = grown;
+        }
+        r->arrivals[n++] = t;
+        total += m->gpu[t];
+    }
+    r->n_arrivals = n;
+    return 0;
 }
 
 /* A fresh name "ORIGINAL#N" that lives as long as the run. */
@@ -161,6 +215,28 @@ static void withdraw_pending(struct irun *r)
     r->alloc = world_allocated_gpu(r->w, 0, -1);
 }
 
+
+/* Step 4: the sample after an arrival. */
+static void record_sample(struct irun *r)
+{
+    double total = (double)r->m->total_gpu_milli;
+    double x = 100.0 * (double)r->arrived / total, alloc = 100.0 * (double)r->alloc / total;
+    long k = lround(x);
+
+    if (k >= 0 && k < r->out->n_curve) {
+        r->curve_sum[k] += alloc;
+        r->curve_n[k]++;
+    }
+    if (x >= 99.5 && x < 100.5) {
+        r->at100_sum += alloc;
+        r->at100_n++;
+    } else if (x >= 100.5 && r->at100_n == 0) {   /* jumped past 100% */
+        r->at100_sum = alloc;
+        r->at100_n = 1;
+    }
+}
+
+
 static void record_failure(struct irun *r)
 {
     struct replay_inflation *o = r->out;
@@ -175,42 +251,39 @@ static void record_failure(struct irun *r)
     o->first_idle_gpus = (total - (double)r->alloc) / 1000.0;
 }
 
-/* The curve point of the bucket the arrived demand falls in (the last
- * arrival of a bucket wins; buckets skipped over get the same point). */
-static void record_curve(struct irun *r, double limit)
-{
-    struct replay_inflation *o = r->out;
-    double x = 100.0 * (double)r->arrived / (double)r->m->total_gpu_milli;
-    int b = (int)(x / limit * RP_BUCKETS), k;
-
-    b = b >= RP_BUCKETS ? RP_BUCKETS - 1 : b;
-    for (k = o->n_curve < b ? o->n_curve : b; k <= b; k++) {
-        o->curve_x[k] = x;
-        o->curve_y[k] = (double)(r->m->total_gpu_milli - r->alloc) / 1000.0;
-    }
-    o->n_curve = b + 1 > o->n_curve ? b + 1 : o->n_curve;
-}
-
 static int loop(struct irun *r)
 {
-    double limit = r->m->opts->inflate * 100.0;
-    int64_t target = (int64_t)llround(r->m->opts->inflate * (double)r->m->total_gpu_milli);
-    int64_t max_arrivals = 100 * (int64_t)r->m->t->n_tasks + 100000;
-    int task, left;
+    int i, task, left;
 
-    while (r->arrived < target && r->out->arrivals < max_arrivals) {
-        task = draw(r);
+    for (i = 0; i < r->n_arrivals; i++) {
+        task = r->arrivals[i];
         if (submit(r, task) != 0 || schedule(r, task, &left) != 0)
             return -1;
         if (left > 0) {
             record_failure(r);
             withdraw_pending(r);
         }
-        record_curve(r, limit);
+        record_sample(r);
         if (r->m->opts->check && world_check(r->w, &r->e) != 0)
             return -1;
     }
     return 0;
+}
+
+static void summarize(struct irun *r)
+{
+    struct replay_inflation *o = r->out;
+    double total = (double)r->m->total_gpu_milli;
+    int k;
+
+    for (k = 0; k < o->n_curve; k++)
+        o->curve[k] = r->curve_n[k] ? r->curve_sum[k] / r->curve_n[k] : -1;
+    if (r->at100_n) {
+        o->at100_alloc_pct = r->at100_sum / r->at100_n;
+        o->at100_idle_gpus = total / 1000.0 * (1.0 - o->at100_alloc_pct / 100.0);
+    }
+    o->end_alloc_pct = 100.0 * (double)r->alloc / total;
+    o->end_idle_gpus = (total - (double)r->alloc) / 1000.0;
 }
 
 static void irun_free(struct irun *r)
@@ -219,13 +292,16 @@ static void irun_free(struct irun *r)
 
     world_free(r->w);
     free(r->pools);
+    free(r->arrivals);
+    free(r->curve_sum);
+    free(r->curve_n);
     for (i = 0; i < r->n_chunks; i++)
         free(r->chunks[i]);
     free(r->chunks);
 }
 
-int replay_inflate(const struct replay_model *m, int policy, struct replay_inflation *out,
-                   char *err, size_t len)
+int replay_inflate(const struct replay_model *m, int policy, uint64_t seed,
+                   struct replay_inflation *out, char *err, size_t len)
 {
     struct irun r;
     int rc = -1;
@@ -233,27 +309,42 @@ int replay_inflate(const struct replay_model *m, int policy, struct replay_infla
     memset(&r, 0, sizeof(r));
     memset(out, 0, sizeof(*out));
     out->policy = policy;
+    out->seed = seed;
     out->first_idle_gpus = -1;
+    out->at100_idle_gpus = -1;
+    out->at100_alloc_pct = -1;
+    out->n_curve = (int)floor(m->opts->inflate * 100.0 + 1e-9) + 1;
     r.m = m;
     r.policy = policy;
     r.out = out;
-    r.rng = m->opts->seed;
+    r.rng = seed;
     sched_config_default(&r.cfg);
-    if (replay_layout(m, policy == RP_ALLOT_SPREAD ? SCHED_SPREAD : SCHED_BINPACK, &r.layout,
-                      &r.pools) != 0 ||
+    out->curve = calloc((size_t)out->n_curve, sizeof(*out->curve));
+    r.curve_sum = calloc((size_t)out->n_curve, sizeof(*r.curve_sum));
+    r.curve_n = calloc((size_t)out->n_curve, sizeof(*r.curve_n));
+    if (!out->curve || !r.curve_sum || !r.curve_n || make_arrivals(&r) != 0 ||
+        replay_layout(m, replay_policy_placement(policy), &r.layout, &r.pools) != 0 ||
         world_new(&r.layout, &r.w) != 0) {
         snprintf(err, len, "out of memory");
         goto out_free;
     }
     if (loop(&r) != 0) {
-        snprintf(err, len, "%s: inflation, policy %s, arrival %d: %s", m->opts->pods_file,
-                 replay_policy_name(policy), out->arrivals, r.e.msg);
+        snprintf(err, len, "%s: inflation, policy %s, seed %llu, arrival %d: %s",
+                 m->opts->pods_file, replay_policy_name(policy), (unsigned long long)seed,
+                 out->arrivals, r.e.msg);
         goto out_free;
     }
-    out->end_alloc_pct = 100.0 * (double)r.alloc / (double)m->total_gpu_milli;
-    out->end_idle_gpus = (double)(m->total_gpu_milli - r.alloc) / 1000.0;
+    summarize(&r);
     rc = 0;
 out_free:
     irun_free(&r);
     return rc;
+}
+
+void replay_inflation_free(struct replay_inflation *x)
+{
+    if (x) {
+        free(x->curve);
+        x->curve = NULL;
+    }
 }

@@ -41,11 +41,24 @@ uint32_t replay_fnv1a(const char *s)
     return h;
 }
 
+static const struct {
+    const char *name;
+    int placement;   /* enum sched_placement; fifo places by itself */
+} policies[RP_NPOLICIES] = {
+    [RP_FIFO] = {"fifo", SCHED_BINPACK},
+    [RP_BESTFIT] = {"bestfit", SCHED_BINPACK},
+    [RP_ALLOT] = {"allot", SCHED_FRAGMENTATION},
+    [RP_ALLOT_SPREAD] = {"allot-spread", SCHED_SPREAD},
+};
+
 const char *replay_policy_name(int policy)
 {
-    static const char *const names[RP_NPOLICIES] = {"fifo", "allot", "allot-spread"};
+    return policy >= 0 && policy < RP_NPOLICIES ? policies[policy].name : "unknown";
+}
 
-    return policy >= 0 && policy < RP_NPOLICIES ? names[policy] : "unknown";
+int replay_policy_placement(int policy)
+{
+    return policy >= 0 && policy < RP_NPOLICIES ? policies[policy].placement : SCHED_BINPACK;
 }
 
 /* ---- Step 1: pools and nodes ---- */

@@ -470,7 +470,7 @@ static int run_new(struct run *r, const struct replay_model *m, int policy)
     if (!r->tasks || !r->touched || !r->stamp || !r->proj_alloc || !r->proj_demand ||
         !r->proj_fair ||
         rs_init(&r->st, m->n_projects, m->total_gpu_milli) != 0 ||
-        replay_layout(m, policy == RP_ALLOT_SPREAD ? SCHED_SPREAD : SCHED_BINPACK, &r->layout,
+        replay_layout(m, replay_policy_placement(policy), &r->layout,
                       &r->pools) != 0 ||
         world_new(&r->layout, &r->w) != 0)
         return -1;

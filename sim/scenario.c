@@ -89,14 +89,23 @@ int scn__seconds(struct scn_parser *p, const json_t *v, int64_t *ms)
 
 /* ---- Node pools ---- */
 
-static const char *const placement_names[] = {"binpack", "spread", NULL};
+static const char *const placement_names[] = {"binpack", "spread", "fragmentation", NULL};
+
+/* The strategy of a pool that names none: what `binpack` means. */
+static int default_placement(void)
+{
+    int placement = SCHED_BINPACK;
+
+    sched_placement_parse(placement_names[0], &placement);
+    return placement;
+}
 
 static int parse_placement(struct scn_parser *p, const json_t *pool, struct sched_pool *out)
 {
     static const char *const keys[] = {"gpu", "cpu", NULL};
     const json_t *v = NULL;
     size_t mark;
-    int gpu = SCHED_BINPACK, cpu = SCHED_BINPACK, rc;
+    int gpu = 0, cpu = 0, rc, placement;
 
     if (jr_get_object(&p->jr, pool, "placementStrategy", JR_OPTIONAL, keys, &v) != 0)
         return -1;
@@ -107,8 +116,10 @@ static int parse_placement(struct scn_parser *p, const json_t *pool, struct sche
     if (rc == 0)
         rc = jr_get_enum(&p->jr, v, "cpu", placement_names, &cpu);
     jr_pop(&p->jr, mark);
-    out->gpu_placement = (uint8_t)gpu;
-    out->cpu_placement = (uint8_t)cpu;
+    if (sched_placement_parse(placement_names[gpu], &placement) == SCHED_OK)
+        out->gpu_placement = (uint8_t)placement;
+    if (sched_placement_parse(placement_names[cpu], &placement) == SCHED_OK)
+        out->cpu_placement = (uint8_t)placement;
     return rc;
 }
 
@@ -137,8 +148,8 @@ static void pool_defaults(struct sched_pool *pool, const char *name)
 {
     memset(pool, 0, sizeof(*pool));
     pool->name = name;
-    pool->gpu_placement = SCHED_BINPACK;
-    pool->cpu_placement = SCHED_BINPACK;
+    pool->gpu_placement = (uint8_t)default_placement();
+    pool->cpu_placement = (uint8_t)default_placement();
     pool->tbf_window_ms = 604800000;
     pool->tbf_k_milli = 1000;
 }

@@ -60,7 +60,8 @@ int world_new(const struct scenario *s, struct world **out)
         return -1;
     w->s = s;
     namemap_init(&w->index);
-    if (copy_layout(w, s) != 0) {
+    w->mix = sched_mix_window_new(SCHED_MIX_WINDOW);
+    if (!w->mix || copy_layout(w, s) != 0) {
         world_free(w);
         return -1;
     }
@@ -81,6 +82,7 @@ void world_free(struct world *w)
     namemap_free(&w->index);
     free(w->usage);
     sched_arena_free(w->arena);
+    sched_mix_window_free(w->mix);
     free(w->dev_used);
     free(w->node_cpu);
     free(w->node_mem);
@@ -105,6 +107,7 @@ void world_state(const struct world *w, struct sched_state *st)
     st->n_workloads = w->n_wls;
     st->usage = w->usage;
     st->n_usage = w->n_usage;
+    st->n_mix = sched_mix_window_get(w->mix, &st->mix);
 }
 
 int world_find(const struct world *w, const char *name)
@@ -194,6 +197,8 @@ int world_submit(struct world *w, const struct scn_submit *sub, struct world_err
         goto out_nomem;
     wl = &w->wls[i];
     *wl = sub->w;
+    if (sched_mix_window_note(w->mix, wl) != 0)
+        goto out_nomem;
     wl->pods = malloc((size_t)wl->n_pods * sizeof(*wl->pods));
     if (!wl->pods)
         goto out_nomem;

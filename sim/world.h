@@ -55,6 +55,7 @@ struct world {
     struct sched_usage *usage;
     int n_usage, cap_usage;
     struct sched_arena *arena;
+    struct sched_mix_window *mix;  /* the last SCHED_MIX_WINDOW pods submitted */
     /* device occupancy, rebuilt when dirty */
     int32_t *dev_used;             /* [n_nodes * SCHED_MAX_NODE_GPUS] milli-GPU */
     int64_t *node_cpu, *node_mem;  /* [n_nodes] requested by placed pods */
@@ -78,7 +79,8 @@ struct world_err {
 int world_new(const struct scenario *s, struct world **out);
 void world_free(struct world *w);   /* NULL is a no-op */
 
-/* The snapshot the core reads; it borrows the world's arrays. */
+/* The snapshot the core reads; it borrows the world's arrays (and the
+ * mix of recent submissions, until the next submission). */
 void world_state(const struct world *w, struct sched_state *st);
 /* Index of a workload still there, or -1. */
 int world_find(const struct world *w, const char *name);

@@ -1,0 +1,363 @@
+/*
+ * test_frag.c: the fragmentation measure and the placement that follows
+ * it (scheduler/frag.c, placement.c), on small cases worked out by hand.
+ *
+ * F(n, m) = free(n) - usable(n, m), in milli-GPU: usable is 0 when no pod
+ * of shape m fits the node now, else the free milli-GPU of the devices
+ * with room for m's charge, capped by the pods of m that the node's CPU
+ * and memory still hold. A node's fragmentation is sum_m weight x F.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "sched_int.h"
+#include "test_world.h"
+
+#define MIX_CAP 8
+
+struct fx {
+    struct tw w;
+    struct sched_mix_entry mix[MIX_CAP];
+    struct sched_session ss;
+    int q;
+};
+
+static void fx_init(struct fx *f, int placement)
+{
+    memset(f, 0, sizeof(*f));
+    tw_init(&f->w, 1);
+    f->w.pools[0].gpu_placement = (uint8_t)placement;
+    f->w.pools[0].cpu_placement = (uint8_t)placement;
+    f->q = tw_queue(&f->w, "p", -1, -1, -1, 1);
+    f->w.st.mix = f->mix;
+}
+
+/* A shape of the mix: whole devices, or a portion (milli), CPU, weight. */
+static struct sched_workload *fx_shape(struct fx *f, int gpus, int64_t portion, int64_t cpu,
+                                       int64_t weight)
+{
+    struct sched_mix_entry *e = &f->mix[f->w.st.n_mix++];
+
+    e->shape.gpu_devices = gpus;
+    e->shape.gpu_portion = portion;
+    e->shape.cpu_milli = cpu;
+    e->weight = weight;
+    return &e->shape;
+}
+
+static void fx_session(struct fx *f)
+{
+    sched_arena_reset(f->w.arena);
+    assert_int_equal(sched__session_build(&f->ss, &f->w.st, NULL, f->w.arena), SCHED_OK);
+}
+
+static void fx_free(struct fx *f)
+{
+    tw_free(&f->w);
+}
+
+/* FGD's own case: a device half used. For a 1-GPU shape the half is a
+ * fragment (500 of 1500 free); for a 0.5 shape nothing is. A 0.5 pod on
+ * the half-used device leaves one whole device (0); on the empty one it
+ * leaves two halves (1000 for the 1-GPU shape). */
+static void test_half_used_device(void **unused)
+{
+    struct fx f;
+    int half, pod;
+    int64_t rise;
+
+    (void)unused;
+    fx_init(&f, SCHED_FRAGMENTATION);
+    tw_node(&f.w, "n1", 0, 2);
+    half = tw_workload(&f.w, "half", f.q, 1, 0, 500, 50);
+    tw_running(&f.w, half, 0, 0, 0x1);
+    pod = tw_workload(&f.w, "pod", f.q, 1, 0, 500, 50);
+    fx_shape(&f, 1, 0, 0, 1);
+    fx_shape(&f, 0, 500, 0, 1);
+    fx_session(&f);
+    assert_int_equal(sched__frag_node(&f.ss, 0), 500);
+    assert_int_equal(sched__frag_rise(&f.ss, pod, 0, 0x1), -500);
+    assert_int_equal(sched__frag_rise(&f.ss, pod, 0, 0x2), 500);
+    assert_int_equal(sched__frag_devices(&f.ss, pod, 0, &rise), 0x1);
+    assert_int_equal(rise, -500);
+    fx_free(&f);
+}
+
+/* Weights count: 3 x the 1-GPU shape's 500 plus 2 x a 0.3 shape's 0
+ * (both devices have room for 0.3) = 1500; a 0.8 shape finds room only on
+ * the empty device: its F is 1500 - 1000 = 500, times 4. */
+static void test_weights_add_up(void **unused)
+{
+    struct fx f;
+    int half;
+
+    (void)unused;
+    fx_init(&f, SCHED_FRAGMENTATION);
+    tw_node(&f.w, "n1", 0, 2);
+    half = tw_workload(&f.w, "half", f.q, 1, 0, 500, 50);
+    tw_running(&f.w, half, 0, 0, 0x1);
+    fx_shape(&f, 1, 0, 0, 3);
+    fx_shape(&f, 0, 300, 0, 2);
+    fx_shape(&f, 0, 800, 0, 4);
+    fx_session(&f);
+    assert_int_equal(sched__frag_node(&f.ss, 0), 3 * 500 + 2 * 0 + 4 * 500);
+    fx_free(&f);
+}
+
+/* Past FGD: CPU strands GPUs. Four empty GPUs and 8 cores; the shape asks
+ * 1 GPU and 4 cores, so the CPU feeds 2000 of the 4000 free: 2000 are
+ * stranded (FGD says 0). A CPU-only pod of 4 cores strands one GPU more
+ * (+1000). A 1-GPU pod of 1 core leaves 3000 free and 7 cores, which feed
+ * 7/4 x 1000 = 1750 (in proportion: the rest of a core feeds smaller
+ * shapes): 1250 stranded, 750 fewer than before. */
+static void test_cpu_strands_gpus(void **unused)
+{
+    struct fx f;
+    int cpu_pod, gpu_pod;
+
+    (void)unused;
+    fx_init(&f, SCHED_FRAGMENTATION);
+    tw_node(&f.w, "n1", 0, 4);
+    f.w.nodes[0].cpu_milli = 8000;
+    cpu_pod = tw_workload(&f.w, "cpu", f.q, 1, 0, 0, 50);
+    f.w.wl[cpu_pod].cpu_milli = 4000;
+    gpu_pod = tw_workload(&f.w, "gpu", f.q, 1, 1, 0, 50);
+    f.w.wl[gpu_pod].cpu_milli = 1000;
+    fx_shape(&f, 1, 0, 4000, 1);
+    fx_session(&f);
+    assert_int_equal(sched__frag_node(&f.ss, 0), 2000);
+    assert_int_equal(sched__frag_rise(&f.ss, cpu_pod, 0, 0), 1000);
+    assert_int_equal(sched__frag_rise(&f.ss, gpu_pod, 0, 0x1), -750);
+    fx_free(&f);
+}
+
+/* A shape that may not use the node (another node type) finds every free
+ * GPU a fragment; one that asks more devices than are empty too. */
+static void test_denied_and_too_big(void **unused)
+{
+    static const char *const other[] = {"other"};
+    struct fx f;
+    struct sched_workload *s;
+
+    (void)unused;
+    fx_init(&f, SCHED_FRAGMENTATION);
+    tw_node(&f.w, "n1", 0, 2);
+    f.w.nodes[0].node_type = "mine";
+    s = fx_shape(&f, 1, 0, 0, 1);
+    s->node_types = other;
+    s->n_node_types = 1;
+    fx_shape(&f, 4, 0, 0, 10);
+    fx_shape(&f, 2, 0, 0, 100);
+    fx_session(&f);
+    assert_int_equal(sched__frag_node(&f.ss, 0), 1 * 2000 + 10 * 2000 + 100 * 0);
+    fx_free(&f);
+}
+
+/* Past FGD: whole devices come in whole pods. Five empty GPUs of eight: a
+ * 4-GPU shape can use four of them, so 1000 are stranded (FGD counts none:
+ * one pod fits); a 2-GPU shape strands 1000 too, a 1-GPU shape nothing.
+ * A 1-GPU pod there leaves four: nothing stranded for any of them. */
+static void test_whole_devices_in_whole_pods(void **unused)
+{
+    struct fx f;
+    int busy, pod;
+
+    (void)unused;
+    fx_init(&f, SCHED_FRAGMENTATION);
+    tw_node(&f.w, "n1", 0, 8);
+    busy = tw_workload(&f.w, "busy", f.q, 1, 3, 0, 50);
+    tw_running(&f.w, busy, 0, 0, 0x7);
+    pod = tw_workload(&f.w, "pod", f.q, 1, 1, 0, 50);
+    fx_shape(&f, 4, 0, 0, 1);
+    fx_shape(&f, 2, 0, 0, 10);
+    fx_shape(&f, 1, 0, 0, 100);
+    fx_session(&f);
+    assert_int_equal(sched__frag_node(&f.ss, 0), 1 * 1000 + 10 * 1000 + 100 * 0);
+    assert_int_equal(sched__frag_rise(&f.ss, pod, 0, 0x8), -11000);
+    fx_free(&f);
+}
+
+/* Shapes that ask no GPU strand none: they do not count. With no mix at
+ * all every node measures 0. */
+static void test_cpu_shapes_ignored(void **unused)
+{
+    struct fx f;
+
+    (void)unused;
+    fx_init(&f, SCHED_FRAGMENTATION);
+    tw_node(&f.w, "n1", 0, 2);
+    fx_session(&f);
+    assert_int_equal(sched__frag_node(&f.ss, 0), 0);
+    fx_shape(&f, 0, 0, 1000, 5);
+    fx_session(&f);
+    assert_int_equal(f.ss.frag.n, 0);
+    assert_int_equal(sched__frag_node(&f.ss, 0), 0);
+    fx_free(&f);
+}
+
+/* The mix only matters in pools placing by fragmentation. */
+static void test_binpack_pools_skip_the_measure(void **unused)
+{
+    struct fx f;
+
+    (void)unused;
+    fx_init(&f, SCHED_BINPACK);
+    tw_node(&f.w, "n1", 0, 2);
+    fx_shape(&f, 1, 0, 0, 1);
+    fx_session(&f);
+    assert_int_equal(f.ss.frag.n, 0);
+    fx_free(&f);
+}
+
+/* Where the strategies part: two 4-GPU nodes, n1 with 2 GPUs held, n2
+ * with 1; recent requests are 2-GPU pods. A 1-GPU pod goes to n1 by
+ * bin-packing (fullest), which leaves n1 one GPU no 2-GPU pod can use
+ * (rise 1000 x weight); by fragmentation to n2 (rise 0), and both 2-GPU
+ * pods that follow fit. */
+static int place_then_pairs(int placement, int *one_node)
+{
+    struct fx f;
+    int a, b, one, p1, p2, left;
+
+    fx_init(&f, placement);
+    tw_node(&f.w, "n1", 0, 4);
+    tw_node(&f.w, "n2", 0, 4);
+    /* non-preemptible (inference priority): consolidation cannot move them */
+    a = tw_workload(&f.w, "a", f.q, 1, 2, 0, 125);
+    tw_running(&f.w, a, 0, 0, 0x3);
+    b = tw_workload(&f.w, "b", f.q, 1, 1, 0, 125);
+    tw_running(&f.w, b, 0, 1, 0x1);
+    fx_shape(&f, 2, 0, 0, 3);
+    fx_shape(&f, 1, 0, 0, 1);
+    one = tw_workload(&f.w, "one", f.q, 1, 1, 0, 125);
+    tw_settle(&f.w);
+    *one_node = f.w.pods[one][0].node;
+    p1 = tw_workload(&f.w, "pair-1", f.q, 1, 2, 0, 50);
+    p2 = tw_workload(&f.w, "pair-2", f.q, 1, 2, 0, 50);
+    tw_settle(&f.w);
+    left = (f.w.wl[p1].phase == SCHED_PENDING) + (f.w.wl[p2].phase == SCHED_PENDING);
+    fx_free(&f);
+    return left;
+}
+
+static void test_fragmentation_differs_from_binpack(void **unused)
+{
+    int node;
+
+    (void)unused;
+    assert_int_equal(place_then_pairs(SCHED_BINPACK, &node), 1);
+    assert_int_equal(node, 0);
+    assert_int_equal(place_then_pairs(SCHED_FRAGMENTATION, &node), 0);
+    assert_int_equal(node, 1);
+}
+
+/* Same state, same decisions: the measure has no hidden order. */
+static void test_deterministic(void **unused)
+{
+    int a, b, i;
+
+    (void)unused;
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(place_then_pairs(SCHED_FRAGMENTATION, &a), 0);
+        assert_int_equal(place_then_pairs(SCHED_FRAGMENTATION, &b), 0);
+        assert_int_equal(a, b);
+    }
+}
+
+/* A bad mix is refused like any bad snapshot. */
+static void test_invalid_mix(void **unused)
+{
+    struct fx f;
+
+    (void)unused;
+    fx_init(&f, SCHED_FRAGMENTATION);
+    tw_node(&f.w, "n1", 0, 2);
+    fx_shape(&f, 1, 0, 0, 0);
+    assert_int_equal(sched_cycle(&f.w.st, NULL, f.w.arena, &f.w.res), SCHED_EINVAL);
+    f.mix[0].weight = SCHED_MIX_MAX_WEIGHT + 1;
+    assert_int_equal(sched_cycle(&f.w.st, NULL, f.w.arena, &f.w.res), SCHED_EINVAL);
+    f.mix[0].weight = 1;
+    f.mix[0].shape.gpu_portion = 1000;
+    assert_int_equal(sched_cycle(&f.w.st, NULL, f.w.arena, &f.w.res), SCHED_EINVAL);
+    f.mix[0].shape.gpu_portion = 0;
+    f.w.st.n_mix = SCHED_MIX_MAX + 1;
+    assert_int_equal(sched_cycle(&f.w.st, NULL, f.w.arena, &f.w.res), SCHED_EINVAL);
+    f.w.st.n_mix = 1;
+    f.w.pools[0].gpu_placement = SCHED_FRAGMENTATION + 1;
+    assert_int_equal(sched_cycle(&f.w.st, NULL, f.w.arena, &f.w.res), SCHED_EINVAL);
+    fx_free(&f);
+}
+
+/* The window of recent requests: pods counted by shape, the oldest leave
+ * once it is full, node types are its own copies, and a copy goes on as
+ * the original does. */
+static void test_mix_window(void **unused)
+{
+    char type[] = "a100";
+    const char *types[] = {type};
+    struct sched_workload one = {0}, two = {0}, cpu = {0};
+    struct sched_mix_window *win = sched_mix_window_new(4), *copy;
+    const struct sched_mix_entry *m, *c;
+    int n, i;
+
+    (void)unused;
+    assert_non_null(win);
+    one.gpu_devices = 1;
+    one.n_pods = 3;
+    one.node_types = types;
+    one.n_node_types = 1;
+    two.gpu_devices = 2;
+    two.n_pods = 1;
+    cpu.cpu_milli = 1000;
+    cpu.n_pods = 5;
+    assert_int_equal(sched_mix_window_note(win, &two), SCHED_OK);
+    assert_int_equal(sched_mix_window_note(win, &one), SCHED_OK);
+    assert_int_equal(sched_mix_window_note(win, &cpu), SCHED_OK);   /* asks no GPU: not noted */
+    type[0] = 'x';                                                   /* the window has its own */
+    n = sched_mix_window_get(win, &m);
+    assert_int_equal(n, 2);
+    assert_int_equal(m[0].shape.gpu_devices, 1);
+    assert_int_equal(m[0].weight, 3);
+    assert_string_equal(m[0].shape.node_types[0], "a100");
+    assert_int_equal(m[1].shape.gpu_devices, 2);
+    assert_int_equal(m[1].weight, 1);
+    copy = sched_mix_window_copy(win);
+    assert_non_null(copy);
+    /* one more 2-GPU pod: the ring of 4 drops its oldest, the 2-GPU pod */
+    assert_int_equal(sched_mix_window_note(win, &two), SCHED_OK);
+    assert_int_equal(sched_mix_window_note(copy, &two), SCHED_OK);
+    n = sched_mix_window_get(win, &m);
+    assert_int_equal(n, 2);
+    assert_int_equal(m[0].weight, 3);
+    assert_int_equal(m[1].weight, 1);
+    assert_int_equal(sched_mix_window_get(copy, &c), n);
+    for (i = 0; i < n; i++) {
+        assert_int_equal(c[i].weight, m[i].weight);
+        assert_int_equal(c[i].shape.gpu_devices, m[i].shape.gpu_devices);
+        assert_int_equal(c[i].shape.n_node_types, m[i].shape.n_node_types);
+    }
+    sched_mix_window_free(win);
+    assert_string_equal(c[0].shape.node_types[0], "a100");   /* nothing shared */
+    sched_mix_window_free(copy);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_half_used_device),
+        cmocka_unit_test(test_weights_add_up),
+        cmocka_unit_test(test_cpu_strands_gpus),
+        cmocka_unit_test(test_denied_and_too_big),
+        cmocka_unit_test(test_whole_devices_in_whole_pods),
+        cmocka_unit_test(test_cpu_shapes_ignored),
+        cmocka_unit_test(test_binpack_pools_skip_the_measure),
+        cmocka_unit_test(test_fragmentation_differs_from_binpack),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_invalid_mix),
+        cmocka_unit_test(test_mix_window),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
