@@ -4,8 +4,8 @@
  *
  *   full   N full cycles on the same generated state (arena reset between
  *          them): p50, p99, min, max of the sched_cycle() wall time.
- *   placement  with fragmentation pools (the default), the same full
- *          cycles once more with every pool bin-packing: what measuring
+ *   placement  with --placement fragmentation, the same full cycles
+ *          once more with every pool bin-packing: what measuring
  *          fragmentation adds to a cycle.
  *   event  the first cycle's decisions applied, then one submission, and
  *          separately one completion: the next cycle's time (median of a
@@ -75,7 +75,7 @@ static void defaults(struct options *o)
     o->gen.gang_pct = 10;
     o->gen.extra = 4;
     o->gen.seed = 42;
-    o->gen.placement = SCHED_FRAGMENTATION;
+    o->gen.placement = SCHED_BINPACK;
     o->cycles = 20;
     o->event_runs = 5;
     o->settle = 30;
@@ -94,7 +94,7 @@ static void usage(FILE *out)
     for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
         fprintf(out, "  %-14s %s (%d..%d)\n", flags[i].name, flags[i].help, flags[i].min,
                 flags[i].max);
-    fprintf(out, "  %-14s every pool's strategy (default fragmentation)\n", "--placement");
+    fprintf(out, "  %-14s every pool's strategy (default binpack)\n", "--placement");
 }
 
 static int set_flag(struct options *o, const char *name, const char *value)

@@ -9,7 +9,7 @@
  *
  * Shape (the defaults are DESIGN.md's Targets row 1):
  *   - nodes x gpus GPUs, node i in pool i % pools, CPU and memory ample;
- *     every pool places by one strategy (default fragmentation, allot's
+ *     every pool places by one strategy (default binpack, allot's
  *     default), with the mix of every workload generated, in order;
  *   - departments x projects queues; per pool and GPU, each department
  *     deserves capacity / departments and each project its department's

@@ -25,17 +25,17 @@ for x in b c; do
     cmp "$tmp/a.txt" "$tmp/$x.txt" || fail "the headline tables differ (a, $x)"
     diff -r "$tmp/a" "$tmp/$x" || fail "the report files differ (a, $x)"
 done
-for f in report.md report.json alloc.svg inflation.svg shares-fifo.svg shares-allot.svg \
-    shares-allot-spread.svg; do
+for f in report.md report.json alloc.svg inflation.svg shares-fifo.svg shares-bestfit.svg \
+    shares-allot.svg shares-allot-spread.svg; do
     [ -s "$tmp/a/$f" ] || fail "no $f"
 done
 for f in "$tmp"/a/*.svg; do
     head -n 1 "$f" | grep -q '^<?xml' || fail "$f is not an SVG file"
     tail -n 1 "$f" | grep -qx '</svg>' || fail "$f is not complete"
 done
-jq -e '.policies | length == 3' "$tmp/a/report.json" >/dev/null || fail "report.json: 3 runs"
-jq -e '.inflation | length == 3' "$tmp/a/report.json" >/dev/null ||
-    fail "report.json: 3 inflation runs"
+jq -e '.policies | length == 4' "$tmp/a/report.json" >/dev/null || fail "report.json: 4 runs"
+jq -e '.inflation | length == 4' "$tmp/a/report.json" >/dev/null ||
+    fail "report.json: 4 inflation runs"
 jq -e '[.policies[].tasks | .arrived == .completed + .withdrawn + .rejected + .leftPending]
     | all' "$tmp/a/report.json" >/dev/null || fail "report.json: tasks do not add up"
 jq -e '[.policies[].gpuAllocationPctSeries | length == 200] | all' "$tmp/a/report.json" \
@@ -44,4 +44,24 @@ grep -q '^## Inflation' "$tmp/a/report.md" || fail "report.md has no inflation s
 # shellcheck disable=SC2086
 "$allot" replay $args --seed 8 --report "$tmp/d" >/dev/null 2>&1 || fail "run d: exit $?"
 cmp -s "$tmp/a/report.json" "$tmp/d/report.json" && fail "another seed gives the same report"
+# --seeds 7-8: one inflation per policy and seed, each as the single-seed run
+# gave it, and a summary per policy whose mean is theirs
+# shellcheck disable=SC2086
+"$allot" replay $args --seeds 7-8 --policy bestfit,allot --report "$tmp/e" >/dev/null 2>&1 ||
+    fail "run e: exit $?"
+jq -e '.inflation | length == 4' "$tmp/e/report.json" >/dev/null || fail "--seeds 7-8: 4 runs"
+for p in bestfit allot; do
+    for s in 7 8; do
+        one=$(jq -c --arg p "$p" '.inflation[] | select(.policy == $p) | del(.wallSeconds)' \
+            "$([ "$s" = 7 ] && echo "$tmp/a" || echo "$tmp/d")/report.json")
+        got=$(jq -c --arg p "$p" --argjson s "$s" \
+            '.inflation[] | select(.policy == $p and .seed == $s) | del(.wallSeconds)' \
+            "$tmp/e/report.json")
+        [ -n "$one" ] && [ "$one" = "$got" ] || fail "--seeds 7-8: $p seed $s differs from --seed $s"
+    done
+    jq -e --arg p "$p" '([.inflation[] | select(.policy == $p) | .unallocatedGpusAt100] | add / 2)
+        as $m | .inflationSummary[] | select(.policy == $p) | .seeds == 2 and
+        ((.unallocatedGpusAt100.mean - $m) | fabs) < 1e-6' "$tmp/e/report.json" >/dev/null ||
+        fail "--seeds 7-8: $p summary is not the mean of its seeds"
+done
 echo "ok: $(wc -l <"$tmp/pods.csv") task lines, same bytes three times"

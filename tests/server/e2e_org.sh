@@ -30,6 +30,12 @@ expect 200 PATCH "/api/v1/node-pools/$PID_SPARE" \
   '{"schedulingConfiguration":{"minGuaranteedRuntime":"90s"}}' "$ADMIN" |
   jq -e '.schedulingConfiguration.minGuaranteedRuntime == "1m30s" and .placementStrategy.gpu == "spread"' \
   >/dev/null || fail "pool PATCH"
+expect 200 PATCH "/api/v1/node-pools/$PID_SPARE" '{"placementStrategy":{"gpu":"fragmentation"}}' \
+  "$ADMIN" | jq -e '.placementStrategy.gpu == "fragmentation"
+    and .schedulingConfiguration.placementStrategy.gpu == "fragmentation"' >/dev/null ||
+  fail "pool PATCH to fragmentation"
+expect 400 PATCH "/api/v1/node-pools/$PID_SPARE" '{"placementStrategy":{"gpu":"tetris"}}' "$ADMIN" |
+  jq -r '.message + " " + .details' | grep -q fragmentation || fail "bad placement word not refused"
 expect 200 PUT "/api/v1/node-pools/$PID_SPARE" '{"labelKey":"pool","labelValue":"other"}' "$ADMIN" |
   jq -e '.labelValue == "other" and .placementStrategy.gpu == "binpack"
     and .schedulingConfiguration.minGuaranteedRuntime == null' >/dev/null || fail "pool PUT"
