@@ -41,27 +41,21 @@ jq -e '[.policies[].tasks | .arrived == .completed + .withdrawn + .rejected + .l
 jq -e '[.policies[].gpuAllocationPctSeries | length == 200] | all' "$tmp/a/report.json" \
     >/dev/null || fail "report.json: series of 200 points"
 grep -q '^## Inflation' "$tmp/a/report.md" || fail "report.md has no inflation section"
+# --seeds 7-8: one inflation per policy and seed; seed 7's are run a's, seed
+# 8's differ, and each policy's summary is the mean of its two seeds
 # shellcheck disable=SC2086
-"$allot" replay $args --seed 8 --report "$tmp/d" >/dev/null 2>&1 || fail "run d: exit $?"
-cmp -s "$tmp/a/report.json" "$tmp/d/report.json" && fail "another seed gives the same report"
-# --seeds 7-8: one inflation per policy and seed, each as the single-seed run
-# gave it, and a summary per policy whose mean is theirs
-# shellcheck disable=SC2086
-"$allot" replay $args --seeds 7-8 --policy bestfit,allot --report "$tmp/e" >/dev/null 2>&1 ||
-    fail "run e: exit $?"
-jq -e '.inflation | length == 4' "$tmp/e/report.json" >/dev/null || fail "--seeds 7-8: 4 runs"
-for p in bestfit allot; do
-    for s in 7 8; do
-        one=$(jq -c --arg p "$p" '.inflation[] | select(.policy == $p) | del(.wallSeconds)' \
-            "$([ "$s" = 7 ] && echo "$tmp/a" || echo "$tmp/d")/report.json")
-        got=$(jq -c --arg p "$p" --argjson s "$s" \
-            '.inflation[] | select(.policy == $p and .seed == $s) | del(.wallSeconds)' \
-            "$tmp/e/report.json")
-        [ -n "$one" ] && [ "$one" = "$got" ] || fail "--seeds 7-8: $p seed $s differs from --seed $s"
-    done
+"$allot" replay $args --seeds 7-8 --report "$tmp/d" >/dev/null 2>&1 || fail "run d: exit $?"
+jq -e '.inflation | length == 8' "$tmp/d/report.json" >/dev/null || fail "--seeds 7-8: 8 runs"
+for p in fifo bestfit allot allot-spread; do
+    run() { # FILE SEED: the inflation of policy $p and that seed
+        jq -c --arg p "$p" --argjson s "$2" '.inflation[] | select(.policy == $p and .seed == $s)' "$1"
+    }
+    a7=$(run "$tmp/a/report.json" 7) d7=$(run "$tmp/d/report.json" 7) d8=$(run "$tmp/d/report.json" 8)
+    [ -n "$a7" ] && [ "$a7" = "$d7" ] || fail "--seeds 7-8: $p seed 7 differs from --seed 7"
+    [ -n "$d8" ] && [ "$d8" != "$d7" ] || fail "--seeds 7-8: $p seed 8 is seed 7's run"
     jq -e --arg p "$p" '([.inflation[] | select(.policy == $p) | .unallocatedGpusAt100] | add / 2)
         as $m | .inflationSummary[] | select(.policy == $p) | .seeds == 2 and
-        ((.unallocatedGpusAt100.mean - $m) | fabs) < 1e-6' "$tmp/e/report.json" >/dev/null ||
+        ((.unallocatedGpusAt100.mean - $m) | fabs) < 1e-3' "$tmp/d/report.json" >/dev/null ||
         fail "--seeds 7-8: $p summary is not the mean of its seeds"
 done
-echo "ok: $(wc -l <"$tmp/pods.csv") task lines, same bytes three times"
+echo "ok: $(wc -l <"$tmp/pods.csv") task lines, same bytes three times; --seeds adds up"

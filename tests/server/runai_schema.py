@@ -34,6 +34,11 @@ a line "\\036METHOD PATH STATUS" followed by the reply's body. For each:
           and int64. An integer must be written as one (2, not 2.0): typed
           clients refuse 2.0 for an int.
 
+Allot's documented extensions of the document's enums (ENUM_EXTENSIONS:
+a node pool's placementStrategy may also be `fragmentation`, allot's own
+strategy, docs/scheduler.md) are added to those enums before checking; a
+pool that never opts in answers only Run:ai's words.
+
 --cover ALLOT-SPEC also fails unless every operation of allot's own
 openapi.json that the document shares was answered with a 2xx at least once
 (the dedicated flow, tests/server/e2e_runai.sh, uses it).
@@ -51,6 +56,9 @@ import jsonschema
 
 METHODS = ("get", "put", "post", "delete", "patch")
 TRANSPORT_STATUSES = ("413", "429", "500", "501", "507")
+
+# component schema -> values allot adds to its enum (see the docstring)
+ENUM_EXTENSIONS = {"PlacementStrategy": ["fragmentation"]}
 
 QUERY_VALUE_MAX = 1023
 BAD_ESCAPE_RE = re.compile(r"%(?![0-9A-Fa-f]{2})")
@@ -128,6 +136,8 @@ class Document:
         with open(path, encoding="utf-8") as f:
             self.doc = json.load(f)
         self.extensions = extension_replies(os.path.join(os.path.dirname(path), "openapi.json"))
+        for name, extra in ENUM_EXTENSIONS.items():
+            self.doc["components"]["schemas"][name]["enum"] += extra
         self.schemas = {"components": {"schemas": {
             name: to_json_schema(s) for name, s in self.doc["components"]["schemas"].items()}}}
         self.templates = []
