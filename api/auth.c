@@ -198,43 +198,69 @@ out_free:
     return rc;
 }
 
+/* Decodes N characters of base64url at S into OUT (CAP bytes); the
+ * number of bytes, or -1 for a character outside the alphabet or a
+ * result that does not fit. */
+static long b64url_decode(const char *s, size_t n, char *out, size_t cap)
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    size_t i, o = 0;
+    unsigned int acc = 0;
+    int bits = 0;
+
+    for (i = 0; i < n; i++) {
+        const char *p = strchr(b64, s[i]);
+        if (!p || !s[i])
+            return -1;
+        acc = (acc << 6) | (unsigned int)(p - b64);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            if (o + 1 >= cap)
+                return -1;
+            out[o++] = (char)((acc >> bits) & 0xff);
+        }
+    }
+    return (long)o;
+}
+
 /* The header must say HS256 before libjwt is allowed to look at it. The
  * header segment is base64url of a small JSON object; decode and check. */
 static int header_is_hs256(const char *token)
 {
-    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     const char *dot = strchr(token, '.');
     char json[256];
-    size_t n, i, o = 0;
-    unsigned int acc = 0;
-    int bits = 0, ok;
+    size_t n;
+    long o;
+    int ok;
     json_t *h, *alg;
 
     if (!dot)
         return 0;
     n = (size_t)(dot - token);
-    if (n == 0 || n > 300)
+    if (n == 0 || n > 300 || (o = b64url_decode(token, n, json, sizeof(json))) < 0)
         return 0;
-    for (i = 0; i < n; i++) {
-        const char *p = strchr(b64, token[i]);
-        if (!p || !token[i])
-            return 0;
-        acc = (acc << 6) | (unsigned int)(p - b64);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            if (o + 1 >= sizeof(json))
-                return 0;
-            json[o++] = (char)((acc >> bits) & 0xff);
-        }
-    }
-    if (api_json_depth(json, o, API_JSON_DEPTH_MAX) > API_JSON_DEPTH_MAX)
+    if (api_json_depth(json, (size_t)o, API_JSON_DEPTH_MAX) > API_JSON_DEPTH_MAX)
         return 0;
-    h = json_loadb(json, o, JSON_REJECT_DUPLICATES, NULL);
+    h = json_loadb(json, (size_t)o, JSON_REJECT_DUPLICATES, NULL);
     alg = h ? json_object_get(h, "alg") : NULL;
     ok = json_is_string(alg) && strcmp(json_string_value(alg), "HS256") == 0;
     json_decref(h);
     return ok;
+}
+
+/* libjwt reads the payload as a C string, so bytes after a NUL in it
+ * would be signed but never read: such a payload is refused. */
+static int payload_is_text(const char *token)
+{
+    const char *start = strchr(token, '.'), *end;
+    char payload[API_TOKEN_MAX];
+    long o;
+
+    if (!start || !(end = strchr(start + 1, '.')))
+        return 0;
+    o = b64url_decode(start + 1, (size_t)(end - start - 1), payload, sizeof(payload));
+    return o > 0 && memchr(payload, 0, (size_t)o) == NULL;
 }
 
 static int claims_ok(jwt_t *jwt, int type, int64_t now_s, struct api_token_info *info)
@@ -294,7 +320,8 @@ int api_token_check(const struct api_keyring *k, const char *token, int type, in
     jwt_t *jwt = NULL;
     int rc = -1;
 
-    if (!token || k->len < 32 || strlen(token) > API_TOKEN_MAX || !header_is_hs256(token))
+    if (!token || k->len < 32 || strlen(token) > API_TOKEN_MAX || !header_is_hs256(token) ||
+        !payload_is_text(token))
         return -1;
     if (jwt_decode(&jwt, token, k->key, k->len) != 0)
         goto out;
