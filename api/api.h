@@ -64,6 +64,8 @@ struct api_config {
     int agent_lease_ms;      /* an agent that has no answer this long stops its pods */
     int agent_margin_ms;     /* a silent node is lost after the lease and this */
     int token_ttl_s;
+    int max_pending_project; /* Pending workloads a project may have; 0: no cap */
+    int max_pending_user;    /* Pending workloads a user may have submitted; 0: no cap */
     int n_sims;
     int sims_given;          /* --simulate-nodes seen (0x0 included) */
     struct api_sim_spec sims[API_MAX_SIM];

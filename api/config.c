@@ -40,6 +40,9 @@ static void usage(void)
            "                            stops its pods (default 10000)\n"
            "  --agent-lease-margin-ms N allotd requeues a silent node's pods only after its\n"
            "                            lease and this margin (default 5000)\n"
+           "  --max-pending-per-project N  submissions are refused (429) while the project\n"
+           "                            has N Pending workloads (default 10000; 0 no cap)\n"
+           "  --max-pending-per-user N  the same per user who submits (default 5000; 0 no cap)\n"
            "  --key-file PATH           token signing key (default DB path + .key)\n"
            "  --token-ttl SECONDS       access token lifetime, 1 to 86400 (default 3600)\n"
            "  --metrics-listen ADDR:PORT  also serve /metrics there, without a token (none\n"
@@ -166,6 +169,10 @@ static int apply(struct api_config *cfg, const char *key, const char *v)
         return set_int(v, 300, 3600000, &cfg->agent_lease_ms);
     if (strcmp(key, "agent-lease-margin-ms") == 0)
         return set_int(v, 100, 3600000, &cfg->agent_margin_ms);
+    if (strcmp(key, "max-pending-per-project") == 0)
+        return set_int(v, 0, 100000000, &cfg->max_pending_project);
+    if (strcmp(key, "max-pending-per-user") == 0)
+        return set_int(v, 0, 100000000, &cfg->max_pending_user);
     if (strcmp(key, "token-ttl") == 0)
         return set_int(v, 1, 86400, &cfg->token_ttl_s);
     if (strcmp(key, "simulate-nodes") == 0) {
@@ -236,6 +243,8 @@ static void defaults(struct api_config *cfg)
     cfg->agent_lease_ms = 10000;
     cfg->agent_margin_ms = 5000;
     cfg->token_ttl_s = 3600;
+    cfg->max_pending_project = 10000;
+    cfg->max_pending_user = 5000;
 }
 
 static void finish(struct api_config *cfg)

@@ -4,11 +4,16 @@
  * delete, suspend, resume, events and pods.
  *
  * A submission is answered 202 only after its row and its Submitted event
- * have committed (db_workload_insert waits for the group commit); the
- * scheduler thread is then woken at once. With ?dryRun=true it is read and
- * checked the same way (a taken name is the same 400), then answered 200
- * with what the next scheduling turn would do with it (h_whatif.c), and
- * nothing is stored.
+ * have committed (db_workload_submit waits for the group commit); the
+ * scheduler thread is then woken at once. While its project, or the user
+ * submitting, has as many Pending workloads as allotd's caps allow
+ * (--max-pending-per-project, --max-pending-per-user), it is a 429 that
+ * says which; a batch (/workloads/submissions) that would pass a cap is
+ * refused whole, and a resume (Pending again) counts as a submission.
+ * The count is taken in the savepoint of the write, so concurrent
+ * submissions cannot pass a cap together. With ?dryRun=true it is read and checked the same way (a
+ * taken name is the same 400), then answered 200 with what the next
+ * scheduling turn would do with it (h_whatif.c), and nothing is stored.
  *
  * Invariants:
  *   1. The body is read through an allow-list per level (top, spec,
@@ -181,10 +186,20 @@ static void submitted(struct api_req *r, const struct db_workload *w)
     api_sched_touch(r->app->sched, w->seq);
 }
 
+/* allotd's caps on pending work (--max-pending-per-project, -per-user). */
+static struct db_pending_caps pending_caps(const struct api_req *r)
+{
+    struct db_pending_caps caps = {r->app->cfg.max_pending_project, r->app->cfg.max_pending_user};
+
+    return caps;
+}
+
 static void create(struct api_req *r, int type)
 {
     struct db_workload *w = calloc(1, sizeof(*w));
     struct api_project *project = calloc(1, sizeof(*project));
+    struct db_pending_caps caps = pending_caps(r);
+    char why[DB_MSG_LEN];
     struct jw j = {0};
     json_t *o = NULL;
     int rc, dry;
@@ -204,9 +219,13 @@ static void create(struct api_req *r, int type)
             api_wl_dry_run(r, w);
         goto out;
     }
-    rc = db_workload_insert(r->app->db, w);
+    rc = db_workload_submit(r->app->db, w, &caps, why, sizeof(why));
     if (rc == DB_ECONFLICT) { /* the create operations list 400, not 409 */
         api_error(r, 400, "Bad request", "a workload of that name exists in the project");
+        goto out;
+    }
+    if (rc == DB_ELIMIT) {
+        api_error(r, 429, "Too many requests", why);
         goto out;
     }
     if (rc != DB_OK) {
@@ -359,7 +378,8 @@ void api_h_wl_submissions(struct api_req *r)
 {
     struct db_workload *ws = NULL;
     struct api_project *project = calloc(1, sizeof(*project));
-    char type_name[16] = "", name[DB_NAME_LEN] = "";
+    struct db_pending_caps caps;
+    char type_name[16] = "", name[DB_NAME_LEN] = "", why[DB_MSG_LEN];
     int64_t count = 0;
     int type, n = 1, i, rc;
     struct jw j = {0};
@@ -403,7 +423,12 @@ void api_h_wl_submissions(struct api_req *r)
         if (rc != 0)
             goto out;
     }
-    rc = db_workloads_insert(r->app->db, ws, n);
+    caps = pending_caps(r);
+    rc = db_workloads_submit(r->app->db, ws, n, &caps, why, sizeof(why));
+    if (rc == DB_ELIMIT) {
+        api_error(r, 429, "Too many requests", why);
+        goto out;
+    }
     if (rc == DB_ECONFLICT) {
         api_error(r, 400, "Bad request",
                   count > 0 ? "a workload of one of those names exists in the project"
@@ -822,7 +847,8 @@ void api_h_wl_get(struct api_req *r)
 static void act(struct api_req *r, int action, const char *done)
 {
     struct db_workload w;
-    char msg[DB_NAME_LEN + 64];
+    struct db_pending_caps caps = pending_caps(r);
+    char msg[DB_NAME_LEN + 64], why[DB_MSG_LEN];
     int rc;
 
     if (load(r, API_WL_WRITE, &w) != 0)
@@ -831,7 +857,15 @@ static void act(struct api_req *r, int action, const char *done)
         api_error(r, 400, "Bad request", "inference workloads cannot be suspended or resumed");
         goto out;
     }
-    rc = db_workload_act(r->app->db, w.seq, action, r->who.user.login, api_now_ms());
+    if (action == DB_WL_RESUME) /* Pending again: counted as a submission is */
+        rc = db_workload_resume(r->app->db, w.seq, r->who.user.login, api_now_ms(), &caps, why,
+                                sizeof(why));
+    else
+        rc = db_workload_act(r->app->db, w.seq, action, r->who.user.login, api_now_ms());
+    if (rc == DB_ELIMIT) {
+        api_error(r, 429, "Too many requests", why);
+        goto out;
+    }
     if (rc == DB_ECONFLICT && action == DB_WL_RESUME) {
         /* Run:ai's resume lists no 409: resuming what runs changes nothing */
         snprintf(msg, sizeof(msg), "workload %s is not suspended: nothing to resume", w.name);
@@ -926,6 +960,7 @@ static int batch_in(struct api_req *r, json_t *o, struct batch *b)
 void api_h_wl_batch(struct api_req *r)
 {
     struct batch *b = calloc(1, sizeof(*b));
+    struct db_pending_caps caps = pending_caps(r);
     json_t *o = NULL, *ok, *failed;
     char id[DB_ID_LEN];
     int i;
@@ -943,7 +978,7 @@ void api_h_wl_batch(struct api_req *r)
         batch_one(r, b, i, failed);
     if (b->n > 0)
         db_workload_act_many(r->app->db, b->seqs, b->n, b->action, r->who.user.login,
-                             api_now_ms(), b->rcs);
+                             api_now_ms(), &caps, b->rcs);
     for (i = 0; i < b->n; i++) {
         const char *wid = json_string_value(json_array_get(b->ids, (size_t)b->idx[i]));
         if (b->rcs[i] == DB_OK) {
@@ -951,9 +986,14 @@ void api_h_wl_batch(struct api_req *r)
             api_sched_touch(r->app->sched, b->seqs[i]);
         } else {
             batch_fail(failed, wid, b->rcs[i] == DB_ECONFLICT ? 409
-                                    : b->rcs[i] == DB_ENOTFOUND ? 404 : 500,
+                                    : b->rcs[i] == DB_ENOTFOUND ? 404
+                                    : b->rcs[i] == DB_ELIMIT ? 429 : 500,
                        b->rcs[i] == DB_ECONFLICT ? "the workload is not suspended"
-                                                 : db_strerror(b->rcs[i]));
+                       : b->rcs[i] == DB_ELIMIT
+                           ? "its project or its submitter has as many pending workloads as"
+                             " this server takes (allotd --max-pending-per-project,"
+                             " --max-pending-per-user)"
+                           : db_strerror(b->rcs[i]));
         }
     }
     db_uuid_new(id);

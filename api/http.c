@@ -354,6 +354,7 @@ int api_db_status(int rc)
     case DB_ECONFLICT: return 409;
     case DB_EINVAL: return 400;
     case DB_EFULL: return 507;
+    case DB_ELIMIT: return 429;
     case DB_ECLOSED: case DB_EBUSY: case DB_EREADONLY: case DB_EGONE: return 503;
     default: return 500;
     }
@@ -367,6 +368,7 @@ void api_db_error(struct api_req *r, int rc, const char *what)
     case 404: api_error(r, 404, "Not found", what); break;
     case 409: api_error(r, 409, "Conflict", what); break;
     case 400: api_error(r, 400, "Bad request", what); break;
+    case 429: api_error(r, 429, "Too many requests", what); break;
     case 507:
     case 503:
         if (rc == DB_ECLOSED || db_health(r->app->db, why, sizeof(why)) == DB_OK)

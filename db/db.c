@@ -141,6 +141,7 @@ const char *db_strerror(int rc)
     case DB_EFULL: return "no space left for the database";
     case DB_EREADONLY: return "the database is read-only";
     case DB_EGONE: return "the database file was removed or replaced";
+    case DB_ELIMIT: return "too many pending workloads";
     default: return "unknown error";
     }
 }

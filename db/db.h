@@ -43,6 +43,7 @@
 #define DB_EFULL (-8)     /* no space left on its disk */
 #define DB_EREADONLY (-9) /* the file or its file system is read-only */
 #define DB_EGONE (-10)    /* the file was removed or replaced while open: final */
+#define DB_ELIMIT (-11)   /* a cap on pending workloads is reached (db_workload_submit) */
 
 #define DB_MAX_POOLS 32
 #define DB_NAME_LEN 128
@@ -312,6 +313,24 @@ int db_workload_insert(struct db *db, struct db_workload *w);
 /* n workloads as db_workload_insert() does one, in one savepoint: all of
  * them or none (DB_ECONFLICT when a name is taken). */
 int db_workloads_insert(struct db *db, struct db_workload *ws, int n);
+
+/* The most Pending workloads (live, not deleted) a project, and a user
+ * (created_by), may have; 0: no cap. */
+struct db_pending_caps {
+    int per_project, per_user;
+};
+/* db_workload_insert(), unless the workload's project or its submitter
+ * already has as many Pending workloads as caps allows: then DB_ELIMIT,
+ * with a sentence for people in why. The count and the insert are one
+ * savepoint, so concurrent submissions cannot pass a cap together. */
+int db_workload_submit(struct db *db, struct db_workload *w, const struct db_pending_caps *caps,
+                       char *why, size_t len);
+/* db_workloads_insert() under the caps: the n workloads, all of one
+ * project and one submitter (DB_EINVAL otherwise, with caps), are stored only if
+ * the project and the submitter stay within their caps with all n of
+ * them; otherwise DB_ELIMIT, why, and none is stored. */
+int db_workloads_submit(struct db *db, struct db_workload *ws, int n,
+                        const struct db_pending_caps *caps, char *why, size_t len);
 int db_workload_get(struct db *db, const char *id, struct db_workload *out);
 /* The same by seq (deleted rows included, as by id). */
 int db_workload_get_seq(struct db *db, int64_t seq, struct db_workload *out);
@@ -320,6 +339,12 @@ enum db_wl_action { DB_WL_DELETE = 0, DB_WL_SUSPEND, DB_WL_RESUME };
 /* Deletes, suspends or resumes: frees its pods, sets the phases, writes an
  * event, bumps the version. DB_ENOTFOUND if gone. */
 int db_workload_act(struct db *db, int64_t seq, int action, const char *by, int64_t now_ms);
+/* db_workload_act(RESUME) under the caps: a resumed workload is Pending
+ * again, so it counts against its project's and its submitter's caps as a
+ * submission does (DB_ELIMIT and why when one is reached, in the same
+ * savepoint as the change). */
+int db_workload_resume(struct db *db, int64_t seq, const char *by, int64_t now_ms,
+                       const struct db_pending_caps *caps, char *why, size_t len);
 /* Replaces a live workload's image, spec and pod counts (an inference's
  * PATCH): its pods are freed and, unless suspended, it is Pending again,
  * to be placed anew with the new spec; event Updated. DB_ENOTFOUND if
@@ -337,9 +362,10 @@ int db_workload_respec(struct db *db, const struct db_wl_respec *u);
  * of deleted workloads); *seqs (malloc'd) names them, for their logs. */
 int db_workloads_purge(struct db *db, int64_t before_ms, int64_t **seqs, int *n);
 /* Several actions in one savepoint each, one group commit for all:
- * rcs[i] is the code of seqs[i]. */
+ * rcs[i] is the code of seqs[i]; resumes count against caps (NULL: none)
+ * one after another, DB_ELIMIT for each past a cap. */
 int db_workload_act_many(struct db *db, const int64_t *seqs, int n, int action, const char *by,
-                         int64_t now_ms, int *rcs);
+                         int64_t now_ms, const struct db_pending_caps *caps, int *rcs);
 
 /* List query: an AND of filters, one sort key, a page. The field names
  * are the API's (name, projectName, phase, type, ...); db validates them. */

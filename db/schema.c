@@ -363,6 +363,15 @@ static const struct numbered later[] = {
      " requested_pool = (SELECT p.name FROM nodes n JOIN node_pools p ON p.seq = n.pool_seq"
      " WHERE n.seq = agent_nodes.node_seq);",
      NULL},
+    /* 92: the Pending workloads of a project and of a user, counted at
+     * every submission against the caps on pending work
+     * (db_workload_submit) */
+    {92,
+     "CREATE INDEX workloads_pending_project ON workloads (project_seq)"
+     " WHERE deleted_at = 0 AND phase = 'Pending';"
+     "CREATE INDEX workloads_pending_user ON workloads (created_by)"
+     " WHERE deleted_at = 0 AND phase = 'Pending';",
+     NULL},
 };
 
 #define N_LATER ((int)(sizeof(later) / sizeof(later[0])))

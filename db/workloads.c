@@ -148,6 +148,80 @@ int db__event(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *ty
 
 /* ---- insert ---- */
 
+/* Who a cap check counts for: n more Pending workloads of one project and
+ * one submitter. */
+struct pending_check {
+    const struct db_pending_caps *caps;  /* NULL: none */
+    int64_t project_seq;
+    const char *created_by;
+    int n;
+    char *why;
+    size_t len;
+};
+
+/* The Pending workloads of the project and of the user, each counted up
+ * to its cap (0: not counted), so a check reads at most that many entries
+ * of the partial indexes of migration 92 and nothing else; and the
+ * project's name, for the refusal. */
+static int pending_counts(struct db__conn *c, const struct pending_check *p, int64_t *project,
+                          int64_t *user, char *name, size_t name_len)
+{
+    static const char sql[] =
+        "SELECT (SELECT count(*) FROM (SELECT 1 FROM workloads WHERE deleted_at = 0"
+        " AND phase = 'Pending' AND project_seq = ?1 LIMIT ?3)),"
+        " (SELECT count(*) FROM (SELECT 1 FROM workloads WHERE deleted_at = 0"
+        " AND phase = 'Pending' AND created_by = ?2 LIMIT ?4)),"
+        " coalesce((SELECT name FROM queues WHERE seq = ?1), '')";
+    int rc = DB_OK;
+    sqlite3_stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    sqlite3_bind_int64(st, 1, p->project_seq);
+    db__bind_text(st, 2, p->created_by);
+    sqlite3_bind_int(st, 3, p->caps->per_project > 0 ? p->caps->per_project : 0);
+    sqlite3_bind_int(st, 4, p->caps->per_user > 0 && p->created_by[0] ? p->caps->per_user : 0);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        *project = sqlite3_column_int64(st, 0);
+        *user = sqlite3_column_int64(st, 1);
+        db__copy(name, name_len, st, 2);
+    } else {
+        rc = DB_EIO;
+    }
+    return db__done(st, rc);
+}
+
+/* DB_ELIMIT (with why) if n more Pending workloads would pass a cap. Run
+ * in the savepoint of the write that adds them, so the count cannot go
+ * stale before the write commits. */
+static int pending_capped(struct db__conn *c, const struct pending_check *p)
+{
+    int64_t project = 0, user = 0;
+    char name[DB_NAME_LEN] = "", more[64] = "";
+    int rc;
+
+    if (!p->caps || (p->caps->per_project <= 0 && p->caps->per_user <= 0))
+        return DB_OK;
+    rc = pending_counts(c, p, &project, &user, name, sizeof(name));
+    if (rc != DB_OK)
+        return rc;
+    if (p->n > 1)
+        snprintf(more, sizeof(more), "; %d more would pass it", p->n);
+    if (p->caps->per_project > 0 && project + p->n > p->caps->per_project) {
+        snprintf(p->why, p->len, "project %s has %lld pending workloads, and %d is the most this"
+                 " server takes per project (allotd --max-pending-per-project)%s: delete some or"
+                 " wait until they run", name, (long long)project, p->caps->per_project, more);
+        return DB_ELIMIT;
+    }
+    if (p->caps->per_user > 0 && p->created_by[0] && user + p->n > p->caps->per_user) {
+        snprintf(p->why, p->len, "%s has %lld pending workloads, and %d is the most this server"
+                 " takes per user (allotd --max-pending-per-user)%s: delete some or wait until"
+                 " they run", p->created_by, (long long)user, p->caps->per_user, more);
+        return DB_ELIMIT;
+    }
+    return DB_OK;
+}
+
 static int insert_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
@@ -209,37 +283,36 @@ static int insert_fn(struct db__conn *c, void *arg)
     return rc;
 }
 
-int db_workload_insert(struct db *db, struct db_workload *w)
-{
-    w->created_at = w->updated_at = w->phase_updated_at = db__now_ms();
-    db__uuid(w->id);
-    snprintf(w->desired_phase, sizeof(w->desired_phase), "Running");
-    snprintf(w->phase, sizeof(w->phase), "Pending");
-    w->version = 1;
-    return db__write(db, insert_fn, w);
-}
-
 struct insert_many_arg {
     struct db_workload *ws;
     int n;
+    struct pending_check check;
 };
 
+/* The cap check, then every insert: one savepoint, all or none. */
 static int insert_many_fn(struct db__conn *c, void *arg)
 {
     struct insert_many_arg *a = arg;
-    int i, rc = DB_OK;
+    int i, rc = pending_capped(c, &a->check);
 
     for (i = 0; i < a->n && rc == DB_OK; i++)
         rc = insert_fn(c, &a->ws[i]);
     return rc;
 }
 
-int db_workloads_insert(struct db *db, struct db_workload *ws, int n)
+int db_workloads_submit(struct db *db, struct db_workload *ws, int n,
+                        const struct db_pending_caps *caps, char *why, size_t len)
 {
-    struct insert_many_arg a = {ws, n};
+    struct insert_many_arg a = {ws, n, {caps, n > 0 ? ws[0].project_seq : 0,
+                                        n > 0 ? ws[0].created_by : "", n, why, len}};
     int64_t now = db__now_ms();
     int i;
 
+    if (len)
+        why[0] = 0;
+    for (i = 1; caps && i < n; i++)
+        if (ws[i].project_seq != ws[0].project_seq || strcmp(ws[i].created_by, ws[0].created_by))
+            return DB_EINVAL;
     for (i = 0; i < n; i++) {
         ws[i].created_at = ws[i].updated_at = ws[i].phase_updated_at = now;
         db__uuid(ws[i].id);
@@ -248,6 +321,22 @@ int db_workloads_insert(struct db *db, struct db_workload *ws, int n)
         ws[i].version = 1;
     }
     return db__write(db, insert_many_fn, &a);
+}
+
+int db_workload_submit(struct db *db, struct db_workload *w, const struct db_pending_caps *caps,
+                       char *why, size_t len)
+{
+    return db_workloads_submit(db, w, 1, caps, why, len);
+}
+
+int db_workload_insert(struct db *db, struct db_workload *w)
+{
+    return db_workloads_submit(db, w, 1, NULL, NULL, 0);
+}
+
+int db_workloads_insert(struct db *db, struct db_workload *ws, int n)
+{
+    return db_workloads_submit(db, ws, n, NULL, NULL, 0);
 }
 
 /* ---- get ---- */
@@ -303,6 +392,9 @@ struct act_arg {
     int action;
     const char *by;
     int64_t now;
+    const struct db_pending_caps *caps;  /* a resume's caps; NULL: none */
+    char *why;
+    size_t len;
 };
 
 static int free_pods(struct db__conn *c, int64_t seq)
@@ -319,9 +411,11 @@ static int free_pods(struct db__conn *c, int64_t seq)
 
 static int act_check(struct db__conn *c, const struct act_arg *a)
 {
-    static const char sql[] = "SELECT deleted_at, desired_phase FROM workloads WHERE seq = ?";
+    static const char sql[] =
+        "SELECT deleted_at, desired_phase, project_seq, created_by FROM workloads WHERE seq = ?";
     int rc = DB_OK, src;
-    char desired[16];
+    char desired[16], by[DB_NAME_LEN];
+    struct pending_check check = {a->caps, 0, by, 1, a->why, a->len};
     sqlite3_stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
@@ -335,7 +429,12 @@ static int act_check(struct db__conn *c, const struct act_arg *a)
     db__copy(desired, sizeof(desired), st, 1);
     if (a->action == DB_WL_RESUME && strcmp(desired, "Stopped") != 0)
         rc = DB_ECONFLICT;
-    return db__done(st, rc);
+    check.project_seq = sqlite3_column_int64(st, 2);
+    db__copy(by, sizeof(by), st, 3);
+    rc = db__done(st, rc);
+    if (rc == DB_OK && a->action == DB_WL_RESUME) /* Pending again: a submission's caps */
+        rc = pending_capped(c, &check);
+    return rc;
 }
 
 /* A deleted workload whose pods have all stopped (no open run) is done
@@ -424,10 +523,20 @@ static int act_fn(struct db__conn *c, void *arg)
 
 int db_workload_act(struct db *db, int64_t seq, int action, const char *by, int64_t now_ms)
 {
-    struct act_arg a = {seq, action, by, now_ms};
+    struct act_arg a = {seq, action, by, now_ms, NULL, NULL, 0};
 
     if (action < DB_WL_DELETE || action > DB_WL_RESUME)
         return DB_EINVAL;
+    return db__write(db, act_fn, &a);
+}
+
+int db_workload_resume(struct db *db, int64_t seq, const char *by, int64_t now_ms,
+                       const struct db_pending_caps *caps, char *why, size_t len)
+{
+    struct act_arg a = {seq, DB_WL_RESUME, by, now_ms, caps, why, len};
+
+    if (len)
+        why[0] = 0;
     return db__write(db, act_fn, &a);
 }
 
@@ -573,9 +682,10 @@ static int act_many_fn(struct db__conn *c, void *arg)
 }
 
 int db_workload_act_many(struct db *db, const int64_t *seqs, int n, int action, const char *by,
-                         int64_t now_ms, int *rcs)
+                         int64_t now_ms, const struct db_pending_caps *caps, int *rcs)
 {
-    struct act_many_arg a = {seqs, n, {0, action, by, now_ms}, rcs};
+    char why[DB_MSG_LEN];
+    struct act_many_arg a = {seqs, n, {0, action, by, now_ms, caps, why, sizeof(why)}, rcs};
     int i, rc;
 
     if (action < DB_WL_DELETE || action > DB_WL_RESUME)

@@ -41,7 +41,8 @@ start() {
   [ -e "$T/bench.db" ] || (cd "$T" && "$ALLOTD" --init --db "$T/bench.db" >>"$T/log" 2>&1) ||
     { cat "$T/log" >&2; exit 1; }
   (cd "$T" && exec "$ALLOTD" --db "$T/bench.db" --listen 127.0.0.1:0 --port-file "$T/port" \
-      --rate-limit 0 --simulate-nodes 1000x8 --threads 64 >>"$T/log" 2>&1) &
+      --rate-limit 0 --max-pending-per-project 0 --max-pending-per-user 0 \
+      --simulate-nodes 1000x8 --threads 64 >>"$T/log" 2>&1) &
   PID=$!
   while [ ! -s "$T/port" ]; do
     kill -0 "$PID" 2>/dev/null || { cat "$T/log" >&2; exit 1; }

@@ -101,6 +101,143 @@ static int submit(struct fixture *f, const char *name, int gpus, struct db_workl
     return submit_priority(f, name, gpus, 50, w);
 }
 
+/* Caps on pending work: 3 Pending workloads in the project, 2 a user.
+ * Each step submits as a user and wants a result; a refusal stores
+ * nothing and says which cap. */
+static void test_pending_caps(void **state)
+{
+    static const struct {
+        const char *user, *name;
+        int want;
+        const char *why;          /* a word of the refusal */
+    } steps[] = {
+        {"u1", "w1", DB_OK, NULL},
+        {"u1", "w2", DB_OK, NULL},
+        {"u1", "w3", DB_ELIMIT, "max-pending-per-user"},
+        {"u2", "w4", DB_OK, NULL},
+        {"u2", "w5", DB_ELIMIT, "max-pending-per-project"},
+    };
+    static const struct db_pending_caps caps = {3, 2}, none = {0, 0};
+    struct fixture *f = *state;
+    struct db_workload w, got;
+    char why[DB_MSG_LEN];
+    int64_t first_seq = 0;
+    size_t i;
+
+    for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        memset(&w, 0, sizeof(w));
+        memset(&got, 0, sizeof(got));
+        strcpy(w.name, steps[i].name);
+        w.project_seq = f->proj.seq;
+        strcpy(w.project_name, "team");
+        strcpy(w.priority_class, "train");
+        w.priority = 50;
+        w.n_pods = w.min_pods = 1;
+        strcpy(w.created_by, steps[i].user);
+        if (db_workload_submit(f->db, &w, &caps, why, sizeof(why)) != steps[i].want ||
+            (steps[i].why && !strstr(why, steps[i].why)))
+            fail_msg("%s by %s: not %d (%s)", steps[i].name, steps[i].user, steps[i].want, why);
+        if (steps[i].want != DB_OK)
+            assert_int_equal(db_workload_get(f->db, w.id, &got), DB_ENOTFOUND);
+        if (steps[i].want == DB_OK)
+            first_seq = first_seq ? first_seq : w.seq;
+        db_workload_clear(&w);
+        db_workload_clear(&got);
+    }
+    /* a deleted workload is no longer Pending: room for one more */
+    assert_int_equal(db_workload_act(f->db, first_seq, DB_WL_DELETE, "u1", 1), DB_OK);
+    memset(&w, 0, sizeof(w));
+    strcpy(w.name, "w6");
+    w.project_seq = f->proj.seq;
+    strcpy(w.priority_class, "train");
+    w.n_pods = w.min_pods = 1;
+    strcpy(w.created_by, "u2");
+    assert_int_equal(db_workload_submit(f->db, &w, &caps, why, sizeof(why)), DB_OK);
+    db_workload_clear(&w);
+    /* no caps: anything goes */
+    strcpy(w.name, "w7");
+    assert_int_equal(db_workload_submit(f->db, &w, &none, why, sizeof(why)), DB_OK);
+    db_workload_clear(&w);
+}
+
+/* A batch and a resume count against the caps as single submissions do:
+ * 4 Pending in the project, 3 a user. A batch that would pass a cap is
+ * refused whole; a resume (Stopped -> Pending) is refused while the
+ * project is full, single and in db_workload_act_many, and a refusal
+ * leaves the workload Stopped. */
+static void test_pending_caps_batch_resume(void **state)
+{
+    static const struct db_pending_caps caps = {4, 3};
+    struct fixture *f = *state;
+    struct db_workload ws[3], w, got;
+    char why[DB_MSG_LEN];
+    int64_t seq;
+    int i, rc1;
+
+    memset(ws, 0, sizeof(ws));
+    for (i = 0; i < 3; i++) {
+        snprintf(ws[i].name, sizeof(ws[i].name), "b-%d", i);
+        ws[i].project_seq = f->proj.seq;
+        strcpy(ws[i].priority_class, "train");
+        ws[i].n_pods = ws[i].min_pods = 1;
+        strcpy(ws[i].created_by, "u1");
+    }
+    /* 3 of u1's at once: within both caps */
+    assert_int_equal(db_workloads_submit(f->db, ws, 3, &caps, why, sizeof(why)), DB_OK);
+    seq = ws[0].seq;
+    for (i = 0; i < 3; i++)
+        db_workload_clear(&ws[i]);
+    /* u2's 2 more would make 5 in the project: none stored */
+    for (i = 0; i < 2; i++) {
+        memset(&ws[i], 0, sizeof(ws[i]));
+        snprintf(ws[i].name, sizeof(ws[i].name), "c-%d", i);
+        ws[i].project_seq = f->proj.seq;
+        strcpy(ws[i].priority_class, "train");
+        ws[i].n_pods = ws[i].min_pods = 1;
+        strcpy(ws[i].created_by, "u2");
+    }
+    assert_int_equal(db_workloads_submit(f->db, ws, 2, &caps, why, sizeof(why)), DB_ELIMIT);
+    assert_non_null(strstr(why, "max-pending-per-project"));
+    assert_non_null(strstr(why, "2 more"));
+    assert_int_equal(db_workload_get(f->db, ws[0].id, &got), DB_ENOTFOUND);
+    assert_int_equal(db_workload_get(f->db, ws[1].id, &got), DB_ENOTFOUND);
+    /* one of them fits */
+    assert_int_equal(db_workloads_submit(f->db, ws, 1, &caps, why, sizeof(why)), DB_OK);
+    db_workload_clear(&ws[0]);
+    db_workload_clear(&ws[1]);
+    /* a mixed batch is refused under caps */
+    memset(ws, 0, sizeof(ws));
+    strcpy(ws[0].created_by, "u1");
+    strcpy(ws[1].created_by, "u2");
+    ws[0].project_seq = ws[1].project_seq = f->proj.seq;
+    assert_int_equal(db_workloads_submit(f->db, ws, 2, &caps, why, sizeof(why)), DB_EINVAL);
+
+    /* suspend one of u1's (3 Pending left), fill the project, resume it */
+    assert_int_equal(db_workload_act(f->db, seq, DB_WL_SUSPEND, "u1", 1), DB_OK);
+    memset(&w, 0, sizeof(w));
+    strcpy(w.name, "d");
+    w.project_seq = f->proj.seq;
+    strcpy(w.priority_class, "train");
+    w.n_pods = w.min_pods = 1;
+    strcpy(w.created_by, "u3");
+    assert_int_equal(db_workload_submit(f->db, &w, &caps, why, sizeof(why)), DB_OK);
+    assert_int_equal(db_workload_resume(f->db, seq, "u1", 2, &caps, why, sizeof(why)), DB_ELIMIT);
+    assert_non_null(strstr(why, "project team-a has 4 pending workloads"));
+    assert_int_equal(db_workload_act_many(f->db, &seq, 1, DB_WL_RESUME, "u1", 2, &caps, &rc1),
+                     DB_OK);
+    assert_int_equal(rc1, DB_ELIMIT);
+    assert_int_equal(db_workload_get_seq(f->db, seq, &got), DB_OK);
+    assert_string_equal(got.phase, "Stopped");
+    db_workload_clear(&got);
+    /* room again: the resume goes through */
+    assert_int_equal(db_workload_act(f->db, w.seq, DB_WL_DELETE, "u3", 3), DB_OK);
+    assert_int_equal(db_workload_resume(f->db, seq, "u1", 4, &caps, why, sizeof(why)), DB_OK);
+    assert_int_equal(db_workload_get_seq(f->db, seq, &got), DB_OK);
+    assert_string_equal(got.phase, "Pending");
+    db_workload_clear(&got);
+    db_workload_clear(&w);
+}
+
 /* The schema's CHECK constraints refuse out-of-range rows whatever the
  * caller let through: DB_EINVAL, and nothing is written. */
 static void test_checks(void **state)
@@ -488,12 +625,12 @@ static void test_partial_reads(void **state)
     db_snapshot_free(s);
     seqs[0] = a.seq;
     seqs[1] = b.seq;
-    assert_int_equal(db_workload_act_many(f->db, seqs, 2, DB_WL_SUSPEND, "t", 1, rcs), DB_OK);
+    assert_int_equal(db_workload_act_many(f->db, seqs, 2, DB_WL_SUSPEND, "t", 1, NULL, rcs), DB_OK);
     assert_int_equal(rcs[0], DB_OK);
     assert_int_equal(rcs[1], DB_OK);
     seqs[1] = c.seq;
     /* resuming a that is suspended and c that is not: c alone fails */
-    assert_int_equal(db_workload_act_many(f->db, seqs, 2, DB_WL_RESUME, "t", 2, rcs), DB_OK);
+    assert_int_equal(db_workload_act_many(f->db, seqs, 2, DB_WL_RESUME, "t", 2, NULL, rcs), DB_OK);
     assert_int_equal(rcs[0], DB_OK);
     assert_int_equal(rcs[1], DB_ECONFLICT);
     seqs[0] = a.seq;
@@ -636,6 +773,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_purge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_and_queues, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pending_caps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pending_caps_batch_resume, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lifecycle_and_list, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_paging, setup, teardown),
