@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs the libFuzzer targets of tests/fuzz for longer than the test suite
-# does (10 s each there), one after the other, and prints each one's
-# executions and executions per second.
+# does (a fixed number of inputs from a fixed seed there), one after the
+# other, each from a random seed, and prints each one's executions and
+# executions per second.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]   default 600 s, every target
 #
@@ -17,7 +18,8 @@ BUILD_DIR=${BUILD_DIR:-build}
 export BUILD_DIR
 seconds=${1:-600}
 [ $# -gt 0 ] && shift
-targets=${*:-fuzz_workload_body fuzz_quantity fuzz_query fuzz_token fuzz_scenario}
+targets=${*:-fuzz_workload_body fuzz_quantity fuzz_query fuzz_token fuzz_scenario fuzz_agent
+  fuzz_trace fuzz_allotd_config fuzz_cli_config}
 ./scripts/build.sh
 for t in $targets; do
   seeds="tests/fuzz/corpus/$t"
