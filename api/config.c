@@ -199,19 +199,29 @@ static char *trim(char *s)
     return s;
 }
 
+/* Reads the file line by line, whatever a line's length (a line is never
+ * cut in two: the rest of a long comment must not become an option); a
+ * line holding a NUL byte is refused, not read up to the NUL. */
 static int read_file(struct api_config *cfg, const char *path)
 {
     FILE *f = fopen(path, "r");
-    char line[1024];
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
     int lineno = 0, rc = 0;
 
     if (!f) {
         fprintf(stderr, "allotd: cannot read %s\n", path);
         return -1;
     }
-    while (rc == 0 && fgets(line, sizeof(line), f)) {
+    while (rc == 0 && (n = getline(&line, &cap, f)) >= 0) {
         char *s = line, *eq;
         lineno++;
+        if (memchr(line, 0, (size_t)n)) {
+            fprintf(stderr, "allotd: %s:%d: a NUL byte in the line\n", path, lineno);
+            rc = -1;
+            break;
+        }
         if (strchr(s, '#'))
             *strchr(s, '#') = 0;
         s = trim(s);
@@ -225,6 +235,7 @@ static int read_file(struct api_config *cfg, const char *path)
             rc = -1;
         }
     }
+    free(line);
     fclose(f);
     return rc;
 }
