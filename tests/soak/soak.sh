@@ -12,11 +12,16 @@
 # show one per request and to keep the script working.
 #
 # The load, all at once for the whole run:
-#   - submissions: team-a submits preemptible trainings as fast as one
-#     client goes (it runs over its quota on idle GPUs), team-b submits a
-#     training every second (reclaim takes team-a's borrowed GPUs back),
-#     and every tenth team-a submission is a higher-priority training
-#     (preemption inside team-a);
+#   - submissions: team-a submits preemptible trainings (priority class
+#     train, 50) as fast as one client goes (it runs over its quota on idle
+#     GPUs), team-b submits a training every second (reclaim takes team-a's
+#     borrowed GPUs back), and every tenth team-a submission is a
+#     higher-priority preemptible training (build-preemptible, 75): on a
+#     full cluster, and team-a being over its fair share (so it cannot
+#     reclaim), it preempts one of team-a's own trainings. (A
+#     non-preemptible one would never run here: the default department
+#     deserves no GPUs, and non-preemptible work runs only within deserved
+#     quota at every level.)
 #   - deletions: the oldest workloads are deleted in batches, so about 200
 #     (SOAK_LIVE) stay live;
 #   - reads: lists of 50 workloads, counts, nodes, metrics, one workload
@@ -38,6 +43,12 @@
 # grows with the work done: reported as bytes per workload row, flat when
 # that figure does not grow by more than 25 %. Exit status 0 when all
 # three are flat, 1 otherwise.
+#
+# It prints what the load did: submissions, deletions, preemptions and
+# reclaims (allotd's allot_evictions_total), agents joined and left. With
+# SOAK_NEED_EVICTIONS=1 (the default; soak/short sets 0: 30 s on a busy
+# machine may see neither) a run without a preemption or without a
+# reclaim fails: that part of the load was not exercised.
 set -eu
 BUILD=$(cd "$1" && pwd)
 SECONDS_RUN=${2:-1800}
@@ -45,6 +56,7 @@ WARMUP=${3:-300}
 RSS_PCT=${SOAK_RSS_PCT:-10}
 LIVE=${SOAK_LIVE:-200}
 NODES=${SOAK_NODES:-8x8}
+NEED_EVICTIONS=${SOAK_NEED_EVICTIONS:-1}
 HALF=$(( ${NODES%x*} * ${NODES#*x} / 2 ))
 STAY=$((SECONDS_RUN / 30 > 3 ? SECONDS_RUN / 30 : 3))
 EVERY=$((SECONDS_RUN / 20 < 10 ? (SECONDS_RUN / 20 > 1 ? SECONDS_RUN / 20 : 1) : 10))
@@ -98,7 +110,11 @@ loop_a() {
   i=0
   while alive; do
     i=$((i + 1))
-    if [ $((i % 10)) = 0 ]; then submit "$A" "a-$i" build; else submit "$A" "a-$i" train; fi
+    if [ $((i % 10)) = 0 ]; then
+      submit "$A" "a-$i" build-preemptible
+    else
+      submit "$A" "a-$i" train
+    fi
     sleep 0.05
   done
 }
@@ -139,10 +155,12 @@ loop_agents() {
     bin/allot-agent --server "$URL" --token-file "$T/soak-$n.token" --name "soak-$n" --gpus 2 \
       --runtime none --work-dir "$T/agent-$n" >>"$T/agent-$n.log" 2>&1 &
     agent=$!
+    echo "join soak-$n" >>"$T/agents"
     stay=$((STAY + $(od -An -N1 -tu1 /dev/urandom) % STAY))
     while alive && [ "$stay" -gt 0 ]; do sleep 1; stay=$((stay - 1)); done
     kill -TERM "$agent"
     wait "$agent" || true
+    echo "leave soak-$n" >>"$T/agents"
   done
 }
 sample() { # one CSV line: seconds, rss_kib, fds, db_bytes, workloads, events, live
@@ -171,6 +189,15 @@ wait_all
 sample >>"$OUT/soak.csv"
 evictions=$(curl -s "$URL/metrics" -H "Authorization: Bearer $TOKEN" |
   sed -n 's/^allot_evictions_total{reason="\([A-Za-z]*\)"} \([0-9]*\)/\1=\2/p' | paste -sd' ' -)
+evicted() { # REASON: how many evictions allotd counted for it
+  printf '%s\n' $evictions | sed -n "s/^$1=//p" | grep . || echo 0
+}
+preempted=$(evicted Preempted)
+reclaimed=$(evicted Reclaimed)
+submitted=$(sqlite3 -readonly soak.db 'SELECT count(*) FROM workloads')
+deleted=$(sqlite3 -readonly soak.db 'SELECT count(*) FROM workloads WHERE deleted_at > 0')
+joins=$(grep -c '^join' "$T/agents" 2>/dev/null || true)
+leaves=$(grep -c '^leave' "$T/agents" 2>/dev/null || true)
 
 # the first sample after the warm-up, and the last
 first=$(awk -F, -v w="$WARMUP" 'NR > 1 && $1 >= w { print; exit }' "$OUT/soak.csv")
@@ -193,7 +220,13 @@ verdict=$(printf '%s\n%s\n' "$first" "$last" | awk -F, -v pct="$RSS_PCT" '
     exit !(rss_ok && fd_ok && db_ok && work_ok)
   }') && rc=0 || rc=1
 echo "soak: $SECONDS_RUN s, evictions: ${evictions:-none}; samples in $OUT/soak.csv"
+echo "  load: ${submitted:-0} submissions, ${deleted:-0} deletions, $preempted preemptions," \
+  "$reclaimed reclaims, agents joined ${joins:-0} and left ${leaves:-0} times"
 printf '%s\n' "$verdict"
+if [ "$NEED_EVICTIONS" = 1 ] && { [ "$preempted" = 0 ] || [ "$reclaimed" = 0 ]; }; then
+  echo "soak: no preemption or no reclaim happened: that part of the load was not exercised"
+  rc=1
+fi
 kill -TERM "$SERVER"
 wait "$SERVER" || { echo "soak: allotd exited with $? after SIGTERM"; rc=1; }
 SERVER=""
