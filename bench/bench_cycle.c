@@ -10,7 +10,10 @@
  *   event  the first cycle's decisions applied, then one submission, and
  *          separately one completion: the next cycle's time (median of a
  *          few runs on that same state). Then the same after the cluster
- *          has settled (passes applied until one decides nothing).
+ *          has settled (passes applied until one decides nothing). The
+ *          submission is timed twice: a full cycle, and sched_cycle_next()
+ *          with a memo of the cycle before it and the delta "one
+ *          submission" (its digest must be the full cycle's).
  *   cold   an empty cluster and W one-GPU workloads: passes applied until
  *          nothing changes; placements per second of cycle time.
  *   memory the arena's peak and the process's peak RSS (getrusage).
@@ -328,6 +331,58 @@ static int median_cycle(const struct options *o, struct gen_world *w, struct sch
     return rc;
 }
 
+/* The same submission through sched_cycle_next(): a memo primed by a
+ * full cycle on the world as it was (untimed), then the cycle with the
+ * delta "one submission" (timed; median of the runs). Its digest must be
+ * the full cycle's: a differing one is an error. */
+static int incremental_submission(const struct options *o, struct gen_world *w,
+                                  struct sched_arena *arena, uint64_t full_digest,
+                                  const char *when)
+{
+    struct sched_delta prime = {1, 0}, one = {0, 1};
+    struct sched_memo *memo = sched_memo_new();
+    struct sched_memo_stats stats;
+    struct sched_result res;
+    struct sched_state st;
+    struct sched_config cfg;
+    double t[1000], t0;
+    uint64_t digest = 0;
+    int i, rc = memo ? 0 : -1, reused = 0;
+
+    sched_config_default(&cfg);
+    for (i = 0; rc == 0 && i < o->event_runs; i++) {
+        w->n_wls--;   /* the world before the submission */
+        gen_world_state(w, &st);
+        sched_arena_reset(arena);
+        rc = sched_cycle_next(memo, &st, &prime, &cfg, arena, &res);
+        w->n_wls++;
+        gen_world_state(w, &st);
+        sched_arena_reset(arena);
+        t0 = now_ms();
+        if (rc == 0)
+            rc = sched_cycle_next(memo, &st, &one, &cfg, arena, &res);
+        t[i] = now_ms() - t0;
+        if (rc == 0)
+            digest = result_digest(&res, w->n_wls);
+    }
+    sched_memo_stats(memo, &stats);
+    reused = (int)stats.reused;
+    sched_memo_free(memo);
+    if (rc != 0)
+        return -1;
+    qsort(t, (size_t)o->event_runs, sizeof(double), cmp_double);
+    printf("event %-8s one submission, incremental: next cycle %.3f ms (%s; digest %016llx)\n",
+           when, t[o->event_runs / 2], reused == o->event_runs ? "answered from the memo"
+                                                              : "full cycle",
+           (unsigned long long)digest);
+    if (digest != full_digest) {
+        fprintf(stderr, "allot-bench-cycle: the incremental cycle's digest differs from the "
+                "full cycle's\n");
+        return -1;
+    }
+    return 0;
+}
+
 static int time_submission(const struct options *o, struct gen_world *w,
                            struct sched_arena *arena, const char *when)
 {
@@ -342,6 +397,8 @@ static int time_submission(const struct options *o, struct gen_world *w,
     rc = median_cycle(o, w, arena, &ms, &d, &digest);
     printf("event %-8s one submission: next cycle %.2f ms (%d decisions; digest %016llx)\n",
            when, ms, d, (unsigned long long)digest);
+    if (rc == 0)
+        rc = incremental_submission(o, w, arena, digest, when);
     w->n_wls--;
     w->n_pods = pods_before;
     return rc;

@@ -12,6 +12,10 @@
  *                 for a queue that stays within its fair share.
  *   preempt     - evict lower-priority preemptible workloads of the same
  *                 queue.
+ *
+ * sched__would_start() tries one workload alone through the same four
+ * attempts: the incremental path (memo.c) asks it whether a submission
+ * changes anything.
  */
 #include "sched_int.h"
 
@@ -99,4 +103,28 @@ void sched__act_reclaim(struct sched_session *ss)
 void sched__act_preempt(struct sched_session *ss)
 {
     run_action(ss, SCHED_ACT_PREEMPT, attempt_preempt);
+}
+
+int sched__would_start(struct sched_session *ss, int w)
+{
+    static const struct {
+        int action;
+        attempt_fn fn;
+    } attempts[] = {
+        {SCHED_ACT_ALLOCATE, attempt_allocate},
+        {SCHED_ACT_CONSOLIDATE, attempt_consolidate},
+        {SCHED_ACT_RECLAIM, attempt_reclaim},
+        {SCHED_ACT_PREEMPT, attempt_preempt},
+    };
+    uint64_t version = ss->version;
+    size_t i;
+
+    for (i = 0; i < sizeof(attempts) / sizeof(attempts[0]); i++) {
+        if (!sched__is_candidate(ss, w, attempts[i].action))
+            continue;
+        if (attempt_pools(ss, w, attempts[i].fn) || ss->n_decisions > 0 ||
+            ss->version != version || ss->oom)
+            return 1;
+    }
+    return 0;
 }

@@ -7,7 +7,10 @@
  * Step 3  allocate, consolidate, reclaim, preempt (actions.c), then
  *         stale-gang eviction (reasons.c);
  * Step 4  a reason for every workload left pending, and the stale times
- *         the driver keeps for the next cycle.
+ *         the driver keeps for the next cycle;
+ * Step 5  with a memo (sched_cycle_next(), memo.c), what the next cycle
+ *         may reuse: the fair shares, the pending entries and the table
+ *         of diagnosis kinds.
  */
 #include "sched_int.h"
 
@@ -26,7 +29,7 @@ const struct sched_share *sched_result_share(const struct sched_result *r, int q
     return &r->shares[(size_t)q * (size_t)r->n_pools + (size_t)p];
 }
 
-static int record_shares(struct sched_session *ss, struct sched_result *out)
+int sched__record_shares(struct sched_session *ss, struct sched_result *out)
 {
     int q, p, r;
 
@@ -50,7 +53,7 @@ static int record_shares(struct sched_session *ss, struct sched_result *out)
     return SCHED_OK;
 }
 
-static int is_pending(const struct sched_session *ss, int w)
+int sched__is_pending(const struct sched_session *ss, int w)
 {
     const struct sched_workload *wl = ss_w(ss, w);
 
@@ -61,7 +64,7 @@ static int is_pending(const struct sched_session *ss, int w)
 
 /* Two pending workloads that the diagnosis cannot tell apart: same queue,
  * pools, node type, requests, pods still missing and phase. */
-static int same_diagnosis(const struct sched_session *ss, int a, int b)
+int sched__same_diagnosis(const struct sched_session *ss, int a, int b)
 {
     const struct sched_workload *wa = ss_w(ss, a), *wb = ss_w(ss, b);
     const struct ss_wl *xa = &ss->wl[a], *xb = &ss->wl[b];
@@ -78,7 +81,7 @@ static int same_diagnosis(const struct sched_session *ss, int a, int b)
     return wa->gpu_memory_mib == wb->gpu_memory_mib && xa->cls == xb->cls;
 }
 
-static uint64_t diagnosis_hash(const struct sched_session *ss, int w)
+uint64_t sched__diagnosis_hash(const struct sched_session *ss, int w)
 {
     const struct sched_workload *wl = ss_w(ss, w);
     const struct ss_wl *x = &ss->wl[w];
@@ -98,12 +101,13 @@ static uint64_t diagnosis_hash(const struct sched_session *ss, int w)
 /* A reason for every pending workload. Workloads the diagnosis cannot tell
  * apart share one (a table of the first of each kind), so a cycle with tens
  * of thousands of pending workloads diagnoses a few hundred kinds. */
-static int record_pending(struct sched_session *ss, struct sched_result *out)
+static int record_pending(struct sched_session *ss, struct sched_result *out, int **kinds,
+                          int *cap_kinds)
 {
     int w, n = 0, cap = 16, mask, *first;
 
     for (w = 0; w < ss->n_workloads; w++)
-        n += is_pending(ss, w);
+        n += sched__is_pending(ss, w);
     out->pending = sched__calloc(ss->arena, (size_t)n + 1, sizeof(struct sched_pending));
     while (cap < 2 * n)
         cap *= 2;
@@ -115,11 +119,11 @@ static int record_pending(struct sched_session *ss, struct sched_result *out)
     for (w = 0; w < ss->n_workloads; w++) {
         struct sched_pending *p;
         int i;
-        if (!is_pending(ss, w))
+        if (!sched__is_pending(ss, w))
             continue;
         p = &out->pending[out->n_pending];
-        for (i = (int)(diagnosis_hash(ss, w) & (uint64_t)mask); first[i]; i = (i + 1) & mask)
-            if (same_diagnosis(ss, out->pending[first[i] - 1].workload, w))
+        for (i = (int)(sched__diagnosis_hash(ss, w) & (uint64_t)mask); first[i]; i = (i + 1) & mask)
+            if (sched__same_diagnosis(ss, out->pending[first[i] - 1].workload, w))
                 break;
         if (first[i]) {
             *p = out->pending[first[i] - 1];
@@ -130,15 +134,18 @@ static int record_pending(struct sched_session *ss, struct sched_result *out)
         }
         out->n_pending++;
     }
+    *kinds = first;
+    *cap_kinds = cap;
     return SCHED_OK;
 }
 
-int sched_cycle(const struct sched_state *in, const struct sched_config *cfg,
-                struct sched_arena *arena, struct sched_result *out)
+int sched__cycle_full(const struct sched_state *in, const struct sched_config *cfg,
+                      struct sched_arena *arena, struct sched_result *out,
+                      struct sched_memo *memo)
 {
     struct sched_session ss;
     struct sched_config defaults;
-    int rc;
+    int rc, *kinds = NULL, cap_kinds = 0;
 
     memset(out, 0, sizeof(*out));
     if (!cfg) {
@@ -149,7 +156,7 @@ int sched_cycle(const struct sched_state *in, const struct sched_config *cfg,
     if (rc == SCHED_OK)
         rc = sched__fairshare(&ss);
     if (rc == SCHED_OK)
-        rc = record_shares(&ss, out);
+        rc = sched__record_shares(&ss, out);
     if (rc != SCHED_OK)
         return rc;
 
@@ -162,10 +169,18 @@ int sched_cycle(const struct sched_state *in, const struct sched_config *cfg,
     if (!out->stale_since_ms)
         return SCHED_ENOMEM;
     sched__stale_gangs(&ss, out->stale_since_ms);
-    rc = record_pending(&ss, out);
+    rc = record_pending(&ss, out, &kinds, &cap_kinds);
     if (rc == SCHED_OK && ss.oom)
         rc = SCHED_ENOMEM;
     out->decisions = ss.decisions;
     out->n_decisions = ss.n_decisions;
+    if (rc == SCHED_OK && memo)
+        rc = sched__memo_keep(memo, &ss, out, kinds, cap_kinds);
     return rc;
+}
+
+int sched_cycle(const struct sched_state *in, const struct sched_config *cfg,
+                struct sched_arena *arena, struct sched_result *out)
+{
+    return sched__cycle_full(in, cfg, arena, out, NULL);
 }

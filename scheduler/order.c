@@ -437,7 +437,7 @@ static int room_somewhere(const struct sched_session *ss, int w, int action)
     return 0;
 }
 
-static int is_candidate(struct sched_session *ss, int w, int action)
+int sched__is_candidate(struct sched_session *ss, int w, int action)
 {
     const struct ss_wl *x = &ss->wl[w];
 
@@ -567,14 +567,14 @@ static int leaf_head(struct ss_iter *it, int q)
 
     while (it->cursor[q] < oc->cnt[q]) {
         int w = oc->items[oc->off[q] + it->cursor[q]];
-        if (!it->in_extra[w] && is_candidate(ss, w, it->action) &&
+        if (!it->in_extra[w] && sched__is_candidate(ss, w, it->action) &&
             !sched__iter_seen_failure(it, w)) {
             a = w;
             break;
         }
         it->cursor[q]++;
     }
-    while (h->n > 0 && (!is_candidate(ss, h->items[0], it->action) ||
+    while (h->n > 0 && (!sched__is_candidate(ss, h->items[0], it->action) ||
                         sched__iter_seen_failure(it, h->items[0])))
         heap_pop(it, h);
     if (h->n > 0 && (a < 0 || job_before(oc, h->items[0], a)))
@@ -659,7 +659,7 @@ struct ss_iter *sched__iter_new(struct sched_session *ss, int action)
     /* workloads placed earlier in the cycle and still wanting pods: their order moved */
     for (i = 0; i < oc->n_changed; i++) {
         int w = oc->changed[i];
-        if (it->in_extra[w] || !is_candidate(ss, w, action))
+        if (it->in_extra[w] || !sched__is_candidate(ss, w, action))
             continue;
         job_key(oc, ss, w);
         sig_refresh(ss, oc, w);
@@ -693,7 +693,7 @@ void sched__iter_done(struct ss_iter *it, int w, int ok)
             ss->oom = 1;
         job_key(it->oc, ss, w);
         sig_refresh(ss, it->oc, w);
-        if (it->action == SCHED_ACT_ALLOCATE && is_candidate(ss, w, it->action)) {
+        if (it->action == SCHED_ACT_ALLOCATE && sched__is_candidate(ss, w, it->action)) {
             it->in_extra[w] = 1;  /* elastic growth competes again */
             if (heap_push(it, h, w) != SCHED_OK)
                 ss->oom = 1;

@@ -313,6 +313,53 @@ void sched_config_default(struct sched_config *cfg);
 int sched_cycle(const struct sched_state *in, const struct sched_config *cfg,
                 struct sched_arena *arena, struct sched_result *out);
 
+/* ---- The incremental path: a cycle after a few changes ----
+ * A driver that runs cycle after cycle keeps a memo (what one cycle learnt
+ * that the next may reuse) and passes it with the new snapshot and the
+ * changes since the previous call. The result is, byte for byte, what
+ * sched_cycle() gives on the same snapshot (tests/unit/test_property.c
+ * checks it after every event of random event sequences); the memo only
+ * saves work.
+ *
+ * The delta's promise: since the previous sched_cycle_next() with this
+ * memo, the caller applied that result (every decision with
+ * sched_apply_decision(), then the stale times) and changed nothing but
+ *   - n_submitted workloads appended at the end of the workloads array
+ *     (no pod of theirs placed);
+ *   - now_ms, the usage history and the workload mix.
+ * Anything else (a workload finished, deleted, suspended or edited, a node
+ * or queue changed, a restart, an unknown change) is full = 1; so is a
+ * NULL delta. A full delta runs sched_cycle() and remembers what the next
+ * call may reuse.
+ *
+ * What is reused (memo.c): after a cycle that decided nothing and changed
+ * no stale time, submissions that no action can start (each is tried
+ * alone, on the same state the full cycle would try it on) and that leave
+ * every fair share as it was change nothing but their own pending
+ * entries: the previous pending entries are kept and only the new
+ * workloads are diagnosed. Every other case runs the full cycle. */
+struct sched_memo;
+struct sched_memo *sched_memo_new(void);             /* NULL: out of memory */
+void sched_memo_free(struct sched_memo *memo);       /* NULL is a no-op */
+
+struct sched_delta {
+    int full;          /* 1: anything may have changed */
+    int n_submitted;   /* workloads appended since the previous call */
+};
+
+/* How the memo's calls went: full cycles run, and cycles answered from
+ * the memo. */
+struct sched_memo_stats {
+    int64_t full, reused;
+};
+void sched_memo_stats(const struct sched_memo *memo, struct sched_memo_stats *out);
+
+/* sched_cycle() with a memo (NULL: exactly sched_cycle()). On an error
+ * the memo forgets everything (the next call is a full cycle). */
+int sched_cycle_next(struct sched_memo *memo, const struct sched_state *in,
+                     const struct sched_delta *delta, const struct sched_config *cfg,
+                     struct sched_arena *arena, struct sched_result *out);
+
 /* Fair share and allocation of queue q in pool p (NULL if out of range). */
 const struct sched_share *sched_result_share(const struct sched_result *r, int q, int p);
 

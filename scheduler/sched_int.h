@@ -305,6 +305,32 @@ int sched__try_consolidate(struct sched_session *ss, int w, int pool);
 void sched__stale_gangs(struct sched_session *ss, int64_t *stale_out);
 void sched__diagnose(struct sched_session *ss, int w, struct sched_pending *p);
 
+/* cycle.c: the full cycle (memo: what to keep for the next, or NULL) and
+ * the pieces of its result the incremental path (memo.c) reuses. */
+int sched__cycle_full(const struct sched_state *in, const struct sched_config *cfg,
+                      struct sched_arena *arena, struct sched_result *out,
+                      struct sched_memo *memo);
+int sched__record_shares(struct sched_session *ss, struct sched_result *out);
+int sched__is_pending(const struct sched_session *ss, int w);
+/* Two pending workloads the diagnosis cannot tell apart, and the hash of
+ * what it compares: the result shares one diagnosis per kind. */
+int sched__same_diagnosis(const struct sched_session *ss, int a, int b);
+uint64_t sched__diagnosis_hash(const struct sched_session *ss, int w);
+
+/* memo.c: keeps what a full cycle's result lets the next cycle reuse;
+ * kinds[cap_kinds] is record_pending's table (pending index + 1 of the
+ * first entry of each diagnosis kind, open addressing by its hash). */
+int sched__memo_keep(struct sched_memo *memo, const struct sched_session *ss,
+                     const struct sched_result *out, const int *kinds, int cap_kinds);
+
+/* actions.c: would any action start w, tried alone on the session as it
+ * is (allocate, consolidate, reclaim, preempt, each only where w is a
+ * candidate, as the actions' walk would try it)? 1 with the session
+ * changed; 0 with the session as it was. */
+int sched__would_start(struct sched_session *ss, int w);
+/* order.c: is w a candidate of the action now? */
+int sched__is_candidate(struct sched_session *ss, int w, int action);
+
 /* actions */
 void sched__act_allocate(struct sched_session *ss);
 void sched__act_consolidate(struct sched_session *ss);

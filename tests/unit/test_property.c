@@ -74,6 +74,11 @@
  *                entries, shares and stale times, in a reused arena and
  *                in a fresh one
  *
+ * test_incremental_equals_full runs random event sequences (submissions,
+ * the clock, what a driver does between passes) through sched_cycle() and
+ * through sched_cycle_next() with a memo and each event's delta: the two
+ * results must be byte-identical after every event.
+ *
  * Every action and every pending reason must occur somewhere in the run, so
  * a generator that stops reaching one fails instead of passing vacuously.
  * A failure prints the seed and the case number; ALLOT_PROPERTY_SEED and
@@ -1772,31 +1777,42 @@ static int same_bytes(const void *a, const void *b, size_t n)
     return n == 0 || memcmp(a, b, n) == 0;
 }
 
+/* What differs between two results of the same state, or NULL: decisions,
+ * pending entries, shares and stale times, byte for byte. */
+static const char *results_differ(const struct tcase *tc, const struct sched_result *a,
+                                  const struct sched_result *b)
+{
+    if (a->n_decisions != b->n_decisions || a->n_pending != b->n_pending ||
+        !same_bytes(a->decisions, b->decisions, sizeof(*b->decisions) * (size_t)b->n_decisions) ||
+        !same_bytes(a->pending, b->pending, sizeof(*b->pending) * (size_t)b->n_pending))
+        return "decisions or pending entries differ";
+    if (a->n_queues != b->n_queues || a->n_pools != b->n_pools ||
+        !same_bytes(a->shares, b->shares,
+                    sizeof(*b->shares) * (size_t)tc->n_queues * (size_t)tc->n_pools) ||
+        !same_bytes(a->stale_since_ms, b->stale_since_ms,
+                    sizeof(*b->stale_since_ms) * (size_t)tc->n_wls))
+        return "shares or stale times differ";
+    return NULL;
+}
+
 /* Same state, a second arena (fresh on a case's first pass, reused and
  * reset after): the same bytes. */
 static int check_determinism(struct pass *ps, struct sched_arena *arena)
 {
     const struct tcase *tc = ps->tc;
-    const struct sched_result *a = &ps->res;
     struct sched_result b;
     struct sched_state st;
-    int ok = 1;
+    const char *differ;
 
     sched_arena_reset(arena);
     state_of(tc, &st);
     memset(&b, 0, sizeof(b));
     if (sched_cycle(&st, &tc->cfg, arena, &b) != SCHED_OK)
-        ok = broken(ps, "second sched_cycle() failed");
-    else if (a->n_decisions != b.n_decisions || a->n_pending != b.n_pending ||
-             !same_bytes(a->decisions, b.decisions, sizeof(*b.decisions) * (size_t)b.n_decisions) ||
-             !same_bytes(a->pending, b.pending, sizeof(*b.pending) * (size_t)b.n_pending))
-        ok = broken(ps, "decisions or pending entries differ between two runs");
-    else if (!same_bytes(a->shares, b.shares,
-                         sizeof(*b.shares) * (size_t)tc->n_queues * (size_t)tc->n_pools) ||
-             !same_bytes(a->stale_since_ms, b.stale_since_ms,
-                         sizeof(*b.stale_since_ms) * (size_t)tc->n_wls))
-        ok = broken(ps, "shares or stale times differ between two runs");
-    return ok;
+        return broken(ps, "second sched_cycle() failed");
+    differ = results_differ(tc, &ps->res, &b);
+    if (differ)
+        return broken(ps, "%s between two runs", differ);
+    return 1;
 }
 
 /* Invariants read after the decisions are applied, in this order. */
@@ -2095,6 +2111,109 @@ static void test_random_clusters(void **state)
         assert_covered();
 }
 
+/* ---- The incremental path: the same bytes as a full rebuild ----
+ * Random event sequences: after every event the state goes through
+ * sched_cycle() and through sched_cycle_next() with a memo and the delta
+ * of what the event changed, and the two results must be byte-identical.
+ * Events: submissions alone (with or without the clock moving), the clock
+ * alone, or what between_passes() does (a full delta). The full result's
+ * decisions are applied, as a driver does. */
+#define N_INCR_CASES 2000
+#define N_INCR_PASSES 12
+
+struct incr_counts {
+    long passes, reused, submissions_started;
+};
+
+static void next_event(struct tcase *tc, struct sched_delta *d)
+{
+    struct rng *r = &tc->rng;
+    int before = tc->n_wls, n, kind = below(r, 10);
+
+    memset(d, 0, sizeof(*d));
+    if (kind < 5) {
+        if (chance(r, 50))
+            tc->now += (1 + below(r, 90)) * 1000;
+        for (n = 1 + below(r, 3); n > 0 && tc->n_wls < MAX_WLS; n--)
+            gen_workload(tc);
+        d->n_submitted = tc->n_wls - before;
+    } else if (kind < 7) {
+        tc->now += (1 + below(r, 90)) * 1000;
+    } else {
+        between_passes(tc);
+        d->full = 1;
+    }
+}
+
+static void apply_result(struct tcase *tc, const struct sched_result *res)
+{
+    int k;
+
+    for (k = 0; k < res->n_decisions; k++)
+        assert_int_equal(sched_apply_decision(tc->wls, tc->n_wls, &res->decisions[k], tc->now),
+                         SCHED_OK);
+    for (k = 0; k < tc->n_wls; k++)
+        tc->wls[k].stale_since_ms = res->stale_since_ms[k];
+}
+
+static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
+                                struct sched_arena *incr, struct incr_counts *c)
+{
+    static struct tcase tc;
+    struct sched_memo *memo = sched_memo_new();
+    struct sched_memo_stats stats;
+    struct sched_delta delta = {1, 0};
+    struct sched_result a, b;
+    struct sched_state st;
+    const char *differ = NULL;
+    int n;
+
+    assert_non_null(memo);
+    gen_case(&tc, seed, id);
+    for (n = 1; n <= N_INCR_PASSES && !differ; n++) {
+        state_of(&tc, &st);
+        sched_arena_reset(full);
+        sched_arena_reset(incr);
+        assert_int_equal(sched_cycle(&st, &tc.cfg, full, &a), SCHED_OK);
+        assert_int_equal(sched_cycle_next(memo, &st, &delta, &tc.cfg, incr, &b), SCHED_OK);
+        differ = results_differ(&tc, &a, &b);
+        if (differ)
+            print_error("incremental path: seed %#llx case %d pass %d (delta full %d, %d "
+                        "submitted): %s from a full rebuild\n",
+                        (unsigned long long)seed, id, n, delta.full, delta.n_submitted, differ);
+        c->passes++;
+        c->submissions_started += !delta.full && delta.n_submitted > 0 && a.n_decisions > 0;
+        apply_result(&tc, &a);
+        next_event(&tc, &delta);
+    }
+    sched_memo_stats(memo, &stats);
+    c->reused += stats.reused;
+    sched_memo_free(memo);
+    return differ == NULL;
+}
+
+static void test_incremental_equals_full(void **state)
+{
+    uint64_t seed = env_u64("ALLOT_PROPERTY_SEED", DEFAULT_SEED);
+    struct sched_arena *full = sched_arena_new(), *incr = sched_arena_new();
+    struct incr_counts c = {0, 0, 0};
+    int id, failed = 0;
+
+    (void)state;
+    assert_non_null(full);
+    assert_non_null(incr);
+    for (id = 0; id < N_INCR_CASES && failed < 5; id++)
+        failed += !run_incremental_case(seed, id, full, incr, &c);
+    sched_arena_free(full);
+    sched_arena_free(incr);
+    print_message("incremental: %ld passes, %ld answered from the memo, %ld submission deltas "
+                  "that started something\n", c.passes, c.reused, c.submissions_started);
+    assert_int_equal(failed, 0);
+    /* both ways of a submission delta happen often: reused, and a full cycle */
+    assert_true(c.reused > c.passes / 20);
+    assert_true(c.submissions_started > c.passes / 50);
+}
+
 /* The generator itself: the same seed gives the same case. */
 static void test_generator_is_deterministic(void **state)
 {
@@ -2114,6 +2233,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_generator_is_deterministic),
         cmocka_unit_test(test_random_clusters),
+        cmocka_unit_test(test_incremental_equals_full),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
