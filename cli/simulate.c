@@ -1,5 +1,5 @@
 /*
- * simulate.c: `allot simulate [--json] [--timing] FILE...`.
+ * simulate.c: `allot simulate [--json] [--timing] [--incremental] FILE...`.
  *
  * For each file, in the order given:
  * Step 1: read and validate the whole file (scenario.c); a bad file gets
@@ -16,6 +16,9 @@
  * A schedule step runs passes until one decides nothing (at most
  * MAX_PASSES), or exactly `cycles` passes; --timing reports the wall time
  * of those passes (sched_cycle plus applying its decisions).
+ * --incremental runs every pass a second time through sched_cycle_next()
+ * with a memo and the changes since the previous pass (world_pass.c): a
+ * result that differs from sched_cycle()'s by one byte stops the file.
  *
  * Exit status: 2 if any usage error or file error, else 1 if any expect
  * step failed, else 0. The output depends only on the files (and, with
@@ -40,6 +43,7 @@ enum { SIM_OK = 0, SIM_FAILED = 1, SIM_ERROR = 2 };
 struct sim_opts {
     int json;
     int timing;
+    int incremental;
 };
 
 struct sim_totals {
@@ -60,7 +64,7 @@ struct sim_run {
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: allot simulate [--json] [--timing] FILE...\n");
+    fprintf(to, "usage: allot simulate [--json] [--timing] [--incremental] FILE...\n");
 }
 
 static double elapsed_ms(const struct timespec *t0)
@@ -250,7 +254,8 @@ static int run_file(const struct sim_opts *opts, const char *file, struct sim_to
     failures_init(&run.f);
     run.steps = json_array();
     run.timing = json_array();
-    if (!run.steps || !run.timing || world_new(s, &run.w) != 0) {
+    if (!run.steps || !run.timing || world_new(s, &run.w) != 0 ||
+        (opts->incremental && world_check_incremental(run.w) != 0)) {
         fprintf(stderr, "%s: out of memory\n", file);
         goto out_free;
     }
@@ -286,6 +291,8 @@ static int parse_args(int argc, char **argv, struct sim_opts *opts, char ***file
             opts->json = 1;
         else if (strcmp(argv[i], "--timing") == 0)
             opts->timing = 1;
+        else if (strcmp(argv[i], "--incremental") == 0)
+            opts->incremental = 1;
         else {
             fprintf(stderr, "allot simulate: unknown option '%s'\n", argv[i]);
             return -1;
@@ -310,7 +317,7 @@ static int wants_help(int argc, char **argv)
 
 int simulate_main(int argc, char **argv)
 {
-    struct sim_opts opts = {0, 0};
+    struct sim_opts opts = {0, 0, 0};
     struct sim_totals totals = {0, 0};
     char **files = NULL;
     int n_files, i, status = SIM_OK, rc;
@@ -319,7 +326,9 @@ int simulate_main(int argc, char **argv)
         usage(stdout);
         printf("Runs scenario files through the scheduling core and checks their expectations.\n"
                "  --json    one JSON report per scenario instead of text\n"
-               "  --timing  the wall time of every schedule step\n");
+               "  --timing  the wall time of every schedule step\n"
+               "  --incremental  every pass also through the incremental path, which\n"
+               "            must decide the same bytes\n");
         return SIM_OK;
     }
     if (parse_args(argc, argv, &opts, &files, &n_files) != 0) {

@@ -59,6 +59,7 @@ int world_new(const struct scenario *s, struct world **out)
     if (!w)
         return -1;
     w->s = s;
+    w->delta.full = 1;
     namemap_init(&w->index);
     w->mix = sched_mix_window_new(SCHED_MIX_WINDOW);
     if (!w->mix || copy_layout(w, s) != 0) {
@@ -91,7 +92,17 @@ void world_free(struct world *w)
     free(w->quotas);
     free(w->queues);
     free(w->nodes);
+    sched_memo_free(w->memo);
+    sched_arena_free(w->memo_arena);
     free(w);
+}
+
+int world_check_incremental(struct world *w)
+{
+    w->memo = sched_memo_new();
+    w->memo_arena = sched_arena_new();
+    w->delta.full = 1;
+    return w->memo && w->memo_arena ? 0 : -1;
 }
 
 void world_state(const struct world *w, struct sched_state *st)
@@ -214,6 +225,10 @@ int world_submit(struct world *w, const struct scn_submit *sub, struct world_err
     w->extra[i].evicted = 0;
     w->extra[i].moved = 0;
     w->n_wls++;
+    if (sub->running_on)
+        w->delta.full = 1;   /* placed at once: more than a submission */
+    else
+        w->delta.n_submitted++;
     if (namemap_put(&w->index, wl->name, i) != 0)
         goto out_nomem;
     return sub->running_on ? place_running(w, i, sub->running_on, e) : 0;
@@ -232,6 +247,7 @@ void world_delete(struct world *w, int i)
     memmove(&w->extra[i], &w->extra[i + 1], (size_t)(w->n_wls - i - 1) * sizeof(*w->extra));
     w->n_wls--;
     w->dev_dirty = 1;
+    w->delta.full = 1;
     for (k = i; k < w->n_wls; k++)
         namemap_put(&w->index, w->wls[k].name, k);   /* present already: cannot fail */
 }
@@ -256,7 +272,7 @@ void world_sweep(struct world *w)
         k++;
     }
     if (k != w->n_wls)
-        w->dev_dirty = 1;
+        w->dev_dirty = w->delta.full = 1;
     w->n_wls = k;
 }
 
@@ -264,6 +280,7 @@ void world_finish(struct world *w, int i, int phase)
 {
     unplace_all(w, &w->wls[i]);
     w->wls[i].phase = phase;
+    w->delta.full = 1;
 }
 
 void world_resume(struct world *w, int i)
@@ -271,6 +288,7 @@ void world_resume(struct world *w, int i)
     unplace_all(w, &w->wls[i]);
     w->wls[i].phase = SCHED_PENDING;
     w->wls[i].queued_seq = ++w->seq;
+    w->delta.full = 1;
 }
 
 /* Removes a workload's pods from a failed node; 1 if it had any there. */
@@ -295,6 +313,7 @@ void world_node_down(struct world *w, int node)
 
     w->nodes[node].ready = 0;
     w->dev_dirty = 1;
+    w->delta.full = 1;
     for (i = 0; i < w->n_wls; i++) {
         wl = &w->wls[i];
         if (!unplace_from(wl, node))
@@ -313,6 +332,7 @@ void world_node_down(struct world *w, int node)
 void world_node_up(struct world *w, int node)
 {
     w->nodes[node].ready = 1;
+    w->delta.full = 1;
 }
 
 void world_set_quota(struct world *w, const struct scn_set_quota *q)
@@ -320,6 +340,7 @@ void world_set_quota(struct world *w, const struct scn_set_quota *q)
     struct sched_quota *quota;
     int res;
 
+    w->delta.full = 1;
     for (res = 0; res < SCHED_NRES; res++) {
         quota = &w->quotas[((size_t)q->queue * (size_t)w->s->n_pools + (size_t)q->pool) *
                                SCHED_NRES + (size_t)res];

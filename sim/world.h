@@ -65,6 +65,11 @@ struct world {
     int64_t *fair_gpu;             /* [n_queues * n_pools] */
     struct world_pending *pending;
     int n_pending, cap_pending;
+    /* what changed since the last pass, as sched_cycle_next() takes it:
+     * submissions without pods count, anything else makes it full */
+    struct sched_delta delta;
+    struct sched_memo *memo;       /* world_check_incremental(); NULL: off */
+    struct sched_arena *memo_arena;
 };
 
 /* A runtime problem: `where` extends the step's JSON path ("" or
@@ -84,6 +89,12 @@ void world_free(struct world *w);   /* NULL is a no-op */
 void world_state(const struct world *w, struct sched_state *st);
 /* Index of a workload still there, or -1. */
 int world_find(const struct world *w, const char *name);
+
+/* From now on every pass also runs sched_cycle_next() with a memo and the
+ * changes since the previous pass, and fails unless it gives the bytes
+ * sched_cycle() gave (the world goes on with sched_cycle()'s result). 0 or
+ * -1 (out of memory). */
+int world_check_incremental(struct world *w);
 
 /* ---- What steps do ---- */
 int world_submit(struct world *w, const struct scn_submit *sub, struct world_err *e);

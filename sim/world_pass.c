@@ -3,7 +3,9 @@
  * keeps of the last one.
  *
  * Step 1: the arena is reset (the previous pass's result dies here).
- * Step 2: sched_cycle() reads the world's snapshot.
+ * Step 2: sched_cycle() reads the world's snapshot; with
+ *         world_check_incremental(), sched_cycle_next() reads it too, with
+ *         the changes since the last pass, and must decide the same bytes.
  * Step 3: every decision is applied in order with sched_apply_decision();
  *         an EVICT that leaves its workload below its minimum marks it
  *         evicted (an elastic workload that lost only pods above its
@@ -46,6 +48,40 @@ static int apply_all(struct world *w, const struct sched_result *res, struct wor
     return 0;
 }
 
+static int same_bytes(const void *a, const void *b, size_t n)
+{
+    return n == 0 || memcmp(a, b, n) == 0;
+}
+
+/* With world_check_incremental(): the same pass through sched_cycle_next()
+ * with the changes since the last one, byte for byte res. */
+static int check_incremental(struct world *w, const struct sched_state *st,
+                             const struct sched_config *cfg, const struct sched_result *res,
+                             struct world_err *e)
+{
+    struct sched_result inc;
+    size_t shares = (size_t)st->n_queues * (size_t)st->n_pools;
+    int rc;
+
+    sched_arena_reset(w->memo_arena);
+    memset(&inc, 0, sizeof(inc));
+    rc = sched_cycle_next(w->memo, st, &w->delta, cfg, w->memo_arena, &inc);
+    w->delta.full = 0;
+    w->delta.n_submitted = 0;
+    if (rc == SCHED_OK && inc.n_decisions == res->n_decisions &&
+        inc.n_pending == res->n_pending &&
+        same_bytes(inc.decisions, res->decisions,
+                   sizeof(*res->decisions) * (size_t)res->n_decisions) &&
+        same_bytes(inc.pending, res->pending, sizeof(*res->pending) * (size_t)res->n_pending) &&
+        same_bytes(inc.shares, res->shares, sizeof(*res->shares) * shares) &&
+        same_bytes(inc.stale_since_ms, res->stale_since_ms,
+                   sizeof(*res->stale_since_ms) * (size_t)st->n_workloads))
+        return 0;
+    snprintf(e->msg, sizeof(e->msg), "pass %d: sched_cycle_next() %s sched_cycle() on the "
+             "same state", w->passes + 1, rc != SCHED_OK ? "failed, unlike" : "decided unlike");
+    return -1;
+}
+
 int world_pass(struct world *w, const struct sched_config *cfg, struct sched_result *res,
                struct world_err *e)
 {
@@ -62,6 +98,8 @@ int world_pass(struct world *w, const struct sched_config *cfg, struct sched_res
                                                                             "an unknown code");
         return -1;
     }
+    if (w->memo && check_incremental(w, &st, cfg, res, e) != 0)
+        return -1;
     w->passes++;
     w->dev_dirty = 1;
     if (apply_all(w, res, e) != 0)

@@ -2,6 +2,9 @@
 #   scenario/shared-folder   ${ALLOT_SHARED_DIR} holds scenarios and traces
 #   scenario/shared/<name>   every ${ALLOT_SHARED_DIR}/scenarios/*.json
 #   scenario/own/<name>      every tests/scenarios/*.json
+#                            (all three kinds of scenario run with
+#                            --incremental: every pass also through the
+#                            incremental core, which must decide the same)
 #   simulate/...             tests/simulate/: malformed files, the command
 #                            line, --json, --timing, determinism, a failing
 #                            expectation, and scenarios of the driver alone
@@ -24,15 +27,15 @@ allot_simulate_test(scenario/shared-folder sh ${ALLOT_SIMULATE_DIR}/shared_folde
 
 foreach(file ${ALLOT_SHARED_SCENARIOS})
   get_filename_component(name ${file} NAME_WLE)
-  allot_simulate_test(scenario/shared/${name} allot simulate ${file})
+  allot_simulate_test(scenario/shared/${name} allot simulate --incremental ${file})
 endforeach()
 foreach(file ${ALLOT_OWN_SCENARIOS})
   get_filename_component(name ${file} NAME_WLE)
-  allot_simulate_test(scenario/own/${name} allot simulate ${file})
+  allot_simulate_test(scenario/own/${name} allot simulate --incremental ${file})
 endforeach()
 foreach(file ${ALLOT_DRIVER_SCENARIOS})
   get_filename_component(name ${file} NAME_WLE)
-  allot_simulate_test(simulate/scenario/${name} allot simulate ${file})
+  allot_simulate_test(simulate/scenario/${name} allot simulate --incremental ${file})
 endforeach()
 
 # One test per line of malformed/expected.txt: "FILE JSON-PATH".

@@ -24,7 +24,7 @@ grep -q 'simulate' "$out" || fail "--help: simulate not listed"
 run 0 --version
 grep -Eqx 'allot [0-9]+\.[0-9]+\.[0-9]+ \(git [^ )]+\)' "$out" || fail "--version"
 run 0 simulate --help
-grep -q '^usage: allot simulate \[--json\] \[--timing\] FILE\.\.\.' "$out" || fail "simulate --help"
+grep -q '^usage: allot simulate \[--json\] \[--timing\] \[--incremental\] FILE\.\.\.' "$out" || fail "simulate --help"
 
 run 2
 grep -q '^usage: allot <command>' "$err" || fail "no command: no usage on stderr"
