@@ -7,7 +7,13 @@
  *   Step 1: bring the model (sched_model.c) up to date: everything on the
  *           first cycle or after a failed write; the topology when told
  *           it changed; the workloads named by api_sched_touch();
- *   Step 2: sched_cycle() decides on the model's state;
+ *   Step 2: sched_cycle_next() decides on the model's state, with the
+ *           changes since the last cycle: the workloads that are new
+ *           since then (every touched workload unknown to the model and
+ *           younger than all it holds), or a full delta (the first cycle,
+ *           a reload, a topology change, any known workload re-read); the
+ *           changes of refreshes without a cycle between (a what-if's)
+ *           add up until a cycle consumes them;
  *   Step 3: apply every decision in order with sched_apply_decision() to
  *           the model's workloads, then the stale-gang times;
  *   Step 4: turn every workload that changed (pods, phase, pending reason
@@ -84,6 +90,8 @@ struct api_sched {
     int n_shares;
     pthread_mutex_t run_mu; /* one cycle at a time; guards everything below */
     struct sched_arena *arena;
+    struct sched_memo *memo;    /* what the last cycle lets the next reuse */
+    struct sched_delta delta;   /* the model's changes since the last cycle */
     struct sched_model m;
     struct api_series_rec *series;
     int loaded;
@@ -115,21 +123,45 @@ static int take_dirty(struct api_sched *sc, int64_t **seqs, int *n, int *org)
     return 0;
 }
 
+/* What a refresh of seqs[0..n) did to the model, which held n_before
+ * workloads, the youngest of seq last_seq: new workloads alone (appended
+ * in seq order after every known one) or anything else. */
+static void note_changes(struct api_sched *sc, const int64_t *seqs, int n, int n_before,
+                         int64_t last_seq)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        if (seqs[i] <= last_seq)
+            sc->delta.full = 1;
+    if (sc->m.n < n_before)
+        sc->delta.full = 1;
+    else
+        sc->delta.n_submitted += sc->m.n - n_before;
+}
+
 static int refresh(struct api_sched *sc)
 {
-    int64_t *seqs;
-    int n, org, rc = DB_OK;
+    int64_t *seqs, last_seq;
+    int n, org, n_before, rc = DB_OK;
 
     take_dirty(sc, &seqs, &n, &org);
     if (!sc->loaded) {
         rc = sm_load(&sc->m, sc->db);
         sc->loaded = rc == DB_OK;
+        sc->delta.full = 1;
     } else {
-        if (org)
+        n_before = sc->m.n;
+        last_seq = n_before > 0 ? sc->m.meta[n_before - 1].seq : 0;
+        if (org) {
             rc = sm_load_topology(&sc->m, sc->db);
+            sc->delta.full = 1;
+        }
         if (rc == DB_OK)
             rc = sm_refresh(&sc->m, sc->db, seqs, n);
-        if (rc != DB_OK)
+        if (rc == DB_OK)
+            note_changes(sc, seqs, n, n_before, last_seq);
+        else
             sc->loaded = 0; /* start over from the database next time */
     }
     free(seqs);
@@ -709,7 +741,7 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     struct sched_config cfg;
     char *orig = NULL;
     int64_t t0 = mono_us(), now = api_now_ms();
-    int i, rc = -1;
+    int i, rc = -1, rc_core;
 
     *n_decisions = 0;
     pthread_mutex_lock(&sc->run_mu);
@@ -728,7 +760,10 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     sched_config_default(&cfg);
     sched_arena_reset(sc->arena);
     memset(&res, 0, sizeof(res));
-    if (sched_cycle(&st, &cfg, sc->arena, &res) != SCHED_OK)
+    rc_core = sched_cycle_next(sc->memo, &st, &sc->delta, &cfg, sc->arena, &res);
+    sc->delta.full = 0;
+    sc->delta.n_submitted = 0;
+    if (rc_core != SCHED_OK)
         goto out;
     /* Steps 3 and 4 */
     if (persist_cycle(sc, &st, &res, orig, now) != 0) {
@@ -871,8 +906,10 @@ int api_sched_start(struct db *db, const struct api_sched_opts *o, struct api_sc
     pthread_mutex_init(&sc->run_mu, NULL);
     sc->wake = 1; /* the first cycle runs at once */
     sc->arena = sched_arena_new();
+    sc->memo = sched_memo_new();
+    sc->delta.full = 1;
     sc->series = api_series_rec_new();
-    if (!sc->arena || !sc->series || pthread_create(&sc->th, NULL, sched_main, sc) != 0) {
+    if (!sc->arena || !sc->memo || !sc->series || pthread_create(&sc->th, NULL, sched_main, sc) != 0) {
         sc->started = 0;
         api_sched_stop(sc);
         return -1;
@@ -952,6 +989,7 @@ void api_sched_stop(struct api_sched *s)
     sm_free(&s->m);
     api_series_rec_free(s->series);
     sched_arena_free(s->arena);
+    sched_memo_free(s->memo);
     free(s->shares);
     free(s->dirty);
     pthread_mutex_destroy(&s->run_mu);
