@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "table.h"
 
@@ -39,15 +40,27 @@ int cmd_parse(const struct cli_cmd *cmd, const struct opt_spec *spec, int argc, 
 
 int take_format(const struct opt_hit *h, int *format)
 {
-    int f;
+    static const struct {
+        int id, format;
+    } formats[] = {
+        {O_FORMAT_JSON, OUT_JSON}, {O_FORMAT_YAML, OUT_YAML}, {O_FORMAT_BARE, OUT_BARE},
+        {O_FORMAT_CSV, OUT_CSV},
+    };
+    size_t i;
+    int f = -2;
 
-    switch (h->id) {
-    case O_FORMAT_JSON: f = OUT_JSON; break;
-    case O_FORMAT_YAML: f = OUT_YAML; break;
-    case O_FORMAT_BARE: f = OUT_BARE; break;
-    default: return 0;
-    }
-    *format = *format == OUT_TABLE || *format == f ? f : FORMAT_CONFLICT;
+    for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+        if (formats[i].id == h->id)
+            f = formats[i].format;
+    if (f == -2)
+        return 0;
+    if (*format == OUT_TABLE || *format == f)
+        *format = f;
+    else if ((*format == OUT_CSV && f == OUT_BARE) || (*format == OUT_BARE && f == OUT_CSV) ||
+             *format == OUT_CSV_BARE)
+        *format = f == OUT_CSV || f == OUT_BARE ? OUT_CSV_BARE : FORMAT_CONFLICT;
+    else
+        *format = FORMAT_CONFLICT;
     return 1;
 }
 
@@ -69,6 +82,8 @@ void print_listing(int format, const struct table *t, const json_t *doc)
 {
     if (format == OUT_JSON || format == OUT_YAML)
         out_document(stdout, format, doc);
+    else if (format == OUT_CSV || format == OUT_CSV_BARE)
+        table_print_csv(t, stdout, format == OUT_CSV);
     else
         table_print(t, stdout, format != OUT_BARE, "");
 }
@@ -143,6 +158,36 @@ int find_department(struct client *c, const char *name, json_t **out)
     if (rc == CLI_OK && !*out)
         rc = cli_fail("no department named %s: allot department list shows them", name);
     return rc;
+}
+
+int find_pool(struct client *c, const char *name, json_t **out)
+{
+    int rc = find_named(c, "/api/v1/node-pools", "nodepools", name, out);
+
+    if (rc == CLI_OK && !*out)
+        rc = cli_fail("no node pool named %s: allot nodepool list shows them", name);
+    return rc;
+}
+
+int delete_allowed(const struct cli_cmd *cmd, int yes)
+{
+    if (yes || isatty(STDIN_FILENO))
+        return CLI_OK;
+    return cli_usage_error(cmd, "standard input is not a terminal, so allot cannot ask "
+                                "before deleting: add -y to delete without asking");
+}
+
+int delete_confirmed(int yes, const char *question)
+{
+    char line[32];
+
+    if (yes)
+        return 1;
+    fprintf(stderr, "%s? [y/N] ", question);
+    fflush(stderr);
+    if (!fgets(line, sizeof(line), stdin))
+        return 0;
+    return cli_eq_nocase(line, "y\n") || cli_eq_nocase(line, "yes\n");
 }
 
 int filter_add(char **filter, const char *key, const char *value)

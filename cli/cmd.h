@@ -30,18 +30,27 @@ int verb_dispatch(const struct cli_cmd *cmd, const struct verb *verbs, int argc,
 int cmd_parse(const struct cli_cmd *cmd, const struct opt_spec *spec, int argc, char **argv,
               struct opts *o);
 
-/* The option ids of --json, --yaml and --no-headers (and -o FORMAT for
- * describe), shared by every list. */
-enum { O_FORMAT_JSON = 1000, O_FORMAT_YAML, O_FORMAT_BARE, O_FORMAT_OUTPUT };
+/* The option ids of --json, --yaml, --no-headers and --csv (and -o FORMAT
+ * for describe), shared by every list. --csv prints the table's columns
+ * as RFC 4180 CSV (a header line, CRLF line ends); with --no-headers too,
+ * the header line is left out. */
+enum { O_FORMAT_JSON = 1000, O_FORMAT_YAML, O_FORMAT_BARE, O_FORMAT_OUTPUT, O_FORMAT_CSV };
 #define FORMAT_OPTIONS                                                                         \
     {"json", 0, OPT_FLAG, O_FORMAT_JSON}, {"yaml", 0, OPT_FLAG, O_FORMAT_YAML},                \
-    {"no-headers", 0, OPT_FLAG, O_FORMAT_BARE}
+    {"no-headers", 0, OPT_FLAG, O_FORMAT_BARE}, {"csv", 0, OPT_FLAG, O_FORMAT_CSV}
+#define FORMAT_USAGE "[--json | --yaml | --csv] [--no-headers]"
+#define FORMAT_HELP                                                                            \
+    "  --json, --yaml        the API's objects\n"                                              \
+    "  --csv                 the table's columns as CSV (RFC 4180)\n"                          \
+    "  --no-headers          the table (or CSV) without its titles\n"
 
-/* Takes a format option into *format; returns 1 if the hit was one. Two
- * different formats leave FORMAT_CONFLICT, for the caller to report. */
+/* Takes a format option into *format (and --no-headers into *bare);
+ * returns 1 if the hit was one. Two different formats leave
+ * FORMAT_CONFLICT, for the caller to report. */
 int take_format(const struct opt_hit *h, int *format);
 #define FORMAT_CONFLICT (-1)
-#define FORMAT_CONFLICT_MSG "--json, --yaml and --no-headers exclude each other"
+#define FORMAT_CONFLICT_MSG "--json, --yaml and --csv exclude each other, and --no-headers " \
+                            "goes with the table or --csv only"
 
 /* Reads the options of a list without operands: the format, nothing
  * else. CLI_OK or a usage error. */
@@ -61,6 +70,20 @@ char *workloads_path(const char *filter);
 /* The project named name (a new reference), with a message when none. */
 int find_project(struct client *c, const char *name, json_t **out);
 int find_department(struct client *c, const char *name, json_t **out);
+int find_pool(struct client *c, const char *name, json_t **out);
+
+/* Deleting asks first on a terminal; elsewhere -y is required.
+ * delete_allowed: CLI_OK, or the usage error when stdin is no terminal
+ * and yes is 0. delete_confirmed: asks QUESTION? [y/N] on stderr (when
+ * yes is 0); 1 if the answer is yes. */
+int delete_allowed(const struct cli_cmd *cmd, int yes);
+int delete_confirmed(int yes, const char *question);
+
+/* The node pool verbs beyond list (cmd_nodepool.c), and the access rule
+ * group (cmd_access.c). */
+int nodepool_create(const void *ctx, int argc, char **argv);
+int nodepool_edit(const void *ctx, int argc, char **argv);
+int nodepool_delete(const void *ctx, int argc, char **argv);
 
 /* The one workload named name, in project (NULL: any the caller reads)
  * and of type (the API's word, "Training", or NULL: any). noun names the

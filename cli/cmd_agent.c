@@ -44,8 +44,9 @@ static const struct cli_cmd set_cmd = {
     "Sets the pool NODE is in and the most GPUs it may use, whatever its agent asks\n"
     "for (it uses fewer if the agent reports fewer).\n"};
 static const struct cli_cmd list_cmd = {
-    "allot agent token list", "[--json | --yaml | --no-headers]",
-    "Lists the agent tokens (never their secrets): node, creation, last use, revocation.\n"};
+    "allot agent token list", FORMAT_USAGE,
+    "Lists the agent tokens (never their secrets): node, creation, last use, revocation.\n\n"
+     FORMAT_HELP};
 static const struct cli_cmd revoke_cmd = {
     "allot agent token revoke", "ID",
     "Revokes an agent token: its agent is refused and its node goes NotReady.\n"};

@@ -1,7 +1,8 @@
 /*
  * cmd_infra.c: `allot node list` and `allot nodepool list`: the machines,
  * the pools they form, and how many GPUs are free in each. Every
- * logged-in role may read these, so researchers can see capacity.
+ * logged-in role may read these, so researchers can see capacity. The
+ * admin's nodepool verbs are in cmd_nodepool.c.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -82,21 +83,23 @@ static const char *const pool_heads[] = {"Node Pool", "Status", "Nodes", "GPUs",
                                          "Allocated GPUs", "Free GPUs", "Placement (GPU/CPU)"};
 
 static const struct infra nodes = {
-    {"allot node list", "[--json | --yaml | --no-headers]",
-     "Lists the nodes: status, pool, GPU type, and GPUs allocated and free.\n"},
+    {"allot node list", FORMAT_USAGE,
+     "Lists the nodes: status, pool, GPU type, and GPUs allocated and free.\n\n"
+     FORMAT_HELP},
     "/api/v1/nodes", "nodes", 7, node_heads, node_row,
 };
 
 static const struct infra pools = {
-    {"allot nodepool list", "[--json | --yaml | --no-headers]",
-     "Lists the node pools: nodes, GPUs allocated and free, and placement.\n"},
+    {"allot nodepool list", FORMAT_USAGE,
+     "Lists the node pools: nodes, GPUs allocated and free, and placement.\n\n"
+     FORMAT_HELP},
     "/api/v1/node-pools", "nodepools", 7, pool_heads, pool_row,
 };
 
 int cmd_node_main(int argc, char **argv)
 {
     static const struct verb verbs[] = {{"list", infra_list, &nodes}, {NULL, NULL, NULL}};
-    static const struct cli_cmd cmd = {"allot node", "list [--json | --yaml | --no-headers]",
+    static const struct cli_cmd cmd = {"allot node", "list " FORMAT_USAGE,
                                        "  list      the nodes and their free GPUs\n"};
 
     return verb_dispatch(&cmd, verbs, argc, argv);
@@ -104,9 +107,21 @@ int cmd_node_main(int argc, char **argv)
 
 int cmd_nodepool_main(int argc, char **argv)
 {
-    static const struct verb verbs[] = {{"list", infra_list, &pools}, {NULL, NULL, NULL}};
-    static const struct cli_cmd cmd = {"allot nodepool", "list [--json | --yaml | --no-headers]",
-                                       "  list      the node pools and their free GPUs\n"};
+    static const struct verb verbs[] = {
+        {"list", infra_list, &pools},
+        {"create", nodepool_create, NULL},
+        {"edit", nodepool_edit, NULL},
+        {"delete", nodepool_delete, NULL},
+        {NULL, NULL, NULL},
+    };
+    static const struct cli_cmd cmd = {
+        "allot nodepool", "list|create|edit|delete ...",
+        "  list      the node pools and their free GPUs\n"
+        "  create    create a node pool of the nodes with a label\n"
+        "  edit      change a pool's label, placement, minimum runtime or time-based\n"
+        "            fairshare\n"
+        "  delete    delete an empty node pool\n",
+    };
 
     return verb_dispatch(&cmd, verbs, argc, argv);
 }

@@ -1,17 +1,32 @@
 /*
- * cmd_org.c: `allot project list|set|create` and `allot department
- * list|create`: the organization's queues, their GPU quota per node pool
- * and what they hold now.
+ * cmd_org.c: `allot project list|set|create|edit` and `allot department
+ * list|create|edit`: the organization's queues, their GPU quota per node
+ * pool and what they hold now.
  *
  * Both groups share one table (name, GPU quota, allocated GPUs, the
- * allocation ratio) and one create body: a resources[] entry for one node
- * pool with gpu {deserved, limit, overQuotaWeight}.
+ * allocation ratio), one create body (a resources[] entry for one node
+ * pool with gpu {deserved, limit, overQuotaWeight}) and one edit:
+ *
+ * Step 1: the flags are read by two tables (fields.h): the queue's own
+ *         fields (rank, description, default node pools in order, node
+ *         types, scheduling rules) and the quota fields of a pool, which
+ *         apply to the pool named by the last --node-pool before them
+ *         (default: the pool named default);
+ *         (they are checked first with no queue, before any request);
+ * Step 2: the queue is read (its id, and what the flags change in part:
+ *         a pool's entry keeps its other numbers and its CPU and memory,
+ *         nodeTypes and schedulingRules keep the keys no flag names);
+ * Step 3: PATCH /api/v1/org-unit/{projects,departments}/{id}, whose
+ *         resources[] entries replace those of the same pool; the server
+ *         checks the quotas (a limit below the quota, a project above its
+ *         department) and says what is wrong.
  */
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "fields.h"
 #include "table.h"
 
 enum { O_QUOTA = 1, O_POOL, O_WEIGHT, O_LIMIT, O_DEPARTMENT };
@@ -30,19 +45,54 @@ static const struct opt_spec project_create_opts[] = {
 };
 static const struct opt_spec department_create_opts[] = {QUOTA_OPTIONS, {NULL, 0, 0, 0}};
 
+#define EDIT_USAGE                                                                             \
+    "NAME [--node-pool POOL] [--gpu-quota N] [--limit N] [--over-quota-weight W] "             \
+    "[--over-quota-priority P] ... [--rank N] [--description TEXT] "                           \
+    "[--default-node-pools a,b] [--training-node-types a,b] [--workspace-node-types a,b] "     \
+    "[--workspace-time-limit D] [--workspace-idle-limit D] "                                   \
+    "[--preemptible-workspace-idle-limit D] [--training-time-limit D] "                        \
+    "[--training-idle-limit D] [--json]"
+#define EDIT_HELP                                                                              \
+    "Changes what the flags name; the rest stays as it is.\n\n"                                \
+    "Quotas per node pool (repeat the group for other pools):\n"                               \
+    "  --node-pool POOL            the pool of the quota flags after it (default: default)\n"  \
+    "  --gpu-quota N               GPUs guaranteed in the pool (fractions allowed; -1:\n"      \
+    "                              unlimited; a new pool entry starts at 0)\n"                 \
+    "  --limit N                   a hard cap on its GPUs there (-1: none, the default)\n"     \
+    "  --over-quota-weight W       its share of idle GPUs beyond the quota (default 1)\n"      \
+    "  --over-quota-priority P     None, Low, Normal (the default) or High: who gets idle\n"  \
+    "                              GPUs first\n\n"                                             \
+    "Scheduling (\"none\" clears a setting):\n"                                                \
+    "  --rank N                    a higher rank is served first for spare GPUs (-1000 to\n"   \
+    "                              1000; default 0)\n"                                          \
+    "  --description TEXT          a line about it\n"                                          \
+    "  --default-node-pools a,b    the pools, in order, of workloads that name none\n"        \
+    "                              (none: the department's, then any)\n"                        \
+    "  --training-node-types a,b   the node types trainings may use (none: any)\n"            \
+    "  --workspace-node-types a,b  the node types workspaces may use (none: any)\n"           \
+    "  --workspace-time-limit D    the longest a workspace runs: 90s, 30m, 2h, 1d12h\n"       \
+    "  --workspace-idle-limit D    a non-preemptible workspace whose GPUs are idle this\n"    \
+    "                              long is stopped\n"                                          \
+    "  --preemptible-workspace-idle-limit D   the same for preemptible workspaces\n"          \
+    "  --training-time-limit D     the longest a training runs\n"                              \
+    "  --training-idle-limit D     a training idle this long is stopped\n"                     \
+    "  --json                      print the queue as the server answered\n"
+
 /* What tells the two groups apart. */
 struct org_kind {
     const char *noun;          /* "project" */
     const char *path;          /* of the list and create routes */
     const char *key;           /* the list's array */
     const struct opt_spec *create_opts;
-    struct cli_cmd list, create;
+    struct cli_cmd list, create, edit;
+    int (*find)(struct client *c, const char *name, json_t **out);
 };
 
 static const struct org_kind project_kind = {
     "project", "/api/v1/org-unit/projects", "projects", project_create_opts,
-    {"allot project list", "[--json | --yaml | --no-headers]",
-     "Lists the projects you may see: GPU quota, GPUs allocated now, and their ratio.\n"},
+    {"allot project list", FORMAT_USAGE,
+     "Lists the projects you may see: GPU quota, GPUs allocated now, and their ratio.\n\n"
+     FORMAT_HELP},
     {"allot project create", "NAME --gpu-quota N [--node-pool POOL] [--over-quota-weight W] "
                              "[--limit N] [--department DEPT] [--json]",
      "Creates a project with a GPU quota (deserved GPUs) in one node pool.\n\n"
@@ -52,12 +102,15 @@ static const struct org_kind project_kind = {
      "  --limit N                a hard cap on its GPUs (default: none)\n"
      "  --department DEPT        its department (default: default)\n"
      "  --json                   print the created project\n"},
+    {"allot project edit", EDIT_USAGE, EDIT_HELP},
+    find_project,
 };
 
 static const struct org_kind department_kind = {
     "department", "/api/v1/org-unit/departments", "departments", department_create_opts,
-    {"allot department list", "[--json | --yaml | --no-headers]",
-     "Lists the departments you may see: GPU quota, GPUs allocated now, and their ratio.\n"},
+    {"allot department list", FORMAT_USAGE,
+     "Lists the departments you may see: GPU quota, GPUs allocated now, and their ratio.\n\n"
+     FORMAT_HELP},
     {"allot department create", "NAME --gpu-quota N [--node-pool POOL] "
                                 "[--over-quota-weight W] [--limit N] [--json]",
      "Creates a department with a GPU quota in one node pool; its projects share it.\n\n"
@@ -66,6 +119,8 @@ static const struct org_kind department_kind = {
      "  --over-quota-weight W    its share of idle GPUs beyond the quota (default 1)\n"
      "  --limit N                a hard cap on its GPUs (default: none)\n"
      "  --json                   print the created department\n"},
+    {"allot department edit", EDIT_USAGE, EDIT_HELP},
+    find_department,
 };
 
 static const struct cli_cmd set_cmd = {
@@ -273,6 +328,202 @@ static int org_create(const void *ctx, int argc, char **argv)
     return rc;
 }
 
+/* ---- edit ---- */
+
+#define RULE(flag, id, key)                                                                    \
+    {flag, FIELD_ID_BASE + (id), F_SECONDS, "schedulingRules." key, 1, 366.0 * 86400, NULL,     \
+     CLEAR_REMOVE}
+
+/* The queue's own fields. */
+static const struct field_flag queue_fields[] = {
+    {"rank", FIELD_ID_BASE, F_INT, "rank", -1000, 1000, NULL, CLEAR_NO},
+    {"description", FIELD_ID_BASE + 1, F_TEXT, "description", 0, 0, NULL, CLEAR_NO},
+    {"default-node-pools", FIELD_ID_BASE + 2, F_LIST, "defaultNodePools", 0, 0, NULL,
+     CLEAR_NULL},
+    {"training-node-types", FIELD_ID_BASE + 3, F_LIST, "nodeTypes.training", 0, 0, NULL,
+     CLEAR_REMOVE},
+    {"workspace-node-types", FIELD_ID_BASE + 4, F_LIST, "nodeTypes.workspace", 0, 0, NULL,
+     CLEAR_REMOVE},
+    RULE("workspace-time-limit", 5, "interactiveJobTimeLimitSeconds"),
+    RULE("workspace-idle-limit", 6, "interactiveJobMaxIdleDurationSeconds"),
+    RULE("preemptible-workspace-idle-limit", 7, "interactiveJobPreemptIdleDurationSeconds"),
+    RULE("training-time-limit", 8, "trainingJobTimeLimitSeconds"),
+    RULE("training-idle-limit", 9, "trainingJobMaxIdleDurationSeconds"),
+    {NULL, 0, 0, NULL, 0, 0, NULL, 0},
+};
+
+/* The fields of one pool's resources[] entry. */
+static const struct field_flag quota_fields[] = {
+    {"gpu-quota", FIELD_ID_BASE + 20, F_NUMBER, "gpu.deserved", -1, 1e6, NULL, CLEAR_NO},
+    {"limit", FIELD_ID_BASE + 21, F_NUMBER, "gpu.limit", -1, 1e6, NULL, CLEAR_NO},
+    {"over-quota-weight", FIELD_ID_BASE + 22, F_NUMBER, "gpu.overQuotaWeight", 0, 1e6, NULL,
+     CLEAR_NO},
+    {"over-quota-priority", FIELD_ID_BASE + 23, F_WORD, "priority", 0, 0,
+     "None Low Normal High", CLEAR_NO},
+    {NULL, 0, 0, NULL, 0, 0, NULL, 0},
+};
+
+static const struct field_flag *const edit_tables[] = {queue_fields, quota_fields, NULL};
+static const struct opt_spec edit_extra[] = {
+    {"node-pool", 0, OPT_VALUE, O_POOL},
+    {"json", 0, OPT_FLAG, O_FORMAT_JSON},
+    {NULL, 0, 0, 0},
+};
+
+/* The objects an edit patches whole: what the queue has, for the flags
+ * to change in part. */
+static const char *const whole_fields[] = {"nodeTypes", "schedulingRules", NULL};
+
+/* The resources[] entry of pool in the list `changed` (made from the
+ * queue's own entry, or a new one with quota 0, when first met). */
+static json_t *pool_entry(json_t *changed, const json_t *queue, const char *pool)
+{
+    json_t *e, *own = NULL;
+    size_t i;
+
+    json_array_foreach(changed, i, e)
+        if (strcmp(jstr(e, "nodePool.name", ""), pool) == 0)
+            return e;
+    json_array_foreach(json_object_get(queue, "resources"), i, e)
+        if (!own && strcmp(jstr(e, "nodePool.name", ""), pool) == 0)
+            own = e;
+    e = own ? json_deep_copy(own)
+            : json_pack("{s:{s:s}, s:{s:i, s:i, s:i}}", "nodePool", "name", pool, "gpu",
+                        "deserved", 0, "limit", -1, "overQuotaWeight", 1);
+    if (e && json_array_append_new(changed, e) == 0)
+        return e;
+    return NULL;
+}
+
+/* Steps 1 and 2: the PATCH body of the flags in o; CLI_OK or an error. */
+static int edit_body(const struct org_kind *k, const struct opts *o, const json_t *queue,
+                     json_t *body, int *json)
+{
+    const char *pool = "default";
+    const char *const *w;
+    json_t *changed = json_array(), *entry = NULL, *v;
+    const struct field_flag *f;
+    int i, rc = changed ? CLI_OK : cli_fail("out of memory"), pending = 0;
+
+    for (w = whole_fields; rc == CLI_OK && *w; w++)
+        if (json_is_object(v = json_object_get(queue, *w)))
+            json_object_set_new(body, *w, json_deep_copy(v));
+    for (i = 0; rc == CLI_OK && i < o->n_hits; i++) {
+        const struct opt_hit *h = &o->hits[i];
+        if (h->id == O_POOL && pending)
+            break;
+        if (h->id == O_POOL) {
+            pool = h->val;
+            pending = 1;
+        } else if (h->id == O_FORMAT_JSON)
+            *json = 1;
+        else if ((f = field_of(queue_fields, h->id)))
+            rc = field_apply(&k->edit, f, h->val, body);
+        else if (!(entry = pool_entry(changed, queue, pool)))
+            rc = cli_fail("out of memory");
+        else {
+            rc = field_apply(&k->edit, field_of(quota_fields, h->id), h->val, entry);
+            pending = 0;
+        }
+    }
+    if (rc == CLI_OK && pending)
+        rc = cli_usage_error(&k->edit, "--node-pool %s is followed by no quota flag "
+                                       "(--gpu-quota, --limit, ...)", pool);
+    for (w = whole_fields; rc == CLI_OK && *w; w++)
+        if (json_object_size(json_object_get(body, *w)) == 0)
+            json_object_set_new(body, *w, json_null());
+    if (rc == CLI_OK && json_array_size(changed))
+        json_object_set(body, "resources", changed);
+    json_decref(changed);
+    return rc;
+}
+
+/* What the queue holds after the edit, in one line. */
+static void print_edited(const struct org_kind *k, const json_t *q)
+{
+    json_t *e;
+    size_t i;
+    double limit;
+
+    printf("%s %s saved:", k->noun, jstr(q, "name", "?"));
+    json_array_foreach(json_object_get(q, "resources"), i, e) {
+        limit = jnum(e, "gpu.limit", -1);
+        printf("%s %s quota %.2f GPUs, limit ", i ? ";" : "", jstr(e, "nodePool.name", "?"),
+               jnum(e, "gpu.deserved", 0));
+        if (limit < 0)
+            printf("none");
+        else
+            printf("%.2f", limit);
+        printf(", weight %g, priority %s", jnum(e, "gpu.overQuotaWeight", 1),
+               jstr(e, "priority", "Normal"));
+    }
+    printf("; rank %.0f\n", jnum(q, "rank", 0));
+}
+
+static int do_edit(struct client *c, const struct org_kind *k, const struct opts *o)
+{
+    json_t *queue = NULL, *body = json_object(), *made = NULL;
+    char *path = NULL;
+    int json = 0, rc = body ? k->find(c, o->pos[0], &queue) : cli_fail("out of memory");
+
+    if (rc == CLI_OK)
+        rc = edit_body(k, o, queue, body, &json);
+    if (rc == CLI_OK) {
+        path = cli_strf("%s/%s", k->path, jstr(queue, "id", ""));
+        rc = path ? client_json(c, "PATCH", path, body, &made) : cli_fail("out of memory");
+    }
+    if (rc == CLI_OK && json)
+        out_json(stdout, made);
+    else if (rc == CLI_OK)
+        print_edited(k, made);
+    json_decref(made);
+    json_decref(body);
+    json_decref(queue);
+    free(path);
+    return rc;
+}
+
+/* The command line alone, before any request: the operand, a change,
+ * and every value (read once into a body that is thrown away). */
+static int edit_args_ok(const struct org_kind *k, const struct opts *o)
+{
+    json_t *scratch;
+    int i, json, rc, changes = 0;
+
+    for (i = 0; i < o->n_hits; i++)
+        changes += o->hits[i].id != O_FORMAT_JSON && o->hits[i].id != O_POOL;
+    if (o->n_pos != 1 || o->has_rest)
+        return cli_usage_error(&k->edit, o->n_pos > 1 ? "unexpected argument '%s'"
+                                                      : "NAME is missing",
+                               o->n_pos > 1 ? o->pos[1] : "");
+    if (!changes)
+        return cli_usage_error(&k->edit, "nothing to change: name a setting, such as "
+                                         "--gpu-quota 2");
+    scratch = json_object();
+    rc = scratch ? edit_body(k, o, NULL, scratch, &json) : cli_fail("out of memory");
+    json_decref(scratch);
+    return rc;
+}
+
+static int org_edit(const void *ctx, int argc, char **argv)
+{
+    const struct org_kind *k = ctx;
+    struct opt_spec spec[24];
+    struct client *c = NULL;
+    struct opts o = {0};
+    int rc = field_specs(edit_tables, edit_extra, spec, 24)
+                 ? cli_fail("out of memory") : cmd_parse(&k->edit, spec, argc, argv, &o);
+
+    if (rc == CLI_OK && o.help)
+        rc = cli_help(&k->edit);
+    else if (rc == CLI_OK && (rc = edit_args_ok(k, &o)) == CLI_OK &&
+             (rc = client_open(&c, CLIENT_LOGGED_IN)) == CLI_OK)
+        rc = do_edit(c, k, &o);
+    client_close(c);
+    opts_free(&o);
+    return rc;
+}
+
 /* ---- the groups ---- */
 
 int cmd_project_main(int argc, char **argv)
@@ -281,13 +532,15 @@ int cmd_project_main(int argc, char **argv)
         {"list", org_list, &project_kind},
         {"set", project_set, NULL},
         {"create", org_create, &project_kind},
+        {"edit", org_edit, &project_kind},
         {NULL, NULL, NULL},
     };
     static const struct cli_cmd cmd = {
-        "allot project", "list|set|create ...",
+        "allot project", "list|set|create|edit ...",
         "  list      the projects, their quotas and allocated GPUs\n"
         "  set       choose the default project\n"
-        "  create    create a project with a GPU quota\n",
+        "  create    create a project with a GPU quota\n"
+        "  edit      change quotas per pool, rank, node pools, node types, rules\n",
     };
 
     return verb_dispatch(&cmd, verbs, argc, argv);
@@ -298,12 +551,14 @@ int cmd_department_main(int argc, char **argv)
     static const struct verb verbs[] = {
         {"list", org_list, &department_kind},
         {"create", org_create, &department_kind},
+        {"edit", org_edit, &department_kind},
         {NULL, NULL, NULL},
     };
     static const struct cli_cmd cmd = {
-        "allot department", "list|create ...",
+        "allot department", "list|create|edit ...",
         "  list      the departments, their quotas and allocated GPUs\n"
-        "  create    create a department with a GPU quota\n",
+        "  create    create a department with a GPU quota\n"
+        "  edit      change quotas per pool, rank, node pools, node types, rules\n",
     };
 
     return verb_dispatch(&cmd, verbs, argc, argv);

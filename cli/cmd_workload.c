@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "table.h"
 #include "wl.h"
@@ -48,7 +47,7 @@ static const struct opt_spec list_opts[] = {
 };
 
 static const char list_usage[] =
-    "[-A | -p PROJECT] [--status STATUS] [--type TYPE] [--json | --yaml | --no-headers]";
+    "[-A | -p PROJECT] [--status STATUS] [--type TYPE] " FORMAT_USAGE;
 static const char list_help[] =
     "Lists workloads: of -p PROJECT, of every project you may see with -A, else\n"
     "of the default project (allot project set), else of every project.\n\n"
@@ -57,8 +56,7 @@ static const char list_help[] =
     "  --status STATUS       only this phase: Pending, Running, Stopped, Completed, ...\n"
     "  --type TYPE           allot workload list only: training, workspace, inference\n"
     "                        or distributed\n"
-    "  --json, --yaml        the API's workload objects\n"
-    "  --no-headers          the table without its titles\n";
+    FORMAT_HELP;
 
 static const char *const phases[] = {
     "Creating", "Initializing", "Resuming", "Pending", "Deleting", "Running", "Updating",
@@ -212,7 +210,7 @@ static int wl_list(const struct wl_noun *n, int argc, char **argv)
     int rc;
 
     wl_cmd_init(&w, n, "list", n->type ? "[-A | -p PROJECT] [--status STATUS] "
-                                         "[--json | --yaml | --no-headers]" : list_usage,
+                                         FORMAT_USAGE : list_usage,
                 list_help);
     rc = cmd_parse(&w.cmd, list_opts, argc, argv, &o);
     if (rc == CLI_OK && o.help)
@@ -269,23 +267,18 @@ static int act_args_in(const struct cli_cmd *cmd, const struct action *act, cons
     if (o->n_pos != 1 || o->has_rest)
         return cli_usage_error(cmd, o->n_pos > 1 ? "one workload at a time" : "NAME is missing");
     a->name = o->pos[0];
-    if (act->asks && !a->yes && !isatty(STDIN_FILENO))
-        return cli_usage_error(cmd, "standard input is not a terminal, so allot cannot ask "
-                                    "before deleting: add -y to delete without asking");
-    return CLI_OK;
+    return act->asks ? delete_allowed(cmd, a->yes) : CLI_OK;
 }
 
 /* Asks on the terminal; 1 if the answer is yes. */
 static int confirm(const struct wl_noun *n, const json_t *w)
 {
-    char line[32];
+    char *q = cli_strf("Delete %s %s of project %s", n->noun, jstr(w, "name", "?"),
+                       jstr(w, "projectName", "?"));
+    int yes = q && delete_confirmed(0, q);
 
-    fprintf(stderr, "Delete %s %s of project %s? [y/N] ", n->noun, jstr(w, "name", "?"),
-            jstr(w, "projectName", "?"));
-    fflush(stderr);
-    if (!fgets(line, sizeof(line), stdin))
-        return 0;
-    return cli_eq_nocase(line, "y\n") || cli_eq_nocase(line, "yes\n");
+    free(q);
+    return yes;
 }
 
 static int do_action(struct client *c, const struct wl_noun *n, const struct action *act,

@@ -1,6 +1,7 @@
 /*
  * main.c: the entry of `allot`: dispatches `allot <command>` to the
- * command's own main, and answers --help and --version.
+ * command's own main (or a runai v1 form to v1.c), and answers --help and
+ * --version.
  */
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "cli.h"
 #include "replay.h"
 #include "simulate.h"
+#include "v1.h"
 
 struct command {
     const char *name;
@@ -20,8 +22,8 @@ static const struct command commands[] = {
     {"login", "log in to allotd and keep the token", cmd_login_main},
     {"logout", "forget the token", cmd_logout_main},
     {"whoami", "who is logged in, where, with which roles", cmd_whoami_main},
-    {"project", "list, set (the default) or create projects", cmd_project_main},
-    {"department", "list or create departments", cmd_department_main},
+    {"project", "list, set (the default), create or edit projects", cmd_project_main},
+    {"department", "list, create or edit departments", cmd_department_main},
     {"training", "submit, list, describe, delete, suspend, resume, logs", cmd_training_main},
     {"workspace", "the same for workspaces", cmd_workspace_main},
     {"inference", "the same for inference servers", cmd_inference_main},
@@ -29,9 +31,11 @@ static const struct command commands[] = {
     {"workload", "every type: list, describe, delete, suspend, resume, logs",
      cmd_workload_main},
     {"node", "list the nodes and their free GPUs", cmd_node_main},
-    {"nodepool", "list the node pools and their free GPUs", cmd_nodepool_main},
+    {"nodepool", "list the node pools and their free GPUs; create, edit or delete one",
+     cmd_nodepool_main},
     {"whatif", "what a quota change or a drained node would do, before it is made",
      cmd_whatif_main},
+    {"access-rule", "list, create or delete who may do what where", cmd_access_rule_main},
     {"agent", "create, list or revoke the tokens of allot-agent", cmd_agent_main},
     {"completion", "print a shell completion script (bash)", cmd_completion_main},
     {"simulate", "run scenario files through the scheduling core", simulate_main},
@@ -50,6 +54,9 @@ static void usage(FILE *to)
     fprintf(to, "commands:\n");
     for (i = 0; i < N_COMMANDS; i++)
         fprintf(to, "  %-12s %s\n", commands[i].name, commands[i].summary);
+    fprintf(to, "runai v1 forms (submit NAME [--gpu N] [--interactive], list jobs, describe job,\n"
+                "delete job, logs, suspend, resume, top node) run as the commands above, named on\n"
+                "stderr.\n");
 }
 
 int main(int argc, char **argv)
@@ -71,6 +78,8 @@ int main(int argc, char **argv)
     for (i = 0; i < N_COMMANDS; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].run(argc - 1, argv + 1);
+    if ((i = v1_main(argc - 1, argv + 1)) >= 0)
+        return i;
     fprintf(stderr, "allot: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

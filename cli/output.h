@@ -9,7 +9,8 @@
 #include <jansson.h>
 #include <stdio.h>
 
-enum out_format { OUT_TABLE = 0, OUT_JSON, OUT_YAML, OUT_BARE };   /* BARE: --no-headers */
+enum out_format { OUT_TABLE = 0, OUT_JSON, OUT_YAML, OUT_BARE, OUT_CSV, OUT_CSV_BARE };
+/* BARE: --no-headers; CSV_BARE: --csv --no-headers */
 
 /* Prints v as indented JSON, keys in the server's order, and a newline. */
 void out_json(FILE *out, const json_t *v);

@@ -1,6 +1,8 @@
 /*
  * table.c: rendering the client's text tables (table.h gives the look).
  *
+ * The same cells print as CSV (RFC 4180) for --csv.
+ *
  * Invariants:
  *   1. cells holds n_cells strings, row-major, the titles first; a row
  *      being filled may be short, and prints with empty cells.
@@ -110,6 +112,31 @@ void table_print(const struct table *t, FILE *out, int headers, const char *inde
     for (i = t->n_cols; i < t->n_cells; i += t->n_cols)
         print_row(t, out, i, w, indent);
     free(w);
+}
+
+static void csv_cell(FILE *out, const char *s)
+{
+    if (!s[strcspn(s, ",\"\r\n")]) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+void table_print_csv(const struct table *t, FILE *out, int headers)
+{
+    int i;
+
+    for (i = headers ? 0 : t->n_cols; i < t->n_cells; i++) {
+        csv_cell(out, t->cells[i]);
+        fputs(i % t->n_cols == t->n_cols - 1 || i == t->n_cells - 1 ? "\r\n" : ",", out);
+    }
 }
 
 void table_free(struct table *t)

@@ -32,6 +32,12 @@ void table_add(struct table *t, const char *fmt, ...) __attribute__((format(prin
  * Every line starts with indent. */
 void table_print(const struct table *t, FILE *out, int headers, const char *indent);
 
+/* Prints the table as RFC 4180 CSV: the same cells, comma-separated,
+ * lines ended by CRLF; a cell holding a comma, a double quote, CR or LF is
+ * enclosed in double quotes, its quotes doubled. Without headers, the
+ * title line is left out. */
+void table_print_csv(const struct table *t, FILE *out, int headers);
+
 void table_free(struct table *t);
 
 #endif

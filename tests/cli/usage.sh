@@ -149,6 +149,54 @@ usage "--over-quota-weight wants" project create team-a --gpu-quota 2 --over-quo
 usage "unknown option '--department'" department create d1 --gpu-quota 1 --department x
 usage "NAME is missing" project set
 usage "one project at a time" project set a b
+usage "NAME is missing" project edit --rank 1
+usage "nothing to change" project edit team-a
+usage "nothing to change" department edit d1 --json
+usage "followed by no quota flag" project edit team-a --rank 1 --node-pool a100
+usage "--gpu-quota wants a number" project edit team-a --gpu-quota lots
+usage "--rank wants a whole number" project edit team-a --rank 1.5
+usage "--training-time-limit wants a duration" project edit team-a --training-time-limit 2x
+usage "--over-quota-priority is one of" project edit team-a --over-quota-priority Top
+
+# node pools
+usage "NAME is missing" nodepool create --label a=b
+usage "--label KEY=VALUE is required" nodepool create p1
+usage "--label wants KEY=VALUE" nodepool create p1 --label a=
+usage "--placement is one of" nodepool create p1 --label a=b --placement pack
+usage "--time-based-fairshare is on or off" nodepool edit p1 --time-based-fairshare maybe
+usage "--tbf-k wants a number" nodepool edit p1 --tbf-k -1
+usage "--tbf-half-life wants a duration" nodepool edit p1 --tbf-half-life 1y
+usage "nothing to change" nodepool edit p1
+usage "one node pool at a time" nodepool delete p1 p2 -y
+usage "add -y" nodepool delete p1
+
+# access rules
+usage "a command is missing" access-rule
+usage "--subject and --role are required" access-rule create --role Viewer --system
+usage "a scope is required" access-rule create --subject a --role Viewer
+usage "exclude each other" access-rule create --subject a --role Viewer --system --department d
+usage "--subject-type is one of" access-rule create --subject a --role V --system --subject-type x
+usage "ID is a rule's number" access-rule delete abc -y
+usage "add -y" access-rule delete 3
+usage "exclude each other" access-rule list --csv --yaml
+
+# --csv
+usage "exclude each other" workload list --csv --json
+usage "exclude each other" node list --yaml --csv
+usage "exclude each other" agent token list --csv --json
+
+# the runai v1 forms: refused when allot cannot honour them, before any
+# request
+usage "the runai v1 flag --jupyter is not supported" submit a1 -i img --jupyter
+usage "the runai v1 flag --volume is not supported" submit a1 -i img -v /data:/data
+usage "--gpu wants whole GPUs" submit a1 -i img --gpu 1.5
+usage "unknown option '--bogus'" submit a1 -i img --bogus
+usage "'bash a1' is not supported" bash a1
+usage "'exec a1' is not supported" exec a1 -- ls
+usage "allot has no node describe" describe node n1
+usage "'list clusters' is not supported" list clusters
+usage "-i IMAGE is required" submit a1 --gpu 1
+usage "-y is for delete" suspend a1 -y
 
 # login, logout, whoami
 usage "exclude each other" login --user a --client-id b
@@ -185,12 +233,21 @@ help completion --help
 help whatif --help
 help whatif quota --help
 help whatif drain --help
+help project edit --help
+help department edit --help
+help nodepool create --help
+help nodepool edit --help
+help nodepool delete --help
+help access-rule --help
+help access-rule create --help
+help access-rule list --help
+help submit --help
 "$ALLOT" training submit --help >"$T/out"
 grep -q -- '--gpu-devices-request' "$T/out" || { echo "FAIL: submit --help lists no flags"; failed=1; }
 grep -q -- '--dry-run' "$T/out" || { echo "FAIL: submit --help lists no --dry-run"; failed=1; }
 "$ALLOT" --help >"$T/out"
 for c in login project training workspace inference distributed workload node nodepool \
-         whatif agent completion simulate; do
+         whatif access-rule agent completion simulate; do
   grep -q "^  $c " "$T/out" || { echo "FAIL: allot --help does not list $c"; failed=1; }
 done
 
