@@ -1,7 +1,8 @@
 /*
  * cmd.c: the pieces every command group uses: verb dispatch, option
- * parsing with usage errors, output formats, reading nested JSON, and
- * finding objects by name through the API's lists.
+ * parsing with usage errors, output formats, the plain list verb, reading
+ * nested JSON, finding objects by name through the API's lists, and
+ * asking before a delete.
  */
 #include "cmd.h"
 
@@ -86,6 +87,37 @@ void print_listing(int format, const struct table *t, const json_t *doc)
         table_print_csv(t, stdout, format == OUT_CSV);
     else
         table_print(t, stdout, format != OUT_BARE, "");
+}
+
+static const struct opt_spec list_opts[] = {FORMAT_OPTIONS, {NULL, 0, 0, 0}};
+
+int list_verb(const void *ctx, int argc, char **argv)
+{
+    const struct list_kind *k = ctx;
+    struct client *c = NULL;
+    json_t *all = NULL, *item;
+    struct table t;
+    struct opts o;
+    size_t i;
+    int format, rc = cmd_parse(&k->cmd, list_opts, argc, argv, &o);
+
+    table_init(&t, k->n_cols, k->heads);
+    if (rc == CLI_OK && o.help)
+        rc = cli_help(&k->cmd);
+    else if (rc == CLI_OK && (rc = cmd_list_args(&k->cmd, &o, &format)) == CLI_OK &&
+             (rc = client_open(&c, CLIENT_LOGGED_IN)) == CLI_OK &&
+             (rc = client_list_all(c, k->path, k->key, &all)) == CLI_OK) {
+        json_array_foreach(all, i, item)
+            k->row(&t, item);
+        rc = t.oom ? cli_fail("out of memory") : CLI_OK;
+        if (rc == CLI_OK)
+            print_listing(format, &t, all);
+    }
+    table_free(&t);
+    json_decref(all);
+    client_close(c);
+    opts_free(&o);
+    return rc;
 }
 
 /* ---- nested JSON ---- */

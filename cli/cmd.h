@@ -60,6 +60,19 @@ int cmd_list_args(const struct cli_cmd *cmd, const struct opts *o, int *format);
 struct table;
 void print_listing(int format, const struct table *t, const json_t *doc);
 
+/* A list verb with no options but the formats: GET path (every page),
+ * the array under key, one table row per item. */
+struct list_kind {
+    struct cli_cmd cmd;
+    const char *path, *key;
+    int n_cols;
+    const char *const *heads;
+    void (*row)(struct table *t, const json_t *item);
+};
+
+/* The verb of a struct list_kind (ctx). */
+int list_verb(const void *ctx, int argc, char **argv);
+
 /* Appends "key==value" to a filterBy list (*filter, malloc'd, NULL when
  * empty); a NULL value adds nothing. 0 ok, -1 out of memory. */
 int filter_add(char **filter, const char *key, const char *value);

@@ -39,13 +39,8 @@ static const struct opt_spec create_extra[] = {
     {"json", 0, OPT_FLAG, O_JSON},
     {NULL, 0, 0, 0},
 };
-static const struct opt_spec list_opts[] = {FORMAT_OPTIONS, {NULL, 0, 0, 0}};
 static const struct opt_spec delete_opts[] = {{"yes", 'y', OPT_FLAG, O_YES}, {NULL, 0, 0, 0}};
 
-static const struct cli_cmd list_cmd = {
-    "allot access-rule list", FORMAT_USAGE,
-    "Lists the access rules you may manage: id, subject, role and scope.\n\n" FORMAT_HELP,
-};
 
 static const struct cli_cmd create_cmd = {
     "allot access-rule create",
@@ -84,35 +79,12 @@ static void rule_row(struct table *t, const json_t *r)
         table_add(t, "%s", scope);
 }
 
-static int rule_list(const void *ctx, int argc, char **argv)
-{
-    static const char *const heads[] = {"ID", "Subject", "Subject Type", "Role", "Scope"};
-    struct client *c = NULL;
-    json_t *all = NULL, *r;
-    struct table t;
-    struct opts o;
-    size_t i;
-    int format, rc = cmd_parse(&list_cmd, list_opts, argc, argv, &o);
-
-    (void)ctx;
-    table_init(&t, 5, heads);
-    if (rc == CLI_OK && o.help)
-        rc = cli_help(&list_cmd);
-    else if (rc == CLI_OK && (rc = cmd_list_args(&list_cmd, &o, &format)) == CLI_OK &&
-             (rc = client_open(&c, CLIENT_LOGGED_IN)) == CLI_OK &&
-             (rc = client_list_all(c, RULES_PATH, "accessRules", &all)) == CLI_OK) {
-        json_array_foreach(all, i, r)
-            rule_row(&t, r);
-        rc = t.oom ? cli_fail("out of memory") : CLI_OK;
-        if (rc == CLI_OK)
-            print_listing(format, &t, all);
-    }
-    table_free(&t);
-    json_decref(all);
-    client_close(c);
-    opts_free(&o);
-    return rc;
-}
+static const char *const rule_heads[] = {"ID", "Subject", "Subject Type", "Role", "Scope"};
+static const struct list_kind rules = {
+    {"allot access-rule list", FORMAT_USAGE,
+     "Lists the access rules you may manage: id, subject, role and scope.\n\n" FORMAT_HELP},
+    RULES_PATH, "accessRules", 5, rule_heads, rule_row,
+};
 
 /* ---- create ---- */
 
@@ -298,7 +270,7 @@ static int rule_delete(const void *ctx, int argc, char **argv)
 int cmd_access_rule_main(int argc, char **argv)
 {
     static const struct verb verbs[] = {
-        {"list", rule_list, NULL},
+        {"list", list_verb, &rules},
         {"create", rule_create, NULL},
         {"delete", rule_delete, NULL},
         {NULL, NULL, NULL},

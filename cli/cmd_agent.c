@@ -23,7 +23,6 @@ static const struct opt_spec approve_opts[] = {{"json", 0, OPT_FLAG, O_JSON}, {N
 static const struct opt_spec set_opts[] = {
     {"node-pool", 0, OPT_VALUE, O_POOL}, {"gpus", 0, OPT_VALUE, O_GPUS},
     {"json", 0, OPT_FLAG, O_JSON}, {NULL, 0, 0, 0}};
-static const struct opt_spec list_opts[] = {FORMAT_OPTIONS, {NULL, 0, 0, 0}};
 static const struct opt_spec revoke_opts[] = {{NULL, 0, 0, 0}};
 
 static const struct cli_cmd create_cmd = {
@@ -43,10 +42,6 @@ static const struct cli_cmd set_cmd = {
     "allot agent set", "NODE [--node-pool POOL] [--gpus N] [--json]",
     "Sets the pool NODE is in and the most GPUs it may use, whatever its agent asks\n"
     "for (it uses fewer if the agent reports fewer).\n"};
-static const struct cli_cmd list_cmd = {
-    "allot agent token list", FORMAT_USAGE,
-    "Lists the agent tokens (never their secrets): node, creation, last use, revocation.\n\n"
-     FORMAT_HELP};
 static const struct cli_cmd revoke_cmd = {
     "allot agent token revoke", "ID",
     "Revokes an agent token: its agent is refused and its node goes NotReady.\n"};
@@ -132,35 +127,14 @@ static void token_row(struct table *t, const json_t *k)
     table_add(t, "%s", json_is_true(json_object_get(k, "revoked")) ? "yes" : "no");
 }
 
-static int token_list(const void *ctx, int argc, char **argv)
-{
-    static const char *const heads[] = {"ID", "Name", "Node", "Created", "Last used", "Revoked"};
-    struct client *c = NULL;
-    json_t *all = NULL, *item;
-    struct table t;
-    struct opts o;
-    size_t i;
-    int format, rc = cmd_parse(&list_cmd, list_opts, argc, argv, &o);
-
-    (void)ctx;
-    table_init(&t, 6, heads);
-    if (rc == CLI_OK && o.help)
-        rc = cli_help(&list_cmd);
-    else if (rc == CLI_OK && (rc = cmd_list_args(&list_cmd, &o, &format)) == CLI_OK &&
-             (rc = client_open(&c, CLIENT_LOGGED_IN)) == CLI_OK &&
-             (rc = client_list_all(c, "/api/v1/agent/tokens", "tokens", &all)) == CLI_OK) {
-        json_array_foreach(all, i, item)
-            token_row(&t, item);
-        rc = t.oom ? cli_fail("out of memory") : CLI_OK;
-        if (rc == CLI_OK)
-            print_listing(format, &t, all);
-    }
-    table_free(&t);
-    json_decref(all);
-    client_close(c);
-    opts_free(&o);
-    return rc;
-}
+static const char *const token_heads[] = {"ID", "Name", "Node", "Created", "Last used",
+                                          "Revoked"};
+static const struct list_kind token_list = {
+    {"allot agent token list", FORMAT_USAGE,
+     "Lists the agent tokens (never their secrets): node, creation, last use, revocation.\n\n"
+     FORMAT_HELP},
+    "/api/v1/agent/tokens", "tokens", 6, token_heads, token_row,
+};
 
 static int token_revoke(const void *ctx, int argc, char **argv)
 {
@@ -261,7 +235,7 @@ int cmd_agent_main(int argc, char **argv)
 {
     static const struct verb tokens[] = {
         {"create", token_create, NULL},
-        {"list", token_list, NULL},
+        {"list", list_verb, &token_list},
         {"revoke", token_revoke, NULL},
         {NULL, NULL, NULL},
     };

@@ -10,8 +10,6 @@
 #include "cmd.h"
 #include "table.h"
 
-static const struct opt_spec list_opts[] = {FORMAT_OPTIONS, {NULL, 0, 0, 0}};
-
 static void node_row(struct table *t, const json_t *n)
 {
     double gpus = jnum(n, "gpuInfo.gpuCount", 0), alloc = jnum(n, "allocatedGpus", 0);
@@ -39,57 +37,19 @@ static void pool_row(struct table *t, const json_t *p)
               jstr(p, "placementStrategy.cpu", "-"));
 }
 
-/* What tells the two lists apart. */
-struct infra {
-    struct cli_cmd cmd;
-    const char *path, *key;
-    int n_cols;
-    const char *const *heads;
-    void (*row)(struct table *t, const json_t *item);
-};
-
-static int infra_list(const void *ctx, int argc, char **argv)
-{
-    const struct infra *k = ctx;
-    struct client *c = NULL;
-    json_t *all = NULL, *item;
-    struct table t;
-    struct opts o;
-    size_t i;
-    int format, rc = cmd_parse(&k->cmd, list_opts, argc, argv, &o);
-
-    table_init(&t, k->n_cols, k->heads);
-    if (rc == CLI_OK && o.help)
-        rc = cli_help(&k->cmd);
-    else if (rc == CLI_OK && (rc = cmd_list_args(&k->cmd, &o, &format)) == CLI_OK &&
-             (rc = client_open(&c, CLIENT_LOGGED_IN)) == CLI_OK &&
-             (rc = client_list_all(c, k->path, k->key, &all)) == CLI_OK) {
-        json_array_foreach(all, i, item)
-            k->row(&t, item);
-        rc = t.oom ? cli_fail("out of memory") : CLI_OK;
-        if (rc == CLI_OK)
-            print_listing(format, &t, all);
-    }
-    table_free(&t);
-    json_decref(all);
-    client_close(c);
-    opts_free(&o);
-    return rc;
-}
-
 static const char *const node_heads[] = {"Node", "Status", "Node Pool", "GPU Type", "GPUs",
                                          "Allocated GPUs", "Free GPUs"};
 static const char *const pool_heads[] = {"Node Pool", "Status", "Nodes", "GPUs",
                                          "Allocated GPUs", "Free GPUs", "Placement (GPU/CPU)"};
 
-static const struct infra nodes = {
+static const struct list_kind nodes = {
     {"allot node list", FORMAT_USAGE,
      "Lists the nodes: status, pool, GPU type, and GPUs allocated and free.\n\n"
      FORMAT_HELP},
     "/api/v1/nodes", "nodes", 7, node_heads, node_row,
 };
 
-static const struct infra pools = {
+static const struct list_kind pools = {
     {"allot nodepool list", FORMAT_USAGE,
      "Lists the node pools: nodes, GPUs allocated and free, and placement.\n\n"
      FORMAT_HELP},
@@ -98,7 +58,7 @@ static const struct infra pools = {
 
 int cmd_node_main(int argc, char **argv)
 {
-    static const struct verb verbs[] = {{"list", infra_list, &nodes}, {NULL, NULL, NULL}};
+    static const struct verb verbs[] = {{"list", list_verb, &nodes}, {NULL, NULL, NULL}};
     static const struct cli_cmd cmd = {"allot node", "list " FORMAT_USAGE,
                                        "  list      the nodes and their free GPUs\n"};
 
@@ -108,7 +68,7 @@ int cmd_node_main(int argc, char **argv)
 int cmd_nodepool_main(int argc, char **argv)
 {
     static const struct verb verbs[] = {
-        {"list", infra_list, &pools},
+        {"list", list_verb, &pools},
         {"create", nodepool_create, NULL},
         {"edit", nodepool_edit, NULL},
         {"delete", nodepool_delete, NULL},

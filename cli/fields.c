@@ -76,9 +76,10 @@ int field_set_path(json_t *body, const char *path, json_t *v)
         body = next;
         path += n + 1;
     }
-    if (!v)
-        return json_object_del(body, key), 0;
-    return json_object_set_new(body, key, v);
+    if (v)
+        return json_object_set_new(body, key, v);
+    json_object_del(body, key);   /* -1 when it was not there: nothing to remove */
+    return 0;
 }
 
 int field_seconds(const char *s, double *out)
