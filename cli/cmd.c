@@ -222,6 +222,50 @@ int delete_confirmed(int yes, const char *question)
     return cli_eq_nocase(line, "y\n") || cli_eq_nocase(line, "yes\n");
 }
 
+static const struct opt_spec delete_opts[] = {{"yes", 'y', OPT_FLAG, 1}, {NULL, 0, 0, 0}};
+
+static int delete_named(struct client *c, const struct delete_kind *k, const char *name, int yes)
+{
+    json_t *found = NULL, *answer = NULL;
+    char *path = NULL, *question = cli_strf("Delete %s %s", k->noun, name);
+    int rc = question ? k->find(c, name, &found) : cli_fail("out of memory");
+
+    if (rc == CLI_OK && !delete_confirmed(yes, question))
+        printf("%s %s was not deleted\n", k->noun, name);
+    else if (rc == CLI_OK) {
+        path = cli_strf("%s/%s", k->path, jstr(found, "id", ""));
+        rc = path ? client_json(c, "DELETE", path, NULL, &answer) : cli_fail("out of memory");
+        if (rc == CLI_OK)
+            printf("%s %s deleted\n", k->noun, name);
+    }
+    json_decref(answer);
+    json_decref(found);
+    free(question);
+    free(path);
+    return rc;
+}
+
+int delete_verb(const void *ctx, int argc, char **argv)
+{
+    const struct delete_kind *k = ctx;
+    struct client *c = NULL;
+    struct opts o;
+    int rc = cmd_parse(&k->cmd, delete_opts, argc, argv, &o);
+
+    if (rc == CLI_OK && o.help)
+        rc = cli_help(&k->cmd);
+    else if (rc == CLI_OK && o.n_pos > 1)
+        rc = cli_usage_error(&k->cmd, "one %s at a time", k->noun);
+    else if (rc == CLI_OK && (o.n_pos != 1 || o.has_rest))
+        rc = cli_usage_error(&k->cmd, "NAME is missing");
+    else if (rc == CLI_OK && (rc = delete_allowed(&k->cmd, o.n_hits > 0)) == CLI_OK &&
+             (rc = client_open(&c, CLIENT_LOGGED_IN)) == CLI_OK)
+        rc = delete_named(c, k, o.pos[0], o.n_hits > 0);
+    client_close(c);
+    opts_free(&o);
+    return rc;
+}
+
 int filter_add(char **filter, const char *key, const char *value)
 {
     char *s;

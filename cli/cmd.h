@@ -92,11 +92,22 @@ int find_pool(struct client *c, const char *name, json_t **out);
 int delete_allowed(const struct cli_cmd *cmd, int yes);
 int delete_confirmed(int yes, const char *question);
 
-/* The node pool verbs beyond list (cmd_nodepool.c), and the access rule
- * group (cmd_access.c). */
+/* A delete verb, NAME [-y]: finds the object by its name, asks (or takes
+ * -y), and sends DELETE path/{id}. */
+struct delete_kind {
+    struct cli_cmd cmd;
+    const char *noun;          /* "node pool", in messages */
+    const char *path;          /* "/api/v1/node-pools" */
+    int (*find)(struct client *c, const char *name, json_t **out);
+};
+
+/* The verb of a struct delete_kind (ctx). */
+int delete_verb(const void *ctx, int argc, char **argv);
+
+/* The node pool verbs beyond list (cmd_nodepool.c). */
 int nodepool_create(const void *ctx, int argc, char **argv);
 int nodepool_edit(const void *ctx, int argc, char **argv);
-int nodepool_delete(const void *ctx, int argc, char **argv);
+extern const struct delete_kind nodepool_delete;
 
 /* The one workload named name, in project (NULL: any the caller reads)
  * and of type (the API's word, "Training", or NULL: any). noun names the

@@ -71,7 +71,7 @@ int cmd_nodepool_main(int argc, char **argv)
         {"list", list_verb, &pools},
         {"create", nodepool_create, NULL},
         {"edit", nodepool_edit, NULL},
-        {"delete", nodepool_delete, NULL},
+        {"delete", delete_verb, &nodepool_delete},
         {NULL, NULL, NULL},
     };
     static const struct cli_cmd cmd = {

@@ -19,7 +19,7 @@
 #include "cmd.h"
 #include "fields.h"
 
-enum { O_YES = 1, O_JSON };
+enum { O_JSON = 1 };
 
 #define TBF "schedulingConfiguration.timeBasedFairshare."
 #define PLACEMENTS "binpack spread fragmentation"
@@ -43,7 +43,6 @@ static const struct field_flag pool_fields[] = {
 
 static const struct field_flag *const pool_tables[] = {pool_fields, NULL};
 static const struct opt_spec write_extra[] = {{"json", 0, OPT_FLAG, O_JSON}, {NULL, 0, 0, 0}};
-static const struct opt_spec delete_opts[] = {{"yes", 'y', OPT_FLAG, O_YES}, {NULL, 0, 0, 0}};
 
 #define POOL_FLAGS_HELP                                                                        \
     "  --placement P               GPU placement: binpack (fill nodes first), spread or\n"    \
@@ -81,11 +80,6 @@ static const struct pool_verb edit_verb = {
     0,
 };
 
-static const struct cli_cmd delete_cmd = {
-    "allot nodepool delete", "NAME [-y]",
-    "Deletes an empty node pool (the default pool, and a pool that still holds nodes,\n"
-    "cannot be deleted). On a terminal it asks first; elsewhere -y is required.\n",
-};
 
 /* The body of the flags met; CLI_OK or a usage error. */
 static int pool_body(const struct pool_verb *k, const struct opts *o, json_t *body, int *json)
@@ -186,43 +180,9 @@ int nodepool_edit(const void *ctx, int argc, char **argv)
     return pool_write(&edit_verb, argc, argv);
 }
 
-static int pool_delete(struct client *c, const char *name, int yes)
-{
-    json_t *pool = NULL, *answer = NULL;
-    char *path = NULL, *question = cli_strf("Delete node pool %s", name);
-    int rc = question ? find_pool(c, name, &pool) : cli_fail("out of memory");
-
-    if (rc == CLI_OK && !delete_confirmed(yes, question))
-        printf("node pool %s was not deleted\n", name);
-    else if (rc == CLI_OK) {
-        path = cli_strf("/api/v1/node-pools/%s", jstr(pool, "id", ""));
-        rc = path ? client_json(c, "DELETE", path, NULL, &answer) : cli_fail("out of memory");
-        if (rc == CLI_OK)
-            printf("node pool %s deleted\n", name);
-    }
-    json_decref(answer);
-    json_decref(pool);
-    free(question);
-    free(path);
-    return rc;
-}
-
-int nodepool_delete(const void *ctx, int argc, char **argv)
-{
-    struct client *c = NULL;
-    struct opts o;
-    int rc = cmd_parse(&delete_cmd, delete_opts, argc, argv, &o);
-
-    (void)ctx;
-    if (rc == CLI_OK && o.help)
-        rc = cli_help(&delete_cmd);
-    else if (rc == CLI_OK && (o.n_pos != 1 || o.has_rest))
-        rc = cli_usage_error(&delete_cmd, o.n_pos > 1 ? "one node pool at a time"
-                                                      : "NAME is missing");
-    else if (rc == CLI_OK && (rc = delete_allowed(&delete_cmd, o.n_hits > 0)) == CLI_OK &&
-             (rc = client_open(&c, CLIENT_LOGGED_IN)) == CLI_OK)
-        rc = pool_delete(c, o.pos[0], o.n_hits > 0);
-    client_close(c);
-    opts_free(&o);
-    return rc;
-}
+const struct delete_kind nodepool_delete = {
+    {"allot nodepool delete", "NAME [-y]",
+     "Deletes an empty node pool (the default pool, and a pool that still holds nodes,\n"
+     "cannot be deleted). On a terminal it asks first; elsewhere -y is required.\n"},
+    "node pool", "/api/v1/node-pools", find_pool,
+};

@@ -1,7 +1,7 @@
 /*
- * cmd_org.c: `allot project list|set|create|edit` and `allot department
- * list|create|edit`: the organization's queues, their GPU quota per node
- * pool and what they hold now.
+ * cmd_org.c: `allot project list|set|create|edit|delete` and `allot
+ * department list|create|edit|delete`: the organization's queues, their
+ * GPU quota per node pool and what they hold now.
  *
  * Both groups share one table (name, GPU quota, allocated GPUs, the
  * allocation ratio), one create body (a resources[] entry for one node
@@ -524,6 +524,22 @@ static int org_edit(const void *ctx, int argc, char **argv)
     return rc;
 }
 
+/* ---- delete ---- */
+
+static const struct delete_kind project_delete = {
+    {"allot project delete", "NAME [-y]",
+     "Deletes a project that holds no workloads (delete them first). On a terminal it\n"
+     "asks first; elsewhere -y is required.\n"},
+    "project", "/api/v1/org-unit/projects", find_project,
+};
+
+static const struct delete_kind department_delete = {
+    {"allot department delete", "NAME [-y]",
+     "Deletes a department that holds no projects (delete them first). On a terminal it\n"
+     "asks first; elsewhere -y is required.\n"},
+    "department", "/api/v1/org-unit/departments", find_department,
+};
+
 /* ---- the groups ---- */
 
 int cmd_project_main(int argc, char **argv)
@@ -533,14 +549,16 @@ int cmd_project_main(int argc, char **argv)
         {"set", project_set, NULL},
         {"create", org_create, &project_kind},
         {"edit", org_edit, &project_kind},
+        {"delete", delete_verb, &project_delete},
         {NULL, NULL, NULL},
     };
     static const struct cli_cmd cmd = {
-        "allot project", "list|set|create|edit ...",
+        "allot project", "list|set|create|edit|delete ...",
         "  list      the projects, their quotas and allocated GPUs\n"
         "  set       choose the default project\n"
         "  create    create a project with a GPU quota\n"
-        "  edit      change quotas per pool, rank, node pools, node types, rules\n",
+        "  edit      change quotas per pool, rank, node pools, node types, rules\n"
+        "  delete    delete a project that holds no workloads\n",
     };
 
     return verb_dispatch(&cmd, verbs, argc, argv);
@@ -552,13 +570,15 @@ int cmd_department_main(int argc, char **argv)
         {"list", org_list, &department_kind},
         {"create", org_create, &department_kind},
         {"edit", org_edit, &department_kind},
+        {"delete", delete_verb, &department_delete},
         {NULL, NULL, NULL},
     };
     static const struct cli_cmd cmd = {
-        "allot department", "list|create|edit ...",
+        "allot department", "list|create|edit|delete ...",
         "  list      the departments, their quotas and allocated GPUs\n"
         "  create    create a department with a GPU quota\n"
-        "  edit      change quotas per pool, rank, node pools, node types, rules\n",
+        "  edit      change quotas per pool, rank, node pools, node types, rules\n"
+        "  delete    delete a department that holds no projects\n",
     };
 
     return verb_dispatch(&cmd, verbs, argc, argv);

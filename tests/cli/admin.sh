@@ -3,7 +3,7 @@
 # --demo on a free loopback port, each effect read back through the API:
 # node pools created, edited and deleted; projects and departments edited
 # (quotas per pool, rank, default node pools, node types, scheduling
-# rules); access rules created, listed and deleted; --csv on every list
+# rules) and deleted; access rules created, listed and deleted; --csv on every list
 # (RFC 4180 quoting, with a name holding a comma and a quote); and the
 # runai v1 forms (submit --gpu, --interactive, list jobs, describe job,
 # delete job), each run as its v2 command with a one-line notice.
@@ -232,6 +232,21 @@ run 2 submit v1x -i $QS --gpu 1.5
 has "$T/err" "--gpu wants whole GPUs"
 [ "$(api '/api/v1/workloads?filterBy=name==v1x' | jq '.workloads | length')" = 0 ] ||
   fail "a refused v1 submit submitted"
+
+# ---- project and department delete ----
+run 1 department delete research -y
+has "$T/err" "department research still holds projects team-a"
+run 1 project delete team-a -y
+has "$T/err" "project team-a still holds workloads"
+has "$T/err" "v1w ("
+run 0 project create short-lived --gpu-quota 0
+run 2 project delete short-lived
+has "$T/err" "add -y"
+run 0 project delete short-lived -y
+has "$T/out" "project short-lived deleted"
+[ -z "$(project_json short-lived)" ] || fail "short-lived is still there"
+run 1 project delete short-lived -y
+has "$T/err" "no project named short-lived"
 
 stop
 echo "cli/admin: ok"

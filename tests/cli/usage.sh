@@ -47,7 +47,9 @@ usage "unknown command 'frob'" training frob
 usage "unknown command 'submit'" workload submit x
 usage "unknown command 'suspend'" inference suspend x
 usage "a command is missing" project
-usage "unknown command 'delete'" project delete x
+usage "add -y" project delete x
+usage "one project at a time" project delete a b -y
+usage "NAME is missing" department delete -y
 usage "a command is missing" department
 usage "a command is missing" node
 usage "unknown command 'show'" nodepool show
@@ -238,6 +240,8 @@ help department edit --help
 help nodepool create --help
 help nodepool edit --help
 help nodepool delete --help
+help project delete --help
+help department delete --help
 help access-rule --help
 help access-rule create --help
 help access-rule list --help
