@@ -30,6 +30,12 @@
  * the node's empty-device count, shared ones walk the node's devices
  * once. A placement changes them in O(1) per shape, so a candidate costs
  * O(shapes) (O(shapes x devices) for shared shapes), with no allocation.
+ * A shape's F takes one division (the whole pods its devices hold); the
+ * caps compare by multiplying. A node's F is kept (base[], known[]) until
+ * a pod comes or goes there, so the victim and consolidation searches,
+ * which ask about the same nodes again and again, pay only for the rise.
+ * sched__best_node() measures only the nodes of the best rank, and none
+ * when one node alone fits.
  *
  * Everything is an integer; nothing depends on the order of the nodes.
  */
@@ -82,6 +88,11 @@ int sched__frag_build(struct sched_session *ss)
         f->n++;
         constrained |= s->node_type || s->n_node_types > 0 || s->n_affinity > 0;
     }
+    f->base = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(*f->base));
+    f->known = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(*f->known));
+    f->fitting = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(*f->fitting));
+    if (!f->base || !f->known || !f->fitting)
+        return SCHED_ENOMEM;
     if (!constrained)
         return SCHED_OK;
     f->denied = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(uint32_t));
@@ -132,10 +143,12 @@ static void view_node(const struct sched_session *ss, int node, struct node_view
 /* usable, capped by the milli-GPU that `left` of a resource feeds when a
  * pod asks `need` of it per pod_gpu milli-GPU: left x pod_gpu / need, in
  * proportion (what is left beyond whole pods feeds the smaller shapes of
- * the mix), computed only when it can bind, so "plenty" never overflows. */
-static int64_t cap_by(int64_t usable, int64_t left, int64_t need, int64_t pod_gpu)
+ * the mix), computed only when it can bind, so "plenty" never overflows.
+ * pods: usable / pod_gpu, the whole pods usable holds; it binds when
+ * left / need <= pods, that is left < need x (pods + 1). */
+static int64_t cap_by(int64_t usable, int64_t pods, int64_t left, int64_t need, int64_t pod_gpu)
 {
-    if (need <= 0 || left / need > usable / pod_gpu)
+    if (need <= 0 || (__int128)left >= (__int128)need * (pods + 1))
         return usable;
     return (int64_t)((__int128)left * pod_gpu / need);
 }
@@ -145,16 +158,25 @@ static int64_t shape_frag(const struct sched_session *ss, int j, const struct no
 {
     const struct ss_shape *x = &ss->frag.shapes[j];
     const struct room *r = &v->room[j];
-    int64_t usable, pod_gpu;
+    int64_t usable, pod_gpu, pods, capped;
 
     if ((ss->frag.denied && (ss->frag.denied[v->node] >> j & 1)) || v->charge[j] > SCHED_MILLI ||
         r->cnt < x->devices || v->cpu < x->cpu || v->mem < x->mem)
         return v->free;
-    usable = v->charge[j] == SCHED_MILLI ? (int64_t)(r->cnt / x->devices) * x->devices * SCHED_MILLI
-                                         : r->sum;
     pod_gpu = (int64_t)x->devices * v->charge[j];
-    usable = cap_by(usable, v->cpu, x->cpu, pod_gpu);
-    usable = cap_by(usable, v->mem, x->mem, pod_gpu);
+    if (v->charge[j] == SCHED_MILLI) {
+        pods = r->cnt / x->devices;
+        usable = pods * pod_gpu;
+    } else {
+        usable = r->sum;
+        pods = usable / pod_gpu;
+    }
+    capped = cap_by(usable, pods, v->cpu, x->cpu, pod_gpu);
+    if (capped != usable) {   /* bound by CPU: it holds left / need whole pods */
+        usable = capped;
+        pods = v->cpu / x->cpu;
+    }
+    usable = cap_by(usable, pods, v->mem, x->mem, pod_gpu);
     return v->free - usable;
 }
 
@@ -168,6 +190,19 @@ static int64_t view_frag(const struct sched_session *ss, const struct node_view 
     return sum;
 }
 
+/* The node's fragmentation from its view, kept until a pod comes or goes
+ * there (node_add() clears known[]). */
+static int64_t base_frag(const struct sched_session *ss, const struct node_view *v)
+{
+    const struct ss_frag *f = &ss->frag;
+
+    if (!f->known[v->node]) {
+        f->base[v->node] = view_frag(ss, v);
+        f->known[v->node] = 1;
+    }
+    return f->base[v->node];
+}
+
 int64_t sched__frag_node(const struct sched_session *ss, int node)
 {
     struct node_view v;
@@ -175,7 +210,7 @@ int64_t sched__frag_node(const struct sched_session *ss, int node)
     if (ss->frag.n == 0)
         return 0;
     view_node(ss, node, &v);
-    return view_frag(ss, &v);
+    return base_frag(ss, &v);
 }
 
 /* The view after one pod of w takes `devices` (its charge on each) and
@@ -220,7 +255,7 @@ int64_t sched__frag_rise(const struct sched_session *ss, int w, int node, uint64
         return 0;
     view_node(ss, node, &before);
     view_take(ss, &before, w, devices, &after);
-    return view_frag(ss, &after) - view_frag(ss, &before);
+    return view_frag(ss, &after) - base_frag(ss, &before);
 }
 
 uint64_t sched__frag_devices(const struct sched_session *ss, int w, int node, int64_t *rise)
@@ -237,7 +272,7 @@ uint64_t sched__frag_devices(const struct sched_session *ss, int w, int node, in
     if (ss->frag.n == 0 || !picked)
         return picked;
     view_node(ss, node, &before);
-    base = view_frag(ss, &before);
+    base = base_frag(ss, &before);
     if (sched__whole(ss_w(ss, w)) || sched_shared_devices(ss_w(ss, w)) != 1) {
         view_take(ss, &before, w, picked, &after);
         *rise = view_frag(ss, &after) - base;

@@ -21,6 +21,10 @@
  *   3. the pool's strategy: binpack, the fullest node (least free
  *      milli-GPU; for pods without GPU, least free CPU); spread, the
  *      emptiest (highest free / total); ties by node name.
+ * A fragmentation pool puts the rise of the node's fragmentation (frag.c)
+ * between 1 and 2, and breaks ties before the name by the CPU the node
+ * keeps per GPU; it measures only the nodes of the best rank, none when
+ * one node alone fits.
  * Devices inside the node: whole-device pods take the lowest-index empty
  * devices; shared pods take shared devices first (the fullest with room,
  * or the emptiest in a spread pool), then empty ones, ties by index.
@@ -114,6 +118,25 @@ uint64_t sched__pick_devices(const struct sched_session *ss, int w, int node,
     return taken;
 }
 
+/* Has the node the devices for a shared pod of wl, and how many empty
+ * ones does it open? sched__pick_devices() takes devices already shared
+ * before empty ones, so it opens what the shared ones with room leave. */
+static int shared_fits(const struct sched_workload *wl, const struct ss_node *n, int *fresh)
+{
+    int need = sched_shared_devices(wl), room = 0, shared = 0, d;
+    int32_t charge = sched__charge_on(wl, n->gpu_mem);
+
+    if (need == 0 || need > n->n_gpus || charge > SCHED_MILLI)
+        return 0;
+    for (d = 0; d < n->n_gpus; d++)
+        if (!(n->dev_whole >> d & 1) && n->dev_used[d] + charge <= SCHED_MILLI) {
+            room++;
+            shared += n->dev_used[d] > 0;
+        }
+    *fresh = need > shared ? need - shared : 0;
+    return room >= need;
+}
+
 static int gpu_fits(const struct sched_session *ss, int w, int node, int *fresh)
 {
     const struct sched_workload *wl = ss_w(ss, w);
@@ -125,7 +148,7 @@ static int gpu_fits(const struct sched_session *ss, int w, int node, int *fresh)
         return n->n_empty >= wl->gpu_devices;
     }
     if (wl->gpu_portion > 0 || wl->gpu_memory_mib > 0)
-        return sched__pick_devices(ss, w, node, n->dev_used, n->dev_whole, fresh) != 0;
+        return shared_fits(wl, n, fresh);
     return 1;
 }
 
@@ -271,14 +294,15 @@ int sched__pool_may_fit(const struct sched_session *ss, int w, int pool, int pod
     return 1;
 }
 
-/* How a pool orders the nodes for one pod. */
-struct order {
+/* How a pool orders the nodes for one pod, and the best so far. */
+struct scan {
     int frag;      /* SCHED_FRAGMENTATION: the tie-break by CPU per GPU */
     int measure;   /* and a mix: the rise of fragmentation first */
+    struct candidate best;
+    int n_fitting; /* measure: nodes of the best rank so far, in ss->frag.fitting */
 };
 
-static void consider(const struct sched_session *ss, int w, int node, const struct order *o,
-                     struct candidate *best)
+static void consider(const struct sched_session *ss, int w, int node, struct scan *s)
 {
     struct candidate c;
 
@@ -286,42 +310,80 @@ static void consider(const struct sched_session *ss, int w, int node, const stru
     c.rise = 0;
     if (!fits_with(ss, w, node, &c.rank, &c.fresh))
         return;
-    if (o->measure && best->node >= 0 && c.rank > best->rank)
+    if (s->measure && s->best.node >= 0 && c.rank > s->best.rank)
         return;   /* cannot win: spare the measure */
-    if (o->measure)
+    if (s->measure)
         sched__frag_devices(ss, w, node, &c.rise);
-    if (best->node < 0 || candidate_better(ss, w, o->frag, &c, best))
-        *best = c;
+    if (s->best.node < 0 || candidate_better(ss, w, s->frag, &c, &s->best))
+        s->best = c;
+}
+
+/* Measuring pools, first pass: the nodes that fit with the best rank. */
+static void collect(const struct sched_session *ss, int w, int node, struct scan *s)
+{
+    int rank, fresh;
+
+    if (!fits_with(ss, w, node, &rank, &fresh))
+        return;
+    if (s->n_fitting > 0 && rank > s->best.rank)
+        return;
+    if (s->n_fitting == 0 || rank < s->best.rank) {
+        s->n_fitting = 0;
+        s->best.rank = rank;
+        s->best.node = node;
+    }
+    ss->frag.fitting[s->n_fitting++] = node;
+}
+
+/* Calls visit for every node of the pool that may take a pod of w. */
+static void each_node(const struct sched_session *ss, int w, int pool, int exclude,
+                      void (*visit)(const struct sched_session *, int, int, struct scan *),
+                      struct scan *s)
+{
+    const struct ss_pool *p = &ss->pools[pool];
+    int i;
+
+    if (!sched__whole(ss_w(ss, w))) {
+        for (i = 0; i < p->n_nodes; i++)
+            if (p->nodes[i] != exclude)
+                visit(ss, w, p->nodes[i], s);
+        return;
+    }
+    /* whole devices: only nodes with an empty device can take the pod */
+    for (i = 0; i < p->n_nodes; i += 64) {
+        uint64_t bits = p->has_empty[i / 64];
+        while (bits) {
+            int n = p->nodes[i + __builtin_ctzll(bits)];
+            bits &= bits - 1;
+            if (n != exclude)
+                visit(ss, w, n, s);
+        }
+    }
 }
 
 int sched__best_node(const struct sched_session *ss, int w, int pool, int exclude)
 {
     const struct sched_workload *wl = ss_w(ss, w);
-    const struct ss_pool *p = &ss->pools[pool];
-    struct candidate best = {-1, 0, 0, 0};
-    struct order o = {strategy_for(ss, w, pool) == SCHED_FRAGMENTATION,
-                      by_fragmentation(ss, w, pool)};
-    int i;
+    struct scan s = {strategy_for(ss, w, pool) == SCHED_FRAGMENTATION,
+                     by_fragmentation(ss, w, pool), {-1, 0, 0, 0}, 0};
+    int i, n;
 
-    if (sched__whole(wl)) {
-        /* whole devices: only nodes with an empty device can take the pod */
-        if (p->max_empty < wl->gpu_devices)
-            return -1;
-        for (i = 0; i < p->n_nodes; i += 64) {
-            uint64_t bits = p->has_empty[i / 64];
-            while (bits) {
-                int n = p->nodes[i + __builtin_ctzll(bits)];
-                bits &= bits - 1;
-                if (n != exclude)
-                    consider(ss, w, n, &o, &best);
-            }
-        }
-        return best.node;
+    if (sched__whole(wl) && ss->pools[pool].max_empty < wl->gpu_devices)
+        return -1;
+    if (!s.measure) {
+        each_node(ss, w, pool, exclude, consider, &s);
+        return s.best.node;
     }
-    for (i = 0; i < p->n_nodes; i++)
-        if (p->nodes[i] != exclude)
-            consider(ss, w, p->nodes[i], &o, &best);
-    return best.node;
+    /* the measure orders only the nodes of the best rank, and a node that
+     * alone fits needs none */
+    each_node(ss, w, pool, exclude, collect, &s);
+    if (s.n_fitting <= 1)
+        return s.n_fitting ? s.best.node : -1;
+    n = s.n_fitting;
+    s.best.node = -1;
+    for (i = 0; i < n; i++)
+        consider(ss, w, ss->frag.fitting[i], &s);
+    return s.best.node;
 }
 
 /* A GPU-memory request is charged by the device it got: do the queue and

@@ -139,6 +139,9 @@ struct ss_frag {
     int n;                    /* 0: no pool measures fragmentation, or no GPU shape */
     struct ss_shape *shapes;  /* [n] */
     uint32_t *denied;         /* [n_nodes] bit j: shape j may not use the node; NULL: none */
+    int64_t *base;            /* [n_nodes] each node's fragmentation, valid where known[] */
+    uint8_t *known;           /* [n_nodes] cleared when a pod comes or goes (node_add()) */
+    int *fitting;             /* [n_nodes] sched__best_node()'s candidates of the best rank */
 };
 
 struct sched_session {

@@ -101,6 +101,8 @@ static void node_add(struct sched_session *ss, int w, int node, uint64_t devices
     n->cpu_free -= sign * wl->cpu_milli;
     n->mem_free -= sign * wl->mem_mib;
     n->used_prefix_ok = 0;
+    if (ss->frag.known)
+        ss->frag.known[node] = 0;
     pool_empty_change(ss, n, before);
 }
 

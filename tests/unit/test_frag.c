@@ -198,6 +198,32 @@ static void test_cpu_shapes_ignored(void **unused)
     fx_free(&f);
 }
 
+/* A node's measure is kept between calls and follows every pod that
+ * comes or goes: FGD's half-used device (500 for the 1-GPU shape); a 0.5
+ * pod on the other device leaves two halves (1000), and taking it off
+ * gives 500 again. */
+static void test_measure_follows_placements(void **unused)
+{
+    struct fx f;
+    int half, pod;
+
+    (void)unused;
+    fx_init(&f, SCHED_FRAGMENTATION);
+    tw_node(&f.w, "n1", 0, 2);
+    half = tw_workload(&f.w, "half", f.q, 1, 0, 500, 50);
+    tw_running(&f.w, half, 0, 0, 0x1);
+    pod = tw_workload(&f.w, "pod", f.q, 1, 0, 500, 50);
+    fx_shape(&f, 1, 0, 0, 1);
+    fx_session(&f);
+    assert_int_equal(sched__frag_node(&f.ss, 0), 500);
+    assert_int_equal(sched__frag_node(&f.ss, 0), 500);
+    assert_int_equal(sched__place(&f.ss, pod, 0, 0, 0x2), SCHED_OK);
+    assert_int_equal(sched__frag_node(&f.ss, 0), 1000);
+    assert_int_equal(sched__unplace(&f.ss, pod, 0), SCHED_OK);
+    assert_int_equal(sched__frag_node(&f.ss, 0), 500);
+    fx_free(&f);
+}
+
 /* The mix only matters in pools placing by fragmentation. */
 static void test_binpack_pools_skip_the_measure(void **unused)
 {
@@ -353,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_denied_and_too_big),
         cmocka_unit_test(test_whole_devices_in_whole_pods),
         cmocka_unit_test(test_cpu_shapes_ignored),
+        cmocka_unit_test(test_measure_follows_placements),
         cmocka_unit_test(test_binpack_pools_skip_the_measure),
         cmocka_unit_test(test_fragmentation_differs_from_binpack),
         cmocka_unit_test(test_deterministic),
