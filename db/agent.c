@@ -29,20 +29,20 @@
 #define TOKEN_COLS "seq, id, name, secret_hash, node_name, created_at, created_by," \
                    " last_used_at, revoked_at, pool_name, n_gpus"
 
-static void token_row(sqlite3_stmt *st, struct db_agent_token *t)
+static void token_row(struct db__stmt *st, struct db_agent_token *t)
 {
     memset(t, 0, sizeof(*t));
-    t->seq = sqlite3_column_int64(st, 0);
+    t->seq = db__col_int64(st, 0);
     db__copy(t->id, sizeof(t->id), st, 1);
     db__copy(t->name, sizeof(t->name), st, 2);
     db__copy(t->secret_hash, sizeof(t->secret_hash), st, 3);
     db__copy(t->node_name, sizeof(t->node_name), st, 4);
-    t->created_at = sqlite3_column_int64(st, 5);
+    t->created_at = db__col_int64(st, 5);
     db__copy(t->created_by, sizeof(t->created_by), st, 6);
-    t->last_used_at = sqlite3_column_int64(st, 7);
-    t->revoked_at = sqlite3_column_int64(st, 8);
+    t->last_used_at = db__col_int64(st, 7);
+    t->revoked_at = db__col_int64(st, 8);
     db__copy(t->pool, sizeof(t->pool), st, 9);
-    t->n_gpus = sqlite3_column_int(st, 10);
+    t->n_gpus = db__col_int(st, 10);
     t->has_gpus = t->n_gpus >= 0;
 }
 
@@ -53,7 +53,7 @@ static int token_insert_fn(struct db__conn *c, void *arg)
         " pool_name, n_gpus) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
     struct db_agent_token *t = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
@@ -61,13 +61,13 @@ static int token_insert_fn(struct db__conn *c, void *arg)
     db__bind_text(st, 2, t->name);
     db__bind_text(st, 3, t->secret_hash);
     db__bind_text(st, 4, t->node_name);
-    sqlite3_bind_int64(st, 5, t->created_at);
+    db__bind_int64(st, 5, t->created_at);
     db__bind_text(st, 6, t->created_by);
     db__bind_text(st, 7, t->pool);
-    sqlite3_bind_int(st, 8, t->has_gpus ? t->n_gpus : -1);
+    db__bind_int(st, 8, t->has_gpus ? t->n_gpus : -1);
     rc = db__step_done(st);
     if (rc == DB_OK)
-        t->seq = sqlite3_last_insert_rowid(c->h);
+        t->seq = db__last_id(c);
     return db__done(st, rc);
 }
 
@@ -90,15 +90,15 @@ static int token_get_fn(struct db__conn *c, void *arg)
     static const char sql[] = "SELECT " TOKEN_COLS " FROM agent_tokens WHERE id = ?";
     struct token_arg *a = arg;
     int rc = DB_OK, src;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, a->id);
-    src = sqlite3_step(st);
-    if (src == SQLITE_ROW)
+    src = db__step(st);
+    if (src == DB__ROW)
         token_row(st, a->one);
-    return db__done(st, src == SQLITE_ROW ? DB_OK : src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO);
+    return db__done(st, src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
 }
 
 int db_agent_token_get(struct db *db, const char *id, struct db_agent_token *out)
@@ -113,16 +113,16 @@ static int token_list_fn(struct db__conn *c, void *arg)
     static const char sql[] = "SELECT " TOKEN_COLS " FROM agent_tokens ORDER BY seq";
     struct token_arg *a = arg;
     int rc = DB_OK, cap = 0;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = db__step(st)) == DB__ROW) {
         if (db__grow(a->list, *a->n, &cap, sizeof(**a->list)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         token_row(st, &(*a->list)[(*a->n)++]);
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 int db_agent_token_list(struct db *db, struct db_agent_token **out, int *n)
@@ -138,14 +138,14 @@ static int token_revoke_fn(struct db__conn *c, void *arg)
         "UPDATE agent_tokens SET revoked_at = ? WHERE id = ? AND revoked_at = 0";
     struct token_arg *a = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->now);
+    db__bind_int64(st, 1, a->now);
     db__bind_text(st, 2, a->id);
     rc = db__step_done(st);
-    if (rc == DB_OK && sqlite3_changes(c->h) == 0)
+    if (rc == DB_OK && db__changes(c) == 0)
         rc = DB_ENOTFOUND;
     return db__done(st, rc);
 }
@@ -175,19 +175,19 @@ static int reg_token(struct db__conn *c, struct db_agent_reg *r, struct reg_stat
         "SELECT node_name, revoked_at, pool_name, n_gpus FROM agent_tokens WHERE seq = ?";
     char bound[DB_NAME_LEN];
     int rc = DB_OK, src;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, r->token_seq);
-    src = sqlite3_step(st);
-    if (src != SQLITE_ROW || sqlite3_column_int64(st, 1) != 0) {
+    db__bind_int64(st, 1, r->token_seq);
+    src = db__step(st);
+    if (src != DB__ROW || db__col_int64(st, 1) != 0) {
         snprintf(r->why, sizeof(r->why), "the agent token is revoked");
-        return db__done(st, src == SQLITE_ROW || src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO);
+        return db__done(st, src == DB__ROW || src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
     }
     db__copy(bound, sizeof(bound), st, 0);
     db__copy(s->set_pool, sizeof(s->set_pool), st, 2);
-    s->set_gpus = sqlite3_column_int(st, 3);
+    s->set_gpus = db__col_int(st, 3);
     if (bound[0] && strcmp(bound, r->name) != 0) {
         snprintf(r->why, sizeof(r->why), "this agent token belongs to node %s", bound);
         rc = DB_ECONFLICT;
@@ -201,17 +201,17 @@ static int pool_seq_of(struct db__conn *c, const char *name, int64_t *seq, char 
 {
     static const char sql[] = "SELECT seq FROM node_pools WHERE name = ?";
     int rc = DB_OK, src;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, name);
-    src = sqlite3_step(st);
-    if (src == SQLITE_ROW) {
-        *seq = sqlite3_column_int64(st, 0);
+    src = db__step(st);
+    if (src == DB__ROW) {
+        *seq = db__col_int64(st, 0);
     } else {
         snprintf(why, len, "no node pool named %s", name);
-        rc = src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO;
+        rc = src == DB__DONE ? DB_ENOTFOUND : DB_EIO;
     }
     return db__done(st, rc);
 }
@@ -233,23 +233,23 @@ static int reg_approved(struct db__conn *c, struct db_agent_reg *r, struct reg_s
         " JOIN agent_nodes a ON a.node_seq = n.seq JOIN node_pools p ON p.seq = n.pool_seq"
         " WHERE n.name = ?";
     int rc = DB_OK, src, known = 0, token_new = 1;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, r->name);
-    src = sqlite3_step(st);
+    src = db__step(st);
     s->pool_seq = s->asked_pool;
     snprintf(r->approved_pool, sizeof(r->approved_pool), "%s", r->pool);
     r->approved_gpus = r->n_gpus;
-    if (src == SQLITE_ROW && sqlite3_column_int(st, 1) >= 0) {
+    if (src == DB__ROW && db__col_int(st, 1) >= 0) {
         known = 1;
-        s->pool_seq = sqlite3_column_int64(st, 0);
-        r->approved_gpus = sqlite3_column_int(st, 1);
+        s->pool_seq = db__col_int64(st, 0);
+        r->approved_gpus = db__col_int(st, 1);
         db__copy(r->approved_pool, sizeof(r->approved_pool), st, 2);
-        token_new = sqlite3_column_int64(st, 3) != r->token_seq;
+        token_new = db__col_int64(st, 3) != r->token_seq;
     }
-    rc = db__done(st, src == SQLITE_ROW || src == SQLITE_DONE ? DB_OK : DB_EIO);
+    rc = db__done(st, src == DB__ROW || src == DB__DONE ? DB_OK : DB_EIO);
     if (rc == DB_OK && token_new && s->set_pool[0]) {
         rc = pool_seq_of(c, s->set_pool, &s->pool_seq, r->why, sizeof(r->why));
         snprintf(r->approved_pool, sizeof(r->approved_pool), "%s", s->set_pool);
@@ -272,21 +272,21 @@ static int reg_name_free(struct db__conn *c, struct db_agent_reg *r)
         " FROM nodes n LEFT JOIN agent_nodes a ON a.node_seq = n.seq"
         " LEFT JOIN agent_tokens t ON t.seq = a.token_seq WHERE n.name = ?";
     int rc = DB_OK, src;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, r->name);
-    src = sqlite3_step(st);
-    if (src == SQLITE_ROW && sqlite3_column_int(st, 0)) {
+    src = db__step(st);
+    if (src == DB__ROW && db__col_int(st, 0)) {
         snprintf(r->why, sizeof(r->why), "%s is a simulated node", r->name);
         rc = DB_ECONFLICT;
-    } else if (src == SQLITE_ROW && sqlite3_column_int64(st, 1) != 0 &&
-               sqlite3_column_int64(st, 1) != r->token_seq && sqlite3_column_int64(st, 2) == 0) {
+    } else if (src == DB__ROW && db__col_int64(st, 1) != 0 &&
+               db__col_int64(st, 1) != r->token_seq && db__col_int64(st, 2) == 0) {
         snprintf(r->why, sizeof(r->why), "node %s is run by the agent of another token",
                  r->name);
         rc = DB_ECONFLICT;
-    } else if (src != SQLITE_ROW && src != SQLITE_DONE) {
+    } else if (src != DB__ROW && src != DB__DONE) {
         rc = DB_EIO;
     }
     return db__done(st, rc);
@@ -309,24 +309,24 @@ static int reg_node(struct db__conn *c, struct db_agent_reg *r, int64_t pool_seq
     static const char back[] = "SELECT seq, id FROM nodes WHERE name = ?";
     char id[DB_ID_LEN];
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__uuid(id);
     db__bind_text(st, 1, id);
     db__bind_text(st, 2, r->name);
-    sqlite3_bind_int64(st, 3, pool_seq);
-    sqlite3_bind_int(st, 4, r->effective_gpus);
+    db__bind_int64(st, 3, pool_seq);
+    db__bind_int(st, 4, r->effective_gpus);
     db__bind_text(st, 5, r->gpu_type);
     db__bind_text(st, 6, r->node_type);
-    sqlite3_bind_int64(st, 7, r->cpu_milli);
-    sqlite3_bind_int64(st, 8, r->mem_mib);
-    sqlite3_bind_int64(st, 9, r->now_ms);
+    db__bind_int64(st, 7, r->cpu_milli);
+    db__bind_int64(st, 8, r->mem_mib);
+    db__bind_int64(st, 9, r->now_ms);
     db__bind_text(st, 10, r->labels ? r->labels : "{}");
-    sqlite3_bind_int64(st, 11, r->gpu_memory_mib);
+    db__bind_int64(st, 11, r->gpu_memory_mib);
     db__bind_text(st, 12, r->address);
-    sqlite3_bind_int(st, 13, r->pool_pinned);
+    db__bind_int(st, 13, r->pool_pinned);
     rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;
@@ -334,8 +334,8 @@ static int reg_node(struct db__conn *c, struct db_agent_reg *r, int64_t pool_seq
     if (!st)
         return rc;
     db__bind_text(st, 1, r->name);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        r->node_seq = sqlite3_column_int64(st, 0);
+    if (db__step(st) == DB__ROW) {
+        r->node_seq = db__col_int64(st, 0);
         db__copy(r->node_id, sizeof(r->node_id), st, 1);
     } else {
         rc = DB_EIO;
@@ -359,21 +359,21 @@ static int reg_agent(struct db__conn *c, struct db_agent_reg *r)
     static const char bind[] =
         "UPDATE agent_tokens SET node_name = ?, last_used_at = ? WHERE seq = ?";
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, agent, &rc);
+    struct db__stmt *st = db__prep(c, agent, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, r->node_seq);
-    sqlite3_bind_int64(st, 2, r->token_seq);
-    sqlite3_bind_int64(st, 3, r->heartbeat_ms);
-    sqlite3_bind_int64(st, 4, r->now_ms);
+    db__bind_int64(st, 1, r->node_seq);
+    db__bind_int64(st, 2, r->token_seq);
+    db__bind_int64(st, 3, r->heartbeat_ms);
+    db__bind_int64(st, 4, r->now_ms);
     db__bind_text(st, 5, r->labels ? r->labels : "{}");
     db__bind_text(st, 6, r->gpus ? r->gpus : "[]");
     db__bind_text(st, 7, r->version);
     db__bind_text(st, 8, r->runtime);
-    sqlite3_bind_int(st, 9, r->approved_gpus);
+    db__bind_int(st, 9, r->approved_gpus);
     db__bind_text(st, 10, r->pool);
-    sqlite3_bind_int(st, 11, r->n_gpus);
+    db__bind_int(st, 11, r->n_gpus);
     rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;
@@ -381,8 +381,8 @@ static int reg_agent(struct db__conn *c, struct db_agent_reg *r)
     if (!st)
         return rc;
     db__bind_text(st, 1, r->name);
-    sqlite3_bind_int64(st, 2, r->now_ms);
-    sqlite3_bind_int64(st, 3, r->token_seq);
+    db__bind_int64(st, 2, r->now_ms);
+    db__bind_int64(st, 3, r->token_seq);
     return db__done(st, db__step_done(st));
 }
 
@@ -421,18 +421,18 @@ int db_agent_register(struct db *db, struct db_agent_reg *r)
                  " r.finished_at, r.exit_code, r.signal, r.outcome"
 #define RUN_FROM " FROM pod_runs r LEFT JOIN nodes n ON n.seq = r.node_seq"
 
-static void run_row(sqlite3_stmt *st, struct db_pod_run *r)
+static void run_row(struct db__stmt *st, struct db_pod_run *r)
 {
     memset(r, 0, sizeof(*r));
     db__copy(r->uid, sizeof(r->uid), st, 0);
-    r->workload_seq = sqlite3_column_int64(st, 1);
-    r->idx = sqlite3_column_int(st, 2);
-    r->node_seq = sqlite3_column_int64(st, 3);
+    r->workload_seq = db__col_int64(st, 1);
+    r->idx = db__col_int(st, 2);
+    r->node_seq = db__col_int64(st, 3);
     db__copy(r->node_name, sizeof(r->node_name), st, 4);
-    r->started_at = sqlite3_column_int64(st, 5);
-    r->finished_at = sqlite3_column_int64(st, 6);
-    r->exit_code = sqlite3_column_int(st, 7);
-    r->signal = sqlite3_column_int(st, 8);
+    r->started_at = db__col_int64(st, 5);
+    r->finished_at = db__col_int64(st, 6);
+    r->exit_code = db__col_int(st, 7);
+    r->signal = db__col_int(st, 8);
     db__copy(r->outcome, sizeof(r->outcome), st, 9);
 }
 
@@ -450,15 +450,15 @@ static int run_get_fn(struct db__conn *c, void *arg)
     static const char sql[] = "SELECT " RUN_COLS RUN_FROM " WHERE r.uid = ?";
     struct run_arg *a = arg;
     int rc = DB_OK, src;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, a->uid);
-    src = sqlite3_step(st);
-    if (src == SQLITE_ROW)
+    src = db__step(st);
+    if (src == DB__ROW)
         run_row(st, a->one);
-    return db__done(st, src == SQLITE_ROW ? DB_OK : src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO);
+    return db__done(st, src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
 }
 
 int db_pod_run_get(struct db *db, const char *uid, struct db_pod_run *out)
@@ -475,18 +475,18 @@ static int run_list_fn(struct db__conn *c, void *arg)
         " ORDER BY r.started_at, r.idx, r.uid";
     struct run_arg *a = arg;
     int rc = DB_OK, cap = 0;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->workload_seq);
-    sqlite3_bind_int(st, 2, a->idx);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    db__bind_int64(st, 1, a->workload_seq);
+    db__bind_int(st, 2, a->idx);
+    while ((rc = db__step(st)) == DB__ROW) {
         if (db__grow(a->list, *a->n, &cap, sizeof(**a->list)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         run_row(st, &(*a->list)[(*a->n)++]);
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 int db_pod_run_list(struct db *db, int64_t workload_seq, int idx, struct db_pod_run **out,
@@ -512,34 +512,34 @@ void db_agent_nodes_free(struct db_agent_node *a, int n)
     free(a);
 }
 
-static char *col_dup(sqlite3_stmt *st, int col)
+static char *col_dup(struct db__stmt *st, int col)
 {
-    const unsigned char *s = sqlite3_column_text(st, col);
+    const char *s = db__col_text(st, col);
 
-    return strdup(s ? (const char *)s : "");
+    return strdup(s ? s : "");
 }
 
-static int agent_node_row(sqlite3_stmt *st, struct db_agent_node *a)
+static int agent_node_row(struct db__stmt *st, struct db_agent_node *a)
 {
     memset(a, 0, sizeof(*a));
-    a->node_seq = sqlite3_column_int64(st, 0);
+    a->node_seq = db__col_int64(st, 0);
     db__copy(a->node_id, sizeof(a->node_id), st, 1);
     db__copy(a->name, sizeof(a->name), st, 2);
     db__copy(a->pool_name, sizeof(a->pool_name), st, 3);
-    a->ready = sqlite3_column_int(st, 4);
-    a->n_gpus = sqlite3_column_int(st, 5);
+    a->ready = db__col_int(st, 4);
+    a->n_gpus = db__col_int(st, 5);
     db__copy(a->gpu_type, sizeof(a->gpu_type), st, 6);
     db__copy(a->token_id, sizeof(a->token_id), st, 7);
-    a->heartbeat_ms = sqlite3_column_int64(st, 8);
-    a->registered_at = sqlite3_column_int64(st, 9);
-    a->last_seen = sqlite3_column_int64(st, 10);
+    a->heartbeat_ms = db__col_int64(st, 8);
+    a->registered_at = db__col_int64(st, 9);
+    a->last_seen = db__col_int64(st, 10);
     db__copy(a->version, sizeof(a->version), st, 11);
     db__copy(a->runtime, sizeof(a->runtime), st, 12);
     a->labels = col_dup(st, 13);
     a->gpus = col_dup(st, 14);
-    a->approved_gpus = sqlite3_column_int(st, 15);
+    a->approved_gpus = db__col_int(st, 15);
     db__copy(a->requested_pool, sizeof(a->requested_pool), st, 16);
-    a->requested_gpus = sqlite3_column_int(st, 17);
+    a->requested_gpus = db__col_int(st, 17);
     return a->labels && a->gpus ? DB_OK : DB_ENOMEM;
 }
 
@@ -559,18 +559,18 @@ static int agent_node_list_fn(struct db__conn *c, void *arg)
         " ORDER BY n.seq";
     struct node_arg *a = arg;
     int rc = DB_OK, cap = 0;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = db__step(st)) == DB__ROW) {
         if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         rc = agent_node_row(st, &(*a->out)[(*a->n)++]);
         if (rc != DB_OK)
             return db__done(st, rc);
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 int db_agent_node_list(struct db *db, struct db_agent_node **out, int *n)
@@ -606,22 +606,22 @@ static int approve_fn(struct db__conn *c, void *arg)
     char pool[DB_NAME_LEN], asked_pool[DB_NAME_LEN];
     int64_t seq = 0, pool_seq = 0;
     int rc = DB_OK, src, gpus = 0, asked_gpus = 0, use;
-    sqlite3_stmt *st = db__prep(c, get, &rc);
+    struct db__stmt *st = db__prep(c, get, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, a->node);
-    src = sqlite3_step(st);
-    if (src == SQLITE_ROW) {
-        seq = sqlite3_column_int64(st, 0);
+    src = db__step(st);
+    if (src == DB__ROW) {
+        seq = db__col_int64(st, 0);
         db__copy(pool, sizeof(pool), st, 1);
-        gpus = sqlite3_column_int(st, 2);
+        gpus = db__col_int(st, 2);
         db__copy(asked_pool, sizeof(asked_pool), st, 3);
-        asked_gpus = sqlite3_column_int(st, 4);
+        asked_gpus = db__col_int(st, 4);
     } else {
         snprintf(a->why, sizeof(a->why), "no node %s run by an agent", a->node);
     }
-    rc = db__done(st, src == SQLITE_ROW ? DB_OK : src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO);
+    rc = db__done(st, src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
     if (rc != DB_OK)
         return rc;
     if (a->take_requested) {
@@ -637,17 +637,17 @@ static int approve_fn(struct db__conn *c, void *arg)
     st = rc == DB_OK ? db__prep(c, set, &rc) : NULL;
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, seq);
-    sqlite3_bind_int(st, 2, gpus);
+    db__bind_int64(st, 1, seq);
+    db__bind_int(st, 2, gpus);
     rc = db__done(st, db__step_done(st));
     st = rc == DB_OK ? db__prep(c, node, &rc) : NULL;
     if (!st)
         return rc;
     use = asked_gpus >= 0 && asked_gpus < gpus ? asked_gpus : gpus;
-    sqlite3_bind_int64(st, 1, seq);
-    sqlite3_bind_int64(st, 2, pool_seq);
-    sqlite3_bind_int(st, 3, use);
-    sqlite3_bind_int64(st, 4, db__now_ms());
+    db__bind_int64(st, 1, seq);
+    db__bind_int64(st, 2, pool_seq);
+    db__bind_int(st, 3, use);
+    db__bind_int64(st, 4, db__now_ms());
     return db__done(st, db__step_done(st));
 }
 
@@ -684,29 +684,29 @@ static int limited_fn(struct db__conn *c, void *arg)
     struct limited_arg *a = arg;
     struct db_limited **out = a->out;
     int rc = DB_OK, cap = 0;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = db__step(st)) == DB__ROW) {
         struct db_limited *l;
         if (db__grow(out, *a->n, &cap, sizeof(**out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         l = &(*out)[(*a->n)++];
         memset(l, 0, sizeof(*l));
-        l->seq = sqlite3_column_int64(st, 0);
+        l->seq = db__col_int64(st, 0);
         db__copy(l->name, sizeof(l->name), st, 1);
-        l->type = sqlite3_column_int(st, 2);
-        l->started_ms = sqlite3_column_int64(st, 3);
+        l->type = db__col_int(st, 2);
+        l->started_ms = db__col_int64(st, 3);
         db__copy(l->rules, sizeof(l->rules), st, 4);
-        l->n_devices = sqlite3_column_int(st, 5);
-        l->n_idle = sqlite3_column_int(st, 6);
-        l->n_unmeasured = sqlite3_column_int(st, 7);
-        l->idle_since = sqlite3_column_int64(st, 8);
-        l->preemptible = sqlite3_column_int(st, 9);
-        l->run_ms = sqlite3_column_int64(st, 10);
+        l->n_devices = db__col_int(st, 5);
+        l->n_idle = db__col_int(st, 6);
+        l->n_unmeasured = db__col_int(st, 7);
+        l->idle_since = db__col_int64(st, 8);
+        l->preemptible = db__col_int(st, 9);
+        l->run_ms = db__col_int64(st, 10);
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 int db_agent_limited(struct db *db, struct db_limited **out, int *n)

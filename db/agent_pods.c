@@ -97,17 +97,17 @@ static int wl_phase(struct db__conn *c, struct touched *t, int64_t wl_seq,
         " completed_at = CASE WHEN ?5 THEN ?4 ELSE completed_at END, version = version + 1"
         " WHERE seq = ?1 AND deleted_at = 0";
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, wl_seq);
+    db__bind_int64(st, 1, wl_seq);
     db__bind_text(st, 2, ch->phase);
     db__bind_text(st, 3, ch->message);
-    sqlite3_bind_int64(st, 4, now);
-    sqlite3_bind_int(st, 5, ch->completed);
+    db__bind_int64(st, 4, now);
+    db__bind_int(st, 5, ch->completed);
     rc = db__done(st, db__step_done(st));
-    if (rc != DB_OK || sqlite3_changes(c->h) == 0)
+    if (rc != DB_OK || db__changes(c) == 0)
         return rc;
     rc = touch(t, wl_seq);
     if (rc == DB_OK)
@@ -119,11 +119,11 @@ static int wl_free_pods(struct db__conn *c, int64_t wl_seq)
 {
     static const char sql[] = "DELETE FROM pods WHERE workload_seq = ?";
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, wl_seq);
+    db__bind_int64(st, 1, wl_seq);
     return db__done(st, db__step_done(st));
 }
 
@@ -131,7 +131,7 @@ static int free_pod(struct db__conn *c, const char *uid)
 {
     static const char sql[] = "DELETE FROM pods WHERE uid = ?";
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
@@ -143,13 +143,13 @@ static int free_pod(struct db__conn *c, const char *uid)
 static int count_of(struct db__conn *c, const char *sql, int64_t param, int64_t *out)
 {
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, param);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        *out = sqlite3_column_int64(st, 0);
+    db__bind_int64(st, 1, param);
+    if (db__step(st) == DB__ROW)
+        *out = db__col_int64(st, 0);
     else
         rc = DB_EIO;
     return db__done(st, rc);
@@ -248,19 +248,19 @@ static int run_find(struct db__conn *c, const char *uid, int64_t node_seq, struc
 {
     static const char sql[] = "SELECT finished_at, node_seq FROM pod_runs WHERE uid = ?";
     int rc = DB_OK, src;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     memset(out, 0, sizeof(*out));
     db__bind_text(st, 1, uid);
-    src = sqlite3_step(st);
-    if (src == SQLITE_ROW) {
+    src = db__step(st);
+    if (src == DB__ROW) {
         out->exists = 1;
-        out->open = sqlite3_column_int64(st, 0) == 0;
-        if (sqlite3_column_int64(st, 1) != node_seq)
+        out->open = db__col_int64(st, 0) == 0;
+        if (db__col_int64(st, 1) != node_seq)
             rc = DB_ENOTFOUND; /* another node's run (invariant 1) */
-    } else if (src != SQLITE_DONE) {
+    } else if (src != DB__DONE) {
         rc = DB_EIO;
     }
     return db__done(st, rc);
@@ -273,15 +273,15 @@ static int run_start(struct db__conn *c, const char *uid, const struct binding *
         "INSERT OR IGNORE INTO pod_runs (uid, workload_seq, idx, node_seq, started_at)"
         " VALUES (?, ?, ?, ?, ?)";
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, uid);
-    sqlite3_bind_int64(st, 2, b->wl_seq);
-    sqlite3_bind_int(st, 3, b->idx);
-    sqlite3_bind_int64(st, 4, node_seq);
-    sqlite3_bind_int64(st, 5, at);
+    db__bind_int64(st, 2, b->wl_seq);
+    db__bind_int(st, 3, b->idx);
+    db__bind_int64(st, 4, node_seq);
+    db__bind_int64(st, 5, at);
     return db__done(st, db__step_done(st));
 }
 
@@ -292,14 +292,14 @@ static int run_end(struct db__conn *c, const char *uid, const struct db_pod_repo
         "UPDATE pod_runs SET finished_at = ?2, exit_code = ?3, signal = ?4, outcome = ?5"
         " WHERE uid = ?1 AND finished_at = 0";
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, uid);
-    sqlite3_bind_int64(st, 2, at > 0 ? at : 1);
-    sqlite3_bind_int(st, 3, p ? p->exit_code : 0);
-    sqlite3_bind_int(st, 4, p ? p->signal : 0);
+    db__bind_int64(st, 2, at > 0 ? at : 1);
+    db__bind_int(st, 3, p ? p->exit_code : 0);
+    db__bind_int(st, 4, p ? p->signal : 0);
     db__bind_text(st, 5, outcome);
     rc = db__done(st, db__step_done(st));
     return rc == DB_OK ? db__pod_gpu_forget(c, uid) : rc;
@@ -314,21 +314,21 @@ static int hb_binding(struct db__conn *c, struct hb *b, const char *uid, struct 
         "SELECT p.workload_seq, p.idx, w.name, p.devices FROM pods p"
         " JOIN workloads w ON w.seq = p.workload_seq WHERE p.uid = ? AND p.node_seq = ?";
     int rc = DB_OK, src;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     memset(out, 0, sizeof(*out));
     db__bind_text(st, 1, uid);
-    sqlite3_bind_int64(st, 2, b->h->node_seq);
-    src = sqlite3_step(st);
-    if (src == SQLITE_ROW) {
+    db__bind_int64(st, 2, b->h->node_seq);
+    src = db__step(st);
+    if (src == DB__ROW) {
         out->found = 1;
-        out->wl_seq = sqlite3_column_int64(st, 0);
-        out->idx = sqlite3_column_int(st, 1);
+        out->wl_seq = db__col_int64(st, 0);
+        out->idx = db__col_int(st, 1);
         db__copy(out->wl_name, sizeof(out->wl_name), st, 2);
-        out->devices = (uint64_t)sqlite3_column_int64(st, 3);
-    } else if (src != SQLITE_DONE) {
+        out->devices = (uint64_t)db__col_int64(st, 3);
+    } else if (src != DB__DONE) {
         rc = DB_EIO;
     }
     return db__done(st, rc);
@@ -346,33 +346,33 @@ static int hb_node(struct db__conn *c, struct hb *b)
     static const char used[] = "UPDATE agent_tokens SET last_used_at = ?2 WHERE seq = ?1";
     struct db_heartbeat *h = b->h;
     int rc = DB_OK, src, was_ready = 1;
-    sqlite3_stmt *st = db__prep(c, node, &rc);
+    struct db__stmt *st = db__prep(c, node, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, h->token_seq);
-    src = sqlite3_step(st);
-    if (src == SQLITE_ROW) {
-        h->node_seq = sqlite3_column_int64(st, 0);
+    db__bind_int64(st, 1, h->token_seq);
+    src = db__step(st);
+    if (src == DB__ROW) {
+        h->node_seq = db__col_int64(st, 0);
         db__copy(b->node, sizeof(b->node), st, 1);
-        was_ready = sqlite3_column_int(st, 2);
+        was_ready = db__col_int(st, 2);
     }
-    rc = db__done(st, src == SQLITE_ROW ? DB_OK : src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO);
+    rc = db__done(st, src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
     if (rc != DB_OK)
         return rc;
     st = db__prep(c, seen, &rc);
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, h->node_seq);
-    sqlite3_bind_int64(st, 2, h->now_ms);
+    db__bind_int64(st, 1, h->node_seq);
+    db__bind_int64(st, 2, h->now_ms);
     if (h->gpus)
         db__bind_text(st, 3, h->gpus);
     rc = db__done(st, db__step_done(st));
     st = rc == DB_OK ? db__prep(c, was_ready ? used : ready, &rc) : NULL;
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, was_ready ? h->token_seq : h->node_seq);
-    sqlite3_bind_int64(st, 2, h->now_ms);
+    db__bind_int64(st, 1, was_ready ? h->token_seq : h->node_seq);
+    db__bind_int64(st, 2, h->now_ms);
     rc = db__done(st, db__step_done(st));
     if (!was_ready) {
         fprintf(stderr, "allotd: agent: node %s is Ready again\n", b->node);
@@ -390,7 +390,7 @@ static int hb_idle(struct db__conn *c, struct hb *b)
         " WHEN excluded.idle_since = 0 THEN 0 WHEN gpu_idle.idle_since = 0"
         " THEN excluded.idle_since ELSE gpu_idle.idle_since END";
     int rc = DB_OK, i;
-    sqlite3_stmt *st;
+    struct db__stmt *st;
 
     for (i = 0; rc == DB_OK && i < b->h->n_util; i++) {
         if (b->h->utilization[i] < 0)
@@ -398,9 +398,9 @@ static int hb_idle(struct db__conn *c, struct hb *b)
         st = db__prep(c, sql, &rc);
         if (!st)
             return rc;
-        sqlite3_bind_int64(st, 1, b->h->node_seq);
-        sqlite3_bind_int(st, 2, i);
-        sqlite3_bind_int64(st, 3, b->h->utilization[i] == 0 ? b->h->now_ms : 0);
+        db__bind_int64(st, 1, b->h->node_seq);
+        db__bind_int(st, 2, i);
+        db__bind_int64(st, 3, b->h->utilization[i] == 0 ? b->h->now_ms : 0);
         rc = db__done(st, db__step_done(st));
     }
     return rc;
@@ -464,15 +464,15 @@ static int stopped_event(struct db__conn *c, struct hb *b, const char *uid,
     char msg[DB_MSG_LEN], name[DB_NAME_LEN];
     int rc = DB_OK, idx;
     int64_t wl;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, uid);
-    if (sqlite3_step(st) != SQLITE_ROW)
+    if (db__step(st) != DB__ROW)
         return db__done(st, DB_OK);
-    wl = sqlite3_column_int64(st, 0);
-    idx = sqlite3_column_int(st, 1);
+    wl = db__col_int64(st, 0);
+    idx = db__col_int(st, 1);
     db__copy(name, sizeof(name), st, 2);
     db__done(st, DB_OK);
     if (p->signal)
@@ -491,14 +491,14 @@ static int unbound_lost(struct db__conn *c, struct hb *b, const char *uid)
     static const char sql[] = "SELECT workload_seq FROM pod_runs WHERE uid = ?";
     int rc = DB_OK, src;
     int64_t wl;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, uid);
-    src = sqlite3_step(st);
-    wl = src == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    rc = db__done(st, src == SQLITE_ROW || src == SQLITE_DONE ? DB_OK : DB_EIO);
+    src = db__step(st);
+    wl = src == DB__ROW ? db__col_int64(st, 0) : 0;
+    rc = db__done(st, src == DB__ROW || src == DB__DONE ? DB_OK : DB_EIO);
     return rc == DB_OK && wl ? db__deletion_finish(c, wl, b->h->now_ms) : rc;
 }
 
@@ -583,13 +583,13 @@ static int hb_missing(struct db__conn *c, struct hb *b)
         " WHERE p.node_seq = ? AND r.finished_at = 0 ORDER BY p.uid";
     char (*uids)[DB_ID_LEN] = NULL;
     int rc = DB_OK, n = 0, cap = 0, i;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, b->h->node_seq);
-    while (rc == DB_OK && sqlite3_step(st) == SQLITE_ROW) {
-        const char *uid = (const char *)sqlite3_column_text(st, 0);
+    db__bind_int64(st, 1, b->h->node_seq);
+    while (rc == DB_OK && db__step(st) == DB__ROW) {
+        const char *uid = db__col_text(st, 0);
         if (!uid || reported(b->h, uid))
             continue;
         rc = db__grow(&uids, n, &cap, sizeof(*uids));
@@ -621,16 +621,16 @@ static int hb_promote(struct db__conn *c, struct hb *b)
         char name[DB_NAME_LEN];
     } *wls = NULL;
     int rc = DB_OK, n = 0, cap = 0, i;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, b->h->node_seq);
-    while (rc == DB_OK && sqlite3_step(st) == SQLITE_ROW) {
+    db__bind_int64(st, 1, b->h->node_seq);
+    while (rc == DB_OK && db__step(st) == DB__ROW) {
         rc = db__grow(&wls, n, &cap, sizeof(*wls));
         if (rc != DB_OK)
             break;
-        wls[n].seq = sqlite3_column_int64(st, 0);
+        wls[n].seq = db__col_int64(st, 0);
         db__copy(wls[n++].name, DB_NAME_LEN, st, 1);
     }
     db__done(st, rc);
@@ -640,22 +640,22 @@ static int hb_promote(struct db__conn *c, struct hb *b)
     return rc;
 }
 
-static int assignment_row(sqlite3_stmt *st, struct db_assignment *a)
+static int assignment_row(struct db__stmt *st, struct db_assignment *a)
 {
-    const unsigned char *spec;
+    const char *spec;
 
     memset(a, 0, sizeof(*a));
     db__copy(a->uid, sizeof(a->uid), st, 0);
-    a->idx = sqlite3_column_int(st, 1);
-    a->devices = (uint64_t)sqlite3_column_int64(st, 2);
+    a->idx = db__col_int(st, 1);
+    a->devices = (uint64_t)db__col_int64(st, 2);
     db__copy(a->workload_id, sizeof(a->workload_id), st, 3);
     db__copy(a->workload_name, sizeof(a->workload_name), st, 4);
-    a->type = sqlite3_column_int(st, 5);
+    a->type = db__col_int(st, 5);
     db__copy(a->image, sizeof(a->image), st, 6);
     db__copy(a->project_name, sizeof(a->project_name), st, 8);
-    spec = sqlite3_column_text(st, 7);
+    spec = db__col_text(st, 7);
     if (spec) {
-        a->spec = strdup((const char *)spec);
+        a->spec = strdup(spec);
         if (!a->spec)
             return DB_ENOMEM;
     }
@@ -674,12 +674,12 @@ static int hb_assigned(struct db__conn *c, struct hb *b)
         " ORDER BY w.queued_seq, p.idx";
     struct db_heartbeat *h = b->h;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, h->node_seq);
-    while (rc == DB_OK && sqlite3_step(st) == SQLITE_ROW) {
+    db__bind_int64(st, 1, h->node_seq);
+    while (rc == DB_OK && db__step(st) == DB__ROW) {
         rc = db__grow(&h->assigned, h->n_assigned, &b->cap, sizeof(*h->assigned));
         if (rc == DB_OK)
             rc = assignment_row(st, &h->assigned[h->n_assigned++]);
@@ -754,12 +754,12 @@ static int requeue_from(struct db__conn *c, int64_t node_seq, const char *node, 
     char msg[DB_MSG_LEN];
     struct change ch = {"Pending", 0, "Warning", "NodeLost", msg};
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, wl_seq);
-    sqlite3_bind_int64(st, 2, node_seq);
+    db__bind_int64(st, 1, wl_seq);
+    db__bind_int64(st, 2, node_seq);
     rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;
@@ -785,20 +785,20 @@ static int node_lost(struct db__conn *c, int64_t node_seq, const char *node, int
     char name[DB_NAME_LEN];
     int64_t wl;
     int rc = DB_OK, src;
-    sqlite3_stmt *st = db__prep(c, down, &rc);
+    struct db__stmt *st = db__prep(c, down, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, node_seq);
-    sqlite3_bind_int64(st, 2, now);
+    db__bind_int64(st, 1, node_seq);
+    db__bind_int64(st, 2, now);
     rc = db__done(st, db__step_done(st));
     while (rc == DB_OK && (st = db__prep(c, next, &rc)) != NULL) {
-        sqlite3_bind_int64(st, 1, node_seq);
-        src = sqlite3_step(st);
-        wl = src == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-        if (src == SQLITE_ROW)
+        db__bind_int64(st, 1, node_seq);
+        src = db__step(st);
+        wl = src == DB__ROW ? db__col_int64(st, 0) : 0;
+        if (src == DB__ROW)
             db__copy(name, sizeof(name), st, 1);
-        rc = db__done(st, src == SQLITE_ROW || src == SQLITE_DONE ? DB_OK : DB_EIO);
+        rc = db__done(st, src == DB__ROW || src == DB__DONE ? DB_OK : DB_EIO);
         if (rc != DB_OK || wl == 0)
             break;
         rc = requeue_from(c, node_seq, node, wl, name, now);
@@ -806,13 +806,13 @@ static int node_lost(struct db__conn *c, int64_t node_seq, const char *node, int
     st = rc == DB_OK ? db__prep(c, figures, &rc) : NULL;
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, node_seq);
+    db__bind_int64(st, 1, node_seq);
     rc = db__done(st, db__step_done(st));
     st = rc == DB_OK ? db__prep(c, runs, &rc) : NULL;
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, node_seq);
-    sqlite3_bind_int64(st, 2, now);
+    db__bind_int64(st, 1, node_seq);
+    db__bind_int64(st, 2, now);
     rc = db__done(st, db__step_done(st));
     /* the runs of deleted workloads ended with the node */
     return rc == DB_OK ? db__deletions_finish(c, now) : rc;
@@ -828,17 +828,17 @@ static int expire_fn(struct db__conn *c, void *arg)
     char name[DB_NAME_LEN];
     int64_t node;
     int rc = DB_OK, src;
-    sqlite3_stmt *st;
+    struct db__stmt *st;
 
     while (rc == DB_OK && (st = db__prep(c, sql, &rc)) != NULL) {
-        sqlite3_bind_int64(st, 1, a->now);
-        sqlite3_bind_int64(st, 2, a->not_before);
-        sqlite3_bind_int64(st, 3, a->lost_after);
-        src = sqlite3_step(st);
-        node = src == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-        if (src == SQLITE_ROW)
+        db__bind_int64(st, 1, a->now);
+        db__bind_int64(st, 2, a->not_before);
+        db__bind_int64(st, 3, a->lost_after);
+        src = db__step(st);
+        node = src == DB__ROW ? db__col_int64(st, 0) : 0;
+        if (src == DB__ROW)
             db__copy(name, sizeof(name), st, 1);
-        rc = db__done(st, src == SQLITE_ROW || src == SQLITE_DONE ? DB_OK : DB_EIO);
+        rc = db__done(st, src == DB__ROW || src == DB__DONE ? DB_OK : DB_EIO);
         if (rc != DB_OK || node == 0)
             break;
         rc = node_lost(c, node, name, a->now);
@@ -858,15 +858,15 @@ static int late_fn(struct db__conn *c, void *arg)
         " WHERE n.ready = 1 AND max(a.last_seen, ?2) + ?3 < ?1";
     struct expire_arg *a = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->now);
-    sqlite3_bind_int64(st, 2, a->not_before);
-    sqlite3_bind_int64(st, 3, a->lost_after);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        a->n_lost = sqlite3_column_int(st, 0);
+    db__bind_int64(st, 1, a->now);
+    db__bind_int64(st, 2, a->not_before);
+    db__bind_int64(st, 3, a->lost_after);
+    if (db__step(st) == DB__ROW)
+        a->n_lost = db__col_int(st, 0);
     else
         rc = DB_EIO;
     return db__done(st, rc);

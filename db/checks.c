@@ -138,20 +138,20 @@ static int text_str(struct text *t, const char *s)
 static int read_statements(struct db__conn *c, const char *query, const char *table,
                            struct text *out)
 {
-    sqlite3_stmt *st = NULL;
+    struct db__stmt *st = NULL;
     int rc = DB_OK, src;
 
-    if (sqlite3_prepare_v2(c->h, query, -1, &st, NULL) != SQLITE_OK)
+    if (db__prep_once(c, query, &st) != DB_OK)
         return DB_EIO;
-    sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
-    while (rc == DB_OK && (src = sqlite3_step(st)) == SQLITE_ROW) {
-        rc = text_str(out, (const char *)sqlite3_column_text(st, 0));
+    db__bind_static(st, 1, table);
+    while (rc == DB_OK && (src = db__step(st)) == DB__ROW) {
+        rc = text_str(out, db__col_text(st, 0));
         if (rc == DB_OK)
             rc = text_str(out, ";");
     }
-    if (rc == DB_OK && src != SQLITE_DONE)
-        rc = db__rc(src);
-    sqlite3_finalize(st);
+    if (rc == DB_OK && src != DB__DONE)
+        rc = src; /* a DB_E* code */
+    db__finalize(st);
     return rc;
 }
 

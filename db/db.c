@@ -1,6 +1,7 @@
 /*
  * db.c: opening and closing the database, the read-connection pool, the
- * group-commit writer thread, and the helpers every db/ file uses.
+ * group-commit writer thread over SQLite (lite.h), and the helpers every
+ * db/ file uses (ids, time, arrays).
  *
  * Opening (db_open), in this order:
  *   Step 1: take the lock on PATH.lock (file.c): a second server on the
@@ -40,7 +41,7 @@
  *      connection copies the WAL into the database (PASSIVE, so it never
  *      blocks the writer) every CKPT_COMMITS commits or every second.
  */
-#include "db_int.h"
+#include "lite.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -97,23 +98,6 @@ struct db {
 
 /* ---- helpers ---- */
 
-int db__rc(int src)
-{
-    if (src == SQLITE_CONSTRAINT_CHECK || src == SQLITE_CONSTRAINT_NOTNULL)
-        return DB_EINVAL;
-    if (src == SQLITE_READONLY_DBMOVED)
-        return DB_EGONE;
-    switch (src & 0xff) {
-    case SQLITE_OK: case SQLITE_DONE: case SQLITE_ROW: return DB_OK;
-    case SQLITE_CONSTRAINT: return DB_ECONFLICT;
-    case SQLITE_NOMEM: return DB_ENOMEM;
-    case SQLITE_FULL: return DB_EFULL;
-    case SQLITE_BUSY: case SQLITE_LOCKED: return DB_EBUSY;
-    case SQLITE_READONLY: return DB_EREADONLY;
-    default: return DB_EIO;
-    }
-}
-
 /* A write that failed with the catch-all DB_EIO, refined by what the
  * connection says went wrong last (a full disk shows up as a failed step
  * as often as a failed COMMIT). */
@@ -144,86 +128,6 @@ const char *db_strerror(int rc)
     case DB_ELIMIT: return "too many pending workloads";
     default: return "unknown error";
     }
-}
-
-sqlite3_stmt *db__prep(struct db__conn *c, const char *sql, int *rc)
-{
-    int i, src;
-    sqlite3_stmt *st = NULL;
-
-    for (i = 0; i < c->n_stmts; i++)
-        if (c->stmts[i].sql == sql)
-            return c->stmts[i].st;
-    src = sqlite3_prepare_v3(c->h, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
-    if (src != SQLITE_OK) {
-        fprintf(stderr, "allotd: db: prepare failed: %s\n", sqlite3_errmsg(c->h));
-        *rc = DB_EIO;
-        return NULL;
-    }
-    if (c->n_stmts < DB__STMT_CACHE) {
-        c->stmts[c->n_stmts].sql = sql;
-        c->stmts[c->n_stmts].st = st;
-        c->n_stmts++;
-    } else {
-        /* the cache is sized for every static statement; a full cache
-         * means dynamic SQL, which callers finalize themselves */
-        sqlite3_finalize(st);
-        *rc = DB_EIO;
-        return NULL;
-    }
-    return st;
-}
-
-int db__done(sqlite3_stmt *st, int rc)
-{
-    if (st) {
-        sqlite3_reset(st);
-        sqlite3_clear_bindings(st);
-    }
-    return rc;
-}
-
-int db__step_done(sqlite3_stmt *st)
-{
-    int src = sqlite3_step(st);
-
-    if (src == SQLITE_DONE || src == SQLITE_ROW)
-        return DB_OK;
-    return db__rc(src);
-}
-
-int db__exec(struct db__conn *c, const char *sql)
-{
-    char *err = NULL;
-    int src = sqlite3_exec(c->h, sql, NULL, NULL, &err);
-
-    if (src != SQLITE_OK) {
-        fprintf(stderr, "allotd: db: %s\n", err ? err : sqlite3_errstr(src));
-        sqlite3_free(err);
-        return db__rc(src) == DB_OK ? DB_EIO : db__rc(src);
-    }
-    return DB_OK;
-}
-
-void db__copy(char *dst, size_t size, sqlite3_stmt *st, int col)
-{
-    const unsigned char *s = sqlite3_column_text(st, col);
-    size_t n;
-
-    if (!s) {
-        dst[0] = 0;
-        return;
-    }
-    n = strlen((const char *)s);
-    if (n >= size)
-        n = size - 1;
-    memcpy(dst, s, n);
-    dst[n] = 0;
-}
-
-void db__bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-    sqlite3_bind_text(st, i, s ? s : "", -1, SQLITE_TRANSIENT);
 }
 
 /* RFC 9562 version 7: 48 bits of milliseconds, then 74 random bits. Ids
@@ -444,7 +348,7 @@ static const char SQL_RELEASE[] = "RELEASE op";
 static int run_fixed(struct db__conn *c, const char *sql)
 {
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
@@ -608,12 +512,12 @@ static int probe_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] = "INSERT OR REPLACE INTO write_probe (id, at) VALUES (1, ?)";
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     (void)arg;
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, db__now_ms());
+    db__bind_int64(st, 1, db__now_ms());
     return db__done(st, db__step_done(st));
 }
 
@@ -857,7 +761,7 @@ static void describe(struct db *db)
 
     if (sqlite3_prepare_v2(db->wconn.h, "PRAGMA journal_mode", -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW)
-        db__copy(journal, sizeof(journal), st, 0);
+        db__copy(journal, sizeof(journal), (struct db__stmt *)st, 0);
     sqlite3_finalize(st);
     st = NULL;
     if (sqlite3_prepare_v2(db->wconn.h, "PRAGMA synchronous", -1, &st, NULL) == SQLITE_OK &&

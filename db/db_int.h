@@ -1,7 +1,8 @@
 /*
- * db_int.h: what the files of db/ share and nobody else sees: the
- * connection wrapper with its statement cache, the write and read entry
- * points, and small column helpers.
+ * db_int.h: what the files of db/ share and nobody else sees: the write
+ * and read entry points, the statement layer (stmt.c) through which they
+ * reach the engine, and small helpers. The engine itself (SQLite) is
+ * known to lite.h and the files that include it (db.c, stmt.c) only.
  *
  * Invariants:
  *   1. A struct db__conn is used by one thread at a time: the writer owns
@@ -14,18 +15,11 @@
 
 #include "db.h"
 
-#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
 
-#define DB__STMT_CACHE 200
-
-struct db__conn {
-    sqlite3 *h;
-    int n_stmts;
-    struct {
-        const char *sql; /* identity is the pointer: SQL lives in static strings */
-        sqlite3_stmt *st;
-    } stmts[DB__STMT_CACHE];
-};
+/* One connection to the store (lite.h): used by one thread at a time. */
+struct db__conn;
 
 typedef int (*db__fn)(struct db__conn *c, void *arg);
 
@@ -36,18 +30,54 @@ int db__write(struct db *db, db__fn fn, void *arg);
 /* Runs fn in one read transaction on a pooled read connection. */
 int db__read(struct db *db, db__fn fn, void *arg);
 
-/* A cached prepared statement, reset and unbound; NULL with *rc set on error. */
-sqlite3_stmt *db__prep(struct db__conn *c, const char *sql, int *rc);
-/* Resets a statement after use; passes rc through. */
-int db__done(sqlite3_stmt *st, int rc);
-/* Runs a statement without rows: DB_OK, DB_ECONFLICT (constraint), DB_EIO. */
-int db__step_done(sqlite3_stmt *st);
-int db__exec(struct db__conn *c, const char *sql);
-/* Maps a SQLite result code to a DB_E* code. */
-int db__rc(int src);
+/* ---- statements (stmt.c) ----
+ * The one way the files of db/ talk to the engine: prepare, bind, step,
+ * read columns. Parameters are `?`, numbered from 1; columns from 0. A
+ * text column's pointer is valid until the next step or reset. */
+struct db__stmt;
 
-void db__copy(char *dst, size_t size, sqlite3_stmt *st, int col);
-void db__bind_text(sqlite3_stmt *st, int i, const char *s);
+#define DB__ROW 100  /* db__step: a row is ready */
+#define DB__DONE 101 /* db__step: the statement ran to its end */
+
+/* A cached prepared statement, reset and unbound; NULL with *rc set on error. */
+struct db__stmt *db__prep(struct db__conn *c, const char *sql, int *rc);
+/* A statement made for one use (SQL built at run time): DB_OK with *out
+ * set, or DB_EIO (said on stderr); db__finalize() frees it. */
+int db__prep_once(struct db__conn *c, const char *sql, struct db__stmt **out);
+void db__finalize(struct db__stmt *st);
+/* Resets a cached statement after use; passes rc through. */
+int db__done(struct db__stmt *st, int rc);
+/* DB__ROW, DB__DONE, or a DB_E* code. */
+int db__step(struct db__stmt *st);
+/* Runs a statement without rows: DB_OK, DB_ECONFLICT (constraint), DB_EIO. */
+int db__step_done(struct db__stmt *st);
+int db__exec(struct db__conn *c, const char *sql);
+/* Rows the last INSERT, UPDATE or DELETE of the connection changed, and
+ * the key its last INSERT gave its row. */
+int64_t db__changes(struct db__conn *c);
+int64_t db__last_id(struct db__conn *c);
+
+void db__bind_int(struct db__stmt *st, int i, int v);
+void db__bind_int64(struct db__stmt *st, int i, int64_t v);
+void db__bind_double(struct db__stmt *st, int i, double v);
+void db__bind_null(struct db__stmt *st, int i);
+/* Text copied at the bind; NULL binds "". */
+void db__bind_text(struct db__stmt *st, int i, const char *s);
+/* Text not copied: s must outlive the statement's use; NULL binds NULL. */
+void db__bind_static(struct db__stmt *st, int i, const char *s);
+/* Text malloc'd by the caller, freed by the statement (also on failure). */
+void db__bind_owned(struct db__stmt *st, int i, char *s);
+/* How many parameters the statement has (the highest number). */
+int db__params(struct db__stmt *st);
+
+int db__col_int(struct db__stmt *st, int col);
+int64_t db__col_int64(struct db__stmt *st, int col);
+double db__col_double(struct db__stmt *st, int col);
+/* NULL for SQL NULL. */
+const char *db__col_text(struct db__stmt *st, int col);
+int db__col_null(struct db__stmt *st, int col);
+/* A text column into dst (truncated to size - 1; NULL gives ""). */
+void db__copy(char *dst, size_t size, struct db__stmt *st, int col);
 /* A time-ordered RFC 9562 version 7 UUID (37 bytes with the terminator). */
 void db__uuid(char out[DB_ID_LEN]);
 int64_t db__now_ms(void);

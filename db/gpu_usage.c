@@ -39,22 +39,22 @@ static int previous_outside(struct db__conn *c, const char *uid, uint64_t *mask)
 {
     static const char sql[] = "SELECT gpu FROM pod_gpu WHERE uid = ? AND given = 0";
     int rc = DB_OK, src;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     *mask = 0;
     if (!st)
         return rc;
     db__bind_text(st, 1, uid);
-    while ((src = sqlite3_step(st)) == SQLITE_ROW)
-        *mask |= (uint64_t)1 << (sqlite3_column_int(st, 0) & 63);
-    return db__done(st, src == SQLITE_DONE ? DB_OK : DB_EIO);
+    while ((src = db__step(st)) == DB__ROW)
+        *mask |= (uint64_t)1 << (db__col_int(st, 0) & 63);
+    return db__done(st, src == DB__DONE ? DB_OK : DB_EIO);
 }
 
 int db__pod_gpu_forget(struct db__conn *c, const char *uid)
 {
     static const char sql[] = "DELETE FROM pod_gpu WHERE uid = ?";
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
@@ -70,7 +70,7 @@ static int write_rows(struct db__conn *c, const struct db_pod_report *p, uint64_
         "INSERT INTO pod_gpu (uid, gpu, given, utilization, memory_mib, pid, updated_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?)";
     int rc = db__pod_gpu_forget(c, p->uid), i;
-    sqlite3_stmt *st;
+    struct db__stmt *st;
 
     for (i = 0; rc == DB_OK && i < p->n_gpus; i++) {
         const struct db_pod_gpu *g = &p->gpus[i];
@@ -78,12 +78,12 @@ static int write_rows(struct db__conn *c, const struct db_pod_report *p, uint64_
         if (!st)
             return rc;
         db__bind_text(st, 1, p->uid);
-        sqlite3_bind_int(st, 2, g->gpu);
-        sqlite3_bind_int(st, 3, (int)(given >> g->gpu & 1));
-        sqlite3_bind_int(st, 4, g->utilization);
-        sqlite3_bind_int64(st, 5, g->mem_mib);
-        sqlite3_bind_int(st, 6, g->pid);
-        sqlite3_bind_int64(st, 7, now);
+        db__bind_int(st, 2, g->gpu);
+        db__bind_int(st, 3, (int)(given >> g->gpu & 1));
+        db__bind_int(st, 4, g->utilization);
+        db__bind_int64(st, 5, g->mem_mib);
+        db__bind_int(st, 6, g->pid);
+        db__bind_int64(st, 7, now);
         rc = db__done(st, db__step_done(st));
     }
     return rc;
@@ -97,7 +97,7 @@ static int mark_idle(struct db__conn *c, const struct db_pod_report *p, uint64_t
         "UPDATE pod_runs SET gpu_idle_since = CASE WHEN ?2 = 0 THEN 0"
         " WHEN gpu_idle_since = 0 THEN ?2 ELSE gpu_idle_since END WHERE uid = ?1";
     int i, n_given = 0, n_idle = 0, rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
@@ -107,7 +107,7 @@ static int mark_idle(struct db__conn *c, const struct db_pod_report *p, uint64_t
             n_idle += p->gpus[i].utilization == 0;
         }
     db__bind_text(st, 1, p->uid);
-    sqlite3_bind_int64(st, 2, n_given > 0 && n_idle == n_given ? now : 0);
+    db__bind_int64(st, 2, n_given > 0 && n_idle == n_given ? now : 0);
     return db__done(st, db__step_done(st));
 }
 
@@ -190,32 +190,32 @@ static int list_fn(struct db__conn *c, void *arg)
                               " ORDER BY p.workload_seq, p.idx, g.gpu";
     struct list_arg *a = arg;
     int rc = DB_OK, cap = 0;
-    sqlite3_stmt *st = db__prep(c, a->workload_seq ? one : all, &rc);
+    struct db__stmt *st = db__prep(c, a->workload_seq ? one : all, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->workload_seq);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    db__bind_int64(st, 1, a->workload_seq);
+    while ((rc = db__step(st)) == DB__ROW) {
         struct db_pod_gpu_row *r;
         if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         r = &(*a->out)[(*a->n)++];
         memset(r, 0, sizeof(*r));
-        r->workload_seq = sqlite3_column_int64(st, 0);
-        r->idx = sqlite3_column_int(st, 1);
+        r->workload_seq = db__col_int64(st, 0);
+        r->idx = db__col_int(st, 1);
         db__copy(r->uid, sizeof(r->uid), st, 2);
         db__copy(r->workload_id, sizeof(r->workload_id), st, 3);
         db__copy(r->workload_name, sizeof(r->workload_name), st, 4);
         db__copy(r->project_name, sizeof(r->project_name), st, 5);
         db__copy(r->node_name, sizeof(r->node_name), st, 6);
-        r->gpu = sqlite3_column_int(st, 7);
-        r->given = sqlite3_column_int(st, 8);
-        r->utilization = sqlite3_column_int(st, 9);
-        r->mem_mib = sqlite3_column_int64(st, 10);
-        r->pid = sqlite3_column_int(st, 11);
-        r->updated_at = sqlite3_column_int64(st, 12);
+        r->gpu = db__col_int(st, 7);
+        r->given = db__col_int(st, 8);
+        r->utilization = db__col_int(st, 9);
+        r->mem_mib = db__col_int64(st, 10);
+        r->pid = db__col_int(st, 11);
+        r->updated_at = db__col_int64(st, 12);
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 int db_pod_gpu_list(struct db *db, int64_t workload_seq, struct db_pod_gpu_row **out, int *n)
@@ -242,16 +242,16 @@ static int record_fn(struct db__conn *c, void *arg)
     static const char prune[] = "DELETE FROM gpu_samples WHERE ts < ?";
     struct record_arg *a = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, ins, &rc);
+    struct db__stmt *st = db__prep(c, ins, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->now);
+    db__bind_int64(st, 1, a->now);
     rc = db__done(st, db__step_done(st));
     st = rc == DB_OK ? db__prep(c, prune, &rc) : NULL;
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->keep_after);
+    db__bind_int64(st, 1, a->keep_after);
     return db__done(st, db__step_done(st));
 }
 
@@ -277,27 +277,27 @@ static int samples_fn(struct db__conn *c, void *arg)
         " ORDER BY ts, idx, gpu";
     struct samples_arg *a = arg;
     int rc = DB_OK, cap = 0;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->workload_seq);
-    sqlite3_bind_int64(st, 2, a->start);
-    sqlite3_bind_int64(st, 3, a->end);
-    sqlite3_bind_int(st, 4, a->idx);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    db__bind_int64(st, 1, a->workload_seq);
+    db__bind_int64(st, 2, a->start);
+    db__bind_int64(st, 3, a->end);
+    db__bind_int(st, 4, a->idx);
+    while ((rc = db__step(st)) == DB__ROW) {
         struct db_gpu_sample *s;
         if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         s = &(*a->out)[(*a->n)++];
-        s->ts = sqlite3_column_int64(st, 0);
-        s->idx = sqlite3_column_int(st, 1);
-        s->gpu = sqlite3_column_int(st, 2);
-        s->given = sqlite3_column_int(st, 3);
-        s->utilization = sqlite3_column_int(st, 4);
-        s->mem_mib = sqlite3_column_int64(st, 5);
+        s->ts = db__col_int64(st, 0);
+        s->idx = db__col_int(st, 1);
+        s->gpu = db__col_int(st, 2);
+        s->given = db__col_int(st, 3);
+        s->utilization = db__col_int(st, 4);
+        s->mem_mib = db__col_int64(st, 5);
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 int db_gpu_samples_get(struct db *db, int64_t workload_seq, int idx, int64_t start, int64_t end,

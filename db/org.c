@@ -19,7 +19,7 @@
 
 static int one_row(int src)
 {
-    return src == SQLITE_ROW ? DB_OK : src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO;
+    return src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : DB_EIO;
 }
 
 /* ---- node pools ---- */
@@ -30,23 +30,23 @@ const char *const db_placement_words[DB_N_PLACEMENTS] = {"binpack", "spread", "f
                   " min_runtime_ms, created_at, updated_at, created_by, tbf_enabled," \
                   " tbf_window_ms, tbf_half_life_ms, tbf_k_milli, updated_by"
 
-static void pool_row(sqlite3_stmt *st, struct db_pool *p)
+static void pool_row(struct db__stmt *st, struct db_pool *p)
 {
     memset(p, 0, sizeof(*p));
-    p->seq = sqlite3_column_int64(st, 0);
+    p->seq = db__col_int64(st, 0);
     db__copy(p->name, sizeof(p->name), st, 1);
     db__copy(p->label_key, sizeof(p->label_key), st, 2);
     db__copy(p->label_value, sizeof(p->label_value), st, 3);
-    p->gpu_placement = sqlite3_column_int(st, 4);
-    p->cpu_placement = sqlite3_column_int(st, 5);
-    p->min_runtime_ms = sqlite3_column_int64(st, 6);
-    p->created_at = sqlite3_column_int64(st, 7);
-    p->updated_at = sqlite3_column_int64(st, 8);
+    p->gpu_placement = db__col_int(st, 4);
+    p->cpu_placement = db__col_int(st, 5);
+    p->min_runtime_ms = db__col_int64(st, 6);
+    p->created_at = db__col_int64(st, 7);
+    p->updated_at = db__col_int64(st, 8);
     db__copy(p->created_by, sizeof(p->created_by), st, 9);
-    p->tbf_enabled = sqlite3_column_int(st, 10);
-    p->tbf_window_ms = sqlite3_column_int64(st, 11);
-    p->tbf_half_life_ms = sqlite3_column_int64(st, 12);
-    p->tbf_k_milli = sqlite3_column_int64(st, 13);
+    p->tbf_enabled = db__col_int(st, 10);
+    p->tbf_window_ms = db__col_int64(st, 11);
+    p->tbf_half_life_ms = db__col_int64(st, 12);
+    p->tbf_k_milli = db__col_int64(st, 13);
     db__copy(p->updated_by, sizeof(p->updated_by), st, 14);
 }
 
@@ -61,7 +61,7 @@ static int pool_take_labelled(struct db__conn *c, const struct db_pool *p, int *
         " AND pool_seq = (SELECT seq FROM node_pools WHERE name = 'default') AND pool_seq != ?1"
         " AND EXISTS (SELECT 1 FROM json_each(nodes.labels) WHERE key = ?2 AND value = ?3)";
     int rc = DB_OK;
-    sqlite3_stmt *st;
+    struct db__stmt *st;
 
     *moved = 0;
     if (!p->label_key[0])
@@ -69,13 +69,13 @@ static int pool_take_labelled(struct db__conn *c, const struct db_pool *p, int *
     st = db__prep(c, sql, &rc);
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, p->seq);
+    db__bind_int64(st, 1, p->seq);
     db__bind_text(st, 2, p->label_key);
     db__bind_text(st, 3, p->label_value);
-    sqlite3_bind_int64(st, 4, p->updated_at);
+    db__bind_int64(st, 4, p->updated_at);
     rc = db__step_done(st);
     if (rc == DB_OK)
-        *moved = sqlite3_changes(c->h);
+        *moved = db__changes(c);
     return db__done(st, rc);
 }
 
@@ -87,27 +87,27 @@ static int pool_insert_fn(struct db__conn *c, void *arg)
         " tbf_half_life_ms, tbf_k_milli, updated_by) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     struct db_pool *p = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, p->name);
     db__bind_text(st, 2, p->label_key);
     db__bind_text(st, 3, p->label_value);
-    sqlite3_bind_int(st, 4, p->gpu_placement);
-    sqlite3_bind_int(st, 5, p->cpu_placement);
-    sqlite3_bind_int64(st, 6, p->min_runtime_ms);
-    sqlite3_bind_int64(st, 7, p->created_at);
-    sqlite3_bind_int64(st, 8, p->updated_at);
+    db__bind_int(st, 4, p->gpu_placement);
+    db__bind_int(st, 5, p->cpu_placement);
+    db__bind_int64(st, 6, p->min_runtime_ms);
+    db__bind_int64(st, 7, p->created_at);
+    db__bind_int64(st, 8, p->updated_at);
     db__bind_text(st, 9, p->created_by);
-    sqlite3_bind_int(st, 10, p->tbf_enabled);
-    sqlite3_bind_int64(st, 11, p->tbf_window_ms);
-    sqlite3_bind_int64(st, 12, p->tbf_half_life_ms);
-    sqlite3_bind_int64(st, 13, p->tbf_k_milli);
+    db__bind_int(st, 10, p->tbf_enabled);
+    db__bind_int64(st, 11, p->tbf_window_ms);
+    db__bind_int64(st, 12, p->tbf_half_life_ms);
+    db__bind_int64(st, 13, p->tbf_k_milli);
     db__bind_text(st, 14, p->created_by);
     rc = db__step_done(st);
     if (rc == DB_OK)
-        p->seq = sqlite3_last_insert_rowid(c->h);
+        p->seq = db__last_id(c);
     rc = db__done(st, rc);
     if (rc == DB_OK)
         rc = pool_take_labelled(c, p, &p->nodes_taken);
@@ -133,24 +133,24 @@ static int pool_update_fn(struct db__conn *c, void *arg)
         " tbf_half_life_ms = ?, tbf_k_milli = ?, updated_at = ?, updated_by = ? WHERE seq = ?";
     struct db_pool *p = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, p->label_key);
     db__bind_text(st, 2, p->label_value);
-    sqlite3_bind_int(st, 3, p->gpu_placement);
-    sqlite3_bind_int(st, 4, p->cpu_placement);
-    sqlite3_bind_int64(st, 5, p->min_runtime_ms);
-    sqlite3_bind_int(st, 6, p->tbf_enabled);
-    sqlite3_bind_int64(st, 7, p->tbf_window_ms);
-    sqlite3_bind_int64(st, 8, p->tbf_half_life_ms);
-    sqlite3_bind_int64(st, 9, p->tbf_k_milli);
-    sqlite3_bind_int64(st, 10, p->updated_at);
+    db__bind_int(st, 3, p->gpu_placement);
+    db__bind_int(st, 4, p->cpu_placement);
+    db__bind_int64(st, 5, p->min_runtime_ms);
+    db__bind_int(st, 6, p->tbf_enabled);
+    db__bind_int64(st, 7, p->tbf_window_ms);
+    db__bind_int64(st, 8, p->tbf_half_life_ms);
+    db__bind_int64(st, 9, p->tbf_k_milli);
+    db__bind_int64(st, 10, p->updated_at);
     db__bind_text(st, 11, p->updated_by);
-    sqlite3_bind_int64(st, 12, p->seq);
+    db__bind_int64(st, 12, p->seq);
     rc = db__step_done(st);
-    if (rc == DB_OK && sqlite3_changes(c->h) == 0)
+    if (rc == DB_OK && db__changes(c) == 0)
         rc = DB_ENOTFOUND;
     rc = db__done(st, rc);
     if (rc == DB_OK)
@@ -173,22 +173,22 @@ static int pool_delete_fn(struct db__conn *c, void *arg)
     static const char *const steps[] = {quotas, samples, del};
     const int64_t *seq = arg;
     int rc = DB_OK, i;
-    sqlite3_stmt *st = db__prep(c, busy, &rc);
+    struct db__stmt *st = db__prep(c, busy, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, *seq);
-    rc = one_row(sqlite3_step(st));
-    if (rc == DB_OK && sqlite3_column_int64(st, 0) > 0)
+    db__bind_int64(st, 1, *seq);
+    rc = one_row(db__step(st));
+    if (rc == DB_OK && db__col_int64(st, 0) > 0)
         rc = DB_ECONFLICT;
     rc = db__done(st, rc);
     for (i = 0; rc == DB_OK && i < 3; i++) {
         st = db__prep(c, steps[i], &rc);
         if (!st)
             return rc;
-        sqlite3_bind_int64(st, 1, *seq);
+        db__bind_int64(st, 1, *seq);
         rc = db__step_done(st);
-        if (rc == DB_OK && i == 2 && sqlite3_changes(c->h) == 0)
+        if (rc == DB_OK && i == 2 && db__changes(c) == 0)
             rc = DB_ENOTFOUND;
         rc = db__done(st, rc);
     }
@@ -215,16 +215,16 @@ static int pool_get_fn(struct db__conn *c, void *arg)
     static const char by_name[] = "SELECT " POOL_COLS " FROM node_pools WHERE name = ?";
     struct get_arg *a = arg;
     int rc = DB_OK, src;
-    sqlite3_stmt *st = db__prep(c, a->text ? by_name : by_seq, &rc);
+    struct db__stmt *st = db__prep(c, a->text ? by_name : by_seq, &rc);
 
     if (!st)
         return rc;
     if (a->text)
         db__bind_text(st, 1, a->text);
     else
-        sqlite3_bind_int64(st, 1, a->seq);
-    src = sqlite3_step(st);
-    if (src == SQLITE_ROW)
+        db__bind_int64(st, 1, a->seq);
+    src = db__step(st);
+    if (src == DB__ROW)
         pool_row(st, a->one);
     return db__done(st, one_row(src));
 }
@@ -248,16 +248,16 @@ int db__pools(struct db__conn *c, struct db_pool **out, int *n)
 {
     static const char sql[] = "SELECT " POOL_COLS " FROM node_pools ORDER BY seq";
     int rc = DB_OK, cap = 0;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = db__step(st)) == DB__ROW) {
         if (db__grow(out, *n, &cap, sizeof(**out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         pool_row(st, &(*out)[(*n)++]);
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 static int pool_list_fn(struct db__conn *c, void *arg)
@@ -280,27 +280,27 @@ int db_pool_list(struct db *db, struct db_pool **out, int *n)
                   " n.cpu_milli, n.mem_mib, n.ready, n.simulated, n.created_at, n.updated_at," \
                   " n.node_type, n.labels, n.gpu_memory_mib, n.address, n.pool_pinned"
 
-static void node_row(sqlite3_stmt *st, struct db_node *n)
+static void node_row(struct db__stmt *st, struct db_node *n)
 {
     memset(n, 0, sizeof(*n));
-    n->seq = sqlite3_column_int64(st, 0);
+    n->seq = db__col_int64(st, 0);
     db__copy(n->id, sizeof(n->id), st, 1);
     db__copy(n->name, sizeof(n->name), st, 2);
-    n->pool_seq = sqlite3_column_int64(st, 3);
+    n->pool_seq = db__col_int64(st, 3);
     db__copy(n->pool_name, sizeof(n->pool_name), st, 4);
-    n->n_gpus = sqlite3_column_int(st, 5);
+    n->n_gpus = db__col_int(st, 5);
     db__copy(n->gpu_type, sizeof(n->gpu_type), st, 6);
-    n->cpu_milli = sqlite3_column_int64(st, 7);
-    n->mem_mib = sqlite3_column_int64(st, 8);
-    n->ready = sqlite3_column_int(st, 9);
-    n->simulated = sqlite3_column_int(st, 10);
-    n->created_at = sqlite3_column_int64(st, 11);
-    n->updated_at = sqlite3_column_int64(st, 12);
+    n->cpu_milli = db__col_int64(st, 7);
+    n->mem_mib = db__col_int64(st, 8);
+    n->ready = db__col_int(st, 9);
+    n->simulated = db__col_int(st, 10);
+    n->created_at = db__col_int64(st, 11);
+    n->updated_at = db__col_int64(st, 12);
     db__copy(n->node_type, sizeof(n->node_type), st, 13);
     db__copy(n->labels, sizeof(n->labels), st, 14);
-    n->gpu_memory_mib = sqlite3_column_int64(st, 15);
+    n->gpu_memory_mib = db__col_int64(st, 15);
     db__copy(n->address, sizeof(n->address), st, 16);
-    n->pool_pinned = sqlite3_column_int(st, 17);
+    n->pool_pinned = db__col_int(st, 17);
 }
 
 static int node_upsert_fn(struct db__conn *c, void *arg)
@@ -319,26 +319,26 @@ static int node_upsert_fn(struct db__conn *c, void *arg)
     static const char back[] = "SELECT seq, id FROM nodes WHERE name = ?";
     struct db_node *n = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, n->id);
     db__bind_text(st, 2, n->name);
-    sqlite3_bind_int64(st, 3, n->pool_seq);
-    sqlite3_bind_int(st, 4, n->n_gpus);
+    db__bind_int64(st, 3, n->pool_seq);
+    db__bind_int(st, 4, n->n_gpus);
     db__bind_text(st, 5, n->gpu_type);
-    sqlite3_bind_int64(st, 6, n->cpu_milli);
-    sqlite3_bind_int64(st, 7, n->mem_mib);
-    sqlite3_bind_int(st, 8, n->ready);
-    sqlite3_bind_int(st, 9, n->simulated);
-    sqlite3_bind_int64(st, 10, n->created_at);
-    sqlite3_bind_int64(st, 11, n->updated_at);
+    db__bind_int64(st, 6, n->cpu_milli);
+    db__bind_int64(st, 7, n->mem_mib);
+    db__bind_int(st, 8, n->ready);
+    db__bind_int(st, 9, n->simulated);
+    db__bind_int64(st, 10, n->created_at);
+    db__bind_int64(st, 11, n->updated_at);
     db__bind_text(st, 12, n->node_type);
     db__bind_text(st, 13, n->labels[0] ? n->labels : "{}");
-    sqlite3_bind_int64(st, 14, n->gpu_memory_mib);
+    db__bind_int64(st, 14, n->gpu_memory_mib);
     db__bind_text(st, 15, n->address);
-    sqlite3_bind_int(st, 16, n->pool_pinned);
+    db__bind_int(st, 16, n->pool_pinned);
     rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;
@@ -346,9 +346,9 @@ static int node_upsert_fn(struct db__conn *c, void *arg)
     if (!st)
         return rc;
     db__bind_text(st, 1, n->name);
-    rc = one_row(sqlite3_step(st));
+    rc = one_row(db__step(st));
     if (rc == DB_OK) {
-        n->seq = sqlite3_column_int64(st, 0);
+        n->seq = db__col_int64(st, 0);
         db__copy(n->id, sizeof(n->id), st, 1);
     }
     return db__done(st, rc);
@@ -402,18 +402,18 @@ int db__nodes(struct db__conn *c, int with_alloc, struct db_node **out, int *n)
         "SELECT " NODE_COLS ", 0 FROM nodes n JOIN node_pools p ON p.seq = n.pool_seq"
         " ORDER BY n.seq";
     int rc = DB_OK, cap = 0;
-    sqlite3_stmt *st = db__prep(c, with_alloc ? alloc : plain, &rc);
+    struct db__stmt *st = db__prep(c, with_alloc ? alloc : plain, &rc);
 
     if (!st)
         return rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = db__step(st)) == DB__ROW) {
         if (db__grow(out, *n, &cap, sizeof(**out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         node_row(st, &(*out)[*n]);
-        (*out)[*n].alloc_gpu_milli = sqlite3_column_int64(st, 18);
+        (*out)[*n].alloc_gpu_milli = db__col_int64(st, 18);
         (*n)++;
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 static int node_list_fn(struct db__conn *c, void *arg)
@@ -439,20 +439,20 @@ static int pod_places_fn(struct db__conn *c, void *arg)
     struct get_arg *a = arg;
     struct db_pod_place **out = a->list;
     int rc = DB_OK, cap = 0;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = db__step(st)) == DB__ROW) {
         struct db_pod_place *p;
         if (db__grow(out, *a->n, &cap, sizeof(**out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         p = &(*out)[(*a->n)++];
-        p->node_seq = sqlite3_column_int64(st, 0);
-        p->devices = (uint64_t)sqlite3_column_int64(st, 1);
-        p->gpu_milli = sqlite3_column_int64(st, 2);
+        p->node_seq = db__col_int64(st, 0);
+        p->devices = (uint64_t)db__col_int64(st, 1);
+        p->gpu_milli = db__col_int64(st, 2);
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 int db_pod_places(struct db *db, struct db_pod_place **out, int *n)
@@ -470,20 +470,20 @@ static int device_uses_fn(struct db__conn *c, void *arg)
     struct get_arg *a = arg;
     struct db_dev_use **out = a->list;
     int rc = DB_OK, cap = 0;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = db__step(st)) == DB__ROW) {
         struct db_dev_use *u;
         if (db__grow(out, *a->n, &cap, sizeof(**out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         u = &(*out)[(*a->n)++];
-        u->node_seq = sqlite3_column_int64(st, 0);
-        u->gpu = sqlite3_column_int(st, 1);
-        u->utilization = sqlite3_column_int(st, 2);
+        u->node_seq = db__col_int64(st, 0);
+        u->gpu = db__col_int(st, 1);
+        u->utilization = db__col_int(st, 2);
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 int db_device_uses(struct db *db, struct db_dev_use **out, int *n)
@@ -500,40 +500,40 @@ int db_device_uses(struct db *db, struct db_dev_use **out, int *n)
                    " q.created_at, q.updated_at, q.created_by, q.default_pools, q.node_types," \
                    " q.scheduling_rules"
 
-static void queue_row(sqlite3_stmt *st, struct db_queue *q)
+static void queue_row(struct db__stmt *st, struct db_queue *q)
 {
     memset(q, 0, sizeof(*q));
-    q->seq = sqlite3_column_int64(st, 0);
+    q->seq = db__col_int64(st, 0);
     db__copy(q->id, sizeof(q->id), st, 1);
-    q->kind = sqlite3_column_int(st, 2);
+    q->kind = db__col_int(st, 2);
     db__copy(q->name, sizeof(q->name), st, 3);
-    q->parent_seq = sqlite3_column_int64(st, 4);
+    q->parent_seq = db__col_int64(st, 4);
     db__copy(q->parent_id, sizeof(q->parent_id), st, 5);
     db__copy(q->parent_name, sizeof(q->parent_name), st, 6);
     db__copy(q->description, sizeof(q->description), st, 7);
-    q->rank = sqlite3_column_int(st, 8);
-    q->created_at = sqlite3_column_int64(st, 9);
-    q->updated_at = sqlite3_column_int64(st, 10);
+    q->rank = db__col_int(st, 8);
+    q->created_at = db__col_int64(st, 9);
+    q->updated_at = db__col_int64(st, 10);
     db__copy(q->created_by, sizeof(q->created_by), st, 11);
     db__copy(q->default_pools, sizeof(q->default_pools), st, 12);
     db__copy(q->node_types, sizeof(q->node_types), st, 13);
     db__copy(q->scheduling_rules, sizeof(q->scheduling_rules), st, 14);
 }
 
-static void quota_row(sqlite3_stmt *st, struct db_quota *qt)
+static void quota_row(struct db__stmt *st, struct db_quota *qt)
 {
     int r;
 
     memset(qt, 0, sizeof(*qt));
-    qt->pool_seq = sqlite3_column_int64(st, 0);
+    qt->pool_seq = db__col_int64(st, 0);
     db__copy(qt->pool_name, sizeof(qt->pool_name), st, 1);
     for (r = 0; r < 3; r++) {
-        qt->has[r] = sqlite3_column_type(st, 2 + 3 * r) != SQLITE_NULL;
-        qt->deserved[r] = qt->has[r] ? sqlite3_column_int64(st, 2 + 3 * r) : 0;
-        qt->limit[r] = qt->has[r] ? sqlite3_column_int64(st, 3 + 3 * r) : -1;
-        qt->weight[r] = qt->has[r] ? sqlite3_column_int64(st, 4 + 3 * r) : 1000;
+        qt->has[r] = !db__col_null(st, 2 + 3 * r);
+        qt->deserved[r] = qt->has[r] ? db__col_int64(st, 2 + 3 * r) : 0;
+        qt->limit[r] = qt->has[r] ? db__col_int64(st, 3 + 3 * r) : -1;
+        qt->weight[r] = qt->has[r] ? db__col_int64(st, 4 + 3 * r) : 1000;
     }
-    qt->priority = sqlite3_column_int(st, 11);
+    qt->priority = db__col_int(st, 11);
 }
 
 static int load_quotas(struct db__conn *c, struct db_queue *q)
@@ -544,15 +544,15 @@ static int load_quotas(struct db__conn *c, struct db_queue *q)
         " FROM queue_quotas t JOIN node_pools p ON p.seq = t.pool_seq"
         " WHERE t.queue_seq = ? ORDER BY t.pool_seq";
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, q->seq);
+    db__bind_int64(st, 1, q->seq);
     q->n_quotas = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && q->n_quotas < DB_MAX_POOLS)
+    while ((rc = db__step(st)) == DB__ROW && q->n_quotas < DB_MAX_POOLS)
         quota_row(st, &q->quotas[q->n_quotas++]);
-    return db__done(st, rc == SQLITE_DONE || rc == SQLITE_ROW ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE || rc == DB__ROW ? DB_OK : DB_EIO);
 }
 
 static int save_quotas(struct db__conn *c, const struct db_queue *q)
@@ -563,27 +563,27 @@ static int save_quotas(struct db__conn *c, const struct db_queue *q)
         " cpu_deserved, cpu_limit, cpu_weight, mem_deserved, mem_limit, mem_weight, priority)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     int rc = DB_OK, i, r;
-    sqlite3_stmt *st = db__prep(c, del, &rc);
+    struct db__stmt *st = db__prep(c, del, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, q->seq);
+    db__bind_int64(st, 1, q->seq);
     rc = db__done(st, db__step_done(st));
     for (i = 0; rc == DB_OK && i < q->n_quotas; i++) {
         const struct db_quota *qt = &q->quotas[i];
         st = db__prep(c, ins, &rc);
         if (!st)
             return rc;
-        sqlite3_bind_int64(st, 1, q->seq);
-        sqlite3_bind_int64(st, 2, qt->pool_seq);
+        db__bind_int64(st, 1, q->seq);
+        db__bind_int64(st, 2, qt->pool_seq);
         for (r = 0; r < 3; r++) {
             if (r > 0 && !qt->has[r])
                 continue; /* left NULL */
-            sqlite3_bind_int64(st, 3 + 3 * r, qt->deserved[r]);
-            sqlite3_bind_int64(st, 4 + 3 * r, qt->limit[r]);
-            sqlite3_bind_int64(st, 5 + 3 * r, qt->weight[r]);
+            db__bind_int64(st, 3 + 3 * r, qt->deserved[r]);
+            db__bind_int64(st, 4 + 3 * r, qt->limit[r]);
+            db__bind_int64(st, 5 + 3 * r, qt->weight[r]);
         }
-        sqlite3_bind_int(st, 12, qt->priority);
+        db__bind_int(st, 12, qt->priority);
         rc = db__done(st, db__step_done(st));
     }
     return rc;
@@ -597,19 +597,19 @@ static int queue_insert_fn(struct db__conn *c, void *arg)
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     struct db_queue *q = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, q->id);
-    sqlite3_bind_int(st, 2, q->kind);
+    db__bind_int(st, 2, q->kind);
     db__bind_text(st, 3, q->name);
     if (q->parent_seq > 0)
-        sqlite3_bind_int64(st, 4, q->parent_seq);
+        db__bind_int64(st, 4, q->parent_seq);
     db__bind_text(st, 5, q->description);
-    sqlite3_bind_int(st, 6, q->rank);
-    sqlite3_bind_int64(st, 7, q->created_at);
-    sqlite3_bind_int64(st, 8, q->updated_at);
+    db__bind_int(st, 6, q->rank);
+    db__bind_int64(st, 7, q->created_at);
+    db__bind_int64(st, 8, q->updated_at);
     db__bind_text(st, 9, q->created_by);
     db__bind_text(st, 10, q->default_pools);
     db__bind_text(st, 11, q->node_types);
@@ -617,7 +617,7 @@ static int queue_insert_fn(struct db__conn *c, void *arg)
     rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;
-    q->seq = sqlite3_last_insert_rowid(c->h);
+    q->seq = db__last_id(c);
     return save_quotas(c, q);
 }
 
@@ -635,19 +635,19 @@ static int queue_update_fn(struct db__conn *c, void *arg)
         " node_types = ?, scheduling_rules = ? WHERE seq = ?";
     const struct db_queue *q = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, q->description);
-    sqlite3_bind_int(st, 2, q->rank);
-    sqlite3_bind_int64(st, 3, db__now_ms());
+    db__bind_int(st, 2, q->rank);
+    db__bind_int64(st, 3, db__now_ms());
     db__bind_text(st, 4, q->default_pools);
     db__bind_text(st, 5, q->node_types);
     db__bind_text(st, 6, q->scheduling_rules);
-    sqlite3_bind_int64(st, 7, q->seq);
+    db__bind_int64(st, 7, q->seq);
     rc = db__step_done(st);
-    if (rc == DB_OK && sqlite3_changes(c->h) == 0)
+    if (rc == DB_OK && db__changes(c) == 0)
         rc = DB_ENOTFOUND;
     rc = db__done(st, rc);
     return rc == DB_OK ? save_quotas(c, q) : rc;
@@ -675,13 +675,13 @@ static int queue_delete_fn(struct db__conn *c, void *arg)
     static const char del[] = "DELETE FROM queues WHERE seq = ?";
     struct queue_delete_arg *a = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, busy, &rc);
+    struct db__stmt *st = db__prep(c, busy, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->seq);
-    rc = one_row(sqlite3_step(st));
-    if (rc == DB_OK && sqlite3_column_int64(st, 0) > 0)
+    db__bind_int64(st, 1, a->seq);
+    rc = one_row(db__step(st));
+    if (rc == DB_OK && db__col_int64(st, 0) > 0)
         rc = DB_ECONFLICT;
     rc = db__done(st, rc);
     if (rc == DB_OK)
@@ -691,9 +691,9 @@ static int queue_delete_fn(struct db__conn *c, void *arg)
     st = db__prep(c, del, &rc);
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->seq);
+    db__bind_int64(st, 1, a->seq);
     rc = db__step_done(st);
-    if (rc == DB_OK && sqlite3_changes(c->h) == 0)
+    if (rc == DB_OK && db__changes(c) == 0)
         rc = DB_ENOTFOUND;
     return db__done(st, rc);
 }
@@ -724,14 +724,14 @@ static int queue_get_fn(struct db__conn *c, void *arg)
         " WHERE q.name = ? AND q.kind = ?";
     struct get_arg *a = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, a->kind < 0 ? by_id : by_name, &rc);
+    struct db__stmt *st = db__prep(c, a->kind < 0 ? by_id : by_name, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, a->text);
     if (a->kind >= 0)
-        sqlite3_bind_int(st, 2, a->kind);
-    rc = one_row(sqlite3_step(st));
+        db__bind_int(st, 2, a->kind);
+    rc = one_row(db__step(st));
     if (rc == DB_OK)
         queue_row(st, a->one);
     rc = db__done(st, rc);
@@ -759,17 +759,17 @@ int db__queues(struct db__conn *c, int kind, struct db_queue **out, int *n)
         "SELECT " QUEUE_COLS " FROM queues q LEFT JOIN queues p ON p.seq = q.parent_seq"
         " WHERE ?1 < 0 OR q.kind = ?1 ORDER BY q.seq";
     int rc = DB_OK, cap = 0, i;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int(st, 1, kind);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    db__bind_int(st, 1, kind);
+    while ((rc = db__step(st)) == DB__ROW) {
         if (db__grow(out, *n, &cap, sizeof(**out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         queue_row(st, &(*out)[(*n)++]);
     }
-    rc = db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    rc = db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
     for (i = 0; rc == DB_OK && i < *n; i++)
         rc = load_quotas(c, &(*out)[i]);
     return rc;
@@ -820,24 +820,24 @@ static int usage_allocated(struct db__conn *c, struct usage_arg *a)
         " JOIN nodes n ON n.seq = d.node_seq JOIN queues q ON q.seq = w.project_seq"
         " WHERE w.deleted_at = 0 AND (q.seq = ?1 OR q.parent_seq = ?1)";
     int rc = DB_OK, r;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->seq);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct db_usage *u = usage_slot(a, sqlite3_column_int64(st, 0));
+    db__bind_int64(st, 1, a->seq);
+    while ((rc = db__step(st)) == DB__ROW) {
+        struct db_usage *u = usage_slot(a, db__col_int64(st, 0));
         if (!u)
             continue;
         for (r = 0; r < 3; r++) {
-            int64_t v = sqlite3_column_int64(st, 1 + r);
+            int64_t v = db__col_int64(st, 1 + r);
             u->allocated[r] += v;
             u->requested[r] += v;
-            if (!sqlite3_column_int(st, 4))
+            if (!db__col_int(st, 4))
                 u->allocated_np[r] += v;
         }
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 /* Pending demand counts in the workload's first pool, else the oldest pool. */
@@ -851,19 +851,19 @@ static int usage_pending(struct db__conn *c, struct usage_arg *a)
         " w.n_pods * w.mem_mib FROM workloads w JOIN queues q ON q.seq = w.project_seq"
         " WHERE w.deleted_at = 0 AND w.phase = 'Pending' AND (q.seq = ?1 OR q.parent_seq = ?1)";
     int rc = DB_OK, r;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->seq);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct db_usage *u = usage_slot(a, sqlite3_column_int64(st, 0));
+    db__bind_int64(st, 1, a->seq);
+    while ((rc = db__step(st)) == DB__ROW) {
+        struct db_usage *u = usage_slot(a, db__col_int64(st, 0));
         if (!u)
             continue;
         for (r = 0; r < 3; r++)
-            u->requested[r] += sqlite3_column_int64(st, 1 + r);
+            u->requested[r] += db__col_int64(st, 1 + r);
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 static int usage_fn(struct db__conn *c, void *arg)

@@ -31,19 +31,19 @@ static int add_fn(struct db__conn *c, void *arg)
     static const char prune[] = "DELETE FROM samples WHERE ts < ?";
     struct add_arg *a = arg;
     int rc = DB_OK, i, r;
-    sqlite3_stmt *st;
+    struct db__stmt *st;
 
     for (i = 0; rc == DB_OK && i < a->n; i++) {
         const struct db_sample *x = &a->s[i];
         st = db__prep(c, ins, &rc);
         if (!st)
             return rc;
-        sqlite3_bind_int64(st, 1, x->queue_seq);
-        sqlite3_bind_int64(st, 2, x->pool_seq);
-        sqlite3_bind_int64(st, 3, x->ts);
+        db__bind_int64(st, 1, x->queue_seq);
+        db__bind_int64(st, 2, x->pool_seq);
+        db__bind_int64(st, 3, x->ts);
         for (r = 0; r < 3; r++) {
-            sqlite3_bind_int64(st, 4 + 2 * r, x->alloc[r]);
-            sqlite3_bind_int64(st, 5 + 2 * r, x->quota[r]);
+            db__bind_int64(st, 4 + 2 * r, x->alloc[r]);
+            db__bind_int64(st, 5 + 2 * r, x->quota[r]);
         }
         rc = db__done(st, db__step_done(st));
     }
@@ -52,7 +52,7 @@ static int add_fn(struct db__conn *c, void *arg)
     st = db__prep(c, prune, &rc);
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->keep_after);
+    db__bind_int64(st, 1, a->keep_after);
     return db__done(st, db__step_done(st));
 }
 
@@ -69,24 +69,24 @@ struct get_arg {
     int *n;
 };
 
-static int rows(sqlite3_stmt *st, struct get_arg *a)
+static int rows(struct db__stmt *st, struct get_arg *a)
 {
     int rc, cap = 0, r;
 
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = db__step(st)) == DB__ROW) {
         struct db_sample *x;
         if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         x = &(*a->out)[(*a->n)++];
-        x->queue_seq = sqlite3_column_int64(st, 0);
-        x->pool_seq = sqlite3_column_int64(st, 1);
-        x->ts = sqlite3_column_int64(st, 2);
+        x->queue_seq = db__col_int64(st, 0);
+        x->pool_seq = db__col_int64(st, 1);
+        x->ts = db__col_int64(st, 2);
         for (r = 0; r < 3; r++) {
-            x->alloc[r] = sqlite3_column_int64(st, 3 + 2 * r);
-            x->quota[r] = sqlite3_column_int64(st, 4 + 2 * r);
+            x->alloc[r] = db__col_int64(st, 3 + 2 * r);
+            x->quota[r] = db__col_int64(st, 4 + 2 * r);
         }
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 static int get_fn(struct db__conn *c, void *arg)
@@ -103,14 +103,14 @@ static int get_fn(struct db__conn *c, void *arg)
         " WHERE queue_seq = ?1 AND pool_seq = ?2 AND ts BETWEEN ?3 AND ?4 ORDER BY ts";
     struct get_arg *a = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, a->pool_seq ? one : sum, &rc);
+    struct db__stmt *st = db__prep(c, a->pool_seq ? one : sum, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->queue_seq);
-    sqlite3_bind_int64(st, 2, a->pool_seq);
-    sqlite3_bind_int64(st, 3, a->start);
-    sqlite3_bind_int64(st, 4, a->end);
+    db__bind_int64(st, 1, a->queue_seq);
+    db__bind_int64(st, 2, a->pool_seq);
+    db__bind_int64(st, 3, a->start);
+    db__bind_int64(st, 4, a->end);
     return rows(st, a);
 }
 
@@ -151,13 +151,13 @@ static int projects_fn(struct db__conn *c, void *arg)
         " GROUP BY s.ts ORDER BY s.ts";
     struct get_arg *a = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 2, a->pool_seq);
-    sqlite3_bind_int64(st, 3, a->start);
-    sqlite3_bind_int64(st, 4, a->end);
+    db__bind_int64(st, 2, a->pool_seq);
+    db__bind_int64(st, 3, a->start);
+    db__bind_int64(st, 4, a->end);
     return rows(st, a);
 }
 
@@ -177,12 +177,12 @@ static int buckets_fn(struct db__conn *c, void *arg)
         " GROUP BY queue_seq, pool_seq, b ORDER BY queue_seq, pool_seq, b";
     struct get_arg *a = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->start);
-    sqlite3_bind_int64(st, 2, a->bucket);
+    db__bind_int64(st, 1, a->start);
+    db__bind_int64(st, 2, a->bucket);
     return rows(st, a);
 }
 

@@ -155,17 +155,17 @@ int db_schema_version(void)
 
 static int user_version(struct db__conn *c, int *version)
 {
-    sqlite3_stmt *st = NULL;
+    struct db__stmt *st = NULL;
     int rc = DB_EIO;
 
-    if (sqlite3_prepare_v2(c->h, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+    if (db__prep_once(c, "PRAGMA user_version", &st) != DB_OK)
         goto out;
-    if (sqlite3_step(st) != SQLITE_ROW)
+    if (db__step(st) != DB__ROW)
         goto out;
-    *version = sqlite3_column_int(st, 0);
+    *version = db__col_int(st, 0);
     rc = DB_OK;
 out:
-    sqlite3_finalize(st);
+    db__finalize(st);
     return rc;
 }
 
@@ -173,18 +173,18 @@ out:
  * table others refer to); each migration checks them before its commit. */
 static int foreign_keys_hold(struct db__conn *c)
 {
-    sqlite3_stmt *st = NULL;
+    struct db__stmt *st = NULL;
     int rc = DB_EIO, src;
 
-    if (sqlite3_prepare_v2(c->h, "PRAGMA foreign_key_check", -1, &st, NULL) != SQLITE_OK)
+    if (db__prep_once(c, "PRAGMA foreign_key_check", &st) != DB_OK)
         goto out;
-    src = sqlite3_step(st);
-    if (src == SQLITE_ROW)
+    src = db__step(st);
+    if (src == DB__ROW)
         fprintf(stderr, "allotd: db: a row of %s names a missing row of %s\n",
-                sqlite3_column_text(st, 0), sqlite3_column_text(st, 2));
-    rc = src == SQLITE_DONE ? DB_OK : DB_EINVAL;
+                db__col_text(st, 0), db__col_text(st, 2));
+    rc = src == DB__DONE ? DB_OK : DB_EINVAL;
 out:
-    sqlite3_finalize(st);
+    db__finalize(st);
     return rc;
 }
 
@@ -379,33 +379,31 @@ static const struct numbered later[] = {
 /* Is migration `number` recorded in schema_migrations? */
 static int later_applied(struct db__conn *c, int number, int *applied)
 {
-    sqlite3_stmt *st = NULL;
+    struct db__stmt *st = NULL;
     int rc = DB_EIO;
 
-    if (sqlite3_prepare_v2(c->h, "SELECT count(*) FROM schema_migrations WHERE number = ?", -1,
-                           &st, NULL) != SQLITE_OK)
+    if (db__prep_once(c, "SELECT count(*) FROM schema_migrations WHERE number = ?", &st) != DB_OK)
         goto out;
-    sqlite3_bind_int(st, 1, number);
-    if (sqlite3_step(st) != SQLITE_ROW)
+    db__bind_int(st, 1, number);
+    if (db__step(st) != DB__ROW)
         goto out;
-    *applied = sqlite3_column_int(st, 0) > 0;
+    *applied = db__col_int(st, 0) > 0;
     rc = DB_OK;
 out:
-    sqlite3_finalize(st);
+    db__finalize(st);
     return rc;
 }
 
 /* Refuses a database that recorded a later migration this build lacks. */
 static int later_known(struct db__conn *c)
 {
-    sqlite3_stmt *st = NULL;
+    struct db__stmt *st = NULL;
     int rc = DB_EIO, i, src;
 
-    if (sqlite3_prepare_v2(c->h, "SELECT number FROM schema_migrations", -1, &st, NULL) !=
-        SQLITE_OK)
+    if (db__prep_once(c, "SELECT number FROM schema_migrations", &st) != DB_OK)
         goto out;
-    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-        int number = sqlite3_column_int(st, 0);
+    while ((src = db__step(st)) == DB__ROW) {
+        int number = db__col_int(st, 0);
         for (i = 0; i < N_LATER && later[i].number != number; i++)
             ;
         if (i == N_LATER) {
@@ -414,9 +412,9 @@ static int later_known(struct db__conn *c)
             goto out;
         }
     }
-    rc = src == SQLITE_DONE ? DB_OK : DB_EIO;
+    rc = src == DB__DONE ? DB_OK : DB_EIO;
 out:
-    sqlite3_finalize(st);
+    db__finalize(st);
     return rc;
 }
 

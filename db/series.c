@@ -38,19 +38,19 @@ static int add_fn(struct db__conn *c, void *arg)
         " AND s.label = series.label))";
     struct add_arg *a = arg;
     int rc = DB_OK, i;
-    sqlite3_stmt *st;
+    struct db__stmt *st;
 
     for (i = 0; rc == DB_OK && i < a->n; i++) {
         const struct db_point *x = &a->p[i];
         st = db__prep(c, ins, &rc);
         if (!st)
             return rc;
-        sqlite3_bind_int(st, 1, x->kind);
+        db__bind_int(st, 1, x->kind);
         db__bind_text(st, 2, x->entity);
         db__bind_text(st, 3, x->metric);
         db__bind_text(st, 4, x->label);
-        sqlite3_bind_int64(st, 5, x->ts);
-        sqlite3_bind_double(st, 6, x->value);
+        db__bind_int64(st, 5, x->ts);
+        db__bind_double(st, 6, x->value);
         rc = db__done(st, db__step_done(st));
     }
     if (rc != DB_OK || a->keep_after <= 0)
@@ -58,7 +58,7 @@ static int add_fn(struct db__conn *c, void *arg)
     st = db__prep(c, prune, &rc);
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->keep_after);
+    db__bind_int64(st, 1, a->keep_after);
     return db__done(st, db__step_done(st));
 }
 
@@ -88,16 +88,16 @@ static int get_fn(struct db__conn *c, void *arg)
         " AND metric = ?3 AND ts < ?4 GROUP BY label ORDER BY 1, 2";
     struct get_arg *a = arg;
     int rc = DB_OK, cap = 0;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int(st, 1, a->kind);
+    db__bind_int(st, 1, a->kind);
     db__bind_text(st, 2, a->entity);
     db__bind_text(st, 3, a->metric);
-    sqlite3_bind_int64(st, 4, a->start);
-    sqlite3_bind_int64(st, 5, a->end);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    db__bind_int64(st, 4, a->start);
+    db__bind_int64(st, 5, a->end);
+    while ((rc = db__step(st)) == DB__ROW) {
         struct db_point *x;
         if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
@@ -107,10 +107,10 @@ static int get_fn(struct db__conn *c, void *arg)
         snprintf(x->entity, sizeof(x->entity), "%s", a->entity);
         snprintf(x->metric, sizeof(x->metric), "%s", a->metric);
         db__copy(x->label, sizeof(x->label), st, 0);
-        x->ts = sqlite3_column_int64(st, 1);
-        x->value = sqlite3_column_double(st, 2);
+        x->ts = db__col_int64(st, 1);
+        x->value = db__col_double(st, 2);
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 int db_series_get(struct db *db, int kind, const char *entity, const char *metric, int64_t start,
@@ -132,17 +132,17 @@ static int pending_fn(struct db__conn *c, void *arg)
                               " WHERE deleted_at = 0 AND phase = 'Pending' ORDER BY seq";
     struct pending_arg *a = arg;
     int rc = DB_OK, cap = 0;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = db__step(st)) == DB__ROW) {
         if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
-        (*a->out)[*a->n].seq = sqlite3_column_int64(st, 0);
-        (*a->out)[(*a->n)++].since_ms = sqlite3_column_int64(st, 1);
+        (*a->out)[*a->n].seq = db__col_int64(st, 0);
+        (*a->out)[(*a->n)++].since_ms = db__col_int64(st, 1);
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 int db_pending_since(struct db *db, struct db_pending **out, int *n)

@@ -59,10 +59,10 @@ static void *chunk_alloc(struct chunk **head, size_t n)
     return p;
 }
 
-static const char *chunk_str(struct chunk **head, sqlite3_stmt *st, int col)
+static const char *chunk_str(struct chunk **head, struct db__stmt *st, int col)
 {
-    const unsigned char *s = sqlite3_column_text(st, col);
-    size_t n = s ? strlen((const char *)s) : 0;
+    const char *s = db__col_text(st, col);
+    size_t n = s ? strlen(s) : 0;
     char *p = chunk_alloc(head, n + 1);
 
     if (!p)
@@ -127,33 +127,33 @@ struct snap_arg {
     int n_seqs;
 };
 
-static int wl_snap_row(struct snap_arg *a, sqlite3_stmt *st, struct db_sched_wl *w)
+static int wl_snap_row(struct snap_arg *a, struct db__stmt *st, struct db_sched_wl *w)
 {
     int i;
 
-    w->seq = sqlite3_column_int64(st, 0);
-    w->version = sqlite3_column_int64(st, 1);
-    w->project_seq = sqlite3_column_int64(st, 2);
+    w->seq = db__col_int64(st, 0);
+    w->version = db__col_int64(st, 1);
+    w->project_seq = db__col_int64(st, 2);
     w->name = chunk_str(&a->chunks, st, 3);
     w->pools = chunk_str(&a->chunks, st, 4);
     w->node_type = chunk_str(&a->chunks, st, 5);
     w->phase = chunk_str(&a->chunks, st, 6);
     w->phase_reason = chunk_str(&a->chunks, st, 7);
-    w->type = sqlite3_column_int(st, 8);
-    w->priority = sqlite3_column_int(st, 9);
-    w->preemptible = sqlite3_column_int(st, 10);
-    w->n_pods = sqlite3_column_int(st, 11);
-    w->min_pods = sqlite3_column_int(st, 12);
-    w->gpu_devices = sqlite3_column_int(st, 13);
-    w->gpu_portion = sqlite3_column_int64(st, 14);
-    w->cpu_milli = sqlite3_column_int64(st, 15);
-    w->mem_mib = sqlite3_column_int64(st, 16);
-    w->queued_seq = sqlite3_column_int64(st, 17);
-    w->started_ms = sqlite3_column_int64(st, 18);
-    w->stale_since_ms = sqlite3_column_int64(st, 19);
+    w->type = db__col_int(st, 8);
+    w->priority = db__col_int(st, 9);
+    w->preemptible = db__col_int(st, 10);
+    w->n_pods = db__col_int(st, 11);
+    w->min_pods = db__col_int(st, 12);
+    w->gpu_devices = db__col_int(st, 13);
+    w->gpu_portion = db__col_int64(st, 14);
+    w->cpu_milli = db__col_int64(st, 15);
+    w->mem_mib = db__col_int64(st, 16);
+    w->queued_seq = db__col_int64(st, 17);
+    w->started_ms = db__col_int64(st, 18);
+    w->stale_since_ms = db__col_int64(st, 19);
     w->phase_message = chunk_str(&a->chunks, st, 20);
     w->affinity = chunk_str(&a->chunks, st, 21);
-    w->gpu_memory_mib = sqlite3_column_int64(st, 22);
+    w->gpu_memory_mib = db__col_int64(st, 22);
     w->pods = chunk_alloc(&a->chunks, sizeof(*w->pods) * (size_t)w->n_pods);
     if (!w->name || !w->pools || !w->node_type || !w->phase || !w->phase_reason ||
         !w->phase_message || !w->affinity || !w->pods)
@@ -179,13 +179,13 @@ static int load_workloads(struct db__conn *c, struct snap_arg *a)
         " ORDER BY queued_seq, seq";
     struct db_snapshot *s = a->s;
     int rc = DB_OK, n = 0;
-    sqlite3_stmt *st = db__prep(c, count, &rc);
+    struct db__stmt *st = db__prep(c, count, &rc);
 
     if (!st)
         return rc;
-    rc = sqlite3_step(st) == SQLITE_ROW ? DB_OK : DB_EIO;
+    rc = db__step(st) == DB__ROW ? DB_OK : DB_EIO;
     if (rc == DB_OK)
-        n = sqlite3_column_int(st, 0);
+        n = db__col_int(st, 0);
     db__done(st, rc);
     if (rc != DB_OK)
         return rc;
@@ -195,7 +195,7 @@ static int load_workloads(struct db__conn *c, struct snap_arg *a)
     st = db__prep(c, sql, &rc);
     if (!st)
         return rc;
-    while (rc == DB_OK && s->n_workloads < n && sqlite3_step(st) == SQLITE_ROW)
+    while (rc == DB_OK && s->n_workloads < n && db__step(st) == DB__ROW)
         rc = wl_snap_row(a, st, &s->workloads[s->n_workloads++]);
     return db__done(st, rc);
 }
@@ -233,7 +233,7 @@ static int load_pods(struct db__conn *c, struct snap_arg *a)
     struct db_snapshot *s = a->s;
     struct db_sched_wl **by_seq;
     int rc = DB_OK, i;
-    sqlite3_stmt *st;
+    struct db__stmt *st;
 
     by_seq = malloc(sizeof(*by_seq) * (size_t)(s->n_workloads + 1));
     if (!by_seq)
@@ -244,15 +244,15 @@ static int load_pods(struct db__conn *c, struct snap_arg *a)
     st = db__prep(c, sql, &rc);
     if (!st)
         goto out_free;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct db_sched_wl *w = find_seq(by_seq, s->n_workloads, sqlite3_column_int64(st, 0));
-        int idx = sqlite3_column_int(st, 1);
+    while ((rc = db__step(st)) == DB__ROW) {
+        struct db_sched_wl *w = find_seq(by_seq, s->n_workloads, db__col_int64(st, 0));
+        int idx = db__col_int(st, 1);
         if (!w || idx < 0 || idx >= w->n_pods)
             continue;
-        w->pods[idx].node_seq = sqlite3_column_int64(st, 2);
-        w->pods[idx].devices = (uint64_t)sqlite3_column_int64(st, 3);
+        w->pods[idx].node_seq = db__col_int64(st, 2);
+        w->pods[idx].devices = (uint64_t)db__col_int64(st, 3);
     }
-    rc = db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    rc = db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 out_free:
     free(by_seq);
     return rc;
@@ -294,30 +294,30 @@ static int load_one(struct db__conn *c, struct snap_arg *a, int64_t seq)
     static const char pods[] = "SELECT idx, node_seq, devices FROM pods WHERE workload_seq = ?";
     struct db_sched_wl *w = &a->s->workloads[a->s->n_workloads];
     int rc = DB_OK, src, idx;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, seq);
-    src = sqlite3_step(st);
-    if (src == SQLITE_ROW)
+    db__bind_int64(st, 1, seq);
+    src = db__step(st);
+    if (src == DB__ROW)
         rc = wl_snap_row(a, st, w);
-    rc = db__done(st, src == SQLITE_ROW || src == SQLITE_DONE ? rc : DB_EIO);
-    if (rc != DB_OK || src != SQLITE_ROW)
+    rc = db__done(st, src == DB__ROW || src == DB__DONE ? rc : DB_EIO);
+    if (rc != DB_OK || src != DB__ROW)
         return rc;
     a->s->n_workloads++;
     st = db__prep(c, pods, &rc);
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, seq);
-    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-        idx = sqlite3_column_int(st, 0);
+    db__bind_int64(st, 1, seq);
+    while ((src = db__step(st)) == DB__ROW) {
+        idx = db__col_int(st, 0);
         if (idx < 0 || idx >= w->n_pods)
             continue;
-        w->pods[idx].node_seq = sqlite3_column_int64(st, 1);
-        w->pods[idx].devices = (uint64_t)sqlite3_column_int64(st, 2);
+        w->pods[idx].node_seq = db__col_int64(st, 1);
+        w->pods[idx].devices = (uint64_t)db__col_int64(st, 2);
     }
-    return db__done(st, src == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, src == DB__DONE ? DB_OK : DB_EIO);
 }
 
 static int some_fn(struct db__conn *c, void *arg)
@@ -391,26 +391,26 @@ static int replace_pods(struct db__conn *c, const struct db_wl_update *u)
     static const char ins[] =
         "INSERT OR IGNORE INTO pods (workload_seq, idx, node_seq, devices) VALUES (?, ?, ?, ?)";
     int rc = DB_OK, i;
-    sqlite3_stmt *st;
+    struct db__stmt *st;
 
     for (i = 0; rc == DB_OK && i < u->n_pods; i++) {
         st = db__prep(c, del, &rc);
         if (!st)
             return rc;
-        sqlite3_bind_int64(st, 1, u->seq);
-        sqlite3_bind_int(st, 2, i);
-        sqlite3_bind_int64(st, 3, u->pods[i].node_seq);
-        sqlite3_bind_int64(st, 4, (int64_t)u->pods[i].devices);
+        db__bind_int64(st, 1, u->seq);
+        db__bind_int(st, 2, i);
+        db__bind_int64(st, 3, u->pods[i].node_seq);
+        db__bind_int64(st, 4, (int64_t)u->pods[i].devices);
         rc = db__done(st, db__step_done(st));
         if (rc != DB_OK || u->pods[i].node_seq <= 0)
             continue;
         st = db__prep(c, ins, &rc);
         if (!st)
             return rc;
-        sqlite3_bind_int64(st, 1, u->seq);
-        sqlite3_bind_int(st, 2, i);
-        sqlite3_bind_int64(st, 3, u->pods[i].node_seq);
-        sqlite3_bind_int64(st, 4, (int64_t)u->pods[i].devices);
+        db__bind_int64(st, 1, u->seq);
+        db__bind_int(st, 2, i);
+        db__bind_int64(st, 3, u->pods[i].node_seq);
+        db__bind_int64(st, 4, (int64_t)u->pods[i].devices);
         rc = db__done(st, db__step_done(st));
     }
     return rc;
@@ -425,20 +425,20 @@ static int apply_update(struct db__conn *c, const struct db_wl_update *u, int64_
         " stale_since_ms = ?5, updated_at = ?6"
         " WHERE seq = ?7 AND version = ?8 AND deleted_at = 0";
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, u->phase);
     db__bind_text(st, 2, u->phase_reason);
     db__bind_text(st, 3, u->phase_message);
-    sqlite3_bind_int64(st, 4, u->started_ms);
-    sqlite3_bind_int64(st, 5, u->stale_since_ms);
-    sqlite3_bind_int64(st, 6, now);
-    sqlite3_bind_int64(st, 7, u->seq);
-    sqlite3_bind_int64(st, 8, u->version);
+    db__bind_int64(st, 4, u->started_ms);
+    db__bind_int64(st, 5, u->stale_since_ms);
+    db__bind_int64(st, 6, now);
+    db__bind_int64(st, 7, u->seq);
+    db__bind_int64(st, 8, u->version);
     rc = db__done(st, db__step_done(st));
-    *applied = rc == DB_OK && sqlite3_changes(c->h) == 1;
+    *applied = rc == DB_OK && db__changes(c) == 1;
     if (rc == DB_OK && *applied && u->pods_changed) {
         rc = replace_pods(c, u);
         if (rc == DB_OK && u->n_pods > 0 && u->pods[0].node_seq > 0)

@@ -15,20 +15,20 @@
 #define USER_COLS "id, kind, login, name, secret_hash, token_version, created_at," \
                   " updated_at, last_login, created_by, enabled"
 
-static void user_row(sqlite3_stmt *st, struct db_user *u)
+static void user_row(struct db__stmt *st, struct db_user *u)
 {
     memset(u, 0, sizeof(*u));
-    u->id = sqlite3_column_int64(st, 0);
-    u->kind = sqlite3_column_int(st, 1);
+    u->id = db__col_int64(st, 0);
+    u->kind = db__col_int(st, 1);
     db__copy(u->login, sizeof(u->login), st, 2);
     db__copy(u->name, sizeof(u->name), st, 3);
     db__copy(u->secret_hash, sizeof(u->secret_hash), st, 4);
-    u->token_version = sqlite3_column_int64(st, 5);
-    u->created_at = sqlite3_column_int64(st, 6);
-    u->updated_at = sqlite3_column_int64(st, 7);
-    u->last_login = sqlite3_column_int64(st, 8);
+    u->token_version = db__col_int64(st, 5);
+    u->created_at = db__col_int64(st, 6);
+    u->updated_at = db__col_int64(st, 7);
+    u->last_login = db__col_int64(st, 8);
     db__copy(u->created_by, sizeof(u->created_by), st, 9);
-    u->enabled = sqlite3_column_int(st, 10);
+    u->enabled = db__col_int(st, 10);
 }
 
 struct user_arg {
@@ -46,13 +46,13 @@ static int count_fn(struct db__conn *c, void *arg)
     static const char sql[] = "SELECT count(*) FROM users";
     struct user_arg *a = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    if (sqlite3_step(st) != SQLITE_ROW)
+    if (db__step(st) != DB__ROW)
         return db__done(st, DB_EIO);
-    *a->count = sqlite3_column_int64(st, 0);
+    *a->count = db__col_int64(st, 0);
     return db__done(st, DB_OK);
 }
 
@@ -70,20 +70,20 @@ static int insert_fn(struct db__conn *c, void *arg)
         " updated_at, created_by) VALUES (?, ?, ?, ?, 1, ?, ?, ?)";
     struct db_user *u = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int(st, 1, u->kind);
+    db__bind_int(st, 1, u->kind);
     db__bind_text(st, 2, u->login);
     db__bind_text(st, 3, u->name);
     db__bind_text(st, 4, u->secret_hash);
-    sqlite3_bind_int64(st, 5, u->created_at);
-    sqlite3_bind_int64(st, 6, u->updated_at);
+    db__bind_int64(st, 5, u->created_at);
+    db__bind_int64(st, 6, u->updated_at);
     db__bind_text(st, 7, u->created_by);
     rc = db__step_done(st);
     if (rc == DB_OK)
-        u->id = sqlite3_last_insert_rowid(c->h);
+        u->id = db__last_id(c);
     return db__done(st, rc);
 }
 
@@ -100,18 +100,18 @@ static int get_fn(struct db__conn *c, void *arg)
     static const char by_login[] = "SELECT " USER_COLS " FROM users WHERE login = ?";
     struct user_arg *a = arg;
     int rc = DB_OK, src;
-    sqlite3_stmt *st = db__prep(c, a->text ? by_login : by_id, &rc);
+    struct db__stmt *st = db__prep(c, a->text ? by_login : by_id, &rc);
 
     if (!st)
         return rc;
     if (a->text)
         db__bind_text(st, 1, a->text);
     else
-        sqlite3_bind_int64(st, 1, a->id);
-    src = sqlite3_step(st);
-    if (src == SQLITE_ROW)
+        db__bind_int64(st, 1, a->id);
+    src = db__step(st);
+    if (src == DB__ROW)
         user_row(st, a->u);
-    return db__done(st, src == SQLITE_ROW ? DB_OK : src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO);
+    return db__done(st, src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
 }
 
 int db_user_get(struct db *db, int64_t id, struct db_user *out)
@@ -133,17 +133,17 @@ static int list_fn(struct db__conn *c, void *arg)
     static const char sql[] = "SELECT " USER_COLS " FROM users WHERE kind = ? ORDER BY id";
     struct user_arg *a = arg;
     int rc = DB_OK, cap = 0;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int(st, 1, a->kind);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    db__bind_int(st, 1, a->kind);
+    while ((rc = db__step(st)) == DB__ROW) {
         if (db__grow(a->list, *a->n, &cap, sizeof(**a->list)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         user_row(st, &(*a->list)[(*a->n)++]);
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 int db_user_list(struct db *db, int kind, struct db_user **out, int *n)
@@ -155,7 +155,7 @@ int db_user_list(struct db *db, int kind, struct db_user **out, int *n)
 
 static int changed(struct db__conn *c, int rc)
 {
-    if (rc == DB_OK && sqlite3_changes(c->h) == 0)
+    if (rc == DB_OK && db__changes(c) == 0)
         return DB_ENOTFOUND;
     return rc;
 }
@@ -167,18 +167,18 @@ static int delete_fn(struct db__conn *c, void *arg)
     static const char user[] = "DELETE FROM users WHERE id = ?";
     struct user_arg *a = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, rules, &rc);
+    struct db__stmt *st = db__prep(c, rules, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->id);
+    db__bind_int64(st, 1, a->id);
     rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;
     st = db__prep(c, user, &rc);
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->id);
+    db__bind_int64(st, 1, a->id);
     rc = db__step_done(st);
     return db__done(st, changed(c, rc));
 }
@@ -204,18 +204,18 @@ static int update_fn(struct db__conn *c, void *arg)
     static const char *const sql[] = {secret, bump, touch, enable};
     struct user_arg *a = arg;
     int rc = DB_OK, i = 1;
-    sqlite3_stmt *st = db__prep(c, sql[a->kind], &rc);
+    struct db__stmt *st = db__prep(c, sql[a->kind], &rc);
 
     if (!st)
         return rc;
     if (a->kind == 0)
         db__bind_text(st, i++, a->text);
     if (a->kind == 3) {
-        sqlite3_bind_int(st, i++, a->text != NULL);
-        sqlite3_bind_int(st, i++, a->text != NULL);
+        db__bind_int(st, i++, a->text != NULL);
+        db__bind_int(st, i++, a->text != NULL);
     }
-    sqlite3_bind_int64(st, i++, *a->count);
-    sqlite3_bind_int64(st, i, a->id);
+    db__bind_int64(st, i++, *a->count);
+    db__bind_int64(st, i, a->id);
     rc = db__step_done(st);
     return db__done(st, changed(c, rc));
 }
@@ -256,16 +256,16 @@ int db_user_set_enabled(struct db *db, int64_t id, int enabled)
 #define RULE_COLS "id, subject_type, subject_id, role_id, scope_type, scope_id, created_at," \
                   " created_by, scope_named"
 
-static void rule_row(sqlite3_stmt *st, struct db_rule *r)
+static void rule_row(struct db__stmt *st, struct db_rule *r)
 {
     memset(r, 0, sizeof(*r));
-    r->id = sqlite3_column_int64(st, 0);
+    r->id = db__col_int64(st, 0);
     db__copy(r->subject_type, sizeof(r->subject_type), st, 1);
     db__copy(r->subject_id, sizeof(r->subject_id), st, 2);
-    r->role_id = sqlite3_column_int(st, 3);
+    r->role_id = db__col_int(st, 3);
     db__copy(r->scope_type, sizeof(r->scope_type), st, 4);
     db__copy(r->scope_id, sizeof(r->scope_id), st, 5);
-    r->created_at = sqlite3_column_int64(st, 6);
+    r->created_at = db__col_int64(st, 6);
     db__copy(r->created_by, sizeof(r->created_by), st, 7);
     db__copy(r->scope_named, sizeof(r->scope_named), st, 8);
 }
@@ -277,21 +277,21 @@ static int rule_insert_fn(struct db__conn *c, void *arg)
         " created_at, created_by, scope_named) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
     struct db_rule *r = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, r->subject_type);
     db__bind_text(st, 2, r->subject_id);
-    sqlite3_bind_int(st, 3, r->role_id);
+    db__bind_int(st, 3, r->role_id);
     db__bind_text(st, 4, r->scope_type);
     db__bind_text(st, 5, r->scope_id);
-    sqlite3_bind_int64(st, 6, r->created_at);
+    db__bind_int64(st, 6, r->created_at);
     db__bind_text(st, 7, r->created_by);
     db__bind_text(st, 8, r->scope_named);
     rc = db__step_done(st);
     if (rc == DB_OK)
-        r->id = sqlite3_last_insert_rowid(c->h);
+        r->id = db__last_id(c);
     return db__done(st, rc);
 }
 
@@ -314,15 +314,15 @@ static int rule_get_fn(struct db__conn *c, void *arg)
     static const char sql[] = "SELECT " RULE_COLS " FROM access_rules WHERE id = ?";
     struct rule_arg *a = arg;
     int rc = DB_OK, src;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->id);
-    src = sqlite3_step(st);
-    if (src == SQLITE_ROW)
+    db__bind_int64(st, 1, a->id);
+    src = db__step(st);
+    if (src == DB__ROW)
         rule_row(st, a->one);
-    return db__done(st, src == SQLITE_ROW ? DB_OK : src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO);
+    return db__done(st, src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
 }
 
 int db_rule_get(struct db *db, int64_t id, struct db_rule *out)
@@ -337,11 +337,11 @@ static int rule_delete_fn(struct db__conn *c, void *arg)
     static const char sql[] = "DELETE FROM access_rules WHERE id = ?";
     struct rule_arg *a = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->id);
+    db__bind_int64(st, 1, a->id);
     rc = db__step_done(st);
     return db__done(st, changed(c, rc));
 }
@@ -360,18 +360,18 @@ static int rule_list_fn(struct db__conn *c, void *arg)
         "SELECT " RULE_COLS " FROM access_rules WHERE subject_id = ? ORDER BY id";
     struct rule_arg *a = arg;
     int rc = DB_OK, cap = 0;
-    sqlite3_stmt *st = db__prep(c, a->subject ? one : all, &rc);
+    struct db__stmt *st = db__prep(c, a->subject ? one : all, &rc);
 
     if (!st)
         return rc;
     if (a->subject)
         db__bind_text(st, 1, a->subject);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = db__step(st)) == DB__ROW) {
         if (db__grow(a->list, *a->n, &cap, sizeof(**a->list)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         rule_row(st, &(*a->list)[(*a->n)++]);
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 int db_rule_list(struct db *db, const char *subject_id, struct db_rule **out, int *n)

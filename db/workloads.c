@@ -72,55 +72,55 @@ void db_workloads_free(struct db_workload *w, int n)
     free(w);
 }
 
-static int wl_row(sqlite3_stmt *st, struct db_workload *w)
+static int wl_row(struct db__stmt *st, struct db_workload *w)
 {
-    const unsigned char *spec;
+    const char *spec;
 
     memset(w, 0, sizeof(*w));
-    w->seq = sqlite3_column_int64(st, 0);
+    w->seq = db__col_int64(st, 0);
     db__copy(w->id, sizeof(w->id), st, 1);
     db__copy(w->name, sizeof(w->name), st, 2);
-    w->project_seq = sqlite3_column_int64(st, 3);
+    w->project_seq = db__col_int64(st, 3);
     db__copy(w->project_id, sizeof(w->project_id), st, 4);
     db__copy(w->project_name, sizeof(w->project_name), st, 5);
     db__copy(w->department_id, sizeof(w->department_id), st, 6);
     db__copy(w->department_name, sizeof(w->department_name), st, 7);
-    w->type = sqlite3_column_int(st, 8);
+    w->type = db__col_int(st, 8);
     db__copy(w->priority_class, sizeof(w->priority_class), st, 9);
-    w->priority = sqlite3_column_int(st, 10);
-    w->preemptible = sqlite3_column_int(st, 11);
+    w->priority = db__col_int(st, 10);
+    w->preemptible = db__col_int(st, 11);
     db__copy(w->desired_phase, sizeof(w->desired_phase), st, 12);
     db__copy(w->phase, sizeof(w->phase), st, 13);
     db__copy(w->phase_reason, sizeof(w->phase_reason), st, 14);
     db__copy(w->phase_message, sizeof(w->phase_message), st, 15);
-    w->n_pods = sqlite3_column_int(st, 16);
-    w->min_pods = sqlite3_column_int(st, 17);
-    w->gpu_devices = sqlite3_column_int(st, 18);
-    w->gpu_portion = sqlite3_column_int64(st, 19);
-    w->cpu_milli = sqlite3_column_int64(st, 20);
-    w->mem_mib = sqlite3_column_int64(st, 21);
+    w->n_pods = db__col_int(st, 16);
+    w->min_pods = db__col_int(st, 17);
+    w->gpu_devices = db__col_int(st, 18);
+    w->gpu_portion = db__col_int64(st, 19);
+    w->cpu_milli = db__col_int64(st, 20);
+    w->mem_mib = db__col_int64(st, 21);
     db__copy(w->pools, sizeof(w->pools), st, 22);
     db__copy(w->node_type, sizeof(w->node_type), st, 23);
     db__copy(w->image, sizeof(w->image), st, 24);
     db__copy(w->created_by, sizeof(w->created_by), st, 25);
-    w->queued_seq = sqlite3_column_int64(st, 26);
-    w->started_ms = sqlite3_column_int64(st, 27);
-    w->stale_since_ms = sqlite3_column_int64(st, 28);
-    w->created_at = sqlite3_column_int64(st, 29);
-    w->updated_at = sqlite3_column_int64(st, 30);
-    w->phase_updated_at = sqlite3_column_int64(st, 31);
-    w->deleted_at = sqlite3_column_int64(st, 32);
-    w->completed_at = sqlite3_column_int64(st, 33);
-    w->version = sqlite3_column_int64(st, 34);
-    w->running_pods = sqlite3_column_int(st, 35);
+    w->queued_seq = db__col_int64(st, 26);
+    w->started_ms = db__col_int64(st, 27);
+    w->stale_since_ms = db__col_int64(st, 28);
+    w->created_at = db__col_int64(st, 29);
+    w->updated_at = db__col_int64(st, 30);
+    w->phase_updated_at = db__col_int64(st, 31);
+    w->deleted_at = db__col_int64(st, 32);
+    w->completed_at = db__col_int64(st, 33);
+    w->version = db__col_int64(st, 34);
+    w->running_pods = db__col_int(st, 35);
     db__copy(w->affinity, sizeof(w->affinity), st, 37);
-    w->gpu_memory_mib = sqlite3_column_int64(st, 38);
+    w->gpu_memory_mib = db__col_int64(st, 38);
     db__copy(w->rules, sizeof(w->rules), st, 39);
-    w->alloc_gpu_milli = sqlite3_column_int64(st, 40);
-    w->run_ms = sqlite3_column_int64(st, 41);
-    spec = sqlite3_column_text(st, 36);
+    w->alloc_gpu_milli = db__col_int64(st, 40);
+    w->run_ms = db__col_int64(st, 41);
+    spec = db__col_text(st, 36);
     if (spec) {
-        w->spec = strdup((const char *)spec);
+        w->spec = strdup(spec);
         if (!w->spec)
             return DB_ENOMEM;
     }
@@ -134,12 +134,12 @@ int db__event(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *ty
         "INSERT INTO events (workload_seq, created_at, type, reason, message)"
         " VALUES (?, ?, ?, ?, ?)";
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, wl_seq);
-    sqlite3_bind_int64(st, 2, now_ms);
+    db__bind_int64(st, 1, wl_seq);
+    db__bind_int64(st, 2, now_ms);
     db__bind_text(st, 3, type);
     db__bind_text(st, 4, reason);
     db__bind_text(st, 5, message);
@@ -173,17 +173,17 @@ static int pending_counts(struct db__conn *c, const struct pending_check *p, int
         " AND phase = 'Pending' AND created_by = ?2 LIMIT ?4)),"
         " coalesce((SELECT name FROM queues WHERE seq = ?1), '')";
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, p->project_seq);
+    db__bind_int64(st, 1, p->project_seq);
     db__bind_text(st, 2, p->created_by);
-    sqlite3_bind_int(st, 3, p->caps->per_project > 0 ? p->caps->per_project : 0);
-    sqlite3_bind_int(st, 4, p->caps->per_user > 0 && p->created_by[0] ? p->caps->per_user : 0);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        *project = sqlite3_column_int64(st, 0);
-        *user = sqlite3_column_int64(st, 1);
+    db__bind_int(st, 3, p->caps->per_project > 0 ? p->caps->per_project : 0);
+    db__bind_int(st, 4, p->caps->per_user > 0 && p->created_by[0] ? p->caps->per_user : 0);
+    if (db__step(st) == DB__ROW) {
+        *project = db__col_int64(st, 0);
+        *user = db__col_int64(st, 1);
         db__copy(name, name_len, st, 2);
     } else {
         rc = DB_EIO;
@@ -234,44 +234,44 @@ static int insert_fn(struct db__conn *c, void *arg)
     struct db_workload *w = arg;
     char msg[DB_MSG_LEN];
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, w->id);
     db__bind_text(st, 2, w->name);
-    sqlite3_bind_int64(st, 3, w->project_seq);
-    sqlite3_bind_int(st, 4, w->type);
+    db__bind_int64(st, 3, w->project_seq);
+    db__bind_int(st, 4, w->type);
     db__bind_text(st, 5, w->priority_class);
-    sqlite3_bind_int(st, 6, w->priority);
-    sqlite3_bind_int(st, 7, w->preemptible);
-    sqlite3_bind_int(st, 8, w->n_pods);
-    sqlite3_bind_int(st, 9, w->min_pods);
-    sqlite3_bind_int(st, 10, w->gpu_devices);
-    sqlite3_bind_int64(st, 11, w->gpu_portion);
-    sqlite3_bind_int64(st, 12, w->cpu_milli);
-    sqlite3_bind_int64(st, 13, w->mem_mib);
+    db__bind_int(st, 6, w->priority);
+    db__bind_int(st, 7, w->preemptible);
+    db__bind_int(st, 8, w->n_pods);
+    db__bind_int(st, 9, w->min_pods);
+    db__bind_int(st, 10, w->gpu_devices);
+    db__bind_int64(st, 11, w->gpu_portion);
+    db__bind_int64(st, 12, w->cpu_milli);
+    db__bind_int64(st, 13, w->mem_mib);
     db__bind_text(st, 14, w->pools);
     db__bind_text(st, 15, w->node_type);
     db__bind_text(st, 16, w->image);
     db__bind_text(st, 17, w->created_by);
-    sqlite3_bind_int64(st, 18, w->created_at);
-    sqlite3_bind_int64(st, 19, w->created_at);
-    sqlite3_bind_int64(st, 20, w->created_at);
+    db__bind_int64(st, 18, w->created_at);
+    db__bind_int64(st, 19, w->created_at);
+    db__bind_int64(st, 20, w->created_at);
     if (w->spec)
-        sqlite3_bind_text(st, 21, w->spec, -1, SQLITE_STATIC);
+        db__bind_static(st, 21, w->spec);
     db__bind_text(st, 22, w->affinity);
-    sqlite3_bind_int64(st, 23, w->gpu_memory_mib);
+    db__bind_int64(st, 23, w->gpu_memory_mib);
     db__bind_text(st, 24, w->rules);
     rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;
-    w->seq = sqlite3_last_insert_rowid(c->h);
+    w->seq = db__last_id(c);
     w->queued_seq = w->seq;
     st = db__prep(c, seq, &rc);
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, w->seq);
+    db__bind_int64(st, 1, w->seq);
     rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;
@@ -353,19 +353,19 @@ static int get_fn(struct db__conn *c, void *arg)
     static const char by_seq[] = "SELECT " WL_COLS WL_FROM " WHERE w.seq = ?";
     struct get_arg *a = arg;
     int rc = DB_OK, src;
-    sqlite3_stmt *st = db__prep(c, a->id ? by_id : by_seq, &rc);
+    struct db__stmt *st = db__prep(c, a->id ? by_id : by_seq, &rc);
 
     if (!st)
         return rc;
     if (a->id)
         db__bind_text(st, 1, a->id);
     else
-        sqlite3_bind_int64(st, 1, a->seq);
-    src = sqlite3_step(st);
-    if (src == SQLITE_ROW)
+        db__bind_int64(st, 1, a->seq);
+    src = db__step(st);
+    if (src == DB__ROW)
         rc = wl_row(st, a->w);
     else
-        rc = src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO;
+        rc = src == DB__DONE ? DB_ENOTFOUND : DB_EIO;
     return db__done(st, rc);
 }
 
@@ -401,11 +401,11 @@ static int free_pods(struct db__conn *c, int64_t seq)
 {
     static const char sql[] = "DELETE FROM pods WHERE workload_seq = ?";
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, seq);
+    db__bind_int64(st, 1, seq);
     return db__done(st, db__step_done(st));
 }
 
@@ -416,20 +416,20 @@ static int act_check(struct db__conn *c, const struct act_arg *a)
     int rc = DB_OK, src;
     char desired[16], by[DB_NAME_LEN];
     struct pending_check check = {a->caps, 0, by, 1, a->why, a->len};
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->seq);
-    src = sqlite3_step(st);
-    if (src != SQLITE_ROW)
-        return db__done(st, src == SQLITE_DONE ? DB_ENOTFOUND : DB_EIO);
-    if (sqlite3_column_int64(st, 0) != 0)
+    db__bind_int64(st, 1, a->seq);
+    src = db__step(st);
+    if (src != DB__ROW)
+        return db__done(st, src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
+    if (db__col_int64(st, 0) != 0)
         return db__done(st, DB_ENOTFOUND);
     db__copy(desired, sizeof(desired), st, 1);
     if (a->action == DB_WL_RESUME && strcmp(desired, "Stopped") != 0)
         rc = DB_ECONFLICT;
-    check.project_seq = sqlite3_column_int64(st, 2);
+    check.project_seq = db__col_int64(st, 2);
     db__copy(by, sizeof(by), st, 3);
     rc = db__done(st, rc);
     if (rc == DB_OK && a->action == DB_WL_RESUME) /* Pending again: a submission's caps */
@@ -447,14 +447,14 @@ int db__deletion_finish(struct db__conn *c, int64_t seq, int64_t now)
         " WHERE seq = ?1 AND deleted_at > 0 AND phase = 'Deleting' AND NOT EXISTS"
         " (SELECT 1 FROM pod_runs r WHERE r.workload_seq = ?1 AND r.finished_at = 0)";
     int rc = DB_OK, changed;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, seq);
-    sqlite3_bind_int64(st, 2, now);
+    db__bind_int64(st, 1, seq);
+    db__bind_int64(st, 2, now);
     rc = db__step_done(st);
-    changed = rc == DB_OK && sqlite3_changes(c->h) > 0;
+    changed = rc == DB_OK && db__changes(c) > 0;
     rc = db__done(st, rc);
     if (rc != DB_OK || !changed)
         return rc;
@@ -469,12 +469,12 @@ int db__deletions_finish(struct db__conn *c, int64_t now)
         " ORDER BY seq LIMIT 1";
     int rc = DB_OK, src;
     int64_t seq;
-    sqlite3_stmt *st;
+    struct db__stmt *st;
 
     while (rc == DB_OK && (st = db__prep(c, sql, &rc)) != NULL) {
-        src = sqlite3_step(st);
-        seq = src == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-        rc = db__done(st, src == SQLITE_ROW || src == SQLITE_DONE ? DB_OK : DB_EIO);
+        src = db__step(st);
+        seq = src == DB__ROW ? db__col_int64(st, 0) : 0;
+        rc = db__done(st, src == DB__ROW || src == DB__DONE ? DB_OK : DB_EIO);
         if (rc != DB_OK || seq == 0)
             break;
         rc = db__deletion_finish(c, seq, now);
@@ -496,19 +496,19 @@ static int act_fn(struct db__conn *c, void *arg)
     struct act_arg *a = arg;
     char msg[DB_MSG_LEN];
     int rc = act_check(c, a);
-    sqlite3_stmt *st;
+    struct db__stmt *st;
 
     if (rc != DB_OK)
         return rc;
     st = db__prep(c, sql, &rc);
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->seq);
-    sqlite3_bind_text(st, 2, desired[a->action], -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, phase[a->action], -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 4, a->now);
-    sqlite3_bind_int64(st, 5, a->action == DB_WL_DELETE ? a->now : 0);
-    sqlite3_bind_int(st, 6, a->action == DB_WL_DELETE);
+    db__bind_int64(st, 1, a->seq);
+    db__bind_static(st, 2, desired[a->action]);
+    db__bind_static(st, 3, phase[a->action]);
+    db__bind_int64(st, 4, a->now);
+    db__bind_int64(st, 5, a->action == DB_WL_DELETE ? a->now : 0);
+    db__bind_int(st, 6, a->action == DB_WL_DELETE);
     rc = db__done(st, db__step_done(st));
     if (rc == DB_OK && a->action != DB_WL_RESUME)
         rc = free_pods(c, a->seq);
@@ -551,18 +551,18 @@ static int respec_fn(struct db__conn *c, void *arg)
     const struct db_wl_respec *u = arg;
     char msg[DB_MSG_LEN];
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, u->seq);
+    db__bind_int64(st, 1, u->seq);
     db__bind_text(st, 2, u->image);
     db__bind_text(st, 3, u->spec);
-    sqlite3_bind_int(st, 4, u->n_pods);
-    sqlite3_bind_int(st, 5, u->min_pods);
-    sqlite3_bind_int64(st, 6, u->now_ms);
+    db__bind_int(st, 4, u->n_pods);
+    db__bind_int(st, 5, u->min_pods);
+    db__bind_int64(st, 6, u->now_ms);
     rc = db__step_done(st);
-    if (rc == DB_OK && sqlite3_changes(c->h) == 0)
+    if (rc == DB_OK && db__changes(c) == 0)
         rc = DB_ENOTFOUND;
     rc = db__done(st, rc);
     if (rc == DB_OK)
@@ -599,21 +599,21 @@ int db__workloads_purge(struct db__conn *c, int64_t before, int64_t project_seq,
     };
     int rc = DB_OK, src, cap = *n, i;
     int64_t seq;
-    sqlite3_stmt *st;
+    struct db__stmt *st;
 
     while (rc == DB_OK && (st = db__prep(c, pick, &rc)) != NULL) {
-        sqlite3_bind_int64(st, 1, before);
-        sqlite3_bind_int64(st, 2, project_seq);
-        src = sqlite3_step(st);
-        seq = src == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-        rc = db__done(st, src == SQLITE_ROW || src == SQLITE_DONE ? DB_OK : DB_EIO);
+        db__bind_int64(st, 1, before);
+        db__bind_int64(st, 2, project_seq);
+        src = db__step(st);
+        seq = src == DB__ROW ? db__col_int64(st, 0) : 0;
+        rc = db__done(st, src == DB__ROW || src == DB__DONE ? DB_OK : DB_EIO);
         if (rc != DB_OK || seq == 0)
             break;
         for (i = 0; rc == DB_OK && i < (int)(sizeof(drop) / sizeof(drop[0])); i++) {
             st = db__prep(c, drop[i], &rc);
             if (!st)
                 break;
-            sqlite3_bind_int64(st, 1, seq);
+            db__bind_int64(st, 1, seq);
             rc = db__done(st, db__step_done(st));
         }
         if (rc == DB_OK && seqs) {
@@ -805,7 +805,7 @@ static int filter_sql(struct sqlbuf *b, const struct db_filter *f, int param)
     return DB_OK;
 }
 
-static int filter_bind(sqlite3_stmt *st, const struct db_filter *f, int param)
+static int filter_bind(struct db__stmt *st, const struct db_filter *f, int param)
 {
     const struct field *fd = field_find(f->field);
     int64_t v;
@@ -820,18 +820,18 @@ static int filter_bind(sqlite3_stmt *st, const struct db_filter *f, int param)
         v = strtoll(f->value, &end, 10);
         if (end == f->value || *end)
             return DB_EINVAL;
-        sqlite3_bind_int64(st, param, v);
+        db__bind_int64(st, param, v);
         return DB_OK;
     case F_DATE:
         if (db_time_parse(f->value, &v) != DB_OK)
             return DB_EINVAL;
-        sqlite3_bind_int64(st, param, v);
+        db__bind_int64(st, param, v);
         return DB_OK;
     default:
         g = strtod(f->value, &end);
         if (end == f->value || *end)
             return DB_EINVAL;
-        sqlite3_bind_int64(st, param, (int64_t)(g * 1000 + (g >= 0 ? 0.5 : -0.5)));
+        db__bind_int64(st, param, (int64_t)(g * 1000 + (g >= 0 ? 0.5 : -0.5)));
         return DB_OK;
     }
 }
@@ -879,7 +879,7 @@ static char *projects_json(const struct db_wl_query *q)
     return b.s;
 }
 
-static int where_bind(sqlite3_stmt *st, const struct db_wl_query *q)
+static int where_bind(struct db__stmt *st, const struct db_wl_query *q)
 {
     char *projects;
     int i, rc;
@@ -894,7 +894,7 @@ static int where_bind(sqlite3_stmt *st, const struct db_wl_query *q)
     projects = projects_json(q);
     if (!projects)
         return DB_ENOMEM;
-    sqlite3_bind_text(st, q->n_filters + 1, projects, -1, free);
+    db__bind_owned(st, q->n_filters + 1, projects);
     return DB_OK;
 }
 
@@ -938,11 +938,11 @@ static int list_fn(struct db__conn *c, void *arg)
 {
     struct list_arg *a = arg;
     struct sqlbuf b = {0};
-    sqlite3_stmt *st = NULL;
+    struct db__stmt *st = NULL;
     int rc, cap = 0, np;
 
     rc = list_sql(&b, a->q, a->count != NULL);
-    if (rc == DB_OK && sqlite3_prepare_v2(c->h, b.s, -1, &st, NULL) != SQLITE_OK)
+    if (rc == DB_OK && db__prep_once(c, b.s, &st) != DB_OK)
         rc = DB_EIO;
     free(b.s);
     if (rc != DB_OK)
@@ -950,16 +950,16 @@ static int list_fn(struct db__conn *c, void *arg)
     rc = where_bind(st, a->q);
     if (rc != DB_OK)
         goto out_finalize;
-    np = sqlite3_bind_parameter_count(st);
+    np = db__params(st);
     if (a->count) {
-        rc = sqlite3_step(st) == SQLITE_ROW ? DB_OK : DB_EIO;
+        rc = db__step(st) == DB__ROW ? DB_OK : DB_EIO;
         if (rc == DB_OK)
-            *a->count = sqlite3_column_int64(st, 0);
+            *a->count = db__col_int64(st, 0);
         goto out_finalize;
     }
-    sqlite3_bind_int(st, np - 1, a->q->limit);
-    sqlite3_bind_int(st, np, a->q->offset);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    db__bind_int(st, np - 1, a->q->limit);
+    db__bind_int(st, np, a->q->offset);
+    while ((rc = db__step(st)) == DB__ROW) {
         if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK) {
             rc = DB_ENOMEM;
             goto out_finalize;
@@ -968,9 +968,9 @@ static int list_fn(struct db__conn *c, void *arg)
         if (rc != DB_OK)
             goto out_finalize;
     }
-    rc = rc == SQLITE_DONE ? DB_OK : DB_EIO;
+    rc = rc == DB__DONE ? DB_OK : DB_EIO;
 out_finalize:
-    sqlite3_finalize(st);
+    db__finalize(st);
     return rc;
 }
 
@@ -1017,28 +1017,28 @@ static int pods_fn(struct db__conn *c, void *arg)
     struct sub_arg *a = arg;
     struct db_pod **out = a->out;
     int rc = DB_OK, cap = 0;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->seq);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    db__bind_int64(st, 1, a->seq);
+    while ((rc = db__step(st)) == DB__ROW) {
         struct db_pod *p;
         if (db__grow(out, *a->n, &cap, sizeof(**out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         p = &(*out)[(*a->n)++];
         memset(p, 0, sizeof(*p));
-        p->idx = sqlite3_column_int(st, 0);
-        p->node_seq = sqlite3_column_int64(st, 1);
+        p->idx = db__col_int(st, 0);
+        p->node_seq = db__col_int64(st, 1);
         db__copy(p->node_name, sizeof(p->node_name), st, 2);
         db__copy(p->pool_name, sizeof(p->pool_name), st, 3);
-        p->devices = (uint64_t)sqlite3_column_int64(st, 4);
-        p->gpu_milli = sqlite3_column_int64(st, 5);
+        p->devices = (uint64_t)db__col_int64(st, 4);
+        p->gpu_milli = db__col_int64(st, 5);
         db__copy(p->address, sizeof(p->address), st, 6);
-        p->simulated = sqlite3_column_int(st, 7);
-        p->workload_seq = sqlite3_column_int64(st, 8);
+        p->simulated = db__col_int(st, 7);
+        p->workload_seq = db__col_int64(st, 8);
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 int db_pod_list(struct db *db, int64_t workload_seq, struct db_pod **out, int *n)
@@ -1059,26 +1059,26 @@ static int events_fn(struct db__conn *c, void *arg)
     struct sub_arg *a = arg;
     struct db_event **out = a->out;
     int rc = DB_OK, cap = 0;
-    sqlite3_stmt *st = db__prep(c, a->desc ? desc : asc, &rc);
+    struct db__stmt *st = db__prep(c, a->desc ? desc : asc, &rc);
 
     if (!st)
         return rc;
-    sqlite3_bind_int64(st, 1, a->seq);
-    sqlite3_bind_int(st, 2, a->limit);
-    sqlite3_bind_int(st, 3, a->offset);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    db__bind_int64(st, 1, a->seq);
+    db__bind_int(st, 2, a->limit);
+    db__bind_int(st, 3, a->offset);
+    while ((rc = db__step(st)) == DB__ROW) {
         struct db_event *e;
         if (db__grow(out, *a->n, &cap, sizeof(**out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         e = &(*out)[(*a->n)++];
-        e->seq = sqlite3_column_int64(st, 0);
-        e->workload_seq = sqlite3_column_int64(st, 1);
-        e->created_at = sqlite3_column_int64(st, 2);
+        e->seq = db__col_int64(st, 0);
+        e->workload_seq = db__col_int64(st, 1);
+        e->created_at = db__col_int64(st, 2);
         db__copy(e->type, sizeof(e->type), st, 3);
         db__copy(e->reason, sizeof(e->reason), st, 4);
         db__copy(e->message, sizeof(e->message), st, 5);
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 int db_event_list(struct db *db, int64_t workload_seq, int desc, int offset, int limit,
@@ -1117,30 +1117,30 @@ static int tally_fn(struct db__conn *c, void *arg)
         " GROUP BY w.project_seq, w.type, w.phase, pool, bucket";
     struct tally_arg *a = arg;
     int rc = DB_OK, cap = 0;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     if (a->projects_json)
-        sqlite3_bind_text(st, 1, a->projects_json, -1, SQLITE_STATIC);
+        db__bind_static(st, 1, a->projects_json);
     else
-        sqlite3_bind_null(st, 1);
-    sqlite3_bind_int64(st, 2, a->now_ms);
-    sqlite3_bind_text(st, 3, a->edges_json, -1, SQLITE_STATIC);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        db__bind_null(st, 1);
+    db__bind_int64(st, 2, a->now_ms);
+    db__bind_static(st, 3, a->edges_json);
+    while ((rc = db__step(st)) == DB__ROW) {
         struct db_wl_tally *t;
         if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         t = &(*a->out)[(*a->n)++];
-        t->project_seq = sqlite3_column_int64(st, 0);
-        t->type = sqlite3_column_int(st, 1);
+        t->project_seq = db__col_int64(st, 0);
+        t->type = db__col_int(st, 1);
         db__copy(t->phase, sizeof(t->phase), st, 2);
         db__copy(t->pool, sizeof(t->pool), st, 3);
-        t->bucket = sqlite3_column_int(st, 4);
-        t->count = sqlite3_column_int64(st, 5);
-        t->gpu_milli = sqlite3_column_int64(st, 6);
+        t->bucket = db__col_int(st, 4);
+        t->count = db__col_int64(st, 5);
+        t->gpu_milli = db__col_int64(st, 6);
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 int db_workload_tally(struct db *db, const char *projects_json, int64_t now_ms,
@@ -1176,15 +1176,15 @@ struct evq_arg {
     int64_t *count;
 };
 
-static void evq_bind(sqlite3_stmt *st, const struct db_event_query *q)
+static void evq_bind(struct db__stmt *st, const struct db_event_query *q)
 {
-    sqlite3_bind_int64(st, 1, q->from_ms);
-    sqlite3_bind_int64(st, 2, q->to_ms);
-    sqlite3_bind_text(st, 3, q->reasons_json, -1, SQLITE_STATIC);
+    db__bind_int64(st, 1, q->from_ms);
+    db__bind_int64(st, 2, q->to_ms);
+    db__bind_static(st, 3, q->reasons_json);
     if (q->projects_json)
-        sqlite3_bind_text(st, 4, q->projects_json, -1, SQLITE_STATIC);
+        db__bind_static(st, 4, q->projects_json);
     else
-        sqlite3_bind_null(st, 4);
+        db__bind_null(st, 4);
 }
 
 static int evq_list_fn(struct db__conn *c, void *arg)
@@ -1195,32 +1195,32 @@ static int evq_list_fn(struct db__conn *c, void *arg)
         " LIMIT ?5 OFFSET ?6";
     struct evq_arg *a = arg;
     int rc = DB_OK, cap = 0;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     evq_bind(st, a->q);
-    sqlite3_bind_int(st, 5, a->q->limit);
-    sqlite3_bind_int(st, 6, a->q->offset);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    db__bind_int(st, 5, a->q->limit);
+    db__bind_int(st, 6, a->q->offset);
+    while ((rc = db__step(st)) == DB__ROW) {
         struct db_event_row *r;
         if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
         r = &(*a->out)[(*a->n)++];
         memset(r, 0, sizeof(*r));
-        r->e.seq = sqlite3_column_int64(st, 0);
-        r->e.workload_seq = sqlite3_column_int64(st, 1);
-        r->e.created_at = sqlite3_column_int64(st, 2);
+        r->e.seq = db__col_int64(st, 0);
+        r->e.workload_seq = db__col_int64(st, 1);
+        r->e.created_at = db__col_int64(st, 2);
         db__copy(r->e.type, sizeof(r->e.type), st, 3);
         db__copy(r->e.reason, sizeof(r->e.reason), st, 4);
         db__copy(r->e.message, sizeof(r->e.message), st, 5);
         db__copy(r->workload_id, sizeof(r->workload_id), st, 6);
         db__copy(r->workload_name, sizeof(r->workload_name), st, 7);
-        r->workload_type = sqlite3_column_int(st, 8);
+        r->workload_type = db__col_int(st, 8);
         db__copy(r->project_id, sizeof(r->project_id), st, 9);
         db__copy(r->project_name, sizeof(r->project_name), st, 10);
     }
-    return db__done(st, rc == SQLITE_DONE ? DB_OK : DB_EIO);
+    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
 int db_event_query_list(struct db *db, const struct db_event_query *q, struct db_event_row **out,
@@ -1236,15 +1236,15 @@ static int evq_count_fn(struct db__conn *c, void *arg)
     static const char sql[] = "SELECT count(*)" EVQ_WHERE;
     struct evq_arg *a = arg;
     int rc = DB_OK;
-    sqlite3_stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     evq_bind(st, a->q);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        *a->count = sqlite3_column_int64(st, 0);
-    return db__done(st, rc == SQLITE_ROW ? DB_OK : DB_EIO);
+    rc = db__step(st);
+    if (rc == DB__ROW)
+        *a->count = db__col_int64(st, 0);
+    return db__done(st, rc == DB__ROW ? DB_OK : DB_EIO);
 }
 
 int db_event_query_count(struct db *db, const struct db_event_query *q, int64_t *count)
