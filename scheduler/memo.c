@@ -278,9 +278,10 @@ static int append_submissions(struct sched_memo *memo, struct sched_session *ss,
         if (rc != SCHED_OK)
             return rc;
         p = &memo->pending[memo->n_pending];
+        memset(p, 0, sizeof(*p));   /* padding too: results compare byte for byte */
         kind = kinds_find(memo, ss, w);
         if (kind) {
-            *p = memo->pending[kind - 1];
+            memcpy(p, &memo->pending[kind - 1], sizeof(*p));
             p->workload = w;
             memo->n_pending++;
             continue;
