@@ -140,15 +140,22 @@ int api_secret_check(const char *secret, const char *hash);
 int api_random_text(char *out, size_t len, int n);
 
 enum api_token_type { API_TOKEN_ACCESS = 0, API_TOKEN_REFRESH = 1 };
-/* Issues a signed HS256 token; *out is malloc'd (free()). */
+/* Issues a signed HS256 token; *out is malloc'd (free()). A refresh
+ * token comes from api_token_issue_refresh(). */
 int api_token_issue(const struct api_keyring *k, const struct db_user *u, int type,
                     int ttl_s, int64_t now_s, char **out);
+/* A refresh token of a sign-in's family (claim fam) at generation gen:
+ * each refresh rotates it to gen + 1 (db_refresh_rotate). */
+int api_token_issue_refresh(const struct api_keyring *k, const struct db_user *u, int ttl_s,
+                            int64_t now_s, const char *family, int64_t gen, char **out);
 /* Verifies signature (HS256 only), exp, nbf, iss and type; gives the
  * subject id and token version. 0 ok, -1 invalid. */
 int api_token_verify(const struct api_keyring *k, const char *token, int type, int64_t now_s,
                      int64_t *user_id, int64_t *token_version);
 struct api_token_info {
     int64_t user_id, token_version, exp_s, nbf_s;
+    char family[DB_ID_LEN];       /* a refresh token's: its sign-in */
+    int64_t gen;                  /* a refresh token's: its place in the family */
 };
 /* The same check, giving every claim the caller may keep. */
 int api_token_check(const struct api_keyring *k, const char *token, int type, int64_t now_s,

@@ -14,6 +14,10 @@
  *      for a NULL key).
  *   3. Secrets are stored only as yescrypt hashes (libcrypt), compared
  *      by crypt_r itself.
+ *   4. A refresh token also names its sign-in's family (fam, a UUID) and
+ *      its generation (gen); one without them is refused. Whether that
+ *      generation is still the family's current one is the database's
+ *      to say (db_refresh_rotate, in h_token.c).
  */
 #include "api.h"
 
@@ -170,8 +174,9 @@ int api_secret_check(const char *secret, const char *hash)
     return ok;
 }
 
-int api_token_issue(const struct api_keyring *k, const struct db_user *u, int type,
-                    int ttl_s, int64_t now_s, char **out)
+/* A token of type; a refresh token names its family and generation. */
+static int token_issue(const struct api_keyring *k, const struct db_user *u, int type,
+                       int ttl_s, int64_t now_s, const char *family, int64_t gen, char **out)
 {
     jwt_t *jwt = NULL;
     char sub[32];
@@ -189,6 +194,9 @@ int api_token_issue(const struct api_keyring *k, const struct db_user *u, int ty
         jwt_add_grant_int(jwt, "nbf", (long)now_s) ||
         jwt_add_grant_int(jwt, "exp", (long)(now_s + ttl_s)))
         goto out_free;
+    if (type == API_TOKEN_REFRESH &&
+        (!family || jwt_add_grant(jwt, "fam", family) || jwt_add_grant_int(jwt, "gen", (long)gen)))
+        goto out_free;
     if (jwt_set_alg(jwt, JWT_ALG_HS256, k->key, k->len) != 0)
         goto out_free;
     *out = jwt_encode_str(jwt);
@@ -196,6 +204,19 @@ int api_token_issue(const struct api_keyring *k, const struct db_user *u, int ty
 out_free:
     jwt_free(jwt);
     return rc;
+}
+
+int api_token_issue(const struct api_keyring *k, const struct db_user *u, int type,
+                    int ttl_s, int64_t now_s, char **out)
+{
+    *out = NULL;
+    return type == API_TOKEN_ACCESS ? token_issue(k, u, type, ttl_s, now_s, NULL, 0, out) : -1;
+}
+
+int api_token_issue_refresh(const struct api_keyring *k, const struct db_user *u, int ttl_s,
+                            int64_t now_s, const char *family, int64_t gen, char **out)
+{
+    return token_issue(k, u, API_TOKEN_REFRESH, ttl_s, now_s, family, gen, out);
 }
 
 /* Decodes N characters of base64url at S into OUT (CAP bytes); the
@@ -263,6 +284,24 @@ static int payload_is_text(const char *token)
     return o > 0 && memchr(payload, 0, (size_t)o) == NULL;
 }
 
+/* A refresh token's family (a UUID as db__uuid writes it) and its
+ * generation (1 or more). */
+static int refresh_claims_ok(jwt_t *jwt, struct api_token_info *info)
+{
+    const char *fam = jwt_get_grant(jwt, "fam");
+    long gen;
+
+    if (!fam || !api_is_uuid(fam))
+        return 0;
+    errno = 0;
+    gen = jwt_get_grant_int(jwt, "gen");
+    if (errno != 0 || gen <= 0)
+        return 0;
+    snprintf(info->family, sizeof(info->family), "%s", fam);
+    info->gen = gen;
+    return 1;
+}
+
 static int claims_ok(jwt_t *jwt, int type, int64_t now_s, struct api_token_info *info)
 {
     const char *iss, *typ, *sub;
@@ -298,7 +337,7 @@ static int claims_ok(jwt_t *jwt, int type, int64_t now_s, struct api_token_info 
     info->token_version = v;
     info->exp_s = exp;
     info->nbf_s = nbf;
-    return 1;
+    return type == API_TOKEN_ACCESS || refresh_claims_ok(jwt, info);
 }
 
 int api_token_verify(const struct api_keyring *k, const char *token, int type, int64_t now_s,

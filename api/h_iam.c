@@ -243,14 +243,21 @@ void api_h_user_delete(struct api_req *r)
     principal_delete(r, DB_USER);
 }
 
+/* POST /api/v1/users/{id}/logout: a user logs themself out; a system
+ * IAM rule logs out anyone. Every refresh-token family of theirs is
+ * revoked and the token version goes up, so every token issued before,
+ * access or refresh, is void (401) from the next request on. */
 void api_h_user_logout(struct api_req *r)
 {
     struct db_user u;
+    int self = path_id(r) == r->who.user.id && r->who.user.kind == DB_USER;
     int rc;
 
-    if (!system_iam(r) || principal_load(r, DB_USER, &u) != 0)
+    if ((!self && !system_iam(r)) || principal_load(r, DB_USER, &u) != 0)
         return;
-    rc = db_user_bump_token_version(r->app->db, u.id);
+    rc = db_refresh_revoke_user(r->app->db, u.id);
+    if (rc == DB_OK)
+        rc = db_user_bump_token_version(r->app->db, u.id);
     api_pcache_invalidate(r->app->pc);
     if (rc != DB_OK) {
         api_db_error(r, rc, "no such user");

@@ -10,6 +10,9 @@
  *   2. v1 errors are the {code, message, details} envelope with 400; v2
  *      errors are RFC 6749 bodies (invalid_client is 401).
  *   3. The answer never echoes the secret; the server never logs it.
+ *   4. A refresh token is spent by its grant: the answer carries the next
+ *      one of its family, and a spent one presented again revokes the
+ *      family (db/refresh.c). A sign-in starts a family.
  */
 #include "api.h"
 
@@ -27,7 +30,11 @@ struct grant {
     char login[DB_NAME_LEN];
     char secret[256];
     char refresh[API_TOKEN_MAX + 1];
+    char family[DB_ID_LEN];       /* a refresh grant's family, rotated; "": a sign-in */
+    int64_t gen;
 };
+
+#define REFRESH_TTL_S (24 * 3600) /* a refresh token's lifetime */
 
 enum grant_error { G_OK = 0, G_UNSUPPORTED, G_INVALID_REQUEST, G_BAD_USER, G_BAD_CLIENT,
                    G_BAD_REFRESH, G_INTERNAL, G_WAIT, G_BUSY };
@@ -69,20 +76,35 @@ static int check_secret(struct api_app *app, const struct grant *g, int kind, st
     return rc;
 }
 
-static int check_refresh(struct api_app *app, const struct grant *g, struct db_user *u)
+/* A refresh token is good once: its family moves to the next generation
+ * (db_refresh_rotate), whose token issue() hands out. One presented
+ * again revokes its family (refresh.c), so a stolen copy and the
+ * original both stop working. */
+static int check_refresh(struct api_app *app, struct grant *g, struct db_user *u)
 {
-    int64_t uid, tv;
+    struct api_token_info info;
+    int64_t now = api_now_ms();
 
-    if (api_token_verify(&app->key, g->refresh, API_TOKEN_REFRESH, api_now_ms() / 1000, &uid,
-                         &tv) != 0)
+    if (api_token_check(&app->key, g->refresh, API_TOKEN_REFRESH, now / 1000, &info) != 0)
         return G_BAD_REFRESH;
-    if (db_user_get(app->db, uid, u) != DB_OK || u->token_version != tv || !u->enabled)
+    if (db_user_get(app->db, info.user_id, u) != DB_OK || u->token_version != info.token_version ||
+        !u->enabled)
         return G_BAD_REFRESH;
-    return G_OK;
+    switch (db_refresh_rotate(app->db, info.family, info.user_id, info.gen,
+                              now + REFRESH_TTL_S * 1000LL, now)) {
+    case DB_OK:
+        snprintf(g->family, sizeof(g->family), "%s", info.family);
+        g->gen = info.gen + 1;
+        return G_OK;
+    case DB_ENOTFOUND:
+    case DB_ECONFLICT:
+        return G_BAD_REFRESH;
+    default:
+        return G_INTERNAL;
+    }
 }
 
-static int run_grant(struct api_app *app, const struct grant *g, struct db_user *u,
-                     int *retry_s)
+static int run_grant(struct api_app *app, struct grant *g, struct db_user *u, int *retry_s)
 {
     *retry_s = 0;
     if (strcmp(g->type, "password") == 0)
@@ -95,14 +117,22 @@ static int run_grant(struct api_app *app, const struct grant *g, struct db_user 
     return G_UNSUPPORTED;
 }
 
-/* Issues the token pair; 0 ok. */
-static int issue(struct api_app *app, const struct db_user *u, char **access, char **refresh)
+/* Issues the token pair; a sign-in starts a refresh family, a refresh
+ * gets its family's next generation. 0 ok. */
+static int issue(struct api_app *app, struct grant *g, const struct db_user *u, char **access,
+                 char **refresh)
 {
-    int64_t now = api_now_ms() / 1000;
+    int64_t now_ms = api_now_ms(), now = now_ms / 1000;
 
     *access = *refresh = NULL;
+    if (!g->family[0]) {
+        if (db_refresh_start(app->db, u->id, now_ms + REFRESH_TTL_S * 1000LL, now_ms,
+                             g->family) != DB_OK)
+            return -1;
+        g->gen = 1;
+    }
     if (api_token_issue(&app->key, u, API_TOKEN_ACCESS, app->cfg.token_ttl_s, now, access) ||
-        api_token_issue(&app->key, u, API_TOKEN_REFRESH, 24 * 3600, now, refresh)) {
+        api_token_issue_refresh(&app->key, u, REFRESH_TTL_S, now, g->family, g->gen, refresh)) {
         free(*access);
         free(*refresh);
         *access = *refresh = NULL;
@@ -182,7 +212,7 @@ void api_h_token_v1(struct api_req *r)
         api_error(r, rc == G_INTERNAL ? 500 : 400, "Bad request", grant_message(rc));
         goto out;
     }
-    if (issue(r->app, &u, &access, &refresh) != 0) {
+    if (issue(r->app, g, &u, &access, &refresh) != 0) {
         api_error(r, 500, "Internal error", "cannot issue a token");
         goto out;
     }
@@ -258,7 +288,7 @@ void api_h_token_v2(struct api_req *r)
         oauth_error(r, statuses[rc], codes[rc], grant_message(rc), retry_s);
         goto out;
     }
-    if (issue(r->app, &u, &access, &refresh) != 0) {
+    if (issue(r->app, g, &u, &access, &refresh) != 0) {
         oauth_error(r, 500, "server_error", "cannot issue a token", 0);
         goto out;
     }

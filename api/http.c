@@ -94,7 +94,7 @@ const struct api_route api_routes[] = {
     {"GET", "/api/v1/users/count", api_h_users_count, API_IAM},
     {"GET", "/api/v1/users/{id}", api_h_user_get, API_IAM},
     {"DELETE", "/api/v1/users/{id}", api_h_user_delete, API_IAM},
-    {"POST", "/api/v1/users/{id}/logout", api_h_user_logout, API_IAM},
+    {"POST", "/api/v1/users/{id}/logout", api_h_user_logout, API_AUTH}, /* self, or IAM */
     {"POST", "/api/v1/users/{id}/password", api_h_user_password, API_IAM},
     {"POST", "/api/v1/me/password", api_h_me_password, API_AUTH},
     {"GET", "/api/v1/service-accounts", api_h_service_accounts_list, API_IAM},

@@ -109,6 +109,18 @@ int db_user_delete(struct db *db, int64_t id);
 int db_user_set_secret(struct db *db, int64_t id, const char *secret_hash);
 int db_user_bump_token_version(struct db *db, int64_t id);
 int db_user_touch_login(struct db *db, int64_t id, int64_t now_ms);
+
+/* Refresh-token families (refresh.c): a sign-in starts one (generation 1,
+ * family gets its id); a refresh moves it from gen to gen + 1 and keeps
+ * it until expires_at (ms). db_refresh_rotate: DB_OK, DB_ENOTFOUND (no
+ * such live family), or DB_ECONFLICT (gen is not the current one: a
+ * token used twice; the family is revoked). Logging a user out revokes
+ * all of theirs. */
+int db_refresh_start(struct db *db, int64_t user_id, int64_t expires_at, int64_t now,
+                     char family[DB_ID_LEN]);
+int db_refresh_rotate(struct db *db, const char *family, int64_t user_id, int64_t gen,
+                      int64_t expires_at, int64_t now);
+int db_refresh_revoke_user(struct db *db, int64_t user_id);
 /* Enables or disables a principal; disabling voids its tokens. */
 int db_user_set_enabled(struct db *db, int64_t id, int enabled);
 

@@ -372,6 +372,16 @@ static const struct numbered later[] = {
      "CREATE INDEX workloads_pending_user ON workloads (created_by)"
      " WHERE deleted_at = 0 AND phase = 'Pending';",
      NULL},
+    /* 96: the families of refresh tokens, one per sign-in, with the
+     * generation that may be exchanged next (refresh.c) */
+    {96,
+     "CREATE TABLE refresh_families ("
+     " id TEXT PRIMARY KEY, user_id INTEGER NOT NULL,"
+     " gen INTEGER NOT NULL CHECK (gen >= 1),"
+     " expires_at INTEGER NOT NULL CHECK (expires_at >= 0)) WITHOUT ROWID;"
+     "CREATE INDEX refresh_families_user ON refresh_families (user_id);"
+     "CREATE INDEX refresh_families_expiry ON refresh_families (expires_at);",
+     NULL},
 };
 
 #define N_LATER ((int)(sizeof(later) / sizeof(later[0])))

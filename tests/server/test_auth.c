@@ -79,6 +79,37 @@ static void test_issue_and_verify(void **state)
     free(tok);
 }
 
+/* A refresh token names its family and generation; one without them (as
+ * signed before rotation) is refused, and api_token_issue() makes none. */
+static void test_refresh_family(void **state)
+{
+    static const char fam[] = "0d2a6c9e-4f1b-4c55-9a8e-2b7f3c1d5e6f";
+    struct api_token_info info;
+    struct db_user u;
+    char *tok = NULL, *bare;
+
+    (void)state;
+    memset(&u, 0, sizeof(u));
+    u.id = 42;
+    u.token_version = 5;
+    strcpy(u.login, "alice");
+    assert_int_not_equal(api_token_issue(&key, &u, API_TOKEN_REFRESH, 3600, now, &tok), 0);
+    assert_null(tok);
+    assert_int_equal(api_token_issue_refresh(&key, &u, 3600, now, fam, 3, &tok), 0);
+    assert_int_equal(api_token_check(&key, tok, API_TOKEN_REFRESH, now, &info), 0);
+    assert_string_equal(info.family, fam);
+    assert_int_equal(info.gen, 3);
+    assert_int_equal(info.user_id, 42);
+    assert_int_not_equal(api_token_check(&key, tok, API_TOKEN_ACCESS, now, &info), 0);
+    free(tok);
+    /* a refresh token without fam and gen, correctly signed */
+    bare = forge(JWT_ALG_HS256, key.key, key.len, API_ISSUER, "refresh", (long)now + 3600,
+                 (long)now);
+    assert_non_null(bare);
+    assert_int_not_equal(api_token_check(&key, bare, API_TOKEN_REFRESH, now, &info), 0);
+    free(bare);
+}
+
 static void test_forgeries(void **state)
 {
     unsigned char other[32];
@@ -211,6 +242,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_issue_and_verify),
+        cmocka_unit_test(test_refresh_family),
         cmocka_unit_test(test_forgeries),
         cmocka_unit_test(test_sub_canonical),
         cmocka_unit_test(test_oversized_and_garbage),

@@ -238,6 +238,35 @@ static void test_pending_caps_batch_resume(void **state)
     db_workload_clear(&w);
 }
 
+/* Refresh-token families: each generation is exchanged once; an older
+ * one presented again revokes the family; a logout revokes them all. */
+static void test_refresh_families(void **state)
+{
+    struct fixture *f = *state;
+    char a[DB_ID_LEN], b[DB_ID_LEN], old[DB_ID_LEN];
+
+    assert_int_equal(db_refresh_start(f->db, 7, 1000, 10, a), DB_OK);
+    assert_int_equal(db_refresh_start(f->db, 7, 1000, 10, b), DB_OK);
+    assert_string_not_equal(a, b);
+    assert_int_equal(db_refresh_rotate(f->db, a, 7, 1, 2000, 20), DB_OK);
+    assert_int_equal(db_refresh_rotate(f->db, a, 7, 2, 2000, 30), DB_OK);
+    assert_int_equal(db_refresh_rotate(f->db, a, 8, 3, 2000, 30), DB_ENOTFOUND); /* not 8's */
+    /* generation 2 again: reuse, and the family is gone for generation 3 too */
+    assert_int_equal(db_refresh_rotate(f->db, a, 7, 2, 2000, 40), DB_ECONFLICT);
+    assert_int_equal(db_refresh_rotate(f->db, a, 7, 3, 2000, 40), DB_ENOTFOUND);
+    /* b is another sign-in: untouched, until it expires */
+    assert_int_equal(db_refresh_rotate(f->db, b, 7, 1, 1500, 50), DB_OK);
+    assert_int_equal(db_refresh_rotate(f->db, b, 7, 2, 1500, 1600), DB_ENOTFOUND);
+    /* an expired family is removed when another starts; a logout revokes */
+    snprintf(old, sizeof(old), "%s", b);
+    assert_int_equal(db_refresh_start(f->db, 7, 5000, 1700, a), DB_OK);
+    assert_int_equal(db_refresh_start(f->db, 9, 5000, 1700, b), DB_OK);
+    assert_int_equal(db_refresh_revoke_user(f->db, 7), DB_OK);
+    assert_int_equal(db_refresh_rotate(f->db, a, 7, 1, 5000, 1800), DB_ENOTFOUND);
+    assert_int_equal(db_refresh_rotate(f->db, b, 9, 1, 5000, 1800), DB_OK);
+    assert_int_equal(db_refresh_rotate(f->db, old, 7, 2, 5000, 10), DB_ENOTFOUND);
+}
+
 /* The schema's CHECK constraints refuse out-of-range rows whatever the
  * caller let through: DB_EINVAL, and nothing is written. */
 static void test_checks(void **state)
@@ -775,6 +804,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_caps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_caps_batch_resume, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refresh_families, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lifecycle_and_list, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_paging, setup, teardown),
