@@ -59,7 +59,8 @@ struct api_config {
     int schedule_period_ms;
     int sample_period_ms;
     int retention_days;      /* deleted workloads are purged after; 0: kept */
-    int rate_limit;          /* requests per second per client; 0: off */
+    int rate_limit;          /* requests per second per client address; 0: off */
+    int user_rate_limit;     /* the same per signed-in principal; -1 (unset): rate_limit */
     int secret_checks;       /* password and secret checks (yescrypt) at once */
     int agent_lease_ms;      /* an agent that has no answer this long stops its pods */
     int agent_margin_ms;     /* a silent node is lost after the lease and this */
@@ -262,7 +263,8 @@ struct api_app {
     struct db *db;
     struct api_keyring key;
     struct api_sched *sched;
-    struct api_ratelimit *rl;
+    struct api_ratelimit *rl;   /* per client address */
+    struct api_ratelimit *url;  /* per signed-in principal */
     struct api_loginguard *lg;  /* may be NULL: no limits on guessing */
     struct api_pcache *pc;    /* may be NULL: no cache */
     struct api_projcache *projc; /* may be NULL: no cache */
@@ -575,7 +577,24 @@ json_t *api_pod_gpu_usage(const struct db_pod_gpu_row *rows, int n, int idx);
 void api_gpu_sum(const struct db_pod_gpu_row *rows, int n, int64_t *util_centi,
                  int64_t *mem_bytes);
 
-/* ---- rate limiting (ratelimit.c) ---- */
+/* ---- tables keyed by a string (keytable.c) ---- */
+/* Every entry of an api_keytable starts with this head. */
+struct api_kt_head {
+    char key[DB_NAME_LEN];
+    int64_t last_ms;          /* 0: free; the entry's owner may move it on */
+};
+struct api_keytable {
+    unsigned char *slots;
+    size_t n_slots, entry_size;
+};
+/* n_slots entries of entry_size bytes (a struct that starts with struct
+ * api_kt_head); 0, or -1 out of memory. */
+int api_keytable_init(struct api_keytable *t, size_t n_slots, size_t entry_size);
+void api_keytable_fini(struct api_keytable *t);
+/* The entry of key; a missing key takes the stalest entry of its probe,
+ * zeroed but for its head (*fresh = 1). No locking: the owner's. */
+void *api_keytable_find(struct api_keytable *t, const char *key, int64_t now_ms, int *fresh);
+
 /* ---- password guessing (loginguard.c) ---- */
 #define API_LG_FREE_FAILURES 5     /* failed grants in a row for a name before it waits */
 #define API_LG_MAX_WAIT_S 60       /* the longest wait */
@@ -593,12 +612,15 @@ void api_loginguard_result(struct api_loginguard *g, const char *name, int ok, i
 int api_loginguard_hash_begin(struct api_loginguard *g);
 void api_loginguard_hash_end(struct api_loginguard *g);
 
+/* ---- rate limiting (ratelimit.c) ---- */
 struct api_ratelimit;
+/* Token buckets of rate_per_s requests a second (0: no limit), one per
+ * key: a client address, or a signed-in principal. */
 struct api_ratelimit *api_ratelimit_new(int rate_per_s);
 void api_ratelimit_free(struct api_ratelimit *rl);
-/* Takes `cost` tokens from the client's bucket; 0 allowed, else the
+/* Takes `cost` tokens from the key's bucket; 0 allowed, else the
  * seconds to wait. */
-int api_ratelimit_take(struct api_ratelimit *rl, const char *client, int cost, int64_t now_ms);
+int api_ratelimit_take(struct api_ratelimit *rl, const char *key, int cost, int64_t now_ms);
 
 /* ---- metrics (metrics.c) ---- */
 void api_metrics_request(int status, int64_t us);

@@ -34,7 +34,11 @@ static void usage(void)
            "                            within 5N (default 2000)\n"
            "  --retention-days N        keep deleted workloads (events, pod runs, logs) N days,\n"
            "                            then purge them; 0 keeps them (default 30)\n"
-           "  --rate-limit N            requests per second per client (default 100; 0 off)\n"
+           "  --rate-limit N            requests per second per client address (default 100;\n"
+           "                            0 off)\n"
+           "  --user-rate-limit N       requests per second per signed-in user or service\n"
+           "                            account, whatever its addresses (default: the\n"
+           "                            --rate-limit value; 0 off)\n"
            "  --secret-checks N         password and secret checks run at once (default 2)\n"
            "  --agent-lease-ms N        an agent whose heartbeats get no answer this long\n"
            "                            stops its pods (default 10000)\n"
@@ -163,6 +167,8 @@ static int apply(struct api_config *cfg, const char *key, const char *v)
         return set_int(v, 100, 600000, &cfg->request_timeout_ms);
     if (strcmp(key, "rate-limit") == 0)
         return set_int(v, 0, 10000000, &cfg->rate_limit);
+    if (strcmp(key, "user-rate-limit") == 0)
+        return set_int(v, 0, 10000000, &cfg->user_rate_limit);
     if (strcmp(key, "secret-checks") == 0)
         return set_int(v, 1, 1024, &cfg->secret_checks);
     if (strcmp(key, "agent-lease-ms") == 0)
@@ -250,6 +256,7 @@ static void defaults(struct api_config *cfg)
     cfg->sample_period_ms = 15000;
     cfg->retention_days = 30;
     cfg->rate_limit = 100;
+    cfg->user_rate_limit = -1;
     cfg->secret_checks = 2;
     cfg->agent_lease_ms = 10000;
     cfg->agent_margin_ms = 5000;
@@ -264,6 +271,8 @@ static void finish(struct api_config *cfg)
         snprintf(cfg->db_path, sizeof(cfg->db_path), "%s", cfg->demo ? "allot-demo.db" : "allot.db");
     if (!cfg->key_file[0])
         snprintf(cfg->key_file, sizeof(cfg->key_file), "%.500s.key", cfg->db_path);
+    if (cfg->user_rate_limit < 0)
+        cfg->user_rate_limit = cfg->rate_limit;
     if (cfg->demo && !cfg->sims_given) {
         api_sim_parse("2x2", &cfg->sims[0]);
         cfg->n_sims = 1;

@@ -10,8 +10,10 @@
  *           a GET outside /api/ that no route matches is a dashboard file
  *           (static.c); every query parameter must decode cleanly to at
  *           most API_QUERY_VALUE_MAX bytes (400 naming it);
- *   Step 2: the client's token bucket (429 with Retry-After);
- *   Step 3: unless the route is public, the bearer token (401) and the
+ *   Step 2: the client address's token bucket (429 with Retry-After);
+ *   Step 3: unless the route is public, the bearer token (401), the
+ *           principal's own token bucket (--user-rate-limit: 429 with
+ *           Retry-After, however many addresses it calls from), and the
  *           route's right on some scope (403); agent routes take an agent
  *           token instead (h_agent.c). Headers only: nobody makes the
  *           server read a body before saying who they are;
@@ -790,6 +792,21 @@ static int rate_ok(struct api_req *r, int cost)
     return 0;
 }
 
+/* The signed-in principal's bucket, whatever addresses it calls from. */
+static int user_rate_ok(struct api_req *r)
+{
+    char key[32];
+    int wait;
+
+    snprintf(key, sizeof(key), "%lld", (long long)r->who.user.id);
+    wait = api_ratelimit_take(r->app->url, key, 1, api_now_ms());
+    if (wait == 0)
+        return 1;
+    api_error_retry(r, 429, "Too many requests",
+                    "the user's request rate is limited (allotd --user-rate-limit)", wait);
+    return 0;
+}
+
 static void serve(struct api_req *r, const struct mg_request_info *ri)
 {
     const struct api_runai_op *op;
@@ -824,7 +841,7 @@ static void serve(struct api_req *r, const struct mg_request_info *ri)
         if (api_agent_authenticate(r) != 0)
             return;
     } else if (rt->perm != API_PUBLIC) {
-        if (authenticate(r) != 0)
+        if (authenticate(r) != 0 || !user_rate_ok(r))
             return;
         if ((rt->perm & ~(unsigned)API_AUTH) && !api_can_any(&r->who, rt->perm)) {
             api_error(r, 403, "Forbidden", "the caller lacks the right this route needs");

@@ -12,8 +12,8 @@
  *    CPU each) run at once. A grant that finds none free within
  *    LG_HASH_WAIT_MS is refused (503, Retry-After: 1), so guesses never
  *    hold every worker thread and core.
- * Names live in a fixed open table keyed by name; when a probe finds no
- * room the stalest entry is reused, so memory stays bounded.
+ * Names live in a fixed keyed table (keytable.c); a new name takes the
+ * stalest entry of its probe, so memory stays bounded.
  *
  * Invariant: 0 <= hashes in use <= max_hashes.
  */
@@ -26,21 +26,19 @@
 #include <time.h>
 
 #define LG_SLOTS 4096
-#define LG_PROBE 16
 #define LG_HASH_WAIT_MS 5000
 
 struct name_entry {
-    char name[DB_NAME_LEN];
+    struct api_kt_head head; /* the name; last_ms: its last grant */
     int failures;            /* in a row */
     int64_t until_ms;        /* refused until then */
-    int64_t last_ms;
 };
 
 struct api_loginguard {
     pthread_mutex_t mu;
     pthread_cond_t hash_free;
     int max_hashes, hashes;
-    struct name_entry slots[LG_SLOTS];
+    struct api_keytable names;
 };
 
 struct api_loginguard *api_loginguard_new(int max_hashes)
@@ -49,6 +47,10 @@ struct api_loginguard *api_loginguard_new(int max_hashes)
 
     if (!g)
         return NULL;
+    if (api_keytable_init(&g->names, LG_SLOTS, sizeof(struct name_entry)) != 0) {
+        free(g);
+        return NULL;
+    }
     pthread_mutex_init(&g->mu, NULL);
     pthread_cond_init(&g->hash_free, NULL);
     g->max_hashes = max_hashes > 0 ? max_hashes : 1;
@@ -61,36 +63,16 @@ void api_loginguard_free(struct api_loginguard *g)
         return;
     pthread_cond_destroy(&g->hash_free);
     pthread_mutex_destroy(&g->mu);
+    api_keytable_fini(&g->names);
     free(g);
-}
-
-static uint32_t hash(const char *s)
-{
-    uint32_t h = 2166136261u;
-
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
 }
 
 /* The entry of a name, a fresh one (the stalest of its probe) if none. */
 static struct name_entry *find(struct api_loginguard *g, const char *name, int64_t now_ms)
 {
-    uint32_t h = hash(name);
-    struct name_entry *stalest = NULL;
-    int i;
+    int fresh;
 
-    for (i = 0; i < LG_PROBE; i++) {
-        struct name_entry *e = &g->slots[(h + (uint32_t)i) % LG_SLOTS];
-        if (e->last_ms && strcmp(e->name, name) == 0)
-            return e;
-        if (!stalest || e->last_ms < stalest->last_ms)
-            stalest = e;
-    }
-    memset(stalest, 0, sizeof(*stalest));
-    snprintf(stalest->name, sizeof(stalest->name), "%s", name);
-    stalest->last_ms = now_ms;
-    return stalest;
+    return api_keytable_find(&g->names, name, now_ms, &fresh);
 }
 
 int api_loginguard_wait_s(struct api_loginguard *g, const char *name, int64_t now_ms)
@@ -127,7 +109,7 @@ void api_loginguard_result(struct api_loginguard *g, const char *name, int ok, i
         return;
     pthread_mutex_lock(&g->mu);
     e = find(g, name, now_ms);
-    e->last_ms = now_ms;
+    e->head.last_ms = now_ms;
     if (ok) {
         e->failures = 0;
         e->until_ms = 0;

@@ -310,6 +310,7 @@ int main(int argc, char **argv)
     if (api_static_init(&app->cfg, app->web_root, sizeof(app->web_root)) != 0)
         goto out;
     app->rl = api_ratelimit_new(app->cfg.rate_limit);
+    app->url = api_ratelimit_new(app->cfg.user_rate_limit);
     app->lg = api_loginguard_new(app->cfg.secret_checks);
     app->pc = api_pcache_new();
     app->projc = api_projcache_new();
@@ -318,7 +319,7 @@ int main(int argc, char **argv)
     opts.agent_lost_after_ms = (int64_t)app->cfg.agent_lease_ms + app->cfg.agent_margin_ms;
     opts.retention_ms = (int64_t)app->cfg.retention_days * 86400000LL;
     opts.db_path = app->cfg.db_path;
-    if (!app->rl || !app->lg || api_sched_start(app->db, &opts, &app->sched) != 0)
+    if (!app->rl || !app->url || !app->lg || api_sched_start(app->db, &opts, &app->sched) != 0)
         goto out;
     if (api_http_start(app) != 0)
         goto out;
@@ -335,6 +336,7 @@ out:
     api_sched_stop(app->sched);
     db_close(app->db);
     api_ratelimit_free(app->rl);
+    api_ratelimit_free(app->url);
     api_loginguard_free(app->lg);
     api_pcache_free(app->pc);
     api_projcache_free(app->projc);

@@ -1,11 +1,12 @@
 /*
- * ratelimit.c: a token bucket per client address.
+ * ratelimit.c: a token bucket per key: per client address before a
+ * request is authenticated, per principal after (http.c).
  *
  * Each bucket holds up to 2 x rate tokens and refills at `rate` tokens
  * per second; a request takes `cost` tokens or is refused with the
- * seconds until it could pass. Buckets live in a fixed open table keyed
- * by address; when the table is full the stalest bucket is reused, so
- * memory stays bounded whatever the number of clients.
+ * seconds until it could pass. Buckets live in a fixed keyed table
+ * (keytable.c): a new key takes the stalest bucket of its probe, full,
+ * so memory stays bounded whatever the number of clients.
  *
  * Invariant: tokens never exceed the burst, never go below zero.
  */
@@ -13,21 +14,18 @@
 
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define RL_SLOTS 4096
-#define RL_PROBE 16
 
 struct bucket {
-    char addr[48];
-    int64_t last_ms;
+    struct api_kt_head head;  /* head.last_ms: when it was last filled */
     int64_t milli_tokens;
 };
 
 struct api_ratelimit {
     pthread_mutex_t mu;
     int rate;
-    struct bucket slots[RL_SLOTS];
+    struct api_keytable buckets;
 };
 
 struct api_ratelimit *api_ratelimit_new(int rate_per_s)
@@ -36,6 +34,10 @@ struct api_ratelimit *api_ratelimit_new(int rate_per_s)
 
     if (!rl)
         return NULL;
+    if (api_keytable_init(&rl->buckets, RL_SLOTS, sizeof(struct bucket)) != 0) {
+        free(rl);
+        return NULL;
+    }
     pthread_mutex_init(&rl->mu, NULL);
     rl->rate = rate_per_s;
     return rl;
@@ -46,54 +48,28 @@ void api_ratelimit_free(struct api_ratelimit *rl)
     if (!rl)
         return;
     pthread_mutex_destroy(&rl->mu);
+    api_keytable_fini(&rl->buckets);
     free(rl);
 }
 
-static uint32_t hash(const char *s)
-{
-    uint32_t h = 2166136261u;
-
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
-
-static struct bucket *find(struct api_ratelimit *rl, const char *client, int64_t now_ms)
-{
-    uint32_t h = hash(client);
-    struct bucket *stalest = NULL;
-    int i;
-
-    for (i = 0; i < RL_PROBE; i++) {
-        struct bucket *b = &rl->slots[(h + (uint32_t)i) % RL_SLOTS];
-        if (strcmp(b->addr, client) == 0)
-            return b;
-        if (!stalest || b->last_ms < stalest->last_ms)
-            stalest = b;
-    }
-    strncpy(stalest->addr, client, sizeof(stalest->addr) - 1);
-    stalest->addr[sizeof(stalest->addr) - 1] = 0;
-    stalest->last_ms = now_ms;
-    stalest->milli_tokens = (int64_t)rl->rate * 2000;
-    return stalest;
-}
-
-int api_ratelimit_take(struct api_ratelimit *rl, const char *client, int cost, int64_t now_ms)
+int api_ratelimit_take(struct api_ratelimit *rl, const char *key, int cost, int64_t now_ms)
 {
     struct bucket *b;
     int64_t burst, need = (int64_t)cost * 1000;
-    int wait = 0;
+    int wait = 0, fresh;
 
     if (!rl || rl->rate <= 0)
         return 0;
     burst = (int64_t)rl->rate * 2000;
     pthread_mutex_lock(&rl->mu);
-    b = find(rl, client ? client : "", now_ms);
-    if (now_ms > b->last_ms) {
-        b->milli_tokens += (now_ms - b->last_ms) * rl->rate;
+    b = api_keytable_find(&rl->buckets, key ? key : "", now_ms, &fresh);
+    if (fresh)
+        b->milli_tokens = burst;
+    if (now_ms > b->head.last_ms) {
+        b->milli_tokens += (now_ms - b->head.last_ms) * rl->rate;
         if (b->milli_tokens > burst)
             b->milli_tokens = burst;
-        b->last_ms = now_ms;
+        b->head.last_ms = now_ms;
     }
     if (b->milli_tokens >= need)
         b->milli_tokens -= need;
