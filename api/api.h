@@ -210,14 +210,26 @@ struct api_share {
     int64_t deserved[3], fair[3], allocated[3], requested[3];
 };
 #define API_HIST_BUCKETS 12
+/* The locks a request can wait on while the scheduler thread holds them:
+ * its state (wake flags, touched workloads, shares, these stats), the
+ * cycle (what-if runs copy the model under it) and the database writer
+ * (a cycle's write is one op of a group commit; writes queued behind it
+ * wait for it). */
+enum api_lock { API_LOCK_STATE, API_LOCK_CYCLE, API_LOCK_WRITE, API_LOCKS };
+#define API_HOLD_BUCKETS 13
 struct api_sched_stats {
     int64_t cycles, decisions, last_cycle_us, max_cycle_us, pending, running;
     int64_t cycle_us_total;
     int64_t hist[API_HIST_BUCKETS];    /* cycles per duration bucket (not cumulative) */
     int64_t evictions[3];              /* by reason: reclaim, preempt, stale gang */
     int64_t failures;                  /* cycles that could not be stored */
+    /* the scheduler thread's holds of each lock (enum api_lock) */
+    int64_t holds[API_LOCKS], hold_us_total[API_LOCKS], hold_max_us[API_LOCKS];
+    int64_t hold_hist[API_LOCKS][API_HOLD_BUCKETS];   /* per bucket, not cumulative */
 };
 extern const double api_hist_bounds[API_HIST_BUCKETS - 1];   /* seconds; last is +Inf */
+extern const double api_hold_bounds[API_HOLD_BUCKETS - 1];   /* seconds; last is +Inf */
+extern const char *const api_lock_names[API_LOCKS];
 extern const char *const api_eviction_reasons[3];
 struct api_sched_opts {
     int period_ms;                     /* default 1000 */

@@ -5,7 +5,9 @@
  * /metrics holds, besides the HTTP and storage counters: per queue and
  * node pool the deserved, fair-share, allocated and requested GPUs of the
  * last cycle (kai_queue_*, labels queue_name and nodepool; -1 is
- * unlimited), live workloads by phase, the cycle duration histogram and
+ * unlimited), live workloads by phase, the cycle duration histogram,
+ * how long the scheduler thread held each lock a request can wait on
+ * (allot_sched_lock_hold_seconds, by lock: state, cycle, write) and
  * evictions by reason; and what agents measure of the GPUs: per workload
  * its utilisation and memory (runai_job_gpu_utilization,
  * runai_job_used_gpu_memory_bytes), per pod and device the same
@@ -178,6 +180,34 @@ static void cycle_gauges(const struct api_sched_stats *st, struct text *t)
             "allot_sched_store_failures_total %lld\n", (long long)st->failures);
 }
 
+/* How long the scheduler thread held each lock a request can wait on. */
+static void hold_gauges(const struct api_sched_stats *st, struct text *t)
+{
+    int l, i;
+
+    addf(t, "# TYPE allot_sched_lock_hold_seconds histogram\n");
+    for (l = 0; l < API_LOCKS; l++) {
+        int64_t cum = 0;
+        for (i = 0; i < API_HOLD_BUCKETS - 1; i++) {
+            cum += st->hold_hist[l][i];
+            addf(t, "allot_sched_lock_hold_seconds_bucket{lock=\"%s\",le=\"%g\"} %lld\n",
+                 api_lock_names[l], api_hold_bounds[i], (long long)cum);
+        }
+        cum += st->hold_hist[l][API_HOLD_BUCKETS - 1];
+        addf(t, "allot_sched_lock_hold_seconds_bucket{lock=\"%s\",le=\"+Inf\"} %lld\n",
+             api_lock_names[l], (long long)cum);
+        addf(t, "allot_sched_lock_hold_seconds_sum{lock=\"%s\"} %lld.%06lld\n", api_lock_names[l],
+             (long long)(st->hold_us_total[l] / 1000000),
+             (long long)(st->hold_us_total[l] % 1000000));
+        addf(t, "allot_sched_lock_hold_seconds_count{lock=\"%s\"} %lld\n", api_lock_names[l],
+             (long long)st->holds[l]);
+    }
+    addf(t, "# TYPE allot_sched_lock_hold_max_seconds gauge\n");
+    for (l = 0; l < API_LOCKS; l++)
+        addf(t, "allot_sched_lock_hold_max_seconds{lock=\"%s\"} %lld.%06lld\n", api_lock_names[l],
+             (long long)(st->hold_max_us[l] / 1000000), (long long)(st->hold_max_us[l] % 1000000));
+}
+
 static void gpu_gauges(struct api_req *r, struct text *t)
 {
     struct db_node *nodes = NULL;
@@ -332,6 +362,7 @@ void api_metrics_render(struct api_req *r)
     add(&t, "# TYPE allot_sched_running_workloads gauge\nallot_sched_running_workloads %lld\n",
         st.running, 0);
     cycle_gauges(&st, &t);
+    hold_gauges(&st, &t);
     queue_gauges(r, &t);
     phase_gauges(r, &t);
     gpu_gauges(r, &t);

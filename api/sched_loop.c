@@ -72,6 +72,9 @@
 const double api_hist_bounds[API_HIST_BUCKETS - 1] = {0.0005, 0.001, 0.0025, 0.005, 0.01,
                                                       0.025, 0.05, 0.1, 0.25, 0.5, 1.0};
 const char *const api_eviction_reasons[3] = {"Reclaimed", "Preempted", "StaleGang"};
+const double api_hold_bounds[API_HOLD_BUCKETS - 1] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+                                                      0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0};
+const char *const api_lock_names[API_LOCKS] = {"state", "cycle", "write"};
 
 struct api_sched {
     struct db *db;
@@ -108,18 +111,57 @@ static int64_t mono_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* ---- lock holds: how long this thread keeps requests waiting ---- */
+
+/* Counts one hold of `lock` that lasted `us`; the caller holds sc->mu. */
+static void count_hold(struct api_sched_stats *st, enum api_lock lock, int64_t us)
+{
+    int b = 0;
+
+    while (b < API_HOLD_BUCKETS - 1 && (double)us > api_hold_bounds[b] * 1e6)
+        b++;
+    st->holds[lock]++;
+    st->hold_us_total[lock] += us;
+    st->hold_hist[lock][b]++;
+    if (us > st->hold_max_us[lock])
+        st->hold_max_us[lock] = us;
+}
+
+/* The scheduler thread takes its state lock with state_lock() and gives
+ * it back with state_unlock(), which counts the hold. */
+static int64_t state_lock(struct api_sched *sc)
+{
+    pthread_mutex_lock(&sc->mu);
+    return mono_us();
+}
+
+static void state_unlock(struct api_sched *sc, int64_t locked_us)
+{
+    count_hold(&sc->stats, API_LOCK_STATE, mono_us() - locked_us);
+    pthread_mutex_unlock(&sc->mu);
+}
+
+/* Counts a hold of the cycle lock or the writer, once it is over. */
+static void note_hold(struct api_sched *sc, enum api_lock lock, int64_t us)
+{
+    pthread_mutex_lock(&sc->mu);
+    count_hold(&sc->stats, lock, us);
+    pthread_mutex_unlock(&sc->mu);
+}
+
 /* ---- Step 1 ---- */
 
 static int take_dirty(struct api_sched *sc, int64_t **seqs, int *n, int *org)
 {
-    pthread_mutex_lock(&sc->mu);
+    int64_t locked = state_lock(sc);
+
     *seqs = sc->dirty;
     *n = sc->n_dirty;
     *org = sc->org_dirty;
     sc->dirty = NULL;
     sc->n_dirty = sc->cap_dirty = 0;
     sc->org_dirty = 0;
-    pthread_mutex_unlock(&sc->mu);
+    state_unlock(sc, locked);
     return 0;
 }
 
@@ -539,6 +581,7 @@ static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
     struct persist p;
     struct db_cycle cy;
     int i, n_pods = 0, applied, rc = -1;
+    int64_t held_us, locked;
 
     for (i = 0; i < sc->m.n; i++)
         n_pods += sc->m.wls[i].n_pods;
@@ -553,13 +596,17 @@ static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
     cy.n_updates = p.n_ups;
     cy.events = p.evs;
     cy.n_events = p.n_evs;
-    if (db_cycle_apply(sc->db, &cy, &applied) != DB_OK)
+    rc = db_cycle_apply_timed(sc->db, &cy, &applied, &held_us) == DB_OK ? 0 : -1;
+    if (held_us > 0)
+        note_hold(sc, API_LOCK_WRITE, held_us);
+    if (rc != 0)
         goto out;
+    rc = -1;
     written(sc, &p, res);
-    pthread_mutex_lock(&sc->mu);
+    locked = state_lock(sc);
     for (i = 0; i < 3; i++)
         sc->stats.evictions[i] += p.evictions[i];
-    pthread_mutex_unlock(&sc->mu);
+    state_unlock(sc, locked);
     rc = 0;
 out:
     persist_free(&p);
@@ -606,15 +653,17 @@ static void publish(struct api_sched *sc, const struct sched_result *res, int64_
     const struct sched_model *m = &sc->m;
     int nq = m->n_queues, np = m->n_pools, q, pl, i, running = 0;
     struct api_share *sh = calloc((size_t)nq * (size_t)np + 1, sizeof(*sh));
+    struct api_share *old = NULL;
+    int64_t locked;
 
     for (q = 0; sh && q < nq; q++)
         for (pl = 0; pl < np; pl++)
             share_of(m, res, q, pl, &sh[q * np + pl]);
     for (i = 0; i < m->n; i++)
         running += m->wls[i].phase == SCHED_RUNNING;
-    pthread_mutex_lock(&sc->mu);
+    locked = state_lock(sc);
     if (sh) {
-        free(sc->shares);
+        old = sc->shares; /* freed after the lock */
         sc->shares = sh;
         sc->n_shares = nq * np;
     }
@@ -627,7 +676,8 @@ static void publish(struct api_sched *sc, const struct sched_result *res, int64_
         sc->stats.max_cycle_us = us;
     sc->stats.pending = m->n - running;
     sc->stats.running = running;
-    pthread_mutex_unlock(&sc->mu);
+    state_unlock(sc, locked);
+    free(old);
 }
 
 /* ---- Step 6 ---- */
@@ -740,11 +790,12 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     struct sched_result res;
     struct sched_config cfg;
     char *orig = NULL;
-    int64_t t0 = mono_us(), now = api_now_ms();
+    int64_t t0 = mono_us(), now = api_now_ms(), locked;
     int i, rc = -1, rc_core;
 
     *n_decisions = 0;
     pthread_mutex_lock(&sc->run_mu);
+    locked = mono_us();
     /* Step 1 */
     if (refresh(sc) != 0)
         goto out;
@@ -767,10 +818,12 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
         goto out;
     /* Steps 3 and 4 */
     if (persist_cycle(sc, &st, &res, orig, now) != 0) {
+        int64_t st_locked;
+
         sc->loaded = 0;
-        pthread_mutex_lock(&sc->mu);
+        st_locked = state_lock(sc);
         sc->stats.failures++;
-        pthread_mutex_unlock(&sc->mu);
+        state_unlock(sc, st_locked);
         goto out;
     }
     *n_decisions = res.n_decisions;
@@ -796,7 +849,9 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     rc = 0;
 out:
     free(orig);
+    locked = mono_us() - locked;
     pthread_mutex_unlock(&sc->run_mu);
+    note_hold(sc, API_LOCK_CYCLE, locked);
     return rc;
 }
 
@@ -839,6 +894,7 @@ static void deadline(struct timespec *ts, int64_t ms)
 static int wait_turn(struct api_sched *sc, int64_t gap_us)
 {
     struct timespec until, min_until;
+    int64_t locked;
     int rc = 0;
 
     deadline(&until, sc->o.period_ms);
@@ -850,9 +906,10 @@ static int wait_turn(struct api_sched *sc, int64_t gap_us)
     while (!sc->wake && !sc->stop)
         if (pthread_cond_timedwait(&sc->cv, &sc->mu, &until) != 0)
             break;
+    locked = mono_us(); /* the waits above give the lock back */
     sc->wake = 0;
     rc = sc->stop ? -1 : 0;
-    pthread_mutex_unlock(&sc->mu);
+    state_unlock(sc, locked);
     return rc;
 }
 
@@ -863,9 +920,14 @@ static void agents_turn(struct api_sched *sc)
 {
     if (api_agent_enforce(sc->db, api_now_ms(), sc->started_ms, sc->o.agent_lost_after_ms) <= 0)
         return;
+    int64_t locked;
+
     pthread_mutex_lock(&sc->run_mu);
+    locked = mono_us();
     sc->loaded = 0;
+    locked = mono_us() - locked;
     pthread_mutex_unlock(&sc->run_mu);
+    note_hold(sc, API_LOCK_CYCLE, locked);
 }
 
 static void *sched_main(void *arg)

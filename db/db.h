@@ -532,6 +532,10 @@ struct db_cycle {
 /* Applies a cycle in one savepoint. Updates whose version no longer
  * matches are skipped with their events; *n_applied counts the others. */
 int db_cycle_apply(struct db *db, const struct db_cycle *c, int *n_applied);
+/* The same, and *held_us says how long the writer ran the cycle's
+ * statements (the time writes queued behind them waited for it). */
+int db_cycle_apply_timed(struct db *db, const struct db_cycle *c, int *n_applied,
+                         int64_t *held_us);
 
 /* ---- Allocation samples (metrics time series, time-based fairshare) ----
  * One row per queue, pool and sample time: what the queue held and its

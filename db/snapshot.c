@@ -29,6 +29,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CHUNK (64 * 1024)
 
@@ -379,7 +380,16 @@ struct apply_arg {
     int *n_applied;
     int64_t *skipped;   /* seqs of updates that did not apply, sorted */
     int n_skipped;
+    int64_t held_us;    /* how long apply_fn ran on the writer */
 };
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 
 /* Rewrites the pods of u that changed. A pod left on the same node and
  * devices keeps its row, and with it the uid an agent runs it under. */
@@ -459,6 +469,7 @@ static int apply_fn(struct db__conn *c, void *arg)
     struct apply_arg *a = arg;
     const struct db_cycle *cy = a->c;
     int i, rc = DB_OK, applied = 0;
+    int64_t t0 = mono_us();
 
     for (i = 0; rc == DB_OK && i < cy->n_updates; i++) {
         rc = apply_update(c, &cy->updates[i], cy->now_ms, &applied);
@@ -475,15 +486,25 @@ static int apply_fn(struct db__conn *c, void *arg)
             continue;
         rc = db__event(c, e->workload_seq, cy->now_ms, e->type, e->reason, e->message);
     }
+    a->held_us = mono_us() - t0;
     return rc;
 }
 
 int db_cycle_apply(struct db *db, const struct db_cycle *c, int *n_applied)
 {
-    struct apply_arg a = {c, n_applied, NULL, 0};
+    int64_t held_us;
+
+    return db_cycle_apply_timed(db, c, n_applied, &held_us);
+}
+
+int db_cycle_apply_timed(struct db *db, const struct db_cycle *c, int *n_applied,
+                         int64_t *held_us)
+{
+    struct apply_arg a = {c, n_applied, NULL, 0, 0};
     int rc;
 
     *n_applied = 0;
+    *held_us = 0;
     if (c->n_updates == 0 && c->n_events == 0)
         return DB_OK;
     a.skipped = malloc(sizeof(int64_t) * (size_t)(c->n_updates + 1));
@@ -492,6 +513,7 @@ int db_cycle_apply(struct db *db, const struct db_cycle *c, int *n_applied)
     rc = db__write(db, apply_fn, &a);
     if (rc != DB_OK)
         *n_applied = 0;
+    *held_us = a.held_us;
     free(a.skipped);
     return rc;
 }

@@ -1,9 +1,10 @@
 #!/bin/sh
 # bench/api/run.sh: allotd's API load benchmark with wrk on loopback.
 #
-#   bench/api/run.sh [ALLOTD] [SECONDS]
+#   bench/api/run.sh [ALLOTD] [SECONDS] [LAST_STEP]
 #
-# ALLOTD defaults to build/allotd, SECONDS (per wrk run) to 10. It starts a
+# ALLOTD defaults to build/allotd, SECONDS (per wrk run) to 10, LAST_STEP
+# (3: only the three wrk runs) to 6. It starts a
 # real allotd on a free loopback port with a fresh database in a temporary
 # directory (synchronous=FULL, rate limit off, 1,000 simulated nodes with
 # 8 GPUs, 64 HTTP workers: one per client connection), then measures:
@@ -11,6 +12,9 @@
 #      64 keep-alive connections (each 202 is a durable row);
 #   2. GET one workload, 64 connections;
 #   3. GET /api/v1/workloads?limit=50, 64 connections;
+#      (each with p50, p99, p99.9 and the load average; then how long the
+#      scheduler thread held each lock a request can wait on, from
+#      allot_sched_lock_hold_* in /metrics);
 #   4. restart with 50,000 workloads and 1,000 nodes: SIGTERM, start again,
 #      time until /readyz answers 200 (the state is loaded and the first
 #      scheduling cycle has completed);
@@ -24,6 +28,7 @@ set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 ALLOTD=$(realpath "${1:-$HERE/../../build/allotd}")
 SECS=${2:-10}
+LAST_STEP=${3:-6}
 T=$(mktemp -d /tmp/allot-bench-XXXXXX)
 PID=""
 export ALLOT_ADMIN_PASSWORD=bench-admin-password
@@ -71,9 +76,23 @@ count() {
   curl -s "$URL/api/v1/workloads/count" -H "Authorization: Bearer $TOKEN" | jq .count
 }
 
-# wrk's summary lines: requests/s and the latency percentiles
+# wrk's summary lines: requests/s and the latency percentiles (99.9%
+# and the longest from pct.lua or submit.lua)
 summary() {
-  grep -E 'Requests/sec|^ +(50|99)%|Non-2xx|Socket errors' "$1" | sed 's/^ */  /'
+  grep -E 'Requests/sec|^ +(50|99|99\.9)%|Non-2xx|Socket errors' "$1" | sed 's/^ */  /'
+  echo "  load average $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+# the scheduler thread's lock holds so far (allot_sched_lock_hold_*):
+# per lock, how many, how many over 1 ms, and the longest
+holds() {
+  curl -s "$URL/metrics" -H "Authorization: Bearer $TOKEN" | awk '
+    /^allot_sched_lock_hold_seconds_count/ { l = $1; sub(/.*lock="/, "", l); sub(/".*/, "", l); n[l] = $2 }
+    /^allot_sched_lock_hold_seconds_bucket/ && /le="0.001"/ { l = $1; sub(/.*lock="/, "", l)
+      sub(/".*/, "", l); le1[l] = $2 }
+    /^allot_sched_lock_hold_max_seconds/ { l = $1; sub(/.*lock="/, "", l); sub(/".*/, "", l); mx[l] = $2 }
+    END { for (l in n) printf "  lock %-5s held %d times, %d over 1 ms, longest %.2f ms\n",
+            l, n[l], n[l] - le1[l], mx[l] * 1000 }' | sort
 }
 
 start
@@ -91,14 +110,20 @@ summary "$T/w1"
 ID=$(curl -s "$URL/api/v1/workloads?limit=1" -H "Authorization: Bearer $TOKEN" | jq -r '.workloads[0].id')
 
 echo "== 2. GET one workload, 64 connections, ${SECS}s"
-wrk -t2 -c64 -d"${SECS}s" --latency -H "Authorization: Bearer $TOKEN" \
+wrk -t2 -c64 -d"${SECS}s" --latency -s "$HERE/pct.lua" -H "Authorization: Bearer $TOKEN" \
   "$URL/api/v1/workloads/$ID" >"$T/w2"
 summary "$T/w2"
 
 echo "== 3. list of 50, 64 connections, ${SECS}s"
-wrk -t2 -c64 -d"${SECS}s" --latency -H "Authorization: Bearer $TOKEN" \
+wrk -t2 -c64 -d"${SECS}s" --latency -s "$HERE/pct.lua" -H "Authorization: Bearer $TOKEN" \
   "$URL/api/v1/workloads?limit=50" >"$T/w3"
 summary "$T/w3"
+echo "== the scheduler thread's lock holds during steps 1-3"
+holds
+if [ "$LAST_STEP" -le 3 ]; then
+  stop
+  exit 0
+fi
 
 stop
 

@@ -3,7 +3,8 @@
 -- project id), ALLOT_BENCH_RUN (a name prefix unique to the run) and
 -- ALLOT_BENCH_MAX (optional: each thread stops after that many requests).
 -- Names are unique per thread and run: <run>-<thread>-<n>. wrk itself
--- reports any answer that is not 2xx ("Non-2xx or 3xx responses").
+-- reports any answer that is not 2xx ("Non-2xx or 3xx responses"); done()
+-- adds the 99.9th percentile and the longest request to its summary.
 local token = os.getenv("ALLOT_TOKEN")
 local project = os.getenv("ALLOT_PROJECT")
 local max = tonumber(os.getenv("ALLOT_BENCH_MAX") or "0")
@@ -31,4 +32,9 @@ function request()
     '{"name":"%s-%d-%d","projectId":"%s","spec":{"image":"bench",' ..
     '"compute":{"gpuDevicesRequest":1}}}', run, tid, n, project)
   return wrk.format(nil, "/api/v1/workloads/trainings", nil, body)
+end
+
+function done(summary, latency, requests)
+  io.write(string.format("  99.9%%: %.2fms  max %.2fms\n",
+    latency:percentile(99.9) / 1000, latency.max / 1000))
 end
