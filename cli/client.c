@@ -1,15 +1,22 @@
 /*
- * client.c: HTTP to allotd with libcurl, the bearer token's life
- * (refresh before it expires, and once more when the server refuses it),
- * and the messages for everything that can go wrong on the way.
+ * client.c: HTTP to allotd, the bearer token's life (refresh before it
+ * expires, and once more when the server refuses it), and the messages
+ * for everything that can go wrong on the way.
  *
  * A call's path (call()):
  *   Step 1: a token that expires within REFRESH_MARGIN_S is refreshed
  *           first (grant_type=refresh_token on /api/v2/token), and the new
  *           pair is saved;
- *   Step 2: the exchange, bounded by the connect and total timeouts;
+ *   Step 2: the exchange, bounded by the connect and total timeouts: over
+ *           plain TCP for an http:// server (http.c), through libcurl for
+ *           https:// or when the environment names a proxy;
  *   Step 3: a 401 refreshes once and repeats the exchange; a second 401 is
  *           "not logged in".
+ *
+ * libcurl is opened with dlopen() at the first exchange that needs it:
+ * loading it and the TLS, Kerberos and LDAP libraries it links costs
+ * about 30 ms of CPU, six times what the rest of a submission costs the
+ * CLI, and an allot command is one short process.
  *
  * Invariants:
  *   1. No exchange can outlast ALLOT_CONNECT_TIMEOUT + ALLOT_TIMEOUT,
@@ -17,17 +24,20 @@
  *   2. Bodies are kept up to BODY_MAX bytes; a larger answer is an error,
  *      never a truncated document.
  *   3. Tokens never appear in a message.
- *   4. curl_global_init() and curl_global_cleanup() run once each, in
- *      client_open() and client_close().
+ *   4. curl_global_init() and curl_global_cleanup() run at most once each,
+ *      at the first https exchange and in client_close().
+ *   5. Both transports send the same headers and give the same messages.
  */
 #include "client.h"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
+#include "http.h"
 
 #ifndef ALLOT_VERSION
 #define ALLOT_VERSION "unknown"
@@ -38,9 +48,28 @@
 #define TOKEN_PATH "/api/v2/token"
 #define FORM_TYPE "application/x-www-form-urlencoded"
 #define JSON_TYPE "application/json"
+#define CURL_LIB "libcurl.so.4"
+#define MAX_HEADERS 6
+
+/* The libcurl functions client.c calls, from dlopen(CURL_LIB). */
+struct curl_fns {
+    void *lib;
+    CURLcode (*global_init)(long flags);
+    void (*global_cleanup)(void);
+    CURL *(*easy_init)(void);
+    void (*easy_cleanup)(CURL *curl);
+    void (*easy_reset)(CURL *curl);
+    CURLcode (*easy_setopt)(CURL *curl, CURLoption option, ...);
+    CURLcode (*easy_perform)(CURL *curl);
+    CURLcode (*easy_getinfo)(CURL *curl, CURLINFO info, ...);
+    const char *(*easy_strerror)(CURLcode code);
+    struct curl_slist *(*slist_append)(struct curl_slist *list, const char *line);
+    void (*slist_free_all)(struct curl_slist *list);
+};
 
 struct client {
-    CURL *curl;
+    CURL *curl;                /* opened at the first exchange through libcurl */
+    struct curl_fns cu;
     struct cli_config cfg;
     long connect_ms;
     long total_ms;
@@ -60,11 +89,11 @@ struct request {
     FILE *stream;              /* where a 2xx body goes, or NULL */
 };
 
-/* Where libcurl's write callback puts the body. */
+/* Where the body goes as it arrives. */
 struct sink {
     struct reply *rep;
     FILE *stream;
-    CURL *curl;
+    struct client *c;
     int too_big;
 };
 
@@ -81,34 +110,44 @@ struct cli_config *client_config(struct client *c)
 
 /* ---- the exchange ---- */
 
-static size_t on_body(char *data, size_t size, size_t n, void *arg)
+/* A piece of the body: a 2xx answer of a stream goes to the stream, any
+ * other is kept. 0 to go on, -1 to stop. */
+static int sink_take(struct sink *s, const char *data, size_t len, long code)
 {
-    struct sink *s = arg;
-    size_t len = size * n;
-    long code = 0;
     char *p;
 
-    if (s->stream) {
-        curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &code);
-        if (code >= 200 && code < 300) {
-            if (fwrite(data, 1, len, s->stream) != len)
-                return 0;
-            fflush(s->stream);
-            return len;
-        }
+    if (s->stream && code >= 200 && code < 300) {
+        if (fwrite(data, 1, len, s->stream) != len)
+            return -1;
+        fflush(s->stream);
+        return 0;
     }
     if (s->rep->len + len > BODY_MAX) {
         s->too_big = 1;
-        return 0;
+        return -1;
     }
     p = realloc(s->rep->body, s->rep->len + len + 1);
     if (!p)
-        return 0;
+        return -1;
     memcpy(p + s->rep->len, data, len);
     s->rep->len += len;
     p[s->rep->len] = 0;
     s->rep->body = p;
-    return len;
+    return 0;
+}
+
+static int plain_body(const char *data, size_t len, long status, void *arg)
+{
+    return sink_take(arg, data, len, status);
+}
+
+static size_t curl_body(char *data, size_t size, size_t n, void *arg)
+{
+    struct sink *s = arg;
+    long code = 0;
+
+    s->c->cu.easy_getinfo(s->c->curl, CURLINFO_RESPONSE_CODE, &code);
+    return sink_take(s, data, size * n, code) == 0 ? size * n : 0;
 }
 
 static const char *server(const struct client *c)
@@ -116,28 +155,25 @@ static const char *server(const struct client *c)
     return c->cfg.url ? c->cfg.url : "the server";
 }
 
-static int transport_error(struct client *c, CURLcode rc, const struct sink *s)
+/* The message for a failed exchange, by what failed (enum http_rc). */
+static int transport_error(struct client *c, int what, const char *why, const struct sink *s)
 {
-    curl_off_t connected = 0;
-    const char *why = c->errbuf[0] ? c->errbuf : curl_easy_strerror(rc);
-
-    switch (rc) {
-    case CURLE_COULDNT_CONNECT:
+    switch (what) {
+    case HTTP_ECONNECT:
         return cli_fail("cannot connect to %s: %s: is allotd running there? "
                         "(allot login --url URL points allot at another server)", server(c), why);
-    case CURLE_COULDNT_RESOLVE_HOST:
+    case HTTP_ERESOLVE:
         return cli_fail("cannot find the host of %s: %s: check the address "
                         "(allot login --url URL)", server(c), why);
-    case CURLE_OPERATION_TIMEDOUT:
-        curl_easy_getinfo(c->curl, CURLINFO_CONNECT_TIME_T, &connected);
-        if (connected == 0)
-            return cli_fail("no connection to %s within %.1f s: is the server up and "
-                            "reachable? (ALLOT_CONNECT_TIMEOUT sets the limit)",
-                            server(c), (double)c->connect_ms / 1000.0);
+    case HTTP_ECONNECT_TIMEOUT:
+        return cli_fail("no connection to %s within %.1f s: is the server up and "
+                        "reachable? (ALLOT_CONNECT_TIMEOUT sets the limit)",
+                        server(c), (double)c->connect_ms / 1000.0);
+    case HTTP_ETIMEOUT:
         return cli_fail("%s did not answer within %.1f s: the server is busy or stuck; "
                         "try again, or raise ALLOT_TIMEOUT", server(c),
                         (double)c->total_ms / 1000.0);
-    case CURLE_WRITE_ERROR:
+    case HTTP_EWRITE:
         if (s->too_big)
             return cli_fail("the answer of %s is larger than %zu MiB", server(c), BODY_MAX >> 20);
         return cli_fail("cannot write the answer of %s: %s", server(c), why);
@@ -146,98 +182,211 @@ static int transport_error(struct client *c, CURLcode rc, const struct sink *s)
     }
 }
 
-static int add_header(struct curl_slist **list, const char *fmt, const char *value)
+/* The request's headers, "Name: value" each (malloc'd; the token is wiped
+ * when they are freed). */
+static int headers(const struct client *c, const struct request *rq, char **h, int *n)
 {
-    char *line = cli_strf(fmt, value);
-    struct curl_slist *l = line ? curl_slist_append(*list, line) : NULL;
-
-    if (line) {
-        memset(line, 0, strlen(line)); /* may hold the token */
-        free(line);
-    }
-    if (!l)
-        return -1;
-    *list = l;
+    *n = 0;
+    h[(*n)++] = cli_strf("Accept: %s", JSON_TYPE);
+    h[(*n)++] = cli_strf("User-Agent: allot/%s", ALLOT_VERSION);
+    if (rq->ctype)
+        h[(*n)++] = cli_strf("Content-Type: %s", rq->ctype);
+    if (rq->auth)
+        h[(*n)++] = cli_strf("Authorization: Bearer %s", c->cfg.access_token);
+    for (int i = 0; i < *n; i++)
+        if (!h[i])
+            return -1;
     return 0;
 }
 
-static struct curl_slist *headers(const struct client *c, const struct request *rq)
+static void headers_free(char **h, int n)
 {
-    struct curl_slist *h = NULL;
-
-    if (add_header(&h, "Accept: %s", JSON_TYPE) || add_header(&h, "Expect:%s", "") ||
-        (rq->ctype && add_header(&h, "Content-Type: %s", rq->ctype)) ||
-        (rq->auth && add_header(&h, "Authorization: Bearer %s", c->cfg.access_token))) {
-        curl_slist_free_all(h);
-        return NULL;
-    }
-    return h;
+    for (int i = 0; i < n; i++)
+        if (h[i]) {
+            memset(h[i], 0, strlen(h[i])); /* may hold the token */
+            free(h[i]);
+        }
 }
 
-static void set_method(CURL *curl, const struct request *rq)
+static int has_body(const struct request *rq)
 {
-    if (strcmp(rq->method, "GET") == 0) {
-        curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
-        return;
+    return strcmp(rq->method, "GET") != 0 && (rq->body || strcmp(rq->method, "POST") == 0);
+}
+
+static int plain_exchange(struct client *c, const struct request *rq, struct sink *s,
+                          const char *url, char **h, int n_h)
+{
+    struct http_req hr;
+    int rc;
+
+    memset(&hr, 0, sizeof(hr));
+    hr.url = url;
+    hr.method = rq->method;
+    hr.headers = (const char *const *)h;
+    hr.n_headers = n_h;
+    hr.body = rq->body ? rq->body : "";
+    hr.len = rq->body ? rq->len : 0;
+    hr.has_body = has_body(rq);
+    hr.connect_ms = c->connect_ms;
+    hr.total_ms = rq->follow ? 0 : c->total_ms;
+    hr.on_body = plain_body;
+    hr.arg = s;
+    rc = http_exchange(&hr, &s->rep->status, c->errbuf, sizeof(c->errbuf));
+    return rc == HTTP_OK ? CLI_OK : transport_error(c, rc, c->errbuf, s);
+}
+
+/* Opens libcurl and one handle; 0, or -1 with the reason printed. */
+static int curl_open(struct client *c)
+{
+    static const char *const names[] = {
+        "curl_global_init", "curl_global_cleanup", "curl_easy_init", "curl_easy_cleanup",
+        "curl_easy_reset", "curl_easy_setopt", "curl_easy_perform", "curl_easy_getinfo",
+        "curl_easy_strerror", "curl_slist_append", "curl_slist_free_all"};
+    void **slots[] = {
+        (void **)&c->cu.global_init, (void **)&c->cu.global_cleanup, (void **)&c->cu.easy_init,
+        (void **)&c->cu.easy_cleanup, (void **)&c->cu.easy_reset, (void **)&c->cu.easy_setopt,
+        (void **)&c->cu.easy_perform, (void **)&c->cu.easy_getinfo,
+        (void **)&c->cu.easy_strerror, (void **)&c->cu.slist_append,
+        (void **)&c->cu.slist_free_all};
+    size_t i;
+
+    if (c->curl)
+        return 0;
+    c->cu.lib = dlopen(CURL_LIB, RTLD_NOW | RTLD_LOCAL);
+    if (!c->cu.lib) {
+        cli_fail("cannot talk to %s: this URL needs %s, which cannot be loaded (%s)", server(c),
+                 CURL_LIB, dlerror());
+        return -1;
     }
-    if (strcmp(rq->method, "POST") == 0)
-        curl_easy_setopt(curl, CURLOPT_POST, 1L);
-    else
-        curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, rq->method);
-    if (rq->body || strcmp(rq->method, "POST") == 0) {
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)rq->len);
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, rq->body ? rq->body : "");
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        *slots[i] = dlsym(c->cu.lib, names[i]);
+        if (!*slots[i]) {
+            cli_fail("cannot talk to %s: %s lacks %s", server(c), CURL_LIB, names[i]);
+            return -1;
+        }
+    }
+    c->curl_started = c->cu.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+    c->curl = c->curl_started ? c->cu.easy_init() : NULL;
+    if (!c->curl) {
+        cli_fail("cannot start libcurl");
+        return -1;
+    }
+    return 0;
+}
+
+static int curl_what(struct client *c, CURLcode rc)
+{
+    curl_off_t connected = 0;
+
+    switch (rc) {
+    case CURLE_COULDNT_CONNECT: return HTTP_ECONNECT;
+    case CURLE_COULDNT_RESOLVE_HOST: return HTTP_ERESOLVE;
+    case CURLE_WRITE_ERROR: return HTTP_EWRITE;
+    case CURLE_OPERATION_TIMEDOUT:
+        c->cu.easy_getinfo(c->curl, CURLINFO_CONNECT_TIME_T, &connected);
+        return connected == 0 ? HTTP_ECONNECT_TIMEOUT : HTTP_ETIMEOUT;
+    default: return HTTP_EIO;
     }
 }
 
-static void set_options(struct client *c, const struct request *rq, struct sink *s,
-                        const char *url, struct curl_slist *h)
+static int curl_exchange(struct client *c, const struct request *rq, struct sink *s,
+                         const char *url, char **h, int n_h)
 {
-    CURL *curl = c->curl;
+    const struct curl_fns *cu = &c->cu;
+    struct curl_slist *list = NULL, *l;
+    CURLcode rc;
+    int i, ret = CLI_FAIL;
 
-    curl_easy_reset(curl);
+    if (curl_open(c) != 0)
+        return CLI_FAIL;
+    for (i = 0; i < n_h; i++) {
+        l = cu->slist_append(list, h[i]);
+        if (!l) {
+            ret = cli_fail("out of memory");
+            goto out;
+        }
+        list = l;
+    }
+    l = cu->slist_append(list, "Expect:"); /* no 100-continue round trip */
+    if (!l) {
+        ret = cli_fail("out of memory");
+        goto out;
+    }
+    list = l;
+    cu->easy_reset(c->curl);
     c->errbuf[0] = 0;
-    curl_easy_setopt(curl, CURLOPT_URL, url);
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, c->connect_ms);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, rq->follow ? 0L : c->total_ms);
-    curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "allot/" ALLOT_VERSION);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, c->errbuf);
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, s);
-    set_method(curl, rq);
+    cu->easy_setopt(c->curl, CURLOPT_URL, url);
+    cu->easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    cu->easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+    cu->easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, c->connect_ms);
+    cu->easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, rq->follow ? 0L : c->total_ms);
+    cu->easy_setopt(c->curl, CURLOPT_TCP_KEEPALIVE, 1L);
+    cu->easy_setopt(c->curl, CURLOPT_ERRORBUFFER, c->errbuf);
+    cu->easy_setopt(c->curl, CURLOPT_HTTPHEADER, list);
+    cu->easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, curl_body);
+    cu->easy_setopt(c->curl, CURLOPT_WRITEDATA, s);
+    if (strcmp(rq->method, "GET") == 0)
+        cu->easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
+    else if (strcmp(rq->method, "POST") == 0)
+        cu->easy_setopt(c->curl, CURLOPT_POST, 1L);
+    else
+        cu->easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, rq->method);
+    if (has_body(rq)) {
+        cu->easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)rq->len);
+        cu->easy_setopt(c->curl, CURLOPT_POSTFIELDS, rq->body ? rq->body : "");
+    }
+    rc = cu->easy_perform(c->curl);
+    if (rc != CURLE_OK) {
+        ret = transport_error(c, curl_what(c, rc),
+                              c->errbuf[0] ? c->errbuf : cu->easy_strerror(rc), s);
+        goto out;
+    }
+    cu->easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &s->rep->status);
+    ret = CLI_OK;
+out:
+    cu->easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
+    cu->slist_free_all(list);
+    return ret;
+}
+
+/* An http:// URL with no proxy named in the environment (libcurl reads
+ * http_proxy, all_proxy and ALL_PROXY, and no_proxy against them) goes
+ * over plain TCP. */
+static int plain_url(const char *url)
+{
+    static const char *const proxies[] = {"http_proxy", "all_proxy", "ALL_PROXY"};
+    size_t i;
+
+    if (strncmp(url, "http://", 7) != 0)
+        return 0;
+    for (i = 0; i < sizeof(proxies) / sizeof(proxies[0]); i++) {
+        const char *v = getenv(proxies[i]);
+        if (v && v[0])
+            return 0;
+    }
+    return 1;
 }
 
 /* One exchange. CLI_OK when an answer came, whatever its status. */
 static int exchange(struct client *c, const struct request *rq, struct reply *rep)
 {
-    struct sink s = {rep, rq->stream, c->curl, 0};
-    struct curl_slist *h = NULL;
+    struct sink s = {rep, rq->stream, c, 0};
+    char *h[MAX_HEADERS] = {NULL};
     char *url = NULL;
-    CURLcode rc;
-    int ret = CLI_FAIL;
+    int n_h = 0, ret = CLI_FAIL;
 
     reply_clear(rep);
     url = cli_strf("%s%s", c->cfg.url, rq->path);
-    h = url ? headers(c, rq) : NULL;
-    if (!h) {
+    if (!url || headers(c, rq, h, &n_h) != 0) {
         cli_fail("out of memory");
         goto out;
     }
-    set_options(c, rq, &s, url, h);
-    rc = curl_easy_perform(c->curl);
-    if (rc != CURLE_OK) {
-        ret = transport_error(c, rc, &s);
-        goto out;
-    }
-    curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &rep->status);
-    ret = CLI_OK;
+    if (plain_url(url))
+        ret = plain_exchange(c, rq, &s, url, h, n_h);
+    else
+        ret = curl_exchange(c, rq, &s, url, h, n_h);
 out:
-    curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
-    curl_slist_free_all(h);
+    headers_free(h, n_h);
     free(url);
     return ret;
 }
@@ -541,12 +690,6 @@ int client_open(struct client **out, int need)
         rc = config_load(&c->cfg);
     if (rc == CLI_OK && need == CLIENT_LOGGED_IN && (!c->cfg.url || !c->cfg.access_token))
         rc = not_logged_in(c);
-    if (rc == CLI_OK) {
-        c->curl_started = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
-        c->curl = c->curl_started ? curl_easy_init() : NULL;
-        if (!c->curl)
-            rc = cli_fail("cannot start libcurl");
-    }
     if (rc == CLI_OK)
         *out = c;
     else
@@ -559,9 +702,11 @@ void client_close(struct client *c)
     if (!c)
         return;
     if (c->curl)
-        curl_easy_cleanup(c->curl);
+        c->cu.easy_cleanup(c->curl);
     if (c->curl_started)
-        curl_global_cleanup();
+        c->cu.global_cleanup();
+    if (c->cu.lib)
+        dlclose(c->cu.lib);
     config_clear(&c->cfg);
     free(c);
 }

@@ -1,7 +1,8 @@
 /*
- * client.h: the client's side of allotd's API: HTTP over libcurl with
- * timeouts, bearer tokens that are refreshed when they expire, JSON in
- * and out, and error messages that say what to do next.
+ * client.h: the client's side of allotd's API: HTTP (plain TCP for
+ * http://, libcurl for https://) with timeouts, bearer tokens that are
+ * refreshed when they expire, JSON in and out, and error messages that
+ * say what to do next.
  *
  * Every function that returns an int returns an exit status (cli.h): 0
  * ok; 1 with the reason already printed on stderr; 2 for a usage error.
@@ -29,7 +30,7 @@ struct reply {
 
 enum client_need { CLIENT_ANONYMOUS = 0, CLIENT_LOGGED_IN = 1 };
 
-/* Reads the configuration and prepares libcurl. With CLIENT_LOGGED_IN, a
+/* Reads the configuration. With CLIENT_LOGGED_IN, a
  * config without a login is an error that says to run allot login. */
 int client_open(struct client **out, int need);
 void client_close(struct client *c);

@@ -29,6 +29,9 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(ALLOT_DEB_VERSION "${PROJECT_VERSION}-${CPACK_DEBIAN_PACKAGE_RELEASE}")
 
 set(CPACK_DEBIAN_CLI_PACKAGE_NAME allot-cli)
+# allot opens libcurl at run time (for https:// servers), so shlibdeps
+# cannot see it
+set(CPACK_DEBIAN_CLI_PACKAGE_DEPENDS "libcurl4")
 set(CPACK_DEBIAN_CLI_PACKAGE_RECOMMENDS "bash-completion")
 set(CPACK_COMPONENT_CLI_DESCRIPTION
     "allot command-line client\nallot submits and manages GPU workloads on an allot cluster in the\nhabits of the runai CLI, and runs scheduling scenarios and trace replays.")

@@ -2,7 +2,8 @@
 # auth.sh ALLOTD ALLOT: the client's login against a real allotd: the
 # config file and its mode; a wrong password; a server that refuses
 # connections, and one that accepts them but never answers (stopped
-# with SIGSTOP), each failing within its timeout with a message; tokens
+# with SIGSTOP), each failing within its timeout with a message; an
+# https:// URL through libcurl (opened only then); tokens
 # refreshed when they expire and when the server refuses them; a lost
 # session; a service account; logout; a broken or open config file.
 ALLOTD=$1
@@ -41,6 +42,24 @@ elapsed sh -c "printf 'x\n' | \"$ALLOT\" login --url $DEAD --user admin --passwo
 has "$T/err" "allot: cannot connect to $DEAD"
 has "$T/err" "is allotd running there?"
 [ "$took" -le $((3 * SCALE)) ] || fail "a refused connection took ${took}s"
+
+# an https:// server goes through libcurl, opened only then: TLS to a
+# plain HTTP port fails in the handshake, with libcurl's reason
+TLS="https://127.0.0.1:${URL##*:}"
+elapsed sh -c "printf 'x\n' | \"$ALLOT\" login --url $TLS --user admin --password-stdin"
+[ "$rc" = 1 ] || fail "login over TLS to a plain port: exit $rc"
+has "$T/err" "allot: cannot talk to $TLS: "
+grep -qi 'ssl\|tls\|handshake' "$T/err" || fail "no TLS reason from libcurl: $(cat "$T/err")"
+# with a proxy in the environment, libcurl takes http:// too (and says
+# why it cannot reach the proxy: nothing listens on DEAD)
+elapsed sh -c "printf 'x\n' | http_proxy=$DEAD \"$ALLOT\" login --url $URL --user admin --password-stdin"
+[ "$rc" = 1 ] || fail "login through a dead proxy: exit $rc"
+has "$T/err" "allot: cannot connect to $URL"
+# an http:// server needs no libcurl: the client does not link it (loading
+# it and what it links costs more than the rest of a command)
+if command -v readelf >/dev/null; then
+  readelf -d "$ALLOT" | grep -q 'NEEDED.*libcurl' && fail "allot links libcurl"
+fi
 
 # ---- a good login ----
 run_in "$ALLOT_ADMIN_PASSWORD" 0 login --url "$URL/" --user admin --password-stdin

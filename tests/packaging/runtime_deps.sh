@@ -6,6 +6,8 @@
 # the image that ships the binary, and every library package in that list
 # must be one of them. libc6 is in every Debian image and need not be listed;
 # the lists' other packages (not libraries) must be ones named here.
+# Libraries a binary opens with dlopen() count as named: allot opens
+# libcurl for https:// servers (DLOPENED).
 #   server image: allotd, allot      agent image: allot-agent, allot
 set -eu
 SRC=$(cd "$1" && pwd)
@@ -17,6 +19,7 @@ for tool in readelf ldd dpkg; do
   command -v "$tool" >/dev/null 2>&1 || fail "$tool not found"
 done
 TOOLS="ca-certificates curl sqlite3"   # TLS roots, the HEALTHCHECK's client, backups
+DLOPENED="allot:libcurl4"
 
 # package_of FILE: the Debian package holding FILE (also under the other
 # name merged /usr gives it: /lib/... and /usr/lib/..., and its real path).
@@ -51,7 +54,10 @@ for image in server agent; do
   agent) bins="allot-agent allot" ;;
   esac
   : >"$T/found"
-  for b in $bins; do packages "$BUILD/$b" >>"$T/found" || exit 1; done
+  for b in $bins; do
+    packages "$BUILD/$b" >>"$T/found" || exit 1
+    for d in $DLOPENED; do [ "${d%%:*}" != "$b" ] || echo "${d#*:}" >>"$T/found"; done
+  done
   grep -vx 'libc6' "$T/found" | sort -u >"$T/needed" || true
   "$SRC/scripts/install-deps.sh" --list --runtime $image | sort -u >"$T/listed"
   for p in $(cat "$T/needed"); do
