@@ -261,7 +261,7 @@ slurm_clear() {
 }
 
 allot_submitted() { metric allot_workloads_submitted_total; }
-slurm_submitted() { sdiag | awk '/^\tJobs submitted:/ { print $3; exit }'; }
+slurm_submitted() { sdiag | awk '/Jobs submitted:/ { print $NF; exit }'; }
 
 # rest_run URL OUT COUNTER: wrk posts $T/post.lua's bodies until COUNTER
 # has grown by QUEUE (each wrk thread stops at QUEUE / 2; wrk itself only
@@ -344,16 +344,19 @@ PEER_BODY="$T/abody" PEER_MAX=$((QUEUE / 2)) PEER_RUN=q PEER_PATH=/api/v1/worklo
 A_REST=$REST_RATE; A_REST_P50=$(wrk_pct "$T/aw" 50); A_REST_P99=$(wrk_pct "$T/aw" 99)
 # 4. cycles over the window
 sleep 3
-c0=$(metric allot_sched_cycle_duration_seconds_count); s0=$(metric allot_sched_cycle_duration_seconds_sum)
-acurl "$AURL/metrics" | grep '^allot_sched_cycle_duration_seconds_bucket' >"$T/ah0"
+acurl "$AURL/metrics" | grep '^allot_sched_cycle_duration_seconds' >"$T/ah0"
 sleep "$WINDOW"
-c1=$(metric allot_sched_cycle_duration_seconds_count); s1=$(metric allot_sched_cycle_duration_seconds_sum)
-acurl "$AURL/metrics" | grep '^allot_sched_cycle_duration_seconds_bucket' >"$T/ah1"
+acurl "$AURL/metrics" | grep '^allot_sched_cycle_duration_seconds' >"$T/ah1"
+c0=$(awk '$1 ~ /_count$/ { print $2 }' "$T/ah0"); s0=$(awk '$1 ~ /_sum$/ { print $2 }' "$T/ah0")
+c1=$(awk '$1 ~ /_count$/ { print $2 }' "$T/ah1"); s1=$(awk '$1 ~ /_sum$/ { print $2 }' "$T/ah1")
+grep _bucket "$T/ah0" >"$T/ab0"
+grep _bucket "$T/ah1" >"$T/ab1"
 A_CYC_N=$((c1 - c0))
 A_CYC_MEAN=$(awk -v s="$s1" -v t="$s0" -v n="$A_CYC_N" 'BEGIN { printf "%.1f", n ? (s - t) * 1000 / n : 0 }')
 # the largest bucket a cycle of the window fell in (its upper bound)
-A_CYC_MAX=$(paste "$T/ah0" "$T/ah1" | awk '{ le = $1; sub(/.*le="/, "", le); sub(/".*/, "", le)
-  if ($4 - $2 == '"$A_CYC_N"' && !done) { done = 1; print le * 1000 } }')
+A_CYC_MAX=$(paste "$T/ab0" "$T/ab1" | awk -v n="$A_CYC_N" '{ le = $1; sub(/.*le="/, "", le)
+  sub(/".*/, "", le); if (n > 0 && $4 - $2 == n && !done) { done = 1; print le * 1000 } }
+  END { if (!done) print "-" }')
 A_PENDING=$(acurl "$AURL/api/v1/workloads/count?filterBy=phase==Pending" | jq .count)
 allot_stop
 }
