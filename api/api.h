@@ -212,10 +212,11 @@ struct api_share {
 #define API_HIST_BUCKETS 12
 /* The locks a request can wait on while the scheduler thread holds them:
  * its state (wake flags, touched workloads, shares, these stats), the
- * cycle (what-if runs copy the model under it) and the database writer
- * (a cycle's write is one op of a group commit; writes queued behind it
+ * model (what-if runs copy it under this lock, which the scheduler
+ * thread holds while it changes the model) and the database writer (a
+ * cycle's write is one op of a group commit; writes queued behind it
  * wait for it). */
-enum api_lock { API_LOCK_STATE, API_LOCK_CYCLE, API_LOCK_WRITE, API_LOCKS };
+enum api_lock { API_LOCK_STATE, API_LOCK_MODEL, API_LOCK_WRITE, API_LOCKS };
 #define API_HOLD_BUCKETS 13
 struct api_sched_stats {
     int64_t cycles, decisions, last_cycle_us, max_cycle_us, pending, running;

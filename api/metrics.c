@@ -7,7 +7,7 @@
  * last cycle (kai_queue_*, labels queue_name and nodepool; -1 is
  * unlimited), live workloads by phase, the cycle duration histogram,
  * how long the scheduler thread held each lock a request can wait on
- * (allot_sched_lock_hold_seconds, by lock: state, cycle, write) and
+ * (allot_sched_lock_hold_seconds, by lock: state, model, write) and
  * evictions by reason; and what agents measure of the GPUs: per workload
  * its utilisation and memory (runai_job_gpu_utilization,
  * runai_job_used_gpu_memory_bytes), per pod and device the same

@@ -43,9 +43,11 @@
  * stopped heartbeating are marked lost and workloads past their project's
  * time or idle limits suspended; the model is then read again.
  *
- * A what-if run (whatif.c) takes the same lock only to do Step 1 and copy
- * the model (api_sched_model_copy()); it schedules the copy on its own
- * thread, with the lock released.
+ * A what-if run (whatif.c) copies the model under the model lock, which
+ * this thread holds only while it changes the model (Step 1, applying
+ * decisions in Step 3, and after the write), never across sched_cycle()
+ * or the database write; the run reads the rows touched since Step 1 into
+ * its copy and schedules it on its own thread (api_sched_model_copy()).
  *
  * Invariants:
  *   1. Only this thread (or api_sched_run_once, under the same lock)
@@ -74,7 +76,7 @@ const double api_hist_bounds[API_HIST_BUCKETS - 1] = {0.0005, 0.001, 0.0025, 0.0
 const char *const api_eviction_reasons[3] = {"Reclaimed", "Preempted", "StaleGang"};
 const double api_hold_bounds[API_HOLD_BUCKETS - 1] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
                                                       0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0};
-const char *const api_lock_names[API_LOCKS] = {"state", "cycle", "write"};
+const char *const api_lock_names[API_LOCKS] = {"state", "model", "write"};
 
 struct api_sched {
     struct db *db;
@@ -92,6 +94,9 @@ struct api_sched {
     struct api_share *shares;
     int n_shares;
     pthread_mutex_t run_mu; /* one cycle at a time; guards everything below */
+    pthread_mutex_t model_mu; /* m and loaded while this thread changes them (Steps 1
+                               * and 3), and a what-if run's copy; never held
+                               * across sched_cycle() or a database write */
     struct sched_arena *arena;
     struct sched_memo *memo;    /* what the last cycle lets the next reuse */
     struct sched_delta delta;   /* the model's changes since the last cycle */
@@ -141,12 +146,28 @@ static void state_unlock(struct api_sched *sc, int64_t locked_us)
     pthread_mutex_unlock(&sc->mu);
 }
 
-/* Counts a hold of the cycle lock or the writer, once it is over. */
+/* Counts a hold of the model lock or the writer, once it is over. */
 static void note_hold(struct api_sched *sc, enum api_lock lock, int64_t us)
 {
     pthread_mutex_lock(&sc->mu);
     count_hold(&sc->stats, lock, us);
     pthread_mutex_unlock(&sc->mu);
+}
+
+/* This thread changes the model between model_lock() and model_unlock(),
+ * which counts the hold. */
+static int64_t model_lock(struct api_sched *sc)
+{
+    pthread_mutex_lock(&sc->model_mu);
+    return mono_us();
+}
+
+static void model_unlock(struct api_sched *sc, int64_t locked_us)
+{
+    int64_t held = mono_us() - locked_us;
+
+    pthread_mutex_unlock(&sc->model_mu);
+    note_hold(sc, API_LOCK_MODEL, held);
 }
 
 /* ---- Step 1 ---- */
@@ -587,7 +608,9 @@ static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
         n_pods += sc->m.wls[i].n_pods;
     if (persist_alloc(&p, sc->m.n, n_pods) != 0)
         goto out;
+    locked = model_lock(sc);
     collect(sc, &p, st, res, orig, now_ms);
+    model_unlock(sc, locked);
     if (p.failed)
         goto out;
     resolve(&p);
@@ -602,7 +625,9 @@ static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
     if (rc != 0)
         goto out;
     rc = -1;
+    locked = model_lock(sc);
     written(sc, &p, res);
+    model_unlock(sc, locked);
     locked = state_lock(sc);
     for (i = 0; i < 3; i++)
         sc->stats.evictions[i] += p.evictions[i];
@@ -795,12 +820,15 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
 
     *n_decisions = 0;
     pthread_mutex_lock(&sc->run_mu);
-    locked = mono_us();
     /* Step 1 */
-    if (refresh(sc) != 0)
-        goto out;
-    if (now >= sc->next_sample_ms && sc->m.n_pools > 0)
+    locked = model_lock(sc);
+    rc = refresh(sc);
+    if (rc == 0 && now >= sc->next_sample_ms && sc->m.n_pools > 0)
         load_usage(sc, now);
+    model_unlock(sc, locked);
+    if (rc != 0)
+        goto out;
+    rc = -1;
     sm_state(&sc->m, now, &st);
     orig = malloc((size_t)st.n_workloads + 1);
     if (!orig)
@@ -818,9 +846,10 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
         goto out;
     /* Steps 3 and 4 */
     if (persist_cycle(sc, &st, &res, orig, now) != 0) {
-        int64_t st_locked;
+        int64_t st_locked = model_lock(sc);
 
         sc->loaded = 0;
+        model_unlock(sc, st_locked);
         st_locked = state_lock(sc);
         sc->stats.failures++;
         state_unlock(sc, st_locked);
@@ -849,9 +878,7 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     rc = 0;
 out:
     free(orig);
-    locked = mono_us() - locked;
     pthread_mutex_unlock(&sc->run_mu);
-    note_hold(sc, API_LOCK_CYCLE, locked);
     return rc;
 }
 
@@ -860,21 +887,61 @@ int api_sched_run_once(struct api_sched *s, int *n_decisions)
     return run_cycle(s, n_decisions);
 }
 
+/* The touched workloads and org flag not yet read into the model
+ * (copies; the scheduler thread keeps its own). */
+static int peek_dirty(struct api_sched *s, int64_t **seqs, int *n, int *org)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&s->mu);
+    *n = s->n_dirty;
+    *org = s->org_dirty;
+    *seqs = malloc(sizeof(int64_t) * ((size_t)s->n_dirty + 1));
+    if (*seqs && s->n_dirty > 0)
+        memcpy(*seqs, s->dirty, sizeof(int64_t) * (size_t)s->n_dirty);
+    else if (!*seqs)
+        rc = -1;
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+/* A what-if run's copy of the model, up to date: copied under the model
+ * lock only (the scheduler thread may be in sched_cycle() or writing: it
+ * only reads the model then), and the rows touched since its last Step 1
+ * read into the copy afterwards, with no lock held. Before the model is
+ * loaded (at start, or after a failed write) the copy waits for the turn
+ * in progress and brings the model itself up to date, as a cycle does. */
 int api_sched_model_copy(struct api_sched *s, struct sched_model *dst, int64_t *copy_us)
 {
-    int64_t t0;
-    int rc = -1;
+    int64_t t0, *seqs = NULL;
+    int rc = -1, n = 0, org = 0, loaded;
 
     memset(dst, 0, sizeof(*dst));
     *copy_us = 0;
     if (!s)
         return -1;
-    pthread_mutex_lock(&s->run_mu);
     t0 = mono_us();
-    if (refresh(s) == 0 && sm_clone(&s->m, dst) == DB_OK)
+    pthread_mutex_lock(&s->model_mu);
+    loaded = s->loaded;
+    if (loaded && peek_dirty(s, &seqs, &n, &org) == 0 && sm_clone(&s->m, dst) == DB_OK)
         rc = 0;
+    pthread_mutex_unlock(&s->model_mu);
+    if (rc == 0 && org)
+        rc = sm_load_topology(dst, s->db) == DB_OK ? 0 : -1;
+    if (rc == 0)
+        rc = sm_refresh(dst, s->db, seqs, n) == DB_OK ? 0 : -1;
+    free(seqs);
+    if (!loaded) {
+        pthread_mutex_lock(&s->run_mu);
+        pthread_mutex_lock(&s->model_mu);
+        if (refresh(s) == 0 && sm_clone(&s->m, dst) == DB_OK)
+            rc = 0;
+        pthread_mutex_unlock(&s->model_mu);
+        pthread_mutex_unlock(&s->run_mu);
+    }
+    if (rc != 0)
+        sm_free(dst);
     *copy_us = mono_us() - t0;
-    pthread_mutex_unlock(&s->run_mu);
     return rc;
 }
 
@@ -918,16 +985,15 @@ static int wait_turn(struct api_sched *sc, int64_t gap_us)
  * database, so the model is read again whole. */
 static void agents_turn(struct api_sched *sc)
 {
-    if (api_agent_enforce(sc->db, api_now_ms(), sc->started_ms, sc->o.agent_lost_after_ms) <= 0)
-        return;
     int64_t locked;
 
+    if (api_agent_enforce(sc->db, api_now_ms(), sc->started_ms, sc->o.agent_lost_after_ms) <= 0)
+        return;
     pthread_mutex_lock(&sc->run_mu);
-    locked = mono_us();
+    locked = model_lock(sc);
     sc->loaded = 0;
-    locked = mono_us() - locked;
+    model_unlock(sc, locked);
     pthread_mutex_unlock(&sc->run_mu);
-    note_hold(sc, API_LOCK_CYCLE, locked);
 }
 
 static void *sched_main(void *arg)
@@ -966,6 +1032,7 @@ int api_sched_start(struct db *db, const struct api_sched_opts *o, struct api_sc
     pthread_mutex_init(&sc->mu, NULL);
     pthread_cond_init(&sc->cv, NULL);
     pthread_mutex_init(&sc->run_mu, NULL);
+    pthread_mutex_init(&sc->model_mu, NULL);
     sc->wake = 1; /* the first cycle runs at once */
     sc->arena = sched_arena_new();
     sc->memo = sched_memo_new();
@@ -1055,6 +1122,7 @@ void api_sched_stop(struct api_sched *s)
     free(s->shares);
     free(s->dirty);
     pthread_mutex_destroy(&s->run_mu);
+    pthread_mutex_destroy(&s->model_mu);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
     free(s);

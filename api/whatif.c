@@ -4,9 +4,10 @@
  * with the change made there, and compare.
  *
  * One run (wi_run):
- *   Step 1: copy the model (api_sched_model_copy()): the scheduler's own
- *           Step 1 (the rows changed since its last cycle are read) and a
- *           deep copy, under its cycle lock; the lock is then released;
+ *   Step 1: copy the model (api_sched_model_copy()): a deep copy under
+ *           the scheduler's model lock (which its thread holds only while
+ *           it changes the model, never for a whole turn), then the rows
+ *           changed since its last cycle read into the copy;
  *   Step 2: note every workload as it is: phase, project, placed pods;
  *   Step 3: make the changes on the copy, as the real ones would leave the
  *           model: quotas, drained nodes (NotReady; the pods bound there
@@ -28,9 +29,9 @@
  *           last pass's).
  *
  * Invariants:
- *   1. The live model is read only in Step 1, under the cycle lock; the
+ *   1. The live model is read only in Step 1, under the model lock; the
  *      core runs on the copy with no lock held, so a run never stalls the
- *      scheduler thread for longer than the copy.
+ *      scheduler thread for longer than the copy, nor waits for a turn.
  *   2. Nothing is written: not the database, not the live model.
  *   3. At most WI_MAX_RUNS runs at once (each holds a copy of the model
  *      and an arena); another waits up to WI_WAIT_MS for its turn, then

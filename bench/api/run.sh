@@ -21,7 +21,7 @@
 #   5. allotd's RSS after that restart;
 #   6. what-if: POST /api/v1/workloads/trainings?dryRun=true on that
 #      cluster, 10 in a row: each answer's time (curl's time_total: the
-#      model copied under the cycle lock, then the turn run on the copy),
+#      model copied under the model lock, then the turn run on the copy),
 #      next to the scheduler's last cycle (allot_sched_last_cycle_seconds).
 # Everything runs on this machine; the temporary directory is removed.
 set -eu
