@@ -47,6 +47,29 @@ struct api_sim_spec {
     int64_t gpu_memory_mib;   /* memory of each device */
 };
 
+/* ---- the client's address behind trusted proxies (clientaddr.c) ---- */
+#define API_MAX_TRUSTED 32
+struct api_cidr {
+    int family;               /* AF_INET or AF_INET6 */
+    unsigned char addr[16];
+    int bits;
+};
+struct api_client_trust {
+    struct api_cidr trusted[API_MAX_TRUSTED]; /* --trusted-proxy */
+    int n_trusted;                            /* 0: no proxy is trusted */
+    char header[64];          /* --client-address-header */
+    int forwarded;            /* header is Forwarded (RFC 7239), not a plain list */
+};
+/* "CIDR[,CIDR...]" (an address alone is its /32 or /128) into out: 0, or
+ * -1 for a bad range, none, or more than max. */
+int api_cidrs_parse(const char *list, struct api_cidr *out, int max, int *n);
+/* Is addr (IPv4, IPv6, or IPv4-mapped IPv6) in one of the ranges? */
+int api_cidrs_match(const struct api_cidr *c, int n, const char *addr);
+/* The request's client address into out: peer, unless peer is trusted;
+ * then the right-most untrusted hop of the header's lines (in order). */
+void api_client_address(const struct api_client_trust *t, const char *peer,
+                        const char *const *lines, int n_lines, char *out, size_t len);
+
 struct api_config {
     char db_path[512];
     char listen[128];
@@ -61,6 +84,7 @@ struct api_config {
     int retention_days;      /* deleted workloads are purged after; 0: kept */
     int rate_limit;          /* requests per second per client address; 0: off */
     int user_rate_limit;     /* the same per signed-in principal; -1 (unset): rate_limit */
+    struct api_client_trust trust; /* proxies whose client-address header counts */
     int secret_checks;       /* password and secret checks (yescrypt) at once */
     int agent_lease_ms;      /* an agent that has no answer this long stops its pods */
     int agent_margin_ms;     /* a silent node is lost after the lease and this */
@@ -293,7 +317,8 @@ struct api_req {
     const char *method;
     const char *path;
     const char *query;        /* may be NULL */
-    const char *remote;
+    const char *remote;       /* the client's address (clientaddr.c) */
+    char remote_buf[64];
     const char *content_type; /* may be NULL */
     char params[2][DB_NAME_LEN];
     char *body;               /* NUL-terminated; malloc'd by the dispatcher */

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static void usage(void)
 {
@@ -39,6 +40,10 @@ static void usage(void)
            "  --user-rate-limit N       requests per second per signed-in user or service\n"
            "                            account, whatever its addresses (default: the\n"
            "                            --rate-limit value; 0 off)\n"
+           "  --trusted-proxy CIDR[,CIDR...]  peers whose client-address header names the\n"
+           "                            client (default none: the header is ignored)\n"
+           "  --client-address-header NAME  that header: X-Forwarded-For (default),\n"
+           "                            Forwarded (RFC 7239) or another list of addresses\n"
            "  --secret-checks N         password and secret checks run at once (default 2)\n"
            "  --agent-lease-ms N        an agent whose heartbeats get no answer this long\n"
            "                            stops its pods (default 10000)\n"
@@ -128,6 +133,17 @@ static int set_int(const char *v, int min, int max, int *out)
     return 0;
 }
 
+/* An HTTP header name: letters, digits and "-", 1 to len - 1 of them. */
+static int header_name(const char *v, char *out, size_t len)
+{
+    size_t n = strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-");
+
+    if (n == 0 || v[n] || n >= len)
+        return -1;
+    memcpy(out, v, n + 1);
+    return 0;
+}
+
 static int set_str(const char *v, char *out, size_t len)
 {
     if (strlen(v) >= len)
@@ -169,6 +185,10 @@ static int apply(struct api_config *cfg, const char *key, const char *v)
         return set_int(v, 0, 10000000, &cfg->rate_limit);
     if (strcmp(key, "user-rate-limit") == 0)
         return set_int(v, 0, 10000000, &cfg->user_rate_limit);
+    if (strcmp(key, "trusted-proxy") == 0)
+        return api_cidrs_parse(v, cfg->trust.trusted, API_MAX_TRUSTED, &cfg->trust.n_trusted);
+    if (strcmp(key, "client-address-header") == 0)
+        return header_name(v, cfg->trust.header, sizeof(cfg->trust.header));
     if (strcmp(key, "secret-checks") == 0)
         return set_int(v, 1, 1024, &cfg->secret_checks);
     if (strcmp(key, "agent-lease-ms") == 0)
@@ -257,6 +277,7 @@ static void defaults(struct api_config *cfg)
     cfg->retention_days = 30;
     cfg->rate_limit = 100;
     cfg->user_rate_limit = -1;
+    snprintf(cfg->trust.header, sizeof(cfg->trust.header), "X-Forwarded-For");
     cfg->secret_checks = 2;
     cfg->agent_lease_ms = 10000;
     cfg->agent_margin_ms = 5000;
@@ -273,6 +294,7 @@ static void finish(struct api_config *cfg)
         snprintf(cfg->key_file, sizeof(cfg->key_file), "%.500s.key", cfg->db_path);
     if (cfg->user_rate_limit < 0)
         cfg->user_rate_limit = cfg->rate_limit;
+    cfg->trust.forwarded = strcasecmp(cfg->trust.header, "Forwarded") == 0;
     if (cfg->demo && !cfg->sims_given) {
         api_sim_parse("2x2", &cfg->sims[0]);
         cfg->n_sims = 1;

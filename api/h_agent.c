@@ -361,7 +361,7 @@ static int reg_in(struct api_req *r, json_t *o, struct db_agent_reg *g, char **l
         api_json_str(r, o, "address", g->address, sizeof(g->address), 0))
         return -1;
     if (!g->address[0])
-        snprintf(g->address, sizeof(g->address), "%s", mg_get_request_info(r->conn)->remote_addr);
+        snprintf(g->address, sizeof(g->address), "%s", r->remote);
     if (!valid_address(g->address)) {
         api_error(r, 400, "Bad request", "field 'address': a host name or an IP address");
         return -1;

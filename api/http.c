@@ -859,6 +859,26 @@ static void serve(struct api_req *r, const struct mg_request_info *ri)
     rt->handler(r);
 }
 
+/* The client's address: the peer's, or behind a trusted proxy the one its
+ * header names (clientaddr.c); kept in r->remote_buf. */
+static const char *client_address(struct api_req *r, const struct mg_request_info *ri)
+{
+    const struct api_client_trust *t = &r->app->cfg.trust;
+    const char *lines[16];
+    int i, n = 0;
+
+    for (i = 0; t->n_trusted && i < ri->num_headers; i++)
+        if (strcasecmp(ri->http_headers[i].name, t->header) == 0) {
+            if (n == (int)(sizeof(lines) / sizeof(lines[0]))) { /* the right-most count */
+                memmove(lines, lines + 1, sizeof(lines) - sizeof(lines[0]));
+                n--;
+            }
+            lines[n++] = ri->http_headers[i].value;
+        }
+    api_client_address(t, ri->remote_addr, lines, n, r->remote_buf, sizeof(r->remote_buf));
+    return r->remote_buf;
+}
+
 static int dispatch(struct mg_connection *conn, void *cbdata)
 {
     const struct mg_request_info *ri = mg_get_request_info(conn);
@@ -873,7 +893,7 @@ static int dispatch(struct mg_connection *conn, void *cbdata)
     r.method = ri->request_method;
     r.path = ri->local_uri ? ri->local_uri : "/";
     r.query = ri->query_string;
-    r.remote = ri->remote_addr;
+    r.remote = client_address(&r, ri);
     r.content_type = mg_get_header(conn, "Content-Type");
     serve(&r, ri);
     if (!r.status) /* a handler that forgot to answer still answers */
