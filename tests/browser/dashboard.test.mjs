@@ -345,7 +345,9 @@ before(async () => {
   fs.mkdirSync(SHOTS, {recursive: true});
   [URL, BULK_URL] = await Promise.all([
     startServer('allotd', ['--simulate-nodes', '2x2:default:pcie']),
-    startServer('allotd-bulk', ['--simulate-nodes', '2x2', '--simulate-nodes', '1x4:a100:dgx'])]);
+    startServer('allotd-bulk', ['--simulate-nodes', '2x2', '--simulate-nodes', '1x4:a100:dgx',
+      // its 10,000 pending workloads pass the default caps on pending work
+      '--max-pending-per-user', '0', '--max-pending-per-project', '0'])]);
   adminToken = await token('admin', PASSWORD);
   clusterId = (await call('GET', '/api/v1/clusters'))[0].uuid;
   browser = await chromium.launch({
