@@ -31,6 +31,11 @@ void fuzz_reply_none(const struct api_req *r);
 /* data[0..size) as a malloc'd NUL-terminated string (embedded NULs kept). */
 char *fuzz_text(const uint8_t *data, size_t size);
 
+/* A new database in a temporary folder named after tag, holding a node
+ * pool per name in pools (labelled pool=<name>); closed and removed, with
+ * its folder, when the target exits. */
+struct db *fuzz_db_open(const char *tag, const char *const *pools, size_t n_pools);
+
 /* Aborts with a message naming the failed condition. */
 #define FUZZ_ASSERT(cond) \
     ((cond) ? (void)0 : fuzz_fail(__FILE__, __LINE__, #cond))

@@ -31,7 +31,6 @@
 #include "db_agent.h"
 
 static struct api_app app;
-static char dir[64], path[128];
 static int64_t heartbeat_token, register_token;
 static struct mg_request_info request_info;
 
@@ -40,20 +39,6 @@ const struct mg_request_info *mg_get_request_info(const struct mg_connection *co
 {
     (void)conn;
     return &request_info;
-}
-
-static void db_remove(void)
-{
-    static const char *const suffixes[] = {"", "-wal", "-shm", ".lock"};
-    char p[160];
-    size_t i;
-
-    db_close(app.db);
-    for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-        snprintf(p, sizeof(p), "%s%s", path, suffixes[i]);
-        unlink(p);
-    }
-    rmdir(dir);
 }
 
 static int64_t token_add(const char *id)
@@ -90,21 +75,7 @@ static void node_register(int64_t token)
 static void db_setup(void)
 {
     static const char *const pools[] = {"default", "a100-pool"};
-    struct db_pool pool;
-    size_t i;
-
-    snprintf(dir, sizeof(dir), "/tmp/allot-fuzz-agent-XXXXXX");
-    FUZZ_ASSERT(mkdtemp(dir) != NULL);
-    snprintf(path, sizeof(path), "%s/fuzz.db", dir);
-    FUZZ_ASSERT(db_open(path, DB_OPEN_CREATE, &app.db) == DB_OK);
-    atexit(db_remove);
-    for (i = 0; i < sizeof(pools) / sizeof(pools[0]); i++) {
-        memset(&pool, 0, sizeof(pool));
-        snprintf(pool.name, sizeof(pool.name), "%s", pools[i]);
-        snprintf(pool.label_key, sizeof(pool.label_key), "pool");
-        snprintf(pool.label_value, sizeof(pool.label_value), "%s", pools[i]);
-        FUZZ_ASSERT(db_pool_insert(app.db, &pool) == DB_OK);
-    }
+    app.db = fuzz_db_open("agent", pools, sizeof(pools) / sizeof(pools[0]));
     heartbeat_token = token_add("hbtoken00001");
     register_token = token_add("regtoken0001");
     node_register(heartbeat_token);

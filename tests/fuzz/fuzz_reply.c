@@ -1,6 +1,7 @@
 /*
  * fuzz_reply.c: the targets' stand-in for the connection a reply goes to
- * (see fuzz.h), and the check of what was sent.
+ * (see fuzz.h), the check of what was sent, and the temporary database
+ * the request targets run against (fuzz_db_open).
  *
  * Step 1  mg_write() appends to one buffer; mg_get_response_code_text()
  *         gives a fixed reason phrase (the status line is checked, not
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char *sent;
 static size_t sent_len, sent_cap;
@@ -112,4 +114,43 @@ char *fuzz_text(const uint8_t *data, size_t size)
         memcpy(s, data, size);
     s[size] = 0;
     return s;
+}
+
+/* ---- the targets' database ---- */
+
+static struct db *fuzz_db;
+static char fuzz_db_dir[64], fuzz_db_path[128];
+
+static void fuzz_db_remove(void)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm", ".lock"};
+    char p[160];
+    size_t i;
+
+    db_close(fuzz_db);
+    for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+        snprintf(p, sizeof(p), "%s%s", fuzz_db_path, suffixes[i]);
+        unlink(p);
+    }
+    rmdir(fuzz_db_dir);
+}
+
+struct db *fuzz_db_open(const char *tag, const char *const *pools, size_t n_pools)
+{
+    struct db_pool pool;
+    size_t i;
+
+    snprintf(fuzz_db_dir, sizeof(fuzz_db_dir), "/tmp/allot-fuzz-%s-XXXXXX", tag);
+    FUZZ_ASSERT(mkdtemp(fuzz_db_dir) != NULL);
+    snprintf(fuzz_db_path, sizeof(fuzz_db_path), "%s/fuzz.db", fuzz_db_dir);
+    FUZZ_ASSERT(db_open(fuzz_db_path, DB_OPEN_CREATE, &fuzz_db) == DB_OK);
+    atexit(fuzz_db_remove);
+    for (i = 0; i < n_pools; i++) {
+        memset(&pool, 0, sizeof(pool));
+        snprintf(pool.name, sizeof(pool.name), "%s", pools[i]);
+        snprintf(pool.label_key, sizeof(pool.label_key), "pool");
+        snprintf(pool.label_value, sizeof(pool.label_value), "%s", pools[i]);
+        FUZZ_ASSERT(db_pool_insert(fuzz_db, &pool) == DB_OK);
+    }
+    return fuzz_db;
 }

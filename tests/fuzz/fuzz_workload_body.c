@@ -34,40 +34,11 @@ static const char *const top_fields[] = {
 };
 
 static struct api_app app;
-static char dir[64], path[128];
-
-static void db_remove(void)
-{
-    static const char *const suffixes[] = {"", "-wal", "-shm", ".lock"};
-    char p[160];
-    size_t i;
-
-    db_close(app.db);
-    for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-        snprintf(p, sizeof(p), "%s%s", path, suffixes[i]);
-        unlink(p);
-    }
-    rmdir(dir);
-}
 
 static void db_setup(void)
 {
     static const char *const pools[] = {"default", "pcie-pool"};
-    struct db_pool pool;
-    size_t i;
-
-    snprintf(dir, sizeof(dir), "/tmp/allot-fuzz-body-XXXXXX");
-    FUZZ_ASSERT(mkdtemp(dir) != NULL);
-    snprintf(path, sizeof(path), "%s/fuzz.db", dir);
-    FUZZ_ASSERT(db_open(path, DB_OPEN_CREATE, &app.db) == DB_OK);
-    atexit(db_remove);
-    for (i = 0; i < sizeof(pools) / sizeof(pools[0]); i++) {
-        memset(&pool, 0, sizeof(pool));
-        snprintf(pool.name, sizeof(pool.name), "%s", pools[i]);
-        snprintf(pool.label_key, sizeof(pool.label_key), "pool");
-        snprintf(pool.label_value, sizeof(pool.label_value), "%s", pools[i]);
-        FUZZ_ASSERT(db_pool_insert(app.db, &pool) == DB_OK);
-    }
+    app.db = fuzz_db_open("body", pools, sizeof(pools) / sizeof(pools[0]));
 }
 
 static void project_fill(struct api_project *p, int with_rules)
