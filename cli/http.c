@@ -321,7 +321,8 @@ static int read_head(struct conn *c, struct head *h)
         rc = read_line(c, line, sizeof(line));
         if (rc != HTTP_OK)
             return rc;
-        if (strncmp(line, "HTTP/1.", 7) != 0 || sscanf(line + 8, " %ld", &h->status) != 1 ||
+        if (strncmp(line, "HTTP/1.", 7) != 0 || !line[7] ||
+            sscanf(line + 8, " %ld", &h->status) != 1 ||
             h->status < 100 || h->status > 999)
             return HTTP_EPROTO;
         for (;;) {

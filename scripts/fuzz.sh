@@ -19,7 +19,7 @@ export BUILD_DIR
 seconds=${1:-600}
 [ $# -gt 0 ] && shift
 targets=${*:-fuzz_workload_body fuzz_quantity fuzz_query fuzz_token fuzz_scenario fuzz_agent
-  fuzz_trace fuzz_allotd_config fuzz_cli_config}
+  fuzz_trace fuzz_allotd_config fuzz_cli_config fuzz_http_reply}
 ./scripts/build.sh
 for t in $targets; do
   seeds="tests/fuzz/corpus/$t"
