@@ -248,6 +248,7 @@ struct api_sched_stats {
     int64_t hist[API_HIST_BUCKETS];    /* cycles per duration bucket (not cumulative) */
     int64_t evictions[3];              /* by reason: reclaim, preempt, stale gang */
     int64_t failures;                  /* cycles that could not be stored */
+    int64_t fenced;                    /* turns whose writes the leader's fence refused */
     /* the scheduler thread's holds of each lock (enum api_lock) */
     int64_t holds[API_LOCKS], hold_us_total[API_LOCKS], hold_max_us[API_LOCKS];
     int64_t hold_hist[API_LOCKS][API_HOLD_BUCKETS];   /* per bucket, not cumulative */
@@ -256,12 +257,44 @@ extern const double api_hist_bounds[API_HIST_BUCKETS - 1];   /* seconds; last is
 extern const double api_hold_bounds[API_HOLD_BUCKETS - 1];   /* seconds; last is +Inf */
 extern const char *const api_lock_names[API_LOCKS];
 extern const char *const api_eviction_reasons[3];
+/* ---- leadership among replicas (leader.c) ---- */
+#define API_LEADER_TTL_MS 3000
+struct api_leader;
+struct api_leader_opts {
+    int64_t ttl_ms;                    /* the lease; 0: API_LEADER_TTL_MS */
+    const char *holder;                /* this replica's name; NULL: host:pid:random */
+};
+struct api_leader_info {
+    int leading;
+    int64_t epoch;                     /* this replica's, while it leads; else 0 */
+    char holder[96];                   /* this replica */
+    char leader[96];                   /* who holds the lease as last read; "" nobody */
+    int64_t leader_epoch;
+    int db_ok;                         /* the database answered the last ask */
+    int64_t gained;                    /* leaderships this replica took */
+    int64_t ttl_ms;
+};
+/* Starts the thread that holds or waits for the lease (after one ask, so
+ * a replica that can lead does from the start). 0 or -1. */
+int api_leader_start(struct db *db, const struct api_leader_opts *o, struct api_leader **out);
+/* Stops the thread and gives the lease back. NULL is a no-op. */
+void api_leader_stop(struct api_leader *l);
+/* Called (on the leader's thread) whenever this replica starts or stops leading. */
+void api_leader_hook(struct api_leader *l, void (*hook)(void *), void *arg);
+/* The epoch while this replica leads, else 0 (NULL: 0). */
+int64_t api_leader_epoch(struct api_leader *l);
+/* A write fenced by epoch was refused: this replica leads no more. */
+void api_leader_lost(struct api_leader *l, int64_t epoch);
+void api_leader_get(struct api_leader *l, struct api_leader_info *out);
+
 struct api_sched_opts {
     int period_ms;                     /* default 1000 */
     int sample_period_ms;              /* allocation samples; default 15000 */
     int64_t agent_lost_after_ms;       /* the agents' lease plus its margin */
     int64_t retention_ms;              /* purge deleted workloads after; 0: never */
     const char *db_path;               /* borrowed: whose logs purged workloads leave */
+    struct api_leader *leader;         /* cycles and liveness checks run only while
+                                          it leads; NULL: always */
 };
 int api_sched_start(struct db *db, const struct api_sched_opts *o, struct api_sched **out);
 
@@ -300,6 +333,7 @@ struct api_app {
     struct db *db;
     struct api_keyring key;
     struct api_sched *sched;
+    struct api_leader *leader;
     struct api_ratelimit *rl;   /* per client address */
     struct api_ratelimit *url;  /* per signed-in principal */
     struct api_loginguard *lg;  /* may be NULL: no limits on guessing */

@@ -269,6 +269,7 @@ int main(int argc, char **argv)
 {
     struct api_app *app = calloc(1, sizeof(*app));
     struct api_sched_opts opts;
+    struct api_leader_opts lopts = {0, NULL};
     sigset_t set;
     int rc, status = 1;
 
@@ -319,7 +320,10 @@ int main(int argc, char **argv)
     opts.agent_lost_after_ms = (int64_t)app->cfg.agent_lease_ms + app->cfg.agent_margin_ms;
     opts.retention_ms = (int64_t)app->cfg.retention_days * 86400000LL;
     opts.db_path = app->cfg.db_path;
-    if (!app->rl || !app->url || !app->lg || api_sched_start(app->db, &opts, &app->sched) != 0)
+    if (!app->rl || !app->url || !app->lg || api_leader_start(app->db, &lopts, &app->leader) != 0)
+        goto out;
+    opts.leader = app->leader;
+    if (api_sched_start(app->db, &opts, &app->sched) != 0)
         goto out;
     if (api_http_start(app) != 0)
         goto out;
@@ -334,6 +338,7 @@ int main(int argc, char **argv)
 out:
     api_http_stop(app);
     api_sched_stop(app->sched);
+    api_leader_stop(app->leader);
     db_close(app->db);
     api_ratelimit_free(app->rl);
     api_ratelimit_free(app->url);

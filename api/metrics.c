@@ -12,7 +12,9 @@
  * its utilisation and memory (runai_job_gpu_utilization,
  * runai_job_used_gpu_memory_bytes), per pod and device the same
  * (allot_pod_gpu_*), and per device of an agent's node its latest
- * utilisation and memory (allot_node_gpu_*).
+ * utilisation and memory (allot_node_gpu_*); and whether this replica
+ * leads (allot_leader 1 or 0, allot_leader_epoch, and
+ * allot_sched_fenced_total: turns whose writes the fence refused).
  *
  * Invariant: counters only grow and are updated with atomics, so a
  * scrape never blocks a request.
@@ -47,6 +49,15 @@ struct text {
     char *s;
     size_t n, cap;
 };
+
+/* This replica's leadership; without a leader thread (tests that start
+ * none) it leads alone. */
+static void leader_info(struct api_app *app, struct api_leader_info *li)
+{
+    api_leader_get(app->leader, li);
+    if (!app->leader)
+        li->leading = 1;
+}
 
 static void put(struct text *t, const char *line, size_t n)
 {
@@ -181,6 +192,18 @@ static void cycle_gauges(const struct api_sched_stats *st, struct text *t)
 }
 
 /* How long the scheduler thread held each lock a request can wait on. */
+static void leader_gauges(struct api_req *r, const struct api_sched_stats *st, struct text *t)
+{
+    struct api_leader_info li;
+
+    leader_info(r->app, &li);
+    addf(t, "# TYPE allot_leader gauge\nallot_leader %d\n", li.leading);
+    addf(t, "# TYPE allot_leader_epoch gauge\nallot_leader_epoch %lld\n",
+         (long long)li.leader_epoch);
+    addf(t, "# TYPE allot_sched_fenced_total counter\nallot_sched_fenced_total %lld\n",
+         (long long)st->fenced);
+}
+
 static void hold_gauges(const struct api_sched_stats *st, struct text *t)
 {
     int l, i;
@@ -362,6 +385,7 @@ void api_metrics_render(struct api_req *r)
     add(&t, "# TYPE allot_sched_running_workloads gauge\nallot_sched_running_workloads %lld\n",
         st.running, 0);
     cycle_gauges(&st, &t);
+    leader_gauges(r, &st, &t);
     hold_gauges(&st, &t);
     queue_gauges(r, &t);
     phase_gauges(r, &t);
@@ -410,10 +434,19 @@ void api_h_readyz(struct api_req *r)
     api_reply(r, ok ? 200 : 503, o);
 }
 
+/* Live: the database answers reads. Says whether this replica leads (a
+ * replica alone on its database always does), at which epoch, and which
+ * replica holds the lease as this one last read it. */
 void api_h_healthz(struct api_req *r)
 {
+    struct api_leader_info li;
     int64_t n;
     int ok = db_user_count(r->app->db, &n) == DB_OK;
 
-    api_reply(r, ok ? 200 : 503, json_pack("{s:s}", "status", ok ? "ok" : "storage failure"));
+    leader_info(r->app, &li);
+    api_reply(r, ok ? 200 : 503,
+              json_pack("{s:s, s:b, s:I, s:s, s:s, s:I}", "status", ok ? "ok" : "storage failure",
+                        "leader", li.leading, "epoch", (json_int_t)li.epoch, "replica",
+                        li.holder, "leaderReplica", li.leader, "leaderEpoch",
+                        (json_int_t)li.leader_epoch));
 }

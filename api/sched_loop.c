@@ -58,6 +58,7 @@
  */
 #include "api.h"
 #include "db_agent.h"
+#include "db_lease.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -106,6 +107,9 @@ struct api_sched {
     int64_t next_sample_ms;
     int64_t next_purge_ms;  /* deleted workloads past the retention are purged then */
     int64_t started_ms;     /* agents' heartbeats count from here at the earliest */
+    int64_t epoch;          /* the leadership the model was loaded under: 0 following,
+                             * -1 leading alone (no leader given) */
+    int followed;           /* a turn as a follower was done */
 };
 
 static int64_t mono_us(void)
@@ -996,6 +1000,39 @@ static void agents_turn(struct api_sched *sc)
     pthread_mutex_unlock(&sc->run_mu);
 }
 
+/* Whether this replica leads this turn. A leadership that starts (or
+ * ends) drops the model: a new leader loads the state whole. Every write
+ * of this thread is fenced by the epoch while it leads. */
+static int leading(struct api_sched *sc)
+{
+    int64_t e = sc->o.leader ? api_leader_epoch(sc->o.leader) : -1, locked;
+
+    if (e != sc->epoch) {
+        pthread_mutex_lock(&sc->run_mu);
+        locked = model_lock(sc);
+        sc->loaded = 0;
+        sc->delta.full = 1;
+        model_unlock(sc, locked);
+        pthread_mutex_unlock(&sc->run_mu);
+        sc->epoch = e;
+    }
+    db_fence_set(e > 0 ? e : 0);
+    return e != 0;
+}
+
+/* A write of this turn was refused by the fence: another replica leads. */
+static void fenced(struct api_sched *sc)
+{
+    int64_t locked;
+
+    if (!db_fence_refused())
+        return;
+    api_leader_lost(sc->o.leader, sc->epoch);
+    locked = state_lock(sc);
+    sc->stats.fenced++;
+    state_unlock(sc, locked);
+}
+
 static void *sched_main(void *arg)
 {
     struct api_sched *sc = arg;
@@ -1004,13 +1041,27 @@ static void *sched_main(void *arg)
 
     while (wait_turn(sc, gap) == 0) {
         t0 = mono_us();
+        if (!leading(sc)) {
+            int64_t locked = state_lock(sc);
+            sc->followed = 1;
+            state_unlock(sc, locked);
+            gap = 0;
+            continue;
+        }
         agents_turn(sc);
         for (pass = 0; pass < SM_MAX_PASSES; pass++)
             if (run_cycle(sc, &n) != 0 || n == 0)
                 break;
+        fenced(sc);
         gap = 3 * (mono_us() - t0); /* woken turns: at most a quarter of a core */
     }
+    db_fence_set(0);
     return NULL;
+}
+
+static void leader_changed(void *arg)
+{
+    api_sched_wake(arg);
 }
 
 int api_sched_start(struct db *db, const struct api_sched_opts *o, struct api_sched **out)
@@ -1044,6 +1095,7 @@ int api_sched_start(struct db *db, const struct api_sched_opts *o, struct api_sc
         return -1;
     }
     sc->started = 1;
+    api_leader_hook(sc->o.leader, leader_changed, sc);
     *out = sc;
     return 0;
 }
@@ -1108,6 +1160,7 @@ void api_sched_stop(struct api_sched *s)
 {
     if (!s)
         return;
+    api_leader_hook(s->o.leader, NULL, NULL);
     if (s->started) {
         pthread_mutex_lock(&s->mu);
         s->stop = 1;
@@ -1185,7 +1238,7 @@ int api_sched_ready(struct api_sched *s)
     if (!s)
         return 0;
     pthread_mutex_lock(&s->mu);
-    ready = s->stats.cycles > 0 && !s->stop;
+    ready = (s->stats.cycles > 0 || s->followed) && !s->stop;
     pthread_mutex_unlock(&s->mu);
     return ready;
 }

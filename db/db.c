@@ -63,6 +63,7 @@ struct db__op {
     void *arg;
     int rc;
     int done;
+    int64_t fence;             /* the caller's leader epoch to check first; 0: none */
     pthread_cond_t cv;         /* its caller waits here: a batch wakes only its own */
     struct db__op *next;
 };
@@ -111,6 +112,12 @@ static int conn_rc(struct db__conn *c, int rc)
     return why == DB_OK || why == DB_ECONFLICT || why == DB_EINVAL ? rc : why;
 }
 
+int db_exclusive(struct db *db)
+{
+    (void)db;
+    return 1; /* db_open() holds PATH.lock for the life of the handle */
+}
+
 const char *db_strerror(int rc)
 {
     switch (rc) {
@@ -126,6 +133,7 @@ const char *db_strerror(int rc)
     case DB_EREADONLY: return "the database is read-only";
     case DB_EGONE: return "the database file was removed or replaced";
     case DB_ELIMIT: return "too many pending workloads";
+    case DB_EFENCED: return "this replica no longer leads: its decision was not written";
     default: return "unknown error";
     }
 }
@@ -452,7 +460,9 @@ static int batch_ops(struct db *db, struct db__op *batch, int *n)
             op->rc = conn_rc(&db->wconn, DB_EIO);
             continue;
         }
-        op->rc = op->fn(&db->wconn, op->arg);
+        op->rc = op->fence > 0 ? db__fence(&db->wconn, op->fence) : DB_OK;
+        if (op->rc == DB_OK)
+            op->rc = op->fn(&db->wconn, op->arg);
         if (op->rc != DB_OK) {
             op->rc = conn_rc(&db->wconn, op->rc);
             run_fixed(&db->wconn, SQL_ROLLBACK_TO);
@@ -523,7 +533,7 @@ static int probe_fn(struct db__conn *c, void *arg)
 
 static void probe(struct db *db)
 {
-    struct db__op op = {probe_fn, NULL, DB_OK, 0, PTHREAD_COND_INITIALIZER, NULL};
+    struct db__op op = {probe_fn, NULL, DB_OK, 0, 0, PTHREAD_COND_INITIALIZER, NULL};
 
     run_batch(db, &op);
     pthread_cond_destroy(&op.cv);
@@ -606,6 +616,7 @@ int db__write(struct db *db, db__fn fn, void *arg)
     op.arg = arg;
     op.rc = DB_OK;
     op.done = 0;
+    op.fence = db__fence_epoch();
     op.next = NULL;
     pthread_cond_init(&op.cv, NULL);
     pthread_mutex_lock(&db->mu);
@@ -625,6 +636,7 @@ int db__write(struct db *db, db__fn fn, void *arg)
     rc = op.rc;
     pthread_mutex_unlock(&db->mu);
     pthread_cond_destroy(&op.cv);
+    db__fence_note(rc);
     return rc;
 }
 

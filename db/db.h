@@ -44,6 +44,7 @@
 #define DB_EREADONLY (-9) /* the file or its file system is read-only */
 #define DB_EGONE (-10)    /* the file was removed or replaced while open: final */
 #define DB_ELIMIT (-11)   /* a cap on pending workloads is reached (db_workload_submit) */
+#define DB_EFENCED (-12)  /* a fenced write of a leader that lost its lease (db_lease.h) */
 
 #define DB_MAX_POOLS 32
 #define DB_NAME_LEN 128
@@ -67,6 +68,10 @@ int db_open(const char *path, int mode, struct db **out);
  * NULL is a no-op. */
 void db_close(struct db *db);
 const char *db_strerror(int rc);
+/* Whether this process alone can reach the database (SQLite: its lock
+ * file keeps every other server out), so that it may take the leader
+ * lease without waiting for a previous holder's to expire. */
+int db_exclusive(struct db *db);
 /* Latest schema version this build knows (the number of migrations). */
 int db_schema_version(void);
 /* Counters of the group-commit writer. */

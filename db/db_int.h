@@ -30,6 +30,14 @@ int db__write(struct db *db, db__fn fn, void *arg);
 /* Runs fn in one read transaction on a pooled read connection. */
 int db__read(struct db *db, db__fn fn, void *arg);
 
+/* ---- the leader's fence (lease.c) ----
+ * db__write() runs db__fence() first in the op's savepoint when the
+ * calling thread set an epoch (db_fence_set()), and notes a refusal. */
+int64_t db__fence_epoch(void);
+/* DB_OK while the lease is at epoch and unexpired; DB_EFENCED otherwise. */
+int db__fence(struct db__conn *c, int64_t epoch);
+void db__fence_note(int rc);
+
 /* ---- statements (stmt.c) ----
  * The one way the files of db/ talk to the engine: prepare, bind, step,
  * read columns. Parameters are `?`, numbered from 1; columns from 0. A

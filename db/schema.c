@@ -382,6 +382,17 @@ static const struct numbered later[] = {
      "CREATE INDEX refresh_families_user ON refresh_families (user_id);"
      "CREATE INDEX refresh_families_expiry ON refresh_families (expires_at);",
      NULL},
+    /* 150: the leader lease among replicas (lease.c): who leads, at which
+     * epoch, until when (the database's clock); one row */
+    {150,
+     "CREATE TABLE leader_lease ("
+     " id INTEGER PRIMARY KEY CHECK (id = 1),"
+     " holder TEXT NOT NULL DEFAULT '',"
+     " epoch INTEGER NOT NULL DEFAULT 0 CHECK (epoch >= 0),"
+     " expires_at INTEGER NOT NULL DEFAULT 0,"
+     " taken_at INTEGER NOT NULL DEFAULT 0);"
+     "INSERT INTO leader_lease (id) VALUES (1);",
+     NULL},
 };
 
 #define N_LATER ((int)(sizeof(later) / sizeof(later[0])))

@@ -1,0 +1,260 @@
+/*
+ * leader.c: whether this replica leads: a thread that holds the leader
+ * lease (db_lease.h) or waits to take it, and tells the scheduler thread
+ * when that changes.
+ *
+ * The thread, every turn:
+ *   Step 1: asks the database to hold the lease (db_lease_hold): extend
+ *           it when this replica has it, take it when it expired (on a
+ *           database only this process can reach, SQLite's, at once);
+ *   Step 2: records the outcome: leading at epoch E until the turn's start
+ *           plus LEASE_LOCAL of the lease (the database's expiry is at least
+ *           that far, whatever the clocks say, as long as they tick at the
+ *           same rate give or take a tenth); not leading (another holds
+ *           it); or, when the database does not answer, as before until
+ *           that local deadline passes;
+ *   Step 3: on a change, says so on stdout and calls the scheduler's hook;
+ *   Step 4: sleeps RENEW_MS when leading, POLL_MS otherwise.
+ * api_leader_epoch() is what the scheduler thread asks before every turn:
+ * the epoch while this replica leads and its local deadline has not
+ * passed, else 0. A write refused by the fence (api_leader_lost) ends the
+ * leadership at once, without waiting for the thread.
+ *
+ * Invariants:
+ *   1. api_leader_epoch() never says "leading" past the local deadline,
+ *      which is never later than the database's expiry.
+ *   2. Even so, leadership is only advisory here: what makes a decision
+ *      safe is the fence checked in its own transaction (db__fence).
+ *   3. Stopping gives the lease back, so another replica (or this one
+ *      restarted) takes it without waiting for it to expire.
+ */
+#include "api.h"
+#include "db_lease.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RENEW_MS 1000
+#define POLL_MS 500
+#define LEASE_LOCAL(ttl) ((ttl) * 9 / 10)
+
+struct api_leader {
+    struct db *db;
+    char holder[DB_HOLDER_LEN];
+    int64_t ttl_ms;
+    int force;
+    void (*hook)(void *);
+    void *hook_arg;
+    pthread_t th;
+    int started;
+    pthread_mutex_t mu;     /* everything below */
+    pthread_cond_t cv;
+    int stop, ask_now;
+    int64_t epoch;          /* held; 0: not leading */
+    int64_t until_us;       /* monotonic: leading until then */
+    int db_ok;              /* the last ask was answered */
+    struct db_lease seen;   /* the row as last read */
+    int64_t gained;         /* leaderships taken since start */
+};
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Under l->mu. */
+static int64_t valid_epoch(const struct api_leader *l)
+{
+    return l->epoch > 0 && mono_us() < l->until_us ? l->epoch : 0;
+}
+
+static void say(const struct api_leader *l, int64_t was, int64_t now)
+{
+    if (now > 0)
+        printf("allotd: leader: this replica (%s) leads at epoch %lld\n", l->holder,
+               (long long)now);
+    else if (was > 0)
+        printf("allotd: leader: this replica no longer leads (epoch %lld ended; %s holds"
+               " the lease)\n", (long long)was, l->seen.holder[0] ? l->seen.holder : "nobody");
+    fflush(stdout);
+}
+
+/* Steps 1 to 3 of one turn. */
+static void ask(struct api_leader *l)
+{
+    struct db_lease row;
+    int64_t t0 = mono_us(), was, now, mine;
+    int rc;
+
+    pthread_mutex_lock(&l->mu);
+    mine = valid_epoch(l);
+    pthread_mutex_unlock(&l->mu);
+    /* Step 1 */
+    rc = db_lease_hold(l->db, l->holder, &mine, l->ttl_ms, l->force, &row);
+    /* Step 2 */
+    pthread_mutex_lock(&l->mu);
+    was = valid_epoch(l);
+    l->db_ok = rc == DB_OK || rc == DB_ECONFLICT;
+    if (l->db_ok)
+        l->seen = row;
+    if (rc == DB_OK) {
+        l->epoch = mine;
+        l->until_us = t0 + LEASE_LOCAL(l->ttl_ms) * 1000;
+        l->gained += mine != was;
+    } else if (rc == DB_ECONFLICT) {
+        l->epoch = 0;
+    }
+    now = valid_epoch(l);
+    /* Step 3 (the hook is called under the lock: once api_leader_hook()
+     * replaced it, the old one is never called again) */
+    if (now != was) {
+        say(l, was, now);
+        if (l->hook)
+            l->hook(l->hook_arg);
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
+static void *leader_main(void *arg)
+{
+    struct api_leader *l = arg;
+    struct timespec until;
+    int64_t ms;
+
+    for (;;) {
+        ask(l);
+        pthread_mutex_lock(&l->mu);
+        /* Step 4 */
+        ms = valid_epoch(l) ? RENEW_MS : POLL_MS;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += (time_t)(ms / 1000);
+        until.tv_nsec += (long)(ms % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        while (!l->stop && !l->ask_now)
+            if (pthread_cond_timedwait(&l->cv, &l->mu, &until) != 0)
+                break;
+        l->ask_now = 0;
+        if (l->stop) {
+            pthread_mutex_unlock(&l->mu);
+            break;
+        }
+        pthread_mutex_unlock(&l->mu);
+    }
+    return NULL;
+}
+
+int api_leader_start(struct db *db, const struct api_leader_opts *o, struct api_leader **out)
+{
+    struct api_leader *l = calloc(1, sizeof(*l));
+    char host[64] = "";
+
+    *out = NULL;
+    if (!l)
+        return -1;
+    l->db = db;
+    l->ttl_ms = o->ttl_ms > 0 ? o->ttl_ms : API_LEADER_TTL_MS;
+    l->force = db_exclusive(db);
+    gethostname(host, sizeof(host) - 1);
+    if (o->holder && o->holder[0])
+        snprintf(l->holder, sizeof(l->holder), "%s", o->holder);
+    else
+        snprintf(l->holder, sizeof(l->holder), "%s:%ld:%08lx", host[0] ? host : "allotd",
+                 (long)getpid(), (unsigned long)((uint64_t)mono_us() & 0xffffffffu));
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_cond_init(&l->cv, NULL);
+    ask(l); /* leading from the start when it can: the first cycle need not wait */
+    if (pthread_create(&l->th, NULL, leader_main, l) != 0) {
+        api_leader_stop(l);
+        return -1;
+    }
+    l->started = 1;
+    *out = l;
+    return 0;
+}
+
+void api_leader_stop(struct api_leader *l)
+{
+    int64_t epoch;
+
+    if (!l)
+        return;
+    if (l->started) {
+        pthread_mutex_lock(&l->mu);
+        l->stop = 1;
+        pthread_cond_signal(&l->cv);
+        pthread_mutex_unlock(&l->mu);
+        pthread_join(l->th, NULL);
+    }
+    epoch = valid_epoch(l);
+    if (epoch > 0)
+        db_lease_release(l->db, l->holder, epoch);
+    pthread_cond_destroy(&l->cv);
+    pthread_mutex_destroy(&l->mu);
+    free(l);
+}
+
+void api_leader_hook(struct api_leader *l, void (*hook)(void *), void *arg)
+{
+    if (!l)
+        return;
+    pthread_mutex_lock(&l->mu);
+    l->hook = hook;
+    l->hook_arg = arg;
+    pthread_mutex_unlock(&l->mu);
+}
+
+int64_t api_leader_epoch(struct api_leader *l)
+{
+    int64_t e;
+
+    if (!l)
+        return 0;
+    pthread_mutex_lock(&l->mu);
+    e = valid_epoch(l);
+    pthread_mutex_unlock(&l->mu);
+    return e;
+}
+
+void api_leader_lost(struct api_leader *l, int64_t epoch)
+{
+    int64_t was;
+
+    if (!l)
+        return;
+    pthread_mutex_lock(&l->mu);
+    was = valid_epoch(l);
+    if (l->epoch == epoch)
+        l->epoch = 0;
+    l->ask_now = 1;
+    pthread_cond_signal(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+    if (was == epoch)
+        say(l, was, 0);
+}
+
+void api_leader_get(struct api_leader *l, struct api_leader_info *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!l)
+        return;
+    pthread_mutex_lock(&l->mu);
+    out->epoch = valid_epoch(l);
+    out->leading = out->epoch > 0;
+    out->db_ok = l->db_ok;
+    out->gained = l->gained;
+    snprintf(out->holder, sizeof(out->holder), "%s", l->holder);
+    snprintf(out->leader, sizeof(out->leader), "%s", l->seen.holder);
+    out->leader_epoch = l->seen.epoch;
+    out->ttl_ms = l->ttl_ms;
+    pthread_mutex_unlock(&l->mu);
+}

@@ -1,0 +1,53 @@
+/*
+ * db_lease.h: leadership among allotd replicas on one database (lease.c).
+ *
+ * One row, leader_lease, names the replica that leads (holder), the
+ * epoch of its leadership and when it ends (expires_at), in the
+ * database's own clock: the replicas' clocks never enter, so skew
+ * between them does not matter. The leader extends the row before it
+ * expires; any replica takes it once it has expired, with the epoch
+ * plus one.
+ *
+ * Fencing: a thread that sets its epoch with db_fence_set() has every
+ * write it makes checked, inside the write's own savepoint, against the
+ * row: same epoch and not expired, or the write is rolled back and fails
+ * with DB_EFENCED. So a replica that lost the lease (paused, cut off)
+ * can never commit a decision afterwards.
+ */
+#ifndef ALLOT_DB_LEASE_H
+#define ALLOT_DB_LEASE_H
+
+#include "db.h"
+
+#include <stdint.h>
+
+#define DB_HOLDER_LEN 96
+
+struct db_lease {
+    char holder[DB_HOLDER_LEN];   /* "" before anyone took it */
+    int64_t epoch;                /* 0 before anyone took it */
+    int64_t expires_at;           /* ms, the database's clock */
+    int64_t db_now;               /* the database's clock when read */
+};
+
+/* Holds the lease for `holder` for ttl_ms more: extends it when holder
+ * has it (at epoch *epoch) and it has not expired; otherwise takes it
+ * when it expired or `force` (no other process can reach the database:
+ * SQLite's lock file), with the epoch plus one. DB_OK with *epoch the
+ * epoch held (a new one: leadership starts anew); DB_ECONFLICT when
+ * another holder has it (out says who, until when); other codes when the
+ * database could not be asked. */
+int db_lease_hold(struct db *db, const char *holder, int64_t *epoch, int64_t ttl_ms, int force,
+                  struct db_lease *out);
+/* Gives the lease up (expires now) if holder still has it at epoch. */
+int db_lease_release(struct db *db, const char *holder, int64_t epoch);
+/* The row as it is now. */
+int db_lease_get(struct db *db, struct db_lease *out);
+
+/* Every write this thread makes from now on is fenced by epoch (0: none). */
+void db_fence_set(int64_t epoch);
+/* Whether a write of this thread was refused by its fence since the last
+ * call; clears the mark. */
+int db_fence_refused(void);
+
+#endif /* ALLOT_DB_LEASE_H */
