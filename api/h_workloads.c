@@ -1484,6 +1484,8 @@ void api_h_wl_inference_patch(struct api_req *r)
     static const char *const patchable[] = {"image", "autoscaling", NULL};
     struct db_workload w, *nw = NULL;
     struct db_wl_respec u;
+    struct db_pending_caps caps;
+    char why[DB_MSG_LEN];
     struct api_project project;
     json_t *o = NULL, *in, *spec = NULL, *top = NULL;
     struct jw j = {0};
@@ -1519,9 +1521,14 @@ void api_h_wl_inference_patch(struct api_req *r)
     /* the merged spec is read as a submission's is */
     if (api_wl_spec_in(r, top, &project, nw) != 0)
         goto out;
+    caps = pending_caps(r); /* Pending again: counted as a submission is */
     u = (struct db_wl_respec){w.seq, nw->image, nw->spec, nw->n_pods, nw->min_pods,
-                              r->who.user.login, api_now_ms()};
+                              r->who.user.login, api_now_ms(), &caps, why, sizeof(why)};
     rc = nw->spec ? db_workload_respec(r->app->db, &u) : DB_ENOMEM;
+    if (rc == DB_ELIMIT) {
+        api_error(r, 429, "Too many requests", why);
+        goto out;
+    }
     if (rc != DB_OK) {
         api_db_error(r, rc, "cannot update the workload");
         goto out;

@@ -365,13 +365,18 @@ int db_workload_resume(struct db *db, int64_t seq, const char *by, int64_t now_m
 /* Replaces a live workload's image, spec and pod counts (an inference's
  * PATCH): its pods are freed and, unless suspended, it is Pending again,
  * to be placed anew with the new spec; event Updated. DB_ENOTFOUND if
- * gone or deleted. */
+ * gone or deleted. A workload that becomes Pending so (it was not
+ * already) counts against caps as a submission does: DB_ELIMIT and why
+ * when one is reached, in the same savepoint as the change. */
 struct db_wl_respec {
     int64_t seq;
     const char *image, *spec;     /* borrowed */
     int n_pods, min_pods;
     const char *by;
     int64_t now_ms;
+    const struct db_pending_caps *caps;  /* NULL: none */
+    char *why;
+    size_t len;
 };
 int db_workload_respec(struct db *db, const struct db_wl_respec *u);
 /* Removes the workloads deleted before before_ms whose deletion is done,

@@ -540,6 +540,33 @@ int db_workload_resume(struct db *db, int64_t seq, const char *by, int64_t now_m
     return db__write(db, act_fn, &a);
 }
 
+/* DB_ELIMIT (with why) if the respec would make a workload Pending that
+ * is not, past a cap; DB_ENOTFOUND if gone or deleted. */
+static int respec_check(struct db__conn *c, const struct db_wl_respec *u)
+{
+    static const char sql[] =
+        "SELECT phase, desired_phase, project_seq, created_by FROM workloads"
+        " WHERE seq = ? AND deleted_at = 0";
+    char phase[16], desired[16], by[DB_NAME_LEN];
+    struct pending_check check = {u->caps, 0, by, 1, u->why, u->len};
+    int rc = DB_OK, src, again;
+    struct db__stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_int64(st, 1, u->seq);
+    src = db__step(st);
+    if (src != DB__ROW)
+        return db__done(st, src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
+    db__copy(phase, sizeof(phase), st, 0);
+    db__copy(desired, sizeof(desired), st, 1);
+    check.project_seq = db__col_int64(st, 2);
+    db__copy(by, sizeof(by), st, 3);
+    again = strcmp(desired, "Stopped") != 0 && strcmp(phase, "Pending") != 0;
+    rc = db__done(st, DB_OK);
+    return again ? pending_capped(c, &check) : rc;
+}
+
 static int respec_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
@@ -555,6 +582,9 @@ static int respec_fn(struct db__conn *c, void *arg)
 
     if (!st)
         return rc;
+    rc = respec_check(c, u);
+    if (rc != DB_OK)
+        return db__done(st, rc);
     db__bind_int64(st, 1, u->seq);
     db__bind_text(st, 2, u->image);
     db__bind_text(st, 3, u->spec);

@@ -15,7 +15,13 @@
 #   - a resume makes a workload Pending again: it is a 429 while its
 #     project is full (single and through /workloads/batch), the workload
 #     stays suspended, and it goes through once there is room;
-#   - caps of 0 (a restart with both at 0) take everything.
+#   - caps of 0 (a restart with both at 0) take everything;
+#   - an inference's PATCH places it anew, Pending again, so it counts as
+#     a submission does: on a new database with one 2-GPU machine (team-c
+#     deserves both) and 1 Pending workload per project, the inference
+#     runs and a 4-GPU
+#     training waits; the PATCH is a 429 and the inference keeps running
+#     its old image; once the training is deleted the PATCH goes through.
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 
@@ -93,4 +99,30 @@ ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
 for n in a5 a6 a7; do submit 202 "$ADMIN" "$PA" $n >/dev/null; done
 [ "$(expect 200 GET "/api/v1/workloads/count?filterBy=projectName==team-a" "" "$ADMIN" | jq .count)" = 6 ] ||
   fail "team-a does not hold 6 workloads without caps"
+
+stop
+start --db respec.db --simulate-nodes 1x2 --max-pending-per-project 1
+ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
+CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
+POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
+GPUS="{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},\"gpu\":{\"deserved\":2}}"
+# an inference is not preemptible: it runs within quota deserved at every level
+DEP=$(expect 201 POST /api/v1/org-unit/departments "{\"name\":\"serving\",\"clusterId\":\"$CLUSTER\",
+  \"resources\":[$GPUS]}" "$ADMIN" | jq -r .id)
+PC=$(expect 201 POST /api/v1/org-unit/projects "{\"name\":\"team-c\",\"clusterId\":\"$CLUSTER\",
+  \"parentId\":\"$DEP\",\"resources\":[$GPUS]}" "$ADMIN" | jq -r .id)
+IN=$(expect 202 POST /api/v1/workloads/inferences "{\"name\":\"serve\",\"projectId\":\"$PC\",
+  \"spec\":{\"image\":\"vllm:1\",\"compute\":{\"gpuDevicesRequest\":1}}}" "$ADMIN" | jq -r .workloadId)
+wait_phase "$ADMIN" serve Running
+expect 202 POST /api/v1/workloads/trainings "{\"name\":\"big\",\"projectId\":\"$PC\",
+  \"spec\":{\"compute\":{\"gpuDevicesRequest\":4}}}" "$ADMIN" >/dev/null
+out=$(expect 429 PATCH "/api/v1/workloads/inferences/$IN" '{"spec":{"image":"vllm:2"}}' "$ADMIN")
+printf '%s' "$out" | jq -e '.code == 429 and (.details | test("project team-c has 1 pending workloads.*--max-pending-per-project"))' \
+  >/dev/null || fail "a PATCH past the project's cap: $out"
+expect 200 GET "/api/v1/workloads/$IN" "" "$ADMIN" | jq -e '.phase == "Running" and .images[0] == "vllm:1"' \
+  >/dev/null || fail "a refused PATCH changed the inference: $(expect 200 GET "/api/v1/workloads/$IN" "" "$ADMIN")"
+BIG=$(expect 200 GET "/api/v1/workloads?filterBy=name==big" "" "$ADMIN" | jq -r '.workloads[0].id')
+expect 202 DELETE "/api/v1/workloads/$BIG" "" "$ADMIN" >/dev/null
+expect 202 PATCH "/api/v1/workloads/inferences/$IN" '{"spec":{"image":"vllm:2"}}' "$ADMIN" |
+  jq -e '.spec.image == "vllm:2"' >/dev/null || fail "the PATCH with room"
 echo "e2e_pending_caps: ok"

@@ -238,6 +238,73 @@ static void test_pending_caps_batch_resume(void **state)
     db_workload_clear(&w);
 }
 
+/* A respec (an inference's PATCH) makes a running workload Pending again,
+ * so it counts against the caps as a resume does: with 1 Pending allowed in
+ * the project and one Pending already there, respecifying the running
+ * workload is refused and leaves it running; respecifying the Pending one
+ * is not a new Pending workload; once there is room the running one goes
+ * back to Pending with its new spec. */
+static void test_pending_caps_respec(void **state)
+{
+    static const struct db_pending_caps caps = {1, 0};
+    struct fixture *f = *state;
+    struct db_node node;
+    struct db_workload run, wait, got;
+    struct db_snapshot *s = NULL;
+    struct db_sched_pod pod;
+    struct db_wl_update up;
+    struct db_cycle cy;
+    char why[DB_MSG_LEN] = "";
+    struct db_wl_respec u = {0, "img:2", "{}", 1, 1, "tester", 20, &caps, why, sizeof(why)};
+    int applied = -1;
+
+    memset(&node, 0, sizeof(node));
+    strcpy(node.name, "node-1");
+    node.pool_seq = f->pool.seq;
+    node.n_gpus = 2;
+    node.ready = 1;
+    assert_int_equal(db_node_upsert(f->db, &node), DB_OK);
+    assert_int_equal(submit(f, "run", 1, &run), DB_OK);
+    assert_int_equal(db_snapshot_load(f->db, &s), DB_OK);
+    pod.node_seq = node.seq;
+    pod.devices = 1;
+    memset(&up, 0, sizeof(up));
+    up.seq = run.seq;
+    up.version = s->workloads[0].version;
+    up.phase = "Running";
+    up.phase_reason = up.phase_message = "";
+    up.pods_changed = 1;
+    up.pods = &pod;
+    up.n_pods = 1;
+    memset(&cy, 0, sizeof(cy));
+    cy.now_ms = 10;
+    cy.updates = &up;
+    cy.n_updates = 1;
+    assert_int_equal(db_cycle_apply(f->db, &cy, &applied), DB_OK);
+    assert_int_equal(applied, 1);
+    db_snapshot_free(s);
+    assert_int_equal(submit(f, "wait", 1, &wait), DB_OK);
+
+    u.seq = run.seq;
+    assert_int_equal(db_workload_respec(f->db, &u), DB_ELIMIT);
+    assert_non_null(strstr(why, "max-pending-per-project"));
+    assert_int_equal(db_workload_get(f->db, run.id, &got), DB_OK);
+    assert_string_equal(got.phase, "Running");
+    assert_int_equal(got.running_pods, 1);
+    db_workload_clear(&got);
+    u.seq = wait.seq;
+    assert_int_equal(db_workload_respec(f->db, &u), DB_OK);
+    assert_int_equal(db_workload_act(f->db, wait.seq, DB_WL_DELETE, "tester", 30), DB_OK);
+    u.seq = run.seq;
+    assert_int_equal(db_workload_respec(f->db, &u), DB_OK);
+    assert_int_equal(db_workload_get(f->db, run.id, &got), DB_OK);
+    assert_string_equal(got.phase, "Pending");
+    assert_string_equal(got.image, "img:2");
+    db_workload_clear(&got);
+    db_workload_clear(&run);
+    db_workload_clear(&wait);
+}
+
 /* Refresh-token families: each generation is exchanged once; an older
  * one presented again revokes the family; a logout revokes them all. */
 static void test_refresh_families(void **state)
@@ -804,6 +871,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_caps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_caps_batch_resume, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pending_caps_respec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refresh_families, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lifecycle_and_list, setup, teardown),
