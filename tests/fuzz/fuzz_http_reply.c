@@ -20,6 +20,7 @@
  * the same status and the same body bytes, whatever the pieces recv()
  * happened to deliver and wherever the client's 16 KiB buffer was cut.
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
