@@ -20,7 +20,6 @@
  * the same status and the same body bytes, whatever the pieces recv()
  * happened to deliver and wherever the client's 16 KiB buffer was cut.
  */
-#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -125,6 +124,17 @@ static void server_start(void)
 
 /* ---- Step 3: the second reading ---- */
 
+/* Whether word (lower case) occurs in s, in any case. */
+static int has_word(const char *s, const char *word)
+{
+    size_t n = strlen(word);
+
+    for (; *s; s++)
+        if (strncasecmp(s, word, n) == 0)
+            return 1;
+    return 0;
+}
+
 struct ref {
     const uint8_t *p;
     size_t n, off;
@@ -221,7 +231,7 @@ static int ref_read(struct ref *r)
             if (strncasecmp(line, "Content-Length:", 15) == 0)
                 length = strtoll(line + 15, NULL, 10);
             else if (strncasecmp(line, "Transfer-Encoding:", 18) == 0 &&
-                     strcasestr(line + 18, "chunked"))
+                     has_word(line + 18, "chunked"))
                 chunked = 1;
         }
     } while (r->status < 200);
