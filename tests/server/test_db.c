@@ -96,6 +96,17 @@ static int submit_priority(struct fixture *f, const char *name, int gpus, int pr
     return db_workload_insert(f->db, w);
 }
 
+/* node-1: 2 GPUs in the fixture's pool, ready. */
+static void node_add(struct fixture *f, struct db_node *node)
+{
+    memset(node, 0, sizeof(*node));
+    strcpy(node->name, "node-1");
+    node->pool_seq = f->pool.seq;
+    node->n_gpus = 2;
+    node->ready = 1;
+    assert_int_equal(db_node_upsert(f->db, node), DB_OK);
+}
+
 static int submit(struct fixture *f, const char *name, int gpus, struct db_workload *w)
 {
     return submit_priority(f, name, gpus, 50, w);
@@ -258,12 +269,7 @@ static void test_pending_caps_respec(void **state)
     struct db_wl_respec u = {0, "img:2", "{}", 1, 1, "tester", 20, &caps, why, sizeof(why)};
     int applied = -1;
 
-    memset(&node, 0, sizeof(node));
-    strcpy(node.name, "node-1");
-    node.pool_seq = f->pool.seq;
-    node.n_gpus = 2;
-    node.ready = 1;
-    assert_int_equal(db_node_upsert(f->db, &node), DB_OK);
+    node_add(f, &node);
     assert_int_equal(submit(f, "run", 1, &run), DB_OK);
     assert_int_equal(db_snapshot_load(f->db, &s), DB_OK);
     pod.node_seq = node.seq;
@@ -599,12 +605,7 @@ static void test_cycle_apply(void **state)
     struct db_cycle cy;
     int applied = -1;
 
-    memset(&node, 0, sizeof(node));
-    strcpy(node.name, "node-1");
-    node.pool_seq = f->pool.seq;
-    node.n_gpus = 2;
-    node.ready = 1;
-    assert_int_equal(db_node_upsert(f->db, &node), DB_OK);
+    node_add(f, &node);
     assert_int_equal(submit(f, "x1", 1, &a), DB_OK);
     assert_int_equal(submit(f, "x2", 1, &b), DB_OK);
     assert_int_equal(db_snapshot_load(f->db, &s), DB_OK);
