@@ -6,7 +6,9 @@
  * One cycle (run_cycle):
  *   Step 1: bring the model (sched_model.c) up to date: everything on the
  *           first cycle or after a failed write; the topology when told
- *           it changed; the workloads named by api_sched_touch();
+ *           it changed; the workloads named by api_sched_touch() (their
+ *           rows read before the model lock is taken, those touched
+ *           meanwhile under it);
  *   Step 2: sched_cycle_next() decides on the model's state, with the
  *           changes since the last cycle: the workloads that are new
  *           since then (every touched workload unknown to the model and
@@ -20,8 +22,13 @@
  *           or message, stale time) into a db_wl_update, plus events (an
  *           elastic workload that lost pods above its minimum and still
  *           runs gets one Shrunk event naming the pods and GPUs taken, not
- *           an eviction), and write them all with db_cycle_apply() in one
- *           savepoint;
+ *           an eviction); write the decisions (the updates of workloads
+ *           whose pods, phase or stale time changed) with their events
+ *           with db_cycle_apply() in one savepoint, then the reasons and
+ *           messages of the others with db_reasons_apply() in pieces of
+ *           REASONS_PIECE_US, so that the submissions queued behind the
+ *           scheduler's writes wait for one piece at most, not for a
+ *           message per pending workload;
  *   Step 5: publish fair shares and counters for the API;
  *   Step 6: every sample period, record per queue and pool what is
  *           allocated and deserved, the GPU figures agents measured of
@@ -44,17 +51,25 @@
  * time or idle limits suspended; the model is then read again.
  *
  * A what-if run (whatif.c) copies the model under the model lock, which
- * this thread holds only while it changes the model (Step 1, applying
- * decisions in Step 3, and after the write), never across sched_cycle()
- * or the database write; the run reads the rows touched since Step 1 into
- * its copy and schedules it on its own thread (api_sched_model_copy()).
+ * this thread holds only while it changes the model (Step 1's merge of
+ * rows already read, applying decisions and stale times in Step 3, and
+ * what was written after the write), never across a database read or
+ * write, sched_cycle() or the rendering of messages (this thread alone
+ * changes the model, so its own reads need no lock); the run reads the
+ * rows touched since Step 1 into its copy and schedules it on its own
+ * thread (api_sched_model_copy()).
  *
  * Invariants:
  *   1. Only this thread (or api_sched_run_once, under the same lock)
  *      places or evicts pods; the API only frees them.
  *   2. The model equals the database after every successful cycle; after
- *      a failed write it is reloaded whole before the next cycle.
+ *      a failed write (of the decisions or of any piece of reasons) it is
+ *      reloaded whole before the next cycle.
  *   3. A stop request lets the current cycle finish and persist.
+ *   4. A cycle's decisions land in one transaction (all or nothing). A
+ *      crash between it and the last piece of reasons leaves some rows
+ *      with an earlier cycle's reason and message, each pair written
+ *      together.
  */
 #include "api.h"
 #include "db_agent.h"
@@ -71,6 +86,7 @@
 
 #define RETENTION_MS (8LL * 24 * 3600 * 1000)
 #define PURGE_PERIOD_MS 60000
+#define REASONS_PIECE_US 1000   /* one write of reasons and messages runs this long at most */
 
 const double api_hist_bounds[API_HIST_BUCKETS - 1] = {0.0005, 0.001, 0.0025, 0.005, 0.01,
                                                       0.025, 0.05, 0.1, 0.25, 0.5, 1.0};
@@ -207,10 +223,52 @@ static void note_changes(struct api_sched *sc, const int64_t *seqs, int n, int n
         sc->delta.n_submitted += sc->m.n - n_before;
 }
 
-static int refresh(struct api_sched *sc)
+/* Step 1's reading, done before the model lock: the rows of the
+ * workloads touched so far. The list of touched workloads only grows
+ * until this thread takes it (under run_mu, as this runs), so its first
+ * n_peeked entries are what was read here; the ones touched later are
+ * read under the lock, after these rows, so that theirs win. */
+struct prefetch {
+    int64_t *seqs;              /* sorted, unique */
+    int n_peeked, n;
+    struct db_snapshot *rows;
+};
+
+static int peek_dirty(struct api_sched *s, int64_t **seqs, int *n, int *org);
+
+static int cmp_seq(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+static void prefetch(struct api_sched *sc, struct prefetch *pf)
+{
+    int org, i, u = 0;
+
+    memset(pf, 0, sizeof(*pf));
+    if (!sc->loaded || peek_dirty(sc, &pf->seqs, &pf->n_peeked, &org) != 0)
+        return;
+    qsort(pf->seqs, (size_t)pf->n_peeked, sizeof(*pf->seqs), cmp_seq);
+    for (i = 0; i < pf->n_peeked; i++)
+        if (u == 0 || pf->seqs[u - 1] != pf->seqs[i])
+            pf->seqs[u++] = pf->seqs[i];
+    pf->n = u;
+    if (u > 0 && db_workloads_load(sc->db, pf->seqs, u, &pf->rows) != DB_OK)
+        pf->rows = NULL;
+}
+
+static void prefetch_free(struct prefetch *pf)
+{
+    free(pf->seqs);
+    db_snapshot_free(pf->rows);
+}
+
+static int refresh(struct api_sched *sc, const struct prefetch *pf)
 {
     int64_t *seqs, last_seq;
-    int n, org, n_before, rc = DB_OK;
+    int n, org, n_before, skip = 0, rc = DB_OK;
 
     take_dirty(sc, &seqs, &n, &org);
     if (!sc->loaded) {
@@ -224,8 +282,12 @@ static int refresh(struct api_sched *sc)
             rc = sm_load_topology(&sc->m, sc->db);
             sc->delta.full = 1;
         }
+        if (rc == DB_OK && pf && pf->rows) {
+            rc = sm_apply_rows(&sc->m, pf->seqs, pf->n, pf->rows);
+            skip = pf->n_peeked;
+        }
         if (rc == DB_OK)
-            rc = sm_refresh(&sc->m, sc->db, seqs, n);
+            rc = sm_refresh(&sc->m, sc->db, seqs + skip, n - skip);
         if (rc == DB_OK)
             note_changes(sc, seqs, n, n_before, last_seq);
         else
@@ -278,12 +340,16 @@ struct persist {
     struct db_sched_pod *pods;
     size_t *up_msg, *ev_msg;    /* offsets into msgs until resolved */
     int *up_wl;                 /* the model index of each update */
+    unsigned char *up_decided;  /* the update belongs to the cycle's decisions */
+    uint64_t *up_hash;          /* its message's hash, for written() */
     int *pend;                  /* [n]: index into result.pending, or -1 */
     unsigned char *touched;     /* [n] */
+    unsigned char *restaled;    /* [n]: its stale-gang time changed */
     struct shrink *shrunk;      /* [n]: pods an elastic workload lost one by one */
+    int *said_wl, *said_pe;     /* numbers a message was made from, to remember */
     struct strpool msgs;
     int64_t evictions[3];
-    int n_ups, n_evs, cap_evs;
+    int n_ups, n_evs, cap_evs, n_said, n_decided;
     int failed;
 };
 
@@ -295,9 +361,14 @@ static void persist_free(struct persist *p)
     free(p->up_msg);
     free(p->ev_msg);
     free(p->up_wl);
+    free(p->up_decided);
+    free(p->up_hash);
     free(p->pend);
     free(p->touched);
+    free(p->restaled);
     free(p->shrunk);
+    free(p->said_wl);
+    free(p->said_pe);
     free(p->msgs.buf);
 }
 
@@ -450,6 +521,14 @@ static int same_numbers(const struct sched_pending *a, const struct sched_pendin
            a->other_queue == b->other_queue && a->wait_ms / 1000 == b->wait_ms / 1000;
 }
 
+/* The model learns the numbers behind wi's message in written(), under
+ * the model lock. */
+static void remember_said(struct persist *p, int wi)
+{
+    p->said_wl[p->n_said] = wi;
+    p->said_pe[p->n_said++] = p->pend[wi];
+}
+
 /* Does workload wi need a row update? Fills *msg with its new message
  * when it has a pending reason whose message may have changed. */
 static int needs_update(struct api_sched *sc, struct persist *p, const struct sched_state *st,
@@ -467,13 +546,13 @@ static int needs_update(struct api_sched *sc, struct persist *p, const struct sc
         /* just read from disk with the same reason: its message was written
          * from the numbers of the last cycle before, which are these unless
          * the state changed meanwhile (and a change touches the workload) */
-        mt->said = *pe;
+        remember_said(p, wi);
         return 0;
     }
     if (!need && same_numbers(pe, &mt->said))
         return 0;
     sched_reason_message(st, pe, msg, DB_MSG_LEN);
-    mt->said = *pe;
+    remember_said(p, wi);
     return need || sm_hash(msg) != mt->msg_hash;
 }
 
@@ -484,15 +563,21 @@ static int persist_alloc(struct persist *p, int n, int n_pods)
     p->up_msg = calloc((size_t)n + 1, sizeof(*p->up_msg));
     p->up_wl = calloc((size_t)n + 1, sizeof(*p->up_wl));
     p->pods = calloc((size_t)n_pods + 1, sizeof(*p->pods));
+    p->up_decided = calloc((size_t)n + 1, 1);
+    p->up_hash = calloc((size_t)n + 1, sizeof(*p->up_hash));
     p->pend = malloc(sizeof(*p->pend) * ((size_t)n + 1));
     p->touched = calloc((size_t)n + 1, 1);
+    p->restaled = calloc((size_t)n + 1, 1);
     p->shrunk = calloc((size_t)n + 1, sizeof(*p->shrunk));
-    return p->ups && p->up_msg && p->up_wl && p->pods && p->pend && p->touched && p->shrunk
+    p->said_wl = malloc(sizeof(*p->said_wl) * ((size_t)n + 1));
+    p->said_pe = malloc(sizeof(*p->said_pe) * ((size_t)n + 1));
+    return p->ups && p->up_msg && p->up_wl && p->up_decided && p->up_hash && p->pods &&
+                   p->pend && p->touched && p->restaled && p->shrunk && p->said_wl && p->said_pe
                ? 0 : -1;
 }
 
-static void add_update(struct api_sched *sc, struct persist *p, int wi, const char *reason,
-                       const char *msg, struct db_sched_pod *pods)
+static void add_update(struct api_sched *sc, struct persist *p, int wi, int decided,
+                       const char *reason, const char *msg, struct db_sched_pod *pods)
 {
     const struct sched_workload *w = &sc->m.wls[wi];
     struct db_wl_update *u = &p->ups[p->n_ups];
@@ -503,6 +588,8 @@ static void add_update(struct api_sched *sc, struct persist *p, int wi, const ch
         p->failed = 1;
         return;
     }
+    p->up_decided[p->n_ups] = (unsigned char)decided;
+    p->n_decided += decided;
     p->up_wl[p->n_ups++] = wi;
     u->seq = sc->m.meta[wi].seq;
     u->version = sc->m.meta[wi].version;
@@ -519,13 +606,13 @@ static void add_update(struct api_sched *sc, struct persist *p, int wi, const ch
     }
 }
 
-/* Steps 3 and 4 for the workloads; orig[i] is each one's phase before. */
-static void collect(struct api_sched *sc, struct persist *p, const struct sched_state *st,
-                    const struct sched_result *res, const char *orig, int64_t now_ms)
+/* Step 3: the decisions and stale-gang times applied to the model (the
+ * caller holds the model lock: this is all of Steps 3 and 4 that changes
+ * the model before the write). */
+static void apply_decisions(struct api_sched *sc, struct persist *p,
+                            const struct sched_result *res, int64_t now_ms)
 {
     struct sched_model *m = &sc->m;
-    struct db_sched_pod *pods = p->pods;
-    char msg[DB_MSG_LEN];
     int i;
 
     for (i = 0; i < res->n_decisions; i++) {
@@ -546,6 +633,24 @@ static void collect(struct api_sched *sc, struct persist *p, const struct sched_
             s->last = d;
         }
     }
+    for (i = 0; i < m->n; i++) {
+        struct sched_workload *w = &m->wls[i];
+        int64_t stale = res->stale_since_ms ? res->stale_since_ms[i] : w->stale_since_ms;
+        p->restaled[i] = stale != w->stale_since_ms;
+        w->stale_since_ms = stale;
+    }
+}
+
+/* Step 4 for the workloads; orig[i] is each one's phase before. Reads the
+ * model only (this thread alone changes it, so no lock is needed). */
+static void collect(struct api_sched *sc, struct persist *p, const struct sched_state *st,
+                    const struct sched_result *res, const char *orig)
+{
+    struct sched_model *m = &sc->m;
+    struct db_sched_pod *pods = p->pods;
+    char msg[DB_MSG_LEN];
+    int i;
+
     /* pods taken one by one: a workload left below its minimum went back
      * to Pending (an eviction); one still running was shrunk */
     for (i = 0; i < m->n; i++)
@@ -561,32 +666,52 @@ static void collect(struct api_sched *sc, struct persist *p, const struct sched_
         if (res->pending[i].workload >= 0 && res->pending[i].workload < m->n)
             p->pend[res->pending[i].workload] = i;
     for (i = 0; i < m->n; i++) {
-        struct sched_workload *w = &m->wls[i];
-        int64_t stale = res->stale_since_ms ? res->stale_since_ms[i] : w->stale_since_ms;
-        int need = stale != w->stale_since_ms;
-        w->stale_since_ms = stale;
+        const struct sched_workload *w = &m->wls[i];
+        /* a decision, or a phase or time that changed, lands with the
+         * cycle's decisions; a reason or message alone is written apart */
+        int decided = p->touched[i] || w->phase != orig[i] || p->restaled[i];
         if (w->phase == SCHED_RUNNING && orig[i] != SCHED_RUNNING)
             running_event(sc, p, i);
-        if (needs_update(sc, p, st, res, i, orig[i], msg) || need) {
+        if (needs_update(sc, p, st, res, i, orig[i], msg) || p->restaled[i]) {
             const char *reason = p->pend[i] >= 0
                 ? sched_reason_name(res->pending[p->pend[i]].reason) : "";
-            add_update(sc, p, i, reason, msg, pods);
+            add_update(sc, p, i, decided, reason, msg, pods);
             pods += w->n_pods;
         }
     }
 }
 
-static void resolve(struct persist *p)
+/* Points the updates and events at their messages, and puts the
+ * decisions' updates first (in model order both ways), with their
+ * messages' hashes beside them. */
+static int resolve(struct persist *p)
 {
-    int i;
+    struct db_wl_update *ups = malloc(sizeof(*ups) * ((size_t)p->n_ups + 1));
+    int *wl = malloc(sizeof(*wl) * ((size_t)p->n_ups + 1));
+    int i, d = 0, r = p->n_decided;
 
-    for (i = 0; i < p->n_ups; i++)
-        p->ups[i].phase_message = p->msgs.buf + p->up_msg[i];
+    if (!ups || !wl) {
+        free(ups);
+        free(wl);
+        return -1;
+    }
+    for (i = 0; i < p->n_ups; i++) {
+        int at = p->up_decided[i] ? d++ : r++;
+        ups[at] = p->ups[i];
+        ups[at].phase_message = p->msgs.buf + p->up_msg[i];
+        wl[at] = p->up_wl[i];
+        p->up_hash[at] = sm_hash(ups[at].phase_message);
+    }
+    free(p->ups);
+    free(p->up_wl);
+    p->ups = ups;
+    p->up_wl = wl;
     for (i = 0; i < p->n_evs; i++)
         p->evs[i].message = p->msgs.buf + p->ev_msg[i];
+    return 0;
 }
 
-/* Remembers what was written, once it was. */
+/* Remembers what was written, once it was; under the model lock. */
 static void written(struct api_sched *sc, struct persist *p, const struct sched_result *res)
 {
     int i;
@@ -595,9 +720,33 @@ static void written(struct api_sched *sc, struct persist *p, const struct sched_
         struct sm_meta *mt = &sc->m.meta[p->up_wl[i]];
         int pe = p->pend[p->up_wl[i]];
         mt->reason = pe >= 0 ? res->pending[pe].reason : SCHED_R_NONE;
-        mt->msg_hash = sm_hash(p->ups[i].phase_message);
+        mt->msg_hash = p->up_hash[i];
         mt->initializing = strcmp(p->ups[i].phase, "Initializing") == 0;
     }
+    for (i = 0; i < p->n_said; i++)
+        sc->m.meta[p->said_wl[i]].said = res->pending[p->said_pe[i]];
+}
+
+/* The reasons and messages of workloads the cycle left as they were,
+ * ups[from..n_ups), in pieces of REASONS_PIECE_US each, so that the
+ * submissions queued behind one wait that long at most. */
+static int write_reasons(struct api_sched *sc, struct persist *p, int from, int64_t now_ms)
+{
+    struct db_cycle cy;
+    int done, applied = 0, rc = DB_OK;
+    int64_t held_us;
+
+    memset(&cy, 0, sizeof(cy));
+    cy.now_ms = now_ms;
+    while (rc == DB_OK && from < p->n_ups) {
+        cy.updates = p->ups + from;
+        cy.n_updates = p->n_ups - from;
+        rc = db_reasons_apply(sc->db, &cy, REASONS_PIECE_US, &done, &applied, &held_us);
+        if (held_us > 0)
+            note_hold(sc, API_LOCK_WRITE, held_us);
+        from += done;
+    }
+    return rc == DB_OK ? 0 : -1;
 }
 
 static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
@@ -613,14 +762,14 @@ static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
     if (persist_alloc(&p, sc->m.n, n_pods) != 0)
         goto out;
     locked = model_lock(sc);
-    collect(sc, &p, st, res, orig, now_ms);
+    apply_decisions(sc, &p, res, now_ms);
     model_unlock(sc, locked);
-    if (p.failed)
+    collect(sc, &p, st, res, orig);
+    if (p.failed || resolve(&p) != 0)
         goto out;
-    resolve(&p);
     cy.now_ms = now_ms;
     cy.updates = p.ups;
-    cy.n_updates = p.n_ups;
+    cy.n_updates = p.n_decided;
     cy.events = p.evs;
     cy.n_events = p.n_evs;
     rc = db_cycle_apply_timed(sc->db, &cy, &applied, &held_us) == DB_OK ? 0 : -1;
@@ -629,6 +778,8 @@ static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
     if (rc != 0)
         goto out;
     rc = -1;
+    if (write_reasons(sc, &p, p.n_decided, now_ms) != 0)
+        goto out;
     locked = model_lock(sc);
     written(sc, &p, res);
     model_unlock(sc, locked);
@@ -818,6 +969,7 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     struct sched_state st;
     struct sched_result res;
     struct sched_config cfg;
+    struct prefetch pf;
     char *orig = NULL;
     int64_t t0 = mono_us(), now = api_now_ms(), locked;
     int i, rc = -1, rc_core;
@@ -825,8 +977,9 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     *n_decisions = 0;
     pthread_mutex_lock(&sc->run_mu);
     /* Step 1 */
+    prefetch(sc, &pf);
     locked = model_lock(sc);
-    rc = refresh(sc);
+    rc = refresh(sc, &pf);
     if (rc == 0 && now >= sc->next_sample_ms && sc->m.n_pools > 0)
         load_usage(sc, now);
     model_unlock(sc, locked);
@@ -882,6 +1035,7 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     rc = 0;
 out:
     free(orig);
+    prefetch_free(&pf);
     pthread_mutex_unlock(&sc->run_mu);
     return rc;
 }
@@ -938,7 +1092,7 @@ int api_sched_model_copy(struct api_sched *s, struct sched_model *dst, int64_t *
     if (!loaded) {
         pthread_mutex_lock(&s->run_mu);
         pthread_mutex_lock(&s->model_mu);
-        if (refresh(s) == 0 && sm_clone(&s->m, dst) == DB_OK)
+        if (refresh(s, NULL) == 0 && sm_clone(&s->m, dst) == DB_OK)
             rc = 0;
         pthread_mutex_unlock(&s->model_mu);
         pthread_mutex_unlock(&s->run_mu);

@@ -546,6 +546,14 @@ int db_cycle_apply(struct db *db, const struct db_cycle *c, int *n_applied);
  * statements (the time writes queued behind them waited for it). */
 int db_cycle_apply_timed(struct db *db, const struct db_cycle *c, int *n_applied,
                          int64_t *held_us);
+/* Writes the pending reasons and messages of c->updates from the first
+ * (phase, pods and times as they are; c->events must be empty) in one
+ * write that stops once its statements have run budget_us (after one row
+ * at least): *n_done says how many rows it got to, *n_applied grows by
+ * those whose version still matched, *held_us is how long it ran. A
+ * caller writes the rest with further calls from updates + *n_done. */
+int db_reasons_apply(struct db *db, const struct db_cycle *c, int64_t budget_us, int *n_done,
+                     int *n_applied, int64_t *held_us);
 
 /* ---- Allocation samples (metrics time series, time-based fairshare) ----
  * One row per queue, pool and sample time: what the queue held and its

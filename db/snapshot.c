@@ -24,6 +24,13 @@
  *   then the events of the updates that applied.
  * So a cycle's decisions land all together or not at all, and never undo
  * a delete or suspend that happened while the cycle ran.
+ *
+ * db_reasons_apply() writes what a cycle says about workloads it left as
+ * they were (a pending reason and its message: no phase, pod or time
+ * changes, no events) in bounded pieces: each piece is one write of the
+ * group transaction that stops once it has run for its budget, so the
+ * writes queued behind it wait that long at most, and the caller queues
+ * the rest as further pieces. The same version check applies row by row.
  */
 #include "db_int.h"
 
@@ -381,6 +388,8 @@ struct apply_arg {
     int64_t *skipped;   /* seqs of updates that did not apply, sorted */
     int n_skipped;
     int64_t held_us;    /* how long apply_fn ran on the writer */
+    int64_t budget_us;  /* reasons_fn: stop after this long (at least one row) */
+    int n_done;         /* reasons_fn: the rows it got to */
 };
 
 static int64_t mono_us(void)
@@ -490,6 +499,64 @@ static int apply_fn(struct db__conn *c, void *arg)
     return rc;
 }
 
+/* A pending reason and message alone: the columns no index covers, so a
+ * row costs one b-tree write. */
+static int apply_reason(struct db__conn *c, const struct db_wl_update *u, int64_t now,
+                        int *applied)
+{
+    static const char sql[] =
+        "UPDATE workloads SET phase_reason = ?1, phase_message = ?2, updated_at = ?3"
+        " WHERE seq = ?4 AND version = ?5 AND deleted_at = 0";
+    int rc = DB_OK;
+    struct db__stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, u->phase_reason);
+    db__bind_text(st, 2, u->phase_message);
+    db__bind_int64(st, 3, now);
+    db__bind_int64(st, 4, u->seq);
+    db__bind_int64(st, 5, u->version);
+    rc = db__done(st, db__step_done(st));
+    *applied = rc == DB_OK && db__changes(c) == 1;
+    return rc;
+}
+
+static int reasons_fn(struct db__conn *c, void *arg)
+{
+    struct apply_arg *a = arg;
+    const struct db_cycle *cy = a->c;
+    int rc = DB_OK, applied = 0;
+    int64_t t0 = mono_us(), t = t0;
+
+    a->n_done = 0;
+    while (rc == DB_OK && a->n_done < cy->n_updates && (a->n_done == 0 || t - t0 < a->budget_us)) {
+        rc = apply_reason(c, &cy->updates[a->n_done++], cy->now_ms, &applied);
+        *a->n_applied += rc == DB_OK && applied;
+        t = mono_us();
+    }
+    a->held_us = t - t0;
+    return rc;
+}
+
+int db_reasons_apply(struct db *db, const struct db_cycle *c, int64_t budget_us, int *n_done,
+                     int *n_applied, int64_t *held_us)
+{
+    struct apply_arg a = {c, n_applied, NULL, 0, 0, budget_us, 0};
+    int rc;
+
+    *n_done = 0;
+    *held_us = 0;
+    if (c->n_updates == 0)
+        return DB_OK;
+    if (c->n_events != 0)
+        return DB_EINVAL;
+    rc = db__write(db, reasons_fn, &a);
+    *n_done = a.n_done;
+    *held_us = a.held_us;
+    return rc;
+}
+
 int db_cycle_apply(struct db *db, const struct db_cycle *c, int *n_applied)
 {
     int64_t held_us;
@@ -500,7 +567,7 @@ int db_cycle_apply(struct db *db, const struct db_cycle *c, int *n_applied)
 int db_cycle_apply_timed(struct db *db, const struct db_cycle *c, int *n_applied,
                          int64_t *held_us)
 {
-    struct apply_arg a = {c, n_applied, NULL, 0, 0};
+    struct apply_arg a = {c, n_applied, NULL, 0, 0, 0, 0};
     int rc;
 
     *n_applied = 0;

@@ -650,6 +650,67 @@ static void test_cycle_apply(void **state)
     db_workload_clear(&b);
 }
 
+/* Reasons and messages alone, in bounded writes: with no budget each
+ * write takes one row; a row changed since the snapshot is skipped; the
+ * phase is left as it was. */
+static void test_reasons_apply(void **state)
+{
+    static const char *const names[3] = {"r1", "r2", "r3"};
+    struct fixture *f = *state;
+    struct db_workload w[3], got;
+    struct db_snapshot *s = NULL;
+    struct db_wl_update ups[3];
+    struct db_cycle cy;
+    int i, done = -1, applied = 0, from = 0, calls = 0;
+    int64_t held = -1;
+
+    for (i = 0; i < 3; i++)
+        assert_int_equal(submit(f, names[i], 1, &w[i]), DB_OK);
+    assert_int_equal(db_snapshot_load(f->db, &s), DB_OK);
+    assert_int_equal(s->n_workloads, 3);
+    assert_int_equal(db_workload_act(f->db, w[1].seq, DB_WL_SUSPEND, "t", 5), DB_OK);
+    memset(ups, 0, sizeof(ups));
+    for (i = 0; i < 3; i++) {
+        ups[i].seq = s->workloads[i].seq;
+        ups[i].version = s->workloads[i].version;
+        ups[i].phase = "Pending";
+        ups[i].phase_reason = "QueueFairShareReached";
+        ups[i].phase_message = names[i];
+    }
+    memset(&cy, 0, sizeof(cy));
+    cy.now_ms = 10;
+    while (from < 3) {
+        cy.updates = ups + from;
+        cy.n_updates = 3 - from;
+        assert_int_equal(db_reasons_apply(f->db, &cy, 0, &done, &applied, &held), DB_OK);
+        assert_int_equal(done, 1);
+        assert_true(held >= 0);
+        from += done;
+        calls++;
+    }
+    assert_int_equal(calls, 3);
+    assert_int_equal(applied, 2);
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(db_workload_get(f->db, w[i].id, &got), DB_OK);
+        assert_string_equal(got.phase_message, i == 1 ? "" : names[i]);
+        assert_string_equal(got.phase, i == 1 ? "Stopped" : "Pending");
+        db_workload_clear(&got);
+    }
+    /* a budget that holds them all: one write; events are refused */
+    cy.updates = ups;
+    cy.n_updates = 3;
+    applied = 0;
+    assert_int_equal(db_reasons_apply(f->db, &cy, 60 * 1000000LL, &done, &applied, &held), DB_OK);
+    assert_int_equal(done, 3);
+    assert_int_equal(applied, 2);
+    cy.n_events = 1;
+    assert_int_equal(db_reasons_apply(f->db, &cy, 0, &done, &applied, &held), DB_EINVAL);
+    assert_int_equal(done, 0);
+    db_snapshot_free(s);
+    for (i = 0; i < 3; i++)
+        db_workload_clear(&w[i]);
+}
+
 static void test_reopen_keeps_rows(void **state)
 {
     struct fixture *f = *state;
@@ -878,6 +939,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lifecycle_and_list, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_paging, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cycle_apply, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reasons_apply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen_keeps_rows, setup, teardown),
     };
 
