@@ -409,32 +409,41 @@ static int free_pods(struct db__conn *c, int64_t seq)
     return db__done(st, db__step_done(st));
 }
 
-static int act_check(struct db__conn *c, const struct act_arg *a)
+/* A live (not deleted) workload's phase, desired phase, project and
+ * submitter (by: DB_NAME_LEN bytes); DB_ENOTFOUND if gone or deleted. */
+static int live_workload(struct db__conn *c, int64_t seq, char phase[16], char desired[16],
+                         int64_t *project_seq, char *by)
 {
     static const char sql[] =
-        "SELECT deleted_at, desired_phase, project_seq, created_by FROM workloads WHERE seq = ?";
+        "SELECT phase, desired_phase, project_seq, created_by FROM workloads"
+        " WHERE seq = ? AND deleted_at = 0";
     int rc = DB_OK, src;
-    char desired[16], by[DB_NAME_LEN];
-    struct pending_check check = {a->caps, 0, by, 1, a->why, a->len};
     struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    db__bind_int64(st, 1, a->seq);
+    db__bind_int64(st, 1, seq);
     src = db__step(st);
     if (src != DB__ROW)
         return db__done(st, src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
-    if (db__col_int64(st, 0) != 0)
-        return db__done(st, DB_ENOTFOUND);
-    db__copy(desired, sizeof(desired), st, 1);
-    if (a->action == DB_WL_RESUME && strcmp(desired, "Stopped") != 0)
-        rc = DB_ECONFLICT;
-    check.project_seq = db__col_int64(st, 2);
-    db__copy(by, sizeof(by), st, 3);
-    rc = db__done(st, rc);
-    if (rc == DB_OK && a->action == DB_WL_RESUME) /* Pending again: a submission's caps */
-        rc = pending_capped(c, &check);
-    return rc;
+    db__copy(phase, 16, st, 0);
+    db__copy(desired, 16, st, 1);
+    *project_seq = db__col_int64(st, 2);
+    db__copy(by, DB_NAME_LEN, st, 3);
+    return db__done(st, DB_OK);
+}
+
+static int act_check(struct db__conn *c, const struct act_arg *a)
+{
+    char phase[16], desired[16], by[DB_NAME_LEN];
+    struct pending_check check = {a->caps, 0, by, 1, a->why, a->len};
+    int rc = live_workload(c, a->seq, phase, desired, &check.project_seq, by);
+
+    if (rc != DB_OK || a->action != DB_WL_RESUME)
+        return rc;
+    if (strcmp(desired, "Stopped") != 0)
+        return DB_ECONFLICT;
+    return pending_capped(c, &check); /* Pending again: a submission's caps */
 }
 
 /* A deleted workload whose pods have all stopped (no open run) is done
@@ -544,27 +553,13 @@ int db_workload_resume(struct db *db, int64_t seq, const char *by, int64_t now_m
  * is not, past a cap; DB_ENOTFOUND if gone or deleted. */
 static int respec_check(struct db__conn *c, const struct db_wl_respec *u)
 {
-    static const char sql[] =
-        "SELECT phase, desired_phase, project_seq, created_by FROM workloads"
-        " WHERE seq = ? AND deleted_at = 0";
     char phase[16], desired[16], by[DB_NAME_LEN];
     struct pending_check check = {u->caps, 0, by, 1, u->why, u->len};
-    int rc = DB_OK, src, again;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    int rc = live_workload(c, u->seq, phase, desired, &check.project_seq, by);
 
-    if (!st)
+    if (rc != DB_OK || strcmp(desired, "Stopped") == 0 || strcmp(phase, "Pending") == 0)
         return rc;
-    db__bind_int64(st, 1, u->seq);
-    src = db__step(st);
-    if (src != DB__ROW)
-        return db__done(st, src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
-    db__copy(phase, sizeof(phase), st, 0);
-    db__copy(desired, sizeof(desired), st, 1);
-    check.project_seq = db__col_int64(st, 2);
-    db__copy(by, sizeof(by), st, 3);
-    again = strcmp(desired, "Stopped") != 0 && strcmp(phase, "Pending") != 0;
-    rc = db__done(st, DB_OK);
-    return again ? pending_capped(c, &check) : rc;
+    return pending_capped(c, &check);
 }
 
 static int respec_fn(struct db__conn *c, void *arg)
