@@ -287,6 +287,17 @@ int64_t api_leader_epoch(struct api_leader *l);
 void api_leader_lost(struct api_leader *l, int64_t epoch);
 void api_leader_get(struct api_leader *l, struct api_leader_info *out);
 
+/* ---- the change log's reader (changefeed.c) ---- */
+struct api_feed;
+struct db_change;
+typedef void (*api_feed_fn)(void *arg, const struct db_change *ch);
+struct api_feed *api_feed_new(void);
+void api_feed_free(struct api_feed *f);
+/* Hands fn each change other processes made since the last poll (the
+ * first poll only notes where the log is). 0, or -1 if the database
+ * could not be read (the next poll goes on from where this one stopped). */
+int api_feed_poll(struct api_feed *f, struct db *db, int64_t now_ms, api_feed_fn fn, void *arg);
+
 struct api_sched_opts {
     int period_ms;                     /* default 1000 */
     int sample_period_ms;              /* allocation samples; default 15000 */
@@ -295,6 +306,8 @@ struct api_sched_opts {
     const char *db_path;               /* borrowed: whose logs purged workloads leave */
     struct api_leader *leader;         /* cycles and liveness checks run only while
                                           it leads; NULL: always */
+    struct api_pcache *pc;             /* emptied when another replica changes
+                                          principals; may be NULL */
 };
 int api_sched_start(struct db *db, const struct api_sched_opts *o, struct api_sched **out);
 

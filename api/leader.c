@@ -1,6 +1,6 @@
 /*
  * leader.c: whether this replica leads: a thread that holds the leader
- * lease (db_lease.h) or waits to take it, and tells the scheduler thread
+ * lease (db_ha.h) or waits to take it, and tells the scheduler thread
  * when that changes.
  *
  * The thread, every turn:
@@ -29,7 +29,7 @@
  *      restarted) takes it without waiting for it to expire.
  */
 #include "api.h"
-#include "db_lease.h"
+#include "db_ha.h"
 
 #include <pthread.h>
 #include <stdio.h>

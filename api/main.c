@@ -323,6 +323,7 @@ int main(int argc, char **argv)
     if (!app->rl || !app->url || !app->lg || api_leader_start(app->db, &lopts, &app->leader) != 0)
         goto out;
     opts.leader = app->leader;
+    opts.pc = app->pc;
     if (api_sched_start(app->db, &opts, &app->sched) != 0)
         goto out;
     if (api_http_start(app) != 0)

@@ -76,7 +76,7 @@
  */
 #include "api.h"
 #include "db_agent.h"
-#include "db_lease.h"
+#include "db_ha.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -90,6 +90,7 @@
 #define RETENTION_MS (8LL * 24 * 3600 * 1000)
 #define PURGE_PERIOD_MS 60000
 #define REASONS_PIECE_US 1000   /* one write of reasons and messages runs this long at most */
+#define LOG_KEEP_MS (10LL * 60 * 1000) /* the change log: far past any reader's gap wait */
 
 const double api_hist_bounds[API_HIST_BUCKETS - 1] = {0.0005, 0.001, 0.0025, 0.005, 0.01,
                                                       0.025, 0.05, 0.1, 0.25, 0.5, 1.0};
@@ -129,6 +130,8 @@ struct api_sched {
     int64_t epoch;          /* the leadership the model was loaded under: 0 following,
                              * -1 leading alone (no leader given) */
     int followed;           /* a turn as a follower was done */
+    struct api_feed *feed;  /* the change log: what other replicas changed */
+    int64_t next_log_purge_ms;
 };
 
 static int64_t mono_us(void)
@@ -1177,6 +1180,43 @@ static int leading(struct api_sched *sc)
     return e != 0;
 }
 
+/* One change another replica made: the leader re-reads the workload or
+ * the organization as if its own handlers had touched them; every replica
+ * drops what it caches of the organization and of principals. */
+static void foreign_change(void *arg, const struct db_change *ch)
+{
+    struct api_sched *sc = arg;
+    int64_t locked;
+
+    if (ch->kind == DB_CHANGE_PRINCIPALS) {
+        api_pcache_invalidate(sc->o.pc);
+        return;
+    }
+    if (ch->kind == DB_CHANGE_WORKLOAD && sc->epoch != 0) {
+        api_sched_touch(sc, ch->workload_seq);
+        return;
+    }
+    if (ch->kind != DB_CHANGE_ORG)
+        return;
+    locked = state_lock(sc);
+    sc->org_dirty |= sc->epoch != 0;
+    sc->org_generation++;
+    state_unlock(sc, locked);
+}
+
+/* Step 0 of every turn, leader or not: the change log since the last
+ * turn; the leader keeps it bounded. */
+static void read_changes(struct api_sched *sc)
+{
+    int64_t now = api_now_ms();
+
+    api_feed_poll(sc->feed, sc->db, now, foreign_change, sc);
+    if (sc->epoch != 0 && now >= sc->next_log_purge_ms) {
+        db_changes_purge(sc->db, now - LOG_KEEP_MS);
+        sc->next_log_purge_ms = now + PURGE_PERIOD_MS;
+    }
+}
+
 /* A write of this turn was refused by the fence: another replica leads. */
 static void fenced(struct api_sched *sc)
 {
@@ -1199,12 +1239,14 @@ static void *sched_main(void *arg)
     while (wait_turn(sc, gap) == 0) {
         t0 = mono_us();
         if (!leading(sc)) {
+            read_changes(sc);
             int64_t locked = state_lock(sc);
             sc->followed = 1;
             state_unlock(sc, locked);
             gap = 0;
             continue;
         }
+        read_changes(sc);
         agents_turn(sc);
         for (pass = 0; pass < SM_MAX_PASSES; pass++)
             if (run_cycle(sc, &n) != 0 || n == 0)
@@ -1248,7 +1290,10 @@ int api_sched_start(struct db *db, const struct api_sched_opts *o, struct api_sc
     sc->memo = sched_memo_new();
     sc->delta.full = 1;
     sc->series = api_series_rec_new();
-    if (!sc->arena || !sc->memo || !sc->series || pthread_create(&sc->th, NULL, sched_main, sc) != 0) {
+    sc->feed = api_feed_new();
+    if (sc->feed)
+        api_feed_poll(sc->feed, db, 0, foreign_change, sc); /* starts at the log's end */
+    if (!sc->arena || !sc->memo || !sc->series || !sc->feed || pthread_create(&sc->th, NULL, sched_main, sc) != 0) {
         sc->started = 0;
         api_sched_stop(sc);
         return -1;
@@ -1329,6 +1374,7 @@ void api_sched_stop(struct api_sched *s)
     }
     sm_free(&s->m);
     api_series_rec_free(s->series);
+    api_feed_free(s->feed);
     sched_arena_free(s->arena);
     sched_memo_free(s->memo);
     free(s->shares);

@@ -19,6 +19,7 @@
  */
 #include "db_agent.h"
 #include "db_int.h"
+#include "db_ha.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -412,7 +413,7 @@ int db_agent_register(struct db *db, struct db_agent_reg *r)
     r->why[0] = 0;
     r->node_seq = 0;
     r->node_id[0] = 0;
-    return db__write(db, register_fn, r);
+    return db__write_noted(db, DB_CHANGE_ORG, register_fn, r);
 }
 
 /* ---- runs ---- */
@@ -654,7 +655,7 @@ static int approve_fn(struct db__conn *c, void *arg)
 int db_agent_node_approve(struct db *db, struct db_agent_approval *a)
 {
     a->why[0] = 0;
-    return db__write(db, approve_fn, a);
+    return db__write_noted(db, DB_CHANGE_ORG, approve_fn, a);
 }
 
 /* ---- projects' time and idle limits ---- */

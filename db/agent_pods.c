@@ -37,6 +37,7 @@
  */
 #include "db_agent.h"
 #include "db_int.h"
+#include "db_ha.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -703,6 +704,10 @@ static int heartbeat_fn(struct db__conn *c, void *arg)
         rc = hb_promote(c, b);
     if (rc == DB_OK)
         rc = hb_assigned(c, b);
+    for (i = 0; rc == DB_OK && i < b->t.n; i++)
+        rc = db__change(c, DB_CHANGE_WORKLOAD, b->t.seqs[i]);
+    if (rc == DB_OK && b->h->node_changed)
+        rc = db__change(c, DB_CHANGE_ORG, 0);
     return rc;
 }
 

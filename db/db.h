@@ -44,7 +44,7 @@
 #define DB_EREADONLY (-9) /* the file or its file system is read-only */
 #define DB_EGONE (-10)    /* the file was removed or replaced while open: final */
 #define DB_ELIMIT (-11)   /* a cap on pending workloads is reached (db_workload_submit) */
-#define DB_EFENCED (-12)  /* a fenced write of a leader that lost its lease (db_lease.h) */
+#define DB_EFENCED (-12)  /* a fenced write of a leader that lost its lease (db_ha.h) */
 
 #define DB_MAX_POOLS 32
 #define DB_NAME_LEN 128

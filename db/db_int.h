@@ -38,6 +38,13 @@ int64_t db__fence_epoch(void);
 int db__fence(struct db__conn *c, int64_t epoch);
 void db__fence_note(int rc);
 
+/* ---- the change log (changes.c) ----
+ * A row of the log inside the caller's write (kind: enum db_change_kind). */
+int db__change(struct db__conn *c, int kind, int64_t workload_seq);
+/* db__write() of fn, with a row of `kind` in the same savepoint once fn
+ * succeeded. */
+int db__write_noted(struct db *db, int kind, db__fn fn, void *arg);
+
 /* ---- statements (stmt.c) ----
  * The one way the files of db/ talk to the engine: prepare, bind, step,
  * read columns. Parameters are `?`, numbered from 1; columns from 0. A

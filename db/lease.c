@@ -1,5 +1,5 @@
 /*
- * lease.c: the leader lease (db_lease.h) and the fence on writes.
+ * lease.c: the leader lease (db_ha.h) and the fence on writes.
  *
  * The row (migration 150) is read and changed only through the writer,
  * so each step below is one statement in one savepoint of a group
@@ -21,7 +21,7 @@
  *   3. Times in the row are the database's clock, never a replica's.
  */
 #include "db_int.h"
-#include "db_lease.h"
+#include "db_ha.h"
 
 #include <string.h>
 

@@ -11,6 +11,7 @@
  *      deleted cannot be deleted; its deleted workloads go with it.
  */
 #include "db_int.h"
+#include "db_ha.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -122,7 +123,7 @@ int db_pool_insert(struct db *db, struct db_pool *p)
     if (p->tbf_k_milli <= 0)
         p->tbf_k_milli = 1000;
     snprintf(p->updated_by, sizeof(p->updated_by), "%s", p->created_by);
-    return db__write(db, pool_insert_fn, p);
+    return db__write_noted(db, DB_CHANGE_ORG, pool_insert_fn, p);
 }
 
 static int pool_update_fn(struct db__conn *c, void *arg)
@@ -161,7 +162,7 @@ static int pool_update_fn(struct db__conn *c, void *arg)
 int db_pool_update(struct db *db, struct db_pool *p)
 {
     p->updated_at = db__now_ms();
-    return db__write(db, pool_update_fn, p);
+    return db__write_noted(db, DB_CHANGE_ORG, pool_update_fn, p);
 }
 
 static int pool_delete_fn(struct db__conn *c, void *arg)
@@ -197,7 +198,7 @@ static int pool_delete_fn(struct db__conn *c, void *arg)
 
 int db_pool_delete(struct db *db, int64_t seq)
 {
-    return db__write(db, pool_delete_fn, &seq);
+    return db__write_noted(db, DB_CHANGE_ORG, pool_delete_fn, &seq);
 }
 
 struct get_arg {
@@ -379,7 +380,7 @@ int db_node_upsert_many(struct db *db, struct db_node *nodes, int n)
         if (!nodes[i].id[0])
             db__uuid(nodes[i].id);
     }
-    return db__write(db, node_upsert_many_fn, &a);
+    return db__write_noted(db, DB_CHANGE_ORG, node_upsert_many_fn, &a);
 }
 
 int db_node_upsert(struct db *db, struct db_node *n)
@@ -387,7 +388,7 @@ int db_node_upsert(struct db *db, struct db_node *n)
     n->created_at = n->updated_at = db__now_ms();
     if (!n->id[0])
         db__uuid(n->id);
-    return db__write(db, node_upsert_fn, n);
+    return db__write_noted(db, DB_CHANGE_ORG, node_upsert_fn, n);
 }
 
 /* Reads every node, oldest first, into a malloc'd array; with_alloc
@@ -625,7 +626,7 @@ int db_queue_insert(struct db *db, struct db_queue *q)
 {
     q->created_at = q->updated_at = db__now_ms();
     db__uuid(q->id);
-    return db__write(db, queue_insert_fn, q);
+    return db__write_noted(db, DB_CHANGE_ORG, queue_insert_fn, q);
 }
 
 static int queue_update_fn(struct db__conn *c, void *arg)
@@ -655,7 +656,7 @@ static int queue_update_fn(struct db__conn *c, void *arg)
 
 int db_queue_update(struct db *db, const struct db_queue *q)
 {
-    return db__write(db, queue_update_fn, (void *)q);
+    return db__write_noted(db, DB_CHANGE_ORG, queue_update_fn, (void *)q);
 }
 
 struct queue_delete_arg {
@@ -705,7 +706,7 @@ int db_queue_delete(struct db *db, int64_t seq, int64_t **purged, int *n_purged)
 
     *purged = NULL;
     *n_purged = 0;
-    rc = db__write(db, queue_delete_fn, &a);
+    rc = db__write_noted(db, DB_CHANGE_ORG, queue_delete_fn, &a);
     if (rc != DB_OK) {
         free(*purged);
         *purged = NULL;

@@ -393,6 +393,17 @@ static const struct numbered later[] = {
      " taken_at INTEGER NOT NULL DEFAULT 0);"
      "INSERT INTO leader_lease (id) VALUES (1);",
      NULL},
+    /* 151: the change log between replicas (changes.c): which workloads,
+     * the organization or principals changed, by which process */
+    {151,
+     "CREATE TABLE changes ("
+     " seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+     " kind INTEGER NOT NULL CHECK (kind IN (0, 1, 2)),"
+     " workload_seq INTEGER NOT NULL DEFAULT 0,"
+     " origin INTEGER NOT NULL,"
+     " at INTEGER NOT NULL);"
+     "CREATE INDEX changes_at ON changes (at);",
+     NULL},
 };
 
 #define N_LATER ((int)(sizeof(later) / sizeof(later[0])))

@@ -8,6 +8,7 @@
  *   4. Deleting a principal deletes the access rules naming it.
  */
 #include "db_int.h"
+#include "db_ha.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +92,7 @@ int db_user_insert(struct db *db, struct db_user *u)
 {
     u->created_at = u->updated_at = db__now_ms();
     u->token_version = 1;
-    return db__write(db, insert_fn, u);
+    return db__write_noted(db, DB_CHANGE_PRINCIPALS, insert_fn, u);
 }
 
 static int get_fn(struct db__conn *c, void *arg)
@@ -187,7 +188,7 @@ int db_user_delete(struct db *db, int64_t id)
 {
     struct user_arg a = {.id = id};
 
-    return db__write(db, delete_fn, &a);
+    return db__write_noted(db, DB_CHANGE_PRINCIPALS, delete_fn, &a);
 }
 
 static int update_fn(struct db__conn *c, void *arg)
@@ -225,7 +226,7 @@ int db_user_set_secret(struct db *db, int64_t id, const char *secret_hash)
     int64_t now = db__now_ms();
     struct user_arg a = {.id = id, .text = secret_hash, .kind = 0, .count = &now};
 
-    return db__write(db, update_fn, &a);
+    return db__write_noted(db, DB_CHANGE_PRINCIPALS, update_fn, &a);
 }
 
 int db_user_bump_token_version(struct db *db, int64_t id)
@@ -233,7 +234,7 @@ int db_user_bump_token_version(struct db *db, int64_t id)
     int64_t now = db__now_ms();
     struct user_arg a = {.id = id, .kind = 1, .count = &now};
 
-    return db__write(db, update_fn, &a);
+    return db__write_noted(db, DB_CHANGE_PRINCIPALS, update_fn, &a);
 }
 
 int db_user_touch_login(struct db *db, int64_t id, int64_t now_ms)
@@ -248,7 +249,7 @@ int db_user_set_enabled(struct db *db, int64_t id, int enabled)
     int64_t now = db__now_ms();
     struct user_arg a = {.id = id, .kind = 3, .text = enabled ? "" : NULL, .count = &now};
 
-    return db__write(db, update_fn, &a);
+    return db__write_noted(db, DB_CHANGE_PRINCIPALS, update_fn, &a);
 }
 
 /* ---- access rules ---- */
@@ -298,7 +299,7 @@ static int rule_insert_fn(struct db__conn *c, void *arg)
 int db_rule_insert(struct db *db, struct db_rule *r)
 {
     r->created_at = db__now_ms();
-    return db__write(db, rule_insert_fn, r);
+    return db__write_noted(db, DB_CHANGE_PRINCIPALS, rule_insert_fn, r);
 }
 
 struct rule_arg {
@@ -350,7 +351,7 @@ int db_rule_delete(struct db *db, int64_t id)
 {
     struct rule_arg a = {.id = id};
 
-    return db__write(db, rule_delete_fn, &a);
+    return db__write_noted(db, DB_CHANGE_PRINCIPALS, rule_delete_fn, &a);
 }
 
 static int rule_list_fn(struct db__conn *c, void *arg)

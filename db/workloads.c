@@ -29,6 +29,7 @@
  *      operators; values are always bound, never spliced into SQL.
  */
 #include "db_int.h"
+#include "db_ha.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,6 +280,8 @@ static int insert_fn(struct db__conn *c, void *arg)
              w->created_by[0] ? w->created_by : "unknown");
     rc = db__event(c, w->seq, w->created_at, "Normal", "Submitted", msg);
     if (rc == DB_OK)
+        rc = db__change(c, DB_CHANGE_WORKLOAD, w->seq);
+    if (rc == DB_OK)
         db__fault_note("submit"); /* tests only (fault.c) */
     return rc;
 }
@@ -525,6 +528,8 @@ static int act_fn(struct db__conn *c, void *arg)
         return rc;
     snprintf(msg, sizeof(msg), "%s by %s", reason[a->action], a->by ? a->by : "unknown");
     rc = db__event(c, a->seq, a->now, "Normal", reason[a->action], msg);
+    if (rc == DB_OK)
+        rc = db__change(c, DB_CHANGE_WORKLOAD, a->seq);
     if (rc == DB_OK && a->action == DB_WL_DELETE)
         rc = db__deletion_finish(c, a->seq, a->now);
     return rc;
@@ -596,7 +601,8 @@ static int respec_fn(struct db__conn *c, void *arg)
         return rc;
     snprintf(msg, sizeof(msg), "updated by %s: image %s, %d replicas", u->by ? u->by : "unknown",
              u->image, u->n_pods);
-    return db__event(c, u->seq, u->now_ms, "Normal", "Updated", msg);
+    rc = db__event(c, u->seq, u->now_ms, "Normal", "Updated", msg);
+    return rc == DB_OK ? db__change(c, DB_CHANGE_WORKLOAD, u->seq) : rc;
 }
 
 int db_workload_respec(struct db *db, const struct db_wl_respec *u)

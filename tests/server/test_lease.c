@@ -1,5 +1,5 @@
 /*
- * test_lease.c: the leader lease and the fence (db_lease.h) on a real
+ * test_lease.c: the leader lease and the fence (db_ha.h) on a real
  * SQLite file: acquire, renew, refuse a second holder, expire and take
  * over with the next epoch, force, release, and writes fenced by an epoch
  * that ended (taken over, or expired with nobody taking it) refused and
@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "db.h"
-#include "db_lease.h"
+#include "db_ha.h"
 
 #define LONG_MS 60000
 #define SHORT_MS 100

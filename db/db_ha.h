@@ -1,5 +1,6 @@
 /*
- * db_lease.h: leadership among allotd replicas on one database (lease.c).
+ * db_ha.h: what allotd replicas on one database share: the leader lease
+ * (lease.c) and the change log (changes.c).
  *
  * One row, leader_lease, names the replica that leads (holder), the
  * epoch of its leadership and when it ends (expires_at), in the
@@ -13,9 +14,12 @@
  * row: same epoch and not expired, or the write is rolled back and fails
  * with DB_EFENCED. So a replica that lost the lease (paused, cut off)
  * can never commit a decision afterwards.
+ *
+ * The change log (changes.c) is the other half of running replicas:
+ * what each one changed, for the others to read.
  */
-#ifndef ALLOT_DB_LEASE_H
-#define ALLOT_DB_LEASE_H
+#ifndef ALLOT_DB_HA_H
+#define ALLOT_DB_HA_H
 
 #include "db.h"
 
@@ -50,4 +54,24 @@ void db_fence_set(int64_t epoch);
  * call; clears the mark. */
 int db_fence_refused(void);
 
-#endif /* ALLOT_DB_LEASE_H */
+/* ---- the change log between replicas (changes.c) ----
+ * What one replica changed that the others keep in memory: the leader's
+ * scheduler model (workloads, organization) and every replica's caches
+ * (organization, principals). */
+enum db_change_kind { DB_CHANGE_WORKLOAD = 0, DB_CHANGE_ORG = 1, DB_CHANGE_PRINCIPALS = 2 };
+struct db_change {
+    int64_t seq;
+    int kind;                     /* enum db_change_kind */
+    int64_t workload_seq;         /* DB_CHANGE_WORKLOAD; else 0 */
+    int own;                      /* written by this process */
+};
+/* This process's name in the log (random, fixed for its life). */
+int64_t db_change_origin(void);
+/* At most limit rows with seq > after, in seq order; *out malloc'd. */
+int db_changes_since(struct db *db, int64_t after, int limit, struct db_change **out, int *n);
+/* The highest seq written so far (0: none). */
+int db_changes_last(struct db *db, int64_t *seq);
+/* Removes the rows written before before_ms (this replica's clock). */
+int db_changes_purge(struct db *db, int64_t before_ms);
+
+#endif /* ALLOT_DB_HA_H */

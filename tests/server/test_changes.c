@@ -1,0 +1,196 @@
+/*
+ * test_changes.c: the change log between replicas (db_ha.h) and its
+ * reader (api_feed_poll) on a real SQLite file. A submission, a
+ * suspension, a pool and a user each leave a row of their kind, written
+ * by this process (own); rows of another replica are written beside
+ * them through a second connection, committed out of seq order, and the
+ * reader hands each of them over exactly once, its own never; a purge
+ * removes rows by age.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "api.h"
+#include "db_ha.h"
+
+struct fixture {
+    char dir[64];
+    char path[128];
+    struct db *db;
+    sqlite3 *other;               /* another replica's connection */
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+
+    snprintf(f->dir, sizeof(f->dir), "/tmp/allot-test-changes-XXXXXX");
+    if (!f || !mkdtemp(f->dir))
+        return -1;
+    snprintf(f->path, sizeof(f->path), "%s/t.db", f->dir);
+    if (db_open(f->path, DB_OPEN_CREATE, &f->db) != DB_OK)
+        return -1;
+    if (sqlite3_open(f->path, &f->other) != SQLITE_OK)
+        return -1;
+    sqlite3_busy_timeout(f->other, 5000);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    static const char *const ext[] = {"-wal", "-shm", ".lock", ""};
+    char p[160];
+    size_t i;
+
+    sqlite3_close(f->other);
+    db_close(f->db);
+    for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+        snprintf(p, sizeof(p), "%s%s", f->path, ext[i]);
+        unlink(p);
+    }
+    rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+/* A row of another replica (origin 7), at seq (0: the next). */
+static void foreign(struct fixture *f, int64_t seq, int kind, int64_t wl)
+{
+    char sql[256];
+
+    if (seq > 0)
+        snprintf(sql, sizeof(sql), "INSERT INTO changes (seq, kind, workload_seq, origin, at)"
+                 " VALUES (%lld, %d, %lld, 7, 1)", (long long)seq, kind, (long long)wl);
+    else
+        snprintf(sql, sizeof(sql), "INSERT INTO changes (kind, workload_seq, origin, at)"
+                 " VALUES (%d, %lld, 7, 1)", kind, (long long)wl);
+    assert_int_equal(sqlite3_exec(f->other, sql, NULL, NULL, NULL), SQLITE_OK);
+}
+
+struct got {
+    int64_t seq[32];
+    int kind[32];
+    int n;
+};
+
+static void collect(void *arg, const struct db_change *ch)
+{
+    struct got *g = arg;
+
+    assert_false(ch->own);
+    assert_true(g->n < 32);
+    g->seq[g->n] = ch->seq;
+    g->kind[g->n++] = ch->kind;
+}
+
+static void test_writes_leave_rows(void **state)
+{
+    struct fixture *f = *state;
+    static const int want[] = {DB_CHANGE_ORG, DB_CHANGE_ORG, DB_CHANGE_ORG, DB_CHANGE_WORKLOAD,
+                               DB_CHANGE_WORKLOAD, DB_CHANGE_PRINCIPALS};
+    struct db_pool p;
+    struct db_queue d, q;
+    struct db_workload w;
+    struct db_user u;
+    struct db_change *rows = NULL;
+    int n = 0, i;
+
+    memset(&p, 0, sizeof(p));
+    strcpy(p.name, "pool");
+    strcpy(p.label_key, "k");
+    strcpy(p.label_value, "v");
+    assert_int_equal(db_pool_insert(f->db, &p), DB_OK);
+    memset(&d, 0, sizeof(d));
+    d.kind = DB_DEPARTMENT;
+    strcpy(d.name, "dept");
+    assert_int_equal(db_queue_insert(f->db, &d), DB_OK);
+    memset(&q, 0, sizeof(q));
+    q.kind = DB_PROJECT;
+    strcpy(q.name, "proj");
+    q.parent_seq = d.seq;
+    assert_int_equal(db_queue_insert(f->db, &q), DB_OK);
+    memset(&w, 0, sizeof(w));
+    strcpy(w.name, "w");
+    w.project_seq = q.seq;
+    w.n_pods = w.min_pods = 1;
+    w.gpu_devices = 1;
+    assert_int_equal(db_workload_insert(f->db, &w), DB_OK);
+    assert_int_equal(db_workload_act(f->db, w.seq, DB_WL_SUSPEND, "t", 1), DB_OK);
+    memset(&u, 0, sizeof(u));
+    strcpy(u.login, "someone");
+    strcpy(u.name, "someone");
+    strcpy(u.secret_hash, "x");
+    assert_int_equal(db_user_insert(f->db, &u), DB_OK);
+    assert_int_equal(db_user_touch_login(f->db, u.id, 5), DB_OK); /* no row: not a change */
+    assert_int_equal(db_changes_since(f->db, 0, 100, &rows, &n), DB_OK);
+    assert_int_equal(n, (int)(sizeof(want) / sizeof(want[0])));
+    for (i = 0; i < n; i++) {
+        assert_int_equal(rows[i].kind, want[i]);
+        assert_true(rows[i].own);
+        assert_int_equal(rows[i].workload_seq, want[i] == DB_CHANGE_WORKLOAD ? w.seq : 0);
+    }
+    free(rows);
+    assert_int_equal(db_changes_purge(f->db, 0), DB_OK);
+    assert_int_equal(db_changes_since(f->db, 0, 100, &rows, &n), DB_OK);
+    assert_int_equal(n, 6); /* written now: not before 0 */
+    free(rows);
+    assert_int_equal(db_changes_purge(f->db, INT64_MAX), DB_OK);
+    assert_int_equal(db_changes_since(f->db, 0, 100, &rows, &n), DB_OK);
+    assert_int_equal(n, 0);
+    free(rows);
+}
+
+static void test_feed_out_of_order(void **state)
+{
+    struct fixture *f = *state;
+    struct api_feed *feed = api_feed_new();
+    struct got g;
+    struct db_pool p;
+    int64_t last;
+
+    memset(&g, 0, sizeof(g));
+    foreign(f, 0, DB_CHANGE_WORKLOAD, 1); /* before the feed starts: in the state loaded */
+    assert_int_equal(api_feed_poll(feed, f->db, 1000, collect, &g), 0);
+    assert_int_equal(g.n, 0);
+    assert_int_equal(db_changes_last(f->db, &last), DB_OK);
+    memset(&p, 0, sizeof(p));
+    strcpy(p.name, "mine");
+    strcpy(p.label_key, "k");
+    strcpy(p.label_value, "v");
+    assert_int_equal(db_pool_insert(f->db, &p), DB_OK); /* own: last + 1, never handed over */
+    foreign(f, last + 3, DB_CHANGE_ORG, 0);            /* last + 2 still committing */
+    assert_int_equal(api_feed_poll(feed, f->db, 2000, collect, &g), 0);
+    assert_int_equal(g.n, 1);
+    assert_int_equal(g.seq[0], last + 3);
+    foreign(f, last + 2, DB_CHANGE_WORKLOAD, 9);       /* commits late */
+    foreign(f, last + 4, DB_CHANGE_PRINCIPALS, 0);
+    assert_int_equal(api_feed_poll(feed, f->db, 3000, collect, &g), 0);
+    assert_int_equal(g.n, 3);
+    assert_int_equal(g.seq[1], last + 4);
+    assert_int_equal(g.seq[2], last + 2);
+    assert_int_equal(g.kind[2], DB_CHANGE_WORKLOAD);
+    assert_int_equal(api_feed_poll(feed, f->db, 4000, collect, &g), 0);
+    assert_int_equal(g.n, 3); /* each once */
+    api_feed_free(feed);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_writes_leave_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_feed_out_of_order, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
