@@ -1293,7 +1293,8 @@ int api_sched_start(struct db *db, const struct api_sched_opts *o, struct api_sc
     sc->feed = api_feed_new();
     if (sc->feed)
         api_feed_poll(sc->feed, db, 0, foreign_change, sc); /* starts at the log's end */
-    if (!sc->arena || !sc->memo || !sc->series || !sc->feed || pthread_create(&sc->th, NULL, sched_main, sc) != 0) {
+    if (!sc->arena || !sc->memo || !sc->series || !sc->feed ||
+        pthread_create(&sc->th, NULL, sched_main, sc) != 0) {
         sc->started = 0;
         api_sched_stop(sc);
         return -1;
