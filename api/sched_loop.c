@@ -238,6 +238,7 @@ struct prefetch {
     int64_t *seqs;              /* sorted, unique */
     int n_peeked, n;
     struct db_snapshot *rows;
+    struct sm_built built;      /* the new workloads' entries, built from rows */
 };
 
 static int peek_dirty(struct api_sched *s, int64_t **seqs, int *n, int *org);
@@ -263,15 +264,21 @@ static void prefetch(struct api_sched *sc, struct prefetch *pf)
     pf->n = u;
     if (u > 0 && db_workloads_load(sc->db, pf->seqs, u, &pf->rows) != DB_OK)
         pf->rows = NULL;
+    /* reading the model needs no lock: only this thread changes it */
+    if (pf->rows && sm_rows_build(&sc->m, pf->seqs, pf->n, pf->rows, &pf->built) != DB_OK) {
+        db_snapshot_free(pf->rows);
+        pf->rows = NULL;
+    }
 }
 
 static void prefetch_free(struct prefetch *pf)
 {
+    sm_built_free(&pf->built);
     free(pf->seqs);
     db_snapshot_free(pf->rows);
 }
 
-static int refresh(struct api_sched *sc, const struct prefetch *pf)
+static int refresh(struct api_sched *sc, struct prefetch *pf)
 {
     int64_t *seqs, last_seq;
     int n, org, n_before, skip = 0, rc = DB_OK;
@@ -289,7 +296,11 @@ static int refresh(struct api_sched *sc, const struct prefetch *pf)
             sc->delta.full = 1;
         }
         if (rc == DB_OK && pf && pf->rows) {
-            rc = sm_apply_rows(&sc->m, pf->seqs, pf->n, pf->rows);
+            /* entries built against the topology just replaced are not used */
+            if (org)
+                sm_built_free(&pf->built);
+            rc = org ? sm_apply_rows(&sc->m, pf->seqs, pf->n, pf->rows)
+                     : sm_rows_take(&sc->m, &pf->built);
             skip = pf->n_peeked;
         }
         if (rc == DB_OK)

@@ -13,7 +13,10 @@
  *                      are re-resolved by seq (a workload whose project
  *                      is gone is dropped);
  *   sm_refresh()       the named workloads re-read: replaced in place,
- *                      merged in by seq, or dropped (sm_apply_rows());
+ *                      merged in by seq, or dropped (sm_apply_rows(),
+ *                      which is sm_rows_build(), reading the model only,
+ *                      then sm_rows_take(), changing it: the scheduler
+ *                      thread builds before it takes the model lock);
  *   sm_clone()         a deep copy that shares nothing with the model
  *                      (what-if runs change and schedule it on their own
  *                      thread, whatif.c);
@@ -550,54 +553,91 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Rows of workloads the model holds replace them in place, the others
- * are built aside and merged in; workloads without a row are dropped. */
+void sm_built_free(struct sm_built *b)
+{
+    int i;
+
+    for (i = 0; b->aw && i < b->n_add; i++)
+        wl_free(&b->aw[i], &b->am[i]);
+    free(b->aw);
+    free(b->am);
+    free(b->where);
+    free(b->row_of);
+    memset(b, 0, sizeof(*b));
+}
+
+/* Reads the model, changes nothing: where each seq is, which row is its,
+ * and the entries of the workloads the model does not hold yet. */
+int sm_rows_build(const struct sched_model *m, const int64_t *seqs, int n,
+                  const struct db_snapshot *rows, struct sm_built *b)
+{
+    int i, r = 0, rc = DB_OK;
+
+    memset(b, 0, sizeof(*b));
+    b->rows = rows;
+    b->n = n;
+    b->aw = calloc((size_t)rows->n_workloads + 1, sizeof(*b->aw));
+    b->am = calloc((size_t)rows->n_workloads + 1, sizeof(*b->am));
+    b->where = malloc(sizeof(int) * ((size_t)n + 1));
+    b->row_of = malloc(sizeof(int) * ((size_t)n + 1));
+    if (!b->aw || !b->am || !b->where || !b->row_of) {
+        sm_built_free(b);
+        return DB_ENOMEM;
+    }
+    for (i = 0; i < n && rc != DB_ENOMEM; i++) {
+        b->row_of[i] = r < rows->n_workloads && rows->workloads[r].seq == seqs[i] ? r++ : -1;
+        b->where[i] = find_wl(m, seqs[i]);
+        if (b->where[i] >= 0 || b->row_of[i] < 0)
+            continue;
+        rc = wl_set(m, &b->aw[b->n_add], &b->am[b->n_add], &rows->workloads[b->row_of[i]]);
+        if (rc == DB_OK)
+            b->n_add++;
+    }
+    if (rc == DB_ENOMEM)
+        sm_built_free(b);
+    return rc == DB_ENOMEM ? rc : DB_OK;
+}
+
+/* Takes b in (emptied either way): rows of workloads the model holds
+ * replace them in place, the entries built aside are merged in;
+ * workloads without a row are dropped. */
+int sm_rows_take(struct sched_model *m, struct sm_built *b)
+{
+    int i, at, dropped = 0, rc = DB_OK;
+
+    for (i = 0; i < b->n && rc != DB_ENOMEM; i++) {
+        at = b->where[i];
+        if (at < 0)
+            continue;
+        wl_free(&m->wls[at], &m->meta[at]); /* seq 0 until set again */
+        dropped = 1;
+        if (b->row_of[i] >= 0)
+            rc = wl_set(m, &m->wls[at], &m->meta[at], &b->rows->workloads[b->row_of[i]]);
+    }
+    /* a workload seen for the first time: a new request */
+    for (i = 0; i < b->n_add && rc != DB_ENOMEM; i++)
+        if (sched_mix_window_note(m->mix, &b->aw[i]) != SCHED_OK)
+            rc = DB_ENOMEM;
+    if (dropped)
+        compact(m);
+    if (rc != DB_ENOMEM && grow(m, m->n + b->n_add) != DB_OK)
+        rc = DB_ENOMEM;
+    if (rc != DB_ENOMEM) {
+        merge_in(m, b->aw, b->am, b->n_add);
+        b->n_add = 0;   /* the model owns them now */
+        rc = DB_OK;
+    }
+    sm_built_free(b);
+    return rc;
+}
+
 int sm_apply_rows(struct sched_model *m, const int64_t *seqs, int n,
                   const struct db_snapshot *rows)
 {
-    struct sched_workload *aw = calloc((size_t)rows->n_workloads + 1, sizeof(*aw));
-    struct sm_meta *am = calloc((size_t)rows->n_workloads + 1, sizeof(*am));
-    int *where = malloc(sizeof(int) * ((size_t)n + 1));
-    int i, r = 0, at, n_add = 0, dropped = 0, rc = DB_OK;
+    struct sm_built b;
+    int rc = sm_rows_build(m, seqs, n, rows, &b);
 
-    if (!aw || !am || !where) {
-        rc = DB_ENOMEM;
-        goto out;
-    }
-    /* find everything first: a freed entry (seq 0) would mislead the search */
-    for (i = 0; i < n; i++)
-        where[i] = find_wl(m, seqs[i]);
-    for (i = 0; i < n && rc != DB_ENOMEM; i++) {
-        const struct db_sched_wl *row = r < rows->n_workloads && rows->workloads[r].seq == seqs[i]
-                                            ? &rows->workloads[r++] : NULL;
-        at = where[i];
-        if (at >= 0) {
-            wl_free(&m->wls[at], &m->meta[at]); /* seq 0 until set again */
-            dropped = 1;
-        }
-        if (!row)
-            continue;
-        rc = at >= 0 ? wl_set(m, &m->wls[at], &m->meta[at], row)
-                     : wl_set(m, &aw[n_add], &am[n_add], row);
-        if (rc == DB_OK && at < 0 && sched_mix_window_note(m->mix, &aw[n_add++]) != SCHED_OK)
-            rc = DB_ENOMEM;   /* a workload seen for the first time: a new request */
-    }
-    if (dropped)
-        compact(m);
-    if (rc != DB_ENOMEM && grow(m, m->n + n_add) != DB_OK)
-        rc = DB_ENOMEM;
-    if (rc == DB_ENOMEM) {
-        for (i = 0; i < n_add; i++)
-            wl_free(&aw[i], &am[i]);
-        goto out;
-    }
-    merge_in(m, aw, am, n_add);
-    rc = DB_OK;
-out:
-    free(where);
-    free(aw);
-    free(am);
-    return rc;
+    return rc == DB_OK ? sm_rows_take(m, &b) : rc;
 }
 
 int sm_refresh(struct sched_model *m, struct db *db, int64_t *seqs, int n)

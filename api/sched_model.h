@@ -72,6 +72,23 @@ int sm_refresh(struct sched_model *m, struct db *db, int64_t *seqs, int n);
  * seq without a row is dropped. */
 int sm_apply_rows(struct sched_model *m, const int64_t *seqs, int n,
                   const struct db_snapshot *rows);
+/* sm_apply_rows() in two halves, so that the costly one needs no lock:
+ * sm_rows_build() only reads the model (where each seq is) and builds the
+ * entries of the workloads it does not hold yet; sm_rows_take() changes
+ * the model. Nothing may change the model between the two (its topology
+ * least of all: drop b with sm_built_free() then). rows must outlive the
+ * take; b is emptied by the take, or by sm_built_free(). */
+struct sm_built {
+    const struct db_snapshot *rows;
+    struct sched_workload *aw;
+    struct sm_meta *am;
+    int *where, *row_of;         /* [n]: model index or -1; row index or -1 */
+    int n, n_add;
+};
+int sm_rows_build(const struct sched_model *m, const int64_t *seqs, int n,
+                  const struct db_snapshot *rows, struct sm_built *b);
+int sm_rows_take(struct sched_model *m, struct sm_built *b);
+void sm_built_free(struct sm_built *b);
 /* A deep copy of src into the empty dst (its workload mix too), sharing
  * no memory with src. */
 int sm_clone(const struct sched_model *src, struct sched_model *dst);

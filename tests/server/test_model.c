@@ -115,6 +115,61 @@ static void test_model_follows_db(void **state)
         db_workload_clear(&w[i]);
 }
 
+/* The scheduler thread's Step 1: rows read and new entries built before
+ * the model lock (sm_rows_build), taken in under it (sm_rows_take); a
+ * workload changed after its row was read is read again after the take,
+ * and wins. */
+static void test_model_built_then_taken(void **state)
+{
+    struct sched_model m;
+    struct db_workload w[6];
+    struct db_snapshot *rows = NULL;
+    struct sm_built b;
+    int64_t seqs[3];
+    char name[16];
+    int i;
+
+    (void)state;
+    memset(&m, 0, sizeof(m));
+    for (i = 0; i < 3; i++) {
+        snprintf(name, sizeof(name), "b%d", i);
+        insert(name, &w[i]);
+    }
+    assert_int_equal(sm_load(&m, db), DB_OK);
+    /* touched: b1 suspended, two submissions */
+    assert_int_equal(db_workload_act(db, w[1].seq, DB_WL_SUSPEND, "t", 1), DB_OK);
+    for (i = 3; i < 5; i++) {
+        snprintf(name, sizeof(name), "b%d", i);
+        insert(name, &w[i]);
+    }
+    seqs[0] = w[1].seq;
+    seqs[1] = w[3].seq;
+    seqs[2] = w[4].seq;
+    assert_int_equal(db_workloads_load(db, seqs, 3, &rows), DB_OK);
+    assert_int_equal(sm_rows_build(&m, seqs, 3, rows, &b), DB_OK);
+    assert_int_equal(b.n_add, 2);
+    assert_int_equal(m.n, 3); /* the model is unchanged until the take */
+    /* b3 deleted after its row was read: touched again */
+    assert_int_equal(db_workload_act(db, w[3].seq, DB_WL_DELETE, "t", 1), DB_OK);
+    insert("b5", &w[5]);
+    assert_int_equal(sm_rows_take(&m, &b), DB_OK);
+    assert_int_equal(b.n_add, 0);
+    assert_int_equal(m.n, 4); /* b0 b2 b3 b4: b1 dropped */
+    seqs[0] = w[3].seq;
+    seqs[1] = w[5].seq;
+    assert_int_equal(sm_refresh(&m, db, seqs, 2), DB_OK);
+    check_equal(&m);
+    assert_int_equal(m.n, 4);
+    /* built and dropped: the model is untouched, nothing leaks */
+    assert_int_equal(sm_rows_build(&m, seqs, 2, rows, &b), DB_OK);
+    sm_built_free(&b);
+    check_equal(&m);
+    db_snapshot_free(rows);
+    sm_free(&m);
+    for (i = 0; i < 6; i++)
+        db_workload_clear(&w[i]);
+}
+
 static int setup(void **state)
 {
     struct db_pool pool;
@@ -164,6 +219,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_model_follows_db, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_model_built_then_taken, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
