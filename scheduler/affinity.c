@@ -12,6 +12,9 @@
  *         1 + the position of the node's type in the workload's list
  *         (1 for every allowed node when it names no types).
  * Step 3  placement and the victim search ask sched__node_rank(), O(1).
+ * Step 4  sched__class_extend(): a workload appended to a kept session
+ *         (session.c's Step 4) finds its class among the existing ones,
+ *         or adds the next.
  *
  * Invariants:
  *   1. Class 0 is "no constraint": rank 1 on every node, no table.
@@ -241,6 +244,7 @@ int sched__build_classes(struct sched_session *ss)
     ss->class_first = sched__calloc(ss->arena, (size_t)n + 1, sizeof(int));
     if (!slots || !ss->class_rank || !ss->class_first)
         return SCHED_ENOMEM;
+    ss->cap_classes = n + 1;
     for (w = 0; w < ss->n_workloads; w++) {
         const struct sched_workload *wl = ss_w(ss, w);
         int i;
@@ -257,5 +261,41 @@ int sched__build_classes(struct sched_session *ss)
         }
         ss->wl[w].cls = slots[i];
     }
+    return SCHED_OK;
+}
+
+/* Step 4: workload w appended to a built session takes the class of the
+ * first workload with equal constraints, or the next new one, as Step 1
+ * would number it on the whole snapshot. */
+int sched__class_extend(struct sched_session *ss, int w)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+    int c;
+
+    if (!constrained(wl) || !(ss->wl[w].flags & WL_ACTIVE))
+        return SCHED_OK;
+    for (c = 1; c < ss->n_classes; c++)
+        if (constraints_eq(ss_w(ss, ss->class_first[c]), wl)) {
+            ss->wl[w].cls = c;
+            return SCHED_OK;
+        }
+    if (ss->n_classes >= ss->cap_classes) {
+        int cap = ss->cap_classes > 8 ? 2 * ss->cap_classes : 16;
+        int8_t **rank = sched__calloc(ss->arena, (size_t)cap, sizeof(int8_t *));
+        int *first = sched__calloc(ss->arena, (size_t)cap, sizeof(int));
+        if (!rank || !first)
+            return SCHED_ENOMEM;
+        if (ss->n_classes > 1) {
+            memcpy(rank, ss->class_rank, sizeof(*rank) * (size_t)ss->n_classes);
+            memcpy(first, ss->class_first, sizeof(*first) * (size_t)ss->n_classes);
+        }
+        ss->class_rank = rank;
+        ss->class_first = first;
+        ss->cap_classes = cap;
+    }
+    c = class_new(ss, w);
+    if (c < 0)
+        return c;
+    ss->wl[w].cls = c;
     return SCHED_OK;
 }

@@ -65,6 +65,11 @@ size_t sched_arena_peak(const struct sched_arena *arena)
     return arena->peak;
 }
 
+size_t sched__arena_used(const struct sched_arena *arena)
+{
+    return arena->used;
+}
+
 static struct arena_block *block_new(size_t want)
 {
     size_t size = want > ARENA_BLOCK ? want : ARENA_BLOCK;

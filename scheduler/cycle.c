@@ -9,8 +9,10 @@
  * Step 4  a reason for every workload left pending, and the stale times
  *         the driver keeps for the next cycle;
  * Step 5  with a memo (sched_cycle_next(), memo.c), what the next cycle
- *         may reuse: the fair shares, the pending entries and the table
- *         of diagnosis kinds.
+ *         may reuse: the session itself (built in the memo's arena; the
+ *         result's arrays, decisions included, are always in the caller's),
+ *         the fair shares, the pending entries and the table of diagnosis
+ *         kinds.
  */
 #include "sched_int.h"
 
@@ -29,13 +31,14 @@ const struct sched_share *sched_result_share(const struct sched_result *r, int q
     return &r->shares[(size_t)q * (size_t)r->n_pools + (size_t)p];
 }
 
-int sched__record_shares(struct sched_session *ss, struct sched_result *out)
+int sched__record_shares(struct sched_session *ss, struct sched_arena *arena,
+                         struct sched_result *out)
 {
     int q, p, r;
 
     out->n_queues = ss->n_queues;
     out->n_pools = ss->n_pools;
-    out->shares = sched__calloc(ss->arena, (size_t)ss->n_queues * (size_t)ss->n_pools + 1,
+    out->shares = sched__calloc(arena, (size_t)ss->n_queues * (size_t)ss->n_pools + 1,
                                 sizeof(struct sched_share));
     if (!out->shares)
         return SCHED_ENOMEM;
@@ -101,17 +104,17 @@ uint64_t sched__diagnosis_hash(const struct sched_session *ss, int w)
 /* A reason for every pending workload. Workloads the diagnosis cannot tell
  * apart share one (a table of the first of each kind), so a cycle with tens
  * of thousands of pending workloads diagnoses a few hundred kinds. */
-static int record_pending(struct sched_session *ss, struct sched_result *out, int **kinds,
-                          int *cap_kinds)
+static int record_pending(struct sched_session *ss, struct sched_arena *arena,
+                          struct sched_result *out, int **kinds, int *cap_kinds)
 {
     int w, n = 0, cap = 16, mask, *first;
 
     for (w = 0; w < ss->n_workloads; w++)
         n += sched__is_pending(ss, w);
-    out->pending = sched__calloc(ss->arena, (size_t)n + 1, sizeof(struct sched_pending));
+    out->pending = sched__calloc(arena, (size_t)n + 1, sizeof(struct sched_pending));
     while (cap < 2 * n)
         cap *= 2;
-    first = sched__calloc(ss->arena, (size_t)cap, sizeof(int)); /* index into pending + 1 */
+    first = sched__calloc(arena, (size_t)cap, sizeof(int)); /* index into pending + 1 */
     if (!out->pending || !first)
         return SCHED_ENOMEM;
     mask = cap - 1;
@@ -139,13 +142,52 @@ static int record_pending(struct sched_session *ss, struct sched_result *out, in
     return SCHED_OK;
 }
 
-int sched__cycle_full(const struct sched_state *in, const struct sched_config *cfg,
-                      struct sched_arena *arena, struct sched_result *out,
-                      struct sched_memo *memo)
+int sched__cycle_on(struct sched_session *ss, struct sched_arena *arena,
+                    struct sched_result *out, int **kinds, int *cap_kinds)
+{
+    int rc, dummy_cap, *dummy_kinds;
+
+    memset(out, 0, sizeof(*out));
+    if (!kinds) {
+        kinds = &dummy_kinds;
+        cap_kinds = &dummy_cap;
+    }
+    rc = sched__fairshare(ss);
+    if (rc == SCHED_OK)
+        rc = sched__record_shares(ss, arena, out);
+    if (rc != SCHED_OK)
+        return rc;
+
+    sched__act_allocate(ss);
+    sched__act_consolidate(ss);
+    sched__act_reclaim(ss);
+    sched__act_preempt(ss);
+
+    out->stale_since_ms = sched__calloc(arena, (size_t)ss->n_workloads + 1, sizeof(int64_t));
+    if (!out->stale_since_ms)
+        return SCHED_ENOMEM;
+    sched__stale_gangs(ss, out->stale_since_ms);
+    rc = record_pending(ss, arena, out, kinds, cap_kinds);
+    if (rc == SCHED_OK && ss->oom)
+        rc = SCHED_ENOMEM;
+    out->decisions = ss->decisions;
+    out->n_decisions = ss->n_decisions;
+    if (rc == SCHED_OK && ss->arena != arena && ss->n_decisions > 0) {
+        /* a kept session's memory outlives the result's arena: copy them there */
+        out->decisions = sched__calloc(arena, (size_t)ss->n_decisions, sizeof(*ss->decisions));
+        if (!out->decisions)
+            return SCHED_ENOMEM;
+        memcpy(out->decisions, ss->decisions, sizeof(*ss->decisions) * (size_t)ss->n_decisions);
+    }
+    return rc;
+}
+
+int sched_cycle(const struct sched_state *in, const struct sched_config *cfg,
+                struct sched_arena *arena, struct sched_result *out)
 {
     struct sched_session ss;
     struct sched_config defaults;
-    int rc, *kinds = NULL, cap_kinds = 0;
+    int rc;
 
     memset(out, 0, sizeof(*out));
     if (!cfg) {
@@ -154,33 +196,6 @@ int sched__cycle_full(const struct sched_state *in, const struct sched_config *c
     }
     rc = sched__session_build(&ss, in, cfg, arena);
     if (rc == SCHED_OK)
-        rc = sched__fairshare(&ss);
-    if (rc == SCHED_OK)
-        rc = sched__record_shares(&ss, out);
-    if (rc != SCHED_OK)
-        return rc;
-
-    sched__act_allocate(&ss);
-    sched__act_consolidate(&ss);
-    sched__act_reclaim(&ss);
-    sched__act_preempt(&ss);
-
-    out->stale_since_ms = sched__calloc(arena, (size_t)in->n_workloads + 1, sizeof(int64_t));
-    if (!out->stale_since_ms)
-        return SCHED_ENOMEM;
-    sched__stale_gangs(&ss, out->stale_since_ms);
-    rc = record_pending(&ss, out, &kinds, &cap_kinds);
-    if (rc == SCHED_OK && ss.oom)
-        rc = SCHED_ENOMEM;
-    out->decisions = ss.decisions;
-    out->n_decisions = ss.n_decisions;
-    if (rc == SCHED_OK && memo)
-        rc = sched__memo_keep(memo, &ss, out, kinds, cap_kinds);
+        rc = sched__cycle_on(&ss, arena, out, NULL, NULL);
     return rc;
-}
-
-int sched_cycle(const struct sched_state *in, const struct sched_config *cfg,
-                struct sched_arena *arena, struct sched_result *out)
-{
-    return sched__cycle_full(in, cfg, arena, out, NULL);
 }

@@ -3,16 +3,20 @@
  * between cycles (sched.h says what the caller promises with a delta).
  *
  * Step 1  A full cycle (no memo yet, a full delta, or any case below that
- *         does not hold) runs sched_cycle() and keeps: whether it settled
- *         (decided nothing and changed no stale time), whether any stale
- *         time is set, every queue's fair share per pool and resource, the
- *         pending entries and the table of diagnosis kinds.
+ *         does not hold) builds its session in the memo's own arena, runs
+ *         it (cycle.c; the result's arrays in the caller's arena) and
+ *         keeps: whether it settled (decided nothing and changed no stale
+ *         time), whether any stale time is set, the session itself, every
+ *         queue's fair share per pool and resource, the pending entries,
+ *         the stale times and the table of diagnosis kinds.
  * Step 2  A delta of submissions after a settled cycle, with the same
  *         sizes and configuration, no pool placing by fragmentation (its
  *         mix moves with every submission), and, when the clock moved, no
  *         stale time set and no pool's minimum runtime (the only rules that
- *         read the clock besides time-based fairshare): the session is
- *         built and the fair shares computed as usual.
+ *         read the clock besides time-based fairshare): the kept session
+ *         takes the submissions (sched__session_extend(): each costs what
+ *         building it costs, nothing is rebuilt) and the fair shares are
+ *         computed again (per queue and pool, not per workload).
  * Step 3  If every fair share is what the memo kept, each submission is
  *         tried alone (sched__would_start()). Why that is the whole cycle:
  *         the previous cycle tried every older workload on this very state
@@ -26,21 +30,32 @@
  *         stale times as the workloads hold them (a submission has none),
  *         the kept pending entries, then each pending submission's entry,
  *         shared with the first pending workload of its kind (the kinds
- *         table) as record_pending() does, or diagnosed. Anything else
- *         falls back to Step 1.
+ *         table) as record_pending() does, or diagnosed. The pending
+ *         entries and stale times are the memo's own arrays (valid until
+ *         the next call), so the cycle copies nothing per workload. Once
+ *         Step 2 has touched the kept session, anything else falls back to
+ *         Step 1 (the session is built again).
  *
  * Invariants:
  *   1. memo->settled only after a cycle that decided nothing and whose
- *      stale times equal its input's; then pending[0..n_pending) is that
- *      cycle's list and kinds[] indexes its first entry of every kind.
+ *      stale times equal its input's; then ss is that cycle's session as
+ *      it was built (every attempt rolled back), pending[0..n_pending) is
+ *      that cycle's list, stale[] its stale times and kinds[] indexes its
+ *      first entry of every kind.
  *   2. A reused cycle keeps the memo settled and appends to it exactly what
  *      it appended to the result.
- *   3. Any error forgets everything (valid = 0).
+ *   3. Any error, and any fall-back once the kept session changed, forgets
+ *      everything (valid = 0).
+ *   4. The memo's arena holds the session and what the reused cycles add to
+ *      it; when it has grown to twice what the full cycle left (plus a
+ *      block), the next cycle is a full one, which resets it.
  */
 #include "sched_int.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#define MEMO_SLACK ((size_t)1 << 20)   /* Invariant 4: a block of growth beyond 2x */
 
 struct sched_memo {
     int valid;                  /* the fields below describe the last result */
@@ -48,10 +63,15 @@ struct sched_memo {
     int any_stale;              /* some workload has a stale time */
     int n_pools, n_queues, n_nodes, n_workloads;
     int64_t now_ms;
-    struct sched_config cfg;
+    struct sched_config cfg;    /* the kept session's (ss.cfg points here) */
+    struct sched_arena *arena;  /* the kept session's memory */
+    size_t arena_kept;          /* bytes the full cycle left in it */
+    struct sched_session ss;    /* the last cycle's session (Invariant 1) */
     int64_t *fair;              /* [n_queues * n_pools * SCHED_NRES] */
     struct sched_pending *pending;
     int n_pending, cap_pending;
+    int64_t *stale;             /* [cap_stale]: the last result's stale times */
+    int cap_stale;
     int *kinds;                 /* [cap_kinds]: pending index + 1, or 0 */
     int cap_kinds, n_kinds;
     struct sched_memo_stats stats;
@@ -66,8 +86,10 @@ void sched_memo_free(struct sched_memo *memo)
 {
     if (!memo)
         return;
+    sched_arena_free(memo->arena);
     free(memo->fair);
     free(memo->pending);
+    free(memo->stale);
     free(memo->kinds);
     free(memo);
 }
@@ -81,21 +103,32 @@ void sched_memo_stats(const struct sched_memo *memo, struct sched_memo_stats *ou
 
 /* ---- Step 1: what a full cycle leaves ---- */
 
-static int reserve_pending(struct sched_memo *memo, int need)
+/* Grows a malloc'd array of `elem`-byte entries to hold at least `need`. */
+static int reserve(void **arr, int *cap, size_t elem, int need)
 {
-    struct sched_pending *p;
-    int cap = memo->cap_pending ? memo->cap_pending : 64;
+    int ncap = *cap ? *cap : 64;
+    void *p;
 
-    if (need <= memo->cap_pending)
+    if (need <= *cap)
         return SCHED_OK;
-    while (cap < need)
-        cap *= 2;
-    p = realloc(memo->pending, (size_t)cap * sizeof(*p));
+    while (ncap < need)
+        ncap *= 2;
+    p = realloc(*arr, (size_t)ncap * elem);
     if (!p)
         return SCHED_ENOMEM;
-    memo->pending = p;
-    memo->cap_pending = cap;
+    *arr = p;
+    *cap = ncap;
     return SCHED_OK;
+}
+
+static int reserve_pending(struct sched_memo *memo, int need)
+{
+    return reserve((void **)&memo->pending, &memo->cap_pending, sizeof(*memo->pending), need);
+}
+
+static int reserve_stale(struct sched_memo *memo, int need)
+{
+    return reserve((void **)&memo->stale, &memo->cap_stale, sizeof(*memo->stale), need);
 }
 
 static int keep_fair(struct sched_memo *memo, const struct sched_session *ss)
@@ -126,8 +159,8 @@ static int keep_kinds(struct sched_memo *memo, const int *kinds, int cap)
     return SCHED_OK;
 }
 
-int sched__memo_keep(struct sched_memo *memo, const struct sched_session *ss,
-                     const struct sched_result *out, const int *kinds, int cap_kinds)
+static int keep(struct sched_memo *memo, const struct sched_session *ss,
+                const struct sched_result *out, const int *kinds, int cap_kinds)
 {
     const struct sched_state *in = ss->in;
     int w, rc = SCHED_OK;
@@ -154,12 +187,39 @@ int sched__memo_keep(struct sched_memo *memo, const struct sched_session *ss,
     if (rc == SCHED_OK)
         rc = reserve_pending(memo, out->n_pending + 1);
     if (rc == SCHED_OK)
+        rc = reserve_stale(memo, in->n_workloads + 1);
+    if (rc == SCHED_OK)
         rc = keep_kinds(memo, kinds, cap_kinds);
     if (rc != SCHED_OK)
         return rc;
     memcpy(memo->pending, out->pending, (size_t)out->n_pending * sizeof(*out->pending));
     memo->n_pending = out->n_pending;
+    memcpy(memo->stale, out->stale_since_ms, (size_t)in->n_workloads * sizeof(int64_t));
+    memo->arena_kept = sched__arena_used(memo->arena);
     return SCHED_OK;
+}
+
+/* Step 1: the full cycle, its session in the memo's arena. */
+static int full_cycle(struct sched_memo *memo, const struct sched_state *in,
+                      const struct sched_config *cfg, struct sched_arena *arena,
+                      struct sched_result *out)
+{
+    int rc, *kinds = NULL, cap_kinds = 0;
+
+    memset(out, 0, sizeof(*out));
+    memo->valid = 0;
+    memo->cfg = *cfg;
+    if (!memo->arena)
+        memo->arena = sched_arena_new();
+    if (!memo->arena)
+        return SCHED_ENOMEM;
+    sched_arena_reset(memo->arena);
+    rc = sched__session_build(&memo->ss, in, &memo->cfg, memo->arena);
+    if (rc == SCHED_OK)
+        rc = sched__cycle_on(&memo->ss, arena, out, &kinds, &cap_kinds);
+    if (rc == SCHED_OK)
+        rc = keep(memo, &memo->ss, out, kinds, cap_kinds);
+    return rc;
 }
 
 /* ---- Step 2: may the kept result be reused? ---- */
@@ -176,6 +236,7 @@ static int reusable(const struct sched_memo *memo, const struct sched_state *in,
     int p, w, k;
 
     if (!memo->valid || !memo->settled || !delta || delta->full || delta->n_submitted < 0 ||
+        sched__arena_used(memo->arena) > 2 * memo->arena_kept + MEMO_SLACK ||
         in->n_pools != memo->n_pools || in->n_queues != memo->n_queues ||
         in->n_nodes != memo->n_nodes ||
         in->n_workloads != memo->n_workloads + delta->n_submitted || !same_config(cfg, &memo->cfg))
@@ -295,25 +356,27 @@ static int append_submissions(struct sched_memo *memo, struct sched_session *ss,
     return SCHED_OK;
 }
 
-static int reuse(struct sched_memo *memo, struct sched_session *ss, struct sched_result *out)
+static int reuse(struct sched_memo *memo, struct sched_session *ss, struct sched_arena *arena,
+                 struct sched_result *out)
 {
     const struct sched_state *in = ss->in;
     int w, rc;
 
-    rc = sched__record_shares(ss, out);
+    rc = sched__record_shares(ss, arena, out);
     if (rc == SCHED_OK)
         rc = append_submissions(memo, ss, memo->n_workloads);
-    out->stale_since_ms = sched__calloc(ss->arena, (size_t)in->n_workloads + 1, sizeof(int64_t));
-    out->pending = sched__calloc(ss->arena, (size_t)memo->n_pending + 1, sizeof(*out->pending));
-    if (rc == SCHED_OK && (!out->stale_since_ms || !out->pending || ss->oom))
+    if (rc == SCHED_OK)
+        rc = reserve_stale(memo, in->n_workloads + 1);
+    if (rc == SCHED_OK && ss->oom)
         rc = SCHED_ENOMEM;
     if (rc != SCHED_OK)
         return rc;
-    for (w = 0; w < in->n_workloads; w++)
-        out->stale_since_ms[w] = in->workloads[w].stale_since_ms;
-    memcpy(out->pending, memo->pending, (size_t)memo->n_pending * sizeof(*out->pending));
+    for (w = memo->n_workloads; w < in->n_workloads; w++)
+        memo->stale[w] = in->workloads[w].stale_since_ms;
+    out->stale_since_ms = memo->stale;
+    out->pending = memo->pending;
     out->n_pending = memo->n_pending;
-    out->decisions = ss->decisions;
+    out->decisions = NULL;
     out->n_decisions = 0;
     memo->n_workloads = in->n_workloads;
     memo->now_ms = in->now_ms;
@@ -326,20 +389,26 @@ static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
                      const struct sched_delta *delta, const struct sched_config *cfg,
                      struct sched_arena *arena, struct sched_result *out, int *rc)
 {
-    struct sched_session ss;
+    struct sched_session *ss = &memo->ss;
     int w;
 
     if (!reusable(memo, in, delta, cfg))
         return 0;
-    if (sched__session_build(&ss, in, cfg, arena) != SCHED_OK ||
-        sched__fairshare(&ss) != SCHED_OK || !same_fair(memo, &ss))
-        return 0;
+    memo->valid = 0;   /* Invariant 3: the kept session changes from here */
+    memo->cfg = *cfg;
+    if (sched__session_extend(ss, in, &memo->cfg) != SCHED_OK ||
+        sched__fairshare(ss) != SCHED_OK || !same_fair(memo, ss))
+        goto fall_back;
     for (w = memo->n_workloads; w < in->n_workloads; w++)
-        if ((ss.wl[w].flags & WL_CANDIDATE) && sched__would_start(&ss, w))
-            return 0;
+        if ((ss->wl[w].flags & WL_CANDIDATE) && sched__would_start(ss, w))
+            goto fall_back;
     memset(out, 0, sizeof(*out));
-    *rc = reuse(memo, &ss, out);
+    *rc = reuse(memo, ss, arena, out);
+    memo->valid = *rc == SCHED_OK;
     return 1;
+fall_back:
+    memo->stats.fell_back++;
+    return 0;
 }
 
 int sched_cycle_next(struct sched_memo *memo, const struct sched_state *in,
@@ -355,10 +424,8 @@ int sched_cycle_next(struct sched_memo *memo, const struct sched_state *in,
         sched_config_default(&defaults);
         cfg = &defaults;
     }
-    if (!try_reuse(memo, in, delta, cfg, arena, out, &rc)) {
-        memo->valid = 0;
-        rc = sched__cycle_full(in, cfg, arena, out, memo);
-    }
+    if (!try_reuse(memo, in, delta, cfg, arena, out, &rc))
+        rc = full_cycle(memo, in, cfg, arena, out);
     if (rc != SCHED_OK)
         memo->valid = 0;
     return rc;

@@ -337,7 +337,15 @@ int sched_cycle(const struct sched_state *in, const struct sched_config *cfg,
  * alone, on the same state the full cycle would try it on) and that leave
  * every fair share as it was change nothing but their own pending
  * entries: the previous pending entries are kept and only the new
- * workloads are diagnosed. Every other case runs the full cycle. */
+ * workloads are diagnosed. Every other case runs the full cycle.
+ *
+ * The memo keeps the session of a cycle that decided nothing (its working
+ * state: placements per node and device, queue accounting, classes) in
+ * memory of its own, and a submission delta adds the new workloads to it
+ * instead of building it again from the snapshot. A result of
+ * sched_cycle_next() may point into the memo (its pending entries and
+ * stale times): it is valid until the arena is reset or the next call
+ * with the same memo, whichever comes first, and is read-only. */
 struct sched_memo;
 struct sched_memo *sched_memo_new(void);             /* NULL: out of memory */
 void sched_memo_free(struct sched_memo *memo);       /* NULL is a no-op */
@@ -347,10 +355,12 @@ struct sched_delta {
     int n_submitted;   /* workloads appended since the previous call */
 };
 
-/* How the memo's calls went: full cycles run, and cycles answered from
- * the memo. */
+/* How the memo's calls went: full cycles run, cycles answered from the
+ * memo, and submission deltas whose kept session took the submissions but
+ * whose cycle then had to run in full (a fair share moved, or something
+ * would start). */
 struct sched_memo_stats {
-    int64_t full, reused;
+    int64_t full, reused, fell_back;
 };
 void sched_memo_stats(const struct sched_memo *memo, struct sched_memo_stats *out);
 

@@ -153,8 +153,9 @@ struct sched_session {
     struct ss_pool *pools;
     struct ss_queue *queues;
     struct ss_qp *qp;                 /* [n_queues * n_pools] */
-    struct ss_wl *wl;
-    struct sched_pod **pods;          /* [n_workloads] -> mutable copy of pods */
+    struct ss_wl *wl;                 /* [cap_workloads] */
+    struct sched_pod **pods;          /* [cap_workloads] -> mutable copy of pods */
+    int cap_workloads;
     struct ss_undo *undo; int n_undo, cap_undo;
     struct sched_decision *decisions; int n_decisions, cap_decisions;
     uint64_t version;                 /* names the placement state; restored by rollback */
@@ -163,7 +164,7 @@ struct sched_session {
     void *order_cache;                /* order.c's job order, shared by the actions */
     int8_t **class_rank;              /* [n_classes][n_nodes] (affinity.c); [0] unused */
     int *class_first;                 /* a workload of each class */
-    int n_classes;
+    int n_classes, cap_classes;
     struct ss_frag frag;              /* frag.c */
     int oom;                          /* an arena allocation failed */
 };
@@ -210,10 +211,17 @@ void sched__rollback(struct sched_session *ss, struct ss_mark m);
 int sched__decide(struct sched_session *ss, int kind, int action, int w, int pod, int node,
                   uint64_t devices, int by);
 int sched__session_check(const struct sched_session *ss);
+/* Step 4 (session.c): a kept session takes the workloads appended since it
+ * was built (none of them placed); the caller's promise says nothing else
+ * changed but the clock, the usage history and the mix. */
+int sched__session_extend(struct sched_session *ss, const struct sched_state *in,
+                          const struct sched_config *cfg);
 int sched__queue_holds_pool(const struct sched_session *ss, int q, int p);
 
 /* affinity.c: node constraints (types in order, required affinity). */
 int sched__build_classes(struct sched_session *ss);
+/* The class of workload w appended to a built session (a new one if none matches). */
+int sched__class_extend(struct sched_session *ss, int w);
 
 /* 0: w may not use the node; else its preference, 1 best (node types in order). */
 static inline int sched__node_rank(const struct sched_session *ss, int w, int node)
@@ -308,23 +316,21 @@ int sched__try_consolidate(struct sched_session *ss, int w, int pool);
 void sched__stale_gangs(struct sched_session *ss, int64_t *stale_out);
 void sched__diagnose(struct sched_session *ss, int w, struct sched_pending *p);
 
-/* cycle.c: the full cycle (memo: what to keep for the next, or NULL) and
- * the pieces of its result the incremental path (memo.c) reuses. */
-int sched__cycle_full(const struct sched_state *in, const struct sched_config *cfg,
-                      struct sched_arena *arena, struct sched_result *out,
-                      struct sched_memo *memo);
-int sched__record_shares(struct sched_session *ss, struct sched_result *out);
+/* cycle.c: Steps 2-4 of a cycle on a built session, the result's arrays
+ * from `arena` (kinds: record_pending's table for the memo, or NULL), and
+ * the pieces of a result the incremental path (memo.c) reuses. */
+int sched__cycle_on(struct sched_session *ss, struct sched_arena *arena,
+                    struct sched_result *out, int **kinds, int *cap_kinds);
+int sched__record_shares(struct sched_session *ss, struct sched_arena *arena,
+                         struct sched_result *out);
 int sched__is_pending(const struct sched_session *ss, int w);
 /* Two pending workloads the diagnosis cannot tell apart, and the hash of
  * what it compares: the result shares one diagnosis per kind. */
 int sched__same_diagnosis(const struct sched_session *ss, int a, int b);
 uint64_t sched__diagnosis_hash(const struct sched_session *ss, int w);
 
-/* memo.c: keeps what a full cycle's result lets the next cycle reuse;
- * kinds[cap_kinds] is record_pending's table (pending index + 1 of the
- * first entry of each diagnosis kind, open addressing by its hash). */
-int sched__memo_keep(struct sched_memo *memo, const struct sched_session *ss,
-                     const struct sched_result *out, const int *kinds, int cap_kinds);
+/* arena.c: bytes handed out since the last reset. */
+size_t sched__arena_used(const struct sched_arena *arena);
 
 /* actions.c: would any action start w, tried alone on the session as it
  * is (allocate, consolidate, reclaim, preempt, each only where w is a

@@ -10,6 +10,12 @@
  * Step 3  an attempt that fails calls sched__rollback(mark): the log is
  *         replayed backwards and the decision list cut back, so the state
  *         is exactly what it was at sched__mark().
+ * Step 4  sched__session_extend(): a session kept after a cycle that
+ *         decided nothing (memo.c) takes the workloads appended to the
+ *         snapshot since, none of them placed: each is built and its
+ *         demand added as Step 1 does, its node-constraint class found or
+ *         added (classes are numbered in workload order either way), so the
+ *         session is the one Step 1 builds from the new snapshot.
  *
  * Invariants: see sched_int.h; sched__session_check() recomputes them.
  */
@@ -299,9 +305,29 @@ static int valid_mix(const struct sched_state *in)
     return 1;
 }
 
+static int valid_workload(const struct sched_state *in, int i)
+{
+    const struct sched_workload *w = &in->workloads[i];
+    int k;
+
+    if (w->queue < 0 || w->queue >= in->n_queues || w->n_pods < 1 || w->min_pods < 1 ||
+        w->min_pods > w->n_pods || !valid_requests(w) || !w->pods || !w->name)
+        return 0;
+    for (k = 0; k < w->n_pools; k++)
+        if (!w->pools || w->pools[k] < 0 || w->pools[k] >= in->n_pools)
+            return 0;
+    for (k = 0; k < w->n_pods; k++) {
+        int node = w->pods[k].node;
+        if (node >= in->n_nodes || (node >= 0 && in->nodes[node].n_gpus < 64 &&
+                                    (w->pods[k].devices >> in->nodes[node].n_gpus)))
+            return 0;
+    }
+    return 1;
+}
+
 static int validate(const struct sched_state *in)
 {
-    int i, k;
+    int i;
 
     if (in->n_pools < 1 || in->n_nodes < 0 || in->n_queues < 0 || in->n_workloads < 0 ||
         !valid_mix(in))
@@ -324,21 +350,9 @@ static int validate(const struct sched_state *in)
             p = in->queues[p].parent;
         }
     }
-    for (i = 0; i < in->n_workloads; i++) {
-        const struct sched_workload *w = &in->workloads[i];
-        if (w->queue < 0 || w->queue >= in->n_queues || w->n_pods < 1 || w->min_pods < 1 ||
-            w->min_pods > w->n_pods || !valid_requests(w) || !w->pods || !w->name)
+    for (i = 0; i < in->n_workloads; i++)
+        if (!valid_workload(in, i))
             return SCHED_EINVAL;
-        for (k = 0; k < w->n_pools; k++)
-            if (!w->pools || w->pools[k] < 0 || w->pools[k] >= in->n_pools)
-                return SCHED_EINVAL;
-        for (k = 0; k < w->n_pods; k++) {
-            int node = w->pods[k].node;
-            if (node >= in->n_nodes || (node >= 0 && in->nodes[node].n_gpus < 64 &&
-                                        (w->pods[k].devices >> in->nodes[node].n_gpus)))
-                return SCHED_EINVAL;
-        }
-    }
     return SCHED_OK;
 }
 
@@ -485,44 +499,49 @@ static int64_t memory_estimate(const struct sched_session *ss, const struct sche
     return (int64_t)sched_shared_devices(w) * ((w->gpu_memory_mib * SCHED_MILLI + best - 1) / best);
 }
 
-static int build_workloads(struct sched_session *ss)
+static int build_workload(struct sched_session *ss, int i)
 {
     const struct sched_state *in = ss->in;
-    int i, k, max_pools = ss->n_pools;
+    const struct sched_workload *w = &in->workloads[i];
+    struct ss_wl *x = &ss->wl[i];
+    int k, max_pools = ss->n_pools, *pools;
 
-    for (i = 0; i < in->n_workloads; i++) {
-        const struct sched_workload *w = &in->workloads[i];
-        struct ss_wl *x = &ss->wl[i];
-        int *pools;
-
-        if (!ss->queues[w->queue].is_leaf)
-            return SCHED_EINVAL;
-        x->pool = -1;
-        x->req[SCHED_GPU] = sched_workload_gpu(w, 1);
-        x->req[SCHED_CPU] = w->cpu_milli;
-        x->req[SCHED_MEM] = w->mem_mib;
-        pools = sched__calloc(ss->arena, (size_t)max_pools, sizeof(int));
-        ss->pods[i] = sched__calloc(ss->arena, (size_t)w->n_pods, sizeof(struct sched_pod));
-        if (!pools || !ss->pods[i])
+    if (!ss->queues[w->queue].is_leaf)
+        return SCHED_EINVAL;
+    x->pool = -1;
+    x->req[SCHED_GPU] = sched_workload_gpu(w, 1);
+    x->req[SCHED_CPU] = w->cpu_milli;
+    x->req[SCHED_MEM] = w->mem_mib;
+    pools = sched__calloc(ss->arena, (size_t)max_pools, sizeof(int));
+    ss->pods[i] = sched__calloc(ss->arena, (size_t)w->n_pods, sizeof(struct sched_pod));
+    if (!pools || !ss->pods[i])
+        return SCHED_ENOMEM;
+    x->n_pools = sched_workload_pools(in, w, pools, max_pools);
+    x->pools = pools;
+    if (w->gpu_memory_mib > 0)
+        x->req[SCHED_GPU] = memory_estimate(ss, w, pools, x->n_pools);
+    for (k = 0; k < w->n_pods; k++)
+        ss->pods[i][k].node = -1;
+    if (w->phase == SCHED_PENDING || w->phase == SCHED_RUNNING)
+        x->flags |= WL_ACTIVE;
+    if (!(x->flags & WL_ACTIVE))
+        return SCHED_OK;
+    for (k = 0; k < w->n_pods; k++)
+        if (w->pods[k].node >= 0 &&
+            do_place(ss, i, k, w->pods[k].node, w->pods[k].devices) != SCHED_OK)
             return SCHED_ENOMEM;
-        x->n_pools = sched_workload_pools(in, w, pools, max_pools);
-        x->pools = pools;
-        if (w->gpu_memory_mib > 0)
-            x->req[SCHED_GPU] = memory_estimate(ss, w, pools, x->n_pools);
-        for (k = 0; k < w->n_pods; k++)
-            ss->pods[i][k].node = -1;
-        if (w->phase == SCHED_PENDING || w->phase == SCHED_RUNNING)
-            x->flags |= WL_ACTIVE;
-        if (!(x->flags & WL_ACTIVE))
-            continue;
-        for (k = 0; k < w->n_pods; k++)
-            if (w->pods[k].node >= 0 &&
-                do_place(ss, i, k, w->pods[k].node, w->pods[k].devices) != SCHED_OK)
-                return SCHED_ENOMEM;
-        if (x->n_placed < w->n_pods)
-            x->flags |= WL_CANDIDATE;
-    }
+    if (x->n_placed < w->n_pods)
+        x->flags |= WL_CANDIDATE;
     return SCHED_OK;
+}
+
+static int build_workloads(struct sched_session *ss)
+{
+    int i, rc = SCHED_OK;
+
+    for (i = 0; i < ss->n_workloads && rc == SCHED_OK; i++)
+        rc = build_workload(ss, i);
+    return rc;
 }
 
 /* The workloads running in each pool when the cycle starts: the only
@@ -558,24 +577,30 @@ static int build_running(struct sched_session *ss)
 
 /* Demand per (queue, pool): placed pods where they run, and the pods a
  * workload still wants in every pool it may use. */
+static void add_demand(struct sched_session *ss, int i)
+{
+    const struct sched_workload *w = ss_w(ss, i);
+    const struct ss_wl *x = &ss->wl[i];
+    int k, r;
+
+    if (!(x->flags & WL_ACTIVE))
+        return;
+    for (k = 0; k < x->n_pools || (x->pool >= 0 && k == 0); k++) {
+        int p = x->pool >= 0 ? x->pool : x->pools[k];
+        struct ss_qp *a = ss_qp(ss, w->queue, p);
+        for (r = 0; r < SCHED_NRES; r++)
+            a->request[r] += (int64_t)w->n_pods * x->req[r];
+        if (x->pool >= 0)
+            break;
+    }
+}
+
 static void build_demand(struct sched_session *ss)
 {
-    int i, k, r;
+    int i;
 
-    for (i = 0; i < ss->n_workloads; i++) {
-        const struct sched_workload *w = ss_w(ss, i);
-        const struct ss_wl *x = &ss->wl[i];
-        if (!(x->flags & WL_ACTIVE))
-            continue;
-        for (k = 0; k < x->n_pools || (x->pool >= 0 && k == 0); k++) {
-            int p = x->pool >= 0 ? x->pool : x->pools[k];
-            struct ss_qp *a = ss_qp(ss, w->queue, p);
-            for (r = 0; r < SCHED_NRES; r++)
-                a->request[r] += (int64_t)w->n_pods * x->req[r];
-            if (x->pool >= 0)
-                break;
-        }
-    }
+    for (i = 0; i < ss->n_workloads; i++)
+        add_demand(ss, i);
 }
 
 int sched__session_build(struct sched_session *ss, const struct sched_state *in,
@@ -599,8 +624,10 @@ int sched__session_build(struct sched_session *ss, const struct sched_state *in,
     ss->queues = sched__calloc(arena, (size_t)in->n_queues + 1, sizeof(struct ss_queue));
     ss->qp = sched__calloc(arena, (size_t)in->n_queues * (size_t)in->n_pools + 1,
                            sizeof(struct ss_qp));
-    ss->wl = sched__calloc(arena, (size_t)in->n_workloads + 1, sizeof(struct ss_wl));
-    ss->pods = sched__calloc(arena, (size_t)in->n_workloads + 1, sizeof(struct sched_pod *));
+    /* room for the submissions a kept session takes (Step 4) without a copy */
+    ss->cap_workloads = in->n_workloads + in->n_workloads / 4 + 64;
+    ss->wl = sched__calloc(arena, (size_t)ss->cap_workloads, sizeof(struct ss_wl));
+    ss->pods = sched__calloc(arena, (size_t)ss->cap_workloads, sizeof(struct sched_pod *));
     if (!ss->nodes || !ss->pools || !ss->queues || !ss->qp || !ss->wl || !ss->pods)
         return SCHED_ENOMEM;
     rc = build_nodes(ss);
@@ -616,6 +643,59 @@ int sched__session_build(struct sched_session *ss, const struct sched_state *in,
         rc = build_running(ss);
     if (rc == SCHED_OK)
         build_demand(ss);
+    if (rc == SCHED_OK && ss->oom)
+        rc = SCHED_ENOMEM;
+    return rc;
+}
+
+/* ---- Step 4: a kept session takes new workloads ---- */
+
+static int reserve_workloads(struct sched_session *ss, int need)
+{
+    struct ss_wl *wl;
+    struct sched_pod **pods;
+    int cap = ss->cap_workloads;
+
+    if (need <= cap)
+        return SCHED_OK;
+    while (cap < need)
+        cap *= 2;
+    wl = sched__calloc(ss->arena, (size_t)cap, sizeof(*wl));
+    pods = sched__calloc(ss->arena, (size_t)cap, sizeof(*pods));
+    if (!wl || !pods)
+        return SCHED_ENOMEM;
+    memcpy(wl, ss->wl, sizeof(*wl) * (size_t)ss->n_workloads);
+    memcpy(pods, ss->pods, sizeof(*pods) * (size_t)ss->n_workloads);
+    ss->wl = wl;
+    ss->pods = pods;
+    ss->cap_workloads = cap;
+    return SCHED_OK;
+}
+
+int sched__session_extend(struct sched_session *ss, const struct sched_state *in,
+                          const struct sched_config *cfg)
+{
+    int w, first = ss->n_workloads, rc;
+
+    for (w = first; w < in->n_workloads; w++)
+        if (!valid_workload(in, w))
+            return SCHED_EINVAL;
+    rc = reserve_workloads(ss, in->n_workloads + 1);
+    if (rc != SCHED_OK)
+        return rc;
+    ss->in = in;
+    ss->cfg = cfg;
+    ss->n_workloads = in->n_workloads;
+    for (w = first; w < in->n_workloads && rc == SCHED_OK; w++) {
+        rc = build_workload(ss, w);
+        if (rc == SCHED_OK)
+            rc = sched__class_extend(ss, w);
+        if (rc == SCHED_OK)
+            add_demand(ss, w);
+    }
+    /* caches sized by the workloads, or read in another state, start over */
+    ss->order_cache = NULL;
+    ss->version = ++ss->n_versions;
     if (rc == SCHED_OK && ss->oom)
         rc = SCHED_ENOMEM;
     return rc;

@@ -2122,7 +2122,7 @@ static void test_random_clusters(void **state)
 #define N_INCR_PASSES 12
 
 struct incr_counts {
-    long passes, reused, submissions_started;
+    long passes, reused, fell_back, submissions_started;
 };
 
 static void next_event(struct tcase *tc, struct sched_delta *d)
@@ -2188,6 +2188,7 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
     }
     sched_memo_stats(memo, &stats);
     c->reused += stats.reused;
+    c->fell_back += stats.fell_back;
     sched_memo_free(memo);
     return differ == NULL;
 }
@@ -2196,7 +2197,7 @@ static void test_incremental_equals_full(void **state)
 {
     uint64_t seed = env_u64("ALLOT_PROPERTY_SEED", DEFAULT_SEED);
     struct sched_arena *full = sched_arena_new(), *incr = sched_arena_new();
-    struct incr_counts c = {0, 0, 0};
+    struct incr_counts c = {0, 0, 0, 0};
     int id, failed = 0;
 
     (void)state;
@@ -2206,11 +2207,15 @@ static void test_incremental_equals_full(void **state)
         failed += !run_incremental_case(seed, id, full, incr, &c);
     sched_arena_free(full);
     sched_arena_free(incr);
-    print_message("incremental: %ld passes, %ld answered from the memo, %ld submission deltas "
-                  "that started something\n", c.passes, c.reused, c.submissions_started);
+    print_message("incremental: %ld passes, %ld answered from the memo (its kept session "
+                  "extended), %ld fell back to a full cycle after extending it, %ld submission "
+                  "deltas that started something\n", c.passes, c.reused, c.fell_back,
+                  c.submissions_started);
     assert_int_equal(failed, 0);
-    /* both ways of a submission delta happen often: reused, and a full cycle */
+    /* every way of a submission delta happens often: reused, a kept session
+     * extended and then given up, and a full cycle */
     assert_true(c.reused > c.passes / 20);
+    assert_true(c.fell_back > c.passes / 50);
     assert_true(c.submissions_started > c.passes / 50);
 }
 
