@@ -32,7 +32,7 @@
 
 /* ---- options (opts.c) ---- */
 struct agent_opts {
-    char server[512];            /* base URL, no trailing '/' */
+    char server[4096];           /* base URLs, comma-separated (servers.h) */
     char token_file[AGENT_PATH_MAX];
     char name[64];               /* node name; default: the host name */
     char pool[128];              /* "" : let the server pick by labels */
@@ -144,7 +144,11 @@ void nvml_close(struct nvml *n);
 
 /* ---- the server (client.c) ---- */
 struct client;
+/* server: one URL or several, comma-separated (replicas: servers.h);
+ * NULL if the list is malformed or no memory. */
 struct client *client_new(const char *server, const char *token, int timeout_ms);
+/* The URL the client sends to now (the last that answered). */
+const char *client_server(const struct client *c);
 void client_free(struct client *c);
 /* Bounds every later request to timeout_ms. */
 void client_set_timeout(struct client *c, int timeout_ms);

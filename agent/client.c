@@ -1,6 +1,8 @@
 /*
  * client.c: allot-agent's HTTP client for allotd (libcurl, one easy
- * handle so the connection is kept alive between requests).
+ * handle so the connection is kept alive between requests), over one
+ * server or several replicas (servers.h): a request that cannot connect,
+ * or is answered 503, goes to the next URL; the one that answers is kept.
  *
  * Invariants:
  *   1. Every request is bounded: connect and total timeouts, a cap on the
@@ -9,6 +11,7 @@
  *      printed.
  */
 #include "agent.h"
+#include "servers.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
@@ -20,7 +23,7 @@
 
 struct client {
     CURL *h;
-    char *server;
+    struct servers servers;
     char *auth;                  /* "Authorization: Bearer ..." */
     char *buf;                   /* the reply being read */
     size_t len, cap;
@@ -57,13 +60,13 @@ struct client *client_new(const char *server, const char *token, int timeout_ms)
 {
     struct client *c = calloc(1, sizeof(*c));
     size_t n = strlen(token) + 32;
+    char why[256];
 
     if (!c)
         return NULL;
     c->h = curl_easy_init();
-    c->server = strdup(server);
     c->auth = malloc(n);
-    if (!c->h || !c->server || !c->auth) {
+    if (!c->h || !c->auth || servers_parse(server, &c->servers, why, sizeof(why)) != 0) {
         client_free(c);
         return NULL;
     }
@@ -92,7 +95,6 @@ void client_free(struct client *c)
     if (c->auth)
         memset(c->auth, 0, strlen(c->auth));
     free(c->auth);
-    free(c->server);
     free(c->buf);
     free(c);
 }
@@ -116,33 +118,72 @@ static int headers(struct curl_slist **hs, const char *auth, const char *ctype)
     return 0;
 }
 
-/* One POST; 0 when a reply came (any status). */
-static int post(struct client *c, const char *path, const char *type, const char *data,
-                size_t len, json_t **out, long *status)
+const char *client_server(const struct client *c)
 {
-    char url[2048], ctype[64];
-    struct curl_slist *hs = NULL;
+    return c->servers.url[c->servers.cur];
+}
+
+/* Whether a failed exchange never reached a server (the next may take it). */
+static int unreached(struct client *c, CURLcode cc)
+{
+    curl_off_t connected = 0;
+
+    if (cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST)
+        return 1;
+    if (cc != CURLE_OPERATION_TIMEDOUT)
+        return 0;
+    curl_easy_getinfo(c->h, CURLINFO_CONNECT_TIME_T, &connected);
+    return connected == 0;
+}
+
+/* One POST to the server at index i: the curl code, *status once answered. */
+static CURLcode post_to(struct client *c, int i, const char *path, struct curl_slist *hs,
+                        const char *data, size_t len, long *status)
+{
+    char url[2048];
     CURLcode cc;
 
-    *out = NULL;
-    *status = 0;
     c->len = 0;
     c->too_big = 0;
-    if (snprintf(url, sizeof(url), "%s%s", c->server, path) >= (int)sizeof(url))
-        return -1;
-    snprintf(ctype, sizeof(ctype), "Content-Type: %s", type);
-    if (headers(&hs, c->auth, ctype) != 0)
-        return -1;
+    if (snprintf(url, sizeof(url), "%s%s", c->servers.url[i], path) >= (int)sizeof(url))
+        return CURLE_URL_MALFORMAT;
     curl_easy_setopt(c->h, CURLOPT_URL, url);
     curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, hs);
     curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, data);
     curl_easy_setopt(c->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     cc = curl_easy_perform(c->h);
     curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, NULL);
+    if (cc == CURLE_OK)
+        curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, status);
+    return cc;
+}
+
+/* One POST; 0 when a reply came (any status): from the current server,
+ * or the next ones in turn while one is unreachable or answers 503. */
+static int post(struct client *c, const char *path, const char *type, const char *data,
+                size_t len, json_t **out, long *status)
+{
+    char ctype[64];
+    struct curl_slist *hs = NULL;
+    CURLcode cc = CURLE_COULDNT_CONNECT;
+    int k, i = c->servers.cur;
+
+    *out = NULL;
+    *status = 0;
+    snprintf(ctype, sizeof(ctype), "Content-Type: %s", type);
+    if (headers(&hs, c->auth, ctype) != 0)
+        return -1;
+    for (k = 0; k < c->servers.n; k++) {
+        i = (c->servers.cur + k) % c->servers.n;
+        *status = 0;
+        cc = post_to(c, i, path, hs, data, len, status);
+        if (cc == CURLE_OK ? *status != 503 : !unreached(c, cc))
+            break;
+    }
     curl_slist_free_all(hs);
     if (cc != CURLE_OK || c->too_big)
         return -1;
-    curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, status);
+    c->servers.cur = i;
     if (c->len > 0)
         *out = json_loadb(c->buf, c->len, 0, NULL);
     return 0;

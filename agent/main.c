@@ -253,7 +253,7 @@ static void backoff(const struct agent *a, struct loop *l)
 static void went_well(struct agent *a, struct loop *l)
 {
     if (l->last_error[0])
-        fprintf(stderr, "allot-agent: connected to %s again\n", a->o.server);
+        fprintf(stderr, "allot-agent: connected to %s again\n", client_server(a->cl));
     l->last_error[0] = 0;
     l->backoff_ms = a->o.heartbeat_ms;
     l->next_at = agent_now_ms() + a->o.heartbeat_ms;

@@ -6,6 +6,7 @@
  * of 100 ms to 60 s.
  */
 #include "agent.h"
+#include "servers.h"
 #include "allot_version.h"
 
 #include <stdio.h>
@@ -17,7 +18,9 @@
 static void usage(void)
 {
     printf("usage: allot-agent --server URL --token-file FILE [options]\n"
-           "  --server URL             allotd's address, e.g. http://10.0.0.1:8080\n"
+           "  --server URL[,URL...]    allotd's address, e.g. http://10.0.0.1:8080; several\n"
+           "                           (replicas): the next is tried when one cannot be\n"
+           "                           reached or answers 503\n"
            "  --token-file FILE        the agent token (POST /api/v1/agent/tokens); mode 0600\n"
            "  --name NODE              node name (default: the host name)\n"
            "  --node-pool POOL         node pool to join (default: by labels, else default)\n"
@@ -97,12 +100,15 @@ static int apply(struct agent_opts *o, const char *key, const char *v)
 
 static int finish(struct agent_opts *o)
 {
-    size_t n = strlen(o->server);
+    struct servers s;
+    char why[256];
 
-    while (n > 0 && o->server[n - 1] == '/')
-        o->server[--n] = 0;
     if (!o->server[0] || !o->token_file[0]) {
         fprintf(stderr, "allot-agent: --server and --token-file are required (see --help)\n");
+        return -1;
+    }
+    if (servers_parse(o->server, &s, why, sizeof(why)) != 0) {
+        fprintf(stderr, "allot-agent: --server %s\n", why);
         return -1;
     }
     if (!o->name[0] && gethostname(o->name, sizeof(o->name) - 1) != 0) {

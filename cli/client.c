@@ -12,6 +12,9 @@
  *           https:// or when the environment names a proxy;
  *   Step 3: a 401 refreshes once and repeats the exchange; a second 401 is
  *           "not logged in".
+ * The config's url may name several servers (replicas, servers.h): an
+ * exchange starts at the one that answered last, and moves to the next
+ * when one cannot be reached (no connection) or answers 503.
  *
  * libcurl is opened with dlopen() at the first exchange that needs it:
  * loading it and the TLS, Kerberos and LDAP libraries it links costs
@@ -38,6 +41,7 @@
 
 #include "cli.h"
 #include "http.h"
+#include "servers.h"
 
 #ifndef ALLOT_VERSION
 #define ALLOT_VERSION "unknown"
@@ -68,6 +72,7 @@ struct curl_fns {
 };
 
 struct client {
+    struct servers servers;    /* from cfg.url at the first exchange */
     CURL *curl;                /* opened at the first exchange through libcurl */
     struct curl_fns cu;
     struct cli_config cfg;
@@ -155,7 +160,8 @@ static const char *server(const struct client *c)
     return c->cfg.url ? c->cfg.url : "the server";
 }
 
-/* The message for a failed exchange, by what failed (enum http_rc). */
+/* The message for a failed exchange with server(c), by what failed (enum
+ * http_rc). */
 static int transport_error(struct client *c, int what, const char *why, const struct sink *s)
 {
     switch (what) {
@@ -213,11 +219,14 @@ static int has_body(const struct request *rq)
     return strcmp(rq->method, "GET") != 0 && (rq->body || strcmp(rq->method, "POST") == 0);
 }
 
+/* Both transports return HTTP_OK when an answer came, an HTTP_E* code
+ * with the reason in c->errbuf, or TRANSPORT_SAID (the reason printed). */
+#define TRANSPORT_SAID (-1)
+
 static int plain_exchange(struct client *c, const struct request *rq, struct sink *s,
                           const char *url, char **h, int n_h)
 {
     struct http_req hr;
-    int rc;
 
     memset(&hr, 0, sizeof(hr));
     hr.url = url;
@@ -231,8 +240,7 @@ static int plain_exchange(struct client *c, const struct request *rq, struct sin
     hr.total_ms = rq->follow ? 0 : c->total_ms;
     hr.on_body = plain_body;
     hr.arg = s;
-    rc = http_exchange(&hr, &s->rep->status, c->errbuf, sizeof(c->errbuf));
-    return rc == HTTP_OK ? CLI_OK : transport_error(c, rc, c->errbuf, s);
+    return http_exchange(&hr, &s->rep->status, c->errbuf, sizeof(c->errbuf));
 }
 
 /* Opens libcurl and one handle; 0, or -1 with the reason printed. */
@@ -295,21 +303,21 @@ static int curl_exchange(struct client *c, const struct request *rq, struct sink
     const struct curl_fns *cu = &c->cu;
     struct curl_slist *list = NULL, *l;
     CURLcode rc;
-    int i, ret = CLI_FAIL;
+    int i, ret = TRANSPORT_SAID;
 
     if (curl_open(c) != 0)
-        return CLI_FAIL;
+        return TRANSPORT_SAID;
     for (i = 0; i < n_h; i++) {
         l = cu->slist_append(list, h[i]);
         if (!l) {
-            ret = cli_fail("out of memory");
+            cli_fail("out of memory");
             goto out;
         }
         list = l;
     }
     l = cu->slist_append(list, "Expect:"); /* no 100-continue round trip */
     if (!l) {
-        ret = cli_fail("out of memory");
+        cli_fail("out of memory");
         goto out;
     }
     list = l;
@@ -337,12 +345,13 @@ static int curl_exchange(struct client *c, const struct request *rq, struct sink
     }
     rc = cu->easy_perform(c->curl);
     if (rc != CURLE_OK) {
-        ret = transport_error(c, curl_what(c, rc),
-                              c->errbuf[0] ? c->errbuf : cu->easy_strerror(rc), s);
+        if (!c->errbuf[0])
+            snprintf(c->errbuf, sizeof(c->errbuf), "%s", cu->easy_strerror(rc));
+        ret = curl_what(c, rc);
         goto out;
     }
     cu->easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &s->rep->status);
-    ret = CLI_OK;
+    ret = HTTP_OK;
 out:
     cu->easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
     cu->slist_free_all(list);
@@ -367,27 +376,65 @@ static int plain_url(const char *url)
     return 1;
 }
 
-/* One exchange. CLI_OK when an answer came, whatever its status. */
+/* Whether a failed exchange never reached its server (the next may take it). */
+static int unreached(int what)
+{
+    return what == HTTP_ECONNECT || what == HTTP_ERESOLVE || what == HTTP_ECONNECT_TIMEOUT;
+}
+
+/* One exchange with the server at index i: an enum http_rc or TRANSPORT_SAID. */
+static int exchange_with(struct client *c, int i, const struct request *rq, struct sink *s,
+                         char **h, int n_h)
+{
+    char *url = cli_strf("%s%s", c->servers.url[i], rq->path);
+    int what;
+
+    reply_clear(s->rep);
+    s->too_big = 0;
+    if (!url) {
+        cli_fail("out of memory");
+        return TRANSPORT_SAID;
+    }
+    what = plain_url(url) ? plain_exchange(c, rq, s, url, h, n_h)
+                          : curl_exchange(c, rq, s, url, h, n_h);
+    free(url);
+    return what;
+}
+
+/* One exchange. CLI_OK when an answer came, whatever its status: from the
+ * server that answered last, or the next ones in turn while one cannot be
+ * reached or answers 503. */
 static int exchange(struct client *c, const struct request *rq, struct reply *rep)
 {
     struct sink s = {rep, rq->stream, c, 0};
     char *h[MAX_HEADERS] = {NULL};
-    char *url = NULL;
-    int n_h = 0, ret = CLI_FAIL;
+    char why[256];
+    int n_h = 0, ret = CLI_FAIL, k, i = 0, what = HTTP_ECONNECT, cur = c->servers.cur;
 
     reply_clear(rep);
-    url = cli_strf("%s%s", c->cfg.url, rq->path);
-    if (!url || headers(c, rq, h, &n_h) != 0) {
+    if (servers_parse(c->cfg.url ? c->cfg.url : "", &c->servers, why, sizeof(why)) != 0) {
+        cli_fail("the url in %s %s (allot login --url URL[,URL...])", c->cfg.path, why);
+        goto out;
+    }
+    c->servers.cur = cur < c->servers.n ? cur : 0; /* the url may change (login) */
+    if (headers(c, rq, h, &n_h) != 0) {
         cli_fail("out of memory");
         goto out;
     }
-    if (plain_url(url))
-        ret = plain_exchange(c, rq, &s, url, h, n_h);
-    else
-        ret = curl_exchange(c, rq, &s, url, h, n_h);
+    for (k = 0; k < c->servers.n; k++) {
+        i = (c->servers.cur + k) % c->servers.n;
+        what = exchange_with(c, i, rq, &s, h, n_h);
+        if (what == HTTP_OK ? rep->status != 503 : !unreached(what))
+            break;
+    }
+    if (what == HTTP_OK) {
+        c->servers.cur = i;
+        ret = CLI_OK;
+    } else if (what != TRANSPORT_SAID) {
+        ret = transport_error(c, what, c->errbuf, &s);
+    }
 out:
     headers_free(h, n_h);
-    free(url);
     return ret;
 }
 

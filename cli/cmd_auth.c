@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "client.h"
 #include "opts.h"
+#include "servers.h"
 
 #define SECRET_MAX 1024
 
@@ -25,6 +26,7 @@ enum { O_URL = 1, O_USER, O_PASSWORD_STDIN, O_CLIENT_ID, O_SECRET_STDIN };
 
 static const struct opt_spec login_opts[] = {
     {"url", 0, OPT_VALUE, O_URL},
+    {"server", 0, OPT_VALUE, O_URL},
     {"user", 'u', OPT_VALUE, O_USER},
     {"password-stdin", 0, OPT_FLAG, O_PASSWORD_STDIN},
     {"client-id", 0, OPT_VALUE, O_CLIENT_ID},
@@ -34,11 +36,14 @@ static const struct opt_spec login_opts[] = {
 
 static const struct cli_cmd login_cmd = {
     "allot login",
-    "[--url URL] [--user USER [--password-stdin] | --client-id ID [--client-secret-stdin]]",
+    "[--url URL[,URL...]] [--user USER [--password-stdin] | --client-id ID [--client-secret-stdin]]",
     "Logs in to allotd and keeps the tokens in ~/.allot/config.json (mode 0600;\n"
     "ALLOT_CONFIG names another file). Without --password-stdin the password is\n"
     "asked for on the terminal. The URL is remembered for the next login.\n\n"
-    "  --url URL               the server, such as http://127.0.0.1:8080\n"
+    "  --url URL[,URL...]      the server, such as http://127.0.0.1:8080; several\n"
+    "                          (replicas of allotd), comma-separated: a command moves\n"
+    "                          to the next when one cannot be reached or answers 503\n"
+    "                          (--server is the same)\n"
     "  -u, --user USER         log in as a user\n"
     "  --password-stdin        read the password from the first line of stdin\n"
     "  --client-id ID          log in as a service account\n"
@@ -97,6 +102,8 @@ static int ask(const char *prompt, int secret, char *buf, size_t len)
 
 static int login_args_in(const struct opts *o, struct login_args *a)
 {
+    struct servers s;
+    char why[256];
     int i;
 
     memset(a, 0, sizeof(*a));
@@ -119,8 +126,8 @@ static int login_args_in(const struct opts *o, struct login_args *a)
         return cli_usage_error(&login_cmd, "--password-stdin needs --user USER");
     if (a->secret_stdin && !a->client_id)
         return cli_usage_error(&login_cmd, "--client-secret-stdin needs --client-id ID");
-    if (a->url && strncmp(a->url, "http://", 7) != 0 && strncmp(a->url, "https://", 8) != 0)
-        return cli_usage_error(&login_cmd, "--url must start with http:// or https://");
+    if (a->url && servers_parse(a->url, &s, why, sizeof(why)) != 0)
+        return cli_usage_error(&login_cmd, "--url %s", why);
     if (!a->user && !a->client_id && !isatty(STDIN_FILENO))
         return cli_usage_error(&login_cmd, "no terminal to ask on: give --user USER "
                                            "--password-stdin, or --client-id ID "

@@ -74,6 +74,36 @@ static int take_string(json_t *o, const char *key, char **field)
     return config_set(field, json_string_value(v));
 }
 
+/* "url": one string ("URL" or "URL1,URL2"), or an array of them, joined
+ * with commas (servers.h). */
+static int take_urls(json_t *o, char **field)
+{
+    json_t *v = json_object_get(o, "url"), *e;
+    char *joined = NULL, *next;
+    size_t i;
+    int rc = 0;
+
+    if (!json_is_array(v))
+        return take_string(o, "url", field);
+    json_array_foreach(v, i, e) {
+        if (!json_is_string(e)) {
+            rc = -1;
+            break;
+        }
+        next = cli_strf("%s%s%s", joined ? joined : "", joined ? "," : "", json_string_value(e));
+        free(joined);
+        joined = next;
+        if (!joined) {
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 0 && joined)
+        rc = config_set(field, joined);
+    free(joined);
+    return rc;
+}
+
 static int from_json(json_t *o, struct cli_config *c)
 {
     json_t *exp = json_object_get(o, "expiresAt"), *sa = json_object_get(o, "serviceAccount");
@@ -81,7 +111,7 @@ static int from_json(json_t *o, struct cli_config *c)
     if (!json_is_object(o) || (sa && !json_is_boolean(sa)))
         return -1;
     c->service_account = json_is_true(sa);
-    if (take_string(o, "url", &c->url) || take_string(o, "user", &c->user) ||
+    if (take_urls(o, &c->url) || take_string(o, "user", &c->user) ||
         take_string(o, "accessToken", &c->access_token) ||
         take_string(o, "refreshToken", &c->refresh_token) ||
         take_string(o, "project", &c->project))
