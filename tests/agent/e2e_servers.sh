@@ -12,19 +12,9 @@ AGENT=$2
 start --rate-limit 0 $START_OPTS
 ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
 
-# a port nobody listens on: a second allotd's, stopped
-init_db --db "$T/other.db"
-(cd "$T" && exec "$ALLOTD" --db "$T/other.db" --listen 127.0.0.1:0 --port-file "$T/closed" \
-   >"$T/other.log" 2>&1) &
-OTHER=$!
-poll 20 test -s "$T/closed" || fail "the second allotd did not start"
-stop_pid "$OTHER" "the second allotd" "$T/other.log"
-DEAD="http://127.0.0.1:$(cat "$T/closed")"
+dead_url
 
-python3 "$(dirname "$0")/../server/unavailable.py" "$T/u.port" "$T/u.count" &
-UNAVAIL_PID=$!
-poll 20 test -s "$T/u.port" || fail "the 503 server did not start"
-UNAVAIL="http://127.0.0.1:$(cat "$T/u.port")"
+unavailable_url
 test_kill() { # lib_agent.sh's, and the 503 server
   kill "$UNAVAIL_PID" 2>/dev/null || true
   for p in $(test_pids); do kill -9 "$p" 2>/dev/null || true; done

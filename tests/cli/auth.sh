@@ -30,13 +30,7 @@ run_in x 1 login --url "$URL" --user nobody --password-stdin
 has "$T/err" "invalid username or password"
 
 # a port nobody listens on: refused at once
-init_db --db "$T/other.db"
-(cd "$T" && exec "$ALLOTD" --db "$T/other.db" --listen 127.0.0.1:0 --port-file "$T/closed" \
-   >"$T/other.log" 2>&1) &
-OTHER=$!
-poll 20 test -s "$T/closed" || fail "the second allotd did not start"
-stop_pid "$OTHER" "the second allotd" "$T/other.log"
-DEAD="http://127.0.0.1:$(cat "$T/closed")"
+dead_url
 elapsed sh -c "printf 'x\n' | \"$ALLOT\" login --url $DEAD --user admin --password-stdin"
 [ "$rc" = 1 ] || fail "login to a closed port: exit $rc"
 has "$T/err" "allot: cannot connect to $DEAD"

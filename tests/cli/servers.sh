@@ -12,21 +12,10 @@ ALLOT=$2
 
 start --demo --rate-limit 0
 
-# a port nobody listens on: a second allotd's, stopped
-init_db --db "$T/other.db"
-(cd "$T" && exec "$ALLOTD" --db "$T/other.db" --listen 127.0.0.1:0 --port-file "$T/closed" \
-   >"$T/other.log" 2>&1) &
-OTHER=$!
-poll 20 test -s "$T/closed" || fail "the second allotd did not start"
-stop_pid "$OTHER" "the second allotd" "$T/other.log"
-DEAD="http://127.0.0.1:$(cat "$T/closed")"
+dead_url
 
-# a replica that answers 503 to everything
-python3 "$(dirname "$0")/../server/unavailable.py" "$T/u.port" "$T/u.count" &
-UNAVAIL_PID=$!
+unavailable_url
 test_kill() { kill "$UNAVAIL_PID" 2>/dev/null || true; }
-poll 20 test -s "$T/u.port" || fail "the 503 server did not start"
-UNAVAIL="http://127.0.0.1:$(cat "$T/u.port")"
 
 # past a dead server
 run_in "$ALLOT_ADMIN_PASSWORD" 0 login --url "$DEAD,$URL/" --user admin --password-stdin

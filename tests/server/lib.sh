@@ -190,6 +190,29 @@ killed_at() {
   grep -q "fault point $1 reached" "$T/log" || fail "allotd died, but not at the fault point $1"
 }
 
+# dead_url: DEAD, the URL of a loopback port nobody listens on (a second
+# allotd's, stopped cleanly).
+dead_url() {
+  init_db --db "$T/other.db"
+  (cd "$T" && exec "$ALLOTD" --db "$T/other.db" --listen 127.0.0.1:0 --port-file "$T/closed" \
+     >"$T/other.log" 2>&1) &
+  _other=$!
+  poll 20 test -s "$T/closed" || fail "the second allotd did not start"
+  stop_pid "$_other" "the second allotd" "$T/other.log"
+  DEAD="http://127.0.0.1:$(cat "$T/closed")"
+}
+
+# unavailable_url: UNAVAIL, the URL of a server that answers 503 to every
+# request (unavailable.py: a replica that cannot serve), which appends a
+# line per request to $T/u.count; UNAVAIL_PID is its pid (the test's
+# test_kill stops it).
+unavailable_url() {
+  python3 "$LIB_DIR/unavailable.py" "$T/u.port" "$T/u.count" &
+  UNAVAIL_PID=$!
+  poll 20 test -s "$T/u.port" || fail "the 503 server did not start"
+  UNAVAIL="http://127.0.0.1:$(cat "$T/u.port")"
+}
+
 # stop: SIGTERM and wait for a clean exit (status 0, no sanitizer report).
 stop() {
   stop_pid "$PID" allotd "$T/log" || return 1
