@@ -1037,22 +1037,28 @@ struct sub_arg {
     int *n;
 };
 
+/* One workload's pods (a search of the pods' key), or every pod: two
+ * statements, since "?1 = 0 OR d.workload_seq = ?1" made SQLite scan
+ * every pod for one workload's (a GET of one workload read all of them). */
+#define PODS_SELECT                                                                          \
+    "SELECT d.idx, d.node_seq, n.name, p.name, d.devices, " DB_POD_GPU_ON("w", "n") ","     \
+    " n.address, n.simulated, d.workload_seq FROM pods d"                                  \
+    " JOIN workloads w ON w.seq = d.workload_seq"                                           \
+    " JOIN nodes n ON n.seq = d.node_seq JOIN node_pools p ON p.seq = n.pool_seq"
+
 static int pods_fn(struct db__conn *c, void *arg)
 {
-    static const char sql[] =
-        "SELECT d.idx, d.node_seq, n.name, p.name, d.devices, " DB_POD_GPU_ON("w", "n") ","
-        " n.address, n.simulated, d.workload_seq FROM pods d"
-        " JOIN workloads w ON w.seq = d.workload_seq"
-        " JOIN nodes n ON n.seq = d.node_seq JOIN node_pools p ON p.seq = n.pool_seq"
-        " WHERE ?1 = 0 OR d.workload_seq = ?1 ORDER BY d.workload_seq, d.idx";
+    static const char one[] = PODS_SELECT " WHERE d.workload_seq = ?1 ORDER BY d.idx";
+    static const char all[] = PODS_SELECT " ORDER BY d.workload_seq, d.idx";
     struct sub_arg *a = arg;
     struct db_pod **out = a->out;
     int rc = DB_OK, cap = 0;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    struct db__stmt *st = db__prep(c, a->seq ? one : all, &rc);
 
     if (!st)
         return rc;
-    db__bind_int64(st, 1, a->seq);
+    if (a->seq)
+        db__bind_int64(st, 1, a->seq);
     while ((rc = db__step(st)) == DB__ROW) {
         struct db_pod *p;
         if (db__grow(out, *a->n, &cap, sizeof(**out)) != DB_OK)
