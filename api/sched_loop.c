@@ -29,7 +29,9 @@
  *           REASONS_PIECE_US, so that the submissions queued behind the
  *           scheduler's writes wait for one piece at most, not for a
  *           message per pending workload;
- *   Step 5: publish fair shares and counters for the API;
+ *   Step 5: publish fair shares and counters for the API, and store the
+ *           shares (when they changed, at most every second) for the
+ *           replicas that do not schedule, which show those;
  *   Step 6: every sample period, record per queue and pool what is
  *           allocated and deserved, the GPU figures agents measured of
  *           each live pod (db_gpu_samples_record()), and the metrics time
@@ -90,6 +92,7 @@
 #define RETENTION_MS (8LL * 24 * 3600 * 1000)
 #define PURGE_PERIOD_MS 60000
 #define REASONS_PIECE_US 1000   /* one write of reasons and messages runs this long at most */
+#define SHARES_PERIOD_MS 1000  /* the leader stores its shares at most this often */
 #define LOG_KEEP_MS (10LL * 60 * 1000) /* the change log: far past any reader's gap wait */
 
 const double api_hist_bounds[API_HIST_BUCKETS - 1] = {0.0005, 0.001, 0.0025, 0.005, 0.01,
@@ -131,6 +134,9 @@ struct api_sched {
                              * -1 leading alone (no leader given) */
     int followed;           /* a turn as a follower was done */
     struct api_feed *feed;  /* the change log: what other replicas changed */
+    struct api_share *written;  /* the shares last stored for the other replicas */
+    int n_written;
+    int64_t next_shares_ms;
     int64_t next_log_purge_ms;
 };
 
@@ -877,6 +883,73 @@ static void publish(struct api_sched *sc, const struct sched_result *res, int64_
     free(old);
 }
 
+/* The same field of a share in the API's and the database's shape. */
+#define SHARE_COPY(dst, src)                                                   \
+    do {                                                                       \
+        (dst)->queue_seq = (src)->queue_seq;                                   \
+        (dst)->pool_seq = (src)->pool_seq;                                     \
+        (dst)->kind = (src)->kind;                                             \
+        memcpy((dst)->queue, (src)->queue, sizeof((dst)->queue));              \
+        memcpy((dst)->pool, (src)->pool, sizeof((dst)->pool));                 \
+        memcpy((dst)->deserved, (src)->deserved, sizeof((dst)->deserved));     \
+        memcpy((dst)->fair, (src)->fair, sizeof((dst)->fair));                 \
+        memcpy((dst)->allocated, (src)->allocated, sizeof((dst)->allocated));  \
+        memcpy((dst)->requested, (src)->requested, sizeof((dst)->requested));  \
+    } while (0)
+
+/* Step 5, on the leader: the shares, once they changed and at most every
+ * SHARES_PERIOD_MS, stored for the replicas that do not schedule. */
+static void store_shares(struct api_sched *sc, int64_t now)
+{
+    struct api_share *cur = NULL;
+    struct db_share *rows = NULL;
+    int n = 0, i;
+
+    if (now < sc->next_shares_ms || api_sched_shares(sc, &cur, &n) != 0)
+        return;
+    sc->next_shares_ms = now + SHARES_PERIOD_MS;
+    if (n == sc->n_written &&
+        (n == 0 || memcmp(cur, sc->written, sizeof(*cur) * (size_t)n) == 0)) {
+        free(cur);
+        return;
+    }
+    rows = calloc((size_t)n + 1, sizeof(*rows));
+    for (i = 0; rows && i < n; i++)
+        SHARE_COPY(&rows[i], &cur[i]);
+    if (rows && db_shares_put(sc->db, rows, n) == DB_OK) {
+        free(sc->written);
+        sc->written = cur;
+        sc->n_written = n;
+        cur = NULL;
+    }
+    free(rows);
+    free(cur);
+}
+
+/* A follower's turn: the leader's shares, as stored. */
+static void load_shares(struct api_sched *sc)
+{
+    struct db_share *rows = NULL;
+    struct api_share *sh, *old;
+    int n = 0, i;
+    int64_t locked;
+
+    if (db_shares_get(sc->db, &rows, &n) != DB_OK)
+        return;
+    sh = calloc((size_t)n + 1, sizeof(*sh));
+    for (i = 0; sh && i < n; i++)
+        SHARE_COPY(&sh[i], &rows[i]);
+    free(rows);
+    if (!sh)
+        return;
+    locked = state_lock(sc);
+    old = sc->shares;
+    sc->shares = sh;
+    sc->n_shares = n;
+    state_unlock(sc, locked);
+    free(old);
+}
+
 /* ---- Step 6 ---- */
 
 /* What each (queue, pool) holds now, from the model's placed pods; every
@@ -1032,6 +1105,7 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     *n_decisions = res.n_decisions;
     /* Step 5 */
     publish(sc, &res, mono_us() - t0);
+    store_shares(sc, now);
     if (sc->stats.cycles == 1) {
         printf("allotd: scheduler: %d workloads on %d nodes loaded; first cycle done %lld ms"
                " after start\n", sc->m.n, sc->m.n_nodes,
@@ -1186,6 +1260,8 @@ static int leading(struct api_sched *sc)
         model_unlock(sc, locked);
         pthread_mutex_unlock(&sc->run_mu);
         sc->epoch = e;
+        sc->n_written = -1; /* what is stored is another leader's: store ours at once */
+        sc->next_shares_ms = 0;
     }
     db_fence_set(e > 0 ? e : 0);
     return e != 0;
@@ -1251,6 +1327,7 @@ static void *sched_main(void *arg)
         t0 = mono_us();
         if (!leading(sc)) {
             read_changes(sc);
+            load_shares(sc);
             int64_t locked = state_lock(sc);
             sc->followed = 1;
             state_unlock(sc, locked);
@@ -1390,6 +1467,7 @@ void api_sched_stop(struct api_sched *s)
     sched_arena_free(s->arena);
     sched_memo_free(s->memo);
     free(s->shares);
+    free(s->written);
     free(s->dirty);
     pthread_mutex_destroy(&s->run_mu);
     pthread_mutex_destroy(&s->model_mu);

@@ -16,7 +16,9 @@
  * can never commit a decision afterwards.
  *
  * The change log (changes.c) is the other half of running replicas:
- * what each one changed, for the others to read.
+ * what each one changed, for the others to read; and the leader's fair
+ * shares (shares.c) are what its scheduler computed, for the others to
+ * show.
  */
 #ifndef ALLOT_DB_HA_H
 #define ALLOT_DB_HA_H
@@ -73,5 +75,17 @@ int db_changes_since(struct db *db, int64_t after, int limit, struct db_change *
 int db_changes_last(struct db *db, int64_t *seq);
 /* Removes the rows written before before_ms (this replica's clock). */
 int db_changes_purge(struct db *db, int64_t before_ms);
+
+/* ---- the leader's fair shares, for the other replicas (shares.c) ---- */
+struct db_share {
+    int64_t queue_seq, pool_seq;
+    int kind;                     /* enum db_queue_kind */
+    char queue[DB_NAME_LEN], pool[DB_NAME_LEN];
+    int64_t deserved[3], fair[3], allocated[3], requested[3];
+};
+/* Replaces every row with s[0..n). */
+int db_shares_put(struct db *db, const struct db_share *s, int n);
+/* Every row, by queue and pool; *out malloc'd. */
+int db_shares_get(struct db *db, struct db_share **out, int *n);
 
 #endif /* ALLOT_DB_HA_H */

@@ -404,6 +404,20 @@ static const struct numbered later[] = {
      " at INTEGER NOT NULL);"
      "CREATE INDEX changes_at ON changes (at);",
      NULL},
+    /* 152: the leader's fair shares per queue and pool, for the replicas
+     * that do not schedule (shares.c) */
+    {152,
+     "CREATE TABLE fair_shares ("
+     " queue_seq INTEGER NOT NULL, pool_seq INTEGER NOT NULL,"
+     " kind INTEGER NOT NULL, queue TEXT NOT NULL, pool TEXT NOT NULL,"
+     " deserved_gpu INTEGER NOT NULL, deserved_cpu INTEGER NOT NULL,"
+     " deserved_mem INTEGER NOT NULL, fair_gpu INTEGER NOT NULL, fair_cpu INTEGER NOT NULL,"
+     " fair_mem INTEGER NOT NULL, allocated_gpu INTEGER NOT NULL,"
+     " allocated_cpu INTEGER NOT NULL, allocated_mem INTEGER NOT NULL,"
+     " requested_gpu INTEGER NOT NULL, requested_cpu INTEGER NOT NULL,"
+     " requested_mem INTEGER NOT NULL,"
+     " PRIMARY KEY (queue_seq, pool_seq));",
+     NULL},
 };
 
 #define N_LATER ((int)(sizeof(later) / sizeof(later[0])))

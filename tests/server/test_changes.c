@@ -5,7 +5,8 @@
  * by this process (own); rows of another replica are written beside
  * them through a second connection, committed out of seq order, and the
  * reader hands each of them over exactly once, its own never; a purge
- * removes rows by age.
+ * removes rows by age. The leader's fair shares stored for the other
+ * replicas read back as written, and a second store replaces the first.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -185,11 +186,44 @@ static void test_feed_out_of_order(void **state)
     api_feed_free(feed);
 }
 
+static void test_shares_round_trip(void **state)
+{
+    struct fixture *f = *state;
+    struct db_share s[2], *got = NULL;
+    int n = 0, i, k;
+
+    memset(s, 0, sizeof(s));
+    for (i = 0; i < 2; i++) {
+        s[i].queue_seq = 10 + i;
+        s[i].pool_seq = 1;
+        s[i].kind = i;
+        snprintf(s[i].queue, sizeof(s[i].queue), "q%d", i);
+        strcpy(s[i].pool, "default");
+        for (k = 0; k < 3; k++) {
+            s[i].deserved[k] = 1000 * (i + 1) + k;
+            s[i].fair[k] = 2000 * (i + 1) + k;
+            s[i].allocated[k] = 3000 * (i + 1) + k;
+            s[i].requested[k] = -1 - k;
+        }
+    }
+    assert_int_equal(db_shares_put(f->db, s, 2), DB_OK);
+    assert_int_equal(db_shares_get(f->db, &got, &n), DB_OK);
+    assert_int_equal(n, 2);
+    assert_memory_equal(got, s, sizeof(s));
+    free(got);
+    assert_int_equal(db_shares_put(f->db, &s[1], 1), DB_OK);
+    assert_int_equal(db_shares_get(f->db, &got, &n), DB_OK);
+    assert_int_equal(n, 1);
+    assert_memory_equal(got, &s[1], sizeof(s[1]));
+    free(got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_writes_leave_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_feed_out_of_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shares_round_trip, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
