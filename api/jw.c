@@ -12,6 +12,9 @@
  *      characters); bytes >= 0x80 pass through (the input is UTF-8).
  *   3. After an allocation failure the writer keeps failing (jw.failed)
  *      and jw_take() gives NULL; nothing is written past the buffer.
+ *   4. Numbers and times are written digit by digit, as snprintf's "%lld"
+ *      and "%04d-%02d-..." would write them (a list of 50 workloads wrote
+ *      about 700 numbers and times through vfprintf, 8% of its profile).
  */
 #include "api.h"
 
@@ -20,14 +23,68 @@
 #include <string.h>
 #include <time.h>
 
+/* v's decimal digits at out (at least 20 bytes); their count. */
+static size_t put_u64(char *out, uint64_t v)
+{
+    char tmp[20];
+    size_t n = 0, i;
+
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    return n;
+}
+
+/* v as exactly `width` digits (0 <= v < 10^width). */
+static void put_fixed(char *out, int v, int width)
+{
+    while (width-- > 0) {
+        out[width] = (char)('0' + v % 10);
+        v /= 10;
+    }
+}
+
+/* "-" and the digits of v (at least 21 bytes); their count. */
+static size_t put_i64(char *out, int64_t v)
+{
+    if (v >= 0)
+        return put_u64(out, (uint64_t)v);
+    out[0] = '-';
+    return 1 + put_u64(out + 1, (uint64_t)0 - (uint64_t)v);
+}
+
 void api_time_text(int64_t ms, char *buf, size_t len)
 {
     time_t s = (time_t)(ms / 1000);
     struct tm tm;
+    int year, milli = (int)(ms % 1000);
 
     gmtime_r(&s, &tm);
-    snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+    year = tm.tm_year + 1900;
+    if (len < 25 || year < 0 || year > 9999 || milli < 0) {
+        snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year, tm.tm_mon + 1,
+                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, milli);
+        return;
+    }
+    /* YYYY-MM-DDTHH:MM:SS.mmmZ */
+    put_fixed(buf, year, 4);
+    buf[4] = '-';
+    put_fixed(buf + 5, tm.tm_mon + 1, 2);
+    buf[7] = '-';
+    put_fixed(buf + 8, tm.tm_mday, 2);
+    buf[10] = 'T';
+    put_fixed(buf + 11, tm.tm_hour, 2);
+    buf[13] = ':';
+    put_fixed(buf + 14, tm.tm_min, 2);
+    buf[16] = ':';
+    put_fixed(buf + 17, tm.tm_sec, 2);
+    buf[19] = '.';
+    put_fixed(buf + 20, milli, 3);
+    buf[23] = 'Z';
+    buf[24] = 0;
 }
 
 static void grow(struct jw *w, size_t more)
@@ -141,23 +198,28 @@ void jw_str(struct jw *w, const char *key, const char *s)
 void jw_int(struct jw *w, const char *key, int64_t v)
 {
     char buf[32];
-    int n = snprintf(buf, sizeof(buf), "%lld", (long long)v);
+    size_t n = put_i64(buf, v);
 
     if (key)
         jw_key(w, key);
     else
         comma(w);
-    jw_raw(w, buf, (size_t)n);
+    jw_raw(w, buf, n);
     w->need_comma = 1;
 }
 
 void jw_milli(struct jw *w, const char *key, int64_t milli)
 {
     char buf[48];
-    int64_t a = milli < 0 ? -milli : milli;
-    int n = snprintf(buf, sizeof(buf), "%s%lld.%03lld", milli < 0 ? "-" : "",
-                     (long long)(a / 1000), (long long)(a % 1000));
+    uint64_t a = milli < 0 ? (uint64_t)0 - (uint64_t)milli : (uint64_t)milli;
+    size_t n = 0;
 
+    if (milli < 0)
+        buf[n++] = '-';
+    n += put_u64(buf + n, a / 1000);
+    buf[n++] = '.';
+    put_fixed(buf + n, (int)(a % 1000), 3);
+    n += 3;
     while (n > 0 && buf[n - 1] == '0')
         n--;
     if (n > 0 && buf[n - 1] == '.')

@@ -1,0 +1,98 @@
+/*
+ * test_jw.c: the JSON writer's numbers and times (api/jw.c) against what
+ * snprintf writes for the same values: integers at both ends of int64,
+ * thousandths with their trailing zeros trimmed, times across the years
+ * the API stores.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "api.h"
+
+static char *written(void (*put)(struct jw *, const char *, int64_t), int64_t v)
+{
+    struct jw j = {0};
+    size_t len;
+
+    jw_open(&j, '[');
+    put(&j, NULL, v);
+    jw_close(&j, ']');
+    return jw_take(&j, &len);
+}
+
+static void test_ints(void **state)
+{
+    static const int64_t values[] = {0, 1, -1, 9, 10, 99, 100, 1234567890123LL, -42,
+                                     INT64_MAX, INT64_MIN};
+    char want[64];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        char *got = written(jw_int, values[i]);
+        snprintf(want, sizeof(want), "[%lld]", (long long)values[i]);
+        assert_string_equal(got, want);
+        free(got);
+    }
+}
+
+static void test_millis(void **state)
+{
+    static const struct {
+        int64_t milli;
+        const char *want;
+    } rows[] = {
+        {0, "[0]"},       {1000, "[1]"},      {1500, "[1.5]"},   {250, "[0.25]"},
+        {-250, "[-0.25]"}, {1, "[0.001]"},    {123456, "[123.456]"}, {10000, "[10]"},
+        {-3000, "[-3]"},  {1010, "[1.01]"},
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char *got = written(jw_milli, rows[i].milli);
+        assert_string_equal(got, rows[i].want);
+        free(got);
+    }
+}
+
+static void test_times(void **state)
+{
+    static const int64_t values[] = {1, 999, 1000, 86399999, 951782400123LL /* 2000-02-29 */,
+                                     1795392000000LL, 253402300799999LL /* 9999-12-31 */};
+    char got[40], want[96];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        time_t s = (time_t)(values[i] / 1000);
+        struct tm tm;
+        gmtime_r(&s, &tm);
+        snprintf(want, sizeof(want), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                 (int)(values[i] % 1000));
+        api_time_text(values[i], got, sizeof(got));
+        assert_string_equal(got, want);
+    }
+    api_time_text(951782400123LL, got, sizeof(got));
+    assert_string_equal(got, "2000-02-29T00:00:00.123Z");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ints),
+        cmocka_unit_test(test_millis),
+        cmocka_unit_test(test_times),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
