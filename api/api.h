@@ -74,6 +74,10 @@ struct api_config {
     char db_path[512];
     char listen[128];
     char key_file[512];
+    /* Where allotd keeps its own files (the key, workloads' logs) by
+     * default: the database file's path, or "allot" in the working folder
+     * when --db names a database server. */
+    char files_stem[512];
     char config_file[512];
     int demo;
     int init;                /* --init: create the database, then exit */

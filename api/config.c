@@ -20,7 +20,9 @@
 static void usage(void)
 {
     printf("usage: allotd [options]\n"
-           "  --db PATH                 database file (default allot.db; with --demo allot-demo.db);\n"
+           "  --db PATH|URI             database file (default allot.db; with --demo\n"
+           "                            allot-demo.db), or a PostgreSQL URI (postgresql://...,\n"
+           "                            postgres://...; docs/allotd.md);\n"
            "                            it must exist: allotd creates one only with --init\n"
            "  --init                    create a new database (and the admin user), then exit\n"
            "  --listen ADDR:PORT        where to listen (default 127.0.0.1:8080; port 0 picks one)\n"
@@ -52,7 +54,8 @@ static void usage(void)
            "  --max-pending-per-project N  submissions are refused (429) while the project\n"
            "                            has N Pending workloads (default 10000; 0 no cap)\n"
            "  --max-pending-per-user N  the same per user who submits (default 5000; 0 no cap)\n"
-           "  --key-file PATH           token signing key (default DB path + .key)\n"
+           "  --key-file PATH           token signing key (default DB path + .key; allot.key with\n"
+           "                            a PostgreSQL --db)\n"
            "  --token-ttl SECONDS       access token lifetime, 1 to 86400 (default 3600)\n"
            "  --metrics-listen ADDR:PORT  also serve /metrics there, without a token (none\n"
            "                            by default; elsewhere /metrics takes a token with a\n"
@@ -290,8 +293,10 @@ static void finish(struct api_config *cfg)
 {
     if (!cfg->db_path[0])
         snprintf(cfg->db_path, sizeof(cfg->db_path), "%s", cfg->demo ? "allot-demo.db" : "allot.db");
+    snprintf(cfg->files_stem, sizeof(cfg->files_stem), "%s",
+             db_is_server(cfg->db_path) ? "allot" : cfg->db_path);
     if (!cfg->key_file[0])
-        snprintf(cfg->key_file, sizeof(cfg->key_file), "%.500s.key", cfg->db_path);
+        snprintf(cfg->key_file, sizeof(cfg->key_file), "%.500s.key", cfg->files_stem);
     if (cfg->user_rate_limit < 0)
         cfg->user_rate_limit = cfg->rate_limit;
     cfg->trust.forwarded = strcasecmp(cfg->trust.header, "Forwarded") == 0;

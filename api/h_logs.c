@@ -46,13 +46,13 @@ static atomic_int stopping;
 
 static void run_dir(const struct api_app *app, int64_t wl_seq, char *out, size_t len)
 {
-    snprintf(out, len, "%.480s-logs/%lld", app->cfg.db_path, (long long)wl_seq);
+    snprintf(out, len, "%.480s-logs/%lld", app->cfg.files_stem, (long long)wl_seq);
 }
 
 static void run_path(const struct api_app *app, int64_t wl_seq, const char *uid, char *out,
                      size_t len)
 {
-    snprintf(out, len, "%.480s-logs/%lld/%.40s.log", app->cfg.db_path, (long long)wl_seq, uid);
+    snprintf(out, len, "%.480s-logs/%lld/%.40s.log", app->cfg.files_stem, (long long)wl_seq, uid);
 }
 
 void api_logs_drop(const char *db_path, const int64_t *seqs, int n)
@@ -82,7 +82,7 @@ static int make_dirs(const struct api_app *app, int64_t wl_seq)
 {
     char dir[600];
 
-    snprintf(dir, sizeof(dir), "%.480s-logs", app->cfg.db_path);
+    snprintf(dir, sizeof(dir), "%.480s-logs", app->cfg.files_stem);
     if (mkdir(dir, 0700) != 0 && errno != EEXIST)
         return -1;
     run_dir(app, wl_seq, dir, sizeof(dir));

@@ -1026,7 +1026,7 @@ static void queue_delete(struct api_req *r, int kind)
     if (!q || !can_write_queue(r, q))
         goto out;
     rc = db_queue_delete(r->app->db, q->seq, &purged, &n_purged);
-    api_logs_drop(r->app->cfg.db_path, purged, n_purged);
+    api_logs_drop(r->app->cfg.files_stem, purged, n_purged);
     if (rc == DB_ECONFLICT) { /* Run:ai's deletes list 400, not 409 */
         holders(r, q, what, sizeof(what));
         snprintf(msg, sizeof(msg), "%s %s still holds %s: delete them first",

@@ -357,7 +357,8 @@ int api_db_status(int rc)
     case DB_EINVAL: return 400;
     case DB_EFULL: return 507;
     case DB_ELIMIT: return 429;
-    case DB_ECLOSED: case DB_EBUSY: case DB_EREADONLY: case DB_EGONE: return 503;
+    case DB_ECLOSED: case DB_EBUSY: case DB_EREADONLY: case DB_EGONE: case DB_EUNAVAIL:
+        return 503;
     default: return 500;
     }
 }

@@ -303,7 +303,7 @@ int main(int argc, char **argv)
         goto out;
     if (app->cfg.init) {
         printf("allotd: created the database %s (%s); start allotd without --init to serve"
-               " it\n", app->cfg.db_path, db_describe(app->db));
+               " it\n", db_name(app->db), db_describe(app->db));
         status = 0;
         goto out;
     }
@@ -319,7 +319,7 @@ int main(int argc, char **argv)
     opts.sample_period_ms = app->cfg.sample_period_ms;
     opts.agent_lost_after_ms = (int64_t)app->cfg.agent_lease_ms + app->cfg.agent_margin_ms;
     opts.retention_ms = (int64_t)app->cfg.retention_days * 86400000LL;
-    opts.db_path = app->cfg.db_path;
+    opts.db_path = app->cfg.files_stem;
     if (!app->rl || !app->url || !app->lg || api_leader_start(app->db, &lopts, &app->leader) != 0)
         goto out;
     opts.leader = app->leader;
@@ -329,7 +329,7 @@ int main(int argc, char **argv)
     if (api_http_start(app) != 0)
         goto out;
     printf("allotd: listening on http://%s (port %d), database %s (%s)\n", app->cfg.listen,
-           app->port, app->cfg.db_path, db_describe(app->db));
+           app->port, db_name(app->db), db_describe(app->db));
     fflush(stdout);
     write_port_file(app);
     rc = wait_for_signal(&set);

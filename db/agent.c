@@ -306,7 +306,8 @@ static int reg_node(struct db__conn *c, struct db_agent_reg *r, int64_t pool_seq
         " node_type = excluded.node_type, cpu_milli = excluded.cpu_milli,"
         " mem_mib = excluded.mem_mib, ready = 1, updated_at = excluded.updated_at,"
         " labels = excluded.labels, gpu_memory_mib = excluded.gpu_memory_mib,"
-        " address = excluded.address, pool_pinned = max(pool_pinned, excluded.pool_pinned)";
+        " address = excluded.address,"
+        " pool_pinned = max(nodes.pool_pinned, excluded.pool_pinned)";
     static const char back[] = "SELECT seq, id FROM nodes WHERE name = ?";
     char id[DB_ID_LEN];
     int rc = DB_OK;

@@ -95,7 +95,7 @@ static int wl_phase(struct db__conn *c, struct touched *t, int64_t wl_seq,
     static const char sql[] =
         "UPDATE workloads SET phase_updated_at = CASE WHEN phase = ?2 THEN phase_updated_at"
         " ELSE ?4 END, phase = ?2, phase_reason = '', phase_message = ?3, updated_at = ?4,"
-        " completed_at = CASE WHEN ?5 THEN ?4 ELSE completed_at END, version = version + 1"
+        " completed_at = CASE WHEN ?5 != 0 THEN ?4 ELSE completed_at END, version = version + 1"
         " WHERE seq = ?1 AND deleted_at = 0";
     int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);

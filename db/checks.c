@@ -22,6 +22,9 @@
  * procedure requires it: dropping a table others refer to); the caller
  * checks them before committing.
  *
+ * On PostgreSQL the table keeps its place: after step 1, one ALTER TABLE
+ * adds the constraints (ADD CHECK for each); there is no rebuild to do.
+ *
  * Bounds: quantities (GPU milli-units, CPU millicores, memory MiB) lie in
  * 0..Q with Q = 2^40, or -1..Q where -1 means unlimited (quotas) or plenty
  * (nodes); flags are 0 or 1; phases and kinds are the sets the code
@@ -230,12 +233,37 @@ static int rebuild(struct db__conn *c, const struct checked *k)
     return rc;
 }
 
+/* PostgreSQL: ALTER TABLE T ADD CHECK (...), ADD CHECK (...). */
+static int add_in_place(struct db__conn *c, const struct checked *k)
+{
+    struct text sql = {0};
+    const char *s = k->checks, *next;
+    int rc = k->clamp ? db__exec(c, k->clamp) : DB_OK;
+
+    if (rc == DB_OK)
+        rc = text_str(&sql, "ALTER TABLE ");
+    if (rc == DB_OK)
+        rc = text_str(&sql, k->table);
+    for (; rc == DB_OK && s; s = next) {
+        next = strstr(s + 1, ", CHECK (");
+        rc = text_str(&sql, s == k->checks ? " ADD " : ", ADD ");
+        if (rc == DB_OK)
+            rc = text_add(&sql, s == k->checks ? s : s + 2,
+                          next ? (size_t)(next - s) - (s == k->checks ? 0 : 2)
+                               : strlen(s) - (s == k->checks ? 0 : 2));
+    }
+    if (rc == DB_OK)
+        rc = db__exec(c, sql.s);
+    free(sql.s);
+    return rc;
+}
+
 int db__add_checks(struct db__conn *c)
 {
     size_t i;
     int rc = DB_OK;
 
     for (i = 0; rc == DB_OK && i < sizeof(tables) / sizeof(tables[0]); i++)
-        rc = rebuild(c, &tables[i]);
+        rc = db__is_pq(c) ? add_in_place(c, &tables[i]) : rebuild(c, &tables[i]);
     return rc;
 }

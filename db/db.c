@@ -26,7 +26,9 @@
  * While a reason other than a removed file is on record, the idle writer
  * tries a one-row write every HEALTH_PROBE_MS, so the record clears by
  * itself once the cause is gone (space freed, lock released), whether or
- * not anyone writes. A removed or replaced file is final: the data went
+ * not anyone writes. On PostgreSQL the idle writer also asks the server
+ * for a row every HEALTH_PROBE_MS while all is well, so a server gone
+ * away is on record (DB_EUNAVAIL) before anyone writes. A removed or replaced file is final: the data went
  * with the file, so writes stay refused until a restart.
  *
  * Invariants:
@@ -42,6 +44,7 @@
  *      blocks the writer) every CKPT_COMMITS commits or every second.
  */
 #include "lite.h"
+#include "pq.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -70,6 +73,8 @@ struct db__op {
 
 struct db {
     char *path;
+    int pg;                    /* PostgreSQL (path is a URI): no files, no checkpointer */
+    char where[192];           /* the store for messages (a URI without its password) */
     int lock_fd;               /* holds PATH.lock for the life of the handle */
     struct db__file_id file;   /* the file opened */
     char describe[128];        /* journal mode, synchronous, schema, as read back */
@@ -82,7 +87,7 @@ struct db {
     int stopping;
     int64_t commits, writes;
     int health;                /* DB_OK, or the code of the last failed batch */
-    char health_msg[256];
+    char health_msg[512];
 
     struct db__conn cconn;     /* the checkpointer's */
     pthread_t ckpt;
@@ -106,8 +111,8 @@ static int conn_rc(struct db__conn *c, int rc)
 {
     int why;
 
-    if (rc != DB_EIO)
-        return rc;
+    if (rc != DB_EIO || c->pq)
+        return rc; /* pq.c's codes are final */
     why = db__rc(sqlite3_extended_errcode(c->h));
     return why == DB_OK || why == DB_ECONFLICT || why == DB_EINVAL ? rc : why;
 }
@@ -134,6 +139,7 @@ const char *db_strerror(int rc)
     case DB_EGONE: return "the database file was removed or replaced";
     case DB_ELIMIT: return "too many pending workloads";
     case DB_EFENCED: return "this replica no longer leads: its decision was not written";
+    case DB_EUNAVAIL: return "the database server cannot be reached";
     default: return "unknown error";
     }
 }
@@ -296,6 +302,8 @@ static int conn_open(struct db__conn *c, const char *path, int readonly)
     int rc, src;
 
     memset(c, 0, sizeof(*c));
+    if (db__pq_uri(path))
+        return db__pq_open(path, readonly, &c->pq);
     src = sqlite3_open_v2(path, &c->h, flags | SQLITE_OPEN_NOMUTEX, NULL);
     if (src != SQLITE_OK) {
         fprintf(stderr, "allotd: db: cannot open %s: %s\n", path,
@@ -314,12 +322,18 @@ static void conn_close(struct db__conn *c)
 {
     int i;
 
-    for (i = 0; i < c->n_stmts; i++)
-        sqlite3_finalize(c->stmts[i].st);
+    for (i = 0; i < c->n_stmts; i++) {
+        if (c->stmts[i].st.pq)
+            db__pq_finalize(c->stmts[i].st.pq);
+        else
+            sqlite3_finalize(c->stmts[i].st.lt);
+    }
     c->n_stmts = 0;
     if (c->h)
         sqlite3_close(c->h);
     c->h = NULL;
+    db__pq_close(c->pq);
+    c->pq = NULL;
 }
 
 static int check_integrity(struct db__conn *c)
@@ -368,13 +382,18 @@ static int run_fixed(struct db__conn *c, const char *sql)
 static int storage_failure(int rc)
 {
     return rc == DB_EFULL || rc == DB_EBUSY || rc == DB_EREADONLY || rc == DB_EGONE ||
-           rc == DB_EIO;
+           rc == DB_EIO || rc == DB_EUNAVAIL;
 }
 
 /* The message for people that goes with a failure code; under db->mu. */
 static void health_message(struct db *db, int rc, char *out, size_t len)
 {
-    switch (rc) {
+    switch (db->pg && rc != DB_EUNAVAIL ? DB_EIO : rc) {
+    case DB_EUNAVAIL:
+        snprintf(out, len, "the %.120s cannot be reached (%.60s): requests that need the"
+                 " database are refused until it is back; allotd reconnects by itself",
+                 db->where, db__pq_error(db->wconn.pq));
+        break;
     case DB_EFULL:
         snprintf(out, len, "no space left on the disk holding the database %s: writes are"
                  " refused until space is freed (reads work)", db->path);
@@ -394,8 +413,12 @@ static void health_message(struct db *db, int rc, char *out, size_t len)
                  " backup) or start over with allotd --init", db->path);
         break;
     default:
-        snprintf(out, len, "writes to the database %s fail: %s", db->path,
-                 sqlite3_errmsg(db->wconn.h));
+        if (db->pg)
+            snprintf(out, len, "writes to the %s fail (%s): %s", db->where, db_strerror(rc),
+                     db__pq_error(db->wconn.pq));
+        else
+            snprintf(out, len, "writes to the database %s fail: %s", db->path,
+                     sqlite3_errmsg(db->wconn.h));
         break;
     }
 }
@@ -417,7 +440,7 @@ static void health_set(struct db *db, int rc)
             return;
     }
     if (rc == DB_OK) {
-        fprintf(stderr, "allotd: db: writes to %s work again\n", db->path);
+        fprintf(stderr, "allotd: db: writes to %s work again\n", db->pg ? db->where : db->path);
     } else {
         health_message(db, rc, db->health_msg, sizeof(db->health_msg));
         fprintf(stderr, "allotd: db: %s\n", db->health_msg);
@@ -430,7 +453,9 @@ int db_health(struct db *db, char *msg, size_t len)
     int rc;
 
     pthread_mutex_lock(&db->mu);
-    if (db->health != DB_EGONE && !db__file_same(db->path, &db->file))
+    if (db->pg)
+        ; /* no file: the writer's batches and probes keep the record */
+    else if (db->health != DB_EGONE && !db__file_same(db->path, &db->file))
         health_set(db, DB_EGONE);
     else if (db->health == DB_OK && db__file_writable(db->path) != DB_OK)
         health_set(db, DB_EREADONLY); /* the writer's probe clears it once writable */
@@ -480,7 +505,7 @@ static void run_batch(struct db *db, struct db__op *batch)
     pthread_mutex_lock(&db->mu);
     rc = db->health == DB_EGONE ? DB_EGONE : DB_OK;
     pthread_mutex_unlock(&db->mu);
-    if (rc == DB_OK) /* made read-only while open: honoured, though the fd could write */
+    if (rc == DB_OK && !db->pg) /* made read-only while open: honoured, though the fd could write */
         rc = db__file_writable(db->path);
     if (rc == DB_OK)
         rc = batch_ops(db, batch, &n);
@@ -493,7 +518,7 @@ static void run_batch(struct db *db, struct db__op *batch)
             run_fixed(&db->wconn, SQL_ROLLBACK);
     }
     /* a commit into a file the path no longer names is lost with it */
-    if (rc == DB_OK && !db__file_same(db->path, &db->file))
+    if (rc == DB_OK && !db->pg && !db__file_same(db->path, &db->file))
         rc = DB_EGONE;
     if (rc == DB_OK)
         db__fault_commit(); /* tests only: on disk, nobody answered yet */
@@ -534,19 +559,30 @@ static int probe_fn(struct db__conn *c, void *arg)
 static void probe(struct db *db)
 {
     struct db__op op = {probe_fn, NULL, DB_OK, 0, 0, PTHREAD_COND_INITIALIZER, NULL};
+    int rc, ping;
 
+    pthread_mutex_lock(&db->mu);
+    ping = db->pg && db->health == DB_OK;
+    pthread_mutex_unlock(&db->mu);
+    if (ping) { /* a server that went away says so before the next write */
+        rc = db__exec(&db->wconn, "SELECT 1");
+        pthread_mutex_lock(&db->mu);
+        health_set(db, rc == DB_EUNAVAIL ? rc : DB_OK);
+        pthread_mutex_unlock(&db->mu);
+        return;
+    }
     run_batch(db, &op);
     pthread_cond_destroy(&op.cv);
 }
 
-/* Waits for work; with a failure on record, at most HEALTH_PROBE_MS.
+/* Waits for work; with a failure on record, or on PostgreSQL, at most HEALTH_PROBE_MS.
  * Under db->mu. Returns 1 when it is time for a probe. */
 static int wait_work(struct db *db)
 {
     struct timespec until;
 
     while (!db->head && !db->stopping) {
-        if (db->health == DB_OK || db->health == DB_EGONE) {
+        if ((db->health == DB_OK && !db->pg) || db->health == DB_EGONE) {
             pthread_cond_wait(&db->work, &db->mu);
             continue;
         }
@@ -773,7 +809,8 @@ static void describe(struct db *db)
 
     if (sqlite3_prepare_v2(db->wconn.h, "PRAGMA journal_mode", -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW)
-        db__copy(journal, sizeof(journal), (struct db__stmt *)st, 0);
+        snprintf(journal, sizeof(journal), "%s",
+                 sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "?");
     sqlite3_finalize(st);
     st = NULL;
     if (sqlite3_prepare_v2(db->wconn.h, "PRAGMA synchronous", -1, &st, NULL) == SQLITE_OK &&
@@ -834,6 +871,42 @@ static int open_store(struct db *db, int mode)
     return rc;
 }
 
+/* Opening on PostgreSQL: the server holds the files and serves several
+ * processes at once, so there is no lock file, no file to create and no
+ * checkpointer; the database and its role exist beforehand (the operator
+ * makes them), and the modes act on the schema instead of a file: an
+ * existing database must hold a schema, a new one must hold none, a fresh
+ * one has every table dropped first. */
+static int open_pg(struct db *db, int mode)
+{
+    int has = 0, rc;
+
+    db__pq_where(db->path, db->where, sizeof(db->where));
+    rc = conn_open(&db->wconn, db->path, 0);
+    if (rc == DB_OK)
+        rc = db__pq_setup(db->wconn.pq, mode == DB_OPEN_FRESH);
+    if (rc == DB_OK)
+        rc = db__has_schema(&db->wconn, &has);
+    if (rc == DB_OK && !has && mode == DB_OPEN_EXISTING) {
+        fprintf(stderr, "allotd: the %s holds no allot database: create one with allotd"
+                " --init\n", db->where);
+        return DB_ENOTFOUND;
+    }
+    if (rc == DB_OK && has && mode == DB_OPEN_CREATE) {
+        fprintf(stderr, "allotd: the %s holds an allot database already\n", db->where);
+        return DB_ECONFLICT;
+    }
+    if (rc == DB_OK)
+        rc = db__migrate(&db->wconn);
+    if (rc == DB_OK)
+        rc = start_probe(db);
+    if (rc == DB_OK)
+        db__pq_describe(db->wconn.pq, db->describe, sizeof(db->describe));
+    if (rc != DB_OK && rc != DB_ENOTFOUND && rc != DB_ECONFLICT)
+        fprintf(stderr, "allotd: cannot open the %s: %s\n", db->where, db_strerror(rc));
+    return rc;
+}
+
 int db_open(const char *path, int mode, struct db **out)
 {
     struct db *db;
@@ -855,6 +928,13 @@ int db_open(const char *path, int mode, struct db **out)
         rc = DB_ENOMEM;
         goto out_close;
     }
+    if (db__pq_uri(path)) {
+        db->pg = 1;
+        rc = open_pg(db, mode);
+        if (rc != DB_OK)
+            goto out_close;
+        goto start_writer;
+    }
     /* Step 1 */
     rc = db__lock(path, &db->lock_fd);
     if (rc != DB_OK)
@@ -874,6 +954,7 @@ int db_open(const char *path, int mode, struct db **out)
         goto out_close;
     }
     db->ckpt_started = 1;
+start_writer:
     if (pthread_create(&db->writer, NULL, writer_main, db) != 0) {
         rc = DB_EIO;
         goto out_close;
@@ -884,6 +965,16 @@ int db_open(const char *path, int mode, struct db **out)
 out_close:
     db_close(db);
     return rc;
+}
+
+int db_is_server(const char *path)
+{
+    return db__pq_uri(path);
+}
+
+const char *db_name(struct db *db)
+{
+    return db->pg ? db->where : db->path;
 }
 
 const char *db_describe(struct db *db)

@@ -45,6 +45,7 @@
 #define DB_EGONE (-10)    /* the file was removed or replaced while open: final */
 #define DB_ELIMIT (-11)   /* a cap on pending workloads is reached (db_workload_submit) */
 #define DB_EFENCED (-12)  /* a fenced write of a leader that lost its lease (db_ha.h) */
+#define DB_EUNAVAIL (-13) /* the database server cannot be reached (PostgreSQL): retried */
 
 #define DB_MAX_POOLS 32
 #define DB_NAME_LEN 128
@@ -64,6 +65,12 @@ enum db_open_mode {
  * pending migrations and starts the writer thread. Says on stderr why it
  * fails. Nothing else ever creates a database. */
 int db_open(const char *path, int mode, struct db **out);
+/* Whether a --db value names a database server (a PostgreSQL connection
+ * URI: postgresql:// or postgres://) rather than a SQLite file. */
+int db_is_server(const char *path);
+/* The store in words for messages: the file's path, or "PostgreSQL
+ * database D on H" (never a password). */
+const char *db_name(struct db *db);
 /* Stops the writer after its queue drains and closes every connection.
  * NULL is a no-op. */
 void db_close(struct db *db);

@@ -1,8 +1,9 @@
 /*
  * db_int.h: what the files of db/ share and nobody else sees: the write
  * and read entry points, the statement layer (stmt.c) through which they
- * reach the engine, and small helpers. The engine itself (SQLite) is
- * known to lite.h and the files that include it (db.c, stmt.c) only.
+ * reach the engine, and small helpers. The engines themselves (SQLite,
+ * PostgreSQL) are known to lite.h and pq.h and the files that include
+ * them (db.c, stmt.c, pq.c) only.
  *
  * Invariants:
  *   1. A struct db__conn is used by one thread at a time: the writer owns
@@ -70,6 +71,10 @@ int db__exec(struct db__conn *c, const char *sql);
 /* Rows the last INSERT, UPDATE or DELETE of the connection changed, and
  * the key its last INSERT gave its row. */
 int64_t db__changes(struct db__conn *c);
+/* Whether the connection is PostgreSQL's, for the few statements that
+ * carry a variant for it (triggers, table rebuilds): pq.c's dialect
+ * rewrite covers the rest. */
+int db__is_pq(struct db__conn *c);
 int64_t db__last_id(struct db__conn *c);
 
 void db__bind_int(struct db__stmt *st, int i, int v);

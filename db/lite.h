@@ -4,9 +4,10 @@
  * stmt.c (statements). No other file of db/ includes it, so none of them
  * can reach SQLite except through stmt.c.
  *
- * A struct db__stmt is SQLite's own sqlite3_stmt, never defined: stmt.c
- * converts the pointer at its edge (LITE()), so a statement costs nothing
- * over SQLite's.
+ * A connection is one of two engines: SQLite (h) or PostgreSQL (pq, pq.h)
+ * when db_open() was given a postgresql:// URI. A statement is the
+ * engine's statement (one of lt, pq set); stmt.c dispatches on it, so the
+ * rest of db/ never asks which engine runs.
  */
 #ifndef ALLOT_DB_LITE_H
 #define ALLOT_DB_LITE_H
@@ -17,16 +18,25 @@
 
 #define DB__STMT_CACHE 200
 
+struct db__pq;
+struct db__pq_stmt;
+
+struct db__stmt {
+    sqlite3_stmt *lt;
+    struct db__pq_stmt *pq;
+};
+
 struct db__conn {
     sqlite3 *h;
+    struct db__pq *pq;   /* PostgreSQL: h is NULL */
     int n_stmts;
     struct {
         const char *sql; /* identity is the pointer: SQL lives in static strings */
-        sqlite3_stmt *st;
+        struct db__stmt st;
     } stmts[DB__STMT_CACHE];
 };
 
-#define LITE(st) ((sqlite3_stmt *)(st))
+#define LITE(st) ((st)->lt)
 
 /* Maps a SQLite result code to a DB_E* code. */
 int db__rc(int src);

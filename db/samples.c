@@ -96,7 +96,8 @@ static int get_fn(struct db__conn *c, void *arg)
         " CASE WHEN min(gpu_quota) < 0 THEN -1 ELSE sum(gpu_quota) END, sum(cpu_alloc),"
         " CASE WHEN min(cpu_quota) < 0 THEN -1 ELSE sum(cpu_quota) END, sum(mem_alloc),"
         " CASE WHEN min(mem_quota) < 0 THEN -1 ELSE sum(mem_quota) END FROM samples"
-        " WHERE queue_seq = ?1 AND ts BETWEEN ?3 AND ?4 AND ?2 = 0 GROUP BY ts ORDER BY ts";
+        " WHERE queue_seq = ?1 AND ts BETWEEN ?3 AND ?4 AND ?2 = 0 GROUP BY queue_seq, ts"
+        " ORDER BY ts";
     static const char one[] =
         "SELECT queue_seq, pool_seq, ts, gpu_alloc, gpu_quota, cpu_alloc, cpu_quota,"
         " mem_alloc, mem_quota FROM samples"

@@ -17,6 +17,20 @@
  *   5. Migrations run with foreign keys off (a table rebuild drops a table
  *      others refer to), and each checks them before its commit.
  *
+ * Both engines: the same migrations, by the same numbers, build the
+ * schema on SQLite and on PostgreSQL. A migration's SQL is SQLite's; on
+ * PostgreSQL, pq.c's dialect table rewrites it as it runs (types,
+ * AUTOINCREMENT, PRAGMA user_version, which lives in the table
+ * allot_schema_version there). A migration the rewrite cannot say
+ * (triggers, SQLite's table rebuilds) carries a PostgreSQL variant (pg_variants[],
+ * or its fn asks db__is_pq()). A new migration at the end applies to both
+ * with no more work as long as its SQL is of the portable kind; one that
+ * is not fails the pg/ tests with "migration N failed" and the server's
+ * error, and needs a pg variant.
+ *   6. On PostgreSQL, several servers may start on one database at once:
+ *      each migration's transaction takes the writers' lock (BEGIN
+ *      IMMEDIATE) and checks again, inside it, that it is still due.
+ *
  * Units in the columns: GPU milli-GPU, CPU millicores, memory MiB, times
  * ms since the epoch, 0 meaning "not set" for optional times.
  */
@@ -191,12 +205,18 @@ out:
 static int apply_one(struct db__conn *c, int i)
 {
     char bump[64];
-    int rc;
+    int rc, version = 0;
 
     rc = db__exec(c, "BEGIN IMMEDIATE");
     if (rc != DB_OK)
         return rc;
-    rc = db__exec(c, migrations[i]);
+    rc = user_version(c, &version); /* invariant 6: another server may have applied it */
+    if (rc == DB_OK && version > i) {
+        db__exec(c, "ROLLBACK");
+        return DB_OK;
+    }
+    if (rc == DB_OK)
+        rc = db__exec(c, migrations[i]);
     if (rc == DB_OK) {
         snprintf(bump, sizeof(bump), "PRAGMA user_version=%d", i + 1);
         rc = db__exec(c, bump);
@@ -218,6 +238,42 @@ struct numbered {
     int (*fn)(struct db__conn *c);  /* instead of sql, a migration that builds its own */
 };
 
+/* Migration 50 after its trigger, the same on both engines. */
+#define MIGRATION_50 \
+     "CREATE INDEX pods_by_uid ON pods (uid);" \
+     "CREATE TABLE agent_tokens (" \
+     " seq INTEGER PRIMARY KEY AUTOINCREMENT," \
+     " id TEXT NOT NULL UNIQUE," \
+     " name TEXT NOT NULL," \
+     " secret_hash TEXT NOT NULL," \
+     " node_name TEXT NOT NULL DEFAULT ''," \
+     " created_at INTEGER NOT NULL, created_by TEXT NOT NULL DEFAULT ''," \
+     " last_used_at INTEGER NOT NULL DEFAULT 0," \
+     " revoked_at INTEGER NOT NULL DEFAULT 0);" \
+     "CREATE TABLE agent_nodes (" \
+     " node_seq INTEGER PRIMARY KEY REFERENCES nodes (seq)," \
+     " token_seq INTEGER NOT NULL REFERENCES agent_tokens (seq)," \
+     " heartbeat_ms INTEGER NOT NULL CHECK (heartbeat_ms > 0)," \
+     " registered_at INTEGER NOT NULL, last_seen INTEGER NOT NULL," \
+     " labels TEXT NOT NULL DEFAULT '{}', gpus TEXT NOT NULL DEFAULT '[]'," \
+     " version TEXT NOT NULL DEFAULT '', runtime TEXT NOT NULL DEFAULT '');" \
+     "CREATE TABLE pod_runs (" \
+     " uid TEXT PRIMARY KEY," \
+     " workload_seq INTEGER NOT NULL REFERENCES workloads (seq)," \
+     " idx INTEGER NOT NULL," \
+     " node_seq INTEGER NOT NULL REFERENCES nodes (seq)," \
+     " started_at INTEGER NOT NULL," \
+     " finished_at INTEGER NOT NULL DEFAULT 0," \
+     " exit_code INTEGER NOT NULL DEFAULT 0, signal INTEGER NOT NULL DEFAULT 0," \
+     " outcome TEXT NOT NULL DEFAULT '');" \
+     "CREATE INDEX pod_runs_workload ON pod_runs (workload_seq, idx, started_at);" \
+     "CREATE INDEX pod_runs_open ON pod_runs (node_seq) WHERE finished_at = 0;" \
+     "CREATE TABLE gpu_idle (" \
+     " node_seq INTEGER NOT NULL REFERENCES nodes (seq)," \
+     " idx INTEGER NOT NULL," \
+     " idle_since INTEGER NOT NULL DEFAULT 0," \
+     " PRIMARY KEY (node_seq, idx)) WITHOUT ROWID;"
+
 static const struct numbered later[] = {
     /* 50: agent tokens, the nodes agents run, a uid per pod binding (the
      * name an agent runs it under, new whenever the binding changes), the
@@ -228,39 +284,7 @@ static const struct numbered later[] = {
      "UPDATE pods SET uid = lower(hex(randomblob(16)));"
      "CREATE TRIGGER pods_new_uid AFTER INSERT ON pods WHEN new.uid = '' BEGIN"
      " UPDATE pods SET uid = lower(hex(randomblob(16))) WHERE rowid = new.rowid; END;"
-     "CREATE INDEX pods_by_uid ON pods (uid);"
-     "CREATE TABLE agent_tokens ("
-     " seq INTEGER PRIMARY KEY AUTOINCREMENT,"
-     " id TEXT NOT NULL UNIQUE,"
-     " name TEXT NOT NULL,"
-     " secret_hash TEXT NOT NULL,"
-     " node_name TEXT NOT NULL DEFAULT '',"
-     " created_at INTEGER NOT NULL, created_by TEXT NOT NULL DEFAULT '',"
-     " last_used_at INTEGER NOT NULL DEFAULT 0,"
-     " revoked_at INTEGER NOT NULL DEFAULT 0);"
-     "CREATE TABLE agent_nodes ("
-     " node_seq INTEGER PRIMARY KEY REFERENCES nodes (seq),"
-     " token_seq INTEGER NOT NULL REFERENCES agent_tokens (seq),"
-     " heartbeat_ms INTEGER NOT NULL CHECK (heartbeat_ms > 0),"
-     " registered_at INTEGER NOT NULL, last_seen INTEGER NOT NULL,"
-     " labels TEXT NOT NULL DEFAULT '{}', gpus TEXT NOT NULL DEFAULT '[]',"
-     " version TEXT NOT NULL DEFAULT '', runtime TEXT NOT NULL DEFAULT '');"
-     "CREATE TABLE pod_runs ("
-     " uid TEXT PRIMARY KEY,"
-     " workload_seq INTEGER NOT NULL REFERENCES workloads (seq),"
-     " idx INTEGER NOT NULL,"
-     " node_seq INTEGER NOT NULL REFERENCES nodes (seq),"
-     " started_at INTEGER NOT NULL,"
-     " finished_at INTEGER NOT NULL DEFAULT 0,"
-     " exit_code INTEGER NOT NULL DEFAULT 0, signal INTEGER NOT NULL DEFAULT 0,"
-     " outcome TEXT NOT NULL DEFAULT '');"
-     "CREATE INDEX pod_runs_workload ON pod_runs (workload_seq, idx, started_at);"
-     "CREATE INDEX pod_runs_open ON pod_runs (node_seq) WHERE finished_at = 0;"
-     "CREATE TABLE gpu_idle ("
-     " node_seq INTEGER NOT NULL REFERENCES nodes (seq),"
-     " idx INTEGER NOT NULL,"
-     " idle_since INTEGER NOT NULL DEFAULT 0,"
-     " PRIMARY KEY (node_seq, idx)) WITHOUT ROWID;", NULL},
+     MIGRATION_50, NULL},
     /* 51: a queue's over-quota priority per node pool (0 None, 1 Low,
      * 2 Normal, 3 High) */
     {51, "ALTER TABLE queue_quotas ADD COLUMN priority INTEGER NOT NULL DEFAULT 2;", NULL},
@@ -420,6 +444,31 @@ static const struct numbered later[] = {
      NULL},
 };
 
+/* The later migrations PostgreSQL runs instead of their SQL (pq.c's
+ * rewrite cannot say triggers: PostgreSQL's run a function). */
+static const struct {
+    int number;
+    const char *sql;
+} pg_variants[] = {
+    {50,
+     "ALTER TABLE pods ADD COLUMN uid TEXT NOT NULL DEFAULT '';"
+     "UPDATE pods SET uid = replace(gen_random_uuid()::text, '-', '');"
+     "CREATE FUNCTION allot_pods_new_uid() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+     " NEW.uid := replace(gen_random_uuid()::text, '-', ''); RETURN NEW; END $$;"
+     "CREATE TRIGGER pods_new_uid BEFORE INSERT ON pods FOR EACH ROW WHEN (NEW.uid = '')"
+     " EXECUTE FUNCTION allot_pods_new_uid();"
+     MIGRATION_50},
+    {71,
+     "ALTER TABLE workloads ADD COLUMN run_ms INTEGER NOT NULL DEFAULT 0 CHECK (run_ms >= 0);"
+     "CREATE FUNCTION allot_workloads_run_ms() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+     " NEW.run_ms := NEW.run_ms + GREATEST(0, NEW.phase_updated_at - OLD.started_ms);"
+     " RETURN NEW; END $$;"
+     "CREATE TRIGGER workloads_run_ms BEFORE UPDATE OF phase ON workloads FOR EACH ROW"
+     " WHEN (OLD.phase IN ('Initializing', 'Running')"
+     " AND NEW.phase NOT IN ('Initializing', 'Running') AND OLD.started_ms > 0)"
+     " EXECUTE FUNCTION allot_workloads_run_ms();"},
+};
+
 #define N_LATER ((int)(sizeof(later) / sizeof(later[0])))
 
 /* Is migration `number` recorded in schema_migrations? */
@@ -464,6 +513,17 @@ out:
     return rc;
 }
 
+/* The SQL of later[i] for the connection's engine. */
+static const char *later_sql(struct db__conn *c, int i)
+{
+    size_t k;
+
+    for (k = 0; db__is_pq(c) && k < sizeof(pg_variants) / sizeof(pg_variants[0]); k++)
+        if (pg_variants[k].number == later[i].number)
+            return pg_variants[k].sql;
+    return later[i].sql;
+}
+
 static int apply_later(struct db__conn *c, int i)
 {
     char record[128];
@@ -474,7 +534,7 @@ static int apply_later(struct db__conn *c, int i)
         return rc;
     rc = later_applied(c, later[i].number, &applied);
     if (rc == DB_OK && !applied) {
-        rc = later[i].fn ? later[i].fn(c) : db__exec(c, later[i].sql);
+        rc = later[i].fn ? later[i].fn(c) : db__exec(c, later_sql(c, i));
         snprintf(record, sizeof(record),
                  "INSERT INTO schema_migrations (number, applied_at) VALUES (%d, %lld)",
                  later[i].number, (long long)db__now_ms());

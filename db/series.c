@@ -84,8 +84,10 @@ static int get_fn(struct db__conn *c, void *arg)
     static const char sql[] =
         "SELECT label, ts, value FROM series WHERE kind = ?1 AND entity = ?2 AND metric = ?3"
         " AND ts BETWEEN ?4 AND ?5"
-        " UNION ALL SELECT label, max(ts), value FROM series WHERE kind = ?1 AND entity = ?2"
-        " AND metric = ?3 AND ts < ?4 GROUP BY label ORDER BY 1, 2";
+        " UNION ALL SELECT s.label, s.ts, s.value FROM series s WHERE s.kind = ?1"
+        " AND s.entity = ?2 AND s.metric = ?3 AND s.ts = (SELECT max(p.ts) FROM series p"
+        " WHERE p.kind = ?1 AND p.entity = ?2 AND p.metric = ?3 AND p.label = s.label"
+        " AND p.ts < ?4) ORDER BY 1, 2";
     struct get_arg *a = arg;
     int rc = DB_OK, cap = 0;
     struct db__stmt *st = db__prep(c, sql, &rc);

@@ -1,9 +1,10 @@
 /*
- * stmt.c: the statement layer over SQLite (lite.h): the statement cache of
- * a connection, binding, stepping, reading columns, and the mapping of
- * SQLite's result codes to DB_E* codes. Every other file of db/ reaches
- * the engine through these calls only (db_int.h), so a second engine is
- * a second implementation of this file, not a change to each table's file.
+ * stmt.c: the statement layer: the statement cache of a connection,
+ * binding, stepping, reading columns, and the mapping of SQLite's result
+ * codes to DB_E* codes. Every other file of db/ reaches the engine through
+ * these calls only (db_int.h). A connection is SQLite's (lite.h, here) or
+ * PostgreSQL's (pq.h: pq.c implements the same calls over libpq); each
+ * call below dispatches on which, so no table's file knows.
  *
  * Invariants:
  *   1. A cached statement (db__prep) is prepared once per connection and
@@ -12,12 +13,20 @@
  *   2. db__step() reports errors as DB_E* codes (negative), never as the
  *      engine's codes, so callers compare against DB__ROW, DB__DONE and
  *      DB_E* only.
+ *   3. The engine is chosen once per connection (db_open(), by the --db
+ *      value) and a statement belongs to its connection's engine.
  */
 #include "lite.h"
+#include "pq.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+int db__is_pq(struct db__conn *c)
+{
+    return c->pq != NULL;
+}
 
 int db__rc(int src)
 {
@@ -39,34 +48,41 @@ int db__rc(int src)
 struct db__stmt *db__prep(struct db__conn *c, const char *sql, int *rc)
 {
     int i, src;
-    sqlite3_stmt *st = NULL;
+    struct db__stmt st = {NULL, NULL};
 
     for (i = 0; i < c->n_stmts; i++)
         if (c->stmts[i].sql == sql)
-            return (struct db__stmt *)c->stmts[i].st;
-    src = sqlite3_prepare_v3(c->h, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
-    if (src != SQLITE_OK) {
-        fprintf(stderr, "allotd: db: prepare failed: %s\n", sqlite3_errmsg(c->h));
-        *rc = DB_EIO;
-        return NULL;
-    }
-    if (c->n_stmts < DB__STMT_CACHE) {
-        c->stmts[c->n_stmts].sql = sql;
-        c->stmts[c->n_stmts].st = st;
-        c->n_stmts++;
-    } else {
+            return &c->stmts[i].st;
+    if (c->n_stmts >= DB__STMT_CACHE) {
         /* the cache is sized for every static statement; a full cache
          * means dynamic SQL, which callers finalize themselves */
-        sqlite3_finalize(st);
         *rc = DB_EIO;
         return NULL;
     }
-    return (struct db__stmt *)st;
+    if (c->pq) {
+        src = db__pq_prep(c->pq, sql, 1, &st.pq);
+        if (src != DB_OK) {
+            *rc = src;
+            return NULL;
+        }
+    } else {
+        src = sqlite3_prepare_v3(c->h, sql, -1, SQLITE_PREPARE_PERSISTENT, &st.lt, NULL);
+        if (src != SQLITE_OK) {
+            fprintf(stderr, "allotd: db: prepare failed: %s\n", sqlite3_errmsg(c->h));
+            *rc = DB_EIO;
+            return NULL;
+        }
+    }
+    c->stmts[c->n_stmts].sql = sql;
+    c->stmts[c->n_stmts].st = st;
+    return &c->stmts[c->n_stmts++].st;
 }
 
 int db__done(struct db__stmt *st, int rc)
 {
-    if (st) {
+    if (st && st->pq) {
+        db__pq_reset(st->pq);
+    } else if (st) {
         sqlite3_reset(LITE(st));
         sqlite3_clear_bindings(LITE(st));
     }
@@ -83,8 +99,11 @@ int db__step_done(struct db__stmt *st)
 int db__exec(struct db__conn *c, const char *sql)
 {
     char *err = NULL;
-    int src = sqlite3_exec(c->h, sql, NULL, NULL, &err);
+    int src;
 
+    if (c->pq)
+        return db__pq_exec(c->pq, sql);
+    src = sqlite3_exec(c->h, sql, NULL, NULL, &err);
     if (src != SQLITE_OK) {
         fprintf(stderr, "allotd: db: %s\n", err ? err : sqlite3_errstr(src));
         sqlite3_free(err);
@@ -111,32 +130,53 @@ void db__copy(char *dst, size_t size, struct db__stmt *st, int col)
 
 void db__bind_text(struct db__stmt *st, int i, const char *s)
 {
+    if (st->pq) {
+        db__pq_bind_text(st->pq, i, s ? s : "", 1);
+        return;
+    }
     sqlite3_bind_text(LITE(st), i, s ? s : "", -1, SQLITE_TRANSIENT);
 }
 
 int db__prep_once(struct db__conn *c, const char *sql, struct db__stmt **out)
 {
-    sqlite3_stmt *st = NULL;
+    struct db__stmt *st = calloc(1, sizeof(*st));
+    int rc = DB_OK;
 
     *out = NULL;
-    if (sqlite3_prepare_v2(c->h, sql, -1, &st, NULL) != SQLITE_OK) {
+    if (!st)
+        return DB_ENOMEM;
+    if (c->pq) {
+        rc = db__pq_prep(c->pq, sql, 0, &st->pq);
+    } else if (sqlite3_prepare_v2(c->h, sql, -1, &st->lt, NULL) != SQLITE_OK) {
         fprintf(stderr, "allotd: db: prepare failed: %s\n", sqlite3_errmsg(c->h));
-        sqlite3_finalize(st);
-        return DB_EIO;
+        rc = DB_EIO;
     }
-    *out = (struct db__stmt *)st;
+    if (rc != DB_OK) {
+        db__finalize(st);
+        return rc;
+    }
+    *out = st;
     return DB_OK;
 }
 
 void db__finalize(struct db__stmt *st)
 {
-    sqlite3_finalize(LITE(st));
+    if (!st)
+        return;
+    if (st->pq)
+        db__pq_finalize(st->pq);
+    else
+        sqlite3_finalize(LITE(st));
+    free(st);
 }
 
 int db__step(struct db__stmt *st)
 {
-    int src = sqlite3_step(LITE(st)), rc;
+    int src, rc;
 
+    if (st->pq)
+        return db__pq_step(st->pq);
+    src = sqlite3_step(LITE(st));
     if (src == SQLITE_ROW)
         return DB__ROW;
     if (src == SQLITE_DONE)
@@ -147,70 +187,110 @@ int db__step(struct db__stmt *st)
 
 int64_t db__changes(struct db__conn *c)
 {
+    if (c->pq)
+        return db__pq_changes(c->pq);
     return sqlite3_changes(c->h);
 }
 
 int64_t db__last_id(struct db__conn *c)
 {
+    if (c->pq)
+        return db__pq_last_id(c->pq);
     return sqlite3_last_insert_rowid(c->h);
 }
 
 void db__bind_int(struct db__stmt *st, int i, int v)
 {
+    if (st->pq) {
+        db__pq_bind_int64(st->pq, i, v);
+        return;
+    }
     sqlite3_bind_int(LITE(st), i, v);
 }
 
 void db__bind_int64(struct db__stmt *st, int i, int64_t v)
 {
+    if (st->pq) {
+        db__pq_bind_int64(st->pq, i, v);
+        return;
+    }
     sqlite3_bind_int64(LITE(st), i, v);
 }
 
 void db__bind_double(struct db__stmt *st, int i, double v)
 {
+    if (st->pq) {
+        db__pq_bind_double(st->pq, i, v);
+        return;
+    }
     sqlite3_bind_double(LITE(st), i, v);
 }
 
 void db__bind_null(struct db__stmt *st, int i)
 {
+    if (st->pq) {
+        db__pq_bind_text(st->pq, i, NULL, 0);
+        return;
+    }
     sqlite3_bind_null(LITE(st), i);
 }
 
 void db__bind_static(struct db__stmt *st, int i, const char *s)
 {
+    if (st->pq) {
+        db__pq_bind_text(st->pq, i, s, 0);
+        return;
+    }
     sqlite3_bind_text(LITE(st), i, s, -1, SQLITE_STATIC);
 }
 
 void db__bind_owned(struct db__stmt *st, int i, char *s)
 {
+    if (st->pq) {
+        db__pq_bind_owned(st->pq, i, s);
+        return;
+    }
     sqlite3_bind_text(LITE(st), i, s, -1, free);
 }
 
 int db__params(struct db__stmt *st)
 {
+    if (st->pq)
+        return db__pq_params(st->pq);
     return sqlite3_bind_parameter_count(LITE(st));
 }
 
 int db__col_int(struct db__stmt *st, int col)
 {
+    if (st->pq)
+        return (int)db__pq_col_int64(st->pq, col);
     return sqlite3_column_int(LITE(st), col);
 }
 
 int64_t db__col_int64(struct db__stmt *st, int col)
 {
+    if (st->pq)
+        return db__pq_col_int64(st->pq, col);
     return sqlite3_column_int64(LITE(st), col);
 }
 
 double db__col_double(struct db__stmt *st, int col)
 {
+    if (st->pq)
+        return db__pq_col_double(st->pq, col);
     return sqlite3_column_double(LITE(st), col);
 }
 
 const char *db__col_text(struct db__stmt *st, int col)
 {
+    if (st->pq)
+        return db__pq_col_text(st->pq, col);
     return (const char *)sqlite3_column_text(LITE(st), col);
 }
 
 int db__col_null(struct db__stmt *st, int col)
 {
+    if (st->pq)
+        return db__pq_col_text(st->pq, col) == NULL;
     return sqlite3_column_type(LITE(st), col) == SQLITE_NULL;
 }

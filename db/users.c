@@ -200,7 +200,8 @@ static int update_fn(struct db__conn *c, void *arg)
         "UPDATE users SET token_version = token_version + 1, updated_at = ? WHERE id = ?";
     static const char touch[] = "UPDATE users SET last_login = ? WHERE id = ?";
     static const char enable[] =
-        "UPDATE users SET enabled = ?, token_version = token_version + (? = 0),"
+        "UPDATE users SET enabled = ?,"
+        " token_version = token_version + CASE WHEN ? = 0 THEN 1 ELSE 0 END,"
         " updated_at = ? WHERE id = ?";
     static const char *const sql[] = {secret, bump, touch, enable};
     struct user_arg *a = arg;

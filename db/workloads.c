@@ -169,9 +169,9 @@ static int pending_counts(struct db__conn *c, const struct pending_check *p, int
 {
     static const char sql[] =
         "SELECT (SELECT count(*) FROM (SELECT 1 FROM workloads WHERE deleted_at = 0"
-        " AND phase = 'Pending' AND project_seq = ?1 LIMIT ?3)),"
+        " AND phase = 'Pending' AND project_seq = ?1 LIMIT ?3) AS p),"
         " (SELECT count(*) FROM (SELECT 1 FROM workloads WHERE deleted_at = 0"
-        " AND phase = 'Pending' AND created_by = ?2 LIMIT ?4)),"
+        " AND phase = 'Pending' AND created_by = ?2 LIMIT ?4) AS u),"
         " coalesce((SELECT name FROM queues WHERE seq = ?1), '')";
     int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
@@ -498,7 +498,7 @@ static int act_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
         "UPDATE workloads SET desired_phase = ?2,"
-        " phase = CASE WHEN ?6 AND phase IN ('Completed', 'Failed') THEN phase ELSE ?3 END,"
+        " phase = CASE WHEN ?6 != 0 AND phase IN ('Completed', 'Failed') THEN phase ELSE ?3 END,"
         " phase_reason = '',"
         " phase_message = '', started_ms = 0, stale_since_ms = 0, phase_updated_at = ?4,"
         " updated_at = ?4, deleted_at = ?5, version = version + 1 WHERE seq = ?1";
@@ -875,7 +875,7 @@ static int where_sql(struct sqlbuf *b, const struct db_wl_query *q)
     char tmp[32];
 
     sb_add(b, WL_FROM);
-    sb_add(b, q->include_deleted ? " WHERE 1" : " WHERE w.deleted_at = 0");
+    sb_add(b, q->include_deleted ? " WHERE 1 = 1" : " WHERE w.deleted_at = 0");
     for (i = 0; i < q->n_filters; i++) {
         rc = filter_sql(b, &q->filters[i], i + 1);
         if (rc != DB_OK)
@@ -883,7 +883,7 @@ static int where_sql(struct sqlbuf *b, const struct db_wl_query *q)
     }
     if (q->projects) {   /* one parameter, a JSON array, however many projects */
         snprintf(tmp, sizeof(tmp), "%d", q->n_filters + 1);
-        sb_add(b, " AND w.project_seq IN (SELECT value FROM json_each(?");
+        sb_add(b, " AND w.project_seq IN (SELECT CAST(value AS INTEGER) FROM json_each(?");
         sb_add(b, tmp);
         sb_add(b, "))");
     }
@@ -1145,12 +1145,13 @@ static int tally_fn(struct db__conn *c, void *arg)
         "  JOIN node_pools np ON np.seq = n.pool_seq WHERE d.workload_seq = w.seq"
         "  ORDER BY d.idx LIMIT 1), substr(w.pools, 1, instr(w.pools || ',', ',') - 1)) AS pool,"
         " CASE WHEN w.phase != 'Pending' THEN -1 ELSE"
-        "  (SELECT count(*) FROM json_each(?3) WHERE value * 1000 <= ?2 - w.phase_updated_at)"
+        "  (SELECT count(*) FROM json_each(?3)"
+        "   WHERE CAST(value AS INTEGER) * 1000 <= ?2 - w.phase_updated_at)"
         " END AS bucket, count(*),"
         " sum((SELECT coalesce(sum(" DB_POD_GPU_ON("w", "n") "), 0) FROM pods d"
         "  JOIN nodes n ON n.seq = d.node_seq WHERE d.workload_seq = w.seq))"
         " FROM workloads w WHERE w.deleted_at = 0"
-        " AND (?1 IS NULL OR w.project_seq IN (SELECT value FROM json_each(?1)))"
+        " AND (?1 IS NULL OR w.project_seq IN (SELECT CAST(value AS INTEGER) FROM json_each(?1)))"
         " GROUP BY w.project_seq, w.type, w.phase, pool, bucket";
     struct tally_arg *a = arg;
     int rc = DB_OK, cap = 0;
@@ -1204,7 +1205,7 @@ int db_workload_tally(struct db *db, const char *projects_json, int64_t now_ms,
     " JOIN queues q ON q.seq = w.project_seq"                                             \
     " WHERE e.created_at >= ?1 AND e.created_at < ?2"                                     \
     " AND e.reason IN (SELECT value FROM json_each(?3))"                                   \
-    " AND (?4 IS NULL OR w.project_seq IN (SELECT value FROM json_each(?4)))"
+    " AND (?4 IS NULL OR w.project_seq IN (SELECT CAST(value AS INTEGER) FROM json_each(?4)))"
 
 struct evq_arg {
     const struct db_event_query *q;

@@ -9,7 +9,8 @@ ALLOTD=$1
 
 start --demo
 grep -q "created user 'admin'" "$T/log" || fail "no bootstrap admin"
-[ -f "$T/allot-demo.db" ] || fail "the demo database is not in the working directory"
+[ -n "${PG_URI:-}" ] || [ -f "$T/allot-demo.db" ] ||
+  fail "the demo database is not in the working directory"
 
 # tokens: v1 JSON and v2 form
 ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
@@ -100,7 +101,12 @@ wait_phase "$ADMIN" a3 Running # on a GPU a2 let go
 expect 202 POST "/api/v1/workloads/$A2/resume" "" "$ADMIN" >/dev/null
 # resumed, a2 queues again: 1 GPU is free and team-a holds its 2 deserved
 wait_phase "$ADMIN" a2 Pending
-R=$(expect 200 GET "/api/v1/workloads/$A2" "" "$ADMIN" | jq -r '"\(.conditions[0].reason): \(.phaseMessage)"')
+# the scheduler's next turn gives the reason (a turn after the resume's commit)
+a2_why() {
+  R=$(expect 200 GET "/api/v1/workloads/$A2" "" "$ADMIN" | jq -r '"\(.conditions[0].reason): \(.phaseMessage)"')
+  case $R in ": " | "null: "*) return 1 ;; esac
+}
+poll 20 a2_why || true
 echo "# a2 after resume: $R"
 case $R in QueueFairShareReached:\ ?*) ;; *) fail "a2 pending after resume: $R" ;; esac
 expect 202 DELETE "/api/v1/workloads/$(expect 200 GET "/api/v1/workloads?filterBy=name==a3" "" "$ADMIN" |

@@ -19,6 +19,13 @@
 # test. Scripts that call in parallel give each job its own EXCHANGES.
 # With ALLOT_EXCHANGES_KEEP set to a folder, the recorded exchanges are
 # copied there on the way out (runai_schema.py can be run on them by hand).
+#
+# With ALLOT_TEST_DB=pg the test's allotd stores everything in a throwaway
+# PostgreSQL (tests/pg/pg_lib.sh: started here, stopped on the way out):
+# start and start_fault give allotd a PostgreSQL database for each file the
+# test names with --db (one database per file name, so two files stay two
+# databases), and the default one (PG_URI) where it names none, --demo
+# included. ctest runs the suites that pass there as pg/server/<name>.
 
 set -eu
 T=$(mktemp -d /tmp/allot-e2e-XXXXXX)
@@ -124,11 +131,45 @@ cleanup() {
   if [ "$status" = 0 ] && [ -z "$SCHEMA_CHECKED" ]; then schema_check || status=1; fi
   if command -v test_kill >/dev/null 2>&1; then test_kill; fi
   if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then kill -9 "$PID" 2>/dev/null; fi
+  if [ -n "${PG_DIR:-}" ]; then pg_stop; fi
   rm -rf "$T"
   exit "$status"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
+
+if [ "${ALLOT_TEST_DB:-}" = pg ]; then
+  . "$LIB_DIR/../pg/pg_lib.sh"
+  pg_start
+  trap cleanup EXIT # pg_start's own trap would skip the test's clean-up
+fi
+
+# pg_db_uri FILE: the URI of the PostgreSQL database standing for FILE
+# (named after it, created on first use).
+pg_db_uri() {
+  _name=$(basename "$1" .db | tr -c 'a-z0-9_\n' _)
+  if [ "$_name" != allot ] && [ ! -e "$T/pg-db-$_name" ]; then
+    "$PG_BIN/createdb" -h "$PG_SOCK" -U allot "$_name" || fail "createdb $_name failed"
+    : >"$T/pg-db-$_name"
+  fi
+  echo "postgresql:///$_name?host=$PG_SOCK&user=allot"
+}
+
+# pg_args [allotd options...]: PG_ARGS, the options quoted for eval, with
+# every --db FILE mapped by pg_db_uri and --db "$PG_URI" first when they
+# name none.
+pg_args() {
+  PG_ARGS="" _prev="" _has=""
+  for _a in "$@"; do
+    if [ "$_prev" = --db ]; then
+      _a=$(pg_db_uri "$_a")
+      _has=1
+    fi
+    _prev=$_a
+    PG_ARGS="$PG_ARGS '$(printf %s "$_a" | sed "s/'/'\\\\''/g")'"
+  done
+  [ -n "$_has" ] || PG_ARGS="--db '$PG_URI'$PG_ARGS"
+}
 
 # init_db [allotd options...]: allotd creates a database only when asked
 # (--init); without --demo, creates the one the options name (--db, or
@@ -140,9 +181,15 @@ init_db() {
     [ "$prev" = --db ] && db=$a
     prev=$a
   done
-  case $db in /*) ;; *) db="$T/$db" ;; esac
+  case $db in
+    postgresql://*) # made once per database (a marker in $T says so)
+      db="$T/pg-init-$(printf %s "$db" | sed 's|^postgresql:///||; s|?.*||')" ;;
+    /*) ;;
+    *) db="$T/$db" ;;
+  esac
   [ -e "$db" ] && return 0
   (cd "$T" && ${RUN_AS:-} "$ALLOTD" --init "$@" >>"$T/log" 2>&1) || fail "allotd --init $* failed"
+  case $db in "$T"/pg-init-*) : >"$db" ;; esac
 }
 
 # start [allotd options...]: runs allotd in $T and waits for its port
@@ -151,6 +198,7 @@ init_db() {
 # START_OPTS, options every start of the test gets (before its own).
 start() {
   rm -f "$T/port"
+  [ -z "${PG_URI:-}" ] || { pg_args "$@"; eval "set -- $PG_ARGS"; }
   init_db "$@"
   (cd "$T" && exec ${RUN_AS:-} "$ALLOTD" --listen 127.0.0.1:0 --port-file "$T/port" \
       --schedule-period-ms 100 ${START_OPTS:-} "$@" >>"$T/log" 2>&1) &
@@ -171,6 +219,7 @@ start_fault() {
   _spec=$1
   shift
   rm -f "$T/port"
+  [ -z "${PG_URI:-}" ] || { pg_args "$@"; eval "set -- $PG_ARGS"; }
   init_db "$@"
   (cd "$T" && ALLOT_FAULT=$_spec exec "$ALLOTD" --listen 127.0.0.1:0 --port-file "$T/port" \
     --schedule-period-ms 100 "$@" >>"$T/log" 2>&1) &

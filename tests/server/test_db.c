@@ -4,7 +4,8 @@
  * cycle application that skips workloads changed since the snapshot; pool
  * settings and deletion, the scheduler's partial reads (topology, named
  * workloads), batched actions and the allocation samples. Each test uses its own temporary database
- * file.
+ * file, or with ALLOT_TEST_DB_URI (pg/test_db, tests/pg/run_pg.sh) a fresh
+ * schema in that PostgreSQL database.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -22,7 +23,7 @@
 
 struct fixture {
     char dir[64];
-    char path[128];
+    char path[256];
     struct db *db;
     struct db_pool pool;
     struct db_queue dept, proj;
@@ -35,8 +36,13 @@ static int setup(void **state)
     snprintf(f->dir, sizeof(f->dir), "/tmp/allot-test-db-XXXXXX");
     if (!mkdtemp(f->dir))
         return -1;
-    snprintf(f->path, sizeof(f->path), "%s/t.db", f->dir);
-    if (db_open(f->path, DB_OPEN_CREATE, &f->db) != DB_OK)
+    /* on PostgreSQL (pg/test_db), a fresh schema in its database per test */
+    if (getenv("ALLOT_TEST_DB_URI"))
+        snprintf(f->path, sizeof(f->path), "%s", getenv("ALLOT_TEST_DB_URI"));
+    else
+        snprintf(f->path, sizeof(f->path), "%s/t.db", f->dir);
+    if (db_open(f->path, getenv("ALLOT_TEST_DB_URI") ? DB_OPEN_FRESH : DB_OPEN_CREATE,
+                &f->db) != DB_OK)
         return -1;
     strcpy(f->pool.name, "default");
     strcpy(f->pool.label_key, "k");
@@ -65,7 +71,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fixture *f = *state;
-    char p[160];
+    char p[300];
 
     db_close(f->db);
     snprintf(p, sizeof(p), "%s-wal", f->path);

@@ -1,0 +1,208 @@
+/*
+ * test_pq.c: db/'s statement layer on PostgreSQL (db/pq.c), on the
+ * throwaway server run_pg.sh starts (its URI in PG_URI): SQLite's
+ * dialect as db/ writes it runs there (parameters ? and ?N mixed, INSERT
+ * OR IGNORE / OR REPLACE, two-argument max/min, json_each over arrays and
+ * objects, booleans read as integers, PRAGMA user_version), constraint
+ * failures come back as the same DB_E* codes as on SQLite and undo only
+ * their own write, and a session the server dropped answers DB_EUNAVAIL
+ * and then reconnects by itself.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "db_int.h"
+
+static const char *uri;
+
+static int setup(void **state)
+{
+    struct db *db = NULL;
+
+    if (db_open(uri, DB_OPEN_FRESH, &db) != DB_OK)
+        return -1;
+    *state = db;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    db_close(*state);
+    return 0;
+}
+
+static int exec_fn(struct db__conn *c, void *arg)
+{
+    return db__exec(c, arg);
+}
+
+/* One statement, its parameters as text ("" binds NULL), its first row's
+ * first column as int64 into *out (NULL: none wanted). */
+struct one {
+    const char *sql;
+    const char *p[4];
+    int64_t out;
+    char text[64];
+    int rows;
+};
+
+static int one_fn(struct db__conn *c, void *arg)
+{
+    struct one *o = arg;
+    struct db__stmt *st = NULL;
+    int rc = db__prep_once(c, o->sql, &st), i, src;
+
+    if (rc != DB_OK)
+        return rc;
+    for (i = 0; i < 4 && o->p[i]; i++) {
+        char *end;
+        long long v = strtoll(o->p[i], &end, 10);
+        if (!o->p[i][0])
+            db__bind_null(st, i + 1);
+        else if (*end == 0)
+            db__bind_int64(st, i + 1, v);
+        else
+            db__bind_text(st, i + 1, o->p[i]);
+    }
+    o->rows = 0;
+    while ((src = db__step(st)) == DB__ROW) {
+        if (o->rows++ == 0) {
+            o->out = db__col_int64(st, 0);
+            db__copy(o->text, sizeof(o->text), st, 0);
+        }
+    }
+    db__finalize(st);
+    return src == DB__DONE ? DB_OK : src;
+}
+
+static int64_t ask(struct db *db, const char *sql, const char *p1, const char *p2)
+{
+    struct one o = {sql, {p1, p2, NULL, NULL}, -99, "", 0};
+
+    assert_int_equal(db__read(db, one_fn, &o), DB_OK);
+    return o.out;
+}
+
+static int write1(struct db *db, const char *sql, const char *p1, const char *p2)
+{
+    struct one o = {sql, {p1, p2, NULL, NULL}, 0, "", 0};
+
+    return db__write(db, one_fn, &o);
+}
+
+static void test_dialect(void **state)
+{
+    struct db *db = *state;
+    struct one o = {"SELECT value FROM json_each(?) ORDER BY key", {"[\"b\",\"a\"]"}, 0, "", 0};
+
+    assert_int_equal(db__write(db, exec_fn, "CREATE TABLE t (id INTEGER PRIMARY KEY"
+                                            " AUTOINCREMENT, name TEXT NOT NULL UNIQUE,"
+                                            " n INTEGER NOT NULL CHECK (n >= 0), r REAL)"),
+                     DB_OK);
+    /* ?N and ? mixed: ? is one more than the largest number before it */
+    assert_int_equal(write1(db, "INSERT INTO t (name, n) VALUES (?2 || ?1, coalesce(?, 0))", "a", "b"),
+                     DB_OK);
+    assert_int_equal(write1(db, "INSERT INTO t (name, n) VALUES (?, ?)", "a", "0"), DB_OK);
+    assert_int_equal(ask(db, "SELECT count(*) FROM t WHERE name = ?", "ba", NULL), 1);
+    assert_int_equal(write1(db, "INSERT OR IGNORE INTO t (name, n) VALUES (?, ?)", "a", "5"),
+                     DB_OK);
+    assert_int_equal(ask(db, "SELECT n FROM t WHERE name = ?", "a", NULL), 0);
+    assert_int_equal(ask(db, "SELECT max(3, ?) + min(?, 1)", "7", "-2"), 5);
+    assert_int_equal(ask(db, "SELECT max(n) FROM t", NULL, NULL), 0);
+    assert_int_equal(ask(db, "SELECT count(*) > 0 FROM t", NULL, NULL), 1);
+    assert_int_equal(ask(db, "SELECT count(*) = 0 FROM t", NULL, NULL), 0);
+    assert_int_equal(ask(db, "SELECT instr('abc', 'c')", NULL, NULL), 3);
+    assert_int_equal(ask(db, "SELECT count(*) FROM json_each(?) WHERE CAST(value AS INTEGER)"
+                             " > 1", "[1,2,3]", NULL), 2);
+    assert_int_equal(ask(db, "SELECT count(*) FROM json_each(?) WHERE key = 'k' AND"
+                             " value = ?", "{\"k\":\"v\"}", "v"), 1);
+    assert_int_equal(db__read(db, one_fn, &o), DB_OK);
+    assert_string_equal(o.text, "b"); /* array keys are the positions, in order */
+    assert_int_equal(ask(db, "SELECT ?1 IS NULL OR ?1 = ''", "", NULL), 1);
+    /* INSERT OR REPLACE, on a table pq.c knows the key of */
+    assert_int_equal(write1(db, "INSERT OR REPLACE INTO write_probe (id, at) VALUES (1, ?)",
+                            "42", NULL), DB_OK);
+    assert_int_equal(write1(db, "INSERT OR REPLACE INTO write_probe (id, at) VALUES (1, ?)",
+                            "43", NULL), DB_OK);
+    assert_int_equal(ask(db, "SELECT at FROM write_probe", NULL, NULL), 43);
+    assert_int_equal(ask(db, "PRAGMA user_version", NULL, NULL), db_schema_version());
+}
+
+static void test_errors(void **state)
+{
+    struct db *db = *state;
+
+    assert_int_equal(db__write(db, exec_fn, "CREATE TABLE t (id INTEGER PRIMARY KEY"
+                                            " AUTOINCREMENT, name TEXT NOT NULL UNIQUE,"
+                                            " n INTEGER NOT NULL CHECK (n >= 0))"),
+                     DB_OK);
+    assert_int_equal(write1(db, "INSERT INTO t (name, n) VALUES (?, ?)", "a", "1"), DB_OK);
+    assert_int_equal(write1(db, "INSERT INTO t (name, n) VALUES (?, ?)", "a", "2"),
+                     DB_ECONFLICT);
+    assert_int_equal(write1(db, "INSERT INTO t (name, n) VALUES (?, ?)", "b", "-1"),
+                     DB_EINVAL);
+    assert_int_equal(write1(db, "INSERT INTO t (name, n) VALUES (?, ?)", "", "1"), DB_EINVAL);
+    /* a failed write undid only itself; the next one in the writer works */
+    assert_int_equal(write1(db, "INSERT INTO t (name, n) VALUES (?, ?)", "c", "3"), DB_OK);
+    assert_int_equal(ask(db, "SELECT count(*) FROM t", NULL, NULL), 2);
+    assert_int_equal(ask(db, "SELECT sum(n) FROM t", NULL, NULL), 4);
+}
+
+static int terminate_fn(struct db__conn *c, void *arg)
+{
+    (void)arg;
+    /* every other session of this database, the writer's among them */
+    return db__exec(c, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                       " WHERE datname = current_database() AND pid != pg_backend_pid()");
+}
+
+static void test_reconnect(void **state)
+{
+    struct db *db = *state;
+    const struct timespec tenth = {0, 100 * 1000 * 1000};
+    char msg[512];
+    int rc, i;
+
+    assert_int_equal(write1(db, "INSERT OR REPLACE INTO write_probe (id, at) VALUES (1, ?)",
+                            "1", NULL), DB_OK);
+    assert_int_equal(db__read(db, terminate_fn, NULL), DB_OK);
+    /* the writer's session is gone: its next batch reconnects at BEGIN
+     * (at once, or after the backoff of a failed first try) */
+    for (i = 0; i < 100; i++) {
+        rc = write1(db, "INSERT OR REPLACE INTO write_probe (id, at) VALUES (1, ?)", "2", NULL);
+        if (rc == DB_OK)
+            break;
+        assert_int_equal(rc, DB_EUNAVAIL);
+        nanosleep(&tenth, NULL);
+    }
+    assert_int_equal(rc, DB_OK);
+    assert_int_equal(ask(db, "SELECT at FROM write_probe", NULL, NULL), 2);
+    for (i = 0; i < 50 && db_health(db, msg, sizeof(msg)) != DB_OK; i++)
+        nanosleep(&tenth, NULL);
+    assert_int_equal(db_health(db, msg, sizeof(msg)), DB_OK);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_dialect, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reconnect, setup, teardown),
+    };
+
+    uri = getenv("PG_URI");
+    if (!uri) {
+        fprintf(stderr, "test_pq: PG_URI names no database (run it with tests/pg/run_pg.sh)\n");
+        return 2;
+    }
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
