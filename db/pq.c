@@ -32,6 +32,10 @@
  * Where a rewrite cannot say it (triggers, table rebuilds), the table file
  * carries a PostgreSQL variant of its statement (schema.c, checks.c).
  *
+ * A reader's COMMIT (of a read-only snapshot) is sent without waiting for
+ * its reply, which the session's next use reads first: a read costs the
+ * round trips of its BEGIN and its statements only.
+ *
  * Values travel as text both ways; a statement is prepared with the types
  * of its first bindings (bigint, double precision, or unknown for text
  * and NULL: the server infers it), so integer and text columns compare
@@ -77,6 +81,7 @@ struct db__pq {
     int readonly;
     int gen;                /* bumped at every (re)connect */
     int in_tx;              /* a BEGIN ran and no COMMIT/ROLLBACK since */
+    int draining;           /* a reader's COMMIT was sent; its reply not read yet */
     int next_name;
     int64_t changes;
     int64_t retry_at_ms, backoff_ms;
@@ -432,7 +437,7 @@ static int result_rc(struct db__pq *c, PGresult *res, const char *sql)
     snprintf(c->err, sizeof(c->err), "%s", res ? PQresultErrorMessage(res) : PQerrorMessage(c->h));
     c->err[strcspn(c->err, "\n")] = 0;
     if (rc != DB_ECONFLICT && rc != DB_EINVAL)
-        fprintf(stderr, "allotd: db: %s (in: %.4000s)\n", c->err, sql);
+        fprintf(stderr, "allotd: db: %s (in: %.300s)\n", c->err, sql);
     return rc;
 }
 
@@ -504,7 +509,13 @@ static int connect_now(struct db__pq *c)
 static int session_ready(struct db__pq *c, int starts_tx)
 {
     int64_t now;
+    PGresult *res;
 
+    if (c->draining) {
+        while ((res = PQgetResult(c->h)) != NULL)
+            PQclear(res);
+        c->draining = 0;
+    }
     if (c->h && PQstatus(c->h) == CONNECTION_OK)
         return DB_OK;
     if (c->in_tx && !starts_tx)
@@ -726,15 +737,7 @@ void db__pq_finalize(struct db__pq_stmt *st)
 {
     if (!st)
         return;
-    db__pq_reset(st);
-    if (st->name[0] && st->gen == st->c->gen && st->c->h &&
-        PQstatus(st->c->h) == CONNECTION_OK && !st->c->in_tx) {
-        char sql[48];
-        PGresult *res;
-        snprintf(sql, sizeof(sql), "DEALLOCATE %s", st->name);
-        res = PQexec(st->c->h, sql);
-        PQclear(res);
-    }
+    db__pq_reset(st); /* a named one lives as long as its session: no DEALLOCATE */
     free(st->p);
     free(st->used);
     free(st->sql);
@@ -832,7 +835,13 @@ static int execute(struct db__pq_stmt *st)
         return rc;
     for (i = 0; i < st->n; i++)
         vals[i] = st->p[i].val;
-    if (st->simple) {
+    if (st->c->readonly && strcmp(st->sql, "COMMIT") == 0 && PQsendQuery(st->c->h, st->sql)) {
+        /* a read's end: nothing to wait for; the next use reads the reply */
+        st->c->draining = 1;
+        st->c->in_tx = 0;
+        st->rows = 0;
+        return DB_OK;
+    } else if (st->simple) {
         st->res = PQexec(st->c->h, st->sql);
     } else if (!st->name[0]) {
         Oid types[st->n];

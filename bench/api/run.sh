@@ -1,8 +1,11 @@
 #!/bin/sh
 # bench/api/run.sh: allotd's API load benchmark with wrk on loopback.
 #
-#   bench/api/run.sh [ALLOTD] [SECONDS] [LAST_STEP]
+#   bench/api/run.sh [--db URI] [ALLOTD] [SECONDS] [LAST_STEP]
 #
+# --db URI runs it all on that PostgreSQL database instead of a SQLite file
+# (postgresql://...; its public schema is dropped before each fresh start,
+# with psql: give it a database of its own).
 # ALLOTD defaults to build/allotd, SECONDS (per wrk run) to 10, LAST_STEP
 # (3: only the three wrk runs) to 6. It starts a
 # real allotd on a free loopback port with a fresh database in a temporary
@@ -25,6 +28,11 @@
 #      next to the scheduler's last cycle (allot_sched_last_cycle_seconds).
 # Everything runs on this machine; the temporary directory is removed.
 set -eu
+DB_URI=""
+if [ "${1:-}" = --db ]; then
+  DB_URI=$2
+  shift 2
+fi
 HERE=$(cd "$(dirname "$0")" && pwd)
 ALLOTD=$(realpath "${1:-$HERE/../../build/allotd}")
 SECS=${2:-10}
@@ -41,11 +49,23 @@ trap cleanup EXIT INT TERM
 
 command -v wrk >/dev/null || { echo "wrk is missing (apt-get install wrk)" >&2; exit 2; }
 
+DB=${DB_URI:-$T/bench.db}
+
+# fresh: no database (SQLite: no file; PostgreSQL: an empty public schema)
+fresh() {
+  if [ -n "$DB_URI" ]; then
+    psql -d "$DB_URI" -X -q -v ON_ERROR_STOP=1 \
+      -c 'DROP SCHEMA public CASCADE' -c 'CREATE SCHEMA public' 2>/dev/null
+  fi
+  rm -f "$T"/bench.db* "$T/made"
+}
+
 start() {
   rm -f "$T/port"
-  [ -e "$T/bench.db" ] || (cd "$T" && "$ALLOTD" --init --db "$T/bench.db" >>"$T/log" 2>&1) ||
+  [ -e "$T/made" ] || (cd "$T" && "$ALLOTD" --init --db "$DB" >>"$T/log" 2>&1) ||
     { cat "$T/log" >&2; exit 1; }
-  (cd "$T" && exec "$ALLOTD" --db "$T/bench.db" --listen 127.0.0.1:0 --port-file "$T/port" \
+  : >"$T/made"
+  (cd "$T" && exec "$ALLOTD" --db "$DB" --listen 127.0.0.1:0 --port-file "$T/port" \
       --rate-limit 0 --max-pending-per-project 0 --max-pending-per-user 0 \
       --simulate-nodes 1000x8 --threads 64 >>"$T/log" 2>&1) &
   PID=$!
@@ -95,6 +115,7 @@ holds() {
             l, n[l], n[l] - le1[l], mx[l] * 1000 }' | sort
 }
 
+fresh
 start
 TOKEN=$(token)
 export ALLOT_TOKEN="$TOKEN"
@@ -104,6 +125,7 @@ ALLOT_PROJECT=$(curl -s -X POST "$URL/api/v1/org-unit/projects" -H "Authorizatio
   jq -r .id)
 export ALLOT_PROJECT
 
+echo "== $(sed -n 's/.*database [^(]*(\(.*\))$/\1/p' "$T/log" | head -n 1)"
 echo "== 1. submissions, 64 connections, ${SECS}s (synchronous=FULL)"
 ALLOT_BENCH_RUN=s wrk -t2 -c64 -d"${SECS}s" --latency -s "$HERE/submit.lua" "$URL" >"$T/w1"
 summary "$T/w1"
@@ -128,7 +150,7 @@ fi
 stop
 
 # steps 4 and 5 on a database of exactly 50,000 workloads
-rm -f "$T"/bench.db*
+fresh
 start
 TOKEN=$(token)
 export ALLOT_TOKEN="$TOKEN"
