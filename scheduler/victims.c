@@ -27,6 +27,15 @@
  * name). Sets are searched depth-first in (cost, preference) order with
  * pruning on cost; a node with more candidate units than MAX_NODE_UNITS
  * considers only the cheapest ones.
+ *
+ * What a search costs, per attempt, is kept to what the attempt changes:
+ *   1. a pool's candidate units are collected once per state (version);
+ *   2. their grouping by node, and the nodes in order of their most
+ *      preferred unit, are kept across the reclaim attempts made in one
+ *      state with the same victim queues (most failed attempts roll the
+ *      state back to where it was);
+ *   3. once a set is found, a node is searched only if both its device
+ *      bound and its cheapest unit allow a set no dearer than the best.
  */
 #include "sched_int.h"
 
@@ -85,6 +94,15 @@ struct pool_units {
     int kind;                  /* 0: evictions, 1: moves, 2: evictions with no runtime protection */
     int *q_off, *q_cnt;        /* [n_queues]: units of queue q are q_items[off..off+cnt) */
     int *q_items;              /* [cap], each queue's run in preference order */
+    /* the reclaim's grouping of these units by node (bucket_by_node()) and
+     * the pool's nodes by their most preferred unit, made in state
+     * b_version for the victim queues b_queues; kept while both are the same */
+    uint64_t b_version;
+    int b_kind;
+    uint8_t *b_queues;         /* [n_queues]: the queues whose units were grouped */
+    int *node_units;           /* [cap]: units of node n are node_units[off[n]..+cnt[n]) */
+    int *by_first;             /* [pool's nodes]: nodes with a unit, most preferred unit first */
+    int n_by_first;
 };
 
 /* The shape of a workload for which no victim set was found in state `version`. */
@@ -100,13 +118,12 @@ struct scratch {
     struct unit *sorted;
     int *on_node, *tmp, *elig;
     int cap;
-    int *node_off, *node_cnt;  /* [n_nodes]: units of node n are node_units[off[n]..+cnt[n]) */
-    int *node_mark;            /* [n_nodes]: last unit filed under the node */
+    int *node_off, *node_cnt;  /* [n_nodes]: a node's units in its pool's node_units */
+    int *node_mark;            /* [n_nodes]: last unit filed under the node, then its first */
     int *node_order;           /* [n_nodes] */
     struct pool_units *pc;     /* [n_pools]: the last collection of each pool */
     struct hopeless *hopeless; /* [n_queues * n_pools * 2] */
     int64_t *node_lb;          /* [n_nodes] */
-    int *node_units;           /* [cap] */
     struct footprint *fp;
     int *flagged;
     int cap_flagged;
@@ -134,7 +151,7 @@ static struct scratch *scratch_of(struct sched_session *ss)
         if (!x->pc)
             return NULL;
         for (int p = 0; p < ss->n_pools; p++)
-            x->pc[p].version = UINT64_MAX;
+            x->pc[p].version = x->pc[p].b_version = UINT64_MAX;
         x->hopeless = sched__calloc(ss->arena, (size_t)ss->n_queues * (size_t)ss->n_pools * 2 + 1,
                                     sizeof(struct hopeless));
         if (!x->hopeless)
@@ -171,9 +188,7 @@ static int scratch_units(struct sched_session *ss, int cap)
     x->on_node = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
     x->tmp = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
     x->elig = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
-    x->node_units = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
-    if (!x->sorted || !x->on_node || !x->tmp || !x->node_units ||
-        !x->elig)
+    if (!x->sorted || !x->on_node || !x->tmp || !x->elig)
         return SCHED_ENOMEM;
     x->cap = cap;
     return SCHED_OK;
@@ -313,16 +328,21 @@ static const int *running_by_keys(struct sched_session *ss, struct scratch *x, i
     return order;
 }
 
+/* What a unit's pods ask of resource r now (its cost: GPU, then CPU). */
+static int64_t unit_cost(const struct sched_session *ss, const struct unit *u, int r)
+{
+    return ss->wl[u->w].req[r] * (u->pod >= 0 ? 1 : ss->wl[u->w].n_placed);
+}
+
 static void add_unit(struct search *s, int w, int pod)
 {
     const struct sched_session *ss = s->ss;
     struct unit *u = &s->units[s->n_units++];
-    int pods = pod >= 0 ? 1 : ss->wl[w].n_placed;
 
     u->w = w;
     u->pod = pod;
-    u->cost = ss->wl[w].req[SCHED_GPU] * pods;
-    u->cost2 = ss->wl[w].req[SCHED_CPU] * pods;
+    u->cost = unit_cost(ss, u, SCHED_GPU);
+    u->cost2 = unit_cost(ss, u, SCHED_CPU);
     u->k_queue = ss_w(ss, w)->queue;
 }
 
@@ -344,7 +364,7 @@ static int unit_dead(const struct search *s, const struct unit *u)
     return x->n_placed == 0;
 }
 
-static void file_unit(struct search *s, struct scratch *x, int i, int fill)
+static void file_unit(struct search *s, struct scratch *x, int *node_units, int i, int fill)
 {
     const struct unit *u = &s->units[i];
     const struct sched_workload *v = ss_w(s->ss, u->w);
@@ -358,7 +378,7 @@ static void file_unit(struct search *s, struct scratch *x, int i, int fill)
             continue;
         x->node_mark[node] = i;
         if (fill)
-            x->node_units[x->node_off[node] + x->node_cnt[node]] = i;
+            node_units[x->node_off[node] + x->node_cnt[node]] = i;
         x->node_cnt[node]++;
     }
 }
@@ -367,6 +387,7 @@ static void file_unit(struct search *s, struct scratch *x, int i, int fill)
 static void bucket_by_node(struct search *s, struct scratch *x)
 {
     const struct ss_pool *pool = &s->ss->pools[s->pool];
+    int *node_units = x->pc[s->pool].node_units;
     int i, start = 0;
 
     for (i = 0; i < pool->n_nodes; i++) {
@@ -374,7 +395,7 @@ static void bucket_by_node(struct search *s, struct scratch *x)
         x->node_mark[pool->nodes[i]] = -1;
     }
     for (i = 0; i < s->n_elig; i++)
-        file_unit(s, x, s->elig[i], 0);
+        file_unit(s, x, node_units, s->elig[i], 0);
     for (i = 0; i < pool->n_nodes; i++) {
         int n = pool->nodes[i];
         x->node_off[n] = start;
@@ -383,7 +404,7 @@ static void bucket_by_node(struct search *s, struct scratch *x)
         x->node_mark[n] = -1;
     }
     for (i = 0; i < s->n_elig; i++)
-        file_unit(s, x, s->elig[i], 1);
+        file_unit(s, x, node_units, s->elig[i], 1);
 }
 
 /* GuaranteeDeservedQuota, reclaimer side: queue qr (j's queue, or its
@@ -439,22 +460,15 @@ static int int_before(const void *ctx, int a, int b)
     return a < b;
 }
 
-/* The units this attempt may look at, in preference order: the queues
- * that may lose (reclaim), j's own queue (preempt), everyone (moves). */
-static void gather_eligible(struct search *s)
+/* scratch.q_ok: the queues whose units this attempt may look at: those
+ * that may lose (reclaim), j's own queue (preempt); returns how many. */
+static int eligible_queues(struct search *s)
 {
     const struct sched_session *ss = s->ss;
     struct scratch *x = ss->victim_scratch;
     const struct pool_units *pc = &x->pc[s->pool];
-    int jq = ss_w(ss, s->j)->queue, q, i, n_queues = 0;
+    int jq = ss_w(ss, s->j)->queue, q, n_queues = 0;
 
-    s->elig = x->elig;
-    s->n_elig = 0;
-    if (s->mode == MODE_MOVE) {
-        for (i = 0; i < s->n_units; i++)
-            s->elig[s->n_elig++] = i;
-        return;
-    }
     for (q = 0; q < ss->n_queues; q++) {
         x->q_ok[q] = 0;
         if (pc->q_cnt[q] == 0 || (s->mode == MODE_PREEMPT) != (q == jq))
@@ -463,9 +477,29 @@ static void gather_eligible(struct search *s)
             continue;
         x->q_ok[q] = 1;
         n_queues++;
-        for (i = 0; i < pc->q_cnt[q]; i++)
-            s->elig[s->n_elig++] = pc->q_items[pc->q_off[q] + i];
     }
+    return n_queues;
+}
+
+/* The units this attempt may look at, in preference order: those of the
+ * queues of scratch.q_ok (n_queues of them), everyone's for moves. */
+static void list_eligible(struct search *s, int n_queues)
+{
+    const struct sched_session *ss = s->ss;
+    struct scratch *x = ss->victim_scratch;
+    const struct pool_units *pc = &x->pc[s->pool];
+    int q, i;
+
+    s->elig = x->elig;
+    s->n_elig = 0;
+    if (s->mode == MODE_MOVE) {
+        for (i = 0; i < s->n_units; i++)
+            s->elig[s->n_elig++] = i;
+        return;
+    }
+    for (q = 0; q < ss->n_queues; q++)
+        for (i = 0; x->q_ok[q] && i < pc->q_cnt[q]; i++)
+            s->elig[s->n_elig++] = pc->q_items[pc->q_off[q] + i];
     if (n_queues < 2)
         return;  /* one queue's run is in preference order already */
     if ((int64_t)s->n_elig * 16 < s->n_units) {
@@ -479,6 +513,11 @@ static void gather_eligible(struct search *s)
             s->elig[s->n_elig++] = i;
 }
 
+static void gather_eligible(struct search *s)
+{
+    list_eligible(s, s->mode == MODE_MOVE ? 0 : eligible_queues(s));
+}
+
 /* Lists each queue's units, keeping preference order. */
 static int index_by_queue(struct sched_session *ss, struct pool_units *pc, const struct unit *units,
                           int n)
@@ -488,7 +527,8 @@ static int index_by_queue(struct sched_session *ss, struct pool_units *pc, const
     if (!pc->q_off) {
         pc->q_off = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
         pc->q_cnt = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
-        if (!pc->q_off || !pc->q_cnt)
+        pc->b_queues = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, 1);
+        if (!pc->q_off || !pc->q_cnt || !pc->b_queues)
             return SCHED_ENOMEM;
     }
     memset(pc->q_cnt, 0, sizeof(int) * (size_t)ss->n_queues);
@@ -528,10 +568,14 @@ static int collect_units(struct search *s)
         cap += ss_w(ss, pool->running[i])->n_pods + 1;
     if (scratch_units(ss, cap) != SCHED_OK)
         return SCHED_ENOMEM;
+    pc->b_version = UINT64_MAX;  /* the units change: so does their grouping */
     if (cap > pc->cap) {
         pc->units = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(struct unit));
         pc->q_items = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
-        if (!pc->units || !pc->q_items)
+        /* a unit is filed once per node it has pods on: a whole elastic
+         * workload and its surplus pods both, hence twice the room */
+        pc->node_units = sched__calloc(ss->arena, 2 * (size_t)cap + 1, sizeof(int));
+        if (!pc->units || !pc->q_items || !pc->node_units)
             return SCHED_ENOMEM;
         pc->cap = cap;
     }
@@ -836,19 +880,19 @@ static int node_can_host(const struct search *s, int node)
 static void search_node(struct search *s, int node)
 {
     const struct scratch *x = s->ss->victim_scratch;
+    const int *node_units = x->pc[s->pool].node_units;
     int i;
 
     s->node = node;
     s->n_on_node = 0;
     for (i = x->node_off[node]; i < x->node_off[node] + x->node_cnt[node]; i++)
-        s->on_node[s->n_on_node++] = x->node_units[i];
+        s->on_node[s->n_on_node++] = node_units[i];
     if (s->n_on_node == 0)
         return;
     for (i = 0; i < s->n_on_node; i++) {
         struct unit *u = &s->units[s->on_node[i]];
-        int pods = u->pod >= 0 ? 1 : s->ss->wl[u->w].n_placed;
-        u->cost = s->ss->wl[u->w].req[SCHED_GPU] * pods;
-        u->cost2 = s->ss->wl[u->w].req[SCHED_CPU] * pods;
+        u->cost = unit_cost(s->ss, u, SCHED_GPU);
+        u->cost2 = unit_cost(s->ss, u, SCHED_CPU);
     }
     sort_on_node(s);
     if (s->n_on_node > MAX_NODE_UNITS)
@@ -932,6 +976,72 @@ static int64_t node_lower_bound(const struct search *s, int node)
     return lb;
 }
 
+/* The least GPU cost of a unit on the node: every set the node's search
+ * can consider costs at least that much (computed as search_node() does). */
+static int64_t cheapest_unit(const struct search *s, int node)
+{
+    const struct scratch *x = s->ss->victim_scratch;
+    const int *node_units = x->pc[s->pool].node_units;
+    int64_t least = SS_INF;
+    int i;
+
+    for (i = x->node_off[node]; i < x->node_off[node] + x->node_cnt[node]; i++)
+        least = ss_min(least, unit_cost(s->ss, &s->units[node_units[i]], SCHED_GPU));
+    return least;
+}
+
+/* The units of the queues of scratch.q_ok grouped by node (node_off,
+ * node_cnt, the pool's node_units), and the nodes holding one in order of
+ * their most preferred unit (the pool's by_first; node_mark: that unit).
+ * A reclaim's grouping depends only on the state and on which queues'
+ * units are live (j's own queue never is), so it is kept for the next
+ * reclaim attempt in the same state with the same victim queues. */
+static int group_units(struct search *s, int n_queues)
+{
+    struct scratch *x = s->ss->victim_scratch;
+    struct pool_units *pc = &x->pc[s->pool];
+    const struct ss_pool *pool = &s->ss->pools[s->pool];
+    int jq = ss_w(s->ss, s->j)->queue, kind = s->what_if ? 2 : 0, keep = 0, e, k;
+
+    if (s->mode == MODE_RECLAIM) {
+        x->q_ok[jq] = 0;  /* its units are dead to j (unit_dead()) */
+        keep = pc->b_version == s->ss->version && pc->b_kind == kind &&
+               memcmp(pc->b_queues, x->q_ok, (size_t)s->ss->n_queues) == 0;
+    }
+    if (keep)
+        return SCHED_OK;
+    if (!pc->by_first) {
+        pc->by_first = sched__calloc(s->ss->arena, (size_t)pool->n_nodes + 1, sizeof(int));
+        if (!pc->by_first)
+            return SCHED_ENOMEM;
+    }
+    list_eligible(s, n_queues);
+    bucket_by_node(s, x);
+    for (e = 0; e < pool->n_nodes; e++)
+        x->node_mark[pool->nodes[e]] = -1;
+    pc->n_by_first = 0;
+    for (e = 0; e < s->n_elig; e++) {
+        const struct unit *u = &s->units[s->elig[e]];
+        const struct sched_workload *v = ss_w(s->ss, u->w);
+        if (unit_dead(s, u))
+            continue;
+        for (k = 0; k < v->n_pods; k++) {
+            int node = s->ss->pods[u->w][k].node;
+            if (node < 0 || (u->pod >= 0 && k != u->pod) || x->node_mark[node] != -1)
+                continue;
+            x->node_mark[node] = s->elig[e];
+            pc->by_first[pc->n_by_first++] = node;
+        }
+    }
+    pc->b_version = UINT64_MAX;
+    if (s->mode == MODE_RECLAIM) {
+        memcpy(pc->b_queues, x->q_ok, (size_t)s->ss->n_queues);
+        pc->b_version = s->ss->version;
+        pc->b_kind = kind;
+    }
+    return SCHED_OK;
+}
+
 /* Searches the pool's nodes, those holding the most preferred units first;
  * stops when no later node can beat the best set: its cost is the least
  * any node allows and the next node's best unit is less preferred than
@@ -940,6 +1050,7 @@ static int64_t node_lower_bound(const struct search *s, int node)
 static int search_pool(struct search *s)
 {
     struct scratch *x = s->ss->victim_scratch;
+    const struct pool_units *pc = &x->pc[s->pool];
     const struct ss_pool *pool = &s->ss->pools[s->pool];
     int i, n_order = 0;
     int64_t global_lb = SS_INF;
@@ -952,11 +1063,10 @@ static int search_pool(struct search *s)
     }
     s->node_order = x->node_order;
     s->node_lb = x->node_lb;
-    gather_eligible(s);
-    bucket_by_node(s, x);
+    if (group_units(s, s->mode == MODE_MOVE ? 0 : eligible_queues(s)) != SCHED_OK)
+        return SCHED_ENOMEM;
     for (i = 0; i < pool->n_nodes; i++) {
         int node = pool->nodes[i];
-        x->node_mark[node] = -1;
         if (x->node_cnt[node] == 0)
             continue;
         if (!node_can_host(s, node)) {
@@ -967,22 +1077,9 @@ static int search_pool(struct search *s)
         global_lb = ss_min(global_lb, s->node_lb[node]);
     }
     /* nodes in order of their most preferred unit (units are in rank order) */
-    for (int e = 0; e < s->n_elig; e++) {
-        const struct unit *u = &s->units[s->elig[e]];
-        i = s->elig[e];
-        const struct sched_workload *v = ss_w(s->ss, u->w);
-        int k;
-        if (unit_dead(s, u))
-            continue;
-        for (k = 0; k < v->n_pods; k++) {
-            int node = s->ss->pods[u->w][k].node;
-            if (node < 0 || (u->pod >= 0 && k != u->pod) || x->node_mark[node] != -1)
-                continue;
-            x->node_mark[node] = i;
-            if (s->node_lb[node] >= 0)  /* a node with a unit: its bound is set above */
-                s->node_order[n_order++] = node;
-        }
-    }
+    for (i = 0; i < pc->n_by_first; i++)
+        if (s->node_lb[pc->by_first[i]] >= 0)
+            s->node_order[n_order++] = pc->by_first[i];
     s->best_node = -1;
     s->n_best = 0;
     for (i = 0; i < n_order; i++) {
@@ -990,7 +1087,7 @@ static int search_pool(struct search *s)
         if (s->best_node >= 0) {
             if (s->best_cost == global_lb && x->node_mark[node] > s->best[0])
                 break;
-            if (s->node_lb[node] > s->best_cost)
+            if (s->node_lb[node] > s->best_cost || cheapest_unit(s, node) > s->best_cost)
                 continue;
         }
         search_node(s, node);
