@@ -25,17 +25,16 @@
  * F(after) - F(before): a pod goes where it strands the fewest GPUs for
  * what is likely to come next (FGD's gradient step).
  *
- * Cost: per shape, a node keeps two numbers (devices with room for the
- * shape, and their free milli-GPU): whole-device shapes read them from
- * the node's empty-device count, shared ones walk the node's devices
- * once. A placement changes them in O(1) per shape, so a candidate costs
- * O(shapes) (O(shapes x devices) for shared shapes), with no allocation.
- * A shape's F takes one division (the whole pods its devices hold); the
- * caps compare by multiplying. A node's F is kept (base[], known[]) until
- * a pod comes or goes there, so the victim and consolidation searches,
- * which ask about the same nodes again and again, pay only for the rise.
- * sched__best_node() measures only the nodes of the best rank, and none
- * when one node alone fits.
+ * Cost: F depends on the node's state alone, read as struct fstate (free
+ * milli-GPU, CPU, memory, device memory, the shapes it is denied to, the
+ * devices' use as a sorted multiset): a state's F (O(shapes x devices))
+ * is remembered for the session in a direct-mapped table
+ * (frag.memo, exact keys, states of up to FRAG_MEMO_GPUS devices), so
+ * nodes in the same state (the empty nodes of a kind, say), a state a
+ * rollback brings back, and the same trial met again cost a lookup. A
+ * node's F is also kept (base[], known[]) until a pod comes or goes
+ * there. sched__best_node() measures only the nodes of the best rank, and
+ * none when one node alone fits.
  *
  * Everything is an integer; nothing depends on the order of the nodes.
  */
@@ -43,19 +42,36 @@
 
 #include <string.h>
 
-/* Per shape, on one node: devices with room for one device's charge of
- * the shape, and their free milli-GPU. */
+/* A node's state as the measure reads it: what F depends on, and only
+ * that (the devices' use as a multiset: sorted). */
+struct fstate {
+    int64_t free, cpu, mem, gpu_mem;
+    uint32_t denied;
+    int n_gpus;
+    int32_t used[SCHED_MAX_NODE_GPUS];   /* ascending */
+};
+
+/* One remembered state of the session (frag.memo): states up to
+ * FRAG_MEMO_GPUS devices, the node's F. */
+struct frag_memo {
+    int64_t free, cpu, mem, gpu_mem;
+    uint32_t denied;
+    int n_gpus;
+    int16_t used[FRAG_MEMO_GPUS];
+    int64_t frag;
+};
+
+/* Per shape: devices with room for one device's charge of the shape, and
+ * their free milli-GPU. */
 struct room {
     int cnt;
     int64_t sum;
 };
 
-/* A node's state as the measure reads it, and each shape's charge on its
- * devices (above SCHED_MILLI: the shape cannot use them). */
+/* The state's view per shape: its charge on the devices (above
+ * SCHED_MILLI: the shape cannot use them) and the room it finds. */
 struct node_view {
-    const struct ss_node *n;
-    int node;
-    int64_t free, cpu, mem;
+    const struct fstate *st;
     int32_t charge[SCHED_MIX_MAX];
     struct room room[SCHED_MIX_MAX];
 };
@@ -93,6 +109,14 @@ int sched__frag_build(struct sched_session *ss)
     f->fitting = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(*f->fitting));
     if (!f->base || !f->known || !f->fitting)
         return SCHED_ENOMEM;
+    for (f->memo_mask = 63; f->memo_mask < 4 * (size_t)ss->n_nodes && f->memo_mask < 65535;)
+        f->memo_mask = 2 * f->memo_mask + 1;
+    if (f->n > 0) {   /* taken from the arena uninitialised: memo_ok says what is set */
+        f->memo = sched__alloc(ss->arena, (f->memo_mask + 1) * sizeof(struct frag_memo));
+        f->memo_ok = sched__calloc(ss->arena, f->memo_mask + 1, 1);
+        if (!f->memo || !f->memo_ok)
+            return SCHED_ENOMEM;
+    }
     if (!constrained)
         return SCHED_OK;
     f->denied = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(uint32_t));
@@ -105,38 +129,57 @@ int sched__frag_build(struct sched_session *ss)
     return SCHED_OK;
 }
 
-/* The node as it is now. */
-static void view_node(const struct sched_session *ss, int node, struct node_view *v)
+/* The state of node once one pod of w (none: w < 0) takes `devices` (its
+ * charge on each) and its CPU and memory. */
+static void state_of(const struct sched_session *ss, int node, int w, uint64_t devices,
+                     struct fstate *st)
 {
     const struct ss_node *n = &ss->nodes[node];
+    int32_t charge = w >= 0 ? sched__dev_charge(ss, w, node) : 0, u;
+    int d, e;
+
+    st->free = n->gpu_free;
+    st->cpu = n->cpu_free - (w >= 0 ? ss_w(ss, w)->cpu_milli : 0);
+    st->mem = n->mem_free - (w >= 0 ? ss_w(ss, w)->mem_mib : 0);
+    st->gpu_mem = n->gpu_mem;
+    st->denied = ss->frag.denied ? ss->frag.denied[node] : 0;
+    st->n_gpus = n->n_gpus;
+    for (d = 0; d < n->n_gpus; d++) {   /* insertion sort: a node has few devices */
+        u = n->dev_used[d];
+        if (devices >> d & 1) {
+            u += charge;
+            st->free -= charge;
+        }
+        for (e = d; e > 0 && st->used[e - 1] > u; e--)
+            st->used[e] = st->used[e - 1];
+        st->used[e] = u;
+    }
+}
+
+static void view_state(const struct sched_session *ss, const struct fstate *st,
+                       struct node_view *v)
+{
     const struct ss_frag *f = &ss->frag;
     int j, d;
 
-    v->n = n;
-    v->node = node;
-    v->free = n->gpu_free;
-    v->cpu = n->cpu_free;
-    v->mem = n->mem_free;
+    v->st = st;
     for (j = 0; j < f->n; j++) {
         int32_t charge = f->shapes[j].charge;
         struct room *r = &v->room[j];
         if (charge < 0)
-            charge = sched__charge_on(f->shapes[j].shape, n->gpu_mem);
+            charge = sched__charge_on(f->shapes[j].shape, st->gpu_mem);
         v->charge[j] = charge;
         r->cnt = 0;
         r->sum = 0;
-        if (charge >= SCHED_MILLI) {   /* whole devices (or none fits: cnt stays 0) */
-            if (charge == SCHED_MILLI) {
-                r->cnt = n->n_empty;
-                r->sum = (int64_t)n->n_empty * SCHED_MILLI;
-            }
-            continue;
+        if (charge > SCHED_MILLI)
+            continue;   /* no device fits: cnt stays 0 */
+        /* used[] ascends: the devices with room are a prefix */
+        for (d = 0; d < st->n_gpus && SCHED_MILLI - st->used[d] >= charge; d++) {
+            r->cnt++;
+            r->sum += SCHED_MILLI - st->used[d];
         }
-        for (d = 0; d < n->n_gpus; d++)
-            if (SCHED_MILLI - n->dev_used[d] >= charge) {
-                r->cnt++;
-                r->sum += SCHED_MILLI - n->dev_used[d];
-            }
+        if (charge == SCHED_MILLI)   /* whole devices: only the empty ones */
+            r->sum = (int64_t)r->cnt * SCHED_MILLI;
     }
 }
 
@@ -157,12 +200,13 @@ static int64_t cap_by(int64_t usable, int64_t pods, int64_t left, int64_t need, 
 static int64_t shape_frag(const struct sched_session *ss, int j, const struct node_view *v)
 {
     const struct ss_shape *x = &ss->frag.shapes[j];
+    const struct fstate *st = v->st;
     const struct room *r = &v->room[j];
     int64_t usable, pod_gpu, pods, capped;
 
-    if ((ss->frag.denied && (ss->frag.denied[v->node] >> j & 1)) || v->charge[j] > SCHED_MILLI ||
-        r->cnt < x->devices || v->cpu < x->cpu || v->mem < x->mem)
-        return v->free;
+    if ((st->denied >> j & 1) || v->charge[j] > SCHED_MILLI || r->cnt < x->devices ||
+        st->cpu < x->cpu || st->mem < x->mem)
+        return st->free;
     pod_gpu = (int64_t)x->devices * v->charge[j];
     if (v->charge[j] == SCHED_MILLI) {
         pods = r->cnt / x->devices;
@@ -171,99 +215,113 @@ static int64_t shape_frag(const struct sched_session *ss, int j, const struct no
         usable = r->sum;
         pods = usable / pod_gpu;
     }
-    capped = cap_by(usable, pods, v->cpu, x->cpu, pod_gpu);
+    capped = cap_by(usable, pods, st->cpu, x->cpu, pod_gpu);
     if (capped != usable) {   /* bound by CPU: it holds left / need whole pods */
         usable = capped;
-        pods = v->cpu / x->cpu;
+        pods = st->cpu / x->cpu;
     }
-    usable = cap_by(usable, pods, v->mem, x->mem, pod_gpu);
-    return v->free - usable;
+    usable = cap_by(usable, pods, st->mem, x->mem, pod_gpu);
+    return st->free - usable;
 }
 
-static int64_t view_frag(const struct sched_session *ss, const struct node_view *v)
+static int64_t measure(const struct sched_session *ss, const struct fstate *st)
 {
+    struct node_view v;
     int64_t sum = 0;
     int j;
 
+    view_state(ss, st, &v);
     for (j = 0; j < ss->frag.n; j++)
-        sum += ss->frag.shapes[j].weight * shape_frag(ss, j, v);
+        sum += ss->frag.shapes[j].weight * shape_frag(ss, j, &v);
     return sum;
 }
 
-/* The node's fragmentation from its view, kept until a pod comes or goes
- * there (node_add() clears known[]). */
-static int64_t base_frag(const struct sched_session *ss, const struct node_view *v)
+static uint64_t mix64(uint64_t h, uint64_t x)
+{
+    h ^= x + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+    return h * 0xBF58476D1CE4E5B9ULL;
+}
+
+/* The state's F, from the session's memo when it holds the state. */
+static int64_t state_frag(const struct sched_session *ss, const struct fstate *st)
 {
     const struct ss_frag *f = &ss->frag;
+    struct frag_memo *m;
+    uint64_t h;
+    size_t slot;
+    int d;
 
-    if (!f->known[v->node]) {
-        f->base[v->node] = view_frag(ss, v);
-        f->known[v->node] = 1;
+    if (st->n_gpus > FRAG_MEMO_GPUS)
+        return measure(ss, st);
+    h = mix64(mix64(mix64(mix64((uint64_t)st->free, (uint64_t)st->cpu), (uint64_t)st->mem),
+                    (uint64_t)st->gpu_mem), (uint64_t)st->denied << 8 | (uint64_t)st->n_gpus);
+    for (d = 0; d < st->n_gpus; d++)
+        h = mix64(h, (uint64_t)st->used[d]);
+    slot = (size_t)(h >> 17) & f->memo_mask;
+    m = &((struct frag_memo *)f->memo)[slot];
+    if (f->memo_ok[slot] && m->free == st->free && m->cpu == st->cpu && m->mem == st->mem &&
+        m->gpu_mem == st->gpu_mem && m->denied == st->denied && m->n_gpus == st->n_gpus) {
+        for (d = 0; d < st->n_gpus && m->used[d] == st->used[d]; d++)
+            ;
+        if (d == st->n_gpus)
+            return m->frag;
     }
-    return f->base[v->node];
+    m->free = st->free;
+    m->cpu = st->cpu;
+    m->mem = st->mem;
+    m->gpu_mem = st->gpu_mem;
+    m->denied = st->denied;
+    m->n_gpus = st->n_gpus;
+    for (d = 0; d < st->n_gpus; d++)
+        m->used[d] = (int16_t)st->used[d];
+    m->frag = measure(ss, st);
+    f->memo_ok[slot] = 1;
+    return m->frag;
+}
+
+/* The node's fragmentation now, kept until a pod comes or goes there
+ * (node_add() clears known[]). */
+static int64_t base_frag(const struct sched_session *ss, int node)
+{
+    const struct ss_frag *f = &ss->frag;
+    struct fstate st;
+
+    if (!f->known[node]) {
+        state_of(ss, node, -1, 0, &st);
+        f->base[node] = state_frag(ss, &st);
+        f->known[node] = 1;
+    }
+    return f->base[node];
 }
 
 int64_t sched__frag_node(const struct sched_session *ss, int node)
 {
-    struct node_view v;
-
     if (ss->frag.n == 0)
         return 0;
-    view_node(ss, node, &v);
-    return base_frag(ss, &v);
+    return base_frag(ss, node);
 }
 
-/* The view after one pod of w takes `devices` (its charge on each) and
- * its CPU and memory. */
-static void view_take(const struct sched_session *ss, const struct node_view *before, int w,
-                      uint64_t devices, struct node_view *after)
+/* How much one pod of w on `devices` of node raises its fragmentation. */
+static int64_t rise_of(const struct sched_session *ss, int w, int node, uint64_t devices)
 {
-    const struct ss_node *n = before->n;
-    const struct sched_workload *wl = ss_w(ss, w);
-    int32_t charge = sched__dev_charge(ss, w, before->node);
-    int j, d;
+    struct fstate st;
 
-    *after = *before;
-    after->cpu -= wl->cpu_milli;
-    after->mem -= wl->mem_mib;
-    for (d = 0; d < n->n_gpus; d++) {
-        int32_t was, now;
-        if (!(devices >> d & 1))
-            continue;
-        was = SCHED_MILLI - n->dev_used[d];
-        now = was - charge;
-        after->free -= charge;
-        for (j = 0; j < ss->frag.n; j++) {
-            int32_t need = before->charge[j];
-            struct room *r = &after->room[j];
-            if (was >= need) {
-                r->cnt--;
-                r->sum -= was;
-            }
-            if (now >= need) {
-                r->cnt++;
-                r->sum += now;
-            }
-        }
-    }
+    state_of(ss, node, w, devices, &st);
+    return state_frag(ss, &st) - base_frag(ss, node);
 }
+
 int64_t sched__frag_rise(const struct sched_session *ss, int w, int node, uint64_t devices)
 {
-    struct node_view before, after;
-
     if (ss->frag.n == 0)
         return 0;
-    view_node(ss, node, &before);
-    view_take(ss, &before, w, devices, &after);
-    return view_frag(ss, &after) - base_frag(ss, &before);
+    return rise_of(ss, w, node, devices);
 }
 
 uint64_t sched__frag_devices(const struct sched_session *ss, int w, int node, int64_t *rise)
 {
     const struct ss_node *n = &ss->nodes[node];
-    struct node_view before, after;
     uint64_t best = 0, picked;
-    int64_t base, r, best_rise = 0;
+    int64_t r, best_rise = 0;
     int32_t charge = sched__dev_charge(ss, w, node);
     int d, fresh;
 
@@ -271,11 +329,8 @@ uint64_t sched__frag_devices(const struct sched_session *ss, int w, int node, in
     *rise = 0;
     if (ss->frag.n == 0 || !picked)
         return picked;
-    view_node(ss, node, &before);
-    base = base_frag(ss, &before);
     if (sched__whole(ss_w(ss, w)) || sched_shared_devices(ss_w(ss, w)) != 1) {
-        view_take(ss, &before, w, picked, &after);
-        *rise = view_frag(ss, &after) - base;
+        *rise = rise_of(ss, w, node, picked);
         return picked;
     }
     /* one shared device: the one whose charge strands least; ties go to
@@ -291,8 +346,7 @@ uint64_t sched__frag_devices(const struct sched_session *ss, int w, int node, in
             ;
         if (e < d && one != picked)
             continue;   /* a device used alike came first */
-        view_take(ss, &before, w, one, &after);
-        r = view_frag(ss, &after) - base;
+        r = rise_of(ss, w, node, one);
         if (!best || r < best_rise || (r == best_rise && one == picked)) {
             best = one;
             best_rise = r;

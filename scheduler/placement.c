@@ -361,6 +361,74 @@ static void each_node(const struct sched_session *ss, int w, int pool, int exclu
     }
 }
 
+/* ---- The same order, one node at a time (victims.c's move trials) ---- */
+
+int sched__candidate(const struct sched_session *ss, int w, int node, struct ss_cand *c)
+{
+    c->node = node;
+    c->rise = 0;
+    if (!fits_with(ss, w, node, &c->rank, &c->fresh))
+        return 0;
+    if (by_fragmentation(ss, w, ss->nodes[node].pool))
+        sched__frag_devices(ss, w, node, &c->rise);
+    return 1;
+}
+
+int sched__candidate_better(const struct sched_session *ss, int w, const struct ss_cand *a,
+                            const struct ss_cand *b)
+{
+    struct candidate x = {a->node, a->rank, a->fresh, a->rise};
+    struct candidate y = {b->node, b->rank, b->fresh, b->rise};
+
+    return candidate_better(ss, w, strategy_for(ss, w, ss->nodes[a->node].pool) ==
+                                       SCHED_FRAGMENTATION, &x, &y);
+}
+
+int sched__best_nodes(const struct sched_session *ss, int w, int pool, const uint8_t *skip,
+                      struct ss_cand *out, int k, int *more)
+{
+    const struct ss_pool *p = &ss->pools[pool];
+    struct ss_cand c;
+    int i, j, n = 0;
+
+    *more = 0;
+    for (i = 0; i < p->n_nodes; i++) {
+        int node = p->nodes[i];
+        int rank, fresh;
+        if (skip[node] || !fits_with(ss, w, node, &rank, &fresh))
+            continue;
+        if (n == k && rank > out[k - 1].rank) {   /* cannot enter: spare the measure */
+            *more = 1;
+            continue;
+        }
+        sched__candidate(ss, w, node, &c);
+        for (j = n; j > 0 && sched__candidate_better(ss, w, &c, &out[j - 1]); j--)
+            ;
+        if (j == k) {
+            *more = 1;
+            continue;
+        }
+        if (n == k)
+            *more = 1;
+        else
+            n++;
+        memmove(&out[j + 1], &out[j], (size_t)(n - 1 - j) * sizeof(*out));
+        out[j] = c;
+    }
+    return n;
+}
+
+int sched__same_placement(const struct sched_session *ss, int a, int b)
+{
+    const struct sched_workload *x = ss_w(ss, a), *y = ss_w(ss, b);
+
+    return ss->wl[a].cls == ss->wl[b].cls && x->cpu_milli == y->cpu_milli &&
+           x->mem_mib == y->mem_mib && x->gpu_devices == y->gpu_devices &&
+           x->gpu_portion == y->gpu_portion && x->gpu_memory_mib == y->gpu_memory_mib &&
+           sched_shared_devices(x) == sched_shared_devices(y) &&
+           sched__whole(x) == sched__whole(y);
+}
+
 int sched__best_node(const struct sched_session *ss, int w, int pool, int exclude)
 {
     const struct sched_workload *wl = ss_w(ss, w);

@@ -142,7 +142,12 @@ struct ss_frag {
     int64_t *base;            /* [n_nodes] each node's fragmentation, valid where known[] */
     uint8_t *known;           /* [n_nodes] cleared when a pod comes or goes (node_add()) */
     int *fitting;             /* [n_nodes] sched__best_node()'s candidates of the best rank */
+    void *memo;               /* [memo_mask + 1] struct frag_memo (frag.c): F of node states */
+    uint8_t *memo_ok;         /* [memo_mask + 1] the slot holds a state */
+    size_t memo_mask;
 };
+/* Node states of at most this many devices are remembered (frag.c). */
+#define FRAG_MEMO_GPUS 16
 
 struct sched_session {
     const struct sched_state *in;
@@ -283,6 +288,24 @@ int sched__pod_fits_node(const struct sched_session *ss, int w, int node);
  * non-preemptible work, deserved quota in the pool? (1 for other requests.) */
 int sched__charge_within_caps(const struct sched_session *ss, int w, int pool);
 int sched__best_node(const struct sched_session *ss, int w, int pool, int exclude);
+/* sched__best_node()'s order one node at a time, for searches that ask
+ * the same again and again (victims.c's move trials). The order is
+ * strict and total, and compares two nodes by their own state alone. */
+struct ss_cand {
+    int node, rank, fresh;
+    int64_t rise;             /* fragmentation pools: what the pod strands there */
+};
+/* 1 with *c if one pod of w fits node now. */
+int sched__candidate(const struct sched_session *ss, int w, int node, struct ss_cand *c);
+int sched__candidate_better(const struct sched_session *ss, int w, const struct ss_cand *a,
+                            const struct ss_cand *b);
+/* The best k nodes of pool for w, best first, leaving out those with
+ * skip[node]; *more: other nodes fit too. Returns how many. */
+int sched__best_nodes(const struct sched_session *ss, int w, int pool, const uint8_t *skip,
+                      struct ss_cand *out, int k, int *more);
+/* Do workloads a and b fit and rank every node alike (the same requests
+ * and node-constraint class)? */
+int sched__same_placement(const struct sched_session *ss, int a, int b);
 uint64_t sched__choose_devices(const struct sched_session *ss, int w, int node);
 int sched__place_pods(struct sched_session *ss, int w, int pool, int pods, int action);
 int sched__pool_may_fit(const struct sched_session *ss, int w, int pool, int pods);

@@ -114,6 +114,15 @@ struct hopeless {
 };
 
 /* Buffers shared by every attempt of a cycle, grown on demand. */
+/* One mover shape's best nodes in a consolidation search (move trials). */
+#define MOVE_TOP 8
+struct mover_best {
+    int w, pool;               /* a workload of the shape, and the pool */
+    int n, more;               /* nodes kept; more: other nodes fit too */
+    struct ss_cand best[MOVE_TOP];
+    int *away, n_away;         /* left out: the nodes the trial that found them touched */
+};
+
 struct scratch {
     struct unit *sorted;
     int *on_node, *tmp, *elig;
@@ -129,6 +138,14 @@ struct scratch {
     int cap_flagged;
     struct sched_pod *before;  /* placements of the pods a move takes away */
     int cap_before;
+    uint8_t *touched_at;       /* [n_nodes]: a move trial changed the node */
+    int *touched, n_touched;   /* [n_nodes]: those nodes */
+    struct mover_best *movers; /* the search's mover shapes */
+    int n_movers, cap_movers;
+    int *mover_of;             /* [cap_mover_of]: a workload's shape in movers, where */
+    unsigned *mover_gen;       /* [cap_mover_of] is gen */
+    int cap_mover_of;          /* the workloads when they were made (a session may grow) */
+    unsigned gen;              /* the search's: movers[] hold for it */
     uint8_t *q_ok;             /* [n_queues]: the queue's units are eligible */
     int *q_rank, *q_order, *q_tmp;  /* [n_queues]: victim preference of leaves (rank_queues) */
     int64_t *q_over;           /* [n_queues]: above its GPU fair share in the pool collected */
@@ -168,8 +185,11 @@ static struct scratch *scratch_of(struct sched_session *ss)
         x->node_mark = sched__calloc(ss->arena, (size_t)ss->n_nodes + 2, sizeof(int));
         x->by_keys = sched__calloc(ss->arena, (size_t)ss->n_pools + 1, sizeof(int *));
         x->rank_at = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
+        x->touched_at = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, 1);
+        x->touched = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(int));
         if (!x->fp || !x->q_ok || !x->q_rank || !x->q_order || !x->q_tmp || !x->node_off ||
-            !x->node_cnt || !x->node_mark || !x->by_keys || !x->rank_at ||
+            !x->node_cnt || !x->node_mark || !x->by_keys || !x->rank_at || !x->touched_at ||
+            !x->touched ||
             build_paths(ss, x) != SCHED_OK)
             return NULL;
         ss->victim_scratch = x;
@@ -1082,6 +1102,8 @@ static int search_pool(struct search *s)
             s->node_order[n_order++] = pc->by_first[i];
     s->best_node = -1;
     s->n_best = 0;
+    x->n_movers = 0;   /* the state the move trials start from is this one */
+    x->gen++;
     for (i = 0; i < n_order; i++) {
         int node = s->node_order[i];
         if (s->best_node >= 0) {
@@ -1708,6 +1730,119 @@ static struct sched_pod *remember_placement(struct search *s, const int *set, in
     return x->before;
 }
 
+/* ---- Move trials: each mover shape's best nodes, kept for the search ----
+ *
+ * A trial (move_set_valid()) changes only the nodes it touches: those the
+ * moved units held, the one j takes, and those the moved pods land on;
+ * every other node is as the search found it, and sched__best_node()'s
+ * order compares two nodes by their own state alone. So the search keeps,
+ * per mover shape (sched__same_placement()), the best MOVE_TOP nodes it
+ * had not touched when the shape first came (found once: one pass over
+ * the pool), and a trial's best node for a moved pod is the better of the
+ * first kept node it has not touched and the nodes it touched or the
+ * keeping left out: sched__best_node()'s answer, for one pass over the
+ * pool per shape and search instead of per moved pod and trial. When
+ * every kept node was touched and others fit, it asks sched__best_node(). */
+
+static void touch(struct scratch *x, int node)
+{
+    if (node >= 0 && !x->touched_at[node]) {
+        x->touched_at[node] = 1;
+        x->touched[x->n_touched++] = node;
+    }
+}
+
+static void untouch_all(struct scratch *x)
+{
+    while (x->n_touched > 0)
+        x->touched_at[x->touched[--x->n_touched]] = 0;
+}
+
+/* The kept nodes of w's shape in pool, found now if it is new; NULL when
+ * out of memory. */
+static struct mover_best *mover_best_of(struct search *s, int w, int pool)
+{
+    struct sched_session *ss = s->ss;
+    struct scratch *x = ss->victim_scratch;
+    struct mover_best *m;
+    int i;
+
+    if (x->cap_mover_of < ss->n_workloads) {   /* first use, or the session grew */
+        x->mover_of = sched__calloc(ss->arena, (size_t)ss->n_workloads + 1, sizeof(int));
+        x->mover_gen = sched__calloc(ss->arena, (size_t)ss->n_workloads + 1, sizeof(unsigned));
+        if (!x->mover_of || !x->mover_gen) {
+            x->cap_mover_of = 0;
+            return NULL;
+        }
+        x->cap_mover_of = ss->n_workloads;
+    }
+    if (x->mover_gen[w] == x->gen && x->movers[x->mover_of[w]].pool == pool)
+        return &x->movers[x->mover_of[w]];
+    for (i = 0; i < x->n_movers; i++)
+        if (x->movers[i].pool == pool && sched__same_placement(ss, w, x->movers[i].w)) {
+            x->mover_gen[w] = x->gen;
+            x->mover_of[w] = i;
+            return &x->movers[i];
+        }
+    if (x->n_movers == x->cap_movers) {
+        int cap = x->cap_movers ? 2 * x->cap_movers : 16;
+        struct mover_best *grown = sched__calloc(ss->arena, (size_t)cap, sizeof(*grown));
+        if (!grown)
+            return NULL;
+        if (x->n_movers)
+            memcpy(grown, x->movers, (size_t)x->n_movers * sizeof(*grown));
+        x->movers = grown;
+        x->cap_movers = cap;
+    }
+    m = &x->movers[x->n_movers];
+    m->w = w;
+    m->pool = pool;
+    m->n_away = x->n_touched;
+    m->away = sched__calloc(ss->arena, (size_t)x->n_touched + 1, sizeof(int));
+    if (!m->away)
+        return NULL;
+    memcpy(m->away, x->touched, (size_t)x->n_touched * sizeof(int));
+    m->n = sched__best_nodes(ss, w, pool, x->touched_at, m->best, MOVE_TOP, &m->more);
+    x->mover_gen[w] = x->gen;
+    x->mover_of[w] = x->n_movers++;
+    return m;
+}
+
+/* *best becomes node's candidate if it is in pool, fits and is better. */
+static void trial_consider(const struct sched_session *ss, int w, int pool, int node,
+                           struct ss_cand *best)
+{
+    struct ss_cand c;
+
+    if (ss->nodes[node].pool == pool && sched__candidate(ss, w, node, &c) &&
+        (best->node < 0 || sched__candidate_better(ss, w, &c, best)))
+        *best = c;
+}
+
+/* sched__best_node(ss, w, pool, -1) inside a move trial. */
+static int trial_best_node(struct search *s, int w, int pool)
+{
+    struct sched_session *ss = s->ss;
+    struct scratch *x = ss->victim_scratch;
+    struct mover_best *m = mover_best_of(s, w, pool);
+    struct ss_cand best = {-1, 0, 0, 0};
+    int i;
+
+    if (!m)
+        return sched__best_node(ss, w, pool, -1);
+    for (i = 0; i < m->n && x->touched_at[m->best[i].node]; i++)
+        ;
+    if (i < m->n)
+        best = m->best[i];
+    else if (m->more)
+        return sched__best_node(ss, w, pool, -1);
+    for (i = 0; i < x->n_touched; i++)
+        trial_consider(ss, w, pool, x->touched[i], &best);
+    for (i = 0; i < m->n_away; i++)
+        trial_consider(ss, w, pool, m->away[i], &best);
+    return best.node;
+}
+
 /* Places every unplaced pod of moved workload w again in the pool,
  * recording MOVEs (when `decide`) against its placement before (before[]). */
 static int replace_moved(struct search *s, int w, const struct sched_pod *before, int decide)
@@ -1717,11 +1852,12 @@ static int replace_moved(struct search *s, int w, const struct sched_pod *before
     int k;
 
     for (k = 0; k < v->n_pods; k++) {
-        int node;
+        int node, pool;
         uint64_t dev;
         if (before[k].node < 0 || ss->pods[w][k].node >= 0)
             continue;
-        node = sched__best_node(ss, w, ss->nodes[before[k].node].pool, -1);
+        pool = ss->nodes[before[k].node].pool;
+        node = decide ? sched__best_node(ss, w, pool, -1) : trial_best_node(s, w, pool);
         if (node < 0)
             return 0;
         /* a GPU-memory request moved to smaller devices would hold more */
@@ -1730,6 +1866,8 @@ static int replace_moved(struct search *s, int w, const struct sched_pod *before
         dev = sched__choose_devices(ss, w, node);
         if (sched__place(ss, w, k, node, dev) != SCHED_OK)
             return 0;
+        if (!decide)
+            touch(ss->victim_scratch, node);
         if (decide && (node != before[k].node || dev != before[k].devices) &&
             sched__decide(ss, SCHED_MOVE, SCHED_ACT_CONSOLIDATE, w, k, node, dev, s->j) != SCHED_OK)
             return 0;
@@ -1749,6 +1887,11 @@ static int move_units(struct search *s, const int *set, int n, int node, int dec
 
     if (!before)
         return 0;
+    for (i = 0; !decide && i < n; i++)
+        for (k = 0; k < ss_w(ss, s->units[set[i]].w)->n_pods; k++)
+            touch(ss->victim_scratch, before[off[i] + k].node);
+    if (!decide)
+        touch(ss->victim_scratch, node);
     for (i = 0; i < n; i++) {
         int w = s->units[set[i]].w;
         for (k = 0; k < ss_w(ss, w)->n_pods; k++)
@@ -1765,14 +1908,75 @@ static int move_units(struct search *s, const int *set, int n, int node, int dec
     return 1;
 }
 
+/* Can a trial of the units set[0..n) succeed, as far as a quick look
+ * tells? When every pod of the set is on s->node, a moved pod whose shape
+ * fits no other node now can land only there: a trial takes room from
+ * the other nodes and gives none, and fitting only gets harder with less
+ * room. Such pods together must fit in what s->node keeps once the set
+ * is off it and j's pod on it (CPU, memory, milli-GPU, empty devices for
+ * whole-device pods): 0 when they do not, and the trial would fail. */
+static int move_may_fit(struct search *s, const int *set, int n)
+{
+    struct sched_session *ss = s->ss;
+    const struct ss_node *x = &ss->nodes[s->node];
+    const struct sched_node *xn = &ss->in->nodes[s->node];
+    const struct sched_workload *jw = ss_w(ss, s->j);
+    int32_t used[SCHED_MAX_NODE_GPUS];
+    int64_t cpu = x->cpu_free, mem = x->mem_free, gpu = x->gpu_free;
+    int64_t need_cpu = 0, need_mem = 0, need_gpu = 0;
+    int need_empty = 0, empty = 0, stuck = 0, i, k, d;
+
+    memcpy(used, x->dev_used, sizeof(used[0]) * (size_t)x->n_gpus);
+    for (i = 0; i < n; i++) {
+        int w = s->units[set[i]].w;
+        const struct sched_workload *v = ss_w(ss, w);
+        int32_t per_dev = sched__dev_charge(ss, w, s->node);
+        for (k = 0; k < v->n_pods; k++) {
+            const struct sched_pod *p = &ss->pods[w][k];
+            const struct mover_best *m;
+            if (p->node < 0)
+                continue;
+            if (p->node != s->node || !(m = mover_best_of(s, w, x->pool)))
+                return 1;
+            for (d = 0; d < x->n_gpus; d++)
+                if (p->devices >> d & 1) {
+                    used[d] -= per_dev;
+                    gpu += per_dev;
+                }
+            cpu += v->cpu_milli;
+            mem += v->mem_mib;
+            if (m->more || m->n_away > 0 || m->n > 1 || (m->n == 1 && m->best[0].node != s->node))
+                continue;   /* it may go elsewhere */
+            stuck = 1;
+            need_cpu += v->cpu_milli;
+            need_mem += v->mem_mib;
+            need_gpu += sched_pod_gpu(v, xn);
+            need_empty += sched__whole(v) ? v->gpu_devices : 0;
+        }
+    }
+    if (!stuck)
+        return 1;
+    for (d = 0; d < x->n_gpus; d++)
+        empty += used[d] == 0;
+    empty -= sched__whole(jw) ? jw->gpu_devices : 0;
+    return need_cpu <= cpu - jw->cpu_milli && need_mem <= mem - jw->mem_mib &&
+           need_gpu <= gpu - sched_pod_gpu(jw, xn) && need_empty <= empty;
+}
+
 /* Would moving the units set[0..n) let one pod of j onto s->node, every
  * moved pod finding a new place? A trial, rolled back. */
 static int move_set_valid(struct search *s, const int *set, int n)
 {
-    struct ss_mark mark = sched__mark(s->ss);
-    int ok = move_units(s, set, n, s->node, 0);
+    struct ss_mark mark;
+    int ok;
+
+    if (!move_may_fit(s, set, n))
+        return 0;
+    mark = sched__mark(s->ss);
+    ok = move_units(s, set, n, s->node, 0);
 
     sched__rollback(s->ss, mark);
+    untouch_all(s->ss->victim_scratch);
     return ok;
 }
 
