@@ -55,6 +55,7 @@ struct api_leader {
     pthread_cond_t cv;
     int stop, ask_now;
     int64_t epoch;          /* held; 0: not leading */
+    int64_t announced;      /* the leadership last said (stdout, hook); 0: none */
     int64_t until_us;       /* monotonic: leading until then */
     int db_ok;              /* the last ask was answered */
     struct db_lease seen;   /* the row as last read */
@@ -75,8 +76,15 @@ static int64_t valid_epoch(const struct api_leader *l)
     return l->epoch > 0 && mono_us() < l->until_us ? l->epoch : 0;
 }
 
-static void say(const struct api_leader *l, int64_t was, int64_t now)
+/* Says a change of leadership and calls the hook; under l->mu (once
+ * api_leader_hook() replaced the hook, the old one is never called). */
+static void announce(struct api_leader *l, int64_t now)
 {
+    int64_t was = l->announced;
+
+    if (now == was)
+        return;
+    l->announced = now;
     if (now > 0)
         printf("allotd: leader: this replica (%s) leads at epoch %lld\n", l->holder,
                (long long)now);
@@ -84,13 +92,15 @@ static void say(const struct api_leader *l, int64_t was, int64_t now)
         printf("allotd: leader: this replica no longer leads (epoch %lld ended; %s holds"
                " the lease)\n", (long long)was, l->seen.holder[0] ? l->seen.holder : "nobody");
     fflush(stdout);
+    if (l->hook)
+        l->hook(l->hook_arg);
 }
 
 /* Steps 1 to 3 of one turn. */
 static void ask(struct api_leader *l)
 {
     struct db_lease row;
-    int64_t t0 = mono_us(), was, now, mine;
+    int64_t t0 = mono_us(), was, mine;
     int rc;
 
     pthread_mutex_lock(&l->mu);
@@ -111,14 +121,9 @@ static void ask(struct api_leader *l)
     } else if (rc == DB_ECONFLICT) {
         l->epoch = 0;
     }
-    now = valid_epoch(l);
-    /* Step 3 (the hook is called under the lock: once api_leader_hook()
-     * replaced it, the old one is never called again) */
-    if (now != was) {
-        say(l, was, now);
-        if (l->hook)
-            l->hook(l->hook_arg);
-    }
+    /* Step 3: also a leadership whose local deadline passed unseen (the
+     * process was paused) */
+    announce(l, valid_epoch(l));
     pthread_mutex_unlock(&l->mu);
 }
 
@@ -227,19 +232,15 @@ int64_t api_leader_epoch(struct api_leader *l)
 
 void api_leader_lost(struct api_leader *l, int64_t epoch)
 {
-    int64_t was;
-
     if (!l)
         return;
     pthread_mutex_lock(&l->mu);
-    was = valid_epoch(l);
     if (l->epoch == epoch)
         l->epoch = 0;
+    announce(l, valid_epoch(l));
     l->ask_now = 1;
     pthread_cond_signal(&l->cv);
     pthread_mutex_unlock(&l->mu);
-    if (was == epoch)
-        say(l, was, 0);
 }
 
 void api_leader_get(struct api_leader *l, struct api_leader_info *out)

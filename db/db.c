@@ -119,8 +119,7 @@ static int conn_rc(struct db__conn *c, int rc)
 
 int db_exclusive(struct db *db)
 {
-    (void)db;
-    return 1; /* db_open() holds PATH.lock for the life of the handle */
+    return !db->pg; /* SQLite: db_open() holds PATH.lock for the life of the handle */
 }
 
 const char *db_strerror(int rc)

@@ -463,13 +463,18 @@ void db__pq_where(const char *uri, char *out, size_t len)
     PQconninfoFree(opts);
 }
 
-/* Session settings: durability as the promise needs it, and a reader's
- * session read-only. */
+/* Session settings: durability as the promise needs it, a reader's
+ * session read-only, and a transaction left idle for 2 s (its process
+ * paused or cut off) ended by the server, so that the locks it holds
+ * (the writers' advisory lock, the leader lease's row) pass on within
+ * the replicas' failover time (docs/ha.md). */
 static int session_setup(struct db__pq *c)
 {
     PGresult *res = PQexec(c->h, c->readonly ? "SET default_transaction_read_only = on;"
-                                                " SET synchronous_commit = on"
-                                              : "SET synchronous_commit = on");
+                                                " SET synchronous_commit = on;"
+                                                " SET idle_in_transaction_session_timeout = 2000"
+                                              : "SET synchronous_commit = on;"
+                                                " SET idle_in_transaction_session_timeout = 2000");
     int ok = PQresultStatus(res) == PGRES_COMMAND_OK;
 
     PQclear(res);
