@@ -1,6 +1,7 @@
 /*
  * test_lease.c: the leader lease and the fence (db_ha.h) on a real
- * SQLite file: acquire, renew, refuse a second holder, expire and take
+ * SQLite file, or with ALLOT_TEST_DB_URI (pg/test_lease, run_pg.sh) a
+ * fresh schema in a PostgreSQL database per test: acquire, renew, refuse a second holder, expire and take
  * over with the next epoch, force, release, and writes fenced by an epoch
  * that ended (taken over, or expired with nobody taking it) refused and
  * rolled back. Two replicas are two holder names on one handle; expiry is
@@ -35,7 +36,7 @@ static void sleep_ms(long ms)
 
 struct fixture {
     char dir[64];
-    char path[128];
+    char path[256];
     struct db *db;
 };
 
@@ -46,8 +47,12 @@ static int setup(void **state)
     snprintf(f->dir, sizeof(f->dir), "/tmp/allot-test-lease-XXXXXX");
     if (!f || !mkdtemp(f->dir))
         return -1;
-    snprintf(f->path, sizeof(f->path), "%s/t.db", f->dir);
-    if (db_open(f->path, DB_OPEN_CREATE, &f->db) != DB_OK)
+    if (getenv("ALLOT_TEST_DB_URI"))
+        snprintf(f->path, sizeof(f->path), "%s", getenv("ALLOT_TEST_DB_URI"));
+    else
+        snprintf(f->path, sizeof(f->path), "%s/t.db", f->dir);
+    if (db_open(f->path, getenv("ALLOT_TEST_DB_URI") ? DB_OPEN_FRESH : DB_OPEN_CREATE,
+                &f->db) != DB_OK)
         return -1;
     *state = f;
     return 0;
@@ -57,7 +62,7 @@ static int teardown(void **state)
 {
     struct fixture *f = *state;
     static const char *const ext[] = {"-wal", "-shm", ".lock", ""};
-    char p[160];
+    char p[300];
     size_t i;
 
     db_fence_set(0);
