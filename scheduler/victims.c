@@ -103,6 +103,8 @@ struct pool_units {
     int *node_units;           /* [cap]: units of node n are node_units[off[n]..+cnt[n]) */
     int *by_first;             /* [pool's nodes]: nodes with a unit, most preferred unit first */
     int n_by_first;
+    uint64_t o_version;        /* the state o_over was found in */
+    uint8_t *o_over;           /* [n_queues]: victim_queue_over()'s answers */
 };
 
 /* The shape of a workload for which no victim set was found in state `version`. */
@@ -168,7 +170,7 @@ static struct scratch *scratch_of(struct sched_session *ss)
         if (!x->pc)
             return NULL;
         for (int p = 0; p < ss->n_pools; p++)
-            x->pc[p].version = x->pc[p].b_version = UINT64_MAX;
+            x->pc[p].version = x->pc[p].b_version = x->pc[p].o_version = UINT64_MAX;
         x->hopeless = sched__calloc(ss->arena, (size_t)ss->n_queues * (size_t)ss->n_pools * 2 + 1,
                                     sizeof(struct hopeless));
         if (!x->hopeless)
@@ -456,22 +458,48 @@ static int victim_side_over(const struct ss_qp *qv, int r, int64_t held, int gua
     return held > sched__allocatable(qv, r) || (guarantee && bound != SS_INF && held > bound);
 }
 
-/* Could a unit of leaf queue v be a reclaim victim for s->j at all? The
- * queue-level half of reclaim_set_valid(), for a first victim. */
-static int queue_may_lose(const struct search *s, int v)
+/* Whether queue av, where a victim's branch meets the reclaimer's, holds
+ * more than the strategies let it keep (guarantee: the reclaimer's side is
+ * within its deserved quota). Both answers are kept per pool for the
+ * state (version) they were found in: they read only av's figures. */
+static int victim_queue_over(const struct search *s, int av, int guarantee)
 {
     const struct sched_session *ss = s->ss;
-    int ar, av, r, guarantee;
-    const struct ss_qp *qv;
+    struct pool_units *pc = &((struct scratch *)ss->victim_scratch)->pc[s->pool];
+    const struct ss_qp *qv = &ss->qp[(size_t)av * (size_t)ss->n_pools + (size_t)s->pool];
+    int r, g;
+
+    if (pc->o_version != ss->version) {
+        memset(pc->o_over, 0, (size_t)ss->n_queues);
+        pc->o_version = ss->version;
+    }
+    if (!pc->o_over[av]) {
+        pc->o_over[av] = 4;  /* known; bit g: over with guarantee g */
+        for (g = 0; g < 2; g++)
+            for (r = 0; r < SCHED_NRES; r++)
+                if (qv->alloc[r] > 0 && victim_side_over(qv, r, qv->alloc[r], g)) {
+                    pc->o_over[av] |= (uint8_t)(1 << g);
+                    break;
+                }
+    }
+    return pc->o_over[av] >> guarantee & 1;
+}
+
+/* Could a unit of leaf queue v be a reclaim victim for s->j at all? The
+ * queue-level half of reclaim_set_valid(), for a first victim. guarantee[d]
+ * caches reclaimer_within_deserved() for j's ancestor at depth d (-1: not
+ * asked yet), d < PATH_LEVELS. */
+static int queue_may_lose(const struct search *s, int v, int *guarantee)
+{
+    const struct sched_session *ss = s->ss;
+    int ar, av, d;
 
     meeting_level(ss, ss_w(ss, s->j)->queue, v, &ar, &av);
-    qv = &ss->qp[(size_t)av * (size_t)ss->n_pools + (size_t)s->pool];
-    guarantee = reclaimer_within_deserved(
-        ss, s->j, &ss->qp[(size_t)ar * (size_t)ss->n_pools + (size_t)s->pool], s->pods_left);
-    for (r = 0; r < SCHED_NRES; r++)
-        if (qv->alloc[r] > 0 && victim_side_over(qv, r, qv->alloc[r], guarantee))
-            return 1;
-    return 0;
+    d = ss->queues[ar].depth < PATH_LEVELS ? ss->queues[ar].depth : PATH_LEVELS;
+    if (d == PATH_LEVELS || guarantee[d] < 0)
+        guarantee[d] = reclaimer_within_deserved(
+            ss, s->j, &ss->qp[(size_t)ar * (size_t)ss->n_pools + (size_t)s->pool], s->pods_left);
+    return victim_queue_over(s, av, guarantee[d]);
 }
 
 static int int_before(const void *ctx, int a, int b)
@@ -487,13 +515,15 @@ static int eligible_queues(struct search *s)
     const struct sched_session *ss = s->ss;
     struct scratch *x = ss->victim_scratch;
     const struct pool_units *pc = &x->pc[s->pool];
-    int jq = ss_w(ss, s->j)->queue, q, n_queues = 0;
+    int jq = ss_w(ss, s->j)->queue, q, n_queues = 0, guarantee[PATH_LEVELS + 1];
 
+    for (q = 0; q <= PATH_LEVELS; q++)
+        guarantee[q] = -1;
     for (q = 0; q < ss->n_queues; q++) {
         x->q_ok[q] = 0;
         if (pc->q_cnt[q] == 0 || (s->mode == MODE_PREEMPT) != (q == jq))
             continue;
-        if (s->mode == MODE_RECLAIM && !queue_may_lose(s, q))
+        if (s->mode == MODE_RECLAIM && !queue_may_lose(s, q, guarantee))
             continue;
         x->q_ok[q] = 1;
         n_queues++;
@@ -548,7 +578,8 @@ static int index_by_queue(struct sched_session *ss, struct pool_units *pc, const
         pc->q_off = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
         pc->q_cnt = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
         pc->b_queues = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, 1);
-        if (!pc->q_off || !pc->q_cnt || !pc->b_queues)
+        pc->o_over = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, 1);
+        if (!pc->q_off || !pc->q_cnt || !pc->b_queues || !pc->o_over)
             return SCHED_ENOMEM;
     }
     memset(pc->q_cnt, 0, sizeof(int) * (size_t)ss->n_queues);
