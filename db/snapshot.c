@@ -34,6 +34,7 @@
  */
 #include "db_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -290,54 +291,80 @@ static int snapshot_fn(struct db__conn *c, void *arg)
     return rc;
 }
 
-/* One workload's row and pods, if it is live and Pending or Running. */
-static int load_one(struct db__conn *c, struct snap_arg *a, int64_t seq)
+/* The seqs as a JSON array ("[1,2,3]"), malloc'd; NULL if out of memory. */
+static char *seqs_json(const int64_t *seqs, int n)
+{
+    size_t cap = (size_t)n * 21 + 3, len = 1;
+    char *s = malloc(cap);
+    int i;
+
+    if (!s)
+        return NULL;
+    s[0] = '[';
+    for (i = 0; i < n; i++)
+        len += (size_t)snprintf(s + len, cap - len, i ? ",%lld" : "%lld", (long long)seqs[i]);
+    snprintf(s + len, cap - len, "]");
+    return s;
+}
+
+/* The named workloads (seqs ascending) that are live and Pending or
+ * Running, with their pods: two statements whatever their number (a
+ * statement per workload costs a round trip each on a database server). */
+static int some_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
         "SELECT seq, version, project_seq, name, pools, node_type, phase, phase_reason, type,"
         " priority, preemptible, n_pods, min_pods, gpu_devices, gpu_portion, cpu_milli,"
         " mem_mib, queued_seq, started_ms, stale_since_ms, phase_message, affinity,"
         " gpu_memory_mib FROM workloads"
-        " WHERE seq = ? AND deleted_at = 0 AND phase IN ('Pending', 'Initializing', 'Running')";
-    static const char pods[] = "SELECT idx, node_seq, devices FROM pods WHERE workload_seq = ?";
-    struct db_sched_wl *w = &a->s->workloads[a->s->n_workloads];
-    int rc = DB_OK, src, idx;
-    struct db__stmt *st = db__prep(c, sql, &rc);
-
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, seq);
-    src = db__step(st);
-    if (src == DB__ROW)
-        rc = wl_snap_row(a, st, w);
-    rc = db__done(st, src == DB__ROW || src == DB__DONE ? rc : DB_EIO);
-    if (rc != DB_OK || src != DB__ROW)
-        return rc;
-    a->s->n_workloads++;
-    st = db__prep(c, pods, &rc);
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, seq);
-    while ((src = db__step(st)) == DB__ROW) {
-        idx = db__col_int(st, 0);
-        if (idx < 0 || idx >= w->n_pods)
-            continue;
-        w->pods[idx].node_seq = db__col_int64(st, 1);
-        w->pods[idx].devices = (uint64_t)db__col_int64(st, 2);
-    }
-    return db__done(st, src == DB__DONE ? DB_OK : DB_EIO);
-}
-
-static int some_fn(struct db__conn *c, void *arg)
-{
+        " WHERE seq IN (SELECT CAST(value AS INTEGER) FROM json_each(?1)) AND deleted_at = 0"
+        " AND phase IN ('Pending', 'Initializing', 'Running') ORDER BY seq";
+    static const char pods[] =
+        "SELECT workload_seq, idx, node_seq, devices FROM pods"
+        " WHERE workload_seq IN (SELECT CAST(value AS INTEGER) FROM json_each(?1))"
+        " ORDER BY workload_seq";
     struct snap_arg *a = arg;
-    int i, rc = DB_OK;
+    struct db_sched_wl *w;
+    char *list = seqs_json(a->seqs, a->n_seqs);
+    int rc = DB_OK, src = DB__DONE, idx, k = 0;
+    struct db__stmt *st;
 
     a->s->workloads = chunk_alloc(&a->chunks, sizeof(*a->s->workloads) * (size_t)(a->n_seqs + 1));
-    if (!a->s->workloads)
+    if (!a->s->workloads || !list) {
+        free(list);
         return DB_ENOMEM;
-    for (i = 0; rc == DB_OK && i < a->n_seqs; i++)
-        rc = load_one(c, a, a->seqs[i]);
+    }
+    st = db__prep(c, sql, &rc);
+    if (!st) {
+        free(list);
+        return rc;
+    }
+    db__bind_static(st, 1, list);
+    while (rc == DB_OK && a->s->n_workloads < a->n_seqs && (src = db__step(st)) == DB__ROW) {
+        rc = wl_snap_row(a, st, &a->s->workloads[a->s->n_workloads]);
+        if (rc == DB_OK)
+            a->s->n_workloads++;
+    }
+    rc = db__done(st, rc == DB_OK && src != DB__DONE && src != DB__ROW ? DB_EIO : rc);
+    st = rc == DB_OK ? db__prep(c, pods, &rc) : NULL;
+    if (st) {
+        db__bind_static(st, 1, list);
+        while ((src = db__step(st)) == DB__ROW) {
+            int64_t seq = db__col_int64(st, 0);
+            while (k < a->s->n_workloads && a->s->workloads[k].seq < seq)
+                k++; /* both in seq order */
+            if (k == a->s->n_workloads || a->s->workloads[k].seq != seq)
+                continue;
+            w = &a->s->workloads[k];
+            idx = db__col_int(st, 1);
+            if (idx < 0 || idx >= w->n_pods)
+                continue;
+            w->pods[idx].node_seq = db__col_int64(st, 2);
+            w->pods[idx].devices = (uint64_t)db__col_int64(st, 3);
+        }
+        rc = db__done(st, src == DB__DONE ? DB_OK : DB_EIO);
+    }
+    free(list);
     return rc;
 }
 
