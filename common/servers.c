@@ -31,7 +31,8 @@ int servers_parse(const char *list, struct servers *s, char *err, size_t err_len
             return failed(err, err_len, "names more than 8 servers", (int)strlen(list), list);
         if (len >= SERVER_URL_MAX)
             return failed(err, err_len, "names a URL too long", 40, p);
-        if (strncmp(p, "http://", 7) != 0 && strncmp(p, "https://", 8) != 0)
+        if (!(len > 7 && strncmp(p, "http://", 7) == 0) &&
+            !(len > 8 && strncmp(p, "https://", 8) == 0)) /* and name a host */
             return failed(err, err_len, "must start with http:// or https://", len, p);
         memcpy(s->url[s->n], p, (size_t)len);
         s->url[s->n++][len] = 0;

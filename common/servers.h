@@ -25,7 +25,7 @@ struct servers {
  * trailing '/'). 0, or -1 with the end of a sentence in err, to follow
  * the option's name ("must start with http:// or https://: 'x'"): an
  * empty list or entry, more than SERVERS_MAX, one too long, or one not
- * starting with http:// or https://. */
+ * starting with http:// or https:// and a host after it. */
 int servers_parse(const char *list, struct servers *s, char *err, size_t err_len);
 
 #endif
