@@ -748,15 +748,19 @@ static int read_body(struct api_req *r, long long content_length, size_t cap_max
     return 0;
 }
 
+/* 0; 1 when the token names no user that may use it (gone, disabled,
+ * token version passed); or the DB_E* code of a store that could not
+ * answer (the database server unreachable): not the token's fault. */
 static int load_principal(struct api_req *r, int64_t uid, int64_t tv)
 {
     int rc = db_user_get(r->app->db, uid, &r->who.user);
 
+    if (rc != DB_OK && rc != DB_ENOTFOUND)
+        return rc;
     if (rc != DB_OK || r->who.user.token_version != tv || !r->who.user.enabled)
-        return -1;
+        return 1;
     memset(r->who.user.secret_hash, 0, sizeof(r->who.user.secret_hash));
-    rc = db_rule_list(r->app->db, r->who.user.login, &r->who.rules, &r->who.n_rules);
-    return rc == DB_OK ? 0 : -1;
+    return db_rule_list(r->app->db, r->who.user.login, &r->who.rules, &r->who.n_rules);
 }
 
 /* A cached principal, else a verified token and the database (pcache.c). */
@@ -766,6 +770,7 @@ static int authenticate(struct api_req *r)
     int64_t now_s = api_now_ms() / 1000;
     struct api_token_info info;
     uint64_t gen;
+    int rc;
 
     if (!h || strncasecmp(h, "Bearer ", 7) != 0 || strlen(h + 7) > API_TOKEN_MAX) {
         api_error(r, 401, "Unauthorized", "a bearer token is required");
@@ -774,8 +779,13 @@ static int authenticate(struct api_req *r)
     if (api_pcache_get(r->app->pc, h + 7, now_s, &r->who) == 0)
         return 0;
     gen = api_pcache_generation(r->app->pc);
-    if (api_token_check(&r->app->key, h + 7, API_TOKEN_ACCESS, now_s, &info) != 0 ||
-        load_principal(r, info.user_id, info.token_version) != 0) {
+    rc = api_token_check(&r->app->key, h + 7, API_TOKEN_ACCESS, now_s, &info) != 0
+             ? 1 : load_principal(r, info.user_id, info.token_version);
+    if (rc < 0) { /* the token may be good: the store could not say (503) */
+        api_db_error(r, rc, "the token's user");
+        return -1;
+    }
+    if (rc != 0) {
         api_error(r, 401, "Unauthorized", "the token is invalid or expired");
         return -1;
     }

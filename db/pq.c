@@ -413,8 +413,8 @@ static int sqlstate_rc(const char *state)
     };
     size_t i;
 
-    if (!state)
-        return DB_EIO;
+    if (!state) /* libpq's own: the connection broke */
+        return DB_EUNAVAIL;
     for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
         if (strncmp(state, map[i].prefix, strlen(map[i].prefix)) == 0)
             return map[i].rc;
