@@ -72,9 +72,13 @@ static void test_options(void **state)
     struct agent_opts o;
     char *ok[] = {"allot-agent", "--server", "http://h:1/", "--token-file", "/t", "--name", "n1",
                   "--gpus", "2", "--heartbeat-ms", "500", NULL};
-    char *bad_gpus[] = {"allot-agent", "--server", "u", "--token-file", "t", "--gpus", "x", NULL};
+    char *bad_gpus[] = {"allot-agent", "--server", "http://u", "--token-file", "t", "--gpus", "x",
+                        NULL};
+    char *two[] = {"allot-agent", "--server", "http://a:1/,http://b:2", "--token-file", "t", NULL};
+    char *bad_server[] = {"allot-agent", "--server", "http://a:1,ftp://b", "--token-file", "t",
+                          NULL};
     char *no_server[] = {"allot-agent", "--token-file", "t", NULL};
-    char *orphan[] = {"allot-agent", "--server", "u", "--token-file", "t",
+    char *orphan[] = {"allot-agent", "--server", "http://u", "--token-file", "t",
                       "--orphan-timeout-ms", "3000", NULL};
 
     (void)state;
@@ -84,6 +88,8 @@ static void test_options(void **state)
     assert_int_equal(o.heartbeat_ms, 500);
     assert_string_equal(o.runtime, "auto");
     assert_int_equal(agent_opts_parse(&o, 7, bad_gpus), -1);
+    assert_int_equal(agent_opts_parse(&o, 5, two), 0); /* replicas: client.c tries them in turn */
+    assert_int_equal(agent_opts_parse(&o, 5, bad_server), -1);
     assert_int_equal(agent_opts_parse(&o, 3, no_server), -1);
     /* the lease allotd grants replaced it: refused, not ignored */
     assert_int_equal(agent_opts_parse(&o, 7, orphan), -1);
