@@ -1317,6 +1317,23 @@ static void fenced(struct api_sched *sc)
     state_unlock(sc, locked);
 }
 
+/* A turn of a replica that does not lead: what others changed, the
+ * leader's shares; what local handlers touched is dropped (a replica that
+ * comes to lead loads everything anyway). */
+static void follower_turn(struct api_sched *sc)
+{
+    int64_t locked, *seqs = NULL;
+    int n, org;
+
+    read_changes(sc);
+    load_shares(sc);
+    take_dirty(sc, &seqs, &n, &org);
+    free(seqs);
+    locked = state_lock(sc);
+    sc->followed = 1;
+    state_unlock(sc, locked);
+}
+
 static void *sched_main(void *arg)
 {
     struct api_sched *sc = arg;
@@ -1326,11 +1343,7 @@ static void *sched_main(void *arg)
     while (wait_turn(sc, gap) == 0) {
         t0 = mono_us();
         if (!leading(sc)) {
-            read_changes(sc);
-            load_shares(sc);
-            int64_t locked = state_lock(sc);
-            sc->followed = 1;
-            state_unlock(sc, locked);
+            follower_turn(sc);
             gap = 0;
             continue;
         }
