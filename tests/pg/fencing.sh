@@ -26,7 +26,8 @@ poll 20 running_at "$URL_B" b4 || fail "B did not place b4"
 
 kill -CONT "$PID"
 poll 20 follows "$URL" || fail "A did not step down: $(curl -s "$URL/healthz")"
-[ "$(curl -s "$URL/healthz" | jq -r .leaderEpoch)" = "$EPOCH_B" ] || fail "A does not see B's epoch"
+sees_b() { [ "$(curl -s "$URL/healthz" | jq -r .leaderEpoch)" = "$EPOCH_B" ]; }
+poll 20 sees_b || fail "A does not see B's epoch: $(curl -s "$URL/healthz")"
 # what A does as a follower, while B keeps scheduling
 for i in 5 6; do [ "$(submit_to "$URL" a$i)" = 202 ] || fail "A no longer takes submissions"; done
 poll 20 running_at "$URL_B" a6 || fail "B did not place a6, submitted through A"
