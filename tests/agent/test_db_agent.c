@@ -21,9 +21,10 @@
 #include "agent_int.h"
 #include "db.h"
 #include "db_agent.h"
+#include "tmpdb.h"
 
 struct fixture {
-    char dir[64], path[128];
+    char dir[TMPDB_DIR_LEN], path[TMPDB_PATH_LEN];
     struct db *db;
     struct db_pool pool;
     struct db_queue dept, proj;
@@ -58,11 +59,7 @@ static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));
 
-    snprintf(f->dir, sizeof(f->dir), "/tmp/allot-test-agent-XXXXXX");
-    if (!f || !mkdtemp(f->dir))
-        return -1;
-    snprintf(f->path, sizeof(f->path), "%s/t.db", f->dir);
-    if (db_open(f->path, DB_OPEN_CREATE, &f->db) != DB_OK)
+    if (!f || tmpdb_open("agent", 0, f->dir, f->path, &f->db) != 0)
         return -1;
     strcpy(f->pool.name, "default");
     strcpy(f->pool.label_key, "k");
@@ -87,17 +84,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fixture *f = *state;
-    char p[160];
 
-    db_close(f->db);
-    snprintf(p, sizeof(p), "%s-wal", f->path);
-    unlink(p);
-    snprintf(p, sizeof(p), "%s-shm", f->path);
-    unlink(p);
-    snprintf(p, sizeof(p), "%s.lock", f->path);
-    unlink(p);
-    unlink(f->path);
-    rmdir(f->dir);
+    tmpdb_remove(f->db, f->dir, f->path);
     free(f);
     return 0;
 }

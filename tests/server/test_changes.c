@@ -22,10 +22,11 @@
 
 #include "api.h"
 #include "db_ha.h"
+#include "tmpdb.h"
 
 struct fixture {
-    char dir[64];
-    char path[128];
+    char dir[TMPDB_DIR_LEN];
+    char path[TMPDB_PATH_LEN];
     struct db *db;
     sqlite3 *other;               /* another replica's connection */
 };
@@ -34,11 +35,8 @@ static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));
 
-    snprintf(f->dir, sizeof(f->dir), "/tmp/allot-test-changes-XXXXXX");
-    if (!f || !mkdtemp(f->dir))
-        return -1;
-    snprintf(f->path, sizeof(f->path), "%s/t.db", f->dir);
-    if (db_open(f->path, DB_OPEN_CREATE, &f->db) != DB_OK)
+    /* SQLite only: the other replica is a second connection to the file */
+    if (!f || tmpdb_open("changes", 0, f->dir, f->path, &f->db) != 0)
         return -1;
     if (sqlite3_open(f->path, &f->other) != SQLITE_OK)
         return -1;
@@ -50,17 +48,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fixture *f = *state;
-    static const char *const ext[] = {"-wal", "-shm", ".lock", ""};
-    char p[160];
-    size_t i;
 
     sqlite3_close(f->other);
-    db_close(f->db);
-    for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
-        snprintf(p, sizeof(p), "%s%s", f->path, ext[i]);
-        unlink(p);
-    }
-    rmdir(f->dir);
+    tmpdb_remove(f->db, f->dir, f->path);
     free(f);
     return 0;
 }

@@ -20,10 +20,11 @@
 #include <cmocka.h>
 
 #include "db.h"
+#include "tmpdb.h"
 
 struct fixture {
-    char dir[64];
-    char path[256];
+    char dir[TMPDB_DIR_LEN];
+    char path[TMPDB_PATH_LEN];
     struct db *db;
     struct db_pool pool;
     struct db_queue dept, proj;
@@ -33,16 +34,8 @@ static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));
 
-    snprintf(f->dir, sizeof(f->dir), "/tmp/allot-test-db-XXXXXX");
-    if (!mkdtemp(f->dir))
-        return -1;
     /* on PostgreSQL (pg/test_db), a fresh schema in its database per test */
-    if (getenv("ALLOT_TEST_DB_URI"))
-        snprintf(f->path, sizeof(f->path), "%s", getenv("ALLOT_TEST_DB_URI"));
-    else
-        snprintf(f->path, sizeof(f->path), "%s/t.db", f->dir);
-    if (db_open(f->path, getenv("ALLOT_TEST_DB_URI") ? DB_OPEN_FRESH : DB_OPEN_CREATE,
-                &f->db) != DB_OK)
+    if (!f || tmpdb_open("db", 1, f->dir, f->path, &f->db) != 0)
         return -1;
     strcpy(f->pool.name, "default");
     strcpy(f->pool.label_key, "k");
@@ -71,17 +64,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fixture *f = *state;
-    char p[300];
 
-    db_close(f->db);
-    snprintf(p, sizeof(p), "%s-wal", f->path);
-    unlink(p);
-    snprintf(p, sizeof(p), "%s-shm", f->path);
-    unlink(p);
-    snprintf(p, sizeof(p), "%s.lock", f->path);
-    unlink(p);
-    unlink(f->path);
-    rmdir(f->dir);
+    tmpdb_remove(f->db, f->dir, f->path);
     free(f);
     return 0;
 }

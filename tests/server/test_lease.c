@@ -21,6 +21,7 @@
 
 #include "db.h"
 #include "db_ha.h"
+#include "tmpdb.h"
 
 #define LONG_MS 60000
 #define SHORT_MS 100
@@ -35,8 +36,8 @@ static void sleep_ms(long ms)
 }
 
 struct fixture {
-    char dir[64];
-    char path[256];
+    char dir[TMPDB_DIR_LEN];
+    char path[TMPDB_PATH_LEN];
     struct db *db;
 };
 
@@ -44,15 +45,7 @@ static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));
 
-    snprintf(f->dir, sizeof(f->dir), "/tmp/allot-test-lease-XXXXXX");
-    if (!f || !mkdtemp(f->dir))
-        return -1;
-    if (getenv("ALLOT_TEST_DB_URI"))
-        snprintf(f->path, sizeof(f->path), "%s", getenv("ALLOT_TEST_DB_URI"));
-    else
-        snprintf(f->path, sizeof(f->path), "%s/t.db", f->dir);
-    if (db_open(f->path, getenv("ALLOT_TEST_DB_URI") ? DB_OPEN_FRESH : DB_OPEN_CREATE,
-                &f->db) != DB_OK)
+    if (!f || tmpdb_open("lease", 1, f->dir, f->path, &f->db) != 0)
         return -1;
     *state = f;
     return 0;
@@ -61,17 +54,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fixture *f = *state;
-    static const char *const ext[] = {"-wal", "-shm", ".lock", ""};
-    char p[300];
-    size_t i;
 
     db_fence_set(0);
-    db_close(f->db);
-    for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
-        snprintf(p, sizeof(p), "%s%s", f->path, ext[i]);
-        unlink(p);
-    }
-    rmdir(f->dir);
+    tmpdb_remove(f->db, f->dir, f->path);
     free(f);
     return 0;
 }

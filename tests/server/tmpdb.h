@@ -1,0 +1,56 @@
+/*
+ * tmpdb.h: the database a storage unit test opens and removes: a new
+ * SQLite file in a temporary folder, or, where the test allows it and
+ * ALLOT_TEST_DB_URI is set (tests/pg/run_pg.sh: pg/test_db,
+ * pg/test_lease), a fresh schema in that PostgreSQL database.
+ *
+ * Header-only: each test program is one file plus this.
+ */
+#ifndef ALLOT_TEST_TMPDB_H
+#define ALLOT_TEST_TMPDB_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "db.h"
+
+#define TMPDB_DIR_LEN 64
+#define TMPDB_PATH_LEN 256
+
+/* Opens *db: the folder /tmp/allot-test-TAG-XXXXXX is made in dir (even
+ * on PostgreSQL, for the files a test writes beside the database) and
+ * path is the file in it, or the URI when any_engine and the variable is
+ * set. 0, or -1. */
+static int tmpdb_open(const char *tag, int any_engine, char dir[TMPDB_DIR_LEN],
+                      char path[TMPDB_PATH_LEN], struct db **db)
+{
+    const char *uri = any_engine ? getenv("ALLOT_TEST_DB_URI") : NULL;
+
+    snprintf(dir, TMPDB_DIR_LEN, "/tmp/allot-test-%s-XXXXXX", tag);
+    if (!mkdtemp(dir))
+        return -1;
+    if (uri)
+        snprintf(path, TMPDB_PATH_LEN, "%s", uri);
+    else
+        snprintf(path, TMPDB_PATH_LEN, "%s/t.db", dir);
+    return db_open(path, uri ? DB_OPEN_FRESH : DB_OPEN_CREATE, db) == DB_OK ? 0 : -1;
+}
+
+/* Closes db and removes the file (with its -wal, -shm and lock) and the
+ * folder. */
+static void tmpdb_remove(struct db *db, const char *dir, const char *path)
+{
+    static const char *const ext[] = {"-wal", "-shm", ".lock", ""};
+    char p[TMPDB_PATH_LEN + 8];
+    size_t i;
+
+    db_close(db);
+    for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+        snprintf(p, sizeof(p), "%s%s", path, ext[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
+#endif /* ALLOT_TEST_TMPDB_H */
