@@ -137,7 +137,11 @@ agent_token intruder
 INTR=$(cat "$T/intruder.token")
 expect 200 POST /api/v1/agent/register '{"name":"intruder","gpus":[]}' "$INTR" >/dev/null
 expect 409 POST /api/v1/agent/register '{"name":"node-g","gpus":[]}' "$INTR" >/dev/null
-UID1=$(ls "$T/node-g/pods")
+# r1's pod: t1's may still be in the folder, being cleaned up
+UID1=$(for d in "$T/node-g/pods"/*; do
+  jq -e '.workloadName == "r1"' "$d/spec.json" >/dev/null 2>&1 && basename "$d"
+done)
+[ -n "$UID1" ] && [ "$(printf '%s\n' "$UID1" | wc -l)" = 1 ] || fail "r1's pod folder: '$UID1'"
 expect 200 POST /api/v1/agent/heartbeat "{\"pods\":[{\"uid\":\"$UID1\",\"state\":\"Exited\",
   \"exitCode\":3}]}" "$INTR" >/dev/null
 expect 404 POST "/api/v1/agent/pods/$UID1/logs?offset=0" "forged" "$INTR" >/dev/null
