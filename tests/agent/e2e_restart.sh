@@ -139,7 +139,7 @@ expect 200 POST /api/v1/agent/register '{"name":"intruder","gpus":[]}' "$INTR" >
 expect 409 POST /api/v1/agent/register '{"name":"node-g","gpus":[]}' "$INTR" >/dev/null
 # r1's pod: t1's may still be in the folder, being cleaned up
 UID1=$(for d in "$T/node-g/pods"/*; do
-  jq -e '.workloadName == "r1"' "$d/spec.json" >/dev/null 2>&1 && basename "$d"
+  if jq -e '.workloadName == "r1"' "$d/spec.json" >/dev/null 2>&1; then basename "$d"; fi
 done)
 [ -n "$UID1" ] && [ "$(printf '%s\n' "$UID1" | wc -l)" = 1 ] || fail "r1's pod folder: '$UID1'"
 expect 200 POST /api/v1/agent/heartbeat "{\"pods\":[{\"uid\":\"$UID1\",\"state\":\"Exited\",

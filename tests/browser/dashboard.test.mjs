@@ -1051,6 +1051,9 @@ test('10,000 workloads: server-side pages, sorting and filtering, and the overvi
   const sortMs = Date.now() - t2;
   const t3 = Date.now();
   await p.locator('#wl-phase').selectOption('Pending');
+  // as a reader does: the filtered page shows, then a name is typed
+  await p.waitForURL(/phase=Pending/);
+  await p.locator('main:not([aria-busy])').waitFor();
   await p.locator('#wl-search').fill('bulk-0000');
   await until(30, async () => /^1–10 of 10 /.test(await p.locator('#wl-range').innerText()),
     'the filtered range').catch(async (e) => {
