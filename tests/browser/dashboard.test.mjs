@@ -479,6 +479,24 @@ test('the detail pane refreshes in place: focus, text selection and scroll are k
   await page.setViewportSize(DESKTOP);
 });
 
+test('the name box keeps focus and every key typed while the page refreshes under it', async () => {
+  await go(page, '#/workloads');
+  await page.locator('#wl-search').click();
+  await page.keyboard.press('a');
+  // the box's own refresh (300 ms after the last key) and a timed one land
+  await page.waitForURL(/[?&]q=a(&|$)/);
+  await refreshes(page, 1);
+  await page.keyboard.press('1');
+  const after = await page.evaluate(() => ({
+    focus: document.activeElement && document.activeElement.id,
+    value: document.getElementById('wl-search').value,
+  }));
+  assert.deepEqual(after, {focus: 'wl-search', value: 'a1'});
+  await page.waitForURL(/[?&]q=a1(&|$)/);
+  await page.locator('#wl-search').fill('');
+  await page.waitForURL((u) => !/[?&]q=/.test(u.hash));
+});
+
 test('URL state: filters, sort, page and the selected workload; Back and a shared link', async () => {
   await go(page, '#/workloads');
   await page.locator('#wl-phase').selectOption('Running');

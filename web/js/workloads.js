@@ -188,7 +188,11 @@ function renderFilters(ctx) {
       (v) => go(ctx, {phase: v, page: 1}))),
     h('span', {class: 'filter'}, select('wl-type', 'Type', TYPES, state.type,
       (v) => go(ctx, {type: v, page: 1}))),
-    h('span', {class: 'filter', dataset: {key: 'search'}}, h('label', {for: 'wl-search'}, 'Name'), el.search),
+    // the name box is one live element: it goes in once and is kept after
+    // (data-keep), since moving a focused input through the DOM blurs it
+    // and the next keys typed would be lost
+    h('span', {class: 'filter', dataset: {key: 'search', keep: ''}}, h('label', {for: 'wl-search'}, 'Name'),
+      el.search.isConnected ? null : el.search),
     h('span', {class: 'filter'}, h('label', {for: 'wl-size'}, 'Rows'),
       h('select', {id: 'wl-size', onchange: (e) => go(ctx, {size: Number(e.target.value), page: 1})},
         SIZES.map((n) => h('option', {value: String(n), selected: n === state.size}, String(n))))),
