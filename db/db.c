@@ -319,15 +319,7 @@ static int conn_open(struct db__conn *c, const char *path, int readonly)
 
 static void conn_close(struct db__conn *c)
 {
-    int i;
-
-    for (i = 0; i < c->n_stmts; i++) {
-        if (c->stmts[i].st.pq)
-            db__pq_finalize(c->stmts[i].st.pq);
-        else
-            sqlite3_finalize(c->stmts[i].st.lt);
-    }
-    c->n_stmts = 0;
+    db__stmts_free(c);
     if (c->h)
         sqlite3_close(c->h);
     c->h = NULL;

@@ -57,6 +57,12 @@ struct db__stmt;
 
 /* A cached prepared statement, reset and unbound; NULL with *rc set on error. */
 struct db__stmt *db__prep(struct db__conn *c, const char *sql, int *rc);
+/* A statement built at run time (a list's filters and order), cached by
+ * its text on the connection (a few, the least recently used evicted):
+ * used as db__prep()'s, reset with db__done(), never finalized. */
+struct db__stmt *db__prep_text(struct db__conn *c, const char *sql, int *rc);
+/* Finalizes every cached statement of a connection (its close). */
+void db__stmts_free(struct db__conn *c);
 /* A statement made for one use (SQL built at run time): DB_OK with *out
  * set, or DB_EIO (said on stderr); db__finalize() frees it. */
 int db__prep_once(struct db__conn *c, const char *sql, struct db__stmt **out);

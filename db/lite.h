@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 
 #define DB__STMT_CACHE 200
+#define DB__TEXT_CACHE 16 /* statements built at run time, per connection (db__prep_text) */
 
 struct db__pq;
 struct db__pq_stmt;
@@ -34,6 +35,12 @@ struct db__conn {
         const char *sql; /* identity is the pointer: SQL lives in static strings */
         struct db__stmt st;
     } stmts[DB__STMT_CACHE];
+    uint64_t text_clock; /* uses of text[], for the least recently used */
+    struct {
+        char *sql;       /* identity is the text (malloc'd); NULL: a free slot */
+        uint64_t hash, used;
+        struct db__stmt st;
+    } text[DB__TEXT_CACHE];
 };
 
 #define LITE(st) ((st)->lt)

@@ -965,6 +965,10 @@ static int list_sql(struct sqlbuf *b, const struct db_wl_query *q, int count)
     return b->failed ? DB_ENOMEM : DB_OK;
 }
 
+/* The most rows a list allocates for at once (an API page is at most 500,
+ * and one more says whether there is a next). */
+#define LIST_PRESIZE_MAX 512
+
 static int list_fn(struct db__conn *c, void *arg)
 {
     struct list_arg *a = arg;
@@ -973,36 +977,42 @@ static int list_fn(struct db__conn *c, void *arg)
     int rc, cap = 0, np;
 
     rc = list_sql(&b, a->q, a->count != NULL);
-    if (rc == DB_OK && db__prep_once(c, b.s, &st) != DB_OK)
-        rc = DB_EIO;
+    if (rc == DB_OK)
+        st = db__prep_text(c, b.s, &rc);
     free(b.s);
     if (rc != DB_OK)
         return rc;
     rc = where_bind(st, a->q);
     if (rc != DB_OK)
-        goto out_finalize;
+        goto out_done;
     np = db__params(st);
     if (a->count) {
         rc = db__step(st) == DB__ROW ? DB_OK : DB_EIO;
         if (rc == DB_OK)
             *a->count = db__col_int64(st, 0);
-        goto out_finalize;
+        goto out_done;
     }
     db__bind_int(st, np - 1, a->q->limit);
     db__bind_int(st, np, a->q->offset);
+    /* a page's rows in one allocation (a page of 51 grew through 16, 32
+     * and 64 rows of 4 KB each) */
+    cap = a->q->limit > 0 && a->q->limit <= LIST_PRESIZE_MAX ? a->q->limit : 0;
+    if (cap && !(*a->out = malloc(sizeof(**a->out) * (size_t)cap))) {
+        rc = DB_ENOMEM;
+        goto out_done;
+    }
     while ((rc = db__step(st)) == DB__ROW) {
         if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK) {
             rc = DB_ENOMEM;
-            goto out_finalize;
+            goto out_done;
         }
         rc = wl_row(st, &(*a->out)[(*a->n)++]);
         if (rc != DB_OK)
-            goto out_finalize;
+            goto out_done;
     }
     rc = rc == DB__DONE ? DB_OK : DB_EIO;
-out_finalize:
-    db__finalize(st);
-    return rc;
+out_done:
+    return db__done(st, rc);
 }
 
 int db_workload_list(struct db *db, const struct db_wl_query *q, struct db_workload **out, int *n)

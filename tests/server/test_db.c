@@ -583,6 +583,62 @@ static void test_list_paging(void **state)
     }
 }
 
+/* A list's statement is built at run time and cached by its text, a few
+ * per connection: more distinct statements than the cache holds (every
+ * sort key, both orders), run three times over (the second and third
+ * find some cached, others evicted and prepared again), give the same
+ * rows each time, and the right ones. */
+static void test_list_statements_cached(void **state)
+{
+    static const char *const keys[] = {
+        "name", "id", "type", "category", "projectName", "projectId", "departmentName",
+        "departmentId", "phase", "submittedBy", "priorityClassName", "nodepool", "priority",
+        "createdAt", "deletedAt", "completedAt", "phaseUpdatedAt", "allocatedGPU"};
+    enum { KEYS = sizeof(keys) / sizeof(keys[0]), ROWS = 5, PAGE = 3 };
+    struct fixture *f = *state;
+    struct db_workload w, *list = NULL;
+    struct db_wl_query q;
+    char first[2 * KEYS][PAGE][DB_NAME_LEN], name[32];
+    int64_t count = 0;
+    int i, k, pass, n;
+
+    for (i = 0; i < ROWS; i++) {
+        snprintf(name, sizeof(name), "c%d", i);
+        assert_int_equal(submit_priority(f, name, 1, i % 2, &w), DB_OK);
+        db_workload_clear(&w);
+    }
+    for (pass = 0; pass < 3; pass++)
+        for (k = 0; k < 2 * KEYS; k++) {
+            int at = pass == 2 ? 2 * KEYS - 1 - k : k; /* the third pass backwards */
+            memset(&q, 0, sizeof(q));
+            strcpy(q.sort_by, keys[at / 2]);
+            q.desc = at % 2;
+            q.limit = PAGE;
+            q.offset = pass; /* other bindings, same text */
+            q.n_filters = 1;
+            strcpy(q.filters[0].field, "name");
+            strcpy(q.filters[0].op, "=^");
+            strcpy(q.filters[0].value, "c");
+            assert_int_equal(db_workload_list(f->db, &q, &list, &n), DB_OK);
+            assert_int_equal(n, PAGE);
+            for (i = 0; i < n; i++) {
+                if (pass == 0)
+                    strcpy(first[at][i], list[i].name);
+                else if (pass == 1) /* one row further on */
+                    assert_string_equal(i + 1 < PAGE ? first[at][i + 1] : list[i].name,
+                                        list[i].name);
+            }
+            if (strcmp(keys[at / 2], "name") == 0)
+                for (i = 0; i < n; i++) {
+                    snprintf(name, sizeof(name), "c%d", q.desc ? ROWS - 1 - pass - i : pass + i);
+                    assert_string_equal(list[i].name, name);
+                }
+            db_workloads_free(list, n);
+            assert_int_equal(db_workload_count(f->db, &q, &count), DB_OK);
+            assert_int_equal(count, ROWS);
+        }
+}
+
 static void test_cycle_apply(void **state)
 {
     struct fixture *f = *state;
@@ -928,6 +984,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lifecycle_and_list, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_paging, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_statements_cached, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cycle_apply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reasons_apply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen_keeps_rows, setup, teardown),
