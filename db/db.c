@@ -42,6 +42,11 @@
  *      wal_autocheckpoint off, and a checkpointer thread with its own
  *      connection copies the WAL into the database (PASSIVE, so it never
  *      blocks the writer) every CKPT_COMMITS commits or every second.
+ *   5. The WAL stays bounded: SQLite reuses it from the start only when a
+ *      checkpoint has caught up and no reader is behind, which constant
+ *      reads can put off; past CKPT_FORCE_PAGES the checkpointer waits
+ *      for the readers (RESTART, which holds writers for that wait), and a
+ *      log reset after growing is cut back to WAL_KEEP_BYTES on disk.
  */
 #include "lite.h"
 #include "pq.h"
@@ -59,7 +64,8 @@
 #define HEALTH_PROBE_MS 1000
 #define FULL_CLEAR_BYTES (1 << 20) /* a full disk counts as freed past this */
 #define CKPT_COMMITS 64
-#define CKPT_FORCE_PAGES 50000  /* past this WAL size, wait for readers (RESTART) */
+#define CKPT_FORCE_PAGES 16384  /* past this WAL size (64 MiB of 4 KiB pages), wait for readers (RESTART) */
+#define WAL_KEEP_BYTES "8388608" /* a reset log is cut back to this size (journal_size_limit) */
 
 struct db__op {
     db__fn fn;
@@ -313,6 +319,7 @@ static int conn_open(struct db__conn *c, const char *path, int readonly)
     sqlite3_busy_timeout(c->h, BUSY_MS);
     rc = db__exec(c, readonly ? "PRAGMA foreign_keys=ON; PRAGMA query_only=ON;"
                               : "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                                " PRAGMA journal_size_limit=" WAL_KEEP_BYTES ";"
                                 " PRAGMA foreign_keys=ON;");
     return rc;
 }

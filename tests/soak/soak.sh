@@ -36,8 +36,8 @@
 #     GPUs (SOAK_NODES=NxG), each project deserving half of them;
 # Every 10 s (a twentieth of a shorter run, at least 1 s) it samples
 # allotd's resident memory (VmRSS), its open file
-# descriptors, the database's size on disk (with its -wal) and the rows
-# kept, into soak.csv. At the end it compares the first sample after the
+# descriptors, the database's size on disk, its -wal file's size and the
+# rows kept, into soak.csv. At the end it compares the first sample after the
 # warm-up with the last: memory and descriptors are "flat" when they grew
 # by less than 10 % (memory; SOAK_RSS_PCT sets another figure, "off"
 # reports memory without judging it) or 8
@@ -45,8 +45,12 @@
 # workload and event as history (deleted workloads included), so it
 # grows with the work done: reported as bytes per workload row, flat when
 # that figure does not grow by more than 25 % (SOAK_DB_PCT sets another
-# figure, "off" reports it without judging it). Exit status 0 when all
-# three are flat, 1 otherwise.
+# figure, "off" reports it without judging it). The -wal file is counted
+# apart: its size is the most the log held since its last reset, which
+# moves with readers and checkpoints and not with the rows kept, so it is
+# held to a bound instead (SOAK_WAL_MB, default 128: twice the size at
+# which allotd's checkpointer waits for readers to reset it). Exit status
+# 0 when all four hold, 1 otherwise.
 #
 # It prints what the load did: submissions, deletions, preemptions and
 # reclaims (allotd's allot_evictions_total), agents joined and left. With
@@ -59,6 +63,7 @@ SECONDS_RUN=${2:-1800}
 WARMUP=${3:-700}
 RSS_PCT=${SOAK_RSS_PCT:-10}
 DB_PCT=${SOAK_DB_PCT:-25}
+WAL_MB=${SOAK_WAL_MB:-128}
 LIVE=${SOAK_LIVE:-200}
 NODES=${SOAK_NODES:-8x8}
 NEED_EVICTIONS=${SOAK_NEED_EVICTIONS:-1}
@@ -168,10 +173,10 @@ loop_agents() {
     echo "leave soak-$n" >>"$T/agents"
   done
 }
-sample() { # one CSV line: seconds, rss_kib, fds, db_bytes, workloads, events, live
+sample() { # one CSV line: seconds, rss_kib, fds, db_bytes, wal_bytes, workloads, events, live
   rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$SERVER/status")
   fds=$(ls "/proc/$SERVER/fd" | wc -l)
-  db=$(($(stat -c %s soak.db) + $(stat -c %s soak.db-wal 2>/dev/null || echo 0)))
+  db=$(stat -c %s soak.db),$(stat -c %s soak.db-wal 2>/dev/null || echo 0)
   rows=$(sqlite3 -readonly soak.db 'SELECT count(*) FROM workloads; SELECT count(*) FROM events' |
     paste -sd, -)
   live=$(apij "$URL/api/v1/workloads/count" | jq .count)
@@ -184,7 +189,7 @@ loop_delete & PIDS="$PIDS $!"
 loop_read & PIDS="$PIDS $!"
 loop_agents & PIDS="$PIDS $!"
 START=$(date +%s)
-echo "seconds,rss_kib,fds,db_bytes,workloads,events,live" >"$OUT/soak.csv"
+echo "seconds,rss_kib,fds,db_bytes,wal_bytes,workloads,events,live" >"$OUT/soak.csv"
 while alive; do
   sample >>"$OUT/soak.csv"
   sleep "$EVERY"
@@ -208,21 +213,25 @@ leaves=$(grep -c '^leave' "$T/agents" 2>/dev/null || true)
 first=$(awk -F, -v w="$WARMUP" 'NR > 1 && $1 >= w { print; exit }' "$OUT/soak.csv")
 last=$(tail -n 1 "$OUT/soak.csv")
 [ -n "$first" ] || first=$(sed -n 2p "$OUT/soak.csv")
-verdict=$(printf '%s\n%s\n' "$first" "$last" | awk -F, -v pct="$RSS_PCT" -v dbpct="$DB_PCT" '
-  NR == 1 { r0 = $2; f0 = $3; d0 = $4; w0 = $5; t0 = $1 }
-  NR == 2 { r1 = $2; f1 = $3; d1 = $4; w1 = $5; t1 = $1 }
+wal_max=$(awk -F, 'NR > 1 && $5 > m { m = $5 } END { print m + 0 }' "$OUT/soak.csv")
+verdict=$(printf '%s\n%s\n' "$first" "$last" | awk -F, -v pct="$RSS_PCT" -v dbpct="$DB_PCT" \
+  -v walmb="$WAL_MB" -v walmax="$wal_max" '
+  NR == 1 { r0 = $2; f0 = $3; d0 = $4; w0 = $6; t0 = $1 }
+  NR == 2 { r1 = $2; f1 = $3; d1 = $4; w1 = $6; t1 = $1 }
   END {
     rss_ok = pct == "off" || r1 <= r0 * (1 + pct / 100); fd_ok = f1 <= f0 + 8
     b0 = w0 ? d0 / w0 : d0; b1 = w1 ? d1 / w1 : d1; db_ok = dbpct == "off" || b1 <= b0 * (1 + dbpct / 100)
+    wal_ok = walmax <= walmb * 1048576
     printf "from %d s to %d s after the start\n", t0, t1
     printf "  rss:  %d KiB -> %d KiB (%+.1f %%): %s\n", r0, r1, (r1 - r0) * 100 / r0,
       pct == "off" ? "not judged" : rss_ok ? "flat" : "GROWS"
     printf "  fds:  %d -> %d: %s\n", f0, f1, fd_ok ? "flat" : "GROWS"
     printf "  db:   %d -> %d bytes for %d -> %d workload rows (%.0f -> %.0f bytes a row): %s\n",
       d0, d1, w0, w1, b0, b1, dbpct == "off" ? "not judged" : db_ok ? "flat per row" : "GROWS"
+    printf "  wal:  at most %d bytes (bound %d MiB): %s\n", walmax, walmb, wal_ok ? "bounded" : "PAST ITS BOUND"
     work_ok = w1 > w0
     if (!work_ok) printf "  no workload was submitted after the warm-up\n"
-    exit !(rss_ok && fd_ok && db_ok && work_ok)
+    exit !(rss_ok && fd_ok && db_ok && wal_ok && work_ok)
   }') && rc=0 || rc=1
 echo "soak: $SECONDS_RUN s, evictions: ${evictions:-none}; samples in $OUT/soak.csv"
 echo "  load: ${submitted:-0} submissions, ${deleted:-0} deletions, $preempted preemptions," \
