@@ -301,14 +301,25 @@ int db__read_list(struct db *db, db__fn fn, void *arg, void *arrp, int *n)
 
 /* Opens a connection to an existing file (file.c creates new ones, so
  * SQLite never creates a database here). */
+/* SQLite's own allocation statistics take a mutex of the whole library
+ * around every allocation it makes, which all reader threads shared;
+ * nothing here reads them. Set before SQLite's first use in the process
+ * (a later call is refused by SQLite, harmlessly). */
+static void lite_config(void)
+{
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 static int conn_open(struct db__conn *c, const char *path, int readonly)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
     int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
     int rc, src;
 
     memset(c, 0, sizeof(*c));
     if (db__pq_uri(path))
         return db__pq_open(path, readonly, &c->pq);
+    pthread_once(&once, lite_config);
     src = sqlite3_open_v2(path, &c->h, flags | SQLITE_OPEN_NOMUTEX, NULL);
     if (src != SQLITE_OK) {
         fprintf(stderr, "allotd: db: cannot open %s: %s\n", path,
