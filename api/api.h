@@ -434,6 +434,13 @@ void api_http_stop(struct api_app *app);
 void api_reply(struct api_req *r, int status, json_t *body);
 void api_reply_text(struct api_req *r, int status, const char *type, const char *text,
                     size_t len);
+/* The most a reply's status line and headers take. */
+#define API_REPLY_HEAD 512
+/* api_reply_text of the len bytes at buf + room, the header written into
+ * the room before them (API_REPLY_HEAD bytes are enough): one write and
+ * no copy of the body (the JSON writer keeps that room, jw.c). */
+void api_reply_room(struct api_req *r, int status, const char *type, char *buf, size_t room,
+                    size_t len);
 void api_error(struct api_req *r, int status, const char *message, const char *details);
 /* api_error with a Retry-After header of retry_s seconds (429, 503). */
 void api_error_retry(struct api_req *r, int status, const char *message, const char *details,
@@ -499,8 +506,8 @@ void api_uuid_derived(const char *base, int kind, int64_t n, char out[DB_ID_LEN]
 /* ---- a JSON writer for hot replies (jw.c) ----
  * Values take a key inside objects and NULL inside arrays. */
 struct jw {
-    char *buf;
-    size_t n, cap;
+    char *buf;                    /* API_REPLY_HEAD bytes of room, then the text */
+    size_t n, cap;                /* n counts the room */
     int need_comma, failed;
 };
 void jw_open(struct jw *w, char c);                /* '{' or '[' (after jw_key in objects) */
@@ -515,6 +522,9 @@ void jw_time(struct jw *w, const char *key, int64_t ms);       /* ISO-8601, null
 /* A JSON text copied as it is (dflt when text is NULL or empty). */
 void jw_json(struct jw *w, const char *key, const char *text, const char *dflt);
 void jw_raw(struct jw *w, const char *s, size_t n);
+/* Room for `more` bytes beyond what is written, allocated now (a reply
+ * whose size is known roughly grows once instead of doubling). */
+void jw_reserve(struct jw *w, size_t more);
 /* The text (malloc'd; NULL after a failure); the writer is reset. */
 char *jw_take(struct jw *w, size_t *len);
 /* Replies with the text, or 500 after a failure; the writer is reset. */

@@ -241,12 +241,12 @@ int api_is_uuid(const char *s)
 #define API_KEEP_ALIVE_MS "2000"
 
 
-static void send_raw(struct api_req *r, int status, const char *type, const char *body,
-                     size_t len, const char *extra)
+/* The reply's status line and headers, for a body of len bytes, into
+ * head (API_REPLY_HEAD bytes); their length, or 0 when they do not fit. */
+static size_t head_format(struct api_req *r, int status, const char *type, size_t len,
+                          const char *extra, char *head)
 {
-    char head[512];
-    char *one;
-    int n = snprintf(head, sizeof(head),
+    int n = snprintf(head, API_REPLY_HEAD,
                      "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
                      "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
                      "Keep-Alive: timeout=%d\r\n%s\r\n",
@@ -254,22 +254,49 @@ static void send_raw(struct api_req *r, int status, const char *type, const char
                      API_KEEP_ALIVE_S, extra ? extra : "");
 
     r->status = status;
-    if (n < 0 || (size_t)n >= sizeof(head))
+    return n < 0 || n >= API_REPLY_HEAD ? 0 : (size_t)n;
+}
+
+static void send_raw(struct api_req *r, int status, const char *type, const char *body,
+                     size_t len, const char *extra)
+{
+    char head[API_REPLY_HEAD];
+    char *one;
+    size_t n = head_format(r, status, type, len, extra, head);
+
+    if (!n)
         return;
-    /* one write per reply: header and body in separate segments would
-     * meet Nagle's algorithm and the peer's delayed ACK */
-    one = malloc((size_t)n + len);
+    /* one write per reply: header and body in separate segments cost a
+     * second trip through the stack (and would meet Nagle's algorithm and
+     * the peer's delayed ACK without tcp_nodelay) */
+    one = malloc(n + len);
     if (one) {
-        memcpy(one, head, (size_t)n);
+        memcpy(one, head, n);
         if (len)
             memcpy(one + n, body, len);
-        mg_write(r->conn, one, (size_t)n + len);
+        mg_write(r->conn, one, n + len);
         free(one);
         return;
     }
-    mg_write(r->conn, head, (size_t)n);
+    mg_write(r->conn, head, n);
     if (len)
         mg_write(r->conn, body, len);
+}
+
+void api_reply_room(struct api_req *r, int status, const char *type, char *buf, size_t room,
+                    size_t len)
+{
+    char head[API_REPLY_HEAD];
+    size_t n = head_format(r, status, type, len, NULL, head);
+
+    if (!n)
+        return;
+    if (n > room) {
+        send_raw(r, status, type, buf + room, len, NULL);
+        return;
+    }
+    memcpy(buf + room - n, head, n);
+    mg_write(r->conn, buf + room - n, n + len);
 }
 
 void api_reply_text(struct api_req *r, int status, const char *type, const char *text,

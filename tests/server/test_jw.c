@@ -2,7 +2,8 @@
  * test_jw.c: the JSON writer's numbers and times (api/jw.c) against what
  * snprintf writes for the same values: integers at both ends of int64,
  * thousandths with their trailing zeros trimmed, times across the years
- * the API stores.
+ * the API stores (every day from 1970 past 2400); strings and keys
+ * escaped where they must be.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -86,12 +87,82 @@ static void test_times(void **state)
     assert_string_equal(got, "2000-02-29T00:00:00.123Z");
 }
 
+/* Every day from 1970 to past 2400 (leap years, 2100 and 2200 not, 2000
+ * and 2400 leap), each at a different time of day, against gmtime_r. */
+static void test_times_every_day(void **state)
+{
+    char got[40], want[96];
+    int64_t day, ms;
+
+    (void)state;
+    for (day = 0; day < 160000; day++) {
+        ms = day * 86400000 + (day * 7919 % 86400) * 1000 + day % 1000;
+        time_t s = (time_t)(ms / 1000);
+        struct tm tm;
+        gmtime_r(&s, &tm);
+        snprintf(want, sizeof(want), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+        api_time_text(ms, got, sizeof(got));
+        if (strcmp(got, want))
+            fail_msg("%lld ms: %s, not %s", (long long)ms, got, want);
+    }
+}
+
+/* Strings and keys: escaped per RFC 8259 where they must be, copied as
+ * they are otherwise, commas between members. */
+static void test_strings(void **state)
+{
+    static const struct {
+        const char *key, *value, *want;
+    } rows[] = {
+        {"a", "plain", "{\"a\":\"plain\"}"},
+        {"a", "", "{\"a\":\"\"}"},
+        {"a", NULL, "{\"a\":\"\"}"},
+        {"q", "say \"hi\"", "{\"q\":\"say \\\"hi\\\"\"}"},
+        {"b", "a\\b", "{\"b\":\"a\\\\b\"}"},
+        {"n", "l1\nl2\t\x01", "{\"n\":\"l1\\nl2\\u0009\\u0001\"}"},
+        {"u", "gr\xc3\xbc\xc3\x9f" "e", "{\"u\":\"gr\xc3\xbc\xc3\x9f" "e\"}"},
+        {"k\"ey", "v", "{\"k\\\"ey\":\"v\"}"},
+        {"end", "\"", "{\"end\":\"\\\"\"}"},
+    };
+    struct jw j = {0};
+    size_t i, len;
+    char *got;
+
+    (void)state;
+    for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        jw_open(&j, '{');
+        jw_str(&j, rows[i].key, rows[i].value);
+        jw_close(&j, '}');
+        got = jw_take(&j, &len);
+        assert_string_equal(got, rows[i].want);
+        assert_int_equal(len, strlen(rows[i].want));
+        free(got);
+    }
+    jw_reserve(&j, 10);
+    jw_open(&j, '[');
+    jw_str(&j, NULL, "x");
+    jw_str(&j, NULL, "y\"");
+    jw_int(&j, NULL, 3);
+    jw_open(&j, '{');
+    jw_key(&j, "k");
+    jw_null(&j, NULL);
+    jw_str(&j, "s", "t");
+    jw_close(&j, '}');
+    jw_close(&j, ']');
+    got = jw_take(&j, &len);
+    assert_string_equal(got, "[\"x\",\"y\\\"\",3,{\"k\":null,\"s\":\"t\"}]");
+    free(got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ints),
         cmocka_unit_test(test_millis),
         cmocka_unit_test(test_times),
+        cmocka_unit_test(test_times_every_day),
+        cmocka_unit_test(test_strings),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
