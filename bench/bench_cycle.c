@@ -13,7 +13,9 @@
  *          has settled (passes applied until one decides nothing). The
  *          submission is timed twice: a full cycle, and sched_cycle_next()
  *          with a memo of the cycle before it and the delta "one
- *          submission" (its digest must be the full cycle's).
+ *          submission" (its digest must be the full cycle's); so is a
+ *          pending workload cancelled (COMPLETED in place, the delta
+ *          "one left").
  *   cold   an empty cluster and W one-GPU workloads: passes applied until
  *          nothing changes; placements per second of cycle time.
  *   memory the arena's peak and the process's peak RSS (getrusage).
@@ -331,15 +333,24 @@ static int median_cycle(const struct options *o, struct gen_world *w, struct sch
     return rc;
 }
 
-/* The same submission through sched_cycle_next(): a memo primed by a
- * full cycle on the world as it was (untimed), then the cycle with the
- * delta "one submission" (timed; median of the runs). Its digest must be
- * the full cycle's: a differing one is an error. */
-static int incremental_submission(const struct options *o, struct gen_world *w,
-                                  struct sched_arena *arena, uint64_t full_digest,
-                                  const char *when)
+/* An event as sched_cycle_next() sees it: undo() gives the world as it
+ * was, redo() makes the event again and fills its delta. */
+struct event {
+    const char *what;
+    void (*undo)(struct gen_world *w, struct event *ev);
+    void (*redo)(struct gen_world *w, struct event *ev, struct sched_delta *d);
+    int workload;          /* the one it is about */
+};
+
+/* The event through sched_cycle_next(): a memo primed by a full cycle on
+ * the world as it was (untimed), then the cycle with the event's delta
+ * (timed; median of the runs). Its digest must be the full cycle's: a
+ * differing one is an error. */
+static int incremental_event(const struct options *o, struct gen_world *w,
+                             struct sched_arena *arena, uint64_t full_digest, const char *when,
+                             struct event *ev)
 {
-    struct sched_delta prime = {1, 0}, one = {0, 1};
+    struct sched_delta prime = {1, 0, NULL, 0}, delta;
     struct sched_memo *memo = sched_memo_new();
     struct sched_memo_stats stats;
     struct sched_result res;
@@ -351,16 +362,16 @@ static int incremental_submission(const struct options *o, struct gen_world *w,
 
     sched_config_default(&cfg);
     for (i = 0; rc == 0 && i < o->event_runs; i++) {
-        w->n_wls--;   /* the world before the submission */
+        ev->undo(w, ev);
         gen_world_state(w, &st);
         sched_arena_reset(arena);
         rc = sched_cycle_next(memo, &st, &prime, &cfg, arena, &res);
-        w->n_wls++;
+        ev->redo(w, ev, &delta);
         gen_world_state(w, &st);
         sched_arena_reset(arena);
         t0 = now_ms();
         if (rc == 0)
-            rc = sched_cycle_next(memo, &st, &one, &cfg, arena, &res);
+            rc = sched_cycle_next(memo, &st, &delta, &cfg, arena, &res);
         t[i] = now_ms() - t0;
         if (rc == 0)
             digest = result_digest(&res, w->n_wls);
@@ -371,9 +382,9 @@ static int incremental_submission(const struct options *o, struct gen_world *w,
     if (rc != 0)
         return -1;
     qsort(t, (size_t)o->event_runs, sizeof(double), cmp_double);
-    printf("event %-8s one submission, incremental: next cycle %.3f ms (%s; digest %016llx)\n",
-           when, t[o->event_runs / 2], reused == o->event_runs ? "answered from the memo"
-                                                              : "full cycle",
+    printf("event %-8s %s, incremental: next cycle %.3f ms (%s; digest %016llx)\n", when,
+           ev->what, t[o->event_runs / 2], reused == o->event_runs ? "answered from the memo"
+                                                                  : "full cycle",
            (unsigned long long)digest);
     if (digest != full_digest) {
         fprintf(stderr, "allot-bench-cycle: the incremental cycle's digest differs from the "
@@ -383,9 +394,37 @@ static int incremental_submission(const struct options *o, struct gen_world *w,
     return 0;
 }
 
+static void unsubmit(struct gen_world *w, struct event *ev)
+{
+    (void)ev;
+    w->n_wls--;
+}
+
+static void resubmit(struct gen_world *w, struct event *ev, struct sched_delta *d)
+{
+    (void)ev;
+    w->n_wls++;
+    memset(d, 0, sizeof(*d));
+    d->n_submitted = 1;
+}
+
+static void uncancel(struct gen_world *w, struct event *ev)
+{
+    w->wls[ev->workload].phase = SCHED_PENDING;
+}
+
+static void cancel(struct gen_world *w, struct event *ev, struct sched_delta *d)
+{
+    w->wls[ev->workload].phase = SCHED_COMPLETED;
+    memset(d, 0, sizeof(*d));
+    d->left = &ev->workload;
+    d->n_left = 1;
+}
+
 static int time_submission(const struct options *o, struct gen_world *w,
                            struct sched_arena *arena, const char *when)
 {
+    struct event ev = {"one submission", unsubmit, resubmit, -1};
     size_t pods_before = w->n_pods;
     uint64_t digest;
     double ms;
@@ -398,9 +437,49 @@ static int time_submission(const struct options *o, struct gen_world *w,
     printf("event %-8s one submission: next cycle %.2f ms (%d decisions; digest %016llx)\n",
            when, ms, d, (unsigned long long)digest);
     if (rc == 0)
-        rc = incremental_submission(o, w, arena, digest, when);
+        rc = incremental_event(o, w, arena, digest, when, &ev);
     w->n_wls--;
     w->n_pods = pods_before;
+    return rc;
+}
+
+/* The first pending workload with no pod placed, or -1: its entry is the
+ * first of the pending list, the most the memo moves to take one out. */
+static int first_unplaced(const struct gen_world *w)
+{
+    int i, k, placed;
+
+    for (i = 0; i < w->n_wls; i++) {
+        if (w->wls[i].phase != SCHED_PENDING)
+            continue;
+        for (k = placed = 0; k < w->wls[i].n_pods; k++)
+            placed += w->wls[i].pods[k].node >= 0;
+        if (!placed)
+            return i;
+    }
+    return -1;
+}
+
+/* A pending workload cancelled before it started (it stays in the
+ * snapshot, COMPLETED), through sched_cycle() and sched_cycle_next(). */
+static int time_cancel(const struct options *o, struct gen_world *w, struct sched_arena *arena,
+                       const char *when)
+{
+    struct event ev = {"one cancellation", uncancel, cancel, first_unplaced(w)};
+    struct sched_delta d;
+    uint64_t digest;
+    double ms;
+    int n, rc;
+
+    if (ev.workload < 0)
+        return 0;
+    cancel(w, &ev, &d);
+    rc = median_cycle(o, w, arena, &ms, &n, &digest);
+    printf("event %-8s one cancellation: next cycle %.2f ms (%d decisions; digest %016llx)\n",
+           when, ms, n, (unsigned long long)digest);
+    if (rc == 0)
+        rc = incremental_event(o, w, arena, digest, when, &ev);
+    uncancel(w, &ev);
     return rc;
 }
 
@@ -467,6 +546,8 @@ static int bench_event(const struct options *o, struct gen_world *w, struct sche
         rc = time_submission(o, w, arena, "(first)");
     if (rc == 0)
         rc = time_completion(o, w, arena, "(first)");
+    if (rc == 0)
+        rc = time_cancel(o, w, arena, "(first)");
     if (rc != 0 || o->settle == 0)
         return rc;
     rc = settle(w, arena, o->settle, &passes, &total);
@@ -475,6 +556,8 @@ static int bench_event(const struct options *o, struct gen_world *w, struct sche
         rc = time_submission(o, w, arena, "(settled)");
     if (rc == 0)
         rc = time_completion(o, w, arena, "(settled)");
+    if (rc == 0)
+        rc = time_cancel(o, w, arena, "(settled)");
     return rc;
 }
 

@@ -9,14 +9,19 @@
  *         time), whether any stale time is set, the session itself, every
  *         queue's fair share per pool and resource, the pending entries,
  *         the stale times and the table of diagnosis kinds.
- * Step 2  A delta of submissions after a settled cycle, with the same
- *         sizes and configuration, no pool placing by fragmentation (its
- *         mix moves with every submission), and, when the clock moved, no
- *         stale time set and no pool's minimum runtime (the only rules that
- *         read the clock besides time-based fairshare): the kept session
- *         takes the submissions (sched__session_extend(): each costs what
- *         building it costs, nothing is rebuilt) and the fair shares are
- *         computed again (per queue and pool, not per workload).
+ * Step 2  A delta of submissions and of workloads that left holding no
+ *         pod (a pending one suspended, cancelled or failed) after a
+ *         settled cycle, with the same sizes and configuration, no pool
+ *         placing by fragmentation (its mix moves with every submission),
+ *         and, when the clock moved, no stale time set and no pool's
+ *         minimum runtime (the only rules that read the clock besides
+ *         time-based fairshare): the entries of the workloads that left
+ *         are taken out, the kept session takes the submissions
+ *         (sched__session_extend(): each costs what building it costs,
+ *         nothing is rebuilt) and the departures (sched__session_leave():
+ *         their demand goes), and the fair shares are computed again (per
+ *         queue and pool, not per workload). A workload that left holding
+ *         pods frees room: the cycle runs in full.
  * Step 3  If every fair share is what the memo kept, each submission is
  *         tried alone (sched__would_start()). Why that is the whole cycle:
  *         the previous cycle tried every older workload on this very state
@@ -24,13 +29,19 @@
  *         demand is read by fair share alone) and none started; a failed
  *         attempt leaves the state as it was, so every attempt of the full
  *         cycle runs on this state, whatever order the new heads give the
- *         queues, and a submission that fails alone fails there too.
- * Step 4  Nothing starts: the result is the kept one plus the submissions'
- *         own entries: shares as computed (their requests moved), the
- *         stale times as the workloads hold them (a submission has none),
- *         the kept pending entries, then each pending submission's entry,
- *         shared with the first pending workload of its kind (the kinds
- *         table) as record_pending() does, or diagnosed. The pending
+ *         queues, and a submission that fails alone fails there too. A
+ *         workload that left held nothing, so the state is the same and
+ *         nobody it leaves behind starts either.
+ * Step 4  Nothing starts: the result is the kept one less the entries of
+ *         the workloads that left, plus the entry of each that is still
+ *         pending (a suspended one: SUSPENDED) at its place in workload
+ *         order, and the submissions' own entries: shares as computed
+ *         (requests moved), the stale times as the workloads hold them (a
+ *         submission has none, one that left none either), the kept
+ *         pending entries, then each pending submission's entry, shared
+ *         with the first pending workload of its kind (the kinds table) as
+ *         record_pending() does, or diagnosed. Taking an entry out moves
+ *         the entries after it (a memmove of the pending list). The pending
  *         entries and stale times are the memo's own arrays (valid until
  *         the next call), so the cycle copies nothing per workload. Once
  *         Step 2 has touched the kept session, anything else falls back to
@@ -40,10 +51,11 @@
  *   1. memo->settled only after a cycle that decided nothing and whose
  *      stale times equal its input's; then ss is that cycle's session as
  *      it was built (every attempt rolled back), pending[0..n_pending) is
- *      that cycle's list, stale[] its stale times and kinds[] indexes its
- *      first entry of every kind.
- *   2. A reused cycle keeps the memo settled and appends to it exactly what
- *      it appended to the result.
+ *      that cycle's list, stale[] its stale times and kinds[] indexes an
+ *      entry of every kind it has not forgotten (a kind whose indexed
+ *      entry left is forgotten; its next workload is diagnosed again).
+ *   2. A reused cycle keeps the memo settled and changes in it exactly
+ *      what it changed in the result.
  *   3. Any error, and any fall-back once the kept session changed, forgets
  *      everything (valid = 0).
  *   4. The memo's arena holds the session and what the reused cycles add to
@@ -56,6 +68,7 @@
 #include <string.h>
 
 #define MEMO_SLACK ((size_t)1 << 20)   /* Invariant 4: a block of growth beyond 2x */
+#define KIND_GONE (-1)                 /* a slot whose kind was forgotten: probes go on */
 
 struct sched_memo {
     int valid;                  /* the fields below describe the last result */
@@ -72,8 +85,9 @@ struct sched_memo {
     int n_pending, cap_pending;
     int64_t *stale;             /* [cap_stale]: the last result's stale times */
     int cap_stale;
-    int *kinds;                 /* [cap_kinds]: pending index + 1, or 0 */
-    int cap_kinds, n_kinds;
+    int *kinds;                 /* [cap_kinds]: pending index + 1, 0 (free) or
+                                   KIND_GONE (a kind forgotten) */
+    int cap_kinds, n_kinds, n_gone;
     struct sched_memo_stats stats;
 };
 
@@ -144,19 +158,31 @@ static int keep_fair(struct sched_memo *memo, const struct sched_session *ss)
     return SCHED_OK;
 }
 
-static int keep_kinds(struct sched_memo *memo, const int *kinds, int cap)
-{
-    int *k = realloc(memo->kinds, (size_t)cap * sizeof(int)), i;
+static int kinds_insert(struct sched_memo *memo, const struct sched_session *ss, int entry);
 
-    if (!k)
-        return SCHED_ENOMEM;
-    memcpy(k, kinds, (size_t)cap * sizeof(int));
-    memo->kinds = k;
-    memo->cap_kinds = cap;
-    memo->n_kinds = 0;
+/* The cycle's table of kinds (sized by its pending workloads), kept in a
+ * table sized by the kinds: a workload that leaves walks it (Step 4). */
+static int keep_kinds(struct sched_memo *memo, const struct sched_session *ss, const int *kinds,
+                      int cap)
+{
+    int n = 0, i, rc = SCHED_OK;
+
     for (i = 0; i < cap; i++)
-        memo->n_kinds += k[i] != 0;
-    return SCHED_OK;
+        n += kinds[i] != 0;
+    free(memo->kinds);
+    memo->cap_kinds = 16;
+    while (memo->cap_kinds < 4 * n)
+        memo->cap_kinds *= 2;
+    memo->kinds = calloc((size_t)memo->cap_kinds, sizeof(int));
+    memo->n_kinds = memo->n_gone = 0;
+    if (!memo->kinds) {
+        memo->cap_kinds = 0;
+        return SCHED_ENOMEM;
+    }
+    for (i = 0; i < cap && rc == SCHED_OK; i++)
+        if (kinds[i])
+            rc = kinds_insert(memo, ss, kinds[i]);
+    return rc;
 }
 
 static int keep(struct sched_memo *memo, const struct sched_session *ss,
@@ -188,12 +214,13 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
         rc = reserve_pending(memo, out->n_pending + 1);
     if (rc == SCHED_OK)
         rc = reserve_stale(memo, in->n_workloads + 1);
-    if (rc == SCHED_OK)
-        rc = keep_kinds(memo, kinds, cap_kinds);
     if (rc != SCHED_OK)
         return rc;
     memcpy(memo->pending, out->pending, (size_t)out->n_pending * sizeof(*out->pending));
     memo->n_pending = out->n_pending;
+    rc = keep_kinds(memo, ss, kinds, cap_kinds);
+    if (rc != SCHED_OK)
+        return rc;
     memcpy(memo->stale, out->stale_since_ms, (size_t)in->n_workloads * sizeof(int64_t));
     memo->arena_kept = sched__arena_used(memo->arena);
     return SCHED_OK;
@@ -230,6 +257,25 @@ static int same_config(const struct sched_config *a, const struct sched_config *
            a->max_consolidation_moves == b->max_consolidation_moves;
 }
 
+/* Step 2: workload w left as the delta promises, and held no pod in the
+ * kept session (one that held some frees room: the actions must run). */
+static int left_unplaced(const struct sched_memo *memo, const struct sched_state *in, int w)
+{
+    const struct sched_workload *wl;
+    int k;
+
+    if (w < 0 || w >= memo->n_workloads || memo->ss.wl[w].n_placed != 0)
+        return 0;
+    wl = &in->workloads[w];
+    if ((wl->phase != SCHED_STOPPED && wl->phase != SCHED_COMPLETED &&
+         wl->phase != SCHED_FAILED) || wl->stale_since_ms != SCHED_NO_TIME)
+        return 0;
+    for (k = 0; k < wl->n_pods; k++)
+        if (wl->pods[k].node >= 0)
+            return 0;
+    return 1;
+}
+
 static int reusable(const struct sched_memo *memo, const struct sched_state *in,
                     const struct sched_delta *delta, const struct sched_config *cfg)
 {
@@ -251,6 +297,11 @@ static int reusable(const struct sched_memo *memo, const struct sched_state *in,
     }
     if (in->now_ms != memo->now_ms && memo->any_stale)
         return 0;
+    if (delta->n_left < 0 || (delta->n_left > 0 && !delta->left))
+        return 0;
+    for (k = 0; k < delta->n_left; k++)
+        if (!left_unplaced(memo, in, delta->left[k]))
+            return 0;
     for (w = memo->n_workloads; w < in->n_workloads; w++) {
         const struct sched_workload *wl = &in->workloads[w];
         if (wl->stale_since_ms != SCHED_NO_TIME || wl->n_pods < 1 || !wl->pods)
@@ -274,22 +325,22 @@ static int same_fair(const struct sched_memo *memo, const struct sched_session *
 
 /* ---- Step 4: the submissions' entries ---- */
 
-static int kinds_insert(struct sched_memo *memo, const struct sched_session *ss, int entry);
-
-static int kinds_grow(struct sched_memo *memo, const struct sched_session *ss)
+/* The table again with `cap` slots (a power of two): the kinds it holds,
+ * each where its hash puts it, and no forgotten slot. */
+static int kinds_rehash(struct sched_memo *memo, const struct sched_session *ss, int cap)
 {
     int *old = memo->kinds, old_cap = memo->cap_kinds, i, rc = SCHED_OK;
 
-    memo->cap_kinds = old_cap ? 2 * old_cap : 16;
+    memo->cap_kinds = cap;
     memo->kinds = calloc((size_t)memo->cap_kinds, sizeof(int));
-    memo->n_kinds = 0;
+    memo->n_kinds = memo->n_gone = 0;
     if (!memo->kinds) {
         memo->kinds = old;
         memo->cap_kinds = old_cap;
         return SCHED_ENOMEM;
     }
     for (i = 0; i < old_cap && rc == SCHED_OK; i++)
-        if (old[i])
+        if (old[i] > 0)
             rc = kinds_insert(memo, ss, old[i]);
     free(old);
     return rc;
@@ -300,12 +351,14 @@ static int kinds_insert(struct sched_memo *memo, const struct sched_session *ss,
 {
     int mask, i;
 
-    if (2 * (memo->n_kinds + 1) > memo->cap_kinds && kinds_grow(memo, ss) != SCHED_OK)
+    if (2 * (memo->n_kinds + memo->n_gone + 1) > memo->cap_kinds &&
+        kinds_rehash(memo, ss, memo->cap_kinds ? 2 * memo->cap_kinds : 16) != SCHED_OK)
         return SCHED_ENOMEM;
     mask = memo->cap_kinds - 1;
     i = (int)(sched__diagnosis_hash(ss, memo->pending[entry - 1].workload) & (uint64_t)mask);
-    while (memo->kinds[i])
+    while (memo->kinds[i] > 0)
         i = (i + 1) & mask;
+    memo->n_gone -= memo->kinds[i] == KIND_GONE;
     memo->kinds[i] = entry;
     memo->n_kinds++;
     return SCHED_OK;
@@ -320,9 +373,106 @@ static int kinds_find(const struct sched_memo *memo, const struct sched_session 
         return 0;
     for (i = (int)(sched__diagnosis_hash(ss, w) & (uint64_t)mask); memo->kinds[i];
          i = (i + 1) & mask)
-        if (sched__same_diagnosis(ss, memo->pending[memo->kinds[i] - 1].workload, w))
+        if (memo->kinds[i] > 0 &&
+            sched__same_diagnosis(ss, memo->pending[memo->kinds[i] - 1].workload, w))
             return memo->kinds[i];
     return 0;
+}
+
+/* ---- Step 4: the entries of the workloads that left ---- */
+
+/* Index of w's pending entry (entries are in workload order), or
+ * -1 - the index where it would go. */
+static int find_entry(const struct sched_memo *memo, int w)
+{
+    int lo = 0, hi = memo->n_pending;
+
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (memo->pending[mid].workload < w)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < memo->n_pending && memo->pending[lo].workload == w ? lo : -1 - lo;
+}
+
+/* The kinds table's entries (index + 1) above `above` move by `by`; the
+ * kind whose first entry is `gone` (index + 1; 0: none) is forgotten: a
+ * later workload of it is diagnosed again. */
+static void kinds_shift(struct sched_memo *memo, int above, int by, int gone)
+{
+    int i;
+
+    for (i = 0; i < memo->cap_kinds; i++) {
+        if (gone > 0 && memo->kinds[i] == gone) {
+            memo->kinds[i] = KIND_GONE;
+            memo->n_kinds--;
+            memo->n_gone++;
+        } else if (memo->kinds[i] > above) {
+            memo->kinds[i] += by;
+        }
+    }
+}
+
+/* Removes the entry of every workload that left. The table of kinds is
+ * not hashed here (the session has not taken the departures yet, but
+ * the snapshot already says the new phases). */
+static void drop_left_entries(struct sched_memo *memo, const struct sched_delta *delta)
+{
+    int k, e;
+
+    for (k = 0; k < delta->n_left; k++) {
+        e = find_entry(memo, delta->left[k]);
+        if (e < 0)
+            continue;
+        memmove(&memo->pending[e], &memo->pending[e + 1],
+                (size_t)(memo->n_pending - e - 1) * sizeof(*memo->pending));
+        memo->n_pending--;
+        kinds_shift(memo, e + 1, -1, e + 1);
+    }
+}
+
+/* Writes w's entry into p: the first of its kind's, or its diagnosis (then
+ * w's entry, at index e, becomes the first of its kind). */
+static int entry_of(struct sched_memo *memo, struct sched_session *ss, int w, int e)
+{
+    struct sched_pending *p = &memo->pending[e];
+    int kind = kinds_find(memo, ss, w);
+
+    memset(p, 0, sizeof(*p));   /* padding too: results compare byte for byte */
+    if (kind) {
+        memcpy(p, &memo->pending[kind - 1], sizeof(*p));
+        p->workload = w;
+        return SCHED_OK;
+    }
+    sched__diagnose(ss, w, p);
+    return kinds_insert(memo, ss, e + 1);
+}
+
+/* After the session took the departures: the entry of each workload that
+ * left and is still pending (suspended), at its place in workload order. */
+static int insert_left_entries(struct sched_memo *memo, struct sched_session *ss,
+                               const struct sched_delta *delta)
+{
+    int k, e, w, rc = SCHED_OK;
+
+    for (k = 0; k < delta->n_left && rc == SCHED_OK; k++) {
+        w = delta->left[k];
+        e = find_entry(memo, w);
+        if (e >= 0 || !sched__is_pending(ss, w))
+            continue;
+        e = -1 - e;
+        rc = reserve_pending(memo, memo->n_pending + 1);
+        if (rc != SCHED_OK)
+            break;
+        memmove(&memo->pending[e + 1], &memo->pending[e],
+                (size_t)(memo->n_pending - e) * sizeof(*memo->pending));
+        memo->n_pending++;
+        kinds_shift(memo, e, 1, 0);
+        rc = entry_of(memo, ss, w, e);
+    }
+    return rc;
 }
 
 /* Appends each pending submission's entry to the memo's list. */
@@ -331,38 +481,29 @@ static int append_submissions(struct sched_memo *memo, struct sched_session *ss,
     int w, rc;
 
     for (w = first_new; w < ss->n_workloads; w++) {
-        struct sched_pending *p;
-        int kind;
         if (!sched__is_pending(ss, w))
             continue;
         rc = reserve_pending(memo, memo->n_pending + 1);
         if (rc != SCHED_OK)
             return rc;
-        p = &memo->pending[memo->n_pending];
-        memset(p, 0, sizeof(*p));   /* padding too: results compare byte for byte */
-        kind = kinds_find(memo, ss, w);
-        if (kind) {
-            memcpy(p, &memo->pending[kind - 1], sizeof(*p));
-            p->workload = w;
-            memo->n_pending++;
-            continue;
-        }
-        sched__diagnose(ss, w, p);
         memo->n_pending++;
-        rc = kinds_insert(memo, ss, memo->n_pending);
+        rc = entry_of(memo, ss, w, memo->n_pending - 1);
         if (rc != SCHED_OK)
             return rc;
     }
     return SCHED_OK;
 }
 
-static int reuse(struct sched_memo *memo, struct sched_session *ss, struct sched_arena *arena,
+static int reuse(struct sched_memo *memo, struct sched_session *ss,
+                 const struct sched_delta *delta, struct sched_arena *arena,
                  struct sched_result *out)
 {
     const struct sched_state *in = ss->in;
     int w, rc;
 
     rc = sched__record_shares(ss, arena, out);
+    if (rc == SCHED_OK)
+        rc = insert_left_entries(memo, ss, delta);
     if (rc == SCHED_OK)
         rc = append_submissions(memo, ss, memo->n_workloads);
     if (rc == SCHED_OK)
@@ -390,20 +531,25 @@ static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
                      struct sched_arena *arena, struct sched_result *out, int *rc)
 {
     struct sched_session *ss = &memo->ss;
-    int w;
+    int w, k;
 
     if (!reusable(memo, in, delta, cfg))
         return 0;
     memo->valid = 0;   /* Invariant 3: the kept session changes from here */
     memo->cfg = *cfg;
-    if (sched__session_extend(ss, in, &memo->cfg) != SCHED_OK ||
-        sched__fairshare(ss) != SCHED_OK || !same_fair(memo, ss))
+    if (sched__session_extend(ss, in, &memo->cfg) != SCHED_OK)
+        goto fall_back;
+    drop_left_entries(memo, delta);
+    for (k = 0; k < delta->n_left; k++)
+        if (ss->wl[delta->left[k]].flags & WL_ACTIVE)
+            sched__session_leave(ss, delta->left[k]);
+    if (sched__fairshare(ss) != SCHED_OK || !same_fair(memo, ss))
         goto fall_back;
     for (w = memo->n_workloads; w < in->n_workloads; w++)
         if ((ss->wl[w].flags & WL_CANDIDATE) && sched__would_start(ss, w))
             goto fall_back;
     memset(out, 0, sizeof(*out));
-    *rc = reuse(memo, ss, arena, out);
+    *rc = reuse(memo, ss, delta, arena, out);
     memo->valid = *rc == SCHED_OK;
     return 1;
 fall_back:

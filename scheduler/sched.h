@@ -326,18 +326,26 @@ int sched_cycle(const struct sched_state *in, const struct sched_config *cfg,
  * sched_apply_decision(), then the stale times) and changed nothing but
  *   - n_submitted workloads appended at the end of the workloads array
  *     (no pod of theirs placed);
+ *   - left[0..n_left): workloads, at the index they had (and keep), whose
+ *     phase became STOPPED, COMPLETED or FAILED (suspended, finished,
+ *     cancelled), every pod of theirs removed (node -1) and their stale
+ *     time SCHED_NO_TIME; an index may repeat (suspended, then deleted);
  *   - now_ms, the usage history and the workload mix.
- * Anything else (a workload finished, deleted, suspended or edited, a node
- * or queue changed, a restart, an unknown change) is full = 1; so is a
- * NULL delta. A full delta runs sched_cycle() and remembers what the next
- * call may reuse.
+ * Anything else (a workload deleted from the array, resumed or edited, a
+ * node or queue changed, a restart, an unknown change) is full = 1; so is
+ * a NULL delta. A full delta runs sched_cycle() and remembers what the
+ * next call may reuse.
  *
  * What is reused (memo.c): after a cycle that decided nothing and changed
  * no stale time, submissions that no action can start (each is tried
  * alone, on the same state the full cycle would try it on) and that leave
  * every fair share as it was change nothing but their own pending
  * entries: the previous pending entries are kept and only the new
- * workloads are diagnosed. Every other case runs the full cycle.
+ * workloads are diagnosed. A workload that left without holding anything
+ * (a pending one suspended, cancelled or failed) changes no placement:
+ * when the fair shares stay, only its own entry goes (or, suspended,
+ * becomes SUSPENDED). Every other case (one that left holding pods frees
+ * room, so the actions run) runs the full cycle.
  *
  * The memo keeps the session of a cycle that decided nothing (its working
  * state: placements per node and device, queue accounting, classes) in
@@ -353,6 +361,8 @@ void sched_memo_free(struct sched_memo *memo);       /* NULL is a no-op */
 struct sched_delta {
     int full;          /* 1: anything may have changed */
     int n_submitted;   /* workloads appended since the previous call */
+    const int *left;   /* [n_left] workloads that left (suspended, finished) */
+    int n_left;
 };
 
 /* How the memo's calls went: full cycles run, cycles answered from the

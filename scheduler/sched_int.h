@@ -221,6 +221,9 @@ int sched__session_check(const struct sched_session *ss);
  * changed but the clock, the usage history and the mix. */
 int sched__session_extend(struct sched_session *ss, const struct sched_state *in,
                           const struct sched_config *cfg);
+/* Step 5 (session.c): workload w, unplaced, left (STOPPED, COMPLETED or
+ * FAILED in the snapshot the session now reads). */
+void sched__session_leave(struct sched_session *ss, int w);
 int sched__queue_holds_pool(const struct sched_session *ss, int q, int p);
 
 /* affinity.c: node constraints (types in order, required affinity). */

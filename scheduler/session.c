@@ -16,6 +16,12 @@
  *         demand added as Step 1 does, its node-constraint class found or
  *         added (classes are numbered in workload order either way), so the
  *         session is the one Step 1 builds from the new snapshot.
+ * Step 5  sched__session_leave(): a workload of a kept session that held
+ *         no pod left (suspended, completed, failed): its demand is taken
+ *         back and it becomes what Step 1 builds for it. Classes keep their
+ *         numbers (a class whose first workload left keeps it as the
+ *         example of its constraints, which are still in the snapshot):
+ *         numbers name classes, no result depends on them.
  *
  * Invariants: see sched_int.h; sched__session_check() recomputes them.
  */
@@ -576,8 +582,8 @@ static int build_running(struct sched_session *ss)
 }
 
 /* Demand per (queue, pool): placed pods where they run, and the pods a
- * workload still wants in every pool it may use. */
-static void add_demand(struct sched_session *ss, int i)
+ * workload still wants in every pool it may use (sign -1: taken back). */
+static void add_demand(struct sched_session *ss, int i, int sign)
 {
     const struct sched_workload *w = ss_w(ss, i);
     const struct ss_wl *x = &ss->wl[i];
@@ -589,7 +595,7 @@ static void add_demand(struct sched_session *ss, int i)
         int p = x->pool >= 0 ? x->pool : x->pools[k];
         struct ss_qp *a = ss_qp(ss, w->queue, p);
         for (r = 0; r < SCHED_NRES; r++)
-            a->request[r] += (int64_t)w->n_pods * x->req[r];
+            a->request[r] += sign * (int64_t)w->n_pods * x->req[r];
         if (x->pool >= 0)
             break;
     }
@@ -600,7 +606,7 @@ static void build_demand(struct sched_session *ss)
     int i;
 
     for (i = 0; i < ss->n_workloads; i++)
-        add_demand(ss, i);
+        add_demand(ss, i, 1);
 }
 
 int sched__session_build(struct sched_session *ss, const struct sched_state *in,
@@ -691,7 +697,7 @@ int sched__session_extend(struct sched_session *ss, const struct sched_state *in
         if (rc == SCHED_OK)
             rc = sched__class_extend(ss, w);
         if (rc == SCHED_OK)
-            add_demand(ss, w);
+            add_demand(ss, w, 1);
     }
     /* caches sized by the workloads, or read in another state, start over */
     ss->order_cache = NULL;
@@ -699,6 +705,21 @@ int sched__session_extend(struct sched_session *ss, const struct sched_state *in
     if (rc == SCHED_OK && ss->oom)
         rc = SCHED_ENOMEM;
     return rc;
+}
+
+/* Step 5: workload w of a kept session left (its phase is now STOPPED,
+ * COMPLETED or FAILED) holding no pod: its demand is taken back and it is
+ * what Step 1 builds for a workload in that phase (no flags, no class; its
+ * requests and pools are built whatever the phase). */
+void sched__session_leave(struct sched_session *ss, int w)
+{
+    struct ss_wl *x = &ss->wl[w];
+
+    add_demand(ss, w, -1);
+    x->flags = 0;
+    x->cls = 0;
+    ss->order_cache = NULL;
+    ss->version = ++ss->n_versions;
 }
 
 /* ---- Invariant check (tests) ---- */

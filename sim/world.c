@@ -90,6 +90,7 @@ void world_free(struct world *w)
     free(w->fair_gpu);
     free(w->pending);
     free(w->quotas);
+    free(w->left);
     free(w->queues);
     free(w->nodes);
     sched_memo_free(w->memo);
@@ -276,11 +277,31 @@ void world_sweep(struct world *w)
     w->n_wls = k;
 }
 
+/* Workload i left in place: the delta lists it (full if out of memory). */
+static void note_left(struct world *w, int i)
+{
+    int cap = w->cap_left ? 2 * w->cap_left : 16, *left;
+
+    if (!w->memo)
+        return;   /* no incremental check: nobody reads the delta */
+    if (w->delta.n_left == w->cap_left) {
+        left = realloc(w->left, (size_t)cap * sizeof(*left));
+        if (!left) {
+            w->delta.full = 1;
+            return;
+        }
+        w->left = left;
+        w->cap_left = cap;
+    }
+    w->left[w->delta.n_left++] = i;
+    w->delta.left = w->left;
+}
+
 void world_finish(struct world *w, int i, int phase)
 {
     unplace_all(w, &w->wls[i]);
     w->wls[i].phase = phase;
-    w->delta.full = 1;
+    note_left(w, i);
 }
 
 void world_resume(struct world *w, int i)

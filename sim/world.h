@@ -66,8 +66,11 @@ struct world {
     struct world_pending *pending;
     int n_pending, cap_pending;
     /* what changed since the last pass, as sched_cycle_next() takes it:
-     * submissions without pods count, anything else makes it full */
+     * submissions without pods and workloads completed or suspended in
+     * place (delta.left, in `left`) count, anything else makes it full */
     struct sched_delta delta;
+    int *left;                     /* [cap_left] delta.left's storage */
+    int cap_left;
     struct sched_memo *memo;       /* world_check_incremental(); NULL: off */
     struct sched_arena *memo_arena;
 };

@@ -2116,22 +2116,49 @@ static void test_random_clusters(void **state)
  * sched_cycle() and through sched_cycle_next() with a memo and the delta
  * of what the event changed, and the two results must be byte-identical.
  * Events: submissions alone (with or without the clock moving), the clock
- * alone, or what between_passes() does (a full delta). The full result's
- * decisions are applied, as a driver does. */
+ * alone, workloads that leave (suspended, completed or failed: pending or
+ * running ones, sometimes with submissions too), or what between_passes()
+ * does (a full delta). The full result's decisions are applied, as a
+ * driver does. */
 #define N_INCR_CASES 2000
 #define N_INCR_PASSES 12
+#define MAX_LEFT 4
 
 struct incr_counts {
-    long passes, reused, fell_back, submissions_started;
+    long passes, reused, fell_back, submissions_started, left, left_reused;
 };
 
-static void next_event(struct tcase *tc, struct sched_delta *d)
+/* 1-MAX_LEFT workloads leave (each may leave twice: suspended, then
+ * completed); the delta lists them in left[]. */
+static void leave_event(struct tcase *tc, struct sched_delta *d, int *left)
+{
+    static const int from[] = {SCHED_PENDING, SCHED_PENDING, SCHED_RUNNING, SCHED_STOPPED};
+    static const int to[] = {SCHED_STOPPED, SCHED_COMPLETED, SCHED_FAILED};
+    struct rng *r = &tc->rng;
+    int n = 1 + below(r, MAX_LEFT), i;
+
+    d->left = left;
+    while (n-- > 0) {
+        i = random_workload_in(tc, from[below(r, 4)]);
+        if (i < 0)
+            continue;
+        finish(tc, i, to[below(r, 3)]);
+        left[d->n_left++] = i;
+    }
+}
+
+static void next_event(struct tcase *tc, struct sched_delta *d, int *left)
 {
     struct rng *r = &tc->rng;
-    int before = tc->n_wls, n, kind = below(r, 10);
+    int before = tc->n_wls, n, kind = below(r, 13);
 
     memset(d, 0, sizeof(*d));
-    if (kind < 5) {
+    if (kind >= 10) {
+        leave_event(tc, d, left);
+        if (kind == 12 && tc->n_wls < MAX_WLS)
+            gen_workload(tc);
+        d->n_submitted = tc->n_wls - before;
+    } else if (kind < 5) {
         if (chance(r, 50))
             tc->now += (1 + below(r, 90)) * 1000;
         for (n = 1 + below(r, 3); n > 0 && tc->n_wls < MAX_WLS; n--)
@@ -2162,11 +2189,12 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
     static struct tcase tc;
     struct sched_memo *memo = sched_memo_new();
     struct sched_memo_stats stats;
-    struct sched_delta delta = {1, 0};
+    struct sched_delta delta = {1, 0, NULL, 0};
     struct sched_result a, b;
     struct sched_state st;
     const char *differ = NULL;
-    int n;
+    int n, left[MAX_LEFT];
+    int64_t reused = 0;
 
     assert_non_null(memo);
     gen_case(&tc, seed, id);
@@ -2179,12 +2207,17 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
         differ = results_differ(&tc, &a, &b);
         if (differ)
             print_error("incremental path: seed %#llx case %d pass %d (delta full %d, %d "
-                        "submitted): %s from a full rebuild\n",
-                        (unsigned long long)seed, id, n, delta.full, delta.n_submitted, differ);
+                        "submitted, %d left): %s from a full rebuild\n",
+                        (unsigned long long)seed, id, n, delta.full, delta.n_submitted,
+                        delta.n_left, differ);
         c->passes++;
         c->submissions_started += !delta.full && delta.n_submitted > 0 && a.n_decisions > 0;
+        sched_memo_stats(memo, &stats);
+        c->left += delta.n_left > 0;
+        c->left_reused += delta.n_left > 0 && stats.reused > reused;
+        reused = stats.reused;
         apply_result(&tc, &a);
-        next_event(&tc, &delta);
+        next_event(&tc, &delta, left);
     }
     sched_memo_stats(memo, &stats);
     c->reused += stats.reused;
@@ -2197,7 +2230,7 @@ static void test_incremental_equals_full(void **state)
 {
     uint64_t seed = env_u64("ALLOT_PROPERTY_SEED", DEFAULT_SEED);
     struct sched_arena *full = sched_arena_new(), *incr = sched_arena_new();
-    struct incr_counts c = {0, 0, 0, 0};
+    struct incr_counts c = {0, 0, 0, 0, 0, 0};
     int id, failed = 0;
 
     (void)state;
@@ -2209,14 +2242,18 @@ static void test_incremental_equals_full(void **state)
     sched_arena_free(incr);
     print_message("incremental: %ld passes, %ld answered from the memo (its kept session "
                   "extended), %ld fell back to a full cycle after extending it, %ld submission "
-                  "deltas that started something\n", c.passes, c.reused, c.fell_back,
-                  c.submissions_started);
+                  "deltas that started something, %ld deltas with workloads that left (%ld "
+                  "answered from the memo)\n", c.passes, c.reused, c.fell_back,
+                  c.submissions_started, c.left, c.left_reused);
     assert_int_equal(failed, 0);
     /* every way of a submission delta happens often: reused, a kept session
      * extended and then given up, and a full cycle */
     assert_true(c.reused > c.passes / 20);
     assert_true(c.fell_back > c.passes / 50);
     assert_true(c.submissions_started > c.passes / 50);
+    /* and workloads that leave: answered from the memo, and not */
+    assert_true(c.left_reused > c.left / 10);
+    assert_true(c.left - c.left_reused > c.left / 10);
 }
 
 /* The generator itself: the same seed gives the same case. */
