@@ -15,7 +15,8 @@
  * Writer state machine (one thread, writer_main):
  *   idle --(db__write queues an op)--> batch: take every queued op,
  *   BEGIN IMMEDIATE, each op in its own SAVEPOINT (rolled back alone if it
- *   fails), COMMIT (WAL, synchronous=FULL: the commit is on disk), check
+ *   fails, or if a statement the engine sent without waiting for its reply
+ *   failed: db__flush at the op's end, PostgreSQL's pipeline), COMMIT (WAL, synchronous=FULL: the commit is on disk), check
  *   that the path still names the file written, then mark every op of the
  *   batch done and wake its caller --> idle.
  *   db_close() sets `stopping`; the writer drains what is queued and exits.
@@ -481,7 +482,7 @@ int db_health(struct db *db, char *msg, size_t len)
 static int batch_ops(struct db *db, struct db__op *batch, int *n)
 {
     struct db__op *op;
-    int rc = run_fixed(&db->wconn, SQL_BEGIN_IMMEDIATE);
+    int failed, rc = run_fixed(&db->wconn, SQL_BEGIN_IMMEDIATE);
 
     rc = conn_rc(&db->wconn, rc);
     for (op = batch; op; op = op->next) {
@@ -497,11 +498,17 @@ static int batch_ops(struct db *db, struct db__op *batch, int *n)
         op->rc = op->fence > 0 ? db__fence(&db->wconn, op->fence) : DB_OK;
         if (op->rc == DB_OK)
             op->rc = op->fn(&db->wconn, op->arg);
+        if (op->rc == DB_OK)
+            run_fixed(&db->wconn, SQL_RELEASE);
+        /* a statement sent without waiting failed first: its code is the op's */
+        failed = db__flush(&db->wconn);
+        if (failed != DB_OK)
+            op->rc = failed;
         if (op->rc != DB_OK) {
             op->rc = conn_rc(&db->wconn, op->rc);
             run_fixed(&db->wconn, SQL_ROLLBACK_TO);
+            run_fixed(&db->wconn, SQL_RELEASE);
         }
-        run_fixed(&db->wconn, SQL_RELEASE);
     }
     return rc;
 }

@@ -71,8 +71,15 @@ void db__finalize(struct db__stmt *st);
 int db__done(struct db__stmt *st, int rc);
 /* DB__ROW, DB__DONE, or a DB_E* code. */
 int db__step(struct db__stmt *st);
-/* Runs a statement without rows: DB_OK, DB_ECONFLICT (constraint), DB_EIO. */
+/* Runs a statement without rows: DB_OK, DB_ECONFLICT (constraint), DB_EIO.
+ * Inside a write the engine may send it without waiting for its reply
+ * (PostgreSQL's pipeline): it returns DB_OK then, and a failure shows at
+ * the next statement that waits for one, and at db__flush(). */
 int db__step_done(struct db__stmt *st);
+/* Waits for the statements sent without waiting; the first failure among
+ * them since the last call (what the op that ran them failed with), or
+ * DB_OK. SQLite runs each statement at once: always DB_OK. */
+int db__flush(struct db__conn *c);
 int db__exec(struct db__conn *c, const char *sql);
 /* Rows the last INSERT, UPDATE or DELETE of the connection changed, and
  * the key its last INSERT gave its row. */

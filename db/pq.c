@@ -32,9 +32,17 @@
  * Where a rewrite cannot say it (triggers, table rebuilds), the table file
  * carries a PostgreSQL variant of its statement (schema.c, checks.c).
  *
- * A reader's COMMIT (of a read-only snapshot) is sent without waiting for
- * its reply, which the session's next use reads first: a read costs the
- * round trips of its BEGIN and its statements only.
+ * Round trips (the pipeline, libpq's pipeline mode): a statement whose
+ * caller needs no rows (db__pq_step_done) inside a transaction, and a
+ * reader's BEGIN, are sent without waiting for their replies; the next
+ * statement that needs a reply (rows, a change count, lastval(), the
+ * COMMIT, db__pq_flush at the end of each op of the writer) goes after
+ * them and reads every reply in the same round trip. A submission's op
+ * (savepoint, insert, lastval; then queued_seq, event, change row,
+ * release) is two round trips instead of seven, and a read is one plus
+ * one per further statement. A reader's COMMIT (of a read-only snapshot)
+ * is sent without waiting for its reply, which the session's next use
+ * reads first.
  *
  * Values travel as text both ways; a statement is prepared with the types
  * of its first bindings (bigint, double precision, or unknown for text
@@ -46,8 +54,10 @@
  * one), never in the middle of one, so a statement never runs outside the
  * transaction its caller began; attempts are spaced by a backoff doubling
  * from RETRY_MIN_MS to RETRY_MAX_MS. A BEGIN that finds its idle session
- * dropped (the server restarted) reconnects at once and runs again. Statements re-prepare after a
- * reconnect (each remembers the session generation it was prepared on).
+ * dropped (the server restarted) reconnects at once and runs again; so
+ * does a reader's BEGIN sent with its first statement. Statements
+ * re-prepare after a reconnect (each remembers the session generation it
+ * was prepared on).
  *
  * Invariants:
  *   1. A statement's SQL is rewritten once, at its db__pq_prep; the
@@ -59,6 +69,12 @@
  *      refused server DB_EUNAVAIL, a read-only server (a standby)
  *      DB_EREADONLY, a full disk DB_EFULL, lock conflicts DB_EBUSY,
  *      anything else DB_EIO.
+ *   4. A statement sent without waiting that fails is never lost: its code
+ *      is the first failure that the next waiting statement and
+ *      db__pq_flush report (op_rc), and the op's later statements fail
+ *      with it unsent, so the op that ran it fails as a whole and its
+ *      savepoint is rolled back; no other op sees it. A COMMIT the server
+ *      answers with ROLLBACK (its transaction had failed) is a failure.
  */
 #include "pq.h"
 
@@ -74,6 +90,14 @@
 #define INT8OID 20
 #define FLOAT8OID 701
 #define TEXTOID 25
+#define PIPE_MAX 256            /* statements in flight at most (their replies are small) */
+
+/* A statement sent without waiting for its reply (the session's pipeline). */
+struct pend {
+    char what[120];             /* its SQL's start: for messages and for in_tx */
+    struct db__pq_stmt *prep;   /* the PREPARE of this (cached) statement; NULL: a run */
+    struct db__pq_stmt *begin;  /* a reader's BEGIN (cached): sent again after a reconnect */
+};
 
 struct db__pq {
     PGconn *h;
@@ -82,6 +106,11 @@ struct db__pq {
     int gen;                /* bumped at every (re)connect */
     int in_tx;              /* a BEGIN ran and no COMMIT/ROLLBACK since */
     int draining;           /* a reader's COMMIT was sent; its reply not read yet */
+    struct pend pend[PIPE_MAX];
+    int n_pend;             /* statements sent whose replies are not read yet */
+    int op_rc;              /* the first failure of a statement sent without waiting,
+                             * since db__pq_flush (or the transaction's start) */
+    struct db__pq_stmt *redo; /* the reader's BEGIN of a pipeline that broke with it */
     int next_name;
     int64_t changes;
     int64_t retry_at_ms, backoff_ms;
@@ -497,6 +526,7 @@ static int connect_now(struct db__pq *c)
         PQfinish(c->h);
     c->h = PQconnectdbParams(keys, vals, 1);
     c->in_tx = 0;
+    c->n_pend = 0; /* went with the old connection */
     c->gen++;
     if (c->h)
         PQsetNoticeProcessor(c->h, no_notices, NULL);
@@ -630,18 +660,188 @@ static int starts_tx(const char *sql)
     return strncmp(sql, "BEGIN", 5) == 0;
 }
 
+static int ends_tx(const char *sql)
+{
+    return strncmp(sql, "COMMIT", 6) == 0 || strcmp(sql, "ROLLBACK") == 0;
+}
+
+/* Transaction control, which an earlier failure does not stop. */
+static int controls_tx(const char *sql)
+{
+    return starts_tx(sql) || strncmp(sql, "COMMIT", 6) == 0 || strncmp(sql, "ROLLBACK", 8) == 0 ||
+           strncmp(sql, "SAVEPOINT", 9) == 0 || strncmp(sql, "RELEASE", 7) == 0;
+}
+
 /* Keeps in_tx and the change count in step with what ran. */
 static void ran(struct db__pq *c, const char *sql, PGresult *res)
 {
     const char *tag = PQcmdStatus(res);
 
-    if (starts_tx(sql))
+    if (starts_tx(sql)) {
         c->in_tx = 1;
-    else if (strncmp(sql, "COMMIT", 6) == 0 || strcmp(sql, "ROLLBACK") == 0)
+        c->op_rc = DB_OK;
+    } else if (ends_tx(sql)) {
         c->in_tx = 0;
+        c->op_rc = DB_OK;
+    }
     if (tag && (strncmp(tag, "INSERT", 6) == 0 || strncmp(tag, "UPDATE", 6) == 0 ||
                 strncmp(tag, "DELETE", 6) == 0))
         c->changes = strtoll(PQcmdTuples(res), NULL, 10);
+}
+
+/* ---- the pipeline ----
+ * A statement whose caller needs no rows (db__pq_step_done) inside a
+ * transaction, and a reader's BEGIN, are sent without waiting for their
+ * replies; the next statement that needs its reply (rows, a count, the
+ * COMMIT, db__pq_flush) goes after them and reads every reply in one
+ * round trip. A failure among them is the code of the statement that
+ * waits, and stays on the session (op_rc) until db__pq_flush hands it
+ * over: the statements the same write runs after it fail with it unsent
+ * (the server refuses them until ROLLBACK TO anyway). */
+
+static int pipe_send_failed(struct db__pq *c, const char *sql);
+
+static void pipe_note(struct db__pq *c, const char *sql, struct db__pq_stmt *prep,
+                      struct db__pq_stmt *begin)
+{
+    struct pend *e = &c->pend[c->n_pend++];
+
+    snprintf(e->what, sizeof(e->what), "%s", sql);
+    e->prep = prep;
+    e->begin = begin;
+}
+
+/* Sends st (and its PREPARE, the first time on this session) into the
+ * pipeline; noted as pending unless its reply is the caller's (kept). */
+static int pipe_send(struct db__pq_stmt *st, int kept)
+{
+    struct db__pq *c = st->c;
+    const char *vals[st->n > 0 ? st->n : 1];
+    Oid types[st->n > 0 ? st->n : 1];
+    int i, ok;
+
+    if (PQpipelineStatus(c->h) == PQ_PIPELINE_OFF && !PQenterPipelineMode(c->h))
+        return pipe_send_failed(c, st->sql);
+    for (i = 0; i < st->n; i++) {
+        vals[i] = st->p[i].val;
+        types[i] = st->used[i] ? st->p[i].type : TEXTOID;
+    }
+    if (st->name[0] && !st->simple && st->gen != c->gen) {
+        if (!PQsendPrepare(c->h, st->name, st->sql, st->n, types))
+            return pipe_send_failed(c, st->sql);
+        st->gen = c->gen; /* a failed PREPARE clears it (pipe_sync) */
+        pipe_note(c, st->sql, st, NULL);
+    }
+    if (st->name[0] && !st->simple)
+        ok = PQsendQueryPrepared(c->h, st->name, st->n, vals, NULL, NULL, 0);
+    else
+        ok = PQsendQueryParams(c->h, st->sql, st->n, st->n ? types : NULL, st->n ? vals : NULL,
+                               NULL, NULL, 0);
+    if (!ok)
+        return pipe_send_failed(c, st->sql);
+    if (!kept)
+        pipe_note(c, st->sql, NULL, c->readonly && starts_tx(st->sql) && st->name[0] ? st : NULL);
+    return DB_OK;
+}
+
+/* Reads the replies of one statement: its first result to *keep (when
+ * keep), the others cleared. 0 when none came (the connection broke). */
+static int pipe_one(struct db__pq *c, PGresult **keep, const char *what, int *rc)
+{
+    PGresult *res;
+    int got = 0;
+
+    while ((res = PQgetResult(c->h)) != NULL) {
+        ExecStatusType s = PQresultStatus(res);
+        int r = DB_OK;
+
+        if (s == PGRES_PIPELINE_ABORTED)
+            r = DB_EIO; /* after an earlier failure, which *rc holds */
+        else if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK && s != PGRES_EMPTY_QUERY)
+            r = keep ? DB_OK : result_rc(c, res, what); /* the caller reads its own */
+        else if (!keep)
+            ran(c, what, res);
+        if (r != DB_OK && *rc == DB_OK)
+            *rc = r;
+        if (keep && !got)
+            *keep = res;
+        else
+            PQclear(res);
+        got = 1;
+    }
+    return got;
+}
+
+/* Ends the pipeline: a Sync, every pending reply in order, then (keep) the
+ * reply of the statement sent last; the session goes back to one
+ * statement at a time. Returns the first failure among the pending. */
+static int pipe_sync(struct db__pq *c, PGresult **keep)
+{
+    PGresult *res;
+    int i, n = c->n_pend, rc = DB_OK, r, synced;
+
+    c->n_pend = 0;
+    c->redo = NULL;
+    synced = PQpipelineSync(c->h);
+    if (!synced)
+        rc = result_rc(c, NULL, "(the pipeline's end)");
+    for (i = 0; synced && i < n; i++) {
+        r = DB_OK;
+        if (!pipe_one(c, NULL, c->pend[i].what, &r))
+            r = result_rc(c, NULL, c->pend[i].what);
+        if (r != DB_OK && c->pend[i].prep)
+            c->pend[i].prep->gen = 0; /* not prepared after all */
+        if (r != DB_OK && rc == DB_OK)
+            rc = r;
+        if (PQstatus(c->h) == CONNECTION_BAD)
+            break;
+    }
+    if (rc == DB_EUNAVAIL && n == 1 && c->pend[0].begin && PQstatus(c->h) == CONNECTION_BAD)
+        c->redo = c->pend[0].begin; /* a read that had not begun: it may begin again */
+    r = DB_OK;
+    if (keep && synced && PQstatus(c->h) != CONNECTION_BAD && !pipe_one(c, keep, "", &r) &&
+        rc == DB_OK)
+        rc = result_rc(c, NULL, "(the statement)");
+    if (synced && PQstatus(c->h) != CONNECTION_BAD) {
+        while ((res = PQgetResult(c->h)) != NULL) { /* the Sync's */
+            int sync = PQresultStatus(res) == PGRES_PIPELINE_SYNC;
+            PQclear(res);
+            if (sync)
+                break;
+        }
+        PQexitPipelineMode(c->h);
+    }
+    if (rc != DB_OK && c->op_rc == DB_OK)
+        c->op_rc = rc;
+    return rc;
+}
+
+static int pipe_send_failed(struct db__pq *c, const char *sql)
+{
+    int rc = result_rc(c, NULL, sql);
+
+    if (c->n_pend > 0 || PQpipelineStatus(c->h) != PQ_PIPELINE_OFF)
+        pipe_sync(c, NULL);
+    if (c->op_rc == DB_OK)
+        c->op_rc = rc;
+    return rc;
+}
+
+/* Reads every pending reply (a statement that must see the session as
+ * the pending ones left it runs next). */
+static int pipe_drain(struct db__pq *c)
+{
+    return c->n_pend > 0 ? pipe_sync(c, NULL) : DB_OK;
+}
+
+int db__pq_flush(struct db__pq *c)
+{
+    int rc;
+
+    pipe_drain(c);
+    rc = c->op_rc;
+    c->op_rc = DB_OK;
+    return rc;
 }
 
 int db__pq_exec(struct db__pq *c, const char *sql)
@@ -654,13 +854,15 @@ int db__pq_exec(struct db__pq *c, const char *sql)
     if (!pg)
         return DB_EIO;
     rc = session_ready(c, starts_tx(pg));
+    if (rc == DB_OK)
+        rc = pipe_drain(c);
     if (rc != DB_OK || !pg[0]) {
         if (!pg[0] && strncmp(sql, "COMMIT", 6) == 0)
             c->in_tx = 0;
         free(pg);
         return rc;
     }
-    if (strncmp(sql, "COMMIT", 6) == 0 || strcmp(sql, "ROLLBACK") == 0)
+    if (ends_tx(sql))
         c->in_tx = 0; /* whatever the outcome, the transaction is over */
     res = PQexec(c->h, pg);
     status = PQresultStatus(res);
@@ -829,56 +1031,113 @@ static int prepare(struct db__pq_stmt *st)
     return rc;
 }
 
-static int execute(struct db__pq_stmt *st)
+/* Whether st may go without waiting for its reply: its caller needs no
+ * rows, and it runs inside a transaction (not its end), or it is a
+ * reader's BEGIN (sent with the read's first statement). */
+static int deferrable(struct db__pq_stmt *st)
 {
+    struct db__pq *c = st->c;
+
+    if (!c->h || PQstatus(c->h) != CONNECTION_OK || strchr(st->sql, ';'))
+        return 0; /* several statements: the simple protocol, outside a pipeline */
+    if (starts_tx(st->sql))
+        return c->readonly;
+    return c->in_tx && !ends_tx(st->sql);
+}
+
+static int execute(struct db__pq_stmt *st, int defer)
+{
+    struct db__pq *c = st->c;
     const char *vals[st->n > 0 ? st->n : 1];
     ExecStatusType status;
-    int i, rc = session_ready(st->c, starts_tx(st->sql));
+    int i, rc = session_ready(c, starts_tx(st->sql));
 
     if (rc != DB_OK)
         return rc;
-    for (i = 0; i < st->n; i++)
-        vals[i] = st->p[i].val;
-    if (st->c->readonly && strcmp(st->sql, "COMMIT") == 0 && PQsendQuery(st->c->h, st->sql)) {
+    if (c->op_rc != DB_OK && !controls_tx(st->sql))
+        return c->op_rc; /* an earlier statement of this write failed */
+    if (defer) {
+        if (c->n_pend + 2 > PIPE_MAX && (rc = pipe_sync(c, NULL)) != DB_OK)
+            return rc;
+        rc = pipe_send(st, 0);
+        if (rc == DB_OK && starts_tx(st->sql)) {
+            c->in_tx = 1;
+            c->op_rc = DB_OK;
+        }
+        st->rows = 0;
+        return rc;
+    }
+    if (c->n_pend > 0 && !strchr(st->sql, ';') && !(c->readonly && ends_tx(st->sql))) {
+        /* the pending replies and this one's in one round trip */
+        rc = pipe_send(st, 1);
+        if (rc == DB_OK)
+            rc = pipe_sync(c, &st->res);
+        if (rc != DB_OK)
+            return rc;
+    } else if ((rc = pipe_drain(c)) != DB_OK) {
+        return rc;
+    } else if (c->readonly && strcmp(st->sql, "COMMIT") == 0 && PQsendQuery(c->h, st->sql)) {
         /* a read's end: nothing to wait for; the next use reads the reply */
-        st->c->draining = 1;
-        st->c->in_tx = 0;
+        c->draining = 1;
+        c->in_tx = 0;
         st->rows = 0;
         return DB_OK;
     } else if (st->simple) {
-        st->res = PQexec(st->c->h, st->sql);
+        st->res = PQexec(c->h, st->sql);
     } else if (!st->name[0]) {
         Oid types[st->n];
-        for (i = 0; i < st->n; i++)
+        for (i = 0; i < st->n; i++) {
+            vals[i] = st->p[i].val;
             types[i] = st->used[i] ? st->p[i].type : TEXTOID;
-        st->res = PQexecParams(st->c->h, st->sql, st->n, types, vals, NULL, NULL, 0);
+        }
+        st->res = PQexecParams(c->h, st->sql, st->n, types, vals, NULL, NULL, 0);
     } else {
         rc = prepare(st);
         if (rc != DB_OK)
             return rc;
-        st->res = PQexecPrepared(st->c->h, st->name, st->n, vals, NULL, NULL, 0);
+        for (i = 0; i < st->n; i++)
+            vals[i] = st->p[i].val;
+        st->res = PQexecPrepared(c->h, st->name, st->n, vals, NULL, NULL, 0);
     }
-    if (strncmp(st->sql, "COMMIT", 6) == 0 || strcmp(st->sql, "ROLLBACK") == 0)
-        st->c->in_tx = 0;
+    if (ends_tx(st->sql))
+        c->in_tx = 0;
     status = PQresultStatus(st->res);
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && status != PGRES_EMPTY_QUERY)
-        return result_rc(st->c, st->res, st->sql);
-    ran(st->c, st->sql, st->res);
+        return result_rc(c, st->res, st->sql);
+    if (strncmp(st->sql, "COMMIT", 6) == 0 && strcmp(PQcmdStatus(st->res), "ROLLBACK") == 0) {
+        /* the server ended a transaction a failure had aborted */
+        snprintf(c->err, sizeof(c->err), "the transaction was rolled back (a statement in it"
+                 " failed)");
+        c->op_rc = DB_OK;
+        return DB_EIO;
+    }
+    ran(c, st->sql, st->res);
     st->rows = status == PGRES_TUPLES_OK ? PQntuples(st->res) : 0;
     return DB_OK;
 }
 
-int db__pq_step(struct db__pq_stmt *st)
+static int step(struct db__pq_stmt *st, int defer)
 {
     if (st->row < 0) {
-        int rc = execute(st);
-        if (rc == DB_EUNAVAIL && starts_tx(st->sql) && !st->c->in_tx) {
+        int rc = execute(st, defer);
+        if (rc == DB_EUNAVAIL && st->c->redo) {
+            /* the server dropped an idle reader's session: its read had
+             * not begun, so it begins again on a new one */
+            struct db__pq_stmt *begin = st->c->redo;
+            PQclear(st->res);
+            st->res = NULL;
+            st->c->redo = NULL;
+            st->c->retry_at_ms = 0;
+            rc = execute(begin, 1);
+            if (rc == DB_OK)
+                rc = execute(st, defer);
+        } else if (rc == DB_EUNAVAIL && starts_tx(st->sql) && !st->c->in_tx) {
             /* the server dropped an idle session (restarted, timed out):
              * a transaction that has not begun may reconnect at once */
             PQclear(st->res);
             st->res = NULL;
             st->c->retry_at_ms = 0;
-            rc = execute(st);
+            rc = execute(st, defer);
         }
         if (rc != DB_OK) {
             PQclear(st->res);
@@ -890,19 +1149,40 @@ int db__pq_step(struct db__pq_stmt *st)
     return st->row < st->rows ? DB__ROW : DB__DONE;
 }
 
+int db__pq_step(struct db__pq_stmt *st)
+{
+    return step(st, 0);
+}
+
+int db__pq_step_done(struct db__pq_stmt *st)
+{
+    int rc = step(st, deferrable(st));
+
+    return rc == DB__ROW || rc == DB__DONE ? DB_OK : rc;
+}
+
 int64_t db__pq_changes(struct db__pq *c)
 {
+    pipe_drain(c);
     return c->changes;
 }
 
 int64_t db__pq_last_id(struct db__pq *c)
 {
-    PGresult *res;
+    static const char sql[] = "SELECT lastval()";
+    PGresult *res = NULL;
     int64_t id = 0;
 
-    if (session_ready(c, 0) != DB_OK)
+    if (session_ready(c, 0) != DB_OK || c->op_rc != DB_OK)
         return 0;
-    res = PQexec(c->h, "SELECT lastval()");
+    if (c->n_pend == 0) {
+        res = PQexec(c->h, sql);
+    } else if (!PQsendQueryParams(c->h, sql, 0, NULL, NULL, NULL, NULL, 0)) {
+        pipe_send_failed(c, sql);
+    } else if (pipe_sync(c, &res) != DB_OK) {
+        PQclear(res);
+        res = NULL;
+    }
     if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
         id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
     PQclear(res);

@@ -39,6 +39,12 @@ int db__pq_prep(struct db__pq *c, const char *sql, int cached, struct db__pq_stm
 void db__pq_finalize(struct db__pq_stmt *st);
 void db__pq_reset(struct db__pq_stmt *st);
 int db__pq_step(struct db__pq_stmt *st);
+/* db__step_done: inside a transaction the statement may go without
+ * waiting for its reply (pq.c, the pipeline): DB_OK then, and a failure
+ * shows at the next statement that waits, and at db__pq_flush. */
+int db__pq_step_done(struct db__pq_stmt *st);
+/* Reads every reply pending; the first failure since the last call. */
+int db__pq_flush(struct db__pq *c);
 int db__pq_exec(struct db__pq *c, const char *sql);
 int64_t db__pq_changes(struct db__pq *c);
 int64_t db__pq_last_id(struct db__pq *c);

@@ -174,9 +174,18 @@ int db__done(struct db__stmt *st, int rc)
 
 int db__step_done(struct db__stmt *st)
 {
-    int src = db__step(st);
+    int src;
+
+    if (st->pq)
+        return db__pq_step_done(st->pq);
+    src = db__step(st);
 
     return src == DB__DONE || src == DB__ROW ? DB_OK : src;
+}
+
+int db__flush(struct db__conn *c)
+{
+    return c->pq ? db__pq_flush(c->pq) : DB_OK;
 }
 
 int db__exec(struct db__conn *c, const char *sql)

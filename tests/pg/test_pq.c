@@ -6,9 +6,15 @@
  * objects, booleans read as integers, PRAGMA user_version), constraint
  * failures come back as the same DB_E* codes as on SQLite and undo only
  * their own write, and a session the server dropped answers DB_EUNAVAIL
- * and then reconnects by itself.
+ * and then reconnects by itself. Statements whose rows a write does not
+ * need go without waiting for their replies (the pipeline): a failure
+ * among them is the code of the write that ran them, undoes that write
+ * only (other writes in the same group commit stay), and shows at the
+ * statement of the write that waits next; a reader whose session the
+ * server dropped begins its read again on a new one.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -191,12 +197,157 @@ static void test_reconnect(void **state)
     assert_int_equal(db_health(db, msg, sizeof(msg)), DB_OK);
 }
 
+/* One write of a batch: rows (a name each, in one op, db__step_done),
+ * then a count read back in the same op; what db__write returned. */
+struct many {
+    struct db *db;
+    const char *names[4];
+    int64_t n;                    /* each row's n (a CHECK refuses < 0) */
+    int64_t seen;                 /* count(*) read in the op after the rows */
+    int64_t changed;              /* db__changes() after the last row */
+    int rc;
+};
+
+static int many_fn(struct db__conn *c, void *arg)
+{
+    static const char ins[] = "INSERT INTO t (name, n) VALUES (?, ?)";
+    static const char count[] = "SELECT count(*) FROM t";
+    struct many *m = arg;
+    int i, rc = DB_OK;
+    struct db__stmt *st;
+
+    for (i = 0; i < 4 && m->names[i] && rc == DB_OK; i++) {
+        st = db__prep(c, ins, &rc);
+        if (!st)
+            return rc;
+        db__bind_text(st, 1, m->names[i]);
+        db__bind_int64(st, 2, m->n);
+        rc = db__done(st, db__step_done(st));
+    }
+    if (rc != DB_OK)
+        return rc;
+    m->changed = db__changes(c);
+    st = db__prep(c, count, &rc);
+    if (!st)
+        return rc;
+    rc = db__step(st);
+    if (rc == DB__ROW)
+        m->seen = db__col_int64(st, 0);
+    return db__done(st, rc == DB__ROW ? DB_OK : rc);
+}
+
+static void *many_thread(void *arg)
+{
+    struct many *m = arg;
+
+    m->rc = db__write(m->db, many_fn, m);
+    return NULL;
+}
+
+static void test_pipeline(void **state)
+{
+    struct db *db = *state;
+    /* written at once from eight threads, so most share a group commit */
+    struct many w[] = {
+        {db, {"a1", "a2", "a3"}, 1, 0, 0, DB_OK},
+        {db, {"b1", "a2", "b3"}, 1, 0, 0, DB_ECONFLICT}, /* a2 again (or first: then a's) */
+        {db, {"c1", "c2"}, 1, 0, 0, DB_OK},
+        {db, {"d1", "d2", "d3"}, -1, 0, 0, DB_EINVAL},
+        {db, {"e1"}, 1, 0, 0, DB_OK},
+        {db, {"f1", "f2", "f3", "f1"}, 1, 0, 0, DB_ECONFLICT},
+        {db, {"g1", "g2", "g3", "g4"}, 1, 0, 0, DB_OK},
+        {db, {"h1"}, 1, 0, 0, DB_OK},
+    };
+    enum { N = sizeof(w) / sizeof(w[0]) };
+    pthread_t th[N];
+    int i, a_ok, b_ok;
+
+    assert_int_equal(db__write(db, exec_fn, "CREATE TABLE t (id INTEGER PRIMARY KEY"
+                                            " AUTOINCREMENT, name TEXT NOT NULL UNIQUE,"
+                                            " n INTEGER NOT NULL CHECK (n >= 0))"),
+                     DB_OK);
+    for (i = 0; i < N; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, many_thread, &w[i]), 0);
+    for (i = 0; i < N; i++)
+        pthread_join(th[i], NULL);
+    /* a and b both write a2: exactly one of them stands, whole */
+    a_ok = w[0].rc == DB_OK;
+    b_ok = w[1].rc == DB_OK;
+    assert_int_equal(a_ok + b_ok, 1);
+    assert_int_equal(a_ok ? w[1].rc : w[0].rc, DB_ECONFLICT);
+    assert_int_equal(w[2].rc, DB_OK);
+    assert_int_equal(w[3].rc, DB_EINVAL);
+    assert_int_equal(w[4].rc, DB_OK);
+    assert_int_equal(w[5].rc, DB_ECONFLICT);
+    assert_int_equal(w[6].rc, DB_OK);
+    assert_int_equal(w[7].rc, DB_OK);
+    assert_int_equal(w[6].changed, 1);
+    assert_true(w[6].seen >= 4); /* its own rows, read back in its op */
+    /* the failed writes left nothing; the others everything */
+    assert_int_equal(ask(db, "SELECT count(*) FROM t", NULL, NULL), 3 + 2 + 1 + 4 + 1);
+    assert_int_equal(ask(db, "SELECT count(*) FROM t WHERE name IN ('b1', 'b3', 'a1', 'a3')",
+                         NULL, NULL), 2);
+    assert_int_equal(ask(db, "SELECT count(*) FROM t WHERE name LIKE 'd%' OR name LIKE 'f%'",
+                         NULL, NULL), 0);
+}
+
+/* More rows in one write than the pipeline holds: sent in several runs. */
+static int long_fn(struct db__conn *c, void *arg)
+{
+    static const char ins[] = "INSERT INTO t (name, n) VALUES (?, ?)";
+    int i, rc = DB_OK;
+
+    for (i = 0; i < *(int *)arg && rc == DB_OK; i++) {
+        char name[16];
+        struct db__stmt *st = db__prep(c, ins, &rc);
+        if (!st)
+            return rc;
+        snprintf(name, sizeof(name), "r%d", i);
+        db__bind_text(st, 1, name);
+        /* the last one breaks the CHECK: the whole write goes */
+        db__bind_int64(st, 2, i == *(int *)arg - 1 && *(int *)arg > 1000 ? -1 : i);
+        rc = db__done(st, db__step_done(st));
+    }
+    return rc;
+}
+
+static void test_pipeline_long(void **state)
+{
+    struct db *db = *state;
+    int n = 1000, bad = 1001;
+
+    assert_int_equal(db__write(db, exec_fn, "CREATE TABLE t (id INTEGER PRIMARY KEY"
+                                            " AUTOINCREMENT, name TEXT NOT NULL UNIQUE,"
+                                            " n INTEGER NOT NULL CHECK (n >= 0))"),
+                     DB_OK);
+    assert_int_equal(db__write(db, long_fn, &n), DB_OK);
+    assert_int_equal(ask(db, "SELECT count(*) FROM t", NULL, NULL), 1000);
+    assert_int_equal(ask(db, "SELECT sum(n) FROM t", NULL, NULL), 999 * 1000 / 2);
+    assert_int_equal(db__write(db, exec_fn, "DELETE FROM t"), DB_OK);
+    assert_int_equal(db__write(db, long_fn, &bad), DB_EINVAL);
+    assert_int_equal(ask(db, "SELECT count(*) FROM t", NULL, NULL), 0);
+}
+
+/* A reader whose session the server ended begins its read on a new one,
+ * at once: its BEGIN went out with its first statement. */
+static void test_reader_reconnect(void **state)
+{
+    struct db *db = *state;
+
+    assert_int_equal(ask(db, "SELECT 7", NULL, NULL), 7);
+    assert_int_equal(db__write(db, terminate_fn, NULL), DB_OK);
+    assert_int_equal(ask(db, "SELECT 8", NULL, NULL), 8);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_dialect, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconnect, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline_long, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reader_reconnect, setup, teardown),
     };
 
     uri = getenv("PG_URI");
