@@ -119,6 +119,8 @@ struct ss_undo {
     int pod;
     int node;                 /* node the pod was on before (-1: none) */
     uint64_t devices;         /* its devices before */
+    int pool;                 /* the pool the change was in, and its version before */
+    uint64_t pool_version;
 };
 
 struct ss_mark {
@@ -164,6 +166,8 @@ struct sched_session {
     struct ss_undo *undo; int n_undo, cap_undo;
     struct sched_decision *decisions; int n_decisions, cap_decisions;
     uint64_t version;                 /* names the placement state; restored by rollback */
+    uint64_t *pool_version;           /* [n_pools]: names the pool's placement state (the
+                                         version of its last change); restored by rollback */
     uint64_t n_versions;              /* versions handed out so far */
     void *victim_scratch;             /* victims.c's buffers, reused by every attempt */
     void *order_cache;                /* order.c's job order, shared by the actions */

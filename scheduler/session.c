@@ -185,6 +185,7 @@ static int do_place(struct sched_session *ss, int w, int pod, int node, uint64_t
     if (node_list_add(ss, node, w, pod) != SCHED_OK)
         return SCHED_ENOMEM;
     ss->version = ++ss->n_versions;
+    ss->pool_version[ss->nodes[node].pool] = ss->version;
     node_add(ss, w, node, devices, +1);
     ss->pods[w][pod].node = node;
     ss->pods[w][pod].devices = devices;
@@ -201,6 +202,7 @@ static void do_unplace(struct sched_session *ss, int w, int pod)
 
     node_list_remove(ss, node, w, pod);
     ss->version = ++ss->n_versions;
+    ss->pool_version[ss->nodes[node].pool] = ss->version;
     node_add(ss, w, node, ss->pods[w][pod].devices, -1);
     queue_add(ss, w, node, -1);
     ss->pods[w][pod].node = -1;
@@ -211,7 +213,8 @@ static void do_unplace(struct sched_session *ss, int w, int pod)
 
 /* ---- Logged changes, checkpoints, decisions ---- */
 
-static int log_undo(struct sched_session *ss, int w, int pod)
+/* Logs w's pod as it is, before a change in pool `pool`. */
+static int log_undo(struct sched_session *ss, int w, int pod, int pool)
 {
     struct ss_undo *u;
 
@@ -222,6 +225,8 @@ static int log_undo(struct sched_session *ss, int w, int pod)
     u->pod = pod;
     u->node = ss->pods[w][pod].node;
     u->devices = ss->pods[w][pod].devices;
+    u->pool = pool;
+    u->pool_version = ss->pool_version[pool];
     return SCHED_OK;
 }
 
@@ -229,7 +234,7 @@ int sched__place(struct sched_session *ss, int w, int pod, int node, uint64_t de
 {
     if (ss->pods[w][pod].node >= 0)
         return SCHED_EINVAL;
-    if (log_undo(ss, w, pod) != SCHED_OK)
+    if (log_undo(ss, w, pod, ss->nodes[node].pool) != SCHED_OK)
         return SCHED_ENOMEM;
     if (do_place(ss, w, pod, node, devices) != SCHED_OK) {
         ss->n_undo--;
@@ -242,7 +247,7 @@ int sched__unplace(struct sched_session *ss, int w, int pod)
 {
     if (ss->pods[w][pod].node < 0)
         return SCHED_EINVAL;
-    if (log_undo(ss, w, pod) != SCHED_OK)
+    if (log_undo(ss, w, pod, ss->nodes[ss->pods[w][pod].node].pool) != SCHED_OK)
         return SCHED_ENOMEM;
     do_unplace(ss, w, pod);
     return SCHED_OK;
@@ -262,6 +267,7 @@ void sched__rollback(struct sched_session *ss, struct ss_mark m)
             do_unplace(ss, u->workload, u->pod);
         if (u->node >= 0)
             do_place(ss, u->workload, u->pod, u->node, u->devices);
+        ss->pool_version[u->pool] = u->pool_version;
     }
     ss->n_decisions = m.n_decisions;
     ss->version = m.version;  /* the very state of the mark */
@@ -505,12 +511,14 @@ static int64_t memory_estimate(const struct sched_session *ss, const struct sche
     return (int64_t)sched_shared_devices(w) * ((w->gpu_memory_mib * SCHED_MILLI + best - 1) / best);
 }
 
-static int build_workload(struct sched_session *ss, int i)
+/* Workload i, its pool list in pools[n_pools] and its pods' copy in
+ * pods[n_pods] (zeroed memory; NULL: allocated here). */
+static int build_workload(struct sched_session *ss, int i, int *pools, struct sched_pod *pods)
 {
     const struct sched_state *in = ss->in;
     const struct sched_workload *w = &in->workloads[i];
     struct ss_wl *x = &ss->wl[i];
-    int k, max_pools = ss->n_pools, *pools;
+    int k, max_pools = ss->n_pools;
 
     if (!ss->queues[w->queue].is_leaf)
         return SCHED_EINVAL;
@@ -518,8 +526,9 @@ static int build_workload(struct sched_session *ss, int i)
     x->req[SCHED_GPU] = sched_workload_gpu(w, 1);
     x->req[SCHED_CPU] = w->cpu_milli;
     x->req[SCHED_MEM] = w->mem_mib;
-    pools = sched__calloc(ss->arena, (size_t)max_pools, sizeof(int));
-    ss->pods[i] = sched__calloc(ss->arena, (size_t)w->n_pods, sizeof(struct sched_pod));
+    if (!pools)
+        pools = sched__calloc(ss->arena, (size_t)max_pools, sizeof(int));
+    ss->pods[i] = pods ? pods : sched__calloc(ss->arena, (size_t)w->n_pods, sizeof(*pods));
     if (!pools || !ss->pods[i])
         return SCHED_ENOMEM;
     x->n_pools = sched_workload_pools(in, w, pools, max_pools);
@@ -541,12 +550,25 @@ static int build_workload(struct sched_session *ss, int i)
     return SCHED_OK;
 }
 
+/* Every workload, their pool lists and pod copies carved from two
+ * allocations (one per workload cost two calls and two clears each). */
 static int build_workloads(struct sched_session *ss)
 {
-    int i, rc = SCHED_OK;
+    size_t n_pods = 1, at = 0;
+    struct sched_pod *pods;
+    int *pools, i, rc = SCHED_OK;
 
-    for (i = 0; i < ss->n_workloads && rc == SCHED_OK; i++)
-        rc = build_workload(ss, i);
+    for (i = 0; i < ss->n_workloads; i++)
+        n_pods += (size_t)ss->in->workloads[i].n_pods;
+    pools = sched__calloc(ss->arena, (size_t)ss->n_workloads * (size_t)ss->n_pools + 1,
+                          sizeof(int));
+    pods = sched__calloc(ss->arena, n_pods, sizeof(*pods));
+    if (!pools || !pods)
+        return SCHED_ENOMEM;
+    for (i = 0; i < ss->n_workloads && rc == SCHED_OK; i++) {
+        rc = build_workload(ss, i, &pools[(size_t)i * (size_t)ss->n_pools], &pods[at]);
+        at += (size_t)ss->in->workloads[i].n_pods;
+    }
     return rc;
 }
 
@@ -630,11 +652,13 @@ int sched__session_build(struct sched_session *ss, const struct sched_state *in,
     ss->queues = sched__calloc(arena, (size_t)in->n_queues + 1, sizeof(struct ss_queue));
     ss->qp = sched__calloc(arena, (size_t)in->n_queues * (size_t)in->n_pools + 1,
                            sizeof(struct ss_qp));
+    ss->pool_version = sched__calloc(arena, (size_t)in->n_pools + 1, sizeof(uint64_t));
     /* room for the submissions a kept session takes (Step 4) without a copy */
     ss->cap_workloads = in->n_workloads + in->n_workloads / 4 + 64;
     ss->wl = sched__calloc(arena, (size_t)ss->cap_workloads, sizeof(struct ss_wl));
     ss->pods = sched__calloc(arena, (size_t)ss->cap_workloads, sizeof(struct sched_pod *));
-    if (!ss->nodes || !ss->pools || !ss->queues || !ss->qp || !ss->wl || !ss->pods)
+    if (!ss->nodes || !ss->pools || !ss->queues || !ss->qp || !ss->wl || !ss->pods ||
+        !ss->pool_version)
         return SCHED_ENOMEM;
     rc = build_nodes(ss);
     if (rc == SCHED_OK)
@@ -655,6 +679,18 @@ int sched__session_build(struct sched_session *ss, const struct sched_state *in,
 }
 
 /* ---- Step 4: a kept session takes new workloads ---- */
+
+/* Caches keyed by the state (version, a pool's changes) or sized by the
+ * workloads start over: the kept session reads another snapshot. */
+static void forget_state(struct sched_session *ss)
+{
+    int p;
+
+    ss->order_cache = NULL;
+    ss->version = ++ss->n_versions;
+    for (p = 0; p < ss->n_pools; p++)
+        ss->pool_version[p] = ++ss->n_versions;
+}
 
 static int reserve_workloads(struct sched_session *ss, int need)
 {
@@ -693,15 +729,14 @@ int sched__session_extend(struct sched_session *ss, const struct sched_state *in
     ss->cfg = cfg;
     ss->n_workloads = in->n_workloads;
     for (w = first; w < in->n_workloads && rc == SCHED_OK; w++) {
-        rc = build_workload(ss, w);
+        rc = build_workload(ss, w, NULL, NULL);
         if (rc == SCHED_OK)
             rc = sched__class_extend(ss, w);
         if (rc == SCHED_OK)
             add_demand(ss, w, 1);
     }
     /* caches sized by the workloads, or read in another state, start over */
-    ss->order_cache = NULL;
-    ss->version = ++ss->n_versions;
+    forget_state(ss);
     if (rc == SCHED_OK && ss->oom)
         rc = SCHED_ENOMEM;
     return rc;
@@ -718,8 +753,7 @@ void sched__session_leave(struct sched_session *ss, int w)
     add_demand(ss, w, -1);
     x->flags = 0;
     x->cls = 0;
-    ss->order_cache = NULL;
-    ss->version = ++ss->n_versions;
+    forget_state(ss);
 }
 
 /* ---- Invariant check (tests) ---- */

@@ -29,7 +29,10 @@
  * considers only the cheapest ones.
  *
  * What a search costs, per attempt, is kept to what the attempt changes:
- *   1. a pool's candidate units are collected once per state (version);
+ *   1. a pool's candidate units are collected once per state of that pool
+ *      (ss->pool_version, which rollback restores): they read only its
+ *      running workloads (placements, flags) and its queues' figures there,
+ *      so a change in another pool keeps them;
  *   2. their grouping by node, and the nodes in order of their most
  *      preferred unit, are kept across the reclaim attempts made in one
  *      state with the same victim queues (most failed attempts roll the
@@ -91,19 +94,21 @@ struct pool_units {
     struct unit *units;
     int n, cap;
     uint64_t version;
+    uint64_t pool_version;     /* the pool's state (ss->pool_version) when collected */
     int kind;                  /* 0: evictions, 1: moves, 2: evictions with no runtime protection */
     int *q_off, *q_cnt;        /* [n_queues]: units of queue q are q_items[off..off+cnt) */
     int *q_items;              /* [cap], each queue's run in preference order */
     /* the reclaim's grouping of these units by node (bucket_by_node()) and
-     * the pool's nodes by their most preferred unit, made in state
-     * b_version for the victim queues b_queues; kept while both are the same */
+     * the pool's nodes by their most preferred unit, made in the pool's
+     * state b_version (pool_version) for the victim queues b_queues; kept
+     * while both are the same */
     uint64_t b_version;
     int b_kind;
     uint8_t *b_queues;         /* [n_queues]: the queues whose units were grouped */
     int *node_units;           /* [cap]: units of node n are node_units[off[n]..+cnt[n]) */
     int *by_first;             /* [pool's nodes]: nodes with a unit, most preferred unit first */
     int n_by_first;
-    uint64_t o_version;        /* the state o_over was found in */
+    uint64_t o_version;        /* the pool's state (pool_version) o_over was found in */
     uint8_t *o_over;           /* [n_queues]: victim_queue_over()'s answers */
 };
 
@@ -170,7 +175,8 @@ static struct scratch *scratch_of(struct sched_session *ss)
         if (!x->pc)
             return NULL;
         for (int p = 0; p < ss->n_pools; p++)
-            x->pc[p].version = x->pc[p].b_version = x->pc[p].o_version = UINT64_MAX;
+            x->pc[p].version = x->pc[p].b_version = x->pc[p].o_version =
+                x->pc[p].pool_version = UINT64_MAX;
         x->hopeless = sched__calloc(ss->arena, (size_t)ss->n_queues * (size_t)ss->n_pools * 2 + 1,
                                     sizeof(struct hopeless));
         if (!x->hopeless)
@@ -461,7 +467,8 @@ static int victim_side_over(const struct ss_qp *qv, int r, int64_t held, int gua
 /* Whether queue av, where a victim's branch meets the reclaimer's, holds
  * more than the strategies let it keep (guarantee: the reclaimer's side is
  * within its deserved quota). Both answers are kept per pool for the
- * state (version) they were found in: they read only av's figures. */
+ * pool's state (pool_version) they were found in: they read only av's
+ * figures there. */
 static int victim_queue_over(const struct search *s, int av, int guarantee)
 {
     const struct sched_session *ss = s->ss;
@@ -469,9 +476,9 @@ static int victim_queue_over(const struct search *s, int av, int guarantee)
     const struct ss_qp *qv = &ss->qp[(size_t)av * (size_t)ss->n_pools + (size_t)s->pool];
     int r, g;
 
-    if (pc->o_version != ss->version) {
+    if (pc->o_version != ss->pool_version[s->pool]) {
         memset(pc->o_over, 0, (size_t)ss->n_queues);
-        pc->o_version = ss->version;
+        pc->o_version = ss->pool_version[s->pool];
     }
     if (!pc->o_over[av]) {
         pc->o_over[av] = 4;  /* known; bit g: over with guarantee g */
@@ -610,7 +617,9 @@ static int collect_units(struct search *s)
 
     s->collected = 1;
     s->on_node = x->on_node;
-    if (pc->version == ss->version && pc->kind == kind) {
+    if (pc->kind == kind &&
+        (pc->version == ss->version || pc->pool_version == ss->pool_version[s->pool])) {
+        pc->version = ss->version;   /* the same units in this state too */
         s->units = pc->units;
         s->n_units = pc->n;
         return SCHED_OK;
@@ -672,6 +681,7 @@ static int collect_units(struct search *s)
     if (index_by_queue(ss, pc, s->units, s->n_units) != SCHED_OK)
         return SCHED_ENOMEM;
     pc->version = ss->version;
+    pc->pool_version = ss->pool_version[s->pool];
     pc->kind = kind;
     pc->n = s->n_units;
     return SCHED_OK;
@@ -1056,7 +1066,7 @@ static int group_units(struct search *s, int n_queues)
 
     if (s->mode == MODE_RECLAIM) {
         x->q_ok[jq] = 0;  /* its units are dead to j (unit_dead()) */
-        keep = pc->b_version == s->ss->version && pc->b_kind == kind &&
+        keep = pc->b_version == s->ss->pool_version[s->pool] && pc->b_kind == kind &&
                memcmp(pc->b_queues, x->q_ok, (size_t)s->ss->n_queues) == 0;
     }
     if (keep)
@@ -1087,7 +1097,7 @@ static int group_units(struct search *s, int n_queues)
     pc->b_version = UINT64_MAX;
     if (s->mode == MODE_RECLAIM) {
         memcpy(pc->b_queues, x->q_ok, (size_t)s->ss->n_queues);
-        pc->b_version = s->ss->version;
+        pc->b_version = s->ss->pool_version[s->pool];
         pc->b_kind = kind;
     }
     return SCHED_OK;
