@@ -648,11 +648,16 @@ static void generic_write(struct jw *j, const struct db_workload *w)
  * port of each pod on an agent's node (simulated nodes run nothing). */
 static json_t *urls_json(const struct db_workload *w, const struct db_pod *pods, int n)
 {
-    json_t *ports = api_wl_ports(w->spec), *urls = json_array(), *p;
+    json_t *ports, *urls = json_array(), *p;
     char url[128];
     size_t k;
     int i;
 
+    for (i = 0; i < n && (pods[i].simulated || !pods[i].address[0]); i++)
+        ;
+    if (i == n) /* no pod reachable: the spec's ports need not be read */
+        return urls;
+    ports = api_wl_ports(w->spec);
     for (i = 0; i < n; i++)
         json_array_foreach(ports, k, p) {
             if (pods[i].simulated || !pods[i].address[0])
@@ -667,22 +672,16 @@ static json_t *urls_json(const struct db_workload *w, const struct db_pod *pods,
 }
 
 /* One workload: the generic view, and its pods' urls. */
-static void generic_one_write(struct api_req *r, struct jw *j, const struct db_workload *w)
+static void generic_one_write(struct jw *j, const struct db_workload *w,
+                              const struct db_pod *pods, int n)
 {
-    struct db_pod *pods = NULL;
-    json_t *urls;
-    char *text;
-    int n = 0;
+    json_t *urls = urls_json(w, pods, n);
+    char *text = json_array_size(urls) ? json_dumps(urls, JSON_COMPACT) : NULL;
 
     generic_write(j, w);
-    if (db_pod_list(r->app->db, w->seq, &pods, &n) == DB_OK) {
-        urls = urls_json(w, pods, n);
-        text = json_dumps(urls, JSON_COMPACT);
-        jw_json(j, "urls", text, "[]");
-        free(text);
-        json_decref(urls);
-    }
-    free(pods);
+    jw_json(j, "urls", text, "[]");
+    free(text);
+    json_decref(urls);
     jw_close(j, '}');
 }
 
@@ -807,10 +806,13 @@ static int path_type(const char *path)
 }
 
 /* Loads the path's workload if the caller may read it (else 404) and, when
- * `perm` asks more, holds it (else 403). */
-static int load(struct api_req *r, unsigned perm, struct db_workload *w)
+ * `perm` asks more, holds it (else 403); with pods, its pods too, in the
+ * same read. */
+static int load_pods(struct api_req *r, unsigned perm, struct db_workload *w,
+                     struct db_pod **pods, int *n)
 {
-    int rc = db_workload_get(r->app->db, r->params[0], w);
+    int rc = pods ? db_workload_get_pods(r->app->db, r->params[0], w, pods, n)
+                  : db_workload_get(r->app->db, r->params[0], w);
     int t = path_type(r->path);
 
     if (rc == DB_OK && ((t >= 0 && w->type != t) ||
@@ -829,6 +831,11 @@ static int load(struct api_req *r, unsigned perm, struct db_workload *w)
     return 0;
 }
 
+static int load(struct api_req *r, unsigned perm, struct db_workload *w)
+{
+    return load_pods(r, perm, w, NULL, NULL);
+}
+
 int api_wl_load(struct api_req *r, unsigned perm, struct db_workload *w)
 {
     return load(r, perm, w);
@@ -837,15 +844,19 @@ int api_wl_load(struct api_req *r, unsigned perm, struct db_workload *w)
 void api_h_wl_get(struct api_req *r)
 {
     struct db_workload w;
+    struct db_pod *pods = NULL;
     struct jw j = {0};
+    int typed = path_type(r->path) >= 0, n = 0;
 
-    if (load(r, API_WL_READ, &w) == 0) {
-        if (path_type(r->path) >= 0)
+    /* the generic view's urls need the pods: read with the workload */
+    if (load_pods(r, API_WL_READ, &w, typed ? NULL : &pods, &n) == 0) {
+        if (typed)
             typed_write(&j, &w);
         else
-            generic_one_write(r, &j, &w);
+            generic_one_write(&j, &w, pods, n);
         jw_reply(r, 200, &j);
     }
+    free(pods);
     db_workload_clear(&w);
 }
 

@@ -450,6 +450,11 @@ struct db_pod {
 /* The pods bound for a workload (workload_seq 0: of every workload), by
  * workload then index; *out malloc'd. */
 int db_pod_list(struct db *db, int64_t workload_seq, struct db_pod **out, int *n);
+/* db_workload_get() and that workload's pods (db_pod_list()) in one read
+ * transaction (GET of one workload). On failure *pods is NULL and *n 0;
+ * *out is cleared with db_workload_clear() either way. */
+int db_workload_get_pods(struct db *db, const char *id, struct db_workload *out,
+                         struct db_pod **pods, int *n);
 
 struct db_event {
     int64_t seq;

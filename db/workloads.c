@@ -1095,6 +1095,31 @@ int db_pod_list(struct db *db, int64_t workload_seq, struct db_pod **out, int *n
     return db__read_list(db, pods_fn, &a, out, n);
 }
 
+struct get_pods_arg {
+    struct get_arg wl;
+    struct sub_arg pods;
+};
+
+static int get_pods_fn(struct db__conn *c, void *arg)
+{
+    struct get_pods_arg *a = arg;
+    int rc = get_fn(c, &a->wl);
+
+    if (rc != DB_OK)
+        return rc;
+    a->pods.seq = a->wl.w->seq; /* never 0 (that would read every pod) */
+    return a->pods.seq > 0 ? pods_fn(c, &a->pods) : DB_EIO;
+}
+
+int db_workload_get_pods(struct db *db, const char *id, struct db_workload *out,
+                         struct db_pod **pods, int *n)
+{
+    struct get_pods_arg a = {{id, 0, out}, {.out = pods, .n = n}};
+
+    memset(out, 0, sizeof(*out));
+    return db__read_list(db, get_pods_fn, &a, pods, n);
+}
+
 static int events_fn(struct db__conn *c, void *arg)
 {
     static const char asc[] =

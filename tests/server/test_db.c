@@ -649,7 +649,8 @@ static void test_cycle_apply(void **state)
     struct db_wl_update ups[2];
     struct db_wl_event evs[2];
     struct db_cycle cy;
-    int applied = -1;
+    struct db_pod *pods = NULL;
+    int applied = -1, n = -1;
 
     node_add(f, &node);
     assert_int_equal(submit(f, "x1", 1, &a), DB_OK);
@@ -690,6 +691,25 @@ static void test_cycle_apply(void **state)
     assert_int_equal(db_workload_get(f->db, b.id, &got), DB_OK);
     assert_string_equal(got.phase, "Stopped");
     assert_int_equal(got.running_pods, 0);
+    db_workload_clear(&got);
+    /* a workload with its pods in one read (GET of one workload) */
+    assert_int_equal(db_workload_get_pods(f->db, a.id, &got, &pods, &n), DB_OK);
+    assert_int_equal(got.seq, a.seq);
+    assert_int_equal(got.running_pods, 1);
+    assert_int_equal(n, 1);
+    assert_int_equal(pods[0].workload_seq, a.seq);
+    assert_int_equal(pods[0].node_seq, node.seq);
+    assert_int_equal(pods[0].devices, 1);
+    db_workload_clear(&got);
+    free(pods);
+    assert_int_equal(db_workload_get_pods(f->db, b.id, &got, &pods, &n), DB_OK);
+    assert_string_equal(got.phase, "Stopped");
+    assert_int_equal(n, 0);
+    db_workload_clear(&got);
+    free(pods);
+    assert_int_equal(db_workload_get_pods(f->db, "no-such-id", &got, &pods, &n), DB_ENOTFOUND);
+    assert_null(pods);
+    assert_int_equal(n, 0);
     db_workload_clear(&got);
     db_snapshot_free(s);
     db_workload_clear(&a);
