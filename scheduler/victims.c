@@ -1949,13 +1949,85 @@ static int move_units(struct search *s, const int *set, int n, int node, int dec
     return 1;
 }
 
+/* ---- Do the stuck pods fit s->node's devices? ----
+ * A pod here asks `devices` distinct devices with `charge` milli-GPU of
+ * room each (a whole-device pod: SCHED_MILLI, an empty device). Whether
+ * j's pod and the stuck ones pack into the devices' room is searched
+ * depth first, the largest charges first; a device's room among equal
+ * rooms is tried once. PACK_STEPS bounds the search: past it, the pods
+ * may fit (the test only says no when no packing exists). */
+#define PACK_STEPS 4096
+#define PACK_PODS MAX_NODE_UNITS
+
+struct pack_pod {
+    int devices;
+    int32_t charge;
+};
+
+struct pack {
+    int32_t room[SCHED_MAX_NODE_GPUS];
+    int n_gpus, n, steps;
+    struct pack_pod pod[PACK_PODS + 1];
+};
+
+/* Places device slot `left` of pod i (devices from `from` on), then the
+ * rest: 1 if everything packs, or the search ran out of steps. */
+static int pack_from(struct pack *p, int i, int left, int from)
+{
+    int d, e, ok = 0;
+    int32_t c;
+
+    if (left == 0) {
+        if (++i == p->n)
+            return 1;
+        left = p->pod[i].devices;
+        from = 0;
+    }
+    if (++p->steps > PACK_STEPS)
+        return 1;
+    c = p->pod[i].charge;
+    for (d = from; d < p->n_gpus && !ok; d++) {
+        if (p->room[d] < c)
+            continue;
+        for (e = from; e < d && p->room[e] != p->room[d]; e++)
+            ;
+        if (e < d)
+            continue;   /* a device with the same room was tried */
+        p->room[d] -= c;
+        ok = pack_from(p, i, left - 1, d + 1);
+        p->room[d] += c;
+    }
+    return ok;
+}
+
+/* Adds a pod of w to the packing (charge as on s->node); 0 when full. */
+static int pack_add(struct pack *p, const struct sched_session *ss, int w, int node)
+{
+    const struct sched_workload *v = ss_w(ss, w);
+    struct pack_pod x;
+    int i;
+
+    x.devices = sched__whole(v) ? v->gpu_devices : sched_shared_devices(v);
+    x.charge = sched__dev_charge(ss, w, node);
+    if (x.devices == 0 || x.charge == 0)
+        return 1;   /* asks no device */
+    if (p->n == PACK_PODS)
+        return 0;
+    for (i = p->n; i > 0 && p->pod[i - 1].charge < x.charge; i--)
+        p->pod[i] = p->pod[i - 1];
+    p->pod[i] = x;
+    p->n++;
+    return 1;
+}
+
 /* Can a trial of the units set[0..n) succeed, as far as a quick look
  * tells? When every pod of the set is on s->node, a moved pod whose shape
  * fits no other node now can land only there: a trial takes room from
  * the other nodes and gives none, and fitting only gets harder with less
  * room. Such pods together must fit in what s->node keeps once the set
  * is off it and j's pod on it (CPU, memory, milli-GPU, empty devices for
- * whole-device pods): 0 when they do not, and the trial would fail. */
+ * whole-device pods, and the devices' room pod by pod: struct pack): 0
+ * when they do not, and the trial would fail. */
 static int move_may_fit(struct search *s, const int *set, int n)
 {
     struct sched_session *ss = s->ss;
@@ -1965,8 +2037,10 @@ static int move_may_fit(struct search *s, const int *set, int n)
     int32_t used[SCHED_MAX_NODE_GPUS];
     int64_t cpu = x->cpu_free, mem = x->mem_free, gpu = x->gpu_free;
     int64_t need_cpu = 0, need_mem = 0, need_gpu = 0;
-    int need_empty = 0, empty = 0, stuck = 0, i, k, d;
+    int need_empty = 0, empty = 0, stuck = 0, packs = 1, i, k, d;
+    struct pack pk;
 
+    pk.n = 0;
     memcpy(used, x->dev_used, sizeof(used[0]) * (size_t)x->n_gpus);
     for (i = 0; i < n; i++) {
         int w = s->units[set[i]].w;
@@ -1989,6 +2063,7 @@ static int move_may_fit(struct search *s, const int *set, int n)
             if (m->more || m->n_away > 0 || m->n > 1 || (m->n == 1 && m->best[0].node != s->node))
                 continue;   /* it may go elsewhere */
             stuck = 1;
+            packs = packs && pack_add(&pk, ss, w, s->node);
             need_cpu += v->cpu_milli;
             need_mem += v->mem_mib;
             need_gpu += sched_pod_gpu(v, xn);
@@ -2000,8 +2075,16 @@ static int move_may_fit(struct search *s, const int *set, int n)
     for (d = 0; d < x->n_gpus; d++)
         empty += used[d] == 0;
     empty -= sched__whole(jw) ? jw->gpu_devices : 0;
-    return need_cpu <= cpu - jw->cpu_milli && need_mem <= mem - jw->mem_mib &&
-           need_gpu <= gpu - sched_pod_gpu(jw, xn) && need_empty <= empty;
+    if (!(need_cpu <= cpu - jw->cpu_milli && need_mem <= mem - jw->mem_mib &&
+          need_gpu <= gpu - sched_pod_gpu(jw, xn) && need_empty <= empty))
+        return 0;
+    if (!packs || !pack_add(&pk, ss, s->j, s->node))
+        return 1;   /* too many pods to pack: they may fit */
+    for (d = 0; d < x->n_gpus; d++)
+        pk.room[d] = SCHED_MILLI - used[d];
+    pk.n_gpus = x->n_gpus;
+    pk.steps = 0;
+    return pk.n == 0 || pack_from(&pk, 0, pk.pod[0].devices, 0);
 }
 
 /* Would moving the units set[0..n) let one pod of j onto s->node, every
