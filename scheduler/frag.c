@@ -33,8 +33,12 @@
  * nodes in the same state (the empty nodes of a kind, say), a state a
  * rollback brings back, and the same trial met again cost a lookup. A
  * node's F is also kept (base[], known[]) until a pod comes or goes
- * there. sched__best_node() measures only the nodes of the best rank, and
- * none when one node alone fits.
+ * there, and so is its last answer for a pod shape (answer[]: the
+ * devices and the rise; a move trial asks a node, then places there).
+ * The devices a one-device shared pod may take are measured from one
+ * sorted state, one device's use raised per candidate.
+ * sched__best_node() measures only the nodes of the best rank, and none
+ * when one node alone fits.
  *
  * Everything is an integer; nothing depends on the order of the nodes.
  */
@@ -107,7 +111,8 @@ int sched__frag_build(struct sched_session *ss)
     f->base = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(*f->base));
     f->known = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(*f->known));
     f->fitting = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(*f->fitting));
-    if (!f->base || !f->known || !f->fitting)
+    f->answer = sched__alloc(ss->arena, ((size_t)ss->n_nodes + 1) * sizeof(*f->answer));
+    if (!f->base || !f->known || !f->fitting || !f->answer)
         return SCHED_ENOMEM;
     for (f->memo_mask = 63; f->memo_mask < 4 * (size_t)ss->n_nodes && f->memo_mask < 65535;)
         f->memo_mask = 2 * f->memo_mask + 1;
@@ -286,10 +291,10 @@ static int64_t base_frag(const struct sched_session *ss, int node)
     const struct ss_frag *f = &ss->frag;
     struct fstate st;
 
-    if (!f->known[node]) {
+    if (!(f->known[node] & FRAG_BASE)) {
         state_of(ss, node, -1, 0, &st);
         f->base[node] = state_frag(ss, &st);
-        f->known[node] = 1;
+        f->known[node] |= FRAG_BASE;
     }
     return f->base[node];
 }
@@ -317,9 +322,38 @@ int64_t sched__frag_rise(const struct sched_session *ss, int w, int node, uint64
     return rise_of(ss, w, node, devices);
 }
 
-uint64_t sched__frag_devices(const struct sched_session *ss, int w, int node, int64_t *rise)
+/* Do pods of a and b take the same devices of a node, and raise its
+ * fragmentation alike? What frag_devices() reads of a pod: its devices,
+ * its charge on them, its CPU and memory. */
+static int same_answer(const struct sched_session *ss, int a, int b)
+{
+    const struct sched_workload *x = ss_w(ss, a), *y = ss_w(ss, b);
+
+    return a == b ||
+           (x->cpu_milli == y->cpu_milli && x->mem_mib == y->mem_mib &&
+            x->gpu_devices == y->gpu_devices && x->gpu_portion == y->gpu_portion &&
+            x->gpu_memory_mib == y->gpu_memory_mib && sched__whole(x) == sched__whole(y) &&
+            sched_shared_devices(x) == sched_shared_devices(y));
+}
+
+/* *out: st with one device used `from` raised by charge (used[] sorted). */
+static void raise_one(const struct fstate *st, int32_t from, int32_t charge, struct fstate *out)
+{
+    int i;
+
+    *out = *st;
+    for (i = 0; out->used[i] != from; i++)
+        ;
+    for (; i + 1 < out->n_gpus && out->used[i + 1] < from + charge; i++)
+        out->used[i] = out->used[i + 1];
+    out->used[i] = from + charge;
+    out->free -= charge;
+}
+
+static uint64_t frag_devices(const struct sched_session *ss, int w, int node, int64_t *rise)
 {
     const struct ss_node *n = &ss->nodes[node];
+    struct fstate st, one_st;
     uint64_t best = 0, picked;
     int64_t r, best_rise = 0;
     int32_t charge = sched__dev_charge(ss, w, node);
@@ -335,7 +369,9 @@ uint64_t sched__frag_devices(const struct sched_session *ss, int w, int node, in
     }
     /* one shared device: the one whose charge strands least; ties go to
      * the device sched__pick_devices() chose, then the lower index.
-     * Devices used alike strand alike: each use is measured once. */
+     * Devices used alike strand alike: each use is measured once. The
+     * node with the pod's CPU and memory taken is sorted once. */
+    state_of(ss, node, w, 0, &st);
     for (d = 0; d < n->n_gpus; d++) {
         uint64_t one = (uint64_t)1 << d;
         int e;
@@ -346,7 +382,8 @@ uint64_t sched__frag_devices(const struct sched_session *ss, int w, int node, in
             ;
         if (e < d && one != picked)
             continue;   /* a device used alike came first */
-        r = rise_of(ss, w, node, one);
+        raise_one(&st, n->dev_used[d], charge, &one_st);
+        r = state_frag(ss, &one_st) - base_frag(ss, node);
         if (!best || r < best_rise || (r == best_rise && one == picked)) {
             best = one;
             best_rise = r;
@@ -354,4 +391,23 @@ uint64_t sched__frag_devices(const struct sched_session *ss, int w, int node, in
     }
     *rise = best_rise;
     return best;
+}
+
+/* The node's last answer is kept until a pod comes or goes there: a move
+ * trial asks a node for a pod, then places the pod there (victims.c). */
+uint64_t sched__frag_devices(const struct sched_session *ss, int w, int node, int64_t *rise)
+{
+    const struct ss_frag *f = &ss->frag;
+    struct frag_answer *a;
+
+    if (f->n == 0)
+        return frag_devices(ss, w, node, rise);
+    a = &f->answer[node];
+    if (!(f->known[node] & FRAG_ANSWER) || !same_answer(ss, w, a->w)) {
+        a->w = w;
+        a->devices = frag_devices(ss, w, node, &a->rise);
+        f->known[node] |= FRAG_ANSWER;
+    }
+    *rise = a->rise;
+    return a->devices;
 }

@@ -142,12 +142,21 @@ struct ss_frag {
     struct ss_shape *shapes;  /* [n] */
     uint32_t *denied;         /* [n_nodes] bit j: shape j may not use the node; NULL: none */
     int64_t *base;            /* [n_nodes] each node's fragmentation, valid where known[] */
-    uint8_t *known;           /* [n_nodes] cleared when a pod comes or goes (node_add()) */
+    uint8_t *known;           /* [n_nodes] FRAG_BASE | FRAG_ANSWER: what base[] and
+                                 answer[] hold; cleared when a pod comes or goes (node_add()) */
+    struct frag_answer *answer; /* [n_nodes] the last sched__frag_devices() answer there */
     int *fitting;             /* [n_nodes] sched__best_node()'s candidates of the best rank */
     void *memo;               /* [memo_mask + 1] struct frag_memo (frag.c): F of node states */
     uint8_t *memo_ok;         /* [memo_mask + 1] the slot holds a state */
     size_t memo_mask;
 };
+/* One sched__frag_devices() answer on a node: for pods shaped as w's. */
+struct frag_answer {
+    int w;
+    uint64_t devices;
+    int64_t rise;
+};
+enum { FRAG_BASE = 1, FRAG_ANSWER = 2 };
 /* Node states of at most this many devices are remembered (frag.c). */
 #define FRAG_MEMO_GPUS 16
 
