@@ -716,6 +716,95 @@ static void test_cycle_apply(void **state)
     db_workload_clear(&b);
 }
 
+/* A cycle's texts and pods land as given (SQLite writes a cycle with one
+ * statement per table over JSON arrays: quotes, backslashes, control
+ * characters and UTF-8 survive it), a moved pod is rewritten, an
+ * unplaced one goes, and a later cycle's events follow the earlier ones. */
+static void test_cycle_apply_texts(void **state)
+{
+    static const char msg[] = "say \"no\" \\ tab\there\nnext \x01 gr\xc3\xbc\xc3\x9f" "e";
+    struct fixture *f = *state;
+    struct db_node node;
+    struct db_workload w[3], got;
+    struct db_snapshot *s = NULL;
+    struct db_sched_pod pods[3][2];
+    struct db_wl_update ups[3];
+    struct db_wl_event evs[3];
+    struct db_cycle cy = {0};
+    struct db_event *ev = NULL;
+    struct db_pod *pl = NULL;
+    int applied = -1, n = 0, i, round;
+
+    node_add(f, &node);
+    for (i = 0; i < 3; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "t%d", i);
+        assert_int_equal(submit(f, name, 1, &w[i]), DB_OK);
+    }
+    for (round = 0; round < 2; round++) {
+        assert_int_equal(db_snapshot_load(f->db, &s), DB_OK);
+        assert_int_equal(s->n_workloads, 3);
+        memset(ups, 0, sizeof(ups));
+        for (i = 0; i < 3; i++) {
+            /* round 0: each on two pods; round 1: t0 as it was, t1's second pod moved,
+             * t2 unplaced (Pending, with the message) */
+            pods[i][0].node_seq = round && i == 2 ? 0 : node.seq;
+            pods[i][0].devices = 1;
+            pods[i][1].node_seq = round && i == 2 ? 0 : node.seq;
+            pods[i][1].devices = round && i == 1 ? 4 : 2;
+            ups[i].seq = s->workloads[i].seq;
+            ups[i].version = s->workloads[i].version;
+            ups[i].phase = round && i == 2 ? "Pending" : "Running";
+            ups[i].phase_reason = round && i == 2 ? "Preempted" : "";
+            ups[i].phase_message = round && i == 2 ? msg : "";
+            ups[i].started_ms = round && i == 2 ? 0 : 100 + i;
+            ups[i].pods_changed = 1;
+            ups[i].pods = pods[i];
+            ups[i].n_pods = 2;
+            evs[i].workload_seq = ups[i].seq;
+            evs[i].type = round ? "Warning" : "Normal";
+            evs[i].reason = round ? "Moved" : "Running";
+            evs[i].message = msg;
+        }
+        cy.now_ms = 1000 + round;
+        cy.updates = ups;
+        cy.n_updates = 3;
+        cy.events = evs;
+        cy.n_events = 3;
+        assert_int_equal(db_cycle_apply(f->db, &cy, &applied), DB_OK);
+        assert_int_equal(applied, 3);
+        db_snapshot_free(s);
+        assert_int_equal(db_pod_list(f->db, 0, &pl, &n), DB_OK);
+        assert_int_equal(n, round ? 4 : 6);
+        free(pl);
+    }
+    assert_int_equal(db_workload_get(f->db, w[2].id, &got), DB_OK);
+    assert_string_equal(got.phase, "Pending");
+    assert_string_equal(got.phase_reason, "Preempted");
+    assert_string_equal(got.phase_message, msg);
+    assert_int_equal(got.running_pods, 0);
+    db_workload_clear(&got);
+    assert_int_equal(db_workload_get(f->db, w[1].id, &got), DB_OK);
+    assert_int_equal(got.started_ms, 101);
+    assert_int_equal(got.phase_updated_at, 1000); /* Running since the first round */
+    db_workload_clear(&got);
+    assert_int_equal(db_pod_list(f->db, w[1].seq, &pl, &n), DB_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(pl[1].devices, 4);
+    free(pl);
+    assert_int_equal(db_event_list(f->db, w[0].seq, 0, 0, 50, &ev, &n), DB_OK);
+    assert_int_equal(n, 3); /* submitted, then the two rounds in order */
+    assert_string_equal(ev[1].reason, "Running");
+    assert_string_equal(ev[2].reason, "Moved");
+    assert_string_equal(ev[2].type, "Warning");
+    assert_string_equal(ev[2].message, msg);
+    assert_int_equal(ev[2].created_at, 1001);
+    assert_true(ev[1].seq < ev[2].seq);
+    free(ev);
+    for (i = 0; i < 3; i++)
+        db_workload_clear(&w[i]);
+}
+
 /* Reasons and messages alone, in bounded writes: with no budget each
  * write takes one row; a row changed since the snapshot is skipped; the
  * phase is left as it was. */
@@ -1006,6 +1095,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_list_paging, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_statements_cached, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cycle_apply, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cycle_apply_texts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reasons_apply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen_keeps_rows, setup, teardown),
     };
