@@ -95,6 +95,7 @@ struct api_config {
     int token_ttl_s;
     int max_pending_project; /* Pending workloads a project may have; 0: no cap */
     int max_pending_user;    /* Pending workloads a user may have submitted; 0: no cap */
+    int db_statement_ms;     /* PostgreSQL's statement_timeout (ms, 0 none); -1: not given */
     int n_sims;
     int sims_given;          /* --simulate-nodes seen (0x0 included) */
     struct api_sim_spec sims[API_MAX_SIM];

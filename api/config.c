@@ -54,6 +54,8 @@ static void usage(void)
            "  --max-pending-per-project N  submissions are refused (429) while the project\n"
            "                            has N Pending workloads (default 10000; 0 no cap)\n"
            "  --max-pending-per-user N  the same per user who submits (default 5000; 0 no cap)\n"
+           "  --db-statement-timeout-ms N  PostgreSQL --db: the server cancels a statement\n"
+           "                            running longer (default 30000; 0 no limit)\n"
            "  --key-file PATH           token signing key (default DB path + .key; allot.key with\n"
            "                            a PostgreSQL --db)\n"
            "  --token-ttl SECONDS       access token lifetime, 1 to 86400 (default 3600)\n"
@@ -202,6 +204,8 @@ static int apply(struct api_config *cfg, const char *key, const char *v)
         return set_int(v, 0, 100000000, &cfg->max_pending_project);
     if (strcmp(key, "max-pending-per-user") == 0)
         return set_int(v, 0, 100000000, &cfg->max_pending_user);
+    if (strcmp(key, "db-statement-timeout-ms") == 0)
+        return set_int(v, 0, 86400000, &cfg->db_statement_ms);
     if (strcmp(key, "token-ttl") == 0)
         return set_int(v, 1, 86400, &cfg->token_ttl_s);
     if (strcmp(key, "simulate-nodes") == 0) {
@@ -287,6 +291,7 @@ static void defaults(struct api_config *cfg)
     cfg->token_ttl_s = 3600;
     cfg->max_pending_project = 10000;
     cfg->max_pending_user = 5000;
+    cfg->db_statement_ms = -1;
 }
 
 static void finish(struct api_config *cfg)
@@ -353,6 +358,11 @@ int api_config_parse(struct api_config *cfg, int argc, char **argv)
         return -1;
     }
     finish(cfg);
+    if (cfg->db_statement_ms >= 0 && !db_is_server(cfg->db_path)) {
+        fprintf(stderr, "allotd: --db-statement-timeout-ms applies to a PostgreSQL --db only"
+                " (SQLite runs inside allotd)\n");
+        return -1;
+    }
     return 0;
 bad:
     fprintf(stderr, "allotd: bad option %s (see --help)\n", argv[i]);

@@ -288,6 +288,8 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     /* Step 2 (db_open says why it fails); no database, or one where --init
      * wants to make one, is an error of the command line: status 2 */
+    if (app->cfg.db_statement_ms >= 0)
+        db_set_statement_timeout(app->cfg.db_statement_ms);
     rc = db_open(app->cfg.db_path, app->cfg.demo ? DB_OPEN_FRESH
                                    : app->cfg.init ? DB_OPEN_CREATE : DB_OPEN_EXISTING,
                  &app->db);

@@ -899,6 +899,8 @@ static int open_pg(struct db *db, int mode)
 
     db__pq_where(db->path, db->where, sizeof(db->where));
     rc = conn_open(&db->wconn, db->path, 0);
+    if (rc == DB_OK) /* dropping and migrating may take long: no statement_timeout */
+        rc = db__pq_timeout(db->wconn.pq, 0);
     if (rc == DB_OK)
         rc = db__pq_setup(db->wconn.pq, mode == DB_OPEN_FRESH);
     if (rc == DB_OK)
@@ -914,6 +916,8 @@ static int open_pg(struct db *db, int mode)
     }
     if (rc == DB_OK)
         rc = db__migrate(&db->wconn);
+    if (rc == DB_OK) /* the writer's session as every other: with it again */
+        rc = db__pq_timeout(db->wconn.pq, 1);
     if (rc == DB_OK)
         rc = start_probe(db);
     if (rc == DB_OK)
@@ -981,6 +985,11 @@ start_writer:
 out_close:
     db_close(db);
     return rc;
+}
+
+void db_set_statement_timeout(int ms)
+{
+    db__pq_set_timeout(ms);
 }
 
 int db_is_server(const char *path)

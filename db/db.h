@@ -65,6 +65,13 @@ enum db_open_mode {
  * pending migrations and starts the writer thread. Says on stderr why it
  * fails. Nothing else ever creates a database. */
 int db_open(const char *path, int mode, struct db **out);
+/* On a database server (PostgreSQL), the longest one statement may run
+ * before the server cancels it (statement_timeout; 0: no limit), for the
+ * sessions opened after the call: a statement that hangs fails instead
+ * of holding the writers' lock that every replica's writes wait for.
+ * Migrations at open run without it. Default DB_STATEMENT_TIMEOUT_MS. */
+#define DB_STATEMENT_TIMEOUT_MS 30000
+void db_set_statement_timeout(int ms);
 /* Whether a --db value names a database server (a PostgreSQL connection
  * URI: postgresql:// or postgres://) rather than a SQLite file. */
 int db_is_server(const char *path);

@@ -491,19 +491,41 @@ void db__pq_where(const char *uri, char *out, size_t len)
     PQconninfoFree(opts);
 }
 
+static int statement_timeout_ms = DB_STATEMENT_TIMEOUT_MS;
+
+void db__pq_set_timeout(int ms)
+{
+    __atomic_store_n(&statement_timeout_ms, ms, __ATOMIC_RELAXED);
+}
+
+int db__pq_timeout(struct db__pq *c, int on)
+{
+    char sql[64];
+
+    snprintf(sql, sizeof(sql), "SET statement_timeout = %d",
+             on ? __atomic_load_n(&statement_timeout_ms, __ATOMIC_RELAXED) : 0);
+    return db__pq_exec(c, sql);
+}
+
 /* Session settings: durability as the promise needs it, a reader's
- * session read-only, and a transaction left idle for 2 s (its process
- * paused or cut off) ended by the server, so that the locks it holds
- * (the writers' advisory lock, the leader lease's row) pass on within
- * the replicas' failover time (docs/ha.md). */
+ * session read-only, a transaction left idle for 2 s (its process paused
+ * or cut off) ended by the server, so that the locks it holds (the
+ * writers' advisory lock, the leader lease's row) pass on within the
+ * replicas' failover time (docs/ha.md), and a statement running longer
+ * than statement_timeout_ms cancelled, which bounds the same wait for a
+ * statement that hangs. */
 static int session_setup(struct db__pq *c)
 {
-    PGresult *res = PQexec(c->h, c->readonly ? "SET default_transaction_read_only = on;"
-                                                " SET synchronous_commit = on;"
-                                                " SET idle_in_transaction_session_timeout = 2000"
-                                              : "SET synchronous_commit = on;"
-                                                " SET idle_in_transaction_session_timeout = 2000");
-    int ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+    char sql[256];
+    PGresult *res;
+    int ok;
+
+    snprintf(sql, sizeof(sql), "%sSET synchronous_commit = on;"
+             " SET idle_in_transaction_session_timeout = 2000; SET statement_timeout = %d",
+             c->readonly ? "SET default_transaction_read_only = on; " : "",
+             __atomic_load_n(&statement_timeout_ms, __ATOMIC_RELAXED));
+    res = PQexec(c->h, sql);
+    ok = PQresultStatus(res) == PGRES_COMMAND_OK;
 
     PQclear(res);
     return ok ? DB_OK : DB_EUNAVAIL;
@@ -796,7 +818,7 @@ static int pipe_sync(struct db__pq *c, PGresult **keep)
         if (PQstatus(c->h) == CONNECTION_BAD)
             break;
     }
-    if (rc == DB_EUNAVAIL && n == 1 && c->pend[0].begin && PQstatus(c->h) == CONNECTION_BAD)
+    if (rc == DB_EUNAVAIL && n == 1 && c->pend[0].begin)
         c->redo = c->pend[0].begin; /* a read that had not begun: it may begin again */
     r = DB_OK;
     if (keep && synced && PQstatus(c->h) != CONNECTION_BAD && !pipe_one(c, keep, "", &r) &&
@@ -1128,6 +1150,8 @@ static int step(struct db__pq_stmt *st, int defer)
             st->res = NULL;
             st->c->redo = NULL;
             st->c->retry_at_ms = 0;
+            PQfinish(st->c->h); /* ending (57P01): its EOF may not have come yet */
+            st->c->h = NULL;
             rc = execute(begin, 1);
             if (rc == DB_OK)
                 rc = execute(st, defer);

@@ -32,6 +32,10 @@ void db__pq_where(const char *uri, char *out, size_t len);
 /* The engine's own objects (schema version row, SQLite-compatible
  * functions) and, for a fresh database, dropping every table first. */
 int db__pq_setup(struct db__pq *c, int fresh);
+/* The statement_timeout of the sessions opened from now on (ms, 0 none);
+ * db__pq_timeout lifts it on one session (on 0) or puts it back (on 1). */
+void db__pq_set_timeout(int ms);
+int db__pq_timeout(struct db__pq *c, int on);
 
 /* cached: prepared once on the session under a name (db__prep); else
  * run unnamed each time (db__prep_once). */

@@ -11,7 +11,8 @@
  * among them is the code of the write that ran them, undoes that write
  * only (other writes in the same group commit stay), and shows at the
  * statement of the write that waits next; a reader whose session the
- * server dropped begins its read again on a new one.
+ * server dropped begins its read again on a new one; a statement past
+ * the statement timeout is cancelled.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -330,13 +331,47 @@ static void test_pipeline_long(void **state)
 
 /* A reader whose session the server ended begins its read on a new one,
  * at once: its BEGIN went out with its first statement. */
+static int terminated_fn(struct db__conn *c, void *arg)
+{
+    (void)arg;
+    /* the readers' sessions, waiting (up to 10 s) until they are gone */
+    return db__exec(c, "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity"
+                       " WHERE datname = current_database() AND pid != pg_backend_pid()");
+}
+
 static void test_reader_reconnect(void **state)
 {
     struct db *db = *state;
 
     assert_int_equal(ask(db, "SELECT 7", NULL, NULL), 7);
-    assert_int_equal(db__write(db, terminate_fn, NULL), DB_OK);
+    assert_int_equal(db__write(db, terminated_fn, NULL), DB_OK);
     assert_int_equal(ask(db, "SELECT 8", NULL, NULL), 8);
+}
+
+/* A statement past --db-statement-timeout-ms is cancelled: the read and
+ * the write fail, the writer goes on (sessions opened after the call). */
+static int sleep_fn(struct db__conn *c, void *arg)
+{
+    struct one o = {"SELECT pg_sleep(60)", {NULL}, 0, "", 0};
+
+    (void)arg;
+    return one_fn(c, &o);
+}
+
+static void test_statement_timeout(void **state)
+{
+    struct db *db = NULL;
+
+    (void)state;
+    db_set_statement_timeout(2000); /* an INSERT never takes that long, even under load */
+    assert_int_equal(db_open(uri, DB_OPEN_FRESH, &db), DB_OK);
+    assert_int_equal(db__read(db, sleep_fn, NULL), DB_EIO);
+    assert_int_equal(db__write(db, sleep_fn, NULL), DB_EIO);
+    assert_int_equal(write1(db, "INSERT OR REPLACE INTO write_probe (id, at) VALUES (1, ?)",
+                            "5", NULL), DB_OK);
+    assert_int_equal(ask(db, "SELECT at FROM write_probe", NULL, NULL), 5);
+    db_close(db);
+    db_set_statement_timeout(DB_STATEMENT_TIMEOUT_MS);
 }
 
 int main(void)
@@ -348,6 +383,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pipeline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipeline_long, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reader_reconnect, setup, teardown),
+        cmocka_unit_test(test_statement_timeout),
     };
 
     uri = getenv("PG_URI");

@@ -7,7 +7,8 @@
 #     "threads = 1", an out-of-range value, is not read as an option);
 #   a long option line is read whole (a db path past 1023 bytes is
 #     refused as too long, not cut);
-#   a NUL byte in a line is refused, not read up to the NUL.
+#   a NUL byte in a line is refused, not read up to the NUL;
+#   db-statement-timeout-ms (PostgreSQL's) with a SQLite db is refused.
 set -eu
 allotd=$1
 T=$(mktemp -d "${TMPDIR:-/tmp}/allot-config-XXXXXX")
@@ -36,6 +37,13 @@ refused long-value.conf 'long-value.conf:2: bad option'
 
 printf 'threads = 4\nlisten = 127.0.0.1:0\0 threads = 1\n' >"$T/nul.conf"
 refused nul.conf 'nul.conf:2: a NUL byte'
+
+printf 'db = %s/x.db\ndb-statement-timeout-ms = 5\n' "$T" >"$T/sqlite-timeout.conf"
+rc=0
+"$allotd" --config "$T/sqlite-timeout.conf" >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] || fail "sqlite-timeout.conf: exit $rc, expected 2 ($(cat "$T/err"))"
+grep -q 'applies to a PostgreSQL --db only' "$T/err" || fail "sqlite-timeout.conf: $(cat "$T/err")"
+[ ! -e "$T/x.db" ] || fail "sqlite-timeout.conf: a database was made"
 
 printf 'threads = 1\n' >"$T/bad.conf"
 refused bad.conf 'bad.conf:1: bad option'
