@@ -511,14 +511,12 @@ static int64_t memory_estimate(const struct sched_session *ss, const struct sche
     return (int64_t)sched_shared_devices(w) * ((w->gpu_memory_mib * SCHED_MILLI + best - 1) / best);
 }
 
-/* Workload i, its pool list in pools[n_pools] and its pods' copy in
- * pods[n_pods] (zeroed memory; NULL: allocated here). */
-static int build_workload(struct sched_session *ss, int i, int *pools, struct sched_pod *pods)
+static int build_workload(struct sched_session *ss, int i)
 {
     const struct sched_state *in = ss->in;
     const struct sched_workload *w = &in->workloads[i];
     struct ss_wl *x = &ss->wl[i];
-    int k, max_pools = ss->n_pools;
+    int k, max_pools = ss->n_pools, *pools;
 
     if (!ss->queues[w->queue].is_leaf)
         return SCHED_EINVAL;
@@ -526,9 +524,8 @@ static int build_workload(struct sched_session *ss, int i, int *pools, struct sc
     x->req[SCHED_GPU] = sched_workload_gpu(w, 1);
     x->req[SCHED_CPU] = w->cpu_milli;
     x->req[SCHED_MEM] = w->mem_mib;
-    if (!pools)
-        pools = sched__calloc(ss->arena, (size_t)max_pools, sizeof(int));
-    ss->pods[i] = pods ? pods : sched__calloc(ss->arena, (size_t)w->n_pods, sizeof(*pods));
+    pools = sched__calloc(ss->arena, (size_t)max_pools, sizeof(int));
+    ss->pods[i] = sched__calloc(ss->arena, (size_t)w->n_pods, sizeof(struct sched_pod));
     if (!pools || !ss->pods[i])
         return SCHED_ENOMEM;
     x->n_pools = sched_workload_pools(in, w, pools, max_pools);
@@ -550,25 +547,12 @@ static int build_workload(struct sched_session *ss, int i, int *pools, struct sc
     return SCHED_OK;
 }
 
-/* Every workload, their pool lists and pod copies carved from two
- * allocations (one per workload cost two calls and two clears each). */
 static int build_workloads(struct sched_session *ss)
 {
-    size_t n_pods = 1, at = 0;
-    struct sched_pod *pods;
-    int *pools, i, rc = SCHED_OK;
+    int i, rc = SCHED_OK;
 
-    for (i = 0; i < ss->n_workloads; i++)
-        n_pods += (size_t)ss->in->workloads[i].n_pods;
-    pools = sched__calloc(ss->arena, (size_t)ss->n_workloads * (size_t)ss->n_pools + 1,
-                          sizeof(int));
-    pods = sched__calloc(ss->arena, n_pods, sizeof(*pods));
-    if (!pools || !pods)
-        return SCHED_ENOMEM;
-    for (i = 0; i < ss->n_workloads && rc == SCHED_OK; i++) {
-        rc = build_workload(ss, i, &pools[(size_t)i * (size_t)ss->n_pools], &pods[at]);
-        at += (size_t)ss->in->workloads[i].n_pods;
-    }
+    for (i = 0; i < ss->n_workloads && rc == SCHED_OK; i++)
+        rc = build_workload(ss, i);
     return rc;
 }
 
@@ -680,7 +664,7 @@ int sched__session_build(struct sched_session *ss, const struct sched_state *in,
 
 /* ---- Step 4: a kept session takes new workloads ---- */
 
-/* Caches keyed by the state (version, a pool's changes) or sized by the
+/* Caches keyed by the state (the version, the pools' versions) or sized by the
  * workloads start over: the kept session reads another snapshot. */
 static void forget_state(struct sched_session *ss)
 {
@@ -729,7 +713,7 @@ int sched__session_extend(struct sched_session *ss, const struct sched_state *in
     ss->cfg = cfg;
     ss->n_workloads = in->n_workloads;
     for (w = first; w < in->n_workloads && rc == SCHED_OK; w++) {
-        rc = build_workload(ss, w, NULL, NULL);
+        rc = build_workload(ss, w);
         if (rc == SCHED_OK)
             rc = sched__class_extend(ss, w);
         if (rc == SCHED_OK)
