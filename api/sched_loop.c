@@ -12,10 +12,15 @@
  *   Step 2: sched_cycle_next() decides on the model's state, with the
  *           changes since the last cycle: the workloads that are new
  *           since then (every touched workload unknown to the model and
- *           younger than all it holds), or a full delta (the first cycle,
- *           a reload, a topology change, any known workload re-read); the
- *           changes of refreshes without a cycle between (a what-if's)
- *           add up until a cycle consumes them;
+ *           younger than all it holds) and the ones that left (a Pending
+ *           workload holding no pod that stopped being live stays in the
+ *           model in place, SCHED_COMPLETED, as sched_model.c's keep_left
+ *           says), or a full delta (the first cycle, a reload, a topology
+ *           change, any other known workload re-read, more than
+ *           LEFT_MAX_FRACTION of the model left); a full delta drops the
+ *           left workloads first; the changes of refreshes without a
+ *           cycle between (a what-if's) add up until a cycle consumes
+ *           them;
  *   Step 3: apply every decision in order with sched_apply_decision() to
  *           the model's workloads, then the stale-gang times;
  *   Step 4: turn every workload that changed (pods, phase, pending reason
@@ -94,6 +99,7 @@
 #define REASONS_PIECE_US 1000   /* one write of reasons and messages runs this long at most */
 #define SHARES_PERIOD_MS 1000  /* the leader stores its shares at most this often */
 #define LOG_KEEP_MS (10LL * 60 * 1000) /* the change log: far past any reader's gap wait */
+#define LEFT_MAX_FRACTION 16   /* left workloads beyond 256 + n / this: a full cycle drops them */
 
 const double api_hist_bounds[API_HIST_BUCKETS - 1] = {0.0005, 0.001, 0.0025, 0.005, 0.01,
                                                       0.025, 0.05, 0.1, 0.25, 0.5, 1.0};
@@ -124,6 +130,8 @@ struct api_sched {
     struct sched_arena *arena;
     struct sched_memo *memo;    /* what the last cycle lets the next reuse */
     struct sched_delta delta;   /* the model's changes since the last cycle */
+    int *left;                  /* delta.left's storage: model indices */
+    int n_left, cap_left;
     struct sched_model m;
     struct api_series_rec *series;
     int loaded;
@@ -224,15 +232,39 @@ static int take_dirty(struct api_sched *sc, int64_t **seqs, int *n, int *org)
 static void note_changes(struct api_sched *sc, const int64_t *seqs, int n, int n_before,
                          int64_t last_seq)
 {
-    int i;
+    int i, at;
 
-    for (i = 0; i < n; i++)
-        if (seqs[i] <= last_seq)
+    for (i = 0; i < n && !sc->delta.full; i++) {
+        if (seqs[i] > last_seq)
+            continue;
+        at = sm_workload_index(&sc->m, seqs[i]);
+        if (at < 0 || !sc->m.meta[at].left) {
             sc->delta.full = 1;
-    if (sc->m.n < n_before)
+        } else if (sc->n_left < sc->cap_left) {
+            sc->left[sc->n_left++] = at;
+        } else {
+            int cap = sc->cap_left ? sc->cap_left * 2 : 64;
+            int *nl = realloc(sc->left, sizeof(*nl) * (size_t)cap);
+            sc->delta.full |= !nl;
+            if (nl) {
+                sc->left = nl;
+                sc->cap_left = cap;
+                sc->left[sc->n_left++] = at;
+            }
+        }
+    }
+    if (sc->m.n < n_before || sc->m.n_left > 256 + sc->m.n / LEFT_MAX_FRACTION)
         sc->delta.full = 1;
     else
         sc->delta.n_submitted += sc->m.n - n_before;
+}
+
+/* A full delta starts from a model without left workloads. */
+static void drop_left(struct api_sched *sc)
+{
+    sm_drop_left(&sc->m);
+    sc->n_left = 0;
+    sc->delta.full = 1;
 }
 
 /* Step 1's reading, done before the model lock: the rows of the
@@ -293,7 +325,8 @@ static int refresh(struct api_sched *sc, struct prefetch *pf)
     if (!sc->loaded) {
         rc = sm_load(&sc->m, sc->db);
         sc->loaded = rc == DB_OK;
-        sc->delta.full = 1;
+        sc->m.keep_left = 1;
+        drop_left(sc);
     } else {
         n_before = sc->m.n;
         last_seq = n_before > 0 ? sc->m.meta[n_before - 1].seq : 0;
@@ -315,6 +348,8 @@ static int refresh(struct api_sched *sc, struct prefetch *pf)
             note_changes(sc, seqs, n, n_before, last_seq);
         else
             sc->loaded = 0; /* start over from the database next time */
+        if (rc == DB_OK && sc->delta.full)
+            drop_left(sc);
     }
     free(seqs);
     return rc == DB_OK ? 0 : -1;
@@ -692,7 +727,10 @@ static void collect(struct api_sched *sc, struct persist *p, const struct sched_
         const struct sched_workload *w = &m->wls[i];
         /* a decision, or a phase or time that changed, lands with the
          * cycle's decisions; a reason or message alone is written apart */
-        int decided = p->touched[i] || w->phase != orig[i] || p->restaled[i];
+        int decided;
+        if (m->meta[i].left)
+            continue;   /* no longer live: its row is the API's */
+        decided = p->touched[i] || w->phase != orig[i] || p->restaled[i];
         if (w->phase == SCHED_RUNNING && orig[i] != SCHED_RUNNING)
             running_event(sc, p, i);
         if (needs_update(sc, p, st, res, i, orig[i], msg) || p->restaled[i]) {
@@ -855,6 +893,7 @@ static void publish(struct api_sched *sc, const struct sched_result *res, int64_
 {
     const struct sched_model *m = &sc->m;
     int nq = m->n_queues, np = m->n_pools, q, pl, i, running = 0;
+    struct sched_memo_stats ms;
     struct api_share *sh = calloc((size_t)nq * (size_t)np + 1, sizeof(*sh));
     struct api_share *old = NULL;
     int64_t locked;
@@ -877,8 +916,11 @@ static void publish(struct api_sched *sc, const struct sched_result *res, int64_
     sc->stats.hist[hist_bucket(us)]++;
     if (us > sc->stats.max_cycle_us)
         sc->stats.max_cycle_us = us;
-    sc->stats.pending = m->n - running;
+    sc->stats.pending = m->n - m->n_left - running;
     sc->stats.running = running;
+    sched_memo_stats(sc->memo, &ms);
+    sc->stats.cycles_full = ms.full;
+    sc->stats.cycles_reused = ms.reused;
     state_unlock(sc, locked);
     free(old);
 }
@@ -1086,9 +1128,12 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     sched_config_default(&cfg);
     sched_arena_reset(sc->arena);
     memset(&res, 0, sizeof(res));
+    sc->delta.left = sc->left;
+    sc->delta.n_left = sc->n_left;
     rc_core = sched_cycle_next(sc->memo, &st, &sc->delta, &cfg, sc->arena, &res);
     sc->delta.full = 0;
     sc->delta.n_submitted = 0;
+    sc->delta.n_left = sc->n_left = 0;
     if (rc_core != SCHED_OK)
         goto out;
     /* Steps 3 and 4 */
@@ -1479,6 +1524,7 @@ void api_sched_stop(struct api_sched *s)
     api_feed_free(s->feed);
     sched_arena_free(s->arena);
     sched_memo_free(s->memo);
+    free(s->left);
     free(s->shares);
     free(s->written);
     free(s->dirty);

@@ -36,6 +36,10 @@
  *      snapshot (fragmentation placement) is the last SCHED_MIX_WINDOW
  *      pods requested. A reload starts it again from the live workloads;
  *      a clone has a copy of it.
+ *   5. With keep_left, a Pending workload holding no pod that stops being
+ *      live (suspended, cancelled, deleted, failed) keeps its index as a
+ *      left entry (SCHED_COMPLETED, no stale time, meta.left) until
+ *      sm_drop_left(); a clone leaves such entries out.
  */
 #include "sched_model.h"
 
@@ -503,11 +507,13 @@ static int grow(struct sched_model *m, int need)
     return DB_OK;
 }
 
-/* Drops the entries whose seq is 0 (freed), keeping the order. */
+/* Drops the entries whose seq is 0 (freed), keeping the order; counts
+ * the ones left in place. */
 static void compact(struct sched_model *m)
 {
     int i, o = 0;
 
+    m->n_left = 0;
     for (i = 0; i < m->n; i++) {
         if (m->meta[i].seq == 0)
             continue;
@@ -515,14 +521,50 @@ static void compact(struct sched_model *m)
             m->wls[o] = m->wls[i];
             m->meta[o] = m->meta[i];
         }
+        m->n_left += m->meta[o].left;
         o++;
     }
     m->n = o;
 }
 
+void sm_drop_left(struct sched_model *m)
+{
+    int i;
+
+    for (i = 0; m->n_left > 0 && i < m->n; i++)
+        if (m->meta[i].left)
+            wl_free(&m->wls[i], &m->meta[i]);
+    compact(m);
+}
+
+/* A live workload that holds nothing and is no longer live stays in
+ * place as the core's departure (sched.h, struct sched_delta): a
+ * SCHED_COMPLETED workload without pods placed or stale time. */
+static int leave_in_place(struct sched_model *m, int at)
+{
+    struct sched_workload *w = &m->wls[at];
+    int k;
+
+    if (!m->keep_left || (w->phase != SCHED_PENDING && !m->meta[at].left))
+        return 0;
+    for (k = 0; k < w->n_pods; k++)
+        if (w->pods[k].node >= 0)
+            return 0;
+    w->phase = SCHED_COMPLETED;
+    w->stale_since_ms = SCHED_NO_TIME;
+    m->n_left += !m->meta[at].left;
+    m->meta[at].left = 1;
+    return 1;
+}
+
 static int find_wl(const struct sched_model *m, int64_t seq)
 {
     return find_seq(m->meta, m->n, sizeof(m->meta[0]), seq);
+}
+
+int sm_workload_index(const struct sched_model *m, int64_t seq)
+{
+    return find_wl(m, seq);
 }
 
 /* Merges n_add new entries (ordered by seq, none in the model) into the
@@ -600,14 +642,14 @@ int sm_rows_build(const struct sched_model *m, const int64_t *seqs, int n,
 
 /* Takes b in (emptied either way): rows of workloads the model holds
  * replace them in place, the entries built aside are merged in;
- * workloads without a row are dropped. */
+ * workloads without a row are dropped, or left in place (keep_left). */
 int sm_rows_take(struct sched_model *m, struct sm_built *b)
 {
     int i, at, dropped = 0, rc = DB_OK;
 
     for (i = 0; i < b->n && rc != DB_ENOMEM; i++) {
         at = b->where[i];
-        if (at < 0)
+        if (at < 0 || (b->row_of[i] < 0 && leave_in_place(m, at)))
             continue;
         wl_free(&m->wls[at], &m->meta[at]); /* seq 0 until set again */
         dropped = 1;
@@ -878,7 +920,9 @@ int sm_clone(const struct sched_model *src, struct sched_model *dst)
     if (rc == DB_OK)
         rc = grow(dst, src->n);
     for (i = 0; rc == DB_OK && i < src->n; i++) {
-        rc = wl_copy(&src->wls[i], &src->meta[i], &dst->wls[i], &dst->meta[i]);
+        if (src->meta[i].left)
+            continue;
+        rc = wl_copy(&src->wls[i], &src->meta[i], &dst->wls[dst->n], &dst->meta[dst->n]);
         if (rc == DB_OK)
             dst->n++;
     }

@@ -20,6 +20,8 @@ struct sm_meta {
     uint64_t msg_hash;           /* hash of the phaseMessage last written */
     struct sched_pending said;   /* the numbers it was made from (reason -1: unknown) */
     int initializing;            /* phase Initializing: placed, an agent has yet to start a pod */
+    int left;                    /* left in place (keep_left): no longer live, kept as
+                                    SCHED_COMPLETED until sm_drop_left() */
     char *strs;                  /* name, pools, node types: one malloc'd block */
     /* node types and required affinity in the core's types; the strings
      * live in strs and affinity_doc */
@@ -44,6 +46,11 @@ struct sched_model {
     struct sched_workload *wls;  /* live Pending or Running, ordered by seq */
     struct sm_meta *meta;        /* [n], beside wls */
     int n, cap;
+    /* 1: a pending workload holding no pod that stops being live is kept
+     * in place as left (phase SCHED_COMPLETED, no stale time) instead of
+     * dropped, so the core sees a departure, not a renumbering; n_left
+     * of wls[] are such. A load or sm_free() sets it back to 0. */
+    int keep_left, n_left;
     struct sched_usage *usage;   /* time-based fairshare history; malloc'd */
     int n_usage;
     struct sched_mix_window *mix;  /* the shapes of the last SCHED_MIX_WINDOW pods the
@@ -89,8 +96,12 @@ int sm_rows_build(const struct sched_model *m, const int64_t *seqs, int n,
                   const struct db_snapshot *rows, struct sm_built *b);
 int sm_rows_take(struct sched_model *m, struct sm_built *b);
 void sm_built_free(struct sm_built *b);
-/* A deep copy of src into the empty dst (its workload mix too), sharing
- * no memory with src. */
+/* Drops the workloads left in place (keep_left), renumbering the others. */
+void sm_drop_left(struct sched_model *m);
+/* Index of a workload by seq (left ones too); -1. */
+int sm_workload_index(const struct sched_model *m, int64_t seq);
+/* A deep copy of src into the empty dst (its workload mix too, not the
+ * workloads left in place), sharing no memory with src. */
 int sm_clone(const struct sched_model *src, struct sched_model *dst);
 /* Points a core state at the model (borrowed until the model changes),
  * with the mix of the workloads it saw arrive, loaded ones first. */

@@ -214,7 +214,7 @@ static void waits_fill(struct db *db, const struct sched_model *m, int64_t now_m
             else
                 hi = mid - 1;
         }
-        if (at < 0) /* not in the model yet: the next sample counts it */
+        if (at < 0 || m->meta[at].left) /* not in the model yet: the next sample counts it */
             continue;
         all->sum_s += s;
         all->n++;
@@ -453,7 +453,7 @@ int api_series_record(struct api_series_rec *rec, struct db *db, const struct sc
         all.used_mib += pool_usage[i].used_mib;
         all.total_mib += pool_usage[i].total_mib;
     }
-    capacity_put(&now, m, devs, -1, m->n, &all, &all_waits);
+    capacity_put(&now, m, devs, -1, m->n - m->n_left, &all, &all_waits);
     /* Step 3 */
     changes(rec, &now, &out);
     if (db_series_add(db, out.p, out.n, keep_after_ms) != DB_OK)

@@ -113,6 +113,39 @@ expect 202 DELETE "/api/v1/workloads/$(expect 200 GET "/api/v1/workloads?filterB
   jq -r '.workloads[0].id')" "" "$ADMIN" >/dev/null
 wait_phase "$ADMIN" a2 Running
 
+# a pending workload that leaves holding nothing (suspended, then deleted)
+# is a departure the core answers from its memo: no full cycle
+metric() {
+  curl -s "$URL/metrics" -H "Authorization: Bearer $ADMIN" | awk -v k="$1" '$1 == k { print $2 }'
+}
+P1=$(submit p1 "$PA" 1 "$ADMIN" | jq -r .workloadId)
+p1_why() {
+  [ -n "$(expect 200 GET "/api/v1/workloads/$P1" "" "$ADMIN" | jq -r '.conditions[0].reason // empty')" ]
+}
+poll 20 p1_why || fail "p1 has no pending reason"
+cycles_past() { [ "$(metric allot_sched_cycles_total)" -ge "$1" ]; }
+departure() { # WHAT ACTION...: the cycles after ACTION ran none in full
+  WHAT=$1
+  shift
+  F0=$(metric allot_sched_cycles_full_total)
+  R0=$(metric allot_sched_cycles_reused_total)
+  "$@" >/dev/null
+  C1=$(metric allot_sched_cycles_total)
+  poll 20 cycles_past $((C1 + 2)) || fail "no cycle after $*"
+  F1=$(metric allot_sched_cycles_full_total)
+  R1=$(metric allot_sched_cycles_reused_total)
+  echo "# $WHAT: full cycles $F0 -> $F1, answered from the memo $R0 -> $R1"
+  [ "$F1" = "$F0" ] && [ "$R1" -gt "$R0" ] || fail "$WHAT of a pending workload: a full cycle"
+}
+departure "p1 suspended" expect 202 POST "/api/v1/workloads/trainings/$P1/suspend" "" "$ADMIN"
+wait_phase "$ADMIN" p1 Stopped
+departure "p1 deleted" expect 202 DELETE "/api/v1/workloads/$P1" "" "$ADMIN"
+P2=$(submit p2 "$PA" 1 "$ADMIN" | jq -r .workloadId)
+p2_why() {
+  [ -n "$(expect 200 GET "/api/v1/workloads/$P2" "" "$ADMIN" | jq -r '.conditions[0].reason // empty')" ]
+}
+poll 20 p2_why || fail "p2 has no pending reason"
+departure "p2 deleted" expect 202 DELETE "/api/v1/workloads/$P2" "" "$ADMIN"
 expect 200 GET /healthz >/dev/null
 expect 401 GET /metrics >/dev/null
 curl -s "$URL/metrics" -H "Authorization: Bearer $ADMIN" | grep -q "^allot_sched_cycles_total" || fail "metrics"
