@@ -282,6 +282,28 @@ int db__grow(void *arrp, int n, int *cap, size_t elem)
     return DB_OK;
 }
 
+void db__text_add(struct db__text *t, const char *s, size_t n)
+{
+    size_t cap;
+    char *p;
+
+    if (t->failed)
+        return;
+    if (t->n + n + 1 > t->cap) {
+        for (cap = t->cap ? t->cap : 256; cap < t->n + n + 1; cap *= 2)
+            ;
+        if (!(p = realloc(t->s, cap))) {
+            t->failed = 1;
+            return;
+        }
+        t->s = p;
+        t->cap = cap;
+    }
+    memcpy(t->s + t->n, s, n);
+    t->n += n;
+    t->s[t->n] = 0;
+}
+
 int db__read_list(struct db *db, db__fn fn, void *arg, void *arrp, int *n)
 {
     void **arr = arrp;

@@ -117,6 +117,14 @@ int64_t db__now_ms(void);
 /* Makes room for one more element in a malloc'd array of *n elements
  * with capacity *cap (doubling); DB_ENOMEM leaves the array as it was. */
 int db__grow(void *arrp, int n, int *cap, size_t elem);
+/* A growing NUL-terminated text ({0} is empty); a failed allocation
+ * sets `failed`, after which adding does nothing. The caller frees s. */
+struct db__text {
+    char *s;
+    size_t n, cap;
+    int failed;
+};
+void db__text_add(struct db__text *t, const char *s, size_t n);
 /* db__read() of a list that fn fills at *arrp (a T **, as for db__grow)
  * and *n: both start empty, and a failed read frees and empties them. */
 int db__read_list(struct db *db, db__fn fn, void *arg, void *arrp, int *n);

@@ -172,37 +172,9 @@ static const struct swap statements[] = {
     {"PRAGMA foreign_key_check", "SELECT NULL, NULL, NULL WHERE false"},
 };
 
-struct out {
-    char *s;
-    size_t n, cap;
-    int bad;
-};
-
-static void put(struct out *o, const char *s, size_t len)
+static void puts_(struct db__text *o, const char *s)
 {
-    if (o->bad)
-        return;
-    if (o->n + len + 1 > o->cap) {
-        size_t cap = o->cap ? o->cap * 2 : 256;
-        char *p;
-        while (cap < o->n + len + 1)
-            cap *= 2;
-        p = realloc(o->s, cap);
-        if (!p) {
-            o->bad = 1;
-            return;
-        }
-        o->s = p;
-        o->cap = cap;
-    }
-    memcpy(o->s + o->n, s, len);
-    o->n += len;
-    o->s[o->n] = 0;
-}
-
-static void puts_(struct out *o, const char *s)
-{
-    put(o, s, strlen(s));
+    db__text_add(o, s, strlen(s));
 }
 
 static int word_char(char ch)
@@ -256,7 +228,7 @@ static int two_args(const char *s)
 }
 
 /* INSERT OR REPLACE INTO t (cols) ...: the ON CONFLICT clause for it. */
-static int replace_clause(const char *s, struct out *suffix)
+static int replace_clause(const char *s, struct db__text *suffix)
 {
     char table[64], col[64];
     const char *open, *close, *key = NULL, *c;
@@ -315,7 +287,7 @@ static int replace_clause(const char *s, struct out *suffix)
 }
 
 /* PRAGMA user_version=N, or any other PRAGMA (nothing on PostgreSQL). */
-static int pragma(const char *sql, struct out *o)
+static int pragma(const char *sql, struct db__text *o)
 {
     long v;
     char tail;
@@ -334,7 +306,7 @@ static int pragma(const char *sql, struct out *o)
  * cannot be said (the reason on stderr) or out of memory. */
 static char *rewrite(const char *sql, int *n_params, char *used, int n_used)
 {
-    struct out o = {0}, suffix = {0};
+    struct db__text o = {0}, suffix = {0};
     const char *s = sql;
     size_t i;
 
@@ -342,15 +314,15 @@ static char *rewrite(const char *sql, int *n_params, char *used, int n_used)
     for (i = 0; i < sizeof(statements) / sizeof(statements[0]); i++)
         if (strcmp(sql, statements[i].from) == 0) {
             puts_(&o, statements[i].to);
-            return o.bad ? NULL : o.s ? o.s : strdup("");
+            return o.failed ? NULL : o.s ? o.s : strdup("");
         }
     if (pragma(sql, &o))
-        return o.bad ? NULL : o.s ? o.s : strdup("");
+        return o.failed ? NULL : o.s ? o.s : strdup("");
     while (*s) {
         const char *word = NULL, *to = NULL;
         if (*s == '\'') {
             const char *e = literal_end(s);
-            put(&o, s, (size_t)(e - s));
+            db__text_add(&o, s, (size_t)(e - s));
             s = e;
             continue;
         }
@@ -374,9 +346,9 @@ static char *rewrite(const char *sql, int *n_params, char *used, int n_used)
             continue;
         }
         if (*s == ';') {
-            put(&o, suffix.s ? suffix.s : "", suffix.n);
+            db__text_add(&o, suffix.s ? suffix.s : "", suffix.n);
             suffix.n = 0;
-            put(&o, s++, 1);
+            db__text_add(&o, s++, 1);
             continue;
         }
         if (word_at(sql, (size_t)(s - sql), "INSERT OR IGNORE INTO")) {
@@ -408,11 +380,11 @@ static char *rewrite(const char *sql, int *n_params, char *used, int n_used)
             s += strlen(word);
             continue;
         }
-        put(&o, s++, 1);
+        db__text_add(&o, s++, 1);
     }
-    put(&o, suffix.s ? suffix.s : "", suffix.n);
+    db__text_add(&o, suffix.s ? suffix.s : "", suffix.n);
     free(suffix.s);
-    if (o.bad || suffix.bad) {
+    if (o.failed || suffix.failed) {
         free(o.s);
         return NULL;
     }

@@ -508,66 +508,39 @@ static int cmp_i64(const void *a, const void *b)
  * SQLite's per-statement work (a statement journal, the AUTOINCREMENT
  * lookup, trigger frames) four times per placement: 43 us of CPU each. */
 
-struct jbuf {
-    char *s;
-    size_t n, cap;
-    int failed;
-};
-
-static void jb_add(struct jbuf *b, const char *s, size_t n)
-{
-    if (b->failed)
-        return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        char *p;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        if (!(p = realloc(b->s, cap))) {
-            b->failed = 1;
-            return;
-        }
-        b->s = p;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = 0;
-}
-
 /* ",N" (no comma first in a row: lead 0) */
-static void jb_int(struct jbuf *b, int lead, int64_t v)
+static void jb_int(struct db__text *b, int lead, int64_t v)
 {
     char tmp[32];
     int n = snprintf(tmp, sizeof(tmp), "%s%lld", lead ? "," : "", (long long)v);
 
-    jb_add(b, tmp, (size_t)n);
+    db__text_add(b, tmp, (size_t)n);
 }
 
 /* ,"text" as a JSON string (NULL: ""); bytes from 0x80 pass through */
-static void jb_str(struct jbuf *b, const char *s)
+static void jb_str(struct db__text *b, const char *s)
 {
     const unsigned char *p = (const unsigned char *)(s ? s : "");
     char e[8];
 
-    jb_add(b, ",\"", 2);
+    db__text_add(b, ",\"", 2);
     for (; *p; p++) {
         size_t run = 0;
         while (p[run] >= 0x20 && p[run] != '"' && p[run] != '\\')
             run++;
-        jb_add(b, (const char *)p, run);
+        db__text_add(b, (const char *)p, run);
         p += run;
         if (!*p)
             break;
         snprintf(e, sizeof(e), "\\u%04x", *p);
-        jb_add(b, e, 6);
+        db__text_add(b, e, 6);
     }
-    jb_add(b, "\"", 1);
+    db__text_add(b, "\"", 1);
 }
 
 /* Runs sql with ?1 the JSON array and ?2 now; with seqs, collects the
  * rows' first column there (RETURNING). */
-static int set_run(struct db__conn *c, const char *sql, struct jbuf *b, int64_t now,
+static int set_run(struct db__conn *c, const char *sql, struct db__text *b, int64_t now,
                    int64_t *seqs, int *n_seqs)
 {
     int rc = DB_OK, src;
@@ -617,17 +590,17 @@ static int apply_set(struct db__conn *c, struct apply_arg *a)
         " SELECT j.value ->> 0, ?2, j.value ->> 1, j.value ->> 2, j.value ->> 3"
         " FROM json_each(?1) AS j ORDER BY j.key";
     const struct db_cycle *cy = a->c;
-    struct jbuf b = {0}, pods = {0};
+    struct db__text b = {0}, pods = {0};
     int64_t *done = malloc(sizeof(int64_t) * (size_t)(cy->n_updates + 1));
     int n_done = 0, i, k, rc;
 
     if (!done)
         return DB_ENOMEM;
     /* Step 1: the workloads; the ones that matched come back */
-    jb_add(&b, "[", 1);
+    db__text_add(&b, "[", 1);
     for (i = 0; i < cy->n_updates; i++) {
         const struct db_wl_update *u = &cy->updates[i];
-        jb_add(&b, i ? ",[" : "[", i ? 2 : 1);
+        db__text_add(&b, i ? ",[" : "[", i ? 2 : 1);
         jb_int(&b, 0, u->seq);
         jb_int(&b, 1, u->version);
         jb_str(&b, u->phase);
@@ -635,14 +608,14 @@ static int apply_set(struct db__conn *c, struct apply_arg *a)
         jb_str(&b, u->phase_message);
         jb_int(&b, 1, u->started_ms);
         jb_int(&b, 1, u->stale_since_ms);
-        jb_add(&b, "]", 1);
+        db__text_add(&b, "]", 1);
     }
-    jb_add(&b, "]", 1);
+    db__text_add(&b, "]", 1);
     rc = set_run(c, upd, &b, cy->now_ms, done, &n_done);
     qsort(done, (size_t)n_done, sizeof(int64_t), cmp_i64);
     /* Step 2: the pods of those whose pods changed: the changed rows go,
      * the new placements come (a pod left as it was keeps its row) */
-    jb_add(&pods, "[", 1);
+    db__text_add(&pods, "[", 1);
     for (i = 0; rc == DB_OK && i < cy->n_updates; i++) {
         const struct db_wl_update *u = &cy->updates[i];
         if (!has_i64(done, n_done, u->seq)) {
@@ -651,15 +624,15 @@ static int apply_set(struct db__conn *c, struct apply_arg *a)
         }
         (*a->n_applied)++;
         for (k = 0; u->pods_changed && k < u->n_pods; k++) {
-            jb_add(&pods, pods.n > 1 ? ",[" : "[", pods.n > 1 ? 2 : 1);
+            db__text_add(&pods, pods.n > 1 ? ",[" : "[", pods.n > 1 ? 2 : 1);
             jb_int(&pods, 0, u->seq);
             jb_int(&pods, 1, k);
             jb_int(&pods, 1, u->pods[k].node_seq);
             jb_int(&pods, 1, (int64_t)u->pods[k].devices);
-            jb_add(&pods, "]", 1);
+            db__text_add(&pods, "]", 1);
         }
     }
-    jb_add(&pods, "]", 1);
+    db__text_add(&pods, "]", 1);
     if (rc == DB_OK)
         rc = set_run(c, del, &pods, cy->now_ms, NULL, NULL);
     if (rc == DB_OK)
@@ -672,20 +645,20 @@ static int apply_set(struct db__conn *c, struct apply_arg *a)
     }
     /* Step 3: the events of the updates that applied, in order */
     b.n = 0;
-    jb_add(&b, "[", 1);
+    db__text_add(&b, "[", 1);
     for (i = 0, k = 0; rc == DB_OK && i < cy->n_events; i++) {
         const struct db_wl_event *e = &cy->events[i];
         if (!has_i64(done, n_done, e->workload_seq))
             continue;
-        jb_add(&b, k ? ",[" : "[", k ? 2 : 1);
+        db__text_add(&b, k ? ",[" : "[", k ? 2 : 1);
         k++;
         jb_int(&b, 0, e->workload_seq);
         jb_str(&b, e->type);
         jb_str(&b, e->reason);
         jb_str(&b, e->message);
-        jb_add(&b, "]", 1);
+        db__text_add(&b, "]", 1);
     }
-    jb_add(&b, "]", 1);
+    db__text_add(&b, "]", 1);
     if (rc == DB_OK && k > 0)
         rc = set_run(c, evs, &b, cy->now_ms, NULL, NULL);
     free(b.s);
