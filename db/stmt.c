@@ -50,6 +50,22 @@ int db__rc(int src)
     }
 }
 
+/* Prepares sql on the connection's engine into *st (empty on failure).
+ * named: kept prepared on a PostgreSQL server under a name; persistent:
+ * SQLite's hint for a statement used many times. */
+static int prep_on(struct db__conn *c, const char *sql, int named, int persistent,
+                   struct db__stmt *st)
+{
+    if (c->pq)
+        return db__pq_prep(c->pq, sql, named, &st->pq);
+    if (sqlite3_prepare_v3(c->h, sql, -1, persistent ? SQLITE_PREPARE_PERSISTENT : 0, &st->lt,
+                           NULL) != SQLITE_OK) {
+        fprintf(stderr, "allotd: db: prepare failed: %s\n", sqlite3_errmsg(c->h));
+        return DB_EIO;
+    }
+    return DB_OK;
+}
+
 struct db__stmt *db__prep(struct db__conn *c, const char *sql, int *rc)
 {
     int i, src;
@@ -64,19 +80,9 @@ struct db__stmt *db__prep(struct db__conn *c, const char *sql, int *rc)
         *rc = DB_EIO;
         return NULL;
     }
-    if (c->pq) {
-        src = db__pq_prep(c->pq, sql, 1, &st.pq);
-        if (src != DB_OK) {
-            *rc = src;
-            return NULL;
-        }
-    } else {
-        src = sqlite3_prepare_v3(c->h, sql, -1, SQLITE_PREPARE_PERSISTENT, &st.lt, NULL);
-        if (src != SQLITE_OK) {
-            fprintf(stderr, "allotd: db: prepare failed: %s\n", sqlite3_errmsg(c->h));
-            *rc = DB_EIO;
-            return NULL;
-        }
+    if ((src = prep_on(c, sql, 1, 1, &st)) != DB_OK) {
+        *rc = src;
+        return NULL;
     }
     c->stmts[c->n_stmts].sql = sql;
     c->stmts[c->n_stmts].st = st;
@@ -122,16 +128,7 @@ struct db__stmt *db__prep_text(struct db__conn *c, const char *sql, int *rc)
         *rc = DB_ENOMEM;
         return NULL;
     }
-    if (c->pq) {
-        src = db__pq_prep(c->pq, sql, 0, &st.pq);
-    } else if (sqlite3_prepare_v3(c->h, sql, -1, SQLITE_PREPARE_PERSISTENT, &st.lt, NULL) !=
-               SQLITE_OK) {
-        fprintf(stderr, "allotd: db: prepare failed: %s\n", sqlite3_errmsg(c->h));
-        src = DB_EIO;
-    } else {
-        src = DB_OK;
-    }
-    if (src != DB_OK) {
+    if ((src = prep_on(c, sql, 0, 1, &st)) != DB_OK) {
         stmt_free(&st);
         free(copy);
         *rc = src;
@@ -237,13 +234,7 @@ int db__prep_once(struct db__conn *c, const char *sql, struct db__stmt **out)
     *out = NULL;
     if (!st)
         return DB_ENOMEM;
-    if (c->pq) {
-        rc = db__pq_prep(c->pq, sql, 0, &st->pq);
-    } else if (sqlite3_prepare_v2(c->h, sql, -1, &st->lt, NULL) != SQLITE_OK) {
-        fprintf(stderr, "allotd: db: prepare failed: %s\n", sqlite3_errmsg(c->h));
-        rc = DB_EIO;
-    }
-    if (rc != DB_OK) {
+    if ((rc = prep_on(c, sql, 0, 0, st)) != DB_OK) {
         db__finalize(st);
         return rc;
     }
