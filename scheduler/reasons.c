@@ -17,6 +17,9 @@
  *                          still protects the workloads it would take,
  *                          whose queue and time left it names).
  * With no such pool at all: NoMatchingNodePool. Stopped: Suspended.
+ * What a diagnosis reads of a pool as a whole (the most a ready node has
+ * free, what all have free, who holds it, which project is furthest above
+ * its share) is found once per state of the pool (struct pool_figures).
  *
  * Stale gangs (kai-scheduling.md 4.5): a workload with some pods placed
  * but fewer than its minimum is stale from the first cycle that sees it
@@ -31,58 +34,110 @@ static int reason_res(const struct ss_wl *x)
     return x->req[SCHED_CPU] > 0 ? SCHED_CPU : SCHED_MEM;
 }
 
+/* What the diagnosis reads of a pool, found once per state of the pool
+ * (ss->pool_version): thousands of kinds are diagnosed against one final
+ * state, each of which would otherwise walk the pool's nodes and queues. */
+struct pool_figures {
+    uint64_t version;
+    int64_t most_free[SCHED_NRES];   /* the most any ready node has free */
+    int64_t most_total[SCHED_NRES];  /* ... and has in all */
+    int64_t free[SCHED_NRES];        /* free on the ready nodes, together */
+    int tops_holding;                /* top queues holding some of the pool */
+    int over[2];                     /* the two leaf queues furthest above their
+                                        allocatable GPU share, first index on ties
+                                        (-1: none above) */
+};
+
+/* Leaf queue `o`'s GPU above its allocatable share in pool, or 0. */
+static int64_t gpu_over(const struct sched_session *ss, int o, int pool)
+{
+    const struct ss_qp *a = &ss->qp[(size_t)o * (size_t)ss->n_pools + (size_t)pool];
+
+    return a->alloc[SCHED_GPU] - sched__allocatable(a, SCHED_GPU);
+}
+
+/* The leaf queue other than `skip` furthest above its share (who_holds_the_rest()'s walk). */
+static int furthest_over(const struct sched_session *ss, int pool, int skip)
+{
+    int64_t worst = 0;
+    int o, at = -1;
+
+    for (o = 0; o < ss->n_queues; o++) {
+        int64_t over = gpu_over(ss, o, pool);
+        if (o == skip || !ss->queues[o].is_leaf || over <= worst)
+            continue;
+        worst = over;
+        at = o;
+    }
+    return at;
+}
+
+static const struct pool_figures *figures_of(struct sched_session *ss, int pool)
+{
+    struct pool_figures *f = ss->diag_cache;
+    const struct ss_pool *p = &ss->pools[pool];
+    int i, r;
+
+    if (!f) {
+        f = sched__calloc(ss->arena, (size_t)ss->n_pools + 1, sizeof(*f));
+        if (!f)
+            return NULL;
+        for (i = 0; i < ss->n_pools; i++)
+            f[i].version = UINT64_MAX;
+        ss->diag_cache = f;
+    }
+    f += pool;
+    if (f->version == ss->pool_version[pool])
+        return f;
+    f->version = ss->pool_version[pool];
+    for (r = 0; r < SCHED_NRES; r++) {
+        f->most_free[r] = f->most_total[r] = INT64_MIN;
+        f->free[r] = 0;
+    }
+    for (i = 0; i < p->n_nodes; i++) {
+        const struct ss_node *n = &ss->nodes[p->nodes[i]];
+        const int64_t free[SCHED_NRES] = {n->gpu_free, n->cpu_free, n->mem_free};
+        const int64_t total[SCHED_NRES] = {(int64_t)n->n_gpus * SCHED_MILLI, n->cpu_total,
+                                           n->mem_total};
+        if (!n->ready)
+            continue;
+        for (r = 0; r < SCHED_NRES; r++) {
+            f->most_free[r] = ss_max(f->most_free[r], free[r]);
+            f->most_total[r] = ss_max(f->most_total[r], total[r]);
+            f->free[r] += free[r];
+        }
+    }
+    f->tops_holding = 0;
+    for (i = 0; i < ss->n_queues; i++)
+        f->tops_holding += ss->queues[i].parent < 0 && sched__queue_holds_pool(ss, i, pool);
+    f->over[0] = furthest_over(ss, pool, -1);
+    f->over[1] = f->over[0] >= 0 ? furthest_over(ss, pool, f->over[0]) : -1;
+    return f;
+}
+
 /* The resource that keeps a pod of w off every ready node of the pool:
  * judged on the nodes' totals (ever = 1) or on what is free now. GPU
  * first, then CPU, then memory; the workload's main resource if none
  * stands out (the pods fit one by one but not all together). */
-static int binding_res(const struct sched_session *ss, int w, int pool, int ever)
+static int binding_res(const struct ss_wl *x, const struct pool_figures *f, int ever)
 {
-    const struct ss_pool *p = &ss->pools[pool];
-    const struct ss_wl *x = &ss->wl[w];
-    int i, gpu_ok = 0, cpu_ok = 0, mem_ok = 0;
+    const int64_t *most = ever ? f->most_total : f->most_free;
+    int r;
 
-    for (i = 0; i < p->n_nodes; i++) {
-        const struct ss_node *n = &ss->nodes[p->nodes[i]];
-        if (!n->ready)
-            continue;
-        gpu_ok |= (ever ? (int64_t)n->n_gpus * SCHED_MILLI : n->gpu_free) >= x->req[SCHED_GPU];
-        cpu_ok |= (ever ? n->cpu_total : n->cpu_free) >= x->req[SCHED_CPU];
-        mem_ok |= (ever ? n->mem_total : n->mem_free) >= x->req[SCHED_MEM];
-        if (gpu_ok && cpu_ok && mem_ok)
-            break;
-    }
-    if (!gpu_ok && x->req[SCHED_GPU] > 0)
-        return SCHED_GPU;
-    if (!cpu_ok && x->req[SCHED_CPU] > 0)
-        return SCHED_CPU;
-    if (!mem_ok && x->req[SCHED_MEM] > 0)
-        return SCHED_MEM;
+    for (r = 0; r < SCHED_NRES; r++)
+        if (x->req[r] > 0 && most[r] < x->req[r])
+            return r;
     return reason_res(x);
 }
 
-static int64_t pool_free(const struct sched_session *ss, int pool, int r)
-{
-    const struct ss_pool *p = &ss->pools[pool];
-    int64_t total = 0;
-    int i;
-
-    for (i = 0; i < p->n_nodes; i++) {
-        const struct ss_node *n = &ss->nodes[p->nodes[i]];
-        if (n->ready)
-            total += r == SCHED_GPU ? n->gpu_free : r == SCHED_CPU ? n->cpu_free : n->mem_free;
-    }
-    return ss_min(total, SS_BIG);
-}
-
-static int others_hold(struct sched_session *ss, int q, int pool)
+static int others_hold(struct sched_session *ss, int q, int pool, const struct pool_figures *f)
 {
     int root = q, r;
 
     while (ss->queues[root].parent >= 0)
         root = ss->queues[root].parent;
-    for (r = 0; r < ss->n_queues; r++)
-        if (ss->queues[r].parent < 0 && r != root && sched__queue_holds_pool(ss, r, pool))
-            return 1;
+    if (f->tops_holding > sched__queue_holds_pool(ss, root, pool))
+        return 1;
     /* siblings inside the same tree */
     for (r = 0; r < SCHED_NRES; r++)
         if (ss_qp(ss, root, pool)->alloc[r] > ss_qp(ss, q, pool)->alloc[r])
@@ -106,22 +161,13 @@ static void set(struct sched_pending *p, int reason, int queue, int pool, int re
 
 /* QueueFairShareReached: are the other projects holding the pool within
  * their share (allocatable share, GPU)? If not, the one furthest above. */
-static void who_holds_the_rest(const struct sched_session *ss, int q, int pool,
-                               struct sched_pending *p)
+static void who_holds_the_rest(int q, const struct pool_figures *f, struct sched_pending *p)
 {
-    int64_t worst = 0;
-    int o;
+    int o = f->over[0] != q ? f->over[0] : f->over[1];
 
-    p->detail = SCHED_D_WITHIN_SHARE;
-    for (o = 0; o < ss->n_queues; o++) {
-        const struct ss_qp *a = &ss->qp[(size_t)o * (size_t)ss->n_pools + (size_t)pool];
-        int64_t over = a->alloc[SCHED_GPU] - sched__allocatable(a, SCHED_GPU);
-        if (o == q || !ss->queues[o].is_leaf || over <= worst)
-            continue;
-        worst = over;
-        p->detail = SCHED_D_NOT_RECLAIMABLE;
+    p->detail = o >= 0 ? SCHED_D_NOT_RECLAIMABLE : SCHED_D_WITHIN_SHARE;
+    if (o >= 0)
         p->other_queue = o;
-    }
 }
 
 static void diagnose_pool(struct sched_session *ss, int w, int pool, int pods,
@@ -129,11 +175,16 @@ static void diagnose_pool(struct sched_session *ss, int w, int pool, int pods,
 {
     const struct sched_workload *wl = ss_w(ss, w);
     const struct ss_wl *x = &ss->wl[w];
+    const struct pool_figures *f = figures_of(ss, pool);
     int r;
     struct ss_verdict v;
 
+    if (!f) {
+        ss->oom = 1;
+        return;
+    }
     if (!sched__pool_can_ever_fit(ss, w, pool, pods)) {
-        r = binding_res(ss, w, pool, 1);
+        r = binding_res(x, f, 1);
         set(p, wl->n_pods > 1 ? SCHED_R_GANG_NOT_SATISFIABLE : SCHED_R_INSUFFICIENT_RESOURCES,
             wl->queue, pool, r, x->req[r] * pods, ss->pools[pool].capacity[r]);
         return;
@@ -142,14 +193,15 @@ static void diagnose_pool(struct sched_session *ss, int w, int pool, int pods,
         set(p, v.reason, v.queue, pool, v.res, v.would_use, v.bound);
         return;
     }
-    if (!sched__reclaimer_within_share(ss, w, pool, pods, &v) && others_hold(ss, wl->queue, pool)) {
+    if (!sched__reclaimer_within_share(ss, w, pool, pods, &v) &&
+        others_hold(ss, wl->queue, pool, f)) {
         set(p, v.reason, v.queue, pool, v.res, v.would_use, v.bound);
-        who_holds_the_rest(ss, wl->queue, pool, p);
+        who_holds_the_rest(wl->queue, f, p);
         return;
     }
-    r = binding_res(ss, w, pool, 0);
+    r = binding_res(x, f, 0);
     set(p, SCHED_R_INSUFFICIENT_RESOURCES, wl->queue, pool, r, x->req[r] * pods,
-        pool_free(ss, pool, r));
+        ss_min(f->free[r], SS_BIG));
     if (sched__protected_victims(ss, w, pool, &p->other_queue, &p->wait_ms))
         p->detail = SCHED_D_RUNTIME_PROTECTED;
 }

@@ -180,6 +180,7 @@ struct sched_session {
     uint64_t n_versions;              /* versions handed out so far */
     void *victim_scratch;             /* victims.c's buffers, reused by every attempt */
     void *order_cache;                /* order.c's job order, shared by the actions */
+    void *diag_cache;                 /* reasons.c's figures of each pool, per pool state */
     int8_t **class_rank;              /* [n_classes][n_nodes] (affinity.c); [0] unused */
     int *class_first;                 /* a workload of each class */
     int n_classes, cap_classes;

@@ -38,7 +38,11 @@
  *      state with the same victim queues (most failed attempts roll the
  *      state back to where it was);
  *   3. once a set is found, a node is searched only if both its device
- *      bound and its cheapest unit allow a set no dearer than the best.
+ *      bound and its cheapest unit allow a set no dearer than the best;
+ *   4. whether a queue holds more than the strategies let it keep, and
+ *      whether any sibling of a queue does (the test every reclaim
+ *      candidate of the job-order walk asks, any_victim_queue()), are kept
+ *      per state of the pool: they read only the queues' figures there.
  */
 #include "sched_int.h"
 
@@ -108,8 +112,9 @@ struct pool_units {
     int *node_units;           /* [cap]: units of node n are node_units[off[n]..+cnt[n]) */
     int *by_first;             /* [pool's nodes]: nodes with a unit, most preferred unit first */
     int n_by_first;
-    uint64_t o_version;        /* the pool's state (pool_version) o_over was found in */
-    uint8_t *o_over;           /* [n_queues]: victim_queue_over()'s answers */
+    uint64_t o_version;        /* the pool's state (pool_version) o_over, s_over were found in */
+    uint8_t *o_over;           /* [n_queues]: queue_over_bits()'s answers */
+    uint8_t *s_over;           /* [n_queues]: siblings_over()'s answers */
 };
 
 /* The shape of a workload for which no victim set was found in state `version`. */
@@ -464,24 +469,43 @@ static int victim_side_over(const struct ss_qp *qv, int r, int64_t held, int gua
     return held > sched__allocatable(qv, r) || (guarantee && bound != SS_INF && held > bound);
 }
 
-/* Whether queue av, where a victim's branch meets the reclaimer's, holds
- * more than the strategies let it keep (guarantee: the reclaimer's side is
- * within its deserved quota). Both answers are kept per pool for the
- * pool's state (pool_version) they were found in: they read only av's
- * figures there. */
-static int victim_queue_over(const struct search *s, int av, int guarantee)
+/* The pool's answers about its queues (queue_over_bits(), siblings_over()),
+ * kept for the pool's state (pool_version) they were found in: they read
+ * only the queues' figures there. NULL when out of memory. */
+static struct pool_units *queue_answers(struct sched_session *ss, int pool)
 {
-    const struct sched_session *ss = s->ss;
-    struct pool_units *pc = &((struct scratch *)ss->victim_scratch)->pc[s->pool];
-    const struct ss_qp *qv = &ss->qp[(size_t)av * (size_t)ss->n_pools + (size_t)s->pool];
+    struct scratch *x = scratch_of(ss);
+    struct pool_units *pc;
+
+    if (!x)
+        return NULL;
+    pc = &x->pc[pool];
+    if (!pc->o_over) {
+        pc->o_over = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, 1);
+        pc->s_over = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, 1);
+        if (!pc->o_over || !pc->s_over)
+            return NULL;
+    }
+    if (pc->o_version != ss->pool_version[pool]) {
+        memset(pc->o_over, 0, (size_t)ss->n_queues);
+        memset(pc->s_over, 0, (size_t)ss->n_queues);
+        pc->o_version = ss->pool_version[pool];
+    }
+    return pc;
+}
+
+/* Whether queue av, where a victim's branch meets the reclaimer's, holds
+ * more than the strategies let it keep: bit g set when it does with
+ * guarantee g (the reclaimer's side within its deserved quota); bit 2:
+ * known. */
+static uint8_t queue_over_bits(const struct sched_session *ss, struct pool_units *pc, int pool,
+                               int av)
+{
+    const struct ss_qp *qv = &ss->qp[(size_t)av * (size_t)ss->n_pools + (size_t)pool];
     int r, g;
 
-    if (pc->o_version != ss->pool_version[s->pool]) {
-        memset(pc->o_over, 0, (size_t)ss->n_queues);
-        pc->o_version = ss->pool_version[s->pool];
-    }
     if (!pc->o_over[av]) {
-        pc->o_over[av] = 4;  /* known; bit g: over with guarantee g */
+        pc->o_over[av] = 4;
         for (g = 0; g < 2; g++)
             for (r = 0; r < SCHED_NRES; r++)
                 if (qv->alloc[r] > 0 && victim_side_over(qv, r, qv->alloc[r], g)) {
@@ -489,7 +513,37 @@ static int victim_queue_over(const struct search *s, int av, int guarantee)
                     break;
                 }
     }
-    return pc->o_over[av] >> guarantee & 1;
+    return pc->o_over[av];
+}
+
+static int victim_queue_over(const struct search *s, int av, int guarantee)
+{
+    struct pool_units *pc = queue_answers(s->ss, s->pool);
+
+    if (!pc) {
+        s->ss->oom = 1;
+        return 0;
+    }
+    return queue_over_bits(s->ss, pc, s->pool, av) >> guarantee & 1;
+}
+
+/* The queues beside q (its siblings, or the other top queues): bit g set
+ * when one of them is over with guarantee g (queue_over_bits()). */
+static uint8_t siblings_over(const struct sched_session *ss, struct pool_units *pc, int pool, int q)
+{
+    int parent = ss->queues[q].parent, i;
+    int n = parent >= 0 ? ss->queues[parent].n_children : ss->n_queues;
+
+    if (!pc->s_over[q]) {
+        pc->s_over[q] = 4;
+        for (i = 0; i < n; i++) {
+            int sib = parent >= 0 ? ss->queues[parent].children[i] : i;
+            if (sib == q || (parent < 0 && ss->queues[sib].parent >= 0))
+                continue;
+            pc->s_over[q] |= queue_over_bits(ss, pc, pool, sib) & 3;
+        }
+    }
+    return pc->s_over[q];
 }
 
 /* Could a unit of leaf queue v be a reclaim victim for s->j at all? The
@@ -585,8 +639,7 @@ static int index_by_queue(struct sched_session *ss, struct pool_units *pc, const
         pc->q_off = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
         pc->q_cnt = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
         pc->b_queues = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, 1);
-        pc->o_over = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, 1);
-        if (!pc->q_off || !pc->q_cnt || !pc->b_queues || !pc->o_over)
+        if (!pc->q_off || !pc->q_cnt || !pc->b_queues)
             return SCHED_ENOMEM;
     }
     memset(pc->q_cnt, 0, sizeof(int) * (size_t)ss->n_queues);
@@ -1395,26 +1448,20 @@ static void note_hopeless(const struct search *s, int pods)
 /* Necessary for any reclaim: some queue beside j's path (a sibling of j's
  * queue or of one of its ancestors) holds more than its allocatable share,
  * or more than its deserved while j's side stays within its own deserved.
- * O(siblings along the path) instead of a look at every unit. */
-static int any_victim_queue(const struct sched_session *ss, int j, int pool, int pods)
+ * O(levels of the path): the siblings' answers are kept per pool state. */
+static int any_victim_queue(struct sched_session *ss, int j, int pool, int pods)
 {
-    int q = ss_w(ss, j)->queue, i, r;
+    struct pool_units *pc = queue_answers(ss, pool);
+    int q;
 
-    for (; q >= 0; q = ss->queues[q].parent) {
-        int parent = ss->queues[q].parent;
-        int n = parent >= 0 ? ss->queues[parent].n_children : ss->n_queues;
+    if (!pc) {
+        ss->oom = 1;
+        return 0;
+    }
+    for (q = ss_w(ss, j)->queue; q >= 0; q = ss->queues[q].parent) {
         const struct ss_qp *me = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)pool];
-        int guarantee = reclaimer_within_deserved(ss, j, me, pods);
-
-        for (i = 0; i < n; i++) {
-            int sib = parent >= 0 ? ss->queues[parent].children[i] : i;
-            const struct ss_qp *o = &ss->qp[(size_t)sib * (size_t)ss->n_pools + (size_t)pool];
-            if (sib == q || (parent < 0 && ss->queues[sib].parent >= 0))
-                continue;
-            for (r = 0; r < SCHED_NRES; r++)
-                if (o->alloc[r] > 0 && victim_side_over(o, r, o->alloc[r], guarantee))
-                    return 1;
-        }
+        if (siblings_over(ss, pc, pool, q) >> reclaimer_within_deserved(ss, j, me, pods) & 1)
+            return 1;
     }
     return 0;
 }
