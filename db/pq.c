@@ -38,8 +38,8 @@
  * statement that needs a reply (rows, a change count, lastval(), the
  * COMMIT, db__pq_flush at the end of each op of the writer) goes after
  * them and reads every reply in the same round trip. A submission's op
- * (savepoint, insert, lastval; then queued_seq, event, change row,
- * release) is two round trips instead of seven, and a read is one plus
+ * (savepoint, insert, lastval; then event, change row, release) is two
+ * round trips instead of seven, and a read is one plus
  * one per further statement. A reader's COMMIT (of a read-only snapshot)
  * is sent without waiting for its reply, which the session's next use
  * reads first.

@@ -223,19 +223,31 @@ static int pending_capped(struct db__conn *c, const struct pending_check *p)
     return DB_OK;
 }
 
+/* The insert of a submission. queued_seq is its own seq: on PostgreSQL
+ * the insert takes the seq from the sequence first and writes both (a
+ * second write of the row would check the table's constraints again);
+ * SQLite's AUTOINCREMENT hands the seq out at the insert, so it is set by
+ * an update right after, in the same savepoint. */
+#define INSERT_COLS                                                                       \
+    "id, name, project_seq, type, priority_class, priority, preemptible, desired_phase,"   \
+    " phase, n_pods, min_pods, gpu_devices, gpu_portion, cpu_milli, mem_mib, pools,"       \
+    " node_type, image, created_by, created_at, updated_at, phase_updated_at, spec,"       \
+    " affinity, gpu_memory_mib, rules"
+#define INSERT_VALUES "?,?,?,?,?,?,?,'Running','Pending',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?"
+
 static int insert_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
-        "INSERT INTO workloads (id, name, project_seq, type, priority_class, priority,"
-        " preemptible, desired_phase, phase, n_pods, min_pods, gpu_devices, gpu_portion,"
-        " cpu_milli, mem_mib, pools, node_type, image, created_by, queued_seq, created_at,"
-        " updated_at, phase_updated_at, spec, affinity, gpu_memory_mib, rules)"
-        " VALUES (?,?,?,?,?,?,?,'Running','Pending',?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?,?,?)";
+        "INSERT INTO workloads (" INSERT_COLS ", queued_seq) VALUES (" INSERT_VALUES ", 0)";
+    static const char sql_pq[] =
+        "INSERT INTO workloads (" INSERT_COLS ", seq, queued_seq) SELECT " INSERT_VALUES
+        ", s.n, s.n FROM (SELECT nextval(pg_get_serial_sequence('workloads', 'seq')) AS n) AS s";
     static const char seq[] = "UPDATE workloads SET queued_seq = seq WHERE seq = ?";
     struct db_workload *w = arg;
     char msg[DB_MSG_LEN];
     int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    int pq = db__is_pq(c);
+    struct db__stmt *st = db__prep(c, pq ? sql_pq : sql, &rc);
 
     if (!st)
         return rc;
@@ -269,13 +281,15 @@ static int insert_fn(struct db__conn *c, void *arg)
         return rc;
     w->seq = db__last_id(c);
     w->queued_seq = w->seq;
-    st = db__prep(c, seq, &rc);
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, w->seq);
-    rc = db__done(st, db__step_done(st));
-    if (rc != DB_OK)
-        return rc;
+    if (!pq) {
+        st = db__prep(c, seq, &rc);
+        if (!st)
+            return rc;
+        db__bind_int64(st, 1, w->seq);
+        rc = db__done(st, db__step_done(st));
+        if (rc != DB_OK)
+            return rc;
+    }
     snprintf(msg, sizeof(msg), "%s %s submitted by %s", db_type_name(w->type), w->name,
              w->created_by[0] ? w->created_by : "unknown");
     rc = db__event(c, w->seq, w->created_at, "Normal", "Submitted", msg);

@@ -658,6 +658,8 @@ static void test_cycle_apply(void **state)
     assert_int_equal(db_snapshot_load(f->db, &s), DB_OK);
     assert_int_equal(s->n_workloads, 2);
     assert_int_equal(s->n_nodes, 1);
+    for (int i = 0; i < 2; i++) /* queue order: a submission's own seq, written with it */
+        assert_int_equal(s->workloads[i].queued_seq, s->workloads[i].seq);
     /* x2 is suspended after the snapshot: its decision must be dropped */
     assert_int_equal(db_workload_act(f->db, b.seq, DB_WL_SUSPEND, "t", 5), DB_OK);
     pod.node_seq = node.seq;
