@@ -96,6 +96,9 @@ struct api_config {
     int max_pending_project; /* Pending workloads a project may have; 0: no cap */
     int max_pending_user;    /* Pending workloads a user may have submitted; 0: no cap */
     int db_statement_ms;     /* PostgreSQL's statement_timeout (ms, 0 none); -1: not given */
+    int leader_lease_ms;     /* the leader lease; renewed every leader_renew_ms by the */
+    int leader_renew_ms;     /* leader, asked for every leader_ask_ms by the others */
+    int leader_ask_ms;
     int n_sims;
     int sims_given;          /* --simulate-nodes seen (0x0 included) */
     struct api_sim_spec sims[API_MAX_SIM];
@@ -265,9 +268,18 @@ extern const char *const api_lock_names[API_LOCKS];
 extern const char *const api_eviction_reasons[3];
 /* ---- leadership among replicas (leader.c) ---- */
 #define API_LEADER_TTL_MS 3000
+#define API_LEADER_RENEW_MS 1000
+#define API_LEADER_ASK_MS 500
+/* The leader's own deadline: this share of the lease after its ask (the
+ * database's expiry is later, whatever the clocks say, as long as they
+ * tick at the same rate give or take a tenth); a renewal period must be
+ * shorter, or the leadership lapses between renewals. */
+#define API_LEADER_LOCAL(ttl) ((ttl) * 9 / 10)
 struct api_leader;
 struct api_leader_opts {
     int64_t ttl_ms;                    /* the lease; 0: API_LEADER_TTL_MS */
+    int64_t renew_ms;                  /* the leader extends it this often; 0: API_LEADER_RENEW_MS */
+    int64_t ask_ms;                    /* a follower asks for it this often; 0: API_LEADER_ASK_MS */
     const char *holder;                /* this replica's name; NULL: host:pid:random */
 };
 struct api_leader_info {

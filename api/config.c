@@ -56,6 +56,11 @@ static void usage(void)
            "  --max-pending-per-user N  the same per user who submits (default 5000; 0 no cap)\n"
            "  --db-statement-timeout-ms N  PostgreSQL --db: the server cancels a statement\n"
            "                            running longer (default 30000; 0 no limit)\n"
+           "  --leader-lease-ms N       replicas on one database: the leader lease\n"
+           "                            (default 3000; docs/ha.md)\n"
+           "  --leader-renew-ms N       the leader extends it this often (default 1000; less\n"
+           "                            than 9/10 of the lease)\n"
+           "  --leader-ask-ms N         the others ask for it this often (default 500)\n"
            "  --key-file PATH           token signing key (default DB path + .key; allot.key with\n"
            "                            a PostgreSQL --db)\n"
            "  --token-ttl SECONDS       access token lifetime, 1 to 86400 (default 3600)\n"
@@ -206,6 +211,12 @@ static int apply(struct api_config *cfg, const char *key, const char *v)
         return set_int(v, 0, 100000000, &cfg->max_pending_user);
     if (strcmp(key, "db-statement-timeout-ms") == 0)
         return set_int(v, 0, 86400000, &cfg->db_statement_ms);
+    if (strcmp(key, "leader-lease-ms") == 0)
+        return set_int(v, 100, 3600000, &cfg->leader_lease_ms);
+    if (strcmp(key, "leader-renew-ms") == 0)
+        return set_int(v, 10, 3600000, &cfg->leader_renew_ms);
+    if (strcmp(key, "leader-ask-ms") == 0)
+        return set_int(v, 10, 3600000, &cfg->leader_ask_ms);
     if (strcmp(key, "token-ttl") == 0)
         return set_int(v, 1, 86400, &cfg->token_ttl_s);
     if (strcmp(key, "simulate-nodes") == 0) {
@@ -292,6 +303,9 @@ static void defaults(struct api_config *cfg)
     cfg->max_pending_project = 10000;
     cfg->max_pending_user = 5000;
     cfg->db_statement_ms = -1;
+    cfg->leader_lease_ms = API_LEADER_TTL_MS;
+    cfg->leader_renew_ms = API_LEADER_RENEW_MS;
+    cfg->leader_ask_ms = API_LEADER_ASK_MS;
 }
 
 static void finish(struct api_config *cfg)
@@ -361,6 +375,13 @@ int api_config_parse(struct api_config *cfg, int argc, char **argv)
     if (cfg->db_statement_ms >= 0 && !db_is_server(cfg->db_path)) {
         fprintf(stderr, "allotd: --db-statement-timeout-ms applies to a PostgreSQL --db only"
                 " (SQLite runs inside allotd)\n");
+        return -1;
+    }
+    if (cfg->leader_renew_ms >= API_LEADER_LOCAL(cfg->leader_lease_ms)) {
+        fprintf(stderr, "allotd: --leader-renew-ms %d must be less than 9/10 of"
+                " --leader-lease-ms %d (%d): the leader's own deadline would pass between"
+                " renewals (docs/ha.md)\n", cfg->leader_renew_ms, cfg->leader_lease_ms,
+                API_LEADER_LOCAL(cfg->leader_lease_ms));
         return -1;
     }
     return 0;

@@ -8,13 +8,17 @@
  *           it when this replica has it, take it when it expired (on a
  *           database only this process can reach, SQLite's, at once);
  *   Step 2: records the outcome: leading at epoch E until the turn's start
- *           plus LEASE_LOCAL of the lease (the database's expiry is at least
+ *           plus nine tenths of the lease (the database's expiry is at least
  *           that far, whatever the clocks say, as long as they tick at the
  *           same rate give or take a tenth); not leading (another holds
  *           it); or, when the database does not answer, as before until
  *           that local deadline passes;
  *   Step 3: on a change, says so on stdout and calls the scheduler's hook;
- *   Step 4: sleeps RENEW_MS when leading, POLL_MS otherwise.
+ *   Step 4: sleeps the renewal period (--leader-renew-ms, default 1 s)
+ *           when leading, the ask period (--leader-ask-ms, default 0.5 s)
+ *           otherwise; the lease is --leader-lease-ms (default 3 s), and
+ *           config.c refuses a renewal period not shorter than nine tenths
+ *           of it.
  * api_leader_epoch() is what the scheduler thread asks before every turn:
  * the epoch while this replica leads and its local deadline has not
  * passed, else 0. A write refused by the fence (api_leader_lost) ends the
@@ -38,14 +42,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RENEW_MS 1000
-#define POLL_MS 500
-#define LEASE_LOCAL(ttl) ((ttl) * 9 / 10)
 
 struct api_leader {
     struct db *db;
     char holder[DB_HOLDER_LEN];
-    int64_t ttl_ms;
+    int64_t ttl_ms, renew_ms, ask_ms;
     int force;
     void (*hook)(void *);
     void *hook_arg;
@@ -116,7 +117,7 @@ static void ask(struct api_leader *l)
         l->seen = row;
     if (rc == DB_OK) {
         l->epoch = mine;
-        l->until_us = t0 + LEASE_LOCAL(l->ttl_ms) * 1000;
+        l->until_us = t0 + API_LEADER_LOCAL(l->ttl_ms) * 1000;
         l->gained += mine != was;
     } else if (rc == DB_ECONFLICT) {
         l->epoch = 0;
@@ -137,7 +138,7 @@ static void *leader_main(void *arg)
         ask(l);
         pthread_mutex_lock(&l->mu);
         /* Step 4 */
-        ms = valid_epoch(l) ? RENEW_MS : POLL_MS;
+        ms = valid_epoch(l) ? l->renew_ms : l->ask_ms;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += (time_t)(ms / 1000);
         until.tv_nsec += (long)(ms % 1000) * 1000000L;
@@ -168,6 +169,12 @@ int api_leader_start(struct db *db, const struct api_leader_opts *o, struct api_
         return -1;
     l->db = db;
     l->ttl_ms = o->ttl_ms > 0 ? o->ttl_ms : API_LEADER_TTL_MS;
+    l->renew_ms = o->renew_ms > 0 ? o->renew_ms : API_LEADER_RENEW_MS;
+    l->ask_ms = o->ask_ms > 0 ? o->ask_ms : API_LEADER_ASK_MS;
+    if (l->renew_ms >= API_LEADER_LOCAL(l->ttl_ms)) {
+        free(l);
+        return -1;
+    }
     l->force = db_exclusive(db);
     gethostname(host, sizeof(host) - 1);
     if (o->holder && o->holder[0])

@@ -269,7 +269,7 @@ int main(int argc, char **argv)
 {
     struct api_app *app = calloc(1, sizeof(*app));
     struct api_sched_opts opts;
-    struct api_leader_opts lopts = {0, NULL};
+    struct api_leader_opts lopts = {0, 0, 0, NULL};
     sigset_t set;
     int rc, status = 1;
 
@@ -322,6 +322,9 @@ int main(int argc, char **argv)
     opts.agent_lost_after_ms = (int64_t)app->cfg.agent_lease_ms + app->cfg.agent_margin_ms;
     opts.retention_ms = (int64_t)app->cfg.retention_days * 86400000LL;
     opts.db_path = app->cfg.files_stem;
+    lopts.ttl_ms = app->cfg.leader_lease_ms;
+    lopts.renew_ms = app->cfg.leader_renew_ms;
+    lopts.ask_ms = app->cfg.leader_ask_ms;
     if (!app->rl || !app->url || !app->lg || api_leader_start(app->db, &lopts, &app->leader) != 0)
         goto out;
     opts.leader = app->leader;

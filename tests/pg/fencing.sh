@@ -3,14 +3,30 @@
 # paused (SIGSTOP) until B takes the lease, B schedules, then A resumes: A
 # steps down, its scheduler makes no cycle and writes no decision (its
 # writes are fenced by the epoch it lost), it serves as a follower, and
-# no GPU of a node is held by two pods.
+# no GPU of a node is held by two pods. The replicas run with a lease of
+# 2 s renewed every 0.4 s (--leader-lease-ms, --leader-renew-ms,
+# --leader-ask-ms): the lease row never reaches further than 2 s ahead of
+# the database's clock (the default lease, 3 s renewed every second,
+# always does after a renewal).
 ALLOTD=$1
 ALLOT_TEST_DB=pg
 . "$(dirname "$0")/../server/lib.sh"
 . "$(dirname "$0")/ha_lib.sh"
+COMMON="$COMMON --leader-lease-ms 2000 --leader-renew-ms 400 --leader-ask-ms 200"
 
 replicas
 project
+# the lease's reach past the database's clock, in ms, sampled over 1.2 s
+lease_ahead() {
+  for i in 1 2 3 4 5 6 7 8; do
+    pg_psql -c "SELECT expires_at - (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+                FROM leader_lease"
+    sleep 0.15
+  done | sort -n | tail -n 1
+}
+AHEAD=$(lease_ahead)
+echo "# the lease reached at most $AHEAD ms ahead"
+[ "$AHEAD" -gt 0 ] && [ "$AHEAD" -le 2000 ] || fail "the lease reached $AHEAD ms ahead, not 1-2000"
 for i in 1 2 3 4; do [ "$(submit_to "$URL" a$i)" = 202 ] || fail "a$i not taken"; done
 poll 20 running_at "$URL" a4 || fail "A did not place a4"
 EPOCH_A=$(curl -s "$URL/healthz" | jq .epoch)

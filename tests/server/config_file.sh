@@ -8,7 +8,10 @@
 #   a long option line is read whole (a db path past 1023 bytes is
 #     refused as too long, not cut);
 #   a NUL byte in a line is refused, not read up to the NUL;
-#   db-statement-timeout-ms (PostgreSQL's) with a SQLite db is refused.
+#   db-statement-timeout-ms (PostgreSQL's) with a SQLite db is refused;
+#   leader timings: a renewal period not below 9/10 of the lease is
+#     refused, from the file and from the command line, before any database
+#     is made; one below it is accepted.
 set -eu
 allotd=$1
 T=$(mktemp -d "${TMPDIR:-/tmp}/allot-config-XXXXXX")
@@ -44,6 +47,28 @@ rc=0
 [ "$rc" = 2 ] || fail "sqlite-timeout.conf: exit $rc, expected 2 ($(cat "$T/err"))"
 grep -q 'applies to a PostgreSQL --db only' "$T/err" || fail "sqlite-timeout.conf: $(cat "$T/err")"
 [ ! -e "$T/x.db" ] || fail "sqlite-timeout.conf: a database was made"
+
+# leader_refused RENEW ARGS...: allotd --init with ARGS exits 2 naming the
+# renewal period RENEW, and makes no database
+leader_refused() {
+  renew=$1
+  shift
+  rc=0
+  "$allotd" --db "$T/l.db" --init "$@" >"$T/out" 2>"$T/err" || rc=$?
+  [ "$rc" = 2 ] || fail "$*: exit $rc, expected 2 ($(cat "$T/err"))"
+  grep -q "leader-renew-ms $renew must be less than 9/10 of --leader-lease-ms" "$T/err" ||
+    fail "leader timings $*: $(cat "$T/err")"
+  [ ! -e "$T/l.db" ] || fail "leader timings $*: a database was made"
+}
+printf 'leader-lease-ms = 1000\nleader-renew-ms = 900\n' >"$T/leader.conf"
+leader_refused 900 --config "$T/leader.conf"
+leader_refused 1000 --leader-lease-ms 1000 --leader-renew-ms 1000
+leader_refused 2700 --leader-renew-ms 2700          # the default lease, 3000
+leader_refused 1000 --leader-lease-ms 1000          # the default renewal, 1000
+printf 'leader-lease-ms = 1000\nleader-renew-ms = 899\nleader-ask-ms = 50\n' >"$T/leader-ok.conf"
+"$allotd" --db "$T/ok.db" --init --config "$T/leader-ok.conf" >"$T/out" 2>"$T/err" ||
+  fail "leader-ok.conf refused: $(cat "$T/err")"
+[ -e "$T/ok.db" ] || fail "leader-ok.conf: no database made"
 
 printf 'threads = 1\n' >"$T/bad.conf"
 refused bad.conf 'bad.conf:1: bad option'
