@@ -36,7 +36,9 @@
  *   2. their grouping by node, and the nodes in order of their most
  *      preferred unit, are kept across the reclaim attempts made in one
  *      state with the same victim queues (most failed attempts roll the
- *      state back to where it was);
+ *      state back to where it was), and so are the nodes of that grouping
+ *      that can host the last reclaimer's shape, with their bounds
+ *      (order_nodes());
  *   3. once a set is found, a node is searched only if both its device
  *      bound and its cheapest unit allow a set no dearer than the best;
  *   4. whether a queue holds more than the strategies let it keep, and
@@ -112,6 +114,14 @@ struct pool_units {
     int *node_units;           /* [cap]: units of node n are node_units[off[n]..+cnt[n]) */
     int *by_first;             /* [pool's nodes]: nodes with a unit, most preferred unit first */
     int n_by_first;
+    uint64_t b_gen;            /* counts the groupings */
+    /* search_pool()'s nodes for the last reclaimer's shape l_shape in the
+     * pool's state l_version and grouping l_gen: those that can host it in
+     * search order (l_order), their bounds (scratch.node_lb) and the least */
+    uint64_t l_version, l_gen;
+    int64_t l_shape[7];
+    int *l_order, n_l_order;
+    int64_t l_global;
     uint64_t o_version;        /* the pool's state (pool_version) o_over, s_over were found in */
     uint8_t *o_over;           /* [n_queues]: queue_over_bits()'s answers */
     uint8_t *s_over;           /* [n_queues]: siblings_over()'s answers */
@@ -141,7 +151,6 @@ struct scratch {
     int cap;
     int *node_off, *node_cnt;  /* [n_nodes]: a node's units in its pool's node_units */
     int *node_mark;            /* [n_nodes]: last unit filed under the node, then its first */
-    int *node_order;           /* [n_nodes] */
     struct pool_units *pc;     /* [n_pools]: the last collection of each pool */
     struct hopeless *hopeless; /* [n_queues * n_pools * 2] */
     int64_t *node_lb;          /* [n_nodes] */
@@ -1129,6 +1138,7 @@ static int group_units(struct search *s, int n_queues)
         if (!pc->by_first)
             return SCHED_ENOMEM;
     }
+    pc->b_gen++;
     list_eligible(s, n_queues);
     bucket_by_node(s, x);
     for (e = 0; e < pool->n_nodes; e++)
@@ -1156,29 +1166,46 @@ static int group_units(struct search *s, int n_queues)
     return SCHED_OK;
 }
 
-/* Searches the pool's nodes, those holding the most preferred units first;
- * stops when no later node can beat the best set: its cost is the least
- * any node allows and the next node's best unit is less preferred than
- * the best set's first. Whether a node can host j is asked once per node
- * (node_lb < 0: it cannot). */
-static int search_pool(struct search *s)
+/* What search_pool()'s node bounds read of j: the node class and requests. */
+static void host_shape(const struct search *s, int64_t *shape)
+{
+    const struct sched_workload *jw = ss_w(s->ss, s->j);
+
+    shape[0] = s->ss->wl[s->j].cls;
+    shape[1] = jw->gpu_devices;
+    shape[2] = jw->gpu_portion;
+    shape[3] = jw->gpu_memory_mib;
+    shape[4] = jw->cpu_milli;
+    shape[5] = jw->mem_mib;
+    shape[6] = s->what_if;
+}
+
+/* The pool's nodes that hold units and can host j, in order of their most
+ * preferred unit, with their bounds (node_lb; -1: cannot host) and the
+ * least of them; kept for the next search of the same shape in the same
+ * state and grouping (the failed reclaim attempts of a queue's walk). */
+static int order_nodes(struct search *s, int64_t *global_lb)
 {
     struct scratch *x = s->ss->victim_scratch;
-    const struct pool_units *pc = &x->pc[s->pool];
+    struct pool_units *pc = &x->pc[s->pool];
     const struct ss_pool *pool = &s->ss->pools[s->pool];
-    int i, n_order = 0;
-    int64_t global_lb = SS_INF;
+    int64_t shape[7];
+    int i;
 
-    if (!x->node_order) {
-        x->node_order = sched__calloc(s->ss->arena, (size_t)s->ss->n_nodes + 1, sizeof(int));
-        x->node_lb = sched__calloc(s->ss->arena, (size_t)s->ss->n_nodes + 1, sizeof(int64_t));
-        if (!x->node_order || !x->node_lb)
+    host_shape(s, shape);
+    if (!pc->l_order) {
+        pc->l_order = sched__calloc(s->ss->arena, (size_t)pool->n_nodes + 1, sizeof(int));
+        if (!pc->l_order)
             return SCHED_ENOMEM;
+        pc->l_gen = UINT64_MAX;
     }
-    s->node_order = x->node_order;
-    s->node_lb = x->node_lb;
-    if (group_units(s, s->mode == MODE_MOVE ? 0 : eligible_queues(s)) != SCHED_OK)
-        return SCHED_ENOMEM;
+    s->node_order = pc->l_order;
+    if (pc->l_gen == pc->b_gen && pc->l_version == s->ss->pool_version[s->pool] &&
+        memcmp(pc->l_shape, shape, sizeof(shape)) == 0) {
+        *global_lb = pc->l_global;
+        return pc->n_l_order;
+    }
+    *global_lb = SS_INF;
     for (i = 0; i < pool->n_nodes; i++) {
         int node = pool->nodes[i];
         if (x->node_cnt[node] == 0)
@@ -1188,12 +1215,42 @@ static int search_pool(struct search *s)
             continue;
         }
         s->node_lb[node] = node_lower_bound(s, node);
-        global_lb = ss_min(global_lb, s->node_lb[node]);
+        *global_lb = ss_min(*global_lb, s->node_lb[node]);
     }
     /* nodes in order of their most preferred unit (units are in rank order) */
+    pc->n_l_order = 0;
     for (i = 0; i < pc->n_by_first; i++)
         if (s->node_lb[pc->by_first[i]] >= 0)
-            s->node_order[n_order++] = pc->by_first[i];
+            pc->l_order[pc->n_l_order++] = pc->by_first[i];
+    pc->l_gen = pc->b_gen;
+    pc->l_version = s->ss->pool_version[s->pool];
+    memcpy(pc->l_shape, shape, sizeof(shape));
+    pc->l_global = *global_lb;
+    return pc->n_l_order;
+}
+
+/* Searches the pool's nodes, those holding the most preferred units first;
+ * stops when no later node can beat the best set: its cost is the least
+ * any node allows and the next node's best unit is less preferred than
+ * the best set's first. Whether a node can host j is asked once per node
+ * (node_lb < 0: it cannot). */
+static int search_pool(struct search *s)
+{
+    struct scratch *x = s->ss->victim_scratch;
+    int i, n_order;
+    int64_t global_lb;
+
+    if (!x->node_lb) {
+        x->node_lb = sched__calloc(s->ss->arena, (size_t)s->ss->n_nodes + 1, sizeof(int64_t));
+        if (!x->node_lb)
+            return SCHED_ENOMEM;
+    }
+    s->node_lb = x->node_lb;
+    if (group_units(s, s->mode == MODE_MOVE ? 0 : eligible_queues(s)) != SCHED_OK)
+        return SCHED_ENOMEM;
+    n_order = order_nodes(s, &global_lb);
+    if (n_order < 0)
+        return SCHED_ENOMEM;
     s->best_node = -1;
     s->n_best = 0;
     x->n_movers = 0;   /* the state the move trials start from is this one */
