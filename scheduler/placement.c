@@ -300,6 +300,7 @@ struct scan {
     int measure;   /* and a mix: the rise of fragmentation first */
     struct candidate best;
     int n_fitting; /* measure: nodes of the best rank so far, in ss->frag.fitting */
+    int first;     /* stop at the first node that fits (best.node) */
 };
 
 static void consider(const struct sched_session *ss, int w, int node, struct scan *s)
@@ -344,7 +345,7 @@ static void each_node(const struct sched_session *ss, int w, int pool, int exclu
     int i;
 
     if (!sched__whole(ss_w(ss, w))) {
-        for (i = 0; i < p->n_nodes; i++)
+        for (i = 0; i < p->n_nodes && !(s->first && s->best.node >= 0); i++)
             if (p->nodes[i] != exclude)
                 visit(ss, w, p->nodes[i], s);
         return;
@@ -352,13 +353,29 @@ static void each_node(const struct sched_session *ss, int w, int pool, int exclu
     /* whole devices: only nodes with an empty device can take the pod */
     for (i = 0; i < p->n_nodes; i += 64) {
         uint64_t bits = p->has_empty[i / 64];
-        while (bits) {
+        while (bits && !(s->first && s->best.node >= 0)) {
             int n = p->nodes[i + __builtin_ctzll(bits)];
             bits &= bits - 1;
             if (n != exclude)
                 visit(ss, w, n, s);
         }
     }
+}
+
+static void first_fit(const struct sched_session *ss, int w, int node, struct scan *s)
+{
+    if (sched__pod_fits_node(ss, w, node))
+        s->best.node = node;
+}
+
+int sched__fits_somewhere(const struct sched_session *ss, int w, int pool)
+{
+    struct scan s = {0, 0, {-1, 0, 0, 0}, 0, 1};
+
+    if (sched__whole(ss_w(ss, w)) && ss->pools[pool].max_empty < ss_w(ss, w)->gpu_devices)
+        return 0;
+    each_node(ss, w, pool, -1, first_fit, &s);
+    return s.best.node >= 0;
 }
 
 /* ---- The same order, one node at a time (victims.c's move trials) ---- */
@@ -433,7 +450,7 @@ int sched__best_node(const struct sched_session *ss, int w, int pool, int exclud
 {
     const struct sched_workload *wl = ss_w(ss, w);
     struct scan s = {strategy_for(ss, w, pool) == SCHED_FRAGMENTATION,
-                     by_fragmentation(ss, w, pool), {-1, 0, 0, 0}, 0};
+                     by_fragmentation(ss, w, pool), {-1, 0, 0, 0}, 0, 0};
     int i, n;
 
     if (sched__whole(wl) && ss->pools[pool].max_empty < wl->gpu_devices)

@@ -305,6 +305,8 @@ int sched__pod_fits_node(const struct sched_session *ss, int w, int node);
  * non-preemptible work, deserved quota in the pool? (1 for other requests.) */
 int sched__charge_within_caps(const struct sched_session *ss, int w, int pool);
 int sched__best_node(const struct sched_session *ss, int w, int pool, int exclude);
+/* Would sched__best_node(ss, w, pool, -1) find a node? (Stops at the first.) */
+int sched__fits_somewhere(const struct sched_session *ss, int w, int pool);
 /* sched__best_node()'s order one node at a time, for searches that ask
  * the same again and again (victims.c's move trials). The order is
  * strict and total, and compares two nodes by their own state alone. */

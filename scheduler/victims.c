@@ -44,7 +44,11 @@
  *   4. whether a queue holds more than the strategies let it keep, and
  *      whether any sibling of a queue does (the test every reclaim
  *      candidate of the job-order walk asks, any_victim_queue()), are kept
- *      per state of the pool: they read only the queues' figures there.
+ *      per state of the pool: they read only the queues' figures there;
+ *   5. an attempt for one pod that fits somewhere as things are ends at
+ *      once (placed, it would evict nothing, and an attempt that evicts
+ *      nothing fails): most reclaim and preempt attempts are of this kind,
+ *      and finding that a node fits stops at the first one.
  */
 #include "sched_int.h"
 
@@ -1750,6 +1754,10 @@ static int evict_attempt(struct search *s, struct ss_mark mark, int action)
     if (collect_units(s) != SCHED_OK || known_hopeless(s, pods))
         return 0;
     i = make_limit_room(s, pods, action) ? 0 : pods + 1;
+    /* one pod that fits as things are would be placed evicting nothing,
+     * which fails the attempt: told without placing it */
+    if (i == 0 && pods == 1 && s->n_flagged == 0 && sched__fits_somewhere(ss, j, s->pool))
+        return 0;
     for (; i < pods; i++) {
         s->pods_left = pods - i;
         if (!place_with_eviction(s, action))
