@@ -29,11 +29,14 @@
  *           runs gets one Shrunk event naming the pods and GPUs taken, not
  *           an eviction); write the decisions (the updates of workloads
  *           whose pods, phase or stale time changed) with their events
- *           with db_cycle_apply() in one savepoint, then the reasons and
- *           messages of the others with db_reasons_apply() in pieces of
- *           REASONS_PIECE_US, so that the submissions queued behind the
- *           scheduler's writes wait for one piece at most, not for a
- *           message per pending workload;
+ *           with db_cycle_apply_turns(): first those that free or move
+ *           pods (or change only a phase or time), then those that only
+ *           place pods, in turns of about TURN_US, so that the
+ *           submissions queued behind a fill of thousands of placements
+ *           wait for one turn and a commit, not for the whole fill; then
+ *           the reasons and messages of the others with db_reasons_apply()
+ *           in pieces of REASONS_PIECE_US, so that they wait for one piece
+ *           at most, not for a message per pending workload;
  *   Step 5: publish fair shares and counters for the API, and store the
  *           shares (when they changed, at most every second) for the
  *           replicas that do not schedule, which show those;
@@ -76,10 +79,16 @@
  *      a failed write (of the decisions or of any piece of reasons) it is
  *      reloaded whole before the next cycle.
  *   3. A stop request lets the current cycle finish and persist.
- *   4. A cycle's decisions land in one transaction (all or nothing). A
- *      crash between it and the last piece of reasons leaves some rows
- *      with an earlier cycle's reason and message, each pair written
- *      together.
+ *   4. A workload's decision (its pods, phase and events) lands whole;
+ *      the cycle's decisions land in turns whose every prefix the cluster
+ *      can hold (db/snapshot.c: what frees or moves first, then
+ *      placements on what is free). A failed turn, or a crash between
+ *      turns, leaves the workloads of the turns that did not land as
+ *      the database had them before the cycle (Pending, no pods): the
+ *      model is reloaded (invariant 2) and the next cycle decides them
+ *      again. A crash between the decisions and the last piece of reasons
+ *      leaves some rows with an earlier cycle's reason and message, each
+ *      pair written together.
  */
 #include "api.h"
 #include "db_agent.h"
@@ -97,6 +106,7 @@
 #define RETENTION_MS (8LL * 24 * 3600 * 1000)
 #define PURGE_PERIOD_MS 60000
 #define REASONS_PIECE_US 1000   /* one write of reasons and messages runs this long at most */
+#define TURN_US 1000           /* one turn of a cycle's placements runs about this long */
 #define SHARES_PERIOD_MS 1000  /* the leader stores its shares at most this often */
 #define LOG_KEEP_MS (10LL * 60 * 1000) /* the change log: far past any reader's gap wait */
 #define LEFT_MAX_FRACTION 16   /* left workloads beyond 256 + n / this: a full cycle drops them */
@@ -146,6 +156,7 @@ struct api_sched {
     int n_written;
     int64_t next_shares_ms;
     int64_t next_log_purge_ms;
+    int turn_rows;          /* placements per turn of the write, learnt (db_turns) */
 };
 
 static int64_t mono_us(void)
@@ -402,12 +413,14 @@ struct persist {
     uint64_t *up_hash;          /* its message's hash, for written() */
     int *pend;                  /* [n]: index into result.pending, or -1 */
     unsigned char *touched;     /* [n] */
+    unsigned char *freed;       /* [n]: a pod of it was evicted or moved */
     unsigned char *restaled;    /* [n]: its stale-gang time changed */
     struct shrink *shrunk;      /* [n]: pods an elastic workload lost one by one */
     int *said_wl, *said_pe;     /* numbers a message was made from, to remember */
     struct strpool msgs;
     int64_t evictions[3];
     int n_ups, n_evs, cap_evs, n_said, n_decided;
+    int n_placing;              /* the last of the decided: they only place pods */
     int failed;
 };
 
@@ -423,6 +436,7 @@ static void persist_free(struct persist *p)
     free(p->up_hash);
     free(p->pend);
     free(p->touched);
+    free(p->freed);
     free(p->restaled);
     free(p->shrunk);
     free(p->said_wl);
@@ -625,12 +639,14 @@ static int persist_alloc(struct persist *p, int n, int n_pods)
     p->up_hash = calloc((size_t)n + 1, sizeof(*p->up_hash));
     p->pend = malloc(sizeof(*p->pend) * ((size_t)n + 1));
     p->touched = calloc((size_t)n + 1, 1);
+    p->freed = calloc((size_t)n + 1, 1);
     p->restaled = calloc((size_t)n + 1, 1);
     p->shrunk = calloc((size_t)n + 1, sizeof(*p->shrunk));
     p->said_wl = malloc(sizeof(*p->said_wl) * ((size_t)n + 1));
     p->said_pe = malloc(sizeof(*p->said_pe) * ((size_t)n + 1));
     return p->ups && p->up_msg && p->up_wl && p->up_decided && p->up_hash && p->pods &&
-                   p->pend && p->touched && p->restaled && p->shrunk && p->said_wl && p->said_pe
+                   p->pend && p->touched && p->freed && p->restaled &&
+                   p->shrunk && p->said_wl && p->said_pe
                ? 0 : -1;
 }
 
@@ -681,6 +697,7 @@ static void apply_decisions(struct api_sched *sc, struct persist *p,
         if (sched_apply_decision(m->wls, m->n, d, now_ms) != SCHED_OK)
             continue;
         p->touched[d->workload] = 1;
+        p->freed[d->workload] |= d->kind != SCHED_BIND;
         decision_event(sc, p, d);
         if (d->kind == SCHED_EVICT && d->pod < 0)
             p->shrunk[d->workload].whole = 1;
@@ -742,22 +759,33 @@ static void collect(struct api_sched *sc, struct persist *p, const struct sched_
     }
 }
 
+/* Does update i only place pods (bound, none evicted or moved)? */
+static int placing(const struct persist *p, int i)
+{
+    return p->up_decided[i] && p->touched[p->up_wl[i]] && !p->freed[p->up_wl[i]];
+}
+
 /* Points the updates and events at their messages, and puts the
- * decisions' updates first (in model order both ways), with their
- * messages' hashes beside them. */
+ * decisions' updates first (in model order each way): those that free or
+ * move pods or change only a phase or time, then those that only place
+ * pods (p->n_placing), then the reasons, with their messages' hashes
+ * beside them. */
 static int resolve(struct persist *p)
 {
     struct db_wl_update *ups = malloc(sizeof(*ups) * ((size_t)p->n_ups + 1));
     int *wl = malloc(sizeof(*wl) * ((size_t)p->n_ups + 1));
-    int i, d = 0, r = p->n_decided;
+    int i, d = 0, r = p->n_decided, pl;
 
     if (!ups || !wl) {
         free(ups);
         free(wl);
         return -1;
     }
+    for (i = p->n_placing = 0; i < p->n_ups; i++)
+        p->n_placing += placing(p, i);
+    pl = p->n_decided - p->n_placing;
     for (i = 0; i < p->n_ups; i++) {
-        int at = p->up_decided[i] ? d++ : r++;
+        int at = placing(p, i) ? pl++ : p->up_decided[i] ? d++ : r++;
         ups[at] = p->ups[i];
         ups[at].phase_message = p->msgs.buf + p->up_msg[i];
         wl[at] = p->up_wl[i];
@@ -815,8 +843,9 @@ static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
 {
     struct persist p;
     struct db_cycle cy;
+    struct db_turns t;
     int i, n_pods = 0, applied, rc = -1;
-    int64_t held_us, locked;
+    int64_t locked;
 
     for (i = 0; i < sc->m.n; i++)
         n_pods += sc->m.wls[i].n_pods;
@@ -833,9 +862,16 @@ static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
     cy.n_updates = p.n_decided;
     cy.events = p.evs;
     cy.n_events = p.n_evs;
-    rc = db_cycle_apply_timed(sc->db, &cy, &applied, &held_us) == DB_OK ? 0 : -1;
-    if (held_us > 0)
-        note_hold(sc, API_LOCK_WRITE, held_us);
+    t.n_after = p.n_placing;
+    t.turn_us = TURN_US;
+    t.rows = sc->turn_rows;
+    t.n_turns = 0;
+    t.held_us = malloc(sizeof(*t.held_us) * ((size_t)p.n_placing + 2));
+    rc = t.held_us && db_cycle_apply_turns(sc->db, &cy, &t, &applied) == DB_OK ? 0 : -1;
+    sc->turn_rows = t.rows;
+    for (i = 0; i < t.n_turns; i++)
+        note_hold(sc, API_LOCK_WRITE, t.held_us[i]);
+    free(t.held_us);
     if (rc != 0)
         goto out;
     rc = -1;

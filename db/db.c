@@ -20,6 +20,14 @@
  *   that the path still names the file written, then mark every op of the
  *   batch done and wake its caller --> idle.
  *   db_close() sets `stopping`; the writer drains what is queued and exits.
+ *   An op may run in turns: its fn is called again, each call in a
+ *   savepoint of its own, while it returns DB__MORE.
+ *   On SQLite, when other ops wait for the transaction (after it in the
+ *   batch or queued since), the op yields after a turn: the queued ops
+ *   join the batch, the batch commits, and the op goes back to the head of
+ *   the queue to go on in the next transaction. So the writes queued
+ *   behind a long op wait for one turn and the commit, not for the whole
+ *   op, and a commit happens between turns only when someone waits for it.
  *
  * Health: a batch whose writes fail for a reason of the file system (disk
  * full, read-only, locked by another process, file removed) records that
@@ -37,6 +45,9 @@
  *      so a caller never acknowledges an uncommitted change.
  *   2. Ops queued while a batch commits wait for the next batch: their
  *      fsync is shared with everything queued beside them (group commit).
+ *      A turned op is marked done after the commit of its last turn; its
+ *      earlier turns may be on disk before (it says which states between
+ *      its turns are valid: db/snapshot.c).
  *   3. Read connections are query_only and each call is one read
  *      transaction, so a reader sees one consistent snapshot.
  *   4. Checkpoints never run inside a commit: the writer's connection has
@@ -74,6 +85,7 @@ struct db__op {
     int rc;
     int done;
     int64_t fence;             /* the caller's leader epoch to check first; 0: none */
+    int parked;                /* yielded after a turn: goes on in the next batch */
     pthread_cond_t cv;         /* its caller waits here: a batch wakes only its own */
     struct db__op *next;
 };
@@ -499,12 +511,54 @@ int db_health(struct db *db, char *msg, size_t len)
 
 /* ---- the writer ---- */
 
+/* One call of op's fn in its own savepoint (the fence checked first);
+ * returns fn's code (DB__MORE: a turn done, more to come). */
+static int op_once(struct db *db, struct db__op *op)
+{
+    int failed, rc;
+
+    if (run_fixed(&db->wconn, SQL_SAVEPOINT) != DB_OK)
+        return conn_rc(&db->wconn, DB_EIO);
+    rc = op->fence > 0 ? db__fence(&db->wconn, op->fence) : DB_OK;
+    if (rc == DB_OK)
+        rc = op->fn(&db->wconn, op->arg);
+    if (rc == DB_OK || rc == DB__MORE)
+        run_fixed(&db->wconn, SQL_RELEASE);
+    /* a statement sent without waiting failed first: its code is the op's */
+    failed = db__flush(&db->wconn);
+    if (failed != DB_OK)
+        rc = failed;
+    if (rc != DB_OK && rc != DB__MORE) {
+        rc = conn_rc(&db->wconn, rc);
+        run_fixed(&db->wconn, SQL_ROLLBACK_TO);
+        run_fixed(&db->wconn, SQL_RELEASE);
+    }
+    return rc;
+}
+
+/* Does any op wait for this transaction besides op? If so (SQLite only),
+ * the ops queued meanwhile join the batch after op, and op parks. */
+static int op_yields(struct db *db, struct db__op *op)
+{
+    struct db__op *tail = op;
+
+    if (db->pg)
+        return 0;
+    pthread_mutex_lock(&db->mu);
+    while (tail->next)
+        tail = tail->next;
+    tail->next = db->head;
+    db->head = db->tail = NULL;
+    pthread_mutex_unlock(&db->mu);
+    return op->next != NULL;
+}
+
 /* What a batch did to the store as a whole: DB_OK, or why none of it is
  * on disk (BEGIN or COMMIT failed, the file went away). */
 static int batch_ops(struct db *db, struct db__op *batch, int *n)
 {
     struct db__op *op;
-    int failed, rc = run_fixed(&db->wconn, SQL_BEGIN_IMMEDIATE);
+    int rc = run_fixed(&db->wconn, SQL_BEGIN_IMMEDIATE);
 
     rc = conn_rc(&db->wconn, rc);
     for (op = batch; op; op = op->next) {
@@ -513,23 +567,12 @@ static int batch_ops(struct db *db, struct db__op *batch, int *n)
             op->rc = rc;
             continue;
         }
-        if (run_fixed(&db->wconn, SQL_SAVEPOINT) != DB_OK) {
-            op->rc = conn_rc(&db->wconn, DB_EIO);
-            continue;
-        }
-        op->rc = op->fence > 0 ? db__fence(&db->wconn, op->fence) : DB_OK;
-        if (op->rc == DB_OK)
-            op->rc = op->fn(&db->wconn, op->arg);
-        if (op->rc == DB_OK)
-            run_fixed(&db->wconn, SQL_RELEASE);
-        /* a statement sent without waiting failed first: its code is the op's */
-        failed = db__flush(&db->wconn);
-        if (failed != DB_OK)
-            op->rc = failed;
-        if (op->rc != DB_OK) {
-            op->rc = conn_rc(&db->wconn, op->rc);
-            run_fixed(&db->wconn, SQL_ROLLBACK_TO);
-            run_fixed(&db->wconn, SQL_RELEASE);
+        while ((op->rc = op_once(db, op)) == DB__MORE && !op_yields(db, op))
+            ;
+        if (op->rc == DB__MORE) {
+            op->rc = DB_OK;
+            op->parked = 1;
+            (*n)--;
         }
     }
     return rc;
@@ -574,6 +617,14 @@ static void run_batch(struct db *db, struct db__op *batch)
         pthread_cond_signal(&db->ckpt_cv);
     for (op = batch; op; op = next) {
         next = op->next; /* op lives on its caller's stack: read it first */
+        if (op->parked && rc == DB_OK) { /* its next turn first, in the next batch */
+            op->parked = 0;
+            op->next = db->head;
+            db->head = op;
+            if (!db->tail)
+                db->tail = op;
+            continue;
+        }
         op->done = 1;
         pthread_cond_signal(&op->cv);
     }
@@ -596,7 +647,7 @@ static int probe_fn(struct db__conn *c, void *arg)
 
 static void probe(struct db *db)
 {
-    struct db__op op = {probe_fn, NULL, DB_OK, 0, 0, PTHREAD_COND_INITIALIZER, NULL};
+    struct db__op op = {probe_fn, NULL, DB_OK, 0, 0, 0, PTHREAD_COND_INITIALIZER, NULL};
     int rc, ping;
 
     pthread_mutex_lock(&db->mu);
@@ -691,6 +742,7 @@ int db__write(struct db *db, db__fn fn, void *arg)
     op.rc = DB_OK;
     op.done = 0;
     op.fence = db__fence_epoch();
+    op.parked = 0;
     op.next = NULL;
     pthread_cond_init(&op.cv, NULL);
     pthread_mutex_lock(&db->mu);

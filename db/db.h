@@ -561,10 +561,20 @@ struct db_cycle {
 /* Applies a cycle in one savepoint. Updates whose version no longer
  * matches are skipped with their events; *n_applied counts the others. */
 int db_cycle_apply(struct db *db, const struct db_cycle *c, int *n_applied);
-/* The same, and *held_us says how long the writer ran the cycle's
- * statements (the time writes queued behind them waited for it). */
-int db_cycle_apply_timed(struct db *db, const struct db_cycle *c, int *n_applied,
-                         int64_t *held_us);
+/* The same in turns (snapshot.c): updates before the last t->n_after in
+ * the first, then the last n_after (each of which only places pods on
+ * what is free once the first turn applied) in turns of about t->turn_us;
+ * the writer commits between turns when other writes wait. */
+struct db_turns {
+    int n_after;        /* in */
+    int64_t turn_us;    /* in: a turn's target length on the writer */
+    int rows;           /* in/out: the next turn's updates (under 4: start at 32),
+                         * learnt from each turn's pace: keep it for the next cycle */
+    int64_t *held_us;   /* out: each turn's time on the writer; n_after + 2 of room */
+    int n_turns;        /* out */
+};
+int db_cycle_apply_turns(struct db *db, const struct db_cycle *c, struct db_turns *t,
+                         int *n_applied);
 /* Writes the pending reasons and messages of c->updates from the first
  * (phase, pods and times as they are; c->events must be empty) in one
  * write that stops once its statements have run budget_us (after one row

@@ -26,7 +26,10 @@ typedef int (*db__fn)(struct db__conn *c, void *arg);
 
 /* Runs fn inside the writer's next group transaction (in a savepoint) and
  * waits until that transaction has committed. Returns fn's code, or
- * DB_EIO if the commit failed. */
+ * DB_EIO if the commit failed. fn may return DB__MORE: it did one turn
+ * and is called again (in a savepoint of its own, and on SQLite, when
+ * other writes wait, after their commit: db.c's writer) until it returns
+ * anything else. */
 int db__write(struct db *db, db__fn fn, void *arg);
 /* Runs fn in one read transaction on a pooled read connection. */
 int db__read(struct db *db, db__fn fn, void *arg);
@@ -54,6 +57,7 @@ struct db__stmt;
 
 #define DB__ROW 100  /* db__step: a row is ready */
 #define DB__DONE 101 /* db__step: the statement ran to its end */
+#define DB__MORE 102 /* a db__write() fn: one turn done, call again */
 
 /* A cached prepared statement, reset and unbound; NULL with *rc set on error. */
 struct db__stmt *db__prep(struct db__conn *c, const char *sql, int *rc);

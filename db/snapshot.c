@@ -25,6 +25,34 @@
  * So a cycle's decisions land all together or not at all, and never undo
  * a delete or suspend that happened while the cycle ran.
  *
+ * db_cycle_apply_turns() writes the same in turns, so that the writes
+ * queued behind a cycle that places thousands of workloads (a fill) wait
+ * for one turn, not for the whole cycle:
+ *   Turn 1: every update before the last n_after (evictions, moves,
+ *           shrinks, phase and time changes: whatever frees or moves
+ *           pods), with their events;
+ *   Turns 2..: the last n_after updates, which only place pods of their
+ *           own on what is free once every update of turn 1 applied, in
+ *           turns of t->rows (each turn's pace sets the next one's rows,
+ *           so that one runs about t->turn_us), each with its events.
+ * Each turn is one call of the op (db.c): its own savepoint, the same
+ * version check per workload. The writer commits between turns only when
+ * other writes wait; otherwise all turns share one transaction.
+ * Invariants of the turns:
+ *   1. A workload's update, all its pods (a gang's pods together) and its
+ *      events land in one turn.
+ *   2. Any prefix of the turns is a state the cluster can hold: turn 1
+ *      frees and moves; a later turn only adds pods on capacity that the
+ *      whole cycle leaves free once turn 1 applied, so a subset of them
+ *      fits too (no node overcommitted, no quota past what the cycle
+ *      gave).
+ *   3. A turn that fails rolls back alone and ends the op with its code;
+ *      the turns committed before stay. The caller then reloads its
+ *      state from the database (sched_loop.c), and so does a restart
+ *      after a crash between turns: the workloads whose turn did not
+ *      land are Pending there, with no pod, and the next cycle places
+ *      them again.
+ *
  * db_reasons_apply() writes what a cycle says about workloads it left as
  * they were (a pending reason and its message: no phase, pod or time
  * changes, no events) in bounded pieces: each piece is one write of the
@@ -40,6 +68,9 @@
 #include <time.h>
 
 #define CHUNK (64 * 1024)
+#define TURN_ROWS_START 32  /* a turn's placements before any turn was timed */
+#define TURN_ROWS_MIN 4
+#define TURN_ROWS_MAX 4096
 
 struct chunk {
     struct chunk *next;
@@ -417,6 +448,10 @@ struct apply_arg {
     int64_t held_us;    /* how long apply_fn ran on the writer */
     int64_t budget_us;  /* reasons_fn: stop after this long (at least one row) */
     int n_done;         /* reasons_fn: the rows it got to */
+    int from, to;       /* apply_fn: this turn's updates */
+    int *ev_upd;        /* [n_events]: the update each event goes with (-1: none);
+                         * NULL: every event goes with the one turn */
+    struct db_turns *t; /* apply_fn: the turns (NULL: one) */
 };
 
 static int64_t mono_us(void)
@@ -616,21 +651,32 @@ static const struct set_sql set_sql[2] = {
      PQ_ROWS(PQ_I(0) ", ?2, v ->> 1, v ->> 2, v ->> 3") " ORDER BY k"},
 };
 
+/* Does event i go with this turn? (One that names no update goes with
+ * the first.) */
+static int in_turn(const struct apply_arg *a, int i)
+{
+    int u = a->ev_upd ? a->ev_upd[i] : 0;
+
+    if (!a->ev_upd)
+        return 1;
+    return u < 0 ? a->from == 0 : u >= a->from && u < a->to;
+}
+
 static int apply_set(struct db__conn *c, struct apply_arg *a)
 {
     const struct db_cycle *cy = a->c;
     const struct set_sql *q = &set_sql[db__is_pq(c)];
     struct db__text b = {0}, pods = {0};
-    int64_t *done = malloc(sizeof(int64_t) * (size_t)(cy->n_updates + 1));
+    int64_t *done = malloc(sizeof(int64_t) * (size_t)(a->to - a->from + 1));
     int n_done = 0, i, k, rc;
 
     if (!done)
         return DB_ENOMEM;
     /* Step 1: the workloads; the ones that matched come back */
     db__text_add(&b, "[", 1);
-    for (i = 0; i < cy->n_updates; i++) {
+    for (i = a->from; i < a->to; i++) {
         const struct db_wl_update *u = &cy->updates[i];
-        db__text_add(&b, i ? ",[" : "[", i ? 2 : 1);
+        db__text_add(&b, i > a->from ? ",[" : "[", i > a->from ? 2 : 1);
         jb_int(&b, 0, u->seq);
         jb_int(&b, 1, u->version);
         jb_str(&b, u->phase);
@@ -646,7 +692,7 @@ static int apply_set(struct db__conn *c, struct apply_arg *a)
     /* Step 2: the pods of those whose pods changed: the changed rows go,
      * the new placements come (a pod left as it was keeps its row) */
     db__text_add(&pods, "[", 1);
-    for (i = 0; rc == DB_OK && i < cy->n_updates; i++) {
+    for (i = a->from; rc == DB_OK && i < a->to; i++) {
         const struct db_wl_update *u = &cy->updates[i];
         if (!has_i64(done, n_done, u->seq)) {
             a->skipped[a->n_skipped++] = u->seq;
@@ -667,7 +713,7 @@ static int apply_set(struct db__conn *c, struct apply_arg *a)
         rc = set_run(c, q->del, &pods, cy->now_ms, NULL, NULL);
     if (rc == DB_OK)
         rc = set_run(c, q->ins, &pods, cy->now_ms, NULL, NULL);
-    for (i = 0; rc == DB_OK && i < cy->n_updates; i++) {
+    for (i = a->from; rc == DB_OK && i < a->to; i++) {
         const struct db_wl_update *u = &cy->updates[i];
         if (u->pods_changed && u->n_pods > 0 && u->pods[0].node_seq > 0 &&
             has_i64(done, n_done, u->seq))
@@ -678,7 +724,7 @@ static int apply_set(struct db__conn *c, struct apply_arg *a)
     db__text_add(&b, "[", 1);
     for (i = 0, k = 0; rc == DB_OK && i < cy->n_events; i++) {
         const struct db_wl_event *e = &cy->events[i];
-        if (!has_i64(done, n_done, e->workload_seq))
+        if (!in_turn(a, i) || !has_i64(done, n_done, e->workload_seq))
             continue;
         db__text_add(&b, k ? ",[" : "[", k ? 2 : 1);
         k++;
@@ -714,21 +760,17 @@ static int seqs_repeat(const struct db_cycle *cy)
     return rep;
 }
 
-static int apply_fn(struct db__conn *c, void *arg)
+/* This turn's updates, [a->from, a->to), and their events. */
+static int apply_range(struct db__conn *c, struct apply_arg *a)
 {
-    struct apply_arg *a = arg;
     const struct db_cycle *cy = a->c;
     int i, rc = DB_OK, applied = 0;
-    int64_t t0 = mono_us();
 
     /* set-based: a statement per table; row by row only where a workload
      * has two updates (the last one wins) */
-    if (!seqs_repeat(cy)) {
-        rc = apply_set(c, a);
-        a->held_us = mono_us() - t0;
-        return rc;
-    }
-    for (i = 0; rc == DB_OK && i < cy->n_updates; i++) {
+    if (!seqs_repeat(cy))
+        return apply_set(c, a);
+    for (i = a->from; rc == DB_OK && i < a->to; i++) {
         rc = apply_update(c, &cy->updates[i], cy->now_ms, &applied);
         if (rc == DB_OK && applied)
             (*a->n_applied)++;
@@ -738,13 +780,90 @@ static int apply_fn(struct db__conn *c, void *arg)
     qsort(a->skipped, (size_t)a->n_skipped, sizeof(int64_t), cmp_i64);
     for (i = 0; rc == DB_OK && i < cy->n_events; i++) {
         const struct db_wl_event *e = &cy->events[i];
-        if (bsearch(&e->workload_seq, a->skipped, (size_t)a->n_skipped, sizeof(int64_t),
-                    cmp_i64))
+        if (!in_turn(a, i) || bsearch(&e->workload_seq, a->skipped, (size_t)a->n_skipped,
+                                      sizeof(int64_t), cmp_i64))
             continue;
         rc = db__event(c, e->workload_seq, cy->now_ms, e->type, e->reason, e->message);
     }
-    a->held_us = mono_us() - t0;
     return rc;
+}
+
+/* One turn: the updates before the last n_after at once, then n_after in
+ * turns of t->rows, which each turn's pace sets for the next so that one
+ * runs about t->turn_us. DB__MORE while updates remain. */
+static int apply_fn(struct db__conn *c, void *arg)
+{
+    struct apply_arg *a = arg;
+    struct db_turns *t = a->t;
+    int n = a->c->n_updates, first = t ? n - t->n_after : n, rows, rc;
+    int64_t t0 = mono_us(), us;
+
+    if (t && t->rows < TURN_ROWS_MIN)
+        t->rows = TURN_ROWS_START;
+    rows = a->to < first ? first - a->to : t ? t->rows : n;
+    a->from = a->to;
+    a->to = rows < n - a->from ? a->from + rows : n;
+    rc = apply_range(c, a);
+    us = mono_us() - t0;
+    a->held_us = us > a->held_us ? us : a->held_us;
+    if (!t)
+        return rc;
+    t->held_us[t->n_turns++] = us;
+    if (a->from >= first && a->to - a->from == t->rows) {
+        /* the pace of this turn, at most doubling or halving the next */
+        int64_t fit = (int64_t)t->rows * t->turn_us / (us > 0 ? us : 1);
+        t->rows = fit > 2 * t->rows ? 2 * t->rows : fit < t->rows / 2 ? t->rows / 2 : (int)fit;
+        t->rows = t->rows < TURN_ROWS_MIN ? TURN_ROWS_MIN
+                  : t->rows > TURN_ROWS_MAX ? TURN_ROWS_MAX : t->rows;
+    }
+    return rc == DB_OK && a->to < n ? DB__MORE : rc;
+}
+
+struct seq_at {
+    int64_t seq;
+    int at;
+};
+
+static int cmp_seq_at(const void *x, const void *y)
+{
+    const struct seq_at *a = x, *b = y;
+
+    return a->seq != b->seq ? (a->seq > b->seq) - (a->seq < b->seq) : (a->at > b->at) - (a->at < b->at);
+}
+
+/* ev_upd[i]: the last update of event i's workload, or -1. */
+static int *events_updates(const struct db_cycle *cy)
+{
+    struct seq_at *by = malloc(sizeof(*by) * ((size_t)cy->n_updates + 1));
+    int *ev = malloc(sizeof(int) * ((size_t)cy->n_events + 1));
+    int i;
+
+    for (i = 0; by && ev && i < cy->n_updates; i++) {
+        by[i].seq = cy->updates[i].seq;
+        by[i].at = i;
+    }
+    if (by && ev)
+        qsort(by, (size_t)cy->n_updates, sizeof(*by), cmp_seq_at);
+    for (i = 0; by && ev && i < cy->n_events; i++) {
+        struct seq_at key = {cy->events[i].workload_seq, -1}, *f;
+        int lo = 0, hi = cy->n_updates;
+        while (lo < hi) { /* the first entry past (seq, -1) */
+            int mid = lo + (hi - lo) / 2;
+            if (cmp_seq_at(&by[mid], &key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (f = NULL; lo < cy->n_updates && by[lo].seq == key.seq; lo++)
+            f = &by[lo];
+        ev[i] = f ? f->at : -1;
+    }
+    if (!by) {
+        free(ev);
+        ev = NULL;
+    }
+    free(by);
+    return ev;
 }
 
 /* A pending reason and message alone: the columns no index covers, so a
@@ -790,7 +909,7 @@ static int reasons_fn(struct db__conn *c, void *arg)
 int db_reasons_apply(struct db *db, const struct db_cycle *c, int64_t budget_us, int *n_done,
                      int *n_applied, int64_t *held_us)
 {
-    struct apply_arg a = {c, n_applied, NULL, 0, 0, budget_us, 0};
+    struct apply_arg a = {c, n_applied, NULL, 0, 0, budget_us, 0, 0, 0, NULL, NULL};
     int rc;
 
     *n_done = 0;
@@ -805,30 +924,38 @@ int db_reasons_apply(struct db *db, const struct db_cycle *c, int64_t budget_us,
     return rc;
 }
 
-int db_cycle_apply(struct db *db, const struct db_cycle *c, int *n_applied)
+static int cycle_apply(struct db *db, const struct db_cycle *c, struct db_turns *t,
+                       int *n_applied)
 {
-    int64_t held_us;
-
-    return db_cycle_apply_timed(db, c, n_applied, &held_us);
-}
-
-int db_cycle_apply_timed(struct db *db, const struct db_cycle *c, int *n_applied,
-                         int64_t *held_us)
-{
-    struct apply_arg a = {c, n_applied, NULL, 0, 0, 0, 0};
-    int rc;
+    struct apply_arg a = {c, n_applied, NULL, 0, 0, 0, 0, 0, 0, NULL, t};
+    int rc = DB_ENOMEM;
 
     *n_applied = 0;
-    *held_us = 0;
+    if (t)
+        t->n_turns = 0;
     if (c->n_updates == 0 && c->n_events == 0)
         return DB_OK;
+    if (t && (t->n_after < 0 || t->n_after > c->n_updates))
+        return DB_EINVAL;
     a.skipped = malloc(sizeof(int64_t) * (size_t)(c->n_updates + 1));
-    if (!a.skipped)
-        return DB_ENOMEM;
-    rc = db__write(db, apply_fn, &a);
+    if (t && t->n_after > 0)
+        a.ev_upd = events_updates(c);
+    if (a.skipped && (!t || t->n_after == 0 || a.ev_upd))
+        rc = db__write(db, apply_fn, &a);
     if (rc != DB_OK)
         *n_applied = 0;
-    *held_us = a.held_us;
+    free(a.ev_upd);
     free(a.skipped);
     return rc;
+}
+
+int db_cycle_apply(struct db *db, const struct db_cycle *c, int *n_applied)
+{
+    return cycle_apply(db, c, NULL, n_applied);
+}
+
+int db_cycle_apply_turns(struct db *db, const struct db_cycle *c, struct db_turns *t,
+                         int *n_applied)
+{
+    return cycle_apply(db, c, t, n_applied);
 }

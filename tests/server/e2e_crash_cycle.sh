@@ -2,15 +2,15 @@
 # e2e_crash_cycle.sh: kill -9 while the scheduler places and writes a large
 # cycle. 2,000 one-GPU workloads are acknowledged while the cluster has no
 # node; then every start brings 100 x 8 simulated nodes, so its first cycle
-# binds 800 pods in one transaction. Three starts die inside that
-# transaction at a test-only fault point (ALLOT_FAULT=cycle-pod:K, after
-# the K-th placement written: 1, 400, 799), and after each not one pod is
-# bound (the cycle went whole); a fourth is killed a few milliseconds
-# after its start. Then PRAGMA integrity_check is ok, every acknowledged
-# workload is there, no node holds more GPUs than it has, no pod is bound
-# twice to one device, single-pod workloads are Running exactly when
-# placed, and after a last start scheduling completes: 800 Running, the
-# rest Pending.
+# binds 800 pods, written in turns (db/snapshot.c). Three starts die inside
+# that write at a test-only fault point (ALLOT_FAULT=cycle-pod:K, after
+# the K-th placement written: 1, 400, 799); a fourth is killed a few
+# milliseconds after its start. After each: PRAGMA integrity_check is ok,
+# every acknowledged workload is there, no node holds more GPUs than it
+# has, no pod is bound twice to one device, and single-pod workloads are
+# Running exactly when placed (turns that committed before the kill, if
+# another write made the writer commit between them, land whole). After a
+# last start scheduling completes: 800 Running, the rest Pending.
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 N=2000
@@ -37,30 +37,34 @@ wait "$PID" 2>/dev/null || true
 PID=""
 
 [ "$(sqlite3 "$DB" 'SELECT count(*) FROM pods')" = 0 ] || fail "pods bound without nodes"
+# what any kill must leave: $1 says which
+consistent() {
+  [ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = ok ] || fail "$1: integrity_check failed"
+  [ "$(sqlite3 "$DB" 'SELECT count(*) FROM workloads WHERE deleted_at = 0')" = $N ] ||
+    fail "$1: workloads lost"
+  BAD=$(sqlite3 "$DB" "SELECT n.name FROM nodes n JOIN pods d ON d.node_seq = n.seq
+    JOIN workloads w ON w.seq = d.workload_seq GROUP BY n.seq
+    HAVING sum(w.gpu_devices * 1000 + w.gpu_portion) > n.n_gpus * 1000")
+  [ -z "$BAD" ] || fail "$1: nodes over capacity: $BAD"
+  BAD=$(sqlite3 "$DB" "SELECT a.node_seq FROM pods a JOIN pods b ON a.node_seq = b.node_seq
+    AND (a.workload_seq < b.workload_seq OR (a.workload_seq = b.workload_seq AND a.idx < b.idx))
+    AND (a.devices & b.devices) != 0 LIMIT 1")
+  [ -z "$BAD" ] || fail "$1: a device is bound twice on node $BAD"
+  BAD=$(sqlite3 "$DB" "SELECT count(*) FROM workloads w WHERE w.deleted_at = 0 AND w.n_pods = 1 AND
+    (w.phase = 'Running') != EXISTS (SELECT 1 FROM pods WHERE workload_seq = w.seq)")
+  [ "$BAD" = 0 ] || fail "$1: $BAD workloads whose phase disagrees with their pods"
+}
 for k in 1 400 799; do
   start_fault "cycle-pod:$k" $OPTS --schedule-period-ms 10
   killed_at cycle-pod
-  [ "$(sqlite3 "$DB" 'SELECT count(*) FROM pods')" = 0 ] ||
-    fail "a cycle killed after $k placements left $(sqlite3 "$DB" 'SELECT count(*) FROM pods') pods bound"
+  consistent "killed after $k placements"
 done
 start $OPTS --schedule-period-ms 10
 sleep 0.05
 kill -9 "$PID"
 wait "$PID" 2>/dev/null || true
 PID=""
-[ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = ok ] || fail "integrity_check failed"
-[ "$(sqlite3 "$DB" 'SELECT count(*) FROM workloads WHERE deleted_at = 0')" = $N ] || fail "workloads lost"
-BAD=$(sqlite3 "$DB" "SELECT n.name FROM nodes n JOIN pods d ON d.node_seq = n.seq
-  JOIN workloads w ON w.seq = d.workload_seq GROUP BY n.seq
-  HAVING sum(w.gpu_devices * 1000 + w.gpu_portion) > n.n_gpus * 1000")
-[ -z "$BAD" ] || fail "nodes over capacity: $BAD"
-BAD=$(sqlite3 "$DB" "SELECT a.node_seq FROM pods a JOIN pods b ON a.node_seq = b.node_seq
-  AND (a.workload_seq < b.workload_seq OR (a.workload_seq = b.workload_seq AND a.idx < b.idx))
-  AND (a.devices & b.devices) != 0 LIMIT 1")
-[ -z "$BAD" ] || fail "a device is bound twice on node $BAD"
-BAD=$(sqlite3 "$DB" "SELECT count(*) FROM workloads w WHERE w.deleted_at = 0 AND w.n_pods = 1 AND
-  (w.phase = 'Running') != EXISTS (SELECT 1 FROM pods WHERE workload_seq = w.seq)")
-[ "$BAD" = 0 ] || fail "$BAD workloads whose phase disagrees with their pods"
+consistent "killed after its start"
 
 start $OPTS --schedule-period-ms 50
 running() { [ "$(expect 200 GET "/api/v1/workloads/count?filterBy=phase==Running" "" "$ADMIN" |

@@ -6,11 +6,11 @@
 #   - a 202 means on disk: allotd dies right after the commit that holds
 #     the third submission, before answering it (submit:3). The client of
 #     the third gets no 202, and after a restart all three are there;
-#   - a cycle is all or nothing: three pending workloads, one node; allotd
-#     dies in the first cycle's transaction after it wrote the second
-#     placement (cycle-pod:2). No pod is bound afterwards (the first
-#     placement went with the cycle), all three are Pending, and a restart
-#     runs them.
+#   - a turn of a cycle's write is all or nothing: three pending workloads
+#     (one turn: db/snapshot.c), one node; allotd dies in the first cycle's
+#     transaction after it wrote the second placement (cycle-pod:2). No pod
+#     is bound afterwards (the first placement went with the turn), all
+#     three are Pending, and a restart runs them.
 # Part 2, 50 rounds on one database: each round starts allotd, sends a
 #   burst of 20 submissions from 4 parallel clients while the scheduler
 #   places them (every 10 ms), and kills allotd at a fault point chosen at

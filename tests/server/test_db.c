@@ -583,6 +583,21 @@ static void test_list_paging(void **state)
     }
 }
 
+/* An update that gives workload w one pod, pod, and the phase. */
+static void one_pod_update(struct db_wl_update *u, const struct db_sched_wl *w, const char *phase,
+                           struct db_sched_pod *pod)
+{
+    memset(u, 0, sizeof(*u));
+    u->seq = w->seq;
+    u->version = w->version;
+    u->phase = phase;
+    u->phase_reason = "";
+    u->phase_message = "";
+    u->pods_changed = 1;
+    u->pods = pod;
+    u->n_pods = 1;
+}
+
 /* A list's statement is built at run time and cached by its text, a few
  * per connection: more distinct statements than the cache holds (every
  * sort key, both orders), run three times over (the second and third
@@ -666,14 +681,7 @@ static void test_cycle_apply(void **state)
     pod.devices = 1;
     memset(ups, 0, sizeof(ups));
     for (int i = 0; i < 2; i++) {
-        ups[i].seq = s->workloads[i].seq;
-        ups[i].version = s->workloads[i].version;
-        ups[i].phase = "Running";
-        ups[i].phase_reason = "";
-        ups[i].phase_message = "";
-        ups[i].pods_changed = 1;
-        ups[i].pods = &pod;
-        ups[i].n_pods = 1;
+        one_pod_update(&ups[i], &s->workloads[i], "Running", &pod);
         evs[i].workload_seq = ups[i].seq;
         evs[i].type = "Normal";
         evs[i].reason = "Running";
@@ -805,6 +813,160 @@ static void test_cycle_apply_texts(void **state)
     free(ev);
     for (i = 0; i < 3; i++)
         db_workload_clear(&w[i]);
+}
+
+/* A cycle in turns: turn 1 the update before the last n_after (t0 back
+ * to Pending), then the placements in turns of t.rows, which doubles
+ * while turns run under their target (here: always). t7 is suspended
+ * after the snapshot: its update and event are dropped alone. Every
+ * other placement lands with its pods and its events in order. */
+static void test_cycle_apply_turns(void **state)
+{
+    enum { N = 10 };
+    struct fixture *f = *state;
+    struct db_node node;
+    struct db_workload w[N], got;
+    struct db_snapshot *s = NULL;
+    struct db_sched_pod pods[N];
+    struct db_wl_update ups[N];
+    struct db_wl_event evs[N + 1];
+    struct db_cycle cy = {0};
+    struct db_turns t = {0};
+    struct db_event *ev = NULL;
+    int64_t held[N + 2];
+    int applied = -1, n = 0, i;
+
+    node_add(f, &node);
+    for (i = 0; i < N; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "t%d", i);
+        assert_int_equal(submit(f, name, 1, &w[i]), DB_OK);
+    }
+    assert_int_equal(db_snapshot_load(f->db, &s), DB_OK);
+    assert_int_equal(s->n_workloads, N);
+    assert_int_equal(db_workload_act(f->db, w[7].seq, DB_WL_SUSPEND, "t", 5), DB_OK);
+    memset(ups, 0, sizeof(ups));
+    for (i = 0; i < N; i++) {
+        pods[i].node_seq = i ? node.seq : 0;
+        pods[i].devices = (uint64_t)1 << (i % 2);
+        one_pod_update(&ups[i], &s->workloads[i], i ? "Running" : "Pending", &pods[i]);
+        evs[i].workload_seq = ups[i].seq;
+        evs[i].type = "Normal";
+        evs[i].reason = i ? "Running" : "Preempted";
+        evs[i].message = "first";
+    }
+    evs[N] = evs[5];
+    evs[N].message = "second";
+    cy.now_ms = 2000;
+    cy.updates = ups;
+    cy.n_updates = N;
+    cy.events = evs;
+    cy.n_events = N + 1;
+    t.n_after = N - 1;
+    t.turn_us = (int64_t)1 << 50;
+    t.rows = 4;
+    t.held_us = held;
+    assert_int_equal(db_cycle_apply_turns(f->db, &cy, &t, &applied), DB_OK);
+    db_snapshot_free(s);
+    assert_int_equal(applied, N - 1);
+    assert_int_equal(t.n_turns, 3); /* [0,1), [1,5), [5,10) */
+    assert_int_equal(t.rows, 8);
+    for (i = 0; i < N; i++) {
+        assert_int_equal(db_workload_get(f->db, w[i].id, &got), DB_OK);
+        assert_int_equal(got.running_pods, i && i != 7 ? 1 : 0);
+        assert_string_equal(got.phase, i == 7 ? "Stopped" : i ? "Running" : "Pending");
+        db_workload_clear(&got);
+    }
+    assert_int_equal(db_event_list(f->db, w[5].seq, 0, 0, 50, &ev, &n), DB_OK);
+    assert_int_equal(n, 3); /* submitted, then the cycle's two in order */
+    assert_string_equal(ev[1].message, "first");
+    assert_string_equal(ev[2].message, "second");
+    free(ev);
+    assert_int_equal(db_event_list(f->db, w[7].seq, 0, 0, 50, &ev, &n), DB_OK);
+    for (i = 0; i < n; i++)
+        assert_string_not_equal(ev[i].reason, "Running");
+    free(ev);
+    /* a turn count that names more updates than there are is refused */
+    t.n_after = N + 1;
+    assert_int_equal(db_cycle_apply_turns(f->db, &cy, &t, &applied), DB_EINVAL);
+    for (i = 0; i < N; i++)
+        db_workload_clear(&w[i]);
+}
+
+struct writes_arg {
+    struct fixture *f;
+    int n, failed;
+};
+
+static void *submit_many(void *arg)
+{
+    struct writes_arg *a = arg;
+    struct db_workload w;
+    char name[16];
+    int i;
+
+    for (i = 0; i < a->n; i++) {
+        snprintf(name, sizeof(name), "c%d", i);
+        a->failed += submit(a->f, name, 1, &w) != DB_OK;
+        db_workload_clear(&w);
+    }
+    return NULL;
+}
+
+/* Turns of the least size while another thread submits: the writer parks
+ * the cycle between turns for the submissions that wait, and resumes it;
+ * every placement and every submission lands. */
+static void test_cycle_turns_yield(void **state)
+{
+    enum { N = 300, SUBMITS = 200 };
+    struct fixture *f = *state;
+    struct db_node node;
+    struct db_workload w;
+    struct db_snapshot *s = NULL;
+    struct db_sched_pod pod;
+    struct db_wl_update *ups = calloc(N, sizeof(*ups));
+    struct db_cycle cy = {0};
+    struct db_turns t = {0};
+    int64_t *held = calloc(N + 2, sizeof(*held));
+    struct writes_arg wa = {f, SUBMITS, 0};
+    struct db_pod *pl = NULL;
+    pthread_t th;
+    int applied = -1, n = 0, i;
+
+    assert_non_null(ups);
+    assert_non_null(held);
+    node_add(f, &node);
+    for (i = 0; i < N; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "y%d", i);
+        assert_int_equal(submit(f, name, 1, &w), DB_OK);
+        db_workload_clear(&w);
+    }
+    assert_int_equal(db_snapshot_load(f->db, &s), DB_OK);
+    assert_int_equal(s->n_workloads, N);
+    pod.node_seq = node.seq;
+    pod.devices = 1;
+    for (i = 0; i < N; i++) {
+        one_pod_update(&ups[i], &s->workloads[i], "Running", &pod);
+    }
+    cy.now_ms = 3000;
+    cy.updates = ups;
+    cy.n_updates = N;
+    t.n_after = N;
+    t.turn_us = 1; /* every turn past its target: the least rows */
+    t.held_us = held;
+    assert_int_equal(pthread_create(&th, NULL, submit_many, &wa), 0);
+    assert_int_equal(db_cycle_apply_turns(f->db, &cy, &t, &applied), DB_OK);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    db_snapshot_free(s);
+    assert_int_equal(wa.failed, 0);
+    assert_int_equal(applied, N);
+    assert_true(t.n_turns > N / 32);
+    assert_int_equal(db_pod_list(f->db, 0, &pl, &n), DB_OK);
+    assert_int_equal(n, N);
+    free(pl);
+    free(ups);
+    free(held);
 }
 
 /* Reasons and messages alone, in bounded writes: with no budget each
@@ -1098,6 +1260,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_list_statements_cached, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cycle_apply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cycle_apply_texts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cycle_apply_turns, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cycle_turns_yield, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reasons_apply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen_keeps_rows, setup, teardown),
     };
