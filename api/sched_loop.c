@@ -415,6 +415,8 @@ struct persist {
     unsigned char *touched;     /* [n] */
     unsigned char *freed;       /* [n]: a pod of it was evicted or moved */
     unsigned char *restaled;    /* [n]: its stale-gang time changed */
+    int *stale_at;              /* workloads whose stale-gang time may change */
+    int n_stale_at;
     struct shrink *shrunk;      /* [n]: pods an elastic workload lost one by one */
     int *said_wl, *said_pe;     /* numbers a message was made from, to remember */
     struct strpool msgs;
@@ -438,6 +440,7 @@ static void persist_free(struct persist *p)
     free(p->touched);
     free(p->freed);
     free(p->restaled);
+    free(p->stale_at);
     free(p->shrunk);
     free(p->said_wl);
     free(p->said_pe);
@@ -641,11 +644,12 @@ static int persist_alloc(struct persist *p, int n, int n_pods)
     p->touched = calloc((size_t)n + 1, 1);
     p->freed = calloc((size_t)n + 1, 1);
     p->restaled = calloc((size_t)n + 1, 1);
+    p->stale_at = malloc(sizeof(*p->stale_at) * ((size_t)n + 1));
     p->shrunk = calloc((size_t)n + 1, sizeof(*p->shrunk));
     p->said_wl = malloc(sizeof(*p->said_wl) * ((size_t)n + 1));
     p->said_pe = malloc(sizeof(*p->said_pe) * ((size_t)n + 1));
     return p->ups && p->up_msg && p->up_wl && p->up_decided && p->up_hash && p->pods &&
-                   p->pend && p->touched && p->freed && p->restaled &&
+                   p->pend && p->touched && p->freed && p->restaled && p->stale_at &&
                    p->shrunk && p->said_wl && p->said_pe
                ? 0 : -1;
 }
@@ -680,6 +684,27 @@ static void add_update(struct api_sched *sc, struct persist *p, int wi, int deci
     }
 }
 
+/* The workloads whose stale-gang time may change: the cycle's differs, or
+ * a decision names them (which may reset it). Read before the model lock
+ * (this thread alone changes the model), so that the lock is held for
+ * those and not for a pass over every workload. */
+static void stale_candidates(struct api_sched *sc, struct persist *p,
+                             const struct sched_result *res)
+{
+    const struct sched_model *m = &sc->m;
+    int i, wi;
+
+    for (i = 0; i < m->n + res->n_decisions; i++) {
+        wi = i < m->n ? i : res->decisions[i - m->n].workload;
+        if (wi < 0 || wi >= m->n || p->restaled[wi] ||
+            (i < m->n && (!res->stale_since_ms ||
+                          res->stale_since_ms[i] == m->wls[i].stale_since_ms)))
+            continue;
+        p->restaled[wi] = 1; /* a mark until apply_decisions() says */
+        p->stale_at[p->n_stale_at++] = wi;
+    }
+}
+
 /* Step 3: the decisions and stale-gang times applied to the model (the
  * caller holds the model lock: this is all of Steps 3 and 4 that changes
  * the model before the write). */
@@ -708,10 +733,11 @@ static void apply_decisions(struct api_sched *sc, struct persist *p,
             s->last = d;
         }
     }
-    for (i = 0; i < m->n; i++) {
-        struct sched_workload *w = &m->wls[i];
-        int64_t stale = res->stale_since_ms ? res->stale_since_ms[i] : w->stale_since_ms;
-        p->restaled[i] = stale != w->stale_since_ms;
+    for (i = 0; i < p->n_stale_at; i++) {
+        struct sched_workload *w = &m->wls[p->stale_at[i]];
+        int64_t stale = res->stale_since_ms ? res->stale_since_ms[p->stale_at[i]]
+                                            : w->stale_since_ms;
+        p->restaled[p->stale_at[i]] = stale != w->stale_since_ms;
         w->stale_since_ms = stale;
     }
 }
@@ -851,6 +877,7 @@ static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
         n_pods += sc->m.wls[i].n_pods;
     if (persist_alloc(&p, sc->m.n, n_pods) != 0)
         goto out;
+    stale_candidates(sc, &p, res);
     locked = model_lock(sc);
     apply_decisions(sc, &p, res, now_ms);
     model_unlock(sc, locked);
