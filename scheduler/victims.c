@@ -38,7 +38,8 @@
  *      state with the same victim queues (most failed attempts roll the
  *      state back to where it was), and so are the nodes of that grouping
  *      that can host the last reclaimer's shape, with their bounds
- *      (order_nodes());
+ *      (order_nodes()); a shape that every node of the pool can host
+ *      (struct host_floor) is not asked node by node;
  *   3. once a set is found, a node is searched only if both its device
  *      bound and its cheapest unit allow a set no dearer than the best;
  *   4. whether a queue holds more than the strategies let it keep, and
@@ -139,6 +140,14 @@ struct hopeless {
     int priority;
 };
 
+/* What every ready node of a pool has at least: a workload with no node
+ * constraint that asks no more can be hosted by each of them. */
+struct host_floor {
+    int all_ready;
+    int gpus;
+    int64_t cpu, mem;
+};
+
 /* Buffers shared by every attempt of a cycle, grown on demand. */
 /* One mover shape's best nodes in a consolidation search (move trials). */
 #define MOVE_TOP 8
@@ -156,6 +165,7 @@ struct scratch {
     int *node_off, *node_cnt;  /* [n_nodes]: a node's units in its pool's node_units */
     int *node_mark;            /* [n_nodes]: last unit filed under the node, then its first */
     struct pool_units *pc;     /* [n_pools]: the last collection of each pool */
+    struct host_floor *floor;  /* [n_pools] */
     struct hopeless *hopeless; /* [n_queues * n_pools * 2] */
     int64_t *node_lb;          /* [n_nodes] */
     struct footprint *fp;
@@ -181,6 +191,26 @@ struct scratch {
 
 static int build_paths(struct sched_session *ss, struct scratch *x);
 
+static struct host_floor *floors_of(struct sched_session *ss)
+{
+    struct host_floor *f = sched__calloc(ss->arena, (size_t)ss->n_pools + 1, sizeof(*f));
+    int p, i;
+
+    if (!f)
+        return NULL;
+    for (p = 0; p < ss->n_pools; p++) {
+        f[p] = (struct host_floor){1, SCHED_MAX_NODE_GPUS, SS_INF, SS_INF};
+        for (i = 0; i < ss->pools[p].n_nodes; i++) {
+            const struct ss_node *n = &ss->nodes[ss->pools[p].nodes[i]];
+            f[p].all_ready &= n->ready != 0;
+            f[p].gpus = n->n_gpus < f[p].gpus ? n->n_gpus : f[p].gpus;
+            f[p].cpu = ss_min(f[p].cpu, n->cpu_total);
+            f[p].mem = ss_min(f[p].mem, n->mem_total);
+        }
+    }
+    return f;
+}
+
 static struct scratch *scratch_of(struct sched_session *ss)
 {
     struct scratch *x = ss->victim_scratch;
@@ -195,9 +225,10 @@ static struct scratch *scratch_of(struct sched_session *ss)
         for (int p = 0; p < ss->n_pools; p++)
             x->pc[p].version = x->pc[p].b_version = x->pc[p].o_version =
                 x->pc[p].pool_version = UINT64_MAX;
+        x->floor = floors_of(ss);
         x->hopeless = sched__calloc(ss->arena, (size_t)ss->n_queues * (size_t)ss->n_pools * 2 + 1,
                                     sizeof(struct hopeless));
-        if (!x->hopeless)
+        if (!x->hopeless || !x->floor)
             return NULL;
         for (size_t h = 0; h < (size_t)ss->n_queues * (size_t)ss->n_pools * 2; h++)
             x->hopeless[h].version = UINT64_MAX;
@@ -1184,6 +1215,17 @@ static void host_shape(const struct search *s, int64_t *shape)
     shape[6] = s->what_if;
 }
 
+/* Can every node of the pool host j (sched__node_can_host())? */
+static int every_node_hosts(const struct search *s)
+{
+    const struct host_floor *f = &((const struct scratch *)s->ss->victim_scratch)->floor[s->pool];
+    const struct sched_workload *jw = ss_w(s->ss, s->j);
+
+    return s->ss->wl[s->j].cls == 0 && jw->gpu_portion == 0 && jw->gpu_memory_mib == 0 &&
+           f->all_ready && f->gpus >= jw->gpu_devices && f->cpu >= jw->cpu_milli &&
+           f->mem >= jw->mem_mib;
+}
+
 /* The pool's nodes that hold units and can host j, in order of their most
  * preferred unit, with their bounds (node_lb; -1: cannot host) and the
  * least of them; kept for the next search of the same shape in the same
@@ -1194,7 +1236,7 @@ static int order_nodes(struct search *s, int64_t *global_lb)
     struct pool_units *pc = &x->pc[s->pool];
     const struct ss_pool *pool = &s->ss->pools[s->pool];
     int64_t shape[7];
-    int i;
+    int i, all = every_node_hosts(s);
 
     host_shape(s, shape);
     if (!pc->l_order) {
@@ -1214,7 +1256,7 @@ static int order_nodes(struct search *s, int64_t *global_lb)
         int node = pool->nodes[i];
         if (x->node_cnt[node] == 0)
             continue;
-        if (!node_can_host(s, node)) {
+        if (!all && !node_can_host(s, node)) {
             s->node_lb[node] = -1;
             continue;
         }
