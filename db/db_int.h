@@ -169,6 +169,9 @@ int db__pod_gpu_forget(struct db__conn *c, const char *uid);
 int db__migrate(struct db__conn *c);
 /* Migration 90 (checks.c): CHECK constraints, by rebuilding tables. */
 int db__add_checks(struct db__conn *c);
+/* Migration 153 (checks.c): on PostgreSQL, a table's CHECKs as one call of
+ * a function (planned once per statement instead of each); SQLite: none. */
+int db__fold_checks(struct db__conn *c);
 /* Whether the database holds a schema at all (PRAGMA user_version > 0). */
 int db__has_schema(struct db__conn *c, int *has);
 

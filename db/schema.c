@@ -442,6 +442,9 @@ static const struct numbered later[] = {
      " requested_mem INTEGER NOT NULL,"
      " PRIMARY KEY (queue_seq, pool_seq));",
      NULL},
+    /* 153: PostgreSQL only (nothing on SQLite): each table's CHECKs as one
+     * call of a function of the columns they read (checks.c) */
+    {153, NULL, db__fold_checks},
 };
 
 /* The later migrations PostgreSQL runs instead of their SQL (pq.c's
