@@ -6,6 +6,8 @@
 # kill to the new leader's first placement (a workload submitted through
 # it right after the kill, Running); prints every run's figure and the
 # p50 and the worst. Needs PostgreSQL 15's binaries (tests/pg/pg_lib.sh).
+# ALLOT_HA_OPTS (say "--leader-lease-ms 1000 --leader-renew-ms 300
+# --leader-ask-ms 100") is given to both replicas.
 set -eu
 ALLOTD=$1
 RUNS=${2:-10}

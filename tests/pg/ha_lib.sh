@@ -11,10 +11,12 @@
 #   project        makes project team (PROJ) with GPU quota for every node
 #
 # The test's test_kill (lib.sh calls it last) kills B whatever happened;
-# A is lib.sh's own.
+# A is lib.sh's own. ALLOT_HA_OPTS, if set, is added to both replicas'
+# options (bench/ha/failover.sh: the leader lease's timings).
 
 SIM="--simulate-nodes 16x8"
 COMMON="--rate-limit 0 --user-rate-limit 0 --max-pending-per-project 0 --max-pending-per-user 0"
+COMMON="$COMMON ${ALLOT_HA_OPTS:-}"
 PID_B=""
 
 test_kill() {
