@@ -36,7 +36,12 @@
  * there, and so is its last answer for a pod shape (answer[]: the
  * devices and the rise; a move trial asks a node, then places there).
  * The devices a one-device shared pod may take are measured from one
- * sorted state, one device's use raised per candidate.
+ * sorted state, one device's use raised per candidate. A whole-device pod
+ * takes empty devices, so the state it leaves depends on the node's state
+ * and the pod's shape alone: the memo names each state it keeps with a
+ * serial (memo_id[]), a node keeps its state's serial with its F
+ * (base_id[]), and the rise is remembered per (serial, devices, CPU,
+ * memory) (rises[]), exact keys again.
  * sched__best_node() measures only the nodes of the best rank, and none
  * when one node alone fits.
  *
@@ -56,13 +61,22 @@ struct fstate {
 };
 
 /* One remembered state of the session (frag.memo): states up to
- * FRAG_MEMO_GPUS devices, the node's F. */
+ * FRAG_MEMO_GPUS devices, the node's F. Its serial (frag.memo_id[]) names
+ * the state for the session: a slot written again gets a new one. */
 struct frag_memo {
     int64_t free, cpu, mem, gpu_mem;
     uint32_t denied;
     int n_gpus;
     int16_t used[FRAG_MEMO_GPUS];
     int64_t frag;
+};
+
+/* One remembered rise of a whole-device pod (frag.rises): on the state of
+ * serial `state`, a pod of `devices` empty devices, cpu and mem. */
+struct frag_rise {
+    uint64_t state;           /* 0: empty slot */
+    int32_t devices;
+    int64_t cpu, mem, rise;
 };
 
 /* Per shape: devices with room for one device's charge of the shape, and
@@ -116,10 +130,12 @@ int sched__frag_build(struct sched_session *ss)
         return SCHED_ENOMEM;
     for (f->memo_mask = 63; f->memo_mask < 4 * (size_t)ss->n_nodes && f->memo_mask < 65535;)
         f->memo_mask = 2 * f->memo_mask + 1;
-    if (f->n > 0) {   /* taken from the arena uninitialised: memo_ok says what is set */
+    if (f->n > 0) {   /* taken from the arena uninitialised: memo_id says what is set */
         f->memo = sched__alloc(ss->arena, (f->memo_mask + 1) * sizeof(struct frag_memo));
-        f->memo_ok = sched__calloc(ss->arena, f->memo_mask + 1, 1);
-        if (!f->memo || !f->memo_ok)
+        f->memo_id = sched__calloc(ss->arena, f->memo_mask + 2, sizeof(*f->memo_id));
+        f->rises = sched__calloc(ss->arena, f->memo_mask + 1, sizeof(struct frag_rise));
+        f->base_id = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(*f->base_id));
+        if (!f->memo || !f->memo_id || !f->rises || !f->base_id)
             return SCHED_ENOMEM;
     }
     if (!constrained)
@@ -247,8 +263,9 @@ static uint64_t mix64(uint64_t h, uint64_t x)
     return h * 0xBF58476D1CE4E5B9ULL;
 }
 
-/* The state's F, from the session's memo when it holds the state. */
-static int64_t state_frag(const struct sched_session *ss, const struct fstate *st)
+/* The state's F, from the session's memo when it holds the state; *id:
+ * the state's serial there (0: states of more devices are not kept). */
+static int64_t state_frag(const struct sched_session *ss, const struct fstate *st, uint64_t *id)
 {
     const struct ss_frag *f = &ss->frag;
     struct frag_memo *m;
@@ -256,6 +273,7 @@ static int64_t state_frag(const struct sched_session *ss, const struct fstate *s
     size_t slot;
     int d;
 
+    *id = 0;
     if (st->n_gpus > FRAG_MEMO_GPUS)
         return measure(ss, st);
     h = mix64(mix64(mix64(mix64((uint64_t)st->free, (uint64_t)st->cpu), (uint64_t)st->mem),
@@ -264,12 +282,14 @@ static int64_t state_frag(const struct sched_session *ss, const struct fstate *s
         h = mix64(h, (uint64_t)st->used[d]);
     slot = (size_t)(h >> 17) & f->memo_mask;
     m = &((struct frag_memo *)f->memo)[slot];
-    if (f->memo_ok[slot] && m->free == st->free && m->cpu == st->cpu && m->mem == st->mem &&
+    if (f->memo_id[slot] && m->free == st->free && m->cpu == st->cpu && m->mem == st->mem &&
         m->gpu_mem == st->gpu_mem && m->denied == st->denied && m->n_gpus == st->n_gpus) {
         for (d = 0; d < st->n_gpus && m->used[d] == st->used[d]; d++)
             ;
-        if (d == st->n_gpus)
+        if (d == st->n_gpus) {
+            *id = f->memo_id[slot];
             return m->frag;
+        }
     }
     m->free = st->free;
     m->cpu = st->cpu;
@@ -280,7 +300,7 @@ static int64_t state_frag(const struct sched_session *ss, const struct fstate *s
     for (d = 0; d < st->n_gpus; d++)
         m->used[d] = (int16_t)st->used[d];
     m->frag = measure(ss, st);
-    f->memo_ok[slot] = 1;
+    f->memo_id[slot] = *id = ++f->memo_id[f->memo_mask + 1];
     return m->frag;
 }
 
@@ -293,7 +313,7 @@ static int64_t base_frag(const struct sched_session *ss, int node)
 
     if (!(f->known[node] & FRAG_BASE)) {
         state_of(ss, node, -1, 0, &st);
-        f->base[node] = state_frag(ss, &st);
+        f->base[node] = state_frag(ss, &st, &f->base_id[node]);
         f->known[node] |= FRAG_BASE;
     }
     return f->base[node];
@@ -310,9 +330,41 @@ int64_t sched__frag_node(const struct sched_session *ss, int node)
 static int64_t rise_of(const struct sched_session *ss, int w, int node, uint64_t devices)
 {
     struct fstate st;
+    uint64_t id;
 
     state_of(ss, node, w, devices, &st);
-    return state_frag(ss, &st) - base_frag(ss, node);
+    return state_frag(ss, &st, &id) - base_frag(ss, node);
+}
+
+/* The same for a whole-device pod: it takes empty devices, so the state
+ * it leaves is a function of the node's state and the pod's shape alone,
+ * whichever devices it gets; remembered per (state serial, shape). */
+static int64_t whole_rise(const struct sched_session *ss, int w, int node, uint64_t devices)
+{
+    const struct ss_frag *f = &ss->frag;
+    const struct sched_workload *wl = ss_w(ss, w);
+    struct frag_rise *r;
+    uint64_t id;
+
+    base_frag(ss, node);
+    id = f->base_id[node];
+    if (id == 0)
+        return rise_of(ss, w, node, devices);
+    r = &((struct frag_rise *)f->rises)[(size_t)(mix64(mix64(mix64(id, (uint64_t)wl->gpu_devices),
+                                                             (uint64_t)wl->cpu_milli),
+                                                       (uint64_t)wl->mem_mib) >>
+                                                 17) &
+                                         f->memo_mask];
+    if (r->state != id || r->devices != wl->gpu_devices || r->cpu != wl->cpu_milli ||
+        r->mem != wl->mem_mib) {
+        int64_t rise = rise_of(ss, w, node, devices);
+        r->state = id;
+        r->devices = wl->gpu_devices;
+        r->cpu = wl->cpu_milli;
+        r->mem = wl->mem_mib;
+        r->rise = rise;
+    }
+    return r->rise;
 }
 
 int64_t sched__frag_rise(const struct sched_session *ss, int w, int node, uint64_t devices)
@@ -357,13 +409,18 @@ static uint64_t frag_devices(const struct sched_session *ss, int w, int node, in
     uint64_t best = 0, picked;
     int64_t r, best_rise = 0;
     int32_t charge = sched__dev_charge(ss, w, node);
+    uint64_t id;
     int d, fresh;
 
     picked = sched__pick_devices(ss, w, node, n->dev_used, n->dev_whole, &fresh);
     *rise = 0;
     if (ss->frag.n == 0 || !picked)
         return picked;
-    if (sched__whole(ss_w(ss, w)) || sched_shared_devices(ss_w(ss, w)) != 1) {
+    if (sched__whole(ss_w(ss, w))) {
+        *rise = whole_rise(ss, w, node, picked);
+        return picked;
+    }
+    if (sched_shared_devices(ss_w(ss, w)) != 1) {
         *rise = rise_of(ss, w, node, picked);
         return picked;
     }
@@ -383,7 +440,7 @@ static uint64_t frag_devices(const struct sched_session *ss, int w, int node, in
         if (e < d && one != picked)
             continue;   /* a device used alike came first */
         raise_one(&st, n->dev_used[d], charge, &one_st);
-        r = state_frag(ss, &one_st) - base_frag(ss, node);
+        r = state_frag(ss, &one_st, &id) - base_frag(ss, node);
         if (!best || r < best_rise || (r == best_rise && one == picked)) {
             best = one;
             best_rise = r;

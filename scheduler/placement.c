@@ -229,6 +229,8 @@ static int node_better(const struct sched_session *ss, int w, int a, int b)
 struct candidate {
     int node, rank, fresh;
     int64_t rise;             /* fragmentation pools: what the pod strands there */
+    int left;                 /* cpu, gpu below hold left_after() (computed when first asked) */
+    int64_t cpu, gpu;
 };
 
 /* The CPU a node keeps per GPU it keeps once one pod of w is there, as
@@ -246,13 +248,23 @@ static void left_after(const struct sched_session *ss, int w, int node, int64_t 
 /* Fragmentation pools' tie-break: the node that keeps more CPU per GPU
  * (a node the pod fills first), so that what comes next finds CPU beside
  * the GPUs; 0 if equal. */
-static int cpu_per_gpu_cmp(const struct sched_session *ss, int w, int a, int b)
+static int cpu_per_gpu_cmp(const struct sched_session *ss, int w, struct candidate *a,
+                           struct candidate *b)
 {
+    struct candidate *c[2] = {a, b};
     int64_t ca, ga, cb, gb;
     __int128 l, r;
+    int i;
 
-    left_after(ss, w, a, &ca, &ga);
-    left_after(ss, w, b, &cb, &gb);
+    for (i = 0; i < 2; i++)
+        if (!c[i]->left) {
+            left_after(ss, w, c[i]->node, &c[i]->cpu, &c[i]->gpu);
+            c[i]->left = 1;
+        }
+    ca = a->cpu;
+    ga = a->gpu;
+    cb = b->cpu;
+    gb = b->gpu;
     if ((ga <= 0) != (gb <= 0))
         return ga <= 0 ? 1 : -1;
     if (ga <= 0)
@@ -263,8 +275,8 @@ static int cpu_per_gpu_cmp(const struct sched_session *ss, int w, int a, int b)
 }
 
 /* frag: the pool places w's pods by SCHED_FRAGMENTATION. */
-static int candidate_better(const struct sched_session *ss, int w, int frag,
-                            const struct candidate *a, const struct candidate *b)
+static int candidate_better(const struct sched_session *ss, int w, int frag, struct candidate *a,
+                            struct candidate *b)
 {
     int cmp;
 
@@ -274,7 +286,7 @@ static int candidate_better(const struct sched_session *ss, int w, int frag,
         return a->rise < b->rise;
     if (a->fresh != b->fresh)
         return a->fresh < b->fresh;
-    if (frag && (cmp = cpu_per_gpu_cmp(ss, w, a->node, b->node)) != 0)
+    if (frag && (cmp = cpu_per_gpu_cmp(ss, w, a, b)) != 0)
         return cmp > 0;
     return node_better(ss, w, a->node, b->node);
 }
@@ -303,23 +315,31 @@ struct scan {
     int first;     /* stop at the first node that fits (best.node) */
 };
 
+/* c fits: is it the best so far? */
+static void consider_fitting(const struct sched_session *ss, int w, struct candidate *c,
+                             struct scan *s)
+{
+    c->rise = 0;
+    c->left = 0;
+    if (s->measure && s->best.node >= 0 && c->rank > s->best.rank)
+        return;   /* cannot win: spare the measure */
+    if (s->measure)
+        sched__frag_devices(ss, w, c->node, &c->rise);
+    if (s->best.node < 0 || candidate_better(ss, w, s->frag, c, &s->best))
+        s->best = *c;
+}
+
 static void consider(const struct sched_session *ss, int w, int node, struct scan *s)
 {
     struct candidate c;
 
     c.node = node;
-    c.rise = 0;
-    if (!fits_with(ss, w, node, &c.rank, &c.fresh))
-        return;
-    if (s->measure && s->best.node >= 0 && c.rank > s->best.rank)
-        return;   /* cannot win: spare the measure */
-    if (s->measure)
-        sched__frag_devices(ss, w, node, &c.rise);
-    if (s->best.node < 0 || candidate_better(ss, w, s->frag, &c, &s->best))
-        s->best = c;
+    if (fits_with(ss, w, node, &c.rank, &c.fresh))
+        consider_fitting(ss, w, &c, s);
 }
 
-/* Measuring pools, first pass: the nodes that fit with the best rank. */
+/* Measuring pools, first pass: the nodes that fit with the best rank, and
+ * the empty devices each opens. */
 static void collect(const struct sched_session *ss, int w, int node, struct scan *s)
 {
     int rank, fresh;
@@ -333,7 +353,8 @@ static void collect(const struct sched_session *ss, int w, int node, struct scan
         s->best.rank = rank;
         s->best.node = node;
     }
-    ss->frag.fitting[s->n_fitting++] = node;
+    ss->frag.fitting[s->n_fitting].node = node;
+    ss->frag.fitting[s->n_fitting++].fresh = fresh;
 }
 
 /* Calls visit for every node of the pool that may take a pod of w. */
@@ -370,7 +391,7 @@ static void first_fit(const struct sched_session *ss, int w, int node, struct sc
 
 int sched__fits_somewhere(const struct sched_session *ss, int w, int pool)
 {
-    struct scan s = {0, 0, {-1, 0, 0, 0}, 0, 1};
+    struct scan s = {0, 0, {-1, 0, 0, 0, 0, 0, 0}, 0, 1};
 
     if (sched__whole(ss_w(ss, w)) && ss->pools[pool].max_empty < ss_w(ss, w)->gpu_devices)
         return 0;
@@ -394,8 +415,8 @@ int sched__candidate(const struct sched_session *ss, int w, int node, struct ss_
 int sched__candidate_better(const struct sched_session *ss, int w, const struct ss_cand *a,
                             const struct ss_cand *b)
 {
-    struct candidate x = {a->node, a->rank, a->fresh, a->rise};
-    struct candidate y = {b->node, b->rank, b->fresh, b->rise};
+    struct candidate x = {a->node, a->rank, a->fresh, a->rise, 0, 0, 0};
+    struct candidate y = {b->node, b->rank, b->fresh, b->rise, 0, 0, 0};
 
     return candidate_better(ss, w, strategy_for(ss, w, ss->nodes[a->node].pool) ==
                                        SCHED_FRAGMENTATION, &x, &y);
@@ -450,7 +471,7 @@ int sched__best_node(const struct sched_session *ss, int w, int pool, int exclud
 {
     const struct sched_workload *wl = ss_w(ss, w);
     struct scan s = {strategy_for(ss, w, pool) == SCHED_FRAGMENTATION,
-                     by_fragmentation(ss, w, pool), {-1, 0, 0, 0}, 0, 0};
+                     by_fragmentation(ss, w, pool), {-1, 0, 0, 0, 0, 0, 0}, 0, 0};
     int i, n;
 
     if (sched__whole(wl) && ss->pools[pool].max_empty < wl->gpu_devices)
@@ -466,8 +487,13 @@ int sched__best_node(const struct sched_session *ss, int w, int pool, int exclud
         return s.n_fitting ? s.best.node : -1;
     n = s.n_fitting;
     s.best.node = -1;
-    for (i = 0; i < n; i++)
-        consider(ss, w, ss->frag.fitting[i], &s);
+    for (i = 0; i < n; i++) {
+        struct candidate c;
+        c.node = ss->frag.fitting[i].node;
+        c.rank = s.best.rank;
+        c.fresh = ss->frag.fitting[i].fresh;
+        consider_fitting(ss, w, &c, &s);
+    }
     return s.best.node;
 }
 

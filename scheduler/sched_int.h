@@ -145,10 +145,18 @@ struct ss_frag {
     uint8_t *known;           /* [n_nodes] FRAG_BASE | FRAG_ANSWER: what base[] and
                                  answer[] hold; cleared when a pod comes or goes (node_add()) */
     struct frag_answer *answer; /* [n_nodes] the last sched__frag_devices() answer there */
-    int *fitting;             /* [n_nodes] sched__best_node()'s candidates of the best rank */
+    struct frag_fit *fitting; /* [n_nodes] sched__best_node()'s candidates of the best rank */
     void *memo;               /* [memo_mask + 1] struct frag_memo (frag.c): F of node states */
-    uint8_t *memo_ok;         /* [memo_mask + 1] the slot holds a state */
+    uint64_t *memo_id;        /* [memo_mask + 2] the serial of the slot's state (0: none);
+                                 [memo_mask + 1]: the last serial given */
+    uint64_t *base_id;        /* [n_nodes] the serial of each node's state, with base[] */
+    void *rises;              /* [memo_mask + 1] struct frag_rise (frag.c): whole-device
+                                 pods' rises per state serial and shape */
     size_t memo_mask;
+};
+/* A node that fits a pod, and the empty devices the pod opens there. */
+struct frag_fit {
+    int node, fresh;
 };
 /* One sched__frag_devices() answer on a node: for pods shaped as w's. */
 struct frag_answer {
