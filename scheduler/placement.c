@@ -604,6 +604,11 @@ int sched__pool_can_ever_fit(const struct sched_session *ss, int w, int pool, in
     int64_t total = 0;
     int i;
 
+    if (!rank && p->uniform && p->n_nodes > 0) {
+        /* every node holds as many: the same sum, without the walk */
+        int64_t k = pods_when_empty(ss, wl, rank, p->nodes[0]);
+        return k >= ((int64_t)pods + p->n_nodes - 1) / p->n_nodes;
+    }
     for (i = 0; i < p->n_nodes && total < pods; i++)
         total += pods_when_empty(ss, wl, rank, p->nodes[i]);
     return total >= pods;

@@ -67,6 +67,7 @@ struct ss_pool {
     int64_t max_gpu_mem;      /* largest device memory (MiB) on a ready node */
     uint64_t *has_empty;      /* bit i: ready node nodes[i] has an empty device */
     int64_t gpu_free;         /* free milli-GPU over ready nodes */
+    int uniform;              /* every node ready and of one size (pool_uniform()) */
     int *running;             /* workloads with pods here at the start of the cycle */
     int n_running;
 };

@@ -387,6 +387,21 @@ static void sort_by_name(const struct sched_state *in, int *idx, int *tmp, int n
         tmp[k++] = idx[j++];
     memcpy(idx, tmp, (size_t)n * sizeof(int));
 }
+/* Every node of the pool ready and of one size (devices, device memory,
+ * CPU, memory): what a node could hold when empty is the same on each. */
+static int pool_uniform(const struct sched_session *ss, const struct ss_pool *pool)
+{
+    int i;
+
+    for (i = 0; i < pool->n_nodes; i++) {
+        const struct ss_node *a = &ss->nodes[pool->nodes[0]], *b = &ss->nodes[pool->nodes[i]];
+        if (!b->ready || b->n_gpus != a->n_gpus || b->gpu_mem != a->gpu_mem ||
+            b->cpu_total != a->cpu_total || b->mem_total != a->mem_total)
+            return 0;
+    }
+    return 1;
+}
+
 
 static int build_nodes(struct sched_session *ss)
 {
@@ -446,6 +461,8 @@ static int build_nodes(struct sched_session *ss)
                 pool->max_gpu_mem = n->gpu_mem;
         }
     }
+    for (p = 0; p < ss->n_pools; p++)
+        ss->pools[p].uniform = pool_uniform(ss, &ss->pools[p]);
     return SCHED_OK;
 }
 
