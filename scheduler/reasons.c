@@ -41,7 +41,7 @@ struct pool_figures {
     uint64_t version;
     int64_t most_free[SCHED_NRES];   /* the most any ready node has free */
     int64_t most_total[SCHED_NRES];  /* ... and has in all */
-    int64_t free[SCHED_NRES];        /* free on the ready nodes, together */
+    int64_t free[SCHED_NRES];        /* free on the ready nodes, together (at most SS_BIG) */
     int tops_holding;                /* top queues holding some of the pool */
     int over[2];                     /* the two leaf queues furthest above their
                                         allocatable GPU share, first index on ties
@@ -104,7 +104,7 @@ static const struct pool_figures *figures_of(struct sched_session *ss, int pool)
         for (r = 0; r < SCHED_NRES; r++) {
             f->most_free[r] = ss_max(f->most_free[r], free[r]);
             f->most_total[r] = ss_max(f->most_total[r], total[r]);
-            f->free[r] += free[r];
+            f->free[r] = ss_min(f->free[r] + free[r], SS_BIG);  /* SS_BIG: unbounded */
         }
     }
     f->tops_holding = 0;
@@ -201,7 +201,7 @@ static void diagnose_pool(struct sched_session *ss, int w, int pool, int pods,
     }
     r = binding_res(x, f, 0);
     set(p, SCHED_R_INSUFFICIENT_RESOURCES, wl->queue, pool, r, x->req[r] * pods,
-        ss_min(f->free[r], SS_BIG));
+        f->free[r]);
     if (sched__protected_victims(ss, w, pool, &p->other_queue, &p->wait_ms))
         p->detail = SCHED_D_RUNTIME_PROTECTED;
 }
