@@ -340,6 +340,7 @@ struct event {
     void (*undo)(struct gen_world *w, struct event *ev);
     void (*redo)(struct gen_world *w, struct event *ev, struct sched_delta *d);
     int workload;          /* the one it is about */
+    struct sched_pod pod;  /* a completion's pod as it ran */
 };
 
 /* The event through sched_cycle_next(): a memo primed by a full cycle on
@@ -358,7 +359,7 @@ static int incremental_event(const struct options *o, struct gen_world *w,
     struct sched_config cfg;
     double t[1000], t0;
     uint64_t digest = 0;
-    int i, rc = memo ? 0 : -1, reused = 0;
+    int i, rc = memo ? 0 : -1, reused = 0, kept = 0;
 
     sched_config_default(&cfg);
     for (i = 0; rc == 0 && i < o->event_runs; i++) {
@@ -378,13 +379,16 @@ static int incremental_event(const struct options *o, struct gen_world *w,
     }
     sched_memo_stats(memo, &stats);
     reused = (int)stats.reused;
+    kept = (int)stats.finished;
     sched_memo_free(memo);
     if (rc != 0)
         return -1;
     qsort(t, (size_t)o->event_runs, sizeof(double), cmp_double);
     printf("event %-8s %s, incremental: next cycle %.3f ms (%s; digest %016llx)\n", when,
-           ev->what, t[o->event_runs / 2], reused == o->event_runs ? "answered from the memo"
-                                                                  : "full cycle",
+           ev->what, t[o->event_runs / 2],
+           reused == o->event_runs ? "answered from the memo"
+           : kept == o->event_runs ? "run on the kept session"
+                                   : "full cycle",
            (unsigned long long)digest);
     if (digest != full_digest) {
         fprintf(stderr, "allot-bench-cycle: the incremental cycle's digest differs from the "
@@ -424,7 +428,7 @@ static void cancel(struct gen_world *w, struct event *ev, struct sched_delta *d)
 static int time_submission(const struct options *o, struct gen_world *w,
                            struct sched_arena *arena, const char *when)
 {
-    struct event ev = {"one submission", unsubmit, resubmit, -1};
+    struct event ev = {"one submission", unsubmit, resubmit, -1, {-1, 0}};
     size_t pods_before = w->n_pods;
     uint64_t digest;
     double ms;
@@ -465,7 +469,7 @@ static int first_unplaced(const struct gen_world *w)
 static int time_cancel(const struct options *o, struct gen_world *w, struct sched_arena *arena,
                        const char *when)
 {
-    struct event ev = {"one cancellation", uncancel, cancel, first_unplaced(w)};
+    struct event ev = {"one cancellation", uncancel, cancel, first_unplaced(w), {-1, 0}};
     struct sched_delta d;
     uint64_t digest;
     double ms;
@@ -493,25 +497,43 @@ static int first_running(const struct gen_world *w)
     return -1;
 }
 
+static void uncomplete(struct gen_world *w, struct event *ev)
+{
+    w->wls[ev->workload].pods[0] = ev->pod;
+    w->wls[ev->workload].phase = SCHED_RUNNING;
+}
+
+static void complete(struct gen_world *w, struct event *ev, struct sched_delta *d)
+{
+    w->wls[ev->workload].pods[0].node = -1;
+    w->wls[ev->workload].pods[0].devices = 0;
+    w->wls[ev->workload].phase = SCHED_COMPLETED;
+    memset(d, 0, sizeof(*d));
+    d->left = &ev->workload;
+    d->n_left = 1;
+}
+
+/* A running workload of one pod completes (it stays in the snapshot,
+ * COMPLETED, its pod gone), through sched_cycle() and sched_cycle_next(). */
 static int time_completion(const struct options *o, struct gen_world *w,
                            struct sched_arena *arena, const char *when)
 {
-    int i = first_running(w), d, rc;
-    struct sched_pod pod;
+    struct event ev = {"one completion", uncomplete, complete, first_running(w), {-1, 0}};
+    struct sched_delta d;
     uint64_t digest;
     double ms;
+    int n, rc;
 
-    if (i < 0)
+    if (ev.workload < 0)
         return 0;
-    pod = w->wls[i].pods[0];
-    w->wls[i].pods[0].node = -1;
-    w->wls[i].pods[0].devices = 0;
-    w->wls[i].phase = SCHED_COMPLETED;
-    rc = median_cycle(o, w, arena, &ms, &d, &digest);
+    ev.pod = w->wls[ev.workload].pods[0];
+    complete(w, &ev, &d);
+    rc = median_cycle(o, w, arena, &ms, &n, &digest);
     printf("event %-8s one completion: next cycle %.2f ms (%d decisions; digest %016llx)\n",
-           when, ms, d, (unsigned long long)digest);
-    w->wls[i].pods[0] = pod;
-    w->wls[i].phase = SCHED_RUNNING;
+           when, ms, n, (unsigned long long)digest);
+    if (rc == 0)
+        rc = incremental_event(o, w, arena, digest, when, &ev);
+    uncomplete(w, &ev);
     return rc;
 }
 

@@ -206,7 +206,6 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
         if (out->stale_since_ms[w] != SCHED_NO_TIME)
             memo->any_stale = 1;
     }
-    memo->stats.full++;
     if (!memo->settled)
         return SCHED_OK;   /* the next cycle cannot reuse anything */
     rc = keep_fair(memo, ss);
@@ -241,6 +240,7 @@ static int full_cycle(struct sched_memo *memo, const struct sched_state *in,
     if (!memo->arena)
         return SCHED_ENOMEM;
     sched_arena_reset(memo->arena);
+    memo->stats.full++;
     rc = sched__session_build(&memo->ss, in, &memo->cfg, memo->arena);
     if (rc == SCHED_OK)
         rc = sched__cycle_on(&memo->ss, arena, out, &kinds, &cap_kinds);
@@ -257,14 +257,14 @@ static int same_config(const struct sched_config *a, const struct sched_config *
            a->max_consolidation_moves == b->max_consolidation_moves;
 }
 
-/* Step 2: workload w left as the delta promises, and held no pod in the
- * kept session (one that held some frees room: the actions must run). */
-static int left_unplaced(const struct sched_memo *memo, const struct sched_state *in, int w)
+/* Step 2: workload w left as the delta promises (pods it held in the kept
+ * session, if any, are unplaced in the snapshot). */
+static int left_as_promised(const struct sched_memo *memo, const struct sched_state *in, int w)
 {
     const struct sched_workload *wl;
     int k;
 
-    if (w < 0 || w >= memo->n_workloads || memo->ss.wl[w].n_placed != 0)
+    if (w < 0 || w >= memo->n_workloads)
         return 0;
     wl = &in->workloads[w];
     if ((wl->phase != SCHED_STOPPED && wl->phase != SCHED_COMPLETED &&
@@ -274,6 +274,17 @@ static int left_unplaced(const struct sched_memo *memo, const struct sched_state
         if (wl->pods[k].node >= 0)
             return 0;
     return 1;
+}
+
+/* Step 5: some workload of the delta held pods in the kept session. */
+static int frees_room(const struct sched_memo *memo, const struct sched_delta *delta)
+{
+    int k;
+
+    for (k = 0; k < delta->n_left; k++)
+        if (memo->ss.wl[delta->left[k]].n_placed > 0)
+            return 1;
+    return 0;
 }
 
 static int reusable(const struct sched_memo *memo, const struct sched_state *in,
@@ -300,7 +311,7 @@ static int reusable(const struct sched_memo *memo, const struct sched_state *in,
     if (delta->n_left < 0 || (delta->n_left > 0 && !delta->left))
         return 0;
     for (k = 0; k < delta->n_left; k++)
-        if (!left_unplaced(memo, in, delta->left[k]))
+        if (!left_as_promised(memo, in, delta->left[k]))
             return 0;
     for (w = memo->n_workloads; w < in->n_workloads; w++) {
         const struct sched_workload *wl = &in->workloads[w];
@@ -525,24 +536,50 @@ static int reuse(struct sched_memo *memo, struct sched_session *ss,
     return SCHED_OK;
 }
 
-/* Steps 2 and 3: 1 when the cycle was answered from the memo (rc set). */
+/* Step 5: the kept session took a delta in which some workload left
+ * holding pods; the cycle's steps run on it as on a session built again
+ * (cycle.c), and what it leaves is kept as a full cycle's is. */
+static int run_on_kept(struct sched_memo *memo, struct sched_arena *arena,
+                       struct sched_result *out)
+{
+    size_t kept = memo->arena_kept;
+    int rc, *kinds = NULL, cap_kinds = 0;
+
+    memo->stats.finished++;
+    rc = sched__cycle_on(&memo->ss, arena, out, &kinds, &cap_kinds);
+    if (rc == SCHED_OK)
+        rc = keep(memo, &memo->ss, out, kinds, cap_kinds);
+    memo->arena_kept = kept;   /* Invariant 4: growth counts from the build */
+    return rc;
+}
+
+/* Steps 2, 3 and 5: 1 when the cycle was answered from the memo or on its
+ * kept session (rc set). */
 static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
                      const struct sched_delta *delta, const struct sched_config *cfg,
                      struct sched_arena *arena, struct sched_result *out, int *rc)
 {
     struct sched_session *ss = &memo->ss;
-    int w, k;
+    int w, k, frees;
 
     if (!reusable(memo, in, delta, cfg))
         return 0;
+    frees = frees_room(memo, delta);
+    if (frees && (ss->n_undo != 0 || ss->n_decisions != 0))
+        return 0;   /* Step 5 needs the session exactly as built */
     memo->valid = 0;   /* Invariant 3: the kept session changes from here */
     memo->cfg = *cfg;
     if (sched__session_extend(ss, in, &memo->cfg) != SCHED_OK)
         goto fall_back;
-    drop_left_entries(memo, delta);
+    if (!frees)
+        drop_left_entries(memo, delta);
     for (k = 0; k < delta->n_left; k++)
         if (ss->wl[delta->left[k]].flags & WL_ACTIVE)
             sched__session_leave(ss, delta->left[k]);
+    if (frees) {
+        *rc = run_on_kept(memo, arena, out);
+        return 1;
+    }
     if (sched__fairshare(ss) != SCHED_OK || !same_fair(memo, ss))
         goto fall_back;
     for (w = memo->n_workloads; w < in->n_workloads; w++)

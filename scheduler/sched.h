@@ -344,8 +344,10 @@ int sched_cycle(const struct sched_state *in, const struct sched_config *cfg,
  * workloads are diagnosed. A workload that left without holding anything
  * (a pending one suspended, cancelled or failed) changes no placement:
  * when the fair shares stay, only its own entry goes (or, suspended,
- * becomes SUSPENDED). Every other case (one that left holding pods frees
- * room, so the actions run) runs the full cycle.
+ * becomes SUSPENDED). One that left holding pods frees room, so the
+ * actions run: the kept session gives the pods back (as a build from the
+ * new snapshot would have them) and the cycle's steps run on it, without
+ * building the session again. Every other case runs the full cycle.
  *
  * The memo keeps the session of a cycle that decided nothing (its working
  * state: placements per node and device, queue accounting, classes) in
@@ -365,12 +367,13 @@ struct sched_delta {
     int n_left;
 };
 
-/* How the memo's calls went: full cycles run, cycles answered from the
- * memo, and submission deltas whose kept session took the submissions but
- * whose cycle then had to run in full (a fair share moved, or something
- * would start). */
+/* How the memo's calls went: full cycles run (the session built), cycles
+ * answered from the memo, submission deltas whose kept session took the
+ * submissions but whose cycle then had to run in full (a fair share
+ * moved, or something would start), and deltas in which a workload left
+ * holding pods, whose cycle ran on the kept session (finished). */
 struct sched_memo_stats {
-    int64_t full, reused, fell_back;
+    int64_t full, reused, fell_back, finished;
 };
 void sched_memo_stats(const struct sched_memo *memo, struct sched_memo_stats *out);
 

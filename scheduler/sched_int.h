@@ -244,10 +244,14 @@ int sched__session_check(const struct sched_session *ss);
  * changed but the clock, the usage history and the mix. */
 int sched__session_extend(struct sched_session *ss, const struct sched_state *in,
                           const struct sched_config *cfg);
-/* Step 5 (session.c): workload w, unplaced, left (STOPPED, COMPLETED or
- * FAILED in the snapshot the session now reads). */
+/* Step 5 (session.c): workload w left (STOPPED, COMPLETED or FAILED, its
+ * pods unplaced, in the snapshot the session now reads); pods it held in
+ * the session come off. */
 void sched__session_leave(struct sched_session *ss, int w);
 int sched__queue_holds_pool(const struct sched_session *ss, int q, int p);
+/* victims.c: pool's running list changed (Step 5 of session.c): the
+ * victim search sorts it again. */
+void sched__running_changed(struct sched_session *ss, int pool);
 
 /* affinity.c: node constraints (types in order, required affinity). */
 int sched__build_classes(struct sched_session *ss);

@@ -16,12 +16,14 @@
  *         demand added as Step 1 does, its node-constraint class found or
  *         added (classes are numbered in workload order either way), so the
  *         session is the one Step 1 builds from the new snapshot.
- * Step 5  sched__session_leave(): a workload of a kept session that held
- *         no pod left (suspended, completed, failed): its demand is taken
- *         back and it becomes what Step 1 builds for it. Classes keep their
- *         numbers (a class whose first workload left keeps it as the
- *         example of its constraints, which are still in the snapshot):
- *         numbers name classes, no result depends on them.
+ * Step 5  sched__session_leave(): a workload of a kept session left
+ *         (suspended, completed, failed): its demand is taken back, the
+ *         pods it held come off their nodes, queues and its pool's
+ *         running list (unlogged), and it becomes what Step 1 builds for
+ *         it. Classes keep their numbers (a class whose first workload
+ *         left keeps it as the example of its constraints, which are
+ *         still in the snapshot): numbers name classes, no result depends
+ *         on them.
  *
  * Invariants: see sched_int.h; sched__session_check() recomputes them.
  */
@@ -743,15 +745,49 @@ int sched__session_extend(struct sched_session *ss, const struct sched_state *in
     return rc;
 }
 
+/* Step 5: w leaves its pool's list of running workloads (the order of
+ * the others kept, as Step 1 builds it) and its queue's lowest running
+ * priority is found again over every pool's list. */
+static void drop_running(struct sched_session *ss, int w)
+{
+    struct ss_pool *pool = &ss->pools[ss->wl[w].pool];
+    int q = ss_w(ss, w)->queue, p, i;
+
+    for (i = 0; i < pool->n_running && pool->running[i] != w; i++)
+        ;
+    if (i < pool->n_running) {
+        memmove(&pool->running[i], &pool->running[i + 1],
+                sizeof(int) * (size_t)(pool->n_running - i - 1));
+        pool->n_running--;
+        sched__running_changed(ss, ss->wl[w].pool);
+    }
+    ss->queues[q].min_running_priority = INT32_MAX;
+    for (p = 0; p < ss->n_pools; p++)
+        for (i = 0; i < ss->pools[p].n_running; i++) {
+            const struct sched_workload *o = ss_w(ss, ss->pools[p].running[i]);
+            if (o->queue == q && o->preemptible &&
+                o->priority < ss->queues[q].min_running_priority)
+                ss->queues[q].min_running_priority = o->priority;
+        }
+}
+
 /* Step 5: workload w of a kept session left (its phase is now STOPPED,
- * COMPLETED or FAILED) holding no pod: its demand is taken back and it is
- * what Step 1 builds for a workload in that phase (no flags, no class; its
- * requests and pools are built whatever the phase). */
+ * COMPLETED or FAILED, its pods unplaced in the snapshot): its demand is
+ * taken back, the pods it held are taken off their nodes and queues
+ * (unlogged, as Step 1 never placed them), it leaves its pool's running
+ * list, and it is what Step 1 builds for a workload in that phase (no
+ * flags, no class; its requests and pools are built whatever the phase). */
 void sched__session_leave(struct sched_session *ss, int w)
 {
     struct ss_wl *x = &ss->wl[w];
+    int k;
 
     add_demand(ss, w, -1);
+    if (x->n_placed > 0)
+        drop_running(ss, w);
+    for (k = 0; k < ss_w(ss, w)->n_pods && x->n_placed > 0; k++)
+        if (ss->pods[w][k].node >= 0)
+            do_unplace(ss, w, k);
     x->flags = 0;
     x->cls = 0;
     forget_state(ss);

@@ -405,6 +405,14 @@ static const int *running_by_keys(struct sched_session *ss, struct scratch *x, i
     return order;
 }
 
+void sched__running_changed(struct sched_session *ss, int pool)
+{
+    struct scratch *x = ss->victim_scratch;
+
+    if (x && x->by_keys)
+        x->by_keys[pool] = NULL;
+}
+
 /* What a unit's pods ask of resource r now (its cost: GPU, then CPU). */
 static int64_t unit_cost(const struct sched_session *ss, const struct unit *u, int r)
 {

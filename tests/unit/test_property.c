@@ -2117,15 +2117,15 @@ static void test_random_clusters(void **state)
  * of what the event changed, and the two results must be byte-identical.
  * Events: submissions alone (with or without the clock moving), the clock
  * alone, workloads that leave (suspended, completed or failed: pending or
- * running ones, sometimes with submissions too), or what between_passes()
- * does (a full delta). The full result's decisions are applied, as a
- * driver does. */
+ * running ones, those holding pods too, sometimes with submissions too),
+ * or what between_passes() does (a full delta). The full result's
+ * decisions are applied, as a driver does. */
 #define N_INCR_CASES 2000
 #define N_INCR_PASSES 12
 #define MAX_LEFT 4
 
 struct incr_counts {
-    long passes, reused, fell_back, submissions_started, left, left_reused;
+    long passes, reused, fell_back, submissions_started, left, left_reused, left_kept;
 };
 
 /* 1-MAX_LEFT workloads leave (each may leave twice: suspended, then
@@ -2194,7 +2194,7 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
     struct sched_state st;
     const char *differ = NULL;
     int n, left[MAX_LEFT];
-    int64_t reused = 0;
+    int64_t reused = 0, finished = 0;
 
     assert_non_null(memo);
     gen_case(&tc, seed, id);
@@ -2215,7 +2215,9 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
         sched_memo_stats(memo, &stats);
         c->left += delta.n_left > 0;
         c->left_reused += delta.n_left > 0 && stats.reused > reused;
+        c->left_kept += delta.n_left > 0 && stats.finished > finished;
         reused = stats.reused;
+        finished = stats.finished;
         apply_result(&tc, &a);
         next_event(&tc, &delta, left);
     }
@@ -2230,7 +2232,7 @@ static void test_incremental_equals_full(void **state)
 {
     uint64_t seed = env_u64("ALLOT_PROPERTY_SEED", DEFAULT_SEED);
     struct sched_arena *full = sched_arena_new(), *incr = sched_arena_new();
-    struct incr_counts c = {0, 0, 0, 0, 0, 0};
+    struct incr_counts c = {0, 0, 0, 0, 0, 0, 0};
     int id, failed = 0;
 
     (void)state;
@@ -2243,17 +2245,20 @@ static void test_incremental_equals_full(void **state)
     print_message("incremental: %ld passes, %ld answered from the memo (its kept session "
                   "extended), %ld fell back to a full cycle after extending it, %ld submission "
                   "deltas that started something, %ld deltas with workloads that left (%ld "
-                  "answered from the memo)\n", c.passes, c.reused, c.fell_back,
-                  c.submissions_started, c.left, c.left_reused);
+                  "answered from the memo, %ld that held pods run on its kept session)\n",
+                  c.passes, c.reused, c.fell_back, c.submissions_started, c.left, c.left_reused,
+                  c.left_kept);
     assert_int_equal(failed, 0);
     /* every way of a submission delta happens often: reused, a kept session
      * extended and then given up, and a full cycle */
     assert_true(c.reused > c.passes / 20);
     assert_true(c.fell_back > c.passes / 50);
     assert_true(c.submissions_started > c.passes / 50);
-    /* and workloads that leave: answered from the memo, and not */
+    /* and workloads that leave: answered from the memo, run on its kept
+     * session (some held pods), and neither */
     assert_true(c.left_reused > c.left / 10);
-    assert_true(c.left - c.left_reused > c.left / 10);
+    assert_true(c.left_kept > c.left / 20);
+    assert_true(c.left - c.left_reused - c.left_kept > c.left / 20);
 }
 
 /* The generator itself: the same seed gives the same case. */
