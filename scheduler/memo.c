@@ -21,7 +21,7 @@
  *         nothing is rebuilt) and the departures (sched__session_leave():
  *         their demand goes), and the fair shares are computed again (per
  *         queue and pool, not per workload). A workload that left holding
- *         pods frees room: the cycle runs in full.
+ *         pods frees room: Step 5.
  * Step 3  If every fair share is what the memo kept, each submission is
  *         tried alone (sched__would_start()). Why that is the whole cycle:
  *         the previous cycle tried every older workload on this very state
@@ -46,6 +46,20 @@
  *         the next call), so the cycle copies nothing per workload. Once
  *         Step 2 has touched the kept session, anything else falls back to
  *         Step 1 (the session is built again).
+ * Step 5  Some workload of the delta held pods (the same conditions as
+ *         Step 2, and the kept session exactly as built: no decision, an
+ *         empty undo log): the kept session takes the submissions and the
+ *         departures (sched__session_leave() also takes the pods off their
+ *         nodes, queues and pool's running list), and the cycle's steps
+ *         run on it (sched__cycle_on(), as on a session built from the new
+ *         snapshot; the fair shares are computed there, so they may move).
+ *         Why that is the full cycle: after the departures the kept
+ *         session holds what Step 1 builds from the new snapshot (the same
+ *         placements per node and device, queue accounting, demand, pool
+ *         running lists in workload order, flags; every cache keyed by a
+ *         version starts over, the victim search's sorted running list of
+ *         the pool is dropped), and the cycle reads nothing else. Only the
+ *         build is saved; what it leaves is kept as Step 1 keeps it.
  *
  * Invariants:
  *   1. memo->settled only after a cycle that decided nothing and whose
@@ -58,9 +72,10 @@
  *      what it changed in the result.
  *   3. Any error, and any fall-back once the kept session changed, forgets
  *      everything (valid = 0).
- *   4. The memo's arena holds the session and what the reused cycles add to
- *      it; when it has grown to twice what the full cycle left (plus a
- *      block), the next cycle is a full one, which resets it.
+ *   4. The memo's arena holds the session and what the reused cycles (and
+ *      those of Step 5) add to it; when it has grown to twice what the
+ *      full cycle left (plus a block), the next cycle is a full one, which
+ *      resets it.
  */
 #include "sched_int.h"
 
