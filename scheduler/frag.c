@@ -23,7 +23,10 @@
  * The node's fragmentation is the mix's weighted sum, sum_m w_m F(n, m)
  * (integers: weights x milli-GPU), and a placement's cost is its rise,
  * F(after) - F(before): a pod goes where it strands the fewest GPUs for
- * what is likely to come next (FGD's gradient step).
+ * what is likely to come next (FGD's gradient step). A pod that asks no
+ * GPU has a rise too (a pool may place CPU-only pods by fragmentation):
+ * what its CPU and memory take from the shapes (step 3, or step 1 when
+ * the shapes' pods no longer fit).
  *
  * Cost: F depends on the node's state alone, read as struct fstate (free
  * milli-GPU, CPU, memory, device memory, the shapes it is denied to, the
@@ -71,8 +74,9 @@ struct frag_memo {
     int64_t frag;
 };
 
-/* One remembered rise of a whole-device pod (frag.rises): on the state of
- * serial `state`, a pod of `devices` empty devices, cpu and mem. */
+/* One remembered rise of a whole-device or CPU-only pod (frag.rises): on
+ * the state of serial `state`, a pod of `devices` empty devices (0: none),
+ * cpu and mem. */
 struct frag_rise {
     uint64_t state;           /* 0: empty slot */
     int32_t devices;
@@ -336,9 +340,10 @@ static int64_t rise_of(const struct sched_session *ss, int w, int node, uint64_t
     return state_frag(ss, &st, &id) - base_frag(ss, node);
 }
 
-/* The same for a whole-device pod: it takes empty devices, so the state
- * it leaves is a function of the node's state and the pod's shape alone,
- * whichever devices it gets; remembered per (state serial, shape). */
+/* The same for a whole-device pod (it takes empty devices) or one that
+ * asks no GPU (devices 0): the state it leaves is a function of the
+ * node's state and the pod's shape alone, whichever devices it gets;
+ * remembered per (state serial, shape). */
 static int64_t whole_rise(const struct sched_session *ss, int w, int node, uint64_t devices)
 {
     const struct ss_frag *f = &ss->frag;
@@ -414,8 +419,14 @@ static uint64_t frag_devices(const struct sched_session *ss, int w, int node, in
 
     picked = sched__pick_devices(ss, w, node, n->dev_used, n->dev_whole, &fresh);
     *rise = 0;
-    if (ss->frag.n == 0 || !picked)
+    if (ss->frag.n == 0)
         return picked;
+    if (!sched__asks_gpu(ss_w(ss, w))) {   /* its CPU and memory may strand GPUs */
+        *rise = whole_rise(ss, w, node, 0);
+        return 0;
+    }
+    if (!picked)
+        return 0;
     if (sched__whole(ss_w(ss, w))) {
         *rise = whole_rise(ss, w, node, picked);
         return picked;

@@ -178,7 +178,7 @@ static int strategy_for(const struct sched_session *ss, int w, int pool)
 {
     const struct sched_workload *wl = ss_w(ss, w);
     const struct sched_pool *p = &ss->in->pools[pool];
-    int gpu = wl->gpu_devices > 0 || wl->gpu_portion > 0 || wl->gpu_memory_mib > 0;
+    int gpu = sched__asks_gpu(wl);
 
     return gpu ? p->gpu_placement : p->cpu_placement;
 }
@@ -208,7 +208,7 @@ static int node_better(const struct sched_session *ss, int w, int a, int b)
     const struct sched_workload *wl = ss_w(ss, w);
     const struct ss_node *na = &ss->nodes[a], *nb = &ss->nodes[b];
     const struct sched_pool *pool = &ss->in->pools[na->pool];
-    int gpu = wl->gpu_devices > 0 || wl->gpu_portion > 0 || wl->gpu_memory_mib > 0;
+    int gpu = sched__asks_gpu(wl);
     int spread = (gpu ? pool->gpu_placement : pool->cpu_placement) == SCHED_SPREAD;
     __int128 fa = gpu ? na->gpu_free : na->cpu_free, fb = gpu ? nb->gpu_free : nb->cpu_free;
     __int128 ta = gpu ? (int64_t)na->n_gpus * SCHED_MILLI : na->cpu_total;

@@ -303,6 +303,11 @@ static inline int sched__whole(const struct sched_workload *wl)
 {
     return wl->gpu_devices > 0 && wl->gpu_portion == 0 && wl->gpu_memory_mib == 0;
 }
+/* 1 if wl asks a GPU (whole devices, a portion or device memory). */
+static inline int sched__asks_gpu(const struct sched_workload *wl)
+{
+    return wl->gpu_devices > 0 || wl->gpu_portion > 0 || wl->gpu_memory_mib > 0;
+}
 /* Devices of node for one pod of w, were the devices used as used[]
  * (milli-GPU) with whole-device pods on `whole`: 0 if it does not fit, or
  * if it asks no GPU (then check CPU and memory alone). *fresh: empty

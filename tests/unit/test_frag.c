@@ -134,6 +134,39 @@ static void test_cpu_strands_gpus(void **unused)
     fx_free(&f);
 }
 
+/* A CPU-only pod is placed by its rise too. Two 1-GPU nodes; the mix's
+ * shape asks 1 GPU and 100 GiB. The pod asks 1 core and 150 GiB: on n1
+ * (200 GiB) it leaves 50 GiB, too little for the shape, and strands the
+ * GPU (rise 1000); on n2 (400 GiB) nothing (0). The CPU-per-GPU tie-break
+ * alone would pick n1 (63 cores per free GPU left against 59). */
+static void test_cpu_only_pod_by_rise(void **unused)
+{
+    struct fx f;
+    int pod;
+    int64_t rise;
+
+    (void)unused;
+    fx_init(&f, SCHED_FRAGMENTATION);
+    tw_node(&f.w, "n1", 0, 1);
+    f.w.nodes[0].cpu_milli = 64000;
+    f.w.nodes[0].mem_mib = 200 * 1024;
+    tw_node(&f.w, "n2", 0, 1);
+    f.w.nodes[1].cpu_milli = 60000;
+    f.w.nodes[1].mem_mib = 400 * 1024;
+    pod = tw_workload(&f.w, "cpu", f.q, 1, 0, 0, 50);
+    f.w.wl[pod].cpu_milli = 1000;
+    f.w.wl[pod].mem_mib = 150 * 1024;
+    fx_shape(&f, 1, 0, 1000, 1)->mem_mib = 100 * 1024;
+    fx_session(&f);
+    assert_int_equal(sched__frag_devices(&f.ss, pod, 0, &rise), 0);
+    assert_int_equal(rise, 1000);
+    assert_int_equal(sched__frag_devices(&f.ss, pod, 1, &rise), 0);
+    assert_int_equal(rise, 0);
+    tw_settle(&f.w);
+    assert_int_equal(f.w.pods[pod][0].node, 1);
+    fx_free(&f);
+}
+
 /* A shape that may not use the node (another node type) finds every free
  * GPU a fragment; one that asks more devices than are empty too. */
 static void test_denied_and_too_big(void **unused)
@@ -376,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_half_used_device),
         cmocka_unit_test(test_weights_add_up),
         cmocka_unit_test(test_cpu_strands_gpus),
+        cmocka_unit_test(test_cpu_only_pod_by_rise),
         cmocka_unit_test(test_denied_and_too_big),
         cmocka_unit_test(test_whole_devices_in_whole_pods),
         cmocka_unit_test(test_cpu_shapes_ignored),
