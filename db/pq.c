@@ -912,6 +912,25 @@ int db__pq_prep(struct db__pq *c, const char *sql, int cached, struct db__pq_stm
     return DB_OK;
 }
 
+void db__pq_forget(struct db__pq_stmt *st)
+{
+    struct db__pq *c = st->c;
+    char sql[40];
+
+    if (!st->name[0] || st->simple || session_ready(c, 0) != DB_OK || st->gen != c->gen)
+        return; /* not prepared on this session: nothing there */
+    snprintf(sql, sizeof(sql), "DEALLOCATE %s", st->name);
+    if (c->n_pend + 1 > PIPE_MAX && pipe_sync(c, NULL) != DB_OK)
+        return;
+    if ((PQpipelineStatus(c->h) == PQ_PIPELINE_OFF && !PQenterPipelineMode(c->h)) ||
+        !PQsendQueryParams(c->h, sql, 0, NULL, NULL, NULL, NULL, 0)) {
+        pipe_send_failed(c, sql);
+        return;
+    }
+    pipe_note(c, sql, NULL, NULL);
+    st->gen = 0;
+}
+
 static void param_clear(struct db__pq_param *p)
 {
     if (p->owned)

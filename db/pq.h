@@ -41,6 +41,9 @@ int db__pq_timeout(struct db__pq *c, int on);
  * run unnamed each time (db__prep_once). */
 int db__pq_prep(struct db__pq *c, const char *sql, int cached, struct db__pq_stmt **out);
 void db__pq_finalize(struct db__pq_stmt *st);
+/* Drops a named statement's plan from its session (DEALLOCATE, sent
+ * without waiting), for a cache that lets it go before the session ends. */
+void db__pq_forget(struct db__pq_stmt *st);
 void db__pq_reset(struct db__pq_stmt *st);
 int db__pq_step(struct db__pq_stmt *st);
 /* db__step_done: inside a transaction the statement may go without

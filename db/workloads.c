@@ -960,21 +960,34 @@ static void order_sql(struct sqlbuf *b, const struct field *sort, int desc)
 /* The page is found first from the workloads' seqs alone (a deferred
  * join): the sort then carries the key and the seq, not whole rows, and
  * the columns of a page (the pod count a subquery each) are read for its
- * rows only. Deep offsets used to sort every row with its columns. */
-static int list_sql(struct sqlbuf *b, const struct db_wl_query *q, int count)
+ * rows only. Deep offsets used to sort every row with its columns.
+ * On PostgreSQL the page's seqs are an array that the outer query looks
+ * up by key (`w.seq = ANY(ARRAY(...))`): the plan is the same whatever
+ * LIMIT the planner assumes, so one generic plan serves every page (a
+ * join to the page as a subquery, planned for a LIMIT it cannot see,
+ * read every workload into a hash). */
+static const struct {
+    const char *head, *tail;
+} page_sql[2] = {
+    {"SELECT " WL_COLS " FROM (SELECT w.seq AS page_seq",
+     " LIMIT ? OFFSET ?) AS page JOIN workloads w ON w.seq = page.page_seq"
+     " JOIN queues q ON q.seq = w.project_seq LEFT JOIN queues d ON d.seq = q.parent_seq"},
+    {"SELECT " WL_COLS WL_FROM " WHERE w.seq = ANY(ARRAY(SELECT w.seq", " LIMIT ? OFFSET ?))"},
+};
+
+static int list_sql(struct sqlbuf *b, const struct db_wl_query *q, int count, int pq)
 {
     const struct field *sort = field_find(q->sort_by[0] ? q->sort_by : "createdAt");
     int rc;
 
     if (!sort)
         return DB_EINVAL;
-    sb_add(b, count ? "SELECT count(*)" : "SELECT " WL_COLS " FROM (SELECT w.seq AS page_seq");
+    sb_add(b, count ? "SELECT count(*)" : page_sql[pq].head);
     rc = where_sql(b, q);
     if (rc != DB_OK || count)
         return rc;
     order_sql(b, sort, q->desc);
-    sb_add(b, " LIMIT ? OFFSET ?) AS page JOIN workloads w ON w.seq = page.page_seq"
-              " JOIN queues q ON q.seq = w.project_seq LEFT JOIN queues d ON d.seq = q.parent_seq");
+    sb_add(b, page_sql[pq].tail);
     order_sql(b, sort, q->desc);
     return b->failed ? DB_ENOMEM : DB_OK;
 }
@@ -983,6 +996,21 @@ static int list_sql(struct sqlbuf *b, const struct db_wl_query *q, int count)
  * and one more says whether there is a next). */
 #define LIST_PRESIZE_MAX 512
 
+/* PostgreSQL: the list's statement (prepared on the session) runs its
+ * generic plan from the first use. Left to choose, the server planned it
+ * again at every run (its estimate of a generic plan, with LIMIT unknown,
+ * stays above a custom one's), which cost more than running it. The
+ * setting lasts until the read's transaction ends; it is sent with the
+ * statement, in the same round trip. */
+static int generic_plan(struct db__conn *c)
+{
+    static const char sql[] = "SET LOCAL plan_cache_mode = force_generic_plan";
+    int rc = DB_OK;
+    struct db__stmt *st = db__prep(c, sql, &rc);
+
+    return st ? db__done(st, db__step_done(st)) : rc;
+}
+
 static int list_fn(struct db__conn *c, void *arg)
 {
     struct list_arg *a = arg;
@@ -990,7 +1018,9 @@ static int list_fn(struct db__conn *c, void *arg)
     struct db__stmt *st = NULL;
     int rc, cap = 0, np;
 
-    rc = list_sql(&b, a->q, a->count != NULL);
+    rc = list_sql(&b, a->q, a->count != NULL, db__is_pq(c));
+    if (rc == DB_OK && db__is_pq(c))
+        rc = generic_plan(c);
     if (rc == DB_OK)
         st = db__prep_text(c, b.s, &rc);
     free(b.s);
