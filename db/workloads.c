@@ -45,6 +45,7 @@
     " (SELECT count(*) FROM pods WHERE workload_seq = w.seq), w.spec, w.affinity,"        \
     " w.gpu_memory_mib, w.rules, (SELECT coalesce(sum(" DB_POD_GPU_ON("w", "n") "), 0)"    \
     " FROM pods p JOIN nodes n ON n.seq = p.node_seq WHERE p.workload_seq = w.seq), w.run_ms"
+#define WL_NCOLS 42 /* the columns of WL_COLS (wl_row) */
 #define WL_FROM                                                  \
     " FROM workloads w JOIN queues q ON q.seq = w.project_seq" \
     " LEFT JOIN queues d ON d.seq = q.parent_seq"
@@ -1093,12 +1094,30 @@ struct sub_arg {
 
 /* One workload's pods (a search of the pods' key), or every pod: two
  * statements, since "?1 = 0 OR d.workload_seq = ?1" made SQLite scan
- * every pod for one workload's (a GET of one workload read all of them). */
-#define PODS_SELECT                                                                          \
-    "SELECT d.idx, d.node_seq, n.name, p.name, d.devices, " DB_POD_GPU_ON("w", "n") ","     \
-    " n.address, n.simulated, d.workload_seq FROM pods d"                                  \
-    " JOIN workloads w ON w.seq = d.workload_seq"                                           \
+ * every pod for one workload's (a GET of one workload read all of them).
+ * POD_COLS(D): a pod's columns, the pods as D, its node as n, the node's
+ * pool as p, its workload as w. */
+#define POD_COLS(D)                                                                        \
+    D ".idx, " D ".node_seq, n.name, p.name, " D ".devices, " DB_POD_GPU_ON("w", "n") ","  \
+    " n.address, n.simulated, " D ".workload_seq"
+#define PODS_SELECT                                                                        \
+    "SELECT " POD_COLS("d") " FROM pods d JOIN workloads w ON w.seq = d.workload_seq"      \
     " JOIN nodes n ON n.seq = d.node_seq JOIN node_pools p ON p.seq = n.pool_seq"
+
+/* The pod of the row's columns from `col` on (POD_COLS). */
+static void pod_row(struct db__stmt *st, int col, struct db_pod *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->idx = db__col_int(st, col);
+    p->node_seq = db__col_int64(st, col + 1);
+    db__copy(p->node_name, sizeof(p->node_name), st, col + 2);
+    db__copy(p->pool_name, sizeof(p->pool_name), st, col + 3);
+    p->devices = (uint64_t)db__col_int64(st, col + 4);
+    p->gpu_milli = db__col_int64(st, col + 5);
+    db__copy(p->address, sizeof(p->address), st, col + 6);
+    p->simulated = db__col_int(st, col + 7);
+    p->workload_seq = db__col_int64(st, col + 8);
+}
 
 static int pods_fn(struct db__conn *c, void *arg)
 {
@@ -1114,20 +1133,9 @@ static int pods_fn(struct db__conn *c, void *arg)
     if (a->seq)
         db__bind_int64(st, 1, a->seq);
     while ((rc = db__step(st)) == DB__ROW) {
-        struct db_pod *p;
         if (db__grow(out, *a->n, &cap, sizeof(**out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
-        p = &(*out)[(*a->n)++];
-        memset(p, 0, sizeof(*p));
-        p->idx = db__col_int(st, 0);
-        p->node_seq = db__col_int64(st, 1);
-        db__copy(p->node_name, sizeof(p->node_name), st, 2);
-        db__copy(p->pool_name, sizeof(p->pool_name), st, 3);
-        p->devices = (uint64_t)db__col_int64(st, 4);
-        p->gpu_milli = db__col_int64(st, 5);
-        db__copy(p->address, sizeof(p->address), st, 6);
-        p->simulated = db__col_int(st, 7);
-        p->workload_seq = db__col_int64(st, 8);
+        pod_row(st, 0, &(*out)[(*a->n)++]);
     }
     return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
@@ -1144,11 +1152,48 @@ struct get_pods_arg {
     struct sub_arg pods;
 };
 
+/* PostgreSQL: the workload and its pods in one statement (one round trip
+ * instead of two: the pods' statement waited for the workload's seq), a
+ * row per pod (one, its pod columns NULL, for a workload without pods).
+ * SQLite keeps the two statements, which cost it no round trip. */
+static int get_pods_joined(struct db__conn *c, struct get_pods_arg *a)
+{
+    static const char sql[] =
+        "SELECT " WL_COLS ", " POD_COLS("pd") WL_FROM
+        " LEFT JOIN (pods pd JOIN nodes n ON n.seq = pd.node_seq"
+        " JOIN node_pools p ON p.seq = n.pool_seq) ON pd.workload_seq = w.seq"
+        " WHERE w.id = ?1 ORDER BY pd.idx";
+    struct db_pod **out = a->pods.out;
+    int rc = DB_OK, src, cap = 0;
+    struct db__stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, a->wl.id);
+    src = db__step(st);
+    if (src != DB__ROW)
+        return db__done(st, src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
+    rc = wl_row(st, a->wl.w);
+    for (; rc == DB_OK && src == DB__ROW; src = db__step(st)) {
+        if (!db__col_text(st, WL_NCOLS))
+            continue; /* no pod */
+        if (db__grow(out, *a->pods.n, &cap, sizeof(**out)) != DB_OK)
+            return db__done(st, DB_ENOMEM);
+        pod_row(st, WL_NCOLS, &(*out)[(*a->pods.n)++]);
+    }
+    if (rc == DB_OK && src != DB__DONE)
+        rc = DB_EIO;
+    return db__done(st, rc);
+}
+
 static int get_pods_fn(struct db__conn *c, void *arg)
 {
     struct get_pods_arg *a = arg;
-    int rc = get_fn(c, &a->wl);
+    int rc;
 
+    if (db__is_pq(c))
+        return get_pods_joined(c, a);
+    rc = get_fn(c, &a->wl);
     if (rc != DB_OK)
         return rc;
     a->pods.seq = a->wl.w->seq; /* never 0 (that would read every pod) */
