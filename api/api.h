@@ -258,6 +258,7 @@ struct api_sched_stats {
     int64_t failures;                  /* cycles that could not be stored */
     int64_t fenced;                    /* turns whose writes the leader's fence refused */
     int64_t cycles_full, cycles_reused; /* cycles the core ran in full; answered from its memo */
+    int64_t cycles_kept;               /* cycles it ran on its kept session (a departure with pods) */
     /* the scheduler thread's holds of each lock (enum api_lock) */
     int64_t holds[API_LOCKS], hold_us_total[API_LOCKS], hold_max_us[API_LOCKS];
     int64_t hold_hist[API_LOCKS][API_HOLD_BUCKETS];   /* per bucket, not cumulative */

@@ -379,7 +379,9 @@ void api_metrics_render(struct api_req *r)
         st.decisions, 0);
     add(&t, "# TYPE allot_sched_cycles_full_total counter\nallot_sched_cycles_full_total %lld\n"
             "# TYPE allot_sched_cycles_reused_total counter\n", st.cycles_full, 0);
-    add(&t, "allot_sched_cycles_reused_total %lld\n", st.cycles_reused, 0);
+    add(&t, "allot_sched_cycles_reused_total %lld\n"
+            "# TYPE allot_sched_cycles_kept_session_total counter\n"
+            "allot_sched_cycles_kept_session_total %lld\n", st.cycles_reused, st.cycles_kept);
     add(&t, "# TYPE allot_sched_last_cycle_seconds gauge\n"
             "allot_sched_last_cycle_seconds %lld.%06lld\n",
         st.last_cycle_us / 1000000, st.last_cycle_us % 1000000);

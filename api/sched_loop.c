@@ -12,10 +12,12 @@
  *   Step 2: sched_cycle_next() decides on the model's state, with the
  *           changes since the last cycle: the workloads that are new
  *           since then (every touched workload unknown to the model and
- *           younger than all it holds) and the ones that left (a Pending
- *           workload holding no pod that stopped being live stays in the
- *           model in place, SCHED_COMPLETED, as sched_model.c's keep_left
- *           says), or a full delta (the first cycle, a reload, a topology
+ *           younger than all it holds) and the ones that left (a
+ *           workload that stopped being live, pending or holding pods,
+ *           stays in the model in place, SCHED_COMPLETED with its pods off
+ *           their nodes, as sched_model.c's keep_left says; the core runs
+ *           the cycle after one that held pods on its kept session), or a
+ *           full delta (the first cycle, a reload, a topology
  *           change, any other known workload re-read, more than
  *           LEFT_MAX_FRACTION of the model left); a full delta drops the
  *           left workloads first; the changes of refreshes without a
@@ -984,6 +986,7 @@ static void publish(struct api_sched *sc, const struct sched_result *res, int64_
     sched_memo_stats(sc->memo, &ms);
     sc->stats.cycles_full = ms.full;
     sc->stats.cycles_reused = ms.reused;
+    sc->stats.cycles_kept = ms.finished;
     state_unlock(sc, locked);
     free(old);
 }

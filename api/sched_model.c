@@ -36,9 +36,10 @@
  *      snapshot (fragmentation placement) is the last SCHED_MIX_WINDOW
  *      pods requested. A reload starts it again from the live workloads;
  *      a clone has a copy of it.
- *   5. With keep_left, a Pending workload holding no pod that stops being
- *      live (suspended, cancelled, deleted, failed) keeps its index as a
- *      left entry (SCHED_COMPLETED, no stale time, meta.left) until
+ *   5. With keep_left, a workload that stops being live (suspended,
+ *      stopped, cancelled, deleted, completed, failed), pending or
+ *      holding pods, keeps its index as a left entry (SCHED_COMPLETED,
+ *      every pod off its node, no stale time, meta.left) until
  *      sm_drop_left(); a clone leaves such entries out.
  */
 #include "sched_model.h"
@@ -537,19 +538,21 @@ void sm_drop_left(struct sched_model *m)
     compact(m);
 }
 
-/* A live workload that holds nothing and is no longer live stays in
- * place as the core's departure (sched.h, struct sched_delta): a
- * SCHED_COMPLETED workload without pods placed or stale time. */
+/* A workload that is no longer live stays in place as the core's
+ * departure (sched.h, struct sched_delta): a SCHED_COMPLETED workload
+ * whose pods are taken off their nodes (the API freed them in the
+ * database) and without stale time. */
 static int leave_in_place(struct sched_model *m, int at)
 {
     struct sched_workload *w = &m->wls[at];
     int k;
 
-    if (!m->keep_left || (w->phase != SCHED_PENDING && !m->meta[at].left))
+    if (!m->keep_left)
         return 0;
-    for (k = 0; k < w->n_pods; k++)
-        if (w->pods[k].node >= 0)
-            return 0;
+    for (k = 0; k < w->n_pods; k++) {
+        w->pods[k].node = -1;
+        w->pods[k].devices = 0;
+    }
     w->phase = SCHED_COMPLETED;
     w->stale_since_ms = SCHED_NO_TIME;
     m->n_left += !m->meta[at].left;

@@ -46,10 +46,11 @@ struct sched_model {
     struct sched_workload *wls;  /* live Pending or Running, ordered by seq */
     struct sm_meta *meta;        /* [n], beside wls */
     int n, cap;
-    /* 1: a pending workload holding no pod that stops being live is kept
-     * in place as left (phase SCHED_COMPLETED, no stale time) instead of
-     * dropped, so the core sees a departure, not a renumbering; n_left
-     * of wls[] are such. A load or sm_free() sets it back to 0. */
+    /* 1: a workload that stops being live (pending or holding pods) is
+     * kept in place as left (phase SCHED_COMPLETED, pods off their nodes,
+     * no stale time) instead of dropped, so the core sees a departure,
+     * not a renumbering; n_left of wls[] are such. A load or sm_free()
+     * sets it back to 0. */
     int keep_left, n_left;
     struct sched_usage *usage;   /* time-based fairshare history; malloc'd */
     int n_usage;

@@ -124,28 +124,40 @@ p1_why() {
 }
 poll 20 p1_why || fail "p1 has no pending reason"
 cycles_past() { [ "$(metric allot_sched_cycles_total)" -ge "$1" ]; }
-departure() { # WHAT ACTION...: the cycles after ACTION ran none in full
+departure() { # WHAT COUNTER ACTION...: the cycles after ACTION ran none in full, COUNTER rose
   WHAT=$1
-  shift
+  K=$2
+  shift 2
   F0=$(metric allot_sched_cycles_full_total)
-  R0=$(metric allot_sched_cycles_reused_total)
+  R0=$(metric "$K")
   "$@" >/dev/null
   C1=$(metric allot_sched_cycles_total)
   poll 20 cycles_past $((C1 + 2)) || fail "no cycle after $*"
   F1=$(metric allot_sched_cycles_full_total)
-  R1=$(metric allot_sched_cycles_reused_total)
-  echo "# $WHAT: full cycles $F0 -> $F1, answered from the memo $R0 -> $R1"
-  [ "$F1" = "$F0" ] && [ "$R1" -gt "$R0" ] || fail "$WHAT of a pending workload: a full cycle"
+  R1=$(metric "$K")
+  echo "# $WHAT: full cycles $F0 -> $F1, $K $R0 -> $R1"
+  [ "$F1" = "$F0" ] && [ "$R1" -gt "$R0" ] || fail "$WHAT: a full cycle"
 }
-departure "p1 suspended" expect 202 POST "/api/v1/workloads/trainings/$P1/suspend" "" "$ADMIN"
+REUSED=allot_sched_cycles_reused_total
+departure "p1 suspended" $REUSED expect 202 POST "/api/v1/workloads/trainings/$P1/suspend" "" "$ADMIN"
 wait_phase "$ADMIN" p1 Stopped
-departure "p1 deleted" expect 202 DELETE "/api/v1/workloads/$P1" "" "$ADMIN"
+departure "p1 deleted" $REUSED expect 202 DELETE "/api/v1/workloads/$P1" "" "$ADMIN"
 P2=$(submit p2 "$PA" 1 "$ADMIN" | jq -r .workloadId)
 p2_why() {
   [ -n "$(expect 200 GET "/api/v1/workloads/$P2" "" "$ADMIN" | jq -r '.conditions[0].reason // empty')" ]
 }
 poll 20 p2_why || fail "p2 has no pending reason"
-departure "p2 deleted" expect 202 DELETE "/api/v1/workloads/$P2" "" "$ADMIN"
+departure "p2 deleted" $REUSED expect 202 DELETE "/api/v1/workloads/$P2" "" "$ADMIN"
+# a running workload that leaves holding pods (suspended, deleted) runs the
+# cycle on the core's kept session, not a full one; its GPU is free after
+KEPT=allot_sched_cycles_kept_session_total
+departure "b1 suspended" $KEPT expect 202 POST "/api/v1/workloads/trainings/$B1/suspend" "" "$ADMIN"
+wait_phase "$ADMIN" b1 Stopped
+[ "$(expect 200 GET "/api/v1/workloads/$B1/pods" "" "$ADMIN" | jq '[.pods[] | select(.nodeName != null)] | length')" = 0 ] \
+  || fail "b1 holds a node after its suspension"
+departure "a1 deleted" $KEPT expect 202 DELETE "/api/v1/workloads/$A1" "" "$ADMIN"
+submit c1 "$PB" 2 "$ADMIN" >/dev/null
+wait_phase "$ADMIN" c1 Running # on the GPUs b1 and a1 let go
 expect 200 GET /healthz >/dev/null
 expect 401 GET /metrics >/dev/null
 curl -s "$URL/metrics" -H "Authorization: Bearer $ADMIN" | grep -q "^allot_sched_cycles_total" || fail "metrics"

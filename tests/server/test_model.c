@@ -3,7 +3,7 @@
  * against a real database: loaded whole, then kept equal to the database
  * by re-reading only the workloads named, whatever mix of submissions,
  * suspensions, resumptions and deletions they went through, and through a
- * topology reload.
+ * topology reload; with keep_left, the workloads that leave stay in place.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +22,7 @@
 static char dir[64], path[128];
 static struct db *db;
 static struct db_queue proj;
+static struct db_pool pool;
 
 static void insert(const char *name, struct db_workload *w)
 {
@@ -170,9 +171,84 @@ static void test_model_built_then_taken(void **state)
         db_workload_clear(&w[i]);
 }
 
+/* keep_left (the scheduler thread's): a workload that stops being live,
+ * pending or holding pods, stays at its index as a departure with every
+ * pod off its node until sm_drop_left(); a clone leaves it out. */
+static void test_model_keeps_left(void **state)
+{
+    static const struct {
+        const char *name;
+        int running, act; /* placed on node 0 by the model's cycle; then what the API does */
+    } cases[] = {
+        {"k0", 1, DB_WL_SUSPEND},
+        {"k1", 0, DB_WL_SUSPEND},
+        {"k2", 1, DB_WL_DELETE},
+        {"k3", 0, -1},
+        {"k4", 0, DB_WL_DELETE},
+    };
+    enum { N = sizeof(cases) / sizeof(cases[0]) };
+    struct sched_model m, c;
+    struct db_workload w[N];
+    struct db_node node;
+    int64_t seqs[N];
+    int i, n = 0, left = 0;
+
+    (void)state;
+    memset(&m, 0, sizeof(m));
+    memset(&node, 0, sizeof(node));
+    strcpy(node.name, "n0");
+    node.pool_seq = pool.seq;
+    node.n_gpus = 2;
+    node.ready = 1;
+    assert_int_equal(db_node_upsert(db, &node), DB_OK);
+    for (i = 0; i < N; i++)
+        insert(cases[i].name, &w[i]);
+    assert_int_equal(sm_load(&m, db), DB_OK);
+    assert_int_equal(m.n_nodes, 1);
+    m.keep_left = 1;
+    for (i = 0; i < N; i++) {
+        if (cases[i].running) {
+            m.wls[i].phase = SCHED_RUNNING;
+            m.wls[i].pods[0].node = 0;
+            m.wls[i].pods[0].devices = 1ULL << i % 2;
+        }
+        if (cases[i].act >= 0) {
+            assert_int_equal(db_workload_act(db, w[i].seq, cases[i].act, "t", 1), DB_OK);
+            seqs[n++] = w[i].seq;
+            left++;
+        }
+    }
+    assert_int_equal(sm_refresh(&m, db, seqs, n), DB_OK);
+    assert_int_equal(m.n, N);
+    assert_int_equal(m.n_left, left);
+    for (i = 0; i < N; i++) {
+        int gone = cases[i].act >= 0;
+        assert_int_equal(m.meta[i].seq, w[i].seq);
+        assert_int_equal(m.meta[i].left, gone);
+        assert_int_equal(m.wls[i].phase, gone ? SCHED_COMPLETED
+                                              : cases[i].running ? SCHED_RUNNING : SCHED_PENDING);
+        assert_int_equal(m.wls[i].pods[0].node, gone || !cases[i].running ? -1 : 0);
+        assert_int_equal(m.wls[i].stale_since_ms, SCHED_NO_TIME);
+    }
+    /* deleted after its suspension: still the same entry */
+    assert_int_equal(db_workload_act(db, w[0].seq, DB_WL_DELETE, "t", 1), DB_OK);
+    assert_int_equal(sm_refresh(&m, db, seqs, 1), DB_OK);
+    assert_int_equal(m.n_left, left);
+    assert_int_equal(sm_workload_index(&m, w[0].seq), 0);
+    assert_int_equal(sm_clone(&m, &c), DB_OK);
+    assert_int_equal(c.n, N - left);
+    check_equal(&c);
+    sm_free(&c);
+    sm_drop_left(&m);
+    assert_int_equal(m.n_left, 0);
+    check_equal(&m);
+    sm_free(&m);
+    for (i = 0; i < N; i++)
+        db_workload_clear(&w[i]);
+}
+
 static int setup(void **state)
 {
-    struct db_pool pool;
     struct db_queue dept;
 
     (void)state;
@@ -220,6 +296,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_model_follows_db, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_built_then_taken, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_model_keeps_left, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
