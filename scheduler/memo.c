@@ -60,6 +60,10 @@
  *         version starts over, the victim search's sorted running list of
  *         the pool is dropped), and the cycle reads nothing else. Only the
  *         build is saved; what it leaves is kept as Step 1 keeps it.
+ *         Tests hold both paths to that claim: a memo told so
+ *         (sched__memo_check_kept()) builds the snapshot again once the
+ *         kept session took the delta, before Steps 3 and 5 read it, and
+ *         keeps the first difference sched__session_differs() finds.
  *
  * Invariants:
  *   1. memo->settled only after a cycle that decided nothing and whose
@@ -104,6 +108,9 @@ struct sched_memo {
                                    KIND_GONE (a kind forgotten) */
     int cap_kinds, n_kinds, n_gone;
     struct sched_memo_stats stats;
+    int check_kept;             /* tests: compare each kept session with a build */
+    int64_t kept_checked;       /* kept sessions compared so far */
+    const char *kept_differs;   /* the first difference found, or NULL */
 };
 
 struct sched_memo *sched_memo_new(void)
@@ -128,6 +135,34 @@ void sched_memo_stats(const struct sched_memo *memo, struct sched_memo_stats *ou
     memset(out, 0, sizeof(*out));
     if (memo)
         *out = memo->stats;
+}
+
+/* Tests: from now on, each kept session that took a delta (Steps 2 and 5)
+ * is compared with a session built from the same snapshot before anything
+ * reads it (sched__session_differs()). Off in every memo the server keeps. */
+void sched__memo_check_kept(struct sched_memo *memo)
+{
+    memo->check_kept = 1;
+}
+
+const char *sched__memo_kept_differs(const struct sched_memo *memo, int64_t *checked)
+{
+    *checked = memo->kept_checked;
+    return memo->kept_differs;
+}
+
+static void check_kept(struct sched_memo *memo)
+{
+    struct sched_arena *arena = sched_arena_new();
+    struct sched_session fresh;
+    const char *why = "the snapshot could not be built again";
+
+    if (arena && sched__session_build(&fresh, memo->ss.in, &memo->cfg, arena) == SCHED_OK)
+        why = sched__session_differs(&memo->ss, &fresh);
+    if (why && !memo->kept_differs)
+        memo->kept_differs = why;
+    memo->kept_checked++;
+    sched_arena_free(arena);
 }
 
 /* ---- Step 1: what a full cycle leaves ---- */
@@ -591,6 +626,8 @@ static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
     for (k = 0; k < delta->n_left; k++)
         if (ss->wl[delta->left[k]].flags & WL_ACTIVE)
             sched__session_leave(ss, delta->left[k]);
+    if (memo->check_kept)
+        check_kept(memo);
     if (frees) {
         *rc = run_on_kept(memo, arena, out);
         return 1;

@@ -239,6 +239,19 @@ void sched__rollback(struct sched_session *ss, struct ss_mark m);
 int sched__decide(struct sched_session *ss, int kind, int action, int w, int pod, int node,
                   uint64_t devices, int by);
 int sched__session_check(const struct sched_session *ss);
+/* session.c (tests): NULL when a and b (one kept, one built from the same
+ * snapshot) hold the same derived state: per node its device usage, free
+ * resources and pod count; per pool its empty devices, free GPU and running
+ * list in order; per workload its placement, pool, flags and requests; per
+ * queue its allocation, demand and lowest running priority. Else what
+ * differs first. Versions, caches and class numbers are not compared. */
+const char *sched__session_differs(const struct sched_session *a,
+                                   const struct sched_session *b);
+/* memo.c (tests): make the memo compare its kept session, once it took a
+ * delta, with a session built again (sched__session_differs()); what it
+ * found first (NULL: nothing) and how many sessions it compared. */
+void sched__memo_check_kept(struct sched_memo *memo);
+const char *sched__memo_kept_differs(const struct sched_memo *memo, int64_t *checked);
 /* Step 4 (session.c): a kept session takes the workloads appended since it
  * was built (none of them placed); the caller's promise says nothing else
  * changed but the clock, the usage history and the mix. */

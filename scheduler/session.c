@@ -25,7 +25,9 @@
  *         still in the snapshot): numbers name classes, no result depends
  *         on them.
  *
- * Invariants: see sched_int.h; sched__session_check() recomputes them.
+ * Invariants: see sched_int.h; sched__session_check() recomputes them,
+ * and sched__session_differs() (tests) compares a session kept through
+ * Steps 4 and 5 with one Step 1 builds from the same snapshot.
  */
 #include "sched_int.h"
 
@@ -827,4 +829,78 @@ int sched__session_check(const struct sched_session *ss)
             return SCHED_EINVAL;
     }
     return SCHED_OK;
+}
+
+/* ---- Equality with a session built again (tests) ---- */
+
+#define SAME(a, b, n) (memcmp((a), (b), sizeof(*(a)) * (size_t)(n)) == 0)
+
+static const char *node_differs(const struct ss_node *a, const struct ss_node *b)
+{
+    if (a->n_gpus != b->n_gpus || a->n_empty != b->n_empty || a->dev_whole != b->dev_whole ||
+        !SAME(a->dev_used, b->dev_used, a->n_gpus))
+        return "a node's device usage";
+    if (a->gpu_free != b->gpu_free || a->cpu_free != b->cpu_free || a->mem_free != b->mem_free)
+        return "a node's free resources";
+    if (a->n_pods != b->n_pods)
+        return "a node's number of pods";
+    return NULL;
+}
+
+static const char *pool_differs(const struct ss_pool *a, const struct ss_pool *b, int n_nodes)
+{
+    if (a->total_empty != b->total_empty || a->gpu_free != b->gpu_free ||
+        a->max_empty != b->max_empty || !SAME(a->empty_hist, b->empty_hist,
+                                              SCHED_MAX_NODE_GPUS + 1) ||
+        !SAME(a->has_empty, b->has_empty, n_nodes / 64 + 1))
+        return "a pool's empty devices or free GPU";
+    if (a->n_running != b->n_running || !SAME(a->running, b->running, a->n_running))
+        return "a pool's running list";
+    return NULL;
+}
+
+static const char *workload_differs(const struct sched_session *a,
+                                    const struct sched_session *b, int w)
+{
+    const struct ss_wl *x = &a->wl[w], *y = &b->wl[w];
+    int k;
+
+    if (x->n_placed != y->n_placed || x->pool != y->pool || x->flags != y->flags ||
+        x->n_pools != y->n_pools || !SAME(x->req, y->req, SCHED_NRES) ||
+        !SAME(x->pools, y->pools, x->n_pools))
+        return "a workload's placement count, pool, flags or requests";
+    for (k = 0; k < ss_w(a, w)->n_pods; k++)
+        if (a->pods[w][k].node != b->pods[w][k].node ||
+            a->pods[w][k].devices != b->pods[w][k].devices)
+            return "a pod's placement";
+    return NULL;
+}
+
+const char *sched__session_differs(const struct sched_session *a,
+                                   const struct sched_session *b)
+{
+    const char *why = NULL;
+    int i;
+
+    if (a->n_nodes != b->n_nodes || a->n_pools != b->n_pools ||
+        a->n_queues != b->n_queues || a->n_workloads != b->n_workloads)
+        return "the sizes";
+    for (i = 0; i < a->n_nodes && !why; i++)
+        why = node_differs(&a->nodes[i], &b->nodes[i]);
+    for (i = 0; i < a->n_pools && !why; i++)
+        why = pool_differs(&a->pools[i], &b->pools[i], a->n_nodes);
+    for (i = 0; i < a->n_workloads && !why; i++)
+        why = workload_differs(a, b, i);
+    for (i = 0; i < a->n_queues && !why; i++)
+        if (a->queues[i].min_running_priority != b->queues[i].min_running_priority ||
+            !SAME(a->queues[i].tot_alloc, b->queues[i].tot_alloc, SCHED_NRES))
+            why = "a queue's lowest running priority or allocation";
+    /* a parent's demand is its children's, summed by each fair share */
+    for (i = 0; i < a->n_queues * a->n_pools && !why; i++)
+        if (!SAME(a->qp[i].alloc, b->qp[i].alloc, SCHED_NRES) ||
+            !SAME(a->qp[i].alloc_np, b->qp[i].alloc_np, SCHED_NRES) ||
+            (a->queues[i / a->n_pools].is_leaf &&
+             !SAME(a->qp[i].request, b->qp[i].request, SCHED_NRES)))
+            why = "a queue's allocation or demand in a pool";
+    return why;
 }

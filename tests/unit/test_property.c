@@ -77,7 +77,11 @@
  * test_incremental_equals_full runs random event sequences (submissions,
  * the clock, what a driver does between passes) through sched_cycle() and
  * through sched_cycle_next() with a memo and each event's delta: the two
- * results must be byte-identical after every event.
+ * results must be byte-identical after every event, and each time the
+ * memo's kept session took a delta it must hold what a session built from
+ * the same snapshot holds (sched__session_differs(): node and device usage,
+ * pools' running lists, queue allocation and demand, lowest running
+ * priorities), before the cycle reads it.
  *
  * Every action and every pending reason must occur somewhere in the run, so
  * a generator that stops reaching one fails instead of passing vacuously.
@@ -96,6 +100,7 @@
 #include <cmocka.h>
 
 #include "sched.h"
+#include "sched_int.h"
 
 #define DEFAULT_SEED 0x5eed0a110cull
 #define N_CASES 5000
@@ -2126,6 +2131,7 @@ static void test_random_clusters(void **state)
 
 struct incr_counts {
     long passes, reused, fell_back, submissions_started, left, left_reused, left_kept;
+    int64_t kept_checked;
 };
 
 /* 1-MAX_LEFT workloads leave (each may leave twice: suspended, then
@@ -2183,6 +2189,21 @@ static void apply_result(struct tcase *tc, const struct sched_result *res)
         tc->wls[k].stale_since_ms = res->stale_since_ms[k];
 }
 
+/* The memo's kept session, each time it took a delta, held what a session
+ * built from the same snapshot holds (sched__session_differs()): a
+ * difference no decision shows yet (a stale running list) is caught here. */
+static const char *kept_differs(const struct sched_memo *memo)
+{
+    static char why[160];
+    int64_t checked;
+    const char *differs = sched__memo_kept_differs(memo, &checked);
+
+    if (!differs)
+        return NULL;
+    snprintf(why, sizeof(why), "%s of the kept session differs", differs);
+    return why;
+}
+
 static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
                                 struct sched_arena *incr, struct incr_counts *c)
 {
@@ -2194,9 +2215,10 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
     struct sched_state st;
     const char *differ = NULL;
     int n, left[MAX_LEFT];
-    int64_t reused = 0, finished = 0;
+    int64_t reused = 0, finished = 0, checked;
 
     assert_non_null(memo);
+    sched__memo_check_kept(memo);
     gen_case(&tc, seed, id);
     for (n = 1; n <= N_INCR_PASSES && !differ; n++) {
         state_of(&tc, &st);
@@ -2205,6 +2227,8 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
         assert_int_equal(sched_cycle(&st, &tc.cfg, full, &a), SCHED_OK);
         assert_int_equal(sched_cycle_next(memo, &st, &delta, &tc.cfg, incr, &b), SCHED_OK);
         differ = results_differ(&tc, &a, &b);
+        if (!differ)
+            differ = kept_differs(memo);
         if (differ)
             print_error("incremental path: seed %#llx case %d pass %d (delta full %d, %d "
                         "submitted, %d left): %s from a full rebuild\n",
@@ -2222,6 +2246,8 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
         next_event(&tc, &delta, left);
     }
     sched_memo_stats(memo, &stats);
+    (void)sched__memo_kept_differs(memo, &checked);
+    c->kept_checked += checked;
     c->reused += stats.reused;
     c->fell_back += stats.fell_back;
     sched_memo_free(memo);
@@ -2232,7 +2258,7 @@ static void test_incremental_equals_full(void **state)
 {
     uint64_t seed = env_u64("ALLOT_PROPERTY_SEED", DEFAULT_SEED);
     struct sched_arena *full = sched_arena_new(), *incr = sched_arena_new();
-    struct incr_counts c = {0, 0, 0, 0, 0, 0, 0};
+    struct incr_counts c = {0, 0, 0, 0, 0, 0, 0, 0};
     int id, failed = 0;
 
     (void)state;
@@ -2245,9 +2271,10 @@ static void test_incremental_equals_full(void **state)
     print_message("incremental: %ld passes, %ld answered from the memo (its kept session "
                   "extended), %ld fell back to a full cycle after extending it, %ld submission "
                   "deltas that started something, %ld deltas with workloads that left (%ld "
-                  "answered from the memo, %ld that held pods run on its kept session)\n",
+                  "answered from the memo, %ld that held pods run on its kept session), %lld "
+                  "kept sessions compared with a build\n",
                   c.passes, c.reused, c.fell_back, c.submissions_started, c.left, c.left_reused,
-                  c.left_kept);
+                  c.left_kept, (long long)c.kept_checked);
     assert_int_equal(failed, 0);
     /* every way of a submission delta happens often: reused, a kept session
      * extended and then given up, and a full cycle */
@@ -2259,6 +2286,8 @@ static void test_incremental_equals_full(void **state)
     assert_true(c.left_reused > c.left / 10);
     assert_true(c.left_kept > c.left / 20);
     assert_true(c.left - c.left_reused - c.left_kept > c.left / 20);
+    /* every kept session that took a delta was compared with a build */
+    assert_true(c.kept_checked == c.reused + c.fell_back + c.left_kept);
 }
 
 /* The generator itself: the same seed gives the same case. */
