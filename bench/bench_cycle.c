@@ -425,24 +425,40 @@ static void cancel(struct gen_world *w, struct event *ev, struct sched_delta *d)
     d->n_left = 1;
 }
 
+/* The event (not yet applied to w) through sched_cycle(): applied, the
+ * full cycle timed (median of the runs), then through sched_cycle_next()
+ * (incremental_event()), and undone. */
+static int time_event(const struct options *o, struct gen_world *w, struct sched_arena *arena,
+                      const char *when, struct event *ev)
+{
+    struct sched_delta d;
+    uint64_t digest;
+    double ms;
+    int n, rc;
+
+    ev->redo(w, ev, &d);
+    rc = median_cycle(o, w, arena, &ms, &n, &digest);
+    printf("event %-8s %s: next cycle %.2f ms (%d decisions; digest %016llx)\n", when,
+           ev->what, ms, n, (unsigned long long)digest);
+    if (rc == 0)
+        rc = incremental_event(o, w, arena, digest, when, ev);
+    ev->undo(w, ev);
+    return rc;
+}
+
+/* A one-GPU workload submitted: added to the world, taken out again
+ * (unsubmit()) for time_event() to put back. */
 static int time_submission(const struct options *o, struct gen_world *w,
                            struct sched_arena *arena, const char *when)
 {
     struct event ev = {"one submission", unsubmit, resubmit, -1, {-1, 0}};
     size_t pods_before = w->n_pods;
-    uint64_t digest;
-    double ms;
-    int i, d, rc;
+    int rc;
 
-    i = gen_world_submit(w, gen_world_project(w, 0), 1, 1);
-    if (i < 0)
+    if (gen_world_submit(w, gen_world_project(w, 0), 1, 1) < 0)
         return -1;
-    rc = median_cycle(o, w, arena, &ms, &d, &digest);
-    printf("event %-8s one submission: next cycle %.2f ms (%d decisions; digest %016llx)\n",
-           when, ms, d, (unsigned long long)digest);
-    if (rc == 0)
-        rc = incremental_event(o, w, arena, digest, when, &ev);
-    w->n_wls--;
+    unsubmit(w, &ev);
+    rc = time_event(o, w, arena, when, &ev);
     w->n_pods = pods_before;
     return rc;
 }
@@ -465,26 +481,13 @@ static int first_unplaced(const struct gen_world *w)
 }
 
 /* A pending workload cancelled before it started (it stays in the
- * snapshot, COMPLETED), through sched_cycle() and sched_cycle_next(). */
+ * snapshot, COMPLETED). */
 static int time_cancel(const struct options *o, struct gen_world *w, struct sched_arena *arena,
                        const char *when)
 {
     struct event ev = {"one cancellation", uncancel, cancel, first_unplaced(w), {-1, 0}};
-    struct sched_delta d;
-    uint64_t digest;
-    double ms;
-    int n, rc;
 
-    if (ev.workload < 0)
-        return 0;
-    cancel(w, &ev, &d);
-    rc = median_cycle(o, w, arena, &ms, &n, &digest);
-    printf("event %-8s one cancellation: next cycle %.2f ms (%d decisions; digest %016llx)\n",
-           when, ms, n, (unsigned long long)digest);
-    if (rc == 0)
-        rc = incremental_event(o, w, arena, digest, when, &ev);
-    uncancel(w, &ev);
-    return rc;
+    return ev.workload < 0 ? 0 : time_event(o, w, arena, when, &ev);
 }
 
 static int first_running(const struct gen_world *w)
@@ -514,27 +517,16 @@ static void complete(struct gen_world *w, struct event *ev, struct sched_delta *
 }
 
 /* A running workload of one pod completes (it stays in the snapshot,
- * COMPLETED, its pod gone), through sched_cycle() and sched_cycle_next(). */
+ * COMPLETED, its pod gone). */
 static int time_completion(const struct options *o, struct gen_world *w,
                            struct sched_arena *arena, const char *when)
 {
     struct event ev = {"one completion", uncomplete, complete, first_running(w), {-1, 0}};
-    struct sched_delta d;
-    uint64_t digest;
-    double ms;
-    int n, rc;
 
     if (ev.workload < 0)
         return 0;
     ev.pod = w->wls[ev.workload].pods[0];
-    complete(w, &ev, &d);
-    rc = median_cycle(o, w, arena, &ms, &n, &digest);
-    printf("event %-8s one completion: next cycle %.2f ms (%d decisions; digest %016llx)\n",
-           when, ms, n, (unsigned long long)digest);
-    if (rc == 0)
-        rc = incremental_event(o, w, arena, digest, when, &ev);
-    uncomplete(w, &ev);
-    return rc;
+    return time_event(o, w, arena, when, &ev);
 }
 
 /* Passes applied until one decides nothing (or `max` passes). */
