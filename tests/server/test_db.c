@@ -272,10 +272,7 @@ static void test_pending_caps_respec(void **state)
     up.pods_changed = 1;
     up.pods = &pod;
     up.n_pods = 1;
-    memset(&cy, 0, sizeof(cy));
-    cy.now_ms = 10;
-    cy.updates = &up;
-    cy.n_updates = 1;
+    cy = (struct db_cycle){.now_ms = 10, .updates = &up, .n_updates = 1};
     assert_int_equal(db_cycle_apply(f->db, &cy, &applied), DB_OK);
     assert_int_equal(applied, 1);
     db_snapshot_free(s);
@@ -687,11 +684,8 @@ static void test_cycle_apply(void **state)
         evs[i].reason = "Running";
         evs[i].message = "placed";
     }
-    cy.now_ms = 10;
-    cy.updates = ups;
-    cy.n_updates = 2;
-    cy.events = evs;
-    cy.n_events = 2;
+    cy = (struct db_cycle){.now_ms = 10, .updates = ups, .n_updates = 2, .events = evs,
+                           .n_events = 2};
     assert_int_equal(db_cycle_apply(f->db, &cy, &applied), DB_OK);
     assert_int_equal(applied, 1);
     assert_int_equal(db_workload_get(f->db, a.id, &got), DB_OK);
@@ -776,11 +770,8 @@ static void test_cycle_apply_texts(void **state)
             evs[i].reason = round ? "Moved" : "Running";
             evs[i].message = msg;
         }
-        cy.now_ms = 1000 + round;
-        cy.updates = ups;
-        cy.n_updates = 3;
-        cy.events = evs;
-        cy.n_events = 3;
+        cy = (struct db_cycle){.now_ms = 1000 + round, .updates = ups, .n_updates = 3,
+                               .events = evs, .n_events = 3};
         assert_int_equal(db_cycle_apply(f->db, &cy, &applied), DB_OK);
         assert_int_equal(applied, 3);
         db_snapshot_free(s);
@@ -858,11 +849,8 @@ static void test_cycle_apply_turns(void **state)
     }
     evs[N] = evs[5];
     evs[N].message = "second";
-    cy.now_ms = 2000;
-    cy.updates = ups;
-    cy.n_updates = N;
-    cy.events = evs;
-    cy.n_events = N + 1;
+    cy = (struct db_cycle){.now_ms = 2000, .updates = ups, .n_updates = N, .events = evs,
+                           .n_events = N + 1};
     t.n_after = N - 1;
     t.turn_us = (int64_t)1 << 50;
     t.rows = 4;
@@ -952,9 +940,7 @@ static void test_cycle_turns_yield(void **state)
     for (i = 0; i < N; i++) {
         one_pod_update(&ups[i], &s->workloads[i], "Running", &pod);
     }
-    cy.now_ms = 3000;
-    cy.updates = ups;
-    cy.n_updates = N;
+    cy = (struct db_cycle){.now_ms = 3000, .updates = ups, .n_updates = N};
     t.n_after = N;
     t.turn_us = 1; /* every turn past its target: the least rows */
     t.held_us = held;
