@@ -307,23 +307,31 @@ static int same_config(const struct sched_config *a, const struct sched_config *
            a->max_consolidation_moves == b->max_consolidation_moves;
 }
 
-/* Step 2: workload w left as the delta promises (pods it held in the kept
- * session, if any, are unplaced in the snapshot). */
-static int left_as_promised(const struct sched_memo *memo, const struct sched_state *in, int w)
+/* Step 2: no pod of wl is placed in the snapshot and it has no stale
+ * time (a departure's or a submission's state). */
+static int unplaced_not_stale(const struct sched_workload *wl)
 {
-    const struct sched_workload *wl;
     int k;
 
-    if (w < 0 || w >= memo->n_workloads)
-        return 0;
-    wl = &in->workloads[w];
-    if ((wl->phase != SCHED_STOPPED && wl->phase != SCHED_COMPLETED &&
-         wl->phase != SCHED_FAILED) || wl->stale_since_ms != SCHED_NO_TIME)
+    if (wl->stale_since_ms != SCHED_NO_TIME)
         return 0;
     for (k = 0; k < wl->n_pods; k++)
         if (wl->pods[k].node >= 0)
             return 0;
     return 1;
+}
+
+/* Step 2: workload w left as the delta promises (pods it held in the kept
+ * session, if any, are unplaced in the snapshot). */
+static int left_as_promised(const struct sched_memo *memo, const struct sched_state *in, int w)
+{
+    const struct sched_workload *wl;
+
+    if (w < 0 || w >= memo->n_workloads)
+        return 0;
+    wl = &in->workloads[w];
+    return (wl->phase == SCHED_STOPPED || wl->phase == SCHED_COMPLETED ||
+            wl->phase == SCHED_FAILED) && unplaced_not_stale(wl);
 }
 
 /* Step 5: some workload of the delta held pods in the kept session. */
@@ -365,11 +373,8 @@ static int reusable(const struct sched_memo *memo, const struct sched_state *in,
             return 0;
     for (w = memo->n_workloads; w < in->n_workloads; w++) {
         const struct sched_workload *wl = &in->workloads[w];
-        if (wl->stale_since_ms != SCHED_NO_TIME || wl->n_pods < 1 || !wl->pods)
+        if (wl->n_pods < 1 || !wl->pods || !unplaced_not_stale(wl))
             return 0;
-        for (k = 0; k < wl->n_pods; k++)
-            if (wl->pods[k].node >= 0)
-                return 0;
     }
     return 1;
 }
