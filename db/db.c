@@ -19,6 +19,11 @@
  *   failed: db__flush at the op's end, PostgreSQL's pipeline), COMMIT (WAL, synchronous=FULL: the commit is on disk), check
  *   that the path still names the file written, then mark every op of the
  *   batch done and wake its caller --> idle.
+ *   On PostgreSQL, ops next to each other in the batch that have the
+ *   same group (db__write_group: submissions) run as one call of it in
+ *   one savepoint (op_group), a set-based statement for all of them, each
+ *   op still told its own answer; if the group fails as a whole, it is
+ *   rolled back and each op runs alone, so a bad one fails alone.
  *   db_close() sets `stopping`; the writer drains what is queued and exits.
  *   An op may run in turns: its fn is called again, each call in a
  *   savepoint of its own, while it returns DB__MORE.
@@ -75,12 +80,14 @@
 #define BUSY_MS 5000            /* a lock held by another process: wait this long */
 #define HEALTH_PROBE_MS 1000
 #define FULL_CLEAR_BYTES (1 << 20) /* a full disk counts as freed past this */
+#define GROUP_MAX 256           /* ops in one call of a group (PostgreSQL) */
 #define CKPT_COMMITS 64
 #define CKPT_FORCE_PAGES 16384  /* past this WAL size (64 MiB of 4 KiB pages), wait for readers (RESTART) */
 #define WAL_KEEP_BYTES "8388608" /* a reset log is cut back to this size (journal_size_limit) */
 
 struct db__op {
     db__fn fn;
+    db__group_fn group;        /* its set-based form on PostgreSQL; NULL: none */
     void *arg;
     int rc;
     int done;
@@ -316,6 +323,36 @@ void db__text_add(struct db__text *t, const char *s, size_t n)
     t->s[t->n] = 0;
 }
 
+/* ",N" (no comma first in a row: lead 0) */
+void db__json_int(struct db__text *b, int lead, int64_t v)
+{
+    char tmp[32];
+    int n = snprintf(tmp, sizeof(tmp), "%s%lld", lead ? "," : "", (long long)v);
+
+    db__text_add(b, tmp, (size_t)n);
+}
+
+/* ,"text" as a JSON string (NULL: ""); bytes from 0x80 pass through */
+void db__json_str(struct db__text *b, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    char e[8];
+
+    db__text_add(b, ",\"", 2);
+    for (; *p; p++) {
+        size_t run = 0;
+        while (p[run] >= 0x20 && p[run] != '"' && p[run] != '\\')
+            run++;
+        db__text_add(b, (const char *)p, run);
+        p += run;
+        if (!*p)
+            break;
+        snprintf(e, sizeof(e), "\\u%04x", *p);
+        db__text_add(b, e, 6);
+    }
+    db__text_add(b, "\"", 1);
+}
+
 int db__read_list(struct db *db, db__fn fn, void *arg, void *arrp, int *n)
 {
     void **arr = arrp;
@@ -536,6 +573,61 @@ static int op_once(struct db *db, struct db__op *op)
     return rc;
 }
 
+/* The ops from op on that go together into one call of op's group
+ * (PostgreSQL only): the same group and the same fence, GROUP_MAX at most. */
+static int group_run(struct db *db, struct db__op *op)
+{
+    struct db__op *o = op;
+    int n = 0;
+
+    if (!db->pg || !op->group)
+        return 0;
+    while (o && o->group == op->group && o->fence == op->fence && n < GROUP_MAX) {
+        n++;
+        o = o->next;
+    }
+    return n;
+}
+
+/* n ops (from op on) in one savepoint, through their group: one set of
+ * statements for all of them. If the group fails as a whole (a bad row
+ * among them: a constraint, a name taken), it is rolled back and each op
+ * runs alone (op_once), so a bad row fails its own op only, with the code
+ * it had always had. */
+static void op_group(struct db *db, struct db__op *op, int n)
+{
+    void *args[GROUP_MAX];
+    int rcs[GROUP_MAX];
+    struct db__op *o;
+    int i, rc, failed;
+
+    for (i = 0, o = op; i < n; i++, o = o->next) {
+        args[i] = o->arg;
+        rcs[i] = DB_OK;
+    }
+    if (run_fixed(&db->wconn, SQL_SAVEPOINT) != DB_OK) {
+        rc = conn_rc(&db->wconn, DB_EIO);
+        for (i = 0, o = op; i < n; i++, o = o->next)
+            o->rc = rc;
+        return;
+    }
+    rc = op->fence > 0 ? db__fence(&db->wconn, op->fence) : DB_OK;
+    if (rc == DB_OK)
+        rc = op->group(&db->wconn, args, rcs, n);
+    if (rc == DB_OK)
+        run_fixed(&db->wconn, SQL_RELEASE);
+    failed = db__flush(&db->wconn);
+    if (rc == DB_OK && failed == DB_OK) {
+        for (i = 0, o = op; i < n; i++, o = o->next)
+            o->rc = rcs[i];
+        return;
+    }
+    run_fixed(&db->wconn, SQL_ROLLBACK_TO);
+    run_fixed(&db->wconn, SQL_RELEASE);
+    for (i = 0, o = op; i < n; i++, o = o->next)
+        o->rc = op_once(db, o); /* a group's ops are done in one call */
+}
+
 /* Does any op wait for this transaction besides op? If so (SQLite only),
  * the ops queued meanwhile join the batch after op, and op parks. */
 static int op_yields(struct db *db, struct db__op *op)
@@ -562,9 +654,18 @@ static int batch_ops(struct db *db, struct db__op *batch, int *n)
 
     rc = conn_rc(&db->wconn, rc);
     for (op = batch; op; op = op->next) {
+        int grouped = rc == DB_OK ? group_run(db, op) : 0;
+
         (*n)++;
         if (rc != DB_OK) {
             op->rc = rc;
+            continue;
+        }
+        if (grouped > 0) {
+            op_group(db, op, grouped);
+            *n += grouped - 1;
+            while (--grouped > 0)
+                op = op->next;
             continue;
         }
         while ((op->rc = op_once(db, op)) == DB__MORE && !op_yields(db, op))
@@ -647,7 +748,7 @@ static int probe_fn(struct db__conn *c, void *arg)
 
 static void probe(struct db *db)
 {
-    struct db__op op = {probe_fn, NULL, DB_OK, 0, 0, 0, PTHREAD_COND_INITIALIZER, NULL};
+    struct db__op op = {probe_fn, NULL, NULL, DB_OK, 0, 0, 0, PTHREAD_COND_INITIALIZER, NULL};
     int rc, ping;
 
     pthread_mutex_lock(&db->mu);
@@ -734,10 +835,16 @@ static void *ckpt_main(void *arg)
 
 int db__write(struct db *db, db__fn fn, void *arg)
 {
+    return db__write_group(db, fn, NULL, arg);
+}
+
+int db__write_group(struct db *db, db__fn fn, db__group_fn group, void *arg)
+{
     struct db__op op;
     int rc;
 
     op.fn = fn;
+    op.group = group;
     op.arg = arg;
     op.rc = DB_OK;
     op.done = 0;

@@ -31,6 +31,14 @@ typedef int (*db__fn)(struct db__conn *c, void *arg);
  * other writes wait, after their commit: db.c's writer) until it returns
  * anything else. */
 int db__write(struct db *db, db__fn fn, void *arg);
+/* The set-based form of an op for PostgreSQL: n ops' args at once, in
+ * one savepoint, each op's own refusal (a check that writes nothing for
+ * it) in rcs[i]. Any other failure rolls the group back, and each op runs
+ * alone through its fn, so the codes are the fn's. */
+typedef int (*db__group_fn)(struct db__conn *c, void *const *args, int *rcs, int n);
+/* db__write() of fn; on PostgreSQL, ops queued next to each other with
+ * the same group (and fence) are written by one call of it. */
+int db__write_group(struct db *db, db__fn fn, db__group_fn group, void *arg);
 /* Runs fn in one read transaction on a pooled read connection. */
 int db__read(struct db *db, db__fn fn, void *arg);
 
@@ -129,6 +137,11 @@ struct db__text {
     int failed;
 };
 void db__text_add(struct db__text *t, const char *s, size_t n);
+/* Values into a JSON array built in a db__text (the rows of a set-based
+ * statement): ",N" (lead 0: no comma, a row's first value), and ,"text"
+ * as a JSON string (NULL: ""; bytes from 0x80 pass through). */
+void db__json_int(struct db__text *b, int lead, int64_t v);
+void db__json_str(struct db__text *b, const char *s);
 /* db__read() of a list that fn fills at *arrp (a T **, as for db__grow)
  * and *n: both start empty, and a failed read frees and empties them. */
 int db__read_list(struct db *db, db__fn fn, void *arg, void *arrp, int *n);

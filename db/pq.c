@@ -37,10 +37,10 @@
  * reader's BEGIN, are sent without waiting for their replies; the next
  * statement that needs a reply (rows, a change count, lastval(), the
  * COMMIT, db__pq_flush at the end of each op of the writer) goes after
- * them and reads every reply in the same round trip. A submission's op
- * (savepoint, insert, lastval; then event, change row, release) is two
- * round trips instead of seven, and a read is one plus
- * one per further statement. A reader's COMMIT (of a read-only snapshot)
+ * them and reads every reply in the same round trip. The submissions
+ * queued together (savepoint, one statement for their workloads, events
+ * and change rows, release: db/workloads.c) are two round trips, and a
+ * read is one plus one per further statement. A reader's COMMIT (of a read-only snapshot)
  * is sent without waiting for its reply, which the session's next use
  * reads first.
  *

@@ -547,36 +547,6 @@ static int cmp_i64(const void *a, const void *b)
  * per placement: 43 us of CPU each; PostgreSQL's, an executor start with
  * every CHECK of the table planned again, as often. */
 
-/* ",N" (no comma first in a row: lead 0) */
-static void jb_int(struct db__text *b, int lead, int64_t v)
-{
-    char tmp[32];
-    int n = snprintf(tmp, sizeof(tmp), "%s%lld", lead ? "," : "", (long long)v);
-
-    db__text_add(b, tmp, (size_t)n);
-}
-
-/* ,"text" as a JSON string (NULL: ""); bytes from 0x80 pass through */
-static void jb_str(struct db__text *b, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)(s ? s : "");
-    char e[8];
-
-    db__text_add(b, ",\"", 2);
-    for (; *p; p++) {
-        size_t run = 0;
-        while (p[run] >= 0x20 && p[run] != '"' && p[run] != '\\')
-            run++;
-        db__text_add(b, (const char *)p, run);
-        p += run;
-        if (!*p)
-            break;
-        snprintf(e, sizeof(e), "\\u%04x", *p);
-        db__text_add(b, e, 6);
-    }
-    db__text_add(b, "\"", 1);
-}
-
 /* Runs sql with ?1 the JSON array and ?2 now; with seqs, collects the
  * rows' first column there (RETURNING). */
 static int set_run(struct db__conn *c, const char *sql, struct db__text *b, int64_t now,
@@ -679,13 +649,13 @@ static int apply_set(struct db__conn *c, struct apply_arg *a)
     for (i = a->from; i < a->to; i++) {
         const struct db_wl_update *u = &cy->updates[i];
         db__text_add(&b, i > a->from ? ",[" : "[", i > a->from ? 2 : 1);
-        jb_int(&b, 0, u->seq);
-        jb_int(&b, 1, u->version);
-        jb_str(&b, u->phase);
-        jb_str(&b, u->phase_reason);
-        jb_str(&b, u->phase_message);
-        jb_int(&b, 1, u->started_ms);
-        jb_int(&b, 1, u->stale_since_ms);
+        db__json_int(&b, 0, u->seq);
+        db__json_int(&b, 1, u->version);
+        db__json_str(&b, u->phase);
+        db__json_str(&b, u->phase_reason);
+        db__json_str(&b, u->phase_message);
+        db__json_int(&b, 1, u->started_ms);
+        db__json_int(&b, 1, u->stale_since_ms);
         db__text_add(&b, "]", 1);
     }
     db__text_add(&b, "]", 1);
@@ -703,10 +673,10 @@ static int apply_set(struct db__conn *c, struct apply_arg *a)
         (*a->n_applied)++;
         for (k = 0; u->pods_changed && k < u->n_pods; k++) {
             db__text_add(&pods, pods.n > 1 ? ",[" : "[", pods.n > 1 ? 2 : 1);
-            jb_int(&pods, 0, u->seq);
-            jb_int(&pods, 1, k);
-            jb_int(&pods, 1, u->pods[k].node_seq);
-            jb_int(&pods, 1, (int64_t)u->pods[k].devices);
+            db__json_int(&pods, 0, u->seq);
+            db__json_int(&pods, 1, k);
+            db__json_int(&pods, 1, u->pods[k].node_seq);
+            db__json_int(&pods, 1, (int64_t)u->pods[k].devices);
             db__text_add(&pods, "]", 1);
         }
     }
@@ -730,10 +700,10 @@ static int apply_set(struct db__conn *c, struct apply_arg *a)
             continue;
         db__text_add(&b, k ? ",[" : "[", k ? 2 : 1);
         k++;
-        jb_int(&b, 0, e->workload_seq);
-        jb_str(&b, e->type);
-        jb_str(&b, e->reason);
-        jb_str(&b, e->message);
+        db__json_int(&b, 0, e->workload_seq);
+        db__json_str(&b, e->type);
+        db__json_str(&b, e->reason);
+        db__json_str(&b, e->message);
         db__text_add(&b, "]", 1);
     }
     db__text_add(&b, "]", 1);

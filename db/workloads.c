@@ -193,20 +193,18 @@ static int pending_counts(struct db__conn *c, const struct pending_check *p, int
     return db__done(st, rc);
 }
 
-/* DB_ELIMIT (with why) if n more Pending workloads would pass a cap. Run
- * in the savepoint of the write that adds them, so the count cannot go
- * stale before the write commits. */
-static int pending_capped(struct db__conn *c, const struct pending_check *p)
+static int caps_on(const struct pending_check *p)
 {
-    int64_t project = 0, user = 0;
-    char name[DB_NAME_LEN] = "", more[64] = "";
-    int rc;
+    return p->caps && (p->caps->per_project > 0 || p->caps->per_user > 0);
+}
 
-    if (!p->caps || (p->caps->per_project <= 0 && p->caps->per_user <= 0))
-        return DB_OK;
-    rc = pending_counts(c, p, &project, &user, name, sizeof(name));
-    if (rc != DB_OK)
-        return rc;
+/* DB_ELIMIT (with why) if p's n more Pending workloads would pass a cap,
+ * given the counts pending_counts() read. */
+static int caps_verdict(const struct pending_check *p, int64_t project, int64_t user,
+                        const char *name)
+{
+    char more[64] = "";
+
     if (p->n > 1)
         snprintf(more, sizeof(more), "; %d more would pass it", p->n);
     if (p->caps->per_project > 0 && project + p->n > p->caps->per_project) {
@@ -224,6 +222,21 @@ static int pending_capped(struct db__conn *c, const struct pending_check *p)
     return DB_OK;
 }
 
+/* DB_ELIMIT (with why) if n more Pending workloads would pass a cap. Run
+ * in the savepoint of the write that adds them, so the count cannot go
+ * stale before the write commits. */
+static int pending_capped(struct db__conn *c, const struct pending_check *p)
+{
+    int64_t project = 0, user = 0;
+    char name[DB_NAME_LEN] = "";
+    int rc;
+
+    if (!caps_on(p))
+        return DB_OK;
+    rc = pending_counts(c, p, &project, &user, name, sizeof(name));
+    return rc == DB_OK ? caps_verdict(p, project, user, name) : rc;
+}
+
 /* The insert of a submission. queued_seq is its own seq: on PostgreSQL
  * the insert takes the seq from the sequence first and writes both (a
  * second write of the row would check the table's constraints again);
@@ -235,6 +248,13 @@ static int pending_capped(struct db__conn *c, const struct pending_check *p)
     " node_type, image, created_by, created_at, updated_at, phase_updated_at, spec,"       \
     " affinity, gpu_memory_mib, rules"
 #define INSERT_VALUES "?,?,?,?,?,?,?,'Running','Pending',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?"
+
+/* The message of a submission's event. */
+static void submitted_msg(const struct db_workload *w, char *msg, size_t len)
+{
+    snprintf(msg, len, "%s %s submitted by %s", db_type_name(w->type), w->name,
+             w->created_by[0] ? w->created_by : "unknown");
+}
 
 static int insert_fn(struct db__conn *c, void *arg)
 {
@@ -291,8 +311,7 @@ static int insert_fn(struct db__conn *c, void *arg)
         if (rc != DB_OK)
             return rc;
     }
-    snprintf(msg, sizeof(msg), "%s %s submitted by %s", db_type_name(w->type), w->name,
-             w->created_by[0] ? w->created_by : "unknown");
+    submitted_msg(w, msg, sizeof(msg));
     rc = db__event(c, w->seq, w->created_at, "Normal", "Submitted", msg);
     if (rc == DB_OK)
         rc = db__change(c, DB_CHANGE_WORKLOAD, w->seq);
@@ -318,6 +337,183 @@ static int insert_many_fn(struct db__conn *c, void *arg)
     return rc;
 }
 
+/* ---- submissions as a set (PostgreSQL) ----
+ * The writer hands the submissions queued together to insert_group in
+ * one savepoint. Step 1: the caps, op by op in queue order, from one
+ * count per project and per submitter (the counts insert_many_fn would
+ * read, since each op adds its workloads before the next counts); an op
+ * past a cap is refused alone and writes nothing. Step 2: one statement
+ * writes every accepted workload, its Submitted event and its change-log
+ * row (jsonb_array_elements WITH ORDINALITY: seqs from the sequence, rows
+ * and events in queue order, as op by op; jsonb, parsed once, since json
+ * would parse a row again for each of its 23 values). A failure of the statement
+ * (a name taken, a bad value) rolls the group back, and db.c runs each
+ * op alone (insert_many_fn), so only the bad one fails. */
+#define SET_ROW(n) "(v ->> " #n ")"
+#define SET_INT(n) "(v ->> " #n ")::bigint"
+static const char insert_set_sql[] =
+    "WITH a AS MATERIALIZED (SELECT j.v, j.k, nextval(pg_get_serial_sequence('workloads', 'seq'))"
+    " AS seq FROM jsonb_array_elements(?1::jsonb) WITH ORDINALITY AS j (v, k) ORDER BY j.k),"
+    " w AS (INSERT INTO workloads (" INSERT_COLS ", seq, queued_seq) SELECT "
+    SET_ROW(1) ", " SET_ROW(2) ", " SET_INT(3) ", " SET_INT(4) ", " SET_ROW(5) ", " SET_INT(6)
+    ", " SET_INT(7) ", 'Running', 'Pending', " SET_INT(8) ", " SET_INT(9) ", " SET_INT(10) ", "
+    SET_INT(11) ", " SET_INT(12) ", " SET_INT(13) ", " SET_ROW(14) ", " SET_ROW(15) ", "
+    SET_ROW(16) ", " SET_ROW(17) ", " SET_INT(0) ", " SET_INT(0) ", " SET_INT(0) ", "
+    SET_ROW(18) ", " SET_ROW(19) ", " SET_INT(20) ", " SET_ROW(21) ", seq, seq FROM a ORDER BY k"
+    " RETURNING seq),"
+    " e AS (INSERT INTO events (workload_seq, created_at, type, reason, message)"
+    " SELECT seq, " SET_INT(0) ", 'Normal', 'Submitted', " SET_ROW(22) " FROM a ORDER BY k),"
+    " ch AS (INSERT INTO changes (kind, workload_seq, origin, at)"
+    " SELECT ?2, seq, ?3, ?4 FROM a ORDER BY k)"
+    " SELECT seq FROM a ORDER BY k";
+
+/* One workload as a row of insert_set_sql's array. */
+static void set_row(struct db__text *b, const struct db_workload *w)
+{
+    char msg[DB_MSG_LEN];
+
+    submitted_msg(w, msg, sizeof(msg));
+    db__text_add(b, b->n > 1 ? ",[" : "[", b->n > 1 ? 2 : 1);
+    db__json_int(b, 0, w->created_at);
+    db__json_str(b, w->id);
+    db__json_str(b, w->name);
+    db__json_int(b, 1, w->project_seq);
+    db__json_int(b, 1, w->type);
+    db__json_str(b, w->priority_class);
+    db__json_int(b, 1, w->priority);
+    db__json_int(b, 1, w->preemptible);
+    db__json_int(b, 1, w->n_pods);
+    db__json_int(b, 1, w->min_pods);
+    db__json_int(b, 1, w->gpu_devices);
+    db__json_int(b, 1, w->gpu_portion);
+    db__json_int(b, 1, w->cpu_milli);
+    db__json_int(b, 1, w->mem_mib);
+    db__json_str(b, w->pools);
+    db__json_str(b, w->node_type);
+    db__json_str(b, w->image);
+    db__json_str(b, w->created_by);
+    if (w->spec)
+        db__json_str(b, w->spec);
+    else
+        db__text_add(b, ",null", 5);
+    db__json_str(b, w->affinity);
+    db__json_int(b, 1, w->gpu_memory_mib);
+    db__json_str(b, w->rules);
+    db__json_str(b, msg);
+    db__text_add(b, "]", 1);
+}
+
+/* What one project's and one submitter's Pending counts were at a group's
+ * start, as pending_counts() read them (each up to its cap). */
+struct tally {
+    int64_t project_seq;
+    const char *user;
+    int64_t project, by_user;
+    char name[DB_NAME_LEN];     /* the project's (refusals) */
+};
+
+/* The workloads the ops before `upto` that were accepted add to the
+ * project's (user NULL) or the submitter's count. */
+static int64_t group_added(void *const *args, const int *rcs, int upto, int64_t project_seq,
+                           const char *user)
+{
+    int64_t n = 0;
+    int i;
+
+    for (i = 0; i < upto; i++) {
+        const struct insert_many_arg *a = args[i];
+        if (rcs[i] == DB_OK && (user ? strcmp(a->check.created_by, user) == 0
+                                     : a->check.project_seq == project_seq))
+            n += a->n;
+    }
+    return n;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* Step 1 for op i: DB_ELIMIT (its why set) if it passes a cap. Its counts
+ * are those pending_counts() would read after the ops before it: what the
+ * group's start held (read once per project and submitter: t) plus what
+ * those ops add, up to the count's limit. */
+static int group_caps(struct db__conn *c, void *const *args, const int *rcs, int i,
+                      struct tally *t, int *n_t)
+{
+    const struct pending_check *p = &((const struct insert_many_arg *)args[i])->check;
+    struct tally *at = NULL;
+    int64_t plim = p->caps->per_project > 0 ? p->caps->per_project : 0;
+    int64_t ulim = p->caps->per_user > 0 && p->created_by[0] ? p->caps->per_user : 0;
+    int64_t project, user;
+    int k, rc;
+
+    for (k = 0; k < *n_t && !at; k++)
+        if (t[k].project_seq == p->project_seq && strcmp(t[k].user, p->created_by) == 0)
+            at = &t[k];
+    if (!at) {
+        at = &t[*n_t];
+        at->project_seq = p->project_seq;
+        at->user = p->created_by;
+        rc = pending_counts(c, p, &at->project, &at->by_user, at->name, sizeof(at->name));
+        if (rc != DB_OK)
+            return rc;
+        (*n_t)++; /* read before the group's rows: what the ops before i add comes below */
+    }
+    project = at->project + group_added(args, rcs, i, p->project_seq, NULL);
+    user = at->by_user + group_added(args, rcs, i, 0, p->created_by);
+    return caps_verdict(p, min64(project, plim), min64(user, ulim), at->name);
+}
+
+static int insert_group(struct db__conn *c, void *const *args, int *rcs, int n)
+{
+    struct db__text b = {0};
+    struct tally *t = calloc((size_t)n, sizeof(*t));
+    int i, k, n_t = 0, src, rc = t ? DB_OK : DB_ENOMEM;
+    struct db__stmt *st = NULL;
+
+    db__text_add(&b, "[", 1);
+    for (i = 0; i < n && rc == DB_OK; i++) { /* Step 1 */
+        struct insert_many_arg *a = args[i];
+        rcs[i] = caps_on(&a->check) ? group_caps(c, args, rcs, i, t, &n_t) : DB_OK;
+        if (rcs[i] != DB_OK && rcs[i] != DB_ELIMIT)
+            rc = rcs[i];
+        for (k = 0; rcs[i] == DB_OK && k < a->n; k++)
+            set_row(&b, &a->ws[k]);
+    }
+    db__text_add(&b, "]", 1);
+    if (rc == DB_OK && b.failed)
+        rc = DB_ENOMEM;
+    if (rc == DB_OK && b.n > 2 && (st = db__prep(c, insert_set_sql, &rc)) != NULL) { /* Step 2 */
+        db__bind_static(st, 1, b.s);
+        db__bind_int(st, 2, DB_CHANGE_WORKLOAD);
+        db__bind_int64(st, 3, db_change_origin());
+        db__bind_int64(st, 4, db__now_ms());
+        for (i = 0; i < n && rc == DB_OK; i++) {
+            struct insert_many_arg *a = args[i];
+            for (k = 0; rcs[i] == DB_OK && k < a->n && rc == DB_OK; k++) {
+                src = db__step(st);
+                if (src != DB__ROW) {
+                    rc = src < 0 ? src : DB_EIO;
+                    break;
+                }
+                a->ws[k].seq = a->ws[k].queued_seq = db__col_int64(st, 0);
+            }
+        }
+        if (rc == DB_OK && db__step(st) != DB__DONE)
+            rc = DB_EIO;
+        rc = db__done(st, rc);
+    }
+    for (i = 0; i < n && rc == DB_OK; i++) {
+        struct insert_many_arg *a = args[i];
+        for (k = 0; rcs[i] == DB_OK && k < a->n; k++)
+            db__fault_note("submit"); /* tests only (fault.c) */
+    }
+    free(b.s);
+    free(t);
+    return rc;
+}
+
 int db_workloads_submit(struct db *db, struct db_workload *ws, int n,
                         const struct db_pending_caps *caps, char *why, size_t len)
 {
@@ -338,7 +534,7 @@ int db_workloads_submit(struct db *db, struct db_workload *ws, int n,
         snprintf(ws[i].phase, sizeof(ws[i].phase), "Pending");
         ws[i].version = 1;
     }
-    return db__write(db, insert_many_fn, &a);
+    return db__write_group(db, insert_many_fn, insert_group, &a);
 }
 
 int db_workload_submit(struct db *db, struct db_workload *w, const struct db_pending_caps *caps,

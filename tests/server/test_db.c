@@ -452,6 +452,105 @@ static void test_group_commit(void **state)
     assert_int_equal(count, 400);
 }
 
+/* Concurrent submitters under a project cap, some names shared between
+ * them: submissions queued together are written together (on
+ * PostgreSQL, one set-based statement), yet each gets the answer it
+ * would get alone: a name taken fails that submission only, the cap
+ * and the submitter's take exactly as many as they allow, and every
+ * accepted workload is
+ * stored under the seq it was given, with its one Submitted event. */
+#define CAP_THREADS 8
+#define CAP_EACH 25
+#define CAP_PROJECT 150 /* of 165 distinct names: 8 x 20 own, 5 shared */
+#define CAP_USER 22     /* each submitter (thread) has at least 20 to give */
+
+struct capped_arg {
+    struct fixture *f;
+    int id;
+    int rc[CAP_EACH];
+    struct db_workload w[CAP_EACH];
+};
+
+static void *capped_submitter(void *p)
+{
+    static const struct db_pending_caps caps = {CAP_PROJECT, CAP_USER};
+    struct capped_arg *a = p;
+    char why[DB_MSG_LEN];
+    int i;
+
+    for (i = 0; i < CAP_EACH; i++) {
+        struct db_workload *w = &a->w[i];
+        memset(w, 0, sizeof(*w));
+        if (i % 5 == 0)
+            snprintf(w->name, sizeof(w->name), "shared-%d", i / 5);
+        else
+            snprintf(w->name, sizeof(w->name), "own-%d-%d", a->id, i);
+        w->project_seq = a->f->proj.seq;
+        strcpy(w->priority_class, "train");
+        w->n_pods = w->min_pods = 1;
+        snprintf(w->created_by, sizeof(w->created_by), "u%d", a->id);
+        a->rc[i] = db_workload_submit(a->f->db, w, &caps, why, sizeof(why));
+    }
+    return NULL;
+}
+
+static void test_group_set_answers(void **state)
+{
+    struct fixture *f = *state;
+    pthread_t th[CAP_THREADS];
+    struct capped_arg *args = calloc(CAP_THREADS, sizeof(*args));
+    struct db_workload got;
+    struct db_event *ev = NULL;
+    struct db_wl_query q;
+    int64_t commits, writes, before_c, before_w, count = 0;
+    int i, k, n_ev = 0, ok = 0, mine, shared_ok[5] = {0};
+
+    assert_non_null(args);
+    db_writer_stats(f->db, &before_c, &before_w);
+    for (i = 0; i < CAP_THREADS; i++) {
+        args[i].f = f;
+        args[i].id = i;
+        assert_int_equal(pthread_create(&th[i], NULL, capped_submitter, &args[i]), 0);
+    }
+    for (i = 0; i < CAP_THREADS; i++)
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+    db_writer_stats(f->db, &commits, &writes);
+    assert_true(commits - before_c < writes - before_w); /* they shared commits */
+    for (i = 0; i < CAP_THREADS; i++) {
+        for (k = 0, mine = 0; k < CAP_EACH; k++) {
+            struct db_workload *w = &args[i].w[k];
+            int rc = args[i].rc[k];
+            if (rc != DB_OK) {
+                if (rc != DB_ELIMIT && !(rc == DB_ECONFLICT && k % 5 == 0))
+                    fail_msg("%s: code %d", w->name, rc);
+                continue;
+            }
+            ok++;
+            mine++;
+            shared_ok[k / 5] += k % 5 == 0;
+            assert_int_equal(db_workload_get(f->db, w->id, &got), DB_OK);
+            assert_string_equal(got.name, w->name);
+            assert_int_equal(got.seq, w->seq);
+            assert_int_equal(got.queued_seq, w->seq);
+            assert_int_equal(db_event_list(f->db, w->seq, 0, 0, 10, &ev, &n_ev), DB_OK);
+            assert_int_equal(n_ev, 1);
+            assert_string_equal(ev[0].reason, "Submitted");
+            free(ev);
+            ev = NULL;
+            db_workload_clear(&got);
+            db_workload_clear(w);
+        }
+        assert_true(mine <= CAP_USER);
+    }
+    assert_int_equal(ok, CAP_PROJECT);
+    for (k = 0; k < 5; k++)
+        assert_true(shared_ok[k] <= 1);
+    memset(&q, 0, sizeof(q));
+    assert_int_equal(db_workload_count(f->db, &q, &count), DB_OK);
+    assert_int_equal(count, CAP_PROJECT);
+    free(args);
+}
+
 static void test_lifecycle_and_list(void **state)
 {
     struct fixture *f = *state;
@@ -1240,6 +1339,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_schema_and_queues, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_caps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_set_answers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_caps_batch_resume, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_caps_respec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refresh_families, setup, teardown),
