@@ -39,7 +39,10 @@
  *      state back to where it was), and so are the nodes of that grouping
  *      that can host the last reclaimer's shape, with their bounds
  *      (order_nodes()); a shape that every node of the pool can host
- *      (struct host_floor) is not asked node by node;
+ *      (struct host_floor) is not asked node by node; a node's bound for
+ *      a shape is kept for the pool's state whatever the grouping, for the
+ *      last few shapes (struct node_bounds: reclaimers of several shapes
+ *      take turns in one state);
  *   3. once a set is found, a node is searched only if both its device
  *      bound and its cheapest unit allow a set no dearer than the best;
  *   4. whether a queue holds more than the strategies let it keep, and
@@ -102,6 +105,18 @@ struct search {
     int64_t *node_lb;          /* per node: least GPU cost that could make room */
 };
 
+/* One reclaimer shape's node bounds (node_lower_bound(); -1: the node
+ * cannot host it; LB_UNKNOWN: not asked yet) in the pool's state
+ * `version`, by the node's place in the pool (pool_pos). */
+#define LB_KEEP 8
+#define LB_UNKNOWN (-2)
+struct node_bounds {
+    uint64_t version;          /* UINT64_MAX: unused */
+    uint64_t used;             /* the pool's lb_tick when last used */
+    int64_t shape[7];
+    int64_t *lb;               /* [pool's nodes] */
+};
+
 /* A pool's candidate units in preference order, as collected in state
  * `version` for moves or for evictions; reused while the state is the same. */
 struct pool_units {
@@ -130,6 +145,11 @@ struct pool_units {
     int64_t l_shape[7];
     int *l_order, n_l_order;
     int64_t l_global;
+    /* the nodes' bounds for the last LB_KEEP shapes, each in the pool's
+     * state it was found in: a bound reads only the node and the shape,
+     * not the grouping (struct node_bounds) */
+    struct node_bounds lb[LB_KEEP];
+    uint64_t lb_tick;
     uint64_t o_version;        /* the pool's state (pool_version) o_over, s_over were found in */
     uint8_t *o_over;           /* [n_queues]: queue_over_bits()'s answers */
     uint8_t *s_over;           /* [n_queues]: siblings_over()'s answers */
@@ -225,9 +245,12 @@ static struct scratch *scratch_of(struct sched_session *ss)
         x->pc = sched__calloc(ss->arena, (size_t)ss->n_pools, sizeof(struct pool_units));
         if (!x->pc)
             return NULL;
-        for (int p = 0; p < ss->n_pools; p++)
+        for (int p = 0; p < ss->n_pools; p++) {
             x->pc[p].version = x->pc[p].b_version = x->pc[p].o_version =
                 x->pc[p].pool_version = UINT64_MAX;
+            for (int e = 0; e < LB_KEEP; e++)
+                x->pc[p].lb[e].version = UINT64_MAX;
+        }
         x->floor = floors_of(ss);
         x->hopeless = sched__calloc(ss->arena, (size_t)ss->n_queues * (size_t)ss->n_pools * 2 + 1,
                                     sizeof(struct hopeless));
@@ -1237,15 +1260,51 @@ static int every_node_hosts(const struct search *s)
            f->mem >= jw->mem_mib;
 }
 
+/* The bounds of the pool's nodes for j's shape in the pool's state: the
+ * entry kept for them, or the least recently used one, emptied. NULL when
+ * out of memory. */
+static struct node_bounds *bounds_for(struct search *s, const int64_t *shape)
+{
+    struct pool_units *pc = &((struct scratch *)s->ss->victim_scratch)->pc[s->pool];
+    const struct ss_pool *pool = &s->ss->pools[s->pool];
+    uint64_t version = s->ss->pool_version[s->pool];
+    struct node_bounds *b = &pc->lb[0];
+    int e, i;
+
+    for (e = 0; e < LB_KEEP; e++) {
+        struct node_bounds *c = &pc->lb[e];
+        if (c->version == version && memcmp(c->shape, shape, sizeof(c->shape)) == 0) {
+            c->used = ++pc->lb_tick;
+            return c;
+        }
+        if (c->used < b->used)
+            b = c;
+    }
+    if (!b->lb) {
+        b->lb = sched__calloc(s->ss->arena, (size_t)pool->n_nodes + 1, sizeof(int64_t));
+        if (!b->lb)
+            return NULL;
+    }
+    for (i = 0; i < pool->n_nodes; i++)
+        b->lb[i] = LB_UNKNOWN;
+    b->version = version;
+    memcpy(b->shape, shape, sizeof(b->shape));
+    b->used = ++pc->lb_tick;
+    return b;
+}
+
 /* The pool's nodes that hold units and can host j, in order of their most
  * preferred unit, with their bounds (node_lb; -1: cannot host) and the
  * least of them; kept for the next search of the same shape in the same
- * state and grouping (the failed reclaim attempts of a queue's walk). */
+ * state and grouping (the failed reclaim attempts of a queue's walk). A
+ * node's bound is asked once per state and shape (bounds_for()), whatever
+ * the grouping. */
 static int order_nodes(struct search *s, int64_t *global_lb)
 {
     struct scratch *x = s->ss->victim_scratch;
     struct pool_units *pc = &x->pc[s->pool];
     const struct ss_pool *pool = &s->ss->pools[s->pool];
+    struct node_bounds *b;
     int64_t shape[7];
     int i, all = every_node_hosts(s);
 
@@ -1262,23 +1321,23 @@ static int order_nodes(struct search *s, int64_t *global_lb)
         *global_lb = pc->l_global;
         return pc->n_l_order;
     }
+    b = bounds_for(s, shape);
+    if (!b)
+        return SCHED_ENOMEM;
     *global_lb = SS_INF;
-    for (i = 0; i < pool->n_nodes; i++) {
-        int node = pool->nodes[i];
-        if (x->node_cnt[node] == 0)
-            continue;
-        if (!all && !node_can_host(s, node)) {
-            s->node_lb[node] = -1;
-            continue;
-        }
-        s->node_lb[node] = node_lower_bound(s, node);
-        *global_lb = ss_min(*global_lb, s->node_lb[node]);
-    }
-    /* nodes in order of their most preferred unit (units are in rank order) */
+    /* by_first names each node holding a unit once, most preferred unit first */
     pc->n_l_order = 0;
-    for (i = 0; i < pc->n_by_first; i++)
-        if (s->node_lb[pc->by_first[i]] >= 0)
-            pc->l_order[pc->n_l_order++] = pc->by_first[i];
+    for (i = 0; i < pc->n_by_first; i++) {
+        int node = pc->by_first[i];
+        int64_t *lb = &b->lb[s->ss->nodes[node].pool_pos];
+        if (*lb == LB_UNKNOWN)
+            *lb = !all && !node_can_host(s, node) ? -1 : node_lower_bound(s, node);
+        s->node_lb[node] = *lb;
+        if (*lb < 0)
+            continue;
+        *global_lb = ss_min(*global_lb, *lb);
+        pc->l_order[pc->n_l_order++] = node;
+    }
     pc->l_gen = pc->b_gen;
     pc->l_version = s->ss->pool_version[s->pool];
     memcpy(pc->l_shape, shape, sizeof(shape));
