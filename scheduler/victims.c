@@ -49,6 +49,8 @@
  *      whether any sibling of a queue does (the test every reclaim
  *      candidate of the job-order walk asks, any_victim_queue()), are kept
  *      per state of the pool: they read only the queues' figures there;
+ *      so is the set of victim queues of a reclaim, for the last few
+ *      reclaimer queues and guarantees (struct victim_queues);
  *   5. an attempt whose pods all fit somewhere as things are ends at
  *      once (placed, they would evict nothing, and an attempt that evicts
  *      nothing fails): most reclaim and preempt attempts are of this kind;
@@ -105,16 +107,28 @@ struct search {
     int64_t *node_lb;          /* per node: least GPU cost that could make room */
 };
 
+/* What an answer kept per pool was found for: the pool's state and a key. */
+#define KEEP 8
+struct kept {
+    uint64_t version;          /* ss->pool_version; UINT64_MAX: unused */
+    uint64_t used;             /* the pool's tick when last used */
+    int64_t key[7];
+};
+
 /* One reclaimer shape's node bounds (node_lower_bound(); -1: the node
- * cannot host it; LB_UNKNOWN: not asked yet) in the pool's state
- * `version`, by the node's place in the pool (pool_pos). */
-#define LB_KEEP 8
+ * cannot host it; LB_UNKNOWN: not asked yet), by the node's place in the
+ * pool (pool_pos). */
 #define LB_UNKNOWN (-2)
 struct node_bounds {
-    uint64_t version;          /* UINT64_MAX: unused */
-    uint64_t used;             /* the pool's lb_tick when last used */
-    int64_t shape[7];
+    struct kept k;             /* the shape (host_shape()) */
     int64_t *lb;               /* [pool's nodes] */
+};
+
+/* The victim queues of a reclaim (eligible_queues()). */
+struct victim_queues {
+    struct kept k;             /* the reclaimer's queue, its side's guarantees, the collection */
+    uint8_t *ok;               /* [n_queues]: scratch.q_ok */
+    int n;                     /* queues set */
 };
 
 /* A pool's candidate units in preference order, as collected in state
@@ -145,11 +159,13 @@ struct pool_units {
     int64_t l_shape[7];
     int *l_order, n_l_order;
     int64_t l_global;
-    /* the nodes' bounds for the last LB_KEEP shapes, each in the pool's
+    /* the nodes' bounds for the last KEEP shapes, each in the pool's
      * state it was found in: a bound reads only the node and the shape,
-     * not the grouping (struct node_bounds) */
-    struct node_bounds lb[LB_KEEP];
-    uint64_t lb_tick;
+     * not the grouping (struct node_bounds); and the last KEEP answers of
+     * eligible_queues() for a reclaim */
+    struct node_bounds lb[KEEP];
+    struct victim_queues vq[KEEP];
+    uint64_t tick;
     uint64_t o_version;        /* the pool's state (pool_version) o_over, s_over were found in */
     uint8_t *o_over;           /* [n_queues]: queue_over_bits()'s answers */
     uint8_t *s_over;           /* [n_queues]: siblings_over()'s answers */
@@ -248,8 +264,8 @@ static struct scratch *scratch_of(struct sched_session *ss)
         for (int p = 0; p < ss->n_pools; p++) {
             x->pc[p].version = x->pc[p].b_version = x->pc[p].o_version =
                 x->pc[p].pool_version = UINT64_MAX;
-            for (int e = 0; e < LB_KEEP; e++)
-                x->pc[p].lb[e].version = UINT64_MAX;
+            for (int e = 0; e < KEEP; e++)
+                x->pc[p].lb[e].k.version = x->pc[p].vq[e].k.version = UINT64_MAX;
         }
         x->floor = floors_of(ss);
         x->hopeless = sched__calloc(ss->arena, (size_t)ss->n_queues * (size_t)ss->n_pools * 2 + 1,
@@ -647,17 +663,69 @@ static int int_before(const void *ctx, int a, int b)
     return a < b;
 }
 
+/* The entry of entries[0..KEEP) (each `size` bytes, a struct kept first)
+ * kept for key in the pool's state version (*hit = 1), or the least
+ * recently used one, named so (*hit = 0: its answer is to be made). */
+static int kept_slot(void *entries, size_t size, uint64_t version, const int64_t *key,
+                     uint64_t *tick, int *hit)
+{
+    struct kept *least = entries;
+    int e, at = 0;
+
+    for (e = 0; e < KEEP; e++) {
+        struct kept *c = (struct kept *)((char *)entries + (size_t)e * size);
+        if (c->version == version && memcmp(c->key, key, sizeof(c->key)) == 0) {
+            c->used = ++*tick;
+            *hit = 1;
+            return e;
+        }
+        if (c->used < least->used) {
+            least = c;
+            at = e;
+        }
+    }
+    least->version = version;
+    memcpy(least->key, key, sizeof(least->key));
+    least->used = ++*tick;
+    *hit = 0;
+    return at;
+}
+
 /* scratch.q_ok: the queues whose units this attempt may look at: those
- * that may lose (reclaim), j's own queue (preempt); returns how many. */
+ * that may lose (reclaim), j's own queue (preempt); returns how many. A
+ * reclaim's answer reads the pool's state, the collection (what_if), j's
+ * queue and whether j's side stays within its deserved quota at each level
+ * of its path (guarantee[]), so it is kept for those (struct
+ * victim_queues). */
 static int eligible_queues(struct search *s)
 {
     const struct sched_session *ss = s->ss;
     struct scratch *x = ss->victim_scratch;
-    const struct pool_units *pc = &x->pc[s->pool];
-    int jq = ss_w(ss, s->j)->queue, q, n_queues = 0, guarantee[PATH_LEVELS + 1];
+    struct pool_units *pc = &x->pc[s->pool];
+    int jq = ss_w(ss, s->j)->queue, q, n_queues = 0, guarantee[PATH_LEVELS + 1], hit, a;
+    struct victim_queues *vq = NULL;
+    int64_t key[7] = {jq, s->what_if, 0, 0, 0, 0, 0};
 
     for (q = 0; q <= PATH_LEVELS; q++)
         guarantee[q] = -1;
+    if (s->mode == MODE_RECLAIM && ss->queues[jq].depth < PATH_LEVELS) {
+        /* every level of j's path: bit d of key[2] */
+        for (a = jq; a >= 0; a = ss->queues[a].parent) {
+            int d = ss->queues[a].depth;
+            guarantee[d] = reclaimer_within_deserved(
+                ss, s->j, &ss->qp[(size_t)a * (size_t)ss->n_pools + (size_t)s->pool], s->pods_left);
+            key[2] |= (int64_t)guarantee[d] << d;
+        }
+        vq = &pc->vq[kept_slot(pc->vq, sizeof(pc->vq[0]), ss->pool_version[s->pool], key, &pc->tick,
+                               &hit)];
+        if (!vq->ok && !(vq->ok = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, 1))) {
+            vq->k.version = UINT64_MAX;
+            vq = NULL;
+        } else if (hit) {
+            memcpy(x->q_ok, vq->ok, (size_t)ss->n_queues);
+            return vq->n;
+        }
+    }
     for (q = 0; q < ss->n_queues; q++) {
         x->q_ok[q] = 0;
         if (pc->q_cnt[q] == 0 || (s->mode == MODE_PREEMPT) != (q == jq))
@@ -666,6 +734,10 @@ static int eligible_queues(struct search *s)
             continue;
         x->q_ok[q] = 1;
         n_queues++;
+    }
+    if (vq) {
+        memcpy(vq->ok, x->q_ok, (size_t)ss->n_queues);
+        vq->n = n_queues;
     }
     return n_queues;
 }
@@ -1268,18 +1340,12 @@ static struct node_bounds *bounds_for(struct search *s, const int64_t *shape)
     struct pool_units *pc = &((struct scratch *)s->ss->victim_scratch)->pc[s->pool];
     const struct ss_pool *pool = &s->ss->pools[s->pool];
     uint64_t version = s->ss->pool_version[s->pool];
-    struct node_bounds *b = &pc->lb[0];
-    int e, i;
+    struct node_bounds *b;
+    int hit, i;
 
-    for (e = 0; e < LB_KEEP; e++) {
-        struct node_bounds *c = &pc->lb[e];
-        if (c->version == version && memcmp(c->shape, shape, sizeof(c->shape)) == 0) {
-            c->used = ++pc->lb_tick;
-            return c;
-        }
-        if (c->used < b->used)
-            b = c;
-    }
+    b = &pc->lb[kept_slot(pc->lb, sizeof(pc->lb[0]), version, shape, &pc->tick, &hit)];
+    if (hit)
+        return b;
     if (!b->lb) {
         b->lb = sched__calloc(s->ss->arena, (size_t)pool->n_nodes + 1, sizeof(int64_t));
         if (!b->lb)
@@ -1287,9 +1353,6 @@ static struct node_bounds *bounds_for(struct search *s, const int64_t *shape)
     }
     for (i = 0; i < pool->n_nodes; i++)
         b->lb[i] = LB_UNKNOWN;
-    b->version = version;
-    memcpy(b->shape, shape, sizeof(b->shape));
-    b->used = ++pc->lb_tick;
     return b;
 }
 
