@@ -491,38 +491,48 @@ static int unit_dead(const struct search *s, const struct unit *u)
     return x->n_placed == 0;
 }
 
+/* Files unit i under each node it has pods on (counts them; with fill,
+ * lists it in node_units too). Counting, a node met for the first time
+ * joins the pool's by_first. */
 static void file_unit(struct search *s, struct scratch *x, int *node_units, int i, int fill)
 {
     const struct unit *u = &s->units[i];
-    const struct sched_workload *v = ss_w(s->ss, u->w);
-    int k;
+    struct pool_units *pc = &x->pc[s->pool];
+    int k = u->pod >= 0 ? u->pod : 0, end = u->pod >= 0 ? u->pod + 1 : ss_w(s->ss, u->w)->n_pods;
 
-    if (unit_dead(s, u))
-        return;
-    for (k = 0; k < v->n_pods; k++) {
+    for (; k < end; k++) {
         int node = s->ss->pods[u->w][k].node;
-        if (node < 0 || (u->pod >= 0 && k != u->pod) || x->node_mark[node] == i)
+        if (node < 0 || x->node_mark[node] == i)
             continue;
         x->node_mark[node] = i;
         if (fill)
             node_units[x->node_off[node] + x->node_cnt[node]] = i;
+        else if (x->node_cnt[node] == 0)
+            pc->by_first[pc->n_by_first++] = node;
         x->node_cnt[node]++;
     }
 }
 
-/* Groups the units by the nodes they have pods on, keeping preference order. */
+/* Groups the live units of s->elig by the nodes they have pods on,
+ * keeping preference order; the pool's by_first lists the nodes holding
+ * one in order of their most preferred unit, node_mark names that unit. */
 static void bucket_by_node(struct search *s, struct scratch *x)
 {
     const struct ss_pool *pool = &s->ss->pools[s->pool];
-    int *node_units = x->pc[s->pool].node_units;
-    int i, start = 0;
+    struct pool_units *pc = &x->pc[s->pool];
+    int *node_units = pc->node_units, *live = x->tmp;
+    int i, n_live = 0, start = 0;
 
     for (i = 0; i < pool->n_nodes; i++) {
         x->node_cnt[pool->nodes[i]] = 0;
         x->node_mark[pool->nodes[i]] = -1;
     }
+    pc->n_by_first = 0;
     for (i = 0; i < s->n_elig; i++)
-        file_unit(s, x, node_units, s->elig[i], 0);
+        if (!unit_dead(s, &s->units[s->elig[i]])) {
+            live[n_live++] = s->elig[i];
+            file_unit(s, x, node_units, s->elig[i], 0);
+        }
     for (i = 0; i < pool->n_nodes; i++) {
         int n = pool->nodes[i];
         x->node_off[n] = start;
@@ -530,8 +540,11 @@ static void bucket_by_node(struct search *s, struct scratch *x)
         x->node_cnt[n] = 0;
         x->node_mark[n] = -1;
     }
-    for (i = 0; i < s->n_elig; i++)
-        file_unit(s, x, node_units, s->elig[i], 1);
+    for (i = 0; i < n_live; i++)
+        file_unit(s, x, node_units, live[i], 1);
+    /* the first unit filed under a node is its most preferred */
+    for (i = 0; i < pc->n_by_first; i++)
+        x->node_mark[pc->by_first[i]] = node_units[x->node_off[pc->by_first[i]]];
 }
 
 /* GuaranteeDeservedQuota, reclaimer side: queue qr (j's queue, or its
@@ -1265,7 +1278,7 @@ static int group_units(struct search *s, int n_queues)
     struct scratch *x = s->ss->victim_scratch;
     struct pool_units *pc = &x->pc[s->pool];
     const struct ss_pool *pool = &s->ss->pools[s->pool];
-    int jq = ss_w(s->ss, s->j)->queue, kind = s->what_if ? 2 : 0, keep = 0, e, k;
+    int jq = ss_w(s->ss, s->j)->queue, kind = s->what_if ? 2 : 0, keep = 0;
 
     if (s->mode == MODE_RECLAIM) {
         x->q_ok[jq] = 0;  /* its units are dead to j (unit_dead()) */
@@ -1282,22 +1295,6 @@ static int group_units(struct search *s, int n_queues)
     pc->b_gen++;
     list_eligible(s, n_queues);
     bucket_by_node(s, x);
-    for (e = 0; e < pool->n_nodes; e++)
-        x->node_mark[pool->nodes[e]] = -1;
-    pc->n_by_first = 0;
-    for (e = 0; e < s->n_elig; e++) {
-        const struct unit *u = &s->units[s->elig[e]];
-        const struct sched_workload *v = ss_w(s->ss, u->w);
-        if (unit_dead(s, u))
-            continue;
-        for (k = 0; k < v->n_pods; k++) {
-            int node = s->ss->pods[u->w][k].node;
-            if (node < 0 || (u->pod >= 0 && k != u->pod) || x->node_mark[node] != -1)
-                continue;
-            x->node_mark[node] = s->elig[e];
-            pc->by_first[pc->n_by_first++] = node;
-        }
-    }
     pc->b_version = UINT64_MAX;
     if (s->mode == MODE_RECLAIM) {
         memcpy(pc->b_queues, x->q_ok, (size_t)s->ss->n_queues);
