@@ -11,6 +11,12 @@
  *
  * Fair share is not checked here: a preemptible workload may run over
  * quota whenever resources are idle; reclaim takes them back.
+ *
+ * Whether the pool has room for a gang as things are
+ * (sched__all_fit_as_is()) is told without placing it: the victim search
+ * (victims.c) ends an attempt whose pods would all fit, evicting nothing,
+ * without placing them pod by pod (a walk of the pool's nodes each) and
+ * rolling them back.
  */
 #include "sched_int.h"
 
@@ -57,4 +63,52 @@ int sched__capacity_check(struct sched_session *ss, int w, int pool, int pods,
         }
     }
     return 1;
+}
+
+/* How many pods of w node could take one after another as things are:
+ * whole-device and CPU-only pods only, whose each placement takes the
+ * same from the node alone (whole devices take empty ones). */
+static int64_t pods_node_takes(const struct sched_session *ss, const struct sched_workload *wl,
+                               int w, int node)
+{
+    const struct ss_node *n = &ss->nodes[node];
+    int64_t k = sched__whole(wl) ? n->n_empty / wl->gpu_devices : SS_BIG;
+
+    if (!n->ready || sched__node_rank(ss, w, node) == 0 || n->cpu_free < wl->cpu_milli ||
+        n->mem_free < wl->mem_mib)
+        return 0;
+    if (wl->cpu_milli > 0)
+        k = ss_min(k, n->cpu_free / wl->cpu_milli);
+    if (wl->mem_mib > 0)
+        k = ss_min(k, n->mem_free / wl->mem_mib);
+    return k;
+}
+
+int sched__all_fit_as_is(const struct sched_session *ss, int w, int pool, int pods)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+    const struct ss_pool *p = &ss->pools[pool];
+    int64_t total = 0;
+    int i;
+
+    if (pods == 1)
+        return sched__fits_somewhere(ss, w, pool);
+    if (wl->gpu_portion > 0 || wl->gpu_memory_mib > 0)
+        return -1;
+    if (!sched__whole(wl)) {
+        for (i = 0; i < p->n_nodes && total < pods; i++)
+            total += pods_node_takes(ss, wl, w, p->nodes[i]);
+        return total >= pods;
+    }
+    if (p->total_empty < (int64_t)pods * wl->gpu_devices)
+        return 0;
+    /* only nodes with an empty device can take one */
+    for (i = 0; i < p->n_nodes && total < pods; i += 64) {
+        uint64_t bits = p->has_empty[i / 64];
+        while (bits && total < pods) {
+            total += pods_node_takes(ss, wl, w, p->nodes[i + __builtin_ctzll(bits)]);
+            bits &= bits - 1;
+        }
+    }
+    return total >= pods;
 }

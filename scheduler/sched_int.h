@@ -293,6 +293,14 @@ int sched__fairshare(struct sched_session *ss);
 /* max(deserved, fair) capped by limit: what a queue may hold without being reclaimed. */
 int64_t sched__allocatable(const struct ss_qp *qp, int r);
 
+/* capacity.c: would `pods` pods of w, placed one at a time on the best node
+ * that fits (sched__best_node()), all find one with nothing evicted? A
+ * whole-device or CPU-only pod takes one pod's room from its node and
+ * changes no other, so they all fit iff the nodes' counts add up to pods,
+ * whatever nodes are chosen. 1: they fit, 0: they do not, -1: unknown
+ * (shared devices: a device's room depends on which devices earlier pods
+ * took). One pod: sched__fits_somewhere(). */
+int sched__all_fit_as_is(const struct sched_session *ss, int w, int pool, int pods);
 /* capacity.c: the checks allocate makes before placing (limit, non-preemptible in deserved). */
 struct ss_verdict {
     int reason;               /* SCHED_R_NONE when the checks pass */

@@ -56,7 +56,7 @@
  *      nothing fails): most reclaim and preempt attempts are of this kind;
  *      for one pod, finding that a node fits stops at the first one; for a
  *      gang of whole-device or CPU-only pods, the pods each node can take
- *      are added up (all_fit_as_is()) instead of placing them one by one
+ *      are added up (sched__all_fit_as_is()) instead of placing them one by one
  *      and rolling them back.
  */
 #include "sched_int.h"
@@ -1916,60 +1916,6 @@ static int keep_movable(struct search *s, struct ss_mark att, int action)
 
 /* One attempt to place j's missing pods in the pool by evicting; 1 when it
  * holds (its changes stay, flags recorded in s), else everything undone. */
-/* How many pods of w node could take one after another as things are:
- * whole-device and CPU-only pods only, whose each placement takes the
- * same from the node alone (whole devices take empty ones). */
-static int64_t pods_node_takes(const struct sched_session *ss, const struct sched_workload *wl,
-                               int w, int node)
-{
-    const struct ss_node *n = &ss->nodes[node];
-    int64_t k = sched__whole(wl) ? n->n_empty / wl->gpu_devices : SS_BIG;
-
-    if (!n->ready || sched__node_rank(ss, w, node) == 0 || n->cpu_free < wl->cpu_milli ||
-        n->mem_free < wl->mem_mib)
-        return 0;
-    if (wl->cpu_milli > 0)
-        k = ss_min(k, n->cpu_free / wl->cpu_milli);
-    if (wl->mem_mib > 0)
-        k = ss_min(k, n->mem_free / wl->mem_mib);
-    return k;
-}
-
-/* Would `pods` pods of w, placed one at a time on the best node that fits
- * (sched__best_node()), all find one with nothing evicted? A placement
- * that fits takes one pod's room from its node and changes no other, so
- * they all fit iff the nodes' counts (pods_node_takes()) add up to pods,
- * whatever nodes are chosen. 0 when unknown (shared devices: a device's
- * room depends on which devices earlier pods took). */
-static int all_fit_as_is(const struct sched_session *ss, int w, int pool, int pods)
-{
-    const struct sched_workload *wl = ss_w(ss, w);
-    const struct ss_pool *p = &ss->pools[pool];
-    int64_t total = 0;
-    int i;
-
-    if (pods == 1)
-        return sched__fits_somewhere(ss, w, pool);
-    if (wl->gpu_portion > 0 || wl->gpu_memory_mib > 0)
-        return 0;
-    if (!sched__whole(wl)) {
-        for (i = 0; i < p->n_nodes && total < pods; i++)
-            total += pods_node_takes(ss, wl, w, p->nodes[i]);
-        return total >= pods;
-    }
-    if (p->total_empty < (int64_t)pods * wl->gpu_devices)
-        return 0;
-    /* only nodes with an empty device can take one */
-    for (i = 0; i < p->n_nodes && total < pods; i += 64) {
-        uint64_t bits = p->has_empty[i / 64];
-        while (bits && total < pods) {
-            total += pods_node_takes(ss, wl, w, p->nodes[i + __builtin_ctzll(bits)]);
-            bits &= bits - 1;
-        }
-    }
-    return total >= pods;
-}
-
 static int evict_attempt(struct search *s, struct ss_mark mark, int action)
 {
     struct sched_session *ss = s->ss;
@@ -1982,7 +1928,7 @@ static int evict_attempt(struct search *s, struct ss_mark mark, int action)
     i = make_limit_room(s, pods, action) ? 0 : pods + 1;
     /* pods that all fit as things are would be placed evicting nothing,
      * which fails the attempt: told without placing them */
-    if (i == 0 && s->n_flagged == 0 && all_fit_as_is(ss, j, s->pool, pods))
+    if (i == 0 && s->n_flagged == 0 && sched__all_fit_as_is(ss, j, s->pool, pods) == 1)
         return 0;
     for (; i < pods; i++) {
         s->pods_left = pods - i;

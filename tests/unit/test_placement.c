@@ -1,7 +1,9 @@
 /*
  * test_placement.c: where pods go (scheduler/placement.c): bin-pack and
  * spread per pool, device choice for whole and fractional requests,
- * node-type affinity, all-or-nothing gangs, pool preference order.
+ * node-type affinity, all-or-nothing gangs, pool preference order; and
+ * whether a gang fits as things are (scheduler/capacity.c,
+ * sched__all_fit_as_is()) against placing it pod by pod.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "sched_int.h"
 #include "test_world.h"
 
 static void test_binpack_fullest_then_name(void **unused)
@@ -146,6 +149,57 @@ static void test_pool_preference(void **unused)
     tw_free(&w);
 }
 
+/* sched__all_fit_as_is() says what placing the gang pod by pod
+ * (sched__place_pods()) finds: n1 4 GPUs with 2 used, n2 2 GPUs and 1,000
+ * millicores, n3 8 GPUs with 7 used, n4 4 empty GPUs but not ready. */
+static void test_all_fit_as_is(void **unused)
+{
+    static const struct {
+        int pods, gpus;
+        int64_t portion, cpu;
+        int want;   /* 1 fit, 0 not, -1 unknown */
+    } cases[] = {
+        {2, 2, 0, 0, 1},      /* n1 and n2 take one each */
+        {3, 2, 0, 0, 0},      /* n3 has one empty device, n4 is not ready */
+        {5, 1, 0, 0, 1},      /* 2 + 2 + 1 */
+        {6, 1, 0, 0, 0},
+        {4, 1, 0, 600, 1},    /* n2 holds one 600-millicore pod: 2 + 1 + 1 */
+        {5, 1, 0, 600, 0},
+        {3, 0, 0, 400, 1},    /* CPU only: n2 two, n1 and n3 plenty */
+        {2, 0, 500, 0, -1},   /* shared devices: unknown */
+        {1, 1, 0, 0, 1},      /* one pod: the first node that fits */
+    };
+    size_t i;
+
+    (void)unused;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct tw w;
+        struct sched_session ss;
+        int p, b1, b3, g, got;
+
+        tw_init(&w, 1);
+        tw_node(&w, "n1", 0, 4);
+        tw_node(&w, "n2", 0, 2);
+        tw_node(&w, "n3", 0, 8);
+        tw_node(&w, "n4", 0, 4);
+        w.nodes[1].cpu_milli = 1000;
+        w.nodes[3].ready = 0;
+        p = tw_queue(&w, "p", -1, -1, -1, 1);
+        b1 = tw_workload(&w, "b1", p, 1, 2, 0, 50);
+        tw_running(&w, b1, 0, 0, 0x3);
+        b3 = tw_workload(&w, "b3", p, 1, 7, 0, 50);
+        tw_running(&w, b3, 0, 2, 0x7f);
+        g = tw_workload(&w, "g", p, cases[i].pods, cases[i].gpus, cases[i].portion, 50);
+        w.wl[g].cpu_milli = cases[i].cpu;
+        assert_int_equal(sched__session_build(&ss, &w.st, NULL, w.arena), SCHED_OK);
+        got = sched__all_fit_as_is(&ss, g, 0, cases[i].pods);
+        assert_int_equal(got, cases[i].want);
+        if (got >= 0)
+            assert_int_equal(sched__place_pods(&ss, g, 0, cases[i].pods, SCHED_ACT_ALLOCATE), got);
+        tw_free(&w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -155,6 +209,7 @@ int main(void)
         cmocka_unit_test(test_node_type),
         cmocka_unit_test(test_gang_all_or_nothing),
         cmocka_unit_test(test_pool_preference),
+        cmocka_unit_test(test_all_fit_as_is),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
