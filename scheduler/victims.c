@@ -36,13 +36,13 @@
  *   2. their grouping by node, and the nodes in order of their most
  *      preferred unit, are kept across the reclaim attempts made in one
  *      state with the same victim queues (most failed attempts roll the
- *      state back to where it was), and so are the nodes of that grouping
- *      that can host the last reclaimer's shape, with their bounds
- *      (order_nodes()); a shape that every node of the pool can host
- *      (struct host_floor) is not asked node by node; a node's bound for
- *      a shape is kept for the pool's state whatever the grouping, for the
- *      last few shapes (struct node_bounds: reclaimers of several shapes
- *      take turns in one state);
+ *      state back to where it was); a node's bound for a reclaimer's
+ *      shape is kept for the pool's state whatever the grouping, and the
+ *      nodes of the grouping that can host the shape, with their bounds
+ *      (order_nodes()), for the grouping, each for the last few shapes
+ *      (struct node_bounds: reclaimers of several shapes take turns in one
+ *      state); a shape that every node of the pool can host (struct
+ *      host_floor) is not asked node by node;
  *   3. once a set is found, a node is searched only if both its device
  *      bound and its cheapest unit allow a set no dearer than the best;
  *   4. whether a queue holds more than the strategies let it keep, and
@@ -104,7 +104,7 @@ struct search {
     int *elig;                 /* indices into units this attempt may look at, in rank order */
     int n_elig;
     int *node_order;           /* pool nodes by their most preferred unit */
-    int64_t *node_lb;          /* per node: least GPU cost that could make room */
+    int64_t *order_lb;         /* their bounds: least GPU cost that could make room */
 };
 
 /* What an answer kept per pool was found for: the pool's state and a key. */
@@ -117,11 +117,17 @@ struct kept {
 
 /* One reclaimer shape's node bounds (node_lower_bound(); -1: the node
  * cannot host it; LB_UNKNOWN: not asked yet), by the node's place in the
- * pool (pool_pos). */
+ * pool (pool_pos), and search_pool()'s nodes for it in grouping `gen`:
+ * those of the grouping that can host it, in search order, with their
+ * bounds and the least of them. */
 #define LB_UNKNOWN (-2)
 struct node_bounds {
     struct kept k;             /* the shape (host_shape()) */
     int64_t *lb;               /* [pool's nodes] */
+    uint64_t gen;              /* the pool's b_gen; UINT64_MAX: no order yet */
+    int *order, n_order;       /* [pool's nodes] */
+    int64_t *order_lb;         /* [pool's nodes]: the bound of order[i] */
+    int64_t global;
 };
 
 /* The victim queues of a reclaim (eligible_queues()). */
@@ -152,17 +158,11 @@ struct pool_units {
     int *by_first;             /* [pool's nodes]: nodes with a unit, most preferred unit first */
     int n_by_first;
     uint64_t b_gen;            /* counts the groupings */
-    /* search_pool()'s nodes for the last reclaimer's shape l_shape in the
-     * pool's state l_version and grouping l_gen: those that can host it in
-     * search order (l_order), their bounds (scratch.node_lb) and the least */
-    uint64_t l_version, l_gen;
-    int64_t l_shape[7];
-    int *l_order, n_l_order;
-    int64_t l_global;
     /* the nodes' bounds for the last KEEP shapes, each in the pool's
      * state it was found in: a bound reads only the node and the shape,
-     * not the grouping (struct node_bounds); and the last KEEP answers of
-     * eligible_queues() for a reclaim */
+     * not the grouping; with each, the nodes to search in the last
+     * grouping it was asked in (struct node_bounds); and the last KEEP
+     * answers of eligible_queues() for a reclaim */
     struct node_bounds lb[KEEP];
     struct victim_queues vq[KEEP];
     uint64_t tick;
@@ -206,7 +206,6 @@ struct scratch {
     struct pool_units *pc;     /* [n_pools]: the last collection of each pool */
     struct host_floor *floor;  /* [n_pools] */
     struct hopeless *hopeless; /* [n_queues * n_pools * 2] */
-    int64_t *node_lb;          /* [n_nodes] */
     struct footprint *fp;
     int *flagged;
     int cap_flagged;
@@ -1345,83 +1344,73 @@ static struct node_bounds *bounds_for(struct search *s, const int64_t *shape)
         return b;
     if (!b->lb) {
         b->lb = sched__calloc(s->ss->arena, (size_t)pool->n_nodes + 1, sizeof(int64_t));
-        if (!b->lb)
+        b->order = sched__calloc(s->ss->arena, (size_t)pool->n_nodes + 1, sizeof(int));
+        b->order_lb = sched__calloc(s->ss->arena, (size_t)pool->n_nodes + 1, sizeof(int64_t));
+        if (!b->lb || !b->order || !b->order_lb) {
+            b->k.version = UINT64_MAX;
+            b->lb = NULL;
             return NULL;
+        }
     }
     for (i = 0; i < pool->n_nodes; i++)
         b->lb[i] = LB_UNKNOWN;
+    b->gen = UINT64_MAX;
     return b;
 }
 
 /* The pool's nodes that hold units and can host j, in order of their most
- * preferred unit, with their bounds (node_lb; -1: cannot host) and the
- * least of them; kept for the next search of the same shape in the same
- * state and grouping (the failed reclaim attempts of a queue's walk). A
- * node's bound is asked once per state and shape (bounds_for()), whatever
- * the grouping. */
+ * preferred unit (s->node_order), with their bounds (s->order_lb) and the
+ * least of them; kept with the shape's bounds for the next search of that
+ * shape in the same state and grouping (the failed reclaim attempts of the
+ * walk, reclaimers of several shapes taking turns). A node's bound is
+ * asked once per state and shape (bounds_for()), whatever the grouping. */
 static int order_nodes(struct search *s, int64_t *global_lb)
 {
-    struct scratch *x = s->ss->victim_scratch;
-    struct pool_units *pc = &x->pc[s->pool];
-    const struct ss_pool *pool = &s->ss->pools[s->pool];
+    struct pool_units *pc = &((struct scratch *)s->ss->victim_scratch)->pc[s->pool];
     struct node_bounds *b;
     int64_t shape[7];
     int i, all = every_node_hosts(s);
 
     host_shape(s, shape);
-    if (!pc->l_order) {
-        pc->l_order = sched__calloc(s->ss->arena, (size_t)pool->n_nodes + 1, sizeof(int));
-        if (!pc->l_order)
-            return SCHED_ENOMEM;
-        pc->l_gen = UINT64_MAX;
-    }
-    s->node_order = pc->l_order;
-    if (pc->l_gen == pc->b_gen && pc->l_version == s->ss->pool_version[s->pool] &&
-        memcmp(pc->l_shape, shape, sizeof(shape)) == 0) {
-        *global_lb = pc->l_global;
-        return pc->n_l_order;
-    }
     b = bounds_for(s, shape);
     if (!b)
         return SCHED_ENOMEM;
+    s->node_order = b->order;
+    s->order_lb = b->order_lb;
+    if (b->gen == pc->b_gen) {
+        *global_lb = b->global;
+        return b->n_order;
+    }
     *global_lb = SS_INF;
     /* by_first names each node holding a unit once, most preferred unit first */
-    pc->n_l_order = 0;
+    b->n_order = 0;
     for (i = 0; i < pc->n_by_first; i++) {
         int node = pc->by_first[i];
         int64_t *lb = &b->lb[s->ss->nodes[node].pool_pos];
         if (*lb == LB_UNKNOWN)
             *lb = !all && !node_can_host(s, node) ? -1 : node_lower_bound(s, node);
-        s->node_lb[node] = *lb;
         if (*lb < 0)
             continue;
         *global_lb = ss_min(*global_lb, *lb);
-        pc->l_order[pc->n_l_order++] = node;
+        b->order_lb[b->n_order] = *lb;
+        b->order[b->n_order++] = node;
     }
-    pc->l_gen = pc->b_gen;
-    pc->l_version = s->ss->pool_version[s->pool];
-    memcpy(pc->l_shape, shape, sizeof(shape));
-    pc->l_global = *global_lb;
-    return pc->n_l_order;
+    b->gen = pc->b_gen;
+    b->global = *global_lb;
+    return b->n_order;
 }
 
 /* Searches the pool's nodes, those holding the most preferred units first;
  * stops when no later node can beat the best set: its cost is the least
  * any node allows and the next node's best unit is less preferred than
  * the best set's first. Whether a node can host j is asked once per node
- * (node_lb < 0: it cannot). */
+ * and shape (order_nodes() leaves out those that cannot). */
 static int search_pool(struct search *s)
 {
     struct scratch *x = s->ss->victim_scratch;
     int i, n_order;
     int64_t global_lb;
 
-    if (!x->node_lb) {
-        x->node_lb = sched__calloc(s->ss->arena, (size_t)s->ss->n_nodes + 1, sizeof(int64_t));
-        if (!x->node_lb)
-            return SCHED_ENOMEM;
-    }
-    s->node_lb = x->node_lb;
     if (group_units(s, s->mode == MODE_MOVE ? 0 : eligible_queues(s)) != SCHED_OK)
         return SCHED_ENOMEM;
     n_order = order_nodes(s, &global_lb);
@@ -1436,7 +1425,7 @@ static int search_pool(struct search *s)
         if (s->best_node >= 0) {
             if (s->best_cost == global_lb && x->node_mark[node] > s->best[0])
                 break;
-            if (s->node_lb[node] > s->best_cost || cheapest_unit(s, node) > s->best_cost)
+            if (s->order_lb[i] > s->best_cost || cheapest_unit(s, node) > s->best_cost)
                 continue;
         }
         search_node(s, node);
