@@ -48,6 +48,12 @@
  * sched__best_node() measures only the nodes of the best rank, and none
  * when one node alone fits.
  *
+ * The session measures with its own copy of the mix's GPU shapes
+ * (ss_shape.own, in its arena): a session memo.c keeps outlives the
+ * snapshot it was built from, and sched__frag_same_mix() tells memo.c
+ * whether the next snapshot's mix is the one it measures with (a
+ * departure leaves the mix as it was; a GPU submission moves it).
+ *
  * Everything is an integer; nothing depends on the order of the nodes.
  */
 #include "sched_int.h"
@@ -98,6 +104,93 @@ struct node_view {
     struct room room[SCHED_MIX_MAX];
 };
 
+/* A string copied into the arena; NULL for NULL (and out of memory: *oom). */
+static const char *arena_str(struct sched_arena *arena, const char *str, int *oom)
+{
+    char *copy;
+    size_t len;
+
+    if (!str)
+        return NULL;
+    len = strlen(str) + 1;
+    copy = sched__alloc(arena, len);
+    if (!copy) {
+        *oom = 1;
+        return NULL;
+    }
+    return memcpy(copy, str, len);
+}
+
+/* *own: the requests and node types of s, its strings copied into the
+ * arena; SCHED_ENOMEM. Its affinity is read only while the session is
+ * built (denied[]; the mix window keeps none), and a shape with affinity
+ * is never the same as another (same_shape()). */
+static int own_shape(struct sched_arena *arena, const struct sched_workload *s,
+                     struct sched_workload *own)
+{
+    const char **types = NULL;
+    int i, oom = 0;
+
+    memset(own, 0, sizeof(*own));
+    own->gpu_devices = s->gpu_devices;
+    own->gpu_portion = s->gpu_portion;
+    own->gpu_memory_mib = s->gpu_memory_mib;
+    own->cpu_milli = s->cpu_milli;
+    own->mem_mib = s->mem_mib;
+    own->affinity = s->affinity;
+    own->n_affinity = s->n_affinity;
+    own->node_type = arena_str(arena, s->node_type, &oom);
+    if (s->n_node_types > 0 && !(types = sched__alloc(arena, (size_t)s->n_node_types *
+                                                                 sizeof(*types))))
+        oom = 1;
+    for (i = 0; types && i < s->n_node_types; i++)
+        types[i] = arena_str(arena, s->node_types[i], &oom);
+    own->node_types = types;
+    own->n_node_types = types ? s->n_node_types : 0;
+    return oom ? SCHED_ENOMEM : SCHED_OK;
+}
+
+/* Does the copied shape a measure as the mix's shape b does? */
+static int same_shape(const struct sched_workload *a, const struct sched_workload *b)
+{
+    int i;
+
+    if (a->gpu_devices != b->gpu_devices || a->gpu_portion != b->gpu_portion ||
+        a->gpu_memory_mib != b->gpu_memory_mib || a->cpu_milli != b->cpu_milli ||
+        a->mem_mib != b->mem_mib || a->n_affinity || b->n_affinity ||
+        a->n_node_types != b->n_node_types ||
+        !a->node_type != !b->node_type || (a->node_type && strcmp(a->node_type, b->node_type)))
+        return 0;
+    for (i = 0; i < a->n_node_types; i++)
+        if (strcmp(a->node_types[i], b->node_types[i]) != 0)
+            return 0;
+    return 1;
+}
+
+static int asks_no_gpu(const struct sched_workload *s)
+{
+    return s->gpu_devices == 0 && s->gpu_portion == 0 && s->gpu_memory_mib == 0;
+}
+
+int sched__frag_same_mix(const struct sched_session *ss, const struct sched_state *in)
+{
+    const struct ss_frag *f = &ss->frag;
+    int i, j = 0;
+
+    if (!f->built)
+        return 0;
+    for (i = 0; i < in->n_mix; i++) {
+        const struct sched_mix_entry *e = &in->mix[i];
+        if (asks_no_gpu(&e->shape))
+            continue;
+        if (j == f->n || f->shapes[j].weight != e->weight ||
+            !same_shape(&f->shapes[j].own, &e->shape))
+            return 0;
+        j++;
+    }
+    return j == f->n;
+}
+
 int sched__frag_build(struct sched_session *ss)
 {
     struct ss_frag *f = &ss->frag;
@@ -109,15 +202,18 @@ int sched__frag_build(struct sched_session *ss)
                 ss->in->pools[i].cpu_placement == SCHED_FRAGMENTATION;
     if (!uses || ss->in->n_mix <= 0)
         return SCHED_OK;
+    f->built = 1;
     f->shapes = sched__calloc(ss->arena, (size_t)ss->in->n_mix, sizeof(*f->shapes));
     if (!f->shapes)
         return SCHED_ENOMEM;
     for (i = 0; i < ss->in->n_mix; i++) {
         const struct sched_workload *s = &ss->in->mix[i].shape;
         struct ss_shape *x = &f->shapes[f->n];
-        if (s->gpu_devices == 0 && s->gpu_portion == 0 && s->gpu_memory_mib == 0)
+        if (asks_no_gpu(s))
             continue;   /* asks no GPU: strands none */
-        x->shape = s;
+        if (own_shape(ss->arena, s, &x->own) != SCHED_OK)
+            return SCHED_ENOMEM;
+        x->shape = &x->own;
         x->devices = sched__whole(s) ? s->gpu_devices : sched_shared_devices(s);
         x->charge = s->gpu_memory_mib > 0 ? -1 : sched__charge_on(s, 0);
         x->cpu = s->cpu_milli;

@@ -11,8 +11,9 @@
  *         the stale times and the table of diagnosis kinds.
  * Step 2  A delta of submissions and of workloads that left holding no
  *         pod (a pending one suspended, cancelled or failed) after a
- *         settled cycle, with the same sizes and configuration, no pool
- *         placing by fragmentation (its mix moves with every submission),
+ *         settled cycle, with the same sizes and configuration, the mix
+ *         the kept session measures with if a pool places by fragmentation
+ *         (a GPU submission moves the mix: Step 1; a departure does not),
  *         and, when the clock moved, no stale time set and no pool's
  *         minimum runtime (the only rules that read the clock besides
  *         time-based fairshare): the entries of the workloads that left
@@ -358,8 +359,9 @@ static int reusable(const struct sched_memo *memo, const struct sched_state *in,
         return 0;
     for (p = 0; p < in->n_pools; p++) {
         const struct sched_pool *pool = &in->pools[p];
-        if (pool->gpu_placement == SCHED_FRAGMENTATION ||
-            pool->cpu_placement == SCHED_FRAGMENTATION)
+        if ((pool->gpu_placement == SCHED_FRAGMENTATION ||
+             pool->cpu_placement == SCHED_FRAGMENTATION) &&
+            !sched__frag_same_mix(&memo->ss, in))
             return 0;
         if (in->now_ms != memo->now_ms && pool->min_guaranteed_runtime_ms > 0)
             return 0;

@@ -132,13 +132,17 @@ struct ss_mark {
 
 /* One shape of the workload mix that asks a GPU, as frag.c reads it. */
 struct ss_shape {
-    const struct sched_workload *shape;
+    const struct sched_workload *shape;   /* own, below */
+    struct sched_workload own; /* the mix entry's requests and node types, copied into the
+                                  session's arena: a kept session outlives the mix it was
+                                  built with (sched__frag_same_mix()) */
     int devices;              /* per pod */
     int32_t charge;           /* milli-GPU per device; -1: by the node's device memory */
     int64_t cpu, mem, weight;
 };
 
 struct ss_frag {
+    int built;                /* some pool measures fragmentation and there was a mix */
     int n;                    /* 0: no pool measures fragmentation, or no GPU shape */
     struct ss_shape *shapes;  /* [n] */
     uint32_t *denied;         /* [n_nodes] bit j: shape j may not use the node; NULL: none */
@@ -287,6 +291,10 @@ int64_t sched__frag_rise(const struct sched_session *ss, int w, int node, uint64
 /* The devices of node for one pod of w that raise it least (0: none fit),
  * and the rise. */
 uint64_t sched__frag_devices(const struct sched_session *ss, int w, int node, int64_t *rise);
+/* 1 if the session measures with the mix `in` gives (the same GPU shapes,
+ * requests, node types and weights, in the same order): its decisions on
+ * `in` are those of a session built from it (memo.c keeps it then). */
+int sched__frag_same_mix(const struct sched_session *ss, const struct sched_state *in);
 
 /* fairshare.c */
 int sched__fairshare(struct sched_session *ss);

@@ -81,7 +81,10 @@
  * memo's kept session took a delta it must hold what a session built from
  * the same snapshot holds (sched__session_differs(): node and device usage,
  * pools' running lists, queue allocation and demand, lowest running
- * priorities), before the cycle reads it.
+ * priorities), before the cycle reads it. Every other case places GPU pods
+ * by fragmentation, with the mix a driver keeps (a window that notes each
+ * workload as it comes): a departure leaves the mix as it was, so the memo
+ * may answer from its kept session; a GPU submission moves it.
  *
  * Every action and every pending reason must occur somewhere in the run, so
  * a generator that stops reaching one fails instead of passing vacuously.
@@ -2209,19 +2212,29 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
 {
     static struct tcase tc;
     struct sched_memo *memo = sched_memo_new();
+    struct sched_mix_window *win = NULL;
     struct sched_memo_stats stats;
     struct sched_delta delta = {1, 0, NULL, 0};
     struct sched_result a, b;
     struct sched_state st;
     const char *differ = NULL;
-    int n, left[MAX_LEFT];
+    int n, p, noted = 0, left[MAX_LEFT];
     int64_t reused = 0, finished = 0, checked;
 
     assert_non_null(memo);
     sched__memo_check_kept(memo);
     gen_case(&tc, seed, id);
+    if (id % 2) {
+        assert_non_null(win = sched_mix_window_new(SCHED_MIX_WINDOW));
+        for (p = 0; p < tc.n_pools; p++)
+            tc.pools[p].gpu_placement = SCHED_FRAGMENTATION;
+    }
     for (n = 1; n <= N_INCR_PASSES && !differ; n++) {
+        for (; win && noted < tc.n_wls; noted++)
+            assert_int_equal(sched_mix_window_note(win, &tc.wls[noted]), SCHED_OK);
         state_of(&tc, &st);
+        if (win)
+            st.n_mix = sched_mix_window_get(win, &st.mix);
         sched_arena_reset(full);
         sched_arena_reset(incr);
         assert_int_equal(sched_cycle(&st, &tc.cfg, full, &a), SCHED_OK);
@@ -2251,6 +2264,7 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
     c->reused += stats.reused;
     c->fell_back += stats.fell_back;
     sched_memo_free(memo);
+    sched_mix_window_free(win);
     return differ == NULL;
 }
 
