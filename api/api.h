@@ -768,6 +768,9 @@ void api_h_nodes_count(struct api_req *r);
 void api_h_pools_list(struct api_req *r);
 void api_h_pools_count(struct api_req *r);
 void api_h_pools_create(struct api_req *r);
+/* The stored placementStrategy word of a pool that names no GPU placement
+ * (db_placement_words: SCHED_DEFAULT_GPU_PLACEMENT's word). */
+int api_pool_default_gpu_placement(void);
 void api_h_pool_get(struct api_req *r);
 void api_h_pool_put(struct api_req *r);
 void api_h_pool_patch(struct api_req *r);

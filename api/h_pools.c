@@ -8,7 +8,8 @@
  * A pool carries its scheduling settings in Run:ai's shape:
  *   placementStrategy {gpu, cpu}: binpack | spread | fragmentation (kept
  *     as given, db_placement_words; sched_placement_parse() says what
- *     each does);
+ *     each does); left out, gpu is the core's default
+ *     (SCHED_DEFAULT_GPU_PLACEMENT: fragmentation) and cpu spread;
  *   schedulingConfiguration {placementStrategy, minGuaranteedRuntime
  *     ("5d8h40m", "90s"; null or "" for none), timeBasedFairshare {enabled,
  *     windowSeconds, halfLifeSeconds, kValue}}.
@@ -23,6 +24,7 @@
  */
 #include "api.h"
 #include "allot_version.h"
+#include "sched.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -261,6 +263,11 @@ static int word_index(const char *word)
     return -1;
 }
 
+int api_pool_default_gpu_placement(void)
+{
+    return word_index(sched_placement_word(SCHED_DEFAULT_GPU_PLACEMENT));
+}
+
 static int placement_in(struct api_req *r, json_t *o, struct db_pool *p)
 {
     static const char *const fields[] = {"gpu", "cpu", NULL};
@@ -412,6 +419,7 @@ void api_h_pools_create(struct api_req *r)
     int rc;
 
     memset(&p, 0, sizeof(p));
+    p.gpu_placement = api_pool_default_gpu_placement();
     p.cpu_placement = 1;
     p.tbf_window_ms = 7LL * 86400 * 1000;
     p.tbf_k_milli = 1000;
@@ -471,7 +479,7 @@ static void pool_change(struct api_req *r, int replace)
     if (!o)
         return;
     if (replace) {
-        p.gpu_placement = 0;
+        p.gpu_placement = api_pool_default_gpu_placement();
         p.cpu_placement = 1;
         p.min_runtime_ms = 0;
         p.tbf_enabled = 0;

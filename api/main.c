@@ -37,6 +37,7 @@ static int ensure_pool(struct db *db, const char *name, struct db_pool *out)
     snprintf(out->name, sizeof(out->name), "%s", name);
     snprintf(out->label_key, sizeof(out->label_key), "run.ai/node-pool");
     snprintf(out->label_value, sizeof(out->label_value), "%s", name);
+    out->gpu_placement = api_pool_default_gpu_placement();
     out->cpu_placement = 1;
     snprintf(out->created_by, sizeof(out->created_by), "system");
     rc = db_pool_insert(db, out);

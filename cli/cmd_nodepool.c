@@ -6,7 +6,7 @@
  * /api/v1/node-pools/{id}. `list` is in cmd_infra.c.
  *
  * create and edit share one table of flags (fields.h): create posts the
- * flags given over the server's defaults (placement binpack/spread, no
+ * flags given over the server's defaults (placement fragmentation/spread, no
  * minimum runtime, time-based fairshare off with a 7-day window, no
  * half-life and k 1); edit patches only the fields named by its flags.
  * Both print the pool as the server answered.
@@ -45,8 +45,8 @@ static const struct field_flag *const pool_tables[] = {pool_fields, NULL};
 static const struct opt_spec write_extra[] = {{"json", 0, OPT_FLAG, O_JSON}, {NULL, 0, 0, 0}};
 
 #define POOL_FLAGS_HELP                                                                        \
-    "  --placement P               GPU placement: binpack (fill nodes first), spread or\n"    \
-    "                              fragmentation (default binpack)\n"                          \
+    "  --placement P               GPU placement: fragmentation (the default: strand the\n"  \
+    "                              fewest GPUs), binpack (fill nodes first) or spread\n"       \
     "  --cpu-placement P           CPU placement, the same words (default spread)\n"          \
     "  --min-runtime D             minimum guaranteed runtime before a preemptible workload\n" \
     "                              may be evicted: 30m, 2h, 1d12h, or none (the default)\n"   \

@@ -50,6 +50,12 @@ enum sched_res { SCHED_GPU = 0, SCHED_CPU = 1, SCHED_MEM = 2, SCHED_NRES = 3 };
  *                  workload mix (struct sched_mix_entry, frag.c), then the
  *                  fullest. */
 enum sched_placement { SCHED_BINPACK = 0, SCHED_SPREAD = 1, SCHED_FRAGMENTATION = 2 };
+/* The GPU placement of a pool that names none (drivers give it to such
+ * pools: allotd, the simulator): fragmentation, which leaves fewer GPUs
+ * unallocated than bin-packing and than FGD on the openb traces
+ * (bench/README.md, "Against FGD"). A pool that names binpack gets pure
+ * bin-packing. */
+#define SCHED_DEFAULT_GPU_PLACEMENT SCHED_FRAGMENTATION
 
 /* ---- Node pools ---- */
 struct sched_pool {
@@ -400,6 +406,7 @@ const char *sched_type_name(int type);                /* "training", ... */
  * "spread" or "fragmentation" (see vocab.c for what binpack means);
  * SCHED_EINVAL for any other word. */
 int sched_placement_parse(const char *word, int *placement);
+const char *sched_placement_word(int placement);      /* "fragmentation", ... */
 int sched_type_parse(const char *name, int *type);
 /* A human message for a pending entry, naming the numbers, e.g. "team-a
  * would use 3 of its 2 deserved GPUs; this workspace is non-preemptible

@@ -160,10 +160,11 @@ int sched_shared_devices(const struct sched_workload *w)
 }
 
 /* The words of placementStrategy and the strategies they name (sched.h,
- * enum sched_placement): `binpack` (Run:ai's word, and the default) the
- * fullest node, `spread` the emptiest, `fragmentation` the node where a
- * pod strands the fewest GPUs for the workload mix (frag.c), then the one
- * that keeps the most CPU per GPU, then the fullest. */
+ * enum sched_placement): `binpack` (Run:ai's word) the fullest node,
+ * `spread` the emptiest, `fragmentation` the node where a pod strands the
+ * fewest GPUs for the workload mix (frag.c), then the one that keeps the
+ * most CPU per GPU, then the fullest (the GPU placement of a pool that
+ * names none: SCHED_DEFAULT_GPU_PLACEMENT). */
 static const struct {
     const char *word;
     int placement;
@@ -183,6 +184,16 @@ int sched_placement_parse(const char *word, int *placement)
             return SCHED_OK;
         }
     return SCHED_EINVAL;
+}
+
+const char *sched_placement_word(int placement)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(placement_words) / sizeof(placement_words[0]); i++)
+        if (placement_words[i].placement == placement)
+            return placement_words[i].word;
+    return "unknown";
 }
 
 int64_t sched_workload_gpu(const struct sched_workload *w, int pods)

@@ -31,7 +31,8 @@
 
 /* fifo: FIFO + first fit (replay_fifo.c); the others run the core with
  * every pool placing by one strategy: bestfit SCHED_BINPACK (KAI's
- * default), allot SCHED_FRAGMENTATION, allot-spread SCHED_SPREAD. */
+ * default), allot allot's default (SCHED_DEFAULT_GPU_PLACEMENT:
+ * fragmentation), allot-spread SCHED_SPREAD. */
 enum replay_policy { RP_FIFO = 0, RP_BESTFIT, RP_ALLOT, RP_ALLOT_SPREAD, RP_NPOLICIES };
 
 #define RP_MAX_PROJECTS 100
@@ -90,6 +91,9 @@ int replay_layout(const struct replay_model *m, int placement, struct scenario *
 const char *replay_policy_name(int policy);
 /* The pools' enum sched_placement of a policy that runs the core. */
 int replay_policy_placement(int policy);
+/* What the policy places by: fifo "first-fit", the others their pools'
+ * placementStrategy word ("fragmentation", ...). */
+const char *replay_policy_placement_word(int policy);
 /* FNV-1a over the bytes of s, 32 bits. */
 uint32_t replay_fnv1a(const char *s);
 

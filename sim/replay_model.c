@@ -47,7 +47,7 @@ static const struct {
 } policies[RP_NPOLICIES] = {
     [RP_FIFO] = {"fifo", SCHED_BINPACK},
     [RP_BESTFIT] = {"bestfit", SCHED_BINPACK},
-    [RP_ALLOT] = {"allot", SCHED_FRAGMENTATION},
+    [RP_ALLOT] = {"allot", SCHED_DEFAULT_GPU_PLACEMENT},
     [RP_ALLOT_SPREAD] = {"allot-spread", SCHED_SPREAD},
 };
 
@@ -59,6 +59,11 @@ const char *replay_policy_name(int policy)
 int replay_policy_placement(int policy)
 {
     return policy >= 0 && policy < RP_NPOLICIES ? policies[policy].placement : SCHED_BINPACK;
+}
+
+const char *replay_policy_placement_word(int policy)
+{
+    return policy == RP_FIFO ? "first-fit" : sched_placement_word(replay_policy_placement(policy));
 }
 
 /* ---- Step 1: pools and nodes ---- */

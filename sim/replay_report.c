@@ -353,6 +353,25 @@ static void md_body(FILE *f, const struct replay_results *r, const struct infl_g
     }
 }
 
+/* What each policy that ran places by, and which is allot's default. */
+static void md_policies(FILE *f, const struct replay_opts *o)
+{
+    const char *sep = "";
+    int p;
+
+    fprintf(f, "Placement:");
+    for (p = 0; p < RP_NPOLICIES; p++) {
+        if (!(o->policies >> p & 1))
+            continue;
+        fprintf(f, "%s %s %s%s", sep, replay_policy_name(p), replay_policy_placement_word(p),
+                p != RP_FIFO && replay_policy_placement(p) == SCHED_DEFAULT_GPU_PLACEMENT
+                    ? " (the default of a pool that names none)"
+                    : "");
+        sep = ",";
+    }
+    fprintf(f, ".\n");
+}
+
 static void headline(FILE *f, const struct replay_results *r, const struct infl_group *g,
                      int n_groups)
 {
@@ -362,6 +381,8 @@ static void headline(FILE *f, const struct replay_results *r, const struct infl_
         fputc('\n', f);
     if (r->n_inflations)
         md_inflations(f, r, g, n_groups);
+    fputc('\n', f);
+    md_policies(f, r->m->opts);
 }
 
 /* ---- Files ---- */
@@ -397,6 +418,8 @@ static int write_md(const struct replay_results *r, const struct infl_group *g, 
         return -1;
     fprintf(f, "# Trace replay\n\n");
     md_setup(f, r->m);
+    md_policies(f, r->m->opts);
+    fputc('\n', f);
     md_body(f, r, g, n_groups);
     return close_file(f, path, err, len);
 }
@@ -567,9 +590,10 @@ static json_t *json_run(const struct replay_model *m, const struct replay_summar
                               "leftPending", s->left_pending);
 
     return json_pack(
-        "{s:s, s:o, s:f, s:f, s:f, s:o, s:o, s:{s:f, s:f}, s:{s:f, s:f}, s:{s:o, s:o}, s:i, "
-        "s:f, s:i, s:i, s:i, s:o, s:o, s:o}",
-        "policy", replay_policy_name(s->policy), "tasks", tasks, "windowSeconds", s->span_s,
+        "{s:s, s:s, s:o, s:f, s:f, s:f, s:o, s:o, s:{s:f, s:f}, s:{s:f, s:f}, s:{s:o, s:o}, "
+        "s:i, s:f, s:i, s:i, s:i, s:o, s:o, s:o}",
+        "policy", replay_policy_name(s->policy), "placement",
+        replay_policy_placement_word(s->policy), "tasks", tasks, "windowSeconds", s->span_s,
         "gpuAllocationPct", s->alloc_pct, "busyPct", s->busy_pct, "busyAllocationPct",
         opt_real(s->sat_alloc_pct), "busyUnallocatedGpus", opt_real(s->sat_idle_gpus),
         "waitSeconds", "avg", s->wait_avg_s, "p95", s->wait_p95_s, "jctSeconds", "avg",
@@ -614,8 +638,10 @@ static json_t *json_inflation(const struct replay_inflation *x)
 
 static json_t *json_group(const struct infl_group *g)
 {
-    return json_pack("{s:s, s:i, s:{s:o, s:o, s:o}, s:o, s:o, s:o}", "policy",
-                     replay_policy_name(g->policy), "seeds", g->n, "unallocatedGpusAt100",
+    return json_pack("{s:s, s:s, s:i, s:{s:o, s:o, s:o}, s:o, s:o, s:o}", "policy",
+                     replay_policy_name(g->policy), "placement",
+                     replay_policy_placement_word(g->policy), "seeds", g->n,
+                     "unallocatedGpusAt100",
                      "mean", opt_real(g->at100_mean), "min", opt_real(g->at100_min), "max",
                      opt_real(g->at100_max), "allocationPctAt100", opt_real(g->alloc100_mean),
                      "curveArrivedPct", real_array(g->x, g->n_curve), "curveAllocationPct",

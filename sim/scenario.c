@@ -91,21 +91,12 @@ int scn__seconds(struct scn_parser *p, const json_t *v, int64_t *ms)
 
 static const char *const placement_names[] = {"binpack", "spread", "fragmentation", NULL};
 
-/* The strategy of a pool that names none: what `binpack` means. */
-static int default_placement(void)
-{
-    int placement = SCHED_BINPACK;
-
-    sched_placement_parse(placement_names[0], &placement);
-    return placement;
-}
-
 static int parse_placement(struct scn_parser *p, const json_t *pool, struct sched_pool *out)
 {
     static const char *const keys[] = {"gpu", "cpu", NULL};
     const json_t *v = NULL;
     size_t mark;
-    int gpu = 0, cpu = 0, rc, placement;
+    int gpu = -1, cpu = -1, rc, placement;
 
     if (jr_get_object(&p->jr, pool, "placementStrategy", JR_OPTIONAL, keys, &v) != 0)
         return -1;
@@ -116,9 +107,10 @@ static int parse_placement(struct scn_parser *p, const json_t *pool, struct sche
     if (rc == 0)
         rc = jr_get_enum(&p->jr, v, "cpu", placement_names, &cpu);
     jr_pop(&p->jr, mark);
-    if (sched_placement_parse(placement_names[gpu], &placement) == SCHED_OK)
+    /* a strategy left out keeps the pool's default (pool_defaults()) */
+    if (gpu >= 0 && sched_placement_parse(placement_names[gpu], &placement) == SCHED_OK)
         out->gpu_placement = (uint8_t)placement;
-    if (sched_placement_parse(placement_names[cpu], &placement) == SCHED_OK)
+    if (cpu >= 0 && sched_placement_parse(placement_names[cpu], &placement) == SCHED_OK)
         out->cpu_placement = (uint8_t)placement;
     return rc;
 }
@@ -148,8 +140,8 @@ static void pool_defaults(struct sched_pool *pool, const char *name)
 {
     memset(pool, 0, sizeof(*pool));
     pool->name = name;
-    pool->gpu_placement = (uint8_t)default_placement();
-    pool->cpu_placement = (uint8_t)default_placement();
+    pool->gpu_placement = SCHED_DEFAULT_GPU_PLACEMENT;
+    pool->cpu_placement = SCHED_BINPACK;
     pool->tbf_window_ms = 604800000;
     pool->tbf_k_milli = 1000;
 }

@@ -46,7 +46,7 @@ run 0 nodepool create h100 --label node-type=h100
 is "$(pool_json h100)" '[.placementStrategy.gpu, .placementStrategy.cpu,
   (.schedulingConfiguration.minGuaranteedRuntime | tostring),
   (.schedulingConfiguration.timeBasedFairshare | .enabled, .windowSeconds, .kValue | tostring)]
-  | join(" ")' "binpack spread null false 604800 1"
+  | join(" ")' "fragmentation spread null false 604800 1"
 # edit changes only what it names
 run 0 nodepool edit a100 --placement fragmentation --cpu-placement binpack --min-runtime none \
   --label node-type=a100x

@@ -16,6 +16,10 @@ poll 20 curl -sf -o /dev/null "$URL/readyz" || fail "/readyz never answered 200"
 A100=$(expect 200 GET "/api/v1/node-pools?filterBy=name==a100" "" "$ADMIN" | jq -r '.nodepools[0].id')
 [ "$A100" != null ] || fail "no a100 pool"
 [ "$(expect 200 GET /api/v1/node-pools/count "" "$ADMIN" | jq .count)" = 2 ] || fail "pool count"
+# pools that name no GPU placement (default, a100) place by fragmentation
+[ "$(expect 200 GET /api/v1/node-pools "" "$ADMIN" |
+  jq -r '[.nodepools[].placementStrategy | .gpu + "/" + .cpu] | unique | join(",")')" = \
+  fragmentation/spread ] || fail "the default placements are not fragmentation/spread"
 [ "$(expect 200 GET /api/v1/nodes/count "" "$ADMIN" | jq .count)" = 3 ] || fail "node count"
 [ "$(expect 200 GET "/api/v1/nodes?filterBy=nodeType==dgx" "" "$ADMIN" | jq '.nodes | length')" = 1 ] \
   || fail "node type filter"
@@ -36,8 +40,10 @@ expect 200 PATCH "/api/v1/node-pools/$PID_SPARE" '{"placementStrategy":{"gpu":"f
   fail "pool PATCH to fragmentation"
 expect 400 PATCH "/api/v1/node-pools/$PID_SPARE" '{"placementStrategy":{"gpu":"tetris"}}' "$ADMIN" |
   jq -r '.message + " " + .details' | grep -q fragmentation || fail "bad placement word not refused"
+expect 200 PATCH "/api/v1/node-pools/$PID_SPARE" '{"placementStrategy":{"gpu":"binpack"}}' \
+  "$ADMIN" | jq -e '.placementStrategy.gpu == "binpack"' >/dev/null || fail "pool PATCH to binpack"
 expect 200 PUT "/api/v1/node-pools/$PID_SPARE" '{"labelKey":"pool","labelValue":"other"}' "$ADMIN" |
-  jq -e '.labelValue == "other" and .placementStrategy.gpu == "binpack"
+  jq -e '.labelValue == "other" and .placementStrategy.gpu == "fragmentation"
     and .schedulingConfiguration.minGuaranteedRuntime == null' >/dev/null || fail "pool PUT"
 expect 400 PATCH "/api/v1/node-pools/$PID_SPARE" '{"schedulingConfiguration":{"minGuaranteedRuntime":"soon"}}' \
   "$ADMIN" | jq -r .details | grep -q minGuaranteedRuntime || fail "bad duration not named"

@@ -194,9 +194,10 @@ function renderNodes(nodes) {
 
 function editPool(ctx, p) {
   const sc = (p && p.schedulingConfiguration) || {};
-  const ps = (p && (p.placementStrategy || sc.placementStrategy)) || {gpu: 'binpack', cpu: 'spread'};
+  const ps = (p && (p.placementStrategy || sc.placementStrategy)) || {gpu: 'fragmentation', cpu: 'spread'};
   const tbf = sc.timeBasedFairshare || {enabled: false, windowSeconds: 604800, halfLifeSeconds: 0, kValue: 1};
-  const placement = [{value: 'binpack', label: 'binpack (fill nodes first)'}, {value: 'spread', label: 'spread'}];
+  const placement = [{value: 'fragmentation', label: 'fragmentation (strand the fewest GPUs)'},
+    {value: 'binpack', label: 'binpack (fill nodes first)'}, {value: 'spread', label: 'spread'}];
   const fields = [];
   if (!p) fields.push({name: 'name', label: 'Name', required: true, placeholder: 'a100',
     hint: 'lowercase letters, digits and -'});
@@ -204,7 +205,7 @@ function editPool(ctx, p) {
     {name: 'labelKey', label: 'Node label key', required: true, value: p ? p.labelKey : 'node-type'},
     {name: 'labelValue', label: 'Node label value', required: true, value: p ? p.labelValue : '',
       hint: 'nodes carrying this label join the pool'},
-    {name: 'gpuPlacement', label: 'GPU placement', type: 'select', value: ps.gpu || 'binpack', options: placement},
+    {name: 'gpuPlacement', label: 'GPU placement', type: 'select', value: ps.gpu || 'fragmentation', options: placement},
     {name: 'cpuPlacement', label: 'CPU placement', type: 'select', value: ps.cpu || 'spread', options: placement},
     {name: 'minRuntime', label: 'Minimum guaranteed runtime', value: sc.minGuaranteedRuntime || '',
       placeholder: 'none', hint: 'e.g. 30m, 2h, 1d12h: a preemptible workload is not evicted sooner'},
