@@ -166,6 +166,7 @@ struct pool_units {
     struct node_bounds lb[KEEP];
     struct victim_queues vq[KEEP];
     uint64_t tick;
+    int *leaf_order;           /* [n_queues]: the leaves as rank_queues() last put them */
     uint64_t o_version;        /* the pool's state (pool_version) o_over, s_over were found in */
     uint8_t *o_over;           /* [n_queues]: queue_over_bits()'s answers */
     uint8_t *s_over;           /* [n_queues]: siblings_over()'s answers */
@@ -221,6 +222,7 @@ struct scratch {
     unsigned gen;              /* the search's: movers[] hold for it */
     uint8_t *q_ok;             /* [n_queues]: the queue's units are eligible */
     int *q_rank, *q_order, *q_tmp;  /* [n_queues]: victim preference of leaves (rank_queues) */
+    int even_paths;            /* every leaf's path has the same length (build_paths()) */
     int64_t *q_over;           /* [n_queues]: above its GPU fair share in the pool collected */
     int *q_path, *q_path_off;  /* each queue's path from the top: q_path[off[q]..off[q+1]) */
     int **by_keys;             /* [n_pools]: the pool's running workloads by victim keys */
@@ -372,34 +374,67 @@ static int path_before(const void *ctx, int a, int b)
 /* Every queue's path, once per cycle (the tree does not change). */
 static int build_paths(struct sched_session *ss, struct scratch *x)
 {
-    int q, at = 0;
+    int q, at = 0, leaf = -1;
 
     x->q_path_off = sched__calloc(ss->arena, (size_t)ss->n_queues + 2, sizeof(int));
     x->q_path = sched__calloc(ss->arena, (size_t)ss->n_queues * PATH_LEVELS + 1, sizeof(int));
     x->q_over = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int64_t));
     if (!x->q_path_off || !x->q_path || !x->q_over)
         return SCHED_ENOMEM;
+    x->even_paths = 1;
     for (q = 0; q < ss->n_queues; q++) {
+        int n = path_of(ss, q, &x->q_path[at]);
         x->q_path_off[q] = at;
-        at += path_of(ss, q, &x->q_path[at]);
+        at += n;
+        if (ss->queues[q].is_leaf && leaf < 0)
+            leaf = n;
+        if (ss->queues[q].is_leaf && n != leaf)
+            x->even_paths = 0;
     }
     x->q_path_off[ss->n_queues] = at;
     return SCHED_OK;
 }
 
-/* scratch.q_rank[leaf]: its place in victim preference (equal paths share one). */
+/* path_before(), then the lower index: a total order when every leaf's
+ * path has the same length (equal paths are then equal level by level). */
+static int path_then_index(const void *ctx, int a, int b)
+{
+    return path_before(ctx, a, b) || (!path_before(ctx, b, a) && a < b);
+}
+
+/* scratch.q_rank[leaf]: its place in victim preference (equal paths share
+ * one). The stable sort of the leaves in index order puts them by
+ * path_then_index() when every path has the same length, a total order:
+ * then the pool's last order, where a change moved few queues, is sorted
+ * again by insertion to the same result. */
 static void rank_queues(struct search *s)
 {
     struct sched_session *ss = s->ss;
     struct scratch *x = ss->victim_scratch;
-    int q, n = 0, rank = 0;
+    struct pool_units *pc = &x->pc[s->pool];
+    int q, n = 0, rank = 0, i, kept = x->even_paths && pc->leaf_order;
 
     for (q = 0; q < ss->n_queues; q++) {
         x->q_over[q] = over_share(ss, q, s->pool);
-        if (ss->queues[q].is_leaf)
-            x->q_order[n++] = q;
+        if (ss->queues[q].is_leaf) {
+            x->q_order[n] = kept ? pc->leaf_order[n] : q;
+            n++;
+        }
     }
-    sched__sort_with(x->q_order, x->q_tmp, n, path_before, s);
+    if (!kept) {
+        sched__sort_with(x->q_order, x->q_tmp, n, path_before, s);
+    } else {
+        for (i = 1; i < n; i++) {
+            int v = x->q_order[i];
+            for (q = i; q > 0 && path_then_index(s, v, x->q_order[q - 1]); q--)
+                x->q_order[q] = x->q_order[q - 1];
+            x->q_order[q] = v;
+        }
+    }
+    if (x->even_paths && !pc->leaf_order)
+        pc->leaf_order = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
+    if (x->even_paths && pc->leaf_order)
+        memcpy(pc->leaf_order, x->q_order, sizeof(int) * (size_t)n);
     for (q = 0; q < n; q++) {
         if (q > 0 && path_before(s, x->q_order[q - 1], x->q_order[q]))
             rank++;
