@@ -27,8 +27,8 @@
  *   db_close() sets `stopping`; the writer drains what is queued and exits.
  *   An op may run in turns: its fn is called again, each call in a
  *   savepoint of its own, while it returns DB__MORE.
- *   On SQLite, when other ops wait for the transaction (after it in the
- *   batch or queued since), the op yields after a turn: the queued ops
+ *   When other ops wait for the transaction (after it in the batch or
+ *   queued since), the op yields after a turn: the queued ops
  *   join the batch, the batch commits, and the op goes back to the head of
  *   the queue to go on in the next transaction. So the writes queued
  *   behind a long op wait for one turn and the commit, not for the whole
@@ -628,14 +628,12 @@ static void op_group(struct db *db, struct db__op *op, int n)
         o->rc = op_once(db, o); /* a group's ops are done in one call */
 }
 
-/* Does any op wait for this transaction besides op? If so (SQLite only),
+/* Does any op wait for this transaction besides op? If so,
  * the ops queued meanwhile join the batch after op, and op parks. */
 static int op_yields(struct db *db, struct db__op *op)
 {
     struct db__op *tail = op;
 
-    if (db->pg)
-        return 0;
     pthread_mutex_lock(&db->mu);
     while (tail->next)
         tail = tail->next;

@@ -38,8 +38,11 @@
  * Each turn is one call of the op (db.c): its own savepoint, the same
  * version check per workload. The writer commits between turns only when
  * other writes wait; otherwise all turns share one transaction. On
- * PostgreSQL, whose writer never commits between turns, the whole cycle
- * is one turn (one fence check, as before).
+ * PostgreSQL a turn runs PQ_TURN_SCALE times t->turn_us: each of its
+ * statements pays a round trip and a plan (set_run) however few its rows,
+ * and each turn the leader's fence, so turns of 1 ms carried a few rows
+ * each and cost more server CPU per submission than turns of 8 ms
+ * (bench/README.md).
  * Invariants of the turns:
  *   1. A workload's update, all its pods (a gang's pods together) and its
  *      events land in one turn.
@@ -75,6 +78,7 @@
 #define TURN_ROWS_START 32  /* a turn's placements before any turn was timed */
 #define TURN_ROWS_MIN 4
 #define TURN_ROWS_MAX 4096
+#define PQ_TURN_SCALE 8     /* a turn's target on PostgreSQL, in t->turn_us */
 
 struct chunk {
     struct chunk *next;
@@ -550,16 +554,21 @@ static int cmp_i64(const void *a, const void *b)
  * every CHECK of the table planned again, as often. */
 
 /* Runs sql with ?1 the JSON array and ?2 now; with seqs, collects the
- * rows' first column there (RETURNING). */
+ * rows' first column there (RETURNING). On PostgreSQL the statement is
+ * planned at each run (made for one use): a plan kept on the session was
+ * made when the tables were small, and the server kept the one of its
+ * first runs (a scan of every workload, hash-joined to the rows: 8-14 ms
+ * for 4 rows on 6,400 workloads) as the tables grew, since nothing
+ * analyzed them meanwhile; planned again, the rows are looked up by key. */
 static int set_run(struct db__conn *c, const char *sql, struct db__text *b, int64_t now,
                    int64_t *seqs, int *n_seqs)
 {
-    int rc = DB_OK, src;
-    struct db__stmt *st;
+    int rc = DB_OK, src, pq = db__is_pq(c);
+    struct db__stmt *st = NULL;
 
     if (b->failed)
         return DB_ENOMEM;
-    if (!(st = db__prep(c, sql, &rc)))
+    if (pq ? (rc = db__prep_once(c, sql, &st)) != DB_OK : !(st = db__prep(c, sql, &rc)))
         return rc;
     db__bind_static(st, 1, b->s ? b->s : "[]");
     db__bind_int64(st, 2, now);
@@ -567,7 +576,10 @@ static int set_run(struct db__conn *c, const char *sql, struct db__text *b, int6
         if (seqs)
             seqs[(*n_seqs)++] = db__col_int64(st, 0);
     rc = src == DB__DONE ? DB_OK : src < 0 ? src : DB_EIO;
-    return db__done(st, rc);
+    if (!pq)
+        return db__done(st, rc);
+    db__finalize(st);
+    return rc;
 }
 
 static int has_i64(const int64_t *sorted, int n, int64_t v)
@@ -775,9 +787,8 @@ static int apply_fn(struct db__conn *c, void *arg)
 {
     struct apply_arg *a = arg;
     struct db_turns *t = a->t;
-    /* PostgreSQL's writer never commits between turns (db.c): one turn
-     * there, which checks the leader's fence once */
-    int n = a->c->n_updates, first = t && !db__is_pq(c) ? n - t->n_after : n, rows, rc;
+    int n = a->c->n_updates, first = t ? n - t->n_after : n, rows, rc;
+    int64_t turn_us = t ? t->turn_us * (db__is_pq(c) ? PQ_TURN_SCALE : 1) : 0;
     int64_t t0 = mono_us(), us;
 
     if (t && t->rows < TURN_ROWS_MIN)
@@ -793,7 +804,7 @@ static int apply_fn(struct db__conn *c, void *arg)
     t->held_us[t->n_turns++] = us;
     if (a->from >= first && a->to - a->from == t->rows) {
         /* the pace of this turn, at most doubling or halving the next */
-        int64_t fit = (int64_t)t->rows * t->turn_us / (us > 0 ? us : 1);
+        int64_t fit = (int64_t)t->rows * turn_us / (us > 0 ? us : 1);
         t->rows = fit > 2 * t->rows ? 2 * t->rows : fit < t->rows / 2 ? t->rows / 2 : (int)fit;
         t->rows = t->rows < TURN_ROWS_MIN ? TURN_ROWS_MIN
                   : t->rows > TURN_ROWS_MAX ? TURN_ROWS_MAX : t->rows;
