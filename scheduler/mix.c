@@ -8,11 +8,25 @@
  *   note:  each pod of the workload enters the ring (the oldest leaves
  *          once it is full); its shape's slot is found, or made, and
  *          counted.
- *   get:   the live slots by count, ties by the order their shape first
- *          came (of the pods still in the window), the first SCHED_MIX_MAX.
- * Slots whose count falls to 0 are freed and reused. The window owns the
- * node-type strings of its shapes, so the mix outlives the workloads it
- * came from. It does not keep required affinity.
+ *   get:   the mix last computed, unless the pods noted since reach
+ *          1/SCHED_MIX_STEP of the pods in the window (at least one): then
+ *          it is computed again: the live slots by count, ties by the
+ *          order their shape first came (of the pods still in the window),
+ *          the first SCHED_MIX_MAX.
+ * The mix moves in steps so that a driver's snapshots carry the same mix
+ * from one submission to the next: a pool placing by fragmentation
+ * measures with the mix, and the incremental path (memo.c) keeps its
+ * session only while the mix is the one it measured with. Between steps
+ * at most 2 in SCHED_MIX_STEP of the weights have moved (a pod noted
+ * adds one to a shape and takes one from the oldest's).
+ *
+ * Invariants:
+ *   1. A slot is live (count > 0) or pinned (an entry of the mix given
+ *      points at its shape) or free; only free slots are cleared or
+ *      reused, so the mix given stays valid until it is computed again.
+ *   2. The window owns the node-type strings of its shapes, so the mix
+ *      outlives the workloads it came from. It does not keep required
+ *      affinity.
  *
  * This is the drivers' side of the contract (allotd's scheduler loop, the
  * simulated world, trace replay): pure and deterministic, but it
@@ -27,8 +41,9 @@
 struct mix_slot {
     struct sched_workload shape;   /* requests and node_types (owned); the rest zero */
     char **types;                  /* owned copies; shape.node_types points here */
-    int64_t count;                 /* pods in the ring; 0: a free slot */
+    int64_t count;                 /* pods in the ring */
     uint64_t since;                /* note number that made it live */
+    int pinned;                    /* the mix given points at it (Invariant 1) */
 };
 
 struct sched_mix_window {
@@ -38,7 +53,11 @@ struct sched_mix_window {
     struct mix_slot *slots;
     int n_slots, cap_slots;
     uint64_t notes;
-    struct sched_mix_entry out[SCHED_MIX_MAX];
+    struct sched_mix_entry out[SCHED_MIX_MAX];   /* the mix given */
+    int out_slot[SCHED_MIX_MAX];                 /* the slot of each entry */
+    int n_out;
+    int given;                                   /* out[] has been computed */
+    int64_t since_given;                         /* pods noted since */
 };
 
 struct sched_mix_window *sched_mix_window_new(int pods)
@@ -90,7 +109,7 @@ static int slot_copy(const struct mix_slot *src, struct mix_slot *dst)
     dst->types = NULL;
     dst->shape.node_types = NULL;
     dst->shape.n_node_types = 0;
-    if (src->count <= 0 || n == 0)
+    if ((src->count <= 0 && !src->pinned) || n == 0)
         return 0;
     if (!(dst->types = calloc((size_t)n, sizeof(char *))))
         return -1;
@@ -123,6 +142,14 @@ struct sched_mix_window *sched_mix_window_copy(const struct sched_mix_window *sr
     for (k = 0; k < src->n_slots; k++, win->n_slots++)
         if (slot_copy(&src->slots[k], &win->slots[k]) != 0)
             goto out_free;
+    win->n_out = src->n_out;
+    win->given = src->given;
+    win->since_given = src->since_given;
+    for (k = 0; k < src->n_out; k++) {
+        win->out_slot[k] = src->out_slot[k];
+        win->out[k].shape = win->slots[src->out_slot[k]].shape;
+        win->out[k].weight = src->out[k].weight;
+    }
     return win;
 out_free:
     sched_mix_window_free(win);
@@ -163,7 +190,7 @@ static int slot_new(struct sched_mix_window *win, const struct sched_workload *w
     struct mix_slot *s;
     int i, k, n = types_of(w, &types);
 
-    for (k = 0; k < win->n_slots && win->slots[k].count > 0; k++)
+    for (k = 0; k < win->n_slots && (win->slots[k].count > 0 || win->slots[k].pinned); k++)
         ;
     if (k == win->cap_slots) {
         int cap = win->cap_slots ? 2 * win->cap_slots : 16;
@@ -211,7 +238,7 @@ int sched_mix_window_note(struct sched_mix_window *win, const struct sched_workl
     for (pod = 0; pod < w->n_pods; pod++) {
         if (win->n == win->cap) {   /* the oldest pod leaves */
             struct mix_slot *old = &win->slots[win->ring[win->head]];
-            if (--old->count == 0 && old != &win->slots[k])
+            if (--old->count == 0 && old != &win->slots[k] && !old->pinned)
                 slot_clear(old);
             win->head = (win->head + 1) % win->cap;
             win->n--;
@@ -219,6 +246,7 @@ int sched_mix_window_note(struct sched_mix_window *win, const struct sched_workl
         win->ring[(win->head + win->n) % win->cap] = k;
         win->n++;
         win->slots[k].count++;
+        win->since_given++;
     }
     return SCHED_OK;
 }
@@ -231,10 +259,39 @@ static int slot_before(const struct mix_slot *a, const struct mix_slot *b)
     return a->since < b->since;
 }
 
+/* Whether the mix given is still the one to give: pods noted since it was
+ * computed stay under 1/SCHED_MIX_STEP of those in the window. */
+static int given_holds(const struct sched_mix_window *win)
+{
+    int64_t in_window = win->n > 0 ? win->n : 1;
+
+    return win->given && win->since_given * SCHED_MIX_STEP < in_window;
+}
+
+/* Unpins the slots of the mix given, clearing those that are no longer
+ * live (Invariant 1). */
+static void unpin_given(struct sched_mix_window *win)
+{
+    int i;
+
+    for (i = 0; i < win->n_out; i++) {
+        struct mix_slot *s = &win->slots[win->out_slot[i]];
+        s->pinned = 0;
+        if (s->count <= 0)
+            slot_clear(s);
+    }
+    win->n_out = 0;
+}
+
 int sched_mix_window_get(struct sched_mix_window *win, const struct sched_mix_entry **out)
 {
     int top[SCHED_MIX_MAX];
     int n = 0, k, i;
+
+    *out = win->out;
+    if (given_holds(win))
+        return win->n_out;
+    unpin_given(win);
 
     /* top[0..n): the best slots so far, best first (insertion; the last
      * drops out when a better one comes and the list is full) */
@@ -248,11 +305,15 @@ int sched_mix_window_get(struct sched_mix_window *win, const struct sched_mix_en
         top[i] = k;
     }
     for (i = 0; i < n; i++) {
+        win->slots[top[i]].pinned = 1;
+        win->out_slot[i] = top[i];
         win->out[i].shape = win->slots[top[i]].shape;
         win->out[i].weight = win->slots[top[i]].count < SCHED_MIX_MAX_WEIGHT
                                  ? win->slots[top[i]].count
                                  : SCHED_MIX_MAX_WEIGHT;
     }
-    *out = win->out;
+    win->n_out = n;
+    win->given = 1;
+    win->since_given = 0;
     return n;
 }

@@ -457,10 +457,14 @@ int sched_node_allowed(const struct sched_workload *w, const struct sched_node *
 /* ---- A window of recent requests: the mix a driver passes (mix.c) ----
  * Remembers the shapes of the last `pods` GPU pods noted (CPU-only
  * workloads are not noted) and gives the most frequent SCHED_MIX_MAX of
- * them. Shapes keep the requests and node types of the workload they came
- * from (copied), not its affinity. Pure and deterministic: the same notes
- * give the same mix. */
+ * them. The mix moves in steps: it is computed again once the pods noted
+ * since reach 1/SCHED_MIX_STEP of the pods in the window, and until then
+ * the same mix is given (so the incremental path keeps its session across
+ * submissions). Shapes keep the requests and node types of the workload
+ * they came from (copied), not its affinity. Pure and deterministic: the
+ * same notes and gets give the same mix. */
 #define SCHED_MIX_WINDOW 1000   /* pods allotd, the simulator and replay remember */
+#define SCHED_MIX_STEP 20       /* the mix is computed again every 1/20 of the window */
 struct sched_mix_window;
 struct sched_mix_window *sched_mix_window_new(int pods);   /* NULL: out of memory */
 void sched_mix_window_free(struct sched_mix_window *win);  /* NULL is a no-op */
@@ -469,8 +473,8 @@ void sched_mix_window_free(struct sched_mix_window *win);  /* NULL is a no-op */
 struct sched_mix_window *sched_mix_window_copy(const struct sched_mix_window *win);
 /* Notes every pod of a workload just submitted; SCHED_ENOMEM. */
 int sched_mix_window_note(struct sched_mix_window *win, const struct sched_workload *w);
-/* The mix: *out points into the window until the next note; returns the
- * count. By weight, ties by the shape noted first. */
+/* The mix: *out points into the window until the next get (or free);
+ * returns the count. By weight, ties by the shape noted first. */
 int sched_mix_window_get(struct sched_mix_window *win, const struct sched_mix_entry **out);
 
 #endif /* ALLOT_SCHED_H */

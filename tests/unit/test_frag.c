@@ -403,6 +403,57 @@ static void test_mix_window(void **unused)
     sched_mix_window_free(copy);
 }
 
+/* The mix moves in steps: the same mix (weights included) until the pods
+ * noted since it was computed reach 1/SCHED_MIX_STEP of the window; a
+ * shape that left the window meanwhile stays valid in the mix given. */
+static void test_mix_window_steps(void **unused)
+{
+    const int cap = 5 * SCHED_MIX_STEP;   /* a step is 5 pods once full */
+    char type[] = "v100";
+    const char *types[] = {type};
+    struct sched_workload old = {0}, one = {0};
+    struct sched_mix_window *win = sched_mix_window_new(cap), *copy;
+    const struct sched_mix_entry *m, *c;
+    int i;
+
+    (void)unused;
+    assert_non_null(win);
+    old.gpu_devices = 2;
+    old.n_pods = cap;
+    old.node_types = types;
+    old.n_node_types = 1;
+    one.gpu_devices = 1;
+    one.n_pods = 1;
+    assert_int_equal(sched_mix_window_note(win, &old), SCHED_OK);
+    assert_int_equal(sched_mix_window_get(win, &m), 1);
+    assert_int_equal(m[0].weight, cap);
+    for (i = 0; i < 4; i++)   /* 4 pods: under a step, the mix stays */
+        assert_int_equal(sched_mix_window_note(win, &one), SCHED_OK);
+    assert_int_equal(sched_mix_window_get(win, &m), 1);
+    assert_int_equal(m[0].shape.gpu_devices, 2);
+    assert_int_equal(m[0].weight, cap);
+    copy = sched_mix_window_copy(win);   /* a copy gives what the original gives */
+    assert_non_null(copy);
+    assert_int_equal(sched_mix_window_get(copy, &c), 1);
+    assert_int_equal(c[0].weight, cap);
+    assert_int_equal(sched_mix_window_note(win, &one), SCHED_OK);   /* the 5th: a step */
+    assert_int_equal(sched_mix_window_get(win, &m), 2);
+    assert_int_equal(m[0].weight, cap - 5);
+    assert_int_equal(m[1].shape.gpu_devices, 1);
+    assert_int_equal(m[1].weight, 5);
+    /* in the copy the 2-GPU shape leaves the window entirely while its
+     * mix names it: the mix given still reads the shape's node type */
+    for (i = 0; i < cap; i++)
+        assert_int_equal(sched_mix_window_note(copy, &one), SCHED_OK);
+    assert_int_equal(c[0].shape.gpu_devices, 2);
+    assert_string_equal(c[0].shape.node_types[0], "v100");
+    assert_int_equal(sched_mix_window_get(copy, &c), 1);
+    assert_int_equal(c[0].shape.gpu_devices, 1);
+    assert_int_equal(c[0].weight, cap);
+    sched_mix_window_free(copy);
+    sched_mix_window_free(win);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -419,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_invalid_mix),
         cmocka_unit_test(test_mix_window),
+        cmocka_unit_test(test_mix_window_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
