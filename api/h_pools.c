@@ -9,7 +9,11 @@
  *   placementStrategy {gpu, cpu}: binpack | spread | fragmentation (kept
  *     as given, db_placement_words; sched_placement_parse() says what
  *     each does); left out, gpu is the core's default
- *     (SCHED_DEFAULT_GPU_PLACEMENT: fragmentation) and cpu spread;
+ *     (SCHED_DEFAULT_GPU_PLACEMENT: fragmentation) and cpu spread; a gpu
+ *     placement that is the default is answered null, which Run:ai's
+ *     nullable enum (binpack, spread) reads as the scheduler's own, so a
+ *     Run:ai client meets only its words unless a pool opts into
+ *     fragmentation for its CPU placement;
  *   schedulingConfiguration {placementStrategy, minGuaranteedRuntime
  *     ("5d8h40m", "90s"; null or "" for none), timeBasedFairshare {enabled,
  *     windowSeconds, halfLifeSeconds, kValue}}.
@@ -115,10 +119,19 @@ static json_t *names_of(struct api_req *r, const struct db_pool *p)
     return a;
 }
 
+/* A pool's GPU placement as answered: null when it is the default (the
+ * file's comment says why), else its word. */
+static json_t *gpu_placement_json(const struct db_pool *p)
+{
+    return p->gpu_placement == api_pool_default_gpu_placement()
+               ? json_null()
+               : json_string(placement_word(p->gpu_placement));
+}
+
 static json_t *sched_config_json(const struct db_pool *p)
 {
-    return json_pack("{s:{s:s, s:s}, s:o, s:{s:b, s:f, s:f, s:f}}", "placementStrategy", "gpu",
-                     placement_word(p->gpu_placement), "cpu", placement_word(p->cpu_placement),
+    return json_pack("{s:{s:o, s:s}, s:o, s:{s:b, s:f, s:f, s:f}}", "placementStrategy", "gpu",
+                     gpu_placement_json(p), "cpu", placement_word(p->cpu_placement),
                      "minGuaranteedRuntime", duration_json(p->min_runtime_ms),
                      "timeBasedFairshare", "enabled", p->tbf_enabled, "windowSeconds",
                      (double)p->tbf_window_ms / 1000.0, "halfLifeSeconds",
@@ -134,7 +147,7 @@ static json_t *pool_json(struct api_req *r, const struct pool_row *x)
 
     snprintf(id, sizeof(id), "%lld", (long long)p->seq);
     o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:b, s:o, s:o, s:s, s:s,"
-                  " s:i, s:{s:s, s:s}, s:o, s:I, s:f, s:I}",
+                  " s:i, s:{s:o, s:s}, s:o, s:I, s:f, s:I}",
                   "id", id, "name", p->name, "labelKey", p->label_key, "labelValue",
                   p->label_value, "clusterId", API_CLUSTER_ID, "clusterName", API_CLUSTER_NAME,
                   "tenantId", 1, "createdBy", p->created_by, "updatedBy",
@@ -143,7 +156,7 @@ static json_t *pool_json(struct api_req *r, const struct pool_row *x)
                   "updatedAt", api_time(p->updated_at), "phase",
                   x->n_nodes ? "Ready" : "Empty", "phaseMessage",
                   x->n_nodes ? "" : "the pool has no nodes", "overProvisioningRatio", 1,
-                  "placementStrategy", "gpu", placement_word(p->gpu_placement), "cpu",
+                  "placementStrategy", "gpu", gpu_placement_json(p), "cpu",
                   placement_word(p->cpu_placement), "schedulingConfiguration",
                   sched_config_json(p), "gpus", (json_int_t)x->gpus, "allocatedGpus",
                   dev(x->alloc), "nodeCount", (json_int_t)x->n_nodes);
@@ -272,6 +285,7 @@ static int placement_in(struct api_req *r, json_t *o, struct db_pool *p)
 {
     static const char *const fields[] = {"gpu", "cpu", NULL};
     char g[16], c[16];
+    json_t *gv;
 
     if (!o || json_is_null(o))
         return 0;
@@ -279,7 +293,12 @@ static int placement_in(struct api_req *r, json_t *o, struct db_pool *p)
         api_error(r, 400, "Bad request", "placementStrategy is an object");
         return -1;
     }
-    snprintf(g, sizeof(g), "%s", placement_word(p->gpu_placement));
+    /* gpu null: the default, as answered; cpu null or either left out:
+     * unchanged */
+    gv = json_object_get(o, "gpu");
+    snprintf(g, sizeof(g), "%s",
+             placement_word(gv && json_is_null(gv) ? api_pool_default_gpu_placement()
+                                                   : p->gpu_placement));
     snprintf(c, sizeof(c), "%s", placement_word(p->cpu_placement));
     if (api_json_allow(r, o, fields, "placementStrategy") ||
         api_json_str(r, o, "gpu", g, sizeof(g), 0) || api_json_str(r, o, "cpu", c, sizeof(c), 0))

@@ -123,6 +123,9 @@ int find_workload(struct client *c, const struct wl_key *k, json_t **out);
 /* json_object_get chains: the string or number at a dotted path, or a
  * default. */
 const char *jstr(const json_t *o, const char *path, const char *def);
+/* A node pool answers its GPU placement null when it is the server's
+ * default placement (docs/scheduler.md): the word shown for it. */
+#define CLI_DEFAULT_GPU_PLACEMENT "fragmentation"
 double jnum(const json_t *o, const char *path, double def);
 
 /* Prints a dry-run submission's answer (POST ...?dryRun=true) in short:

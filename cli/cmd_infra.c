@@ -33,7 +33,7 @@ static void pool_row(struct table *t, const json_t *p)
     table_add(t, "%.0f", gpus);
     table_add(t, "%.2f", alloc);
     table_add(t, "%.2f", gpus - alloc);
-    table_add(t, "%s/%s", jstr(p, "placementStrategy.gpu", "-"),
+    table_add(t, "%s/%s", jstr(p, "placementStrategy.gpu", CLI_DEFAULT_GPU_PLACEMENT),
               jstr(p, "placementStrategy.cpu", "-"));
 }
 

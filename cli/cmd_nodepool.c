@@ -114,7 +114,7 @@ static void print_pool(const struct pool_verb *k, const json_t *p)
     printf("node pool %s %s: label %s=%s, placement %s/%s, minimum runtime %s, time-based "
            "fairshare %s\n", jstr(p, "name", "?"), k->create ? "created" : "saved",
            jstr(p, "labelKey", "?"), jstr(p, "labelValue", "?"),
-           jstr(p, "placementStrategy.gpu", "?"), jstr(p, "placementStrategy.cpu", "?"),
+           jstr(p, "placementStrategy.gpu", CLI_DEFAULT_GPU_PLACEMENT), jstr(p, "placementStrategy.cpu", "?"),
            mgr && mgr[0] ? mgr : "none",
            json_is_true(json_object_get(json_object_get(json_object_get(
                p, "schedulingConfiguration"), "timeBasedFairshare"), "enabled")) ? "on" : "off");

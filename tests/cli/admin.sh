@@ -43,19 +43,19 @@ is "$P" '.schedulingConfiguration | [.minGuaranteedRuntime, .timeBasedFairshare.
          .timeBasedFairshare.windowSeconds, .timeBasedFairshare.halfLifeSeconds,
          .timeBasedFairshare.kValue] | map(tostring) | join(" ")' "30m true 172800 43200 2"
 run 0 nodepool create h100 --label node-type=h100
-is "$(pool_json h100)" '[.placementStrategy.gpu, .placementStrategy.cpu,
+is "$(pool_json h100)" '[(.placementStrategy.gpu | tostring), .placementStrategy.cpu,
   (.schedulingConfiguration.minGuaranteedRuntime | tostring),
   (.schedulingConfiguration.timeBasedFairshare | .enabled, .windowSeconds, .kValue | tostring)]
-  | join(" ")' "fragmentation spread null false 604800 1"
+  | join(" ")' "null spread null false 604800 1"
 # edit changes only what it names
 run 0 nodepool edit a100 --placement fragmentation --cpu-placement binpack --min-runtime none \
   --label node-type=a100x
 has "$T/out" "node pool a100 saved: label node-type=a100x, placement fragmentation/binpack, minimum runtime none, time-based fairshare on"
 P=$(pool_json a100)
-is "$P" '[.labelValue, .placementStrategy.gpu, .placementStrategy.cpu,
+is "$P" '[.labelValue, (.placementStrategy.gpu | tostring), .placementStrategy.cpu,
   (.schedulingConfiguration.minGuaranteedRuntime | tostring),
   (.schedulingConfiguration.timeBasedFairshare.windowSeconds | tostring)] | join(" ")' \
-  "a100x fragmentation binpack null 172800"
+  "a100x null binpack null 172800"
 run 0 nodepool edit a100 --time-based-fairshare off --json
 is "$(cat "$T/out")" '.schedulingConfiguration.timeBasedFairshare.enabled' false
 is "$(pool_json a100)" '.schedulingConfiguration.timeBasedFairshare.enabled' false

@@ -42,9 +42,11 @@ node_of() {
 }
 gone() { [ "$(expect 200 GET "/api/v1/workloads?filterBy=name==$1" "" "$TOKEN" |
               jq '.workloads | length')" = 0 ]; }
+# sets the pool's GPU placement; $2: the word answered (fragmentation, the
+# default, is answered null)
 placement() {
   expect 200 PATCH "/api/v1/node-pools/$POOL" "{\"placementStrategy\":{\"gpu\":\"$1\"}}" \
-    "$TOKEN" | jq -e ".placementStrategy.gpu == \"$1\"" >/dev/null || fail "pool not set to $1"
+    "$TOKEN" | jq -e ".placementStrategy.gpu == ${2:-\"$1\"}" >/dev/null || fail "pool not set to $1"
 }
 
 training pair 2 node-1
@@ -56,7 +58,7 @@ training packed 1
 expect 202 DELETE "/api/v1/workloads/$(wl_id packed)" "" "$TOKEN" >/dev/null
 poll 20 gone packed || fail "packed is not gone"
 
-placement fragmentation
+placement fragmentation null
 training measured 1
 [ "$(node_of measured)" = node-2 ] ||
   fail "fragmentation put the 1-GPU pod on $(node_of measured), not node-2"

@@ -16,10 +16,12 @@ poll 20 curl -sf -o /dev/null "$URL/readyz" || fail "/readyz never answered 200"
 A100=$(expect 200 GET "/api/v1/node-pools?filterBy=name==a100" "" "$ADMIN" | jq -r '.nodepools[0].id')
 [ "$A100" != null ] || fail "no a100 pool"
 [ "$(expect 200 GET /api/v1/node-pools/count "" "$ADMIN" | jq .count)" = 2 ] || fail "pool count"
-# pools that name no GPU placement (default, a100) place by fragmentation
+# pools that name no GPU placement (default, a100) place by fragmentation,
+# the default, answered null (Run:ai's enum has no fragmentation)
 [ "$(expect 200 GET /api/v1/node-pools "" "$ADMIN" |
-  jq -r '[.nodepools[].placementStrategy | .gpu + "/" + .cpu] | unique | join(",")')" = \
-  fragmentation/spread ] || fail "the default placements are not fragmentation/spread"
+  jq -r '[.nodepools[] | .placementStrategy, .schedulingConfiguration.placementStrategy |
+    (.gpu | tostring) + "/" + .cpu] | unique | join(",")')" = \
+  null/spread ] || fail "the default placements are not null (fragmentation)/spread"
 [ "$(expect 200 GET /api/v1/nodes/count "" "$ADMIN" | jq .count)" = 3 ] || fail "node count"
 [ "$(expect 200 GET "/api/v1/nodes?filterBy=nodeType==dgx" "" "$ADMIN" | jq '.nodes | length')" = 1 ] \
   || fail "node type filter"
@@ -35,15 +37,20 @@ expect 200 PATCH "/api/v1/node-pools/$PID_SPARE" \
   jq -e '.schedulingConfiguration.minGuaranteedRuntime == "1m30s" and .placementStrategy.gpu == "spread"' \
   >/dev/null || fail "pool PATCH"
 expect 200 PATCH "/api/v1/node-pools/$PID_SPARE" '{"placementStrategy":{"gpu":"fragmentation"}}' \
-  "$ADMIN" | jq -e '.placementStrategy.gpu == "fragmentation"
-    and .schedulingConfiguration.placementStrategy.gpu == "fragmentation"' >/dev/null ||
-  fail "pool PATCH to fragmentation"
+  "$ADMIN" | jq -e '.placementStrategy.gpu == null
+    and .schedulingConfiguration.placementStrategy.gpu == null' >/dev/null ||
+  fail "pool PATCH to fragmentation (the default: null)"
 expect 400 PATCH "/api/v1/node-pools/$PID_SPARE" '{"placementStrategy":{"gpu":"tetris"}}' "$ADMIN" |
   jq -r '.message + " " + .details' | grep -q fragmentation || fail "bad placement word not refused"
 expect 200 PATCH "/api/v1/node-pools/$PID_SPARE" '{"placementStrategy":{"gpu":"binpack"}}' \
   "$ADMIN" | jq -e '.placementStrategy.gpu == "binpack"' >/dev/null || fail "pool PATCH to binpack"
+expect 200 PATCH "/api/v1/node-pools/$PID_SPARE" '{"placementStrategy":{"gpu":null}}' "$ADMIN" |
+  jq -e '.placementStrategy.gpu == null and .placementStrategy.cpu == "spread"' >/dev/null ||
+  fail "pool PATCH of a null GPU placement (the default)"
+expect 200 PATCH "/api/v1/node-pools/$PID_SPARE" '{"placementStrategy":{"gpu":"binpack"}}' \
+  "$ADMIN" | jq -e '.placementStrategy.gpu == "binpack"' >/dev/null || fail "pool PATCH to binpack"
 expect 200 PUT "/api/v1/node-pools/$PID_SPARE" '{"labelKey":"pool","labelValue":"other"}' "$ADMIN" |
-  jq -e '.labelValue == "other" and .placementStrategy.gpu == "fragmentation"
+  jq -e '.labelValue == "other" and .placementStrategy.gpu == null
     and .schedulingConfiguration.minGuaranteedRuntime == null' >/dev/null || fail "pool PUT"
 expect 400 PATCH "/api/v1/node-pools/$PID_SPARE" '{"schedulingConfiguration":{"minGuaranteedRuntime":"soon"}}' \
   "$ADMIN" | jq -r .details | grep -q minGuaranteedRuntime || fail "bad duration not named"

@@ -35,9 +35,10 @@ a line "\\036METHOD PATH STATUS" followed by the reply's body. For each:
           clients refuse 2.0 for an int.
 
 Allot's documented extensions of the document's enums (ENUM_EXTENSIONS:
-a node pool's placementStrategy may also be `fragmentation`, allot's own
-strategy, docs/scheduler.md) are added to those enums before checking; a
-pool that never opts in answers only Run:ai's words.
+a node pool's CPU placementStrategy may also be `fragmentation`, allot's
+own strategy, docs/scheduler.md) are added to those enums before checking;
+a GPU placement that is allot's default (fragmentation) is answered null,
+so a pool whose CPU placement never opts in answers only Run:ai's words.
 
 --cover ALLOT-SPEC also fails unless every operation of allot's own
 openapi.json that the document shares was answered with a 2xx at least once

@@ -108,7 +108,7 @@ function renderPools(ctx, pools, nodes) {
       return h('tr', {dataset: {key: p.name}},
         h('th', {scope: 'row', class: 'sticky', dataset: {label: cols[0]}}, p.name),
         td(1, h('code', {}, `${p.labelKey}=${p.labelValue}`)),
-        td(2, `${ps.gpu || '-'} / ${ps.cpu || '-'}`),
+        td(2, `${ps.gpu || 'fragmentation'} / ${ps.cpu || '-'}`),
         td(3, sc.minGuaranteedRuntime || 'none'),
         td(4, tbfText(sc)),
         td(5, [`${ready}/${mine.length} ready`, p.phase && p.phase !== 'Ready'
