@@ -52,7 +52,8 @@
  * (ss_shape.own, in its arena): a session memo.c keeps outlives the
  * snapshot it was built from, and sched__frag_same_mix() tells memo.c
  * whether the next snapshot's mix is the one it measures with (a
- * departure leaves the mix as it was; a GPU submission moves it).
+ * departure leaves the mix as it was; submissions move it only at the
+ * window's steps, mix.c).
  *
  * Everything is an integer; nothing depends on the order of the nodes.
  */

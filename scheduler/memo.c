@@ -13,7 +13,7 @@
  *         pod (a pending one suspended, cancelled or failed) after a
  *         settled cycle, with the same sizes and configuration, the mix
  *         the kept session measures with if a pool places by fragmentation
- *         (a GPU submission moves the mix: Step 1; a departure does not),
+ *         (the mix moves only at the window's steps, mix.c: then Step 1),
  *         and, when the clock moved, no stale time set and no pool's
  *         minimum runtime (the only rules that read the clock besides
  *         time-based fairshare): the entries of the workloads that left
