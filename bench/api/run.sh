@@ -97,10 +97,19 @@ count() {
   curl -s "$URL/api/v1/workloads/count" -H "Authorization: Bearer $TOKEN" | jq .count
 }
 
+# allotd's CPU time so far (user + system, clock ticks, /proc/PID/stat)
+ticks() {
+  awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$PID/stat"
+}
+
 # wrk's summary lines: requests/s and the latency percentiles (99.9%
-# and the longest from pct.lua or submit.lua)
+# and the longest from pct.lua or submit.lua), then allotd's CPU per
+# request over the run (its CPU ticks since $2 over wrk's request count)
 summary() {
   grep -E 'Requests/sec|^ +(50|99|99\.9)%|Non-2xx|Socket errors' "$1" | sed 's/^ */  /'
+  awk -v t0="$2" -v t1="$(ticks)" -v hz="$(getconf CLK_TCK)" \
+    '/requests in/ { n = $1 } END { if (n > 0) printf "  allotd CPU %.1f us per request\n",
+      (t1 - t0) * 1e6 / hz / n }' "$1"
   echo "  load average $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
@@ -128,8 +137,9 @@ export ALLOT_PROJECT
 
 echo "== $(sed -n 's/.*database [^(]*(\(.*\))$/\1/p' "$T/log" | head -n 1)"
 echo "== 1. submissions, 64 connections, ${SECS}s (synchronous=FULL)"
+C0=$(ticks)
 ALLOT_BENCH_RUN=s wrk -t2 -c64 -d"${SECS}s" --latency -s "$HERE/submit.lua" "$URL" >"$T/w1"
-summary "$T/w1"
+summary "$T/w1" "$C0"
 ID=$(curl -s "$URL/api/v1/workloads?limit=1" -H "Authorization: Bearer $TOKEN" | jq -r '.workloads[0].id')
 # PostgreSQL plans by the tables' statistics, which autovacuum first takes
 # about a minute after the rows came (autovacuum_naptime); the database
@@ -137,14 +147,16 @@ ID=$(curl -s "$URL/api/v1/workloads?limit=1" -H "Authorization: Bearer $TOKEN" |
 [ -z "$DB_URI" ] || psql -d "$DB_URI" -X -q -c ANALYZE
 
 echo "== 2. GET one workload, 64 connections, ${SECS}s"
+C0=$(ticks)
 wrk -t2 -c64 -d"${SECS}s" --latency -s "$HERE/pct.lua" -H "Authorization: Bearer $TOKEN" \
   "$URL/api/v1/workloads/$ID" >"$T/w2"
-summary "$T/w2"
+summary "$T/w2" "$C0"
 
 echo "== 3. list of 50, 64 connections, ${SECS}s"
+C0=$(ticks)
 wrk -t2 -c64 -d"${SECS}s" --latency -s "$HERE/pct.lua" -H "Authorization: Bearer $TOKEN" \
   "$URL/api/v1/workloads?limit=50" >"$T/w3"
-summary "$T/w3"
+summary "$T/w3" "$C0"
 echo "== the scheduler thread's lock holds during steps 1-3"
 holds
 if [ "$LAST_STEP" -le 3 ]; then
