@@ -43,8 +43,9 @@
     " w.image, w.created_by, w.queued_seq, w.started_ms, w.stale_since_ms, w.created_at," \
     " w.updated_at, w.phase_updated_at, w.deleted_at, w.completed_at, w.version,"         \
     " (SELECT count(*) FROM pods WHERE workload_seq = w.seq), w.spec, w.affinity,"        \
-    " w.gpu_memory_mib, w.rules, (SELECT coalesce(sum(" DB_POD_GPU_ON("w", "n") "), 0)"    \
-    " FROM pods p JOIN nodes n ON n.seq = p.node_seq WHERE p.workload_seq = w.seq), w.run_ms"
+    " w.gpu_memory_mib, w.rules, CASE WHEN w.gpu_memory_mib > 0 THEN (SELECT"              \
+    " coalesce(sum(" DB_POD_GPU_ON("w", "n") "), 0) FROM pods p JOIN nodes n"                \
+    " ON n.seq = p.node_seq WHERE p.workload_seq = w.seq) END, w.run_ms"
 #define WL_NCOLS 42 /* the columns of WL_COLS (wl_row) */
 #define WL_FROM                                                  \
     " FROM workloads w JOIN queues q ON q.seq = w.project_seq" \
@@ -72,6 +73,22 @@ void db_workloads_free(struct db_workload *w, int n)
     for (i = 0; i < n; i++)
         db_workload_clear(&w[i]);
     free(w);
+}
+
+/* The GPU its pods hold, in thousandths (DB_POD_GPU_ON summed over its
+ * pods). Only a GPU-memory request's depends on each pod's node, so only
+ * that one is read with the row (`mem_sum`, column 40, NULL otherwise: a
+ * subquery joining every pod to its node was a fifth of a list's
+ * statement); the others are a constant per pod (every pod has a node:
+ * a foreign key). */
+static int64_t wl_alloc_gpu(const struct db_workload *w, int64_t mem_sum)
+{
+    if (w->gpu_memory_mib > 0)
+        return mem_sum;
+    if (w->gpu_portion > 0)
+        return (int64_t)w->running_pods * (w->gpu_devices > 1 ? w->gpu_devices : 1) *
+               w->gpu_portion;
+    return (int64_t)w->running_pods * w->gpu_devices * 1000;
 }
 
 static int wl_row(struct db__stmt *st, struct db_workload *w)
@@ -118,7 +135,7 @@ static int wl_row(struct db__stmt *st, struct db_workload *w)
     db__copy(w->affinity, sizeof(w->affinity), st, 37);
     w->gpu_memory_mib = db__col_int64(st, 38);
     db__copy(w->rules, sizeof(w->rules), st, 39);
-    w->alloc_gpu_milli = db__col_int64(st, 40);
+    w->alloc_gpu_milli = wl_alloc_gpu(w, db__col_int64(st, 40));
     w->run_ms = db__col_int64(st, 41);
     spec = db__col_text(st, 36);
     if (spec) {
@@ -1158,17 +1175,20 @@ static void order_sql(struct sqlbuf *b, const struct field *sort, int desc)
  * join): the sort then carries the key and the seq, not whole rows, and
  * the columns of a page (the pod count a subquery each) are read for its
  * rows only. Deep offsets used to sort every row with its columns.
+ * On SQLite the page's seqs come from one statement and its rows from a
+ * second (page_rows()), in the same read transaction, each put in its
+ * place by its seq: joined to the page in one statement with an ORDER BY,
+ * SQLite 3.40 sorted the page's rows again with all their columns in a
+ * temporary b-tree, a fifth of the statement's work.
  * On PostgreSQL the page's seqs are an array that the outer query looks
  * up by key (`w.seq = ANY(ARRAY(...))`): the plan is the same whatever
  * LIMIT the planner assumes, so one generic plan serves every page (a
  * join to the page as a subquery, planned for a LIMIT it cannot see,
- * read every workload into a hash). */
+ * read every workload into a hash); one round trip for the page. */
 static const struct {
     const char *head, *tail;
 } page_sql[2] = {
-    {"SELECT " WL_COLS " FROM (SELECT w.seq AS page_seq",
-     " LIMIT ? OFFSET ?) AS page JOIN workloads w ON w.seq = page.page_seq"
-     " JOIN queues q ON q.seq = w.project_seq LEFT JOIN queues d ON d.seq = q.parent_seq"},
+    {"SELECT w.seq", " LIMIT ? OFFSET ?"},
     {"SELECT " WL_COLS WL_FROM " WHERE w.seq = ANY(ARRAY(SELECT w.seq", " LIMIT ? OFFSET ?))"},
 };
 
@@ -1185,7 +1205,8 @@ static int list_sql(struct sqlbuf *b, const struct db_wl_query *q, int count, in
         return rc;
     order_sql(b, sort, q->desc);
     sb_add(b, page_sql[pq].tail);
-    order_sql(b, sort, q->desc);
+    if (pq)
+        order_sql(b, sort, q->desc);
     return b->failed ? DB_ENOMEM : DB_OK;
 }
 
@@ -1210,6 +1231,66 @@ static int generic_plan(struct db__conn *c)
     struct db__stmt *st = db__prep(c, sql, &rc);
 
     return st ? db__done(st, db__step_done(st)) : rc;
+}
+
+/* SQLite: the page's seqs, read from `page` (bound; reset here) as a JSON
+ * array, then the page's rows by that array, one allocation for all (each
+ * spec NULL until its row is read: a->out frees whatever was filled if a
+ * row fails), each put at its seq's place in the page. */
+static int page_rows(struct db__conn *c, struct db__stmt *page, struct list_arg *a)
+{
+    static const char sql[] =
+        "SELECT " WL_COLS " FROM json_each(?1) AS page CROSS JOIN workloads w"
+        " ON w.seq = page.value JOIN queues q ON q.seq = w.project_seq"
+        " LEFT JOIN queues d ON d.seq = q.parent_seq";
+    struct sqlbuf ids = {0};
+    int64_t *seqs = NULL, seq;
+    struct db__stmt *st = NULL;
+    int n = 0, cap = 0, got = 0, i, k, src = DB__DONE, rc = DB_OK;
+    char tmp[24];
+
+    sb_add(&ids, "[");
+    while (rc == DB_OK && (src = db__step(page)) == DB__ROW) {
+        rc = db__grow(&seqs, n, &cap, sizeof(*seqs));
+        if (rc != DB_OK)
+            break;
+        seqs[n] = db__col_int64(page, 0);
+        snprintf(tmp, sizeof(tmp), "%s%lld", n ? "," : "", (long long)seqs[n]);
+        sb_add(&ids, tmp);
+        n++;
+    }
+    sb_add(&ids, "]");
+    if (rc == DB_OK && src != DB__DONE)
+        rc = DB_EIO;
+    if (rc == DB_OK && ids.failed)
+        rc = DB_ENOMEM;
+    rc = db__done(page, rc);
+    if (rc != DB_OK || n == 0)
+        goto out;
+    if (!(*a->out = malloc(sizeof(**a->out) * (size_t)n))) {
+        rc = DB_ENOMEM;
+        goto out;
+    }
+    for (i = 0; i < n; i++) /* wl_row() fills the rest */
+        (*a->out)[i].spec = NULL;
+    *a->n = n;
+    if (!(st = db__prep(c, sql, &rc)))
+        goto out;
+    db__bind_text(st, 1, ids.s);
+    for (k = 0; rc == DB_OK && (src = db__step(st)) == DB__ROW; k++) {
+        seq = db__col_int64(st, 0);
+        for (i = k < n && seqs[k] == seq ? k : 0; i < n && seqs[i] != seq; i++)
+            ;
+        rc = i < n && got < n ? wl_row(st, &(*a->out)[i]) : DB_EIO;
+        got++;
+    }
+    if (rc == DB_OK && (src != DB__DONE || got != n))
+        rc = DB_EIO; /* each of the page's rows, once, in the same transaction */
+    rc = db__done(st, rc);
+out:
+    free(ids.s);
+    free(seqs);
+    return rc;
 }
 
 static int list_fn(struct db__conn *c, void *arg)
@@ -1239,6 +1320,11 @@ static int list_fn(struct db__conn *c, void *arg)
     }
     db__bind_int(st, np - 1, a->q->limit);
     db__bind_int(st, np, a->q->offset);
+    if (!db__is_pq(c)) {
+        rc = page_rows(c, st, a);
+        st = NULL; /* page_rows() reset it */
+        goto out_done;
+    }
     /* a page's rows in one allocation (a page of 51 grew through 16, 32
      * and 64 rows of 4 KB each) */
     cap = a->q->limit > 0 && a->q->limit <= LIST_PRESIZE_MAX ? a->q->limit : 0;
@@ -1257,7 +1343,7 @@ static int list_fn(struct db__conn *c, void *arg)
     }
     rc = rc == DB__DONE ? DB_OK : DB_EIO;
 out_done:
-    return db__done(st, rc);
+    return st ? db__done(st, rc) : rc;
 }
 
 int db_workload_list(struct db *db, const struct db_wl_query *q, struct db_workload **out, int *n)
