@@ -527,10 +527,11 @@ struct jw {
 };
 void jw_open(struct jw *w, char c);                /* '{' or '[' (after jw_key in objects) */
 void jw_close(struct jw *w, char c);
-void jw_key(struct jw *w, const char *key);
+void jw_key(struct jw *w, const char *key);       /* a name written in the code, never input */
 void jw_str(struct jw *w, const char *key, const char *s);
 void jw_int(struct jw *w, const char *key, int64_t v);
 void jw_milli(struct jw *w, const char *key, int64_t milli);   /* 1500 -> 1.5 */
+void jw_mib(struct jw *w, const char *key, int64_t mib);       /* 512 -> "512Mi" */
 void jw_bool(struct jw *w, const char *key, int v);
 void jw_null(struct jw *w, const char *key);
 void jw_time(struct jw *w, const char *key, int64_t ms);       /* ISO-8601, null for 0 */

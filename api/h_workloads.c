@@ -500,14 +500,10 @@ static void pools_write(struct jw *j, const char *key, const char *pools)
 /* A memory quantity in MiB ("512Mi"), null for none. */
 static void memory_write(struct jw *j, const char *key, int64_t mib)
 {
-    char buf[32];
-
-    if (mib <= 0) {
+    if (mib <= 0)
         jw_null(j, key);
-        return;
-    }
-    snprintf(buf, sizeof(buf), "%lldMi", (long long)mib);
-    jw_str(j, key, buf);
+    else
+        jw_mib(j, key, mib);
 }
 
 /* phaseReason takes only the values of Run:ai's PhaseReason enum; the
@@ -563,11 +559,11 @@ static void requested_write(struct jw *j, const char *key, const struct db_workl
  * the caller adds. */
 static void generic_write(struct jw *j, const struct db_workload *w)
 {
-    char ns[DB_NAME_LEN + 8], mem[32];
+    char ns[sizeof("runai-") - 1 + sizeof(w->project_name)] = "runai-";
     int running = strcmp(w->phase, "Running") == 0;
 
-    snprintf(ns, sizeof(ns), "runai-%s", w->project_name);
-    snprintf(mem, sizeof(mem), "%lldMi", (long long)w->mem_mib * w->running_pods);
+    /* project_name is terminated within its array (db__copy) */
+    memcpy(ns + 6, w->project_name, strlen(w->project_name) + 1);
     jw_open(j, '{');
     jw_str(j, "id", w->id);
     jw_str(j, "name", w->name);
@@ -617,14 +613,11 @@ static void generic_write(struct jw *j, const struct db_workload *w)
     jw_key(j, "allocatedResources");
     jw_open(j, '{');
     jw_milli(j, "gpu", w->alloc_gpu_milli);
-    if (w->gpu_memory_mib > 0) {
-        char gmem[32];
-        snprintf(gmem, sizeof(gmem), "%lldMi", (long long)w->gpu_memory_mib *
-                 (w->gpu_devices > 0 ? w->gpu_devices : 1) * w->running_pods);
-        jw_str(j, "gpuMemory", gmem);
-    }
+    if (w->gpu_memory_mib > 0)
+        jw_mib(j, "gpuMemory", w->gpu_memory_mib * (w->gpu_devices > 0 ? w->gpu_devices : 1) *
+                                   w->running_pods);
     jw_milli(j, "cpu", w->cpu_milli * w->running_pods);
-    jw_str(j, "cpuMemory", mem);
+    jw_mib(j, "cpuMemory", w->mem_mib * w->running_pods);
     jw_close(j, '}');
     pools_write(j, "requestedNodePools", w->pools);
     jw_key(j, "images");
