@@ -201,6 +201,23 @@ uint64_t sched__choose_devices(const struct sched_session *ss, int w, int node)
     return sched__pick_devices(ss, w, node, n->dev_used, n->dev_whole, &fresh);
 }
 
+/* The strategies' order of two nodes with free room fa of ta and fb of tb
+ * (milli-GPU or CPU) and names ranked ra, rb: binpack, the fullest first;
+ * spread, the highest free ratio first; ties by name. 1 if a goes first. */
+static int free_before(int spread, __int128 fa, __int128 ta, int ra, __int128 fb, __int128 tb,
+                       int rb)
+{
+    if (spread) {
+        /* higher free ratio first: fa/ta > fb/tb */
+        __int128 l = fa * (tb > 0 ? tb : 1), r = fb * (ta > 0 ? ta : 1);
+        if (l != r)
+            return l > r;
+    } else if (fa != fb) {
+        return fa < fb;
+    }
+    return ra < rb;
+}
+
 /* 1 if node a is a better home than node b for a pod of w by the pool's
  * strategy alone. */
 static int node_better(const struct sched_session *ss, int w, int a, int b)
@@ -210,19 +227,13 @@ static int node_better(const struct sched_session *ss, int w, int a, int b)
     const struct sched_pool *pool = &ss->in->pools[na->pool];
     int gpu = sched__asks_gpu(wl);
     int spread = (gpu ? pool->gpu_placement : pool->cpu_placement) == SCHED_SPREAD;
-    __int128 fa = gpu ? na->gpu_free : na->cpu_free, fb = gpu ? nb->gpu_free : nb->cpu_free;
-    __int128 ta = gpu ? (int64_t)na->n_gpus * SCHED_MILLI : na->cpu_total;
-    __int128 tb = gpu ? (int64_t)nb->n_gpus * SCHED_MILLI : nb->cpu_total;
 
-    if (spread) {
-        /* higher free ratio first: fa/ta > fb/tb */
-        __int128 l = fa * (tb > 0 ? tb : 1), r = fb * (ta > 0 ? ta : 1);
-        if (l != r)
-            return l > r;
-    } else if (fa != fb) {
-        return fa < fb;
-    }
-    return na->name_rank < nb->name_rank;
+    if (gpu)
+        return free_before(spread, na->gpu_free, (int64_t)na->n_gpus * SCHED_MILLI,
+                           na->name_rank, nb->gpu_free, (int64_t)nb->n_gpus * SCHED_MILLI,
+                           nb->name_rank);
+    return free_before(spread, na->cpu_free, na->cpu_total, na->name_rank, nb->cpu_free,
+                       nb->cpu_total, nb->name_rank);
 }
 
 /* A node that fits, with what orders it before the strategy. */
@@ -467,15 +478,200 @@ int sched__same_placement(const struct sched_session *ss, int a, int b)
            sched__whole(x) == sched__whole(y);
 }
 
+/* ---- The pool's node index (struct ss_node_index) ----
+ *
+ * For a whole-device pod in a binpack or spread pool candidate_better()
+ * comes down to the rank, then node_better(): every such pod opens
+ * gpu_devices empty devices and nothing is measured. The index keeps the
+ * pool's nodes in node_better()'s order for pods that ask GPUs, so the best
+ * node is the first that fits among those of the best rank, and one of rank
+ * 1 ends the walk. A pod of k whole devices needs k empty devices, each
+ * SCHED_MILLI free: in binpack order the nodes with less free than that
+ * come first, and a binary search passes them over (unless some node has a
+ * device charged over its capacity: n_short). Nodes are filed again, by
+ * their gpu_free, when next asked after node_add() touched them. */
+
+struct index_ctx {
+    const struct sched_session *ss;
+    const struct ss_node_index *x;
+};
+
+/* Is node a, filed by fa, before node b filed by fb? */
+static int filed_before(const struct sched_session *ss, const struct ss_node_index *x,
+                        int64_t fa, int a, int64_t fb, int b)
+{
+    const struct ss_node *na = &ss->nodes[a], *nb = &ss->nodes[b];
+
+    return free_before(x->spread, fa, (int64_t)na->n_gpus * SCHED_MILLI, na->name_rank, fb,
+                       (int64_t)nb->n_gpus * SCHED_MILLI, nb->name_rank);
+}
+
+static int index_before(const void *ctx, int a, int b)
+{
+    const struct index_ctx *c = ctx;
+    const struct ss_node *na = &c->ss->nodes[a], *nb = &c->ss->nodes[b];
+
+    return filed_before(c->ss, c->x, c->x->filed[na->pool_pos], a, c->x->filed[nb->pool_pos], b);
+}
+
+/* The first of order[0..n) that does not go before node filed by f. */
+static int index_seek(const struct sched_session *ss, const struct ss_node_index *x, int64_t f,
+                      int node, int n)
+{
+    int lo = 0, hi = n;
+
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2, m = x->order[mid];
+        if (filed_before(ss, x, x->filed[ss->nodes[m].pool_pos], m, f, node))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Files the node at pool position pos by its gpu_free now. */
+static void index_file(const struct sched_session *ss, const struct ss_pool *p,
+                       struct ss_node_index *x, int pos)
+{
+    int node = p->nodes[pos], n = p->n_nodes, at;
+    const struct ss_node *nd = &ss->nodes[node];
+    int short_of = nd->gpu_free < (int64_t)SCHED_MILLI * nd->n_empty;
+
+    x->is_dirty[pos] = 0;
+    x->n_short += short_of - x->short_of[pos];
+    x->short_of[pos] = (uint8_t)short_of;
+    if (x->filed[pos] == nd->gpu_free)
+        return;
+    at = index_seek(ss, x, x->filed[pos], node, n);
+    while (x->order[at] != node)
+        at++;
+    memmove(&x->order[at], &x->order[at + 1], (size_t)(n - 1 - at) * sizeof(int));
+    x->filed[pos] = nd->gpu_free;
+    at = index_seek(ss, x, nd->gpu_free, node, n - 1);
+    memmove(&x->order[at + 1], &x->order[at], (size_t)(n - 1 - at) * sizeof(int));
+    x->order[at] = node;
+}
+
+/* Files every node and sorts the order again. */
+static void index_sort(const struct sched_session *ss, const struct ss_pool *p,
+                       struct ss_node_index *x)
+{
+    struct index_ctx c = {ss, x};
+    int i;
+
+    x->n_short = 0;
+    for (i = 0; i < p->n_nodes; i++) {
+        const struct ss_node *nd = &ss->nodes[p->nodes[i]];
+        x->filed[i] = nd->gpu_free;
+        x->short_of[i] = nd->gpu_free < (int64_t)SCHED_MILLI * nd->n_empty;
+        x->n_short += x->short_of[i];
+        x->is_dirty[i] = 0;
+    }
+    x->n_dirty = 0;
+    sched__sort_with(x->order, x->tmp, p->n_nodes, index_before, &c);
+}
+
+static struct ss_node_index *index_new(const struct sched_session *ss, struct ss_pool *p)
+{
+    struct ss_node_index *x = sched__calloc(ss->arena, 1, sizeof(*x));
+    size_t n = (size_t)p->n_nodes + 1;
+
+    if (!x)
+        return NULL;
+    x->order = sched__calloc(ss->arena, n, sizeof(int));
+    x->tmp = sched__calloc(ss->arena, n, sizeof(int));
+    x->dirty = sched__calloc(ss->arena, n, sizeof(int));
+    x->filed = sched__calloc(ss->arena, n, sizeof(int64_t));
+    x->short_of = sched__calloc(ss->arena, n, 1);
+    x->is_dirty = sched__calloc(ss->arena, n, 1);
+    if (!x->order || !x->tmp || !x->dirty || !x->filed || !x->short_of || !x->is_dirty)
+        return NULL;
+    memcpy(x->order, p->nodes, (size_t)p->n_nodes * sizeof(int));
+    x->spread = -1;
+    p->index = x;
+    return x;
+}
+
+void sched__node_index_touch(struct sched_session *ss, int node)
+{
+    const struct ss_node *n = &ss->nodes[node];
+    struct ss_node_index *x = ss->pools[n->pool].index;
+
+    if (!x->is_dirty[n->pool_pos]) {
+        x->is_dirty[n->pool_pos] = 1;
+        x->dirty[x->n_dirty++] = n->pool_pos;
+    }
+}
+
+/* The pool's index, filed as the nodes are now (NULL: no memory). */
+static struct ss_node_index *index_of(const struct sched_session *ss, int pool)
+{
+    struct ss_pool *p = &ss->pools[pool];
+    struct ss_node_index *x = p->index ? p->index : index_new(ss, p);
+    int spread = ss->in->pools[pool].gpu_placement == SCHED_SPREAD, i;
+
+    if (!x)
+        return NULL;
+    if (x->spread != spread || x->n_dirty > p->n_nodes / 8) {
+        x->spread = spread;
+        index_sort(ss, p, x);
+    }
+    for (i = 0; i < x->n_dirty; i++)
+        index_file(ss, p, x, x->dirty[i]);
+    x->n_dirty = 0;
+    return x;
+}
+
+/* sched__best_node() for a whole-device pod in a binpack or spread pool
+ * (-2: no index). */
+static int indexed_best(const struct sched_session *ss, int w, int pool, int exclude)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+    const struct ss_pool *p = &ss->pools[pool];
+    const struct ss_node_index *x = index_of(ss, pool);
+    int64_t need = (int64_t)wl->gpu_devices * SCHED_MILLI;
+    int lo = 0, hi, best = -1, best_rank = 0, rank, fresh;
+
+    if (!x)
+        return -2;
+    if (!x->spread && x->n_short == 0)
+        for (hi = p->n_nodes; lo < hi;) {   /* the first filed with `need` free */
+            int mid = lo + (hi - lo) / 2;
+            if (x->filed[ss->nodes[x->order[mid]].pool_pos] < need)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+    for (; lo < p->n_nodes; lo++) {
+        int node = x->order[lo];
+        if (node == exclude || !fits_with(ss, w, node, &rank, &fresh))
+            continue;
+        if (best < 0 || rank < best_rank) {
+            best = node;
+            best_rank = rank;
+            if (rank == 1)
+                break;
+        }
+    }
+    return best;
+}
+
 int sched__best_node(const struct sched_session *ss, int w, int pool, int exclude)
 {
     const struct sched_workload *wl = ss_w(ss, w);
-    struct scan s = {strategy_for(ss, w, pool) == SCHED_FRAGMENTATION,
+    int strategy = strategy_for(ss, w, pool);
+    struct scan s = {strategy == SCHED_FRAGMENTATION,
                      by_fragmentation(ss, w, pool), {-1, 0, 0, 0, 0, 0, 0}, 0, 0};
     int i, n;
 
     if (sched__whole(wl) && ss->pools[pool].max_empty < wl->gpu_devices)
         return -1;
+    if (sched__whole(wl) && (strategy == SCHED_BINPACK || strategy == SCHED_SPREAD)) {
+        int node = indexed_best(ss, w, pool, exclude);
+        if (node != -2)
+            return node;
+    }
     if (!s.measure) {
         each_node(ss, w, pool, exclude, consider, &s);
         return s.best.node;

@@ -56,6 +56,24 @@ struct ss_node {
     int n_pods, cap_pods;     /* pods[2*i] = workload, pods[2*i+1] = pod */
 };
 
+/* A pool's nodes in its GPU strategy's order (binpack or spread: node_better()
+ * in placement.c), for the best node of a whole-device pod without walking the
+ * pool. Built when first asked; node_add() reports each node whose room
+ * changed (sched__node_index_touch()) and the next question files those again,
+ * so a change rolled back before it is asked costs one comparison. */
+struct ss_node_index {
+    int *order;               /* [n_nodes] the pool's nodes, the preferred first */
+    int *tmp;                 /* [n_nodes] the sort's */
+    int64_t *filed;           /* [n_nodes] by pool position: the gpu_free it is filed by */
+    uint8_t *short_of;        /* [n_nodes] by pool position: filed with a device over
+                               * its capacity (gpu_free < SCHED_MILLI x n_empty) */
+    int n_short;              /* nodes with short_of set */
+    int *dirty;               /* pool positions of nodes changed since filed */
+    uint8_t *is_dirty;        /* [n_nodes] by pool position */
+    int n_dirty;
+    int spread;               /* the order is SCHED_SPREAD's (else SCHED_BINPACK's) */
+};
+
 struct ss_pool {
     int *nodes;               /* node indices of this pool, in name order */
     int n_nodes;
@@ -70,6 +88,7 @@ struct ss_pool {
     int uniform;              /* every node ready and of one size (pool_uniform()) */
     int *running;             /* workloads with pods here at the start of the cycle */
     int n_running;
+    struct ss_node_index *index; /* NULL until first asked (placement.c) */
 };
 
 /* Accounting of one queue in one pool. */
@@ -352,6 +371,9 @@ int sched__pod_fits_node(const struct sched_session *ss, int w, int node);
  * non-preemptible work, deserved quota in the pool? (1 for other requests.) */
 int sched__charge_within_caps(const struct sched_session *ss, int w, int pool);
 int sched__best_node(const struct sched_session *ss, int w, int pool, int exclude);
+/* node_add(): the node's free room changed (its pool's node index files it
+ * again when next asked). */
+void sched__node_index_touch(struct sched_session *ss, int node);
 /* Would sched__best_node(ss, w, pool, -1) find a node? (Stops at the first.) */
 int sched__fits_somewhere(const struct sched_session *ss, int w, int pool);
 /* sched__best_node()'s order one node at a time, for searches that ask

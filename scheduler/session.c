@@ -119,6 +119,8 @@ static void node_add(struct sched_session *ss, int w, int node, uint64_t devices
     n->used_prefix_ok = 0;
     if (ss->frag.known)
         ss->frag.known[node] = 0;
+    if (ss->pools[n->pool].index)
+        sched__node_index_touch(ss, node);
     pool_empty_change(ss, n, before);
 }
 

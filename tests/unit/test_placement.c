@@ -3,7 +3,8 @@
  * spread per pool, device choice for whole and fractional requests,
  * node-type affinity, all-or-nothing gangs, pool preference order; and
  * whether a gang fits as things are (scheduler/capacity.c,
- * sched__all_fit_as_is()) against placing it pod by pod.
+ * sched__all_fit_as_is()) against placing it pod by pod; the pool's node
+ * index against a walk of the pool.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -200,6 +201,100 @@ static void test_all_fit_as_is(void **unused)
     }
 }
 
+/* The best node by a walk of the pool, as placement.c's opening comment
+ * orders them for a whole-device pod: the lowest rank, then the fullest
+ * (binpack) or the highest free ratio (spread), then the name. */
+static int walk_best(const struct sched_session *ss, int w, int pool, int exclude)
+{
+    const struct ss_pool *p = &ss->pools[pool];
+    int spread = ss->in->pools[pool].gpu_placement == SCHED_SPREAD, best = -1, i;
+
+    for (i = 0; i < p->n_nodes; i++) {
+        int n = p->nodes[i], ra, rb;
+        const struct ss_node *a = &ss->nodes[n], *b;
+        __int128 l, r;
+        if (n == exclude || !sched__pod_fits_node(ss, w, n))
+            continue;
+        if (best < 0) {
+            best = n;
+            continue;
+        }
+        b = &ss->nodes[best];
+        ra = sched__node_rank(ss, w, n);
+        rb = sched__node_rank(ss, w, best);
+        l = spread ? (__int128)a->gpu_free * b->n_gpus : -(__int128)a->gpu_free;
+        r = spread ? (__int128)b->gpu_free * a->n_gpus : -(__int128)b->gpu_free;
+        if (ra < rb || (ra == rb && (l > r || (l == r && a->name_rank < b->name_rank))))
+            best = n;
+    }
+    return best;
+}
+
+/* sched__best_node() answers a whole-device pod from the pool's node index
+ * (struct ss_node_index): after every placement, removal and rollback of a
+ * random walk, on a binpack and a spread pool of nodes of 2, 4 and 8 GPUs
+ * (some devices shared, one charged twice over its capacity), it names the
+ * node the walk of the pool names, for pods of 1 to 8 devices, with and
+ * without a node left out, and for a pod preferring one node type. */
+static void test_node_index_matches_walk(void **unused)
+{
+    static const char *names[] = {"n00", "n01", "n02", "n03", "n04", "n05", "n06", "n07",
+                                  "n08", "n09", "n10", "n11", "n12", "n13", "n14", "n15"};
+    static const char *types[] = {"small", "big"};
+    static const char *const prefer[] = {"big", "small"};
+    struct tw w;
+    struct sched_session ss;
+    struct ss_mark mark = {0, 0, 0};
+    uint64_t rnd = 42;
+    int q, i, step, fill[16], probe[5], n_fill = 0, pool;
+
+    (void)unused;
+    tw_init(&w, 2);
+    w.pools[1].gpu_placement = SCHED_SPREAD;
+    for (i = 0; i < 16; i++) {
+        tw_node(&w, names[i], i % 2, (int[]){2, 4, 8}[i % 3]);
+        w.nodes[i].node_type = types[i % 3 == 2];
+    }
+    q = tw_queue(&w, "p", -1, -1, -1, 1);
+    for (i = 0; i < 5; i++)
+        probe[i] = tw_workload(&w, names[i], q, 1, (int[]){1, 2, 4, 8, 2}[i], 0, 50);
+    w.wl[probe[4]].node_types = prefer;   /* rank 1 on big nodes, 2 on small */
+    w.wl[probe[4]].n_node_types = 2;
+    for (i = 0; i < 16; i++) {
+        fill[n_fill] = tw_workload(&w, names[i], q, TW_PODS, 1 + i % 3, i % 5 == 4 ? 300 : 0, 50);
+        if (w.wl[fill[n_fill]].gpu_portion > 0)
+            w.wl[fill[n_fill]].gpu_devices = 1;
+        n_fill++;
+    }
+    tw_running(&w, fill[0], 0, 0, 0x1);   /* n00's device 0 charged twice */
+    tw_running(&w, fill[3], 0, 0, 0x1);
+    assert_int_equal(sched__session_build(&ss, &w.st, NULL, w.arena), SCHED_OK);
+    for (step = 0; step < 600; step++) {
+        int f, k, node;
+        rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
+        f = fill[(rnd >> 33) % (uint64_t)n_fill];
+        k = (int)((rnd >> 40) % TW_PODS);
+        node = (int)((rnd >> 48) % 16);
+        if (step % 40 == 0)
+            mark = sched__mark(&ss);
+        else if (step % 40 == 30 && (rnd >> 20) % 2)
+            sched__rollback(&ss, mark);
+        else if (ss.pods[f][k].node >= 0)
+            assert_int_equal(sched__unplace(&ss, f, k), SCHED_OK);
+        else if (sched__pod_fits_node(&ss, f, node))
+            assert_int_equal(sched__place(&ss, f, k, node, sched__choose_devices(&ss, f, node)),
+                             SCHED_OK);
+        for (pool = 0; pool < 2; pool++)
+            for (i = 0; i < 5; i++) {
+                assert_int_equal(sched__best_node(&ss, probe[i], pool, -1),
+                                 walk_best(&ss, probe[i], pool, -1));
+                assert_int_equal(sched__best_node(&ss, probe[i], pool, node),
+                                 walk_best(&ss, probe[i], pool, node));
+            }
+    }
+    tw_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -210,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_gang_all_or_nothing),
         cmocka_unit_test(test_pool_preference),
         cmocka_unit_test(test_all_fit_as_is),
+        cmocka_unit_test(test_node_index_matches_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
