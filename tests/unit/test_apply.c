@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "sched_int.h"
 #include "test_world.h"
 
 static struct sched_decision decision(int kind, int wl, int pod, int node, uint64_t devices)
@@ -137,6 +138,39 @@ static void test_arena(void **unused)
     tw_free(&w);
 }
 
+/* Allocations of every size, which fill blocks, leave nearly full ones
+ * aside (arena.c, Invariant 4) and ask for blocks larger than one, are
+ * aligned, zero-filled and apart, again after a reset that reuses them. */
+static void test_arena_blocks(void **unused)
+{
+    static const size_t sizes[] = {1000000, 40000, 16, 3000000, 24000, 1, 900000, 70000, 200, 48};
+    struct sched_arena *a = sched_arena_new();
+    unsigned char *p[40];
+    size_t n, k;
+    int round, i, dirty;
+
+    (void)unused;
+    for (round = 0; round < 2; round++) {
+        for (i = 0; i < 40; i++) {
+            n = sizes[i % 10];
+            p[i] = sched__alloc(a, n);
+            assert_non_null(p[i]);
+            assert_int_equal((uintptr_t)p[i] % 16, 0);
+            for (k = 0, dirty = 0; k < n; k++)
+                dirty |= p[i][k];
+            assert_int_equal(dirty, 0);
+            memset(p[i], i + 1, n);
+        }
+        for (i = 0; i < 40; i++) {   /* no later allocation wrote over it */
+            n = sizes[i % 10];
+            assert_int_equal(p[i][0], i + 1);
+            assert_int_equal(p[i][n - 1], i + 1);
+        }
+        sched_arena_reset(a);
+    }
+    sched_arena_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -144,6 +178,7 @@ int main(void)
         cmocka_unit_test(test_bad_decisions),
         cmocka_unit_test(test_invalid_state),
         cmocka_unit_test(test_arena),
+        cmocka_unit_test(test_arena_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
