@@ -133,11 +133,7 @@ static int own_shape(struct sched_arena *arena, const struct sched_workload *s,
     int i, oom = 0;
 
     memset(own, 0, sizeof(*own));
-    own->gpu_devices = s->gpu_devices;
-    own->gpu_portion = s->gpu_portion;
-    own->gpu_memory_mib = s->gpu_memory_mib;
-    own->cpu_milli = s->cpu_milli;
-    own->mem_mib = s->mem_mib;
+    sched__copy_requests(own, s);
     own->affinity = s->affinity;
     own->n_affinity = s->n_affinity;
     own->node_type = arena_str(arena, s->node_type, &oom);
@@ -156,9 +152,7 @@ static int same_shape(const struct sched_workload *a, const struct sched_workloa
 {
     int i;
 
-    if (a->gpu_devices != b->gpu_devices || a->gpu_portion != b->gpu_portion ||
-        a->gpu_memory_mib != b->gpu_memory_mib || a->cpu_milli != b->cpu_milli ||
-        a->mem_mib != b->mem_mib || a->n_affinity || b->n_affinity ||
+    if (!sched__same_requests(a, b) || a->n_affinity || b->n_affinity ||
         a->n_node_types != b->n_node_types ||
         !a->node_type != !b->node_type || (a->node_type && strcmp(a->node_type, b->node_type)))
         return 0;

@@ -173,9 +173,7 @@ static int same_shape(const struct mix_slot *s, const struct sched_workload *w)
     const char *const *types;
     int i, n = types_of(w, &types);
 
-    if (a->gpu_devices != w->gpu_devices || a->gpu_portion != w->gpu_portion ||
-        a->gpu_memory_mib != w->gpu_memory_mib || a->cpu_milli != w->cpu_milli ||
-        a->mem_mib != w->mem_mib || a->n_node_types != n)
+    if (!sched__same_requests(a, w) || a->n_node_types != n)
         return 0;
     for (i = 0; i < n; i++)
         if (strcmp(a->node_types[i], types[i]) != 0)
@@ -211,11 +209,7 @@ static int slot_new(struct sched_mix_window *win, const struct sched_workload *w
             slot_clear(s);
             return -1;
         }
-    s->shape.gpu_devices = w->gpu_devices;
-    s->shape.gpu_portion = w->gpu_portion;
-    s->shape.gpu_memory_mib = w->gpu_memory_mib;
-    s->shape.cpu_milli = w->cpu_milli;
-    s->shape.mem_mib = w->mem_mib;
+    sched__copy_requests(&s->shape, w);
     s->shape.node_types = (const char *const *)s->types;
     s->shape.n_node_types = n;
     s->since = win->notes;

@@ -471,9 +471,7 @@ int sched__same_placement(const struct sched_session *ss, int a, int b)
 {
     const struct sched_workload *x = ss_w(ss, a), *y = ss_w(ss, b);
 
-    return ss->wl[a].cls == ss->wl[b].cls && x->cpu_milli == y->cpu_milli &&
-           x->mem_mib == y->mem_mib && x->gpu_devices == y->gpu_devices &&
-           x->gpu_portion == y->gpu_portion && x->gpu_memory_mib == y->gpu_memory_mib &&
+    return ss->wl[a].cls == ss->wl[b].cls && sched__same_requests(x, y) &&
            sched_shared_devices(x) == sched_shared_devices(y) &&
            sched__whole(x) == sched__whole(y);
 }

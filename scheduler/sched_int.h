@@ -351,6 +351,25 @@ static inline int sched__whole(const struct sched_workload *wl)
 {
     return wl->gpu_devices > 0 && wl->gpu_portion == 0 && wl->gpu_memory_mib == 0;
 }
+/* A workload's five requests (devices, portion, device memory, CPU,
+ * memory): copied into a shape of the mix (frag.c's own copies, mix.c's
+ * slots), and compared with one. */
+static inline void sched__copy_requests(struct sched_workload *to,
+                                        const struct sched_workload *from)
+{
+    to->gpu_devices = from->gpu_devices;
+    to->gpu_portion = from->gpu_portion;
+    to->gpu_memory_mib = from->gpu_memory_mib;
+    to->cpu_milli = from->cpu_milli;
+    to->mem_mib = from->mem_mib;
+}
+static inline int sched__same_requests(const struct sched_workload *a,
+                                       const struct sched_workload *b)
+{
+    return a->gpu_devices == b->gpu_devices && a->gpu_portion == b->gpu_portion &&
+           a->gpu_memory_mib == b->gpu_memory_mib && a->cpu_milli == b->cpu_milli &&
+           a->mem_mib == b->mem_mib;
+}
 /* 1 if wl asks a GPU (whole devices, a portion or device memory). */
 static inline int sched__asks_gpu(const struct sched_workload *wl)
 {
