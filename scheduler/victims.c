@@ -1047,7 +1047,7 @@ static int fits_without(const struct search *s)
     int64_t cpu = node->cpu_free, mem = node->mem_free;
     uint64_t whole = node->dev_whole;
     int32_t used[SCHED_MAX_NODE_GPUS];
-    int i, d, fresh;
+    int i, d, fresh, empty = 0;
 
     memcpy(used, node->dev_used, sizeof(int32_t) * (size_t)node->n_gpus);
     for (i = 0; i < s->n_chosen; i++) {
@@ -1060,7 +1060,13 @@ static int fits_without(const struct search *s)
     }
     if (cpu < jw->cpu_milli || mem < jw->mem_mib)
         return 0;
-    if (jw->gpu_devices > 0 || jw->gpu_portion > 0 || jw->gpu_memory_mib > 0)
+    if (sched__whole(jw)) {
+        /* sched__pick_devices() finds devices iff this many are empty */
+        for (d = 0; d < node->n_gpus; d++)
+            empty += used[d] == 0;
+        return empty >= jw->gpu_devices;
+    }
+    if (jw->gpu_portion > 0 || jw->gpu_memory_mib > 0)
         return sched__pick_devices(ss, s->j, s->node, used, whole, &fresh) != 0;
     return 1;
 }
