@@ -380,6 +380,7 @@ struct sched_delta {
  * holding pods, whose cycle ran on the kept session (finished). */
 struct sched_memo_stats {
     int64_t full, reused, fell_back, finished;
+    int64_t order_kept;   /* of `finished`: the job order of the kept session reused */
 };
 void sched_memo_stats(const struct sched_memo *memo, struct sched_memo_stats *out);
 

@@ -688,12 +688,16 @@ int sched__session_build(struct sched_session *ss, const struct sched_state *in,
 /* ---- Step 4: a kept session takes new workloads ---- */
 
 /* Caches keyed by the state (the version, the pools' versions) or sized by the
- * workloads start over: the kept session reads another snapshot. */
-static void forget_state(struct sched_session *ss)
+ * workloads start over: the kept session reads another snapshot. The job
+ * order (order.c's cache: the candidates wanting pods, per leaf in job
+ * order, their keys and signatures) is kept when `keep_order` says the
+ * candidates and what their keys read did not change (Steps 4 and 5). */
+static void forget_state(struct sched_session *ss, int keep_order)
 {
     int p;
 
-    ss->order_cache = NULL;
+    if (!keep_order)
+        ss->order_cache = NULL;
     ss->version = ++ss->n_versions;
     for (p = 0; p < ss->n_pools; p++)
         ss->pool_version[p] = ++ss->n_versions;
@@ -742,8 +746,9 @@ int sched__session_extend(struct sched_session *ss, const struct sched_state *in
         if (rc == SCHED_OK)
             add_demand(ss, w, 1);
     }
-    /* caches sized by the workloads, or read in another state, start over */
-    forget_state(ss);
+    /* caches sized by the workloads, or read in another state, start over;
+     * without a submission the job order's candidates are the same */
+    forget_state(ss, first == in->n_workloads);
     if (rc == SCHED_OK && ss->oom)
         rc = SCHED_ENOMEM;
     return rc;
@@ -784,7 +789,7 @@ static void drop_running(struct sched_session *ss, int w)
 void sched__session_leave(struct sched_session *ss, int w)
 {
     struct ss_wl *x = &ss->wl[w];
-    int k;
+    int k, candidate = (x->flags & WL_CANDIDATE) && sched__pods_to_place(ss, w) > 0;
 
     add_demand(ss, w, -1);
     if (x->n_placed > 0)
@@ -794,7 +799,9 @@ void sched__session_leave(struct sched_session *ss, int w)
             do_unplace(ss, w, k);
     x->flags = 0;
     x->cls = 0;
-    forget_state(ss);
+    /* the job order holds w only if it was a candidate wanting pods; the
+     * others' keys and signatures read their own fields and pods alone */
+    forget_state(ss, !candidate);
 }
 
 /* ---- Invariant check (tests) ---- */

@@ -2125,7 +2125,8 @@ static void test_random_clusters(void **state)
  * of what the event changed, and the two results must be byte-identical.
  * Events: submissions alone (with or without the clock moving), the clock
  * alone, workloads that leave (suspended, completed or failed: pending or
- * running ones, those holding pods too, sometimes with submissions too),
+ * running ones, those holding pods too, sometimes with submissions too;
+ * often one running workload alone, completed or failed),
  * or what between_passes() does (a full delta). The full result's
  * decisions are applied, as a driver does. */
 #define N_INCR_CASES 2000
@@ -2134,7 +2135,7 @@ static void test_random_clusters(void **state)
 
 struct incr_counts {
     long passes, reused, fell_back, submissions_started, left, left_reused, left_kept;
-    int64_t kept_checked;
+    int64_t kept_checked, order_kept;
 };
 
 /* 1-MAX_LEFT workloads leave (each may leave twice: suspended, then
@@ -2156,13 +2157,28 @@ static void leave_event(struct tcase *tc, struct sched_delta *d, int *left)
     }
 }
 
+/* One running workload completes or fails alone: the event a settled
+ * cluster sees most, whose cycle may keep the session's job order. */
+static void completion_event(struct tcase *tc, struct sched_delta *d, int *left)
+{
+    int i = random_workload_in(tc, SCHED_RUNNING);
+
+    d->left = left;
+    if (i < 0)
+        return;
+    finish(tc, i, chance(&tc->rng, 80) ? SCHED_COMPLETED : SCHED_FAILED);
+    left[d->n_left++] = i;
+}
+
 static void next_event(struct tcase *tc, struct sched_delta *d, int *left)
 {
     struct rng *r = &tc->rng;
-    int before = tc->n_wls, n, kind = below(r, 13);
+    int before = tc->n_wls, n, kind = below(r, 15);
 
     memset(d, 0, sizeof(*d));
-    if (kind >= 10) {
+    if (kind >= 13) {
+        completion_event(tc, d, left);
+    } else if (kind >= 10) {
         leave_event(tc, d, left);
         if (kind == 12 && tc->n_wls < MAX_WLS)
             gen_workload(tc);
@@ -2263,6 +2279,7 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
     c->kept_checked += checked;
     c->reused += stats.reused;
     c->fell_back += stats.fell_back;
+    c->order_kept += stats.order_kept;
     sched_memo_free(memo);
     sched_mix_window_free(win);
     return differ == NULL;
@@ -2272,7 +2289,7 @@ static void test_incremental_equals_full(void **state)
 {
     uint64_t seed = env_u64("ALLOT_PROPERTY_SEED", DEFAULT_SEED);
     struct sched_arena *full = sched_arena_new(), *incr = sched_arena_new();
-    struct incr_counts c = {0, 0, 0, 0, 0, 0, 0, 0};
+    struct incr_counts c = {0, 0, 0, 0, 0, 0, 0, 0, 0};
     int id, failed = 0;
 
     (void)state;
@@ -2285,10 +2302,10 @@ static void test_incremental_equals_full(void **state)
     print_message("incremental: %ld passes, %ld answered from the memo (its kept session "
                   "extended), %ld fell back to a full cycle after extending it, %ld submission "
                   "deltas that started something, %ld deltas with workloads that left (%ld "
-                  "answered from the memo, %ld that held pods run on its kept session), %lld "
-                  "kept sessions compared with a build\n",
+                  "answered from the memo, %ld that held pods run on its kept session, %lld of "
+                  "those with its job order kept), %lld kept sessions compared with a build\n",
                   c.passes, c.reused, c.fell_back, c.submissions_started, c.left, c.left_reused,
-                  c.left_kept, (long long)c.kept_checked);
+                  c.left_kept, (long long)c.order_kept, (long long)c.kept_checked);
     assert_int_equal(failed, 0);
     /* every way of a submission delta happens often: reused, a kept session
      * extended and then given up, and a full cycle */
@@ -2296,10 +2313,13 @@ static void test_incremental_equals_full(void **state)
     assert_true(c.fell_back > c.passes / 50);
     assert_true(c.submissions_started > c.passes / 50);
     /* and workloads that leave: answered from the memo, run on its kept
-     * session (some held pods), and neither */
-    assert_true(c.left_reused > c.left / 10);
+     * session (some held pods), and neither (a third of the deltas with
+     * workloads that left are one running workload completing alone) */
+    assert_true(c.left_reused > c.left / 20);
     assert_true(c.left_kept > c.left / 20);
     assert_true(c.left - c.left_reused - c.left_kept > c.left / 20);
+    /* a kept session's job order is reused often, and not always */
+    assert_true(c.order_kept > c.left_kept / 4 && c.order_kept < c.left_kept);
     /* every kept session that took a delta was compared with a build */
     assert_true(c.kept_checked == c.reused + c.fell_back + c.left_kept);
 }
