@@ -105,9 +105,9 @@ uint64_t sched__diagnosis_hash(const struct sched_session *ss, int w)
  * apart share one (a table of the first of each kind), so a cycle with tens
  * of thousands of pending workloads diagnoses a few hundred kinds. */
 static int record_pending(struct sched_session *ss, struct sched_arena *arena,
-                          struct sched_result *out, int **kinds, int *cap_kinds)
+                          struct sched_result *out, struct ss_kinds *kinds)
 {
-    int w, n = 0, cap = 16, mask, *first;
+    int w, n = 0, cap = 16, mask, *first, *kind_of;
 
     for (w = 0; w < ss->n_workloads; w++)
         n += sched__is_pending(ss, w);
@@ -115,7 +115,8 @@ static int record_pending(struct sched_session *ss, struct sched_arena *arena,
     while (cap < 2 * n)
         cap *= 2;
     first = sched__calloc(arena, (size_t)cap, sizeof(int)); /* index into pending + 1 */
-    if (!out->pending || !first)
+    kind_of = sched__alloc(arena, sizeof(int) * ((size_t)n + 1));
+    if (!out->pending || !first || !kind_of)
         return SCHED_ENOMEM;
     mask = cap - 1;
     out->n_pending = 0;
@@ -135,23 +136,185 @@ static int record_pending(struct sched_session *ss, struct sched_arena *arena,
             sched__diagnose(ss, w, p);
             first[i] = out->n_pending + 1;
         }
-        out->n_pending++;
+        kind_of[out->n_pending++] = first[i] - 1;
     }
-    *kinds = first;
-    *cap_kinds = cap;
+    kinds->first = first;
+    kinds->cap = cap;
+    kinds->kind_of = kind_of;
+    return SCHED_OK;
+}
+
+/* ---- Step 4 from a settled cycle's list (memo.c Step 5) ----
+ * Why it is record_pending()'s result: a workload that neither left, nor
+ * was submitted since, nor is named by a decision of this cycle has the
+ * phase, flags, placed pods and pools it had in the settled cycle, so it
+ * is pending now exactly when it was then, and two such workloads are of
+ * one kind now exactly when they were then (the kind reads only those).
+ * The others (the touched ones) are looked up among one untouched member
+ * of each kind (its representative), else form kinds of their own. Every
+ * kind's first entry in workload order is diagnosed in the state of now
+ * and the rest copy it, as record_pending() does. A kind is named by the
+ * index of its first entry in the settled list, or prev->n + k for the
+ * k-th new one. */
+
+struct again {
+    struct sched_session *ss;
+    const struct ss_prev_pending *prev;
+    uint8_t *touched;   /* [n_workloads] */
+    int *tl, n_tl;      /* touched workloads pending now, in workload order */
+    int *tkind;         /* [n_tl] their kinds */
+    int *rep;           /* [prev->n + n_tl]: a representative of each kind + 1 */
+    int *kids, n_kids;  /* kinds with a representative */
+};
+
+static int index_before(const void *ctx, int a, int b)
+{
+    (void)ctx;
+    return a < b;
+}
+
+static void touch(struct again *g, int w)
+{
+    if (g->touched[w])
+        return;
+    g->touched[w] = 1;
+    if (sched__is_pending(g->ss, w))
+        g->tl[g->n_tl++] = w;
+}
+
+/* Marks the touched workloads and lists those pending now. */
+static int again_touched(struct again *g, struct sched_arena *arena)
+{
+    struct sched_session *ss = g->ss;
+    const struct ss_prev_pending *prev = g->prev;
+    int w, k;
+
+    g->tl = sched__alloc(arena, sizeof(int) * ((size_t)prev->n_left + (size_t)ss->n_decisions +
+                                               (size_t)(ss->n_workloads - prev->n_workloads) + 1));
+    if (!g->tl)
+        return SCHED_ENOMEM;
+    for (k = 0; k < prev->n_left; k++)
+        touch(g, prev->left[k]);
+    for (k = 0; k < ss->n_decisions; k++)
+        touch(g, ss->decisions[k].workload);
+    for (w = prev->n_workloads; w < ss->n_workloads; w++)
+        touch(g, w);
+    return sched__sort(arena, g->tl, g->n_tl, index_before, NULL);
+}
+
+/* The kind of each touched pending workload: the one of an untouched
+ * representative it matches, or a new one. */
+static int again_kinds(struct again *g, struct sched_arena *arena)
+{
+    struct sched_session *ss = g->ss;
+    int cap = 16, mask, *slot, j, k, i, n_new = 0;
+
+    g->tkind = sched__alloc(arena, sizeof(int) * ((size_t)g->n_tl + 1));
+    if (!g->tkind)
+        return SCHED_ENOMEM;
+    if (g->n_tl == 0)
+        return SCHED_OK;
+    while (cap < 2 * (g->n_kids + g->n_tl))
+        cap *= 2;
+    slot = sched__calloc(arena, (size_t)cap, sizeof(int)); /* a kind + 1 */
+    if (!slot)
+        return SCHED_ENOMEM;
+    mask = cap - 1;
+    for (k = 0; k < g->n_kids; k++) {
+        i = (int)(sched__diagnosis_hash(ss, g->rep[g->kids[k]] - 1) & (uint64_t)mask);
+        while (slot[i])
+            i = (i + 1) & mask;
+        slot[i] = g->kids[k] + 1;
+    }
+    for (j = 0; j < g->n_tl; j++) {
+        int w = g->tl[j];
+        for (i = (int)(sched__diagnosis_hash(ss, w) & (uint64_t)mask); slot[i]; i = (i + 1) & mask)
+            if (sched__same_diagnosis(ss, g->rep[slot[i] - 1] - 1, w))
+                break;
+        if (!slot[i]) {
+            slot[i] = g->prev->n + n_new + 1;
+            g->rep[g->prev->n + n_new++] = w + 1;
+        }
+        g->tkind[j] = slot[i] - 1;
+    }
+    return SCHED_OK;
+}
+
+static int record_again(struct sched_session *ss, struct sched_arena *arena,
+                        struct sched_result *out, const struct ss_prev_pending *prev,
+                        struct ss_kinds *kinds)
+{
+    struct again g;
+    int e, j, kind, w, n_max, *first_of, rc;
+
+    memset(&g, 0, sizeof(g));
+    g.ss = ss;
+    g.prev = prev;
+    g.touched = sched__calloc(arena, (size_t)ss->n_workloads + 1, 1);
+    if (!g.touched)
+        return SCHED_ENOMEM;
+    rc = again_touched(&g, arena);
+    if (rc != SCHED_OK)
+        return rc;
+    n_max = prev->n + g.n_tl;
+    g.rep = sched__calloc(arena, (size_t)n_max + 1, sizeof(int));
+    g.kids = sched__alloc(arena, sizeof(int) * ((size_t)prev->n + 1));
+    first_of = sched__calloc(arena, (size_t)n_max + 1, sizeof(int)); /* kind -> entry + 1 */
+    out->pending = sched__calloc(arena, (size_t)n_max + 1, sizeof(struct sched_pending));
+    kinds->kind_of = sched__alloc(arena, sizeof(int) * ((size_t)n_max + 1));
+    kinds->first = sched__alloc(arena, sizeof(int) * ((size_t)n_max + 1));
+    if (!g.rep || !g.kids || !first_of || !out->pending || !kinds->kind_of || !kinds->first)
+        return SCHED_ENOMEM;
+    for (e = 0; e < prev->n; e++) {
+        w = prev->pending[e].workload;
+        kind = prev->kind_of[e];
+        if (!g.touched[w] && !g.rep[kind]) {
+            g.rep[kind] = w + 1;
+            g.kids[g.n_kids++] = kind;
+        }
+    }
+    rc = again_kinds(&g, arena);
+    if (rc != SCHED_OK)
+        return rc;
+    /* both lists in workload order, merged */
+    out->n_pending = 0;
+    kinds->cap = 0;
+    for (e = 0, j = 0; e < prev->n || j < g.n_tl;) {
+        struct sched_pending *p = &out->pending[out->n_pending];
+        if (e < prev->n && g.touched[prev->pending[e].workload]) {
+            e++;
+            continue;
+        }
+        if (j >= g.n_tl || (e < prev->n && prev->pending[e].workload < g.tl[j])) {
+            w = prev->pending[e].workload;
+            kind = prev->kind_of[e++];
+        } else {
+            w = g.tl[j];
+            kind = g.tkind[j++];
+        }
+        if (first_of[kind]) {
+            *p = out->pending[first_of[kind] - 1];
+            p->workload = w;
+        } else {
+            sched__diagnose(ss, w, p);
+            first_of[kind] = out->n_pending + 1;
+            kinds->first[kinds->cap++] = out->n_pending + 1;
+        }
+        kinds->kind_of[out->n_pending++] = first_of[kind] - 1;
+    }
     return SCHED_OK;
 }
 
 int sched__cycle_on(struct sched_session *ss, struct sched_arena *arena,
-                    struct sched_result *out, int **kinds, int *cap_kinds)
+                    struct sched_result *out, const struct ss_prev_pending *prev,
+                    struct ss_kinds *kinds)
 {
-    int rc, dummy_cap, *dummy_kinds;
+    struct ss_kinds unused;
+    int rc;
 
     memset(out, 0, sizeof(*out));
-    if (!kinds) {
-        kinds = &dummy_kinds;
-        cap_kinds = &dummy_cap;
-    }
+    if (!kinds)
+        kinds = &unused;
     rc = sched__fairshare(ss);
     if (rc == SCHED_OK)
         rc = sched__record_shares(ss, arena, out);
@@ -167,7 +330,8 @@ int sched__cycle_on(struct sched_session *ss, struct sched_arena *arena,
     if (!out->stale_since_ms)
         return SCHED_ENOMEM;
     sched__stale_gangs(ss, out->stale_since_ms);
-    rc = record_pending(ss, arena, out, kinds, cap_kinds);
+    rc = prev ? record_again(ss, arena, out, prev, kinds)
+              : record_pending(ss, arena, out, kinds);
     if (rc == SCHED_OK && ss->oom)
         rc = SCHED_ENOMEM;
     out->decisions = ss->decisions;

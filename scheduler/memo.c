@@ -116,6 +116,9 @@ struct sched_memo {
     int *kinds;                 /* [cap_kinds]: pending index + 1, 0 (free) or
                                    KIND_GONE (a kind forgotten) */
     int cap_kinds, n_kinds, n_gone;
+    int *kind_of;               /* [cap_kind_of]: each pending entry's kind (the
+                                   index of its first entry), while kind_of_valid */
+    int cap_kind_of, kind_of_valid;
     struct sched_memo_stats stats;
     int check_kept;             /* tests: compare each kept session with a build */
     int64_t kept_checked;       /* kept sessions compared so far */
@@ -136,6 +139,7 @@ void sched_memo_free(struct sched_memo *memo)
     free(memo->pending);
     free(memo->stale);
     free(memo->kinds);
+    free(memo->kind_of);
     free(memo);
 }
 
@@ -245,7 +249,7 @@ static int keep_kinds(struct sched_memo *memo, const struct sched_session *ss, c
 }
 
 static int keep(struct sched_memo *memo, const struct sched_session *ss,
-                const struct sched_result *out, const int *kinds, int cap_kinds)
+                const struct sched_result *out, const struct ss_kinds *kinds)
 {
     const struct sched_state *in = ss->in;
     int w, rc = SCHED_OK;
@@ -259,6 +263,7 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
     memo->cfg = *ss->cfg;
     memo->settled = out->n_decisions == 0;
     memo->any_stale = 0;
+    memo->kind_of_valid = 0;
     for (w = 0; w < in->n_workloads; w++) {
         if (out->stale_since_ms[w] != in->workloads[w].stale_since_ms)
             memo->settled = 0;
@@ -276,9 +281,13 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
         return rc;
     memcpy(memo->pending, out->pending, (size_t)out->n_pending * sizeof(*out->pending));
     memo->n_pending = out->n_pending;
-    rc = keep_kinds(memo, ss, kinds, cap_kinds);
+    rc = keep_kinds(memo, ss, kinds->first, kinds->cap);
+    if (rc == SCHED_OK)
+        rc = reserve((void **)&memo->kind_of, &memo->cap_kind_of, sizeof(int), out->n_pending + 1);
     if (rc != SCHED_OK)
         return rc;
+    memcpy(memo->kind_of, kinds->kind_of, (size_t)out->n_pending * sizeof(int));
+    memo->kind_of_valid = 1;
     memcpy(memo->stale, out->stale_since_ms, (size_t)in->n_workloads * sizeof(int64_t));
     memo->arena_kept = sched__arena_used(memo->arena);
     return SCHED_OK;
@@ -289,7 +298,8 @@ static int full_cycle(struct sched_memo *memo, const struct sched_state *in,
                       const struct sched_config *cfg, struct sched_arena *arena,
                       struct sched_result *out)
 {
-    int rc, *kinds = NULL, cap_kinds = 0;
+    struct ss_kinds kinds;
+    int rc;
 
     memset(out, 0, sizeof(*out));
     memo->valid = 0;
@@ -302,9 +312,9 @@ static int full_cycle(struct sched_memo *memo, const struct sched_state *in,
     memo->stats.full++;
     rc = sched__session_build(&memo->ss, in, &memo->cfg, memo->arena);
     if (rc == SCHED_OK)
-        rc = sched__cycle_on(&memo->ss, arena, out, &kinds, &cap_kinds);
+        rc = sched__cycle_on(&memo->ss, arena, out, NULL, &kinds);
     if (rc == SCHED_OK)
-        rc = keep(memo, &memo->ss, out, kinds, cap_kinds);
+        rc = keep(memo, &memo->ss, out, &kinds);
     return rc;
 }
 
@@ -595,6 +605,7 @@ static int reuse(struct sched_memo *memo, struct sched_session *ss,
     out->n_pending = memo->n_pending;
     out->decisions = NULL;
     out->n_decisions = 0;
+    memo->kind_of_valid = 0;   /* the list moved: Step 5 records its entries in full */
     memo->n_workloads = in->n_workloads;
     memo->now_ms = in->now_ms;
     memo->stats.reused++;
@@ -604,17 +615,21 @@ static int reuse(struct sched_memo *memo, struct sched_session *ss,
 /* Step 5: the kept session took a delta in which some workload left
  * holding pods; the cycle's steps run on it as on a session built again
  * (cycle.c), and what it leaves is kept as a full cycle's is. */
-static int run_on_kept(struct sched_memo *memo, struct sched_arena *arena,
-                       struct sched_result *out)
+static int run_on_kept(struct sched_memo *memo, const struct sched_delta *delta,
+                       struct sched_arena *arena, struct sched_result *out)
 {
     size_t kept = memo->arena_kept;
-    int rc, *kinds = NULL, cap_kinds = 0;
+    struct ss_prev_pending prev = {memo->pending, memo->kind_of, memo->n_pending,
+                                   memo->n_workloads, delta->left, delta->n_left};
+    struct ss_kinds kinds;
+    int rc;
 
     memo->stats.finished++;
     memo->stats.order_kept += memo->ss.order_cache != NULL;
-    rc = sched__cycle_on(&memo->ss, arena, out, &kinds, &cap_kinds);
+    memo->stats.pending_kept += memo->kind_of_valid;
+    rc = sched__cycle_on(&memo->ss, arena, out, memo->kind_of_valid ? &prev : NULL, &kinds);
     if (rc == SCHED_OK)
-        rc = keep(memo, &memo->ss, out, kinds, cap_kinds);
+        rc = keep(memo, &memo->ss, out, &kinds);
     memo->arena_kept = kept;   /* Invariant 4: growth counts from the build */
     return rc;
 }
@@ -645,7 +660,7 @@ static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
     if (memo->check_kept)
         check_kept(memo);
     if (frees) {
-        *rc = run_on_kept(memo, arena, out);
+        *rc = run_on_kept(memo, delta, arena, out);
         return 1;
     }
     if (sched__fairshare(ss) != SCHED_OK || !same_fair(memo, ss))

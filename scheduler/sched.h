@@ -381,6 +381,7 @@ struct sched_delta {
 struct sched_memo_stats {
     int64_t full, reused, fell_back, finished;
     int64_t order_kept;   /* of `finished`: the job order of the kept session reused */
+    int64_t pending_kept; /* of `finished`: reasons recorded from the settled list */
 };
 void sched_memo_stats(const struct sched_memo *memo, struct sched_memo_stats *out);
 

@@ -446,11 +446,35 @@ int sched__try_consolidate(struct sched_session *ss, int w, int pool);
 void sched__stale_gangs(struct sched_session *ss, int64_t *stale_out);
 void sched__diagnose(struct sched_session *ss, int w, struct sched_pending *p);
 
+/* What the reasons step leaves for the memo: the first entry of each kind
+ * (index + 1; zeros between them are free slots) and each entry's kind
+ * (the index of its kind's first entry), both from the result's arena. */
+struct ss_kinds {
+    int *first;
+    int cap;
+    int *kind_of;   /* [result's n_pending] */
+};
+
+/* A settled cycle's pending list, for a cycle on that cycle's session
+ * after a delta (memo.c Step 5): the workloads the delta names, those
+ * submitted since and those the new cycle decides about are diagnosed
+ * again; every other keeps its pending state and its kind. */
+struct ss_prev_pending {
+    const struct sched_pending *pending;  /* [n], in workload order */
+    const int *kind_of;                   /* [n] as struct ss_kinds gives it */
+    int n;
+    int n_workloads;                      /* that cycle's workloads */
+    const int *left;                      /* [n_left] workloads that left since */
+    int n_left;
+};
+
 /* cycle.c: Steps 2-4 of a cycle on a built session, the result's arrays
- * from `arena` (kinds: record_pending's table for the memo, or NULL), and
- * the pieces of a result the incremental path (memo.c) reuses. */
+ * from `arena` (prev: the reasons step from a settled cycle's list, or
+ * NULL; kinds: what it leaves for the memo, or NULL), and the pieces of a
+ * result the incremental path (memo.c) reuses. */
 int sched__cycle_on(struct sched_session *ss, struct sched_arena *arena,
-                    struct sched_result *out, int **kinds, int *cap_kinds);
+                    struct sched_result *out, const struct ss_prev_pending *prev,
+                    struct ss_kinds *kinds);
 int sched__record_shares(struct sched_session *ss, struct sched_arena *arena,
                          struct sched_result *out);
 int sched__is_pending(const struct sched_session *ss, int w);

@@ -2135,7 +2135,7 @@ static void test_random_clusters(void **state)
 
 struct incr_counts {
     long passes, reused, fell_back, submissions_started, left, left_reused, left_kept;
-    int64_t kept_checked, order_kept;
+    int64_t kept_checked, order_kept, pending_kept;
 };
 
 /* 1-MAX_LEFT workloads leave (each may leave twice: suspended, then
@@ -2280,6 +2280,7 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
     c->reused += stats.reused;
     c->fell_back += stats.fell_back;
     c->order_kept += stats.order_kept;
+    c->pending_kept += stats.pending_kept;
     sched_memo_free(memo);
     sched_mix_window_free(win);
     return differ == NULL;
@@ -2289,7 +2290,7 @@ static void test_incremental_equals_full(void **state)
 {
     uint64_t seed = env_u64("ALLOT_PROPERTY_SEED", DEFAULT_SEED);
     struct sched_arena *full = sched_arena_new(), *incr = sched_arena_new();
-    struct incr_counts c = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct incr_counts c = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     int id, failed = 0;
 
     (void)state;
@@ -2303,9 +2304,11 @@ static void test_incremental_equals_full(void **state)
                   "extended), %ld fell back to a full cycle after extending it, %ld submission "
                   "deltas that started something, %ld deltas with workloads that left (%ld "
                   "answered from the memo, %ld that held pods run on its kept session, %lld of "
-                  "those with its job order kept), %lld kept sessions compared with a build\n",
+                  "those with its job order kept, %lld with the reasons recorded from the settled "
+                  "list), %lld kept sessions compared with a build\n",
                   c.passes, c.reused, c.fell_back, c.submissions_started, c.left, c.left_reused,
-                  c.left_kept, (long long)c.order_kept, (long long)c.kept_checked);
+                  c.left_kept, (long long)c.order_kept, (long long)c.pending_kept,
+                  (long long)c.kept_checked);
     assert_int_equal(failed, 0);
     /* every way of a submission delta happens often: reused, a kept session
      * extended and then given up, and a full cycle */
@@ -2320,6 +2323,8 @@ static void test_incremental_equals_full(void **state)
     assert_true(c.left - c.left_reused - c.left_kept > c.left / 20);
     /* a kept session's job order is reused often, and not always */
     assert_true(c.order_kept > c.left_kept / 4 && c.order_kept < c.left_kept);
+    /* and its reasons recorded from the settled list, not always */
+    assert_true(c.pending_kept > c.left_kept / 4 && c.pending_kept < c.left_kept);
     /* every kept session that took a delta was compared with a build */
     assert_true(c.kept_checked == c.reused + c.fell_back + c.left_kept);
 }
