@@ -153,9 +153,9 @@ static int record_pending(struct sched_session *ss, struct sched_arena *arena,
  * The others (the touched ones) are looked up among one untouched member
  * of each kind (its representative), else form kinds of their own. Every
  * kind's first entry in workload order is diagnosed in the state of now
- * and the rest copy it, as record_pending() does. A kind is named by the
- * index of its first entry in the settled list, or prev->n + k for the
- * k-th new one. */
+ * and the rest copy it, as record_pending() does. A kind is named by its
+ * label in the settled list (one label per kind: memo.c does not ask with
+ * a list that may carry two), or prev->n_labels + k for the k-th new one. */
 
 struct again {
     struct sched_session *ss;
@@ -163,7 +163,7 @@ struct again {
     uint8_t *touched;   /* [n_workloads] */
     int *tl, n_tl;      /* touched workloads pending now, in workload order */
     int *tkind;         /* [n_tl] their kinds */
-    int *rep;           /* [prev->n + n_tl]: a representative of each kind + 1 */
+    int *rep;           /* [n_labels + n_tl]: a representative of each kind + 1 */
     int *kids, n_kids;  /* kinds with a representative */
 };
 
@@ -232,8 +232,8 @@ static int again_kinds(struct again *g, struct sched_arena *arena)
             if (sched__same_diagnosis(ss, g->rep[slot[i] - 1] - 1, w))
                 break;
         if (!slot[i]) {
-            slot[i] = g->prev->n + n_new + 1;
-            g->rep[g->prev->n + n_new++] = w + 1;
+            slot[i] = g->prev->n_labels + n_new + 1;
+            g->rep[g->prev->n_labels + n_new++] = w + 1;
         }
         g->tkind[j] = slot[i] - 1;
     }
@@ -245,7 +245,7 @@ static int record_again(struct sched_session *ss, struct sched_arena *arena,
                         struct ss_kinds *kinds)
 {
     struct again g;
-    int e, j, kind, w, n_max, *first_of, rc;
+    int e, j, kind, w, n_max, n_kinds, *first_of, rc;
 
     memset(&g, 0, sizeof(g));
     g.ss = ss;
@@ -257,9 +257,10 @@ static int record_again(struct sched_session *ss, struct sched_arena *arena,
     if (rc != SCHED_OK)
         return rc;
     n_max = prev->n + g.n_tl;
-    g.rep = sched__calloc(arena, (size_t)n_max + 1, sizeof(int));
+    n_kinds = prev->n_labels + g.n_tl;
+    g.rep = sched__calloc(arena, (size_t)n_kinds + 1, sizeof(int));
     g.kids = sched__alloc(arena, sizeof(int) * ((size_t)prev->n + 1));
-    first_of = sched__calloc(arena, (size_t)n_max + 1, sizeof(int)); /* kind -> entry + 1 */
+    first_of = sched__calloc(arena, (size_t)n_kinds + 1, sizeof(int)); /* kind -> entry + 1 */
     out->pending = sched__calloc(arena, (size_t)n_max + 1, sizeof(struct sched_pending));
     kinds->kind_of = sched__alloc(arena, sizeof(int) * ((size_t)n_max + 1));
     kinds->first = sched__alloc(arena, sizeof(int) * ((size_t)n_max + 1));

@@ -69,6 +69,16 @@
  *         new snapshot (each key and signature reads the workload's own
  *         fields and placed pods, none of which moved); that saves the
  *         sort of every pending workload (a quarter of the cycle).
+ *         The reasons are recorded from the settled list (cycle.c,
+ *         record_again()): each kept entry carries its kind's label, and
+ *         only the workloads the delta names, the submissions and those
+ *         the new cycle decides about are looked up again; every kind's
+ *         first entry is diagnosed in the new state, the rest copy it.
+ *         Step 4 keeps the labels with the list (an entry taken out takes
+ *         its label along; a new entry takes its kind's, or a new one); a
+ *         kind forgotten while other entries still carry its label may
+ *         come back under a second label, and then the next Step 5
+ *         records every entry in full.
  *         Tests hold both paths to that claim: a memo told so
  *         (sched__memo_check_kept()) builds the snapshot again once the
  *         kept session took the delta, before Steps 3 and 5 read it, and
@@ -80,7 +90,11 @@
  *      it was built (every attempt rolled back), pending[0..n_pending) is
  *      that cycle's list, stale[] its stale times and kinds[] indexes an
  *      entry of every kind it has not forgotten (a kind whose indexed
- *      entry left is forgotten; its next workload is diagnosed again).
+ *      entry left is forgotten; its next workload is diagnosed again);
+ *      kind_of[e] < n_labels is entry e's kind label, two entries of one
+ *      kind share a label and two of different kinds never do (unless
+ *      labels_split: then one kind may carry two). Tests check it
+ *      pairwise (check_labels()).
  *   2. A reused cycle keeps the memo settled and changes in it exactly
  *      what it changed in the result.
  *   3. Any error, and any fall-back once the kept session changed, forgets
@@ -116,9 +130,12 @@ struct sched_memo {
     int *kinds;                 /* [cap_kinds]: pending index + 1, 0 (free) or
                                    KIND_GONE (a kind forgotten) */
     int cap_kinds, n_kinds, n_gone;
-    int *kind_of;               /* [cap_kind_of]: each pending entry's kind (the
-                                   index of its first entry), while kind_of_valid */
-    int cap_kind_of, kind_of_valid;
+    int *kind_of;               /* [cap_kind_of]: each pending entry's kind, a label
+                                   below n_labels, while kind_of_valid */
+    int cap_kind_of, kind_of_valid, n_labels;
+    int labels_split;           /* a kind may carry two labels (Step 4 forgot it, a
+                                   later entry of it got a new one): Step 5 records
+                                   in full */
     struct sched_memo_stats stats;
     int check_kept;             /* tests: compare each kept session with a build */
     int64_t kept_checked;       /* kept sessions compared so far */
@@ -178,6 +195,25 @@ static void check_kept(struct sched_memo *memo)
     sched_arena_free(arena);
 }
 
+/* Tests: each pending entry's kind label against the diagnosis's own test
+ * (two entries share a label exactly when they are of one kind, unless a
+ * label was split), every pair compared. */
+static void check_labels(struct sched_memo *memo, const struct sched_session *ss)
+{
+    int a, b;
+
+    if (!memo->check_kept || !memo->kind_of_valid || memo->kept_differs)
+        return;
+    for (a = 0; a < memo->n_pending; a++)
+        for (b = a + 1; b < memo->n_pending; b++) {
+            int same = sched__same_diagnosis(ss, memo->pending[a].workload,
+                                             memo->pending[b].workload);
+            if ((memo->kind_of[a] == memo->kind_of[b]) != same &&
+                !(same && memo->labels_split))
+                memo->kept_differs = "the pending entries' kind labels";
+        }
+}
+
 /* ---- Step 1: what a full cycle leaves ---- */
 
 /* Grows a malloc'd array of `elem`-byte entries to hold at least `need`. */
@@ -200,7 +236,11 @@ static int reserve(void **arr, int *cap, size_t elem, int need)
 
 static int reserve_pending(struct sched_memo *memo, int need)
 {
-    return reserve((void **)&memo->pending, &memo->cap_pending, sizeof(*memo->pending), need);
+    int rc = reserve((void **)&memo->pending, &memo->cap_pending, sizeof(*memo->pending), need);
+
+    if (rc == SCHED_OK)
+        rc = reserve((void **)&memo->kind_of, &memo->cap_kind_of, sizeof(int), need);
+    return rc;
 }
 
 static int reserve_stale(struct sched_memo *memo, int need)
@@ -282,12 +322,13 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
     memcpy(memo->pending, out->pending, (size_t)out->n_pending * sizeof(*out->pending));
     memo->n_pending = out->n_pending;
     rc = keep_kinds(memo, ss, kinds->first, kinds->cap);
-    if (rc == SCHED_OK)
-        rc = reserve((void **)&memo->kind_of, &memo->cap_kind_of, sizeof(int), out->n_pending + 1);
     if (rc != SCHED_OK)
         return rc;
     memcpy(memo->kind_of, kinds->kind_of, (size_t)out->n_pending * sizeof(int));
     memo->kind_of_valid = 1;
+    memo->n_labels = out->n_pending;   /* a kind's label: its first entry's index */
+    memo->labels_split = 0;
+    check_labels(memo, ss);
     memcpy(memo->stale, out->stale_since_ms, (size_t)in->n_workloads * sizeof(int64_t));
     memo->arena_kept = sched__arena_used(memo->arena);
     return SCHED_OK;
@@ -485,20 +526,33 @@ static int find_entry(const struct sched_memo *memo, int w)
 
 /* The kinds table's entries (index + 1) above `above` move by `by`; the
  * kind whose first entry is `gone` (index + 1; 0: none) is forgotten: a
- * later workload of it is diagnosed again. */
-static void kinds_shift(struct sched_memo *memo, int above, int by, int gone)
+ * later workload of it is diagnosed again, and labelled anew (1: it was). */
+static int kinds_shift(struct sched_memo *memo, int above, int by, int gone)
 {
-    int i;
+    int i, forgot = 0;
 
     for (i = 0; i < memo->cap_kinds; i++) {
         if (gone > 0 && memo->kinds[i] == gone) {
             memo->kinds[i] = KIND_GONE;
             memo->n_kinds--;
             memo->n_gone++;
+            forgot = 1;
         } else if (memo->kinds[i] > above) {
             memo->kinds[i] += by;
         }
     }
+    return forgot;
+}
+
+/* Whether some pending entry carries kind label `label`. */
+static int label_used(const struct sched_memo *memo, int label)
+{
+    int e;
+
+    for (e = 0; e < memo->n_pending; e++)
+        if (memo->kind_of[e] == label)
+            return 1;
+    return 0;
 }
 
 /* Removes the entry of every workload that left. The table of kinds is
@@ -506,16 +560,20 @@ static void kinds_shift(struct sched_memo *memo, int above, int by, int gone)
  * the snapshot already says the new phases). */
 static void drop_left_entries(struct sched_memo *memo, const struct sched_delta *delta)
 {
-    int k, e;
+    int k, e, label;
 
     for (k = 0; k < delta->n_left; k++) {
         e = find_entry(memo, delta->left[k]);
         if (e < 0)
             continue;
+        label = memo->kind_of[e];
         memmove(&memo->pending[e], &memo->pending[e + 1],
                 (size_t)(memo->n_pending - e - 1) * sizeof(*memo->pending));
+        memmove(&memo->kind_of[e], &memo->kind_of[e + 1],
+                (size_t)(memo->n_pending - e - 1) * sizeof(int));
         memo->n_pending--;
-        kinds_shift(memo, e + 1, -1, e + 1);
+        if (kinds_shift(memo, e + 1, -1, e + 1) && label_used(memo, label))
+            memo->labels_split = 1;   /* its other entries keep a label a new one won't get */
     }
 }
 
@@ -530,9 +588,11 @@ static int entry_of(struct sched_memo *memo, struct sched_session *ss, int w, in
     if (kind) {
         memcpy(p, &memo->pending[kind - 1], sizeof(*p));
         p->workload = w;
+        memo->kind_of[e] = memo->kind_of[kind - 1];
         return SCHED_OK;
     }
     sched__diagnose(ss, w, p);
+    memo->kind_of[e] = memo->n_labels++;
     return kinds_insert(memo, ss, e + 1);
 }
 
@@ -554,6 +614,7 @@ static int insert_left_entries(struct sched_memo *memo, struct sched_session *ss
             break;
         memmove(&memo->pending[e + 1], &memo->pending[e],
                 (size_t)(memo->n_pending - e) * sizeof(*memo->pending));
+        memmove(&memo->kind_of[e + 1], &memo->kind_of[e], (size_t)(memo->n_pending - e) * sizeof(int));
         memo->n_pending++;
         kinds_shift(memo, e, 1, 0);
         rc = entry_of(memo, ss, w, e);
@@ -605,10 +666,10 @@ static int reuse(struct sched_memo *memo, struct sched_session *ss,
     out->n_pending = memo->n_pending;
     out->decisions = NULL;
     out->n_decisions = 0;
-    memo->kind_of_valid = 0;   /* the list moved: Step 5 records its entries in full */
     memo->n_workloads = in->n_workloads;
     memo->now_ms = in->now_ms;
     memo->stats.reused++;
+    check_labels(memo, ss);
     return SCHED_OK;
 }
 
@@ -620,14 +681,16 @@ static int run_on_kept(struct sched_memo *memo, const struct sched_delta *delta,
 {
     size_t kept = memo->arena_kept;
     struct ss_prev_pending prev = {memo->pending, memo->kind_of, memo->n_pending,
-                                   memo->n_workloads, delta->left, delta->n_left};
+                                   memo->n_labels, memo->n_workloads, delta->left,
+                                   delta->n_left};
+    int from_list = memo->kind_of_valid && !memo->labels_split;
     struct ss_kinds kinds;
     int rc;
 
     memo->stats.finished++;
     memo->stats.order_kept += memo->ss.order_cache != NULL;
-    memo->stats.pending_kept += memo->kind_of_valid;
-    rc = sched__cycle_on(&memo->ss, arena, out, memo->kind_of_valid ? &prev : NULL, &kinds);
+    memo->stats.pending_kept += from_list;
+    rc = sched__cycle_on(&memo->ss, arena, out, from_list ? &prev : NULL, &kinds);
     if (rc == SCHED_OK)
         rc = keep(memo, &memo->ss, out, &kinds);
     memo->arena_kept = kept;   /* Invariant 4: growth counts from the build */

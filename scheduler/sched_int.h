@@ -461,8 +461,9 @@ struct ss_kinds {
  * again; every other keeps its pending state and its kind. */
 struct ss_prev_pending {
     const struct sched_pending *pending;  /* [n], in workload order */
-    const int *kind_of;                   /* [n] as struct ss_kinds gives it */
-    int n;
+    const int *kind_of;                   /* [n] each entry's kind: a label below
+                                             n_labels, one per kind */
+    int n, n_labels;
     int n_workloads;                      /* that cycle's workloads */
     const int *left;                      /* [n_left] workloads that left since */
     int n_left;

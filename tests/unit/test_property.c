@@ -2323,8 +2323,8 @@ static void test_incremental_equals_full(void **state)
     assert_true(c.left - c.left_reused - c.left_kept > c.left / 20);
     /* a kept session's job order is reused often, and not always */
     assert_true(c.order_kept > c.left_kept / 4 && c.order_kept < c.left_kept);
-    /* and its reasons recorded from the settled list, not always */
-    assert_true(c.pending_kept > c.left_kept / 4 && c.pending_kept < c.left_kept);
+    /* and its reasons recorded from the settled list, most times */
+    assert_true(c.pending_kept > c.left_kept / 2 && c.pending_kept <= c.left_kept);
     /* every kept session that took a delta was compared with a build */
     assert_true(c.kept_checked == c.reused + c.fell_back + c.left_kept);
 }
