@@ -1169,7 +1169,7 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     struct sched_config cfg;
     struct prefetch pf;
     char *orig = NULL;
-    int64_t t0 = mono_us(), now = api_now_ms(), locked;
+    int64_t t0 = mono_us(), now = api_now_ms(), locked, series_us;
     int i, rc = -1, rc_core;
 
     *n_decisions = 0;
@@ -1227,7 +1227,9 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     if (now >= sc->next_sample_ms) {
         record_samples(sc, now);
         db_gpu_samples_record(sc->db, now, now - RETENTION_MS);
-        api_series_record(sc->series, sc->db, &sc->m, now, now - RETENTION_MS);
+        api_series_record(sc->series, sc->db, &sc->m, now, now - RETENTION_MS, &series_us);
+        if (series_us > 0)
+            note_hold(sc, API_LOCK_WRITE, series_us);
         sc->next_sample_ms = now + sc->o.sample_period_ms;
     }
     if (sc->o.retention_ms > 0 && now >= sc->next_purge_ms) {

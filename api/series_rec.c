@@ -426,7 +426,7 @@ static void changes(struct api_series_rec *rec, struct points *now, struct point
 }
 
 int api_series_record(struct api_series_rec *rec, struct db *db, const struct sched_model *m,
-                      int64_t now_ms, int64_t keep_after_ms)
+                      int64_t now_ms, int64_t keep_after_ms, int64_t *held_us)
 {
     struct points now = {NULL, 0, 0, now_ms}, out = {NULL, 0, 0, now_ms};
     struct device *devs = calloc((size_t)m->n_nodes * 64 + 1, sizeof(*devs));
@@ -437,6 +437,7 @@ int api_series_record(struct api_series_rec *rec, struct db *db, const struct sc
     struct waits all_waits = {0, 0};
     int i, rc = -1;
 
+    *held_us = 0;
     if (!rec || !devs || !pool_usage || !pool_wls || !pool_waits)
         goto out;
     /* Step 1 */
@@ -456,7 +457,7 @@ int api_series_record(struct api_series_rec *rec, struct db *db, const struct sc
     capacity_put(&now, m, devs, -1, m->n - m->n_left, &all, &all_waits);
     /* Step 3 */
     changes(rec, &now, &out);
-    if (db_series_add(db, out.p, out.n, keep_after_ms) != DB_OK)
+    if (db_series_add(db, out.p, out.n, keep_after_ms, held_us) != DB_OK)
         goto out;
     free(rec->last);
     rec->last = now.p;

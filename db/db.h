@@ -631,8 +631,10 @@ struct db_point {
     double value;
 };
 /* Adds n points and prunes those older than keep_after_ms (0: no pruning),
- * keeping each series' latest point unless it is 0. */
-int db_series_add(struct db *db, const struct db_point *p, int n, int64_t keep_after_ms);
+ * keeping each series' latest point unless it is 0; *held_us: how long
+ * the writer ran it (the writes queued behind it waited that long). */
+int db_series_add(struct db *db, const struct db_point *p, int n, int64_t keep_after_ms,
+                  int64_t *held_us);
 /* One series (every label) between start and end, with the point in force
  * at start; ordered by label then time; *out malloc'd. */
 int db_series_get(struct db *db, int kind, const char *entity, const char *metric, int64_t start,

@@ -128,6 +128,8 @@ void db__uuid(char out[DB_ID_LEN]);
 int64_t db__now_ms(void);
 /* Makes room for one more element in a malloc'd array of *n elements
  * with capacity *cap (doubling); DB_ENOMEM leaves the array as it was. */
+/* The monotonic clock in microseconds (for the writer's turns). */
+int64_t db__mono_us(void);
 int db__grow(void *arrp, int n, int *cap, size_t elem);
 /* A growing NUL-terminated text ({0} is empty); a failed allocation
  * sets `failed`, after which adding does nothing. The caller frees s. */

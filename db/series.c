@@ -25,9 +25,10 @@ struct add_arg {
     const struct db_point *p;
     int n;
     int64_t keep_after;
+    int64_t held_us;              /* how long the writer ran it */
 };
 
-static int add_fn(struct db__conn *c, void *arg)
+static int add_points(struct db__conn *c, const struct add_arg *a)
 {
     static const char ins[] =
         "INSERT OR REPLACE INTO series (kind, entity, metric, label, ts, value)"
@@ -36,7 +37,6 @@ static int add_fn(struct db__conn *c, void *arg)
         "DELETE FROM series WHERE ts < ?1 AND (value = 0 OR ts < (SELECT max(s.ts) FROM series s"
         " WHERE s.kind = series.kind AND s.entity = series.entity AND s.metric = series.metric"
         " AND s.label = series.label))";
-    struct add_arg *a = arg;
     int rc = DB_OK, i;
     struct db__stmt *st;
 
@@ -62,13 +62,30 @@ static int add_fn(struct db__conn *c, void *arg)
     return db__done(st, db__step_done(st));
 }
 
-int db_series_add(struct db *db, const struct db_point *p, int n, int64_t keep_after_ms)
+/* The writer's time on the sample is measured: it is a write of the
+ * scheduler thread that the writes queued behind it wait for. */
+static int add_fn(struct db__conn *c, void *arg)
 {
-    struct add_arg a = {p, n, keep_after_ms};
+    struct add_arg *a = arg;
+    int64_t t0 = db__mono_us();
+    int rc = add_points(c, a);
 
+    a->held_us = db__mono_us() - t0;
+    return rc;
+}
+
+int db_series_add(struct db *db, const struct db_point *p, int n, int64_t keep_after_ms,
+                  int64_t *held_us)
+{
+    struct add_arg a = {p, n, keep_after_ms, 0};
+    int rc;
+
+    *held_us = 0;
     if (n <= 0 && keep_after_ms <= 0)
         return DB_OK;
-    return db__write(db, add_fn, &a);
+    rc = db__write(db, add_fn, &a);
+    *held_us = a.held_us;
+    return rc;
 }
 
 struct get_arg {

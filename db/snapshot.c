@@ -462,14 +462,6 @@ struct apply_arg {
     struct db_turns *t; /* apply_fn: the turns (NULL: one) */
 };
 
-static int64_t mono_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* Rewrites the pods of u that changed. A pod left on the same node and
  * devices keeps its row, and with it the uid an agent runs it under. */
 static int replace_pods(struct db__conn *c, const struct db_wl_update *u)
@@ -789,7 +781,7 @@ static int apply_fn(struct db__conn *c, void *arg)
     struct db_turns *t = a->t;
     int n = a->c->n_updates, first = t ? n - t->n_after : n, rows, rc;
     int64_t turn_us = t ? t->turn_us * (db__is_pq(c) ? PQ_TURN_SCALE : 1) : 0;
-    int64_t t0 = mono_us(), us;
+    int64_t t0 = db__mono_us(), us;
 
     if (t && t->rows < TURN_ROWS_MIN)
         t->rows = TURN_ROWS_START;
@@ -797,7 +789,7 @@ static int apply_fn(struct db__conn *c, void *arg)
     a->from = a->to;
     a->to = rows < n - a->from ? a->from + rows : n;
     rc = apply_range(c, a);
-    us = mono_us() - t0;
+    us = db__mono_us() - t0;
     a->held_us = us > a->held_us ? us : a->held_us;
     if (!t)
         return rc;
@@ -935,7 +927,7 @@ static int reasons_fn(struct db__conn *c, void *arg)
     const struct db_cycle *cy = a->c;
     int pq = db__is_pq(c), rows = pq ? REASON_ROWS : 1; /* SQLite: a row is no round trip */
     int rc = DB_OK, applied = 0, row_by_row = !pq, to;
-    int64_t t0 = mono_us(), t = t0;
+    int64_t t0 = db__mono_us(), t = t0;
 
     a->n_done = 0;
     while (rc == DB_OK && a->n_done < cy->n_updates && (a->n_done == 0 || t - t0 < a->budget_us)) {
@@ -948,7 +940,7 @@ static int reasons_fn(struct db__conn *c, void *arg)
             rc = apply_reason(c, &cy->updates[a->n_done], cy->now_ms, &applied);
             *a->n_applied += rc == DB_OK && applied;
         }
-        t = mono_us();
+        t = db__mono_us();
     }
     a->held_us = t - t0;
     return rc;

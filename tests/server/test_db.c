@@ -3,7 +3,8 @@
  * the workload lifecycle, list filters and paging at every offset, and
  * cycle application that skips workloads changed since the snapshot; pool
  * settings and deletion, the scheduler's partial reads (topology, named
- * workloads), batched actions and the allocation samples. Each test uses its own temporary database
+ * workloads), batched actions, the allocation samples and the metrics
+ * series. Each test uses its own temporary database
  * file, or with ALLOT_TEST_DB_URI (pg/test_db, tests/pg/run_pg.sh) a fresh
  * schema in that PostgreSQL database.
  */
@@ -1338,12 +1339,58 @@ static void test_samples(void **state)
     free(out);
 }
 
+/* Series points (db_series_add): a sample of thousands of points loses
+ * none and says how long the writer ran it; the prune keeps each series'
+ * latest point unless it is 0. */
+static void test_series_add_prune(void **state)
+{
+    enum { N = 6000 };
+    static const struct {
+        const char *entity;
+        int n; /* points it should have between 0 and 3000 after the prune */
+    } want[] = {{"e0", 0}, {"e1", 1}, {"e2999", 1}, {"e5998", 0}, {"e5999", 1}, {"new", 1}};
+    struct fixture *f = *state;
+    struct db_point *p = calloc(N, sizeof(*p)), *out = NULL;
+    int64_t held = -1;
+    size_t k;
+    int i, n = 0;
+
+    assert_non_null(p);
+    for (i = 0; i < N; i++) {
+        p[i].kind = DB_SERIES_NODE;
+        snprintf(p[i].entity, sizeof(p[i].entity), "e%d", i);
+        strcpy(p[i].metric, "GPU_UTILIZATION");
+        p[i].ts = 1000;
+        p[i].value = i % 2; /* even series end at 0: pruned */
+    }
+    assert_int_equal(db_series_add(f->db, p, N, 0, &held), DB_OK);
+    assert_true(held > 0);
+    assert_int_equal(db_series_get(f->db, DB_SERIES_NODE, "e5998", "GPU_UTILIZATION", 0, 3000,
+                                   &out, &n), DB_OK);
+    assert_int_equal(n, 1);
+    free(out);
+    out = NULL;
+    strcpy(p[0].entity, "new");
+    p[0].ts = 2000;
+    assert_int_equal(db_series_add(f->db, p, 1, 1500, &held), DB_OK);
+    for (k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+        n = -1;
+        assert_int_equal(db_series_get(f->db, DB_SERIES_NODE, want[k].entity, "GPU_UTILIZATION",
+                                       0, 3000, &out, &n), DB_OK);
+        assert_int_equal(n, want[k].n);
+        free(out);
+        out = NULL;
+    }
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_pools, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_series_add_prune, setup, teardown),
         cmocka_unit_test(test_time_parse),
         cmocka_unit_test_setup_teardown(test_purge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_and_queues, setup, teardown),
