@@ -1049,6 +1049,21 @@ static int fits_without(const struct search *s)
     int32_t used[SCHED_MAX_NODE_GPUS];
     int i, d, fresh, empty = 0;
 
+    if (sched__whole(jw) && node->n_empty + __builtin_popcountll(node->dev_whole) == node->n_gpus &&
+        node->gpu_free == (int64_t)SCHED_MILLI * node->n_empty) {
+        /* every device in use holds one whole-device pod alone (the others
+         * are empty and the whole ones charged SCHED_MILLI each): a unit
+         * empties the devices of its whole-device pods, no other */
+        uint64_t freed = 0;
+        for (i = 0; i < s->n_chosen; i++) {
+            const struct footprint *f = &s->fp[s->chosen[i]];
+            freed |= f->whole;
+            cpu += f->cpu;
+            mem += f->mem;
+        }
+        return cpu >= jw->cpu_milli && mem >= jw->mem_mib &&
+               node->n_empty + __builtin_popcountll(freed & node->dev_whole) >= jw->gpu_devices;
+    }
     memcpy(used, node->dev_used, sizeof(int32_t) * (size_t)node->n_gpus);
     for (i = 0; i < s->n_chosen; i++) {
         const struct footprint *f = &s->fp[s->chosen[i]];

@@ -2,7 +2,8 @@
  * test_victims.c: whom reclaim and preempt evict (scheduler/victims.c):
  * fewest GPUs first, then the queue furthest above its fair share, then
  * the lowest priority, then the newest; protected and non-preemptible
- * workloads are never taken; elastic workloads give one pod at a time.
+ * workloads are never taken; elastic workloads give one pod at a time; a
+ * whole-device reclaimer has a device emptied, not only freed in part.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -176,6 +177,47 @@ static void test_non_preemptible_kept(void **unused)
     tw_free(&w);
 }
 
+/* A whole-device reclaimer needs an empty device. Device 0 of node-1 holds
+ * two fractions of 500 (taking one leaves the device in use: both go), one
+ * whole-device pod (it alone goes), or two whole-device pods charged over
+ * its capacity (both go); device 1 holds non-preemptible work. */
+static void test_whole_needs_device_emptied(void **unused)
+{
+    static const struct {
+        int64_t portion;   /* of each pod on device 0; 0: whole-device pods */
+        int pods, evicted;
+    } cases[] = {{500, 2, 2}, {0, 1, 1}, {0, 2, 2}};
+    size_t i;
+
+    (void)unused;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct tw w;
+        int p1, p2, ws, v1, v2 = -1, t, n;
+
+        tw_init(&w, 1);
+        tw_node(&w, "node-1", 0, 2);
+        p1 = tw_queue(&w, "p1", -1, 0, -1, 1);
+        p2 = tw_queue(&w, "p2", -1, 2, -1, 1);
+        ws = tw_workload(&w, "ws", p1, 1, 1, 0, 100);
+        tw_running(&w, ws, 0, 0, 0x2);
+        v1 = tw_workload(&w, "v1", p1, 1, cases[i].portion ? 0 : 1, cases[i].portion, 50);
+        tw_running(&w, v1, 0, 0, 0x1);
+        if (cases[i].pods == 2) {
+            v2 = tw_workload(&w, "v2", p1, 1, cases[i].portion ? 0 : 1, cases[i].portion, 50);
+            tw_running(&w, v2, 0, 0, 0x1);
+        }
+        t = tw_workload(&w, "t", p2, 1, 1, 0, 50);
+        tw_cycle(&w);
+        n = tw_evicted(&w, v1) + (v2 >= 0 && tw_evicted(&w, v2));
+        assert_int_equal(n, cases[i].evicted);
+        assert_false(tw_evicted(&w, ws));
+        tw_settle(&w);
+        assert_int_equal(w.wl[t].phase, SCHED_RUNNING);
+        assert_int_equal(w.pods[t][0].devices, 0x1);
+        tw_free(&w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_min_runtime),
         cmocka_unit_test(test_elastic_one_pod),
         cmocka_unit_test(test_non_preemptible_kept),
+        cmocka_unit_test(test_whole_needs_device_emptied),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
