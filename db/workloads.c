@@ -1236,17 +1236,18 @@ static int generic_plan(struct db__conn *c)
 /* SQLite: the page's seqs, read from `page` (bound; reset here) as a JSON
  * array, then the page's rows by that array, one allocation for all (each
  * spec NULL until its row is read: a->out frees whatever was filled if a
- * row fails), each put at its seq's place in the page. */
+ * row fails), each put at its seq's place in the page (json_each's key,
+ * the array index: whatever order the rows come in). */
 static int page_rows(struct db__conn *c, struct db__stmt *page, struct list_arg *a)
 {
     static const char sql[] =
-        "SELECT " WL_COLS " FROM json_each(?1) AS page CROSS JOIN workloads w"
+        "SELECT " WL_COLS ", page.key FROM json_each(?1) AS page CROSS JOIN workloads w"
         " ON w.seq = page.value JOIN queues q ON q.seq = w.project_seq"
         " LEFT JOIN queues d ON d.seq = q.parent_seq";
     struct sqlbuf ids = {0};
-    int64_t *seqs = NULL, seq;
+    int64_t *seqs = NULL;
     struct db__stmt *st = NULL;
-    int n = 0, cap = 0, got = 0, i, k, src = DB__DONE, rc = DB_OK;
+    int n = 0, cap = 0, got = 0, i, src = DB__DONE, rc = DB_OK;
     char tmp[24];
 
     sb_add(&ids, "[");
@@ -1277,11 +1278,10 @@ static int page_rows(struct db__conn *c, struct db__stmt *page, struct list_arg 
     if (!(st = db__prep(c, sql, &rc)))
         goto out;
     db__bind_text(st, 1, ids.s);
-    for (k = 0; rc == DB_OK && (src = db__step(st)) == DB__ROW; k++) {
-        seq = db__col_int64(st, 0);
-        for (i = k < n && seqs[k] == seq ? k : 0; i < n && seqs[i] != seq; i++)
-            ;
-        rc = i < n && got < n ? wl_row(st, &(*a->out)[i]) : DB_EIO;
+    while (rc == DB_OK && (src = db__step(st)) == DB__ROW) {
+        i = db__col_int(st, WL_NCOLS); /* the seq's index in the array: its place */
+        rc = i >= 0 && i < n && seqs[i] == db__col_int64(st, 0) && got < n
+                 ? wl_row(st, &(*a->out)[i]) : DB_EIO;
         got++;
     }
     if (rc == DB_OK && (src != DB__DONE || got != n))
