@@ -93,8 +93,9 @@
  *      entry left is forgotten; its next workload is diagnosed again);
  *      kind_of[e] < n_labels is entry e's kind label, two entries of one
  *      kind share a label and two of different kinds never do (unless
- *      labels_split: then one kind may carry two). Tests check it
- *      pairwise (check_labels()).
+ *      labels_split: then one kind may carry two); label_count[l] is how
+ *      many entries carry label l. Tests check the labels pairwise
+ *      (check_labels()).
  *   2. A reused cycle keeps the memo settled and changes in it exactly
  *      what it changed in the result.
  *   3. Any error, and any fall-back once the kept session changed, forgets
@@ -133,6 +134,8 @@ struct sched_memo {
     int *kind_of;               /* [cap_kind_of]: each pending entry's kind, a label
                                    below n_labels, while kind_of_valid */
     int cap_kind_of, kind_of_valid, n_labels;
+    int *label_count;           /* [cap_label_count]: entries carrying each label */
+    int cap_label_count;
     int labels_split;           /* a kind may carry two labels (Step 4 forgot it, a
                                    later entry of it got a new one): Step 5 records
                                    in full */
@@ -157,6 +160,7 @@ void sched_memo_free(struct sched_memo *memo)
     free(memo->stale);
     free(memo->kinds);
     free(memo->kind_of);
+    free(memo->label_count);
     free(memo);
 }
 
@@ -197,7 +201,7 @@ static void check_kept(struct sched_memo *memo)
 
 /* Tests: each pending entry's kind label against the diagnosis's own test
  * (two entries share a label exactly when they are of one kind, unless a
- * label was split), every pair compared. */
+ * label was split), every pair compared, and each label's count. */
 static void check_labels(struct sched_memo *memo, const struct sched_session *ss)
 {
     int a, b;
@@ -212,6 +216,13 @@ static void check_labels(struct sched_memo *memo, const struct sched_session *ss
                 !(same && memo->labels_split))
                 memo->kept_differs = "the pending entries' kind labels";
         }
+    for (a = 0; a < memo->n_labels; a++) {
+        int n = 0;
+        for (b = 0; b < memo->n_pending; b++)
+            n += memo->kind_of[b] == a;
+        if (n != memo->label_count[a])
+            memo->kept_differs = "the count of a kind label";
+    }
 }
 
 /* ---- Step 1: what a full cycle leaves ---- */
@@ -325,9 +336,16 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
     if (rc != SCHED_OK)
         return rc;
     memcpy(memo->kind_of, kinds->kind_of, (size_t)out->n_pending * sizeof(int));
-    memo->kind_of_valid = 1;
     memo->n_labels = out->n_pending;   /* a kind's label: its first entry's index */
     memo->labels_split = 0;
+    rc = reserve((void **)&memo->label_count, &memo->cap_label_count, sizeof(int),
+                 memo->n_labels + 1);
+    if (rc != SCHED_OK)
+        return rc;
+    memset(memo->label_count, 0, (size_t)memo->n_labels * sizeof(int));
+    for (w = 0; w < out->n_pending; w++)
+        memo->label_count[memo->kind_of[w]]++;
+    memo->kind_of_valid = 1;
     check_labels(memo, ss);
     memcpy(memo->stale, out->stale_since_ms, (size_t)in->n_workloads * sizeof(int64_t));
     memo->arena_kept = sched__arena_used(memo->arena);
@@ -544,17 +562,6 @@ static int kinds_shift(struct sched_memo *memo, int above, int by, int gone)
     return forgot;
 }
 
-/* Whether some pending entry carries kind label `label`. */
-static int label_used(const struct sched_memo *memo, int label)
-{
-    int e;
-
-    for (e = 0; e < memo->n_pending; e++)
-        if (memo->kind_of[e] == label)
-            return 1;
-    return 0;
-}
-
 /* Removes the entry of every workload that left. The table of kinds is
  * not hashed here (the session has not taken the departures yet, but
  * the snapshot already says the new phases). */
@@ -572,7 +579,8 @@ static void drop_left_entries(struct sched_memo *memo, const struct sched_delta 
         memmove(&memo->kind_of[e], &memo->kind_of[e + 1],
                 (size_t)(memo->n_pending - e - 1) * sizeof(int));
         memo->n_pending--;
-        if (kinds_shift(memo, e + 1, -1, e + 1) && label_used(memo, label))
+        memo->label_count[label]--;
+        if (kinds_shift(memo, e + 1, -1, e + 1) && memo->label_count[label] > 0)
             memo->labels_split = 1;   /* its other entries keep a label a new one won't get */
     }
 }
@@ -589,10 +597,15 @@ static int entry_of(struct sched_memo *memo, struct sched_session *ss, int w, in
         memcpy(p, &memo->pending[kind - 1], sizeof(*p));
         p->workload = w;
         memo->kind_of[e] = memo->kind_of[kind - 1];
+        memo->label_count[memo->kind_of[e]]++;
         return SCHED_OK;
     }
     sched__diagnose(ss, w, p);
-    memo->kind_of[e] = memo->n_labels++;
+    if (reserve((void **)&memo->label_count, &memo->cap_label_count, sizeof(int),
+                memo->n_labels + 1) != SCHED_OK)
+        return SCHED_ENOMEM;
+    memo->kind_of[e] = memo->n_labels;
+    memo->label_count[memo->n_labels++] = 1;
     return kinds_insert(memo, ss, e + 1);
 }
 
