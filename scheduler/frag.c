@@ -421,6 +421,14 @@ int64_t sched__frag_node(const struct sched_session *ss, int node)
     return base_frag(ss, node);
 }
 
+uint64_t sched__frag_state(const struct sched_session *ss, int node)
+{
+    if (ss->frag.n == 0)
+        return 0;
+    base_frag(ss, node);
+    return ss->frag.base_id[node];
+}
+
 /* How much one pod of w on `devices` of node raises its fragmentation. */
 static int64_t rise_of(const struct sched_session *ss, int w, int node, uint64_t devices)
 {

@@ -285,21 +285,27 @@ static int cpu_per_gpu_cmp(const struct sched_session *ss, int w, struct candida
     return (l > r) - (l < r);
 }
 
-/* frag: the pool places w's pods by SCHED_FRAGMENTATION. */
+/* candidate_better() short of node_better(): 1 if a goes first, -1 if b
+ * does, 0 if only the pool's strategy tells them apart. frag: the pool
+ * places w's pods by SCHED_FRAGMENTATION. */
+static int candidate_cmp(const struct sched_session *ss, int w, int frag, struct candidate *a,
+                         struct candidate *b)
+{
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? 1 : -1;
+    if (a->rise != b->rise)
+        return a->rise < b->rise ? 1 : -1;
+    if (a->fresh != b->fresh)
+        return a->fresh < b->fresh ? 1 : -1;
+    return frag ? cpu_per_gpu_cmp(ss, w, a, b) : 0;
+}
+
 static int candidate_better(const struct sched_session *ss, int w, int frag, struct candidate *a,
                             struct candidate *b)
 {
-    int cmp;
+    int cmp = candidate_cmp(ss, w, frag, a, b);
 
-    if (a->rank != b->rank)
-        return a->rank < b->rank;
-    if (a->rise != b->rise)
-        return a->rise < b->rise;
-    if (a->fresh != b->fresh)
-        return a->fresh < b->fresh;
-    if (frag && (cmp = cpu_per_gpu_cmp(ss, w, a, b)) != 0)
-        return cmp > 0;
-    return node_better(ss, w, a->node, b->node);
+    return cmp ? cmp > 0 : node_better(ss, w, a->node, b->node);
 }
 
 /* Could the pool place `pods` more pods of w right now, judging by its
@@ -324,20 +330,46 @@ struct scan {
     struct candidate best;
     int n_fitting; /* measure: nodes of the best rank so far, in ss->frag.fitting */
     int first;     /* stop at the first node that fits (best.node) */
+    int by_state;  /* measure, a whole-device pod: nodes in one state compare alike */
+    uint64_t best_state; /* by_state: best's state serial (sched__frag_state(), 0: none) */
+    uint64_t lose_state; /* by_state: a state that goes after best's before the name */
 };
 
-/* c fits: is it the best so far? */
+/* c fits: is it the best so far? By state: a whole-device pod's rise,
+ * fresh devices and CPU per GPU left are functions of the node's state
+ * (frag.c's struct fstate, its gpu_free included), so among nodes of one
+ * state and rank the lowest name goes first, and a node whose state lost
+ * to best's before the name loses too; neither is measured again. */
 static void consider_fitting(const struct sched_session *ss, int w, struct candidate *c,
                              struct scan *s)
 {
+    uint64_t state = 0;
+    int cmp;
+
     c->rise = 0;
     c->left = 0;
     if (s->measure && s->best.node >= 0 && c->rank > s->best.rank)
         return;   /* cannot win: spare the measure */
+    if (s->by_state && (state = sched__frag_state(ss, c->node)) != 0 && s->best.node >= 0 &&
+        c->rank == s->best.rank) {
+        if (state == s->lose_state)
+            return;
+        if (state == s->best_state) {
+            if (ss->nodes[c->node].name_rank < ss->nodes[s->best.node].name_rank)
+                s->best.node = c->node;
+            return;
+        }
+    }
     if (s->measure)
         sched__frag_devices(ss, w, c->node, &c->rise);
-    if (s->best.node < 0 || candidate_better(ss, w, s->frag, c, &s->best))
+    cmp = s->best.node < 0 ? 1 : candidate_cmp(ss, w, s->frag, c, &s->best);
+    if (cmp > 0 || (cmp == 0 && node_better(ss, w, c->node, s->best.node))) {
         s->best = *c;
+        s->best_state = state;
+        s->lose_state = 0;
+    } else if (cmp < 0) {
+        s->lose_state = state;
+    }
 }
 
 static void consider(const struct sched_session *ss, int w, int node, struct scan *s)
@@ -402,7 +434,7 @@ static void first_fit(const struct sched_session *ss, int w, int node, struct sc
 
 int sched__fits_somewhere(const struct sched_session *ss, int w, int pool)
 {
-    struct scan s = {0, 0, {-1, 0, 0, 0, 0, 0, 0}, 0, 1};
+    struct scan s = {0, 0, {-1, 0, 0, 0, 0, 0, 0}, 0, 1, 0, 0, 0};
 
     if (sched__whole(ss_w(ss, w)) && ss->pools[pool].max_empty < ss_w(ss, w)->gpu_devices)
         return 0;
@@ -660,7 +692,7 @@ int sched__best_node(const struct sched_session *ss, int w, int pool, int exclud
     const struct sched_workload *wl = ss_w(ss, w);
     int strategy = strategy_for(ss, w, pool);
     struct scan s = {strategy == SCHED_FRAGMENTATION,
-                     by_fragmentation(ss, w, pool), {-1, 0, 0, 0, 0, 0, 0}, 0, 0};
+                     by_fragmentation(ss, w, pool), {-1, 0, 0, 0, 0, 0, 0}, 0, 0, 0, 0, 0};
     int i, n;
 
     if (sched__whole(wl) && ss->pools[pool].max_empty < wl->gpu_devices)
@@ -681,6 +713,7 @@ int sched__best_node(const struct sched_session *ss, int w, int pool, int exclud
         return s.n_fitting ? s.best.node : -1;
     n = s.n_fitting;
     s.best.node = -1;
+    s.by_state = sched__whole(wl);
     for (i = 0; i < n; i++) {
         struct candidate c;
         c.node = ss->frag.fitting[i].node;

@@ -305,6 +305,10 @@ static inline int sched__node_rank(const struct sched_session *ss, int w, int no
 int sched__frag_build(struct sched_session *ss);
 /* sum over the mix of weight x GPUs the shape cannot use on the node. */
 int64_t sched__frag_node(const struct sched_session *ss, int node);
+/* The serial of the node's state as the measure reads it (struct fstate):
+ * nodes of one serial are in one state; 0: not kept (more devices than
+ * FRAG_MEMO_GPUS, or no mix). */
+uint64_t sched__frag_state(const struct sched_session *ss, int node);
 /* How much one pod of w on `devices` of node raises it. */
 int64_t sched__frag_rise(const struct sched_session *ss, int w, int node, uint64_t devices);
 /* The devices of node for one pod of w that raise it least (0: none fit),

@@ -236,6 +236,42 @@ static int walk_best(const struct sched_session *ss, int w, int pool, int exclud
  * (some devices shared, one charged twice over its capacity), it names the
  * node the walk of the pool names, for pods of 1 to 8 devices, with and
  * without a node left out, and for a pod preferring one node type. */
+/* 600 random steps on 16 nodes in 2 pools: a pod of fill placed where it
+ * fits, or taken off (one time in unplace_in), with marks and rollbacks;
+ * after each, sched__best_node() for each of the 5 probes, with and
+ * without an excluded node, is walk's answer. */
+static void random_steps(struct sched_session *ss, const int *fill, int n_fill,
+                         const int *probe, int (*walk)(const struct sched_session *, int, int, int),
+                         uint64_t rnd, int unplace_in)
+{
+    struct ss_mark mark = {0, 0, 0};
+    int step, pool, i;
+
+    for (step = 0; step < 600; step++) {
+        int f, k, node;
+        rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
+        f = fill[(rnd >> 33) % (uint64_t)n_fill];
+        k = (int)((rnd >> 40) % TW_PODS);
+        node = (int)((rnd >> 48) % 16);
+        if (step % 40 == 0)
+            mark = sched__mark(ss);
+        else if (step % 40 == 30 && (rnd >> 20) % 2)
+            sched__rollback(ss, mark);
+        else if (ss->pods[f][k].node >= 0 && (rnd >> 24) % (uint64_t)unplace_in == 0)
+            assert_int_equal(sched__unplace(ss, f, k), SCHED_OK);
+        else if (ss->pods[f][k].node < 0 && sched__pod_fits_node(ss, f, node))
+            assert_int_equal(sched__place(ss, f, k, node, sched__choose_devices(ss, f, node)),
+                             SCHED_OK);
+        for (pool = 0; pool < 2; pool++)
+            for (i = 0; i < 5; i++) {
+                assert_int_equal(sched__best_node(ss, probe[i], pool, -1),
+                                 walk(ss, probe[i], pool, -1));
+                assert_int_equal(sched__best_node(ss, probe[i], pool, node),
+                                 walk(ss, probe[i], pool, node));
+            }
+    }
+}
+
 static void test_node_index_matches_walk(void **unused)
 {
     static const char *names[] = {"n00", "n01", "n02", "n03", "n04", "n05", "n06", "n07",
@@ -244,9 +280,7 @@ static void test_node_index_matches_walk(void **unused)
     static const char *const prefer[] = {"big", "small"};
     struct tw w;
     struct sched_session ss;
-    struct ss_mark mark = {0, 0, 0};
-    uint64_t rnd = 42;
-    int q, i, step, fill[16], probe[5], n_fill = 0, pool;
+    int q, i, fill[16], probe[5], n_fill = 0;
 
     (void)unused;
     tw_init(&w, 2);
@@ -269,29 +303,81 @@ static void test_node_index_matches_walk(void **unused)
     tw_running(&w, fill[0], 0, 0, 0x1);   /* n00's device 0 charged twice */
     tw_running(&w, fill[3], 0, 0, 0x1);
     assert_int_equal(sched__session_build(&ss, &w.st, NULL, w.arena), SCHED_OK);
-    for (step = 0; step < 600; step++) {
-        int f, k, node;
-        rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
-        f = fill[(rnd >> 33) % (uint64_t)n_fill];
-        k = (int)((rnd >> 40) % TW_PODS);
-        node = (int)((rnd >> 48) % 16);
-        if (step % 40 == 0)
-            mark = sched__mark(&ss);
-        else if (step % 40 == 30 && (rnd >> 20) % 2)
-            sched__rollback(&ss, mark);
-        else if (ss.pods[f][k].node >= 0)
-            assert_int_equal(sched__unplace(&ss, f, k), SCHED_OK);
-        else if (sched__pod_fits_node(&ss, f, node))
-            assert_int_equal(sched__place(&ss, f, k, node, sched__choose_devices(&ss, f, node)),
-                             SCHED_OK);
-        for (pool = 0; pool < 2; pool++)
-            for (i = 0; i < 5; i++) {
-                assert_int_equal(sched__best_node(&ss, probe[i], pool, -1),
-                                 walk_best(&ss, probe[i], pool, -1));
-                assert_int_equal(sched__best_node(&ss, probe[i], pool, node),
-                                 walk_best(&ss, probe[i], pool, node));
-            }
+    random_steps(&ss, fill, n_fill, probe, walk_best, 42, 1);
+    tw_free(&w);
+}
+
+/* sched__best_node() in a fragmentation pool, by the full comparison of
+ * every node of the pool (sched__candidate_better()). */
+static int walk_candidates(const struct sched_session *ss, int w, int pool, int exclude)
+{
+    const struct ss_pool *p = &ss->pools[pool];
+    struct ss_cand best, c;
+    int i;
+
+    best.node = -1;
+    for (i = 0; i < p->n_nodes; i++)
+        if (p->nodes[i] != exclude && sched__candidate(ss, w, p->nodes[i], &c) &&
+            (best.node < 0 || sched__candidate_better(ss, w, &c, &best)))
+            best = c;
+    return best.node;
+}
+
+/* Fragmentation pools compare a whole-device pod's nodes by state: nodes
+ * in one state go by name, a state that lost loses again. Nodes of a few
+ * kinds (many alike, CPU that runs short, memory that only changes the
+ * state) take and give back pods at
+ * random, with rollbacks; the answer is the walk's, for whole-device,
+ * shared and node-type-preferring pods, with and without `exclude`. */
+static void test_frag_by_state_matches_walk(void **unused)
+{
+    static const char *names[] = {"n00", "n01", "n02", "n03", "n04", "n05", "n06", "n07",
+                                  "n08", "n09", "n10", "n11", "n12", "n13", "n14", "n15"};
+    static const char *types[] = {"small", "big"};
+    static const char *const prefer[] = {"big", "small"};
+    static const struct { int gpus; int64_t portion, cpu, weight; } shapes[] = {
+        {1, 0, 4000, 5}, {2, 0, 16000, 3}, {4, 0, 8000, 1}, {1, 500, 2000, 4},
+    };
+    static const struct { int gpus; int64_t portion, cpu; } probes[] = {
+        {1, 0, 4000}, {2, 0, 12000}, {4, 0, 0}, {1, 250, 1000}, {1, 0, 8000},
+    };
+    struct sched_mix_entry mix[4];
+    struct tw w;
+    struct sched_session ss;
+    int q, i, fill[12], probe[5];
+
+    (void)unused;
+    tw_init(&w, 2);
+    w.pools[0].gpu_placement = w.pools[1].gpu_placement = SCHED_FRAGMENTATION;
+    memset(mix, 0, sizeof(mix));
+    for (i = 0; i < 4; i++) {
+        mix[i].shape.gpu_devices = shapes[i].gpus;
+        mix[i].shape.gpu_portion = shapes[i].portion;
+        mix[i].shape.cpu_milli = shapes[i].cpu;
+        mix[i].weight = shapes[i].weight;
     }
+    w.st.mix = mix;
+    w.st.n_mix = 4;
+    for (i = 0; i < 16; i++) {
+        tw_node(&w, names[i], i % 2, i % 4 == 3 ? 8 : 4);
+        w.nodes[i].cpu_milli = i % 4 == 3 ? 32000 : 48000;
+        if (i % 3 == 0)   /* another state, measured alike: the name decides */
+            w.nodes[i].mem_mib = 512000;
+        w.nodes[i].node_type = types[i % 5 == 4];
+    }
+    q = tw_queue(&w, "p", -1, -1, -1, 1);
+    for (i = 0; i < 5; i++) {
+        probe[i] = tw_workload(&w, names[i], q, 1, probes[i].gpus, probes[i].portion, 50);
+        w.wl[probe[i]].cpu_milli = probes[i].cpu;
+    }
+    w.wl[probe[4]].node_types = prefer;   /* rank 1 on big nodes, 2 on small */
+    w.wl[probe[4]].n_node_types = 2;
+    for (i = 0; i < 12; i++) {
+        fill[i] = tw_workload(&w, names[i], q, TW_PODS, 1 + i % 2, i % 4 == 3 ? 500 : 0, 50);
+        w.wl[fill[i]].cpu_milli = (int64_t)(i % 3) * 6000;
+    }
+    assert_int_equal(sched__session_build(&ss, &w.st, NULL, w.arena), SCHED_OK);
+    random_steps(&ss, fill, 12, probe, walk_candidates, 7, 3);
     tw_free(&w);
 }
 
@@ -306,6 +392,7 @@ int main(void)
         cmocka_unit_test(test_pool_preference),
         cmocka_unit_test(test_all_fit_as_is),
         cmocka_unit_test(test_node_index_matches_walk),
+        cmocka_unit_test(test_frag_by_state_matches_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
