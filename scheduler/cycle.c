@@ -261,8 +261,13 @@ static int record_again(struct sched_session *ss, struct sched_arena *arena,
     g.rep = sched__calloc(arena, (size_t)n_kinds + 1, sizeof(int));
     g.kids = sched__alloc(arena, sizeof(int) * ((size_t)prev->n + 1));
     first_of = sched__calloc(arena, (size_t)n_kinds + 1, sizeof(int)); /* kind -> entry + 1 */
-    out->pending = sched__calloc(arena, (size_t)n_max + 1, sizeof(struct sched_pending));
-    kinds->kind_of = sched__alloc(arena, sizeof(int) * ((size_t)n_max + 1));
+    if (n_max < prev->cap_buf) {   /* every entry is written whole below */
+        out->pending = prev->buf;
+        kinds->kind_of = prev->buf_kind_of;
+    } else {
+        out->pending = sched__calloc(arena, (size_t)n_max + 1, sizeof(struct sched_pending));
+        kinds->kind_of = sched__alloc(arena, sizeof(int) * ((size_t)n_max + 1));
+    }
     kinds->first = sched__alloc(arena, sizeof(int) * ((size_t)n_max + 1));
     if (!g.rep || !g.kids || !first_of || !out->pending || !kinds->kind_of || !kinds->first)
         return SCHED_ENOMEM;
@@ -294,9 +299,10 @@ static int record_again(struct sched_session *ss, struct sched_arena *arena,
             kind = g.tkind[j++];
         }
         if (first_of[kind]) {
-            *p = out->pending[first_of[kind] - 1];
+            memcpy(p, &out->pending[first_of[kind] - 1], sizeof(*p));   /* padding too */
             p->workload = w;
         } else {
+            memset(p, 0, sizeof(*p));
             sched__diagnose(ss, w, p);
             first_of[kind] = out->n_pending + 1;
             kinds->first[kinds->cap++] = out->n_pending + 1;

@@ -74,6 +74,9 @@
  *         only the workloads the delta names, the submissions and those
  *         the new cycle decides about are looked up again; every kind's
  *         first entry is diagnosed in the new state, the rest copy it.
+ *         The new list is written into a buffer of the memo's (next[]),
+ *         not the result's arena (which zeroes it first); the result
+ *         points there until the next call.
  *         Step 4 keeps the labels with the list (an entry taken out takes
  *         its label along; a new entry takes its kind's, or a new one); a
  *         kind forgotten while other entries still carry its label may
@@ -136,6 +139,9 @@ struct sched_memo {
     int cap_kind_of, kind_of_valid, n_labels;
     int *label_count;           /* [cap_label_count]: entries carrying each label */
     int cap_label_count;
+    struct sched_pending *next; /* [cap_next]: the list a Step 5 cycle records (the */
+    int *next_kind_of;          /* result points here), and its kinds */
+    int cap_next, cap_next_kind_of;
     int labels_split;           /* a kind may carry two labels (Step 4 forgot it, a
                                    later entry of it got a new one): Step 5 records
                                    in full */
@@ -161,6 +167,8 @@ void sched_memo_free(struct sched_memo *memo)
     free(memo->kinds);
     free(memo->kind_of);
     free(memo->label_count);
+    free(memo->next);
+    free(memo->next_kind_of);
     free(memo);
 }
 
@@ -695,8 +703,20 @@ static int run_on_kept(struct sched_memo *memo, const struct sched_delta *delta,
     size_t kept = memo->arena_kept;
     struct ss_prev_pending prev = {memo->pending, memo->kind_of, memo->n_pending,
                                    memo->n_labels, memo->n_workloads, delta->left,
-                                   delta->n_left};
-    int from_list = memo->kind_of_valid && !memo->labels_split;
+                                   delta->n_left, NULL, NULL, 0};
+    /* room for the list, the workloads touched and a few decisions (else
+     * record_again() takes the arena) */
+    int from_list = memo->kind_of_valid && !memo->labels_split,
+        room = memo->n_pending + delta->n_left + delta->n_submitted + 64 + memo->n_pending / 16;
+
+    if (from_list &&
+        reserve((void **)&memo->next, &memo->cap_next, sizeof(*memo->next), room) == SCHED_OK &&
+        reserve((void **)&memo->next_kind_of, &memo->cap_next_kind_of, sizeof(int), room) ==
+            SCHED_OK) {
+        prev.buf = memo->next;
+        prev.buf_kind_of = memo->next_kind_of;
+        prev.cap_buf = room;
+    }
     struct ss_kinds kinds;
     int rc;
 

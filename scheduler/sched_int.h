@@ -471,6 +471,9 @@ struct ss_prev_pending {
     int n_workloads;                      /* that cycle's workloads */
     const int *left;                      /* [n_left] workloads that left since */
     int n_left;
+    struct sched_pending *buf;            /* [cap_buf] where the new list may go (not */
+    int *buf_kind_of;                     /* zeroed), with its kinds; else the arena */
+    int cap_buf;
 };
 
 /* cycle.c: Steps 2-4 of a cycle on a built session, the result's arrays
