@@ -534,12 +534,14 @@ static int64_t memory_estimate(const struct sched_session *ss, const struct sche
     return (int64_t)sched_shared_devices(w) * ((w->gpu_memory_mib * SCHED_MILLI + best - 1) / best);
 }
 
-static int build_workload(struct sched_session *ss, int i)
+/* Workload i's entry, its pools' list in `pools` (room for every pool) and
+ * its pods in `pods` (room for its n_pods), both zeroed. */
+static int build_workload(struct sched_session *ss, int i, int *pools, struct sched_pod *pods)
 {
     const struct sched_state *in = ss->in;
     const struct sched_workload *w = &in->workloads[i];
     struct ss_wl *x = &ss->wl[i];
-    int k, max_pools = ss->n_pools, *pools;
+    int k, max_pools = ss->n_pools;
 
     if (!ss->queues[w->queue].is_leaf)
         return SCHED_EINVAL;
@@ -547,10 +549,7 @@ static int build_workload(struct sched_session *ss, int i)
     x->req[SCHED_GPU] = sched_workload_gpu(w, 1);
     x->req[SCHED_CPU] = w->cpu_milli;
     x->req[SCHED_MEM] = w->mem_mib;
-    pools = sched__calloc(ss->arena, (size_t)max_pools, sizeof(int));
-    ss->pods[i] = sched__calloc(ss->arena, (size_t)w->n_pods, sizeof(struct sched_pod));
-    if (!pools || !ss->pods[i])
-        return SCHED_ENOMEM;
+    ss->pods[i] = pods;
     x->n_pools = sched_workload_pools(in, w, pools, max_pools);
     x->pools = pools;
     if (w->gpu_memory_mib > 0)
@@ -570,12 +569,35 @@ static int build_workload(struct sched_session *ss, int i)
     return SCHED_OK;
 }
 
+/* One workload built in a kept session: its lists allocated alone. */
+static int build_one_workload(struct sched_session *ss, int i)
+{
+    int *pools = sched__calloc(ss->arena, (size_t)ss->n_pools, sizeof(int));
+    struct sched_pod *pods =
+        sched__calloc(ss->arena, (size_t)ss->in->workloads[i].n_pods, sizeof(struct sched_pod));
+
+    return pools && pods ? build_workload(ss, i, pools, pods) : SCHED_ENOMEM;
+}
+
+/* Every workload, their pools' lists and their pods each carved from one
+ * allocation (one zeroing, not two small ones per workload). */
 static int build_workloads(struct sched_session *ss)
 {
-    int i, rc = SCHED_OK;
+    size_t n_pods = 0, n_pools = (size_t)ss->n_workloads * (size_t)ss->n_pools;
+    struct sched_pod *pods;
+    int *pools, i, rc = SCHED_OK;
 
-    for (i = 0; i < ss->n_workloads && rc == SCHED_OK; i++)
-        rc = build_workload(ss, i);
+    for (i = 0; i < ss->n_workloads; i++)
+        n_pods += (size_t)ss->in->workloads[i].n_pods;
+    pools = sched__calloc(ss->arena, n_pools, sizeof(int));
+    pods = sched__calloc(ss->arena, n_pods, sizeof(struct sched_pod));
+    if (!pools || !pods)
+        return SCHED_ENOMEM;
+    for (i = 0; i < ss->n_workloads && rc == SCHED_OK; i++) {
+        rc = build_workload(ss, i, pools, pods);
+        pools += ss->n_pools;
+        pods += ss->in->workloads[i].n_pods;
+    }
     return rc;
 }
 
@@ -740,7 +762,7 @@ int sched__session_extend(struct sched_session *ss, const struct sched_state *in
     ss->cfg = cfg;
     ss->n_workloads = in->n_workloads;
     for (w = first; w < in->n_workloads && rc == SCHED_OK; w++) {
-        rc = build_workload(ss, w);
+        rc = build_one_workload(ss, w);
         if (rc == SCHED_OK)
             rc = sched__class_extend(ss, w);
         if (rc == SCHED_OK)
