@@ -565,17 +565,20 @@ static int leaf_head(struct ss_iter *it, int q)
     if (leaf_done(it, q))
         return -1;
 
+    /* The failed signatures' lookup (a hash probe) before the candidate
+     * test (a walk of the workload's pools): both only read, and an entry
+     * must pass both, so the order changes nothing but the cost. */
     while (it->cursor[q] < oc->cnt[q]) {
         int w = oc->items[oc->off[q] + it->cursor[q]];
-        if (!it->in_extra[w] && sched__is_candidate(ss, w, it->action) &&
-            !sched__iter_seen_failure(it, w)) {
+        if (!it->in_extra[w] && !sched__iter_seen_failure(it, w) &&
+            sched__is_candidate(ss, w, it->action)) {
             a = w;
             break;
         }
         it->cursor[q]++;
     }
-    while (h->n > 0 && (!sched__is_candidate(ss, h->items[0], it->action) ||
-                        sched__iter_seen_failure(it, h->items[0])))
+    while (h->n > 0 && (sched__iter_seen_failure(it, h->items[0]) ||
+                        !sched__is_candidate(ss, h->items[0], it->action)))
         heap_pop(it, h);
     if (h->n > 0 && (a < 0 || job_before(oc, h->items[0], a)))
         return h->items[0];
