@@ -1384,6 +1384,65 @@ static void test_series_add_prune(void **state)
     free(p);
 }
 
+/* Series points stored by rows of many (db_series_add) read back exactly
+ * as written one by one would: values to the last bit, names with quotes,
+ * backslashes and bytes over 0x7f, a key given twice in one call keeping
+ * its last value (inside a statement's rows, and across two), and a key
+ * written again replacing its value. 300 points: rows of many, then the
+ * rest one by one. */
+static void test_series_add_exact(void **state)
+{
+    enum { N = 300 };
+    static const double vals[] = {0.1, 1.0 / 3, -2.5e-300, 4.9e-324, 1.7976931348623157e308,
+                                  123456789.125, -0.75, 1e21, 0.30000000000000004, 7};
+    static const char *const names[] = {"a\"b", "c\\d", "\xc3\xa9t\xc3\xa9", "tab\tx", "e"};
+    static const struct {
+        int i;        /* a point given again as point `again` with value v */
+        int again;
+        double v;
+    } dup[] = {{5, 9, 42.5}, {100, 200, -1.25}, {250, 299, 3.0}};
+    struct fixture *f = *state;
+    struct db_point *p = calloc(N, sizeof(*p)), *out = NULL;
+    double want[N];
+    int64_t held;
+    size_t d;
+    int i, n;
+
+    assert_non_null(p);
+    for (i = 0; i < N; i++) {
+        p[i].kind = DB_SERIES_WORKLOAD;
+        snprintf(p[i].entity, sizeof(p[i].entity), "%s%d", names[i % 5], i);
+        strcpy(p[i].metric, i % 2 ? "GPU_ALLOCATION" : "RUNNING_POD_COUNT");
+        snprintf(p[i].label, sizeof(p[i].label), "%s", i % 3 ? "" : "7");
+        p[i].ts = 5000;
+        p[i].value = vals[i % 10] * (i + 1);
+    }
+    for (d = 0; d < sizeof(dup) / sizeof(dup[0]); d++) {
+        p[dup[d].again] = p[dup[d].i];
+        p[dup[d].again].value = dup[d].v;
+    }
+    for (i = 0; i < N; i++)
+        want[i] = p[i].value;
+    for (d = 0; d < sizeof(dup) / sizeof(dup[0]); d++)
+        want[dup[d].i] = dup[d].v;
+    p[0].value = -1; /* replaced by the second call */
+    assert_int_equal(db_series_add(f->db, p, N, 0, &held), DB_OK);
+    p[0].value = want[0];
+    assert_int_equal(db_series_add(f->db, p, 1, 0, &held), DB_OK);
+    for (i = 0; i < N; i++) {
+        n = -1;
+        assert_int_equal(db_series_get(f->db, p[i].kind, p[i].entity, p[i].metric, 0, 9000, &out,
+                                       &n), DB_OK);
+        assert_int_equal(n, 1);
+        assert_string_equal(out[0].label, p[i].label);
+        assert_true(out[0].ts == 5000);
+        assert_memory_equal(&out[0].value, &want[i], sizeof(double));
+        free(out);
+        out = NULL;
+    }
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1391,6 +1450,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_partial_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
         cmocka_unit_test_setup_teardown(test_series_add_prune, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_series_add_exact, setup, teardown),
         cmocka_unit_test(test_time_parse),
         cmocka_unit_test_setup_teardown(test_purge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_and_queues, setup, teardown),
