@@ -7,7 +7,8 @@
  * driver that runs cycle after cycle stops calling malloc once warm.
  *
  * Invariants:
- *   1. Every pointer returned is aligned to 16 bytes and zero-filled.
+ *   1. Every pointer returned is aligned to 16 bytes; sched__alloc() and
+ *      sched__calloc() zero-fill it, the _raw forms do not (Invariant 5).
  *   2. Blocks are never moved: a pointer stays valid until reset or free.
  *   3. `used` counts the bytes handed out since the last reset; `peak` is
  *      the largest `used` ever seen (for the benchmark's memory figure).
@@ -15,6 +16,19 @@
  *      moves from `head` to `full` until the reset, so an allocation walks
  *      the blocks that still have room, not every block of a large cycle
  *      (at most 1/64 of a block is left unused).
+ *   5. sched__alloc_raw() / sched__array_raw() hand out memory holding
+ *      whatever the block held before (a reset keeps the blocks). Only a
+ *      caller that writes every element it will ever read before reading
+ *      it may use them, and only where no padding byte is compared or
+ *      hashed (struct sched_pod's is only copied); its call site says
+ *      why. They are:
+ *      sort.c's merge scratch (each merge writes tmp[0..n) before copying
+ *      it back), session.c build_workloads()'s pools lists and pods (each
+ *      workload's n_pools entries are written by sched_workload_pools(),
+ *      its pods by build_workload(); nothing reads past n_pools or n_pods)
+ *      and cycle.c's stale_since_ms (sched__stale_gangs() writes every
+ *      workload's entry). Zeroing those was about 57 of the 200 MB a
+ *      1,000-node cycle's arena zeroed.
  */
 #include "sched_int.h"
 
@@ -100,7 +114,7 @@ static struct arena_block *block_new(size_t want)
     return b;
 }
 
-void *sched__alloc(struct sched_arena *arena, size_t n)
+void *sched__alloc_raw(struct sched_arena *arena, size_t n)
 {
     struct arena_block *b, *prev = NULL, *next;
     void *p;
@@ -139,7 +153,15 @@ void *sched__alloc(struct sched_arena *arena, size_t n)
     arena->used += n;
     if (arena->used > arena->peak)
         arena->peak = arena->used;
-    memset(p, 0, n);
+    return p;
+}
+
+void *sched__alloc(struct sched_arena *arena, size_t n)
+{
+    void *p = sched__alloc_raw(arena, n);
+
+    if (p)
+        memset(p, 0, n);
     return p;
 }
 
@@ -148,4 +170,11 @@ void *sched__calloc(struct sched_arena *arena, size_t count, size_t size)
     if (size && count > SIZE_MAX / size)
         return NULL;
     return sched__alloc(arena, count * size);
+}
+
+void *sched__array_raw(struct sched_arena *arena, size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size)
+        return NULL;
+    return sched__alloc_raw(arena, count * size);
 }

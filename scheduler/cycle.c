@@ -333,7 +333,8 @@ int sched__cycle_on(struct sched_session *ss, struct sched_arena *arena,
     sched__act_reclaim(ss);
     sched__act_preempt(ss);
 
-    out->stale_since_ms = sched__calloc(arena, (size_t)ss->n_workloads + 1, sizeof(int64_t));
+    /* not zeroed: sched__stale_gangs() writes every workload's entry */
+    out->stale_since_ms = sched__array_raw(arena, (size_t)ss->n_workloads + 1, sizeof(int64_t));
     if (!out->stale_since_ms)
         return SCHED_ENOMEM;
     sched__stale_gangs(ss, out->stale_since_ms);

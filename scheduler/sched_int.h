@@ -28,6 +28,9 @@
 
 void *sched__alloc(struct sched_arena *arena, size_t n);
 void *sched__calloc(struct sched_arena *arena, size_t count, size_t size);
+/* Not zero-filled: only for the callers arena.c's Invariant 5 names. */
+void *sched__alloc_raw(struct sched_arena *arena, size_t n);
+void *sched__array_raw(struct sched_arena *arena, size_t count, size_t size);
 
 /* sort.c: stable sort of indices; before(ctx, a, b) is 1 when a goes first. */
 typedef int (*sched__before_fn)(const void *ctx, int a, int b);

@@ -534,8 +534,10 @@ static int64_t memory_estimate(const struct sched_session *ss, const struct sche
     return (int64_t)sched_shared_devices(w) * ((w->gpu_memory_mib * SCHED_MILLI + best - 1) / best);
 }
 
-/* Workload i's entry, its pools' list in `pools` (room for every pool) and
- * its pods in `pods` (room for its n_pods), both zeroed. */
+/* Workload i's entry, its pools' list in `pools` (room for every pool: its
+ * first n_pools entries are written, the rest never read) and its pods in
+ * `pods` (room for its n_pods, every one written here), both written
+ * before they are read, so they need not come zeroed (arena.c, Inv. 5). */
 static int build_workload(struct sched_session *ss, int i, int *pools, struct sched_pod *pods)
 {
     const struct sched_state *in = ss->in;
@@ -554,8 +556,10 @@ static int build_workload(struct sched_session *ss, int i, int *pools, struct sc
     x->pools = pools;
     if (w->gpu_memory_mib > 0)
         x->req[SCHED_GPU] = memory_estimate(ss, w, pools, x->n_pools);
-    for (k = 0; k < w->n_pods; k++)
+    for (k = 0; k < w->n_pods; k++) {
         ss->pods[i][k].node = -1;
+        ss->pods[i][k].devices = 0;
+    }
     if (w->phase == SCHED_PENDING || w->phase == SCHED_RUNNING)
         x->flags |= WL_ACTIVE;
     if (!(x->flags & WL_ACTIVE))
@@ -580,7 +584,7 @@ static int build_one_workload(struct sched_session *ss, int i)
 }
 
 /* Every workload, their pools' lists and their pods each carved from one
- * allocation (one zeroing, not two small ones per workload). */
+ * allocation, not zeroed: build_workload() writes all that is read. */
 static int build_workloads(struct sched_session *ss)
 {
     size_t n_pods = 0, n_pools = (size_t)ss->n_workloads * (size_t)ss->n_pools;
@@ -589,8 +593,8 @@ static int build_workloads(struct sched_session *ss)
 
     for (i = 0; i < ss->n_workloads; i++)
         n_pods += (size_t)ss->in->workloads[i].n_pods;
-    pools = sched__calloc(ss->arena, n_pools, sizeof(int));
-    pods = sched__calloc(ss->arena, n_pods, sizeof(struct sched_pod));
+    pools = sched__array_raw(ss->arena, n_pools, sizeof(int));
+    pods = sched__array_raw(ss->arena, n_pods, sizeof(struct sched_pod));
     if (!pools || !pods)
         return SCHED_ENOMEM;
     for (i = 0; i < ss->n_workloads && rc == SCHED_OK; i++) {

@@ -37,7 +37,7 @@ int sched__sort(struct sched_arena *arena, int *idx, int n, sched__before_fn bef
 
     if (n < 2)
         return SCHED_OK;
-    tmp = sched__calloc(arena, (size_t)n, sizeof(int));
+    tmp = sched__array_raw(arena, (size_t)n, sizeof(int)); /* merge_sort() writes before it reads */
     if (!tmp)
         return SCHED_ENOMEM;
     merge_sort(idx, tmp, n, before, ctx);
