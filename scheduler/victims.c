@@ -892,7 +892,7 @@ static int collect_units(struct search *s)
     running = running_by_keys(ss, x, s->pool);
     if (!running)
         return SCHED_ENOMEM;
-    s->units = pc->units;
+    s->units = x->sorted;   /* collected in key order there, then put in rank order below */
     s->on_node = x->on_node;
     s->n_units = 0;
     rank_queues(s);
@@ -916,18 +916,18 @@ static int collect_units(struct search *s)
         if (move || s->what_if || !protected_by_runtime(ss, w))
             add_unit(s, w, -1);
     }
-    /* a stable counting sort by queue rank keeps key order within a rank */
+    /* a stable counting sort by queue rank keeps key order within a rank:
+     * from x->sorted into the pool's units, every field of each written */
     memset(x->rank_at, 0, sizeof(int) * (size_t)(ss->n_queues + 1));
     for (i = 0; i < s->n_units; i++)
-        x->rank_at[x->q_rank[s->units[i].k_queue] + 1]++;
+        x->rank_at[x->q_rank[x->sorted[i].k_queue] + 1]++;
     for (i = 1; i <= ss->n_queues; i++)
         x->rank_at[i] += x->rank_at[i - 1];
     for (i = 0; i < s->n_units; i++)
-        x->sorted[x->rank_at[x->q_rank[s->units[i].k_queue]]++] = s->units[i];
+        pc->units[x->rank_at[x->q_rank[x->sorted[i].k_queue]]++] = x->sorted[i];
+    s->units = pc->units;
     for (i = 0; i < s->n_units; i++)
-        x->sorted[i].rank = i;
-    if (s->n_units > 0)
-        memcpy(s->units, x->sorted, sizeof(struct unit) * (size_t)s->n_units);
+        s->units[i].rank = i;
     if (index_by_queue(ss, pc, s->units, s->n_units) != SCHED_OK)
         return SCHED_ENOMEM;
     pc->version = ss->version;
