@@ -547,7 +547,7 @@ static int build_workload(struct sched_session *ss, int i, int *pools, struct sc
 
     if (!ss->queues[w->queue].is_leaf)
         return SCHED_EINVAL;
-    x->pool = -1;
+    *x = (struct ss_wl){.pool = -1};   /* every field: ss->wl comes unzeroed */
     x->req[SCHED_GPU] = sched_workload_gpu(w, 1);
     x->req[SCHED_CPU] = w->cpu_milli;
     x->req[SCHED_MEM] = w->mem_mib;
@@ -688,8 +688,11 @@ int sched__session_build(struct sched_session *ss, const struct sched_state *in,
     ss->pool_version = sched__calloc(arena, (size_t)in->n_pools + 1, sizeof(uint64_t));
     /* room for the submissions a kept session takes (Step 4) without a copy */
     ss->cap_workloads = in->n_workloads + in->n_workloads / 4 + 64;
-    ss->wl = sched__calloc(arena, (size_t)ss->cap_workloads, sizeof(struct ss_wl));
-    ss->pods = sched__calloc(arena, (size_t)ss->cap_workloads, sizeof(struct sched_pod *));
+    /* not zeroed (arena.c, Invariant 5): build_workload() writes workload
+     * i's entries before anything reads them, for the snapshot's workloads
+     * here and for those a kept session takes later */
+    ss->wl = sched__array_raw(arena, (size_t)ss->cap_workloads, sizeof(struct ss_wl));
+    ss->pods = sched__array_raw(arena, (size_t)ss->cap_workloads, sizeof(struct sched_pod *));
     if (!ss->nodes || !ss->pools || !ss->queues || !ss->qp || !ss->wl || !ss->pods ||
         !ss->pool_version)
         return SCHED_ENOMEM;
