@@ -338,10 +338,12 @@ struct sched_model;
 struct api_series_rec *api_series_rec_new(void);
 void api_series_rec_free(struct api_series_rec *rec);      /* NULL is a no-op */
 /* Records one sample of the model's cluster, pools, nodes, workloads and
- * queues at now_ms; prunes points older than keep_after_ms. 0 or -1;
- * *held_us: how long its write held the writer (db_series_add). */
+ * queues at now_ms; prunes points older than keep_after_ms. Its points
+ * are written in turns of about turn_us (db_series_add_turn), and
+ * held(arg, us) is told how long each held the writer. 0 or -1. */
 int api_series_record(struct api_series_rec *rec, struct db *db, const struct sched_model *m,
-                      int64_t now_ms, int64_t keep_after_ms, int64_t *held_us);
+                      int64_t now_ms, int64_t keep_after_ms, int64_t turn_us,
+                      void (*held)(void *arg, int64_t us), void *arg);
 void api_sched_wake(struct api_sched *s);
 void api_sched_touch(struct api_sched *s, int64_t workload_seq);
 void api_sched_org_changed(struct api_sched *s);

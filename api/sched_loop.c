@@ -46,7 +46,8 @@
  *           allocated and deserved, the GPU figures agents measured of
  *           each live pod (db_gpu_samples_record()), and the metrics time
  *           series of the cluster, pools, nodes and workloads
- *           (series_rec.c); reload the usage history of time-based
+ *           (series_rec.c, in turns of about TURN_US, as Step 4's
+ *           placements); reload the usage history of time-based
  *           fairshare; once a minute, purge the workloads deleted more
  *           than --retention-days ago.
  * The thread runs a cycle every period, or when woken (a submission,
@@ -205,6 +206,12 @@ static void note_hold(struct api_sched *sc, enum api_lock lock, int64_t us)
     pthread_mutex_lock(&sc->mu);
     count_hold(&sc->stats, lock, us);
     pthread_mutex_unlock(&sc->mu);
+}
+
+/* A turn of the sample's series write (series_rec.c) held the writer. */
+static void note_write_hold(void *sc, int64_t us)
+{
+    note_hold(sc, API_LOCK_WRITE, us);
 }
 
 /* This thread changes the model between model_lock() and model_unlock(),
@@ -1169,7 +1176,7 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     struct sched_config cfg;
     struct prefetch pf;
     char *orig = NULL;
-    int64_t t0 = mono_us(), now = api_now_ms(), locked, series_us;
+    int64_t t0 = mono_us(), now = api_now_ms(), locked;
     int i, rc = -1, rc_core;
 
     *n_decisions = 0;
@@ -1227,9 +1234,8 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     if (now >= sc->next_sample_ms) {
         record_samples(sc, now);
         db_gpu_samples_record(sc->db, now, now - RETENTION_MS);
-        api_series_record(sc->series, sc->db, &sc->m, now, now - RETENTION_MS, &series_us);
-        if (series_us > 0)
-            note_hold(sc, API_LOCK_WRITE, series_us);
+        api_series_record(sc->series, sc->db, &sc->m, now, now - RETENTION_MS, TURN_US,
+                          note_write_hold, sc);
         sc->next_sample_ms = now + sc->o.sample_period_ms;
     }
     if (sc->o.retention_ms > 0 && now >= sc->next_purge_ms) {

@@ -14,7 +14,13 @@
  *   Step 2: the value of every series now (the table below);
  *   Step 3: a point for each value that changed since the last sample,
  *           and a 0 for each series that is gone (a workload that ended,
- *           a node removed), so that every series is a step function.
+ *           a node removed), so that every series is a step function;
+ *           written in turns of about turn_us, each one write of the
+ *           writer, so that the submissions queued behind a sample of
+ *           thousands of points (two per workload placed since the last
+ *           one, after a fill) wait for one turn, not for the whole
+ *           sample; readers see the sample once its last turn is written
+ *           (db/series.c, invariant 4).
  *
  * Series (names are Run:ai's metricType; * only where agents report):
  *   cluster, pool   TOTAL_GPU_NODES, TOTAL_GPU, ALLOCATED_GPU, GPU_QUOTA,
@@ -426,7 +432,8 @@ static void changes(struct api_series_rec *rec, struct points *now, struct point
 }
 
 int api_series_record(struct api_series_rec *rec, struct db *db, const struct sched_model *m,
-                      int64_t now_ms, int64_t keep_after_ms, int64_t *held_us)
+                      int64_t now_ms, int64_t keep_after_ms, int64_t turn_us,
+                      void (*held)(void *arg, int64_t us), void *arg)
 {
     struct points now = {NULL, 0, 0, now_ms}, out = {NULL, 0, 0, now_ms};
     struct device *devs = calloc((size_t)m->n_nodes * 64 + 1, sizeof(*devs));
@@ -435,9 +442,9 @@ int api_series_record(struct api_series_rec *rec, struct db *db, const struct sc
     struct waits *pool_waits = calloc((size_t)m->n_pools + 1, sizeof(*pool_waits));
     struct usage all = {0, 0, 0, 0};
     struct waits all_waits = {0, 0};
-    int i, rc = -1;
+    struct db_series_turns t;
+    int i, rc = -1, wrc = DB_OK;
 
-    *held_us = 0;
     if (!rec || !devs || !pool_usage || !pool_wls || !pool_waits)
         goto out;
     /* Step 1 */
@@ -457,7 +464,13 @@ int api_series_record(struct api_series_rec *rec, struct db *db, const struct sc
     capacity_put(&now, m, devs, -1, m->n - m->n_left, &all, &all_waits);
     /* Step 3 */
     changes(rec, &now, &out);
-    if (db_series_add(db, out.p, out.n, keep_after_ms, held_us) != DB_OK)
+    t = (struct db_series_turns){out.p, out.n, keep_after_ms, turn_us, 0, 0, 0};
+    while (wrc == DB_OK && !t.whole && (out.n > 0 || keep_after_ms > 0)) {
+        wrc = db_series_add_turn(db, &t);
+        if (t.held_us > 0)
+            held(arg, t.held_us);
+    }
+    if (wrc != DB_OK)
         goto out;
     free(rec->last);
     rec->last = now.p;

@@ -630,9 +630,27 @@ struct db_point {
     int64_t ts;
     double value;
 };
-/* Adds n points and prunes those older than keep_after_ms (0: no pruning),
- * keeping each series' latest point unless it is 0; *held_us: how long
- * the writer ran it (the writes queued behind it waited that long). */
+/* A sample's points written in turns, each one write of the writer:
+ * db_series_add_turn() writes points from `done` on until budget_us has
+ * run (at least one statement's; <= 0: all of them), and in the turn
+ * that writes the last of them, the sample's mark (readers read nothing
+ * after the latest mark: a sample is read whole or not at all) and the
+ * prune of points older than keep_after_ms (0: no pruning), which keeps
+ * each series' latest point unless it is 0. Call it again until whole;
+ * held_us: how long the writer ran the turn (the writes queued behind it
+ * waited that long). On failure the turns written stay unread, and the
+ * next sample's first turn deletes them. */
+struct db_series_turns {
+    const struct db_point *p;
+    int n;
+    int64_t keep_after_ms;
+    int64_t budget_us;
+    int done;                     /* points written; 0 before the first turn */
+    int whole;                    /* the last turn was written */
+    int64_t held_us;
+};
+int db_series_add_turn(struct db *db, struct db_series_turns *t);
+/* All n points in one write (db_series_add_turn without a budget). */
 int db_series_add(struct db *db, const struct db_point *p, int n, int64_t keep_after_ms,
                   int64_t *held_us);
 /* One series (every label) between start and end, with the point in force

@@ -16,6 +16,16 @@
  *      (if any) and every point up to `end`, ordered by label then time.
  *   3. db_series_add() stores its points as writing each in turn would:
  *      every value exact, and a key given twice keeps its last value.
+ *   4. A reader sees a sample whole or not at all. A sample is written
+ *      in turns (db_series_add_turn(), each one write of the writer, so
+ *      the writes queued behind a sample of thousands of points wait for
+ *      one turn, not for all of it), and its last turn adds, with its
+ *      last points, the sample's mark: a point of the series
+ *      (cluster, "", SAMPLE_WRITTEN) at the sample's time. db_series_get()
+ *      reads nothing after the latest mark, so the points of a sample
+ *      being written (or of one a crash or a failed turn cut short) are
+ *      not read; the first turn of the next sample deletes the latter.
+ *      A database without a mark (never written in turns) is read whole.
  */
 #include "db_int.h"
 
@@ -23,12 +33,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct add_arg {
-    const struct db_point *p;
-    int n;
-    int64_t keep_after;
-    int64_t held_us;              /* how long the writer ran it */
-};
+/* The sample's mark (invariant 4): readers read up to its latest time. */
+#define MARK_KEY "kind = 0 AND entity = '' AND metric = 'SAMPLE_WRITTEN' AND label = ''"
+#define MARK_TS "(SELECT max(w.ts) FROM series w WHERE w." MARK_KEY ")"
 
 /* SQLite: the points go ADD_ROWS at a time in one INSERT of that many
  * rows (bound, in order: a key given twice keeps its last value, as
@@ -45,34 +52,35 @@ struct add_arg {
 #define ADD_ROWS 128
 #define ADD_INTO "INSERT OR REPLACE INTO series (kind, entity, metric, label, ts, value) VALUES "
 
-static int add_lite(struct db__conn *c, const struct db_point *p, int n)
+/* One statement of the first `n` points (at most ADD_ROWS, or 1);
+ * returns how many it wrote in *rows. */
+static int add_lite(struct db__conn *c, const struct db_point *p, int n, int *rows)
 {
-    int rc = DB_OK, i = 0, k, rows;
+    int rc = DB_OK, k;
     struct db__stmt *st;
 
-    while (rc == DB_OK && i < n) {
-        rows = n - i >= ADD_ROWS ? ADD_ROWS : 1;
-        if (!(st = db__prep(c, rows > 1 ? ADD_INTO ADD_ROWS_128 : ADD_INTO ADD_ROW, &rc)))
-            return rc;
-        for (k = 0; k < rows; k++, i++) {
-            db__bind_int(st, 6 * k + 1, p[i].kind);
-            db__bind_static(st, 6 * k + 2, p[i].entity);
-            db__bind_static(st, 6 * k + 3, p[i].metric);
-            db__bind_static(st, 6 * k + 4, p[i].label);
-            db__bind_int64(st, 6 * k + 5, p[i].ts);
-            db__bind_double(st, 6 * k + 6, p[i].value);
-        }
-        rc = db__done(st, db__step_done(st));
+    *rows = n >= ADD_ROWS ? ADD_ROWS : 1;
+    if (!(st = db__prep(c, *rows > 1 ? ADD_INTO ADD_ROWS_128 : ADD_INTO ADD_ROW, &rc)))
+        return rc;
+    for (k = 0; k < *rows; k++) {
+        db__bind_int(st, 6 * k + 1, p[k].kind);
+        db__bind_static(st, 6 * k + 2, p[k].entity);
+        db__bind_static(st, 6 * k + 3, p[k].metric);
+        db__bind_static(st, 6 * k + 4, p[k].label);
+        db__bind_int64(st, 6 * k + 5, p[k].ts);
+        db__bind_double(st, 6 * k + 6, p[k].value);
     }
-    return rc;
+    return db__done(st, db__step_done(st));
 }
 
-/* PostgreSQL: one statement over the points as one JSON array of rows
- * [kind, entity, metric, label, ts, value] (each value the text a bound
- * double travels as, %.17g), where a statement per point was one
- * executor start each. ON CONFLICT may not touch a row twice in one
- * statement: each key's last point only (DISTINCT ON, latest first). */
-static int add_pq(struct db__conn *c, const struct db_point *p, int n)
+/* PostgreSQL: one statement over up to PQ_ROWS points as one JSON array
+ * of rows [kind, entity, metric, label, ts, value] (each value the text
+ * a bound double travels as, %.17g), where a statement per point was
+ * one executor start each. ON CONFLICT may not touch a row twice in one
+ * statement: each key's last point only (DISTINCT ON, latest first); a
+ * later statement's point replaces an earlier one's, as in turn. */
+#define PQ_ROWS 1024
+static int add_pq(struct db__conn *c, const struct db_point *p, int n, int *rows)
 {
     static const char sql[] =
         "INSERT INTO series (kind, entity, metric, label, ts, value)"
@@ -87,8 +95,9 @@ static int add_pq(struct db__conn *c, const struct db_point *p, int n)
     char v[40];
     int rc = DB_OK, i, k;
 
+    *rows = n < PQ_ROWS ? n : PQ_ROWS;
     db__text_add(&b, "[", 1);
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < *rows; i++) {
         db__text_add(&b, i ? ",[" : "[", i ? 2 : 1);
         db__json_int(&b, 0, p[i].kind);
         db__json_str(&b, p[i].entity);
@@ -109,49 +118,105 @@ static int add_pq(struct db__conn *c, const struct db_point *p, int n)
     return rc;
 }
 
-static int add_points(struct db__conn *c, const struct add_arg *a)
+/* One statement of the first points of p[0..n); *rows: how many. */
+static int add_some(struct db__conn *c, const struct db_point *p, int n, int *rows)
+{
+    return db__is_pq(c) ? add_pq(c, p, n, rows) : add_lite(c, p, n, rows);
+}
+
+static int run_sql(struct db__conn *c, const char *sql, int64_t arg)
+{
+    int rc = DB_OK;
+    struct db__stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    if (arg > 0)
+        db__bind_int64(st, 1, arg);
+    return db__done(st, db__step_done(st));
+}
+
+/* The first turn of a sample: a database without a mark gets one at its
+ * latest point (what it holds was written whole), and the points after
+ * the latest mark (a sample cut short) go. */
+static int first_turn(struct db__conn *c)
+{
+    static const char mark[] =
+        "INSERT INTO series (kind, entity, metric, label, ts, value)"
+        " SELECT 0, '', 'SAMPLE_WRITTEN', '', m.ts, 1 FROM (SELECT coalesce(max(ts), 0) AS ts"
+        " FROM series) AS m WHERE NOT EXISTS (SELECT 1 FROM series WHERE " MARK_KEY ")";
+    static const char cut[] = "DELETE FROM series WHERE ts > " MARK_TS;
+    int rc = run_sql(c, mark, 0);
+
+    return rc == DB_OK ? run_sql(c, cut, 0) : rc;
+}
+
+/* The last turn of a sample: its mark, at its latest point's time, then
+ * the prune (0: none). */
+static int last_turn(struct db__conn *c, const struct db_series_turns *t)
 {
     static const char prune[] =
         "DELETE FROM series WHERE ts < ?1 AND (value = 0 OR ts < (SELECT max(s.ts) FROM series s"
         " WHERE s.kind = series.kind AND s.entity = series.entity AND s.metric = series.metric"
         " AND s.label = series.label))";
-    int rc = DB_OK;
-    struct db__stmt *st;
+    struct db_point m;
+    int rc = DB_OK, i, rows;
 
-    if (a->n > 0)
-        rc = db__is_pq(c) ? add_pq(c, a->p, a->n) : add_lite(c, a->p, a->n);
-    if (rc != DB_OK || a->keep_after <= 0)
-        return rc;
-    st = db__prep(c, prune, &rc);
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->keep_after);
-    return db__done(st, db__step_done(st));
+    memset(&m, 0, sizeof(m));
+    m.kind = DB_SERIES_CLUSTER;
+    strcpy(m.metric, "SAMPLE_WRITTEN");
+    m.value = 1;
+    for (i = 0; i < t->n; i++)
+        m.ts = t->p[i].ts > m.ts ? t->p[i].ts : m.ts;
+    if (t->n > 0)
+        rc = add_some(c, &m, 1, &rows);
+    if (rc == DB_OK && t->keep_after_ms > 0)
+        rc = run_sql(c, prune, t->keep_after_ms);
+    return rc;
 }
 
-/* The writer's time on the sample is measured: it is a write of the
- * scheduler thread that the writes queued behind it wait for. */
-static int add_fn(struct db__conn *c, void *arg)
+/* One turn: statements of points until the budget has run (at least
+ * one), the last turn's mark and prune. The writer's time on it is
+ * measured: the writes queued behind it waited that long. */
+static int turn_fn(struct db__conn *c, void *arg)
 {
-    struct add_arg *a = arg;
+    struct db_series_turns *t = arg;
     int64_t t0 = db__mono_us();
-    int rc = add_points(c, a);
+    int rc = t->done == 0 && t->n > 0 ? first_turn(c) : DB_OK, i = t->done, rows;
 
-    a->held_us = db__mono_us() - t0;
+    while (rc == DB_OK && i < t->n && (i == t->done || t->budget_us <= 0 ||
+                                      db__mono_us() - t0 < t->budget_us)) {
+        rc = add_some(c, t->p + i, t->n - i, &rows);
+        i += rows;
+    }
+    if (rc == DB_OK && i == t->n)
+        rc = last_turn(c, t);
+    t->held_us = db__mono_us() - t0;
+    if (rc == DB_OK) {
+        t->done = i;
+        t->whole = i == t->n;
+    }
     return rc;
+}
+
+int db_series_add_turn(struct db *db, struct db_series_turns *t)
+{
+    t->held_us = 0;
+    t->whole = 0;
+    return db__write(db, turn_fn, t);
 }
 
 int db_series_add(struct db *db, const struct db_point *p, int n, int64_t keep_after_ms,
                   int64_t *held_us)
 {
-    struct add_arg a = {p, n, keep_after_ms, 0};
+    struct db_series_turns t = {p, n, keep_after_ms, 0, 0, 0, 0};
     int rc;
 
     *held_us = 0;
     if (n <= 0 && keep_after_ms <= 0)
         return DB_OK;
-    rc = db__write(db, add_fn, &a);
-    *held_us = a.held_us;
+    rc = db_series_add_turn(db, &t);
+    *held_us = t.held_us;
     return rc;
 }
 
@@ -167,11 +232,11 @@ static int get_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
         "SELECT label, ts, value FROM series WHERE kind = ?1 AND entity = ?2 AND metric = ?3"
-        " AND ts BETWEEN ?4 AND ?5"
+        " AND ts BETWEEN ?4 AND ?5 AND ts <= coalesce(" MARK_TS ", ts)"
         " UNION ALL SELECT s.label, s.ts, s.value FROM series s WHERE s.kind = ?1"
         " AND s.entity = ?2 AND s.metric = ?3 AND s.ts = (SELECT max(p.ts) FROM series p"
         " WHERE p.kind = ?1 AND p.entity = ?2 AND p.metric = ?3 AND p.label = s.label"
-        " AND p.ts < ?4) ORDER BY 1, 2";
+        " AND p.ts < ?4 AND p.ts <= coalesce(" MARK_TS ", p.ts)) ORDER BY 1, 2";
     struct get_arg *a = arg;
     int rc = DB_OK, cap = 0;
     struct db__stmt *st = db__prep(c, sql, &rc);

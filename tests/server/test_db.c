@@ -1384,15 +1384,15 @@ static void test_series_add_prune(void **state)
     free(p);
 }
 
-/* Series points stored by rows of many (db_series_add) read back exactly
- * as written one by one would: values to the last bit, names with quotes,
- * backslashes and bytes over 0x7f, a key given twice in one call keeping
- * its last value (inside a statement's rows, and across two), and a key
- * written again replacing its value. 300 points: rows of many, then the
- * rest one by one. */
-static void test_series_add_exact(void **state)
+/* The points of the exactness tests: values to the last bit, names with
+ * quotes, backslashes and bytes over 0x7f, keys given twice (inside a
+ * statement's rows, across two, across a statement and a single row, and
+ * across two PostgreSQL statements); want[i]: the value point i's key
+ * must end with. EXACT_N points: SQLite's rows of many then the rest one
+ * by one; on PostgreSQL two statements. */
+enum { EXACT_N = 1100 };
+static void exact_points(struct db_point *p, double *want, int64_t ts)
 {
-    enum { N = 300 };
     static const double vals[] = {0.1, 1.0 / 3, -2.5e-300, 4.9e-324, 1.7976931348623157e308,
                                   123456789.125, -0.75, 1e21, 0.30000000000000004, 7};
     static const char *const names[] = {"a\"b", "c\\d", "\xc3\xa9t\xc3\xa9", "tab\tx", "e"};
@@ -1400,47 +1400,117 @@ static void test_series_add_exact(void **state)
         int i;        /* a point given again as point `again` with value v */
         int again;
         double v;
-    } dup[] = {{5, 9, 42.5}, {100, 200, -1.25}, {250, 299, 3.0}};
-    struct fixture *f = *state;
-    struct db_point *p = calloc(N, sizeof(*p)), *out = NULL;
-    double want[N];
-    int64_t held;
+    } dup[] = {{5, 9, 42.5}, {100, 200, -1.25}, {250, 299, 3.0}, {1000, 1050, -8.5},
+               {1023, 1090, 0.5}};
     size_t d;
-    int i, n;
+    int i;
 
-    assert_non_null(p);
-    for (i = 0; i < N; i++) {
+    for (i = 0; i < EXACT_N; i++) {
         p[i].kind = DB_SERIES_WORKLOAD;
         snprintf(p[i].entity, sizeof(p[i].entity), "%s%d", names[i % 5], i);
         strcpy(p[i].metric, i % 2 ? "GPU_ALLOCATION" : "RUNNING_POD_COUNT");
         snprintf(p[i].label, sizeof(p[i].label), "%s", i % 3 ? "" : "7");
-        p[i].ts = 5000;
+        p[i].ts = ts;
         p[i].value = vals[i % 10] * (i + 1);
     }
     for (d = 0; d < sizeof(dup) / sizeof(dup[0]); d++) {
         p[dup[d].again] = p[dup[d].i];
         p[dup[d].again].value = dup[d].v;
     }
-    for (i = 0; i < N; i++)
+    for (i = 0; i < EXACT_N; i++)
         want[i] = p[i].value;
     for (d = 0; d < sizeof(dup) / sizeof(dup[0]); d++)
         want[dup[d].i] = dup[d].v;
-    p[0].value = -1; /* replaced by the second call */
-    assert_int_equal(db_series_add(f->db, p, N, 0, &held), DB_OK);
-    p[0].value = want[0];
-    assert_int_equal(db_series_add(f->db, p, 1, 0, &held), DB_OK);
-    for (i = 0; i < N; i++) {
+}
+
+/* Every point's series holds exactly one point, at ts, of value want[i]. */
+static void exact_check(struct db *db, const struct db_point *p, const double *want, int64_t ts)
+{
+    struct db_point *out = NULL;
+    int i, n;
+
+    for (i = 0; i < EXACT_N; i++) {
         n = -1;
-        assert_int_equal(db_series_get(f->db, p[i].kind, p[i].entity, p[i].metric, 0, 9000, &out,
+        assert_int_equal(db_series_get(db, p[i].kind, p[i].entity, p[i].metric, 0, 9000, &out,
                                        &n), DB_OK);
         assert_int_equal(n, 1);
         assert_string_equal(out[0].label, p[i].label);
-        assert_true(out[0].ts == 5000);
+        assert_true(out[0].ts == ts);
         assert_memory_equal(&out[0].value, &want[i], sizeof(double));
         free(out);
         out = NULL;
     }
+}
+
+/* Series points stored by rows of many (db_series_add) read back exactly
+ * as written one by one would, and a key written again in a second call
+ * takes its value. */
+static void test_series_add_exact(void **state)
+{
+    struct fixture *f = *state;
+    struct db_point *p = calloc(EXACT_N, sizeof(*p));
+    double *want = calloc(EXACT_N, sizeof(*want));
+    int64_t held;
+
+    assert_true(p && want);
+    exact_points(p, want, 5000);
+    p[0].value = -1; /* replaced by the second call */
+    assert_int_equal(db_series_add(f->db, p, EXACT_N, 0, &held), DB_OK);
+    p[0].value = want[0];
+    assert_int_equal(db_series_add(f->db, p, 1, 0, &held), DB_OK);
+    exact_check(f->db, p, want, 5000);
     free(p);
+    free(want);
+}
+
+/* Number of points of p's series between 0 and 9000. */
+static int series_count(struct db *db, const struct db_point *p)
+{
+    struct db_point *out = NULL;
+    int n = -1;
+
+    assert_int_equal(db_series_get(db, p->kind, p->entity, p->metric, 0, 9000, &out, &n), DB_OK);
+    free(out);
+    return n;
+}
+
+/* A sample written in turns (db_series_add_turn, a statement a turn)
+ * stores the same rows as in one write; no reader sees it before its last
+ * turn; a sample cut short (turns written, the last never) stays unread
+ * and the next sample's first turn deletes it. */
+static void test_series_add_turns(void **state)
+{
+    struct fixture *f = *state;
+    struct db_point *p = calloc(EXACT_N, sizeof(*p));
+    double *want = calloc(EXACT_N, sizeof(*want));
+    struct db_series_turns t;
+    int turns = 0;
+
+    assert_true(p && want);
+    exact_points(p, want, 5000);
+    t = (struct db_series_turns){p, EXACT_N, 0, 1, 0, 0, 0};
+    assert_int_equal(db_series_add_turn(f->db, &t), DB_OK);
+    assert_false(t.whole);
+    assert_true(t.done > 0 && t.done < EXACT_N && t.held_us > 0);
+    assert_int_equal(series_count(f->db, &p[0]), 0); /* written, not yet read */
+    for (turns = 1; !t.whole; turns++)
+        assert_int_equal(db_series_add_turn(f->db, &t), DB_OK);
+    assert_true(turns > 1 && t.done == EXACT_N);
+    exact_check(f->db, p, want, 5000);
+    /* a sample at 6000 cut short after its first turn, then one at 7000 */
+    p[0].ts = 6000;
+    t = (struct db_series_turns){p, EXACT_N, 0, 1, 0, 0, 0};
+    assert_int_equal(db_series_add_turn(f->db, &t), DB_OK);
+    assert_false(t.whole);
+    assert_int_equal(series_count(f->db, &p[0]), 1);
+    t = (struct db_series_turns){p + 1, 1, 0, 1, 0, 0, 0};
+    p[1].ts = 7000;
+    assert_int_equal(db_series_add_turn(f->db, &t), DB_OK);
+    assert_true(t.whole);
+    assert_int_equal(series_count(f->db, &p[0]), 1); /* the point at 6000 is gone */
+    assert_int_equal(series_count(f->db, &p[1]), 2);
+    free(p);
+    free(want);
 }
 
 int main(void)
@@ -1451,6 +1521,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
         cmocka_unit_test_setup_teardown(test_series_add_prune, setup, teardown),
         cmocka_unit_test_setup_teardown(test_series_add_exact, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_series_add_turns, setup, teardown),
         cmocka_unit_test(test_time_parse),
         cmocka_unit_test_setup_teardown(test_purge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_and_queues, setup, teardown),
