@@ -650,9 +650,6 @@ struct db_series_turns {
     int64_t held_us;
 };
 int db_series_add_turn(struct db *db, struct db_series_turns *t);
-/* All n points in one write (db_series_add_turn without a budget). */
-int db_series_add(struct db *db, const struct db_point *p, int n, int64_t keep_after_ms,
-                  int64_t *held_us);
 /* One series (every label) between start and end, with the point in force
  * at start; ordered by label then time; *out malloc'd. */
 int db_series_get(struct db *db, int kind, const char *entity, const char *metric, int64_t start,

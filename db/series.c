@@ -14,7 +14,7 @@
  *      has been 0 for longer than the retention is dropped.
  *   2. db_series_get() returns, per label, the point in force at `start`
  *      (if any) and every point up to `end`, ordered by label then time.
- *   3. db_series_add() stores its points as writing each in turn would:
+ *   3. db_series_add_turn() stores its points as writing each in turn would:
  *      every value exact, and a key given twice keeps its last value.
  *   4. A reader sees a sample whole or not at all. A sample is written
  *      in turns (db_series_add_turn(), each one write of the writer, so
@@ -204,20 +204,6 @@ int db_series_add_turn(struct db *db, struct db_series_turns *t)
     t->held_us = 0;
     t->whole = 0;
     return db__write(db, turn_fn, t);
-}
-
-int db_series_add(struct db *db, const struct db_point *p, int n, int64_t keep_after_ms,
-                  int64_t *held_us)
-{
-    struct db_series_turns t = {p, n, keep_after_ms, 0, 0, 0, 0};
-    int rc;
-
-    *held_us = 0;
-    if (n <= 0 && keep_after_ms <= 0)
-        return DB_OK;
-    rc = db_series_add_turn(db, &t);
-    *held_us = t.held_us;
-    return rc;
 }
 
 struct get_arg {
