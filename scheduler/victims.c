@@ -58,6 +58,11 @@
  *      gang of whole-device or CPU-only pods, the pods each node can take
  *      are added up (sched__all_fit_as_is()) instead of placing them one by one
  *      and rolling them back.
+ *
+ * Invariants:
+ *   1. Outside the nodes of its pool's last grouping (the pool's by_first),
+ *      a node has node_cnt 0 and node_mark -1 in the scratch: a grouping
+ *      starts over from those nodes alone, never from the whole pool.
  */
 #include "sched_int.h"
 
@@ -203,7 +208,9 @@ struct scratch {
     int *on_node, *tmp, *elig;
     int cap;
     int *node_off, *node_cnt;  /* [n_nodes]: a node's units in its pool's node_units */
-    int *node_mark;            /* [n_nodes]: last unit filed under the node, then its first */
+    int *node_mark;            /* [n_nodes]: last unit filed under the node, then its first;
+                                  -1 (and node_cnt 0) where the pool's grouping has none */
+    int *pair_node, *pair_unit; /* [2 * cap]: bucket_by_node()'s (node, unit) pairs */
     struct pool_units *pc;     /* [n_pools]: the last collection of each pool */
     struct host_floor *floor;  /* [n_pools] */
     struct hopeless *hopeless; /* [n_queues * n_pools * 2] */
@@ -282,7 +289,7 @@ static struct scratch *scratch_of(struct sched_session *ss)
         x->q_tmp = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
         x->node_off = sched__calloc(ss->arena, (size_t)ss->n_nodes + 2, sizeof(int));
         x->node_cnt = sched__calloc(ss->arena, (size_t)ss->n_nodes + 2, sizeof(int));
-        x->node_mark = sched__calloc(ss->arena, (size_t)ss->n_nodes + 2, sizeof(int));
+        x->node_mark = sched__array_raw(ss->arena, (size_t)ss->n_nodes + 2, sizeof(int));
         x->by_keys = sched__calloc(ss->arena, (size_t)ss->n_pools + 1, sizeof(int *));
         x->rank_at = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
         x->touched_at = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, 1);
@@ -292,6 +299,7 @@ static struct scratch *scratch_of(struct sched_session *ss)
             !x->touched ||
             build_paths(ss, x) != SCHED_OK)
             return NULL;
+        memset(x->node_mark, 0xff, sizeof(int) * ((size_t)ss->n_nodes + 2));  /* -1 each */
         ss->victim_scratch = x;
     }
     return x;
@@ -308,7 +316,9 @@ static int scratch_units(struct sched_session *ss, int cap)
     x->on_node = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
     x->tmp = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
     x->elig = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
-    if (!x->sorted || !x->on_node || !x->tmp || !x->elig)
+    x->pair_node = sched__array_raw(ss->arena, 2 * (size_t)cap + 1, sizeof(int));
+    x->pair_unit = sched__array_raw(ss->arena, 2 * (size_t)cap + 1, sizeof(int));
+    if (!x->sorted || !x->on_node || !x->tmp || !x->elig || !x->pair_node || !x->pair_unit)
         return SCHED_ENOMEM;
     x->cap = cap;
     return SCHED_OK;
@@ -525,57 +535,54 @@ static int unit_dead(const struct search *s, const struct unit *u)
     return x->n_placed == 0;
 }
 
-/* Files unit i under each node it has pods on (counts them; with fill,
- * lists it in node_units too). Counting, a node met for the first time
- * joins the pool's by_first. */
-static void file_unit(struct search *s, struct scratch *x, int *node_units, int i, int fill)
-{
-    const struct unit *u = &s->units[i];
-    struct pool_units *pc = &x->pc[s->pool];
-    int k = u->pod >= 0 ? u->pod : 0, end = u->pod >= 0 ? u->pod + 1 : ss_w(s->ss, u->w)->n_pods;
-
-    for (; k < end; k++) {
-        int node = s->ss->pods[u->w][k].node;
-        if (node < 0 || x->node_mark[node] == i)
-            continue;
-        x->node_mark[node] = i;
-        if (fill)
-            node_units[x->node_off[node] + x->node_cnt[node]] = i;
-        else if (x->node_cnt[node] == 0)
-            pc->by_first[pc->n_by_first++] = node;
-        x->node_cnt[node]++;
-    }
-}
-
 /* Groups the live units of s->elig by the nodes they have pods on,
  * keeping preference order; the pool's by_first lists the nodes holding
- * one in order of their most preferred unit, node_mark names that unit. */
+ * one in order of their most preferred unit, node_mark names that unit.
+ * Only the nodes holding a unit are touched: those of the pool's last
+ * grouping start over (Invariant 1: no other node of the pool holds a
+ * count or a mark), each live unit's pods are walked once, filing a
+ * (node, unit) pair per node it is on, and the pairs are then put in
+ * place by a counting sort on the node. */
 static void bucket_by_node(struct search *s, struct scratch *x)
 {
-    const struct ss_pool *pool = &s->ss->pools[s->pool];
+    const struct sched_session *ss = s->ss;
     struct pool_units *pc = &x->pc[s->pool];
-    int *node_units = pc->node_units, *live = x->tmp;
-    int i, n_live = 0, start = 0;
+    int *node_units = pc->node_units;
+    int i, k, end, n_pairs = 0, start = 0;
 
-    for (i = 0; i < pool->n_nodes; i++) {
-        x->node_cnt[pool->nodes[i]] = 0;
-        x->node_mark[pool->nodes[i]] = -1;
+    for (i = 0; i < pc->n_by_first; i++) {
+        x->node_cnt[pc->by_first[i]] = 0;
+        x->node_mark[pc->by_first[i]] = -1;
     }
     pc->n_by_first = 0;
-    for (i = 0; i < s->n_elig; i++)
-        if (!unit_dead(s, &s->units[s->elig[i]])) {
-            live[n_live++] = s->elig[i];
-            file_unit(s, x, node_units, s->elig[i], 0);
+    for (i = 0; i < s->n_elig; i++) {
+        int e = s->elig[i];
+        const struct unit *u = &s->units[e];
+        if (unit_dead(s, u))
+            continue;
+        k = u->pod >= 0 ? u->pod : 0;
+        end = u->pod >= 0 ? u->pod + 1 : ss_w(ss, u->w)->n_pods;
+        for (; k < end; k++) {
+            int node = ss->pods[u->w][k].node;
+            if (node < 0 || x->node_mark[node] == e)
+                continue;
+            x->node_mark[node] = e;
+            if (x->node_cnt[node]++ == 0)
+                pc->by_first[pc->n_by_first++] = node;
+            x->pair_node[n_pairs] = node;
+            x->pair_unit[n_pairs++] = e;
         }
-    for (i = 0; i < pool->n_nodes; i++) {
-        int n = pool->nodes[i];
+    }
+    for (i = 0; i < pc->n_by_first; i++) {
+        int n = pc->by_first[i];
         x->node_off[n] = start;
         start += x->node_cnt[n];
         x->node_cnt[n] = 0;
-        x->node_mark[n] = -1;
     }
-    for (i = 0; i < n_live; i++)
-        file_unit(s, x, node_units, live[i], 1);
+    for (i = 0; i < n_pairs; i++) {
+        int n = x->pair_node[i];
+        node_units[x->node_off[n] + x->node_cnt[n]++] = x->pair_unit[i];
+    }
     /* the first unit filed under a node is its most preferred */
     for (i = 0; i < pc->n_by_first; i++)
         x->node_mark[pc->by_first[i]] = node_units[x->node_off[pc->by_first[i]]];
