@@ -144,6 +144,7 @@ struct ss_undo {
     uint64_t devices;         /* its devices before */
     int pool;                 /* the pool the change was in, and its version before */
     uint64_t pool_version;
+    uint64_t serial;          /* names the entry: no two entries of a session share one */
 };
 
 struct ss_mark {
@@ -213,6 +214,9 @@ struct sched_session {
     uint64_t *pool_version;           /* [n_pools]: names the pool's placement state (the
                                          version of its last change); restored by rollback */
     uint64_t n_versions;              /* versions handed out so far */
+    uint64_t n_serials;               /* serials handed out so far (undo entries, log_base) */
+    uint64_t log_base;                /* names the state the undo log starts from: a new
+                                         serial whenever the session changes outside the log */
     void *victim_scratch;             /* victims.c's buffers, reused by every attempt */
     void *order_cache;                /* order.c's job order, shared by the actions */
     void *diag_cache;                 /* reasons.c's figures of each pool, per pool state */

@@ -233,6 +233,7 @@ static int log_undo(struct sched_session *ss, int w, int pod, int pool)
     u->devices = ss->pods[w][pod].devices;
     u->pool = pool;
     u->pool_version = ss->pool_version[pool];
+    u->serial = ++ss->n_serials;
     return SCHED_OK;
 }
 
@@ -716,8 +717,8 @@ int sched__session_build(struct sched_session *ss, const struct sched_state *in,
 
 /* ---- Step 4: a kept session takes new workloads ---- */
 
-/* Caches keyed by the state (the version, the pools' versions) or sized by the
- * workloads start over: the kept session reads another snapshot. The job
+/* Caches keyed by the state (the version, the pools' versions, the undo
+ * log's base: victims.c's units in key order) or sized by the workloads start over: the kept session reads another snapshot. The job
  * order (order.c's cache: the candidates wanting pods, per leaf in job
  * order, their keys and signatures) is kept when `keep_order` says the
  * candidates and what their keys read did not change (Steps 4 and 5). */
@@ -730,6 +731,7 @@ static void forget_state(struct sched_session *ss, int keep_order)
     ss->version = ++ss->n_versions;
     for (p = 0; p < ss->n_pools; p++)
         ss->pool_version[p] = ++ss->n_versions;
+    ss->log_base = ++ss->n_serials;
 }
 
 static int reserve_workloads(struct sched_session *ss, int need)

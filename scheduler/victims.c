@@ -29,10 +29,13 @@
  * considers only the cheapest ones.
  *
  * What a search costs, per attempt, is kept to what the attempt changes:
- *   1. a pool's candidate units are collected once per state of that pool
- *      (ss->pool_version, which rollback restores): they read only its
- *      running workloads (placements, flags) and its queues' figures there,
- *      so a change in another pool keeps them;
+ *   1. a pool's candidate units are put in preference order once per state
+ *      of that pool (ss->pool_version, which rollback restores): they read
+ *      only its running workloads (placements, flags) and its queues'
+ *      figures there, so a change in another pool keeps them; a change in
+ *      the pool re-sorts the units it holds in key order by the queues'
+ *      new ranks (a counting sort, none when no rank moved) instead of
+ *      walking its running workloads again (Invariant 2);
  *   2. their grouping by node, and the nodes in order of their most
  *      preferred unit, are kept across the reclaim attempts made in one
  *      state with the same victim queues (most failed attempts roll the
@@ -63,6 +66,20 @@
  *   1. Outside the nodes of its pool's last grouping (the pool's by_first),
  *      a node has node_cnt 0 and node_mark -1 in the scratch: a grouping
  *      starts over from those nodes alone, never from the whole pool.
+ *   2. A pool's units in key order (collect_keyed()), collected in state S,
+ *      hold every unit a collection would find in any state reached from S
+ *      by logged changes alone (the undo log's entries up to S the same
+ *      ones, the same log base: keyed_holds()): from S a unit only dies.
+ *      Runtime protection is fixed for the cycle; a running workload of
+ *      the running list gains no pod but as the workload an attempt
+ *      places (its own units are dead to it, and it ends flagged
+ *      WL_TOUCHED or rolled back below S) or as a victim put back or moved
+ *      (WL_EVICTED, then WL_TOUCHED). The units that died since S stay in
+ *      the list, in their places: every reader passes over them
+ *      (unit_dead()), so the live units, their order and every set found
+ *      are those of a fresh collection. A change of the running list
+ *      (sched__running_changed()) or of the session outside the log
+ *      (ss->log_base) collects them again.
  */
 #include "sched_int.h"
 
@@ -150,6 +167,14 @@ struct pool_units {
     uint64_t version;
     uint64_t pool_version;     /* the pool's state (ss->pool_version) when collected */
     int kind;                  /* 0: evictions, 1: moves, 2: evictions with no runtime protection */
+    /* the units in key order (collect_keyed()), of kind k_kind (-1: none),
+     * collected in the state the undo log names (k_base, k_pos, k_serial:
+     * keyed_holds()), k_qcnt of each queue; k_gen counts the collections,
+     * ranked_gen names the one `units` was sorted from by last_rank */
+    struct unit *keyed;
+    int n_keyed, k_kind, k_pos;
+    uint64_t k_base, k_serial, k_gen, ranked_gen;
+    int *k_qcnt, *last_rank;   /* [n_queues] */
     int *q_off, *q_cnt;        /* [n_queues]: units of queue q are q_items[off..off+cnt) */
     int *q_items;              /* [cap], each queue's run in preference order */
     /* the reclaim's grouping of these units by node (bucket_by_node()) and
@@ -204,7 +229,6 @@ struct mover_best {
 };
 
 struct scratch {
-    struct unit *sorted;
     int *on_node, *tmp, *elig;
     int cap;
     int *node_off, *node_cnt;  /* [n_nodes]: a node's units in its pool's node_units */
@@ -272,6 +296,7 @@ static struct scratch *scratch_of(struct sched_session *ss)
         for (int p = 0; p < ss->n_pools; p++) {
             x->pc[p].version = x->pc[p].b_version = x->pc[p].o_version =
                 x->pc[p].pool_version = UINT64_MAX;
+            x->pc[p].k_kind = -1;
             for (int e = 0; e < KEEP; e++)
                 x->pc[p].lb[e].k.version = x->pc[p].vq[e].k.version = UINT64_MAX;
         }
@@ -312,13 +337,12 @@ static int scratch_units(struct sched_session *ss, int cap)
     if (cap <= x->cap)
         return SCHED_OK;
     cap = cap < 2 * x->cap ? 2 * x->cap : cap;
-    x->sorted = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(struct unit));
     x->on_node = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
     x->tmp = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
     x->elig = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
     x->pair_node = sched__array_raw(ss->arena, 2 * (size_t)cap + 1, sizeof(int));
     x->pair_unit = sched__array_raw(ss->arena, 2 * (size_t)cap + 1, sizeof(int));
-    if (!x->sorted || !x->on_node || !x->tmp || !x->elig || !x->pair_node || !x->pair_unit)
+    if (!x->on_node || !x->tmp || !x->elig || !x->pair_node || !x->pair_unit)
         return SCHED_ENOMEM;
     x->cap = cap;
     return SCHED_OK;
@@ -495,8 +519,10 @@ void sched__running_changed(struct sched_session *ss, int pool)
 {
     struct scratch *x = ss->victim_scratch;
 
-    if (x && x->by_keys)
+    if (x && x->by_keys) {
         x->by_keys[pool] = NULL;
+        x->pc[pool].k_kind = -1;   /* the units in key order read the running list */
+    }
 }
 
 /* What a unit's pods ask of resource r now (its cost: GPU, then CPU). */
@@ -833,78 +859,57 @@ static void gather_eligible(struct search *s)
     list_eligible(s, s->mode == MODE_MOVE ? 0 : eligible_queues(s));
 }
 
-/* Lists each queue's units, keeping preference order. */
-static int index_by_queue(struct sched_session *ss, struct pool_units *pc, const struct unit *units,
-                          int n)
+/* Whether the pool's units in key order hold for kind in this state
+ * (Invariant 2): collected for that kind, and the state descends from the
+ * one they were collected in by logged changes alone (the same log base,
+ * the log's first k_pos entries the same ones). */
+static int keyed_holds(const struct sched_session *ss, const struct pool_units *pc, int kind)
 {
-    int i, q, at = 0;
-
-    if (!pc->q_off) {
-        pc->q_off = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
-        pc->q_cnt = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
-        pc->b_queues = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, 1);
-        if (!pc->q_off || !pc->q_cnt || !pc->b_queues)
-            return SCHED_ENOMEM;
-    }
-    memset(pc->q_cnt, 0, sizeof(int) * (size_t)ss->n_queues);
-    for (i = 0; i < n; i++)
-        pc->q_cnt[ss_w(ss, units[i].w)->queue]++;
-    for (q = 0; q < ss->n_queues; q++) {
-        pc->q_off[q] = at;
-        at += pc->q_cnt[q];
-        pc->q_cnt[q] = 0;
-    }
-    for (i = 0; i < n; i++) {
-        q = ss_w(ss, units[i].w)->queue;
-        pc->q_items[pc->q_off[q] + pc->q_cnt[q]++] = i;
-    }
-    return SCHED_OK;
+    return pc->k_kind == kind && pc->k_base == ss->log_base && ss->n_undo >= pc->k_pos &&
+           (pc->k_pos == 0 || ss->undo[pc->k_pos - 1].serial == pc->k_serial);
 }
 
-/* Collects the candidate units of the pool, in preference order, or takes
- * the pool's last collection when the state has not changed since. */
-static int collect_units(struct search *s)
+/* Collects the pool's candidate units in key order (pc->keyed): workloads
+ * in running_by_keys() order, each one's surplus pods from the last, then
+ * the whole workload; and how many each queue has. */
+static int collect_keyed(struct search *s, int kind)
 {
     struct sched_session *ss = s->ss;
     const struct ss_pool *pool = &ss->pools[s->pool];
     struct scratch *x = ss->victim_scratch;
     struct pool_units *pc = &x->pc[s->pool];
-    int i, k, cap = 0, move = s->mode == MODE_MOVE, kind = move ? 1 : s->what_if ? 2 : 0;
+    int i, k, cap = 0, move = kind == 1;
     const int *running;
 
-    s->collected = 1;
-    s->on_node = x->on_node;
-    if (pc->kind == kind &&
-        (pc->version == ss->version || pc->pool_version == ss->pool_version[s->pool])) {
-        pc->version = ss->version;   /* the same units in this state too */
-        s->units = pc->units;
-        s->n_units = pc->n;
-        return SCHED_OK;
-    }
     for (i = 0; i < pool->n_running; i++)
         cap += ss_w(ss, pool->running[i])->n_pods + 1;
     if (scratch_units(ss, cap) != SCHED_OK)
         return SCHED_ENOMEM;
-    pc->b_version = UINT64_MAX;  /* the units change: so does their grouping */
+    if (!pc->q_off) {
+        pc->q_off = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
+        pc->q_cnt = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
+        pc->k_qcnt = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
+        pc->last_rank = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
+        pc->b_queues = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, 1);
+        if (!pc->q_off || !pc->q_cnt || !pc->k_qcnt || !pc->last_rank || !pc->b_queues)
+            return SCHED_ENOMEM;
+    }
     if (cap > pc->cap) {
+        pc->keyed = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(struct unit));
         pc->units = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(struct unit));
         pc->q_items = sched__calloc(ss->arena, (size_t)cap + 1, sizeof(int));
         /* a unit is filed once per node it has pods on: a whole elastic
          * workload and its surplus pods both, hence twice the room */
         pc->node_units = sched__calloc(ss->arena, 2 * (size_t)cap + 1, sizeof(int));
-        if (!pc->units || !pc->q_items || !pc->node_units)
+        if (!pc->keyed || !pc->units || !pc->q_items || !pc->node_units)
             return SCHED_ENOMEM;
         pc->cap = cap;
     }
     running = running_by_keys(ss, x, s->pool);
     if (!running)
         return SCHED_ENOMEM;
-    s->units = x->sorted;   /* collected in key order there, then put in rank order below */
-    s->on_node = x->on_node;
+    s->units = pc->keyed;
     s->n_units = 0;
-    rank_queues(s);
-    /* units in key order: workloads in running_by_keys() order, each one's
-     * surplus pods from the last, then the whole workload */
     for (i = 0; i < pool->n_running; i++) {
         int w = running[i];
         const struct sched_workload *v = ss_w(ss, w);
@@ -923,24 +928,82 @@ static int collect_units(struct search *s)
         if (move || s->what_if || !protected_by_runtime(ss, w))
             add_unit(s, w, -1);
     }
-    /* a stable counting sort by queue rank keeps key order within a rank:
-     * from x->sorted into the pool's units, every field of each written */
-    memset(x->rank_at, 0, sizeof(int) * (size_t)(ss->n_queues + 1));
+    memset(pc->k_qcnt, 0, sizeof(int) * (size_t)ss->n_queues);
     for (i = 0; i < s->n_units; i++)
-        x->rank_at[x->q_rank[x->sorted[i].k_queue] + 1]++;
+        pc->k_qcnt[pc->keyed[i].k_queue]++;
+    pc->n_keyed = s->n_units;
+    pc->k_kind = kind;
+    pc->k_base = ss->log_base;
+    pc->k_pos = ss->n_undo;
+    pc->k_serial = ss->n_undo > 0 ? ss->undo[ss->n_undo - 1].serial : 0;
+    pc->k_gen++;
+    return SCHED_OK;
+}
+
+/* Puts the pool's units in preference order (pc->units), each one's rank
+ * its place, and lists each queue's run of them (q_items): a stable
+ * counting sort of the units in key order by their queue's rank
+ * (scratch.q_rank) keeps key order within a rank. */
+static void rank_units(struct sched_session *ss, struct scratch *x, struct pool_units *pc)
+{
+    int i, q, at = 0;
+
+    memset(x->rank_at, 0, sizeof(int) * (size_t)(ss->n_queues + 1));
+    for (i = 0; i < pc->n_keyed; i++)
+        x->rank_at[x->q_rank[pc->keyed[i].k_queue] + 1]++;
     for (i = 1; i <= ss->n_queues; i++)
         x->rank_at[i] += x->rank_at[i - 1];
-    for (i = 0; i < s->n_units; i++)
-        pc->units[x->rank_at[x->q_rank[x->sorted[i].k_queue]]++] = x->sorted[i];
-    s->units = pc->units;
-    for (i = 0; i < s->n_units; i++)
-        s->units[i].rank = i;
-    if (index_by_queue(ss, pc, s->units, s->n_units) != SCHED_OK)
+    for (q = 0; q < ss->n_queues; q++) {
+        pc->q_off[q] = at;
+        at += pc->k_qcnt[q];
+        pc->q_cnt[q] = 0;
+    }
+    for (i = 0; i < pc->n_keyed; i++) {
+        const struct unit *u = &pc->keyed[i];
+        int to = x->rank_at[x->q_rank[u->k_queue]]++;
+        pc->units[to] = *u;
+        pc->units[to].rank = to;
+        pc->q_items[pc->q_off[u->k_queue] + pc->q_cnt[u->k_queue]++] = to;
+    }
+    memcpy(pc->last_rank, x->q_rank, sizeof(int) * (size_t)ss->n_queues);
+    pc->ranked_gen = pc->k_gen;
+}
+
+/* The candidate units of the pool, in preference order: the pool's last
+ * collection when its state has not changed since; else its units in key
+ * order (collected again only when they no longer hold, Invariant 2), put
+ * in the order of the queues' ranks in this state (sorted again only when
+ * a rank moved). */
+static int collect_units(struct search *s)
+{
+    struct sched_session *ss = s->ss;
+    struct scratch *x = ss->victim_scratch;
+    struct pool_units *pc = &x->pc[s->pool];
+    int kind = s->mode == MODE_MOVE ? 1 : s->what_if ? 2 : 0;
+
+    s->collected = 1;
+    s->on_node = x->on_node;
+    if (pc->kind == kind &&
+        (pc->version == ss->version || pc->pool_version == ss->pool_version[s->pool])) {
+        pc->version = ss->version;   /* the same units in this state too */
+        s->units = pc->units;
+        s->n_units = pc->n;
+        return SCHED_OK;
+    }
+    pc->b_version = UINT64_MAX;  /* the units change: so does their grouping */
+    if (!keyed_holds(ss, pc, kind) && collect_keyed(s, kind) != SCHED_OK)
         return SCHED_ENOMEM;
+    s->on_node = x->on_node;   /* grown by collect_keyed() */
+    rank_queues(s);
+    if (pc->ranked_gen != pc->k_gen ||
+        memcmp(pc->last_rank, x->q_rank, sizeof(int) * (size_t)ss->n_queues) != 0)
+        rank_units(ss, x, pc);
+    s->units = pc->units;
+    s->n_units = pc->n_keyed;
     pc->version = ss->version;
     pc->pool_version = ss->pool_version[s->pool];
     pc->kind = kind;
-    pc->n = s->n_units;
+    pc->n = pc->n_keyed;
     return SCHED_OK;
 }
 
