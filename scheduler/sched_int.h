@@ -57,6 +57,8 @@ struct ss_node {
     int64_t gpu_mem;          /* MiB of each device; 0 unknown */
     int *pods;                /* (workload << 8 | pod) would overflow: pairs */
     int n_pods, cap_pods;     /* pods[2*i] = workload, pods[2*i+1] = pod */
+    uint64_t serial;          /* names the node's state: a new serial (ss->n_serials) at each
+                               * change (node_add()), a rollback's included; 0 as built */
 };
 
 /* A pool's nodes in its GPU strategy's order (binpack or spread: node_better()
@@ -214,7 +216,8 @@ struct sched_session {
     uint64_t *pool_version;           /* [n_pools]: names the pool's placement state (the
                                          version of its last change); restored by rollback */
     uint64_t n_versions;              /* versions handed out so far */
-    uint64_t n_serials;               /* serials handed out so far (undo entries, log_base) */
+    uint64_t n_serials;               /* serials handed out so far (undo entries, log_base,
+                                         nodes' states) */
     uint64_t log_base;                /* names the state the undo log starts from: a new
                                          serial whenever the session changes outside the log */
     void *victim_scratch;             /* victims.c's buffers, reused by every attempt */

@@ -117,6 +117,7 @@ static void node_add(struct sched_session *ss, int w, int node, uint64_t devices
     n->cpu_free -= sign * wl->cpu_milli;
     n->mem_free -= sign * wl->mem_mib;
     n->used_prefix_ok = 0;
+    n->serial = ++ss->n_serials;
     if (ss->frag.known)
         ss->frag.known[node] = 0;
     if (ss->pools[n->pool].index)

@@ -40,7 +40,8 @@
  *      preferred unit, are kept across the reclaim attempts made in one
  *      state with the same victim queues (most failed attempts roll the
  *      state back to where it was); a node's bound for a reclaimer's
- *      shape is kept for the pool's state whatever the grouping, and the
+ *      shape is kept while the node is unchanged (ss_node.serial),
+ *      whatever the pool's state and the grouping, and the
  *      nodes of the grouping that can host the shape, with their bounds
  *      (order_nodes()), for the grouping, each for the last few shapes
  *      (struct node_bounds: reclaimers of several shapes take turns in one
@@ -138,14 +139,16 @@ struct kept {
 };
 
 /* One reclaimer shape's node bounds (node_lower_bound(); -1: the node
- * cannot host it; LB_UNKNOWN: not asked yet), by the node's place in the
- * pool (pool_pos), and search_pool()'s nodes for it in grouping `gen`:
- * those of the grouping that can host it, in search order, with their
- * bounds and the least of them. */
-#define LB_UNKNOWN (-2)
+ * cannot host it), by the node's place in the pool (pool_pos), each known
+ * while the node is in the state it was asked in (lb_at[pos] is the node's
+ * serial then, plus one; 0: never asked), whatever the pool's state; and
+ * search_pool()'s nodes for it in grouping `gen`: those of the grouping
+ * that can host it, in search order, with their bounds and the least of
+ * them. */
 struct node_bounds {
-    struct kept k;             /* the shape (host_shape()) */
+    struct kept k;             /* the shape (host_shape()), for the session's log base */
     int64_t *lb;               /* [pool's nodes] */
+    uint64_t *lb_at;           /* [pool's nodes] */
     uint64_t gen;              /* the pool's b_gen; UINT64_MAX: no order yet */
     int *order, n_order;       /* [pool's nodes] */
     int64_t *order_lb;         /* [pool's nodes]: the bound of order[i] */
@@ -188,9 +191,8 @@ struct pool_units {
     int *by_first;             /* [pool's nodes]: nodes with a unit, most preferred unit first */
     int n_by_first;
     uint64_t b_gen;            /* counts the groupings */
-    /* the nodes' bounds for the last KEEP shapes, each in the pool's
-     * state it was found in: a bound reads only the node and the shape,
-     * not the grouping; with each, the nodes to search in the last
+    /* the nodes' bounds for the last KEEP shapes: a bound reads only the
+     * node and the shape, not the pool's state or the grouping; with each, the nodes to search in the last
      * grouping it was asked in (struct node_bounds); and the last KEEP
      * answers of eligible_queues() for a reclaim */
     struct node_bounds lb[KEEP];
@@ -1461,25 +1463,24 @@ static struct node_bounds *bounds_for(struct search *s, const int64_t *shape)
 {
     struct pool_units *pc = &((struct scratch *)s->ss->victim_scratch)->pc[s->pool];
     const struct ss_pool *pool = &s->ss->pools[s->pool];
-    uint64_t version = s->ss->pool_version[s->pool];
     struct node_bounds *b;
-    int hit, i;
+    int hit;
 
-    b = &pc->lb[kept_slot(pc->lb, sizeof(pc->lb[0]), version, shape, &pc->tick, &hit)];
+    b = &pc->lb[kept_slot(pc->lb, sizeof(pc->lb[0]), s->ss->log_base, shape, &pc->tick, &hit)];
     if (hit)
         return b;
     if (!b->lb) {
-        b->lb = sched__calloc(s->ss->arena, (size_t)pool->n_nodes + 1, sizeof(int64_t));
+        b->lb = sched__array_raw(s->ss->arena, (size_t)pool->n_nodes + 1, sizeof(int64_t));
+        b->lb_at = sched__array_raw(s->ss->arena, (size_t)pool->n_nodes + 1, sizeof(uint64_t));
         b->order = sched__calloc(s->ss->arena, (size_t)pool->n_nodes + 1, sizeof(int));
         b->order_lb = sched__calloc(s->ss->arena, (size_t)pool->n_nodes + 1, sizeof(int64_t));
-        if (!b->lb || !b->order || !b->order_lb) {
+        if (!b->lb || !b->lb_at || !b->order || !b->order_lb) {
             b->k.version = UINT64_MAX;
             b->lb = NULL;
             return NULL;
         }
     }
-    for (i = 0; i < pool->n_nodes; i++)
-        b->lb[i] = LB_UNKNOWN;
+    memset(b->lb_at, 0, sizeof(uint64_t) * (size_t)pool->n_nodes);
     b->gen = UINT64_MAX;
     return b;
 }
@@ -1489,7 +1490,8 @@ static struct node_bounds *bounds_for(struct search *s, const int64_t *shape)
  * least of them; kept with the shape's bounds for the next search of that
  * shape in the same state and grouping (the failed reclaim attempts of the
  * walk, reclaimers of several shapes taking turns). A node's bound is
- * asked once per state and shape (bounds_for()), whatever the grouping. */
+ * asked once per state of the node and shape (bounds_for()), whatever the
+ * pool's state and the grouping. */
 static int order_nodes(struct search *s, int64_t *global_lb)
 {
     struct pool_units *pc = &((struct scratch *)s->ss->victim_scratch)->pc[s->pool];
@@ -1511,10 +1513,12 @@ static int order_nodes(struct search *s, int64_t *global_lb)
     /* by_first names each node holding a unit once, most preferred unit first */
     b->n_order = 0;
     for (i = 0; i < pc->n_by_first; i++) {
-        int node = pc->by_first[i];
-        int64_t *lb = &b->lb[s->ss->nodes[node].pool_pos];
-        if (*lb == LB_UNKNOWN)
+        int node = pc->by_first[i], pos = s->ss->nodes[node].pool_pos;
+        int64_t *lb = &b->lb[pos];
+        if (b->lb_at[pos] != s->ss->nodes[node].serial + 1) {
             *lb = !all && !node_can_host(s, node) ? -1 : node_lower_bound(s, node);
+            b->lb_at[pos] = s->ss->nodes[node].serial + 1;
+        }
         if (*lb < 0)
             continue;
         *global_lb = ss_min(*global_lb, *lb);
