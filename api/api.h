@@ -337,10 +337,13 @@ struct api_series_rec;
 struct sched_model;
 struct api_series_rec *api_series_rec_new(void);
 void api_series_rec_free(struct api_series_rec *rec);      /* NULL is a no-op */
-/* Records one sample of the model's cluster, pools, nodes, workloads and
- * queues at now_ms; prunes points older than keep_after_ms. Its points
- * are written in turns of about turn_us (db_series_add_turn), and
- * held(arg, us) is told how long each held the writer. 0 or -1. */
+/* Takes one sample of the model's cluster, pools, nodes, workloads and
+ * queues at now_ms and hands it to the recorder's own thread, which
+ * writes its changes in turns of about turn_us (db_series_add_turn),
+ * prunes points older than keep_after_ms, and tells held(arg, us) how
+ * long each turn held the writer; returns without waiting for the write
+ * (a sample not yet begun when the next comes is replaced by it).
+ * api_series_rec_free() writes what waits first. 0 or -1. */
 int api_series_record(struct api_series_rec *rec, struct db *db, const struct sched_model *m,
                       int64_t now_ms, int64_t keep_after_ms, int64_t turn_us,
                       void (*held)(void *arg, int64_t us), void *arg);

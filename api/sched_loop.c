@@ -7,8 +7,8 @@
  *   Step 1: bring the model (sched_model.c) up to date: everything on the
  *           first cycle or after a failed write; the topology when told
  *           it changed; the workloads named by api_sched_touch() (their
- *           rows read before the model lock is taken, those touched
- *           meanwhile under it);
+ *           rows read before the model lock is taken; those touched
+ *           meanwhile wait for the next turn, which they wake);
  *   Step 2: sched_cycle_next() decides on the model's state, with the
  *           changes since the last cycle: the workloads that are new
  *           since then (every touched workload unknown to the model and
@@ -46,8 +46,9 @@
  *           allocated and deserved, the GPU figures agents measured of
  *           each live pod (db_gpu_samples_record()), and the metrics time
  *           series of the cluster, pools, nodes and workloads
- *           (series_rec.c, in turns of about TURN_US, as Step 4's
- *           placements); reload the usage history of time-based
+ *           (series_rec.c: taken here, written on the recorder's own
+ *           thread in turns of about TURN_US, as Step 4's placements,
+ *           while this thread goes on); reload the usage history of time-based
  *           fairshare; once a minute, purge the workloads deleted more
  *           than --retention-days ago.
  * The thread runs a cycle every period, or when woken (a submission,
@@ -232,16 +233,27 @@ static void model_unlock(struct api_sched *sc, int64_t locked_us)
 
 /* ---- Step 1 ---- */
 
-static int take_dirty(struct api_sched *sc, int64_t **seqs, int *n, int *org)
+/* Takes the touched workloads: all of them (upto < 0), or the first
+ * upto, those Step 1 read before the lock; the ones touched since stay
+ * for the next turn, which they wake, so that no database read runs under
+ * the model lock. */
+static int take_dirty(struct api_sched *sc, int upto, int64_t **seqs, int *n, int *org)
 {
     int64_t locked = state_lock(sc);
+    int rest = upto >= 0 && upto < sc->n_dirty ? sc->n_dirty - upto : 0;
+    int64_t *kept = rest > 0 ? malloc(sizeof(*kept) * (size_t)rest) : NULL;
 
+    if (kept) {
+        memcpy(kept, sc->dirty + upto, sizeof(*kept) * (size_t)rest);
+        sc->n_dirty = upto;
+    }
     *seqs = sc->dirty;
     *n = sc->n_dirty;
     *org = sc->org_dirty;
-    sc->dirty = NULL;
-    sc->n_dirty = sc->cap_dirty = 0;
+    sc->dirty = kept;
+    sc->n_dirty = sc->cap_dirty = kept ? rest : 0;
     sc->org_dirty = 0;
+    sc->wake |= kept != NULL;
     state_unlock(sc, locked);
     return 0;
 }
@@ -290,8 +302,8 @@ static void drop_left(struct api_sched *sc)
 /* Step 1's reading, done before the model lock: the rows of the
  * workloads touched so far. The list of touched workloads only grows
  * until this thread takes it (under run_mu, as this runs), so its first
- * n_peeked entries are what was read here; the ones touched later are
- * read under the lock, after these rows, so that theirs win. */
+ * n_peeked entries are what was read here; the ones touched later stay
+ * touched for the next turn (take_dirty), whose rows then win. */
 struct prefetch {
     int64_t *seqs;              /* sorted, unique */
     int n_peeked, n;
@@ -341,7 +353,7 @@ static int refresh(struct api_sched *sc, struct prefetch *pf)
     int64_t *seqs, last_seq;
     int n, org, n_before, skip = 0, rc = DB_OK;
 
-    take_dirty(sc, &seqs, &n, &org);
+    take_dirty(sc, pf && pf->rows ? pf->n_peeked : -1, &seqs, &n, &org);
     if (!sc->loaded) {
         rc = sm_load(&sc->m, sc->db);
         sc->loaded = rc == DB_OK;
@@ -1128,26 +1140,51 @@ static void record_samples(struct api_sched *sc, int64_t now_ms)
     free(s);
 }
 
-/* The usage history of the leaf queues in pools with time-based
- * fairshare, averaged per bucket, for the next cycles. */
-static void load_usage(struct api_sched *sc, int64_t now_ms)
-{
-    struct sched_model *m = &sc->m;
-    struct db_sample *b = NULL;
-    struct sched_usage *u;
-    int64_t window = 0, bucket;
-    int i, n = 0, k = 0, r;
+/* The usage history of time-based fairshare, as read before the model
+ * lock (read_usage) for use_usage under it. */
+struct usage_read {
+    int due;                    /* a sample period passed: replace the model's */
+    struct db_sample *b;        /* per bucket; NULL: none (no such pool, or unread) */
+    int n;
+    int64_t bucket;
+};
 
-    for (i = 0; i < m->n_pools; i++)
+static void read_usage(struct api_sched *sc, int64_t now_ms, struct usage_read *ur)
+{
+    const struct sched_model *m = &sc->m;
+    int64_t window = 0;
+    int i;
+
+    memset(ur, 0, sizeof(*ur));
+    ur->due = now_ms >= sc->next_sample_ms && m->n_pools > 0;
+    for (i = 0; ur->due && i < m->n_pools; i++)
         if (m->pools[i].tbf_enabled && m->pools[i].tbf_window_ms > window)
             window = m->pools[i].tbf_window_ms;
+    if (window == 0)
+        return;
+    ur->bucket = window / 256 > sc->o.sample_period_ms ? window / 256 : sc->o.sample_period_ms;
+    if (db_samples_buckets(sc->db, now_ms - window, ur->bucket, &ur->b, &ur->n) != DB_OK)
+        ur->b = NULL;
+}
+
+/* The usage history of the leaf queues in pools with time-based
+ * fairshare, averaged per bucket, for the next cycles, from what
+ * read_usage read (taken); under the model lock. */
+static void use_usage(struct api_sched *sc, struct usage_read *ur, int64_t now_ms)
+{
+    struct sched_model *m = &sc->m;
+    struct db_sample *b = ur->b;
+    struct sched_usage *u;
+    int64_t bucket = ur->bucket;
+    int i, n = ur->n, k = 0, r;
+
+    if (!ur->due || m->n_pools == 0)
+        return;
     free(m->usage);
     m->usage = NULL;
     m->n_usage = 0;
-    if (window == 0)
-        return;
-    bucket = window / 256 > sc->o.sample_period_ms ? window / 256 : sc->o.sample_period_ms;
-    if (db_samples_buckets(sc->db, now_ms - window, bucket, &b, &n) != DB_OK)
+    ur->b = NULL;
+    if (!b)
         return;
     u = calloc((size_t)n + 1, sizeof(*u));
     for (i = 0; u && i < n; i++) {
@@ -1175,6 +1212,7 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     struct sched_result res;
     struct sched_config cfg;
     struct prefetch pf;
+    struct usage_read ur;
     char *orig = NULL;
     int64_t t0 = mono_us(), now = api_now_ms(), locked;
     int i, rc = -1, rc_core;
@@ -1183,11 +1221,15 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     pthread_mutex_lock(&sc->run_mu);
     /* Step 1 */
     prefetch(sc, &pf);
+    read_usage(sc, now, &ur);
     locked = model_lock(sc);
     rc = refresh(sc, &pf);
-    if (rc == 0 && now >= sc->next_sample_ms && sc->m.n_pools > 0)
-        load_usage(sc, now);
+    if (rc == 0 && !ur.due && now >= sc->next_sample_ms && sc->m.n_pools > 0)
+        read_usage(sc, now, &ur); /* the model was loaded just now, under the lock too */
+    if (rc == 0)
+        use_usage(sc, &ur, now);
     model_unlock(sc, locked);
+    free(ur.b);
     if (rc != 0)
         goto out;
     rc = -1;
@@ -1446,7 +1488,7 @@ static void follower_turn(struct api_sched *sc)
 
     read_changes(sc);
     load_shares(sc);
-    take_dirty(sc, &seqs, &n, &org);
+    take_dirty(sc, -1, &seqs, &n, &org);
     free(seqs);
     locked = state_lock(sc);
     sc->followed = 1;

@@ -608,7 +608,38 @@ void sm_built_free(struct sm_built *b)
     free(b->am);
     free(b->where);
     free(b->row_of);
+    free(b->wls);
+    free(b->meta);
     memset(b, 0, sizeof(*b));
+}
+
+/* Room for b's new entries, when the model's arrays lack it: larger ones
+ * with the model's entries copied in (none on failure: sm_rows_take then
+ * grows the arrays itself). */
+static void room_aside(const struct sched_model *m, struct sm_built *b)
+{
+    int cap = m->cap ? m->cap : 1024;
+
+    if (m->n + b->n_add <= m->cap)
+        return;
+    while (cap < m->n + b->n_add)
+        cap *= 2;
+    b->wls = malloc(sizeof(*b->wls) * (size_t)cap);
+    b->meta = malloc(sizeof(*b->meta) * (size_t)cap);
+    if (!b->wls || !b->meta) {
+        free(b->wls);
+        free(b->meta);
+        b->wls = NULL;
+        b->meta = NULL;
+        return;
+    }
+    if (m->n > 0) {
+        memcpy(b->wls, m->wls, sizeof(*b->wls) * (size_t)m->n);
+        memcpy(b->meta, m->meta, sizeof(*b->meta) * (size_t)m->n);
+    }
+    b->cap = cap;
+    b->copied = m->wls;
+    b->n_copied = m->n;
 }
 
 /* Reads the model, changes nothing: where each seq is, which row is its,
@@ -640,15 +671,33 @@ int sm_rows_build(const struct sched_model *m, const int64_t *seqs, int n,
     }
     if (rc == DB_ENOMEM)
         sm_built_free(b);
+    else
+        room_aside(m, b);
     return rc == DB_ENOMEM ? rc : DB_OK;
 }
 
-/* Takes b in (emptied either way): rows of workloads the model holds
- * replace them in place, the entries built aside are merged in;
- * workloads without a row are dropped, or left in place (keep_left). */
+/* Takes b in (emptied either way, but for the arrays the model's were
+ * replaced by, which sm_built_free() frees after the lock): rows of
+ * workloads the model holds replace them in place, the entries built
+ * aside are merged in; workloads without a row are dropped, or left in
+ * place (keep_left). */
 int sm_rows_take(struct sched_model *m, struct sm_built *b)
 {
+    struct sched_workload *old_wls;
+    struct sm_meta *old_meta;
     int i, at, dropped = 0, rc = DB_OK;
+
+    /* the arrays made aside, if the model is still what they copied: only
+     * the scheduler thread changes it, so it is unless a reload came */
+    if (b->wls && b->copied == m->wls && b->n_copied == m->n) {
+        old_wls = m->wls;
+        old_meta = m->meta;
+        m->wls = b->wls;
+        m->meta = b->meta;
+        m->cap = b->cap;
+        b->wls = old_wls;
+        b->meta = old_meta;
+    }
 
     for (i = 0; i < b->n && rc != DB_ENOMEM; i++) {
         at = b->where[i];
@@ -672,7 +721,13 @@ int sm_rows_take(struct sched_model *m, struct sm_built *b)
         b->n_add = 0;   /* the model owns them now */
         rc = DB_OK;
     }
+    old_wls = b->wls;   /* the arrays replaced (or unused): freed after the lock */
+    old_meta = b->meta;
+    b->wls = NULL;
+    b->meta = NULL;
     sm_built_free(b);
+    b->wls = old_wls;
+    b->meta = old_meta;
     return rc;
 }
 
@@ -682,7 +737,10 @@ int sm_apply_rows(struct sched_model *m, const int64_t *seqs, int n,
     struct sm_built b;
     int rc = sm_rows_build(m, seqs, n, rows, &b);
 
-    return rc == DB_OK ? sm_rows_take(m, &b) : rc;
+    if (rc == DB_OK)
+        rc = sm_rows_take(m, &b);
+    sm_built_free(&b);
+    return rc;
 }
 
 int sm_refresh(struct sched_model *m, struct db *db, int64_t *seqs, int n)

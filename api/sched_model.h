@@ -92,6 +92,15 @@ struct sm_built {
     struct sm_meta *am;
     int *where, *row_of;         /* [n]: model index or -1; row index or -1 */
     int n, n_add;
+    /* When the new entries outgrow the model's arrays: larger ones with
+     * the model's entries copied in, made aside so that the copy does not
+     * run under the model lock; after sm_rows_take, the arrays it
+     * replaced, freed by sm_built_free() once the lock is given back. */
+    struct sched_workload *wls;
+    struct sm_meta *meta;
+    int cap;
+    const struct sched_workload *copied;   /* the model's arrays copied, and their length */
+    int n_copied;
 };
 int sm_rows_build(const struct sched_model *m, const int64_t *seqs, int n,
                   const struct db_snapshot *rows, struct sm_built *b);

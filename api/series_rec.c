@@ -12,7 +12,9 @@
  *           (utilization in percent, memory used and total); since when
  *           each pending workload waits;
  *   Step 2: the value of every series now (the table below);
- *   Step 3: a point for each value that changed since the last sample,
+ *   Step 3: on the recorder's own thread (sample_main), so that the
+ *           scheduler thread goes on with its cycles meanwhile: a point
+ *           for each value that changed since the last sample written,
  *           and a 0 for each series that is gone (a workload that ended,
  *           a node removed), so that every series is a step function;
  *           written in turns of about turn_us, each one write of the
@@ -20,7 +22,12 @@
  *           thousands of points (two per workload placed since the last
  *           one, after a fill) wait for one turn, not for the whole
  *           sample; readers see the sample once its last turn is written
- *           (db/series.c, invariant 4).
+ *           (db/series.c, invariant 4). A sample handed over while the
+ *           thread still writes the one before replaces any other that
+ *           waits: the newest wins, and the one skipped only loses its
+ *           time stamp (the series are step functions from the last
+ *           sample written). api_series_rec_free() writes what waits,
+ *           then stops the thread.
  *
  * Series (names are Run:ai's metricType; * only where agents report):
  *   cluster, pool   TOTAL_GPU_NODES, TOTAL_GPU, ALLOCATED_GPU, GPU_QUOTA,
@@ -42,22 +49,42 @@
  *                   those devices' memory
  * GPUs are in devices, utilizations in percent, memory in bytes.
  *
- * Invariant: `last` holds exactly the series the previous sample wrote a
- * non-zero value for, with that value.
+ * Invariants:
+ *   1. `last` holds exactly the series the previous sample written wrote
+ *      a non-zero value for, with that value; only the recorder's thread
+ *      reads or changes it.
+ *   2. The recorder's thread writes one sample at a time, in the order
+ *      they were taken.
  */
 #include "api.h"
 #include "db_agent.h"
 #include "sched_model.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MIB 1048576.0
 
+/* A sample taken by the scheduler thread for the recorder's to write. */
+struct sample {
+    struct db_point *p;           /* every series' value now, unsorted */
+    int n;
+    struct db *db;
+    int64_t now_ms, keep_after_ms, turn_us;
+    void (*held)(void *arg, int64_t us);
+    void *arg;
+};
+
 struct api_series_rec {
-    struct db_point *last;        /* sorted by key (point_cmp) */
+    struct db_point *last;        /* sorted by key (point_cmp); the thread's */
     int n_last;
+    pthread_mutex_t mu;           /* next, has_next, stop */
+    pthread_cond_t cv;
+    pthread_t th;
+    int started, stop, has_next;
+    struct sample next;           /* the newest sample not yet written */
 };
 
 /* What one device holds and what its agent said. */
@@ -93,14 +120,31 @@ struct held {
 
 struct api_series_rec *api_series_rec_new(void)
 {
-    return calloc(1, sizeof(struct api_series_rec));
+    struct api_series_rec *rec = calloc(1, sizeof(*rec));
+
+    if (rec) {
+        pthread_mutex_init(&rec->mu, NULL);
+        pthread_cond_init(&rec->cv, NULL);
+    }
+    return rec;
 }
+
+static void *sample_main(void *arg);
 
 void api_series_rec_free(struct api_series_rec *rec)
 {
     if (!rec)
         return;
+    pthread_mutex_lock(&rec->mu);
+    rec->stop = 1;
+    pthread_cond_signal(&rec->cv);
+    pthread_mutex_unlock(&rec->mu);
+    if (rec->started)
+        pthread_join(rec->th, NULL);
+    free(rec->next.p);
     free(rec->last);
+    pthread_mutex_destroy(&rec->mu);
+    pthread_cond_destroy(&rec->cv);
     free(rec);
 }
 
@@ -431,19 +475,89 @@ static void changes(struct api_series_rec *rec, struct points *now, struct point
     }
 }
 
+/* Step 3 for one sample (the recorder's thread): its changes since the
+ * last sample written, in turns; `last` becomes the sample once all of
+ * it is written. */
+static void sample_write(struct api_series_rec *rec, struct sample *smp)
+{
+    struct points now = {smp->p, smp->n, smp->n, smp->now_ms};
+    struct points out = {NULL, 0, 0, smp->now_ms};
+    struct db_series_turns t;
+    int wrc = DB_OK;
+
+    changes(rec, &now, &out);
+    t = (struct db_series_turns){out.p, out.n, smp->keep_after_ms, smp->turn_us, 0, 0, 0};
+    while (wrc == DB_OK && !t.whole && (out.n > 0 || smp->keep_after_ms > 0)) {
+        wrc = db_series_add_turn(smp->db, &t);
+        if (t.held_us > 0)
+            smp->held(smp->arg, t.held_us);
+    }
+    if (wrc == DB_OK) {
+        free(rec->last);
+        rec->last = now.p;
+        rec->n_last = now.n;
+        now.p = NULL;
+    }
+    free(now.p);
+    free(out.p);
+}
+
+static void *sample_main(void *arg)
+{
+    struct api_series_rec *rec = arg;
+    struct sample smp;
+
+    for (;;) {
+        pthread_mutex_lock(&rec->mu);
+        while (!rec->has_next && !rec->stop)
+            pthread_cond_wait(&rec->cv, &rec->mu);
+        if (!rec->has_next) {
+            pthread_mutex_unlock(&rec->mu);
+            break; /* stopping, nothing left to write */
+        }
+        smp = rec->next;
+        rec->next.p = NULL;
+        rec->has_next = 0;
+        pthread_mutex_unlock(&rec->mu);
+        sample_write(rec, &smp);
+    }
+    return NULL;
+}
+
+/* Hands the sample to the recorder's thread (started on the first),
+ * replacing one that still waits. */
+static int sample_hand(struct api_series_rec *rec, const struct sample *smp)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&rec->mu);
+    if (!rec->started) {
+        rec->started = pthread_create(&rec->th, NULL, sample_main, rec) == 0;
+        rc = rec->started ? 0 : -1;
+    }
+    if (rc == 0) {
+        free(rec->next.p);
+        rec->next = *smp;
+        rec->has_next = 1;
+        pthread_cond_signal(&rec->cv);
+    }
+    pthread_mutex_unlock(&rec->mu);
+    return rc;
+}
+
 int api_series_record(struct api_series_rec *rec, struct db *db, const struct sched_model *m,
                       int64_t now_ms, int64_t keep_after_ms, int64_t turn_us,
                       void (*held)(void *arg, int64_t us), void *arg)
 {
-    struct points now = {NULL, 0, 0, now_ms}, out = {NULL, 0, 0, now_ms};
+    struct points now = {NULL, 0, 0, now_ms};
     struct device *devs = calloc((size_t)m->n_nodes * 64 + 1, sizeof(*devs));
     struct usage *pool_usage = calloc((size_t)m->n_pools + 1, sizeof(*pool_usage));
     int *pool_wls = calloc((size_t)m->n_pools + 1, sizeof(*pool_wls));
     struct waits *pool_waits = calloc((size_t)m->n_pools + 1, sizeof(*pool_waits));
     struct usage all = {0, 0, 0, 0};
     struct waits all_waits = {0, 0};
-    struct db_series_turns t;
-    int i, rc = -1, wrc = DB_OK;
+    struct sample smp;
+    int i, rc = -1;
 
     if (!rec || !devs || !pool_usage || !pool_wls || !pool_waits)
         goto out;
@@ -462,24 +576,13 @@ int api_series_record(struct api_series_rec *rec, struct db *db, const struct sc
         all.total_mib += pool_usage[i].total_mib;
     }
     capacity_put(&now, m, devs, -1, m->n - m->n_left, &all, &all_waits);
-    /* Step 3 */
-    changes(rec, &now, &out);
-    t = (struct db_series_turns){out.p, out.n, keep_after_ms, turn_us, 0, 0, 0};
-    while (wrc == DB_OK && !t.whole && (out.n > 0 || keep_after_ms > 0)) {
-        wrc = db_series_add_turn(db, &t);
-        if (t.held_us > 0)
-            held(arg, t.held_us);
-    }
-    if (wrc != DB_OK)
-        goto out;
-    free(rec->last);
-    rec->last = now.p;
-    rec->n_last = now.n;
-    now.p = NULL;
-    rc = 0;
+    /* Step 3, on the recorder's thread */
+    smp = (struct sample){now.p, now.n, db, now_ms, keep_after_ms, turn_us, held, arg};
+    rc = sample_hand(rec, &smp);
+    if (rc == 0)
+        now.p = NULL;
 out:
     free(now.p);
-    free(out.p);
     free(devs);
     free(pool_usage);
     free(pool_wls);
