@@ -377,6 +377,7 @@ struct api_app {
     struct api_loginguard *lg;  /* may be NULL: no limits on guessing */
     struct api_pcache *pc;    /* may be NULL: no cache */
     struct api_projcache *projc; /* may be NULL: no cache */
+    struct api_viewcache *vc; /* may be NULL: no cache */
     struct mg_context *mg;
     int port;
     int metrics_port;         /* the --metrics-listen port, 0 if none */
@@ -552,6 +553,22 @@ char *jw_take(struct jw *w, size_t *len);
 /* Replies with the text, or 500 after a failure; the writer is reset. */
 void jw_reply(struct api_req *r, int status, struct jw *w);
 void api_time_text(int64_t ms, char *buf, size_t len);
+
+/* ---- the rendered views of workloads, kept by row (viewcache.c) ---- */
+struct api_viewcache;
+struct api_viewcache *api_viewcache_new(void);
+void api_viewcache_free(struct api_viewcache *vc);   /* NULL is a no-op */
+/* If the view of row w is kept (rendered from a row equal to w in every
+ * byte, spec included): writes it to j, the kept text before and after
+ * the field that moves with the clock and that field (fresh_key,
+ * fresh_value) between them, with j's commas as the writer would place
+ * them; 1. Otherwise 0, nothing written. */
+int api_viewcache_get(struct api_viewcache *vc, const struct db_workload *w, struct jw *j,
+                      const char *fresh_key, int64_t fresh_value);
+/* Keeps the view of row w: the text before the clock's field (from its
+ * opening brace) and after it (up to, not including, its closing brace). */
+void api_viewcache_put(struct api_viewcache *vc, const struct db_workload *w, const char *before,
+                       size_t before_len, const char *after, size_t after_len);
 
 /* ---- strict JSON input (json_in.c) ---- */
 /* The deepest nesting of arrays and objects in text, counted without

@@ -555,9 +555,13 @@ static void requested_write(struct jw *j, const char *key, const struct db_workl
  * short spec): a list reserves this much per row. */
 #define WL_VIEW_BYTES 1600
 
-/* The generic view (GET /api/v1/workloads and /{id}), left open for what
- * the caller adds. */
-static void generic_write(struct jw *j, const struct db_workload *w)
+/* The generic view (GET /api/v1/workloads and /{id}) is written in three
+ * parts: what comes before the one field that moves with the clock, that
+ * field, and what comes after it (a list keeps the first and the last of
+ * each row, viewcache.c). */
+
+/* The part before totalRunningTimeSeconds, from the opening brace. */
+static void generic_head(struct jw *j, const struct db_workload *w)
 {
     char ns[sizeof("runai-") - 1 + sizeof(w->project_name)] = "runai-";
     int running = strcmp(w->phase, "Running") == 0;
@@ -625,16 +629,60 @@ static void generic_write(struct jw *j, const struct db_workload *w)
     jw_str(j, NULL, w->image);
     jw_close(j, ']');
     jw_time(j, "completedAt", w->completed_at);
-    jw_int(j, "totalRunningTimeSeconds",
-           (w->run_ms + (w->started_ms > 0 && (strcmp(w->phase, "Running") == 0 ||
-                                              strcmp(w->phase, "Initializing") == 0)
-                             ? api_now_ms() - w->started_ms : 0)) / 1000);
+}
+
+#define RUNNING_KEY "totalRunningTimeSeconds"
+
+/* The field that moves with the clock: the earlier runs, and this one
+ * while it runs. */
+static int64_t running_seconds(const struct db_workload *w)
+{
+    return (w->run_ms + (w->started_ms > 0 && (strcmp(w->phase, "Running") == 0 ||
+                                               strcmp(w->phase, "Initializing") == 0)
+                             ? api_now_ms() - w->started_ms : 0)) / 1000;
+}
+
+/* The part after totalRunningTimeSeconds, left open for what the caller
+ * adds. */
+static void generic_tail(struct jw *j, const struct db_workload *w)
+{
     jw_key(j, "actionsSupport");
     jw_open(j, '{');
     jw_bool(j, "delete", 1);
     jw_bool(j, "suspend", w->type != DB_INFERENCE);
     jw_close(j, '}');
     jw_json(j, "spec", w->spec, "{}");
+}
+
+/* The whole generic view, left open for what the caller adds. */
+static void generic_write(struct jw *j, const struct db_workload *w)
+{
+    generic_head(j, w);
+    jw_int(j, RUNNING_KEY, running_seconds(w));
+    generic_tail(j, w);
+}
+
+/* A list's row: its kept view with the clock's field fresh, else written
+ * and kept. The comma before the row is written first, so that what is
+ * kept starts at its brace. */
+static void generic_row_write(struct api_viewcache *vc, struct jw *j, const struct db_workload *w)
+{
+    size_t head, head_end, tail;
+
+    if (j->need_comma)
+        jw_raw(j, ",", 1);
+    j->need_comma = 0;
+    if (!api_viewcache_get(vc, w, j, RUNNING_KEY, running_seconds(w))) {
+        head = j->n;
+        generic_head(j, w);
+        head_end = j->n;
+        jw_int(j, RUNNING_KEY, running_seconds(w));
+        tail = j->n;
+        generic_tail(j, w);
+        if (!j->failed)
+            api_viewcache_put(vc, w, j->buf + head, head_end - head, j->buf + tail, j->n - tail);
+    }
+    jw_close(j, '}');
 }
 
 /* urls: where the pods' ports are reached, "http://ADDRESS:PORT" for each
@@ -751,10 +799,8 @@ void api_h_wl_list(struct api_req *r)
     jw_open(&j, '{');
     jw_key(&j, "workloads");
     jw_open(&j, '[');
-    for (i = 0; i < n && i < q.limit; i++) {
-        generic_write(&j, &ws[i]);
-        jw_close(&j, '}');
-    }
+    for (i = 0; i < n && i < q.limit; i++)
+        generic_row_write(r->app->vc, &j, &ws[i]);
     jw_close(&j, ']');
     if (n > q.limit)
         jw_int(&j, "next", (int64_t)q.offset + q.limit);

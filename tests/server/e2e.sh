@@ -43,6 +43,24 @@ submit a2 "$PA" 2 "$ADMIN" >/dev/null
 B1=$(submit b1 "$PB" 1 "$ADMIN" | jq -r .workloadId)
 for w in a1 a2 b1; do wait_phase "$ADMIN" $w Running; done
 submit b1 "$PB" 1 "$ADMIN" 400 | jq -r .details | grep -q "name exists" || fail "duplicate name"
+
+# a list keeps its rows' views (api/viewcache.c): the list after it, from
+# them, is the same but for the clock's field, and each row is its GET one
+# (rendered afresh), before and after the rows change (suspend, below)
+rows() {
+  expect 200 GET "/api/v1/workloads?sortBy=name" "" "$ADMIN" |
+    jq -cS '[.workloads[] | del(.totalRunningTimeSeconds)]'
+}
+list_is_get() { # polled: the scheduler may change a row between the reads
+  L1=$(rows)
+  [ "$(rows)" = "$L1" ] || return 1
+  for id in $(printf '%s' "$L1" | jq -r '.[].id'); do
+    [ "$(expect 200 GET "/api/v1/workloads/$id" "" "$ADMIN" |
+      jq -cS 'del(.totalRunningTimeSeconds, .urls)')" = "$(printf '%s' "$L1" |
+      jq -cS --arg id "$id" '.[] | select(.id == $id)')" ] || return 1
+  done
+}
+poll 20 list_is_get || fail "a list from its kept views is not the rows' GETs: $L1"
 B2=$(submit b2 "$PB" 1 "$ADMIN" | jq -r .workloadId)
 wait_phase "$ADMIN" b2 Running
 wait_phase "$ADMIN" a1 Pending
@@ -98,6 +116,8 @@ A2=$(expect 200 GET "/api/v1/workloads?filterBy=name==a2" "" "$ADMIN" | jq -r '.
 expect 202 POST "/api/v1/workloads/trainings/$A2/suspend" "" "$ADMIN" >/dev/null
 wait_phase "$ADMIN" a2 Stopped
 wait_phase "$ADMIN" a3 Running # on a GPU a2 let go
+poll 20 list_is_get || fail "after a suspend, a list is not the rows' GETs: $L1"
+rows | jq -e '.[] | select(.name == "a2") | .phase == "Stopped"' >/dev/null || fail "a2 listed: $(rows)"
 expect 202 POST "/api/v1/workloads/$A2/resume" "" "$ADMIN" >/dev/null
 # resumed, a2 queues again: 1 GPU is free and team-a holds its 2 deserved
 wait_phase "$ADMIN" a2 Pending
