@@ -427,6 +427,8 @@ static int conn_open(struct db__conn *c, const char *path, int readonly)
 
 static void conn_close(struct db__conn *c)
 {
+    db__page_memo_free(c->page_memo);
+    c->page_memo = NULL;
     db__stmts_free(c);
     if (c->h)
         sqlite3_close(c->h);

@@ -126,6 +126,17 @@ void db__copy(char *dst, size_t size, struct db__stmt *st, int col);
 /* A time-ordered RFC 9562 version 7 UUID (37 bytes with the terminator). */
 void db__uuid(char out[DB_ID_LEN]);
 int64_t db__now_ms(void);
+
+/* SQLite: the data version of the connection's main database in its
+ * current read transaction (SQLITE_FCNTL_DATA_VERSION: it moves with
+ * every commit to the file, by any connection or process), DB_OK;
+ * DB_EINVAL on PostgreSQL, which has none. */
+int db__data_version(struct db__conn *c, uint32_t *v);
+/* A reader's last page of workloads (workloads.c), freed with the
+ * connection (db__page_memo_free, NULL a no-op). */
+struct db__page_memo;
+struct db__page_memo **db__page_memo_slot(struct db__conn *c);
+void db__page_memo_free(struct db__page_memo *m);
 /* Makes room for one more element in a malloc'd array of *n elements
  * with capacity *cap (doubling); DB_ENOMEM leaves the array as it was. */
 /* The monotonic clock in microseconds (for the writer's turns). */

@@ -41,6 +41,7 @@ struct db__conn {
         uint64_t hash, used;
         struct db__stmt st;
     } text[DB__TEXT_CACHE];
+    struct db__page_memo *page_memo; /* a reader's last page of workloads (workloads.c) */
 };
 
 #define LITE(st) ((st)->lt)

@@ -382,3 +382,18 @@ int db__col_null(struct db__stmt *st, int col)
         return db__pq_col_text(st->pq, col) == NULL;
     return sqlite3_column_type(LITE(st), col) == SQLITE_NULL;
 }
+
+int db__data_version(struct db__conn *c, uint32_t *v)
+{
+    unsigned int dv = 0;
+
+    if (c->pq || sqlite3_file_control(c->h, "main", SQLITE_FCNTL_DATA_VERSION, &dv) != SQLITE_OK)
+        return DB_EINVAL;
+    *v = dv;
+    return DB_OK;
+}
+
+struct db__page_memo **db__page_memo_slot(struct db__conn *c)
+{
+    return &c->page_memo;
+}

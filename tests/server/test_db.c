@@ -614,6 +614,72 @@ static void test_lifecycle_and_list(void **state)
     db_workloads_free(list, n);
 }
 
+/* A page read again in a read transaction at the same data version comes
+ * from the reader's memo (SQLite): it is the same rows, byte for byte, and
+ * a commit by the writer (a suspend, a new workload, a deletion) shows in
+ * the next read of that page. On PostgreSQL every read steps its
+ * statement; the assertions hold the same. */
+static void same_rows(const struct db_workload *a, const struct db_workload *b, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        assert_memory_equal(&a[i], &b[i], offsetof(struct db_workload, spec));
+        assert_string_equal(a[i].spec ? a[i].spec : "", b[i].spec ? b[i].spec : "");
+    }
+}
+
+static void test_list_memo(void **state)
+{
+    struct fixture *f = *state;
+    struct db_workload w, *l1 = NULL, *l2 = NULL;
+    struct db_wl_query q;
+    int64_t seqs[3];
+    int n1 = 0, n2 = 0, i;
+    static const char *const names[] = {"m1", "m2", "m3"};
+
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(submit(f, names[i], 1, &w), DB_OK);
+        seqs[i] = w.seq;
+        db_workload_clear(&w);
+    }
+    memset(&q, 0, sizeof(q));
+    q.limit = 10;
+    strcpy(q.sort_by, "name");
+    assert_int_equal(db_workload_list(f->db, &q, &l1, &n1), DB_OK);
+    assert_int_equal(db_workload_list(f->db, &q, &l2, &n2), DB_OK);
+    assert_int_equal(n1, 3);
+    assert_int_equal(n2, 3);
+    same_rows(l1, l2, 3);
+    db_workloads_free(l2, n2);
+
+    /* the writer's commit moves the version: the page is read again */
+    assert_int_equal(db_workload_act(f->db, seqs[1], DB_WL_SUSPEND, "t", 5), DB_OK);
+    assert_int_equal(db_workload_list(f->db, &q, &l2, &n2), DB_OK);
+    assert_int_equal(n2, 3);
+    assert_string_equal(l2[1].phase, "Stopped");
+    assert_int_equal(l2[1].version, l1[1].version + 1);
+    same_rows(&l1[0], &l2[0], 1);
+    db_workloads_free(l2, n2);
+    assert_int_equal(db_workload_list(f->db, &q, &l2, &n2), DB_OK); /* and kept again */
+    assert_string_equal(l2[1].phase, "Stopped");
+    db_workloads_free(l2, n2);
+
+    /* a deletion leaves the same first page's seqs but moves the version */
+    q.limit = 1;
+    assert_int_equal(db_workload_list(f->db, &q, &l2, &n2), DB_OK);
+    assert_string_equal(l2[0].desired_phase, "Running");
+    db_workloads_free(l2, n2);
+    assert_int_equal(db_workload_act(f->db, seqs[0], DB_WL_DELETE, "t", 6), DB_OK);
+    q.include_deleted = 1;
+    assert_int_equal(db_workload_list(f->db, &q, &l2, &n2), DB_OK);
+    assert_int_equal(n2, 1);
+    assert_string_equal(l2[0].name, "m1");
+    assert_true(l2[0].deleted_at > 0);
+    db_workloads_free(l2, n2);
+    db_workloads_free(l1, n1);
+}
+
 /* Paging: every page, at every offset, holds the rows the whole sorted
  * list has there, for a sort key with ties (priority: the seq breaks
  * them) and a unique one (name), ascending and descending; a page past
@@ -1528,6 +1594,7 @@ static void test_series_add_turns(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_list_memo, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pools, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partial_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
