@@ -24,6 +24,21 @@
 #include "sched.h"
 
 #define SS_INF INT64_MAX           /* an unbounded amount */
+
+/* For a hot function that counts bits (__builtin_popcountll()): on x86-64
+ * with glibc (ifunc), gcc or clang build it twice and the loader picks the
+ * clone for the CPU, one that uses the popcnt instruction where the CPU has
+ * it; the other, and every other target, counts with the compiler's
+ * portable code (libgcc's __popcountdi2 on baseline x86-64). The answers are
+ * the same. */
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define SS_POPCNT_CLONES __attribute__((target_clones("popcnt", "default")))
+#endif
+#endif
+#ifndef SS_POPCNT_CLONES
+#define SS_POPCNT_CLONES
+#endif
 #define SS_BIG (INT64_MAX / 8)     /* "plenty" capacity that still adds safely */
 
 void *sched__alloc(struct sched_arena *arena, size_t n);

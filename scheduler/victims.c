@@ -1111,7 +1111,8 @@ static void footprint_of(const struct search *s, const struct unit *u, struct fo
     }
 }
 
-static int fits_without(const struct search *s)
+/* Counts bits in its fast path: SS_POPCNT_CLONES. */
+SS_POPCNT_CLONES static int fits_without(const struct search *s)
 {
     const struct sched_session *ss = s->ss;
     const struct sched_workload *jw = ss_w(ss, s->j);
