@@ -117,6 +117,7 @@ struct search {
     int *on_node;              /* indices into units, for the node under examination */
     struct footprint *fp;      /* [MAX_NODE_UNITS], parallel to on_node */
     int n_on_node;
+    int by_whole;              /* the node's fit counts its devices whole (whole_fit()) */
     int chosen[MAX_NODE_UNITS], n_chosen;   /* positions in on_node */
     int best[MAX_NODE_UNITS], n_best;       /* indices into units */
     int64_t best_cost, best_cost2;
@@ -1085,25 +1086,45 @@ static int reclaim_set_valid(const struct search *s, const int *set, int n)
 
 /* ---- Node-local fit of the pod once a set is gone ---- */
 
+/* Whether the node's fit for j counts whole devices (fits_without()): j
+ * asks whole devices and every device in use holds one whole-device pod
+ * alone (the others are empty and the whole ones charged SCHED_MILLI
+ * each), so a unit empties the devices of its whole-device pods, no
+ * other. It reads only the node and j, which a node's search leaves as
+ * they are: asked once per node searched. Counts bits: SS_POPCNT_CLONES. */
+SS_POPCNT_CLONES static int whole_fit(const struct search *s)
+{
+    const struct ss_node *node = &s->ss->nodes[s->node];
+
+    return sched__whole(ss_w(s->ss, s->j)) &&
+           node->n_empty + __builtin_popcountll(node->dev_whole) == node->n_gpus &&
+           node->gpu_free == (int64_t)SCHED_MILLI * node->n_empty;
+}
+
+/* What the unit frees on the node: its whole-device pods' devices, CPU and
+ * memory, and, unless the node's fit counts whole devices (s->by_whole:
+ * then no reader needs them), each device's charge. */
 static void footprint_of(const struct search *s, const struct unit *u, struct footprint *f)
 {
     const struct sched_session *ss = s->ss;
     const struct sched_workload *v = ss_w(ss, u->w);
-    int32_t per_dev = sched__dev_charge(ss, u->w, s->node);
-    int k, d;
+    int32_t per_dev = s->by_whole ? 0 : sched__dev_charge(ss, u->w, s->node);
+    int n_gpus = ss->nodes[s->node].n_gpus;
+    uint64_t on_node = n_gpus < 64 ? (UINT64_C(1) << n_gpus) - 1 : UINT64_MAX, m;
+    int k = u->pod >= 0 ? u->pod : 0, end = u->pod >= 0 ? u->pod + 1 : v->n_pods;
 
     /* only the node's devices are read (fits_without()) */
-    memset(f->dev, 0, sizeof(f->dev[0]) * (size_t)ss->nodes[s->node].n_gpus);
+    if (!s->by_whole)
+        memset(f->dev, 0, sizeof(f->dev[0]) * (size_t)n_gpus);
     f->whole = 0;
     f->cpu = 0;
     f->mem = 0;
-    for (k = 0; k < v->n_pods; k++) {
+    for (; k < end; k++) {
         const struct sched_pod *p = &ss->pods[u->w][k];
-        if (p->node != s->node || (u->pod >= 0 && k != u->pod))
+        if (p->node != s->node)
             continue;
-        for (d = 0; d < ss->nodes[s->node].n_gpus; d++)
-            if (p->devices >> d & 1)
-                f->dev[d] += per_dev;
+        for (m = s->by_whole ? 0 : p->devices & on_node; m; m &= m - 1)
+            f->dev[__builtin_ctzll(m)] += per_dev;
         if (sched__whole(v))
             f->whole |= p->devices;
         f->cpu += v->cpu_milli;
@@ -1122,11 +1143,8 @@ SS_POPCNT_CLONES static int fits_without(const struct search *s)
     int32_t used[SCHED_MAX_NODE_GPUS];
     int i, d, fresh, empty = 0;
 
-    if (sched__whole(jw) && node->n_empty + __builtin_popcountll(node->dev_whole) == node->n_gpus &&
-        node->gpu_free == (int64_t)SCHED_MILLI * node->n_empty) {
-        /* every device in use holds one whole-device pod alone (the others
-         * are empty and the whole ones charged SCHED_MILLI each): a unit
-         * empties the devices of its whole-device pods, no other */
+    if (s->by_whole) {
+        /* a unit empties the devices of its whole-device pods, no other */
         uint64_t freed = 0;
         for (i = 0; i < s->n_chosen; i++) {
             const struct footprint *f = &s->fp[s->chosen[i]];
@@ -1302,6 +1320,7 @@ static void search_node(struct search *s, int node)
     sort_on_node(s);
     if (s->n_on_node > MAX_NODE_UNITS)
         s->n_on_node = MAX_NODE_UNITS;
+    s->by_whole = whole_fit(s);
     for (i = 0; i < s->n_on_node; i++)
         footprint_of(s, &s->units[s->on_node[i]], &s->fp[i]);
     /* if taking every candidate does not make room, no subset does (a
