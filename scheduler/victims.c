@@ -393,10 +393,11 @@ static int path_of(const struct sched_session *ss, int q, int *path)
 }
 
 /* Victim preference between leaf queues: the one whose path is further
- * above its fair share (scratch.q_over), level by level from the top. */
-static int path_before(const void *ctx, int a, int b)
+ * above its fair share (scratch.q_over), level by level from the top, the
+ * first level where they differ decides: 1 when a goes first, -1 when b
+ * does, 0 when neither. */
+static int path_cmp(const struct search *s, int a, int b)
 {
-    const struct search *s = ctx;
     const struct scratch *x = s->ss->victim_scratch;
     const int *pa = &x->q_path[x->q_path_off[a]], *pb = &x->q_path[x->q_path_off[b]];
     int na = x->q_path_off[a + 1] - x->q_path_off[a], nb = x->q_path_off[b + 1] - x->q_path_off[b];
@@ -404,8 +405,13 @@ static int path_before(const void *ctx, int a, int b)
 
     for (i = 0; i < na && i < nb; i++)
         if (x->q_over[pa[i]] != x->q_over[pb[i]])
-            return x->q_over[pa[i]] > x->q_over[pb[i]];
+            return x->q_over[pa[i]] > x->q_over[pb[i]] ? 1 : -1;
     return 0;
+}
+
+static int path_before(const void *ctx, int a, int b)
+{
+    return path_cmp(ctx, a, b) > 0;
 }
 
 /* Every queue's path, once per cycle (the tree does not change). */
@@ -436,7 +442,9 @@ static int build_paths(struct sched_session *ss, struct scratch *x)
  * path has the same length (equal paths are then equal level by level). */
 static int path_then_index(const void *ctx, int a, int b)
 {
-    return path_before(ctx, a, b) || (!path_before(ctx, b, a) && a < b);
+    int c = path_cmp(ctx, a, b);
+
+    return c > 0 || (c == 0 && a < b);
 }
 
 /* scratch.q_rank[leaf]: its place in victim preference (equal paths share
