@@ -109,8 +109,8 @@
 
 #define RETENTION_MS (8LL * 24 * 3600 * 1000)
 #define PURGE_PERIOD_MS 60000
-#define REASONS_PIECE_US 1000   /* one write of reasons and messages runs this long at most */
-#define TURN_US 1000           /* one turn of a cycle's placements runs about this long */
+#define REASONS_PIECE_US 500    /* one write of reasons and messages runs this long at most */
+#define TURN_US 500            /* one turn of a cycle's placements runs about this long */
 #define SHARES_PERIOD_MS 1000  /* the leader stores its shares at most this often */
 #define LOG_KEEP_MS (10LL * 60 * 1000) /* the change log: far past any reader's gap wait */
 #define LEFT_MAX_FRACTION 16   /* left workloads beyond 256 + n / this: a full cycle drops them */
