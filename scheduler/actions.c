@@ -16,8 +16,18 @@
  * sched__would_start() tries one workload alone through the same four
  * attempts: the incremental path (memo.c) asks it whether a submission
  * changes anything.
+ *
+ * Attempts known to fail (struct ss_known, memo.c Step 5): a reclaim or
+ * preempt attempt that failed in the settled cycle, in a pool that is as
+ * it was then, fails again and is not made; the hopeless shape it noted
+ * is noted again (sched__note_known_failure()), so the walk that follows
+ * is the one a full cycle makes. Every failed attempt is recorded for the
+ * next cycle, unless the hopeless table (whose entries a cycle's history
+ * decides) ended it.
  */
 #include "sched_int.h"
+
+#include <string.h>
 
 typedef int (*attempt_fn)(struct sched_session *ss, int w, int pool);
 
@@ -50,17 +60,77 @@ static int attempt_consolidate(struct sched_session *ss, int w, int pool)
     return sched__try_consolidate(ss, w, pool);
 }
 
+/* ---- Attempts known to fail (struct ss_known) ---- */
+
+void sched__known_begin(struct sched_session *ss)
+{
+    struct ss_known *k = ss->known;
+    int p, q, clean;
+
+    memset(k->record, 0, sizeof(uint32_t) * (size_t)k->n_record);
+    for (p = 0; p < ss->n_pools; p++) {
+        clean = k->fail && p < SS_KNOWN_POOLS && !(k->dirty >> p & 1);
+        for (q = 0; q < ss->n_queues && clean; q++)
+            clean = memcmp(&k->fair[((size_t)q * (size_t)ss->n_pools + (size_t)p) * SCHED_NRES],
+                           ss_qp(ss, q, p)->fair, sizeof(int64_t) * SCHED_NRES) == 0;
+        k->base[p] = clean ? ss->pool_version[p] : UINT64_MAX;
+    }
+}
+
+static uint32_t known_bit(int action, int pool)
+{
+    if (pool >= SS_KNOWN_POOLS)
+        return 0;
+    return action == SCHED_ACT_RECLAIM ? SS_KNOWN_BIT(0, pool)
+           : action == SCHED_ACT_PREEMPT ? SS_KNOWN_BIT(1, pool)
+                                         : 0;
+}
+
+/* 1 when w's attempt in pool fails as it did in the settled cycle: the
+ * pool is as it was then (w's pods, if any, are there, so w is too). */
+static int known_to_fail(struct sched_session *ss, int w, int pool, int action)
+{
+    struct ss_known *k = ss->known;
+    uint32_t bit = known_bit(action, pool), was;
+
+    if (!k || !bit || w >= k->n_fail || !(k->fail[w] & bit) ||
+        ss->pool_version[pool] != k->base[pool])
+        return 0;
+    was = k->fail[w] & (bit | bit << 16);
+    if (was & bit << 16)
+        sched__note_known_failure(ss, w, pool, action);
+    if (w < k->n_record)
+        k->record[w] |= was;
+    k->answered++;
+    return 1;
+}
+
+/* Records a failed attempt, unless the hopeless table's history decided it. */
+static void note_failure(struct sched_session *ss, int w, int pool, int action)
+{
+    struct ss_known *k = ss->known;
+    uint32_t bit = known_bit(action, pool);
+
+    if (!k || !bit || w >= k->n_record || ss->attempt_trace == SS_TRACE_UNKNOWN)
+        return;
+    k->record[w] |= ss->attempt_trace == SS_TRACE_NOTED ? bit | bit << 16 : bit;
+}
+
 /* Tries each pool of w: its own pool if pods already run, else its list. */
-static int attempt_pools(struct sched_session *ss, int w, attempt_fn fn)
+static int attempt_pools(struct sched_session *ss, int w, int action, attempt_fn fn)
 {
     const struct ss_wl *x = &ss->wl[w];
-    int i;
+    int i, n = x->pool >= 0 ? 1 : x->n_pools;
 
-    if (x->pool >= 0)
-        return fn(ss, w, x->pool);
-    for (i = 0; i < x->n_pools; i++)
-        if (fn(ss, w, x->pools[i]))
+    for (i = 0; i < n; i++) {
+        int p = x->pool >= 0 ? x->pool : x->pools[i];
+        if (known_to_fail(ss, w, p, action))
+            continue;
+        ss->attempt_trace = SS_TRACE_QUIET;
+        if (fn(ss, w, p))
             return 1;
+        note_failure(ss, w, p, action);
+    }
     return 0;
 }
 
@@ -74,7 +144,7 @@ static void run_action(struct sched_session *ss, int action, attempt_fn fn)
         return;
     }
     while ((w = sched__iter_next(it)) >= 0) {
-        int first = ss->n_decisions, ok = attempt_pools(ss, w, fn), i;
+        int first = ss->n_decisions, ok = attempt_pools(ss, w, action, fn), i;
         if (ok && action == SCHED_ACT_ALLOCATE)
             ss->wl[w].flags |= WL_TOUCHED;
         sched__iter_done(it, w, ok);
@@ -122,7 +192,7 @@ int sched__would_start(struct sched_session *ss, int w)
     for (i = 0; i < sizeof(attempts) / sizeof(attempts[0]); i++) {
         if (!sched__is_candidate(ss, w, attempts[i].action))
             continue;
-        if (attempt_pools(ss, w, attempts[i].fn) || ss->n_decisions > 0 ||
+        if (attempt_pools(ss, w, attempts[i].action, attempts[i].fn) || ss->n_decisions > 0 ||
             ss->version != version || ss->oom)
             return 1;
     }

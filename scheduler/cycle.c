@@ -327,6 +327,8 @@ int sched__cycle_on(struct sched_session *ss, struct sched_arena *arena,
         rc = sched__record_shares(ss, arena, out);
     if (rc != SCHED_OK)
         return rc;
+    if (ss->known)
+        sched__known_begin(ss);
 
     sched__act_allocate(ss);
     sched__act_consolidate(ss);

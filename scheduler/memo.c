@@ -77,7 +77,21 @@
  *         The new list is written into a buffer of the memo's (next[]),
  *         not the result's arena (which zeroes it first); the result
  *         points there until the next call.
- *         Step 4 keeps the labels with the list (an entry taken out takes
+ *         The reclaim and preempt attempts that failed in the settled
+         cycle are known to fail again (struct ss_known, actions.c) in
+         every pool the delta did not change: no departure held pods
+         there, every queue's fair share there is the one kept, and
+         nothing was placed or taken there since the cycle began (the
+         pool's version). Why: such an attempt reads only its workload
+         (unchanged: its pods, if any, are in that pool) and that pool
+         (its nodes, running workloads and their flags, its queues'
+         figures there), all as in the settled cycle, where every attempt
+         ran on the state as built; and what it leaves (a hopeless shape
+         noted, victims.c) is noted again. An attempt that the hopeless
+         table stopped there is not known (the table's history differs).
+         A cycle records its own failures; they are kept only if it
+         settles (known_end()).
+         Step 4 keeps the labels with the list (an entry taken out takes
  *         its label along; a new entry takes its kind's, or a new one); a
  *         kind forgotten while other entries still carry its label may
  *         come back under a second label, and then the next Step 5
@@ -145,6 +159,12 @@ struct sched_memo {
     int labels_split;           /* a kind may carry two labels (Step 4 forgot it, a
                                    later entry of it got a new one): Step 5 records
                                    in full */
+    uint32_t *known_buf[2];     /* attempts known to fail (struct ss_known): the last */
+    int cap_known[2];           /* settled cycle's in known_buf[known_cur] (n_known */
+    int known_cur, n_known;     /* workloads, 0: none), the next cycle's in the other */
+    uint64_t *known_base;
+    int cap_known_base;
+    struct ss_known known;
     struct sched_memo_stats stats;
     int check_kept;             /* tests: compare each kept session with a build */
     int64_t kept_checked;       /* kept sessions compared so far */
@@ -169,6 +189,9 @@ void sched_memo_free(struct sched_memo *memo)
     free(memo->label_count);
     free(memo->next);
     free(memo->next_kind_of);
+    free(memo->known_buf[0]);
+    free(memo->known_buf[1]);
+    free(memo->known_base);
     free(memo);
 }
 
@@ -361,6 +384,45 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
 }
 
 /* Step 1: the full cycle, its session in the memo's arena. */
+/* Before a cycle on the memo's session: its failed attempts are recorded
+ * in the buffer that does not hold the settled cycle's, and those are
+ * known to it when `use` (Step 5; `dirty`: the pools the delta changed). */
+static int known_begin(struct sched_memo *memo, int use, uint64_t dirty)
+{
+    struct ss_known *k = &memo->known;
+    int r = memo->known_cur ^ 1, n = memo->ss.n_workloads;
+
+    if (reserve((void **)&memo->known_buf[r], &memo->cap_known[r], sizeof(uint32_t), n + 1) !=
+            SCHED_OK ||
+        reserve((void **)&memo->known_base, &memo->cap_known_base, sizeof(uint64_t),
+                memo->ss.n_pools + 1) != SCHED_OK)
+        return SCHED_ENOMEM;
+    memset(k, 0, sizeof(*k));
+    if (use && memo->n_known > 0) {
+        k->fail = memo->known_buf[memo->known_cur];
+        k->n_fail = memo->n_known;
+    }
+    k->record = memo->known_buf[r];
+    k->n_record = n;
+    k->fair = memo->fair;
+    k->dirty = dirty;
+    k->base = memo->known_base;
+    memo->ss.known = k;
+    return SCHED_OK;
+}
+
+/* After it: a settled cycle's record is what the next Step 5 knows. */
+static void known_end(struct sched_memo *memo, int rc)
+{
+    memo->ss.known = NULL;
+    memo->stats.attempts_known += memo->known.answered;
+    memo->n_known = 0;
+    if (rc == SCHED_OK && memo->valid && memo->settled) {
+        memo->known_cur ^= 1;
+        memo->n_known = memo->known.n_record;
+    }
+}
+
 static int full_cycle(struct sched_memo *memo, const struct sched_state *in,
                       const struct sched_config *cfg, struct sched_arena *arena,
                       struct sched_result *out)
@@ -377,11 +439,15 @@ static int full_cycle(struct sched_memo *memo, const struct sched_state *in,
         return SCHED_ENOMEM;
     sched_arena_reset(memo->arena);
     memo->stats.full++;
+    memo->n_known = 0;
     rc = sched__session_build(&memo->ss, in, &memo->cfg, memo->arena);
+    if (rc == SCHED_OK)
+        rc = known_begin(memo, 0, 0);
     if (rc == SCHED_OK)
         rc = sched__cycle_on(&memo->ss, arena, out, NULL, &kinds);
     if (rc == SCHED_OK)
         rc = keep(memo, &memo->ss, out, &kinds);
+    known_end(memo, rc);
     return rc;
 }
 
@@ -696,9 +762,12 @@ static int reuse(struct sched_memo *memo, struct sched_session *ss,
 
 /* Step 5: the kept session took a delta in which some workload left
  * holding pods; the cycle's steps run on it as on a session built again
- * (cycle.c), and what it leaves is kept as a full cycle's is. */
-static int run_on_kept(struct sched_memo *memo, const struct sched_delta *delta,
-                       struct sched_arena *arena, struct sched_result *out)
+ * (cycle.c), and what it leaves is kept as a full cycle's is. Out of
+ * line, so that a profile names it (bench/README.md). */
+__attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
+                                                 const struct sched_delta *delta, uint64_t dirty,
+                                                 struct sched_arena *arena,
+                                                 struct sched_result *out)
 {
     size_t kept = memo->arena_kept;
     struct ss_prev_pending prev = {memo->pending, memo->kind_of, memo->n_pending,
@@ -723,9 +792,12 @@ static int run_on_kept(struct sched_memo *memo, const struct sched_delta *delta,
     memo->stats.finished++;
     memo->stats.order_kept += memo->ss.order_cache != NULL;
     memo->stats.pending_kept += from_list;
-    rc = sched__cycle_on(&memo->ss, arena, out, from_list ? &prev : NULL, &kinds);
+    rc = known_begin(memo, 1, dirty);
+    if (rc == SCHED_OK)
+        rc = sched__cycle_on(&memo->ss, arena, out, from_list ? &prev : NULL, &kinds);
     if (rc == SCHED_OK)
         rc = keep(memo, &memo->ss, out, &kinds);
+    known_end(memo, rc);
     memo->arena_kept = kept;   /* Invariant 4: growth counts from the build */
     return rc;
 }
@@ -738,10 +810,15 @@ static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
 {
     struct sched_session *ss = &memo->ss;
     int w, k, frees;
+    uint64_t dirty = 0;
 
     if (!reusable(memo, in, delta, cfg))
         return 0;
     frees = frees_room(memo, delta);
+    for (k = 0; k < delta->n_left; k++)   /* the pools the departures free room in */
+        if (ss->wl[delta->left[k]].n_placed > 0)
+            dirty |= ss->wl[delta->left[k]].pool < 64 ? 1ull << ss->wl[delta->left[k]].pool
+                                                       : ~0ull;
     if (frees && (ss->n_undo != 0 || ss->n_decisions != 0))
         return 0;   /* Step 5 needs the session exactly as built */
     memo->valid = 0;   /* Invariant 3: the kept session changes from here */
@@ -756,7 +833,7 @@ static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
     if (memo->check_kept)
         check_kept(memo);
     if (frees) {
-        *rc = run_on_kept(memo, delta, arena, out);
+        *rc = run_on_kept(memo, delta, dirty, arena, out);
         return 1;
     }
     if (sched__fairshare(ss) != SCHED_OK || !same_fair(memo, ss))

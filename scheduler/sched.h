@@ -382,6 +382,8 @@ struct sched_memo_stats {
     int64_t full, reused, fell_back, finished;
     int64_t order_kept;   /* of `finished`: the job order of the kept session reused */
     int64_t pending_kept; /* of `finished`: reasons recorded from the settled list */
+    int64_t attempts_known; /* reclaim and preempt attempts answered from the settled
+                               cycle's failures (Step 5) */
 };
 void sched_memo_stats(const struct sched_memo *memo, struct sched_memo_stats *out);
 

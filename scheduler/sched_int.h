@@ -213,6 +213,30 @@ enum { FRAG_BASE = 1, FRAG_ANSWER = 2 };
 /* Node states of at most this many devices are remembered (frag.c). */
 #define FRAG_MEMO_GPUS 16
 
+/* Attempts known to fail (actions.c; memo.c Step 5 keeps them): the
+ * reclaim and preempt attempts that failed in the settled cycle, per
+ * workload and pool (bit SS_KNOWN_BIT(mode, pool), and the same bit
+ * << 16 when the attempt noted a hopeless shape, victims.c), for pools
+ * below SS_KNOWN_POOLS. An attempt there is answered from them while its
+ * pool is as it was then: not changed by the delta (`dirty`), with the
+ * same fair shares, and its version the one it had when the cycle began
+ * (base[p]; UINT64_MAX: changed). */
+#define SS_KNOWN_POOLS 8
+#define SS_KNOWN_BIT(mode, pool) (1u << ((mode) * SS_KNOWN_POOLS + (pool)))
+struct ss_known {
+    const uint32_t *fail;   /* [n_fail]: the settled cycle's, NULL: none */
+    int n_fail;
+    uint32_t *record;       /* [n_record]: this cycle's, for the next */
+    int n_record;
+    const int64_t *fair;    /* the settled cycle's fair shares [queue][pool][res] */
+    uint64_t dirty;         /* pools the delta changed (bit p; pools >= 64: all) */
+    uint64_t *base;         /* [n_pools] */
+    int64_t answered;       /* attempts answered from fail[] */
+};
+
+/* How the last victim search failed (victims.c, evict_attempt()). */
+enum { SS_TRACE_QUIET, SS_TRACE_NOTED, SS_TRACE_UNKNOWN };
+
 struct sched_session {
     const struct sched_state *in;
     const struct sched_config *cfg;
@@ -243,6 +267,8 @@ struct sched_session {
     int n_classes, cap_classes;
     struct ss_frag frag;              /* frag.c */
     int oom;                          /* an arena allocation failed */
+    struct ss_known *known;           /* attempts known to fail, or NULL */
+    int attempt_trace;                /* SS_TRACE_*: how the last victim search failed */
 };
 
 static inline struct ss_qp *ss_qp(struct sched_session *ss, int q, int p)
@@ -461,6 +487,9 @@ void sched__iter_touch(struct ss_iter *it, int q);        /* q's allocation chan
 int sched__evict_for(struct sched_session *ss, int w, int pool, int action);
 /* Quick necessary test for sched__evict_for(): 0 when it cannot succeed now. */
 int sched__may_evict_for(struct sched_session *ss, int w, int pool, int action);
+/* What a failed attempt of w in pool leaves when it is not made again
+ * (struct ss_known): the hopeless shape it noted, unless one known covers it. */
+void sched__note_known_failure(struct sched_session *ss, int w, int pool, int action);
 int sched__reclaimer_within_share(struct sched_session *ss, int w, int pool, int pods,
                                   struct ss_verdict *v);
 /* Diagnosis: would reclaim or preemption start w in the pool were the
@@ -532,5 +561,7 @@ void sched__act_allocate(struct sched_session *ss);
 void sched__act_consolidate(struct sched_session *ss);
 void sched__act_reclaim(struct sched_session *ss);
 void sched__act_preempt(struct sched_session *ss);
+/* Before the actions: which pools are as the settled cycle left them (ss->known). */
+void sched__known_begin(struct sched_session *ss);
 
 #endif

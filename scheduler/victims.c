@@ -62,6 +62,10 @@
  *      gang of whole-device or CPU-only pods, the pods each node can take
  *      are added up (sched__all_fit_as_is()) instead of placing them one by one
  *      and rolling them back.
+ * How an attempt failed is left in ss->attempt_trace (SS_TRACE_*): it
+ * noted a hopeless shape, or the hopeless table ended it; actions.c keeps
+ * the failures for the next cycle (struct ss_known) and, when it does not
+ * make one again, notes what it noted (sched__note_known_failure()).
  *
  * Invariants:
  *   1. Outside the nodes of its pool's last grouping (the pool's by_first),
@@ -1863,6 +1867,17 @@ int sched__may_evict_for(struct sched_session *ss, int j, int pool, int action)
     return !known_hopeless(&s, pods);
 }
 
+void sched__note_known_failure(struct sched_session *ss, int j, int pool, int action)
+{
+    struct search s;
+    int pods = sched__pods_to_place(ss, j);
+
+    if (search_init(&s, ss, j, pool, action == SCHED_ACT_PREEMPT ? MODE_PREEMPT : MODE_RECLAIM) ==
+            SCHED_OK &&
+        !known_hopeless(&s, pods))
+        note_hopeless(&s, pods);
+}
+
 /* ---- Room under a limit ----
  * When j's queue or an ancestor would go over its limit with j, victims
  * inside that queue's subtree free room under it: the project's own
@@ -2068,10 +2083,13 @@ static int evict_attempt(struct search *s, struct ss_mark mark, int action)
     struct sched_session *ss = s->ss;
     int j = s->j, pods = sched__pods_to_place(ss, j), i;
 
+    ss->attempt_trace = SS_TRACE_QUIET;
     if (s->mode == MODE_RECLAIM && !any_victim_queue(ss, j, s->pool, pods))
         return 0;
-    if (collect_units(s) != SCHED_OK || known_hopeless(s, pods))
+    if (collect_units(s) != SCHED_OK || known_hopeless(s, pods)) {
+        ss->attempt_trace = SS_TRACE_UNKNOWN;   /* the table's history decided */
         return 0;
+    }
     i = make_limit_room(s, pods, action) ? 0 : pods + 1;
     /* pods that all fit as things are would be placed evicting nothing,
      * which fails the attempt: told without placing them */
@@ -2082,8 +2100,10 @@ static int evict_attempt(struct search *s, struct ss_mark mark, int action)
         if (!place_with_eviction(s, action))
             break;
     }
-    if ((i == 0 || i > pods) && s->n_flagged == 0)
+    if ((i == 0 || i > pods) && s->n_flagged == 0) {
         note_hopeless(s, pods);
+        ss->attempt_trace = SS_TRACE_NOTED;
+    }
     if (i != pods || s->n_flagged == 0 || !attempt_holds(s)) {
         sched__rollback(ss, mark);
         undo_flags(s);

@@ -2135,7 +2135,8 @@ static void test_random_clusters(void **state)
 
 struct incr_counts {
     long passes, reused, fell_back, submissions_started, left, left_reused, left_kept;
-    int64_t kept_checked, order_kept, pending_kept;
+    long known_kept;   /* kept-session cycles with an attempt answered from the settled one */
+    int64_t kept_checked, order_kept, pending_kept, attempts_known;
 };
 
 /* 1-MAX_LEFT workloads leave (each may leave twice: suspended, then
@@ -2235,7 +2236,7 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
     struct sched_state st;
     const char *differ = NULL;
     int n, p, noted = 0, left[MAX_LEFT];
-    int64_t reused = 0, finished = 0, checked;
+    int64_t reused = 0, finished = 0, known = 0, checked;
 
     assert_non_null(memo);
     sched__memo_check_kept(memo);
@@ -2269,8 +2270,10 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
         c->left += delta.n_left > 0;
         c->left_reused += delta.n_left > 0 && stats.reused > reused;
         c->left_kept += delta.n_left > 0 && stats.finished > finished;
+        c->known_kept += stats.finished > finished && stats.attempts_known > known;
         reused = stats.reused;
         finished = stats.finished;
+        known = stats.attempts_known;
         apply_result(&tc, &a);
         next_event(&tc, &delta, left);
     }
@@ -2281,6 +2284,7 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
     c->fell_back += stats.fell_back;
     c->order_kept += stats.order_kept;
     c->pending_kept += stats.pending_kept;
+    c->attempts_known += stats.attempts_known;
     sched_memo_free(memo);
     sched_mix_window_free(win);
     return differ == NULL;
@@ -2290,10 +2294,11 @@ static void test_incremental_equals_full(void **state)
 {
     uint64_t seed = env_u64("ALLOT_PROPERTY_SEED", DEFAULT_SEED);
     struct sched_arena *full = sched_arena_new(), *incr = sched_arena_new();
-    struct incr_counts c = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct incr_counts c;
     int id, failed = 0;
 
     (void)state;
+    memset(&c, 0, sizeof(c));
     assert_non_null(full);
     assert_non_null(incr);
     for (id = 0; id < N_INCR_CASES && failed < 5; id++)
@@ -2305,10 +2310,11 @@ static void test_incremental_equals_full(void **state)
                   "deltas that started something, %ld deltas with workloads that left (%ld "
                   "answered from the memo, %ld that held pods run on its kept session, %lld of "
                   "those with its job order kept, %lld with the reasons recorded from the settled "
-                  "list), %lld kept sessions compared with a build\n",
+                  "list, %ld answering %lld attempts from the settled cycle's failures), %lld "
+                  "kept sessions compared with a build\n",
                   c.passes, c.reused, c.fell_back, c.submissions_started, c.left, c.left_reused,
-                  c.left_kept, (long long)c.order_kept, (long long)c.pending_kept,
-                  (long long)c.kept_checked);
+                  c.left_kept, (long long)c.order_kept, (long long)c.pending_kept, c.known_kept,
+                  (long long)c.attempts_known, (long long)c.kept_checked);
     assert_int_equal(failed, 0);
     /* every way of a submission delta happens often: reused, a kept session
      * extended and then given up, and a full cycle */
