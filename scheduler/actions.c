@@ -86,9 +86,26 @@ static uint32_t known_bit(int action, int pool)
                                          : 0;
 }
 
+/* Tests (ss_known.check): the answered attempt is made after all; it must
+ * fail, noting a hopeless shape exactly when the settled one did, unless
+ * the hopeless table ends it first. */
+static void check_answer(struct sched_session *ss, int w, int pool, attempt_fn fn, int noted)
+{
+    struct ss_mark mark = sched__mark(ss);
+
+    ss->attempt_trace = SS_TRACE_QUIET;
+    if (fn(ss, w, pool)) {
+        ss->known->wrong++;
+        sched__rollback(ss, mark);
+    } else if (ss->attempt_trace != SS_TRACE_UNKNOWN &&
+               (ss->attempt_trace == SS_TRACE_NOTED) != noted) {
+        ss->known->wrong++;
+    }
+}
+
 /* 1 when w's attempt in pool fails as it did in the settled cycle: the
  * pool is as it was then (w's pods, if any, are there, so w is too). */
-static int known_to_fail(struct sched_session *ss, int w, int pool, int action)
+static int known_to_fail(struct sched_session *ss, int w, int pool, int action, attempt_fn fn)
 {
     struct ss_known *k = ss->known;
     uint32_t bit = known_bit(action, pool), was;
@@ -97,7 +114,9 @@ static int known_to_fail(struct sched_session *ss, int w, int pool, int action)
         ss->pool_version[pool] != k->base[pool])
         return 0;
     was = k->fail[w] & (bit | bit << 16);
-    if (was & bit << 16)
+    if (k->check)
+        check_answer(ss, w, pool, fn, (was & bit << 16) != 0);
+    else if (was & bit << 16)
         sched__note_known_failure(ss, w, pool, action);
     if (w < k->n_record)
         k->record[w] |= was;
@@ -124,7 +143,7 @@ static int attempt_pools(struct sched_session *ss, int w, int action, attempt_fn
 
     for (i = 0; i < n; i++) {
         int p = x->pool >= 0 ? x->pool : x->pools[i];
-        if (known_to_fail(ss, w, p, action))
+        if (known_to_fail(ss, w, p, action, fn))
             continue;
         ss->attempt_trace = SS_TRACE_QUIET;
         if (fn(ss, w, p))

@@ -167,6 +167,8 @@ struct sched_memo {
     struct ss_known known;
     struct sched_memo_stats stats;
     int check_kept;             /* tests: compare each kept session with a build */
+    int check_known;            /* tests: make each attempt answered from known_buf too */
+    int64_t known_wrong;        /* answers those attempts contradicted */
     int64_t kept_checked;       /* kept sessions compared so far */
     const char *kept_differs;   /* the first difference found, or NULL */
 };
@@ -214,6 +216,16 @@ const char *sched__memo_kept_differs(const struct sched_memo *memo, int64_t *che
 {
     *checked = memo->kept_checked;
     return memo->kept_differs;
+}
+
+void sched__memo_check_known(struct sched_memo *memo)
+{
+    memo->check_known = 1;
+}
+
+int64_t sched__memo_known_wrong(const struct sched_memo *memo)
+{
+    return memo->known_wrong;
 }
 
 static void check_kept(struct sched_memo *memo)
@@ -407,6 +419,7 @@ static int known_begin(struct sched_memo *memo, int use, uint64_t dirty)
     k->fair = memo->fair;
     k->dirty = dirty;
     k->base = memo->known_base;
+    k->check = memo->check_known;
     memo->ss.known = k;
     return SCHED_OK;
 }
@@ -416,6 +429,7 @@ static void known_end(struct sched_memo *memo, int rc)
 {
     memo->ss.known = NULL;
     memo->stats.attempts_known += memo->known.answered;
+    memo->known_wrong += memo->known.wrong;
     memo->n_known = 0;
     if (rc == SCHED_OK && memo->valid && memo->settled) {
         memo->known_cur ^= 1;

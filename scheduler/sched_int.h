@@ -232,6 +232,8 @@ struct ss_known {
     uint64_t dirty;         /* pools the delta changed (bit p; pools >= 64: all) */
     uint64_t *base;         /* [n_pools] */
     int64_t answered;       /* attempts answered from fail[] */
+    int check;              /* tests: make each answered attempt too, and compare */
+    int64_t wrong;          /* check: answers the attempt contradicted */
 };
 
 /* How the last victim search failed (victims.c, evict_attempt()). */
@@ -326,6 +328,11 @@ const char *sched__session_differs(const struct sched_session *a,
  * found first (NULL: nothing) and how many sessions it compared. */
 void sched__memo_check_kept(struct sched_memo *memo);
 const char *sched__memo_kept_differs(const struct sched_memo *memo, int64_t *checked);
+/* memo.c (tests): make each attempt answered from a settled cycle's
+ * failures (struct ss_known) after all, instead of noting what it noted;
+ * how many of them did not fail as the answer said. */
+void sched__memo_check_known(struct sched_memo *memo);
+int64_t sched__memo_known_wrong(const struct sched_memo *memo);
 /* Step 4 (session.c): a kept session takes the workloads appended since it
  * was built (none of them placed); the caller's promise says nothing else
  * changed but the clock, the usage history and the mix. */

@@ -2137,6 +2137,7 @@ struct incr_counts {
     long passes, reused, fell_back, submissions_started, left, left_reused, left_kept;
     long known_kept;   /* kept-session cycles with an attempt answered from the settled one */
     int64_t kept_checked, order_kept, pending_kept, attempts_known;
+    int64_t known_checked, known_wrong;   /* of those answers, made after all; contradicted */
 };
 
 /* 1-MAX_LEFT workloads leave (each may leave twice: suspended, then
@@ -2240,6 +2241,8 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
 
     assert_non_null(memo);
     sched__memo_check_kept(memo);
+    if (id % 3 == 0)   /* the others note what an answered attempt noted, as allotd does */
+        sched__memo_check_known(memo);
     gen_case(&tc, seed, id);
     if (id % 2) {
         assert_non_null(win = sched_mix_window_new(SCHED_MIX_WINDOW));
@@ -2285,6 +2288,8 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
     c->order_kept += stats.order_kept;
     c->pending_kept += stats.pending_kept;
     c->attempts_known += stats.attempts_known;
+    c->known_checked += id % 3 == 0 ? stats.attempts_known : 0;
+    c->known_wrong += sched__memo_known_wrong(memo);
     sched_memo_free(memo);
     sched_mix_window_free(win);
     return differ == NULL;
@@ -2310,11 +2315,13 @@ static void test_incremental_equals_full(void **state)
                   "deltas that started something, %ld deltas with workloads that left (%ld "
                   "answered from the memo, %ld that held pods run on its kept session, %lld of "
                   "those with its job order kept, %lld with the reasons recorded from the settled "
-                  "list, %ld answering %lld attempts from the settled cycle's failures), %lld "
-                  "kept sessions compared with a build\n",
+                  "list, %ld answering %lld attempts from the settled cycle's failures, %lld of "
+                  "them made after all, %lld contradicted), %lld kept sessions compared with a "
+                  "build\n",
                   c.passes, c.reused, c.fell_back, c.submissions_started, c.left, c.left_reused,
                   c.left_kept, (long long)c.order_kept, (long long)c.pending_kept, c.known_kept,
-                  (long long)c.attempts_known, (long long)c.kept_checked);
+                  (long long)c.attempts_known, (long long)c.known_checked,
+                  (long long)c.known_wrong, (long long)c.kept_checked);
     assert_int_equal(failed, 0);
     /* every way of a submission delta happens often: reused, a kept session
      * extended and then given up, and a full cycle */
@@ -2331,6 +2338,10 @@ static void test_incremental_equals_full(void **state)
     assert_true(c.order_kept > c.left_kept / 4 && c.order_kept < c.left_kept);
     /* and its reasons recorded from the settled list, most times */
     assert_true(c.pending_kept > c.left_kept / 2 && c.pending_kept <= c.left_kept);
+    /* attempts are answered from the settled cycle often, and those made
+     * after all failed as answered */
+    assert_true(c.known_kept > c.left_kept / 4 && c.known_checked > 0);
+    assert_int_equal(c.known_wrong, 0);
     /* every kept session that took a delta was compared with a build */
     assert_true(c.kept_checked == c.reused + c.fell_back + c.left_kept);
 }
