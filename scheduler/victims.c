@@ -2092,8 +2092,11 @@ static int evict_attempt(struct search *s, struct ss_mark mark, int action)
     }
     i = make_limit_room(s, pods, action) ? 0 : pods + 1;
     /* pods that all fit as things are would be placed evicting nothing,
-     * which fails the attempt: told without placing them */
-    if (i == 0 && s->n_flagged == 0 && sched__all_fit_as_is(ss, j, s->pool, pods) == 1)
+     * which fails the attempt: told without placing them (only when no
+     * room was made under a limit: its victims may have been flagged
+     * before, by an earlier attempt, and still have to be given back) */
+    if (i == 0 && ss->n_decisions == mark.n_decisions &&
+        sched__all_fit_as_is(ss, j, s->pool, pods) == 1)
         return 0;
     for (; i < pods; i++) {
         s->pods_left = pods - i;
