@@ -19,11 +19,13 @@
  *   failed: db__flush at the op's end, PostgreSQL's pipeline), COMMIT (WAL, synchronous=FULL: the commit is on disk), check
  *   that the path still names the file written, then mark every op of the
  *   batch done and wake its caller --> idle.
- *   On PostgreSQL, ops next to each other in the batch that have the
- *   same group (db__write_group: submissions) run as one call of it in
- *   one savepoint (op_group), a set-based statement for all of them, each
- *   op still told its own answer; if the group fails as a whole, it is
- *   rolled back and each op runs alone, so a bad one fails alone.
+ *   Ops next to each other in the batch that have the same group
+ *   (db__write_group: submissions) run as one call of it in one savepoint
+ *   (op_group): on PostgreSQL a set-based statement for all of them, on
+ *   SQLite their statements one op after the other without a savepoint
+ *   each; each op is still told its own answer; if the group fails as a
+ *   whole, it is rolled back and each op runs alone, so a bad one fails
+ *   alone.
  *   db_close() sets `stopping`; the writer drains what is queued and exits.
  *   An op may run in turns: its fn is called again, each call in a
  *   savepoint of its own, while it returns DB__MORE.
@@ -88,7 +90,7 @@
 #define BUSY_MS 5000            /* a lock held by another process: wait this long */
 #define HEALTH_PROBE_MS 1000
 #define FULL_CLEAR_BYTES (1 << 20) /* a full disk counts as freed past this */
-#define GROUP_MAX 256           /* ops in one call of a group (PostgreSQL) */
+#define GROUP_MAX 256           /* ops in one call of a group */
 #define CKPT_COMMITS 64
 #define CKPT_RESET_PAGES 8192   /* past this WAL size (32 MiB of 4 KiB pages), the writer checkpoints */
 #define CKPT_FORCE_PAGES 32768  /* past this (128 MiB), wait for readers (RESTART) */
@@ -96,7 +98,7 @@
 
 struct db__op {
     db__fn fn;
-    db__group_fn group;        /* its set-based form on PostgreSQL; NULL: none */
+    db__group_fn group;        /* its form for a run of such ops; NULL: none */
     void *arg;
     int rc;
     int done;
@@ -593,14 +595,14 @@ static int op_once(struct db *db, struct db__op *op)
     return rc;
 }
 
-/* The ops from op on that go together into one call of op's group
- * (PostgreSQL only): the same group and the same fence, GROUP_MAX at most. */
-static int group_run(struct db *db, struct db__op *op)
+/* The ops from op on that go together into one call of op's group: the
+ * same group and the same fence, GROUP_MAX at most. */
+static int group_run(struct db__op *op)
 {
     struct db__op *o = op;
     int n = 0;
 
-    if (!db->pg || !op->group)
+    if (!op->group)
         return 0;
     while (o && o->group == op->group && o->fence == op->fence && n < GROUP_MAX) {
         n++;
@@ -672,7 +674,7 @@ static int batch_ops(struct db *db, struct db__op *batch, int *n)
 
     rc = conn_rc(&db->wconn, rc);
     for (op = batch; op; op = op->next) {
-        int grouped = rc == DB_OK ? group_run(db, op) : 0;
+        int grouped = rc == DB_OK ? group_run(op) : 0;
 
         (*n)++;
         if (rc != DB_OK) {

@@ -31,13 +31,13 @@ typedef int (*db__fn)(struct db__conn *c, void *arg);
  * other writes wait, after their commit: db.c's writer) until it returns
  * anything else. */
 int db__write(struct db *db, db__fn fn, void *arg);
-/* The set-based form of an op for PostgreSQL: n ops' args at once, in
- * one savepoint, each op's own refusal (a check that writes nothing for
+/* The form of an op for a run of them: n ops' args at once, in one
+ * savepoint (set-based on PostgreSQL), each op's own refusal (a check that writes nothing for
  * it) in rcs[i]. Any other failure rolls the group back, and each op runs
  * alone through its fn, so the codes are the fn's. */
 typedef int (*db__group_fn)(struct db__conn *c, void *const *args, int *rcs, int n);
-/* db__write() of fn; on PostgreSQL, ops queued next to each other with
- * the same group (and fence) are written by one call of it. */
+/* db__write() of fn; ops queued next to each other with the same group
+ * (and fence) are written by one call of it, in one savepoint. */
 int db__write_group(struct db *db, db__fn fn, db__group_fn group, void *arg);
 /* Runs fn in one read transaction on a pooled read connection. */
 int db__read(struct db *db, db__fn fn, void *arg);

@@ -254,17 +254,38 @@ static int pending_capped(struct db__conn *c, const struct pending_check *p)
     return rc == DB_OK ? caps_verdict(p, project, user, name) : rc;
 }
 
-/* The insert of a submission. queued_seq is its own seq: on PostgreSQL
- * the insert takes the seq from the sequence first and writes both (a
- * second write of the row would check the table's constraints again);
- * SQLite's AUTOINCREMENT hands the seq out at the insert, so it is set by
- * an update right after, in the same savepoint. */
+/* The insert of a submission. queued_seq is its own seq, so the insert
+ * writes both, the seq taken first (a second write of the row would cost
+ * a statement and check the table's constraints again): on PostgreSQL
+ * from the sequence; on SQLite the seq AUTOINCREMENT would hand out
+ * (next_seq), read once per savepoint and counted on by each insert in
+ * it (an explicit seq moves sqlite_sequence on as AUTOINCREMENT's own
+ * would, so a purged seq is still never given again). */
 #define INSERT_COLS                                                                       \
     "id, name, project_seq, type, priority_class, priority, preemptible, desired_phase,"   \
     " phase, n_pods, min_pods, gpu_devices, gpu_portion, cpu_milli, mem_mib, pools,"       \
     " node_type, image, created_by, created_at, updated_at, phase_updated_at, spec,"       \
     " affinity, gpu_memory_mib, rules"
 #define INSERT_VALUES "?,?,?,?,?,?,?,'Running','Pending',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?"
+
+/* SQLite: the last seq AUTOINCREMENT gave out in workloads, as it reads
+ * it (the larger of its counter and the table's largest seq). */
+static int last_seq(struct db__conn *c, int64_t *out)
+{
+    static const char sql[] =
+        "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'workloads'), 0),"
+        " coalesce((SELECT max(seq) FROM workloads), 0))";
+    int rc = DB_OK;
+    struct db__stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    if (db__step(st) == DB__ROW)
+        *out = db__col_int64(st, 0);
+    else
+        rc = DB_EIO;
+    return db__done(st, rc);
+}
 
 /* The message of a submission's event. */
 static void submitted_msg(const struct db_workload *w, char *msg, size_t len)
@@ -273,20 +294,24 @@ static void submitted_msg(const struct db_workload *w, char *msg, size_t len)
              w->created_by[0] ? w->created_by : "unknown");
 }
 
-static int insert_fn(struct db__conn *c, void *arg)
+/* One workload; *last: SQLite's last seq given in this savepoint (-1: not
+ * read yet). */
+static int insert_fn(struct db__conn *c, struct db_workload *w, int64_t *last)
 {
     static const char sql[] =
-        "INSERT INTO workloads (" INSERT_COLS ", queued_seq) VALUES (" INSERT_VALUES ", 0)";
+        "INSERT INTO workloads (" INSERT_COLS ", seq, queued_seq) VALUES (" INSERT_VALUES
+        ", ?25, ?25)";
     static const char sql_pq[] =
         "INSERT INTO workloads (" INSERT_COLS ", seq, queued_seq) SELECT " INSERT_VALUES
         ", s.n, s.n FROM (SELECT nextval(pg_get_serial_sequence('workloads', 'seq')) AS n) AS s";
-    static const char seq[] = "UPDATE workloads SET queued_seq = seq WHERE seq = ?";
-    struct db_workload *w = arg;
     char msg[DB_MSG_LEN];
     int rc = DB_OK;
     int pq = db__is_pq(c);
-    struct db__stmt *st = db__prep(c, pq ? sql_pq : sql, &rc);
+    struct db__stmt *st;
 
+    if (!pq && *last < 0 && (rc = last_seq(c, last)) != DB_OK)
+        return rc;
+    st = db__prep(c, pq ? sql_pq : sql, &rc);
     if (!st)
         return rc;
     db__bind_text(st, 1, w->id);
@@ -314,20 +339,12 @@ static int insert_fn(struct db__conn *c, void *arg)
     db__bind_text(st, 22, w->affinity);
     db__bind_int64(st, 23, w->gpu_memory_mib);
     db__bind_text(st, 24, w->rules);
+    if (!pq)
+        db__bind_int64(st, 25, *last + 1);
     rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;
-    w->seq = db__last_id(c);
-    w->queued_seq = w->seq;
-    if (!pq) {
-        st = db__prep(c, seq, &rc);
-        if (!st)
-            return rc;
-        db__bind_int64(st, 1, w->seq);
-        rc = db__done(st, db__step_done(st));
-        if (rc != DB_OK)
-            return rc;
-    }
+    w->seq = w->queued_seq = pq ? db__last_id(c) : ++*last;
     submitted_msg(w, msg, sizeof(msg));
     rc = db__event(c, w->seq, w->created_at, "Normal", "Submitted", msg);
     if (rc == DB_OK)
@@ -343,20 +360,47 @@ struct insert_many_arg {
     struct pending_check check;
 };
 
-/* The cap check, then every insert: one savepoint, all or none. */
-static int insert_many_fn(struct db__conn *c, void *arg)
+/* The cap check, then every insert: all or none. */
+static int insert_many(struct db__conn *c, struct insert_many_arg *a, int64_t *last)
 {
-    struct insert_many_arg *a = arg;
     int i, rc = pending_capped(c, &a->check);
 
     for (i = 0; i < a->n && rc == DB_OK; i++)
-        rc = insert_fn(c, &a->ws[i]);
+        rc = insert_fn(c, &a->ws[i], last);
+    return rc;
+}
+
+/* One submission in a savepoint of its own. */
+static int insert_many_fn(struct db__conn *c, void *arg)
+{
+    int64_t last = -1;
+
+    return insert_many(c, arg, &last);
+}
+
+/* ---- submissions as a group (SQLite) ----
+ * The writer hands the submissions queued together to insert_lite_group
+ * in one savepoint, one op after the other as each would run alone (an
+ * op past a cap is refused before it writes anything, and the ops after
+ * it count what the ones before wrote): a savepoint and its release
+ * saved per submission, and the seq read once for the group. Any other
+ * failure (a name taken, a bad value) rolls the group back and db.c runs
+ * each op alone (insert_many_fn), so only the bad one fails. */
+static int insert_lite_group(struct db__conn *c, void *const *args, int *rcs, int n)
+{
+    int64_t last = -1;
+    int i, rc = DB_OK;
+
+    for (i = 0; i < n && rc == DB_OK; i++) {
+        rcs[i] = insert_many(c, args[i], &last);
+        rc = rcs[i] == DB_ELIMIT ? DB_OK : rcs[i];
+    }
     return rc;
 }
 
 /* ---- submissions as a set (PostgreSQL) ----
- * The writer hands the submissions queued together to insert_group in
- * one savepoint. Step 1: the caps, op by op in queue order, from one
+ * The writer hands the submissions queued together to insert_set_group
+ * in one savepoint. Step 1: the caps, op by op in queue order, from one
  * count per project and per submitter (the counts insert_many_fn would
  * read, since each op adds its workloads before the next counts); an op
  * past a cap is refused alone and writes nothing. Step 2: one statement
@@ -482,7 +526,7 @@ static int group_caps(struct db__conn *c, void *const *args, const int *rcs, int
     return caps_verdict(p, min64(project, plim), min64(user, ulim), at->name);
 }
 
-static int insert_group(struct db__conn *c, void *const *args, int *rcs, int n)
+static int insert_set_group(struct db__conn *c, void *const *args, int *rcs, int n)
 {
     struct db__text b = {0};
     struct tally *t = calloc((size_t)n, sizeof(*t));
@@ -529,6 +573,11 @@ static int insert_group(struct db__conn *c, void *const *args, int *rcs, int n)
     free(b.s);
     free(t);
     return rc;
+}
+
+static int insert_group(struct db__conn *c, void *const *args, int *rcs, int n)
+{
+    return db__is_pq(c) ? insert_set_group(c, args, rcs, n) : insert_lite_group(c, args, rcs, n);
 }
 
 int db_workloads_submit(struct db *db, struct db_workload *ws, int n,

@@ -1327,12 +1327,13 @@ static void test_time_parse(void **state)
     }
 }
 
-/* Deleted workloads are purged after the retention, or with their project. */
+/* Deleted workloads are purged after the retention, or with their project;
+ * a purged seq is never given again, not even the largest. */
 static void test_purge(void **state)
 {
     struct fixture *f = *state;
     struct db_workload w, old, got;
-    int64_t *seqs = NULL;
+    int64_t *seqs = NULL, live_seq;
     int n = 0;
 
     assert_int_equal(submit(f, "old", 1, &old), DB_OK);
@@ -1341,6 +1342,7 @@ static void test_purge(void **state)
     assert_int_equal(db_workload_act(f->db, w.seq, DB_WL_DELETE, "t", 5000), DB_OK);
     /* a project with a live workload stays */
     assert_int_equal(submit(f, "live", 1, &got), DB_OK);
+    live_seq = got.seq;
     db_workload_clear(&got);
     assert_int_equal(db_queue_delete(f->db, f->proj.seq, &seqs, &n), DB_ECONFLICT);
     /* deleted before 2000: only "old" */
@@ -1368,6 +1370,15 @@ static void test_purge(void **state)
     assert_int_equal(n, 2);
     free(seqs);
     assert_int_equal(db_workload_get(f->db, w.id, &got), DB_ENOTFOUND);
+    db_workload_clear(&w);
+    f->proj.seq = 0;
+    assert_int_equal(db_queue_insert(f->db, &f->proj), DB_OK);
+    assert_int_equal(submit(f, "after", 1, &w), DB_OK);
+    assert_true(w.seq > live_seq);
+    assert_int_equal(db_workload_get(f->db, w.id, &got), DB_OK);
+    assert_int_equal(got.seq, w.seq);
+    assert_int_equal(got.queued_seq, w.seq);
+    db_workload_clear(&got);
     db_workload_clear(&w);
     db_workload_clear(&old);
 }
