@@ -432,12 +432,28 @@ static void first_fit(const struct sched_session *ss, int w, int node, struct sc
         s->best.node = node;
 }
 
+int64_t sched__charge_as_is(const struct sched_session *ss, int w, int pool, int *node)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+
+    *node = sched__best_node(ss, w, pool, -1);
+    if (*node < 0)
+        return 0;
+    return (int64_t)sched_shared_devices(wl) * sched__dev_charge(ss, w, *node);
+}
+
 int sched__fits_somewhere(const struct sched_session *ss, int w, int pool)
 {
     struct scan s = {0, 0, {-1, 0, 0, 0, 0, 0, 0}, 0, 1, 0, 0, 0};
+    int64_t charge;
 
     if (sched__whole(ss_w(ss, w)) && ss->pools[pool].max_empty < ss_w(ss, w)->gpu_devices)
         return 0;
+    if (ss_w(ss, w)->gpu_memory_mib > 0) {
+        /* as sched__place_pods() does: the best node, then its charge */
+        charge = sched__charge_as_is(ss, w, pool, &s.best.node);
+        return s.best.node >= 0 && sched__gpu_within_caps(ss, w, pool, charge);
+    }
     each_node(ss, w, pool, -1, first_fit, &s);
     return s.best.node >= 0;
 }
@@ -724,23 +740,26 @@ int sched__best_node(const struct sched_session *ss, int w, int pool, int exclud
     return s.best.node;
 }
 
-/* A GPU-memory request is charged by the device it got: do the queue and
- * its ancestors still keep their limits and, for non-preemptible work,
- * their deserved quota? */
-int sched__charge_within_caps(const struct sched_session *ss, int w, int pool)
+/* A GPU-memory request is charged by the device it gets: with `gpu` more,
+ * do the queue and its ancestors still keep their limits and, for
+ * non-preemptible work, their deserved quota? */
+int sched__gpu_within_caps(const struct sched_session *ss, int w, int pool, int64_t gpu)
 {
     const struct sched_workload *wl = ss_w(ss, w);
     int q;
 
-    if (wl->gpu_memory_mib <= 0)
-        return 1;
     for (q = wl->queue; q >= 0; q = ss->queues[q].parent) {
         const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)pool];
-        if (a->alloc[SCHED_GPU] > a->limit[SCHED_GPU] ||
-            (!wl->preemptible && a->alloc_np[SCHED_GPU] > sched__np_bound(a, SCHED_GPU)))
+        if (a->alloc[SCHED_GPU] + gpu > a->limit[SCHED_GPU] ||
+            (!wl->preemptible && a->alloc_np[SCHED_GPU] + gpu > sched__np_bound(a, SCHED_GPU)))
             return 0;
     }
     return 1;
+}
+
+int sched__charge_within_caps(const struct sched_session *ss, int w, int pool)
+{
+    return ss_w(ss, w)->gpu_memory_mib <= 0 || sched__gpu_within_caps(ss, w, pool, 0);
 }
 
 int sched__place_pods(struct sched_session *ss, int w, int pool, int pods, int action)

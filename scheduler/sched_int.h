@@ -451,11 +451,18 @@ int sched__pod_fits_node(const struct sched_session *ss, int w, int node);
  * w's queue and its ancestors keep their GPU limits and, for
  * non-preemptible work, deserved quota in the pool? (1 for other requests.) */
 int sched__charge_within_caps(const struct sched_session *ss, int w, int pool);
+/* Would `gpu` milli-GPU more for w keep those same caps on its path? */
+int sched__gpu_within_caps(const struct sched_session *ss, int w, int pool, int64_t gpu);
+/* A GPU-memory request's charge for one pod on the node sched__best_node()
+ * picks as things are (*node; 0 with *node -1 when none fits). */
+int64_t sched__charge_as_is(const struct sched_session *ss, int w, int pool, int *node);
 int sched__best_node(const struct sched_session *ss, int w, int pool, int exclude);
 /* node_add(): the node's free room changed (its pool's node index files it
  * again when next asked). */
 void sched__node_index_touch(struct sched_session *ss, int node);
-/* Would sched__best_node(ss, w, pool, -1) find a node? (Stops at the first.) */
+/* Would sched__place_pods() place one pod of w? sched__best_node(ss, w,
+ * pool, -1) finds a node (stops at the first), and for a GPU-memory
+ * request its charge there keeps w's caps (sched__gpu_within_caps()). */
 int sched__fits_somewhere(const struct sched_session *ss, int w, int pool);
 /* sched__best_node()'s order one node at a time, for searches that ask
  * the same again and again (victims.c's move trials). The order is

@@ -61,7 +61,10 @@
  *      for one pod, finding that a node fits stops at the first one; for a
  *      gang of whole-device or CPU-only pods, the pods each node can take
  *      are added up (sched__all_fit_as_is()) instead of placing them one by one
- *      and rolling them back.
+ *      and rolling them back; a GPU-memory pod fits only if its charge on
+ *      the node it would take keeps its project's limit, as placement
+ *      requires, and room under the limit is made for that charge when it
+ *      is above the estimate (struct search's pod_gpu).
  * How an attempt failed is left in ss->attempt_trace (SS_TRACE_*): it
  * noted a hopeless shape, or the hopeless table ended it; actions.c keeps
  * the failures for the next cycle (struct ss_known) and, when it does not
@@ -133,6 +136,8 @@ struct search {
     int n_elig;
     int *node_order;           /* pool nodes by their most preferred unit */
     int64_t *order_lb;         /* their bounds: least GPU cost that could make room */
+    int64_t pod_gpu;           /* a GPU-memory request: its charge per pod on the node it
+                                * takes as things are, when above its estimate (0: none) */
 };
 
 /* What an answer kept per pool was found for: the pool's state and a key. */
@@ -1897,7 +1902,8 @@ static int still_over(const struct search *s, const int *set, int n, int pods, i
     for (q = ss_w(ss, s->j)->queue; q >= 0; q = ss->queues[q].parent) {
         const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)s->pool];
         for (r = 0; r < SCHED_NRES; r++) {
-            int64_t over = a->alloc[r] + ss->wl[s->j].req[r] * pods - a->limit[r];
+            int64_t per_pod = r == SCHED_GPU && s->pod_gpu > 0 ? s->pod_gpu : ss->wl[s->j].req[r];
+            int64_t over = a->alloc[r] + per_pod * pods - a->limit[r];
             if (a->limit[r] == SS_INF || over <= 0)
                 continue;
             for (k = 0; k < n; k++)
@@ -2089,6 +2095,12 @@ static int evict_attempt(struct search *s, struct ss_mark mark, int action)
     if (collect_units(s) != SCHED_OK || known_hopeless(s, pods)) {
         ss->attempt_trace = SS_TRACE_UNKNOWN;   /* the table's history decided */
         return 0;
+    }
+    if (ss_w(ss, j)->gpu_memory_mib > 0) {
+        /* placed as things are, it is charged by that node's devices */
+        int node;
+        int64_t charge = sched__charge_as_is(ss, j, s->pool, &node);
+        s->pod_gpu = charge > ss->wl[j].req[SCHED_GPU] ? charge : 0;
     }
     i = make_limit_room(s, pods, action) ? 0 : pods + 1;
     /* pods that all fit as things are would be placed evicting nothing,

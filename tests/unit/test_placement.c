@@ -3,7 +3,8 @@
  * spread per pool, device choice for whole and fractional requests,
  * node-type affinity, all-or-nothing gangs, pool preference order; and
  * whether a gang fits as things are (scheduler/capacity.c,
- * sched__all_fit_as_is()) against placing it pod by pod; the pool's node
+ * sched__all_fit_as_is()) against placing it pod by pod, a GPU-memory
+ * pod's charge against its limit included; the pool's node
  * index against a walk of the pool.
  */
 #include <setjmp.h>
@@ -201,6 +202,59 @@ static void test_all_fit_as_is(void **unused)
     }
 }
 
+/* A GPU-memory pod is charged by the device it lands on, so the fit test
+ * (sched__fits_somewhere()) says what sched__place_pods() does, limits
+ * included; and where the charge breaks only the limit, a preempt of the
+ * project's own work makes the room. Pool 0: n1, 2 devices of 40,000 MiB,
+ * device 0 held by b (1 GPU, priority 25); pool 1: n2, 1 device of
+ * 80,000 MiB held by another project, which sets the estimate before
+ * placement (30,000 MiB: 375 milli-GPU; on n1: 750). */
+static void test_memory_fit_as_allocate(void **unused)
+{
+    static const struct {
+        double limit;     /* the project's GPU limit in GPUs, -1 none */
+        int64_t mib;      /* g's request per pod */
+        int fits;         /* fit test and allocate, as things are */
+        int evicts_b;     /* the cycle preempts b for g */
+    } cases[] = {
+        {-1, 30000, 1, 0},    /* 1,000 + 750 under no limit */
+        {2, 30000, 1, 0},     /* 1,750 of 2,000 */
+        {1.5, 20000, 1, 0},   /* 1,500 of 1,500 */
+        {1.5, 30000, 0, 1},   /* 1,750 of 1,500 (the estimate, 1,375, would pass) */
+        {1.5, 50000, 0, 0},   /* no device of n1 holds it, nor would evicting b help */
+    };
+    static const int pools[] = {0, 1};
+    size_t i;
+
+    (void)unused;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct tw w;
+        struct sched_session ss;
+        int p, o, b, h, g;
+
+        tw_init(&w, 2);
+        w.nodes[tw_node(&w, "n1", 0, 2)].gpu_memory_mib = 40000;
+        w.nodes[tw_node(&w, "n2", 1, 1)].gpu_memory_mib = 80000;
+        p = tw_queue(&w, "p", -1, -1, cases[i].limit, 1);
+        o = tw_queue(&w, "o", -1, -1, -1, 1);
+        b = tw_workload(&w, "b", p, 1, 1, 0, 25);
+        tw_running(&w, b, 0, 0, 0x1);
+        h = tw_workload(&w, "h", o, 1, 1, 0, 50);
+        tw_running(&w, h, 0, 1, 0x1);
+        g = tw_workload(&w, "g", p, 1, 0, 0, 130);
+        w.wl[g].gpu_memory_mib = cases[i].mib;
+        w.wl[g].pools = pools;
+        w.wl[g].n_pools = 2;
+        assert_int_equal(sched__session_build(&ss, &w.st, NULL, w.arena), SCHED_OK);
+        assert_int_equal(sched__fits_somewhere(&ss, g, 0), cases[i].fits);
+        assert_int_equal(sched__all_fit_as_is(&ss, g, 0, 1), cases[i].fits);
+        assert_int_equal(sched__place_pods(&ss, g, 0, 1, SCHED_ACT_ALLOCATE), cases[i].fits);
+        assert_true(tw_cycle(&w) >= 0);
+        assert_int_equal(tw_evicted(&w, b), cases[i].evicts_b);
+        tw_free(&w);
+    }
+}
+
 /* The best node by a walk of the pool, as placement.c's opening comment
  * orders them for a whole-device pod: the lowest rank, then the fullest
  * (binpack) or the highest free ratio (spread), then the name. */
@@ -391,6 +445,7 @@ int main(void)
         cmocka_unit_test(test_gang_all_or_nothing),
         cmocka_unit_test(test_pool_preference),
         cmocka_unit_test(test_all_fit_as_is),
+        cmocka_unit_test(test_memory_fit_as_allocate),
         cmocka_unit_test(test_node_index_matches_walk),
         cmocka_unit_test(test_frag_by_state_matches_walk),
     };

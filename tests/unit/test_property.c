@@ -1867,8 +1867,9 @@ static void dump_state(const struct tcase *tc)
                       tc->pools[i].gpu_placement ? "spread" : "binpack",
                       (long long)tc->pools[i].min_guaranteed_runtime_ms, tc->pools[i].tbf_enabled);
     for (i = 0; i < tc->n_nodes; i++)
-        print_message("  node %d %s pool %d ready %d gpus %d cpu %lld mem %lld type %s\n", i,
-                      tc->nodes[i].name, tc->nodes[i].pool, tc->nodes[i].ready, tc->nodes[i].n_gpus,
+        print_message("  node %d %s pool %d ready %d gpus %d gpumem %lld cpu %lld mem %lld "
+                      "type %s\n", i, tc->nodes[i].name, tc->nodes[i].pool, tc->nodes[i].ready,
+                      tc->nodes[i].n_gpus, (long long)tc->nodes[i].gpu_memory_mib,
                       (long long)tc->nodes[i].cpu_milli, (long long)tc->nodes[i].mem_mib,
                       tc->nodes[i].node_type ? tc->nodes[i].node_type : "-");
     for (q = 0; q < tc->n_queues; q++) {
@@ -1878,10 +1879,11 @@ static void dump_state(const struct tcase *tc)
     }
     for (i = 0; i < tc->n_wls; i++) {
         const struct sched_workload *w = &tc->wls[i];
-        print_message("  wl %d %s q %d prio %d pre %d %s pods %d/%d gpu %d+%lldm cpu %lld "
-                      "mem %lld pools %d type %s seq %lld started %lld stale %lld:", i, w->name,
-                      w->queue, w->priority, w->preemptible, sched_phase_name(w->phase),
+        print_message("  wl %d %s q %d prio %d pre %d %s pods %d/%d gpu %d+%lldm+%lldMiB "
+                      "cpu %lld mem %lld pools %d type %s seq %lld started %lld stale %lld:", i,
+                      w->name, w->queue, w->priority, w->preemptible, sched_phase_name(w->phase),
                       w->min_pods, w->n_pods, w->gpu_devices, (long long)w->gpu_portion,
+                      (long long)w->gpu_memory_mib,
                       (long long)w->cpu_milli, (long long)w->mem_mib, w->n_pools,
                       w->node_type ? w->node_type : "-", (long long)w->queued_seq,
                       (long long)w->started_ms, (long long)w->stale_since_ms);
@@ -2136,6 +2138,10 @@ static const struct {
     {0x4, 3698, "for-whom"},
     {0xb, 715, "for-whom"},
     {0xf, 3212, "for-whom"},
+    /* a GPU-memory pod charged on its node above its project's limit was
+     * told it fit as things were, so the preempt that made room under the
+     * limit was never tried */
+    {0x7, 3436, "no-missed-eviction"},
 };
 
 static void test_regressions(void **state)
