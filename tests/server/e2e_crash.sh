@@ -1,8 +1,11 @@
 #!/bin/sh
 # e2e_crash.sh: submissions acknowledged with 202 survive kill -9: four
-# clients submit in parallel, allotd is killed mid-burst, restarted on the
-# same database, and every acknowledged id must be there; scheduling
-# resumes from the database alone (one 1-GPU node: exactly one runs).
+# clients submit in parallel, allotd is killed mid-burst (once the clients
+# hold at least KILL_AFTER acknowledgements between them: awaited, not
+# guessed with a fixed sleep, so a starved machine only makes it slower),
+# restarted on the same database, and every acknowledged id must be there;
+# scheduling resumes from the database alone (one 1-GPU node: exactly one
+# runs).
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 
@@ -23,15 +26,18 @@ client() { # N: submits until the server dies, logging acknowledged ids
     printf '%s\n' "$out" | sed '$d' | jq -r .workloadId >>"$T/acked.$1"
   done
 }
+KILL_AFTER=40
+acked() { [ "$(cat "$T"/acked.* 2>/dev/null | wc -l)" -ge "$1" ]; }
 for c in 1 2 3 4; do client $c & done
-sleep 1
+poll 60 acked $KILL_AFTER || { kill -9 "$PID_FIRST"; wait; fail "fewer than $KILL_AFTER submissions \
+were acknowledged within $((60 * SCALE)) s"; }
 kill -9 "$PID_FIRST"
 wait "$PID_FIRST" 2>/dev/null || true
 wait
 PID=""
 cat "$T"/acked.* >"$T/acked"
 N=$(wc -l <"$T/acked")
-[ "$N" -gt 0 ] || fail "nothing was acknowledged before the kill"
+[ "$N" -ge $KILL_AFTER ] || fail "only $N acknowledged before the kill"
 
 start --db "$T/crash.db" --simulate-nodes 1x1 --rate-limit 0
 ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")

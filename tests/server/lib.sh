@@ -229,9 +229,10 @@ start_fault() {
 }
 _up_or_gone() { [ -s "$T/port" ] || exited "$PID"; }
 
-# killed_at POINT: allotd died of SIGKILL at its fault point POINT (20 s).
+# killed_at POINT [SECONDS]: allotd died of SIGKILL at its fault point POINT
+# (within SECONDS, default 20).
 killed_at() {
-  poll 20 exited "$PID" || fail "allotd did not reach the fault point $1"
+  poll "${2:-20}" exited "$PID" || fail "allotd did not reach the fault point $1 within $((${2:-20} * SCALE)) s"
   _rc=0
   wait "$PID" || _rc=$?
   PID=""
