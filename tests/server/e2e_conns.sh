@@ -5,7 +5,7 @@
 # server closes) while probing GET /healthz from 127.0.0.1, and fails if a
 # probe is not answered 200 within 10 s:
 #   - 16 and 40 silent connections (each closed within the 2 s request
-#     timeout: some are closed during a 3 s attack);
+#     timeout: some are closed during a 6 s attack);
 #   - 40 slowloris connections (a request head trickled a byte at a time);
 #   - 2,000 kept-alive connections sitting idle after one request (a
 #     probe waits 1-4 s behind their reconnections in the accept queue);
@@ -22,16 +22,29 @@ start --demo
 PORT=$(cat "$T/port")
 
 # flood MODE N SECONDS: runs connflood, prints its report, fails on a missed probe
-# (each probe has 10 s, scaled in sanitizer builds)
+# (each probe has 10 s, scaled in sanitizer builds). A probe waits behind
+# the attack's connections in the accept queue, each served in turn: on a
+# machine starved of CPU that alone can take past 10 s. A server that
+# keeps workers for idle connections instead of letting them go needs
+# 2,000 / 128 workers x the 2 s keep-alive timeout (20 s measured with no
+# load, more with it) whatever the machine's speed, and misses every
+# probe: so an attack whose probe missed is run again, three times in all,
+# and the test fails when each missed.
 flood() {
-  line=$("$FLOOD" "$PORT" "$1" "$2" "$3" $((10000 * SCALE))) || fail "$1 x$2: a probe was not answered: $line"
+  _try=1
+  while ! line=$("$FLOOD" "$PORT" "$1" "$2" "$3" $((10000 * SCALE))); do
+    kill -0 "$PID" 2>/dev/null || fail "allotd died under $1 x$2"
+    [ $_try -lt 3 ] || fail "$1 x$2: a probe was not answered in 3 attacks: $line"
+    echo "$1 x$2: a probe was not answered, attack $_try of 3: $line" >&2
+    _try=$((_try + 1))
+  done
   echo "$line"
   kill -0 "$PID" 2>/dev/null || fail "allotd died under $1 x$2"
 }
 field() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
-out=$(flood silent 16 3)
-[ "$(field "$out" closed)" -gt 0 ] || fail "silent connections were not closed within 3 s: $out"
+out=$(flood silent 16 6)
+[ "$(field "$out" closed)" -gt 0 ] || fail "silent connections were not closed within 6 s: $out"
 flood silent 40 3
 flood slowloris 40 3
 flood keepalive 2000 3
