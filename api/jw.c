@@ -29,27 +29,13 @@
  *      them. Values, whatever their source, are always scanned.
  */
 #include "api.h"
+#include "decimal.h"
 
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* v's decimal digits at out (at least 20 bytes); their count. */
-static size_t put_u64(char *out, uint64_t v)
-{
-    char tmp[20];
-    size_t n = 0, i;
-
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (i = 0; i < n; i++)
-        out[i] = tmp[n - 1 - i];
-    return n;
-}
 
 /* v as exactly `width` digits (0 <= v < 10^width). */
 static void put_fixed(char *out, int v, int width)
@@ -58,15 +44,6 @@ static void put_fixed(char *out, int v, int width)
         out[width] = (char)('0' + v % 10);
         v /= 10;
     }
-}
-
-/* "-" and the digits of v (at least 21 bytes); their count. */
-static size_t put_i64(char *out, int64_t v)
-{
-    if (v >= 0)
-        return put_u64(out, (uint64_t)v);
-    out[0] = '-';
-    return 1 + put_u64(out + 1, (uint64_t)0 - (uint64_t)v);
 }
 
 /* The proleptic Gregorian date of a day count since 1970-01-01 (>= 0):
@@ -298,7 +275,7 @@ static inline void value_raw(struct jw *w, const char *key, const char *text, si
 void jw_int(struct jw *w, const char *key, int64_t v)
 {
     char buf[32];
-    size_t n = put_i64(buf, v);
+    size_t n = decimal_i64(buf, v);
 
     value_raw(w, key, buf, n);
 }
@@ -309,7 +286,7 @@ void jw_mib(struct jw *w, const char *key, int64_t mib)
     size_t n = 0;
 
     buf[n++] = '"';
-    n += put_i64(buf + n, mib);
+    n += decimal_i64(buf + n, mib);
     memcpy(buf + n, "Mi\"", 3);
     n += 3;
     value_raw(w, key, buf, n);
@@ -323,7 +300,7 @@ void jw_milli(struct jw *w, const char *key, int64_t milli)
 
     if (milli < 0)
         buf[n++] = '-';
-    n += put_u64(buf + n, a / 1000);
+    n += decimal_u64(buf + n, a / 1000);
     buf[n++] = '.';
     put_fixed(buf + n, (int)(a % 1000), 3);
     n += 3;

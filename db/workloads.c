@@ -30,6 +30,7 @@
  */
 #include "db_int.h"
 #include "db_ha.h"
+#include "decimal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -1287,21 +1288,11 @@ static int generic_plan(struct db__conn *c)
  * the memo below). */
 static void seq_text(char out[24], const char *sep, int64_t v)
 {
-    char d[20];
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    size_t n = 0, k = 0;
+    size_t k = 0;
 
     while (*sep)
         out[k++] = *sep++;
-    if (v < 0)
-        out[k++] = '-';
-    do {
-        d[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    while (n)
-        out[k++] = d[--n];
-    out[k] = 0;
+    out[k + decimal_i64(out + k, v)] = 0;
 }
 
 /* ---- a reader's last page (SQLite) ----
