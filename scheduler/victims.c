@@ -13,7 +13,10 @@
  *              Av holds more than its allocatable share max(deserved, fair)
  *              (MaintainFairShare), or Ar + request stays within Ar's
  *              deserved while Av holds more than its deserved
- *              (GuaranteeDeservedQuota).
+ *              (GuaranteeDeservedQuota), in a resource the unit frees;
+ *              and the whole set keeps KAI's saturation rule wherever
+ *              the branches meet above the reclaimer's project (a set
+ *              that breaks it is no candidate: a dearer valid one is).
  *   preempt  - preemptible, same queue, strictly lower priority, not
  *              protected by the minimum runtime.
  *   move     - preemptible whole workloads of any queue (consolidation).
@@ -95,6 +98,7 @@
 
 #define MAX_NODE_UNITS 20
 #define MAX_DFS_STEPS 20000
+#define LIMIT_ROOM_PASSES 8
 
 enum { MODE_RECLAIM, MODE_PREEMPT, MODE_MOVE };
 
@@ -138,6 +142,7 @@ struct search {
     int64_t *order_lb;         /* their bounds: least GPU cost that could make room */
     int64_t pod_gpu;           /* a GPU-memory request: its charge per pod on the node it
                                 * takes as things are, when above its estimate (0: none) */
+    int first_decision;        /* ss->n_decisions when the attempt began: its evictions follow */
 };
 
 /* What an answer kept per pool was found for: the pool's state and a key. */
@@ -1071,7 +1076,62 @@ static int64_t unit_frees(const struct search *s, const struct unit *u, int r)
     return sum;
 }
 
-/* Is taking units set[0..n) (indices into units, in preference order) valid for a reclaim? */
+/* KAI's saturation rule for one resource where the reclaimer's branch
+ * (holding ar_alloc of ar_fair) meets a victim's (av_alloc of av_fair)
+ * above the reclaiming project: the reclaimer's side may end above its
+ * fair share only while less saturated (allocated / fair share) than the
+ * victim's (a victim side with no fair share does not hold it back). */
+static int less_saturated(int64_t ar_alloc, int64_t ar_fair, int64_t av_alloc, int64_t av_fair)
+{
+    if (ar_alloc <= ar_fair || av_fair <= 0)
+        return 1;
+    if (ar_fair <= 0)
+        return 0;
+    return (__int128)ar_alloc * av_fair < (__int128)av_alloc * ar_fair;
+}
+
+/* What j's pods still to place (s->pods_left) add to resource r. */
+static int64_t pods_left_ask(const struct search *s, int r)
+{
+    int64_t per_pod = r == SCHED_GPU && s->pod_gpu > 0 ? s->pod_gpu : s->ss->wl[s->j].req[r];
+
+    return per_pod * s->pods_left;
+}
+
+/* The saturation rule for the set, as the attempt would end with it:
+ * wherever j's branch meets a unit's above j's project, j's side with the
+ * pods still to place stays less saturated than the unit's side without
+ * the set's units in it, in every resource j asks. */
+static int set_keeps_saturation(const struct search *s, const int *set, int n)
+{
+    const struct sched_session *ss = s->ss;
+    int jq = ss_w(ss, s->j)->queue, i, k, r, ar, av;
+
+    for (i = 0; i < n; i++) {
+        meeting_level(ss, jq, ss_w(ss, s->units[set[i]].w)->queue, &ar, &av);
+        if (ar == jq)
+            continue;
+        for (r = 0; r < SCHED_NRES; r++) {
+            const struct ss_qp *a = &ss->qp[(size_t)ar * (size_t)ss->n_pools + (size_t)s->pool];
+            const struct ss_qp *v = &ss->qp[(size_t)av * (size_t)ss->n_pools + (size_t)s->pool];
+            int64_t held = v->alloc[r];
+            if (ss->wl[s->j].req[r] <= 0)
+                continue;
+            for (k = 0; k < n; k++)
+                if (in_subtree(ss, ss_w(ss, s->units[set[k]].w)->queue, av))
+                    held -= unit_frees(s, &s->units[set[k]], r);
+            if (!less_saturated(a->alloc[r] + pods_left_ask(s, r), a->fair[r], held, v->fair[r]))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* Is taking units set[0..n) (indices into units, in preference order) valid
+ * for a reclaim? Each unit passes one of KAI's strategies before it is
+ * taken, and the set keeps the saturation rule: a set that breaks it
+ * would fail the attempt (reclaim_holds()), so it is no candidate, and a
+ * dearer valid set is searched for instead. */
 static int reclaim_set_valid(const struct search *s, const int *set, int n)
 {
     const struct sched_session *ss = s->ss;
@@ -1098,7 +1158,7 @@ static int reclaim_set_valid(const struct search *s, const int *set, int n)
         if (!ok)
             return 0;
     }
-    return 1;
+    return set_keeps_saturation(s, set, n);
 }
 
 /* ---- Node-local fit of the pod once a set is gone ---- */
@@ -1680,39 +1740,30 @@ static int place_with_eviction(struct search *s, int action)
     return place_one(ss, s->j, node, action) == SCHED_OK;
 }
 
-/* KAI's saturation rule for resource r where the reclaimer's branch (ar)
- * meets a victim's (av) above the reclaiming project: ar may end above its
- * fair share only while less saturated (allocated / fair share) than av
- * (a victim side with no fair share does not hold it back). */
-static int less_saturated(const struct ss_qp *ar, const struct ss_qp *av, int r)
-{
-    if (ar->alloc[r] <= ar->fair[r] || av->fair[r] <= 0)
-        return 1;
-    if (ar->fair[r] <= 0)
-        return 0;
-    return (__int128)ar->alloc[r] * av->fair[r] < (__int128)av->alloc[r] * ar->fair[r];
-}
-
 /* A reclaim, once done: the reclaiming project within its fair share, and
- * the saturation rule wherever its branch met a victim's higher up. */
+ * the saturation rule wherever its branch met the branch of a workload
+ * this attempt evicted (its EVICT decisions: a victim shrunk earlier in
+ * the cycle counts too) higher up. */
 static int reclaim_holds(const struct search *s)
 {
     struct sched_session *ss = s->ss;
-    const int *rec = ((const struct scratch *)ss->victim_scratch)->flagged;
     int jq = ss_w(ss, s->j)->queue, i, r, ar, av;
     const struct ss_qp *a = ss_qp(ss, jq, s->pool);
 
     for (r = 0; r < SCHED_NRES; r++)
         if (ss->wl[s->j].req[r] > 0 && a->alloc[r] > a->fair[r])
             return 0;
-    for (i = 0; i < s->n_flagged; i++) {
-        if (!(rec[i] & (WL_EVICTED | WL_SHRUNK)))
+    for (i = s->first_decision; i < ss->n_decisions; i++) {
+        const struct sched_decision *d = &ss->decisions[i];
+        if (d->kind != SCHED_EVICT)
             continue;
-        meeting_level(ss, jq, ss_w(ss, rec[i] >> 5)->queue, &ar, &av);
-        for (r = 0; ar != jq && r < SCHED_NRES; r++)
-            if (ss->wl[s->j].req[r] > 0 && !less_saturated(ss_qp(ss, ar, s->pool),
-                                                           ss_qp(ss, av, s->pool), r))
+        meeting_level(ss, jq, ss_w(ss, d->workload)->queue, &ar, &av);
+        for (r = 0; ar != jq && r < SCHED_NRES; r++) {
+            const struct ss_qp *qa = ss_qp(ss, ar, s->pool), *qv = ss_qp(ss, av, s->pool);
+            if (ss->wl[s->j].req[r] > 0 &&
+                !less_saturated(qa->alloc[r], qa->fair[r], qv->alloc[r], qv->fair[r]))
                 return 0;
+        }
     }
     return 1;
 }
@@ -1889,7 +1940,11 @@ void sched__note_known_failure(struct sched_session *ss, int j, int pool, int ac
  * lower-priority work (preempt), or a sibling project's above its share
  * (reclaim, one level up). They are taken in preference order, each one
  * that frees a resource still over, while the set stays valid; then the
- * ones the others make unnecessary are given back (last first). */
+ * ones the others make unnecessary are given back (last first). Taken
+ * greedily, a small preferred unit can use up a victim queue's excess so
+ * that the unit which alone would make room is no longer valid after it:
+ * when a pass ends still over, it runs again without the first unit the
+ * failed pass took, at most LIMIT_ROOM_PASSES times. */
 
 /* What a queue on j's path would hold above its limit with `pods` more
  * pods of j, less what the units set[0..n) free inside its subtree; 1 if
@@ -1927,20 +1982,19 @@ static int set_has_workload(const struct search *s, const int *set, int n, int w
     return 0;
 }
 
-/* Evicts what makes room under the limits on j's path for `pods` pods;
- * 0 when no valid set of victims does. */
-static int make_limit_room(struct search *s, int pods, int action)
+/* One greedy pass: units in preference order but the `n_skip` in skip[],
+ * each taken while it frees a resource still over and the set stays
+ * valid, until nothing is over; the set's size (set[0] is the first unit
+ * taken). */
+static int limit_room_pass(struct search *s, int pods, const int *skip, int n_skip, int *set)
 {
-    int set[MAX_NODE_UNITS] = {0}, n = 0, e, k;
-
-    if (!still_over(s, set, 0, pods, -1))
-        return 1;
-    s->pods_left = pods;
-    gather_eligible(s);
+    int n = 0, e, k;
 
     for (e = 0; e < s->n_elig && n < MAX_NODE_UNITS; e++) {
-        int u = s->elig[e];
-        if (unit_dead(s, &s->units[u]) || set_has_workload(s, set, n, s->units[u].w) ||
+        int u = s->elig[e], skipped = 0;
+        for (k = 0; k < n_skip; k++)
+            skipped |= skip[k] == u;
+        if (skipped || unit_dead(s, &s->units[u]) || set_has_workload(s, set, n, s->units[u].w) ||
             !still_over(s, set, n, pods, u))
             continue;
         set[n] = u;
@@ -1949,21 +2003,50 @@ static int make_limit_room(struct search *s, int pods, int action)
         if (!still_over(s, set, ++n, pods, -1))
             break;
     }
-    if (n == 0 || still_over(s, set, n, pods, -1))
-        return 0;
-    for (k = n - 1; k >= 0; k--) {
-        int drop = set[k], i;
-        for (i = k; i < n - 1; i++)
+    return n;
+}
+
+/* Gives back the units of set[0..*n) that the others make unnecessary, last first. */
+static void give_back_unneeded(const struct search *s, int *set, int *n, int pods)
+{
+    int k, i;
+
+    for (k = *n - 1; k >= 0; k--) {
+        int drop = set[k];
+        for (i = k; i < *n - 1; i++)
             set[i] = set[i + 1];
-        if (!still_over(s, set, n - 1, pods, -1) &&
-            (s->mode != MODE_RECLAIM || reclaim_set_valid(s, set, n - 1))) {
-            n--;
+        if (!still_over(s, set, *n - 1, pods, -1) &&
+            (s->mode != MODE_RECLAIM || reclaim_set_valid(s, set, *n - 1))) {
+            (*n)--;
             continue;
         }
-        for (i = n - 1; i > k; i--)
+        for (i = *n - 1; i > k; i--)
             set[i] = set[i - 1];
         set[k] = drop;
     }
+}
+
+/* Evicts what makes room under the limits on j's path for `pods` pods;
+ * 0 when no valid set of victims does. */
+static int make_limit_room(struct search *s, int pods, int action)
+{
+    int set[MAX_NODE_UNITS] = {0}, skip[LIMIT_ROOM_PASSES], n = 0, passes;
+
+    if (!still_over(s, set, 0, pods, -1))
+        return 1;
+    s->pods_left = pods;
+    gather_eligible(s);
+    for (passes = 0; passes < LIMIT_ROOM_PASSES; passes++) {
+        n = limit_room_pass(s, pods, skip, passes, set);
+        if (n == 0)
+            return 0;   /* no unit can start a set: skipping more does not help */
+        if (!still_over(s, set, n, pods, -1))
+            break;
+        skip[passes] = set[0];
+    }
+    if (passes == LIMIT_ROOM_PASSES)
+        return 0;
+    give_back_unneeded(s, set, &n, pods);
     memcpy(s->best, set, sizeof(int) * (size_t)n);
     s->n_best = n;
     return evict_best(s, action) == SCHED_OK;
@@ -2090,6 +2173,7 @@ static int evict_attempt(struct search *s, struct ss_mark mark, int action)
     int j = s->j, pods = sched__pods_to_place(ss, j), i;
 
     ss->attempt_trace = SS_TRACE_QUIET;
+    s->first_decision = mark.n_decisions;
     if (s->mode == MODE_RECLAIM && !any_victim_queue(ss, j, s->pool, pods))
         return 0;
     if (collect_units(s) != SCHED_OK || known_hopeless(s, pods)) {
