@@ -53,6 +53,7 @@
  *      context argument.
  */
 #include "api.h"
+#include "thread_role.h"
 
 #include <civetweb.h>
 #include <errno.h>
@@ -404,6 +405,7 @@ void api_conns_closed(const struct mg_connection *conn)
 static void *tick_main(void *arg)
 {
     (void)arg;
+    thread_role_name("allot-conns");
     pthread_mutex_lock(&T.mu);
     while (!T.stopping) {
         struct timespec ts;

@@ -33,6 +33,7 @@
  *      restarted) takes it without waiting for it to expire.
  */
 #include "api.h"
+#include "thread_role.h"
 #include "db_ha.h"
 
 #include <pthread.h>
@@ -134,6 +135,7 @@ static void *leader_main(void *arg)
     struct timespec until;
     int64_t ms;
 
+    thread_role_name("allot-leader");
     for (;;) {
         ask(l);
         pthread_mutex_lock(&l->mu);

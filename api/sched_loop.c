@@ -95,6 +95,7 @@
  *      pair written together.
  */
 #include "api.h"
+#include "thread_role.h"
 #include "db_agent.h"
 #include "db_ha.h"
 
@@ -1501,6 +1502,7 @@ static void *sched_main(void *arg)
     int64_t gap = 0, t0;
     int n, pass;
 
+    thread_role_name("allot-sched");
     while (wait_turn(sc, gap) == 0) {
         t0 = mono_us();
         if (!leading(sc)) {

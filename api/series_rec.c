@@ -57,6 +57,7 @@
  *      they were taken.
  */
 #include "api.h"
+#include "thread_role.h"
 #include "db_agent.h"
 #include "sched_model.h"
 
@@ -507,6 +508,7 @@ static void *sample_main(void *arg)
     struct api_series_rec *rec = arg;
     struct sample smp;
 
+    thread_role_name("allot-series");
     for (;;) {
         pthread_mutex_lock(&rec->mu);
         while (!rec->has_next && !rec->stop)

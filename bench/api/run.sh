@@ -14,6 +14,10 @@
 # 8 GPUs, 64 HTTP workers: one per client connection), then measures:
 #   1. submissions: POST /api/v1/workloads/trainings with a bearer token,
 #      64 keep-alive connections (each 202 is a durable row);
+#   1b. the same submissions at a fixed rate, ALLOT_BENCH_RATE a second
+#      (default 10,000) over 64 connections, each one's latency counted
+#      from when it was due (allot-bench-openloop, built beside allotd:
+#      an open loop, so a stall shows in every request due during it);
 #   2. GET one workload, 64 connections;
 #   3. GET /api/v1/workloads?limit=50, 64 connections;
 #      (each with p50, p99, p99.9 and the load average; then how long the
@@ -38,6 +42,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ALLOTD=$(realpath "${1:-$HERE/../../build/allotd}")
 SECS=${2:-10}
 LAST_STEP=${3:-6}
+RATE=${ALLOT_BENCH_RATE:-10000}
+OPENLOOP=$(dirname "$ALLOTD")/allot-bench-openloop
 T=$(mktemp -d /tmp/allot-bench-XXXXXX)
 PID=""
 export ALLOT_ADMIN_PASSWORD=bench-admin-password
@@ -49,6 +55,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 command -v wrk >/dev/null || { echo "wrk is missing (apt-get install wrk)" >&2; exit 2; }
+[ -x "$OPENLOOP" ] || { echo "$OPENLOOP is missing (it is built beside allotd)" >&2; exit 2; }
 
 DB=${DB_URI:-$T/bench.db}
 
@@ -140,6 +147,19 @@ echo "== 1. submissions, 64 connections, ${SECS}s (synchronous=FULL)"
 C0=$(ticks)
 ALLOT_BENCH_RUN=s wrk -t2 -c64 -d"${SECS}s" --latency -s "$HERE/submit.lua" "$URL" >"$T/w1"
 summary "$T/w1" "$C0"
+
+echo "== 1b. submissions at a fixed rate, ${RATE}/s over 64 connections, ${SECS}s (open loop)"
+C0=$(ticks)
+"$OPENLOOP" --port "${URL##*:}" --path /api/v1/workloads/trainings --method POST \
+  --header "Authorization: Bearer $TOKEN" --header 'Content-Type: application/json' \
+  --body "{\"name\":\"o-{n}\",\"projectId\":\"$ALLOT_PROJECT\",\"spec\":{\"image\":\"bench\",\"compute\":{\"gpuDevicesRequest\":1}}}" \
+  --rate "$RATE" --connections 64 --duration "$SECS" --warmup "$([ "$SECS" -gt 2 ] && echo 1 || echo 0)" \
+  >"$T/w1b" || true
+cat "$T/w1b"
+awk -v t0="$C0" -v t1="$(ticks)" -v hz="$(getconf CLK_TCK)" \
+  '/answered/ { n = $0; sub(/ answered.*/, "", n); sub(/.*: /, "", n) }
+   END { if (n > 0) printf "  allotd CPU %.1f us per request\n", (t1 - t0) * 1e6 / hz / n }' "$T/w1b"
+echo "  load average $(cut -d' ' -f1-3 /proc/loadavg)"
 ID=$(curl -s "$URL/api/v1/workloads?limit=1" -H "Authorization: Bearer $TOKEN" | jq -r '.workloads[0].id')
 # PostgreSQL plans by the tables' statistics, which autovacuum first takes
 # about a minute after the rows came (autovacuum_naptime); the database
