@@ -37,6 +37,21 @@
  * during the cycle, elastic ones that grew, wait in a small heap beside
  * it), so an attempt costs O(1) in the leaf plus the siblings along one
  * path of the tree.
+ *
+ * Groups: the walk passes most entries by their candidate test, and that
+ * test reads, besides the entry's own flags and pods still to place,
+ * only what its signature holds and the placement state (ss->version,
+ * which rollback restores: allocations, free capacity, lowest running
+ * priorities, the pools' victim answers) and the hopeless table, whose
+ * entries for one version only grow. So the list's entries are grouped
+ * by signature when the order is built (order_cache.group), and a group
+ * whose test failed in one state is passed in that state without testing
+ * its other entries (ss_iter.group_fail: the version it failed in); a
+ * group whose signature failed an attempt is passed for the rest of the
+ * action. An entry whose signature moved after the build (its pods were
+ * placed: sig_refresh()) leaves its group and is tested alone. The walk
+ * is the same; a settled cycle's walk costs a load and a compare for
+ * most entries instead of their test.
  */
 #include "sched_int.h"
 
@@ -63,6 +78,8 @@ struct order_cache {
     int *items;               /* candidates grouped by leaf, each leaf in job order */
     int *off, *cnt;           /* [n_queues] */
     int64_t *min_gpu;         /* [n_queues] least milli-GPU per pod over the leaf's list */
+    int *group;               /* [n_workloads] the entry's signature group; -1: none (tested alone) */
+    int n_groups;
     int *changed;             /* workloads placed during the cycle */
     int n_changed, cap_changed;
 };
@@ -77,6 +94,8 @@ struct figures {
     int64_t share_with;     /* rule 5: dominant share with w, then without */
     int64_t share_without;
 };
+
+#define GROUP_FAILED UINT64_MAX
 
 struct leaf_heap {
     int *items;
@@ -95,6 +114,8 @@ struct ss_iter {
     int n_roots;
     struct sig_entry *sigs;   /* open addressing, cap_sigs entries, grown at half load */
     int cap_sigs, n_sigs;
+    uint64_t *group_fail;     /* [n_groups] the version + 1 the group's test failed in;
+                                 GROUP_FAILED: its signature failed an attempt */
     struct figures *fig;      /* [n_queues] the queue's figures for fig_w in state fig_version */
     int *fig_w;
     uint64_t *fig_version;
@@ -323,6 +344,7 @@ static void sig_refresh(struct sched_session *ss, struct order_cache *oc, int w)
 
     sig_of(ss, w, &s);
     oc->sig[w] = sig_hash(&s);
+    oc->group[w] = -1;  /* the signature may have moved: tested alone from now on */
 }
 
 /* Same signature as workload b? (Field by field, no struct built.) */
@@ -437,13 +459,18 @@ static int room_somewhere(const struct sched_session *ss, int w, int action)
     return 0;
 }
 
-int sched__is_candidate(struct sched_session *ss, int w, int action)
+/* The candidate test's part that reads the workload's own state. */
+static int entry_may_run(const struct sched_session *ss, int w)
 {
     const struct ss_wl *x = &ss->wl[w];
 
-    if (!(x->flags & WL_CANDIDATE) || (x->flags & (WL_EVICTED | WL_SHRUNK)) ||
-        sched__pods_to_place(ss, w) == 0)
-        return 0;
+    return (x->flags & WL_CANDIDATE) && !(x->flags & (WL_EVICTED | WL_SHRUNK)) &&
+           sched__pods_to_place(ss, w) > 0;
+}
+
+/* The rest: what the signature holds, against the placement state. */
+static int shape_is_candidate(struct sched_session *ss, int w, int action)
+{
     if (action == SCHED_ACT_CONSOLIDATE)  /* a gang below its minimum, or elastic growth */
         return ss_w(ss, w)->preemptible && room_somewhere(ss, w, action);
     if (action == SCHED_ACT_RECLAIM)
@@ -454,7 +481,41 @@ int sched__is_candidate(struct sched_session *ss, int w, int action)
     return room_somewhere(ss, w, action);
 }
 
+int sched__is_candidate(struct sched_session *ss, int w, int action)
+{
+    return entry_may_run(ss, w) && shape_is_candidate(ss, w, action);
+}
+
 /* ---- The per-cycle cache ---- */
+
+/* Numbers the list's n entries by signature (sig_same): one group per
+ * signature. */
+static int group_entries(struct sched_session *ss, struct order_cache *oc, int n)
+{
+    int cap = 16, mask, w, i, slot;
+    int *first;   /* open addressing by signature hash: a group's first workload + 1 */
+
+    while (cap < 2 * n + 2)
+        cap *= 2;
+    mask = cap - 1;
+    first = sched__calloc(ss->arena, (size_t)cap, sizeof(int));
+    if (!first)
+        return SCHED_ENOMEM;
+    for (i = 0; i < n; i++) {
+        w = oc->items[i];
+        slot = (int)(oc->sig[w] & (uint64_t)mask);
+        while (first[slot] &&
+               !(oc->sig[first[slot] - 1] == oc->sig[w] && sig_same(ss, first[slot] - 1, w)))
+            slot = (slot + 1) & mask;
+        if (!first[slot]) {
+            first[slot] = w + 1;
+            oc->group[w] = oc->n_groups++;
+        } else {
+            oc->group[w] = oc->group[first[slot] - 1];
+        }
+    }
+    return SCHED_OK;
+}
 
 static struct order_cache *cache_build(struct sched_session *ss)
 {
@@ -470,7 +531,8 @@ static struct order_cache *cache_build(struct sched_session *ss)
     oc->off = sched__calloc(ss->arena, nq, sizeof(int));
     oc->cnt = sched__calloc(ss->arena, nq, sizeof(int));
     oc->min_gpu = sched__calloc(ss->arena, nq, sizeof(int64_t));
-    if (!oc->key1 || !oc->key2 || !oc->sig || !oc->off || !oc->cnt || !oc->min_gpu)
+    oc->group = sched__calloc(ss->arena, nw, sizeof(int));
+    if (!oc->key1 || !oc->key2 || !oc->sig || !oc->off || !oc->cnt || !oc->min_gpu || !oc->group)
         return NULL;
     for (q = 0; q < ss->n_queues; q++)
         oc->min_gpu[q] = SS_INF;
@@ -498,6 +560,8 @@ static struct order_cache *cache_build(struct sched_session *ss)
     for (q = 0; q < ss->n_queues; q++)
         if (sched__sort(ss->arena, oc->items + oc->off[q], oc->cnt[q], job_before, oc) != SCHED_OK)
             return NULL;
+    if (group_entries(ss, oc, n) != SCHED_OK)
+        return NULL;
     return oc;
 }
 
@@ -565,15 +629,28 @@ static int leaf_head(struct ss_iter *it, int q)
     if (leaf_done(it, q))
         return -1;
 
-    /* The failed signatures' lookup (a hash probe) before the candidate
-     * test (a walk of the workload's pools): both only read, and an entry
-     * must pass both, so the order changes nothing but the cost. */
+    /* A group that failed in this state (or whose signature failed an
+     * attempt) is passed first, at the cost of a load; then the entry's
+     * own state, the failed signatures' lookup (a hash probe) and the
+     * test of its shape (a walk of its pools): all only read, and an entry
+     * must pass all, so the order changes nothing but the cost. */
     while (it->cursor[q] < oc->cnt[q]) {
-        int w = oc->items[oc->off[q] + it->cursor[q]];
-        if (!it->in_extra[w] && !sched__iter_seen_failure(it, w) &&
-            sched__is_candidate(ss, w, it->action)) {
-            a = w;
-            break;
+        int w = oc->items[oc->off[q] + it->cursor[q]], g = oc->group[w];
+        uint64_t *failed = g >= 0 ? &it->group_fail[g] : NULL;
+        if (failed && (*failed == GROUP_FAILED || *failed == ss->version + 1)) {
+            it->cursor[q]++;
+            continue;
+        }
+        if (!it->in_extra[w] && entry_may_run(ss, w)) {
+            if (sched__iter_seen_failure(it, w)) {
+                if (failed)
+                    *failed = GROUP_FAILED;
+            } else if (shape_is_candidate(ss, w, it->action)) {
+                a = w;
+                break;
+            } else if (failed) {
+                *failed = ss->version + 1;
+            }
         }
         it->cursor[q]++;
     }
@@ -648,10 +725,12 @@ struct ss_iter *sched__iter_new(struct sched_session *ss, int action)
     it->in_extra = sched__calloc(ss->arena, (size_t)ss->n_workloads + 1, 1);
     it->head = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
     it->roots = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
+    it->group_fail = sched__calloc(ss->arena, (size_t)oc->n_groups + 1, sizeof(uint64_t));
     it->fig = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(struct figures));
     it->fig_w = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
     it->fig_version = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(uint64_t));
-    if (!it->cursor || !it->extra || !it->in_extra || !it->head || !it->roots || !it->fig ||
+    if (!it->cursor || !it->extra || !it->in_extra || !it->head || !it->roots ||
+        !it->group_fail || !it->fig ||
         !it->fig_w || !it->fig_version || sig_grow(it) != SCHED_OK)
         return NULL;
     for (q = 0; q < ss->n_queues; q++)
