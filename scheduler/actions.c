@@ -69,12 +69,20 @@ void sched__known_begin(struct sched_session *ss)
 
     memset(k->record, 0, sizeof(uint32_t) * (size_t)k->n_record);
     for (p = 0; p < ss->n_pools; p++) {
-        clean = k->fail && p < SS_KNOWN_POOLS && !(k->dirty >> p & 1);
+        clean = k->prior && p < SS_KNOWN_POOLS && !(k->dirty >> p & 1);
         for (q = 0; q < ss->n_queues && clean; q++)
             clean = memcmp(&k->fair[((size_t)q * (size_t)ss->n_pools + (size_t)p) * SCHED_NRES],
                            ss_qp(ss, q, p)->fair, sizeof(int64_t) * SCHED_NRES) == 0;
         k->base[p] = clean ? ss->pool_version[p] : UINT64_MAX;
     }
+}
+
+int sched__pool_as_settled(const struct sched_session *ss, int pool)
+{
+    const struct ss_known *k = ss->known;
+
+    return k && k->prior && pool >= 0 && pool < ss->n_pools && k->base[pool] != UINT64_MAX &&
+           ss->pool_version[pool] == k->base[pool];
 }
 
 static uint32_t known_bit(int action, int pool)

@@ -155,7 +155,14 @@ static int record_pending(struct sched_session *ss, struct sched_arena *arena,
  * kind's first entry in workload order is diagnosed in the state of now
  * and the rest copy it, as record_pending() does. A kind is named by its
  * label in the settled list (one label per kind: memo.c does not ask with
- * a list that may carry two), or prev->n_labels + k for the k-th new one. */
+ * a list that may carry two), or prev->n_labels + k for the k-th new one.
+ * A settled kind's diagnosis is not made again when its settled entry
+ * still says what it would say (still_diagnosed()): a diagnosis reads the
+ * state of one pool, the one its entry names (the pools before it in the
+ * workload's list are passed by what their nodes are, not by what they
+ * hold), so an entry of a pool that is as the settled cycle left it
+ * (sched__pool_as_settled()) is copied; Suspended and NoMatchingNodePool
+ * read no pool's state at all. */
 
 struct again {
     struct sched_session *ss;
@@ -164,6 +171,7 @@ struct again {
     int *tl, n_tl;      /* touched workloads pending now, in workload order */
     int *tkind;         /* [n_tl] their kinds */
     int *rep;           /* [n_labels + n_tl]: a representative of each kind + 1 */
+    int *rep_entry;     /* [n_labels]: the representative's entry in the settled list */
     int *kids, n_kids;  /* kinds with a representative */
 };
 
@@ -240,6 +248,13 @@ static int again_kinds(struct again *g, struct sched_arena *arena)
     return SCHED_OK;
 }
 
+/* Whether settled entry p says what a diagnosis would say now. */
+static int still_diagnosed(const struct sched_session *ss, const struct sched_pending *p)
+{
+    return p->reason == SCHED_R_SUSPENDED || p->reason == SCHED_R_NO_MATCHING_NODE_POOL ||
+           sched__pool_as_settled(ss, p->pool);
+}
+
 static int record_again(struct sched_session *ss, struct sched_arena *arena,
                         struct sched_result *out, const struct ss_prev_pending *prev,
                         struct ss_kinds *kinds)
@@ -260,6 +275,7 @@ static int record_again(struct sched_session *ss, struct sched_arena *arena,
     n_kinds = prev->n_labels + g.n_tl;
     g.rep = sched__calloc(arena, (size_t)n_kinds + 1, sizeof(int));
     g.kids = sched__alloc(arena, sizeof(int) * ((size_t)prev->n + 1));
+    g.rep_entry = sched__alloc(arena, sizeof(int) * ((size_t)prev->n_labels + 1));
     first_of = sched__calloc(arena, (size_t)n_kinds + 1, sizeof(int)); /* kind -> entry + 1 */
     if (n_max < prev->cap_buf) {   /* every entry is written whole below */
         out->pending = prev->buf;
@@ -269,13 +285,15 @@ static int record_again(struct sched_session *ss, struct sched_arena *arena,
         kinds->kind_of = sched__alloc(arena, sizeof(int) * ((size_t)n_max + 1));
     }
     kinds->first = sched__alloc(arena, sizeof(int) * ((size_t)n_max + 1));
-    if (!g.rep || !g.kids || !first_of || !out->pending || !kinds->kind_of || !kinds->first)
+    if (!g.rep || !g.kids || !g.rep_entry || !first_of || !out->pending || !kinds->kind_of ||
+        !kinds->first)
         return SCHED_ENOMEM;
     for (e = 0; e < prev->n; e++) {
         w = prev->pending[e].workload;
         kind = prev->kind_of[e];
         if (!g.touched[w] && !g.rep[kind]) {
             g.rep[kind] = w + 1;
+            g.rep_entry[kind] = e;
             g.kids[g.n_kids++] = kind;
         }
     }
@@ -302,8 +320,14 @@ static int record_again(struct sched_session *ss, struct sched_arena *arena,
             memcpy(p, &out->pending[first_of[kind] - 1], sizeof(*p));   /* padding too */
             p->workload = w;
         } else {
-            memset(p, 0, sizeof(*p));
-            sched__diagnose(ss, w, p);
+            if (kind < prev->n_labels && g.rep[kind] &&
+                still_diagnosed(ss, &prev->pending[g.rep_entry[kind]])) {
+                memcpy(p, &prev->pending[g.rep_entry[kind]], sizeof(*p));   /* padding too */
+                p->workload = w;
+            } else {
+                memset(p, 0, sizeof(*p));
+                sched__diagnose(ss, w, p);
+            }
             first_of[kind] = out->n_pending + 1;
             kinds->first[kinds->cap++] = out->n_pending + 1;
         }

@@ -418,6 +418,7 @@ static int known_begin(struct sched_memo *memo, int use, uint64_t dirty)
     k->n_record = n;
     k->fair = memo->fair;
     k->dirty = dirty;
+    k->prior = use;
     k->base = memo->known_base;
     k->check = memo->check_known;
     memo->ss.known = k;

@@ -230,6 +230,7 @@ struct ss_known {
     int n_record;
     const int64_t *fair;    /* the settled cycle's fair shares [queue][pool][res] */
     uint64_t dirty;         /* pools the delta changed (bit p; pools >= 64: all) */
+    int prior;              /* the session is the settled cycle's, with the delta (Step 5) */
     uint64_t *base;         /* [n_pools] */
     int64_t answered;       /* attempts answered from fail[] */
     int check;              /* tests: make each answered attempt too, and compare */
@@ -577,5 +578,9 @@ void sched__act_reclaim(struct sched_session *ss);
 void sched__act_preempt(struct sched_session *ss);
 /* Before the actions: which pools are as the settled cycle left them (ss->known). */
 void sched__known_begin(struct sched_session *ss);
+/* Whether pool is now as the settled cycle left it: the delta did not
+ * change it, its queues' fair shares are the kept ones, and nothing was
+ * placed or taken there since the cycle began (ss->known's base). */
+int sched__pool_as_settled(const struct sched_session *ss, int pool);
 
 #endif
