@@ -44,7 +44,8 @@
  * which rollback restores: allocations, free capacity, lowest running
  * priorities, the pools' victim answers) and the hopeless table, whose
  * entries for one version only grow. So the list's entries are grouped
- * by signature when the order is built (order_cache.group), and a group
+ * by signature when the order is built (order_cache.item_group, beside
+ * the list, so the walk reads both in order), and a group
  * whose test failed in one state is passed in that state without testing
  * its other entries (ss_iter.group_fail: the version it failed in); a
  * group whose signature failed an attempt is passed for the rest of the
@@ -78,7 +79,8 @@ struct order_cache {
     int *items;               /* candidates grouped by leaf, each leaf in job order */
     int *off, *cnt;           /* [n_queues] */
     int64_t *min_gpu;         /* [n_queues] least milli-GPU per pod over the leaf's list */
-    int *group;               /* [n_workloads] the entry's signature group; -1: none (tested alone) */
+    int *item_group;          /* [n items] items[i]'s signature group; -1: none (tested alone) */
+    int *pos_of;              /* [n_workloads] w's place in items, or -1 */
     int n_groups;
     int *changed;             /* workloads placed during the cycle */
     int n_changed, cap_changed;
@@ -344,7 +346,8 @@ static void sig_refresh(struct sched_session *ss, struct order_cache *oc, int w)
 
     sig_of(ss, w, &s);
     oc->sig[w] = sig_hash(&s);
-    oc->group[w] = -1;  /* the signature may have moved: tested alone from now on */
+    if (oc->pos_of && oc->pos_of[w] >= 0)
+        oc->item_group[oc->pos_of[w]] = -1;  /* it may have moved: tested alone from now on */
 }
 
 /* Same signature as workload b? (Field by field, no struct built.) */
@@ -489,30 +492,35 @@ int sched__is_candidate(struct sched_session *ss, int w, int action)
 /* ---- The per-cycle cache ---- */
 
 /* Numbers the list's n entries by signature (sig_same): one group per
- * signature. */
+ * signature, beside each entry in item_group; pos_of places each entry. */
 static int group_entries(struct sched_session *ss, struct order_cache *oc, int n)
 {
     int cap = 16, mask, w, i, slot;
-    int *first;   /* open addressing by signature hash: a group's first workload + 1 */
+    int *first, *id;   /* open addressing by signature hash: a group's first workload + 1, its number */
 
     while (cap < 2 * n + 2)
         cap *= 2;
     mask = cap - 1;
     first = sched__calloc(ss->arena, (size_t)cap, sizeof(int));
-    if (!first)
+    id = sched__array_raw(ss->arena, (size_t)cap, sizeof(int));
+    oc->item_group = sched__array_raw(ss->arena, (size_t)n + 1, sizeof(int));
+    oc->pos_of = sched__array_raw(ss->arena, (size_t)ss->n_workloads + 1, sizeof(int));
+    if (!first || !id || !oc->item_group || !oc->pos_of)
         return SCHED_ENOMEM;
+    for (w = 0; w < ss->n_workloads; w++)
+        oc->pos_of[w] = -1;
     for (i = 0; i < n; i++) {
         w = oc->items[i];
+        oc->pos_of[w] = i;
         slot = (int)(oc->sig[w] & (uint64_t)mask);
         while (first[slot] &&
                !(oc->sig[first[slot] - 1] == oc->sig[w] && sig_same(ss, first[slot] - 1, w)))
             slot = (slot + 1) & mask;
         if (!first[slot]) {
             first[slot] = w + 1;
-            oc->group[w] = oc->n_groups++;
-        } else {
-            oc->group[w] = oc->group[first[slot] - 1];
+            id[slot] = oc->n_groups++;
         }
+        oc->item_group[i] = id[slot];
     }
     return SCHED_OK;
 }
@@ -531,8 +539,7 @@ static struct order_cache *cache_build(struct sched_session *ss)
     oc->off = sched__calloc(ss->arena, nq, sizeof(int));
     oc->cnt = sched__calloc(ss->arena, nq, sizeof(int));
     oc->min_gpu = sched__calloc(ss->arena, nq, sizeof(int64_t));
-    oc->group = sched__calloc(ss->arena, nw, sizeof(int));
-    if (!oc->key1 || !oc->key2 || !oc->sig || !oc->off || !oc->cnt || !oc->min_gpu || !oc->group)
+    if (!oc->key1 || !oc->key2 || !oc->sig || !oc->off || !oc->cnt || !oc->min_gpu)
         return NULL;
     for (q = 0; q < ss->n_queues; q++)
         oc->min_gpu[q] = SS_INF;
@@ -635,12 +642,13 @@ static int leaf_head(struct ss_iter *it, int q)
      * test of its shape (a walk of its pools): all only read, and an entry
      * must pass all, so the order changes nothing but the cost. */
     while (it->cursor[q] < oc->cnt[q]) {
-        int w = oc->items[oc->off[q] + it->cursor[q]], g = oc->group[w];
+        int i = oc->off[q] + it->cursor[q], g = oc->item_group[i], w;
         uint64_t *failed = g >= 0 ? &it->group_fail[g] : NULL;
         if (failed && (*failed == GROUP_FAILED || *failed == ss->version + 1)) {
             it->cursor[q]++;
             continue;
         }
+        w = oc->items[i];
         if (!it->in_extra[w] && entry_may_run(ss, w)) {
             if (sched__iter_seen_failure(it, w)) {
                 if (failed)

@@ -239,19 +239,53 @@ void sched__diagnose(struct sched_session *ss, int w, struct sched_pending *p)
         reason_res(x), p->request, 0);
 }
 
+static int index_before(const void *ctx, int a, int b)
+{
+    (void)ctx;
+    return a < b;
+}
+
+/* The workloads with fewer pods placed than their minimum, but some, in
+ * workload order, at *n. Only a workload that ran when the cycle began
+ * (a pool's running list) can be one: a cycle places a gang whole, and
+ * takes a victim whole or only pods above its minimum. NULL when out of
+ * memory. */
+static int *stale_candidates(struct sched_session *ss, int *n)
+{
+    int p, i, total = 0, *out;
+
+    for (p = 0; p < ss->n_pools; p++)
+        total += ss->pools[p].n_running;
+    out = sched__array_raw(ss->arena, (size_t)total + 1, sizeof(int));
+    *n = 0;
+    if (!out)
+        return NULL;
+    for (p = 0; p < ss->n_pools; p++)
+        for (i = 0; i < ss->pools[p].n_running; i++) {
+            int w = ss->pools[p].running[i];
+            const struct ss_wl *x = &ss->wl[w];
+            if ((x->flags & WL_ACTIVE) && x->n_placed > 0 && x->n_placed < ss_w(ss, w)->min_pods)
+                out[(*n)++] = w;
+        }
+    return sched__sort(ss->arena, out, *n, index_before, NULL) == SCHED_OK ? out : NULL;
+}
+
 void sched__stale_gangs(struct sched_session *ss, int64_t *stale_out)
 {
     int64_t now = ss->in->now_ms, grace = ss->cfg->stale_grace_ms;
-    int w, k;
+    int w, k, i, n, *stale = stale_candidates(ss, &n);
 
-    for (w = 0; w < ss->n_workloads; w++) {
-        const struct sched_workload *wl = ss_w(ss, w);
-        const struct ss_wl *x = &ss->wl[w];
+    for (w = 0; w < ss->n_workloads; w++)
+        stale_out[w] = SCHED_NO_TIME;
+    if (!stale) {
+        ss->oom = 1;
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        const struct sched_workload *wl = ss_w(ss, stale[i]);
         int64_t since;
 
-        stale_out[w] = SCHED_NO_TIME;
-        if (!(x->flags & WL_ACTIVE) || x->n_placed == 0 || x->n_placed >= wl->min_pods)
-            continue;
+        w = stale[i];
         since = wl->stale_since_ms != SCHED_NO_TIME ? wl->stale_since_ms : now;
         if (grace < 0 || now - since < grace) {
             stale_out[w] = since;
