@@ -73,9 +73,12 @@ has "$T/out" "System administrator on system"
 kill -STOP "$PID"
 export ALLOT_TIMEOUT=1
 elapsed "$ALLOT" whoami
+# its threads' states (T: stopped), for the message should it have answered
+_states=$(for _t in /proc/"$PID"/task/*/stat; do sed 's/.*) //' "$_t" | cut -d' ' -f1; done |
+  sort | uniq -c | tr -s ' \n' ' ')
 kill -CONT "$PID"
 export ALLOT_TIMEOUT=10
-[ "$rc" = 1 ] || fail "a stopped server: exit $rc"
+[ "$rc" = 1 ] || fail "a stopped server: exit $rc after ${took}s (threads:$_states): $(cat "$T/out")"
 has "$T/err" "did not answer within 1.0 s"
 [ "$took" -le $((4 * SCALE)) ] || fail "a stopped server held the client ${took}s"
 run 0 whoami
