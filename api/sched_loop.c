@@ -5,10 +5,14 @@
  *
  * One cycle (run_cycle):
  *   Step 1: bring the model (sched_model.c) up to date: everything on the
- *           first cycle or after a failed write; the topology when told
- *           it changed; the workloads named by api_sched_touch() (their
- *           rows read before the model lock is taken; those touched
- *           meanwhile wait for the next turn, which they wake);
+ *           first cycle or after a failed write (read into a model of its
+ *           own before the model lock, which is held to put it in place);
+ *           the topology when told it changed; the workloads named by
+ *           api_sched_touch() (their rows read and the new entries staged
+ *           past the model's length before the model lock is taken, so
+ *           that under it the rows replaced are set and the new ones
+ *           counted in; those touched meanwhile wait for the next turn,
+ *           which they wake);
  *   Step 2: sched_cycle_next() decides on the model's state, with the
  *           changes since the last cycle: the workloads that are new
  *           since then (every touched workload unknown to the model and
@@ -70,7 +74,8 @@
  * A what-if run (whatif.c) copies the model under the model lock, which
  * this thread holds only while it changes the model (Step 1's merge of
  * rows already read, applying decisions and stale times in Step 3, and
- * what was written after the write), never across a database read or
+ * what was written after the write, in pieces of WRITTEN_PIECE
+ * workloads), never across a database read or
  * write, sched_cycle() or the rendering of messages (this thread alone
  * changes the model, so its own reads need no lock); the run reads the
  * rows touched since Step 1 into its copy and schedules it on its own
@@ -112,6 +117,7 @@
 #define PURGE_PERIOD_MS 60000
 #define REASONS_PIECE_US 500    /* one write of reasons and messages runs this long at most */
 #define TURN_US 500            /* one turn of a cycle's placements runs about this long */
+#define WRITTEN_PIECE 2048     /* workloads noted as written per hold of the model lock */
 #define SHARES_PERIOD_MS 1000  /* the leader stores its shares at most this often */
 #define LOG_KEEP_MS (10LL * 60 * 1000) /* the change log: far past any reader's gap wait */
 #define LEFT_MAX_FRACTION 16   /* left workloads beyond 256 + n / this: a full cycle drops them */
@@ -349,11 +355,36 @@ static void prefetch_free(struct prefetch *pf)
     db_snapshot_free(pf->rows);
 }
 
-static int refresh(struct api_sched *sc, struct prefetch *pf)
+/* Step 1 of a turn that must load the model whole, before the lock: the
+ * touched workloads are taken first (one touched after this read is read
+ * again next turn), then everything is read into a model of its own. */
+static int load_aside(struct api_sched *sc, struct sched_model *fresh)
+{
+    int64_t *seqs;
+    int n, org;
+
+    memset(fresh, 0, sizeof(*fresh));
+    take_dirty(sc, -1, &seqs, &n, &org);
+    free(seqs);
+    return sm_load(fresh, sc->db) == DB_OK ? 0 : -1;
+}
+
+/* Under the model lock. fresh: a model load_aside() read, put in place
+ * of the one to load (which it then holds, to be freed after the lock). */
+static int refresh(struct api_sched *sc, struct prefetch *pf, struct sched_model *fresh)
 {
     int64_t *seqs, last_seq;
     int n, org, n_before, skip = 0, rc = DB_OK;
 
+    if (!sc->loaded && fresh) {
+        struct sched_model old = sc->m;
+        sc->m = *fresh;
+        *fresh = old;
+        sc->loaded = 1;
+        sc->m.keep_left = 1;
+        drop_left(sc);
+        return 0;
+    }
     take_dirty(sc, pf && pf->rows ? pf->n_peeked : -1, &seqs, &n, &org);
     if (!sc->loaded) {
         rc = sm_load(&sc->m, sc->db);
@@ -848,19 +879,24 @@ static int resolve(struct persist *p)
     return 0;
 }
 
-/* Remembers what was written, once it was; under the model lock. */
-static void written(struct api_sched *sc, struct persist *p, const struct sched_result *res)
+/* Remembers what was written, once it was: entries [from, from +
+ * WRITTEN_PIECE) of the updates and of the reasons said; under the model
+ * lock. What it notes (the reason and message each workload's row holds)
+ * is read by this thread alone, so a copy made between two pieces holds
+ * every workload whole. */
+static void written(struct api_sched *sc, struct persist *p, const struct sched_result *res,
+                    int from)
 {
     int i;
 
-    for (i = 0; i < p->n_ups; i++) {
+    for (i = from; i < p->n_ups && i < from + WRITTEN_PIECE; i++) {
         struct sm_meta *mt = &sc->m.meta[p->up_wl[i]];
         int pe = p->pend[p->up_wl[i]];
         mt->reason = pe >= 0 ? res->pending[pe].reason : SCHED_R_NONE;
         mt->msg_hash = p->up_hash[i];
         mt->initializing = strcmp(p->ups[i].phase, "Initializing") == 0;
     }
-    for (i = 0; i < p->n_said; i++)
+    for (i = from; i < p->n_said && i < from + WRITTEN_PIECE; i++)
         sc->m.meta[p->said_wl[i]].said = res->pending[p->said_pe[i]];
 }
 
@@ -926,9 +962,11 @@ static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
     rc = -1;
     if (write_reasons(sc, &p, p.n_decided, now_ms) != 0)
         goto out;
-    locked = model_lock(sc);
-    written(sc, &p, res);
-    model_unlock(sc, locked);
+    for (i = 0; i < p.n_ups || i < p.n_said; i += WRITTEN_PIECE) {
+        locked = model_lock(sc);
+        written(sc, &p, res, i);
+        model_unlock(sc, locked);
+    }
     locked = state_lock(sc);
     for (i = 0; i < 3; i++)
         sc->stats.evictions[i] += p.evictions[i];
@@ -1214,22 +1252,26 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     struct sched_config cfg;
     struct prefetch pf;
     struct usage_read ur;
+    struct sched_model fresh;
     char *orig = NULL;
     int64_t t0 = mono_us(), now = api_now_ms(), locked;
-    int i, rc = -1, rc_core;
+    int i, rc = -1, rc_core, fresh_ok;
 
     *n_decisions = 0;
     pthread_mutex_lock(&sc->run_mu);
     /* Step 1 */
     prefetch(sc, &pf);
     read_usage(sc, now, &ur);
+    memset(&fresh, 0, sizeof(fresh));
+    fresh_ok = !sc->loaded && load_aside(sc, &fresh) == 0;
     locked = model_lock(sc);
-    rc = refresh(sc, &pf);
+    rc = refresh(sc, &pf, fresh_ok ? &fresh : NULL);
     if (rc == 0 && !ur.due && now >= sc->next_sample_ms && sc->m.n_pools > 0)
         read_usage(sc, now, &ur); /* the model was loaded just now, under the lock too */
     if (rc == 0)
         use_usage(sc, &ur, now);
     model_unlock(sc, locked);
+    sm_free(&fresh);   /* the model it replaced, if loaded aside */
     free(ur.b);
     if (rc != 0)
         goto out;
@@ -1345,7 +1387,7 @@ int api_sched_model_copy(struct api_sched *s, struct sched_model *dst, int64_t *
     if (!loaded) {
         pthread_mutex_lock(&s->run_mu);
         pthread_mutex_lock(&s->model_mu);
-        if (refresh(s, NULL) == 0 && sm_clone(&s->m, dst) == DB_OK)
+        if (refresh(s, NULL, NULL) == 0 && sm_clone(&s->m, dst) == DB_OK)
             rc = 0;
         pthread_mutex_unlock(&s->model_mu);
         pthread_mutex_unlock(&s->run_mu);

@@ -41,6 +41,12 @@
  *      holding pods, keeps its index as a left entry (SCHED_COMPLETED,
  *      every pod off its node, no stale time, meta.left) until
  *      sm_drop_left(); a clone leaves such entries out.
+ *   6. Between sm_rows_build() and sm_rows_take() of one sm_built, the
+ *      model does not change (one thread changes it, and takes what it
+ *      built at once): entries that build staged past the model's length
+ *      are still there, and only the length moves under the lock. So the
+ *      lock is held for the rows replaced and the new entries counted,
+ *      not for copying thousands of them in.
  */
 #include "sched_model.h"
 
@@ -604,6 +610,8 @@ void sm_built_free(struct sm_built *b)
 
     for (i = 0; b->aw && i < b->n_add; i++)
         wl_free(&b->aw[i], &b->am[i]);
+    for (i = 0; b->staged_wls && i < b->n_staged; i++)   /* staged, never taken */
+        wl_free(&b->staged_wls[b->stage_at + i], &b->staged_meta[b->stage_at + i]);
     free(b->aw);
     free(b->am);
     free(b->where);
@@ -642,6 +650,40 @@ static void room_aside(const struct sched_model *m, struct sm_built *b)
     b->n_copied = m->n;
 }
 
+/* Moves b's new entries whose seqs follow the model's last one (new
+ * submissions do; one touched out of order may come a turn late) into
+ * the arrays the model will have: the aside arrays, or the model's own
+ * past its length (readers copy only up to it), after room for the
+ * earlier ones, which stay in b for merge_in(). The model's entries and
+ * length stay as they were. */
+static void stage_appends(const struct sched_model *m, struct sm_built *b)
+{
+    int64_t last = m->n > 0 ? m->meta[m->n - 1].seq : INT64_MIN;
+    int i, early = 0, base = b->wls ? b->n_copied : m->n;
+
+    for (i = 1; i < b->n_add; i++)
+        if (b->am[i].seq <= b->am[i - 1].seq)
+            return;
+    while (early < b->n_add && b->am[early].seq <= last)
+        early++;
+    if (early == b->n_add)
+        return;
+    if (b->wls) {
+        b->staged_wls = b->wls;
+        b->staged_meta = b->meta;
+    } else if (m->n + b->n_add <= m->cap) {
+        b->staged_wls = m->wls;
+        b->staged_meta = m->meta;
+    } else {
+        return;
+    }
+    b->stage_at = base + early;
+    b->n_staged = b->n_add - early;
+    memcpy(&b->staged_wls[b->stage_at], &b->aw[early], sizeof(*b->aw) * (size_t)b->n_staged);
+    memcpy(&b->staged_meta[b->stage_at], &b->am[early], sizeof(*b->am) * (size_t)b->n_staged);
+    b->n_add = early;   /* the staged ones are owned by the staged arrays now */
+}
+
 /* Reads the model, changes nothing: where each seq is, which row is its,
  * and the entries of the workloads the model does not hold yet. */
 int sm_rows_build(const struct sched_model *m, const int64_t *seqs, int n,
@@ -669,11 +711,32 @@ int sm_rows_build(const struct sched_model *m, const int64_t *seqs, int n,
         if (rc == DB_OK)
             b->n_add++;
     }
-    if (rc == DB_ENOMEM)
+    if (rc == DB_ENOMEM) {
         sm_built_free(b);
-    else
+    } else {
         room_aside(m, b);
+        stage_appends(m, b);
+    }
     return rc == DB_ENOMEM ? rc : DB_OK;
+}
+
+/* The earlier new entries merged in, then the staged ones past them join
+ * the model by its length (moved down only when entries were dropped
+ * before them). */
+static void take_staged(struct sched_model *m, struct sm_built *b, int dropped)
+{
+    if (dropped)
+        compact(m);
+    merge_in(m, b->aw, b->am, b->n_add);
+    b->n_add = 0;
+    if (m->n < b->stage_at) {
+        memmove(&m->wls[m->n], &m->wls[b->stage_at], sizeof(*m->wls) * (size_t)b->n_staged);
+        memmove(&m->meta[m->n], &m->meta[b->stage_at], sizeof(*m->meta) * (size_t)b->n_staged);
+    }
+    m->n += b->n_staged;
+    b->staged_wls = NULL;   /* the model owns them now */
+    b->staged_meta = NULL;
+    b->n_staged = 0;
 }
 
 /* Takes b in (emptied either way, but for the arrays the model's were
@@ -712,14 +775,31 @@ int sm_rows_take(struct sched_model *m, struct sm_built *b)
     for (i = 0; i < b->n_add && rc != DB_ENOMEM; i++)
         if (sched_mix_window_note(m->mix, &b->aw[i]) != SCHED_OK)
             rc = DB_ENOMEM;
-    if (dropped)
-        compact(m);
-    if (rc != DB_ENOMEM && grow(m, m->n + b->n_add) != DB_OK)
-        rc = DB_ENOMEM;
-    if (rc != DB_ENOMEM) {
-        merge_in(m, b->aw, b->am, b->n_add);
-        b->n_add = 0;   /* the model owns them now */
-        rc = DB_OK;
+    for (i = 0; i < b->n_staged && rc != DB_ENOMEM; i++)
+        if (sched_mix_window_note(m->mix, &b->staged_wls[b->stage_at + i]) != SCHED_OK)
+            rc = DB_ENOMEM;
+    if (b->n_staged > 0 && b->staged_wls == m->wls && b->stage_at == m->n + b->n_add) {
+        take_staged(m, b, dropped);
+    } else if (b->n_staged > 0 && b->staged_wls == m->wls) {
+        /* the model changed between build and take (Invariant 6 says it
+         * cannot): its entries may sit where these were staged */
+        b->staged_wls = NULL;
+        b->n_staged = 0;
+        rc = DB_EIO;
+    } else {
+        if (dropped)
+            compact(m);
+        if (rc != DB_ENOMEM && grow(m, m->n + b->n_add + b->n_staged) != DB_OK)
+            rc = DB_ENOMEM;
+        if (rc != DB_ENOMEM) {
+            merge_in(m, b->aw, b->am, b->n_add);
+            if (b->n_staged > 0)   /* staged aside, the aside arrays not taken */
+                merge_in(m, &b->staged_wls[b->stage_at], &b->staged_meta[b->stage_at],
+                         b->n_staged);
+            b->n_add = 0;   /* the model owns them now */
+            b->n_staged = 0;
+            rc = DB_OK;
+        }
     }
     old_wls = b->wls;   /* the arrays replaced (or unused): freed after the lock */
     old_meta = b->meta;

@@ -101,6 +101,16 @@ struct sm_built {
     int cap;
     const struct sched_workload *copied;   /* the model's arrays copied, and their length */
     int n_copied;
+    /* The new entries whose seqs follow the model's last, moved before
+     * the lock into the arrays the model will have (the aside ones, or
+     * the model's own past its length, which no reader looks at), after
+     * room for the n_add earlier ones that merge_in() places under the
+     * lock: only the count is taken under it. staged_wls/staged_meta are
+     * those arrays, the entries at [stage_at, stage_at + n_staged); NULL:
+     * nothing staged. */
+    struct sched_workload *staged_wls;
+    struct sm_meta *staged_meta;
+    int stage_at, n_staged;
 };
 int sm_rows_build(const struct sched_model *m, const int64_t *seqs, int n,
                   const struct db_snapshot *rows, struct sm_built *b);

@@ -148,14 +148,18 @@ static void test_model_built_then_taken(void **state)
     seqs[2] = w[4].seq;
     assert_int_equal(db_workloads_load(db, seqs, 3, &rows), DB_OK);
     assert_int_equal(sm_rows_build(&m, seqs, 3, rows, &b), DB_OK);
-    assert_int_equal(b.n_add, 2);
+    /* the two new entries follow the model's last seq: staged past its
+     * length before the lock (Invariant 6), taken in by the count */
+    assert_int_equal(b.n_add, 0);
+    assert_int_equal(b.n_staged, 2);
     assert_int_equal(m.n, 3); /* the model is unchanged until the take */
     /* b3 deleted after its row was read: touched again */
     assert_int_equal(db_workload_act(db, w[3].seq, DB_WL_DELETE, "t", 1), DB_OK);
     insert("b5", &w[5]);
     assert_int_equal(sm_rows_take(&m, &b), DB_OK);
     assert_int_equal(b.n_add, 0);
-    assert_int_equal(m.n, 4); /* b0 b2 b3 b4: b1 dropped */
+    assert_int_equal(b.n_staged, 0);
+    assert_int_equal(m.n, 4); /* b0 b2 b3 b4: b1 dropped, the staged ones moved down */
     seqs[0] = w[3].seq;
     seqs[1] = w[5].seq;
     assert_int_equal(sm_refresh(&m, db, seqs, 2), DB_OK);
@@ -168,6 +172,65 @@ static void test_model_built_then_taken(void **state)
     db_snapshot_free(rows);
     sm_free(&m);
     for (i = 0; i < 6; i++)
+        db_workload_clear(&w[i]);
+}
+
+/* Step 1 with a submission touched a turn late (its seq below the model's
+ * last): the later new entries are staged past the model's length before
+ * the lock, after room for the earlier one, which is merged in under it;
+ * the model stays ordered by seq. Then the same when an entry is dropped
+ * in that take (the staged ones move down). */
+static void take_built(struct sched_model *m, const int64_t *seqs, int n, int early, int staged)
+{
+    struct db_snapshot *rows = NULL;
+    struct sm_built b;
+
+    assert_int_equal(db_workloads_load(db, seqs, n, &rows), DB_OK);
+    assert_int_equal(sm_rows_build(m, seqs, n, rows, &b), DB_OK);
+    assert_int_equal(b.n_add, early);
+    assert_int_equal(b.n_staged, staged);
+    assert_int_equal(sm_rows_take(m, &b), DB_OK);
+    assert_int_equal(b.n_staged, 0);
+    sm_built_free(&b);
+    db_snapshot_free(rows);
+}
+
+static void test_model_late_submission(void **state)
+{
+    struct sched_model m;
+    struct db_workload w[8];
+    int64_t seqs[3];
+    char name[16];
+    int i;
+
+    (void)state;
+    memset(&m, 0, sizeof(m));
+    insert("c0", &w[0]);
+    assert_int_equal(sm_load(&m, db), DB_OK);
+    for (i = 1; i < 5; i++) {
+        snprintf(name, sizeof(name), "c%d", i);
+        insert(name, &w[i]);
+    }
+    seqs[0] = w[2].seq;   /* c2 first: c1 is touched a turn late */
+    take_built(&m, seqs, 1, 0, 1);
+    seqs[0] = w[1].seq;
+    seqs[1] = w[3].seq;
+    seqs[2] = w[4].seq;
+    take_built(&m, seqs, 3, 1, 2);   /* c1 merged in, c3 c4 staged */
+    assert_int_equal(m.n, 5);
+    check_equal(&m);
+    /* c0 deleted in the take that brings c5 c6 in */
+    assert_int_equal(db_workload_act(db, w[0].seq, DB_WL_DELETE, "t", 1), DB_OK);
+    insert("c5", &w[5]);
+    insert("c6", &w[6]);
+    seqs[0] = w[0].seq;
+    seqs[1] = w[5].seq;
+    seqs[2] = w[6].seq;
+    take_built(&m, seqs, 3, 0, 2);
+    assert_int_equal(m.n, 6);
+    check_equal(&m);
+    sm_free(&m);
+    for (i = 0; i < 7; i++)
         db_workload_clear(&w[i]);
 }
 
@@ -296,6 +359,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_model_follows_db, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_built_then_taken, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_model_late_submission, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_keeps_left, setup, teardown),
     };
 
