@@ -342,6 +342,24 @@ static int keep_kinds(struct sched_memo *memo, const struct sched_session *ss, c
     return rc;
 }
 
+/* The list a Step 5 cycle wrote into next[] (and its kinds) becomes the
+ * kept one by trading buffers with it, not by a copy; the result points
+ * there, valid until the next call, as it would point at a copy. */
+static void keep_next(struct sched_memo *memo)
+{
+    struct sched_pending *p = memo->pending;
+    int *k = memo->kind_of, cap = memo->cap_pending, cap_k = memo->cap_kind_of;
+
+    memo->pending = memo->next;
+    memo->cap_pending = memo->cap_next;
+    memo->kind_of = memo->next_kind_of;
+    memo->cap_kind_of = memo->cap_next_kind_of;
+    memo->next = p;
+    memo->cap_next = cap;
+    memo->next_kind_of = k;
+    memo->cap_next_kind_of = cap_k;
+}
+
 static int keep(struct sched_memo *memo, const struct sched_session *ss,
                 const struct sched_result *out, const struct ss_kinds *kinds)
 {
@@ -358,7 +376,7 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
     memo->settled = out->n_decisions == 0;
     memo->any_stale = 0;
     memo->kind_of_valid = 0;
-    for (w = 0; w < in->n_workloads; w++) {
+    for (w = 0; memo->settled && w < in->n_workloads; w++) {   /* any_stale: read if settled */
         if (out->stale_since_ms[w] != in->workloads[w].stale_since_ms)
             memo->settled = 0;
         if (out->stale_since_ms[w] != SCHED_NO_TIME)
@@ -368,17 +386,22 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
         return SCHED_OK;   /* the next cycle cannot reuse anything */
     rc = keep_fair(memo, ss);
     if (rc == SCHED_OK)
-        rc = reserve_pending(memo, out->n_pending + 1);
-    if (rc == SCHED_OK)
         rc = reserve_stale(memo, in->n_workloads + 1);
     if (rc != SCHED_OK)
         return rc;
-    memcpy(memo->pending, out->pending, (size_t)out->n_pending * sizeof(*out->pending));
+    if (out->pending == memo->next && kinds->kind_of == memo->next_kind_of) {
+        keep_next(memo);   /* a Step 5 cycle's list is in the memo's other buffers already */
+    } else {
+        rc = reserve_pending(memo, out->n_pending + 1);
+        if (rc != SCHED_OK)
+            return rc;
+        memcpy(memo->pending, out->pending, (size_t)out->n_pending * sizeof(*out->pending));
+        memcpy(memo->kind_of, kinds->kind_of, (size_t)out->n_pending * sizeof(int));
+    }
     memo->n_pending = out->n_pending;
     rc = keep_kinds(memo, ss, kinds->first, kinds->cap);
     if (rc != SCHED_OK)
         return rc;
-    memcpy(memo->kind_of, kinds->kind_of, (size_t)out->n_pending * sizeof(int));
     memo->n_labels = out->n_pending;   /* a kind's label: its first entry's index */
     memo->labels_split = 0;
     rc = reserve((void **)&memo->label_count, &memo->cap_label_count, sizeof(int),
