@@ -175,12 +175,6 @@ struct again {
     int *kids, n_kids;  /* kinds with a representative */
 };
 
-static int index_before(const void *ctx, int a, int b)
-{
-    (void)ctx;
-    return a < b;
-}
-
 static void touch(struct again *g, int w)
 {
     if (g->touched[w])
@@ -207,7 +201,7 @@ static int again_touched(struct again *g, struct sched_arena *arena)
         touch(g, ss->decisions[k].workload);
     for (w = prev->n_workloads; w < ss->n_workloads; w++)
         touch(g, w);
-    return sched__sort(arena, g->tl, g->n_tl, index_before, NULL);
+    return sched__sort(arena, g->tl, g->n_tl, sched__ascending, NULL);
 }
 
 /* The kind of each touched pending workload: the one of an untouched

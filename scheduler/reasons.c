@@ -239,12 +239,6 @@ void sched__diagnose(struct sched_session *ss, int w, struct sched_pending *p)
         reason_res(x), p->request, 0);
 }
 
-static int index_before(const void *ctx, int a, int b)
-{
-    (void)ctx;
-    return a < b;
-}
-
 /* The workloads with fewer pods placed than their minimum, but some, in
  * workload order, at *n. Only a workload that ran when the cycle began
  * (a pool's running list) can be one: a cycle places a gang whole, and
@@ -267,7 +261,7 @@ static int *stale_candidates(struct sched_session *ss, int *n)
             if ((x->flags & WL_ACTIVE) && x->n_placed > 0 && x->n_placed < ss_w(ss, w)->min_pods)
                 out[(*n)++] = w;
         }
-    return sched__sort(ss->arena, out, *n, index_before, NULL) == SCHED_OK ? out : NULL;
+    return sched__sort(ss->arena, out, *n, sched__ascending, NULL) == SCHED_OK ? out : NULL;
 }
 
 void sched__stale_gangs(struct sched_session *ss, int64_t *stale_out)

@@ -52,6 +52,8 @@ typedef int (*sched__before_fn)(const void *ctx, int a, int b);
 int sched__sort(struct sched_arena *arena, int *idx, int n, sched__before_fn before,
                 const void *ctx);
 void sched__sort_with(int *idx, int *tmp, int n, sched__before_fn before, const void *ctx);
+/* The indices' own order (a < b), for sorting plain indices. */
+int sched__ascending(const void *ctx, int a, int b);
 
 /* ---- Derived state ---- */
 struct ss_node {

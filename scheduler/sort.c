@@ -43,3 +43,9 @@ int sched__sort(struct sched_arena *arena, int *idx, int n, sched__before_fn bef
     merge_sort(idx, tmp, n, before, ctx);
     return SCHED_OK;
 }
+
+int sched__ascending(const void *ctx, int a, int b)
+{
+    (void)ctx;
+    return a < b;
+}

@@ -762,12 +762,6 @@ static int queue_may_lose(const struct search *s, int v, int *guarantee)
     return victim_queue_over(s, av, guarantee[d]);
 }
 
-static int int_before(const void *ctx, int a, int b)
-{
-    (void)ctx;
-    return a < b;
-}
-
 /* The entry of entries[0..KEEP) (each `size` bytes, a struct kept first)
  * kept for key in the pool's state version (*hit = 1), or the least
  * recently used one, named so (*hit = 0: its answer is to be made). */
@@ -869,7 +863,7 @@ static void list_eligible(struct search *s, int n_queues)
     if (n_queues < 2)
         return;  /* one queue's run is in preference order already */
     if ((int64_t)s->n_elig * 16 < s->n_units) {
-        sched__sort_with(s->elig, x->tmp, s->n_elig, int_before, NULL);
+        sched__sort_with(s->elig, x->tmp, s->n_elig, sched__ascending, NULL);
         return;
     }
     /* most units qualify: one pass over them all keeps their order */
@@ -1090,12 +1084,23 @@ static int less_saturated(int64_t ar_alloc, int64_t ar_fair, int64_t av_alloc, i
     return (__int128)ar_alloc * av_fair < (__int128)av_alloc * ar_fair;
 }
 
-/* What j's pods still to place (s->pods_left) add to resource r. */
-static int64_t pods_left_ask(const struct search *s, int r)
+/* What one more pod of j adds to resource r (a GPU-memory pod: its charge
+ * on the node it would take, when above its estimate). */
+static int64_t pod_ask(const struct search *s, int r)
 {
-    int64_t per_pod = r == SCHED_GPU && s->pod_gpu > 0 ? s->pod_gpu : s->ss->wl[s->j].req[r];
+    return r == SCHED_GPU && s->pod_gpu > 0 ? s->pod_gpu : s->ss->wl[s->j].req[r];
+}
 
-    return per_pod * s->pods_left;
+/* What the units set[0..n) free of resource r inside queue root's subtree. */
+static int64_t set_frees_in(const struct search *s, const int *set, int n, int root, int r)
+{
+    int64_t sum = 0;
+    int k;
+
+    for (k = 0; k < n; k++)
+        if (in_subtree(s->ss, s->units[set[k]].k_queue, root))
+            sum += unit_frees(s, &s->units[set[k]], r);
+    return sum;
 }
 
 /* The saturation rule for the set, as the attempt would end with it:
@@ -1105,22 +1110,18 @@ static int64_t pods_left_ask(const struct search *s, int r)
 static int set_keeps_saturation(const struct search *s, const int *set, int n)
 {
     const struct sched_session *ss = s->ss;
-    int jq = ss_w(ss, s->j)->queue, i, k, r, ar, av;
+    int jq = ss_w(ss, s->j)->queue, i, r, ar, av;
 
     for (i = 0; i < n; i++) {
-        meeting_level(ss, jq, ss_w(ss, s->units[set[i]].w)->queue, &ar, &av);
+        meeting_level(ss, jq, s->units[set[i]].k_queue, &ar, &av);
         if (ar == jq)
             continue;
         for (r = 0; r < SCHED_NRES; r++) {
             const struct ss_qp *a = &ss->qp[(size_t)ar * (size_t)ss->n_pools + (size_t)s->pool];
             const struct ss_qp *v = &ss->qp[(size_t)av * (size_t)ss->n_pools + (size_t)s->pool];
-            int64_t held = v->alloc[r];
-            if (ss->wl[s->j].req[r] <= 0)
-                continue;
-            for (k = 0; k < n; k++)
-                if (in_subtree(ss, ss_w(ss, s->units[set[k]].w)->queue, av))
-                    held -= unit_frees(s, &s->units[set[k]], r);
-            if (!less_saturated(a->alloc[r] + pods_left_ask(s, r), a->fair[r], held, v->fair[r]))
+            if (ss->wl[s->j].req[r] > 0 &&
+                !less_saturated(a->alloc[r] + pod_ask(s, r) * s->pods_left, a->fair[r],
+                                v->alloc[r] - set_frees_in(s, set, n, av, r), v->fair[r]))
                 return 0;
         }
     }
@@ -1135,26 +1136,20 @@ static int set_keeps_saturation(const struct search *s, const int *set, int n)
 static int reclaim_set_valid(const struct search *s, const int *set, int n)
 {
     const struct sched_session *ss = s->ss;
-    int jq = ss_w(ss, s->j)->queue, i, k, r;
+    int jq = ss_w(ss, s->j)->queue, i, r;
 
     for (i = 0; i < n; i++) {
         const struct unit *u = &s->units[set[i]];
         int ar, av, ok = 0, guarantee;
         const struct ss_qp *qv;
 
-        meeting_level(ss, jq, ss_w(ss, u->w)->queue, &ar, &av);
+        meeting_level(ss, jq, u->k_queue, &ar, &av);
         qv = &ss->qp[(size_t)av * (size_t)ss->n_pools + (size_t)s->pool];
         guarantee = reclaimer_within_deserved(
             ss, s->j, &ss->qp[(size_t)ar * (size_t)ss->n_pools + (size_t)s->pool], s->pods_left);
-        for (r = 0; r < SCHED_NRES && !ok; r++) {
-            int64_t held = qv->alloc[r];
-            if (unit_frees(s, u, r) <= 0)
-                continue;
-            for (k = 0; k < i; k++)
-                if (in_subtree(ss, ss_w(ss, s->units[set[k]].w)->queue, av))
-                    held -= unit_frees(s, &s->units[set[k]], r);
-            ok = victim_side_over(qv, r, held, guarantee);
-        }
+        for (r = 0; r < SCHED_NRES && !ok; r++)
+            ok = unit_frees(s, u, r) > 0 &&
+                 victim_side_over(qv, r, qv->alloc[r] - set_frees_in(s, set, i, av, r), guarantee);
         if (!ok)
             return 0;
     }
@@ -1952,18 +1947,15 @@ void sched__note_known_failure(struct sched_session *ss, int j, int pool, int ac
 static int still_over(const struct search *s, const int *set, int n, int pods, int u)
 {
     const struct sched_session *ss = s->ss;
-    int q, r, k, any = 0;
+    int q, r, any = 0;
 
     for (q = ss_w(ss, s->j)->queue; q >= 0; q = ss->queues[q].parent) {
         const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)s->pool];
         for (r = 0; r < SCHED_NRES; r++) {
-            int64_t per_pod = r == SCHED_GPU && s->pod_gpu > 0 ? s->pod_gpu : ss->wl[s->j].req[r];
-            int64_t over = a->alloc[r] + per_pod * pods - a->limit[r];
+            int64_t over = a->alloc[r] + pod_ask(s, r) * pods - a->limit[r];
             if (a->limit[r] == SS_INF || over <= 0)
                 continue;
-            for (k = 0; k < n; k++)
-                if (in_subtree(ss, s->units[set[k]].k_queue, q))
-                    over -= unit_frees(s, &s->units[set[k]], r);
+            over -= set_frees_in(s, set, n, q, r);
             if (over > 0 && (u < 0 || (in_subtree(ss, s->units[u].k_queue, q) &&
                                        unit_frees(s, &s->units[u], r) > 0)))
                 any = 1;
