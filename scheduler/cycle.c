@@ -162,7 +162,14 @@ static int record_pending(struct sched_session *ss, struct sched_arena *arena,
  * workload's list are passed by what their nodes are, not by what they
  * hold), so an entry of a pool that is as the settled cycle left it
  * (sched__pool_as_settled()) is copied; Suspended and NoMatchingNodePool
- * read no pool's state at all. */
+ * read no pool's state at all.
+ * When no touched workload is pending now (a completion, and the pending
+ * workloads the cycle placed), the new list is the settled one less the
+ * touched entries, and it is written over the settled one where it lies
+ * (prev->own, the memo's): the entries after the first one taken out move
+ * down, and of the others only those of a kind whose first entry reads
+ * differently now are written (record_in_place()). The kinds, their order,
+ * their first entries and what each says are record_again()'s merge. */
 
 struct again {
     struct sched_session *ss;
@@ -249,6 +256,91 @@ static int still_diagnosed(const struct sched_session *ss, const struct sched_pe
            sched__pool_as_settled(ss, p->pool);
 }
 
+/* The settled list's entries of the touched workloads, ascending, into
+ * g->gone (n_gone of them); the list is in workload order. */
+static int again_gone(struct again *g, struct sched_arena *arena, int **gone, int *n_gone)
+{
+    const struct ss_prev_pending *prev = g->prev;
+    const struct sched_session *ss = g->ss;
+    int k, lo, hi, w, n = 0, most = prev->n_left + ss->n_decisions;
+
+    *gone = sched__alloc(arena, sizeof(int) * ((size_t)most + 1));
+    if (!*gone)
+        return SCHED_ENOMEM;
+    for (k = 0; k < most; k++) {
+        w = k < prev->n_left ? prev->left[k] : ss->decisions[k - prev->n_left].workload;
+        for (lo = 0, hi = prev->n; lo < hi;) {
+            int mid = lo + (hi - lo) / 2;
+            if (prev->pending[mid].workload < w)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < prev->n && prev->pending[lo].workload == w)
+            (*gone)[n++] = lo;
+    }
+    *n_gone = n;
+    if (sched__sort(arena, *gone, n, sched__ascending, NULL) != SCHED_OK)
+        return SCHED_ENOMEM;
+    for (k = 1, n = *n_gone > 0; k < *n_gone; k++)   /* a workload may be named twice */
+        if ((*gone)[k] != (*gone)[n - 1])
+            (*gone)[n++] = (*gone)[k];
+    *n_gone = n;
+    return SCHED_OK;
+}
+
+/* With no touched workload pending now: the settled list less the touched
+ * entries, over itself (the comment above record_again()). */
+static int record_in_place(struct again *g, struct sched_arena *arena, struct sched_result *out,
+                           struct ss_kinds *kinds)
+{
+    const struct ss_prev_pending *prev = g->prev;
+    struct sched_session *ss = g->ss;
+    struct sched_pending *list = prev->own, now;
+    int *kind_of = prev->own_kind_of, *gone, n_gone, e, n, r, label, w, rc;
+    int *first = sched__calloc(arena, (size_t)prev->n_labels + 1, sizeof(int)); /* new index + 1 */
+    uint8_t *redone = sched__calloc(arena, (size_t)prev->n_labels + 1, 1);
+
+    kinds->first = sched__alloc(arena, sizeof(int) * ((size_t)prev->n + 1));
+    if (!first || !redone || !kinds->first)
+        return SCHED_ENOMEM;
+    rc = again_gone(g, arena, &gone, &n_gone);
+    if (rc != SCHED_OK)
+        return rc;
+    kinds->cap = 0;
+    for (e = 0, n = 0, r = 0; e < prev->n; e++) {
+        struct sched_pending *p = &list[n];
+        if (r < n_gone && gone[r] == e) {
+            r++;
+            continue;
+        }
+        label = kind_of[e];
+        if (n != e)
+            memcpy(p, &list[e], sizeof(*p));
+        if (!first[label]) {
+            first[label] = n + 1;
+            kinds->first[kinds->cap++] = n + 1;
+            if (!still_diagnosed(ss, p)) {
+                memset(&now, 0, sizeof(now));   /* padding too: entries compare byte for byte */
+                sched__diagnose(ss, p->workload, &now);
+                if (memcmp(&now, p, sizeof(now)) != 0) {
+                    memcpy(p, &now, sizeof(now));
+                    redone[label] = 1;
+                }
+            }
+        } else if (redone[label]) {
+            w = p->workload;
+            memcpy(p, &list[first[label] - 1], sizeof(*p));   /* padding too */
+            p->workload = w;
+        }
+        kind_of[n++] = first[label] - 1;
+    }
+    out->pending = list;
+    out->n_pending = n;
+    kinds->kind_of = kind_of;
+    return SCHED_OK;
+}
+
 static int record_again(struct sched_session *ss, struct sched_arena *arena,
                         struct sched_result *out, const struct ss_prev_pending *prev,
                         struct ss_kinds *kinds)
@@ -265,6 +357,8 @@ static int record_again(struct sched_session *ss, struct sched_arena *arena,
     rc = again_touched(&g, arena);
     if (rc != SCHED_OK)
         return rc;
+    if (g.n_tl == 0 && prev->own)
+        return record_in_place(&g, arena, out, kinds);
     n_max = prev->n + g.n_tl;
     n_kinds = prev->n_labels + g.n_tl;
     g.rep = sched__calloc(arena, (size_t)n_kinds + 1, sizeof(int));

@@ -75,8 +75,10 @@
  *         the new cycle decides about are looked up again; every kind's
  *         first entry is diagnosed in the new state, the rest copy it.
  *         The new list is written into a buffer of the memo's (next[]),
- *         not the result's arena (which zeroes it first); the result
- *         points there until the next call.
+ *         not the result's arena (which zeroes it first), or, when no
+ *         workload it names again is pending now, over the kept list
+ *         itself (only what moved or reads differently is written); the
+ *         result points there until the next call.
  *         The reclaim and preempt attempts that failed in the settled
          cycle are known to fail again (struct ss_known, actions.c) in
          every pool the delta did not change: no departure held pods
@@ -391,6 +393,8 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
         return rc;
     if (out->pending == memo->next && kinds->kind_of == memo->next_kind_of) {
         keep_next(memo);   /* a Step 5 cycle's list is in the memo's other buffers already */
+    } else if (out->pending == memo->pending && kinds->kind_of == memo->kind_of) {
+        /* a Step 5 cycle wrote its list over the kept one */
     } else {
         rc = reserve_pending(memo, out->n_pending + 1);
         if (rc != SCHED_OK)
@@ -810,7 +814,7 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
     size_t kept = memo->arena_kept;
     struct ss_prev_pending prev = {memo->pending, memo->kind_of, memo->n_pending,
                                    memo->n_labels, memo->n_workloads, delta->left,
-                                   delta->n_left, NULL, NULL, 0};
+                                   delta->n_left, NULL, NULL, 0, NULL, NULL};
     /* room for the list, the workloads touched and a few decisions (else
      * record_again() takes the arena) */
     int from_list = memo->kind_of_valid && !memo->labels_split,
@@ -823,6 +827,8 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
         prev.buf = memo->next;
         prev.buf_kind_of = memo->next_kind_of;
         prev.cap_buf = room;
+        prev.own = memo->pending;   /* Invariant 3: the memo is not valid from here */
+        prev.own_kind_of = memo->kind_of;
     }
     struct ss_kinds kinds;
     int rc;

@@ -53,6 +53,15 @@
  * placed: sig_refresh()) leaves its group and is tested alone. The walk
  * is the same; a settled cycle's walk costs a load and a compare for
  * most entries instead of their test.
+ *
+ * Whole tails passed at once: the walk passes every entry of a leaf's list
+ * that fails its test, and never tests it again in that action. Where a
+ * test fails for every entry from the cursor on, the cursor jumps to the
+ * list's end, which is where the walk would have left it: reclaim, when
+ * even the leaf's least request per pod would take its queue above its
+ * fair share in every pool (least_ask); preempt, at the first entry whose
+ * priority is not above the queue's lowest running one (the list is in
+ * priority order, and group_priority answers without the entry).
  */
 #include "sched_int.h"
 
@@ -79,7 +88,11 @@ struct order_cache {
     int *items;               /* candidates grouped by leaf, each leaf in job order */
     int *off, *cnt;           /* [n_queues] */
     int64_t *min_gpu;         /* [n_queues] least milli-GPU per pod over the leaf's list */
+    int64_t *least_ask;       /* [2 * n_queues] reclaim's resource per pod, least over the
+                                 leaf's list: [2q] GPU of entries asking GPU, [2q + 1] CPU
+                                 of those asking none (SS_INF: no such entry) */
     int *item_group;          /* [n items] items[i]'s signature group; -1: none (tested alone) */
+    int *group_priority;      /* [n_groups] the priority its signature holds */
     int *pos_of;              /* [n_workloads] w's place in items, or -1 */
     int n_groups;
     int *changed;             /* workloads placed during the cycle */
@@ -504,8 +517,9 @@ static int group_entries(struct sched_session *ss, struct order_cache *oc, int n
     first = sched__calloc(ss->arena, (size_t)cap, sizeof(int));
     id = sched__array_raw(ss->arena, (size_t)cap, sizeof(int));
     oc->item_group = sched__array_raw(ss->arena, (size_t)n + 1, sizeof(int));
+    oc->group_priority = sched__alloc(ss->arena, sizeof(int) * ((size_t)n + 1));
     oc->pos_of = sched__array_raw(ss->arena, (size_t)ss->n_workloads + 1, sizeof(int));
-    if (!first || !id || !oc->item_group || !oc->pos_of)
+    if (!first || !id || !oc->item_group || !oc->group_priority || !oc->pos_of)
         return SCHED_ENOMEM;
     for (w = 0; w < ss->n_workloads; w++)
         oc->pos_of[w] = -1;
@@ -518,11 +532,22 @@ static int group_entries(struct sched_session *ss, struct order_cache *oc, int n
             slot = (slot + 1) & mask;
         if (!first[slot]) {
             first[slot] = w + 1;
-            id[slot] = oc->n_groups++;
+            id[slot] = oc->n_groups;
+            oc->group_priority[oc->n_groups++] = ss_w(ss, w)->priority;
         }
         oc->item_group[i] = id[slot];
     }
     return SCHED_OK;
+}
+
+/* least_ask: w's request per pod of the resource reclaim measures it by
+ * (may_evict_somewhere(): GPU if it asks any, else CPU). */
+static void note_least_ask(struct order_cache *oc, const struct sched_session *ss, int w, int q)
+{
+    const int64_t *req = ss->wl[w].req;
+    int k = req[SCHED_GPU] > 0 ? 2 * q : 2 * q + 1;
+
+    oc->least_ask[k] = ss_min(oc->least_ask[k], req[req[SCHED_GPU] > 0 ? SCHED_GPU : SCHED_CPU]);
 }
 
 static struct order_cache *cache_build(struct sched_session *ss)
@@ -539,10 +564,12 @@ static struct order_cache *cache_build(struct sched_session *ss)
     oc->off = sched__calloc(ss->arena, nq, sizeof(int));
     oc->cnt = sched__calloc(ss->arena, nq, sizeof(int));
     oc->min_gpu = sched__calloc(ss->arena, nq, sizeof(int64_t));
-    if (!oc->key1 || !oc->key2 || !oc->sig || !oc->off || !oc->cnt || !oc->min_gpu)
+    oc->least_ask = sched__calloc(ss->arena, 2 * nq, sizeof(int64_t));
+    if (!oc->key1 || !oc->key2 || !oc->sig || !oc->off || !oc->cnt || !oc->min_gpu ||
+        !oc->least_ask)
         return NULL;
     for (q = 0; q < ss->n_queues; q++)
-        oc->min_gpu[q] = SS_INF;
+        oc->min_gpu[q] = oc->least_ask[2 * q] = oc->least_ask[2 * q + 1] = SS_INF;
     for (w = 0; w < ss->n_workloads; w++)
         if ((ss->wl[w].flags & WL_CANDIDATE) && sched__pods_to_place(ss, w) > 0) {
             oc->cnt[ss_w(ss, w)->queue]++;
@@ -561,6 +588,7 @@ static struct order_cache *cache_build(struct sched_session *ss)
             q = ss_w(ss, w)->queue;
             oc->items[oc->off[q] + oc->cnt[q]++] = w;
             oc->min_gpu[q] = ss_min(oc->min_gpu[q], ss->wl[w].req[SCHED_GPU]);
+            note_least_ask(oc, ss, w, q);
             job_key(oc, ss, w);
             sig_refresh(ss, oc, w);
         }
@@ -625,6 +653,35 @@ static int leaf_done(const struct ss_iter *it, int q)
     return 0;
 }
 
+/* Reclaim: whether every entry of leaf q's list fails may_evict_somewhere()'s
+ * queue test in every pool: even the leaf's least request per pod would
+ * take the queue above its fair share there. The list's walk would then
+ * pass every entry, and nothing it passes is tested again in this action. */
+static int leaf_above_share(const struct ss_iter *it, int q)
+{
+    const struct sched_session *ss = it->ss;
+    int64_t gpu = it->oc->least_ask[2 * q], cpu = it->oc->least_ask[2 * q + 1];
+    int p;
+
+    for (p = 0; p < ss->n_pools; p++) {
+        const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)p];
+        if ((gpu != SS_INF && a->alloc[SCHED_GPU] + gpu <= a->fair[SCHED_GPU]) ||
+            (cpu != SS_INF && a->alloc[SCHED_CPU] + cpu <= a->fair[SCHED_CPU]))
+            return 0;
+    }
+    return 1;
+}
+
+/* Preempt: whether list entry i (workload w, group g) and every entry
+ * after it fail the priority test of shape_is_candidate(): the list is in
+ * priority order, highest first, and a priority never changes. */
+static int below_running(const struct ss_iter *it, int q, int g, int w)
+{
+    int priority = g >= 0 ? it->oc->group_priority[g] : ss_w(it->ss, w)->priority;
+
+    return priority <= it->ss->queues[q].min_running_priority;
+}
+
 /* Head of a leaf: the better of its list's next candidate and its heap's top. */
 static int leaf_head(struct ss_iter *it, int q)
 {
@@ -635,6 +692,8 @@ static int leaf_head(struct ss_iter *it, int q)
 
     if (leaf_done(it, q))
         return -1;
+    if (it->action == SCHED_ACT_RECLAIM && leaf_above_share(it, q))
+        it->cursor[q] = oc->cnt[q];   /* the walk below would pass every entry */
 
     /* A group that failed in this state (or whose signature failed an
      * attempt) is passed first, at the cost of a load; then the entry's
@@ -649,6 +708,10 @@ static int leaf_head(struct ss_iter *it, int q)
             continue;
         }
         w = oc->items[i];
+        if (it->action == SCHED_ACT_PREEMPT && below_running(it, q, g, w)) {
+            it->cursor[q] = oc->cnt[q];   /* the walk would pass every entry from here */
+            break;
+        }
         if (!it->in_extra[w] && entry_may_run(ss, w)) {
             if (sched__iter_seen_failure(it, w)) {
                 if (failed)

@@ -545,6 +545,9 @@ struct ss_prev_pending {
     struct sched_pending *buf;            /* [cap_buf] where the new list may go (not */
     int *buf_kind_of;                     /* zeroed), with its kinds; else the arena */
     int cap_buf;
+    struct sched_pending *own;            /* pending and kind_of again, writable: when no */
+    int *own_kind_of;                     /* workload touched is pending now, the new list
+                                             is written over them (NULL: never) */
 };
 
 /* cycle.c: Steps 2-4 of a cycle on a built session, the result's arrays
