@@ -256,36 +256,45 @@ static int still_diagnosed(const struct sched_session *ss, const struct sched_pe
            sched__pool_as_settled(ss, p->pool);
 }
 
-/* The settled list's entries of the touched workloads, ascending, into
- * g->gone (n_gone of them); the list is in workload order. */
+/* The index of w's entry in list[0..n) (entries in workload order), or
+ * -1 - the index where it would go. */
+int sched__pending_find(const struct sched_pending *list, int n, int w)
+{
+    int lo = 0, hi = n;
+
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (list[mid].workload < w)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && list[lo].workload == w ? lo : -1 - lo;
+}
+
+/* The settled list's entries of the workloads that left or were decided
+ * about, ascending and each once, into *gone (*n_gone of them). */
 static int again_gone(struct again *g, struct sched_arena *arena, int **gone, int *n_gone)
 {
     const struct ss_prev_pending *prev = g->prev;
     const struct sched_session *ss = g->ss;
-    int k, lo, hi, w, n = 0, most = prev->n_left + ss->n_decisions;
+    int k, e, w, n = 0, most = prev->n_left + ss->n_decisions;
 
     *gone = sched__alloc(arena, sizeof(int) * ((size_t)most + 1));
     if (!*gone)
         return SCHED_ENOMEM;
     for (k = 0; k < most; k++) {
         w = k < prev->n_left ? prev->left[k] : ss->decisions[k - prev->n_left].workload;
-        for (lo = 0, hi = prev->n; lo < hi;) {
-            int mid = lo + (hi - lo) / 2;
-            if (prev->pending[mid].workload < w)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo < prev->n && prev->pending[lo].workload == w)
-            (*gone)[n++] = lo;
+        e = sched__pending_find(prev->pending, prev->n, w);
+        if (e >= 0)
+            (*gone)[n++] = e;
     }
-    *n_gone = n;
     if (sched__sort(arena, *gone, n, sched__ascending, NULL) != SCHED_OK)
         return SCHED_ENOMEM;
-    for (k = 1, n = *n_gone > 0; k < *n_gone; k++)   /* a workload may be named twice */
-        if ((*gone)[k] != (*gone)[n - 1])
-            (*gone)[n++] = (*gone)[k];
-    *n_gone = n;
+    *n_gone = n > 0;
+    for (k = 1; k < n; k++)   /* a workload may be named twice */
+        if ((*gone)[k] != (*gone)[*n_gone - 1])
+            (*gone)[(*n_gone)++] = (*gone)[k];
     return SCHED_OK;
 }
 

@@ -642,21 +642,6 @@ static int kinds_find(const struct sched_memo *memo, const struct sched_session 
 
 /* ---- Step 4: the entries of the workloads that left ---- */
 
-/* Index of w's pending entry (entries are in workload order), or
- * -1 - the index where it would go. */
-static int find_entry(const struct sched_memo *memo, int w)
-{
-    int lo = 0, hi = memo->n_pending;
-
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (memo->pending[mid].workload < w)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < memo->n_pending && memo->pending[lo].workload == w ? lo : -1 - lo;
-}
 
 /* The kinds table's entries (index + 1) above `above` move by `by`; the
  * kind whose first entry is `gone` (index + 1; 0: none) is forgotten: a
@@ -686,7 +671,7 @@ static void drop_left_entries(struct sched_memo *memo, const struct sched_delta 
     int k, e, label;
 
     for (k = 0; k < delta->n_left; k++) {
-        e = find_entry(memo, delta->left[k]);
+        e = sched__pending_find(memo->pending, memo->n_pending, delta->left[k]);
         if (e < 0)
             continue;
         label = memo->kind_of[e];
@@ -734,7 +719,7 @@ static int insert_left_entries(struct sched_memo *memo, struct sched_session *ss
 
     for (k = 0; k < delta->n_left && rc == SCHED_OK; k++) {
         w = delta->left[k];
-        e = find_entry(memo, w);
+        e = sched__pending_find(memo->pending, memo->n_pending, w);
         if (e >= 0 || !sched__is_pending(ss, w))
             continue;
         e = -1 - e;

@@ -545,9 +545,9 @@ static int group_entries(struct sched_session *ss, struct order_cache *oc, int n
 static void note_least_ask(struct order_cache *oc, const struct sched_session *ss, int w, int q)
 {
     const int64_t *req = ss->wl[w].req;
-    int k = req[SCHED_GPU] > 0 ? 2 * q : 2 * q + 1;
+    int gpu = req[SCHED_GPU] > 0, k = gpu ? 2 * q : 2 * q + 1;
 
-    oc->least_ask[k] = ss_min(oc->least_ask[k], req[req[SCHED_GPU] > 0 ? SCHED_GPU : SCHED_CPU]);
+    oc->least_ask[k] = ss_min(oc->least_ask[k], req[gpu ? SCHED_GPU : SCHED_CPU]);
 }
 
 static struct order_cache *cache_build(struct sched_session *ss)
@@ -672,7 +672,7 @@ static int leaf_above_share(const struct ss_iter *it, int q)
     return 1;
 }
 
-/* Preempt: whether list entry i (workload w, group g) and every entry
+/* Preempt: whether a list entry (workload w, group g) and every entry
  * after it fail the priority test of shape_is_candidate(): the list is in
  * priority order, highest first, and a priority never changes. */
 static int below_running(const struct ss_iter *it, int q, int g, int w)

@@ -560,6 +560,8 @@ int sched__cycle_on(struct sched_session *ss, struct sched_arena *arena,
 int sched__record_shares(struct sched_session *ss, struct sched_arena *arena,
                          struct sched_result *out);
 int sched__is_pending(const struct sched_session *ss, int w);
+/* w's entry in a pending list in workload order, or -1 - where it would go. */
+int sched__pending_find(const struct sched_pending *list, int n, int w);
 /* Two pending workloads the diagnosis cannot tell apart, and the hash of
  * what it compares: the result shares one diagnosis per kind. */
 int sched__same_diagnosis(const struct sched_session *ss, int a, int b);
