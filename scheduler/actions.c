@@ -85,6 +85,33 @@ int sched__pool_as_settled(const struct sched_session *ss, int pool)
            ss->pool_version[pool] == k->base[pool];
 }
 
+int sched__pool_diagnosis_as_settled(struct sched_session *ss, int pool)
+{
+    struct ss_known *k = ss->known;
+    uint32_t bit = 1u << (pool >= 0 && pool < SS_KNOWN_POOLS ? pool : 0);
+    int64_t figs[SS_POOL_FIGS];
+    int q, same;
+
+    if (!k || !k->prior || !k->held || !k->figs || pool < 0 || pool >= ss->n_pools ||
+        pool >= SS_KNOWN_POOLS || ss->in->pools[pool].min_guaranteed_runtime_ms > 0)
+        return 0;
+    if (k->diag_at[pool] == ss->pool_version[pool] + 1)
+        return (k->diag_same & bit) != 0;
+    sched__pool_node_figures(ss, pool, figs);
+    same = memcmp(figs, &k->figs[(size_t)pool * SS_POOL_FIGS], sizeof(figs)) == 0;
+    for (q = 0; q < ss->n_queues && same; q++) {
+        const struct ss_qp *a = ss_qp(ss, q, pool);
+        size_t at = (size_t)q * (size_t)ss->n_pools + (size_t)pool;
+        same = memcmp(&k->held[at * 2 * SCHED_NRES], a->alloc, sizeof(a->alloc)) == 0 &&
+               memcmp(&k->held[at * 2 * SCHED_NRES + SCHED_NRES], a->alloc_np,
+                      sizeof(a->alloc_np)) == 0 &&
+               memcmp(&k->fair[at * SCHED_NRES], a->fair, sizeof(a->fair)) == 0;
+    }
+    k->diag_at[pool] = ss->pool_version[pool] + 1;
+    k->diag_same = same ? k->diag_same | bit : k->diag_same & ~bit;
+    return same;
+}
+
 static uint32_t known_bit(int action, int pool)
 {
     if (pool >= SS_KNOWN_POOLS)

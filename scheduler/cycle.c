@@ -161,7 +161,11 @@ static int record_pending(struct sched_session *ss, struct sched_arena *arena,
  * state of one pool, the one its entry names (the pools before it in the
  * workload's list are passed by what their nodes are, not by what they
  * hold), so an entry of a pool that is as the settled cycle left it
- * (sched__pool_as_settled()) is copied; Suspended and NoMatchingNodePool
+ * (sched__pool_as_settled()) is copied, and so is one of a pool whose
+ * state changed only where no diagnosis reads (a completion and the
+ * placement it let in, by one queue and of one size: every queue's
+ * figures there and its nodes' together as they were,
+ * sched__pool_diagnosis_as_settled()); Suspended and NoMatchingNodePool
  * read no pool's state at all.
  * When no touched workload is pending now (a completion, and the pending
  * workloads the cycle placed), the new list is the settled one less the
@@ -250,10 +254,10 @@ static int again_kinds(struct again *g, struct sched_arena *arena)
 }
 
 /* Whether settled entry p says what a diagnosis would say now. */
-static int still_diagnosed(const struct sched_session *ss, const struct sched_pending *p)
+static int still_diagnosed(struct sched_session *ss, const struct sched_pending *p)
 {
     return p->reason == SCHED_R_SUSPENDED || p->reason == SCHED_R_NO_MATCHING_NODE_POOL ||
-           sched__pool_as_settled(ss, p->pool);
+           sched__pool_as_settled(ss, p->pool) || sched__pool_diagnosis_as_settled(ss, p->pool);
 }
 
 /* The index of w's entry in list[0..n) (entries in workload order), or

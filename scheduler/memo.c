@@ -73,7 +73,10 @@
  *         record_again()): each kept entry carries its kind's label, and
  *         only the workloads the delta names, the submissions and those
  *         the new cycle decides about are looked up again; every kind's
- *         first entry is diagnosed in the new state, the rest copy it.
+ *         first entry is diagnosed in the new state, the rest copy it,
+ *         unless what the diagnosis reads of its pool is as the settled
+ *         cycle left it (its figures kept beside the fair shares,
+ *         keep_figures()).
  *         The new list is written into a buffer of the memo's (next[]),
  *         not the result's arena (which zeroes it first), or, when no
  *         workload it names again is pending now, over the kept list
@@ -143,6 +146,8 @@ struct sched_memo {
     size_t arena_kept;          /* bytes the full cycle left in it */
     struct sched_session ss;    /* the last cycle's session (Invariant 1) */
     int64_t *fair;              /* [n_queues * n_pools * SCHED_NRES] */
+    int64_t *held;              /* [n_queues * n_pools * 2 * SCHED_NRES]: alloc, alloc_np */
+    int64_t *figs;              /* [n_pools * SS_POOL_FIGS]: the pools' node figures */
     struct sched_pending *pending;
     int n_pending, cap_pending;
     int64_t *stale;             /* [cap_stale]: the last result's stale times */
@@ -186,6 +191,8 @@ void sched_memo_free(struct sched_memo *memo)
         return;
     sched_arena_free(memo->arena);
     free(memo->fair);
+    free(memo->held);
+    free(memo->figs);
     free(memo->pending);
     free(memo->stale);
     free(memo->kinds);
@@ -304,16 +311,36 @@ static int reserve_stale(struct sched_memo *memo, int need)
     return reserve((void **)&memo->stale, &memo->cap_stale, sizeof(*memo->stale), need);
 }
 
-static int keep_fair(struct sched_memo *memo, const struct sched_session *ss)
+/* What the settled cycle's pending entries were diagnosed against, for
+ * the next Step 5 (sched__pool_diagnosis_as_settled()): every queue's fair
+ * share, allocation and non-preemptible allocation per pool, and every
+ * pool's node figures. */
+static int keep_figures(struct sched_memo *memo, const struct sched_session *ss)
 {
     size_t n = (size_t)ss->n_queues * (size_t)ss->n_pools, i;
     int64_t *fair = realloc(memo->fair, (n * SCHED_NRES + 1) * sizeof(int64_t));
+    int64_t *held, *figs;
+    int p;
 
     if (!fair)
         return SCHED_ENOMEM;
     memo->fair = fair;
-    for (i = 0; i < n; i++)
+    held = realloc(memo->held, (n * 2 * SCHED_NRES + 1) * sizeof(int64_t));
+    if (!held)
+        return SCHED_ENOMEM;
+    memo->held = held;
+    figs = realloc(memo->figs, ((size_t)ss->n_pools * SS_POOL_FIGS + 1) * sizeof(int64_t));
+    if (!figs)
+        return SCHED_ENOMEM;
+    memo->figs = figs;
+    for (i = 0; i < n; i++) {
         memcpy(&fair[i * SCHED_NRES], ss->qp[i].fair, sizeof(int64_t) * SCHED_NRES);
+        memcpy(&held[i * 2 * SCHED_NRES], ss->qp[i].alloc, sizeof(int64_t) * SCHED_NRES);
+        memcpy(&held[i * 2 * SCHED_NRES + SCHED_NRES], ss->qp[i].alloc_np,
+               sizeof(int64_t) * SCHED_NRES);
+    }
+    for (p = 0; p < ss->n_pools; p++)
+        sched__pool_node_figures(ss, p, &figs[(size_t)p * SS_POOL_FIGS]);
     return SCHED_OK;
 }
 
@@ -386,7 +413,7 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
     }
     if (!memo->settled)
         return SCHED_OK;   /* the next cycle cannot reuse anything */
-    rc = keep_fair(memo, ss);
+    rc = keep_figures(memo, ss);
     if (rc == SCHED_OK)
         rc = reserve_stale(memo, in->n_workloads + 1);
     if (rc != SCHED_OK)
@@ -444,6 +471,8 @@ static int known_begin(struct sched_memo *memo, int use, uint64_t dirty)
     k->record = memo->known_buf[r];
     k->n_record = n;
     k->fair = memo->fair;
+    k->held = memo->held;
+    k->figs = memo->figs;
     k->dirty = dirty;
     k->prior = use;
     k->base = memo->known_base;

@@ -62,6 +62,11 @@
  * fair share in every pool (least_ask); preempt, at the first entry whose
  * priority is not above the queue's lowest running one (the list is in
  * priority order, and group_priority answers without the entry).
+ * Allocate passes a group without its entry too when no pool could take
+ * its pods judging by the most any pool has (group_room: what the room
+ * test asks of a pool, from the signature); a completion frees one pool,
+ * and the groups of the pools still full are passed at the cost of a
+ * load each.
  */
 #include "sched_int.h"
 
@@ -93,6 +98,7 @@ struct order_cache {
                                  of those asking none (SS_INF: no such entry) */
     int *item_group;          /* [n items] items[i]'s signature group; -1: none (tested alone) */
     int *group_priority;      /* [n_groups] the priority its signature holds */
+    struct group_room *group_room; /* [n_groups] what allocate's room test asks of a pool */
     int *pos_of;              /* [n_workloads] w's place in items, or -1 */
     int n_groups;
     int *changed;             /* workloads placed during the cycle */
@@ -108,6 +114,22 @@ struct figures {
     int zero_share;         /* rule 4: would hold what it may not hold at all */
     int64_t share_with;     /* rule 5: dominant share with w, then without */
     int64_t share_without;
+};
+
+/* What room_somewhere() asks of one of a group's pools for allocate,
+ * from its signature: whole devices, `devices` on one node and `gpu` in
+ * all (devices); a portion or GPU memory, `gpu` milli-GPU free in all
+ * (devices -1); nothing to test (devices 0: CPU only). */
+struct group_room {
+    int devices;
+    int64_t gpu;
+};
+
+/* The most any pool offers to allocate's room test, in one placement state. */
+struct pools_room {
+    uint64_t version;         /* ss->version + 1 it was taken in; 0: none */
+    int max_empty;
+    int64_t total_empty, gpu_free;
 };
 
 #define GROUP_FAILED UINT64_MAX
@@ -131,6 +153,7 @@ struct ss_iter {
     int cap_sigs, n_sigs;
     uint64_t *group_fail;     /* [n_groups] the version + 1 the group's test failed in;
                                  GROUP_FAILED: its signature failed an attempt */
+    struct pools_room room;   /* allocate: the pools' best, for group_room_fails() */
     struct figures *fig;      /* [n_queues] the queue's figures for fig_w in state fig_version */
     int *fig_w;
     uint64_t *fig_version;
@@ -504,6 +527,24 @@ int sched__is_candidate(struct sched_session *ss, int w, int action)
 
 /* ---- The per-cycle cache ---- */
 
+/* What allocate's room test (sched__pool_may_fit()) asks of a pool for
+ * w's signature: the fields it reads, all part of the signature. */
+static void note_group_room(struct group_room *r, const struct sched_session *ss, int w)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+    int64_t pods = sched__pods_to_place(ss, w);
+
+    r->devices = 0;
+    r->gpu = 0;
+    if (sched__whole(wl)) {
+        r->devices = wl->gpu_devices;
+        r->gpu = pods * wl->gpu_devices;
+    } else if (wl->gpu_portion > 0 || wl->gpu_memory_mib > 0) {
+        r->devices = -1;
+        r->gpu = ss->wl[w].req[SCHED_GPU] * pods;
+    }
+}
+
 /* Numbers the list's n entries by signature (sig_same): one group per
  * signature, beside each entry in item_group; pos_of places each entry. */
 static int group_entries(struct sched_session *ss, struct order_cache *oc, int n)
@@ -518,8 +559,10 @@ static int group_entries(struct sched_session *ss, struct order_cache *oc, int n
     id = sched__array_raw(ss->arena, (size_t)cap, sizeof(int));
     oc->item_group = sched__array_raw(ss->arena, (size_t)n + 1, sizeof(int));
     oc->group_priority = sched__alloc(ss->arena, sizeof(int) * ((size_t)n + 1));
+    oc->group_room = sched__alloc(ss->arena, sizeof(struct group_room) * ((size_t)n + 1));
     oc->pos_of = sched__array_raw(ss->arena, (size_t)ss->n_workloads + 1, sizeof(int));
-    if (!first || !id || !oc->item_group || !oc->group_priority || !oc->pos_of)
+    if (!first || !id || !oc->item_group || !oc->group_priority || !oc->group_room ||
+        !oc->pos_of)
         return SCHED_ENOMEM;
     for (w = 0; w < ss->n_workloads; w++)
         oc->pos_of[w] = -1;
@@ -533,7 +576,8 @@ static int group_entries(struct sched_session *ss, struct order_cache *oc, int n
         if (!first[slot]) {
             first[slot] = w + 1;
             id[slot] = oc->n_groups;
-            oc->group_priority[oc->n_groups++] = ss_w(ss, w)->priority;
+            oc->group_priority[oc->n_groups] = ss_w(ss, w)->priority;
+            note_group_room(&oc->group_room[oc->n_groups++], ss, w);
         }
         oc->item_group[i] = id[slot];
     }
@@ -682,6 +726,33 @@ static int below_running(const struct ss_iter *it, int q, int g, int w)
     return priority <= it->ss->queues[q].min_running_priority;
 }
 
+/* Allocate: whether group g's room test fails in every pool, judged by
+ * the most any pool offers in this state (room_somewhere() asks all of
+ * one pool's figures at once, so this fails only where it fails). */
+static int group_room_fails(struct ss_iter *it, int g)
+{
+    const struct sched_session *ss = it->ss;
+    const struct group_room *r = &it->oc->group_room[g];
+    struct pools_room *best = &it->room;
+    int p;
+
+    if (r->devices == 0)
+        return 0;
+    if (best->version != ss->version + 1) {
+        memset(best, 0, sizeof(*best));
+        best->version = ss->version + 1;
+        for (p = 0; p < ss->n_pools; p++) {
+            if (ss->pools[p].max_empty > best->max_empty)
+                best->max_empty = ss->pools[p].max_empty;
+            best->total_empty = ss_max(best->total_empty, ss->pools[p].total_empty);
+            best->gpu_free = ss_max(best->gpu_free, ss->pools[p].gpu_free);
+        }
+    }
+    if (r->devices < 0)
+        return best->gpu_free < r->gpu;
+    return best->max_empty < r->devices || best->total_empty < r->gpu;
+}
+
 /* Head of a leaf: the better of its list's next candidate and its heap's top. */
 static int leaf_head(struct ss_iter *it, int q)
 {
@@ -704,6 +775,11 @@ static int leaf_head(struct ss_iter *it, int q)
         int i = oc->off[q] + it->cursor[q], g = oc->item_group[i], w;
         uint64_t *failed = g >= 0 ? &it->group_fail[g] : NULL;
         if (failed && (*failed == GROUP_FAILED || *failed == ss->version + 1)) {
+            it->cursor[q]++;
+            continue;
+        }
+        if (failed && it->action == SCHED_ACT_ALLOCATE && group_room_fails(it, g)) {
+            *failed = ss->version + 1;   /* as the first entry's test would leave it */
             it->cursor[q]++;
             continue;
         }

@@ -20,6 +20,13 @@
  * What a diagnosis reads of a pool as a whole (the most a ready node has
  * free, what all have free, who holds it, which project is furthest above
  * its share) is found once per state of the pool (struct pool_figures).
+ * Besides the workload itself, a diagnosis in a pool reads only its ready
+ * nodes together (sched__pool_node_figures()), every queue's allocation
+ * (all and non-preemptible) and fair share there, the configured quotas
+ * and the nodes' totals, and, in a pool with a
+ * minimum runtime, its running workloads and the clock: a pool where
+ * those are as they were keeps every diagnosis
+ * (sched__pool_diagnosis_as_settled()).
  *
  * Stale gangs (kai-scheduling.md 4.5): a workload with some pods placed
  * but fewer than its minimum is stale from the first cycle that sees it
@@ -72,10 +79,35 @@ static int furthest_over(const struct sched_session *ss, int pool, int skip)
     return at;
 }
 
+void sched__pool_node_figures(const struct sched_session *ss, int pool, int64_t *figs)
+{
+    const struct ss_pool *p = &ss->pools[pool];
+    int64_t *most_free = figs, *most_total = figs + SCHED_NRES, *all_free = figs + 2 * SCHED_NRES;
+    int i, r;
+
+    for (r = 0; r < SCHED_NRES; r++) {
+        most_free[r] = most_total[r] = INT64_MIN;
+        all_free[r] = 0;
+    }
+    for (i = 0; i < p->n_nodes; i++) {
+        const struct ss_node *n = &ss->nodes[p->nodes[i]];
+        const int64_t free[SCHED_NRES] = {n->gpu_free, n->cpu_free, n->mem_free};
+        const int64_t total[SCHED_NRES] = {(int64_t)n->n_gpus * SCHED_MILLI, n->cpu_total,
+                                           n->mem_total};
+        if (!n->ready)
+            continue;
+        for (r = 0; r < SCHED_NRES; r++) {
+            most_free[r] = ss_max(most_free[r], free[r]);
+            most_total[r] = ss_max(most_total[r], total[r]);
+            all_free[r] = ss_min(all_free[r] + free[r], SS_BIG);  /* SS_BIG: unbounded */
+        }
+    }
+}
+
 static const struct pool_figures *figures_of(struct sched_session *ss, int pool)
 {
     struct pool_figures *f = ss->diag_cache;
-    const struct ss_pool *p = &ss->pools[pool];
+    int64_t figs[SS_POOL_FIGS];
     int i, r;
 
     if (!f) {
@@ -90,22 +122,11 @@ static const struct pool_figures *figures_of(struct sched_session *ss, int pool)
     if (f->version == ss->pool_version[pool])
         return f;
     f->version = ss->pool_version[pool];
+    sched__pool_node_figures(ss, pool, figs);
     for (r = 0; r < SCHED_NRES; r++) {
-        f->most_free[r] = f->most_total[r] = INT64_MIN;
-        f->free[r] = 0;
-    }
-    for (i = 0; i < p->n_nodes; i++) {
-        const struct ss_node *n = &ss->nodes[p->nodes[i]];
-        const int64_t free[SCHED_NRES] = {n->gpu_free, n->cpu_free, n->mem_free};
-        const int64_t total[SCHED_NRES] = {(int64_t)n->n_gpus * SCHED_MILLI, n->cpu_total,
-                                           n->mem_total};
-        if (!n->ready)
-            continue;
-        for (r = 0; r < SCHED_NRES; r++) {
-            f->most_free[r] = ss_max(f->most_free[r], free[r]);
-            f->most_total[r] = ss_max(f->most_total[r], total[r]);
-            f->free[r] = ss_min(f->free[r] + free[r], SS_BIG);  /* SS_BIG: unbounded */
-        }
+        f->most_free[r] = figs[r];
+        f->most_total[r] = figs[SCHED_NRES + r];
+        f->free[r] = figs[2 * SCHED_NRES + r];
     }
     f->tops_holding = 0;
     for (i = 0; i < ss->n_queues; i++)

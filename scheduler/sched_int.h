@@ -224,6 +224,10 @@ enum { FRAG_BASE = 1, FRAG_ANSWER = 2 };
  * same fair shares, and its version the one it had when the cycle began
  * (base[p]; UINT64_MAX: changed). */
 #define SS_KNOWN_POOLS 8
+/* What a diagnosis reads of a pool's ready nodes together (reasons.c):
+ * the most one has free, the most one has in all, and what all have free,
+ * per resource. */
+#define SS_POOL_FIGS (3 * SCHED_NRES)
 #define SS_KNOWN_BIT(mode, pool) (1u << ((mode) * SS_KNOWN_POOLS + (pool)))
 struct ss_known {
     const uint32_t *fail;   /* [n_fail]: the settled cycle's, NULL: none */
@@ -237,6 +241,10 @@ struct ss_known {
     int64_t answered;       /* attempts answered from fail[] */
     int check;              /* tests: make each answered attempt too, and compare */
     int64_t wrong;          /* check: answers the attempt contradicted */
+    const int64_t *held;    /* the settled cycle's alloc then alloc_np [queue][pool][2 * res] */
+    const int64_t *figs;    /* ... and its pools' node figures [pool][SS_POOL_FIGS] */
+    uint64_t diag_at[SS_KNOWN_POOLS]; /* pool version + 1 diag_same was found in (0: not) */
+    uint32_t diag_same;     /* bit p: what a diagnosis in pool p reads is as settled */
 };
 
 /* How the last victim search failed (victims.c, evict_attempt()). */
@@ -589,5 +597,13 @@ void sched__known_begin(struct sched_session *ss);
  * change it, its queues' fair shares are the kept ones, and nothing was
  * placed or taken there since the cycle began (ss->known's base). */
 int sched__pool_as_settled(const struct sched_session *ss, int pool);
+/* Whether what a pending workload's diagnosis reads of pool is as it was
+ * at the settled cycle's end: every queue's allocation (all and
+ * non-preemptible) and fair share there, the figures of its ready nodes
+ * (sched__pool_node_figures()), and no minimum runtime (whose victims'
+ * time left moves with the clock). Asked once the actions are done. */
+int sched__pool_diagnosis_as_settled(struct sched_session *ss, int pool);
+/* reasons.c: pool's node figures, SS_POOL_FIGS of them, into figs. */
+void sched__pool_node_figures(const struct sched_session *ss, int pool, int64_t *figs);
 
 #endif
