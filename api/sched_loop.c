@@ -7,12 +7,14 @@
  *   Step 1: bring the model (sched_model.c) up to date: everything on the
  *           first cycle or after a failed write (read into a model of its
  *           own before the model lock, which is held to put it in place);
- *           the topology when told it changed; the workloads named by
- *           api_sched_touch() (their rows read and the new entries staged
- *           past the model's length before the model lock is taken, so
- *           that under it the rows replaced are set and the new ones
- *           counted in; those touched meanwhile wait for the next turn,
- *           which they wake);
+ *           the topology when told it changed (read before the lock too,
+ *           unless the organization changed again since); the workloads
+ *           named by api_sched_touch() (their rows read, the new entries
+ *           staged past the model's length and noted in a copy of the
+ *           workload mix before the model lock is taken, so that under it
+ *           the rows replaced are set, the new ones counted in and the mix
+ *           swapped; those touched meanwhile wait for the next turn,
+ *           which they wake; no left workload, no compaction);
  *   Step 2: sched_cycle_next() decides on the model's state, with the
  *           changes since the last cycle: the workloads that are new
  *           since then (every touched workload unknown to the model and
@@ -316,6 +318,8 @@ struct prefetch {
     int n_peeked, n;
     struct db_snapshot *rows;
     struct sm_built built;      /* the new workloads' entries, built from rows */
+    struct db_snapshot *topo;   /* the topology, read when the organization changed */
+    uint64_t org_generation;    /* ... as of this api_sched_org_generation() */
 };
 
 static int peek_dirty(struct api_sched *s, int64_t **seqs, int *n, int *org);
@@ -334,6 +338,11 @@ static void prefetch(struct api_sched *sc, struct prefetch *pf)
     memset(pf, 0, sizeof(*pf));
     if (!sc->loaded || peek_dirty(sc, &pf->seqs, &pf->n_peeked, &org) != 0)
         return;
+    if (org) {   /* read first, then the topology: a later change moves it */
+        pf->org_generation = api_sched_org_generation(sc);
+        if (db_topology_load(sc->db, &pf->topo) != DB_OK)
+            pf->topo = NULL;
+    }
     qsort(pf->seqs, (size_t)pf->n_peeked, sizeof(*pf->seqs), cmp_seq);
     for (i = 0; i < pf->n_peeked; i++)
         if (u == 0 || pf->seqs[u - 1] != pf->seqs[i])
@@ -350,6 +359,7 @@ static void prefetch(struct api_sched *sc, struct prefetch *pf)
 
 static void prefetch_free(struct prefetch *pf)
 {
+    db_snapshot_free(pf->topo);
     sm_built_free(&pf->built);
     free(pf->seqs);
     db_snapshot_free(pf->rows);
@@ -394,8 +404,12 @@ static int refresh(struct api_sched *sc, struct prefetch *pf, struct sched_model
     } else {
         n_before = sc->m.n;
         last_seq = n_before > 0 ? sc->m.meta[n_before - 1].seq : 0;
-        if (org) {
-            rc = sm_load_topology(&sc->m, sc->db);
+        if (org && pf && pf->topo && api_sched_org_generation(sc) == pf->org_generation) {
+            rc = sm_set_topology(&sc->m, pf->topo);   /* read before the lock */
+            pf->topo = NULL;
+            sc->delta.full = 1;
+        } else if (org) {
+            rc = sm_load_topology(&sc->m, sc->db);   /* it changed since: read it here */
             sc->delta.full = 1;
         }
         if (rc == DB_OK && pf && pf->rows) {

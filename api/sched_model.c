@@ -44,9 +44,11 @@
  *   6. Between sm_rows_build() and sm_rows_take() of one sm_built, the
  *      model does not change (one thread changes it, and takes what it
  *      built at once): entries that build staged past the model's length
- *      are still there, and only the length moves under the lock. So the
- *      lock is held for the rows replaced and the new entries counted,
- *      not for copying thousands of them in.
+ *      are still there, and only the length moves under the lock; so is
+ *      the mix window, which build copies and notes the new entries in
+ *      (note_aside()), and which take swaps in. So the lock is held for
+ *      the rows replaced and the new entries counted, not for copying or
+ *      noting thousands of them.
  */
 #include "sched_model.h"
 
@@ -538,6 +540,8 @@ void sm_drop_left(struct sched_model *m)
 {
     int i;
 
+    if (m->n_left == 0)
+        return;   /* no entry to drop, and no hole: every take compacts its own */
     for (i = 0; m->n_left > 0 && i < m->n; i++)
         if (m->meta[i].left)
             wl_free(&m->wls[i], &m->meta[i]);
@@ -618,7 +622,29 @@ void sm_built_free(struct sm_built *b)
     free(b->row_of);
     free(b->wls);
     free(b->meta);
+    sched_mix_window_free(b->mix);
     memset(b, 0, sizeof(*b));
+}
+
+/* b->mix: the model's window with b's new entries noted, in take's order
+ * (none on failure: sm_rows_take() then notes them itself). */
+static void note_aside(const struct sched_model *m, struct sm_built *b)
+{
+    int i, rc = SCHED_OK;
+
+    if (!m->mix || (b->n_add == 0 && b->n_staged == 0) ||
+        !(b->mix = sched_mix_window_copy(m->mix)))
+        return;
+    for (i = 0; i < b->n_add && rc == SCHED_OK; i++)
+        rc = sched_mix_window_note(b->mix, &b->aw[i]);
+    for (i = 0; i < b->n_staged && rc == SCHED_OK; i++)
+        rc = sched_mix_window_note(b->mix, &b->staged_wls[b->stage_at + i]);
+    if (rc != SCHED_OK) {
+        sched_mix_window_free(b->mix);
+        b->mix = NULL;
+        return;
+    }
+    b->mix_of = m->mix;
 }
 
 /* Room for b's new entries, when the model's arrays lack it: larger ones
@@ -716,6 +742,7 @@ int sm_rows_build(const struct sched_model *m, const int64_t *seqs, int n,
     } else {
         room_aside(m, b);
         stage_appends(m, b);
+        note_aside(m, b);
     }
     return rc == DB_ENOMEM ? rc : DB_OK;
 }
@@ -748,6 +775,7 @@ int sm_rows_take(struct sched_model *m, struct sm_built *b)
 {
     struct sched_workload *old_wls;
     struct sm_meta *old_meta;
+    struct sched_mix_window *old_mix;
     int i, at, dropped = 0, rc = DB_OK;
 
     /* the arrays made aside, if the model is still what they copied: only
@@ -771,13 +799,20 @@ int sm_rows_take(struct sched_model *m, struct sm_built *b)
         if (b->row_of[i] >= 0)
             rc = wl_set(m, &m->wls[at], &m->meta[at], &b->rows->workloads[b->row_of[i]]);
     }
-    /* a workload seen for the first time: a new request */
-    for (i = 0; i < b->n_add && rc != DB_ENOMEM; i++)
-        if (sched_mix_window_note(m->mix, &b->aw[i]) != SCHED_OK)
-            rc = DB_ENOMEM;
-    for (i = 0; i < b->n_staged && rc != DB_ENOMEM; i++)
-        if (sched_mix_window_note(m->mix, &b->staged_wls[b->stage_at + i]) != SCHED_OK)
-            rc = DB_ENOMEM;
+    /* a workload seen for the first time: a new request, noted aside
+     * before the lock, or here */
+    if (b->mix && b->mix_of == m->mix) {
+        struct sched_mix_window *noted = b->mix;
+        b->mix = m->mix;   /* the window replaced: freed after the lock */
+        m->mix = noted;
+    } else {
+        for (i = 0; i < b->n_add && rc != DB_ENOMEM; i++)
+            if (sched_mix_window_note(m->mix, &b->aw[i]) != SCHED_OK)
+                rc = DB_ENOMEM;
+        for (i = 0; i < b->n_staged && rc != DB_ENOMEM; i++)
+            if (sched_mix_window_note(m->mix, &b->staged_wls[b->stage_at + i]) != SCHED_OK)
+                rc = DB_ENOMEM;
+    }
     if (b->n_staged > 0 && b->staged_wls == m->wls && b->stage_at == m->n + b->n_add) {
         take_staged(m, b, dropped);
     } else if (b->n_staged > 0 && b->staged_wls == m->wls) {
@@ -803,11 +838,14 @@ int sm_rows_take(struct sched_model *m, struct sm_built *b)
     }
     old_wls = b->wls;   /* the arrays replaced (or unused): freed after the lock */
     old_meta = b->meta;
+    old_mix = b->mix;   /* so is the window replaced */
     b->wls = NULL;
     b->meta = NULL;
+    b->mix = NULL;
     sm_built_free(b);
     b->wls = old_wls;
     b->meta = old_meta;
+    b->mix = old_mix;
     return rc;
 }
 

@@ -111,6 +111,13 @@ struct sm_built {
     struct sched_workload *staged_wls;
     struct sm_meta *staged_meta;
     int stage_at, n_staged;
+    /* The model's mix window copied before the lock, with the new entries
+     * noted in it (the n_add, then the staged ones, as sm_rows_take()
+     * would note them); taken in its place if the model's is still
+     * mix_of, else NULL and they are noted under the lock. After the
+     * take, the window it replaced, freed by sm_built_free(). */
+    struct sched_mix_window *mix;
+    const struct sched_mix_window *mix_of;
 };
 int sm_rows_build(const struct sched_model *m, const int64_t *seqs, int n,
                   const struct db_snapshot *rows, struct sm_built *b);

@@ -24,7 +24,7 @@ static struct db *db;
 static struct db_queue proj;
 static struct db_pool pool;
 
-static void insert(const char *name, struct db_workload *w)
+static void insert_gpus(const char *name, int gpus, struct db_workload *w)
 {
     memset(w, 0, sizeof(*w));
     snprintf(w->name, sizeof(w->name), "%s", name);
@@ -33,8 +33,13 @@ static void insert(const char *name, struct db_workload *w)
     w->priority = 50;
     w->preemptible = 1;
     w->n_pods = w->min_pods = 1;
-    w->gpu_devices = 1;
+    w->gpu_devices = gpus;
     assert_int_equal(db_workload_insert(db, w), DB_OK);
+}
+
+static void insert(const char *name, struct db_workload *w)
+{
+    insert_gpus(name, 1, w);
 }
 
 /* The model holds exactly the live Pending/Running workloads, by seq. */
@@ -234,6 +239,76 @@ static void test_model_late_submission(void **state)
         db_workload_clear(&w[i]);
 }
 
+/* The mix window (Invariant 4): the new entries of a take are noted in a
+ * copy before the lock, which the take swaps in, in the order the take
+ * would note them; the model's mix is then the one of the same workloads
+ * loaded whole. And a window that changed between build and take (a
+ * reload) is not replaced: the take notes the entries itself. */
+static void check_mix_as_loaded(struct sched_model *m)
+{
+    struct sched_model fresh;
+    const struct sched_mix_entry *a, *b;
+    int n, k;
+
+    memset(&fresh, 0, sizeof(fresh));
+    assert_int_equal(sm_load(&fresh, db), DB_OK);
+    n = sched_mix_window_get(m->mix, &a);
+    assert_int_equal(n, sched_mix_window_get(fresh.mix, &b));
+    for (k = 0; k < n; k++) {
+        assert_int_equal(a[k].shape.gpu_devices, b[k].shape.gpu_devices);
+        assert_int_equal(a[k].weight, b[k].weight);
+    }
+    sm_free(&fresh);
+}
+
+static void test_model_mix_noted_aside(void **state)
+{
+    static const int gpus[] = {1, 2, 2, 4, 4, 4};
+    struct sched_model m;
+    struct sched_mix_window *before;
+    struct db_workload w[6];
+    struct db_snapshot *rows = NULL;
+    struct sm_built b;
+    int64_t seqs[6];
+    char name[16];
+    int i;
+
+    (void)state;
+    memset(&m, 0, sizeof(m));
+    insert("m0", &w[0]);
+    assert_int_equal(sm_load(&m, db), DB_OK);
+    for (i = 1; i < 6; i++) {
+        snprintf(name, sizeof(name), "m%d", i);
+        insert_gpus(name, gpus[i], &w[i]);
+        seqs[i - 1] = w[i].seq;
+    }
+    assert_int_equal(db_workloads_load(db, seqs, 3, &rows), DB_OK);
+    assert_int_equal(sm_rows_build(&m, seqs, 3, rows, &b), DB_OK);
+    assert_non_null(b.mix);   /* noted before the lock */
+    before = m.mix;
+    assert_int_equal(sm_rows_take(&m, &b), DB_OK);
+    assert_ptr_not_equal(m.mix, before);
+    assert_ptr_equal(b.mix, before);   /* the replaced window, freed with b */
+    sm_built_free(&b);
+    db_snapshot_free(rows);
+    /* a window changed between build and take: its own is kept, noted here */
+    assert_int_equal(db_workloads_load(db, seqs + 3, 2, &rows), DB_OK);
+    assert_int_equal(sm_rows_build(&m, seqs + 3, 2, rows, &b), DB_OK);
+    before = m.mix;
+    assert_non_null(m.mix = sched_mix_window_copy(before));
+    sched_mix_window_free(before);
+    before = m.mix;
+    assert_int_equal(sm_rows_take(&m, &b), DB_OK);
+    assert_ptr_equal(m.mix, before);
+    sm_built_free(&b);
+    db_snapshot_free(rows);
+    check_equal(&m);
+    check_mix_as_loaded(&m);
+    sm_free(&m);
+    for (i = 0; i < 6; i++)
+        db_workload_clear(&w[i]);
+}
+
 /* keep_left (the scheduler thread's): a workload that stops being live,
  * pending or holding pods, stays at its index as a departure with every
  * pod off its node until sm_drop_left(); a clone leaves it out. */
@@ -360,6 +435,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_model_follows_db, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_built_then_taken, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_late_submission, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_model_mix_noted_aside, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_keeps_left, setup, teardown),
     };
 
