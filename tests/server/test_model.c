@@ -165,6 +165,7 @@ static void test_model_built_then_taken(void **state)
     assert_int_equal(b.n_add, 0);
     assert_int_equal(b.n_staged, 0);
     assert_int_equal(m.n, 4); /* b0 b2 b3 b4: b1 dropped, the staged ones moved down */
+    sm_built_free(&b);   /* what the take replaced (the mix window), as after the lock */
     seqs[0] = w[3].seq;
     seqs[1] = w[5].seq;
     assert_int_equal(sm_refresh(&m, db, seqs, 2), DB_OK);
