@@ -65,14 +65,18 @@ static int attempt_consolidate(struct sched_session *ss, int w, int pool)
 void sched__known_begin(struct sched_session *ss)
 {
     struct ss_known *k = ss->known;
-    int p, q, clean;
+    int p, q, same, clean;
 
     memset(k->record, 0, sizeof(uint32_t) * (size_t)k->n_record);
+    k->fair_same = 0;
     for (p = 0; p < ss->n_pools; p++) {
-        clean = k->prior && p < SS_KNOWN_POOLS && !(k->dirty >> p & 1);
-        for (q = 0; q < ss->n_queues && clean; q++)
-            clean = memcmp(&k->fair[((size_t)q * (size_t)ss->n_pools + (size_t)p) * SCHED_NRES],
-                           ss_qp(ss, q, p)->fair, sizeof(int64_t) * SCHED_NRES) == 0;
+        same = k->prior && p < SS_KNOWN_POOLS;
+        for (q = 0; q < ss->n_queues && same; q++)
+            same = memcmp(&k->fair[((size_t)q * (size_t)ss->n_pools + (size_t)p) * SCHED_NRES],
+                          ss_qp(ss, q, p)->fair, sizeof(int64_t) * SCHED_NRES) == 0;
+        if (same)
+            k->fair_same |= 1u << p;
+        clean = same && !(k->dirty >> p & 1);
         k->base[p] = clean ? ss->pool_version[p] : UINT64_MAX;
     }
 }
@@ -88,13 +92,15 @@ int sched__pool_as_settled(const struct sched_session *ss, int pool)
 int sched__pool_diagnosis_as_settled(struct sched_session *ss, int pool)
 {
     struct ss_known *k = ss->known;
-    uint32_t bit = 1u << (pool >= 0 && pool < SS_KNOWN_POOLS ? pool : 0);
     int64_t figs[SS_POOL_FIGS];
+    uint32_t bit;
     int q, same;
 
     if (!k || !k->prior || !k->held || !k->figs || pool < 0 || pool >= ss->n_pools ||
-        pool >= SS_KNOWN_POOLS || ss->in->pools[pool].min_guaranteed_runtime_ms > 0)
+        pool >= SS_KNOWN_POOLS || !(k->fair_same >> pool & 1) ||
+        ss->in->pools[pool].min_guaranteed_runtime_ms > 0)
         return 0;
+    bit = 1u << pool;
     if (k->diag_at[pool] == ss->pool_version[pool] + 1)
         return (k->diag_same & bit) != 0;
     sched__pool_node_figures(ss, pool, figs);
@@ -104,8 +110,7 @@ int sched__pool_diagnosis_as_settled(struct sched_session *ss, int pool)
         size_t at = (size_t)q * (size_t)ss->n_pools + (size_t)pool;
         same = memcmp(&k->held[at * 2 * SCHED_NRES], a->alloc, sizeof(a->alloc)) == 0 &&
                memcmp(&k->held[at * 2 * SCHED_NRES + SCHED_NRES], a->alloc_np,
-                      sizeof(a->alloc_np)) == 0 &&
-               memcmp(&k->fair[at * SCHED_NRES], a->fair, sizeof(a->fair)) == 0;
+                      sizeof(a->alloc_np)) == 0;
     }
     k->diag_at[pool] = ss->pool_version[pool] + 1;
     k->diag_same = same ? k->diag_same | bit : k->diag_same & ~bit;

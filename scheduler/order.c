@@ -125,7 +125,7 @@ struct group_room {
     int64_t gpu;
 };
 
-/* The most any pool offers to allocate's room test, in one placement state. */
+/* The most any pool offers to the room tests, in one placement state. */
 struct pools_room {
     uint64_t version;         /* ss->version + 1 it was taken in; 0: none */
     int max_empty;
@@ -153,7 +153,7 @@ struct ss_iter {
     int cap_sigs, n_sigs;
     uint64_t *group_fail;     /* [n_groups] the version + 1 the group's test failed in;
                                  GROUP_FAILED: its signature failed an attempt */
-    struct pools_room room;   /* allocate: the pools' best, for group_room_fails() */
+    struct pools_room room;   /* the pools' best for the room tests (pools_best()) */
     struct figures *fig;      /* [n_queues] the queue's figures for fig_w in state fig_version */
     int *fig_w;
     uint64_t *fig_version;
@@ -667,19 +667,37 @@ static int note_changed(struct sched_session *ss, struct order_cache *oc, int w)
  * reclaim needs the queue below its fair share in some pool; preempt
  * needs a workload of higher priority than the queue's lowest running
  * one (the list is in priority order, so its next entry decides). */
-static int leaf_done(const struct ss_iter *it, int q)
+/* The most any pool offers to the room tests in this state: one pass over
+ * the pools per placement state, not one per leaf or group. */
+static const struct pools_room *pools_best(struct ss_iter *it)
+{
+    const struct sched_session *ss = it->ss;
+    struct pools_room *best = &it->room;
+    int p;
+
+    if (best->version == ss->version + 1)
+        return best;
+    memset(best, 0, sizeof(*best));
+    best->version = ss->version + 1;
+    for (p = 0; p < ss->n_pools; p++) {
+        if (ss->pools[p].max_empty > best->max_empty)
+            best->max_empty = ss->pools[p].max_empty;
+        best->total_empty = ss_max(best->total_empty, ss->pools[p].total_empty);
+        best->gpu_free = ss_max(best->gpu_free, ss->pools[p].gpu_free);
+    }
+    return best;
+}
+
+static int leaf_done(struct ss_iter *it, int q)
 {
     const struct sched_session *ss = it->ss;
     int p, next;
 
     if (it->action == SCHED_ACT_ALLOCATE || it->action == SCHED_ACT_CONSOLIDATE) {
         /* no pool has as much free GPU as the leaf's smallest pod asks */
-        int64_t most = 0;
         if (it->extra[q].n > 0 || it->oc->min_gpu[q] == 0)
             return 0;
-        for (p = 0; p < ss->n_pools; p++)
-            most = ss_max(most, ss->pools[p].gpu_free);
-        return most < it->oc->min_gpu[q];
+        return pools_best(it)->gpu_free < it->oc->min_gpu[q];
     }
     if (it->action == SCHED_ACT_RECLAIM) {
         for (p = 0; p < ss->n_pools; p++) {
@@ -731,23 +749,12 @@ static int below_running(const struct ss_iter *it, int q, int g, int w)
  * one pool's figures at once, so this fails only where it fails). */
 static int group_room_fails(struct ss_iter *it, int g)
 {
-    const struct sched_session *ss = it->ss;
     const struct group_room *r = &it->oc->group_room[g];
-    struct pools_room *best = &it->room;
-    int p;
+    const struct pools_room *best;
 
     if (r->devices == 0)
         return 0;
-    if (best->version != ss->version + 1) {
-        memset(best, 0, sizeof(*best));
-        best->version = ss->version + 1;
-        for (p = 0; p < ss->n_pools; p++) {
-            if (ss->pools[p].max_empty > best->max_empty)
-                best->max_empty = ss->pools[p].max_empty;
-            best->total_empty = ss_max(best->total_empty, ss->pools[p].total_empty);
-            best->gpu_free = ss_max(best->gpu_free, ss->pools[p].gpu_free);
-        }
-    }
+    best = pools_best(it);
     if (r->devices < 0)
         return best->gpu_free < r->gpu;
     return best->max_empty < r->devices || best->total_empty < r->gpu;

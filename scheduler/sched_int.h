@@ -238,6 +238,7 @@ struct ss_known {
     uint64_t dirty;         /* pools the delta changed (bit p; pools >= 64: all) */
     int prior;              /* the session is the settled cycle's, with the delta (Step 5) */
     uint64_t *base;         /* [n_pools] */
+    uint32_t fair_same;     /* bit p: every queue's fair share in pool p is the kept one */
     int64_t answered;       /* attempts answered from fail[] */
     int check;              /* tests: make each answered attempt too, and compare */
     int64_t wrong;          /* check: answers the attempt contradicted */
