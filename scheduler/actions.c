@@ -89,32 +89,75 @@ int sched__pool_as_settled(const struct sched_session *ss, int pool)
            ss->pool_version[pool] == k->base[pool];
 }
 
-int sched__pool_diagnosis_as_settled(struct sched_session *ss, int pool)
+/* Whether queue q holds in pool (all, non-preemptible) what it held in
+ * the settled cycle. */
+static int queue_held_as_settled(struct sched_session *ss, int q, int pool)
+{
+    const int64_t *then = &ss->known->held[SS_HELD_AT(ss, q, pool)];
+    const struct ss_qp *a = ss_qp(ss, q, pool);
+
+    return memcmp(then, a->alloc, sizeof(a->alloc)) == 0 &&
+           memcmp(then + SCHED_NRES, a->alloc_np, sizeof(a->alloc_np)) == 0;
+}
+
+/* Once per version of pool: diag_same's bit (reasons.c's header, 1 and 2:
+ * its nodes' figures, the top queues holding it and the two furthest
+ * above their share, each as settled, with every fair share there the
+ * kept one and no minimum runtime) and moved[pool] (3: per queue, whether
+ * it, an ancestor or a descendant holds there what it did not). */
+static void find_diagnosis_moves(struct sched_session *ss, int pool)
 {
     struct ss_known *k = ss->known;
+    uint8_t *moved = &k->moved[(size_t)pool * (size_t)ss->n_queues];
     int64_t figs[SS_POOL_FIGS];
-    uint32_t bit;
-    int q, same;
+    int q, a, same, over_then[2], over_now[2];
 
-    if (!k || !k->prior || !k->held || !k->figs || pool < 0 || pool >= ss->n_pools ||
-        pool >= SS_KNOWN_POOLS || !(k->fair_same >> pool & 1) ||
+    k->diag_at[pool] = ss->pool_version[pool] + 1;
+    k->diag_same &= ~(1u << pool);
+    if (!k->prior || !k->held || !k->figs || !k->moved || !(k->fair_same >> pool & 1) ||
         ss->in->pools[pool].min_guaranteed_runtime_ms > 0)
-        return 0;
-    bit = 1u << pool;
-    if (k->diag_at[pool] == ss->pool_version[pool] + 1)
-        return (k->diag_same & bit) != 0;
+        return;
     sched__pool_node_figures(ss, pool, figs);
     same = memcmp(figs, &k->figs[(size_t)pool * SS_POOL_FIGS], sizeof(figs)) == 0;
-    for (q = 0; q < ss->n_queues && same; q++) {
-        const struct ss_qp *a = ss_qp(ss, q, pool);
-        size_t at = (size_t)q * (size_t)ss->n_pools + (size_t)pool;
-        same = memcmp(&k->held[at * 2 * SCHED_NRES], a->alloc, sizeof(a->alloc)) == 0 &&
-               memcmp(&k->held[at * 2 * SCHED_NRES + SCHED_NRES], a->alloc_np,
-                      sizeof(a->alloc_np)) == 0;
+    for (q = 0; q < ss->n_queues; q++) {
+        const int64_t *then = &k->held[SS_HELD_AT(ss, q, pool)];
+        moved[q] = !queue_held_as_settled(ss, q, pool);
+        if (moved[q] && ss->queues[q].parent < 0 &&
+            (then[SCHED_GPU] > 0 || then[SCHED_CPU] > 0 || then[SCHED_MEM] > 0) !=
+                sched__queue_holds_pool(ss, q, pool))
+            same = 0;   /* the top queues holding the pool are others */
     }
-    k->diag_at[pool] = ss->pool_version[pool] + 1;
-    k->diag_same = same ? k->diag_same | bit : k->diag_same & ~bit;
-    return same;
+    if (same) {
+        sched__pool_over(ss, pool, k->held, over_then);
+        sched__pool_over(ss, pool, NULL, over_now);
+        same = over_then[0] == over_now[0] && over_then[1] == over_now[1];
+    }
+    /* a move reaches the queues above it (bit 2: an entry may name an
+     * ancestor of its workload's queue, and moves below it can cancel
+     * out there) and below it (bit 4; moved[a] & 1 is a's own move) */
+    for (q = 0; q < ss->n_queues; q++)
+        for (a = ss->queues[q].parent; (moved[q] & 1) && a >= 0 && !(moved[a] & 2);
+             a = ss->queues[a].parent)
+            moved[a] |= 2;
+    for (q = 0; q < ss->n_queues; q++)
+        for (a = ss->queues[q].parent; a >= 0 && !(moved[q] & 4); a = ss->queues[a].parent)
+            moved[q] |= (moved[a] & 1) << 2;
+    if (same)
+        k->diag_same |= 1u << pool;
+}
+
+int sched__diagnosis_as_settled(struct sched_session *ss, const struct sched_pending *p)
+{
+    struct ss_known *k = ss->known;
+    int pool = p->pool;
+
+    if (!k || pool < 0 || pool >= ss->n_pools || pool >= SS_KNOWN_POOLS || p->queue < 0 ||
+        p->queue >= ss->n_queues)
+        return 0;
+    if (k->diag_at[pool] != ss->pool_version[pool] + 1)
+        find_diagnosis_moves(ss, pool);
+    return (k->diag_same >> pool & 1) &&
+           !k->moved[(size_t)pool * (size_t)ss->n_queues + (size_t)p->queue];
 }
 
 static uint32_t known_bit(int action, int pool)

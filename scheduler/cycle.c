@@ -162,11 +162,12 @@ static int record_pending(struct sched_session *ss, struct sched_arena *arena,
  * workload's list are passed by what their nodes are, not by what they
  * hold), so an entry of a pool that is as the settled cycle left it
  * (sched__pool_as_settled()) is copied, and so is one of a pool whose
- * state changed only where no diagnosis reads (a completion and the
- * placement it let in, by one queue and of one size: every queue's
- * figures there and its nodes' together as they were,
- * sched__pool_diagnosis_as_settled()); Suspended and NoMatchingNodePool
- * read no pool's state at all.
+ * state changed only where its diagnosis does not read (a completion and
+ * the placement it let in, of one size: the pool's nodes together, who
+ * holds it and who is furthest above its share as they were, and no
+ * queue holding there what it did not above or below the queue the entry
+ * names, sched__diagnosis_as_settled()); Suspended and NoMatchingNodePool read
+ * no pool's state at all.
  * When no touched workload is pending now (a completion, and the pending
  * workloads the cycle placed), the new list is the settled one less the
  * touched entries, and it is written over the settled one where it lies
@@ -257,7 +258,7 @@ static int again_kinds(struct again *g, struct sched_arena *arena)
 static int still_diagnosed(struct sched_session *ss, const struct sched_pending *p)
 {
     return p->reason == SCHED_R_SUSPENDED || p->reason == SCHED_R_NO_MATCHING_NODE_POOL ||
-           sched__pool_as_settled(ss, p->pool) || sched__pool_diagnosis_as_settled(ss, p->pool);
+           sched__pool_as_settled(ss, p->pool) || sched__diagnosis_as_settled(ss, p);
 }
 
 /* The index of w's entry in list[0..n) (entries in workload order), or

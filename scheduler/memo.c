@@ -171,6 +171,8 @@ struct sched_memo {
     int known_cur, n_known;     /* workloads, 0: none), the next cycle's in the other */
     uint64_t *known_base;
     int cap_known_base;
+    uint8_t *known_moved;       /* [SS_KNOWN_POOLS][queue]: struct ss_known's moved */
+    int cap_known_moved;
     struct ss_known known;
     struct sched_memo_stats stats;
     int check_kept;             /* tests: compare each kept session with a build */
@@ -203,6 +205,7 @@ void sched_memo_free(struct sched_memo *memo)
     free(memo->known_buf[0]);
     free(memo->known_buf[1]);
     free(memo->known_base);
+    free(memo->known_moved);
     free(memo);
 }
 
@@ -312,7 +315,7 @@ static int reserve_stale(struct sched_memo *memo, int need)
 }
 
 /* What the settled cycle's pending entries were diagnosed against, for
- * the next Step 5 (sched__pool_diagnosis_as_settled()): every queue's fair
+ * the next Step 5 (sched__diagnosis_as_settled()): every queue's fair
  * share, allocation and non-preemptible allocation per pool, and every
  * pool's node figures. */
 static int keep_figures(struct sched_memo *memo, const struct sched_session *ss)
@@ -461,7 +464,9 @@ static int known_begin(struct sched_memo *memo, int use, uint64_t dirty)
     if (reserve((void **)&memo->known_buf[r], &memo->cap_known[r], sizeof(uint32_t), n + 1) !=
             SCHED_OK ||
         reserve((void **)&memo->known_base, &memo->cap_known_base, sizeof(uint64_t),
-                memo->ss.n_pools + 1) != SCHED_OK)
+                memo->ss.n_pools + 1) != SCHED_OK ||
+        reserve((void **)&memo->known_moved, &memo->cap_known_moved, 1,
+                SS_KNOWN_POOLS * memo->ss.n_queues + 1) != SCHED_OK)
         return SCHED_ENOMEM;
     memset(k, 0, sizeof(*k));
     if (use && memo->n_known > 0) {
@@ -476,6 +481,7 @@ static int known_begin(struct sched_memo *memo, int use, uint64_t dirty)
     k->dirty = dirty;
     k->prior = use;
     k->base = memo->known_base;
+    k->moved = memo->known_moved;
     k->check = memo->check_known;
     memo->ss.known = k;
     return SCHED_OK;

@@ -20,13 +20,17 @@
  * What a diagnosis reads of a pool as a whole (the most a ready node has
  * free, what all have free, who holds it, which project is furthest above
  * its share) is found once per state of the pool (struct pool_figures).
- * Besides the workload itself, a diagnosis in a pool reads only its ready
- * nodes together (sched__pool_node_figures()), every queue's allocation
- * (all and non-preemptible) and fair share there, the configured quotas
- * and the nodes' totals, and, in a pool with a
- * minimum runtime, its running workloads and the clock: a pool where
- * those are as they were keeps every diagnosis
- * (sched__pool_diagnosis_as_settled()).
+ * Besides the workload itself, a diagnosis in a pool reads only:
+ *   1. the pool's ready nodes together (sched__pool_node_figures()) and
+ *      their totals;
+ *   2. which top queues hold some of the pool, and the two leaf queues
+ *      furthest above their share there (sched__pool_over());
+ *   3. the allocation (all and non-preemptible), fair share and quotas
+ *      there of the workload's queue and its ancestors, no other queue's;
+ *   4. in a pool with a minimum runtime, its running workloads and the
+ *      clock.
+ * So a diagnosis whose 1, 2 and 3 are as they were (no minimum runtime)
+ * says what it said (sched__diagnosis_as_settled()).
  *
  * Stale gangs (kai-scheduling.md 4.5): a workload with some pods placed
  * but fewer than its minimum is stale from the first cycle that sees it
@@ -55,28 +59,37 @@ struct pool_figures {
                                         (-1: none above) */
 };
 
-/* Leaf queue `o`'s GPU above its allocatable share in pool, or 0. */
-static int64_t gpu_over(const struct sched_session *ss, int o, int pool)
+/* Leaf queue `o`'s GPU above its allocatable share in pool, or 0; its
+ * allocation the one in held[] when not NULL (the settled cycle's,
+ * struct ss_known), else the session's. */
+static int64_t gpu_over(const struct sched_session *ss, int o, int pool, const int64_t *held)
 {
     const struct ss_qp *a = &ss->qp[(size_t)o * (size_t)ss->n_pools + (size_t)pool];
+    int64_t alloc = held ? held[SS_HELD_AT(ss, o, pool) + SCHED_GPU] : a->alloc[SCHED_GPU];
 
-    return a->alloc[SCHED_GPU] - sched__allocatable(a, SCHED_GPU);
+    return alloc - sched__allocatable(a, SCHED_GPU);
 }
 
 /* The leaf queue other than `skip` furthest above its share (who_holds_the_rest()'s walk). */
-static int furthest_over(const struct sched_session *ss, int pool, int skip)
+static int furthest_over(const struct sched_session *ss, int pool, int skip, const int64_t *held)
 {
     int64_t worst = 0;
     int o, at = -1;
 
     for (o = 0; o < ss->n_queues; o++) {
-        int64_t over = gpu_over(ss, o, pool);
+        int64_t over = gpu_over(ss, o, pool, held);
         if (o == skip || !ss->queues[o].is_leaf || over <= worst)
             continue;
         worst = over;
         at = o;
     }
     return at;
+}
+
+void sched__pool_over(const struct sched_session *ss, int pool, const int64_t *held, int over[2])
+{
+    over[0] = furthest_over(ss, pool, -1, held);
+    over[1] = over[0] >= 0 ? furthest_over(ss, pool, over[0], held) : -1;
 }
 
 void sched__pool_node_figures(const struct sched_session *ss, int pool, int64_t *figs)
@@ -131,8 +144,7 @@ static const struct pool_figures *figures_of(struct sched_session *ss, int pool)
     f->tops_holding = 0;
     for (i = 0; i < ss->n_queues; i++)
         f->tops_holding += ss->queues[i].parent < 0 && sched__queue_holds_pool(ss, i, pool);
-    f->over[0] = furthest_over(ss, pool, -1);
-    f->over[1] = f->over[0] >= 0 ? furthest_over(ss, pool, f->over[0]) : -1;
+    sched__pool_over(ss, pool, NULL, f->over);
     return f;
 }
 

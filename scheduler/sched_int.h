@@ -228,6 +228,7 @@ enum { FRAG_BASE = 1, FRAG_ANSWER = 2 };
  * the most one has free, the most one has in all, and what all have free,
  * per resource. */
 #define SS_POOL_FIGS (3 * SCHED_NRES)
+#define SS_HELD_AT(ss, q, p) (((size_t)(q) * (size_t)(ss)->n_pools + (size_t)(p)) * 2 * SCHED_NRES)
 #define SS_KNOWN_BIT(mode, pool) (1u << ((mode) * SS_KNOWN_POOLS + (pool)))
 struct ss_known {
     const uint32_t *fail;   /* [n_fail]: the settled cycle's, NULL: none */
@@ -242,10 +243,16 @@ struct ss_known {
     int64_t answered;       /* attempts answered from fail[] */
     int check;              /* tests: make each answered attempt too, and compare */
     int64_t wrong;          /* check: answers the attempt contradicted */
-    const int64_t *held;    /* the settled cycle's alloc then alloc_np [queue][pool][2 * res] */
+    const int64_t *held;    /* the settled cycle's alloc then alloc_np [queue][pool][2 * res]
+                               (queue q's in pool p from SS_HELD_AT(ss, q, p)) */
     const int64_t *figs;    /* ... and its pools' node figures [pool][SS_POOL_FIGS] */
-    uint64_t diag_at[SS_KNOWN_POOLS]; /* pool version + 1 diag_same was found in (0: not) */
-    uint32_t diag_same;     /* bit p: what a diagnosis in pool p reads is as settled */
+    uint64_t diag_at[SS_KNOWN_POOLS]; /* pool version + 1 diag_same and moved were found
+                                         in (0: not) */
+    uint32_t diag_same;     /* bit p: what every diagnosis in pool p reads of the pool as
+                               a whole is as settled */
+    uint8_t *moved;         /* [pool][queue]: the queue, an ancestor or a descendant
+                               holds in pool what it did not in the settled cycle (bit 1:
+                               the queue itself, 2: a descendant, 4: an ancestor) */
 };
 
 /* How the last victim search failed (victims.c, evict_attempt()). */
@@ -598,13 +605,21 @@ void sched__known_begin(struct sched_session *ss);
  * change it, its queues' fair shares are the kept ones, and nothing was
  * placed or taken there since the cycle began (ss->known's base). */
 int sched__pool_as_settled(const struct sched_session *ss, int pool);
-/* Whether what a pending workload's diagnosis reads of pool is as it was
- * at the settled cycle's end: every queue's allocation (all and
- * non-preemptible) and fair share there, the figures of its ready nodes
- * (sched__pool_node_figures()), and no minimum runtime (whose victims'
- * time left moves with the clock). Asked once the actions are done. */
-int sched__pool_diagnosis_as_settled(struct sched_session *ss, int pool);
+/* Whether settled entry p says what a diagnosis would say now: what it
+ * reads (reasons.c's header, 1-3) is as it was at the settled cycle's
+ * end: every queue's fair share in p's pool, the figures of its ready
+ * nodes (sched__pool_node_figures()), who holds it and who is furthest
+ * above its share (sched__pool_over()), the allocation (all and
+ * non-preemptible) there of every queue above or below the queue p
+ * names (its workload's or an ancestor of it: that queue's chain and its
+ * workload's), and no minimum runtime (whose victims' time left moves
+ * with the clock). Asked once the actions are done. */
+int sched__diagnosis_as_settled(struct sched_session *ss, const struct sched_pending *p);
 /* reasons.c: pool's node figures, SS_POOL_FIGS of them, into figs. */
 void sched__pool_node_figures(const struct sched_session *ss, int pool, int64_t *figs);
+/* reasons.c: the two leaf queues furthest above their allocatable GPU
+ * share in pool (-1: none; the first index on ties), their allocations
+ * read from held[] (SS_HELD_AT()) when not NULL, else the session's. */
+void sched__pool_over(const struct sched_session *ss, int pool, const int64_t *held, int over[2]);
 
 #endif
