@@ -120,11 +120,9 @@ static void find_diagnosis_moves(struct sched_session *ss, int pool)
     sched__pool_node_figures(ss, pool, figs);
     same = memcmp(figs, &k->figs[(size_t)pool * SS_POOL_FIGS], sizeof(figs)) == 0;
     for (q = 0; q < ss->n_queues; q++) {
-        const int64_t *then = &k->held[SS_HELD_AT(ss, q, pool)];
         moved[q] = !queue_held_as_settled(ss, q, pool);
         if (moved[q] && ss->queues[q].parent < 0 &&
-            (then[SCHED_GPU] > 0 || then[SCHED_CPU] > 0 || then[SCHED_MEM] > 0) !=
-                sched__queue_holds_pool(ss, q, pool))
+            sched__holds(&k->held[SS_HELD_AT(ss, q, pool)]) != sched__queue_holds_pool(ss, q, pool))
             same = 0;   /* the top queues holding the pool are others */
     }
     if (same) {
@@ -136,9 +134,9 @@ static void find_diagnosis_moves(struct sched_session *ss, int pool)
      * ancestor of its workload's queue, and moves below it can cancel
      * out there) and below it (bit 4; moved[a] & 1 is a's own move) */
     for (q = 0; q < ss->n_queues; q++)
-        for (a = ss->queues[q].parent; (moved[q] & 1) && a >= 0 && !(moved[a] & 2);
-             a = ss->queues[a].parent)
-            moved[a] |= 2;
+        if (moved[q] & 1)
+            for (a = ss->queues[q].parent; a >= 0 && !(moved[a] & 2); a = ss->queues[a].parent)
+                moved[a] |= 2;
     for (q = 0; q < ss->n_queues; q++)
         for (a = ss->queues[q].parent; a >= 0 && !(moved[q] & 4); a = ss->queues[a].parent)
             moved[q] |= (moved[a] & 1) << 2;

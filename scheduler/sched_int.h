@@ -361,6 +361,8 @@ int sched__session_extend(struct sched_session *ss, const struct sched_state *in
  * pods unplaced, in the snapshot the session now reads); pods it held in
  * the session come off. */
 void sched__session_leave(struct sched_session *ss, int w);
+/* Whether an allocation (per resource) holds anything. */
+int sched__holds(const int64_t *alloc);
 int sched__queue_holds_pool(const struct sched_session *ss, int q, int p);
 /* victims.c: pool's running list changed (Step 5 of session.c): the
  * victim search sorts it again. */

@@ -62,10 +62,14 @@ static int grow(struct sched_session *ss, void **arr, int *cap, size_t elem, int
     return SCHED_OK;
 }
 
+int sched__holds(const int64_t *alloc)
+{
+    return alloc[SCHED_GPU] > 0 || alloc[SCHED_CPU] > 0 || alloc[SCHED_MEM] > 0;
+}
+
 int sched__queue_holds_pool(const struct sched_session *ss, int q, int p)
 {
-    const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)p];
-    return a->alloc[SCHED_GPU] > 0 || a->alloc[SCHED_CPU] > 0 || a->alloc[SCHED_MEM] > 0;
+    return sched__holds(ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)p].alloc);
 }
 
 /* ---- Node and queue accounting (no logging) ---- */
