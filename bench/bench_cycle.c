@@ -15,7 +15,9 @@
  *          with a memo of the cycle before it and the delta "one
  *          submission" (its digest must be the full cycle's); so is a
  *          pending workload cancelled (COMPLETED in place, the delta
- *          "one left").
+ *          "one left"). An incremental cycle that decided something is
+ *          followed by the next one: its decisions applied, an empty
+ *          delta (its digest must be a full cycle's on that state).
  *   cold   an empty cluster and W one-GPU workloads: passes applied until
  *          nothing changes; placements per second of cycle time.
  *   memory the arena's peak and the process's peak RSS (getrusage).
@@ -343,6 +345,70 @@ struct event {
     struct sched_pod pod;  /* a completion's pod as it ran */
 };
 
+/* After an event cycle that decided something (the memo as that cycle
+ * left it): its decisions applied as a driver does, then the next cycle
+ * through sched_cycle_next() with an empty delta (nothing was submitted
+ * and nothing left; the scheduler's own decisions are not a delta), timed
+ * once, and its digest checked against a full cycle on the same state.
+ * The world is put back as it was. */
+static int after_decisions(struct gen_world *w, struct sched_arena *arena,
+                           struct sched_memo *memo, const struct sched_result *event_res,
+                           const char *when, const struct event *ev)
+{
+    struct sched_workload *wls = malloc(sizeof(*wls) * ((size_t)w->n_wls + 1));
+    struct sched_pod *pods = malloc(sizeof(*pods) * (w->n_pods + 1));
+    struct sched_delta none = {0, 0, NULL, 0};
+    struct sched_memo_stats before, after;
+    struct sched_result res;
+    struct sched_state st;
+    struct sched_config cfg;
+    uint64_t digest = 0, full_digest = 0;
+    double ms = 0, t0;
+    int rc = -1, n = 0;
+
+    if (!wls || !pods)
+        goto out;
+    memcpy(wls, w->wls, sizeof(*wls) * (size_t)w->n_wls);
+    memcpy(pods, w->pods, sizeof(*pods) * w->n_pods);
+    apply(w, event_res);
+    sched_config_default(&cfg);
+    sched_memo_stats(memo, &before);
+    gen_world_state(w, &st);
+    sched_arena_reset(arena);
+    t0 = now_ms();
+    rc = sched_cycle_next(memo, &st, &none, &cfg, arena, &res);
+    ms = now_ms() - t0;
+    if (rc == 0) {
+        digest = result_digest(&res, w->n_wls);
+        n = res.n_decisions;
+        sched_memo_stats(memo, &after);
+        sched_arena_reset(arena);
+        rc = sched_cycle(&st, &cfg, arena, &res);
+    }
+    if (rc == 0)
+        full_digest = result_digest(&res, w->n_wls);
+    memcpy(w->wls, wls, sizeof(*wls) * (size_t)w->n_wls);
+    memcpy(w->pods, pods, sizeof(*pods) * w->n_pods);
+    if (rc != 0)
+        goto out;
+    printf("event %-8s %s, then its %d decisions applied: next cycle %.3f ms (%s; %d "
+           "decisions; digest %016llx)\n",
+           when, ev->what, event_res->n_decisions, ms,
+           after.reused > before.reused     ? "answered from the memo"
+           : after.finished > before.finished ? "run on the kept session"
+                                              : "full cycle",
+           n, (unsigned long long)digest);
+    if (digest != full_digest) {
+        fprintf(stderr, "allot-bench-cycle: the cycle after the decisions differs from a full "
+                "cycle\n");
+        rc = -1;
+    }
+out:
+    free(wls);
+    free(pods);
+    return rc;
+}
+
 /* The event through sched_cycle_next(): a memo primed by a full cycle on
  * the world as it was (untimed), then the cycle with the event's delta
  * (timed; median of the runs). Its digest must be the full cycle's: a
@@ -380,9 +446,10 @@ static int incremental_event(const struct options *o, struct gen_world *w,
     sched_memo_stats(memo, &stats);
     reused = (int)stats.reused;
     kept = (int)stats.finished;
-    sched_memo_free(memo);
-    if (rc != 0)
+    if (rc != 0) {
+        sched_memo_free(memo);
         return -1;
+    }
     qsort(t, (size_t)o->event_runs, sizeof(double), cmp_double);
     printf("event %-8s %s, incremental: next cycle %.3f ms (%s; digest %016llx)\n", when,
            ev->what, t[o->event_runs / 2],
@@ -393,9 +460,12 @@ static int incremental_event(const struct options *o, struct gen_world *w,
     if (digest != full_digest) {
         fprintf(stderr, "allot-bench-cycle: the incremental cycle's digest differs from the "
                 "full cycle's\n");
-        return -1;
+        rc = -1;
+    } else if (res.n_decisions > 0) {
+        rc = after_decisions(w, arena, memo, &res, when, ev);
     }
-    return 0;
+    sched_memo_free(memo);
+    return rc;
 }
 
 static void unsubmit(struct gen_world *w, struct event *ev)
