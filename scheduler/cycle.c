@@ -172,8 +172,11 @@ static int record_pending(struct sched_session *ss, struct sched_arena *arena,
  * workloads the cycle placed), the new list is the settled one less the
  * touched entries, and it is written over the settled one where it lies
  * (prev->own, the memo's): the entries after the first one taken out move
- * down, and of the others only those of a kind whose first entry reads
- * differently now are written (record_in_place()). The kinds, their order,
+ * down, or, in a result the memo does not keep (the cycle decided
+ * something), those before the last one move up when they are fewer (the
+ * workload placed after a completion is often among the oldest, near the
+ * list's start); of the others only those of a kind whose first entry
+ * reads differently now are written (record_in_place()). The kinds, their order,
  * their first entries and what each says are record_again()'s merge. */
 
 struct again {
@@ -303,15 +306,53 @@ static int again_gone(struct again *g, struct sched_arena *arena, int **gone, in
     return SCHED_OK;
 }
 
+/* Takes the gone entries (ascending) out of list[0..n) and kind_of[0..n)
+ * where they lie; returns where the shorter list begins: 0, the entries
+ * after the first gone one moved down, or, when `may_shift` and fewer
+ * entries lie before the last gone one than after the first, n_gone, the
+ * entries before the last gone one moved up (their order kept either way). */
+static int take_out(struct sched_pending *list, int *kind_of, int n, const int *gone,
+                    int n_gone, int may_shift)
+{
+    int e, to, r;
+
+    if (n_gone == 0)
+        return 0;
+    if (may_shift && gone[n_gone - 1] < n - gone[0]) {
+        for (e = gone[n_gone - 1] - 1, to = gone[n_gone - 1], r = n_gone - 2; e >= 0; e--) {
+            if (r >= 0 && gone[r] == e) {
+                r--;
+                continue;
+            }
+            memcpy(&list[to], &list[e], sizeof(*list));
+            kind_of[to--] = kind_of[e];
+        }
+        return n_gone;
+    }
+    for (e = gone[0] + 1, to = gone[0], r = 1; e < n; e++) {
+        if (r < n_gone && gone[r] == e) {
+            r++;
+            continue;
+        }
+        memcpy(&list[to], &list[e], sizeof(*list));
+        kind_of[to++] = kind_of[e];
+    }
+    return 0;
+}
+
 /* With no touched workload pending now: the settled list less the touched
- * entries, over itself (the comment above record_again()). */
+ * entries, over itself (the comment above record_again()). A result the
+ * memo does not keep (the cycle decided something, memo.c's keep()) needs
+ * no kinds: then the entries may move up instead of down (take_out()),
+ * and the kinds are not written. */
 static int record_in_place(struct again *g, struct sched_arena *arena, struct sched_result *out,
                            struct ss_kinds *kinds)
 {
     const struct ss_prev_pending *prev = g->prev;
     struct sched_session *ss = g->ss;
     struct sched_pending *list = prev->own, now;
-    int *kind_of = prev->own_kind_of, *gone, n_gone, e, n, r, label, w, rc;
+    int *kind_of = prev->own_kind_of, *gone, n_gone, e, n, off, label, w, rc,
+        kept = ss->n_decisions == 0;
     int *first = sched__calloc(arena, (size_t)prev->n_labels + 1, sizeof(int)); /* new index + 1 */
     uint8_t *redone = sched__calloc(arena, (size_t)prev->n_labels + 1, 1);
 
@@ -321,19 +362,18 @@ static int record_in_place(struct again *g, struct sched_arena *arena, struct sc
     rc = again_gone(g, arena, &gone, &n_gone);
     if (rc != SCHED_OK)
         return rc;
+    off = take_out(list, kind_of, prev->n, gone, n_gone, !kept);
+    list += off;
+    kind_of += off;
+    n = prev->n - n_gone;
     kinds->cap = 0;
-    for (e = 0, n = 0, r = 0; e < prev->n; e++) {
-        struct sched_pending *p = &list[n];
-        if (r < n_gone && gone[r] == e) {
-            r++;
-            continue;
-        }
+    for (e = 0; e < n; e++) {
+        struct sched_pending *p = &list[e];
         label = kind_of[e];
-        if (n != e)
-            memcpy(p, &list[e], sizeof(*p));
         if (!first[label]) {
-            first[label] = n + 1;
-            kinds->first[kinds->cap++] = n + 1;
+            first[label] = e + 1;
+            if (kept)
+                kinds->first[kinds->cap++] = e + 1;
             if (!still_diagnosed(ss, p)) {
                 memset(&now, 0, sizeof(now));   /* padding too: entries compare byte for byte */
                 sched__diagnose(ss, p->workload, &now);
@@ -347,7 +387,8 @@ static int record_in_place(struct again *g, struct sched_arena *arena, struct sc
             memcpy(p, &list[first[label] - 1], sizeof(*p));   /* padding too */
             p->workload = w;
         }
-        kind_of[n++] = first[label] - 1;
+        if (kept)
+            kind_of[e] = first[label] - 1;
     }
     out->pending = list;
     out->n_pending = n;
