@@ -533,20 +533,26 @@ static int time_submission(const struct options *o, struct gen_world *w,
     return rc;
 }
 
-/* The first pending workload with no pod placed, or -1: its entry is the
- * first of the pending list, the most the memo moves to take one out. */
-static int first_unplaced(const struct gen_world *w)
+/* The middle one of the pending workloads with no pod placed, or -1: its
+ * entry lies near the middle of the pending list, the most the memo moves
+ * to take one out (it moves the entries on the shorter side). */
+static int middle_unplaced(const struct gen_world *w)
 {
-    int i, k, placed;
+    int i, k, placed, pass, n = 0, seen = 0;
 
-    for (i = 0; i < w->n_wls; i++) {
-        if (w->wls[i].phase != SCHED_PENDING)
-            continue;
-        for (k = placed = 0; k < w->wls[i].n_pods; k++)
-            placed += w->wls[i].pods[k].node >= 0;
-        if (!placed)
-            return i;
-    }
+    for (pass = 0; pass < 2; pass++)
+        for (i = 0; i < w->n_wls; i++) {
+            if (w->wls[i].phase != SCHED_PENDING)
+                continue;
+            for (k = placed = 0; k < w->wls[i].n_pods; k++)
+                placed += w->wls[i].pods[k].node >= 0;
+            if (placed)
+                continue;
+            if (pass == 0)
+                n++;
+            else if (seen++ == n / 2)
+                return i;
+        }
     return -1;
 }
 
@@ -555,7 +561,7 @@ static int first_unplaced(const struct gen_world *w)
 static int time_cancel(const struct options *o, struct gen_world *w, struct sched_arena *arena,
                        const char *when)
 {
-    struct event ev = {"one cancellation", uncancel, cancel, first_unplaced(w), {-1, 0}};
+    struct event ev = {"one cancellation", uncancel, cancel, middle_unplaced(w), {-1, 0}};
 
     return ev.workload < 0 ? 0 : time_event(o, w, arena, when, &ev);
 }

@@ -150,6 +150,9 @@ struct sched_memo {
     int64_t *figs;              /* [n_pools * SS_POOL_FIGS]: the pools' node figures */
     struct sched_pending *pending;
     int n_pending, cap_pending;
+    int pending_off;            /* entries of the pending and kind_of buffers before
+                                   the list (Step 4 moved the entries before one
+                                   taken out up): the buffers begin that far back */
     int64_t *stale;             /* [cap_stale]: the last result's stale times */
     int cap_stale;
     int *kinds;                 /* [cap_kinds]: pending index + 1, 0 (free) or
@@ -195,10 +198,10 @@ void sched_memo_free(struct sched_memo *memo)
     free(memo->fair);
     free(memo->held);
     free(memo->figs);
-    free(memo->pending);
+    free(memo->pending - memo->pending_off);
     free(memo->stale);
     free(memo->kinds);
-    free(memo->kind_of);
+    free(memo->kind_of - memo->pending_off);
     free(memo->label_count);
     free(memo->next);
     free(memo->next_kind_of);
@@ -300,10 +303,33 @@ static int reserve(void **arr, int *cap, size_t elem, int need)
     return SCHED_OK;
 }
 
+/* The list back at the start of its buffers, its first `n` entries (and
+ * their kinds) carried along. */
+static void pending_rebase(struct sched_memo *memo, int n)
+{
+    struct sched_pending *base = memo->pending - memo->pending_off;
+    int *kind_base = memo->kind_of - memo->pending_off;
+
+    if (memo->pending_off == 0)
+        return;
+    memmove(base, memo->pending, (size_t)n * sizeof(*memo->pending));
+    memmove(kind_base, memo->kind_of, (size_t)n * sizeof(int));
+    memo->pending = base;
+    memo->kind_of = kind_base;
+    memo->pending_off = 0;
+}
+
+/* Room for `need` entries from the list's start; the list (n_pending
+ * entries) is kept. */
 static int reserve_pending(struct sched_memo *memo, int need)
 {
-    int rc = reserve((void **)&memo->pending, &memo->cap_pending, sizeof(*memo->pending), need);
+    int rc;
 
+    if (need <= memo->cap_pending - memo->pending_off &&
+        need <= memo->cap_kind_of - memo->pending_off)
+        return SCHED_OK;
+    pending_rebase(memo, memo->n_pending);
+    rc = reserve((void **)&memo->pending, &memo->cap_pending, sizeof(*memo->pending), need);
     if (rc == SCHED_OK)
         rc = reserve((void **)&memo->kind_of, &memo->cap_kind_of, sizeof(int), need);
     return rc;
@@ -379,8 +405,9 @@ static int keep_kinds(struct sched_memo *memo, const struct sched_session *ss, c
  * there, valid until the next call, as it would point at a copy. */
 static void keep_next(struct sched_memo *memo)
 {
-    struct sched_pending *p = memo->pending;
-    int *k = memo->kind_of, cap = memo->cap_pending, cap_k = memo->cap_kind_of;
+    struct sched_pending *p = memo->pending - memo->pending_off;
+    int *k = memo->kind_of - memo->pending_off, cap = memo->cap_pending,
+        cap_k = memo->cap_kind_of;
 
     memo->pending = memo->next;
     memo->cap_pending = memo->cap_next;
@@ -390,6 +417,7 @@ static void keep_next(struct sched_memo *memo)
     memo->cap_next = cap;
     memo->next_kind_of = k;
     memo->cap_next_kind_of = cap_k;
+    memo->pending_off = 0;
 }
 
 static int keep(struct sched_memo *memo, const struct sched_session *ss,
@@ -426,6 +454,7 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
     } else if (out->pending == memo->pending && kinds->kind_of == memo->kind_of) {
         /* a Step 5 cycle wrote its list over the kept one */
     } else {
+        pending_rebase(memo, 0);   /* what it holds is replaced */
         rc = reserve_pending(memo, out->n_pending + 1);
         if (rc != SCHED_OK)
             return rc;
@@ -710,10 +739,18 @@ static void drop_left_entries(struct sched_memo *memo, const struct sched_delta 
         if (e < 0)
             continue;
         label = memo->kind_of[e];
-        memmove(&memo->pending[e], &memo->pending[e + 1],
-                (size_t)(memo->n_pending - e - 1) * sizeof(*memo->pending));
-        memmove(&memo->kind_of[e], &memo->kind_of[e + 1],
-                (size_t)(memo->n_pending - e - 1) * sizeof(int));
+        if (e < memo->n_pending - e - 1) {   /* fewer before it: those move up */
+            memmove(&memo->pending[1], &memo->pending[0], (size_t)e * sizeof(*memo->pending));
+            memmove(&memo->kind_of[1], &memo->kind_of[0], (size_t)e * sizeof(int));
+            memo->pending++;
+            memo->kind_of++;
+            memo->pending_off++;
+        } else {
+            memmove(&memo->pending[e], &memo->pending[e + 1],
+                    (size_t)(memo->n_pending - e - 1) * sizeof(*memo->pending));
+            memmove(&memo->kind_of[e], &memo->kind_of[e + 1],
+                    (size_t)(memo->n_pending - e - 1) * sizeof(int));
+        }
         memo->n_pending--;
         memo->label_count[label]--;
         if (kinds_shift(memo, e + 1, -1, e + 1) && memo->label_count[label] > 0)
