@@ -42,7 +42,9 @@
  *         pending entries, then each pending submission's entry, shared
  *         with the first pending workload of its kind (the kinds table) as
  *         record_pending() does, or diagnosed. Taking an entry out moves
- *         the entries after it (a memmove of the pending list). The pending
+ *         the entries on its shorter side (a memmove of at most half the
+ *         list; when those before it move up, the buffers begin
+ *         pending_off entries before the list). The pending
  *         entries and stale times are the memo's own arrays (valid until
  *         the next call), so the cycle copies nothing per workload. Once
  *         Step 2 has touched the kept session, anything else falls back to
