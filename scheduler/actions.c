@@ -144,18 +144,17 @@ static void find_diagnosis_moves(struct sched_session *ss, int pool)
         k->diag_same |= 1u << pool;
 }
 
-int sched__diagnosis_as_settled(struct sched_session *ss, const struct sched_pending *p)
+int sched__diagnosis_as_settled(struct sched_session *ss, int pool, int queue)
 {
     struct ss_known *k = ss->known;
-    int pool = p->pool;
 
-    if (!k || pool < 0 || pool >= ss->n_pools || pool >= SS_KNOWN_POOLS || p->queue < 0 ||
-        p->queue >= ss->n_queues)
+    if (!k || pool < 0 || pool >= ss->n_pools || pool >= SS_KNOWN_POOLS || queue < 0 ||
+        queue >= ss->n_queues)
         return 0;
     if (k->diag_at[pool] != ss->pool_version[pool] + 1)
         find_diagnosis_moves(ss, pool);
     return (k->diag_same >> pool & 1) &&
-           !k->moved[(size_t)pool * (size_t)ss->n_queues + (size_t)p->queue];
+           !k->moved[(size_t)pool * (size_t)ss->n_queues + (size_t)queue];
 }
 
 static uint32_t known_bit(int action, int pool)

@@ -176,7 +176,11 @@ static int record_pending(struct sched_session *ss, struct sched_arena *arena,
  * something), those before the last one move up when they are fewer (the
  * workload placed after a completion is often among the oldest, near the
  * list's start); of the others only those of a kind whose first entry
- * reads differently now are written (record_in_place()). The kinds, their order,
+ * reads differently now are written (record_in_place()). With such a
+ * result and the memo's record of each settled kind (its first entry,
+ * and the reason, pool and queue that entry names: memo.c Invariant 5),
+ * the kinds are checked from their records and the list's labels are
+ * read only to write a kind that reads differently (kinds_redo()). The kinds, their order,
  * their first entries and what each says are record_again()'s merge. */
 
 struct again {
@@ -257,11 +261,17 @@ static int again_kinds(struct again *g, struct sched_arena *arena)
     return SCHED_OK;
 }
 
-/* Whether settled entry p says what a diagnosis would say now. */
+/* Whether a settled entry (its reason, pool and named queue) says what a
+ * diagnosis would say now. */
+static int stands(struct sched_session *ss, int reason, int pool, int queue)
+{
+    return reason == SCHED_R_SUSPENDED || reason == SCHED_R_NO_MATCHING_NODE_POOL ||
+           sched__pool_as_settled(ss, pool) || sched__diagnosis_as_settled(ss, pool, queue);
+}
+
 static int still_diagnosed(struct sched_session *ss, const struct sched_pending *p)
 {
-    return p->reason == SCHED_R_SUSPENDED || p->reason == SCHED_R_NO_MATCHING_NODE_POOL ||
-           sched__pool_as_settled(ss, p->pool) || sched__diagnosis_as_settled(ss, p);
+    return stands(ss, p->reason, p->pool, p->queue);
 }
 
 /* The index of w's entry in list[0..n) (entries in workload order), or
@@ -340,33 +350,116 @@ static int take_out(struct sched_pending *list, int *kind_of, int n, const int *
     return 0;
 }
 
+/* The entry of the new list (list[0..n), gone[0..n_gone) taken out of the
+ * settled one) that stands for settled kind k: its own, or, when that
+ * one was taken out, the next of its label; -1 when none is left. */
+static int kind_entry(const struct ss_prev_pending *prev, const struct ss_kind_rep *k,
+                      const int *kind_of, int n, const int *gone, const int *gone_label,
+                      int n_gone, int before)
+{
+    int e = k->entry - before, j, left = prev->label_count[k->label];
+
+    if (before >= n_gone || gone[before] != k->entry)
+        return e;
+    for (j = 0; j < n_gone; j++)
+        left -= gone_label[j] == k->label;
+    if (left <= 0)
+        return -1;
+    while (e < n && kind_of[e] != k->label)
+        e++;
+    return e < n ? e : -1;
+}
+
+#define KINDS_REDONE_MAX 255   /* kinds_redo()'s byte per label */
+
+/* record_in_place()'s pass by kinds (a result the memo does not keep,
+ * with the settled list's kinds at hand, prev->reps): each kind's entry
+ * is checked once from its record, diagnosed where its pool moved, and
+ * where it reads differently the entries of its label are written as
+ * the pass over the list writes them (the new entry, each with its own
+ * workload). Reads a record per kind, and the list's labels only when a
+ * kind was written. 0 (nothing written) when more than KINDS_REDONE_MAX
+ * kinds read differently: the pass over the list does it. */
+static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_pending *list,
+                      const int *kind_of, int n, const int *gone, const int *gone_label,
+                      int n_gone)
+{
+    const struct ss_prev_pending *prev = g->prev;
+    struct sched_pending redo[KINDS_REDONE_MAX], now;
+    uint8_t *redone = NULL;   /* [n_labels]: 1 + the index in redo[] */
+    int i, e, w, before = 0, n_redo = 0;
+
+    for (i = 0; i < prev->n_reps; i++) {
+        const struct ss_kind_rep *k = &prev->reps[i];
+        while (before < n_gone && gone[before] < k->entry)
+            before++;
+        if (stands(g->ss, k->reason, k->pool, k->queue))
+            continue;
+        e = kind_entry(prev, k, kind_of, n, gone, gone_label, n_gone, before);
+        if (e < 0)
+            continue;
+        memset(&now, 0, sizeof(now));   /* padding too: entries compare byte for byte */
+        sched__diagnose(g->ss, list[e].workload, &now);
+        if (memcmp(&now, &list[e], sizeof(now)) == 0)
+            continue;
+        if (!redone)
+            redone = sched__calloc(arena, (size_t)prev->n_labels + 1, 1);
+        if (!redone || n_redo == KINDS_REDONE_MAX)
+            return 0;
+        redo[n_redo] = now;
+        redone[k->label] = (uint8_t)++n_redo;
+    }
+    for (e = 0; n_redo > 0 && e < n; e++)
+        if (redone[kind_of[e]]) {
+            w = list[e].workload;
+            memcpy(&list[e], &redo[redone[kind_of[e]] - 1], sizeof(list[e]));   /* padding too */
+            list[e].workload = w;
+        }
+    return 1;
+}
+
 /* With no touched workload pending now: the settled list less the touched
  * entries, over itself (the comment above record_again()). A result the
  * memo does not keep (the cycle decided something, memo.c's keep()) needs
  * no kinds: then the entries may move up instead of down (take_out()),
- * and the kinds are not written. */
+ * the kinds are not written, and with the settled kinds at hand each is
+ * checked once (kinds_redo()) instead of passing over every entry. */
 static int record_in_place(struct again *g, struct sched_arena *arena, struct sched_result *out,
                            struct ss_kinds *kinds)
 {
     const struct ss_prev_pending *prev = g->prev;
     struct sched_session *ss = g->ss;
     struct sched_pending *list = prev->own, now;
-    int *kind_of = prev->own_kind_of, *gone, n_gone, e, n, off, label, w, rc,
+    int *kind_of = prev->own_kind_of, *gone, *gone_label, n_gone, e, n, off, label, w, rc,
         kept = ss->n_decisions == 0;
-    int *first = sched__calloc(arena, (size_t)prev->n_labels + 1, sizeof(int)); /* new index + 1 */
-    uint8_t *redone = sched__calloc(arena, (size_t)prev->n_labels + 1, 1);
+    int *first;      /* [n_labels] new index + 1 of each label's first entry */
+    uint8_t *redone; /* [n_labels] */
 
-    kinds->first = sched__alloc(arena, sizeof(int) * ((size_t)prev->n + 1));
-    if (!first || !redone || !kinds->first)
-        return SCHED_ENOMEM;
     rc = again_gone(g, arena, &gone, &n_gone);
     if (rc != SCHED_OK)
         return rc;
+    gone_label = sched__alloc(arena, sizeof(int) * ((size_t)n_gone + 1));
+    if (!gone_label)
+        return SCHED_ENOMEM;
+    for (e = 0; e < n_gone; e++)
+        gone_label[e] = kind_of[gone[e]];
     off = take_out(list, kind_of, prev->n, gone, n_gone, !kept);
     list += off;
     kind_of += off;
     n = prev->n - n_gone;
+    out->pending = list;
+    out->n_pending = n;
+    kinds->kind_of = kind_of;
+    kinds->first = NULL;
     kinds->cap = 0;
+    if (!kept && prev->reps && kinds_redo(g, arena, list, kind_of, n, gone, gone_label, n_gone))
+        return SCHED_OK;
+    first = sched__calloc(arena, (size_t)prev->n_labels + 1, sizeof(int));
+    redone = sched__calloc(arena, (size_t)prev->n_labels + 1, 1);
+    if (kept)
+        kinds->first = sched__alloc(arena, sizeof(int) * ((size_t)prev->n + 1));
+    if (!first || !redone || (kept && !kinds->first))
+        return SCHED_ENOMEM;
     for (e = 0; e < n; e++) {
         struct sched_pending *p = &list[e];
         label = kind_of[e];
@@ -390,9 +483,6 @@ static int record_in_place(struct again *g, struct sched_arena *arena, struct sc
         if (kept)
             kind_of[e] = first[label] - 1;
     }
-    out->pending = list;
-    out->n_pending = n;
-    kinds->kind_of = kind_of;
     return SCHED_OK;
 }
 

@@ -128,6 +128,13 @@
  *      those of Step 5) add to it; when it has grown to twice what the
  *      full cycle left (plus a block), the next cycle is a full one, which
  *      resets it.
+ *   5. While reps_valid, reps[] holds one record per label, in the order
+ *      of the entries: the label's first entry and that entry's reason,
+ *      pool and named queue. keep() writes it from the kinds' first
+ *      entries; a submission's new label adds its entry (at the list's
+ *      end); taking an entry out or putting one in the middle ends it.
+ *      A Step 5 cycle whose result is not kept checks its kinds from it
+ *      (cycle.c, kinds_redo()).
  */
 #include "sched_int.h"
 
@@ -165,6 +172,9 @@ struct sched_memo {
     int cap_kind_of, kind_of_valid, n_labels;
     int *label_count;           /* [cap_label_count]: entries carrying each label */
     int cap_label_count;
+    struct ss_kind_rep *reps;   /* [n_reps] each label's first entry, ascending, while */
+    int n_reps, cap_reps;       /* reps_valid (Invariant 5) */
+    int reps_valid;
     struct sched_pending *next; /* [cap_next]: the list a Step 5 cycle records (the */
     int *next_kind_of;          /* result points here), and its kinds */
     int cap_next, cap_next_kind_of;
@@ -205,6 +215,7 @@ void sched_memo_free(struct sched_memo *memo)
     free(memo->kinds);
     free(memo->kind_of - memo->pending_off);
     free(memo->label_count);
+    free(memo->reps);
     free(memo->next);
     free(memo->next_kind_of);
     free(memo->known_buf[0]);
@@ -259,6 +270,34 @@ static void check_kept(struct sched_memo *memo)
     sched_arena_free(arena);
 }
 
+/* Tests: Invariant 5, each record against the list: one per label that
+ * entries carry, in the order of the entries, naming its label's first
+ * entry and what that entry says. */
+static void check_reps(struct sched_memo *memo)
+{
+    int i, e, labels = 0;
+
+    if (!memo->reps_valid)
+        return;
+    for (i = 0; i < memo->n_labels; i++)
+        labels += memo->label_count[i] > 0;
+    if (memo->n_reps != labels)
+        memo->kept_differs = "the kinds' records: one per label";
+    for (i = 0; i < memo->n_reps; i++) {
+        const struct ss_kind_rep *r = &memo->reps[i];
+        if (r->entry < 0 || r->entry >= memo->n_pending || (i > 0 && r->entry <= r[-1].entry) ||
+            memo->kind_of[r->entry] != r->label || memo->pending[r->entry].pool != r->pool ||
+            memo->pending[r->entry].queue != r->queue ||
+            memo->pending[r->entry].reason != r->reason) {
+            memo->kept_differs = "the kinds' records: an entry";
+            return;
+        }
+        for (e = 0; e < r->entry; e++)
+            if (memo->kind_of[e] == r->label)
+                memo->kept_differs = "the kinds' records: not the label's first entry";
+    }
+}
+
 /* Tests: each pending entry's kind label against the diagnosis's own test
  * (two entries share a label exactly when they are of one kind, unless a
  * label was split), every pair compared, and each label's count. */
@@ -283,6 +322,7 @@ static void check_labels(struct sched_memo *memo, const struct sched_session *ss
         if (n != memo->label_count[a])
             memo->kept_differs = "the count of a kind label";
     }
+    check_reps(memo);
 }
 
 /* ---- Step 1: what a full cycle leaves ---- */
@@ -402,6 +442,41 @@ static int keep_kinds(struct sched_memo *memo, const struct sched_session *ss, c
     return rc;
 }
 
+/* Invariant 5: entry e, the first of its label, ends the records. */
+static int push_rep(struct sched_memo *memo, int e)
+{
+    struct ss_kind_rep *r;
+
+    if (!memo->reps_valid)
+        return SCHED_OK;
+    if (reserve((void **)&memo->reps, &memo->cap_reps, sizeof(*memo->reps), memo->n_reps + 1) !=
+        SCHED_OK) {
+        memo->reps_valid = 0;
+        return SCHED_ENOMEM;
+    }
+    r = &memo->reps[memo->n_reps++];
+    r->entry = e;
+    r->label = memo->kind_of[e];
+    r->pool = memo->pending[e].pool;
+    r->queue = memo->pending[e].queue;
+    r->reason = memo->pending[e].reason;
+    return SCHED_OK;
+}
+
+/* Invariant 5 as keep() leaves the labels: a kind's label is its first
+ * entry's index. */
+static int keep_reps(struct sched_memo *memo)
+{
+    int e, rc = SCHED_OK;
+
+    memo->n_reps = 0;
+    memo->reps_valid = 1;
+    for (e = 0; e < memo->n_pending && rc == SCHED_OK; e++)
+        if (memo->kind_of[e] == e)
+            rc = push_rep(memo, e);
+    return rc;
+}
+
 /* The list a Step 5 cycle wrote into next[] (and its kinds) becomes the
  * kept one by trading buffers with it, not by a copy; the result points
  * there, valid until the next call, as it would point at a copy. */
@@ -438,6 +513,7 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
     memo->settled = out->n_decisions == 0;
     memo->any_stale = 0;
     memo->kind_of_valid = 0;
+    memo->reps_valid = 0;
     for (w = 0; memo->settled && w < in->n_workloads; w++) {   /* any_stale: read if settled */
         if (out->stale_since_ms[w] != in->workloads[w].stale_since_ms)
             memo->settled = 0;
@@ -477,6 +553,9 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
     for (w = 0; w < out->n_pending; w++)
         memo->label_count[memo->kind_of[w]]++;
     memo->kind_of_valid = 1;
+    rc = keep_reps(memo);
+    if (rc != SCHED_OK)
+        return rc;
     check_labels(memo, ss);
     memcpy(memo->stale, out->stale_since_ms, (size_t)in->n_workloads * sizeof(int64_t));
     memo->arena_kept = sched__arena_used(memo->arena);
@@ -741,6 +820,7 @@ static void drop_left_entries(struct sched_memo *memo, const struct sched_delta 
         if (e < 0)
             continue;
         label = memo->kind_of[e];
+        memo->reps_valid = 0;   /* Invariant 5 */
         if (e < memo->n_pending - e - 1) {   /* fewer before it: those move up */
             memmove(&memo->pending[1], &memo->pending[0], (size_t)e * sizeof(*memo->pending));
             memmove(&memo->kind_of[1], &memo->kind_of[0], (size_t)e * sizeof(int));
@@ -781,6 +861,8 @@ static int entry_of(struct sched_memo *memo, struct sched_session *ss, int w, in
         return SCHED_ENOMEM;
     memo->kind_of[e] = memo->n_labels;
     memo->label_count[memo->n_labels++] = 1;
+    if (push_rep(memo, e) != SCHED_OK)
+        return SCHED_ENOMEM;
     return kinds_insert(memo, ss, e + 1);
 }
 
@@ -804,6 +886,7 @@ static int insert_left_entries(struct sched_memo *memo, struct sched_session *ss
                 (size_t)(memo->n_pending - e) * sizeof(*memo->pending));
         memmove(&memo->kind_of[e + 1], &memo->kind_of[e], (size_t)(memo->n_pending - e) * sizeof(int));
         memo->n_pending++;
+        memo->reps_valid = 0;   /* Invariant 5 */
         kinds_shift(memo, e, 1, 0);
         rc = entry_of(memo, ss, w, e);
     }
@@ -873,7 +956,9 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
     size_t kept = memo->arena_kept;
     struct ss_prev_pending prev = {memo->pending, memo->kind_of, memo->n_pending,
                                    memo->n_labels, memo->n_workloads, delta->left,
-                                   delta->n_left, NULL, NULL, 0, NULL, NULL};
+                                   delta->n_left, NULL, NULL, 0, NULL, NULL,
+                                   memo->reps_valid ? memo->reps : NULL, memo->n_reps,
+                                   memo->label_count};
     /* room for the list, the workloads touched and a few decisions (else
      * record_again() takes the arena) */
     int from_list = memo->kind_of_valid && !memo->labels_split,

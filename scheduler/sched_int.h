@@ -552,6 +552,16 @@ struct ss_kinds {
  * after a delta (memo.c Step 5): the workloads the delta names, those
  * submitted since and those the new cycle decides about are diagnosed
  * again; every other keeps its pending state and its kind. */
+/* A kind of a settled pending list: the entry that stands for it and what
+ * still_diagnosed() reads of that entry (cycle.c), so a check of every
+ * kind reads these, not the list. */
+struct ss_kind_rep {
+    int entry;    /* index in the list; entries of kinds ascend */
+    int label;    /* the kind's label (kind_of) */
+    int pool, queue;
+    int reason;
+};
+
 struct ss_prev_pending {
     const struct sched_pending *pending;  /* [n], in workload order */
     const int *kind_of;                   /* [n] each entry's kind: a label below
@@ -566,6 +576,9 @@ struct ss_prev_pending {
     struct sched_pending *own;            /* pending and kind_of again, writable: when no */
     int *own_kind_of;                     /* workload touched is pending now, the new list
                                              is written over them (NULL: never) */
+    const struct ss_kind_rep *reps;       /* [n_reps] one per label, or NULL (unknown) */
+    int n_reps;
+    const int *label_count;               /* [n_labels] entries carrying each label */
 };
 
 /* cycle.c: Steps 2-4 of a cycle on a built session, the result's arrays
@@ -607,16 +620,17 @@ void sched__known_begin(struct sched_session *ss);
  * change it, its queues' fair shares are the kept ones, and nothing was
  * placed or taken there since the cycle began (ss->known's base). */
 int sched__pool_as_settled(const struct sched_session *ss, int pool);
-/* Whether settled entry p says what a diagnosis would say now: what it
- * reads (reasons.c's header, 1-3) is as it was at the settled cycle's
- * end: every queue's fair share in p's pool, the figures of its ready
- * nodes (sched__pool_node_figures()), who holds it and who is furthest
- * above its share (sched__pool_over()), the allocation (all and
- * non-preemptible) there of every queue above or below the queue p
- * names (its workload's or an ancestor of it: that queue's chain and its
- * workload's), and no minimum runtime (whose victims' time left moves
- * with the clock). Asked once the actions are done. */
-int sched__diagnosis_as_settled(struct sched_session *ss, const struct sched_pending *p);
+/* Whether a settled entry of `pool` naming `queue` says what a diagnosis
+ * would say now: what it reads (reasons.c's header, 1-3) is as it was at
+ * the settled cycle's end: every queue's fair share in that pool, the
+ * figures of its ready nodes (sched__pool_node_figures()), who holds it
+ * and who is furthest above its share (sched__pool_over()), the
+ * allocation (all and non-preemptible) there of every queue above or
+ * below the queue the entry names (its workload's or an ancestor of it:
+ * that queue's chain and its workload's), and no minimum runtime (whose
+ * victims' time left moves with the clock). Asked once the actions are
+ * done. */
+int sched__diagnosis_as_settled(struct sched_session *ss, int pool, int queue);
 /* reasons.c: pool's node figures, SS_POOL_FIGS of them, into figs. */
 void sched__pool_node_figures(const struct sched_session *ss, int pool, int64_t *figs);
 /* reasons.c: the two leaf queues furthest above their allocatable GPU
