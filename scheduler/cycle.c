@@ -180,8 +180,9 @@ static int record_pending(struct sched_session *ss, struct sched_arena *arena,
  * result and the memo's record of each settled kind (its first entry,
  * and the reason, pool and queue that entry names: memo.c Invariant 5),
  * the kinds are checked from their records and the list's labels are
- * read only to write a kind that reads differently (kinds_redo()). The kinds, their order,
- * their first entries and what each says are record_again()'s merge. */
+ * read only to write a kind that reads differently (kinds_redo()).
+ * The kinds, their order, their first entries and what each says are
+ * record_again()'s merge. */
 
 struct again {
     struct sched_session *ss;
