@@ -317,12 +317,7 @@ static int again_gone(struct again *g, struct sched_arena *arena, int **gone, in
     return SCHED_OK;
 }
 
-/* Takes the gone entries (ascending) out of list[0..n) and kind_of[0..n)
- * where they lie; returns where the shorter list begins: 0, the entries
- * after the first gone one moved down, or, when `may_shift` and fewer
- * entries lie before the last gone one than after the first, n_gone, the
- * entries before the last gone one moved up (their order kept either way). */
-static int take_out(struct sched_pending *list, int *kind_of, int n, const int *gone,
+int sched__take_out(struct sched_pending *list, int *kind_of, int n, const int *gone,
                     int n_gone, int may_shift)
 {
     int e, to, r;
@@ -422,7 +417,7 @@ static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_p
 /* With no touched workload pending now: the settled list less the touched
  * entries, over itself (the comment above record_again()). A result the
  * memo does not keep (the cycle decided something, memo.c's keep()) needs
- * no kinds: then the entries may move up instead of down (take_out()),
+ * no kinds: then the entries may move up instead of down (sched__take_out()),
  * the kinds are not written, and with the settled kinds at hand each is
  * checked once (kinds_redo()) instead of passing over every entry. */
 static int record_in_place(struct again *g, struct sched_arena *arena, struct sched_result *out,
@@ -444,7 +439,7 @@ static int record_in_place(struct again *g, struct sched_arena *arena, struct sc
         return SCHED_ENOMEM;
     for (e = 0; e < n_gone; e++)
         gone_label[e] = kind_of[gone[e]];
-    off = take_out(list, kind_of, prev->n, gone, n_gone, !kept);
+    off = sched__take_out(list, kind_of, prev->n, gone, n_gone, !kept);
     list += off;
     kind_of += off;
     n = prev->n - n_gone;

@@ -813,7 +813,7 @@ static int kinds_shift(struct sched_memo *memo, int above, int by, int gone)
  * the snapshot already says the new phases). */
 static void drop_left_entries(struct sched_memo *memo, const struct sched_delta *delta)
 {
-    int k, e, label;
+    int k, e, off, label;
 
     for (k = 0; k < delta->n_left; k++) {
         e = sched__pending_find(memo->pending, memo->n_pending, delta->left[k]);
@@ -821,18 +821,10 @@ static void drop_left_entries(struct sched_memo *memo, const struct sched_delta 
             continue;
         label = memo->kind_of[e];
         memo->reps_valid = 0;   /* Invariant 5 */
-        if (e < memo->n_pending - e - 1) {   /* fewer before it: those move up */
-            memmove(&memo->pending[1], &memo->pending[0], (size_t)e * sizeof(*memo->pending));
-            memmove(&memo->kind_of[1], &memo->kind_of[0], (size_t)e * sizeof(int));
-            memo->pending++;
-            memo->kind_of++;
-            memo->pending_off++;
-        } else {
-            memmove(&memo->pending[e], &memo->pending[e + 1],
-                    (size_t)(memo->n_pending - e - 1) * sizeof(*memo->pending));
-            memmove(&memo->kind_of[e], &memo->kind_of[e + 1],
-                    (size_t)(memo->n_pending - e - 1) * sizeof(int));
-        }
+        off = sched__take_out(memo->pending, memo->kind_of, memo->n_pending, &e, 1, 1);
+        memo->pending += off;   /* the entries before it moved up */
+        memo->kind_of += off;
+        memo->pending_off += off;
         memo->n_pending--;
         memo->label_count[label]--;
         if (kinds_shift(memo, e + 1, -1, e + 1) && memo->label_count[label] > 0)

@@ -590,6 +590,14 @@ int sched__cycle_on(struct sched_session *ss, struct sched_arena *arena,
                     struct ss_kinds *kinds);
 int sched__record_shares(struct sched_session *ss, struct sched_arena *arena,
                          struct sched_result *out);
+/* Takes the gone entries (ascending) out of a pending list and its kinds,
+ * list[0..n) and kind_of[0..n), where they lie; returns where the shorter
+ * list begins: 0, the entries after the first gone one moved down, or,
+ * when `may_shift` and fewer entries lie before the last gone one than
+ * after the first, n_gone, the entries before the last gone one moved up
+ * (their order kept either way). */
+int sched__take_out(struct sched_pending *list, int *kind_of, int n, const int *gone,
+                    int n_gone, int may_shift);
 int sched__is_pending(const struct sched_session *ss, int w);
 /* w's entry in a pending list in workload order, or -1 - where it would go. */
 int sched__pending_find(const struct sched_pending *list, int n, int w);
