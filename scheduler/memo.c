@@ -138,6 +138,7 @@
  */
 #include "sched_int.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,6 +148,9 @@
 struct sched_memo {
     int valid;                  /* the fields below describe the last result */
     int settled;                /* it decided nothing and moved no stale time */
+    int decided;                /* it placed pending workloads, decided nothing else and
+                                   moved no stale time (Step 6, Invariant 6) */
+    uint64_t decided_pools;     /* the pools it placed them in (all: one beyond 64) */
     int any_stale;              /* some workload has a stale time */
     int n_pools, n_queues, n_nodes, n_workloads;
     int64_t now_ms;
@@ -497,6 +501,63 @@ static void keep_next(struct sched_memo *memo)
     memo->pending_off = 0;
 }
 
+/* Invariant 6: what the cycle after a kept cycle's placements reads (Step
+ * 6, then Step 5's record_again()): the figures, the stale times, and the
+ * list with a label per entry, each kind's entries sharing one. A list
+ * written over the kept one (cycle.c's record_in_place() for a result
+ * that decided something: entries taken out, kinds rewritten, no label
+ * moved off its entry) keeps the labels it had, and begins where that
+ * left it; any other list was labelled by its first entries. The kinds
+ * table and the kinds' records are not kept: Step 6 reads neither, and
+ * the next keep() writes both. */
+static int keep_decided(struct sched_memo *memo, const struct sched_session *ss,
+                        const struct sched_result *out, const struct ss_kinds *kinds)
+{
+    const struct sched_state *in = ss->in;
+    uintptr_t at = (uintptr_t)out->pending, from = (uintptr_t)memo->pending;
+    int e, off = -1, rc = keep_figures(memo, ss);
+
+    if (rc == SCHED_OK)
+        rc = reserve_stale(memo, in->n_workloads + 1);
+    if (rc != SCHED_OK)
+        return rc;
+    if (out->pending == memo->next && kinds->kind_of == memo->next_kind_of) {
+        keep_next(memo);
+        memo->n_labels = out->n_pending;
+        memo->labels_split = 0;
+    } else if (memo->pending && at >= from &&
+               at <= from + (uintptr_t)memo->n_pending * sizeof(*memo->pending) &&
+               (off = (int)((at - from) / sizeof(*memo->pending)),
+                kinds->kind_of == memo->kind_of + off)) {
+        memo->pending += off;   /* in place: the labels are the kept ones */
+        memo->kind_of += off;
+        memo->pending_off += off;
+    } else {
+        pending_rebase(memo, 0);
+        rc = reserve_pending(memo, out->n_pending + 1);
+        if (rc != SCHED_OK)
+            return rc;
+        memcpy(memo->pending, out->pending, (size_t)out->n_pending * sizeof(*out->pending));
+        memcpy(memo->kind_of, kinds->kind_of, (size_t)out->n_pending * sizeof(int));
+        memo->n_labels = out->n_pending;
+        memo->labels_split = 0;
+    }
+    memo->n_pending = out->n_pending;
+    rc = reserve((void **)&memo->label_count, &memo->cap_label_count, sizeof(int),
+                 memo->n_labels + 1);
+    if (rc != SCHED_OK)
+        return rc;
+    memset(memo->label_count, 0, (size_t)memo->n_labels * sizeof(int));
+    for (e = 0; e < memo->n_pending; e++)
+        memo->label_count[memo->kind_of[e]]++;
+    memo->kind_of_valid = 1;
+    memo->reps_valid = 0;
+    check_labels(memo, ss);
+    memcpy(memo->stale, out->stale_since_ms, (size_t)in->n_workloads * sizeof(int64_t));
+    memo->arena_kept = sched__arena_used(memo->arena);
+    return SCHED_OK;
+}
+
 static int keep(struct sched_memo *memo, const struct sched_session *ss,
                 const struct sched_result *out, const struct ss_kinds *kinds)
 {
@@ -511,17 +572,26 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
     memo->now_ms = in->now_ms;
     memo->cfg = *ss->cfg;
     memo->settled = out->n_decisions == 0;
+    memo->decided = !memo->settled && sched__session_placed_only(ss);
+    memo->decided_pools = 0;
     memo->any_stale = 0;
     memo->kind_of_valid = 0;
     memo->reps_valid = 0;
-    for (w = 0; memo->settled && w < in->n_workloads; w++) {   /* any_stale: read if settled */
+    for (w = 0; (memo->settled || memo->decided) && w < in->n_workloads; w++) {
+        /* any_stale: read if kept */
         if (out->stale_since_ms[w] != in->workloads[w].stale_since_ms)
-            memo->settled = 0;
+            memo->settled = memo->decided = 0;
         if (out->stale_since_ms[w] != SCHED_NO_TIME)
             memo->any_stale = 1;
     }
-    if (!memo->settled)
+    for (w = 0; memo->decided && w < ss->n_decisions; w++) {
+        int pool = ss->nodes[ss->decisions[w].node].pool;
+        memo->decided_pools |= pool < 64 ? 1ull << pool : ~0ull;
+    }
+    if (!memo->settled && !memo->decided)
         return SCHED_OK;   /* the next cycle cannot reuse anything */
+    if (memo->decided)
+        return keep_decided(memo, ss, out, kinds);
     rc = keep_figures(memo, ss);
     if (rc == SCHED_OK)
         rc = reserve_stale(memo, in->n_workloads + 1);
@@ -604,7 +674,7 @@ static void known_end(struct sched_memo *memo, int rc)
     memo->stats.attempts_known += memo->known.answered;
     memo->known_wrong += memo->known.wrong;
     memo->n_known = 0;
-    if (rc == SCHED_OK && memo->valid && memo->settled) {
+    if (rc == SCHED_OK && memo->valid && (memo->settled || memo->decided)) {
         memo->known_cur ^= 1;
         memo->n_known = memo->known.n_record;
     }
@@ -689,7 +759,8 @@ static int reusable(const struct sched_memo *memo, const struct sched_state *in,
 {
     int p, w, k;
 
-    if (!memo->valid || !memo->settled || !delta || delta->full || delta->n_submitted < 0 ||
+    if (!memo->valid || !(memo->settled || memo->decided) || !delta || delta->full ||
+        delta->n_submitted < 0 ||
         sched__arena_used(memo->arena) > 2 * memo->arena_kept + MEMO_SLACK ||
         in->n_pools != memo->n_pools || in->n_queues != memo->n_queues ||
         in->n_nodes != memo->n_nodes ||
@@ -982,8 +1053,51 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
     return rc;
 }
 
-/* Steps 2, 3 and 5: 1 when the cycle was answered from the memo or on its
- * kept session (rc set). */
+/* Step 6: the kept cycle's decisions are in the snapshot as decided (the
+ * delta's promise, checked pod by pod), and no workload it placed left. */
+static int decisions_applied(const struct sched_memo *memo, const struct sched_state *in,
+                             const struct sched_delta *delta)
+{
+    const struct sched_session *ss = &memo->ss;
+    int k, j;
+
+    for (k = 0; k < ss->n_decisions; k++) {
+        const struct sched_decision *d = &ss->decisions[k];
+        const struct sched_workload *wl = &in->workloads[d->workload];
+        if (d->pod >= wl->n_pods || wl->pods[d->pod].node != d->node ||
+            wl->pods[d->pod].devices != d->devices)
+            return 0;
+        for (j = 0; j < delta->n_left; j++)
+            if (delta->left[j] == d->workload)
+                return 0;
+    }
+    return 1;
+}
+
+/* Step 6: each workload the kept cycle placed is built again as placed
+ * (sched__session_rejoin()), leaving the job order with it when it can;
+ * then the session holds no attempt. */
+static int rejoin_decided(struct sched_memo *memo)
+{
+    struct sched_session *ss = &memo->ss;
+    int k, w, rc = SCHED_OK, keep_order = ss->order_cache != NULL;
+
+    for (k = 0; k < ss->n_decisions && rc == SCHED_OK; k++) {
+        w = ss->decisions[k].workload;
+        if (k > 0 && ss->decisions[k - 1].workload == w)
+            continue;   /* one run of decisions per workload (placed_only) */
+        rc = sched__session_rejoin(ss, w);
+        if (rc == SCHED_OK && keep_order)
+            keep_order = sched__order_drop(ss, w);
+        if (rc == SCHED_OK && sched__is_pending(ss, w))
+            rc = SCHED_EINVAL;   /* not as the cycle left it: the snapshot says otherwise */
+    }
+    sched__session_settled(ss, keep_order);
+    return rc;
+}
+
+/* Steps 2, 3, 5 and 6: 1 when the cycle was answered from the memo or on
+ * its kept session (rc set). */
 static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
                      const struct sched_delta *delta, const struct sched_config *cfg,
                      struct sched_arena *arena, struct sched_result *out, int *rc)
@@ -992,9 +1106,17 @@ static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
     int w, k, frees;
     uint64_t dirty = 0;
 
-    if (!reusable(memo, in, delta, cfg))
+    if (!reusable(memo, in, delta, cfg) || (memo->decided && !decisions_applied(memo, in, delta)))
         return 0;
-    frees = frees_room(memo, delta);
+    if (memo->decided) {   /* Step 6: the session as Step 1 builds it, then Step 5 */
+        memo->valid = 0;   /* Invariant 3 */
+        memo->cfg = *cfg;
+        if (sched__session_extend(ss, in, &memo->cfg) != SCHED_OK || rejoin_decided(memo) != SCHED_OK)
+            goto fall_back;
+        dirty = memo->decided_pools;
+        memo->stats.after_placements++;
+    }
+    frees = memo->decided || frees_room(memo, delta);
     for (k = 0; k < delta->n_left; k++)   /* the pools the departures free room in */
         if (ss->wl[delta->left[k]].n_placed > 0)
             dirty |= ss->wl[delta->left[k]].pool < 64 ? 1ull << ss->wl[delta->left[k]].pool
@@ -1003,7 +1125,7 @@ static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
         return 0;   /* Step 5 needs the session exactly as built */
     memo->valid = 0;   /* Invariant 3: the kept session changes from here */
     memo->cfg = *cfg;
-    if (sched__session_extend(ss, in, &memo->cfg) != SCHED_OK)
+    if (!memo->decided && sched__session_extend(ss, in, &memo->cfg) != SCHED_OK)
         goto fall_back;
     if (!frees)
         drop_left_entries(memo, delta);

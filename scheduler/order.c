@@ -644,6 +644,42 @@ static struct order_cache *cache_build(struct sched_session *ss)
     return oc;
 }
 
+/* The job order a kept session carries to the next cycle without workload
+ * w (memo.c Step 6: the cycle placed every pod w wanted, and the driver
+ * applied it): w leaves its leaf's list, the entries after it move up
+ * with their groups, and the leaf's least asks are found again, so the
+ * order is the one cache_build() sorts from the new snapshot (the others'
+ * keys and signatures read their own fields and pods, none of which
+ * moved; group numbers differ, the groups' members do not). Also ends the
+ * cycle's list of changed workloads (every one of them a placed w). 0:
+ * the order cannot be kept (w still wants pods, or is not in it). */
+int sched__order_drop(struct sched_session *ss, int w)
+{
+    struct order_cache *oc = ss->order_cache;
+    int q, at, end, i;
+
+    if (!oc || !oc->pos_of || w >= ss->n_workloads || oc->pos_of[w] < 0 ||
+        ((ss->wl[w].flags & WL_CANDIDATE) && sched__pods_to_place(ss, w) > 0))
+        return 0;
+    q = ss_w(ss, w)->queue;
+    at = oc->pos_of[w];
+    end = oc->off[q] + oc->cnt[q];
+    for (i = at; i + 1 < end; i++) {
+        oc->items[i] = oc->items[i + 1];
+        oc->item_group[i] = oc->item_group[i + 1];
+        oc->pos_of[oc->items[i]] = i;
+    }
+    oc->cnt[q]--;
+    oc->pos_of[w] = -1;
+    oc->n_changed = 0;
+    oc->min_gpu[q] = oc->least_ask[2 * q] = oc->least_ask[2 * q + 1] = SS_INF;
+    for (i = oc->off[q]; i < oc->off[q] + oc->cnt[q]; i++) {
+        oc->min_gpu[q] = ss_min(oc->min_gpu[q], ss->wl[oc->items[i]].req[SCHED_GPU]);
+        note_least_ask(oc, ss, oc->items[i], q);
+    }
+    return 1;
+}
+
 static int note_changed(struct sched_session *ss, struct order_cache *oc, int w)
 {
     if (oc->n_changed == oc->cap_changed) {

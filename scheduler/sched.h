@@ -384,6 +384,8 @@ struct sched_memo_stats {
     int64_t pending_kept; /* of `finished`: reasons recorded from the settled list */
     int64_t attempts_known; /* reclaim and preempt attempts answered from the settled
                                cycle's failures (Step 5) */
+    int64_t after_placements; /* of `finished`: the cycle after one whose placements the
+                                 driver applied, run on that cycle's session (Step 6) */
 };
 void sched_memo_stats(const struct sched_memo *memo, struct sched_memo_stats *out);
 

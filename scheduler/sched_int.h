@@ -109,7 +109,7 @@ struct ss_pool {
     int64_t gpu_free;         /* free milli-GPU over ready nodes */
     int uniform;              /* every node ready and of one size (pool_uniform()) */
     int *running;             /* workloads with pods here at the start of the cycle */
-    int n_running;
+    int n_running, cap_running;
     struct ss_node_index *index; /* NULL until first asked (placement.c) */
 };
 
@@ -361,6 +361,9 @@ int sched__session_extend(struct sched_session *ss, const struct sched_state *in
  * pods unplaced, in the snapshot the session now reads); pods it held in
  * the session come off. */
 void sched__session_leave(struct sched_session *ss, int w);
+int sched__session_placed_only(const struct sched_session *ss);
+int sched__session_rejoin(struct sched_session *ss, int w);
+void sched__session_settled(struct sched_session *ss, int keep_order);
 /* Whether an allocation (per resource) holds anything. */
 int sched__holds(const int64_t *alloc);
 int sched__queue_holds_pool(const struct sched_session *ss, int q, int p);
@@ -512,6 +515,7 @@ int sched__pool_has_node_for(const struct sched_session *ss, int w, int pool);
 
 /* order.c: queue order then job order, as KAI's allocate walks them. */
 struct ss_iter;
+int sched__order_drop(struct sched_session *ss, int w);  /* memo.c Step 6 */
 struct ss_iter *sched__iter_new(struct sched_session *ss, int action);
 int sched__iter_next(struct ss_iter *it);                 /* a workload, or -1 */
 void sched__iter_done(struct ss_iter *it, int w, int ok); /* after an attempt */

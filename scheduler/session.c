@@ -24,6 +24,13 @@
  *         left keeps it as the example of its constraints, which are
  *         still in the snapshot): numbers name classes, no result depends
  *         on them.
+ * Step 6  sched__session_rejoin(): the session of a cycle that placed
+ *         pending workloads (and decided nothing else) is kept; once the
+ *         driver applied those placements, each placed workload is built
+ *         again from the snapshot (its pods unlogged, its demand a running
+ *         workload's, its place in its pool's running list), and
+ *         sched__session_settled() empties the log and the decisions:
+ *         the session is then the one Step 1 builds from that snapshot.
  *
  * Invariants: see sched_int.h; sched__session_check() recomputes them,
  * and sched__session_differs() (tests) compares a session kept through
@@ -628,7 +635,8 @@ static int build_running(struct sched_session *ss)
                 q->min_running_priority = wl->priority;
         }
     for (p = 0; p < ss->n_pools; p++) {
-        ss->pools[p].running = sched__calloc(ss->arena, (size_t)ss->pools[p].n_running + 1,
+        ss->pools[p].cap_running = ss->pools[p].n_running + 1;
+        ss->pools[p].running = sched__calloc(ss->arena, (size_t)ss->pools[p].cap_running,
                                              sizeof(int));
         if (!ss->pools[p].running)
             return SCHED_ENOMEM;
@@ -838,6 +846,97 @@ void sched__session_leave(struct sched_session *ss, int w)
     /* the job order holds w only if it was a candidate wanting pods; the
      * others' keys and signatures read their own fields and pods alone */
     forget_state(ss, !candidate);
+}
+
+/* Step 6: w joins its pool's list of running workloads at its place in
+ * workload order (as Step 1 builds it), and its queue's lowest running
+ * priority takes it into account. */
+static int join_running(struct sched_session *ss, int w)
+{
+    struct ss_pool *pool = &ss->pools[ss->wl[w].pool];
+    const struct sched_workload *wl = ss_w(ss, w);
+    struct ss_queue *q = &ss->queues[wl->queue];
+    int i;
+
+    if (pool->n_running + 1 > pool->cap_running) {
+        int cap = 2 * pool->cap_running + 16;
+        int *grown = sched__calloc(ss->arena, (size_t)cap, sizeof(int));
+        if (!grown)
+            return SCHED_ENOMEM;
+        memcpy(grown, pool->running, sizeof(int) * (size_t)pool->n_running);
+        pool->running = grown;
+        pool->cap_running = cap;
+    }
+    for (i = pool->n_running; i > 0 && pool->running[i - 1] > w; i--)
+        pool->running[i] = pool->running[i - 1];
+    pool->running[i] = w;
+    pool->n_running++;
+    sched__running_changed(ss, ss->wl[w].pool);
+    if (wl->preemptible && wl->priority < q->min_running_priority)
+        q->min_running_priority = wl->priority;
+    return SCHED_OK;
+}
+
+/* Step 6: workload w of a kept session was pending and unplaced when the
+ * session was built, and the cycle run on it placed its pods (logged);
+ * the driver applied those decisions, so the snapshot holds the pods
+ * where the cycle put them and the phase sched_apply_decision() gives.
+ * The pods come off (the demand is then the one Step 1 added for a
+ * pending workload, in every pool it may use, and is taken back), w is
+ * built again from the snapshot (its pods placed unlogged, as Step 1
+ * places them; its class kept: its constraints did not change), its
+ * demand added as a running workload's, and it joins its pool's running
+ * list. The caller empties the log and the decisions and forgets the
+ * caches (sched__session_settled()). */
+int sched__session_rejoin(struct sched_session *ss, int w)
+{
+    struct ss_wl *x = &ss->wl[w];
+    int k, cls = x->cls, rc;
+
+    for (k = 0; k < ss_w(ss, w)->n_pods && x->n_placed > 0; k++)
+        if (ss->pods[w][k].node >= 0)
+            do_unplace(ss, w, k);
+    add_demand(ss, w, -1);
+    rc = build_workload(ss, w, (int *)x->pools, ss->pods[w]);
+    if (rc != SCHED_OK)
+        return rc;
+    x->cls = cls;
+    add_demand(ss, w, 1);
+    if (x->n_placed > 0)
+        rc = join_running(ss, w);
+    if (rc == SCHED_OK && ss->oom)
+        rc = SCHED_ENOMEM;
+    return rc;
+}
+
+/* Step 6: whether every decision of the cycle run on ss binds a pod of a
+ * workload that held none when the session was built (its decisions are
+ * one run, as many as the pods it holds now) and that is not pending any
+ * more: what sched__session_rejoin() takes. */
+int sched__session_placed_only(const struct sched_session *ss)
+{
+    int k = 0, run, w;
+
+    while (k < ss->n_decisions) {
+        w = ss->decisions[k].workload;
+        for (run = k; run < ss->n_decisions && ss->decisions[run].workload == w; run++)
+            if (ss->decisions[run].kind != SCHED_BIND)
+                return 0;
+        if (run - k != ss->wl[w].n_placed || sched__is_pending(ss, w))
+            return 0;
+        k = run;
+    }
+    return ss->n_decisions > 0;
+}
+
+/* Step 6, after every rejoin: the session holds no attempt any more (an
+ * empty log, no decision), and the caches start over (the job order when
+ * `keep_order` says order.c took the placed workloads out of it). */
+void sched__session_settled(struct sched_session *ss, int keep_order)
+{
+    ss->n_undo = 0;
+    ss->n_decisions = 0;
+    forget_state(ss, keep_order);
 }
 
 /* ---- Invariant check (tests) ---- */

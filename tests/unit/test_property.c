@@ -2196,6 +2196,8 @@ static void test_regressions(void **state)
 struct incr_counts {
     long passes, reused, fell_back, submissions_started, left, left_reused, left_kept;
     long known_kept;   /* kept-session cycles with an attempt answered from the settled one */
+    long kept_runs;    /* cycles run on the kept session (Steps 5 and 6) */
+    long after_placements, after_placements_left;   /* Step 6; with workloads that left */
     int64_t kept_checked, order_kept, pending_kept, attempts_known;
     int64_t known_checked, known_wrong;   /* of those answers, made after all; contradicted */
 };
@@ -2297,7 +2299,7 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
     struct sched_state st;
     const char *differ = NULL;
     int n, p, noted = 0, left[MAX_LEFT];
-    int64_t reused = 0, finished = 0, known = 0, checked;
+    int64_t reused = 0, finished = 0, known = 0, placed = 0, checked;
 
     assert_non_null(memo);
     sched__memo_check_kept(memo);
@@ -2334,6 +2336,10 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
         c->left_reused += delta.n_left > 0 && stats.reused > reused;
         c->left_kept += delta.n_left > 0 && stats.finished > finished;
         c->known_kept += stats.finished > finished && stats.attempts_known > known;
+        c->kept_runs += stats.finished > finished;
+        c->after_placements += stats.after_placements > placed;
+        c->after_placements_left += stats.after_placements > placed && delta.n_left > 0;
+        placed = stats.after_placements;
         reused = stats.reused;
         finished = stats.finished;
         known = stats.attempts_known;
@@ -2376,12 +2382,14 @@ static void test_incremental_equals_full(void **state)
                   "answered from the memo, %ld that held pods run on its kept session, %lld of "
                   "those with its job order kept, %lld with the reasons recorded from the settled "
                   "list, %ld answering %lld attempts from the settled cycle's failures, %lld of "
-                  "them made after all, %lld contradicted), %lld kept sessions compared with a "
-                  "build\n",
+                  "them made after all, %lld contradicted), %ld cycles after placements run on "
+                  "the session that made them (%ld of them with workloads that left), %lld kept "
+                  "sessions compared with a build\n",
                   c.passes, c.reused, c.fell_back, c.submissions_started, c.left, c.left_reused,
                   c.left_kept, (long long)c.order_kept, (long long)c.pending_kept, c.known_kept,
                   (long long)c.attempts_known, (long long)c.known_checked,
-                  (long long)c.known_wrong, (long long)c.kept_checked);
+                  (long long)c.known_wrong, c.after_placements, c.after_placements_left,
+                  (long long)c.kept_checked);
     assert_int_equal(failed, 0);
     /* every way of a submission delta happens often: reused, a kept session
      * extended and then given up, and a full cycle */
@@ -2394,16 +2402,19 @@ static void test_incremental_equals_full(void **state)
     assert_true(c.left_reused > c.left / 20);
     assert_true(c.left_kept > c.left / 20);
     assert_true(c.left - c.left_reused - c.left_kept > c.left / 20);
+    /* the cycle after placements runs on the session that made them often,
+     * with and without workloads that left since */
+    assert_true(c.after_placements > c.passes / 20 && c.after_placements_left > 0);
     /* a kept session's job order is reused often, and not always */
-    assert_true(c.order_kept > c.left_kept / 4 && c.order_kept < c.left_kept);
+    assert_true(c.order_kept > c.kept_runs / 4 && c.order_kept < c.kept_runs);
     /* and its reasons recorded from the settled list, most times */
-    assert_true(c.pending_kept > c.left_kept / 2 && c.pending_kept <= c.left_kept);
+    assert_true(c.pending_kept > c.kept_runs / 2 && c.pending_kept <= c.kept_runs);
     /* attempts are answered from the settled cycle often, and those made
      * after all failed as answered */
     assert_true(c.known_kept > c.left_kept / 4 && c.known_checked > 0);
     assert_int_equal(c.known_wrong, 0);
     /* every kept session that took a delta was compared with a build */
-    assert_true(c.kept_checked == c.reused + c.fell_back + c.left_kept);
+    assert_true(c.kept_checked == c.reused + c.fell_back + c.kept_runs);
 }
 
 /* The generator itself: the same seed gives the same case. */
