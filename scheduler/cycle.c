@@ -172,8 +172,9 @@ static int record_pending(struct sched_session *ss, struct sched_arena *arena,
  * workloads the cycle placed), the new list is the settled one less the
  * touched entries, and it is written over the settled one where it lies
  * (prev->own, the memo's): the entries after the first one taken out move
- * down, or, in a result the memo does not keep (the cycle decided
- * something), those before the last one move up when they are fewer (the
+ * down, or, in a result that decided something (the memo keeps its
+ * labels, not its kinds: memo.c Step 6), those before the last one move
+ * up, with their labels, when they are fewer (the
  * workload placed after a completion is often among the oldest, near the
  * list's start); of the others only those of a kind whose first entry
  * reads differently now are written (record_in_place()). With such a
@@ -368,7 +369,7 @@ static int kind_entry(const struct ss_prev_pending *prev, const struct ss_kind_r
 
 #define KINDS_REDONE_MAX 255   /* kinds_redo()'s byte per label */
 
-/* record_in_place()'s pass by kinds (a result the memo does not keep,
+/* record_in_place()'s pass by kinds (a result that decided something,
  * with the settled list's kinds at hand, prev->reps): each kind's entry
  * is checked once from its record, diagnosed where its pool moved, and
  * where it reads differently the entries of its label are written as
@@ -415,11 +416,12 @@ static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_p
 }
 
 /* With no touched workload pending now: the settled list less the touched
- * entries, over itself (the comment above record_again()). A result the
- * memo does not keep (the cycle decided something, memo.c's keep()) needs
- * no kinds: then the entries may move up instead of down (sched__take_out()),
- * the kinds are not written, and with the settled kinds at hand each is
- * checked once (kinds_redo()) instead of passing over every entry. */
+ * entries, over itself (the comment above record_again()). A result that
+ * decided something needs no kinds (memo.c's keep_decided() keeps the
+ * labels, which move with their entries): then the entries may move up
+ * instead of down (sched__take_out()), the kinds are not written, and
+ * with the settled kinds at hand each is checked once (kinds_redo())
+ * instead of passing over every entry. */
 static int record_in_place(struct again *g, struct sched_arena *arena, struct sched_result *out,
                            struct ss_kinds *kinds)
 {

@@ -107,6 +107,32 @@
  *         (sched__memo_check_kept()) builds the snapshot again once the
  *         kept session took the delta, before Steps 3 and 5 read it, and
  *         keeps the first difference sched__session_differs() finds.
+ * Step 6  The previous cycle placed pending workloads and decided nothing
+ *         else (each decision binds a pod of a workload that held none
+ *         when the session was built, and that workload is not pending
+ *         any more: sched__session_placed_only()), and moved no stale
+ *         time: the memo keeps its session with those placements in it
+ *         (Invariant 6). The next delta, under Step 2's conditions and
+ *         with every decision in the snapshot as decided (checked pod by
+ *         pod) and no placed workload among those that left, runs Step 5
+ *         on that session once it is the one Step 1 builds: the kept
+ *         session takes the submissions, each placed workload is built
+ *         again from the snapshot (sched__session_rejoin(): unlogged pods,
+ *         the demand of a running workload, its place in its pool's
+ *         running list), and the log and decisions are emptied. The job
+ *         order is kept without the placed workloads (sched__order_drop(),
+ *         when nothing was submitted). The list the previous cycle
+ *         recorded is the settled list record_again() starts from (the
+ *         placed workloads are pending neither then nor now), and the
+ *         pools they were placed in count as changed by the delta: their
+ *         failed attempts are not known (some ran before a placement, on
+ *         more room) and their entries are diagnosed unless their figures
+ *         are as that cycle left them (keep_figures() ran after its
+ *         placements). Attempts in any other pool ran on that pool as it
+ *         is now. Why this saves a full cycle: a completion's kept cycle
+ *         places the workload the room lets in, and the cycle after it
+ *         (its decisions applied, nothing else changed) was a full one;
+ *         it now costs what a completion's kept cycle costs.
  *
  * Invariants:
  *   1. memo->settled only after a cycle that decided nothing and whose
@@ -133,8 +159,15 @@
  *      pool and named queue. keep() writes it from the kinds' first
  *      entries; a submission's new label adds its entry (at the list's
  *      end); taking an entry out or putting one in the middle ends it.
- *      A Step 5 cycle whose result is not kept checks its kinds from it
+ *      A Step 5 cycle that decides something checks its kinds from it
  *      (cycle.c, kinds_redo()).
+ *   6. memo->decided only after a cycle that placed pending workloads and
+ *      decided nothing else (Step 6) and whose stale times equal its
+ *      input's; then ss is that cycle's session with its placements (its
+ *      log and decisions) in it, decided_pools the pools it placed in,
+ *      the figures, pending list and labels as Invariant 1 says (a list
+ *      written over the kept one keeps its labels); stale[], the kinds
+ *      table, label_count[] and reps[] are not valid (keep_decided()).
  */
 #include "sched_int.h"
 
@@ -319,7 +352,7 @@ static void check_labels(struct sched_memo *memo, const struct sched_session *ss
                 !(same && memo->labels_split))
                 memo->kept_differs = "the pending entries' kind labels";
         }
-    for (a = 0; a < memo->n_labels; a++) {
+    for (a = 0; a < memo->n_labels && !memo->decided; a++) {
         int n = 0;
         for (b = 0; b < memo->n_pending; b++)
             n += memo->kind_of[b] == a;
@@ -502,23 +535,22 @@ static void keep_next(struct sched_memo *memo)
 }
 
 /* Invariant 6: what the cycle after a kept cycle's placements reads (Step
- * 6, then Step 5's record_again()): the figures, the stale times, and the
- * list with a label per entry, each kind's entries sharing one. A list
+ * 6, then Step 5's record_again()): the figures and the list with a
+ * label per entry, each kind's entries sharing one. A list
  * written over the kept one (cycle.c's record_in_place() for a result
  * that decided something: entries taken out, kinds rewritten, no label
  * moved off its entry) keeps the labels it had, and begins where that
- * left it; any other list was labelled by its first entries. The kinds
- * table and the kinds' records are not kept: Step 6 reads neither, and
- * the next keep() writes both. */
+ * left it; any other list was labelled by its first entries. The stale
+ * times (equal to the input's), the kinds table, the count per label and
+ * the kinds' records are not kept: Step 6 reads none of them (without
+ * records, record_again() reads no count), and the next keep() writes
+ * them all. */
 static int keep_decided(struct sched_memo *memo, const struct sched_session *ss,
                         const struct sched_result *out, const struct ss_kinds *kinds)
 {
-    const struct sched_state *in = ss->in;
     uintptr_t at = (uintptr_t)out->pending, from = (uintptr_t)memo->pending;
-    int e, off = -1, rc = keep_figures(memo, ss);
+    int off = -1, rc = keep_figures(memo, ss);
 
-    if (rc == SCHED_OK)
-        rc = reserve_stale(memo, in->n_workloads + 1);
     if (rc != SCHED_OK)
         return rc;
     if (out->pending == memo->next && kinds->kind_of == memo->next_kind_of) {
@@ -543,23 +575,18 @@ static int keep_decided(struct sched_memo *memo, const struct sched_session *ss,
         memo->labels_split = 0;
     }
     memo->n_pending = out->n_pending;
-    rc = reserve((void **)&memo->label_count, &memo->cap_label_count, sizeof(int),
-                 memo->n_labels + 1);
-    if (rc != SCHED_OK)
-        return rc;
-    memset(memo->label_count, 0, (size_t)memo->n_labels * sizeof(int));
-    for (e = 0; e < memo->n_pending; e++)
-        memo->label_count[memo->kind_of[e]]++;
     memo->kind_of_valid = 1;
     memo->reps_valid = 0;
     check_labels(memo, ss);
-    memcpy(memo->stale, out->stale_since_ms, (size_t)in->n_workloads * sizeof(int64_t));
     memo->arena_kept = sched__arena_used(memo->arena);
     return SCHED_OK;
 }
 
+/* `input_unstale`: no workload of the input has a stale time (the last
+ * kept result set none, and the delta's workloads have none), so its
+ * stale times equal the result's exactly when the cycle set none. */
 static int keep(struct sched_memo *memo, const struct sched_session *ss,
-                const struct sched_result *out, const struct ss_kinds *kinds)
+                const struct sched_result *out, const struct ss_kinds *kinds, int input_unstale)
 {
     const struct sched_state *in = ss->in;
     int w, rc = SCHED_OK;
@@ -577,7 +604,9 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
     memo->any_stale = 0;
     memo->kind_of_valid = 0;
     memo->reps_valid = 0;
-    for (w = 0; (memo->settled || memo->decided) && w < in->n_workloads; w++) {
+    if (input_unstale && ss->n_stale_set > 0)
+        memo->settled = memo->decided = 0;
+    for (w = 0; !input_unstale && (memo->settled || memo->decided) && w < in->n_workloads; w++) {
         /* any_stale: read if kept */
         if (out->stale_since_ms[w] != in->workloads[w].stale_since_ms)
             memo->settled = memo->decided = 0;
@@ -703,7 +732,7 @@ static int full_cycle(struct sched_memo *memo, const struct sched_state *in,
     if (rc == SCHED_OK)
         rc = sched__cycle_on(&memo->ss, arena, out, NULL, &kinds);
     if (rc == SCHED_OK)
-        rc = keep(memo, &memo->ss, out, &kinds);
+        rc = keep(memo, &memo->ss, out, &kinds, 0);
     known_end(memo, rc);
     return rc;
 }
@@ -1017,6 +1046,7 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
                                                  struct sched_result *out)
 {
     size_t kept = memo->arena_kept;
+    int input_unstale = !memo->any_stale;   /* Step 2: what the delta added has none */
     struct ss_prev_pending prev = {memo->pending, memo->kind_of, memo->n_pending,
                                    memo->n_labels, memo->n_workloads, delta->left,
                                    delta->n_left, NULL, NULL, 0, NULL, NULL,
@@ -1047,7 +1077,7 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
     if (rc == SCHED_OK)
         rc = sched__cycle_on(&memo->ss, arena, out, from_list ? &prev : NULL, &kinds);
     if (rc == SCHED_OK)
-        rc = keep(memo, &memo->ss, out, &kinds);
+        rc = keep(memo, &memo->ss, out, &kinds, input_unstale);
     known_end(memo, rc);
     memo->arena_kept = kept;   /* Invariant 4: growth counts from the build */
     return rc;

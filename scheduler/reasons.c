@@ -304,6 +304,7 @@ void sched__stale_gangs(struct sched_session *ss, int64_t *stale_out)
 
     for (w = 0; w < ss->n_workloads; w++)
         stale_out[w] = SCHED_NO_TIME;
+    ss->n_stale_set = 0;
     if (!stale) {
         ss->oom = 1;
         return;
@@ -316,6 +317,7 @@ void sched__stale_gangs(struct sched_session *ss, int64_t *stale_out)
         since = wl->stale_since_ms != SCHED_NO_TIME ? wl->stale_since_ms : now;
         if (grace < 0 || now - since < grace) {
             stale_out[w] = since;
+            ss->n_stale_set++;
             continue;
         }
         for (k = 0; k < wl->n_pods; k++)

@@ -353,9 +353,14 @@ int sched_cycle(const struct sched_state *in, const struct sched_config *cfg,
  * becomes SUSPENDED). One that left holding pods frees room, so the
  * actions run: the kept session gives the pods back (as a build from the
  * new snapshot would have them) and the cycle's steps run on it, without
- * building the session again. Every other case runs the full cycle.
+ * building the session again. After a cycle whose only decisions placed
+ * pending workloads, the next call (those placements applied, as the
+ * promise says, and any delta above) runs the cycle's steps on that
+ * cycle's session too, once the placed workloads are in it as a build
+ * would have them. Every other case runs the full cycle.
  *
- * The memo keeps the session of a cycle that decided nothing (its working
+ * The memo keeps the session of a cycle that decided nothing, or only
+ * placed pending workloads (its working
  * state: placements per node and device, queue accounting, classes) in
  * memory of its own, and a submission delta adds the new workloads to it
  * instead of building it again from the snapshot. A result of

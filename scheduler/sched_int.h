@@ -288,6 +288,7 @@ struct sched_session {
     int n_classes, cap_classes;
     struct ss_frag frag;              /* frag.c */
     int oom;                          /* an arena allocation failed */
+    int n_stale_set;                  /* stale times sched__stale_gangs() set (not evicted) */
     struct ss_known *known;           /* attempts known to fail, or NULL */
     int attempt_trace;                /* SS_TRACE_*: how the last victim search failed */
 };
