@@ -269,7 +269,9 @@ static int take_dirty(struct api_sched *sc, int upto, int64_t **seqs, int *n, in
 
 /* What a refresh of seqs[0..n) did to the model, which held n_before
  * workloads, the youngest of seq last_seq: new workloads alone (appended
- * in seq order after every known one) or anything else. */
+ * in seq order after every known one), known ones that left, known ones
+ * read again and the same to the core (nothing to tell: a heartbeat that
+ * started a workload's pods), or anything else (a full delta). */
 static void note_changes(struct api_sched *sc, const int64_t *seqs, int n, int n_before,
                          int64_t last_seq)
 {
@@ -279,6 +281,8 @@ static void note_changes(struct api_sched *sc, const int64_t *seqs, int n, int n
         if (seqs[i] > last_seq)
             continue;
         at = sm_workload_index(&sc->m, seqs[i]);
+        if (at >= 0 && !sc->m.meta[at].left && !sc->m.meta[at].reread_changed)
+            continue;
         if (at < 0 || !sc->m.meta[at].left) {
             sc->delta.full = 1;
         } else if (sc->n_left < sc->cap_left) {
@@ -298,6 +302,9 @@ static void note_changes(struct api_sched *sc, const int64_t *seqs, int n, int n
         sc->delta.full = 1;
     else
         sc->delta.n_submitted += sc->m.n - n_before;
+    for (i = 0; i < n; i++)   /* told: the delta is full, or nothing read again changed */
+        if ((at = sm_workload_index(&sc->m, seqs[i])) >= 0)
+            sc->m.meta[at].reread_changed = 0;
 }
 
 /* A full delta starts from a model without left workloads. */

@@ -49,6 +49,12 @@
  *      (note_aside()), and which take swaps in. So the lock is held for
  *      the rows replaced and the new entries counted, not for copying or
  *      noting thousands of them.
+ *   7. A workload read again and replaced in place is marked
+ *      reread_changed unless it is the same to the core as the entry it
+ *      replaces (sched_workload_same(): a heartbeat that started its pods
+ *      changes only meta.initializing); the mark stays through later
+ *      reads until the scheduler thread has told the core of the change
+ *      (sched_loop.c, note_changes(): a full delta).
  */
 #include "sched_model.h"
 
@@ -791,13 +797,24 @@ int sm_rows_take(struct sched_model *m, struct sm_built *b)
     }
 
     for (i = 0; i < b->n && rc != DB_ENOMEM; i++) {
+        struct sched_workload nw;
+        struct sm_meta nm;
         at = b->where[i];
         if (at < 0 || (b->row_of[i] < 0 && leave_in_place(m, at)))
             continue;
-        wl_free(&m->wls[at], &m->meta[at]); /* seq 0 until set again */
+        if (b->row_of[i] >= 0) {   /* read again: replaced in place (Invariant 7) */
+            rc = wl_set(m, &nw, &nm, &b->rows->workloads[b->row_of[i]]);
+            if (rc == DB_OK) {
+                nm.reread_changed = m->meta[at].reread_changed || m->meta[at].left ||
+                                    !sched_workload_same(&m->wls[at], &nw);
+                wl_free(&m->wls[at], &m->meta[at]);
+                m->wls[at] = nw;
+                m->meta[at] = nm;
+                continue;
+            }
+        }
+        wl_free(&m->wls[at], &m->meta[at]); /* seq 0: dropped */
         dropped = 1;
-        if (b->row_of[i] >= 0)
-            rc = wl_set(m, &m->wls[at], &m->meta[at], &b->rows->workloads[b->row_of[i]]);
     }
     /* a workload seen for the first time: a new request, noted aside
      * before the lock, or here */

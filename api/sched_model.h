@@ -22,6 +22,8 @@ struct sm_meta {
     int initializing;            /* phase Initializing: placed, an agent has yet to start a pod */
     int left;                    /* left in place (keep_left): no longer live, kept as
                                     SCHED_COMPLETED until sm_drop_left() */
+    int reread_changed;          /* read again and then not the same to the core
+                                    (sched_workload_same()), not yet told (Invariant 7) */
     char *strs;                  /* name, pools, node types: one malloc'd block */
     /* node types and required affinity in the core's types; the strings
      * live in strs and affinity_doc */

@@ -452,6 +452,13 @@ int sched_workload_pools(const struct sched_state *in, const struct sched_worklo
 int sched_apply_decision(struct sched_workload *workloads, int n_workloads,
                          const struct sched_decision *d, int64_t now_ms);
 
+/* 1 when a and b say the same to the core: every field of struct
+ * sched_workload, the lists (pools, pods, node types, affinity terms) by
+ * their contents and the strings by their text. A driver that reads a
+ * workload it holds again and finds it the same has changed nothing a
+ * delta must tell (sched_cycle_next()). */
+int sched_workload_same(const struct sched_workload *a, const struct sched_workload *b);
+
 /* Total GPU of a workload in milli-GPU, for `pods` pods; a GPU-memory
  * request counts as whole devices here (its charge depends on the node:
  * sched_pod_gpu()). */

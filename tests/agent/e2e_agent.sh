@@ -67,7 +67,15 @@ for w in a2 b1; do is_phase $w Running || fail "$w should still run"; done
 
 # b2 deleted: gone from the list at once; its deletion ends once its agent
 # stopped its process (Deleting, then Stopped with a Deleted event); a1
-# runs again, as a new process
+# runs again, as a new process. No cycle meanwhile is a full one: b2's
+# departure and a1's placement run on the core's kept session, and the
+# heartbeat that starts a1's process changes nothing the core reads
+metric() {
+  curl -s "$URL/metrics" -H "Authorization: Bearer $ADMIN" | awk -v k="$1" '$1 == k { print $2 }'
+}
+cycles_past() { [ "$(metric allot_sched_cycles_total)" -ge "$1" ]; }
+FULL0=$(metric allot_sched_cycles_full_total)
+KEPT0=$(metric allot_sched_cycles_kept_session_total)
 B2=$(wl_id b2)
 expect 202 DELETE "/api/v1/workloads/$B2" "" "$ADMIN" >/dev/null
 [ "$(expect 200 GET "/api/v1/workloads?filterBy=name==b2" "" "$ADMIN" | jq '.workloads | length')" = 0 ] ||
@@ -78,6 +86,13 @@ until_ok 10 deleted || fail "b2's deletion did not end: $(expect 200 GET "/api/v
 expect 200 GET "/api/v1/workloads/$B2/events" "" "$ADMIN" | jq -r '.events[].reason' | grep -qx Deleted ||
   fail "b2 has no Deleted event"
 wait_phase_long a1 Running
+C=$(metric allot_sched_cycles_total)
+until_ok 20 cycles_past $((C + 2)) || fail "no cycle after a1 started"
+FULL1=$(metric allot_sched_cycles_full_total)
+KEPT1=$(metric allot_sched_cycles_kept_session_total)
+echo "# b2 deleted, a1 started: full cycles $FULL0 -> $FULL1, on the kept session $KEPT0 -> $KEPT1"
+[ "$FULL1" = "$FULL0" ] && [ "$KEPT1" -ge $((KEPT0 + 2)) ] ||
+  fail "b2's departure and a1's start brought a full cycle"
 until_ok 10 has_process a1 || fail "a1 has no process again"
 [ "$(pids_of a1 | head -n 1)" != "$A1_PID" ] || fail "a1 runs the old process"
 

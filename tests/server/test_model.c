@@ -386,6 +386,68 @@ static void test_model_keeps_left(void **state)
         db_workload_clear(&w[i]);
 }
 
+/* One update of a workload's row as a cycle writes it: phase, reason
+ * and message, started time. */
+static void write_row(struct sched_model *m, int at, const char *phase, const char *message,
+                      int64_t started_ms)
+{
+    struct db_wl_update u;
+    struct db_cycle c;
+    int applied = 0;
+
+    memset(&u, 0, sizeof(u));
+    memset(&c, 0, sizeof(c));
+    u.seq = m->meta[at].seq;
+    u.version = m->meta[at].version;
+    u.phase = phase;
+    u.phase_reason = "";
+    u.phase_message = message;
+    u.started_ms = started_ms;
+    c.now_ms = 1;
+    c.updates = &u;
+    c.n_updates = 1;
+    assert_int_equal(db_cycle_apply(db, &c, &applied), DB_OK);
+    assert_int_equal(applied, 1);
+}
+
+/* Invariant 7: a workload read again is marked changed only when what the
+ * core reads of it changed (its message is the API's alone), and the mark
+ * stays through later reads that change nothing. */
+static void test_model_reread_same(void **state)
+{
+    static const struct {
+        const char *message;
+        int64_t started_ms;
+        int changed;   /* marked after this read */
+    } reads[] = {
+        {"", 0, 0},           /* read again as it was */
+        {"waiting", 0, 0},    /* a message alone */
+        {"waiting", 5000, 1}, /* a start time: the core reads it */
+        {"waiting", 5000, 1}, /* unchanged since, still not told */
+    };
+    struct sched_model m;
+    struct db_workload w;
+    size_t i;
+
+    (void)state;
+    memset(&m, 0, sizeof(m));
+    insert("r0", &w);
+    assert_int_equal(sm_load(&m, db), DB_OK);
+    m.keep_left = 1;
+    for (i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+        write_row(&m, 0, "Pending", reads[i].message, reads[i].started_ms);
+        assert_int_equal(sm_refresh(&m, db, &w.seq, 1), DB_OK);
+        assert_int_equal(m.n, 1);
+        assert_int_equal(m.meta[0].left, 0);
+        assert_int_equal(m.meta[0].reread_changed, reads[i].changed);
+    }
+    m.meta[0].reread_changed = 0;   /* told (a full delta) */
+    assert_int_equal(sm_refresh(&m, db, &w.seq, 1), DB_OK);
+    assert_int_equal(m.meta[0].reread_changed, 0);
+    sm_free(&m);
+    db_workload_clear(&w);
+}
+
 static int setup(void **state)
 {
     struct db_queue dept;
@@ -438,6 +500,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_model_late_submission, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_mix_noted_aside, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_keeps_left, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_model_reread_same, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

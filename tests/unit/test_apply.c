@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "sched_int.h"
@@ -174,6 +175,109 @@ static void test_arena_blocks(void **unused)
     sched_arena_free(a);
 }
 
+/* A workload whose every list holds something, in storage of its own, so
+ * that two copies compare by content. */
+struct wcopy {
+    struct sched_workload w;
+    char name[8], node_type[8], type0[8], type1[8], key[8], v0[8], v1[8];
+    int pools[2];
+    struct sched_pod pods[2];
+    const char *types[2];
+    const char *values[2];
+    struct sched_match match;
+    struct sched_term term;
+};
+
+static void wcopy_init(struct wcopy *c)
+{
+    memset(c, 0, sizeof(*c));
+    strcpy(c->name, "w1");
+    strcpy(c->node_type, "a100");
+    strcpy(c->type0, "h100");
+    strcpy(c->type1, "a100");
+    strcpy(c->key, "zone");
+    strcpy(c->v0, "z1");
+    strcpy(c->v1, "z2");
+    c->pools[0] = 1;
+    c->pools[1] = 0;
+    c->pods[0].node = 3;
+    c->pods[0].devices = 0x3;
+    c->pods[1].node = -1;
+    c->types[0] = c->type0;
+    c->types[1] = c->type1;
+    c->values[0] = c->v0;
+    c->values[1] = c->v1;
+    c->match = (struct sched_match){c->key, SCHED_OP_IN, c->values, 2};
+    c->term = (struct sched_term){&c->match, 1};
+    c->w = (struct sched_workload){
+        .name = c->name, .queue = 2, .type = SCHED_TRAINING, .priority = 50, .preemptible = 1,
+        .phase = SCHED_RUNNING, .n_pods = 2, .min_pods = 1, .gpu_devices = 2, .gpu_portion = 0,
+        .cpu_milli = 1000, .mem_mib = 2048, .pools = c->pools, .n_pools = 2,
+        .node_type = c->node_type, .queued_seq = 7, .started_ms = 1000,
+        .stale_since_ms = SCHED_NO_TIME, .pods = c->pods, .gpu_memory_mib = 0,
+        .node_types = c->types, .n_node_types = 2, .affinity = &c->term, .n_affinity = 1};
+}
+
+/* One change of one field the core reads, each in a row of the table. */
+static void ch_name(struct wcopy *c) { c->name[1] = '2'; }
+static void ch_queue(struct wcopy *c) { c->w.queue++; }
+static void ch_type(struct wcopy *c) { c->w.type = SCHED_WORKSPACE; }
+static void ch_priority(struct wcopy *c) { c->w.priority++; }
+static void ch_preemptible(struct wcopy *c) { c->w.preemptible = 0; }
+static void ch_phase(struct wcopy *c) { c->w.phase = SCHED_PENDING; }
+static void ch_n_pods(struct wcopy *c) { c->w.n_pods = 1; }
+static void ch_min_pods(struct wcopy *c) { c->w.min_pods = 2; }
+static void ch_gpu_devices(struct wcopy *c) { c->w.gpu_devices = 1; }
+static void ch_gpu_portion(struct wcopy *c) { c->w.gpu_portion = 500; }
+static void ch_cpu(struct wcopy *c) { c->w.cpu_milli++; }
+static void ch_mem(struct wcopy *c) { c->w.mem_mib++; }
+static void ch_gpu_memory(struct wcopy *c) { c->w.gpu_memory_mib = 1024; }
+static void ch_pool_order(struct wcopy *c) { c->pools[1] = 2; }
+static void ch_n_pools(struct wcopy *c) { c->w.n_pools = 1; }
+static void ch_pools_default(struct wcopy *c) { c->w.pools = NULL; c->w.n_pools = 0; }
+static void ch_node_type(struct wcopy *c) { c->node_type[0] = 'h'; }
+static void ch_no_node_type(struct wcopy *c) { c->w.node_type = NULL; }
+static void ch_queued_seq(struct wcopy *c) { c->w.queued_seq++; }
+static void ch_started(struct wcopy *c) { c->w.started_ms = SCHED_NO_TIME; }
+static void ch_stale(struct wcopy *c) { c->w.stale_since_ms = 5; }
+static void ch_pod_node(struct wcopy *c) { c->pods[1].node = 4; }
+static void ch_pod_devices(struct wcopy *c) { c->pods[0].devices = 0xc; }
+static void ch_type_list(struct wcopy *c) { c->type1[0] = 'v'; }
+static void ch_n_types(struct wcopy *c) { c->w.n_node_types = 1; }
+static void ch_key(struct wcopy *c) { c->key[0] = 'r'; }
+static void ch_op(struct wcopy *c) { c->match.op = SCHED_OP_NOT_IN; }
+static void ch_value(struct wcopy *c) { c->v1[1] = '3'; }
+static void ch_n_values(struct wcopy *c) { c->match.n_values = 1; }
+static void ch_n_matches(struct wcopy *c) { c->term.n_matches = 0; }
+static void ch_n_affinity(struct wcopy *c) { c->w.n_affinity = 0; }
+
+static void (*const field_changes[])(struct wcopy *) = {
+    ch_name, ch_queue, ch_type, ch_priority, ch_preemptible, ch_phase, ch_n_pods, ch_min_pods,
+    ch_gpu_devices, ch_gpu_portion, ch_cpu, ch_mem, ch_gpu_memory, ch_pool_order, ch_n_pools,
+    ch_pools_default, ch_node_type, ch_no_node_type, ch_queued_seq, ch_started, ch_stale,
+    ch_pod_node, ch_pod_devices, ch_type_list, ch_n_types, ch_key, ch_op, ch_value, ch_n_values,
+    ch_n_matches, ch_n_affinity,
+};
+
+/* Two copies of one workload are the same (by content, not by address);
+ * a change of any one field the core reads makes them differ, both ways. */
+static void test_workload_same(void **unused)
+{
+    static struct wcopy a, b;
+    size_t i;
+
+    (void)unused;
+    wcopy_init(&a);
+    wcopy_init(&b);
+    assert_true(sched_workload_same(&a.w, &b.w));
+    for (i = 0; i < sizeof(field_changes) / sizeof(field_changes[0]); i++) {
+        wcopy_init(&b);
+        field_changes[i](&b);
+        if (sched_workload_same(&a.w, &b.w) || sched_workload_same(&b.w, &a.w))
+            fail_msg("change %zu of the table is not seen", i);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -182,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_invalid_state),
         cmocka_unit_test(test_arena),
         cmocka_unit_test(test_arena_blocks),
+        cmocka_unit_test(test_workload_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
