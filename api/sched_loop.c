@@ -24,7 +24,9 @@
  *           their nodes, as sched_model.c's keep_left says; the core runs
  *           the cycle after one that held pods on its kept session), or a
  *           full delta (the first cycle, a reload, a topology
- *           change, any other known workload re-read, more than
+ *           change, any other known workload re-read and changed for
+ *           the core: one the same, sched_workload_same(), as after the
+ *           heartbeat that started its pods, is no change; more than
  *           LEFT_MAX_FRACTION of the model left); a full delta drops the
  *           left workloads first; the changes of refreshes without a
  *           cycle between (a what-if's) add up until a cycle consumes
