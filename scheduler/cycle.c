@@ -379,7 +379,7 @@ static int kind_entry(const struct ss_prev_pending *prev, const struct ss_kind_r
  * kinds read differently: the pass over the list does it. */
 static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_pending *list,
                       const int *kind_of, int n, const int *gone, const int *gone_label,
-                      int n_gone)
+                      int n_gone, int *n_redone)
 {
     const struct ss_prev_pending *prev = g->prev;
     struct sched_pending redo[KINDS_REDONE_MAX], now;
@@ -406,6 +406,7 @@ static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_p
         redo[n_redo] = now;
         redone[k->label] = (uint8_t)++n_redo;
     }
+    *n_redone = n_redo;
     for (e = 0; n_redo > 0 && e < n; e++)
         if (redone[kind_of[e]]) {
             w = list[e].workload;
@@ -428,8 +429,7 @@ static int record_in_place(struct again *g, struct sched_arena *arena, struct sc
     const struct ss_prev_pending *prev = g->prev;
     struct sched_session *ss = g->ss;
     struct sched_pending *list = prev->own, now;
-    int *kind_of = prev->own_kind_of, *gone, *gone_label, n_gone, e, n, off, label, w, rc,
-        kept = ss->n_decisions == 0;
+    int *kind_of = prev->own_kind_of, *gone, *gone_label, n_gone, e, n, off, label, w, rc;
     int *first;      /* [n_labels] new index + 1 of each label's first entry */
     uint8_t *redone; /* [n_labels] */
 
@@ -441,7 +441,7 @@ static int record_in_place(struct again *g, struct sched_arena *arena, struct sc
         return SCHED_ENOMEM;
     for (e = 0; e < n_gone; e++)
         gone_label[e] = kind_of[gone[e]];
-    off = sched__take_out(list, kind_of, prev->n, gone, n_gone, !kept);
+    off = sched__take_out(list, kind_of, prev->n, gone, n_gone, 1);
     list += off;
     kind_of += off;
     n = prev->n - n_gone;
@@ -450,27 +450,31 @@ static int record_in_place(struct again *g, struct sched_arena *arena, struct sc
     kinds->kind_of = kind_of;
     kinds->first = NULL;
     kinds->cap = 0;
-    if (!kept && prev->reps && kinds_redo(g, arena, list, kind_of, n, gone, gone_label, n_gone))
+    kinds->in_place = 1;
+    kinds->off = off;
+    kinds->gone = gone;
+    kinds->gone_label = gone_label;
+    kinds->n_gone = n_gone;
+    kinds->n_redone = 0;
+    if (prev->reps &&
+        kinds_redo(g, arena, list, kind_of, n, gone, gone_label, n_gone, &kinds->n_redone))
         return SCHED_OK;
     first = sched__calloc(arena, (size_t)prev->n_labels + 1, sizeof(int));
     redone = sched__calloc(arena, (size_t)prev->n_labels + 1, 1);
-    if (kept)
-        kinds->first = sched__alloc(arena, sizeof(int) * ((size_t)prev->n + 1));
-    if (!first || !redone || (kept && !kinds->first))
+    if (!first || !redone)
         return SCHED_ENOMEM;
     for (e = 0; e < n; e++) {
         struct sched_pending *p = &list[e];
         label = kind_of[e];
         if (!first[label]) {
             first[label] = e + 1;
-            if (kept)
-                kinds->first[kinds->cap++] = e + 1;
             if (!still_diagnosed(ss, p)) {
                 memset(&now, 0, sizeof(now));   /* padding too: entries compare byte for byte */
                 sched__diagnose(ss, p->workload, &now);
                 if (memcmp(&now, p, sizeof(now)) != 0) {
                     memcpy(p, &now, sizeof(now));
                     redone[label] = 1;
+                    kinds->n_redone++;
                 }
             }
         } else if (redone[label]) {
@@ -478,8 +482,6 @@ static int record_in_place(struct again *g, struct sched_arena *arena, struct sc
             memcpy(p, &list[first[label] - 1], sizeof(*p));   /* padding too */
             p->workload = w;
         }
-        if (kept)
-            kind_of[e] = first[label] - 1;
     }
     return SCHED_OK;
 }
@@ -577,6 +579,7 @@ int sched__cycle_on(struct sched_session *ss, struct sched_arena *arena,
     memset(out, 0, sizeof(*out));
     if (!kinds)
         kinds = &unused;
+    memset(kinds, 0, sizeof(*kinds));
     rc = sched__fairshare(ss);
     if (rc == SCHED_OK)
         rc = sched__record_shares(ss, arena, out);

@@ -352,7 +352,7 @@ static void check_labels(struct sched_memo *memo, const struct sched_session *ss
                 !(same && memo->labels_split))
                 memo->kept_differs = "the pending entries' kind labels";
         }
-    for (a = 0; a < memo->n_labels && !memo->decided; a++) {
+    for (a = 0; a < memo->n_labels; a++) {
         int n = 0;
         for (b = 0; b < memo->n_pending; b++)
             n += memo->kind_of[b] == a;
@@ -534,52 +534,168 @@ static void keep_next(struct sched_memo *memo)
     memo->pending_off = 0;
 }
 
-/* Invariant 6: what the cycle after a kept cycle's placements reads (Step
- * 6, then Step 5's record_again()): the figures and the list with a
- * label per entry, each kind's entries sharing one. A list
- * written over the kept one (cycle.c's record_in_place() for a result
- * that decided something: entries taken out, kinds rewritten, no label
- * moved off its entry) keeps the labels it had, and begins where that
- * left it; any other list was labelled by its first entries. The stale
- * times (equal to the input's), the kinds table, the count per label and
- * the kinds' records are not kept: Step 6 reads none of them (without
- * records, record_again() reads no count), and the next keep() writes
- * them all. */
-static int keep_decided(struct sched_memo *memo, const struct sched_session *ss,
-                        const struct sched_result *out, const struct ss_kinds *kinds)
+/* How many of gone[0..n) (ascending) are below e. */
+static int gone_below(const int *gone, int n, int e)
 {
-    uintptr_t at = (uintptr_t)out->pending, from = (uintptr_t)memo->pending;
-    int off = -1, rc = keep_figures(memo, ss);
+    int lo = 0, hi = n;
 
-    if (rc != SCHED_OK)
-        return rc;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (gone[mid] < e)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The first entry at or after `from` that carries `label`, or -1 (none
+ * left: label_count says so at once). */
+static int label_next(const struct sched_memo *memo, int from, int label)
+{
+    int e;
+
+    if (memo->label_count[label] <= 0)
+        return -1;
+    for (e = from; e < memo->n_pending; e++)
+        if (memo->kind_of[e] == label)
+            return e;
+    return -1;
+}
+
+/* Invariant 1 after the entries gone[0..n_gone) of the list (ascending,
+ * their labels gone_label[]) were taken out and the label counts
+ * lowered: each kind indexes its entry where it is now, or, where that
+ * entry was taken out, the next entry of its label (the kind is forgotten
+ * only when no entry carries its label any more). */
+static void kinds_taken_out(struct sched_memo *memo, const int *gone, const int *gone_label,
+                            int n_gone)
+{
+    int i, e, g, next;
+
+    for (i = 0; i < memo->cap_kinds && n_gone > 0; i++) {
+        if (memo->kinds[i] <= 0)
+            continue;   /* free, or a kind forgotten */
+        e = memo->kinds[i] - 1;
+        g = gone_below(gone, n_gone, e);
+        if (g < n_gone && gone[g] == e) {
+            next = label_next(memo, e - g, gone_label[g]);
+            if (next >= 0) {
+                memo->kinds[i] = next + 1;
+            } else {
+                memo->kinds[i] = KIND_GONE;
+                memo->n_kinds--;
+                memo->n_gone++;
+            }
+        } else {
+            memo->kinds[i] = e - g + 1;
+        }
+    }
+}
+
+/* Invariant 5 after the same: each record's entry where it is now; a
+ * label whose first entry was taken out is recorded at its next one (put
+ * back in the order of the entries), or not at all when none is left.
+ * `refresh`: some kinds were written again, so every record reads its
+ * entry's reason, pool and queue again. */
+static int reps_taken_out(struct sched_memo *memo, const int *gone, const int *gone_label,
+                          int n_gone, int refresh)
+{
+    struct ss_kind_rep *moved = NULL, r;
+    int i, j, k, g, n = 0, n_moved = 0;
+
+    (void)gone_label;
+    if (n_gone > 0 && !(moved = malloc(sizeof(*moved) * (size_t)n_gone))) {
+        memo->reps_valid = 0;
+        return SCHED_ENOMEM;
+    }
+    for (i = 0; i < memo->n_reps; i++) {
+        r = memo->reps[i];
+        g = gone_below(gone, n_gone, r.entry);
+        if (g < n_gone && gone[g] == r.entry) {
+            r.entry = label_next(memo, r.entry - g, r.label);
+            if (r.entry < 0)
+                continue;   /* no entry carries its label any more */
+            for (j = n_moved; j > 0 && moved[j - 1].entry > r.entry; j--)
+                moved[j] = moved[j - 1];
+            moved[j] = r;
+            n_moved++;
+            continue;
+        }
+        r.entry -= g;
+        memo->reps[n++] = r;
+    }
+    for (i = n - 1, j = n_moved - 1, k = n + n_moved - 1; j >= 0; k--)
+        memo->reps[k] = i >= 0 && memo->reps[i].entry > moved[j].entry ? memo->reps[i--]
+                                                                       : moved[j--];
+    memo->n_reps = n + n_moved;
+    for (i = 0; refresh && i < memo->n_reps; i++) {
+        const struct sched_pending *p = &memo->pending[memo->reps[i].entry];
+        memo->reps[i].pool = p->pool;
+        memo->reps[i].queue = p->queue;
+        memo->reps[i].reason = p->reason;
+    }
+    free(moved);
+    return SCHED_OK;
+}
+
+/* A list written over the kept one (cycle.c's record_in_place(): entries
+ * taken out, kinds written again, every other entry with its label): the
+ * labels stay, and the counts, the kinds table and the records follow
+ * what was taken out, instead of being written again from the whole list
+ * as keep_list() writes them. */
+static int keep_in_place(struct sched_memo *memo, const struct sched_result *out,
+                         const struct ss_kinds *kinds, int had_reps)
+{
+    int j;
+
+    memo->pending += kinds->off;
+    memo->kind_of += kinds->off;
+    memo->pending_off += kinds->off;
+    memo->n_pending = out->n_pending;
+    for (j = 0; j < kinds->n_gone; j++)
+        memo->label_count[kinds->gone_label[j]]--;
+    kinds_taken_out(memo, kinds->gone, kinds->gone_label, kinds->n_gone);
+    memo->kind_of_valid = 1;
+    memo->reps_valid = had_reps;
+    return had_reps ? reps_taken_out(memo, kinds->gone, kinds->gone_label, kinds->n_gone,
+                                     kinds->n_redone > 0)
+                    : SCHED_OK;
+}
+
+/* Any other list (a full cycle's, or one a Step 5 cycle merged into the
+ * memo's other buffers): kept whole, its kinds labelled by their first
+ * entries, the kinds table, counts and records written from it. */
+static int keep_list(struct sched_memo *memo, const struct sched_session *ss,
+                     const struct sched_result *out, const struct ss_kinds *kinds)
+{
+    int e, rc;
+
     if (out->pending == memo->next && kinds->kind_of == memo->next_kind_of) {
-        keep_next(memo);
-        memo->n_labels = out->n_pending;
-        memo->labels_split = 0;
-    } else if (memo->pending && at >= from &&
-               at <= from + (uintptr_t)memo->n_pending * sizeof(*memo->pending) &&
-               (off = (int)((at - from) / sizeof(*memo->pending)),
-                kinds->kind_of == memo->kind_of + off)) {
-        memo->pending += off;   /* in place: the labels are the kept ones */
-        memo->kind_of += off;
-        memo->pending_off += off;
+        keep_next(memo);   /* a Step 5 cycle's list is in the memo's other buffers already */
     } else {
-        pending_rebase(memo, 0);
+        pending_rebase(memo, 0);   /* what it holds is replaced */
         rc = reserve_pending(memo, out->n_pending + 1);
         if (rc != SCHED_OK)
             return rc;
         memcpy(memo->pending, out->pending, (size_t)out->n_pending * sizeof(*out->pending));
         memcpy(memo->kind_of, kinds->kind_of, (size_t)out->n_pending * sizeof(int));
-        memo->n_labels = out->n_pending;
-        memo->labels_split = 0;
     }
     memo->n_pending = out->n_pending;
+    rc = keep_kinds(memo, ss, kinds->first, kinds->cap);
+    if (rc != SCHED_OK)
+        return rc;
+    memo->n_labels = out->n_pending;   /* a kind's label: its first entry's index */
+    memo->labels_split = 0;
+    rc = reserve((void **)&memo->label_count, &memo->cap_label_count, sizeof(int),
+                 memo->n_labels + 1);
+    if (rc != SCHED_OK)
+        return rc;
+    memset(memo->label_count, 0, (size_t)memo->n_labels * sizeof(int));
+    for (e = 0; e < out->n_pending; e++)
+        memo->label_count[memo->kind_of[e]]++;
     memo->kind_of_valid = 1;
-    memo->reps_valid = 0;
-    check_labels(memo, ss);
-    memo->arena_kept = sched__arena_used(memo->arena);
-    return SCHED_OK;
+    return keep_reps(memo);
 }
 
 /* `input_unstale`: no workload of the input has a stale time (the last
@@ -589,7 +705,7 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
                 const struct sched_result *out, const struct ss_kinds *kinds, int input_unstale)
 {
     const struct sched_state *in = ss->in;
-    int w, rc = SCHED_OK;
+    int w, rc = SCHED_OK, had_labels = memo->kind_of_valid, had_reps = memo->reps_valid;
 
     memo->valid = 1;
     memo->n_pools = in->n_pools;
@@ -619,44 +735,21 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
     }
     if (!memo->settled && !memo->decided)
         return SCHED_OK;   /* the next cycle cannot reuse anything */
-    if (memo->decided)
-        return keep_decided(memo, ss, out, kinds);
-    rc = keep_figures(memo, ss);
-    if (rc == SCHED_OK)
-        rc = reserve_stale(memo, in->n_workloads + 1);
-    if (rc != SCHED_OK)
-        return rc;
-    if (out->pending == memo->next && kinds->kind_of == memo->next_kind_of) {
-        keep_next(memo);   /* a Step 5 cycle's list is in the memo's other buffers already */
-    } else if (out->pending == memo->pending && kinds->kind_of == memo->kind_of) {
-        /* a Step 5 cycle wrote its list over the kept one */
-    } else {
-        pending_rebase(memo, 0);   /* what it holds is replaced */
-        rc = reserve_pending(memo, out->n_pending + 1);
-        if (rc != SCHED_OK)
-            return rc;
-        memcpy(memo->pending, out->pending, (size_t)out->n_pending * sizeof(*out->pending));
-        memcpy(memo->kind_of, kinds->kind_of, (size_t)out->n_pending * sizeof(int));
+    if (kinds->in_place && !had_labels) {
+        memo->valid = 0;   /* not written over a labelled list: cannot be */
+        return SCHED_OK;
     }
-    memo->n_pending = out->n_pending;
-    rc = keep_kinds(memo, ss, kinds->first, kinds->cap);
-    if (rc != SCHED_OK)
-        return rc;
-    memo->n_labels = out->n_pending;   /* a kind's label: its first entry's index */
-    memo->labels_split = 0;
-    rc = reserve((void **)&memo->label_count, &memo->cap_label_count, sizeof(int),
-                 memo->n_labels + 1);
-    if (rc != SCHED_OK)
-        return rc;
-    memset(memo->label_count, 0, (size_t)memo->n_labels * sizeof(int));
-    for (w = 0; w < out->n_pending; w++)
-        memo->label_count[memo->kind_of[w]]++;
-    memo->kind_of_valid = 1;
-    rc = keep_reps(memo);
+    rc = keep_figures(memo, ss);
+    if (rc == SCHED_OK && memo->settled)   /* Invariant 6: not while decided */
+        rc = reserve_stale(memo, in->n_workloads + 1);
+    if (rc == SCHED_OK)
+        rc = kinds->in_place ? keep_in_place(memo, out, kinds, had_reps)
+                             : keep_list(memo, ss, out, kinds);
     if (rc != SCHED_OK)
         return rc;
     check_labels(memo, ss);
-    memcpy(memo->stale, out->stale_since_ms, (size_t)in->n_workloads * sizeof(int64_t));
+    if (memo->settled)
+        memcpy(memo->stale, out->stale_since_ms, (size_t)in->n_workloads * sizeof(int64_t));
     memo->arena_kept = sched__arena_used(memo->arena);
     return SCHED_OK;
 }
@@ -888,24 +981,15 @@ static int kinds_find(const struct sched_memo *memo, const struct sched_session 
 /* ---- Step 4: the entries of the workloads that left ---- */
 
 
-/* The kinds table's entries (index + 1) above `above` move by `by`; the
- * kind whose first entry is `gone` (index + 1; 0: none) is forgotten: a
- * later workload of it is diagnosed again, and labelled anew (1: it was). */
-static int kinds_shift(struct sched_memo *memo, int above, int by, int gone)
+/* The kinds table's entries (index + 1) above `above` move by `by` (an
+ * entry put in the list's middle). */
+static void kinds_shift(struct sched_memo *memo, int above, int by)
 {
-    int i, forgot = 0;
+    int i;
 
-    for (i = 0; i < memo->cap_kinds; i++) {
-        if (gone > 0 && memo->kinds[i] == gone) {
-            memo->kinds[i] = KIND_GONE;
-            memo->n_kinds--;
-            memo->n_gone++;
-            forgot = 1;
-        } else if (memo->kinds[i] > above) {
+    for (i = 0; i < memo->cap_kinds; i++)
+        if (memo->kinds[i] > above)
             memo->kinds[i] += by;
-        }
-    }
-    return forgot;
 }
 
 /* Removes the entry of every workload that left. The table of kinds is
@@ -920,15 +1004,15 @@ static void drop_left_entries(struct sched_memo *memo, const struct sched_delta 
         if (e < 0)
             continue;
         label = memo->kind_of[e];
-        memo->reps_valid = 0;   /* Invariant 5 */
         off = sched__take_out(memo->pending, memo->kind_of, memo->n_pending, &e, 1, 1);
         memo->pending += off;   /* the entries before it moved up */
         memo->kind_of += off;
         memo->pending_off += off;
         memo->n_pending--;
         memo->label_count[label]--;
-        if (kinds_shift(memo, e + 1, -1, e + 1) && memo->label_count[label] > 0)
-            memo->labels_split = 1;   /* its other entries keep a label a new one won't get */
+        kinds_taken_out(memo, &e, &label, 1);
+        if (memo->reps_valid)
+            reps_taken_out(memo, &e, &label, 1, 0);   /* Invariant 5; on ENOMEM not valid */
     }
 }
 
@@ -979,7 +1063,7 @@ static int insert_left_entries(struct sched_memo *memo, struct sched_session *ss
         memmove(&memo->kind_of[e + 1], &memo->kind_of[e], (size_t)(memo->n_pending - e) * sizeof(int));
         memo->n_pending++;
         memo->reps_valid = 0;   /* Invariant 5 */
-        kinds_shift(memo, e, 1, 0);
+        kinds_shift(memo, e, 1);
         rc = entry_of(memo, ss, w, e);
     }
     return rc;

@@ -551,6 +551,13 @@ struct ss_kinds {
     int *first;
     int cap;
     int *kind_of;   /* [result's n_pending] */
+    /* in_place: the list is the settled one written over (cycle.c's
+     * record_in_place()): the entries gone[0..n_gone) (ascending, of the
+     * settled list; gone_label[] their labels) taken out, the list now
+     * `off` entries further into its buffers, every other entry with the
+     * label it had, n_redone kinds written again; no `first` */
+    int in_place, off, n_gone, n_redone;
+    const int *gone, *gone_label;
 };
 
 /* A settled cycle's pending list, for a cycle on that cycle's session
