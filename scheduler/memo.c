@@ -338,6 +338,8 @@ static void check_reps(struct sched_memo *memo)
 /* Tests: each pending entry's kind label against the diagnosis's own test
  * (two entries share a label exactly when they are of one kind, unless a
  * label was split), every pair compared, and each label's count. */
+static int kinds_find(const struct sched_memo *memo, const struct sched_session *ss, int w);
+
 static void check_labels(struct sched_memo *memo, const struct sched_session *ss)
 {
     int a, b;
@@ -358,6 +360,11 @@ static void check_labels(struct sched_memo *memo, const struct sched_session *ss
             n += memo->kind_of[b] == a;
         if (n != memo->label_count[a])
             memo->kept_differs = "the count of a kind label";
+    }
+    for (a = 0; a < memo->n_pending && !memo->labels_split; a++) {   /* Invariant 1 */
+        int e = kinds_find(memo, ss, memo->pending[a].workload);
+        if (e <= 0 || memo->kind_of[e - 1] != memo->kind_of[a])
+            memo->kept_differs = "the kinds table: a kind with entries not in it";
     }
     check_reps(memo);
 }
