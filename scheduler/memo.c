@@ -580,6 +580,23 @@ static void kinds_taken_out(struct sched_memo *memo, const int *gone, const int 
 {
     int i, e, g, next;
 
+    if (n_gone == 1) {   /* one entry (Step 4, most completions): a pass that vectorizes */
+        for (g = 0; g < memo->cap_kinds && memo->kinds[g] != gone[0] + 1; g++)
+            ;
+        for (i = 0; i < memo->cap_kinds; i++)
+            memo->kinds[i] -= memo->kinds[i] > gone[0] + 1;
+        if ((i = g) == memo->cap_kinds)
+            return;
+        next = label_next(memo, gone[0], gone_label[0]);
+        if (next >= 0) {
+            memo->kinds[i] = next + 1;
+        } else {
+            memo->kinds[i] = KIND_GONE;
+            memo->n_kinds--;
+            memo->n_gone++;
+        }
+        return;
+    }
     for (i = 0; i < memo->cap_kinds && n_gone > 0; i++) {
         if (memo->kinds[i] <= 0)
             continue;   /* free, or a kind forgotten */
@@ -609,14 +626,21 @@ static int reps_taken_out(struct sched_memo *memo, const int *gone, const int *g
                           int n_gone, int refresh)
 {
     struct ss_kind_rep *moved = NULL, r;
-    int i, j, k, g, n = 0, n_moved = 0;
+    int i, j, k, g, lo, hi, n = 0, n_moved = 0;
 
     (void)gone_label;
     if (n_gone > 0 && !(moved = malloc(sizeof(*moved) * (size_t)n_gone))) {
         memo->reps_valid = 0;
         return SCHED_ENOMEM;
     }
-    for (i = 0; i < memo->n_reps; i++) {
+    for (lo = 0, hi = memo->n_reps; lo < hi;) {   /* the records before gone[0] stay */
+        int mid = lo + (hi - lo) / 2;
+        if (n_gone > 0 && memo->reps[mid].entry < gone[0])
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (i = n = lo; i < memo->n_reps; i++) {
         r = memo->reps[i];
         g = gone_below(gone, n_gone, r.entry);
         if (g < n_gone && gone[g] == r.entry) {
