@@ -172,13 +172,12 @@ static int record_pending(struct sched_session *ss, struct sched_arena *arena,
  * workloads the cycle placed), the new list is the settled one less the
  * touched entries, and it is written over the settled one where it lies
  * (prev->own, the memo's): the entries after the first one taken out move
- * down, or, in a result that decided something (the memo keeps its
- * labels, not its kinds: memo.c Step 6), those before the last one move
- * up, with their labels, when they are fewer (the
+ * down, or those before the last one move up when they are fewer (the
  * workload placed after a completion is often among the oldest, near the
- * list's start); of the others only those of a kind whose first entry
- * reads differently now are written (record_in_place()). With such a
- * result and the memo's record of each settled kind (its first entry,
+ * list's start), each with its label; of the others only those of a kind
+ * whose first entry reads differently now are written (record_in_place()),
+ * and the memo moves its kinds table, label counts and records along
+ * (memo.c, keep_in_place()). With the memo's record of each settled kind (its first entry,
  * and the reason, pool and queue that entry names: memo.c Invariant 5),
  * the kinds are checked from their records and the list's labels are
  * read only to write a kind that reads differently (kinds_redo()).
@@ -369,8 +368,8 @@ static int kind_entry(const struct ss_prev_pending *prev, const struct ss_kind_r
 
 #define KINDS_REDONE_MAX 255   /* kinds_redo()'s byte per label */
 
-/* record_in_place()'s pass by kinds (a result that decided something,
- * with the settled list's kinds at hand, prev->reps): each kind's entry
+/* record_in_place()'s pass by kinds (with the settled list's kinds at
+ * hand, prev->reps): each kind's entry
  * is checked once from its record, diagnosed where its pool moved, and
  * where it reads differently the entries of its label are written as
  * the pass over the list writes them (the new entry, each with its own
@@ -417,12 +416,13 @@ static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_p
 }
 
 /* With no touched workload pending now: the settled list less the touched
- * entries, over itself (the comment above record_again()). A result that
- * decided something needs no kinds (memo.c's keep_decided() keeps the
- * labels, which move with their entries): then the entries may move up
- * instead of down (sched__take_out()), the kinds are not written, and
- * with the settled kinds at hand each is checked once (kinds_redo())
- * instead of passing over every entry. */
+ * entries, over itself (the comment above record_again()). The labels
+ * move with their entries (memo.c keeps them, keep_in_place()): the
+ * entries may move up instead of down (sched__take_out()), no kind is
+ * written but those that read differently, and with the settled kinds at
+ * hand each is checked once (kinds_redo()) instead of passing over every
+ * entry. What was taken out, and whether a kind was written, is told in
+ * *kinds (in_place). */
 static int record_in_place(struct again *g, struct sched_arena *arena, struct sched_result *out,
                            struct ss_kinds *kinds)
 {

@@ -99,10 +99,12 @@
          A cycle records its own failures; they are kept only if it
          settles (known_end()).
          Step 4 keeps the labels with the list (an entry taken out takes
- *         its label along; a new entry takes its kind's, or a new one); a
- *         kind forgotten while other entries still carry its label may
- *         come back under a second label, and then the next Step 5
- *         records every entry in full.
+ *         its label along; a new entry takes its kind's, or a new one), and
+ *         so does a Step 5 cycle that writes its list over the kept one:
+ *         the kinds table, the label counts and the kinds' records follow
+ *         the entries taken out (kinds_taken_out(), reps_taken_out()), and
+ *         a kind whose indexed entry was taken out indexes the next entry
+ *         of its label, so no kind is forgotten while entries carry it.
  *         Tests hold both paths to that claim: a memo told so
  *         (sched__memo_check_kept()) builds the snapshot again once the
  *         kept session took the delta, before Steps 3 and 5 read it, and
@@ -139,12 +141,11 @@
  *      stale times equal its input's; then ss is that cycle's session as
  *      it was built (every attempt rolled back), pending[0..n_pending) is
  *      that cycle's list, stale[] its stale times and kinds[] indexes an
- *      entry of every kind it has not forgotten (a kind whose indexed
- *      entry left is forgotten; its next workload is diagnosed again);
- *      kind_of[e] < n_labels is entry e's kind label, two entries of one
- *      kind share a label and two of different kinds never do (unless
- *      labels_split: then one kind may carry two); label_count[l] is how
- *      many entries carry label l. Tests check the labels pairwise
+ *      entry of every kind that has entries (a kind is forgotten once
+ *      none is left); kind_of[e] < n_labels is entry e's kind label, two
+ *      entries of one kind share a label and two of different kinds never
+ *      do; label_count[l] is how many entries carry label l. Tests check
+ *      the labels pairwise and every kind against the table
  *      (check_labels()).
  *   2. A reused cycle keeps the memo settled and changes in it exactly
  *      what it changed in the result.
@@ -158,16 +159,17 @@
  *      of the entries: the label's first entry and that entry's reason,
  *      pool and named queue. keep() writes it from the kinds' first
  *      entries; a submission's new label adds its entry (at the list's
- *      end); taking an entry out or putting one in the middle ends it.
+ *      end); taking entries out moves the records (reps_taken_out());
+ *      putting one in the middle ends it.
  *      A Step 5 cycle that decides something checks its kinds from it
  *      (cycle.c, kinds_redo()).
  *   6. memo->decided only after a cycle that placed pending workloads and
  *      decided nothing else (Step 6) and whose stale times equal its
  *      input's; then ss is that cycle's session with its placements (its
  *      log and decisions) in it, decided_pools the pools it placed in,
- *      the figures, pending list and labels as Invariant 1 says (a list
- *      written over the kept one keeps its labels); stale[], the kinds
- *      table, label_count[] and reps[] are not valid (keep_decided()).
+ *      the figures, the pending list, its labels, the kinds table and
+ *      label_count[] as Invariant 1 says, reps[] as Invariant 5 says;
+ *      stale[] is not valid (Step 6 runs no Step 4).
  */
 #include "sched_int.h"
 
@@ -215,9 +217,6 @@ struct sched_memo {
     struct sched_pending *next; /* [cap_next]: the list a Step 5 cycle records (the */
     int *next_kind_of;          /* result points here), and its kinds */
     int cap_next, cap_next_kind_of;
-    int labels_split;           /* a kind may carry two labels (Step 4 forgot it, a
-                                   later entry of it got a new one): Step 5 records
-                                   in full */
     uint32_t *known_buf[2];     /* attempts known to fail (struct ss_known): the last */
     int cap_known[2];           /* settled cycle's in known_buf[known_cur] (n_known */
     int known_cur, n_known;     /* workloads, 0: none), the next cycle's in the other */
@@ -350,8 +349,7 @@ static void check_labels(struct sched_memo *memo, const struct sched_session *ss
         for (b = a + 1; b < memo->n_pending; b++) {
             int same = sched__same_diagnosis(ss, memo->pending[a].workload,
                                              memo->pending[b].workload);
-            if ((memo->kind_of[a] == memo->kind_of[b]) != same &&
-                !(same && memo->labels_split))
+            if ((memo->kind_of[a] == memo->kind_of[b]) != same)
                 memo->kept_differs = "the pending entries' kind labels";
         }
     for (a = 0; a < memo->n_labels; a++) {
@@ -361,7 +359,7 @@ static void check_labels(struct sched_memo *memo, const struct sched_session *ss
         if (n != memo->label_count[a])
             memo->kept_differs = "the count of a kind label";
     }
-    for (a = 0; a < memo->n_pending && !memo->labels_split; a++) {   /* Invariant 1 */
+    for (a = 0; a < memo->n_pending; a++) {   /* Invariant 1 */
         int e = kinds_find(memo, ss, memo->pending[a].workload);
         if (e <= 0 || memo->kind_of[e - 1] != memo->kind_of[a])
             memo->kept_differs = "the kinds table: a kind with entries not in it";
@@ -717,7 +715,6 @@ static int keep_list(struct sched_memo *memo, const struct sched_session *ss,
     if (rc != SCHED_OK)
         return rc;
     memo->n_labels = out->n_pending;   /* a kind's label: its first entry's index */
-    memo->labels_split = 0;
     rc = reserve((void **)&memo->label_count, &memo->cap_label_count, sizeof(int),
                  memo->n_labels + 1);
     if (rc != SCHED_OK)
@@ -1169,7 +1166,7 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
                                    memo->label_count};
     /* room for the list, the workloads touched and a few decisions (else
      * record_again() takes the arena) */
-    int from_list = memo->kind_of_valid && !memo->labels_split,
+    int from_list = memo->kind_of_valid,
         room = memo->n_pending + delta->n_left + delta->n_submitted + 64 + memo->n_pending / 16;
 
     if (from_list &&
