@@ -568,6 +568,21 @@ static int label_next(const struct sched_memo *memo, int from, int label)
     return -1;
 }
 
+/* Slot i's kind lost its indexed entry: it indexes the next entry of
+ * `label` from `from` on, or is forgotten. */
+static void kind_moves_on(struct sched_memo *memo, int i, int from, int label)
+{
+    int next = label_next(memo, from, label);
+
+    if (next >= 0) {
+        memo->kinds[i] = next + 1;
+    } else {
+        memo->kinds[i] = KIND_GONE;
+        memo->n_kinds--;
+        memo->n_gone++;
+    }
+}
+
 /* Invariant 1 after the entries gone[0..n_gone) of the list (ascending,
  * their labels gone_label[]) were taken out and the label counts
  * lowered: each kind indexes its entry where it is now, or, where that
@@ -576,23 +591,15 @@ static int label_next(const struct sched_memo *memo, int from, int label)
 static void kinds_taken_out(struct sched_memo *memo, const int *gone, const int *gone_label,
                             int n_gone)
 {
-    int i, e, g, next;
+    int i, e, g;
 
     if (n_gone == 1) {   /* one entry (Step 4, most completions): a pass that vectorizes */
         for (g = 0; g < memo->cap_kinds && memo->kinds[g] != gone[0] + 1; g++)
             ;
         for (i = 0; i < memo->cap_kinds; i++)
             memo->kinds[i] -= memo->kinds[i] > gone[0] + 1;
-        if ((i = g) == memo->cap_kinds)
-            return;
-        next = label_next(memo, gone[0], gone_label[0]);
-        if (next >= 0) {
-            memo->kinds[i] = next + 1;
-        } else {
-            memo->kinds[i] = KIND_GONE;
-            memo->n_kinds--;
-            memo->n_gone++;
-        }
+        if (g < memo->cap_kinds)
+            kind_moves_on(memo, g, gone[0], gone_label[0]);
         return;
     }
     for (i = 0; i < memo->cap_kinds && n_gone > 0; i++) {
@@ -600,18 +607,10 @@ static void kinds_taken_out(struct sched_memo *memo, const int *gone, const int 
             continue;   /* free, or a kind forgotten */
         e = memo->kinds[i] - 1;
         g = gone_below(gone, n_gone, e);
-        if (g < n_gone && gone[g] == e) {
-            next = label_next(memo, e - g, gone_label[g]);
-            if (next >= 0) {
-                memo->kinds[i] = next + 1;
-            } else {
-                memo->kinds[i] = KIND_GONE;
-                memo->n_kinds--;
-                memo->n_gone++;
-            }
-        } else {
+        if (g < n_gone && gone[g] == e)
+            kind_moves_on(memo, i, e - g, gone_label[g]);
+        else
             memo->kinds[i] = e - g + 1;
-        }
     }
 }
 
