@@ -569,7 +569,7 @@ static int record_again(struct sched_session *ss, struct sched_arena *arena,
     return SCHED_OK;
 }
 
-int sched__cycle_on(struct sched_session *ss, struct sched_arena *arena,
+static int cycle_on(struct sched_session *ss, struct sched_arena *arena,
                     struct sched_result *out, const struct ss_prev_pending *prev,
                     struct ss_kinds *kinds)
 {
@@ -611,6 +611,21 @@ int sched__cycle_on(struct sched_session *ss, struct sched_arena *arena,
             return SCHED_ENOMEM;
         memcpy(out->decisions, ss->decisions, sizeof(*ss->decisions) * (size_t)ss->n_decisions);
     }
+    return rc;
+}
+
+/* The actions' iterators come from the result's arena (ss->cycle_arena),
+ * which the caller resets: a kept session (memo.c) grows only by what
+ * stays in it. */
+int sched__cycle_on(struct sched_session *ss, struct sched_arena *arena,
+                    struct sched_result *out, const struct ss_prev_pending *prev,
+                    struct ss_kinds *kinds)
+{
+    int rc;
+
+    ss->cycle_arena = arena;
+    rc = cycle_on(ss, arena, out, prev, kinds);
+    ss->cycle_arena = NULL;
     return rc;
 }
 

@@ -141,6 +141,7 @@ struct leaf_heap {
 
 struct ss_iter {
     struct sched_session *ss;
+    struct sched_arena *arena; /* what it allocates from: ss->cycle_arena, else ss->arena */
     struct order_cache *oc;
     int action;
     int *cursor;              /* [n_queues] position in the leaf list */
@@ -194,7 +195,7 @@ static int heap_push(struct ss_iter *it, struct leaf_heap *h, int w)
 
     if (h->n == h->cap) {
         int cap = h->cap ? 2 * h->cap : 8;
-        int *items = sched__calloc(it->ss->arena, (size_t)cap, sizeof(int));
+        int *items = sched__calloc(it->arena, (size_t)cap, sizeof(int));
         if (!items)
             return SCHED_ENOMEM;
         if (h->n)
@@ -428,7 +429,7 @@ static int sig_grow(struct ss_iter *it)
     int old_cap = it->cap_sigs, i;
 
     it->cap_sigs = old_cap ? old_cap * 2 : 256;
-    it->sigs = sched__calloc(it->ss->arena, (size_t)it->cap_sigs, sizeof(*it->sigs));
+    it->sigs = sched__calloc(it->arena, (size_t)it->cap_sigs, sizeof(*it->sigs));
     if (!it->sigs)
         return SCHED_ENOMEM;
     for (i = 0; i < old_cap; i++) {
@@ -896,12 +897,14 @@ static void refresh_all(struct ss_iter *it)
 
 struct ss_iter *sched__iter_new(struct sched_session *ss, int action)
 {
-    struct ss_iter *it = sched__calloc(ss->arena, 1, sizeof(*it));
+    struct sched_arena *a = ss->cycle_arena ? ss->cycle_arena : ss->arena;
+    struct ss_iter *it = sched__calloc(a, 1, sizeof(*it));
     struct order_cache *oc;
     int i, q;
 
     if (!it)
         return NULL;
+    it->arena = a;
     if (!ss->order_cache)
         ss->order_cache = cache_build(ss);
     oc = ss->order_cache;
@@ -910,15 +913,15 @@ struct ss_iter *sched__iter_new(struct sched_session *ss, int action)
     it->ss = ss;
     it->oc = oc;
     it->action = action;
-    it->cursor = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
-    it->extra = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(struct leaf_heap));
-    it->in_extra = sched__calloc(ss->arena, (size_t)ss->n_workloads + 1, 1);
-    it->head = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
-    it->roots = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
-    it->group_fail = sched__calloc(ss->arena, (size_t)oc->n_groups + 1, sizeof(uint64_t));
-    it->fig = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(struct figures));
-    it->fig_w = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
-    it->fig_version = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(uint64_t));
+    it->cursor = sched__calloc(a, (size_t)ss->n_queues + 1, sizeof(int));
+    it->extra = sched__calloc(a, (size_t)ss->n_queues + 1, sizeof(struct leaf_heap));
+    it->in_extra = sched__calloc(a, (size_t)ss->n_workloads + 1, 1);
+    it->head = sched__calloc(a, (size_t)ss->n_queues + 1, sizeof(int));
+    it->roots = sched__calloc(a, (size_t)ss->n_queues + 1, sizeof(int));
+    it->group_fail = sched__calloc(a, (size_t)oc->n_groups + 1, sizeof(uint64_t));
+    it->fig = sched__calloc(a, (size_t)ss->n_queues + 1, sizeof(struct figures));
+    it->fig_w = sched__calloc(a, (size_t)ss->n_queues + 1, sizeof(int));
+    it->fig_version = sched__calloc(a, (size_t)ss->n_queues + 1, sizeof(uint64_t));
     if (!it->cursor || !it->extra || !it->in_extra || !it->head || !it->roots ||
         !it->group_fail || !it->fig ||
         !it->fig_w || !it->fig_version || sig_grow(it) != SCHED_OK)

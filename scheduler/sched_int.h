@@ -262,6 +262,9 @@ struct sched_session {
     const struct sched_state *in;
     const struct sched_config *cfg;
     struct sched_arena *arena;
+    struct sched_arena *cycle_arena;  /* during sched__cycle_on(): the result's arena, for
+                                         what one action allocates and drops (order.c's
+                                         iterators), so a kept session does not grow by it */
     int n_pools, n_queues, n_nodes, n_workloads;
     struct ss_node *nodes;
     struct ss_pool *pools;
