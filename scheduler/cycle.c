@@ -593,11 +593,17 @@ static int cycle_on(struct sched_session *ss, struct sched_arena *arena,
     sched__act_reclaim(ss);
     sched__act_preempt(ss);
 
-    /* not zeroed: sched__stale_gangs() writes every workload's entry */
-    out->stale_since_ms = sched__array_raw(arena, (size_t)ss->n_workloads + 1, sizeof(int64_t));
-    if (!out->stale_since_ms)
-        return SCHED_ENOMEM;
-    sched__stale_gangs(ss, out->stale_since_ms);
+    if (ss->no_stale && !sched__any_stale_candidate(ss)) {
+        out->stale_since_ms = (int64_t *)ss->no_stale;   /* read-only, as sched.h says */
+        ss->n_stale_set = 0;
+    } else {
+        /* not zeroed: sched__stale_gangs() writes every workload's entry */
+        out->stale_since_ms =
+            sched__array_raw(arena, (size_t)ss->n_workloads + 1, sizeof(int64_t));
+        if (!out->stale_since_ms)
+            return SCHED_ENOMEM;
+        sched__stale_gangs(ss, out->stale_since_ms);
+    }
     rc = prev ? record_again(ss, arena, out, prev, kinds)
               : record_pending(ss, arena, out, kinds);
     if (rc == SCHED_OK && ss->oom)

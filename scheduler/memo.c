@@ -201,8 +201,10 @@ struct sched_memo {
     int pending_off;            /* entries of the pending and kind_of buffers before
                                    the list (Step 4 moved the entries before one
                                    taken out up): the buffers begin that far back */
-    int64_t *stale;             /* [cap_stale]: the last result's stale times */
-    int cap_stale;
+    int64_t *stale;             /* [cap_stale]: the last result's stale times, while */
+    int cap_stale;              /* any_stale (else they are all SCHED_NO_TIME) */
+    int64_t *no_stale;          /* [cap_no_stale] all SCHED_NO_TIME: a result's stale */
+    int cap_no_stale;           /* times when none is set (ss.no_stale) */
     int *kinds;                 /* [cap_kinds]: pending index + 1, 0 (free) or
                                    KIND_GONE (a kind forgotten) */
     int cap_kinds, n_kinds, n_gone;
@@ -248,6 +250,7 @@ void sched_memo_free(struct sched_memo *memo)
     free(memo->figs);
     free(memo->pending - memo->pending_off);
     free(memo->stale);
+    free(memo->no_stale);
     free(memo->kinds);
     free(memo->kind_of - memo->pending_off);
     free(memo->label_count);
@@ -422,6 +425,20 @@ static int reserve_pending(struct sched_memo *memo, int need)
 static int reserve_stale(struct sched_memo *memo, int need)
 {
     return reserve((void **)&memo->stale, &memo->cap_stale, sizeof(*memo->stale), need);
+}
+
+/* memo->no_stale with at least `need` entries, every one SCHED_NO_TIME
+ * (the entries added are written once); NULL when out of memory. */
+static const int64_t *no_stale_times(struct sched_memo *memo, int need)
+{
+    int from = memo->cap_no_stale, i;
+
+    if (reserve((void **)&memo->no_stale, &memo->cap_no_stale, sizeof(int64_t), need) !=
+        SCHED_OK)
+        return NULL;
+    for (i = from; i < memo->cap_no_stale; i++)
+        memo->no_stale[i] = SCHED_NO_TIME;
+    return memo->no_stale;
 }
 
 /* What the settled cycle's pending entries were diagnosed against, for
@@ -767,7 +784,7 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
         return SCHED_OK;
     }
     rc = keep_figures(memo, ss);
-    if (rc == SCHED_OK && memo->settled)   /* Invariant 6: not while decided */
+    if (rc == SCHED_OK && memo->settled && memo->any_stale)   /* Invariant 6: not while decided */
         rc = reserve_stale(memo, in->n_workloads + 1);
     if (rc == SCHED_OK)
         rc = kinds->in_place ? keep_in_place(memo, out, kinds, had_reps)
@@ -775,7 +792,7 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
     if (rc != SCHED_OK)
         return rc;
     check_labels(memo, ss);
-    if (memo->settled)
+    if (memo->settled && memo->any_stale)
         memcpy(memo->stale, out->stale_since_ms, (size_t)in->n_workloads * sizeof(int64_t));
     memo->arena_kept = sched__arena_used(memo->arena);
     return SCHED_OK;
@@ -849,6 +866,7 @@ static int full_cycle(struct sched_memo *memo, const struct sched_state *in,
     rc = sched__session_build(&memo->ss, in, &memo->cfg, memo->arena);
     if (rc == SCHED_OK)
         rc = known_begin(memo, 0, 0);
+    memo->ss.no_stale = no_stale_times(memo, in->n_workloads + 1);
     if (rc == SCHED_OK)
         rc = sched__cycle_on(&memo->ss, arena, out, NULL, &kinds);
     if (rc == SCHED_OK)
@@ -1127,15 +1145,17 @@ static int reuse(struct sched_memo *memo, struct sched_session *ss,
         rc = insert_left_entries(memo, ss, delta);
     if (rc == SCHED_OK)
         rc = append_submissions(memo, ss, memo->n_workloads);
-    if (rc == SCHED_OK)
+    if (rc == SCHED_OK && memo->any_stale)
         rc = reserve_stale(memo, in->n_workloads + 1);
+    else if (rc == SCHED_OK && !no_stale_times(memo, in->n_workloads + 1))
+        rc = SCHED_ENOMEM;
     if (rc == SCHED_OK && ss->oom)
         rc = SCHED_ENOMEM;
     if (rc != SCHED_OK)
         return rc;
-    for (w = memo->n_workloads; w < in->n_workloads; w++)
-        memo->stale[w] = in->workloads[w].stale_since_ms;
-    out->stale_since_ms = memo->stale;
+    for (w = memo->n_workloads; w < in->n_workloads && memo->any_stale; w++)
+        memo->stale[w] = in->workloads[w].stale_since_ms;   /* SCHED_NO_TIME (Step 2) */
+    out->stale_since_ms = memo->any_stale ? memo->stale : memo->no_stale;
     out->pending = memo->pending;
     out->n_pending = memo->n_pending;
     out->decisions = NULL;
@@ -1185,6 +1205,7 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
     memo->stats.order_kept += memo->ss.order_cache != NULL;
     memo->stats.pending_kept += from_list;
     rc = known_begin(memo, 1, dirty);
+    memo->ss.no_stale = no_stale_times(memo, memo->ss.n_workloads + 1);
     if (rc == SCHED_OK)
         rc = sched__cycle_on(&memo->ss, arena, out, from_list ? &prev : NULL, &kinds);
     if (rc == SCHED_OK)

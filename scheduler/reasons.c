@@ -297,6 +297,22 @@ static int *stale_candidates(struct sched_session *ss, int *n)
     return sched__sort(ss->arena, out, *n, sched__ascending, NULL) == SCHED_OK ? out : NULL;
 }
 
+/* Whether some running gang is below its minimum (a stale-gang candidate:
+ * without one, every stale time of the result is SCHED_NO_TIME). */
+int sched__any_stale_candidate(const struct sched_session *ss)
+{
+    int p, i;
+
+    for (p = 0; p < ss->n_pools; p++)
+        for (i = 0; i < ss->pools[p].n_running; i++) {
+            int w = ss->pools[p].running[i];
+            const struct ss_wl *x = &ss->wl[w];
+            if ((x->flags & WL_ACTIVE) && x->n_placed > 0 && x->n_placed < ss_w(ss, w)->min_pods)
+                return 1;
+        }
+    return 0;
+}
+
 void sched__stale_gangs(struct sched_session *ss, int64_t *stale_out)
 {
     int64_t now = ss->in->now_ms, grace = ss->cfg->stale_grace_ms;

@@ -292,6 +292,9 @@ struct sched_session {
     struct ss_frag frag;              /* frag.c */
     int oom;                          /* an arena allocation failed */
     int n_stale_set;                  /* stale times sched__stale_gangs() set (not evicted) */
+    const int64_t *no_stale;          /* NULL, or [n_workloads] all SCHED_NO_TIME (memo.c):
+                                         the result's stale times when no gang is below
+                                         its minimum, written by nobody */
     struct ss_known *known;           /* attempts known to fail, or NULL */
     int attempt_trace;                /* SS_TRACE_*: how the last victim search failed */
 };
@@ -545,6 +548,7 @@ int sched__protected_victims(struct sched_session *ss, int w, int pool, int *que
 /* consolidate, stale gangs, reasons */
 int sched__try_consolidate(struct sched_session *ss, int w, int pool);
 void sched__stale_gangs(struct sched_session *ss, int64_t *stale_out);
+int sched__any_stale_candidate(const struct sched_session *ss);
 void sched__diagnose(struct sched_session *ss, int w, struct sched_pending *p);
 
 /* What the reasons step leaves for the memo: the first entry of each kind
