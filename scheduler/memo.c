@@ -636,13 +636,11 @@ static void kinds_taken_out(struct sched_memo *memo, const int *gone, const int 
  * back in the order of the entries), or not at all when none is left.
  * `refresh`: some kinds were written again, so every record reads its
  * entry's reason, pool and queue again. */
-static int reps_taken_out(struct sched_memo *memo, const int *gone, const int *gone_label,
-                          int n_gone, int refresh)
+static int reps_taken_out(struct sched_memo *memo, const int *gone, int n_gone, int refresh)
 {
     struct ss_kind_rep *moved = NULL, r;
     int i, j, k, g, lo, hi, n = 0, n_moved = 0;
 
-    (void)gone_label;
     if (n_gone > 0 && !(moved = malloc(sizeof(*moved) * (size_t)n_gone))) {
         memo->reps_valid = 0;
         return SCHED_ENOMEM;
@@ -703,7 +701,7 @@ static int keep_in_place(struct sched_memo *memo, const struct sched_result *out
     kinds_taken_out(memo, kinds->gone, kinds->gone_label, kinds->n_gone);
     memo->kind_of_valid = 1;
     memo->reps_valid = had_reps;
-    return had_reps ? reps_taken_out(memo, kinds->gone, kinds->gone_label, kinds->n_gone,
+    return had_reps ? reps_taken_out(memo, kinds->gone, kinds->n_gone,
                                      kinds->n_redone > 0)
                     : SCHED_OK;
 }
@@ -1057,7 +1055,7 @@ static void drop_left_entries(struct sched_memo *memo, const struct sched_delta 
         memo->label_count[label]--;
         kinds_taken_out(memo, &e, &label, 1);
         if (memo->reps_valid)
-            reps_taken_out(memo, &e, &label, 1, 0);   /* Invariant 5; on ENOMEM not valid */
+            reps_taken_out(memo, &e, 1, 0);   /* Invariant 5; on ENOMEM not valid */
     }
 }
 
@@ -1270,10 +1268,14 @@ static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
 
     if (!reusable(memo, in, delta, cfg) || (memo->decided && !decisions_applied(memo, in, delta)))
         return 0;
+    if (!memo->decided && frees_room(memo, delta) && (ss->n_undo != 0 || ss->n_decisions != 0))
+        return 0;   /* Step 5 needs the session exactly as built */
+    memo->valid = 0;   /* Invariant 3: the kept session changes from here */
+    memo->cfg = *cfg;
+    if (sched__session_extend(ss, in, &memo->cfg) != SCHED_OK)
+        goto fall_back;
     if (memo->decided) {   /* Step 6: the session as Step 1 builds it, then Step 5 */
-        memo->valid = 0;   /* Invariant 3 */
-        memo->cfg = *cfg;
-        if (sched__session_extend(ss, in, &memo->cfg) != SCHED_OK || rejoin_decided(memo) != SCHED_OK)
+        if (rejoin_decided(memo) != SCHED_OK)
             goto fall_back;
         dirty = memo->decided_pools;
         memo->stats.after_placements++;
@@ -1283,12 +1285,6 @@ static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
         if (ss->wl[delta->left[k]].n_placed > 0)
             dirty |= ss->wl[delta->left[k]].pool < 64 ? 1ull << ss->wl[delta->left[k]].pool
                                                        : ~0ull;
-    if (frees && (ss->n_undo != 0 || ss->n_decisions != 0))
-        return 0;   /* Step 5 needs the session exactly as built */
-    memo->valid = 0;   /* Invariant 3: the kept session changes from here */
-    memo->cfg = *cfg;
-    if (!memo->decided && sched__session_extend(ss, in, &memo->cfg) != SCHED_OK)
-        goto fall_back;
     if (!frees)
         drop_left_entries(memo, delta);
     for (k = 0; k < delta->n_left; k++)

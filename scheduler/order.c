@@ -595,6 +595,13 @@ static void note_least_ask(struct order_cache *oc, const struct sched_session *s
     oc->least_ask[k] = ss_min(oc->least_ask[k], req[gpu ? SCHED_GPU : SCHED_CPU]);
 }
 
+/* Leaf q's least asks (min_gpu, least_ask) take entry w into account. */
+static void note_leaf_asks(struct order_cache *oc, const struct sched_session *ss, int w, int q)
+{
+    oc->min_gpu[q] = ss_min(oc->min_gpu[q], ss->wl[w].req[SCHED_GPU]);
+    note_least_ask(oc, ss, w, q);
+}
+
 static struct order_cache *cache_build(struct sched_session *ss)
 {
     struct order_cache *oc = sched__calloc(ss->arena, 1, sizeof(*oc));
@@ -632,8 +639,7 @@ static struct order_cache *cache_build(struct sched_session *ss)
         if ((ss->wl[w].flags & WL_CANDIDATE) && sched__pods_to_place(ss, w) > 0) {
             q = ss_w(ss, w)->queue;
             oc->items[oc->off[q] + oc->cnt[q]++] = w;
-            oc->min_gpu[q] = ss_min(oc->min_gpu[q], ss->wl[w].req[SCHED_GPU]);
-            note_least_ask(oc, ss, w, q);
+            note_leaf_asks(oc, ss, w, q);
             job_key(oc, ss, w);
             sig_refresh(ss, oc, w);
         }
@@ -674,10 +680,8 @@ int sched__order_drop(struct sched_session *ss, int w)
     oc->pos_of[w] = -1;
     oc->n_changed = 0;
     oc->min_gpu[q] = oc->least_ask[2 * q] = oc->least_ask[2 * q + 1] = SS_INF;
-    for (i = oc->off[q]; i < oc->off[q] + oc->cnt[q]; i++) {
-        oc->min_gpu[q] = ss_min(oc->min_gpu[q], ss->wl[oc->items[i]].req[SCHED_GPU]);
-        note_least_ask(oc, ss, oc->items[i], q);
-    }
+    for (i = oc->off[q]; i < oc->off[q] + oc->cnt[q]; i++)
+        note_leaf_asks(oc, ss, oc->items[i], q);
     return 1;
 }
 
