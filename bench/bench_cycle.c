@@ -533,6 +533,55 @@ static int time_submission(const struct options *o, struct gen_world *w,
     return rc;
 }
 
+/* The world's last workload made a workspace (its default priority class,
+ * not preemptible). */
+static void make_workspace(struct gen_world *w)
+{
+    struct sched_workload *wl = &w->wls[w->n_wls - 1];
+
+    wl->type = SCHED_WORKSPACE;
+    sched_priority_class(sched_default_priority_class(wl->type), &wl->priority);
+    wl->preemptible = sched_default_preemptible(wl->priority);
+}
+
+/* A one-GPU workload that starts: of the first project whose one-GPU
+ * training, or else workspace, makes a full cycle place it (probed project
+ * by project, at most `most`; none: nothing is timed). */
+static int time_starting_submission(const struct options *o, struct gen_world *w,
+                                    struct sched_arena *arena, const char *when, int most)
+{
+    static const char *const what[2] = {"one training that starts", "one workspace that starts"};
+    struct event ev = {NULL, unsubmit, resubmit, -1, {-1, 0}};
+    size_t pods_before = w->n_pods;
+    struct sched_result res;
+    double ms;
+    int k, i, rc = 0, starts = 0, ws = 0;
+
+    for (k = 0; k < 2 * most && rc == 0 && !starts; k++) {
+        if (gen_world_submit(w, gen_world_project(w, k / 2), 1, 1) < 0)
+            return -1;
+        if ((ws = k % 2))
+            make_workspace(w);
+        rc = timed_cycle(w, arena, &res, &ms);
+        for (i = 0; rc == 0 && i < res.n_decisions; i++)
+            starts |= res.decisions[i].kind == SCHED_BIND &&
+                      res.decisions[i].workload == w->n_wls - 1;
+        unsubmit(w, &ev);
+        w->n_pods = pods_before;
+    }
+    if (rc != 0 || !starts)
+        return rc;
+    if (gen_world_submit(w, gen_world_project(w, (k - 1) / 2), 1, 1) < 0)
+        return -1;
+    if (ws)
+        make_workspace(w);
+    ev.what = what[ws];
+    unsubmit(w, &ev);
+    rc = time_event(o, w, arena, when, &ev);
+    w->n_pods = pods_before;
+    return rc;
+}
+
 /* The middle one of the pending workloads with no pod placed, or -1: its
  * entry lies near the middle of the pending list, the most the memo moves
  * to take one out (it moves the entries on the shorter side). */
@@ -644,6 +693,9 @@ static int bench_event(const struct options *o, struct gen_world *w, struct sche
     printf("settle         %d more passes, %.1f ms in all\n", passes, total);
     if (rc == 0)
         rc = time_submission(o, w, arena, "(settled)");
+    if (rc == 0)
+        rc = time_starting_submission(o, w, arena, "(settled)",
+                                      o->gen.departments * o->gen.projects);
     if (rc == 0)
         rc = time_completion(o, w, arena, "(settled)");
     if (rc == 0)

@@ -32,7 +32,8 @@
  *         cycle runs on this state, whatever order the new heads give the
  *         queues, and a submission that fails alone fails there too. A
  *         workload that left held nothing, so the state is the same and
- *         nobody it leaves behind starts either.
+ *         nobody it leaves behind starts either. A submission that starts
+ *         alone: Step 7.
  * Step 4  Nothing starts: the result is the kept one less the entries of
  *         the workloads that left, plus the entry of each that is still
  *         pending (a suspended one: SUSPENDED) at its place in workload
@@ -64,13 +65,17 @@
  *         the pool is dropped), and the cycle reads nothing else. Only the
  *         build is saved; what it leaves is kept as Step 1 keeps it.
  *         The job order (order.c: every leaf's candidates wanting pods,
- *         sorted, with their keys and signatures) is kept too when the
- *         delta submitted nothing and no workload that left was such a
- *         candidate (sched__session_leave()): the settled cycle decided
- *         nothing, so the order it built is what a build sorts from the
- *         new snapshot (each key and signature reads the workload's own
- *         fields and placed pods, none of which moved); that saves the
- *         sort of every pending workload (a quarter of the cycle).
+ *         sorted, with their keys and signatures) is kept too when no
+ *         workload that left was such a candidate
+ *         (sched__session_leave()), the submissions put in at their
+ *         places (sched__order_add(): each leaf's new entries merged into
+ *         its list when the walk first needs it): the settled cycle
+ *         decided nothing, so the order it built is what a build sorts
+ *         from the new snapshot (each key and signature reads the
+ *         workload's own fields and placed pods, none of which moved);
+ *         that saves the sort of every pending workload (a quarter of the
+ *         cycle). Tests compare it with the order built again
+ *         (sched__order_differs()) wherever they compare the session.
  *         The reasons are recorded from the settled list (cycle.c,
  *         record_again()): each kept entry carries its kind's label, and
  *         only the workloads the delta names, the submissions and those
@@ -135,6 +140,26 @@
  *         places the workload the room lets in, and the cycle after it
  *         (its decisions applied, nothing else changed) was a full one;
  *         it now costs what a completion's kept cycle costs.
+ * Step 7  Step 3's trial started a submission (placed it, or evicted or
+ *         moved something for it): the trial is undone (its log rolled
+ *         back, the per-cycle flags of every workload the log names
+ *         cleared, the caches keyed by a version started over; the job
+ *         order, which no attempt reads or changes, is kept), and Step 5
+ *         runs on the kept session with no pool counted as changed. Why
+ *         that is the full cycle: after the undo the kept session is the
+ *         one Step 1 builds from the new snapshot (tests compare it, as in
+ *         Step 5); the failed reclaim and preempt attempts of the settled
+ *         cycle may still be known to fail in every pool nothing was
+ *         placed in or taken from since: such an attempt reads its own
+ *         workload and its pool's nodes, running workloads and queue
+ *         figures (allocation and fair share: the fair shares are the
+ *         kept ones, Step 3 checked), never another pending workload's
+ *         demand, so a submission that waits changes none of it, and one
+ *         placed moves its pool's version. Why it saves a cycle: a
+ *         submission that starts in a settled cluster (a workspace
+ *         preempting its project's own training, a job fitting the room a
+ *         completion left) cost a full cycle; it now costs its trial and
+ *         a kept cycle.
  *
  * Invariants:
  *   1. memo->settled only after a cycle that decided nothing and whose
@@ -303,6 +328,8 @@ static void check_kept(struct sched_memo *memo)
 
     if (arena && sched__session_build(&fresh, memo->ss.in, &memo->cfg, arena) == SCHED_OK)
         why = sched__session_differs(&memo->ss, &fresh);
+    if (arena && !why)
+        why = sched__order_differs(&memo->ss, &fresh);
     if (why && !memo->kept_differs)
         memo->kept_differs = why;
     memo->kept_checked++;
@@ -1256,7 +1283,25 @@ static int rejoin_decided(struct sched_memo *memo)
     return rc;
 }
 
-/* Steps 2, 3, 5 and 6: 1 when the cycle was answered from the memo or on
+/* Step 7: the trial of Step 3 placed (or evicted) something: every change
+ * it logged is undone, the per-cycle flags of the workloads it named are
+ * cleared, and the caches start over. */
+static int trial_undone(struct sched_memo *memo)
+{
+    struct sched_session *ss = &memo->ss;
+    struct ss_mark start = {0, 0, ss->version};
+    int k;
+
+    if (ss->oom)
+        return SCHED_ENOMEM;
+    for (k = 0; k < ss->n_undo; k++)
+        ss->wl[ss->undo[k].workload].flags &= ~(WL_EVICTED | WL_TOUCHED | WL_SHRUNK);
+    sched__rollback(ss, start);
+    sched__session_settled(ss, 1);   /* no attempt reads or changes the job order */
+    return SCHED_OK;
+}
+
+/* Steps 2, 3, 5, 6 and 7: 1 when the cycle was answered from the memo or on
  * its kept session (rc set). */
 static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
                      const struct sched_delta *delta, const struct sched_config *cfg,
@@ -1285,8 +1330,6 @@ static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
         if (ss->wl[delta->left[k]].n_placed > 0)
             dirty |= ss->wl[delta->left[k]].pool < 64 ? 1ull << ss->wl[delta->left[k]].pool
                                                        : ~0ull;
-    if (!frees)
-        drop_left_entries(memo, delta);
     for (k = 0; k < delta->n_left; k++)
         if (ss->wl[delta->left[k]].flags & WL_ACTIVE)
             sched__session_leave(ss, delta->left[k]);
@@ -1299,8 +1342,16 @@ static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
     if (sched__fairshare(ss) != SCHED_OK || !same_fair(memo, ss))
         goto fall_back;
     for (w = memo->n_workloads; w < in->n_workloads; w++)
-        if ((ss->wl[w].flags & WL_CANDIDATE) && sched__would_start(ss, w))
-            goto fall_back;
+        if ((ss->wl[w].flags & WL_CANDIDATE) && sched__would_start(ss, w)) {
+            if (trial_undone(memo) != SCHED_OK)   /* Step 7 */
+                goto fall_back;
+            if (memo->check_kept)
+                check_kept(memo);
+            memo->stats.after_submission++;
+            *rc = run_on_kept(memo, delta, 0, arena, out);
+            return 1;
+        }
+    drop_left_entries(memo, delta);
     memset(out, 0, sizeof(*out));
     *rc = reuse(memo, ss, delta, arena, out);
     memo->valid = *rc == SCHED_OK;

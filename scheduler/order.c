@@ -87,6 +87,9 @@ struct sig_entry {
 
 /* What every action of a cycle shares: job keys, leaf lists in job order,
  * signature hashes. */
+/* Room a built order leaves for n entries or workloads to grow by. */
+#define ORDER_SLACK(n) ((size_t)(n) / 16 + 64)
+
 struct order_cache {
     int64_t *key1, *key2;     /* [n_workloads] */
     uint64_t *sig;            /* [n_workloads] signature hashes */
@@ -103,6 +106,10 @@ struct order_cache {
     int n_groups;
     int *changed;             /* workloads placed during the cycle */
     int n_changed, cap_changed;
+    int cap_wls;              /* key1, key2, sig and pos_of hold this many workloads */
+    int cap_items;            /* items and item_group hold this many entries */
+    int *added;               /* submissions not yet in their leaf's list (sched__order_add()) */
+    int n_added, cap_added;
 };
 
 /* What the queue comparison reads of queue q offering workload w, in the
@@ -558,10 +565,10 @@ static int group_entries(struct sched_session *ss, struct order_cache *oc, int n
     mask = cap - 1;
     first = sched__calloc(ss->arena, (size_t)cap, sizeof(int));
     id = sched__array_raw(ss->arena, (size_t)cap, sizeof(int));
-    oc->item_group = sched__array_raw(ss->arena, (size_t)n + 1, sizeof(int));
+    oc->item_group = sched__array_raw(ss->arena, (size_t)oc->cap_items, sizeof(int));
     oc->group_priority = sched__alloc(ss->arena, sizeof(int) * ((size_t)n + 1));
     oc->group_room = sched__alloc(ss->arena, sizeof(struct group_room) * ((size_t)n + 1));
-    oc->pos_of = sched__array_raw(ss->arena, (size_t)ss->n_workloads + 1, sizeof(int));
+    oc->pos_of = sched__array_raw(ss->arena, (size_t)oc->cap_wls, sizeof(int));
     if (!first || !id || !oc->item_group || !oc->group_priority || !oc->group_room ||
         !oc->pos_of)
         return SCHED_ENOMEM;
@@ -605,7 +612,9 @@ static void note_leaf_asks(struct order_cache *oc, const struct sched_session *s
 static struct order_cache *cache_build(struct sched_session *ss)
 {
     struct order_cache *oc = sched__calloc(ss->arena, 1, sizeof(*oc));
-    size_t nw = (size_t)ss->n_workloads + 1, nq = (size_t)ss->n_queues + 1;
+    /* room for the submissions of many cycles (sched__order_add()) */
+    size_t nw = (size_t)ss->n_workloads + 1 + ORDER_SLACK(ss->n_workloads),
+           nq = (size_t)ss->n_queues + 1;
     int w, q, n = 0, at = 0;
 
     if (!oc)
@@ -627,9 +636,11 @@ static struct order_cache *cache_build(struct sched_session *ss)
             oc->cnt[ss_w(ss, w)->queue]++;
             n++;
         }
-    oc->items = sched__calloc(ss->arena, (size_t)n + 1, sizeof(int));
+    oc->cap_items = n + 1 + ORDER_SLACK(n);
+    oc->items = sched__calloc(ss->arena, (size_t)oc->cap_items, sizeof(int));
     if (!oc->items)
         return NULL;
+    oc->cap_wls = (int)nw;
     for (q = 0; q < ss->n_queues; q++) {
         oc->off[q] = at;
         at += oc->cnt[q];
@@ -682,7 +693,187 @@ int sched__order_drop(struct sched_session *ss, int w)
     oc->min_gpu[q] = oc->least_ask[2 * q] = oc->least_ask[2 * q + 1] = SS_INF;
     for (i = oc->off[q]; i < oc->off[q] + oc->cnt[q]; i++)
         note_leaf_asks(oc, ss, oc->items[i], q);
+    for (i = 0; i < oc->n_added; i++)
+        if (ss_w(ss, oc->added[i])->queue == q)
+            note_leaf_asks(oc, ss, oc->added[i], q);
     return 1;
+}
+
+/* ---- Submissions into a kept order ----
+ * A kept session that takes submissions (memo.c Steps 2, 3 and 7) keeps
+ * its job order: each new candidate wanting pods gets its key, signature
+ * and place in its leaf's least asks at once (sched__order_add()), and
+ * waits in `added` until the next walk needs the lists; merge_added() then
+ * puts every waiting entry into its leaf's list in one pass over the
+ * lists, tested alone (item_group -1: its group is not looked up). The
+ * lists are then in the order cache_build() sorts from the same snapshot
+ * (each leaf's entries by job_before(), a total order); only the grouping
+ * differs, and a group changes the walk's cost, never its course. */
+
+/* key1, key2, sig and pos_of hold `need` workloads. */
+static int grow_workloads(struct sched_session *ss, struct order_cache *oc, int need)
+{
+    int cap = oc->cap_wls * 2 > need ? oc->cap_wls * 2 : need;
+    int64_t *key1, *key2;
+    uint64_t *sig;
+    int *pos_of;
+
+    if (need <= oc->cap_wls)
+        return SCHED_OK;
+    key1 = sched__calloc(ss->arena, (size_t)cap, sizeof(int64_t));
+    key2 = sched__calloc(ss->arena, (size_t)cap, sizeof(int64_t));
+    sig = sched__calloc(ss->arena, (size_t)cap, sizeof(uint64_t));
+    pos_of = sched__array_raw(ss->arena, (size_t)cap, sizeof(int));
+    if (!key1 || !key2 || !sig || !pos_of)
+        return SCHED_ENOMEM;
+    memcpy(key1, oc->key1, sizeof(int64_t) * (size_t)oc->cap_wls);
+    memcpy(key2, oc->key2, sizeof(int64_t) * (size_t)oc->cap_wls);
+    memcpy(sig, oc->sig, sizeof(uint64_t) * (size_t)oc->cap_wls);
+    memcpy(pos_of, oc->pos_of, sizeof(int) * (size_t)oc->cap_wls);
+    oc->key1 = key1;
+    oc->key2 = key2;
+    oc->sig = sig;
+    oc->pos_of = pos_of;
+    oc->cap_wls = cap;
+    return SCHED_OK;
+}
+
+int sched__order_add(struct sched_session *ss, int first)
+{
+    struct order_cache *oc = ss->order_cache;
+    int w, q;
+
+    if (!oc || !oc->pos_of || grow_workloads(ss, oc, ss->n_workloads + 1) != SCHED_OK)
+        return 0;
+    for (w = first; w < ss->n_workloads; w++) {
+        oc->pos_of[w] = -1;
+        if (!(ss->wl[w].flags & WL_CANDIDATE) || sched__pods_to_place(ss, w) <= 0)
+            continue;
+        if (oc->n_added == oc->cap_added) {
+            int cap = oc->cap_added ? 2 * oc->cap_added : 16;
+            int *grown = sched__alloc(ss->arena, sizeof(int) * (size_t)cap);
+            if (!grown)
+                return 0;
+            if (oc->n_added)
+                memcpy(grown, oc->added, sizeof(int) * (size_t)oc->n_added);
+            oc->added = grown;
+            oc->cap_added = cap;
+        }
+        q = ss_w(ss, w)->queue;
+        oc->added[oc->n_added++] = w;
+        job_key(oc, ss, w);
+        sig_refresh(ss, oc, w);
+        note_leaf_asks(oc, ss, w, q);
+    }
+    return 1;
+}
+
+struct added_ctx {
+    const struct sched_session *ss;
+    const struct order_cache *oc;
+};
+
+/* By leaf, then job order. */
+static int added_before(const void *ctx, int a, int b)
+{
+    const struct added_ctx *c = ctx;
+    int qa = ss_w(c->ss, a)->queue, qb = ss_w(c->ss, b)->queue;
+
+    return qa != qb ? qa < qb : job_before(c->oc, a, b);
+}
+
+/* items and item_group hold `need` entries (the lists keep their places). */
+static int grow_items(struct sched_session *ss, struct order_cache *oc, int need)
+{
+    int cap = oc->cap_items * 2 > need ? oc->cap_items * 2 : need;
+    int *items, *group;
+
+    if (need <= oc->cap_items)
+        return SCHED_OK;
+    items = sched__alloc(ss->arena, sizeof(int) * (size_t)cap);
+    group = sched__alloc(ss->arena, sizeof(int) * (size_t)cap);
+    if (!items || !group)
+        return SCHED_ENOMEM;
+    memcpy(items, oc->items, sizeof(int) * (size_t)oc->cap_items);
+    memcpy(group, oc->item_group, sizeof(int) * (size_t)oc->cap_items);
+    oc->items = items;
+    oc->item_group = group;
+    oc->cap_items = cap;
+    return SCHED_OK;
+}
+
+/* Every waiting entry into its leaf's list: the additions sorted by leaf
+ * and job order, then each leaf, from the last, merged from its end into
+ * its place moved on by the additions of the leaves before it (never
+ * before where it was, so nothing is overwritten before it is read). */
+static int merge_added(struct sched_session *ss, struct order_cache *oc, struct sched_arena *a)
+{
+    struct added_ctx ctx = {ss, oc};
+    int q, k, i, to, n_q, first_q, shift = oc->n_added, end = 0;
+
+    for (q = 0; q < ss->n_queues; q++)
+        if (oc->off[q] + oc->cnt[q] > end)
+            end = oc->off[q] + oc->cnt[q];
+    if (sched__sort(a, oc->added, oc->n_added, added_before, &ctx) != SCHED_OK ||
+        grow_items(ss, oc, end + oc->n_added + 1) != SCHED_OK)
+        return SCHED_ENOMEM;
+    k = oc->n_added - 1;
+    for (q = ss->n_queues - 1; q >= 0 && shift > 0; q--) {
+        for (n_q = 0; k - n_q >= 0 && ss_w(ss, oc->added[k - n_q])->queue == q; n_q++)
+            ;
+        first_q = k - n_q + 1;
+        i = oc->off[q] + oc->cnt[q] - 1;
+        to = oc->off[q] + oc->cnt[q] + shift - 1;
+        while (i >= oc->off[q] || k >= first_q) {
+            if (i >= oc->off[q] && (k < first_q || job_before(oc, oc->added[k], oc->items[i]))) {
+                oc->items[to] = oc->items[i];
+                oc->item_group[to] = oc->item_group[i];
+                i--;
+            } else {
+                oc->items[to] = oc->added[k--];
+                oc->item_group[to] = -1;
+            }
+            oc->pos_of[oc->items[to]] = to;
+            to--;
+        }
+        oc->cnt[q] += n_q;
+        shift -= n_q;
+        oc->off[q] += shift;
+    }
+    oc->n_added = 0;
+    return SCHED_OK;
+}
+
+/* Tests: whether the job order `kept` carries (its waiting entries put in
+ * first) differs from the one cache_build() makes for `fresh`, a session
+ * built from the same snapshot (NULL: the same, or none kept): each
+ * leaf's entries in order, with their keys, and the leaf's least asks.
+ * (Signatures hash the workload's class number, which a kept session
+ * numbers in its own order: equal classes, other numbers.) */
+const char *sched__order_differs(struct sched_session *kept, struct sched_session *fresh)
+{
+    struct order_cache *a = kept->order_cache, *b;
+    int q, i, w;
+
+    if (!a)
+        return NULL;
+    if (a->n_added > 0 && merge_added(kept, a, fresh->arena) != SCHED_OK)
+        return "the kept job order could not take its submissions";
+    if (!(b = cache_build(fresh)))
+        return "the job order could not be built again";
+    for (q = 0; q < kept->n_queues; q++) {
+        if (a->cnt[q] != b->cnt[q] || a->min_gpu[q] != b->min_gpu[q] ||
+            a->least_ask[2 * q] != b->least_ask[2 * q] ||
+            a->least_ask[2 * q + 1] != b->least_ask[2 * q + 1])
+            return "a leaf's number of entries or least asks in the job order";
+        for (i = 0; i < a->cnt[q]; i++) {
+            w = a->items[a->off[q] + i];
+            if (w != b->items[b->off[q] + i] || a->pos_of[w] != a->off[q] + i ||
+                a->key1[w] != b->key1[w] || a->key2[w] != b->key2[w])
+                return "a leaf's entries or their keys in the job order";
+        }
+    }
+    return NULL;
 }
 
 static int note_changed(struct sched_session *ss, struct order_cache *oc, int w)
@@ -912,7 +1103,7 @@ struct ss_iter *sched__iter_new(struct sched_session *ss, int action)
     if (!ss->order_cache)
         ss->order_cache = cache_build(ss);
     oc = ss->order_cache;
-    if (!oc)
+    if (!oc || (oc->n_added > 0 && merge_added(ss, oc, a) != SCHED_OK))
         return NULL;
     it->ss = ss;
     it->oc = oc;

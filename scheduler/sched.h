@@ -381,8 +381,9 @@ struct sched_delta {
 /* How the memo's calls went: full cycles run (the session built), cycles
  * answered from the memo, submission deltas whose kept session took the
  * submissions but whose cycle then had to run in full (a fair share
- * moved, or something would start), and deltas in which a workload left
- * holding pods, whose cycle ran on the kept session (finished). */
+ * moved), and deltas whose cycle ran on the kept session (finished: a
+ * workload left holding pods, the previous cycle's placements were
+ * applied, or a submission could start). */
 struct sched_memo_stats {
     int64_t full, reused, fell_back, finished;
     int64_t order_kept;   /* of `finished`: the job order of the kept session reused */
@@ -391,6 +392,8 @@ struct sched_memo_stats {
                                cycle's failures (Step 5) */
     int64_t after_placements; /* of `finished`: the cycle after one whose placements the
                                  driver applied, run on that cycle's session (Step 6) */
+    int64_t after_submission; /* of `finished`: a submission that could start, run on the
+                                 kept session once its trial was undone (Step 7) */
 };
 void sched_memo_stats(const struct sched_memo *memo, struct sched_memo_stats *out);
 

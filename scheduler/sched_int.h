@@ -523,6 +523,11 @@ int sched__pool_has_node_for(const struct sched_session *ss, int w, int pool);
 /* order.c: queue order then job order, as KAI's allocate walks them. */
 struct ss_iter;
 int sched__order_drop(struct sched_session *ss, int w);  /* memo.c Step 6 */
+/* The kept job order takes the workloads from `first` on (submissions, as
+ * sched__session_extend() built them); 0: it cannot (then drop it). */
+int sched__order_add(struct sched_session *ss, int first);
+/* Tests: the kept job order against the one built for `fresh`; NULL: same. */
+const char *sched__order_differs(struct sched_session *kept, struct sched_session *fresh);
 struct ss_iter *sched__iter_new(struct sched_session *ss, int action);
 int sched__iter_next(struct ss_iter *it);                 /* a workload, or -1 */
 void sched__iter_done(struct ss_iter *it, int w, int ok); /* after an attempt */

@@ -791,8 +791,8 @@ int sched__session_extend(struct sched_session *ss, const struct sched_state *in
             add_demand(ss, w, 1);
     }
     /* caches sized by the workloads, or read in another state, start over;
-     * without a submission the job order's candidates are the same */
-    forget_state(ss, first == in->n_workloads);
+     * the job order takes the submissions (order.c) */
+    forget_state(ss, rc == SCHED_OK && (first == in->n_workloads || sched__order_add(ss, first)));
     if (rc == SCHED_OK && ss->oom)
         rc = SCHED_ENOMEM;
     return rc;

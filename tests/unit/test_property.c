@@ -2198,6 +2198,7 @@ struct incr_counts {
     long known_kept;   /* kept-session cycles with an attempt answered from the settled one */
     long kept_runs;    /* cycles run on the kept session (Steps 5 and 6) */
     long after_placements, after_placements_left;   /* Step 6; with workloads that left */
+    long after_submission;   /* Step 7: a submission that could start, on the kept session */
     int64_t kept_checked, order_kept, pending_kept, attempts_known;
     int64_t known_checked, known_wrong;   /* of those answers, made after all; contradicted */
 };
@@ -2299,7 +2300,7 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
     struct sched_state st;
     const char *differ = NULL;
     int n, p, noted = 0, left[MAX_LEFT];
-    int64_t reused = 0, finished = 0, known = 0, placed = 0, checked;
+    int64_t reused = 0, finished = 0, known = 0, placed = 0, submitted = 0, checked;
 
     assert_non_null(memo);
     sched__memo_check_kept(memo);
@@ -2340,6 +2341,8 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
         c->after_placements += stats.after_placements > placed;
         c->after_placements_left += stats.after_placements > placed && delta.n_left > 0;
         placed = stats.after_placements;
+        c->after_submission += stats.after_submission > submitted;
+        submitted = stats.after_submission;
         reused = stats.reused;
         finished = stats.finished;
         known = stats.attempts_known;
@@ -2383,13 +2386,14 @@ static void test_incremental_equals_full(void **state)
                   "those with its job order kept, %lld with the reasons recorded from the settled "
                   "list, %ld answering %lld attempts from the settled cycle's failures, %lld of "
                   "them made after all, %lld contradicted), %ld cycles after placements run on "
-                  "the session that made them (%ld of them with workloads that left), %lld kept "
+                  "the session that made them (%ld of them with workloads that left), %ld "
+                  "submissions that could start run on the kept session, %lld kept "
                   "sessions compared with a build\n",
                   c.passes, c.reused, c.fell_back, c.submissions_started, c.left, c.left_reused,
                   c.left_kept, (long long)c.order_kept, (long long)c.pending_kept, c.known_kept,
                   (long long)c.attempts_known, (long long)c.known_checked,
                   (long long)c.known_wrong, c.after_placements, c.after_placements_left,
-                  (long long)c.kept_checked);
+                  c.after_submission, (long long)c.kept_checked);
     assert_int_equal(failed, 0);
     /* every way of a submission delta happens often: reused, a kept session
      * extended and then given up, and a full cycle */
@@ -2405,6 +2409,8 @@ static void test_incremental_equals_full(void **state)
     /* the cycle after placements runs on the session that made them often,
      * with and without workloads that left since */
     assert_true(c.after_placements > c.passes / 20 && c.after_placements_left > 0);
+    /* and the cycle after a submission that could start, on the kept session */
+    assert_true(c.after_submission > c.passes / 500);
     /* a kept session's job order is reused often, and not always */
     assert_true(c.order_kept > c.kept_runs / 4 && c.order_kept < c.kept_runs);
     /* and its reasons recorded from the settled list, most times */
@@ -2413,8 +2419,9 @@ static void test_incremental_equals_full(void **state)
      * after all failed as answered */
     assert_true(c.known_kept > c.left_kept / 4 && c.known_checked > 0);
     assert_int_equal(c.known_wrong, 0);
-    /* every kept session that took a delta was compared with a build */
-    assert_true(c.kept_checked == c.reused + c.fell_back + c.kept_runs);
+    /* every kept session that took a delta was compared with a build, and
+     * again once a trial that started a submission was undone (Step 7) */
+    assert_true(c.kept_checked == c.reused + c.fell_back + c.kept_runs + c.after_submission);
 }
 
 /* The generator itself: the same seed gives the same case. */
