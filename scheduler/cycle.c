@@ -66,13 +66,16 @@ int sched__is_pending(const struct sched_session *ss, int w)
 }
 
 /* Two pending workloads that the diagnosis cannot tell apart: same queue,
- * pools, node type, requests, pods still missing and phase. */
+ * pools, node type, requests, pods still missing, and both suspended or
+ * neither (sched__diagnose() reads the phase for that alone: a running
+ * workload evicted in the cycle is diagnosed as a pending one is). */
 int sched__same_diagnosis(const struct sched_session *ss, int a, int b)
 {
     const struct sched_workload *wa = ss_w(ss, a), *wb = ss_w(ss, b);
     const struct ss_wl *xa = &ss->wl[a], *xb = &ss->wl[b];
 
-    if (wa->queue != wb->queue || wa->phase != wb->phase || xa->pool != xb->pool ||
+    if (wa->queue != wb->queue ||
+        (wa->phase == SCHED_STOPPED) != (wb->phase == SCHED_STOPPED) || xa->pool != xb->pool ||
         xa->n_pools != xb->n_pools || wa->gpu_devices != wb->gpu_devices ||
         wa->gpu_portion != wb->gpu_portion || wa->cpu_milli != wb->cpu_milli ||
         wa->mem_mib != wb->mem_mib || wa->preemptible != wb->preemptible ||
@@ -89,7 +92,8 @@ uint64_t sched__diagnosis_hash(const struct sched_session *ss, int w)
     const struct sched_workload *wl = ss_w(ss, w);
     const struct ss_wl *x = &ss->wl[w];
     int64_t v[11] = {wl->queue, x->pool, wl->gpu_devices, wl->gpu_portion, wl->cpu_milli,
-                     wl->mem_mib, wl->min_pods - x->n_placed, wl->phase, x->n_pools,
+                     wl->mem_mib, wl->min_pods - x->n_placed, wl->phase == SCHED_STOPPED,
+                     x->n_pools,
                      wl->gpu_memory_mib, x->cls};
     uint64_t h = 1469598103934665603ULL;
     int i;

@@ -114,31 +114,40 @@
  *         (sched__memo_check_kept()) builds the snapshot again once the
  *         kept session took the delta, before Steps 3 and 5 read it, and
  *         keeps the first difference sched__session_differs() finds.
- * Step 6  The previous cycle placed pending workloads and decided nothing
- *         else (each decision binds a pod of a workload that held none
- *         when the session was built, and that workload is not pending
- *         any more: sched__session_placed_only()), and moved no stale
- *         time: the memo keeps its session with those placements in it
- *         (Invariant 6). The next delta, under Step 2's conditions and
- *         with every decision in the snapshot as decided (checked pod by
- *         pod) and no placed workload among those that left, runs Step 5
- *         on that session once it is the one Step 1 builds: the kept
- *         session takes the submissions, each placed workload is built
- *         again from the snapshot (sched__session_rejoin(): unlogged pods,
- *         the demand of a running workload, its place in its pool's
- *         running list), and the log and decisions are emptied. The job
- *         order is kept without the placed workloads (sched__order_drop(),
- *         when nothing was submitted). The list the previous cycle
- *         recorded is the settled list record_again() starts from (the
- *         placed workloads are pending neither then nor now), and the
- *         pools they were placed in count as changed by the delta: their
- *         failed attempts are not known (some ran before a placement, on
- *         more room) and their entries are diagnosed unless their figures
- *         are as that cycle left them (keep_figures() ran after its
- *         placements). Attempts in any other pool ran on that pool as it
- *         is now. Why this saves a full cycle: a completion's kept cycle
- *         places the workload the room lets in, and the cycle after it
- *         (its decisions applied, nothing else changed) was a full one;
+ * Step 6  The previous cycle placed pending workloads, and evicted whole
+ *         running workloads or decided nothing else (each decision binds
+ *         a pod of a workload that held none when the session was built,
+ *         and that workload is not pending any more, or evicts a workload
+ *         that held every pod it has and is pending now:
+ *         sched__session_placed_only()), and moved no stale time: the memo
+ *         keeps its session with those decisions in it (Invariant 6). The
+ *         next delta, under Step 2's conditions and with every decision in
+ *         the snapshot as decided (checked pod by pod) and no workload it
+ *         names among those that left, runs Step 5 on that session once it
+ *         is the one Step 1 builds: the kept session takes the
+ *         submissions, each placed workload is built again from the
+ *         snapshot (sched__session_rejoin(): unlogged pods, the demand of a
+ *         running workload, its place in its pool's running list), each
+ *         evicted one too (sched__session_rejoin_evicted(): out of its
+ *         pool's running list, the demand of a pending workload), and the
+ *         log, the flags of the cycle on every workload it names (a victim
+ *         search may take a pod off and put it back) and the decisions are
+ *         emptied. The job order is kept without the placed workloads
+ *         (sched__order_drop()) and with the evicted ones
+ *         (sched__order_join(), as submissions join it). The list the
+ *         previous cycle recorded is the settled list record_again()
+ *         starts from (the placed workloads are pending neither then nor
+ *         now; the evicted ones are pending then and now, of the kind of
+ *         the pending workloads they match: a diagnosis reads the phase
+ *         only to tell a suspended one), and the pools decided in count as
+ *         changed by the delta: their failed attempts are not known (some
+ *         ran before a decision, on another state) and their entries are
+ *         diagnosed unless their figures are as that cycle left them
+ *         (keep_figures() ran after its decisions). Attempts in any other
+ *         pool ran on that pool as it is now. Why this saves a full cycle:
+ *         a completion's kept cycle places the workload the room lets in,
+ *         a submission's (Step 7) may preempt for it, and the cycle after
+ *         it (its decisions applied, nothing else changed) was a full one;
  *         it now costs what a completion's kept cycle costs.
  * Step 7  Step 3's trial started a submission (placed it, or evicted or
  *         moved something for it): the trial is undone (its log rolled
@@ -189,9 +198,10 @@
  *      A Step 5 cycle that decides something checks its kinds from it
  *      (cycle.c, kinds_redo()).
  *   6. memo->decided only after a cycle that placed pending workloads and
- *      decided nothing else (Step 6) and whose stale times equal its
- *      input's; then ss is that cycle's session with its placements (its
- *      log and decisions) in it, decided_pools the pools it placed in,
+ *      evicted whole ones or decided nothing else (Step 6) and whose stale
+ *      times equal its input's; then ss is that cycle's session with its
+ *      decisions (its log and decisions) in it, decided_pools the pools
+ *      it placed in or evicted from,
  *      the figures, the pending list, its labels, the kinds table and
  *      label_count[] as Invariant 1 says, reps[] as Invariant 5 says;
  *      stale[] is not valid (Step 6 runs no Step 4).
@@ -208,9 +218,10 @@
 struct sched_memo {
     int valid;                  /* the fields below describe the last result */
     int settled;                /* it decided nothing and moved no stale time */
-    int decided;                /* it placed pending workloads, decided nothing else and
-                                   moved no stale time (Step 6, Invariant 6) */
-    uint64_t decided_pools;     /* the pools it placed them in (all: one beyond 64) */
+    int decided;                /* it placed pending workloads, evicted whole ones or
+                                   decided nothing else, and moved no stale time (Step 6,
+                                   Invariant 6) */
+    uint64_t decided_pools;     /* the pools it decided in (all: one beyond 64) */
     int any_stale;              /* some workload has a stale time */
     int n_pools, n_queues, n_nodes, n_workloads;
     int64_t now_ms;
@@ -799,8 +810,10 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
             memo->any_stale = 1;
     }
     for (w = 0; memo->decided && w < ss->n_decisions; w++) {
-        int pool = ss->nodes[ss->decisions[w].node].pool;
-        memo->decided_pools |= pool < 64 ? 1ull << pool : ~0ull;
+        const struct sched_decision *d = &ss->decisions[w];
+        int pool = d->node >= 0 ? ss->nodes[d->node].pool
+                                : sched__session_evicted_from(ss, d->workload);
+        memo->decided_pools |= pool >= 0 && pool < 64 ? 1ull << pool : ~0ull;
     }
     if (!memo->settled && !memo->decided)
         return SCHED_OK;   /* the next cycle cannot reuse anything */
@@ -1251,9 +1264,14 @@ static int decisions_applied(const struct sched_memo *memo, const struct sched_s
     for (k = 0; k < ss->n_decisions; k++) {
         const struct sched_decision *d = &ss->decisions[k];
         const struct sched_workload *wl = &in->workloads[d->workload];
-        if (d->pod >= wl->n_pods || wl->pods[d->pod].node != d->node ||
-            wl->pods[d->pod].devices != d->devices)
+        if (d->kind == SCHED_EVICT) {   /* whole (placed_only): every pod off */
+            for (j = 0; j < wl->n_pods; j++)
+                if (wl->pods[j].node >= 0)
+                    return 0;
+        } else if (d->pod < 0 || d->pod >= wl->n_pods || wl->pods[d->pod].node != d->node ||
+                   wl->pods[d->pod].devices != d->devices) {
             return 0;
+        }
         for (j = 0; j < delta->n_left; j++)
             if (delta->left[j] == d->workload)
                 return 0;
@@ -1267,12 +1285,20 @@ static int decisions_applied(const struct sched_memo *memo, const struct sched_s
 static int rejoin_decided(struct sched_memo *memo)
 {
     struct sched_session *ss = &memo->ss;
-    int k, w, rc = SCHED_OK, keep_order = ss->order_cache != NULL;
+    int k, w, rc = SCHED_OK, keep_order = ss->order_cache != NULL, evicted = 0;
 
     for (k = 0; k < ss->n_decisions && rc == SCHED_OK; k++) {
         w = ss->decisions[k].workload;
         if (k > 0 && ss->decisions[k - 1].workload == w)
             continue;   /* one run of decisions per workload (placed_only) */
+        if (ss->decisions[k].kind == SCHED_EVICT) {
+            rc = sched__session_rejoin_evicted(ss, w, sched__session_evicted_from(ss, w),
+                                               &keep_order);
+            if (rc == SCHED_OK && !sched__is_pending(ss, w))
+                rc = SCHED_EINVAL;   /* the snapshot has it otherwise */
+            evicted = 1;
+            continue;
+        }
         rc = sched__session_rejoin(ss, w);
         if (rc == SCHED_OK && keep_order)
             keep_order = sched__order_drop(ss, w);
@@ -1280,6 +1306,7 @@ static int rejoin_decided(struct sched_memo *memo)
             rc = SCHED_EINVAL;   /* not as the cycle left it: the snapshot says otherwise */
     }
     sched__session_settled(ss, keep_order);
+    memo->stats.after_evictions += evicted;
     return rc;
 }
 

@@ -708,7 +708,9 @@ int sched__order_drop(struct sched_session *ss, int w)
  * lists, tested alone (item_group -1: its group is not looked up). The
  * lists are then in the order cache_build() sorts from the same snapshot
  * (each leaf's entries by job_before(), a total order); only the grouping
- * differs, and a group changes the walk's cost, never its course. */
+ * differs, and a group changes the walk's cost, never its course. A
+ * workload the kept cycle evicted whole joins the same way (memo.c Step 6,
+ * sched__order_join()). */
 
 /* key1, key2, sig and pos_of hold `need` workloads. */
 static int grow_workloads(struct sched_session *ss, struct order_cache *oc, int need)
@@ -738,34 +740,59 @@ static int grow_workloads(struct sched_session *ss, struct order_cache *oc, int 
     return SCHED_OK;
 }
 
+/* w, a candidate wanting pods that is in no list, waits to be put in. */
+static int take_entry(struct sched_session *ss, struct order_cache *oc, int w)
+{
+    if (oc->n_added == oc->cap_added) {
+        int cap = oc->cap_added ? 2 * oc->cap_added : 16;
+        int *grown = sched__alloc(ss->arena, sizeof(int) * (size_t)cap);
+        if (!grown)
+            return SCHED_ENOMEM;
+        if (oc->n_added)
+            memcpy(grown, oc->added, sizeof(int) * (size_t)oc->n_added);
+        oc->added = grown;
+        oc->cap_added = cap;
+    }
+    oc->added[oc->n_added++] = w;
+    job_key(oc, ss, w);
+    sig_refresh(ss, oc, w);
+    note_leaf_asks(oc, ss, w, ss_w(ss, w)->queue);
+    return SCHED_OK;
+}
+
 int sched__order_add(struct sched_session *ss, int first)
 {
     struct order_cache *oc = ss->order_cache;
-    int w, q;
+    int w;
 
     if (!oc || !oc->pos_of || grow_workloads(ss, oc, ss->n_workloads + 1) != SCHED_OK)
         return 0;
     for (w = first; w < ss->n_workloads; w++) {
         oc->pos_of[w] = -1;
-        if (!(ss->wl[w].flags & WL_CANDIDATE) || sched__pods_to_place(ss, w) <= 0)
-            continue;
-        if (oc->n_added == oc->cap_added) {
-            int cap = oc->cap_added ? 2 * oc->cap_added : 16;
-            int *grown = sched__alloc(ss->arena, sizeof(int) * (size_t)cap);
-            if (!grown)
-                return 0;
-            if (oc->n_added)
-                memcpy(grown, oc->added, sizeof(int) * (size_t)oc->n_added);
-            oc->added = grown;
-            oc->cap_added = cap;
-        }
-        q = ss_w(ss, w)->queue;
-        oc->added[oc->n_added++] = w;
-        job_key(oc, ss, w);
-        sig_refresh(ss, oc, w);
-        note_leaf_asks(oc, ss, w, q);
+        if ((ss->wl[w].flags & WL_CANDIDATE) && sched__pods_to_place(ss, w) > 0 &&
+            take_entry(ss, oc, w) != SCHED_OK)
+            return 0;
     }
     return 1;
+}
+
+/* memo.c Step 6: w, evicted whole by the kept cycle, wants its pods again
+ * (sched__session_rejoin_evicted() built it pending): it waits to be put
+ * into its leaf's list as a submission does. 0: the order cannot be kept
+ * (w is in a list already, or no room). */
+int sched__order_join(struct sched_session *ss, int w)
+{
+    struct order_cache *oc = ss->order_cache;
+    int i;
+
+    if (!oc || !oc->pos_of || w >= oc->cap_wls || oc->pos_of[w] >= 0)
+        return 0;
+    for (i = 0; i < oc->n_added; i++)
+        if (oc->added[i] == w)
+            return 0;
+    if (!(ss->wl[w].flags & WL_CANDIDATE) || sched__pods_to_place(ss, w) <= 0)
+        return 1;
+    return take_entry(ss, oc, w) == SCHED_OK;
 }
 
 struct added_ctx {

@@ -392,6 +392,8 @@ struct sched_memo_stats {
                                cycle's failures (Step 5) */
     int64_t after_placements; /* of `finished`: the cycle after one whose placements the
                                  driver applied, run on that cycle's session (Step 6) */
+    int64_t after_evictions;  /* of `after_placements`: that cycle also evicted whole
+                                 workloads, built again as pending (Step 6) */
     int64_t after_submission; /* of `finished`: a submission that could start, run on the
                                  kept session once its trial was undone (Step 7) */
 };

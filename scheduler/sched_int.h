@@ -370,6 +370,8 @@ int sched__session_extend(struct sched_session *ss, const struct sched_state *in
 void sched__session_leave(struct sched_session *ss, int w);
 int sched__session_placed_only(const struct sched_session *ss);
 int sched__session_rejoin(struct sched_session *ss, int w);
+int sched__session_evicted_from(const struct sched_session *ss, int w);
+int sched__session_rejoin_evicted(struct sched_session *ss, int w, int pool, int *keep_order);
 void sched__session_settled(struct sched_session *ss, int keep_order);
 /* Whether an allocation (per resource) holds anything. */
 int sched__holds(const int64_t *alloc);
@@ -526,6 +528,8 @@ int sched__order_drop(struct sched_session *ss, int w);  /* memo.c Step 6 */
 /* The kept job order takes the workloads from `first` on (submissions, as
  * sched__session_extend() built them); 0: it cannot (then drop it). */
 int sched__order_add(struct sched_session *ss, int first);
+/* Step 6: w, evicted whole, joins the kept job order; 0: it cannot. */
+int sched__order_join(struct sched_session *ss, int w);
 /* Tests: the kept job order against the one built for `fresh`; NULL: same. */
 const char *sched__order_differs(struct sched_session *kept, struct sched_session *fresh);
 struct ss_iter *sched__iter_new(struct sched_session *ss, int action);

@@ -909,16 +909,49 @@ int sched__session_rejoin(struct sched_session *ss, int w)
     return rc;
 }
 
-/* Step 6: whether every decision of the cycle run on ss binds a pod of a
- * workload that held none when the session was built (its decisions are
- * one run, as many as the pods it holds now) and that is not pending any
- * more: what sched__session_rejoin() takes. */
+/* Step 6: the pool whose pods the cycle took from w (its first logged
+ * change; -1: none). */
+int sched__session_evicted_from(const struct sched_session *ss, int w)
+{
+    int k;
+
+    for (k = 0; k < ss->n_undo; k++)
+        if (ss->undo[k].workload == w)
+            return ss->undo[k].pool;
+    return -1;
+}
+
+/* Step 6: how many pods of w the cycle's log took off a node. */
+static int pods_taken(const struct sched_session *ss, int w)
+{
+    int k, n = 0;
+
+    for (k = 0; k < ss->n_undo; k++)
+        n += ss->undo[k].workload == w && ss->undo[k].node >= 0;
+    return n;
+}
+
+/* Step 6: whether every decision of the cycle run on ss is one that
+ * sched__session_rejoin() takes: binds of a workload that held no pod
+ * when the session was built (its decisions are one run, as many as the
+ * pods it holds now) and that is not pending any more, or the eviction of
+ * a whole workload that held every pod it has (one decision, every pod
+ * taken, none placed again) and is pending now. */
 int sched__session_placed_only(const struct sched_session *ss)
 {
     int k = 0, run, w;
 
     while (k < ss->n_decisions) {
-        w = ss->decisions[k].workload;
+        const struct sched_decision *d = &ss->decisions[k];
+        w = d->workload;
+        if (d->kind == SCHED_EVICT) {
+            if (d->pod >= 0 || ss->wl[w].n_placed != 0 || !sched__is_pending(ss, w) ||
+                pods_taken(ss, w) != ss_w(ss, w)->n_pods ||
+                (k + 1 < ss->n_decisions && ss->decisions[k + 1].workload == w))
+                return 0;
+            k++;
+            continue;
+        }
         for (run = k; run < ss->n_decisions && ss->decisions[run].workload == w; run++)
             if (ss->decisions[run].kind != SCHED_BIND)
                 return 0;
@@ -929,11 +962,47 @@ int sched__session_placed_only(const struct sched_session *ss)
     return ss->n_decisions > 0;
 }
 
+/* Step 6: workload w of a kept session ran in `pool` when the session was
+ * built, every pod it had, and the cycle run on it evicted it whole
+ * (logged); the driver applied that, so the snapshot holds it pending
+ * with no pod. Its demand as a running workload's in that pool is taken
+ * back, it leaves the pool's running list, it is built again from the
+ * snapshot (its class kept) with a pending workload's demand in every
+ * pool it may use, and it joins the job order (sched__order_join(); 0
+ * there: *keep_order 0). */
+int sched__session_rejoin_evicted(struct sched_session *ss, int w, int pool, int *keep_order)
+{
+    struct ss_wl *x = &ss->wl[w];
+    int cls = x->cls, rc;
+
+    if (pool < 0 || pool >= ss->n_pools || x->n_placed != 0)
+        return SCHED_EINVAL;
+    x->pool = pool;   /* as built: the demand and the running list read it */
+    add_demand(ss, w, -1);
+    drop_running(ss, w);
+    rc = build_workload(ss, w, (int *)x->pools, ss->pods[w]);
+    if (rc != SCHED_OK)
+        return rc;
+    x->cls = cls;
+    add_demand(ss, w, 1);
+    if (*keep_order)
+        *keep_order = sched__order_join(ss, w);
+    return ss->oom ? SCHED_ENOMEM : SCHED_OK;
+}
+
 /* Step 6, after every rejoin: the session holds no attempt any more (an
- * empty log, no decision), and the caches start over (the job order when
- * `keep_order` says order.c took the placed workloads out of it). */
+ * empty log, no decision, no workload the log names with a flag of the
+ * cycle), and the caches start over (the job order when `keep_order`
+ * says order.c took the placed workloads out of it and the evicted ones
+ * in). */
 void sched__session_settled(struct sched_session *ss, int keep_order)
 {
+    int k;
+
+    /* a victim search may take a pod off and put it back: no decision, a
+     * flag of the cycle's all the same */
+    for (k = 0; k < ss->n_undo; k++)
+        ss->wl[ss->undo[k].workload].flags &= ~(WL_EVICTED | WL_TOUCHED | WL_SHRUNK);
     ss->n_undo = 0;
     ss->n_decisions = 0;
     forget_state(ss, keep_order);

@@ -2199,6 +2199,7 @@ struct incr_counts {
     long kept_runs;    /* cycles run on the kept session (Steps 5 and 6) */
     long after_placements, after_placements_left;   /* Step 6; with workloads that left */
     long after_submission;   /* Step 7: a submission that could start, on the kept session */
+    long after_evictions;    /* Step 6 after a cycle that also evicted */
     int64_t kept_checked, order_kept, pending_kept, attempts_known;
     int64_t known_checked, known_wrong;   /* of those answers, made after all; contradicted */
 };
@@ -2300,7 +2301,7 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
     struct sched_state st;
     const char *differ = NULL;
     int n, p, noted = 0, left[MAX_LEFT];
-    int64_t reused = 0, finished = 0, known = 0, placed = 0, submitted = 0, checked;
+    int64_t reused = 0, finished = 0, known = 0, placed = 0, submitted = 0, evicted = 0, checked;
 
     assert_non_null(memo);
     sched__memo_check_kept(memo);
@@ -2343,6 +2344,8 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
         placed = stats.after_placements;
         c->after_submission += stats.after_submission > submitted;
         submitted = stats.after_submission;
+        c->after_evictions += stats.after_evictions > evicted;
+        evicted = stats.after_evictions;
         reused = stats.reused;
         finished = stats.finished;
         known = stats.attempts_known;
@@ -2386,14 +2389,15 @@ static void test_incremental_equals_full(void **state)
                   "those with its job order kept, %lld with the reasons recorded from the settled "
                   "list, %ld answering %lld attempts from the settled cycle's failures, %lld of "
                   "them made after all, %lld contradicted), %ld cycles after placements run on "
-                  "the session that made them (%ld of them with workloads that left), %ld "
+                  "the session that made them (%ld of them with workloads that left, %ld after "
+                  "evictions), %ld "
                   "submissions that could start run on the kept session, %lld kept "
                   "sessions compared with a build\n",
                   c.passes, c.reused, c.fell_back, c.submissions_started, c.left, c.left_reused,
                   c.left_kept, (long long)c.order_kept, (long long)c.pending_kept, c.known_kept,
                   (long long)c.attempts_known, (long long)c.known_checked,
                   (long long)c.known_wrong, c.after_placements, c.after_placements_left,
-                  c.after_submission, (long long)c.kept_checked);
+                  c.after_evictions, c.after_submission, (long long)c.kept_checked);
     assert_int_equal(failed, 0);
     /* every way of a submission delta happens often: reused, a kept session
      * extended and then given up, and a full cycle */
@@ -2409,7 +2413,9 @@ static void test_incremental_equals_full(void **state)
     /* the cycle after placements runs on the session that made them often,
      * with and without workloads that left since */
     assert_true(c.after_placements > c.passes / 20 && c.after_placements_left > 0);
-    /* and the cycle after a submission that could start, on the kept session */
+    /* and after a cycle that evicted too; and the cycle after a submission
+     * that could start, on the kept session */
+    assert_true(c.after_evictions > c.passes / 500);
     assert_true(c.after_submission > c.passes / 500);
     /* a kept session's job order is reused often, and not always */
     assert_true(c.order_kept > c.kept_runs / 4 && c.order_kept < c.kept_runs);
