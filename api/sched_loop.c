@@ -269,6 +269,31 @@ static int take_dirty(struct api_sched *sc, int upto, int64_t **seqs, int *n, in
     return 0;
 }
 
+/* A known workload, model entry `at` (-1: gone from the model), was read
+ * again and is not the same to the core: one that left goes into the
+ * delta's list of departures; anything else makes the delta full. */
+static void note_known(struct api_sched *sc, int at)
+{
+    int cap;
+    int *nl;
+
+    if (at < 0 || !sc->m.meta[at].left) {
+        sc->delta.full = 1;
+        return;
+    }
+    if (sc->n_left == sc->cap_left) {
+        cap = sc->cap_left ? sc->cap_left * 2 : 64;
+        nl = realloc(sc->left, sizeof(*nl) * (size_t)cap);
+        if (!nl) {
+            sc->delta.full = 1;
+            return;
+        }
+        sc->left = nl;
+        sc->cap_left = cap;
+    }
+    sc->left[sc->n_left++] = at;
+}
+
 /* What a refresh of seqs[0..n) did to the model, which held n_before
  * workloads, the youngest of seq last_seq: new workloads alone (appended
  * in seq order after every known one), known ones that left, known ones
@@ -279,34 +304,22 @@ static void note_changes(struct api_sched *sc, const int64_t *seqs, int n, int n
 {
     int i, at;
 
-    for (i = 0; i < n && !sc->delta.full; i++) {
+    /* one lookup per known workload (a new one, younger than all the model
+     * held, is counted below and was never read again), under the model
+     * lock: a flood of submissions costs no lookup each */
+    for (i = 0; i < n; i++) {
         if (seqs[i] > last_seq)
             continue;
         at = sm_workload_index(&sc->m, seqs[i]);
-        if (at >= 0 && !sc->m.meta[at].left && !sc->m.meta[at].reread_changed)
-            continue;
-        if (at < 0 || !sc->m.meta[at].left) {
-            sc->delta.full = 1;
-        } else if (sc->n_left < sc->cap_left) {
-            sc->left[sc->n_left++] = at;
-        } else {
-            int cap = sc->cap_left ? sc->cap_left * 2 : 64;
-            int *nl = realloc(sc->left, sizeof(*nl) * (size_t)cap);
-            sc->delta.full |= !nl;
-            if (nl) {
-                sc->left = nl;
-                sc->cap_left = cap;
-                sc->left[sc->n_left++] = at;
-            }
-        }
+        if (!sc->delta.full && (at < 0 || sc->m.meta[at].left || sc->m.meta[at].reread_changed))
+            note_known(sc, at);
+        if (at >= 0)   /* told: the delta is full, or nothing read again changed */
+            sc->m.meta[at].reread_changed = 0;
     }
     if (sc->m.n < n_before || sc->m.n_left > 256 + sc->m.n / LEFT_MAX_FRACTION)
         sc->delta.full = 1;
     else
         sc->delta.n_submitted += sc->m.n - n_before;
-    for (i = 0; i < n; i++)   /* told: the delta is full, or nothing read again changed */
-        if ((at = sm_workload_index(&sc->m, seqs[i])) >= 0)
-            sc->m.meta[at].reread_changed = 0;
 }
 
 /* A full delta starts from a model without left workloads. */
