@@ -3,7 +3,8 @@
  *
  * Start:
  *   Step 1: block SIGINT/SIGTERM in every thread (they are taken with
- *           sigwait by the main thread only);
+ *           sigwait by the main thread only); room for a malloc arena per
+ *           thread (arenas());
  *   Step 2: the database is taken for this process (a second allotd on it
  *           stops here), and opened: an existing one normally; a new one
  *           with --init; with --demo a fresh one replacing the demo's;
@@ -21,6 +22,7 @@
 #include "api.h"
 #include "sched.h"
 
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,6 +268,18 @@ static int wait_for_signal(const sigset_t *set)
     return sig;
 }
 
+/* glibc gives threads at most 8 malloc arenas per core and shares them
+ * beyond that, so on a small machine the writer and the scheduler thread
+ * share an arena with HTTP workers; a worker preempted while it holds the
+ * arena's lock stalls the writer's turn, which the submissions queued
+ * behind it wait for (bench/README.md, "Where the writer's holds went").
+ * Room for one arena per thread: the HTTP workers, and the server's own
+ * threads (writer, checkpointer, scheduler, recorder, leader, ...). */
+static void arenas(int http_threads)
+{
+    mallopt(M_ARENA_MAX, http_threads + 32);
+}
+
 int main(int argc, char **argv)
 {
     struct api_app *app = calloc(1, sizeof(*app));
@@ -287,6 +301,7 @@ int main(int argc, char **argv)
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
+    arenas(app->cfg.threads);
     /* Step 2 (db_open says why it fails); no database, or one where --init
      * wants to make one, is an error of the command line: status 2 */
     if (app->cfg.db_statement_ms >= 0)

@@ -22,7 +22,7 @@
 #   3. GET /api/v1/workloads?limit=50, 64 connections;
 #      (each with p50, p99, p99.9 and the load average; then how long the
 #      scheduler thread held each lock a request can wait on, from
-#      allot_sched_lock_hold_* in /metrics);
+#      allot_sched_lock_hold_* in /metrics, and allotd's RSS);
 #   4. restart with 50,000 workloads and 1,000 nodes: SIGTERM, start again,
 #      time until /readyz answers 200 (the state is loaded and the first
 #      scheduling cycle has completed);
@@ -50,7 +50,7 @@ export ALLOT_ADMIN_PASSWORD=bench-admin-password
 
 cleanup() {
   if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then kill -9 "$PID" 2>/dev/null || true; fi
-  rm -rf "$T"
+  cp "$T/log" /tmp/allotd-bench.log 2>/dev/null; rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
 
@@ -179,6 +179,7 @@ wrk -t2 -c64 -d"${SECS}s" --latency -s "$HERE/pct.lua" -H "Authorization: Bearer
 summary "$T/w3" "$C0"
 echo "== the scheduler thread's lock holds during steps 1-3"
 holds
+echo "== RSS after steps 1-3: $(rss_mb) MB"
 if [ "$LAST_STEP" -le 3 ]; then
   stop
   exit 0
