@@ -172,16 +172,23 @@ static int record_pending(struct sched_session *ss, struct sched_arena *arena,
  * queue holding there what it did not above or below the queue the entry
  * names, sched__diagnosis_as_settled()); Suspended and NoMatchingNodePool read
  * no pool's state at all.
- * When no touched workload is pending now (a completion, and the pending
- * workloads the cycle placed), the new list is the settled one less the
- * touched entries, and it is written over the settled one where it lies
- * (prev->own, the memo's): the entries after the first one taken out move
- * down, or those before the last one move up when they are fewer (the
- * workload placed after a completion is often among the oldest, near the
- * list's start), each with its label; of the others only those of a kind
- * whose first entry reads differently now are written (record_in_place()),
- * and the memo moves its kinds table, label counts and records along
- * (memo.c, keep_in_place()). With the memo's record of each settled kind (its first entry,
+ * The new list is the settled one less the touched entries, plus an
+ * entry for each touched workload pending now (a submission that waits, a
+ * victim pending again), and it is written over the settled one where it
+ * lies (prev->own, the memo's) when the room around it allows: with no
+ * entry put in (a completion, and the pending workloads the cycle placed)
+ * the entries after the first one taken out move down, or those before
+ * the last one move up when they are fewer (the workload placed after a
+ * completion is often among the oldest, near the list's start); with
+ * some, the runs of entries between those taken out and put in move, the
+ * first entry or the last staying, whichever moves fewer (make_room()).
+ * Each entry keeps its label; an entry put in takes the label of an
+ * untouched entry of its kind (the memo's kinds table, prev->settled_entry)
+ * and what that entry says, or, the first of a new kind, a new label and
+ * its diagnosis now. Of the others only those of a kind whose first
+ * entry reads differently now are written (record_in_place()), and the
+ * memo moves its kinds table, label counts and records along (memo.c,
+ * keep_in_place()). With the memo's record of each settled kind (its first entry,
  * and the reason, pool and queue that entry names: memo.c Invariant 5),
  * the kinds are checked from their records and the list's labels are
  * read only to write a kind that reads differently (kinds_redo()).
@@ -350,14 +357,44 @@ int sched__take_out(struct sched_pending *list, int *kind_of, int n, const int *
     return 0;
 }
 
-/* The entry of the new list (list[0..n), gone[0..n_gone) taken out of the
- * settled one) that stands for settled kind k: its own, or, when that
- * one was taken out, the next of its label; -1 when none is left. */
+/* The touched workloads pending now, put into the settled list where it
+ * lies (record_in_place()), ascending: where each goes in the settled list
+ * (before entry at[j], or at its end), its kind's label (a settled one, or
+ * a new one), its index in the new list and its entry. */
+struct ins {
+    int *at, *label, *new_at;
+    struct sched_pending *entry;
+    int n, n_new;       /* entries; new kinds among them (labels n_labels + k) */
+};
+
+/* How many of the ascending v[0..n) are below x (strictly), or at most x. */
+static int count_below(const int *v, int n, int x, int or_equal)
+{
+    int lo = 0, hi = n;
+
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (v[mid] < x || (or_equal && v[mid] == x))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The entry of the new list (list[0..n): the settled one with gone[0..
+ * n_gone) taken out and entries put in) that stands for settled kind k:
+ * its own, or, when that one was taken out, the next of its label (a
+ * settled one, or one put in: each says what its settled entry said); -1
+ * when none is left (an entry is put in with a settled label only while
+ * an untouched entry carries it, and k's was its label's first).
+ * `before`: the gone entries below k's, `ins_before`: the entries put in
+ * before it. */
 static int kind_entry(const struct ss_prev_pending *prev, const struct ss_kind_rep *k,
                       const int *kind_of, int n, const int *gone, const int *gone_label,
-                      int n_gone, int before)
+                      int n_gone, int before, int ins_before)
 {
-    int e = k->entry - before, j, left = prev->label_count[k->label];
+    int e = k->entry - before + ins_before, j, left = prev->label_count[k->label];
 
     if (before >= n_gone || gone[before] != k->entry)
         return e;
@@ -382,20 +419,22 @@ static int kind_entry(const struct ss_prev_pending *prev, const struct ss_kind_r
  * kinds read differently: the pass over the list does it. */
 static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_pending *list,
                       const int *kind_of, int n, const int *gone, const int *gone_label,
-                      int n_gone, int *n_redone)
+                      int n_gone, const struct ins *ins, int *n_redone)
 {
     const struct ss_prev_pending *prev = g->prev;
     struct sched_pending redo[KINDS_REDONE_MAX], now;
     uint8_t *redone = NULL;   /* [n_labels]: 1 + the index in redo[] */
-    int i, e, w, before = 0, n_redo = 0;
+    int i, e, w, before = 0, ins_before = 0, n_redo = 0;
 
     for (i = 0; i < prev->n_reps; i++) {
         const struct ss_kind_rep *k = &prev->reps[i];
         while (before < n_gone && gone[before] < k->entry)
             before++;
+        while (ins_before < ins->n && ins->at[ins_before] <= k->entry)
+            ins_before++;
         if (stands(g->ss, k->reason, k->pool, k->queue))
             continue;
-        e = kind_entry(prev, k, kind_of, n, gone, gone_label, n_gone, before);
+        e = kind_entry(prev, k, kind_of, n, gone, gone_label, n_gone, before, ins_before);
         if (e < 0)
             continue;
         memset(&now, 0, sizeof(now));   /* padding too: entries compare byte for byte */
@@ -411,7 +450,7 @@ static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_p
     }
     *n_redone = n_redo;
     for (e = 0; n_redo > 0 && e < n; e++)
-        if (redone[kind_of[e]]) {
+        if (kind_of[e] < prev->n_labels && redone[kind_of[e]]) {
             w = list[e].workload;
             memcpy(&list[e], &redo[redone[kind_of[e]] - 1], sizeof(list[e]));   /* padding too */
             list[e].workload = w;
@@ -419,25 +458,188 @@ static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_p
     return 1;
 }
 
+/* The entries of the touched workloads pending now (g->tl): each one's
+ * kind, the settled label of an untouched entry it matches
+ * (prev->settled_entry(), the memo's table of kinds) or a new one, and
+ * its entry: that untouched entry's (a settled kind's first entry is
+ * checked by kinds_redo() or the pass, as every other), or, the first of
+ * a new kind, its diagnosis in the state of now, which the others of that
+ * kind copy. Then where each goes. */
+static int ins_make(struct again *g, struct sched_arena *arena, struct ins *ins, const int *gone,
+                    int n_gone)
+{
+    const struct ss_prev_pending *prev = g->prev;
+    struct sched_session *ss = g->ss;
+    int n = g->n_tl, cap = 16, mask, *slot, j, i, e, w;
+
+    ins->n = n;
+    ins->n_new = 0;
+    while (cap < 2 * n)
+        cap *= 2;
+    mask = cap - 1;
+    ins->at = sched__alloc(arena, sizeof(int) * ((size_t)n + 1));
+    ins->label = sched__alloc(arena, sizeof(int) * ((size_t)n + 1));
+    ins->new_at = sched__alloc(arena, sizeof(int) * ((size_t)n + 1));
+    ins->entry = sched__alloc(arena, sizeof(*ins->entry) * ((size_t)n + 1));
+    slot = sched__calloc(arena, (size_t)cap, sizeof(int));   /* a new kind's first j + 1 */
+    if (!ins->at || !ins->label || !ins->new_at || !ins->entry || !slot)
+        return SCHED_ENOMEM;
+    for (j = 0; j < n; j++) {
+        struct sched_pending *p = &ins->entry[j];
+        w = g->tl[j];
+        e = prev->settled_entry(prev->settled_ctx, ss, w, g->touched);
+        if (e >= 0) {
+            memcpy(p, &prev->pending[e], sizeof(*p));   /* padding too */
+            p->workload = w;
+            ins->label[j] = prev->kind_of[e];
+        } else {
+            for (i = (int)(sched__diagnosis_hash(ss, w) & (uint64_t)mask); slot[i];
+                 i = (i + 1) & mask)
+                if (sched__same_diagnosis(ss, g->tl[slot[i] - 1], w))
+                    break;
+            if (slot[i]) {
+                memcpy(p, &ins->entry[slot[i] - 1], sizeof(*p));
+                p->workload = w;
+                ins->label[j] = ins->label[slot[i] - 1];
+            } else {
+                memset(p, 0, sizeof(*p));   /* padding too: entries compare byte for byte */
+                sched__diagnose(ss, w, p);
+                slot[i] = j + 1;
+                ins->label[j] = prev->n_labels + ins->n_new++;
+            }
+        }
+        e = sched__pending_find(prev->pending, prev->n, w);
+        ins->at[j] = e >= 0 ? e : -1 - e;
+        ins->new_at[j] = ins->at[j] - count_below(gone, n_gone, ins->at[j], 0) + j;
+    }
+    return SCHED_OK;
+}
+
+/* A run of settled entries [from, to) that moves by `by` entries. */
+struct run {
+    int from, to, by;
+};
+
+/* The runs of entries that stay in the list, each with how far it moves
+ * when the list's first entry stays (runs[0..*n_runs), ascending). */
+static int runs_of(struct sched_arena *arena, int n, const int *gone, int n_gone,
+                   const struct ins *ins, struct run **runs, int *n_runs)
+{
+    int x = 0, i = 0, j = 0, d = 0, end, k = 0;
+
+    *runs = sched__alloc(arena, sizeof(**runs) * ((size_t)n_gone + (size_t)ins->n + 2));
+    if (!*runs)
+        return SCHED_ENOMEM;
+    while (x < n) {
+        while (j < ins->n && ins->at[j] <= x) {
+            d++;
+            j++;
+        }
+        if (i < n_gone && gone[i] == x) {
+            d--;
+            i++;
+            x++;
+            continue;
+        }
+        end = n;
+        if (i < n_gone && gone[i] < end)
+            end = gone[i];
+        if (j < ins->n && ins->at[j] < end)
+            end = ins->at[j];
+        (*runs)[k].from = x;
+        (*runs)[k].to = end;
+        (*runs)[k++].by = d;
+        x = end;
+    }
+    *n_runs = k;
+    return SCHED_OK;
+}
+
+/* Moves the runs by `by` + `shift` each: those moving down first, in
+ * order, then those moving up, from the last (no entry is written over
+ * before it has moved: a run lands only on entries taken out or on runs
+ * that moved already). */
+static void move_runs(struct sched_pending *list, int *kind_of, const struct run *runs,
+                      int n_runs, int shift)
+{
+    int k, by;
+
+    for (k = 0; k < n_runs; k++) {
+        by = runs[k].by + shift;
+        if (by < 0) {
+            memmove(&list[runs[k].from + by], &list[runs[k].from],
+                    sizeof(*list) * (size_t)(runs[k].to - runs[k].from));
+            memmove(&kind_of[runs[k].from + by], &kind_of[runs[k].from],
+                    sizeof(int) * (size_t)(runs[k].to - runs[k].from));
+        }
+    }
+    for (k = n_runs - 1; k >= 0; k--) {
+        by = runs[k].by + shift;
+        if (by > 0) {
+            memmove(&list[runs[k].from + by], &list[runs[k].from],
+                    sizeof(*list) * (size_t)(runs[k].to - runs[k].from));
+            memmove(&kind_of[runs[k].from + by], &kind_of[runs[k].from],
+                    sizeof(int) * (size_t)(runs[k].to - runs[k].from));
+        }
+    }
+}
+
+/* The settled list less gone[] with a place for each entry of `ins`,
+ * where it lies: the side that moves fewer entries stays (the first
+ * entry, or the last), within the room before and after the list.
+ * *off: where the new list begins. 1 (nothing moved) when it does not
+ * fit. */
+static int make_room(struct sched_arena *arena, const struct ss_prev_pending *prev,
+                     const int *gone, int n_gone, const struct ins *ins, int *off)
+{
+    struct run *runs;
+    int n_runs, k, grow = ins->n - n_gone, front = 0, back = 0, rc;
+
+    rc = runs_of(arena, prev->n, gone, n_gone, ins, &runs, &n_runs);
+    if (rc != SCHED_OK)
+        return rc;
+    for (k = 0; k < n_runs; k++) {
+        front += runs[k].by != 0 ? runs[k].to - runs[k].from : 0;
+        back += runs[k].by != grow ? runs[k].to - runs[k].from : 0;
+    }
+    if (grow <= prev->own_before && (back < front || grow > prev->own_after)) {
+        move_runs(prev->own, prev->own_kind_of, runs, n_runs, -grow);   /* the last stays */
+        *off = -grow;
+        return SCHED_OK;
+    }
+    if (grow > prev->own_after)
+        return 1;
+    move_runs(prev->own, prev->own_kind_of, runs, n_runs, 0);   /* the first stays */
+    *off = 0;
+    return SCHED_OK;
+}
+
 /* With no touched workload pending now: the settled list less the touched
- * entries, over itself (the comment above record_again()). The labels
+ * entries, over itself (the comment above record_again()); with some, their
+ * entries put in at their places too, when the room around the list
+ * allows (else 1: nothing written, record_again() merges). The labels
  * move with their entries (memo.c keeps them, keep_in_place()): the
- * entries may move up instead of down (sched__take_out()), no kind is
- * written but those that read differently, and with the settled kinds at
- * hand each is checked once (kinds_redo()) instead of passing over every
- * entry. What was taken out, and whether a kind was written, is told in
- * *kinds (in_place). */
+ * entries may move up instead of down (sched__take_out(), make_room()),
+ * no kind is written but those that read differently, and with the
+ * settled kinds at hand each is checked once (kinds_redo()) instead of
+ * passing over every entry. What was taken out and put in, and whether a
+ * kind was written, is told in *kinds (in_place). */
 static int record_in_place(struct again *g, struct sched_arena *arena, struct sched_result *out,
                            struct ss_kinds *kinds)
 {
     const struct ss_prev_pending *prev = g->prev;
     struct sched_session *ss = g->ss;
     struct sched_pending *list = prev->own, now;
-    int *kind_of = prev->own_kind_of, *gone, *gone_label, n_gone, e, n, off, label, w, rc;
+    int *kind_of = prev->own_kind_of, *gone, *gone_label, n_gone, e, j, n, off, label, w, rc;
+    int n_labels;    /* settled and new */
     int *first;      /* [n_labels] new index + 1 of each label's first entry */
     uint8_t *redone; /* [n_labels] */
+    struct ins ins;
 
+    memset(&ins, 0, sizeof(ins));
     rc = again_gone(g, arena, &gone, &n_gone);
+    if (rc == SCHED_OK && g->n_tl > 0)
+        rc = ins_make(g, arena, &ins, gone, n_gone);
     if (rc != SCHED_OK)
         return rc;
     gone_label = sched__alloc(arena, sizeof(int) * ((size_t)n_gone + 1));
@@ -445,10 +647,20 @@ static int record_in_place(struct again *g, struct sched_arena *arena, struct sc
         return SCHED_ENOMEM;
     for (e = 0; e < n_gone; e++)
         gone_label[e] = kind_of[gone[e]];
-    off = sched__take_out(list, kind_of, prev->n, gone, n_gone, 1);
+    if (ins.n == 0) {
+        off = sched__take_out(list, kind_of, prev->n, gone, n_gone, 1);
+    } else {
+        rc = make_room(arena, prev, gone, n_gone, &ins, &off);
+        if (rc != SCHED_OK)
+            return rc;   /* 1: it does not fit, nothing moved */
+    }
     list += off;
     kind_of += off;
-    n = prev->n - n_gone;
+    n = prev->n - n_gone + ins.n;
+    for (j = 0; j < ins.n; j++) {
+        memcpy(&list[ins.new_at[j]], &ins.entry[j], sizeof(*list));
+        kind_of[ins.new_at[j]] = ins.label[j];
+    }
     out->pending = list;
     out->n_pending = n;
     kinds->kind_of = kind_of;
@@ -459,12 +671,18 @@ static int record_in_place(struct again *g, struct sched_arena *arena, struct sc
     kinds->gone = gone;
     kinds->gone_label = gone_label;
     kinds->n_gone = n_gone;
+    kinds->ins_at = ins.at;
+    kinds->ins_new_at = ins.new_at;
+    kinds->ins_label = ins.label;
+    kinds->n_ins = ins.n;
+    kinds->n_new_labels = ins.n_new;
     kinds->n_redone = 0;
     if (prev->reps &&
-        kinds_redo(g, arena, list, kind_of, n, gone, gone_label, n_gone, &kinds->n_redone))
+        kinds_redo(g, arena, list, kind_of, n, gone, gone_label, n_gone, &ins, &kinds->n_redone))
         return SCHED_OK;
-    first = sched__calloc(arena, (size_t)prev->n_labels + 1, sizeof(int));
-    redone = sched__calloc(arena, (size_t)prev->n_labels + 1, 1);
+    n_labels = prev->n_labels + ins.n_new;
+    first = sched__calloc(arena, (size_t)n_labels + 1, sizeof(int));
+    redone = sched__calloc(arena, (size_t)n_labels + 1, 1);
     if (!first || !redone)
         return SCHED_ENOMEM;
     for (e = 0; e < n; e++) {
@@ -506,8 +724,12 @@ static int record_again(struct sched_session *ss, struct sched_arena *arena,
     rc = again_touched(&g, arena);
     if (rc != SCHED_OK)
         return rc;
-    if (g.n_tl == 0 && prev->own)
-        return record_in_place(&g, arena, out, kinds);
+    if (prev->own && (g.n_tl == 0 || prev->settled_entry)) {
+        rc = record_in_place(&g, arena, out, kinds);
+        if (rc != 1)
+            return rc;
+        memset(kinds, 0, sizeof(*kinds));   /* 1: no room, nothing written; merged below */
+    }
     n_max = prev->n + g.n_tl;
     n_kinds = prev->n_labels + g.n_tl;
     g.rep = sched__calloc(arena, (size_t)n_kinds + 1, sizeof(int));

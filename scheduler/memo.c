@@ -85,10 +85,14 @@
  *         cycle left it (its figures kept beside the fair shares,
  *         keep_figures()).
  *         The new list is written into a buffer of the memo's (next[]),
- *         not the result's arena (which zeroes it first), or, when no
- *         workload it names again is pending now, over the kept list
- *         itself (only what moved or reads differently is written); the
- *         result points there until the next call.
+ *         not the result's arena (which zeroes it first), or over the
+ *         kept list itself when the room around it allows: the entries
+ *         of the workloads it names taken out, those of the ones pending
+ *         now (a submission still pending, a victim pending again) put in
+ *         at their places, each with the label of an untouched entry of
+ *         its kind (settled_entry(): the kinds table) or a new one, and
+ *         only what moved or reads differently written; the result
+ *         points there until the next call.
  *         The reclaim and preempt attempts that failed in the settled
          cycle are known to fail again (struct ss_known, actions.c) in
          every pool the delta did not change: no departure held pods
@@ -193,7 +197,10 @@
  *      of the entries: the label's first entry and that entry's reason,
  *      pool and named queue. keep() writes it from the kinds' first
  *      entries; a submission's new label adds its entry (at the list's
- *      end); taking entries out moves the records (reps_taken_out());
+ *      end); taking entries out moves the records (reps_taken_out()),
+ *      and so does a Step 5 list written over the kept one with entries
+ *      put in (reps_moved(): an entry put in before its label's first
+ *      one is recorded instead, a new label at its first entry); Step 4
  *      putting one in the middle ends it.
  *      A Step 5 cycle that decides something checks its kinds from it
  *      (cycle.c, kinds_redo()).
@@ -624,10 +631,15 @@ static int label_next(const struct sched_memo *memo, int from, int label)
 }
 
 /* Slot i's kind lost its indexed entry: it indexes the next entry of
- * `label` from `from` on, or is forgotten. */
+ * `label` from `from` on (or, when an entry put in before it is the
+ * label's only one left, the one before), or is forgotten. */
 static void kind_moves_on(struct sched_memo *memo, int i, int from, int label)
 {
     int next = label_next(memo, from, label);
+
+    for (; next < 0 && memo->label_count[label] > 0 && from > 0; from--)
+        if (memo->kind_of[from - 1] == label)
+            next = from - 1;
 
     if (next >= 0) {
         memo->kinds[i] = next + 1;
@@ -720,28 +732,179 @@ static int reps_taken_out(struct sched_memo *memo, const int *gone, int n_gone, 
     return SCHED_OK;
 }
 
-/* A list written over the kept one (cycle.c's record_in_place(): entries
- * taken out, kinds written again, every other entry with its label): the
- * labels stay, and the counts, the kinds table and the records follow
- * what was taken out, instead of being written again from the whole list
- * as keep_list() writes them. */
-static int keep_in_place(struct sched_memo *memo, const struct sched_result *out,
-                         const struct ss_kinds *kinds, int had_reps)
+/* The index in the list written over the kept one of kept entry e: the
+ * kept entries before it that were taken out (gone[]) and the entries
+ * put in before it (ins_at[] <= e) counted. */
+static int moved_to(const struct ss_kinds *kinds, int e)
 {
-    int j;
+    return e - gone_below(kinds->gone, kinds->n_gone, e) +
+           gone_below(kinds->ins_at, kinds->n_ins, e + 1);
+}
+
+/* Invariant 1 after entries were put in too (kinds_taken_out()'s general
+ * case): each kind indexes its entry where it is now, or the next of its
+ * label; then every entry put in whose kind is not in the table (a new
+ * kind, or one whose settled entries were all taken out) is. */
+static int kinds_moved(struct sched_memo *memo, const struct sched_session *ss,
+                       const struct ss_kinds *kinds)
+{
+    int i, j, e, g, rc = SCHED_OK;
+
+    if (kinds->n_ins == 1 && kinds->n_gone == 0) {   /* one put in: a pass that vectorizes */
+        for (i = 0; i < memo->cap_kinds; i++)
+            memo->kinds[i] += memo->kinds[i] > kinds->ins_at[0];
+    } else {
+        for (i = 0; i < memo->cap_kinds; i++) {
+            if (memo->kinds[i] <= 0)
+                continue;   /* free, or a kind forgotten */
+            e = memo->kinds[i] - 1;
+            g = gone_below(kinds->gone, kinds->n_gone, e);
+            if (g < kinds->n_gone && kinds->gone[g] == e)
+                kind_moves_on(memo, i, moved_to(kinds, e), kinds->gone_label[g]);
+            else
+                memo->kinds[i] = moved_to(kinds, e) + 1;
+        }
+    }
+    for (j = 0; j < kinds->n_ins && rc == SCHED_OK; j++)
+        if (!kinds_find(memo, ss, memo->pending[kinds->ins_new_at[j]].workload))
+            rc = kinds_insert(memo, ss, kinds->ins_new_at[j] + 1);
+    return rc;
+}
+
+static int cmp_rep_entry(const void *a, const void *b)
+{
+    const struct ss_kind_rep *x = a, *y = b;
+
+    return (x->entry > y->entry) - (x->entry < y->entry);
+}
+
+/* Invariant 5 after entries were put in too (reps_taken_out()'s general
+ * case): each record's entry where it is now, or the next of its label
+ * where that one was taken out, or an entry put in with its label when
+ * that comes first; a record for each new label; the records that moved
+ * that way put back in the order of the entries, each reading its entry. */
+static int reps_moved(struct sched_memo *memo, const struct ss_kinds *kinds)
+{
+    struct ss_kind_rep *moved, r;
+    int *first_in;   /* [n_labels] an entry put in first with each label + 1 */
+    int i, j, k, g, lo, n = 0, n_moved = 0, first_event, rc = SCHED_OK;
+    int cap = memo->n_reps + kinds->n_ins + 1;
+
+    moved = malloc(sizeof(*moved) * (size_t)cap);
+    first_in = calloc((size_t)memo->n_labels + 1, sizeof(int));
+    if (!moved || !first_in) {
+        rc = SCHED_ENOMEM;
+        goto out;
+    }
+    for (j = kinds->n_ins - 1; j >= 0; j--)
+        first_in[kinds->ins_label[j]] = kinds->ins_new_at[j] + 1;
+    first_event = kinds->ins_at[0];
+    if (kinds->n_gone > 0 && kinds->gone[0] < first_event)
+        first_event = kinds->gone[0];
+    for (lo = 0, i = memo->n_reps; lo < i;) {   /* the records before the first event stay */
+        int mid = lo + (i - lo) / 2;
+        if (memo->reps[mid].entry < first_event)
+            lo = mid + 1;
+        else
+            i = mid;
+    }
+    for (i = n = lo; i < memo->n_reps; i++) {
+        r = memo->reps[i];
+        g = gone_below(kinds->gone, kinds->n_gone, r.entry);
+        if (g < kinds->n_gone && kinds->gone[g] == r.entry) {
+            r.entry = label_next(memo, moved_to(kinds, r.entry), r.label);
+            if (first_in[r.label] && (r.entry < 0 || first_in[r.label] - 1 < r.entry))
+                r.entry = first_in[r.label] - 1;
+            first_in[r.label] = 0;
+            if (r.entry >= 0)
+                moved[n_moved++] = r;
+            continue;   /* else no entry carries its label any more */
+        }
+        r.entry = moved_to(kinds, r.entry);
+        if (first_in[r.label] && first_in[r.label] - 1 < r.entry) {
+            r.entry = first_in[r.label] - 1;
+            first_in[r.label] = 0;
+            moved[n_moved++] = r;
+            continue;
+        }
+        first_in[r.label] = 0;
+        memo->reps[n++] = r;
+    }
+    for (j = 0; j < kinds->n_ins; j++)   /* the new labels: no record yet */
+        if (kinds->ins_label[j] >= memo->n_labels - kinds->n_new_labels &&
+            first_in[kinds->ins_label[j]]) {
+            moved[n_moved].entry = first_in[kinds->ins_label[j]] - 1;
+            moved[n_moved++].label = kinds->ins_label[j];
+            first_in[kinds->ins_label[j]] = 0;
+        }
+    for (j = 0; j < n_moved; j++) {
+        const struct sched_pending *p = &memo->pending[moved[j].entry];
+        moved[j].pool = p->pool;
+        moved[j].queue = p->queue;
+        moved[j].reason = p->reason;
+    }
+    qsort(moved, (size_t)n_moved, sizeof(*moved), cmp_rep_entry);
+    if (reserve((void **)&memo->reps, &memo->cap_reps, sizeof(*memo->reps), n + n_moved + 1) !=
+        SCHED_OK) {
+        rc = SCHED_ENOMEM;
+        goto out;
+    }
+    for (i = n - 1, j = n_moved - 1, k = n + n_moved - 1; j >= 0; k--)
+        memo->reps[k] = i >= 0 && memo->reps[i].entry > moved[j].entry ? memo->reps[i--]
+                                                                       : moved[j--];
+    memo->n_reps = n + n_moved;
+    for (i = 0; kinds->n_redone > 0 && i < memo->n_reps; i++) {
+        const struct sched_pending *p = &memo->pending[memo->reps[i].entry];
+        memo->reps[i].pool = p->pool;
+        memo->reps[i].queue = p->queue;
+        memo->reps[i].reason = p->reason;
+    }
+out:
+    if (rc != SCHED_OK)
+        memo->reps_valid = 0;
+    free(moved);
+    free(first_in);
+    return rc;
+}
+
+/* A list written over the kept one (cycle.c's record_in_place(): entries
+ * taken out and put in, kinds written again, every other entry with its
+ * label): the labels stay, and the counts, the kinds table and the
+ * records follow what was taken out and put in, instead of being written
+ * again from the whole list as keep_list() writes them. */
+static int keep_in_place(struct sched_memo *memo, const struct sched_session *ss,
+                         const struct sched_result *out, const struct ss_kinds *kinds,
+                         int had_reps)
+{
+    int j, rc;
 
     memo->pending += kinds->off;
     memo->kind_of += kinds->off;
     memo->pending_off += kinds->off;
     memo->n_pending = out->n_pending;
+    rc = reserve((void **)&memo->label_count, &memo->cap_label_count, sizeof(int),
+                 memo->n_labels + kinds->n_new_labels + 1);
+    if (rc != SCHED_OK)
+        return rc;
+    for (j = 0; j < kinds->n_new_labels; j++)
+        memo->label_count[memo->n_labels + j] = 0;
+    memo->n_labels += kinds->n_new_labels;
     for (j = 0; j < kinds->n_gone; j++)
         memo->label_count[kinds->gone_label[j]]--;
-    kinds_taken_out(memo, kinds->gone, kinds->gone_label, kinds->n_gone);
+    for (j = 0; j < kinds->n_ins; j++)
+        memo->label_count[kinds->ins_label[j]]++;
     memo->kind_of_valid = 1;
     memo->reps_valid = had_reps;
-    return had_reps ? reps_taken_out(memo, kinds->gone, kinds->n_gone,
-                                     kinds->n_redone > 0)
-                    : SCHED_OK;
+    if (kinds->n_ins == 0) {
+        kinds_taken_out(memo, kinds->gone, kinds->gone_label, kinds->n_gone);
+        return had_reps ? reps_taken_out(memo, kinds->gone, kinds->n_gone,
+                                         kinds->n_redone > 0)
+                        : SCHED_OK;
+    }
+    rc = kinds_moved(memo, ss, kinds);
+    if (rc == SCHED_OK && had_reps)
+        rc = reps_moved(memo, kinds);
+    return rc;
 }
 
 /* Any other list (a full cycle's, or one a Step 5 cycle merged into the
@@ -825,7 +988,7 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
     if (rc == SCHED_OK && memo->settled && memo->any_stale)   /* Invariant 6: not while decided */
         rc = reserve_stale(memo, in->n_workloads + 1);
     if (rc == SCHED_OK)
-        rc = kinds->in_place ? keep_in_place(memo, out, kinds, had_reps)
+        rc = kinds->in_place ? keep_in_place(memo, ss, out, kinds, had_reps)
                              : keep_list(memo, ss, out, kinds);
     if (rc != SCHED_OK)
         return rc;
@@ -1205,6 +1368,53 @@ static int reuse(struct sched_memo *memo, struct sched_session *ss,
     return SCHED_OK;
 }
 
+/* An entry of `label` in the kept list that no touched workload holds:
+ * e, or the nearest after it, or before it; -1 when there is none. */
+static int untouched_of_label(const struct sched_memo *memo, int e, int label,
+                              const uint8_t *touched)
+{
+    int x, seen = 0;
+
+    for (x = e; x < memo->n_pending && seen < memo->label_count[label]; x++)
+        if (memo->kind_of[x] == label) {
+            if (!touched[memo->pending[x].workload])
+                return x;
+            seen++;
+        }
+    for (x = e - 1; x >= 0 && seen < memo->label_count[label]; x--)
+        if (memo->kind_of[x] == label) {
+            if (!touched[memo->pending[x].workload])
+                return x;
+            seen++;
+        }
+    return -1;
+}
+
+/* cycle.c's lookup (struct ss_prev_pending's settled_entry): an entry of
+ * the kept list of w's kind that no touched workload holds. The kinds
+ * table indexes an entry of each kind; where a touched workload holds it,
+ * another entry of its label stands for the kind (the entries of a label
+ * are of one kind in the settled state, and an untouched one still is). */
+static int settled_entry(const void *ctx, const struct sched_session *ss, int w,
+                         const uint8_t *touched)
+{
+    const struct sched_memo *memo = ctx;
+    int mask = memo->cap_kinds - 1, i, e;
+
+    if (memo->cap_kinds == 0)
+        return -1;
+    for (i = (int)(sched__diagnosis_hash(ss, w) & (uint64_t)mask); memo->kinds[i];
+         i = (i + 1) & mask) {
+        if (memo->kinds[i] <= 0)
+            continue;
+        e = untouched_of_label(memo, memo->kinds[i] - 1, memo->kind_of[memo->kinds[i] - 1],
+                               touched);
+        if (e >= 0 && sched__same_diagnosis(ss, memo->pending[e].workload, w))
+            return e;
+    }
+    return -1;
+}
+
 /* Step 5: the kept session took a delta in which some workload left
  * holding pods; the cycle's steps run on it as on a session built again
  * (cycle.c), and what it leaves is kept as a full cycle's is. Out of
@@ -1216,11 +1426,11 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
 {
     size_t kept = memo->arena_kept;
     int input_unstale = !memo->any_stale;   /* Step 2: what the delta added has none */
-    struct ss_prev_pending prev = {memo->pending, memo->kind_of, memo->n_pending,
-                                   memo->n_labels, memo->n_workloads, delta->left,
-                                   delta->n_left, NULL, NULL, 0, NULL, NULL,
-                                   memo->reps_valid ? memo->reps : NULL, memo->n_reps,
-                                   memo->label_count};
+    struct ss_prev_pending prev = {
+        .pending = memo->pending, .kind_of = memo->kind_of, .n = memo->n_pending,
+        .n_labels = memo->n_labels, .n_workloads = memo->n_workloads, .left = delta->left,
+        .n_left = delta->n_left, .reps = memo->reps_valid ? memo->reps : NULL,
+        .n_reps = memo->n_reps, .label_count = memo->label_count};
     /* room for the list, the workloads touched and a few decisions (else
      * record_again() takes the arena) */
     int from_list = memo->kind_of_valid,
@@ -1235,6 +1445,12 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
         prev.cap_buf = room;
         prev.own = memo->pending;   /* Invariant 3: the memo is not valid from here */
         prev.own_kind_of = memo->kind_of;
+        prev.own_before = memo->pending_off;
+        prev.own_after = (memo->cap_pending < memo->cap_kind_of ? memo->cap_pending
+                                                                : memo->cap_kind_of) -
+                         memo->pending_off - memo->n_pending;
+        prev.settled_entry = settled_entry;
+        prev.settled_ctx = memo;
     }
     struct ss_kinds kinds;
     int rc;
@@ -1246,6 +1462,7 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
     memo->ss.no_stale = no_stale_times(memo, memo->ss.n_workloads + 1);
     if (rc == SCHED_OK)
         rc = sched__cycle_on(&memo->ss, arena, out, from_list ? &prev : NULL, &kinds);
+    memo->stats.pending_put_in += rc == SCHED_OK && kinds.in_place && kinds.n_ins > 0;
     if (rc == SCHED_OK)
         rc = keep(memo, &memo->ss, out, &kinds, input_unstale);
     known_end(memo, rc);

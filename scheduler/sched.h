@@ -396,6 +396,8 @@ struct sched_memo_stats {
                                  workloads, built again as pending (Step 6) */
     int64_t after_submission; /* of `finished`: a submission that could start, run on the
                                  kept session once its trial was undone (Step 7) */
+    int64_t pending_put_in;   /* of `pending_kept`: the new list written over the kept one
+                                 with the entries of workloads pending again or still put in */
 };
 void sched_memo_stats(const struct sched_memo *memo, struct sched_memo_stats *out);
 

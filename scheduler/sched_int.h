@@ -569,11 +569,17 @@ struct ss_kinds {
     int *kind_of;   /* [result's n_pending] */
     /* in_place: the list is the settled one written over (cycle.c's
      * record_in_place()): the entries gone[0..n_gone) (ascending, of the
-     * settled list; gone_label[] their labels) taken out, the list now
-     * `off` entries further into its buffers, every other entry with the
-     * label it had, n_redone kinds written again; no `first` */
-    int in_place, off, n_gone, n_redone;
+     * settled list; gone_label[] their labels) taken out, an entry put in
+     * for each of ins_at[0..n_ins) (ascending: before the settled entry
+     * ins_at[j], or at the end; ins_new_at[j] its index in the new list,
+     * ins_label[j] its label: a settled one, or, for n_new_labels new
+     * kinds, n_labels + k in the order of their first entries), the list
+     * now `off` entries further into its buffers (negative: into the room
+     * before it), every other entry with the label it had, n_redone kinds
+     * written again; no `first` */
+    int in_place, off, n_gone, n_redone, n_ins, n_new_labels;
     const int *gone, *gone_label;
+    const int *ins_at, *ins_new_at, *ins_label;
 };
 
 /* A settled cycle's pending list, for a cycle on that cycle's session
@@ -601,9 +607,15 @@ struct ss_prev_pending {
     struct sched_pending *buf;            /* [cap_buf] where the new list may go (not */
     int *buf_kind_of;                     /* zeroed), with its kinds; else the arena */
     int cap_buf;
-    struct sched_pending *own;            /* pending and kind_of again, writable: when no */
-    int *own_kind_of;                     /* workload touched is pending now, the new list
-                                             is written over them (NULL: never) */
+    struct sched_pending *own;            /* pending and kind_of again, writable: the new */
+    int *own_kind_of;                     /* list is written over them when it fits (NULL:
+                                             never) */
+    int own_before, own_after;            /* entries of room before and after them */
+    /* an entry of the settled list of w's kind held by no workload
+     * `touched` marks (they are as the settled cycle saw them), or -1 */
+    int (*settled_entry)(const void *ctx, const struct sched_session *ss, int w,
+                         const uint8_t *touched);
+    const void *settled_ctx;
     const struct ss_kind_rep *reps;       /* [n_reps] one per label, or NULL (unknown) */
     int n_reps;
     const int *label_count;               /* [n_labels] entries carrying each label */

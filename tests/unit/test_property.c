@@ -713,6 +713,47 @@ static void gen_workload(struct tcase *tc)
     tc->stale_ok[i] = 0;
 }
 
+/* Workload i (just generated, i > 0) becomes of the kind of an earlier
+ * one without affinity terms: its queue, type, priority, shape, pools and
+ * node types. Kinds then repeat, so a victim evicted or a workload pending
+ * again meets pending entries of its kind, older or younger. */
+static void twin_workload(struct tcase *tc, int i)
+{
+    struct sched_workload *w = &tc->wls[i];
+    const struct sched_workload *src = &tc->wls[below(&tc->rng, i)];
+    int k;
+
+    if (src->n_affinity > 0)
+        return;
+    w->queue = src->queue;
+    w->type = src->type;
+    w->priority = src->priority;
+    w->preemptible = src->preemptible;
+    w->n_pods = src->n_pods;
+    w->min_pods = src->min_pods;
+    w->gpu_devices = src->gpu_devices;
+    w->gpu_portion = src->gpu_portion;
+    w->gpu_memory_mib = src->gpu_memory_mib;
+    w->cpu_milli = src->cpu_milli;
+    w->mem_mib = src->mem_mib;
+    w->n_pools = src->n_pools;
+    w->pools = src->n_pools > 0 ? tc->wl_pools[i] : NULL;
+    for (k = 0; k < src->n_pools; k++)
+        tc->wl_pools[i][k] = src->pools[k];
+    w->node_type = src->node_type;
+    w->n_node_types = src->n_node_types;
+    w->node_types = src->n_node_types > 0 ? tc->wl_types[i] : NULL;
+    for (k = 0; k < src->n_node_types; k++)
+        tc->wl_types[i][k] = src->node_types[k];
+    w->affinity = NULL;
+    w->n_affinity = 0;
+    w->phase = SCHED_PENDING;
+    for (k = 0; k < w->n_pods; k++) {
+        w->pods[k].node = -1;
+        w->pods[k].devices = 0;
+    }
+}
+
 /* ---- Setup placement: capacity and limits respected ---- */
 
 static uint64_t free_devices(const struct tcase *tc, const struct occupancy *o, int node,
@@ -2201,6 +2242,7 @@ struct incr_counts {
     long after_submission;   /* Step 7: a submission that could start, on the kept session */
     long after_evictions;    /* Step 6 after a cycle that also evicted */
     int64_t kept_checked, order_kept, pending_kept, attempts_known;
+    int64_t pending_put_in;   /* of pending_kept: written over the kept list, entries put in */
     int64_t known_checked, known_wrong;   /* of those answers, made after all; contradicted */
 };
 
@@ -2252,8 +2294,11 @@ static void next_event(struct tcase *tc, struct sched_delta *d, int *left)
     } else if (kind < 5) {
         if (chance(r, 50))
             tc->now += (1 + below(r, 90)) * 1000;
-        for (n = 1 + below(r, 3); n > 0 && tc->n_wls < MAX_WLS; n--)
+        for (n = 1 + below(r, 3); n > 0 && tc->n_wls < MAX_WLS; n--) {
             gen_workload(tc);
+            if (tc->n_wls > 1 && chance(r, 40))
+                twin_workload(tc, tc->n_wls - 1);
+        }
         d->n_submitted = tc->n_wls - before;
     } else if (kind < 7) {
         tc->now += (1 + below(r, 90)) * 1000;
@@ -2359,6 +2404,7 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
     c->fell_back += stats.fell_back;
     c->order_kept += stats.order_kept;
     c->pending_kept += stats.pending_kept;
+    c->pending_put_in += stats.pending_put_in;
     c->attempts_known += stats.attempts_known;
     c->known_checked += id % 3 == 0 ? stats.attempts_known : 0;
     c->known_wrong += sched__memo_known_wrong(memo);
@@ -2392,12 +2438,14 @@ static void test_incremental_equals_full(void **state)
                   "the session that made them (%ld of them with workloads that left, %ld after "
                   "evictions), %ld "
                   "submissions that could start run on the kept session, %lld kept "
-                  "sessions compared with a build\n",
+                  "sessions compared with a build, %lld lists written over the kept one with "
+                  "entries put in\n",
                   c.passes, c.reused, c.fell_back, c.submissions_started, c.left, c.left_reused,
                   c.left_kept, (long long)c.order_kept, (long long)c.pending_kept, c.known_kept,
                   (long long)c.attempts_known, (long long)c.known_checked,
                   (long long)c.known_wrong, c.after_placements, c.after_placements_left,
-                  c.after_evictions, c.after_submission, (long long)c.kept_checked);
+                  c.after_evictions, c.after_submission, (long long)c.kept_checked,
+                  (long long)c.pending_put_in);
     assert_int_equal(failed, 0);
     /* every way of a submission delta happens often: reused, a kept session
      * extended and then given up, and a full cycle */
@@ -2421,6 +2469,9 @@ static void test_incremental_equals_full(void **state)
     assert_true(c.order_kept > c.kept_runs / 4 && c.order_kept < c.kept_runs);
     /* and its reasons recorded from the settled list, most times */
     assert_true(c.pending_kept > c.kept_runs / 2 && c.pending_kept <= c.kept_runs);
+    /* and written over the kept list with entries put in (a submission still
+     * pending, a victim pending again), often */
+    assert_true(c.pending_put_in > c.pending_kept / 10);
     /* attempts are answered from the settled cycle often, and those made
      * after all failed as answered */
     assert_true(c.known_kept > c.left_kept / 4 && c.known_checked > 0);
