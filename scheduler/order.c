@@ -636,7 +636,7 @@ static struct order_cache *cache_build(struct sched_session *ss)
             oc->cnt[ss_w(ss, w)->queue]++;
             n++;
         }
-    oc->cap_items = n + 1 + ORDER_SLACK(n);
+    oc->cap_items = n + 1 + n / 2 + ORDER_SLACK(n);   /* lists merged past the end (merge_added()) */
     oc->items = sched__calloc(ss->arena, (size_t)oc->cap_items, sizeof(int));
     if (!oc->items)
         return NULL;
@@ -829,43 +829,103 @@ static int grow_items(struct sched_session *ss, struct order_cache *oc, int need
     return SCHED_OK;
 }
 
+/* Where the lists end in items[] (they lie in any order, with gaps). */
+static int lists_end(const struct order_cache *oc, int n_queues)
+{
+    int q, end = 0;
+
+    for (q = 0; q < n_queues; q++)
+        if (oc->off[q] + oc->cnt[q] > end)
+            end = oc->off[q] + oc->cnt[q];
+    return end;
+}
+
+static int off_before(const void *ctx, int a, int b)
+{
+    const struct order_cache *oc = ctx;
+
+    return oc->off[a] < oc->off[b];
+}
+
+/* The lists moved down to the start of items[], in the order they lie,
+ * each with its groups (no gap left between them); returns their end. */
+static int pack_lists(struct sched_session *ss, struct order_cache *oc, struct sched_arena *a)
+{
+    int *by_off = sched__alloc(a, sizeof(int) * ((size_t)ss->n_queues + 1));
+    int q, k, i, at = 0;
+
+    if (!by_off)
+        return -1;
+    for (q = 0; q < ss->n_queues; q++)
+        by_off[q] = q;
+    if (sched__sort(a, by_off, ss->n_queues, off_before, oc) != SCHED_OK)
+        return -1;
+    for (k = 0; k < ss->n_queues; k++) {
+        q = by_off[k];
+        if (oc->off[q] != at && oc->cnt[q] > 0) {
+            memmove(&oc->items[at], &oc->items[oc->off[q]], sizeof(int) * (size_t)oc->cnt[q]);
+            memmove(&oc->item_group[at], &oc->item_group[oc->off[q]],
+                    sizeof(int) * (size_t)oc->cnt[q]);
+            for (i = at; i < at + oc->cnt[q]; i++)
+                oc->pos_of[oc->items[i]] = i;
+        }
+        oc->off[q] = at;
+        at += oc->cnt[q];
+    }
+    return at;
+}
+
+/* Leaf q's list merged with its waiting entries added[first..first+n_q)
+ * (both in job order) into items[to..), which lies past every list, so
+ * nothing is written before it is read; the list's old place is left as a
+ * gap. */
+static void merge_leaf(struct order_cache *oc, int q, int first, int n_q, int to)
+{
+    int i = oc->off[q], end = oc->off[q] + oc->cnt[q], k = first, k_end = first + n_q, at;
+
+    for (at = to; i < end || k < k_end; at++) {
+        if (k < k_end && (i >= end || job_before(oc, oc->added[k], oc->items[i]))) {
+            oc->items[at] = oc->added[k++];
+            oc->item_group[at] = -1;
+        } else {
+            oc->items[at] = oc->items[i];
+            oc->item_group[at] = oc->item_group[i++];
+        }
+        oc->pos_of[oc->items[at]] = at;
+    }
+    oc->off[q] = to;
+    oc->cnt[q] += n_q;
+}
+
 /* Every waiting entry into its leaf's list: the additions sorted by leaf
- * and job order, then each leaf, from the last, merged from its end into
- * its place moved on by the additions of the leaves before it (never
- * before where it was, so nothing is overwritten before it is read). */
+ * and job order, then each leaf that has some merged with them past the
+ * lists' end (the cost of that leaf, not of every list); the lists are
+ * packed first when the room past their end is short, and items[] grows
+ * only when that is not enough. */
 static int merge_added(struct sched_session *ss, struct order_cache *oc, struct sched_arena *a)
 {
     struct added_ctx ctx = {ss, oc};
-    int q, k, i, to, n_q, first_q, shift = oc->n_added, end = 0;
+    int q, k, n_q, end, need = 0;
 
-    for (q = 0; q < ss->n_queues; q++)
-        if (oc->off[q] + oc->cnt[q] > end)
-            end = oc->off[q] + oc->cnt[q];
-    if (sched__sort(a, oc->added, oc->n_added, added_before, &ctx) != SCHED_OK ||
-        grow_items(ss, oc, end + oc->n_added + 1) != SCHED_OK)
+    if (sched__sort(a, oc->added, oc->n_added, added_before, &ctx) != SCHED_OK)
         return SCHED_ENOMEM;
-    k = oc->n_added - 1;
-    for (q = ss->n_queues - 1; q >= 0 && shift > 0; q--) {
-        for (n_q = 0; k - n_q >= 0 && ss_w(ss, oc->added[k - n_q])->queue == q; n_q++)
+    for (k = 0; k < oc->n_added; k += n_q) {   /* the room the moved lists take */
+        q = ss_w(ss, oc->added[k])->queue;
+        for (n_q = 0; k + n_q < oc->n_added && ss_w(ss, oc->added[k + n_q])->queue == q; n_q++)
             ;
-        first_q = k - n_q + 1;
-        i = oc->off[q] + oc->cnt[q] - 1;
-        to = oc->off[q] + oc->cnt[q] + shift - 1;
-        while (i >= oc->off[q] || k >= first_q) {
-            if (i >= oc->off[q] && (k < first_q || job_before(oc, oc->added[k], oc->items[i]))) {
-                oc->items[to] = oc->items[i];
-                oc->item_group[to] = oc->item_group[i];
-                i--;
-            } else {
-                oc->items[to] = oc->added[k--];
-                oc->item_group[to] = -1;
-            }
-            oc->pos_of[oc->items[to]] = to;
-            to--;
-        }
-        oc->cnt[q] += n_q;
-        shift -= n_q;
-        oc->off[q] += shift;
+        need += oc->cnt[q] + n_q;
+    }
+    end = lists_end(oc, ss->n_queues);
+    if (end + need > oc->cap_items && (end = pack_lists(ss, oc, a)) < 0)
+        return SCHED_ENOMEM;
+    if (grow_items(ss, oc, end + need + 1) != SCHED_OK)
+        return SCHED_ENOMEM;
+    for (k = 0; k < oc->n_added; k += n_q) {
+        q = ss_w(ss, oc->added[k])->queue;
+        for (n_q = 0; k + n_q < oc->n_added && ss_w(ss, oc->added[k + n_q])->queue == q; n_q++)
+            ;
+        merge_leaf(oc, q, k, n_q, end);
+        end += oc->cnt[q];
     }
     oc->n_added = 0;
     return SCHED_OK;
