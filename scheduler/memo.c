@@ -220,6 +220,10 @@
 #include <string.h>
 
 #define MEMO_SLACK ((size_t)1 << 20)   /* Invariant 4: a block of growth beyond 2x */
+/* entries of room left before a list the memo keeps whole: an entry put in
+ * near its start (a victim pending again, most often an old workload)
+ * moves the entries before it, not the whole list (cycle.c, make_room()) */
+#define FRONT_ROOM(n) ((n) / 64 + 64)
 #define KIND_GONE (-1)                 /* a slot whose kind was forgotten: probes go on */
 
 struct sched_memo {
@@ -260,8 +264,8 @@ struct sched_memo {
     int n_reps, cap_reps;       /* reps_valid (Invariant 5) */
     int reps_valid;
     struct sched_pending *next; /* [cap_next]: the list a Step 5 cycle records (the */
-    int *next_kind_of;          /* result points here), and its kinds */
-    int cap_next, cap_next_kind_of;
+    int *next_kind_of;          /* result points here), and its kinds, from next_off on */
+    int cap_next, cap_next_kind_of, next_off;
     uint32_t *known_buf[2];     /* attempts known to fail (struct ss_known): the last */
     int cap_known[2];           /* settled cycle's in known_buf[known_cur] (n_known */
     int known_cur, n_known;     /* workloads, 0: none), the next cycle's in the other */
@@ -590,15 +594,16 @@ static void keep_next(struct sched_memo *memo)
     int *k = memo->kind_of - memo->pending_off, cap = memo->cap_pending,
         cap_k = memo->cap_kind_of;
 
-    memo->pending = memo->next;
+    memo->pending = memo->next + memo->next_off;
     memo->cap_pending = memo->cap_next;
-    memo->kind_of = memo->next_kind_of;
+    memo->kind_of = memo->next_kind_of + memo->next_off;
     memo->cap_kind_of = memo->cap_next_kind_of;
+    memo->pending_off = memo->next_off;
     memo->next = p;
     memo->cap_next = cap;
     memo->next_kind_of = k;
     memo->cap_next_kind_of = cap_k;
-    memo->pending_off = 0;
+    memo->next_off = 0;
 }
 
 /* How many of gone[0..n) (ascending) are below e. */
@@ -915,13 +920,18 @@ static int keep_list(struct sched_memo *memo, const struct sched_session *ss,
 {
     int e, rc;
 
-    if (out->pending == memo->next && kinds->kind_of == memo->next_kind_of) {
+    if (memo->next && out->pending == memo->next + memo->next_off &&
+        kinds->kind_of == memo->next_kind_of + memo->next_off) {
         keep_next(memo);   /* a Step 5 cycle's list is in the memo's other buffers already */
     } else {
+        int front = FRONT_ROOM(out->n_pending);
         pending_rebase(memo, 0);   /* what it holds is replaced */
-        rc = reserve_pending(memo, out->n_pending + 1);
+        rc = reserve_pending(memo, front + out->n_pending + 1);
         if (rc != SCHED_OK)
             return rc;
+        memo->pending += front;
+        memo->kind_of += front;
+        memo->pending_off = front;
         memcpy(memo->pending, out->pending, (size_t)out->n_pending * sizeof(*out->pending));
         memcpy(memo->kind_of, kinds->kind_of, (size_t)out->n_pending * sizeof(int));
     }
@@ -1434,14 +1444,17 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
     /* room for the list, the workloads touched and a few decisions (else
      * record_again() takes the arena) */
     int from_list = memo->kind_of_valid,
-        room = memo->n_pending + delta->n_left + delta->n_submitted + 64 + memo->n_pending / 16;
+        room = memo->n_pending + delta->n_left + delta->n_submitted + 64 + memo->n_pending / 16,
+        front = FRONT_ROOM(memo->n_pending);
 
     if (from_list &&
-        reserve((void **)&memo->next, &memo->cap_next, sizeof(*memo->next), room) == SCHED_OK &&
-        reserve((void **)&memo->next_kind_of, &memo->cap_next_kind_of, sizeof(int), room) ==
-            SCHED_OK) {
-        prev.buf = memo->next;
-        prev.buf_kind_of = memo->next_kind_of;
+        reserve((void **)&memo->next, &memo->cap_next, sizeof(*memo->next), front + room) ==
+            SCHED_OK &&
+        reserve((void **)&memo->next_kind_of, &memo->cap_next_kind_of, sizeof(int),
+                front + room) == SCHED_OK) {
+        memo->next_off = front;
+        prev.buf = memo->next + front;
+        prev.buf_kind_of = memo->next_kind_of + front;
         prev.cap_buf = room;
         prev.own = memo->pending;   /* Invariant 3: the memo is not valid from here */
         prev.own_kind_of = memo->kind_of;
