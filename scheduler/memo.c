@@ -783,6 +783,35 @@ static int cmp_rep_entry(const void *a, const void *b)
     return (x->entry > y->entry) - (x->entry < y->entry);
 }
 
+/* A label that entries were put in with, and the first of them. */
+struct label_in {
+    int label, entry;
+};
+
+static int cmp_label_in(const void *a, const void *b)
+{
+    const struct label_in *x = a, *y = b;
+
+    return x->label != y->label ? (x->label > y->label) - (x->label < y->label)
+                                : (x->entry > y->entry) - (x->entry < y->entry);
+}
+
+/* The first entry put in with `label` (in[0..n) by label, one each), not
+ * yet taken: its index in in[], or -1. */
+static int label_in_find(const struct label_in *in, int n, int label)
+{
+    int lo = 0, hi = n;
+
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (in[mid].label < label)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && in[lo].label == label && in[lo].entry >= 0 ? lo : -1;
+}
+
 /* Invariant 5 after entries were put in too (reps_taken_out()'s general
  * case): each record's entry where it is now, or the next of its label
  * where that one was taken out, or an entry put in with its label when
@@ -790,19 +819,24 @@ static int cmp_rep_entry(const void *a, const void *b)
  * that way put back in the order of the entries, each reading its entry. */
 static int reps_moved(struct sched_memo *memo, const struct ss_kinds *kinds)
 {
-    struct ss_kind_rep *moved, r;
-    int *first_in;   /* [n_labels] an entry put in first with each label + 1 */
-    int i, j, k, g, lo, n = 0, n_moved = 0, first_event, rc = SCHED_OK;
-    int cap = memo->n_reps + kinds->n_ins + 1;
+    struct ss_kind_rep *moved = NULL, r;
+    struct label_in *in;   /* each label put in with, its first entry (-1: taken) */
+    int i, j, k, g, lo, n = 0, n_in = 0, n_moved = 0, first_event, rc = SCHED_OK;
 
-    moved = malloc(sizeof(*moved) * (size_t)cap);
-    first_in = calloc((size_t)memo->n_labels + 1, sizeof(int));
-    if (!moved || !first_in) {
+    in = malloc(sizeof(*in) * (size_t)kinds->n_ins);
+    moved = malloc(sizeof(*moved) * ((size_t)memo->n_reps + (size_t)kinds->n_ins + 1));
+    if (!in || !moved) {
         rc = SCHED_ENOMEM;
         goto out;
     }
-    for (j = kinds->n_ins - 1; j >= 0; j--)
-        first_in[kinds->ins_label[j]] = kinds->ins_new_at[j] + 1;
+    for (j = 0; j < kinds->n_ins; j++) {
+        in[j].label = kinds->ins_label[j];
+        in[j].entry = kinds->ins_new_at[j];
+    }
+    qsort(in, (size_t)kinds->n_ins, sizeof(*in), cmp_label_in);
+    for (j = 0; j < kinds->n_ins; j++)   /* one per label: its first entry */
+        if (n_in == 0 || in[n_in - 1].label != in[j].label)
+            in[n_in++] = in[j];
     first_event = kinds->ins_at[0];
     if (kinds->n_gone > 0 && kinds->gone[0] < first_event)
         first_event = kinds->gone[0];
@@ -815,32 +849,33 @@ static int reps_moved(struct sched_memo *memo, const struct ss_kinds *kinds)
     }
     for (i = n = lo; i < memo->n_reps; i++) {
         r = memo->reps[i];
+        j = label_in_find(in, n_in, r.label);
         g = gone_below(kinds->gone, kinds->n_gone, r.entry);
         if (g < kinds->n_gone && kinds->gone[g] == r.entry) {
             r.entry = label_next(memo, moved_to(kinds, r.entry), r.label);
-            if (first_in[r.label] && (r.entry < 0 || first_in[r.label] - 1 < r.entry))
-                r.entry = first_in[r.label] - 1;
-            first_in[r.label] = 0;
+            if (j >= 0 && (r.entry < 0 || in[j].entry < r.entry))
+                r.entry = in[j].entry;
+            if (j >= 0)
+                in[j].entry = -1;
             if (r.entry >= 0)
                 moved[n_moved++] = r;
             continue;   /* else no entry carries its label any more */
         }
         r.entry = moved_to(kinds, r.entry);
-        if (first_in[r.label] && first_in[r.label] - 1 < r.entry) {
-            r.entry = first_in[r.label] - 1;
-            first_in[r.label] = 0;
+        if (j >= 0 && in[j].entry < r.entry) {
+            r.entry = in[j].entry;
+            in[j].entry = -1;
             moved[n_moved++] = r;
             continue;
         }
-        first_in[r.label] = 0;
+        if (j >= 0)
+            in[j].entry = -1;
         memo->reps[n++] = r;
     }
-    for (j = 0; j < kinds->n_ins; j++)   /* the new labels: no record yet */
-        if (kinds->ins_label[j] >= memo->n_labels - kinds->n_new_labels &&
-            first_in[kinds->ins_label[j]]) {
-            moved[n_moved].entry = first_in[kinds->ins_label[j]] - 1;
-            moved[n_moved++].label = kinds->ins_label[j];
-            first_in[kinds->ins_label[j]] = 0;
+    for (j = 0; j < n_in; j++)   /* the new labels: no record yet */
+        if (in[j].label >= memo->n_labels - kinds->n_new_labels && in[j].entry >= 0) {
+            moved[n_moved].entry = in[j].entry;
+            moved[n_moved++].label = in[j].label;
         }
     for (j = 0; j < n_moved; j++) {
         const struct sched_pending *p = &memo->pending[moved[j].entry];
@@ -868,7 +903,7 @@ out:
     if (rc != SCHED_OK)
         memo->reps_valid = 0;
     free(moved);
-    free(first_in);
+    free(in);
     return rc;
 }
 
