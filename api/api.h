@@ -261,6 +261,7 @@ struct api_sched_stats {
     int64_t cycles_kept;               /* cycles it ran on its kept session (a departure with pods) */
     /* the scheduler thread's holds of each lock (enum api_lock) */
     int64_t holds[API_LOCKS], hold_us_total[API_LOCKS], hold_max_us[API_LOCKS];
+    int64_t hold_cpu_max_us[API_LOCKS]; /* the most CPU time the holder ran in one hold */
     int64_t hold_hist[API_LOCKS][API_HOLD_BUCKETS];   /* per bucket, not cumulative */
 };
 extern const double api_hist_bounds[API_HIST_BUCKETS - 1];   /* seconds; last is +Inf */
@@ -340,13 +341,13 @@ void api_series_rec_free(struct api_series_rec *rec);      /* NULL is a no-op */
 /* Takes one sample of the model's cluster, pools, nodes, workloads and
  * queues at now_ms and hands it to the recorder's own thread, which
  * writes its changes in turns of about turn_us (db_series_add_turn),
- * prunes points older than keep_after_ms, and tells held(arg, us) how
- * long each turn held the writer; returns without waiting for the write
+ * prunes points older than keep_after_ms, and tells held(arg, us, cpu_us)
+ * how long each turn held the writer (cpu_us of it on the writer's CPU); returns without waiting for the write
  * (a sample not yet begun when the next comes is replaced by it).
  * api_series_rec_free() writes what waits first. 0 or -1. */
 int api_series_record(struct api_series_rec *rec, struct db *db, const struct sched_model *m,
                       int64_t now_ms, int64_t keep_after_ms, int64_t turn_us,
-                      void (*held)(void *arg, int64_t us), void *arg);
+                      void (*held)(void *arg, int64_t us, int64_t cpu_us), void *arg);
 void api_sched_wake(struct api_sched *s);
 void api_sched_touch(struct api_sched *s, int64_t workload_seq);
 void api_sched_org_changed(struct api_sched *s);

@@ -184,8 +184,20 @@ static int64_t mono_us(void)
 
 /* ---- lock holds: how long this thread keeps requests waiting ---- */
 
-/* Counts one hold of `lock` that lasted `us`; the caller holds sc->mu. */
-static void count_hold(struct api_sched_stats *st, enum api_lock lock, int64_t us)
+/* This thread's CPU time: a hold's wall time less what it spent waiting
+ * for a core is what the holder ran. */
+static int64_t thread_cpu_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Counts one hold of `lock` that lasted `us`, `cpu_us` of it on the
+ * holder's CPU; the caller holds sc->mu. */
+static void count_hold(struct api_sched_stats *st, enum api_lock lock, int64_t us,
+                       int64_t cpu_us)
 {
     int b = 0;
 
@@ -196,50 +208,66 @@ static void count_hold(struct api_sched_stats *st, enum api_lock lock, int64_t u
     st->hold_hist[lock][b]++;
     if (us > st->hold_max_us[lock])
         st->hold_max_us[lock] = us;
+    if (cpu_us > st->hold_cpu_max_us[lock])
+        st->hold_cpu_max_us[lock] = cpu_us;
+}
+
+/* When a hold began: wall and this thread's CPU clocks. */
+struct held_since {
+    int64_t us, cpu_us;
+};
+
+static struct held_since held_now(void)
+{
+    struct held_since h = {mono_us(), thread_cpu_us()};
+
+    return h;
 }
 
 /* The scheduler thread takes its state lock with state_lock() and gives
  * it back with state_unlock(), which counts the hold. */
-static int64_t state_lock(struct api_sched *sc)
+static struct held_since state_lock(struct api_sched *sc)
 {
     pthread_mutex_lock(&sc->mu);
-    return mono_us();
+    return held_now();
 }
 
-static void state_unlock(struct api_sched *sc, int64_t locked_us)
+static void state_unlock(struct api_sched *sc, struct held_since since)
 {
-    count_hold(&sc->stats, API_LOCK_STATE, mono_us() - locked_us);
+    struct held_since now = held_now();
+
+    count_hold(&sc->stats, API_LOCK_STATE, now.us - since.us, now.cpu_us - since.cpu_us);
     pthread_mutex_unlock(&sc->mu);
 }
 
 /* Counts a hold of the model lock or the writer, once it is over. */
-static void note_hold(struct api_sched *sc, enum api_lock lock, int64_t us)
+static void note_hold(struct api_sched *sc, enum api_lock lock, int64_t us, int64_t cpu_us)
 {
     pthread_mutex_lock(&sc->mu);
-    count_hold(&sc->stats, lock, us);
+    count_hold(&sc->stats, lock, us, cpu_us);
     pthread_mutex_unlock(&sc->mu);
 }
 
 /* A turn of the sample's series write (series_rec.c) held the writer. */
-static void note_write_hold(void *sc, int64_t us)
+static void note_write_hold(void *sc, int64_t us, int64_t cpu_us)
 {
-    note_hold(sc, API_LOCK_WRITE, us);
+    note_hold(sc, API_LOCK_WRITE, us, cpu_us);
 }
 
 /* This thread changes the model between model_lock() and model_unlock(),
  * which counts the hold. */
-static int64_t model_lock(struct api_sched *sc)
+static struct held_since model_lock(struct api_sched *sc)
 {
     pthread_mutex_lock(&sc->model_mu);
-    return mono_us();
+    return held_now();
 }
 
-static void model_unlock(struct api_sched *sc, int64_t locked_us)
+static void model_unlock(struct api_sched *sc, struct held_since since)
 {
-    int64_t held = mono_us() - locked_us;
+    struct held_since now = held_now();
 
     pthread_mutex_unlock(&sc->model_mu);
-    note_hold(sc, API_LOCK_MODEL, held);
+    note_hold(sc, API_LOCK_MODEL, now.us - since.us, now.cpu_us - since.cpu_us);
 }
 
 /* ---- Step 1 ---- */
@@ -250,7 +278,7 @@ static void model_unlock(struct api_sched *sc, int64_t locked_us)
  * the model lock. */
 static int take_dirty(struct api_sched *sc, int upto, int64_t **seqs, int *n, int *org)
 {
-    int64_t locked = state_lock(sc);
+    struct held_since locked = state_lock(sc);
     int rest = upto >= 0 && upto < sc->n_dirty ? sc->n_dirty - upto : 0;
     int64_t *kept = rest > 0 ? malloc(sizeof(*kept) * (size_t)rest) : NULL;
 
@@ -943,16 +971,17 @@ static int write_reasons(struct api_sched *sc, struct persist *p, int from, int6
 {
     struct db_cycle cy;
     int done, applied = 0, rc = DB_OK;
-    int64_t held_us;
+    int64_t held_us, held_cpu_us;
 
     memset(&cy, 0, sizeof(cy));
     cy.now_ms = now_ms;
     while (rc == DB_OK && from < p->n_ups) {
         cy.updates = p->ups + from;
         cy.n_updates = p->n_ups - from;
-        rc = db_reasons_apply(sc->db, &cy, REASONS_PIECE_US, &done, &applied, &held_us);
+        rc = db_reasons_apply(sc->db, &cy, REASONS_PIECE_US, &done, &applied, &held_us,
+                              &held_cpu_us);
         if (held_us > 0)
-            note_hold(sc, API_LOCK_WRITE, held_us);
+            note_hold(sc, API_LOCK_WRITE, held_us, held_cpu_us);
         from += done;
     }
     return rc == DB_OK ? 0 : -1;
@@ -965,7 +994,7 @@ static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
     struct db_cycle cy;
     struct db_turns t;
     int i, n_pods = 0, applied, rc = -1;
-    int64_t locked;
+    struct held_since locked;
 
     for (i = 0; i < sc->m.n; i++)
         n_pods += sc->m.wls[i].n_pods;
@@ -988,11 +1017,14 @@ static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
     t.rows = sc->turn_rows;
     t.n_turns = 0;
     t.held_us = malloc(sizeof(*t.held_us) * ((size_t)p.n_placing + 2));
-    rc = t.held_us && db_cycle_apply_turns(sc->db, &cy, &t, &applied) == DB_OK ? 0 : -1;
+    t.held_cpu_us = malloc(sizeof(*t.held_cpu_us) * ((size_t)p.n_placing + 2));
+    rc = t.held_us && t.held_cpu_us && db_cycle_apply_turns(sc->db, &cy, &t, &applied) == DB_OK
+             ? 0 : -1;
     sc->turn_rows = t.rows;
     for (i = 0; i < t.n_turns; i++)
-        note_hold(sc, API_LOCK_WRITE, t.held_us[i]);
+        note_hold(sc, API_LOCK_WRITE, t.held_us[i], t.held_cpu_us[i]);
     free(t.held_us);
+    free(t.held_cpu_us);
     if (rc != 0)
         goto out;
     rc = -1;
@@ -1055,7 +1087,7 @@ static void publish(struct api_sched *sc, const struct sched_result *res, int64_
     struct sched_memo_stats ms;
     struct api_share *sh = calloc((size_t)nq * (size_t)np + 1, sizeof(*sh));
     struct api_share *old = NULL;
-    int64_t locked;
+    struct held_since locked;
 
     for (q = 0; sh && q < nq; q++)
         for (pl = 0; pl < np; pl++)
@@ -1134,7 +1166,7 @@ static void load_shares(struct api_sched *sc)
     struct db_share *rows = NULL;
     struct api_share *sh, *old;
     int n = 0, i;
-    int64_t locked;
+    struct held_since locked;
 
     if (db_shares_get(sc->db, &rows, &n) != DB_OK)
         return;
@@ -1290,7 +1322,8 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     struct usage_read ur;
     struct sched_model fresh;
     char *orig = NULL;
-    int64_t t0 = mono_us(), now = api_now_ms(), locked;
+    int64_t t0 = mono_us(), now = api_now_ms();
+    struct held_since locked;
     int i, rc = -1, rc_core, fresh_ok;
 
     *n_decisions = 0;
@@ -1332,7 +1365,7 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
         goto out;
     /* Steps 3 and 4 */
     if (persist_cycle(sc, &st, &res, orig, now) != 0) {
-        int64_t st_locked = model_lock(sc);
+        struct held_since st_locked = model_lock(sc);
 
         sc->loaded = 0;
         model_unlock(sc, st_locked);
@@ -1450,7 +1483,7 @@ static void deadline(struct timespec *ts, int64_t ms)
 static int wait_turn(struct api_sched *sc, int64_t gap_us)
 {
     struct timespec until, min_until;
-    int64_t locked;
+    struct held_since locked;
     int rc = 0;
 
     deadline(&until, sc->o.period_ms);
@@ -1462,7 +1495,7 @@ static int wait_turn(struct api_sched *sc, int64_t gap_us)
     while (!sc->wake && !sc->stop)
         if (pthread_cond_timedwait(&sc->cv, &sc->mu, &until) != 0)
             break;
-    locked = mono_us(); /* the waits above give the lock back */
+    locked = held_now(); /* the waits above give the lock back */
     sc->wake = 0;
     rc = sc->stop ? -1 : 0;
     state_unlock(sc, locked);
@@ -1474,7 +1507,7 @@ static int wait_turn(struct api_sched *sc, int64_t gap_us)
  * database, so the model is read again whole. */
 static void agents_turn(struct api_sched *sc)
 {
-    int64_t locked;
+    struct held_since locked;
 
     if (api_agent_enforce(sc->db, api_now_ms(), sc->started_ms, sc->o.agent_lost_after_ms) <= 0)
         return;
@@ -1490,7 +1523,8 @@ static void agents_turn(struct api_sched *sc)
  * of this thread is fenced by the epoch while it leads. */
 static int leading(struct api_sched *sc)
 {
-    int64_t e = sc->o.leader ? api_leader_epoch(sc->o.leader) : -1, locked;
+    int64_t e = sc->o.leader ? api_leader_epoch(sc->o.leader) : -1;
+    struct held_since locked;
 
     if (e != sc->epoch) {
         pthread_mutex_lock(&sc->run_mu);
@@ -1513,7 +1547,7 @@ static int leading(struct api_sched *sc)
 static void foreign_change(void *arg, const struct db_change *ch)
 {
     struct api_sched *sc = arg;
-    int64_t locked;
+    struct held_since locked;
 
     if (ch->kind == DB_CHANGE_PRINCIPALS) {
         api_pcache_invalidate(sc->o.pc);
@@ -1547,7 +1581,7 @@ static void read_changes(struct api_sched *sc)
 /* A write of this turn was refused by the fence: another replica leads. */
 static void fenced(struct api_sched *sc)
 {
-    int64_t locked;
+    struct held_since locked;
 
     if (!db_fence_refused())
         return;
@@ -1562,7 +1596,8 @@ static void fenced(struct api_sched *sc)
  * comes to lead loads everything anyway). */
 static void follower_turn(struct api_sched *sc)
 {
-    int64_t locked, *seqs = NULL;
+    int64_t *seqs = NULL;
+    struct held_since locked;
     int n, org;
 
     read_changes(sc);

@@ -74,7 +74,7 @@ struct sample {
     int n;
     struct db *db;
     int64_t now_ms, keep_after_ms, turn_us;
-    void (*held)(void *arg, int64_t us);
+    void (*held)(void *arg, int64_t us, int64_t cpu_us);
     void *arg;
 };
 
@@ -487,11 +487,11 @@ static void sample_write(struct api_series_rec *rec, struct sample *smp)
     int wrc = DB_OK;
 
     changes(rec, &now, &out);
-    t = (struct db_series_turns){out.p, out.n, smp->keep_after_ms, smp->turn_us, 0, 0, 0};
+    t = (struct db_series_turns){out.p, out.n, smp->keep_after_ms, smp->turn_us, 0, 0, 0, 0};
     while (wrc == DB_OK && !t.whole && (out.n > 0 || smp->keep_after_ms > 0)) {
         wrc = db_series_add_turn(smp->db, &t);
         if (t.held_us > 0)
-            smp->held(smp->arg, t.held_us);
+            smp->held(smp->arg, t.held_us, t.held_cpu_us);
     }
     if (wrc == DB_OK) {
         free(rec->last);
@@ -549,7 +549,7 @@ static int sample_hand(struct api_series_rec *rec, const struct sample *smp)
 
 int api_series_record(struct api_series_rec *rec, struct db *db, const struct sched_model *m,
                       int64_t now_ms, int64_t keep_after_ms, int64_t turn_us,
-                      void (*held)(void *arg, int64_t us), void *arg)
+                      void (*held)(void *arg, int64_t us, int64_t cpu_us), void *arg)
 {
     struct points now = {NULL, 0, 0, now_ms};
     struct device *devs = calloc((size_t)m->n_nodes * 64 + 1, sizeof(*devs));

@@ -305,6 +305,14 @@ int64_t db__mono_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+int64_t db__thread_cpu_us(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
+
 int db__grow(void *arrp, int n, int *cap, size_t elem)
 {
     void **arr = arrp;

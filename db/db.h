@@ -571,6 +571,8 @@ struct db_turns {
     int rows;           /* in/out: the next turn's updates (under 4: start at 32),
                          * learnt from each turn's pace: keep it for the next cycle */
     int64_t *held_us;   /* out: each turn's time on the writer; n_after + 2 of room */
+    int64_t *held_cpu_us; /* out, or NULL: each turn's CPU time on the writer (its thread's
+                           * clock: the part of held_us it ran, not waited for a core) */
     int n_turns;        /* out */
 };
 int db_cycle_apply_turns(struct db *db, const struct db_cycle *c, struct db_turns *t,
@@ -579,10 +581,11 @@ int db_cycle_apply_turns(struct db *db, const struct db_cycle *c, struct db_turn
  * (phase, pods and times as they are; c->events must be empty) in one
  * write that stops once its statements have run budget_us (after one row
  * at least): *n_done says how many rows it got to, *n_applied grows by
- * those whose version still matched, *held_us is how long it ran. A
- * caller writes the rest with further calls from updates + *n_done. */
+ * those whose version still matched, *held_us is how long it ran (*held_cpu_us
+ * of it on the writer's CPU). A caller writes the rest with further calls
+ * from updates + *n_done. */
 int db_reasons_apply(struct db *db, const struct db_cycle *c, int64_t budget_us, int *n_done,
-                     int *n_applied, int64_t *held_us);
+                     int *n_applied, int64_t *held_us, int64_t *held_cpu_us);
 
 /* ---- Allocation samples (metrics time series, time-based fairshare) ----
  * One row per queue, pool and sample time: what the queue held and its
@@ -638,7 +641,7 @@ struct db_point {
  * prune of points older than keep_after_ms (0: no pruning), which keeps
  * each series' latest point unless it is 0. Call it again until whole;
  * held_us: how long the writer ran the turn (the writes queued behind it
- * waited that long). On failure the turns written stay unread, and the
+ * waited that long), held_cpu_us of it on the writer's CPU. On failure the turns written stay unread, and the
  * next sample's first turn deletes them. */
 struct db_series_turns {
     const struct db_point *p;
@@ -648,6 +651,7 @@ struct db_series_turns {
     int done;                     /* points written; 0 before the first turn */
     int whole;                    /* the last turn was written */
     int64_t held_us;
+    int64_t held_cpu_us;
 };
 int db_series_add_turn(struct db *db, struct db_series_turns *t);
 /* One series (every label) between start and end, with the point in force

@@ -141,6 +141,8 @@ void db__page_memo_free(struct db__page_memo *m);
  * with capacity *cap (doubling); DB_ENOMEM leaves the array as it was. */
 /* The monotonic clock in microseconds (for the writer's turns). */
 int64_t db__mono_us(void);
+/* The calling thread's CPU time (what it ran, not what it waited for a core). */
+int64_t db__thread_cpu_us(void);
 int db__grow(void *arrp, int n, int *cap, size_t elem);
 /* A growing NUL-terminated text ({0} is empty); a failed allocation
  * sets `failed`, after which adding does nothing. The caller frees s. */

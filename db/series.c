@@ -181,7 +181,7 @@ static int last_turn(struct db__conn *c, const struct db_series_turns *t)
 static int turn_fn(struct db__conn *c, void *arg)
 {
     struct db_series_turns *t = arg;
-    int64_t t0 = db__mono_us();
+    int64_t t0 = db__mono_us(), cpu0 = db__thread_cpu_us();
     int rc = t->done == 0 && t->n > 0 ? first_turn(c) : DB_OK, i = t->done, rows;
 
     while (rc == DB_OK && i < t->n && (i == t->done || t->budget_us <= 0 ||
@@ -192,6 +192,7 @@ static int turn_fn(struct db__conn *c, void *arg)
     if (rc == DB_OK && i == t->n)
         rc = last_turn(c, t);
     t->held_us = db__mono_us() - t0;
+    t->held_cpu_us = db__thread_cpu_us() - cpu0;
     if (rc == DB_OK) {
         t->done = i;
         t->whole = i == t->n;
@@ -201,7 +202,7 @@ static int turn_fn(struct db__conn *c, void *arg)
 
 int db_series_add_turn(struct db *db, struct db_series_turns *t)
 {
-    t->held_us = 0;
+    t->held_us = t->held_cpu_us = 0;
     t->whole = 0;
     return db__write(db, turn_fn, t);
 }

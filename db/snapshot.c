@@ -454,6 +454,7 @@ struct apply_arg {
     int64_t *skipped;   /* seqs of updates that did not apply, sorted */
     int n_skipped;
     int64_t held_us;    /* how long apply_fn ran on the writer */
+    int64_t held_cpu_us; /* how much of it on the writer's CPU */
     int64_t budget_us;  /* reasons_fn: stop after this long (at least one row) */
     int n_done;         /* reasons_fn: the rows it got to */
     int from, to;       /* apply_fn: this turn's updates */
@@ -781,7 +782,7 @@ static int apply_fn(struct db__conn *c, void *arg)
     struct db_turns *t = a->t;
     int n = a->c->n_updates, first = t ? n - t->n_after : n, rows, rc;
     int64_t turn_us = t ? t->turn_us * (db__is_pq(c) ? PQ_TURN_SCALE : 1) : 0;
-    int64_t t0 = db__mono_us(), us;
+    int64_t t0 = db__mono_us(), cpu0 = db__thread_cpu_us(), us, cpu;
 
     if (t && t->rows < TURN_ROWS_MIN)
         t->rows = TURN_ROWS_START;
@@ -790,9 +791,13 @@ static int apply_fn(struct db__conn *c, void *arg)
     a->to = rows < n - a->from ? a->from + rows : n;
     rc = apply_range(c, a);
     us = db__mono_us() - t0;
+    cpu = db__thread_cpu_us() - cpu0;
     a->held_us = us > a->held_us ? us : a->held_us;
+    a->held_cpu_us = cpu > a->held_cpu_us ? cpu : a->held_cpu_us;
     if (!t)
         return rc;
+    if (t->held_cpu_us)
+        t->held_cpu_us[t->n_turns] = cpu;
     t->held_us[t->n_turns++] = us;
     if (a->from >= first && a->to - a->from == t->rows) {
         /* the pace of this turn, at most doubling or halving the next */
@@ -927,7 +932,7 @@ static int reasons_fn(struct db__conn *c, void *arg)
     const struct db_cycle *cy = a->c;
     int pq = db__is_pq(c), rows = pq ? REASON_ROWS : 1; /* SQLite: a row is no round trip */
     int rc = DB_OK, applied = 0, row_by_row = !pq, to;
-    int64_t t0 = db__mono_us(), t = t0;
+    int64_t t0 = db__mono_us(), t = t0, cpu0 = db__thread_cpu_us();
 
     a->n_done = 0;
     while (rc == DB_OK && a->n_done < cy->n_updates && (a->n_done == 0 || t - t0 < a->budget_us)) {
@@ -943,17 +948,18 @@ static int reasons_fn(struct db__conn *c, void *arg)
         t = db__mono_us();
     }
     a->held_us = t - t0;
+    a->held_cpu_us = db__thread_cpu_us() - cpu0;
     return rc;
 }
 
 int db_reasons_apply(struct db *db, const struct db_cycle *c, int64_t budget_us, int *n_done,
-                     int *n_applied, int64_t *held_us)
+                     int *n_applied, int64_t *held_us, int64_t *held_cpu_us)
 {
-    struct apply_arg a = {c, n_applied, NULL, 0, 0, budget_us, 0, 0, 0, NULL, NULL};
+    struct apply_arg a = {.c = c, .n_applied = n_applied, .budget_us = budget_us};
     int rc;
 
     *n_done = 0;
-    *held_us = 0;
+    *held_us = *held_cpu_us = 0;
     if (c->n_updates == 0)
         return DB_OK;
     if (c->n_events != 0)
@@ -961,13 +967,14 @@ int db_reasons_apply(struct db *db, const struct db_cycle *c, int64_t budget_us,
     rc = db__write(db, reasons_fn, &a);
     *n_done = a.n_done;
     *held_us = a.held_us;
+    *held_cpu_us = a.held_cpu_us;
     return rc;
 }
 
 static int cycle_apply(struct db *db, const struct db_cycle *c, struct db_turns *t,
                        int *n_applied)
 {
-    struct apply_arg a = {c, n_applied, NULL, 0, 0, 0, 0, 0, 0, NULL, t};
+    struct apply_arg a = {.c = c, .n_applied = n_applied, .t = t};
     int rc = DB_ENOMEM;
 
     *n_applied = 0;

@@ -139,19 +139,24 @@ for fam in kai_queue_deserved_gpus kai_queue_fair_share_gpu kai_queue_allocated_
   printf '%s\n' "$M" | grep -qF "$fam" || fail "/metrics lacks $fam"
 done
 # the scheduler thread's lock holds: every lock has a histogram whose
-# buckets grow to its count, a longest hold within the sum; this server
-# has run cycles (model, state) and written their decisions (write)
+# buckets grow to its count, a longest hold within the sum, and a longest
+# time on the holder's CPU within the longest hold; this server has run
+# cycles (model, state) and written their decisions (write)
 printf '%s\n' "$M" | awk '
   /^allot_sched_lock_hold_seconds_bucket/ { l = $1; sub(/.*lock="/, "", l); sub(/".*/, "", l)
     if ($2 < last[l]) bad = bad " " l ":buckets-decrease"; last[l] = $2; inf[l] = $2 }
   /^allot_sched_lock_hold_seconds_count/ { l = $1; sub(/.*lock="/, "", l); sub(/".*/, "", l); n[l] = $2 }
   /^allot_sched_lock_hold_seconds_sum/ { l = $1; sub(/.*lock="/, "", l); sub(/".*/, "", l); sum[l] = $2 }
   /^allot_sched_lock_hold_max_seconds/ { l = $1; sub(/.*lock="/, "", l); sub(/".*/, "", l); mx[l] = $2 }
+  /^allot_sched_lock_hold_cpu_max_seconds/ { l = $1; sub(/.*lock="/, "", l); sub(/".*/, "", l)
+    cpu[l] = $2 }
   END { split("state model write", want, " ")
         for (i = 1; i <= 3; i++) { l = want[i]
           if (!(l in n) || n[l] < 1) bad = bad " " l ":no-holds"
           else if (inf[l] != n[l]) bad = bad " " l ":inf-not-count"
-          else if (mx[l] < 0 || mx[l] > sum[l] + 0.000001) bad = bad " " l ":max-not-within-sum" }
+          else if (mx[l] < 0 || mx[l] > sum[l] + 0.000001) bad = bad " " l ":max-not-within-sum"
+          else if (!(l in cpu) || cpu[l] < 0 || cpu[l] > mx[l] + 0.0001)
+            bad = bad " " l ":cpu-not-within-max" }
         if (bad) { print bad; exit 1 } }' ||
   fail "allot_sched_lock_hold_*: $(printf '%s\n' "$M" | grep allot_sched_lock_hold)"
 printf '%s\n' "$M" | grep -q '^kai_queue_allocated_gpus{queue_name="team-a",nodepool="a100",kind="project"} 8' \

@@ -991,7 +991,7 @@ static void test_cycle_apply_turns(void **state)
     struct db_cycle cy = {0};
     struct db_turns t = {0};
     struct db_event *ev = NULL;
-    int64_t held[N + 2];
+    int64_t held[N + 2], held_cpu[N + 2];
     int applied = -1, n = 0, i;
 
     node_add(f, &node);
@@ -1021,12 +1021,15 @@ static void test_cycle_apply_turns(void **state)
     t.turn_us = (int64_t)1 << 50;
     t.rows = 4;
     t.held_us = held;
+    t.held_cpu_us = held_cpu;
     assert_int_equal(db_cycle_apply_turns(f->db, &cy, &t, &applied), DB_OK);
     db_snapshot_free(s);
     assert_int_equal(applied, N - 1);
     /* [0,1), [1,5), [5,10) */
     assert_int_equal(t.n_turns, 3);
     assert_int_equal(t.rows, 8);
+    for (i = 0; i < t.n_turns; i++)   /* each turn's writer CPU, within its time */
+        assert_true(held_cpu[i] >= 0 && held_cpu[i] <= held[i] + 100);
     for (i = 0; i < N; i++) {
         assert_int_equal(db_workload_get(f->db, w[i].id, &got), DB_OK);
         assert_int_equal(got.running_pods, i && i != 7 ? 1 : 0);
@@ -1109,6 +1112,7 @@ static void test_cycle_turns_yield(void **state)
     t.n_after = N;
     t.turn_us = 1; /* every turn past its target: the least rows */
     t.held_us = held;
+    t.held_cpu_us = NULL;
     assert_int_equal(pthread_create(&th, NULL, submit_many, &wa), 0);
     assert_int_equal(db_cycle_apply_turns(f->db, &cy, &t, &applied), DB_OK);
     assert_int_equal(pthread_join(th, NULL), 0);
@@ -1137,7 +1141,7 @@ static void test_reasons_apply(void **state)
     /* a piece with no budget: one row; on PostgreSQL one statement (64 rows) */
     int piece = db_is_server(f->path) ? 3 : 1;
     int i, done = -1, applied = 0, from = 0, calls = 0;
-    int64_t held = -1;
+    int64_t held = -1, held_cpu = -1;
 
     for (i = 0; i < 3; i++)
         assert_int_equal(submit(f, names[i], 1, &w[i]), DB_OK);
@@ -1157,9 +1161,11 @@ static void test_reasons_apply(void **state)
     while (from < 3) {
         cy.updates = ups + from;
         cy.n_updates = 3 - from;
-        assert_int_equal(db_reasons_apply(f->db, &cy, 0, &done, &applied, &held), DB_OK);
+        assert_int_equal(db_reasons_apply(f->db, &cy, 0, &done, &applied, &held, &held_cpu),
+                         DB_OK);
         assert_int_equal(done, piece);
         assert_true(held >= 0);
+        assert_true(held_cpu >= 0 && held_cpu <= held + 100);   /* the writer's CPU within it */
         from += done;
         calls++;
     }
@@ -1175,20 +1181,23 @@ static void test_reasons_apply(void **state)
     cy.updates = ups;
     cy.n_updates = 3;
     applied = 0;
-    assert_int_equal(db_reasons_apply(f->db, &cy, 60 * 1000000LL, &done, &applied, &held), DB_OK);
+    assert_int_equal(
+        db_reasons_apply(f->db, &cy, 60 * 1000000LL, &done, &applied, &held, &held_cpu), DB_OK);
     assert_int_equal(done, 3);
     assert_int_equal(applied, 2);
     /* a workload twice among them: the later one wins, as row by row */
     ups[1] = ups[0];
     ups[1].phase_message = "later";
     applied = 0;
-    assert_int_equal(db_reasons_apply(f->db, &cy, 60 * 1000000LL, &done, &applied, &held), DB_OK);
+    assert_int_equal(
+        db_reasons_apply(f->db, &cy, 60 * 1000000LL, &done, &applied, &held, &held_cpu), DB_OK);
     assert_int_equal(applied, 3);
     assert_int_equal(db_workload_get(f->db, w[0].id, &got), DB_OK);
     assert_string_equal(got.phase_message, "later");
     db_workload_clear(&got);
     cy.n_events = 1;
-    assert_int_equal(db_reasons_apply(f->db, &cy, 0, &done, &applied, &held), DB_EINVAL);
+    assert_int_equal(db_reasons_apply(f->db, &cy, 0, &done, &applied, &held, &held_cpu),
+                     DB_EINVAL);
     assert_int_equal(done, 0);
     db_snapshot_free(s);
     for (i = 0; i < 3; i++)
@@ -1421,7 +1430,7 @@ static void test_samples(void **state)
 static int series_add_whole(struct db *db, const struct db_point *p, int n,
                             int64_t keep_after_ms, int64_t *held_us)
 {
-    struct db_series_turns t = {p, n, keep_after_ms, 0, 0, 0, 0};
+    struct db_series_turns t = {p, n, keep_after_ms, 0, 0, 0, 0, 0};
     int rc = db_series_add_turn(db, &t);
 
     *held_us = t.held_us;
@@ -1577,7 +1586,7 @@ static void test_series_add_turns(void **state)
 
     assert_true(p && want);
     exact_points(p, want, 5000);
-    t = (struct db_series_turns){p, EXACT_N, 0, 1, 0, 0, 0};
+    t = (struct db_series_turns){p, EXACT_N, 0, 1, 0, 0, 0, 0};
     assert_int_equal(db_series_add_turn(f->db, &t), DB_OK);
     assert_false(t.whole);
     assert_true(t.done > 0 && t.done < EXACT_N && t.held_us > 0);
@@ -1588,11 +1597,11 @@ static void test_series_add_turns(void **state)
     exact_check(f->db, p, want, 5000);
     /* a sample at 6000 cut short after its first turn, then one at 7000 */
     p[0].ts = 6000;
-    t = (struct db_series_turns){p, EXACT_N, 0, 1, 0, 0, 0};
+    t = (struct db_series_turns){p, EXACT_N, 0, 1, 0, 0, 0, 0};
     assert_int_equal(db_series_add_turn(f->db, &t), DB_OK);
     assert_false(t.whole);
     assert_int_equal(series_count(f->db, &p[0]), 1);
-    t = (struct db_series_turns){p + 1, 1, 0, 1, 0, 0, 0};
+    t = (struct db_series_turns){p + 1, 1, 0, 1, 0, 0, 0, 0};
     p[1].ts = 7000;
     assert_int_equal(db_series_add_turn(f->db, &t), DB_OK);
     assert_true(t.whole);
