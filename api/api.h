@@ -261,7 +261,8 @@ struct api_sched_stats {
     int64_t cycles_kept;               /* cycles it ran on its kept session (a departure with pods) */
     /* the scheduler thread's holds of each lock (enum api_lock) */
     int64_t holds[API_LOCKS], hold_us_total[API_LOCKS], hold_max_us[API_LOCKS];
-    int64_t hold_cpu_max_us[API_LOCKS]; /* the most CPU time the holder ran in one hold */
+    int64_t hold_cpu_max_us[API_LOCKS]; /* the most CPU time the holder ran in one hold
+                                           (model and write: state's is not read) */
     int64_t hold_hist[API_LOCKS][API_HOLD_BUCKETS];   /* per bucket, not cumulative */
 };
 extern const double api_hist_bounds[API_HIST_BUCKETS - 1];   /* seconds; last is +Inf */

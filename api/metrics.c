@@ -230,10 +230,11 @@ static void hold_gauges(const struct api_sched_stats *st, struct text *t)
         addf(t, "allot_sched_lock_hold_max_seconds{lock=\"%s\"} %lld.%06lld\n", api_lock_names[l],
              (long long)(st->hold_max_us[l] / 1000000), (long long)(st->hold_max_us[l] % 1000000));
     addf(t, "# TYPE allot_sched_lock_hold_cpu_max_seconds gauge\n");
-    for (l = 0; l < API_LOCKS; l++)
-        addf(t, "allot_sched_lock_hold_cpu_max_seconds{lock=\"%s\"} %lld.%06lld\n",
-             api_lock_names[l], (long long)(st->hold_cpu_max_us[l] / 1000000),
-             (long long)(st->hold_cpu_max_us[l] % 1000000));
+    for (l = 0; l < API_LOCKS; l++)   /* not read under the state mutex (sched_loop.c) */
+        if (l != API_LOCK_STATE)
+            addf(t, "allot_sched_lock_hold_cpu_max_seconds{lock=\"%s\"} %lld.%06lld\n",
+                 api_lock_names[l], (long long)(st->hold_cpu_max_us[l] / 1000000),
+                 (long long)(st->hold_cpu_max_us[l] % 1000000));
 }
 
 static void gpu_gauges(struct api_req *r, struct text *t)

@@ -185,7 +185,10 @@ static int64_t mono_us(void)
 /* ---- lock holds: how long this thread keeps requests waiting ---- */
 
 /* This thread's CPU time: a hold's wall time less what it spent waiting
- * for a core is what the holder ran. */
+ * for a core is what the holder ran. A system call, so never read while
+ * a lock is held: returning from one is where the kernel preempts a
+ * thread whose turn is over, and a thread preempted holding the state
+ * mutex kept every submission waiting (tens of ms under load). */
 static int64_t thread_cpu_us(void)
 {
     struct timespec ts;
@@ -195,7 +198,7 @@ static int64_t thread_cpu_us(void)
 }
 
 /* Counts one hold of `lock` that lasted `us`, `cpu_us` of it on the
- * holder's CPU; the caller holds sc->mu. */
+ * holder's CPU (-1: not measured); the caller holds sc->mu. */
 static void count_hold(struct api_sched_stats *st, enum api_lock lock, int64_t us,
                        int64_t cpu_us)
 {
@@ -212,31 +215,28 @@ static void count_hold(struct api_sched_stats *st, enum api_lock lock, int64_t u
         st->hold_cpu_max_us[lock] = cpu_us;
 }
 
-/* When a hold began: wall and this thread's CPU clocks. */
+/* When a hold began: the wall clock once the lock was taken, and this
+ * thread's CPU clock before it was asked for (-1: not read). */
 struct held_since {
     int64_t us, cpu_us;
 };
 
-static struct held_since held_now(void)
-{
-    struct held_since h = {mono_us(), thread_cpu_us()};
-
-    return h;
-}
-
 /* The scheduler thread takes its state lock with state_lock() and gives
- * it back with state_unlock(), which counts the hold. */
+ * it back with state_unlock(), which counts the hold (its CPU time is not
+ * read: that would be a system call under the mutex every submission
+ * takes, and nothing but counters runs under it). */
 static struct held_since state_lock(struct api_sched *sc)
 {
+    struct held_since h = {0, -1};
+
     pthread_mutex_lock(&sc->mu);
-    return held_now();
+    h.us = mono_us();
+    return h;
 }
 
 static void state_unlock(struct api_sched *sc, struct held_since since)
 {
-    struct held_since now = held_now();
-
-    count_hold(&sc->stats, API_LOCK_STATE, now.us - since.us, now.cpu_us - since.cpu_us);
+    count_hold(&sc->stats, API_LOCK_STATE, mono_us() - since.us, -1);
     pthread_mutex_unlock(&sc->mu);
 }
 
@@ -255,19 +255,24 @@ static void note_write_hold(void *sc, int64_t us, int64_t cpu_us)
 }
 
 /* This thread changes the model between model_lock() and model_unlock(),
- * which counts the hold. */
+ * which counts the hold; its CPU clock is read before the lock is taken
+ * and after it is given back, so the CPU time counted includes taking
+ * and giving it back. */
 static struct held_since model_lock(struct api_sched *sc)
 {
+    struct held_since h = {0, thread_cpu_us()};
+
     pthread_mutex_lock(&sc->model_mu);
-    return held_now();
+    h.us = mono_us();
+    return h;
 }
 
 static void model_unlock(struct api_sched *sc, struct held_since since)
 {
-    struct held_since now = held_now();
+    int64_t us = mono_us() - since.us;
 
     pthread_mutex_unlock(&sc->model_mu);
-    note_hold(sc, API_LOCK_MODEL, now.us - since.us, now.cpu_us - since.cpu_us);
+    note_hold(sc, API_LOCK_MODEL, us, thread_cpu_us() - since.cpu_us);
 }
 
 /* ---- Step 1 ---- */
@@ -1495,7 +1500,8 @@ static int wait_turn(struct api_sched *sc, int64_t gap_us)
     while (!sc->wake && !sc->stop)
         if (pthread_cond_timedwait(&sc->cv, &sc->mu, &until) != 0)
             break;
-    locked = held_now(); /* the waits above give the lock back */
+    locked.us = mono_us(); /* the waits above give the lock back */
+    locked.cpu_us = -1;
     sc->wake = 0;
     rc = sc->stop ? -1 : 0;
     state_unlock(sc, locked);

@@ -121,8 +121,8 @@ summary() {
 }
 
 # the scheduler thread's lock holds so far (allot_sched_lock_hold_*):
-# per lock, how many, how many over 1 ms, the longest, and the most CPU
-# time the holder ran in one hold
+# per lock, how many, how many over 1 ms, the longest, and (model, write)
+# the most CPU time the holder ran in one hold
 holds() {
   curl -s "$URL/metrics" -H "Authorization: Bearer $TOKEN" | awk '
     /^allot_sched_lock_hold_seconds_count/ { l = $1; sub(/.*lock="/, "", l); sub(/".*/, "", l); n[l] = $2 }
@@ -131,9 +131,9 @@ holds() {
     /^allot_sched_lock_hold_max_seconds/ { l = $1; sub(/.*lock="/, "", l); sub(/".*/, "", l); mx[l] = $2 }
     /^allot_sched_lock_hold_cpu_max_seconds/ { l = $1; sub(/.*lock="/, "", l); sub(/".*/, "", l)
       cpu[l] = $2 }
-    END { for (l in n) printf "  lock %-5s held %d times, %d over 1 ms, longest %.2f ms; " \
-            "most CPU in one hold %.2f ms\n", l, n[l], n[l] - le1[l], mx[l] * 1000, cpu[l] * 1000 }' |
-    sort
+    END { for (l in n) printf "  lock %-5s held %d times, %d over 1 ms, longest %.2f ms%s\n", l,
+            n[l], n[l] - le1[l], mx[l] * 1000,
+            l in cpu ? sprintf("; most CPU in one hold %.2f ms", cpu[l] * 1000) : "" }' | sort
 }
 
 fresh
