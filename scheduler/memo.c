@@ -686,6 +686,22 @@ static void kinds_taken_out(struct sched_memo *memo, const int *gone, const int 
     }
 }
 
+/* How many records name an entry below e (they are in the order of
+ * their entries). */
+static int reps_below(const struct sched_memo *memo, int e)
+{
+    int lo = 0, hi = memo->n_reps;
+
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (memo->reps[mid].entry < e)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Invariant 5 after the same: each record's entry where it is now; a
  * label whose first entry was taken out is recorded at its next one (put
  * back in the order of the entries), or not at all when none is left.
@@ -694,19 +710,13 @@ static void kinds_taken_out(struct sched_memo *memo, const int *gone, const int 
 static int reps_taken_out(struct sched_memo *memo, const int *gone, int n_gone, int refresh)
 {
     struct ss_kind_rep *moved = NULL, r;
-    int i, j, k, g, lo, hi, n = 0, n_moved = 0;
+    int i, j, k, g, lo, n = 0, n_moved = 0;
 
     if (n_gone > 0 && !(moved = malloc(sizeof(*moved) * (size_t)n_gone))) {
         memo->reps_valid = 0;
         return SCHED_ENOMEM;
     }
-    for (lo = 0, hi = memo->n_reps; lo < hi;) {   /* the records before gone[0] stay */
-        int mid = lo + (hi - lo) / 2;
-        if (n_gone > 0 && memo->reps[mid].entry < gone[0])
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    lo = n_gone > 0 ? reps_below(memo, gone[0]) : 0;   /* the records before gone[0] stay */
     for (i = n = lo; i < memo->n_reps; i++) {
         r = memo->reps[i];
         g = gone_below(gone, n_gone, r.entry);
@@ -840,13 +850,7 @@ static int reps_moved(struct sched_memo *memo, const struct ss_kinds *kinds)
     first_event = kinds->ins_at[0];
     if (kinds->n_gone > 0 && kinds->gone[0] < first_event)
         first_event = kinds->gone[0];
-    for (lo = 0, i = memo->n_reps; lo < i;) {   /* the records before the first event stay */
-        int mid = lo + (i - lo) / 2;
-        if (memo->reps[mid].entry < first_event)
-            lo = mid + 1;
-        else
-            i = mid;
-    }
+    lo = reps_below(memo, first_event);   /* the records before the first event stay */
     for (i = n = lo; i < memo->n_reps; i++) {
         r = memo->reps[i];
         j = label_in_find(in, n_in, r.label);
