@@ -200,6 +200,7 @@ struct again {
     const struct ss_prev_pending *prev;
     uint8_t *touched;   /* [n_workloads] */
     int *tl, n_tl;      /* touched workloads pending now, in workload order */
+    int *all, n_all;    /* every touched workload, each once */
     int *tkind;         /* [n_tl] their kinds */
     int *rep;           /* [n_labels + n_tl]: a representative of each kind + 1 */
     int *rep_entry;     /* [n_labels]: the representative's entry in the settled list */
@@ -211,6 +212,7 @@ static void touch(struct again *g, int w)
     if (g->touched[w])
         return;
     g->touched[w] = 1;
+    g->all[g->n_all++] = w;
     if (sched__is_pending(g->ss, w))
         g->tl[g->n_tl++] = w;
 }
@@ -220,11 +222,13 @@ static int again_touched(struct again *g, struct sched_arena *arena)
 {
     struct sched_session *ss = g->ss;
     const struct ss_prev_pending *prev = g->prev;
+    size_t most = (size_t)prev->n_left + (size_t)ss->n_decisions +
+                  (size_t)(ss->n_workloads - prev->n_workloads) + 1;
     int w, k;
 
-    g->tl = sched__alloc(arena, sizeof(int) * ((size_t)prev->n_left + (size_t)ss->n_decisions +
-                                               (size_t)(ss->n_workloads - prev->n_workloads) + 1));
-    if (!g->tl)
+    g->tl = sched__alloc(arena, sizeof(int) * most);
+    g->all = sched__alloc(arena, sizeof(int) * most);
+    if (!g->tl || !g->all)
         return SCHED_ENOMEM;
     for (k = 0; k < prev->n_left; k++)
         touch(g, prev->left[k]);
@@ -357,6 +361,19 @@ int sched__take_out(struct sched_pending *list, int *kind_of, int n, const int *
     return 0;
 }
 
+/* The workloads whose entries the list written in place took out, put in
+ * or wrote again (the result's `changed`): the touched ones, then those
+ * of the kinds written again. */
+struct rewritten {
+    int *w, n, cap;
+};
+
+static void rewritten_add(struct rewritten *rw, int w)
+{
+    if (rw->n < rw->cap)
+        rw->w[rw->n++] = w;
+}
+
 /* The touched workloads pending now, put into the settled list where it
  * lies (record_in_place()), ascending: where each goes in the settled list
  * (before entry at[j], or at its end), its kind's label (a settled one, or
@@ -419,7 +436,7 @@ static int kind_entry(const struct ss_prev_pending *prev, const struct ss_kind_r
  * kinds read differently: the pass over the list does it. */
 static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_pending *list,
                       const int *kind_of, int n, const int *gone, const int *gone_label,
-                      int n_gone, const struct ins *ins, int *n_redone)
+                      int n_gone, const struct ins *ins, int *n_redone, struct rewritten *rw)
 {
     const struct ss_prev_pending *prev = g->prev;
     struct sched_pending redo[KINDS_REDONE_MAX], now;
@@ -454,6 +471,7 @@ static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_p
             w = list[e].workload;
             memcpy(&list[e], &redo[redone[kind_of[e]] - 1], sizeof(list[e]));   /* padding too */
             list[e].workload = w;
+            rewritten_add(rw, w);
         }
     return 1;
 }
@@ -635,6 +653,7 @@ static int record_in_place(struct again *g, struct sched_arena *arena, struct sc
     int *first;      /* [n_labels] new index + 1 of each label's first entry */
     uint8_t *redone; /* [n_labels] */
     struct ins ins;
+    struct rewritten rw;
 
     memset(&ins, 0, sizeof(ins));
     rc = again_gone(g, arena, &gone, &n_gone);
@@ -677,9 +696,20 @@ static int record_in_place(struct again *g, struct sched_arena *arena, struct sc
     kinds->n_ins = ins.n;
     kinds->n_new_labels = ins.n_new;
     kinds->n_redone = 0;
-    if (prev->reps &&
-        kinds_redo(g, arena, list, kind_of, n, gone, gone_label, n_gone, &ins, &kinds->n_redone))
+    /* every touched workload, and at most every entry written again */
+    rw.cap = g->n_all + n;
+    rw.n = 0;
+    rw.w = sched__array_raw(arena, (size_t)rw.cap + 1, sizeof(int));
+    if (!rw.w)
+        return SCHED_ENOMEM;
+    for (j = 0; j < g->n_all; j++)
+        rewritten_add(&rw, g->all[j]);
+    out->changed = rw.w;
+    if (prev->reps && kinds_redo(g, arena, list, kind_of, n, gone, gone_label, n_gone, &ins,
+                                 &kinds->n_redone, &rw)) {
+        out->n_changed = rw.n;
         return SCHED_OK;
+    }
     n_labels = prev->n_labels + ins.n_new;
     first = sched__calloc(arena, (size_t)n_labels + 1, sizeof(int));
     redone = sched__calloc(arena, (size_t)n_labels + 1, 1);
@@ -704,7 +734,10 @@ static int record_in_place(struct again *g, struct sched_arena *arena, struct sc
             memcpy(p, &list[first[label] - 1], sizeof(*p));   /* padding too */
             p->workload = w;
         }
+        if (redone[label])
+            rewritten_add(&rw, p->workload);
     }
+    out->n_changed = rw.n;
     return SCHED_OK;
 }
 
@@ -803,6 +836,7 @@ static int cycle_on(struct sched_session *ss, struct sched_arena *arena,
     int rc;
 
     memset(out, 0, sizeof(*out));
+    out->n_changed = -1;   /* any entry may have moved, unless record_in_place() says */
     if (!kinds)
         kinds = &unused;
     memset(kinds, 0, sizeof(*kinds));
@@ -869,6 +903,7 @@ int sched_cycle(const struct sched_state *in, const struct sched_config *cfg,
     int rc;
 
     memset(out, 0, sizeof(*out));
+    out->n_changed = -1;
     if (!cfg) {
         sched_config_default(&defaults);
         cfg = &defaults;

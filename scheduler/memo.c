@@ -1388,7 +1388,7 @@ static int reuse(struct sched_memo *memo, struct sched_session *ss,
                  struct sched_result *out)
 {
     const struct sched_state *in = ss->in;
-    int w, rc;
+    int w, k, rc, *changed;
 
     rc = sched__record_shares(ss, arena, out);
     if (rc == SCHED_OK)
@@ -1406,10 +1406,22 @@ static int reuse(struct sched_memo *memo, struct sched_session *ss,
     for (w = memo->n_workloads; w < in->n_workloads && memo->any_stale; w++)
         memo->stale[w] = in->workloads[w].stale_since_ms;   /* SCHED_NO_TIME (Step 2) */
     out->stale_since_ms = memo->any_stale ? memo->stale : memo->no_stale;
+    out->stale_kept = 1;   /* as the workloads hold them */
     out->pending = memo->pending;
     out->n_pending = memo->n_pending;
     out->decisions = NULL;
     out->n_decisions = 0;
+    /* what moved: the entries of the workloads that left, and the
+     * submissions' (every other entry is the kept one) */
+    changed = sched__array_raw(arena, (size_t)delta->n_left + (size_t)in->n_workloads -
+                                          (size_t)memo->n_workloads + 1, sizeof(int));
+    if (!changed)
+        return SCHED_ENOMEM;
+    for (k = 0; k < delta->n_left; k++)
+        changed[out->n_changed++] = delta->left[k];
+    for (w = memo->n_workloads; w < in->n_workloads; w++)
+        changed[out->n_changed++] = w;
+    out->changed = changed;
     memo->n_workloads = in->n_workloads;
     memo->now_ms = in->now_ms;
     memo->stats.reused++;
@@ -1514,6 +1526,7 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
     memo->ss.no_stale = no_stale_times(memo, memo->ss.n_workloads + 1);
     if (rc == SCHED_OK)
         rc = sched__cycle_on(&memo->ss, arena, out, from_list ? &prev : NULL, &kinds);
+    out->stale_kept = rc == SCHED_OK && input_unstale && memo->ss.n_stale_set == 0;
     memo->stats.pending_put_in += rc == SCHED_OK && kinds.in_place && kinds.n_ins > 0;
     if (rc == SCHED_OK)
         rc = keep(memo, &memo->ss, out, &kinds, input_unstale);

@@ -305,6 +305,16 @@ struct sched_result {
     struct sched_share *shares;       /* [n_queues * n_pools], queue-major */
     int n_queues, n_pools;
     int64_t *stale_since_ms;          /* [n_workloads]: the value to keep for the next pass */
+    /* What moved since the previous result of the same memo
+     * (sched_cycle_next(); sched_cycle() says -1 and 0): every workload
+     * whose pending entry may differ from its entry there (added, taken
+     * out or written again) is among changed[0..n_changed), in no order,
+     * maybe twice; n_changed -1: any may. stale_kept: every stale time is
+     * the input's. A driver that wrote the previous result writes only
+     * these (and the decisions' workloads) again. */
+    const int *changed;
+    int n_changed;
+    int stale_kept;
 };
 
 /* ---- Arena: every allocation of a cycle ---- */

@@ -2243,6 +2243,7 @@ struct incr_counts {
     long after_evictions;    /* Step 6 after a cycle that also evicted */
     int64_t kept_checked, order_kept, pending_kept, attempts_known;
     int64_t pending_put_in;   /* of pending_kept: written over the kept list, entries put in */
+    long changed_told, stale_told;   /* results that named what moved; kept every stale time */
     int64_t known_checked, known_wrong;   /* of those answers, made after all; contradicted */
 };
 
@@ -2319,6 +2320,55 @@ static void apply_result(struct tcase *tc, const struct sched_result *res)
         tc->wls[k].stale_since_ms = res->stale_since_ms[k];
 }
 
+/* The previous incremental result's pending entries, by workload: what a
+ * driver wrote, against which a result's `changed` must name every entry
+ * that moved (added, taken out or written again). */
+struct prev_entries {
+    struct sched_pending entry[MAX_WLS];
+    unsigned char has[MAX_WLS];
+};
+
+static void prev_entries_take(struct prev_entries *pv, const struct sched_result *r)
+{
+    int i;
+
+    memset(pv->has, 0, sizeof(pv->has));
+    for (i = 0; i < r->n_pending; i++) {
+        pv->entry[r->pending[i].workload] = r->pending[i];
+        pv->has[r->pending[i].workload] = 1;
+    }
+}
+
+/* A result's `changed` (every moved entry named) and `stale_kept` (each
+ * stale time the input's) against the previous result; NULL: they hold. */
+static const char *moves_untold(const struct prev_entries *pv, const struct sched_state *st,
+                                const struct sched_result *r)
+{
+    unsigned char listed[MAX_WLS], has[MAX_WLS];
+    struct sched_pending now[MAX_WLS];
+    int i, w;
+
+    memset(listed, 0, sizeof(listed));
+    memset(has, 0, sizeof(has));
+    for (i = 0; i < r->n_pending; i++) {
+        now[r->pending[i].workload] = r->pending[i];
+        has[r->pending[i].workload] = 1;
+    }
+    for (i = 0; r->n_changed > 0 && i < r->n_changed; i++) {
+        if (r->changed[i] < 0 || r->changed[i] >= st->n_workloads)
+            return "`changed` names a workload that is not there";
+        listed[r->changed[i]] = 1;
+    }
+    for (w = 0; r->n_changed >= 0 && w < st->n_workloads; w++)
+        if (!listed[w] && (has[w] != pv->has[w] ||
+                           (has[w] && memcmp(&now[w], &pv->entry[w], sizeof(now[w])) != 0)))
+            return "a pending entry moved that `changed` does not name";
+    for (w = 0; r->stale_kept && w < st->n_workloads; w++)
+        if (r->stale_since_ms[w] != st->workloads[w].stale_since_ms)
+            return "`stale_kept` with a stale time that moved";
+    return NULL;
+}
+
 /* The memo's kept session, each time it took a delta, held what a session
  * built from the same snapshot holds (sched__session_differs()): a
  * difference no decision shows yet (a stale running list) is caught here. */
@@ -2338,6 +2388,7 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
                                 struct sched_arena *incr, struct incr_counts *c)
 {
     static struct tcase tc;
+    static struct prev_entries pv;
     struct sched_memo *memo = sched_memo_new();
     struct sched_mix_window *win = NULL;
     struct sched_memo_stats stats;
@@ -2371,6 +2422,11 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
         differ = results_differ(&tc, &a, &b);
         if (!differ)
             differ = kept_differs(memo);
+        if (!differ && n > 1)
+            differ = moves_untold(&pv, &st, &b);
+        c->changed_told += b.n_changed >= 0;
+        c->stale_told += b.stale_kept;
+        prev_entries_take(&pv, &b);
         if (differ)
             print_error("incremental path: seed %#llx case %d pass %d (delta full %d, %d "
                         "submitted, %d left): %s from a full rebuild\n",
@@ -2472,6 +2528,9 @@ static void test_incremental_equals_full(void **state)
     /* and written over the kept list with entries put in (a submission still
      * pending, a victim pending again), often */
     assert_true(c.pending_put_in > c.pending_kept / 10);
+    /* results name the entries that moved since the last one (every one of
+     * them checked above), and say when every stale time stayed, often */
+    assert_true(c.changed_told > (c.reused + c.kept_runs) / 2 && c.stale_told > c.passes / 10);
     /* attempts are answered from the settled cycle often, and those made
      * after all failed as answered */
     assert_true(c.known_kept > c.left_kept / 4 && c.known_checked > 0);
