@@ -34,7 +34,12 @@
  *   Step 3: apply every decision in order with sched_apply_decision() to
  *           the model's workloads, then the stale-gang times;
  *   Step 4: turn every workload that changed (pods, phase, pending reason
- *           or message, stale time) into a db_wl_update, plus events (an
+ *           or message, stale time) into a db_wl_update (looking, after a
+ *           cycle that named what moved since the last one, only at the
+ *           workloads it names, the decisions', those whose stale times it
+ *           looked at and those read again since: focus(); every other
+ *           row holds what the last write gave it, Invariant 5), plus
+ *           events (an
  *           elastic workload that lost pods above its minimum and still
  *           runs gets one Shrunk event naming the pods and GPUs taken, not
  *           an eviction); write the decisions (the updates of workloads
@@ -102,6 +107,14 @@
  *      again. A crash between the decisions and the last piece of reasons
  *      leaves some rows with an earlier cycle's reason and message, each
  *      pair written together.
+ *   5. After a successful write, every workload's row holds the phase,
+ *      pods, stale time and pending reason and message of the result it
+ *      was written from, and the model notes which (meta reason, message
+ *      hash, the numbers said); so the next write looks only at what
+ *      moved. A failed write reloads the model, and the next cycle is a
+ *      full one, looked at whole. ALLOT_SCHED_CHECK=1 (the test suite)
+ *      makes each focused write be compared with a full one (the same
+ *      updates, events and numbers), and allotd stop at a difference.
  */
 #include "api.h"
 #include "thread_role.h"
@@ -132,6 +145,22 @@ const char *const api_eviction_reasons[3] = {"Reclaimed", "Preempted", "StaleGan
 const double api_hold_bounds[API_HOLD_BUCKETS - 1] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
                                                       0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0};
 const char *const api_lock_names[API_LOCKS] = {"state", "model", "write"};
+
+struct shrink;
+
+/* What persist_cycle() marks per model workload (struct persist's [n]
+ * arrays), kept from cycle to cycle so that a cycle pays for the
+ * workloads it marks, not for the model: each mark is cleared once its
+ * cycle is done (marks_clear()). Unmarked: pend -1, the rest 0. */
+struct marks {
+    int *pend;                  /* index into result.pending */
+    unsigned char *touched;     /* a decision names it */
+    unsigned char *freed;       /* a pod of it was evicted or moved */
+    unsigned char *restaled;    /* its stale-gang time changed */
+    char *orig;                 /* a touched workload's phase before the cycle */
+    struct shrink *shrunk;      /* pods an elastic workload lost one by one */
+    int cap;
+};
 
 struct api_sched {
     struct db *db;
@@ -172,6 +201,11 @@ struct api_sched {
     int64_t next_shares_ms;
     int64_t next_log_purge_ms;
     int turn_rows;          /* placements per turn of the write, learnt (db_turns) */
+    struct marks marks;
+    int *reread;            /* known workloads read again since the last cycle (model */
+    int n_reread, cap_reread; /* indices; none taken while the delta is full) */
+    int check_focus;        /* ALLOT_SCHED_CHECK: each focused write checked against a
+                               full one */
 };
 
 static int64_t mono_us(void)
@@ -327,6 +361,25 @@ static void note_known(struct api_sched *sc, int at)
     sc->left[sc->n_left++] = at;
 }
 
+/* Known workload `at` was read again: its row may need writing even
+ * when the core sees no change (a focused write visits it). */
+static void note_reread(struct api_sched *sc, int at)
+{
+    int cap, *nr;
+
+    if (sc->n_reread == sc->cap_reread) {
+        cap = sc->cap_reread ? sc->cap_reread * 2 : 64;
+        nr = realloc(sc->reread, sizeof(*nr) * (size_t)cap);
+        if (!nr) {
+            sc->delta.full = 1;   /* a full cycle: a full write */
+            return;
+        }
+        sc->reread = nr;
+        sc->cap_reread = cap;
+    }
+    sc->reread[sc->n_reread++] = at;
+}
+
 /* What a refresh of seqs[0..n) did to the model, which held n_before
  * workloads, the youngest of seq last_seq: new workloads alone (appended
  * in seq order after every known one), known ones that left, known ones
@@ -348,6 +401,8 @@ static void note_changes(struct api_sched *sc, const int64_t *seqs, int n, int n
             note_known(sc, at);
         if (at >= 0)   /* told: the delta is full, or nothing read again changed */
             sc->m.meta[at].reread_changed = 0;
+        if (at >= 0 && !sc->delta.full)
+            note_reread(sc, at);
     }
     if (sc->m.n < n_before || sc->m.n_left > 256 + sc->m.n / LEFT_MAX_FRACTION)
         sc->delta.full = 1;
@@ -533,17 +588,22 @@ struct persist {
     int *up_wl;                 /* the model index of each update */
     unsigned char *up_decided;  /* the update belongs to the cycle's decisions */
     uint64_t *up_hash;          /* its message's hash, for written() */
-    int *pend;                  /* [n]: index into result.pending, or -1 */
-    unsigned char *touched;     /* [n] */
-    unsigned char *freed;       /* [n]: a pod of it was evicted or moved */
-    unsigned char *restaled;    /* [n]: its stale-gang time changed */
+    /* [n] each, the thread's struct marks (not owned) */
+    int *pend;
+    unsigned char *touched, *freed, *restaled;
+    char *orig;
+    struct shrink *shrunk;
     int *stale_at;              /* workloads whose stale-gang time may change */
     int n_stale_at;
-    struct shrink *shrunk;      /* [n]: pods an elastic workload lost one by one */
+    int *decided;               /* the workloads decisions name, ascending, each once */
+    int n_dec;
+    int *visit;                 /* the workloads Step 4 looks at, ascending (NULL: all) */
+    int n_visit;
     int *said_wl, *said_pe;     /* numbers a message was made from, to remember */
     struct strpool msgs;
     int64_t evictions[3];
     int n_ups, n_evs, cap_evs, n_said, n_decided;
+    int n_evs_applied;          /* events apply_decisions() added, before collect()'s */
     int n_placing;              /* the last of the decided: they only place pods */
     int failed;
 };
@@ -558,15 +618,83 @@ static void persist_free(struct persist *p)
     free(p->up_wl);
     free(p->up_decided);
     free(p->up_hash);
-    free(p->pend);
-    free(p->touched);
-    free(p->freed);
-    free(p->restaled);
-    free(p->stale_at);
-    free(p->shrunk);
     free(p->said_wl);
     free(p->said_pe);
     free(p->msgs.buf);
+}
+
+/* The marks hold `n` workloads; the ones added unmarked. */
+static int marks_reserve(struct marks *mk, int n)
+{
+    int cap = mk->cap, i;
+    int *pend;
+    unsigned char *touched, *freed, *restaled;
+    char *orig;
+    struct shrink *shrunk;
+
+    if (n <= mk->cap)
+        return 0;
+    while (cap < n)
+        cap = cap ? 2 * cap : 1024;
+    if (!(pend = realloc(mk->pend, sizeof(*pend) * (size_t)cap)))
+        return -1;
+    mk->pend = pend;
+    if (!(touched = realloc(mk->touched, (size_t)cap)))
+        return -1;
+    mk->touched = touched;
+    if (!(freed = realloc(mk->freed, (size_t)cap)))
+        return -1;
+    mk->freed = freed;
+    if (!(restaled = realloc(mk->restaled, (size_t)cap)))
+        return -1;
+    mk->restaled = restaled;
+    if (!(orig = realloc(mk->orig, (size_t)cap)))
+        return -1;
+    mk->orig = orig;
+    if (!(shrunk = realloc(mk->shrunk, sizeof(*shrunk) * (size_t)cap)))
+        return -1;
+    mk->shrunk = shrunk;
+    for (i = mk->cap; i < cap; i++)
+        pend[i] = -1;
+    memset(touched + mk->cap, 0, (size_t)(cap - mk->cap));
+    memset(freed + mk->cap, 0, (size_t)(cap - mk->cap));
+    memset(restaled + mk->cap, 0, (size_t)(cap - mk->cap));
+    memset(shrunk + mk->cap, 0, sizeof(*shrunk) * (size_t)(cap - mk->cap));
+    mk->cap = cap;
+    return 0;
+}
+
+static void marks_free(struct marks *mk)
+{
+    free(mk->pend);
+    free(mk->touched);
+    free(mk->freed);
+    free(mk->restaled);
+    free(mk->orig);
+    free(mk->shrunk);
+}
+
+/* Every mark a cycle set, cleared: those of the workloads its decisions
+ * name and whose stale times it looked at, and the pending indices it
+ * noted (of the workloads it visited, or of every pending entry). */
+static void marks_clear(struct persist *p, const struct sched_result *res, int pend_all)
+{
+    int i;
+
+    for (i = 0; i < p->n_dec; i++) {
+        p->touched[p->decided[i]] = p->freed[p->decided[i]] = 0;
+        memset(&p->shrunk[p->decided[i]], 0, sizeof(*p->shrunk));
+    }
+    for (i = 0; i < p->n_stale_at; i++)
+        p->restaled[p->stale_at[i]] = 0;
+    if (pend_all) {
+        for (i = 0; i < res->n_pending; i++)
+            if (res->pending[i].workload >= 0)
+                p->pend[res->pending[i].workload] = -1;
+    } else {
+        for (i = 0; i < p->n_visit; i++)
+            p->pend[p->visit[i]] = -1;
+    }
 }
 
 static int eviction_index(int action)
@@ -753,26 +881,20 @@ static int needs_update(struct api_sched *sc, struct persist *p, const struct sc
     return need || sm_hash(msg) != mt->msg_hash;
 }
 
-static int persist_alloc(struct persist *p, int n, int n_pods)
+/* The arrays of one write: updates and the numbers said for n_visit
+ * workloads at most, their n_pods pods. */
+static int persist_alloc(struct persist *p, int n_visit, int n_pods)
 {
-    memset(p, 0, sizeof(*p));
-    p->ups = calloc((size_t)n + 1, sizeof(*p->ups));
-    p->up_msg = calloc((size_t)n + 1, sizeof(*p->up_msg));
-    p->up_wl = calloc((size_t)n + 1, sizeof(*p->up_wl));
+    p->ups = calloc((size_t)n_visit + 1, sizeof(*p->ups));
+    p->up_msg = calloc((size_t)n_visit + 1, sizeof(*p->up_msg));
+    p->up_wl = calloc((size_t)n_visit + 1, sizeof(*p->up_wl));
     p->pods = calloc((size_t)n_pods + 1, sizeof(*p->pods));
-    p->up_decided = calloc((size_t)n + 1, 1);
-    p->up_hash = calloc((size_t)n + 1, sizeof(*p->up_hash));
-    p->pend = malloc(sizeof(*p->pend) * ((size_t)n + 1));
-    p->touched = calloc((size_t)n + 1, 1);
-    p->freed = calloc((size_t)n + 1, 1);
-    p->restaled = calloc((size_t)n + 1, 1);
-    p->stale_at = malloc(sizeof(*p->stale_at) * ((size_t)n + 1));
-    p->shrunk = calloc((size_t)n + 1, sizeof(*p->shrunk));
-    p->said_wl = malloc(sizeof(*p->said_wl) * ((size_t)n + 1));
-    p->said_pe = malloc(sizeof(*p->said_pe) * ((size_t)n + 1));
+    p->up_decided = calloc((size_t)n_visit + 1, 1);
+    p->up_hash = calloc((size_t)n_visit + 1, sizeof(*p->up_hash));
+    p->said_wl = malloc(sizeof(*p->said_wl) * ((size_t)n_visit + 1));
+    p->said_pe = malloc(sizeof(*p->said_pe) * ((size_t)n_visit + 1));
     return p->ups && p->up_msg && p->up_wl && p->up_decided && p->up_hash && p->pods &&
-                   p->pend && p->touched && p->freed && p->restaled && p->stale_at &&
-                   p->shrunk && p->said_wl && p->said_pe
+                   p->said_wl && p->said_pe
                ? 0 : -1;
 }
 
@@ -816,7 +938,8 @@ static void stale_candidates(struct api_sched *sc, struct persist *p,
     const struct sched_model *m = &sc->m;
     int i, wi;
 
-    for (i = 0; i < m->n + res->n_decisions; i++) {
+    /* every stale time the model's (the core says so): the decisions' alone */
+    for (i = res->stale_kept ? m->n : 0; i < m->n + res->n_decisions; i++) {
         wi = i < m->n ? i : res->decisions[i - m->n].workload;
         if (wi < 0 || wi >= m->n || p->restaled[wi] ||
             (i < m->n && (!res->stale_since_ms ||
@@ -841,8 +964,11 @@ static void apply_decisions(struct api_sched *sc, struct persist *p,
         int node = d->kind == SCHED_EVICT && d->pod >= 0 && d->workload < m->n &&
                            d->pod < m->wls[d->workload].n_pods
                        ? m->wls[d->workload].pods[d->pod].node : -1;
+        char before = d->workload >= 0 && d->workload < m->n ? (char)m->wls[d->workload].phase : 0;
         if (sched_apply_decision(m->wls, m->n, d, now_ms) != SCHED_OK)
             continue;
+        if (!p->touched[d->workload])
+            p->orig[d->workload] = before;
         p->touched[d->workload] = 1;
         p->freed[d->workload] |= d->kind != SCHED_BIND;
         decision_event(sc, p, d);
@@ -864,41 +990,72 @@ static void apply_decisions(struct api_sched *sc, struct persist *p,
     }
 }
 
-/* Step 4 for the workloads; orig[i] is each one's phase before. Reads the
- * model only (this thread alone changes it, so no lock is needed). */
+/* The index of wi's entry in res->pending (in workload order), or -1. */
+static int pending_at(const struct sched_result *res, int wi)
+{
+    int lo = 0, hi = res->n_pending;
+
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (res->pending[mid].workload < wi)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < res->n_pending && res->pending[lo].workload == wi ? lo : -1;
+}
+
+/* Workload wi's phase before the cycle: only a decision changes it. */
+static int orig_phase(const struct api_sched *sc, const struct persist *p, int wi)
+{
+    return p->touched[wi] ? p->orig[wi] : sc->m.wls[wi].phase;
+}
+
+/* Step 4 for the workloads: those p->visit names (NULL: every one), with
+ * the events of the decided. Reads the model only (this thread alone
+ * changes it, so no lock is needed). */
 static void collect(struct api_sched *sc, struct persist *p, const struct sched_state *st,
-                    const struct sched_result *res, const char *orig)
+                    const struct sched_result *res)
 {
     struct sched_model *m = &sc->m;
     struct db_sched_pod *pods = p->pods;
     char msg[DB_MSG_LEN];
-    int i;
+    int i, k, n = p->visit ? p->n_visit : m->n;
 
     /* pods taken one by one: a workload left below its minimum went back
      * to Pending (an eviction); one still running was shrunk */
-    for (i = 0; i < m->n; i++)
+    for (k = 0; k < p->n_dec; k++) {
+        i = p->decided[k];
         if (p->shrunk[i].pods > 0 && !p->shrunk[i].whole) {
             if (m->wls[i].phase == SCHED_RUNNING)
                 shrink_event(sc, p, i);
             else
                 eviction_event(sc, p, p->shrunk[i].last);
         }
-    for (i = 0; i < m->n; i++)
-        p->pend[i] = -1;
-    for (i = 0; i < res->n_pending; i++)
-        if (res->pending[i].workload >= 0 && res->pending[i].workload < m->n)
-            p->pend[res->pending[i].workload] = i;
-    for (i = 0; i < m->n; i++) {
-        const struct sched_workload *w = &m->wls[i];
+    }
+    if (p->visit) {
+        for (k = 0; k < n; k++) {
+            p->pend[p->visit[k]] = pending_at(res, p->visit[k]);
+        }
+    } else {
+        for (k = 0; k < res->n_pending; k++)
+            if (res->pending[k].workload >= 0 && res->pending[k].workload < m->n)
+                p->pend[res->pending[k].workload] = k;
+    }
+    for (k = 0; k < n; k++) {
+        const struct sched_workload *w;
+        int decided, before;
+        i = p->visit ? p->visit[k] : k;
+        w = &m->wls[i];
         /* a decision, or a phase or time that changed, lands with the
          * cycle's decisions; a reason or message alone is written apart */
-        int decided;
         if (m->meta[i].left)
             continue;   /* no longer live: its row is the API's */
-        decided = p->touched[i] || w->phase != orig[i] || p->restaled[i];
-        if (w->phase == SCHED_RUNNING && orig[i] != SCHED_RUNNING)
+        before = orig_phase(sc, p, i);
+        decided = p->touched[i] || w->phase != before || p->restaled[i];
+        if (w->phase == SCHED_RUNNING && before != SCHED_RUNNING)
             running_event(sc, p, i);
-        if (needs_update(sc, p, st, res, i, orig[i], msg) || p->restaled[i]) {
+        if (needs_update(sc, p, st, res, i, before, msg) || p->restaled[i]) {
             const char *reason = p->pend[i] >= 0
                 ? sched_reason_name(res->pending[p->pend[i]].reason) : "";
             add_update(sc, p, i, decided, reason, msg, pods);
@@ -992,24 +1149,175 @@ static int write_reasons(struct api_sched *sc, struct persist *p, int from, int6
     return rc == DB_OK ? 0 : -1;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* v[0..*n) sorted, each value in [0, limit) kept once. */
+static void sort_unique(int *v, int *n, int limit)
+{
+    int i, u = 0;
+
+    qsort(v, (size_t)*n, sizeof(*v), cmp_int);
+    for (i = 0; i < *n; i++)
+        if (v[i] >= 0 && v[i] < limit && (u == 0 || v[u - 1] != v[i]))
+            v[u++] = v[i];
+    *n = u;
+}
+
+/* The workloads a decision names, ascending, each once. */
+static int decided_of(struct persist *p, const struct sched_result *res, int n_model)
+{
+    int i;
+
+    p->decided = malloc(sizeof(*p->decided) * ((size_t)res->n_decisions + 1));
+    if (!p->decided)
+        return -1;
+    for (i = 0; i < res->n_decisions; i++)
+        p->decided[i] = res->decisions[i].workload;
+    p->n_dec = res->n_decisions;
+    sort_unique(p->decided, &p->n_dec, n_model);
+    return 0;
+}
+
+/* Step 4's focus after a cycle that named what moved since the last one
+ * (sched_result.changed; the model's indices held since then: the delta
+ * was not full): the workloads whose rows may need writing are those it
+ * names, the decisions', those whose stale times were looked at and those
+ * read again since the last cycle; every other workload's entry, phase,
+ * pods and stale time are what the last write wrote (or found right).
+ * 0 with p->visit NULL: every workload is looked at. */
+static int focus(struct api_sched *sc, struct persist *p, const struct sched_result *res,
+                 int full)
+{
+    int n = 0, i;
+
+    p->visit = NULL;
+    if (full || res->n_changed < 0)
+        return 0;
+    p->visit = malloc(sizeof(*p->visit) * ((size_t)res->n_changed + (size_t)p->n_dec +
+                                           (size_t)p->n_stale_at + (size_t)sc->n_reread + 1));
+    if (!p->visit)
+        return -1;
+    for (i = 0; i < res->n_changed; i++)
+        p->visit[n++] = res->changed[i];
+    for (i = 0; i < p->n_dec; i++)
+        p->visit[n++] = p->decided[i];
+    for (i = 0; i < p->n_stale_at; i++)
+        p->visit[n++] = p->stale_at[i];
+    for (i = 0; i < sc->n_reread; i++)
+        p->visit[n++] = sc->reread[i];
+    sort_unique(p->visit, &n, sc->m.n);
+    p->n_visit = n;
+    return 0;
+}
+
+/* Whether two collect()s of one cycle say the same: updates (rows,
+ * phases, reasons, messages, pods), events and the numbers remembered
+ * (the events apply_decisions() added before each are not compared). */
+static int same_write(const struct persist *a, const struct persist *b)
+{
+    int i, ea = a->n_evs_applied, eb = b->n_evs_applied;
+
+    if (a->n_ups != b->n_ups || a->n_evs - ea != b->n_evs - eb || a->n_said != b->n_said ||
+        a->n_decided != b->n_decided)
+        return 0;
+    for (i = 0; i < a->n_ups; i++) {
+        const struct db_wl_update *x = &a->ups[i], *y = &b->ups[i];
+        if (a->up_wl[i] != b->up_wl[i] || a->up_decided[i] != b->up_decided[i] ||
+            x->seq != y->seq || x->version != y->version || strcmp(x->phase, y->phase) ||
+            strcmp(x->phase_reason, y->phase_reason) ||
+            strcmp(a->msgs.buf + a->up_msg[i], b->msgs.buf + b->up_msg[i]) ||
+            x->started_ms != y->started_ms || x->stale_since_ms != y->stale_since_ms ||
+            x->pods_changed != y->pods_changed || x->n_pods != y->n_pods ||
+            memcmp(x->pods, y->pods, sizeof(*x->pods) * (size_t)x->n_pods))
+            return 0;
+    }
+    for (i = 0; i < a->n_evs - ea; i++)
+        if (a->evs[ea + i].workload_seq != b->evs[eb + i].workload_seq ||
+            strcmp(a->evs[ea + i].type, b->evs[eb + i].type) ||
+            strcmp(a->evs[ea + i].reason, b->evs[eb + i].reason) ||
+            strcmp(a->msgs.buf + a->ev_msg[ea + i], b->msgs.buf + b->ev_msg[eb + i]))
+            return 0;
+    for (i = 0; i < a->n_said; i++)
+        if (a->said_wl[i] != b->said_wl[i] || a->said_pe[i] != b->said_pe[i])
+            return 0;
+    return 1;
+}
+
+/* ALLOT_SCHED_CHECK: the focused write p against the full one, made
+ * aside with the same marks; a difference stops allotd (tests run with
+ * it, so a workload the focus missed fails them). */
+static void check_focus(struct api_sched *sc, const struct persist *p,
+                        const struct sched_state *st, const struct sched_result *res)
+{
+    struct persist full;
+    int i, n_pods = 0;
+
+    memset(&full, 0, sizeof(full));
+    full.pend = p->pend;
+    full.touched = p->touched;
+    full.freed = p->freed;
+    full.restaled = p->restaled;
+    full.orig = p->orig;
+    full.shrunk = p->shrunk;
+    full.decided = p->decided;
+    full.n_dec = p->n_dec;
+    for (i = 0; i < sc->m.n; i++)
+        n_pods += sc->m.wls[i].n_pods;
+    if (persist_alloc(&full, sc->m.n, n_pods) == 0) {
+        collect(sc, &full, st, res);
+        if (!full.failed && !p->failed && !same_write(p, &full)) {
+            fprintf(stderr, "allotd: scheduler: the focused write of a cycle (%d updates, %d "
+                    "events) differs from the full one (%d updates, %d events)\n", p->n_ups,
+                    p->n_evs, full.n_ups, full.n_evs);
+            abort();
+        }
+    }
+    full.decided = NULL;   /* p's */
+    persist_free(&full);
+}
+
 static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
-                         const struct sched_result *res, const char *orig, int64_t now_ms)
+                         const struct sched_result *res, int full, int64_t now_ms)
 {
     struct persist p;
     struct db_cycle cy;
     struct db_turns t;
-    int i, n_pods = 0, applied, rc = -1;
+    int i, n_pods = 0, applied, rc = -1, pend_all = 1;
     struct held_since locked;
 
-    for (i = 0; i < sc->m.n; i++)
-        n_pods += sc->m.wls[i].n_pods;
-    if (persist_alloc(&p, sc->m.n, n_pods) != 0)
+    memset(&p, 0, sizeof(p));
+    if (marks_reserve(&sc->marks, sc->m.n) != 0)
+        return -1;
+    p.pend = sc->marks.pend;
+    p.touched = sc->marks.touched;
+    p.freed = sc->marks.freed;
+    p.restaled = sc->marks.restaled;
+    p.orig = sc->marks.orig;
+    p.shrunk = sc->marks.shrunk;
+    p.stale_at = malloc(sizeof(*p.stale_at) *
+                        ((size_t)(res->stale_kept ? 0 : sc->m.n) + (size_t)res->n_decisions + 1));
+    if (!p.stale_at || decided_of(&p, res, sc->m.n) != 0)
         goto out;
     stale_candidates(sc, &p, res);
     locked = model_lock(sc);
     apply_decisions(sc, &p, res, now_ms);
     model_unlock(sc, locked);
-    collect(sc, &p, st, res, orig);
+    p.n_evs_applied = p.n_evs;
+    if (focus(sc, &p, res, full) != 0)
+        goto out;
+    pend_all = !p.visit || sc->check_focus;
+    for (i = 0; i < (p.visit ? p.n_visit : sc->m.n); i++)
+        n_pods += sc->m.wls[p.visit ? p.visit[i] : i].n_pods;
+    if (persist_alloc(&p, p.visit ? p.n_visit : sc->m.n, n_pods) != 0)
+        goto out;
+    collect(sc, &p, st, res);
+    if (sc->check_focus && p.visit)
+        check_focus(sc, &p, st, res);
     if (p.failed || resolve(&p) != 0)
         goto out;
     cy.now_ms = now_ms;
@@ -1046,6 +1354,10 @@ static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
     state_unlock(sc, locked);
     rc = 0;
 out:
+    marks_clear(&p, res, pend_all);
+    free(p.stale_at);
+    free(p.decided);
+    free(p.visit);
     persist_free(&p);
     return rc;
 }
@@ -1326,10 +1638,9 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     struct prefetch pf;
     struct usage_read ur;
     struct sched_model fresh;
-    char *orig = NULL;
     int64_t t0 = mono_us(), now = api_now_ms();
     struct held_since locked;
-    int i, rc = -1, rc_core, fresh_ok;
+    int rc = -1, rc_core, fresh_ok, full;
 
     *n_decisions = 0;
     pthread_mutex_lock(&sc->run_mu);
@@ -1351,17 +1662,13 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
         goto out;
     rc = -1;
     sm_state(&sc->m, now, &st);
-    orig = malloc((size_t)st.n_workloads + 1);
-    if (!orig)
-        goto out;
-    for (i = 0; i < st.n_workloads; i++)
-        orig[i] = (char)sc->m.wls[i].phase;
     /* Step 2 */
     sched_config_default(&cfg);
     sched_arena_reset(sc->arena);
     memset(&res, 0, sizeof(res));
     sc->delta.left = sc->left;
     sc->delta.n_left = sc->n_left;
+    full = sc->delta.full;
     rc_core = sched_cycle_next(sc->memo, &st, &sc->delta, &cfg, sc->arena, &res);
     sc->delta.full = 0;
     sc->delta.n_submitted = 0;
@@ -1369,7 +1676,9 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     if (rc_core != SCHED_OK)
         goto out;
     /* Steps 3 and 4 */
-    if (persist_cycle(sc, &st, &res, orig, now) != 0) {
+    rc = persist_cycle(sc, &st, &res, full, now);
+    sc->n_reread = 0;   /* written, or the model is loaded again */
+    if (rc != 0) {
         struct held_since st_locked = model_lock(sc);
 
         sc->loaded = 0;
@@ -1377,6 +1686,7 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
         st_locked = state_lock(sc);
         sc->stats.failures++;
         state_unlock(sc, st_locked);
+        rc = -1;
         goto out;
     }
     *n_decisions = res.n_decisions;
@@ -1403,7 +1713,6 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     }
     rc = 0;
 out:
-    free(orig);
     prefetch_free(&pf);
     pthread_mutex_unlock(&sc->run_mu);
     return rc;
@@ -1669,6 +1978,7 @@ int api_sched_start(struct db *db, const struct api_sched_opts *o, struct api_sc
     pthread_mutex_init(&sc->run_mu, NULL);
     pthread_mutex_init(&sc->model_mu, NULL);
     sc->wake = 1; /* the first cycle runs at once */
+    sc->check_focus = getenv("ALLOT_SCHED_CHECK") && strcmp(getenv("ALLOT_SCHED_CHECK"), "1") == 0;
     sc->arena = sched_arena_new();
     sc->memo = sched_memo_new();
     sc->delta.full = 1;
@@ -1761,6 +2071,8 @@ void api_sched_stop(struct api_sched *s)
     api_feed_free(s->feed);
     sched_arena_free(s->arena);
     sched_memo_free(s->memo);
+    marks_free(&s->marks);
+    free(s->reread);
     free(s->left);
     free(s->shares);
     free(s->written);

@@ -301,7 +301,8 @@ struct sched_share {
 
 struct sched_result {
     struct sched_decision *decisions; int n_decisions;
-    struct sched_pending *pending;    int n_pending;   /* every pending workload left pending */
+    struct sched_pending *pending;    int n_pending;   /* every pending workload left pending,
+                                                          in workload order */
     struct sched_share *shares;       /* [n_queues * n_pools], queue-major */
     int n_queues, n_pools;
     int64_t *stale_since_ms;          /* [n_workloads]: the value to keep for the next pass */

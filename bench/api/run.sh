@@ -8,7 +8,7 @@
 # with psql: give it a database of its own; the tables' statistics are
 # taken, ANALYZE, after step 1).
 # ALLOTD defaults to build/allotd, SECONDS (per wrk run) to 10, LAST_STEP
-# (3: only the three wrk runs) to 6. It starts a
+# (3: only the three wrk runs) to 7. It starts a
 # real allotd on a free loopback port with a fresh database in a temporary
 # directory (synchronous=FULL, rate limit off, 1,000 simulated nodes with
 # 8 GPUs, 64 HTTP workers: one per client connection), then measures:
@@ -30,7 +30,11 @@
 #   6. what-if: POST /api/v1/workloads/trainings?dryRun=true on that
 #      cluster, 10 in a row: each answer's time (curl's time_total: the
 #      model copied under the model lock, then the turn run on the copy),
-#      next to the scheduler's last cycle (allot_sched_last_cycle_seconds).
+#      next to the scheduler's last cycle (allot_sched_last_cycle_seconds);
+#   7. one submission at a time on that cluster, 40 of them 0.1 s apart:
+#      the scheduler thread's cycles meanwhile (each a whole turn: reading
+#      the new row, the core, writing what moved), their count and mean
+#      duration from allot_sched_cycle_duration_seconds.
 # Everything runs on this machine; the temporary directory is removed.
 set -eu
 DB_URI=""
@@ -41,7 +45,7 @@ fi
 HERE=$(cd "$(dirname "$0")" && pwd)
 ALLOTD=$(realpath "${1:-$HERE/../../build/allotd}")
 SECS=${2:-10}
-LAST_STEP=${3:-6}
+LAST_STEP=${3:-7}
 RATE=${ALLOT_BENCH_RATE:-10000}
 OPENLOOP=$(dirname "$ALLOTD")/allot-bench-openloop
 T=$(mktemp -d /tmp/allot-bench-XXXXXX)
@@ -232,4 +236,23 @@ done | sort -k2 -n | awk '$1 != 200 { bad++ } { t[NR] = $2 * 1000 }
         t[NR], bad ? " (" bad " not 200)" : "" }'
 curl -s "$URL/metrics" -H "Authorization: Bearer $TOKEN" |
   awk '$1 == "allot_sched_last_cycle_seconds" { printf "  last scheduling cycle: %.0f ms\n", $2 * 1000 }'
+[ "$LAST_STEP" -ge 7 ] || { stop; exit 0; }
+# the cycle duration histogram's sum and count, as "SUM COUNT"
+cycles() {
+  curl -s "$URL/metrics" -H "Authorization: Bearer $TOKEN" | awk '
+    $1 == "allot_sched_cycle_duration_seconds_sum" { s = $2 }
+    $1 == "allot_sched_cycle_duration_seconds_count" { n = $2 } END { print s, n }'
+}
+echo "== 7. one submission at a time with $N workloads and 1000 nodes, 40 of them 0.1 s apart"
+sleep 2
+C0=$(cycles)
+for i in $(seq 1 40); do
+  curl -s -o /dev/null -X POST "$URL/api/v1/workloads/trainings" -H "Authorization: Bearer $TOKEN" \
+    -H 'Content-Type: application/json' \
+    -d "{\"name\":\"one-$i\",\"projectId\":\"$ALLOT_PROJECT\",\"spec\":{\"image\":\"x\",
+      \"compute\":{\"gpuDevicesRequest\":1}}}"
+  sleep 0.1
+done
+sleep 1
+echo "$C0 $(cycles)" | awk '{ n = $4 - $2; if (n > 0) printf "  %d cycles, mean %.2f ms each (the whole turn)\n", n, ($3 - $1) * 1000 / n }'
 stop
