@@ -159,6 +159,7 @@ struct marks {
     unsigned char *restaled;    /* its stale-gang time changed */
     char *orig;                 /* a touched workload's phase before the cycle */
     struct shrink *shrunk;      /* pods an elastic workload lost one by one */
+    unsigned char *running;     /* counted in n_running (not cleared: count_running()) */
     int cap;
 };
 
@@ -202,6 +203,7 @@ struct api_sched {
     int64_t next_log_purge_ms;
     int turn_rows;          /* placements per turn of the write, learnt (db_turns) */
     struct marks marks;
+    int n_running;          /* the model's running workloads, as count_running() left it */
     int *reread;            /* known workloads read again since the last cycle (model */
     int n_reread, cap_reread; /* indices; none taken while the delta is full) */
     int check_focus;        /* ALLOT_SCHED_CHECK: each focused write checked against a
@@ -628,7 +630,7 @@ static int marks_reserve(struct marks *mk, int n)
 {
     int cap = mk->cap, i;
     int *pend;
-    unsigned char *touched, *freed, *restaled;
+    unsigned char *touched, *freed, *restaled, *running;
     char *orig;
     struct shrink *shrunk;
 
@@ -654,6 +656,10 @@ static int marks_reserve(struct marks *mk, int n)
     if (!(shrunk = realloc(mk->shrunk, sizeof(*shrunk) * (size_t)cap)))
         return -1;
     mk->shrunk = shrunk;
+    if (!(running = realloc(mk->running, (size_t)cap)))
+        return -1;
+    mk->running = running;
+    memset(running + mk->cap, 0, (size_t)(cap - mk->cap));
     for (i = mk->cap; i < cap; i++)
         pend[i] = -1;
     memset(touched + mk->cap, 0, (size_t)(cap - mk->cap));
@@ -672,6 +678,7 @@ static void marks_free(struct marks *mk)
     free(mk->restaled);
     free(mk->orig);
     free(mk->shrunk);
+    free(mk->running);
 }
 
 /* Every mark a cycle set, cleared: those of the workloads its decisions
@@ -1281,6 +1288,39 @@ static void check_focus(struct api_sched *sc, const struct persist *p,
     persist_free(&full);
 }
 
+/* sc->n_running after the decisions: counted whole after a full look
+ * (every workload's mark set, and those past the model's end cleared: a
+ * model that shrank and grew again puts new workloads there), else moved
+ * by the workloads looked at (a phase changes only by a decision, or a
+ * row read again, or a workload that left or came: the focus holds them
+ * all). */
+static void count_running(struct api_sched *sc, const struct persist *p)
+{
+    const struct sched_model *m = &sc->m;
+    unsigned char *was = sc->marks.running;
+    int i, k, now;
+
+    if (!p->visit) {
+        sc->n_running = 0;
+        memset(was + m->n, 0, (size_t)(sc->marks.cap - m->n));
+    }
+    for (k = 0; k < (p->visit ? p->n_visit : m->n); k++) {
+        i = p->visit ? p->visit[k] : k;
+        now = m->wls[i].phase == SCHED_RUNNING;
+        sc->n_running += p->visit ? now - was[i] : now;
+        was[i] = (unsigned char)now;
+    }
+    if (sc->check_focus) {
+        for (i = 0, k = 0; i < m->n; i++)
+            k += m->wls[i].phase == SCHED_RUNNING;
+        if (k != sc->n_running) {
+            fprintf(stderr, "allotd: scheduler: %d running workloads counted, %d in the model\n",
+                    sc->n_running, k);
+            abort();
+        }
+    }
+}
+
 static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
                          const struct sched_result *res, int full, int64_t now_ms)
 {
@@ -1316,6 +1356,7 @@ static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
     if (persist_alloc(&p, p.visit ? p.n_visit : sc->m.n, n_pods) != 0)
         goto out;
     collect(sc, &p, st, res);
+    count_running(sc, &p);
     if (sc->check_focus && p.visit)
         check_focus(sc, &p, st, res);
     if (p.failed || resolve(&p) != 0)
@@ -1400,7 +1441,7 @@ static int hist_bucket(int64_t us)
 static void publish(struct api_sched *sc, const struct sched_result *res, int64_t us)
 {
     const struct sched_model *m = &sc->m;
-    int nq = m->n_queues, np = m->n_pools, q, pl, i, running = 0;
+    int nq = m->n_queues, np = m->n_pools, q, pl, running;
     struct sched_memo_stats ms;
     struct api_share *sh = calloc((size_t)nq * (size_t)np + 1, sizeof(*sh));
     struct api_share *old = NULL;
@@ -1409,8 +1450,7 @@ static void publish(struct api_sched *sc, const struct sched_result *res, int64_
     for (q = 0; sh && q < nq; q++)
         for (pl = 0; pl < np; pl++)
             share_of(m, res, q, pl, &sh[q * np + pl]);
-    for (i = 0; i < m->n; i++)
-        running += m->wls[i].phase == SCHED_RUNNING;
+    running = sc->n_running;   /* count_running() */
     locked = state_lock(sc);
     if (sh) {
         old = sc->shares; /* freed after the lock */
