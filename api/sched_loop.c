@@ -670,6 +670,17 @@ static int marks_reserve(struct marks *mk, int n)
     return 0;
 }
 
+/* p's [n] arrays are the thread's marks. */
+static void use_marks(struct persist *p, const struct marks *mk)
+{
+    p->pend = mk->pend;
+    p->touched = mk->touched;
+    p->freed = mk->freed;
+    p->restaled = mk->restaled;
+    p->orig = mk->orig;
+    p->shrunk = mk->shrunk;
+}
+
 static void marks_free(struct marks *mk)
 {
     free(mk->pend);
@@ -1265,12 +1276,7 @@ static void check_focus(struct api_sched *sc, const struct persist *p,
     int i, n_pods = 0;
 
     memset(&full, 0, sizeof(full));
-    full.pend = p->pend;
-    full.touched = p->touched;
-    full.freed = p->freed;
-    full.restaled = p->restaled;
-    full.orig = p->orig;
-    full.shrunk = p->shrunk;
+    use_marks(&full, &sc->marks);
     full.decided = p->decided;
     full.n_dec = p->n_dec;
     for (i = 0; i < sc->m.n; i++)
@@ -1302,7 +1308,8 @@ static void count_running(struct api_sched *sc, const struct persist *p)
 
     if (!p->visit) {
         sc->n_running = 0;
-        memset(was + m->n, 0, (size_t)(sc->marks.cap - m->n));
+        if (sc->marks.cap > m->n)
+            memset(was + m->n, 0, (size_t)(sc->marks.cap - m->n));
     }
     for (k = 0; k < (p->visit ? p->n_visit : m->n); k++) {
         i = p->visit ? p->visit[k] : k;
@@ -1333,12 +1340,7 @@ static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
     memset(&p, 0, sizeof(p));
     if (marks_reserve(&sc->marks, sc->m.n) != 0)
         return -1;
-    p.pend = sc->marks.pend;
-    p.touched = sc->marks.touched;
-    p.freed = sc->marks.freed;
-    p.restaled = sc->marks.restaled;
-    p.orig = sc->marks.orig;
-    p.shrunk = sc->marks.shrunk;
+    use_marks(&p, &sc->marks);
     p.stale_at = malloc(sizeof(*p.stale_at) *
                         ((size_t)(res->stale_kept ? 0 : sc->m.n) + (size_t)res->n_decisions + 1));
     if (!p.stale_at || decided_of(&p, res, sc->m.n) != 0)
