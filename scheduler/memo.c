@@ -391,6 +391,21 @@ static void check_reps(struct sched_memo *memo)
  * label was split), every pair compared, and each label's count. */
 static int kinds_find(const struct sched_memo *memo, const struct sched_session *ss, int w);
 
+/* Tests: ss->n_partial counts every active workload below its minimum. */
+static void check_partial(struct sched_memo *memo, const struct sched_session *ss)
+{
+    int w, n = 0;
+
+    if (!memo->check_kept || memo->kept_differs)
+        return;
+    for (w = 0; w < ss->n_workloads; w++) {
+        const struct ss_wl *x = &ss->wl[w];
+        n += (x->flags & WL_ACTIVE) && x->n_placed > 0 && x->n_placed < ss_w(ss, w)->min_pods;
+    }
+    if (n != ss->n_partial)
+        memo->kept_differs = "the count of workloads below their minimum";
+}
+
 static void check_labels(struct sched_memo *memo, const struct sched_session *ss)
 {
     int a, b;
@@ -1042,6 +1057,7 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
     if (rc != SCHED_OK)
         return rc;
     check_labels(memo, ss);
+    check_partial(memo, ss);
     if (memo->settled && memo->any_stale)
         memcpy(memo->stale, out->stale_since_ms, (size_t)in->n_workloads * sizeof(int64_t));
     memo->arena_kept = sched__arena_used(memo->arena);

@@ -67,6 +67,12 @@
  * test asks of a pool, from the signature); a completion frees one pool,
  * and the groups of the pools still full are passed at the cost of a
  * load each.
+ *
+ * What a walk marks per workload and per group (a workload waiting in its
+ * leaf's heap, a group's failure) lives in the order cache with the number
+ * of the walk that wrote it (order_cache.walk, one per sched__iter_new()):
+ * a mark of another walk reads as none, so a walk begins without clearing
+ * arrays sized by the workloads and groups.
  */
 #include "sched_int.h"
 
@@ -110,6 +116,11 @@ struct order_cache {
     int cap_items;            /* items and item_group hold this many entries */
     int *added;               /* submissions not yet in their leaf's list (sched__order_add()) */
     int n_added, cap_added;
+    uint32_t walk;            /* the last walk begun on it (sched__iter_new()); 0: none */
+    uint32_t *extra_walk;     /* [cap_wls] the walk w waits in its leaf's heap in */
+    uint64_t *group_fail;     /* [n_groups] the version + 1 the group's test failed in;
+                                 GROUP_FAILED: its signature failed an attempt ... */
+    uint32_t *fail_walk;      /* [n_groups] ... in walk fail_walk[g] (another walk: neither) */
 };
 
 /* What the queue comparison reads of queue q offering workload w, in the
@@ -153,14 +164,12 @@ struct ss_iter {
     int action;
     int *cursor;              /* [n_queues] position in the leaf list */
     struct leaf_heap *extra;  /* [n_queues] workloads whose key changed */
-    uint8_t *in_extra;        /* [n_workloads] */
+    uint32_t walk;            /* its number: oc's marks of this walk are its own */
     int *head;                /* [n_queues + 1] best workload of the subtree, or -1; [n_queues] = root */
     int *roots;
     int n_roots;
     struct sig_entry *sigs;   /* open addressing, cap_sigs entries, grown at half load */
     int cap_sigs, n_sigs;
-    uint64_t *group_fail;     /* [n_groups] the version + 1 the group's test failed in;
-                                 GROUP_FAILED: its signature failed an attempt */
     struct pools_room room;   /* the pools' best for the room tests (pools_best()) */
     struct figures *fig;      /* [n_queues] the queue's figures for fig_w in state fig_version */
     int *fig_w;
@@ -659,6 +668,11 @@ static struct order_cache *cache_build(struct sched_session *ss)
             return NULL;
     if (group_entries(ss, oc, n) != SCHED_OK)
         return NULL;
+    oc->extra_walk = sched__calloc(ss->arena, nw, sizeof(uint32_t));
+    oc->group_fail = sched__alloc(ss->arena, sizeof(uint64_t) * ((size_t)oc->n_groups + 1));
+    oc->fail_walk = sched__calloc(ss->arena, (size_t)oc->n_groups + 1, sizeof(uint32_t));
+    if (!oc->extra_walk || !oc->group_fail || !oc->fail_walk)
+        return NULL;
     return oc;
 }
 
@@ -719,6 +733,7 @@ static int grow_workloads(struct sched_session *ss, struct order_cache *oc, int 
     int64_t *key1, *key2;
     uint64_t *sig;
     int *pos_of;
+    uint32_t *extra_walk;
 
     if (need <= oc->cap_wls)
         return SCHED_OK;
@@ -726,16 +741,19 @@ static int grow_workloads(struct sched_session *ss, struct order_cache *oc, int 
     key2 = sched__calloc(ss->arena, (size_t)cap, sizeof(int64_t));
     sig = sched__calloc(ss->arena, (size_t)cap, sizeof(uint64_t));
     pos_of = sched__array_raw(ss->arena, (size_t)cap, sizeof(int));
-    if (!key1 || !key2 || !sig || !pos_of)
+    extra_walk = sched__calloc(ss->arena, (size_t)cap, sizeof(uint32_t));
+    if (!key1 || !key2 || !sig || !pos_of || !extra_walk)
         return SCHED_ENOMEM;
     memcpy(key1, oc->key1, sizeof(int64_t) * (size_t)oc->cap_wls);
     memcpy(key2, oc->key2, sizeof(int64_t) * (size_t)oc->cap_wls);
     memcpy(sig, oc->sig, sizeof(uint64_t) * (size_t)oc->cap_wls);
     memcpy(pos_of, oc->pos_of, sizeof(int) * (size_t)oc->cap_wls);
+    memcpy(extra_walk, oc->extra_walk, sizeof(uint32_t) * (size_t)oc->cap_wls);
     oc->key1 = key1;
     oc->key2 = key2;
     oc->sig = sig;
     oc->pos_of = pos_of;
+    oc->extra_walk = extra_walk;
     oc->cap_wls = cap;
     return SCHED_OK;
 }
@@ -1079,6 +1097,41 @@ static int group_room_fails(struct ss_iter *it, int g)
     return best->max_empty < r->devices || best->total_empty < r->gpu;
 }
 
+/* ---- The walk's marks (order_cache.walk) ---- */
+
+static int in_extra(const struct ss_iter *it, int w)
+{
+    return it->oc->extra_walk[w] == it->walk;
+}
+
+static void put_in_extra(struct ss_iter *it, int w)
+{
+    it->oc->extra_walk[w] = it->walk;
+}
+
+/* Group g's failure in this walk (group_fail), 0: none. */
+static uint64_t group_failed(const struct ss_iter *it, int g)
+{
+    return it->oc->fail_walk[g] == it->walk ? it->oc->group_fail[g] : 0;
+}
+
+static void note_group_failed(struct ss_iter *it, int g, uint64_t failed)
+{
+    it->oc->fail_walk[g] = it->walk;
+    it->oc->group_fail[g] = failed;
+}
+
+/* The next walk's number; at the wrap every mark is cleared. */
+static uint32_t next_walk(struct order_cache *oc)
+{
+    if (++oc->walk == 0) {
+        memset(oc->extra_walk, 0, sizeof(uint32_t) * (size_t)oc->cap_wls);
+        memset(oc->fail_walk, 0, sizeof(uint32_t) * ((size_t)oc->n_groups + 1));
+        oc->walk = 1;
+    }
+    return oc->walk;
+}
+
 /* Head of a leaf: the better of its list's next candidate and its heap's top. */
 static int leaf_head(struct ss_iter *it, int q)
 {
@@ -1099,13 +1152,13 @@ static int leaf_head(struct ss_iter *it, int q)
      * must pass all, so the order changes nothing but the cost. */
     while (it->cursor[q] < oc->cnt[q]) {
         int i = oc->off[q] + it->cursor[q], g = oc->item_group[i], w;
-        uint64_t *failed = g >= 0 ? &it->group_fail[g] : NULL;
-        if (failed && (*failed == GROUP_FAILED || *failed == ss->version + 1)) {
+        uint64_t failed = g >= 0 ? group_failed(it, g) : 0;
+        if (g >= 0 && (failed == GROUP_FAILED || failed == ss->version + 1)) {
             it->cursor[q]++;
             continue;
         }
-        if (failed && it->action == SCHED_ACT_ALLOCATE && group_room_fails(it, g)) {
-            *failed = ss->version + 1;   /* as the first entry's test would leave it */
+        if (g >= 0 && it->action == SCHED_ACT_ALLOCATE && group_room_fails(it, g)) {
+            note_group_failed(it, g, ss->version + 1);   /* as the first entry's test would */
             it->cursor[q]++;
             continue;
         }
@@ -1114,15 +1167,15 @@ static int leaf_head(struct ss_iter *it, int q)
             it->cursor[q] = oc->cnt[q];   /* the walk would pass every entry from here */
             break;
         }
-        if (!it->in_extra[w] && entry_may_run(ss, w)) {
+        if (!in_extra(it, w) && entry_may_run(ss, w)) {
             if (sched__iter_seen_failure(it, w)) {
-                if (failed)
-                    *failed = GROUP_FAILED;
+                if (g >= 0)
+                    note_group_failed(it, g, GROUP_FAILED);
             } else if (shape_is_candidate(ss, w, it->action)) {
                 a = w;
                 break;
-            } else if (failed) {
-                *failed = ss->version + 1;
+            } else if (g >= 0) {
+                note_group_failed(it, g, ss->version + 1);
             }
         }
         it->cursor[q]++;
@@ -1197,17 +1250,15 @@ struct ss_iter *sched__iter_new(struct sched_session *ss, int action)
     it->action = action;
     it->cursor = sched__calloc(a, (size_t)ss->n_queues + 1, sizeof(int));
     it->extra = sched__calloc(a, (size_t)ss->n_queues + 1, sizeof(struct leaf_heap));
-    it->in_extra = sched__calloc(a, (size_t)ss->n_workloads + 1, 1);
     it->head = sched__calloc(a, (size_t)ss->n_queues + 1, sizeof(int));
     it->roots = sched__calloc(a, (size_t)ss->n_queues + 1, sizeof(int));
-    it->group_fail = sched__calloc(a, (size_t)oc->n_groups + 1, sizeof(uint64_t));
     it->fig = sched__calloc(a, (size_t)ss->n_queues + 1, sizeof(struct figures));
     it->fig_w = sched__calloc(a, (size_t)ss->n_queues + 1, sizeof(int));
     it->fig_version = sched__calloc(a, (size_t)ss->n_queues + 1, sizeof(uint64_t));
-    if (!it->cursor || !it->extra || !it->in_extra || !it->head || !it->roots ||
-        !it->group_fail || !it->fig ||
-        !it->fig_w || !it->fig_version || sig_grow(it) != SCHED_OK)
+    if (!it->cursor || !it->extra || !it->head || !it->roots || !it->fig || !it->fig_w ||
+        !it->fig_version || sig_grow(it) != SCHED_OK)
         return NULL;
+    it->walk = next_walk(oc);
     for (q = 0; q < ss->n_queues; q++)
         it->fig_w[q] = -1;
     for (q = 0; q < ss->n_queues; q++)
@@ -1216,11 +1267,11 @@ struct ss_iter *sched__iter_new(struct sched_session *ss, int action)
     /* workloads placed earlier in the cycle and still wanting pods: their order moved */
     for (i = 0; i < oc->n_changed; i++) {
         int w = oc->changed[i];
-        if (it->in_extra[w] || !sched__is_candidate(ss, w, action))
+        if (in_extra(it, w) || !sched__is_candidate(ss, w, action))
             continue;
         job_key(oc, ss, w);
         sig_refresh(ss, oc, w);
-        it->in_extra[w] = 1;
+        put_in_extra(it, w);
         if (heap_push(it, &it->extra[ss_w(ss, w)->queue], w) != SCHED_OK)
             return NULL;
     }
@@ -1251,7 +1302,7 @@ void sched__iter_done(struct ss_iter *it, int w, int ok)
         job_key(it->oc, ss, w);
         sig_refresh(ss, it->oc, w);
         if (it->action == SCHED_ACT_ALLOCATE && sched__is_candidate(ss, w, it->action)) {
-            it->in_extra[w] = 1;  /* elastic growth competes again */
+            put_in_extra(it, w);  /* elastic growth competes again */
             if (heap_push(it, h, w) != SCHED_OK)
                 ss->oom = 1;
         }

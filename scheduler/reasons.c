@@ -303,6 +303,8 @@ int sched__any_stale_candidate(const struct sched_session *ss)
 {
     int p, i;
 
+    if (ss->n_partial == 0)
+        return 0;   /* no workload anywhere is below its minimum */
     for (p = 0; p < ss->n_pools; p++)
         for (i = 0; i < ss->pools[p].n_running; i++) {
             int w = ss->pools[p].running[i];

@@ -292,6 +292,9 @@ struct sched_session {
     struct ss_frag frag;              /* frag.c */
     int oom;                          /* an arena allocation failed */
     int n_stale_set;                  /* stale times sched__stale_gangs() set (not evicted) */
+    int n_partial;                    /* workloads WL_ACTIVE with some pods placed but fewer
+                                         than their minimum (do_place(), do_unplace()); at
+                                         least those of the running lists: 0, none is stale */
     const int64_t *no_stale;          /* NULL, or [n_workloads] all SCHED_NO_TIME (memo.c):
                                          the result's stale times when no gang is below
                                          its minimum, written by nobody */

@@ -196,9 +196,18 @@ static void node_list_remove(struct sched_session *ss, int node, int w, int pod)
     }
 }
 
+/* Whether w is active with some pods placed but fewer than its minimum. */
+static int partial(const struct sched_session *ss, int w)
+{
+    const struct ss_wl *x = &ss->wl[w];
+
+    return (x->flags & WL_ACTIVE) && x->n_placed > 0 && x->n_placed < ss_w(ss, w)->min_pods;
+}
+
 static int do_place(struct sched_session *ss, int w, int pod, int node, uint64_t devices)
 {
     struct ss_wl *x = &ss->wl[w];
+    int was_partial = partial(ss, w);
 
     if (node_list_add(ss, node, w, pod) != SCHED_OK)
         return SCHED_ENOMEM;
@@ -210,6 +219,7 @@ static int do_place(struct sched_session *ss, int w, int pod, int node, uint64_t
     if (x->n_placed++ == 0)
         x->pool = ss->nodes[node].pool;
     queue_add(ss, w, node, +1);
+    ss->n_partial += partial(ss, w) - was_partial;
     return SCHED_OK;
 }
 
@@ -217,6 +227,7 @@ static void do_unplace(struct sched_session *ss, int w, int pod)
 {
     struct ss_wl *x = &ss->wl[w];
     int node = ss->pods[w][pod].node;
+    int was_partial = partial(ss, w);
 
     node_list_remove(ss, node, w, pod);
     ss->version = ++ss->n_versions;
@@ -227,6 +238,7 @@ static void do_unplace(struct sched_session *ss, int w, int pod)
     ss->pods[w][pod].devices = 0;
     if (--x->n_placed == 0)
         x->pool = -1;
+    ss->n_partial += partial(ss, w) - was_partial;
 }
 
 /* ---- Logged changes, checkpoints, decisions ---- */
