@@ -441,15 +441,20 @@ static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_p
     const struct ss_prev_pending *prev = g->prev;
     struct sched_pending redo[KINDS_REDONE_MAX], now;
     uint8_t *redone = NULL;   /* [n_labels]: 1 + the index in redo[] */
-    int i, e, w, before = 0, ins_before = 0, n_redo = 0;
+    uint64_t as_settled = 0;  /* bit p: pool p as settled, every entry there stands */
+    int i, e, w, p, before = 0, ins_before = 0, n_redo = 0;
 
+    for (p = 0; p < g->ss->n_pools && p < 64; p++)
+        if (sched__pool_as_settled(g->ss, p))
+            as_settled |= 1ull << p;
     for (i = 0; i < prev->n_reps; i++) {
         const struct ss_kind_rep *k = &prev->reps[i];
         while (before < n_gone && gone[before] < k->entry)
             before++;
         while (ins_before < ins->n && ins->at[ins_before] <= k->entry)
             ins_before++;
-        if (stands(g->ss, k->reason, k->pool, k->queue))
+        if ((k->pool >= 0 && k->pool < 64 && (as_settled >> k->pool & 1)) ||
+            stands(g->ss, k->reason, k->pool, k->queue))
             continue;
         e = kind_entry(prev, k, kind_of, n, gone, gone_label, n_gone, before, ins_before);
         if (e < 0)
