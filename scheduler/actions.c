@@ -67,7 +67,6 @@ void sched__known_begin(struct sched_session *ss)
     struct ss_known *k = ss->known;
     int p, q, same, clean;
 
-    memset(k->record, 0, sizeof(uint32_t) * (size_t)k->n_record);
     k->fair_same = 0;
     for (p = 0; p < ss->n_pools; p++) {
         same = k->prior && p < SS_KNOWN_POOLS;
@@ -183,6 +182,17 @@ static void check_answer(struct sched_session *ss, int w, int pool, attempt_fn f
     }
 }
 
+/* w's record takes `bits`; a record that was 0 is listed (ss_known.set). */
+static void record_bits(struct ss_known *k, int w, uint32_t bits)
+{
+    if (!k->record[w] && bits) {
+        if (k->n_set < k->cap_set)
+            k->set[k->n_set] = w;
+        k->n_set++;
+    }
+    k->record[w] |= bits;
+}
+
 /* 1 when w's attempt in pool fails as it did in the settled cycle: the
  * pool is as it was then (w's pods, if any, are there, so w is too). */
 static int known_to_fail(struct sched_session *ss, int w, int pool, int action, attempt_fn fn)
@@ -199,7 +209,7 @@ static int known_to_fail(struct sched_session *ss, int w, int pool, int action, 
     else if (was & bit << 16)
         sched__note_known_failure(ss, w, pool, action);
     if (w < k->n_record)
-        k->record[w] |= was;
+        record_bits(k, w, was);
     k->answered++;
     return 1;
 }
@@ -212,7 +222,7 @@ static void note_failure(struct sched_session *ss, int w, int pool, int action)
 
     if (!k || !bit || w >= k->n_record || ss->attempt_trace == SS_TRACE_UNKNOWN)
         return;
-    k->record[w] |= ss->attempt_trace == SS_TRACE_NOTED ? bit | bit << 16 : bit;
+    record_bits(k, w, ss->attempt_trace == SS_TRACE_NOTED ? bit | bit << 16 : bit);
 }
 
 /* Tries each pool of w: its own pool if pods already run, else its list. */

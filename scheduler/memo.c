@@ -269,6 +269,10 @@ struct sched_memo {
     uint32_t *known_buf[2];     /* attempts known to fail (struct ss_known): the last */
     int cap_known[2];           /* settled cycle's in known_buf[known_cur] (n_known */
     int known_cur, n_known;     /* workloads, 0: none), the next cycle's in the other */
+    int *known_set[2];          /* [cap_known_set] the entries of known_buf[r] that may not */
+    int cap_known_set[2];       /* be 0, n_known_set[r] of them (more than the cap, or -1: */
+    int n_known_set[2];         /* any may not be; known_clear() clears it whole) */
+    int known_rec;              /* the buffer the cycle records in, -1: none */
     uint64_t *known_base;
     int cap_known_base;
     uint8_t *known_moved;       /* [SS_KNOWN_POOLS][queue]: struct ss_known's moved */
@@ -306,6 +310,8 @@ void sched_memo_free(struct sched_memo *memo)
     free(memo->next_kind_of);
     free(memo->known_buf[0]);
     free(memo->known_buf[1]);
+    free(memo->known_set[0]);
+    free(memo->known_set[1]);
     free(memo->known_base);
     free(memo->known_moved);
     free(memo);
@@ -1078,13 +1084,36 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
 /* Before a cycle on the memo's session: its failed attempts are recorded
  * in the buffer that does not hold the settled cycle's, and those are
  * known to it when `use` (Step 5; `dirty`: the pools the delta changed). */
+/* known_buf[r] holds n + 1 entries, all 0: those listed cleared one by
+ * one (a cycle records failures for a few hundred workloads), or all. */
+static int known_clear(struct sched_memo *memo, int r, int n)
+{
+    int cap = memo->cap_known[r], i;
+    uint32_t *buf;
+
+    if (reserve((void **)&memo->known_buf[r], &memo->cap_known[r], sizeof(uint32_t), n + 1) !=
+        SCHED_OK)
+        return SCHED_ENOMEM;
+    buf = memo->known_buf[r];
+    if (memo->cap_known[r] != cap || memo->n_known_set[r] < 0 ||
+        memo->n_known_set[r] > memo->cap_known_set[r]) {
+        memset(buf, 0, sizeof(uint32_t) * (size_t)memo->cap_known[r]);
+    } else {
+        for (i = 0; i < memo->n_known_set[r]; i++)
+            buf[memo->known_set[r][i]] = 0;
+    }
+    memo->n_known_set[r] = -1;   /* until known_end() keeps the cycle's list */
+    return reserve((void **)&memo->known_set[r], &memo->cap_known_set[r], sizeof(int),
+                   256 + n / 32);
+}
+
 static int known_begin(struct sched_memo *memo, int use, uint64_t dirty)
 {
     struct ss_known *k = &memo->known;
     int r = memo->known_cur ^ 1, n = memo->ss.n_workloads;
 
-    if (reserve((void **)&memo->known_buf[r], &memo->cap_known[r], sizeof(uint32_t), n + 1) !=
-            SCHED_OK ||
+    memo->known_rec = -1;
+    if (known_clear(memo, r, n) != SCHED_OK ||
         reserve((void **)&memo->known_base, &memo->cap_known_base, sizeof(uint64_t),
                 memo->ss.n_pools + 1) != SCHED_OK ||
         reserve((void **)&memo->known_moved, &memo->cap_known_moved, 1,
@@ -1097,6 +1126,9 @@ static int known_begin(struct sched_memo *memo, int use, uint64_t dirty)
     }
     k->record = memo->known_buf[r];
     k->n_record = n;
+    k->set = memo->known_set[r];
+    k->cap_set = memo->cap_known_set[r];
+    memo->known_rec = r;
     k->fair = memo->fair;
     k->held = memo->held;
     k->figs = memo->figs;
@@ -1113,6 +1145,9 @@ static int known_begin(struct sched_memo *memo, int use, uint64_t dirty)
 static void known_end(struct sched_memo *memo, int rc)
 {
     memo->ss.known = NULL;
+    if (memo->known_rec >= 0)
+        memo->n_known_set[memo->known_rec] = memo->known.n_set;
+    memo->known_rec = -1;
     memo->stats.attempts_known += memo->known.answered;
     memo->known_wrong += memo->known.wrong;
     memo->n_known = 0;

@@ -233,8 +233,11 @@ enum { FRAG_BASE = 1, FRAG_ANSWER = 2 };
 struct ss_known {
     const uint32_t *fail;   /* [n_fail]: the settled cycle's, NULL: none */
     int n_fail;
-    uint32_t *record;       /* [n_record]: this cycle's, for the next */
+    uint32_t *record;       /* [n_record]: this cycle's, for the next (all 0 at first) */
     int n_record;
+    int *set;               /* [cap_set] the workloads whose record went from 0, n_set of
+                               them (past cap_set only counted: any may be set) */
+    int n_set, cap_set;
     const int64_t *fair;    /* the settled cycle's fair shares [queue][pool][res] */
     uint64_t dirty;         /* pools the delta changed (bit p; pools >= 64: all) */
     int prior;              /* the session is the settled cycle's, with the delta (Step 5) */
