@@ -411,10 +411,11 @@ static int kind_entry(const struct ss_prev_pending *prev, const struct ss_kind_r
                       const int *kind_of, int n, const int *gone, const int *gone_label,
                       int n_gone, int before, int ins_before)
 {
-    int e = k->entry - before + ins_before, j, left = prev->label_count[k->label];
+    int e = k->entry - before + ins_before, j, left;
 
     if (before >= n_gone || gone[before] != k->entry)
         return e;
+    left = prev->label_count[k->label];
     for (j = 0; j < n_gone; j++)
         left -= gone_label[j] == k->label;
     if (left <= 0)
@@ -436,7 +437,8 @@ static int kind_entry(const struct ss_prev_pending *prev, const struct ss_kind_r
  * kinds read differently: the pass over the list does it. */
 static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_pending *list,
                       const int *kind_of, int n, const int *gone, const int *gone_label,
-                      int n_gone, const struct ins *ins, int *n_redone, struct rewritten *rw)
+                      int n_gone, const struct ins *ins, int *n_redone,
+                      const uint8_t **redone_out, struct rewritten *rw)
 {
     const struct ss_prev_pending *prev = g->prev;
     struct sched_pending redo[KINDS_REDONE_MAX], now;
@@ -471,6 +473,7 @@ static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_p
         redone[k->label] = (uint8_t)++n_redo;
     }
     *n_redone = n_redo;
+    *redone_out = redone;
     for (e = 0; n_redo > 0 && e < n; e++)
         if (kind_of[e] < prev->n_labels && redone[kind_of[e]]) {
             w = list[e].workload;
@@ -711,7 +714,7 @@ static int record_in_place(struct again *g, struct sched_arena *arena, struct sc
         rewritten_add(&rw, g->all[j]);
     out->changed = rw.w;
     if (prev->reps && kinds_redo(g, arena, list, kind_of, n, gone, gone_label, n_gone, &ins,
-                                 &kinds->n_redone, &rw)) {
+                                 &kinds->n_redone, &kinds->redone, &rw)) {
         out->n_changed = rw.n;
         return SCHED_OK;
     }
@@ -720,6 +723,7 @@ static int record_in_place(struct again *g, struct sched_arena *arena, struct sc
     redone = sched__calloc(arena, (size_t)n_labels + 1, 1);
     if (!first || !redone)
         return SCHED_ENOMEM;
+    kinds->redone = redone;
     for (e = 0; e < n; e++) {
         struct sched_pending *p = &list[e];
         label = kind_of[e];

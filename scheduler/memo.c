@@ -736,9 +736,10 @@ static int reps_below(const struct sched_memo *memo, int e)
 /* Invariant 5 after the same: each record's entry where it is now; a
  * label whose first entry was taken out is recorded at its next one (put
  * back in the order of the entries), or not at all when none is left.
- * `refresh`: some kinds were written again, so every record reads its
- * entry's reason, pool and queue again. */
-static int reps_taken_out(struct sched_memo *memo, const int *gone, int n_gone, int refresh)
+ * `refresh` ([label], NULL: none): not 0 where a kind was written again,
+ * so its record reads its entry's reason, pool and queue again. */
+static int reps_taken_out(struct sched_memo *memo, const int *gone, int n_gone,
+                          const uint8_t *refresh)
 {
     struct ss_kind_rep *moved = NULL, r;
     int i, j, k, g, lo, n = 0, n_moved = 0;
@@ -770,6 +771,8 @@ static int reps_taken_out(struct sched_memo *memo, const int *gone, int n_gone, 
     memo->n_reps = n + n_moved;
     for (i = 0; refresh && i < memo->n_reps; i++) {
         const struct sched_pending *p = &memo->pending[memo->reps[i].entry];
+        if (!refresh[memo->reps[i].label])
+            continue;   /* its kind's entries read as they did */
         memo->reps[i].pool = p->pool;
         memo->reps[i].queue = p->queue;
         memo->reps[i].reason = p->reason;
@@ -973,7 +976,7 @@ static int keep_in_place(struct sched_memo *memo, const struct sched_session *ss
     if (kinds->n_ins == 0) {
         kinds_taken_out(memo, kinds->gone, kinds->gone_label, kinds->n_gone);
         return had_reps ? reps_taken_out(memo, kinds->gone, kinds->n_gone,
-                                         kinds->n_redone > 0)
+                                         kinds->n_redone > 0 ? kinds->redone : NULL)
                         : SCHED_OK;
     }
     rc = kinds_moved(memo, ss, kinds);
@@ -1368,7 +1371,7 @@ static void drop_left_entries(struct sched_memo *memo, const struct sched_delta 
         memo->label_count[label]--;
         kinds_taken_out(memo, &e, &label, 1);
         if (memo->reps_valid)
-            reps_taken_out(memo, &e, 1, 0);   /* Invariant 5; on ENOMEM not valid */
+            reps_taken_out(memo, &e, 1, NULL);   /* Invariant 5; on ENOMEM not valid */
     }
 }
 

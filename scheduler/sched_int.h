@@ -584,6 +584,7 @@ struct ss_kinds {
      * before it), every other entry with the label it had, n_redone kinds
      * written again; no `first` */
     int in_place, off, n_gone, n_redone, n_ins, n_new_labels;
+    const uint8_t *redone;  /* [settled labels] not 0: the label's kind was written again */
     const int *gone, *gone_label;
     const int *ins_at, *ins_new_at, *ins_label;
 };
