@@ -625,47 +625,44 @@ static void persist_free(struct persist *p)
     free(p->msgs.buf);
 }
 
-/* The marks hold `n` workloads; the ones added unmarked. */
+/* arr grown from `from` to `cap` entries of `elem` bytes, the new ones 0;
+ * NULL (arr unchanged) when there is no memory. */
+static void *grown_zeroed(void *arr, size_t elem, int from, int cap)
+{
+    char *p = realloc(arr, elem * (size_t)cap);
+
+    if (p)
+        memset(p + elem * (size_t)from, 0, elem * (size_t)(cap - from));
+    return p;
+}
+
+/* The marks hold `n` workloads; the ones added unmarked. On failure the
+ * arrays grown so far keep their marks and cap stays. */
 static int marks_reserve(struct marks *mk, int n)
 {
     int cap = mk->cap, i;
-    int *pend;
-    unsigned char *touched, *freed, *restaled, *running;
-    char *orig;
-    struct shrink *shrunk;
+    void *p;
 
     if (n <= mk->cap)
         return 0;
     while (cap < n)
         cap = cap ? 2 * cap : 1024;
-    if (!(pend = realloc(mk->pend, sizeof(*pend) * (size_t)cap)))
-        return -1;
-    mk->pend = pend;
-    if (!(touched = realloc(mk->touched, (size_t)cap)))
-        return -1;
-    mk->touched = touched;
-    if (!(freed = realloc(mk->freed, (size_t)cap)))
-        return -1;
-    mk->freed = freed;
-    if (!(restaled = realloc(mk->restaled, (size_t)cap)))
-        return -1;
-    mk->restaled = restaled;
-    if (!(orig = realloc(mk->orig, (size_t)cap)))
-        return -1;
-    mk->orig = orig;
-    if (!(shrunk = realloc(mk->shrunk, sizeof(*shrunk) * (size_t)cap)))
-        return -1;
-    mk->shrunk = shrunk;
-    if (!(running = realloc(mk->running, (size_t)cap)))
-        return -1;
-    mk->running = running;
-    memset(running + mk->cap, 0, (size_t)(cap - mk->cap));
+#define MARKS_GROW(field)                                                              \
+    do {                                                                               \
+        if (!(p = grown_zeroed(mk->field, sizeof(*mk->field), mk->cap, cap)))          \
+            return -1;                                                                 \
+        mk->field = p;                                                                 \
+    } while (0)
+    MARKS_GROW(pend);
+    MARKS_GROW(touched);
+    MARKS_GROW(freed);
+    MARKS_GROW(restaled);
+    MARKS_GROW(orig);
+    MARKS_GROW(shrunk);
+    MARKS_GROW(running);
+#undef MARKS_GROW
     for (i = mk->cap; i < cap; i++)
-        pend[i] = -1;
-    memset(touched + mk->cap, 0, (size_t)(cap - mk->cap));
-    memset(freed + mk->cap, 0, (size_t)(cap - mk->cap));
-    memset(restaled + mk->cap, 0, (size_t)(cap - mk->cap));
-    memset(shrunk + mk->cap, 0, sizeof(*shrunk) * (size_t)(cap - mk->cap));
+        mk->pend[i] = -1;
     mk->cap = cap;
     return 0;
 }
@@ -1008,21 +1005,6 @@ static void apply_decisions(struct api_sched *sc, struct persist *p,
     }
 }
 
-/* The index of wi's entry in res->pending (in workload order), or -1. */
-static int pending_at(const struct sched_result *res, int wi)
-{
-    int lo = 0, hi = res->n_pending;
-
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (res->pending[mid].workload < wi)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < res->n_pending && res->pending[lo].workload == wi ? lo : -1;
-}
-
 /* Workload wi's phase before the cycle: only a decision changes it. */
 static int orig_phase(const struct api_sched *sc, const struct persist *p, int wi)
 {
@@ -1053,7 +1035,7 @@ static void collect(struct api_sched *sc, struct persist *p, const struct sched_
     }
     if (p->visit) {
         for (k = 0; k < n; k++) {
-            p->pend[p->visit[k]] = pending_at(res, p->visit[k]);
+            p->pend[p->visit[k]] = sched_result_pending_at(res, p->visit[k]);
         }
     } else {
         for (k = 0; k < res->n_pending; k++)

@@ -306,6 +306,13 @@ int sched__pending_find(const struct sched_pending *list, int n, int w)
     return lo < n && list[lo].workload == w ? lo : -1 - lo;
 }
 
+int sched_result_pending_at(const struct sched_result *r, int w)
+{
+    int e = sched__pending_find(r->pending, r->n_pending, w);
+
+    return e >= 0 ? e : -1;
+}
+
 /* The settled list's entries of the workloads that left or were decided
  * about, ascending and each once, into *gone (*n_gone of them). */
 static int again_gone(struct again *g, struct sched_arena *arena, int **gone, int *n_gone)

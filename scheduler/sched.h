@@ -421,6 +421,9 @@ int sched_cycle_next(struct sched_memo *memo, const struct sched_state *in,
 /* Fair share and allocation of queue q in pool p (NULL if out of range). */
 const struct sched_share *sched_result_share(const struct sched_result *r, int q, int p);
 
+/* The index of workload w's entry in r->pending (in workload order), or -1. */
+int sched_result_pending_at(const struct sched_result *r, int w);
+
 /* ---- Vocabulary helpers (pure) ---- */
 /* Priority of a class name ("train", "build", "very-high", ...) or of a
  * decimal number; SCHED_EINVAL if neither. */
