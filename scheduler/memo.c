@@ -358,6 +358,8 @@ static void check_kept(struct sched_memo *memo)
         why = sched__session_differs(&memo->ss, &fresh);
     if (arena && !why)
         why = sched__order_differs(&memo->ss, &fresh);
+    if (!why)
+        why = sched__victims_differ(&memo->ss);
     if (why && !memo->kept_differs)
         memo->kept_differs = why;
     memo->kept_checked++;

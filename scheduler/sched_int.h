@@ -382,9 +382,10 @@ void sched__session_settled(struct sched_session *ss, int keep_order);
 /* Whether an allocation (per resource) holds anything. */
 int sched__holds(const int64_t *alloc);
 int sched__queue_holds_pool(const struct sched_session *ss, int q, int p);
-/* victims.c: pool's running list changed (Step 5 of session.c): the
- * victim search sorts it again. */
-void sched__running_changed(struct sched_session *ss, int pool);
+/* victims.c: pool's running list lost w (joined 0) or gained it (Steps 5
+ * and 6 of session.c): the victim search's order of the list follows. */
+int sched__running_changed(struct sched_session *ss, int pool, int w, int joined);
+const char *sched__victims_differ(const struct sched_session *ss);   /* tests */
 
 /* affinity.c: node constraints (types in order, required affinity). */
 int sched__build_classes(struct sched_session *ss);

@@ -824,8 +824,10 @@ static void drop_running(struct sched_session *ss, int w)
         memmove(&pool->running[i], &pool->running[i + 1],
                 sizeof(int) * (size_t)(pool->n_running - i - 1));
         pool->n_running--;
-        sched__running_changed(ss, ss->wl[w].pool);
+        sched__running_changed(ss, ss->wl[w].pool, w, 0);
     }
+    if (!ss_w(ss, w)->preemptible || ss_w(ss, w)->priority > ss->queues[q].min_running_priority)
+        return;   /* not the queue's lowest: the others' lowest is the same */
     ss->queues[q].min_running_priority = INT32_MAX;
     for (p = 0; p < ss->n_pools; p++)
         for (i = 0; i < ss->pools[p].n_running; i++) {
@@ -883,7 +885,8 @@ static int join_running(struct sched_session *ss, int w)
         pool->running[i] = pool->running[i - 1];
     pool->running[i] = w;
     pool->n_running++;
-    sched__running_changed(ss, ss->wl[w].pool);
+    if (sched__running_changed(ss, ss->wl[w].pool, w, 1) != SCHED_OK)
+        return SCHED_ENOMEM;
     if (wl->preemptible && wl->priority < q->min_running_priority)
         q->min_running_priority = wl->priority;
     return SCHED_OK;

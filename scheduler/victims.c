@@ -274,6 +274,7 @@ struct scratch {
     int64_t *q_over;           /* [n_queues]: above its GPU fair share in the pool collected */
     int *q_path, *q_path_off;  /* each queue's path from the top: q_path[off[q]..off[q+1]) */
     int **by_keys;             /* [n_pools]: the pool's running workloads by victim keys */
+    int *cap_by_keys;          /* [n_pools]: the room each of those has */
     int *rank_at;              /* [n_queues + 1]: counting sort of units by queue rank */
 };
 
@@ -333,11 +334,12 @@ static struct scratch *scratch_of(struct sched_session *ss)
         x->node_cnt = sched__calloc(ss->arena, (size_t)ss->n_nodes + 2, sizeof(int));
         x->node_mark = sched__array_raw(ss->arena, (size_t)ss->n_nodes + 2, sizeof(int));
         x->by_keys = sched__calloc(ss->arena, (size_t)ss->n_pools + 1, sizeof(int *));
+        x->cap_by_keys = sched__calloc(ss->arena, (size_t)ss->n_pools + 1, sizeof(int));
         x->rank_at = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
         x->touched_at = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, 1);
         x->touched = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(int));
         if (!x->fp || !x->q_ok || !x->q_rank || !x->q_order || !x->q_tmp || !x->node_off ||
-            !x->node_cnt || !x->node_mark || !x->by_keys || !x->rank_at || !x->touched_at ||
+            !x->node_cnt || !x->node_mark || !x->by_keys || !x->cap_by_keys || !x->rank_at || !x->touched_at ||
             !x->touched ||
             build_paths(ss, x) != SCHED_OK)
             return NULL;
@@ -532,6 +534,7 @@ static const int *running_by_keys(struct sched_session *ss, struct scratch *x, i
     order = sched__calloc(ss->arena, (size_t)p->n_running + 1, sizeof(int));
     if (!order)
         return NULL;
+    x->cap_by_keys[pool] = p->n_running + 1;
     if (p->n_running > 0)
         memcpy(order, p->running, sizeof(int) * (size_t)p->n_running);
     if (sched__sort(ss->arena, order, p->n_running, workload_before, ss) != SCHED_OK)
@@ -540,14 +543,81 @@ static const int *running_by_keys(struct sched_session *ss, struct scratch *x, i
     return order;
 }
 
-void sched__running_changed(struct sched_session *ss, int pool)
+/* Where w goes among order[0..n) (victim-key order): the first that w is before. */
+static int by_keys_place(const struct sched_session *ss, const int *order, int n, int w)
+{
+    int lo = 0, hi = n;
+
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (workload_before(ss, order[mid], w))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Pool's running list lost w (joined 0) or gained it (session.c, Steps 5
+ * and 6): its workloads by victim keys follow, w taken out where it is or
+ * put in at its place (the order reads the fixed keys alone, so it stays
+ * what a sort of the new list gives), and its units are collected again. */
+int sched__running_changed(struct sched_session *ss, int pool, int w, int joined)
 {
     struct scratch *x = ss->victim_scratch;
+    int *order, n, i;
 
-    if (x && x->by_keys) {
-        x->by_keys[pool] = NULL;
-        x->pc[pool].k_kind = -1;   /* the units in key order read the running list */
+    if (!x || !x->by_keys)
+        return SCHED_OK;
+    x->pc[pool].k_kind = -1;   /* the units in key order read the running list */
+    if (!(order = x->by_keys[pool]))
+        return SCHED_OK;
+    n = ss->pools[pool].n_running + (joined ? -1 : 1);   /* before the change */
+    if (!joined) {
+        for (i = 0; i < n && order[i] != w; i++)
+            ;
+        if (i < n)
+            memmove(&order[i], &order[i + 1], sizeof(int) * (size_t)(n - i - 1));
+        else
+            x->by_keys[pool] = NULL;   /* not there: sorted again when read */
+        return SCHED_OK;
     }
+    if (n + 1 > x->cap_by_keys[pool]) {
+        int cap = 2 * n + 16, *grown = sched__calloc(ss->arena, (size_t)cap, sizeof(int));
+        if (!grown) {
+            x->by_keys[pool] = NULL;
+            return SCHED_ENOMEM;
+        }
+        memcpy(grown, order, sizeof(int) * (size_t)n);
+        x->by_keys[pool] = order = grown;
+        x->cap_by_keys[pool] = cap;
+    }
+    i = by_keys_place(ss, order, n, w);
+    memmove(&order[i + 1], &order[i], sizeof(int) * (size_t)(n - i));
+    order[i] = w;
+    return SCHED_OK;
+}
+
+/* Tests: each pool's running workloads by victim keys, where kept, are
+ * its running list sorted by the keys. */
+const char *sched__victims_differ(const struct sched_session *ss)
+{
+    const struct scratch *x = ss->victim_scratch;
+    int p, i, j;
+
+    for (p = 0; x && x->by_keys && p < ss->n_pools; p++) {
+        const int *order = x->by_keys[p];
+        const struct ss_pool *pool = &ss->pools[p];
+        for (i = 0; order && i < pool->n_running; i++) {
+            if (i > 0 && !workload_before(ss, order[i - 1], order[i]))
+                return "a pool's running workloads by victim keys: out of order";
+            for (j = 0; j < pool->n_running && pool->running[j] != order[i]; j++)
+                ;
+            if (j == pool->n_running)
+                return "a pool's running workloads by victim keys: one not running there";
+        }
+    }
+    return NULL;
 }
 
 /* What a unit's pods ask of resource r now (its cost: GPU, then CPU). */
