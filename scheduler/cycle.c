@@ -757,33 +757,28 @@ static int record_in_place(struct again *g, struct sched_arena *arena, struct sc
     return SCHED_OK;
 }
 
-static int record_again(struct sched_session *ss, struct sched_arena *arena,
-                        struct sched_result *out, const struct ss_prev_pending *prev,
-                        struct ss_kinds *kinds)
+/* record_again()'s work, g->touched all 0 on entry. */
+static int record_again_marked(struct again *g, struct sched_arena *arena,
+                               struct sched_result *out, struct ss_kinds *kinds)
 {
-    struct again g;
+    struct sched_session *ss = g->ss;
+    const struct ss_prev_pending *prev = g->prev;
     int e, j, kind, w, n_max, n_kinds, *first_of, rc;
 
-    memset(&g, 0, sizeof(g));
-    g.ss = ss;
-    g.prev = prev;
-    g.touched = sched__calloc(arena, (size_t)ss->n_workloads + 1, 1);
-    if (!g.touched)
-        return SCHED_ENOMEM;
-    rc = again_touched(&g, arena);
+    rc = again_touched(g, arena);
     if (rc != SCHED_OK)
         return rc;
-    if (prev->own && (g.n_tl == 0 || prev->settled_entry)) {
-        rc = record_in_place(&g, arena, out, kinds);
+    if (prev->own && (g->n_tl == 0 || prev->settled_entry)) {
+        rc = record_in_place(g, arena, out, kinds);
         if (rc != 1)
             return rc;
         memset(kinds, 0, sizeof(*kinds));   /* 1: no room, nothing written; merged below */
     }
-    n_max = prev->n + g.n_tl;
-    n_kinds = prev->n_labels + g.n_tl;
-    g.rep = sched__calloc(arena, (size_t)n_kinds + 1, sizeof(int));
-    g.kids = sched__alloc(arena, sizeof(int) * ((size_t)prev->n + 1));
-    g.rep_entry = sched__alloc(arena, sizeof(int) * ((size_t)prev->n_labels + 1));
+    n_max = prev->n + g->n_tl;
+    n_kinds = prev->n_labels + g->n_tl;
+    g->rep = sched__calloc(arena, (size_t)n_kinds + 1, sizeof(int));
+    g->kids = sched__alloc(arena, sizeof(int) * ((size_t)prev->n + 1));
+    g->rep_entry = sched__alloc(arena, sizeof(int) * ((size_t)prev->n_labels + 1));
     first_of = sched__calloc(arena, (size_t)n_kinds + 1, sizeof(int)); /* kind -> entry + 1 */
     if (n_max < prev->cap_buf) {   /* every entry is written whole below */
         out->pending = prev->buf;
@@ -793,44 +788,44 @@ static int record_again(struct sched_session *ss, struct sched_arena *arena,
         kinds->kind_of = sched__alloc(arena, sizeof(int) * ((size_t)n_max + 1));
     }
     kinds->first = sched__alloc(arena, sizeof(int) * ((size_t)n_max + 1));
-    if (!g.rep || !g.kids || !g.rep_entry || !first_of || !out->pending || !kinds->kind_of ||
+    if (!g->rep || !g->kids || !g->rep_entry || !first_of || !out->pending || !kinds->kind_of ||
         !kinds->first)
         return SCHED_ENOMEM;
     for (e = 0; e < prev->n; e++) {
         w = prev->pending[e].workload;
         kind = prev->kind_of[e];
-        if (!g.touched[w] && !g.rep[kind]) {
-            g.rep[kind] = w + 1;
-            g.rep_entry[kind] = e;
-            g.kids[g.n_kids++] = kind;
+        if (!g->touched[w] && !g->rep[kind]) {
+            g->rep[kind] = w + 1;
+            g->rep_entry[kind] = e;
+            g->kids[g->n_kids++] = kind;
         }
     }
-    rc = again_kinds(&g, arena);
+    rc = again_kinds(g, arena);
     if (rc != SCHED_OK)
         return rc;
     /* both lists in workload order, merged */
     out->n_pending = 0;
     kinds->cap = 0;
-    for (e = 0, j = 0; e < prev->n || j < g.n_tl;) {
+    for (e = 0, j = 0; e < prev->n || j < g->n_tl;) {
         struct sched_pending *p = &out->pending[out->n_pending];
-        if (e < prev->n && g.touched[prev->pending[e].workload]) {
+        if (e < prev->n && g->touched[prev->pending[e].workload]) {
             e++;
             continue;
         }
-        if (j >= g.n_tl || (e < prev->n && prev->pending[e].workload < g.tl[j])) {
+        if (j >= g->n_tl || (e < prev->n && prev->pending[e].workload < g->tl[j])) {
             w = prev->pending[e].workload;
             kind = prev->kind_of[e++];
         } else {
-            w = g.tl[j];
-            kind = g.tkind[j++];
+            w = g->tl[j];
+            kind = g->tkind[j++];
         }
         if (first_of[kind]) {
             memcpy(p, &out->pending[first_of[kind] - 1], sizeof(*p));   /* padding too */
             p->workload = w;
         } else {
-            if (kind < prev->n_labels && g.rep[kind] &&
-                still_diagnosed(ss, &prev->pending[g.rep_entry[kind]])) {
-                memcpy(p, &prev->pending[g.rep_entry[kind]], sizeof(*p));   /* padding too */
+            if (kind < prev->n_labels && g->rep[kind] &&
+                still_diagnosed(ss, &prev->pending[g->rep_entry[kind]])) {
+                memcpy(p, &prev->pending[g->rep_entry[kind]], sizeof(*p));   /* padding too */
                 p->workload = w;
             } else {
                 memset(p, 0, sizeof(*p));
@@ -842,6 +837,29 @@ static int record_again(struct sched_session *ss, struct sched_arena *arena,
         kinds->kind_of[out->n_pending++] = first_of[kind] - 1;
     }
     return SCHED_OK;
+}
+
+/* The touched marks in prev->touched when the memo lends a buffer (all 0,
+ * and left so: the marks set are cleared one by one), else the arena's. */
+static int record_again(struct sched_session *ss, struct sched_arena *arena,
+                        struct sched_result *out, const struct ss_prev_pending *prev,
+                        struct ss_kinds *kinds)
+{
+    struct again g;
+    int k, rc;
+
+    memset(&g, 0, sizeof(g));
+    g.ss = ss;
+    g.prev = prev;
+    g.touched = prev->touched && prev->cap_touched > ss->n_workloads
+                    ? prev->touched
+                    : sched__calloc(arena, (size_t)ss->n_workloads + 1, 1);
+    if (!g.touched)
+        return SCHED_ENOMEM;
+    rc = record_again_marked(&g, arena, out, kinds);
+    for (k = 0; g.touched == prev->touched && k < g.n_all; k++)
+        g.touched[g.all[k]] = 0;
+    return rc;
 }
 
 static int cycle_on(struct sched_session *ss, struct sched_arena *arena,

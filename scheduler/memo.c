@@ -250,6 +250,8 @@ struct sched_memo {
                                    taken out up): the buffers begin that far back */
     int64_t *stale;             /* [cap_stale]: the last result's stale times, while */
     int cap_stale;              /* any_stale (else they are all SCHED_NO_TIME) */
+    uint8_t *touched;           /* [cap_touched] all 0: lent to each Step 5 cycle */
+    int cap_touched;
     int64_t *no_stale;          /* [cap_no_stale] all SCHED_NO_TIME: a result's stale */
     int cap_no_stale;           /* times when none is set (ss.no_stale) */
     int *kinds;                 /* [cap_kinds]: pending index + 1, 0 (free) or
@@ -302,6 +304,7 @@ void sched_memo_free(struct sched_memo *memo)
     free(memo->pending - memo->pending_off);
     free(memo->stale);
     free(memo->no_stale);
+    free(memo->touched);
     free(memo->kinds);
     free(memo->kind_of - memo->pending_off);
     free(memo->label_count);
@@ -497,6 +500,19 @@ static int reserve_pending(struct sched_memo *memo, int need)
 static int reserve_stale(struct sched_memo *memo, int need)
 {
     return reserve((void **)&memo->stale, &memo->cap_stale, sizeof(*memo->stale), need);
+}
+
+/* memo->touched with at least `need` entries, every one 0 (the new
+ * ones zeroed; a cycle leaves the others 0). */
+static int reserve_touched(struct sched_memo *memo, int need)
+{
+    int from = memo->cap_touched;
+
+    if (reserve((void **)&memo->touched, &memo->cap_touched, 1, need) != SCHED_OK)
+        return SCHED_ENOMEM;
+    if (memo->cap_touched > from)
+        memset(memo->touched + from, 0, (size_t)(memo->cap_touched - from));
+    return SCHED_OK;
 }
 
 /* memo->no_stale with at least `need` entries, every one SCHED_NO_TIME
@@ -1581,6 +1597,10 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
                          memo->pending_off - memo->n_pending;
         prev.settled_entry = settled_entry;
         prev.settled_ctx = memo;
+    }
+    if (reserve_touched(memo, memo->ss.n_workloads + 1) == SCHED_OK) {
+        prev.touched = memo->touched;
+        prev.cap_touched = memo->cap_touched;
     }
     struct ss_kinds kinds;
     int rc;

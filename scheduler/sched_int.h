@@ -627,6 +627,9 @@ struct ss_prev_pending {
     const struct ss_kind_rep *reps;       /* [n_reps] one per label, or NULL (unknown) */
     int n_reps;
     const int *label_count;               /* [n_labels] entries carrying each label */
+    uint8_t *touched;                     /* [cap_touched] all 0, lent for the marks of the
+                                             workloads touched (returned all 0), or NULL */
+    int cap_touched;
 };
 
 /* cycle.c: Steps 2-4 of a cycle on a built session, the result's arrays
