@@ -339,31 +339,36 @@ static int again_gone(struct again *g, struct sched_arena *arena, int **gone, in
     return SCHED_OK;
 }
 
+/* Moves the run of n entries at `from` to `to` (they may overlap). */
+static void move_run(struct sched_pending *list, int *kind_of, int to, int from, int n)
+{
+    if (n <= 0 || to == from)
+        return;
+    memmove(&list[to], &list[from], sizeof(*list) * (size_t)n);
+    memmove(&kind_of[to], &kind_of[from], sizeof(*kind_of) * (size_t)n);
+}
+
 int sched__take_out(struct sched_pending *list, int *kind_of, int n, const int *gone,
                     int n_gone, int may_shift)
 {
-    int e, to, r;
+    int r, from, to;
 
     if (n_gone == 0)
         return 0;
     if (may_shift && gone[n_gone - 1] < n - gone[0]) {
-        for (e = gone[n_gone - 1] - 1, to = gone[n_gone - 1], r = n_gone - 2; e >= 0; e--) {
-            if (r >= 0 && gone[r] == e) {
-                r--;
-                continue;
-            }
-            memcpy(&list[to], &list[e], sizeof(*list));
-            kind_of[to--] = kind_of[e];
+        /* the runs before the last one gone move up, the last run first */
+        for (r = n_gone - 1, to = gone[n_gone - 1] + 1; r >= 0; r--) {
+            from = r > 0 ? gone[r - 1] + 1 : 0;
+            to -= gone[r] - from;
+            move_run(list, kind_of, to, from, gone[r] - from);
         }
         return n_gone;
     }
-    for (e = gone[0] + 1, to = gone[0], r = 1; e < n; e++) {
-        if (r < n_gone && gone[r] == e) {
-            r++;
-            continue;
-        }
-        memcpy(&list[to], &list[e], sizeof(*list));
-        kind_of[to++] = kind_of[e];
+    for (r = 0, to = gone[0]; r < n_gone; r++) {   /* the runs after each one gone move down */
+        int end = r + 1 < n_gone ? gone[r + 1] : n;
+        from = gone[r] + 1;
+        move_run(list, kind_of, to, from, end - from);
+        to += end - from;
     }
     return 0;
 }

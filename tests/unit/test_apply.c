@@ -1,6 +1,7 @@
 /*
  * test_apply.c: how drivers turn decisions into their next state
- * (scheduler/apply.c), and the cycle's memory (scheduler/arena.c).
+ * (scheduler/apply.c), the cycle's memory (scheduler/arena.c), and how a
+ * kept pending list loses entries (sched__take_out(), cycle.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -278,6 +279,57 @@ static void test_workload_same(void **unused)
     }
 }
 
+/* Entries taken out of a list of 10 (workloads 0..9, kind 100 + w): where
+ * the list then begins, and what it holds from there. Read as a table. */
+struct take_out_case {
+    int gone[4], n_gone, may_shift;
+    int begins;
+    const char *left;   /* the workloads left, in order, one digit each */
+};
+
+static const struct take_out_case take_out_cases[] = {
+    {{0}, 0, 1, 0, "0123456789"},          /* nothing gone */
+    {{9}, 1, 1, 0, "012345678"},           /* the last: nothing moves */
+    {{0}, 1, 1, 1, "123456789"},           /* the first: the list begins after it */
+    {{2}, 1, 1, 1, "013456789"},           /* early: the two before it move up */
+    {{7}, 1, 1, 0, "012345689"},           /* late: the two after it move down */
+    {{2}, 1, 0, 0, "013456789"},           /* early, may not shift: the rest move down */
+    {{1, 3, 4}, 3, 1, 3, "0256789"},       /* runs between them move up, in order */
+    {{5, 6, 8}, 3, 1, 0, "0123479"},       /* ... or down */
+    {{0, 2, 4, 6}, 4, 0, 0, "135789"},
+    {{0, 1, 2, 3}, 4, 1, 4, "456789"},
+};
+
+static void test_take_out(void **unused)
+{
+    size_t c;
+    int i;
+
+    (void)unused;
+    for (c = 0; c < sizeof(take_out_cases) / sizeof(take_out_cases[0]); c++) {
+        const struct take_out_case *t = &take_out_cases[c];
+        struct sched_pending list[10];
+        int kind_of[10], n = (int)strlen(t->left), begins;
+
+        for (i = 0; i < 10; i++) {
+            memset(&list[i], 0, sizeof(list[i]));
+            list[i].workload = i;
+            list[i].request = 1000 + i;
+            kind_of[i] = 100 + i;
+        }
+        begins = sched__take_out(list, kind_of, 10, t->gone, t->n_gone, t->may_shift);
+        if (begins != t->begins)
+            fail_msg("case %zu: begins at %d, expected %d", c, begins, t->begins);
+        for (i = 0; i < n; i++) {
+            int w = t->left[i] - '0';
+            if (list[begins + i].workload != w || list[begins + i].request != 1000 + w ||
+                kind_of[begins + i] != 100 + w)
+                fail_msg("case %zu: entry %d holds workload %d (kind %d), expected %d", c, i,
+                         list[begins + i].workload, kind_of[begins + i], w);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -287,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_arena),
         cmocka_unit_test(test_arena_blocks),
         cmocka_unit_test(test_workload_same),
+        cmocka_unit_test(test_take_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
