@@ -522,8 +522,9 @@ static int workload_before(const void *ctx, int a, int b)
     return a > b;
 }
 
-/* The pool's running workloads in victim-key order, sorted once per cycle
- * (the running list is the one of the cycle's start). */
+/* The pool's running workloads in victim-key order, sorted once per
+ * session (the running list is the one of the cycle's start; a kept
+ * session's departures and rejoins move it: sched__running_changed()). */
 static const int *running_by_keys(struct sched_session *ss, struct scratch *x, int pool)
 {
     const struct ss_pool *p = &ss->pools[pool];
