@@ -179,3 +179,21 @@ void *sched__array_raw(struct sched_arena *arena, size_t count, size_t size)
         return NULL;
     return sched__alloc_raw(arena, count * size);
 }
+
+int sched__ints_room(struct sched_arena *arena, int **arr, int *cap, int n, int need, int least)
+{
+    int room = *cap > 0 ? *cap : least, *grown;
+
+    if (need <= *cap)
+        return SCHED_OK;
+    while (room < need)
+        room = room > INT32_MAX / 2 ? need : 2 * room;
+    grown = sched__calloc(arena, (size_t)room, sizeof(int));
+    if (!grown)
+        return SCHED_ENOMEM;
+    if (n > 0)
+        memcpy(grown, *arr, sizeof(int) * (size_t)n);
+    *arr = grown;
+    *cap = room;
+    return SCHED_OK;
+}

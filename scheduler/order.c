@@ -761,16 +761,9 @@ static int grow_workloads(struct sched_session *ss, struct order_cache *oc, int 
 /* w, a candidate wanting pods that is in no list, waits to be put in. */
 static int take_entry(struct sched_session *ss, struct order_cache *oc, int w)
 {
-    if (oc->n_added == oc->cap_added) {
-        int cap = oc->cap_added ? 2 * oc->cap_added : 16;
-        int *grown = sched__alloc(ss->arena, sizeof(int) * (size_t)cap);
-        if (!grown)
-            return SCHED_ENOMEM;
-        if (oc->n_added)
-            memcpy(grown, oc->added, sizeof(int) * (size_t)oc->n_added);
-        oc->added = grown;
-        oc->cap_added = cap;
-    }
+    if (sched__ints_room(ss->arena, &oc->added, &oc->cap_added, oc->n_added, oc->n_added + 1,
+                         16) != SCHED_OK)
+        return SCHED_ENOMEM;
     oc->added[oc->n_added++] = w;
     job_key(oc, ss, w);
     sig_refresh(ss, oc, w);
@@ -983,16 +976,9 @@ const char *sched__order_differs(struct sched_session *kept, struct sched_sessio
 
 static int note_changed(struct sched_session *ss, struct order_cache *oc, int w)
 {
-    if (oc->n_changed == oc->cap_changed) {
-        int cap = oc->cap_changed ? 2 * oc->cap_changed : 64;
-        int *grown = sched__calloc(ss->arena, (size_t)cap, sizeof(int));
-        if (!grown)
-            return SCHED_ENOMEM;
-        if (oc->n_changed)
-            memcpy(grown, oc->changed, sizeof(int) * (size_t)oc->n_changed);
-        oc->changed = grown;
-        oc->cap_changed = cap;
-    }
+    if (sched__ints_room(ss->arena, &oc->changed, &oc->cap_changed, oc->n_changed,
+                         oc->n_changed + 1, 64) != SCHED_OK)
+        return SCHED_ENOMEM;
     oc->changed[oc->n_changed++] = w;
     return SCHED_OK;
 }

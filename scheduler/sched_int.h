@@ -46,6 +46,9 @@ void *sched__calloc(struct sched_arena *arena, size_t count, size_t size);
 /* Not zero-filled: only for the callers arena.c's Invariant 5 names. */
 void *sched__alloc_raw(struct sched_arena *arena, size_t n);
 void *sched__array_raw(struct sched_arena *arena, size_t count, size_t size);
+/* *arr with room for `need` ints (*cap of them), its first n kept: when
+ * short, a zeroed array of the arena twice as large (at least `least`). */
+int sched__ints_room(struct sched_arena *arena, int **arr, int *cap, int n, int need, int least);
 
 /* sort.c: stable sort of indices; before(ctx, a, b) is 1 when a goes first. */
 typedef int (*sched__before_fn)(const void *ctx, int a, int b);

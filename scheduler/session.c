@@ -872,15 +872,9 @@ static int join_running(struct sched_session *ss, int w)
     struct ss_queue *q = &ss->queues[wl->queue];
     int i;
 
-    if (pool->n_running + 1 > pool->cap_running) {
-        int cap = 2 * pool->cap_running + 16;
-        int *grown = sched__calloc(ss->arena, (size_t)cap, sizeof(int));
-        if (!grown)
-            return SCHED_ENOMEM;
-        memcpy(grown, pool->running, sizeof(int) * (size_t)pool->n_running);
-        pool->running = grown;
-        pool->cap_running = cap;
-    }
+    if (sched__ints_room(ss->arena, &pool->running, &pool->cap_running, pool->n_running,
+                         pool->n_running + 1, 16) != SCHED_OK)
+        return SCHED_ENOMEM;
     for (i = pool->n_running; i > 0 && pool->running[i - 1] > w; i--)
         pool->running[i] = pool->running[i - 1];
     pool->running[i] = w;

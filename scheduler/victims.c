@@ -339,8 +339,8 @@ static struct scratch *scratch_of(struct sched_session *ss)
         x->touched_at = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, 1);
         x->touched = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(int));
         if (!x->fp || !x->q_ok || !x->q_rank || !x->q_order || !x->q_tmp || !x->node_off ||
-            !x->node_cnt || !x->node_mark || !x->by_keys || !x->cap_by_keys || !x->rank_at || !x->touched_at ||
-            !x->touched ||
+            !x->node_cnt || !x->node_mark || !x->by_keys || !x->cap_by_keys || !x->rank_at ||
+            !x->touched_at || !x->touched ||
             build_paths(ss, x) != SCHED_OK)
             return NULL;
         memset(x->node_mark, 0xff, sizeof(int) * ((size_t)ss->n_nodes + 2));  /* -1 each */
@@ -583,16 +583,12 @@ int sched__running_changed(struct sched_session *ss, int pool, int w, int joined
             x->by_keys[pool] = NULL;   /* not there: sorted again when read */
         return SCHED_OK;
     }
-    if (n + 1 > x->cap_by_keys[pool]) {
-        int cap = 2 * n + 16, *grown = sched__calloc(ss->arena, (size_t)cap, sizeof(int));
-        if (!grown) {
-            x->by_keys[pool] = NULL;
-            return SCHED_ENOMEM;
-        }
-        memcpy(grown, order, sizeof(int) * (size_t)n);
-        x->by_keys[pool] = order = grown;
-        x->cap_by_keys[pool] = cap;
+    if (sched__ints_room(ss->arena, &x->by_keys[pool], &x->cap_by_keys[pool], n, n + 1, 16) !=
+        SCHED_OK) {
+        x->by_keys[pool] = NULL;
+        return SCHED_ENOMEM;
     }
+    order = x->by_keys[pool];
     i = by_keys_place(ss, order, n, w);
     memmove(&order[i + 1], &order[i], sizeof(int) * (size_t)(n - i));
     order[i] = w;
@@ -1731,16 +1727,9 @@ static int remember_flag(struct search *s, int w, int flag)
     struct sched_session *ss = s->ss;
     struct scratch *x = ss->victim_scratch;
 
-    if (s->n_flagged >= x->cap_flagged) {
-        int cap = x->cap_flagged ? 2 * x->cap_flagged : 64;
-        int *grown = sched__calloc(ss->arena, (size_t)cap, sizeof(int));
-        if (!grown)
-            return SCHED_ENOMEM;
-        if (s->n_flagged)
-            memcpy(grown, x->flagged, sizeof(int) * (size_t)s->n_flagged);
-        x->flagged = grown;
-        x->cap_flagged = cap;
-    }
+    if (sched__ints_room(ss->arena, &x->flagged, &x->cap_flagged, s->n_flagged,
+                         s->n_flagged + 1, 64) != SCHED_OK)
+        return SCHED_ENOMEM;
     if (ss->wl[w].flags & flag)
         return SCHED_OK;  /* set before this attempt: a rollback keeps it */
     x->flagged[s->n_flagged++] = w << 5 | flag;

@@ -1,7 +1,8 @@
 /*
  * test_apply.c: how drivers turn decisions into their next state
- * (scheduler/apply.c), the cycle's memory (scheduler/arena.c), and how a
- * kept pending list loses entries (sched__take_out(), cycle.c).
+ * (scheduler/apply.c), the cycle's memory (scheduler/arena.c: its blocks,
+ * its int arrays grown), and how a kept pending list loses entries
+ * (sched__take_out(), cycle.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -279,6 +280,32 @@ static void test_workload_same(void **unused)
     }
 }
 
+/* An int array of the arena grown by sched__ints_room(): its first n
+ * kept, the rest zeroed, twice the room (at least `least`), or as it was
+ * when it has the room. */
+static void test_ints_room(void **unused)
+{
+    struct sched_arena *a = sched_arena_new();
+    int *arr = NULL, *was, cap = 0, i;
+
+    (void)unused;
+    assert_non_null(a);
+    assert_int_equal(sched__ints_room(a, &arr, &cap, 0, 1, 16), SCHED_OK);
+    assert_int_equal(cap, 16);
+    for (i = 0; i < 16; i++)
+        assert_int_equal(arr[i], 0);
+    for (i = 0; i < 16; i++)
+        arr[i] = 100 + i;
+    was = arr;
+    assert_int_equal(sched__ints_room(a, &arr, &cap, 16, 16, 16), SCHED_OK);
+    assert_ptr_equal(arr, was);   /* room enough: the same array */
+    assert_int_equal(sched__ints_room(a, &arr, &cap, 12, 40, 16), SCHED_OK);
+    assert_int_equal(cap, 64);
+    for (i = 0; i < 64; i++)
+        assert_int_equal(arr[i], i < 12 ? 100 + i : 0);
+    sched_arena_free(a);
+}
+
 /* Entries taken out of a list of 10 (workloads 0..9, kind 100 + w): where
  * the list then begins, and what it holds from there. Read as a table. */
 struct take_out_case {
@@ -340,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_arena_blocks),
         cmocka_unit_test(test_workload_same),
         cmocka_unit_test(test_take_out),
+        cmocka_unit_test(test_ints_room),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
