@@ -113,6 +113,8 @@ struct ss_pool {
     int uniform;              /* every node ready and of one size (pool_uniform()) */
     int *running;             /* workloads with pods here at the start of the cycle */
     int n_running, cap_running;
+    int running_pods;         /* the running workloads' pods (n_pods), summed: bounds
+                                 the victim search's units without a walk */
     struct ss_node_index *index; /* NULL until first asked (placement.c) */
 };
 

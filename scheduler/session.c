@@ -653,11 +653,13 @@ static int build_running(struct sched_session *ss)
         if (!ss->pools[p].running)
             return SCHED_ENOMEM;
         ss->pools[p].n_running = 0;
+        ss->pools[p].running_pods = 0;
     }
     for (w = 0; w < ss->n_workloads; w++)
         if (ss->wl[w].n_placed > 0) {
             struct ss_pool *pool = &ss->pools[ss->wl[w].pool];
             pool->running[pool->n_running++] = w;
+            pool->running_pods += ss_w(ss, w)->n_pods;
         }
     return SCHED_OK;
 }
@@ -824,6 +826,7 @@ static void drop_running(struct sched_session *ss, int w)
         memmove(&pool->running[i], &pool->running[i + 1],
                 sizeof(int) * (size_t)(pool->n_running - i - 1));
         pool->n_running--;
+        pool->running_pods -= ss_w(ss, w)->n_pods;
         sched__running_changed(ss, ss->wl[w].pool, w, 0);
     }
     if (!ss_w(ss, w)->preemptible || ss_w(ss, w)->priority > ss->queues[q].min_running_priority)
@@ -879,6 +882,7 @@ static int join_running(struct sched_session *ss, int w)
         pool->running[i] = pool->running[i - 1];
     pool->running[i] = w;
     pool->n_running++;
+    pool->running_pods += wl->n_pods;
     if (sched__running_changed(ss, ss->wl[w].pool, w, 1) != SCHED_OK)
         return SCHED_ENOMEM;
     if (wl->preemptible && wl->priority < q->min_running_priority)
@@ -1076,7 +1080,8 @@ static const char *pool_differs(const struct ss_pool *a, const struct ss_pool *b
                                               SCHED_MAX_NODE_GPUS + 1) ||
         !SAME(a->has_empty, b->has_empty, n_nodes / 64 + 1))
         return "a pool's empty devices or free GPU";
-    if (a->n_running != b->n_running || !SAME(a->running, b->running, a->n_running))
+    if (a->n_running != b->n_running || !SAME(a->running, b->running, a->n_running) ||
+        a->running_pods != b->running_pods)
         return "a pool's running list";
     return NULL;
 }

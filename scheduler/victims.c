@@ -964,11 +964,9 @@ static int collect_keyed(struct search *s, int kind)
     const struct ss_pool *pool = &ss->pools[s->pool];
     struct scratch *x = ss->victim_scratch;
     struct pool_units *pc = &x->pc[s->pool];
-    int i, k, cap = 0, move = kind == 1;
+    int i, k, cap = pool->running_pods + pool->n_running, move = kind == 1;
     const int *running;
 
-    for (i = 0; i < pool->n_running; i++)
-        cap += ss_w(ss, pool->running[i])->n_pods + 1;
     if (scratch_units(ss, cap) != SCHED_OK)
         return SCHED_ENOMEM;
     if (!pc->q_off) {
