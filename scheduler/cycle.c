@@ -285,6 +285,24 @@ static int stands(struct sched_session *ss, int reason, int pool, int queue)
            sched__pool_as_settled(ss, pool) || sched__diagnosis_as_settled(ss, pool, queue);
 }
 
+/* stands() for a kind's record, answered once per (pool, queue) in
+ * verdict[pool * n_queues + queue] (0: not asked yet, 1: stands, 2: not;
+ * NULL: asked every time): what it reads besides the reason is per pool
+ * and queue, and no record's check moves it. */
+static int rep_stands(struct sched_session *ss, uint8_t *verdict, const struct ss_kind_rep *k)
+{
+    size_t at;
+
+    if (!verdict || k->reason == SCHED_R_SUSPENDED ||
+        k->reason == SCHED_R_NO_MATCHING_NODE_POOL || k->pool < 0 || k->pool >= ss->n_pools ||
+        k->queue < 0 || k->queue >= ss->n_queues)
+        return stands(ss, k->reason, k->pool, k->queue);
+    at = (size_t)k->pool * (size_t)ss->n_queues + (size_t)k->queue;
+    if (!verdict[at])
+        verdict[at] = stands(ss, k->reason, k->pool, k->queue) ? 1 : 2;
+    return verdict[at] == 1;
+}
+
 static int still_diagnosed(struct sched_session *ss, const struct sched_pending *p)
 {
     return stands(ss, p->reason, p->pool, p->queue);
@@ -455,20 +473,17 @@ static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_p
     const struct ss_prev_pending *prev = g->prev;
     struct sched_pending redo[KINDS_REDONE_MAX], now;
     uint8_t *redone = NULL;   /* [n_labels]: 1 + the index in redo[] */
-    uint64_t as_settled = 0;  /* bit p: pool p as settled, every entry there stands */
-    int i, e, w, p, before = 0, ins_before = 0, n_redo = 0;
+    uint8_t *verdict = sched__calloc(arena, (size_t)g->ss->n_pools * (size_t)g->ss->n_queues + 1,
+                                     1);   /* rep_stands()'s, per (pool, queue) */
+    int i, e, w, before = 0, ins_before = 0, n_redo = 0;
 
-    for (p = 0; p < g->ss->n_pools && p < 64; p++)
-        if (sched__pool_as_settled(g->ss, p))
-            as_settled |= 1ull << p;
     for (i = 0; i < prev->n_reps; i++) {
         const struct ss_kind_rep *k = &prev->reps[i];
         while (before < n_gone && gone[before] < k->entry)
             before++;
         while (ins_before < ins->n && ins->at[ins_before] <= k->entry)
             ins_before++;
-        if ((k->pool >= 0 && k->pool < 64 && (as_settled >> k->pool & 1)) ||
-            stands(g->ss, k->reason, k->pool, k->queue))
+        if (rep_stands(g->ss, verdict, k))
             continue;
         e = kind_entry(prev, k, kind_of, n, gone, gone_label, n_gone, before, ins_before);
         if (e < 0)
