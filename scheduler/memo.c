@@ -224,7 +224,7 @@
  * near its start (a victim pending again, most often an old workload)
  * moves the entries before it, not the whole list (cycle.c, make_room()) */
 #define FRONT_ROOM(n) ((n) / 64 + 64)
-#define KIND_GONE (-1)                 /* a slot whose kind was forgotten: probes go on */
+#define KIND_GONE (-1)                 /* a kind forgotten: its slot stays, probes go on */
 
 struct sched_memo {
     int valid;                  /* the fields below describe the last result */
@@ -254,9 +254,13 @@ struct sched_memo {
     int cap_touched;
     int64_t *no_stale;          /* [cap_no_stale] all SCHED_NO_TIME: a result's stale */
     int cap_no_stale;           /* times when none is set (ss.no_stale) */
-    int *kinds;                 /* [cap_kinds]: pending index + 1, 0 (free) or
-                                   KIND_GONE (a kind forgotten) */
-    int cap_kinds, n_kinds, n_gone;
+    int *kinds;                 /* [cap_kinds] hash slots: 0 (free) or 1 + the kind's
+                                   index in kind_entry[] */
+    int *kind_entry;            /* [cap_kinds / 2 + 1] per kind in the order it came:
+                                   its pending index + 1, or KIND_GONE; a pass over
+                                   every kind reads these, not the slots */
+    int cap_kinds, n_kind_entry; /* n_kind_entry == n_kinds + n_gone */
+    int n_kinds, n_gone;
     int *kind_of;               /* [cap_kind_of]: each pending entry's kind, a label
                                    below n_labels, while kind_of_valid */
     int cap_kind_of, kind_of_valid, n_labels;
@@ -306,6 +310,7 @@ void sched_memo_free(struct sched_memo *memo)
     free(memo->no_stale);
     free(memo->touched);
     free(memo->kinds);
+    free(memo->kind_entry);
     free(memo->kind_of - memo->pending_off);
     free(memo->label_count);
     free(memo->reps);
@@ -574,6 +579,28 @@ static int keep_figures(struct sched_memo *memo, const struct sched_session *ss)
 
 static int kinds_insert(struct sched_memo *memo, const struct sched_session *ss, int entry);
 
+/* An empty table of kinds with `cap` slots (a power of two), and room for
+ * a kind per two slots (kinds_insert() grows the table before). */
+static int kinds_alloc(struct sched_memo *memo, int cap)
+{
+    memo->kinds = calloc((size_t)cap, sizeof(int));
+    memo->kind_entry = malloc(sizeof(int) * ((size_t)cap / 2 + 1));
+    memo->cap_kinds = cap;
+    memo->n_kind_entry = memo->n_kinds = memo->n_gone = 0;
+    if (memo->kinds && memo->kind_entry)
+        return SCHED_OK;
+    free(memo->kinds);
+    free(memo->kind_entry);
+    memo->kinds = memo->kind_entry = NULL;
+    return SCHED_ENOMEM;
+}
+
+/* What slot i holds: a pending index + 1, 0 (free) or KIND_GONE. */
+static int slot_entry(const struct sched_memo *memo, int i)
+{
+    return memo->kinds[i] ? memo->kind_entry[memo->kinds[i] - 1] : 0;
+}
+
 /* The cycle's table of kinds (sized by its pending workloads), kept in a
  * table sized by the kinds: a workload that leaves walks it (Step 4). */
 static int keep_kinds(struct sched_memo *memo, const struct sched_session *ss, const int *kinds,
@@ -584,12 +611,11 @@ static int keep_kinds(struct sched_memo *memo, const struct sched_session *ss, c
     for (i = 0; i < cap; i++)
         n += kinds[i] != 0;
     free(memo->kinds);
+    free(memo->kind_entry);
     memo->cap_kinds = 16;
     while (memo->cap_kinds < 4 * n)
         memo->cap_kinds *= 2;
-    memo->kinds = calloc((size_t)memo->cap_kinds, sizeof(int));
-    memo->n_kinds = memo->n_gone = 0;
-    if (!memo->kinds) {
+    if (kinds_alloc(memo, memo->cap_kinds) != SCHED_OK) {
         memo->cap_kinds = 0;
         return SCHED_ENOMEM;
     }
@@ -684,10 +710,10 @@ static int label_next(const struct sched_memo *memo, int from, int label)
     return -1;
 }
 
-/* Slot i's kind lost its indexed entry: it indexes the next entry of
- * `label` from `from` on (or, when an entry put in before it is the
- * label's only one left, the one before), or is forgotten. */
-static void kind_moves_on(struct sched_memo *memo, int i, int from, int label)
+/* Kind k (kind_entry[k]) lost its indexed entry: it indexes the next
+ * entry of `label` from `from` on (or, when an entry put in before it is
+ * the label's only one left, the one before), or is forgotten. */
+static void kind_moves_on(struct sched_memo *memo, int k, int from, int label)
 {
     int next = label_next(memo, from, label);
 
@@ -696,9 +722,9 @@ static void kind_moves_on(struct sched_memo *memo, int i, int from, int label)
             next = from - 1;
 
     if (next >= 0) {
-        memo->kinds[i] = next + 1;
+        memo->kind_entry[k] = next + 1;
     } else {
-        memo->kinds[i] = KIND_GONE;
+        memo->kind_entry[k] = KIND_GONE;
         memo->n_kinds--;
         memo->n_gone++;
     }
@@ -712,26 +738,26 @@ static void kind_moves_on(struct sched_memo *memo, int i, int from, int label)
 static void kinds_taken_out(struct sched_memo *memo, const int *gone, const int *gone_label,
                             int n_gone)
 {
-    int i, e, g;
+    int *kind_entry = memo->kind_entry, n = memo->n_kind_entry, i, e, g;
 
     if (n_gone == 1) {   /* one entry (Step 4, most completions): a pass that vectorizes */
-        for (g = 0; g < memo->cap_kinds && memo->kinds[g] != gone[0] + 1; g++)
+        for (g = 0; g < n && kind_entry[g] != gone[0] + 1; g++)
             ;
-        for (i = 0; i < memo->cap_kinds; i++)
-            memo->kinds[i] -= memo->kinds[i] > gone[0] + 1;
-        if (g < memo->cap_kinds)
+        for (i = 0; i < n; i++)
+            kind_entry[i] -= kind_entry[i] > gone[0] + 1;
+        if (g < n)
             kind_moves_on(memo, g, gone[0], gone_label[0]);
         return;
     }
-    for (i = 0; i < memo->cap_kinds && n_gone > 0; i++) {
-        if (memo->kinds[i] <= 0)
-            continue;   /* free, or a kind forgotten */
-        e = memo->kinds[i] - 1;
+    for (i = 0; i < n && n_gone > 0; i++) {
+        if (kind_entry[i] <= 0)
+            continue;   /* a kind forgotten */
+        e = kind_entry[i] - 1;
         g = gone_below(gone, n_gone, e);
         if (g < n_gone && gone[g] == e)
             kind_moves_on(memo, i, e - g, gone_label[g]);
         else
-            memo->kinds[i] = e - g + 1;
+            kind_entry[i] = e - g + 1;
     }
 }
 
@@ -815,21 +841,21 @@ static int moved_to(const struct ss_kinds *kinds, int e)
 static int kinds_moved(struct sched_memo *memo, const struct sched_session *ss,
                        const struct ss_kinds *kinds)
 {
-    int i, j, e, g, rc = SCHED_OK;
+    int *kind_entry = memo->kind_entry, n = memo->n_kind_entry, i, j, e, g, rc = SCHED_OK;
 
     if (kinds->n_ins == 1 && kinds->n_gone == 0) {   /* one put in: a pass that vectorizes */
-        for (i = 0; i < memo->cap_kinds; i++)
-            memo->kinds[i] += memo->kinds[i] > kinds->ins_at[0];
+        for (i = 0; i < n; i++)
+            kind_entry[i] += kind_entry[i] > kinds->ins_at[0];
     } else {
-        for (i = 0; i < memo->cap_kinds; i++) {
-            if (memo->kinds[i] <= 0)
-                continue;   /* free, or a kind forgotten */
-            e = memo->kinds[i] - 1;
+        for (i = 0; i < n; i++) {
+            if (kind_entry[i] <= 0)
+                continue;   /* a kind forgotten */
+            e = kind_entry[i] - 1;
             g = gone_below(kinds->gone, kinds->n_gone, e);
             if (g < kinds->n_gone && kinds->gone[g] == e)
                 kind_moves_on(memo, i, moved_to(kinds, e), kinds->gone_label[g]);
             else
-                memo->kinds[i] = moved_to(kinds, e) + 1;
+                kind_entry[i] = moved_to(kinds, e) + 1;
         }
     }
     for (j = 0; j < kinds->n_ins && rc == SCHED_OK; j++)
@@ -1302,23 +1328,27 @@ static int same_fair(const struct sched_memo *memo, const struct sched_session *
 /* ---- Step 4: the submissions' entries ---- */
 
 /* The table again with `cap` slots (a power of two): the kinds it holds,
- * each where its hash puts it, and no forgotten slot. */
+ * each where its hash puts it, and no kind forgotten. */
 static int kinds_rehash(struct sched_memo *memo, const struct sched_session *ss, int cap)
 {
-    int *old = memo->kinds, old_cap = memo->cap_kinds, i, rc = SCHED_OK;
+    int *old = memo->kinds, *old_entry = memo->kind_entry, old_cap = memo->cap_kinds;
+    int n_old = memo->n_kind_entry, n_kinds = memo->n_kinds, n_gone = memo->n_gone, i;
+    int rc = SCHED_OK;
 
-    memo->cap_kinds = cap;
-    memo->kinds = calloc((size_t)memo->cap_kinds, sizeof(int));
-    memo->n_kinds = memo->n_gone = 0;
-    if (!memo->kinds) {
+    if (kinds_alloc(memo, cap) != SCHED_OK) {
         memo->kinds = old;
+        memo->kind_entry = old_entry;
         memo->cap_kinds = old_cap;
+        memo->n_kind_entry = n_old;
+        memo->n_kinds = n_kinds;
+        memo->n_gone = n_gone;
         return SCHED_ENOMEM;
     }
-    for (i = 0; i < old_cap && rc == SCHED_OK; i++)
-        if (old[i] > 0)
-            rc = kinds_insert(memo, ss, old[i]);
+    for (i = 0; i < n_old && rc == SCHED_OK; i++)
+        if (old_entry[i] > 0)
+            rc = kinds_insert(memo, ss, old_entry[i]);
     free(old);
+    free(old_entry);
     return rc;
 }
 
@@ -1332,10 +1362,14 @@ static int kinds_insert(struct sched_memo *memo, const struct sched_session *ss,
         return SCHED_ENOMEM;
     mask = memo->cap_kinds - 1;
     i = (int)(sched__diagnosis_hash(ss, memo->pending[entry - 1].workload) & (uint64_t)mask);
-    while (memo->kinds[i] > 0)
+    while (slot_entry(memo, i) > 0)
         i = (i + 1) & mask;
-    memo->n_gone -= memo->kinds[i] == KIND_GONE;
-    memo->kinds[i] = entry;
+    if (memo->kinds[i]) {   /* a forgotten kind's slot: its place in kind_entry[] too */
+        memo->n_gone--;
+    } else {
+        memo->kinds[i] = ++memo->n_kind_entry;
+    }
+    memo->kind_entry[memo->kinds[i] - 1] = entry;
     memo->n_kinds++;
     return SCHED_OK;
 }
@@ -1348,10 +1382,11 @@ static int kinds_find(const struct sched_memo *memo, const struct sched_session 
     if (memo->cap_kinds == 0)
         return 0;
     for (i = (int)(sched__diagnosis_hash(ss, w) & (uint64_t)mask); memo->kinds[i];
-         i = (i + 1) & mask)
-        if (memo->kinds[i] > 0 &&
-            sched__same_diagnosis(ss, memo->pending[memo->kinds[i] - 1].workload, w))
-            return memo->kinds[i];
+         i = (i + 1) & mask) {
+        int entry = slot_entry(memo, i);
+        if (entry > 0 && sched__same_diagnosis(ss, memo->pending[entry - 1].workload, w))
+            return entry;
+    }
     return 0;
 }
 
@@ -1364,9 +1399,9 @@ static void kinds_shift(struct sched_memo *memo, int above, int by)
 {
     int i;
 
-    for (i = 0; i < memo->cap_kinds; i++)
-        if (memo->kinds[i] > above)
-            memo->kinds[i] += by;
+    for (i = 0; i < memo->n_kind_entry; i++)
+        if (memo->kind_entry[i] > above)
+            memo->kind_entry[i] += by;
 }
 
 /* Removes the entry of every workload that left. The table of kinds is
@@ -1548,10 +1583,10 @@ static int settled_entry(const void *ctx, const struct sched_session *ss, int w,
         return -1;
     for (i = (int)(sched__diagnosis_hash(ss, w) & (uint64_t)mask); memo->kinds[i];
          i = (i + 1) & mask) {
-        if (memo->kinds[i] <= 0)
+        int entry = slot_entry(memo, i);
+        if (entry <= 0)
             continue;
-        e = untouched_of_label(memo, memo->kinds[i] - 1, memo->kind_of[memo->kinds[i] - 1],
-                               touched);
+        e = untouched_of_label(memo, entry - 1, memo->kind_of[entry - 1], touched);
         if (e >= 0 && sched__same_diagnosis(ss, memo->pending[e].workload, w))
             return e;
     }
