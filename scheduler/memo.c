@@ -579,20 +579,25 @@ static int keep_figures(struct sched_memo *memo, const struct sched_session *ss)
 
 static int kinds_insert(struct sched_memo *memo, const struct sched_session *ss, int entry);
 
-/* An empty table of kinds with `cap` slots (a power of two), and room for
- * a kind per two slots (kinds_insert() grows the table before). */
+/* An empty table of kinds in the memo with `cap` slots (a power of two),
+ * and room for a kind per two slots (kinds_insert() grows the table
+ * before); the caller owns the arrays it held. On error the memo is as
+ * it was. */
 static int kinds_alloc(struct sched_memo *memo, int cap)
 {
-    memo->kinds = calloc((size_t)cap, sizeof(int));
-    memo->kind_entry = malloc(sizeof(int) * ((size_t)cap / 2 + 1));
+    int *slots = calloc((size_t)cap, sizeof(int));
+    int *entry = malloc(sizeof(int) * ((size_t)cap / 2 + 1));
+
+    if (!slots || !entry) {
+        free(slots);
+        free(entry);
+        return SCHED_ENOMEM;
+    }
+    memo->kinds = slots;
+    memo->kind_entry = entry;
     memo->cap_kinds = cap;
     memo->n_kind_entry = memo->n_kinds = memo->n_gone = 0;
-    if (memo->kinds && memo->kind_entry)
-        return SCHED_OK;
-    free(memo->kinds);
-    free(memo->kind_entry);
-    memo->kinds = memo->kind_entry = NULL;
-    return SCHED_ENOMEM;
+    return SCHED_OK;
 }
 
 /* What slot i holds: a pending index + 1, 0 (free) or KIND_GONE. */
@@ -606,17 +611,17 @@ static int slot_entry(const struct sched_memo *memo, int i)
 static int keep_kinds(struct sched_memo *memo, const struct sched_session *ss, const int *kinds,
                       int cap)
 {
-    int n = 0, i, rc = SCHED_OK;
+    int n = 0, slots = 16, i, rc = SCHED_OK;
 
     for (i = 0; i < cap; i++)
         n += kinds[i] != 0;
+    while (slots < 4 * n)
+        slots *= 2;
     free(memo->kinds);
     free(memo->kind_entry);
-    memo->cap_kinds = 16;
-    while (memo->cap_kinds < 4 * n)
-        memo->cap_kinds *= 2;
-    if (kinds_alloc(memo, memo->cap_kinds) != SCHED_OK) {
-        memo->cap_kinds = 0;
+    if (kinds_alloc(memo, slots) != SCHED_OK) {   /* no table at all */
+        memo->kinds = memo->kind_entry = NULL;
+        memo->cap_kinds = memo->n_kind_entry = memo->n_kinds = memo->n_gone = 0;
         return SCHED_ENOMEM;
     }
     for (i = 0; i < cap && rc == SCHED_OK; i++)
@@ -1331,19 +1336,11 @@ static int same_fair(const struct sched_memo *memo, const struct sched_session *
  * each where its hash puts it, and no kind forgotten. */
 static int kinds_rehash(struct sched_memo *memo, const struct sched_session *ss, int cap)
 {
-    int *old = memo->kinds, *old_entry = memo->kind_entry, old_cap = memo->cap_kinds;
-    int n_old = memo->n_kind_entry, n_kinds = memo->n_kinds, n_gone = memo->n_gone, i;
+    int *old = memo->kinds, *old_entry = memo->kind_entry, n_old = memo->n_kind_entry, i;
     int rc = SCHED_OK;
 
-    if (kinds_alloc(memo, cap) != SCHED_OK) {
-        memo->kinds = old;
-        memo->kind_entry = old_entry;
-        memo->cap_kinds = old_cap;
-        memo->n_kind_entry = n_old;
-        memo->n_kinds = n_kinds;
-        memo->n_gone = n_gone;
+    if (kinds_alloc(memo, cap) != SCHED_OK)
         return SCHED_ENOMEM;
-    }
     for (i = 0; i < n_old && rc == SCHED_OK; i++)
         if (old_entry[i] > 0)
             rc = kinds_insert(memo, ss, old_entry[i]);
