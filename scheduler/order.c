@@ -1275,13 +1275,16 @@ void sched__iter_done(struct ss_iter *it, int w, int ok)
     struct sched_session *ss = it->ss;
     int q = ss_w(ss, w)->queue;
     struct leaf_heap *h = &it->extra[q];
+    int g = -1;
 
     if (h->n > 0 && h->items[0] == w)
         heap_pop(it, h);
     else
-        it->cursor[q]++;
+        g = it->oc->item_group[it->oc->off[q] + it->cursor[q]++];
     if (!ok) {
         sig_remember(it, w);
+        if (g >= 0)   /* its other entries would each find the signature failed */
+            note_group_failed(it, g, GROUP_FAILED);
     } else {
         if (note_changed(ss, it->oc, w) != SCHED_OK)
             ss->oom = 1;
