@@ -872,6 +872,11 @@ static int eligible_queues(struct search *s)
     struct victim_queues *vq = NULL;
     int64_t key[7] = {jq, s->what_if, 0, 0, 0, 0, 0};
 
+    if (s->mode == MODE_PREEMPT) {   /* j's own queue, if it has units here */
+        memset(x->q_ok, 0, (size_t)ss->n_queues);
+        x->q_ok[jq] = pc->q_cnt[jq] > 0;
+        return x->q_ok[jq];
+    }
     for (q = 0; q <= PATH_LEVELS; q++)
         guarantee[q] = -1;
     if (s->mode == MODE_RECLAIM && ss->queues[jq].depth < PATH_LEVELS) {
@@ -894,7 +899,7 @@ static int eligible_queues(struct search *s)
     }
     for (q = 0; q < ss->n_queues; q++) {
         x->q_ok[q] = 0;
-        if (pc->q_cnt[q] == 0 || (s->mode == MODE_PREEMPT) != (q == jq))
+        if (pc->q_cnt[q] == 0 || q == jq)
             continue;
         if (s->mode == MODE_RECLAIM && !queue_may_lose(s, q, guarantee))
             continue;
@@ -915,7 +920,7 @@ static void list_eligible(struct search *s, int n_queues)
     const struct sched_session *ss = s->ss;
     struct scratch *x = ss->victim_scratch;
     const struct pool_units *pc = &x->pc[s->pool];
-    int q, i;
+    int q, i, listed = 0;
 
     s->elig = x->elig;
     s->n_elig = 0;
@@ -924,9 +929,13 @@ static void list_eligible(struct search *s, int n_queues)
             s->elig[s->n_elig++] = i;
         return;
     }
-    for (q = 0; q < ss->n_queues; q++)
-        for (i = 0; x->q_ok[q] && i < pc->q_cnt[q]; i++)
+    for (q = 0; q < ss->n_queues && listed < n_queues; q++) {
+        if (!x->q_ok[q])
+            continue;
+        for (i = 0; i < pc->q_cnt[q]; i++)
             s->elig[s->n_elig++] = pc->q_items[pc->q_off[q] + i];
+        listed++;
+    }
     if (n_queues < 2)
         return;  /* one queue's run is in preference order already */
     if ((int64_t)s->n_elig * 16 < s->n_units) {
