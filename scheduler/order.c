@@ -47,7 +47,7 @@
  * by signature when the order is built (order_cache.item_group, beside
  * the list, so the walk reads both in order), and a group
  * whose test failed in one state is passed in that state without testing
- * its other entries (ss_iter.group_fail: the version it failed in); a
+ * its other entries (order_cache.mark: the version it failed in); a
  * group whose signature failed an attempt is passed for the rest of the
  * action. An entry whose signature moved after the build (its pods were
  * placed: sig_refresh()) leaves its group and is tested alone. The walk
@@ -61,12 +61,15 @@
  * even the leaf's least request per pod would take its queue above its
  * fair share in every pool (least_ask); preempt, at the first entry whose
  * priority is not above the queue's lowest running one (the list is in
- * priority order, and group_priority answers without the entry).
+ * priority order, and group_ask answers without the entry).
  * Allocate passes a group without its entry too when no pool could take
  * its pods judging by the most any pool has (group_room: what the room
  * test asks of a pool, from the signature); a completion frees one pool,
  * and the groups of the pools still full are passed at the cost of a
- * load each.
+ * load each. Preempt asks a group's shape test of its record (group_ask:
+ * its priority, its pools and its ask, all the test reads of an entry
+ * besides its own state) before its entry, so a group that fails it is
+ * passed without reading any of its workloads.
  *
  * What a walk marks per workload and per group (a workload waiting in its
  * leaf's heap, a group's failure) lives in the order cache with the number
@@ -106,7 +109,8 @@ struct order_cache {
                                  leaf's list: [2q] GPU of entries asking GPU, [2q + 1] CPU
                                  of those asking none (SS_INF: no such entry) */
     int *item_group;          /* [n items] items[i]'s signature group; -1: none (tested alone) */
-    int *group_priority;      /* [n_groups] the priority its signature holds */
+    struct group_ask *group_ask; /* [n_groups] what preempt's shape test asks of it */
+    int *group_pools;         /* the pools of each group_ask, one run per group */
     struct group_room *group_room; /* [n_groups] what allocate's room test asks of a pool */
     int *pos_of;              /* [n_workloads] w's place in items, or -1 */
     int n_groups;
@@ -118,9 +122,7 @@ struct order_cache {
     int n_added, cap_added;
     uint32_t walk;            /* the last walk begun on it (sched__iter_new()); 0: none */
     uint32_t *extra_walk;     /* [cap_wls] the walk w waits in its leaf's heap in */
-    uint64_t *group_fail;     /* [n_groups] the version + 1 the group's test failed in;
-                                 GROUP_FAILED: its signature failed an attempt ... */
-    uint32_t *fail_walk;      /* [n_groups] ... in walk fail_walk[g] (another walk: neither) */
+    struct group_mark *mark;  /* [n_groups] each group's failure, read by the walk */
 };
 
 /* What the queue comparison reads of queue q offering workload w, in the
@@ -143,6 +145,17 @@ struct group_room {
     int64_t gpu;
 };
 
+/* What preempt's shape test (shape_is_candidate()) reads of an entry,
+ * from its group's signature: its ask (its priority and what the hopeless
+ * table compares; plain 0: a shape the table does not compare) and its
+ * pools (the one its pods run in, else its list): group_pools[first_pool
+ * .. + n_pools). */
+struct group_ask {
+    struct ss_ask ask;
+    int plain;
+    int first_pool, n_pools;
+};
+
 /* The most any pool offers to the room tests, in one placement state. */
 struct pools_room {
     uint64_t version;         /* ss->version + 1 it was taken in; 0: none */
@@ -151,6 +164,14 @@ struct pools_room {
 };
 
 #define GROUP_FAILED UINT64_MAX
+
+/* A group's failure: the version + 1 its test failed in (GROUP_FAILED:
+ * its signature failed an attempt) in walk `walk` (another walk: none);
+ * both in one place, so that passing a group reads one line. */
+struct group_mark {
+    uint64_t fail;
+    uint32_t walk;
+};
 
 struct leaf_heap {
     int *items;
@@ -562,24 +583,53 @@ static void note_group_room(struct group_room *r, const struct sched_session *ss
     }
 }
 
+/* Each group's records, read from its first workload (rep[g]): what
+ * allocate's room test and preempt's shape test ask of it, and the pools
+ * of the latter in one run per group (group_pools). */
+static int describe_groups(struct sched_session *ss, struct order_cache *oc, const int *rep)
+{
+    int g, k, n_pools = 0;
+
+    for (g = 0; g < oc->n_groups; g++) {
+        const struct ss_wl *x = &ss->wl[rep[g]];
+        n_pools += x->pool >= 0 ? 1 : x->n_pools;
+    }
+    oc->group_ask = sched__alloc(ss->arena, sizeof(struct group_ask) * ((size_t)oc->n_groups + 1));
+    oc->group_room =
+        sched__alloc(ss->arena, sizeof(struct group_room) * ((size_t)oc->n_groups + 1));
+    oc->group_pools = sched__alloc(ss->arena, sizeof(int) * ((size_t)n_pools + 1));
+    if (!oc->group_ask || !oc->group_room || !oc->group_pools)
+        return SCHED_ENOMEM;
+    for (g = 0, n_pools = 0; g < oc->n_groups; g++) {
+        const struct ss_wl *x = &ss->wl[rep[g]];
+        struct group_ask *r = &oc->group_ask[g];
+        note_group_room(&oc->group_room[g], ss, rep[g]);
+        r->plain = sched__ask_of(ss, rep[g], sched__pods_to_place(ss, rep[g]), &r->ask);
+        r->first_pool = n_pools;
+        r->n_pools = x->pool >= 0 ? 1 : x->n_pools;
+        for (k = 0; k < r->n_pools; k++)
+            oc->group_pools[n_pools++] = x->pool >= 0 ? x->pool : x->pools[k];
+    }
+    return SCHED_OK;
+}
+
 /* Numbers the list's n entries by signature (sig_same): one group per
  * signature, beside each entry in item_group; pos_of places each entry. */
 static int group_entries(struct sched_session *ss, struct order_cache *oc, int n)
 {
     int cap = 16, mask, w, i, slot;
     int *first, *id;   /* open addressing by signature hash: a group's first workload + 1, its number */
+    int *rep;          /* [n]: each group's first workload */
 
     while (cap < 2 * n + 2)
         cap *= 2;
     mask = cap - 1;
     first = sched__calloc(ss->arena, (size_t)cap, sizeof(int));
     id = sched__array_raw(ss->arena, (size_t)cap, sizeof(int));
+    rep = sched__alloc(ss->arena, sizeof(int) * ((size_t)n + 1));
     oc->item_group = sched__array_raw(ss->arena, (size_t)oc->cap_items, sizeof(int));
-    oc->group_priority = sched__alloc(ss->arena, sizeof(int) * ((size_t)n + 1));
-    oc->group_room = sched__alloc(ss->arena, sizeof(struct group_room) * ((size_t)n + 1));
     oc->pos_of = sched__array_raw(ss->arena, (size_t)oc->cap_wls, sizeof(int));
-    if (!first || !id || !oc->item_group || !oc->group_priority || !oc->group_room ||
-        !oc->pos_of)
+    if (!first || !id || !rep || !oc->item_group || !oc->pos_of)
         return SCHED_ENOMEM;
     for (w = 0; w < ss->n_workloads; w++)
         oc->pos_of[w] = -1;
@@ -593,12 +643,11 @@ static int group_entries(struct sched_session *ss, struct order_cache *oc, int n
         if (!first[slot]) {
             first[slot] = w + 1;
             id[slot] = oc->n_groups;
-            oc->group_priority[oc->n_groups] = ss_w(ss, w)->priority;
-            note_group_room(&oc->group_room[oc->n_groups++], ss, w);
+            rep[oc->n_groups++] = w;
         }
         oc->item_group[i] = id[slot];
     }
-    return SCHED_OK;
+    return describe_groups(ss, oc, rep);
 }
 
 /* least_ask: w's request per pod of the resource reclaim measures it by
@@ -669,9 +718,8 @@ static struct order_cache *cache_build(struct sched_session *ss)
     if (group_entries(ss, oc, n) != SCHED_OK)
         return NULL;
     oc->extra_walk = sched__calloc(ss->arena, nw, sizeof(uint32_t));
-    oc->group_fail = sched__alloc(ss->arena, sizeof(uint64_t) * ((size_t)oc->n_groups + 1));
-    oc->fail_walk = sched__calloc(ss->arena, (size_t)oc->n_groups + 1, sizeof(uint32_t));
-    if (!oc->extra_walk || !oc->group_fail || !oc->fail_walk)
+    oc->mark = sched__calloc(ss->arena, (size_t)oc->n_groups + 1, sizeof(struct group_mark));
+    if (!oc->extra_walk || !oc->mark)
         return NULL;
     return oc;
 }
@@ -1062,9 +1110,27 @@ static int leaf_above_share(const struct ss_iter *it, int q)
  * priority order, highest first, and a priority never changes. */
 static int below_running(const struct ss_iter *it, int q, int g, int w)
 {
-    int priority = g >= 0 ? it->oc->group_priority[g] : ss_w(it->ss, w)->priority;
+    int priority = g >= 0 ? it->oc->group_ask[g].ask.priority : ss_w(it->ss, w)->priority;
 
     return priority <= it->ss->queues[q].min_running_priority;
+}
+
+/* Preempt: shape_is_candidate() for the entries of leaf q's group g, from
+ * its record: its priority above the queue's lowest running one, and a
+ * pool where the hopeless table does not rule victims out. */
+static int group_may_preempt(const struct ss_iter *it, int q, int g)
+{
+    const struct sched_session *ss = it->ss;
+    const struct group_ask *r = &it->oc->group_ask[g];
+    int i;
+
+    if (r->ask.priority <= ss->queues[q].min_running_priority)
+        return 0;
+    for (i = 0; i < r->n_pools; i++)
+        if (sched__may_preempt(ss, q, it->oc->group_pools[r->first_pool + i],
+                               r->plain ? &r->ask : NULL))
+            return 1;
+    return 0;
 }
 
 /* Allocate: whether group g's room test fails in every pool, judged by
@@ -1095,16 +1161,18 @@ static void put_in_extra(struct ss_iter *it, int w)
     it->oc->extra_walk[w] = it->walk;
 }
 
-/* Group g's failure in this walk (group_fail), 0: none. */
+/* Group g's failure in this walk, 0: none. */
 static uint64_t group_failed(const struct ss_iter *it, int g)
 {
-    return it->oc->fail_walk[g] == it->walk ? it->oc->group_fail[g] : 0;
+    const struct group_mark *m = &it->oc->mark[g];
+
+    return m->walk == it->walk ? m->fail : 0;
 }
 
 static void note_group_failed(struct ss_iter *it, int g, uint64_t failed)
 {
-    it->oc->fail_walk[g] = it->walk;
-    it->oc->group_fail[g] = failed;
+    it->oc->mark[g].walk = it->walk;
+    it->oc->mark[g].fail = failed;
 }
 
 /* The next walk's number; at the wrap every mark is cleared. */
@@ -1112,7 +1180,7 @@ static uint32_t next_walk(struct order_cache *oc)
 {
     if (++oc->walk == 0) {
         memset(oc->extra_walk, 0, sizeof(uint32_t) * (size_t)oc->cap_wls);
-        memset(oc->fail_walk, 0, sizeof(uint32_t) * ((size_t)oc->n_groups + 1));
+        memset(oc->mark, 0, sizeof(struct group_mark) * ((size_t)oc->n_groups + 1));
         oc->walk = 1;
     }
     return oc->walk;
@@ -1152,6 +1220,11 @@ static int leaf_head(struct ss_iter *it, int q)
         if (it->action == SCHED_ACT_PREEMPT && below_running(it, q, g, w)) {
             it->cursor[q] = oc->cnt[q];   /* the walk would pass every entry from here */
             break;
+        }
+        if (g >= 0 && it->action == SCHED_ACT_PREEMPT && !group_may_preempt(it, q, g)) {
+            note_group_failed(it, g, ss->version + 1);   /* as each entry's shape test would */
+            it->cursor[q]++;
+            continue;
         }
         if (!in_extra(it, w) && entry_may_run(ss, w)) {
             if (sched__iter_seen_failure(it, w)) {

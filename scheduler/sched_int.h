@@ -554,6 +554,18 @@ void sched__iter_touch(struct ss_iter *it, int q);        /* q's allocation chan
 int sched__evict_for(struct sched_session *ss, int w, int pool, int action);
 /* Quick necessary test for sched__evict_for(): 0 when it cannot succeed now. */
 int sched__may_evict_for(struct sched_session *ss, int w, int pool, int action);
+/* A pending workload's ask as the hopeless table compares it: per pod,
+ * the pods to place, its priority. */
+struct ss_ask {
+    int64_t gpu, cpu, mem;
+    int pods, priority;
+};
+/* 1 when the table compares w's shape (no node type, GPU memory or devices shared). */
+int sched__ask_of(const struct sched_session *ss, int w, int pods, struct ss_ask *a);
+/* sched__may_evict_for()'s preempt answer for a workload of `queue` that
+ * asks `ask` (NULL: a shape the table does not compare: node type, GPU
+ * memory, devices shared), read without the workload. */
+int sched__may_preempt(const struct sched_session *ss, int queue, int pool, const struct ss_ask *ask);
 /* What a failed attempt of w in pool leaves when it is not made again
  * (struct ss_known): the hopeless shape it noted, unless one known covers it. */
 void sched__note_known_failure(struct sched_session *ss, int w, int pool, int action);

@@ -222,9 +222,7 @@ struct pool_units {
 /* The shape of a workload for which no victim set was found in state `version`. */
 struct hopeless {
     uint64_t version;
-    int64_t gpu, cpu, mem;   /* per pod */
-    int pods;
-    int priority;
+    struct ss_ask ask;
 };
 
 /* What every ready node of a pool has at least: a workload with no node
@@ -1890,51 +1888,63 @@ static struct hopeless *hopeless_of(const struct search *s)
                         (s->mode == MODE_PREEMPT)];
 }
 
-static void shape_of(const struct search *s, int pods, struct hopeless *h)
+static void shape_of(const struct search *s, int pods, struct ss_ask *a)
 {
-    const struct sched_workload *jw = ss_w(s->ss, s->j);
-
-    h->version = s->ss->version;
-    h->gpu = s->ss->wl[s->j].req[SCHED_GPU];
-    h->cpu = jw->cpu_milli;
-    h->mem = jw->mem_mib;
-    h->pods = pods;
-    h->priority = jw->priority;
+    (void)sched__ask_of(s->ss, s->j, pods, a);
 }
 
 /* Shapes compare by their totals only for requests of whole devices or of
  * one portion, on any node. */
+static int ask_plain(const struct sched_session *ss, int w)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+
+    return ss->wl[w].cls == 0 && wl->gpu_memory_mib == 0 && sched_shared_devices(wl) <= 1;
+}
+
 static int plain_shape(const struct search *s)
 {
-    const struct sched_workload *jw = ss_w(s->ss, s->j);
-
-    return s->ss->wl[s->j].cls == 0 && jw->gpu_memory_mib == 0 &&
-           sched_shared_devices(jw) <= 1;
+    return ask_plain(s->ss, s->j);
 }
 
 /* a asks at least what b asks */
-static int shape_covers(const struct hopeless *a, const struct hopeless *b)
+static int shape_covers(const struct ss_ask *a, const struct ss_ask *b)
 {
     return a->gpu >= b->gpu && a->cpu >= b->cpu && a->mem >= b->mem && a->pods >= b->pods &&
            a->priority <= b->priority;
 }
 
+/* Whether a plain shape's ask in queue q is known hopeless in pool for
+ * mode in this state: the table's shape asks no more. */
+static int ask_hopeless(const struct sched_session *ss, int q, int pool, int mode,
+                        const struct ss_ask *mine)
+{
+    const struct scratch *x = ss->victim_scratch;
+    const struct hopeless *h =
+        &x->hopeless[((size_t)q * (size_t)ss->n_pools + (size_t)pool) * 2 + (mode == MODE_PREEMPT)];
+    struct ss_ask a = *mine;
+
+    if (h->version != ss->version)
+        return 0;
+    if (mode != MODE_PREEMPT)
+        a.priority = h->ask.priority;
+    return shape_covers(&a, &h->ask);
+}
+
 static int known_hopeless(const struct search *s, int pods)
 {
-    const struct hopeless *h = hopeless_of(s);
-    struct hopeless mine;
+    struct ss_ask mine;
 
-    if (h->version != s->ss->version || !plain_shape(s) || s->what_if)
+    if (!plain_shape(s) || s->what_if)
         return 0;
     shape_of(s, pods, &mine);
-    if (s->mode != MODE_PREEMPT)
-        mine.priority = h->priority;
-    return shape_covers(&mine, h);
+    return ask_hopeless(s->ss, ss_w(s->ss, s->j)->queue, s->pool, s->mode, &mine);
 }
 
 static void note_hopeless(const struct search *s, int pods)
 {
-    struct hopeless *h = hopeless_of(s), mine;
+    struct hopeless *h = hopeless_of(s);
+    struct ss_ask mine;
 
     if (s->what_if)
         return;
@@ -1943,8 +1953,27 @@ static void note_hopeless(const struct search *s, int pods)
     shape_of(s, pods, &mine);
     if (s->mode != MODE_PREEMPT)
         mine.priority = 0;
-    if (h->version != s->ss->version || shape_covers(h, &mine))
-        *h = mine;
+    if (h->version != s->ss->version || shape_covers(&h->ask, &mine)) {
+        h->version = s->ss->version;
+        h->ask = mine;
+    }
+}
+
+int sched__ask_of(const struct sched_session *ss, int w, int pods, struct ss_ask *a)
+{
+    const struct sched_workload *wl = ss_w(ss, w);
+
+    a->gpu = ss->wl[w].req[SCHED_GPU];
+    a->cpu = wl->cpu_milli;
+    a->mem = wl->mem_mib;
+    a->pods = pods;
+    a->priority = wl->priority;
+    return ask_plain(ss, w);
+}
+
+int sched__may_preempt(const struct sched_session *ss, int queue, int pool, const struct ss_ask *ask)
+{
+    return !ss->victim_scratch || !ask || !ask_hopeless(ss, queue, pool, MODE_PREEMPT, ask);
 }
 
 /* Necessary for any reclaim: some queue beside j's path (a sibling of j's
