@@ -479,12 +479,13 @@ static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_p
 
     for (i = 0; i < prev->n_reps; i++) {
         const struct ss_kind_rep *k = &prev->reps[i];
+        if (rep_stands(g->ss, verdict, k))
+            continue;
+        /* the records ascend by entry, so these only move forward */
         while (before < n_gone && gone[before] < k->entry)
             before++;
         while (ins_before < ins->n && ins->at[ins_before] <= k->entry)
             ins_before++;
-        if (rep_stands(g->ss, verdict, k))
-            continue;
         e = kind_entry(prev, k, kind_of, n, gone, gone_label, n_gone, before, ins_before);
         if (e < 0)
             continue;
