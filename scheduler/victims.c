@@ -156,7 +156,9 @@ struct kept {
 /* One reclaimer shape's node bounds (node_lower_bound(); -1: the node
  * cannot host it), by the node's place in the pool (pool_pos), each known
  * while the node is in the state it was asked in (lb_at[pos] is the node's
- * serial then, plus one; 0: never asked), whatever the pool's state; and
+ * serial then, plus one, written for this shape: lb_era[pos] == era, the
+ * entry's number since it last took a shape; else never asked), whatever
+ * the pool's state; and
  * search_pool()'s nodes for it in grouping `gen`: those of the grouping
  * that can host it, in search order, with their bounds and the least of
  * them. */
@@ -164,6 +166,8 @@ struct node_bounds {
     struct kept k;             /* the shape (host_shape()), for the session's log base */
     int64_t *lb;               /* [pool's nodes] */
     uint64_t *lb_at;           /* [pool's nodes] */
+    uint32_t *lb_era;          /* [pool's nodes] */
+    uint32_t era;
     uint64_t gen;              /* the pool's b_gen; UINT64_MAX: no order yet */
     int *order, n_order;       /* [pool's nodes] */
     int64_t *order_lb;         /* [pool's nodes]: the bound of order[i] */
@@ -1636,15 +1640,19 @@ static struct node_bounds *bounds_for(struct search *s, const int64_t *shape)
     if (!b->lb) {
         b->lb = sched__array_raw(s->ss->arena, (size_t)pool->n_nodes + 1, sizeof(int64_t));
         b->lb_at = sched__array_raw(s->ss->arena, (size_t)pool->n_nodes + 1, sizeof(uint64_t));
+        b->lb_era = sched__calloc(s->ss->arena, (size_t)pool->n_nodes + 1, sizeof(uint32_t));
         b->order = sched__calloc(s->ss->arena, (size_t)pool->n_nodes + 1, sizeof(int));
         b->order_lb = sched__calloc(s->ss->arena, (size_t)pool->n_nodes + 1, sizeof(int64_t));
-        if (!b->lb || !b->lb_at || !b->order || !b->order_lb) {
+        if (!b->lb || !b->lb_at || !b->lb_era || !b->order || !b->order_lb) {
             b->k.version = UINT64_MAX;
             b->lb = NULL;
             return NULL;
         }
     }
-    memset(b->lb_at, 0, sizeof(uint64_t) * (size_t)pool->n_nodes);
+    if (++b->era == 0) {   /* a new shape: no bound of the last one holds */
+        memset(b->lb_era, 0, sizeof(uint32_t) * (size_t)pool->n_nodes);
+        b->era = 1;
+    }
     b->gen = UINT64_MAX;
     return b;
 }
@@ -1679,9 +1687,10 @@ static int order_nodes(struct search *s, int64_t *global_lb)
     for (i = 0; i < pc->n_by_first; i++) {
         int node = pc->by_first[i], pos = s->ss->nodes[node].pool_pos;
         int64_t *lb = &b->lb[pos];
-        if (b->lb_at[pos] != s->ss->nodes[node].serial + 1) {
+        if (b->lb_era[pos] != b->era || b->lb_at[pos] != s->ss->nodes[node].serial + 1) {
             *lb = !all && !node_can_host(s, node) ? -1 : node_lower_bound(s, node);
             b->lb_at[pos] = s->ss->nodes[node].serial + 1;
+            b->lb_era[pos] = b->era;
         }
         if (*lb < 0)
             continue;
