@@ -116,8 +116,15 @@ static void find_diagnosis_moves(struct sched_session *ss, int pool)
     if (!k->prior || !k->held || !k->figs || !k->moved || !(k->fair_same >> pool & 1) ||
         ss->in->pools[pool].min_guaranteed_runtime_ms > 0)
         return;
-    sched__pool_node_figures(ss, pool, figs);
-    same = memcmp(figs, &k->figs[(size_t)pool * SS_POOL_FIGS], sizeof(figs)) == 0;
+    /* the free GPU over the pool's ready nodes (figs' all_free[GPU]) is
+     * kept as the pool's gpu_free: a pool whose free GPU moved is told
+     * without a walk over its nodes */
+    same = k->figs[(size_t)pool * SS_POOL_FIGS + 2 * SCHED_NRES + SCHED_GPU] ==
+           ss->pools[pool].gpu_free;
+    if (same) {
+        sched__pool_node_figures(ss, pool, figs);
+        same = memcmp(figs, &k->figs[(size_t)pool * SS_POOL_FIGS], sizeof(figs)) == 0;
+    }
     for (q = 0; q < ss->n_queues; q++) {
         moved[q] = !queue_held_as_settled(ss, q, pool);
         if (moved[q] && ss->queues[q].parent < 0 &&
