@@ -565,7 +565,8 @@ int sched__ask_of(const struct sched_session *ss, int w, int pods, struct ss_ask
 /* sched__may_evict_for()'s preempt answer for a workload of `queue` that
  * asks `ask` (NULL: a shape the table does not compare: node type, GPU
  * memory, devices shared), read without the workload. */
-int sched__may_preempt(const struct sched_session *ss, int queue, int pool, const struct ss_ask *ask);
+int sched__may_preempt(const struct sched_session *ss, int queue, int pool,
+                       const struct ss_ask *ask);
 /* What a failed attempt of w in pool leaves when it is not made again
  * (struct ss_known): the hopeless shape it noted, unless one known covers it. */
 void sched__note_known_failure(struct sched_session *ss, int w, int pool, int action);

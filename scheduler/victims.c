@@ -1980,7 +1980,8 @@ int sched__ask_of(const struct sched_session *ss, int w, int pods, struct ss_ask
     return ask_plain(ss, w);
 }
 
-int sched__may_preempt(const struct sched_session *ss, int queue, int pool, const struct ss_ask *ask)
+int sched__may_preempt(const struct sched_session *ss, int queue, int pool,
+                       const struct ss_ask *ask)
 {
     return !ss->victim_scratch || !ask || !ask_hopeless(ss, queue, pool, MODE_PREEMPT, ask);
 }
