@@ -1888,18 +1888,12 @@ static void undo_flags(struct search *s)
  * has no higher priority): fitting and the rules only get stricter.
  * Remembered per queue, pool and mode; workloads with a node type are
  * never compared. */
-static struct hopeless *hopeless_of(const struct search *s)
+static struct hopeless *hopeless_at(const struct sched_session *ss, int q, int pool, int mode)
 {
-    struct scratch *x = s->ss->victim_scratch;
-    int q = ss_w(s->ss, s->j)->queue;
+    struct scratch *x = ss->victim_scratch;
 
-    return &x->hopeless[((size_t)q * (size_t)s->ss->n_pools + (size_t)s->pool) * 2 +
-                        (s->mode == MODE_PREEMPT)];
-}
-
-static void shape_of(const struct search *s, int pods, struct ss_ask *a)
-{
-    (void)sched__ask_of(s->ss, s->j, pods, a);
+    return &x->hopeless[((size_t)q * (size_t)ss->n_pools + (size_t)pool) * 2 +
+                        (mode == MODE_PREEMPT)];
 }
 
 /* Shapes compare by their totals only for requests of whole devices or of
@@ -1909,11 +1903,6 @@ static int ask_plain(const struct sched_session *ss, int w)
     const struct sched_workload *wl = ss_w(ss, w);
 
     return ss->wl[w].cls == 0 && wl->gpu_memory_mib == 0 && sched_shared_devices(wl) <= 1;
-}
-
-static int plain_shape(const struct search *s)
-{
-    return ask_plain(s->ss, s->j);
 }
 
 /* a asks at least what b asks */
@@ -1928,9 +1917,7 @@ static int shape_covers(const struct ss_ask *a, const struct ss_ask *b)
 static int ask_hopeless(const struct sched_session *ss, int q, int pool, int mode,
                         const struct ss_ask *mine)
 {
-    const struct scratch *x = ss->victim_scratch;
-    const struct hopeless *h =
-        &x->hopeless[((size_t)q * (size_t)ss->n_pools + (size_t)pool) * 2 + (mode == MODE_PREEMPT)];
+    const struct hopeless *h = hopeless_at(ss, q, pool, mode);
     struct ss_ask a = *mine;
 
     if (h->version != ss->version)
@@ -1944,22 +1931,18 @@ static int known_hopeless(const struct search *s, int pods)
 {
     struct ss_ask mine;
 
-    if (!plain_shape(s) || s->what_if)
+    if (s->what_if || !sched__ask_of(s->ss, s->j, pods, &mine))
         return 0;
-    shape_of(s, pods, &mine);
     return ask_hopeless(s->ss, ss_w(s->ss, s->j)->queue, s->pool, s->mode, &mine);
 }
 
 static void note_hopeless(const struct search *s, int pods)
 {
-    struct hopeless *h = hopeless_of(s);
+    struct hopeless *h = hopeless_at(s->ss, ss_w(s->ss, s->j)->queue, s->pool, s->mode);
     struct ss_ask mine;
 
-    if (s->what_if)
+    if (s->what_if || !sched__ask_of(s->ss, s->j, pods, &mine))
         return;
-    if (!plain_shape(s))
-        return;
-    shape_of(s, pods, &mine);
     if (s->mode != MODE_PREEMPT)
         mine.priority = 0;
     if (h->version != s->ss->version || shape_covers(&h->ask, &mine)) {
