@@ -291,6 +291,9 @@ struct sched_session {
                                          nodes' states) */
     uint64_t log_base;                /* names the state the undo log starts from: a new
                                          serial whenever the session changes outside the log */
+    uint64_t units_base;              /* names the running workloads' placements with an
+                                         empty undo log: a new serial when a log is emptied
+                                         with changes in it (victims.c, Invariant 2) */
     void *victim_scratch;             /* victims.c's buffers, reused by every attempt */
     void *order_cache;                /* order.c's job order, shared by the actions */
     void *diag_cache;                 /* reasons.c's figures of each pool, per pool state */

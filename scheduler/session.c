@@ -1016,6 +1016,8 @@ void sched__session_settled(struct sched_session *ss, int keep_order)
      * flag of the cycle's all the same */
     for (k = 0; k < ss->n_undo; k++)
         ss->wl[ss->undo[k].workload].flags &= ~(WL_EVICTED | WL_TOUCHED | WL_SHRUNK);
+    if (ss->n_undo > 0)
+        ss->units_base = ++ss->n_serials;   /* the changes stay, the log forgets them */
     ss->n_undo = 0;
     ss->n_decisions = 0;
     forget_state(ss, keep_order);

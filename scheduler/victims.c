@@ -90,7 +90,14 @@
  *      (unit_dead()), so the live units, their order and every set found
  *      are those of a fresh collection. A change of the running list
  *      (sched__running_changed()) or of the session outside the log
- *      (ss->log_base) collects them again.
+ *      (ss->log_base) collects them again, but for units collected with
+ *      an empty log: those hold across logs while ss->units_base stays
+ *      (the session returns to that state whenever a log is undone, and a
+ *      log emptied with its changes kept names another), so a kept
+ *      session's next cycle, and the cycle after a trial that was undone,
+ *      take the units the last one collected. Runtime protection reads
+ *      the clock, which a kept session's next snapshot may move: units of
+ *      a pool where it protects hold at the clock they were collected at.
  */
 #include "sched_int.h"
 
@@ -196,6 +203,8 @@ struct pool_units {
     struct unit *keyed;
     int n_keyed, k_kind, k_pos;
     uint64_t k_base, k_serial, k_gen, ranked_gen;
+    uint64_t k_units;          /* ss->units_base when collected with an empty log (k_pos 0) */
+    int64_t k_clock;           /* runtime_clock() when collected */
     int *k_qcnt, *last_rank;   /* [n_queues] */
     int *q_off, *q_cnt;        /* [n_queues]: units of queue q are q_items[off..off+cnt) */
     int *q_items;              /* [cap], each queue's run in preference order */
@@ -956,13 +965,29 @@ static void gather_eligible(struct search *s)
     list_eligible(s, s->mode == MODE_MOVE ? 0 : eligible_queues(s));
 }
 
-/* Whether the pool's units in key order hold for kind in this state
- * (Invariant 2): collected for that kind, and the state descends from the
- * one they were collected in by logged changes alone (the same log base,
- * the log's first k_pos entries the same ones). */
-static int keyed_holds(const struct sched_session *ss, const struct pool_units *pc, int kind)
+/* The clock that decides runtime protection in collections of kind in
+ * pool p (protected_by_runtime()), or INT64_MIN where none protects. */
+static int64_t runtime_clock(const struct sched_session *ss, int p, int kind)
 {
-    return pc->k_kind == kind && pc->k_base == ss->log_base && ss->n_undo >= pc->k_pos &&
+    return kind == 0 && ss->in->pools[p].min_guaranteed_runtime_ms > 0 ? ss->in->now_ms
+                                                                       : INT64_MIN;
+}
+
+/* Whether pool p's units in key order hold for kind in this state
+ * (Invariant 2): collected for that kind, with the clock of this state
+ * where runtime protects, and the state descends from the one they were
+ * collected in by logged changes alone (the same log base, the log's
+ * first k_pos entries the same ones; or, collected with an empty log,
+ * the same units_base). */
+static int keyed_holds(const struct sched_session *ss, int p, int kind)
+{
+    const struct pool_units *pc = &((const struct scratch *)ss->victim_scratch)->pc[p];
+
+    if (pc->k_kind != kind || pc->k_clock != runtime_clock(ss, p, kind))
+        return 0;
+    if (pc->k_pos == 0 && pc->k_units == ss->units_base)
+        return 1;   /* the state with an empty log, as every log since began or was undone */
+    return pc->k_base == ss->log_base && ss->n_undo >= pc->k_pos &&
            (pc->k_pos == 0 || ss->undo[pc->k_pos - 1].serial == pc->k_serial);
 }
 
@@ -1028,6 +1053,8 @@ static int collect_keyed(struct search *s, int kind)
         pc->k_qcnt[pc->keyed[i].k_queue]++;
     pc->n_keyed = s->n_units;
     pc->k_kind = kind;
+    pc->k_units = ss->units_base;
+    pc->k_clock = runtime_clock(ss, s->pool, kind);
     pc->k_base = ss->log_base;
     pc->k_pos = ss->n_undo;
     pc->k_serial = ss->n_undo > 0 ? ss->undo[ss->n_undo - 1].serial : 0;
@@ -1086,7 +1113,7 @@ static int collect_units(struct search *s)
         return SCHED_OK;
     }
     pc->b_version = UINT64_MAX;  /* the units change: so does their grouping */
-    if (!keyed_holds(ss, pc, kind) && collect_keyed(s, kind) != SCHED_OK)
+    if (!keyed_holds(ss, s->pool, kind) && collect_keyed(s, kind) != SCHED_OK)
         return SCHED_ENOMEM;
     s->on_node = x->on_node;   /* grown by collect_keyed() */
     rank_queues(s);
