@@ -573,7 +573,10 @@ static int by_keys_place(const struct sched_session *ss, const int *order, int n
 /* Pool's running list lost w (joined 0) or gained it (session.c, Steps 5
  * and 6): its workloads by victim keys follow, w taken out where it is or
  * put in at its place (the order reads the fixed keys alone, so it stays
- * what a sort of the new list gives), and its units are collected again. */
+ * what a sort of the new list gives). A workload that joins has units no
+ * collection holds: they are collected again. One that left holds no pod,
+ * so its units read as dead (unit_dead()), as those of a unit that died
+ * within a log do (Invariant 2): the units collected stay. */
 int sched__running_changed(struct sched_session *ss, int pool, int w, int joined)
 {
     struct scratch *x = ss->victim_scratch;
@@ -581,7 +584,8 @@ int sched__running_changed(struct sched_session *ss, int pool, int w, int joined
 
     if (!x || !x->by_keys)
         return SCHED_OK;
-    x->pc[pool].k_kind = -1;   /* the units in key order read the running list */
+    if (joined)
+        x->pc[pool].k_kind = -1;
     if (!(order = x->by_keys[pool]))
         return SCHED_OK;
     n = ss->pools[pool].n_running + (joined ? -1 : 1);   /* before the change */
