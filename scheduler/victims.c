@@ -101,6 +101,7 @@
  */
 #include "sched_int.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_NODE_UNITS 20
@@ -610,11 +611,15 @@ int sched__running_changed(struct sched_session *ss, int pool, int w, int joined
     return SCHED_OK;
 }
 
+static const char *keyed_differs(const struct sched_session *ss, int p);
+
 /* Tests: each pool's running workloads by victim keys, where kept, are
- * its running list sorted by the keys. */
+ * its running list sorted by the keys, and its units in key order, where
+ * they hold, a fresh collection's (keyed_differs()). */
 const char *sched__victims_differ(const struct sched_session *ss)
 {
     const struct scratch *x = ss->victim_scratch;
+    const char *why;
     int p, i, j;
 
     for (p = 0; x && x->by_keys && p < ss->n_pools; p++) {
@@ -628,6 +633,8 @@ const char *sched__victims_differ(const struct sched_session *ss)
             if (j == pool->n_running)
                 return "a pool's running workloads by victim keys: one not running there";
         }
+        if (order && (why = keyed_differs(ss, p)) != NULL)
+            return why;
     }
     return NULL;
 }
@@ -638,16 +645,12 @@ static int64_t unit_cost(const struct sched_session *ss, const struct unit *u, i
     return ss->wl[u->w].req[r] * (u->pod >= 0 ? 1 : ss->wl[u->w].n_placed);
 }
 
-static void add_unit(struct search *s, int w, int pod)
+/* A collected unit's keys besides its workload and pod. */
+static void price_unit(const struct sched_session *ss, struct unit *u)
 {
-    const struct sched_session *ss = s->ss;
-    struct unit *u = &s->units[s->n_units++];
-
-    u->w = w;
-    u->pod = pod;
     u->cost = unit_cost(ss, u, SCHED_GPU);
     u->cost2 = unit_cost(ss, u, SCHED_CPU);
-    u->k_queue = ss_w(ss, w)->queue;
+    u->k_queue = ss_w(ss, u->w)->queue;
 }
 
 /* Whether this attempt may take the unit: the mode's rule (reclaim: another
@@ -995,16 +998,43 @@ static int keyed_holds(const struct sched_session *ss, int p, int kind)
            (pc->k_pos == 0 || ss->undo[pc->k_pos - 1].serial == pc->k_serial);
 }
 
+/* The units a collection of kind in pool p finds of its running workload
+ * w, in key order, into out[] (room for w's pods and one more), named by
+ * workload and pod alone; how many. An elastic workload's pods above its
+ * minimum (the last ones) come one at a time, unprotected by the runtime,
+ * before the whole workload; moves (kind 1) take the whole workload only. */
+static int workload_units(const struct sched_session *ss, int p, int w, int kind,
+                          struct unit *out)
+{
+    const struct sched_workload *v = ss_w(ss, w);
+    int k, n = 0, surplus;
+
+    if (!victim_base_ok(ss, p, w))
+        return 0;
+    surplus = ss->wl[w].n_placed - v->min_pods;
+    for (k = v->n_pods - 1; kind != 1 && k >= 0 && surplus > 0; k--)
+        if (ss->pods[w][k].node >= 0) {
+            out[n].w = w;
+            out[n++].pod = k;
+            surplus--;
+        }
+    if (kind != 0 || !protected_by_runtime(ss, w)) {
+        out[n].w = w;
+        out[n++].pod = -1;
+    }
+    return n;
+}
+
 /* Collects the pool's candidate units in key order (pc->keyed): workloads
- * in running_by_keys() order, each one's surplus pods from the last, then
- * the whole workload; and how many each queue has. */
+ * in running_by_keys() order, each one's units (workload_units()); and
+ * how many each queue has. */
 static int collect_keyed(struct search *s, int kind)
 {
     struct sched_session *ss = s->ss;
     const struct ss_pool *pool = &ss->pools[s->pool];
     struct scratch *x = ss->victim_scratch;
     struct pool_units *pc = &x->pc[s->pool];
-    int i, k, cap = pool->running_pods + pool->n_running, move = kind == 1;
+    int i, k, n, cap = pool->running_pods + pool->n_running;
     const int *running;
 
     if (scratch_units(ss, cap) != SCHED_OK)
@@ -1035,22 +1065,9 @@ static int collect_keyed(struct search *s, int kind)
     s->units = pc->keyed;
     s->n_units = 0;
     for (i = 0; i < pool->n_running; i++) {
-        int w = running[i];
-        const struct sched_workload *v = ss_w(ss, w);
-        if (!victim_base_ok(ss, s->pool, w))
-            continue;
-        if (!move && ss->wl[w].n_placed > v->min_pods) {
-            /* elastic: the pods above the minimum (the last ones) one at a
-             * time, the runtime does not protect them; or the whole gang */
-            int surplus = ss->wl[w].n_placed - v->min_pods;
-            for (k = v->n_pods - 1; k >= 0 && surplus > 0; k--)
-                if (ss->pods[w][k].node >= 0) {
-                    add_unit(s, w, k);
-                    surplus--;
-                }
-        }
-        if (move || s->what_if || !protected_by_runtime(ss, w))
-            add_unit(s, w, -1);
+        n = workload_units(ss, s->pool, running[i], kind, &s->units[s->n_units]);
+        for (k = 0; k < n; k++)
+            price_unit(ss, &s->units[s->n_units++]);
     }
     memset(pc->k_qcnt, 0, sizeof(int) * (size_t)ss->n_queues);
     for (i = 0; i < s->n_units; i++)
@@ -1064,6 +1081,47 @@ static int collect_keyed(struct search *s, int kind)
     pc->k_serial = ss->n_undo > 0 ? ss->undo[ss->n_undo - 1].serial : 0;
     pc->k_gen++;
     return SCHED_OK;
+}
+
+/* Whether a collection in pool p in this state would still find unit u:
+ * its workload a candidate victim there, and its pod, if one, placed. */
+static int unit_found(const struct sched_session *ss, int p, const struct unit *u)
+{
+    return victim_base_ok(ss, p, u->w) && (u->pod < 0 || ss->pods[u->w][u->pod].node >= 0);
+}
+
+/* Tests: pool p's units in key order, where they hold in this state
+ * (keyed_holds()), are those a fresh collection finds, in its order, once
+ * the units that died are passed over (Invariant 2). NULL: they are. */
+static const char *keyed_differs(const struct sched_session *ss, int p)
+{
+    const struct scratch *x = ss->victim_scratch;
+    const struct pool_units *pc = &x->pc[p];
+    const struct ss_pool *pool = &ss->pools[p];
+    const char *why = NULL;
+    struct unit *fresh;
+    int i, k, n, at = 0;
+
+    if (pc->k_kind < 0 || !keyed_holds(ss, p, pc->k_kind))
+        return NULL;
+    fresh = malloc(sizeof(*fresh) * ((size_t)pool->running_pods + 1));
+    if (!fresh)
+        return NULL;
+    for (i = 0; i < pool->n_running && !why; i++) {
+        n = workload_units(ss, p, x->by_keys[p][i], pc->k_kind, fresh);
+        for (k = 0; k < n && !why; k++, at++) {
+            while (at < pc->n_keyed && !unit_found(ss, p, &pc->keyed[at]))
+                at++;
+            if (at == pc->n_keyed || pc->keyed[at].w != fresh[k].w ||
+                pc->keyed[at].pod != fresh[k].pod)
+                why = "a pool's units in key order, kept: not those a collection finds";
+        }
+    }
+    for (; !why && at < pc->n_keyed; at++)
+        if (unit_found(ss, p, &pc->keyed[at]))
+            why = "a pool's units in key order, kept: one a collection does not find";
+    free(fresh);
+    return why;
 }
 
 /* Puts the pool's units in preference order (pc->units), each one's rank
