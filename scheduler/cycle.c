@@ -435,15 +435,14 @@ static int count_below(const int *v, int n, int x, int or_equal)
  * settled one, or one put in: each says what its settled entry said); -1
  * when none is left (an entry is put in with a settled label only while
  * an untouched entry carries it, and k's was its label's first).
- * `before`: the gone entries below k's, `ins_before`: the entries put in
- * before it. */
+ * `shift`: its counts at k's entry. */
 static int kind_entry(const struct ss_prev_pending *prev, const struct ss_kind_rep *k,
                       const int *kind_of, int n, const int *gone, const int *gone_label,
-                      int n_gone, int before, int ins_before)
+                      int n_gone, const struct ss_shift *shift)
 {
-    int e = k->entry - before + ins_before, j, left;
+    int e = k->entry - shift->gone + shift->ins, j, left;
 
-    if (before >= n_gone || gone[before] != k->entry)
+    if (shift->gone >= n_gone || gone[shift->gone] != k->entry)
         return e;
     left = prev->label_count[k->label];
     for (j = 0; j < n_gone; j++)
@@ -475,18 +474,15 @@ static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_p
     uint8_t *redone = NULL;   /* [n_labels]: 1 + the index in redo[] */
     uint8_t *verdict = sched__calloc(arena, (size_t)g->ss->n_pools * (size_t)g->ss->n_queues + 1,
                                      1);   /* rep_stands()'s, per (pool, queue) */
-    int i, e, w, before = 0, ins_before = 0, n_redo = 0;
+    struct ss_shift shift = {0, 0};
+    int i, e, w, n_redo = 0;
 
     for (i = 0; i < prev->n_reps; i++) {
         const struct ss_kind_rep *k = &prev->reps[i];
         if (rep_stands(g->ss, verdict, k))
             continue;
-        /* the records ascend by entry, so these only move forward */
-        while (before < n_gone && gone[before] < k->entry)
-            before++;
-        while (ins_before < ins->n && ins->at[ins_before] <= k->entry)
-            ins_before++;
-        e = kind_entry(prev, k, kind_of, n, gone, gone_label, n_gone, before, ins_before);
+        ss_shift_to(&shift, gone, n_gone, ins->at, ins->n, k->entry);   /* records ascend */
+        e = kind_entry(prev, k, kind_of, n, gone, gone_label, n_gone, &shift);
         if (e < 0)
             continue;
         memset(&now, 0, sizeof(now));   /* padding too: entries compare byte for byte */

@@ -914,7 +914,8 @@ static int reps_moved(struct sched_memo *memo, const struct ss_kinds *kinds)
 {
     struct ss_kind_rep *moved = NULL, r;
     struct label_in *in;   /* each label put in with, its first entry (-1: taken) */
-    int i, j, k, g, c, at, lo, n = 0, n_in = 0, n_moved = 0, first_event, rc = SCHED_OK;
+    struct ss_shift shift = {0, 0};
+    int i, j, k, g, at, lo, n = 0, n_in = 0, n_moved = 0, first_event, rc = SCHED_OK;
 
     in = malloc(sizeof(*in) * (size_t)kinds->n_ins);
     moved = malloc(sizeof(*moved) * ((size_t)memo->n_reps + (size_t)kinds->n_ins + 1));
@@ -934,15 +935,13 @@ static int reps_moved(struct sched_memo *memo, const struct ss_kinds *kinds)
     if (kinds->n_gone > 0 && kinds->gone[0] < first_event)
         first_event = kinds->gone[0];
     lo = reps_below(memo, first_event);   /* the records before the first event stay */
-    for (i = n = lo, g = c = 0; i < memo->n_reps; i++) {
+    for (i = n = lo; i < memo->n_reps; i++) {
         r = memo->reps[i];
         j = label_in_find(in, n_in, r.label);
-        /* the records ascend by entry: moved_to()'s counts only grow */
-        while (g < kinds->n_gone && kinds->gone[g] < r.entry)
-            g++;
-        while (c < kinds->n_ins && kinds->ins_at[c] <= r.entry)
-            c++;
-        at = r.entry - g + c;
+        ss_shift_to(&shift, kinds->gone, kinds->n_gone, kinds->ins_at, kinds->n_ins,
+                    r.entry);   /* the records ascend by entry */
+        g = shift.gone;
+        at = r.entry - g + shift.ins;   /* moved_to() */
         if (g < kinds->n_gone && kinds->gone[g] == r.entry) {
             r.entry = label_next(memo, at, r.label);
             if (j >= 0 && (r.entry < 0 || in[j].entry < r.entry))

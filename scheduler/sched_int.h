@@ -611,6 +611,25 @@ struct ss_kinds {
     const int *ins_at, *ins_new_at, *ins_label;
 };
 
+/* Where settled entries move when gone[0..n_gone) are taken out and
+ * entries are put in before ins_at[0..n_ins) (both ascending): for
+ * entries e met in ascending order, `gone` counts those taken out below
+ * e and `ins` those put in at or before it, so e moves to e - gone + ins
+ * (or, taken out itself, to where the next entry moves). */
+struct ss_shift {
+    int gone, ins;
+};
+
+/* Moves shift's counts forward to entry e (no lower than the last one). */
+static inline void ss_shift_to(struct ss_shift *shift, const int *gone, int n_gone,
+                               const int *ins_at, int n_ins, int e)
+{
+    while (shift->gone < n_gone && gone[shift->gone] < e)
+        shift->gone++;
+    while (shift->ins < n_ins && ins_at[shift->ins] <= e)
+        shift->ins++;
+}
+
 /* A settled cycle's pending list, for a cycle on that cycle's session
  * after a delta (memo.c Step 5): the workloads the delta names, those
  * submitted since and those the new cycle decides about are diagnosed
