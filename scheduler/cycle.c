@@ -277,30 +277,58 @@ static int again_kinds(struct again *g, struct sched_arena *arena)
     return SCHED_OK;
 }
 
-/* Whether a settled entry (its reason, pool and named queue) says what a
- * diagnosis would say now. */
-static int stands(struct sched_session *ss, int reason, int pool, int queue)
+/* Whether a settled entry of a reason that reads its pool, naming `pool`
+ * and `queue`, says what a diagnosis would say now. */
+static int pair_as_settled(struct sched_session *ss, int pool, int queue)
 {
-    return reason == SCHED_R_SUSPENDED || reason == SCHED_R_NO_MATCHING_NODE_POOL ||
-           sched__pool_as_settled(ss, pool) || sched__diagnosis_as_settled(ss, pool, queue);
+    return sched__pool_as_settled(ss, pool) || sched__diagnosis_as_settled(ss, pool, queue);
 }
 
-/* stands() for a kind's record, answered once per (pool, queue) in
- * verdict[pool * n_queues + queue] (0: not asked yet, 1: stands, 2: not;
- * NULL: asked every time): what it reads besides the reason is per pool
- * and queue, and no record's check moves it. */
+/* The same for any settled entry (its reason, pool and named queue). */
+static int stands(struct sched_session *ss, int reason, int pool, int queue)
+{
+    return !ss_reason_reads_pool(reason) || pair_as_settled(ss, pool, queue);
+}
+
+/* pair_as_settled(), answered once per (pool, queue) in
+ * verdict[pool * n_queues + queue] (0: not asked yet, 1: stands, 2: not):
+ * it reads the pair only, and no record's check moves it. */
+static int pair_stands(struct sched_session *ss, uint8_t *verdict, int pool, int queue)
+{
+    size_t at = (size_t)pool * (size_t)ss->n_queues + (size_t)queue;
+
+    if (!verdict[at])
+        verdict[at] = pair_as_settled(ss, pool, queue) ? 1 : 2;
+    return verdict[at] == 1;
+}
+
+/* stands() for a kind's record (verdict NULL: asked every time). */
 static int rep_stands(struct sched_session *ss, uint8_t *verdict, const struct ss_kind_rep *k)
 {
-    size_t at;
-
-    if (!verdict || k->reason == SCHED_R_SUSPENDED ||
-        k->reason == SCHED_R_NO_MATCHING_NODE_POOL || k->pool < 0 || k->pool >= ss->n_pools ||
+    if (!verdict || !ss_reason_reads_pool(k->reason) || k->pool < 0 || k->pool >= ss->n_pools ||
         k->queue < 0 || k->queue >= ss->n_queues)
         return stands(ss, k->reason, k->pool, k->queue);
-    at = (size_t)k->pool * (size_t)ss->n_queues + (size_t)k->queue;
-    if (!verdict[at])
-        verdict[at] = stands(ss, k->reason, k->pool, k->queue) ? 1 : 2;
-    return verdict[at] == 1;
+    return pair_stands(ss, verdict, k->pool, k->queue);
+}
+
+/* Whether every record stands, from the memo's counts per (pool, queue)
+ * alone (memo.c Invariant 5): each pair that some record names stands,
+ * and none names a pair beyond them. 0 also when the counts are not at
+ * hand: the records are read then. */
+static int every_rep_stands(struct sched_session *ss, uint8_t *verdict,
+                            const struct ss_prev_pending *prev)
+{
+    int pool, queue;
+
+    if (!verdict || !prev->pair_reps || prev->odd_reps > 0 || prev->pair_pools != ss->n_pools ||
+        prev->pair_queues != ss->n_queues)
+        return 0;
+    for (pool = 0; pool < ss->n_pools; pool++)
+        for (queue = 0; queue < ss->n_queues; queue++)
+            if (prev->pair_reps[pool * ss->n_queues + queue] > 0 &&
+                !pair_stands(ss, verdict, pool, queue))
+                return 0;
+    return 1;
 }
 
 static int still_diagnosed(struct sched_session *ss, const struct sched_pending *p)
@@ -461,8 +489,9 @@ static int kind_entry(const struct ss_prev_pending *prev, const struct ss_kind_r
  * is checked once from its record, diagnosed where its pool moved, and
  * where it reads differently the entries of its label are written as
  * the pass over the list writes them (the new entry, each with its own
- * workload). Reads a record per kind, and the list's labels only when a
- * kind was written. 0 (nothing written) when more than KINDS_REDONE_MAX
+ * workload). Reads a record per kind (none when every (pool, queue) the
+ * records name stands, every_rep_stands()), and the list's labels only
+ * when a kind was written. 0 (nothing written) when more than KINDS_REDONE_MAX
  * kinds read differently: the pass over the list does it. */
 static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_pending *list,
                       const int *kind_of, int n, const int *gone, const int *gone_label,
@@ -477,7 +506,7 @@ static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_p
     struct ss_shift shift = {0, 0};
     int i, e, w, n_redo = 0;
 
-    for (i = 0; i < prev->n_reps; i++) {
+    for (i = every_rep_stands(g->ss, verdict, prev) ? prev->n_reps : 0; i < prev->n_reps; i++) {
         const struct ss_kind_rep *k = &prev->reps[i];
         if (rep_stands(g->ss, verdict, k))
             continue;

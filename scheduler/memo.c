@@ -203,7 +203,11 @@
  *      one is recorded instead, a new label at its first entry); Step 4
  *      putting one in the middle ends it.
  *      A Step 5 cycle that decides something checks its kinds from it
- *      (cycle.c, kinds_redo()).
+ *      (cycle.c, kinds_redo()). pair_reps[] counts the records whose
+ *      reason reads a pool (ss_reason_reads_pool()) per (pool, queue) of
+ *      pair_pools x pair_queues, odd_reps those naming a pair beyond:
+ *      every change of a record moves them (rep_count()), so that
+ *      kinds_redo() passes the records by when every pair counted holds.
  *   6. memo->decided only after a cycle that placed pending workloads and
  *      evicted whole ones or decided nothing else (Step 6) and whose stale
  *      times equal its input's; then ss is that cycle's session with its
@@ -269,6 +273,9 @@ struct sched_memo {
     struct ss_kind_rep *reps;   /* [n_reps] each label's first entry, ascending, while */
     int n_reps, cap_reps;       /* reps_valid (Invariant 5) */
     int reps_valid;
+    int *pair_reps;             /* [pair_pools * pair_queues] records per (pool, queue), */
+    int cap_pair_reps;          /* and odd_reps beyond, while reps_valid (Invariant 5) */
+    int pair_pools, pair_queues, odd_reps;
     struct sched_pending *next; /* [cap_next]: the list a Step 5 cycle records (the */
     int *next_kind_of;          /* result points here), and its kinds, from next_off on */
     int cap_next, cap_next_kind_of, next_off;
@@ -314,6 +321,7 @@ void sched_memo_free(struct sched_memo *memo)
     free(memo->kind_of - memo->pending_off);
     free(memo->label_count);
     free(memo->reps);
+    free(memo->pair_reps);
     free(memo->next);
     free(memo->next_kind_of);
     free(memo->known_buf[0]);
@@ -374,6 +382,34 @@ static void check_kept(struct sched_memo *memo)
     sched_arena_free(arena);
 }
 
+/* Tests: Invariant 5's counts per (pool, queue) against the records. */
+static void check_pair_reps(struct sched_memo *memo)
+{
+    int i, at, odd = 0, n = memo->pair_pools * memo->pair_queues;
+    int *count = calloc((size_t)n + 1, sizeof(int));
+
+    if (!count) {
+        memo->kept_differs = "the kinds' records: no memory to count them";
+        return;
+    }
+    for (i = 0; i < memo->n_reps; i++) {
+        const struct ss_kind_rep *r = &memo->reps[i];
+        if (!ss_reason_reads_pool(r->reason))
+            continue;
+        if (r->pool < 0 || r->pool >= memo->pair_pools || r->queue < 0 ||
+            r->queue >= memo->pair_queues)
+            odd++;
+        else
+            count[r->pool * memo->pair_queues + r->queue]++;
+    }
+    if (odd != memo->odd_reps)
+        memo->kept_differs = "the kinds' records: the count of those beyond the pairs";
+    for (at = 0; at < n; at++)
+        if (count[at] != memo->pair_reps[at])
+            memo->kept_differs = "the kinds' records: a count per (pool, queue)";
+    free(count);
+}
+
 /* Tests: Invariant 5, each record against the list: one per label that
  * entries carry, in the order of the entries, naming its label's first
  * entry and what that entry says. */
@@ -400,6 +436,7 @@ static void check_reps(struct sched_memo *memo)
             if (memo->kind_of[e] == r->label)
                 memo->kept_differs = "the kinds' records: not the label's first entry";
     }
+    check_pair_reps(memo);
 }
 
 /* Tests: each pending entry's kind label against the diagnosis's own test
@@ -630,6 +667,33 @@ static int keep_kinds(struct sched_memo *memo, const struct sched_session *ss, c
     return rc;
 }
 
+/* Invariant 5: record r, counted (by = 1) or no longer (by = -1). */
+static void rep_count(struct sched_memo *memo, const struct ss_kind_rep *r, int by)
+{
+    if (!ss_reason_reads_pool(r->reason))
+        return;
+    if (r->pool < 0 || r->pool >= memo->pair_pools || r->queue < 0 ||
+        r->queue >= memo->pair_queues)
+        memo->odd_reps += by;
+    else
+        memo->pair_reps[r->pool * memo->pair_queues + r->queue] += by;
+}
+
+/* Invariant 5: record r reads its entry again (a kind written again, or
+ * the entry that now stands for its label), and is counted as it reads
+ * now (`counted`: it was, as it read before; 0: a new label's). */
+static void rep_reads(struct sched_memo *memo, struct ss_kind_rep *r, int counted)
+{
+    const struct sched_pending *p = &memo->pending[r->entry];
+
+    if (counted)
+        rep_count(memo, r, -1);
+    r->pool = p->pool;
+    r->queue = p->queue;
+    r->reason = p->reason;
+    rep_count(memo, r, 1);
+}
+
 /* Invariant 5: entry e, the first of its label, ends the records. */
 static int push_rep(struct sched_memo *memo, int e)
 {
@@ -645,9 +709,7 @@ static int push_rep(struct sched_memo *memo, int e)
     r = &memo->reps[memo->n_reps++];
     r->entry = e;
     r->label = memo->kind_of[e];
-    r->pool = memo->pending[e].pool;
-    r->queue = memo->pending[e].queue;
-    r->reason = memo->pending[e].reason;
+    rep_reads(memo, r, 0);
     return SCHED_OK;
 }
 
@@ -655,9 +717,17 @@ static int push_rep(struct sched_memo *memo, int e)
  * entry's index. */
 static int keep_reps(struct sched_memo *memo)
 {
-    int e, rc = SCHED_OK;
+    int e, rc, pairs = memo->n_pools * memo->n_queues;
 
     memo->n_reps = 0;
+    memo->reps_valid = 0;
+    rc = reserve((void **)&memo->pair_reps, &memo->cap_pair_reps, sizeof(int), pairs + 1);
+    if (rc != SCHED_OK)
+        return rc;
+    memset(memo->pair_reps, 0, (size_t)pairs * sizeof(int));
+    memo->pair_pools = memo->n_pools;
+    memo->pair_queues = memo->n_queues;
+    memo->odd_reps = 0;
     memo->reps_valid = 1;
     for (e = 0; e < memo->n_pending && rc == SCHED_OK; e++)
         if (memo->kind_of[e] == e)
@@ -803,8 +873,10 @@ static int reps_taken_out(struct sched_memo *memo, const int *gone, int n_gone,
         g = gone_below(gone, n_gone, r.entry);
         if (g < n_gone && gone[g] == r.entry) {
             r.entry = label_next(memo, r.entry - g, r.label);
-            if (r.entry < 0)
+            if (r.entry < 0) {
+                rep_count(memo, &r, -1);
                 continue;   /* no entry carries its label any more */
+            }
             for (j = n_moved; j > 0 && moved[j - 1].entry > r.entry; j--)
                 moved[j] = moved[j - 1];
             moved[j] = r;
@@ -818,14 +890,9 @@ static int reps_taken_out(struct sched_memo *memo, const int *gone, int n_gone,
         memo->reps[k] = i >= 0 && memo->reps[i].entry > moved[j].entry ? memo->reps[i--]
                                                                        : moved[j--];
     memo->n_reps = n + n_moved;
-    for (i = 0; refresh && i < memo->n_reps; i++) {
-        const struct sched_pending *p = &memo->pending[memo->reps[i].entry];
-        if (!refresh[memo->reps[i].label])
-            continue;   /* its kind's entries read as they did */
-        memo->reps[i].pool = p->pool;
-        memo->reps[i].queue = p->queue;
-        memo->reps[i].reason = p->reason;
-    }
+    for (i = 0; refresh && i < memo->n_reps; i++)
+        if (refresh[memo->reps[i].label])   /* else its kind's entries read as they did */
+            rep_reads(memo, &memo->reps[i], 1);
     free(moved);
     return SCHED_OK;
 }
@@ -915,7 +982,7 @@ static int reps_moved(struct sched_memo *memo, const struct ss_kinds *kinds)
     struct ss_kind_rep *moved = NULL, r;
     struct label_in *in;   /* each label put in with, its first entry (-1: taken) */
     struct ss_shift shift = {0, 0};
-    int i, j, k, g, at, lo, n = 0, n_in = 0, n_moved = 0, first_event, rc = SCHED_OK;
+    int i, j, k, g, at, lo, n = 0, n_in = 0, n_moved = 0, n_old, first_event, rc = SCHED_OK;
 
     in = malloc(sizeof(*in) * (size_t)kinds->n_ins);
     moved = malloc(sizeof(*moved) * ((size_t)memo->n_reps + (size_t)kinds->n_ins + 1));
@@ -950,7 +1017,9 @@ static int reps_moved(struct sched_memo *memo, const struct ss_kinds *kinds)
                 in[j].entry = -1;
             if (r.entry >= 0)
                 moved[n_moved++] = r;
-            continue;   /* else no entry carries its label any more */
+            else
+                rep_count(memo, &r, -1);   /* no entry carries its label any more */
+            continue;
         }
         r.entry = at;
         if (j >= 0 && in[j].entry < r.entry) {
@@ -963,17 +1032,13 @@ static int reps_moved(struct sched_memo *memo, const struct ss_kinds *kinds)
             in[j].entry = -1;
         memo->reps[n++] = r;
     }
-    for (j = 0; j < n_in; j++)   /* the new labels: no record yet */
+    for (j = 0, n_old = n_moved; j < n_in; j++)   /* the new labels: no record yet */
         if (in[j].label >= memo->n_labels - kinds->n_new_labels && in[j].entry >= 0) {
             moved[n_moved].entry = in[j].entry;
             moved[n_moved++].label = in[j].label;
         }
-    for (j = 0; j < n_moved; j++) {
-        const struct sched_pending *p = &memo->pending[moved[j].entry];
-        moved[j].pool = p->pool;
-        moved[j].queue = p->queue;
-        moved[j].reason = p->reason;
-    }
+    for (j = 0; j < n_moved; j++)
+        rep_reads(memo, &moved[j], j < n_old);
     qsort(moved, (size_t)n_moved, sizeof(*moved), cmp_rep_entry);
     if (reserve((void **)&memo->reps, &memo->cap_reps, sizeof(*memo->reps), n + n_moved + 1) !=
         SCHED_OK) {
@@ -984,12 +1049,8 @@ static int reps_moved(struct sched_memo *memo, const struct ss_kinds *kinds)
         memo->reps[k] = i >= 0 && memo->reps[i].entry > moved[j].entry ? memo->reps[i--]
                                                                        : moved[j--];
     memo->n_reps = n + n_moved;
-    for (i = 0; kinds->n_redone > 0 && i < memo->n_reps; i++) {
-        const struct sched_pending *p = &memo->pending[memo->reps[i].entry];
-        memo->reps[i].pool = p->pool;
-        memo->reps[i].queue = p->queue;
-        memo->reps[i].reason = p->reason;
-    }
+    for (i = 0; kinds->n_redone > 0 && i < memo->n_reps; i++)
+        rep_reads(memo, &memo->reps[i], 1);
 out:
     if (rc != SCHED_OK)
         memo->reps_valid = 0;
@@ -1609,7 +1670,9 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
         .pending = memo->pending, .kind_of = memo->kind_of, .n = memo->n_pending,
         .n_labels = memo->n_labels, .n_workloads = memo->n_workloads, .left = delta->left,
         .n_left = delta->n_left, .reps = memo->reps_valid ? memo->reps : NULL,
-        .n_reps = memo->n_reps, .label_count = memo->label_count};
+        .n_reps = memo->n_reps, .pair_reps = memo->reps_valid ? memo->pair_reps : NULL,
+        .pair_pools = memo->pair_pools, .pair_queues = memo->pair_queues,
+        .odd_reps = memo->odd_reps, .label_count = memo->label_count};
     /* room for the list, the workloads touched and a few decisions (else
      * record_again() takes the arena) */
     int from_list = memo->kind_of_valid,

@@ -644,6 +644,15 @@ struct ss_kind_rep {
     int reason;
 };
 
+/* Whether a diagnosis of `reason` reads the state of the pool its entry
+ * names: every reason but Suspended and NoMatchingNodePool. Whether such
+ * an entry still says what it said is then answered per (pool, queue)
+ * (cycle.c, stands()), so the kinds' records are counted per pair. */
+static inline int ss_reason_reads_pool(int reason)
+{
+    return reason != SCHED_R_SUSPENDED && reason != SCHED_R_NO_MATCHING_NODE_POOL;
+}
+
 struct ss_prev_pending {
     const struct sched_pending *pending;  /* [n], in workload order */
     const int *kind_of;                   /* [n] each entry's kind: a label below
@@ -666,6 +675,12 @@ struct ss_prev_pending {
     const void *settled_ctx;
     const struct ss_kind_rep *reps;       /* [n_reps] one per label, or NULL (unknown) */
     int n_reps;
+    /* with reps: the records whose reason reads a pool, counted per
+     * (pool, queue) in pair_reps[pool * pair_queues + queue] for the pairs
+     * of pair_pools x pair_queues, and those naming a pair beyond them
+     * (odd_reps); NULL: not counted */
+    const int *pair_reps;
+    int pair_pools, pair_queues, odd_reps;
     const int *label_count;               /* [n_labels] entries carrying each label */
     uint8_t *touched;                     /* [cap_touched] all 0, lent for the marks of the
                                              workloads touched (returned all 0), or NULL */
