@@ -207,7 +207,7 @@
  *      reason reads a pool (ss_reason_reads_pool()) per (pool, queue) of
  *      pair_pools x pair_queues, odd_reps those naming a pair beyond:
  *      every change of a record moves them (rep_count()), so that
- *      kinds_redo() passes the records by when every pair counted holds.
+ *      kinds_redo() passes the records by when every pair counted stands.
  *   6. memo->decided only after a cycle that placed pending workloads and
  *      evicted whole ones or decided nothing else (Step 6) and whose stale
  *      times equal its input's; then ss is that cycle's session with its
