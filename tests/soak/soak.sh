@@ -80,7 +80,8 @@ cleanup() {
   for p in $PIDS; do wait "$p" 2>/dev/null || true; done
   if [ -n "${SERVER:-}" ]; then kill -TERM "$SERVER" 2>/dev/null || true; wait "$SERVER" || true; fi
   # an agent that stops leaves its pods running (agent/main.c): their
-  # supervisors (allot-agent --shim DIR, DIR under $T) stop them on SIGTERM
+  # supervisors (allot-agent --shim DIR, DIR under $T; pkill and pgrep are
+  # procps's, in scripts/install-deps.sh) stop them on SIGTERM
   pkill -TERM -f -- "--shim $T/" 2>/dev/null || true
   for i in $(seq 100); do pgrep -f -- "--shim $T/" >/dev/null || break; sleep 0.1; done
   pkill -KILL -f -- "--shim $T/" 2>/dev/null || true
