@@ -382,6 +382,21 @@ static void check_kept(struct sched_memo *memo)
     sched_arena_free(arena);
 }
 
+#define REP_UNCOUNTED (-1)   /* rep_pair(): a reason that reads no pool */
+#define REP_ODD (-2)         /* rep_pair(): a pair beyond pair_pools x pair_queues */
+
+/* Invariant 5: where record r is counted: its pair's index in
+ * pair_reps[], REP_ODD or REP_UNCOUNTED. */
+static int rep_pair(const struct sched_memo *memo, const struct ss_kind_rep *r)
+{
+    if (!ss_reason_reads_pool(r->reason))
+        return REP_UNCOUNTED;
+    if (r->pool < 0 || r->pool >= memo->pair_pools || r->queue < 0 ||
+        r->queue >= memo->pair_queues)
+        return REP_ODD;
+    return r->pool * memo->pair_queues + r->queue;
+}
+
 /* Tests: Invariant 5's counts per (pool, queue) against the records. */
 static void check_pair_reps(struct sched_memo *memo)
 {
@@ -393,14 +408,11 @@ static void check_pair_reps(struct sched_memo *memo)
         return;
     }
     for (i = 0; i < memo->n_reps; i++) {
-        const struct ss_kind_rep *r = &memo->reps[i];
-        if (!ss_reason_reads_pool(r->reason))
-            continue;
-        if (r->pool < 0 || r->pool >= memo->pair_pools || r->queue < 0 ||
-            r->queue >= memo->pair_queues)
+        at = rep_pair(memo, &memo->reps[i]);
+        if (at == REP_ODD)
             odd++;
-        else
-            count[r->pool * memo->pair_queues + r->queue]++;
+        else if (at >= 0)
+            count[at]++;
     }
     if (odd != memo->odd_reps)
         memo->kept_differs = "the kinds' records: the count of those beyond the pairs";
@@ -670,13 +682,12 @@ static int keep_kinds(struct sched_memo *memo, const struct sched_session *ss, c
 /* Invariant 5: record r, counted (by = 1) or no longer (by = -1). */
 static void rep_count(struct sched_memo *memo, const struct ss_kind_rep *r, int by)
 {
-    if (!ss_reason_reads_pool(r->reason))
-        return;
-    if (r->pool < 0 || r->pool >= memo->pair_pools || r->queue < 0 ||
-        r->queue >= memo->pair_queues)
+    int at = rep_pair(memo, r);
+
+    if (at == REP_ODD)
         memo->odd_reps += by;
-    else
-        memo->pair_reps[r->pool * memo->pair_queues + r->queue] += by;
+    else if (at >= 0)
+        memo->pair_reps[at] += by;
 }
 
 /* Invariant 5: record r reads its entry again (a kind written again, or

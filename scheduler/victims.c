@@ -1106,7 +1106,7 @@ static const char *keyed_differs(const struct sched_session *ss, int p)
         return NULL;
     fresh = malloc(sizeof(*fresh) * ((size_t)pool->running_pods + 1));
     if (!fresh)
-        return NULL;
+        return "a pool's units in key order, kept: no memory to compare them";
     for (i = 0; i < pool->n_running && !why; i++) {
         n = workload_units(ss, p, x->by_keys[p][i], pc->k_kind, fresh);
         for (k = 0; k < n && !why; k++, at++) {
