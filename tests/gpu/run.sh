@@ -1,11 +1,13 @@
 #!/bin/sh
-# run.sh [BUILD_DIR]: allot-agent on a real NVIDIA GPU machine. Without an
+# run.sh [BUILD_DIR] [nvml|nvidia-smi]: allot-agent on a real NVIDIA GPU
+# machine, reading its GPUs through NVML (the default) or through
+# nvidia-smi alone (the agent's --nvml none: its fallback). Without an
 # NVIDIA GPU it says "skipped: no NVIDIA GPU" and exits 77 (ctest's skip).
 #
 # It starts allotd (BUILD_DIR, default build/) on loopback in a temporary
 # directory and allot-agent --gpus auto beside it, then checks:
-#   1. the node registers through NVML with the model, count and memory
-#      nvidia-smi reports;
+#   1. the node registers through the chosen source with the model, count
+#      and memory nvidia-smi reports;
 #   2. a training submitted with `allot training submit` runs a GPU program
 #      (burn.cu built with nvcc if there is one, else burn.py with PyTorch
 #      or CuPy) that allocates 1024 MiB and keeps its GPU busy for a
@@ -20,13 +22,24 @@
 #      other's process starts on it;
 #   4. the idle-GPU rule: a training that holds 1024 MiB without running a
 #      kernel is suspended after its project's
-#      trainingJobMaxIdleDurationSeconds (IDLE_S, default 20).
+#      trainingJobMaxIdleDurationSeconds (IDLE_S, default 20);
+#   5. a training given no GPU whose program uses GPU 0 anyway (it sets
+#      CUDA_VISIBLE_DEVICES itself) gets a GpuOutsideAllocation event, and
+#      its pod's usage shows the device as not allocated.
 # It prints the figures it saw (FIGURE lines) and exits 0 only when every
-# check passed. Takes about 3 minutes; needs curl and jq.
+# check passed. Takes about 2 minutes; needs curl and jq. With
+# ALLOT_GPU_LOGS=DIR it copies allotd's and the agent's logs into DIR when
+# it ends, whatever the outcome.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=$(cd "${1:-$HERE/../../build}" 2>/dev/null && pwd) || { echo "no build directory ${1:-build}" >&2; exit 2; }
 IDLE_S=${IDLE_S:-20}
+SOURCE=${2:-nvml}
+case $SOURCE in
+  nvml) SOURCE_OPT="" SOURCE_LOG="(NVML)" ;;
+  nvidia-smi) SOURCE_OPT="--nvml none" SOURCE_LOG="(nvidia-smi)" ;;
+  *) echo "run.sh: the source is nvml or nvidia-smi, not '$SOURCE'" >&2; exit 2 ;;
+esac
 
 # ---- is there a GPU? ----
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
@@ -56,6 +69,9 @@ cleanup() {
     kill -9 "$p" 2>/dev/null || true
   done
   sleep 1
+  if [ -n "${ALLOT_GPU_LOGS:-}" ]; then
+    cp "$T/allotd.log" "$T/agent.log" "$ALLOT_GPU_LOGS/" 2>/dev/null || true
+  fi
   rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -91,8 +107,9 @@ else
 fi
 
 # ---- allotd, the agent ----
+(cd "$T" && "$BUILD/allotd" --init --db "$T/allot.db" >"$T/allotd.log" 2>&1) || fail "allotd --init"
 (cd "$T" && exec "$BUILD/allotd" --db "$T/allot.db" --listen 127.0.0.1:0 --port-file "$T/port" \
-   --schedule-period-ms 200 --sample-period-ms 1000 --rate-limit 0 >"$T/allotd.log" 2>&1) &
+   --schedule-period-ms 200 --sample-period-ms 1000 --rate-limit 0 >>"$T/allotd.log" 2>&1) &
 PID=$!
 until_ok 20 test -s "$T/port" || fail "allotd did not start"
 URL="http://127.0.0.1:$(cat "$T/port")"
@@ -109,13 +126,13 @@ POOL=$(api GET /api/v1/node-pools | jq -r '.nodepools[0].id')
 api POST /api/v1/agent/tokens '{"name":"gpu-node","nodeName":"gpu-node"}' | jq -r .token >"$T/token"
 chmod 600 "$T/token"
 ALLOT_TEST=$T "$BUILD/allot-agent" --server "$URL" --token-file "$T/token" --name gpu-node \
-  --work-dir "$T/agent" --gpus auto --runtime none --heartbeat-ms 1000 >"$T/agent.log" 2>&1 &
+  --work-dir "$T/agent" --gpus auto $SOURCE_OPT --runtime none --heartbeat-ms 1000 >"$T/agent.log" 2>&1 &
 AGENT_PID=$!
 
 # ---- 1. registration ----
 ready() { api GET /api/v1/nodes | jq -e '.nodes[] | select(.name == "gpu-node" and .status == "Ready")'; }
 until_ok 30 ready || fail "the node is not Ready"
-grep -q "(NVML)" "$T/agent.log" || fail "the agent does not use NVML: $(cat "$T/agent.log")"
+grep -qF "$SOURCE_LOG" "$T/agent.log" || fail "the agent does not use $SOURCE: $(cat "$T/agent.log")"
 N_SMI=$(nvidia-smi -L | grep -c '^GPU ')
 MODEL_SMI=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0)
 MEM_SMI=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0 | tr -d ' ')
@@ -124,7 +141,7 @@ NODE=$(api GET /api/v1/nodes | jq -c '.nodes[] | select(.name == "gpu-node")')
 [ "$(printf '%s' "$NODE" | jq -r .gpuInfo.gpuType)" = "$MODEL_SMI" ] || fail "model: $NODE, nvidia-smi: $MODEL_SMI"
 MEM_API=$(api GET /api/v1/agent/nodes | jq -r '.nodes[0].gpus[0].memoryTotalMiB')
 [ "$MEM_API" = "$MEM_SMI" ] || fail "memory: $MEM_API MiB, nvidia-smi: $MEM_SMI MiB"
-figure "registered: $N_SMI x $MODEL_SMI, $MEM_SMI MiB each"
+figure "registered through $SOURCE: $N_SMI x $MODEL_SMI, $MEM_SMI MiB each"
 [ -n "$BURN" ] || { echo "skipped: the workload checks (no nvcc, PyTorch or CuPy here); registration passed"; exit 77; }
 
 # the projects' department, with a quota that holds every project's
@@ -230,4 +247,26 @@ events hold1 | grep -q "^Suspended: .*trainingJobMaxIdleDurationSeconds: the GPU
 until_ok 30 off_gpu "$PH" || fail "hold1's process still holds its GPU"
 figure "idle rule: hold1 suspended $(since "$T0") s after it ran (limit $IDLE_S s): $(events hold1 | grep '^Suspended')"
 
-echo "ok: allot-agent on $N_SMI x $MODEL_SMI"
+# ---- 5. a device the pod was not given ----
+# a training given no GPU whose program sets CUDA_VISIBLE_DEVICES itself
+# and runs on GPU 0: one GpuOutsideAllocation event, and its pod's usage
+# shows the device as not allocated
+# shellcheck disable=SC2086
+"$BUILD/allot" training submit rogue -p gpu-a -i local -g 0 -e "ALLOT_TEST=$T" \
+  --command -- env CUDA_VISIBLE_DEVICES=0 $BURN busy 30 1024 >/dev/null || fail "allot training submit rogue"
+until_ok 60 is_phase rogue Running || fail "rogue is $(phase rogue): $(events rogue)"
+until_ok 20 pid_of rogue || fail "rogue has no process"
+PR=$(pid_of rogue)
+until_ok 30 on_gpu "$PR" 0 || fail "rogue's process $PR is not on GPU 0"
+outside() {
+  events rogue | grep -q "^GpuOutsideAllocation: pod 0 of rogue uses GPU 0 on gpu-node (process $PR, [0-9]* MiB), which it was not given: its devices are none (CUDA_VISIBLE_DEVICES=)$"
+}
+until_ok 30 outside || fail "no GpuOutsideAllocation event for rogue: $(events rogue)"
+RU=$(api GET "/api/v1/workloads/$(wl_id rogue)/pods" | jq -c '.pods[0].gpuUsage')
+printf '%s' "$RU" | jq -e '.devices[0] | .index == 0 and .allocated == false and .memoryUsedBytes >= 1073741824' \
+  >/dev/null || fail "rogue's usage: $RU"
+figure "outside: $(events rogue | grep '^GpuOutsideAllocation'); usage $RU"
+api DELETE "/api/v1/workloads/$(wl_id rogue)" >/dev/null
+until_ok 60 off_gpu "$PR" || fail "rogue's process still holds GPU 0 after its deletion"
+
+echo "ok: allot-agent on $N_SMI x $MODEL_SMI, through $SOURCE"
