@@ -171,8 +171,8 @@ static int apply(struct api_config *cfg, const char *key, const char *v)
         return -1;
     if (strcmp(key, "db") == 0)
         return set_str(v, cfg->db_path, sizeof(cfg->db_path));
-    if (strcmp(key, "listen") == 0)
-        return set_str(v, cfg->listen, sizeof(cfg->listen));
+    if (strcmp(key, "listen") == 0)   /* an address is needed: no default stands for "" */
+        return *v ? set_str(v, cfg->listen, sizeof(cfg->listen)) : -1;
     if (strcmp(key, "key-file") == 0)
         return set_str(v, cfg->key_file, sizeof(cfg->key_file));
     if (strcmp(key, "metrics-listen") == 0)

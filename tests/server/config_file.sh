@@ -8,6 +8,7 @@
 #   a long option line is read whole (a db path past 1023 bytes is
 #     refused as too long, not cut);
 #   a NUL byte in a line is refused, not read up to the NUL;
+#   an empty listen address is refused (from the file and the command line);
 #   db-statement-timeout-ms (PostgreSQL's) with a SQLite db is refused;
 #   leader timings: a renewal period not below 9/10 of the lease is
 #     refused, from the file and from the command line, before any database
@@ -40,6 +41,12 @@ refused long-value.conf 'long-value.conf:2: bad option'
 
 printf 'threads = 4\nlisten = 127.0.0.1:0\0 threads = 1\n' >"$T/nul.conf"
 refused nul.conf 'nul.conf:2: a NUL byte'
+
+printf 'threads = 4\nlisten =\n' >"$T/empty-listen.conf"
+refused empty-listen.conf 'empty-listen.conf:2: bad option'
+rc=0
+"$allotd" --listen "" --version >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "bad option --listen" "$T/err" || fail "--listen '': exit $rc, $(cat "$T/err")"
 
 printf 'db = %s/x.db\ndb-statement-timeout-ms = 5\n' "$T" >"$T/sqlite-timeout.conf"
 rc=0
