@@ -29,7 +29,13 @@
  * then the newest. The cheapest set over all nodes wins (ties: node
  * name). Sets are searched depth-first in (cost, preference) order with
  * pruning on cost; a node with more candidate units than MAX_NODE_UNITS
- * considers only the cheapest ones.
+ * considers only the cheapest ones. When j would take a queue on its path
+ * over its limit, room under it is made first, from units inside that
+ * queue in preference order (make_limit_room()); if the pods then cannot
+ * all be placed (that room spent a victim queue's excess on units that
+ * free nothing the pods can use, so the unit a node needed is no longer
+ * valid), the attempt is made again with each node's set required to
+ * make the room for its pod as well (struct search's limit_on_node).
  *
  * What a search costs, per attempt, is kept to what the attempt changes:
  *   1. a pool's candidate units are put in preference order once per state
@@ -151,6 +157,8 @@ struct search {
     int64_t pod_gpu;           /* a GPU-memory request: its charge per pod on the node it
                                 * takes as things are, when above its estimate (0: none) */
     int first_decision;        /* ss->n_decisions when the attempt began: its evictions follow */
+    int limit_on_node;         /* a node's set must also make room under the limits on j's
+                                * path for the pod it takes (evict_attempt()'s second try) */
 };
 
 /* What an answer kept per pool was found for: the pool's state and a key. */
@@ -1451,6 +1459,16 @@ static int ranks_before(const int *a, int na, const int *b, int nb)
 }
 
 static int move_set_valid(struct search *s, const int *set, int n);
+static int still_over(const struct search *s, const int *set, int n, int pods, int u);
+
+/* s->limit_on_node: would a queue on j's path stay over its limit with
+ * the pod on this node once the chosen units are gone? */
+static int chosen_over(const struct search *s)
+{
+    int set[MAX_NODE_UNITS], n = chosen_units(s, set);
+
+    return still_over(s, set, n, 1, -1);
+}
 
 static void consider(struct search *s, int64_t cost, int64_t cost2)
 {
@@ -1498,8 +1516,11 @@ static void dfs(struct search *s, int i, int64_t cost, int64_t cost2)
     if (s->best_node >= 0 && cost > s->best_cost)
         return;
     if (s->n_chosen > 0 && fits_without(s)) {
-        consider(s, cost, cost2);
-        return;  /* a superset only costs more */
+        if (!s->limit_on_node || !chosen_over(s)) {
+            consider(s, cost, cost2);
+            return;  /* a superset only costs more */
+        }
+        /* the pod fits, but a limit on j's path is still over: a superset may make room */
     }
     if (i >= s->n_on_node || s->n_chosen >= MAX_NODE_UNITS)
         return;
@@ -1535,6 +1556,20 @@ static int node_can_host(const struct search *s, int node)
     return sched__node_can_host(s->ss, s->j, node);
 }
 
+/* s->limit_on_node: a GPU-memory pod is charged by the devices of the
+ * node it takes (s->pod_gpu, as things are: the node sched__best_node()
+ * names). */
+static void charge_on_node(struct search *s, int node)
+{
+    const struct sched_workload *jw = ss_w(s->ss, s->j);
+    int64_t charge;
+
+    if (!s->limit_on_node || jw->gpu_memory_mib <= 0)
+        return;
+    charge = (int64_t)sched_shared_devices(jw) * sched__dev_charge(s->ss, s->j, node);
+    s->pod_gpu = charge > s->ss->wl[s->j].req[SCHED_GPU] ? charge : 0;
+}
+
 /* Searches one node, one that can host j; s->best* keep the best set over
  * the nodes searched. */
 static void search_node(struct search *s, int node)
@@ -1544,6 +1579,7 @@ static void search_node(struct search *s, int node)
     int i;
 
     s->node = node;
+    charge_on_node(s, node);
     s->n_on_node = 0;
     for (i = x->node_off[node]; i < x->node_off[node] + x->node_cnt[node]; i++)
         s->on_node[s->n_on_node++] = node_units[i];
@@ -1560,8 +1596,10 @@ static void search_node(struct search *s, int node)
     s->by_whole = whole_fit(s);
     for (i = 0; i < s->n_on_node; i++)
         footprint_of(s, &s->units[s->on_node[i]], &s->fp[i]);
-    /* if taking every candidate does not make room, no subset does (a
-     * workload's pods counted once: its whole unit covers its pod units) */
+    /* if taking every candidate does not make room (on the node, and
+     * under the limits when the set must make that too), no subset does
+     * (a workload's pods counted once: its whole unit covers its pod
+     * units) */
     s->n_chosen = 0;
     for (i = 0; i < s->n_on_node; i++)
         if (s->units[s->on_node[i]].pod < 0)
@@ -1569,7 +1607,7 @@ static void search_node(struct search *s, int node)
     for (i = 0; i < s->n_on_node; i++)
         if (s->units[s->on_node[i]].pod >= 0 && !overlaps_chosen(s, i))
             s->chosen[s->n_chosen++] = i;
-    if (!fits_without(s))
+    if (!fits_without(s) || (s->limit_on_node && chosen_over(s)))
         return;
     s->steps = 0;
     s->n_chosen = 0;
@@ -1880,12 +1918,19 @@ static int place_one(struct sched_session *ss, int j, int node, int action)
     return SCHED_EINVAL;
 }
 
-/* Places one more pod of s->j, evicting the cheapest valid set if needed. */
+/* Places one more pod of s->j, evicting the cheapest valid set if needed
+ * (s->limit_on_node: also if the pod would take a queue on its path over
+ * its limit where it fits as things are). */
 static int place_with_eviction(struct search *s, int action)
 {
     struct sched_session *ss = s->ss;
-    int node = sched__best_node(ss, s->j, s->pool, -1);
+    int node = sched__best_node(ss, s->j, s->pool, -1), none[1] = {0};
 
+    if (node >= 0 && s->limit_on_node) {
+        charge_on_node(s, node);
+        if (still_over(s, none, 0, 1, -1))
+            node = -1;
+    }
     if (node >= 0)
         return place_one(ss, s->j, node, action) == SCHED_OK;
     if ((!s->collected && collect_units(s) != SCHED_OK) || s->n_units == 0)
@@ -2117,7 +2162,10 @@ void sched__note_known_failure(struct sched_session *ss, int j, int pool, int ac
  * greedily, a small preferred unit can use up a victim queue's excess so
  * that the unit which alone would make room is no longer valid after it:
  * when a pass ends still over, it runs again without the first unit the
- * failed pass took, at most LIMIT_ROOM_PASSES times. */
+ * failed pass took, at most LIMIT_ROOM_PASSES times. The set is chosen
+ * without regard to the nodes: when the pods cannot be placed after it,
+ * evict_attempt() tries again with the room made by each pod's node
+ * search (limit_on_node). */
 
 /* What a queue on j's path would hold above its limit with `pods` more
  * pods of j, less what the units set[0..n) free inside its subtree; 1 if
@@ -2197,7 +2245,8 @@ static void give_back_unneeded(const struct search *s, int *set, int *n, int pod
 }
 
 /* Evicts what makes room under the limits on j's path for `pods` pods;
- * 0 when no valid set of victims does. */
+ * 0 when no valid set of victims does, -1 when no valid unit frees any
+ * of what is over. */
 static int make_limit_room(struct search *s, int pods, int action)
 {
     int set[MAX_NODE_UNITS] = {0}, skip[LIMIT_ROOM_PASSES], n = 0, passes;
@@ -2209,7 +2258,7 @@ static int make_limit_room(struct search *s, int pods, int action)
     for (passes = 0; passes < LIMIT_ROOM_PASSES; passes++) {
         n = limit_room_pass(s, pods, skip, passes, set);
         if (n == 0)
-            return 0;   /* no unit can start a set: skipping more does not help */
+            return passes == 0 ? -1 : 0;   /* skipping more does not help */
         if (!still_over(s, set, n, pods, -1))
             break;
         skip[passes] = set[0];
@@ -2335,12 +2384,28 @@ static int keep_movable(struct search *s, struct ss_mark att, int action)
     return rewrite_decisions(s, att, moved, action);
 }
 
+/* Places j's pods from the i-th on, one at a time, each evicting what it
+ * needs; how many of the `pods` are then placed (i > pods: left as is). */
+static int place_pods(struct search *s, int i, int pods, int action)
+{
+    for (; i < pods; i++) {
+        s->pods_left = pods - i;
+        if (!place_with_eviction(s, action))
+            break;
+    }
+    return i;
+}
+
 /* One attempt to place j's missing pods in the pool by evicting; 1 when it
- * holds (its changes stay, flags recorded in s), else everything undone. */
+ * holds (its changes stay, flags recorded in s), else everything undone.
+ * Room under a limit on j's path is made first (make_limit_room()); when
+ * the pods then cannot all be placed, the attempt is made again with that
+ * room left to each pod's node search (s->limit_on_node). */
 static int evict_attempt(struct search *s, struct ss_mark mark, int action)
 {
     struct sched_session *ss = s->ss;
-    int j = s->j, pods = sched__pods_to_place(ss, j), i;
+    int j = s->j, pods = sched__pods_to_place(ss, j), none[1] = {0}, i, room, over, hopeless;
+    int64_t as_is;
 
     ss->attempt_trace = SS_TRACE_QUIET;
     s->first_decision = mark.n_decisions;
@@ -2356,7 +2421,10 @@ static int evict_attempt(struct search *s, struct ss_mark mark, int action)
         int64_t charge = sched__charge_as_is(ss, j, s->pool, &node);
         s->pod_gpu = charge > ss->wl[j].req[SCHED_GPU] ? charge : 0;
     }
-    i = make_limit_room(s, pods, action) ? 0 : pods + 1;
+    as_is = s->pod_gpu;
+    over = still_over(s, none, 0, pods, -1);
+    room = make_limit_room(s, pods, action);
+    i = room > 0 ? 0 : pods + 1;
     /* pods that all fit as things are would be placed evicting nothing,
      * which fails the attempt: told without placing them (only when no
      * room was made under a limit: its victims may have been flagged
@@ -2364,21 +2432,34 @@ static int evict_attempt(struct search *s, struct ss_mark mark, int action)
     if (i == 0 && ss->n_decisions == mark.n_decisions &&
         sched__all_fit_as_is(ss, j, s->pool, pods) == 1)
         return 0;
-    for (; i < pods; i++) {
-        s->pods_left = pods - i;
-        if (!place_with_eviction(s, action))
-            break;
+    i = place_pods(s, i, pods, action);
+    hopeless = (i == 0 || i > pods) && s->n_flagged == 0;
+    if (i == pods && s->n_flagged > 0 && attempt_holds(s))
+        return 1;
+    if (over && (room >= 0 || ss_w(ss, j)->gpu_memory_mib > 0)) {
+        /* the room made first was of no use to the pods (or none was
+         * found in preference order): each pod's node search makes it.
+         * Not when no valid unit freed any of what was over: a node's set
+         * that makes room holds one that frees some, valid alone (the
+         * set's validity is only stricter), unless a GPU-memory pod is
+         * charged more on that node than as things are. */
+        sched__rollback(ss, mark);
+        undo_flags(s);
+        s->limit_on_node = 1;
+        i = place_pods(s, 0, pods, action);
+        s->limit_on_node = 0;
+        s->pod_gpu = as_is;
+        hopeless = hopeless && i == 0 && s->n_flagged == 0;
+        if (i == pods && s->n_flagged > 0 && attempt_holds(s))
+            return 1;
     }
-    if ((i == 0 || i > pods) && s->n_flagged == 0) {
+    if (hopeless) {
         note_hopeless(s, pods);
         ss->attempt_trace = SS_TRACE_NOTED;
     }
-    if (i != pods || s->n_flagged == 0 || !attempt_holds(s)) {
-        sched__rollback(ss, mark);
-        undo_flags(s);
-        return 0;
-    }
-    return 1;
+    sched__rollback(ss, mark);
+    undo_flags(s);
+    return 0;
 }
 
 int sched__evict_for(struct sched_session *ss, int j, int pool, int action)

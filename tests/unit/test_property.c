@@ -2199,6 +2199,19 @@ static const struct {
      * valid after it, and the pass failed */
     {0x11, 2823, "no-missed-eviction"},
     {0x13, 2832, "no-missed-eviction"},
+    /* room under a department's limit was made first, in preference
+     * order, by a sibling's unit on a node the pod could not take (too
+     * few devices, too little memory or device memory, another node
+     * type); that spent the sibling's excess, so the unit on the node the
+     * pod needed, which alone made room and fit it, was no longer valid:
+     * the node search now makes the room itself when the first was of no
+     * use */
+    {0x7a, 2845, "no-missed-eviction"},
+    {0xaa, 2846, "no-missed-eviction"},
+    {0xea, 4168, "no-missed-eviction"},
+    {0x114, 1706, "no-missed-eviction"},
+    {0x134, 1707, "no-missed-eviction"},
+    {0x11d, 2015, "no-missed-eviction"},
 };
 
 static void test_regressions(void **state)
