@@ -432,14 +432,15 @@ static void first_fit(const struct sched_session *ss, int w, int node, struct sc
         s->best.node = node;
 }
 
+int64_t sched__pod_charge_on(const struct sched_session *ss, int w, int node)
+{
+    return (int64_t)sched_shared_devices(ss_w(ss, w)) * sched__dev_charge(ss, w, node);
+}
+
 int64_t sched__charge_as_is(const struct sched_session *ss, int w, int pool, int *node)
 {
-    const struct sched_workload *wl = ss_w(ss, w);
-
     *node = sched__best_node(ss, w, pool, -1);
-    if (*node < 0)
-        return 0;
-    return (int64_t)sched_shared_devices(wl) * sched__dev_charge(ss, w, *node);
+    return *node < 0 ? 0 : sched__pod_charge_on(ss, w, *node);
 }
 
 int sched__fits_somewhere(const struct sched_session *ss, int w, int pool)

@@ -501,8 +501,10 @@ int sched__pod_fits_node(const struct sched_session *ss, int w, int node);
 int sched__charge_within_caps(const struct sched_session *ss, int w, int pool);
 /* Would `gpu` milli-GPU more for w keep those same caps on its path? */
 int sched__gpu_within_caps(const struct sched_session *ss, int w, int pool, int64_t gpu);
-/* A GPU-memory request's charge for one pod on the node sched__best_node()
- * picks as things are (*node; 0 with *node -1 when none fits). */
+/* A GPU-memory request's charge for one pod on node (its devices'). */
+int64_t sched__pod_charge_on(const struct sched_session *ss, int w, int node);
+/* ... on the node sched__best_node() picks as things are (*node; 0 with
+ * *node -1 when none fits). */
 int64_t sched__charge_as_is(const struct sched_session *ss, int w, int pool, int *node);
 int sched__best_node(const struct sched_session *ss, int w, int pool, int exclude);
 /* node_add(): the node's free room changed (its pool's node index files it

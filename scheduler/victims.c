@@ -1556,18 +1556,19 @@ static int node_can_host(const struct search *s, int node)
     return sched__node_can_host(s->ss, s->j, node);
 }
 
+/* s->pod_gpu from a GPU-memory pod's charge: kept when above its estimate. */
+static void keep_pod_charge(struct search *s, int64_t charge)
+{
+    s->pod_gpu = charge > s->ss->wl[s->j].req[SCHED_GPU] ? charge : 0;
+}
+
 /* s->limit_on_node: a GPU-memory pod is charged by the devices of the
  * node it takes (s->pod_gpu, as things are: the node sched__best_node()
  * names). */
 static void charge_on_node(struct search *s, int node)
 {
-    const struct sched_workload *jw = ss_w(s->ss, s->j);
-    int64_t charge;
-
-    if (!s->limit_on_node || jw->gpu_memory_mib <= 0)
-        return;
-    charge = (int64_t)sched_shared_devices(jw) * sched__dev_charge(s->ss, s->j, node);
-    s->pod_gpu = charge > s->ss->wl[s->j].req[SCHED_GPU] ? charge : 0;
+    if (s->limit_on_node && ss_w(s->ss, s->j)->gpu_memory_mib > 0)
+        keep_pod_charge(s, sched__pod_charge_on(s->ss, s->j, node));
 }
 
 /* Searches one node, one that can host j; s->best* keep the best set over
@@ -2418,8 +2419,7 @@ static int evict_attempt(struct search *s, struct ss_mark mark, int action)
     if (ss_w(ss, j)->gpu_memory_mib > 0) {
         /* placed as things are, it is charged by that node's devices */
         int node;
-        int64_t charge = sched__charge_as_is(ss, j, s->pool, &node);
-        s->pod_gpu = charge > ss->wl[j].req[SCHED_GPU] ? charge : 0;
+        keep_pod_charge(s, sched__charge_as_is(ss, j, s->pool, &node));
     }
     as_is = s->pod_gpu;
     over = still_over(s, none, 0, pods, -1);
