@@ -88,28 +88,49 @@ int sched__pool_as_settled(const struct sched_session *ss, int pool)
            ss->pool_version[pool] == k->base[pool];
 }
 
-/* Whether queue q holds in pool (all, non-preemptible) what it held in
- * the settled cycle. */
-static int queue_held_as_settled(struct sched_session *ss, int q, int pool)
+/* What queue q holds in pool that it did not in the settled cycle:
+ * SS_MOVED_ANY if its allocation or its non-preemptible allocation
+ * moved, with SS_MOVED_ALLOC if its allocation did. */
+static uint8_t queue_moves(struct sched_session *ss, int q, int pool)
 {
     const int64_t *then = &ss->known->held[SS_HELD_AT(ss, q, pool)];
     const struct ss_qp *a = ss_qp(ss, q, pool);
 
-    return memcmp(then, a->alloc, sizeof(a->alloc)) == 0 &&
-           memcmp(then + SCHED_NRES, a->alloc_np, sizeof(a->alloc_np)) == 0;
+    if (memcmp(then, a->alloc, sizeof(a->alloc)) != 0)
+        return SS_MOVED_ANY | SS_MOVED_ALLOC;
+    return memcmp(then + SCHED_NRES, a->alloc_np, sizeof(a->alloc_np)) != 0 ? SS_MOVED_ANY : 0;
+}
+
+/* A queue's own move (bit `own` of moved[]) reaches the queues above it
+ * (own << 1: an entry may name an ancestor of its workload's queue, and
+ * moves below it can cancel out there) and below it (own << 2). */
+static void spread_moves(const struct sched_session *ss, uint8_t *moved, uint8_t own)
+{
+    uint8_t below = (uint8_t)(own << 1), above = (uint8_t)(own << 2);
+    int q, a;
+
+    for (q = 0; q < ss->n_queues; q++)
+        if (moved[q] & own)
+            for (a = ss->queues[q].parent; a >= 0 && !(moved[a] & below); a = ss->queues[a].parent)
+                moved[a] |= below;
+    for (q = 0; q < ss->n_queues; q++)
+        for (a = ss->queues[q].parent; a >= 0 && !(moved[q] & above); a = ss->queues[a].parent)
+            if (moved[a] & own)
+                moved[q] |= above;
 }
 
 /* Once per version of pool: diag_same's bit (reasons.c's header, 1 and 2:
  * its nodes' figures, the top queues holding it and the two furthest
  * above their share, each as settled, with every fair share there the
  * kept one and no minimum runtime) and moved[pool] (3: per queue, whether
- * it, an ancestor or a descendant holds there what it did not). */
+ * it, an ancestor or a descendant holds there what it did not, counting
+ * the non-preemptible allocation or not). */
 static void find_diagnosis_moves(struct sched_session *ss, int pool)
 {
     struct ss_known *k = ss->known;
     uint8_t *moved = &k->moved[(size_t)pool * (size_t)ss->n_queues];
     int64_t figs[SS_POOL_FIGS];
-    int q, a, same, over_then[2], over_now[2];
+    int q, same, over_then[2], over_now[2];
 
     k->diag_at[pool] = ss->pool_version[pool] + 1;
     k->diag_same &= ~(1u << pool);
@@ -126,7 +147,7 @@ static void find_diagnosis_moves(struct sched_session *ss, int pool)
         same = memcmp(figs, &k->figs[(size_t)pool * SS_POOL_FIGS], sizeof(figs)) == 0;
     }
     for (q = 0; q < ss->n_queues; q++) {
-        moved[q] = !queue_held_as_settled(ss, q, pool);
+        moved[q] = queue_moves(ss, q, pool);
         if (moved[q] && ss->queues[q].parent < 0 &&
             sched__holds(&k->held[SS_HELD_AT(ss, q, pool)]) != sched__queue_holds_pool(ss, q, pool))
             same = 0;   /* the top queues holding the pool are others */
@@ -136,22 +157,17 @@ static void find_diagnosis_moves(struct sched_session *ss, int pool)
         sched__pool_over(ss, pool, NULL, over_now);
         same = over_then[0] == over_now[0] && over_then[1] == over_now[1];
     }
-    /* a move reaches the queues above it (bit 2: an entry may name an
-     * ancestor of its workload's queue, and moves below it can cancel
-     * out there) and below it (bit 4; moved[a] & 1 is a's own move) */
-    for (q = 0; q < ss->n_queues; q++)
-        if (moved[q] & 1)
-            for (a = ss->queues[q].parent; a >= 0 && !(moved[a] & 2); a = ss->queues[a].parent)
-                moved[a] |= 2;
-    for (q = 0; q < ss->n_queues; q++)
-        for (a = ss->queues[q].parent; a >= 0 && !(moved[q] & 4); a = ss->queues[a].parent)
-            moved[q] |= (moved[a] & 1) << 2;
+    spread_moves(ss, moved, SS_MOVED_ANY);
+    spread_moves(ss, moved, SS_MOVED_ALLOC);
     if (same)
         k->diag_same |= 1u << pool;
 }
 
-int sched__diagnosis_as_settled(struct sched_session *ss, int pool, int queue)
+int sched__diagnosis_as_settled(struct sched_session *ss, int pool, int queue, int reads_np)
 {
+    /* the queue's own move, a descendant's and an ancestor's */
+    uint8_t mask = reads_np ? SS_MOVED_ANY * 7 : SS_MOVED_ALLOC * 7;
+
     struct ss_known *k = ss->known;
 
     if (!k || pool < 0 || pool >= ss->n_pools || pool >= SS_KNOWN_POOLS || queue < 0 ||
@@ -160,7 +176,7 @@ int sched__diagnosis_as_settled(struct sched_session *ss, int pool, int queue)
     if (k->diag_at[pool] != ss->pool_version[pool] + 1)
         find_diagnosis_moves(ss, pool);
     return (k->diag_same >> pool & 1) &&
-           !k->moved[(size_t)pool * (size_t)ss->n_queues + (size_t)queue];
+           !(k->moved[(size_t)pool * (size_t)ss->n_queues + (size_t)queue] & mask);
 }
 
 static uint32_t known_bit(int action, int pool)

@@ -278,62 +278,55 @@ static int again_kinds(struct again *g, struct sched_arena *arena)
 }
 
 /* Whether a settled entry of a reason that reads its pool, naming `pool`
- * and `queue`, says what a diagnosis would say now. */
-static int pair_as_settled(struct sched_session *ss, int pool, int queue)
+ * and `queue`, says what a diagnosis would say now; `reads_np`: its
+ * diagnosis reads non-preemptible allocations (ss_reads_np()). */
+static int pair_as_settled(struct sched_session *ss, int pool, int queue, int reads_np)
 {
-    return sched__pool_as_settled(ss, pool) || sched__diagnosis_as_settled(ss, pool, queue);
+    return sched__pool_as_settled(ss, pool) ||
+           sched__diagnosis_as_settled(ss, pool, queue, reads_np);
 }
 
 /* The same for any settled entry (its reason, pool and named queue). */
-static int stands(struct sched_session *ss, int reason, int pool, int queue)
+static int stands(struct sched_session *ss, int reason, int pool, int queue, int reads_np)
 {
-    return !ss_reason_reads_pool(reason) || pair_as_settled(ss, pool, queue);
+    return !ss_reason_reads_pool(reason) || pair_as_settled(ss, pool, queue, reads_np);
 }
 
-/* pair_as_settled(), answered once per (pool, queue) in
- * verdict[pool * n_queues + queue] (0: not asked yet, 1: stands, 2: not):
- * it reads the pair only, and no record's check moves it. */
-static int pair_stands(struct sched_session *ss, uint8_t *verdict, int pool, int queue)
+/* pair_as_settled(), answered once per (pool, queue, reads_np) in
+ * verdict[ss_rep_code(pool * n_queues + queue, reads_np)] (0: not asked
+ * yet, 1: stands, 2: not): it reads the pair only, and no record's check
+ * moves it. */
+static int code_stands(struct sched_session *ss, uint8_t *verdict, int code)
 {
-    size_t at = (size_t)pool * (size_t)ss->n_queues + (size_t)queue;
+    int pair = code >> 1;
 
-    if (!verdict[at])
-        verdict[at] = pair_as_settled(ss, pool, queue) ? 1 : 2;
-    return verdict[at] == 1;
+    if (!verdict[code])
+        verdict[code] =
+            pair_as_settled(ss, pair / ss->n_queues, pair % ss->n_queues, code & 1) ? 1 : 2;
+    return verdict[code] == 1;
 }
 
-/* stands() for a kind's record (verdict NULL: asked every time). */
-static int rep_stands(struct sched_session *ss, uint8_t *verdict, const struct ss_kind_rep *k)
-{
-    if (!verdict || !ss_reason_reads_pool(k->reason) || k->pool < 0 || k->pool >= ss->n_pools ||
-        k->queue < 0 || k->queue >= ss->n_queues)
-        return stands(ss, k->reason, k->pool, k->queue);
-    return pair_stands(ss, verdict, k->pool, k->queue);
-}
-
-/* Whether every record stands, from the memo's counts per (pool, queue)
- * alone (memo.c Invariant 5): each pair that some record names stands,
- * and none names a pair beyond them. 0 also when the counts are not at
- * hand: the records are read then. */
+/* Whether every record stands, from the memo's counts per code alone
+ * (memo.c Invariant 5): each (pool, queue, reads_np) that some record
+ * names stands, and none names a pair beyond them. 0 also when the counts
+ * are not at hand: the records are read then. */
 static int every_rep_stands(struct sched_session *ss, uint8_t *verdict,
                             const struct ss_prev_pending *prev)
 {
-    int pool, queue;
+    int code, n = ss_rep_code(ss->n_pools * ss->n_queues, 0);
 
-    if (!verdict || !prev->pair_reps || prev->odd_reps > 0 || prev->pair_pools != ss->n_pools ||
+    if (!verdict || !prev->code_reps || prev->odd_reps > 0 || prev->pair_pools != ss->n_pools ||
         prev->pair_queues != ss->n_queues)
         return 0;
-    for (pool = 0; pool < ss->n_pools; pool++)
-        for (queue = 0; queue < ss->n_queues; queue++)
-            if (prev->pair_reps[pool * ss->n_queues + queue] > 0 &&
-                !pair_stands(ss, verdict, pool, queue))
-                return 0;
+    for (code = 0; code < n; code++)
+        if (prev->code_reps[code] > 0 && !code_stands(ss, verdict, code))
+            return 0;
     return 1;
 }
 
 static int still_diagnosed(struct sched_session *ss, const struct sched_pending *p)
 {
-    return stands(ss, p->reason, p->pool, p->queue);
+    return stands(ss, p->reason, p->pool, p->queue, ss_reads_np(ss, p->workload));
 }
 
 /* The index of w's entry in list[0..n) (entries in workload order), or
@@ -501,19 +494,23 @@ static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_p
     const struct ss_prev_pending *prev = g->prev;
     struct sched_pending redo[KINDS_REDONE_MAX], now;
     uint8_t *redone = NULL;   /* [n_labels]: 1 + the index in redo[] */
-    uint8_t *verdict = sched__calloc(arena, (size_t)g->ss->n_pools * (size_t)g->ss->n_queues + 1,
-                                     1);   /* rep_stands()'s, per (pool, queue) */
+    int n_codes = ss_rep_code(g->ss->n_pools * g->ss->n_queues, 0);
+    uint8_t *verdict = sched__calloc(arena, (size_t)n_codes + 1, 1);   /* code_stands()'s */
     struct ss_shift shift = {0, 0};
-    int i, e, w, n_redo = 0;
+    /* the records' pairs are the session's */
+    int coded = verdict && prev->pair_pools == g->ss->n_pools &&
+                prev->pair_queues == g->ss->n_queues;
+    int i, e, w, code, n_redo = 0;
 
     for (i = every_rep_stands(g->ss, verdict, prev) ? prev->n_reps : 0; i < prev->n_reps; i++) {
         const struct ss_kind_rep *k = &prev->reps[i];
-        if (rep_stands(g->ss, verdict, k))
-            continue;
+        code = k->code >= 0 && !coded ? SS_REP_ODD : k->code;
+        if (code == SS_REP_UNCOUNTED || (code >= 0 && code_stands(g->ss, verdict, code)))
+            continue;   /* its reason reads no pool, or its verdict stands */
         ss_shift_to(&shift, gone, n_gone, ins->at, ins->n, k->entry);   /* records ascend */
         e = kind_entry(prev, k, kind_of, n, gone, gone_label, n_gone, &shift);
-        if (e < 0)
-            continue;
+        if (e < 0 || (code == SS_REP_ODD && still_diagnosed(g->ss, &list[e])))
+            continue;   /* an entry of its kind says what its record's did */
         memset(&now, 0, sizeof(now));   /* padding too: entries compare byte for byte */
         sched__diagnose(g->ss, list[e].workload, &now);
         if (memcmp(&now, &list[e], sizeof(now)) == 0)

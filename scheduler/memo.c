@@ -194,8 +194,11 @@
  *      full cycle left (plus a block), the next cycle is a full one, which
  *      resets it.
  *   5. While reps_valid, reps[] holds one record per label, in the order
- *      of the entries: the label's first entry and that entry's reason,
- *      pool and named queue. keep() writes it from the kinds' first
+ *      of the entries: the label's first entry and the code of what its
+ *      check reads (rep_code_now(): for a reason that reads a pool
+ *      (ss_reason_reads_pool()), its pool and named queue of pair_pools
+ *      x pair_queues and whether its kind's workloads, all alike there,
+ *      are non-preemptible). keep() writes it from the kinds' first
  *      entries; a submission's new label adds its entry (at the list's
  *      end); taking entries out moves the records (reps_taken_out()),
  *      and so does a Step 5 list written over the kept one with entries
@@ -203,11 +206,13 @@
  *      one is recorded instead, a new label at its first entry); Step 4
  *      putting one in the middle ends it.
  *      A Step 5 cycle that decides something checks its kinds from it
- *      (cycle.c, kinds_redo()). pair_reps[] counts the records whose
- *      reason reads a pool (ss_reason_reads_pool()) per (pool, queue) of
- *      pair_pools x pair_queues, odd_reps those naming a pair beyond:
- *      every change of a record moves them (rep_count()), so that
- *      kinds_redo() passes the records by when every pair counted stands.
+ *      (cycle.c, kinds_redo()): a pass over the records (12 bytes each:
+ *      every kept cycle moves them) reads their codes, and an entry only
+ *      where its code's verdict moved.
+ *      code_reps[] counts the records per code, odd_reps those naming a
+ *      pair beyond: every change of a record moves them (rep_count()), so
+ *      that kinds_redo() passes the records by when every code counted
+ *      stands.
  *   6. memo->decided only after a cycle that placed pending workloads and
  *      evicted whole ones or decided nothing else (Step 6) and whose stale
  *      times equal its input's; then ss is that cycle's session with its
@@ -273,8 +278,8 @@ struct sched_memo {
     struct ss_kind_rep *reps;   /* [n_reps] each label's first entry, ascending, while */
     int n_reps, cap_reps;       /* reps_valid (Invariant 5) */
     int reps_valid;
-    int *pair_reps;             /* [pair_pools * pair_queues] records per (pool, queue), */
-    int cap_pair_reps;          /* and odd_reps beyond, while reps_valid (Invariant 5) */
+    int *code_reps;             /* [2 * pair_pools * pair_queues] records per code, and */
+    int cap_code_reps;          /* odd_reps beyond, while reps_valid (Invariant 5) */
     int pair_pools, pair_queues, odd_reps;
     struct sched_pending *next; /* [cap_next]: the list a Step 5 cycle records (the */
     int *next_kind_of;          /* result points here), and its kinds, from next_off on */
@@ -321,7 +326,7 @@ void sched_memo_free(struct sched_memo *memo)
     free(memo->kind_of - memo->pending_off);
     free(memo->label_count);
     free(memo->reps);
-    free(memo->pair_reps);
+    free(memo->code_reps);
     free(memo->next);
     free(memo->next_kind_of);
     free(memo->known_buf[0]);
@@ -382,25 +387,24 @@ static void check_kept(struct sched_memo *memo)
     sched_arena_free(arena);
 }
 
-#define REP_UNCOUNTED (-1)   /* rep_pair(): a reason that reads no pool */
-#define REP_ODD (-2)         /* rep_pair(): a pair beyond pair_pools x pair_queues */
-
-/* Invariant 5: where record r is counted: its pair's index in
- * pair_reps[], REP_ODD or REP_UNCOUNTED. */
-static int rep_pair(const struct sched_memo *memo, const struct ss_kind_rep *r)
+/* Invariant 5: the code of a record of entry e as it reads now, its kind
+ * non-preemptible or not (`reads_np`). */
+static int rep_code_now(const struct sched_memo *memo, int e, int reads_np)
 {
-    if (!ss_reason_reads_pool(r->reason))
-        return REP_UNCOUNTED;
-    if (r->pool < 0 || r->pool >= memo->pair_pools || r->queue < 0 ||
-        r->queue >= memo->pair_queues)
-        return REP_ODD;
-    return r->pool * memo->pair_queues + r->queue;
+    const struct sched_pending *p = &memo->pending[e];
+
+    if (!ss_reason_reads_pool(p->reason))
+        return SS_REP_UNCOUNTED;
+    if (p->pool < 0 || p->pool >= memo->pair_pools || p->queue < 0 ||
+        p->queue >= memo->pair_queues)
+        return SS_REP_ODD;
+    return ss_rep_code(p->pool * memo->pair_queues + p->queue, reads_np);
 }
 
-/* Tests: Invariant 5's counts per (pool, queue) against the records. */
-static void check_pair_reps(struct sched_memo *memo)
+/* Tests: Invariant 5's counts per code against the records. */
+static void check_code_reps(struct sched_memo *memo)
 {
-    int i, at, odd = 0, n = memo->pair_pools * memo->pair_queues;
+    int i, at, odd = 0, n = ss_rep_code(memo->pair_pools * memo->pair_queues, 0);
     int *count = calloc((size_t)n + 1, sizeof(int));
 
     if (!count) {
@@ -408,17 +412,17 @@ static void check_pair_reps(struct sched_memo *memo)
         return;
     }
     for (i = 0; i < memo->n_reps; i++) {
-        at = rep_pair(memo, &memo->reps[i]);
-        if (at == REP_ODD)
+        at = memo->reps[i].code;
+        if (at == SS_REP_ODD)
             odd++;
-        else if (at >= 0)
+        else if (at >= 0 && at < n)
             count[at]++;
     }
     if (odd != memo->odd_reps)
         memo->kept_differs = "the kinds' records: the count of those beyond the pairs";
     for (at = 0; at < n; at++)
-        if (count[at] != memo->pair_reps[at])
-            memo->kept_differs = "the kinds' records: a count per (pool, queue)";
+        if (count[at] != memo->code_reps[at])
+            memo->kept_differs = "the kinds' records: a count per code";
     free(count);
 }
 
@@ -438,9 +442,9 @@ static void check_reps(struct sched_memo *memo)
     for (i = 0; i < memo->n_reps; i++) {
         const struct ss_kind_rep *r = &memo->reps[i];
         if (r->entry < 0 || r->entry >= memo->n_pending || (i > 0 && r->entry <= r[-1].entry) ||
-            memo->kind_of[r->entry] != r->label || memo->pending[r->entry].pool != r->pool ||
-            memo->pending[r->entry].queue != r->queue ||
-            memo->pending[r->entry].reason != r->reason) {
+            memo->kind_of[r->entry] != r->label ||
+            r->code != rep_code_now(memo, r->entry,
+                                    ss_reads_np(&memo->ss, memo->pending[r->entry].workload))) {
             memo->kept_differs = "the kinds' records: an entry";
             return;
         }
@@ -448,7 +452,7 @@ static void check_reps(struct sched_memo *memo)
             if (memo->kind_of[e] == r->label)
                 memo->kept_differs = "the kinds' records: not the label's first entry";
     }
-    check_pair_reps(memo);
+    check_code_reps(memo);
 }
 
 /* Tests: each pending entry's kind label against the diagnosis's own test
@@ -682,26 +686,26 @@ static int keep_kinds(struct sched_memo *memo, const struct sched_session *ss, c
 /* Invariant 5: record r, counted (by = 1) or no longer (by = -1). */
 static void rep_count(struct sched_memo *memo, const struct ss_kind_rep *r, int by)
 {
-    int at = rep_pair(memo, r);
-
-    if (at == REP_ODD)
+    if (r->code == SS_REP_ODD)
         memo->odd_reps += by;
-    else if (at >= 0)
-        memo->pair_reps[at] += by;
+    else if (r->code >= 0)
+        memo->code_reps[r->code] += by;
 }
 
 /* Invariant 5: record r reads its entry again (a kind written again, or
  * the entry that now stands for its label), and is counted as it reads
- * now (`counted`: it was, as it read before; 0: a new label's). */
+ * now (`counted`: it was, as it read before; 0: a new label's). Whether
+ * its kind is non-preemptible is read from a workload only where its code
+ * does not say it already. */
 static void rep_reads(struct sched_memo *memo, struct ss_kind_rep *r, int counted)
 {
-    const struct sched_pending *p = &memo->pending[r->entry];
+    int reads_np = counted && r->code >= 0
+                       ? r->code & 1
+                       : ss_reads_np(&memo->ss, memo->pending[r->entry].workload);
 
     if (counted)
         rep_count(memo, r, -1);
-    r->pool = p->pool;
-    r->queue = p->queue;
-    r->reason = p->reason;
+    r->code = rep_code_now(memo, r->entry, reads_np);
     rep_count(memo, r, 1);
 }
 
@@ -728,14 +732,14 @@ static int push_rep(struct sched_memo *memo, int e)
  * entry's index. */
 static int keep_reps(struct sched_memo *memo)
 {
-    int e, rc, pairs = memo->n_pools * memo->n_queues;
+    int e, rc, codes = ss_rep_code(memo->n_pools * memo->n_queues, 0);
 
     memo->n_reps = 0;
     memo->reps_valid = 0;
-    rc = reserve((void **)&memo->pair_reps, &memo->cap_pair_reps, sizeof(int), pairs + 1);
+    rc = reserve((void **)&memo->code_reps, &memo->cap_code_reps, sizeof(int), codes + 1);
     if (rc != SCHED_OK)
         return rc;
-    memset(memo->pair_reps, 0, (size_t)pairs * sizeof(int));
+    memset(memo->code_reps, 0, (size_t)codes * sizeof(int));
     memo->pair_pools = memo->n_pools;
     memo->pair_queues = memo->n_queues;
     memo->odd_reps = 0;
@@ -867,7 +871,7 @@ static int reps_below(const struct sched_memo *memo, int e)
  * label whose first entry was taken out is recorded at its next one (put
  * back in the order of the entries), or not at all when none is left.
  * `refresh` ([label], NULL: none): not 0 where a kind was written again,
- * so its record reads its entry's reason, pool and queue again. */
+ * so its record reads its entry again. */
 static int reps_taken_out(struct sched_memo *memo, const int *gone, int n_gone,
                           const uint8_t *refresh)
 {
@@ -1681,7 +1685,7 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
         .pending = memo->pending, .kind_of = memo->kind_of, .n = memo->n_pending,
         .n_labels = memo->n_labels, .n_workloads = memo->n_workloads, .left = delta->left,
         .n_left = delta->n_left, .reps = memo->reps_valid ? memo->reps : NULL,
-        .n_reps = memo->n_reps, .pair_reps = memo->reps_valid ? memo->pair_reps : NULL,
+        .n_reps = memo->n_reps, .code_reps = memo->reps_valid ? memo->code_reps : NULL,
         .pair_pools = memo->pair_pools, .pair_queues = memo->pair_queues,
         .odd_reps = memo->odd_reps, .label_count = memo->label_count};
     /* room for the list, the workloads touched and a few decisions (else

@@ -25,8 +25,9 @@
  *      their totals;
  *   2. which top queues hold some of the pool, and the two leaf queues
  *      furthest above their share there (sched__pool_over());
- *   3. the allocation (all and non-preemptible), fair share and quotas
- *      there of the workload's queue and its ancestors, no other queue's;
+ *   3. the allocation (all, and non-preemptible for a non-preemptible
+ *      workload: capacity.c's check 2), fair share and quotas there of
+ *      the workload's queue and its ancestors, no other queue's;
  *   4. in a pool with a minimum runtime, its running workloads and the
  *      clock.
  * So a diagnosis whose 1, 2 and 3 are as they were (no minimum runtime)

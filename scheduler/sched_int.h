@@ -260,8 +260,14 @@ struct ss_known {
                                a whole is as settled */
     uint8_t *moved;         /* [pool][queue]: the queue, an ancestor or a descendant
                                holds in pool what it did not in the settled cycle (bit 1:
-                               the queue itself, 2: a descendant, 4: an ancestor) */
+                               the queue itself, 2: a descendant, 4: an ancestor; the
+                               same three times SS_MOVED_ALLOC when the allocation moved,
+                               not only the non-preemptible one) */
 };
+/* struct ss_known's moved bits: the queue's own move, of anything it holds
+ * or of its allocation. */
+#define SS_MOVED_ANY 1
+#define SS_MOVED_ALLOC 8
 
 /* How the last victim search failed (victims.c, evict_attempt()). */
 enum { SS_TRACE_QUIET, SS_TRACE_NOTED, SS_TRACE_UNKNOWN };
@@ -636,15 +642,36 @@ static inline void ss_shift_to(struct ss_shift *shift, const int *gone, int n_go
  * after a delta (memo.c Step 5): the workloads the delta names, those
  * submitted since and those the new cycle decides about are diagnosed
  * again; every other keeps its pending state and its kind. */
-/* A kind of a settled pending list: the entry that stands for it and what
- * still_diagnosed() reads of that entry (cycle.c), so a check of every
- * kind reads these, not the list. */
+/* A kind of a settled pending list: the entry that stands for it and the
+ * code of what still_diagnosed() reads of that entry (cycle.c), so a check
+ * of every kind reads these, not the list. */
 struct ss_kind_rep {
     int entry;    /* index in the list; entries of kinds ascend */
     int label;    /* the kind's label (kind_of) */
-    int pool, queue;
-    int reason;
+    int code;     /* ss_rep_code(), SS_REP_UNCOUNTED or SS_REP_ODD */
 };
+
+/* Whether workload w's diagnosis reads non-preemptible allocations: only
+ * a non-preemptible workload's does (capacity.c's check 2, and the victim
+ * search of a pool with a minimum runtime, which is never as settled). A
+ * kind's workloads are all one or all the other (sched__same_diagnosis()). */
+static inline int ss_reads_np(const struct sched_session *ss, int w)
+{
+    return !ss_w(ss, w)->preemptible;
+}
+
+/* A kind's record by what its check reads (struct ss_kind_rep's code,
+ * struct ss_prev_pending's code_reps[]): for a reason that reads a pool,
+ * its (pool, queue) pair's index and whether it reads non-preemptible
+ * allocations, ss_rep_code(pair, reads_np); else SS_REP_UNCOUNTED (it
+ * stands through any change), or SS_REP_ODD for a pair beyond those
+ * counted (its entry is read). */
+#define SS_REP_UNCOUNTED (-1)
+#define SS_REP_ODD (-2)
+static inline int ss_rep_code(int pair, int reads_np)
+{
+    return pair * 2 + (reads_np != 0);
+}
 
 /* Whether a diagnosis of `reason` reads the state of the pool its entry
  * names: every reason but Suspended and NoMatchingNodePool. Whether such
@@ -677,11 +704,11 @@ struct ss_prev_pending {
     const void *settled_ctx;
     const struct ss_kind_rep *reps;       /* [n_reps] one per label, or NULL (unknown) */
     int n_reps;
-    /* with reps: the records whose reason reads a pool, counted per
-     * (pool, queue) in pair_reps[pool * pair_queues + queue] for the pairs
-     * of pair_pools x pair_queues, and those naming a pair beyond them
-     * (odd_reps); NULL: not counted */
-    const int *pair_reps;
+    /* with reps, whose codes are ss_rep_code() of pair index
+     * pool * pair_queues + queue for the pairs of pair_pools x pair_queues:
+     * the records counted per code in code_reps[], and those naming a pair
+     * beyond them (odd_reps); NULL: not counted */
+    const int *code_reps;
     int pair_pools, pair_queues, odd_reps;
     const int *label_count;               /* [n_labels] entries carrying each label */
     uint8_t *touched;                     /* [cap_touched] all 0, lent for the marks of the
@@ -741,12 +768,13 @@ int sched__pool_as_settled(const struct sched_session *ss, int pool);
  * the settled cycle's end: every queue's fair share in that pool, the
  * figures of its ready nodes (sched__pool_node_figures()), who holds it
  * and who is furthest above its share (sched__pool_over()), the
- * allocation (all and non-preemptible) there of every queue above or
- * below the queue the entry names (its workload's or an ancestor of it:
- * that queue's chain and its workload's), and no minimum runtime (whose
- * victims' time left moves with the clock). Asked once the actions are
- * done. */
-int sched__diagnosis_as_settled(struct sched_session *ss, int pool, int queue);
+ * allocation there of every queue above or below the queue the entry
+ * names (its workload's or an ancestor of it: that queue's chain and its
+ * workload's), and their non-preemptible allocation too when the entry's
+ * diagnosis reads it (`reads_np`: a non-preemptible workload's; a
+ * preemptible one's never does), and no minimum runtime (whose victims'
+ * time left moves with the clock). Asked once the actions are done. */
+int sched__diagnosis_as_settled(struct sched_session *ss, int pool, int queue, int reads_np);
 /* reasons.c: pool's node figures, SS_POOL_FIGS of them, into figs. */
 void sched__pool_node_figures(const struct sched_session *ss, int pool, int64_t *figs);
 /* reasons.c: the two leaf queues furthest above their allocatable GPU
