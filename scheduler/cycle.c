@@ -482,9 +482,10 @@ static int kind_entry(const struct ss_prev_pending *prev, const struct ss_kind_r
  * is checked once from its record, diagnosed where its pool moved, and
  * where it reads differently the entries of its label are written as
  * the pass over the list writes them (the new entry, each with its own
- * workload). Reads a record per kind (none when every (pool, queue) the
- * records name stands, every_rep_stands()), and the list's labels only
- * when a kind was written. 0 (nothing written) when more than KINDS_REDONE_MAX
+ * workload). Reads a record's code per kind (none when every code the
+ * records carry stands, every_rep_stands()), an entry only where its
+ * code's verdict moved, and the list's labels only when a kind was
+ * written. 0 (nothing written) when more than KINDS_REDONE_MAX
  * kinds read differently: the pass over the list does it. */
 static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_pending *list,
                       const int *kind_of, int n, const int *gone, const int *gone_label,
