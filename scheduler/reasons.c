@@ -100,19 +100,16 @@ void sched__pool_node_figures(const struct sched_session *ss, int pool, int64_t 
     int i, r;
 
     for (r = 0; r < SCHED_NRES; r++) {
-        most_free[r] = most_total[r] = INT64_MIN;
+        most_free[r] = INT64_MIN;
+        most_total[r] = p->most_total[r];
         all_free[r] = 0;
     }
-    for (i = 0; i < p->n_nodes; i++) {
-        const struct ss_node *n = &ss->nodes[p->nodes[i]];
-        const int64_t free[SCHED_NRES] = {n->gpu_free, n->cpu_free, n->mem_free};
-        const int64_t total[SCHED_NRES] = {(int64_t)n->n_gpus * SCHED_MILLI, n->cpu_total,
-                                           n->mem_total};
-        if (!n->ready)
+    for (i = 0; i < p->n_nodes; i++) {   /* the pool's copy: 25 bytes a node */
+        const int64_t *free = &p->node_free[(size_t)i * SCHED_NRES];
+        if (!p->node_ready[i])
             continue;
         for (r = 0; r < SCHED_NRES; r++) {
             most_free[r] = ss_max(most_free[r], free[r]);
-            most_total[r] = ss_max(most_total[r], total[r]);
             all_free[r] = ss_min(all_free[r] + free[r], SS_BIG);  /* SS_BIG: unbounded */
         }
     }

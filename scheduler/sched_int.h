@@ -110,6 +110,13 @@ struct ss_pool {
     int64_t max_gpu_mem;      /* largest device memory (MiB) on a ready node */
     uint64_t *has_empty;      /* bit i: ready node nodes[i] has an empty device */
     int64_t gpu_free;         /* free milli-GPU over ready nodes */
+    /* each node's free GPU, CPU and memory by pool position, node_free[pos *
+     * SCHED_NRES + res] (node_add() writes it beside the node's own), and
+     * whether it is ready: a walk of the pool's figures (reasons.c) reads
+     * 25 bytes a node, not two lines of struct ss_node */
+    int64_t *node_free;
+    uint8_t *node_ready;
+    int64_t most_total[SCHED_NRES]; /* the most a ready node has in all (INT64_MIN: none) */
     int uniform;              /* every node ready and of one size (pool_uniform()) */
     int *running;             /* workloads with pods here at the start of the cycle */
     int n_running, cap_running;

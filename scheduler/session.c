@@ -100,6 +100,16 @@ static void pool_empty_change(struct sched_session *ss, struct ss_node *n, int b
         p->max_empty--;
 }
 
+/* The pool's copy of node n's free resources (struct ss_pool's node_free). */
+static void node_mirror(struct ss_pool *p, const struct ss_node *n)
+{
+    int64_t *free = &p->node_free[(size_t)n->pool_pos * SCHED_NRES];
+
+    free[SCHED_GPU] = n->gpu_free;
+    free[SCHED_CPU] = n->cpu_free;
+    free[SCHED_MEM] = n->mem_free;
+}
+
 static void node_add(struct sched_session *ss, int w, int node, uint64_t devices, int sign)
 {
     const struct sched_workload *wl = ss_w(ss, w);
@@ -127,6 +137,7 @@ static void node_add(struct sched_session *ss, int w, int node, uint64_t devices
     }
     n->cpu_free -= sign * wl->cpu_milli;
     n->mem_free -= sign * wl->mem_mib;
+    node_mirror(&ss->pools[n->pool], n);
     n->used_prefix_ok = 0;
     n->serial = ++ss->n_serials;
     if (ss->frag.known)
@@ -433,6 +444,29 @@ static int pool_uniform(const struct sched_session *ss, const struct ss_pool *po
     return 1;
 }
 
+/* Pool p's copy of its nodes' free resources and readiness, and the most
+ * a ready node has in all (struct ss_pool). */
+static int build_node_mirror(struct sched_session *ss, struct ss_pool *p)
+{
+    int i, r;
+
+    p->node_free = sched__calloc(ss->arena, (size_t)p->n_nodes * SCHED_NRES + 1, sizeof(int64_t));
+    p->node_ready = sched__calloc(ss->arena, (size_t)p->n_nodes + 1, 1);
+    if (!p->node_free || !p->node_ready)
+        return SCHED_ENOMEM;
+    for (r = 0; r < SCHED_NRES; r++)
+        p->most_total[r] = INT64_MIN;
+    for (i = 0; i < p->n_nodes; i++) {
+        const struct ss_node *n = &ss->nodes[p->nodes[i]];
+        const int64_t total[SCHED_NRES] = {(int64_t)n->n_gpus * SCHED_MILLI, n->cpu_total,
+                                           n->mem_total};
+        node_mirror(p, n);
+        p->node_ready[i] = (uint8_t)n->ready;
+        for (r = 0; n->ready && r < SCHED_NRES; r++)
+            p->most_total[r] = ss_max(p->most_total[r], total[r]);
+    }
+    return SCHED_OK;
+}
 
 static int build_nodes(struct sched_session *ss)
 {
@@ -492,8 +526,11 @@ static int build_nodes(struct sched_session *ss)
                 pool->max_gpu_mem = n->gpu_mem;
         }
     }
-    for (p = 0; p < ss->n_pools; p++)
+    for (p = 0; p < ss->n_pools; p++) {
         ss->pools[p].uniform = pool_uniform(ss, &ss->pools[p]);
+        if (build_node_mirror(ss, &ss->pools[p]) != SCHED_OK)
+            return SCHED_ENOMEM;
+    }
     return SCHED_OK;
 }
 
@@ -1082,6 +1119,10 @@ static const char *pool_differs(const struct ss_pool *a, const struct ss_pool *b
                                               SCHED_MAX_NODE_GPUS + 1) ||
         !SAME(a->has_empty, b->has_empty, n_nodes / 64 + 1))
         return "a pool's empty devices or free GPU";
+    if (a->n_nodes != b->n_nodes || !SAME(a->node_free, b->node_free, a->n_nodes * SCHED_NRES) ||
+        !SAME(a->node_ready, b->node_ready, a->n_nodes) ||
+        !SAME(a->most_total, b->most_total, SCHED_NRES))
+        return "a pool's copy of its nodes' free resources";
     if (a->n_running != b->n_running || !SAME(a->running, b->running, a->n_running) ||
         a->running_pods != b->running_pods)
         return "a pool's running list";

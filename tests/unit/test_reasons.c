@@ -92,6 +92,30 @@ static void test_fair_share_reached_and_insufficient(void **unused)
     tw_free(&w);
 }
 
+/* InsufficientResources names what is free now over the pool's ready
+ * nodes, after the placements (the pool's copy of its nodes' free room,
+ * struct ss_pool), not the pool's capacity. */
+static void test_insufficient_names_the_free_room(void **unused)
+{
+    struct tw w;
+    int p, two;
+
+    (void)unused;
+    tw_init(&w, 1);
+    tw_node(&w, "node-1", 0, 2);
+    tw_node(&w, "node-2", 0, 2);
+    p = tw_queue(&w, "p", -1, 8, -1, 1);
+    tw_workload(&w, "one-a", p, 1, 1, 0, 50);
+    tw_workload(&w, "one-b", p, 1, 1, 0, 50);
+    w.pools[0].gpu_placement = SCHED_SPREAD;   /* one on each node: 2 free, 1 on each */
+    tw_settle(&w);
+    two = tw_workload(&w, "two", p, 1, 2, 0, 50);
+    tw_settle(&w);
+    expect_reason(&w, two, SCHED_R_INSUFFICIENT_RESOURCES,
+                  "needs 2 GPUs; 2 free in the pool, not enough on one node");
+    tw_free(&w);
+}
+
 /* "The rest is used by projects within their share" only when it is. */
 static void test_fair_share_reached_rest_above_share(void **unused)
 {
@@ -221,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_non_preemptible_over_quota),
         cmocka_unit_test(test_over_limit),
         cmocka_unit_test(test_fair_share_reached_and_insufficient),
+        cmocka_unit_test(test_insufficient_names_the_free_room),
         cmocka_unit_test(test_fair_share_reached_rest_above_share),
         cmocka_unit_test(test_protected_by_min_runtime),
         cmocka_unit_test(test_preemptibility_described_truly),
