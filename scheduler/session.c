@@ -444,26 +444,19 @@ static int pool_uniform(const struct sched_session *ss, const struct ss_pool *po
     return 1;
 }
 
-/* Pool p's copy of its nodes' free resources and readiness, and the most
- * a ready node has in all (struct ss_pool). */
+/* Pool p's copy of its nodes' free resources and readiness (struct
+ * ss_pool), once its nodes are listed. */
 static int build_node_mirror(struct sched_session *ss, struct ss_pool *p)
 {
-    int i, r;
+    int i;
 
     p->node_free = sched__calloc(ss->arena, (size_t)p->n_nodes * SCHED_NRES + 1, sizeof(int64_t));
     p->node_ready = sched__calloc(ss->arena, (size_t)p->n_nodes + 1, 1);
     if (!p->node_free || !p->node_ready)
         return SCHED_ENOMEM;
-    for (r = 0; r < SCHED_NRES; r++)
-        p->most_total[r] = INT64_MIN;
     for (i = 0; i < p->n_nodes; i++) {
-        const struct ss_node *n = &ss->nodes[p->nodes[i]];
-        const int64_t total[SCHED_NRES] = {(int64_t)n->n_gpus * SCHED_MILLI, n->cpu_total,
-                                           n->mem_total};
-        node_mirror(p, n);
-        p->node_ready[i] = (uint8_t)n->ready;
-        for (r = 0; n->ready && r < SCHED_NRES; r++)
-            p->most_total[r] = ss_max(p->most_total[r], total[r]);
+        node_mirror(p, &ss->nodes[p->nodes[i]]);
+        p->node_ready[i] = (uint8_t)ss->nodes[p->nodes[i]].ready;
     }
     return SCHED_OK;
 }
@@ -473,7 +466,7 @@ static int build_nodes(struct sched_session *ss)
     const struct sched_state *in = ss->in;
     int *order = sched__calloc(ss->arena, (size_t)in->n_nodes + 1, sizeof(int));
     int *tmp = sched__calloc(ss->arena, (size_t)in->n_nodes + 1, sizeof(int));
-    int i, p;
+    int i, p, r;
 
     if (!order || !tmp)
         return SCHED_ENOMEM;
@@ -487,6 +480,8 @@ static int build_nodes(struct sched_session *ss)
                                                sizeof(uint64_t));
         if (!ss->pools[p].empty_hist || !ss->pools[p].nodes || !ss->pools[p].has_empty)
             return SCHED_ENOMEM;
+        for (r = 0; r < SCHED_NRES; r++)
+            ss->pools[p].most_total[r] = INT64_MIN;
     }
     for (i = 0; i < in->n_nodes; i++) {
         int ni = order[i];
@@ -520,6 +515,10 @@ static int build_nodes(struct sched_session *ss)
             pool->capacity[SCHED_GPU] += n->gpu_free;
             pool->capacity[SCHED_CPU] = ss_min(SS_BIG, pool->capacity[SCHED_CPU] + n->cpu_total);
             pool->capacity[SCHED_MEM] = ss_min(SS_BIG, pool->capacity[SCHED_MEM] + n->mem_total);
+            pool->most_total[SCHED_GPU] = ss_max(pool->most_total[SCHED_GPU],
+                                                 (int64_t)n->n_gpus * SCHED_MILLI);
+            pool->most_total[SCHED_CPU] = ss_max(pool->most_total[SCHED_CPU], n->cpu_total);
+            pool->most_total[SCHED_MEM] = ss_max(pool->most_total[SCHED_MEM], n->mem_total);
             if (n->n_gpus > pool->max_node_gpus)
                 pool->max_node_gpus = n->n_gpus;
             if (n->n_gpus > 0 && n->gpu_mem > pool->max_gpu_mem)
