@@ -15,9 +15,13 @@
  *      f_i = R_round * P'_i with P'_i = P_i / sum(P) and
  *      P_i = max(0, W'_i + k (W'_i - U_i)), W'_i = w_i / sum(w)
  *      (U_i = 0 unless time-based fairshare is on, then P_i = W'_i).
- *      A queue whose remaining request fits in f_i takes exactly it;
- *      the others take whole units of f_i and remember the fraction.
+ *      A queue whose remaining request fits in f_i takes exactly it.
  *      Another round runs while some queue was capped in the last one.
+ *      The rounds add up exact shares; then each queue not capped keeps
+ *      the whole units of its over-quota share and remembers the
+ *      fraction (the fraction of the exact share over all rounds: with 5
+ *      GPUs, 1.67 and 1.33 give 1 and 1 and a fraction each, not the
+ *      fractions of each round).
  *   3. Leftover units go to the largest remembered fractions (tie: the
  *      older queue), one unit at most each. allot hands them out inside
  *      the rank before the next rank's round (KAI does it after all
@@ -104,13 +108,19 @@ static int64_t share_weights(struct division *dv, const int *u, int n, int64_t *
     return psum;
 }
 
-/* Step 2 for one rank bucket; returns what is left of r. */
+/* Step 2 for one rank bucket; returns what is left of r. The rounds hand
+ * out the exact shares (a queue's over-quota amount in frac[] adds up over
+ * the rounds); only then is each share cut to whole units, its fraction
+ * remembered for step 3, so the largest remainders are those of the exact
+ * shares over all rounds, not of each round's. */
 static int64_t over_quota_rounds(struct division *dv, const int *bucket, int n, int64_t r,
                                  int *u, int64_t *num)
 {
     int64_t unit = unit_of[dv->res];
     int i, nu, another = 1;
 
+    for (i = 0; i < n; i++)
+        dv->frac[bucket[i]] = 0;
     while (another && r > 0) {
         int64_t den, amount = r;
         another = 0;
@@ -129,16 +139,26 @@ static int64_t over_quota_rounds(struct division *dv, const int *bucket, int n, 
             if (num[i] == 0)
                 continue;
             if (rem <= f) {
-                a->fair[dv->res] += rem;
-                r -= rem;
-                dv->frac[u[i]] = 0;
+                f = rem;
                 another = 1;
-            } else {
-                a->fair[dv->res] += f - f % unit;
-                r -= f - f % unit;
-                dv->frac[u[i]] = f % unit;
             }
+            a->fair[dv->res] += f;
+            dv->frac[u[i]] += f;
+            r -= f;
         }
+    }
+    /* Whole units of each exact share; a queue that reached its request
+     * keeps it exactly and has no fraction. */
+    for (i = 0; i < n; i++) {
+        struct ss_qp *a = ss_qp(dv->ss, bucket[i], dv->pool);
+        int64_t part = dv->frac[bucket[i]] % unit;
+        if (a->fair[dv->res] >= dv->requestable[bucket[i]]) {
+            dv->frac[bucket[i]] = 0;
+            continue;
+        }
+        a->fair[dv->res] -= part;
+        r += part;
+        dv->frac[bucket[i]] = part;
     }
     return r;
 }
