@@ -939,8 +939,27 @@ static int eligible_queues(struct search *s)
     return n_queues;
 }
 
+/* Whether queue q or an ancestor holds more than its limit in the pool
+ * (a limit of 0, or one lowered below what it runs). Such a queue's work
+ * is not moved: a move places its pods again, and no placement may take a
+ * queue over its limit (KAI's consolidation re-allocates its victims
+ * under the same capacity checks), so it can only be stopped. */
+static int queue_over_limit(const struct sched_session *ss, int q, int pool)
+{
+    int r;
+
+    for (; q >= 0; q = ss->queues[q].parent) {
+        const struct ss_qp *a = &ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)pool];
+        for (r = 0; r < SCHED_NRES; r++)
+            if (a->limit[r] != SS_INF && a->alloc[r] > a->limit[r])
+                return 1;
+    }
+    return 0;
+}
+
 /* The units this attempt may look at, in preference order: those of the
- * queues of scratch.q_ok (n_queues of them), everyone's for moves. */
+ * queues of scratch.q_ok (n_queues of them), everyone's for moves but
+ * those of a queue above its limit (queue_over_limit()). */
 static void list_eligible(struct search *s, int n_queues)
 {
     const struct sched_session *ss = s->ss;
@@ -952,7 +971,8 @@ static void list_eligible(struct search *s, int n_queues)
     s->n_elig = 0;
     if (s->mode == MODE_MOVE) {
         for (i = 0; i < s->n_units; i++)
-            s->elig[s->n_elig++] = i;
+            if (!queue_over_limit(ss, s->units[i].k_queue, s->pool))
+                s->elig[s->n_elig++] = i;
         return;
     }
     for (q = 0; q < ss->n_queues && listed < n_queues; q++) {
@@ -1278,8 +1298,10 @@ static int64_t set_frees_in(const struct search *s, const int *set, int n, int r
 
 /* The saturation rule for the set, as the attempt would end with it:
  * wherever j's branch meets a unit's above j's project, j's side with the
- * pods still to place stays less saturated than the unit's side without
- * the set's units in it, in every resource j asks. */
+ * pods still to place, and without the set's units inside it (a victim of
+ * a sibling project frees room on j's side too), stays less saturated than
+ * the unit's side without the set's units in it, in every resource j
+ * asks. */
 static int set_keeps_saturation(const struct search *s, const int *set, int n)
 {
     const struct sched_session *ss = s->ss;
@@ -1293,7 +1315,8 @@ static int set_keeps_saturation(const struct search *s, const int *set, int n)
             const struct ss_qp *a = &ss->qp[(size_t)ar * (size_t)ss->n_pools + (size_t)s->pool];
             const struct ss_qp *v = &ss->qp[(size_t)av * (size_t)ss->n_pools + (size_t)s->pool];
             if (ss->wl[s->j].req[r] > 0 &&
-                !less_saturated(a->alloc[r] + pod_ask(s, r) * s->pods_left, a->fair[r],
+                !less_saturated(a->alloc[r] + pod_ask(s, r) * s->pods_left -
+                                    set_frees_in(s, set, n, ar, r), a->fair[r],
                                 v->alloc[r] - set_frees_in(s, set, n, av, r), v->fair[r]))
                 return 0;
         }
@@ -1301,11 +1324,41 @@ static int set_keeps_saturation(const struct search *s, const int *set, int n)
     return 1;
 }
 
+/* What victim side av holds of resource r when set[i] is taken, after
+ * set[0..i). An elastic workload taken whole gives its pods above its
+ * minimum first (those in set[0..i) among them), and its minimum only
+ * then: its side is judged without its surplus, so that taking it whole
+ * never takes a side that its surplus pods bring down to its share. */
+static int64_t held_before(const struct search *s, const int *set, int i, int av, int r)
+{
+    const struct sched_session *ss = s->ss;
+    const struct unit *u = &s->units[set[i]];
+    const struct sched_workload *v = ss_w(ss, u->w);
+    int64_t held = ss->qp[(size_t)av * (size_t)ss->n_pools + (size_t)s->pool].alloc[r];
+    int k, surplus;
+
+    if (u->pod >= 0 || v->min_pods >= v->n_pods)
+        return held - set_frees_in(s, set, i, av, r);
+    for (k = 0; k < i; k++)
+        if (s->units[set[k]].w != u->w && in_subtree(ss, s->units[set[k]].k_queue, av))
+            held -= unit_frees(s, &s->units[set[k]], r);
+    surplus = ss->wl[u->w].n_placed - v->min_pods;
+    for (k = v->n_pods - 1; k >= 0 && surplus > 0; k--)
+        if (ss->pods[u->w][k].node >= 0) {
+            struct unit pod = *u;
+            pod.pod = k;
+            held -= unit_frees(s, &pod, r);
+            surplus--;
+        }
+    return held;
+}
+
 /* Is taking units set[0..n) (indices into units, in preference order) valid
  * for a reclaim? Each unit passes one of KAI's strategies before it is
- * taken, and the set keeps the saturation rule: a set that breaks it
- * would fail the attempt (reclaim_holds()), so it is no candidate, and a
- * dearer valid set is searched for instead. */
+ * taken (an elastic workload's whole unit after its surplus pods:
+ * held_before()), and the set keeps the saturation rule: a set that
+ * breaks it would fail the attempt (reclaim_holds()), so it is no
+ * candidate, and a dearer valid set is searched for instead. */
 static int reclaim_set_valid(const struct search *s, const int *set, int n)
 {
     const struct sched_session *ss = s->ss;
@@ -1322,7 +1375,7 @@ static int reclaim_set_valid(const struct search *s, const int *set, int n)
             ss, s->j, &ss->qp[(size_t)ar * (size_t)ss->n_pools + (size_t)s->pool], s->pods_left);
         for (r = 0; r < SCHED_NRES && !ok; r++)
             ok = unit_frees(s, u, r) > 0 &&
-                 victim_side_over(qv, r, qv->alloc[r] - set_frees_in(s, set, i, av, r), guarantee);
+                 victim_side_over(qv, r, held_before(s, set, i, av, r), guarantee);
         if (!ok)
             return 0;
     }
@@ -2201,25 +2254,47 @@ static int set_has_workload(const struct search *s, const int *set, int n, int w
     return 0;
 }
 
+/* set[0..n) without the units of workload w, into out; the new size. */
+static int without_workload(const struct search *s, const int *set, int n, int w, int *out)
+{
+    int k, m = 0;
+
+    for (k = 0; k < n; k++)
+        if (s->units[set[k]].w != w)
+            out[m++] = set[k];
+    return m;
+}
+
 /* One greedy pass: units in preference order but the `n_skip` in skip[],
  * each taken while it frees a resource still over and the set stays
  * valid, until nothing is over; the set's size (set[0] is the first unit
- * taken). */
+ * taken). An elastic workload's whole unit, met after some of its pods
+ * were taken, takes their place (it frees them too): the lowest-priority
+ * victims that free enough are taken, the rest of an elastic workload
+ * before a workload of higher priority. */
 static int limit_room_pass(struct search *s, int pods, const int *skip, int n_skip, int *set)
 {
-    int n = 0, e, k;
+    int n = 0, e, k, trial[MAX_NODE_UNITS];
 
     for (e = 0; e < s->n_elig && n < MAX_NODE_UNITS; e++) {
-        int u = s->elig[e], skipped = 0;
+        int u = s->elig[e], skipped = 0, m = n;
         for (k = 0; k < n_skip; k++)
             skipped |= skip[k] == u;
-        if (skipped || unit_dead(s, &s->units[u]) || set_has_workload(s, set, n, s->units[u].w) ||
-            !still_over(s, set, n, pods, u))
+        if (skipped || unit_dead(s, &s->units[u]) || !still_over(s, set, n, pods, u))
             continue;
-        set[n] = u;
-        if (s->mode == MODE_RECLAIM && !reclaim_set_valid(s, set, n + 1))
+        if (set_has_workload(s, set, n, s->units[u].w)) {
+            if (s->units[u].pod >= 0)
+                continue;
+            m = without_workload(s, set, n, s->units[u].w, trial);
+        } else {
+            memcpy(trial, set, sizeof(int) * (size_t)n);
+        }
+        trial[m++] = u;
+        if (s->mode == MODE_RECLAIM && !reclaim_set_valid(s, trial, m))
             continue;
-        if (!still_over(s, set, ++n, pods, -1))
+        memcpy(set, trial, sizeof(int) * (size_t)m);
+        n = m;
+        if (!still_over(s, set, n, pods, -1))
             break;
     }
     return n;
@@ -2366,7 +2441,9 @@ static int keep_movable(struct search *s, struct ss_mark att, int action)
                      ss->decisions[att.n_decisions + k].workload == d->workload;
         if (d->kind != SCHED_EVICT || again)
             continue;
-        if (!put_back(s, att, d)) {
+        /* placed again, it must keep its queue's limits as any placement */
+        if (!put_back(s, att, d) ||
+            queue_over_limit(ss, ss_w(ss, d->workload)->queue, s->pool)) {
             sched__rollback(ss, m);
             continue;
         }
