@@ -30,22 +30,30 @@
 #define TOKEN_COLS "seq, id, name, secret_hash, node_name, created_at, created_by," \
                    " last_used_at, revoked_at, pool_name, n_gpus"
 
-static void token_row(struct db__stmt *st, struct db_agent_token *t)
+static void token_fix(void *row)
 {
-    memset(t, 0, sizeof(*t));
-    t->seq = db__col_int64(st, 0);
-    db__copy(t->id, sizeof(t->id), st, 1);
-    db__copy(t->name, sizeof(t->name), st, 2);
-    db__copy(t->secret_hash, sizeof(t->secret_hash), st, 3);
-    db__copy(t->node_name, sizeof(t->node_name), st, 4);
-    t->created_at = db__col_int64(st, 5);
-    db__copy(t->created_by, sizeof(t->created_by), st, 6);
-    t->last_used_at = db__col_int64(st, 7);
-    t->revoked_at = db__col_int64(st, 8);
-    db__copy(t->pool, sizeof(t->pool), st, 9);
-    t->n_gpus = db__col_int(st, 10);
+    struct db_agent_token *t = row;
+
     t->has_gpus = t->n_gpus >= 0;
 }
+
+/* A token's row: TOKEN_COLS. An insert names id .. created_by, then
+ * pool_name and n_gpus. */
+static const struct db__col token_cols[] = {
+    DB__COL(struct db_agent_token, seq, DB__INT),
+    DB__COL(struct db_agent_token, id, DB__TEXT),
+    DB__COL(struct db_agent_token, name, DB__TEXT),
+    DB__COL(struct db_agent_token, secret_hash, DB__TEXT),
+    DB__COL(struct db_agent_token, node_name, DB__TEXT),
+    DB__COL(struct db_agent_token, created_at, DB__INT),
+    DB__COL(struct db_agent_token, created_by, DB__TEXT),
+    DB__COL(struct db_agent_token, last_used_at, DB__INT),
+    DB__COL(struct db_agent_token, revoked_at, DB__INT),
+    DB__COL_AS("pool_name", struct db_agent_token, pool, DB__TEXT),
+    DB__COL(struct db_agent_token, n_gpus, DB__INT),
+};
+static const struct db__shape token_shape =
+    DB__SHAPE(struct db_agent_token, token_cols, token_fix);
 
 static int token_insert_fn(struct db__conn *c, void *arg)
 {
@@ -58,12 +66,7 @@ static int token_insert_fn(struct db__conn *c, void *arg)
 
     if (!st)
         return rc;
-    db__bind_text(st, 1, t->id);
-    db__bind_text(st, 2, t->name);
-    db__bind_text(st, 3, t->secret_hash);
-    db__bind_text(st, 4, t->node_name);
-    db__bind_int64(st, 5, t->created_at);
-    db__bind_text(st, 6, t->created_by);
+    db__cols_bind(st, 1, token_cols + 1, 6, t); /* id .. created_by */
     db__bind_text(st, 7, t->pool);
     db__bind_int(st, 8, t->has_gpus ? t->n_gpus : -1);
     rc = db__step_done(st);
@@ -90,16 +93,13 @@ static int token_get_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] = "SELECT " TOKEN_COLS " FROM agent_tokens WHERE id = ?";
     struct token_arg *a = arg;
-    int rc = DB_OK, src;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, a->id);
-    src = db__step(st);
-    if (src == DB__ROW)
-        token_row(st, a->one);
-    return db__done(st, src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
+    return db__row_one(st, &token_shape, a->one);
 }
 
 int db_agent_token_get(struct db *db, const char *id, struct db_agent_token *out)
@@ -113,17 +113,10 @@ static int token_list_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] = "SELECT " TOKEN_COLS " FROM agent_tokens ORDER BY seq";
     struct token_arg *a = arg;
-    int rc = DB_OK, cap = 0;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
-    if (!st)
-        return rc;
-    while ((rc = db__step(st)) == DB__ROW) {
-        if (db__grow(a->list, *a->n, &cap, sizeof(**a->list)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        token_row(st, &(*a->list)[(*a->n)++]);
-    }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
+    return st ? db__row_list(st, &token_shape, a->list, a->n) : rc;
 }
 
 int db_agent_token_list(struct db *db, struct db_agent_token **out, int *n)
@@ -423,20 +416,19 @@ int db_agent_register(struct db *db, struct db_agent_reg *r)
                  " r.finished_at, r.exit_code, r.signal, r.outcome"
 #define RUN_FROM " FROM pod_runs r LEFT JOIN nodes n ON n.seq = r.node_seq"
 
-static void run_row(struct db__stmt *st, struct db_pod_run *r)
-{
-    memset(r, 0, sizeof(*r));
-    db__copy(r->uid, sizeof(r->uid), st, 0);
-    r->workload_seq = db__col_int64(st, 1);
-    r->idx = db__col_int(st, 2);
-    r->node_seq = db__col_int64(st, 3);
-    db__copy(r->node_name, sizeof(r->node_name), st, 4);
-    r->started_at = db__col_int64(st, 5);
-    r->finished_at = db__col_int64(st, 6);
-    r->exit_code = db__col_int(st, 7);
-    r->signal = db__col_int(st, 8);
-    db__copy(r->outcome, sizeof(r->outcome), st, 9);
-}
+static const struct db__col run_cols[] = {
+    DB__COL(struct db_pod_run, uid, DB__TEXT),
+    DB__COL(struct db_pod_run, workload_seq, DB__INT),
+    DB__COL(struct db_pod_run, idx, DB__INT),
+    DB__COL(struct db_pod_run, node_seq, DB__INT),
+    DB__COL_AS("node.name", struct db_pod_run, node_name, DB__TEXT),
+    DB__COL(struct db_pod_run, started_at, DB__INT),
+    DB__COL(struct db_pod_run, finished_at, DB__INT),
+    DB__COL(struct db_pod_run, exit_code, DB__INT),
+    DB__COL(struct db_pod_run, signal, DB__INT),
+    DB__COL(struct db_pod_run, outcome, DB__TEXT),
+};
+static const struct db__shape run_shape = DB__SHAPE(struct db_pod_run, run_cols, NULL);
 
 struct run_arg {
     const char *uid;
@@ -451,16 +443,13 @@ static int run_get_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] = "SELECT " RUN_COLS RUN_FROM " WHERE r.uid = ?";
     struct run_arg *a = arg;
-    int rc = DB_OK, src;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_text(st, 1, a->uid);
-    src = db__step(st);
-    if (src == DB__ROW)
-        run_row(st, a->one);
-    return db__done(st, src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
+    return db__row_one(st, &run_shape, a->one);
 }
 
 int db_pod_run_get(struct db *db, const char *uid, struct db_pod_run *out)
@@ -476,19 +465,14 @@ static int run_list_fn(struct db__conn *c, void *arg)
         "SELECT " RUN_COLS RUN_FROM " WHERE r.workload_seq = ?1 AND (?2 < 0 OR r.idx = ?2)"
         " ORDER BY r.started_at, r.idx, r.uid";
     struct run_arg *a = arg;
-    int rc = DB_OK, cap = 0;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_int64(st, 1, a->workload_seq);
     db__bind_int(st, 2, a->idx);
-    while ((rc = db__step(st)) == DB__ROW) {
-        if (db__grow(a->list, *a->n, &cap, sizeof(**a->list)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        run_row(st, &(*a->list)[(*a->n)++]);
-    }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
+    return db__row_list(st, &run_shape, a->list, a->n);
 }
 
 int db_pod_run_list(struct db *db, int64_t workload_seq, int idx, struct db_pod_run **out,
@@ -514,36 +498,28 @@ void db_agent_nodes_free(struct db_agent_node *a, int n)
     free(a);
 }
 
-static char *col_dup(struct db__stmt *st, int col)
-{
-    const char *s = db__col_text(st, col);
-
-    return strdup(s ? s : "");
-}
-
-static int agent_node_row(struct db__stmt *st, struct db_agent_node *a)
-{
-    memset(a, 0, sizeof(*a));
-    a->node_seq = db__col_int64(st, 0);
-    db__copy(a->node_id, sizeof(a->node_id), st, 1);
-    db__copy(a->name, sizeof(a->name), st, 2);
-    db__copy(a->pool_name, sizeof(a->pool_name), st, 3);
-    a->ready = db__col_int(st, 4);
-    a->n_gpus = db__col_int(st, 5);
-    db__copy(a->gpu_type, sizeof(a->gpu_type), st, 6);
-    db__copy(a->token_id, sizeof(a->token_id), st, 7);
-    a->heartbeat_ms = db__col_int64(st, 8);
-    a->registered_at = db__col_int64(st, 9);
-    a->last_seen = db__col_int64(st, 10);
-    db__copy(a->version, sizeof(a->version), st, 11);
-    db__copy(a->runtime, sizeof(a->runtime), st, 12);
-    a->labels = col_dup(st, 13);
-    a->gpus = col_dup(st, 14);
-    a->approved_gpus = db__col_int(st, 15);
-    db__copy(a->requested_pool, sizeof(a->requested_pool), st, 16);
-    a->requested_gpus = db__col_int(st, 17);
-    return a->labels && a->gpus ? DB_OK : DB_ENOMEM;
-}
+static const struct db__col agent_node_cols[] = {
+    DB__COL_AS("seq", struct db_agent_node, node_seq, DB__INT),
+    DB__COL_AS("id", struct db_agent_node, node_id, DB__TEXT),
+    DB__COL(struct db_agent_node, name, DB__TEXT),
+    DB__COL(struct db_agent_node, pool_name, DB__TEXT),
+    DB__COL(struct db_agent_node, ready, DB__INT),
+    DB__COL(struct db_agent_node, n_gpus, DB__INT),
+    DB__COL(struct db_agent_node, gpu_type, DB__TEXT),
+    DB__COL_AS("token.id", struct db_agent_node, token_id, DB__TEXT),
+    DB__COL(struct db_agent_node, heartbeat_ms, DB__INT),
+    DB__COL(struct db_agent_node, registered_at, DB__INT),
+    DB__COL(struct db_agent_node, last_seen, DB__INT),
+    DB__COL(struct db_agent_node, version, DB__TEXT),
+    DB__COL(struct db_agent_node, runtime, DB__TEXT),
+    DB__COL(struct db_agent_node, labels, DB__DUP),
+    DB__COL(struct db_agent_node, gpus, DB__DUP),
+    DB__COL(struct db_agent_node, approved_gpus, DB__INT),
+    DB__COL(struct db_agent_node, requested_pool, DB__TEXT),
+    DB__COL(struct db_agent_node, requested_gpus, DB__INT),
+};
+static const struct db__shape agent_node_shape =
+    DB__SHAPE(struct db_agent_node, agent_node_cols, NULL);
 
 struct node_arg {
     struct db_agent_node **out;
@@ -560,19 +536,10 @@ static int agent_node_list_fn(struct db__conn *c, void *arg)
         " JOIN node_pools p ON p.seq = n.pool_seq JOIN agent_tokens t ON t.seq = a.token_seq"
         " ORDER BY n.seq";
     struct node_arg *a = arg;
-    int rc = DB_OK, cap = 0;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
-    if (!st)
-        return rc;
-    while ((rc = db__step(st)) == DB__ROW) {
-        if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        rc = agent_node_row(st, &(*a->out)[(*a->n)++]);
-        if (rc != DB_OK)
-            return db__done(st, rc);
-    }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
+    return st ? db__row_list(st, &agent_node_shape, a->out, a->n) : rc;
 }
 
 int db_agent_node_list(struct db *db, struct db_agent_node **out, int *n)
@@ -683,32 +650,25 @@ static int limited_fn(struct db__conn *c, void *arg)
         " FROM workloads w WHERE w.deleted_at = 0 AND w.phase = 'Running' AND w.rules != ''"
         " ORDER BY w.seq";
 #undef DEVICES
+    static const struct db__col cols[] = {
+        DB__COL(struct db_limited, seq, DB__INT),
+        DB__COL(struct db_limited, name, DB__TEXT),
+        DB__COL(struct db_limited, type, DB__INT),
+        DB__COL(struct db_limited, started_ms, DB__INT),
+        DB__COL(struct db_limited, rules, DB__TEXT),
+        DB__COL(struct db_limited, n_devices, DB__INT),
+        DB__COL(struct db_limited, n_idle, DB__INT),
+        DB__COL(struct db_limited, n_unmeasured, DB__INT),
+        DB__COL(struct db_limited, idle_since, DB__INT),
+        DB__COL(struct db_limited, preemptible, DB__INT),
+        DB__COL(struct db_limited, run_ms, DB__INT),
+    };
+    static const struct db__shape shape = DB__SHAPE(struct db_limited, cols, NULL);
     struct limited_arg *a = arg;
-    struct db_limited **out = a->out;
-    int rc = DB_OK, cap = 0;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
-    if (!st)
-        return rc;
-    while ((rc = db__step(st)) == DB__ROW) {
-        struct db_limited *l;
-        if (db__grow(out, *a->n, &cap, sizeof(**out)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        l = &(*out)[(*a->n)++];
-        memset(l, 0, sizeof(*l));
-        l->seq = db__col_int64(st, 0);
-        db__copy(l->name, sizeof(l->name), st, 1);
-        l->type = db__col_int(st, 2);
-        l->started_ms = db__col_int64(st, 3);
-        db__copy(l->rules, sizeof(l->rules), st, 4);
-        l->n_devices = db__col_int(st, 5);
-        l->n_idle = db__col_int(st, 6);
-        l->n_unmeasured = db__col_int(st, 7);
-        l->idle_since = db__col_int64(st, 8);
-        l->preemptible = db__col_int(st, 9);
-        l->run_ms = db__col_int64(st, 10);
-    }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
+    return st ? db__row_list(st, &shape, a->out, a->n) : rc;
 }
 
 int db_agent_limited(struct db *db, struct db_limited **out, int *n)

@@ -123,6 +123,54 @@ const char *db__col_text(struct db__stmt *st, int col);
 int db__col_null(struct db__stmt *st, int col);
 /* A text column into dst (truncated to size - 1; NULL gives ""). */
 void db__copy(char *dst, size_t size, struct db__stmt *st, int col);
+/* ---- column tables (rows.c) ----
+ * A table's file describes its row once: for each column, in the order
+ * its statements name them, the column's name, its kind, and the struct
+ * field it goes to (DB__COL). The binder and the readers walk the table. */
+enum db__col_type {
+    DB__INT,    /* an integer field of any width (int, int64_t, uint64_t...) */
+    DB__DOUBLE, /* a double */
+    DB__TEXT,   /* a fixed char array: cut to its size - 1, NULL as "" */
+    DB__DUP     /* a char * the row owns: a malloc'd copy, NULL as "" */
+};
+struct db__col {
+    const char *name;  /* the column (documentation, and for messages) */
+    unsigned char type; /* enum db__col_type */
+    size_t size;       /* the field's size */
+    size_t off;        /* offsetof() in the struct */
+};
+#define DB__COL(T, field, type) {#field, type, sizeof(((T *)0)->field), offsetof(T, field)}
+/* A column whose name is not its field's. */
+#define DB__COL_AS(name, T, field, type) {name, type, sizeof(((T *)0)->field), offsetof(T, field)}
+#define DB__NCOLS(cols) ((int)(sizeof(cols) / sizeof((cols)[0])))
+/* A row: its columns from the statement's first, the struct's size, and
+ * what the columns do not give (derived fields) set after a read (NULL:
+ * nothing). */
+struct db__shape {
+    const struct db__col *cols;
+    int n;
+    size_t size;
+    void (*fix)(void *row);
+};
+#define DB__SHAPE(T, cols, fix) {cols, DB__NCOLS(cols), sizeof(T), fix}
+/* Reads n columns from column `col` on into row's fields (nothing else):
+ * DB_OK, or DB_ENOMEM if a DB__DUP copy failed (its field NULL). */
+int db__cols_read(struct db__stmt *st, int col, const struct db__col *cols, int n, void *row);
+/* Binds n fields of row to the parameters from `param` on. */
+void db__cols_bind(struct db__stmt *st, int param, const struct db__col *cols, int n,
+                   const void *row);
+/* A row of the shape from column col on, into a zeroed *row, then fix;
+ * db__cols_read()'s code. */
+int db__row_read(struct db__stmt *st, int col, const struct db__shape *s, void *row);
+/* Steps st once and reads its row: DB_OK, DB_ENOTFOUND (no row) or
+ * DB_EIO; resets st (db__done). */
+int db__row_one(struct db__stmt *st, const struct db__shape *s, void *row);
+/* Steps st to its end, appending each row to the malloc'd array at arrp
+ * (a T **, as for db__grow) of *n rows; resets st. DB_OK, DB_ENOMEM or
+ * DB_EIO (the rows read so far stay). */
+int db__row_list(struct db__stmt *st, const struct db__shape *s, void *arrp, int *n);
+/* A step that must give one row: DB_OK, DB_ENOTFOUND (none) or DB_EIO. */
+int db__one_row(int src);
 /* A time-ordered RFC 9562 version 7 UUID (37 bytes with the terminator). */
 void db__uuid(char out[DB_ID_LEN]);
 int64_t db__now_ms(void);

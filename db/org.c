@@ -18,11 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int one_row(int src)
-{
-    return src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : DB_EIO;
-}
-
 /* ---- node pools ---- */
 
 const char *const db_placement_words[DB_N_PLACEMENTS] = {"binpack", "spread", "fragmentation"};
@@ -31,25 +26,42 @@ const char *const db_placement_words[DB_N_PLACEMENTS] = {"binpack", "spread", "f
                   " min_runtime_ms, created_at, updated_at, created_by, tbf_enabled," \
                   " tbf_window_ms, tbf_half_life_ms, tbf_k_milli, updated_by"
 
-static void pool_row(struct db__stmt *st, struct db_pool *p)
-{
-    memset(p, 0, sizeof(*p));
-    p->seq = db__col_int64(st, 0);
-    db__copy(p->name, sizeof(p->name), st, 1);
-    db__copy(p->label_key, sizeof(p->label_key), st, 2);
-    db__copy(p->label_value, sizeof(p->label_value), st, 3);
-    p->gpu_placement = db__col_int(st, 4);
-    p->cpu_placement = db__col_int(st, 5);
-    p->min_runtime_ms = db__col_int64(st, 6);
-    p->created_at = db__col_int64(st, 7);
-    p->updated_at = db__col_int64(st, 8);
-    db__copy(p->created_by, sizeof(p->created_by), st, 9);
-    p->tbf_enabled = db__col_int(st, 10);
-    p->tbf_window_ms = db__col_int64(st, 11);
-    p->tbf_half_life_ms = db__col_int64(st, 12);
-    p->tbf_k_milli = db__col_int64(st, 13);
-    db__copy(p->updated_by, sizeof(p->updated_by), st, 14);
-}
+/* A pool's row: POOL_COLS, in order. An insert names every column but
+ * the first (seq); updated_by starts as created_by (db_pool_insert). */
+static const struct db__col pool_cols[] = {
+    DB__COL(struct db_pool, seq, DB__INT),
+    DB__COL(struct db_pool, name, DB__TEXT),
+    DB__COL(struct db_pool, label_key, DB__TEXT),
+    DB__COL(struct db_pool, label_value, DB__TEXT),
+    DB__COL(struct db_pool, gpu_placement, DB__INT),
+    DB__COL(struct db_pool, cpu_placement, DB__INT),
+    DB__COL(struct db_pool, min_runtime_ms, DB__INT),
+    DB__COL(struct db_pool, created_at, DB__INT),
+    DB__COL(struct db_pool, updated_at, DB__INT),
+    DB__COL(struct db_pool, created_by, DB__TEXT),
+    DB__COL(struct db_pool, tbf_enabled, DB__INT),
+    DB__COL(struct db_pool, tbf_window_ms, DB__INT),
+    DB__COL(struct db_pool, tbf_half_life_ms, DB__INT),
+    DB__COL(struct db_pool, tbf_k_milli, DB__INT),
+    DB__COL(struct db_pool, updated_by, DB__TEXT),
+};
+static const struct db__shape pool_shape = DB__SHAPE(struct db_pool, pool_cols, NULL);
+
+/* What an admin changes of a pool, in pool_update_fn's order. */
+static const struct db__col pool_update_cols[] = {
+    DB__COL(struct db_pool, label_key, DB__TEXT),
+    DB__COL(struct db_pool, label_value, DB__TEXT),
+    DB__COL(struct db_pool, gpu_placement, DB__INT),
+    DB__COL(struct db_pool, cpu_placement, DB__INT),
+    DB__COL(struct db_pool, min_runtime_ms, DB__INT),
+    DB__COL(struct db_pool, tbf_enabled, DB__INT),
+    DB__COL(struct db_pool, tbf_window_ms, DB__INT),
+    DB__COL(struct db_pool, tbf_half_life_ms, DB__INT),
+    DB__COL(struct db_pool, tbf_k_milli, DB__INT),
+    DB__COL(struct db_pool, updated_at, DB__INT),
+    DB__COL(struct db_pool, updated_by, DB__TEXT),
+    DB__COL(struct db_pool, seq, DB__INT),
+};
 
 /* A pool's label takes, at once, the nodes of the default pool that carry
  * it and whose pool nobody named (an agent's --pool, a simulated node's
@@ -92,20 +104,7 @@ static int pool_insert_fn(struct db__conn *c, void *arg)
 
     if (!st)
         return rc;
-    db__bind_text(st, 1, p->name);
-    db__bind_text(st, 2, p->label_key);
-    db__bind_text(st, 3, p->label_value);
-    db__bind_int(st, 4, p->gpu_placement);
-    db__bind_int(st, 5, p->cpu_placement);
-    db__bind_int64(st, 6, p->min_runtime_ms);
-    db__bind_int64(st, 7, p->created_at);
-    db__bind_int64(st, 8, p->updated_at);
-    db__bind_text(st, 9, p->created_by);
-    db__bind_int(st, 10, p->tbf_enabled);
-    db__bind_int64(st, 11, p->tbf_window_ms);
-    db__bind_int64(st, 12, p->tbf_half_life_ms);
-    db__bind_int64(st, 13, p->tbf_k_milli);
-    db__bind_text(st, 14, p->created_by);
+    db__cols_bind(st, 1, pool_cols + 1, DB__NCOLS(pool_cols) - 1, p);
     rc = db__step_done(st);
     if (rc == DB_OK)
         p->seq = db__last_id(c);
@@ -138,18 +137,7 @@ static int pool_update_fn(struct db__conn *c, void *arg)
 
     if (!st)
         return rc;
-    db__bind_text(st, 1, p->label_key);
-    db__bind_text(st, 2, p->label_value);
-    db__bind_int(st, 3, p->gpu_placement);
-    db__bind_int(st, 4, p->cpu_placement);
-    db__bind_int64(st, 5, p->min_runtime_ms);
-    db__bind_int(st, 6, p->tbf_enabled);
-    db__bind_int64(st, 7, p->tbf_window_ms);
-    db__bind_int64(st, 8, p->tbf_half_life_ms);
-    db__bind_int64(st, 9, p->tbf_k_milli);
-    db__bind_int64(st, 10, p->updated_at);
-    db__bind_text(st, 11, p->updated_by);
-    db__bind_int64(st, 12, p->seq);
+    db__cols_bind(st, 1, pool_update_cols, DB__NCOLS(pool_update_cols), p);
     rc = db__step_done(st);
     if (rc == DB_OK && db__changes(c) == 0)
         rc = DB_ENOTFOUND;
@@ -179,7 +167,7 @@ static int pool_delete_fn(struct db__conn *c, void *arg)
     if (!st)
         return rc;
     db__bind_int64(st, 1, *seq);
-    rc = one_row(db__step(st));
+    rc = db__one_row(db__step(st));
     if (rc == DB_OK && db__col_int64(st, 0) > 0)
         rc = DB_ECONFLICT;
     rc = db__done(st, rc);
@@ -215,7 +203,7 @@ static int pool_get_fn(struct db__conn *c, void *arg)
     static const char by_seq[] = "SELECT " POOL_COLS " FROM node_pools WHERE seq = ?";
     static const char by_name[] = "SELECT " POOL_COLS " FROM node_pools WHERE name = ?";
     struct get_arg *a = arg;
-    int rc = DB_OK, src;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, a->text ? by_name : by_seq, &rc);
 
     if (!st)
@@ -224,10 +212,7 @@ static int pool_get_fn(struct db__conn *c, void *arg)
         db__bind_text(st, 1, a->text);
     else
         db__bind_int64(st, 1, a->seq);
-    src = db__step(st);
-    if (src == DB__ROW)
-        pool_row(st, a->one);
-    return db__done(st, one_row(src));
+    return db__row_one(st, &pool_shape, a->one);
 }
 
 int db_pool_get(struct db *db, int64_t seq, struct db_pool *out)
@@ -248,17 +233,10 @@ int db_pool_by_name(struct db *db, const char *name, struct db_pool *out)
 int db__pools(struct db__conn *c, struct db_pool **out, int *n)
 {
     static const char sql[] = "SELECT " POOL_COLS " FROM node_pools ORDER BY seq";
-    int rc = DB_OK, cap = 0;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
-    if (!st)
-        return rc;
-    while ((rc = db__step(st)) == DB__ROW) {
-        if (db__grow(out, *n, &cap, sizeof(**out)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        pool_row(st, &(*out)[(*n)++]);
-    }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
+    return st ? db__row_list(st, &pool_shape, out, n) : rc;
 }
 
 static int pool_list_fn(struct db__conn *c, void *arg)
@@ -277,32 +255,35 @@ int db_pool_list(struct db *db, struct db_pool **out, int *n)
 
 /* ---- nodes ---- */
 
-#define NODE_COLS "n.seq, n.id, n.name, n.pool_seq, p.name, n.n_gpus, n.gpu_type," \
-                  " n.cpu_milli, n.mem_mib, n.ready, n.simulated, n.created_at, n.updated_at," \
-                  " n.node_type, n.labels, n.gpu_memory_mib, n.address, n.pool_pinned"
+#define NODE_COLS "n.seq, n.id, n.name, n.pool_seq, n.n_gpus, n.gpu_type, n.cpu_milli," \
+                  " n.mem_mib, n.ready, n.simulated, n.created_at, n.updated_at, n.node_type," \
+                  " n.labels, n.gpu_memory_mib, n.address, n.pool_pinned, p.name"
 
-static void node_row(struct db__stmt *st, struct db_node *n)
-{
-    memset(n, 0, sizeof(*n));
-    n->seq = db__col_int64(st, 0);
-    db__copy(n->id, sizeof(n->id), st, 1);
-    db__copy(n->name, sizeof(n->name), st, 2);
-    n->pool_seq = db__col_int64(st, 3);
-    db__copy(n->pool_name, sizeof(n->pool_name), st, 4);
-    n->n_gpus = db__col_int(st, 5);
-    db__copy(n->gpu_type, sizeof(n->gpu_type), st, 6);
-    n->cpu_milli = db__col_int64(st, 7);
-    n->mem_mib = db__col_int64(st, 8);
-    n->ready = db__col_int(st, 9);
-    n->simulated = db__col_int(st, 10);
-    n->created_at = db__col_int64(st, 11);
-    n->updated_at = db__col_int64(st, 12);
-    db__copy(n->node_type, sizeof(n->node_type), st, 13);
-    db__copy(n->labels, sizeof(n->labels), st, 14);
-    n->gpu_memory_mib = db__col_int64(st, 15);
-    db__copy(n->address, sizeof(n->address), st, 16);
-    n->pool_pinned = db__col_int(st, 17);
-}
+/* A node's row: NODE_COLS and the GPU bound on it. An upsert names the
+ * columns from the second (id) to pool_pinned. */
+static const struct db__col node_cols[] = {
+    DB__COL(struct db_node, seq, DB__INT),
+    DB__COL(struct db_node, id, DB__TEXT),
+    DB__COL(struct db_node, name, DB__TEXT),
+    DB__COL(struct db_node, pool_seq, DB__INT),
+    DB__COL(struct db_node, n_gpus, DB__INT),
+    DB__COL(struct db_node, gpu_type, DB__TEXT),
+    DB__COL(struct db_node, cpu_milli, DB__INT),
+    DB__COL(struct db_node, mem_mib, DB__INT),
+    DB__COL(struct db_node, ready, DB__INT),
+    DB__COL(struct db_node, simulated, DB__INT),
+    DB__COL(struct db_node, created_at, DB__INT),
+    DB__COL(struct db_node, updated_at, DB__INT),
+    DB__COL(struct db_node, node_type, DB__TEXT),
+    DB__COL(struct db_node, labels, DB__TEXT),
+    DB__COL(struct db_node, gpu_memory_mib, DB__INT),
+    DB__COL(struct db_node, address, DB__TEXT),
+    DB__COL(struct db_node, pool_pinned, DB__INT),
+    DB__COL_AS("pool.name", struct db_node, pool_name, DB__TEXT),
+    DB__COL(struct db_node, alloc_gpu_milli, DB__INT),
+};
+static const struct db__shape node_shape = DB__SHAPE(struct db_node, node_cols, NULL);
+#define NODE_UPSERT_COLS 16 /* id .. pool_pinned */
 
 static int node_upsert_fn(struct db__conn *c, void *arg)
 {
@@ -324,22 +305,9 @@ static int node_upsert_fn(struct db__conn *c, void *arg)
 
     if (!st)
         return rc;
-    db__bind_text(st, 1, n->id);
-    db__bind_text(st, 2, n->name);
-    db__bind_int64(st, 3, n->pool_seq);
-    db__bind_int(st, 4, n->n_gpus);
-    db__bind_text(st, 5, n->gpu_type);
-    db__bind_int64(st, 6, n->cpu_milli);
-    db__bind_int64(st, 7, n->mem_mib);
-    db__bind_int(st, 8, n->ready);
-    db__bind_int(st, 9, n->simulated);
-    db__bind_int64(st, 10, n->created_at);
-    db__bind_int64(st, 11, n->updated_at);
-    db__bind_text(st, 12, n->node_type);
-    db__bind_text(st, 13, n->labels[0] ? n->labels : "{}");
-    db__bind_int64(st, 14, n->gpu_memory_mib);
-    db__bind_text(st, 15, n->address);
-    db__bind_int(st, 16, n->pool_pinned);
+    db__cols_bind(st, 1, node_cols + 1, NODE_UPSERT_COLS, n);
+    if (!n->labels[0])
+        db__bind_text(st, 13, "{}");
     rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;
@@ -347,7 +315,7 @@ static int node_upsert_fn(struct db__conn *c, void *arg)
     if (!st)
         return rc;
     db__bind_text(st, 1, n->name);
-    rc = one_row(db__step(st));
+    rc = db__one_row(db__step(st));
     if (rc == DB_OK) {
         n->seq = db__col_int64(st, 0);
         db__copy(n->id, sizeof(n->id), st, 1);
@@ -402,19 +370,10 @@ int db__nodes(struct db__conn *c, int with_alloc, struct db_node **out, int *n)
     static const char plain[] =
         "SELECT " NODE_COLS ", 0 FROM nodes n JOIN node_pools p ON p.seq = n.pool_seq"
         " ORDER BY n.seq";
-    int rc = DB_OK, cap = 0;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, with_alloc ? alloc : plain, &rc);
 
-    if (!st)
-        return rc;
-    while ((rc = db__step(st)) == DB__ROW) {
-        if (db__grow(out, *n, &cap, sizeof(**out)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        node_row(st, &(*out)[*n]);
-        (*out)[*n].alloc_gpu_milli = db__col_int64(st, 18);
-        (*n)++;
-    }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
+    return st ? db__row_list(st, &node_shape, out, n) : rc;
 }
 
 static int node_list_fn(struct db__conn *c, void *arg)
@@ -437,23 +396,17 @@ static int pod_places_fn(struct db__conn *c, void *arg)
         "SELECT d.node_seq, d.devices, " DB_POD_GPU_ON("w", "n") " FROM pods d"
         " JOIN workloads w ON w.seq = d.workload_seq JOIN nodes n ON n.seq = d.node_seq"
         " ORDER BY d.node_seq";
+    static const struct db__col cols[] = {
+        DB__COL(struct db_pod_place, node_seq, DB__INT),
+        DB__COL(struct db_pod_place, devices, DB__INT),
+        DB__COL(struct db_pod_place, gpu_milli, DB__INT),
+    };
+    static const struct db__shape shape = DB__SHAPE(struct db_pod_place, cols, NULL);
     struct get_arg *a = arg;
-    struct db_pod_place **out = a->list;
-    int rc = DB_OK, cap = 0;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
-    if (!st)
-        return rc;
-    while ((rc = db__step(st)) == DB__ROW) {
-        struct db_pod_place *p;
-        if (db__grow(out, *a->n, &cap, sizeof(**out)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        p = &(*out)[(*a->n)++];
-        p->node_seq = db__col_int64(st, 0);
-        p->devices = (uint64_t)db__col_int64(st, 1);
-        p->gpu_milli = db__col_int64(st, 2);
-    }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
+    return st ? db__row_list(st, &shape, a->list, a->n) : rc;
 }
 
 int db_pod_places(struct db *db, struct db_pod_place **out, int *n)
@@ -468,23 +421,17 @@ static int device_uses_fn(struct db__conn *c, void *arg)
     static const char sql[] =
         "SELECT p.node_seq, g.gpu, max(g.utilization) FROM pod_gpu g JOIN pods p ON p.uid = g.uid"
         " WHERE g.given = 1 AND g.utilization >= 0 GROUP BY p.node_seq, g.gpu";
+    static const struct db__col cols[] = {
+        DB__COL(struct db_dev_use, node_seq, DB__INT),
+        DB__COL(struct db_dev_use, gpu, DB__INT),
+        DB__COL(struct db_dev_use, utilization, DB__INT),
+    };
+    static const struct db__shape shape = DB__SHAPE(struct db_dev_use, cols, NULL);
     struct get_arg *a = arg;
-    struct db_dev_use **out = a->list;
-    int rc = DB_OK, cap = 0;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
-    if (!st)
-        return rc;
-    while ((rc = db__step(st)) == DB__ROW) {
-        struct db_dev_use *u;
-        if (db__grow(out, *a->n, &cap, sizeof(**out)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        u = &(*out)[(*a->n)++];
-        u->node_seq = db__col_int64(st, 0);
-        u->gpu = db__col_int(st, 1);
-        u->utilization = db__col_int(st, 2);
-    }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
+    return st ? db__row_list(st, &shape, a->list, a->n) : rc;
 }
 
 int db_device_uses(struct db *db, struct db_dev_use **out, int *n)
@@ -496,30 +443,35 @@ int db_device_uses(struct db *db, struct db_dev_use **out, int *n)
 
 /* ---- queues ---- */
 
-#define QUEUE_COLS "q.seq, q.id, q.kind, q.name, coalesce(q.parent_seq, 0)," \
-                   " coalesce(p.id, ''), coalesce(p.name, ''), q.description, q.rank," \
-                   " q.created_at, q.updated_at, q.created_by, q.default_pools, q.node_types," \
-                   " q.scheduling_rules"
+#define QUEUE_COLS "q.seq, q.id, q.kind, q.name, coalesce(q.parent_seq, 0), q.created_at," \
+                   " q.updated_at, q.created_by, q.description, q.rank, q.default_pools," \
+                   " q.node_types, q.scheduling_rules, coalesce(p.id, ''), coalesce(p.name, '')"
 
-static void queue_row(struct db__stmt *st, struct db_queue *q)
-{
-    memset(q, 0, sizeof(*q));
-    q->seq = db__col_int64(st, 0);
-    db__copy(q->id, sizeof(q->id), st, 1);
-    q->kind = db__col_int(st, 2);
-    db__copy(q->name, sizeof(q->name), st, 3);
-    q->parent_seq = db__col_int64(st, 4);
-    db__copy(q->parent_id, sizeof(q->parent_id), st, 5);
-    db__copy(q->parent_name, sizeof(q->parent_name), st, 6);
-    db__copy(q->description, sizeof(q->description), st, 7);
-    q->rank = db__col_int(st, 8);
-    q->created_at = db__col_int64(st, 9);
-    q->updated_at = db__col_int64(st, 10);
-    db__copy(q->created_by, sizeof(q->created_by), st, 11);
-    db__copy(q->default_pools, sizeof(q->default_pools), st, 12);
-    db__copy(q->node_types, sizeof(q->node_types), st, 13);
-    db__copy(q->scheduling_rules, sizeof(q->scheduling_rules), st, 14);
-}
+/* A queue's row: QUEUE_COLS. An insert names the columns from the second
+ * (id) to scheduling_rules; an update the ones an admin changes, from
+ * description to scheduling_rules. */
+static const struct db__col queue_cols[] = {
+    DB__COL(struct db_queue, seq, DB__INT),
+    DB__COL(struct db_queue, id, DB__TEXT),
+    DB__COL(struct db_queue, kind, DB__INT),
+    DB__COL(struct db_queue, name, DB__TEXT),
+    DB__COL(struct db_queue, parent_seq, DB__INT),
+    DB__COL(struct db_queue, created_at, DB__INT),
+    DB__COL(struct db_queue, updated_at, DB__INT),
+    DB__COL(struct db_queue, created_by, DB__TEXT),
+    DB__COL(struct db_queue, description, DB__TEXT),
+    DB__COL(struct db_queue, rank, DB__INT),
+    DB__COL(struct db_queue, default_pools, DB__TEXT),
+    DB__COL(struct db_queue, node_types, DB__TEXT),
+    DB__COL(struct db_queue, scheduling_rules, DB__TEXT),
+    DB__COL_AS("parent.id", struct db_queue, parent_id, DB__TEXT),
+    DB__COL_AS("parent.name", struct db_queue, parent_name, DB__TEXT),
+};
+static const struct db__shape queue_shape = DB__SHAPE(struct db_queue, queue_cols, NULL);
+#define QUEUE_INSERT_COLS 12 /* id .. scheduling_rules */
+#define QUEUE_PARENT_PARAM 4 /* parent_seq: NULL for a department */
+#define QUEUE_EDIT_FIRST 8   /* description */
+#define QUEUE_EDIT_COLS 5    /* description .. scheduling_rules */
 
 static void quota_row(struct db__stmt *st, struct db_quota *qt)
 {
@@ -593,8 +545,8 @@ static int save_quotas(struct db__conn *c, const struct db_queue *q)
 static int queue_insert_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
-        "INSERT INTO queues (id, kind, name, parent_seq, description, rank, created_at,"
-        " updated_at, created_by, default_pools, node_types, scheduling_rules)"
+        "INSERT INTO queues (id, kind, name, parent_seq, created_at, updated_at, created_by,"
+        " description, rank, default_pools, node_types, scheduling_rules)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     struct db_queue *q = arg;
     int rc = DB_OK;
@@ -602,19 +554,9 @@ static int queue_insert_fn(struct db__conn *c, void *arg)
 
     if (!st)
         return rc;
-    db__bind_text(st, 1, q->id);
-    db__bind_int(st, 2, q->kind);
-    db__bind_text(st, 3, q->name);
-    if (q->parent_seq > 0)
-        db__bind_int64(st, 4, q->parent_seq);
-    db__bind_text(st, 5, q->description);
-    db__bind_int(st, 6, q->rank);
-    db__bind_int64(st, 7, q->created_at);
-    db__bind_int64(st, 8, q->updated_at);
-    db__bind_text(st, 9, q->created_by);
-    db__bind_text(st, 10, q->default_pools);
-    db__bind_text(st, 11, q->node_types);
-    db__bind_text(st, 12, q->scheduling_rules);
+    db__cols_bind(st, 1, queue_cols + 1, QUEUE_INSERT_COLS, q);
+    if (q->parent_seq <= 0)
+        db__bind_null(st, QUEUE_PARENT_PARAM);
     rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;
@@ -632,21 +574,17 @@ int db_queue_insert(struct db *db, struct db_queue *q)
 static int queue_update_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
-        "UPDATE queues SET description = ?, rank = ?, updated_at = ?, default_pools = ?,"
-        " node_types = ?, scheduling_rules = ? WHERE seq = ?";
+        "UPDATE queues SET description = ?, rank = ?, default_pools = ?, node_types = ?,"
+        " scheduling_rules = ?, updated_at = ? WHERE seq = ?";
     const struct db_queue *q = arg;
     int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    db__bind_text(st, 1, q->description);
-    db__bind_int(st, 2, q->rank);
-    db__bind_int64(st, 3, db__now_ms());
-    db__bind_text(st, 4, q->default_pools);
-    db__bind_text(st, 5, q->node_types);
-    db__bind_text(st, 6, q->scheduling_rules);
-    db__bind_int64(st, 7, q->seq);
+    db__cols_bind(st, 1, queue_cols + QUEUE_EDIT_FIRST, QUEUE_EDIT_COLS, q);
+    db__bind_int64(st, QUEUE_EDIT_COLS + 1, db__now_ms());
+    db__bind_int64(st, QUEUE_EDIT_COLS + 2, q->seq);
     rc = db__step_done(st);
     if (rc == DB_OK && db__changes(c) == 0)
         rc = DB_ENOTFOUND;
@@ -681,7 +619,7 @@ static int queue_delete_fn(struct db__conn *c, void *arg)
     if (!st)
         return rc;
     db__bind_int64(st, 1, a->seq);
-    rc = one_row(db__step(st));
+    rc = db__one_row(db__step(st));
     if (rc == DB_OK && db__col_int64(st, 0) > 0)
         rc = DB_ECONFLICT;
     rc = db__done(st, rc);
@@ -732,10 +670,7 @@ static int queue_get_fn(struct db__conn *c, void *arg)
     db__bind_text(st, 1, a->text);
     if (a->kind >= 0)
         db__bind_int(st, 2, a->kind);
-    rc = one_row(db__step(st));
-    if (rc == DB_OK)
-        queue_row(st, a->one);
-    rc = db__done(st, rc);
+    rc = db__row_one(st, &queue_shape, a->one);
     return rc == DB_OK ? load_quotas(c, a->one) : rc;
 }
 
@@ -759,18 +694,13 @@ int db__queues(struct db__conn *c, int kind, struct db_queue **out, int *n)
     static const char sql[] =
         "SELECT " QUEUE_COLS " FROM queues q LEFT JOIN queues p ON p.seq = q.parent_seq"
         " WHERE ?1 < 0 OR q.kind = ?1 ORDER BY q.seq";
-    int rc = DB_OK, cap = 0, i;
+    int rc = DB_OK, i;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_int(st, 1, kind);
-    while ((rc = db__step(st)) == DB__ROW) {
-        if (db__grow(out, *n, &cap, sizeof(**out)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        queue_row(st, &(*out)[(*n)++]);
-    }
-    rc = db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
+    rc = db__row_list(st, &queue_shape, out, n);
     for (i = 0; rc == DB_OK && i < *n; i++)
         rc = load_quotas(c, &(*out)[i]);
     return rc;

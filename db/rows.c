@@ -1,0 +1,157 @@
+/*
+ * rows.c: the one way db/ moves a struct to and from a statement. A table's
+ * file describes its row once, as a column table (struct db__col: for each
+ * column its name, its kind, and where it sits in the struct), and the
+ * binder and the readers below walk that table, so no table's file repeats
+ * a loop of binds or of column reads. They go through stmt.c's calls only,
+ * so they serve SQLite and PostgreSQL alike.
+ *
+ * Invariants:
+ *   1. An integer column's width is its field's (1, 2, 4 or 8 bytes): it is
+ *      read as a 64-bit value and stored in that width, and a field is
+ *      bound as the 64-bit value it holds (unsigned fields keep their bits).
+ *   2. A text column lands in a fixed char array, cut to its size - 1 and
+ *      terminated; SQL NULL gives "" (db__copy). A DB__DUP column is a
+ *      malloc'd copy the row's owner frees; NULL gives "".
+ *   3. A row read into a struct starts from zeros (db__row_read): the
+ *      fields no column names stay 0, whatever the struct held before.
+ */
+#include "db_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The field of `row` that col describes. */
+#define FIELD(row, col) ((char *)(row) + (col)->off)
+
+static void int_store(void *field, size_t size, int64_t v)
+{
+    int8_t i8 = (int8_t)v;
+    int16_t i16 = (int16_t)v;
+    int32_t i32 = (int32_t)v;
+
+    switch (size) {
+    case 1: memcpy(field, &i8, 1); break;
+    case 2: memcpy(field, &i16, 2); break;
+    case 4: memcpy(field, &i32, 4); break;
+    default: memcpy(field, &v, 8); break;
+    }
+}
+
+static int64_t int_load(const void *field, size_t size)
+{
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+
+    switch (size) {
+    case 1: memcpy(&i8, field, 1); return i8;
+    case 2: memcpy(&i16, field, 2); return i16;
+    case 4: memcpy(&i32, field, 4); return i32;
+    default: memcpy(&i64, field, 8); return i64;
+    }
+}
+
+int db__cols_read(struct db__stmt *st, int col, const struct db__col *cols, int n, void *row)
+{
+    int i, rc = DB_OK;
+
+    for (i = 0; i < n; i++) {
+        const struct db__col *k = &cols[i];
+        const char *s;
+        char *dup;
+        double d;
+
+        switch (k->type) {
+        case DB__INT:
+            int_store(FIELD(row, k), k->size, db__col_int64(st, col + i));
+            break;
+        case DB__DOUBLE:
+            d = db__col_double(st, col + i);
+            memcpy(FIELD(row, k), &d, sizeof(d));
+            break;
+        case DB__TEXT:
+            db__copy(FIELD(row, k), k->size, st, col + i);
+            break;
+        case DB__DUP:
+            s = db__col_text(st, col + i);
+            dup = strdup(s ? s : "");
+            memcpy(FIELD(row, k), &dup, sizeof(dup));
+            if (!dup)
+                rc = DB_ENOMEM;
+            break;
+        }
+    }
+    return rc;
+}
+
+void db__cols_bind(struct db__stmt *st, int param, const struct db__col *cols, int n,
+                   const void *row)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        const struct db__col *k = &cols[i];
+        const char *field = (const char *)row + k->off, *s;
+        double d;
+
+        switch (k->type) {
+        case DB__INT:
+            db__bind_int64(st, param + i, int_load(field, k->size));
+            break;
+        case DB__DOUBLE:
+            memcpy(&d, field, sizeof(d));
+            db__bind_double(st, param + i, d);
+            break;
+        case DB__TEXT:
+            db__bind_text(st, param + i, field);
+            break;
+        case DB__DUP:
+            memcpy(&s, field, sizeof(s));
+            db__bind_text(st, param + i, s);
+            break;
+        }
+    }
+}
+
+int db__row_read(struct db__stmt *st, int col, const struct db__shape *s, void *row)
+{
+    int rc;
+
+    memset(row, 0, s->size);
+    rc = db__cols_read(st, col, s->cols, s->n, row);
+    if (s->fix)
+        s->fix(row);
+    return rc;
+}
+
+int db__row_one(struct db__stmt *st, const struct db__shape *s, void *row)
+{
+    int rc = db__one_row(db__step(st));
+
+    if (rc == DB_OK)
+        rc = db__row_read(st, 0, s, row);
+    return db__done(st, rc);
+}
+
+int db__row_list(struct db__stmt *st, const struct db__shape *s, void *arrp, int *n)
+{
+    char **arr = arrp;
+    int src, rc = DB_OK, cap = *n; /* what the array holds at least */
+
+    while (rc == DB_OK && (src = db__step(st)) == DB__ROW) {
+        if (db__grow(arrp, *n, &cap, s->size) != DB_OK)
+            return db__done(st, DB_ENOMEM);
+        /* counted before it is read: a row that failed halfway is freed with the rest */
+        rc = db__row_read(st, 0, s, *arr + (size_t)(*n)++ * s->size);
+    }
+    if (rc == DB_OK)
+        rc = src == DB__DONE ? DB_OK : DB_EIO;
+    return db__done(st, rc);
+}
+
+int db__one_row(int src)
+{
+    return src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : DB_EIO;
+}
