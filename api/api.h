@@ -1,7 +1,8 @@
 /*
  * api.h: what the files of allotd share: the server context, the request
  * as handlers see it, the route table, replies, authentication and
- * authorization, and the scheduler thread's interface.
+ * authorization. The control loop (the scheduler thread, leadership, the
+ * change feed) is reached through control.h.
  *
  * Invariants:
  *   1. Every route is in api_routes[] with its method, pattern and the
@@ -24,6 +25,7 @@
 #include <stdint.h>
 
 #include "db.h"
+#include "control.h"
 
 #define API_BODY_MAX (1024 * 1024)
 #define API_PUBLIC_BODY_MAX (16 * 1024)   /* bodies of routes that need no token */
@@ -32,7 +34,7 @@
 #define API_JSON_DEPTH_MAX 32   /* arrays and objects inside each other (json_in.c) */
 #define API_PAGE_MAX 500
 #define API_PAGE_DEFAULT 50
-#define API_CLUSTER_ID "6a4e5f3c-1b2d-4c8e-9f00-a11070000001"
+#define API_CLUSTER_ID CTL_CLUSTER_ID
 #define API_CLUSTER_NAME "allot"
 #define API_ISSUER "allotd"
 #define API_MAX_SIM 16
@@ -228,152 +230,13 @@ int api_pcache_get(struct api_pcache *pc, const char *token, int64_t now_s,
 void api_pcache_put(struct api_pcache *pc, const char *token, int64_t exp_s, int64_t nbf_s,
                     uint64_t generation, const struct api_principal *p);
 
-/* ---- the scheduler thread (sched_loop.c) ----
- * The thread keeps the scheduling state in memory. Whoever changes rows
- * it schedules from must say so once the change has committed:
- * api_sched_touch() for a workload (submitted, deleted, suspended,
- * resumed, finished), api_sched_org_changed() for pools, nodes (a node
- * registered, lost or back), departments and projects. Both wake it. */
-struct api_sched;
-struct api_share {
-    int64_t queue_seq, pool_seq;
-    int kind;                          /* enum db_queue_kind */
-    char queue[DB_NAME_LEN], pool[DB_NAME_LEN];
-    int64_t deserved[3], fair[3], allocated[3], requested[3];
-};
-#define API_HIST_BUCKETS 12
-/* The locks a request can wait on while the scheduler thread holds them:
- * its state (wake flags, touched workloads, shares, these stats), the
- * model (what-if runs copy it under this lock, which the scheduler
- * thread holds while it changes the model) and the database writer (a
- * cycle's write is one op of a group commit; writes queued behind it
- * wait for it). */
-enum api_lock { API_LOCK_STATE, API_LOCK_MODEL, API_LOCK_WRITE, API_LOCKS };
-#define API_HOLD_BUCKETS 13
-struct api_sched_stats {
-    int64_t cycles, decisions, last_cycle_us, max_cycle_us, pending, running;
-    int64_t cycle_us_total;
-    int64_t hist[API_HIST_BUCKETS];    /* cycles per duration bucket (not cumulative) */
-    int64_t evictions[3];              /* by reason: reclaim, preempt, stale gang */
-    int64_t failures;                  /* cycles that could not be stored */
-    int64_t fenced;                    /* turns whose writes the leader's fence refused */
-    int64_t cycles_full, cycles_reused; /* cycles the core ran in full; answered from its memo */
-    int64_t cycles_kept;               /* cycles it ran on its kept session (a departure with pods) */
-    /* the scheduler thread's holds of each lock (enum api_lock) */
-    int64_t holds[API_LOCKS], hold_us_total[API_LOCKS], hold_max_us[API_LOCKS];
-    int64_t hold_cpu_max_us[API_LOCKS]; /* the most CPU time the holder ran in one hold
-                                           (model and write: state's is not read) */
-    int64_t hold_hist[API_LOCKS][API_HOLD_BUCKETS];   /* per bucket, not cumulative */
-};
-extern const double api_hist_bounds[API_HIST_BUCKETS - 1];   /* seconds; last is +Inf */
-extern const double api_hold_bounds[API_HOLD_BUCKETS - 1];   /* seconds; last is +Inf */
-extern const char *const api_lock_names[API_LOCKS];
-extern const char *const api_eviction_reasons[3];
-/* ---- leadership among replicas (leader.c) ---- */
-#define API_LEADER_TTL_MS 3000
-#define API_LEADER_RENEW_MS 1000
-#define API_LEADER_ASK_MS 500
-/* The leader's own deadline: this share of the lease after its ask (the
- * database's expiry is later, whatever the clocks say, as long as they
- * tick at the same rate give or take a tenth); a renewal period must be
- * shorter, or the leadership lapses between renewals. */
-#define API_LEADER_LOCAL(ttl) ((ttl) * 9 / 10)
-struct api_leader;
-struct api_leader_opts {
-    int64_t ttl_ms;                    /* the lease; 0: API_LEADER_TTL_MS */
-    int64_t renew_ms;                  /* the leader extends it this often; 0: API_LEADER_RENEW_MS */
-    int64_t ask_ms;                    /* a follower asks for it this often; 0: API_LEADER_ASK_MS */
-    const char *holder;                /* this replica's name; NULL: host:pid:random */
-};
-struct api_leader_info {
-    int leading;
-    int64_t epoch;                     /* this replica's, while it leads; else 0 */
-    char holder[96];                   /* this replica */
-    char leader[96];                   /* who holds the lease as last read; "" nobody */
-    int64_t leader_epoch;
-    int db_ok;                         /* the database answered the last ask */
-    int64_t gained;                    /* leaderships this replica took */
-    int64_t ttl_ms;
-};
-/* Starts the thread that holds or waits for the lease (after one ask, so
- * a replica that can lead does from the start). 0 or -1. */
-int api_leader_start(struct db *db, const struct api_leader_opts *o, struct api_leader **out);
-/* Stops the thread and gives the lease back. NULL is a no-op. */
-void api_leader_stop(struct api_leader *l);
-/* Called (on the leader's thread) whenever this replica starts or stops leading. */
-void api_leader_hook(struct api_leader *l, void (*hook)(void *), void *arg);
-/* The epoch while this replica leads, else 0 (NULL: 0). */
-int64_t api_leader_epoch(struct api_leader *l);
-/* A write fenced by epoch was refused: this replica leads no more. */
-void api_leader_lost(struct api_leader *l, int64_t epoch);
-void api_leader_get(struct api_leader *l, struct api_leader_info *out);
-
-/* ---- the change log's reader (changefeed.c) ---- */
-struct api_feed;
-struct db_change;
-typedef void (*api_feed_fn)(void *arg, const struct db_change *ch);
-struct api_feed *api_feed_new(void);
-void api_feed_free(struct api_feed *f);
-/* Hands fn each change other processes made since the last poll (the
- * first poll only notes where the log is). 0, or -1 if the database
- * could not be read (the next poll goes on from where this one stopped). */
-int api_feed_poll(struct api_feed *f, struct db *db, int64_t now_ms, api_feed_fn fn, void *arg);
-
-struct api_sched_opts {
-    int period_ms;                     /* default 1000 */
-    int sample_period_ms;              /* allocation samples; default 15000 */
-    int64_t agent_lost_after_ms;       /* the agents' lease plus its margin */
-    int64_t retention_ms;              /* purge deleted workloads after; 0: never */
-    const char *db_path;               /* borrowed: whose logs purged workloads leave */
-    struct api_leader *leader;         /* cycles and liveness checks run only while
-                                          it leads; NULL: always */
-    struct api_pcache *pc;             /* emptied when another replica changes
-                                          principals; may be NULL */
-};
-int api_sched_start(struct db *db, const struct api_sched_opts *o, struct api_sched **out);
-
-/* The metrics time series the scheduler thread records every sample
- * period (series_rec.c): it remembers the last values to write only
- * changes. */
-struct api_series_rec;
-struct sched_model;
-struct api_series_rec *api_series_rec_new(void);
-void api_series_rec_free(struct api_series_rec *rec);      /* NULL is a no-op */
-/* Takes one sample of the model's cluster, pools, nodes, workloads and
- * queues at now_ms and hands it to the recorder's own thread, which
- * writes its changes in turns of about turn_us (db_series_add_turn),
- * prunes points older than keep_after_ms, and tells held(arg, us, cpu_us)
- * how long each turn held the writer (cpu_us of it on the writer's CPU); returns without waiting for the write
- * (a sample not yet begun when the next comes is replaced by it).
- * api_series_rec_free() writes what waits first. 0 or -1. */
-int api_series_record(struct api_series_rec *rec, struct db *db, const struct sched_model *m,
-                      int64_t now_ms, int64_t keep_after_ms, int64_t turn_us,
-                      void (*held)(void *arg, int64_t us, int64_t cpu_us), void *arg);
-void api_sched_wake(struct api_sched *s);
-void api_sched_touch(struct api_sched *s, int64_t workload_seq);
-void api_sched_org_changed(struct api_sched *s);
-/* Advances on every api_sched_org_changed(); caches of org rows compare it. */
-uint64_t api_sched_org_generation(struct api_sched *s);
-/* Lets the running cycle finish, then joins the thread. NULL is a no-op. */
-void api_sched_stop(struct api_sched *s);
-/* The last cycle's fair share of a queue in a pool; 0 if none recorded. */
-int api_sched_share(struct api_sched *s, int64_t queue_seq, int64_t pool_seq,
-                    struct api_share *out);
-/* Every (queue, pool) of the last cycle; *out malloc'd (free()). */
-int api_sched_shares(struct api_sched *s, struct api_share **out, int *n);
-void api_sched_get_stats(struct api_sched *s, struct api_sched_stats *out);
-/* 1 once the state is loaded and a cycle has completed. */
-int api_sched_ready(struct api_sched *s);
-/* Runs one cycle now on the calling thread (tests); decisions count out. */
-int api_sched_run_once(struct api_sched *s, int *n_decisions);
-
 /* ---- the server (http.c) ---- */
 struct api_app {
     struct api_config cfg;
     struct db *db;
     struct api_keyring key;
-    struct api_sched *sched;
-    struct api_leader *leader;
+    struct ctl_sched *sched;
+    struct ctl_leader *leader;
     struct api_ratelimit *rl;   /* per client address */
     struct api_ratelimit *url;  /* per signed-in principal */
     struct api_loginguard *lg;  /* may be NULL: no limits on guessing */
@@ -890,15 +753,6 @@ void api_pod_id(const struct db_workload *w, int idx, char *out, size_t len);
 /* Checks an API_AGENT route's bearer agent token, filling agent_token and
  * agent_node; replies 401 itself and returns -1 when it is not valid. */
 int api_agent_authenticate(struct api_req *r);
-/* Marks NotReady the agents' nodes that missed their heartbeats (none
- * before started_ms plus their timeout), and suspends the Running
- * workloads past their project's time or idle-GPU limits; the scheduler
- * thread calls it. Returns how many nodes and workloads it changed, or -1. */
-/* Nodes silent longer than lost_after_ms (the lease plus its margin,
- * counted from started_ms at the earliest) are lost and their workloads
- * requeued; workloads past their project's limits are suspended. Returns
- * how many changed, -1 on error. */
-int api_agent_enforce(struct db *db, int64_t now_ms, int64_t started_ms, int64_t lost_after_ms);
 void api_h_agent_tokens_create(struct api_req *r);
 void api_h_agent_tokens_list(struct api_req *r);
 void api_h_agent_token_revoke(struct api_req *r);

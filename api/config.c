@@ -303,9 +303,9 @@ static void defaults(struct api_config *cfg)
     cfg->max_pending_project = 10000;
     cfg->max_pending_user = 5000;
     cfg->db_statement_ms = -1;
-    cfg->leader_lease_ms = API_LEADER_TTL_MS;
-    cfg->leader_renew_ms = API_LEADER_RENEW_MS;
-    cfg->leader_ask_ms = API_LEADER_ASK_MS;
+    cfg->leader_lease_ms = CTL_LEADER_TTL_MS;
+    cfg->leader_renew_ms = CTL_LEADER_RENEW_MS;
+    cfg->leader_ask_ms = CTL_LEADER_ASK_MS;
 }
 
 static void finish(struct api_config *cfg)
@@ -377,11 +377,11 @@ int api_config_parse(struct api_config *cfg, int argc, char **argv)
                 " (SQLite runs inside allotd)\n");
         return -1;
     }
-    if (cfg->leader_renew_ms >= API_LEADER_LOCAL(cfg->leader_lease_ms)) {
+    if (cfg->leader_renew_ms >= CTL_LEADER_LOCAL(cfg->leader_lease_ms)) {
         fprintf(stderr, "allotd: --leader-renew-ms %d must be less than 9/10 of"
                 " --leader-lease-ms %d (%d): the leader's own deadline would pass between"
                 " renewals (docs/ha.md)\n", cfg->leader_renew_ms, cfg->leader_lease_ms,
-                API_LEADER_LOCAL(cfg->leader_lease_ms));
+                CTL_LEADER_LOCAL(cfg->leader_lease_ms));
         return -1;
     }
     return 0;

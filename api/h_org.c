@@ -130,10 +130,10 @@ static json_t *status_json(struct api_req *r, const struct db_queue *q)
         np = 0;
     per = json_array();
     for (i = 0; i < n; i++) {
-        struct api_share sh;
+        struct ctl_share sh;
         json_t *e;
         memset(&sh, 0, sizeof(sh));
-        api_sched_share(r->app->sched, q->seq, u[i].pool_seq, &sh);
+        ctl_sched_share(r->app->sched, q->seq, u[i].pool_seq, &sh);
         snprintf(id, sizeof(id), "%lld", (long long)u[i].pool_seq);
         e = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o}", "nodePoolId", id, "nodePoolName",
                       pool_name_of(pools, np, u[i].pool_seq), "allocated",
@@ -800,7 +800,7 @@ static void queue_create(struct api_req *r, int kind)
         api_db_error(r, rc, rc == DB_ECONFLICT ? "the name is taken" : "cannot create");
         goto out;
     }
-    api_sched_org_changed(r->app->sched);
+    ctl_sched_org_changed(r->app->sched);
     api_reply(r, 201, queue_json(r, q));
 out:
     json_decref(o);
@@ -865,7 +865,7 @@ static json_t *qrow_json(struct api_req *r, const void *row)
 
 static void qrow_fill(struct api_req *r, const struct db_queue *q, struct qrow *x)
 {
-    struct api_share sh;
+    struct ctl_share sh;
     int i;
 
     x->q = q;
@@ -874,7 +874,7 @@ static void qrow_fill(struct api_req *r, const struct db_queue *q, struct qrow *
         if (x->gpu_quota >= 0)
             x->gpu_quota = q->quotas[i].deserved[0] < 0 ? -1
                                                         : x->gpu_quota + dev(q->quotas[i].deserved[0]);
-        if (api_sched_share(r->app->sched, q->seq, q->quotas[i].pool_seq, &sh))
+        if (ctl_sched_share(r->app->sched, q->seq, q->quotas[i].pool_seq, &sh))
             x->gpu_alloc += dev(sh.allocated[0]);
     }
 }
@@ -1039,7 +1039,7 @@ static void queue_delete(struct api_req *r, int kind)
         api_db_error(r, rc, "cannot delete");
         goto out;
     }
-    api_sched_org_changed(r->app->sched);
+    ctl_sched_org_changed(r->app->sched);
     api_reply_text(r, 204, "application/json", "", 0);
 out:
     free(purged);
@@ -1078,7 +1078,7 @@ static void queue_resources(struct api_req *r, int kind, int merge)
         api_db_error(r, rc, "cannot update");
         goto out;
     }
-    api_sched_org_changed(r->app->sched);
+    ctl_sched_org_changed(r->app->sched);
     api_reply(r, 200, resources_json(q));
 out:
     json_decref(a);
@@ -1149,7 +1149,7 @@ static void queue_change(struct api_req *r, int kind, int mode)
         api_db_error(r, rc, "cannot update");
         goto out;
     }
-    api_sched_org_changed(r->app->sched);
+    ctl_sched_org_changed(r->app->sched);
     rc = db_queue_get(r->app->db, q->id, q);
     if (rc != DB_OK) {
         api_db_error(r, rc, "cannot read it back");

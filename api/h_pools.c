@@ -17,7 +17,7 @@
  *   schedulingConfiguration {placementStrategy, minGuaranteedRuntime
  *     ("5d8h40m", "90s"; null or "" for none), timeBasedFairshare {enabled,
  *     windowSeconds, halfLifeSeconds, kValue}}.
- * The scheduler thread is told after every change (api_sched_org_changed).
+ * The scheduler thread is told after every change (ctl_sched_org_changed).
  *
  * Invariants:
  *   1. Reading pools and nodes needs only a token: every role may see the
@@ -456,7 +456,7 @@ void api_h_pools_create(struct api_req *r)
         api_db_error(r, rc, "cannot create");
         goto out;
     }
-    api_sched_org_changed(r->app->sched);
+    ctl_sched_org_changed(r->app->sched);
     reply_pool(r, 201, p.seq);
 out:
     json_decref(o);
@@ -513,7 +513,7 @@ static void pool_change(struct api_req *r, int replace)
         api_db_error(r, rc, "cannot update");
         goto out;
     }
-    api_sched_org_changed(r->app->sched);
+    ctl_sched_org_changed(r->app->sched);
     reply_pool(r, 200, p.seq);
 out:
     json_decref(o);
@@ -549,7 +549,7 @@ void api_h_pool_delete(struct api_req *r)
         api_db_error(r, rc, "cannot delete");
         return;
     }
-    api_sched_org_changed(r->app->sched);
+    ctl_sched_org_changed(r->app->sched);
     api_reply_text(r, 204, "application/json", "", 0);
 }
 

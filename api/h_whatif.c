@@ -25,7 +25,6 @@
  *      status the real request would get.
  */
 #include "api.h"
-#include "whatif.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,10 +179,10 @@ static int run(struct api_req *r, const struct wi_change *ch, int n, struct wi_r
 {
     static const char busy[] = "{\"code\":503,\"message\":\"Service unavailable\",\"details\":"
                                "\"other what-if runs kept this one waiting; retry in a second\"}";
-    struct api_share *before = NULL;
+    struct ctl_share *before = NULL;
     int n_before = 0, rc;
 
-    api_sched_shares(r->app->sched, &before, &n_before);
+    ctl_sched_shares(r->app->sched, &before, &n_before);
     rc = wi_run(r->app->sched, ch, n, before, n_before, res);
     free(before);
     if (rc == WI_BUSY)

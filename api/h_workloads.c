@@ -33,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched.h"
 
 static double dev(int64_t milli)
 {
@@ -183,7 +182,7 @@ static int workload_in(struct api_req *r, json_t *o, struct db_workload *w,
 static void submitted(struct api_req *r, const struct db_workload *w)
 {
     api_metrics_submitted();
-    api_sched_touch(r->app->sched, w->seq);
+    ctl_sched_touch(r->app->sched, w->seq);
 }
 
 /* allotd's caps on pending work (--max-pending-per-project, -per-user). */
@@ -931,7 +930,7 @@ static void act(struct api_req *r, int action, const char *done)
         api_db_error(r, rc, "cannot change the workload");
         goto out;
     }
-    api_sched_touch(r->app->sched, w.seq);
+    ctl_sched_touch(r->app->sched, w.seq);
     snprintf(msg, sizeof(msg), "workload %s %s", w.name, done);
     api_reply(r, 202, json_pack("{s:i, s:s}", "code", 202, "message", msg));
 out:
@@ -1038,7 +1037,7 @@ void api_h_wl_batch(struct api_req *r)
         const char *wid = json_string_value(json_array_get(b->ids, (size_t)b->idx[i]));
         if (b->rcs[i] == DB_OK) {
             json_array_append_new(ok, json_string(wid));
-            api_sched_touch(r->app->sched, b->seqs[i]);
+            ctl_sched_touch(r->app->sched, b->seqs[i]);
         } else {
             batch_fail(failed, wid, b->rcs[i] == DB_ECONFLICT ? 409
                                     : b->rcs[i] == DB_ENOTFOUND ? 404
@@ -1150,7 +1149,7 @@ static int evictions_in(struct api_req *r, struct db_event_query *q, char **reas
         return -1;
     a = json_array();
     for (i = 0; i < 3; i++)
-        json_array_append_new(a, json_string(api_eviction_reasons[i]));
+        json_array_append_new(a, json_string(ctl_eviction_reasons[i]));
     *reasons = json_dumps(a, JSON_COMPACT);
     json_decref(a);
     if (seqs) {
@@ -1588,7 +1587,7 @@ void api_h_wl_inference_patch(struct api_req *r)
         api_db_error(r, rc, "cannot update the workload");
         goto out;
     }
-    api_sched_touch(r->app->sched, w.seq);
+    ctl_sched_touch(r->app->sched, w.seq);
     db_workload_clear(nw);
     rc = db_workload_get(r->app->db, w.id, nw);
     if (rc != DB_OK) {

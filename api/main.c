@@ -280,11 +280,27 @@ static void arenas(int http_threads)
     mallopt(M_ARENA_MAX, http_threads + 32);
 }
 
+/* The control loop purged deleted workloads: their logs go too. */
+static void drop_purged_logs(void *arg, const int64_t *seqs, int n)
+{
+    const struct api_app *app = arg;
+
+    api_logs_drop(app->cfg.files_stem, seqs, n);
+}
+
+/* Another replica changed users, tokens or access rules. */
+static void principals_changed(void *arg)
+{
+    const struct api_app *app = arg;
+
+    api_pcache_invalidate(app->pc);
+}
+
 int main(int argc, char **argv)
 {
     struct api_app *app = calloc(1, sizeof(*app));
-    struct api_sched_opts opts;
-    struct api_leader_opts lopts = {0, 0, 0, NULL};
+    struct ctl_sched_opts opts = {0};
+    struct ctl_leader_opts lopts = {0, 0, 0, NULL};
     sigset_t set;
     int rc, status = 1;
 
@@ -338,15 +354,16 @@ int main(int argc, char **argv)
     opts.sample_period_ms = app->cfg.sample_period_ms;
     opts.agent_lost_after_ms = (int64_t)app->cfg.agent_lease_ms + app->cfg.agent_margin_ms;
     opts.retention_ms = (int64_t)app->cfg.retention_days * 86400000LL;
-    opts.db_path = app->cfg.files_stem;
+    opts.purged = drop_purged_logs;
+    opts.principals_changed = principals_changed;
+    opts.hook_arg = app;
     lopts.ttl_ms = app->cfg.leader_lease_ms;
     lopts.renew_ms = app->cfg.leader_renew_ms;
     lopts.ask_ms = app->cfg.leader_ask_ms;
-    if (!app->rl || !app->url || !app->lg || api_leader_start(app->db, &lopts, &app->leader) != 0)
+    if (!app->rl || !app->url || !app->lg || ctl_leader_start(app->db, &lopts, &app->leader) != 0)
         goto out;
     opts.leader = app->leader;
-    opts.pc = app->pc;
-    if (api_sched_start(app->db, &opts, &app->sched) != 0)
+    if (ctl_sched_start(app->db, &opts, &app->sched) != 0)
         goto out;
     if (api_http_start(app) != 0)
         goto out;
@@ -360,8 +377,8 @@ int main(int argc, char **argv)
     status = 0;
 out:
     api_http_stop(app);
-    api_sched_stop(app->sched);
-    api_leader_stop(app->leader);
+    ctl_sched_stop(app->sched);
+    ctl_leader_stop(app->leader);
     db_close(app->db);
     api_ratelimit_free(app->rl);
     api_ratelimit_free(app->url);

@@ -52,9 +52,9 @@ struct text {
 
 /* This replica's leadership; without a leader thread (tests that start
  * none) it leads alone. */
-static void leader_info(struct api_app *app, struct api_leader_info *li)
+static void leader_info(struct api_app *app, struct ctl_leader_info *li)
 {
-    api_leader_get(app->leader, li);
+    ctl_leader_get(app->leader, li);
     if (!app->leader)
         li->leading = 1;
 }
@@ -127,11 +127,11 @@ static void queue_gauges(struct api_req *r, struct text *t)
 {
     static const char *const names[] = {"kai_queue_deserved_gpus", "kai_queue_fair_share_gpu",
                                         "kai_queue_allocated_gpus", "allot_queue_requested_gpus"};
-    struct api_share *sh = NULL;
+    struct ctl_share *sh = NULL;
     char q[2 * DB_NAME_LEN], p[2 * DB_NAME_LEN], v[48];
     int n = 0, i, k;
 
-    if (api_sched_shares(r->app->sched, &sh, &n) != 0)
+    if (ctl_sched_shares(r->app->sched, &sh, &n) != 0)
         return;
     for (k = 0; k < 4; k++) {
         addf(t, "# TYPE %s gauge\n", names[k]);
@@ -167,34 +167,34 @@ static void phase_gauges(struct api_req *r, struct text *t)
     }
 }
 
-static void cycle_gauges(const struct api_sched_stats *st, struct text *t)
+static void cycle_gauges(const struct ctl_sched_stats *st, struct text *t)
 {
     int64_t cum = 0;
     int i;
 
     addf(t, "# TYPE allot_sched_cycle_duration_seconds histogram\n");
-    for (i = 0; i < API_HIST_BUCKETS - 1; i++) {
+    for (i = 0; i < CTL_HIST_BUCKETS - 1; i++) {
         cum += st->hist[i];
         addf(t, "allot_sched_cycle_duration_seconds_bucket{le=\"%g\"} %lld\n",
-             api_hist_bounds[i], (long long)cum);
+             ctl_hist_bounds[i], (long long)cum);
     }
-    cum += st->hist[API_HIST_BUCKETS - 1];
+    cum += st->hist[CTL_HIST_BUCKETS - 1];
     addf(t, "allot_sched_cycle_duration_seconds_bucket{le=\"+Inf\"} %lld\n", (long long)cum);
     addf(t, "allot_sched_cycle_duration_seconds_sum %lld.%06lld\n",
          (long long)(st->cycle_us_total / 1000000), (long long)(st->cycle_us_total % 1000000));
     addf(t, "allot_sched_cycle_duration_seconds_count %lld\n", (long long)st->cycles);
     addf(t, "# TYPE allot_evictions_total counter\n");
     for (i = 0; i < 3; i++)
-        addf(t, "allot_evictions_total{reason=\"%s\"} %lld\n", api_eviction_reasons[i],
+        addf(t, "allot_evictions_total{reason=\"%s\"} %lld\n", ctl_eviction_reasons[i],
              (long long)st->evictions[i]);
     addf(t, "# TYPE allot_sched_store_failures_total counter\n"
             "allot_sched_store_failures_total %lld\n", (long long)st->failures);
 }
 
 /* How long the scheduler thread held each lock a request can wait on. */
-static void leader_gauges(struct api_req *r, const struct api_sched_stats *st, struct text *t)
+static void leader_gauges(struct api_req *r, const struct ctl_sched_stats *st, struct text *t)
 {
-    struct api_leader_info li;
+    struct ctl_leader_info li;
 
     leader_info(r->app, &li);
     addf(t, "# TYPE allot_leader gauge\nallot_leader %d\n", li.leading);
@@ -204,36 +204,36 @@ static void leader_gauges(struct api_req *r, const struct api_sched_stats *st, s
          (long long)st->fenced);
 }
 
-static void hold_gauges(const struct api_sched_stats *st, struct text *t)
+static void hold_gauges(const struct ctl_sched_stats *st, struct text *t)
 {
     int l, i;
 
     addf(t, "# TYPE allot_sched_lock_hold_seconds histogram\n");
-    for (l = 0; l < API_LOCKS; l++) {
+    for (l = 0; l < CTL_LOCKS; l++) {
         int64_t cum = 0;
-        for (i = 0; i < API_HOLD_BUCKETS - 1; i++) {
+        for (i = 0; i < CTL_HOLD_BUCKETS - 1; i++) {
             cum += st->hold_hist[l][i];
             addf(t, "allot_sched_lock_hold_seconds_bucket{lock=\"%s\",le=\"%g\"} %lld\n",
-                 api_lock_names[l], api_hold_bounds[i], (long long)cum);
+                 ctl_lock_names[l], ctl_hold_bounds[i], (long long)cum);
         }
-        cum += st->hold_hist[l][API_HOLD_BUCKETS - 1];
+        cum += st->hold_hist[l][CTL_HOLD_BUCKETS - 1];
         addf(t, "allot_sched_lock_hold_seconds_bucket{lock=\"%s\",le=\"+Inf\"} %lld\n",
-             api_lock_names[l], (long long)cum);
-        addf(t, "allot_sched_lock_hold_seconds_sum{lock=\"%s\"} %lld.%06lld\n", api_lock_names[l],
+             ctl_lock_names[l], (long long)cum);
+        addf(t, "allot_sched_lock_hold_seconds_sum{lock=\"%s\"} %lld.%06lld\n", ctl_lock_names[l],
              (long long)(st->hold_us_total[l] / 1000000),
              (long long)(st->hold_us_total[l] % 1000000));
-        addf(t, "allot_sched_lock_hold_seconds_count{lock=\"%s\"} %lld\n", api_lock_names[l],
+        addf(t, "allot_sched_lock_hold_seconds_count{lock=\"%s\"} %lld\n", ctl_lock_names[l],
              (long long)st->holds[l]);
     }
     addf(t, "# TYPE allot_sched_lock_hold_max_seconds gauge\n");
-    for (l = 0; l < API_LOCKS; l++)
-        addf(t, "allot_sched_lock_hold_max_seconds{lock=\"%s\"} %lld.%06lld\n", api_lock_names[l],
+    for (l = 0; l < CTL_LOCKS; l++)
+        addf(t, "allot_sched_lock_hold_max_seconds{lock=\"%s\"} %lld.%06lld\n", ctl_lock_names[l],
              (long long)(st->hold_max_us[l] / 1000000), (long long)(st->hold_max_us[l] % 1000000));
     addf(t, "# TYPE allot_sched_lock_hold_cpu_max_seconds gauge\n");
-    for (l = 0; l < API_LOCKS; l++)   /* not read under the state mutex (sched_loop.c) */
-        if (l != API_LOCK_STATE)
+    for (l = 0; l < CTL_LOCKS; l++)   /* not read under the state mutex (sched_loop.c) */
+        if (l != CTL_LOCK_STATE)
             addf(t, "allot_sched_lock_hold_cpu_max_seconds{lock=\"%s\"} %lld.%06lld\n",
-                 api_lock_names[l], (long long)(st->hold_cpu_max_us[l] / 1000000),
+                 ctl_lock_names[l], (long long)(st->hold_cpu_max_us[l] / 1000000),
                  (long long)(st->hold_cpu_max_us[l] % 1000000));
 }
 
@@ -347,7 +347,7 @@ void api_metrics_render(struct api_req *r)
 {
     static const char *const cls[] = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
     struct text t = {malloc(4096), 0, 4096};
-    struct api_sched_stats st;
+    struct ctl_sched_stats st;
     struct api_conns_stats cs;
     int64_t commits = 0, writes = 0;
     char line[128];
@@ -378,7 +378,7 @@ void api_metrics_render(struct api_req *r)
     add(&t, "# TYPE allot_db_commits_total counter\nallot_db_commits_total %lld\n"
             "# TYPE allot_db_writes_total counter\n", commits, 0);
     add(&t, "allot_db_writes_total %lld\n", writes, 0);
-    api_sched_get_stats(r->app->sched, &st);
+    ctl_sched_get_stats(r->app->sched, &st);
     add(&t, "# TYPE allot_sched_cycles_total counter\nallot_sched_cycles_total %lld\n",
         st.cycles, 0);
     add(&t, "# TYPE allot_sched_decisions_total counter\nallot_sched_decisions_total %lld\n",
@@ -432,7 +432,7 @@ void api_h_readyz(struct api_req *r)
     int64_t n;
     int read_ok = db_user_count(r->app->db, &n) == DB_OK;
     int write_ok = db_health(r->app->db, why, sizeof(why)) == DB_OK;
-    int sched_ok = api_sched_ready(r->app->sched);
+    int sched_ok = ctl_sched_ready(r->app->sched);
     int ok = read_ok && write_ok && sched_ok;
     json_t *o = json_pack("{s:s, s:b, s:b, s:b}", "status", ok ? "ready" : "not ready",
                           "database", read_ok && write_ok, "writable", write_ok, "scheduler",
@@ -450,7 +450,7 @@ void api_h_readyz(struct api_req *r)
  * replica holds the lease as this one last read it. */
 void api_h_healthz(struct api_req *r)
 {
-    struct api_leader_info li;
+    struct ctl_leader_info li;
     int64_t n;
     int ok = db_user_count(r->app->db, &n) == DB_OK;
 

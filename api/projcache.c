@@ -5,7 +5,7 @@
  *
  * Invariants:
  *   1. An entry is used only while its generation equals the scheduler's
- *      organization generation (api_sched_org_generation()), which every
+ *      organization generation (ctl_sched_org_generation()), which every
  *      change to departments, projects, pools and nodes advances; the
  *      generation is read before the database, so an entry loaded during
  *      a change is stale when stored.
@@ -117,7 +117,7 @@ static int load(struct db *db, const char *id, struct api_project *out)
 int api_project_lookup(struct api_app *app, const char *id, struct api_project *out)
 {
     struct api_projcache *pc = app->projc;
-    uint64_t gen = api_sched_org_generation(app->sched);
+    uint64_t gen = ctl_sched_org_generation(app->sched);
     struct pj_entry *e;
     int rc;
 

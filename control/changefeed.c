@@ -3,7 +3,7 @@
  * other replicas changed, handed to the scheduler thread as the touches
  * and organization changes its own handlers would have made in-process.
  *
- * A poll (api_feed_poll):
+ * A poll (ctl_feed_poll):
  *   Step 1: read the rows above the highest seq read so far, in seq
  *           order; every seq skipped between two rows is a gap: a
  *           change still being committed by another replica (seqs are
@@ -19,7 +19,7 @@
  *   2. A change committed within GAP_MS of its seq being given is handed
  *      over, whatever the order of commits.
  */
-#include "api.h"
+#include "control.h"
 #include "db_ha.h"
 
 #include <stdlib.h>
@@ -33,24 +33,24 @@ struct gap {
     int64_t seq, since_ms;
 };
 
-struct api_feed {
+struct ctl_feed {
     int64_t high;             /* the highest seq read */
     struct gap gaps[MAX_GAPS];
     int n_gaps;
     int started;
 };
 
-struct api_feed *api_feed_new(void)
+struct ctl_feed *ctl_feed_new(void)
 {
-    return calloc(1, sizeof(struct api_feed));
+    return calloc(1, sizeof(struct ctl_feed));
 }
 
-void api_feed_free(struct api_feed *f)
+void ctl_feed_free(struct ctl_feed *f)
 {
     free(f);
 }
 
-static void add_gap(struct api_feed *f, int64_t seq, int64_t now_ms)
+static void add_gap(struct ctl_feed *f, int64_t seq, int64_t now_ms)
 {
     if (f->n_gaps == MAX_GAPS) { /* give the oldest up */
         memmove(f->gaps, f->gaps + 1, sizeof(f->gaps[0]) * (MAX_GAPS - 1));
@@ -60,14 +60,14 @@ static void add_gap(struct api_feed *f, int64_t seq, int64_t now_ms)
     f->gaps[f->n_gaps++].since_ms = now_ms;
 }
 
-static void hand(const struct db_change *ch, api_feed_fn fn, void *arg)
+static void hand(const struct db_change *ch, ctl_feed_fn fn, void *arg)
 {
     if (!ch->own)
         fn(arg, ch);
 }
 
 /* Step 1: one page above high; whether a full page came (read again). */
-static int read_new(struct api_feed *f, struct db *db, int64_t now_ms, api_feed_fn fn, void *arg,
+static int read_new(struct ctl_feed *f, struct db *db, int64_t now_ms, ctl_feed_fn fn, void *arg,
                     int *more)
 {
     struct db_change *rows = NULL;
@@ -89,7 +89,7 @@ static int read_new(struct api_feed *f, struct db *db, int64_t now_ms, api_feed_
 }
 
 /* Step 2 */
-static int read_gaps(struct api_feed *f, struct db *db, int64_t now_ms, api_feed_fn fn, void *arg)
+static int read_gaps(struct ctl_feed *f, struct db *db, int64_t now_ms, ctl_feed_fn fn, void *arg)
 {
     int i, k = 0, n, rc = 0;
 
@@ -111,7 +111,7 @@ static int read_gaps(struct api_feed *f, struct db *db, int64_t now_ms, api_feed
     return rc;
 }
 
-int api_feed_poll(struct api_feed *f, struct db *db, int64_t now_ms, api_feed_fn fn, void *arg)
+int ctl_feed_poll(struct ctl_feed *f, struct db *db, int64_t now_ms, ctl_feed_fn fn, void *arg)
 {
     int more = 1, pages = 0;
 

@@ -19,20 +19,21 @@
  *           otherwise; the lease is --leader-lease-ms (default 3 s), and
  *           config.c refuses a renewal period not shorter than nine tenths
  *           of it.
- * api_leader_epoch() is what the scheduler thread asks before every turn:
+ * ctl_leader_epoch() is what the scheduler thread asks before every turn:
  * the epoch while this replica leads and its local deadline has not
- * passed, else 0. A write refused by the fence (api_leader_lost) ends the
+ * passed, else 0. A write refused by the fence (ctl_leader_lost) ends the
  * leadership at once, without waiting for the thread.
  *
  * Invariants:
- *   1. api_leader_epoch() never says "leading" past the local deadline,
+ *   1. ctl_leader_epoch() never says "leading" past the local deadline,
  *      which is never later than the database's expiry.
  *   2. Even so, leadership is only advisory here: what makes a decision
  *      safe is the fence checked in its own transaction (db__fence).
  *   3. Stopping gives the lease back, so another replica (or this one
  *      restarted) takes it without waiting for it to expire.
  */
-#include "api.h"
+#include "control.h"
+#include "clock.h"
 #include "thread_role.h"
 #include "db_ha.h"
 
@@ -44,7 +45,7 @@
 #include <unistd.h>
 
 
-struct api_leader {
+struct ctl_leader {
     struct db *db;
     char holder[DB_HOLDER_LEN];
     int64_t ttl_ms, renew_ms, ask_ms;
@@ -64,23 +65,15 @@ struct api_leader {
     int64_t gained;         /* leaderships taken since start */
 };
 
-static int64_t mono_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* Under l->mu. */
-static int64_t valid_epoch(const struct api_leader *l)
+static int64_t valid_epoch(const struct ctl_leader *l)
 {
-    return l->epoch > 0 && mono_us() < l->until_us ? l->epoch : 0;
+    return l->epoch > 0 && clock_mono_us() < l->until_us ? l->epoch : 0;
 }
 
 /* Says a change of leadership and calls the hook; under l->mu (once
- * api_leader_hook() replaced the hook, the old one is never called). */
-static void announce(struct api_leader *l, int64_t now)
+ * ctl_leader_hook() replaced the hook, the old one is never called). */
+static void announce(struct ctl_leader *l, int64_t now)
 {
     int64_t was = l->announced;
 
@@ -99,10 +92,10 @@ static void announce(struct api_leader *l, int64_t now)
 }
 
 /* Steps 1 to 3 of one turn. */
-static void ask(struct api_leader *l)
+static void ask(struct ctl_leader *l)
 {
     struct db_lease row;
-    int64_t t0 = mono_us(), was, mine;
+    int64_t t0 = clock_mono_us(), was, mine;
     int rc;
 
     pthread_mutex_lock(&l->mu);
@@ -118,7 +111,7 @@ static void ask(struct api_leader *l)
         l->seen = row;
     if (rc == DB_OK) {
         l->epoch = mine;
-        l->until_us = t0 + API_LEADER_LOCAL(l->ttl_ms) * 1000;
+        l->until_us = t0 + CTL_LEADER_LOCAL(l->ttl_ms) * 1000;
         l->gained += mine != was;
     } else if (rc == DB_ECONFLICT) {
         l->epoch = 0;
@@ -131,7 +124,7 @@ static void ask(struct api_leader *l)
 
 static void *leader_main(void *arg)
 {
-    struct api_leader *l = arg;
+    struct ctl_leader *l = arg;
     struct timespec until;
     int64_t ms;
 
@@ -161,19 +154,19 @@ static void *leader_main(void *arg)
     return NULL;
 }
 
-int api_leader_start(struct db *db, const struct api_leader_opts *o, struct api_leader **out)
+int ctl_leader_start(struct db *db, const struct ctl_leader_opts *o, struct ctl_leader **out)
 {
-    struct api_leader *l = calloc(1, sizeof(*l));
+    struct ctl_leader *l = calloc(1, sizeof(*l));
     char host[64] = "";
 
     *out = NULL;
     if (!l)
         return -1;
     l->db = db;
-    l->ttl_ms = o->ttl_ms > 0 ? o->ttl_ms : API_LEADER_TTL_MS;
-    l->renew_ms = o->renew_ms > 0 ? o->renew_ms : API_LEADER_RENEW_MS;
-    l->ask_ms = o->ask_ms > 0 ? o->ask_ms : API_LEADER_ASK_MS;
-    if (l->renew_ms >= API_LEADER_LOCAL(l->ttl_ms)) {
+    l->ttl_ms = o->ttl_ms > 0 ? o->ttl_ms : CTL_LEADER_TTL_MS;
+    l->renew_ms = o->renew_ms > 0 ? o->renew_ms : CTL_LEADER_RENEW_MS;
+    l->ask_ms = o->ask_ms > 0 ? o->ask_ms : CTL_LEADER_ASK_MS;
+    if (l->renew_ms >= CTL_LEADER_LOCAL(l->ttl_ms)) {
         free(l);
         return -1;
     }
@@ -183,12 +176,12 @@ int api_leader_start(struct db *db, const struct api_leader_opts *o, struct api_
         snprintf(l->holder, sizeof(l->holder), "%s", o->holder);
     else
         snprintf(l->holder, sizeof(l->holder), "%s:%ld:%08lx", host[0] ? host : "allotd",
-                 (long)getpid(), (unsigned long)((uint64_t)mono_us() & 0xffffffffu));
+                 (long)getpid(), (unsigned long)((uint64_t)clock_mono_us() & 0xffffffffu));
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->cv, NULL);
     ask(l); /* leading from the start when it can: the first cycle need not wait */
     if (pthread_create(&l->th, NULL, leader_main, l) != 0) {
-        api_leader_stop(l);
+        ctl_leader_stop(l);
         return -1;
     }
     l->started = 1;
@@ -196,7 +189,7 @@ int api_leader_start(struct db *db, const struct api_leader_opts *o, struct api_
     return 0;
 }
 
-void api_leader_stop(struct api_leader *l)
+void ctl_leader_stop(struct ctl_leader *l)
 {
     int64_t epoch;
 
@@ -217,7 +210,7 @@ void api_leader_stop(struct api_leader *l)
     free(l);
 }
 
-void api_leader_hook(struct api_leader *l, void (*hook)(void *), void *arg)
+void ctl_leader_hook(struct ctl_leader *l, void (*hook)(void *), void *arg)
 {
     if (!l)
         return;
@@ -227,7 +220,7 @@ void api_leader_hook(struct api_leader *l, void (*hook)(void *), void *arg)
     pthread_mutex_unlock(&l->mu);
 }
 
-int64_t api_leader_epoch(struct api_leader *l)
+int64_t ctl_leader_epoch(struct ctl_leader *l)
 {
     int64_t e;
 
@@ -239,7 +232,7 @@ int64_t api_leader_epoch(struct api_leader *l)
     return e;
 }
 
-void api_leader_lost(struct api_leader *l, int64_t epoch)
+void ctl_leader_lost(struct ctl_leader *l, int64_t epoch)
 {
     if (!l)
         return;
@@ -252,7 +245,7 @@ void api_leader_lost(struct api_leader *l, int64_t epoch)
     pthread_mutex_unlock(&l->mu);
 }
 
-void api_leader_get(struct api_leader *l, struct api_leader_info *out)
+void ctl_leader_get(struct ctl_leader *l, struct ctl_leader_info *out)
 {
     memset(out, 0, sizeof(*out));
     if (!l)

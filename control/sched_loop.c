@@ -9,7 +9,7 @@
  *           own before the model lock, which is held to put it in place);
  *           the topology when told it changed (read before the lock too,
  *           unless the organization changed again since); the workloads
- *           named by api_sched_touch() (their rows read, the new entries
+ *           named by ctl_sched_touch() (their rows read, the new entries
  *           staged past the model's length and noted in a copy of the
  *           workload mix before the model lock is taken, so that under it
  *           the rows replaced are set, the new ones counted in and the mix
@@ -76,7 +76,7 @@
  * A pod bound to a simulated node runs at once, so a workload whose pods
  * are all bound there is Running in the same cycle. A workload with pods
  * bound to agents' nodes is Initializing until their agents report them
- * started (h_agent.c, db_agent.h). Before each turn, nodes whose agents
+ * started (api/h_agent.c, db_agent.h). Before each turn, nodes whose agents
  * stopped heartbeating are marked lost and workloads past their project's
  * time or idle limits suspended; the model is then read again.
  *
@@ -88,10 +88,10 @@
  * write, sched_cycle() or the rendering of messages (this thread alone
  * changes the model, so its own reads need no lock); the run reads the
  * rows touched since Step 1 into its copy and schedules it on its own
- * thread (api_sched_model_copy()).
+ * thread (ctl_sched_model_copy()).
  *
  * Invariants:
- *   1. Only this thread (or api_sched_run_once, under the same lock)
+ *   1. Only this thread (or ctl_sched_run_once, under the same lock)
  *      places or evicts pods; the API only frees them.
  *   2. The model equals the database after every successful cycle; after
  *      a failed write (of the decisions or of any piece of reasons) it is
@@ -116,7 +116,8 @@
  *      makes each focused write be compared with a full one (the same
  *      updates, events and numbers), and allotd stop at a difference.
  */
-#include "api.h"
+#include "control.h"
+#include "clock.h"
 #include "thread_role.h"
 #include "db_agent.h"
 #include "db_ha.h"
@@ -128,7 +129,6 @@
 #include <time.h>
 
 #include "sched.h"
-#include "sched_model.h"
 
 #define RETENTION_MS (8LL * 24 * 3600 * 1000)
 #define PURGE_PERIOD_MS 60000
@@ -139,12 +139,12 @@
 #define LOG_KEEP_MS (10LL * 60 * 1000) /* the change log: far past any reader's gap wait */
 #define LEFT_MAX_FRACTION 16   /* left workloads beyond 256 + n / this: a full cycle drops them */
 
-const double api_hist_bounds[API_HIST_BUCKETS - 1] = {0.0005, 0.001, 0.0025, 0.005, 0.01,
+const double ctl_hist_bounds[CTL_HIST_BUCKETS - 1] = {0.0005, 0.001, 0.0025, 0.005, 0.01,
                                                       0.025, 0.05, 0.1, 0.25, 0.5, 1.0};
-const char *const api_eviction_reasons[3] = {"Reclaimed", "Preempted", "StaleGang"};
-const double api_hold_bounds[API_HOLD_BUCKETS - 1] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+const char *const ctl_eviction_reasons[3] = {"Reclaimed", "Preempted", "StaleGang"};
+const double ctl_hold_bounds[CTL_HOLD_BUCKETS - 1] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
                                                       0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0};
-const char *const api_lock_names[API_LOCKS] = {"state", "model", "write"};
+const char *const ctl_lock_names[CTL_LOCKS] = {"state", "model", "write"};
 
 struct shrink;
 
@@ -163,9 +163,9 @@ struct marks {
     int cap;
 };
 
-struct api_sched {
+struct ctl_sched {
     struct db *db;
-    struct api_sched_opts o;
+    struct ctl_sched_opts o;
     pthread_t th;
     int started;
     pthread_mutex_t mu;     /* wake, stop, dirty, stats, shares */
@@ -174,9 +174,9 @@ struct api_sched {
     int64_t *dirty;         /* workload seqs touched since the last cycle */
     int n_dirty, cap_dirty;
     int org_dirty;
-    uint64_t org_generation;   /* advances on every api_sched_org_changed() */
-    struct api_sched_stats stats;
-    struct api_share *shares;
+    uint64_t org_generation;   /* advances on every ctl_sched_org_changed() */
+    struct ctl_sched_stats stats;
+    struct ctl_share *shares;
     int n_shares;
     pthread_mutex_t run_mu; /* one cycle at a time; guards everything below */
     pthread_mutex_t model_mu; /* m and loaded while this thread changes them (Steps 1
@@ -188,7 +188,7 @@ struct api_sched {
     int *left;                  /* delta.left's storage: model indices */
     int n_left, cap_left;
     struct sched_model m;
-    struct api_series_rec *series;
+    struct ctl_series_rec *series;
     int loaded;
     int64_t next_sample_ms;
     int64_t next_purge_ms;  /* deleted workloads past the retention are purged then */
@@ -196,8 +196,8 @@ struct api_sched {
     int64_t epoch;          /* the leadership the model was loaded under: 0 following,
                              * -1 leading alone (no leader given) */
     int followed;           /* a turn as a follower was done */
-    struct api_feed *feed;  /* the change log: what other replicas changed */
-    struct api_share *written;  /* the shares last stored for the other replicas */
+    struct ctl_feed *feed;  /* the change log: what other replicas changed */
+    struct ctl_share *written;  /* the shares last stored for the other replicas */
     int n_written;
     int64_t next_shares_ms;
     int64_t next_log_purge_ms;
@@ -209,14 +209,6 @@ struct api_sched {
     int check_focus;        /* ALLOT_SCHED_CHECK: each focused write checked against a
                                full one */
 };
-
-static int64_t mono_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 /* ---- lock holds: how long this thread keeps requests waiting ---- */
 
@@ -235,12 +227,12 @@ static int64_t thread_cpu_us(void)
 
 /* Counts one hold of `lock` that lasted `us`, `cpu_us` of it on the
  * holder's CPU (-1: not measured); the caller holds sc->mu. */
-static void count_hold(struct api_sched_stats *st, enum api_lock lock, int64_t us,
+static void count_hold(struct ctl_sched_stats *st, enum ctl_lock lock, int64_t us,
                        int64_t cpu_us)
 {
     int b = 0;
 
-    while (b < API_HOLD_BUCKETS - 1 && (double)us > api_hold_bounds[b] * 1e6)
+    while (b < CTL_HOLD_BUCKETS - 1 && (double)us > ctl_hold_bounds[b] * 1e6)
         b++;
     st->holds[lock]++;
     st->hold_us_total[lock] += us;
@@ -261,23 +253,23 @@ struct held_since {
  * it back with state_unlock(), which counts the hold (its CPU time is not
  * read: that would be a system call under the mutex every submission
  * takes, and nothing but counters runs under it). */
-static struct held_since state_lock(struct api_sched *sc)
+static struct held_since state_lock(struct ctl_sched *sc)
 {
     struct held_since h = {0, -1};
 
     pthread_mutex_lock(&sc->mu);
-    h.us = mono_us();
+    h.us = clock_mono_us();
     return h;
 }
 
-static void state_unlock(struct api_sched *sc, struct held_since since)
+static void state_unlock(struct ctl_sched *sc, struct held_since since)
 {
-    count_hold(&sc->stats, API_LOCK_STATE, mono_us() - since.us, -1);
+    count_hold(&sc->stats, CTL_LOCK_STATE, clock_mono_us() - since.us, -1);
     pthread_mutex_unlock(&sc->mu);
 }
 
 /* Counts a hold of the model lock or the writer, once it is over. */
-static void note_hold(struct api_sched *sc, enum api_lock lock, int64_t us, int64_t cpu_us)
+static void note_hold(struct ctl_sched *sc, enum ctl_lock lock, int64_t us, int64_t cpu_us)
 {
     pthread_mutex_lock(&sc->mu);
     count_hold(&sc->stats, lock, us, cpu_us);
@@ -287,28 +279,28 @@ static void note_hold(struct api_sched *sc, enum api_lock lock, int64_t us, int6
 /* A turn of the sample's series write (series_rec.c) held the writer. */
 static void note_write_hold(void *sc, int64_t us, int64_t cpu_us)
 {
-    note_hold(sc, API_LOCK_WRITE, us, cpu_us);
+    note_hold(sc, CTL_LOCK_WRITE, us, cpu_us);
 }
 
 /* This thread changes the model between model_lock() and model_unlock(),
  * which counts the hold; its CPU clock is read before the lock is taken
  * and after it is given back, so the CPU time counted includes taking
  * and giving it back. */
-static struct held_since model_lock(struct api_sched *sc)
+static struct held_since model_lock(struct ctl_sched *sc)
 {
     struct held_since h = {0, thread_cpu_us()};
 
     pthread_mutex_lock(&sc->model_mu);
-    h.us = mono_us();
+    h.us = clock_mono_us();
     return h;
 }
 
-static void model_unlock(struct api_sched *sc, struct held_since since)
+static void model_unlock(struct ctl_sched *sc, struct held_since since)
 {
-    int64_t us = mono_us() - since.us;
+    int64_t us = clock_mono_us() - since.us;
 
     pthread_mutex_unlock(&sc->model_mu);
-    note_hold(sc, API_LOCK_MODEL, us, thread_cpu_us() - since.cpu_us);
+    note_hold(sc, CTL_LOCK_MODEL, us, thread_cpu_us() - since.cpu_us);
 }
 
 /* ---- Step 1 ---- */
@@ -317,7 +309,7 @@ static void model_unlock(struct api_sched *sc, struct held_since since)
  * upto, those Step 1 read before the lock; the ones touched since stay
  * for the next turn, which they wake, so that no database read runs under
  * the model lock. */
-static int take_dirty(struct api_sched *sc, int upto, int64_t **seqs, int *n, int *org)
+static int take_dirty(struct ctl_sched *sc, int upto, int64_t **seqs, int *n, int *org)
 {
     struct held_since locked = state_lock(sc);
     int rest = upto >= 0 && upto < sc->n_dirty ? sc->n_dirty - upto : 0;
@@ -341,7 +333,7 @@ static int take_dirty(struct api_sched *sc, int upto, int64_t **seqs, int *n, in
 /* A known workload, model entry `at` (-1: gone from the model), was read
  * again and is not the same to the core: one that left goes into the
  * delta's list of departures; anything else makes the delta full. */
-static void note_known(struct api_sched *sc, int at)
+static void note_known(struct ctl_sched *sc, int at)
 {
     int cap;
     int *nl;
@@ -365,7 +357,7 @@ static void note_known(struct api_sched *sc, int at)
 
 /* Known workload `at` was read again: its row may need writing even
  * when the core sees no change (a focused write visits it). */
-static void note_reread(struct api_sched *sc, int at)
+static void note_reread(struct ctl_sched *sc, int at)
 {
     int cap, *nr;
 
@@ -387,7 +379,7 @@ static void note_reread(struct api_sched *sc, int at)
  * in seq order after every known one), known ones that left, known ones
  * read again and the same to the core (nothing to tell: a heartbeat that
  * started a workload's pods), or anything else (a full delta). */
-static void note_changes(struct api_sched *sc, const int64_t *seqs, int n, int n_before,
+static void note_changes(struct ctl_sched *sc, const int64_t *seqs, int n, int n_before,
                          int64_t last_seq)
 {
     int i, at;
@@ -413,7 +405,7 @@ static void note_changes(struct api_sched *sc, const int64_t *seqs, int n, int n
 }
 
 /* A full delta starts from a model without left workloads. */
-static void drop_left(struct api_sched *sc)
+static void drop_left(struct ctl_sched *sc)
 {
     sm_drop_left(&sc->m);
     sc->n_left = 0;
@@ -431,10 +423,10 @@ struct prefetch {
     struct db_snapshot *rows;
     struct sm_built built;      /* the new workloads' entries, built from rows */
     struct db_snapshot *topo;   /* the topology, read when the organization changed */
-    uint64_t org_generation;    /* ... as of this api_sched_org_generation() */
+    uint64_t org_generation;    /* ... as of this ctl_sched_org_generation() */
 };
 
-static int peek_dirty(struct api_sched *s, int64_t **seqs, int *n, int *org);
+static int peek_dirty(struct ctl_sched *s, int64_t **seqs, int *n, int *org);
 
 static int cmp_seq(const void *a, const void *b)
 {
@@ -443,7 +435,7 @@ static int cmp_seq(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void prefetch(struct api_sched *sc, struct prefetch *pf)
+static void prefetch(struct ctl_sched *sc, struct prefetch *pf)
 {
     int org, i, u = 0;
 
@@ -451,7 +443,7 @@ static void prefetch(struct api_sched *sc, struct prefetch *pf)
     if (!sc->loaded || peek_dirty(sc, &pf->seqs, &pf->n_peeked, &org) != 0)
         return;
     if (org) {   /* read first, then the topology: a later change moves it */
-        pf->org_generation = api_sched_org_generation(sc);
+        pf->org_generation = ctl_sched_org_generation(sc);
         if (db_topology_load(sc->db, &pf->topo) != DB_OK)
             pf->topo = NULL;
     }
@@ -480,7 +472,7 @@ static void prefetch_free(struct prefetch *pf)
 /* Step 1 of a turn that must load the model whole, before the lock: the
  * touched workloads are taken first (one touched after this read is read
  * again next turn), then everything is read into a model of its own. */
-static int load_aside(struct api_sched *sc, struct sched_model *fresh)
+static int load_aside(struct ctl_sched *sc, struct sched_model *fresh)
 {
     int64_t *seqs;
     int n, org;
@@ -493,7 +485,7 @@ static int load_aside(struct api_sched *sc, struct sched_model *fresh)
 
 /* Under the model lock. fresh: a model load_aside() read, put in place
  * of the one to load (which it then holds, to be freed after the lock). */
-static int refresh(struct api_sched *sc, struct prefetch *pf, struct sched_model *fresh)
+static int refresh(struct ctl_sched *sc, struct prefetch *pf, struct sched_model *fresh)
 {
     int64_t *seqs, last_seq;
     int n, org, n_before, skip = 0, rc = DB_OK;
@@ -516,7 +508,7 @@ static int refresh(struct api_sched *sc, struct prefetch *pf, struct sched_model
     } else {
         n_before = sc->m.n;
         last_seq = n_before > 0 ? sc->m.meta[n_before - 1].seq : 0;
-        if (org && pf && pf->topo && api_sched_org_generation(sc) == pf->org_generation) {
+        if (org && pf && pf->topo && ctl_sched_org_generation(sc) == pf->org_generation) {
             rc = sm_set_topology(&sc->m, pf->topo);   /* read before the lock */
             pf->topo = NULL;
             sc->delta.full = 1;
@@ -762,7 +754,7 @@ static void for_whom(const struct sched_model *m, const struct sched_decision *d
                  m->queues[m->wls[d->by_workload].queue].name);
 }
 
-static void eviction_event(struct api_sched *sc, struct persist *p,
+static void eviction_event(struct ctl_sched *sc, struct persist *p,
                            const struct sched_decision *d)
 {
     const struct sched_model *m = &sc->m;
@@ -773,11 +765,11 @@ static void eviction_event(struct api_sched *sc, struct persist *p,
     snprintf(msg, sizeof(msg), "%s was evicted by %s%s; it goes back to Pending",
              m->wls[d->workload].name, sched_action_name(d->action), whom);
     p->evictions[e]++;
-    add_event(p, m->meta[d->workload].seq, "Warning", api_eviction_reasons[e], msg);
+    add_event(p, m->meta[d->workload].seq, "Warning", ctl_eviction_reasons[e], msg);
 }
 
 /* An elastic workload that lost pods above its minimum and still runs. */
-static void shrink_event(struct api_sched *sc, struct persist *p, int wi)
+static void shrink_event(struct ctl_sched *sc, struct persist *p, int wi)
 {
     const struct sched_model *m = &sc->m;
     const struct sched_workload *w = &m->wls[wi];
@@ -797,7 +789,7 @@ static void shrink_event(struct api_sched *sc, struct persist *p, int wi)
     add_event(p, m->meta[wi].seq, "Warning", "Shrunk", msg);
 }
 
-static void decision_event(struct api_sched *sc, struct persist *p, const struct sched_decision *d)
+static void decision_event(struct ctl_sched *sc, struct persist *p, const struct sched_decision *d)
 {
     const struct sched_model *m = &sc->m;
     const struct sched_workload *w = &m->wls[d->workload];
@@ -818,7 +810,7 @@ static void decision_event(struct api_sched *sc, struct persist *p, const struct
 /* The phase a workload shows: Pending, or when placed, Initializing while
  * it waits for an agent (it was, or its pods changed and some are on an
  * agent's node), else Running. */
-static const char *placed_phase(const struct api_sched *sc, const struct persist *p, int wi)
+static const char *placed_phase(const struct ctl_sched *sc, const struct persist *p, int wi)
 {
     const struct sched_workload *w = &sc->m.wls[wi];
     int k;
@@ -833,7 +825,7 @@ static const char *placed_phase(const struct api_sched *sc, const struct persist
     return "Running";
 }
 
-static void running_event(struct api_sched *sc, struct persist *p, int wi)
+static void running_event(struct ctl_sched *sc, struct persist *p, int wi)
 {
     const struct sched_workload *w = &sc->m.wls[wi];
     int waits = strcmp(placed_phase(sc, p, wi), "Initializing") == 0;
@@ -871,7 +863,7 @@ static void remember_said(struct persist *p, int wi)
 
 /* Does workload wi need a row update? Fills *msg with its new message
  * when it has a pending reason whose message may have changed. */
-static int needs_update(struct api_sched *sc, struct persist *p, const struct sched_state *st,
+static int needs_update(struct ctl_sched *sc, struct persist *p, const struct sched_state *st,
                         const struct sched_result *res, int wi, int orig_phase, char *msg)
 {
     struct sm_meta *mt = &sc->m.meta[wi];
@@ -913,7 +905,7 @@ static int persist_alloc(struct persist *p, int n_visit, int n_pods)
                ? 0 : -1;
 }
 
-static void add_update(struct api_sched *sc, struct persist *p, int wi, int decided,
+static void add_update(struct ctl_sched *sc, struct persist *p, int wi, int decided,
                        const char *reason, const char *msg, struct db_sched_pod *pods)
 {
     const struct sched_workload *w = &sc->m.wls[wi];
@@ -947,7 +939,7 @@ static void add_update(struct api_sched *sc, struct persist *p, int wi, int deci
  * a decision names them (which may reset it). Read before the model lock
  * (this thread alone changes the model), so that the lock is held for
  * those and not for a pass over every workload. */
-static void stale_candidates(struct api_sched *sc, struct persist *p,
+static void stale_candidates(struct ctl_sched *sc, struct persist *p,
                              const struct sched_result *res)
 {
     const struct sched_model *m = &sc->m;
@@ -968,7 +960,7 @@ static void stale_candidates(struct api_sched *sc, struct persist *p,
 /* Step 3: the decisions and stale-gang times applied to the model (the
  * caller holds the model lock: this is all of Steps 3 and 4 that changes
  * the model before the write). */
-static void apply_decisions(struct api_sched *sc, struct persist *p,
+static void apply_decisions(struct ctl_sched *sc, struct persist *p,
                             const struct sched_result *res, int64_t now_ms)
 {
     struct sched_model *m = &sc->m;
@@ -1006,7 +998,7 @@ static void apply_decisions(struct api_sched *sc, struct persist *p,
 }
 
 /* Workload wi's phase before the cycle: only a decision changes it. */
-static int orig_phase(const struct api_sched *sc, const struct persist *p, int wi)
+static int orig_phase(const struct ctl_sched *sc, const struct persist *p, int wi)
 {
     return p->touched[wi] ? p->orig[wi] : sc->m.wls[wi].phase;
 }
@@ -1014,7 +1006,7 @@ static int orig_phase(const struct api_sched *sc, const struct persist *p, int w
 /* Step 4 for the workloads: those p->visit names (NULL: every one), with
  * the events of the decided. Reads the model only (this thread alone
  * changes it, so no lock is needed). */
-static void collect(struct api_sched *sc, struct persist *p, const struct sched_state *st,
+static void collect(struct ctl_sched *sc, struct persist *p, const struct sched_state *st,
                     const struct sched_result *res)
 {
     struct sched_model *m = &sc->m;
@@ -1110,7 +1102,7 @@ static int resolve(struct persist *p)
  * lock. What it notes (the reason and message each workload's row holds)
  * is read by this thread alone, so a copy made between two pieces holds
  * every workload whole. */
-static void written(struct api_sched *sc, struct persist *p, const struct sched_result *res,
+static void written(struct ctl_sched *sc, struct persist *p, const struct sched_result *res,
                     int from)
 {
     int i;
@@ -1129,7 +1121,7 @@ static void written(struct api_sched *sc, struct persist *p, const struct sched_
 /* The reasons and messages of workloads the cycle left as they were,
  * ups[from..n_ups), in pieces of REASONS_PIECE_US each, so that the
  * submissions queued behind one wait that long at most. */
-static int write_reasons(struct api_sched *sc, struct persist *p, int from, int64_t now_ms)
+static int write_reasons(struct ctl_sched *sc, struct persist *p, int from, int64_t now_ms)
 {
     struct db_cycle cy;
     int done, applied = 0, rc = DB_OK;
@@ -1143,7 +1135,7 @@ static int write_reasons(struct api_sched *sc, struct persist *p, int from, int6
         rc = db_reasons_apply(sc->db, &cy, REASONS_PIECE_US, &done, &applied, &held_us,
                               &held_cpu_us);
         if (held_us > 0)
-            note_hold(sc, API_LOCK_WRITE, held_us, held_cpu_us);
+            note_hold(sc, CTL_LOCK_WRITE, held_us, held_cpu_us);
         from += done;
     }
     return rc == DB_OK ? 0 : -1;
@@ -1190,7 +1182,7 @@ static int decided_of(struct persist *p, const struct sched_result *res, int n_m
  * read again since the last cycle; every other workload's entry, phase,
  * pods and stale time are what the last write wrote (or found right).
  * 0 with p->visit NULL: every workload is looked at. */
-static int focus(struct api_sched *sc, struct persist *p, const struct sched_result *res,
+static int focus(struct ctl_sched *sc, struct persist *p, const struct sched_result *res,
                  int full)
 {
     int n = 0, i;
@@ -1251,7 +1243,7 @@ static int same_write(const struct persist *a, const struct persist *b)
 /* ALLOT_SCHED_CHECK: the focused write p against the full one, made
  * aside with the same marks; a difference stops allotd (tests run with
  * it, so a workload the focus missed fails them). */
-static void check_focus(struct api_sched *sc, const struct persist *p,
+static void check_focus(struct ctl_sched *sc, const struct persist *p,
                         const struct sched_state *st, const struct sched_result *res)
 {
     struct persist full;
@@ -1282,7 +1274,7 @@ static void check_focus(struct api_sched *sc, const struct persist *p,
  * by the workloads looked at (a phase changes only by a decision, or a
  * row read again, or a workload that left or came: the focus holds them
  * all). */
-static void count_running(struct api_sched *sc, const struct persist *p)
+static void count_running(struct ctl_sched *sc, const struct persist *p)
 {
     const struct sched_model *m = &sc->m;
     unsigned char *was = sc->marks.running;
@@ -1310,7 +1302,7 @@ static void count_running(struct api_sched *sc, const struct persist *p)
     }
 }
 
-static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
+static int persist_cycle(struct ctl_sched *sc, const struct sched_state *st,
                          const struct sched_result *res, int full, int64_t now_ms)
 {
     struct persist p;
@@ -1360,7 +1352,7 @@ static int persist_cycle(struct api_sched *sc, const struct sched_state *st,
              ? 0 : -1;
     sc->turn_rows = t.rows;
     for (i = 0; i < t.n_turns; i++)
-        note_hold(sc, API_LOCK_WRITE, t.held_us[i], t.held_cpu_us[i]);
+        note_hold(sc, CTL_LOCK_WRITE, t.held_us[i], t.held_cpu_us[i]);
     free(t.held_us);
     free(t.held_cpu_us);
     if (rc != 0)
@@ -1390,7 +1382,7 @@ out:
 /* ---- Step 5 ---- */
 
 static void share_of(const struct sched_model *m, const struct sched_result *res, int q, int pl,
-                     struct api_share *y)
+                     struct ctl_share *y)
 {
     const struct sched_share *x = sched_result_share(res, q, pl);
     const struct db_queue *dq = &m->topo->queues[q];
@@ -1416,19 +1408,19 @@ static int hist_bucket(int64_t us)
 {
     int i;
 
-    for (i = 0; i < API_HIST_BUCKETS - 1; i++)
-        if ((double)us <= api_hist_bounds[i] * 1e6)
+    for (i = 0; i < CTL_HIST_BUCKETS - 1; i++)
+        if ((double)us <= ctl_hist_bounds[i] * 1e6)
             return i;
-    return API_HIST_BUCKETS - 1;
+    return CTL_HIST_BUCKETS - 1;
 }
 
-static void publish(struct api_sched *sc, const struct sched_result *res, int64_t us)
+static void publish(struct ctl_sched *sc, const struct sched_result *res, int64_t us)
 {
     const struct sched_model *m = &sc->m;
     int nq = m->n_queues, np = m->n_pools, q, pl, running;
     struct sched_memo_stats ms;
-    struct api_share *sh = calloc((size_t)nq * (size_t)np + 1, sizeof(*sh));
-    struct api_share *old = NULL;
+    struct ctl_share *sh = calloc((size_t)nq * (size_t)np + 1, sizeof(*sh));
+    struct ctl_share *old = NULL;
     struct held_since locked;
 
     for (q = 0; sh && q < nq; q++)
@@ -1474,13 +1466,13 @@ static void publish(struct api_sched *sc, const struct sched_result *res, int64_
 
 /* Step 5, on the leader: the shares, once they changed and at most every
  * SHARES_PERIOD_MS, stored for the replicas that do not schedule. */
-static void store_shares(struct api_sched *sc, int64_t now)
+static void store_shares(struct ctl_sched *sc, int64_t now)
 {
-    struct api_share *cur = NULL;
+    struct ctl_share *cur = NULL;
     struct db_share *rows = NULL;
     int n = 0, i;
 
-    if (now < sc->next_shares_ms || api_sched_shares(sc, &cur, &n) != 0)
+    if (now < sc->next_shares_ms || ctl_sched_shares(sc, &cur, &n) != 0)
         return;
     sc->next_shares_ms = now + SHARES_PERIOD_MS;
     if (n == sc->n_written &&
@@ -1502,10 +1494,10 @@ static void store_shares(struct api_sched *sc, int64_t now)
 }
 
 /* A follower's turn: the leader's shares, as stored. */
-static void load_shares(struct api_sched *sc)
+static void load_shares(struct ctl_sched *sc)
 {
     struct db_share *rows = NULL;
-    struct api_share *sh, *old;
+    struct ctl_share *sh, *old;
     int n = 0, i;
     struct held_since locked;
 
@@ -1551,18 +1543,18 @@ static void allocation(const struct sched_model *m, int64_t *alloc)
 
 /* Removes the workloads deleted more than the retention ago, and their
  * logs. */
-static void purge_deleted(struct api_sched *sc, int64_t now_ms)
+static void purge_deleted(struct ctl_sched *sc, int64_t now_ms)
 {
     int64_t *seqs = NULL;
     int n = 0;
 
     if (db_workloads_purge(sc->db, now_ms - sc->o.retention_ms, &seqs, &n) == DB_OK && n > 0 &&
-        sc->o.db_path)
-        api_logs_drop(sc->o.db_path, seqs, n);
+        sc->o.purged)
+        sc->o.purged(sc->o.hook_arg, seqs, n);
     free(seqs);
 }
 
-static void record_samples(struct api_sched *sc, int64_t now_ms)
+static void record_samples(struct ctl_sched *sc, int64_t now_ms)
 {
     const struct sched_model *m = &sc->m;
     size_t cells = (size_t)m->n_queues * (size_t)m->n_pools;
@@ -1597,7 +1589,7 @@ struct usage_read {
     int64_t bucket;
 };
 
-static void read_usage(struct api_sched *sc, int64_t now_ms, struct usage_read *ur)
+static void read_usage(struct ctl_sched *sc, int64_t now_ms, struct usage_read *ur)
 {
     const struct sched_model *m = &sc->m;
     int64_t window = 0;
@@ -1618,7 +1610,7 @@ static void read_usage(struct api_sched *sc, int64_t now_ms, struct usage_read *
 /* The usage history of the leaf queues in pools with time-based
  * fairshare, averaged per bucket, for the next cycles, from what
  * read_usage read (taken); under the model lock. */
-static void use_usage(struct api_sched *sc, struct usage_read *ur, int64_t now_ms)
+static void use_usage(struct ctl_sched *sc, struct usage_read *ur, int64_t now_ms)
 {
     struct sched_model *m = &sc->m;
     struct db_sample *b = ur->b;
@@ -1654,7 +1646,7 @@ static void use_usage(struct api_sched *sc, struct usage_read *ur, int64_t now_m
 
 /* ---- the cycle ---- */
 
-static int run_cycle(struct api_sched *sc, int *n_decisions)
+static int run_cycle(struct ctl_sched *sc, int *n_decisions)
 {
     struct sched_state st;
     struct sched_result res;
@@ -1662,7 +1654,7 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     struct prefetch pf;
     struct usage_read ur;
     struct sched_model fresh;
-    int64_t t0 = mono_us(), now = api_now_ms();
+    int64_t t0 = clock_mono_us(), now = clock_now_ms();
     struct held_since locked;
     int rc = -1, rc_core, fresh_ok, full;
 
@@ -1715,19 +1707,19 @@ static int run_cycle(struct api_sched *sc, int *n_decisions)
     }
     *n_decisions = res.n_decisions;
     /* Step 5 */
-    publish(sc, &res, mono_us() - t0);
+    publish(sc, &res, clock_mono_us() - t0);
     store_shares(sc, now);
     if (sc->stats.cycles == 1) {
         printf("allotd: scheduler: %d workloads on %d nodes loaded; first cycle done %lld ms"
                " after start\n", sc->m.n, sc->m.n_nodes,
-               (long long)(api_now_ms() - sc->started_ms));
+               (long long)(clock_now_ms() - sc->started_ms));
         fflush(stdout);
     }
     /* Step 6 */
     if (now >= sc->next_sample_ms) {
         record_samples(sc, now);
         db_gpu_samples_record(sc->db, now, now - RETENTION_MS);
-        api_series_record(sc->series, sc->db, &sc->m, now, now - RETENTION_MS, TURN_US,
+        ctl_series_record(sc->series, sc->db, &sc->m, now, now - RETENTION_MS, TURN_US,
                           note_write_hold, sc);
         sc->next_sample_ms = now + sc->o.sample_period_ms;
     }
@@ -1742,14 +1734,14 @@ out:
     return rc;
 }
 
-int api_sched_run_once(struct api_sched *s, int *n_decisions)
+int ctl_sched_run_once(struct ctl_sched *s, int *n_decisions)
 {
     return run_cycle(s, n_decisions);
 }
 
 /* The touched workloads and org flag not yet read into the model
  * (copies; the scheduler thread keeps its own). */
-static int peek_dirty(struct api_sched *s, int64_t **seqs, int *n, int *org)
+static int peek_dirty(struct ctl_sched *s, int64_t **seqs, int *n, int *org)
 {
     int rc = 0;
 
@@ -1771,7 +1763,7 @@ static int peek_dirty(struct api_sched *s, int64_t **seqs, int *n, int *org)
  * read into the copy afterwards, with no lock held. Before the model is
  * loaded (at start, or after a failed write) the copy waits for the turn
  * in progress and brings the model itself up to date, as a cycle does. */
-int api_sched_model_copy(struct api_sched *s, struct sched_model *dst, int64_t *copy_us)
+int ctl_sched_model_copy(struct ctl_sched *s, struct sched_model *dst, int64_t *copy_us)
 {
     int64_t t0, *seqs = NULL;
     int rc = -1, n = 0, org = 0, loaded;
@@ -1780,7 +1772,7 @@ int api_sched_model_copy(struct api_sched *s, struct sched_model *dst, int64_t *
     *copy_us = 0;
     if (!s)
         return -1;
-    t0 = mono_us();
+    t0 = clock_mono_us();
     pthread_mutex_lock(&s->model_mu);
     loaded = s->loaded;
     if (loaded && peek_dirty(s, &seqs, &n, &org) == 0 && sm_clone(&s->m, dst) == DB_OK)
@@ -1801,7 +1793,7 @@ int api_sched_model_copy(struct api_sched *s, struct sched_model *dst, int64_t *
     }
     if (rc != 0)
         sm_free(dst);
-    *copy_us = mono_us() - t0;
+    *copy_us = clock_mono_us() - t0;
     return rc;
 }
 
@@ -1818,7 +1810,7 @@ static void deadline(struct timespec *ts, int64_t ms)
 
 /* Waits for a wake, the period, or stop; a wake counts only once `gap_us`
  * has passed. Returns 0 to go on, -1 to stop. */
-static int wait_turn(struct api_sched *sc, int64_t gap_us)
+static int wait_turn(struct ctl_sched *sc, int64_t gap_us)
 {
     struct timespec until, min_until;
     struct held_since locked;
@@ -1833,7 +1825,7 @@ static int wait_turn(struct api_sched *sc, int64_t gap_us)
     while (!sc->wake && !sc->stop)
         if (pthread_cond_timedwait(&sc->cv, &sc->mu, &until) != 0)
             break;
-    locked.us = mono_us(); /* the waits above give the lock back */
+    locked.us = clock_mono_us(); /* the waits above give the lock back */
     locked.cpu_us = -1;
     sc->wake = 0;
     rc = sc->stop ? -1 : 0;
@@ -1842,13 +1834,13 @@ static int wait_turn(struct api_sched *sc, int64_t gap_us)
 }
 
 /* Nodes whose agents stopped heartbeating are lost, and workloads past
- * their project's limits suspended (h_agent.c): pods were freed in the
+ * their project's limits suspended (enforce.c): pods were freed in the
  * database, so the model is read again whole. */
-static void agents_turn(struct api_sched *sc)
+static void agents_turn(struct ctl_sched *sc)
 {
     struct held_since locked;
 
-    if (api_agent_enforce(sc->db, api_now_ms(), sc->started_ms, sc->o.agent_lost_after_ms) <= 0)
+    if (ctl_agents_enforce(sc->db, clock_now_ms(), sc->started_ms, sc->o.agent_lost_after_ms) <= 0)
         return;
     pthread_mutex_lock(&sc->run_mu);
     locked = model_lock(sc);
@@ -1860,9 +1852,9 @@ static void agents_turn(struct api_sched *sc)
 /* Whether this replica leads this turn. A leadership that starts (or
  * ends) drops the model: a new leader loads the state whole. Every write
  * of this thread is fenced by the epoch while it leads. */
-static int leading(struct api_sched *sc)
+static int leading(struct ctl_sched *sc)
 {
-    int64_t e = sc->o.leader ? api_leader_epoch(sc->o.leader) : -1;
+    int64_t e = sc->o.leader ? ctl_leader_epoch(sc->o.leader) : -1;
     struct held_since locked;
 
     if (e != sc->epoch) {
@@ -1885,15 +1877,16 @@ static int leading(struct api_sched *sc)
  * drops what it caches of the organization and of principals. */
 static void foreign_change(void *arg, const struct db_change *ch)
 {
-    struct api_sched *sc = arg;
+    struct ctl_sched *sc = arg;
     struct held_since locked;
 
     if (ch->kind == DB_CHANGE_PRINCIPALS) {
-        api_pcache_invalidate(sc->o.pc);
+        if (sc->o.principals_changed)
+            sc->o.principals_changed(sc->o.hook_arg);
         return;
     }
     if (ch->kind == DB_CHANGE_WORKLOAD && sc->epoch != 0) {
-        api_sched_touch(sc, ch->workload_seq);
+        ctl_sched_touch(sc, ch->workload_seq);
         return;
     }
     if (ch->kind != DB_CHANGE_ORG)
@@ -1906,11 +1899,11 @@ static void foreign_change(void *arg, const struct db_change *ch)
 
 /* Step 0 of every turn, leader or not: the change log since the last
  * turn; the leader keeps it bounded. */
-static void read_changes(struct api_sched *sc)
+static void read_changes(struct ctl_sched *sc)
 {
-    int64_t now = api_now_ms();
+    int64_t now = clock_now_ms();
 
-    api_feed_poll(sc->feed, sc->db, now, foreign_change, sc);
+    ctl_feed_poll(sc->feed, sc->db, now, foreign_change, sc);
     if (sc->epoch != 0 && now >= sc->next_log_purge_ms) {
         db_changes_purge(sc->db, now - LOG_KEEP_MS);
         sc->next_log_purge_ms = now + PURGE_PERIOD_MS;
@@ -1918,13 +1911,13 @@ static void read_changes(struct api_sched *sc)
 }
 
 /* A write of this turn was refused by the fence: another replica leads. */
-static void fenced(struct api_sched *sc)
+static void fenced(struct ctl_sched *sc)
 {
     struct held_since locked;
 
     if (!db_fence_refused())
         return;
-    api_leader_lost(sc->o.leader, sc->epoch);
+    ctl_leader_lost(sc->o.leader, sc->epoch);
     locked = state_lock(sc);
     sc->stats.fenced++;
     state_unlock(sc, locked);
@@ -1933,7 +1926,7 @@ static void fenced(struct api_sched *sc)
 /* A turn of a replica that does not lead: what others changed, the
  * leader's shares; what local handlers touched is dropped (a replica that
  * comes to lead loads everything anyway). */
-static void follower_turn(struct api_sched *sc)
+static void follower_turn(struct ctl_sched *sc)
 {
     int64_t *seqs = NULL;
     struct held_since locked;
@@ -1950,13 +1943,13 @@ static void follower_turn(struct api_sched *sc)
 
 static void *sched_main(void *arg)
 {
-    struct api_sched *sc = arg;
+    struct ctl_sched *sc = arg;
     int64_t gap = 0, t0;
     int n, pass;
 
     thread_role_name("allot-sched");
     while (wait_turn(sc, gap) == 0) {
-        t0 = mono_us();
+        t0 = clock_mono_us();
         if (!leading(sc)) {
             follower_turn(sc);
             gap = 0;
@@ -1968,7 +1961,7 @@ static void *sched_main(void *arg)
             if (run_cycle(sc, &n) != 0 || n == 0)
                 break;
         fenced(sc);
-        gap = 3 * (mono_us() - t0); /* woken turns: at most a quarter of a core */
+        gap = 3 * (clock_mono_us() - t0); /* woken turns: at most a quarter of a core */
         if (gap > (int64_t)sc->o.period_ms * 1000)
             gap = (int64_t)sc->o.period_ms * 1000;
     }
@@ -1978,19 +1971,19 @@ static void *sched_main(void *arg)
 
 static void leader_changed(void *arg)
 {
-    api_sched_wake(arg);
+    ctl_sched_wake(arg);
 }
 
-int api_sched_start(struct db *db, const struct api_sched_opts *o, struct api_sched **out)
+int ctl_sched_start(struct db *db, const struct ctl_sched_opts *o, struct ctl_sched **out)
 {
-    struct api_sched *sc = calloc(1, sizeof(*sc));
+    struct ctl_sched *sc = calloc(1, sizeof(*sc));
 
     *out = NULL;
     if (!sc)
         return -1;
     sc->db = db;
     sc->o = *o;
-    sc->started_ms = api_now_ms();
+    sc->started_ms = clock_now_ms();
     if (sc->o.period_ms <= 0)
         sc->o.period_ms = 1000;
     if (sc->o.sample_period_ms <= 0)
@@ -2006,23 +1999,23 @@ int api_sched_start(struct db *db, const struct api_sched_opts *o, struct api_sc
     sc->arena = sched_arena_new();
     sc->memo = sched_memo_new();
     sc->delta.full = 1;
-    sc->series = api_series_rec_new();
-    sc->feed = api_feed_new();
+    sc->series = ctl_series_rec_new();
+    sc->feed = ctl_feed_new();
     if (sc->feed)
-        api_feed_poll(sc->feed, db, 0, foreign_change, sc); /* starts at the log's end */
+        ctl_feed_poll(sc->feed, db, 0, foreign_change, sc); /* starts at the log's end */
     if (!sc->arena || !sc->memo || !sc->series || !sc->feed ||
         pthread_create(&sc->th, NULL, sched_main, sc) != 0) {
         sc->started = 0;
-        api_sched_stop(sc);
+        ctl_sched_stop(sc);
         return -1;
     }
     sc->started = 1;
-    api_leader_hook(sc->o.leader, leader_changed, sc);
+    ctl_leader_hook(sc->o.leader, leader_changed, sc);
     *out = sc;
     return 0;
 }
 
-void api_sched_wake(struct api_sched *s)
+void ctl_sched_wake(struct ctl_sched *s)
 {
     if (!s)
         return;
@@ -2032,7 +2025,7 @@ void api_sched_wake(struct api_sched *s)
     pthread_mutex_unlock(&s->mu);
 }
 
-void api_sched_touch(struct api_sched *s, int64_t workload_seq)
+void ctl_sched_touch(struct ctl_sched *s, int64_t workload_seq)
 {
     if (!s)
         return;
@@ -2054,7 +2047,7 @@ void api_sched_touch(struct api_sched *s, int64_t workload_seq)
     pthread_mutex_unlock(&s->mu);
 }
 
-void api_sched_org_changed(struct api_sched *s)
+void ctl_sched_org_changed(struct ctl_sched *s)
 {
     if (!s)
         return;
@@ -2066,7 +2059,7 @@ void api_sched_org_changed(struct api_sched *s)
     pthread_mutex_unlock(&s->mu);
 }
 
-uint64_t api_sched_org_generation(struct api_sched *s)
+uint64_t ctl_sched_org_generation(struct ctl_sched *s)
 {
     uint64_t g;
 
@@ -2078,11 +2071,11 @@ uint64_t api_sched_org_generation(struct api_sched *s)
     return g;
 }
 
-void api_sched_stop(struct api_sched *s)
+void ctl_sched_stop(struct ctl_sched *s)
 {
     if (!s)
         return;
-    api_leader_hook(s->o.leader, NULL, NULL);
+    ctl_leader_hook(s->o.leader, NULL, NULL);
     if (s->started) {
         pthread_mutex_lock(&s->mu);
         s->stop = 1;
@@ -2091,8 +2084,8 @@ void api_sched_stop(struct api_sched *s)
         pthread_join(s->th, NULL);
     }
     sm_free(&s->m);
-    api_series_rec_free(s->series);
-    api_feed_free(s->feed);
+    ctl_series_rec_free(s->series);
+    ctl_feed_free(s->feed);
     sched_arena_free(s->arena);
     sched_memo_free(s->memo);
     marks_free(&s->marks);
@@ -2108,8 +2101,8 @@ void api_sched_stop(struct api_sched *s)
     free(s);
 }
 
-int api_sched_share(struct api_sched *s, int64_t queue_seq, int64_t pool_seq,
-                    struct api_share *out)
+int ctl_sched_share(struct ctl_sched *s, int64_t queue_seq, int64_t pool_seq,
+                    struct ctl_share *out)
 {
     int i, found = 0;
 
@@ -2126,7 +2119,7 @@ int api_sched_share(struct api_sched *s, int64_t queue_seq, int64_t pool_seq,
     return found;
 }
 
-int api_sched_shares(struct api_sched *s, struct api_share **out, int *n)
+int ctl_sched_shares(struct ctl_sched *s, struct ctl_share **out, int *n)
 {
     int rc = 0;
 
@@ -2148,7 +2141,7 @@ int api_sched_shares(struct api_sched *s, struct api_share **out, int *n)
     return rc;
 }
 
-void api_sched_get_stats(struct api_sched *s, struct api_sched_stats *out)
+void ctl_sched_get_stats(struct ctl_sched *s, struct ctl_sched_stats *out)
 {
     memset(out, 0, sizeof(*out));
     if (!s)
@@ -2158,7 +2151,7 @@ void api_sched_get_stats(struct api_sched *s, struct api_sched_stats *out)
     pthread_mutex_unlock(&s->mu);
 }
 
-int api_sched_ready(struct api_sched *s)
+int ctl_sched_ready(struct ctl_sched *s)
 {
     int ready;
 

@@ -148,7 +148,7 @@ uint64_t sm_hash(const char *s);
 /* The scheduler thread's model, brought up to date as its next cycle
  * would (Step 1 of sched_loop.c), copied into dst under the cycle lock;
  * *copy_us is how long the lock was held. 0, or -1 (dst empty). */
-struct api_sched;
-int api_sched_model_copy(struct api_sched *s, struct sched_model *dst, int64_t *copy_us);
+struct ctl_sched;
+int ctl_sched_model_copy(struct ctl_sched *s, struct sched_model *dst, int64_t *copy_us);
 
 #endif /* ALLOT_SCHED_MODEL_H */

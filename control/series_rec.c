@@ -6,7 +6,7 @@
  * (db/series.c stores them; h_infra_series.c answers the /metrics routes
  * from them; what agents measure of each pod is gpu_usage.c's).
  *
- * One sample (api_series_record):
+ * One sample (ctl_series_record):
  *   Step 1: what each device holds, from the pods placed in the model,
  *           and, on agents' nodes, what the agent reported last
  *           (utilization in percent, memory used and total); since when
@@ -26,7 +26,7 @@
  *           thread still writes the one before replaces any other that
  *           waits: the newest wins, and the one skipped only loses its
  *           time stamp (the series are step functions from the last
- *           sample written). api_series_rec_free() writes what waits,
+ *           sample written). ctl_series_rec_free() writes what waits,
  *           then stops the thread.
  *
  * Series (names are Run:ai's metricType; * only where agents report):
@@ -56,11 +56,11 @@
  *   2. The recorder's thread writes one sample at a time, in the order
  *      they were taken.
  */
-#include "api.h"
+#include "control.h"
 #include "thread_role.h"
 #include "db_agent.h"
-#include "sched_model.h"
 
+#include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +78,7 @@ struct sample {
     void *arg;
 };
 
-struct api_series_rec {
+struct ctl_series_rec {
     struct db_point *last;        /* sorted by key (point_cmp); the thread's */
     int n_last;
     pthread_mutex_t mu;           /* next, has_next, stop */
@@ -119,9 +119,9 @@ struct held {
     uint64_t devices;
 };
 
-struct api_series_rec *api_series_rec_new(void)
+struct ctl_series_rec *ctl_series_rec_new(void)
 {
-    struct api_series_rec *rec = calloc(1, sizeof(*rec));
+    struct ctl_series_rec *rec = calloc(1, sizeof(*rec));
 
     if (rec) {
         pthread_mutex_init(&rec->mu, NULL);
@@ -132,7 +132,7 @@ struct api_series_rec *api_series_rec_new(void)
 
 static void *sample_main(void *arg);
 
-void api_series_rec_free(struct api_series_rec *rec)
+void ctl_series_rec_free(struct ctl_series_rec *rec)
 {
     if (!rec)
         return;
@@ -412,7 +412,7 @@ static void capacity_put(struct points *ps, const struct sched_model *m, const s
                          int p, int workloads, const struct usage *u, const struct waits *w)
 {
     int kind = p < 0 ? DB_SERIES_CLUSTER : DB_SERIES_POOL;
-    const char *entity = p < 0 ? API_CLUSTER_ID : m->pools[p].name;
+    const char *entity = p < 0 ? CTL_CLUSTER_ID : m->pools[p].name;
     int64_t gpus = 0, nodes = 0, alloc = 0, quota = 0;
     int i, d, q;
 
@@ -456,7 +456,7 @@ static int point_cmp(const void *a, const void *b)
 }
 
 /* Step 3: the points to write (changed, new, or gone: 0), into out. */
-static void changes(struct api_series_rec *rec, struct points *now, struct points *out)
+static void changes(struct ctl_series_rec *rec, struct points *now, struct points *out)
 {
     int i = 0, k = 0;
 
@@ -479,7 +479,7 @@ static void changes(struct api_series_rec *rec, struct points *now, struct point
 /* Step 3 for one sample (the recorder's thread): its changes since the
  * last sample written, in turns; `last` becomes the sample once all of
  * it is written. */
-static void sample_write(struct api_series_rec *rec, struct sample *smp)
+static void sample_write(struct ctl_series_rec *rec, struct sample *smp)
 {
     struct points now = {smp->p, smp->n, smp->n, smp->now_ms};
     struct points out = {NULL, 0, 0, smp->now_ms};
@@ -505,7 +505,7 @@ static void sample_write(struct api_series_rec *rec, struct sample *smp)
 
 static void *sample_main(void *arg)
 {
-    struct api_series_rec *rec = arg;
+    struct ctl_series_rec *rec = arg;
     struct sample smp;
 
     thread_role_name("allot-series");
@@ -528,7 +528,7 @@ static void *sample_main(void *arg)
 
 /* Hands the sample to the recorder's thread (started on the first),
  * replacing one that still waits. */
-static int sample_hand(struct api_series_rec *rec, const struct sample *smp)
+static int sample_hand(struct ctl_series_rec *rec, const struct sample *smp)
 {
     int rc = 0;
 
@@ -547,7 +547,7 @@ static int sample_hand(struct api_series_rec *rec, const struct sample *smp)
     return rc;
 }
 
-int api_series_record(struct api_series_rec *rec, struct db *db, const struct sched_model *m,
+int ctl_series_record(struct ctl_series_rec *rec, struct db *db, const struct sched_model *m,
                       int64_t now_ms, int64_t keep_after_ms, int64_t turn_us,
                       void (*held)(void *arg, int64_t us, int64_t cpu_us), void *arg)
 {

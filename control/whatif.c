@@ -4,7 +4,7 @@
  * with the change made there, and compare.
  *
  * One run (wi_run):
- *   Step 1: copy the model (api_sched_model_copy()): a deep copy under
+ *   Step 1: copy the model (ctl_sched_model_copy()): a deep copy under
  *           the scheduler's model lock (which its thread holds only while
  *           it changes the model, never for a whole turn), then the rows
  *           changed since its last cycle read into the copy;
@@ -37,9 +37,11 @@
  *      and an arena); another waits up to WI_WAIT_MS for its turn, then
  *      is refused with WI_BUSY.
  */
-#include "whatif.h"
+#include "control.h"
+#include "clock.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -49,14 +51,6 @@
 static pthread_mutex_t runs_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t runs_cv = PTHREAD_COND_INITIALIZER;
 static int runs;
-
-static int64_t mono_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 const char *wi_reason_name(int reason)
 {
@@ -550,7 +544,7 @@ static int submission(struct run *x, const struct sched_state *st,
     return 0;
 }
 
-static void figures_before(struct wi_figures *f, const struct api_share *b)
+static void figures_before(struct wi_figures *f, const struct ctl_share *b)
 {
     int r;
 
@@ -562,7 +556,7 @@ static void figures_before(struct wi_figures *f, const struct api_share *b)
     f->known = 1;
 }
 
-static int shares(struct run *x, const struct sched_result *last, const struct api_share *before,
+static int shares(struct run *x, const struct sched_result *last, const struct ctl_share *before,
                   int n_before)
 {
     const struct sched_model *m = x->m;
@@ -594,7 +588,7 @@ static int shares(struct run *x, const struct sched_result *last, const struct a
 }
 
 static int compare_all(struct run *x, const struct sched_state *st,
-                       const struct sched_result *last, const struct api_share *before,
+                       const struct sched_result *last, const struct ctl_share *before,
                        int n_before)
 {
     int i;
@@ -619,13 +613,13 @@ static void run_free(struct run *x)
 }
 
 int wi_run_model(struct sched_model *copy, int64_t now_ms, const struct wi_change *changes,
-                 int n, const struct api_share *before, int n_before, struct wi_result *out)
+                 int n, const struct ctl_share *before, int n_before, struct wi_result *out)
 {
     struct sched_arena *arena = NULL;
     struct sched_result last;
     struct sched_state st;
     struct run x;
-    int64_t t0 = mono_us();
+    int64_t t0 = clock_mono_us();
     int rc = -1;
 
     memset(out, 0, sizeof(*out));
@@ -644,7 +638,7 @@ int wi_run_model(struct sched_model *copy, int64_t now_ms, const struct wi_chang
         goto out;
     rc = 0;
 out:
-    out->run_us = mono_us() - t0;
+    out->run_us = clock_mono_us() - t0;
     sched_arena_free(arena);
     run_free(&x);
     return rc;
@@ -674,8 +668,8 @@ static int slot_take(void)
     return rc == 0 ? 0 : -1;
 }
 
-int wi_run(struct api_sched *s, const struct wi_change *changes, int n,
-           const struct api_share *before, int n_before, struct wi_result *out)
+int wi_run(struct ctl_sched *s, const struct wi_change *changes, int n,
+           const struct ctl_share *before, int n_before, struct wi_result *out)
 {
     struct sched_model copy;
     int64_t copy_us = 0;
@@ -684,8 +678,8 @@ int wi_run(struct api_sched *s, const struct wi_change *changes, int n,
     memset(out, 0, sizeof(*out));
     if (slot_take() != 0)
         return WI_BUSY;
-    if (api_sched_model_copy(s, &copy, &copy_us) == 0) {
-        rc = wi_run_model(&copy, api_now_ms(), changes, n, before, n_before, out);
+    if (ctl_sched_model_copy(s, &copy, &copy_us) == 0) {
+        rc = wi_run_model(&copy, clock_now_ms(), changes, n, before, n_before, out);
         out->copy_us = copy_us;
     }
     pthread_mutex_lock(&runs_mu);

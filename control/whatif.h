@@ -4,7 +4,7 @@
  * true), a quota, a node drained or added, a workload deleted or
  * suspended (POST /api/v1/whatif).
  *
- * A run copies the scheduler thread's model (api_sched_model_copy(), a
+ * A run copies the scheduler thread's model (ctl_sched_model_copy(), a
  * short hold of the cycle lock), makes the changes on the copy, and runs
  * the core on it pass after pass, as the scheduler thread does in one turn,
  * until a pass decides nothing. Nothing is stored; the scheduler thread
@@ -13,8 +13,10 @@
 #ifndef ALLOT_WHATIF_H
 #define ALLOT_WHATIF_H
 
-#include "api.h"
 #include "sched_model.h"
+
+struct ctl_sched;
+struct ctl_share;
 
 /* Runs at once at most; another waits up to WI_WAIT_MS for its turn, then
  * is refused (wi_run() returns WI_BUSY). */
@@ -96,14 +98,14 @@ struct wi_result {
 };
 
 /* One run on the scheduler's live state. before[0..n_before): the last
- * cycle's shares (api_sched_shares()). 0; -1 on failure (no memory, or the
+ * cycle's shares (ctl_sched_shares()). 0; -1 on failure (no memory, or the
  * model could not be read); WI_BUSY when no place came free in time. */
-int wi_run(struct api_sched *s, const struct wi_change *changes, int n,
-           const struct api_share *before, int n_before, struct wi_result *out);
+int wi_run(struct ctl_sched *s, const struct wi_change *changes, int n,
+           const struct ctl_share *before, int n_before, struct wi_result *out);
 /* The same on a model copy the caller made (taken over: it becomes
  * out->m), at now_ms; what the benchmark times. */
 int wi_run_model(struct sched_model *copy, int64_t now_ms, const struct wi_change *changes,
-                 int n, const struct api_share *before, int n_before, struct wi_result *out);
+                 int n, const struct ctl_share *before, int n_before, struct wi_result *out);
 void wi_result_free(struct wi_result *r);
 /* "reclaim", "preempt", ..., "delete", "suspend", "drain". */
 const char *wi_reason_name(int reason);

@@ -16,7 +16,7 @@
  *   1. A change and its row commit together.
  *   2. seq only grows (AUTOINCREMENT: a purge never lets a seq be given
  *      again); it need not be dense, nor in commit order across writers
- *      (the reader waits for gaps, api/sched_loop.c).
+ *      (the reader waits for gaps, control/sched_loop.c).
  */
 #include "db_int.h"
 #include "db_ha.h"

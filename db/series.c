@@ -1,6 +1,6 @@
 /*
  * series.c: the metrics time series of the cluster, node pools, nodes and
- * workloads (api/series_rec.c records them every sample period;
+ * workloads (control/series_rec.c records them every sample period;
  * api/h_infra_series.c answers the /metrics routes from them), and since
  * when pending workloads wait (the source of AVG_WORKLOAD_WAIT_TIME).
  *

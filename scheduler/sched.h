@@ -22,7 +22,7 @@
  *
  * One call is one scheduling pass: allocate, consolidate, reclaim,
  * preempt, stale-gang eviction. A driver applies the decisions and calls
- * again until a pass decides nothing (see sim/world_pass.c, api/sched_loop.c).
+ * again until a pass decides nothing (see sim/world_pass.c, control/sched_loop.c).
  */
 #ifndef ALLOT_SCHED_H
 #define ALLOT_SCHED_H

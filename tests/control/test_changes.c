@@ -1,6 +1,6 @@
 /*
  * test_changes.c: the change log between replicas (db_ha.h) and its
- * reader (api_feed_poll) on a real SQLite file. A submission, a
+ * reader (ctl_feed_poll) on a real SQLite file. A submission, a
  * suspension, a pool and a user each leave a row of their kind, written
  * by this process (own); rows of another replica are written beside
  * them through a second connection, committed out of seq order, and the
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "api.h"
+#include "control.h"
 #include "db_ha.h"
 #include "tmpdb.h"
 
@@ -145,14 +145,14 @@ static void test_writes_leave_rows(void **state)
 static void test_feed_out_of_order(void **state)
 {
     struct fixture *f = *state;
-    struct api_feed *feed = api_feed_new();
+    struct ctl_feed *feed = ctl_feed_new();
     struct got g;
     struct db_pool p;
     int64_t last;
 
     memset(&g, 0, sizeof(g));
     foreign(f, 0, DB_CHANGE_WORKLOAD, 1); /* before the feed starts: in the state loaded */
-    assert_int_equal(api_feed_poll(feed, f->db, 1000, collect, &g), 0);
+    assert_int_equal(ctl_feed_poll(feed, f->db, 1000, collect, &g), 0);
     assert_int_equal(g.n, 0);
     assert_int_equal(db_changes_last(f->db, &last), DB_OK);
     memset(&p, 0, sizeof(p));
@@ -161,19 +161,19 @@ static void test_feed_out_of_order(void **state)
     strcpy(p.label_value, "v");
     assert_int_equal(db_pool_insert(f->db, &p), DB_OK); /* own: last + 1, never handed over */
     foreign(f, last + 3, DB_CHANGE_ORG, 0);            /* last + 2 still committing */
-    assert_int_equal(api_feed_poll(feed, f->db, 2000, collect, &g), 0);
+    assert_int_equal(ctl_feed_poll(feed, f->db, 2000, collect, &g), 0);
     assert_int_equal(g.n, 1);
     assert_int_equal(g.seq[0], last + 3);
     foreign(f, last + 2, DB_CHANGE_WORKLOAD, 9);       /* commits late */
     foreign(f, last + 4, DB_CHANGE_PRINCIPALS, 0);
-    assert_int_equal(api_feed_poll(feed, f->db, 3000, collect, &g), 0);
+    assert_int_equal(ctl_feed_poll(feed, f->db, 3000, collect, &g), 0);
     assert_int_equal(g.n, 3);
     assert_int_equal(g.seq[1], last + 4);
     assert_int_equal(g.seq[2], last + 2);
     assert_int_equal(g.kind[2], DB_CHANGE_WORKLOAD);
-    assert_int_equal(api_feed_poll(feed, f->db, 4000, collect, &g), 0);
+    assert_int_equal(ctl_feed_poll(feed, f->db, 4000, collect, &g), 0);
     assert_int_equal(g.n, 3); /* each once */
-    api_feed_free(feed);
+    ctl_feed_free(feed);
 }
 
 static void test_shares_round_trip(void **state)

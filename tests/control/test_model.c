@@ -1,5 +1,5 @@
 /*
- * test_model.c: the scheduler thread's in-memory state (api/sched_model.c)
+ * test_model.c: the scheduler thread's in-memory state (control/sched_model.c)
  * against a real database: loaded whole, then kept equal to the database
  * by re-reading only the workloads named, whatever mix of submissions,
  * suspensions, resumptions and deletions they went through, and through a
