@@ -36,7 +36,9 @@
  *                device giving out more memory than it has (a portion uses
  *                that share of it, a GPU-memory request what it asks)
  *   limits       no queue's allocation above its limit, at any level, in
- *                any pool, for any resource
+ *                any pool, for any resource, unless it was above it before
+ *                the pass (a limit cut below what it runs) and did not grow;
+ *                no move of the work of a queue above its limit (rule A)
  *   deserved     non-preemptible allocation within deserved at every level
  *                (unless the case placed some beyond it at setup); a CPU or
  *                memory deserved of 0 is "not managed" and does not bind
@@ -57,7 +59,9 @@
  *                below a rank still short of a GPU, lower ranks get only
  *                what the rounding of that rank leaves (< 1 GPU per queue);
  *                the rank is the queue's rank in that pool (some queues
- *                have an over-quota priority per pool)
+ *                have an over-quota priority per pool); inside a rank,
+ *                whole GPUs go by the largest remainders of the exact
+ *                shares over all rounds (rule B)
  *   work-conserving  a pass that decides nothing leaves no pending pod (a
  *                single-pod start or an elastic pod) that fits idle
  *                resources within its quotas
@@ -933,6 +937,36 @@ static void gen_config(struct tcase *tc)
         tc->cfg.max_consolidation_moves = below(r, 3);
 }
 
+/* Rule class A: a limit lowered below what a queue already runs (to 0, or
+ * a GPU under its holding), as an administrator may do; the queue is then
+ * above its limit and its preemptible work reclaimable. Drawn from a
+ * generator of its own, so that every other draw of the case (and of the
+ * regressions' cases) stays as it was. */
+static void cut_limits(struct tcase *tc, uint64_t seed, int id)
+{
+    struct rng r = {seed ^ 0x11a17c0ffeeull ^ (0xbf58476d1ce4e5b9ull * (uint64_t)(id + 1))};
+    static struct holdings h;
+    int start, k, q, p;
+
+    if (!chance(&r, 25))
+        return;
+    holdings_of(tc, &h);
+    start = below(&r, tc->n_queues);
+    for (k = 0; k < tc->n_queues; k++) {
+        q = (start + k) % tc->n_queues;
+        if (!tc->queues[q].quota)
+            continue;
+        for (p = 0; p < tc->n_pools; p++) {
+            int64_t held = h.all[q][p][SCHED_GPU];
+            struct sched_quota *qt = &tc->quota[q][p * SCHED_NRES + SCHED_GPU];
+            if (held <= 0)
+                continue;
+            qt->limit = chance(&r, 50) || held <= SCHED_MILLI ? 0 : held - SCHED_MILLI;
+            return;
+        }
+    }
+}
+
 static void gen_case(struct tcase *tc, uint64_t seed, int id)
 {
     int i, n;
@@ -951,6 +985,7 @@ static void gen_case(struct tcase *tc, uint64_t seed, int id)
         gen_workload(tc);
     for (i = 0; i < n; i++)
         setup_running(tc, i);
+    cut_limits(tc, seed, id);
 }
 
 /* ---- Between passes: what a driver does ---- */
@@ -1103,6 +1138,8 @@ static int check_victim(struct pass *ps, const struct sched_decision *d)
     return 1;
 }
 
+static int check_rule_victim(struct pass *ps, const struct sched_decision *d);
+
 /* One decision, against the state just before it is applied. */
 static int check_decision(struct pass *ps, const struct sched_decision *d)
 {
@@ -1129,11 +1166,11 @@ static int check_decision(struct pass *ps, const struct sched_decision *d)
             d->action == SCHED_ACT_STALE_GANG)
             return broken(ps, "MOVE of %s pod %d (preemptible %d, by %s)", w->name, d->pod,
                         w->preemptible, sched_action_name(d->action));
-        return check_bind_target(ps, d);
+        return check_bind_target(ps, d) && check_rule_victim(ps, d);
     default:
         if (d->pod >= 0 ? w->pods[d->pod].node < 0 : placed_pods(w) == 0)
             return broken(ps, "EVICT of %s pod %d, which is not placed", w->name, d->pod);
-        return check_victim(ps, d);
+        return check_victim(ps, d) && check_rule_victim(ps, d);
     }
 }
 
@@ -1311,10 +1348,12 @@ static int check_limits(struct pass *ps)
         for (p = 0; p < tc->n_pools; p++)
             for (r = 0; r < SCHED_NRES; r++) {
                 int64_t limit = quota_of(tc, q, p, r)->limit;
-                if (limit >= 0 && h.all[q][p][r] > limit)
-                    return broken(ps, "%s holds %lld %s in %s, limit %lld", tc->queues[q].name,
-                                (long long)h.all[q][p][r], res_names[r], tc->pools[p].name,
-                                (long long)limit);
+                if (limit >= 0 && h.all[q][p][r] > limit &&
+                    h.all[q][p][r] > ps->held_before.all[q][p][r])
+                    return broken(ps, "%s holds %lld %s in %s, limit %lld (%lld before the pass)",
+                                tc->queues[q].name, (long long)h.all[q][p][r], res_names[r],
+                                tc->pools[p].name, (long long)limit,
+                                (long long)ps->held_before.all[q][p][r]);
             }
     return 1;
 }
@@ -1387,6 +1426,96 @@ static int64_t gpu_allocatable(const struct pass *ps, int q, int pool)
     if (a == SCHED_UNLIMITED)
         return limit >= 0 ? limit : INT64_MAX;
     return limit >= 0 && limit < a ? limit : a;
+}
+
+/* What queue q may hold of resource r in a pool without being above its
+ * share: min(max(deserved, fair share), limit); INT64_MAX: no bound. */
+static int64_t allocatable(const struct pass *ps, int q, int pool, int r)
+{
+    const struct sched_share *s = sched_result_share(&ps->res, q, pool);
+    int64_t d = s->deserved[r], limit = quota_of(ps->tc, q, pool, r)->limit;
+    int64_t a = d == SCHED_UNLIMITED || d > s->fair[r] ? d : s->fair[r];
+
+    if (a == SCHED_UNLIMITED)
+        return limit >= 0 ? limit : INT64_MAX;
+    return limit >= 0 && limit < a ? limit : a;
+}
+
+/* The queue or an ancestor holds more than its limit in the pool, now. */
+static int over_limit_now(const struct tcase *tc, int q, int pool)
+{
+    static struct holdings h;
+    int r;
+
+    holdings_of(tc, &h);
+    for (; q >= 0; q = tc->queues[q].parent)
+        for (r = 0; r < SCHED_NRES; r++)
+            if (quota_of(tc, q, pool, r)->limit >= 0 &&
+                h.all[q][pool][r] > quota_of(tc, q, pool, r)->limit)
+                return 1;
+    return 0;
+}
+
+/* The rule classes of the victims (counted in rcov, so that each has
+ * random cases):
+ *   A  a move never takes the work of a queue above its limit (a move
+ *      places it again); its eviction by reclaim is counted;
+ *   C  an elastic workload taken whole for a preemption (room under a
+ *      limit, or on a node) is counted;
+ *   D  an elastic workload taken whole by reclaim gives its pods above
+ *      its minimum first: its side, where the branches meet, still holds
+ *      more than it may keep without them (its allocatable share, or its
+ *      deserved quota) in some resource it frees. */
+static struct {
+    long over_limit_evicted, elastic_whole_preempted, elastic_whole_reclaimed, remainders;
+} rcov;
+
+static void meeting_level(const struct tcase *tc, int qa, int qb, int *a, int *b);
+
+static int check_rule_victim(struct pass *ps, const struct sched_decision *d)
+{
+    const struct tcase *tc = ps->tc;
+    const struct sched_workload *w = &tc->wls[d->workload];
+    static struct holdings h;
+    int pool = pool_of_pods(tc, w), placed = placed_pods(w), a, b, r, k, surplus;
+
+    if (pool < 0)
+        return 1;
+    if (d->kind == SCHED_MOVE) {
+        if (over_limit_now(tc, w->queue, pool))
+            return broken(ps, "%s (queue %s above its limit in %s) moved by %s", w->name,
+                          tc->queues[w->queue].name, tc->pools[pool].name,
+                          sched_action_name(d->action));
+        return 1;
+    }
+    if (d->action == SCHED_ACT_RECLAIM && over_limit_now(tc, w->queue, pool))
+        rcov.over_limit_evicted++;
+    if (d->pod >= 0 || w->min_pods >= w->n_pods || d->by_workload < 0)
+        return 1;
+    if (d->action == SCHED_ACT_PREEMPT)
+        rcov.elastic_whole_preempted++;
+    if (d->action != SCHED_ACT_RECLAIM)
+        return 1;
+    rcov.elastic_whole_reclaimed++;
+    meeting_level(tc, tc->wls[d->by_workload].queue, w->queue, &a, &b);
+    holdings_of(tc, &h);
+    for (r = 0; r < SCHED_NRES; r++) {
+        int64_t held = h.all[b][pool][r], frees = 0, bound = np_bound(quota_of(tc, b, pool, r), r);
+        surplus = placed - w->min_pods;
+        for (k = w->n_pods - 1; k >= 0; k--)
+            if (w->pods[k].node >= 0) {
+                int64_t one = pod_res(tc, w, w->pods[k].node, r);
+                frees += one;
+                if (surplus-- > 0)
+                    held -= one;
+            }
+        if (frees > 0 && (held > allocatable(ps, b, pool, r) || (bound >= 0 && held > bound)))
+            return 1;
+    }
+    return broken(ps, "%s (elastic, %d of %d pods, min %d) taken whole for %s, though %s holds "
+                  "no more than its share once its pods above the minimum are gone", w->name,
+                  placed, w->n_pods, w->min_pods, tc->wls[d->by_workload].name,
+                  tc->queues[b].name);
 }
 
 /* A pending entry's detail says what holds: the protected victims it names
@@ -1561,6 +1690,85 @@ static int check_rank_served_first(struct pass *ps, int x, int pool, int64_t tot
     return 1;
 }
 
+/* Rule class B: whole GPUs of the spare go by the largest remainders of
+ * the exact shares over all rounds. Rank by rank (highest first) the spare
+ * left is divided exactly, in rounds by weight, each queue capped by its
+ * request; then, inside the rank, a queue that got less than its exact
+ * share never has a larger remainder than one that got more. */
+static int check_largest_remainders(struct pass *ps, int parent, int pool, int64_t total)
+{
+    const struct tcase *tc = ps->tc;
+    double got[MAX_QUEUES], room[MAX_QUEUES], spare = (double)total, left;
+    int in[MAX_QUEUES], n = 0, q, a, b, rank = 1 << 30, next, capped;
+
+    for (q = 0; q < tc->n_queues; q++)
+        if (tc->queues[q].parent == parent) {
+            const struct sched_share *s = gpu_share(ps, q, pool);
+            int64_t dp = deserved_part(tc, s, q, pool, total);
+            spare -= (double)dp;
+            room[q] = quota_of(tc, q, pool, SCHED_GPU)->weight > 0
+                          ? (double)(s->requested[SCHED_GPU] - dp) : 0;
+            got[q] = 0;
+        }
+    while (spare > 0.5) {
+        for (q = 0, next = -(1 << 30); q < tc->n_queues; q++)
+            if (tc->queues[q].parent == parent && rank_in(tc, q, pool) < rank &&
+                rank_in(tc, q, pool) > next)
+                next = rank_in(tc, q, pool);
+        if (next == -(1 << 30))
+            break;
+        rank = next;
+        for (q = n = 0; q < tc->n_queues; q++)
+            if (tc->queues[q].parent == parent && rank_in(tc, q, pool) == rank)
+                in[n++] = q;
+        for (left = spare, capped = 1; capped && left > 0.5;) {
+            double wsum = 0, amount = left;
+            capped = 0;
+            for (a = 0; a < n; a++)
+                if (room[in[a]] - got[in[a]] > 0.5)
+                    wsum += (double)quota_of(tc, in[a], pool, SCHED_GPU)->weight;
+            if (wsum <= 0)
+                break;
+            for (a = 0; a < n; a++) {
+                double f, rest = room[in[a]] - got[in[a]];
+                if (rest <= 0.5)
+                    continue;
+                f = amount * (double)quota_of(tc, in[a], pool, SCHED_GPU)->weight / wsum;
+                if (rest <= f) {
+                    f = rest;
+                    capped = 1;
+                }
+                got[in[a]] += f;
+                left -= f;
+            }
+        }
+        for (a = 0; a < n; a++) {
+            const struct sched_share *s = gpu_share(ps, in[a], pool);
+            spare -= (double)(s->fair[SCHED_GPU] - deserved_part(tc, s, in[a], pool, total));
+        }
+        for (a = 0; a < n; a++)
+            for (b = 0; b < n; b++) {
+                int qa = in[a], qb = in[b];
+                double ea = got[qa], eb = got[qb];
+                double fa = gpu_share(ps, qa, pool)->fair[SCHED_GPU] -
+                            deserved_part(tc, gpu_share(ps, qa, pool), qa, pool, total);
+                double fb = gpu_share(ps, qb, pool)->fair[SCHED_GPU] -
+                            deserved_part(tc, gpu_share(ps, qb, pool), qb, pool, total);
+                double ra = ea - (double)((int64_t)ea / SCHED_MILLI * SCHED_MILLI);
+                double rb = eb - (double)((int64_t)eb / SCHED_MILLI * SCHED_MILLI);
+                if (!(fa < ea - 5 && fb > eb + 5))
+                    continue;
+                rcov.remainders++;
+                if (ra > rb + 5)
+                    return broken(ps, "%s in %s: exact over-quota share %.0f rounded down to %.0f, "
+                                  "while %s's %.0f (smaller remainder) was rounded up to %.0f",
+                                  tc->queues[qa].name, tc->pools[pool].name, ea, fa,
+                                  tc->queues[qb].name, eb, fb);
+            }
+    }
+    return 1;
+}
+
 /* Siblings under `parent` (-1: the top level) dividing `total`. */
 static int check_siblings(struct pass *ps, int parent, int pool, int64_t total)
 {
@@ -1585,7 +1793,7 @@ static int check_siblings(struct pass *ps, int parent, int pool, int64_t total)
     for (q = 0; q < tc->n_queues; q++)
         if (tc->queues[q].parent == parent && !check_rank_served_first(ps, q, pool, total))
             return 0;
-    return 1;
+    return check_largest_remainders(ps, parent, pool, total);
 }
 
 static int check_fair_shares(struct pass *ps)
@@ -1766,8 +1974,9 @@ static int saturation_allows(const struct pass *ps, int j, int v, int pool)
 }
 
 /* v frees GPU, and v's branch, where it meets j's, holds more GPU than
- * max(deserved, fair): a branch counts as over only in a resource its
- * victim frees. */
+ * min(max(deserved, fair), limit) (a branch above its limit is above its
+ * share: rule A): a branch counts as over only in a resource its victim
+ * frees. */
 static int above_allocatable(const struct pass *ps, int j, int v, int pool)
 {
     const struct tcase *tc = ps->tc;
@@ -1778,10 +1987,7 @@ static int above_allocatable(const struct pass *ps, int j, int v, int pool)
         return 0;
     meeting_level(tc, tc->wls[j].queue, tc->wls[v].queue, &a, &b);
     s = sched_result_share(&ps->res, b, pool);
-    if (s->deserved[SCHED_GPU] == SCHED_UNLIMITED)
-        return 0;
-    return s->allocated[SCHED_GPU] > s->deserved[SCHED_GPU] &&
-           s->allocated[SCHED_GPU] > s->fair[SCHED_GPU];
+    return s->allocated[SCHED_GPU] > allocatable(ps, b, pool, SCHED_GPU);
 }
 
 /* Why v, evicted alone, should have let j run: "preempt", "reclaim", or NULL. */
@@ -2124,6 +2330,9 @@ static void print_coverage(void)
     print_message("  binds: GPU memory %ld, several shared devices %ld, affinity %ld, "
                   "second node type %ld\n", cov.memory_binds, cov.multi_device_binds,
                   cov.affinity_binds, cov.second_type_binds);
+    print_message("  rules: over-limit victims %ld, elastic taken whole by preempt %ld, by "
+                  "reclaim %ld, remainders compared %ld\n", rcov.over_limit_evicted,
+                  rcov.elastic_whole_preempted, rcov.elastic_whole_reclaimed, rcov.remainders);
 }
 
 /* Over the whole run every action decided something and every reason
@@ -2144,6 +2353,9 @@ static void assert_covered(void)
         assert_true(cov.by_detail[r] > 0);
     assert_true(cov.memory_binds > 0 && cov.multi_device_binds > 0 && cov.affinity_binds > 0 &&
                 cov.second_type_binds > 0);
+    /* every rule class of the victims and of the fair share had cases */
+    assert_true(rcov.over_limit_evicted > 0 && rcov.elastic_whole_preempted > 0 &&
+                rcov.elastic_whole_reclaimed > 0 && rcov.remainders > 0);
 }
 
 static void test_random_clusters(void **state)
