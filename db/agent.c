@@ -109,21 +109,11 @@ int db_agent_token_get(struct db *db, const char *id, struct db_agent_token *out
     return db__read(db, token_get_fn, &a);
 }
 
-static int token_list_fn(struct db__conn *c, void *arg)
-{
-    static const char sql[] = "SELECT " TOKEN_COLS " FROM agent_tokens ORDER BY seq";
-    struct token_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
-
-    return st ? db__row_list(st, &token_shape, a->list, a->n) : rc;
-}
-
 int db_agent_token_list(struct db *db, struct db_agent_token **out, int *n)
 {
-    struct token_arg a = {.list = out, .n = n};
+    static const char sql[] = "SELECT " TOKEN_COLS " FROM agent_tokens ORDER BY seq";
 
-    return db__read_list(db, token_list_fn, &a, out, n);
+    return db__read_rows(db, sql, &token_shape, out, n);
 }
 
 static int token_revoke_fn(struct db__conn *c, void *arg)
@@ -536,10 +526,8 @@ static int agent_node_list_fn(struct db__conn *c, void *arg)
         " JOIN node_pools p ON p.seq = n.pool_seq JOIN agent_tokens t ON t.seq = a.token_seq"
         " ORDER BY n.seq";
     struct node_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
 
-    return st ? db__row_list(st, &agent_node_shape, a->out, a->n) : rc;
+    return db__rows_of(c, sql, &agent_node_shape, a->out, a->n);
 }
 
 int db_agent_node_list(struct db *db, struct db_agent_node **out, int *n)
@@ -628,12 +616,7 @@ int db_agent_node_approve(struct db *db, struct db_agent_approval *a)
 
 /* ---- projects' time and idle limits ---- */
 
-struct limited_arg {
-    struct db_limited **out;
-    int *n;
-};
-
-static int limited_fn(struct db__conn *c, void *arg)
+int db_agent_limited(struct db *db, struct db_limited **out, int *n)
 {
     /* the measured devices of the workload: the figures of the open runs
      * of its pods, for the devices they were given */
@@ -664,16 +647,6 @@ static int limited_fn(struct db__conn *c, void *arg)
         DB__COL(struct db_limited, run_ms, DB__INT),
     };
     static const struct db__shape shape = DB__SHAPE(struct db_limited, cols, NULL);
-    struct limited_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
 
-    return st ? db__row_list(st, &shape, a->out, a->n) : rc;
-}
-
-int db_agent_limited(struct db *db, struct db_limited **out, int *n)
-{
-    struct limited_arg a = {out, n};
-
-    return db__read_list(db, limited_fn, &a, out, n);
+    return db__read_rows(db, sql, &shape, out, n);
 }

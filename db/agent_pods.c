@@ -51,6 +51,15 @@ struct binding {
     char wl_name[DB_NAME_LEN];
 };
 
+/* A binding's columns: the pod's workload, index, name and devices. */
+static const struct db__col binding_cols[] = {
+    DB__COL(struct binding, wl_seq, DB__INT),
+    DB__COL(struct binding, idx, DB__INT),
+    DB__COL(struct binding, wl_name, DB__TEXT),
+    DB__COL(struct binding, devices, DB__INT),
+};
+static const struct db__shape binding_shape = DB__SHAPE(struct binding, binding_cols, NULL);
+
 struct run_state {
     int exists;
     int open;
@@ -118,42 +127,7 @@ static int wl_phase(struct db__conn *c, struct touched *t, int64_t wl_seq,
 
 static int wl_free_pods(struct db__conn *c, int64_t wl_seq)
 {
-    static const char sql[] = "DELETE FROM pods WHERE workload_seq = ?";
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
-
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, wl_seq);
-    return db__done(st, db__step_done(st));
-}
-
-static int free_pod(struct db__conn *c, const char *uid)
-{
-    static const char sql[] = "DELETE FROM pods WHERE uid = ?";
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
-
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, uid);
-    return db__done(st, db__step_done(st));
-}
-
-/* One count(*) query with one integer parameter. */
-static int count_of(struct db__conn *c, const char *sql, int64_t param, int64_t *out)
-{
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
-
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, param);
-    if (db__step(st) == DB__ROW)
-        *out = db__col_int64(st, 0);
-    else
-        rc = DB_EIO;
-    return db__done(st, rc);
+    return db__run_key(c, "DELETE FROM pods WHERE workload_seq = ?", wl_seq);
 }
 
 /* One heartbeat's context. */
@@ -178,10 +152,10 @@ static int wl_promote(struct db__conn *c, struct hb *b, int64_t wl_seq, const ch
     int64_t n = 0;
     int rc;
 
-    rc = count_of(c, initializing, wl_seq, &n);
+    rc = db__int_of(c, initializing, wl_seq, &n);
     if (rc != DB_OK || n == 0)
         return rc;
-    rc = count_of(c, waiting, wl_seq, &n);
+    rc = db__int_of(c, waiting, wl_seq, &n);
     if (rc != DB_OK || n > 0)
         return rc;
     snprintf(msg, sizeof(msg), "%s is running: every pod started", wl_name);
@@ -199,7 +173,7 @@ static int wl_succeeded(struct db__conn *c, struct hb *b, const struct binding *
     int64_t n = 0;
     int rc;
 
-    rc = count_of(c, left, bd->wl_seq, &n);
+    rc = db__int_of(c, left, bd->wl_seq, &n);
     if (rc != DB_OK || n > 0)
         return rc;
     rc = wl_free_pods(c, bd->wl_seq);
@@ -234,7 +208,7 @@ static int wl_lost(struct db__conn *c, struct hb *b, const struct binding *bd, c
 {
     char msg[DB_MSG_LEN];
     struct change ch = {"Pending", 0, "Warning", "PodLost", msg};
-    int rc = free_pod(c, uid);
+    int rc = db__run_text_key(c, "DELETE FROM pods WHERE uid = ?", uid);
 
     if (rc != DB_OK)
         return rc;
@@ -324,11 +298,8 @@ static int hb_binding(struct db__conn *c, struct hb *b, const char *uid, struct 
     db__bind_int64(st, 2, b->h->node_seq);
     src = db__step(st);
     if (src == DB__ROW) {
+        db__row_read(st, 0, &binding_shape, out);
         out->found = 1;
-        out->wl_seq = db__col_int64(st, 0);
-        out->idx = db__col_int(st, 1);
-        db__copy(out->wl_name, sizeof(out->wl_name), st, 2);
-        out->devices = (uint64_t)db__col_int64(st, 3);
     } else if (src != DB__DONE) {
         rc = DB_EIO;
     }
@@ -641,27 +612,19 @@ static int hb_promote(struct db__conn *c, struct hb *b)
     return rc;
 }
 
-static int assignment_row(struct db__stmt *st, struct db_assignment *a)
-{
-    const char *spec;
-
-    memset(a, 0, sizeof(*a));
-    db__copy(a->uid, sizeof(a->uid), st, 0);
-    a->idx = db__col_int(st, 1);
-    a->devices = (uint64_t)db__col_int64(st, 2);
-    db__copy(a->workload_id, sizeof(a->workload_id), st, 3);
-    db__copy(a->workload_name, sizeof(a->workload_name), st, 4);
-    a->type = db__col_int(st, 5);
-    db__copy(a->image, sizeof(a->image), st, 6);
-    db__copy(a->project_name, sizeof(a->project_name), st, 8);
-    spec = db__col_text(st, 7);
-    if (spec) {
-        a->spec = strdup(spec);
-        if (!a->spec)
-            return DB_ENOMEM;
-    }
-    return DB_OK;
-}
+static const struct db__col assignment_cols[] = {
+    DB__COL(struct db_assignment, uid, DB__TEXT),
+    DB__COL(struct db_assignment, idx, DB__INT),
+    DB__COL(struct db_assignment, devices, DB__INT),
+    DB__COL_AS("workload.id", struct db_assignment, workload_id, DB__TEXT),
+    DB__COL_AS("workload.name", struct db_assignment, workload_name, DB__TEXT),
+    DB__COL(struct db_assignment, type, DB__INT),
+    DB__COL(struct db_assignment, image, DB__TEXT),
+    DB__COL(struct db_assignment, spec, DB__DUP_NULL),
+    DB__COL_AS("project.name", struct db_assignment, project_name, DB__TEXT),
+};
+static const struct db__shape assignment_shape =
+    DB__SHAPE(struct db_assignment, assignment_cols, NULL);
 
 /* Step 4 */
 static int hb_assigned(struct db__conn *c, struct hb *b)
@@ -683,7 +646,7 @@ static int hb_assigned(struct db__conn *c, struct hb *b)
     while (rc == DB_OK && db__step(st) == DB__ROW) {
         rc = db__grow(&h->assigned, h->n_assigned, &b->cap, sizeof(*h->assigned));
         if (rc == DB_OK)
-            rc = assignment_row(st, &h->assigned[h->n_assigned++]);
+            rc = db__row_read(st, 0, &assignment_shape, &h->assigned[h->n_assigned++]);
     }
     return db__done(st, rc);
 }

@@ -131,7 +131,8 @@ enum db__col_type {
     DB__INT,    /* an integer field of any width (int, int64_t, uint64_t...) */
     DB__DOUBLE, /* a double */
     DB__TEXT,   /* a fixed char array: cut to its size - 1, NULL as "" */
-    DB__DUP     /* a char * the row owns: a malloc'd copy, NULL as "" */
+    DB__DUP,    /* a char * the row owns: a malloc'd copy, NULL as "" */
+    DB__DUP_NULL /* the same, NULL kept as NULL */
 };
 struct db__col {
     const char *name;  /* the column (documentation, and for messages) */
@@ -171,6 +172,17 @@ int db__row_one(struct db__stmt *st, const struct db__shape *s, void *row);
 int db__row_list(struct db__stmt *st, const struct db__shape *s, void *arrp, int *n);
 /* A step that must give one row: DB_OK, DB_ENOTFOUND (none) or DB_EIO. */
 int db__one_row(int src);
+/* db__row_list() of a cached statement without parameters, and the same
+ * as a db__read_list() of its own. */
+int db__rows_of(struct db__conn *c, const char *sql, const struct db__shape *s, void *arrp,
+                int *n);
+int db__read_rows(struct db *db, const char *sql, const struct db__shape *s, void *arrp, int *n);
+/* A cached statement without rows whose one parameter is key. */
+int db__run_key(struct db__conn *c, const char *sql, int64_t key);
+int db__run_text_key(struct db__conn *c, const char *sql, const char *key);
+/* The first column of the one row of a cached statement of one integer
+ * parameter (a count): DB_OK, or DB_EIO if it gave none. */
+int db__int_of(struct db__conn *c, const char *sql, int64_t key, int64_t *out);
 /* A time-ordered RFC 9562 version 7 UUID (37 bytes with the terminator). */
 void db__uuid(char out[DB_ID_LEN]);
 int64_t db__now_ms(void);

@@ -233,10 +233,8 @@ int db_pool_by_name(struct db *db, const char *name, struct db_pool *out)
 int db__pools(struct db__conn *c, struct db_pool **out, int *n)
 {
     static const char sql[] = "SELECT " POOL_COLS " FROM node_pools ORDER BY seq";
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
 
-    return st ? db__row_list(st, &pool_shape, out, n) : rc;
+    return db__rows_of(c, sql, &pool_shape, out, n);
 }
 
 static int pool_list_fn(struct db__conn *c, void *arg)
@@ -370,10 +368,7 @@ int db__nodes(struct db__conn *c, int with_alloc, struct db_node **out, int *n)
     static const char plain[] =
         "SELECT " NODE_COLS ", 0 FROM nodes n JOIN node_pools p ON p.seq = n.pool_seq"
         " ORDER BY n.seq";
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, with_alloc ? alloc : plain, &rc);
-
-    return st ? db__row_list(st, &node_shape, out, n) : rc;
+    return db__rows_of(c, with_alloc ? alloc : plain, &node_shape, out, n);
 }
 
 static int node_list_fn(struct db__conn *c, void *arg)
@@ -390,7 +385,7 @@ int db_node_list(struct db *db, struct db_node **out, int *n)
     return db__read_list(db, node_list_fn, &a, out, n);
 }
 
-static int pod_places_fn(struct db__conn *c, void *arg)
+int db_pod_places(struct db *db, struct db_pod_place **out, int *n)
 {
     static const char sql[] =
         "SELECT d.node_seq, d.devices, " DB_POD_GPU_ON("w", "n") " FROM pods d"
@@ -402,21 +397,11 @@ static int pod_places_fn(struct db__conn *c, void *arg)
         DB__COL(struct db_pod_place, gpu_milli, DB__INT),
     };
     static const struct db__shape shape = DB__SHAPE(struct db_pod_place, cols, NULL);
-    struct get_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
 
-    return st ? db__row_list(st, &shape, a->list, a->n) : rc;
+    return db__read_rows(db, sql, &shape, out, n);
 }
 
-int db_pod_places(struct db *db, struct db_pod_place **out, int *n)
-{
-    struct get_arg a = {.list = out, .n = n};
-
-    return db__read_list(db, pod_places_fn, &a, out, n);
-}
-
-static int device_uses_fn(struct db__conn *c, void *arg)
+int db_device_uses(struct db *db, struct db_dev_use **out, int *n)
 {
     static const char sql[] =
         "SELECT p.node_seq, g.gpu, max(g.utilization) FROM pod_gpu g JOIN pods p ON p.uid = g.uid"
@@ -427,18 +412,8 @@ static int device_uses_fn(struct db__conn *c, void *arg)
         DB__COL(struct db_dev_use, utilization, DB__INT),
     };
     static const struct db__shape shape = DB__SHAPE(struct db_dev_use, cols, NULL);
-    struct get_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
 
-    return st ? db__row_list(st, &shape, a->list, a->n) : rc;
-}
-
-int db_device_uses(struct db *db, struct db_dev_use **out, int *n)
-{
-    struct get_arg a = {.list = out, .n = n};
-
-    return db__read_list(db, device_uses_fn, &a, out, n);
+    return db__read_rows(db, sql, &shape, out, n);
 }
 
 /* ---- queues ---- */

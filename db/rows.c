@@ -12,7 +12,8 @@
  *      bound as the 64-bit value it holds (unsigned fields keep their bits).
  *   2. A text column lands in a fixed char array, cut to its size - 1 and
  *      terminated; SQL NULL gives "" (db__copy). A DB__DUP column is a
- *      malloc'd copy the row's owner frees; NULL gives "".
+ *      malloc'd copy the row's owner frees; NULL gives "" (DB__DUP_NULL:
+ *      NULL).
  *   3. A row read into a struct starts from zeros (db__row_read): the
  *      fields no column names stay 0, whatever the struct held before.
  */
@@ -75,10 +76,13 @@ int db__cols_read(struct db__stmt *st, int col, const struct db__col *cols, int 
             db__copy(FIELD(row, k), k->size, st, col + i);
             break;
         case DB__DUP:
+        case DB__DUP_NULL:
             s = db__col_text(st, col + i);
-            dup = strdup(s ? s : "");
+            if (!s && k->type == DB__DUP)
+                s = "";
+            dup = s ? strdup(s) : NULL;
             memcpy(FIELD(row, k), &dup, sizeof(dup));
-            if (!dup)
+            if (s && !dup)
                 rc = DB_ENOMEM;
             break;
         }
@@ -108,8 +112,12 @@ void db__cols_bind(struct db__stmt *st, int param, const struct db__col *cols, i
             db__bind_text(st, param + i, field);
             break;
         case DB__DUP:
+        case DB__DUP_NULL:
             memcpy(&s, field, sizeof(s));
-            db__bind_text(st, param + i, s);
+            if (!s && k->type == DB__DUP_NULL)
+                db__bind_null(st, param + i);
+            else
+                db__bind_text(st, param + i, s);
             break;
         }
     }
@@ -154,4 +162,73 @@ int db__row_list(struct db__stmt *st, const struct db__shape *s, void *arrp, int
 int db__one_row(int src)
 {
     return src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : DB_EIO;
+}
+
+/* ---- statements of one key ---- */
+
+int db__rows_of(struct db__conn *c, const char *sql, const struct db__shape *s, void *arrp,
+                int *n)
+{
+    int rc = DB_OK;
+    struct db__stmt *st = db__prep(c, sql, &rc);
+
+    return st ? db__row_list(st, s, arrp, n) : rc;
+}
+
+struct rows_arg {
+    const char *sql;
+    const struct db__shape *s;
+    void *arrp;
+    int *n;
+};
+
+static int rows_fn(struct db__conn *c, void *arg)
+{
+    struct rows_arg *a = arg;
+
+    return db__rows_of(c, a->sql, a->s, a->arrp, a->n);
+}
+
+int db__read_rows(struct db *db, const char *sql, const struct db__shape *s, void *arrp, int *n)
+{
+    struct rows_arg a = {sql, s, arrp, n};
+
+    return db__read_list(db, rows_fn, &a, arrp, n);
+}
+
+int db__run_key(struct db__conn *c, const char *sql, int64_t key)
+{
+    int rc = DB_OK;
+    struct db__stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_int64(st, 1, key);
+    return db__done(st, db__step_done(st));
+}
+
+int db__run_text_key(struct db__conn *c, const char *sql, const char *key)
+{
+    int rc = DB_OK;
+    struct db__stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, key);
+    return db__done(st, db__step_done(st));
+}
+
+int db__int_of(struct db__conn *c, const char *sql, int64_t key, int64_t *out)
+{
+    int rc = DB_OK;
+    struct db__stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_int64(st, 1, key);
+    if (db__step(st) == DB__ROW)
+        *out = db__col_int64(st, 0);
+    else
+        rc = DB_EIO;
+    return db__done(st, rc);
 }

@@ -14,23 +14,24 @@
 #include <string.h>
 
 #define USER_COLS "id, kind, login, name, secret_hash, token_version, created_at," \
-                  " updated_at, last_login, created_by, enabled"
+                  " updated_at, created_by, last_login, enabled"
 
-static void user_row(struct db__stmt *st, struct db_user *u)
-{
-    memset(u, 0, sizeof(*u));
-    u->id = db__col_int64(st, 0);
-    u->kind = db__col_int(st, 1);
-    db__copy(u->login, sizeof(u->login), st, 2);
-    db__copy(u->name, sizeof(u->name), st, 3);
-    db__copy(u->secret_hash, sizeof(u->secret_hash), st, 4);
-    u->token_version = db__col_int64(st, 5);
-    u->created_at = db__col_int64(st, 6);
-    u->updated_at = db__col_int64(st, 7);
-    u->last_login = db__col_int64(st, 8);
-    db__copy(u->created_by, sizeof(u->created_by), st, 9);
-    u->enabled = db__col_int(st, 10);
-}
+/* A user's row: USER_COLS. An insert names kind .. created_by. */
+
+static const struct db__col user_cols[] = {
+    DB__COL(struct db_user, id, DB__INT),
+    DB__COL(struct db_user, kind, DB__INT),
+    DB__COL(struct db_user, login, DB__TEXT),
+    DB__COL(struct db_user, name, DB__TEXT),
+    DB__COL(struct db_user, secret_hash, DB__TEXT),
+    DB__COL(struct db_user, token_version, DB__INT),
+    DB__COL(struct db_user, created_at, DB__INT),
+    DB__COL(struct db_user, updated_at, DB__INT),
+    DB__COL(struct db_user, created_by, DB__TEXT),
+    DB__COL(struct db_user, last_login, DB__INT),
+    DB__COL(struct db_user, enabled, DB__INT),
+};
+static const struct db__shape user_shape = DB__SHAPE(struct db_user, user_cols, NULL);
 
 struct user_arg {
     int64_t id;
@@ -68,20 +69,14 @@ static int insert_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
         "INSERT INTO users (kind, login, name, secret_hash, token_version, created_at,"
-        " updated_at, created_by) VALUES (?, ?, ?, ?, 1, ?, ?, ?)";
+        " updated_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
     struct db_user *u = arg;
     int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    db__bind_int(st, 1, u->kind);
-    db__bind_text(st, 2, u->login);
-    db__bind_text(st, 3, u->name);
-    db__bind_text(st, 4, u->secret_hash);
-    db__bind_int64(st, 5, u->created_at);
-    db__bind_int64(st, 6, u->updated_at);
-    db__bind_text(st, 7, u->created_by);
+    db__cols_bind(st, 1, user_cols + 1, 8, u); /* token_version 1: db_user_insert */
     rc = db__step_done(st);
     if (rc == DB_OK)
         u->id = db__last_id(c);
@@ -100,7 +95,7 @@ static int get_fn(struct db__conn *c, void *arg)
     static const char by_id[] = "SELECT " USER_COLS " FROM users WHERE id = ?";
     static const char by_login[] = "SELECT " USER_COLS " FROM users WHERE login = ?";
     struct user_arg *a = arg;
-    int rc = DB_OK, src;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, a->text ? by_login : by_id, &rc);
 
     if (!st)
@@ -109,10 +104,7 @@ static int get_fn(struct db__conn *c, void *arg)
         db__bind_text(st, 1, a->text);
     else
         db__bind_int64(st, 1, a->id);
-    src = db__step(st);
-    if (src == DB__ROW)
-        user_row(st, a->u);
-    return db__done(st, src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
+    return db__row_one(st, &user_shape, a->u);
 }
 
 int db_user_get(struct db *db, int64_t id, struct db_user *out)
@@ -133,18 +125,13 @@ static int list_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] = "SELECT " USER_COLS " FROM users WHERE kind = ? ORDER BY id";
     struct user_arg *a = arg;
-    int rc = DB_OK, cap = 0;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_int(st, 1, a->kind);
-    while ((rc = db__step(st)) == DB__ROW) {
-        if (db__grow(a->list, *a->n, &cap, sizeof(**a->list)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        user_row(st, &(*a->list)[(*a->n)++]);
-    }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
+    return db__row_list(st, &user_shape, a->list, a->n);
 }
 
 int db_user_list(struct db *db, int kind, struct db_user **out, int *n)
@@ -258,19 +245,18 @@ int db_user_set_enabled(struct db *db, int64_t id, int enabled)
 #define RULE_COLS "id, subject_type, subject_id, role_id, scope_type, scope_id, created_at," \
                   " created_by, scope_named"
 
-static void rule_row(struct db__stmt *st, struct db_rule *r)
-{
-    memset(r, 0, sizeof(*r));
-    r->id = db__col_int64(st, 0);
-    db__copy(r->subject_type, sizeof(r->subject_type), st, 1);
-    db__copy(r->subject_id, sizeof(r->subject_id), st, 2);
-    r->role_id = db__col_int(st, 3);
-    db__copy(r->scope_type, sizeof(r->scope_type), st, 4);
-    db__copy(r->scope_id, sizeof(r->scope_id), st, 5);
-    r->created_at = db__col_int64(st, 6);
-    db__copy(r->created_by, sizeof(r->created_by), st, 7);
-    db__copy(r->scope_named, sizeof(r->scope_named), st, 8);
-}
+static const struct db__col rule_cols[] = {
+    DB__COL(struct db_rule, id, DB__INT),
+    DB__COL(struct db_rule, subject_type, DB__TEXT),
+    DB__COL(struct db_rule, subject_id, DB__TEXT),
+    DB__COL(struct db_rule, role_id, DB__INT),
+    DB__COL(struct db_rule, scope_type, DB__TEXT),
+    DB__COL(struct db_rule, scope_id, DB__TEXT),
+    DB__COL(struct db_rule, created_at, DB__INT),
+    DB__COL(struct db_rule, created_by, DB__TEXT),
+    DB__COL(struct db_rule, scope_named, DB__TEXT),
+};
+static const struct db__shape rule_shape = DB__SHAPE(struct db_rule, rule_cols, NULL);
 
 static int rule_insert_fn(struct db__conn *c, void *arg)
 {
@@ -283,14 +269,7 @@ static int rule_insert_fn(struct db__conn *c, void *arg)
 
     if (!st)
         return rc;
-    db__bind_text(st, 1, r->subject_type);
-    db__bind_text(st, 2, r->subject_id);
-    db__bind_int(st, 3, r->role_id);
-    db__bind_text(st, 4, r->scope_type);
-    db__bind_text(st, 5, r->scope_id);
-    db__bind_int64(st, 6, r->created_at);
-    db__bind_text(st, 7, r->created_by);
-    db__bind_text(st, 8, r->scope_named);
+    db__cols_bind(st, 1, rule_cols + 1, DB__NCOLS(rule_cols) - 1, r); /* all but id */
     rc = db__step_done(st);
     if (rc == DB_OK)
         r->id = db__last_id(c);
@@ -315,16 +294,13 @@ static int rule_get_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] = "SELECT " RULE_COLS " FROM access_rules WHERE id = ?";
     struct rule_arg *a = arg;
-    int rc = DB_OK, src;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_int64(st, 1, a->id);
-    src = db__step(st);
-    if (src == DB__ROW)
-        rule_row(st, a->one);
-    return db__done(st, src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
+    return db__row_one(st, &rule_shape, a->one);
 }
 
 int db_rule_get(struct db *db, int64_t id, struct db_rule *out)
@@ -361,19 +337,14 @@ static int rule_list_fn(struct db__conn *c, void *arg)
     static const char one[] =
         "SELECT " RULE_COLS " FROM access_rules WHERE subject_id = ? ORDER BY id";
     struct rule_arg *a = arg;
-    int rc = DB_OK, cap = 0;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, a->subject ? one : all, &rc);
 
     if (!st)
         return rc;
     if (a->subject)
         db__bind_text(st, 1, a->subject);
-    while ((rc = db__step(st)) == DB__ROW) {
-        if (db__grow(a->list, *a->n, &cap, sizeof(**a->list)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        rule_row(st, &(*a->list)[(*a->n)++]);
-    }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
+    return db__row_list(st, &rule_shape, a->list, a->n);
 }
 
 int db_rule_list(struct db *db, const char *subject_id, struct db_rule **out, int *n)

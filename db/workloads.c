@@ -47,7 +47,7 @@
     " w.gpu_memory_mib, w.rules, CASE WHEN w.gpu_memory_mib > 0 THEN (SELECT"              \
     " coalesce(sum(" DB_POD_GPU_ON("w", "n") "), 0) FROM pods p JOIN nodes n"                \
     " ON n.seq = p.node_seq WHERE p.workload_seq = w.seq) END, w.run_ms"
-#define WL_NCOLS 42 /* the columns of WL_COLS (wl_row) */
+#define WL_NCOLS 42 /* the columns of WL_COLS (wl_cols) */
 #define WL_FROM                                                  \
     " FROM workloads w JOIN queues q ON q.seq = w.project_seq" \
     " LEFT JOIN queues d ON d.seq = q.parent_seq"
@@ -92,60 +92,61 @@ static int64_t wl_alloc_gpu(const struct db_workload *w, int64_t mem_sum)
     return (int64_t)w->running_pods * w->gpu_devices * 1000;
 }
 
-static int wl_row(struct db__stmt *st, struct db_workload *w)
+/* The GPU its pods hold, read after the row from mem_sum (column 40,
+ * read into alloc_gpu_milli). */
+static void wl_fix(void *row)
 {
-    const char *spec;
+    struct db_workload *w = row;
 
-    memset(w, 0, sizeof(*w));
-    w->seq = db__col_int64(st, 0);
-    db__copy(w->id, sizeof(w->id), st, 1);
-    db__copy(w->name, sizeof(w->name), st, 2);
-    w->project_seq = db__col_int64(st, 3);
-    db__copy(w->project_id, sizeof(w->project_id), st, 4);
-    db__copy(w->project_name, sizeof(w->project_name), st, 5);
-    db__copy(w->department_id, sizeof(w->department_id), st, 6);
-    db__copy(w->department_name, sizeof(w->department_name), st, 7);
-    w->type = db__col_int(st, 8);
-    db__copy(w->priority_class, sizeof(w->priority_class), st, 9);
-    w->priority = db__col_int(st, 10);
-    w->preemptible = db__col_int(st, 11);
-    db__copy(w->desired_phase, sizeof(w->desired_phase), st, 12);
-    db__copy(w->phase, sizeof(w->phase), st, 13);
-    db__copy(w->phase_reason, sizeof(w->phase_reason), st, 14);
-    db__copy(w->phase_message, sizeof(w->phase_message), st, 15);
-    w->n_pods = db__col_int(st, 16);
-    w->min_pods = db__col_int(st, 17);
-    w->gpu_devices = db__col_int(st, 18);
-    w->gpu_portion = db__col_int64(st, 19);
-    w->cpu_milli = db__col_int64(st, 20);
-    w->mem_mib = db__col_int64(st, 21);
-    db__copy(w->pools, sizeof(w->pools), st, 22);
-    db__copy(w->node_type, sizeof(w->node_type), st, 23);
-    db__copy(w->image, sizeof(w->image), st, 24);
-    db__copy(w->created_by, sizeof(w->created_by), st, 25);
-    w->queued_seq = db__col_int64(st, 26);
-    w->started_ms = db__col_int64(st, 27);
-    w->stale_since_ms = db__col_int64(st, 28);
-    w->created_at = db__col_int64(st, 29);
-    w->updated_at = db__col_int64(st, 30);
-    w->phase_updated_at = db__col_int64(st, 31);
-    w->deleted_at = db__col_int64(st, 32);
-    w->completed_at = db__col_int64(st, 33);
-    w->version = db__col_int64(st, 34);
-    w->running_pods = db__col_int(st, 35);
-    db__copy(w->affinity, sizeof(w->affinity), st, 37);
-    w->gpu_memory_mib = db__col_int64(st, 38);
-    db__copy(w->rules, sizeof(w->rules), st, 39);
-    w->alloc_gpu_milli = wl_alloc_gpu(w, db__col_int64(st, 40));
-    w->run_ms = db__col_int64(st, 41);
-    spec = db__col_text(st, 36);
-    if (spec) {
-        w->spec = strdup(spec);
-        if (!w->spec)
-            return DB_ENOMEM;
-    }
-    return DB_OK;
+    w->alloc_gpu_milli = wl_alloc_gpu(w, w->alloc_gpu_milli);
 }
+
+/* A workload's row: WL_COLS, in order. */
+static const struct db__col wl_cols[] = {
+    DB__COL(struct db_workload, seq, DB__INT),
+    DB__COL(struct db_workload, id, DB__TEXT),
+    DB__COL(struct db_workload, name, DB__TEXT),
+    DB__COL(struct db_workload, project_seq, DB__INT),
+    DB__COL_AS("project.id", struct db_workload, project_id, DB__TEXT),
+    DB__COL_AS("project.name", struct db_workload, project_name, DB__TEXT),
+    DB__COL_AS("department.id", struct db_workload, department_id, DB__TEXT),
+    DB__COL_AS("department.name", struct db_workload, department_name, DB__TEXT),
+    DB__COL(struct db_workload, type, DB__INT),
+    DB__COL(struct db_workload, priority_class, DB__TEXT),
+    DB__COL(struct db_workload, priority, DB__INT),
+    DB__COL(struct db_workload, preemptible, DB__INT),
+    DB__COL(struct db_workload, desired_phase, DB__TEXT),
+    DB__COL(struct db_workload, phase, DB__TEXT),
+    DB__COL(struct db_workload, phase_reason, DB__TEXT),
+    DB__COL(struct db_workload, phase_message, DB__TEXT),
+    DB__COL(struct db_workload, n_pods, DB__INT),
+    DB__COL(struct db_workload, min_pods, DB__INT),
+    DB__COL(struct db_workload, gpu_devices, DB__INT),
+    DB__COL(struct db_workload, gpu_portion, DB__INT),
+    DB__COL(struct db_workload, cpu_milli, DB__INT),
+    DB__COL(struct db_workload, mem_mib, DB__INT),
+    DB__COL(struct db_workload, pools, DB__TEXT),
+    DB__COL(struct db_workload, node_type, DB__TEXT),
+    DB__COL(struct db_workload, image, DB__TEXT),
+    DB__COL(struct db_workload, created_by, DB__TEXT),
+    DB__COL(struct db_workload, queued_seq, DB__INT),
+    DB__COL(struct db_workload, started_ms, DB__INT),
+    DB__COL(struct db_workload, stale_since_ms, DB__INT),
+    DB__COL(struct db_workload, created_at, DB__INT),
+    DB__COL(struct db_workload, updated_at, DB__INT),
+    DB__COL(struct db_workload, phase_updated_at, DB__INT),
+    DB__COL(struct db_workload, deleted_at, DB__INT),
+    DB__COL(struct db_workload, completed_at, DB__INT),
+    DB__COL(struct db_workload, version, DB__INT),
+    DB__COL_AS("running_pods", struct db_workload, running_pods, DB__INT),
+    DB__COL(struct db_workload, spec, DB__DUP_NULL),
+    DB__COL(struct db_workload, affinity, DB__TEXT),
+    DB__COL(struct db_workload, gpu_memory_mib, DB__INT),
+    DB__COL(struct db_workload, rules, DB__TEXT),
+    DB__COL_AS("mem_sum", struct db_workload, alloc_gpu_milli, DB__INT),
+    DB__COL(struct db_workload, run_ms, DB__INT),
+};
+static const struct db__shape wl_shape = DB__SHAPE(struct db_workload, wl_cols, wl_fix);
 
 int db__event(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *type,
               const char *reason, const char *message)
@@ -269,6 +270,35 @@ static int pending_capped(struct db__conn *c, const struct pending_check *p)
     " affinity, gpu_memory_mib, rules"
 #define INSERT_VALUES "?,?,?,?,?,?,?,'Running','Pending',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?"
 
+/* The parameters of INSERT_VALUES, in order: a new workload's times are
+ * its creation's. */
+static const struct db__col wl_insert_cols[] = {
+    DB__COL(struct db_workload, id, DB__TEXT),
+    DB__COL(struct db_workload, name, DB__TEXT),
+    DB__COL(struct db_workload, project_seq, DB__INT),
+    DB__COL(struct db_workload, type, DB__INT),
+    DB__COL(struct db_workload, priority_class, DB__TEXT),
+    DB__COL(struct db_workload, priority, DB__INT),
+    DB__COL(struct db_workload, preemptible, DB__INT),
+    DB__COL(struct db_workload, n_pods, DB__INT),
+    DB__COL(struct db_workload, min_pods, DB__INT),
+    DB__COL(struct db_workload, gpu_devices, DB__INT),
+    DB__COL(struct db_workload, gpu_portion, DB__INT),
+    DB__COL(struct db_workload, cpu_milli, DB__INT),
+    DB__COL(struct db_workload, mem_mib, DB__INT),
+    DB__COL(struct db_workload, pools, DB__TEXT),
+    DB__COL(struct db_workload, node_type, DB__TEXT),
+    DB__COL(struct db_workload, image, DB__TEXT),
+    DB__COL(struct db_workload, created_by, DB__TEXT),
+    DB__COL(struct db_workload, created_at, DB__INT),
+    DB__COL_AS("updated_at", struct db_workload, created_at, DB__INT),
+    DB__COL_AS("phase_updated_at", struct db_workload, created_at, DB__INT),
+    DB__COL(struct db_workload, spec, DB__DUP_NULL),
+    DB__COL(struct db_workload, affinity, DB__TEXT),
+    DB__COL(struct db_workload, gpu_memory_mib, DB__INT),
+    DB__COL(struct db_workload, rules, DB__TEXT),
+};
+
 /* SQLite: the last seq AUTOINCREMENT gave out in workloads, as it reads
  * it (the larger of its counter and the table's largest seq). */
 static int last_seq(struct db__conn *c, int64_t *out)
@@ -315,31 +345,7 @@ static int insert_fn(struct db__conn *c, struct db_workload *w, int64_t *last)
     st = db__prep(c, pq ? sql_pq : sql, &rc);
     if (!st)
         return rc;
-    db__bind_text(st, 1, w->id);
-    db__bind_text(st, 2, w->name);
-    db__bind_int64(st, 3, w->project_seq);
-    db__bind_int(st, 4, w->type);
-    db__bind_text(st, 5, w->priority_class);
-    db__bind_int(st, 6, w->priority);
-    db__bind_int(st, 7, w->preemptible);
-    db__bind_int(st, 8, w->n_pods);
-    db__bind_int(st, 9, w->min_pods);
-    db__bind_int(st, 10, w->gpu_devices);
-    db__bind_int64(st, 11, w->gpu_portion);
-    db__bind_int64(st, 12, w->cpu_milli);
-    db__bind_int64(st, 13, w->mem_mib);
-    db__bind_text(st, 14, w->pools);
-    db__bind_text(st, 15, w->node_type);
-    db__bind_text(st, 16, w->image);
-    db__bind_text(st, 17, w->created_by);
-    db__bind_int64(st, 18, w->created_at);
-    db__bind_int64(st, 19, w->created_at);
-    db__bind_int64(st, 20, w->created_at);
-    if (w->spec)
-        db__bind_static(st, 21, w->spec);
-    db__bind_text(st, 22, w->affinity);
-    db__bind_int64(st, 23, w->gpu_memory_mib);
-    db__bind_text(st, 24, w->rules);
+    db__cols_bind(st, 1, wl_insert_cols, DB__NCOLS(wl_insert_cols), w);
     if (!pq)
         db__bind_int64(st, 25, *last + 1);
     rc = db__done(st, db__step_done(st));
@@ -644,7 +650,7 @@ static int get_fn(struct db__conn *c, void *arg)
         db__bind_int64(st, 1, a->seq);
     src = db__step(st);
     if (src == DB__ROW)
-        rc = wl_row(st, a->w);
+        rc = db__row_read(st, 0, &wl_shape, a->w);
     else
         rc = src == DB__DONE ? DB_ENOTFOUND : DB_EIO;
     return db__done(st, rc);
@@ -1432,7 +1438,7 @@ static int page_rows(struct db__conn *c, struct db__stmt *page, struct list_arg 
         rc = DB_ENOMEM;
         goto out;
     }
-    for (i = 0; i < n; i++) /* wl_row() fills the rest */
+    for (i = 0; i < n; i++) /* wl_shape fills the rest */
         (*a->out)[i].spec = NULL;
     *a->n = n;
     if (!(st = db__prep(c, sql, &rc)))
@@ -1441,7 +1447,7 @@ static int page_rows(struct db__conn *c, struct db__stmt *page, struct list_arg 
     while (rc == DB_OK && (src = db__step(st)) == DB__ROW) {
         i = db__col_int(st, WL_NCOLS); /* the seq's index in the array: its place */
         rc = i >= 0 && i < n && seqs[i] == db__col_int64(st, 0) && got < n
-                 ? wl_row(st, &(*a->out)[i]) : DB_EIO;
+                 ? db__row_read(st, 0, &wl_shape, &(*a->out)[i]) : DB_EIO;
         got++;
     }
     if (rc == DB_OK && (src != DB__DONE || got != n))
@@ -1499,7 +1505,7 @@ static int list_fn(struct db__conn *c, void *arg)
             rc = DB_ENOMEM;
             goto out_done;
         }
-        rc = wl_row(st, &(*a->out)[(*a->n)++]);
+        rc = db__row_read(st, 0, &wl_shape, &(*a->out)[(*a->n)++]);
         if (rc != DB_OK)
             goto out_done;
     }
@@ -1553,39 +1559,33 @@ struct sub_arg {
     " JOIN nodes n ON n.seq = d.node_seq JOIN node_pools p ON p.seq = n.pool_seq"
 
 /* The pod of the row's columns from `col` on (POD_COLS). */
-static void pod_row(struct db__stmt *st, int col, struct db_pod *p)
-{
-    memset(p, 0, sizeof(*p));
-    p->idx = db__col_int(st, col);
-    p->node_seq = db__col_int64(st, col + 1);
-    db__copy(p->node_name, sizeof(p->node_name), st, col + 2);
-    db__copy(p->pool_name, sizeof(p->pool_name), st, col + 3);
-    p->devices = (uint64_t)db__col_int64(st, col + 4);
-    p->gpu_milli = db__col_int64(st, col + 5);
-    db__copy(p->address, sizeof(p->address), st, col + 6);
-    p->simulated = db__col_int(st, col + 7);
-    p->workload_seq = db__col_int64(st, col + 8);
-}
+/* A pod's row: POD_COLS, in order. */
+static const struct db__col pod_cols[] = {
+    DB__COL(struct db_pod, idx, DB__INT),
+    DB__COL(struct db_pod, node_seq, DB__INT),
+    DB__COL(struct db_pod, node_name, DB__TEXT),
+    DB__COL(struct db_pod, pool_name, DB__TEXT),
+    DB__COL(struct db_pod, devices, DB__INT),
+    DB__COL(struct db_pod, gpu_milli, DB__INT),
+    DB__COL(struct db_pod, address, DB__TEXT),
+    DB__COL(struct db_pod, simulated, DB__INT),
+    DB__COL(struct db_pod, workload_seq, DB__INT),
+};
+static const struct db__shape pod_shape = DB__SHAPE(struct db_pod, pod_cols, NULL);
 
 static int pods_fn(struct db__conn *c, void *arg)
 {
     static const char one[] = PODS_SELECT " WHERE d.workload_seq = ?1 ORDER BY d.idx";
     static const char all[] = PODS_SELECT " ORDER BY d.workload_seq, d.idx";
     struct sub_arg *a = arg;
-    struct db_pod **out = a->out;
-    int rc = DB_OK, cap = 0;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, a->seq ? one : all, &rc);
 
     if (!st)
         return rc;
     if (a->seq)
         db__bind_int64(st, 1, a->seq);
-    while ((rc = db__step(st)) == DB__ROW) {
-        if (db__grow(out, *a->n, &cap, sizeof(**out)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        pod_row(st, 0, &(*out)[(*a->n)++]);
-    }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
+    return db__row_list(st, &pod_shape, a->out, a->n);
 }
 
 int db_pod_list(struct db *db, int64_t workload_seq, struct db_pod **out, int *n)
@@ -1621,13 +1621,13 @@ static int get_pods_joined(struct db__conn *c, struct get_pods_arg *a)
     src = db__step(st);
     if (src != DB__ROW)
         return db__done(st, src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
-    rc = wl_row(st, a->wl.w);
+    rc = db__row_read(st, 0, &wl_shape, a->wl.w);
     for (; rc == DB_OK && src == DB__ROW; src = db__step(st)) {
         if (!db__col_text(st, WL_NCOLS))
             continue; /* no pod */
         if (db__grow(out, *a->pods.n, &cap, sizeof(**out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
-        pod_row(st, WL_NCOLS, &(*out)[(*a->pods.n)++]);
+        db__row_read(st, WL_NCOLS, &pod_shape, &(*out)[(*a->pods.n)++]);
     }
     if (rc == DB_OK && src != DB__DONE)
         rc = DB_EIO;
