@@ -6,6 +6,10 @@
  * of the workload's pools that could hold it when empty (else the first
  * with a ready node of its node type):
  *   GangNotSatisfiable     the pool could not hold the gang even empty;
+ *                          (detail NEVER_FITS, for a single pod with
+ *                          InsufficientResources too: no node it may use
+ *                          could hold one pod even empty, so it can never
+ *                          run as asked);
  *   OverLimit              a limit at the queue or an ancestor;
  *   NonPreemptibleOverQuota non-preemptible work beyond deserved;
  *   QueueFairShareReached  the queue would exceed its fair share, and
@@ -17,6 +21,8 @@
  *                          still protects the workloads it would take,
  *                          whose queue and time left it names).
  * With no such pool at all: NoMatchingNodePool. Stopped: Suspended.
+ * The entry's request is the workload's own, in the resource its figures
+ * are about (a GPU workload short of CPU: its cores).
  * What a diagnosis reads of a pool as a whole (the most a ready node has
  * free, what all have free, who holds it, which project is furthest above
  * its share) is found once per state of the pool (struct pool_figures).
@@ -201,6 +207,41 @@ static void who_holds_the_rest(int q, const struct pool_figures *f, struct sched
         p->other_queue = o;
 }
 
+/* SCHED_D_NEVER_FITS: no ready node of the pool that w may use (its node
+ * types, its required affinity) holds one of its pods even empty. The
+ * figures are one pod's request and the most such a node has of the first
+ * resource that keeps it off all of them (GPU, CPU, memory); bound -1 when
+ * none does alone (a GPU-memory request on nodes of unknown device memory,
+ * a portion of more devices than a node has). Reads the nodes' totals and
+ * readiness alone, as sched__pool_can_ever_fit() does. */
+static void never_fits(const struct sched_session *ss, int w, int pool, struct sched_pending *p)
+{
+    const struct ss_pool *sp = &ss->pools[pool];
+    const struct ss_wl *x = &ss->wl[w];
+    int64_t most[SCHED_NRES] = {0, 0, 0};
+    int i, r;
+
+    for (i = 0; i < sp->n_nodes; i++) {
+        const struct ss_node *n = &ss->nodes[sp->nodes[i]];
+        if (!n->ready || sched__node_rank(ss, w, sp->nodes[i]) == 0)
+            continue;
+        most[SCHED_GPU] = ss_max(most[SCHED_GPU], (int64_t)n->n_gpus * SCHED_MILLI);
+        most[SCHED_CPU] = ss_max(most[SCHED_CPU], n->cpu_total);
+        most[SCHED_MEM] = ss_max(most[SCHED_MEM], n->mem_total);
+    }
+    p->detail = SCHED_D_NEVER_FITS;
+    for (r = 0; r < SCHED_NRES; r++)
+        if (x->req[r] > most[r]) {
+            p->res = r;
+            p->would_use = x->req[r];
+            p->bound = most[r];
+            return;
+        }
+    p->res = reason_res(x);
+    p->would_use = x->req[p->res];
+    p->bound = -1;
+}
+
 static void diagnose_pool(struct sched_session *ss, int w, int pool, int pods,
                           struct sched_pending *p)
 {
@@ -218,6 +259,8 @@ static void diagnose_pool(struct sched_session *ss, int w, int pool, int pods,
         r = binding_res(x, f, 1);
         set(p, wl->n_pods > 1 ? SCHED_R_GANG_NOT_SATISFIABLE : SCHED_R_INSUFFICIENT_RESOURCES,
             wl->queue, pool, r, x->req[r] * pods, ss->pools[pool].capacity[r]);
+        if (!sched__pool_can_ever_fit(ss, w, pool, 1))
+            never_fits(ss, w, pool, p);
         return;
     }
     if (!sched__capacity_check(ss, w, pool, pods, &v)) {
@@ -237,7 +280,16 @@ static void diagnose_pool(struct sched_session *ss, int w, int pool, int pods,
         p->detail = SCHED_D_RUNTIME_PROTECTED;
 }
 
+static void diagnose(struct sched_session *ss, int w, struct sched_pending *p);
+static void diagnose_request(struct sched_session *ss, int w, struct sched_pending *p);
+
 void sched__diagnose(struct sched_session *ss, int w, struct sched_pending *p)
+{
+    diagnose(ss, w, p);
+    diagnose_request(ss, w, p);
+}
+
+static void diagnose(struct sched_session *ss, int w, struct sched_pending *p)
 {
     const struct sched_workload *wl = ss_w(ss, w);
     const struct ss_wl *x = &ss->wl[w];
@@ -268,6 +320,15 @@ void sched__diagnose(struct sched_session *ss, int w, struct sched_pending *p)
         }
     set(p, SCHED_R_NO_MATCHING_NODE_POOL, wl->queue, x->n_pools > 0 ? x->pools[0] : -1,
         reason_res(x), p->request, 0);
+}
+
+/* The request in the resource the entry's figures are about: a GPU
+ * workload short of CPU says how many cores it asks, not its GPUs. */
+static void diagnose_request(struct sched_session *ss, int w, struct sched_pending *p)
+{
+    const struct ss_wl *x = &ss->wl[w];
+
+    p->request = x->req[p->res] * (ss_w(ss, w)->min_pods - x->n_placed);
 }
 
 /* The workloads with fewer pods placed than their minimum, but some, in

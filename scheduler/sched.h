@@ -272,9 +272,14 @@ enum sched_reason_detail {
                                     run under the pool's minimum runtime for wait_ms more */
     SCHED_D_WITHIN_SHARE,        /* QueueFairShareReached: the queues holding the rest of the
                                     pool are within their fair share */
-    SCHED_D_NOT_RECLAIMABLE      /* QueueFairShareReached: other_queue holds more than its
+    SCHED_D_NOT_RECLAIMABLE,     /* QueueFairShareReached: other_queue holds more than its
                                     share, but only a queue within its own fair share may take
                                     GPUs back */
+    SCHED_D_NEVER_FITS           /* InsufficientResources or GangNotSatisfiable: no ready node
+                                    of the pool that it may use could hold one of its pods even
+                                    empty; it can never run as asked. would_use is one pod's
+                                    request of res, bound the most any such node has of it (-1:
+                                    no one resource stands out) */
 };
 
 struct sched_pending {
@@ -288,7 +293,7 @@ struct sched_pending {
     int res;           /* the resource the numbers are about */
     int64_t would_use; /* what the queue would hold with this workload */
     int64_t bound;     /* the deserved / limit / fair share / free amount it exceeds */
-    int64_t request;   /* what the workload asks (all pods) */
+    int64_t request;   /* what the workload asks of res (all pods still to place) */
 };
 
 /* Per queue and pool, what the fair share computation saw and gave. */

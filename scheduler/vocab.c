@@ -273,6 +273,52 @@ static int no_node_message(const struct sched_workload *w, char *buf, size_t len
                     w->n_affinity > 0 ? " that satisfies its required node affinity" : "");
 }
 
+/* " of node-type a or b" and " that satisfy its required node affinity":
+ * the nodes of a pool the workload may use, when its node types or its
+ * affinity narrow them (empty when they do not). */
+static void allowed_nodes(const struct sched_workload *w, char *buf, size_t len)
+{
+    size_t used = 0;
+    int i, n = w->n_node_types > 0 ? w->n_node_types : w->node_type ? 1 : 0;
+
+    buf[0] = '\0';
+    for (i = 0; i < n && used < len; i++) {
+        const char *t = w->n_node_types > 0 ? w->node_types[i] : w->node_type;
+        used += (size_t)snprintf(buf + used, len - used, "%s%s",
+                                 i == 0 ? " of node-type " : i == n - 1 ? " or " : ", ",
+                                 t ? t : "");
+    }
+    if (w->n_affinity > 0 && used < len)
+        snprintf(buf + used, len - used, " that satisfy its required node affinity");
+}
+
+/* The node pools after the one an entry names, each with what stops the
+ * workload there that the state alone shows (no ready node it may use), or
+ * that it was tried there too: "; also tried node pool b (no ready node of
+ * node-type x), node pool c". Empty with one pool. */
+static void other_pools(const struct sched_state *in, const struct sched_pending *p, char *buf,
+                        size_t len)
+{
+    const struct sched_workload *w = &in->workloads[p->workload];
+    int list[64], n = sched_workload_pools(in, w, list, 64), i, k, any, shown = 0;
+    size_t used = 0;
+    char nodes[200];
+
+    buf[0] = '\0';
+    allowed_nodes(w, nodes, sizeof(nodes));
+    for (i = 0; i < n && used < len; i++) {
+        if (list[i] == p->pool)
+            continue;
+        for (k = any = 0; k < in->n_nodes && !any; k++)
+            any = in->nodes[k].pool == list[i] && in->nodes[k].ready &&
+                  sched_node_allowed(w, &in->nodes[k]);
+        used += (size_t)snprintf(buf + used, len - used, "%s node pool %s%s%s%s",
+                                 shown++ ? "," : "; also tried", in->pools[list[i]].name,
+                                 any ? "" : " (no ready node", any ? "" : nodes,
+                                 any ? " (not started there either)" : ")");
+    }
+}
+
 /* A duration, rounded up to the second, as 4m10s, 1h2m, 2d3h5s. */
 static void format_duration(char *buf, size_t len, int64_t ms)
 {
@@ -343,15 +389,30 @@ int sched_reason_message(const struct sched_state *in, const struct sched_pendin
     const struct sched_workload *w = &in->workloads[p->workload];
     const char *qname = p->queue >= 0 && p->queue < in->n_queues ? in->queues[p->queue].name : "?";
     const char *pool = p->pool >= 0 && p->pool < in->n_pools ? in->pools[p->pool].name : NULL;
-    char use[32], bound[32], req[32], where[96] = "", tail[256];
+    char use[32], bound[32], req[32], where[96] = "", tail[256], nodes[200], others[400];
     const char *unit = unit_name(p->res, p->bound);
+    int n;
 
     format_amount(use, sizeof(use), p->res, p->would_use);
     format_amount(bound, sizeof(bound), p->res, p->bound);
     format_amount(req, sizeof(req), p->res, p->request);
     if (pool && in->n_pools > 1)
         snprintf(where, sizeof(where), " in node pool %s", pool);
+    allowed_nodes(w, nodes, sizeof(nodes));
+    other_pools(in, p, others, sizeof(others));
 
+    if (p->detail == SCHED_D_NEVER_FITS &&
+        (p->reason == SCHED_R_INSUFFICIENT_RESOURCES || p->reason == SCHED_R_GANG_NOT_SATISFIABLE)) {
+        if (p->bound < 0)
+            n = snprintf(buf, len, "can never run as asked: no ready node%s%s can hold one of its "
+                         "pods, even empty", nodes[0] ? nodes : "", where);
+        else
+            n = snprintf(buf, len, "can never run as asked: each pod needs %s %s on one node, "
+                         "and the largest ready node%s%s has %s", use,
+                         unit_name(p->res, p->would_use), nodes, where, bound);
+        return n + snprintf(buf + ((size_t)n < len ? (size_t)n : len),
+                            (size_t)n < len ? len - (size_t)n : 0, "%s", others);
+    }
     switch (p->reason) {
     case SCHED_R_NON_PREEMPTIBLE_OVER_QUOTA:
         return snprintf(buf, len,
@@ -363,16 +424,27 @@ int sched_reason_message(const struct sched_state *in, const struct sched_pendin
                         unit_name(p->res, p->would_use), where, bound);
     case SCHED_R_INSUFFICIENT_RESOURCES:
         what_can_be_taken(in, p, tail, sizeof(tail));
+        if (nodes[0])   /* the pool's free figure would count nodes it may not use */
+            return snprintf(buf, len,
+                            "needs %s %s%s on nodes%s; none of them has room for each pod, "
+                            "and %s%s",
+                            req, unit_name(p->res, p->request), where, nodes, tail, others);
         return snprintf(buf, len,
                         "needs %s %s%s; %s free in the pool, not enough on one node for "
-                        "each pod, and %s",
-                        req, unit_name(p->res, p->request), where, bound, tail);
+                        "each pod, and %s%s",
+                        req, unit_name(p->res, p->request), where, bound, tail, others);
     case SCHED_R_GANG_NOT_SATISFIABLE:
+        if (nodes[0])
+            return snprintf(buf, len,
+                            "gang of %d pods (at least %d together) needs %s %s%s; the ready "
+                            "nodes%s cannot hold them together, even empty%s",
+                            w->n_pods, w->min_pods, req, unit_name(p->res, p->request), where,
+                            nodes, others);
         return snprintf(buf, len,
                         "gang of %d pods (at least %d together) needs %s %s%s; at most %s "
-                        "can be placed together",
+                        "can be placed together%s",
                         w->n_pods, w->min_pods, req, unit_name(p->res, p->request), where,
-                        bound);
+                        bound, others);
     case SCHED_R_NO_MATCHING_NODE_POOL:
         return no_node_message(w, buf, len);
     case SCHED_R_SUSPENDED:

@@ -49,7 +49,13 @@
  *                (Suspended for stopped ones), none for any other; what
  *                its detail says holds (protected victims exist in the
  *                queue it names; "within their share" only when every
- *                other project holding the pool is)
+ *                other project holding the pool is); every figure of the
+ *                entry and its message is the workload's request (in the
+ *                resource it names: cores for a GPU workload short of CPU)
+ *                or the state it names after the pass (the pool's free or
+ *                total GPUs, the queue's limit, deserved quota, fair share
+ *                and holding); a workload whose node types or affinity
+ *                narrow its nodes is told no whole-pool figure
  *   shares       the allocation the result reports is the placed pods'
  *   fair-share   per pool and level (GPU): each queue gets at least
  *                min(deserved, request) and at most its request rounded up
@@ -1557,6 +1563,134 @@ static int check_detail(struct pass *ps, const struct sched_pending *p, const st
     return 1;
 }
 
+/* An amount as a message prints it (vocab.c's format): GPUs and CPU in
+ * units of 1000 with up to three decimals, memory in MiB. */
+static void fmt_amount(char *buf, size_t len, int res, int64_t v)
+{
+    int64_t whole = v / 1000, frac = (v < 0 ? -v : v) % 1000;
+
+    if (res == SCHED_MEM)
+        snprintf(buf, len, "%lld", (long long)v);
+    else if (frac == 0)
+        snprintf(buf, len, "%lld", (long long)whole);
+    else if (frac % 10 == 0)
+        snprintf(buf, len, "%lld.%02lld", (long long)whole, (long long)(frac / 10));
+    else
+        snprintf(buf, len, "%lld.%03lld", (long long)whole, (long long)frac);
+}
+
+/* What the message says of an amount: `words` then the amount, as text. */
+static int says(struct pass *ps, const char *msg, const char *words, int res, int64_t v,
+                const char *name)
+{
+    char want[96], amount[32];
+
+    fmt_amount(amount, sizeof(amount), res, v);
+    snprintf(want, sizeof(want), "%s%s", words, amount);
+    if (strstr(msg, want))
+        return 1;
+    return broken(ps, "%s: message \"%s\" does not say \"%s\"", name, msg, want);
+}
+
+/* The figures of a pending entry, and of its message, are the workload's
+ * request or the state they name, after the pass: the request in the
+ * entry's resource (a GPU workload short of CPU: its cores); the free GPUs
+ * of the pool's ready nodes, or their total; the queue's limit, deserved
+ * quota or fair share, and what it holds. A workload whose node types or
+ * affinity narrow its nodes is told no figure of the whole pool. */
+static int check_figures(struct pass *ps, const struct sched_pending *p, const struct holdings *h)
+{
+    const struct tcase *tc = ps->tc;
+    const struct sched_workload *w = &tc->wls[p->workload];
+    struct sched_state st;
+    struct occupancy o;
+    char msg[1024];
+    int r = p->res, pods = w->min_pods - placed_pods(w), narrowed, n;
+    int64_t one = pod_res(tc, w, -1, r), req = one * pods, most = 0, free = 0, total = 0;
+
+    if (p->reason == SCHED_R_SUSPENDED || p->reason == SCHED_R_NO_MATCHING_NODE_POOL ||
+        (r == SCHED_GPU && w->gpu_memory_mib > 0))
+        return 1;   /* no figure; a GPU-memory request counts at an estimate of its pools */
+    state_of(tc, &st);
+    sched_reason_message(&st, p, msg, sizeof(msg));
+    narrowed = w->node_type || w->n_node_types > 0 || w->n_affinity > 0;
+    if (p->request != req)
+        return broken(ps, "%s: request %lld %s in its entry, asks %lld", w->name,
+                      (long long)p->request, res_names[r], (long long)req);
+    occupancy_of(tc, &o);
+    for (n = 0; n < tc->n_nodes; n++) {
+        const struct sched_node *nd = &tc->nodes[n];
+        int64_t cap = r == SCHED_GPU ? (int64_t)nd->n_gpus * SCHED_MILLI
+                      : r == SCHED_CPU ? nd->cpu_milli : nd->mem_mib;
+        int d;
+        if (nd->pool != p->pool || !nd->ready)
+            continue;
+        if (sched_node_allowed(w, nd) && cap > most)
+            most = cap;
+        total += cap;
+        if (r == SCHED_GPU)
+            for (d = 0; d < nd->n_gpus; d++)
+                free += SCHED_MILLI - o.dev[n][d];
+    }
+    if (p->detail == SCHED_D_NEVER_FITS) {
+        if (p->would_use != one || (p->bound >= 0 && (p->bound != most || most >= one)))
+            return broken(ps, "%s never fits: %lld %s a pod against %lld (asks %lld, the "
+                          "largest node it may use has %lld)", w->name, (long long)p->would_use,
+                          res_names[r], (long long)p->bound, (long long)one, (long long)most);
+        return strstr(msg, "can never run as asked") ? says(ps, msg, "needs ", r, one, w->name) ||
+                                                           p->bound < 0
+                                                     : broken(ps, "%s: \"%s\"", w->name, msg);
+    }
+    switch (p->reason) {
+    case SCHED_R_INSUFFICIENT_RESOURCES:
+        if (!says(ps, msg, "needs ", r, req, w->name))
+            return 0;
+        if (narrowed)
+            return strstr(msg, " free in the pool") == NULL ||
+                   broken(ps, "%s (nodes narrowed) told the pool's figure: %s", w->name, msg);
+        if (r == SCHED_GPU && p->bound != free)
+            return broken(ps, "%s: %lld GPU free in its message, the pool has %lld", w->name,
+                          (long long)p->bound, (long long)free);
+        return says(ps, msg, "; ", r, p->bound, w->name);
+    case SCHED_R_GANG_NOT_SATISFIABLE:
+        if (!says(ps, msg, "needs ", r, req, w->name))
+            return 0;
+        if (narrowed)
+            return 1;
+        if (r == SCHED_GPU && p->bound != total)
+            return broken(ps, "%s: at most %lld GPU together, the pool has %lld", w->name,
+                          (long long)p->bound, (long long)total);
+        return says(ps, msg, "at most ", r, p->bound, w->name);
+    case SCHED_R_OVER_LIMIT:
+        if (p->bound != quota_of(tc, p->queue, p->pool, r)->limit ||
+            p->would_use != h->all[p->queue][p->pool][r] + req)
+            return broken(ps, "%s: over limit %lld of %s with %lld, holds %lld, limit %lld",
+                          w->name, (long long)p->bound, tc->queues[p->queue].name,
+                          (long long)p->would_use, (long long)h->all[p->queue][p->pool][r],
+                          (long long)quota_of(tc, p->queue, p->pool, r)->limit);
+        return says(ps, msg, "would use ", r, p->would_use, w->name) &&
+               says(ps, msg, "limit of ", r, p->bound, w->name);
+    case SCHED_R_NON_PREEMPTIBLE_OVER_QUOTA:
+        if (p->bound != quota_of(tc, p->queue, p->pool, r)->deserved ||
+            p->would_use != h->np[p->queue][p->pool][r] + req)
+            return broken(ps, "%s: non-preemptible %lld of %lld deserved (%s holds %lld)",
+                          w->name, (long long)p->would_use, (long long)p->bound,
+                          tc->queues[p->queue].name, (long long)h->np[p->queue][p->pool][r]);
+        return says(ps, msg, "would use ", r, p->would_use, w->name) &&
+               says(ps, msg, "of its ", r, p->bound, w->name);
+    case SCHED_R_QUEUE_FAIR_SHARE_REACHED:
+        if (p->bound != sched_result_share(&ps->res, p->queue, p->pool)->fair[r] ||
+            p->would_use != h->all[p->queue][p->pool][r] + req)
+            return broken(ps, "%s: %lld of a fair share of %lld (%s holds %lld)", w->name,
+                          (long long)p->would_use, (long long)p->bound,
+                          tc->queues[p->queue].name, (long long)h->all[p->queue][p->pool][r]);
+        return says(ps, msg, "would use ", r, p->would_use, w->name) &&
+               says(ps, msg, "fair share of ", r, p->bound, w->name);
+    default:
+        return 1;
+    }
+}
+
 static int check_reasons(struct pass *ps)
 {
     const struct tcase *tc = ps->tc;
@@ -1576,6 +1710,8 @@ static int check_reasons(struct pass *ps)
         count[p->workload]++;
         reason[p->workload] = p->reason;
         if (p->detail != SCHED_D_NONE && !check_detail(ps, p, &h))
+            return 0;
+        if (!check_figures(ps, p, &h))
             return 0;
     }
     for (i = 0; i < tc->n_wls; i++) {
@@ -2178,7 +2314,7 @@ struct coverage {
     long passes;
     long by_action[SCHED_ACT_STALE_GANG + 1][SCHED_MOVE + 1];   /* [action][kind] */
     long by_reason[SCHED_R_QUEUE_FAIR_SHARE_REACHED + 1];
-    long by_detail[SCHED_D_NOT_RECLAIMABLE + 1];
+    long by_detail[SCHED_D_NEVER_FITS + 1];
     long memory_binds, multi_device_binds, affinity_binds, second_type_binds;
 };
 
@@ -2324,9 +2460,10 @@ static void print_coverage(void)
                       cov.by_action[a][SCHED_MOVE]);
     for (r = 1; r <= SCHED_R_QUEUE_FAIR_SHARE_REACHED; r++)
         print_message("  %-24s %6ld\n", sched_reason_name(r), cov.by_reason[r]);
-    print_message("  details: runtime-protected %ld, within-share %ld, not-reclaimable %ld\n",
-                  cov.by_detail[SCHED_D_RUNTIME_PROTECTED], cov.by_detail[SCHED_D_WITHIN_SHARE],
-                  cov.by_detail[SCHED_D_NOT_RECLAIMABLE]);
+    print_message("  details: runtime-protected %ld, within-share %ld, not-reclaimable %ld, "
+                  "never-fits %ld\n", cov.by_detail[SCHED_D_RUNTIME_PROTECTED],
+                  cov.by_detail[SCHED_D_WITHIN_SHARE], cov.by_detail[SCHED_D_NOT_RECLAIMABLE],
+                  cov.by_detail[SCHED_D_NEVER_FITS]);
     print_message("  binds: GPU memory %ld, several shared devices %ld, affinity %ld, "
                   "second node type %ld\n", cov.memory_binds, cov.multi_device_binds,
                   cov.affinity_binds, cov.second_type_binds);
@@ -2349,7 +2486,7 @@ static void assert_covered(void)
     assert_true(cov.by_action[SCHED_ACT_STALE_GANG][SCHED_EVICT] > 0);
     for (r = 1; r <= SCHED_R_QUEUE_FAIR_SHARE_REACHED; r++)
         assert_true(cov.by_reason[r] > 0);
-    for (r = SCHED_D_NONE + 1; r <= SCHED_D_NOT_RECLAIMABLE; r++)
+    for (r = SCHED_D_NONE + 1; r <= SCHED_D_NEVER_FITS; r++)
         assert_true(cov.by_detail[r] > 0);
     assert_true(cov.memory_binds > 0 && cov.multi_device_binds > 0 && cov.affinity_binds > 0 &&
                 cov.second_type_binds > 0);

@@ -213,6 +213,115 @@ static void test_gang_and_pool_and_suspended(void **unused)
     tw_free(&w);
 }
 
+/* A GPU workload short of CPU or memory: the message gives the request's
+ * own cores or MiB, not its GPU count in those units. */
+static void test_short_of_cpu_or_memory_says_its_request(void **unused)
+{
+    struct tw w;
+    int p, c, m, n;
+
+    (void)unused;
+    tw_init(&w, 1);
+    n = tw_node(&w, "n1", 0, 8);
+    w.nodes[n].cpu_milli = 96000;
+    w.nodes[n].mem_mib = 65536;
+    p = tw_queue(&w, "p", -1, 8, -1, 1);
+    tw_workload(&w, "hog", p, 1, 1, 0, 125);   /* non-preemptible: nothing to take */
+    w.wl[0].cpu_milli = 40000;
+    w.wl[0].mem_mib = 40000;
+    w.wl[0].preemptible = 0;
+    c = tw_workload(&w, "c", p, 1, 2, 0, 50);
+    w.wl[c].cpu_milli = 64000;   /* 64 cores: 56 free */
+    m = tw_workload(&w, "m", p, 1, 2, 0, 50);
+    w.wl[m].mem_mib = 30720;     /* 30 GiB: 25,536 MiB free */
+    tw_settle(&w);
+    expect_reason(&w, c, SCHED_R_INSUFFICIENT_RESOURCES, "needs 64 CPU cores; 56 free in the pool");
+    expect_reason(&w, m, SCHED_R_INSUFFICIENT_RESOURCES,
+                  "needs 30720 MiB of memory; 25536 free in the pool");
+    tw_free(&w);
+}
+
+/* Node types or required affinity narrow the nodes: the message names
+ * them and gives no figure of the whole pool (its free GPUs are on nodes
+ * the workload may not use). */
+static void test_node_type_that_blocks_is_named(void **unused)
+{
+    struct tw w;
+    int p, a, t, n1;
+
+    (void)unused;
+    tw_init(&w, 1);
+    n1 = tw_node(&w, "n1", 0, 2);
+    w.nodes[n1].node_type = "a";
+    tw_node(&w, "n2", 0, 4);   /* untyped, empty */
+    p = tw_queue(&w, "p", -1, 8, -1, 1);
+    a = tw_workload(&w, "a0", p, 1, 2, 0, 125);
+    w.wl[a].preemptible = 0;
+    w.wl[a].node_type = "a";
+    t = tw_workload(&w, "t", p, 1, 2, 0, 50);
+    w.wl[t].node_type = "a";
+    tw_settle(&w);
+    expect_reason(&w, t, SCHED_R_INSUFFICIENT_RESOURCES,
+                  "needs 2 GPUs on nodes of node-type a; none of them has room for each pod");
+    {
+        char buf[512];
+        sched_reason_message(&w.st, tw_pending(&w, t), buf, sizeof(buf));
+        assert_null(strstr(buf, "free in the pool"));
+    }
+    tw_free(&w);
+}
+
+/* A pod that no node of its pool can hold even empty (3 GPUs on 2-GPU
+ * nodes) can never run as asked: said so, with the pod's request and the
+ * largest node, for a single pod and for a gang. */
+static void test_never_fits_says_so(void **unused)
+{
+    struct tw w;
+    int p, one, gang;
+
+    (void)unused;
+    tw_init(&w, 1);
+    tw_node(&w, "n1", 0, 2);
+    tw_node(&w, "n2", 0, 2);
+    p = tw_queue(&w, "p", -1, 8, -1, 1);
+    one = tw_workload(&w, "one", p, 1, 3, 0, 50);
+    gang = tw_workload(&w, "gang", p, 2, 3, 0, 50);
+    tw_settle(&w);
+    expect_reason(&w, one, SCHED_R_INSUFFICIENT_RESOURCES,
+                  "can never run as asked: each pod needs 3 GPUs on one node, and the largest "
+                  "ready node has 2");
+    assert_int_equal(tw_pending(&w, one)->detail, SCHED_D_NEVER_FITS);
+    expect_reason(&w, gang, SCHED_R_GANG_NOT_SATISFIABLE,
+                  "can never run as asked: each pod needs 3 GPUs on one node");
+    tw_free(&w);
+}
+
+/* With several pools the message says what became of it in each. */
+static void test_each_pool_tried(void **unused)
+{
+    struct tw w;
+    int p, t, n3;
+
+    (void)unused;
+    tw_init(&w, 3);
+    tw_node(&w, "n1", 0, 1);
+    tw_node(&w, "n2", 1, 1);
+    n3 = tw_node(&w, "n3", 2, 4);
+    w.nodes[n3].node_type = "b";
+    p = tw_queue(&w, "p", -1, 8, -1, 1);
+    t = tw_workload(&w, "t", p, 1, 2, 0, 50);
+    w.wl[t].node_type = "a";
+    w.nodes[0].node_type = "a";
+    w.nodes[1].node_type = "a";
+    tw_settle(&w);
+    expect_reason(&w, t, SCHED_R_INSUFFICIENT_RESOURCES,
+                  "can never run as asked: each pod needs 2 GPUs on one node, and the largest "
+                  "ready node of node-type a in node pool default has 1; also tried node pool "
+                  "pool-b (not started there either), node pool pool-c (no ready node of "
+                  "node-type a)");
+    tw_free(&w);
+}
+
 static void test_vocabulary(void **unused)
 {
     int prio = 0, type = -1;
@@ -250,6 +359,10 @@ int main(void)
         cmocka_unit_test(test_protected_by_min_runtime),
         cmocka_unit_test(test_preemptibility_described_truly),
         cmocka_unit_test(test_gang_and_pool_and_suspended),
+        cmocka_unit_test(test_short_of_cpu_or_memory_says_its_request),
+        cmocka_unit_test(test_node_type_that_blocks_is_named),
+        cmocka_unit_test(test_never_fits_says_so),
+        cmocka_unit_test(test_each_pool_tried),
         cmocka_unit_test(test_vocabulary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
