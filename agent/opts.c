@@ -1,14 +1,17 @@
 /*
- * opts.c: allot-agent's command line, and reading its token file.
+ * opts.c: allot-agent's command line (one table of the options, read by
+ * common/config_file.c), and reading its token file.
  *
  * Invariant: after a successful parse every field is set and in range: a
  * server URL, a token file, a node name, a work directory and a heartbeat
  * of 100 ms to 60 s.
  */
 #include "agent.h"
+#include "config_file.h"
 #include "servers.h"
 #include "allot_version.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,60 +45,60 @@ static void usage(void)
            "  --version                print the version and exit\n");
 }
 
-static int set_int(const char *v, int min, int max, int *out)
+/* --gpus N, or auto: ask NVML, else nvidia-smi. */
+static int set_gpus(void *target, const char *v)
 {
-    char *end;
-    long x = strtol(v, &end, 10);
+    struct agent_opts *o = target;
 
-    if (end == v || *end || x < min || x > max)
-        return -1;
-    *out = (int)x;
-    return 0;
+    if (strcmp(v, "auto") == 0) {
+        o->gpus = -1;
+        return 0;
+    }
+    return cf_set_int(v, 0, AGENT_MAX_GPUS, &o->gpus);
 }
 
-static int set_str(const char *v, char *out, size_t len)
+static int set_runtime(void *target, const char *v)
 {
-    if (strlen(v) >= len)
+    struct agent_opts *o = target;
+
+    if (strcmp(v, "auto") && strcmp(v, "docker") && strcmp(v, "podman") && strcmp(v, "none"))
         return -1;
-    memcpy(out, v, strlen(v) + 1);
-    return 0;
+    return cf_set_str(v, o->runtime, sizeof(o->runtime));
 }
 
+static int refuse_orphan_timeout(void *target, const char *v)
+{
+    (void)target, (void)v;
+    fprintf(stderr, "allot-agent: --orphan-timeout-ms is no longer an option: pods stop"
+            " when the lease allotd grants ends (allotd --agent-lease-ms)\n");
+    return -1;
+}
+
+#define O struct agent_opts
+/* allot-agent's options, each "--name VALUE" on the command line. */
+static const struct cf_option options[] = {
+    CF_STR_ROW(O, "server", server, 0),
+    CF_STR_ROW(O, "token-file", token_file, 0),
+    CF_STR_ROW(O, "name", name, 0),
+    CF_STR_ROW(O, "node-pool", pool, 0),
+    CF_STR_ROW(O, "labels", labels, 0),
+    CF_STR_ROW(O, "address", address, 0),
+    CF_PARSE_ROW("gpus", set_gpus),
+    CF_STR_ROW(O, "work-dir", work_dir, 0),
+    CF_INT_ROW(O, "heartbeat-ms", heartbeat_ms, 100, 60000),
+    CF_PARSE_ROW("orphan-timeout-ms", refuse_orphan_timeout),
+    CF_PARSE_ROW("runtime", set_runtime),
+    CF_STR_ROW(O, "nvidia-smi", nvidia_smi, 0),
+    CF_STR_ROW(O, "nvml", nvml, 0),
+};
+#undef O
+
+/* Applies one option; key with its dashes. */
 static int apply(struct agent_opts *o, const char *key, const char *v)
 {
-    if (strcmp(key, "--server") == 0)
-        return set_str(v, o->server, sizeof(o->server));
-    if (strcmp(key, "--token-file") == 0)
-        return set_str(v, o->token_file, sizeof(o->token_file));
-    if (strcmp(key, "--name") == 0)
-        return set_str(v, o->name, sizeof(o->name));
-    if (strcmp(key, "--node-pool") == 0)
-        return set_str(v, o->pool, sizeof(o->pool));
-    if (strcmp(key, "--labels") == 0)
-        return set_str(v, o->labels, sizeof(o->labels));
-    if (strcmp(key, "--address") == 0)
-        return set_str(v, o->address, sizeof(o->address));
-    if (strcmp(key, "--gpus") == 0)
-        return strcmp(v, "auto") == 0 ? (o->gpus = -1, 0) : set_int(v, 0, AGENT_MAX_GPUS, &o->gpus);
-    if (strcmp(key, "--work-dir") == 0)
-        return set_str(v, o->work_dir, sizeof(o->work_dir));
-    if (strcmp(key, "--heartbeat-ms") == 0)
-        return set_int(v, 100, 60000, &o->heartbeat_ms);
-    if (strcmp(key, "--orphan-timeout-ms") == 0) {
-        fprintf(stderr, "allot-agent: --orphan-timeout-ms is no longer an option: pods stop"
-                " when the lease allotd grants ends (allotd --agent-lease-ms)\n");
+    if (strncmp(key, "--", 2) != 0)
         return -1;
-    }
-    if (strcmp(key, "--runtime") == 0)
-        return strcmp(v, "auto") && strcmp(v, "docker") && strcmp(v, "podman") &&
-                       strcmp(v, "none")
-                   ? -1
-                   : set_str(v, o->runtime, sizeof(o->runtime));
-    if (strcmp(key, "--nvidia-smi") == 0)
-        return set_str(v, o->nvidia_smi, sizeof(o->nvidia_smi));
-    if (strcmp(key, "--nvml") == 0)
-        return set_str(v, o->nvml, sizeof(o->nvml));
-    return -1;
+    return cf_apply(options, sizeof(options) / sizeof(options[0]), o, key + 2, v);
 }
 
 static int finish(struct agent_opts *o)

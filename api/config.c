@@ -4,13 +4,15 @@
  *
  * The config file holds one "key = value" per line, the keys being the
  * long flag names without dashes ("listen = 127.0.0.1:8080",
- * "simulate-nodes = 2x2:a100"); '#' starts a comment.
+ * "simulate-nodes = 2x2:a100"); '#' starts a comment. Both go through
+ * one table of the options, options[] (common/config_file.h).
  *
  * Invariant: after a successful parse every field is set and in range;
  * TLS options do not exist (TLS ends at a reverse proxy).
  */
 #include "api.h"
 #include "allot_version.h"
+#include "config_file.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,17 +134,6 @@ int api_sim_parse(const char *s, struct api_sim_spec *out)
     return 0;
 }
 
-static int set_int(const char *v, int min, int max, int *out)
-{
-    char *end;
-    long x = strtol(v, &end, 10);
-
-    if (end == v || *end || x < min || x > max)
-        return -1;
-    *out = (int)x;
-    return 0;
-}
-
 /* An HTTP header name: letters, digits and "-", 1 to len - 1 of them. */
 static int header_name(const char *v, char *out, size_t len)
 {
@@ -154,134 +145,72 @@ static int header_name(const char *v, char *out, size_t len)
     return 0;
 }
 
-static int set_str(const char *v, char *out, size_t len)
+static int set_trusted_proxy(void *target, const char *v)
 {
-    if (strlen(v) >= len)
+    struct api_client_trust *t = &((struct api_config *)target)->trust;
+
+    return api_cidrs_parse(v, t->trusted, API_MAX_TRUSTED, &t->n_trusted);
+}
+
+static int set_address_header(void *target, const char *v)
+{
+    struct api_client_trust *t = &((struct api_config *)target)->trust;
+
+    return header_name(v, t->header, sizeof(t->header));
+}
+
+/* One more simulated machine spec (repeatable; "0" for none). */
+static int set_simulate_nodes(void *target, const char *v)
+{
+    struct api_config *cfg = target;
+    struct api_sim_spec s;
+
+    cfg->sims_given = 1;
+    if (api_sim_parse(v, &s) != 0 || cfg->n_sims >= API_MAX_SIM)
         return -1;
-    memcpy(out, v, strlen(v) + 1);
+    if (s.machines > 0)
+        cfg->sims[cfg->n_sims++] = s;
     return 0;
 }
 
+#define C struct api_config
+/* allotd's options, from a config file or the command line; --config,
+ * --init and --help stand on the command line only. */
+static const struct cf_option options[] = {
+    CF_FLAG_ROW(C, "demo", demo),
+    CF_STR_ROW(C, "db", db_path, 0),
+    CF_STR_ROW(C, "listen", listen, 1), /* an address is needed: no default stands for "" */
+    CF_STR_ROW(C, "key-file", key_file, 0),
+    CF_STR_ROW(C, "metrics-listen", metrics_listen, 0),
+    CF_STR_ROW(C, "port-file", port_file, 0),
+    CF_STR_ROW(C, "web-root", web_root, 0),
+    CF_INT_ROW(C, "schedule-period-ms", schedule_period_ms, 1, 3600000),
+    CF_INT_ROW(C, "sample-period-ms", sample_period_ms, 10, 3600000),
+    CF_INT_ROW(C, "retention-days", retention_days, 0, 36500),
+    CF_INT_ROW(C, "threads", threads, 2, 1024),
+    CF_INT_ROW(C, "request-timeout-ms", request_timeout_ms, 100, 600000),
+    CF_INT_ROW(C, "rate-limit", rate_limit, 0, 10000000),
+    CF_INT_ROW(C, "user-rate-limit", user_rate_limit, 0, 10000000),
+    CF_PARSE_ROW("trusted-proxy", set_trusted_proxy),
+    CF_PARSE_ROW("client-address-header", set_address_header),
+    CF_INT_ROW(C, "secret-checks", secret_checks, 1, 1024),
+    CF_INT_ROW(C, "agent-lease-ms", agent_lease_ms, 300, 3600000),
+    CF_INT_ROW(C, "agent-lease-margin-ms", agent_margin_ms, 100, 3600000),
+    CF_INT_ROW(C, "max-pending-per-project", max_pending_project, 0, 100000000),
+    CF_INT_ROW(C, "max-pending-per-user", max_pending_user, 0, 100000000),
+    CF_INT_ROW(C, "db-statement-timeout-ms", db_statement_ms, 0, 86400000),
+    CF_INT_ROW(C, "leader-lease-ms", leader_lease_ms, 100, 3600000),
+    CF_INT_ROW(C, "leader-renew-ms", leader_renew_ms, 10, 3600000),
+    CF_INT_ROW(C, "leader-ask-ms", leader_ask_ms, 10, 3600000),
+    CF_INT_ROW(C, "token-ttl", token_ttl_s, 1, 86400),
+    CF_PARSE_ROW("simulate-nodes", set_simulate_nodes),
+};
+#undef C
+
 /* Applies one option; key without dashes. */
-static int apply(struct api_config *cfg, const char *key, const char *v)
+static int apply(void *cfg, const char *key, const char *v)
 {
-    if (strcmp(key, "demo") == 0)
-        return cfg->demo = !v || strcmp(v, "false") != 0, 0;
-    if (!v)
-        return -1;
-    if (strcmp(key, "db") == 0)
-        return set_str(v, cfg->db_path, sizeof(cfg->db_path));
-    if (strcmp(key, "listen") == 0)   /* an address is needed: no default stands for "" */
-        return *v ? set_str(v, cfg->listen, sizeof(cfg->listen)) : -1;
-    if (strcmp(key, "key-file") == 0)
-        return set_str(v, cfg->key_file, sizeof(cfg->key_file));
-    if (strcmp(key, "metrics-listen") == 0)
-        return set_str(v, cfg->metrics_listen, sizeof(cfg->metrics_listen));
-    if (strcmp(key, "port-file") == 0)
-        return set_str(v, cfg->port_file, sizeof(cfg->port_file));
-    if (strcmp(key, "web-root") == 0)
-        return set_str(v, cfg->web_root, sizeof(cfg->web_root));
-    if (strcmp(key, "schedule-period-ms") == 0)
-        return set_int(v, 1, 3600000, &cfg->schedule_period_ms);
-    if (strcmp(key, "sample-period-ms") == 0)
-        return set_int(v, 10, 3600000, &cfg->sample_period_ms);
-    if (strcmp(key, "retention-days") == 0)
-        return set_int(v, 0, 36500, &cfg->retention_days);
-    if (strcmp(key, "threads") == 0)
-        return set_int(v, 2, 1024, &cfg->threads);
-    if (strcmp(key, "request-timeout-ms") == 0)
-        return set_int(v, 100, 600000, &cfg->request_timeout_ms);
-    if (strcmp(key, "rate-limit") == 0)
-        return set_int(v, 0, 10000000, &cfg->rate_limit);
-    if (strcmp(key, "user-rate-limit") == 0)
-        return set_int(v, 0, 10000000, &cfg->user_rate_limit);
-    if (strcmp(key, "trusted-proxy") == 0)
-        return api_cidrs_parse(v, cfg->trust.trusted, API_MAX_TRUSTED, &cfg->trust.n_trusted);
-    if (strcmp(key, "client-address-header") == 0)
-        return header_name(v, cfg->trust.header, sizeof(cfg->trust.header));
-    if (strcmp(key, "secret-checks") == 0)
-        return set_int(v, 1, 1024, &cfg->secret_checks);
-    if (strcmp(key, "agent-lease-ms") == 0)
-        return set_int(v, 300, 3600000, &cfg->agent_lease_ms);
-    if (strcmp(key, "agent-lease-margin-ms") == 0)
-        return set_int(v, 100, 3600000, &cfg->agent_margin_ms);
-    if (strcmp(key, "max-pending-per-project") == 0)
-        return set_int(v, 0, 100000000, &cfg->max_pending_project);
-    if (strcmp(key, "max-pending-per-user") == 0)
-        return set_int(v, 0, 100000000, &cfg->max_pending_user);
-    if (strcmp(key, "db-statement-timeout-ms") == 0)
-        return set_int(v, 0, 86400000, &cfg->db_statement_ms);
-    if (strcmp(key, "leader-lease-ms") == 0)
-        return set_int(v, 100, 3600000, &cfg->leader_lease_ms);
-    if (strcmp(key, "leader-renew-ms") == 0)
-        return set_int(v, 10, 3600000, &cfg->leader_renew_ms);
-    if (strcmp(key, "leader-ask-ms") == 0)
-        return set_int(v, 10, 3600000, &cfg->leader_ask_ms);
-    if (strcmp(key, "token-ttl") == 0)
-        return set_int(v, 1, 86400, &cfg->token_ttl_s);
-    if (strcmp(key, "simulate-nodes") == 0) {
-        struct api_sim_spec s;
-        cfg->sims_given = 1;
-        if (api_sim_parse(v, &s) != 0 || cfg->n_sims >= API_MAX_SIM)
-            return -1;
-        if (s.machines > 0)
-            cfg->sims[cfg->n_sims++] = s;
-        return 0;
-    }
-    return -1;
-}
-
-static char *trim(char *s)
-{
-    char *e;
-
-    while (*s == ' ' || *s == '\t')
-        s++;
-    e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
-        *--e = 0;
-    return s;
-}
-
-/* Reads the file line by line, whatever a line's length (a line is never
- * cut in two: the rest of a long comment must not become an option); a
- * line holding a NUL byte is refused, not read up to the NUL. */
-static int read_file(struct api_config *cfg, const char *path)
-{
-    FILE *f = fopen(path, "r");
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    int lineno = 0, rc = 0;
-
-    if (!f) {
-        fprintf(stderr, "allotd: cannot read %s\n", path);
-        return -1;
-    }
-    while (rc == 0 && (n = getline(&line, &cap, f)) >= 0) {
-        char *s = line, *eq;
-        lineno++;
-        if (memchr(line, 0, (size_t)n)) {
-            fprintf(stderr, "allotd: %s:%d: a NUL byte in the line\n", path, lineno);
-            rc = -1;
-            break;
-        }
-        if (strchr(s, '#'))
-            *strchr(s, '#') = 0;
-        s = trim(s);
-        if (!*s)
-            continue;
-        eq = strchr(s, '=');
-        if (eq)
-            *eq = 0;
-        if (apply(cfg, trim(s), eq ? trim(eq + 1) : NULL) != 0) {
-            fprintf(stderr, "allotd: %s:%d: bad option\n", path, lineno);
-            rc = -1;
-        }
-    }
-    free(line);
-    fclose(f);
-    return rc;
+    return cf_apply(options, sizeof(options) / sizeof(options[0]), cfg, key, v);
 }
 
 static void defaults(struct api_config *cfg)
@@ -332,8 +261,8 @@ int api_config_parse(struct api_config *cfg, int argc, char **argv)
     defaults(cfg);
     for (i = 1; i + 1 < argc; i++)
         if (strcmp(argv[i], "--config") == 0) {
-            if (set_str(argv[i + 1], cfg->config_file, sizeof(cfg->config_file)) != 0 ||
-                read_file(cfg, cfg->config_file) != 0)
+            if (cf_set_str(argv[i + 1], cfg->config_file, sizeof(cfg->config_file)) != 0 ||
+                cf_read_file("allotd", cfg->config_file, apply, cfg) != 0)
                 return -1;
         }
     for (i = 1; i < argc; i++) {
