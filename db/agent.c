@@ -89,31 +89,18 @@ struct token_arg {
     int *n;
 };
 
-static int token_get_fn(struct db__conn *c, void *arg)
-{
-    static const char sql[] = "SELECT " TOKEN_COLS " FROM agent_tokens WHERE id = ?";
-    struct token_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
-
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, a->id);
-    return db__row_one(st, &token_shape, a->one);
-}
-
 int db_agent_token_get(struct db *db, const char *id, struct db_agent_token *out)
 {
-    struct token_arg a = {.id = id, .one = out};
+    static const char sql[] = "SELECT " TOKEN_COLS " FROM agent_tokens WHERE id = ?";
 
-    return db__read(db, token_get_fn, &a);
+    return db__read_row(db, sql, (struct db__key){.text = id}, &token_shape, out);
 }
 
 int db_agent_token_list(struct db *db, struct db_agent_token **out, int *n)
 {
     static const char sql[] = "SELECT " TOKEN_COLS " FROM agent_tokens ORDER BY seq";
 
-    return db__read_rows(db, sql, &token_shape, out, n);
+    return db__read_rows(db, sql, NULL, &token_shape, out, n);
 }
 
 static int token_revoke_fn(struct db__conn *c, void *arg)
@@ -429,24 +416,11 @@ struct run_arg {
     int *n;
 };
 
-static int run_get_fn(struct db__conn *c, void *arg)
-{
-    static const char sql[] = "SELECT " RUN_COLS RUN_FROM " WHERE r.uid = ?";
-    struct run_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
-
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, a->uid);
-    return db__row_one(st, &run_shape, a->one);
-}
-
 int db_pod_run_get(struct db *db, const char *uid, struct db_pod_run *out)
 {
-    struct run_arg a = {.uid = uid, .one = out};
+    static const char sql[] = "SELECT " RUN_COLS RUN_FROM " WHERE r.uid = ?";
 
-    return db__read(db, run_get_fn, &a);
+    return db__read_row(db, sql, (struct db__key){.text = uid}, &run_shape, out);
 }
 
 static int run_list_fn(struct db__conn *c, void *arg)
@@ -648,5 +622,5 @@ int db_agent_limited(struct db *db, struct db_limited **out, int *n)
     };
     static const struct db__shape shape = DB__SHAPE(struct db_limited, cols, NULL);
 
-    return db__read_rows(db, sql, &shape, out, n);
+    return db__read_rows(db, sql, NULL, &shape, out, n);
 }

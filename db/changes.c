@@ -146,19 +146,9 @@ int db_changes_last(struct db *db, int64_t *seq)
     return db__read(db, last_fn, seq);
 }
 
-static int purge_fn(struct db__conn *c, void *arg)
-{
-    static const char sql[] = "DELETE FROM changes WHERE at < ?";
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
-
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, *(int64_t *)arg);
-    return db__done(st, db__step_done(st));
-}
-
 int db_changes_purge(struct db *db, int64_t before_ms)
 {
-    return db__write(db, purge_fn, &before_ms);
+    static const char sql[] = "DELETE FROM changes WHERE at < ?";
+
+    return db__write_key(db, sql, before_ms);
 }

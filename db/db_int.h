@@ -172,14 +172,25 @@ int db__row_one(struct db__stmt *st, const struct db__shape *s, void *row);
 int db__row_list(struct db__stmt *st, const struct db__shape *s, void *arrp, int *n);
 /* A step that must give one row: DB_OK, DB_ENOTFOUND (none) or DB_EIO. */
 int db__one_row(int src);
-/* db__row_list() of a cached statement without parameters, and the same
- * as a db__read_list() of its own. */
+/* db__row_list() of a cached statement without parameters. */
 int db__rows_of(struct db__conn *c, const char *sql, const struct db__shape *s, void *arrp,
                 int *n);
-int db__read_rows(struct db *db, const char *sql, const struct db__shape *s, void *arrp, int *n);
+/* The one parameter of a read: text if it is not NULL, else i. */
+struct db__key {
+    int64_t i;
+    const char *text;
+};
+/* A db__read_list() of sql's rows (key NULL: sql has no parameter), and a
+ * db__read() of its one row (db__row_one()'s codes). */
+int db__read_rows(struct db *db, const char *sql, const struct db__key *key,
+                  const struct db__shape *s, void *arrp, int *n);
+int db__read_row(struct db *db, const char *sql, struct db__key key, const struct db__shape *s,
+                 void *row);
 /* A cached statement without rows whose one parameter is key. */
 int db__run_key(struct db__conn *c, const char *sql, int64_t key);
 int db__run_text_key(struct db__conn *c, const char *sql, const char *key);
+/* db__write() of db__run_key(). */
+int db__write_key(struct db *db, const char *sql, int64_t key);
 /* The first column of the one row of a cached statement of one integer
  * parameter (a count): DB_OK, or DB_EIO if it gave none. */
 int db__int_of(struct db__conn *c, const char *sql, int64_t key, int64_t *out);

@@ -53,13 +53,8 @@ static int previous_outside(struct db__conn *c, const char *uid, uint64_t *mask)
 int db__pod_gpu_forget(struct db__conn *c, const char *uid)
 {
     static const char sql[] = "DELETE FROM pod_gpu WHERE uid = ?";
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, uid);
-    return db__done(st, db__step_done(st));
+    return db__run_text_key(c, sql, uid);
 }
 
 /* Step 2 */
@@ -184,38 +179,34 @@ struct list_arg {
 
 static int list_fn(struct db__conn *c, void *arg)
 {
+    static const struct db__col cols[] = {
+        DB__COL(struct db_pod_gpu_row, workload_seq, DB__INT),
+        DB__COL(struct db_pod_gpu_row, idx, DB__INT),
+        DB__COL(struct db_pod_gpu_row, uid, DB__TEXT),
+        DB__COL(struct db_pod_gpu_row, workload_id, DB__TEXT),
+        DB__COL(struct db_pod_gpu_row, workload_name, DB__TEXT),
+        DB__COL(struct db_pod_gpu_row, project_name, DB__TEXT),
+        DB__COL(struct db_pod_gpu_row, node_name, DB__TEXT),
+        DB__COL(struct db_pod_gpu_row, gpu, DB__INT),
+        DB__COL(struct db_pod_gpu_row, given, DB__INT),
+        DB__COL(struct db_pod_gpu_row, utilization, DB__INT),
+        DB__COL(struct db_pod_gpu_row, mem_mib, DB__INT),
+        DB__COL(struct db_pod_gpu_row, pid, DB__INT),
+        DB__COL(struct db_pod_gpu_row, updated_at, DB__INT),
+    };
+    static const struct db__shape shape = DB__SHAPE(struct db_pod_gpu_row, cols, NULL);
     static const char one[] = "SELECT " ROW_COLS ROW_FROM " WHERE p.workload_seq = ?"
                               " ORDER BY p.idx, g.gpu";
     static const char all[] = "SELECT " ROW_COLS ROW_FROM " WHERE ? = 0"
                               " ORDER BY p.workload_seq, p.idx, g.gpu";
     struct list_arg *a = arg;
-    int rc = DB_OK, cap = 0;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, a->workload_seq ? one : all, &rc);
 
     if (!st)
         return rc;
     db__bind_int64(st, 1, a->workload_seq);
-    while ((rc = db__step(st)) == DB__ROW) {
-        struct db_pod_gpu_row *r;
-        if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        r = &(*a->out)[(*a->n)++];
-        memset(r, 0, sizeof(*r));
-        r->workload_seq = db__col_int64(st, 0);
-        r->idx = db__col_int(st, 1);
-        db__copy(r->uid, sizeof(r->uid), st, 2);
-        db__copy(r->workload_id, sizeof(r->workload_id), st, 3);
-        db__copy(r->workload_name, sizeof(r->workload_name), st, 4);
-        db__copy(r->project_name, sizeof(r->project_name), st, 5);
-        db__copy(r->node_name, sizeof(r->node_name), st, 6);
-        r->gpu = db__col_int(st, 7);
-        r->given = db__col_int(st, 8);
-        r->utilization = db__col_int(st, 9);
-        r->mem_mib = db__col_int64(st, 10);
-        r->pid = db__col_int(st, 11);
-        r->updated_at = db__col_int64(st, 12);
-    }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
+    return db__row_list(st, &shape, a->out, a->n);
 }
 
 int db_pod_gpu_list(struct db *db, int64_t workload_seq, struct db_pod_gpu_row **out, int *n)
@@ -271,12 +262,21 @@ struct samples_arg {
 
 static int samples_fn(struct db__conn *c, void *arg)
 {
+    static const struct db__col cols[] = {
+        DB__COL(struct db_gpu_sample, ts, DB__INT),
+        DB__COL(struct db_gpu_sample, idx, DB__INT),
+        DB__COL(struct db_gpu_sample, gpu, DB__INT),
+        DB__COL(struct db_gpu_sample, given, DB__INT),
+        DB__COL(struct db_gpu_sample, utilization, DB__INT),
+        DB__COL(struct db_gpu_sample, mem_mib, DB__INT),
+    };
+    static const struct db__shape shape = DB__SHAPE(struct db_gpu_sample, cols, NULL);
     static const char sql[] =
         "SELECT ts, idx, gpu, given, utilization, memory_mib FROM gpu_samples"
         " WHERE workload_seq = ?1 AND ts BETWEEN ?2 AND ?3 AND (?4 < 0 OR idx = ?4)"
         " ORDER BY ts, idx, gpu";
     struct samples_arg *a = arg;
-    int rc = DB_OK, cap = 0;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
@@ -285,19 +285,7 @@ static int samples_fn(struct db__conn *c, void *arg)
     db__bind_int64(st, 2, a->start);
     db__bind_int64(st, 3, a->end);
     db__bind_int(st, 4, a->idx);
-    while ((rc = db__step(st)) == DB__ROW) {
-        struct db_gpu_sample *s;
-        if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        s = &(*a->out)[(*a->n)++];
-        s->ts = db__col_int64(st, 0);
-        s->idx = db__col_int(st, 1);
-        s->gpu = db__col_int(st, 2);
-        s->given = db__col_int(st, 3);
-        s->utilization = db__col_int(st, 4);
-        s->mem_mib = db__col_int64(st, 5);
-    }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
+    return db__row_list(st, &shape, a->out, a->n);
 }
 
 int db_gpu_samples_get(struct db *db, int64_t workload_seq, int idx, int64_t start, int64_t end,

@@ -198,35 +198,17 @@ struct get_arg {
     int *n;
 };
 
-static int pool_get_fn(struct db__conn *c, void *arg)
-{
-    static const char by_seq[] = "SELECT " POOL_COLS " FROM node_pools WHERE seq = ?";
-    static const char by_name[] = "SELECT " POOL_COLS " FROM node_pools WHERE name = ?";
-    struct get_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, a->text ? by_name : by_seq, &rc);
-
-    if (!st)
-        return rc;
-    if (a->text)
-        db__bind_text(st, 1, a->text);
-    else
-        db__bind_int64(st, 1, a->seq);
-    return db__row_one(st, &pool_shape, a->one);
-}
+static const char pool_by_seq[] = "SELECT " POOL_COLS " FROM node_pools WHERE seq = ?";
+static const char pool_by_name[] = "SELECT " POOL_COLS " FROM node_pools WHERE name = ?";
 
 int db_pool_get(struct db *db, int64_t seq, struct db_pool *out)
 {
-    struct get_arg a = {.seq = seq, .one = out};
-
-    return db__read(db, pool_get_fn, &a);
+    return db__read_row(db, pool_by_seq, (struct db__key){.i = seq}, &pool_shape, out);
 }
 
 int db_pool_by_name(struct db *db, const char *name, struct db_pool *out)
 {
-    struct get_arg a = {.text = name, .one = out};
-
-    return db__read(db, pool_get_fn, &a);
+    return db__read_row(db, pool_by_name, (struct db__key){.text = name}, &pool_shape, out);
 }
 
 /* Reads every pool, oldest first, into a malloc'd array. */
@@ -398,7 +380,7 @@ int db_pod_places(struct db *db, struct db_pod_place **out, int *n)
     };
     static const struct db__shape shape = DB__SHAPE(struct db_pod_place, cols, NULL);
 
-    return db__read_rows(db, sql, &shape, out, n);
+    return db__read_rows(db, sql, NULL, &shape, out, n);
 }
 
 int db_device_uses(struct db *db, struct db_dev_use **out, int *n)
@@ -413,7 +395,7 @@ int db_device_uses(struct db *db, struct db_dev_use **out, int *n)
     };
     static const struct db__shape shape = DB__SHAPE(struct db_dev_use, cols, NULL);
 
-    return db__read_rows(db, sql, &shape, out, n);
+    return db__read_rows(db, sql, NULL, &shape, out, n);
 }
 
 /* ---- queues ---- */

@@ -38,13 +38,9 @@ static int start_fn(struct db__conn *c, void *arg)
     static const char add[] =
         "INSERT INTO refresh_families (id, user_id, gen, expires_at) VALUES (?, ?, 1, ?)";
     const struct family_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, purge, &rc);
+    int rc = db__run_key(c, purge, a->now);
+    struct db__stmt *st;
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->now);
-    rc = db__done(st, db__step_done(st));
     if (rc != DB_OK || !(st = db__prep(c, add, &rc)))
         return rc;
     db__bind_text(st, 1, a->family);
@@ -65,13 +61,8 @@ int db_refresh_start(struct db *db, int64_t user_id, int64_t expires_at, int64_t
 static int revoke(struct db__conn *c, const char *family)
 {
     static const char sql[] = "DELETE FROM refresh_families WHERE id = ?";
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, family);
-    return db__done(st, db__step_done(st));
+    return db__run_text_key(c, sql, family);
 }
 
 static int rotate_fn(struct db__conn *c, void *arg)
@@ -108,21 +99,11 @@ static int rotate_fn(struct db__conn *c, void *arg)
     return db__done(st, db__step_done(st));
 }
 
-static int revoke_user_fn(struct db__conn *c, void *arg)
-{
-    static const char sql[] = "DELETE FROM refresh_families WHERE user_id = ?";
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
-
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, *(const int64_t *)arg);
-    return db__done(st, db__step_done(st));
-}
-
 int db_refresh_revoke_user(struct db *db, int64_t user_id)
 {
-    return db__write(db, revoke_user_fn, &user_id);
+    static const char sql[] = "DELETE FROM refresh_families WHERE user_id = ?";
+
+    return db__write_key(db, sql, user_id);
 }
 
 int db_refresh_rotate(struct db *db, const char *family, int64_t user_id, int64_t gen,

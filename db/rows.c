@@ -175,9 +175,12 @@ int db__rows_of(struct db__conn *c, const char *sql, const struct db__shape *s, 
     return st ? db__row_list(st, s, arrp, n) : rc;
 }
 
+/* A read of sql's rows, or of its one row (row set, arrp NULL). */
 struct rows_arg {
     const char *sql;
+    const struct db__key *key;
     const struct db__shape *s;
+    void *row;
     void *arrp;
     int *n;
 };
@@ -185,15 +188,32 @@ struct rows_arg {
 static int rows_fn(struct db__conn *c, void *arg)
 {
     struct rows_arg *a = arg;
+    int rc = DB_OK;
+    struct db__stmt *st = db__prep(c, a->sql, &rc);
 
-    return db__rows_of(c, a->sql, a->s, a->arrp, a->n);
+    if (!st)
+        return rc;
+    if (a->key && a->key->text)
+        db__bind_text(st, 1, a->key->text);
+    else if (a->key)
+        db__bind_int64(st, 1, a->key->i);
+    return a->arrp ? db__row_list(st, a->s, a->arrp, a->n) : db__row_one(st, a->s, a->row);
 }
 
-int db__read_rows(struct db *db, const char *sql, const struct db__shape *s, void *arrp, int *n)
+int db__read_rows(struct db *db, const char *sql, const struct db__key *key,
+                  const struct db__shape *s, void *arrp, int *n)
 {
-    struct rows_arg a = {sql, s, arrp, n};
+    struct rows_arg a = {sql, key, s, NULL, arrp, n};
 
     return db__read_list(db, rows_fn, &a, arrp, n);
+}
+
+int db__read_row(struct db *db, const char *sql, struct db__key key, const struct db__shape *s,
+                 void *row)
+{
+    struct rows_arg a = {sql, &key, s, row, NULL, NULL};
+
+    return db__read(db, rows_fn, &a);
 }
 
 int db__run_key(struct db__conn *c, const char *sql, int64_t key)
@@ -231,4 +251,23 @@ int db__int_of(struct db__conn *c, const char *sql, int64_t key, int64_t *out)
     else
         rc = DB_EIO;
     return db__done(st, rc);
+}
+
+struct key_arg {
+    const char *sql;
+    int64_t key;
+};
+
+static int key_fn(struct db__conn *c, void *arg)
+{
+    const struct key_arg *a = arg;
+
+    return db__run_key(c, a->sql, a->key);
+}
+
+int db__write_key(struct db *db, const char *sql, int64_t key)
+{
+    struct key_arg a = {sql, key};
+
+    return db__write(db, key_fn, &a);
 }

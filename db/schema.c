@@ -167,20 +167,29 @@ int db_schema_version(void)
     return N_MIGRATIONS;
 }
 
-static int user_version(struct db__conn *c, int *version)
+/* The integer the one row of sql (run once) starts with; a parameter
+ * (param >= 0) binds to its ?1. */
+static int int_once(struct db__conn *c, const char *sql, int param, int *out)
 {
     struct db__stmt *st = NULL;
     int rc = DB_EIO;
 
-    if (db__prep_once(c, "PRAGMA user_version", &st) != DB_OK)
+    if (db__prep_once(c, sql, &st) != DB_OK)
         goto out;
+    if (param >= 0)
+        db__bind_int(st, 1, param);
     if (db__step(st) != DB__ROW)
         goto out;
-    *version = db__col_int(st, 0);
+    *out = db__col_int(st, 0);
     rc = DB_OK;
 out:
     db__finalize(st);
     return rc;
+}
+
+static int user_version(struct db__conn *c, int *version)
+{
+    return int_once(c, "PRAGMA user_version", -1, version);
 }
 
 /* Foreign keys are off while migrations run (a table rebuild drops a
@@ -477,18 +486,11 @@ static const struct {
 /* Is migration `number` recorded in schema_migrations? */
 static int later_applied(struct db__conn *c, int number, int *applied)
 {
-    struct db__stmt *st = NULL;
-    int rc = DB_EIO;
+    static const char sql[] = "SELECT count(*) FROM schema_migrations WHERE number = ?";
+    int rc = int_once(c, sql, number, applied);
 
-    if (db__prep_once(c, "SELECT count(*) FROM schema_migrations WHERE number = ?", &st) != DB_OK)
-        goto out;
-    db__bind_int(st, 1, number);
-    if (db__step(st) != DB__ROW)
-        goto out;
-    *applied = db__col_int(st, 0) > 0;
-    rc = DB_OK;
-out:
-    db__finalize(st);
+    if (rc == DB_OK)
+        *applied = *applied > 0;
     return rc;
 }
 

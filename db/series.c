@@ -259,33 +259,15 @@ int db_series_get(struct db *db, int kind, const char *entity, const char *metri
     return db__read_list(db, get_fn, &a, out, n);
 }
 
-struct pending_arg {
-    struct db_pending **out;
-    int *n;
-};
-
-static int pending_fn(struct db__conn *c, void *arg)
-{
-    static const char sql[] = "SELECT seq, phase_updated_at FROM workloads"
-                              " WHERE deleted_at = 0 AND phase = 'Pending' ORDER BY seq";
-    struct pending_arg *a = arg;
-    int rc = DB_OK, cap = 0;
-    struct db__stmt *st = db__prep(c, sql, &rc);
-
-    if (!st)
-        return rc;
-    while ((rc = db__step(st)) == DB__ROW) {
-        if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        (*a->out)[*a->n].seq = db__col_int64(st, 0);
-        (*a->out)[(*a->n)++].since_ms = db__col_int64(st, 1);
-    }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
-}
-
 int db_pending_since(struct db *db, struct db_pending **out, int *n)
 {
-    struct pending_arg a = {out, n};
+    static const struct db__col cols[] = {
+        DB__COL(struct db_pending, seq, DB__INT),
+        DB__COL_AS("phase_updated_at", struct db_pending, since_ms, DB__INT),
+    };
+    static const struct db__shape shape = DB__SHAPE(struct db_pending, cols, NULL);
+    static const char sql[] = "SELECT seq, phase_updated_at FROM workloads"
+                              " WHERE deleted_at = 0 AND phase = 'Pending' ORDER BY seq";
 
-    return db__read_list(db, pending_fn, &a, out, n);
+    return db__read_rows(db, sql, NULL, &shape, out, n);
 }

@@ -22,35 +22,39 @@ struct put_arg {
     int n;
 };
 
-/* The four triples of a share, in COLS order. */
-static int64_t *triple(struct db_share *s, int k)
-{
-    int64_t *t[4] = {s->deserved, s->fair, s->allocated, s->requested};
-
-    return t[k];
-}
+/* A share's row: COLS, in order, for its insert and its read. */
+#define SHARE_TRIPLE(f)                                                 \
+    DB__COL_AS(#f "_gpu", struct db_share, f[0], DB__INT),              \
+    DB__COL_AS(#f "_cpu", struct db_share, f[1], DB__INT),              \
+    DB__COL_AS(#f "_mem", struct db_share, f[2], DB__INT)
+static const struct db__col share_cols[] = {
+    DB__COL(struct db_share, queue_seq, DB__INT),
+    DB__COL(struct db_share, pool_seq, DB__INT),
+    DB__COL(struct db_share, kind, DB__INT),
+    DB__COL(struct db_share, queue, DB__TEXT),
+    DB__COL(struct db_share, pool, DB__TEXT),
+    SHARE_TRIPLE(deserved),
+    SHARE_TRIPLE(fair),
+    SHARE_TRIPLE(allocated),
+    SHARE_TRIPLE(requested),
+};
+#undef SHARE_TRIPLE
+/* rows read whole, names padded with zeros: rows compare whole */
+static const struct db__shape share_shape = DB__SHAPE(struct db_share, share_cols, NULL);
 
 static int put_fn(struct db__conn *c, void *arg)
 {
     static const char ins[] = "INSERT INTO fair_shares (" COLS ")"
                               " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     struct put_arg *a = arg;
-    int rc = db__exec(c, "DELETE FROM fair_shares"), i, k, r;
+    int rc = db__exec(c, "DELETE FROM fair_shares"), i;
     struct db__stmt *st;
 
     for (i = 0; rc == DB_OK && i < a->n; i++) {
-        struct db_share *s = (struct db_share *)&a->s[i];
         st = db__prep(c, ins, &rc);
         if (!st)
             return rc;
-        db__bind_int64(st, 1, s->queue_seq);
-        db__bind_int64(st, 2, s->pool_seq);
-        db__bind_int(st, 3, s->kind);
-        db__bind_text(st, 4, s->queue);
-        db__bind_text(st, 5, s->pool);
-        for (k = 0; k < 4; k++)
-            for (r = 0; r < 3; r++)
-                db__bind_int64(st, 6 + k * 3 + r, triple(s, k)[r]);
+        db__cols_bind(st, 1, share_cols, DB__NCOLS(share_cols), &a->s[i]);
         rc = db__done(st, db__step_done(st));
     }
     return rc;
@@ -72,25 +76,15 @@ static int get_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] = "SELECT " COLS " FROM fair_shares ORDER BY queue_seq, pool_seq";
     struct get_arg *a = arg;
-    int rc = DB_OK, src, k, r;
+    int rc = DB_OK, src;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     while ((src = db__step(st)) == DB__ROW) {
-        struct db_share *s;
         if (db__grow(&a->out, a->n, &a->cap, sizeof(*a->out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
-        s = &a->out[a->n++];
-        memset(s, 0, sizeof(*s)); /* names padded with zeros: rows compare whole */
-        s->queue_seq = db__col_int64(st, 0);
-        s->pool_seq = db__col_int64(st, 1);
-        s->kind = db__col_int(st, 2);
-        db__copy(s->queue, sizeof(s->queue), st, 3);
-        db__copy(s->pool, sizeof(s->pool), st, 4);
-        for (k = 0; k < 4; k++)
-            for (r = 0; r < 3; r++)
-                triple(s, k)[r] = db__col_int64(st, 5 + k * 3 + r);
+        db__row_read(st, 0, &share_shape, &a->out[a->n++]);
     }
     return db__done(st, src == DB__DONE ? DB_OK : src);
 }

@@ -175,36 +175,59 @@ struct snap_arg {
     int n_seqs;
 };
 
+/* A workload's row in the snapshot, in the order of WL_SNAP_COLS. Its
+ * strings (the char * columns, DB__DUP) are copied into the snapshot's
+ * chunks rather than malloc'd one by one. */
+#define WL_SNAP_COLS                                                                       \
+    "seq, version, project_seq, name, pools, node_type, phase, phase_reason, type,"      \
+    " priority, preemptible, n_pods, min_pods, gpu_devices, gpu_portion, cpu_milli,"     \
+    " mem_mib, queued_seq, started_ms, stale_since_ms, phase_message, affinity,"         \
+    " gpu_memory_mib"
+static const struct db__col wl_snap_cols[] = {
+    DB__COL(struct db_sched_wl, seq, DB__INT),
+    DB__COL(struct db_sched_wl, version, DB__INT),
+    DB__COL(struct db_sched_wl, project_seq, DB__INT),
+    DB__COL(struct db_sched_wl, name, DB__DUP),
+    DB__COL(struct db_sched_wl, pools, DB__DUP),
+    DB__COL(struct db_sched_wl, node_type, DB__DUP),
+    DB__COL(struct db_sched_wl, phase, DB__DUP),
+    DB__COL(struct db_sched_wl, phase_reason, DB__DUP),
+    DB__COL(struct db_sched_wl, type, DB__INT),
+    DB__COL(struct db_sched_wl, priority, DB__INT),
+    DB__COL(struct db_sched_wl, preemptible, DB__INT),
+    DB__COL(struct db_sched_wl, n_pods, DB__INT),
+    DB__COL(struct db_sched_wl, min_pods, DB__INT),
+    DB__COL(struct db_sched_wl, gpu_devices, DB__INT),
+    DB__COL(struct db_sched_wl, gpu_portion, DB__INT),
+    DB__COL(struct db_sched_wl, cpu_milli, DB__INT),
+    DB__COL(struct db_sched_wl, mem_mib, DB__INT),
+    DB__COL(struct db_sched_wl, queued_seq, DB__INT),
+    DB__COL(struct db_sched_wl, started_ms, DB__INT),
+    DB__COL(struct db_sched_wl, stale_since_ms, DB__INT),
+    DB__COL(struct db_sched_wl, phase_message, DB__DUP),
+    DB__COL(struct db_sched_wl, affinity, DB__DUP),
+    DB__COL(struct db_sched_wl, gpu_memory_mib, DB__INT),
+};
+
 static int wl_snap_row(struct snap_arg *a, struct db__stmt *st, struct db_sched_wl *w)
 {
-    int i;
+    int i, rc = DB_OK;
 
-    w->seq = db__col_int64(st, 0);
-    w->version = db__col_int64(st, 1);
-    w->project_seq = db__col_int64(st, 2);
-    w->name = chunk_str(&a->chunks, st, 3);
-    w->pools = chunk_str(&a->chunks, st, 4);
-    w->node_type = chunk_str(&a->chunks, st, 5);
-    w->phase = chunk_str(&a->chunks, st, 6);
-    w->phase_reason = chunk_str(&a->chunks, st, 7);
-    w->type = db__col_int(st, 8);
-    w->priority = db__col_int(st, 9);
-    w->preemptible = db__col_int(st, 10);
-    w->n_pods = db__col_int(st, 11);
-    w->min_pods = db__col_int(st, 12);
-    w->gpu_devices = db__col_int(st, 13);
-    w->gpu_portion = db__col_int64(st, 14);
-    w->cpu_milli = db__col_int64(st, 15);
-    w->mem_mib = db__col_int64(st, 16);
-    w->queued_seq = db__col_int64(st, 17);
-    w->started_ms = db__col_int64(st, 18);
-    w->stale_since_ms = db__col_int64(st, 19);
-    w->phase_message = chunk_str(&a->chunks, st, 20);
-    w->affinity = chunk_str(&a->chunks, st, 21);
-    w->gpu_memory_mib = db__col_int64(st, 22);
+    for (i = 0; i < DB__NCOLS(wl_snap_cols); i++) {
+        const struct db__col *k = &wl_snap_cols[i];
+        const char *str;
+
+        if (k->type != DB__DUP) {
+            db__cols_read(st, i, k, 1, w);
+            continue;
+        }
+        str = chunk_str(&a->chunks, st, i);
+        memcpy((char *)w + k->off, &str, sizeof(str));
+        if (!str)
+            rc = DB_ENOMEM;
+    }
     w->pods = chunk_alloc(&a->chunks, sizeof(*w->pods) * (size_t)w->n_pods);
-    if (!w->name || !w->pools || !w->node_type || !w->phase || !w->phase_reason ||
-        !w->phase_message || !w->affinity || !w->pods)
+    if (rc != DB_OK || !w->pods)
         return DB_ENOMEM;
     for (i = 0; i < w->n_pods; i++) {
         w->pods[i].node_seq = 0;
@@ -219,10 +242,7 @@ static int load_workloads(struct db__conn *c, struct snap_arg *a)
         "SELECT count(*) FROM workloads"
         " WHERE deleted_at = 0 AND phase IN ('Pending', 'Initializing', 'Running')";
     static const char sql[] =
-        "SELECT seq, version, project_seq, name, pools, node_type, phase, phase_reason, type,"
-        " priority, preemptible, n_pods, min_pods, gpu_devices, gpu_portion, cpu_milli,"
-        " mem_mib, queued_seq, started_ms, stale_since_ms, phase_message, affinity,"
-        " gpu_memory_mib FROM workloads"
+        "SELECT " WL_SNAP_COLS " FROM workloads"
         " WHERE deleted_at = 0 AND phase IN ('Pending', 'Initializing', 'Running')"
         " ORDER BY queued_seq, seq";
     struct db_snapshot *s = a->s;
@@ -352,10 +372,7 @@ static char *seqs_json(const int64_t *seqs, int n)
 static int some_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
-        "SELECT seq, version, project_seq, name, pools, node_type, phase, phase_reason, type,"
-        " priority, preemptible, n_pods, min_pods, gpu_devices, gpu_portion, cpu_milli,"
-        " mem_mib, queued_seq, started_ms, stale_since_ms, phase_message, affinity,"
-        " gpu_memory_mib FROM workloads"
+        "SELECT " WL_SNAP_COLS " FROM workloads"
         " WHERE seq IN (SELECT CAST(value AS INTEGER) FROM json_each(?1)) AND deleted_at = 0"
         " AND phase IN ('Pending', 'Initializing', 'Running') ORDER BY seq";
     static const char pods[] =
@@ -465,6 +482,22 @@ struct apply_arg {
 
 /* Rewrites the pods of u that changed. A pod left on the same node and
  * devices keeps its row, and with it the uid an agent runs it under. */
+/* Runs sql (pods' delete or insert) for pod i of the update: ?1 the
+ * workload, ?2 the index, ?3 the node, ?4 the devices. */
+static int pod_write(struct db__conn *c, const char *sql, const struct db_wl_update *u, int i)
+{
+    int rc = DB_OK;
+    struct db__stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_int64(st, 1, u->seq);
+    db__bind_int(st, 2, i);
+    db__bind_int64(st, 3, u->pods[i].node_seq);
+    db__bind_int64(st, 4, (int64_t)u->pods[i].devices);
+    return db__done(st, db__step_done(st));
+}
+
 static int replace_pods(struct db__conn *c, const struct db_wl_update *u)
 {
     static const char del[] =
@@ -473,27 +506,11 @@ static int replace_pods(struct db__conn *c, const struct db_wl_update *u)
     static const char ins[] =
         "INSERT OR IGNORE INTO pods (workload_seq, idx, node_seq, devices) VALUES (?, ?, ?, ?)";
     int rc = DB_OK, i;
-    struct db__stmt *st;
 
     for (i = 0; rc == DB_OK && i < u->n_pods; i++) {
-        st = db__prep(c, del, &rc);
-        if (!st)
-            return rc;
-        db__bind_int64(st, 1, u->seq);
-        db__bind_int(st, 2, i);
-        db__bind_int64(st, 3, u->pods[i].node_seq);
-        db__bind_int64(st, 4, (int64_t)u->pods[i].devices);
-        rc = db__done(st, db__step_done(st));
-        if (rc != DB_OK || u->pods[i].node_seq <= 0)
-            continue;
-        st = db__prep(c, ins, &rc);
-        if (!st)
-            return rc;
-        db__bind_int64(st, 1, u->seq);
-        db__bind_int(st, 2, i);
-        db__bind_int64(st, 3, u->pods[i].node_seq);
-        db__bind_int64(st, 4, (int64_t)u->pods[i].devices);
-        rc = db__done(st, db__step_done(st));
+        rc = pod_write(c, del, u, i);
+        if (rc == DB_OK && u->pods[i].node_seq > 0)
+            rc = pod_write(c, ins, u, i);
     }
     return rc;
 }

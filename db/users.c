@@ -90,55 +90,25 @@ int db_user_insert(struct db *db, struct db_user *u)
     return db__write_noted(db, DB_CHANGE_PRINCIPALS, insert_fn, u);
 }
 
-static int get_fn(struct db__conn *c, void *arg)
-{
-    static const char by_id[] = "SELECT " USER_COLS " FROM users WHERE id = ?";
-    static const char by_login[] = "SELECT " USER_COLS " FROM users WHERE login = ?";
-    struct user_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, a->text ? by_login : by_id, &rc);
-
-    if (!st)
-        return rc;
-    if (a->text)
-        db__bind_text(st, 1, a->text);
-    else
-        db__bind_int64(st, 1, a->id);
-    return db__row_one(st, &user_shape, a->u);
-}
+static const char user_by_id[] = "SELECT " USER_COLS " FROM users WHERE id = ?";
+static const char user_by_login[] = "SELECT " USER_COLS " FROM users WHERE login = ?";
 
 int db_user_get(struct db *db, int64_t id, struct db_user *out)
 {
-    struct user_arg a = {.id = id, .u = out};
-
-    return db__read(db, get_fn, &a);
+    return db__read_row(db, user_by_id, (struct db__key){.i = id}, &user_shape, out);
 }
 
 int db_user_by_login(struct db *db, const char *login, struct db_user *out)
 {
-    struct user_arg a = {.text = login, .u = out};
-
-    return db__read(db, get_fn, &a);
-}
-
-static int list_fn(struct db__conn *c, void *arg)
-{
-    static const char sql[] = "SELECT " USER_COLS " FROM users WHERE kind = ? ORDER BY id";
-    struct user_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
-
-    if (!st)
-        return rc;
-    db__bind_int(st, 1, a->kind);
-    return db__row_list(st, &user_shape, a->list, a->n);
+    return db__read_row(db, user_by_login, (struct db__key){.text = login}, &user_shape, out);
 }
 
 int db_user_list(struct db *db, int kind, struct db_user **out, int *n)
 {
-    struct user_arg a = {.kind = kind, .list = out, .n = n};
+    static const char sql[] = "SELECT " USER_COLS " FROM users WHERE kind = ? ORDER BY id";
+    struct db__key key = {.i = kind};
 
-    return db__read_list(db, list_fn, &a, out, n);
+    return db__read_rows(db, sql, &key, &user_shape, out, n);
 }
 
 static int changed(struct db__conn *c, int rc)
@@ -290,24 +260,11 @@ struct rule_arg {
     int *n;
 };
 
-static int rule_get_fn(struct db__conn *c, void *arg)
-{
-    static const char sql[] = "SELECT " RULE_COLS " FROM access_rules WHERE id = ?";
-    struct rule_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
-
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->id);
-    return db__row_one(st, &rule_shape, a->one);
-}
-
 int db_rule_get(struct db *db, int64_t id, struct db_rule *out)
 {
-    struct rule_arg a = {.id = id, .one = out};
+    static const char sql[] = "SELECT " RULE_COLS " FROM access_rules WHERE id = ?";
 
-    return db__read(db, rule_get_fn, &a);
+    return db__read_row(db, sql, (struct db__key){.i = id}, &rule_shape, out);
 }
 
 static int rule_delete_fn(struct db__conn *c, void *arg)
@@ -331,25 +288,13 @@ int db_rule_delete(struct db *db, int64_t id)
     return db__write_noted(db, DB_CHANGE_PRINCIPALS, rule_delete_fn, &a);
 }
 
-static int rule_list_fn(struct db__conn *c, void *arg)
+int db_rule_list(struct db *db, const char *subject_id, struct db_rule **out, int *n)
 {
     static const char all[] = "SELECT " RULE_COLS " FROM access_rules ORDER BY id";
     static const char one[] =
         "SELECT " RULE_COLS " FROM access_rules WHERE subject_id = ? ORDER BY id";
-    struct rule_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, a->subject ? one : all, &rc);
+    struct db__key key = {.text = subject_id};
 
-    if (!st)
-        return rc;
-    if (a->subject)
-        db__bind_text(st, 1, a->subject);
-    return db__row_list(st, &rule_shape, a->list, a->n);
-}
-
-int db_rule_list(struct db *db, const char *subject_id, struct db_rule **out, int *n)
-{
-    struct rule_arg a = {.subject = subject_id, .list = out, .n = n};
-
-    return db__read_list(db, rule_list_fn, &a, out, n);
+    return db__read_rows(db, subject_id ? one : all, subject_id ? &key : NULL, &rule_shape, out,
+                         n);
 }

@@ -1659,6 +1659,15 @@ int db_workload_get_pods(struct db *db, const char *id, struct db_workload *out,
 
 static int events_fn(struct db__conn *c, void *arg)
 {
+    static const struct db__col cols[] = {
+        DB__COL(struct db_event, seq, DB__INT),
+        DB__COL(struct db_event, workload_seq, DB__INT),
+        DB__COL(struct db_event, created_at, DB__INT),
+        DB__COL(struct db_event, type, DB__TEXT),
+        DB__COL(struct db_event, reason, DB__TEXT),
+        DB__COL(struct db_event, message, DB__TEXT),
+    };
+    static const struct db__shape shape = DB__SHAPE(struct db_event, cols, NULL);
     static const char asc[] =
         "SELECT seq, workload_seq, created_at, type, reason, message FROM events"
         " WHERE workload_seq = ? ORDER BY seq ASC LIMIT ? OFFSET ?";
@@ -1667,7 +1676,7 @@ static int events_fn(struct db__conn *c, void *arg)
         " WHERE workload_seq = ? ORDER BY seq DESC LIMIT ? OFFSET ?";
     struct sub_arg *a = arg;
     struct db_event **out = a->out;
-    int rc = DB_OK, cap = 0;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, a->desc ? desc : asc, &rc);
 
     if (!st)
@@ -1675,19 +1684,7 @@ static int events_fn(struct db__conn *c, void *arg)
     db__bind_int64(st, 1, a->seq);
     db__bind_int(st, 2, a->limit);
     db__bind_int(st, 3, a->offset);
-    while ((rc = db__step(st)) == DB__ROW) {
-        struct db_event *e;
-        if (db__grow(out, *a->n, &cap, sizeof(**out)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        e = &(*out)[(*a->n)++];
-        e->seq = db__col_int64(st, 0);
-        e->workload_seq = db__col_int64(st, 1);
-        e->created_at = db__col_int64(st, 2);
-        db__copy(e->type, sizeof(e->type), st, 3);
-        db__copy(e->reason, sizeof(e->reason), st, 4);
-        db__copy(e->message, sizeof(e->message), st, 5);
-    }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
+    return db__row_list(st, &shape, out, a->n);
 }
 
 int db_event_list(struct db *db, int64_t workload_seq, int desc, int offset, int limit,
@@ -1710,6 +1707,16 @@ struct tally_arg {
 
 static int tally_fn(struct db__conn *c, void *arg)
 {
+    static const struct db__col cols[] = {
+        DB__COL(struct db_wl_tally, project_seq, DB__INT),
+        DB__COL(struct db_wl_tally, type, DB__INT),
+        DB__COL(struct db_wl_tally, phase, DB__TEXT),
+        DB__COL(struct db_wl_tally, pool, DB__TEXT),
+        DB__COL(struct db_wl_tally, bucket, DB__INT),
+        DB__COL(struct db_wl_tally, count, DB__INT),
+        DB__COL(struct db_wl_tally, gpu_milli, DB__INT),
+    };
+    static const struct db__shape shape = DB__SHAPE(struct db_wl_tally, cols, NULL);
     /* ?1 projects (NULL: all), ?2 now, ?3 the pending-time edges in seconds */
     static const char sql[] =
         "SELECT w.project_seq, w.type, w.phase,"
@@ -1726,7 +1733,7 @@ static int tally_fn(struct db__conn *c, void *arg)
         " AND (?1 IS NULL OR w.project_seq IN (SELECT CAST(value AS INTEGER) FROM json_each(?1)))"
         " GROUP BY w.project_seq, w.type, w.phase, pool, bucket";
     struct tally_arg *a = arg;
-    int rc = DB_OK, cap = 0;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
@@ -1737,20 +1744,7 @@ static int tally_fn(struct db__conn *c, void *arg)
         db__bind_null(st, 1);
     db__bind_int64(st, 2, a->now_ms);
     db__bind_static(st, 3, a->edges_json);
-    while ((rc = db__step(st)) == DB__ROW) {
-        struct db_wl_tally *t;
-        if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        t = &(*a->out)[(*a->n)++];
-        t->project_seq = db__col_int64(st, 0);
-        t->type = db__col_int(st, 1);
-        db__copy(t->phase, sizeof(t->phase), st, 2);
-        db__copy(t->pool, sizeof(t->pool), st, 3);
-        t->bucket = db__col_int(st, 4);
-        t->count = db__col_int64(st, 5);
-        t->gpu_milli = db__col_int64(st, 6);
-    }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
+    return db__row_list(st, &shape, a->out, a->n);
 }
 
 int db_workload_tally(struct db *db, const char *projects_json, int64_t now_ms,
