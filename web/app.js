@@ -10,8 +10,8 @@
 // deliberate step (a filter chosen, a workload opened) is a new history
 // entry, typing in a search box replaces the current one.
 
-import {login, currentSession, sessionExpired, endSession, onSessionEnd, get} from './js/api.js';
-import {$, fill, h, errorText} from './js/dom.js';
+import {login, currentSession, sessionExpired, endSession, onSessionEnd, get, refreshSession} from './js/api.js';
+import {$, fill, h, errorText, duration} from './js/dom.js';
 import overview from './js/overview.js';
 import projects from './js/projects.js';
 import workloads from './js/workloads.js';
@@ -21,12 +21,16 @@ import evictions from './js/evictions.js';
 
 const PAGES = [overview, projects, workloads, nodes, access, evictions];
 const REFRESH_MS = 5000;
+const ANSWER_MS = 15000;      // a refresh not answered by then: the server is not answering
+const ACTIVE_KEY = 'allot.active';
+const ACTIVE_MS = 10 * 60e3;  // the tab is in use: a key, click or scroll this recently
 
 let ctx = null;
 let page = null;
 let controller = null;
 let timer = null;
 let flashTimer = null;
+let lastAnswer = null;        // when a refresh last succeeded
 
 // ---- login and session ----
 
@@ -34,6 +38,10 @@ function showLogin(message) {
   stopPage();
   ctx = null;
   $('#app').hidden = true;
+  $('#session-warn').hidden = true;
+  hideStale();
+  lastAnswer = null;
+  renewFailed = '';
   $('#login').hidden = false;
   const m = $('#login-message');
   m.textContent = message || '';
@@ -190,16 +198,22 @@ async function refreshNow() {
   controller = mine;
   const p = page;
   $('#main').setAttribute('aria-busy', 'true');
+  // a server that takes the connection but never answers is not answering
+  const watchdog = setTimeout(() => { if (controller === mine) { showStale(); mine.abort(); } }, ANSWER_MS);
   try {
     await p.refresh(ctx, mine.signal);
     if (controller !== mine) return;
     hideBanner('page');
-    $('#updated').textContent = new Date().toLocaleTimeString();
+    hideStale();
+    lastAnswer = new Date();
+    $('#updated').textContent = lastAnswer.toLocaleTimeString();
   } catch (e) {
     if (e.name === 'AbortError' || controller !== mine) return;
     if (!currentSession()) return;
-    showBanner('page', `Could not refresh this page: ${errorText(e)}`);
+    if ([0, 502, 503, 504].includes(e.status)) showStale();
+    else showBanner('page', `Could not refresh this page: ${errorText(e)}`);
   } finally {
+    clearTimeout(watchdog);
     if (controller === mine) {
       $('#main').removeAttribute('aria-busy');
       controller = null;
@@ -215,6 +229,88 @@ function schedule() {
     if (document.hidden) schedule();
     else refreshNow();
   }, REFRESH_MS);
+}
+
+// ---- a server that stops answering ----
+
+// The page keeps its last figures, greyed, under a banner that says since
+// when the server has not answered; the next answer clears both.
+function showStale() {
+  const since = lastAnswer ? lastAnswer.toLocaleTimeString() : 'this page opened';
+  const ago = lastAnswer ? ` (${duration(Math.round((Date.now() - lastAnswer) / 1000))} ago)` : '';
+  fill($('#stale .text'), h('strong', {}, `The server has not answered since ${since}${ago}.`),
+    lastAnswer ? ' The figures below are from then and may be out of date; trying again every 5 s.'
+      : ' Trying again every 5 s.');
+  $('#stale').hidden = false;
+  $('#main').classList.add('stale');
+  $('#updated').classList.add('stale-time');
+}
+
+function hideStale() {
+  $('#stale').hidden = true;
+  $('#main').classList.remove('stale');
+  $('#updated').classList.remove('stale-time');
+}
+
+// ---- the session: renewed while the tab is in use, else a warning ----
+
+let activeWritten = 0;
+function markActive() {
+  const now = Date.now();
+  if (now - activeWritten < 2000) return;
+  activeWritten = now;
+  sessionStorage.setItem(ACTIVE_KEY, String(now));
+}
+
+const lastActive = () => Number(sessionStorage.getItem(ACTIVE_KEY) || 0);
+
+// Every few seconds: a token near its end is renewed silently while the
+// tab is in use (shown, and used within ACTIVE_MS); an idle tab is warned
+// before it ends, with a button to stay; an ended one goes to the login.
+async function watchSession() {
+  const s = currentSession();
+  if (!ctx || !s) return;
+  if (sessionExpired()) {
+    endSession('Your session has expired. Log in again.');
+    return;
+  }
+  const left = s.exp * 1000 - Date.now();
+  const ttl = (s.ttl || 3600) * 1000;
+  const renewAt = Math.min(5 * 60e3, ttl / 4);
+  const warnAt = Math.min(2 * 60e3, ttl / 2);
+  const inUse = !document.hidden && Date.now() - lastActive() < ACTIVE_MS;
+  if (left <= renewAt && inUse && s.refresh && !renewFailed) {
+    if (await renew(false)) return;
+  }
+  if (left <= warnAt) warnSession(s, left);
+  else $('#session-warn').hidden = true;
+}
+
+let renewFailed = '';
+async function renew(clicked) {
+  try {
+    await refreshSession();
+    renewFailed = '';
+    $('#session-warn').hidden = true;
+    if (clicked) flash('Your session was renewed.');
+    return true;
+  } catch (e) {
+    if (!currentSession()) return false;
+    if (e.status !== 0) renewFailed = errorText(e); // refused: not asked again (a network error is)
+    if (clicked) warnSession(currentSession(), currentSession().exp * 1000 - Date.now());
+    return false;
+  }
+}
+
+const minSec = (x) => (x >= 60 ? `${Math.floor(x / 60)}m ${x % 60}s` : `${x}s`);
+
+function warnSession(s, left) {
+  const at = new Date(s.exp * 1000).toLocaleTimeString();
+  fill($('#session-warn .text'), h('strong', {}, `Your session ends at ${at} (in ${minSec(Math.max(0, Math.round(left / 1000)))}).`),
+    renewFailed ? ` It could not be renewed (${renewFailed}): save your work and log in again.`
+      : ' Stay logged in to keep working.');
+  $('#session-stay').hidden = !!renewFailed || !s.refresh;
+  $('#session-warn').hidden = false;
 }
 
 // ---- messages ----
@@ -251,8 +347,18 @@ function start() {
   window.addEventListener('popstate', route);
   document.addEventListener('visibilitychange', () => { if (!document.hidden && ctx) refreshNow(); });
   onSessionEnd((message) => showLogin(message));
-  // A token that lapses while the page sits idle ends the session on time.
-  setInterval(() => { if (ctx && sessionExpired()) endSession('Your session has expired. Log in again.'); }, 10000);
+  // A token near its end is renewed or warned of; one that lapses while the
+  // page sits idle ends the session on time.
+  setInterval(() => { watchSession(); }, 5000);
+  for (const ev of ['pointerdown', 'keydown', 'wheel', 'touchstart']) {
+    document.addEventListener(ev, markActive, {passive: true, capture: true});
+  }
+  $('#session-stay').addEventListener('click', () => renew(true));
+  // the skip link moves focus to the page (a plain #main would be taken as a route)
+  $('#skip-link').addEventListener('click', (e) => {
+    e.preventDefault();
+    $('#main').focus();
+  });
   if (currentSession() && !sessionExpired()) startSession();
   else if (currentSession()) endSession('Your session has expired. Log in again.');
   else showLogin('');

@@ -556,6 +556,28 @@ test('overview: evictions counted on the server, the chart over its whole range,
   assert.ok(mx.slice(0, 100).every((v) => v === null), 'the hour before the server started is empty, not squeezed');
   assert.ok(series(hour, 'GPUs in the pool (now)').every((v) => v === 4), 'a capacity line of 4 GPUs');
   await shot(page, 'overview-desktop-light');
+  // the department and node-pool filters narrow the evictions too: a1 was
+  // evicted in team-a's department and in pool default, none in a new one
+  const teamA = (await call('GET', `/api/v1/org-unit/projects/${ids.a}`));
+  const quiet = await call('POST', '/api/v1/org-unit/departments', {name: 'quiet', clusterId, resources: []});
+  await go(page, `#/overview?dept=${teamA.parentId}&pool=default`);
+  await page.locator('#ov-evictions-count').filter({hasText: new RegExp(`^${count}$`)}).waitFor();
+  await page.locator('#ov-pre').filter({hasText: 'and node pool default'}).waitFor();
+  assert.match(await page.locator('#ov-evictions-all').getAttribute('href'), /dept=.*pool=default/);
+  await page.locator('#ov-dept').selectOption(quiet.id);
+  await page.locator('#ov-evictions-count').filter({hasText: /^0$/}).waitFor();
+  await page.locator('#ov-pre .notice.empty').filter({hasText: 'in department quiet and node pool default'}).waitFor();
+  await shot(page, 'overview-filtered-evictions-desktop-light');
+  await page.locator('#ov-dept').selectOption(teamA.parentId);
+  await page.locator('#ov-pool').selectOption('');
+  await page.locator('#ov-evictions-count').filter({hasText: new RegExp(`^${count}$`)}).waitFor();
+  // the Evictions page follows the same filters from the link
+  await page.locator('#ov-evictions-all').click();
+  await page.locator('#ev-range-text').filter({hasText: /in department /}).waitFor();
+  await go(page, `#/evictions?dept=${quiet.id}`);
+  await page.locator('#ev-range-text').filter({hasText: 'of 0 in the last day in department quiet'}).waitFor();
+  await call('DELETE', `/api/v1/org-unit/departments/${quiet.id}`);
+  await go(page, '#/overview?range=hour');
   // the whole day, even with a few minutes of samples
   await page.locator('#ov-range').selectOption('day');
   const day = await allocationChart(page, (c) => c.labels.length === 144);
@@ -658,6 +680,16 @@ test('logs follow the newest line when asked, and stay where the reader left the
   const pre = page.locator('#wl-logs');
   await pre.waitFor();
   await until(15, async () => /line 119/.test(await pre.innerText()), 'the first lines');
+  // it opens at the newest line, following
+  assert.equal(await page.locator('#wl-follow').isChecked(), true, 'the logs open following');
+  await until(10, async () => pre.evaluate((e) => e.scrollHeight - e.clientHeight - e.scrollTop <= 4),
+    'the log view at its newest line');
+  // the pod table fits the pane
+  const podsWrap = await page.locator('#wl-pods').evaluate((t) => {
+    const w = t.closest('.table-wrap');
+    return w.scrollWidth - w.clientWidth;
+  });
+  assert.ok(podsWrap <= 1, `the pod table is cut by ${podsWrap} px`);
   await pre.evaluate((e) => { e.scrollTop = 40; });
   const text0 = await pre.innerText();
   await refreshes(page, 2);
@@ -677,6 +709,10 @@ test('logs follow the newest line when asked, and stay where the reader left the
   // scrolling up stops following
   await pre.evaluate((e) => { e.scrollTop = 0; e.dispatchEvent(new Event('scroll')); });
   assert.equal(await page.locator('#wl-follow').isChecked(), false);
+  // Escape closes the pane
+  await page.keyboard.press('Escape');
+  await page.locator('#wl-detail').waitFor({state: 'hidden'});
+  assert.doesNotMatch(page.url(), /id=/);
 });
 
 test('quotas: a limit below the quota and a project above its department are refused, oversubscription warned', async () => {
@@ -788,8 +824,41 @@ test('submit: all four types, the form checks the name, shows the free quota, an
     await d.waitFor();
     return d;
   };
+  // free quota judged per pool, in the order the workload tries them: a
+  // project with 1 GPU free in each of two pools has no room for 2
+  const lab = (await call('GET', '/api/v1/node-pools')).nodepools.find((x) => x.name === 'gpu-lab');
+  await call('POST', '/api/v1/org-unit/projects', {name: 'split', clusterId, resources: [
+    {nodePool: {id: '1', name: 'default'}, gpu: {deserved: 1, limit: -1}},
+    {nodePool: {id: lab.id, name: 'gpu-lab'}, gpu: {deserved: 1, limit: -1}}]});
+  await page.locator('#wl-project').waitFor(); // the page has read the projects again
+  await refreshes(page, 1);
   let dlg = await open();
   const name = dlg.locator('input[name=name]');
+  // an invalid name sends no dry run (it would only be refused)
+  const dryRuns = [];
+  const onRequest = (r) => { if (/dryRun=true/.test(r.url())) dryRuns.push(r.url()); };
+  page.on('request', onRequest);
+  await name.fill('Bad_Name');
+  await dlg.locator('#sf-name-check').filter({hasText: 'Not a valid name'}).waitFor();
+  await sleep(1200);
+  page.off('request', onRequest);
+  assert.deepEqual(dryRuns, [], 'no dry run for an invalid name');
+  await dlg.locator('select[name=project]').selectOption({label: 'split'});
+  await dlg.locator('select[name=type]').selectOption('Workspace');
+  await dlg.locator('input[name=gpus]').fill('2');
+  const verdict = dlg.locator('#sf-verdict');
+  await verdict.filter({hasText: 'fits in none of split\'s node pools (default: 1 free quota; gpu-lab: 1 free quota)'}).waitFor();
+  await dlg.locator('#sf-order').filter({hasText: 'default → gpu-lab'}).waitFor();
+  await shot(page, 'submit-form-per-pool-desktop-light', false);
+  await dlg.locator('input[name=gpus]').fill('1');
+  await verdict.filter({hasText: 'fits in split\'s free quota in node pool default (1 free)'}).waitFor();
+  await dlg.locator('#sf-quota tr.chosen[data-key="default"]').waitFor();
+  await dlg.locator('input[name="pool-gpu-lab"]').check();
+  await verdict.filter({hasText: 'fits in split\'s free quota in node pool gpu-lab (1 free)'}).waitFor();
+  await dlg.locator('#sf-order').filter({hasText: 'the pools chosen below): gpu-lab.'}).waitFor();
+  await dlg.locator('input[name="pool-gpu-lab"]').uncheck();
+  await dlg.getByRole('button', {name: 'Cancel'}).click();
+  dlg = await open();
   await name.fill('Bad_Name');
   await dlg.locator('#sf-name-check').filter({hasText: 'Not a valid name'}).waitFor();
   await dlg.locator('select[name=project]').selectOption({label: 'team-a'});
@@ -797,9 +866,9 @@ test('submit: all four types, the form checks the name, shows the free quota, an
   await dlg.locator('#sf-name-check').filter({hasText: 'team-a already has a workload named a1.'}).waitFor();
   // the free quota of team-a, and what this request does to it
   const quotaRow = dlg.locator('#sf-quota tr[data-key="default"] > *');
-  assert.equal((await quotaRow.allInnerTexts())[1], '2');
+  assert.deepEqual((await quotaRow.allInnerTexts()).slice(0, 3), ['1.', 'default', '2']);
   await dlg.locator('input[name=gpus]').fill('5');
-  await dlg.locator('#sf-verdict').filter({hasText: 'more than team-a\'s free quota'}).waitFor();
+  await dlg.locator('#sf-verdict').filter({hasText: 'fits in none of team-a\'s node pools'}).waitFor();
   await dlg.locator('select[name=type]').selectOption('Workspace');
   await dlg.locator('#sf-verdict').filter({hasText: 'a non-preemptible workload runs only within quota'}).waitFor();
   await shot(page, 'submit-form-desktop-light', false);
@@ -822,6 +891,13 @@ test('submit: all four types, the form checks the name, shows the free quota, an
   // why it would wait in the words the scheduler then writes on it
   const preview = dlg.locator('.notice.preview').filter({hasText: /^Would (start now on \S+.* in node pool \S+|wait: .+)/});
   await preview.waitFor();
+  // the dry run's verdict sits beside the Submit button, in view without scrolling
+  assert.equal(await dlg.locator('.dialog-actions .notice.preview').count(), 1);
+  const pv = await preview.boundingBox();
+  const sb = await dlg.getByRole('button', {name: 'Submit'}).boundingBox();
+  const vh = page.viewportSize().height;
+  assert.ok(pv.y + pv.height <= vh && sb.y + sb.height <= vh && Math.abs(pv.y - sb.y) < 120,
+    `the preview (${JSON.stringify(pv)}) is by the button (${JSON.stringify(sb)})`);
   await sleep(600); // the last change's ask has settled
   const foreseen = await preview.textContent();
   await dlg.getByRole('button', {name: 'Submit'}).click();
@@ -954,6 +1030,95 @@ test('an expired token goes back to login with a message', async () => {
   await p.context().close();
 });
 
+test('a server that stops answering: its last figures greyed, under a banner that says since when', async () => {
+  const p = await newPage('stale');
+  await login(p, 'admin', PASSWORD);
+  await go(p, '#/overview');
+  await p.locator('#ov-pools-table').waitFor();
+  await p.route('**/api/**', (r) => r.abort('connectionrefused'));
+  const banner = p.locator('#stale');
+  await banner.filter({hasText: /The server has not answered since \d/}).waitFor({timeout: 20000 * SCALE});
+  const last = await p.locator('#updated').innerText();
+  assert.match(await banner.innerText(), new RegExp(`since ${last.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(\\d+s ago\\)`));
+  assert.ok(await p.locator('main').evaluate((e) => e.classList.contains('stale') &&
+    getComputedStyle(e).filter.includes('grayscale')), 'the figures are greyed');
+  assert.ok(await p.locator('#ov-pools-table').isVisible(), 'the last figures stay');
+  await shot(p, 'server-not-answering-desktop-light', false);
+  await p.unroute('**/api/**');
+  await banner.waitFor({state: 'hidden', timeout: 20000 * SCALE});
+  assert.equal(await p.locator('main.stale').count(), 0);
+  assert.notEqual(await p.locator('#updated').innerText(), last);
+  await p.context().close();
+});
+
+test('the session: renewed silently while the tab is in use, else a warning before it ends', async () => {
+  const p = await newPage('session');
+  await login(p, 'admin', PASSWORD);
+  const stored = () => p.evaluate(() => JSON.parse(sessionStorage.getItem('allot.session')));
+  const setStored = (change) => p.evaluate((c) => {
+    const s = JSON.parse(sessionStorage.getItem('allot.session'));
+    s.exp = Math.floor(Date.now() / 1000) + c.left;
+    sessionStorage.setItem('allot.session', JSON.stringify(s));
+    if (c.idle) sessionStorage.setItem('allot.active', String(Date.now() - c.idle * 1000));
+  }, change);
+  const s0 = await stored();
+  assert.ok(s0.refresh && s0.ttl === 3600, 'the refresh token and the lifetime are kept');
+  // 100 s left while the tab is in use (the login was just typed): renewed, no warning
+  await setStored({left: 100});
+  await p.reload();
+  await p.locator('#who-name').filter({hasText: 'admin'}).waitFor();
+  await until(15, async () => (await stored()).refresh !== s0.refresh, 'the session to be renewed');
+  const s1 = await stored();
+  assert.ok(s1.exp * 1000 > Date.now() + 3000e3, `renewed for the token's lifetime: ${s1.exp}`);
+  assert.equal(await p.locator('#session-warn').isVisible(), false);
+  await refreshes(p, 1); // the pages go on with the new token
+  // 90 s left and no key or click for 20 minutes: a warning with a way to stay
+  await setStored({left: 90, idle: 1200});
+  await p.reload();
+  const warn = p.locator('#session-warn');
+  await warn.filter({hasText: /Your session ends at .+ \(in 1m \d+s\)\. Stay logged in/}).waitFor({timeout: 15000 * SCALE});
+  assert.equal((await stored()).refresh, s1.refresh, 'an idle tab is not renewed behind its user\'s back');
+  await shot(p, 'session-warning-desktop-light', false);
+  await p.getByRole('button', {name: 'Stay logged in'}).click();
+  await warn.waitFor({state: 'hidden'});
+  await p.locator('#flash').filter({hasText: 'Your session was renewed.'}).waitFor();
+  assert.ok((await stored()).exp * 1000 > Date.now() + 3000e3);
+  await p.context().close();
+});
+
+test('bulk delete: the rows ticked, or every workload matching the filters, after a question that says how many', async () => {
+  const gone = async (n) => { const w = await workload(n); return !w || w.phase === 'Deleting'; };
+  await go(page, '#/workloads?project=team-c');
+  await page.locator('#workloads-table tr[data-key="c0"] input.pick').check();
+  await page.locator('#workloads-table tr[data-key="c1"] input.pick').check();
+  await page.locator('#wl-selected').filter({hasText: '2 selected'}).waitFor();
+  await refreshes(page, 1);
+  assert.equal(await page.locator('#workloads-table tr[data-key="c0"] input.pick').isChecked(), true,
+    'the ticks survive a refresh');
+  await page.locator('#wl-delete-selected').click();
+  const q = page.getByRole('dialog');
+  await q.filter({hasText: 'Delete the 2 selected workloads?'}).waitFor();
+  await shot(page, 'bulk-delete-selected-desktop-light', false);
+  await q.getByRole('button', {name: 'Delete 2 workloads'}).click();
+  await page.locator('#flash').filter({hasText: 'Deleted 2 workloads.'}).waitFor();
+  await until(10, async () => (await gone('c0')) && (await gone('c1')), 'c0 and c1 to go');
+  assert.equal(await gone('c2'), false, 'only the ticked ones');
+  // every match of the filters, over all pages: c2, c20..c29
+  await page.locator('#wl-search').fill('c2');
+  await page.waitForURL(/[?&]q=c2(&|$)/);
+  await page.locator('#wl-delete-matching').filter({hasText: 'Delete all 11 matching'}).waitFor();
+  await page.locator('#wl-size').selectOption('25');
+  await page.locator('#wl-delete-matching').click();
+  await q.filter({hasText: 'Delete all 11 workloads with project team-c, a name containing "c2"?'}).waitFor();
+  await shot(page, 'bulk-delete-matching-desktop-light', false);
+  await q.getByRole('button', {name: 'Delete 11 workloads'}).click();
+  await page.locator('#flash').filter({hasText: 'Deleted 11 workloads.'}).waitFor();
+  await until(10, async () => (await gone('c2')) && (await gone('c29')), 'c2 and c29 to go');
+  assert.equal(await gone('c3'), false, 'only the matching ones');
+  await page.locator('#wl-search').fill('');
+  await page.waitForURL((u) => !/[?&]q=/.test(u.hash));
+});
+
 test('1,440 px: tables fit, a column chooser that persists, a sticky name column', async () => {
   await go(page, '#/workloads');
   await page.locator('#workloads-table').waitFor();
@@ -967,6 +1132,15 @@ test('1,440 px: tables fit, a column chooser that persists, a sticky name column
   }
   await go(page, '#/workloads');
   assert.equal(await page.locator('#workloads-table thead th.sticky').evaluate((e) => getComputedStyle(e).position), 'sticky');
+  // a skip link: the first Tab shows it, Enter moves focus to the page
+  await page.reload(); // focus starts at the top of the document
+  await page.locator('#workloads-table').waitFor();
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'skip-link');
+  assert.ok((await page.locator('#skip-link').boundingBox()).y >= 0, 'the skip link shows when focused');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'main');
+  assert.match(page.url(), /#\/workloads/);
   await page.locator('#wl-columns summary').click();
   await page.locator('#wl-columns input[name=col-type]').uncheck();
   await until(10, async () => !(await page.locator('#workloads-table thead th').allInnerTexts()).includes('Type'),
@@ -1085,9 +1259,10 @@ test('10,000 workloads: server-side pages, sorting and filtering, and the overvi
   // the overview counts them on the server
   const t4 = Date.now();
   await go(p, '#/overview');
-  await expectCell(p, 'ov-types-table', 'Training', 'Pending', BULK_N.toLocaleString('en-US').replace(/,/g, ''));
+  await expectCell(p, 'ov-types-table', 'Training', 'Pending', all);
+  await p.locator('#card-pending .card-value').filter({hasText: all}).waitFor(); // cards and tables alike
   const overviewMs = Date.now() - t4;
-  await p.locator('#ov-pending-text').filter({hasText: `${BULK_N} pending`}).waitFor();
+  await p.locator('#ov-pending-text').filter({hasText: `${all} pending`}).waitFor();
   await expectCell(p, 'ov-pools-table', 'a100', 'Ready GPUs', '4/4');
   await shot(p, 'overview-10000-desktop-light');
   // a project over quota in one pool only: "over quota" is per pool
@@ -1110,9 +1285,23 @@ test('10,000 workloads: server-side pages, sorting and filtering, and the overvi
   await expectCell(p, 'projects-table', 'mix', 'Over quota', 'Yes');
   assert.match(p.url(), /pool=a100/);
   await shot(p, 'projects-per-pool-desktop-light');
+  // a project of 10,000 workloads emptied from the page: every match of the filter
+  await go(p, '#/workloads?project=bulk');
+  await p.locator('#wl-delete-matching').filter({hasText: `Delete all ${all} matching`}).waitFor();
+  await p.locator('#wl-delete-matching').click();
+  const q = p.getByRole('dialog');
+  await q.filter({hasText: `Delete all ${all} workloads with project bulk?`}).waitFor();
+  const t5 = Date.now();
+  await q.getByRole('button', {name: `Delete ${all} workloads`}).click();
+  await p.locator('#flash').filter({hasText: `Deleted ${all} workloads.`}).waitFor({timeout: 120000 * SCALE});
+  const deleteMs = Date.now() - t5;
+  const left = await call('GET', '/api/v1/workloads/count?filterBy=projectName==bulk,phase!=Deleting', undefined, tokB,
+    undefined, BULK_URL);
+  assert.equal(Number(left.count), 0, 'the project is empty');
+  await shot(p, 'workloads-bulk-emptied-desktop-light');
   // figures only: the targets are bench/'s, and this also runs under the sanitizers
   timings.push(`submitted ${all} in ${submitS.toFixed(1)} s; next page ${pageMs} ms; sort ${sortMs} ms; ` +
-    `filter ${filterMs} ms; overview with ${all} ${overviewMs} ms`);
+    `filter ${filterMs} ms; overview with ${all} ${overviewMs} ms; deleted ${all} from the page in ${deleteMs} ms`);
   await p.context().close();
 });
 

@@ -2,7 +2,9 @@
 // kept in sessionStorage, never in a cookie), JSON requests with the bearer
 // token, and errors as ApiError {method, path, status, message, details}.
 // A 401, or a token past its exp, ends the session and calls the handler
-// registered with onSessionEnd (the app shows the login form).
+// registered with onSessionEnd (the app shows the login form). The
+// refresh token that came with the access token renews it
+// (refreshSession; app.js does so while the tab is in use).
 
 const KEY = 'allot.session';
 let session = null;
@@ -138,9 +140,46 @@ export async function login(username, password) {
     throw new ApiError('POST', '/api/v1/token', res.status, msg,
       res.status === 400 || res.status === 401 ? '' : data && data.details);
   }
+  keep(data, username);
+  return session;
+}
+
+// Stores the session of a token reply: the access token, its expiry and
+// lifetime, and the refresh token that renews it.
+function keep(data, username) {
   const c = claims(data.accessToken);
   session = {token: data.accessToken, user: c.preferred_username || username,
-    exp: c.exp || Math.floor(Date.now() / 1000) + (data.expiresIn || 3600)};
+    exp: c.exp || Math.floor(Date.now() / 1000) + (data.expiresIn || 3600),
+    ttl: Number(data.expiresIn) || 3600, refresh: data.refreshToken || ''};
   sessionStorage.setItem(KEY, JSON.stringify(session));
-  return session;
+}
+
+// Renews the session with its refresh token (POST /api/v1/token, grant
+// refresh_token: a refresh token is good once, the reply carries the
+// next). One renewal at a time; rejects with an ApiError when the server
+// refuses (the session then runs to its expiry).
+let renewing = null;
+export function refreshSession() {
+  if (renewing) return renewing;
+  const s = currentSession();
+  if (!s || !s.refresh) return Promise.reject(new ApiError('POST', '/api/v1/token', 400, 'No refresh token'));
+  renewing = (async () => {
+    let res;
+    try {
+      res = await fetch('/api/v1/token', {method: 'POST', cache: 'no-store',
+        headers: {'Content-Type': 'application/json', Accept: 'application/json'},
+        body: JSON.stringify({grantType: 'refresh_token', refreshToken: s.refresh})});
+    } catch (e) {
+      throw new ApiError('POST', '/api/v1/token', 0, 'Network error: the server did not answer');
+    }
+    const data = await parse(res);
+    if (!res.ok || !data || !data.accessToken) {
+      throw new ApiError('POST', '/api/v1/token', res.status, (data && data.message) || res.statusText,
+        data && data.details);
+    }
+    if (currentSession() !== s) return session; // logged out meanwhile
+    keep(data, s.user);
+    return session;
+  })().finally(() => { renewing = null; });
+  return renewing;
 }

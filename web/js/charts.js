@@ -79,8 +79,17 @@ export function barChart(canvas, labels, series, yTitle, opts = {}) {
     },
     options: {...base(), indexAxis: opts.horizontal ? 'y' : 'x',
       scales: opts.stacked ? {...axes(yTitle), x: {...axes(yTitle).x, stacked: true},
-        y: {...axes(yTitle).y, stacked: true}} : axes(yTitle)},
+        y: {...axes(yTitle).y, stacked: true}} : opts.log ? logAxes(yTitle) : axes(yTitle)},
   });
+}
+
+// A logarithmic y axis (1, 10, 100, ...), so a bar of 3 shows beside one
+// of 10,000; zero values should be given as null.
+function logAxes(yTitle) {
+  const a = axes(yTitle);
+  return {...a, y: {...a.y, type: 'logarithmic', beginAtZero: false, min: 0.8,
+    ticks: {color: a.y.ticks.color, callback: (v) => ([1, 10, 100, 1000, 10000, 100000, 1000000].includes(v)
+      ? Number(v).toLocaleString('en-US') : '')}}};
 }
 
 // Lines over shared x labels: series {label, data, color, dashed, fill,

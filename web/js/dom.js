@@ -136,7 +136,13 @@ export function gpu(v) {
   if (v === null || v === undefined || v === '' || Number.isNaN(Number(v))) return '-';
   const n = Number(v);
   if (n < 0) return 'unlimited';
-  return Number.isInteger(n) ? String(n) : n.toFixed(2).replace(/0+$/, '').replace(/\.$/, '');
+  return Number(Number.isInteger(n) ? n : n.toFixed(2)).toLocaleString('en-US', {maximumFractionDigits: 2});
+}
+
+// A count as cards and tables show it alike: 10,024.
+export function num(v) {
+  const n = Number(v || 0);
+  return Number.isFinite(n) ? n.toLocaleString('en-US', {maximumFractionDigits: 2}) : String(v);
 }
 
 export function pct(num, den) {
@@ -260,8 +266,9 @@ export function formDialog({title, submitLabel, fields, body, onSubmit, intro, w
   const cancel = h('button', {type: 'button'}, 'Cancel');
   const form = h('form', {method: 'dialog', class: 'dialog-form'},
     h('h2', {id: titleId}, title), intro ? h('p', {class: 'hint'}, intro) : null,
-    ...rows, ...(body || []), previewBox, errorBox,
-    h('div', {class: 'dialog-actions'}, ...(extraActions || []), cancel, submit));
+    ...rows, ...(body || []), errorBox,
+    // the preview's verdict sits beside the buttons, which stay in view
+    h('div', {class: 'dialog-actions'}, previewBox, ...(extraActions || []), cancel, submit));
   const dlg = h('dialog', {'aria-labelledby': titleId, class: wide ? 'wide' : null}, form);
   // preview(values, signal), when given, is asked again 400 ms after the last
   // change (the previous ask aborted); the text it resolves to is shown

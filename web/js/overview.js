@@ -9,7 +9,8 @@
 // A researcher sees the figures of their own projects, and says so.
 
 import {get, withQuery, checkAbort} from './api.js';
-import {h, fill, fillIn, gpu, pct, meter, notice, errorText, time, ago, badge, duration} from './dom.js';
+import {h, fill, fillIn, gpu, pct, meter, notice, errorText, time, ago, badge, duration, num} from './dom.js';
+import {evictionsWhere, narrowedBy} from './evictions.js';
 import {lineChart, barChart, destroyChart, COLORS} from './charts.js';
 import {reasonText} from './reasons.js';
 
@@ -25,7 +26,8 @@ const PHASE_ORDER = ['Pending', 'Creating', 'Initializing', 'Running', 'Degraded
 const TYPE_ORDER = ['Training', 'Workspace', 'Distributed', 'Inference'];
 
 let el = {};
-const state = {pool: '', dept: '', range: 'hour'};
+const state = {pool: '', dept: '', range: 'hour', show: ''};
+const SHOW_MAX = 8; // projects drawn at once (one colour each)
 let seriesAt = 0;
 let seriesKey = '';
 
@@ -44,6 +46,7 @@ function applyParams(params) {
   state.range = RANGES[r] ? r : 'hour';
   state.pool = params.get('pool') || '';
   state.dept = params.get('dept') || '';
+  state.show = params.get('show') || '';
   seriesAt = 0;
   if (el.range) {
     el.range.value = state.range;
@@ -75,6 +78,7 @@ export default {
     el.dept = h('select', {id: 'ov-dept', onchange: set('dept')}, h('option', {value: ''}, 'All'));
     el.scope = h('p', {class: 'scope', id: 'ov-scope', 'aria-live': 'polite'});
     el.cards = h('div', {class: 'cards', id: 'ov-cards'});
+    el.oversub = h('div', {id: 'ov-oversub', 'aria-live': 'polite'});
     el.pools = h('div', {class: 'table-wrap'});
     el.depts = h('div', {class: 'table-wrap'});
     el.types = h('div', {class: 'table-wrap'});
@@ -83,6 +87,8 @@ export default {
       'aria-label': 'Pending workloads by time waited', dataset: {keep: ''}});
     el.preemptions = h('div', {id: 'ov-evictions'});
     el.chartNote = h('div', {id: 'ov-chart-note'});
+    el.chartPick = h('div', {id: 'ov-chart-pick'});
+    el.ctx = ctx;
     el.canvas = h('canvas', {id: 'ov-alloc', role: 'img', 'aria-label': 'GPU allocation over time',
       dataset: {keep: ''}});
     el.chartBox = h('div', {class: 'chart-box'}, el.canvas);
@@ -95,6 +101,7 @@ export default {
         h('span', {class: 'filter', id: 'ov-dept-filter'}, h('label', {for: 'ov-dept'}, 'Department'), el.dept),
         h('span', {class: 'filter'}, h('label', {for: 'ov-range'}, 'Range'), el.range))),
       el.scope,
+      el.oversub,
       el.cards,
       h('div', {class: 'grid-2'},
         panel('ov-pools', 'Node pools', el.pools),
@@ -104,7 +111,7 @@ export default {
         panel('ov-wait', 'Pending workloads by time waited', h('div', {},
           el.pendingNote, el.pendingBox = h('div', {class: 'chart-box small'}, el.pendingCanvas)))),
       el.deptPanel,
-      panel('ov-alloc-panel', 'GPU allocation over time', h('div', {}, el.chartNote, el.chartBox)));
+      panel('ov-alloc-panel', 'GPU allocation over time', h('div', {}, el.chartPick, el.chartNote, el.chartBox)));
     seriesAt = 0;
   },
 
@@ -139,6 +146,7 @@ export default {
     el.dept.closest('.filter').hidden = !deptList.length;
     const nodeList = (nodes.nodes || []).filter((n) => !state.pool || n.nodePool === state.pool);
     renderScope(ctx, projList, deptList);
+    renderOversub(poolList, nodes.nodes || [], deptList, projList);
     const counts = telemetry(byType.error ? null : byType);
     renderCards(ctx, nodeList, counts, idle, measured, deptList, projList);
     renderPools(poolList.filter((p) => !state.pool || p.name === state.pool), nodes.nodes || [], idle, measured);
@@ -146,7 +154,7 @@ export default {
     renderPending(pending);
     renderDepts(deptList);
     await Promise.all([
-      renderEvictions(signal).catch((e) => {
+      renderEvictions(signal, projList, nodes.nodes || [], deptList).catch((e) => {
         if (e.name !== 'AbortError') fillIn(el.preemptions, notice('error', errorText(e)));
       }),
       Date.now() - seriesAt > SERIES_EVERY_MS || seriesKey !== key()
@@ -157,7 +165,7 @@ export default {
   },
 };
 
-const key = () => `${state.pool}|${state.dept}|${state.range}`;
+const key = () => `${state.pool}|${state.dept}|${state.range}|${state.show}`;
 
 function options(sel, list, value) {
   const want = list.map((o) => `${o.value}=${o.label}`).join('\n');
@@ -182,6 +190,28 @@ function renderScope(ctx, projects, depts) {
   }
   fillIn(el.scope, ...bits);
   el.scope.hidden = !bits.length;
+}
+
+// Quotas beyond the GPUs there: per pool, the departments' quotas (or,
+// with no departments, the projects') against the pool's GPUs.
+function renderOversub(pools, nodes, depts, projects) {
+  const queues = depts.length ? depts : projects;
+  const what = depts.length ? 'departments' : 'projects';
+  const out = [];
+  for (const p of pools.filter((x) => !state.pool || x.name === state.pool)) {
+    const gpus = sumOf(nodes.filter((n) => n.nodePool === p.name), (n) => n.gpuInfo && n.gpuInfo.gpuCount);
+    const mine = queues.map((q) => ({q, quota: poolNumbers(q, p.name).quota}));
+    const one = state.dept ? mine.find((x) => x.q.id === state.dept) : null;
+    const total = sumOf(mine.filter((x) => x.quota > 0), (x) => x.quota);
+    if (one && one.quota > gpus) {
+      out.push(`Department ${one.q.name} has ${gpu(one.quota)} GPUs of quota in node pool ${p.name}, ` +
+        `which has ${gpu(gpus)}: its quota cannot all be met.`);
+    } else if (!state.dept && total > gpus) {
+      out.push(`Node pool ${p.name} is oversubscribed: the ${what}' quotas add up to ${gpu(total)} GPUs, ` +
+        `and it has ${gpu(gpus)}. Quotas are not all guaranteed at once.`);
+    }
+  }
+  fillIn(el.oversub, ...out.map((t) => notice('warn', t)));
 }
 
 function sumOf(list, f) {
@@ -211,8 +241,8 @@ function renderCards(ctx, nodes, counts, idle, measured, depts, projects) {
     card('card-alloc', 'Allocated GPUs', gpu(alloc), allocSub),
     card('card-idle', 'Idle allocated GPUs', measN ? gpu(idleN) : '-',
       measN ? `of ${gpu(measN)} measured by agents` : 'no agent measures utilisation here'),
-    card('card-pending', 'Pending workloads', String(phase('Pending')), 'waiting for GPUs'),
-    card('card-running', 'Running workloads', String(phase('Running')), ''));
+    card('card-pending', 'Pending workloads', num(phase('Pending')), 'waiting for GPUs'),
+    card('card-running', 'Running workloads', num(phase('Running')), ''));
 }
 
 // A queue's GPU numbers, in one pool or summed over all.
@@ -274,7 +304,7 @@ function renderTypes(error, counts) {
   const n = (t, p) => sumOf(counts.filter((c) => (!t || c.groups.Type.value === t) &&
     (!p || c.groups.Phase.value === p)), (c) => c.value);
   const link = (t, p, v) => (v ? h('a', {href: `#/workloads?${new URLSearchParams(
-    Object.entries({type: t, phase: p}).filter(([, x]) => x))}`}, String(v)) : '0');
+    Object.entries({type: t, phase: p}).filter(([, x]) => x))}`}, num(v)) : '0');
   fillIn(el.types, h('table', {class: 'data compact', id: 'ov-types-table', 'aria-label': 'Workloads by type and phase'},
     h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, 'Type'),
       phases.map((p) => h('th', {scope: 'col', class: 'num'}, p)), h('th', {scope: 'col', class: 'num'}, 'All'))),
@@ -299,11 +329,19 @@ function renderPending(pending) {
     return;
   }
   const longest = v.filter((x) => x.value).map((x) => x.groups.PendingTime).pop();
+  // a few long waits beside thousands of short ones: a logarithmic scale
+  const counts = v.map((x) => x.value).filter((x) => x > 0);
+  const log = Math.max(...counts) >= 20 * Math.min(...counts);
   fillIn(el.pendingNote, h('p', {class: 'muted', id: 'ov-pending-text'},
-    `${total} pending; the longest waits are in "${longest.name}".`));
+    `${num(total)} pending; the longest waits are in "${longest.name}".`,
+    log ? h('span', {id: 'ov-pending-log'}, ' The scale is logarithmic (1, 10, 100, …), so a few long waits show beside many short ones.') : null),
+  h('ul', {class: 'bins', id: 'ov-pending-bins', 'aria-label': 'Pending workloads by time waited'},
+    v.filter((x) => x.value).map((x) => h('li', {dataset: {key: x.groups.PendingTime.value}},
+      h('span', {class: 'muted'}, `${x.groups.PendingTime.name}: `), h('strong', {}, num(x.value))))));
   el.pendingBox.hidden = false;
   barChart(el.pendingCanvas, v.map((x) => x.groups.PendingTime.name), [
-    {label: 'Pending workloads', data: v.map((x) => x.value), color: COLORS.fair}], 'Workloads');
+    {label: 'Pending workloads', data: v.map((x) => (log && !x.value ? null : x.value)), color: COLORS.fair}],
+  log ? 'Workloads (log scale)' : 'Workloads', {log});
 }
 
 function renderDepts(depts) {
@@ -325,25 +363,40 @@ function renderDepts(depts) {
     }))));
 }
 
-// The evictions of the range: counted by the server, the newest 6 listed.
-async function renderEvictions(signal) {
+// The evictions of the range: counted by the server, the newest 6 listed;
+// with a department or node pool chosen, narrowed here (evictions.js).
+async function renderEvictions(signal, projects, nodes, depts) {
   const r = RANGES[state.range];
   const start = new Date(Date.now() - r.ms).toISOString();
-  const [count, list] = await Promise.all([
-    get(withQuery('/api/v1/evictions/count', {start}), {signal}),
-    get(withQuery('/api/v1/evictions', {start, limit: 6}), {signal}),
-  ]);
+  let n;
+  let rows;
+  let exact = true;
+  if (state.dept || state.pool) {
+    const x = await evictionsWhere({start, dept: state.dept, pool: state.pool, projects, nodes, signal});
+    n = x.total;
+    rows = x.rows.slice(0, 6);
+    exact = x.exact;
+  } else {
+    const [count, list] = await Promise.all([
+      get(withQuery('/api/v1/evictions/count', {start}), {signal}),
+      get(withQuery('/api/v1/evictions', {start, limit: 6}), {signal}),
+    ]);
+    n = Number(count.count || 0);
+    rows = list.evictions || [];
+  }
   checkAbort(signal);
-  const n = Number(count.count || 0);
-  const all = h('a', {href: `#/evictions?range=${state.range}`, id: 'ov-evictions-all'},
-    n ? `All ${n} eviction${n === 1 ? '' : 's'} →` : 'Evictions →');
-  const head = h('p', {class: 'evictions-count'}, h('strong', {id: 'ov-evictions-count'}, String(n)),
-    ` eviction${n === 1 ? '' : 's'} in the ${r.label.toLowerCase()} · `, all);
+  const where = narrowedBy(state.dept, state.pool, depts);
+  const q = new URLSearchParams(Object.entries({range: state.range, dept: state.dept, pool: state.pool})
+    .filter(([, v]) => v));
+  const all = h('a', {href: `#/evictions?${q}`, id: 'ov-evictions-all'},
+    n ? `All ${exact ? '' : 'of at least '}${num(n)} eviction${n === 1 ? '' : 's'} →` : 'Evictions →');
+  const head = h('p', {class: 'evictions-count'}, h('strong', {id: 'ov-evictions-count'}, `${exact ? '' : '≥ '}${num(n)}`),
+    ` eviction${n === 1 ? '' : 's'} in the ${r.label.toLowerCase()}${where} · `, all);
   if (!n) {
-    fillIn(el.preemptions, head, notice('empty', `No workload was evicted in the ${r.label.toLowerCase()}.`));
+    fillIn(el.preemptions, head, notice('empty', `No workload was evicted in the ${r.label.toLowerCase()}${where}.`));
     return;
   }
-  fillIn(el.preemptions, head, h('ul', {class: 'events'}, (list.evictions || []).map((e) =>
+  fillIn(el.preemptions, head, h('ul', {class: 'events'}, rows.map((e) =>
     h('li', {dataset: {key: e.id}},
       h('div', {class: 'event-head'}, badge(e.reason, 'warn'), ' ',
         h('a', {href: `#/workloads?id=${encodeURIComponent(e.workloadId)}`}, e.workloadName),
@@ -395,9 +448,13 @@ async function renderSeries(ctx, pools, nodes, projects, signal) {
     ? withQuery(`/api/v1/org-unit/departments/${encodeURIComponent(state.dept)}/metrics`, {...q, metricType: 'GPU_ALLOCATION'})
     : withQuery(`/api/v1/clusters/${encodeURIComponent(ctx.clusterId)}/metrics`, {...q, metricType: 'ALLOCATED_GPU'});
   const type = state.dept ? 'GPU_ALLOCATION' : 'ALLOCATED_GPU';
-  const shown = projects.filter((p) => !state.dept || p.parentId === state.dept)
-    .map((p) => ({p, a: poolNumbers(p, state.pool).alloc})).filter((x) => x.a > 0 || !ctx.can.wlReadAll)
-    .sort((a, b) => b.a - a.a).slice(0, 5);
+  const candidates = projects.filter((p) => !state.dept || p.parentId === state.dept)
+    .map((p) => ({p, a: poolNumbers(p, state.pool).alloc}))
+    .sort((a, b) => b.a - a.a || a.p.name.localeCompare(b.p.name));
+  const picked = state.show ? state.show.split(',').filter(Boolean) : null;
+  const top = candidates.filter((x) => x.a > 0 || !ctx.can.wlReadAll).slice(0, 5);
+  const shown = picked ? candidates.filter((x) => picked.includes(x.p.name)).slice(0, SHOW_MAX) : top;
+  renderPick(candidates, shown, picked, top);
   const [total, ...per] = await Promise.all([
     ctx.can.wlReadAll || state.dept ? get(whole, {signal}).catch((e) => ({error: e})) : null,
     ...shown.map((x) => get(withQuery(`/api/v1/org-unit/projects/${encodeURIComponent(x.p.id)}/metrics`,
@@ -441,6 +498,31 @@ async function renderSeries(ctx, pools, nodes, projects, signal) {
   lineChart(el.canvas, times.map(label), series, 'GPUs');
   seriesAt = Date.now();
   seriesKey = key();
+}
+
+// Which projects the chart draws, said above it: the 5 with the most
+// GPUs allocated now unless the user picked others (#/overview?show=a,b).
+function renderPick(candidates, shown, picked, top) {
+  const ctx = el.ctx;
+  const names = shown.map((x) => x.p.name);
+  const choose = (list) => ctx.setParams({show: list.length ? list.join(',') : null});
+  const lead = picked
+    ? `Projects drawn: ${names.join(', ') || 'none'} (your choice, at most ${SHOW_MAX}).`
+    : `Projects drawn: the ${top.length === 5 ? '5' : top.length} with the most GPUs allocated now` +
+      `${top.length ? ` (${names.join(', ')})` : ''}, of ${candidates.length}.`;
+  fillIn(el.chartPick, h('div', {class: 'chart-pick-row'},
+    h('span', {class: 'muted', id: 'ov-chart-projects'}, lead, ' '),
+    h('details', {class: 'chart-pick columns', id: 'ov-pick', dataset: {key: 'pick'}},
+      h('summary', {}, 'Choose projects'),
+      h('div', {class: 'columns-menu', role: 'group', 'aria-label': 'Projects drawn on the chart'},
+        candidates.map((x) => h('label', {dataset: {key: x.p.name}},
+          h('input', {type: 'checkbox', name: `show-${x.p.name}`, checked: names.includes(x.p.name),
+            disabled: !names.includes(x.p.name) && names.length >= SHOW_MAX,
+            onchange: (e) => choose(e.target.checked ? [...names, x.p.name]
+              : names.filter((n) => n !== x.p.name))}),
+          ` ${x.p.name} (${gpu(x.a)})`)),
+        picked ? h('button', {type: 'button', class: 'small', id: 'ov-pick-top', dataset: {key: 'top'},
+          onclick: () => choose([])}, 'Back to the top 5') : null))));
 }
 
 // Says why there is no chart, instead of drawing one.

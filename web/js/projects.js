@@ -12,7 +12,8 @@
 
 import {api, get, withQuery, checkAbort} from './api.js';
 import {h, fill, fillIn, gpu, pct, notice, errorText, badge, formDialog, formRow, confirmDialog,
-  csv, download} from './dom.js';
+  csv, download, num as count} from './dom.js';
+import {poolOrder} from './submit.js';
 import {barChart, destroyChart, COLORS} from './charts.js';
 
 const RULES = [
@@ -157,9 +158,11 @@ export default {
     pools = (pl.nodepools || pools).slice().sort((a, b) => a.name.localeCompare(b.name));
     departments = (dp.departments || []).slice().sort((a, b) => a.name.localeCompare(b.name));
     projects = (pj.projects || []).slice().sort((a, b) => a.name.localeCompare(b.name));
-    const pending = await Promise.all(projects.map((p) =>
-      get(withQuery('/api/v1/workloads/count', {filterBy: `projectId==${p.id},phase==Pending`}),
-        {signal}).then((c) => c.count, () => null)));
+    const pending = pendingOf(await get(withQuery('/api/v1/workloads/telemetry', {telemetryType: 'WORKLOADS_COUNT',
+      groupBy: 'ProjectId,CurrentNodepools', filterByPhases: 'Pending'}), {signal}).catch((e) => {
+      if (e.name === 'AbortError') throw e;
+      return null;
+    }));
     checkAbort(signal);
     const names = pools.map((p) => p.name);
     if (el.poolSel.dataset.list !== names.join(',') || el.poolSel.value !== state.pool) {
@@ -182,6 +185,29 @@ export default {
     }
   },
 };
+
+// The pending workloads of each project (in the order of `projects`), in
+// the pool chosen or in all: one that names its pools counts in the first
+// it names (the server's CurrentNodepools), one that names none in the
+// first pool its project tries (submit.js poolOrder). null: unknown.
+function pendingOf(t) {
+  if (!t) return projects.map(() => null);
+  const by = new Map();
+  for (const v of t.values || []) {
+    const g = {};
+    for (const x of v.groups || []) g[x.key] = x.value;
+    const k = String(g.ProjectId);
+    if (!by.has(k)) by.set(k, []);
+    by.get(k).push({pool: g.CurrentNodepools || '', n: Number(v.value) || 0});
+  }
+  return projects.map((p) => {
+    const rows = by.get(String(p.id)) || [];
+    if (!state.pool) return rows.reduce((s, r) => s + r.n, 0);
+    const first = poolOrder(p, departments, pools, [])[0];
+    return rows.filter((r) => r.pool === state.pool || (!r.pool && first === state.pool))
+      .reduce((s, r) => s + r.n, 0);
+  });
+}
 
 // The pools where a department's projects' quotas add up to more than its own.
 function oversubscribed(d) {
@@ -277,7 +303,7 @@ function renderProjects(ctx, pending) {
   const rows = projects.flatMap((p, i) => queueRows(ctx, 'project', p, cellsOf(numbers(p, state.pool), [
     h('td', {dataset: {label: 'Department'}}, (p.parent && p.parent.name) || p.parentName || '-'),
     h('td', {class: 'pools-cell', dataset: {label: 'Node pools (quota)'}}, poolsText(p)),
-  ]).concat(h('td', {class: 'num', dataset: {label: 'Pending'}}, pending[i] === null ? '-' : String(pending[i]))),
+  ]).concat(h('td', {class: 'num', dataset: {label: 'Pending'}}, pending[i] === null ? '-' : count(pending[i]))),
   colspan));
   fillIn(el.projects, h('table', {class: 'data cards-on-phone', id: 'projects-table', 'aria-label': 'Projects'},
     head(PCOLS, ctx.can.orgWrite), h('tbody', {}, rows)));
@@ -481,6 +507,20 @@ function editQueue(ctx, kind, q) {
             warnings.push(`${p.name}: ${dept.name}'s projects would have ${gpu(others + Math.max(0, d))} GPUs of quota, ` +
               `more than the department's ${gpu(cap)}: their quotas are not all guaranteed at once.`);
           }
+        }
+      }
+      // quotas beyond the pool's GPUs: oversubscribed, not all guaranteed
+      const poolGpus = num(p.gpus, -1);
+      if (poolGpus >= 0) {
+        const peers = (isProject ? projects : departments).filter((o) => !q || o.id !== q.id).reduce((s, o) => {
+          const oe = (o.resources || []).find((r) => r.nodePool && r.nodePool.name === p.name);
+          return s + Math.max(0, num(oe && oe.gpu && oe.gpu.deserved));
+        }, 0);
+        if (d < 0 || d > poolGpus) {
+          warnings.push(`${p.name}: the quota (${d < 0 ? 'unlimited' : gpu(d)}) is more than the pool's ${gpu(poolGpus)} GPUs.`);
+        } else if (peers + d > poolGpus) {
+          warnings.push(`${p.name}: the ${isProject ? 'projects' : 'departments'}' quotas would add up to ` +
+            `${gpu(peers + d)} GPUs, more than the pool's ${gpu(poolGpus)}: the pool is oversubscribed.`);
         }
       }
       if (!isProject && q) {

@@ -60,6 +60,71 @@ export function projectPools(p) {
   });
 }
 
+// The order in which the workload will try the node pools, as allotd does
+// (scheduler/vocab.c sched_workload_pools): the pools it names, else its
+// project's defaultNodePools, else its department's, else every pool in
+// the order they were created.
+export function poolOrder(p, departments, pools, chosen) {
+  if (chosen && chosen.length) return chosen.slice();
+  if (p.defaultNodePools && p.defaultNodePools.length) return p.defaultNodePools.slice();
+  const d = departments.find((x) => x.id === p.parentId);
+  if (d && d.defaultNodePools && d.defaultNodePools.length) return d.defaultNodePools.slice();
+  return pools.slice().sort((a, b) => Number(a.id) - Number(b.id)).map((x) => x.name);
+}
+
+// Each pool of `order` judged for the request: 'quota' (within the free
+// quota), 'over' (beyond it but within the limit, with the GPUs idle
+// there now), 'limit' (beyond the limit), 'full' (beyond the free quota
+// and not idle there).
+export function judgePools(order, rows, idleOf, ask, preemptible) {
+  return order.map((name) => {
+    const r = rows.find((x) => x.name === name) || {name, quota: 0, limit: -1, alloc: 0, free: 0};
+    const idle = idleOf(name);
+    if (ask.total === undefined) return {name, r, idle, state: 'unknown'};
+    const underLimit = r.limit < 0 || r.alloc + ask.total <= r.limit;
+    if (!underLimit) return {name, r, idle, state: 'limit'};
+    if (ask.total <= r.free) return {name, r, idle, state: 'quota'};
+    if (preemptible && (idle === null || idle >= ask.total)) return {name, r, idle, state: 'over'};
+    return {name, r, idle, state: 'full'};
+  });
+}
+
+// The sentence under the table: which pool the request fits in, or where
+// it would run over quota (and so be preemptible), or why it would wait.
+export function quotaVerdict(project, ask, preemptible, judged, named) {
+  const order = judged.map((j) => j.name);
+  const orderText = order.length
+    ? `Tried in this order (${named ? 'the pools chosen below' : 'the project\'s node pools'}): ${order.join(' → ')}.`
+    : 'No node pool to try.';
+  const req = ask.total === undefined ? '' : `This request (${gpus(ask.total)})`;
+  if (ask.total === undefined) {
+    return {kind: 'ok', orderText, text: 'A GPU memory request is charged by the share of a device it takes.'};
+  }
+  const before = (i) => (i > 0 ? ` (not in ${judged.slice(0, i).map((j) => `${j.name}: ${why(j)}`).join('; ')})` : '');
+  for (let i = 0; i < judged.length; i++) {
+    const j = judged[i];
+    if (j.state === 'quota') {
+      return {kind: 'ok', pool: j.name, orderText, text: `${req} fits in ${project}'s free quota in node pool ` +
+        `${j.name} (${j.r.free === Infinity ? 'unlimited' : gpu(j.r.free)} free)${before(i)}.`};
+    }
+    if (j.state === 'over') {
+      return {kind: 'warn', pool: j.name, orderText, text: `${req} is more than ${project}'s free quota in node pool ` +
+        `${j.name} (${gpu(j.r.free)} free)${before(i)}: it would run there over quota, as a preemptible ` +
+        'workload, and be preempted when the GPUs\' owners need them.'};
+    }
+  }
+  const all = judged.map((j) => `${j.name}: ${why(j)}`).join('; ');
+  return {kind: 'bad', orderText, text: `${req} fits in none of ${project}'s node pools (${all || 'none'}): ` +
+    (preemptible ? 'it would wait until GPUs free up.'
+      : 'a non-preemptible workload runs only within quota, so it would wait.')};
+}
+
+function why(j) {
+  if (j.state === 'limit') return `its limit is ${gpu(j.r.limit)}`;
+  if (j.state === 'full') return j.r.free > 0 ? `${gpu(j.r.free)} free quota` : 'no free quota';
+  return `${gpu(j.r.free)} free`;
+}
+
 export async function submitForm(ctx, projects, currentProject, opened) {
   if (!projects.length) {
     ctx.showError(new Error('There is no project you can submit to.'));
@@ -67,13 +132,24 @@ export async function submitForm(ctx, projects, currentProject, opened) {
   }
   let nodes = [];
   let pools = [];
+  let poolInfo = [];
+  let departments = [];
   try {
-    const [n, p] = await Promise.all([get('/api/v1/nodes'), get('/api/v1/node-pools')]);
+    const [n, p, d] = await Promise.all([get('/api/v1/nodes'), get('/api/v1/node-pools'),
+      get('/api/v1/org-unit/departments').catch(() => ({departments: []}))]);
     nodes = n.nodes || [];
-    pools = (p.nodepools || []).map((x) => x.name).sort();
+    poolInfo = p.nodepools || [];
+    pools = poolInfo.map((x) => x.name).sort();
+    departments = d.departments || [];
   } catch (e) {
     ctx.showError(e);
   }
+  // GPUs idle now in a pool: its ready nodes' GPUs less those allocated
+  const idleOf = (pool) => {
+    const mine = nodes.filter((n) => n.nodePool === pool && n.status === 'Ready');
+    if (!mine.length) return nodes.length ? 0 : null;
+    return mine.reduce((s, n) => s + Number((n.gpuInfo && n.gpuInfo.gpuCount) || 0) - Number(n.allocatedGpus || 0), 0);
+  };
   const nodeTypes = [...new Set(nodes.map((n) => n.nodeType).filter(Boolean))].sort();
   const start = projects.find((p) => p.name === currentProject) || projects[0];
 
@@ -185,7 +261,11 @@ export async function submitForm(ctx, projects, currentProject, opened) {
     'Add a variable'));
   }
 
-  // The project's free quota, per pool, against what the form asks for.
+  // The project's free quota, judged pool by pool in the order the
+  // workload will try them (see poolOrder), against what the form asks
+  // for: the first pool whose free quota holds it, or where it would run
+  // over quota (preemptible, and the pool has the GPUs idle), or why it
+  // would wait. A workload runs in one pool: free quota is never summed.
   function drawQuota() {
     const v = values();
     const p = projects.find((x) => x.id === v.project);
@@ -195,31 +275,29 @@ export async function submitForm(ctx, projects, currentProject, opened) {
     const preemptible = v.preemptibility ? v.preemptibility === 'preemptible'
       : v.priority ? !['build', 'inference', 'high', 'very-high'].includes(v.priority)
         : PREEMPTIBLE_BY_DEFAULT[v.type];
-    const considered = chosenPools.length ? rows.filter((r) => chosenPools.includes(r.name)) : rows;
-    const free = considered.reduce((s, r) => s + (r.free === Infinity ? 1e9 : r.free), 0);
-    let verdict;
-    if (ask.total === undefined) {
-      verdict = 'A GPU memory request is charged by the share of a device it takes.';
-    } else if (ask.total <= free) {
-      verdict = `This request (${gpus(ask.total)}) fits in ${p.name}'s free quota (${gpu(free)}).`;
-    } else if (preemptible) {
-      verdict = `This request (${gpus(ask.total)}) is more than ${p.name}'s free quota (${gpu(free)}): ` +
-        'as a preemptible workload it may run on idle GPUs beyond the quota, and be preempted when their owners need them.';
-    } else {
-      verdict = `This request (${gpus(ask.total)}) is more than ${p.name}'s free quota (${gpu(free)}): ` +
-        'a non-preemptible workload runs only within quota, so it would wait.';
-    }
+    const order = poolOrder(p, departments, poolInfo, chosenPools);
+    const judged = judgePools(order, rows, idleOf, ask, preemptible);
+    const verdict = quotaVerdict(p.name, ask, preemptible, judged, chosenPools.length > 0);
+    const inOrder = [...order.map((name, i) => ({name, i})),
+      ...rows.filter((r) => !order.includes(r.name)).map((r) => ({name: r.name, i: -1}))];
     fillIn(quotaBox,
       h('table', {class: 'data compact', 'aria-label': `Free quota of ${p.name}`},
-        h('thead', {}, h('tr', {}, ['Node pool', 'Quota', 'Allocated', 'Free quota', 'Limit'].map((c, i) =>
-          h('th', {scope: 'col', class: i ? 'num' : null}, c)))),
-        h('tbody', {}, rows.length ? rows.map((r) => h('tr', {dataset: {key: r.name}},
-          h('th', {scope: 'row'}, r.name), h('td', {class: 'num'}, gpu(r.quota)),
+        h('thead', {}, h('tr', {}, ['Order', 'Node pool', 'Quota', 'Allocated', 'Free quota', 'Limit', 'Idle GPUs']
+          .map((c, i) => h('th', {scope: 'col', class: i > 1 ? 'num' : null}, c)))),
+        h('tbody', {}, inOrder.length ? inOrder.map(({name, i}) => {
+          const r = rows.find((x) => x.name === name) || {name, quota: 0, limit: -1, alloc: 0, free: 0};
+          const idle = idleOf(name);
+          return h('tr', {dataset: {key: name}, class: [verdict.pool === name ? 'chosen' : '', i < 0 ? 'muted' : '']
+            .join(' ').trim() || null},
+          h('td', {}, i < 0 ? 'not tried' : `${i + 1}.`),
+          h('th', {scope: 'row'}, name), h('td', {class: 'num'}, r.quota < 0 ? 'unlimited' : gpu(r.quota)),
           h('td', {class: 'num'}, gpu(r.alloc)), h('td', {class: 'num'}, r.free === Infinity ? 'unlimited' : gpu(r.free)),
-          h('td', {class: 'num'}, r.limit < 0 ? 'none' : gpu(r.limit))))
-          : h('tr', {}, h('td', {colspan: 5}, `${p.name} has no quota in any pool.`)))),
-      h('p', {class: `verdict ${ask.total !== undefined && ask.total > free ? (preemptible ? 'warn' : 'bad') : 'ok'}`,
-        id: 'sf-verdict'}, verdict));
+          h('td', {class: 'num'}, r.limit < 0 ? 'none' : gpu(r.limit)),
+          h('td', {class: 'num'}, idle === null ? '-' : gpu(idle)));
+        })
+          : h('tr', {}, h('td', {colspan: 7}, `${p.name} has no quota in any pool.`)))),
+      h('p', {class: 'hint', id: 'sf-order'}, verdict.orderText),
+      h('p', {class: `verdict ${verdict.kind}`, id: 'sf-verdict'}, verdict.text));
   }
 
   function drawType() {
@@ -269,7 +347,7 @@ export async function submitForm(ctx, projects, currentProject, opened) {
     submitLabel: 'Submit',
     wide: true,
     body,
-    preview: (_v, signal) => dryRun(ctx, request(), signal),
+    preview: (_v, signal) => dryRun(ctx, request(), signal, f.name),
     onSubmit: async () => {
       const {v, path, body} = request();
       try {
@@ -337,8 +415,10 @@ export async function submitForm(ctx, projects, currentProject, opened) {
 // What the next scheduling turn would do with the form's workload
 // (?dryRun=true: nothing is submitted), in one sentence; '' until it has
 // a name and an image.
-async function dryRun(ctx, {v, path, body}, signal) {
+async function dryRun(ctx, {v, path, body}, signal, nameInput) {
   if (!v.name || !body.spec.image) return '';
+  // an invalid or taken name: the server would only refuse it (a 400)
+  if (v.name.length > 63 || !NAME_RE.test(v.name) || (nameInput && nameInput.validationMessage)) return '';
   const a = await api('POST', `${path}?dryRun=true`, body, {signal});
   if (!a.wouldRun) return `Would wait: ${a.pendingMessage || a.pendingReason}`;
   const nodes = [...new Set(a.pods.map((p) => p.nodeName))].join(', ');

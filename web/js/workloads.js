@@ -11,7 +11,7 @@
 // The submission form is in submit.js.
 
 import {api, get, withQuery, checkAbort} from './api.js';
-import {h, fill, fillIn, gpu, time, ago, badge, notice, errorText, confirmDialog, csv, download} from './dom.js';
+import {h, fill, fillIn, gpu, num, time, ago, badge, notice, errorText, confirmDialog, csv, download} from './dom.js';
 import {pendingReason, reasonView, reasonTag} from './reasons.js';
 import {submitForm} from './submit.js';
 
@@ -48,7 +48,9 @@ const state = {...DEFAULTS, total: null};
 let el = {};
 let projects = [];
 const nodeCache = new Map(); // workload id -> {key, text}
-const logState = {id: null, follow: false, text: null};
+const logState = {id: null, follow: true, text: null, opened: null};
+const selected = new Set(); // workload ids ticked for a bulk delete
+let bulkRun = null;         // {stop} while a bulk delete runs
 
 function hiddenColumns() {
   try {
@@ -96,6 +98,7 @@ function filterBy() {
 // URL parameters that differ from the defaults (page back to 1 on a filter).
 function go(ctx, change, push = true) {
   const next = {...state, ...change};
+  if (['project', 'phase', 'type', 'q'].some((k) => k in change && change[k] !== state[k])) selected.clear();
   const out = {};
   for (const k of Object.keys(DEFAULTS)) out[k] = next[k] === DEFAULTS[k] ? null : next[k];
   ctx.setParams(out, {push}); // applies them and refreshes
@@ -129,6 +132,13 @@ export default {
       hidden: true});
     el.layout = h('div', {class: 'split'}, h('div', {class: 'split-main'}, el.table), el.detail);
     el.exporting = h('span', {class: 'muted', 'aria-live': 'polite'});
+    el.bulk = h('div', {class: 'bulk', id: 'wl-bulk', hidden: !ctx.can.wlWrite});
+    el.onKey = (e) => {
+      if (e.key !== 'Escape' || !state.id || document.querySelector('dialog[open]')) return;
+      e.preventDefault();
+      closeDetail(ctx);
+    };
+    document.addEventListener('keydown', el.onKey);
     fill(root,
       h('div', {class: 'page-head'}, h('h1', {}, 'Workloads'),
         h('div', {class: 'head-actions'}, el.exporting,
@@ -136,12 +146,14 @@ export default {
           ctx.can.wlWrite ? h('button', {type: 'button', class: 'primary', id: 'submit-workload',
             onclick: () => submitForm(ctx, projects, state.project,
               (id) => go(ctx, {id}))}, 'Submit workload') : null)),
-      el.filters, el.pager, el.layout);
+      el.filters, el.bulk, el.pager, el.layout);
     renderFilters(ctx);
   },
 
   unmount() {
+    if (el.onKey) document.removeEventListener('keydown', el.onKey);
     el = {};
+    selected.clear();
     document.body.classList.remove('sheet-open');
     logState.id = null;
     logState.text = null;
@@ -169,6 +181,7 @@ export default {
     checkAbort(signal);
     renderFilters(ctx);
     renderTable(ctx, rows);
+    renderBulk(ctx);
     renderPager(ctx, rows.length, list.next !== undefined && list.next !== null);
     if (state.id) await renderDetail(ctx, signal);
     else {
@@ -227,8 +240,34 @@ async function fillNodes(rows, signal) {
   }
 }
 
+// The header's box that ticks every row of the page.
+function pickAll(ctx) {
+  return h('input', {type: 'checkbox', class: 'pick', id: 'wl-pick-all', 'aria-label': 'Select every workload on this page',
+    onchange: (e) => {
+      for (const b of document.querySelectorAll('#workloads-table tbody tr[data-id]')) {
+        if (e.target.checked) selected.add(b.dataset.id); else selected.delete(b.dataset.id);
+      }
+      for (const b of document.querySelectorAll('#workloads-table tbody input.pick')) b.checked = e.target.checked;
+      renderBulk(ctx);
+    }});
+}
+
+function syncPickAll() {
+  const all = document.getElementById('wl-pick-all');
+  if (!all) return;
+  const ids = [...document.querySelectorAll('#workloads-table tbody tr[data-id]')].map((r) => r.dataset.id);
+  const n = ids.filter((id) => selected.has(id)).length;
+  all.checked = n > 0 && n === ids.length;
+  all.indeterminate = n > 0 && n < ids.length;
+}
+
 function sortHeader(ctx, c) {
   const cls = [c.opt ? 'opt' : '', c.num ? 'num' : '', c.fixed ? 'sticky' : ''].join(' ').trim() || null;
+  if (c.fixed && ctx.can.wlWrite) {
+    const inner = sortHeader({...ctx, can: {...ctx.can, wlWrite: false}}, c);
+    inner.insertBefore(pickAll(ctx), inner.firstChild);
+    return inner;
+  }
   if (!c.sort) return h('th', {scope: 'col', class: cls, dataset: {col: c.key}}, c.label);
   const active = state.sort === c.sort;
   const dir = active ? (state.order === 'asc' ? 'ascending' : 'descending') : 'none';
@@ -247,6 +286,12 @@ function cellOf(ctx, c, w) {
   switch (c.key) {
   case 'name':
     return h('th', {scope: 'row', class: 'sticky', dataset: {label: c.label, col: c.key}},
+      ctx.can.wlWrite ? h('input', {type: 'checkbox', class: 'pick', checked: selected.has(w.id),
+        'aria-label': `Select ${w.name}`, onchange: (e) => {
+          if (e.target.checked) selected.add(w.id); else selected.delete(w.id);
+          renderBulk(ctx);
+          syncPickAll();
+        }}) : null,
       h('a', {href: `#/workloads?${new URLSearchParams({...paramsNow(), id: w.id})}`, class: 'row-link',
         'aria-label': `Show details of ${w.name}`,
         onclick: (e) => { e.preventDefault(); e.stopPropagation(); go(ctx, {id: w.id}); }}, w.name));
@@ -261,7 +306,8 @@ function cellOf(ctx, c, w) {
     return h('td', attrs, h('time', {datetime: w.createdAt, title: ago(w.createdAt)}, time(w.createdAt)));
   case 'node': {
     const node = nodeCache.get(w.id);
-    return h('td', attrs, (node && (w.runningPods > 0 || w.phase === 'Running')) ? node.text : '-');
+    const text = (node && (w.runningPods > 0 || w.phase === 'Running')) ? node.text : '-';
+    return h('td', {...attrs, title: text.length > 14 ? text : null}, text);
   }
   default:
     return h('td', attrs, c.cell(w));
@@ -292,6 +338,104 @@ function renderTable(ctx, rows) {
   fillIn(el.table, h('table', {class: 'data cards-on-phone', id: 'workloads-table', 'aria-label': 'Workloads'},
     h('thead', {}, h('tr', {}, cols.map((c) => sortHeader(ctx, c)))),
     h('tbody', {}, body)));
+  syncPickAll();
+}
+
+// What the filters say, in words, for the bulk delete's question.
+function filterWords() {
+  const bits = [];
+  if (state.project) bits.push(`project ${state.project}`);
+  if (state.phase) bits.push(`status ${state.phase}`);
+  if (state.type) bits.push(`type ${state.type}`);
+  if (state.q.trim()) bits.push(`a name containing "${state.q.trim()}"`);
+  return bits.join(', ');
+}
+
+// The bulk bar: delete the ticked rows, or every workload matching the
+// filters (all pages), after a question that says how many.
+function renderBulk(ctx) {
+  if (!el.bulk || !ctx.can.wlWrite) return;
+  const total = state.total ?? 0;
+  const words = filterWords();
+  const busy = !!bulkRun;
+  fillIn(el.bulk,
+    h('span', {class: 'bulk-count', id: 'wl-selected'}, selected.size ? `${num(selected.size)} selected` : 'None selected'),
+    h('button', {type: 'button', class: 'danger small', id: 'wl-delete-selected', disabled: busy || !selected.size,
+      onclick: () => bulkDelete(ctx, 'selected')}, selected.size ? `Delete ${num(selected.size)} selected` : 'Delete selected'),
+    selected.size ? h('button', {type: 'button', class: 'small', id: 'wl-clear-selected', disabled: busy,
+      onclick: () => { selected.clear(); renderBulk(ctx); ctx.kick(); }}, 'Clear the selection') : null,
+    h('button', {type: 'button', class: 'danger small', id: 'wl-delete-matching', disabled: busy || !total,
+      title: words ? `every workload with ${words}` : 'every workload you may see'},
+    `Delete all ${num(total)} ${words ? 'matching' : 'workloads'}`),
+    busy ? h('button', {type: 'button', class: 'small', id: 'wl-bulk-stop', onclick: () => { bulkRun.stop = true; }}, 'Stop') : null,
+    h('span', {class: 'muted', id: 'wl-bulk-status', 'aria-live': 'polite', dataset: {key: 'status'}},
+      el.bulkText || ''));
+  el.bulk.querySelector('#wl-delete-matching').onclick = () => bulkDelete(ctx, 'matching');
+}
+
+// Deletes the ticked workloads, or every one matching the filters: the
+// ids are read first (500 a page), then deleted 500 at a time with
+// POST /api/v1/workloads/batch {action: delete}. Stop ends it between
+// two batches.
+async function bulkDelete(ctx, which) {
+  if (bulkRun) return;
+  const words = filterWords();
+  const n = which === 'selected' ? selected.size : state.total ?? 0;
+  if (!n) return;
+  const what = which === 'selected' ? `the ${num(n)} selected workload${n === 1 ? '' : 's'}`
+    : `all ${num(n)} workload${n === 1 ? '' : 's'}${words ? ` with ${words}` : ' you may see'}`;
+  if (!await confirmDialog(`Delete ${what}? Their pods stop, and this cannot be undone.`,
+    `Delete ${num(n)} workload${n === 1 ? '' : 's'}`)) return;
+  const run = {stop: false};
+  bulkRun = run;
+  const say = (t) => {
+    el.bulkText = t;
+    const box = document.getElementById('wl-bulk-status');
+    if (box) box.textContent = t;
+  };
+  let ids = [];
+  let done = 0;
+  const failed = [];
+  renderBulk(ctx);
+  try {
+    if (which === 'selected') ids = [...selected];
+    else {
+      for (let offset = 0; !run.stop; offset += 500) {
+        say(`Finding the workloads… ${num(ids.length)} of ${num(n)}`);
+        const r = await get(withQuery('/api/v1/workloads', {filterBy: filterBy(), sortBy: 'createdAt',
+          sortOrder: 'asc', offset, limit: 500}));
+        ids.push(...(r.workloads || []).filter((w) => w.phase !== 'Deleting').map((w) => w.id));
+        if (r.next === undefined || r.next === null || !(r.workloads || []).length) break;
+      }
+    }
+    for (let i = 0; i < ids.length && !run.stop; i += 500) {
+      say(`Deleting… ${num(done)} of ${num(ids.length)}`);
+      const part = ids.slice(i, i + 500);
+      const r = await api('POST', '/api/v1/workloads/batch', {action: 'delete', ids: part});
+      const ok = (r && r.succeeded) || [];
+      done += ok.length;
+      for (const id of ok) selected.delete(id);
+      failed.push(...((r && r.failed) || []));
+    }
+    const missing = failed.filter((f) => Number(f.status || f.code) === 404).length;
+    const left = failed.length - missing;
+    say('');
+    ctx.flash(`Deleted ${num(done)} workload${done === 1 ? '' : 's'}` +
+      (run.stop ? ' (stopped before the end)' : '') +
+      (missing ? `; ${num(missing)} no longer existed` : '') + '.');
+    if (left) {
+      const first = failed.find((f) => Number(f.status || f.code) !== 404);
+      ctx.showError(new Error(`${num(left)} workload${left === 1 ? '' : 's'} could not be deleted: ` +
+        `${(first && (first.message || first.details || first.error)) || 'refused'}.`));
+    }
+  } catch (e) {
+    say('');
+    ctx.showError(e);
+  } finally {
+    bulkRun = null;
+    if (state.id && !selected.size && which === 'matching') go(ctx, {id: ''}, false);
+    ctx.kick();
+  }
 }
 
 function renderPager(ctx, n, hasNext) {
@@ -386,6 +530,10 @@ async function renderDetail(ctx, signal) {
   ]);
   checkAbort(signal);
   if (state.id !== id || !el.detail) return;
+  if (logState.opened !== id) { // a workload opened: its logs at the newest line, following
+    logState.opened = id;
+    logState.follow = true;
+  }
   const typePath = PATH_OF_TYPE[w.type] || '';
   const act = async (verb, method, path, done) => {
     try {
@@ -511,12 +659,14 @@ function updateLogs(id, logs) {
 function podsTable(pods) {
   if (!pods.length) return notice('empty', 'No pods.');
   const devs = (p) => (Array.isArray(p.gpuDevices) && p.gpuDevices.length ? p.gpuDevices.join(', ') : '-');
-  return h('table', {class: 'data compact', 'aria-label': 'Pods', id: 'wl-pods'},
-    h('thead', {}, h('tr', {}, ['Pod', 'Node', 'Node pool', 'GPU devices', 'GPU use'].map((c) =>
+  // four narrow columns that wrap: the pane is 420 px wide at most
+  return h('table', {class: 'data compact wrap', 'aria-label': 'Pods', id: 'wl-pods'},
+    h('thead', {}, h('tr', {}, ['Pod', 'Node (pool)', 'GPU devices', 'GPU use'].map((c) =>
       h('th', {scope: 'col'}, c)))),
     h('tbody', {}, pods.map((p) => h('tr', {dataset: {key: p.id || p.name}},
-      h('td', {}, p.name || p.id), h('td', {}, p.nodeName || '-'),
-      h('td', {}, p.currentNodePool || '-'), h('td', {}, devs(p)),
+      h('td', {class: 'pod-name'}, p.name || p.id),
+      h('td', {}, p.nodeName || '-', p.currentNodePool ? h('small', {class: 'muted'}, ` (${p.currentNodePool})`) : null),
+      h('td', {}, devs(p)),
       h('td', {}, gpuUse(p.gpuUsage))))));
 }
 
