@@ -462,6 +462,50 @@ int api_json_text(struct api_req *r, json_t *obj, const char *key, char *out, si
 int api_json_num(struct api_req *r, json_t *obj, const char *key, double min, double max,
                  double *out);
 int api_json_bool(struct api_req *r, json_t *obj, const char *key, int *out);
+/* A request body's fields as a table, walked by api_fields_in(): each
+ * row names a JSON key, the kind of value, its limits and where in the
+ * target struct it goes (offsetof), so that a handler holds its table,
+ * not a getter call per field. */
+enum api_field_kind {
+    API_F_STR,   /* char[size]: api_json_str */
+    API_F_TEXT,  /* char[size] of api_text kind text: api_json_text */
+    API_F_INT,   /* int from an integer lo..hi: api_json_int */
+    API_F_I64,   /* int64_t from an integer lo..hi: api_json_int */
+    API_F_NUM,   /* double from a number lo..hi: api_json_num */
+    API_F_BOOL,  /* int from true or false: api_json_bool */
+    API_F_OTHER, /* allowed; the handler reads it itself */
+};
+enum api_field_need {
+    API_F_OPTIONAL = 0,
+    API_F_REQUIRED,     /* always */
+    API_F_ON_CREATE,    /* when api_fields_in's creating is set */
+};
+struct api_field {
+    const char *key;
+    enum api_field_kind kind;
+    size_t offset;       /* offsetof the field in the target struct */
+    size_t size;         /* API_F_STR, API_F_TEXT: the field's room */
+    double lo, hi;       /* API_F_INT, API_F_I64, API_F_NUM */
+    enum api_field_need need;
+    int text;            /* API_F_TEXT: enum api_text */
+};
+#define API_FIELD_STR(T, key, f, need) \
+    {key, API_F_STR, offsetof(T, f), sizeof(((T *)0)->f), 0, 0, need, 0}
+#define API_FIELD_STRN(T, key, f, size, need) {key, API_F_STR, offsetof(T, f), size, 0, 0, need, 0}
+#define API_FIELD_TEXT(T, key, f, size, need, text) \
+    {key, API_F_TEXT, offsetof(T, f), size, 0, 0, need, text}
+#define API_FIELD_INT(T, key, f, lo, hi) {key, API_F_INT, offsetof(T, f), 0, lo, hi, 0, 0}
+#define API_FIELD_I64(T, key, f, lo, hi) {key, API_F_I64, offsetof(T, f), 0, lo, hi, 0, 0}
+#define API_FIELD_NUM(T, key, f, lo, hi) {key, API_F_NUM, offsetof(T, f), 0, lo, hi, 0, 0}
+#define API_FIELD_BOOL(T, key, f) {key, API_F_BOOL, offsetof(T, f), 0, 0, 0, 0, 0}
+#define API_FIELD_OTHER(key) {key, API_F_OTHER, 0, 0, 0, 0, 0, 0}
+#define API_FIELDS_N(table) (sizeof(table) / sizeof((table)[0]))
+/* Refuses a key of obj that no row names (as api_json_allow, where the
+ * prefix), then reads every row in order into target: 0, or -1 with the
+ * first field's 400 replied. An absent field leaves its target as it
+ * was. */
+int api_fields_in(struct api_req *r, json_t *obj, const struct api_field *table, size_t n,
+                  void *target, const char *where, int creating);
 /* A Kubernetes memory quantity ("500M", "1Gi", "1024" bytes) in MiB,
  * rounded up; -1 if it is not one (common/quantity.c: no sign, nan, inf
  * or spaces; at most 1 EiB). */

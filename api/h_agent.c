@@ -103,19 +103,22 @@ static int pool_exists(struct api_req *r, const char *field, const char *name)
     return -1;
 }
 
+#define T struct db_agent_token
+static const struct api_field token_fields[] = {
+    API_FIELD_TEXT(T, "name", name, 64, API_F_REQUIRED, API_TEXT_LABEL),
+    API_FIELD_STRN(T, "nodeName", node_name, 64, API_F_OPTIONAL),
+    API_FIELD_STR(T, "nodePool", pool, API_F_OPTIONAL),
+    API_FIELD_INT(T, "gpus", n_gpus, 0, 64),
+};
+#undef T
+
 static int token_in(struct api_req *r, json_t *o, struct db_agent_token *t)
 {
-    static const char *const fields[] = {"name", "nodeName", "nodePool", "gpus", NULL};
-    int64_t gpus = -1;
-
-    if (api_json_allow(r, o, fields, NULL) ||
-        api_json_text(r, o, "name", t->name, 64, 1, API_TEXT_LABEL) ||
-        api_json_str(r, o, "nodeName", t->node_name, 64, 0) ||
-        api_json_str(r, o, "nodePool", t->pool, sizeof(t->pool), 0) ||
-        api_json_int(r, o, "gpus", 0, 64, &gpus) || pool_exists(r, "nodePool", t->pool))
+    t->n_gpus = -1;
+    if (api_fields_in(r, o, token_fields, API_FIELDS_N(token_fields), t, NULL, 0) ||
+        pool_exists(r, "nodePool", t->pool))
         return -1;
     t->has_gpus = json_object_get(o, "gpus") != NULL;
-    t->n_gpus = (int)gpus;
     if (!t->name[0] || strspn(t->name, " ") == strlen(t->name)) {
         api_error(r, 400, "Bad request", "field 'name': must not be empty");
         return -1;
@@ -272,9 +275,21 @@ static int labels_in(struct api_req *r, json_t *l, struct db_agent_reg *g, char 
 
 /* gpus: [{index, uuid, model, memoryMiB}], indices 0..n-1 in order. The
  * node's device memory is its smallest device's (0 if none reports one). */
+struct reg_gpu {
+    int64_t index, memory_mib;
+    char uuid[64], model[64];
+};
+#define D struct reg_gpu
+static const struct api_field reg_gpu_fields[] = {
+    API_FIELD_I64(D, "index", index, 0, 63),
+    API_FIELD_STR(D, "uuid", uuid, API_F_OPTIONAL),
+    API_FIELD_STR(D, "model", model, API_F_OPTIONAL),
+    API_FIELD_I64(D, "memoryMiB", memory_mib, 0, (double)(INT64_C(1) << 40)),
+};
+#undef D
+
 static int gpus_in(struct api_req *r, json_t *a, struct db_agent_reg *g, char **text)
 {
-    static const char *const fields[] = {"index", "uuid", "model", "memoryMiB", NULL};
     size_t i;
 
     *text = NULL;
@@ -284,25 +299,22 @@ static int gpus_in(struct api_req *r, json_t *a, struct db_agent_reg *g, char **
     }
     for (i = 0; i < json_array_size(a); i++) {
         json_t *d = json_array_get(a, i);
-        int64_t index = -1, mem = 0;
-        char uuid[64] = "", model[64] = "";
-        if (!json_is_object(d) || api_json_allow(r, d, fields, "gpus[]") ||
-            api_json_int(r, d, "index", 0, 63, &index) ||
-            api_json_str(r, d, "uuid", uuid, sizeof(uuid), 0) ||
-            api_json_str(r, d, "model", model, sizeof(model), 0) ||
-            api_json_int(r, d, "memoryMiB", 0, INT64_C(1) << 40, &mem)) {
+        struct reg_gpu dev = {.index = -1};
+        if (!json_is_object(d) ||
+            api_fields_in(r, d, reg_gpu_fields, API_FIELDS_N(reg_gpu_fields), &dev, "gpus[]", 0)) {
             if (!json_is_object(d))
                 api_error(r, 400, "Bad request", "field 'gpus': devices are objects");
             return -1;
         }
-        if (index != (int64_t)i) {
+        if (dev.index != (int64_t)i) {
             api_error(r, 400, "Bad request", "field 'gpus': indices must be 0, 1, ... in order");
             return -1;
         }
         if (i == 0)
-            snprintf(g->gpu_type, sizeof(g->gpu_type), "%s", model);
-        if (mem > 0 && (g->gpu_memory_mib == 0 || mem < g->gpu_memory_mib))
-            g->gpu_memory_mib = mem;
+            snprintf(g->gpu_type, sizeof(g->gpu_type), "%s", dev.model);
+        if (dev.memory_mib > 0 &&
+            (g->gpu_memory_mib == 0 || dev.memory_mib < g->gpu_memory_mib))
+            g->gpu_memory_mib = dev.memory_mib;
     }
     g->n_gpus = (int)json_array_size(a);
     *text = json_dumps(a, JSON_COMPACT);
@@ -340,24 +352,27 @@ static int pool_in(struct api_req *r, json_t *labels, struct db_agent_reg *g)
     return 0;
 }
 
+#define G struct db_agent_reg
+static const struct api_field reg_fields[] = {
+    API_FIELD_STRN(G, "name", name, 64, API_F_REQUIRED),
+    API_FIELD_STR(G, "nodePool", pool, API_F_OPTIONAL),
+    API_FIELD_OTHER("labels"), /* labels_in() */
+    API_FIELD_OTHER("gpus"),   /* gpus_in() */
+    API_FIELD_I64(G, "cpuMillis", cpu_milli, -1, (double)(INT64_C(1) << 40)),
+    API_FIELD_I64(G, "memoryMiB", mem_mib, -1, (double)(INT64_C(1) << 40)),
+    API_FIELD_I64(G, "heartbeatMs", heartbeat_ms, 100, 600000),
+    API_FIELD_STR(G, "version", version, API_F_OPTIONAL),
+    API_FIELD_STR(G, "runtime", runtime, API_F_OPTIONAL),
+    API_FIELD_STR(G, "address", address, API_F_OPTIONAL),
+};
+#undef G
+
 static int reg_in(struct api_req *r, json_t *o, struct db_agent_reg *g, char **labels,
                   char **gpus)
 {
-    static const char *const fields[] = {"name", "nodePool", "labels", "gpus", "cpuMillis",
-                                         "memoryMiB", "heartbeatMs", "version", "runtime",
-                                         "address", NULL};
-
     g->cpu_milli = g->mem_mib = -1;
     g->heartbeat_ms = 2000;
-    if (api_json_allow(r, o, fields, NULL) ||
-        api_json_str(r, o, "name", g->name, 64, 1) ||
-        api_json_str(r, o, "nodePool", g->pool, sizeof(g->pool), 0) ||
-        api_json_int(r, o, "cpuMillis", -1, INT64_C(1) << 40, &g->cpu_milli) ||
-        api_json_int(r, o, "memoryMiB", -1, INT64_C(1) << 40, &g->mem_mib) ||
-        api_json_int(r, o, "heartbeatMs", 100, 600000, &g->heartbeat_ms) ||
-        api_json_str(r, o, "version", g->version, sizeof(g->version), 0) ||
-        api_json_str(r, o, "runtime", g->runtime, sizeof(g->runtime), 0) ||
-        api_json_str(r, o, "address", g->address, sizeof(g->address), 0))
+    if (api_fields_in(r, o, reg_fields, API_FIELDS_N(reg_fields), g, NULL, 0))
         return -1;
     if (!g->address[0])
         snprintf(g->address, sizeof(g->address), "%s", r->remote);
@@ -466,13 +481,24 @@ static int pod_state(const char *s)
     return -1;
 }
 
+struct pod_gpu_in {
+    int64_t index, utilization, memory_used_mib;
+};
+#define D struct pod_gpu_in
+static const struct api_field pod_gpu_fields[] = {
+    API_FIELD_I64(D, "index", index, 0, 63),
+    API_FIELD_I64(D, "utilization", utilization, 0, 100),
+    API_FIELD_I64(D, "memoryUsedMiB", memory_used_mib, -1, (double)(INT64_C(1) << 40)),
+    API_FIELD_OTHER("pids"),
+};
+#undef D
+
 /* pods[].gpus: [{index, utilization, memoryUsedMiB, pids}], a device at
  * most once, utilisation and memory unknown (-1) when left out; into the
  * room at `room` (64 entries). */
 static int pod_gpus_in(struct api_req *r, json_t *a, struct db_pod_report *p,
                        struct db_pod_gpu *room)
 {
-    static const char *const fields[] = {"index", "utilization", "memoryUsedMiB", "pids", NULL};
     uint64_t seen = 0;
     size_t i;
 
@@ -484,25 +510,24 @@ static int pod_gpus_in(struct api_req *r, json_t *a, struct db_pod_report *p,
     }
     for (i = 0; i < json_array_size(a); i++) {
         json_t *d = json_array_get(a, i), *pids = json_object_get(d, "pids");
-        int64_t index = -1, util = -1, mem = -1; /* absent: unknown */
-        if (!json_is_object(d) || api_json_allow(r, d, fields, "pods[].gpus[]") ||
-            api_json_int(r, d, "index", 0, 63, &index) ||
-            api_json_int(r, d, "utilization", 0, 100, &util) ||
-            api_json_int(r, d, "memoryUsedMiB", -1, INT64_C(1) << 40, &mem)) {
+        struct pod_gpu_in dev = {-1, -1, -1}; /* absent: unknown */
+        if (!json_is_object(d) || api_fields_in(r, d, pod_gpu_fields,
+                                                API_FIELDS_N(pod_gpu_fields), &dev,
+                                                "pods[].gpus[]", 0)) {
             if (!json_is_object(d))
                 api_error(r, 400, "Bad request", "field 'pods[].gpus': devices are objects");
             return -1;
         }
-        if (!json_object_get(d, "index") || seen >> index & 1 ||
+        if (!json_object_get(d, "index") || seen >> dev.index & 1 ||
             (pids && (!json_is_array(pids) || json_array_size(pids) > 64))) {
             api_error(r, 400, "Bad request", "pods[].gpus[]: an index, once per pod; pids is"
                       " an array of at most 64 process ids");
             return -1;
         }
-        seen |= (uint64_t)1 << index;
-        room[i].gpu = (int)index;
-        room[i].utilization = (int)util;
-        room[i].mem_mib = mem;
+        seen |= (uint64_t)1 << dev.index;
+        room[i].gpu = (int)dev.index;
+        room[i].utilization = (int)dev.utilization;
+        room[i].mem_mib = dev.memory_used_mib;
         room[i].pid = json_is_integer(json_array_get(pids, 0)) &&
                               json_integer_value(json_array_get(pids, 0)) > 0 &&
                               json_integer_value(json_array_get(pids, 0)) < INT32_MAX
@@ -548,12 +573,28 @@ static int pod_in(struct api_req *r, json_t *o, struct db_pod_report *p, struct 
     return 0;
 }
 
+/* What a heartbeat's gpus[] say of a device: checked, then kept as the
+ * text the agent sent. */
+struct gpu_metric_in {
+    int64_t index, utilization, memory_used_mib, memory_total_mib, processes;
+    char uuid[64], model[64];
+};
+#define D struct gpu_metric_in
+static const struct api_field gpu_metric_fields[] = {
+    API_FIELD_I64(D, "index", index, 0, 63),
+    API_FIELD_STR(D, "uuid", uuid, API_F_OPTIONAL),
+    API_FIELD_STR(D, "model", model, API_F_OPTIONAL),
+    API_FIELD_I64(D, "utilization", utilization, 0, 100),
+    API_FIELD_I64(D, "memoryUsedMiB", memory_used_mib, 0, (double)(INT64_C(1) << 40)),
+    API_FIELD_I64(D, "memoryTotalMiB", memory_total_mib, 0, (double)(INT64_C(1) << 40)),
+    API_FIELD_I64(D, "processes", processes, 0, 1 << 20),
+};
+#undef D
+
 /* gpus: [{index, uuid, model, utilization, memoryUsedMiB, memoryTotalMiB,
  * processes}] */
 static int metrics_in(struct api_req *r, json_t *a, char **text)
 {
-    static const char *const fields[] = {"index", "uuid", "model", "utilization",
-                                         "memoryUsedMiB", "memoryTotalMiB", "processes", NULL};
     size_t i;
 
     *text = NULL;
@@ -565,16 +606,10 @@ static int metrics_in(struct api_req *r, json_t *a, char **text)
     }
     for (i = 0; i < json_array_size(a); i++) {
         json_t *d = json_array_get(a, i);
-        int64_t x = 0;
-        char s[64];
-        if (!json_is_object(d) || api_json_allow(r, d, fields, "gpus[]") ||
-            api_json_int(r, d, "index", 0, 63, &x) ||
-            api_json_str(r, d, "uuid", s, sizeof(s), 0) ||
-            api_json_str(r, d, "model", s, sizeof(s), 0) ||
-            api_json_int(r, d, "utilization", 0, 100, &x) ||
-            api_json_int(r, d, "memoryUsedMiB", 0, INT64_C(1) << 40, &x) ||
-            api_json_int(r, d, "memoryTotalMiB", 0, INT64_C(1) << 40, &x) ||
-            api_json_int(r, d, "processes", 0, 1 << 20, &x)) {
+        struct gpu_metric_in dev;
+        if (!json_is_object(d) || api_fields_in(r, d, gpu_metric_fields,
+                                                API_FIELDS_N(gpu_metric_fields), &dev, "gpus[]",
+                                                0)) {
             if (!json_is_object(d))
                 api_error(r, 400, "Bad request", "field 'gpus': devices are objects");
             return -1;

@@ -287,17 +287,24 @@ static int secret_renew(struct api_req *r, const struct db_user *u, char *secret
     return 0;
 }
 
-/* POST /users/{id}/password: a new temporary password, shown once. */
-void api_h_user_password(struct api_req *r)
+/* A new secret for the principal of that kind named by the path, shown
+ * once as key. */
+static void secret_reply(struct api_req *r, int kind, const char *key)
 {
     struct db_user u;
     char secret[48];
 
-    if (!system_iam(r) || principal_load(r, DB_USER, &u) != 0)
+    if (!system_iam(r) || principal_load(r, kind, &u) != 0)
         return;
     if (secret_renew(r, &u, secret, sizeof(secret)) == 0)
-        api_reply(r, 200, json_pack("{s:s}", "tempPassword", secret));
+        api_reply(r, 200, json_pack("{s:s}", key, secret));
     memset(secret, 0, sizeof(secret));
+}
+
+/* POST /users/{id}/password: a new temporary password, shown once. */
+void api_h_user_password(struct api_req *r)
+{
+    secret_reply(r, DB_USER, "tempPassword");
 }
 
 void api_h_me_password(struct api_req *r)
@@ -443,14 +450,7 @@ out:
 /* POST /service-accounts/{id}/secret: a new client secret, shown once. */
 void api_h_service_account_secret(struct api_req *r)
 {
-    struct db_user u;
-    char secret[48];
-
-    if (!system_iam(r) || principal_load(r, DB_SERVICE_ACCOUNT, &u) != 0)
-        return;
-    if (secret_renew(r, &u, secret, sizeof(secret)) == 0)
-        api_reply(r, 200, json_pack("{s:s}", "clientSecret", secret));
-    memset(secret, 0, sizeof(secret));
+    secret_reply(r, DB_SERVICE_ACCOUNT, "clientSecret");
 }
 
 void api_h_service_account_delete(struct api_req *r)
@@ -632,23 +632,32 @@ static int subject_in(struct api_req *r, struct db_rule *x)
     return 0;
 }
 
+/* An access rule's body: the rule, and the cluster it may name. */
+struct rule_body {
+    struct db_rule rule;
+    char cluster[64];
+};
+#define B struct rule_body
+static const struct api_field rule_fields[] = {
+    API_FIELD_STR(B, "subjectId", rule.subject_id, API_F_REQUIRED),
+    API_FIELD_STR(B, "subjectType", rule.subject_type, API_F_REQUIRED),
+    API_FIELD_INT(B, "roleId", rule.role_id, 1, 1000),
+    API_FIELD_STR(B, "scopeType", rule.scope_type, API_F_REQUIRED),
+    API_FIELD_STR(B, "scopeId", rule.scope_id, API_F_OPTIONAL),
+    API_FIELD_STR(B, "clusterId", cluster, API_F_OPTIONAL),
+};
+#undef B
+
 static int rule_in(struct api_req *r, json_t *o, struct db_rule *x)
 {
-    static const char *const fields[] = {"subjectId", "subjectType", "roleId", "scopeId",
-                                         "scopeType", "clusterId", NULL};
-    char cluster[64] = "";
-    int64_t role = 0;
+    struct rule_body b;
+    const char *cluster = b.cluster;
 
-    memset(x, 0, sizeof(*x));
-    if (api_json_allow(r, o, fields, NULL) ||
-        api_json_str(r, o, "subjectId", x->subject_id, sizeof(x->subject_id), 1) ||
-        api_json_str(r, o, "subjectType", x->subject_type, sizeof(x->subject_type), 1) ||
-        api_json_int(r, o, "roleId", 1, 1000, &role) ||
-        api_json_str(r, o, "scopeType", x->scope_type, sizeof(x->scope_type), 1) ||
-        api_json_str(r, o, "scopeId", x->scope_id, sizeof(x->scope_id), 0) ||
-        api_json_str(r, o, "clusterId", cluster, sizeof(cluster), 0))
+    memset(&b, 0, sizeof(b));
+    if (api_fields_in(r, o, rule_fields, API_FIELDS_N(rule_fields), &b, NULL, 0))
         return -1;
-    if (!in_list(x->subject_type, subject_types) || !api_role_find((int)role)) {
+    *x = b.rule;
+    if (!in_list(x->subject_type, subject_types) || !api_role_find(x->role_id)) {
         api_error(r, 400, "Bad request", "subjectType is user or service-account; roleId a role");
         return -1;
     }
@@ -665,7 +674,6 @@ static int rule_in(struct api_req *r, json_t *o, struct db_rule *x)
     }
     if (subject_in(r, x) != 0)
         return -1;
-    x->role_id = (int)role;
     snprintf(x->created_by, sizeof(x->created_by), "%s", r->who.user.login);
     return 0;
 }

@@ -32,6 +32,15 @@ static void bad_field(struct api_req *r, const char *key, const char *why)
     api_error(r, 400, "Bad request", details);
 }
 
+static void unknown_field(struct api_req *r, const char *key, const char *where)
+{
+    char details[256];
+
+    snprintf(details, sizeof(details), "unknown field '%s%s%s'", where ? where : "",
+             where ? "." : "", key);
+    api_error(r, 400, "Bad request", details);
+}
+
 int api_json_depth(const char *text, size_t len, int max)
 {
     int depth = 0, deepest = 0, in_string = 0;
@@ -88,10 +97,7 @@ int api_json_allow(struct api_req *r, json_t *obj, const char *const *allowed, c
             if (strcmp(*a, key) == 0)
                 break;
         if (!*a) {
-            char details[256];
-            snprintf(details, sizeof(details), "unknown field '%s%s%s'", where ? where : "",
-                     where ? "." : "", key);
-            api_error(r, 400, "Bad request", details);
+            unknown_field(r, key, where);
             return -1;
         }
     }
@@ -243,6 +249,57 @@ int api_json_bool(struct api_req *r, json_t *obj, const char *key, int *out)
         return -1;
     }
     *out = json_is_true(v);
+    return 0;
+}
+
+/* Reads one row of a field table into its place in target. */
+static int field_in(struct api_req *r, json_t *obj, const struct api_field *f, void *target,
+                    int creating)
+{
+    char *at = (char *)target + f->offset;
+    int required = f->need == API_F_REQUIRED || (f->need == API_F_ON_CREATE && creating);
+    int64_t x;
+
+    switch (f->kind) {
+    case API_F_STR:
+        return api_json_str(r, obj, f->key, at, f->size, required);
+    case API_F_TEXT:
+        return api_json_text(r, obj, f->key, at, f->size, required, f->text);
+    case API_F_INT:
+        x = *(int *)at;
+        if (api_json_int(r, obj, f->key, (int64_t)f->lo, (int64_t)f->hi, &x))
+            return -1;
+        *(int *)at = (int)x;
+        return 0;
+    case API_F_I64:
+        return api_json_int(r, obj, f->key, (int64_t)f->lo, (int64_t)f->hi, (int64_t *)at);
+    case API_F_NUM:
+        return api_json_num(r, obj, f->key, f->lo, f->hi, (double *)at);
+    case API_F_BOOL:
+        return api_json_bool(r, obj, f->key, (int *)at);
+    default:
+        return 0;
+    }
+}
+
+int api_fields_in(struct api_req *r, json_t *obj, const struct api_field *table, size_t n,
+                  void *target, const char *where, int creating)
+{
+    const char *key;
+    json_t *v;
+    size_t i;
+
+    json_object_foreach(obj, key, v) {
+        for (i = 0; i < n && strcmp(table[i].key, key) != 0; i++)
+            ;
+        if (i == n) {
+            unknown_field(r, key, where);
+            return -1;
+        }
+    }
+    for (i = 0; i < n; i++)
+        if (field_in(r, obj, &table[i], target, creating))
+            return -1;
     return 0;
 }
 
