@@ -12,10 +12,7 @@ ALLOTD=$1
 AGENT=$2
 . "$(dirname "$0")/lib_agent.sh"
 
-start --rate-limit 0
-ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
-CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
-POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
+start_admin --rate-limit 0
 
 # tokens: created once, listed without their secret, needed by agent routes
 agent_token node-1
@@ -27,8 +24,7 @@ expect 401 POST /api/v1/agent/heartbeat '{"pods":[]}' "$(cat "$T/node-1.token")x
 
 agent node-1 --gpus 2
 agent node-2 --gpus 2
-until_ok 20 is_status node-1 Ready || fail "node-1 is not Ready"
-until_ok 20 is_status node-2 Ready || fail "node-2 is not Ready"
+ready node-1 node-2
 [ "$(expect 200 GET /api/v1/nodes "" "$ADMIN" | jq '[.nodes[].gpuInfo.gpuCount] | add')" = 4 ] \
   || fail "4 GPUs expected"
 
@@ -139,8 +135,5 @@ events_of b1 | grep -q "^NodeLost: node $N stopped heartbeating" || fail "b1: $(
 # the end: agents stop (their pods follow when their lease ends)
 poll 10 agent_ended "$N" && [ "$(agent_rc "$N")" = 137 ] ||
   fail "the agent of $N: $(agent_rc "$N" 2>&1), not the status of kill -9"
-stop_agents
-until_ok 15 no_workloads || fail "workload processes were left behind: $(workload_pids)"
-stop
-sanitizers_quiet
+finish
 echo "ok"

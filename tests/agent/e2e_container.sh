@@ -42,13 +42,9 @@ exit 1
 EOF
 chmod +x "$T/bin/docker"
 
-start --rate-limit 0
-ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
-CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
-POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
-agent_token node-c
-(PATH="$T/bin:$PATH"; export PATH; agent node-c --gpus 2 --runtime docker)
-until_ok 20 is_status node-c Ready || fail "node-c is not Ready"
+start_admin --rate-limit 0
+(PATH="$T/bin:$PATH"; export PATH; new_agent node-c --gpus 2 --runtime docker)
+ready node-c
 grep -q "node node-c, docker" "$T/node-c.log" || fail "the agent did not pick docker"
 
 P=$(project p 2)
@@ -69,8 +65,5 @@ until_ok 10 grep -q "stop --time 5 allot-$UIDK" "$T/docker/stops" || fail "no do
 until_ok 10 no_process k1 || fail "k1 still runs"
 [ -s "$OUT/k1.term" ] || fail "k1 did not get SIGTERM"
 
-stop_agent node-c
-until_ok 15 no_workloads || fail "workload processes were left behind: $(workload_pids)"
-stop
-sanitizers_quiet
+finish node-c
 echo "ok"

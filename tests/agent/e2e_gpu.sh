@@ -25,10 +25,7 @@ dev() { echo "gpu $1 GPU-$1 81559 $2 $3 Fake H100 80GB"; }
 nvml_file "gpu 0 GPU-aaaaaaaa-0000 81559 1 0 Fake H100 80GB" \
           "gpu 1 GPU-bbbbbbbb-1111 81559 1 0 Fake H100 80GB"
 
-start --rate-limit 0 --sample-period-ms 200
-ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
-CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
-POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
+start_admin --rate-limit 0 --sample-period-ms 200
 export ALLOT_CONFIG="$T/config.json"
 printf '%s\n' "$ALLOT_ADMIN_PASSWORD" |
   "$ALLOT" login --url "$URL" --user admin --password-stdin >/dev/null || fail "allot login"
@@ -165,8 +162,5 @@ until_ok 10 measured_after b1 $((AT + 2)) || fail "b1 is no longer measured"
 is_phase b1 Running || fail "b1 was stopped: $(events_of b1)"
 expect 202 DELETE "/api/v1/workloads/$(wl_id b1)" "" "$ADMIN" >/dev/null
 until_ok 10 no_process b1 || fail "b1's process did not end"
-stop_agent node-n
-until_ok 15 no_workloads || fail "workload processes were left behind: $(workload_pids)"
-stop
-sanitizers_quiet
+finish node-n
 echo "ok"

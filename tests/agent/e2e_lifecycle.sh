@@ -14,18 +14,12 @@ ALLOTD=$1
 AGENT=$2
 . "$(dirname "$0")/lib_agent.sh"
 
-start --rate-limit 0
-ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
-CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
-POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
-for n in node-1 node-2; do
-  agent_token $n
-  agent $n --gpus 2
-done
-for n in node-1 node-2; do until_ok 20 is_status $n Ready || fail "$n is not Ready"; done
+start_admin --rate-limit 0
+new_agent node-1 --gpus 2
+new_agent node-2 --gpus 2
+ready node-1 node-2
 # an agent asked to join a pool that does not exist exits 2 and says why
-agent_token stray
-agent stray --gpus 1 --node-pool no-such-pool
+new_agent stray --gpus 1 --node-pool no-such-pool
 until_ok 20 agent_ended stray || fail "an agent with an unknown --node-pool still runs: $(cat "$T/stray.log")"
 [ "$(agent_rc stray)" = 2 ] || fail "an agent with an unknown --node-pool exited $(agent_rc stray), not 2"
 grep -q "allotd refuses to register node stray: .*no-such-pool" "$T/stray.log" ||
@@ -120,7 +114,5 @@ expect 202 DELETE "/api/v1/workloads/$G1" "" "$ADMIN" >/dev/null
 until_ok 20 no_process g1 || fail "g1's pods outlived its deletion: $(pids_of g1)"
 for i in 0 1 2; do [ -s "$OUT/g1.$i.exit" ] || fail "pod $i of g1 was not stopped with SIGTERM"; done
 
-stop_agents
-until_ok 15 no_workloads || fail "workload processes were left behind: $(workload_pids)"
-stop
+finish
 echo "ok"

@@ -26,10 +26,7 @@ test_kill() { # lib.sh calls it last
   for p in $(test_pids); do kill -9 "$p" 2>/dev/null || true; done
 }
 
-start --rate-limit 0
-ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
-CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
-POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
+start_admin --rate-limit 0
 "$PROXY" "$T/proxy.port" "$(cat "$T/port")" "$T/cut" >"$T/proxy.log" 2>&1 &
 PROXY_PID=$!
 poll 10 test -s "$T/proxy.port" || fail "the proxy did not start: $(cat "$T/proxy.log")"
@@ -56,13 +53,13 @@ DIRECT=$URL
 URL="http://127.0.0.1:$(cat "$T/proxy.port")"
 agent node-a --gpus 1
 URL=$DIRECT
-until_ok 20 is_status node-a Ready || fail "node-a is not Ready"
+ready node-a
 P=$(project p 1)
 submit w "$P" 1 "$T/mark.sh" "" >/dev/null
 wait_phase_long w Running
 until_ok 10 runs_now node-a || fail "w does not run on node-a: $(runs)"
 agent node-b --gpus 1
-until_ok 20 is_status node-b Ready || fail "node-b is not Ready"
+ready node-b
 
 # --- 1: a partition between node-a and allotd ---------------------------------
 touch "$T/cut"

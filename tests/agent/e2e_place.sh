@@ -26,16 +26,10 @@ esac
 EOF
 chmod +x "$T/bin/nvidia-smi"
 
-start --rate-limit 0
-ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
-CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
-POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
-agent_token node-m
-agent_token node-p
-(PATH="$T/bin:$PATH"; export PATH; agent node-m --gpus auto --labels rack=r1)
-agent node-p --gpus 2 --labels rack=r2 --address 127.0.0.1
-until_ok 20 is_status node-m Ready || fail "node-m is not Ready"
-until_ok 20 is_status node-p Ready || fail "node-p is not Ready"
+start_admin --rate-limit 0
+(PATH="$T/bin:$PATH"; export PATH; new_agent node-m --gpus auto --labels rack=r1)
+new_agent node-p --gpus 2 --labels rack=r2 --address 127.0.0.1
+ready node-m node-p
 
 node_json() { expect 200 GET /api/v1/nodes "" "$ADMIN" | jq -c ".nodes[] | select(.name == \"$1\")"; }
 node_json node-m | jq -e '.labels.rack == "r1" and .gpuInfo.gpuMemoryMib == 40960' >/dev/null ||

@@ -34,16 +34,13 @@ gpu_agent() {
   (PATH="$T/bin:$PATH"; export PATH; agent node-g --gpus auto --nvml "$T/no-libnvidia-ml.so.1")
 }
 
-start --rate-limit 0
+start_admin --rate-limit 0
 PORT=$(cat "$T/port")
-ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
-CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
-POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
 
 # --gpus auto: model, count and metrics from nvidia-smi
 agent_token node-g
 gpu_agent
-until_ok 20 is_status node-g Ready || fail "node-g is not Ready"
+ready node-g
 NODE=$(expect 200 GET /api/v1/nodes "" "$ADMIN" | jq -c '.nodes[] | select(.name == "node-g")')
 [ "$(printf '%s' "$NODE" | jq -r '.gpuInfo | "\(.gpuCount) \(.gpuType)"')" = "2 Fake GPU 80GB" ] \
   || fail "node-g: $NODE"
@@ -156,8 +153,5 @@ wait_phase_long r1 Pending
 until_ok 10 no_process r1 || fail "r1 still runs on a node whose token was revoked"
 [ -s "$OUT/r1.term" ] || fail "r1 was not stopped with SIGTERM"
 
-stop_agent node-g
-until_ok 15 no_workloads || fail "workload processes were left behind: $(workload_pids)"
-stop
-sanitizers_quiet
+finish node-g
 echo "ok"

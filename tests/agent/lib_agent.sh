@@ -63,6 +63,18 @@ agent() {
   poll 10 test -s "$T/$name.pid" || fail "agent $name did not start"
 }
 
+# new_agent NAME [options...]: a token for node NAME (agent_token) and its
+# agent started with the options (agent).
+new_agent() {
+  agent_token "$1"
+  agent "$@"
+}
+
+# ready NODE...: each node is Ready within 20 s.
+ready() {
+  for _n in "$@"; do until_ok 20 is_status "$_n" Ready || fail "$_n is not Ready"; done
+}
+
 # agent_running NAME: its last start has not ended.
 agent_running() {
   [ -s "$T/$1.pid" ] && [ ! -e "$T/$1.$(cat "$T/$1.pid").rc" ]
@@ -89,6 +101,17 @@ stop_agents() {
     n=$(basename "$f" .pid)
     if agent_running "$n"; then stop_agent "$n" || return 1; fi
   done
+}
+
+# finish [NODE...]: a test's end: the named agents stop cleanly (they must
+# be running), then every other one; no workload process outlives them;
+# allotd stops cleanly; no sanitizer reported.
+finish() {
+  for _n in "$@"; do stop_agent "$_n"; done
+  stop_agents
+  until_ok 15 no_workloads || fail "workload processes were left behind: $(workload_pids)"
+  stop
+  sanitizers_quiet
 }
 
 # sanitizers_quiet: agents and their supervisors (built with sanitizers or
@@ -176,11 +199,7 @@ events_of() {
 }
 
 # project NAME GPUS: a project with GPUS deserved in the default pool; prints its id.
-project() {
-  expect 201 POST /api/v1/org-unit/projects "{\"name\":\"$1\",\"clusterId\":\"$CLUSTER\",
-    \"resources\":[{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},
-    \"gpu\":{\"deserved\":$2,\"limit\":-1,\"overQuotaWeight\":1}}]}" "$ADMIN" | jq -r .id
-}
+project() { quota_project "$1" "$2" "$ADMIN"; }
 
 # A script that notes its devices, says it started, and on SIGTERM notes it
 # got it and exits 0.

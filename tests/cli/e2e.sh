@@ -13,11 +13,8 @@ ALLOT=$2
 . "$(dirname "$0")/../server/lib.sh"
 . "$(dirname "$0")/lib.sh"
 
-start --demo --rate-limit 0
-QS=runai.jfrog.io/demo/quickstart
-
 # ---- the quick start ----
-run_in "$ALLOT_ADMIN_PASSWORD" 0 login --url "$URL" --user admin --password-stdin
+start_demo
 has "$T/out" "logged in to $URL as admin"
 run 0 project create team-a --gpu-quota 2
 has "$T/out" "project team-a created with a quota of 2.00 GPUs in node pool default"

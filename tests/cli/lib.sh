@@ -9,6 +9,19 @@ export ALLOT_CONNECT_TIMEOUT=2 ALLOT_TIMEOUT=10
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=86"
 GOLDEN=$(cd "$(dirname "$0")" && pwd)/golden
+QS=runai.jfrog.io/demo/quickstart  # the quick start's image
+
+# admin_login: allot logs in to $URL as the admin (the password on stdin).
+admin_login() {
+  run_in "$ALLOT_ADMIN_PASSWORD" 0 login --url "$URL" --user admin --password-stdin
+}
+
+# start_demo: allotd --demo without a rate limit, and allot logged in to it
+# as the admin.
+start_demo() {
+  start --demo --rate-limit 0
+  admin_login
+}
 
 # run STATUS ARGS...: allot ARGS with stdin not a terminal; stdout in
 # $T/out, stderr in $T/err; the exit status must be STATUS.

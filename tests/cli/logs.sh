@@ -11,15 +11,11 @@ AGENT=$3
 . "$(dirname "$0")/../agent/lib_agent.sh"
 . "$(dirname "$0")/lib.sh"
 
-start --rate-limit 0
-ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
-CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
-POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
-agent_token node-1
-agent node-1 --gpus 4
-until_ok 20 is_status node-1 Ready || fail "node-1 is not Ready"
+start_admin --rate-limit 0
+new_agent node-1 --gpus 4
+ready node-1
 P=$(project team-a 4)
-run_in "$ALLOT_ADMIN_PASSWORD" 0 login --url "$URL" --user admin --password-stdin
+admin_login
 
 # counter.sh N PAUSE [forever]: writes "pod I line K" for K = 1..N, PAUSE s
 # apart, then exits 0 (or, with forever, runs until stopped).

@@ -13,10 +13,7 @@ ALLOT=$2
 . "$(dirname "$0")/../server/lib.sh"
 . "$(dirname "$0")/lib.sh"
 
-start --demo --rate-limit 0
-QS=runai.jfrog.io/demo/quickstart
-
-run_in "$ALLOT_ADMIN_PASSWORD" 0 login --url "$URL" --user admin --password-stdin
+start_demo
 run 0 project create team-a --gpu-quota 2
 run 0 project create team-b --gpu-quota 2
 TOKEN=$(token)

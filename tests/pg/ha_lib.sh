@@ -51,11 +51,8 @@ replicas() {
 }
 
 project() {
-  CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
-  POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
-  PROJ=$(expect 201 POST /api/v1/org-unit/projects "{\"name\":\"team\",\"clusterId\":\"$CLUSTER\",
-    \"resources\":[{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},
-    \"gpu\":{\"deserved\":128,\"limit\":-1,\"overQuotaWeight\":1}}]}" "$ADMIN" | jq -r .id)
+  cluster_ids "$ADMIN"
+  PROJ=$(quota_project team 128 "$ADMIN")
 }
 
 # submit_to URL NAME: one 1-GPU training through the replica at URL;

@@ -21,17 +21,11 @@ expect 400 POST /api/v1/token '{"grantType":"password","username":"admin","passw
 curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/api/v2/token" \
   -d 'grant_type=password&username=admin&password=nope' | grep -q 400 || fail "v2 bad password"
 
-CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
-POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
+cluster_ids "$ADMIN"
 [ "$(expect 200 GET /api/v1/nodes "" "$ADMIN" | jq '.nodes | length')" = 2 ] || fail "2 nodes"
 
-project() {
-  expect 201 POST /api/v1/org-unit/projects "{\"name\":\"$1\",\"clusterId\":\"$CLUSTER\",
-    \"resources\":[{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},
-    \"gpu\":{\"deserved\":2,\"limit\":-1,\"overQuotaWeight\":1}}]}" "$ADMIN" | jq -r .id
-}
-PA=$(project team-a)
-PB=$(project team-b)
+PA=$(quota_project team-a 2 "$ADMIN")
+PB=$(quota_project team-b 2 "$ADMIN")
 
 submit() { # NAME PROJECT GPUS TOKEN [STATUS]
   expect "${5:-202}" POST /api/v1/workloads/trainings "{\"name\":\"$1\",\"projectId\":\"$2\",

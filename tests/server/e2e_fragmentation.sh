@@ -16,8 +16,7 @@ ALLOTD=$1
 
 start --db "$T/frag.db" --simulate-nodes 2x4:default
 TOKEN=$(login admin "$ALLOT_ADMIN_PASSWORD")
-CLUSTER=$(expect 200 GET /api/v1/clusters "" "$TOKEN" | jq -r '.[0].uuid')
-POOL=$(expect 200 GET /api/v1/node-pools "" "$TOKEN" | jq -r '.nodepools[0].id')
+cluster_ids "$TOKEN"
 P=$(expect 201 POST /api/v1/org-unit/projects "{\"name\":\"team-a\",\"clusterId\":\"$CLUSTER\",
   \"resources\":[{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},
   \"gpu\":{\"deserved\":8,\"limit\":-1,\"overQuotaWeight\":1}}]}" "$TOKEN" | jq -r .id)

@@ -14,12 +14,7 @@
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 
-for n in 0 1025 two; do
-  rc=0
-  (cd "$T" && "$ALLOTD" --db "$T/refused.db" --secret-checks "$n" >"$T/refused.log" 2>&1) || rc=$?
-  [ "$rc" = 2 ] || fail "--secret-checks $n: exit $rc, wanted 2"
-  grep -q "secret-checks" "$T/refused.log" || fail "--secret-checks $n: $(cat "$T/refused.log")"
-done
+for n in 0 1025 two; do refused_start secret-checks --secret-checks "$n"; done
 
 start --db "$T/guard.db" --rate-limit 0
 

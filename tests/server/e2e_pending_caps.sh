@@ -101,10 +101,7 @@ for n in a5 a6 a7; do submit 202 "$ADMIN" "$PA" $n >/dev/null; done
   fail "team-a does not hold 6 workloads without caps"
 
 stop
-start --db respec.db --simulate-nodes 1x2 --max-pending-per-project 1
-ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
-CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
-POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
+start_admin --db respec.db --simulate-nodes 1x2 --max-pending-per-project 1
 GPUS="{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},\"gpu\":{\"deserved\":2}}"
 # an inference is not preemptible: it runs within quota deserved at every level
 DEP=$(expect 201 POST /api/v1/org-unit/departments "{\"name\":\"serving\",\"clusterId\":\"$CLUSTER\",

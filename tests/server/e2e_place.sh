@@ -17,15 +17,10 @@ ALLOTD=$1
 start --db "$T/place.db" --simulate-nodes 1x2:default:dgx:80G \
   --simulate-nodes 2x2:default:pcie:40G
 TOKEN=$(login admin "$ALLOT_ADMIN_PASSWORD")
-CLUSTER=$(expect 200 GET /api/v1/clusters "" "$TOKEN" | jq -r '.[0].uuid')
-POOL=$(expect 200 GET /api/v1/node-pools "" "$TOKEN" | jq -r '.nodepools[0].id')
+cluster_ids "$TOKEN"
 
 # project NAME GPUS [EXTRA-JSON-FIELDS]: prints its id
-project() {
-  expect 201 POST /api/v1/org-unit/projects "{\"name\":\"$1\",\"clusterId\":\"$CLUSTER\",
-    \"resources\":[{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},
-    \"gpu\":{\"deserved\":$2,\"limit\":-1,\"overQuotaWeight\":1}}]${3:+,$3}}" "$TOKEN" | jq -r .id
-}
+project() { quota_project "$1" "$2" "$TOKEN" "${3:-}"; }
 # submit KIND NAME PROJECT-ID SPEC-FIELDS [STATUS]: prints the answer
 submit() {
   expect "${5:-202}" POST "/api/v1/workloads/$1" "{\"name\":\"$2\",\"projectId\":\"$3\",
@@ -196,8 +191,7 @@ stop
 # ---- an elastic workload that loses pods above its minimum ----
 start --db "$T/elastic.db" --simulate-nodes 1x4
 TOKEN=$(login admin "$ALLOT_ADMIN_PASSWORD")
-CLUSTER=$(expect 200 GET /api/v1/clusters "" "$TOKEN" | jq -r '.[0].uuid')
-POOL=$(expect 200 GET /api/v1/node-pools "" "$TOKEN" | jq -r '.nodepools[0].id')
+cluster_ids "$TOKEN"
 PE=$(project team-e 2)
 PF=$(project team-f 2)
 expect 202 POST /api/v1/workloads/distributed "{\"name\":\"elastic\",\"projectId\":\"$PE\",

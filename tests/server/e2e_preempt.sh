@@ -12,15 +12,9 @@ start --db "$T/preempt.db" --simulate-nodes 1x8
 TOKEN=$(curl -s -X POST "$URL/api/v2/token" \
   -d "grant_type=password&username=admin&password=$ALLOT_ADMIN_PASSWORD" | jq -r .access_token)
 [ -n "$TOKEN" ] && [ "$TOKEN" != null ] || fail "no token"
-CLUSTER=$(expect 200 GET /api/v1/clusters "" "$TOKEN" | jq -r '.[0].uuid')
-POOL=$(expect 200 GET /api/v1/node-pools "" "$TOKEN" | jq -r '.nodepools[0].id')
-project() {
-  expect 201 POST /api/v1/org-unit/projects "{\"name\":\"$1\",\"clusterId\":\"$CLUSTER\",
-    \"resources\":[{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},
-    \"gpu\":{\"deserved\":4,\"limit\":-1,\"overQuotaWeight\":1}}]}" "$TOKEN" | jq -r .id
-}
-PA=$(project project-a)
-PB=$(project project-b)
+cluster_ids "$TOKEN"
+PA=$(quota_project project-a 4 "$TOKEN")
+PB=$(quota_project project-b 4 "$TOKEN")
 allocated() { # PROJECT-ID: its allocated GPUs as an integer
   expect 200 GET "/api/v1/org-unit/projects/$1" "" "$TOKEN" | jq '.status.quotaStatus.allocated.gpu | floor'
 }

@@ -18,8 +18,7 @@ record POST /api/v2/token 200 "$V2"
 [ "$(printf '%s' "$V2" | jq -r .token_type)" = Bearer ] || fail "v2 token: $V2"
 
 # ---- clusters, node pools, nodes ----
-CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
-POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
+cluster_ids "$ADMIN"
 expect 200 GET /api/v1/node-pools/count "" "$ADMIN" >/dev/null
 expect 200 GET "/api/v1/node-pools/$POOL" "" "$ADMIN" >/dev/null
 NP=$(expect 201 POST /api/v1/node-pools '{"name":"spare","labelKey":"pool","labelValue":"spare"}' \

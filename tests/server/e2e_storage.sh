@@ -47,6 +47,23 @@ ready_within() {
   poll "$1" is_ready || fail "/readyz is not 200 after $1 s: $(curl -s "$URL/readyz")"
 }
 mode() { stat -c %a "$1"; }
+# unavailable OUT REASON WHAT: the reply OUT is a 503 that says REASON
+unavailable() {
+  [ "$(status_of "$1")" = 503 ] && printf '%s\n' "$1" | grep -q "$2" || fail "$3: $1"
+}
+# writes_refused PROJECT REASON WHEN KNOWN: a write (creating PROJECT) and
+# /readyz get a 503 that says REASON, and reads go on (project KNOWN is
+# listed); WHEN names the state in failures.
+writes_refused() {
+  unavailable "$(project "$1")" "$2" "a write $3"
+  unavailable "$(req GET /readyz)" "$2" "/readyz $3"
+  expect 200 GET /api/v1/org-unit/projects "" "$TOKEN" | grep -q "\"$4\"" || fail "reads fail $3"
+}
+# writes_back PROJECT WHEN: ready again within 60 s, and creating PROJECT works
+writes_back() {
+  ready_within 60
+  [ "$(status_of "$(project "$1")")" = 201 ] || fail "writes did not come back $2"
+}
 
 # --- no implicit database -------------------------------------------------
 refused 2 "$T/missing.log" --db "$T/none.db"
@@ -82,9 +99,7 @@ out=$(project p2)
 [ "$(status_of "$out")" = 503 ] || fail "a write after the file was removed: $out"
 printf '%s\n' "$out" | grep -q "was removed or replaced while allotd was running" ||
   fail "the 503 does not say why: $out"
-out=$(req GET /readyz)
-[ "$(status_of "$out")" = 503 ] && printf '%s\n' "$out" | grep -q "removed or replaced" ||
-  fail "/readyz after the file was removed: $out"
+unavailable "$(req GET /readyz)" "removed or replaced" "/readyz after the file was removed"
 stop
 refused 2 "$T/gone.log" --db "$T/a.db"
 [ ! -e "$T/a.db" ] || fail "a restart created a new database in place of the removed one"
@@ -141,20 +156,13 @@ unlock
 start --db "$T/a.db" 3>&-
 login_admin
 lock
-out=$(project p3)
-[ "$(status_of "$out")" = 503 ] && printf '%s\n' "$out" | grep -q "locked by another process" ||
-  fail "a write while another process holds the lock: $out"
-out=$(req GET /readyz)
-[ "$(status_of "$out")" = 503 ] && printf '%s\n' "$out" | grep -q "locked by another process" ||
-  fail "/readyz while locked: $out"
-expect 200 GET /api/v1/org-unit/projects "" "$TOKEN" | grep -q '"p1"' || fail "reads fail while locked"
+writes_refused p3 "locked by another process" "while locked" p1
 unlock
 printf '.exit\n' >&3
 exec 3>&-
 wait "$SQLITE" || fail "sqlite3 failed: $(cat "$T/sqlite.log")"
 SQLITE=""
-ready_within 60
-[ "$(status_of "$(project p3)")" = 201 ] || fail "writes did not come back after the lock went"
+writes_back p3 "after the lock went"
 stop
 
 # --- read-only -------------------------------------------------------------
@@ -175,16 +183,9 @@ chmod 0600 "$T/ro/a.db"
 start --db "$T/ro/a.db"
 login_admin
 chmod 0400 "$T/ro/a.db"
-out=$(project p4)
-[ "$(status_of "$out")" = 503 ] && printf '%s\n' "$out" | grep -q "is read-only" ||
-  fail "a write to a read-only database: $out"
-out=$(req GET /readyz)
-[ "$(status_of "$out")" = 503 ] && printf '%s\n' "$out" | grep -q "is read-only" ||
-  fail "/readyz read-only: $out"
-expect 200 GET /api/v1/org-unit/projects "" "$TOKEN" | grep -q '"p3"' || fail "reads fail read-only"
+writes_refused p4 "is read-only" "read-only" p3
 chmod 0600 "$T/ro/a.db"
-ready_within 60
-[ "$(status_of "$(project p4)")" = 201 ] || fail "writes did not come back once writable"
+writes_back p4 "once writable"
 stop
 RUN_AS=""
 [ "$(sqlite3 "$T/ro/a.db" 'PRAGMA integrity_check')" = ok ] || fail "integrity_check failed"

@@ -240,6 +240,17 @@ killed_at() {
   grep -q "fault point $1 reached" "$T/log" || fail "allotd died, but not at the fault point $1"
 }
 
+# refused_start PATTERN OPTION...: allotd run with the options refuses to
+# start: it exits 2 and what it says matches PATTERN (grep; "" for anything).
+refused_start() {
+  _pattern=$1
+  shift
+  _rc=0
+  (cd "$T" && "$ALLOTD" --db "$T/refused.db" "$@" >"$T/refused.log" 2>&1) || _rc=$?
+  [ "$_rc" = 2 ] || fail "$*: exit $_rc, wanted 2"
+  [ -z "$_pattern" ] || grep -q -- "$_pattern" "$T/refused.log" || fail "$*: $(cat "$T/refused.log")"
+}
+
 # dead_url: DEAD, the URL of a loopback port nobody listens on (a second
 # allotd's, stopped cleanly).
 dead_url() {
@@ -305,6 +316,29 @@ expect() {
 login() {
   expect 200 POST /api/v1/token \
     "{\"grantType\":\"password\",\"username\":\"$1\",\"password\":\"$2\"}" | jq -r .accessToken
+}
+
+# cluster_ids TOKEN: CLUSTER, the cluster's uuid, and POOL, the id of its
+# first node pool, as TOKEN reads them.
+cluster_ids() {
+  CLUSTER=$(expect 200 GET /api/v1/clusters "" "$1" | jq -r '.[0].uuid')
+  POOL=$(expect 200 GET /api/v1/node-pools "" "$1" | jq -r '.nodepools[0].id')
+}
+
+# start_admin [allotd options...]: start, then ADMIN (the admin's access
+# token), CLUSTER and POOL.
+start_admin() {
+  start "$@"
+  ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
+  cluster_ids "$ADMIN"
+}
+
+# quota_project NAME GPUS TOKEN [EXTRA-JSON-FIELDS]: a project of CLUSTER
+# with GPUS deserved in POOL (no limit, over-quota weight 1); prints its id.
+quota_project() {
+  expect 201 POST /api/v1/org-unit/projects "{\"name\":\"$1\",\"clusterId\":\"$CLUSTER\",
+    \"resources\":[{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},
+    \"gpu\":{\"deserved\":$2,\"limit\":-1,\"overQuotaWeight\":1}}]${4:+,$4}}" "$3" | jq -r .id
 }
 
 # phase TOKEN NAME: the phase of workload NAME.
