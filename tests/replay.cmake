@@ -19,15 +19,10 @@ endforeach()
 allot_replay_test(replay/determinism sh ${ALLOT_REPLAY_DIR}/determinism.sh
                   $<TARGET_FILE:allot> ${ALLOT_SHARED_DIR})
 
-set(ALLOT_REPLAY_MALFORMED ${ALLOT_REPLAY_DIR}/malformed/expected.txt)
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${ALLOT_REPLAY_MALFORMED})
-file(STRINGS ${ALLOT_REPLAY_MALFORMED} ALLOT_REPLAY_MALFORMED_LINES REGEX "^[^#]")
-foreach(line ${ALLOT_REPLAY_MALFORMED_LINES})
-  string(REGEX MATCH "^(pods|nodes|quota) ([^ ]+)\\.csv ([0-9]+)$" matched "${line}")
-  if(NOT matched)
-    message(FATAL_ERROR "${ALLOT_REPLAY_MALFORMED}: cannot read line: ${line}")
-  endif()
-  allot_replay_test(replay/malformed/${CMAKE_MATCH_2}
+function(allot_replay_malformed_test table file line)
+  allot_replay_test(replay/malformed/${file}
                     sh ${ALLOT_REPLAY_DIR}/check_error.sh $<TARGET_FILE:allot> ${ALLOT_REPLAY_DIR}
-                    ${CMAKE_MATCH_1} ${CMAKE_MATCH_2}.csv ${CMAKE_MATCH_3})
-endforeach()
+                    ${table} ${file}.csv ${line})
+endfunction()
+allot_expected_lines(${ALLOT_REPLAY_DIR}/malformed/expected.txt
+                     "^(pods|nodes|quota) ([^ ]+)\\.csv ([0-9]+)$" allot_replay_malformed_test)

@@ -39,18 +39,13 @@ foreach(file ${ALLOT_DRIVER_SCENARIOS})
 endforeach()
 
 # One test per line of malformed/expected.txt: "FILE JSON-PATH".
-set(ALLOT_MALFORMED_LIST ${ALLOT_SIMULATE_DIR}/malformed/expected.txt)
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${ALLOT_MALFORMED_LIST})
-file(STRINGS ${ALLOT_MALFORMED_LIST} ALLOT_MALFORMED_LINES REGEX "^[^#]")
-foreach(line ${ALLOT_MALFORMED_LINES})
-  string(REGEX MATCH "^([^ ]+)\\.json ([^ ]+)$" matched "${line}")
-  if(NOT matched)
-    message(FATAL_ERROR "${ALLOT_MALFORMED_LIST}: cannot read line: ${line}")
-  endif()
-  allot_simulate_test(simulate/malformed/${CMAKE_MATCH_1}
+function(allot_simulate_malformed_test name path)
+  allot_simulate_test(simulate/malformed/${name}
                       sh ${ALLOT_SIMULATE_DIR}/check_error.sh $<TARGET_FILE:allot>
-                      ${ALLOT_SIMULATE_DIR}/malformed/${CMAKE_MATCH_1}.json ${CMAKE_MATCH_2})
-endforeach()
+                      ${ALLOT_SIMULATE_DIR}/malformed/${name}.json ${path})
+endfunction()
+allot_expected_lines(${ALLOT_SIMULATE_DIR}/malformed/expected.txt "^([^ ]+)\\.json ([^ ]+)$"
+                     allot_simulate_malformed_test)
 
 foreach(script usage json_output timing expect_failure)
   allot_simulate_test(simulate/${script} sh ${ALLOT_SIMULATE_DIR}/${script}.sh
