@@ -104,6 +104,20 @@ token() {
     jq -r .accessToken
 }
 
+# fresh_start: allotd on a fresh database, with the admin's TOKEN and the
+# project bench (ALLOT_PROJECT), both exported for the Lua scripts.
+fresh_start() {
+  fresh
+  start
+  TOKEN=$(token)
+  export ALLOT_TOKEN="$TOKEN"
+  ALLOT_PROJECT=$(curl -s -X POST "$URL/api/v1/org-unit/projects" -H "Authorization: Bearer $TOKEN" \
+    -H 'Content-Type: application/json' \
+    -d '{"name":"bench","resources":[{"nodePool":{"name":"default"},"gpu":{"deserved":4000}}]}' |
+    jq -r .id)
+  export ALLOT_PROJECT
+}
+
 count() {
   curl -s "$URL/api/v1/workloads/count" -H "Authorization: Bearer $TOKEN" | jq .count
 }
@@ -140,15 +154,7 @@ holds() {
             l in cpu ? sprintf("; most CPU in one hold %.2f ms", cpu[l] * 1000) : "" }' | sort
 }
 
-fresh
-start
-TOKEN=$(token)
-export ALLOT_TOKEN="$TOKEN"
-ALLOT_PROJECT=$(curl -s -X POST "$URL/api/v1/org-unit/projects" -H "Authorization: Bearer $TOKEN" \
-  -H 'Content-Type: application/json' \
-  -d '{"name":"bench","resources":[{"nodePool":{"name":"default"},"gpu":{"deserved":4000}}]}' |
-  jq -r .id)
-export ALLOT_PROJECT
+fresh_start
 
 echo "== $(sed -n 's/.*database [^(]*(\(.*\))$/\1/p' "$T/log" | head -n 1)"
 echo "== 1. submissions, 64 connections, ${SECS}s (synchronous=FULL)"
@@ -196,15 +202,7 @@ fi
 stop
 
 # steps 4 and 5 on a database of exactly 50,000 workloads
-fresh
-start
-TOKEN=$(token)
-export ALLOT_TOKEN="$TOKEN"
-ALLOT_PROJECT=$(curl -s -X POST "$URL/api/v1/org-unit/projects" -H "Authorization: Bearer $TOKEN" \
-  -H 'Content-Type: application/json' \
-  -d '{"name":"bench","resources":[{"nodePool":{"name":"default"},"gpu":{"deserved":4000}}]}' |
-  jq -r .id)
-export ALLOT_PROJECT
+fresh_start
 N=0
 ROUND=0
 while [ "$N" -lt 50000 ]; do
