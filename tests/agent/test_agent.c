@@ -37,6 +37,19 @@ static void write_file(const char *name, const char *text, int mode)
     chmod(path, (mode_t)mode);
 }
 
+/* A device as gpu_query() read it: its uuid, model, memory (total and
+ * used, MiB), utilization (%) and how many processes it lists. */
+static void gpu_is(const struct gpu_info *g, const char *uuid, const char *model,
+                   int64_t total_mib, int64_t used_mib, int utilization, int n_procs)
+{
+    assert_string_equal(g->uuid, uuid);
+    assert_string_equal(g->model, model);
+    assert_int_equal(g->mem_total_mib, total_mib);
+    assert_int_equal(g->mem_used_mib, used_mib);
+    assert_int_equal(g->utilization, utilization);
+    assert_int_equal(g->n_procs, n_procs);
+}
+
 static void test_split_words(void **state)
 {
     char **argv = NULL;
@@ -168,12 +181,7 @@ static void test_nvidia_smi(void **state)
     snprintf(smi, sizeof(smi), "%s/nvidia-smi", dir);
     assert_int_equal(gpu_open(&src, "none", smi, why, sizeof(why)), GPU_SMI);
     assert_int_equal(gpu_query(&src, 5000, g, 4, 1), 2);
-    assert_string_equal(g[0].uuid, "GPU-aaaa");
-    assert_string_equal(g[0].model, "NVIDIA H100 80GB HBM3");
-    assert_int_equal(g[0].mem_total_mib, 81559);
-    assert_int_equal(g[0].mem_used_mib, 1024);
-    assert_int_equal(g[0].utilization, 42);
-    assert_int_equal(g[0].n_procs, 0); /* pid 0 is no process */
+    gpu_is(&g[0], "GPU-aaaa", "NVIDIA H100 80GB HBM3", 81559, 1024, 42, 0); /* pid 0: none */
     assert_int_equal(g[1].index, 1);
     assert_int_equal(g[1].utilization, -1); /* [N/A]: unknown */
     assert_int_equal(g[1].util_per_process, 0);
@@ -213,12 +221,7 @@ static void test_nvml(void **state)
     assert_int_equal(gpu_open(&src, FAKE_NVML, "/nonexistent/nvidia-smi", why, sizeof(why)),
                      GPU_NVML);
     assert_int_equal(gpu_query(&src, 5000, g, 4, 1), 2);
-    assert_string_equal(g[0].model, "Fake GPU 80GB");
-    assert_string_equal(g[0].uuid, "GPU-1111");
-    assert_int_equal(g[0].mem_total_mib, 81559);
-    assert_int_equal(g[0].mem_used_mib, 1234);
-    assert_int_equal(g[0].utilization, 37);
-    assert_int_equal(g[0].n_procs, 2);
+    gpu_is(&g[0], "GPU-1111", "Fake GPU 80GB", 81559, 1234, 37, 2);
     assert_int_equal(g[0].util_per_process, 1);
     assert_int_equal(g[0].procs[0].pid, 4242);
     assert_int_equal(g[0].procs[0].mem_mib, 1000);

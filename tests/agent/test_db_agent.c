@@ -59,20 +59,9 @@ static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));
 
-    if (!f || tmpdb_open("agent", 0, f->dir, f->path, &f->db) != 0)
-        return -1;
-    strcpy(f->pool.name, "default");
-    strcpy(f->pool.label_key, "k");
-    strcpy(f->pool.label_value, "v");
-    f->dept.kind = DB_DEPARTMENT;
-    strcpy(f->dept.name, "default");
-    if (db_pool_insert(f->db, &f->pool) != DB_OK || db_queue_insert(f->db, &f->dept) != DB_OK)
-        return -1;
-    f->proj.kind = DB_PROJECT;
-    strcpy(f->proj.name, "team-a");
-    f->proj.parent_seq = f->dept.seq;
-    if (db_queue_insert(f->db, &f->proj) != DB_OK || token(f, &f->tok, "tok1") != DB_OK ||
-        token(f, &f->other, "tok2") != DB_OK)
+    if (!f || tmpdb_open("agent", 0, f->dir, f->path, &f->db) != 0 ||
+        tmpdb_org(f->db, -1, &f->pool, &f->dept, &f->proj) != DB_OK ||
+        token(f, &f->tok, "tok1") != DB_OK || token(f, &f->other, "tok2") != DB_OK)
         return -1;
     reg_of(&f->tok, "node-a", &f->reg);
     if (db_agent_register(f->db, &f->reg) != DB_OK)

@@ -47,6 +47,15 @@ static char *forge(jwt_alg_t alg, const unsigned char *k, int klen, const char *
     return forge_sub(alg, k, klen, iss, typ, exp, nbf, "7");
 }
 
+/* *u: alice, user 42, at token version 5. */
+static void alice(struct db_user *u)
+{
+    memset(u, 0, sizeof(*u));
+    u->id = 42;
+    u->token_version = 5;
+    strcpy(u->login, "alice");
+}
+
 static int verify(const char *tok)
 {
     int64_t uid = 0, tv = 0;
@@ -61,10 +70,7 @@ static void test_issue_and_verify(void **state)
     int64_t uid = 0, tv = 0;
 
     (void)state;
-    memset(&u, 0, sizeof(u));
-    u.id = 42;
-    u.token_version = 5;
-    strcpy(u.login, "alice");
+    alice(&u);
     assert_int_equal(api_token_issue(&key, &u, API_TOKEN_ACCESS, 3600, now, &tok), 0);
     assert_int_equal(api_token_verify(&key, tok, API_TOKEN_ACCESS, now + 10, &uid, &tv), 0);
     assert_int_equal(uid, 42);
@@ -89,10 +95,7 @@ static void test_refresh_family(void **state)
     char *tok = NULL, *bare;
 
     (void)state;
-    memset(&u, 0, sizeof(u));
-    u.id = 42;
-    u.token_version = 5;
-    strcpy(u.login, "alice");
+    alice(&u);
     assert_int_not_equal(api_token_issue(&key, &u, API_TOKEN_REFRESH, 3600, now, &tok), 0);
     assert_null(tok);
     assert_int_equal(api_token_issue_refresh(&key, &u, 3600, now, fam, 3, &tok), 0);

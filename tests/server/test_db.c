@@ -36,27 +36,8 @@ static int setup(void **state)
     struct fixture *f = calloc(1, sizeof(*f));
 
     /* on PostgreSQL (pg/test_db), a fresh schema in its database per test */
-    if (!f || tmpdb_open("db", 1, f->dir, f->path, &f->db) != 0)
-        return -1;
-    strcpy(f->pool.name, "default");
-    strcpy(f->pool.label_key, "k");
-    strcpy(f->pool.label_value, "v");
-    if (db_pool_insert(f->db, &f->pool) != DB_OK)
-        return -1;
-    f->dept.kind = DB_DEPARTMENT;
-    strcpy(f->dept.name, "default");
-    if (db_queue_insert(f->db, &f->dept) != DB_OK)
-        return -1;
-    f->proj.kind = DB_PROJECT;
-    strcpy(f->proj.name, "team-a");
-    f->proj.parent_seq = f->dept.seq;
-    f->proj.n_quotas = 1;
-    f->proj.quotas[0].pool_seq = f->pool.seq;
-    f->proj.quotas[0].deserved[0] = 2000;
-    f->proj.quotas[0].limit[0] = -1;
-    f->proj.quotas[0].weight[0] = 1000;
-    f->proj.quotas[0].has[0] = 1;
-    if (db_queue_insert(f->db, &f->proj) != DB_OK)
+    if (!f || tmpdb_open("db", 1, f->dir, f->path, &f->db) != 0 ||
+        tmpdb_org(f->db, 2000, &f->pool, &f->dept, &f->proj) != DB_OK)
         return -1;
     *state = f;
     return 0;
@@ -71,19 +52,27 @@ static int teardown(void **state)
     return 0;
 }
 
+/* *w: workload NAME of one pod in the fixture's project, class train,
+ * submitted by USER; nothing else set. */
+static void wl_init(const struct fixture *f, const char *name, const char *user,
+                    struct db_workload *w)
+{
+    memset(w, 0, sizeof(*w));
+    snprintf(w->name, sizeof(w->name), "%s", name);
+    w->project_seq = f->proj.seq;
+    strcpy(w->priority_class, "train");
+    w->n_pods = w->min_pods = 1;
+    snprintf(w->created_by, sizeof(w->created_by), "%s", user);
+}
+
 static int submit_priority(struct fixture *f, const char *name, int gpus, int priority,
                            struct db_workload *w)
 {
-    memset(w, 0, sizeof(*w));
-    strcpy(w->name, name);
-    w->project_seq = f->proj.seq;
+    wl_init(f, name, "tester", w);
     w->type = DB_TRAINING;
-    strcpy(w->priority_class, "train");
     w->priority = priority;
     w->preemptible = 1;
-    w->n_pods = w->min_pods = 1;
     w->gpu_devices = gpus;
-    strcpy(w->created_by, "tester");
     return db_workload_insert(f->db, w);
 }
 
@@ -127,15 +116,10 @@ static void test_pending_caps(void **state)
     size_t i;
 
     for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-        memset(&w, 0, sizeof(w));
         memset(&got, 0, sizeof(got));
-        strcpy(w.name, steps[i].name);
-        w.project_seq = f->proj.seq;
+        wl_init(f, steps[i].name, steps[i].user, &w);
         strcpy(w.project_name, "team");
-        strcpy(w.priority_class, "train");
         w.priority = 50;
-        w.n_pods = w.min_pods = 1;
-        strcpy(w.created_by, steps[i].user);
         if (db_workload_submit(f->db, &w, &caps, why, sizeof(why)) != steps[i].want ||
             (steps[i].why && !strstr(why, steps[i].why)))
             fail_msg("%s by %s: not %d (%s)", steps[i].name, steps[i].user, steps[i].want, why);
@@ -148,12 +132,7 @@ static void test_pending_caps(void **state)
     }
     /* a deleted workload is no longer Pending: room for one more */
     assert_int_equal(db_workload_act(f->db, first_seq, DB_WL_DELETE, "u1", 1), DB_OK);
-    memset(&w, 0, sizeof(w));
-    strcpy(w.name, "w6");
-    w.project_seq = f->proj.seq;
-    strcpy(w.priority_class, "train");
-    w.n_pods = w.min_pods = 1;
-    strcpy(w.created_by, "u2");
+    wl_init(f, "w6", "u2", &w);
     assert_int_equal(db_workload_submit(f->db, &w, &caps, why, sizeof(why)), DB_OK);
     db_workload_clear(&w);
     /* no caps: anything goes */
@@ -172,17 +151,13 @@ static void test_pending_caps_batch_resume(void **state)
     static const struct db_pending_caps caps = {4, 3};
     struct fixture *f = *state;
     struct db_workload ws[3], w, got;
-    char why[DB_MSG_LEN];
+    char why[DB_MSG_LEN], name[16];
     int64_t seq;
     int i, rc1;
 
-    memset(ws, 0, sizeof(ws));
     for (i = 0; i < 3; i++) {
-        snprintf(ws[i].name, sizeof(ws[i].name), "b-%d", i);
-        ws[i].project_seq = f->proj.seq;
-        strcpy(ws[i].priority_class, "train");
-        ws[i].n_pods = ws[i].min_pods = 1;
-        strcpy(ws[i].created_by, "u1");
+        snprintf(name, sizeof(name), "b-%d", i);
+        wl_init(f, name, "u1", &ws[i]);
     }
     /* 3 of u1's at once: within both caps */
     assert_int_equal(db_workloads_submit(f->db, ws, 3, &caps, why, sizeof(why)), DB_OK);
@@ -191,12 +166,8 @@ static void test_pending_caps_batch_resume(void **state)
         db_workload_clear(&ws[i]);
     /* u2's 2 more would make 5 in the project: none stored */
     for (i = 0; i < 2; i++) {
-        memset(&ws[i], 0, sizeof(ws[i]));
-        snprintf(ws[i].name, sizeof(ws[i].name), "c-%d", i);
-        ws[i].project_seq = f->proj.seq;
-        strcpy(ws[i].priority_class, "train");
-        ws[i].n_pods = ws[i].min_pods = 1;
-        strcpy(ws[i].created_by, "u2");
+        snprintf(name, sizeof(name), "c-%d", i);
+        wl_init(f, name, "u2", &ws[i]);
     }
     assert_int_equal(db_workloads_submit(f->db, ws, 2, &caps, why, sizeof(why)), DB_ELIMIT);
     assert_non_null(strstr(why, "max-pending-per-project"));
@@ -216,12 +187,7 @@ static void test_pending_caps_batch_resume(void **state)
 
     /* suspend one of u1's (3 Pending left), fill the project, resume it */
     assert_int_equal(db_workload_act(f->db, seq, DB_WL_SUSPEND, "u1", 1), DB_OK);
-    memset(&w, 0, sizeof(w));
-    strcpy(w.name, "d");
-    w.project_seq = f->proj.seq;
-    strcpy(w.priority_class, "train");
-    w.n_pods = w.min_pods = 1;
-    strcpy(w.created_by, "u3");
+    wl_init(f, "d", "u3", &w);
     assert_int_equal(db_workload_submit(f->db, &w, &caps, why, sizeof(why)), DB_OK);
     assert_int_equal(db_workload_resume(f->db, seq, "u1", 2, &caps, why, sizeof(why)), DB_ELIMIT);
     assert_non_null(strstr(why, "project team-a has 4 pending workloads"));
@@ -348,16 +314,14 @@ static void test_checks(void **state)
     struct fixture *f = *state;
     struct db_workload w, got;
     struct db_queue *q = calloc(1, sizeof(*q));
+    char name[32];
     size_t i;
 
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        memset(&w, 0, sizeof(w));
-        snprintf(w.name, sizeof(w.name), "bad-%zu", i);
-        w.project_seq = f->proj.seq;
-        strcpy(w.priority_class, "train");
+        snprintf(name, sizeof(name), "bad-%zu", i);
+        wl_init(f, name, "", &w);
         w.priority = bad[i].priority;
         w.preemptible = bad[i].preemptible;
-        w.n_pods = w.min_pods = 1;
         w.gpu_devices = bad[i].gpu_devices;
         w.cpu_milli = bad[i].cpu_milli;
         w.mem_mib = bad[i].mem_mib;
@@ -481,15 +445,14 @@ static void *capped_submitter(void *p)
 
     for (i = 0; i < CAP_EACH; i++) {
         struct db_workload *w = &a->w[i];
-        memset(w, 0, sizeof(*w));
+        char name[32], user[16];
+
         if (i % 5 == 0)
-            snprintf(w->name, sizeof(w->name), "shared-%d", i / 5);
+            snprintf(name, sizeof(name), "shared-%d", i / 5);
         else
-            snprintf(w->name, sizeof(w->name), "own-%d-%d", a->id, i);
-        w->project_seq = a->f->proj.seq;
-        strcpy(w->priority_class, "train");
-        w->n_pods = w->min_pods = 1;
-        snprintf(w->created_by, sizeof(w->created_by), "u%d", a->id);
+            snprintf(name, sizeof(name), "own-%d-%d", a->id, i);
+        snprintf(user, sizeof(user), "u%d", a->id);
+        wl_init(a->f, name, user, w);
         a->rc[i] = db_workload_submit(a->f->db, w, &caps, why, sizeof(why));
     }
     return NULL;

@@ -4,6 +4,8 @@
  * ALLOT_TEST_DB_URI is set (tests/pg/run_pg.sh: pg/test_db,
  * pg/test_lease), a fresh schema in that PostgreSQL database.
  *
+ * Beside it, the organisation most storage tests start from (tmpdb_org).
+ *
  * Header-only: each test program is one file plus this.
  */
 #ifndef ALLOT_TEST_TMPDB_H
@@ -11,6 +13,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "db.h"
@@ -51,6 +54,38 @@ static void tmpdb_remove(struct db *db, const char *dir, const char *path)
         unlink(p);
     }
     rmdir(dir);
+}
+
+/* Inserts the organisation most storage tests start from: node pool
+ * "default" (label k=v), department "default", and in it project "team-a"
+ * with, when gpu_quota >= 0, that quota deserved in the pool (milli-GPUs,
+ * no limit, over-quota weight 1000). DB_OK, or the first error. */
+static inline int tmpdb_org(struct db *db, int gpu_quota, struct db_pool *pool,
+                            struct db_queue *dept, struct db_queue *proj)
+{
+    int rc;
+
+    strcpy(pool->name, "default");
+    strcpy(pool->label_key, "k");
+    strcpy(pool->label_value, "v");
+    if ((rc = db_pool_insert(db, pool)) != DB_OK)
+        return rc;
+    dept->kind = DB_DEPARTMENT;
+    strcpy(dept->name, "default");
+    if ((rc = db_queue_insert(db, dept)) != DB_OK)
+        return rc;
+    proj->kind = DB_PROJECT;
+    strcpy(proj->name, "team-a");
+    proj->parent_seq = dept->seq;
+    if (gpu_quota >= 0) {
+        proj->n_quotas = 1;
+        proj->quotas[0].pool_seq = pool->seq;
+        proj->quotas[0].deserved[0] = gpu_quota;
+        proj->quotas[0].limit[0] = -1;
+        proj->quotas[0].weight[0] = 1000;
+        proj->quotas[0].has[0] = 1;
+    }
+    return db_queue_insert(db, proj);
 }
 
 #endif /* ALLOT_TEST_TMPDB_H */
