@@ -79,6 +79,15 @@ int cmd_list_args(const struct cli_cmd *cmd, const struct opts *o, int *format)
     return CLI_OK;
 }
 
+int cmd_one_operand(const struct cli_cmd *cmd, const struct opts *o, const char *what)
+{
+    if (o->n_pos == 1 && !o->has_rest)
+        return CLI_OK;
+    if (o->n_pos > 1)
+        return cli_usage_error(cmd, "unexpected argument '%s'", o->pos[1]);
+    return cli_usage_error(cmd, "%s is missing", what);
+}
+
 void print_listing(int format, const struct table *t, const json_t *doc)
 {
     if (format == OUT_JSON || format == OUT_YAML)

@@ -56,6 +56,11 @@ int take_format(const struct opt_hit *h, int *format);
  * else. CLI_OK or a usage error. */
 int cmd_list_args(const struct cli_cmd *cmd, const struct opts *o, int *format);
 
+/* Checks that o holds one operand and nothing after "--": CLI_OK, or the
+ * usage error "WHAT is missing" or "unexpected argument" for the first
+ * one too many. */
+int cmd_one_operand(const struct cli_cmd *cmd, const struct opts *o, const char *what);
+
 /* Prints a table or the document by format. */
 struct table;
 void print_listing(int format, const struct table *t, const json_t *doc);

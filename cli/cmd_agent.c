@@ -87,9 +87,8 @@ static int token_create(const void *ctx, int argc, char **argv)
         rc = cli_help(&create_cmd);
         goto out;
     }
-    if (rc == CLI_OK && (o.n_pos != 1 || o.has_rest))
-        rc = cli_usage_error(&create_cmd, o.n_pos > 1 ? "unexpected argument '%s'" : "NAME is missing",
-                             o.n_pos > 1 ? o.pos[1] : "");
+    if (rc == CLI_OK)
+        rc = cmd_one_operand(&create_cmd, &o, "NAME");
     if (rc != CLI_OK)
         goto out;
     if (body)
@@ -149,9 +148,8 @@ static int token_revoke(const void *ctx, int argc, char **argv)
         rc = cli_help(&revoke_cmd);
         goto out;
     }
-    if (rc == CLI_OK && (o.n_pos != 1 || o.has_rest))
-        rc = cli_usage_error(&revoke_cmd, o.n_pos > 1 ? "unexpected argument '%s'" : "ID is missing",
-                             o.n_pos > 1 ? o.pos[1] : "");
+    if (rc == CLI_OK)
+        rc = cmd_one_operand(&revoke_cmd, &o, "ID");
     if (rc != CLI_OK)
         goto out;
     id = client_escape(o.pos[0]);
@@ -190,9 +188,8 @@ static int node_change(const struct cli_cmd *cmd, const struct opt_spec *spec, i
         rc = cli_help(cmd);
         goto out;
     }
-    if (rc == CLI_OK && (o.n_pos != 1 || o.has_rest))
-        rc = cli_usage_error(cmd, o.n_pos > 1 ? "unexpected argument '%s'" : "NODE is missing",
-                             o.n_pos > 1 ? o.pos[1] : "");
+    if (rc == CLI_OK)
+        rc = cmd_one_operand(cmd, &o, "NODE");
     if (rc == CLI_OK && body && json_object_size(body) == 0)
         rc = cli_usage_error(cmd, "nothing to set: give --node-pool or --gpus%s", "");
     if (rc != CLI_OK)

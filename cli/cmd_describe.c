@@ -17,6 +17,7 @@
  * them (events oldest first).
  */
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,25 @@ static void add_command(struct table *t, const json_t *spec)
         table_add(t, "%s%s%s", cmd, cmd[0] && args[0] ? " " : "", args);
 }
 
+/* Appends what fmt makes to the list in buf (size bytes, *used of them
+ * taken): 0, or -1 when it does not fit (then *used stays, and the list
+ * ends there). */
+static int append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(buf + *used, size - *used, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= size - *used)
+        return -1;
+    *used += (size_t)n;
+    return 0;
+}
+
 static void add_pools(struct table *t, const json_t *w)
 {
     const json_t *pools = json_object_get(w, "requestedNodePools");
@@ -198,11 +218,9 @@ static void add_pools(struct table *t, const json_t *w)
     json_t *p;
 
     json_array_foreach(pools, i, p) {
-        int n = snprintf(buf + used, sizeof(buf) - used, "%s%s", i ? "," : "",
-                         json_string_value(p) ? json_string_value(p) : "?");
-        if (n < 0 || (size_t)n >= sizeof(buf) - used)
+        if (append(buf, sizeof(buf), &used, "%s%s", i ? "," : "",
+                   json_string_value(p) ? json_string_value(p) : "?") != 0)
             break;
-        used += (size_t)n;
     }
     add_field(t, "Node pools", used ? buf : "any");
 }
@@ -218,21 +236,17 @@ static void add_ports(struct table *t, const json_t *w)
 
     json_array_foreach(ports, i, p) {
         long c = (long)jnum(p, "container", 0), e = (long)jnum(p, "external", (double)c);
-        int n = snprintf(buf + used, sizeof(buf) - used, "%s%ld on node port %ld", i ? ", " : "",
-                         c, e);
-        if (n < 0 || (size_t)n >= sizeof(buf) - used)
+
+        if (append(buf, sizeof(buf), &used, "%s%ld on node port %ld", i ? ", " : "", c, e) != 0)
             break;
-        used += (size_t)n;
     }
     if (used)
         add_field(t, "Ports", buf);
     used = 0;
     json_array_foreach(urls, i, p) {
-        int n = snprintf(buf + used, sizeof(buf) - used, "%s%s", i ? " " : "",
-                         json_string_value(p) ? json_string_value(p) : "");
-        if (n < 0 || (size_t)n >= sizeof(buf) - used)
+        if (append(buf, sizeof(buf), &used, "%s%s", i ? " " : "",
+                   json_string_value(p) ? json_string_value(p) : "") != 0)
             break;
-        used += (size_t)n;
     }
     if (used)
         add_field(t, "URLs", buf);
@@ -312,11 +326,9 @@ static void add_devices(struct table *t, const json_t *devices)
     json_t *d;
 
     json_array_foreach(devices, i, d) {
-        int n = snprintf(buf + used, sizeof(buf) - used, "%s%lld", i ? "," : "",
-                         (long long)json_integer_value(d));
-        if (n < 0 || (size_t)n >= sizeof(buf) - used)
+        if (append(buf, sizeof(buf), &used, "%s%lld", i ? "," : "",
+                   (long long)json_integer_value(d)) != 0)
             break;
-        used += (size_t)n;
     }
     table_add(t, "%s", used ? buf : "-");
 }

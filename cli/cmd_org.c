@@ -262,9 +262,8 @@ static int quota_args_in(const struct cli_cmd *cmd, const struct opts *o, struct
         rc = quota_hit(cmd, &o->hits[i], a);
     if (rc != CLI_OK)
         return rc;
-    if (o->n_pos != 1 || o->has_rest)
-        return cli_usage_error(cmd, o->n_pos > 1 ? "unexpected argument '%s'" : "NAME is missing",
-                               o->n_pos > 1 ? o->pos[1] : "");
+    if ((rc = cmd_one_operand(cmd, o, "NAME")) != CLI_OK)
+        return rc;
     if (!a->has_quota)
         return cli_usage_error(cmd, "--gpu-quota N is required");
     if (a->has_limit && a->limit >= 0 && a->limit < a->quota)
@@ -492,10 +491,8 @@ static int edit_args_ok(const struct org_kind *k, const struct opts *o)
 
     for (i = 0; i < o->n_hits; i++)
         changes += o->hits[i].id != O_FORMAT_JSON && o->hits[i].id != O_POOL;
-    if (o->n_pos != 1 || o->has_rest)
-        return cli_usage_error(&k->edit, o->n_pos > 1 ? "unexpected argument '%s'"
-                                                      : "NAME is missing",
-                               o->n_pos > 1 ? o->pos[1] : "");
+    if ((rc = cmd_one_operand(&k->edit, o, "NAME")) != CLI_OK)
+        return rc;
     if (!changes)
         return cli_usage_error(&k->edit, "nothing to change: name a setting, such as "
                                          "--gpu-quota 2");

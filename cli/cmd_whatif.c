@@ -213,7 +213,7 @@ struct quota_args {
 
 static int quota_in(const struct opts *o, struct quota_args *a)
 {
-    int i;
+    int i, rc;
 
     memset(a, 0, sizeof(*a));
     a->pool = "default";
@@ -229,10 +229,8 @@ static int quota_in(const struct opts *o, struct quota_args *a)
         case O_DEPARTMENT: a->department = 1; break;
         case O_JSON: a->json = 1; break;
         }
-    if (o->n_pos != 1 || o->has_rest)
-        return cli_usage_error(&quota_cmd, o->n_pos > 1 ? "unexpected argument '%s'"
-                                                        : "NAME is missing",
-                               o->n_pos > 1 ? o->pos[1] : "");
+    if ((rc = cmd_one_operand(&quota_cmd, o, "NAME")) != CLI_OK)
+        return rc;
     if (!a->has_quota)
         return cli_usage_error(&quota_cmd, "--gpu-quota N is required");
     a->name = o->pos[0];
