@@ -22,6 +22,7 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <sys/types.h>
 
 #define AGENT_PATH_MAX 1024
@@ -82,6 +83,11 @@ int proc_env_value(pid_t pid, const char *name, char *out, size_t len);
 int proc_kill_pod(const char *uid);
 /* Closes every descriptor from 3 up (in a child before exec). */
 void proc_close_from_3(void);
+/* *set: the signals the agent and the shim wait for with sigtimedwait()
+ * (SIGTERM, SIGINT, SIGHUP, SIGCHLD). */
+void proc_signal_set(sigset_t *set);
+/* Blocks those signals (filling *set) and ignores SIGPIPE. */
+void proc_block_signals(sigset_t *set);
 /* Restores default dispositions and an empty mask (in a child before exec). */
 void proc_reset_signals(void);
 /* Runs argv (PATH lookup), waits at most timeout_ms, and gives its

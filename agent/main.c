@@ -424,13 +424,7 @@ int main(int argc, char **argv)
 
     if (argc > 1 && strcmp(argv[1], "--shim") == 0)
         return shim_main(argc, argv);
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGHUP);
-    sigaddset(&set, SIGCHLD);
-    sigprocmask(SIG_BLOCK, &set, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    proc_block_signals(&set);
     srand((unsigned)(getpid() ^ time(NULL)));
     a = calloc(1, sizeof(*a));
     if (!a || curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {

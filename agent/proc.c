@@ -175,6 +175,22 @@ void proc_close_from_3(void)
         close(fd);
 }
 
+void proc_signal_set(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGHUP);
+    sigaddset(set, SIGCHLD);
+}
+
+void proc_block_signals(sigset_t *set)
+{
+    proc_signal_set(set);
+    sigprocmask(SIG_BLOCK, set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
 void proc_reset_signals(void)
 {
     sigset_t none;

@@ -428,11 +428,7 @@ static void watch(struct shim *s)
     sigset_t set;
     int sig;
 
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGHUP);
-    sigaddset(&set, SIGCHLD);
+    proc_signal_set(&set);
     while (!s->done) {
         sig = sigtimedwait(&set, NULL, &ts);
         if (sig == SIGTERM || sig == SIGINT)
@@ -500,13 +496,7 @@ static int shim_init(struct shim *s, int argc, char **argv)
     s->dir = argv[2];
     s->lease = argv[3];
     s->runtime = argv[4];
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGHUP);
-    sigaddset(&set, SIGCHLD);
-    sigprocmask(SIG_BLOCK, &set, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    proc_block_signals(&set);
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     snprintf(path, sizeof(path), "%s/log", s->dir);
     s->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);

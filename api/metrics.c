@@ -99,6 +99,12 @@ static void addf(struct text *t, const char *fmt, ...)
         put(t, line, (size_t)n);
 }
 
+/* One sample with no labels, after its TYPE line. */
+static void metric(struct text *t, const char *name, const char *type, long long value)
+{
+    addf(t, "# TYPE %s %s\n%s %lld\n", name, type, name, value);
+}
+
 /* A label value with \, " and newlines escaped. */
 static void label(char *out, size_t len, const char *s)
 {
@@ -367,34 +373,24 @@ void api_metrics_render(struct api_req *r)
             "allot_http_request_seconds_total %lld.%06lld\n",
         atomic_load(&request_us) / 1000000, atomic_load(&request_us) % 1000000);
     api_conns_stats(&cs);
-    add(&t, "# TYPE allot_http_connections_open gauge\nallot_http_connections_open %lld\n"
-            "# TYPE allot_http_connections_accepted_total counter\n", cs.open, 0);
-    add(&t, "allot_http_connections_accepted_total %lld\n"
-            "# TYPE allot_http_connections_closed_idle_total counter\n"
-            "allot_http_connections_closed_idle_total %lld\n", cs.accepted, cs.evicted);
-    add(&t, "# TYPE allot_workloads_submitted_total counter\n"
-            "allot_workloads_submitted_total %lld\n", atomic_load(&submitted), 0);
+    metric(&t, "allot_http_connections_open", "gauge", cs.open);
+    metric(&t, "allot_http_connections_accepted_total", "counter", cs.accepted);
+    metric(&t, "allot_http_connections_closed_idle_total", "counter", cs.evicted);
+    metric(&t, "allot_workloads_submitted_total", "counter", atomic_load(&submitted));
     db_writer_stats(r->app->db, &commits, &writes);
-    add(&t, "# TYPE allot_db_commits_total counter\nallot_db_commits_total %lld\n"
-            "# TYPE allot_db_writes_total counter\n", commits, 0);
-    add(&t, "allot_db_writes_total %lld\n", writes, 0);
+    metric(&t, "allot_db_commits_total", "counter", commits);
+    metric(&t, "allot_db_writes_total", "counter", writes);
     ctl_sched_get_stats(r->app->sched, &st);
-    add(&t, "# TYPE allot_sched_cycles_total counter\nallot_sched_cycles_total %lld\n",
-        st.cycles, 0);
-    add(&t, "# TYPE allot_sched_decisions_total counter\nallot_sched_decisions_total %lld\n",
-        st.decisions, 0);
-    add(&t, "# TYPE allot_sched_cycles_full_total counter\nallot_sched_cycles_full_total %lld\n"
-            "# TYPE allot_sched_cycles_reused_total counter\n", st.cycles_full, 0);
-    add(&t, "allot_sched_cycles_reused_total %lld\n"
-            "# TYPE allot_sched_cycles_kept_session_total counter\n"
-            "allot_sched_cycles_kept_session_total %lld\n", st.cycles_reused, st.cycles_kept);
+    metric(&t, "allot_sched_cycles_total", "counter", st.cycles);
+    metric(&t, "allot_sched_decisions_total", "counter", st.decisions);
+    metric(&t, "allot_sched_cycles_full_total", "counter", st.cycles_full);
+    metric(&t, "allot_sched_cycles_reused_total", "counter", st.cycles_reused);
+    metric(&t, "allot_sched_cycles_kept_session_total", "counter", st.cycles_kept);
     add(&t, "# TYPE allot_sched_last_cycle_seconds gauge\n"
             "allot_sched_last_cycle_seconds %lld.%06lld\n",
         st.last_cycle_us / 1000000, st.last_cycle_us % 1000000);
-    add(&t, "# TYPE allot_sched_pending_workloads gauge\nallot_sched_pending_workloads %lld\n",
-        st.pending, 0);
-    add(&t, "# TYPE allot_sched_running_workloads gauge\nallot_sched_running_workloads %lld\n",
-        st.running, 0);
+    metric(&t, "allot_sched_pending_workloads", "gauge", st.pending);
+    metric(&t, "allot_sched_running_workloads", "gauge", st.running);
     cycle_gauges(&st, &t);
     leader_gauges(r, &st, &t);
     hold_gauges(&st, &t);

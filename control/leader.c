@@ -195,13 +195,8 @@ void ctl_leader_stop(struct ctl_leader *l)
 
     if (!l)
         return;
-    if (l->started) {
-        pthread_mutex_lock(&l->mu);
-        l->stop = 1;
-        pthread_cond_signal(&l->cv);
-        pthread_mutex_unlock(&l->mu);
-        pthread_join(l->th, NULL);
-    }
+    if (l->started)
+        thread_role_stop(l->th, &l->mu, &l->cv, &l->stop);
     epoch = valid_epoch(l);
     if (epoch > 0)
         db_lease_release(l->db, l->holder, epoch);

@@ -2076,13 +2076,8 @@ void ctl_sched_stop(struct ctl_sched *s)
     if (!s)
         return;
     ctl_leader_hook(s->o.leader, NULL, NULL);
-    if (s->started) {
-        pthread_mutex_lock(&s->mu);
-        s->stop = 1;
-        pthread_cond_signal(&s->cv);
-        pthread_mutex_unlock(&s->mu);
-        pthread_join(s->th, NULL);
-    }
+    if (s->started)
+        thread_role_stop(s->th, &s->mu, &s->cv, &s->stop);
     sm_free(&s->m);
     ctl_series_rec_free(s->series);
     ctl_feed_free(s->feed);

@@ -136,12 +136,8 @@ void ctl_series_rec_free(struct ctl_series_rec *rec)
 {
     if (!rec)
         return;
-    pthread_mutex_lock(&rec->mu);
-    rec->stop = 1;
-    pthread_cond_signal(&rec->cv);
-    pthread_mutex_unlock(&rec->mu);
     if (rec->started)
-        pthread_join(rec->th, NULL);
+        thread_role_stop(rec->th, &rec->mu, &rec->cv, &rec->stop);
     free(rec->next.p);
     free(rec->last);
     pthread_mutex_destroy(&rec->mu);
