@@ -263,6 +263,38 @@ static int reg_name_free(struct db__conn *c, struct db_agent_reg *r)
     return db__done(st, rc);
 }
 
+/* reg_node's parameters from ?4 on (labels: "{}" when it has none). */
+static const struct db__col reg_node_cols[] = {
+    DB__COL_AS("n_gpus", struct db_agent_reg, effective_gpus, DB__INT),
+    DB__COL(struct db_agent_reg, gpu_type, DB__TEXT),
+    DB__COL(struct db_agent_reg, node_type, DB__TEXT),
+    DB__COL(struct db_agent_reg, cpu_milli, DB__INT),
+    DB__COL(struct db_agent_reg, mem_mib, DB__INT),
+    DB__COL_AS("created_at", struct db_agent_reg, now_ms, DB__INT),
+    DB__COL(struct db_agent_reg, labels, DB__DUP),
+    DB__COL(struct db_agent_reg, gpu_memory_mib, DB__INT),
+    DB__COL(struct db_agent_reg, address, DB__TEXT),
+    DB__COL(struct db_agent_reg, pool_pinned, DB__INT),
+};
+#define REG_NODE_LABELS 10 /* the parameter of labels */
+
+/* reg_agent's parameters (labels: "{}", gpus: "[]" when it has none). */
+static const struct db__col reg_agent_cols[] = {
+    DB__COL(struct db_agent_reg, node_seq, DB__INT),
+    DB__COL(struct db_agent_reg, token_seq, DB__INT),
+    DB__COL(struct db_agent_reg, heartbeat_ms, DB__INT),
+    DB__COL_AS("registered_at", struct db_agent_reg, now_ms, DB__INT),
+    DB__COL(struct db_agent_reg, labels, DB__DUP),
+    DB__COL(struct db_agent_reg, gpus, DB__DUP),
+    DB__COL(struct db_agent_reg, version, DB__TEXT),
+    DB__COL(struct db_agent_reg, runtime, DB__TEXT),
+    DB__COL(struct db_agent_reg, approved_gpus, DB__INT),
+    DB__COL_AS("requested_pool", struct db_agent_reg, pool, DB__TEXT),
+    DB__COL_AS("requested_gpus", struct db_agent_reg, n_gpus, DB__INT),
+};
+#define REG_AGENT_LABELS 5 /* the parameters of labels and gpus */
+#define REG_AGENT_GPUS 6
+
 /* Step 4: the node row, Ready, in the approved pool with the usable GPUs. */
 static int reg_node(struct db__conn *c, struct db_agent_reg *r, int64_t pool_seq)
 {
@@ -278,7 +310,6 @@ static int reg_node(struct db__conn *c, struct db_agent_reg *r, int64_t pool_seq
         " labels = excluded.labels, gpu_memory_mib = excluded.gpu_memory_mib,"
         " address = excluded.address,"
         " pool_pinned = max(nodes.pool_pinned, excluded.pool_pinned)";
-    static const char back[] = "SELECT seq, id FROM nodes WHERE name = ?";
     char id[DB_ID_LEN];
     int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
@@ -289,30 +320,13 @@ static int reg_node(struct db__conn *c, struct db_agent_reg *r, int64_t pool_seq
     db__bind_text(st, 1, id);
     db__bind_text(st, 2, r->name);
     db__bind_int64(st, 3, pool_seq);
-    db__bind_int(st, 4, r->effective_gpus);
-    db__bind_text(st, 5, r->gpu_type);
-    db__bind_text(st, 6, r->node_type);
-    db__bind_int64(st, 7, r->cpu_milli);
-    db__bind_int64(st, 8, r->mem_mib);
-    db__bind_int64(st, 9, r->now_ms);
-    db__bind_text(st, 10, r->labels ? r->labels : "{}");
-    db__bind_int64(st, 11, r->gpu_memory_mib);
-    db__bind_text(st, 12, r->address);
-    db__bind_int(st, 13, r->pool_pinned);
+    db__cols_bind(st, 4, reg_node_cols, DB__NCOLS(reg_node_cols), r);
+    if (!r->labels)
+        db__bind_text(st, REG_NODE_LABELS, "{}");
     rc = db__done(st, db__step_done(st));
-    if (rc != DB_OK)
-        return rc;
-    st = db__prep(c, back, &rc);
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, r->name);
-    if (db__step(st) == DB__ROW) {
-        r->node_seq = db__col_int64(st, 0);
-        db__copy(r->node_id, sizeof(r->node_id), st, 1);
-    } else {
-        rc = DB_EIO;
-    }
-    return db__done(st, rc);
+    if (rc == DB_OK)
+        rc = db__node_key(c, r->name, &r->node_seq, r->node_id);
+    return rc == DB_ENOTFOUND ? DB_EIO : rc; /* it was just written */
 }
 
 /* Step 5: the agent row and the token binding. */
@@ -335,17 +349,11 @@ static int reg_agent(struct db__conn *c, struct db_agent_reg *r)
 
     if (!st)
         return rc;
-    db__bind_int64(st, 1, r->node_seq);
-    db__bind_int64(st, 2, r->token_seq);
-    db__bind_int64(st, 3, r->heartbeat_ms);
-    db__bind_int64(st, 4, r->now_ms);
-    db__bind_text(st, 5, r->labels ? r->labels : "{}");
-    db__bind_text(st, 6, r->gpus ? r->gpus : "[]");
-    db__bind_text(st, 7, r->version);
-    db__bind_text(st, 8, r->runtime);
-    db__bind_int(st, 9, r->approved_gpus);
-    db__bind_text(st, 10, r->pool);
-    db__bind_int(st, 11, r->n_gpus);
+    db__cols_bind(st, 1, reg_agent_cols, DB__NCOLS(reg_agent_cols), r);
+    if (!r->labels)
+        db__bind_text(st, REG_AGENT_LABELS, "{}");
+    if (!r->gpus)
+        db__bind_text(st, REG_AGENT_GPUS, "[]");
     rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;

@@ -236,6 +236,8 @@ int db__read_list(struct db *db, db__fn fn, void *arg, void *arrp, int *n);
 int db__pools(struct db__conn *c, struct db_pool **out, int *n);
 int db__nodes(struct db__conn *c, int with_alloc, struct db_node **out, int *n);
 int db__queues(struct db__conn *c, int kind, struct db_queue **out, int *n);
+/* The seq and id of node `name` (org.c): DB_OK, DB_ENOTFOUND or DB_EIO. */
+int db__node_key(struct db__conn *c, const char *name, int64_t *seq, char id[DB_ID_LEN]);
 /* Appends a workload event inside the caller's write (workloads.c). */
 int db__event(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *type,
               const char *reason, const char *message);

@@ -278,7 +278,6 @@ static int node_upsert_fn(struct db__conn *c, void *arg)
         " updated_at = excluded.updated_at, node_type = excluded.node_type,"
         " labels = excluded.labels, gpu_memory_mib = excluded.gpu_memory_mib,"
         " address = excluded.address, pool_pinned = excluded.pool_pinned";
-    static const char back[] = "SELECT seq, id FROM nodes WHERE name = ?";
     struct db_node *n = arg;
     int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
@@ -289,16 +288,22 @@ static int node_upsert_fn(struct db__conn *c, void *arg)
     if (!n->labels[0])
         db__bind_text(st, 13, "{}");
     rc = db__done(st, db__step_done(st));
-    if (rc != DB_OK)
-        return rc;
-    st = db__prep(c, back, &rc);
+    return rc == DB_OK ? db__node_key(c, n->name, &n->seq, n->id) : rc;
+}
+
+int db__node_key(struct db__conn *c, const char *name, int64_t *seq, char id[DB_ID_LEN])
+{
+    static const char sql[] = "SELECT seq, id FROM nodes WHERE name = ?";
+    int rc = DB_OK;
+    struct db__stmt *st = db__prep(c, sql, &rc);
+
     if (!st)
         return rc;
-    db__bind_text(st, 1, n->name);
+    db__bind_text(st, 1, name);
     rc = db__one_row(db__step(st));
     if (rc == DB_OK) {
-        n->seq = db__col_int64(st, 0);
-        db__copy(n->id, sizeof(n->id), st, 1);
+        *seq = db__col_int64(st, 0);
+        db__copy(id, DB_ID_LEN, st, 1);
     }
     return db__done(st, rc);
 }
@@ -700,13 +705,12 @@ static struct db_usage *usage_slot(struct usage_arg *a, int64_t pool_seq)
     return &a->out[(*a->n)++];
 }
 
-static int usage_allocated(struct db__conn *c, struct usage_arg *a)
+/* Adds the rows of sql (?1 the queue) to the pools' figures: column 0
+ * the pool, 1..3 GPU, CPU and memory. Allocated rows count as allocated
+ * and requested (and, column 4 0: not preemptible, in allocated_np);
+ * pending ones as requested only. */
+static int usage_add(struct db__conn *c, struct usage_arg *a, const char *sql, int allocated)
 {
-    static const char sql[] =
-        "SELECT n.pool_seq, " DB_POD_GPU_ON("w", "n") ", w.cpu_milli, w.mem_mib,"
-        " w.preemptible FROM pods d JOIN workloads w ON w.seq = d.workload_seq"
-        " JOIN nodes n ON n.seq = d.node_seq JOIN queues q ON q.seq = w.project_seq"
-        " WHERE w.deleted_at = 0 AND (q.seq = ?1 OR q.parent_seq = ?1)";
     int rc = DB_OK, r;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
@@ -719,8 +723,10 @@ static int usage_allocated(struct db__conn *c, struct usage_arg *a)
             continue;
         for (r = 0; r < 3; r++) {
             int64_t v = db__col_int64(st, 1 + r);
-            u->allocated[r] += v;
             u->requested[r] += v;
+            if (!allocated)
+                continue;
+            u->allocated[r] += v;
             if (!db__col_int(st, 4))
                 u->allocated_np[r] += v;
         }
@@ -728,37 +734,26 @@ static int usage_allocated(struct db__conn *c, struct usage_arg *a)
     return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
 }
 
-/* Pending demand counts in the workload's first pool, else the oldest pool. */
-static int usage_pending(struct db__conn *c, struct usage_arg *a)
-{
-    static const char sql[] =
-        "SELECT coalesce((SELECT seq FROM node_pools WHERE name = CASE"
-        " WHEN instr(w.pools, ',') > 0 THEN substr(w.pools, 1, instr(w.pools, ',') - 1)"
-        " ELSE w.pools END), (SELECT min(seq) FROM node_pools)),"
-        " w.n_pods * " DB_POD_GPU_ASKED("w") ", w.n_pods * w.cpu_milli,"
-        " w.n_pods * w.mem_mib FROM workloads w JOIN queues q ON q.seq = w.project_seq"
-        " WHERE w.deleted_at = 0 AND w.phase = 'Pending' AND (q.seq = ?1 OR q.parent_seq = ?1)";
-    int rc = DB_OK, r;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+static const char usage_allocated_sql[] =
+    "SELECT n.pool_seq, " DB_POD_GPU_ON("w", "n") ", w.cpu_milli, w.mem_mib,"
+    " w.preemptible FROM pods d JOIN workloads w ON w.seq = d.workload_seq"
+    " JOIN nodes n ON n.seq = d.node_seq JOIN queues q ON q.seq = w.project_seq"
+    " WHERE w.deleted_at = 0 AND (q.seq = ?1 OR q.parent_seq = ?1)";
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->seq);
-    while ((rc = db__step(st)) == DB__ROW) {
-        struct db_usage *u = usage_slot(a, db__col_int64(st, 0));
-        if (!u)
-            continue;
-        for (r = 0; r < 3; r++)
-            u->requested[r] += db__col_int64(st, 1 + r);
-    }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
-}
+/* Pending demand counts in the workload's first pool, else the oldest pool. */
+static const char usage_pending_sql[] =
+    "SELECT coalesce((SELECT seq FROM node_pools WHERE name = CASE"
+    " WHEN instr(w.pools, ',') > 0 THEN substr(w.pools, 1, instr(w.pools, ',') - 1)"
+    " ELSE w.pools END), (SELECT min(seq) FROM node_pools)),"
+    " w.n_pods * " DB_POD_GPU_ASKED("w") ", w.n_pods * w.cpu_milli,"
+    " w.n_pods * w.mem_mib FROM workloads w JOIN queues q ON q.seq = w.project_seq"
+    " WHERE w.deleted_at = 0 AND w.phase = 'Pending' AND (q.seq = ?1 OR q.parent_seq = ?1)";
 
 static int usage_fn(struct db__conn *c, void *arg)
 {
-    int rc = usage_allocated(c, arg);
+    int rc = usage_add(c, arg, usage_allocated_sql, 1);
 
-    return rc == DB_OK ? usage_pending(c, arg) : rc;
+    return rc == DB_OK ? usage_add(c, arg, usage_pending_sql, 0) : rc;
 }
 
 int db_queue_usage(struct db *db, int64_t queue_seq, struct db_usage *out, int max, int *n)

@@ -175,6 +175,15 @@ int db__rows_of(struct db__conn *c, const char *sql, const struct db__shape *s, 
     return st ? db__row_list(st, s, arrp, n) : rc;
 }
 
+/* Binds a statement's one parameter, if key is not NULL. */
+static void key_bind(struct db__stmt *st, const struct db__key *key)
+{
+    if (key && key->text)
+        db__bind_text(st, 1, key->text);
+    else if (key)
+        db__bind_int64(st, 1, key->i);
+}
+
 /* A read of sql's rows, or of its one row (row set, arrp NULL). */
 struct rows_arg {
     const char *sql;
@@ -193,10 +202,7 @@ static int rows_fn(struct db__conn *c, void *arg)
 
     if (!st)
         return rc;
-    if (a->key && a->key->text)
-        db__bind_text(st, 1, a->key->text);
-    else if (a->key)
-        db__bind_int64(st, 1, a->key->i);
+    key_bind(st, a->key);
     return a->arrp ? db__row_list(st, a->s, a->arrp, a->n) : db__row_one(st, a->s, a->row);
 }
 
@@ -216,26 +222,29 @@ int db__read_row(struct db *db, const char *sql, struct db__key key, const struc
     return db__read(db, rows_fn, &a);
 }
 
-int db__run_key(struct db__conn *c, const char *sql, int64_t key)
+static int run(struct db__conn *c, const char *sql, const struct db__key *key)
 {
     int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
-    db__bind_int64(st, 1, key);
+    key_bind(st, key);
     return db__done(st, db__step_done(st));
+}
+
+int db__run_key(struct db__conn *c, const char *sql, int64_t key)
+{
+    struct db__key k = {.i = key};
+
+    return run(c, sql, &k);
 }
 
 int db__run_text_key(struct db__conn *c, const char *sql, const char *key)
 {
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    struct db__key k = {.text = key};
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, key);
-    return db__done(st, db__step_done(st));
+    return run(c, sql, &k);
 }
 
 int db__int_of(struct db__conn *c, const char *sql, int64_t key, int64_t *out)

@@ -167,6 +167,17 @@ int db_schema_version(void)
     return N_MIGRATIONS;
 }
 
+/* The end of a migration's transaction: its commit if rc is DB_OK, else
+ * (or if the commit fails) its rollback; the code of the two. */
+static int commit_or_rollback(struct db__conn *c, int rc)
+{
+    if (rc == DB_OK)
+        rc = db__exec(c, "COMMIT");
+    if (rc != DB_OK)
+        db__exec(c, "ROLLBACK");
+    return rc;
+}
+
 /* The integer the one row of sql (run once) starts with; a parameter
  * (param >= 0) binds to its ?1. */
 static int int_once(struct db__conn *c, const char *sql, int param, int *out)
@@ -232,11 +243,7 @@ static int apply_one(struct db__conn *c, int i)
     }
     if (rc == DB_OK)
         rc = foreign_keys_hold(c);
-    if (rc == DB_OK)
-        rc = db__exec(c, "COMMIT");
-    if (rc != DB_OK)
-        db__exec(c, "ROLLBACK");
-    return rc;
+    return commit_or_rollback(c, rc);
 }
 
 /* ---- the second series: migrations 50 and up ---- */
@@ -548,11 +555,7 @@ static int apply_later(struct db__conn *c, int i)
         if (rc == DB_OK)
             rc = foreign_keys_hold(c);
     }
-    if (rc == DB_OK)
-        rc = db__exec(c, "COMMIT");
-    if (rc != DB_OK)
-        db__exec(c, "ROLLBACK");
-    return rc;
+    return commit_or_rollback(c, rc);
 }
 
 static int migrate_later(struct db__conn *c)

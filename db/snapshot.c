@@ -515,6 +515,38 @@ static int replace_pods(struct db__conn *c, const struct db_wl_update *u)
     return rc;
 }
 
+/* What a cycle writes of a workload (char * fields: DB__DUP), in
+ * apply_update's order; apply_reason writes the reason and message. */
+static const struct db__col update_cols[] = {
+    DB__COL(struct db_wl_update, phase, DB__DUP),
+    DB__COL(struct db_wl_update, phase_reason, DB__DUP),
+    DB__COL(struct db_wl_update, phase_message, DB__DUP),
+    DB__COL(struct db_wl_update, started_ms, DB__INT),
+    DB__COL(struct db_wl_update, stale_since_ms, DB__INT),
+};
+#define UPDATE_REASON 1 /* phase_reason, phase_message */
+
+/* Runs sql, a cycle's UPDATE of one workload: n of update_cols from
+ * `first` on, then the time, the seq and the version the snapshot read.
+ * *applied: the row still had that version. */
+static int apply_cols(struct db__conn *c, const char *sql, const struct db_wl_update *u,
+                      int first, int n, int64_t now, int *applied)
+{
+    int rc = DB_OK;
+    struct db__stmt *st = db__prep(c, sql, &rc);
+
+    *applied = 0;
+    if (!st)
+        return rc;
+    db__cols_bind(st, 1, update_cols + first, n, u);
+    db__bind_int64(st, n + 1, now);
+    db__bind_int64(st, n + 2, u->seq);
+    db__bind_int64(st, n + 3, u->version);
+    rc = db__done(st, db__step_done(st));
+    *applied = rc == DB_OK && db__changes(c) == 1;
+    return rc;
+}
+
 static int apply_update(struct db__conn *c, const struct db_wl_update *u, int64_t now,
                         int *applied)
 {
@@ -523,21 +555,8 @@ static int apply_update(struct db__conn *c, const struct db_wl_update *u, int64_
         " ELSE ?6 END, phase = ?1, phase_reason = ?2, phase_message = ?3, started_ms = ?4,"
         " stale_since_ms = ?5, updated_at = ?6"
         " WHERE seq = ?7 AND version = ?8 AND deleted_at = 0";
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    int rc = apply_cols(c, sql, u, 0, DB__NCOLS(update_cols), now, applied);
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, u->phase);
-    db__bind_text(st, 2, u->phase_reason);
-    db__bind_text(st, 3, u->phase_message);
-    db__bind_int64(st, 4, u->started_ms);
-    db__bind_int64(st, 5, u->stale_since_ms);
-    db__bind_int64(st, 6, now);
-    db__bind_int64(st, 7, u->seq);
-    db__bind_int64(st, 8, u->version);
-    rc = db__done(st, db__step_done(st));
-    *applied = rc == DB_OK && db__changes(c) == 1;
     if (rc == DB_OK && *applied && u->pods_changed) {
         rc = replace_pods(c, u);
         if (rc == DB_OK && u->n_pods > 0 && u->pods[0].node_seq > 0)
@@ -881,19 +900,8 @@ static int apply_reason(struct db__conn *c, const struct db_wl_update *u, int64_
     static const char sql[] =
         "UPDATE workloads SET phase_reason = ?1, phase_message = ?2, updated_at = ?3"
         " WHERE seq = ?4 AND version = ?5 AND deleted_at = 0";
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, u->phase_reason);
-    db__bind_text(st, 2, u->phase_message);
-    db__bind_int64(st, 3, now);
-    db__bind_int64(st, 4, u->seq);
-    db__bind_int64(st, 5, u->version);
-    rc = db__done(st, db__step_done(st));
-    *applied = rc == DB_OK && db__changes(c) == 1;
-    return rc;
+    return apply_cols(c, sql, u, UPDATE_REASON, 2, now, applied);
 }
 
 /* On PostgreSQL, the reasons of up to REASON_ROWS workloads in one
