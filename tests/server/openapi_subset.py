@@ -26,6 +26,9 @@ import re
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ beside the tests
+from openapi_ref import deref  # noqa: E402
+
 METHODS = ("get", "put", "post", "delete", "patch")
 ANY_OPERATION = ("401", "413", "429", "500", "501", "507")
 TEXT = ("description", "summary", "example", "examples")
@@ -41,12 +44,7 @@ class Doc:
             self.d = json.load(f)
 
     def deref(self, obj):
-        while isinstance(obj, dict) and "$ref" in obj:
-            node = self.d
-            for part in obj["$ref"].lstrip("#/").split("/"):
-                node = node[part]
-            obj = node
-        return obj
+        return deref(self.d, obj)
 
 
 def same(a_doc, a, b_doc, b, where, out, seen):

@@ -55,6 +55,9 @@ import urllib.parse
 
 import jsonschema
 
+sys.dont_write_bytecode = True  # no __pycache__ beside the tests
+from openapi_ref import deref  # noqa: E402
+
 METHODS = ("get", "put", "post", "delete", "patch")
 TRANSPORT_STATUSES = ("413", "429", "500", "501", "507")
 
@@ -171,12 +174,7 @@ class Document:
         return best, self.doc["paths"][best].get(method.lower())
 
     def deref(self, obj):
-        while isinstance(obj, dict) and "$ref" in obj:
-            node = self.doc
-            for part in obj["$ref"].lstrip("#/").split("/"):
-                node = node[part]
-            obj = node
-        return obj
+        return deref(self.doc, obj)
 
     def validator(self, schema):
         key = json.dumps(schema, sort_keys=True)

@@ -1,0 +1,13 @@
+"""openapi_ref.py: following an OpenAPI document's "$ref"s, shared by
+openapi_subset.py and runai_schema.py."""
+
+
+def deref(doc, obj):
+    """obj, or what its "$ref" (a "#/..." path in doc) names, followed
+    until it is no reference."""
+    while isinstance(obj, dict) and "$ref" in obj:
+        node = doc
+        for part in obj["$ref"].lstrip("#/").split("/"):
+            node = node[part]
+        obj = node
+    return obj
