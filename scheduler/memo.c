@@ -228,6 +228,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* p - off and p + off for a buffer pointer that may be NULL (a list with
+ * no buffer yet, off 0): pointer arithmetic on NULL is undefined
+ * behaviour even by 0, and clang's UBSan stops on it. */
+#define BUF_SUB(p, off) ((p) ? (p) - (off) : (p))
+#define BUF_ADD(p, off) ((p) ? (p) + (off) : (p))
+
 #define MEMO_SLACK ((size_t)1 << 20)   /* Invariant 4: a block of growth beyond 2x */
 /* entries of room left before a list the memo keeps whole: an entry put in
  * near its start (a victim pending again, most often an old workload)
@@ -317,13 +323,13 @@ void sched_memo_free(struct sched_memo *memo)
     free(memo->fair);
     free(memo->held);
     free(memo->figs);
-    free(memo->pending - memo->pending_off);
+    free(BUF_SUB(memo->pending, memo->pending_off));
     free(memo->stale);
     free(memo->no_stale);
     free(memo->touched);
     free(memo->kinds);
     free(memo->kind_entry);
-    free(memo->kind_of - memo->pending_off);
+    free(BUF_SUB(memo->kind_of, memo->pending_off));
     free(memo->label_count);
     free(memo->reps);
     free(memo->code_reps);
@@ -527,11 +533,15 @@ static int reserve(void **arr, int *cap, size_t elem, int need)
  * their kinds) carried along. */
 static void pending_rebase(struct sched_memo *memo, int n)
 {
-    struct sched_pending *base = memo->pending - memo->pending_off;
-    int *kind_base = memo->kind_of - memo->pending_off;
+    struct sched_pending *base;
+    int *kind_base;
 
+    /* before any arithmetic: with no offset the list may have no buffer
+     * yet (NULL), and NULL - 0 is undefined behaviour */
     if (memo->pending_off == 0)
         return;
+    base = memo->pending - memo->pending_off;
+    kind_base = memo->kind_of - memo->pending_off;
     memmove(base, memo->pending, (size_t)n * sizeof(*memo->pending));
     memmove(kind_base, memo->kind_of, (size_t)n * sizeof(int));
     memo->pending = base;
@@ -755,13 +765,13 @@ static int keep_reps(struct sched_memo *memo)
  * there, valid until the next call, as it would point at a copy. */
 static void keep_next(struct sched_memo *memo)
 {
-    struct sched_pending *p = memo->pending - memo->pending_off;
-    int *k = memo->kind_of - memo->pending_off, cap = memo->cap_pending,
+    struct sched_pending *p = BUF_SUB(memo->pending, memo->pending_off);
+    int *k = BUF_SUB(memo->kind_of, memo->pending_off), cap = memo->cap_pending,
         cap_k = memo->cap_kind_of;
 
-    memo->pending = memo->next + memo->next_off;
+    memo->pending = BUF_ADD(memo->next, memo->next_off);
     memo->cap_pending = memo->cap_next;
-    memo->kind_of = memo->next_kind_of + memo->next_off;
+    memo->kind_of = BUF_ADD(memo->next_kind_of, memo->next_off);
     memo->cap_kind_of = memo->cap_next_kind_of;
     memo->pending_off = memo->next_off;
     memo->next = p;
@@ -1085,8 +1095,8 @@ static int keep_in_place(struct sched_memo *memo, const struct sched_session *ss
 {
     int j, rc;
 
-    memo->pending += kinds->off;
-    memo->kind_of += kinds->off;
+    memo->pending = BUF_ADD(memo->pending, kinds->off);
+    memo->kind_of = BUF_ADD(memo->kind_of, kinds->off);
     memo->pending_off += kinds->off;
     memo->n_pending = out->n_pending;
     rc = reserve((void **)&memo->label_count, &memo->cap_label_count, sizeof(int),
@@ -1123,7 +1133,7 @@ static int keep_list(struct sched_memo *memo, const struct sched_session *ss,
     int e, rc;
 
     if (memo->next && out->pending == memo->next + memo->next_off &&
-        kinds->kind_of == memo->next_kind_of + memo->next_off) {
+        kinds->kind_of == BUF_ADD(memo->next_kind_of, memo->next_off)) {
         keep_next(memo);   /* a Step 5 cycle's list is in the memo's other buffers already */
     } else {
         int front = FRONT_ROOM(out->n_pending);
@@ -1700,8 +1710,8 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
         reserve((void **)&memo->next_kind_of, &memo->cap_next_kind_of, sizeof(int),
                 front + room) == SCHED_OK) {
         memo->next_off = front;
-        prev.buf = memo->next + front;
-        prev.buf_kind_of = memo->next_kind_of + front;
+        prev.buf = BUF_ADD(memo->next, front);
+        prev.buf_kind_of = BUF_ADD(memo->next_kind_of, front);
         prev.cap_buf = room;
         prev.own = memo->pending;   /* Invariant 3: the memo is not valid from here */
         prev.own_kind_of = memo->kind_of;
