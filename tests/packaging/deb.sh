@@ -11,22 +11,14 @@
 #
 # It changes the machine (packages, the user allot), so it must run as root
 # and refuses to touch allot packages it did not install itself.
-set -eu
+. "$(dirname "$0")/lib.sh"
 BUILD=$(cd "$1" && pwd)
 VERSION=$2
 PACKAGES="allot-server allot-agent allot-cli"
 
-fail() {
-  echo "FAIL: $*" >&2
-  if [ -n "${T:-}" ] && [ -f "$T/allotd.log" ]; then tail -n 20 "$T/allotd.log" >&2; fi
-  exit 1
-}
-
 [ "$(id -u)" = 0 ] || fail "this test installs .deb packages with dpkg -i and must run as root" \
   "(CI runs as root; run ctest as root, e.g. sudo ctest -R packaging/deb)"
-for tool in cpack dpkg dpkg-shlibdeps curl jq sqlite3 setpriv flock useradd; do
-  command -v "$tool" >/dev/null 2>&1 || fail "$tool not found (scripts/install-deps.sh installs it)"
-done
+needs cpack dpkg dpkg-shlibdeps curl jq sqlite3 setpriv flock useradd
 
 # One run at a time on a machine: the packages are system-wide.
 exec 9>/var/lock/allot-deb-test.lock
@@ -37,13 +29,11 @@ for p in $PACKAGES; do
   fi
 done
 
-T=$(mktemp -d /tmp/allot-deb-XXXXXX)
-chmod 755 "$T"
 SERVER_PID="" AGENT_PID="" USER_MADE=1 STATE_MADE=1
 if getent passwd allot >/dev/null; then USER_MADE=0; fi
 if [ -e /var/lib/allot ]; then STATE_MADE=0; fi
 
-cleanup() {
+test_cleanup() {
   for pid in $AGENT_PID $SERVER_PID; do
     kill -9 "$pid" 2>/dev/null || true
   done
@@ -51,9 +41,10 @@ cleanup() {
   dpkg --purge $PACKAGES >/dev/null 2>&1 || true
   if [ "$USER_MADE" = 1 ] && getent passwd allot >/dev/null; then userdel allot 2>/dev/null || true; fi
   if [ "$STATE_MADE" = 1 ]; then rmdir /var/lib/allot 2>/dev/null || true; fi
-  rm -rf "$T"
 }
-trap cleanup EXIT INT TERM
+temp_dir deb
+chmod 755 "$T"
+FAIL_LOG=$T/allotd.log
 
 # --- build ---------------------------------------------------------------
 cpack --config "$BUILD/CPackConfig.cmake" -G DEB -B "$T/pkg" >"$T/cpack.log" 2>&1 ||
@@ -136,13 +127,8 @@ start_server() {
     --db "$1/allot.db" --listen 127.0.0.1:0 --port-file "$1/port" \
     --schedule-period-ms 200 >>"$T/allotd.log" 2>&1) &
   SERVER_PID=$!
-  i=0
-  while [ ! -s "$1/port" ]; do
-    i=$((i + 1)); [ $i -lt 200 ] || fail "the installed allotd did not start"
-    kill -0 "$SERVER_PID" 2>/dev/null || fail "the installed allotd exited at start"
-    sleep 0.05
-  done
-  URL="http://127.0.0.1:$(cat "$1/port")"
+  wait_port "$1/port" "$SERVER_PID" "the installed allotd"
+  URL="http://127.0.0.1:$PORT"
 }
 stop_server() {
   kill -TERM "$SERVER_PID"

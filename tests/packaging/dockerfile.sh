@@ -14,18 +14,16 @@
 #   - the staged server started with the image's ENTRYPOINT and CMD (plus a
 #     loopback port and a temporary database) serves the dashboard from its
 #     own share/ folder, and the image's HEALTHCHECK command passes against it.
-set -eu
+. "$(dirname "$0")/lib.sh"
 SRC=$(cd "$1" && pwd)
 BUILD=$(cd "$2" && pwd)
 DF=$SRC/Dockerfile
-T=$(mktemp -d /tmp/allot-dockerfile-XXXXXX)
 PID=""
-cleanup() {
+test_cleanup() {
   if [ -n "$PID" ]; then kill -9 "$PID" 2>/dev/null || true; fi
-  rm -rf "$T"
 }
-trap cleanup EXIT INT TERM
-fail() { echo "FAIL: $*" >&2; [ -f "$T/log" ] && tail -n 20 "$T/log" >&2; exit 1; }
+temp_dir dockerfile
+FAIL_LOG=$T/log
 
 [ -f "$DF" ] || fail "no Dockerfile at the root"
 
@@ -146,13 +144,8 @@ while IFS= read -r a; do set -- "$@" "$a"; done <"$T/argv"
 (cd "$T/state" && ALLOT_ADMIN_PASSWORD=dockerfile-test exec "$@" --db "$T/state/allot.db" \
   --listen 127.0.0.1:0 --port-file "$T/state/port" >>"$T/log" 2>&1) &
 PID=$!
-i=0
-while [ ! -s "$T/state/port" ]; do
-  i=$((i + 1)); [ $i -lt 200 ] || fail "the staged allotd did not start"
-  kill -0 "$PID" 2>/dev/null || fail "the staged allotd exited at start"
-  sleep 0.05
-done
-port=$(cat "$T/state/port")
+wait_port "$T/state/port" "$PID" "the staged allotd"
+port=$PORT
 hc=$(instr server HEALTHCHECK | sed 's/.* CMD //' | sed "s#127.0.0.1:8080#127.0.0.1:$port#")
 sh -c "$hc" >/dev/null 2>&1 || fail "the HEALTHCHECK command fails against the staged allotd: $hc"
 curl -fsS "http://127.0.0.1:$port/" >"$T/index.html" || fail "GET / failed"

@@ -3,12 +3,10 @@
 # groff, and document what the programs accept: every long option of
 # `allotd --help` and `allot-agent --help` is in allotd(8) and
 # allot-agent(8), every command of `allot --help` in allot(1).
-set -eu
+. "$(dirname "$0")/lib.sh"
 SRC=$(cd "$1" && pwd)
 BUILD=$(cd "$2" && pwd)
-T=$(mktemp -d /tmp/allot-man-XXXXXX)
-trap 'rm -rf "$T"' EXIT INT TERM
-fail() { echo "FAIL: $*" >&2; exit 1; }
+temp_dir man
 command -v groff >/dev/null 2>&1 || fail "groff not found (scripts/install-deps.sh installs groff-base)"
 
 for page in allotd.8 allot-agent.8 allot.1; do

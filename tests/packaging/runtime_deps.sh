@@ -9,15 +9,11 @@
 # Libraries a binary opens with dlopen() count as named: allot opens
 # libcurl for https:// servers (DLOPENED).
 #   server image: allotd, allot      agent image: allot-agent, allot
-set -eu
+. "$(dirname "$0")/lib.sh"
 SRC=$(cd "$1" && pwd)
 BUILD=$(cd "$2" && pwd)
-T=$(mktemp -d /tmp/allot-rtdeps-XXXXXX)
-trap 'rm -rf "$T"' EXIT INT TERM
-fail() { echo "FAIL: $*" >&2; exit 1; }
-for tool in readelf ldd dpkg; do
-  command -v "$tool" >/dev/null 2>&1 || fail "$tool not found"
-done
+temp_dir rtdeps
+needs readelf ldd dpkg
 TOOLS="ca-certificates curl sqlite3"   # TLS roots, the HEALTHCHECK's client, backups
 DLOPENED="allot:libcurl4"
 
