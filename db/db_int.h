@@ -131,14 +131,15 @@ enum db__col_type {
     DB__INT,    /* an integer field of any width (int, int64_t, uint64_t...) */
     DB__DOUBLE, /* a double */
     DB__TEXT,   /* a fixed char array: cut to its size - 1, NULL as "" */
-    DB__DUP,    /* a char * the row owns: a malloc'd copy, NULL as "" */
-    DB__DUP_NULL /* the same, NULL kept as NULL */
+    DB__DUP,    /* a char *: read as a malloc'd copy the row owns (NULL as ""),
+                 * bound as its text (NULL as "") */
+    DB__DUP_NULL /* the same, NULL kept as NULL both ways */
 };
 struct db__col {
-    const char *name;  /* the column (documentation, and for messages) */
+    const char *name;   /* the column (documentation) */
     unsigned char type; /* enum db__col_type */
-    size_t size;       /* the field's size */
-    size_t off;        /* offsetof() in the struct */
+    size_t size;        /* the field's size */
+    size_t off;         /* offsetof() in the struct */
 };
 #define DB__COL(T, field, type) {#field, type, sizeof(((T *)0)->field), offsetof(T, field)}
 /* A column whose name is not its field's. */

@@ -79,6 +79,13 @@ struct hold_arg {
     struct db_lease *out;
 };
 
+static const struct db__col lease_cols[] = {
+    DB__COL(struct db_lease, holder, DB__TEXT),
+    DB__COL(struct db_lease, epoch, DB__INT),
+    DB__COL(struct db_lease, expires_at, DB__INT),
+    DB__COL_AS("now", struct db_lease, db_now, DB__INT),
+};
+
 static int read_row(struct db__conn *c, struct db_lease *out)
 {
     static const char sql[] =
@@ -89,12 +96,8 @@ static int read_row(struct db__conn *c, struct db_lease *out)
     if (!st)
         return rc;
     src = db__step(st);
-    if (src == DB__ROW) {
-        db__copy(out->holder, sizeof(out->holder), st, 0);
-        out->epoch = db__col_int64(st, 1);
-        out->expires_at = db__col_int64(st, 2);
-        out->db_now = db__col_int64(st, 3);
-    }
+    if (src == DB__ROW)
+        db__cols_read(st, 0, lease_cols, DB__NCOLS(lease_cols), out);
     return db__done(st, src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : src);
 }
 

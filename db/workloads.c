@@ -1797,8 +1797,22 @@ static int evq_list_fn(struct db__conn *c, void *arg)
         "SELECT e.seq, e.workload_seq, e.created_at, e.type, e.reason, e.message, w.id, w.name,"
         " w.type, q.id, q.name" EVQ_WHERE " ORDER BY e.created_at DESC, e.seq DESC"
         " LIMIT ?5 OFFSET ?6";
+    static const struct db__col cols[] = {
+        DB__COL(struct db_event_row, e.seq, DB__INT),
+        DB__COL(struct db_event_row, e.workload_seq, DB__INT),
+        DB__COL(struct db_event_row, e.created_at, DB__INT),
+        DB__COL(struct db_event_row, e.type, DB__TEXT),
+        DB__COL(struct db_event_row, e.reason, DB__TEXT),
+        DB__COL(struct db_event_row, e.message, DB__TEXT),
+        DB__COL(struct db_event_row, workload_id, DB__TEXT),
+        DB__COL(struct db_event_row, workload_name, DB__TEXT),
+        DB__COL(struct db_event_row, workload_type, DB__INT),
+        DB__COL(struct db_event_row, project_id, DB__TEXT),
+        DB__COL(struct db_event_row, project_name, DB__TEXT),
+    };
+    static const struct db__shape shape = DB__SHAPE(struct db_event_row, cols, NULL);
     struct evq_arg *a = arg;
-    int rc = DB_OK, cap = 0;
+    int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
@@ -1806,25 +1820,7 @@ static int evq_list_fn(struct db__conn *c, void *arg)
     evq_bind(st, a->q);
     db__bind_int(st, 5, a->q->limit);
     db__bind_int(st, 6, a->q->offset);
-    while ((rc = db__step(st)) == DB__ROW) {
-        struct db_event_row *r;
-        if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        r = &(*a->out)[(*a->n)++];
-        memset(r, 0, sizeof(*r));
-        r->e.seq = db__col_int64(st, 0);
-        r->e.workload_seq = db__col_int64(st, 1);
-        r->e.created_at = db__col_int64(st, 2);
-        db__copy(r->e.type, sizeof(r->e.type), st, 3);
-        db__copy(r->e.reason, sizeof(r->e.reason), st, 4);
-        db__copy(r->e.message, sizeof(r->e.message), st, 5);
-        db__copy(r->workload_id, sizeof(r->workload_id), st, 6);
-        db__copy(r->workload_name, sizeof(r->workload_name), st, 7);
-        r->workload_type = db__col_int(st, 8);
-        db__copy(r->project_id, sizeof(r->project_id), st, 9);
-        db__copy(r->project_name, sizeof(r->project_name), st, 10);
-    }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
+    return db__row_list(st, &shape, a->out, a->n);
 }
 
 int db_event_query_list(struct db *db, const struct db_event_query *q, struct db_event_row **out,
