@@ -41,7 +41,8 @@ static const char usage_text[] =
     "                    [--policy fifo,bestfit,allot,allot-spread] [--inflate X]\n"
     "                    [--seeds S[-T]]\n"
     "                    [--period-s P] [--speedup F] [--gangs] [--pools model|single]\n"
-    "                    [--report DIR] [--jobs N] [--timing]\n";
+    "                    [--report DIR] [--jobs N] [--timing]\n"
+    "       allot replay --protocol paper ... (allot replay --protocol paper --help)\n";
 
 static const char help_text[] =
     "Replays a GPU cluster trace (Alibaba GPU 2023 format) through the scheduling core and a\n"
@@ -526,6 +527,9 @@ int replay_main(int argc, char **argv)
     double t0 = now_s();
     int i, status = RP_EXIT_USAGE;
 
+    for (i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--protocol") == 0)
+            return replay_paper_main(argc, argv);
     for (i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(usage_text, stdout);
