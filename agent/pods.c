@@ -361,6 +361,11 @@ static int prepare_dir(const struct agent *a, const json_t *spec, const char *di
         snprintf(path, sizeof(path), "%s/spec.json", dir);
         rc = file_write_atomic(path, text, strlen(text));
     }
+    if (rc == 0 && json_is_string(json_object_get(spec, "hostfile"))) {
+        const char *hosts = json_string_value(json_object_get(spec, "hostfile"));
+        snprintf(path, sizeof(path), "%s/hostfile", dir);
+        rc = file_write_atomic(path, hosts, strlen(hosts));
+    }
     free(text);
     json_decref(full);
     return rc;

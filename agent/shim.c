@@ -144,9 +144,27 @@ static const char *pull_flag(const char *policy)
     return NULL;
 }
 
+/* Where a container finds MPI's host file. */
+#define CONTAINER_HOSTFILE "/etc/allot/hostfile"
+
+/* `-e NAME=VALUE`, whatever the value's length. */
+static int add_env(char ***argv, int *argc, const char *name, const char *value)
+{
+    size_t len = strlen(name ? name : "") + strlen(value ? value : "") + 2;
+    char *opt = malloc(len);
+    int rc;
+
+    if (!opt)
+        return -1;
+    snprintf(opt, len, "%s=%s", name ? name : "", value ? value : "");
+    rc = add(argv, argc, "-e") | add(argv, argc, opt);
+    free(opt);
+    return rc;
+}
+
 /* `<runtime> run --rm --name allot-<uid> --cidfile DIR/cid -e ... [-p host:container]
- * [--pull=...] <devices> [-w dir] [--entrypoint cmd] image [cmd words]
- * [args]` */
+ * [-v DIR/hostfile:...] [--network host] [--pull=...] <devices> [-w dir]
+ * [--entrypoint cmd] image [cmd words] [args]` */
 static int container_argv(const struct shim *s, char ***argv, int *argc)
 {
     char devs[256], opt[300], *d, *save = NULL;
@@ -164,15 +182,23 @@ static int container_argv(const struct shim *s, char ***argv, int *argc)
     unlink(opt); /* the runtime refuses to overwrite one */
     rc |= add(argv, argc, "--cidfile");
     rc |= add(argv, argc, opt);
-    json_array_foreach(json_object_get(s->spec, "env"), i, e) {
-        snprintf(opt, sizeof(opt), "%s=%s", json_string_value(json_object_get(e, "name")),
-                 json_string_value(json_object_get(e, "value")));
-        rc |= add(argv, argc, "-e");
+    json_array_foreach(json_object_get(s->spec, "env"), i, e)
+        rc |= add_env(argv, argc, json_string_value(json_object_get(e, "name")),
+                      json_string_value(json_object_get(e, "value")));
+    rc |= add_env(argv, argc, "ALLOT_POD_UID", s->uid);
+    if (json_is_string(json_object_get(s->spec, "hostfile"))) {
+        snprintf(opt, sizeof(opt), "%.200s/hostfile:" CONTAINER_HOSTFILE ":ro", s->dir);
+        rc |= add(argv, argc, "-v");
         rc |= add(argv, argc, opt);
+        rc |= add_env(argv, argc, "ALLOT_MPI_HOSTFILE", CONTAINER_HOSTFILE);
+        rc |= add_env(argv, argc, "OMPI_MCA_orte_default_hostfile", CONTAINER_HOSTFILE);
     }
-    snprintf(opt, sizeof(opt), "ALLOT_POD_UID=%s", s->uid);
-    rc |= add(argv, argc, "-e");
-    rc |= add(argv, argc, opt);
+    /* a distributed pod's ranks open ports of their own besides the
+     * rendezvous port: it shares the node's network, as a process would */
+    if (strcmp(spec_str(s, "type"), "Distributed") == 0) {
+        rc |= add(argv, argc, "--network");
+        rc |= add(argv, argc, "host");
+    }
     json_array_foreach(json_object_get(s->spec, "ports"), i, e) {
         snprintf(opt, sizeof(opt), "%lld:%lld",
                  (long long)json_integer_value(json_object_get(e, "host")),
@@ -272,6 +298,12 @@ static void child_env(const struct shim *s)
              (long long)json_integer_value(json_object_get(s->spec, "podIndex")));
     setenv("ALLOT_POD_INDEX", idx, 1);
     ports_env(s);
+    if (json_is_string(json_object_get(s->spec, "hostfile"))) {
+        char path[AGENT_PATH_MAX + 16];
+        snprintf(path, sizeof(path), "%s/hostfile", s->dir);
+        setenv("ALLOT_MPI_HOSTFILE", path, 1);
+        setenv("OMPI_MCA_orte_default_hostfile", path, 1);
+    }
 }
 
 /* In the child: never returns. Reports an exec failure's errno on err_fd. */
@@ -285,9 +317,18 @@ static void child_exec(const struct shim *s, char **argv, int err_fd)
     dup2(null, 0);
     dup2(s->log_fd, 1);
     dup2(s->log_fd, 2);
-    snprintf(work, sizeof(work), "%s/work", s->dir);
-    if (chdir(work) != 0 && chdir("/") != 0)
-        _exit(126);
+    if (!s->container && spec_str(s, "workingDir")[0]) {
+        if (chdir(spec_str(s, "workingDir")) != 0) {
+            e = -errno; /* negative: the working directory, not the command */
+            if (write(err_fd, &e, sizeof(e)) < 0)
+                _exit(126);
+            _exit(126);
+        }
+    } else {
+        snprintf(work, sizeof(work), "%s/work", s->dir);
+        if (chdir(work) != 0 && chdir("/") != 0)
+            _exit(126);
+    }
     child_env(s);
     execvp(argv[0], argv);
     e = errno;
@@ -321,7 +362,10 @@ static int start(struct shim *s)
         setpgid(s->child, s->child);
         while ((k = read(fds[0], &e, sizeof(e))) < 0 && errno == EINTR)
             ;
-        if (k == (ssize_t)sizeof(e))
+        if (k == (ssize_t)sizeof(e) && e < 0)
+            snprintf(s->message, sizeof(s->message), "cannot enter workingDir %.200s: %s",
+                     spec_str(s, "workingDir"), strerror(-e));
+        else if (k == (ssize_t)sizeof(e))
             snprintf(s->message, sizeof(s->message), "cannot run %.200s: %s", argv[0],
                      strerror(e));
         snprintf(pidtext, sizeof(pidtext), "%d\n", (int)s->child);

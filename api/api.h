@@ -793,6 +793,24 @@ int api_wl_load(struct api_req *r, unsigned perm, struct db_workload *w);
 /* The id of pod idx of w, as GET /workloads/{id}/pods gives it. */
 void api_pod_id(const struct db_workload *w, int idx, char *out, size_t len);
 
+/* ---- a distributed workload's pods finding each other (dist_env.c) ---- */
+struct api_dist {
+    char framework[16];           /* PyTorch, TF, JAX, XGBoost, MPI ("": PyTorch) */
+    int has_master;               /* the first pod is a master (TF chief, MPI launcher) */
+    const struct db_pod *pods;    /* the bound pods, by index: they meet */
+    int n;
+    int port;                     /* the first of the workload's rendezvous ports */
+    int min_pods, max_pods;       /* the gang's minimum and its most pods */
+    int slots;                    /* MPI: slotsPerWorker */
+};
+/* Appends to env ([{name, value}]) what pod idx is told; -1 if idx is not
+ * one of d's pods. */
+int api_dist_env(const struct api_dist *d, int idx, json_t *env);
+/* The position of pod idx among d's pods (its rank), or -1. */
+int api_dist_rank(const struct api_dist *d, int idx);
+/* MPI's host file: "ADDRESS slots=N" a worker (malloc'd; NULL: no memory). */
+char *api_dist_hostfile(const struct api_dist *d);
+
 /* ---- allot-agent's side (h_agent.c, h_logs.c) ---- */
 /* Checks an API_AGENT route's bearer agent token, filling agent_token and
  * agent_node; replies 401 itself and returns -1 when it is not valid. */

@@ -693,18 +693,56 @@ static json_t *devices_json(uint64_t devices)
     return a;
 }
 
-/* environmentVariables: [{name, value}]; entries without both are left out. */
-static json_t *env_json(json_t *spec)
+/* What a pod field (an environment variable's podFieldRef.path) means
+ * here: the pod's name as GET /workloads/{id}/pods gives it, its node's
+ * name, and its node's address (a pod shares its node's network). */
+struct pod_fields {
+    char name[DB_NAME_LEN + 16];
+    const char *node, *address;
+};
+
+static const char *pod_field(const struct pod_fields *f, const char *path)
+{
+    if (strcmp(path, "metadata.name") == 0)
+        return f->name;
+    if (strcmp(path, "spec.nodeName") == 0)
+        return f->node;
+    if (strcmp(path, "status.podIP") == 0 || strcmp(path, "status.hostIP") == 0)
+        return f->address;
+    return NULL;
+}
+
+/* environmentVariables: [{name, value}], a podFieldRef's value resolved;
+ * an excluded entry, or one that is neither (submitted before allotd
+ * checked them), is left out. */
+static json_t *env_json(json_t *spec, const struct pod_fields *f)
 {
     json_t *in = json_object_get(spec, "environmentVariables"), *out = json_array(), *e;
     size_t i;
 
     json_array_foreach(in, i, e) {
         json_t *n = json_object_get(e, "name"), *v = json_object_get(e, "value");
-        if (json_is_string(n) && json_is_string(v) && !json_is_true(json_object_get(e, "exclude")))
+        json_t *path = json_object_get(json_object_get(e, "podFieldRef"), "path");
+        const char *field = json_is_string(path) ? pod_field(f, json_string_value(path)) : NULL;
+        if (!json_is_string(n) || json_is_true(json_object_get(e, "exclude")))
+            continue;
+        if (json_is_string(v))
             json_array_append_new(out, json_pack("{s:O, s:O}", "name", n, "value", v));
+        else if (field)
+            json_array_append_new(out, json_pack("{s:O, s:s}", "name", n, "value", field));
     }
     return out;
+}
+
+static int has_field_refs(json_t *spec)
+{
+    json_t *e;
+    size_t i;
+
+    json_array_foreach(json_object_get(spec, "environmentVariables"), i, e)
+        if (json_object_get(e, "podFieldRef"))
+            return 1;
+    return 0;
 }
 
 static const char *spec_str(json_t *spec, const char *key)
@@ -714,26 +752,101 @@ static const char *spec_str(json_t *spec, const char *key)
     return json_is_string(v) ? json_string_value(v) : "";
 }
 
-/* What the agent needs to start a pod it does not know yet. */
-static json_t *assignment_json(const struct db_assignment *a)
+/* The pods of w that meet, and where (dist_env.c): their variables
+ * appended to env, and MPI's host file into *hostfile. -1 when they cannot
+ * be told yet (the pod is handed out at a later heartbeat). */
+static int distributed_in(struct db *db, const struct db_assignment *a, json_t *spec,
+                          const struct db_workload *w, struct db_pod *pods, int n, json_t *env,
+                          char **hostfile)
+{
+    struct api_dist d;
+    json_t *workers = json_object_get(spec, "numWorkers");
+    json_t *slots = json_object_get(spec, "slotsPerWorker");
+    int i, bound = 0, rc;
+
+    memset(&d, 0, sizeof(d));
+    snprintf(d.framework, sizeof(d.framework), "%s", spec_str(spec, "distributedFramework"));
+    for (i = 0; i < n; i++)
+        if (pods[i].node_seq != 0)
+            pods[bound++] = pods[i];
+    rc = db_rendezvous_ports(db, w->seq, w->n_pods, &d.port);
+    if (rc == DB_OK) {
+        d.has_master = !(json_is_integer(workers) && json_integer_value(workers) >= w->n_pods);
+        d.pods = pods;
+        d.n = bound;
+        d.min_pods = w->min_pods;
+        d.max_pods = w->n_pods;
+        d.slots = json_is_integer(slots) ? (int)json_integer_value(slots) : 1;
+        rc = api_dist_env(&d, a->idx, env) == 0 ? DB_OK : DB_ENOTFOUND;
+    }
+    if (rc == DB_OK && strcmp(d.framework, "MPI") == 0 && !(*hostfile = api_dist_hostfile(&d)))
+        rc = DB_ENOMEM;
+    return rc == DB_OK ? 0 : -1;
+}
+
+/* The environment of a's pod: the workload's variables (pod fields
+ * resolved), then a distributed workload's (dist_env.c); NULL when it
+ * cannot be told yet. The workload and its pods are read only when a
+ * variable needs them. */
+static json_t *assignment_env(struct db *db, const struct db_assignment *a, json_t *spec,
+                              char **hostfile)
+{
+    struct pod_fields f = {"", "", ""};
+    struct db_workload w;
+    struct db_pod *pods = NULL;
+    json_t *env = NULL;
+    int n = 0, i, rc = DB_OK;
+
+    memset(&w, 0, sizeof(w));
+    snprintf(f.name, sizeof(f.name), "%s-%d-0", a->workload_name, a->idx);
+    if (a->type == DB_DISTRIBUTED || has_field_refs(spec))
+        rc = db_workload_get_pods(db, a->workload_id, &w, &pods, &n);
+    for (i = 0; rc == DB_OK && i < n; i++)
+        if (pods[i].idx == a->idx) {
+            f.node = pods[i].node_name;
+            f.address = pods[i].address;
+        }
+    if (rc == DB_OK)
+        env = env_json(spec, &f);
+    if (env && a->type == DB_DISTRIBUTED &&
+        distributed_in(db, a, spec, &w, pods, n, env, hostfile) != 0) {
+        json_decref(env);
+        env = NULL;
+    }
+    db_workload_clear(&w);
+    free(pods);
+    return env;
+}
+
+/* What the agent needs to start a pod it does not know yet; NULL when it
+ * cannot be told yet. */
+static json_t *assignment_json(struct db *db, const struct db_assignment *a)
 {
     json_t *spec = a->spec ? json_loads(a->spec, 0, NULL) : NULL;
     json_t *grace = json_object_get(spec, "terminationGracePeriodSeconds");
-    json_t *o;
+    char *hostfile = NULL;
+    json_t *env = assignment_env(db, a, spec, &hostfile), *o;
 
+    if (!env) {
+        json_decref(spec);
+        return NULL;
+    }
     o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:o, s:s, s:s, s:s, s:s, s:o, s:I, s:s, s:o}",
                   "uid",
                   a->uid, "workloadId", a->workload_id, "workloadName", a->workload_name,
                   "project", a->project_name, "type", db_type_name(a->type), "podIndex", a->idx,
                   "devices", devices_json(a->devices), "image", a->image, "command",
                   spec_str(spec, "command"), "args", spec_str(spec, "args"), "workingDir",
-                  spec_str(spec, "workingDir"), "env", env_json(spec),
+                  spec_str(spec, "workingDir"), "env", env,
                   "terminationGracePeriodSeconds",
                   (json_int_t)(json_is_integer(grace) && json_integer_value(grace) >= 0
                                    ? json_integer_value(grace)
                                    : DEFAULT_GRACE_S),
                   "imagePullPolicy", spec_str(spec, "imagePullPolicy"), "ports",
                   api_wl_ports(a->spec));
+    if (o && hostfile)
+        json_object_set_new(o, "hostfile", json_string(hostfile));
+    free(hostfile);
     json_decref(spec);
     return o;
 }
@@ -749,7 +862,7 @@ static int was_reported(const struct db_heartbeat *h, const char *uid)
 }
 
 /* Pods the agent knows are named by uid only; new ones come in full. */
-static json_t *assigned_json(const struct db_heartbeat *h)
+static json_t *assigned_json(struct db *db, const struct db_heartbeat *h)
 {
     json_t *a = json_array();
     int i;
@@ -757,7 +870,7 @@ static json_t *assigned_json(const struct db_heartbeat *h)
     for (i = 0; a && i < h->n_assigned; i++)
         json_array_append_new(a, was_reported(h, h->assigned[i].uid)
                                      ? json_pack("{s:s}", "uid", h->assigned[i].uid)
-                                     : assignment_json(&h->assigned[i]));
+                                     : assignment_json(db, &h->assigned[i]));
     return a;
 }
 
@@ -797,7 +910,7 @@ void api_h_agent_heartbeat(struct api_req *r)
         goto out;
     }
     tell_scheduler(r, &h);
-    reply = json_pack("{s:o}", "pods", assigned_json(&h));
+    reply = json_pack("{s:o}", "pods", assigned_json(r->app->db, &h));
     if (reply)
         lease_fields(r, reply);
     api_reply(r, 200, reply);

@@ -37,61 +37,102 @@
 
 /* ---- the table of spec fields ---- */
 
+/* A value of a refused field that asks for what allot does anyway (an
+ * empty list, a default of Run:ai's document that names allot's own
+ * behaviour): accepted, as if absent. */
+typedef int (*spec_as_allot)(json_t *v);
+
+static int empty_list(json_t *v)
+{
+    return json_is_array(v) && json_array_size(v) == 0;
+}
+
+static int empty_list_or_object(json_t *v)
+{
+    return empty_list(v) || (json_is_object(v) && json_object_size(v) == 0);
+}
+
+static int is_false(json_t *v)
+{
+    return json_is_false(v);
+}
+
+/* sshAuthMountPath: the document's default; allot mounts no SSH keys. */
+static int default_ssh_path(json_t *v)
+{
+    return json_is_string(v) && strcmp(json_string_value(v), "/root/.ssh") == 0;
+}
+
+/* The MPI launcher starts with the workers, as a gang does. */
+static int launcher_at_startup(json_t *v)
+{
+    return json_is_string(v) && strcmp(json_string_value(v), "AtStartup") == 0;
+}
+
+/* Every pod of a finished workload is removed. */
+static int clean_all(json_t *v)
+{
+    return json_is_string(v) && strcmp(json_string_value(v), "All") == 0;
+}
+
 struct spec_field {
     const char *name;
     unsigned types;            /* the workload types it applies to */
     const char *refused;       /* why allot refuses it (any non-null value), or NULL */
+    spec_as_allot as_allot;    /* the refused field's values accepted (NULL: none) */
 };
 
 static const struct spec_field spec_table[] = {
-    {"image", T_ALL, NULL},
-    {"imagePullPolicy", T_ALL, NULL},
-    {"command", T_ALL, NULL},
-    {"args", T_ALL, NULL},
-    {"workingDir", T_ALL, NULL},
-    {"environmentVariables", T_ALL, NULL},
-    {"compute", T_ALL, NULL},
-    {"nodePools", T_ALL, NULL},
-    {"nodeType", T_ALL, NULL},
-    {"nodeAffinityRequired", T_ALL, NULL},
-    {"priorityClass", T_ALL, NULL},
-    {"preemptibility", T_ALL, NULL},
-    {"terminationGracePeriodSeconds", T_ALL, NULL},
-    {"ports", T_ALL, NULL},
-    {"category", T_ALL, NULL},
-    {"restartPolicy", T_ALL, NULL},
-    {"parallelism", T_TRAIN, NULL},
-    {"completions", T_TRAIN, NULL},
-    {"distributedFramework", T_DIST, NULL},
-    {"numWorkers", T_DIST, NULL},
-    {"minReplicas", T_DIST, NULL},
-    {"maxReplicas", T_DIST, NULL},
-    {"autoscaling", T_INFERENCE, NULL},
-    {"servingPort", T_INFERENCE, NULL},
-    {"backoffLimit", T_ALL, "allot does not restart failed pods"},
+    {"image", T_ALL, NULL, NULL},
+    {"imagePullPolicy", T_ALL, NULL, NULL},
+    {"command", T_ALL, NULL, NULL},
+    {"args", T_ALL, NULL, NULL},
+    {"workingDir", T_ALL, NULL, NULL},
+    {"environmentVariables", T_ALL, NULL, NULL},
+    {"compute", T_ALL, NULL, NULL},
+    {"nodePools", T_ALL, NULL, NULL},
+    {"nodeType", T_ALL, NULL, NULL},
+    {"nodeAffinityRequired", T_ALL, NULL, NULL},
+    {"priorityClass", T_ALL, NULL, NULL},
+    {"preemptibility", T_ALL, NULL, NULL},
+    {"terminationGracePeriodSeconds", T_ALL, NULL, NULL},
+    {"ports", T_ALL, NULL, NULL},
+    {"category", T_ALL, NULL, NULL},
+    {"restartPolicy", T_ALL, NULL, NULL},
+    {"parallelism", T_TRAIN, NULL, NULL},
+    {"completions", T_TRAIN, NULL, NULL},
+    {"distributedFramework", T_DIST, NULL, NULL},
+    {"numWorkers", T_DIST, NULL, NULL},
+    {"minReplicas", T_DIST, NULL, NULL},
+    {"maxReplicas", T_DIST, NULL, NULL},
+    {"autoscaling", T_INFERENCE, NULL, NULL},
+    {"servingPort", T_INFERENCE, NULL, NULL},
+    {"backoffLimit", T_ALL, "allot does not restart failed pods", NULL},
     {"terminateAfterPreemption", T_ALL,
-     "a preempted workload always goes back to Pending and starts again"},
+     "a preempted workload always goes back to Pending and starts again", is_false},
     {"autoDeletionTimeAfterCompletionSeconds", T_ALL,
-     "allot keeps finished workloads until they are deleted"},
-    {"labels", T_ALL, "allot pods carry no Kubernetes labels"},
-    {"annotations", T_ALL, "allot pods carry no Kubernetes annotations"},
-    {"tolerations", T_ALL, "allot nodes have no taints; use nodeAffinityRequired"},
-    {"podAffinity", T_ALL, "allot places pods by node affinity only"},
-    {"exposedUrls", T_ALL, "allot has no ingress; ports give each pod's address"},
-    {"relatedUrls", T_ALL, "allot keeps no related links"},
-    {"security", T_ALL, "pods run as the agent's user"},
-    {"storage", T_ALL, "allot mounts no volumes"},
-    {"createHomeDir", T_ALL, "pods run as the agent's user"},
-    {"stdin", T_ALL, "pods are not attached to a terminal"},
-    {"tty", T_ALL, "pods are not attached to a terminal"},
-    {"probes", T_ALL, "allot runs no probes"},
-    {"imagePullSecrets", T_ALL, "the agent pulls with its own credentials"},
-    {"cleanPodPolicy", T_DIST, "every pod of a finished workload is removed"},
-    {"slotsPerWorker", T_DIST, "allot does not launch MPI"},
-    {"mpiLauncherCreationPolicy", T_DIST, "allot does not launch MPI"},
-    {"sshAuthMountPath", T_DIST, "allot does not launch MPI"},
-    {"servingConfiguration", T_INFERENCE, "allot does not configure servers"},
-    {NULL, 0, NULL},
+     "allot keeps finished workloads until they are deleted", NULL},
+    {"labels", T_ALL, "allot pods carry no Kubernetes labels", empty_list},
+    {"annotations", T_ALL, "allot pods carry no Kubernetes annotations", empty_list},
+    {"tolerations", T_ALL, "allot nodes have no taints; use nodeAffinityRequired", empty_list},
+    {"podAffinity", T_ALL, "allot places pods by node affinity only", empty_list_or_object},
+    {"exposedUrls", T_ALL, "allot has no ingress; ports give each pod's address", empty_list},
+    {"relatedUrls", T_ALL, "allot keeps no related links", empty_list},
+    {"security", T_ALL, "pods run as the agent's user", empty_list_or_object},
+    {"storage", T_ALL, "allot mounts no volumes", empty_list_or_object},
+    {"createHomeDir", T_ALL, "pods run as the agent's user", is_false},
+    {"stdin", T_ALL, "pods are not attached to a terminal", is_false},
+    {"tty", T_ALL, "pods are not attached to a terminal", is_false},
+    {"probes", T_ALL, "allot runs no probes", empty_list_or_object},
+    {"imagePullSecrets", T_ALL, "the agent pulls with its own credentials", empty_list},
+    {"cleanPodPolicy", T_DIST, "every pod of a finished workload is removed (All)", clean_all},
+    {"slotsPerWorker", T_DIST, NULL, NULL},
+    {"mpiLauncherCreationPolicy", T_DIST,
+     "the MPI launcher starts with its workers (AtStartup)", launcher_at_startup},
+    {"sshAuthMountPath", T_DIST,
+     "allot mounts no SSH keys: only the default /root/.ssh is accepted", default_ssh_path},
+    {"servingConfiguration", T_INFERENCE, "allot does not configure servers", NULL},
+    {NULL, 0, NULL, NULL},
 };
 
 static const char *const type_words[] = {"trainings", "workspaces", "inferences",
@@ -113,7 +154,7 @@ static int spec_fields_in(struct api_req *r, json_t *spec, int type)
             snprintf(msg, sizeof(msg), "unknown field 'spec.%.64s'", key);
             return api_error(r, 400, "Bad request", msg), -1;
         }
-        if (json_is_null(v))
+        if (json_is_null(v) || (spec_table[i].as_allot && spec_table[i].as_allot(v)))
             continue;
         if (spec_table[i].refused) {
             snprintf(msg, sizeof(msg), "spec.%s is not supported: %s", key,
@@ -489,15 +530,22 @@ static int workers_in(struct api_req *r, json_t *spec, json_t *top, int64_t *n, 
     int master = !json_is_false(json_object_get(top, "masterSpecSameAsWorker"));
     char fw[16] = "";
 
+    int64_t slots = 1;
+
     if (api_json_int(r, spec, "numWorkers", 1, 1024, &workers) ||
         api_json_int(r, spec, "minReplicas", 1, 1025, min) ||
         api_json_int(r, spec, "maxReplicas", 1, 1025, &max) ||
+        api_json_int(r, spec, "slotsPerWorker", 1, 1024, &slots) ||
         api_json_str(r, spec, "distributedFramework", fw, sizeof(fw), 0))
         return -1;
     if (fw[0] && strcmp(fw, "PyTorch") && strcmp(fw, "MPI") && strcmp(fw, "TF") &&
         strcmp(fw, "XGBoost") && strcmp(fw, "JAX"))
         return api_error(r, 400, "Bad request",
                          "spec.distributedFramework: PyTorch, MPI, TF, XGBoost or JAX"), -1;
+    if (slots != 1 && strcmp(fw, "MPI") != 0)
+        return api_error(r, 400, "Bad request",
+                         "spec.slotsPerWorker: 1 unless the framework is MPI (its host file's"
+                         " slots)"), -1;
     *n = (workers > 0 ? workers : 1) + master;
     if (max >= 0) {
         if (workers > 0 && max < *n)
@@ -613,6 +661,87 @@ static int ports_in(struct api_req *r, json_t *spec)
     return rc;
 }
 
+/* ---- environment variables ---- */
+
+static const char *const env_keys[] = {"name", "value", "secret", "configMap", "podFieldRef",
+                                       "userCredential", "exclude", "description", NULL};
+
+/* Where an entry's value comes from: the literal value, or one of these. */
+static const char *const env_sources[] = {"value", "secret", "configMap", "podFieldRef",
+                                          "userCredential", NULL};
+
+/* The pod fields a podFieldRef may name (what they mean here: api_env_field()). */
+static const char *const env_fields[] = {"metadata.name", "spec.nodeName", "status.podIP",
+                                         "status.hostIP", NULL};
+
+static int env_error(struct api_req *r, size_t i, const char *what)
+{
+    char msg[320];
+
+    snprintf(msg, sizeof(msg), "spec.environmentVariables[%zu]%s", i, what);
+    return api_error(r, 400, "Bad request", msg), -1;
+}
+
+/* One entry: a name, and exactly one source that allot can give a pod. */
+static int env_entry_in(struct api_req *r, json_t *e, size_t i)
+{
+    char where[64];
+    const char *name, *source = NULL;
+    json_t *path;
+    int k, n = 0;
+
+    snprintf(where, sizeof(where), "spec.environmentVariables[%zu]", i);
+    if (!json_is_object(e))
+        return env_error(r, i, ": an object {name, value}");
+    if (api_json_allow(r, e, env_keys, where))
+        return -1;
+    if (json_is_true(json_object_get(e, "exclude")))
+        return 0;
+    name = json_string_value(json_object_get(e, "name"));
+    if (!name || !name[0] || strchr(name, '='))
+        return env_error(r, i, ".name: a name without '=' is required");
+    for (k = 0; env_sources[k]; k++)
+        if (json_object_get(e, env_sources[k]) && !json_is_null(json_object_get(e, env_sources[k])))
+            n++, source = source ? source : env_sources[k];
+    if (n != 1)
+        return env_error(r, i, ": exactly one of value, secret, configMap, podFieldRef and "
+                               "userCredential");
+    if (strcmp(source, "value") == 0)
+        return json_is_string(json_object_get(e, "value")) ? 0
+                                                            : env_error(r, i, ".value: a string");
+    if (strcmp(source, "podFieldRef") != 0)
+        return env_error(r, i, strcmp(source, "secret") == 0
+                                   ? ".secret is not supported: allot keeps no secrets; give the "
+                                     "value"
+                               : strcmp(source, "configMap") == 0
+                                   ? ".configMap is not supported: allot has no config maps; give "
+                                     "the value"
+                                   : ".userCredential is not supported: allot keeps no user "
+                                     "credentials; give the value");
+    path = json_object_get(json_object_get(e, "podFieldRef"), "path");
+    for (k = 0; json_is_string(path) && env_fields[k]; k++)
+        if (strcmp(json_string_value(path), env_fields[k]) == 0)
+            return 0;
+    return env_error(r, i, ".podFieldRef.path: metadata.name, spec.nodeName, status.podIP or "
+                           "status.hostIP");
+}
+
+static int env_in(struct api_req *r, json_t *spec)
+{
+    json_t *env = json_object_get(spec, "environmentVariables"), *e;
+    size_t i;
+
+    if (!env || json_is_null(env))
+        return 0;
+    if (!json_is_array(env))
+        return api_error(r, 400, "Bad request",
+                         "spec.environmentVariables: an array of {name, value}"), -1;
+    json_array_foreach(env, i, e)
+        if (env_entry_in(r, e, i))
+            return -1;
+    return 0;
+}
+
 /* ---- fields that must agree with what allot does ---- */
 
 static const char *category_of(int type)
@@ -693,6 +822,7 @@ int api_wl_spec_in(struct api_req *r, json_t *top, const struct api_project *pro
         node_types_in(r, spec, project->node_types, w) ||
         affinity_in(r, json_object_get(spec, "nodeAffinityRequired"), w) ||
         priority_in(r, spec, w) || pods_in(r, spec, top, w) || ports_in(r, spec) ||
+        env_in(r, spec) ||
         fixed_in(r, spec, w->type) || rules_in(r, project, w))
         return -1;
     drop_empty_strings(spec);

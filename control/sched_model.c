@@ -205,13 +205,21 @@ static int topo_labels(struct sched_model *m)
     return DB_OK;
 }
 
+/* The department that every project belongs to unless told otherwise;
+ * it follows the cluster (topo_queue()). */
+#define DEFAULT_DEPARTMENT "default"
+
 /* A queue's quota triples, pool-major. Whatever it does not set (a pool
  * without an entry, CPU or memory left out of one) is deserved 0, no
- * limit, weight 1, for departments (`default` included) and projects
- * alike. Its rank in a pool is its rank, then its over-quota priority
- * there (Normal without an entry). Default pools: its own, else its
- * department's. */
-static void topo_queue(struct sched_model *m, int qi)
+ * limit, weight 1, for departments and projects alike, except that the
+ * `default` department follows the cluster: in a pool where it has no
+ * GPU quota of its own it deserves the GPUs of the pool's ready nodes
+ * that no other department deserves (pool_gpus), so a fresh install's
+ * projects can run non-preemptible work within their own quotas, and the
+ * departments' quotas never add up to more than the pool because of it. Its rank in a pool is its rank, then its
+ * over-quota priority there (Normal without an entry). Default pools: its
+ * own, else its department's. */
+static void topo_queue(struct sched_model *m, int qi, const int64_t *pool_gpus)
 {
     const struct db_snapshot *t = m->topo;
     const struct db_queue *q = &t->queues[qi];
@@ -220,11 +228,13 @@ static void topo_queue(struct sched_model *m, int qi)
     int *rk = &m->queue_ranks[(size_t)qi * (size_t)t->n_pools];
     int p, r, k, parent;
 
+    int follows = q->kind == DB_DEPARTMENT && strcmp(q->name, DEFAULT_DEPARTMENT) == 0;
+
     for (p = 0; p < t->n_pools; p++) {
         rk[p] = sched_pool_rank(q->rank, SCHED_OQ_NORMAL);
         for (r = 0; r < SCHED_NRES; r++) {
             struct sched_quota *x = &qt[p * SCHED_NRES + r];
-            x->deserved = 0;
+            x->deserved = follows && r == SCHED_GPU ? pool_gpus[p] : 0;
             x->limit = SCHED_UNLIMITED;
             x->weight = 1000;
         }
@@ -282,10 +292,32 @@ static void topo_free(struct sched_model *m)
     m->n_pools = m->n_nodes = m->n_queues = 0;
 }
 
+/* What the other departments do not deserve of each pool's GPUs (never
+ * below 0): the `default` department's share where it has no quota. */
+static void unclaimed_gpus(const struct db_snapshot *t, int64_t *pool_gpus)
+{
+    int i, k, p;
+
+    for (i = 0; i < t->n_queues; i++) {
+        const struct db_queue *q = &t->queues[i];
+        if (q->kind != DB_DEPARTMENT || strcmp(q->name, DEFAULT_DEPARTMENT) == 0)
+            continue;
+        for (k = 0; k < q->n_quotas; k++) {
+            p = find_seq(t->pools, t->n_pools, sizeof(t->pools[0]), q->quotas[k].pool_seq);
+            if (p >= 0 && q->quotas[k].has[SCHED_GPU] && q->quotas[k].deserved[SCHED_GPU] > 0)
+                pool_gpus[p] -= q->quotas[k].deserved[SCHED_GPU];
+        }
+    }
+    for (p = 0; p < t->n_pools; p++)
+        if (pool_gpus[p] < 0)
+            pool_gpus[p] = 0;
+}
+
 /* Builds the core's topology arrays from m->topo. */
 static int topo_build(struct sched_model *m)
 {
     const struct db_snapshot *t = m->topo;
+    int64_t *pool_gpus;
     int i;
 
     m->pools = calloc((size_t)t->n_pools + 1, sizeof(*m->pools));
@@ -301,8 +333,16 @@ static int topo_build(struct sched_model *m)
     m->n_nodes = t->n_nodes;
     m->n_queues = t->n_queues;
     topo_pools_nodes(m);
+    pool_gpus = calloc((size_t)t->n_pools + 1, sizeof(*pool_gpus));
+    if (!pool_gpus)
+        return DB_ENOMEM;
+    for (i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i].ready && m->nodes[i].pool >= 0 && m->nodes[i].pool < m->n_pools)
+            pool_gpus[m->nodes[i].pool] += (int64_t)m->nodes[i].n_gpus * SCHED_MILLI;
+    unclaimed_gpus(t, pool_gpus);
     for (i = 0; i < t->n_queues; i++)
-        topo_queue(m, i);
+        topo_queue(m, i, pool_gpus);
+    free(pool_gpus);
     return topo_labels(m);
 }
 

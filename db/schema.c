@@ -461,6 +461,14 @@ static const struct numbered later[] = {
     /* 153: PostgreSQL only (nothing on SQLite): each table's CHECKs as one
      * call of a function of the columns they read (checks.c) */
     {153, NULL, db__fold_checks},
+    /* 160: the node ports each distributed workload's pods meet on
+     * (rendezvous.c): a block of n_ports from port, while it lives */
+    {160,
+     "CREATE TABLE rendezvous ("
+     " workload_seq INTEGER PRIMARY KEY,"
+     " port INTEGER NOT NULL UNIQUE CHECK (port > 0 AND port < 65536),"
+     " n_ports INTEGER NOT NULL CHECK (n_ports >= 1));",
+     NULL},
 };
 
 /* The later migrations PostgreSQL runs instead of their SQL (pq.c's

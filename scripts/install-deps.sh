@@ -5,7 +5,9 @@
 #   install-deps.sh                   everything to build, package and test
 #                                     (Chromium, Node.js and npm for the
 #                                     dashboard's browser tests; clang and its
-#                                     libFuzzer runtime for tests/fuzz)
+#                                     libFuzzer runtime for tests/fuzz;
+#                                     python3-torch and Open MPI for the
+#                                     distributed workloads' tests)
 #   install-deps.sh --runtime server  what allotd and allot load at run time,
 #                                     plus curl (the health check) and
 #                                     sqlite3 (online backups)
@@ -18,7 +20,8 @@ set -eu
 PACKAGES="build-essential cmake pkg-config git ca-certificates curl \
   libjansson-dev libcmocka-dev libsqlite3-dev sqlite3 libcivetweb-dev libjwt-dev \
   libcurl4-openssl-dev libcrypt-dev libssl-dev jq chromium dpkg-dev file groff-base wrk \
-  python3 python3-jsonschema clang libclang-rt-14-dev postgresql-15 libpq-dev procps"
+  python3 python3-jsonschema clang libclang-rt-14-dev postgresql-15 libpq-dev procps \
+  python3-torch python3-mpi4py openmpi-bin"
 RUNTIME_SERVER="libjansson4 libsqlite3-0 libpq5 libcivetweb1 libjwt0 libcrypt1 libssl3 libcurl4 \
   ca-certificates curl sqlite3"
 RUNTIME_AGENT="libjansson4 libcurl4 ca-certificates"
