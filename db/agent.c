@@ -16,6 +16,12 @@
  *      before with no figures set) its first registration. A registration
  *      asking for others records them as asked and changes nothing, except
  *      that a node reporting fewer GPUs than approved uses only those.
+ *   6. A known node's approval belongs to the token it was given to. A
+ *      different token (the old one revoked, invariant 3) that was made
+ *      neither for this node (--node) nor with figures of its own gets
+ *      none of it: the node has the pool it asks for and no GPUs until an
+ *      admin approves again, so an unused token cannot take over a revoked
+ *      node's pool and GPUs.
  */
 #include "db_agent.h"
 #include "db_int.h"
@@ -134,6 +140,7 @@ int db_agent_token_revoke(struct db *db, const char *id, int64_t now_ms)
 struct reg_state {
     char set_pool[DB_NAME_LEN];   /* set on the token; "" none */
     int set_gpus;                 /* set on the token; -1 none */
+    int named;                    /* the token was made for this node (--node) */
     int64_t asked_pool;           /* the pool the registration asks for */
     int64_t pool_seq;             /* the approved pool */
 };
@@ -159,6 +166,7 @@ static int reg_token(struct db__conn *c, struct db_agent_reg *r, struct reg_stat
     db__copy(bound, sizeof(bound), st, 0);
     db__copy(s->set_pool, sizeof(s->set_pool), st, 2);
     s->set_gpus = db__col_int(st, 3);
+    s->named = bound[0] != 0;
     if (bound[0] && strcmp(bound, r->name) != 0) {
         snprintf(r->why, sizeof(r->why), "this agent token belongs to node %s", bound);
         rc = DB_ECONFLICT;
@@ -227,6 +235,11 @@ static int reg_approved(struct db__conn *c, struct db_agent_reg *r, struct reg_s
     }
     if (token_new && s->set_gpus >= 0)
         r->approved_gpus = s->set_gpus;
+    if (known && token_new && !s->named && !s->set_pool[0] && s->set_gpus < 0) {
+        s->pool_seq = s->asked_pool; /* invariant 6: a new approval */
+        snprintf(r->approved_pool, sizeof(r->approved_pool), "%s", r->pool);
+        r->approved_gpus = 0;
+    }
     r->effective_gpus = r->n_gpus < r->approved_gpus ? r->n_gpus : r->approved_gpus;
     r->pending = s->pool_seq != s->asked_pool || r->approved_gpus != r->n_gpus;
     /* a pool an admin chose is no label's to take (db/org.c) */

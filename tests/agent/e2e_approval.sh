@@ -10,7 +10,11 @@
 #   - a token made with --node-pool and --gpus puts its node there with
 #     that many GPUs at most from its first registration;
 #   - only a System administrator may approve or set (403), an unknown
-#     node is a 404, and allot says so with a non-zero exit.
+#     node is a 404, and allot says so with a non-zero exit;
+#   - revoked_node_needs_new_approval: once node-a's token is revoked, an
+#     unused token made without a node name registers as node-a with no
+#     GPUs (pending) until an admin approves again: it does not take the
+#     revoked node's pool and GPUs.
 ALLOTD=$1
 ALLOT=$3
 . "$(dirname "$0")/lib_agent.sh"
@@ -81,4 +85,15 @@ answer_is "$(register node-b default 2)" other 1 true
 has node-b other 1
 expect 200 GET /api/v1/agent/tokens "" "$ADMIN" | jq -e '.tokens[] | select(.name == "node-b") |
   .nodePool == "other" and .gpus == 1' >/dev/null || fail "the token does not show its figures"
+
+# revoked_node_needs_new_approval (db/agent.c, invariant 6)
+TID=$(expect 200 GET /api/v1/agent/tokens "" "$ADMIN" |
+  jq -r '.tokens[] | select(.name == "node-a") | .id')
+expect 200 DELETE "/api/v1/agent/tokens/$TID" "" "$ADMIN" >/dev/null
+agent_token stray
+cp "$T/stray.token" "$T/node-a.token"
+answer_is "$(register node-a other 4)" other 0 true
+has node-a other 0
+"$ALLOT" agent approve node-a >"$T/out.txt" 2>&1 || fail "approve after takeover: $(cat "$T/out.txt")"
+has node-a other 4
 echo "e2e_approval: ok"
