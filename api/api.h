@@ -174,11 +174,17 @@ int api_secret_check(const char *secret, const char *hash);
 /* Random URL-safe string of n characters (n < len). */
 int api_random_text(char *out, size_t len, int n);
 
-enum api_token_type { API_TOKEN_ACCESS = 0, API_TOKEN_REFRESH = 1 };
-/* Issues a signed HS256 token; *out is malloc'd (free()). A refresh
- * token comes from api_token_issue_refresh(). */
+enum api_token_type { API_TOKEN_ACCESS = 0, API_TOKEN_REFRESH = 1, API_TOKEN_ID = 2 };
+#define API_ID_AUDIENCE "allot-id" /* an ID token's aud: it says who signed in, never a bearer */
+/* Issues a signed HS256 access or ID token (typ "id", aud API_ID_AUDIENCE:
+ * what the token grants answer as idToken, refused as a bearer); *out is
+ * malloc'd (free()). A refresh token comes from api_token_issue_refresh(). */
 int api_token_issue(const struct api_keyring *k, const struct db_user *u, int type,
                     int ttl_s, int64_t now_s, char **out);
+/* An access token of a sign-in's family (claim fam; NULL: none): good
+ * only while the family lives (db_refresh_live). */
+int api_token_issue_access(const struct api_keyring *k, const struct db_user *u, int ttl_s,
+                           int64_t now_s, const char *family, char **out);
 /* A refresh token of a sign-in's family (claim fam) at generation gen:
  * each refresh rotates it to gen + 1 (db_refresh_rotate). */
 int api_token_issue_refresh(const struct api_keyring *k, const struct db_user *u, int ttl_s,
@@ -189,7 +195,7 @@ int api_token_verify(const struct api_keyring *k, const char *token, int type, i
                      int64_t *user_id, int64_t *token_version);
 struct api_token_info {
     int64_t user_id, token_version, exp_s, nbf_s;
-    char family[DB_ID_LEN];       /* a refresh token's: its sign-in */
+    char family[DB_ID_LEN];       /* its sign-in's ("" an access token names none) */
     int64_t gen;                  /* a refresh token's: its place in the family */
 };
 /* The same check, giving every claim the caller may keep. */
@@ -643,17 +649,23 @@ void api_keytable_fini(struct api_keytable *t);
 void *api_keytable_find(struct api_keytable *t, const char *key, int64_t now_ms, int *fresh);
 
 /* ---- password guessing (loginguard.c) ---- */
-#define API_LG_FREE_FAILURES 5     /* failed grants in a row for a name before it waits */
+#define API_LG_FREE_FAILURES 5     /* failed grants in a row for a name from a client before it waits */
 #define API_LG_MAX_WAIT_S 60       /* the longest wait */
+#define API_LG_GLOBAL_PER_S 10     /* the server's budget of failed grants a second */
+#define API_LG_GLOBAL_BURST 50     /* ... and at most this many at once */
 struct api_loginguard;
 /* max_hashes: secret checks at once (at least 1). NULL guard: no limits. */
 struct api_loginguard *api_loginguard_new(int max_hashes);
 void api_loginguard_free(struct api_loginguard *g);   /* NULL is a no-op */
-/* Seconds the name must still wait before a grant is tried; 0: go. */
-int api_loginguard_wait_s(struct api_loginguard *g, const char *name, int64_t now_ms);
-/* Records a grant's outcome for the name: a failure may start a wait, a
- * success clears it. */
-void api_loginguard_result(struct api_loginguard *g, const char *name, int ok, int64_t now_ms);
+/* Seconds a grant for the name from the client (its address) must still
+ * wait before it is tried; 0: go. */
+int api_loginguard_wait_s(struct api_loginguard *g, const char *name, const char *client,
+                          int64_t now_ms);
+/* Records a grant's outcome for the name from the client: a failure may
+ * start a wait and spends the server's budget, a success clears both the
+ * pair and the client. */
+void api_loginguard_result(struct api_loginguard *g, const char *name, const char *client,
+                           int ok, int64_t now_ms);
 /* Takes one of the secret-check slots, waiting up to 5 s: 0, or -1 when
  * none came free. Each 0 is paired with api_loginguard_hash_end(). */
 int api_loginguard_hash_begin(struct api_loginguard *g);

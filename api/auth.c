@@ -10,12 +10,16 @@
  *      token header and checks no claim, so verification pins the
  *      algorithm twice (the header text before decoding, jwt_get_alg
  *      after) and checks exp (required), nbf, iss, typ and the version
- *      claim itself. The key is never NULL (libjwt skips verification
+ *      claim itself. An ID token (typ "id", aud "allot-id") says who
+ *      signed in and is never a bearer: an access check refuses any
+ *      token with an aud. The key is never NULL (libjwt skips verification
  *      for a NULL key).
  *   3. Secrets are stored only as yescrypt hashes (libcrypt), compared
  *      by crypt_r itself.
  *   4. A refresh token also names its sign-in's family (fam, a UUID) and
- *      its generation (gen); one without them is refused. Whether that
+ *      its generation (gen); one without them is refused. An access token
+ *      names its family too, and is good only while the family lives
+ *      (http.c asks db_refresh_live). Whether that
  *      generation is still the family's current one is the database's
  *      to say (db_refresh_rotate, in h_token.c).
  */
@@ -188,11 +192,16 @@ static int token_issue(const struct api_keyring *k, const struct db_user *u, int
     snprintf(sub, sizeof(sub), "%lld", (long long)u->id);
     if (jwt_add_grant(jwt, "iss", API_ISSUER) || jwt_add_grant(jwt, "sub", sub) ||
         jwt_add_grant(jwt, "preferred_username", u->login) ||
-        jwt_add_grant(jwt, "typ", type == API_TOKEN_ACCESS ? "access" : "refresh") ||
+        jwt_add_grant(jwt, "typ", type == API_TOKEN_ACCESS ? "access"
+                                  : type == API_TOKEN_ID ? "id" : "refresh") ||
         jwt_add_grant_int(jwt, "tv", (long)u->token_version) ||
         jwt_add_grant_int(jwt, "iat", (long)now_s) ||
         jwt_add_grant_int(jwt, "nbf", (long)now_s) ||
         jwt_add_grant_int(jwt, "exp", (long)(now_s + ttl_s)))
+        goto out_free;
+    if (type == API_TOKEN_ID && jwt_add_grant(jwt, "aud", API_ID_AUDIENCE))
+        goto out_free;
+    if (type == API_TOKEN_ACCESS && family && jwt_add_grant(jwt, "fam", family))
         goto out_free;
     if (type == API_TOKEN_REFRESH &&
         (!family || jwt_add_grant(jwt, "fam", family) || jwt_add_grant_int(jwt, "gen", (long)gen)))
@@ -210,7 +219,14 @@ int api_token_issue(const struct api_keyring *k, const struct db_user *u, int ty
                     int ttl_s, int64_t now_s, char **out)
 {
     *out = NULL;
-    return type == API_TOKEN_ACCESS ? token_issue(k, u, type, ttl_s, now_s, NULL, 0, out) : -1;
+    return type == API_TOKEN_ACCESS || type == API_TOKEN_ID
+               ? token_issue(k, u, type, ttl_s, now_s, NULL, 0, out) : -1;
+}
+
+int api_token_issue_access(const struct api_keyring *k, const struct db_user *u, int ttl_s,
+                           int64_t now_s, const char *family, char **out)
+{
+    return token_issue(k, u, API_TOKEN_ACCESS, ttl_s, now_s, family, 0, out);
 }
 
 int api_token_issue_refresh(const struct api_keyring *k, const struct db_user *u, int ttl_s,
@@ -321,7 +337,9 @@ static int claims_ok(jwt_t *jwt, int type, int64_t now_s, struct api_token_info 
     sub = jwt_get_grant(jwt, "sub");
     if (!iss || strcmp(iss, API_ISSUER) != 0 || !typ || !sub)
         return 0;
-    if (strcmp(typ, type == API_TOKEN_ACCESS ? "access" : "refresh") != 0)
+    if (strcmp(typ, type == API_TOKEN_ACCESS ? "access" : type == API_TOKEN_ID ? "id" : "refresh"))
+        return 0;
+    if (type != API_TOKEN_ID && jwt_get_grant(jwt, "aud")) /* an ID token's, whatever its typ */
         return 0;
     errno = 0;
     v = jwt_get_grant_int(jwt, "tv");
@@ -337,7 +355,14 @@ static int claims_ok(jwt_t *jwt, int type, int64_t now_s, struct api_token_info 
     info->token_version = v;
     info->exp_s = exp;
     info->nbf_s = nbf;
-    return type == API_TOKEN_ACCESS || refresh_claims_ok(jwt, info);
+    info->family[0] = 0;
+    if (type == API_TOKEN_ACCESS && jwt_get_grant(jwt, "fam")) { /* its sign-in's */
+        const char *fam = jwt_get_grant(jwt, "fam");
+        if (!api_is_uuid(fam))
+            return 0;
+        snprintf(info->family, sizeof(info->family), "%s", fam);
+    }
+    return type != API_TOKEN_REFRESH || refresh_claims_ok(jwt, info);
 }
 
 int api_token_verify(const struct api_keyring *k, const char *token, int type, int64_t now_s,

@@ -12,7 +12,11 @@
  *   3. The answer never echoes the secret; the server never logs it.
  *   4. A refresh token is spent by its grant: the answer carries the next
  *      one of its family, and a spent one presented again revokes the
- *      family (db/refresh.c). A sign-in starts a family.
+ *      family (db/refresh.c) and its access tokens with it (each names
+ *      its family; http.c refuses one whose family is gone), while the
+ *      user's other sign-ins keep working. A sign-in starts a family.
+ *   5. idToken/id_token is its own token (typ "id", aud "allot-id"), not
+ *      the access token: a bearer check refuses it (auth.c).
  */
 #include "api.h"
 
@@ -32,6 +36,7 @@ struct grant {
     char refresh[API_TOKEN_MAX + 1];
     char family[DB_ID_LEN];       /* a refresh grant's family, rotated; "": a sign-in */
     int64_t gen;
+    const char *client;           /* the client's address (loginguard.c keys on it) */
 };
 
 #define REFRESH_TTL_S (24 * 3600) /* a refresh token's lifetime */
@@ -62,7 +67,7 @@ static int check_secret(struct api_app *app, const struct grant *g, int kind, st
 {
     int rc;
 
-    *retry_s = api_loginguard_wait_s(app->lg, g->login, api_now_ms());
+    *retry_s = api_loginguard_wait_s(app->lg, g->login, g->client, api_now_ms());
     if (*retry_s > 0)
         return G_WAIT;
     if (api_loginguard_hash_begin(app->lg) != 0) {
@@ -72,7 +77,7 @@ static int check_secret(struct api_app *app, const struct grant *g, int kind, st
     rc = secret_matches(app, g, kind, u);
     api_loginguard_hash_end(app->lg);
     if (rc == G_OK || rc == G_BAD_USER || rc == G_BAD_CLIENT)
-        api_loginguard_result(app->lg, g->login, rc == G_OK, api_now_ms());
+        api_loginguard_result(app->lg, g->login, g->client, rc == G_OK, api_now_ms());
     return rc;
 }
 
@@ -96,8 +101,10 @@ static int check_refresh(struct api_app *app, struct grant *g, struct db_user *u
         snprintf(g->family, sizeof(g->family), "%s", info.family);
         g->gen = info.gen + 1;
         return G_OK;
+    case DB_ECONFLICT: /* reuse: the family's access tokens go with it (invariant 4) */
+        api_pcache_invalidate(app->pc);
+        return G_BAD_REFRESH;
     case DB_ENOTFOUND:
-    case DB_ECONFLICT:
         return G_BAD_REFRESH;
     default:
         return G_INTERNAL;
@@ -120,22 +127,24 @@ static int run_grant(struct api_app *app, struct grant *g, struct db_user *u, in
 /* Issues the token pair; a sign-in starts a refresh family, a refresh
  * gets its family's next generation. 0 ok. */
 static int issue(struct api_app *app, struct grant *g, const struct db_user *u, char **access,
-                 char **refresh)
+                 char **refresh, char **id)
 {
     int64_t now_ms = api_now_ms(), now = now_ms / 1000;
 
-    *access = *refresh = NULL;
+    *access = *refresh = *id = NULL;
     if (!g->family[0]) {
         if (db_refresh_start(app->db, u->id, now_ms + REFRESH_TTL_S * 1000LL, now_ms,
                              g->family) != DB_OK)
             return -1;
         g->gen = 1;
     }
-    if (api_token_issue(&app->key, u, API_TOKEN_ACCESS, app->cfg.token_ttl_s, now, access) ||
+    if (api_token_issue_access(&app->key, u, app->cfg.token_ttl_s, now, g->family, access) ||
+        api_token_issue(&app->key, u, API_TOKEN_ID, app->cfg.token_ttl_s, now, id) ||
         api_token_issue_refresh(&app->key, u, REFRESH_TTL_S, now, g->family, g->gen, refresh)) {
         free(*access);
         free(*refresh);
-        *access = *refresh = NULL;
+        free(*id);
+        *access = *refresh = *id = NULL;
         return -1;
     }
     db_user_touch_login(app->db, u->id, api_now_ms());
@@ -150,7 +159,8 @@ static const char *grant_message(int g)
     case G_BAD_USER: return "invalid username or password";
     case G_BAD_CLIENT: return "invalid client id or secret";
     case G_BAD_REFRESH: return "invalid or expired refresh token";
-    case G_WAIT: return "too many failed sign-ins for this name: retry later";
+    case G_WAIT: return "too many failed sign-ins for this name from this client, or on this"
+                        " server: retry later";
     case G_BUSY: return "too many sign-ins at once: retry later";
     default: return "internal error";
     }
@@ -191,13 +201,14 @@ void api_h_token_v1(struct api_req *r)
     struct grant *g = calloc(1, sizeof(*g));
     struct db_user u;
     json_t *o = NULL;
-    char *access = NULL, *refresh = NULL;
+    char *access = NULL, *refresh = NULL, *id = NULL;
     int rc, retry_s;
 
     if (!g) {
         api_error(r, 500, "Internal error", "out of memory");
         return;
     }
+    g->client = r->remote;
     o = api_body_object(r);
     if (!o || v1_parse(r, o, g) != 0)
         goto out;
@@ -212,15 +223,16 @@ void api_h_token_v1(struct api_req *r)
         api_error(r, rc == G_INTERNAL ? 500 : 400, "Bad request", grant_message(rc));
         goto out;
     }
-    if (issue(r->app, g, &u, &access, &refresh) != 0) {
+    if (issue(r->app, g, &u, &access, &refresh, &id) != 0) {
         api_error(r, 500, "Internal error", "cannot issue a token");
         goto out;
     }
-    api_reply(r, 200, json_pack("{s:s, s:s, s:s, s:i}", "accessToken", access, "idToken", access,
+    api_reply(r, 200, json_pack("{s:s, s:s, s:s, s:i}", "accessToken", access, "idToken", id,
                                 "refreshToken", refresh, "expiresIn", r->app->cfg.token_ttl_s));
 out:
     free(access);
     free(refresh);
+    free(id);
     json_decref(o);
     memset(g, 0, sizeof(*g));
     free(g);
@@ -266,13 +278,14 @@ void api_h_token_v2(struct api_req *r)
 {
     struct grant *g = calloc(1, sizeof(*g));
     struct db_user u;
-    char *access = NULL, *refresh = NULL;
+    char *access = NULL, *refresh = NULL, *id = NULL;
     int rc, retry_s;
 
     if (!g) {
         oauth_error(r, 500, "server_error", "out of memory", 0);
         return;
     }
+    g->client = r->remote;
     if (v2_parse(r, g) != 0) {
         oauth_error(r, 400, "invalid_request", "a form-encoded body with grant_type is required",
                     0);
@@ -288,16 +301,17 @@ void api_h_token_v2(struct api_req *r)
         oauth_error(r, statuses[rc], codes[rc], grant_message(rc), retry_s);
         goto out;
     }
-    if (issue(r->app, g, &u, &access, &refresh) != 0) {
+    if (issue(r->app, g, &u, &access, &refresh, &id) != 0) {
         oauth_error(r, 500, "server_error", "cannot issue a token", 0);
         goto out;
     }
     api_reply(r, 200, json_pack("{s:s, s:s, s:i, s:s, s:s}", "access_token", access,
                                 "token_type", "Bearer", "expires_in", r->app->cfg.token_ttl_s,
-                                "refresh_token", refresh, "id_token", access));
+                                "refresh_token", refresh, "id_token", id));
 out:
     free(access);
     free(refresh);
+    free(id);
     memset(g, 0, sizeof(*g));
     free(g);
 }

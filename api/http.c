@@ -807,14 +807,20 @@ static int read_body(struct api_req *r, long long content_length, size_t cap_max
 /* 0; 1 when the token names no user that may use it (gone, disabled,
  * token version passed); or the DB_E* code of a store that could not
  * answer (the database server unreachable): not the token's fault. */
-static int load_principal(struct api_req *r, int64_t uid, int64_t tv)
+static int load_principal(struct api_req *r, const struct api_token_info *info)
 {
-    int rc = db_user_get(r->app->db, uid, &r->who.user);
+    int rc = db_user_get(r->app->db, info->user_id, &r->who.user);
 
     if (rc != DB_OK && rc != DB_ENOTFOUND)
         return rc;
-    if (rc != DB_OK || r->who.user.token_version != tv || !r->who.user.enabled)
+    if (rc != DB_OK || r->who.user.token_version != info->token_version ||
+        !r->who.user.enabled)
         return 1;
+    if (info->family[0]) { /* its sign-in's family, revoked on a refresh token's reuse */
+        rc = db_refresh_live(r->app->db, info->family, info->user_id);
+        if (rc != DB_OK)
+            return rc == DB_ENOTFOUND ? 1 : rc;
+    }
     memset(r->who.user.secret_hash, 0, sizeof(r->who.user.secret_hash));
     return db_rule_list(r->app->db, r->who.user.login, &r->who.rules, &r->who.n_rules);
 }
@@ -836,7 +842,7 @@ static int authenticate(struct api_req *r)
         return 0;
     gen = api_pcache_generation(r->app->pc);
     rc = api_token_check(&r->app->key, h + 7, API_TOKEN_ACCESS, now_s, &info) != 0
-             ? 1 : load_principal(r, info.user_id, info.token_version);
+             ? 1 : load_principal(r, &info);
     if (rc < 0) { /* the token may be good: the store could not say (503) */
         api_db_error(r, rc, "the token's user");
         return -1;

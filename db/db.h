@@ -140,6 +140,9 @@ int db_refresh_start(struct db *db, int64_t user_id, int64_t expires_at, int64_t
 int db_refresh_rotate(struct db *db, const char *family, int64_t user_id, int64_t gen,
                       int64_t expires_at, int64_t now);
 int db_refresh_revoke_user(struct db *db, int64_t user_id);
+/* DB_OK while the user's family lives (its access tokens are good),
+ * DB_ENOTFOUND once it is revoked, logged out or expired. */
+int db_refresh_live(struct db *db, const char *family, int64_t user_id);
 /* Enables or disables a principal; disabling voids its tokens. */
 int db_user_set_enabled(struct db *db, int64_t id, int enabled);
 

@@ -21,6 +21,11 @@
  *      with one token the second finds step 2.
  *   2. Expired families are removed whenever a family starts, so the table
  *      holds at most the sign-ins of the last refresh lifetime.
+ *   3. An access token names its family too; it is good only while the
+ *      family lives (db_refresh_live), so the revocation of step 2 and a
+ *      logout end the family's access tokens with it. A family outlives
+ *      its access tokens: each rotation keeps it a refresh lifetime (24 h),
+ *      the longest an access token may live.
  */
 #include "db_int.h"
 
@@ -113,4 +118,31 @@ int db_refresh_rotate(struct db *db, const char *family, int64_t user_id, int64_
     int rc = db__write(db, rotate_fn, &a);
 
     return rc == DB_OK && a.reused ? DB_ECONFLICT : rc;
+}
+
+struct live_arg {
+    const char *family;
+    int64_t user_id;
+};
+
+static int live_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] = "SELECT 1 FROM refresh_families WHERE id = ? AND user_id = ?";
+    const struct live_arg *a = arg;
+    int rc = DB_OK, src;
+    struct db__stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, a->family);
+    db__bind_int64(st, 2, a->user_id);
+    src = db__step(st);
+    return db__done(st, src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : src);
+}
+
+int db_refresh_live(struct db *db, const char *family, int64_t user_id)
+{
+    struct live_arg a = {family, user_id};
+
+    return db__read(db, live_fn, &a);
 }

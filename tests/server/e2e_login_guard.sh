@@ -1,10 +1,13 @@
 #!/bin/sh
-# e2e_login_guard.sh: password guessing is slowed per login name, whatever
-# address it comes from (the per-address token bucket is off here):
+# e2e_login_guard.sh: password guessing is slowed per login name and
+# client address (the per-address token bucket is off here):
 #   - the first wrong passwords for a name get 400; after 5 in a row the
-#     name waits 1 s, then 2, 4 ... (at most 60): 429 with Retry-After
-#     before any hash runs, even for the right password, on the v1 and the
-#     v2 (form) grant alike;
+#     name waits 1 s, then 2, 4 ... (at most 60) for that client: 429 with
+#     Retry-After before any hash runs, even for the right password, on
+#     the v1 and the v2 (form) grant alike;
+#   - wait_is_per_name_and_client: meanwhile the right password from
+#     another address (127.0.0.2) signs in: guesses from one client never
+#     lock admin out for everyone;
 #   - a name that does not exist is slowed the same way, and other names
 #     are not slowed meanwhile;
 #   - once the wait is over the right password signs in, which clears the
@@ -79,6 +82,9 @@ while :; do
   v1=$(try admin "$ALLOT_ADMIN_PASSWORD" | cut -d' ' -f1)
   v2=$(curl -s -D "$T/head" -o "$T/body" -w '%{http_code}' -X POST "$URL/api/v2/token" \
     -d "grant_type=password&username=admin&password=$ALLOT_ADMIN_PASSWORD")
+  other=$(curl -s --interface 127.0.0.2 -o /dev/null -w '%{http_code}' -X POST \
+    "$URL/api/v1/token" -H 'Content-Type: application/json' \
+    --data-binary "$(grant admin "$ALLOT_ADMIN_PASSWORD")")
   [ "$(now_ms)" -ge "$WAIT_END" ] || break
   echo "the two grants took past the ${MIN} s wait: again with a longer one"
   MIN=$((MIN * 2))
@@ -89,6 +95,11 @@ done
 [ "$v2" = 429 ] || fail "v2 grant during the wait: $v2"
 jq -e '.error == "temporarily_unavailable"' "$T/body" >/dev/null || fail "v2 body: $(cat "$T/body")"
 grep -qi '^retry-after: [1-9]' "$T/head" || fail "v2 429 without Retry-After"
+[ "$other" = 200 ] || fail "the right password from another client during the wait: $other"
+t1=$(now_ms)
+again=$(try admin "$ALLOT_ADMIN_PASSWORD" | cut -d' ' -f1)
+[ "$again" = 429 ] || [ "$(now_ms)" -ge "$WAIT_END" ] || [ "$t1" -ge "$WAIT_END" ] ||
+  fail "another client's sign-in cleared the guessing client's wait: $again"
 # other names are not slowed by admin's failures
 expect 400 POST /api/v1/token "$(grant nobody guess)" >/dev/null
 # a name that does not exist earns the same waits

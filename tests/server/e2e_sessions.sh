@@ -4,8 +4,11 @@
 #     refresh token; the one it took is refused after (400, invalid_grant
 #     in v2);
 #   - reuse: presenting an exchanged refresh token again revokes its whole
-#     family, so the newest token of that sign-in stops working too, while
+#     family, so the newest token of that sign-in stops working too, and
+#     so do its access tokens (reuse_revokes_family_access_tokens), while
 #     another sign-in of the same user keeps working;
+#   - id_token_is_not_a_bearer: idToken (v1) and id_token (v2) are their
+#     own tokens, not the access token, and a request bearing one is 401;
 #   - logout: a user without any access rule logs themself out with
 #     POST /api/v1/users/{their id}/logout; their access token issued
 #     before is 401 on the next request and their refresh tokens are
@@ -31,6 +34,21 @@ refresh_v2() { # REFRESH-TOKEN: the v2 answer's body and status, on two lines
   printf '%s\n' "$out"
 }
 
+# ---- id_token_is_not_a_bearer ----
+G=$(grant 200 admin "$ALLOT_ADMIN_PASSWORD")
+ID=$(printf '%s' "$G" | jq -r .idToken)
+[ -n "$ID" ] && [ "$ID" != null ] && [ "$ID" != "$(printf '%s' "$G" | jq -r .accessToken)" ] ||
+  fail "idToken is the access token: $G"
+expect 401 GET /api/v1/nodes "" "$ID" >/dev/null
+expect 401 POST /api/v1/node-pools '{"name":"by-id","labelKey":"k","labelValue":"v"}' "$ID" \
+  >/dev/null
+OUT=$(curl -s -X POST "$URL/api/v2/token" \
+  --data-urlencode grant_type=password --data-urlencode username=admin \
+  --data-urlencode "password=$ALLOT_ADMIN_PASSWORD")
+ID=$(printf '%s' "$OUT" | jq -r .id_token)
+[ "$ID" != "$(printf '%s' "$OUT" | jq -r .access_token)" ] || fail "id_token is the access token"
+expect 401 GET /api/v1/nodes "" "$ID" >/dev/null
+
 # ---- rotation ----
 G=$(grant 200 admin "$ALLOT_ADMIN_PASSWORD")
 R1=$(printf '%s' "$G" | jq -r .refreshToken)
@@ -41,10 +59,14 @@ expect 200 GET /api/v1/nodes "" "$(printf '%s' "$G" | jq -r .accessToken)" >/dev
 OUT=$(refresh_v2 "$R2")
 [ "$(printf '%s\n' "$OUT" | tail -n 1)" = 200 ] || fail "v2 refresh: $OUT"
 R3=$(printf '%s\n' "$OUT" | sed '$d' | jq -r .refresh_token)
+A3=$(printf '%s\n' "$OUT" | sed '$d' | jq -r .access_token)
+expect 200 GET /api/v1/nodes "" "$A3" >/dev/null
 [ "$R3" != "$R2" ] && [ "$R3" != null ] || fail "the v2 refresh did not rotate: $OUT"
 
 # ---- reuse: R2 was exchanged; showing it again revokes the family (R3 too) ----
-OTHER=$(grant 200 admin "$ALLOT_ADMIN_PASSWORD" | jq -r .refreshToken)
+G=$(grant 200 admin "$ALLOT_ADMIN_PASSWORD")
+OTHER=$(printf '%s' "$G" | jq -r .refreshToken)
+OTHER_A=$(printf '%s' "$G" | jq -r .accessToken)
 OUT=$(refresh_v2 "$R2")
 [ "$(printf '%s\n' "$OUT" | tail -n 1)" = 400 ] &&
   [ "$(printf '%s\n' "$OUT" | sed '$d' | jq -r .error)" = invalid_grant ] ||
@@ -53,6 +75,10 @@ E=$(refresh 400 "$R3")
 printf '%s' "$E" | jq -e '.code == 400 and (.message | length > 0) and (.details | test("refresh"))' \
   >/dev/null || fail "the family's newest token after a reuse: $E"
 refresh 400 "$R1" >/dev/null
+# reuse_revokes_family_access_tokens: the family's access token is 401 now,
+# the other sign-in's still works
+expect 401 GET /api/v1/nodes "" "$A3" >/dev/null
+expect 200 GET /api/v1/nodes "" "$OTHER_A" >/dev/null
 refresh 200 "$OTHER" >/dev/null
 
 # ---- logout: a user logs themself out ----
