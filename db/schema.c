@@ -469,6 +469,22 @@ static const struct numbered later[] = {
      " port INTEGER NOT NULL UNIQUE CHECK (port > 0 AND port < 65536),"
      " n_ports INTEGER NOT NULL CHECK (n_ports >= 1));",
      NULL},
+    /* 170: named secrets (secrets.c), a name unique in its scope; entries
+     * maps each key to its value sealed by the API (secretbox.c) */
+    {170,
+     "CREATE TABLE secrets ("
+     " seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+     " id TEXT NOT NULL UNIQUE,"
+     " name TEXT NOT NULL,"
+     " scope TEXT NOT NULL CHECK (scope IN ('project', 'department', 'tenant')),"
+     " scope_id TEXT NOT NULL DEFAULT '',"
+     " description TEXT NOT NULL DEFAULT '',"
+     " created_by TEXT NOT NULL DEFAULT '', updated_by TEXT NOT NULL DEFAULT '',"
+     " created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
+     " update_count INTEGER NOT NULL DEFAULT 1,"
+     " entries TEXT NOT NULL DEFAULT '{}',"
+     " UNIQUE (scope, scope_id, name));",
+     NULL},
 };
 
 /* The later migrations PostgreSQL runs instead of their SQL (pq.c's
