@@ -1,8 +1,9 @@
 /*
  * runai_ops.c: every operation of Run:ai's OpenAPI document
- * (openapi/runai-openapi.json): method, path template, operationId, and
- * whether allotd serves it. The dispatcher (http.c) answers 501 naming
- * the operation when a request is for one allotd does not serve.
+ * (../shared/reference/runai-openapi.json): method, path template,
+ * operationId, and whether allotd serves it. The dispatcher (http.c)
+ * answers 501 naming the operation when a request is for one allotd
+ * does not serve.
  *
  * Written by scripts/openapi-sync.py; tests/server/openapi_subset.py
  * fails when it is stale. Do not edit by hand.

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """openapi-sync.py: keeps what allot says about Run:ai's API in step with
-Run:ai's published OpenAPI document (openapi/runai-openapi.json).
+Run:ai's published OpenAPI document (../shared/reference/runai-openapi.json
+beside the checkout, or ALLOT_RUNAI_OPENAPI: NVIDIA's document, under
+NVIDIA's licence, is not part of allot).
 
     scripts/openapi-sync.py           rewrite the three files below
     scripts/openapi-sync.py --check   exit 1 if any of them is stale
@@ -38,7 +40,8 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RUNAI = os.path.join(ROOT, "openapi", "runai-openapi.json")
+RUNAI = os.environ.get("ALLOT_RUNAI_OPENAPI") or os.path.join(
+    os.path.dirname(ROOT), "shared", "reference", "runai-openapi.json")
 ALLOT = os.path.join(ROOT, "openapi", "openapi.json")
 OPS_C = os.path.join(ROOT, "api", "runai_ops.c")
 DOCS = os.path.join(ROOT, "docs", "allotd.md")
@@ -206,9 +209,10 @@ def ops_c(runai, served):
                     (norm(path), method) in served))
     return ("/*\n"
             " * runai_ops.c: every operation of Run:ai's OpenAPI document\n"
-            " * (openapi/runai-openapi.json): method, path template, operationId, and\n"
-            " * whether allotd serves it. The dispatcher (http.c) answers 501 naming\n"
-            " * the operation when a request is for one allotd does not serve.\n"
+            " * (../shared/reference/runai-openapi.json): method, path template,\n"
+            " * operationId, and whether allotd serves it. The dispatcher (http.c)\n"
+            " * answers 501 naming the operation when a request is for one allotd\n"
+            " * does not serve.\n"
             " *\n"
             " * Written by scripts/openapi-sync.py; tests/server/openapi_subset.py\n"
             " * fails when it is stale. Do not edit by hand.\n"

@@ -34,7 +34,10 @@ SCALE=${ALLOT_TEST_SCALE:-1}
 CLEANING=""
 export ALLOT_ADMIN_PASSWORD=e2e-admin-password
 LIB_DIR=$(cd "$(dirname "$0")/../server" && pwd)
-RUNAI_OPENAPI="$LIB_DIR/../../openapi/runai-openapi.json"
+# Run:ai's OpenAPI document is NVIDIA's, under NVIDIA's licence: it is not
+# part of allot; the tests read it from the shared reference folder beside
+# the checkout (or ALLOT_RUNAI_OPENAPI).
+RUNAI_OPENAPI="${ALLOT_RUNAI_OPENAPI:-$LIB_DIR/../../../shared/reference/runai-openapi.json}"
 ALLOT_OPENAPI="$LIB_DIR/../../openapi/openapi.json"
 EXCHANGES="$T/exchanges"
 SCHEMA_CHECKED=""   # set once a script ran schema_check itself
@@ -107,6 +110,8 @@ stop_pid() {
 schema_check() {
   set -- "$RUNAI_OPENAPI" "$T"/exchanges* "$@"
   [ -e "$2" ] || return 0
+  [ -s "$1" ] || { echo "FAIL: Run:ai's document is missing at $1 (ALLOT_RUNAI_OPENAPI)" >&2
+                   return 1; }
   python3 "$LIB_DIR/runai_schema.py" "$@" >"$T/schema.out" 2>&1 || {
     cat "$T/schema.out" >&2; echo "FAIL: replies above break Run:ai's OpenAPI document" >&2
     return 1; }

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """openapi_subset.py: openapi/openapi.json is a subset of Run:ai's OpenAPI
-document (openapi/runai-openapi.json) on every path they share.
+document (../shared/reference/runai-openapi.json beside the checkout, or
+ALLOT_RUNAI_OPENAPI; NVIDIA's document is not part of allot) on every path they share.
 
     openapi_subset.py ROOT
 
@@ -127,7 +128,8 @@ def main(argv):
     root = argv[0] if argv else os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__))))
     allot = Doc(os.path.join(root, "openapi", "openapi.json"))
-    runai = Doc(os.path.join(root, "openapi", "runai-openapi.json"))
+    runai = Doc(os.environ.get("ALLOT_RUNAI_OPENAPI") or os.path.join(
+        os.path.dirname(os.path.abspath(root)), "shared", "reference", "runai-openapi.json"))
     index = {(norm(p), m): p for p, item in runai.d["paths"].items() for m in item
              if m in METHODS}
     problems, shared, extensions = [], 0, []

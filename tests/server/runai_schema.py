@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """runai_schema.py: checks recorded allotd replies against Run:ai's OpenAPI
-document (openapi/runai-openapi.json), the contract of every path allot
+document (../shared/reference/runai-openapi.json beside the checkout, not
+part of allot: NVIDIA's licence), the contract of every path allot
 shares with Run:ai.
 
     runai_schema.py DOC EXCHANGES... [--cover ALLOT-SPEC]
