@@ -524,8 +524,8 @@ static int refresh(struct ctl_sched *sc, struct prefetch *pf, struct sched_model
                      : sm_rows_take(&sc->m, &pf->built);
             skip = pf->n_peeked;
         }
-        if (rc == DB_OK)
-            rc = sm_refresh(&sc->m, sc->db, seqs + skip, n - skip);
+        if (rc == DB_OK) /* seqs is NULL when nothing is dirty: no arithmetic on NULL */
+            rc = sm_refresh(&sc->m, sc->db, seqs ? seqs + skip : NULL, n - skip);
         if (rc == DB_OK)
             note_changes(sc, seqs, n, n_before, last_seq);
         else
