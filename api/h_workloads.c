@@ -21,7 +21,8 @@
  *      known one allot does not act on (wl_spec.c); what is accepted takes
  *      effect and is echoed back in spec.
  *   2. Submitting needs the workload-write right on the target project
- *      (else 403); reading needs workload-read on the workload's project,
+ *      (else 403, also for a project that does not exist, unless the
+ *      caller writes system-wide: then 400); reading needs workload-read on the workload's project,
  *      and a workload the caller cannot read is a 404.
  *   3. Lists are paged: limit defaults to 50 and is at most 500.
  */
@@ -97,10 +98,16 @@ static int project_in(struct api_req *r, json_t *o, struct db_workload *w, struc
         snprintf(w->department_name, sizeof(w->department_name), "%s", q->parent_name);
         return 0;
     }
-    if (rc == DB_OK)
-        api_error(r, 403, "Forbidden", "the caller may not submit to this project");
-    else if (rc == DB_ENOTFOUND)
+    /* A project the caller may not submit to and one that does not exist
+     * are the same 403 (the one status of the two Run:ai's create
+     * operations list), so a submission never tells a caller which
+     * projects exist; only a system-wide writer, who may see them all,
+     * is told a project is unknown (400). */
+    if (rc == DB_ENOTFOUND && api_can(&r->who, API_WL_WRITE, pid, ""))
         api_error(r, 400, "Bad request", "projectId names no project");
+    else if (rc == DB_OK || rc == DB_ENOTFOUND)
+        api_error(r, 403, "Forbidden",
+                  "the caller may not submit to this project (or there is no such project)");
     else
         api_db_error(r, rc, "cannot read the project");
     return -1;

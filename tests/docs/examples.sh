@@ -17,12 +17,25 @@
 # admin's password, NEW_PASSWORD a new one. The test fails when a block
 # fails (naming the file and line), when a marker stands before no
 # block, or when no block ran.
+#
+# docs_flags_exist: every option written in backquotes in docs/allotd.md
+# and docs/ha.md (`--logs-dir`) is one that allotd --help, allot-agent
+# --help or allot login --help names, so the server's docs promise no
+# flag that does not exist.
 ALLOTD=$1
 SRC=$(cd "$2" && pwd)
 BUILD=$(cd "$(dirname "$ALLOTD")" && pwd)
 . "$(dirname "$0")/../server/lib.sh"
 
 export PASSWORD=$ALLOT_ADMIN_PASSWORD NEW_PASSWORD=docs-new-password-1
+
+# docs_flags_exist
+{ "$ALLOTD" --help; "$BUILD/allot-agent" --help; "$BUILD/allot" login --help; } >"$T/help" 2>&1
+for f in "$SRC/docs/allotd.md" "$SRC/docs/ha.md"; do
+  for fl in $(grep -o '`[^`]*`' "$f" | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
+    grep -qF -- "$fl" "$T/help" || fail "${f#"$SRC"/} names $fl, which no allot program takes"
+  done
+done
 RAN=0 SKIPPED=0
 
 # extract FILE PORT: prints the bash script of FILE's examples; counts in

@@ -117,6 +117,21 @@ role_of() {
   echo unknown
 }
 
+# submit_unseen_project_is_403: a researcher of team-a submitting to team-b
+# and to a project that does not exist gets the same 403 and the same body,
+# so a submission tells no one which projects exist; the admin is told 400
+for pid in "$PB" 987654; do
+  for route in trainings submissions; do
+    body="{\"name\":\"peek\",\"projectId\":\"$pid\",\"spec\":{}}"
+    [ $route = submissions ] && body="{\"type\":\"Training\",${body#\{}"
+    expect 403 POST "/api/v1/workloads/$route" "$body" "$TOK_researcher" |
+      jq -r .details >>"$T/unseen"
+  done
+done
+[ "$(sort -u "$T/unseen" | wc -l)" = 1 ] || fail "submissions to unseen projects differ: $(cat "$T/unseen")"
+expect 400 POST /api/v1/workloads/trainings '{"name":"peek","projectId":"987654","spec":{}}' \
+  "$ADMIN" >/dev/null
+
 # a viewer may change nothing: the route itself is refused
 expect 403 POST /api/v1/workloads/batch "{\"ids\":[\"$WA1\"],\"action\":\"suspend\"}" "$TOK_viewer" \
   >/dev/null
