@@ -150,8 +150,20 @@ static void test_token_file(void **state)
     snprintf(path, sizeof(path), "%s/token", dir);
     assert_int_equal(agent_read_token(path, tok, sizeof(tok)), 0);
     assert_string_equal(tok, "abc.def");
-    chmod(path, 0644);
-    assert_int_equal(agent_read_token(path, tok, sizeof(tok)), -1);
+    /* token_file_group_or_world_readable_refused: any bit for the group
+     * or others refuses it, group-only modes too */
+    {
+        static const mode_t refused[] = {0644, 0640, 0660, 0620, 0610, 0604, 0602, 0601};
+        size_t i;
+
+        for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+            chmod(path, refused[i]);
+            if (agent_read_token(path, tok, sizeof(tok)) != -1)
+                fail_msg("a token file of mode %04o was accepted", (unsigned)refused[i]);
+        }
+        chmod(path, 0400);
+        assert_int_equal(agent_read_token(path, tok, sizeof(tok)), 0);
+    }
     write_file("empty", "\n", 0600);
     snprintf(path, sizeof(path), "%s/empty", dir);
     assert_int_equal(agent_read_token(path, tok, sizeof(tok)), -1);
