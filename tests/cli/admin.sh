@@ -163,9 +163,12 @@ expect 404 GET "/api/v1/authorization/access-rules/$RID" "" "$(token)" >/dev/nul
 
 # ---- --csv on every list ----
 run 0 agent token create 'rack 4, "left"'
+run 0 agent token create 'rack 5, right'
 run 0 agent token list --csv
 has "$T/out" 'ID,Name,Node,Created,Last used,Revoked'
 has "$T/out" ',"rack 4, ""left""",-,'
+# csv_comma_without_quote_is_quoted: a comma alone is reason enough
+has "$T/out" ',"rack 5, right",-,'
 # RFC 4180: CRLF line ends; a reader gets the name back whole
 [ "$(head -n 1 "$T/out" | tail -c 2 | od -An -tx1 | tr -d ' \n')" = 0d0a ] ||
   fail "--csv lines do not end in CRLF: $(od -c "$T/out" | head -n 2)"
