@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "agent.h"
+#include "fileio.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -292,22 +293,13 @@ int proc_run(char *const argv[], int timeout_ms, char **out, size_t cap)
 int file_write_atomic(const char *path, const char *data, size_t len)
 {
     char tmp[AGENT_PATH_MAX + 8];
-    size_t done = 0;
     int fd, rc = -1;
 
     snprintf(tmp, sizeof(tmp), "%s.new", path);
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         return -1;
-    while (done < len) {
-        ssize_t k = write(fd, data + done, len - done);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            break;
-        done += (size_t)k;
-    }
-    if (done == len && fsync(fd) == 0)
+    if (fio_write(fd, data, len) == 0 && fsync(fd) == 0)
         rc = 0;
     close(fd);
     if (rc == 0 && rename(tmp, path) != 0)
@@ -320,7 +312,6 @@ int file_write_atomic(const char *path, const char *data, size_t len)
 char *file_read(const char *path, size_t cap)
 {
     char *buf = malloc(cap + 1);
-    size_t got = 0;
     int fd;
 
     if (!buf)
@@ -330,16 +321,8 @@ char *file_read(const char *path, size_t cap)
         free(buf);
         return NULL;
     }
-    while (got < cap) {
-        ssize_t k = read(fd, buf + got, cap - got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            break;
-        got += (size_t)k;
-    }
+    buf[fio_read(fd, buf, cap, -1)] = 0;
     close(fd);
-    buf[got] = 0;
     return buf;
 }
 

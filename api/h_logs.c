@@ -18,6 +18,7 @@
  */
 #include "agent_int.h"
 #include "db_agent.h"
+#include "fileio.h"
 
 #include <civetweb.h>
 #include <dirent.h>
@@ -91,20 +92,6 @@ static int make_dirs(const struct api_app *app, int64_t wl_seq)
     return 0;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 int api_log_append(const struct api_app *app, int64_t wl_seq, const char *uid, int64_t offset,
                    const char *data, size_t len, int64_t *size)
 {
@@ -135,7 +122,7 @@ int api_log_append(const struct api_app *app, int64_t wl_seq, const char *uid, i
     if (skip >= (int64_t)len)
         goto out;
     room = LOG_RUN_MAX - sb.st_size;
-    if (write_all(fd, data + skip, (size_t)((int64_t)len - skip < room ? (int64_t)len - skip
+    if (fio_write(fd, data + skip, (size_t)((int64_t)len - skip < room ? (int64_t)len - skip
                                                                          : room)) != 0) {
         rc = -1;
         goto out;
@@ -156,19 +143,12 @@ static int64_t file_size(const char *path)
 /* Reads [from, from + n) of a file into out; returns the bytes read. */
 static size_t read_at(const char *path, int64_t from, char *out, size_t n)
 {
-    size_t got = 0;
+    size_t got;
     int fd = open(path, O_RDONLY);
 
     if (fd < 0)
         return 0;
-    while (got < n) {
-        ssize_t k = pread(fd, out + got, n - got, (off_t)(from + (int64_t)got));
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            break;
-        got += (size_t)k;
-    }
+    got = fio_read(fd, out, n, from);
     close(fd);
     return got;
 }

@@ -9,6 +9,7 @@
  *      with the command that fixes it.
  */
 #include "config.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -200,20 +201,6 @@ static int make_dir(const char *path)
     return rc;
 }
 
-static int write_all(int fd, const char *s, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, s, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        s += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Writes text to a new file tmp with mode 0600; 0 ok. */
 static int write_file(const char *tmp, const char *text)
 {
@@ -221,8 +208,8 @@ static int write_file(const char *tmp, const char *text)
 
     if (fd < 0)
         return -1;
-    ok = fchmod(fd, 0600) == 0 && write_all(fd, text, strlen(text)) == 0 &&
-         write_all(fd, "\n", 1) == 0 && fsync(fd) == 0;
+    ok = fchmod(fd, 0600) == 0 && fio_write(fd, text, strlen(text)) == 0 &&
+         fio_write(fd, "\n", 1) == 0 && fsync(fd) == 0;
     if (close(fd) != 0)
         ok = 0;
     return ok ? 0 : -1;
