@@ -270,16 +270,25 @@ struct api_req {
     struct api_principal who; /* filled for user routes */
     int64_t agent_token;      /* API_AGENT routes: the agent token's seq */
     char agent_node[DB_NAME_LEN]; /* API_AGENT routes: the node it is bound to, or "" */
+    unsigned arg;             /* the route's arg (enum api_route_arg) */
     int status;               /* what was sent */
 };
 
 typedef void (*api_handler)(struct api_req *r);
 
+/* What one handler serving several routes does on this one: the route
+ * table says, the dispatcher copies it to api_req.arg. */
+enum api_route_arg {
+    API_ARG_PROJECT = 1,      /* org-unit routes: projects, not departments */
+    API_ARG_COUNT = 2,        /* list routes: the count, not the rows */
+    API_ARG_PATCH = 4,        /* PUT/PATCH routes: merge the fields present */
+};
 struct api_route {
     const char *method;
     const char *pattern;      /* segments; "{x}" captures one */
     api_handler handler;
     unsigned perm;            /* enum api_perm: API_PUBLIC, API_AUTH or a right */
+    unsigned arg;             /* enum api_route_arg; 0 if none */
 };
 extern const struct api_route api_routes[];
 extern const int api_n_routes;
@@ -702,37 +711,26 @@ void api_h_metrics(struct api_req *r);
 void api_h_dashboard(struct api_req *r);
 void api_h_clusters(struct api_req *r);
 void api_h_cluster_get(struct api_req *r);
-void api_h_cluster_nodes(struct api_req *r);
-void api_h_cluster_nodes_count(struct api_req *r);
+void api_h_cluster_nodes(struct api_req *r);   /* API_ARG_COUNT */
 /* Is the path's first parameter allotd's cluster uuid? Replies `status`
  * (404 or 400, whichever the operation lists) when it is not. */
 int api_cluster_path_ok(struct api_req *r, int status);
-void api_h_nodes(struct api_req *r);
+/* Does a body's clusterId name allotd's cluster ("": none given)? Replies
+ * 400 when it does not. */
+int api_cluster_id_ok(struct api_req *r, const char *cluster_id);
+void api_h_nodes(struct api_req *r);           /* API_ARG_COUNT */
 void api_h_readyz(struct api_req *r);
-void api_h_nodes_count(struct api_req *r);
-void api_h_pools_list(struct api_req *r);
-void api_h_pools_count(struct api_req *r);
+void api_h_pools_list(struct api_req *r);      /* API_ARG_COUNT */
 void api_h_pools_create(struct api_req *r);
 /* The stored placementStrategy word of a pool that names no GPU placement
  * (db_placement_words: SCHED_DEFAULT_GPU_PLACEMENT's word). */
 int api_pool_default_gpu_placement(void);
 void api_h_pool_get(struct api_req *r);
-void api_h_pool_put(struct api_req *r);
-void api_h_pool_patch(struct api_req *r);
+void api_h_pool_change(struct api_req *r);     /* PUT, or PATCH: API_ARG_PATCH */
 void api_h_pool_delete(struct api_req *r);
-void api_h_departments_count(struct api_req *r);
 void api_h_org_priorities(struct api_req *r);
-void api_h_projects_count(struct api_req *r);
-void api_h_department_put(struct api_req *r);
-void api_h_department_patch(struct api_req *r);
-void api_h_project_put(struct api_req *r);
-void api_h_project_patch(struct api_req *r);
-void api_h_department_resources_patch(struct api_req *r);
-void api_h_project_resources_patch(struct api_req *r);
-void api_h_department_metrics(struct api_req *r);
 void api_h_wl_metrics(struct api_req *r);
 void api_h_wl_pod_metrics(struct api_req *r);
-void api_h_project_metrics(struct api_req *r);
 void api_h_cluster_metrics(struct api_req *r);
 /* GET /clusters/{uuid}/metrics?aggregation=: every project's allocation
  * and quota summed, max and mean per slot (h_series.c). */
@@ -741,16 +739,16 @@ void api_h_pool_metrics(struct api_req *r);
 void api_h_node_metrics(struct api_req *r);
 void api_h_wl_batch(struct api_req *r);
 void api_h_wl_submissions(struct api_req *r);
-void api_h_departments_list(struct api_req *r);
-void api_h_departments_create(struct api_req *r);
-void api_h_department_get(struct api_req *r);
-void api_h_department_delete(struct api_req *r);
-void api_h_department_resources(struct api_req *r);
-void api_h_projects_list(struct api_req *r);
-void api_h_projects_create(struct api_req *r);
-void api_h_project_get(struct api_req *r);
-void api_h_project_delete(struct api_req *r);
-void api_h_project_resources(struct api_req *r);
+/* Departments and projects (h_org.c; metrics: h_series.c): one handler a
+ * verb for both, API_ARG_PROJECT for projects; list takes API_ARG_COUNT,
+ * change and resources API_ARG_PATCH. */
+void api_h_queues_list(struct api_req *r);
+void api_h_queues_create(struct api_req *r);
+void api_h_queue_get(struct api_req *r);
+void api_h_queue_change(struct api_req *r);
+void api_h_queue_delete(struct api_req *r);
+void api_h_queue_resources(struct api_req *r);
+void api_h_queue_metrics(struct api_req *r);
 void api_h_users_list(struct api_req *r);
 void api_h_users_count(struct api_req *r);
 void api_h_users_create(struct api_req *r);

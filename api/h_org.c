@@ -368,15 +368,31 @@ static int resources_in(struct api_req *r, json_t *a, struct db_queue *q)
 
 /* ---- departments and projects ---- */
 
-static const char *const project_fields[] = {
-    "name", "clusterId", "parentId", "description", "requestedNamespace",
-    "enforceRunaiScheduler", "defaultNodePools", "nodeTypes", "schedulingRules", "resources",
-    "rank", NULL,
+/* A department's or project's plain fields; the others are read by the
+ * functions below, or by the handler (parentId). */
+struct queue_body {
+    char cluster_id[64];
+    char name[DB_NAME_LEN];
+    char description[DB_MSG_LEN];
+    int rank;
 };
-static const char *const department_fields[] = {
-    "name", "clusterId", "description", "defaultNodePools", "nodeTypes", "schedulingRules",
-    "resources", "rank", NULL,
+#define B struct queue_body
+static const struct api_field queue_fields[] = {
+    API_FIELD_STR(B, "clusterId", cluster_id, API_F_OPTIONAL),
+    API_FIELD_STR(B, "name", name, API_F_ON_CREATE),
+    API_FIELD_TEXT(B, "description", description, DB_MSG_LEN, API_F_OPTIONAL, API_TEXT_FREE),
+    API_FIELD_INT(B, "rank", rank, -1000, 1000),
+    API_FIELD_OTHER("defaultNodePools"),
+    API_FIELD_OTHER("nodeTypes"),
+    API_FIELD_OTHER("schedulingRules"),
+    API_FIELD_OTHER("resources"),
+    /* a project's alone, from here */
+    API_FIELD_OTHER("parentId"),
+    API_FIELD_OTHER("requestedNamespace"),
+    API_FIELD_OTHER("enforceRunaiScheduler"),
 };
+#undef B
+#define N_DEPARTMENT_FIELDS 8
 
 /* The Run:ai project fields allot has one fixed answer for: the namespace
  * is always runai-<name>, and allot is always the scheduler. Any other
@@ -397,19 +413,6 @@ static int fixed_fields_in(struct api_req *r, json_t *o, const struct db_queue *
     if (enforce && !json_is_null(enforce) && !json_is_true(enforce)) {
         api_error(r, 400, "Bad request",
                   "enforceRunaiScheduler must be true: allot schedules every workload");
-        return -1;
-    }
-    return 0;
-}
-
-static int cluster_ok(struct api_req *r, json_t *o)
-{
-    char cid[64] = "";
-
-    if (api_json_str(r, o, "clusterId", cid, sizeof(cid), 0))
-        return -1;
-    if (cid[0] && strcmp(cid, API_CLUSTER_ID) != 0) {
-        api_error(r, 400, "Bad request", "clusterId names no cluster");
         return -1;
     }
     return 0;
@@ -462,23 +465,55 @@ static int names_ok(json_t *a)
     return 1;
 }
 
+/* A field kept as JSON text (nodeTypes, schedulingRules): clears out; 1
+ * if o is an object of the allowed keys, to be checked and stored, 0 if
+ * it is absent or null, -1 with the 400 replied. */
+static int kept_object_in(struct api_req *r, json_t *o, const char *field,
+                          const char *const *allowed, char *out)
+{
+    char why[96];
+
+    out[0] = 0;
+    if (!o || json_is_null(o))
+        return 0;
+    if (!json_is_object(o)) {
+        snprintf(why, sizeof(why), "field '%s' must be an object", field);
+        api_error(r, 400, "Bad request", why);
+        return -1;
+    }
+    return api_json_allow(r, o, allowed, field) ? -1 : 1;
+}
+
+/* Stores o as compact JSON, keys sorted, in out[len]: 0, or -1 with a
+ * 400 when it does not fit. */
+static int kept_object_store(struct api_req *r, json_t *o, const char *field, char *out,
+                             size_t len)
+{
+    char *text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    char why[96];
+
+    if (!text || strlen(text) >= len) {
+        free(text);
+        snprintf(why, sizeof(why), "field '%s' is too large", field);
+        api_error(r, 400, "Bad request", why);
+        return -1;
+    }
+    memcpy(out, text, strlen(text) + 1);
+    free(text);
+    return 0;
+}
+
 /* nodeTypes {training: [types], workspace: [types], names: {id: name}}:
  * the node types each kind of workload may run on. */
 static int node_types_in(struct api_req *r, json_t *o, struct db_queue *q)
 {
     static const char *const fields[] = {"training", "workspace", "names", NULL};
+    int rc = kept_object_in(r, o, "nodeTypes", fields, q->node_types);
     json_t *v, *names;
     const char *key;
-    char *text;
 
-    q->node_types[0] = 0;
-    if (!o || json_is_null(o))
-        return 0;
-    if (!json_is_object(o) || api_json_allow(r, o, fields, "nodeTypes")) {
-        if (!json_is_object(o))
-            api_error(r, 400, "Bad request", "field 'nodeTypes' must be an object");
-        return -1;
-    }
+    if (rc <= 0)
+        return rc;
     if ((json_object_get(o, "training") && !names_ok(json_object_get(o, "training"))) ||
         (json_object_get(o, "workspace") && !names_ok(json_object_get(o, "workspace")))) {
         api_error(r, 400, "Bad request", "nodeTypes.training and .workspace are arrays of names");
@@ -495,15 +530,7 @@ static int node_types_in(struct api_req *r, json_t *o, struct db_queue *q)
             return -1;
         }
     }
-    text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
-    if (!text || strlen(text) >= sizeof(q->node_types)) {
-        free(text);
-        api_error(r, 400, "Bad request", "field 'nodeTypes' is too large");
-        return -1;
-    }
-    memcpy(q->node_types, text, strlen(text) + 1);
-    free(text);
-    return 0;
+    return kept_object_store(r, o, "nodeTypes", q->node_types, sizeof(q->node_types));
 }
 
 /* schedulingRules: time limits and idle limits in seconds. */
@@ -513,30 +540,17 @@ static int rules_in(struct api_req *r, json_t *o, struct db_queue *q)
         "interactiveJobTimeLimitSeconds", "interactiveJobMaxIdleDurationSeconds",
         "interactiveJobPreemptIdleDurationSeconds", "trainingJobMaxIdleDurationSeconds",
         "trainingJobTimeLimitSeconds", NULL};
+    int rc = kept_object_in(r, o, "schedulingRules", fields, q->scheduling_rules);
     const char *const *f;
     int64_t v;
-    char *text;
 
-    q->scheduling_rules[0] = 0;
-    if (!o || json_is_null(o))
-        return 0;
-    if (!json_is_object(o) || api_json_allow(r, o, fields, "schedulingRules")) {
-        if (!json_is_object(o))
-            api_error(r, 400, "Bad request", "field 'schedulingRules' must be an object");
-        return -1;
-    }
+    if (rc <= 0)
+        return rc;
     for (f = fields; *f; f++)
         if (api_json_int(r, o, *f, 1, 366LL * 86400, &v))
             return -1;
-    text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
-    if (!text || strlen(text) >= sizeof(q->scheduling_rules)) {
-        free(text);
-        api_error(r, 400, "Bad request", "field 'schedulingRules' is too large");
-        return -1;
-    }
-    memcpy(q->scheduling_rules, text, strlen(text) + 1);
-    free(text);
-    return 0;
+    return kept_object_store(r, o, "schedulingRules", q->scheduling_rules,
+                             sizeof(q->scheduling_rules));
 }
 
 /* resources in a PATCH: entries replace the ones of the same pool. */
@@ -573,21 +587,20 @@ out:
  * required), 1 replace (PUT), 2 merge (PATCH). */
 static int queue_fields_in(struct api_req *r, json_t *o, struct db_queue *q, int mode)
 {
-    char name[DB_NAME_LEN] = "";
-    int64_t rank = q->rank;
+    struct queue_body b = {.rank = q->rank};
     json_t *res = json_object_get(o, "resources");
 
-    if (api_json_allow(r, o, q->kind == DB_PROJECT ? project_fields : department_fields, NULL) ||
-        cluster_ok(r, o) ||
-        api_json_str(r, o, "name", name, sizeof(name), mode == 0) ||
-        api_json_text(r, o, "description", q->description, sizeof(q->description), 0,
-                      API_TEXT_FREE) ||
-        api_json_int(r, o, "rank", -1000, 1000, &rank))
+    snprintf(b.description, sizeof(b.description), "%s", q->description);
+    if (api_fields_in(r, o, queue_fields,
+                      q->kind == DB_PROJECT ? API_FIELDS_N(queue_fields) : N_DEPARTMENT_FIELDS, &b,
+                      NULL, mode == 0) ||
+        !api_cluster_id_ok(r, b.cluster_id))
         return -1;
-    q->rank = (int)rank;
+    q->rank = b.rank;
+    snprintf(q->description, sizeof(q->description), "%s", b.description);
     if (mode == 0)
-        snprintf(q->name, sizeof(q->name), "%s", name);
-    else if (name[0] && strcmp(name, q->name) != 0) {
+        snprintf(q->name, sizeof(q->name), "%s", b.name);
+    else if (b.name[0] && strcmp(b.name, q->name) != 0) {
         api_error(r, 400, "Bad request", "a department or project cannot be renamed");
         return -1;
     }
@@ -776,9 +789,16 @@ static int project_parent(struct api_req *r, json_t *o, struct db_queue *q)
     return 0;
 }
 
-static void queue_create(struct api_req *r, int kind)
+/* The kind of queue the route is about (API_ARG_PROJECT). */
+static int route_kind(const struct api_req *r)
+{
+    return r->arg & API_ARG_PROJECT ? DB_PROJECT : DB_DEPARTMENT;
+}
+
+void api_h_queues_create(struct api_req *r)
 {
     struct db_queue *q = calloc(1, sizeof(*q));
+    int kind = route_kind(r);
     json_t *o = NULL;
     int rc;
 
@@ -805,16 +825,6 @@ static void queue_create(struct api_req *r, int kind)
 out:
     json_decref(o);
     free(q);
-}
-
-void api_h_departments_create(struct api_req *r)
-{
-    queue_create(r, DB_DEPARTMENT);
-}
-
-void api_h_projects_create(struct api_req *r)
-{
-    queue_create(r, DB_PROJECT);
 }
 
 static int can_read_queue(const struct api_req *r, const struct db_queue *q)
@@ -879,12 +889,12 @@ static void qrow_fill(struct api_req *r, const struct db_queue *q, struct qrow *
     }
 }
 
-static void queue_list(struct api_req *r, int kind, const char *key, int count_only)
+void api_h_queues_list(struct api_req *r)
 {
     struct db_queue *qs = NULL;
     struct qrow *rows = NULL;
     struct api_lq q;
-    int n = 0, i, k = 0, rc;
+    int kind = route_kind(r), n = 0, i, k = 0, rc;
 
     if (api_lq_parse(r, &q) != 0)
         return;
@@ -901,31 +911,11 @@ static void queue_list(struct api_req *r, int kind, const char *key, int count_o
     for (i = 0; i < n; i++)
         if (can_read_queue(r, &qs[i]))
             qrow_fill(r, &qs[i], &rows[k++]);
-    api_lq_reply(r, &q, &(struct api_lq_rows){rows, k, sizeof(*rows), qrow_get, qrow_json}, key,
-                 count_only);
+    api_lq_reply(r, &q, &(struct api_lq_rows){rows, k, sizeof(*rows), qrow_get, qrow_json},
+                 kind == DB_PROJECT ? "projects" : "departments", (r->arg & API_ARG_COUNT) != 0);
 out:
     free(rows);
     free(qs);
-}
-
-void api_h_departments_list(struct api_req *r)
-{
-    queue_list(r, DB_DEPARTMENT, "departments", 0);
-}
-
-void api_h_projects_list(struct api_req *r)
-{
-    queue_list(r, DB_PROJECT, "projects", 0);
-}
-
-void api_h_departments_count(struct api_req *r)
-{
-    queue_list(r, DB_DEPARTMENT, "departments", 1);
-}
-
-void api_h_projects_count(struct api_req *r)
-{
-    queue_list(r, DB_PROJECT, "projects", 1);
 }
 
 /* Loads the queue of that id and kind, if the caller may read it. */
@@ -949,30 +939,20 @@ static struct db_queue *queue_load_id(struct api_req *r, int kind, const char *i
     return q;
 }
 
-/* Loads the queue of the path, of the given kind, that the caller may read. */
-static struct db_queue *queue_load(struct api_req *r, int kind)
+/* Loads the queue of the path, of the route's kind, that the caller may read. */
+static struct db_queue *queue_load(struct api_req *r)
 {
-    return queue_load_id(r, kind, r->params[0]);
+    return queue_load_id(r, route_kind(r), r->params[0]);
 }
 
-static void queue_get(struct api_req *r, int kind)
+void api_h_queue_get(struct api_req *r)
 {
-    struct db_queue *q = queue_load(r, kind);
+    struct db_queue *q = queue_load(r);
 
     if (!q)
         return;
     api_reply(r, 200, queue_json(r, q));
     free(q);
-}
-
-void api_h_department_get(struct api_req *r)
-{
-    queue_get(r, DB_DEPARTMENT);
-}
-
-void api_h_project_get(struct api_req *r)
-{
-    queue_get(r, DB_PROJECT);
 }
 
 static int can_write_queue(struct api_req *r, const struct db_queue *q)
@@ -1016,9 +996,9 @@ static void holders(struct api_req *r, const struct db_queue *q, char *out, size
     db_workloads_free(ws, n);
 }
 
-static void queue_delete(struct api_req *r, int kind)
+void api_h_queue_delete(struct api_req *r)
 {
-    struct db_queue *q = queue_load(r, kind);
+    struct db_queue *q = queue_load(r);
     char what[DB_MSG_LEN - 64], msg[DB_MSG_LEN];
     int64_t *purged = NULL;
     int n_purged = 0, rc;
@@ -1030,7 +1010,7 @@ static void queue_delete(struct api_req *r, int kind)
     if (rc == DB_ECONFLICT) { /* Run:ai's deletes list 400, not 409 */
         holders(r, q, what, sizeof(what));
         snprintf(msg, sizeof(msg), "%s %s still holds %s: delete them first",
-                 kind == DB_PROJECT ? "project" : "department", q->name,
+                 q->kind == DB_PROJECT ? "project" : "department", q->name,
                  what[0] ? what : "workloads being deleted");
         api_error(r, 400, "Bad request", msg);
         goto out;
@@ -1046,19 +1026,11 @@ out:
     free(q);
 }
 
-void api_h_department_delete(struct api_req *r)
+/* PUT (replace) and PATCH (merge) of a department's or project's resources. */
+void api_h_queue_resources(struct api_req *r)
 {
-    queue_delete(r, DB_DEPARTMENT);
-}
-
-void api_h_project_delete(struct api_req *r)
-{
-    queue_delete(r, DB_PROJECT);
-}
-
-static void queue_resources(struct api_req *r, int kind, int merge)
-{
-    struct db_queue *q = queue_load(r, kind);
+    struct db_queue *q = queue_load(r);
+    int merge = (r->arg & API_ARG_PATCH) != 0;
     json_t *a = NULL;
     int rc;
 
@@ -1097,30 +1069,11 @@ struct db_queue *api_queue_resources_in(struct api_req *r, int kind, const char 
     return NULL;
 }
 
-void api_h_department_resources(struct api_req *r)
-{
-    queue_resources(r, DB_DEPARTMENT, 0);
-}
-
-void api_h_project_resources(struct api_req *r)
-{
-    queue_resources(r, DB_PROJECT, 0);
-}
-
-void api_h_department_resources_patch(struct api_req *r)
-{
-    queue_resources(r, DB_DEPARTMENT, 1);
-}
-
-void api_h_project_resources_patch(struct api_req *r)
-{
-    queue_resources(r, DB_PROJECT, 1);
-}
-
 /* PUT (replace) and PATCH (merge) of a department or project. */
-static void queue_change(struct api_req *r, int kind, int mode)
+void api_h_queue_change(struct api_req *r)
 {
-    struct db_queue *q = queue_load(r, kind);
+    struct db_queue *q = queue_load(r);
+    int mode = r->arg & API_ARG_PATCH ? 2 : 1;
     json_t *o = NULL;
     int rc;
 
@@ -1129,7 +1082,7 @@ static void queue_change(struct api_req *r, int kind, int mode)
     o = api_body_object(r);
     if (!o)
         goto out;
-    if (json_object_get(o, "parentId") && kind == DB_PROJECT) {
+    if (json_object_get(o, "parentId") && q->kind == DB_PROJECT) {
         char pid[DB_ID_LEN + 8] = "";
         if (api_json_str(r, o, "parentId", pid, sizeof(pid), 0))
             goto out;
@@ -1173,24 +1126,4 @@ void api_h_org_priorities(struct api_req *r)
                                            sched_overquota_priority_name(level), "value", level,
                                            "isDefault", level == SCHED_OQ_NORMAL));
     api_reply(r, 200, json_pack("{s:o}", "priorities", a));
-}
-
-void api_h_department_put(struct api_req *r)
-{
-    queue_change(r, DB_DEPARTMENT, 1);
-}
-
-void api_h_department_patch(struct api_req *r)
-{
-    queue_change(r, DB_DEPARTMENT, 2);
-}
-
-void api_h_project_put(struct api_req *r)
-{
-    queue_change(r, DB_PROJECT, 1);
-}
-
-void api_h_project_patch(struct api_req *r)
-{
-    queue_change(r, DB_PROJECT, 2);
 }

@@ -227,7 +227,21 @@ static int pool_rows(struct api_req *r, struct pool_row **out, int *n)
     return rc;
 }
 
-static void pools_list(struct api_req *r, int count_only)
+/* Answers the rows read (rc: how the read went) as a list under key, or
+ * their count (API_ARG_COUNT): every row unless a page is asked for. */
+static void rows_reply(struct api_req *r, struct api_lq *q, int rc,
+                       const struct api_lq_rows *rows, const char *key)
+{
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot list");
+        return;
+    }
+    if (!q->limit_given)
+        q->limit = INT32_MAX;
+    api_lq_reply(r, q, rows, key, (r->arg & API_ARG_COUNT) != 0);
+}
+
+void api_h_pools_list(struct api_req *r)
 {
     struct api_lq q;
     struct pool_row *rows = NULL;
@@ -235,35 +249,37 @@ static void pools_list(struct api_req *r, int count_only)
 
     if (api_lq_parse(r, &q) != 0)
         return;
-    if (!q.limit_given)
-        q.limit = INT32_MAX; /* every pool unless a page is asked for */
     rc = pool_rows(r, &rows, &n);
-    if (rc != DB_OK) {
-        api_db_error(r, rc, "cannot list");
-        return;
-    }
-    api_lq_reply(r, &q, &(struct api_lq_rows){rows, n, sizeof(*rows), pool_get, pool_row_json},
-                 "nodepools", count_only);
+    rows_reply(r, &q, rc, &(struct api_lq_rows){rows, n, sizeof(*rows), pool_get, pool_row_json},
+               "nodepools");
     free(rows);
-}
-
-void api_h_pools_list(struct api_req *r)
-{
-    pools_list(r, 0);
-}
-
-void api_h_pools_count(struct api_req *r)
-{
-    pools_list(r, 1);
 }
 
 /* ---- JSON in ---- */
 
-static const char *const pool_fields[] = {
-    "name", "clusterId", "labelKey", "labelValue", "placementStrategy", "overProvisioningRatio",
-    "schedulingConfiguration", "gpuNetworkAccelerationDetection",
-    "gpuNetworkAccelerationLabelKey", "gpuResourceOptimization", "networkTopologyId", NULL,
+/* A pool's plain fields; placementStrategy and schedulingConfiguration are
+ * read by their own functions, the rest Run:ai sends is accepted and
+ * ignored. */
+struct pool_body {
+    char name[DB_NAME_LEN], cluster_id[64];
+    char label_key[DB_NAME_LEN], label_value[DB_NAME_LEN];
+    double ratio;
 };
+#define B struct pool_body
+static const struct api_field pool_fields[] = {
+    API_FIELD_STR(B, "name", name, API_F_ON_CREATE),
+    API_FIELD_STR(B, "clusterId", cluster_id, API_F_OPTIONAL),
+    API_FIELD_TEXT(B, "labelKey", label_key, DB_NAME_LEN, API_F_ON_CREATE, API_TEXT_LOGIN),
+    API_FIELD_TEXT(B, "labelValue", label_value, DB_NAME_LEN, API_F_ON_CREATE, API_TEXT_LOGIN),
+    API_FIELD_NUM(B, "overProvisioningRatio", ratio, 1, 1),
+    API_FIELD_OTHER("placementStrategy"),
+    API_FIELD_OTHER("schedulingConfiguration"),
+    API_FIELD_OTHER("gpuNetworkAccelerationDetection"),
+    API_FIELD_OTHER("gpuNetworkAccelerationLabelKey"),
+    API_FIELD_OTHER("gpuResourceOptimization"),
+    API_FIELD_OTHER("networkTopologyId"),
+};
+#undef B
 
 /* The stored index of a placementStrategy word, or -1. */
 static int word_index(const char *word)
@@ -313,12 +329,24 @@ static int placement_in(struct api_req *r, json_t *o, struct db_pool *p)
     return 0;
 }
 
+/* timeBasedFairshare, in seconds on the wire and ms stored. */
+struct tbf_body {
+    int enabled;
+    double window_s, half_life_s, k;
+};
+#define B struct tbf_body
+static const struct api_field tbf_fields[] = {
+    API_FIELD_BOOL(B, "enabled", enabled),
+    API_FIELD_NUM(B, "windowSeconds", window_s, 1, 366.0 * 86400),
+    API_FIELD_NUM(B, "halfLifeSeconds", half_life_s, 0, 366.0 * 86400),
+    API_FIELD_NUM(B, "kValue", k, 0, 1000),
+};
+#undef B
+
 static int tbf_in(struct api_req *r, json_t *o, struct db_pool *p)
 {
-    static const char *const fields[] = {"enabled", "windowSeconds", "halfLifeSeconds", "kValue",
-                                         NULL};
-    double window = (double)p->tbf_window_ms / 1000.0, half = (double)p->tbf_half_life_ms / 1000.0;
-    double k = (double)p->tbf_k_milli / 1000.0;
+    struct tbf_body b = {p->tbf_enabled, (double)p->tbf_window_ms / 1000.0,
+                         (double)p->tbf_half_life_ms / 1000.0, (double)p->tbf_k_milli / 1000.0};
 
     if (!o || json_is_null(o))
         return 0;
@@ -326,15 +354,12 @@ static int tbf_in(struct api_req *r, json_t *o, struct db_pool *p)
         api_error(r, 400, "Bad request", "timeBasedFairshare is an object");
         return -1;
     }
-    if (api_json_allow(r, o, fields, "timeBasedFairshare") ||
-        api_json_bool(r, o, "enabled", &p->tbf_enabled) ||
-        api_json_num(r, o, "windowSeconds", 1, 366.0 * 86400, &window) ||
-        api_json_num(r, o, "halfLifeSeconds", 0, 366.0 * 86400, &half) ||
-        api_json_num(r, o, "kValue", 0, 1000, &k))
+    if (api_fields_in(r, o, tbf_fields, API_FIELDS_N(tbf_fields), &b, "timeBasedFairshare", 0))
         return -1;
-    p->tbf_window_ms = llround(window * 1000.0);
-    p->tbf_half_life_ms = llround(half * 1000.0);
-    p->tbf_k_milli = llround(k * 1000.0);
+    p->tbf_enabled = b.enabled;
+    p->tbf_window_ms = llround(b.window_s * 1000.0);
+    p->tbf_half_life_ms = llround(b.half_life_s * 1000.0);
+    p->tbf_k_milli = llround(b.k * 1000.0);
     return 0;
 }
 
@@ -373,27 +398,21 @@ static int sched_config_in(struct api_req *r, json_t *o, struct db_pool *p)
  * and labels. */
 static int pool_in(struct api_req *r, json_t *o, struct db_pool *p, int create)
 {
-    char name[DB_NAME_LEN] = "", cid[64] = "";
-    double ratio = 1;
+    struct pool_body b = {.ratio = 1};
 
-    if (api_json_allow(r, o, pool_fields, NULL) ||
-        api_json_str(r, o, "name", name, sizeof(name), create) ||
-        api_json_str(r, o, "clusterId", cid, sizeof(cid), 0) ||
-        api_json_text(r, o, "labelKey", p->label_key, sizeof(p->label_key), create,
-                      API_TEXT_LOGIN) ||
-        api_json_text(r, o, "labelValue", p->label_value, sizeof(p->label_value), create,
-                      API_TEXT_LOGIN) ||
-        api_json_num(r, o, "overProvisioningRatio", 1, 1, &ratio) ||
-        placement_in(r, json_object_get(o, "placementStrategy"), p) ||
-        sched_config_in(r, json_object_get(o, "schedulingConfiguration"), p))
+    snprintf(b.label_key, sizeof(b.label_key), "%s", p->label_key);
+    snprintf(b.label_value, sizeof(b.label_value), "%s", p->label_value);
+    if (api_fields_in(r, o, pool_fields, API_FIELDS_N(pool_fields), &b, NULL, create))
         return -1;
-    if (cid[0] && strcmp(cid, API_CLUSTER_ID) != 0) {
-        api_error(r, 400, "Bad request", "clusterId names no cluster");
+    snprintf(p->label_key, sizeof(p->label_key), "%s", b.label_key);
+    snprintf(p->label_value, sizeof(p->label_value), "%s", b.label_value);
+    if (placement_in(r, json_object_get(o, "placementStrategy"), p) ||
+        sched_config_in(r, json_object_get(o, "schedulingConfiguration"), p) ||
+        !api_cluster_id_ok(r, b.cluster_id))
         return -1;
-    }
     if (create)
-        snprintf(p->name, sizeof(p->name), "%s", name);
-    else if (name[0] && strcmp(name, p->name) != 0) {
+        snprintf(p->name, sizeof(p->name), "%s", b.name);
+    else if (b.name[0] && strcmp(b.name, p->name) != 0) {
         api_error(r, 400, "Bad request", "a node pool cannot be renamed");
         return -1;
     }
@@ -484,9 +503,9 @@ void api_h_pool_get(struct api_req *r)
         reply_pool(r, 200, p.seq);
 }
 
-/* PUT and PATCH: the fields present are applied; PUT resets the
- * settings left out to their defaults first. */
-static void pool_change(struct api_req *r, int replace)
+/* PUT and PATCH (API_ARG_PATCH): the fields present are applied; PUT
+ * resets the settings left out to their defaults first. */
+void api_h_pool_change(struct api_req *r)
 {
     struct db_pool p;
     json_t *o;
@@ -497,7 +516,7 @@ static void pool_change(struct api_req *r, int replace)
     o = api_body_object(r);
     if (!o)
         return;
-    if (replace) {
+    if (!(r->arg & API_ARG_PATCH)) {
         p.gpu_placement = api_pool_default_gpu_placement();
         p.cpu_placement = 1;
         p.min_runtime_ms = 0;
@@ -517,16 +536,6 @@ static void pool_change(struct api_req *r, int replace)
     reply_pool(r, 200, p.seq);
 out:
     json_decref(o);
-}
-
-void api_h_pool_put(struct api_req *r)
-{
-    pool_change(r, 1);
-}
-
-void api_h_pool_patch(struct api_req *r)
-{
-    pool_change(r, 0);
 }
 
 void api_h_pool_delete(struct api_req *r)
@@ -683,7 +692,7 @@ static int node_rows(struct api_req *r, struct node_row **out, int *n)
     return rc;
 }
 
-static void nodes_list(struct api_req *r, int count_only)
+void api_h_nodes(struct api_req *r)
 {
     struct node_row *rows = NULL;
     struct api_lq q;
@@ -692,26 +701,10 @@ static void nodes_list(struct api_req *r, int count_only)
     if (api_lq_parse(r, &q) != 0 || api_lq_search(r, &q, "name") != 0 ||
         node_name_in(r, &q) != 0)
         return;
-    if (!q.limit_given)
-        q.limit = INT32_MAX; /* every node unless a page is asked for */
     rc = node_rows(r, &rows, &n);
-    if (rc != DB_OK) {
-        api_db_error(r, rc, "cannot list");
-        return;
-    }
-    api_lq_reply(r, &q, &(struct api_lq_rows){rows, n, sizeof(*rows), node_get, node_json},
-                 "nodes", count_only);
+    rows_reply(r, &q, rc, &(struct api_lq_rows){rows, n, sizeof(*rows), node_get, node_json},
+               "nodes");
     free(rows);
-}
-
-void api_h_nodes(struct api_req *r)
-{
-    nodes_list(r, 0);
-}
-
-void api_h_nodes_count(struct api_req *r)
-{
-    nodes_list(r, 1);
 }
 
 /* ---- the cluster ---- */
@@ -724,6 +717,14 @@ static json_t *cluster_json(void)
                      "updatedAt", api_time(1), "deletedAt", "lastLiveness",
                      api_time(api_now_ms()), "deleteRequestedAt", "status", "state",
                      "Connected", "conditions");
+}
+
+int api_cluster_id_ok(struct api_req *r, const char *cluster_id)
+{
+    if (!cluster_id[0] || strcmp(cluster_id, API_CLUSTER_ID) == 0)
+        return 1;
+    api_error(r, 400, "Bad request", "clusterId names no cluster");
+    return 0;
 }
 
 int api_cluster_path_ok(struct api_req *r, int status)
@@ -842,12 +843,7 @@ void api_h_cluster_get(struct api_req *r)
 
 void api_h_cluster_nodes(struct api_req *r)
 {
-    if (api_cluster_path_ok(r, 404))
-        nodes_list(r, 0);
-}
-
-void api_h_cluster_nodes_count(struct api_req *r)
-{
-    if (api_cluster_path_ok(r, 400)) /* its count lists no 404 */
-        nodes_list(r, 1);
+    /* the count lists no 404 */
+    if (api_cluster_path_ok(r, r->arg & API_ARG_COUNT ? 400 : 404))
+        api_h_nodes(r);
 }

@@ -309,11 +309,13 @@ static json_t *measurements(const struct series_req *q, const struct db_sample *
     return json_pack("{s:o}", "measurements", a);
 }
 
-static void series(struct api_req *r, int kind)
+/* GET /org-unit/{departments,projects}/{id}/metrics (API_ARG_PROJECT). */
+void api_h_queue_metrics(struct api_req *r)
 {
     struct series_req q;
     struct db_queue *dq = calloc(1, sizeof(*dq));
     struct db_sample *s = NULL;
+    int kind = r->arg & API_ARG_PROJECT ? DB_PROJECT : DB_DEPARTMENT;
     int n = 0, i, g, rc;
     json_t *a;
 
@@ -353,16 +355,6 @@ static void series(struct api_req *r, int kind)
 out:
     free(s);
     free(dq);
-}
-
-void api_h_project_metrics(struct api_req *r)
-{
-    series(r, DB_PROJECT);
-}
-
-void api_h_department_metrics(struct api_req *r)
-{
-    series(r, DB_DEPARTMENT);
 }
 
 /* ---- the cluster's allocation aggregated: every project summed ---- */

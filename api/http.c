@@ -20,7 +20,8 @@
  *   Step 4: read the body, at most API_BODY_MAX bytes (API_PUBLIC_BODY_MAX
  *           on public routes), all of it within 5 request timeouts (413 or
  *           408, connection closed, the rest never read);
- *   Step 5: the handler, which checks the object it touches;
+ *   Step 5: the handler, with the route's arg in r->arg (one handler may
+ *           serve several routes), which checks the object it touches;
  *   Step 6: free what the request owned; count it in the metrics.
  * conns.c hears of each step (a request head arrived, the handler runs,
  * the reply is sent) to know which connections only hold a worker.
@@ -42,6 +43,9 @@
 #include <strings.h>
 #include <time.h>
 
+/* A route's arg is 0 unless its row names one: the rows leave it out. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 const struct api_route api_routes[] = {
     {"GET", "/", api_h_dashboard, API_PUBLIC},
     {"GET", "/healthz", api_h_healthz, API_PUBLIC},
@@ -52,45 +56,50 @@ const struct api_route api_routes[] = {
     {"GET", "/api/v1/clusters", api_h_clusters, API_ORG_READ},
     {"GET", "/api/v1/clusters/{uuid}", api_h_cluster_get, API_ORG_READ},
     {"GET", "/api/v1/clusters/{uuid}/nodes", api_h_cluster_nodes, API_ORG_READ},
-    {"GET", "/api/v1/clusters/{uuid}/nodes/count", api_h_cluster_nodes_count, API_ORG_READ},
+    {"GET", "/api/v1/clusters/{uuid}/nodes/count", api_h_cluster_nodes, API_ORG_READ,
+     API_ARG_COUNT},
     {"GET", "/api/v1/clusters/{uuid}/metrics", api_h_cluster_metrics, API_ORG_READ},
     {"GET", "/api/v1/clusters/{uuid}/nodepools/{name}/metrics", api_h_pool_metrics, API_ORG_READ},
     {"GET", "/api/v1/nodes", api_h_nodes, API_ORG_READ},
-    {"GET", "/api/v1/nodes/count", api_h_nodes_count, API_ORG_READ},
+    {"GET", "/api/v1/nodes/count", api_h_nodes, API_ORG_READ, API_ARG_COUNT},
     {"GET", "/api/v1/nodes/{id}/metrics", api_h_node_metrics, API_ORG_READ},
     {"GET", "/api/v1/nodes/telemetry", api_h_nodes_telemetry, API_ORG_READ},
     {"GET", "/api/v1/node-pools", api_h_pools_list, API_ORG_READ},
     {"POST", "/api/v1/node-pools", api_h_pools_create, API_NODE_WRITE},
-    {"GET", "/api/v1/node-pools/count", api_h_pools_count, API_ORG_READ},
+    {"GET", "/api/v1/node-pools/count", api_h_pools_list, API_ORG_READ, API_ARG_COUNT},
     {"GET", "/api/v1/node-pools/{id}", api_h_pool_get, API_ORG_READ},
-    {"PUT", "/api/v1/node-pools/{id}", api_h_pool_put, API_NODE_WRITE},
-    {"PATCH", "/api/v1/node-pools/{id}", api_h_pool_patch, API_NODE_WRITE},
+    {"PUT", "/api/v1/node-pools/{id}", api_h_pool_change, API_NODE_WRITE},
+    {"PATCH", "/api/v1/node-pools/{id}", api_h_pool_change, API_NODE_WRITE, API_ARG_PATCH},
     {"DELETE", "/api/v1/node-pools/{id}", api_h_pool_delete, API_NODE_WRITE},
     {"GET", "/api/v1/org-unit/priorities", api_h_org_priorities, API_AUTH},
-    {"GET", "/api/v1/org-unit/departments", api_h_departments_list, API_ORG_READ},
-    {"POST", "/api/v1/org-unit/departments", api_h_departments_create, API_ORG_WRITE},
-    {"GET", "/api/v1/org-unit/departments/count", api_h_departments_count, API_ORG_READ},
-    {"GET", "/api/v1/org-unit/departments/{id}", api_h_department_get, API_ORG_READ},
-    {"PUT", "/api/v1/org-unit/departments/{id}", api_h_department_put, API_ORG_WRITE},
-    {"PATCH", "/api/v1/org-unit/departments/{id}", api_h_department_patch, API_ORG_WRITE},
-    {"DELETE", "/api/v1/org-unit/departments/{id}", api_h_department_delete, API_ORG_WRITE},
-    {"PUT", "/api/v1/org-unit/departments/{id}/resources", api_h_department_resources,
-     API_ORG_WRITE},
-    {"PATCH", "/api/v1/org-unit/departments/{id}/resources", api_h_department_resources_patch,
-     API_ORG_WRITE},
-    {"GET", "/api/v1/org-unit/departments/{id}/metrics", api_h_department_metrics,
-     API_ORG_READ},
-    {"GET", "/api/v1/org-unit/projects", api_h_projects_list, API_ORG_READ},
-    {"POST", "/api/v1/org-unit/projects", api_h_projects_create, API_ORG_WRITE},
-    {"GET", "/api/v1/org-unit/projects/count", api_h_projects_count, API_ORG_READ},
-    {"GET", "/api/v1/org-unit/projects/{id}", api_h_project_get, API_ORG_READ},
-    {"PUT", "/api/v1/org-unit/projects/{id}", api_h_project_put, API_ORG_WRITE},
-    {"PATCH", "/api/v1/org-unit/projects/{id}", api_h_project_patch, API_ORG_WRITE},
-    {"DELETE", "/api/v1/org-unit/projects/{id}", api_h_project_delete, API_ORG_WRITE},
-    {"PUT", "/api/v1/org-unit/projects/{id}/resources", api_h_project_resources, API_ORG_WRITE},
-    {"PATCH", "/api/v1/org-unit/projects/{id}/resources", api_h_project_resources_patch,
-     API_ORG_WRITE},
-    {"GET", "/api/v1/org-unit/projects/{id}/metrics", api_h_project_metrics, API_ORG_READ},
+    {"GET", "/api/v1/org-unit/departments", api_h_queues_list, API_ORG_READ},
+    {"POST", "/api/v1/org-unit/departments", api_h_queues_create, API_ORG_WRITE},
+    {"GET", "/api/v1/org-unit/departments/count", api_h_queues_list, API_ORG_READ, API_ARG_COUNT},
+    {"GET", "/api/v1/org-unit/departments/{id}", api_h_queue_get, API_ORG_READ},
+    {"PUT", "/api/v1/org-unit/departments/{id}", api_h_queue_change, API_ORG_WRITE},
+    {"PATCH", "/api/v1/org-unit/departments/{id}", api_h_queue_change, API_ORG_WRITE,
+     API_ARG_PATCH},
+    {"DELETE", "/api/v1/org-unit/departments/{id}", api_h_queue_delete, API_ORG_WRITE},
+    {"PUT", "/api/v1/org-unit/departments/{id}/resources", api_h_queue_resources, API_ORG_WRITE},
+    {"PATCH", "/api/v1/org-unit/departments/{id}/resources", api_h_queue_resources,
+     API_ORG_WRITE, API_ARG_PATCH},
+    {"GET", "/api/v1/org-unit/departments/{id}/metrics", api_h_queue_metrics, API_ORG_READ},
+    {"GET", "/api/v1/org-unit/projects", api_h_queues_list, API_ORG_READ, API_ARG_PROJECT},
+    {"POST", "/api/v1/org-unit/projects", api_h_queues_create, API_ORG_WRITE, API_ARG_PROJECT},
+    {"GET", "/api/v1/org-unit/projects/count", api_h_queues_list, API_ORG_READ,
+     API_ARG_PROJECT | API_ARG_COUNT},
+    {"GET", "/api/v1/org-unit/projects/{id}", api_h_queue_get, API_ORG_READ, API_ARG_PROJECT},
+    {"PUT", "/api/v1/org-unit/projects/{id}", api_h_queue_change, API_ORG_WRITE, API_ARG_PROJECT},
+    {"PATCH", "/api/v1/org-unit/projects/{id}", api_h_queue_change, API_ORG_WRITE,
+     API_ARG_PROJECT | API_ARG_PATCH},
+    {"DELETE", "/api/v1/org-unit/projects/{id}", api_h_queue_delete, API_ORG_WRITE,
+     API_ARG_PROJECT},
+    {"PUT", "/api/v1/org-unit/projects/{id}/resources", api_h_queue_resources, API_ORG_WRITE,
+     API_ARG_PROJECT},
+    {"PATCH", "/api/v1/org-unit/projects/{id}/resources", api_h_queue_resources, API_ORG_WRITE,
+     API_ARG_PROJECT | API_ARG_PATCH},
+    {"GET", "/api/v1/org-unit/projects/{id}/metrics", api_h_queue_metrics, API_ORG_READ,
+     API_ARG_PROJECT},
     {"GET", "/api/v1/users", api_h_users_list, API_IAM},
     {"POST", "/api/v1/users", api_h_users_create, API_IAM},
     {"GET", "/api/v1/users/count", api_h_users_count, API_IAM},
@@ -165,6 +174,7 @@ const struct api_route api_routes[] = {
     {"POST", "/api/v1/agent/heartbeat", api_h_agent_heartbeat, API_AGENT},
     {"POST", "/api/v1/agent/pods/{uid}/logs", api_h_agent_logs_append, API_AGENT},
 };
+#pragma GCC diagnostic pop
 const int api_n_routes = (int)(sizeof(api_routes) / sizeof(api_routes[0]));
 
 int64_t api_now_ms(void)
@@ -929,6 +939,7 @@ static void serve(struct api_req *r, const struct mg_request_info *ri)
         return;
     api_conns_busy(r->conn);
     /* Step 5 */
+    r->arg = rt->arg;
     rt->handler(r);
 }
 

@@ -188,54 +188,53 @@ int api_json_text(struct api_req *r, json_t *obj, const char *key, char *out, si
     return 0;
 }
 
-int api_json_int(struct api_req *r, json_t *obj, const char *key, int64_t min, int64_t max,
-                 int64_t *out)
+/* The number under key into *out: 1 if it is one (an integer where
+ * integer is set) within min..max, 0 if the key is absent or null (out
+ * untouched), -1 with the 400 replied otherwise. The bounds are exact as
+ * doubles (|x| <= 2^53); an integer's are written as integers. */
+static int number_in(struct api_req *r, json_t *obj, const char *key, int integer, double min,
+                     double max, double *out)
 {
     json_t *v = json_object_get(obj, key);
+    char why[96];
     double d;
 
     if (!v || json_is_null(v))
         return 0;
-    if (json_is_integer(v)) {
-        d = (double)json_integer_value(v);
-    } else if (json_is_real(v) && floor(json_real_value(v)) == json_real_value(v)) {
-        d = json_real_value(v);
-    } else {
-        bad_field(r, key, "must be an integer");
+    if (!json_is_number(v) ||
+        (integer && json_is_real(v) && floor(json_real_value(v)) != json_real_value(v))) {
+        bad_field(r, key, integer ? "must be an integer" : "must be a number");
         return -1;
     }
-    if (d < (double)min || d > (double)max) {
-        char why[96];
+    d = json_number_value(v);
+    if (d >= min && d <= max) {
+        *out = d;
+        return 1;
+    }
+    if (integer)
         snprintf(why, sizeof(why), "must be between %lld and %lld", (long long)min,
                  (long long)max);
-        bad_field(r, key, why);
-        return -1;
-    }
-    *out = (int64_t)d;
-    return 0;
+    else
+        snprintf(why, sizeof(why), "must be between %g and %g", min, max);
+    bad_field(r, key, why);
+    return -1;
+}
+
+int api_json_int(struct api_req *r, json_t *obj, const char *key, int64_t min, int64_t max,
+                 int64_t *out)
+{
+    double d;
+    int rc = number_in(r, obj, key, 1, (double)min, (double)max, &d);
+
+    if (rc > 0)
+        *out = (int64_t)d;
+    return rc < 0 ? -1 : 0;
 }
 
 int api_json_num(struct api_req *r, json_t *obj, const char *key, double min, double max,
                  double *out)
 {
-    json_t *v = json_object_get(obj, key);
-    double d;
-
-    if (!v || json_is_null(v))
-        return 0;
-    if (!json_is_number(v)) {
-        bad_field(r, key, "must be a number");
-        return -1;
-    }
-    d = json_number_value(v);
-    if (!(d >= min && d <= max)) {
-        char why[96];
-        snprintf(why, sizeof(why), "must be between %g and %g", min, max);
-        bad_field(r, key, why);
-        return -1;
-    }
-    *out = d;
-    return 0;
+    return number_in(r, obj, key, 0, min, max, out) < 0 ? -1 : 0;
 }
 
 int api_json_bool(struct api_req *r, json_t *obj, const char *key, int *out)
