@@ -107,7 +107,7 @@ static const struct spec_field spec_table[] = {
     {"maxReplicas", T_DIST, NULL, NULL},
     {"autoscaling", T_INFERENCE, NULL, NULL},
     {"servingPort", T_INFERENCE, NULL, NULL},
-    {"backoffLimit", T_ALL, "allot does not restart failed pods", NULL},
+    {"backoffLimit", T_TRAIN | T_WORKSPACE | T_DIST, NULL, NULL},
     {"terminateAfterPreemption", T_ALL,
      "a preempted workload always goes back to Pending and starts again", is_false},
     {"autoDeletionTimeAfterCompletionSeconds", T_ALL,
@@ -752,7 +752,7 @@ static const char *category_of(int type)
 static int fixed_in(struct api_req *r, json_t *spec, int type)
 {
     char category[16] = "", restart[16] = "", pull[16] = "";
-    int64_t grace = -1;
+    int64_t grace = -1, backoff = -1;
 
     if (api_json_str(r, spec, "category", category, sizeof(category), 0) ||
         api_json_str(r, spec, "restartPolicy", restart, sizeof(restart), 0) ||
@@ -762,9 +762,16 @@ static int fixed_in(struct api_req *r, json_t *spec, int type)
     if (category[0] && strcmp(category, category_of(type)) != 0)
         return api_error(r, 400, "Bad request",
                          "spec.category follows the workload's type (Train, Build, Deploy)"), -1;
-    if (restart[0] && strcmp(restart, "Never") != 0)
+    if (restart[0] && strcmp(restart, "Never") && strcmp(restart, "OnFailure") &&
+        strcmp(restart, "Always"))
         return api_error(r, 400, "Bad request",
-                         "spec.restartPolicy: Never only; allot does not restart pods"), -1;
+                         "spec.restartPolicy: Always, Never or OnFailure"), -1;
+    if (strcmp(restart, "Always") == 0 && type != DB_WORKSPACE && type != DB_INFERENCE)
+        return api_error(r, 400, "Bad request",
+                         "spec.restartPolicy Always applies to workspaces and inferences: a "
+                         "training completes when its pods exit with code 0"), -1;
+    if (api_json_int(r, spec, "backoffLimit", 0, 1000, &backoff))
+        return -1;
     if (pull[0] && strcmp(pull, "Always") && strcmp(pull, "IfNotPresent") && strcmp(pull, "Never"))
         return api_error(r, 400, "Bad request",
                          "spec.imagePullPolicy: Always, IfNotPresent or Never"), -1;

@@ -13,9 +13,11 @@
  *                      Started); the workload is Running once every pod
  *                      placed on agents' nodes has started; bound with an
  *                      open run: its GPU figures (gpu_usage.c);
- *             EXITED   the run ends; still bound: code 0 -> the pod
- *                      succeeded and the workload Completes when all did;
- *                      a non-zero code or a signal -> the workload Failed;
+ *             EXITED   the run ends; still bound: the pod is restarted if
+ *                      its workload's restartPolicy and backoffLimit say
+ *                      so (restarts.c); else code 0 -> the pod succeeded
+ *                      and the workload Completes when all did; a
+ *                      non-zero code or a signal -> the workload Failed;
  *                      stopped by allot itself -> lost; no longer bound
  *                      (preempted, suspended, deleted): Stopped, and a
  *                      deleted workload none of whose runs is open any
@@ -25,7 +27,8 @@
  *   Step 3: bound pods with an open run the agent did not mention are lost;
  *           Initializing workloads with pods here whose placed pods have
  *           all started are Running;
- *   Step 4: the answer: the pods bound here whose run has not ended.
+ *   Step 4: the answer: the pods bound here whose run has not ended (a
+ *           restarted pod once its back-off is over).
  * db_agent_expire() marks NotReady the nodes past their heartbeat timeout
  * and sends the workloads with pods there back to Pending (event NodeLost).
  *
@@ -183,23 +186,50 @@ static int wl_succeeded(struct db__conn *c, struct hb *b, const struct binding *
     return wl_phase(c, &b->t, bd->wl_seq, &ch, b->h->now_ms);
 }
 
+/* How a pod's run ended, in words: "pod 0 of w exited with code 3 on n". */
+static void exit_text(const struct hb *b, const struct binding *bd,
+                      const struct db_pod_report *p, char *out, size_t len)
+{
+    if (p->signal)
+        snprintf(out, len, "pod %d of %s was killed by signal %d on %s%s%.150s", bd->idx,
+                 bd->wl_name, p->signal, b->node, p->message[0] ? ": " : "", p->message);
+    else
+        snprintf(out, len, "pod %d of %s exited with code %d on %s%s%.150s", bd->idx,
+                 bd->wl_name, p->exit_code, b->node, p->message[0] ? ": " : "", p->message);
+}
+
 static int wl_failed(struct db__conn *c, struct hb *b, const struct binding *bd,
-                     const struct db_pod_report *p)
+                     const struct db_pod_report *p, const char *note)
 {
     char msg[DB_MSG_LEN];
     struct change ch = {"Failed", 1, "Warning", "Failed", msg};
+    size_t n;
     int rc = wl_free_pods(c, bd->wl_seq);
 
     if (rc != DB_OK)
         return rc;
-    if (p->signal)
-        snprintf(msg, sizeof(msg), "pod %d of %s was killed by signal %d on %s%s%.150s",
-                 bd->idx, bd->wl_name, p->signal, b->node, p->message[0] ? ": " : "",
-                 p->message);
-    else
-        snprintf(msg, sizeof(msg), "pod %d of %s exited with code %d on %s%s%.150s", bd->idx,
-                 bd->wl_name, p->exit_code, b->node, p->message[0] ? ": " : "", p->message);
+    exit_text(b, bd, p, msg, sizeof(msg));
+    n = strlen(msg);
+    snprintf(msg + n, sizeof(msg) - n, "%s", note);
     return wl_phase(c, &b->t, bd->wl_seq, &ch, b->h->now_ms);
+}
+
+/* A bound pod's run ended with an outcome: restarted (restarts.c), or its
+ * workload Completes (when every pod succeeded) or Fails. */
+static int wl_pod_ended(struct db__conn *c, struct hb *b, const struct binding *bd,
+                        const struct db_pod_report *p, int failed)
+{
+    char why[DB_MSG_LEN], note[64];
+    int restarted = 0, rc;
+
+    exit_text(b, bd, p, why, sizeof(why));
+    rc = db__pod_restart(c, bd->wl_seq, bd->idx, why, failed, b->h->now_ms, &restarted, note,
+                         sizeof(note));
+    if (rc != DB_OK)
+        return rc;
+    if (restarted)
+        return touch(&b->t, bd->wl_seq);
+    return failed ? wl_failed(c, b, bd, p, note) : wl_succeeded(c, b, bd);
 }
 
 /* A bound pod is gone without an outcome: back to Pending without it. */
@@ -493,10 +523,8 @@ static int hb_exited(struct db__conn *c, struct hb *b, const struct db_pod_repor
         return rc;
     if (!bd->found)
         return stopped_event(c, b, p->uid, p);
-    if (strcmp(outcome, "Succeeded") == 0)
-        return wl_succeeded(c, b, bd);
-    if (strcmp(outcome, "Failed") == 0)
-        return wl_failed(c, b, bd, p);
+    if (strcmp(outcome, "Succeeded") == 0 || strcmp(outcome, "Failed") == 0)
+        return wl_pod_ended(c, b, bd, p, strcmp(outcome, "Failed") == 0);
     return wl_lost(c, b, bd, p->uid, p->message[0] ? p->message : "stopped by its agent");
 }
 
@@ -633,7 +661,7 @@ static int hb_assigned(struct db__conn *c, struct hb *b)
         "SELECT p.uid, p.idx, p.devices, w.id, w.name, w.type, w.image, w.spec, q.name"
         " FROM pods p JOIN workloads w ON w.seq = p.workload_seq"
         " JOIN queues q ON q.seq = w.project_seq"
-        " WHERE p.node_seq = ? AND w.deleted_at = 0 AND NOT EXISTS"
+        " WHERE p.node_seq = ? AND w.deleted_at = 0 AND p.start_after <= ? AND NOT EXISTS"
         " (SELECT 1 FROM pod_runs r WHERE r.uid = p.uid AND r.finished_at != 0)"
         " ORDER BY w.queued_seq, p.idx";
     struct db_heartbeat *h = b->h;
@@ -643,6 +671,7 @@ static int hb_assigned(struct db__conn *c, struct hb *b)
     if (!st)
         return rc;
     db__bind_int64(st, 1, h->node_seq);
+    db__bind_int64(st, 2, h->now_ms);
     while (rc == DB_OK && db__step(st) == DB__ROW) {
         rc = db__grow(&h->assigned, h->n_assigned, &b->cap, sizeof(*h->assigned));
         if (rc == DB_OK)

@@ -265,4 +265,9 @@ void db_agent_nodes_free(struct db_agent_node *a, int n);
  * DB_ELIMIT when no run of n_pods ports is free. */
 int db_rendezvous_ports(struct db *db, int64_t workload_seq, int n_pods, int *port);
 
+/* ---- restarts (restarts.c) ---- */
+/* How long restart number n (1-based) of a workload waits before its pods
+ * may start: 0 for the first, then 1 s, doubling, at most 5 min. */
+int64_t db_restart_backoff_ms(int64_t n);
+
 #endif /* ALLOT_DB_AGENT_H */

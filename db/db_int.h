@@ -242,6 +242,14 @@ int db__node_key(struct db__conn *c, const char *name, int64_t *seq, char id[DB_
 /* Appends a workload event inside the caller's write (workloads.c). */
 int db__event(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *type,
               const char *reason, const char *message);
+/* Restarts (restarts.c): inside a heartbeat's write, whether pod idx of
+ * the workload, whose run just ended (failed: with a non-zero code or a
+ * signal; else with 0), is restarted as the workload's restartPolicy and
+ * backoffLimit say; why: what happened, for the event. *restarted is 1
+ * when it was (new uids, an event); when a failure is not for want of
+ * retries left, limit_note says so ("; backoffLimit 6 reached"). */
+int db__pod_restart(struct db__conn *c, int64_t wl_seq, int idx, const char *why, int failed,
+                    int64_t now, int *restarted, char *limit_note, size_t len);
 /* Deletion (workloads.c): a deleted workload none of whose pod runs is
  * open any more is done (Deleting -> Stopped, event Deleted); the second
  * finishes every such workload. */

@@ -103,7 +103,12 @@ until_ok 10 sh -c "curl -s '$URL/api/v1/workloads/$(wl_id a1)/logs?tailLines=1' 
 expect 202 DELETE "/api/v1/workloads/$(wl_id a2)" "" "$ADMIN" >/dev/null
 until_ok 10 no_process a2 || fail "a2's process did not end"
 submit c0 "$PA" 1 sh "-c 'echo done; exit 0'" >/dev/null
-submit c3 "$PA" 1 sh "-c 'echo failing >&2; exit 3'" >/dev/null
+# (no retries: backoffLimit 0; agent/restarts tests the retries)
+expect 202 POST /api/v1/workloads/trainings "{\"name\":\"c3\",\"projectId\":\"$PA\",
+  \"clusterId\":\"$CLUSTER\",\"spec\":{\"image\":\"busybox\",\"command\":\"sh\",
+  \"args\":\"-c 'echo failing >&2; exit 3'\",\"backoffLimit\":0,
+  \"environmentVariables\":[{\"name\":\"TESTRUN\",\"value\":\"$T\"}],
+  \"compute\":{\"gpuDevicesRequest\":1}}}" "$ADMIN" >/dev/null
 wait_phase_long c0 Completed
 wait_phase_long c3 Failed
 events_of c3 | grep -q "^Failed: pod 0 of c3 exited with code 3 on node-" || fail "c3: $(events_of c3)"

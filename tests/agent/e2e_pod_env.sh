@@ -50,7 +50,7 @@ PWD=$T/wd" ] || fail "the pod saw: $(cat "$OUT/fields.env")"
   fail "metadata.name is not the pod's name in the API"
 wait_phase_long fields Completed
 
-training nowhere ",\"workingDir\":\"$T/no-such-dir\"" "" >/dev/null
+training nowhere ",\"workingDir\":\"$T/no-such-dir\",\"backoffLimit\":0" "" >/dev/null
 wait_phase_long nowhere Failed
 events_of nowhere | grep -q "cannot enter workingDir $T/no-such-dir: No such file or directory" ||
   fail "the failure does not name the working directory: $(events_of nowhere)"

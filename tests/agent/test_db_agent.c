@@ -81,8 +81,8 @@ static int teardown(void **state)
 
 /* A workload of n_pods one-GPU pods placed on node seq `node` (devices 0
  * and 1), in phase `phase`, as a scheduling cycle writes it. */
-static int64_t placed(struct fixture *f, const char *name, int n_pods, int64_t node,
-                      const char *phase)
+static int64_t placed_spec(struct fixture *f, const char *name, int n_pods, int64_t node,
+                           const char *phase, const char *spec)
 {
     struct db_workload w;
     struct db_sched_pod pods[2] = {{node, 1}, {node, 2}};
@@ -99,7 +99,10 @@ static int64_t placed(struct fixture *f, const char *name, int n_pods, int64_t n
     w.n_pods = w.min_pods = n_pods;
     w.gpu_devices = 1;
     snprintf(w.rules, sizeof(w.rules), "%s", f->proj.scheduling_rules); /* as submitted */
+    w.spec = spec ? strdup(spec) : NULL;
     assert_int_equal(db_workload_insert(f->db, &w), DB_OK);
+    free(w.spec);
+    w.spec = NULL;
     memset(&u, 0, sizeof(u));
     u.seq = w.seq;
     u.version = w.version;
@@ -116,6 +119,12 @@ static int64_t placed(struct fixture *f, const char *name, int n_pods, int64_t n
     assert_int_equal(applied, 1);
     db_workload_clear(&w);
     return w.seq;
+}
+
+static int64_t placed(struct fixture *f, const char *name, int n_pods, int64_t node,
+                      const char *phase)
+{
+    return placed_spec(f, name, n_pods, node, phase, NULL);
 }
 
 static const char *phase_of(struct fixture *f, const char *name)
@@ -257,11 +266,12 @@ static void test_running_then_completed(void **state)
 static void test_failed_and_lost(void **state)
 {
     struct fixture *f = *state;
-    char uids[4][DB_ID_LEN];
+    char uids[4][DB_ID_LEN], old_uid[DB_ID_LEN];
     struct db_pod_report p[1];
     int n = 0;
 
-    placed(f, "w2", 1, f->reg.node_seq, "Initializing");
+    /* no retries left (backoffLimit 0): Failed at once */
+    placed_spec(f, "w2", 1, f->reg.node_seq, "Initializing", "{\"backoffLimit\":0}");
     assert_int_equal(beat(f, &f->tok, NULL, 0, uids, &n), DB_OK);
     p[0] = report(uids[0], DB_POD_EXITED, 3);
     assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
@@ -277,6 +287,17 @@ static void test_failed_and_lost(void **state)
     assert_int_equal(beat(f, &f->tok, NULL, 0, NULL, &n), DB_OK);
     assert_string_equal(phase_of(f, "w3"), "Pending");
     assert_int_equal(n, 0);
+
+    /* retries left (the default): restarted under a new uid, not Failed */
+    placed(f, "w5", 1, f->reg.node_seq, "Initializing");
+    assert_int_equal(beat(f, &f->tok, NULL, 0, uids, &n), DB_OK);
+    assert_int_equal(n, 1);
+    strcpy(old_uid, uids[0]);
+    p[0] = report(uids[0], DB_POD_EXITED, 3);
+    assert_int_equal(beat(f, &f->tok, p, 1, uids, &n), DB_OK);
+    assert_string_equal(phase_of(f, "w5"), "Initializing");
+    assert_int_equal(n, 1);
+    assert_string_not_equal(uids[0], old_uid);
 }
 
 static void test_other_node_ignored(void **state)
