@@ -358,8 +358,11 @@ static int prepare_dir(const struct agent *a, const json_t *spec, const char *di
     snprintf(path, sizeof(path), "%s/work", dir);
     if (text && (mkdir(dir, 0700) == 0 || errno == EEXIST) &&
         (mkdir(path, 0700) == 0 || errno == EEXIST)) {
+        /* the spec holds the values of the pod's secrets: the owner's only */
         snprintf(path, sizeof(path), "%s/spec.json", dir);
         rc = file_write_atomic(path, text, strlen(text));
+        if (rc == 0)
+            rc = chmod(path, 0600);
     }
     if (rc == 0 && json_is_string(json_object_get(spec, "hostfile"))) {
         const char *hosts = json_string_value(json_object_get(spec, "hostfile"));

@@ -76,6 +76,7 @@ struct api_config {
     char db_path[512];
     char listen[128];
     char key_file[512];
+    char secrets_key_file[512]; /* the key sealing stored secrets (secretbox.c) */
     /* Where allotd keeps its own files (the key, workloads' logs) by
      * default: the database file's path, or "allot" in the working folder
      * when --db names a database server. */

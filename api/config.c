@@ -65,6 +65,8 @@ static void usage(void)
            "  --leader-ask-ms N         the others ask for it this often (default 500)\n"
            "  --key-file PATH           token signing key (default DB path + .key; allot.key with\n"
            "                            a PostgreSQL --db)\n"
+           "  --secrets-key-file PATH   the key sealing stored secrets, made by --init\n"
+           "                            (default DB path + .secrets.key)\n"
            "  --token-ttl SECONDS       access token lifetime, 1 to 86400 (default 3600)\n"
            "  --metrics-listen ADDR:PORT  also serve /metrics there, without a token (none\n"
            "                            by default; elsewhere /metrics takes a token with a\n"
@@ -181,6 +183,7 @@ static const struct cf_option options[] = {
     CF_STR_ROW(C, "db", db_path, 0),
     CF_STR_ROW(C, "listen", listen, 1), /* an address is needed: no default stands for "" */
     CF_STR_ROW(C, "key-file", key_file, 0),
+    CF_STR_ROW(C, "secrets-key-file", secrets_key_file, 0),
     CF_STR_ROW(C, "metrics-listen", metrics_listen, 0),
     CF_STR_ROW(C, "port-file", port_file, 0),
     CF_STR_ROW(C, "web-root", web_root, 0),
@@ -245,6 +248,9 @@ static void finish(struct api_config *cfg)
              db_is_server(cfg->db_path) ? "allot" : cfg->db_path);
     if (!cfg->key_file[0])
         snprintf(cfg->key_file, sizeof(cfg->key_file), "%.500s.key", cfg->files_stem);
+    if (!cfg->secrets_key_file[0])
+        snprintf(cfg->secrets_key_file, sizeof(cfg->secrets_key_file), "%.490s.secrets.key",
+                 cfg->files_stem);
     if (cfg->user_rate_limit < 0)
         cfg->user_rate_limit = cfg->rate_limit;
     cfg->trust.forwarded = strcasecmp(cfg->trust.header, "Forwarded") == 0;

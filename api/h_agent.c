@@ -24,6 +24,8 @@
  */
 #include "agent_int.h"
 #include "db_agent.h"
+#include "secrets.h"
+#include "secretbox.h"
 
 #include <civetweb.h>
 #include <stdio.h>
@@ -715,7 +717,29 @@ static const char *pod_field(const struct pod_fields *f, const char *path)
 /* environmentVariables: [{name, value}], a podFieldRef's value resolved;
  * an excluded entry, or one that is neither (submitted before allotd
  * checked them), is left out. */
-static json_t *env_json(json_t *spec, const struct pod_fields *f)
+/* The value of a {secret: {name, key}} entry (secrets.h), opened for this
+ * reply only: the agent's channel is the one place a value goes. NULL
+ * (said on stderr, without the value) when it cannot be had. */
+static json_t *secret_json(struct db *db, const char *project, const char *pod, json_t *ref)
+{
+    const char *name = json_string_value(json_object_get(ref, "name"));
+    const char *key = json_string_value(json_object_get(ref, "key"));
+    char *value = NULL;
+    json_t *v;
+
+    if (!name || !key || api_secret_value(db, project, name, key, &value) != 0) {
+        fprintf(stderr, "allotd: pod %s: the key %s of secret %s of project %s cannot be had;"
+                        " the pod waits\n", pod, key ? key : "?", name ? name : "?", project);
+        return NULL;
+    }
+    v = json_string(value);
+    api_secretbox_free(value);
+    return v;
+}
+
+/* NULL when a secret's value cannot be had (the pod is not handed out). */
+static json_t *env_json(struct db *db, const char *project, json_t *spec,
+                        const struct pod_fields *f)
 {
     json_t *in = json_object_get(spec, "environmentVariables"), *out = json_array(), *e;
     size_t i;
@@ -723,6 +747,7 @@ static json_t *env_json(json_t *spec, const struct pod_fields *f)
     json_array_foreach(in, i, e) {
         json_t *n = json_object_get(e, "name"), *v = json_object_get(e, "value");
         json_t *path = json_object_get(json_object_get(e, "podFieldRef"), "path");
+        json_t *secret = json_object_get(e, "secret");
         const char *field = json_is_string(path) ? pod_field(f, json_string_value(path)) : NULL;
         if (!json_is_string(n) || json_is_true(json_object_get(e, "exclude")))
             continue;
@@ -730,6 +755,14 @@ static json_t *env_json(json_t *spec, const struct pod_fields *f)
             json_array_append_new(out, json_pack("{s:O, s:O}", "name", n, "value", v));
         else if (field)
             json_array_append_new(out, json_pack("{s:O, s:s}", "name", n, "value", field));
+        else if (json_is_object(secret)) {
+            json_t *value = secret_json(db, project, f->name, secret);
+            if (!value) {
+                json_decref(out);
+                return NULL;
+            }
+            json_array_append_new(out, json_pack("{s:O, s:o}", "name", n, "value", value));
+        }
     }
     return out;
 }
@@ -807,7 +840,7 @@ static json_t *assignment_env(struct db *db, const struct db_assignment *a, json
             f.address = pods[i].address;
         }
     if (rc == DB_OK)
-        env = env_json(spec, &f);
+        env = env_json(db, a->project_name, spec, &f);
     if (env && a->type == DB_DISTRIBUTED &&
         distributed_in(db, a, spec, &w, pods, n, env, hostfile) != 0) {
         json_decref(env);

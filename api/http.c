@@ -33,6 +33,7 @@
  *      X-Content-Type-Options: nosniff.
  */
 #include "api.h"
+#include "secrets.h"
 
 #include <civetweb.h>
 #include <errno.h>
@@ -173,6 +174,14 @@ const struct api_route api_routes[] = {
     {"POST", "/api/v1/agent/register", api_h_agent_register, API_AGENT},
     {"POST", "/api/v1/agent/heartbeat", api_h_agent_heartbeat, API_AGENT},
     {"POST", "/api/v1/agent/pods/{uid}/logs", api_h_agent_logs_append, API_AGENT},
+    /* named secrets (h_secrets.c, secrets.h): reading keys takes the right
+     * to submit, managing takes the organization's */
+    {"GET", "/api/v1/asset/credentials/generic-secret", api_h_secrets_list, API_WL_WRITE},
+    {"POST", "/api/v1/asset/credentials/generic-secret", api_h_secrets_create, API_ORG_WRITE},
+    {"GET", "/api/v1/asset/credentials/generic-secret/{id}", api_h_secret_get, API_WL_WRITE},
+    {"PUT", "/api/v1/asset/credentials/generic-secret/{id}", api_h_secret_update, API_ORG_WRITE},
+    {"DELETE", "/api/v1/asset/credentials/generic-secret/{id}", api_h_secret_delete,
+     API_ORG_WRITE},
 };
 #pragma GCC diagnostic pop
 const int api_n_routes = (int)(sizeof(api_routes) / sizeof(api_routes[0]));

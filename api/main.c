@@ -8,7 +8,9 @@
  *   Step 2: the database is taken for this process (a second allotd on it
  *           stops here), and opened: an existing one normally; a new one
  *           with --init; with --demo a fresh one replacing the demo's;
- *   Step 3: load or create the key;
+ *   Step 3: load or create the key; load the secrets key (secrets.h:
+ *           --init makes it; a database holding secrets without it is
+ *           refused);
  *   Step 4: bootstrap: the default node pool and department; on an empty
  *           database the admin user (password from ALLOT_ADMIN_PASSWORD
  *           or random, printed once) with a System administrator rule;
@@ -20,6 +22,7 @@
  * (mg_stop), let the scheduler finish its cycle, close the database.
  */
 #include "api.h"
+#include "secrets.h"
 #include "sched.h"
 
 #include <malloc.h>
@@ -330,7 +333,8 @@ int main(int argc, char **argv)
     if (rc != DB_OK)
         goto out;
     /* Step 3 */
-    if (api_key_load(app->cfg.key_file, &app->key) != 0)
+    if (api_key_load(app->cfg.key_file, &app->key) != 0 ||
+        api_secrets_start(app->db, app->cfg.secrets_key_file, app->cfg.init || app->cfg.demo))
         goto out;
     /* Step 4 */
     if (bootstrap(app) != DB_OK)

@@ -21,6 +21,7 @@
  * terminationGracePeriodSeconds from it when it starts a pod.
  */
 #include "api.h"
+#include "secrets.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -682,8 +683,30 @@ static int env_error(struct api_req *r, size_t i, const char *what)
     return api_error(r, 400, "Bad request", msg), -1;
 }
 
+/* A {secret: {name, key}} entry: a secret the project sees, with that key
+ * (secrets.h); its value is resolved when the pod is handed to its agent. */
+static int env_secret_in(struct api_req *r, json_t *ref, size_t i,
+                         const struct api_project *project, const char *where)
+{
+    static const char *const ref_keys[] = {"name", "key", NULL};
+    char at[80];
+    const char *name = json_string_value(json_object_get(ref, "name"));
+    const char *key = json_string_value(json_object_get(ref, "key"));
+
+    snprintf(at, sizeof(at), "%s.secret", where);
+    if (!json_is_object(ref))
+        return env_error(r, i, ".secret: an object {name, key}");
+    if (api_json_allow(r, ref, ref_keys, at))
+        return -1;
+    if (!name || !api_valid_name(name))
+        return env_error(r, i, ".secret.name: a secret's name is required");
+    if (!key || !key[0] || strlen(key) > 253)
+        return env_error(r, i, ".secret.key: a key of the secret is required");
+    return api_secret_check_ref(r, project, name, key, where);
+}
+
 /* One entry: a name, and exactly one source that allot can give a pod. */
-static int env_entry_in(struct api_req *r, json_t *e, size_t i)
+static int env_entry_in(struct api_req *r, json_t *e, size_t i, const struct api_project *project)
 {
     char where[64];
     const char *name, *source = NULL;
@@ -709,15 +732,14 @@ static int env_entry_in(struct api_req *r, json_t *e, size_t i)
     if (strcmp(source, "value") == 0)
         return json_is_string(json_object_get(e, "value")) ? 0
                                                             : env_error(r, i, ".value: a string");
+    if (strcmp(source, "secret") == 0)
+        return env_secret_in(r, json_object_get(e, "secret"), i, project, where);
     if (strcmp(source, "podFieldRef") != 0)
-        return env_error(r, i, strcmp(source, "secret") == 0
-                                   ? ".secret is not supported: allot keeps no secrets; give the "
-                                     "value"
-                               : strcmp(source, "configMap") == 0
+        return env_error(r, i, strcmp(source, "configMap") == 0
                                    ? ".configMap is not supported: allot has no config maps; give "
-                                     "the value"
+                                     "the value or a secret"
                                    : ".userCredential is not supported: allot keeps no user "
-                                     "credentials; give the value");
+                                     "credentials; give the value or a secret");
     path = json_object_get(json_object_get(e, "podFieldRef"), "path");
     for (k = 0; json_is_string(path) && env_fields[k]; k++)
         if (strcmp(json_string_value(path), env_fields[k]) == 0)
@@ -726,7 +748,7 @@ static int env_entry_in(struct api_req *r, json_t *e, size_t i)
                            "status.hostIP");
 }
 
-static int env_in(struct api_req *r, json_t *spec)
+static int env_in(struct api_req *r, json_t *spec, const struct api_project *project)
 {
     json_t *env = json_object_get(spec, "environmentVariables"), *e;
     size_t i;
@@ -737,7 +759,7 @@ static int env_in(struct api_req *r, json_t *spec)
         return api_error(r, 400, "Bad request",
                          "spec.environmentVariables: an array of {name, value}"), -1;
     json_array_foreach(env, i, e)
-        if (env_entry_in(r, e, i))
+        if (env_entry_in(r, e, i, project))
             return -1;
     return 0;
 }
@@ -829,7 +851,7 @@ int api_wl_spec_in(struct api_req *r, json_t *top, const struct api_project *pro
         node_types_in(r, spec, project->node_types, w) ||
         affinity_in(r, json_object_get(spec, "nodeAffinityRequired"), w) ||
         priority_in(r, spec, w) || pods_in(r, spec, top, w) || ports_in(r, spec) ||
-        env_in(r, spec) ||
+        env_in(r, spec, project) ||
         fixed_in(r, spec, w->type) || rules_in(r, project, w))
         return -1;
     drop_empty_strings(spec);

@@ -62,7 +62,7 @@ refused() { # ENTRY WORDS
     \"environmentVariables\":[$1]}}" "$ADMIN" | jq -r .details)
   printf '%s' "$D" | grep -q -F "$2" || fail "$1: the refusal says '$D', not '$2'"
 }
-refused '{"name":"A","secret":{"name":"s","key":"k"}}' "environmentVariables[0].secret is not supported"
+refused '{"name":"A","secret":{"name":"s","key":"k"}}' "environmentVariables[0].secret.name: project team-e has no secret named s"
 refused '{"name":"A","configMap":{"name":"c","key":"k"}}' "configMap is not supported"
 refused '{"name":"A","userCredential":{"name":"u","key":"k"}}' "userCredential is not supported"
 refused '{"name":"A","podFieldRef":{"path":"metadata.uid"}}' "podFieldRef.path"

@@ -1,0 +1,547 @@
+/*
+ * h_secrets.c: /api/v1/asset/credentials/generic-secret, Run:ai's
+ * generic-secret credential assets: named sets of key-value pairs in a
+ * scope (a project, a department, the tenant), whose values pods receive
+ * as environment variables ({"secret": {"name", "key"}} in a workload's
+ * environmentVariables). Rights: secrets.h.
+ *
+ * Invariants:
+ *   1. A value is sealed (secretbox.c) before it reaches the store and is
+ *      opened only for an agent's heartbeat reply (h_agent.c); no answer
+ *      here carries one: a secret is answered with its keys only.
+ *   2. A secret the caller may not read answers 404, as if absent.
+ *   3. Nothing here logs a request body.
+ */
+#include "secrets.h"
+#include "secretbox.h"
+#include "db_secrets.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PAIRS 100
+#define KEY_MAX 253
+
+static struct api_secretbox box;
+
+int api_secrets_start(struct db *db, const char *path, int create)
+{
+    int64_t n = 0;
+    int rc = api_secretbox_load(path, &box);
+
+    if (rc <= 0)
+        return rc;
+    if (!create) {
+        if (db_secret_count(db, &n) != DB_OK) {
+            fprintf(stderr, "allotd: cannot count the stored secrets\n");
+            return -1;
+        }
+        if (n > 0) {
+            fprintf(stderr,
+                    "allotd: the database holds %lld secret%s but the secrets key %s is"
+                    " missing; restore it (or name it with --secrets-key-file)\n",
+                    (long long)n, n == 1 ? "" : "s", path);
+            return -1;
+        }
+    }
+    if (api_secretbox_create(path) != 0)
+        return -1;
+    if (!create)
+        fprintf(stderr, "allotd: created the secrets key %s\n", path);
+    return api_secretbox_load(path, &box) == 0 ? 0 : -1;
+}
+
+/* ---- scopes and rights ---- */
+
+/* The project of a secret's scope_id, for its seq and name (0 if gone). */
+static int project_of(struct api_req *r, const struct db_secret *s, struct api_project *p)
+{
+    memset(p, 0, sizeof(*p));
+    return strcmp(s->scope, "project") == 0 ? api_project_lookup(r->app, s->scope_id, p)
+                                            : DB_ENOTFOUND;
+}
+
+static int may(struct api_req *r, const struct db_secret *s, unsigned perm)
+{
+    struct api_project p;
+
+    if (strcmp(s->scope, "tenant") == 0)
+        return api_can(&r->who, perm, "", "");
+    if (strcmp(s->scope, "department") == 0)
+        return api_can(&r->who, perm, "", s->scope_id);
+    if (project_of(r, s, &p) != DB_OK)
+        return api_can(&r->who, perm, "", "");
+    return api_can(&r->who, perm, p.id, p.parent_id);
+}
+
+/* The project named by projectId: an integer (the number answered as
+ * meta.projectId) or the project's id as the org-unit routes give it. */
+static int project_by_ref(struct api_req *r, json_t *v, struct api_project *out)
+{
+    struct db_queue *q = NULL;
+    int n = 0, i, rc;
+    int64_t seq;
+
+    if (json_is_string(v))
+        return api_project_lookup(r->app, json_string_value(v), out);
+    if (!json_is_integer(v))
+        return DB_EINVAL;
+    seq = json_integer_value(v);
+    rc = db_queue_list(r->app->db, DB_PROJECT, &q, &n);
+    if (rc != DB_OK)
+        return rc;
+    rc = DB_ENOTFOUND;
+    for (i = 0; i < n; i++)
+        if (q[i].seq == seq) {
+            rc = api_project_lookup(r->app, q[i].id, out);
+            break;
+        }
+    free(q);
+    return rc;
+}
+
+/* ---- answers ---- */
+
+static json_t *secret_json(struct api_req *r, const struct db_secret *s)
+{
+    json_t *entries = json_loads(s->entries, 0, NULL), *pairs = json_array(), *meta;
+    struct api_project p;
+    const char *k;
+    json_t *v;
+
+    json_object_foreach(entries, k, v)
+        json_array_append_new(pairs, json_pack("{s:s}", "key", k));
+    json_decref(entries);
+    meta = json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:I}", "name", s->name, "scope",
+                     s->scope, "id", s->id, "kind", "genericSecret", "createdAt",
+                     api_time(s->created_at), "createdBy", s->created_by[0] ? s->created_by : "-",
+                     "updatedAt", api_time(s->updated_at), "updateCount",
+                     (json_int_t)s->update_count);
+    json_object_set_new(meta, "updatedBy",
+                        json_string(s->updated_by[0] ? s->updated_by : "-"));
+    json_object_set_new(meta, "description",
+                        s->description[0] ? json_string(s->description) : json_null());
+    json_object_set_new(meta, "clusterId", json_string(API_CLUSTER_ID));
+    json_object_set_new(meta, "projectId", json_null());
+    json_object_set_new(meta, "projectName", json_null());
+    json_object_set_new(meta, "departmentId", json_null());
+    if (strcmp(s->scope, "department") == 0)
+        json_object_set_new(meta, "departmentId", json_string(s->scope_id));
+    if (project_of(r, s, &p) == DB_OK) {
+        json_object_set_new(meta, "projectId", json_integer(p.seq));
+        json_object_set_new(meta, "projectName", json_string(p.name));
+    }
+    return json_pack("{s:o, s:{s:o, s:i}}", "meta", meta, "spec", "keyValuePairs", pairs,
+                     "keyId", 1);
+}
+
+/* ---- list ---- */
+
+/* Does the project (id, parent) see s? */
+static int seen_by(const struct db_secret *s, const struct api_project *p)
+{
+    return strcmp(s->scope, "tenant") == 0 ||
+           (strcmp(s->scope, "department") == 0 && strcmp(s->scope_id, p->parent_id) == 0) ||
+           (strcmp(s->scope, "project") == 0 && strcmp(s->scope_id, p->id) == 0);
+}
+
+void api_h_secrets_list(struct api_req *r)
+{
+    char name[DB_NAME_LEN] = "", scope[16] = "", pid[64] = "", did[DB_ID_LEN] = "";
+    struct db_secret *rows = NULL;
+    struct api_project p;
+    json_t *entries = json_array();
+    int n = 0, i, rc, by_project = 0;
+
+    if (api_query(r, "name", name, sizeof(name)) < 0 ||
+        api_query(r, "scope", scope, sizeof(scope)) < 0 ||
+        api_query(r, "projectId", pid, sizeof(pid)) < 0 ||
+        api_query(r, "departmentId", did, sizeof(did)) < 0) {
+        json_decref(entries);
+        api_error(r, 400, "Bad request", "a filter is too long");
+        return;
+    }
+    if (pid[0]) {
+        json_t *ref = pid[strspn(pid, "0123456789")] == 0 ? json_integer(strtoll(pid, NULL, 10))
+                                                          : json_string(pid);
+        rc = project_by_ref(r, ref, &p);
+        json_decref(ref);
+        if (rc != DB_OK) {
+            json_decref(entries);
+            if (rc == DB_ENOTFOUND || rc == DB_EINVAL)
+                api_error(r, 400, "Bad request", "projectId names no project");
+            else
+                api_db_error(r, rc, "cannot read the project");
+            return;
+        }
+        by_project = 1;
+    }
+    rc = db_secret_list(r->app->db, &rows, &n);
+    if (rc != DB_OK) {
+        json_decref(entries);
+        api_db_error(r, rc, "cannot list the secrets");
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        const struct db_secret *s = &rows[i];
+        if ((name[0] && strcmp(s->name, name) != 0) || (scope[0] && strcmp(s->scope, scope) != 0) ||
+            (did[0] && !(strcmp(s->scope, "tenant") == 0 ||
+                         (strcmp(s->scope, "department") == 0 &&
+                          strcmp(s->scope_id, did) == 0))) ||
+            (by_project && !seen_by(s, &p)) || !may(r, s, API_WL_WRITE))
+            continue;
+        json_array_append_new(entries, secret_json(r, s));
+    }
+    db_secrets_free(rows, n);
+    api_reply(r, 200, json_pack("{s:o}", "entries", entries));
+}
+
+/* ---- create ---- */
+
+static int valid_key(const char *k)
+{
+    size_t i, n = strlen(k);
+
+    if (n == 0 || n > KEY_MAX)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (!isalnum((unsigned char)k[i]) && !strchr("-._", k[i]))
+            return 0;
+    return 1;
+}
+
+static int refuse(struct api_req *r, const char *details)
+{
+    api_error(r, 400, "Bad request", details);
+    return -1;
+}
+
+/* A field that must be absent, null or false: allot does not act on it. */
+static int unsupported(struct api_req *r, json_t *o, const char *key, const char *details)
+{
+    json_t *v = json_object_get(o, key);
+
+    return v && !json_is_null(v) && !json_is_false(v) ? refuse(r, details) : 0;
+}
+
+/* spec.keyValuePairs into s->entries, each value sealed. */
+static int pairs_in(struct api_req *r, json_t *spec, struct db_secret *s)
+{
+    static const char *const spec_keys[] = {"keyValuePairs", "existingSecretName", NULL};
+    static const char *const pair_keys[] = {"key", "value", NULL};
+    json_t *pairs, *e, *out;
+    char where[64];
+    size_t i;
+
+    if (!json_is_object(spec))
+        return refuse(r, "spec: an object {keyValuePairs}");
+    if (api_json_allow(r, spec, spec_keys, "spec") ||
+        unsupported(r, spec, "existingSecretName",
+                    "spec.existingSecretName is not supported: give keyValuePairs"))
+        return -1;
+    pairs = json_object_get(spec, "keyValuePairs");
+    if (!json_is_array(pairs) || json_array_size(pairs) == 0 ||
+        json_array_size(pairs) > MAX_PAIRS)
+        return refuse(r, "spec.keyValuePairs: an array of 1 to 100 {key, value}");
+    out = json_object();
+    json_array_foreach(pairs, i, e) {
+        json_t *k = json_object_get(e, "key"), *v = json_object_get(e, "value");
+        char *sealed;
+        snprintf(where, sizeof(where), "spec.keyValuePairs[%zu]", i);
+        if (!json_is_object(e) || api_json_allow(r, e, pair_keys, where)) {
+            if (!json_is_object(e))
+                refuse(r, "spec.keyValuePairs: each entry an object {key, value}");
+            json_decref(out);
+            return -1;
+        }
+        if (!json_is_string(k) || !valid_key(json_string_value(k)) ||
+            json_object_get(out, json_string_value(k))) {
+            json_decref(out);
+            snprintf(where, sizeof(where), "spec.keyValuePairs[%zu].key", i);
+            api_error(r, 400, "Bad request", where);
+            return -1;
+        }
+        if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v) ||
+            json_string_length(v) > API_SECRET_VALUE_MAX) {
+            json_decref(out);
+            snprintf(where, sizeof(where), "spec.keyValuePairs[%zu].value", i);
+            api_error(r, 400, "Bad request", where);
+            return -1;
+        }
+        sealed = api_secretbox_seal(&box, s->id, json_string_value(k), json_string_value(v),
+                                    json_string_length(v));
+        if (!sealed) {
+            json_decref(out);
+            api_error(r, 500, "Internal error", "cannot seal the values");
+            return -1;
+        }
+        json_object_set_new(out, json_string_value(k), json_string(sealed));
+        free(sealed);
+    }
+    s->entries = json_dumps(out, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(out);
+    if (!s->entries)
+        return api_error(r, 500, "Internal error", "out of memory"), -1;
+    return 0;
+}
+
+/* meta's scope into s, with the right to manage it checked. */
+static int scope_in(struct api_req *r, json_t *meta, struct db_secret *s)
+{
+    struct api_project p;
+    struct db_queue *q;
+    char did[DB_ID_LEN] = "";
+    json_t *pid = json_object_get(meta, "projectId");
+    int rc;
+
+    if (api_json_str(r, meta, "scope", s->scope, sizeof(s->scope), 1) ||
+        api_json_str(r, meta, "departmentId", did, sizeof(did), 0))
+        return -1;
+    if (strcmp(s->scope, "project") == 0) {
+        if (!pid || json_is_null(pid))
+            return refuse(r, "meta.projectId is required for a project's secret");
+        rc = project_by_ref(r, pid, &p);
+        if (rc == DB_OK && api_can(&r->who, API_ORG_WRITE, p.id, p.parent_id)) {
+            snprintf(s->scope_id, sizeof(s->scope_id), "%s", p.id);
+            return 0;
+        }
+        if (rc == DB_OK && api_can(&r->who, API_ORG_READ, p.id, p.parent_id))
+            return api_error(r, 403, "Forbidden", "the caller may not manage this project's"
+                                                  " secrets"), -1;
+        if (rc == DB_OK || rc == DB_ENOTFOUND || rc == DB_EINVAL)
+            return refuse(r, "meta.projectId names no project");
+        return api_db_error(r, rc, "cannot read the project"), -1;
+    }
+    if (pid && !json_is_null(pid))
+        return refuse(r, "meta.projectId is for a project's secret (scope project)");
+    if (strcmp(s->scope, "department") == 0) {
+        if (!did[0])
+            return refuse(r, "meta.departmentId is required for a department's secret");
+        q = calloc(1, sizeof(*q));
+        rc = q ? db_queue_get(r->app->db, did, q) : DB_ENOMEM;
+        if (rc == DB_OK && q->kind != DB_DEPARTMENT)
+            rc = DB_ENOTFOUND;
+        free(q);
+        if (rc == DB_OK && api_can(&r->who, API_ORG_WRITE, "", did)) {
+            snprintf(s->scope_id, sizeof(s->scope_id), "%s", did);
+            return 0;
+        }
+        if (rc == DB_OK && api_can(&r->who, API_ORG_READ, "", did))
+            return api_error(r, 403, "Forbidden", "the caller may not manage this department's"
+                                                  " secrets"), -1;
+        if (rc == DB_OK || rc == DB_ENOTFOUND)
+            return refuse(r, "meta.departmentId names no department");
+        return api_db_error(r, rc, "cannot read the department"), -1;
+    }
+    if (did[0])
+        return refuse(r, "meta.departmentId is for a department's secret (scope department)");
+    if (strcmp(s->scope, "tenant") == 0) {
+        if (!api_can(&r->who, API_ORG_WRITE, "", ""))
+            return api_error(r, 403, "Forbidden", "the caller may not manage the tenant's"
+                                                  " secrets"), -1;
+        return 0;
+    }
+    return refuse(r, "meta.scope: project, department or tenant");
+}
+
+static int meta_in(struct api_req *r, json_t *meta, struct db_secret *s)
+{
+    static const char *const meta_keys[] = {"name", "description", "scope", "clusterId",
+                                            "departmentId", "projectId", "autoDelete",
+                                            "workloadSupportedTypes", "private", NULL};
+    char cid[64] = "";
+
+    if (!json_is_object(meta))
+        return refuse(r, "meta: an object {name, scope}");
+    if (api_json_allow(r, meta, meta_keys, "meta") ||
+        api_json_str(r, meta, "name", s->name, sizeof(s->name), 1) ||
+        api_json_text(r, meta, "description", s->description, sizeof(s->description), 0,
+                      API_TEXT_FREE) ||
+        api_json_str(r, meta, "clusterId", cid, sizeof(cid), 0) ||
+        unsupported(r, meta, "autoDelete", "meta.autoDelete is not supported") ||
+        unsupported(r, meta, "private", "meta.private is not supported: a secret belongs to its"
+                                        " scope") ||
+        unsupported(r, meta, "workloadSupportedTypes",
+                    "meta.workloadSupportedTypes is not supported: a secret serves every"
+                    " workload type"))
+        return -1;
+    if (!api_valid_name(s->name))
+        return refuse(r, "meta.name: lowercase letters, digits and '-', at most 63");
+    if (cid[0] && strcmp(cid, API_CLUSTER_ID) != 0)
+        return refuse(r, "meta.clusterId names no cluster");
+    return scope_in(r, meta, s);
+}
+
+void api_h_secrets_create(struct api_req *r)
+{
+    static const char *const top_keys[] = {"meta", "spec", NULL};
+    struct db_secret s;
+    json_t *o = api_body_object(r);
+    int rc;
+
+    memset(&s, 0, sizeof(s));
+    if (!o)
+        return;
+    if (!box.loaded) {
+        json_decref(o);
+        api_error(r, 503, "Service unavailable", "allotd has no secrets key");
+        return;
+    }
+    if (api_json_allow(r, o, top_keys, "") || api_secretbox_uuid(s.id) != 0 ||
+        meta_in(r, json_object_get(o, "meta"), &s) ||
+        pairs_in(r, json_object_get(o, "spec"), &s)) {
+        if (r->status == 0)
+            api_error(r, 500, "Internal error", "cannot make an id");
+        json_decref(o);
+        db_secret_clear(&s);
+        return;
+    }
+    json_decref(o);
+    snprintf(s.created_by, sizeof(s.created_by), "%s", r->who.user.name);
+    rc = db_secret_insert(r->app->db, &s);
+    if (rc == DB_OK)
+        api_reply(r, 202, secret_json(r, &s));
+    else if (rc == DB_ECONFLICT)
+        api_error(r, 409, "Conflict", "a secret of that name exists in that scope");
+    else
+        api_db_error(r, rc, "cannot store the secret");
+    db_secret_clear(&s);
+}
+
+/* ---- one ---- */
+
+/* The secret of the path's id that the caller may read; 0, or -1
+ * answered (404 for one it may not read). */
+static int secret_in(struct api_req *r, struct db_secret *s)
+{
+    int rc = db_secret_get(r->app->db, r->params[0], s);
+
+    if (rc == DB_OK && may(r, s, API_WL_WRITE))
+        return 0;
+    db_secret_clear(s);
+    if (rc == DB_OK || rc == DB_ENOTFOUND)
+        api_error(r, 404, "Not found", "no such secret");
+    else
+        api_db_error(r, rc, "cannot read the secret");
+    return -1;
+}
+
+void api_h_secret_get(struct api_req *r)
+{
+    struct db_secret s;
+
+    if (secret_in(r, &s) != 0)
+        return;
+    api_reply(r, 200, secret_json(r, &s));
+    db_secret_clear(&s);
+}
+
+void api_h_secret_update(struct api_req *r)
+{
+    static const char *const top_keys[] = {"meta", NULL};
+    static const char *const meta_keys[] = {"description", NULL};
+    char desc[DB_SECRET_DESC_LEN] = "";
+    struct db_secret s;
+    json_t *o, *meta;
+    int rc;
+
+    if (secret_in(r, &s) != 0)
+        return;
+    if (!may(r, &s, API_ORG_WRITE)) {
+        db_secret_clear(&s);
+        api_error(r, 403, "Forbidden", "the caller may not change this secret");
+        return;
+    }
+    o = api_body_object(r);
+    meta = json_object_get(o, "meta");
+    if (!o || api_json_allow(r, o, top_keys, "") ||
+        (meta && !json_is_null(meta) &&
+         (!json_is_object(meta) ? refuse(r, "meta: an object {description}")
+                                : api_json_allow(r, meta, meta_keys, "meta") ||
+                                      api_json_text(r, meta, "description", desc, sizeof(desc),
+                                                    0, API_TEXT_FREE)))) {
+        json_decref(o);
+        db_secret_clear(&s);
+        return;
+    }
+    json_decref(o);
+    rc = db_secret_update(r->app->db, s.id, desc, r->who.user.name);
+    db_secret_clear(&s);
+    if (rc == DB_OK)
+        rc = db_secret_get(r->app->db, r->params[0], &s);
+    if (rc == DB_OK)
+        api_reply(r, 202, secret_json(r, &s));
+    else if (rc == DB_ENOTFOUND)
+        api_error(r, 404, "Not found", "no such secret");
+    else
+        api_db_error(r, rc, "cannot change the secret");
+    db_secret_clear(&s);
+}
+
+void api_h_secret_delete(struct api_req *r)
+{
+    struct db_secret s;
+    int rc;
+
+    if (secret_in(r, &s) != 0)
+        return;
+    rc = may(r, &s, API_ORG_WRITE) ? db_secret_delete(r->app->db, s.id) : -1;
+    db_secret_clear(&s);
+    if (rc == -1)
+        api_error(r, 403, "Forbidden", "the caller may not delete this secret");
+    else if (rc == DB_OK)
+        api_reply_text(r, 204, "application/json", "", 0);
+    else if (rc == DB_ENOTFOUND)
+        api_error(r, 404, "Not found", "no such secret");
+    else
+        api_db_error(r, rc, "cannot delete the secret");
+}
+
+/* ---- what submissions and agents ask ---- */
+
+int api_secret_check_ref(struct api_req *r, const struct api_project *project, const char *name,
+                         const char *key, const char *where)
+{
+    char details[512];
+    struct db_secret s;
+    json_t *entries;
+    int rc = db_secret_resolve(r->app->db, project->name, name, &s), has;
+
+    if (rc == DB_ENOTFOUND) {
+        snprintf(details, sizeof(details),
+                 "%s.secret.name: project %s has no secret named %s (its own, its department's"
+                 " or the tenant's)", where, project->name, name);
+        return refuse(r, details);
+    }
+    if (rc != DB_OK)
+        return api_db_error(r, rc, "cannot read the secrets"), -1;
+    entries = json_loads(s.entries, 0, NULL);
+    has = json_object_get(entries, key) != NULL;
+    json_decref(entries);
+    db_secret_clear(&s);
+    if (has)
+        return 0;
+    snprintf(details, sizeof(details), "%s.secret.key: secret %s has no key %s", where, name,
+             key);
+    return refuse(r, details);
+}
+
+int api_secret_value(struct db *db, const char *project, const char *name, const char *key,
+                     char **value)
+{
+    struct db_secret s;
+    json_t *entries;
+    int rc;
+
+    *value = NULL;
+    if (db_secret_resolve(db, project, name, &s) != DB_OK)
+        return -1;
+    entries = json_loads(s.entries, 0, NULL);
+    rc = api_secretbox_open(&box, s.id, key, json_string_value(json_object_get(entries, key)),
+                            value);
+    json_decref(entries);
+    db_secret_clear(&s);
+    return rc;
+}

@@ -1,0 +1,42 @@
+/*
+ * secrets.h: named secrets, Run:ai's generic-secret credential assets
+ * (h_secrets.c): the routes, the secrets key, and what submissions and the
+ * agents' channel ask of them. Values are sealed at rest (secretbox.c).
+ *
+ * Rights, on the secret's scope (a project, a department, the tenant):
+ *   read its keys (never a value)    API_WL_WRITE: those who may submit there
+ *   create, change, delete           API_ORG_WRITE: its administrators
+ *   use it in a submission           API_WL_WRITE on the workload's project,
+ *                                    for the secrets that project sees (its
+ *                                    own, its department's, the tenant's)
+ */
+#ifndef ALLOT_SECRETS_H
+#define ALLOT_SECRETS_H
+
+#include "api.h"
+
+void api_h_secrets_list(struct api_req *r);
+void api_h_secrets_create(struct api_req *r);
+void api_h_secret_get(struct api_req *r);
+void api_h_secret_update(struct api_req *r);
+void api_h_secret_delete(struct api_req *r);
+
+/* Loads the secrets key at path (main.c, step 3). A missing file is
+ * created when `create` (--init, --demo) or when the database holds no
+ * secret yet; a database holding secrets without it is refused. 0, or -1
+ * said on stderr. */
+int api_secrets_start(struct db *db, const char *path, int create);
+
+/* A submission's entry {secret: {name, key}}: 0 when the project sees a
+ * secret of that name with that key, else -1 after a 400 naming it
+ * (where: "spec.environmentVariables[i]"). */
+int api_secret_check_ref(struct api_req *r, const struct api_project *project, const char *name,
+                         const char *key, const char *where);
+
+/* The value of key in the secret named `name` that the project named
+ * `project` sees, opened: 0 and *value (wipe with api_secretbox_free()),
+ * or -1. */
+int api_secret_value(struct db *db, const char *project, const char *name, const char *key,
+                     char **value);
+
+#endif
