@@ -182,9 +182,14 @@ static int container_argv(const struct shim *s, char ***argv, int *argc)
     unlink(opt); /* the runtime refuses to overwrite one */
     rc |= add(argv, argc, "--cidfile");
     rc |= add(argv, argc, opt);
-    json_array_foreach(json_object_get(s->spec, "env"), i, e)
-        rc |= add_env(argv, argc, json_string_value(json_object_get(e, "name")),
-                      json_string_value(json_object_get(e, "value")));
+    /* the workload's variables by name only: the runtime takes their
+     * values from its own environment (child_env()), so no value (a
+     * secret's) shows on a command line */
+    json_array_foreach(json_object_get(s->spec, "env"), i, e) {
+        const char *var = json_string_value(json_object_get(e, "name"));
+        if (var && var[0] && !strchr(var, '='))
+            rc |= add(argv, argc, "-e") | add(argv, argc, var);
+    }
     rc |= add_env(argv, argc, "ALLOT_POD_UID", s->uid);
     if (json_is_string(json_object_get(s->spec, "hostfile"))) {
         snprintf(opt, sizeof(opt), "%.200s/hostfile:" CONTAINER_HOSTFILE ":ro", s->dir);

@@ -1,7 +1,9 @@
 #!/bin/sh
 # e2e_container.sh: a workload naming an image on a node whose container
 # runtime answers runs through `docker run` with its devices, name,
-# environment, entrypoint and arguments, and stops through `docker stop`.
+# environment (the workload's variables by name: their values, a secret's
+# among them, come through docker's own environment, never its command
+# line), entrypoint and arguments, and stops through `docker stop`.
 # The docker here is a fake on PATH: it records its arguments and runs the
 # container's command as a plain process.
 ALLOTD=$1
@@ -53,11 +55,12 @@ wait_phase_long k1 Running
 until_ok 10 has_process k1 || fail "k1 has no process"
 UIDK=$(ls "$T/node-c/pods")
 RUN=$(cat "$T/docker/runs")
-for want in "--rm" "--name allot-$UIDK" "--cidfile $T/node-c/pods/$UIDK/cid" "-e OUT=$OUT" \
+for want in "--rm" "--name allot-$UIDK" "--cidfile $T/node-c/pods/$UIDK/cid" "-e OUT " \
     "-e ALLOT_POD_UID=$UIDK" \
     '--gpus "device=0,1"' "--entrypoint $T/trap.sh busybox one arg two"; do
   case $RUN in *"$want"*) ;; *) fail "docker run lacks '$want': $RUN" ;; esac
 done
+case $RUN in *"$OUT"*) fail "docker run shows a variable's value: $RUN" ;; esac
 events_of k1 | grep -q "^Started: .*ran image busybox with docker" || fail "k1: $(events_of k1)"
 
 expect 202 DELETE "/api/v1/workloads/$(wl_id k1)" "" "$ADMIN" >/dev/null

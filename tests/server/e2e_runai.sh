@@ -260,6 +260,21 @@ expect 200 GET "/api/v1/clusters/$CLUSTER/metrics?metricType=ALLOCATED_GPU&start
   +%Y-%m-%dT%H:%M:%SZ)&end=$(date -u -d "@$NOW_S" +%Y-%m-%dT%H:%M:%SZ)&numberOfSamples=4" "" "$ADMIN" |
   jq -e '.measurements[0].type == "ALLOCATED_GPU"' >/dev/null || fail "the cluster's metrics"
 
+# ---- generic secrets: keys answered, never values ----
+GS=/api/v1/asset/credentials/generic-secret
+SID=$(expect 202 POST $GS "{\"meta\":{\"name\":\"creds\",\"scope\":\"project\",\"projectId\":\"$PA\"},
+  \"spec\":{\"keyValuePairs\":[{\"key\":\"PASSWORD\",\"value\":\"e2e-runai-value\"}]}}" "$ADMIN" |
+  jq -r .meta.id)
+expect 202 POST $GS "{\"meta\":{\"name\":\"shared\",\"scope\":\"department\",\"departmentId\":\"$DEP\",
+  \"description\":\"for every project of the department\"},
+  \"spec\":{\"keyValuePairs\":[{\"key\":\"K\",\"value\":\"v\"}]}}" "$ADMIN" >/dev/null
+expect 200 GET "$GS?scope=project" "" "$ADMIN" | jq -e '.entries | length == 1' >/dev/null ||
+  fail "the scope filter"
+expect 200 GET "$GS/$SID" "" "$ADMIN" | jq -e '.spec.keyValuePairs == [{"key": "PASSWORD"}]' >/dev/null ||
+  fail "a secret is answered with more than its keys"
+expect 202 PUT "$GS/$SID" '{"meta":{"description":"the database"}}' "$ADMIN" >/dev/null
+expect 204 DELETE "$GS/$SID" "" "$ADMIN" >/dev/null
+
 # ---- deletion: it ends, the workloads are kept for history, then their
 # projects and department can go ----
 expect 400 DELETE "/api/v1/org-unit/projects/$PA" "" "$ADMIN" | jq -r .details |
