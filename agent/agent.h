@@ -258,4 +258,17 @@ json_t *usage_json(const struct agent *a, const struct pod *p);
  * ends, the agent asks, or the lease in the file LEASE ends. */
 int shim_main(int argc, char **argv);
 
+/* ---- a pod's data (storage.c) ---- */
+typedef void (*storage_set_fn)(void *arg, const char *name, const char *value);
+typedef void (*storage_mount_fn)(void *arg, const char *host, const char *target, int read_only);
+/* Checks the pod's host paths and clones its git repositories (their
+ * output to log_fd); -1 with msg set when the pod cannot start. */
+int storage_prepare(const json_t *spec, const char *pod_dir, int container, int log_fd,
+                    char *msg, size_t len);
+/* The variables that name the pod's data (as the workload sees it). */
+void storage_env(const json_t *spec, const char *pod_dir, int container, storage_set_fn set,
+                 void *arg);
+/* A container's bind mounts: every host path and cloned repository. */
+void storage_mounts(const json_t *spec, const char *pod_dir, storage_mount_fn mount, void *arg);
+
 #endif /* ALLOT_AGENT_H */

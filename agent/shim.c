@@ -162,6 +162,36 @@ static int add_env(char ***argv, int *argc, const char *name, const char *value)
     return rc;
 }
 
+/* The words of a container's command line being built, for storage.c's
+ * callbacks. */
+struct words {
+    char ***argv;
+    int *argc;
+    int rc;
+};
+
+static void word_env(void *arg, const char *name, const char *value)
+{
+    struct words *w = arg;
+
+    w->rc |= add_env(w->argv, w->argc, name, value);
+}
+
+static void word_mount(void *arg, const char *host, const char *target, int read_only)
+{
+    struct words *w = arg;
+    size_t len = strlen(host) + strlen(target) + 5;
+    char *opt = malloc(len);
+
+    if (!opt) {
+        w->rc = -1;
+        return;
+    }
+    snprintf(opt, len, "%s:%s%s", host, target, read_only ? ":ro" : "");
+    w->rc |= add(w->argv, w->argc, "-v") | add(w->argv, w->argc, opt);
+    free(opt);
+}
+
 /* `<runtime> run --rm --name allot-<uid> --cidfile DIR/cid -e ... [-p host:container]
  * [-v DIR/hostfile:...] [--network host] [--pull=...] <devices> [-w dir]
  * [--entrypoint cmd] image [cmd words] [args]` */
@@ -197,6 +227,12 @@ static int container_argv(const struct shim *s, char ***argv, int *argc)
         rc |= add(argv, argc, opt);
         rc |= add_env(argv, argc, "ALLOT_MPI_HOSTFILE", CONTAINER_HOSTFILE);
         rc |= add_env(argv, argc, "OMPI_MCA_orte_default_hostfile", CONTAINER_HOSTFILE);
+    }
+    {
+        struct words w = {argv, argc, 0};
+        storage_mounts(s->spec, s->dir, word_mount, &w);
+        storage_env(s->spec, s->dir, 1, word_env, &w);
+        rc |= w.rc;
     }
     /* a distributed pod's ranks open ports of their own besides the
      * rendezvous port: it shares the node's network, as a process would */
@@ -277,6 +313,12 @@ static void ports_env(const struct shim *s)
     }
 }
 
+static void set_env(void *arg, const char *name, const char *value)
+{
+    (void)arg;
+    setenv(name, value, 1);
+}
+
 /* In the child: the workload's variables, then allot's (which win). */
 static void child_env(const struct shim *s)
 {
@@ -303,6 +345,7 @@ static void child_env(const struct shim *s)
              (long long)json_integer_value(json_object_get(s->spec, "podIndex")));
     setenv("ALLOT_POD_INDEX", idx, 1);
     ports_env(s);
+    storage_env(s->spec, s->dir, 0, set_env, NULL);
     if (json_is_string(json_object_get(s->spec, "hostfile"))) {
         char path[AGENT_PATH_MAX + 16];
         snprintf(path, sizeof(path), "%s/hostfile", s->dir);
@@ -349,6 +392,9 @@ static int start(struct shim *s)
     int fds[2], e = 0;
     ssize_t k;
 
+    if (storage_prepare(s->spec, s->dir, s->container, s->log_fd, s->message,
+                        sizeof(s->message)) != 0)
+        return -1;
     if (build_argv(s, &argv) != 0) {
         snprintf(s->message, sizeof(s->message), "the workload names no command to run%s",
                  s->container ? "" : " (or a quote is not closed)");

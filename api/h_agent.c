@@ -879,6 +879,8 @@ static json_t *assignment_json(struct db *db, const struct db_assignment *a)
                   api_wl_ports(a->spec));
     if (o && hostfile)
         json_object_set_new(o, "hostfile", json_string(hostfile));
+    if (o && json_is_object(json_object_get(spec, "storage")))
+        json_object_set(o, "storage", json_object_get(spec, "storage"));
     free(hostfile);
     json_decref(spec);
     return o;

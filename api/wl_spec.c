@@ -120,7 +120,7 @@ static const struct spec_field spec_table[] = {
     {"exposedUrls", T_ALL, "allot has no ingress; ports give each pod's address", empty_list},
     {"relatedUrls", T_ALL, "allot keeps no related links", empty_list},
     {"security", T_ALL, "pods run as the agent's user", empty_list_or_object},
-    {"storage", T_ALL, "allot mounts no volumes", empty_list_or_object},
+    {"storage", T_ALL, NULL, NULL},
     {"createHomeDir", T_ALL, "pods run as the agent's user", is_false},
     {"stdin", T_ALL, "pods are not attached to a terminal", is_false},
     {"tty", T_ALL, "pods are not attached to a terminal", is_false},
@@ -662,6 +662,154 @@ static int ports_in(struct api_req *r, json_t *spec)
     return rc;
 }
 
+/* ---- storage: data a pod reaches ---- */
+
+/* The kinds of spec.storage: what allot does with each (NULL: it reads
+ * them) or why it refuses them (an empty list is accepted, as nothing). */
+static const struct {
+    const char *kind;
+    const char *refused;
+} storage_kinds[] = {
+    {"hostPath", NULL},
+    {"git", NULL},
+    {"nfs", "the agents do not mount NFS: mount the export on the nodes and name it as a "
+            "hostPath"},
+    {"pvc", "allot has no persistent volume claims (no Kubernetes): use a hostPath"},
+    {"s3", "the agents have no S3 client: copy the data to the nodes and use a hostPath"},
+    {"configMapVolume", "allot has no config maps"},
+    {"secretVolume", "allot mounts no secret volumes: give secrets as environment variables"},
+    {"dataVolume", "allot has no data volumes (no Kubernetes): use a hostPath"},
+    {"emptyDirVolume", "a pod's working directory is already its own empty directory"},
+    {NULL, NULL},
+};
+
+static const char *const host_path_keys[] = {"name", "path", "mountPath", "readOnly",
+                                             "mountPropagation", "exclude", NULL};
+static const char *const git_keys[] = {"name", "repository", "branch", "revision", "path",
+                                       "exclude", "passwordSecret", "secretKeyOfUser",
+                                       "secretKeyOfPassword", "secretRef", NULL};
+static const char *const git_secret_keys[] = {"passwordSecret", "secretKeyOfUser",
+                                              "secretKeyOfPassword", "secretRef", NULL};
+
+static int storage_error(struct api_req *r, const char *kind, size_t i, const char *what)
+{
+    char msg[400];
+
+    snprintf(msg, sizeof(msg), "spec.storage.%s[%zu]%s", kind, i, what);
+    return api_error(r, 400, "Bad request", msg), -1;
+}
+
+/* An absolute path without a ".." step: where a host path is, or is mounted. */
+static int abs_path(json_t *v)
+{
+    const char *p = json_string_value(v);
+    size_t n = p ? strlen(p) : 0;
+
+    return p && p[0] == '/' && n < 512 && !strstr(p, "/../") &&
+           !(n >= 3 && strcmp(p + n - 3, "/..") == 0);
+}
+
+/* A present, non-null value of a string field that is not a word (empty,
+ * or an option-like leading '-'). */
+static int bad_word(json_t *e, const char *key)
+{
+    json_t *v = json_object_get(e, key);
+    const char *s = json_string_value(v);
+
+    return v && !json_is_null(v) && (!s || !s[0] || s[0] == '-' || strlen(s) > 200);
+}
+
+static int host_path_in(struct api_req *r, json_t *e, size_t i)
+{
+    char where[64];
+    const char *prop = json_string_value(json_object_get(e, "mountPropagation"));
+
+    snprintf(where, sizeof(where), "spec.storage.hostPath[%zu]", i);
+    if (api_json_allow(r, e, host_path_keys, where))
+        return -1;
+    if (!abs_path(json_object_get(e, "path")))
+        return storage_error(r, "hostPath", i, ".path: an absolute path on the node is required");
+    if (!abs_path(json_object_get(e, "mountPath")))
+        return storage_error(r, "hostPath", i, ".mountPath: an absolute path is required");
+    if (json_object_get(e, "readOnly") && !json_is_boolean(json_object_get(e, "readOnly")))
+        return storage_error(r, "hostPath", i, ".readOnly: true or false");
+    if (prop && strcmp(prop, "None") != 0)
+        return storage_error(r, "hostPath", i,
+                             ".mountPropagation: None only (the agents share no later mounts)");
+    return 0;
+}
+
+static int git_in(struct api_req *r, json_t *e, size_t i)
+{
+    char where[64];
+    const char *p = json_string_value(json_object_get(e, "path"));
+    const char *repo = json_string_value(json_object_get(e, "repository"));
+    int k;
+
+    snprintf(where, sizeof(where), "spec.storage.git[%zu]", i);
+    if (api_json_allow(r, e, git_keys, where))
+        return -1;
+    for (k = 0; git_secret_keys[k]; k++)
+        if (json_object_get(e, git_secret_keys[k]) &&
+            !json_is_null(json_object_get(e, git_secret_keys[k])))
+            return storage_error(r, "git", i,
+                                 ": credentials for a private repository are not supported; "
+                                 "the agent clones public or local repositories");
+    if (!repo || !repo[0] || repo[0] == '-' || strlen(repo) > 1000)
+        return storage_error(r, "git", i, ".repository: a repository URL is required");
+    if (!p || !p[0] || p[0] == '-' || strstr(p, "..") || strlen(p) > 500)
+        return storage_error(r, "git", i, ".path: where the repository goes, without '..'");
+    if (bad_word(e, "branch"))
+        return storage_error(r, "git", i, ".branch: a branch name");
+    if (bad_word(e, "revision"))
+        return storage_error(r, "git", i, ".revision: a commit or tag name");
+    return 0;
+}
+
+/* spec.storage: host paths and git repositories; every other kind of
+ * Run:ai's is refused, saying why (an empty list of it is accepted). */
+static int storage_in(struct api_req *r, json_t *spec)
+{
+    json_t *storage = json_object_get(spec, "storage"), *list, *e;
+    char msg[400];
+    const char *key;
+    size_t i;
+    int k;
+
+    if (!storage || json_is_null(storage))
+        return 0;
+    if (!json_is_object(storage))
+        return api_error(r, 400, "Bad request", "spec.storage: an object"), -1;
+    json_object_foreach(storage, key, list) {
+        for (k = 0; storage_kinds[k].kind && strcmp(storage_kinds[k].kind, key) != 0; k++)
+            ;
+        if (!storage_kinds[k].kind) {
+            snprintf(msg, sizeof(msg), "unknown field 'spec.storage.%.64s'", key);
+            return api_error(r, 400, "Bad request", msg), -1;
+        }
+        if (json_is_null(list) || (json_is_array(list) && json_array_size(list) == 0))
+            continue;
+        if (!json_is_array(list) || json_array_size(list) > 16) {
+            snprintf(msg, sizeof(msg), "spec.storage.%s: a list of at most 16", key);
+            return api_error(r, 400, "Bad request", msg), -1;
+        }
+        if (storage_kinds[k].refused) {
+            snprintf(msg, sizeof(msg), "spec.storage.%s is not supported: %s", key,
+                     storage_kinds[k].refused);
+            return api_error(r, 400, "Bad request", msg), -1;
+        }
+        json_array_foreach(list, i, e) {
+            if (!json_is_object(e))
+                return storage_error(r, key, i, ": an object");
+            if (json_is_true(json_object_get(e, "exclude")))
+                continue;
+            if (k == 0 ? host_path_in(r, e, i) : git_in(r, e, i))
+                return -1;
+        }
+    }
+    return 0;
+}
+
 /* ---- environment variables ---- */
 
 static const char *const env_keys[] = {"name", "value", "secret", "configMap", "podFieldRef",
@@ -851,7 +999,7 @@ int api_wl_spec_in(struct api_req *r, json_t *top, const struct api_project *pro
         node_types_in(r, spec, project->node_types, w) ||
         affinity_in(r, json_object_get(spec, "nodeAffinityRequired"), w) ||
         priority_in(r, spec, w) || pods_in(r, spec, top, w) || ports_in(r, spec) ||
-        env_in(r, spec, project) ||
+        env_in(r, spec, project) || storage_in(r, spec) ||
         fixed_in(r, spec, w->type) || rules_in(r, project, w))
         return -1;
     drop_empty_strings(spec);
