@@ -2,7 +2,8 @@
  * users.c: principals (users and service accounts) and access rules.
  *
  * Invariants:
- *   1. A principal's login (username or clientId) is unique across kinds.
+ *   1. A principal's login (username or clientId) is unique across kinds,
+ *      without regard to case.
  *   2. Only a crypt(3) hash of a secret is stored, never the secret.
  *   3. token_version only grows; tokens carrying an older version are void.
  *   4. Deleting a principal deletes the access rules naming it.
@@ -83,11 +84,32 @@ static int insert_fn(struct db__conn *c, void *arg)
     return db__done(st, rc);
 }
 
+/* Invariant 1 regardless of case: `ADMIN` beside `admin` is DB_ECONFLICT,
+ * checked in the insert's transaction. lower() folds ASCII alike in SQLite
+ * and PostgreSQL, and logins are ASCII (api/json_in.c's API_TEXT_LOGIN). */
+static int insert_unique_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] = "SELECT count(*) FROM users WHERE lower(login) = lower(?)";
+    struct db_user *u = arg;
+    int rc = DB_OK;
+    struct db__stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__bind_text(st, 1, u->login);
+    rc = db__step(st);
+    if (rc != DB__ROW)
+        return db__done(st, rc == DB__DONE ? DB_EIO : rc);
+    rc = db__col_int64(st, 0) > 0 ? DB_ECONFLICT : DB_OK;
+    db__done(st, rc);
+    return rc == DB_OK ? insert_fn(c, arg) : rc;
+}
+
 int db_user_insert(struct db *db, struct db_user *u)
 {
     u->created_at = u->updated_at = db__now_ms();
     u->token_version = 1;
-    return db__write_noted(db, DB_CHANGE_PRINCIPALS, insert_fn, u);
+    return db__write_noted(db, DB_CHANGE_PRINCIPALS, insert_unique_fn, u);
 }
 
 static const char user_by_id[] = "SELECT " USER_COLS " FROM users WHERE id = ?";

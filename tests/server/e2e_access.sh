@@ -8,6 +8,9 @@
 #     characters are a 400 naming the field (a Cyrillic "а" in "аdmin"
 #     made a second "admin"); free text refuses invisible and
 #     bidirectional control characters but keeps other Unicode;
+#   - logins are unique without regard to case: `ADMIN` beside `admin`
+#     (a user, or a service account's client id) is a 409, and sign-in
+#     is exact (`ADMIN` with admin's password does not sign in);
 #   - a Department administrator cannot make anyone System administrator.
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
@@ -47,6 +50,16 @@ expect 400 POST /api/v1/agent/tokens '{"name":"rack\u0007"}' "$ADMIN" >/dev/null
 expect 400 POST /api/v1/node-pools '{"name":"np","labelKey":"k","labelValue":"v\u0430"}' "$ADMIN" >/dev/null
 expect 400 PATCH "/api/v1/org-unit/projects/$P" '{"description":"evil\u202etxt.exe"}' "$ADMIN" >/dev/null
 expect 200 PATCH "/api/v1/org-unit/projects/$P" '{"description":"caf\u00e9 team"}' "$ADMIN" >/dev/null
+
+# ---- logins are unique without regard to case; sign-in is exact ----
+for e in ADMIN Admin EVE@example.com eve@EXAMPLE.COM; do
+  expect 409 POST /api/v1/users "{\"email\":\"$e\"}" "$ADMIN" | jq -r .details |
+    grep -q "taken" || fail "$e beside an existing login: no 'taken' in the answer"
+done
+expect 400 POST /api/v1/token \
+  "{\"grantType\":\"password\",\"username\":\"ADMIN\",\"password\":\"$ALLOT_ADMIN_PASSWORD\"}" >/dev/null
+expect 200 GET "/api/v1/users?filterBy=username==ADMIN" "" "$ADMIN" | jq -e 'length == 0' >/dev/null ||
+  fail "a refused ADMIN was stored"
 
 # a Department administrator grants no System administrator
 DEP=$(expect 201 POST /api/v1/org-unit/departments '{"name":"d1","resources":[]}' "$ADMIN" | jq -r .id)
