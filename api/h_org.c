@@ -1026,13 +1026,29 @@ out:
     free(q);
 }
 
+/* Stores a changed queue once its quotas pass (quotas_ok) and tells the
+ * scheduler: 0, or -1 replied. */
+static int queue_store(struct api_req *r, struct db_queue *q)
+{
+    int rc;
+
+    if (!quotas_ok(r, q))
+        return -1;
+    rc = db_queue_update(r->app->db, q);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot update");
+        return -1;
+    }
+    ctl_sched_org_changed(r->app->sched);
+    return 0;
+}
+
 /* PUT (replace) and PATCH (merge) of a department's or project's resources. */
 void api_h_queue_resources(struct api_req *r)
 {
     struct db_queue *q = queue_load(r);
     int merge = (r->arg & API_ARG_PATCH) != 0;
     json_t *a = NULL;
-    int rc;
 
     if (!q || !can_write_queue(r, q))
         goto out;
@@ -1043,14 +1059,8 @@ void api_h_queue_resources(struct api_req *r)
     a = api_json_parse(r, r->body, r->body_len);
     if (!a)
         goto out;
-    if ((merge ? resources_merge(r, a, q) : resources_in(r, a, q)) || !quotas_ok(r, q))
+    if ((merge ? resources_merge(r, a, q) : resources_in(r, a, q)) || queue_store(r, q))
         goto out;
-    rc = db_queue_update(r->app->db, q);
-    if (rc != DB_OK) {
-        api_db_error(r, rc, "cannot update");
-        goto out;
-    }
-    ctl_sched_org_changed(r->app->sched);
     api_reply(r, 200, resources_json(q));
 out:
     json_decref(a);
@@ -1095,14 +1105,8 @@ void api_h_queue_change(struct api_req *r)
         q->description[0] = 0;
         q->rank = 0;
     }
-    if (queue_fields_in(r, o, q, mode) || !quotas_ok(r, q))
+    if (queue_fields_in(r, o, q, mode) || queue_store(r, q))
         goto out;
-    rc = db_queue_update(r->app->db, q);
-    if (rc != DB_OK) {
-        api_db_error(r, rc, "cannot update");
-        goto out;
-    }
-    ctl_sched_org_changed(r->app->sched);
     rc = db_queue_get(r->app->db, q->id, q);
     if (rc != DB_OK) {
         api_db_error(r, rc, "cannot read it back");
