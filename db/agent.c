@@ -67,18 +67,16 @@ static int token_insert_fn(struct db__conn *c, void *arg)
         "INSERT INTO agent_tokens (id, name, secret_hash, node_name, created_at, created_by,"
         " pool_name, n_gpus) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
     struct db_agent_token *t = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {
+        DB__S(t->id), DB__S(t->name), DB__S(t->secret_hash), DB__S(t->node_name),
+        DB__I(t->created_at), DB__S(t->created_by), DB__S(t->pool),
+        DB__I(t->has_gpus ? t->n_gpus : -1),
+    };
+    int rc = db__exec_args(c, sql, args, DB__NARGS(args));
 
-    if (!st)
-        return rc;
-    db__cols_bind(st, 1, token_cols + 1, 6, t); /* id .. created_by */
-    db__bind_text(st, 7, t->pool);
-    db__bind_int(st, 8, t->has_gpus ? t->n_gpus : -1);
-    rc = db__step_done(st);
     if (rc == DB_OK)
         t->seq = db__last_id(c);
-    return db__done(st, rc);
+    return rc;
 }
 
 int db_agent_token_insert(struct db *db, struct db_agent_token *t)
@@ -114,17 +112,12 @@ static int token_revoke_fn(struct db__conn *c, void *arg)
     static const char sql[] =
         "UPDATE agent_tokens SET revoked_at = ? WHERE id = ? AND revoked_at = 0";
     struct token_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__I(a->now), DB__S(a->id)};
+    int rc = db__exec_args(c, sql, args, DB__NARGS(args));
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->now);
-    db__bind_text(st, 2, a->id);
-    rc = db__step_done(st);
     if (rc == DB_OK && db__changes(c) == 0)
         rc = DB_ENOTFOUND;
-    return db__done(st, rc);
+    return rc;
 }
 
 int db_agent_token_revoke(struct db *db, const char *id, int64_t now_ms)
@@ -145,33 +138,44 @@ struct reg_state {
     int64_t pool_seq;             /* the approved pool */
 };
 
+/* A registration's own figures and what it decides (the readers' arg). */
+struct reg_pair {
+    struct db_agent_reg *r;
+    struct reg_state *s;
+    int known, token_new;
+};
+
+static int reg_token_read(struct db__stmt *st, void *arg)
+{
+    struct reg_pair *p = arg;
+    char bound[DB_NAME_LEN];
+
+    if (db__col_int64(st, 1) != 0)
+        return DB_ENOTFOUND; /* revoked */
+    db__copy(bound, sizeof(bound), st, 0);
+    db__copy(p->s->set_pool, sizeof(p->s->set_pool), st, 2);
+    p->s->set_gpus = db__col_int(st, 3);
+    p->s->named = bound[0] != 0;
+    if (bound[0] && strcmp(bound, p->r->name) != 0) {
+        snprintf(p->r->why, sizeof(p->r->why), "this agent token belongs to node %s", bound);
+        return DB_ECONFLICT;
+    }
+    return DB_OK;
+}
+
 /* Step 1: the token may register this name (invariant 2); the figures an
  * admin set on it. */
 static int reg_token(struct db__conn *c, struct db_agent_reg *r, struct reg_state *s)
 {
     static const char sql[] =
         "SELECT node_name, revoked_at, pool_name, n_gpus FROM agent_tokens WHERE seq = ?";
-    char bound[DB_NAME_LEN];
-    int rc = DB_OK, src;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__I(r->token_seq)};
+    struct reg_pair p = {r, s, 0, 0};
+    int rc = db__query_one(c, sql, args, DB__NARGS(args), reg_token_read, &p);
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, r->token_seq);
-    src = db__step(st);
-    if (src != DB__ROW || db__col_int64(st, 1) != 0) {
+    if (rc == DB_ENOTFOUND || rc == DB_EIO)
         snprintf(r->why, sizeof(r->why), "the agent token is revoked");
-        return db__done(st, src == DB__ROW || src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
-    }
-    db__copy(bound, sizeof(bound), st, 0);
-    db__copy(s->set_pool, sizeof(s->set_pool), st, 2);
-    s->set_gpus = db__col_int(st, 3);
-    s->named = bound[0] != 0;
-    if (bound[0] && strcmp(bound, r->name) != 0) {
-        snprintf(r->why, sizeof(r->why), "this agent token belongs to node %s", bound);
-        rc = DB_ECONFLICT;
-    }
-    return db__done(st, rc);
+    return rc;
 }
 
 /* The seq of pool `name`; DB_ENOTFOUND (with why) if there is none. */
@@ -179,26 +183,33 @@ static int pool_seq_of(struct db__conn *c, const char *name, int64_t *seq, char 
                        size_t len)
 {
     static const char sql[] = "SELECT seq FROM node_pools WHERE name = ?";
-    int rc = DB_OK, src;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__S(name)};
+    int rc = db__query_one(c, sql, args, DB__NARGS(args), db__read_int64, seq);
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, name);
-    src = db__step(st);
-    if (src == DB__ROW) {
-        *seq = db__col_int64(st, 0);
-    } else {
+    if (rc != DB_OK)
         snprintf(why, len, "no node pool named %s", name);
-        rc = src == DB__DONE ? DB_ENOTFOUND : DB_EIO;
-    }
-    return db__done(st, rc);
+    return rc;
 }
 
 /* Step 2: the pool asked for exists. */
 static int reg_pool(struct db__conn *c, struct db_agent_reg *r, struct reg_state *s)
 {
     return pool_seq_of(c, r->pool, &s->asked_pool, r->why, sizeof(r->why));
+}
+
+/* The figures approved before for this node, if any. */
+static int reg_approved_read(struct db__stmt *st, void *arg)
+{
+    struct reg_pair *p = arg;
+
+    if (db__col_int(st, 1) < 0)
+        return DB_OK;
+    p->known = 1;
+    p->s->pool_seq = db__col_int64(st, 0);
+    p->r->approved_gpus = db__col_int(st, 1);
+    db__copy(p->r->approved_pool, sizeof(p->r->approved_pool), st, 2);
+    p->token_new = db__col_int64(st, 3) != p->r->token_seq;
+    return DB_OK;
 }
 
 /* Step 3b: the approved figures (invariant 5): those set on the token
@@ -211,31 +222,23 @@ static int reg_approved(struct db__conn *c, struct db_agent_reg *r, struct reg_s
         "SELECT n.pool_seq, a.approved_gpus, p.name, a.token_seq FROM nodes n"
         " JOIN agent_nodes a ON a.node_seq = n.seq JOIN node_pools p ON p.seq = n.pool_seq"
         " WHERE n.name = ?";
-    int rc = DB_OK, src, known = 0, token_new = 1;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__S(r->name)};
+    struct reg_pair p = {r, s, 0, 1};
+    int rc;
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, r->name);
-    src = db__step(st);
     s->pool_seq = s->asked_pool;
     snprintf(r->approved_pool, sizeof(r->approved_pool), "%s", r->pool);
     r->approved_gpus = r->n_gpus;
-    if (src == DB__ROW && db__col_int(st, 1) >= 0) {
-        known = 1;
-        s->pool_seq = db__col_int64(st, 0);
-        r->approved_gpus = db__col_int(st, 1);
-        db__copy(r->approved_pool, sizeof(r->approved_pool), st, 2);
-        token_new = db__col_int64(st, 3) != r->token_seq;
-    }
-    rc = db__done(st, src == DB__ROW || src == DB__DONE ? DB_OK : DB_EIO);
-    if (rc == DB_OK && token_new && s->set_pool[0]) {
+    rc = db__query_one(c, sql, args, DB__NARGS(args), reg_approved_read, &p);
+    if (rc == DB_ENOTFOUND)
+        rc = DB_OK;
+    if (rc == DB_OK && p.token_new && s->set_pool[0]) {
         rc = pool_seq_of(c, s->set_pool, &s->pool_seq, r->why, sizeof(r->why));
         snprintf(r->approved_pool, sizeof(r->approved_pool), "%s", s->set_pool);
     }
-    if (token_new && s->set_gpus >= 0)
+    if (p.token_new && s->set_gpus >= 0)
         r->approved_gpus = s->set_gpus;
-    if (known && token_new && !s->named && !s->set_pool[0] && s->set_gpus < 0) {
+    if (p.known && p.token_new && !s->named && !s->set_pool[0] && s->set_gpus < 0) {
         s->pool_seq = s->asked_pool; /* invariant 6: a new approval */
         snprintf(r->approved_pool, sizeof(r->approved_pool), "%s", r->pool);
         r->approved_gpus = 0;
@@ -244,8 +247,25 @@ static int reg_approved(struct db__conn *c, struct db_agent_reg *r, struct reg_s
     r->pending = s->pool_seq != s->asked_pool || r->approved_gpus != r->n_gpus;
     /* a pool an admin chose is no label's to take (db/org.c) */
     r->pool_pinned = r->pool_pinned || s->pool_seq != s->asked_pool;
-    r->known = known;
+    r->known = p.known;
     return rc;
+}
+
+static int reg_name_read(struct db__stmt *st, void *arg)
+{
+    struct db_agent_reg *r = arg;
+
+    if (db__col_int(st, 0)) {
+        snprintf(r->why, sizeof(r->why), "%s is a simulated node", r->name);
+        return DB_ECONFLICT;
+    }
+    if (db__col_int64(st, 1) != 0 && db__col_int64(st, 1) != r->token_seq &&
+        db__col_int64(st, 2) == 0) {
+        snprintf(r->why, sizeof(r->why), "node %s is run by the agent of another token",
+                 r->name);
+        return DB_ECONFLICT;
+    }
+    return DB_OK;
 }
 
 /* Step 3: nobody else holds the name (invariant 3). */
@@ -255,60 +275,14 @@ static int reg_name_free(struct db__conn *c, struct db_agent_reg *r)
         "SELECT n.simulated, coalesce(a.token_seq, 0), coalesce(t.revoked_at, 0)"
         " FROM nodes n LEFT JOIN agent_nodes a ON a.node_seq = n.seq"
         " LEFT JOIN agent_tokens t ON t.seq = a.token_seq WHERE n.name = ?";
-    int rc = DB_OK, src;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__S(r->name)};
+    int rc = db__query_one(c, sql, args, DB__NARGS(args), reg_name_read, r);
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, r->name);
-    src = db__step(st);
-    if (src == DB__ROW && db__col_int(st, 0)) {
-        snprintf(r->why, sizeof(r->why), "%s is a simulated node", r->name);
-        rc = DB_ECONFLICT;
-    } else if (src == DB__ROW && db__col_int64(st, 1) != 0 &&
-               db__col_int64(st, 1) != r->token_seq && db__col_int64(st, 2) == 0) {
-        snprintf(r->why, sizeof(r->why), "node %s is run by the agent of another token",
-                 r->name);
-        rc = DB_ECONFLICT;
-    } else if (src != DB__ROW && src != DB__DONE) {
-        rc = DB_EIO;
-    }
-    return db__done(st, rc);
+    return rc == DB_ENOTFOUND ? DB_OK : rc;
 }
 
-/* reg_node's parameters from ?4 on (labels: "{}" when it has none). */
-static const struct db__col reg_node_cols[] = {
-    DB__COL_AS("n_gpus", struct db_agent_reg, effective_gpus, DB__INT),
-    DB__COL(struct db_agent_reg, gpu_type, DB__TEXT),
-    DB__COL(struct db_agent_reg, node_type, DB__TEXT),
-    DB__COL(struct db_agent_reg, cpu_milli, DB__INT),
-    DB__COL(struct db_agent_reg, mem_mib, DB__INT),
-    DB__COL_AS("created_at", struct db_agent_reg, now_ms, DB__INT),
-    DB__COL(struct db_agent_reg, labels, DB__DUP),
-    DB__COL(struct db_agent_reg, gpu_memory_mib, DB__INT),
-    DB__COL(struct db_agent_reg, address, DB__TEXT),
-    DB__COL(struct db_agent_reg, pool_pinned, DB__INT),
-};
-#define REG_NODE_LABELS 10 /* the parameter of labels */
-
-/* reg_agent's parameters (labels: "{}", gpus: "[]" when it has none). */
-static const struct db__col reg_agent_cols[] = {
-    DB__COL(struct db_agent_reg, node_seq, DB__INT),
-    DB__COL(struct db_agent_reg, token_seq, DB__INT),
-    DB__COL(struct db_agent_reg, heartbeat_ms, DB__INT),
-    DB__COL_AS("registered_at", struct db_agent_reg, now_ms, DB__INT),
-    DB__COL(struct db_agent_reg, labels, DB__DUP),
-    DB__COL(struct db_agent_reg, gpus, DB__DUP),
-    DB__COL(struct db_agent_reg, version, DB__TEXT),
-    DB__COL(struct db_agent_reg, runtime, DB__TEXT),
-    DB__COL(struct db_agent_reg, approved_gpus, DB__INT),
-    DB__COL_AS("requested_pool", struct db_agent_reg, pool, DB__TEXT),
-    DB__COL_AS("requested_gpus", struct db_agent_reg, n_gpus, DB__INT),
-};
-#define REG_AGENT_LABELS 5 /* the parameters of labels and gpus */
-#define REG_AGENT_GPUS 6
-
-/* Step 4: the node row, Ready, in the approved pool with the usable GPUs. */
+/* Step 4: the node row, Ready, in the approved pool with the usable GPUs
+ * (labels: "{}" when it has none). */
 static int reg_node(struct db__conn *c, struct db_agent_reg *r, int64_t pool_seq)
 {
     static const char sql[] =
@@ -324,25 +298,23 @@ static int reg_node(struct db__conn *c, struct db_agent_reg *r, int64_t pool_seq
         " address = excluded.address,"
         " pool_pinned = max(nodes.pool_pinned, excluded.pool_pinned)";
     char id[DB_ID_LEN];
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {
+        DB__S(id), DB__S(r->name), DB__I(pool_seq), DB__I(r->effective_gpus),
+        DB__S(r->gpu_type), DB__S(r->node_type), DB__I(r->cpu_milli), DB__I(r->mem_mib),
+        DB__I(r->now_ms), DB__S(r->labels ? r->labels : "{}"), DB__I(r->gpu_memory_mib),
+        DB__S(r->address), DB__I(r->pool_pinned),
+    };
+    int rc;
 
-    if (!st)
-        return rc;
     db__uuid(id);
-    db__bind_text(st, 1, id);
-    db__bind_text(st, 2, r->name);
-    db__bind_int64(st, 3, pool_seq);
-    db__cols_bind(st, 4, reg_node_cols, DB__NCOLS(reg_node_cols), r);
-    if (!r->labels)
-        db__bind_text(st, REG_NODE_LABELS, "{}");
-    rc = db__done(st, db__step_done(st));
+    rc = db__exec_args(c, sql, args, DB__NARGS(args));
     if (rc == DB_OK)
         rc = db__node_key(c, r->name, &r->node_seq, r->node_id);
     return rc == DB_ENOTFOUND ? DB_EIO : rc; /* it was just written */
 }
 
-/* Step 5: the agent row and the token binding. */
+/* Step 5: the agent row (labels: "{}", gpus: "[]" when it has none) and
+ * the token binding. */
 static int reg_agent(struct db__conn *c, struct db_agent_reg *r)
 {
     static const char agent[] =
@@ -357,26 +329,16 @@ static int reg_agent(struct db__conn *c, struct db_agent_reg *r)
         " requested_gpus = excluded.requested_gpus";
     static const char bind[] =
         "UPDATE agent_tokens SET node_name = ?, last_used_at = ? WHERE seq = ?";
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, agent, &rc);
+    const struct db__arg agent_args[] = {
+        DB__I(r->node_seq), DB__I(r->token_seq), DB__I(r->heartbeat_ms), DB__I(r->now_ms),
+        DB__S(r->labels ? r->labels : "{}"), DB__S(r->gpus ? r->gpus : "[]"),
+        DB__S(r->version), DB__S(r->runtime), DB__I(r->approved_gpus), DB__S(r->pool),
+        DB__I(r->n_gpus),
+    };
+    const struct db__arg bind_args[] = {DB__S(r->name), DB__I(r->now_ms), DB__I(r->token_seq)};
+    int rc = db__exec_args(c, agent, agent_args, DB__NARGS(agent_args));
 
-    if (!st)
-        return rc;
-    db__cols_bind(st, 1, reg_agent_cols, DB__NCOLS(reg_agent_cols), r);
-    if (!r->labels)
-        db__bind_text(st, REG_AGENT_LABELS, "{}");
-    if (!r->gpus)
-        db__bind_text(st, REG_AGENT_GPUS, "[]");
-    rc = db__done(st, db__step_done(st));
-    if (rc != DB_OK)
-        return rc;
-    st = db__prep(c, bind, &rc);
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, r->name);
-    db__bind_int64(st, 2, r->now_ms);
-    db__bind_int64(st, 3, r->token_seq);
-    return db__done(st, db__step_done(st));
+    return rc == DB_OK ? db__exec_args(c, bind, bind_args, DB__NARGS(bind_args)) : rc;
 }
 
 static int register_fn(struct db__conn *c, void *arg)
@@ -450,14 +412,9 @@ static int run_list_fn(struct db__conn *c, void *arg)
         "SELECT " RUN_COLS RUN_FROM " WHERE r.workload_seq = ?1 AND (?2 < 0 OR r.idx = ?2)"
         " ORDER BY r.started_at, r.idx, r.uid";
     struct run_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__I(a->workload_seq), DB__I(a->idx)};
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->workload_seq);
-    db__bind_int(st, 2, a->idx);
-    return db__row_list(st, &run_shape, a->list, a->n);
+    return db__query_rows(c, sql, args, DB__NARGS(args), &run_shape, a->list, a->n);
 }
 
 int db_pod_run_list(struct db *db, int64_t workload_seq, int idx, struct db_pod_run **out,
@@ -543,6 +500,38 @@ int db_agent_node_list(struct db *db, struct db_agent_node **out, int *n)
 
 /* ---- an admin's approval ---- */
 
+/* A node's figures as its approval reads them: approved, then asked for. */
+struct approval_row {
+    int64_t seq;
+    char pool[DB_NAME_LEN];
+    int gpus;
+    char asked_pool[DB_NAME_LEN];
+    int asked_gpus;
+};
+static const struct db__col approval_cols[] = {
+    DB__COL(struct approval_row, seq, DB__INT),
+    DB__COL_AS("pool.name", struct approval_row, pool, DB__TEXT),
+    DB__COL_AS("approved_gpus", struct approval_row, gpus, DB__INT),
+    DB__COL_AS("requested_pool", struct approval_row, asked_pool, DB__TEXT),
+    DB__COL_AS("requested_gpus", struct approval_row, asked_gpus, DB__INT),
+};
+static const struct db__shape approval_shape =
+    DB__SHAPE(struct approval_row, approval_cols, NULL);
+
+/* The approved figures: what was asked for, or what the admin says. */
+static void approval_take(const struct db_agent_approval *a, struct approval_row *r)
+{
+    if (a->take_requested) {
+        snprintf(r->pool, sizeof(r->pool), "%s", r->asked_pool);
+        r->gpus = r->asked_gpus;
+        return;
+    }
+    if (a->pool)
+        snprintf(r->pool, sizeof(r->pool), "%s", a->pool);
+    if (a->n_gpus >= 0)
+        r->gpus = a->n_gpus;
+}
+
 static int approve_fn(struct db__conn *c, void *arg)
 {
     static const char get[] =
@@ -555,52 +544,30 @@ static int approve_fn(struct db__conn *c, void *arg)
         "UPDATE nodes SET pool_seq = ?2, n_gpus = ?3, pool_pinned = 1, updated_at = ?4"
         " WHERE seq = ?1";
     struct db_agent_approval *a = arg;
-    char pool[DB_NAME_LEN], asked_pool[DB_NAME_LEN];
-    int64_t seq = 0, pool_seq = 0;
-    int rc = DB_OK, src, gpus = 0, asked_gpus = 0, use;
-    struct db__stmt *st = db__prep(c, get, &rc);
+    const struct db__arg get_args[] = {DB__S(a->node)};
+    struct approval_row r;
+    int64_t pool_seq = 0;
+    int rc = db__query_row(c, get, get_args, DB__NARGS(get_args), &approval_shape, &r);
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, a->node);
-    src = db__step(st);
-    if (src == DB__ROW) {
-        seq = db__col_int64(st, 0);
-        db__copy(pool, sizeof(pool), st, 1);
-        gpus = db__col_int(st, 2);
-        db__copy(asked_pool, sizeof(asked_pool), st, 3);
-        asked_gpus = db__col_int(st, 4);
-    } else {
+    if (rc != DB_OK) {
         snprintf(a->why, sizeof(a->why), "no node %s run by an agent", a->node);
+        return rc;
     }
-    rc = db__done(st, src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
-    if (rc != DB_OK)
-        return rc;
-    if (a->take_requested) {
-        snprintf(pool, sizeof(pool), "%s", asked_pool);
-        gpus = asked_gpus;
-    } else {
-        if (a->pool)
-            snprintf(pool, sizeof(pool), "%s", a->pool);
-        if (a->n_gpus >= 0)
-            gpus = a->n_gpus;
+    approval_take(a, &r);
+    rc = pool_seq_of(c, r.pool, &pool_seq, a->why, sizeof(a->why));
+    if (rc == DB_OK) {
+        const struct db__arg args[] = {DB__I(r.seq), DB__I(r.gpus)};
+
+        rc = db__exec_args(c, set, args, DB__NARGS(args));
     }
-    rc = pool_seq_of(c, pool, &pool_seq, a->why, sizeof(a->why));
-    st = rc == DB_OK ? db__prep(c, set, &rc) : NULL;
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, seq);
-    db__bind_int(st, 2, gpus);
-    rc = db__done(st, db__step_done(st));
-    st = rc == DB_OK ? db__prep(c, node, &rc) : NULL;
-    if (!st)
-        return rc;
-    use = asked_gpus >= 0 && asked_gpus < gpus ? asked_gpus : gpus;
-    db__bind_int64(st, 1, seq);
-    db__bind_int64(st, 2, pool_seq);
-    db__bind_int(st, 3, use);
-    db__bind_int64(st, 4, db__now_ms());
-    return db__done(st, db__step_done(st));
+    if (rc == DB_OK) {
+        int use = r.asked_gpus >= 0 && r.asked_gpus < r.gpus ? r.asked_gpus : r.gpus;
+        const struct db__arg args[] = {DB__I(r.seq), DB__I(pool_seq), DB__I(use),
+                                       DB__I(db__now_ms())};
+
+        rc = db__exec_args(c, node, args, DB__NARGS(args));
+    }
+    return rc;
 }
 
 int db_agent_node_approve(struct db *db, struct db_agent_approval *a)

@@ -62,8 +62,27 @@ static const struct db__col binding_cols[] = {
     DB__COL(struct binding, devices, DB__INT),
 };
 static const struct db__shape binding_shape = DB__SHAPE(struct binding, binding_cols, NULL);
+/* A run's: its workload, index and name. */
+static const struct db__shape binding_shape3 = {binding_cols, 3, sizeof(struct binding), NULL};
+
+/* A node or a workload by seq and name (and, for a node, whether it is
+ * Ready). */
+struct named {
+    int64_t seq;
+    char name[DB_NAME_LEN];
+    int ready;
+};
+static const struct db__col named_cols[] = {
+    DB__COL(struct named, seq, DB__INT),
+    DB__COL(struct named, name, DB__TEXT),
+    DB__COL(struct named, ready, DB__INT),
+};
+/* seq, name; seq, name, ready */
+static const struct db__shape named_shape = {named_cols, 2, sizeof(struct named), NULL};
+static const struct db__shape node_shape = DB__SHAPE(struct named, named_cols, NULL);
 
 struct run_state {
+    int64_t node_seq;             /* the reporting node's */
     int exists;
     int open;
 };
@@ -109,17 +128,10 @@ static int wl_phase(struct db__conn *c, struct touched *t, int64_t wl_seq,
         " ELSE ?4 END, phase = ?2, phase_reason = '', phase_message = ?3, updated_at = ?4,"
         " completed_at = CASE WHEN ?5 != 0 THEN ?4 ELSE completed_at END, version = version + 1"
         " WHERE seq = ?1 AND deleted_at = 0";
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__I(wl_seq), DB__S(ch->phase), DB__S(ch->message),
+                                   DB__I(now), DB__I(ch->completed)};
+    int rc = db__exec_args(c, sql, args, DB__NARGS(args));
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, wl_seq);
-    db__bind_text(st, 2, ch->phase);
-    db__bind_text(st, 3, ch->message);
-    db__bind_int64(st, 4, now);
-    db__bind_int(st, 5, ch->completed);
-    rc = db__done(st, db__step_done(st));
     if (rc != DB_OK || db__changes(c) == 0)
         return rc;
     rc = touch(t, wl_seq);
@@ -137,7 +149,6 @@ static int wl_free_pods(struct db__conn *c, int64_t wl_seq)
 struct hb {
     struct db_heartbeat *h;
     char node[DB_NAME_LEN];
-    int cap;                      /* of h->assigned */
     struct touched t;
 };
 
@@ -249,26 +260,28 @@ static int wl_lost(struct db__conn *c, struct hb *b, const struct binding *bd, c
 
 /* ---- runs ---- */
 
+static int run_read(struct db__stmt *st, void *arg)
+{
+    struct run_state *r = arg;
+
+    r->exists = 1;
+    r->open = db__col_int64(st, 0) == 0;
+    /* another node's run (invariant 1) */
+    return db__col_int64(st, 1) != r->node_seq ? DB_ENOTFOUND : DB_OK;
+}
+
 static int run_find(struct db__conn *c, const char *uid, int64_t node_seq, struct run_state *out)
 {
     static const char sql[] = "SELECT finished_at, node_seq FROM pod_runs WHERE uid = ?";
-    int rc = DB_OK, src;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__S(uid)};
+    int rc;
 
-    if (!st)
-        return rc;
     memset(out, 0, sizeof(*out));
-    db__bind_text(st, 1, uid);
-    src = db__step(st);
-    if (src == DB__ROW) {
-        out->exists = 1;
-        out->open = db__col_int64(st, 0) == 0;
-        if (db__col_int64(st, 1) != node_seq)
-            rc = DB_ENOTFOUND; /* another node's run (invariant 1) */
-    } else if (src != DB__DONE) {
-        rc = DB_EIO;
-    }
-    return db__done(st, rc);
+    out->node_seq = node_seq;
+    rc = db__query_one(c, sql, args, DB__NARGS(args), run_read, out);
+    if (rc == DB_ENOTFOUND && !out->exists)
+        rc = DB_OK; /* no run yet */
+    return rc;
 }
 
 static int run_start(struct db__conn *c, const char *uid, const struct binding *b,
@@ -277,17 +290,10 @@ static int run_start(struct db__conn *c, const char *uid, const struct binding *
     static const char sql[] =
         "INSERT OR IGNORE INTO pod_runs (uid, workload_seq, idx, node_seq, started_at)"
         " VALUES (?, ?, ?, ?, ?)";
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__S(uid), DB__I(b->wl_seq), DB__I(b->idx),
+                                   DB__I(node_seq), DB__I(at)};
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, uid);
-    db__bind_int64(st, 2, b->wl_seq);
-    db__bind_int(st, 3, b->idx);
-    db__bind_int64(st, 4, node_seq);
-    db__bind_int64(st, 5, at);
-    return db__done(st, db__step_done(st));
+    return db__exec_args(c, sql, args, DB__NARGS(args));
 }
 
 static int run_end(struct db__conn *c, const char *uid, const struct db_pod_report *p,
@@ -296,17 +302,11 @@ static int run_end(struct db__conn *c, const char *uid, const struct db_pod_repo
     static const char sql[] =
         "UPDATE pod_runs SET finished_at = ?2, exit_code = ?3, signal = ?4, outcome = ?5"
         " WHERE uid = ?1 AND finished_at = 0";
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__S(uid), DB__I(at > 0 ? at : 1),
+                                   DB__I(p ? p->exit_code : 0), DB__I(p ? p->signal : 0),
+                                   DB__S(outcome)};
+    int rc = db__exec_args(c, sql, args, DB__NARGS(args));
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, uid);
-    db__bind_int64(st, 2, at > 0 ? at : 1);
-    db__bind_int(st, 3, p ? p->exit_code : 0);
-    db__bind_int(st, 4, p ? p->signal : 0);
-    db__bind_text(st, 5, outcome);
-    rc = db__done(st, db__step_done(st));
     return rc == DB_OK ? db__pod_gpu_forget(c, uid) : rc;
 }
 
@@ -318,22 +318,14 @@ static int hb_binding(struct db__conn *c, struct hb *b, const char *uid, struct 
     static const char sql[] =
         "SELECT p.workload_seq, p.idx, w.name, p.devices FROM pods p"
         " JOIN workloads w ON w.seq = p.workload_seq WHERE p.uid = ? AND p.node_seq = ?";
-    int rc = DB_OK, src;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__S(uid), DB__I(b->h->node_seq)};
+    int rc;
 
-    if (!st)
-        return rc;
     memset(out, 0, sizeof(*out));
-    db__bind_text(st, 1, uid);
-    db__bind_int64(st, 2, b->h->node_seq);
-    src = db__step(st);
-    if (src == DB__ROW) {
-        db__row_read(st, 0, &binding_shape, out);
-        out->found = 1;
-    } else if (src != DB__DONE) {
-        rc = DB_EIO;
-    }
-    return db__done(st, rc);
+    rc = db__query_row(c, sql, args, DB__NARGS(args), &binding_shape, out);
+
+    out->found = rc == DB_OK;
+    return rc == DB_ENOTFOUND ? DB_OK : rc;
 }
 
 /* Step 1 */
@@ -347,35 +339,26 @@ static int hb_node(struct db__conn *c, struct hb *b)
     static const char ready[] = "UPDATE nodes SET ready = 1, updated_at = ?2 WHERE seq = ?1";
     static const char used[] = "UPDATE agent_tokens SET last_used_at = ?2 WHERE seq = ?1";
     struct db_heartbeat *h = b->h;
-    int rc = DB_OK, src, was_ready = 1;
-    struct db__stmt *st = db__prep(c, node, &rc);
+    const struct db__arg node_args[] = {DB__I(h->token_seq)};
+    struct named n;
+    int rc = db__query_row(c, node, node_args, DB__NARGS(node_args), &node_shape, &n), was_ready;
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, h->token_seq);
-    src = db__step(st);
-    if (src == DB__ROW) {
-        h->node_seq = db__col_int64(st, 0);
-        db__copy(b->node, sizeof(b->node), st, 1);
-        was_ready = db__col_int(st, 2);
-    }
-    rc = db__done(st, src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
     if (rc != DB_OK)
         return rc;
-    st = db__prep(c, seen, &rc);
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, h->node_seq);
-    db__bind_int64(st, 2, h->now_ms);
-    if (h->gpus)
-        db__bind_text(st, 3, h->gpus);
-    rc = db__done(st, db__step_done(st));
-    st = rc == DB_OK ? db__prep(c, was_ready ? used : ready, &rc) : NULL;
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, was_ready ? h->token_seq : h->node_seq);
-    db__bind_int64(st, 2, h->now_ms);
-    rc = db__done(st, db__step_done(st));
+    h->node_seq = n.seq;
+    snprintf(b->node, sizeof(b->node), "%s", n.name);
+    was_ready = n.ready;
+    {
+        const struct db__arg args[] = {DB__I(h->node_seq), DB__I(h->now_ms), DB__S_NULL(h->gpus)};
+
+        rc = db__exec_args(c, seen, args, DB__NARGS(args));
+    }
+    if (rc == DB_OK) {
+        const struct db__arg args[] = {DB__I(was_ready ? h->token_seq : h->node_seq),
+                                       DB__I(h->now_ms)};
+
+        rc = db__exec_args(c, was_ready ? used : ready, args, DB__NARGS(args));
+    }
     if (!was_ready) {
         fprintf(stderr, "allotd: agent: node %s is Ready again\n", b->node);
         h->node_changed = 1;
@@ -392,18 +375,13 @@ static int hb_idle(struct db__conn *c, struct hb *b)
         " WHEN excluded.idle_since = 0 THEN 0 WHEN gpu_idle.idle_since = 0"
         " THEN excluded.idle_since ELSE gpu_idle.idle_since END";
     int rc = DB_OK, i;
-    struct db__stmt *st;
 
     for (i = 0; rc == DB_OK && i < b->h->n_util; i++) {
-        if (b->h->utilization[i] < 0)
-            continue;
-        st = db__prep(c, sql, &rc);
-        if (!st)
-            return rc;
-        db__bind_int64(st, 1, b->h->node_seq);
-        db__bind_int(st, 2, i);
-        db__bind_int64(st, 3, b->h->utilization[i] == 0 ? b->h->now_ms : 0);
-        rc = db__done(st, db__step_done(st));
+        const struct db__arg args[] = {DB__I(b->h->node_seq), DB__I(i),
+                                       DB__I(b->h->utilization[i] == 0 ? b->h->now_ms : 0)};
+
+        if (b->h->utilization[i] >= 0)
+            rc = db__exec_args(c, sql, args, DB__NARGS(args));
     }
     return rc;
 }
@@ -463,44 +441,33 @@ static int stopped_event(struct db__conn *c, struct hb *b, const char *uid,
     static const char sql[] =
         "SELECT r.workload_seq, r.idx, w.name FROM pod_runs r"
         " JOIN workloads w ON w.seq = r.workload_seq WHERE r.uid = ?";
-    char msg[DB_MSG_LEN], name[DB_NAME_LEN];
-    int rc = DB_OK, idx;
-    int64_t wl;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__S(uid)};
+    struct binding r;
+    char msg[DB_MSG_LEN];
+    int rc = db__query_row(c, sql, args, DB__NARGS(args), &binding_shape3, &r);
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, uid);
-    if (db__step(st) != DB__ROW)
-        return db__done(st, DB_OK);
-    wl = db__col_int64(st, 0);
-    idx = db__col_int(st, 1);
-    db__copy(name, sizeof(name), st, 2);
-    db__done(st, DB_OK);
+    if (rc != DB_OK)
+        return rc == DB_ENOTFOUND || rc == DB_EIO ? DB_OK : rc; /* no run, or no row read */
     if (p->signal)
-        snprintf(msg, sizeof(msg), "pod %d of %s stopped on %s (signal %d)", idx, name,
+        snprintf(msg, sizeof(msg), "pod %d of %s stopped on %s (signal %d)", r.idx, r.wl_name,
                  b->node, p->signal);
     else
-        snprintf(msg, sizeof(msg), "pod %d of %s stopped on %s (exit code %d)", idx, name,
-                 b->node, p->exit_code);
-    rc = db__event(c, wl, b->h->now_ms, "Normal", "Stopped", msg);
-    return rc == DB_OK ? db__deletion_finish(c, wl, b->h->now_ms) : rc;
+        snprintf(msg, sizeof(msg), "pod %d of %s stopped on %s (exit code %d)", r.idx,
+                 r.wl_name, b->node, p->exit_code);
+    rc = db__event(c, r.wl_seq, b->h->now_ms, "Normal", "Stopped", msg);
+    return rc == DB_OK ? db__deletion_finish(c, r.wl_seq, b->h->now_ms) : rc;
 }
 
 /* A run that no longer bound pod was lost: a deleted workload may be done. */
 static int unbound_lost(struct db__conn *c, struct hb *b, const char *uid)
 {
     static const char sql[] = "SELECT workload_seq FROM pod_runs WHERE uid = ?";
-    int rc = DB_OK, src;
-    int64_t wl;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__S(uid)};
+    int64_t wl = 0;
+    int rc = db__query_one(c, sql, args, DB__NARGS(args), db__read_int64, &wl);
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, uid);
-    src = db__step(st);
-    wl = src == DB__ROW ? db__col_int64(st, 0) : 0;
-    rc = db__done(st, src == DB__ROW || src == DB__DONE ? DB_OK : DB_EIO);
+    if (rc == DB_ENOTFOUND)
+        rc = DB_OK;
     return rc == DB_OK && wl ? db__deletion_finish(c, wl, b->h->now_ms) : rc;
 }
 
@@ -575,28 +542,39 @@ static int reported(const struct db_heartbeat *h, const char *uid)
     return 0;
 }
 
+/* The uids of open runs the report left out. */
+struct missing {
+    const struct db_heartbeat *h;
+    char (*uids)[DB_ID_LEN];
+    int n, cap;
+};
+
+static int missing_read(struct db__stmt *st, void *arg)
+{
+    struct missing *m = arg;
+    const char *uid = db__col_text(st, 0);
+    int rc;
+
+    if (!uid || reported(m->h, uid))
+        return DB_OK;
+    rc = db__grow(&m->uids, m->n, &m->cap, sizeof(*m->uids));
+    if (rc == DB_OK)
+        snprintf(m->uids[m->n++], DB_ID_LEN, "%s", uid);
+    return rc;
+}
+
 /* Step 3: bound pods with an open run that the report left out. */
 static int hb_missing(struct db__conn *c, struct hb *b)
 {
     static const char sql[] =
         "SELECT p.uid FROM pods p JOIN pod_runs r ON r.uid = p.uid"
         " WHERE p.node_seq = ? AND r.finished_at = 0 ORDER BY p.uid";
-    char (*uids)[DB_ID_LEN] = NULL;
-    int rc = DB_OK, n = 0, cap = 0, i;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__I(b->h->node_seq)};
+    struct missing m = {b->h, NULL, 0, 0};
+    int i, rc = db__query_each(c, sql, args, DB__NARGS(args), missing_read, &m);
+    char (*uids)[DB_ID_LEN] = m.uids;
+    int n = m.n;
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, b->h->node_seq);
-    while (rc == DB_OK && db__step(st) == DB__ROW) {
-        const char *uid = db__col_text(st, 0);
-        if (!uid || reported(b->h, uid))
-            continue;
-        rc = db__grow(&uids, n, &cap, sizeof(*uids));
-        if (rc == DB_OK)
-            snprintf(uids[n++], DB_ID_LEN, "%s", uid);
-    }
-    db__done(st, rc);
     for (i = 0; rc == DB_OK && i < n; i++) {
         struct db_pod_report p;
         memset(&p, 0, sizeof(p));
@@ -616,24 +594,11 @@ static int hb_promote(struct db__conn *c, struct hb *b)
     static const char sql[] =
         "SELECT DISTINCT w.seq, w.name FROM pods p JOIN workloads w ON w.seq = p.workload_seq"
         " WHERE p.node_seq = ? AND w.phase = 'Initializing' AND w.deleted_at = 0";
-    struct wl {
-        int64_t seq;
-        char name[DB_NAME_LEN];
-    } *wls = NULL;
-    int rc = DB_OK, n = 0, cap = 0, i;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__I(b->h->node_seq)};
+    struct named *wls = NULL;
+    int n = 0, i;
+    int rc = db__query_rows(c, sql, args, DB__NARGS(args), &named_shape, &wls, &n);
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, b->h->node_seq);
-    while (rc == DB_OK && db__step(st) == DB__ROW) {
-        rc = db__grow(&wls, n, &cap, sizeof(*wls));
-        if (rc != DB_OK)
-            break;
-        wls[n].seq = db__col_int64(st, 0);
-        db__copy(wls[n++].name, DB_NAME_LEN, st, 1);
-    }
-    db__done(st, rc);
     for (i = 0; rc == DB_OK && i < n; i++)
         rc = wl_promote(c, b, wls[i].seq, wls[i].name);
     free(wls);
@@ -665,19 +630,10 @@ static int hb_assigned(struct db__conn *c, struct hb *b)
         " (SELECT 1 FROM pod_runs r WHERE r.uid = p.uid AND r.finished_at != 0)"
         " ORDER BY w.queued_seq, p.idx";
     struct db_heartbeat *h = b->h;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__I(h->node_seq), DB__I(h->now_ms)};
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, h->node_seq);
-    db__bind_int64(st, 2, h->now_ms);
-    while (rc == DB_OK && db__step(st) == DB__ROW) {
-        rc = db__grow(&h->assigned, h->n_assigned, &b->cap, sizeof(*h->assigned));
-        if (rc == DB_OK)
-            rc = db__row_read(st, 0, &assignment_shape, &h->assigned[h->n_assigned++]);
-    }
-    return db__done(st, rc);
+    return db__query_rows(c, sql, args, DB__NARGS(args), &assignment_shape, &h->assigned,
+                          &h->n_assigned);
 }
 
 static int heartbeat_fn(struct db__conn *c, void *arg)
@@ -750,14 +706,9 @@ static int requeue_from(struct db__conn *c, int64_t node_seq, const char *node, 
     static const char sql[] = "DELETE FROM pods WHERE workload_seq = ? AND node_seq = ?";
     char msg[DB_MSG_LEN];
     struct change ch = {"Pending", 0, "Warning", "NodeLost", msg};
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__I(wl_seq), DB__I(node_seq)};
+    int rc = db__exec_args(c, sql, args, DB__NARGS(args));
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, wl_seq);
-    db__bind_int64(st, 2, node_seq);
-    rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;
     snprintf(msg, sizeof(msg), "node %s stopped heartbeating and is NotReady; %s goes back to"
@@ -779,38 +730,19 @@ static int node_lost(struct db__conn *c, int64_t node_seq, const char *node, int
     static const char runs[] =
         "UPDATE pod_runs SET finished_at = ?2, outcome = 'Lost'"
         " WHERE node_seq = ?1 AND finished_at = 0";
-    char name[DB_NAME_LEN];
-    int64_t wl;
-    int rc = DB_OK, src;
-    struct db__stmt *st = db__prep(c, down, &rc);
+    const struct db__arg key[] = {DB__I(node_seq)}, key_now[] = {DB__I(node_seq), DB__I(now)};
+    struct named wl;
+    int rc = db__exec_args(c, down, key_now, DB__NARGS(key_now));
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, node_seq);
-    db__bind_int64(st, 2, now);
-    rc = db__done(st, db__step_done(st));
-    while (rc == DB_OK && (st = db__prep(c, next, &rc)) != NULL) {
-        db__bind_int64(st, 1, node_seq);
-        src = db__step(st);
-        wl = src == DB__ROW ? db__col_int64(st, 0) : 0;
-        if (src == DB__ROW)
-            db__copy(name, sizeof(name), st, 1);
-        rc = db__done(st, src == DB__ROW || src == DB__DONE ? DB_OK : DB_EIO);
-        if (rc != DB_OK || wl == 0)
-            break;
-        rc = requeue_from(c, node_seq, node, wl, name, now);
-    }
-    st = rc == DB_OK ? db__prep(c, figures, &rc) : NULL;
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, node_seq);
-    rc = db__done(st, db__step_done(st));
-    st = rc == DB_OK ? db__prep(c, runs, &rc) : NULL;
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, node_seq);
-    db__bind_int64(st, 2, now);
-    rc = db__done(st, db__step_done(st));
+    while (rc == DB_OK &&
+           (rc = db__query_row(c, next, key, DB__NARGS(key), &named_shape, &wl)) == DB_OK)
+        rc = requeue_from(c, node_seq, node, wl.seq, wl.name, now);
+    if (rc == DB_ENOTFOUND)
+        rc = DB_OK; /* no pod left on the node */
+    if (rc == DB_OK)
+        rc = db__exec_args(c, figures, key, DB__NARGS(key));
+    if (rc == DB_OK)
+        rc = db__exec_args(c, runs, key_now, DB__NARGS(key_now));
     /* the runs of deleted workloads ended with the node */
     return rc == DB_OK ? db__deletions_finish(c, now) : rc;
 }
@@ -822,29 +754,18 @@ static int expire_fn(struct db__conn *c, void *arg)
         " WHERE n.ready = 1 AND max(a.last_seen, ?2) + ?3 < ?1"
         " ORDER BY n.seq LIMIT 1";
     struct expire_arg *a = arg;
-    char name[DB_NAME_LEN];
-    int64_t node;
-    int rc = DB_OK, src;
-    struct db__stmt *st;
+    const struct db__arg args[] = {DB__I(a->now), DB__I(a->not_before), DB__I(a->lost_after)};
+    struct named node;
+    int rc;
 
-    while (rc == DB_OK && (st = db__prep(c, sql, &rc)) != NULL) {
-        db__bind_int64(st, 1, a->now);
-        db__bind_int64(st, 2, a->not_before);
-        db__bind_int64(st, 3, a->lost_after);
-        src = db__step(st);
-        node = src == DB__ROW ? db__col_int64(st, 0) : 0;
-        if (src == DB__ROW)
-            db__copy(name, sizeof(name), st, 1);
-        rc = db__done(st, src == DB__ROW || src == DB__DONE ? DB_OK : DB_EIO);
-        if (rc != DB_OK || node == 0)
-            break;
-        rc = node_lost(c, node, name, a->now);
-        if (rc == DB_OK) {
-            fprintf(stderr, "allotd: agent: node %s missed its heartbeats: NotReady\n", name);
-            a->n_lost++;
-        }
+    while ((rc = db__query_row(c, sql, args, DB__NARGS(args), &named_shape, &node)) == DB_OK) {
+        rc = node_lost(c, node.seq, node.name, a->now);
+        if (rc != DB_OK)
+            return rc;
+        fprintf(stderr, "allotd: agent: node %s missed its heartbeats: NotReady\n", node.name);
+        a->n_lost++;
     }
-    return rc;
+    return rc == DB_ENOTFOUND ? DB_OK : rc; /* no node late any more */
 }
 
 /* Reads first: a write (a group commit) only when some node is late. */
@@ -854,19 +775,12 @@ static int late_fn(struct db__conn *c, void *arg)
         "SELECT count(*) FROM nodes n JOIN agent_nodes a ON a.node_seq = n.seq"
         " WHERE n.ready = 1 AND max(a.last_seen, ?2) + ?3 < ?1";
     struct expire_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__I(a->now), DB__I(a->not_before), DB__I(a->lost_after)};
+    int64_t n = 0;
+    int rc = db__query_one(c, sql, args, DB__NARGS(args), db__read_int64, &n);
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->now);
-    db__bind_int64(st, 2, a->not_before);
-    db__bind_int64(st, 3, a->lost_after);
-    if (db__step(st) == DB__ROW)
-        a->n_lost = db__col_int(st, 0);
-    else
-        rc = DB_EIO;
-    return db__done(st, rc);
+    a->n_lost = (int)n;
+    return rc == DB_ENOTFOUND ? DB_EIO : rc;
 }
 
 int db_agent_expire(struct db *db, int64_t now_ms, int64_t not_before_ms, int64_t lost_after_ms,

@@ -133,7 +133,8 @@ enum db__col_type {
     DB__TEXT,   /* a fixed char array: cut to its size - 1, NULL as "" */
     DB__DUP,    /* a char *: read as a malloc'd copy the row owns (NULL as ""),
                  * bound as its text (NULL as "") */
-    DB__DUP_NULL /* the same, NULL kept as NULL both ways */
+    DB__DUP_NULL, /* the same, NULL kept as NULL both ways */
+    DB__NULL     /* a parameter only (struct db__arg): SQL NULL */
 };
 struct db__col {
     const char *name;   /* the column (documentation) */
@@ -195,6 +196,50 @@ int db__write_key(struct db *db, const char *sql, int64_t key);
 /* The first column of the one row of a cached statement of one integer
  * parameter (a count): DB_OK, or DB_EIO if it gave none. */
 int db__int_of(struct db__conn *c, const char *sql, int64_t key, int64_t *out);
+/* ---- one-off statements (rows.c) ----
+ * A statement used in one place is described there once: its SQL and a
+ * table of its parameters' values, in order (?1, ?2, ...), which one call
+ * below prepares, binds, runs and reads. */
+struct db__arg {
+    unsigned char type; /* DB__INT (i), DB__DOUBLE (d), DB__TEXT (s, NULL binds ""),
+                         * DB__DUP_NULL (s, NULL binds NULL), DB__NULL */
+    int64_t i;
+    double d;
+    const char *s;
+};
+#define DB__I(v) {.type = DB__INT, .i = (v)}
+#define DB__F(v) {.type = DB__DOUBLE, .d = (v)}
+#define DB__S(v) {.type = DB__TEXT, .s = (v)}
+#define DB__S_NULL(v) {.type = DB__DUP_NULL, .s = (v)}
+#define DB__NULL_ARG {.type = DB__NULL}
+#define DB__NARGS(args) ((int)(sizeof(args) / sizeof((args)[0])))
+/* Reads the current row of st into arg: DB_OK or a DB_E* code. */
+typedef int (*db__reader)(struct db__stmt *st, void *arg);
+/* Binds n values to the parameters from 1 on (text copied at the bind). */
+void db__args_bind(struct db__stmt *st, const struct db__arg *args, int n);
+/* A cached statement without rows: db__step_done()'s codes. */
+int db__exec_args(struct db__conn *c, const char *sql, const struct db__arg *args, int n);
+/* Its one row into row (db__row_one()) or its rows appended to *arrp
+ * (db__row_list()). */
+int db__query_row(struct db__conn *c, const char *sql, const struct db__arg *args, int n,
+                  const struct db__shape *s, void *row);
+int db__query_rows(struct db__conn *c, const char *sql, const struct db__arg *args, int n,
+                   const struct db__shape *s, void *arrp, int *count);
+/* Its first row read by fn: fn's code, DB_ENOTFOUND (no row) or DB_EIO. */
+int db__query_one(struct db__conn *c, const char *sql, const struct db__arg *args, int n,
+                  db__reader fn, void *arg);
+/* Each of its rows read by fn, until fn fails: DB_OK, fn's code or DB_EIO. */
+int db__query_each(struct db__conn *c, const char *sql, const struct db__arg *args, int n,
+                   db__reader fn, void *arg);
+/* A cached statement without rows whose parameters are n fields of row
+ * (db__cols_bind() from 1): db__step_done()'s codes. */
+int db__exec_cols(struct db__conn *c, const char *sql, const struct db__col *cols, int n,
+                  const void *row);
+/* db__exec_cols() of an INSERT, and the key it gave its row in *id. */
+int db__insert_cols(struct db__conn *c, const char *sql, const struct db__col *cols, int n,
+                    const void *row, int64_t *id);
+/* A reader of a row's first column into the int64_t at out. */
+int db__read_int64(struct db__stmt *st, void *out);
 /* A time-ordered RFC 9562 version 7 UUID (37 bytes with the terminator). */
 void db__uuid(char out[DB_ID_LEN]);
 int64_t db__now_ms(void);

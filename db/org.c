@@ -73,23 +73,17 @@ static int pool_take_labelled(struct db__conn *c, const struct db_pool *p, int *
         "UPDATE nodes SET pool_seq = ?1, updated_at = ?4 WHERE pool_pinned = 0"
         " AND pool_seq = (SELECT seq FROM node_pools WHERE name = 'default') AND pool_seq != ?1"
         " AND EXISTS (SELECT 1 FROM json_each(nodes.labels) WHERE key = ?2 AND value = ?3)";
-    int rc = DB_OK;
-    struct db__stmt *st;
+    const struct db__arg args[] = {DB__I(p->seq), DB__S(p->label_key), DB__S(p->label_value),
+                                   DB__I(p->updated_at)};
+    int rc;
 
     *moved = 0;
     if (!p->label_key[0])
         return DB_OK;
-    st = db__prep(c, sql, &rc);
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, p->seq);
-    db__bind_text(st, 2, p->label_key);
-    db__bind_text(st, 3, p->label_value);
-    db__bind_int64(st, 4, p->updated_at);
-    rc = db__step_done(st);
+    rc = db__exec_args(c, sql, args, DB__NARGS(args));
     if (rc == DB_OK)
         *moved = db__changes(c);
-    return db__done(st, rc);
+    return rc;
 }
 
 static int pool_insert_fn(struct db__conn *c, void *arg)
@@ -99,16 +93,8 @@ static int pool_insert_fn(struct db__conn *c, void *arg)
         " min_runtime_ms, created_at, updated_at, created_by, tbf_enabled, tbf_window_ms,"
         " tbf_half_life_ms, tbf_k_milli, updated_by) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     struct db_pool *p = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    int rc = db__insert_cols(c, sql, pool_cols + 1, DB__NCOLS(pool_cols) - 1, p, &p->seq);
 
-    if (!st)
-        return rc;
-    db__cols_bind(st, 1, pool_cols + 1, DB__NCOLS(pool_cols) - 1, p);
-    rc = db__step_done(st);
-    if (rc == DB_OK)
-        p->seq = db__last_id(c);
-    rc = db__done(st, rc);
     if (rc == DB_OK)
         rc = pool_take_labelled(c, p, &p->nodes_taken);
     return rc;
@@ -132,16 +118,10 @@ static int pool_update_fn(struct db__conn *c, void *arg)
         " cpu_placement = ?, min_runtime_ms = ?, tbf_enabled = ?, tbf_window_ms = ?,"
         " tbf_half_life_ms = ?, tbf_k_milli = ?, updated_at = ?, updated_by = ? WHERE seq = ?";
     struct db_pool *p = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    int rc = db__exec_cols(c, sql, pool_update_cols, DB__NCOLS(pool_update_cols), p);
 
-    if (!st)
-        return rc;
-    db__cols_bind(st, 1, pool_update_cols, DB__NCOLS(pool_update_cols), p);
-    rc = db__step_done(st);
     if (rc == DB_OK && db__changes(c) == 0)
         rc = DB_ENOTFOUND;
-    rc = db__done(st, rc);
     if (rc == DB_OK)
         rc = pool_take_labelled(c, p, &p->nodes_taken);
     return rc;
@@ -153,6 +133,16 @@ int db_pool_update(struct db *db, struct db_pool *p)
     return db__write_noted(db, DB_CHANGE_ORG, pool_update_fn, p);
 }
 
+/* DB_ECONFLICT if the count sql gives for key (?1) is not 0: something
+ * still uses what is to be deleted. */
+static int in_use(struct db__conn *c, const char *sql, int64_t key)
+{
+    int64_t n = 0;
+    int rc = db__int_of(c, sql, key, &n);
+
+    return rc == DB_OK && n > 0 ? DB_ECONFLICT : rc;
+}
+
 static int pool_delete_fn(struct db__conn *c, void *arg)
 {
     static const char busy[] = "SELECT count(*) FROM nodes WHERE pool_seq = ?";
@@ -161,25 +151,12 @@ static int pool_delete_fn(struct db__conn *c, void *arg)
     static const char del[] = "DELETE FROM node_pools WHERE seq = ?";
     static const char *const steps[] = {quotas, samples, del};
     const int64_t *seq = arg;
-    int rc = DB_OK, i;
-    struct db__stmt *st = db__prep(c, busy, &rc);
+    int rc = in_use(c, busy, *seq), i;
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, *seq);
-    rc = db__one_row(db__step(st));
-    if (rc == DB_OK && db__col_int64(st, 0) > 0)
-        rc = DB_ECONFLICT;
-    rc = db__done(st, rc);
     for (i = 0; rc == DB_OK && i < 3; i++) {
-        st = db__prep(c, steps[i], &rc);
-        if (!st)
-            return rc;
-        db__bind_int64(st, 1, *seq);
-        rc = db__step_done(st);
+        rc = db__run_key(c, steps[i], *seq);
         if (rc == DB_OK && i == 2 && db__changes(c) == 0)
             rc = DB_ENOTFOUND;
-        rc = db__done(st, rc);
     }
     return rc;
 }
@@ -264,6 +241,8 @@ static const struct db__col node_cols[] = {
 };
 static const struct db__shape node_shape = DB__SHAPE(struct db_node, node_cols, NULL);
 #define NODE_UPSERT_COLS 16 /* id .. pool_pinned */
+/* A node's key: seq, id. */
+static const struct db__shape node_key_shape = {node_cols, 2, sizeof(struct db_node), NULL};
 
 static int node_upsert_fn(struct db__conn *c, void *arg)
 {
@@ -278,34 +257,27 @@ static int node_upsert_fn(struct db__conn *c, void *arg)
         " updated_at = excluded.updated_at, node_type = excluded.node_type,"
         " labels = excluded.labels, gpu_memory_mib = excluded.gpu_memory_mib,"
         " address = excluded.address, pool_pinned = excluded.pool_pinned";
-    struct db_node *n = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    struct db_node *n = arg, row = *n;
+    int rc;
 
-    if (!st)
-        return rc;
-    db__cols_bind(st, 1, node_cols + 1, NODE_UPSERT_COLS, n);
-    if (!n->labels[0])
-        db__bind_text(st, 13, "{}");
-    rc = db__done(st, db__step_done(st));
+    if (!row.labels[0])
+        snprintf(row.labels, sizeof(row.labels), "{}");
+    rc = db__exec_cols(c, sql, node_cols + 1, NODE_UPSERT_COLS, &row);
     return rc == DB_OK ? db__node_key(c, n->name, &n->seq, n->id) : rc;
 }
 
 int db__node_key(struct db__conn *c, const char *name, int64_t *seq, char id[DB_ID_LEN])
 {
     static const char sql[] = "SELECT seq, id FROM nodes WHERE name = ?";
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__S(name)};
+    struct db_node key;
+    int rc = db__query_row(c, sql, args, DB__NARGS(args), &node_key_shape, &key);
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, name);
-    rc = db__one_row(db__step(st));
     if (rc == DB_OK) {
-        *seq = db__col_int64(st, 0);
-        db__copy(id, DB_ID_LEN, st, 1);
+        *seq = key.seq;
+        memcpy(id, key.id, DB_ID_LEN);
     }
-    return db__done(st, rc);
+    return rc;
 }
 
 struct upsert_many {
@@ -410,8 +382,7 @@ int db_device_uses(struct db *db, struct db_dev_use **out, int *n)
                    " q.node_types, q.scheduling_rules, coalesce(p.id, ''), coalesce(p.name, '')"
 
 /* A queue's row: QUEUE_COLS. An insert names the columns from the second
- * (id) to scheduling_rules; an update the ones an admin changes, from
- * description to scheduling_rules. */
+ * (id) to scheduling_rules. */
 static const struct db__col queue_cols[] = {
     DB__COL(struct db_queue, seq, DB__INT),
     DB__COL(struct db_queue, id, DB__TEXT),
@@ -432,8 +403,6 @@ static const struct db__col queue_cols[] = {
 static const struct db__shape queue_shape = DB__SHAPE(struct db_queue, queue_cols, NULL);
 #define QUEUE_INSERT_COLS 12 /* id .. scheduling_rules */
 #define QUEUE_PARENT_PARAM 4 /* parent_seq: NULL for a department */
-#define QUEUE_EDIT_FIRST 8   /* description */
-#define QUEUE_EDIT_COLS 5    /* description .. scheduling_rules */
 
 static void quota_row(struct db__stmt *st, struct db_quota *qt)
 {
@@ -477,29 +446,24 @@ static int save_quotas(struct db__conn *c, const struct db_queue *q)
         "INSERT INTO queue_quotas (queue_seq, pool_seq, gpu_deserved, gpu_limit, gpu_weight,"
         " cpu_deserved, cpu_limit, cpu_weight, mem_deserved, mem_limit, mem_weight, priority)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-    int rc = DB_OK, i, r;
-    struct db__stmt *st = db__prep(c, del, &rc);
+    int rc = db__run_key(c, del, q->seq), i, r;
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, q->seq);
-    rc = db__done(st, db__step_done(st));
     for (i = 0; rc == DB_OK && i < q->n_quotas; i++) {
         const struct db_quota *qt = &q->quotas[i];
-        st = db__prep(c, ins, &rc);
-        if (!st)
-            return rc;
-        db__bind_int64(st, 1, q->seq);
-        db__bind_int64(st, 2, qt->pool_seq);
+        struct db__arg args[12] = {DB__I(q->seq), DB__I(qt->pool_seq)};
+
         for (r = 0; r < 3; r++) {
-            if (r > 0 && !qt->has[r])
-                continue; /* left NULL */
-            db__bind_int64(st, 3 + 3 * r, qt->deserved[r]);
-            db__bind_int64(st, 4 + 3 * r, qt->limit[r]);
-            db__bind_int64(st, 5 + 3 * r, qt->weight[r]);
+            if (r > 0 && !qt->has[r]) {
+                args[2 + 3 * r] = args[3 + 3 * r] = args[4 + 3 * r] =
+                    (struct db__arg)DB__NULL_ARG;
+                continue;
+            }
+            args[2 + 3 * r] = (struct db__arg)DB__I(qt->deserved[r]);
+            args[3 + 3 * r] = (struct db__arg)DB__I(qt->limit[r]);
+            args[4 + 3 * r] = (struct db__arg)DB__I(qt->weight[r]);
         }
-        db__bind_int(st, 12, qt->priority);
-        rc = db__done(st, db__step_done(st));
+        args[11] = (struct db__arg)DB__I(qt->priority);
+        rc = db__exec_args(c, ins, args, DB__NARGS(args));
     }
     return rc;
 }
@@ -539,18 +503,14 @@ static int queue_update_fn(struct db__conn *c, void *arg)
         "UPDATE queues SET description = ?, rank = ?, default_pools = ?, node_types = ?,"
         " scheduling_rules = ?, updated_at = ? WHERE seq = ?";
     const struct db_queue *q = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__S(q->description), DB__I(q->rank),
+                                   DB__S(q->default_pools), DB__S(q->node_types),
+                                   DB__S(q->scheduling_rules), DB__I(db__now_ms()),
+                                   DB__I(q->seq)};
+    int rc = db__exec_args(c, sql, args, DB__NARGS(args));
 
-    if (!st)
-        return rc;
-    db__cols_bind(st, 1, queue_cols + QUEUE_EDIT_FIRST, QUEUE_EDIT_COLS, q);
-    db__bind_int64(st, QUEUE_EDIT_COLS + 1, db__now_ms());
-    db__bind_int64(st, QUEUE_EDIT_COLS + 2, q->seq);
-    rc = db__step_done(st);
     if (rc == DB_OK && db__changes(c) == 0)
         rc = DB_ENOTFOUND;
-    rc = db__done(st, rc);
     return rc == DB_OK ? save_quotas(c, q) : rc;
 }
 
@@ -575,28 +535,15 @@ static int queue_delete_fn(struct db__conn *c, void *arg)
         "    AND (deleted_at = 0 OR phase = 'Deleting'))";
     static const char del[] = "DELETE FROM queues WHERE seq = ?";
     struct queue_delete_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, busy, &rc);
+    int rc = in_use(c, busy, a->seq);
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->seq);
-    rc = db__one_row(db__step(st));
-    if (rc == DB_OK && db__col_int64(st, 0) > 0)
-        rc = DB_ECONFLICT;
-    rc = db__done(st, rc);
     if (rc == DB_OK)
         rc = db__workloads_purge(c, INT64_MAX, a->seq, a->purged, a->n_purged);
-    if (rc != DB_OK)
-        return rc;
-    st = db__prep(c, del, &rc);
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->seq);
-    rc = db__step_done(st);
+    if (rc == DB_OK)
+        rc = db__run_key(c, del, a->seq);
     if (rc == DB_OK && db__changes(c) == 0)
         rc = DB_ENOTFOUND;
-    return db__done(st, rc);
+    return rc;
 }
 
 int db_queue_delete(struct db *db, int64_t seq, int64_t **purged, int *n_purged)
@@ -624,15 +571,10 @@ static int queue_get_fn(struct db__conn *c, void *arg)
         "SELECT " QUEUE_COLS " FROM queues q LEFT JOIN queues p ON p.seq = q.parent_seq"
         " WHERE q.name = ? AND q.kind = ?";
     struct get_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, a->kind < 0 ? by_id : by_name, &rc);
+    const struct db__arg args[] = {DB__S(a->text), DB__I(a->kind)};
+    int rc = db__query_row(c, a->kind < 0 ? by_id : by_name, args, a->kind < 0 ? 1 : 2,
+                           &queue_shape, a->one);
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, a->text);
-    if (a->kind >= 0)
-        db__bind_int(st, 2, a->kind);
-    rc = db__row_one(st, &queue_shape, a->one);
     return rc == DB_OK ? load_quotas(c, a->one) : rc;
 }
 
@@ -656,13 +598,9 @@ int db__queues(struct db__conn *c, int kind, struct db_queue **out, int *n)
     static const char sql[] =
         "SELECT " QUEUE_COLS " FROM queues q LEFT JOIN queues p ON p.seq = q.parent_seq"
         " WHERE ?1 < 0 OR q.kind = ?1 ORDER BY q.seq";
-    int rc = DB_OK, i;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__I(kind)};
+    int i, rc = db__query_rows(c, sql, args, DB__NARGS(args), &queue_shape, out, n);
 
-    if (!st)
-        return rc;
-    db__bind_int(st, 1, kind);
-    rc = db__row_list(st, &queue_shape, out, n);
     for (i = 0; rc == DB_OK && i < *n; i++)
         rc = load_quotas(c, &(*out)[i]);
     return rc;

@@ -280,3 +280,121 @@ int db__write_key(struct db *db, const char *sql, int64_t key)
 
     return db__write(db, key_fn, &a);
 }
+
+/* ---- one-off statements: their SQL and a table of parameters ---- */
+
+void db__args_bind(struct db__stmt *st, const struct db__arg *args, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        const struct db__arg *a = &args[i];
+
+        switch (a->type) {
+        case DB__INT: db__bind_int64(st, i + 1, a->i); break;
+        case DB__DOUBLE: db__bind_double(st, i + 1, a->d); break;
+        case DB__NULL: db__bind_null(st, i + 1); break;
+        case DB__DUP_NULL:
+            if (!a->s) {
+                db__bind_null(st, i + 1);
+                break;
+            }
+            /* fall through */
+        default: db__bind_text(st, i + 1, a->s); break;
+        }
+    }
+}
+
+/* A cached statement with its parameters bound; NULL with *rc set. */
+static struct db__stmt *prep_args(struct db__conn *c, const char *sql,
+                                  const struct db__arg *args, int n, int *rc)
+{
+    struct db__stmt *st = db__prep(c, sql, rc);
+
+    if (st)
+        db__args_bind(st, args, n);
+    return st;
+}
+
+int db__exec_args(struct db__conn *c, const char *sql, const struct db__arg *args, int n)
+{
+    int rc = DB_OK;
+    struct db__stmt *st = prep_args(c, sql, args, n, &rc);
+
+    return st ? db__done(st, db__step_done(st)) : rc;
+}
+
+int db__query_row(struct db__conn *c, const char *sql, const struct db__arg *args, int n,
+                  const struct db__shape *s, void *row)
+{
+    int rc = DB_OK;
+    struct db__stmt *st = prep_args(c, sql, args, n, &rc);
+
+    return st ? db__row_one(st, s, row) : rc;
+}
+
+int db__query_rows(struct db__conn *c, const char *sql, const struct db__arg *args, int n,
+                   const struct db__shape *s, void *arrp, int *count)
+{
+    int rc = DB_OK;
+    struct db__stmt *st = prep_args(c, sql, args, n, &rc);
+
+    return st ? db__row_list(st, s, arrp, count) : rc;
+}
+
+int db__query_one(struct db__conn *c, const char *sql, const struct db__arg *args, int n,
+                  db__reader fn, void *arg)
+{
+    int rc = DB_OK;
+    struct db__stmt *st = prep_args(c, sql, args, n, &rc);
+
+    if (!st)
+        return rc;
+    rc = db__one_row(db__step(st));
+    if (rc == DB_OK)
+        rc = fn(st, arg);
+    return db__done(st, rc);
+}
+
+int db__query_each(struct db__conn *c, const char *sql, const struct db__arg *args, int n,
+                   db__reader fn, void *arg)
+{
+    int src, rc = DB_OK;
+    struct db__stmt *st = prep_args(c, sql, args, n, &rc);
+
+    if (!st)
+        return rc;
+    while (rc == DB_OK && (src = db__step(st)) == DB__ROW)
+        rc = fn(st, arg);
+    if (rc == DB_OK && src != DB__DONE)
+        rc = DB_EIO;
+    return db__done(st, rc);
+}
+
+int db__read_int64(struct db__stmt *st, void *out)
+{
+    *(int64_t *)out = db__col_int64(st, 0);
+    return DB_OK;
+}
+
+int db__exec_cols(struct db__conn *c, const char *sql, const struct db__col *cols, int n,
+                  const void *row)
+{
+    int rc = DB_OK;
+    struct db__stmt *st = db__prep(c, sql, &rc);
+
+    if (!st)
+        return rc;
+    db__cols_bind(st, 1, cols, n, row);
+    return db__done(st, db__step_done(st));
+}
+
+int db__insert_cols(struct db__conn *c, const char *sql, const struct db__col *cols, int n,
+                    const void *row, int64_t *id)
+{
+    int rc = db__exec_cols(c, sql, cols, n, row);
+
+    if (rc == DB_OK)
+        *id = db__last_id(c);
+    return rc;
+}
