@@ -232,18 +232,9 @@ static int record_fn(struct db__conn *c, void *arg)
         " JOIN pod_runs r ON r.uid = g.uid AND r.finished_at = 0";
     static const char prune[] = "DELETE FROM gpu_samples WHERE ts < ?";
     struct record_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, ins, &rc);
+    int rc = db__run_key(c, ins, a->now);
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->now);
-    rc = db__done(st, db__step_done(st));
-    st = rc == DB_OK ? db__prep(c, prune, &rc) : NULL;
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->keep_after);
-    return db__done(st, db__step_done(st));
+    return rc == DB_OK ? db__run_key(c, prune, a->keep_after) : rc;
 }
 
 int db_gpu_samples_record(struct db *db, int64_t now_ms, int64_t keep_after_ms)
@@ -276,16 +267,10 @@ static int samples_fn(struct db__conn *c, void *arg)
         " WHERE workload_seq = ?1 AND ts BETWEEN ?2 AND ?3 AND (?4 < 0 OR idx = ?4)"
         " ORDER BY ts, idx, gpu";
     struct samples_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__I(a->workload_seq), DB__I(a->start), DB__I(a->end),
+                                   DB__I(a->idx)};
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->workload_seq);
-    db__bind_int64(st, 2, a->start);
-    db__bind_int64(st, 3, a->end);
-    db__bind_int(st, 4, a->idx);
-    return db__row_list(st, &shape, a->out, a->n);
+    return db__query_rows(c, sql, args, DB__NARGS(args), &shape, a->out, a->n);
 }
 
 int db_gpu_samples_get(struct db *db, int64_t workload_seq, int idx, int64_t start, int64_t end,

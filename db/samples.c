@@ -17,6 +17,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A sample's row, as the insert binds it and every read gives it. */
+static const struct db__col sample_cols[] = {
+    DB__COL(struct db_sample, queue_seq, DB__INT),
+    DB__COL(struct db_sample, pool_seq, DB__INT),
+    DB__COL(struct db_sample, ts, DB__INT),
+    DB__COL_AS("gpu_alloc", struct db_sample, alloc[0], DB__INT),
+    DB__COL_AS("gpu_quota", struct db_sample, quota[0], DB__INT),
+    DB__COL_AS("cpu_alloc", struct db_sample, alloc[1], DB__INT),
+    DB__COL_AS("cpu_quota", struct db_sample, quota[1], DB__INT),
+    DB__COL_AS("mem_alloc", struct db_sample, alloc[2], DB__INT),
+    DB__COL_AS("mem_quota", struct db_sample, quota[2], DB__INT),
+};
+static const struct db__shape sample_shape = DB__SHAPE(struct db_sample, sample_cols, NULL);
+
 struct add_arg {
     const struct db_sample *s;
     int n;
@@ -30,30 +44,11 @@ static int add_fn(struct db__conn *c, void *arg)
         " cpu_alloc, cpu_quota, mem_alloc, mem_quota) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
     static const char prune[] = "DELETE FROM samples WHERE ts < ?";
     struct add_arg *a = arg;
-    int rc = DB_OK, i, r;
-    struct db__stmt *st;
+    int rc = DB_OK, i;
 
-    for (i = 0; rc == DB_OK && i < a->n; i++) {
-        const struct db_sample *x = &a->s[i];
-        st = db__prep(c, ins, &rc);
-        if (!st)
-            return rc;
-        db__bind_int64(st, 1, x->queue_seq);
-        db__bind_int64(st, 2, x->pool_seq);
-        db__bind_int64(st, 3, x->ts);
-        for (r = 0; r < 3; r++) {
-            db__bind_int64(st, 4 + 2 * r, x->alloc[r]);
-            db__bind_int64(st, 5 + 2 * r, x->quota[r]);
-        }
-        rc = db__done(st, db__step_done(st));
-    }
-    if (rc != DB_OK)
-        return rc;
-    st = db__prep(c, prune, &rc);
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->keep_after);
-    return db__done(st, db__step_done(st));
+    for (i = 0; rc == DB_OK && i < a->n; i++)
+        rc = db__exec_cols(c, ins, sample_cols, DB__NCOLS(sample_cols), &a->s[i]);
+    return rc == DB_OK ? db__run_key(c, prune, a->keep_after) : rc;
 }
 
 int db_samples_add(struct db *db, const struct db_sample *s, int n, int64_t keep_after_ms)
@@ -69,24 +64,16 @@ struct get_arg {
     int *n;
 };
 
-static int rows(struct db__stmt *st, struct get_arg *a)
+/* The rows of sql, whose parameters are the queue (?1, or none), the pool
+ * (?2) and the times from start (?3, ?4). */
+static int rows(struct db__conn *c, const char *sql, const struct get_arg *a, int queue)
 {
-    int rc, cap = 0, r;
+    const struct db__arg args[] = {
+        queue ? (struct db__arg)DB__I(a->queue_seq) : (struct db__arg)DB__NULL_ARG,
+        DB__I(a->pool_seq), DB__I(a->start), DB__I(a->end),
+    };
 
-    while ((rc = db__step(st)) == DB__ROW) {
-        struct db_sample *x;
-        if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        x = &(*a->out)[(*a->n)++];
-        x->queue_seq = db__col_int64(st, 0);
-        x->pool_seq = db__col_int64(st, 1);
-        x->ts = db__col_int64(st, 2);
-        for (r = 0; r < 3; r++) {
-            x->alloc[r] = db__col_int64(st, 3 + 2 * r);
-            x->quota[r] = db__col_int64(st, 4 + 2 * r);
-        }
-    }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
+    return db__query_rows(c, sql, args, DB__NARGS(args), &sample_shape, a->out, a->n);
 }
 
 static int get_fn(struct db__conn *c, void *arg)
@@ -102,17 +89,9 @@ static int get_fn(struct db__conn *c, void *arg)
         "SELECT queue_seq, pool_seq, ts, gpu_alloc, gpu_quota, cpu_alloc, cpu_quota,"
         " mem_alloc, mem_quota FROM samples"
         " WHERE queue_seq = ?1 AND pool_seq = ?2 AND ts BETWEEN ?3 AND ?4 ORDER BY ts";
-    struct get_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, a->pool_seq ? one : sum, &rc);
+    const struct get_arg *a = arg;
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->queue_seq);
-    db__bind_int64(st, 2, a->pool_seq);
-    db__bind_int64(st, 3, a->start);
-    db__bind_int64(st, 4, a->end);
-    return rows(st, a);
+    return rows(c, a->pool_seq ? one : sum, a, 1);
 }
 
 static int run(struct db *db, db__fn fn, struct get_arg *a)
@@ -150,16 +129,7 @@ static int projects_fn(struct db__conn *c, void *arg)
         " FROM samples s JOIN queues q ON q.seq = s.queue_seq AND q.kind = 1" /* DB_PROJECT */
         " WHERE s.ts BETWEEN ?3 AND ?4 AND (?2 = 0 OR s.pool_seq = ?2)"
         " GROUP BY s.ts ORDER BY s.ts";
-    struct get_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
-
-    if (!st)
-        return rc;
-    db__bind_int64(st, 2, a->pool_seq);
-    db__bind_int64(st, 3, a->start);
-    db__bind_int64(st, 4, a->end);
-    return rows(st, a);
+    return rows(c, sql, arg, 0);
 }
 
 int db_samples_projects(struct db *db, int64_t pool_seq, int64_t start, int64_t end,
@@ -177,14 +147,9 @@ static int buckets_fn(struct db__conn *c, void *arg)
         " avg(mem_alloc), 0 FROM samples WHERE ts >= ?1"
         " GROUP BY queue_seq, pool_seq, b ORDER BY queue_seq, pool_seq, b";
     struct get_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__I(a->start), DB__I(a->bucket)};
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->start);
-    db__bind_int64(st, 2, a->bucket);
-    return rows(st, a);
+    return db__query_rows(c, sql, args, DB__NARGS(args), &sample_shape, a->out, a->n);
 }
 
 int db_samples_buckets(struct db *db, int64_t since, int64_t bucket_ms, struct db_sample **out,

@@ -48,15 +48,9 @@ static int count_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] = "SELECT count(*) FROM users";
     struct user_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    int rc = db__query_one(c, sql, NULL, 0, db__read_int64, a->count);
 
-    if (!st)
-        return rc;
-    if (db__step(st) != DB__ROW)
-        return db__done(st, DB_EIO);
-    *a->count = db__col_int64(st, 0);
-    return db__done(st, DB_OK);
+    return rc == DB_ENOTFOUND ? DB_EIO : rc;
 }
 
 int db_user_count(struct db *db, int64_t *count)
@@ -72,16 +66,9 @@ static int insert_fn(struct db__conn *c, void *arg)
         "INSERT INTO users (kind, login, name, secret_hash, token_version, created_at,"
         " updated_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
     struct db_user *u = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
 
-    if (!st)
-        return rc;
-    db__cols_bind(st, 1, user_cols + 1, 8, u); /* token_version 1: db_user_insert */
-    rc = db__step_done(st);
-    if (rc == DB_OK)
-        u->id = db__last_id(c);
-    return db__done(st, rc);
+    /* token_version 1: db_user_insert */
+    return db__insert_cols(c, sql, user_cols + 1, 8, u, &u->id);
 }
 
 /* Invariant 1 regardless of case: `ADMIN` beside `admin` is DB_ECONFLICT,
@@ -146,21 +133,9 @@ static int delete_fn(struct db__conn *c, void *arg)
         "DELETE FROM access_rules WHERE subject_id = (SELECT login FROM users WHERE id = ?)";
     static const char user[] = "DELETE FROM users WHERE id = ?";
     struct user_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, rules, &rc);
+    int rc = db__run_key(c, rules, a->id);
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->id);
-    rc = db__done(st, db__step_done(st));
-    if (rc != DB_OK)
-        return rc;
-    st = db__prep(c, user, &rc);
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->id);
-    rc = db__step_done(st);
-    return db__done(st, changed(c, rc));
+    return rc == DB_OK ? changed(c, db__run_key(c, user, a->id)) : rc;
 }
 
 int db_user_delete(struct db *db, int64_t id)
@@ -184,21 +159,18 @@ static int update_fn(struct db__conn *c, void *arg)
         " updated_at = ? WHERE id = ?";
     static const char *const sql[] = {secret, bump, touch, enable};
     struct user_arg *a = arg;
-    int rc = DB_OK, i = 1;
-    struct db__stmt *st = db__prep(c, sql[a->kind], &rc);
+    struct db__arg args[4];
+    int n = 0;
 
-    if (!st)
-        return rc;
     if (a->kind == 0)
-        db__bind_text(st, i++, a->text);
+        args[n++] = (struct db__arg)DB__S(a->text);
     if (a->kind == 3) {
-        db__bind_int(st, i++, a->text != NULL);
-        db__bind_int(st, i++, a->text != NULL);
+        args[n++] = (struct db__arg)DB__I(a->text != NULL);
+        args[n++] = (struct db__arg)DB__I(a->text != NULL);
     }
-    db__bind_int64(st, i++, *a->count);
-    db__bind_int64(st, i, a->id);
-    rc = db__step_done(st);
-    return db__done(st, changed(c, rc));
+    args[n++] = (struct db__arg)DB__I(*a->count);
+    args[n++] = (struct db__arg)DB__I(a->id);
+    return changed(c, db__exec_args(c, sql[a->kind], args, n));
 }
 
 int db_user_set_secret(struct db *db, int64_t id, const char *secret_hash)
@@ -256,16 +228,9 @@ static int rule_insert_fn(struct db__conn *c, void *arg)
         "INSERT INTO access_rules (subject_type, subject_id, role_id, scope_type, scope_id,"
         " created_at, created_by, scope_named) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
     struct db_rule *r = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
 
-    if (!st)
-        return rc;
-    db__cols_bind(st, 1, rule_cols + 1, DB__NCOLS(rule_cols) - 1, r); /* all but id */
-    rc = db__step_done(st);
-    if (rc == DB_OK)
-        r->id = db__last_id(c);
-    return db__done(st, rc);
+    /* all but id */
+    return db__insert_cols(c, sql, rule_cols + 1, DB__NCOLS(rule_cols) - 1, r, &r->id);
 }
 
 int db_rule_insert(struct db *db, struct db_rule *r)
@@ -293,14 +258,8 @@ static int rule_delete_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] = "DELETE FROM access_rules WHERE id = ?";
     struct rule_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->id);
-    rc = db__step_done(st);
-    return db__done(st, changed(c, rc));
+    return changed(c, db__run_key(c, sql, a->id));
 }
 
 int db_rule_delete(struct db *db, int64_t id)

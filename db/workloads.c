@@ -1578,14 +1578,10 @@ static int pods_fn(struct db__conn *c, void *arg)
     static const char one[] = PODS_SELECT " WHERE d.workload_seq = ?1 ORDER BY d.idx";
     static const char all[] = PODS_SELECT " ORDER BY d.workload_seq, d.idx";
     struct sub_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, a->seq ? one : all, &rc);
+    const struct db__arg args[] = {DB__I(a->seq)};
 
-    if (!st)
-        return rc;
-    if (a->seq)
-        db__bind_int64(st, 1, a->seq);
-    return db__row_list(st, &pod_shape, a->out, a->n);
+    return db__query_rows(c, a->seq ? one : all, args, a->seq ? 1 : 0, &pod_shape, a->out,
+                          a->n);
 }
 
 int db_pod_list(struct db *db, int64_t workload_seq, struct db_pod **out, int *n)
@@ -1675,16 +1671,10 @@ static int events_fn(struct db__conn *c, void *arg)
         "SELECT seq, workload_seq, created_at, type, reason, message FROM events"
         " WHERE workload_seq = ? ORDER BY seq DESC LIMIT ? OFFSET ?";
     struct sub_arg *a = arg;
-    struct db_event **out = a->out;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, a->desc ? desc : asc, &rc);
+    const struct db__arg args[] = {DB__I(a->seq), DB__I(a->limit), DB__I(a->offset)};
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->seq);
-    db__bind_int(st, 2, a->limit);
-    db__bind_int(st, 3, a->offset);
-    return db__row_list(st, &shape, out, a->n);
+    return db__query_rows(c, a->desc ? desc : asc, args, DB__NARGS(args), &shape, a->out,
+                          a->n);
 }
 
 int db_event_list(struct db *db, int64_t workload_seq, int desc, int offset, int limit,
@@ -1733,18 +1723,10 @@ static int tally_fn(struct db__conn *c, void *arg)
         " AND (?1 IS NULL OR w.project_seq IN (SELECT CAST(value AS INTEGER) FROM json_each(?1)))"
         " GROUP BY w.project_seq, w.type, w.phase, pool, bucket";
     struct tally_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__S_NULL(a->projects_json), DB__I(a->now_ms),
+                                   DB__S(a->edges_json)};
 
-    if (!st)
-        return rc;
-    if (a->projects_json)
-        db__bind_static(st, 1, a->projects_json);
-    else
-        db__bind_null(st, 1);
-    db__bind_int64(st, 2, a->now_ms);
-    db__bind_static(st, 3, a->edges_json);
-    return db__row_list(st, &shape, a->out, a->n);
+    return db__query_rows(c, sql, args, DB__NARGS(args), &shape, a->out, a->n);
 }
 
 int db_workload_tally(struct db *db, const char *projects_json, int64_t now_ms,
@@ -1780,16 +1762,10 @@ struct evq_arg {
     int64_t *count;
 };
 
-static void evq_bind(struct db__stmt *st, const struct db_event_query *q)
-{
-    db__bind_int64(st, 1, q->from_ms);
-    db__bind_int64(st, 2, q->to_ms);
-    db__bind_static(st, 3, q->reasons_json);
-    if (q->projects_json)
-        db__bind_static(st, 4, q->projects_json);
-    else
-        db__bind_null(st, 4);
-}
+/* The parameters of EVQ_WHERE, then the list's limit and offset. */
+#define EVQ_ARGS(q)                                                                       \
+    DB__I((q)->from_ms), DB__I((q)->to_ms), DB__S((q)->reasons_json),                     \
+        DB__S_NULL((q)->projects_json)
 
 static int evq_list_fn(struct db__conn *c, void *arg)
 {
@@ -1812,15 +1788,9 @@ static int evq_list_fn(struct db__conn *c, void *arg)
     };
     static const struct db__shape shape = DB__SHAPE(struct db_event_row, cols, NULL);
     struct evq_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {EVQ_ARGS(a->q), DB__I(a->q->limit), DB__I(a->q->offset)};
 
-    if (!st)
-        return rc;
-    evq_bind(st, a->q);
-    db__bind_int(st, 5, a->q->limit);
-    db__bind_int(st, 6, a->q->offset);
-    return db__row_list(st, &shape, a->out, a->n);
+    return db__query_rows(c, sql, args, DB__NARGS(args), &shape, a->out, a->n);
 }
 
 int db_event_query_list(struct db *db, const struct db_event_query *q, struct db_event_row **out,
@@ -1835,16 +1805,10 @@ static int evq_count_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] = "SELECT count(*)" EVQ_WHERE;
     struct evq_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {EVQ_ARGS(a->q)};
+    int rc = db__query_one(c, sql, args, DB__NARGS(args), db__read_int64, a->count);
 
-    if (!st)
-        return rc;
-    evq_bind(st, a->q);
-    rc = db__step(st);
-    if (rc == DB__ROW)
-        *a->count = db__col_int64(st, 0);
-    return db__done(st, rc == DB__ROW ? DB_OK : DB_EIO);
+    return rc == DB_ENOTFOUND ? DB_EIO : rc;
 }
 
 int db_event_query_count(struct db *db, const struct db_event_query *q, int64_t *count)
