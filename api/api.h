@@ -273,9 +273,26 @@ struct api_req {
     char agent_node[DB_NAME_LEN]; /* API_AGENT routes: the node it is bound to, or "" */
     unsigned arg;             /* the route's arg (enum api_route_arg) */
     int status;               /* what was sent */
+    struct api_idem *idem;    /* an Idempotency-Key whose answer is kept (idempotency.c) */
 };
 
 typedef void (*api_handler)(struct api_req *r);
+
+/* ---- Idempotency-Key (idempotency.c) ---- */
+struct api_idem;
+/* Before handler h: 1 if the request was answered here (a kept answer
+ * replayed, a key used with another request, a bad key), else 0 (r->idem
+ * set when the answer is to be kept under the request's key). */
+int api_idem_begin(struct api_req *r, api_handler h);
+/* What a reply sends, kept while r->idem is set (http.c's senders). */
+void api_idem_capture(struct api_req *r, int status, const char *body, size_t len);
+/* After the handler: keeps a 2xx answer under the key, else frees it. */
+void api_idem_end(struct api_req *r);
+/* Whether this request retries one whose key was reserved and never
+ * answered (its server died after committing, or it is still running);
+ * since_ms: when. A handler that meets its names taken since then by the
+ * same principal answers those workloads as the first answer would have. */
+int api_idem_retry(const struct api_req *r, int64_t *since_ms);
 
 /* What one handler serving several routes does on this one: the route
  * table says, the dispatcher copies it to api_req.arg. */

@@ -147,6 +147,82 @@ static int dry_run_in(struct api_req *r)
     return -1;
 }
 
+/* A taken name: 400, not 409, on the create operations (Run:ai's document
+ * lists no 409 for them; a retry sends its Idempotency-Key instead). */
+static void taken(struct api_req *r, const char *name)
+{
+    char details[DB_NAME_LEN + 96];
+
+    snprintf(details, sizeof(details),
+             "the name %s is taken: a workload of that name exists in the project", name);
+    api_error(r, 400, "Bad request", details);
+}
+
+/* The live workload named name in the project; NULL if none (or on error). */
+static struct db_workload *named(struct api_req *r, int64_t project_seq, const char *name)
+{
+    struct db_wl_query q;
+    struct db_workload *found = NULL;
+    int n = 0;
+
+    memset(&q, 0, sizeof(q));
+    q.limit = 1;
+    q.projects = &project_seq;
+    q.n_projects = 1;
+    q.n_filters = 1;
+    snprintf(q.filters[0].field, sizeof(q.filters[0].field), "name");
+    snprintf(q.filters[0].op, sizeof(q.filters[0].op), "==");
+    snprintf(q.filters[0].value, sizeof(q.filters[0].value), "%s", name);
+    if (db_workload_list(r->app->db, &q, &found, &n) != DB_OK || n != 1) {
+        db_workloads_free(found, n);
+        return NULL;
+    }
+    return found;
+}
+
+/* A submission of n workloads met a taken name. If it retries a request
+ * whose Idempotency-Key was reserved and never answered (idempotency.c:
+ * its server died after the commit), and every name is held by a workload
+ * the same principal submitted since then, those are the first request's:
+ * answered 202 as it would have answered them (wrap: the submissions
+ * route's {"workloads": [...]}). 1 if answered. */
+static int retried(struct api_req *r, const struct db_workload *ws, int n, int wrap)
+{
+    struct db_workload **got = calloc((size_t)n, sizeof(*got));
+    struct jw j = {0};
+    int64_t since;
+    int i, ok = got != NULL;
+
+    if (!api_idem_retry(r, &since)) {
+        free(got);
+        return 0;
+    }
+    for (i = 0; ok && i < n; i++) {
+        got[i] = named(r, ws[i].project_seq, ws[i].name);
+        ok = got[i] && strcmp(got[i]->created_by, r->who.user.login) == 0 &&
+             got[i]->created_at >= since && got[i]->type == ws[i].type;
+    }
+    if (ok) {
+        if (wrap) {
+            jw_open(&j, '{');
+            jw_key(&j, "workloads");
+            jw_open(&j, '[');
+        }
+        for (i = 0; i < n; i++)
+            typed_write(&j, got[i]);
+        if (wrap) {
+            jw_close(&j, ']');
+            jw_close(&j, '}');
+        }
+        jw_reply(r, 202, &j);
+    }
+    for (i = 0; got && i < n; i++)
+        if (got[i])
+            db_workloads_free(got[i], 1);
+    free(got);
+    return ok;
+}
+
 /* A live workload of w's name in its project: what the insert would
  * refuse (with a 400, as a submission is). 0 free, -1 replied. */
 static int name_free(struct api_req *r, const struct db_workload *w)
@@ -168,8 +244,7 @@ static int name_free(struct api_req *r, const struct db_workload *w)
     if (rc != DB_OK)
         return api_db_error(r, rc, "cannot read the project's workloads"), -1;
     if (n > 0)
-        return api_error(r, 400, "Bad request", "a workload of that name exists in the project"),
-               -1;
+        return taken(r, w->name), -1;
     return 0;
 }
 
@@ -226,8 +301,9 @@ static void create(struct api_req *r, int type)
         goto out;
     }
     rc = db_workload_submit(r->app->db, w, &caps, why, sizeof(why));
-    if (rc == DB_ECONFLICT) { /* the create operations list 400, not 409 */
-        api_error(r, 400, "Bad request", "a workload of that name exists in the project");
+    if (rc == DB_ECONFLICT) {
+        if (!retried(r, w, 1, 0))
+            taken(r, w->name);
         goto out;
     }
     if (rc == DB_ELIMIT) {
@@ -436,9 +512,14 @@ void api_h_wl_submissions(struct api_req *r)
         goto out;
     }
     if (rc == DB_ECONFLICT) {
-        api_error(r, 400, "Bad request",
-                  count > 0 ? "a workload of one of those names exists in the project"
-                            : "a workload of that name exists in the project");
+        if (retried(r, ws, n, 1))
+            goto out;
+        if (count > 0)
+            api_error(r, 400, "Bad request",
+                      "a name of the batch is taken: a workload of one of those names exists in "
+                      "the project, and none was added");
+        else
+            taken(r, ws[0].name);
         goto out;
     }
     if (rc != DB_OK) {

@@ -285,6 +285,8 @@ static void send_raw(struct api_req *r, int status, const char *type, const char
 
     if (!n)
         return;
+    if (r->idem)
+        api_idem_capture(r, status, body, len);
     /* one write per reply: header and body in separate segments cost a
      * second trip through the stack (and would meet Nagle's algorithm and
      * the peer's delayed ACK without tcp_nodelay) */
@@ -310,6 +312,8 @@ void api_reply_room(struct api_req *r, int status, const char *type, char *buf, 
 
     if (!n)
         return;
+    if (r->idem)
+        api_idem_capture(r, status, buf + room, len);
     if (n > room) {
         send_raw(r, status, type, buf + room, len, NULL);
         return;
@@ -949,7 +953,10 @@ static void serve(struct api_req *r, const struct mg_request_info *ri)
     api_conns_busy(r->conn);
     /* Step 5 */
     r->arg = rt->arg;
+    if (api_idem_begin(r, rt->handler) != 0)
+        return;
     rt->handler(r);
+    api_idem_end(r);
 }
 
 /* The client's address: the peer's, or behind a trusted proxy the one its

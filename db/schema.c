@@ -492,6 +492,20 @@ static const struct numbered later[] = {
      " entries TEXT NOT NULL DEFAULT '{}',"
      " UNIQUE (scope, scope_id, name));",
      NULL},
+    /* 175: the answers kept for idempotency keys (idem.c): a principal's
+     * key names one request (its digest) and, once answered, the answer's
+     * status and body (status 0 while it is being answered); a day's keys. */
+    {175,
+     "CREATE TABLE idempotency_keys ("
+     " principal TEXT NOT NULL,"
+     " idem_key TEXT NOT NULL,"
+     " digest TEXT NOT NULL,"
+     " status INTEGER NOT NULL DEFAULT 0,"
+     " reply TEXT,"
+     " created_at INTEGER NOT NULL,"
+     " PRIMARY KEY (principal, idem_key));"
+     "CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);",
+     NULL},
 };
 
 /* The later migrations PostgreSQL runs instead of their SQL (pq.c's
