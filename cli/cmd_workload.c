@@ -134,16 +134,16 @@ static char *list_path(const struct list_args *a, const char *project)
     return path;
 }
 
-/* The GPU column, as runai shows it: what runs holds, and what a
- * workload with no running pod asks (GPU memory, for a memory request). */
-static void gpu_cell(struct table *t, const json_t *w, long running)
+/* The GPU columns: what the workload asks (GPU memory, for a memory
+ * request) and what its pods hold now, as the API and the dashboard have
+ * them (a pending workload holds 0). */
+static void gpu_cells(struct table *t, const json_t *w)
 {
-    if (running > 0)
-        table_add(t, "%.2f", jnum(w, "allocatedResources.gpu", 0));
-    else if (strcmp(jstr(w, "workloadRequestedResources.gpuRequestType", ""), "memory") == 0)
+    if (strcmp(jstr(w, "workloadRequestedResources.gpuRequestType", ""), "memory") == 0)
         table_add(t, "%s", jstr(w, "workloadRequestedResources.gpuMemory.request", "-"));
     else
         table_add(t, "%.2f", jnum(w, "workloadRequestedResources.gpu.request", 0));
+    table_add(t, "%.2f", jnum(w, "allocatedResources.gpu", 0));
 }
 
 static void workload_row(struct table *t, const json_t *w)
@@ -162,19 +162,20 @@ static void workload_row(struct table *t, const json_t *w)
         table_add(t, "%ld/%ld-%ld", running, min, max);
     else
         table_add(t, "%ld/%ld", running, number);
-    gpu_cell(t, w, running);
+    gpu_cells(t, w);
 }
 
 static int print_workloads(const json_t *all, int format)
 {
     static const char *const heads[] = {"Workload", "Type", "Status", "Project", "Preemptible",
-                                        "Running/Requested Pods", "GPU Allocation"};
+                                        "Running/Requested Pods", "GPU Request",
+                                        "GPU Allocation"};
     struct table t;
     json_t *w;
     size_t i;
     int oom;
 
-    table_init(&t, 7, heads);
+    table_init(&t, 8, heads);
     json_array_foreach(all, i, w)
         workload_row(&t, w);
     oom = t.oom;

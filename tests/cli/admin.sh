@@ -210,7 +210,7 @@ is "$W" '[.type, .projectName, .priorityClassName, (.preemptible | tostring),
 wait_phases v1a=Running
 run 0 list jobs -p team-a --csv
 has "$T/err" "running: allot workload list -p team-a --csv"
-has "$T/out" "v1a,Training,Running,team-a,Yes,1/1,1.00"
+has "$T/out" "v1a,Training,Running,team-a,Yes,1/1,1.00,1.00"
 run 0 list jobs --all-projects --no-headers
 has "$T/err" "running: allot workload list -A --no-headers"
 has "$T/out" "v1w"
