@@ -102,3 +102,50 @@ int cli_parse_real(const char *s, double min, double max, double *out)
     *out = v;
     return 0;
 }
+
+/* Edits between a and b (optimal string alignment: insert, delete,
+ * replace, swap neighbours), for names of at most 63 characters. */
+static int edits(const char *a, const char *b)
+{
+    int d[64][64], i, j, la = (int)strlen(a), lb = (int)strlen(b);
+
+    if (la > 63 || lb > 63)
+        return 64;
+    for (i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (i = 1; i <= la; i++)
+        for (j = 1; j <= lb; j++) {
+            int cost = a[i - 1] != b[j - 1], best = d[i - 1][j - 1] + cost;
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+const char *cli_nearest(const char *word, const void *rows, size_t stride, int n, int *dist)
+{
+    const char *best = NULL, *name;
+    int i, d, best_d = 3, len = (int)strlen(word);
+
+    for (i = 0; n < 0 || i < n; i++) {
+        name = *(const char *const *)(const void *)((const char *)rows + (size_t)i * stride);
+        if (!name)
+            break;
+        d = edits(word, name);
+        if (d < best_d && d < len) {
+            best = name;
+            best_d = d;
+        }
+    }
+    if (dist)
+        *dist = best ? best_d : 64;
+    return best;
+}

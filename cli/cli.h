@@ -49,10 +49,19 @@ int cli_eq_nocase(const char *a, const char *b);
 int cli_parse_int(const char *s, long min, long max, long *out);
 int cli_parse_real(const char *s, double min, double max, double *out);
 
+/* The name nearest to word among the rows of a table whose rows each
+ * begin with their name (a const char *): n rows of stride bytes, or
+ * n < 0 for rows up to one with a NULL name. A name counts as near when
+ * it is at most 2 edits away (a swap of neighbours is one edit) and
+ * fewer than word's length; NULL when none is. *dist (when not NULL)
+ * gets the edits, for comparing tables. */
+const char *cli_nearest(const char *word, const void *rows, size_t stride, int n, int *dist);
+
 /* The command groups, each `argc/argv` from the group's name on. */
 int cmd_login_main(int argc, char **argv);
 int cmd_logout_main(int argc, char **argv);
 int cmd_whoami_main(int argc, char **argv);
+int cmd_version_main(int argc, char **argv);
 int cmd_project_main(int argc, char **argv);
 int cmd_department_main(int argc, char **argv);
 int cmd_training_main(int argc, char **argv);

@@ -15,6 +15,7 @@
 int verb_dispatch(const struct cli_cmd *cmd, const struct verb *verbs, int argc, char **argv)
 {
     const struct verb *v;
+    const char *near;
 
     if (argc < 2)
         return cli_usage_error(cmd, "a command is missing");
@@ -23,6 +24,9 @@ int verb_dispatch(const struct cli_cmd *cmd, const struct verb *verbs, int argc,
     for (v = verbs; v->name; v++)
         if (strcmp(argv[1], v->name) == 0)
             return v->run(v->ctx, argc - 1, argv + 1);
+    near = cli_nearest(argv[1], verbs, sizeof(verbs[0]), -1, NULL);
+    if (near)
+        return cli_usage_error(cmd, "unknown command '%s': did you mean '%s'?", argv[1], near);
     return cli_usage_error(cmd, "unknown command '%s'", argv[1]);
 }
 

@@ -15,6 +15,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "allot_version.h"
 #include "cli.h"
 #include "client.h"
 #include "opts.h"
@@ -22,21 +23,54 @@
 
 #define SECRET_MAX 1024
 
-enum { O_URL = 1, O_USER, O_PASSWORD_STDIN, O_CLIENT_ID, O_SECRET_STDIN };
+enum { O_URL = 1, O_USER, O_PASSWORD_STDIN, O_CLIENT_ID, O_SECRET_STDIN, O_REFUSED };
 
-static const struct opt_spec login_opts[] = {
+/* Secrets on the command line, as runai takes them (`runai login user -u
+ * USER -p PASS`): refused with the flag that reads them instead. Their
+ * option ids are O_REFUSED + the row. */
+static const struct {
+    const char *lng;
+    char shrt;
+    const char *instead;
+} refused_secrets[] = {
+    {"password", 'p', "--password-stdin (echo \"$PASSWORD\" | allot login --user USER "
+                      "--password-stdin), or no flag to be asked on the terminal"},
+    {"client-secret", 0, "--client-secret-stdin"},
+    {"secret", 0, "--client-secret-stdin"},
+};
+
+#define N_REFUSED ((int)(sizeof(refused_secrets) / sizeof(refused_secrets[0])))
+
+static const struct opt_spec login_base_opts[] = {
     {"url", 0, OPT_VALUE, O_URL},
     {"server", 0, OPT_VALUE, O_URL},
     {"user", 'u', OPT_VALUE, O_USER},
     {"password-stdin", 0, OPT_FLAG, O_PASSWORD_STDIN},
     {"client-id", 0, OPT_VALUE, O_CLIENT_ID},
     {"client-secret-stdin", 0, OPT_FLAG, O_SECRET_STDIN},
-    {NULL, 0, 0, 0},
 };
+
+#define N_BASE ((int)(sizeof(login_base_opts) / sizeof(login_base_opts[0])))
+
+/* login_base_opts, then refused_secrets as options with a value (so that
+ * the secret after them is taken, never read as the user's name nor
+ * echoed in the message), then the end. */
+static void login_spec(struct opt_spec *spec)
+{
+    int i;
+
+    for (i = 0; i < N_BASE; i++)
+        spec[i] = login_base_opts[i];
+    for (i = 0; i < N_REFUSED; i++)
+        spec[N_BASE + i] = (struct opt_spec){refused_secrets[i].lng, refused_secrets[i].shrt,
+                                             OPT_VALUE, O_REFUSED + i};
+    spec[N_BASE + N_REFUSED] = (struct opt_spec){NULL, 0, 0, 0};
+}
 
 static const struct cli_cmd login_cmd = {
     "allot login",
-    "[--url URL[,URL...]] [--user USER [--password-stdin] | --client-id ID [--client-secret-stdin]]",
+    "[--url URL[,URL...]] [[user] USER | --user USER [--password-stdin] | --client-id ID "
+    "[--client-secret-stdin]]",
     "Logs in to allotd and keeps the tokens in ~/.allot/config.json (mode 0600;\n"
     "ALLOT_CONFIG names another file). Without --password-stdin the password is\n"
     "asked for on the terminal. The URL is remembered for the next login.\n\n"
@@ -44,10 +78,13 @@ static const struct cli_cmd login_cmd = {
     "                          (replicas of allotd), comma-separated: a command moves\n"
     "                          to the next when one cannot be reached or answers 503\n"
     "                          (--server is the same)\n"
-    "  -u, --user USER         log in as a user\n"
+    "  -u, --user USER         log in as a user (allot login USER and runai's\n"
+    "                          allot login user -u USER are the same)\n"
     "  --password-stdin        read the password from the first line of stdin\n"
     "  --client-id ID          log in as a service account\n"
-    "  --client-secret-stdin   read its secret from the first line of stdin\n\n"
+    "  --client-secret-stdin   read its secret from the first line of stdin\n"
+    "A password or secret on the command line (-p, --password) is refused: ps\n"
+    "shows it to every user of the machine.\n\n"
     "  echo \"$PASSWORD\" | allot login --url http://127.0.0.1:8080 --user admin --password-stdin\n",
 };
 
@@ -100,18 +137,38 @@ static int ask(const char *prompt, int secret, char *buf, size_t len)
 
 /* ---- login ---- */
 
+/* The operands: USER (`allot login alice`), or runai's word `user`
+ * before -u USER (`allot login user -u alice`). */
+static int login_operands(const struct opts *o, struct login_args *a)
+{
+    int i = 0;
+
+    if (o->n_pos > 0 && strcmp(o->pos[0], "user") == 0 && a->user)
+        i = 1;
+    if (o->has_rest || o->n_pos > i + 1 || (o->n_pos > i && a->user))
+        return cli_usage_error(&login_cmd, "unexpected argument '%s'",
+                               o->n_pos > i + (a->user ? 0 : 1)
+                                   ? o->pos[i + (a->user ? 0 : 1)] : "--");
+    if (o->n_pos > i)
+        a->user = o->pos[i];
+    return CLI_OK;
+}
+
 static int login_args_in(const struct opts *o, struct login_args *a)
 {
     struct servers s;
     char why[256];
-    int i;
+    int i, rc;
 
     memset(a, 0, sizeof(*a));
-    if (o->n_pos > 0 || o->has_rest)
-        return cli_usage_error(&login_cmd, "unexpected argument '%s'",
-                               o->n_pos ? o->pos[0] : "--");
     for (i = 0; i < o->n_hits; i++) {
         const char *v = o->hits[i].val;
+        int r = o->hits[i].id - O_REFUSED;
+        if (r >= 0 && r < N_REFUSED)
+            return cli_usage_error(&login_cmd, "a secret is never taken from the command line "
+                                               "(ps shows it to every user): instead of --%s, "
+                                               "use %s", refused_secrets[r].lng,
+                                   refused_secrets[r].instead);
         switch (o->hits[i].id) {
         case O_URL: a->url = v; break;
         case O_USER: a->user = v; break;
@@ -120,6 +177,8 @@ static int login_args_in(const struct opts *o, struct login_args *a)
         case O_SECRET_STDIN: a->secret_stdin = 1; break;
         }
     }
+    if ((rc = login_operands(o, a)) != CLI_OK)
+        return rc;
     if (a->user && a->client_id)
         return cli_usage_error(&login_cmd, "--user and --client-id exclude each other");
     if (a->from_stdin && !a->user)
@@ -237,11 +296,15 @@ out:
 
 int cmd_login_main(int argc, char **argv)
 {
+    struct opt_spec spec[N_BASE + N_REFUSED + 1];
     struct login_args a;
     struct client *c = NULL;
     struct opts o;
     char err[256];
-    int rc = opts_parse(login_opts, argc - 1, argv + 1, &o, err, sizeof(err));
+    int rc;
+
+    login_spec(spec);
+    rc = opts_parse(spec, argc - 1, argv + 1, &o, err, sizeof(err));
 
     if (rc == -2)
         rc = cli_fail("out of memory");
@@ -257,7 +320,7 @@ int cmd_login_main(int argc, char **argv)
     return rc;
 }
 
-/* ---- logout and whoami: no options ---- */
+/* ---- logout, whoami and version: no options ---- */
 
 static const struct cli_cmd logout_cmd = {
     "allot logout", "",
@@ -362,4 +425,36 @@ int cmd_whoami_main(int argc, char **argv)
     json_decref(me);
     client_close(c);
     return rc;
+}
+
+static const struct cli_cmd version_cmd = {
+    "allot version", "",
+    "Prints allot's version and, when a server is known, the version its\n"
+    "allotd answers (GET /api/v1/clusters).\n",
+};
+
+int cmd_version_main(int argc, char **argv)
+{
+    struct client *c = NULL;
+    json_t *clusters = NULL;
+    const char *v;
+    int help, rc = no_arguments(&version_cmd, argc, argv, &help);
+
+    if (rc != CLI_OK || help)
+        return rc == CLI_OK ? cli_help(&version_cmd) : rc;
+    printf("Client:  allot %s\n", ALLOT_VERSION_STRING);
+    fflush(stdout);
+    if (client_open(&c, CLIENT_ANONYMOUS) != CLI_OK || !client_config(c)->url ||
+        !client_config(c)->access_token) {
+        client_close(c);
+        return CLI_OK;
+    }
+    /* the server's answer is a line more; its failure is printed, not the status */
+    if (client_json(c, "GET", "/api/v1/clusters", NULL, &clusters) == CLI_OK) {
+        v = json_string_value(json_object_get(json_array_get(clusters, 0), "version"));
+        printf("Server:  allotd %s at %s\n", v ? v : "?", client_config(c)->url);
+    }
+    json_decref(clusters);
+    client_close(c);
+    return CLI_OK;
 }

@@ -25,7 +25,10 @@
 #include "table.h"
 #include "wl.h"
 
-enum { O_PROJECT = 1, O_OUTPUT, O_EVENT_LIMIT, O_GENERAL, O_COMPUTE, O_PODS, O_EVENTS };
+enum {
+    O_PROJECT = 1, O_OUTPUT, O_EVENT_LIMIT, O_GENERAL, O_COMPUTE, O_PODS, O_EVENTS,
+    O_SHOW_EVENTS,
+};
 
 #define S_GENERAL 1u
 #define S_COMPUTE 2u
@@ -40,6 +43,7 @@ static const struct opt_spec describe_opts[] = {
     {"compute", 0, OPT_FLAG, O_COMPUTE},
     {"pods", 0, OPT_FLAG, O_PODS},
     {"events", 0, OPT_FLAG, O_EVENTS},
+    {"show-events", 0, OPT_FLAG, O_SHOW_EVENTS},
     {NULL, 0, 0, 0},
 };
 
@@ -50,13 +54,16 @@ static const char describe_help[] =
     "  -o, --output FORMAT     table (the default), json or yaml\n"
     "  --event-limit N         the last N events (default 50)\n"
     "  --general, --compute, --pods, --events\n"
-    "                          only these sections\n";
+    "                          only these sections\n"
+    "  --show-events           the events as well (runai v1's spelling; without a\n"
+    "                          section flag every section is shown anyway)\n";
 
 struct describe_args {
     const char *name, *project;
     int format;
     long event_limit;
     unsigned sections;
+    int show_events;           /* --show-events: events too, with the others */
 };
 
 struct described {
@@ -91,6 +98,7 @@ static int describe_hit(const struct cli_cmd *cmd, const struct opt_hit *h,
     case O_COMPUTE: a->sections |= S_COMPUTE; break;
     case O_PODS: a->sections |= S_PODS; break;
     case O_EVENTS: a->sections |= S_EVENTS; break;
+    case O_SHOW_EVENTS: a->show_events = 1; break;
     }
     return CLI_OK;
 }
@@ -110,6 +118,8 @@ static int describe_in(const struct cli_cmd *cmd, const struct opts *o, struct d
     a->name = o->pos[0];
     if (!a->sections)
         a->sections = S_GENERAL | S_COMPUTE | S_PODS | S_EVENTS;
+    if (a->show_events)
+        a->sections |= S_EVENTS;
     return CLI_OK;
 }
 
@@ -432,7 +442,8 @@ int wl_describe(const struct wl_noun *n, int argc, char **argv)
     struct opts o;
     int rc;
 
-    wl_cmd_init(&w, n, "describe", "NAME [-p PROJECT] [-o table|json|yaml] [--event-limit N]",
+    wl_cmd_init(&w, n, "describe", "NAME [-p PROJECT] [-o table|json|yaml] [--event-limit N] "
+                                   "[--general] [--compute] [--pods] [--events] [--show-events]",
                 describe_help);
     rc = cmd_parse(&w.cmd, describe_opts, argc, argv, &o);
     if (rc == CLI_OK && o.help)

@@ -1,7 +1,8 @@
 /*
- * cmd_org.c: `allot project list|set|create|edit|delete` and `allot
- * department list|create|edit|delete`: the organization's queues, their
- * GPU quota per node pool and what they hold now.
+ * cmd_org.c: `allot project list|set|describe|create|edit|delete` and
+ * `allot department list|describe|create|edit|delete`: the
+ * organization's queues, their GPU quota per node pool and what they hold
+ * now.
  *
  * Both groups share one table (name, GPU quota, allocated GPUs, the
  * allocation ratio), one create body (a resources[] entry for one node
@@ -84,7 +85,7 @@ struct org_kind {
     const char *path;          /* of the list and create routes */
     const char *key;           /* the list's array */
     const struct opt_spec *create_opts;
-    struct cli_cmd list, create, edit;
+    struct cli_cmd list, create, edit, describe;
     int (*find)(struct client *c, const char *name, json_t **out);
 };
 
@@ -103,6 +104,11 @@ static const struct org_kind project_kind = {
      "  --department DEPT        its department (default: default)\n"
      "  --json                   print the created project\n"},
     {"allot project edit", EDIT_USAGE, EDIT_HELP},
+    {"allot project describe", "NAME [-o table|json|yaml]",
+     "Shows one project: its department, rank and default node pools; per node pool\n"
+     "its GPU quota, limit, over-quota weight and priority, fair share, and the GPUs\n"
+     "allocated and requested now; and its workloads by status.\n\n"
+     "  -o, --output FORMAT     table (the default), json or yaml (the API's object)\n"},
     find_project,
 };
 
@@ -120,6 +126,11 @@ static const struct org_kind department_kind = {
      "  --limit N                a hard cap on its GPUs (default: none)\n"
      "  --json                   print the created department\n"},
     {"allot department edit", EDIT_USAGE, EDIT_HELP},
+    {"allot department describe", "NAME [-o table|json|yaml]",
+     "Shows one department: its rank and default node pools; per node pool its GPU\n"
+     "quota, limit, over-quota weight and priority, fair share, and the GPUs allocated\n"
+     "and requested now; and its projects.\n\n"
+     "  -o, --output FORMAT     table (the default), json or yaml (the API's object)\n"},
     find_department,
 };
 
@@ -212,6 +223,193 @@ static int project_set(const void *ctx, int argc, char **argv)
             printf("project %s configured successfully\n", o.pos[0]);
     }
     json_decref(p);
+    client_close(c);
+    opts_free(&o);
+    return rc;
+}
+
+/* ---- describe ---- */
+
+static const struct opt_spec describe_opts[] = {{"output", 'o', OPT_VALUE, 1}, {NULL, 0, 0, 0}};
+
+static void add_field(struct table *t, const char *key, const char *value)
+{
+    table_add(t, "%s:", key);
+    table_add(t, "%s", value && value[0] ? value : "-");
+}
+
+/* "a,b" of a JSON array of strings, or def. */
+static void add_list(struct table *t, const char *key, const json_t *list, const char *def)
+{
+    char buf[256] = "";
+    size_t i, used = 0;
+    json_t *v;
+
+    json_array_foreach(list, i, v) {
+        int n = snprintf(buf + used, sizeof(buf) - used, "%s%s", i ? "," : "",
+                         json_string_value(v) ? json_string_value(v) : "?");
+        if (n < 0 || (size_t)n >= sizeof(buf) - used)
+            break;
+        used += (size_t)n;
+    }
+    add_field(t, key, used ? buf : def);
+}
+
+static void queue_general(const struct org_kind *k, const json_t *q)
+{
+    static const char *const none[] = {"", ""};
+    struct table t;
+
+    table_init(&t, 2, none);
+    add_field(&t, "Name", jstr(q, "name", NULL));
+    add_field(&t, "Id", jstr(q, "id", NULL));
+    if (k == &project_kind)
+        add_field(&t, "Department", jstr(q, "parent.name", NULL));
+    add_field(&t, "Description", jstr(q, "description", NULL));
+    table_add(&t, "Rank:");
+    table_add(&t, "%.0f", jnum(q, "rank", 0));
+    add_list(&t, "Default node pools", json_object_get(q, "defaultNodePools"), "any");
+    add_field(&t, "Created by", jstr(q, "createdBy", NULL));
+    printf("General\n");
+    table_print(&t, stdout, 0, "  ");
+    table_free(&t);
+}
+
+/* The status entry of pool name, or NULL. */
+static const json_t *pool_status(const json_t *q, const char *name)
+{
+    const json_t *all = json_object_get(json_object_get(q, "status"), "nodePoolQuotaStatuses");
+    json_t *st;
+    size_t i;
+
+    json_array_foreach(all, i, st)
+        if (strcmp(jstr(st, "nodePoolName", ""), name) == 0)
+            return st;
+    return NULL;
+}
+
+static void add_gpus(struct table *t, double v, const char *below_zero)
+{
+    if (v < 0)
+        table_add(t, "%s", below_zero);
+    else
+        table_add(t, "%.2f", v);
+}
+
+static void queue_pools(const json_t *q)
+{
+    static const char *const heads[] = {"Node Pool", "GPU Quota", "Limit", "Over-quota Weight",
+                                        "Over-quota Priority", "Fair Share", "Allocated GPUs",
+                                        "Requested GPUs"};
+    const json_t *res = json_object_get(q, "resources"), *st;
+    struct table t;
+    json_t *r;
+    size_t i;
+
+    table_init(&t, 8, heads);
+    json_array_foreach(res, i, r) {
+        const char *pool = jstr(r, "nodePool.name", "?");
+        st = pool_status(q, pool);
+        table_add(&t, "%s", pool);
+        add_gpus(&t, jnum(r, "gpu.deserved", 0), "unlimited");
+        add_gpus(&t, jnum(r, "gpu.limit", -1), "none");
+        table_add(&t, "%g", jnum(r, "gpu.overQuotaWeight", 1));
+        table_add(&t, "%s", jstr(r, "priority", "Normal"));
+        add_gpus(&t, jnum(st, "fairShare.gpu", 0), "-");
+        add_gpus(&t, jnum(st, "allocated.gpu", 0), "-");
+        add_gpus(&t, jnum(st, "requested.gpu", 0), "-");
+    }
+    printf("\nNode Pools\n");
+    if (json_array_size(res) == 0)
+        printf("  none\n");
+    else
+        table_print(&t, stdout, 1, "  ");
+    table_free(&t);
+}
+
+/* A project's workloads by phase, in the order the list gives them:
+ * "3: 2 Running, 1 Pending". */
+static int project_workloads(struct client *c, const json_t *q)
+{
+    char *filter = NULL, *path = NULL;
+    json_t *all = NULL, *w, *by = json_object(), *n;
+    const char *phase;
+    size_t i;
+    int rc = by ? CLI_OK : cli_fail("out of memory");
+
+    if (rc == CLI_OK && (filter_add(&filter, "projectName", jstr(q, "name", "")) != 0 ||
+                         !(path = workloads_path(filter))))
+        rc = cli_fail("out of memory");
+    if (rc == CLI_OK)
+        rc = client_list_all(c, path, "workloads", &all);
+    json_array_foreach(all, i, w) {
+        phase = jstr(w, "phase", "Unknown");
+        n = json_object_get(by, phase);
+        json_object_set_new(by, phase, json_integer(json_integer_value(n) + 1));
+    }
+    if (rc == CLI_OK) {
+        printf("\nWorkloads\n  %zu", json_array_size(all));
+        i = 0;
+        json_object_foreach(by, phase, n)
+            printf("%s%lld %s", i++ ? ", " : ": ", (long long)json_integer_value(n), phase);
+        printf("   (allot workload list -p %s)\n", jstr(q, "name", "?"));
+    }
+    json_decref(by);
+    json_decref(all);
+    free(filter);
+    free(path);
+    return rc;
+}
+
+/* A department's projects: "team-a, team-b". */
+static int department_projects(struct client *c, const json_t *d)
+{
+    json_t *all = NULL, *p;
+    size_t i, shown = 0;
+    int rc = client_list_all(c, project_kind.path, project_kind.key, &all);
+
+    if (rc == CLI_OK) {
+        printf("\nProjects\n  ");
+        json_array_foreach(all, i, p)
+            if (strcmp(jstr(p, "parentId", ""), jstr(d, "id", "?")) == 0)
+                printf("%s%s", shown++ ? ", " : "", jstr(p, "name", "?"));
+        printf("%s\n", shown ? "" : "none");
+    }
+    json_decref(all);
+    return rc;
+}
+
+static int org_describe(const void *ctx, int argc, char **argv)
+{
+    const struct org_kind *k = ctx;
+    struct client *c = NULL;
+    json_t *q = NULL;
+    struct opts o;
+    int format = OUT_TABLE, i, rc = cmd_parse(&k->describe, describe_opts, argc, argv, &o);
+
+    for (i = 0; rc == CLI_OK && i < o.n_hits; i++) {
+        if (strcmp(o.hits[i].val, "json") == 0)
+            format = OUT_JSON;
+        else if (strcmp(o.hits[i].val, "yaml") == 0)
+            format = OUT_YAML;
+        else if (strcmp(o.hits[i].val, "table") != 0)
+            rc = cli_usage_error(&k->describe, "-o is table, json or yaml");
+    }
+    if (rc == CLI_OK && o.help)
+        rc = cli_help(&k->describe);
+    else if (rc == CLI_OK && (rc = cmd_one_operand(&k->describe, &o, "NAME")) == CLI_OK &&
+             (rc = client_open(&c, CLIENT_LOGGED_IN)) == CLI_OK &&
+             (rc = k->find(c, o.pos[0], &q)) == CLI_OK) {
+        if (format != OUT_TABLE) {
+            out_document(stdout, format, q);
+        } else {
+            queue_general(k, q);
+            queue_pools(q);
+            fflush(stdout);
+            rc = k == &project_kind ? project_workloads(c, q) : department_projects(c, q);
+        }
+    }
+    json_decref(q);
     client_close(c);
     opts_free(&o);
     return rc;
@@ -544,15 +742,17 @@ int cmd_project_main(int argc, char **argv)
     static const struct verb verbs[] = {
         {"list", org_list, &project_kind},
         {"set", project_set, NULL},
+        {"describe", org_describe, &project_kind},
         {"create", org_create, &project_kind},
         {"edit", org_edit, &project_kind},
         {"delete", delete_verb, &project_delete},
         {NULL, NULL, NULL},
     };
     static const struct cli_cmd cmd = {
-        "allot project", "list|set|create|edit|delete ...",
+        "allot project", "list|set|describe|create|edit|delete ...",
         "  list      the projects, their quotas and allocated GPUs\n"
         "  set       choose the default project\n"
+        "  describe  one project: quotas, fair share and GPUs per pool, its workloads\n"
         "  create    create a project with a GPU quota\n"
         "  edit      change quotas per pool, rank, node pools, node types, rules\n"
         "  delete    delete a project that holds no workloads\n",
@@ -565,14 +765,16 @@ int cmd_department_main(int argc, char **argv)
 {
     static const struct verb verbs[] = {
         {"list", org_list, &department_kind},
+        {"describe", org_describe, &department_kind},
         {"create", org_create, &department_kind},
         {"edit", org_edit, &department_kind},
         {"delete", delete_verb, &department_delete},
         {NULL, NULL, NULL},
     };
     static const struct cli_cmd cmd = {
-        "allot department", "list|create|edit|delete ...",
+        "allot department", "list|describe|create|edit|delete ...",
         "  list      the departments, their quotas and allocated GPUs\n"
+        "  describe  one department: quotas, fair share and GPUs per pool, its projects\n"
         "  create    create a department with a GPU quota\n"
         "  edit      change quotas per pool, rank, node pools, node types, rules\n"
         "  delete    delete a department that holds no projects\n",

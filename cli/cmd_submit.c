@@ -36,7 +36,7 @@ enum {
     O_IMAGE = 1, O_GPUS, O_PORTION, O_CPU, O_MEMORY, O_PROJECT, O_COMMAND, O_ENV, O_POOLS,
     O_NODE_TYPE, O_PRIORITY, O_PREEMPTIBILITY, O_WORKDIR, O_PREFIX, O_PARALLELISM, O_WORKERS,
     O_FRAMEWORK, O_NO_MASTER, O_MIN_REPLICAS, O_MAX_REPLICAS, O_JSON, O_GPU_MEMORY, O_PORT,
-    O_DRY_RUN, O_COUNT,
+    O_DRY_RUN, O_COUNT, O_NAME,
 };
 
 #define MAX_COUNT 1000
@@ -61,6 +61,7 @@ static const struct opt_spec submit_opts[] = {
     {"preemptibility", 0, OPT_VALUE, O_PREEMPTIBILITY},
     {"working-dir", 0, OPT_VALUE, O_WORKDIR},
     {"name-prefix", 0, OPT_VALUE, O_PREFIX},
+    {"name", 0, OPT_VALUE, O_NAME},
     {"parallelism", 0, OPT_VALUE, O_PARALLELISM},
     {"workers", 0, OPT_VALUE, O_WORKERS},
     {"framework", 0, OPT_VALUE, O_FRAMEWORK},
@@ -74,7 +75,7 @@ static const struct opt_spec submit_opts[] = {
 };
 
 static const char submit_usage[] =
-    "NAME -i IMAGE [-g N] [-p PROJECT] [flags] [--command] [-- ARGS...]";
+    "NAME -i IMAGE [-g N] [-p PROJECT] [flags] [--command] [-- ARGS...]   (or --name NAME)";
 
 static const char submit_help[] =
     "Submits a workload to a project (-p, else the default project).\n\n"
@@ -97,6 +98,7 @@ static const char submit_help[] =
     "                                  inference\n"
     "  --preemptibility P              preemptible or non-preemptible\n"
     "  --working-dir DIR               the container's working directory\n"
+    "  --name NAME                     the same as NAME\n"
     "  --name-prefix PREFIX            let the server name it PREFIX-xxxxx (no NAME)\n"
     "  --parallelism N                 training: pods that run together (also --workers)\n"
     "  --workers N                     distributed: worker pods (plus a master)\n"
@@ -187,6 +189,11 @@ static int text_hit(const struct cli_cmd *cmd, const struct opt_hit *h, struct s
     case O_PRIORITY: s->priority = h->val; break;
     case O_WORKDIR: s->workdir = h->val; break;
     case O_PREFIX: s->prefix = h->val; break;
+    case O_NAME:
+        if (s->name)
+            return cli_usage_error(cmd, "give NAME or --name NAME, once");
+        s->name = h->val;
+        break;
     case O_MEMORY:
         if (!quantity_ok(h->val))
             return cli_usage_error(cmd, "--cpu-memory-request wants a quantity such as 500M, "
@@ -313,10 +320,13 @@ static int submit_in(const struct cli_cmd *cmd, const struct opts *o, struct sub
         rc = number_hit(cmd, &o->hits[i], s);
     if (rc != CLI_OK)
         return rc;
+    if (s->name && o->n_pos)
+        return cli_usage_error(cmd, "give NAME or --name NAME, not both");
     if (o->n_pos > 1)
         return cli_usage_error(cmd, "unexpected argument '%s' (the container's arguments go "
                                     "after --)", o->pos[1]);
-    s->name = o->n_pos ? o->pos[0] : NULL;
+    if (o->n_pos)
+        s->name = o->pos[0];
     s->words = o->rest;
     s->n_words = o->n_rest;
     if (!s->framework && s->noun->framework)

@@ -229,6 +229,7 @@ static int wl_list(const struct wl_noun *n, int argc, char **argv)
 static const struct opt_spec act_opts[] = {
     {"project", 'p', OPT_VALUE, O_PROJECT},
     {"yes", 'y', OPT_FLAG, O_YES},
+    {"all", 0, OPT_FLAG, O_ALL},
     {NULL, 0, 0, 0},
 };
 
@@ -248,7 +249,7 @@ static const struct action actions[] = {
 
 struct act_args {
     const char *name, *project;
-    int yes;
+    int yes, all;              /* all: delete --all, every one of the project */
 };
 
 static int act_args_in(const struct cli_cmd *cmd, const struct action *act, const struct opts *o,
@@ -260,11 +261,18 @@ static int act_args_in(const struct cli_cmd *cmd, const struct action *act, cons
     for (i = 0; i < o->n_hits; i++) {
         if (o->hits[i].id == O_PROJECT)
             a->project = o->hits[i].val;
-        else if (act->asks)
-            a->yes = 1;
+        else if (!act->asks)
+            return cli_usage_error(cmd, "%s is for delete",
+                                   o->hits[i].id == O_ALL ? "--all" : "-y");
+        else if (o->hits[i].id == O_ALL)
+            a->all = 1;
         else
-            return cli_usage_error(cmd, "-y is for delete");
+            a->yes = 1;
     }
+    if (a->all && (o->n_pos || o->has_rest))
+        return cli_usage_error(cmd, "--all deletes every workload of the project: give no NAME");
+    if (a->all)
+        return delete_allowed(cmd, a->yes);
     if (o->n_pos != 1 || o->has_rest)
         return cli_usage_error(cmd, o->n_pos > 1 ? "one workload at a time" : "NAME is missing");
     a->name = o->pos[0];
@@ -307,6 +315,58 @@ out:
     return rc;
 }
 
+/* delete --all: every workload of the noun's type in the project (-p,
+ * else the default one; never every project), after one question that
+ * says how many. Each is deleted on its own route; a refusal is reported
+ * and the rest go on. */
+static int do_delete_all(struct client *c, const struct wl_noun *n, const struct act_args *a)
+{
+    const char *project = wl_project(c, a->project), *kind = n->type ? n->noun : "";
+    char *filter = NULL, *path = NULL, *q = NULL, *one;
+    json_t *all = NULL, *w, *answer;
+    size_t i, todo = 0, done = 0;
+    int rc = CLI_OK, r;
+
+    if (!project)
+        return cli_fail("delete --all deletes the workloads of one project: give -p PROJECT "
+                        "(or set a default with allot project set NAME)");
+    if (filter_add(&filter, "projectName", project) != 0 ||
+        filter_add(&filter, "type", n->type) != 0 || !(path = workloads_path(filter)))
+        rc = cli_fail("out of memory");
+    if (rc == CLI_OK)
+        rc = client_list_all(c, path, "workloads", &all);
+    json_array_foreach(all, i, w)
+        todo += strcmp(jstr(w, "phase", ""), "Deleting") != 0;
+    if (rc == CLI_OK && todo == 0)
+        printf("project %s has no %s%sworkloads to delete\n", project, kind, kind[0] ? " " : "");
+    else if (rc == CLI_OK &&
+             !(q = cli_strf("Delete %zu %s%sworkload%s of project %s", todo, kind,
+                            kind[0] ? " " : "", todo == 1 ? "" : "s", project)))
+        rc = cli_fail("out of memory");
+    else if (rc == CLI_OK && !delete_confirmed(a->yes, q))
+        printf("nothing was deleted\n");
+    else if (rc == CLI_OK) {
+        json_array_foreach(all, i, w) {
+            if (strcmp(jstr(w, "phase", ""), "Deleting") == 0)
+                continue;
+            answer = NULL;
+            one = cli_strf("/api/v1/workloads/%s", jstr(w, "id", ""));
+            r = one ? client_json(c, "DELETE", one, NULL, &answer) : cli_fail("out of memory");
+            done += r == CLI_OK;
+            rc = r != CLI_OK ? r : rc;
+            json_decref(answer);
+            free(one);
+        }
+        printf("deleted %zu of %zu %s%sworkloads of project %s\n", done, todo, kind,
+               kind[0] ? " " : "", project);
+    }
+    json_decref(all);
+    free(filter);
+    free(path);
+    free(q);
+    return rc;
+}
+
 static int wl_act(const struct wl_noun *n, const struct action *act, int argc, char **argv)
 {
     struct wl_cmd w;
@@ -315,10 +375,13 @@ static int wl_act(const struct wl_noun *n, const struct action *act, int argc, c
     struct opts o;
     int rc;
 
-    wl_cmd_init(&w, n, act->verb, act->asks ? "NAME [-p PROJECT] [-y]" : "NAME [-p PROJECT]",
-                act->asks ? "Deletes a workload. On a terminal it asks first; elsewhere -y is "
-                            "required.\n\n"
+    wl_cmd_init(&w, n, act->verb,
+                act->asks ? "NAME [-p PROJECT] [-y] | --all [-p PROJECT] [-y]" : "NAME [-p PROJECT]",
+                act->asks ? "Deletes a workload, or with --all every one of the project. On a\n"
+                            "terminal it asks first; elsewhere -y is required.\n\n"
                             "  -p, --project NAME    the workload's project\n"
+                            "  --all                 every workload (of this type) of the project:\n"
+                            "                        -p, else the default project\n"
                             "  -y, --yes             do not ask\n"
                           : "  -p, --project NAME    the workload's project\n");
     rc = cmd_parse(&w.cmd, act_opts, argc, argv, &o);
@@ -326,7 +389,7 @@ static int wl_act(const struct wl_noun *n, const struct action *act, int argc, c
         rc = cli_help(&w.cmd);
     else if (rc == CLI_OK && (rc = act_args_in(&w.cmd, act, &o, &a)) == CLI_OK &&
              (rc = client_open(&c, CLIENT_LOGGED_IN)) == CLI_OK)
-        rc = do_action(c, n, act, &a);
+        rc = a.all ? do_delete_all(c, n, &a) : do_action(c, n, act, &a);
     client_close(c);
     opts_free(&o);
     return rc;
@@ -576,6 +639,7 @@ static const struct wl_noun frameworks[] = {
 static int wl_dispatch(const struct wl_noun *n, int argc, char **argv)
 {
     const struct wl_verb *v;
+    const char *near;
 
     if (argc < 2) {
         fprintf(stderr, "allot %s: a command is missing\n", n->words);
@@ -586,7 +650,14 @@ static int wl_dispatch(const struct wl_noun *n, int argc, char **argv)
     for (v = wl_verbs; v->name; v++)
         if (strcmp(argv[1], v->name) == 0 && (v->kinds & K(n->kind)))
             return v->run(n, argc - 1, argv + 1);
-    fprintf(stderr, "allot %s: unknown command '%s'\n", n->words, argv[1]);
+    near = cli_nearest(argv[1], wl_verbs, sizeof(wl_verbs[0]), -1, NULL);
+    for (v = wl_verbs; near && v->name; v++)
+        if (v->name == near && !(v->kinds & K(n->kind)))
+            near = NULL;       /* not a verb of this noun */
+    fprintf(stderr, "allot %s: unknown command '%s'", n->words, argv[1]);
+    if (near)
+        fprintf(stderr, ": did you mean '%s'?", near);
+    fputc('\n', stderr);
     return group_help(n, stderr);
 }
 

@@ -1,7 +1,8 @@
 /*
  * main.c: the entry of `allot`: dispatches `allot <command>` to the
  * command's own main (or a runai v1 form to v1.c), and answers --help and
- * --version.
+ * --version. An unknown command is answered with the nearest name among
+ * the commands and the v1 words ("did you mean 'submit'?").
  */
 #include <stdio.h>
 #include <string.h>
@@ -38,6 +39,7 @@ static const struct command commands[] = {
     {"access-rule", "list, create or delete who may do what where", cmd_access_rule_main},
     {"agent", "create, list or revoke the tokens of allot-agent", cmd_agent_main},
     {"completion", "print a shell completion script (bash)", cmd_completion_main},
+    {"version", "print allot's version, and allotd's when logged in", cmd_version_main},
     {"simulate", "run scenario files through the scheduling core", simulate_main},
     {"replay", "replay a GPU cluster trace and report scheduling quality", replay_main},
 };
@@ -54,9 +56,23 @@ static void usage(FILE *to)
     fprintf(to, "commands:\n");
     for (i = 0; i < N_COMMANDS; i++)
         fprintf(to, "  %-12s %s\n", commands[i].name, commands[i].summary);
-    fprintf(to, "runai v1 forms (submit NAME [--gpu N] [--interactive], list jobs, describe job,\n"
-                "delete job, logs, suspend, resume, top node) run as the commands above, named on\n"
-                "stderr.\n");
+    fprintf(to, "runai v1 forms (submit NAME [--gpu N] [--interactive], list jobs, describe [job]\n"
+                "NAME, describe project NAME, delete [job] NAME, delete --all, config project NAME,\n"
+                "logs, suspend, resume, top node) run as the commands above, named on stderr.\n");
+}
+
+/* "allot: unknown command 'sumbit': did you mean 'submit'?" */
+static void unknown(const char *word)
+{
+    int d_cmd, d_v1;
+    const char *cmd = cli_nearest(word, commands, sizeof(commands[0]), N_COMMANDS, &d_cmd);
+    const char *v1 = v1_nearest(word, &d_v1);
+    const char *near = v1 && d_v1 < d_cmd ? v1 : cmd;
+
+    fprintf(stderr, "allot: unknown command '%s'", word);
+    if (near)
+        fprintf(stderr, ": did you mean '%s'?", near);
+    fputc('\n', stderr);
 }
 
 int main(int argc, char **argv)
@@ -80,7 +96,7 @@ int main(int argc, char **argv)
             return commands[i].run(argc - 1, argv + 1);
     if ((i = v1_main(argc - 1, argv + 1)) >= 0)
         return i;
-    fprintf(stderr, "allot: unknown command '%s'\n", argv[1]);
+    unknown(argv[1]);
     usage(stderr);
     return 2;
 }

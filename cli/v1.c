@@ -1,8 +1,9 @@
 /*
  * v1.c: the runai v1 command forms that older documents still use
  * (`runai submit NAME -i IMAGE --gpu N -p PROJECT [--interactive]`,
- * `runai list jobs`, `runai describe job NAME`, `runai delete job NAME`,
- * `runai logs NAME`, ...), mapped onto allot's v2 commands.
+ * `runai list jobs`, `runai describe [job] NAME`, `runai delete job NAME`,
+ * `runai delete --all`, `runai describe project NAME`, `runai config
+ * project NAME`, `runai logs NAME`, ...), mapped onto allot's v2 commands.
  *
  * Step 1: the v1 words are found in a table of forms; a form allot cannot
  *         honour (bash, exec, attach, describe node, ...) is refused
@@ -11,7 +12,9 @@
  *         operands and flags (submit's flags through their own table:
  *         --gpu 0.5 becomes --gpu-portion-request 0.5, --interactive
  *         makes a workspace, --preemptible a preemptible one, and a v1
- *         flag with no counterpart is refused, never dropped);
+ *         flag with no counterpart is refused, never dropped; v1's
+ *         --command "python train.py" with the command line as its value
+ *         becomes v2's --command -- python train.py);
  * Step 3: one line on stderr names the v2 form ("allot: runai v1 form;
  *         running: allot workload describe a1"), then the v2 command
  *         runs with the new words.
@@ -47,10 +50,15 @@ static const struct v1_form forms[] = {
      "allot serves one cluster; allot whoami names its server"},
     {"list", NULL, cmd_workload_main, "workload", "list", NULL, NULL},
     {"describe", "job", cmd_workload_main, "workload", "describe", NULL, NULL},
+    {"describe", "project", cmd_project_main, "project", "describe", NULL, NULL},
+    {"describe", "department", cmd_department_main, "department", "describe", NULL, NULL},
     {"describe", "node", NULL, NULL, NULL, NULL,
      "allot has no node describe; allot node list shows each node's pool, GPUs and their use"},
-    {"describe", NULL, NULL, NULL, NULL, NULL,
-     "describe what? allot workload describe NAME describes a workload"},
+    {"describe", NULL, cmd_workload_main, "workload", "describe", NULL, NULL},
+    {"config", "project", cmd_project_main, "project", "set", NULL, NULL},
+    {"config", NULL, NULL, NULL, NULL, NULL,
+     "allot keeps only the server, the login and the default project: allot project set "
+     "NAME sets the project, allot login --url URL the server"},
     {"delete", "job", cmd_workload_main, "workload", "delete", "-y", NULL},
     {"delete", NULL, cmd_workload_main, "workload", "delete", "-y", NULL},
     {"logs", NULL, cmd_workload_main, "workload", "logs", NULL, NULL},
@@ -94,6 +102,7 @@ static const struct v1_flag submit_flags[] = {
     SHORT("project", 'p', OPT_VALUE, "-p"),
     SHORT("environment", 'e', OPT_VALUE, "-e"),
     SAME("command", OPT_FLAG),
+    SAME("name", OPT_VALUE),
     SAME("node-type", OPT_VALUE),
     SAME("working-dir", OPT_VALUE),
     SAME("parallelism", OPT_VALUE),
@@ -136,10 +145,12 @@ static const struct cli_cmd submit_cmd = {
     NULL,
 };
 
-/* The words being built (borrowed from argv and the tables). */
+/* The words being built (borrowed from argv and the tables, or from
+ * owned: the split value of v1's --command). */
 struct words {
     char *w[MAX_WORDS];
     int n;
+    char *owned;
 };
 
 static int push(struct words *ws, char *w)
@@ -185,6 +196,17 @@ static int flag_words(struct words *ws, const struct opt_hit *h)
     return CLI_OK;
 }
 
+/* Whether the flag named lng was given. */
+static int has_how_flag(const struct opts *o, const char *lng)
+{
+    int i;
+
+    for (i = 0; i < o->n_hits; i++)
+        if (strcmp(submit_flags[o->hits[i].id - 1].spec.lng, lng) == 0)
+            return 1;
+    return 0;
+}
+
 static int has_how(const struct opts *o, int how)
 {
     int i;
@@ -195,12 +217,81 @@ static int has_how(const struct opts *o, int how)
     return 0;
 }
 
+/* v1's --command took the command line as its value (`--command "python
+ * train.py"`, `--command=python`); v2's --command is a flag that makes the
+ * words after "--" the command. The word after --command is taken as its
+ * value when it holds a space or when no "--" comes after it. The pair
+ * is removed from argv (*argc shrinks) and the value returned, or NULL. */
+static const char *command_value(int *argc, char **argv)
+{
+    const char *val = NULL;
+    int i, j, taken = 0, rest = 0;
+
+    for (i = 1; i < *argc && !rest; i++) {
+        rest = strcmp(argv[i], "--") == 0;
+        if (strncmp(argv[i], "--command=", 10) == 0) {
+            val = argv[i] + 10;
+            taken = 1;
+        } else if (strcmp(argv[i], "--command") == 0 && i + 1 < *argc &&
+                   argv[i + 1][0] != '-') {
+            for (j = i + 2; j < *argc && strcmp(argv[j], "--") != 0; j++)
+                ;
+            if (strchr(argv[i + 1], ' ') || j == *argc) {
+                val = argv[i + 1];
+                taken = 2;
+            }
+        }
+        if (taken) {
+            memmove(argv + i, argv + i + taken, (size_t)(*argc - i - taken) * sizeof(*argv));
+            *argc -= taken;
+            argv[*argc] = NULL;
+            return val;
+        }
+    }
+    return NULL;
+}
+
+/* Splits a command line into ws->owned as a shell would: words between
+ * blanks, 'single' and "double" quotes, backslash escapes. 0, or -1 on
+ * an open quote or no memory. */
+static int split_words(struct words *ws, const char *line)
+{
+    char *out = malloc(strlen(line) + 1), *w = NULL;
+    char quote = 0;
+
+    if (!out)
+        return -1;
+    ws->owned = out;
+    for (; *line; line++) {
+        char ch = *line;
+        if (!quote && (ch == ' ' || ch == '\t' || ch == '\n')) {
+            if (w && (*out++ = 0, push(ws, w) != 0))
+                return -1;
+            w = NULL;
+            continue;
+        }
+        if (!w)
+            w = out;
+        if (quote != '\'' && ch == '\\' && line[1] && (quote != '"' || strchr("\"\\$`", line[1])))
+            *out++ = *++line;
+        else if (!quote && (ch == '\'' || ch == '"'))
+            quote = ch;
+        else if (quote && ch == quote)
+            quote = 0;
+        else
+            *out++ = ch;
+    }
+    *out++ = 0;
+    return quote || (w && push(ws, w) != 0) ? -1 : 0;
+}
+
 /* Step 2 for submit: argv from "submit" on into ws; *run is the group. */
 static int submit_words(int argc, char **argv, struct words *ws, int (**run)(int, char **))
 {
     struct opt_spec spec[64];
     struct opts o;
     char err[256];
+    const char *cmdline = command_value(&argc, argv);
     int i, n = 0, interactive, rc;
 
     for (n = 0; submit_flags[n].spec.lng && n + 1 < 64; n++) {
@@ -227,8 +318,12 @@ static int submit_words(int argc, char **argv, struct words *ws, int (**run)(int
                  ? CLI_FAIL : CLI_OK;
     if (rc == CLI_OK && o.help)
         rc = push(ws, "--help") ? CLI_FAIL : CLI_OK;
-    if (rc == CLI_OK && o.has_rest)
+    if (rc == CLI_OK && cmdline && !has_how_flag(&o, "command"))
+        rc = push(ws, "--command") ? CLI_FAIL : CLI_OK;
+    if (rc == CLI_OK && (o.has_rest || cmdline))
         rc = push(ws, "--") ? CLI_FAIL : CLI_OK;
+    if (rc == CLI_OK && cmdline && split_words(ws, cmdline) != 0)
+        rc = cli_usage_error(&submit_cmd, "--command \"%s\": a quote is not closed", cmdline);
     for (i = 0; rc == CLI_OK && o.has_rest && i < o.n_rest; i++)
         rc = push(ws, o.rest[i]) ? CLI_FAIL : CLI_OK;
     opts_free(&o);
@@ -294,11 +389,16 @@ static void notice(const char *v1_word, const struct words *ws)
     fputc('\n', stderr);
 }
 
+const char *v1_nearest(const char *word, int *dist)
+{
+    return cli_nearest(word, forms, sizeof(forms[0]), N_FORMS, dist);
+}
+
 int v1_main(int argc, char **argv)
 {
     const struct v1_form *f = form_of(argc, argv);
     int (*run)(int, char **) = f ? f->run : NULL;
-    struct words ws = {{NULL}, 0};
+    struct words ws = {{NULL}, 0, NULL};
     char name[64];
     struct cli_cmd refused = {name, "COMMAND ...   (allot --help lists allot's commands)", NULL};
     int rc;
@@ -318,5 +418,6 @@ int v1_main(int argc, char **argv)
         notice(argv[0], &ws);
         rc = run(ws.n, ws.w);
     }
+    free(ws.owned);
     return rc;
 }

@@ -10,4 +10,7 @@
  * status; -1 if argv[0] is no v1 word. */
 int v1_main(int argc, char **argv);
 
+/* The v1 word nearest to word (cli_nearest), or NULL; *dist its edits. */
+const char *v1_nearest(const char *word, int *dist);
+
 #endif

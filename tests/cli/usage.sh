@@ -199,6 +199,34 @@ usage "allot has no node describe" describe node n1
 usage "'list clusters' is not supported" list clusters
 usage "-i IMAGE is required" submit a1 --gpu 1
 usage "-y is for delete" suspend a1 -y
+usage "--all is for delete" training suspend --all
+usage "give no NAME" training delete a1 --all -y
+usage "add -y" training delete --all
+usage "give NAME or --name NAME, not both" training submit a1 --name a2 -i img
+usage "give NAME or --name NAME, not both" submit a1 --name a2 -i img
+usage "--command \"sh -c 'x\": a quote is not closed" submit a1 -i img --command "sh -c 'x"
+usage "-o is table, json or yaml" project describe team-a -o wide
+usage "NAME is missing" describe project
+usage "NAME is missing" describe
+usage "NAME is missing" config project
+usage "allot project set NAME sets the project" config cluster x
+
+# an unknown command names the nearest verb
+usage "unknown command 'sumbit': did you mean 'submit'?" sumbit a1
+usage "unknown command 'lst': did you mean 'list'?" lst
+usage "unknown command 'projct': did you mean 'project'?" projct list
+usage "unknown command 'sbumit': did you mean 'submit'?" training sbumit
+usage "unknown command 'lsit': did you mean 'list'?" project lsit
+usage "unknown command 'descibe': did you mean 'describe'?" workload descibe a1
+usage "unknown command 'suspnd'" inference suspnd a1
+usage "unknown command 'xyzzy'" xyzzy
+for w in "inference suspnd a1" "xyzzy" "training frob"; do
+  # shellcheck disable=SC2086
+  "$ALLOT" $w </dev/null >"$T/out" 2>"$T/err"
+  if grep -q 'did you mean' "$T/err"; then
+    echo "FAIL: allot $w: a hint where none is near: $(head -n 1 "$T/err")"; failed=1
+  fi
+done
 
 # login, logout, whoami
 usage "exclude each other" login --user a --client-id b
@@ -209,7 +237,17 @@ usage "no terminal to ask on" login --url http://127.0.0.1:1
 usage "no terminal to ask the password" login --url http://127.0.0.1:1 --user a
 usage "no terminal to ask the secret" login --url http://127.0.0.1:1 --client-id a
 usage "no password given on standard input" login --url http://127.0.0.1:1 --user a --password-stdin
-usage "unexpected argument 'x'" login x
+usage "unexpected argument 'y'" login x y
+usage "unexpected argument 'x'" login --user a x
+usage "no terminal to ask the password" login --url http://127.0.0.1:1 alice
+usage "no terminal to ask the password" login --url http://127.0.0.1:1 user -u alice
+usage "instead of --password, use --password-stdin" login --user a --password hunter2
+usage "instead of --password, use --password-stdin" login user -u a -p hunter2
+usage "instead of --password, use --password-stdin" login --password=hunter2
+usage "instead of --client-secret, use --client-secret-stdin" login --client-id a --client-secret s
+"$ALLOT" login --user a --password hunter2 </dev/null >"$T/out" 2>"$T/err"
+if grep -q hunter2 "$T/err" "$T/out"; then echo "FAIL: login echoes a password"; failed=1; fi
+usage "unexpected argument 'x'" version x
 usage "unexpected argument 'x'" logout x
 usage "unknown option '--bogus'" whoami --bogus
 
@@ -231,6 +269,9 @@ help nodepool --help
 help login --help
 help logout --help
 help whoami --help
+help version --help
+help project describe --help
+help department describe --help
 help completion --help
 help whatif --help
 help whatif quota --help
@@ -251,9 +292,16 @@ grep -q -- '--gpu-devices-request' "$T/out" || { echo "FAIL: submit --help lists
 grep -q -- '--dry-run' "$T/out" || { echo "FAIL: submit --help lists no --dry-run"; failed=1; }
 "$ALLOT" --help >"$T/out"
 for c in login project training workspace inference distributed workload node nodepool \
-         whatif access-rule agent completion simulate; do
+         whatif access-rule agent completion simulate version; do
   grep -q "^  $c " "$T/out" || { echo "FAIL: allot --help does not list $c"; failed=1; }
 done
+
+# version: the client's always; the server's when it answers (here it refuses)
+rc=0; "$ALLOT" version </dev/null >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" = 0 ] && grep -q '^Client:  allot [0-9]' "$T/out" ||
+  { echo "FAIL: allot version: exit $rc: $(cat "$T/out" "$T/err")"; failed=1; }
+rc=0; "$ALLOT" --version </dev/null >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" = 0 ] && grep -q '^allot [0-9]' "$T/out" || { echo "FAIL: allot --version"; failed=1; }
 
 # a bad timeout in the environment is a usage error too
 rc=0; ALLOT_TIMEOUT=soon "$ALLOT" whoami >"$T/out" 2>"$T/err" || rc=$?
