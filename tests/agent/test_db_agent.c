@@ -24,8 +24,7 @@
 #include "tmpdb.h"
 
 struct fixture {
-    char dir[TMPDB_DIR_LEN], path[TMPDB_PATH_LEN];
-    struct db *db;
+    struct tmpdb tmp;             /* first: tmpdb_teardown frees the fixture */
     struct db_pool pool;
     struct db_queue dept, proj;
     struct db_agent_token tok, other;
@@ -38,7 +37,7 @@ static int token(struct fixture *f, struct db_agent_token *t, const char *id)
     snprintf(t->id, sizeof(t->id), "%s", id);
     snprintf(t->name, sizeof(t->name), "%s", id);
     snprintf(t->secret_hash, sizeof(t->secret_hash), "%064d", 0);
-    return db_agent_token_insert(f->db, t);
+    return db_agent_token_insert(f->tmp.db, t);
 }
 
 static void reg_of(const struct db_agent_token *t, const char *name, struct db_agent_reg *r)
@@ -59,23 +58,14 @@ static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));
 
-    if (!f || tmpdb_open("agent", 0, f->dir, f->path, &f->db) != 0 ||
-        tmpdb_org(f->db, -1, &f->pool, &f->dept, &f->proj) != DB_OK ||
+    if (!f || tmpdb_open("agent", 0, &f->tmp) != 0 ||
+        tmpdb_org(f->tmp.db, -1, &f->pool, &f->dept, &f->proj) != DB_OK ||
         token(f, &f->tok, "tok1") != DB_OK || token(f, &f->other, "tok2") != DB_OK)
         return -1;
     reg_of(&f->tok, "node-a", &f->reg);
-    if (db_agent_register(f->db, &f->reg) != DB_OK)
+    if (db_agent_register(f->tmp.db, &f->reg) != DB_OK)
         return -1;
     *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-
-    tmpdb_remove(f->db, f->dir, f->path);
-    free(f);
     return 0;
 }
 
@@ -100,7 +90,7 @@ static int64_t placed_spec(struct fixture *f, const char *name, int n_pods, int6
     w.gpu_devices = 1;
     snprintf(w.rules, sizeof(w.rules), "%s", f->proj.scheduling_rules); /* as submitted */
     w.spec = spec ? strdup(spec) : NULL;
-    assert_int_equal(db_workload_insert(f->db, &w), DB_OK);
+    assert_int_equal(db_workload_insert(f->tmp.db, &w), DB_OK);
     free(w.spec);
     w.spec = NULL;
     memset(&u, 0, sizeof(u));
@@ -115,7 +105,7 @@ static int64_t placed_spec(struct fixture *f, const char *name, int n_pods, int6
     c.now_ms = 2000;
     c.updates = &u;
     c.n_updates = 1;
-    assert_int_equal(db_cycle_apply(f->db, &c, &applied), DB_OK);
+    assert_int_equal(db_cycle_apply(f->tmp.db, &c, &applied), DB_OK);
     assert_int_equal(applied, 1);
     db_workload_clear(&w);
     return w.seq;
@@ -140,7 +130,7 @@ static const char *phase_of(struct fixture *f, const char *name)
     strcpy(q.filters[0].op, "==");
     snprintf(q.filters[0].value, sizeof(q.filters[0].value), "%s", name);
     q.limit = 1;
-    assert_int_equal(db_workload_list(f->db, &q, &ws, &n), DB_OK);
+    assert_int_equal(db_workload_list(f->tmp.db, &q, &ws, &n), DB_OK);
     assert_int_equal(n, 1);
     snprintf(phase, sizeof(phase), "%s", ws[0].phase);
     db_workloads_free(ws, n);
@@ -162,7 +152,7 @@ static int beat(struct fixture *f, const struct db_agent_token *t,
     h.now_ms = beat_now;
     h.pods = pods;
     h.n_pods = n;
-    rc = db_agent_heartbeat(f->db, &h);
+    rc = db_agent_heartbeat(f->tmp.db, &h);
     if (n_uids)
         *n_uids = h.n_assigned;
     for (i = 0; uids && i < h.n_assigned && i < 4; i++)
@@ -191,33 +181,33 @@ static void test_registration(void **state)
 
     /* the same token, the same name: fine; another name: its node is node-a */
     reg_of(&f->tok, "node-a", &r);
-    assert_int_equal(db_agent_register(f->db, &r), DB_OK);
+    assert_int_equal(db_agent_register(f->tmp.db, &r), DB_OK);
     assert_int_equal(r.node_seq, f->reg.node_seq);
     reg_of(&f->tok, "node-b", &r);
-    assert_int_equal(db_agent_register(f->db, &r), DB_ECONFLICT);
+    assert_int_equal(db_agent_register(f->tmp.db, &r), DB_ECONFLICT);
     assert_non_null(strstr(r.why, "belongs to node node-a"));
     /* another token cannot take node-a while the first one is live */
     reg_of(&f->other, "node-a", &r);
-    assert_int_equal(db_agent_register(f->db, &r), DB_ECONFLICT);
+    assert_int_equal(db_agent_register(f->tmp.db, &r), DB_ECONFLICT);
     /* nor a simulated node's name */
     memset(&n, 0, sizeof(n));
     strcpy(n.name, "sim-1");
     n.pool_seq = f->pool.seq;
     n.simulated = 1;
     n.ready = 1;
-    assert_int_equal(db_node_upsert(f->db, &n), DB_OK);
+    assert_int_equal(db_node_upsert(f->tmp.db, &n), DB_OK);
     reg_of(&f->other, "sim-1", &r);
-    assert_int_equal(db_agent_register(f->db, &r), DB_ECONFLICT);
+    assert_int_equal(db_agent_register(f->tmp.db, &r), DB_ECONFLICT);
     /* an unknown pool */
     reg_of(&f->other, "node-c", &r);
     strcpy(r.pool, "nope");
-    assert_int_equal(db_agent_register(f->db, &r), DB_ENOTFOUND);
+    assert_int_equal(db_agent_register(f->tmp.db, &r), DB_ENOTFOUND);
     /* once the first token is revoked, another may take node-a over */
-    assert_int_equal(db_agent_token_revoke(f->db, "tok1", 5000), DB_OK);
-    assert_int_equal(db_agent_token_revoke(f->db, "tok1", 5000), DB_ENOTFOUND);
+    assert_int_equal(db_agent_token_revoke(f->tmp.db, "tok1", 5000), DB_OK);
+    assert_int_equal(db_agent_token_revoke(f->tmp.db, "tok1", 5000), DB_ENOTFOUND);
     reg_of(&f->other, "node-a", &r);
-    assert_int_equal(db_agent_register(f->db, &r), DB_OK);
-    assert_int_equal(db_agent_token_get(f->db, "tok2", &t), DB_OK);
+    assert_int_equal(db_agent_register(f->tmp.db, &r), DB_OK);
+    assert_int_equal(db_agent_token_get(f->tmp.db, "tok2", &t), DB_OK);
     assert_string_equal(t.node_name, "node-a");
 }
 
@@ -240,7 +230,7 @@ static void test_running_then_completed(void **state)
     p[1] = report(uids[1], DB_POD_RUNNING, 0);
     assert_int_equal(beat(f, &f->tok, p, 2, NULL, NULL), DB_OK);
     assert_string_equal(phase_of(f, "w1"), "Running");
-    assert_int_equal(db_pod_run_get(f->db, uids[0], &run), DB_OK);
+    assert_int_equal(db_pod_run_get(f->tmp.db, uids[0], &run), DB_OK);
     assert_string_equal(run.node_name, "node-a");
     /* one pod exits 0: not done yet, and it is no longer assigned */
     p[0] = report(uids[0], DB_POD_EXITED, 0);
@@ -251,7 +241,7 @@ static void test_running_then_completed(void **state)
     /* a later report about the ended run changes nothing */
     p[0] = report(uids[0], DB_POD_EXITED, 7);
     assert_int_equal(beat(f, &f->tok, p, 2, NULL, NULL), DB_OK);
-    assert_int_equal(db_pod_run_get(f->db, uids[0], &run), DB_OK);
+    assert_int_equal(db_pod_run_get(f->tmp.db, uids[0], &run), DB_OK);
     assert_string_equal(run.outcome, "Succeeded");
     assert_string_equal(phase_of(f, "w1"), "Running");
     /* the second exits 0: Completed, pods freed */
@@ -309,7 +299,7 @@ static void test_other_node_ignored(void **state)
     int n = 0;
 
     reg_of(&f->other, "node-b", &r);
-    assert_int_equal(db_agent_register(f->db, &r), DB_OK);
+    assert_int_equal(db_agent_register(f->tmp.db, &r), DB_OK);
     placed(f, "w4", 1, f->reg.node_seq, "Initializing");
     assert_int_equal(beat(f, &f->tok, NULL, 0, uids, &n), DB_OK);
     p[0] = report(uids[0], DB_POD_RUNNING, 0);
@@ -328,7 +318,7 @@ static void figures(struct fixture *f, const char *name, char *pool, int *gpus, 
     struct db_agent_node *a = NULL;
     int n = 0, i;
 
-    assert_int_equal(db_agent_node_list(f->db, &a, &n), DB_OK);
+    assert_int_equal(db_agent_node_list(f->tmp.db, &a, &n), DB_OK);
     for (i = 0; i < n && strcmp(a[i].name, name) != 0; i++)
         ;
     assert_true(i < n);
@@ -368,12 +358,12 @@ static void test_approval(void **state)
     strcpy(other.name, "other");
     strcpy(other.label_key, "k");
     strcpy(other.label_value, "other");
-    assert_int_equal(db_pool_insert(f->db, &other), DB_OK);
+    assert_int_equal(db_pool_insert(f->tmp.db, &other), DB_OK);
     for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
         reg_of(&f->tok, "node-a", &r);
         snprintf(r.pool, sizeof(r.pool), "%s", steps[i].ask_pool);
         r.n_gpus = steps[i].ask_gpus;
-        assert_int_equal(db_agent_register(f->db, &r), DB_OK);
+        assert_int_equal(db_agent_register(f->tmp.db, &r), DB_OK);
         figures(f, "node-a", pool, &gpus, &approved, &requested);
         if (strcmp(pool, steps[i].pool) != 0 || gpus != steps[i].gpus ||
             approved != steps[i].approved || r.pending != steps[i].pending ||
@@ -385,26 +375,26 @@ static void test_approval(void **state)
     reg_of(&f->tok, "node-a", &r);
     snprintf(r.pool, sizeof(r.pool), "other");
     r.n_gpus = 4;
-    assert_int_equal(db_agent_register(f->db, &r), DB_OK);
+    assert_int_equal(db_agent_register(f->tmp.db, &r), DB_OK);
     memset(&ap, 0, sizeof(ap));
     ap.node = "node-a";
     ap.take_requested = 1;
-    assert_int_equal(db_agent_node_approve(f->db, &ap), DB_OK);
+    assert_int_equal(db_agent_node_approve(f->tmp.db, &ap), DB_OK);
     figures(f, "node-a", pool, &gpus, &approved, &requested);
     assert_string_equal(pool, "other");
     assert_true(gpus == 4 && approved == 4);
     memset(&ap, 0, sizeof(ap));
     ap.node = "node-a";
     ap.n_gpus = 3;
-    assert_int_equal(db_agent_node_approve(f->db, &ap), DB_OK);
+    assert_int_equal(db_agent_node_approve(f->tmp.db, &ap), DB_OK);
     figures(f, "node-a", pool, &gpus, &approved, &requested);
     assert_string_equal(pool, "other"); /* NULL pool: kept */
     assert_true(gpus == 3 && approved == 3);
     ap.pool = "nowhere";
-    assert_int_equal(db_agent_node_approve(f->db, &ap), DB_ENOTFOUND);
+    assert_int_equal(db_agent_node_approve(f->tmp.db, &ap), DB_ENOTFOUND);
     ap.node = "node-z";
     ap.pool = NULL;
-    assert_int_equal(db_agent_node_approve(f->db, &ap), DB_ENOTFOUND);
+    assert_int_equal(db_agent_node_approve(f->tmp.db, &ap), DB_ENOTFOUND);
     /* figures set on a token win over what its node asks for, from the start */
     memset(&preset, 0, sizeof(preset));
     snprintf(preset.id, sizeof(preset.id), "tok3");
@@ -413,10 +403,10 @@ static void test_approval(void **state)
     snprintf(preset.pool, sizeof(preset.pool), "other");
     preset.has_gpus = 1;
     preset.n_gpus = 1;
-    assert_int_equal(db_agent_token_insert(f->db, &preset), DB_OK);
+    assert_int_equal(db_agent_token_insert(f->tmp.db, &preset), DB_OK);
     reg_of(&preset, "node-c", &r);
     r.n_gpus = 8;
-    assert_int_equal(db_agent_register(f->db, &r), DB_OK);
+    assert_int_equal(db_agent_register(f->tmp.db, &r), DB_OK);
     figures(f, "node-c", pool, &gpus, &approved, &requested);
     assert_string_equal(pool, "other");
     assert_true(gpus == 1 && approved == 1 && requested == 8 && r.pending);
@@ -424,10 +414,10 @@ static void test_approval(void **state)
     memset(&ap, 0, sizeof(ap));
     ap.node = "node-c";
     ap.n_gpus = 6;
-    assert_int_equal(db_agent_node_approve(f->db, &ap), DB_OK);
+    assert_int_equal(db_agent_node_approve(f->tmp.db, &ap), DB_OK);
     reg_of(&preset, "node-c", &r);
     r.n_gpus = 8;
-    assert_int_equal(db_agent_register(f->db, &r), DB_OK);
+    assert_int_equal(db_agent_register(f->tmp.db, &r), DB_OK);
     figures(f, "node-c", pool, &gpus, &approved, &requested);
     assert_string_equal(pool, "other");
     assert_true(gpus == 6 && approved == 6 && r.pending);
@@ -448,25 +438,25 @@ static void test_node_lost(void **state)
     /* last seen at 3000 ms, lost after 2000 ms (the lease and its margin):
      * not at 4000 nor at 5000 exactly, yes at 6000, but never before the
      * server's own start plus that time */
-    assert_int_equal(db_agent_expire(f->db, 4000, 0, 2000, &lost), DB_OK);
+    assert_int_equal(db_agent_expire(f->tmp.db, 4000, 0, 2000, &lost), DB_OK);
     assert_int_equal(lost, 0);
-    assert_int_equal(db_agent_expire(f->db, 5000, 0, 2000, &lost), DB_OK);
+    assert_int_equal(db_agent_expire(f->tmp.db, 5000, 0, 2000, &lost), DB_OK);
     assert_int_equal(lost, 0);
-    assert_int_equal(db_agent_expire(f->db, 6000, 5000, 2000, &lost), DB_OK);
+    assert_int_equal(db_agent_expire(f->tmp.db, 6000, 5000, 2000, &lost), DB_OK);
     assert_int_equal(lost, 0);
-    assert_int_equal(db_agent_expire(f->db, 6000, 0, 4000, &lost), DB_OK);
+    assert_int_equal(db_agent_expire(f->tmp.db, 6000, 0, 4000, &lost), DB_OK);
     assert_int_equal(lost, 0);
-    assert_int_equal(db_agent_expire(f->db, 6000, 0, 2000, &lost), DB_OK);
+    assert_int_equal(db_agent_expire(f->tmp.db, 6000, 0, 2000, &lost), DB_OK);
     assert_int_equal(lost, 1);
     assert_string_equal(phase_of(f, "w5"), "Pending");
-    assert_int_equal(db_node_list(f->db, &nodes, &n), DB_OK);
+    assert_int_equal(db_node_list(f->tmp.db, &nodes, &n), DB_OK);
     assert_int_equal(n, 1);
     assert_int_equal(nodes[0].ready, 0);
     free(nodes);
     /* it heartbeats again: Ready, and nothing to run */
     assert_int_equal(beat(f, &f->tok, p, 1, NULL, &n), DB_OK);
     assert_int_equal(n, 0);
-    assert_int_equal(db_node_list(f->db, &nodes, &n), DB_OK);
+    assert_int_equal(db_node_list(f->tmp.db, &nodes, &n), DB_OK);
     assert_int_equal(nodes[0].ready, 1);
     free(nodes);
 }
@@ -497,7 +487,7 @@ static void test_uid_kept(void **state)
     memset(&c, 0, sizeof(c));
     c.updates = &u;
     c.n_updates = 1;
-    assert_int_equal(db_cycle_apply(f->db, &c, &applied), DB_OK);
+    assert_int_equal(db_cycle_apply(f->tmp.db, &c, &applied), DB_OK);
     assert_int_equal(applied, 1);
     assert_int_equal(beat(f, &f->tok, NULL, 0, after, &n), DB_OK);
     assert_int_equal(n, 2);
@@ -512,7 +502,7 @@ static struct db_limited limited(struct fixture *f, int64_t seq)
     int n = 0, i;
 
     memset(&out, 0, sizeof(out));
-    assert_int_equal(db_agent_limited(f->db, &ls, &n), DB_OK);
+    assert_int_equal(db_agent_limited(f->tmp.db, &ls, &n), DB_OK);
     for (i = 0; i < n; i++)
         if (ls[i].seq == seq)
             out = ls[i];
@@ -526,7 +516,7 @@ static int events_with(struct fixture *f, int64_t seq, const char *reason, const
     struct db_event *ev = NULL;
     int n = 0, i, hits = 0;
 
-    assert_int_equal(db_event_list(f->db, seq, 0, 0, 100, &ev, &n), DB_OK);
+    assert_int_equal(db_event_list(f->tmp.db, seq, 0, 0, 100, &ev, &n), DB_OK);
     for (i = 0; i < n; i++)
         hits += strcmp(ev[i].reason, reason) == 0 && strstr(ev[i].message, text) != NULL;
     free(ev);
@@ -564,7 +554,7 @@ static void test_gpu_figures(void **state)
     p[0].gpus = busy;
     p[0].n_gpus = 1;
     assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
-    assert_int_equal(db_pod_gpu_list(f->db, seq, &rows, &n), DB_OK);
+    assert_int_equal(db_pod_gpu_list(f->tmp.db, seq, &rows, &n), DB_OK);
     assert_int_equal(n, 1);
     assert_int_equal(rows[0].gpu, 0);
     assert_int_equal(rows[0].given, 1);
@@ -589,7 +579,7 @@ static void test_gpu_figures(void **state)
     assert_int_equal(events_with(f, seq, "GpuOutsideAllocation",
                                  "pod 0 of w7 uses GPU 1 on node-a (process 43, 100 MiB), which"
                                  " it was not given: its devices are 0"), 1);
-    assert_int_equal(db_pod_gpu_list(f->db, seq, &rows, &n), DB_OK);
+    assert_int_equal(db_pod_gpu_list(f->tmp.db, seq, &rows, &n), DB_OK);
     assert_int_equal(n, 2);
     assert_int_equal(rows[1].gpu, 1);
     assert_int_equal(rows[1].given, 0);
@@ -614,7 +604,7 @@ static void test_gpu_figures(void **state)
     p[0].gpus = busy;
     p[0].has_gpus = 0;
     assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
-    assert_int_equal(db_pod_gpu_list(f->db, seq, &rows, &n), DB_OK);
+    assert_int_equal(db_pod_gpu_list(f->tmp.db, seq, &rows, &n), DB_OK);
     assert_int_equal(n, 0);
     free(rows);
     assert_int_equal(limited(f, seq).n_unmeasured, 1);
@@ -622,12 +612,12 @@ static void test_gpu_figures(void **state)
     /* the run ends: its figures go with it */
     p[0].has_gpus = 1;
     assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
-    assert_int_equal(db_pod_gpu_list(f->db, 0, &rows, &n), DB_OK);
+    assert_int_equal(db_pod_gpu_list(f->tmp.db, 0, &rows, &n), DB_OK);
     assert_int_equal(n, 1);
     free(rows);
     p[0] = report(uids[0], DB_POD_EXITED, 0);
     assert_int_equal(beat(f, &f->tok, p, 1, NULL, NULL), DB_OK);
-    assert_int_equal(db_pod_gpu_list(f->db, 0, &rows, &n), DB_OK);
+    assert_int_equal(db_pod_gpu_list(f->tmp.db, 0, &rows, &n), DB_OK);
     assert_int_equal(n, 0);
     free(rows);
     beat_now = 3000;
@@ -646,17 +636,20 @@ static void test_sha256(void **state)
     assert_string_equal(out, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
+/* Each test on a fresh fixture: setup before, teardown after. */
+#define AGENT_TEST(t) cmocka_unit_test_setup_teardown(t, setup, tmpdb_teardown)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_registration, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_running_then_completed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_failed_and_lost, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_other_node_ignored, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_node_lost, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_approval, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_uid_kept, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_gpu_figures, setup, teardown),
+        AGENT_TEST(test_registration),
+        AGENT_TEST(test_running_then_completed),
+        AGENT_TEST(test_failed_and_lost),
+        AGENT_TEST(test_other_node_ignored),
+        AGENT_TEST(test_node_lost),
+        AGENT_TEST(test_approval),
+        AGENT_TEST(test_uid_kept),
+        AGENT_TEST(test_gpu_figures),
         cmocka_unit_test(test_sha256),
     };
 

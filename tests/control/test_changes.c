@@ -25,9 +25,7 @@
 #include "tmpdb.h"
 
 struct fixture {
-    char dir[TMPDB_DIR_LEN];
-    char path[TMPDB_PATH_LEN];
-    struct db *db;
+    struct tmpdb tmp;             /* first: tmpdb_teardown frees the fixture */
     sqlite3 *other;               /* another replica's connection */
 };
 
@@ -36,9 +34,9 @@ static int setup(void **state)
     struct fixture *f = calloc(1, sizeof(*f));
 
     /* SQLite only: the other replica is a second connection to the file */
-    if (!f || tmpdb_open("changes", 0, f->dir, f->path, &f->db) != 0)
+    if (!f || tmpdb_open("changes", 0, &f->tmp) != 0)
         return -1;
-    if (sqlite3_open(f->path, &f->other) != SQLITE_OK)
+    if (sqlite3_open(f->tmp.path, &f->other) != SQLITE_OK)
         return -1;
     sqlite3_busy_timeout(f->other, 5000);
     *state = f;
@@ -50,9 +48,7 @@ static int teardown(void **state)
     struct fixture *f = *state;
 
     sqlite3_close(f->other);
-    tmpdb_remove(f->db, f->dir, f->path);
-    free(f);
-    return 0;
+    return tmpdb_teardown(state);
 }
 
 /* A row of another replica (origin 7), at seq (0: the next). */
@@ -101,30 +97,30 @@ static void test_writes_leave_rows(void **state)
     strcpy(p.name, "pool");
     strcpy(p.label_key, "k");
     strcpy(p.label_value, "v");
-    assert_int_equal(db_pool_insert(f->db, &p), DB_OK);
+    assert_int_equal(db_pool_insert(f->tmp.db, &p), DB_OK);
     memset(&d, 0, sizeof(d));
     d.kind = DB_DEPARTMENT;
     strcpy(d.name, "dept");
-    assert_int_equal(db_queue_insert(f->db, &d), DB_OK);
+    assert_int_equal(db_queue_insert(f->tmp.db, &d), DB_OK);
     memset(&q, 0, sizeof(q));
     q.kind = DB_PROJECT;
     strcpy(q.name, "proj");
     q.parent_seq = d.seq;
-    assert_int_equal(db_queue_insert(f->db, &q), DB_OK);
+    assert_int_equal(db_queue_insert(f->tmp.db, &q), DB_OK);
     memset(&w, 0, sizeof(w));
     strcpy(w.name, "w");
     w.project_seq = q.seq;
     w.n_pods = w.min_pods = 1;
     w.gpu_devices = 1;
-    assert_int_equal(db_workload_insert(f->db, &w), DB_OK);
-    assert_int_equal(db_workload_act(f->db, w.seq, DB_WL_SUSPEND, "t", 1), DB_OK);
+    assert_int_equal(db_workload_insert(f->tmp.db, &w), DB_OK);
+    assert_int_equal(db_workload_act(f->tmp.db, w.seq, DB_WL_SUSPEND, "t", 1), DB_OK);
     memset(&u, 0, sizeof(u));
     strcpy(u.login, "someone");
     strcpy(u.name, "someone");
     strcpy(u.secret_hash, "x");
-    assert_int_equal(db_user_insert(f->db, &u), DB_OK);
-    assert_int_equal(db_user_touch_login(f->db, u.id, 5), DB_OK); /* no row: not a change */
-    assert_int_equal(db_changes_since(f->db, 0, 100, &rows, &n), DB_OK);
+    assert_int_equal(db_user_insert(f->tmp.db, &u), DB_OK);
+    assert_int_equal(db_user_touch_login(f->tmp.db, u.id, 5), DB_OK); /* no row: not a change */
+    assert_int_equal(db_changes_since(f->tmp.db, 0, 100, &rows, &n), DB_OK);
     assert_int_equal(n, (int)(sizeof(want) / sizeof(want[0])));
     for (i = 0; i < n; i++) {
         assert_int_equal(rows[i].kind, want[i]);
@@ -132,12 +128,12 @@ static void test_writes_leave_rows(void **state)
         assert_int_equal(rows[i].workload_seq, want[i] == DB_CHANGE_WORKLOAD ? w.seq : 0);
     }
     free(rows);
-    assert_int_equal(db_changes_purge(f->db, 0), DB_OK);
-    assert_int_equal(db_changes_since(f->db, 0, 100, &rows, &n), DB_OK);
+    assert_int_equal(db_changes_purge(f->tmp.db, 0), DB_OK);
+    assert_int_equal(db_changes_since(f->tmp.db, 0, 100, &rows, &n), DB_OK);
     assert_int_equal(n, 6); /* written now: not before 0 */
     free(rows);
-    assert_int_equal(db_changes_purge(f->db, INT64_MAX), DB_OK);
-    assert_int_equal(db_changes_since(f->db, 0, 100, &rows, &n), DB_OK);
+    assert_int_equal(db_changes_purge(f->tmp.db, INT64_MAX), DB_OK);
+    assert_int_equal(db_changes_since(f->tmp.db, 0, 100, &rows, &n), DB_OK);
     assert_int_equal(n, 0);
     free(rows);
 }
@@ -152,26 +148,26 @@ static void test_feed_out_of_order(void **state)
 
     memset(&g, 0, sizeof(g));
     foreign(f, 0, DB_CHANGE_WORKLOAD, 1); /* before the feed starts: in the state loaded */
-    assert_int_equal(ctl_feed_poll(feed, f->db, 1000, collect, &g), 0);
+    assert_int_equal(ctl_feed_poll(feed, f->tmp.db, 1000, collect, &g), 0);
     assert_int_equal(g.n, 0);
-    assert_int_equal(db_changes_last(f->db, &last), DB_OK);
+    assert_int_equal(db_changes_last(f->tmp.db, &last), DB_OK);
     memset(&p, 0, sizeof(p));
     strcpy(p.name, "mine");
     strcpy(p.label_key, "k");
     strcpy(p.label_value, "v");
-    assert_int_equal(db_pool_insert(f->db, &p), DB_OK); /* own: last + 1, never handed over */
+    assert_int_equal(db_pool_insert(f->tmp.db, &p), DB_OK); /* own: last + 1, never handed over */
     foreign(f, last + 3, DB_CHANGE_ORG, 0);            /* last + 2 still committing */
-    assert_int_equal(ctl_feed_poll(feed, f->db, 2000, collect, &g), 0);
+    assert_int_equal(ctl_feed_poll(feed, f->tmp.db, 2000, collect, &g), 0);
     assert_int_equal(g.n, 1);
     assert_int_equal(g.seq[0], last + 3);
     foreign(f, last + 2, DB_CHANGE_WORKLOAD, 9);       /* commits late */
     foreign(f, last + 4, DB_CHANGE_PRINCIPALS, 0);
-    assert_int_equal(ctl_feed_poll(feed, f->db, 3000, collect, &g), 0);
+    assert_int_equal(ctl_feed_poll(feed, f->tmp.db, 3000, collect, &g), 0);
     assert_int_equal(g.n, 3);
     assert_int_equal(g.seq[1], last + 4);
     assert_int_equal(g.seq[2], last + 2);
     assert_int_equal(g.kind[2], DB_CHANGE_WORKLOAD);
-    assert_int_equal(ctl_feed_poll(feed, f->db, 4000, collect, &g), 0);
+    assert_int_equal(ctl_feed_poll(feed, f->tmp.db, 4000, collect, &g), 0);
     assert_int_equal(g.n, 3); /* each once */
     ctl_feed_free(feed);
 }
@@ -196,13 +192,13 @@ static void test_shares_round_trip(void **state)
             s[i].requested[k] = -1 - k;
         }
     }
-    assert_int_equal(db_shares_put(f->db, s, 2), DB_OK);
-    assert_int_equal(db_shares_get(f->db, &got, &n), DB_OK);
+    assert_int_equal(db_shares_put(f->tmp.db, s, 2), DB_OK);
+    assert_int_equal(db_shares_get(f->tmp.db, &got, &n), DB_OK);
     assert_int_equal(n, 2);
     assert_memory_equal(got, s, sizeof(s));
     free(got);
-    assert_int_equal(db_shares_put(f->db, &s[1], 1), DB_OK);
-    assert_int_equal(db_shares_get(f->db, &got, &n), DB_OK);
+    assert_int_equal(db_shares_put(f->tmp.db, &s[1], 1), DB_OK);
+    assert_int_equal(db_shares_get(f->tmp.db, &got, &n), DB_OK);
     assert_int_equal(n, 1);
     assert_memory_equal(got, &s[1], sizeof(s[1]));
     free(got);

@@ -374,15 +374,18 @@ static void test_statement_timeout(void **state)
     db_set_statement_timeout(DB_STATEMENT_TIMEOUT_MS);
 }
 
+/* Each test on a fresh fixture: setup before, teardown after. */
+#define PQ_TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_dialect, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reconnect, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pipeline, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pipeline_long, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reader_reconnect, setup, teardown),
+        PQ_TEST(test_dialect),
+        PQ_TEST(test_errors),
+        PQ_TEST(test_reconnect),
+        PQ_TEST(test_pipeline),
+        PQ_TEST(test_pipeline_long),
+        PQ_TEST(test_reader_reconnect),
         cmocka_unit_test(test_statement_timeout),
     };
 

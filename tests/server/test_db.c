@@ -24,9 +24,7 @@
 #include "tmpdb.h"
 
 struct fixture {
-    char dir[TMPDB_DIR_LEN];
-    char path[TMPDB_PATH_LEN];
-    struct db *db;
+    struct tmpdb tmp;             /* first: tmpdb_teardown frees the fixture */
     struct db_pool pool;
     struct db_queue dept, proj;
 };
@@ -36,19 +34,10 @@ static int setup(void **state)
     struct fixture *f = calloc(1, sizeof(*f));
 
     /* on PostgreSQL (pg/test_db), a fresh schema in its database per test */
-    if (!f || tmpdb_open("db", 1, f->dir, f->path, &f->db) != 0 ||
-        tmpdb_org(f->db, 2000, &f->pool, &f->dept, &f->proj) != DB_OK)
+    if (!f || tmpdb_open("db", 1, &f->tmp) != 0 ||
+        tmpdb_org(f->tmp.db, 2000, &f->pool, &f->dept, &f->proj) != DB_OK)
         return -1;
     *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-
-    tmpdb_remove(f->db, f->dir, f->path);
-    free(f);
     return 0;
 }
 
@@ -73,7 +62,7 @@ static int submit_priority(struct fixture *f, const char *name, int gpus, int pr
     w->priority = priority;
     w->preemptible = 1;
     w->gpu_devices = gpus;
-    return db_workload_insert(f->db, w);
+    return db_workload_insert(f->tmp.db, w);
 }
 
 /* node-1: 2 GPUs in the fixture's pool, ready. */
@@ -84,7 +73,7 @@ static void node_add(struct fixture *f, struct db_node *node)
     node->pool_seq = f->pool.seq;
     node->n_gpus = 2;
     node->ready = 1;
-    assert_int_equal(db_node_upsert(f->db, node), DB_OK);
+    assert_int_equal(db_node_upsert(f->tmp.db, node), DB_OK);
 }
 
 static int submit(struct fixture *f, const char *name, int gpus, struct db_workload *w)
@@ -120,24 +109,24 @@ static void test_pending_caps(void **state)
         wl_init(f, steps[i].name, steps[i].user, &w);
         strcpy(w.project_name, "team");
         w.priority = 50;
-        if (db_workload_submit(f->db, &w, &caps, why, sizeof(why)) != steps[i].want ||
+        if (db_workload_submit(f->tmp.db, &w, &caps, why, sizeof(why)) != steps[i].want ||
             (steps[i].why && !strstr(why, steps[i].why)))
             fail_msg("%s by %s: not %d (%s)", steps[i].name, steps[i].user, steps[i].want, why);
         if (steps[i].want != DB_OK)
-            assert_int_equal(db_workload_get(f->db, w.id, &got), DB_ENOTFOUND);
+            assert_int_equal(db_workload_get(f->tmp.db, w.id, &got), DB_ENOTFOUND);
         if (steps[i].want == DB_OK)
             first_seq = first_seq ? first_seq : w.seq;
         db_workload_clear(&w);
         db_workload_clear(&got);
     }
     /* a deleted workload is no longer Pending: room for one more */
-    assert_int_equal(db_workload_act(f->db, first_seq, DB_WL_DELETE, "u1", 1), DB_OK);
+    assert_int_equal(db_workload_act(f->tmp.db, first_seq, DB_WL_DELETE, "u1", 1), DB_OK);
     wl_init(f, "w6", "u2", &w);
-    assert_int_equal(db_workload_submit(f->db, &w, &caps, why, sizeof(why)), DB_OK);
+    assert_int_equal(db_workload_submit(f->tmp.db, &w, &caps, why, sizeof(why)), DB_OK);
     db_workload_clear(&w);
     /* no caps: anything goes */
     strcpy(w.name, "w7");
-    assert_int_equal(db_workload_submit(f->db, &w, &none, why, sizeof(why)), DB_OK);
+    assert_int_equal(db_workload_submit(f->tmp.db, &w, &none, why, sizeof(why)), DB_OK);
     db_workload_clear(&w);
 }
 
@@ -160,7 +149,7 @@ static void test_pending_caps_batch_resume(void **state)
         wl_init(f, name, "u1", &ws[i]);
     }
     /* 3 of u1's at once: within both caps */
-    assert_int_equal(db_workloads_submit(f->db, ws, 3, &caps, why, sizeof(why)), DB_OK);
+    assert_int_equal(db_workloads_submit(f->tmp.db, ws, 3, &caps, why, sizeof(why)), DB_OK);
     seq = ws[0].seq;
     for (i = 0; i < 3; i++)
         db_workload_clear(&ws[i]);
@@ -169,13 +158,13 @@ static void test_pending_caps_batch_resume(void **state)
         snprintf(name, sizeof(name), "c-%d", i);
         wl_init(f, name, "u2", &ws[i]);
     }
-    assert_int_equal(db_workloads_submit(f->db, ws, 2, &caps, why, sizeof(why)), DB_ELIMIT);
+    assert_int_equal(db_workloads_submit(f->tmp.db, ws, 2, &caps, why, sizeof(why)), DB_ELIMIT);
     assert_non_null(strstr(why, "max-pending-per-project"));
     assert_non_null(strstr(why, "2 more"));
-    assert_int_equal(db_workload_get(f->db, ws[0].id, &got), DB_ENOTFOUND);
-    assert_int_equal(db_workload_get(f->db, ws[1].id, &got), DB_ENOTFOUND);
+    assert_int_equal(db_workload_get(f->tmp.db, ws[0].id, &got), DB_ENOTFOUND);
+    assert_int_equal(db_workload_get(f->tmp.db, ws[1].id, &got), DB_ENOTFOUND);
     /* one of them fits */
-    assert_int_equal(db_workloads_submit(f->db, ws, 1, &caps, why, sizeof(why)), DB_OK);
+    assert_int_equal(db_workloads_submit(f->tmp.db, ws, 1, &caps, why, sizeof(why)), DB_OK);
     db_workload_clear(&ws[0]);
     db_workload_clear(&ws[1]);
     /* a mixed batch is refused under caps */
@@ -183,24 +172,24 @@ static void test_pending_caps_batch_resume(void **state)
     strcpy(ws[0].created_by, "u1");
     strcpy(ws[1].created_by, "u2");
     ws[0].project_seq = ws[1].project_seq = f->proj.seq;
-    assert_int_equal(db_workloads_submit(f->db, ws, 2, &caps, why, sizeof(why)), DB_EINVAL);
+    assert_int_equal(db_workloads_submit(f->tmp.db, ws, 2, &caps, why, sizeof(why)), DB_EINVAL);
 
     /* suspend one of u1's (3 Pending left), fill the project, resume it */
-    assert_int_equal(db_workload_act(f->db, seq, DB_WL_SUSPEND, "u1", 1), DB_OK);
+    assert_int_equal(db_workload_act(f->tmp.db, seq, DB_WL_SUSPEND, "u1", 1), DB_OK);
     wl_init(f, "d", "u3", &w);
-    assert_int_equal(db_workload_submit(f->db, &w, &caps, why, sizeof(why)), DB_OK);
-    assert_int_equal(db_workload_resume(f->db, seq, "u1", 2, &caps, why, sizeof(why)), DB_ELIMIT);
+    assert_int_equal(db_workload_submit(f->tmp.db, &w, &caps, why, sizeof(why)), DB_OK);
+    assert_int_equal(db_workload_resume(f->tmp.db, seq, "u1", 2, &caps, why, sizeof(why)), DB_ELIMIT);
     assert_non_null(strstr(why, "project team-a has 4 pending workloads"));
-    assert_int_equal(db_workload_act_many(f->db, &seq, 1, DB_WL_RESUME, "u1", 2, &caps, &rc1),
+    assert_int_equal(db_workload_act_many(f->tmp.db, &seq, 1, DB_WL_RESUME, "u1", 2, &caps, &rc1),
                      DB_OK);
     assert_int_equal(rc1, DB_ELIMIT);
-    assert_int_equal(db_workload_get_seq(f->db, seq, &got), DB_OK);
+    assert_int_equal(db_workload_get_seq(f->tmp.db, seq, &got), DB_OK);
     assert_string_equal(got.phase, "Stopped");
     db_workload_clear(&got);
     /* room again: the resume goes through */
-    assert_int_equal(db_workload_act(f->db, w.seq, DB_WL_DELETE, "u3", 3), DB_OK);
-    assert_int_equal(db_workload_resume(f->db, seq, "u1", 4, &caps, why, sizeof(why)), DB_OK);
-    assert_int_equal(db_workload_get_seq(f->db, seq, &got), DB_OK);
+    assert_int_equal(db_workload_act(f->tmp.db, w.seq, DB_WL_DELETE, "u3", 3), DB_OK);
+    assert_int_equal(db_workload_resume(f->tmp.db, seq, "u1", 4, &caps, why, sizeof(why)), DB_OK);
+    assert_int_equal(db_workload_get_seq(f->tmp.db, seq, &got), DB_OK);
     assert_string_equal(got.phase, "Pending");
     db_workload_clear(&got);
     db_workload_clear(&w);
@@ -228,7 +217,7 @@ static void test_pending_caps_respec(void **state)
 
     node_add(f, &node);
     assert_int_equal(submit(f, "run", 1, &run), DB_OK);
-    assert_int_equal(db_snapshot_load(f->db, &s), DB_OK);
+    assert_int_equal(db_snapshot_load(f->tmp.db, &s), DB_OK);
     pod.node_seq = node.seq;
     pod.devices = 1;
     memset(&up, 0, sizeof(up));
@@ -240,24 +229,24 @@ static void test_pending_caps_respec(void **state)
     up.pods = &pod;
     up.n_pods = 1;
     cy = (struct db_cycle){.now_ms = 10, .updates = &up, .n_updates = 1};
-    assert_int_equal(db_cycle_apply(f->db, &cy, &applied), DB_OK);
+    assert_int_equal(db_cycle_apply(f->tmp.db, &cy, &applied), DB_OK);
     assert_int_equal(applied, 1);
     db_snapshot_free(s);
     assert_int_equal(submit(f, "wait", 1, &wait), DB_OK);
 
     u.seq = run.seq;
-    assert_int_equal(db_workload_respec(f->db, &u), DB_ELIMIT);
+    assert_int_equal(db_workload_respec(f->tmp.db, &u), DB_ELIMIT);
     assert_non_null(strstr(why, "max-pending-per-project"));
-    assert_int_equal(db_workload_get(f->db, run.id, &got), DB_OK);
+    assert_int_equal(db_workload_get(f->tmp.db, run.id, &got), DB_OK);
     assert_string_equal(got.phase, "Running");
     assert_int_equal(got.running_pods, 1);
     db_workload_clear(&got);
     u.seq = wait.seq;
-    assert_int_equal(db_workload_respec(f->db, &u), DB_OK);
-    assert_int_equal(db_workload_act(f->db, wait.seq, DB_WL_DELETE, "tester", 30), DB_OK);
+    assert_int_equal(db_workload_respec(f->tmp.db, &u), DB_OK);
+    assert_int_equal(db_workload_act(f->tmp.db, wait.seq, DB_WL_DELETE, "tester", 30), DB_OK);
     u.seq = run.seq;
-    assert_int_equal(db_workload_respec(f->db, &u), DB_OK);
-    assert_int_equal(db_workload_get(f->db, run.id, &got), DB_OK);
+    assert_int_equal(db_workload_respec(f->tmp.db, &u), DB_OK);
+    assert_int_equal(db_workload_get(f->tmp.db, run.id, &got), DB_OK);
     assert_string_equal(got.phase, "Pending");
     assert_string_equal(got.image, "img:2");
     db_workload_clear(&got);
@@ -272,26 +261,26 @@ static void test_refresh_families(void **state)
     struct fixture *f = *state;
     char a[DB_ID_LEN], b[DB_ID_LEN], old[DB_ID_LEN];
 
-    assert_int_equal(db_refresh_start(f->db, 7, 1000, 10, a), DB_OK);
-    assert_int_equal(db_refresh_start(f->db, 7, 1000, 10, b), DB_OK);
+    assert_int_equal(db_refresh_start(f->tmp.db, 7, 1000, 10, a), DB_OK);
+    assert_int_equal(db_refresh_start(f->tmp.db, 7, 1000, 10, b), DB_OK);
     assert_string_not_equal(a, b);
-    assert_int_equal(db_refresh_rotate(f->db, a, 7, 1, 2000, 20), DB_OK);
-    assert_int_equal(db_refresh_rotate(f->db, a, 7, 2, 2000, 30), DB_OK);
-    assert_int_equal(db_refresh_rotate(f->db, a, 8, 3, 2000, 30), DB_ENOTFOUND); /* not 8's */
+    assert_int_equal(db_refresh_rotate(f->tmp.db, a, 7, 1, 2000, 20), DB_OK);
+    assert_int_equal(db_refresh_rotate(f->tmp.db, a, 7, 2, 2000, 30), DB_OK);
+    assert_int_equal(db_refresh_rotate(f->tmp.db, a, 8, 3, 2000, 30), DB_ENOTFOUND); /* not 8's */
     /* generation 2 again: reuse, and the family is gone for generation 3 too */
-    assert_int_equal(db_refresh_rotate(f->db, a, 7, 2, 2000, 40), DB_ECONFLICT);
-    assert_int_equal(db_refresh_rotate(f->db, a, 7, 3, 2000, 40), DB_ENOTFOUND);
+    assert_int_equal(db_refresh_rotate(f->tmp.db, a, 7, 2, 2000, 40), DB_ECONFLICT);
+    assert_int_equal(db_refresh_rotate(f->tmp.db, a, 7, 3, 2000, 40), DB_ENOTFOUND);
     /* b is another sign-in: untouched, until it expires */
-    assert_int_equal(db_refresh_rotate(f->db, b, 7, 1, 1500, 50), DB_OK);
-    assert_int_equal(db_refresh_rotate(f->db, b, 7, 2, 1500, 1600), DB_ENOTFOUND);
+    assert_int_equal(db_refresh_rotate(f->tmp.db, b, 7, 1, 1500, 50), DB_OK);
+    assert_int_equal(db_refresh_rotate(f->tmp.db, b, 7, 2, 1500, 1600), DB_ENOTFOUND);
     /* an expired family is removed when another starts; a logout revokes */
     snprintf(old, sizeof(old), "%s", b);
-    assert_int_equal(db_refresh_start(f->db, 7, 5000, 1700, a), DB_OK);
-    assert_int_equal(db_refresh_start(f->db, 9, 5000, 1700, b), DB_OK);
-    assert_int_equal(db_refresh_revoke_user(f->db, 7), DB_OK);
-    assert_int_equal(db_refresh_rotate(f->db, a, 7, 1, 5000, 1800), DB_ENOTFOUND);
-    assert_int_equal(db_refresh_rotate(f->db, b, 9, 1, 5000, 1800), DB_OK);
-    assert_int_equal(db_refresh_rotate(f->db, old, 7, 2, 5000, 10), DB_ENOTFOUND);
+    assert_int_equal(db_refresh_start(f->tmp.db, 7, 5000, 1700, a), DB_OK);
+    assert_int_equal(db_refresh_start(f->tmp.db, 9, 5000, 1700, b), DB_OK);
+    assert_int_equal(db_refresh_revoke_user(f->tmp.db, 7), DB_OK);
+    assert_int_equal(db_refresh_rotate(f->tmp.db, a, 7, 1, 5000, 1800), DB_ENOTFOUND);
+    assert_int_equal(db_refresh_rotate(f->tmp.db, b, 9, 1, 5000, 1800), DB_OK);
+    assert_int_equal(db_refresh_rotate(f->tmp.db, old, 7, 2, 5000, 10), DB_ENOTFOUND);
 }
 
 /* The schema's CHECK constraints refuse out-of-range rows whatever the
@@ -325,18 +314,18 @@ static void test_checks(void **state)
         w.gpu_devices = bad[i].gpu_devices;
         w.cpu_milli = bad[i].cpu_milli;
         w.mem_mib = bad[i].mem_mib;
-        if (db_workload_insert(f->db, &w) != DB_EINVAL)
+        if (db_workload_insert(f->tmp.db, &w) != DB_EINVAL)
             fail_msg("%s: not refused with DB_EINVAL", bad[i].what);
-        assert_int_equal(db_workload_get(f->db, w.id, &got), DB_ENOTFOUND);
+        assert_int_equal(db_workload_get(f->tmp.db, w.id, &got), DB_ENOTFOUND);
     }
     /* a quota below -1 (unlimited), and a rank past its bound */
     assert_non_null(q);
-    assert_int_equal(db_queue_get(f->db, f->proj.id, q), DB_OK);
+    assert_int_equal(db_queue_get(f->tmp.db, f->proj.id, q), DB_OK);
     q->quotas[0].deserved[0] = -2;
-    assert_int_equal(db_queue_update(f->db, q), DB_EINVAL);
-    assert_int_equal(db_queue_get(f->db, f->proj.id, q), DB_OK);
+    assert_int_equal(db_queue_update(f->tmp.db, q), DB_EINVAL);
+    assert_int_equal(db_queue_get(f->tmp.db, f->proj.id, q), DB_OK);
     q->rank = 5000;
-    assert_int_equal(db_queue_update(f->db, q), DB_EINVAL);
+    assert_int_equal(db_queue_update(f->tmp.db, q), DB_EINVAL);
     free(q);
 }
 
@@ -349,19 +338,19 @@ static void test_schema_and_queues(void **state)
     int n = 0;
 
     assert_true(db_schema_version() >= 1);
-    assert_int_equal(db_queue_get(f->db, f->proj.id, q), DB_OK);
+    assert_int_equal(db_queue_get(f->tmp.db, f->proj.id, q), DB_OK);
     assert_string_equal(q->name, "team-a");
     assert_string_equal(q->parent_id, f->dept.id);
     assert_int_equal(q->n_quotas, 1);
     assert_int_equal(q->quotas[0].deserved[0], 2000);
-    assert_int_equal(db_queue_list(f->db, DB_PROJECT, &list, &n), DB_OK);
+    assert_int_equal(db_queue_list(f->tmp.db, DB_PROJECT, &list, &n), DB_OK);
     assert_int_equal(n, 1);
     free(list);
     /* same name, same kind: conflict */
     q->kind = DB_PROJECT;
-    assert_int_equal(db_queue_insert(f->db, q), DB_ECONFLICT);
+    assert_int_equal(db_queue_insert(f->tmp.db, q), DB_ECONFLICT);
     /* a department with a child cannot go */
-    assert_int_equal(db_queue_delete(f->db, f->dept.seq, &purged, &n), DB_ECONFLICT);
+    assert_int_equal(db_queue_delete(f->tmp.db, f->dept.seq, &purged, &n), DB_ECONFLICT);
     assert_null(purged);
     free(q);
 }
@@ -397,7 +386,7 @@ static void test_group_commit(void **state)
     int64_t commits, writes, before_c, before_w, count = 0;
     int i;
 
-    db_writer_stats(f->db, &before_c, &before_w);
+    db_writer_stats(f->tmp.db, &before_c, &before_w);
     for (i = 0; i < 8; i++) {
         args[i].f = f;
         args[i].id = i;
@@ -408,12 +397,12 @@ static void test_group_commit(void **state)
         pthread_join(th[i], NULL);
         assert_int_equal(args[i].failures, 0);
     }
-    db_writer_stats(f->db, &commits, &writes);
+    db_writer_stats(f->tmp.db, &commits, &writes);
     assert_int_equal(writes - before_w, 400);
     /* concurrent writers share commits */
     assert_true(commits - before_c < 400);
     memset(&q, 0, sizeof(q));
-    assert_int_equal(db_workload_count(f->db, &q, &count), DB_OK);
+    assert_int_equal(db_workload_count(f->tmp.db, &q, &count), DB_OK);
     assert_int_equal(count, 400);
 }
 
@@ -453,7 +442,7 @@ static void *capped_submitter(void *p)
             snprintf(name, sizeof(name), "own-%d-%d", a->id, i);
         snprintf(user, sizeof(user), "u%d", a->id);
         wl_init(a->f, name, user, w);
-        a->rc[i] = db_workload_submit(a->f->db, w, &caps, why, sizeof(why));
+        a->rc[i] = db_workload_submit(a->f->tmp.db, w, &caps, why, sizeof(why));
     }
     return NULL;
 }
@@ -470,7 +459,7 @@ static void test_group_set_answers(void **state)
     int i, k, n_ev = 0, ok = 0, mine, shared_ok[5] = {0};
 
     assert_non_null(args);
-    db_writer_stats(f->db, &before_c, &before_w);
+    db_writer_stats(f->tmp.db, &before_c, &before_w);
     for (i = 0; i < CAP_THREADS; i++) {
         args[i].f = f;
         args[i].id = i;
@@ -478,7 +467,7 @@ static void test_group_set_answers(void **state)
     }
     for (i = 0; i < CAP_THREADS; i++)
         assert_int_equal(pthread_join(th[i], NULL), 0);
-    db_writer_stats(f->db, &commits, &writes);
+    db_writer_stats(f->tmp.db, &commits, &writes);
     assert_true(commits - before_c < writes - before_w); /* they shared commits */
     for (i = 0; i < CAP_THREADS; i++) {
         for (k = 0, mine = 0; k < CAP_EACH; k++) {
@@ -492,11 +481,11 @@ static void test_group_set_answers(void **state)
             ok++;
             mine++;
             shared_ok[k / 5] += k % 5 == 0;
-            assert_int_equal(db_workload_get(f->db, w->id, &got), DB_OK);
+            assert_int_equal(db_workload_get(f->tmp.db, w->id, &got), DB_OK);
             assert_string_equal(got.name, w->name);
             assert_int_equal(got.seq, w->seq);
             assert_int_equal(got.queued_seq, w->seq);
-            assert_int_equal(db_event_list(f->db, w->seq, 0, 0, 10, &ev, &n_ev), DB_OK);
+            assert_int_equal(db_event_list(f->tmp.db, w->seq, 0, 0, 10, &ev, &n_ev), DB_OK);
             assert_int_equal(n_ev, 1);
             assert_string_equal(ev[0].reason, "Submitted");
             free(ev);
@@ -510,7 +499,7 @@ static void test_group_set_answers(void **state)
     for (k = 0; k < 5; k++)
         assert_true(shared_ok[k] <= 1);
     memset(&q, 0, sizeof(q));
-    assert_int_equal(db_workload_count(f->db, &q, &count), DB_OK);
+    assert_int_equal(db_workload_count(f->tmp.db, &q, &count), DB_OK);
     assert_int_equal(count, CAP_PROJECT);
     free(args);
 }
@@ -528,23 +517,23 @@ static void test_lifecycle_and_list(void **state)
     assert_int_equal(submit(f, "a1", 1, &w), DB_ECONFLICT); /* live name taken */
     db_workload_clear(&w);
     assert_int_equal(submit(f, "a2", 2, &w), DB_OK);
-    assert_int_equal(db_workload_act(f->db, w.seq, DB_WL_RESUME, "t", 1), DB_ECONFLICT);
-    assert_int_equal(db_workload_act(f->db, w.seq, DB_WL_SUSPEND, "t", 1), DB_OK);
-    assert_int_equal(db_workload_get(f->db, w.id, &got), DB_OK);
+    assert_int_equal(db_workload_act(f->tmp.db, w.seq, DB_WL_RESUME, "t", 1), DB_ECONFLICT);
+    assert_int_equal(db_workload_act(f->tmp.db, w.seq, DB_WL_SUSPEND, "t", 1), DB_OK);
+    assert_int_equal(db_workload_get(f->tmp.db, w.id, &got), DB_OK);
     assert_string_equal(got.phase, "Stopped");
     assert_int_equal(got.version, 2);
     db_workload_clear(&got);
-    assert_int_equal(db_workload_act(f->db, w.seq, DB_WL_RESUME, "t", 2), DB_OK);
-    assert_int_equal(db_workload_act(f->db, w.seq, DB_WL_DELETE, "t", 3), DB_OK);
-    assert_int_equal(db_workload_act(f->db, w.seq, DB_WL_DELETE, "t", 4), DB_ENOTFOUND);
-    assert_int_equal(db_event_list(f->db, w.seq, 0, 0, 50, &ev, &n), DB_OK);
+    assert_int_equal(db_workload_act(f->tmp.db, w.seq, DB_WL_RESUME, "t", 2), DB_OK);
+    assert_int_equal(db_workload_act(f->tmp.db, w.seq, DB_WL_DELETE, "t", 3), DB_OK);
+    assert_int_equal(db_workload_act(f->tmp.db, w.seq, DB_WL_DELETE, "t", 4), DB_ENOTFOUND);
+    assert_int_equal(db_event_list(f->tmp.db, w.seq, 0, 0, 50, &ev, &n), DB_OK);
     /* submitted, suspended, resumed, deleting, and deleted: no pod ran on
      * an agent, so the deletion ends at once */
     assert_int_equal(n, 5);
     assert_string_equal(ev[3].reason, "Deleting");
     assert_string_equal(ev[4].reason, "Deleted");
     free(ev);
-    assert_int_equal(db_workload_get(f->db, w.id, &got), DB_OK);
+    assert_int_equal(db_workload_get(f->tmp.db, w.id, &got), DB_OK);
     assert_string_equal(got.phase, "Stopped");
     assert_true(got.deleted_at > 0);
     db_workload_clear(&got);
@@ -556,23 +545,23 @@ static void test_lifecycle_and_list(void **state)
     strcpy(q.filters[0].field, "name");
     strcpy(q.filters[0].op, "=^");
     strcpy(q.filters[0].value, "a");
-    assert_int_equal(db_workload_list(f->db, &q, &list, &n), DB_OK);
+    assert_int_equal(db_workload_list(f->tmp.db, &q, &list, &n), DB_OK);
     assert_int_equal(n, 1); /* a2 is deleted */
     assert_string_equal(list[0].name, "a1");
     db_workloads_free(list, n);
     q.include_deleted = 1;
     strcpy(q.sort_by, "name");
     q.desc = 1;
-    assert_int_equal(db_workload_list(f->db, &q, &list, &n), DB_OK);
+    assert_int_equal(db_workload_list(f->tmp.db, &q, &list, &n), DB_OK);
     assert_int_equal(n, 2);
     assert_string_equal(list[0].name, "a2");
     db_workloads_free(list, n);
     strcpy(q.filters[0].field, "nosuchfield");
-    assert_int_equal(db_workload_list(f->db, &q, &list, &n), DB_EINVAL);
+    assert_int_equal(db_workload_list(f->tmp.db, &q, &list, &n), DB_EINVAL);
     strcpy(q.filters[0].field, "createdAt");
     strcpy(q.filters[0].op, ">=");
     strcpy(q.filters[0].value, "2020-01-01T00:00:00Z");
-    assert_int_equal(db_workload_list(f->db, &q, &list, &n), DB_OK);
+    assert_int_equal(db_workload_list(f->tmp.db, &q, &list, &n), DB_OK);
     assert_int_equal(n, 2);
     db_workloads_free(list, n);
 }
@@ -609,33 +598,33 @@ static void test_list_memo(void **state)
     memset(&q, 0, sizeof(q));
     q.limit = 10;
     strcpy(q.sort_by, "name");
-    assert_int_equal(db_workload_list(f->db, &q, &l1, &n1), DB_OK);
-    assert_int_equal(db_workload_list(f->db, &q, &l2, &n2), DB_OK);
+    assert_int_equal(db_workload_list(f->tmp.db, &q, &l1, &n1), DB_OK);
+    assert_int_equal(db_workload_list(f->tmp.db, &q, &l2, &n2), DB_OK);
     assert_int_equal(n1, 3);
     assert_int_equal(n2, 3);
     same_rows(l1, l2, 3);
     db_workloads_free(l2, n2);
 
     /* the writer's commit moves the version: the page is read again */
-    assert_int_equal(db_workload_act(f->db, seqs[1], DB_WL_SUSPEND, "t", 5), DB_OK);
-    assert_int_equal(db_workload_list(f->db, &q, &l2, &n2), DB_OK);
+    assert_int_equal(db_workload_act(f->tmp.db, seqs[1], DB_WL_SUSPEND, "t", 5), DB_OK);
+    assert_int_equal(db_workload_list(f->tmp.db, &q, &l2, &n2), DB_OK);
     assert_int_equal(n2, 3);
     assert_string_equal(l2[1].phase, "Stopped");
     assert_int_equal(l2[1].version, l1[1].version + 1);
     same_rows(&l1[0], &l2[0], 1);
     db_workloads_free(l2, n2);
-    assert_int_equal(db_workload_list(f->db, &q, &l2, &n2), DB_OK); /* and kept again */
+    assert_int_equal(db_workload_list(f->tmp.db, &q, &l2, &n2), DB_OK); /* and kept again */
     assert_string_equal(l2[1].phase, "Stopped");
     db_workloads_free(l2, n2);
 
     /* a deletion leaves the same first page's seqs but moves the version */
     q.limit = 1;
-    assert_int_equal(db_workload_list(f->db, &q, &l2, &n2), DB_OK);
+    assert_int_equal(db_workload_list(f->tmp.db, &q, &l2, &n2), DB_OK);
     assert_string_equal(l2[0].desired_phase, "Running");
     db_workloads_free(l2, n2);
-    assert_int_equal(db_workload_act(f->db, seqs[0], DB_WL_DELETE, "t", 6), DB_OK);
+    assert_int_equal(db_workload_act(f->tmp.db, seqs[0], DB_WL_DELETE, "t", 6), DB_OK);
     q.include_deleted = 1;
-    assert_int_equal(db_workload_list(f->db, &q, &l2, &n2), DB_OK);
+    assert_int_equal(db_workload_list(f->tmp.db, &q, &l2, &n2), DB_OK);
     assert_int_equal(n2, 1);
     assert_string_equal(l2[0].name, "m1");
     assert_true(l2[0].deleted_at > 0);
@@ -695,7 +684,7 @@ static void test_list_paging(void **state)
         q.limit = cases[c].page;
         for (offset = 0; offset < PAGING_ROWS + cases[c].page; offset += cases[c].page) {
             q.offset = offset;
-            assert_int_equal(db_workload_list(f->db, &q, &list, &n), DB_OK);
+            assert_int_equal(db_workload_list(f->tmp.db, &q, &list, &n), DB_OK);
             want = PAGING_ROWS - offset < cases[c].page ? PAGING_ROWS - offset : cases[c].page;
             assert_int_equal(n, want < 0 ? 0 : want);
             for (i = 0; i < n; i++) {
@@ -760,7 +749,7 @@ static void test_list_statements_cached(void **state)
             strcpy(q.filters[0].field, "name");
             strcpy(q.filters[0].op, "=^");
             strcpy(q.filters[0].value, "c");
-            assert_int_equal(db_workload_list(f->db, &q, &list, &n), DB_OK);
+            assert_int_equal(db_workload_list(f->tmp.db, &q, &list, &n), DB_OK);
             assert_int_equal(n, PAGE);
             for (i = 0; i < n; i++) {
                 if (pass == 0)
@@ -775,7 +764,7 @@ static void test_list_statements_cached(void **state)
                     assert_string_equal(list[i].name, name);
                 }
             db_workloads_free(list, n);
-            assert_int_equal(db_workload_count(f->db, &q, &count), DB_OK);
+            assert_int_equal(db_workload_count(f->tmp.db, &q, &count), DB_OK);
             assert_int_equal(count, ROWS);
         }
 }
@@ -796,13 +785,13 @@ static void test_cycle_apply(void **state)
     node_add(f, &node);
     assert_int_equal(submit(f, "x1", 1, &a), DB_OK);
     assert_int_equal(submit(f, "x2", 1, &b), DB_OK);
-    assert_int_equal(db_snapshot_load(f->db, &s), DB_OK);
+    assert_int_equal(db_snapshot_load(f->tmp.db, &s), DB_OK);
     assert_int_equal(s->n_workloads, 2);
     assert_int_equal(s->n_nodes, 1);
     for (int i = 0; i < 2; i++) /* queue order: a submission's own seq, written with it */
         assert_int_equal(s->workloads[i].queued_seq, s->workloads[i].seq);
     /* x2 is suspended after the snapshot: its decision must be dropped */
-    assert_int_equal(db_workload_act(f->db, b.seq, DB_WL_SUSPEND, "t", 5), DB_OK);
+    assert_int_equal(db_workload_act(f->tmp.db, b.seq, DB_WL_SUSPEND, "t", 5), DB_OK);
     pod.node_seq = node.seq;
     pod.devices = 1;
     memset(ups, 0, sizeof(ups));
@@ -815,18 +804,18 @@ static void test_cycle_apply(void **state)
     }
     cy = (struct db_cycle){.now_ms = 10, .updates = ups, .n_updates = 2, .events = evs,
                            .n_events = 2};
-    assert_int_equal(db_cycle_apply(f->db, &cy, &applied), DB_OK);
+    assert_int_equal(db_cycle_apply(f->tmp.db, &cy, &applied), DB_OK);
     assert_int_equal(applied, 1);
-    assert_int_equal(db_workload_get(f->db, a.id, &got), DB_OK);
+    assert_int_equal(db_workload_get(f->tmp.db, a.id, &got), DB_OK);
     assert_string_equal(got.phase, "Running");
     assert_int_equal(got.running_pods, 1);
     db_workload_clear(&got);
-    assert_int_equal(db_workload_get(f->db, b.id, &got), DB_OK);
+    assert_int_equal(db_workload_get(f->tmp.db, b.id, &got), DB_OK);
     assert_string_equal(got.phase, "Stopped");
     assert_int_equal(got.running_pods, 0);
     db_workload_clear(&got);
     /* a workload with its pods in one read (GET of one workload) */
-    assert_int_equal(db_workload_get_pods(f->db, a.id, &got, &pods, &n), DB_OK);
+    assert_int_equal(db_workload_get_pods(f->tmp.db, a.id, &got, &pods, &n), DB_OK);
     assert_int_equal(got.seq, a.seq);
     assert_int_equal(got.running_pods, 1);
     assert_int_equal(n, 1);
@@ -835,12 +824,12 @@ static void test_cycle_apply(void **state)
     assert_int_equal(pods[0].devices, 1);
     db_workload_clear(&got);
     free(pods);
-    assert_int_equal(db_workload_get_pods(f->db, b.id, &got, &pods, &n), DB_OK);
+    assert_int_equal(db_workload_get_pods(f->tmp.db, b.id, &got, &pods, &n), DB_OK);
     assert_string_equal(got.phase, "Stopped");
     assert_int_equal(n, 0);
     db_workload_clear(&got);
     free(pods);
-    assert_int_equal(db_workload_get_pods(f->db, "no-such-id", &got, &pods, &n), DB_ENOTFOUND);
+    assert_int_equal(db_workload_get_pods(f->tmp.db, "no-such-id", &got, &pods, &n), DB_ENOTFOUND);
     assert_null(pods);
     assert_int_equal(n, 0);
     db_workload_clear(&got);
@@ -875,7 +864,7 @@ static void test_cycle_apply_texts(void **state)
         assert_int_equal(submit(f, name, 1, &w[i]), DB_OK);
     }
     for (round = 0; round < 2; round++) {
-        assert_int_equal(db_snapshot_load(f->db, &s), DB_OK);
+        assert_int_equal(db_snapshot_load(f->tmp.db, &s), DB_OK);
         assert_int_equal(s->n_workloads, 3);
         memset(ups, 0, sizeof(ups));
         for (i = 0; i < 3; i++) {
@@ -901,28 +890,28 @@ static void test_cycle_apply_texts(void **state)
         }
         cy = (struct db_cycle){.now_ms = 1000 + round, .updates = ups, .n_updates = 3,
                                .events = evs, .n_events = 3};
-        assert_int_equal(db_cycle_apply(f->db, &cy, &applied), DB_OK);
+        assert_int_equal(db_cycle_apply(f->tmp.db, &cy, &applied), DB_OK);
         assert_int_equal(applied, 3);
         db_snapshot_free(s);
-        assert_int_equal(db_pod_list(f->db, 0, &pl, &n), DB_OK);
+        assert_int_equal(db_pod_list(f->tmp.db, 0, &pl, &n), DB_OK);
         assert_int_equal(n, round ? 4 : 6);
         free(pl);
     }
-    assert_int_equal(db_workload_get(f->db, w[2].id, &got), DB_OK);
+    assert_int_equal(db_workload_get(f->tmp.db, w[2].id, &got), DB_OK);
     assert_string_equal(got.phase, "Pending");
     assert_string_equal(got.phase_reason, "Preempted");
     assert_string_equal(got.phase_message, msg);
     assert_int_equal(got.running_pods, 0);
     db_workload_clear(&got);
-    assert_int_equal(db_workload_get(f->db, w[1].id, &got), DB_OK);
+    assert_int_equal(db_workload_get(f->tmp.db, w[1].id, &got), DB_OK);
     assert_int_equal(got.started_ms, 101);
     assert_int_equal(got.phase_updated_at, 1000); /* Running since the first round */
     db_workload_clear(&got);
-    assert_int_equal(db_pod_list(f->db, w[1].seq, &pl, &n), DB_OK);
+    assert_int_equal(db_pod_list(f->tmp.db, w[1].seq, &pl, &n), DB_OK);
     assert_int_equal(n, 2);
     assert_int_equal(pl[1].devices, 4);
     free(pl);
-    assert_int_equal(db_event_list(f->db, w[0].seq, 0, 0, 50, &ev, &n), DB_OK);
+    assert_int_equal(db_event_list(f->tmp.db, w[0].seq, 0, 0, 50, &ev, &n), DB_OK);
     assert_int_equal(n, 3); /* submitted, then the two rounds in order */
     assert_string_equal(ev[1].reason, "Running");
     assert_string_equal(ev[2].reason, "Moved");
@@ -963,9 +952,9 @@ static void test_cycle_apply_turns(void **state)
         snprintf(name, sizeof(name), "t%d", i);
         assert_int_equal(submit(f, name, 1, &w[i]), DB_OK);
     }
-    assert_int_equal(db_snapshot_load(f->db, &s), DB_OK);
+    assert_int_equal(db_snapshot_load(f->tmp.db, &s), DB_OK);
     assert_int_equal(s->n_workloads, N);
-    assert_int_equal(db_workload_act(f->db, w[7].seq, DB_WL_SUSPEND, "t", 5), DB_OK);
+    assert_int_equal(db_workload_act(f->tmp.db, w[7].seq, DB_WL_SUSPEND, "t", 5), DB_OK);
     memset(ups, 0, sizeof(ups));
     for (i = 0; i < N; i++) {
         pods[i].node_seq = i ? node.seq : 0;
@@ -985,7 +974,7 @@ static void test_cycle_apply_turns(void **state)
     t.rows = 4;
     t.held_us = held;
     t.held_cpu_us = held_cpu;
-    assert_int_equal(db_cycle_apply_turns(f->db, &cy, &t, &applied), DB_OK);
+    assert_int_equal(db_cycle_apply_turns(f->tmp.db, &cy, &t, &applied), DB_OK);
     db_snapshot_free(s);
     assert_int_equal(applied, N - 1);
     /* [0,1), [1,5), [5,10) */
@@ -994,23 +983,23 @@ static void test_cycle_apply_turns(void **state)
     for (i = 0; i < t.n_turns; i++)   /* each turn's writer CPU, within its time */
         assert_true(held_cpu[i] >= 0 && held_cpu[i] <= held[i] + 100);
     for (i = 0; i < N; i++) {
-        assert_int_equal(db_workload_get(f->db, w[i].id, &got), DB_OK);
+        assert_int_equal(db_workload_get(f->tmp.db, w[i].id, &got), DB_OK);
         assert_int_equal(got.running_pods, i && i != 7 ? 1 : 0);
         assert_string_equal(got.phase, i == 7 ? "Stopped" : i ? "Running" : "Pending");
         db_workload_clear(&got);
     }
-    assert_int_equal(db_event_list(f->db, w[5].seq, 0, 0, 50, &ev, &n), DB_OK);
+    assert_int_equal(db_event_list(f->tmp.db, w[5].seq, 0, 0, 50, &ev, &n), DB_OK);
     assert_int_equal(n, 3); /* submitted, then the cycle's two in order */
     assert_string_equal(ev[1].message, "first");
     assert_string_equal(ev[2].message, "second");
     free(ev);
-    assert_int_equal(db_event_list(f->db, w[7].seq, 0, 0, 50, &ev, &n), DB_OK);
+    assert_int_equal(db_event_list(f->tmp.db, w[7].seq, 0, 0, 50, &ev, &n), DB_OK);
     for (i = 0; i < n; i++)
         assert_string_not_equal(ev[i].reason, "Running");
     free(ev);
     /* a turn count that names more updates than there are is refused */
     t.n_after = N + 1;
-    assert_int_equal(db_cycle_apply_turns(f->db, &cy, &t, &applied), DB_EINVAL);
+    assert_int_equal(db_cycle_apply_turns(f->tmp.db, &cy, &t, &applied), DB_EINVAL);
     for (i = 0; i < N; i++)
         db_workload_clear(&w[i]);
 }
@@ -1064,7 +1053,7 @@ static void test_cycle_turns_yield(void **state)
         assert_int_equal(submit(f, name, 1, &w), DB_OK);
         db_workload_clear(&w);
     }
-    assert_int_equal(db_snapshot_load(f->db, &s), DB_OK);
+    assert_int_equal(db_snapshot_load(f->tmp.db, &s), DB_OK);
     assert_int_equal(s->n_workloads, N);
     pod.node_seq = node.seq;
     pod.devices = 1;
@@ -1077,13 +1066,13 @@ static void test_cycle_turns_yield(void **state)
     t.held_us = held;
     t.held_cpu_us = NULL;
     assert_int_equal(pthread_create(&th, NULL, submit_many, &wa), 0);
-    assert_int_equal(db_cycle_apply_turns(f->db, &cy, &t, &applied), DB_OK);
+    assert_int_equal(db_cycle_apply_turns(f->tmp.db, &cy, &t, &applied), DB_OK);
     assert_int_equal(pthread_join(th, NULL), 0);
     db_snapshot_free(s);
     assert_int_equal(wa.failed, 0);
     assert_int_equal(applied, N);
     assert_true(t.n_turns > N / 32);
-    assert_int_equal(db_pod_list(f->db, 0, &pl, &n), DB_OK);
+    assert_int_equal(db_pod_list(f->tmp.db, 0, &pl, &n), DB_OK);
     assert_int_equal(n, N);
     free(pl);
     free(ups);
@@ -1102,15 +1091,15 @@ static void test_reasons_apply(void **state)
     struct db_wl_update ups[3];
     struct db_cycle cy;
     /* a piece with no budget: one row; on PostgreSQL one statement (64 rows) */
-    int piece = db_is_server(f->path) ? 3 : 1;
+    int piece = db_is_server(f->tmp.path) ? 3 : 1;
     int i, done = -1, applied = 0, from = 0, calls = 0;
     int64_t held = -1, held_cpu = -1;
 
     for (i = 0; i < 3; i++)
         assert_int_equal(submit(f, names[i], 1, &w[i]), DB_OK);
-    assert_int_equal(db_snapshot_load(f->db, &s), DB_OK);
+    assert_int_equal(db_snapshot_load(f->tmp.db, &s), DB_OK);
     assert_int_equal(s->n_workloads, 3);
-    assert_int_equal(db_workload_act(f->db, w[1].seq, DB_WL_SUSPEND, "t", 5), DB_OK);
+    assert_int_equal(db_workload_act(f->tmp.db, w[1].seq, DB_WL_SUSPEND, "t", 5), DB_OK);
     memset(ups, 0, sizeof(ups));
     for (i = 0; i < 3; i++) {
         ups[i].seq = s->workloads[i].seq;
@@ -1124,7 +1113,7 @@ static void test_reasons_apply(void **state)
     while (from < 3) {
         cy.updates = ups + from;
         cy.n_updates = 3 - from;
-        assert_int_equal(db_reasons_apply(f->db, &cy, 0, &done, &applied, &held, &held_cpu),
+        assert_int_equal(db_reasons_apply(f->tmp.db, &cy, 0, &done, &applied, &held, &held_cpu),
                          DB_OK);
         assert_int_equal(done, piece);
         assert_true(held >= 0);
@@ -1135,7 +1124,7 @@ static void test_reasons_apply(void **state)
     assert_int_equal(calls, 3 / piece);
     assert_int_equal(applied, 2);
     for (i = 0; i < 3; i++) {
-        assert_int_equal(db_workload_get(f->db, w[i].id, &got), DB_OK);
+        assert_int_equal(db_workload_get(f->tmp.db, w[i].id, &got), DB_OK);
         assert_string_equal(got.phase_message, i == 1 ? "" : names[i]);
         assert_string_equal(got.phase, i == 1 ? "Stopped" : "Pending");
         db_workload_clear(&got);
@@ -1145,7 +1134,7 @@ static void test_reasons_apply(void **state)
     cy.n_updates = 3;
     applied = 0;
     assert_int_equal(
-        db_reasons_apply(f->db, &cy, 60 * 1000000LL, &done, &applied, &held, &held_cpu), DB_OK);
+        db_reasons_apply(f->tmp.db, &cy, 60 * 1000000LL, &done, &applied, &held, &held_cpu), DB_OK);
     assert_int_equal(done, 3);
     assert_int_equal(applied, 2);
     /* a workload twice among them: the later one wins, as row by row */
@@ -1153,13 +1142,13 @@ static void test_reasons_apply(void **state)
     ups[1].phase_message = "later";
     applied = 0;
     assert_int_equal(
-        db_reasons_apply(f->db, &cy, 60 * 1000000LL, &done, &applied, &held, &held_cpu), DB_OK);
+        db_reasons_apply(f->tmp.db, &cy, 60 * 1000000LL, &done, &applied, &held, &held_cpu), DB_OK);
     assert_int_equal(applied, 3);
-    assert_int_equal(db_workload_get(f->db, w[0].id, &got), DB_OK);
+    assert_int_equal(db_workload_get(f->tmp.db, w[0].id, &got), DB_OK);
     assert_string_equal(got.phase_message, "later");
     db_workload_clear(&got);
     cy.n_events = 1;
-    assert_int_equal(db_reasons_apply(f->db, &cy, 0, &done, &applied, &held, &held_cpu),
+    assert_int_equal(db_reasons_apply(f->tmp.db, &cy, 0, &done, &applied, &held, &held_cpu),
                      DB_EINVAL);
     assert_int_equal(done, 0);
     db_snapshot_free(s);
@@ -1173,10 +1162,10 @@ static void test_reopen_keeps_rows(void **state)
     struct db_workload w, got;
 
     assert_int_equal(submit(f, "durable", 1, &w), DB_OK);
-    db_close(f->db);
-    f->db = NULL;
-    assert_int_equal(db_open(f->path, DB_OPEN_EXISTING, &f->db), DB_OK);
-    assert_int_equal(db_workload_get(f->db, w.id, &got), DB_OK);
+    db_close(f->tmp.db);
+    f->tmp.db = NULL;
+    assert_int_equal(db_open(f->tmp.path, DB_OPEN_EXISTING, &f->tmp.db), DB_OK);
+    assert_int_equal(db_workload_get(f->tmp.db, w.id, &got), DB_OK);
     assert_string_equal(got.name, "durable");
     db_workload_clear(&got);
     db_workload_clear(&w);
@@ -1192,16 +1181,16 @@ static void test_pools(void **state)
     strcpy(p.name, "a100");
     strcpy(p.label_key, "k");
     strcpy(p.label_value, "a100");
-    assert_int_equal(db_pool_insert(f->db, &p), DB_OK);
-    assert_int_equal(db_pool_get(f->db, p.seq, &got), DB_OK);
+    assert_int_equal(db_pool_insert(f->tmp.db, &p), DB_OK);
+    assert_int_equal(db_pool_get(f->tmp.db, p.seq, &got), DB_OK);
     assert_int_equal(got.tbf_window_ms, 7LL * 24 * 3600 * 1000); /* defaults filled */
     assert_int_equal(got.tbf_k_milli, 1000);
     got.gpu_placement = 1;
     got.min_runtime_ms = 90000;
     got.tbf_enabled = 1;
     got.tbf_half_life_ms = 3600000;
-    assert_int_equal(db_pool_update(f->db, &got), DB_OK);
-    assert_int_equal(db_pool_get(f->db, p.seq, &got), DB_OK);
+    assert_int_equal(db_pool_update(f->tmp.db, &got), DB_OK);
+    assert_int_equal(db_pool_get(f->tmp.db, p.seq, &got), DB_OK);
     assert_int_equal(got.gpu_placement, 1);
     assert_int_equal(got.min_runtime_ms, 90000);
     assert_int_equal(got.tbf_enabled, 1);
@@ -1212,13 +1201,13 @@ static void test_pools(void **state)
     n.pool_seq = p.seq;
     n.n_gpus = 8;
     n.ready = 1;
-    assert_int_equal(db_node_upsert_many(f->db, &n, 1), DB_OK);
-    assert_int_equal(db_pool_delete(f->db, p.seq), DB_ECONFLICT); /* it holds a node */
+    assert_int_equal(db_node_upsert_many(f->tmp.db, &n, 1), DB_OK);
+    assert_int_equal(db_pool_delete(f->tmp.db, p.seq), DB_ECONFLICT); /* it holds a node */
     n.pool_seq = f->pool.seq;
-    assert_int_equal(db_node_upsert(f->db, &n), DB_OK);
-    assert_int_equal(db_pool_delete(f->db, p.seq), DB_OK);
-    assert_int_equal(db_pool_get(f->db, p.seq, &got), DB_ENOTFOUND);
-    assert_int_equal(db_pool_delete(f->db, p.seq), DB_ENOTFOUND);
+    assert_int_equal(db_node_upsert(f->tmp.db, &n), DB_OK);
+    assert_int_equal(db_pool_delete(f->tmp.db, p.seq), DB_OK);
+    assert_int_equal(db_pool_get(f->tmp.db, p.seq, &got), DB_ENOTFOUND);
+    assert_int_equal(db_pool_delete(f->tmp.db, p.seq), DB_ENOTFOUND);
 }
 
 static void test_partial_reads(void **state)
@@ -1232,26 +1221,26 @@ static void test_partial_reads(void **state)
     assert_int_equal(submit(f, "a", 1, &a), DB_OK);
     assert_int_equal(submit(f, "b", 1, &b), DB_OK);
     assert_int_equal(submit(f, "c", 1, &c), DB_OK);
-    assert_int_equal(db_topology_load(f->db, &s), DB_OK);
+    assert_int_equal(db_topology_load(f->tmp.db, &s), DB_OK);
     assert_int_equal(s->n_pools, 1);
     assert_int_equal(s->n_queues, 2);
     assert_int_equal(s->n_workloads, 0);
     db_snapshot_free(s);
     seqs[0] = a.seq;
     seqs[1] = b.seq;
-    assert_int_equal(db_workload_act_many(f->db, seqs, 2, DB_WL_SUSPEND, "t", 1, NULL, rcs), DB_OK);
+    assert_int_equal(db_workload_act_many(f->tmp.db, seqs, 2, DB_WL_SUSPEND, "t", 1, NULL, rcs), DB_OK);
     assert_int_equal(rcs[0], DB_OK);
     assert_int_equal(rcs[1], DB_OK);
     seqs[1] = c.seq;
     /* resuming a that is suspended and c that is not: c alone fails */
-    assert_int_equal(db_workload_act_many(f->db, seqs, 2, DB_WL_RESUME, "t", 2, NULL, rcs), DB_OK);
+    assert_int_equal(db_workload_act_many(f->tmp.db, seqs, 2, DB_WL_RESUME, "t", 2, NULL, rcs), DB_OK);
     assert_int_equal(rcs[0], DB_OK);
     assert_int_equal(rcs[1], DB_ECONFLICT);
     seqs[0] = a.seq;
     seqs[1] = b.seq;
     seqs[2] = c.seq;
     seqs[3] = 999999;
-    assert_int_equal(db_workloads_load(f->db, seqs, 4, &s), DB_OK);
+    assert_int_equal(db_workloads_load(f->tmp.db, seqs, 4, &s), DB_OK);
     assert_int_equal(s->n_workloads, 2); /* b is Stopped, 999999 does not exist */
     assert_int_equal(s->workloads[0].seq, a.seq);
     assert_int_equal(s->workloads[1].seq, c.seq);
@@ -1309,45 +1298,45 @@ static void test_purge(void **state)
     int n = 0;
 
     assert_int_equal(submit(f, "old", 1, &old), DB_OK);
-    assert_int_equal(db_workload_act(f->db, old.seq, DB_WL_DELETE, "t", 1000), DB_OK);
+    assert_int_equal(db_workload_act(f->tmp.db, old.seq, DB_WL_DELETE, "t", 1000), DB_OK);
     assert_int_equal(submit(f, "new", 1, &w), DB_OK);
-    assert_int_equal(db_workload_act(f->db, w.seq, DB_WL_DELETE, "t", 5000), DB_OK);
+    assert_int_equal(db_workload_act(f->tmp.db, w.seq, DB_WL_DELETE, "t", 5000), DB_OK);
     /* a project with a live workload stays */
     assert_int_equal(submit(f, "live", 1, &got), DB_OK);
     live_seq = got.seq;
     db_workload_clear(&got);
-    assert_int_equal(db_queue_delete(f->db, f->proj.seq, &seqs, &n), DB_ECONFLICT);
+    assert_int_equal(db_queue_delete(f->tmp.db, f->proj.seq, &seqs, &n), DB_ECONFLICT);
     /* deleted before 2000: only "old" */
-    assert_int_equal(db_workloads_purge(f->db, 2000, &seqs, &n), DB_OK);
+    assert_int_equal(db_workloads_purge(f->tmp.db, 2000, &seqs, &n), DB_OK);
     assert_int_equal(n, 1);
     assert_true(seqs[0] == old.seq);
     free(seqs);
-    assert_int_equal(db_workload_get(f->db, old.id, &got), DB_ENOTFOUND);
-    assert_int_equal(db_workload_get(f->db, w.id, &got), DB_OK);
+    assert_int_equal(db_workload_get(f->tmp.db, old.id, &got), DB_ENOTFOUND);
+    assert_int_equal(db_workload_get(f->tmp.db, w.id, &got), DB_OK);
     db_workload_clear(&got);
     /* once "live" is deleted too, the project goes, with both */
-    assert_int_equal(db_workload_get(f->db, "", &got), DB_ENOTFOUND);
+    assert_int_equal(db_workload_get(f->tmp.db, "", &got), DB_ENOTFOUND);
     {
         struct db_wl_query q;
         struct db_workload *list = NULL;
         int k = 0;
         memset(&q, 0, sizeof(q));
         q.limit = 10;
-        assert_int_equal(db_workload_list(f->db, &q, &list, &k), DB_OK);
+        assert_int_equal(db_workload_list(f->tmp.db, &q, &list, &k), DB_OK);
         assert_int_equal(k, 1);
-        assert_int_equal(db_workload_act(f->db, list[0].seq, DB_WL_DELETE, "t", 6000), DB_OK);
+        assert_int_equal(db_workload_act(f->tmp.db, list[0].seq, DB_WL_DELETE, "t", 6000), DB_OK);
         db_workloads_free(list, k);
     }
-    assert_int_equal(db_queue_delete(f->db, f->proj.seq, &seqs, &n), DB_OK);
+    assert_int_equal(db_queue_delete(f->tmp.db, f->proj.seq, &seqs, &n), DB_OK);
     assert_int_equal(n, 2);
     free(seqs);
-    assert_int_equal(db_workload_get(f->db, w.id, &got), DB_ENOTFOUND);
+    assert_int_equal(db_workload_get(f->tmp.db, w.id, &got), DB_ENOTFOUND);
     db_workload_clear(&w);
     f->proj.seq = 0;
-    assert_int_equal(db_queue_insert(f->db, &f->proj), DB_OK);
+    assert_int_equal(db_queue_insert(f->tmp.db, &f->proj), DB_OK);
     assert_int_equal(submit(f, "after", 1, &w), DB_OK);
     assert_true(w.seq > live_seq);
-    assert_int_equal(db_workload_get(f->db, w.id, &got), DB_OK);
+    assert_int_equal(db_workload_get(f->tmp.db, w.id, &got), DB_OK);
     assert_int_equal(got.seq, w.seq);
     assert_int_equal(got.queued_seq, w.seq);
     db_workload_clear(&got);
@@ -1371,19 +1360,19 @@ static void test_samples(void **state)
     in[1].alloc[0] = 3000;
     in[2].alloc[0] = 2000;
     in[2].quota[0] = -1;
-    assert_int_equal(db_samples_add(f->db, in, 3, 0), DB_OK);
-    assert_int_equal(db_samples_get(f->db, f->proj.seq, 0, 1500, 3000, &out, &n), DB_OK);
+    assert_int_equal(db_samples_add(f->tmp.db, in, 3, 0), DB_OK);
+    assert_int_equal(db_samples_get(f->tmp.db, f->proj.seq, 0, 1500, 3000, &out, &n), DB_OK);
     assert_int_equal(n, 2);
     assert_int_equal(out[0].alloc[0], 3000);
     assert_int_equal(out[1].quota[0], -1); /* unlimited stays unlimited when summed */
     free(out);
-    assert_int_equal(db_samples_buckets(f->db, 0, 10000, &out, &n), DB_OK);
+    assert_int_equal(db_samples_buckets(f->tmp.db, 0, 10000, &out, &n), DB_OK);
     assert_int_equal(n, 1);
     assert_int_equal(out[0].alloc[0], 2000); /* the average of the bucket */
     free(out);
     /* retention: everything before 2500 goes */
-    assert_int_equal(db_samples_add(f->db, in + 2, 1, 2500), DB_OK);
-    assert_int_equal(db_samples_get(f->db, f->proj.seq, f->pool.seq, 0, 10000, &out, &n), DB_OK);
+    assert_int_equal(db_samples_add(f->tmp.db, in + 2, 1, 2500), DB_OK);
+    assert_int_equal(db_samples_get(f->tmp.db, f->proj.seq, f->pool.seq, 0, 10000, &out, &n), DB_OK);
     assert_int_equal(n, 1);
     free(out);
 }
@@ -1424,19 +1413,19 @@ static void test_series_add_prune(void **state)
         p[i].ts = 1000;
         p[i].value = i % 2; /* even series end at 0: pruned */
     }
-    assert_int_equal(series_add_whole(f->db, p, N, 0, &held), DB_OK);
+    assert_int_equal(series_add_whole(f->tmp.db, p, N, 0, &held), DB_OK);
     assert_true(held > 0);
-    assert_int_equal(db_series_get(f->db, DB_SERIES_NODE, "e5998", "GPU_UTILIZATION", 0, 3000,
+    assert_int_equal(db_series_get(f->tmp.db, DB_SERIES_NODE, "e5998", "GPU_UTILIZATION", 0, 3000,
                                    &out, &n), DB_OK);
     assert_int_equal(n, 1);
     free(out);
     out = NULL;
     strcpy(p[0].entity, "new");
     p[0].ts = 2000;
-    assert_int_equal(series_add_whole(f->db, p, 1, 1500, &held), DB_OK);
+    assert_int_equal(series_add_whole(f->tmp.db, p, 1, 1500, &held), DB_OK);
     for (k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
         n = -1;
-        assert_int_equal(db_series_get(f->db, DB_SERIES_NODE, want[k].entity, "GPU_UTILIZATION",
+        assert_int_equal(db_series_get(f->tmp.db, DB_SERIES_NODE, want[k].entity, "GPU_UTILIZATION",
                                        0, 3000, &out, &n), DB_OK);
         assert_int_equal(n, want[k].n);
         free(out);
@@ -1516,10 +1505,10 @@ static void test_series_add_exact(void **state)
     assert_true(p && want);
     exact_points(p, want, 5000);
     p[0].value = -1; /* replaced by the second call */
-    assert_int_equal(series_add_whole(f->db, p, EXACT_N, 0, &held), DB_OK);
+    assert_int_equal(series_add_whole(f->tmp.db, p, EXACT_N, 0, &held), DB_OK);
     p[0].value = want[0];
-    assert_int_equal(series_add_whole(f->db, p, 1, 0, &held), DB_OK);
-    exact_check(f->db, p, want, 5000);
+    assert_int_equal(series_add_whole(f->tmp.db, p, 1, 0, &held), DB_OK);
+    exact_check(f->tmp.db, p, want, 5000);
     free(p);
     free(want);
 }
@@ -1550,59 +1539,62 @@ static void test_series_add_turns(void **state)
     assert_true(p && want);
     exact_points(p, want, 5000);
     t = (struct db_series_turns){p, EXACT_N, 0, 1, 0, 0, 0, 0};
-    assert_int_equal(db_series_add_turn(f->db, &t), DB_OK);
+    assert_int_equal(db_series_add_turn(f->tmp.db, &t), DB_OK);
     assert_false(t.whole);
     assert_true(t.done > 0 && t.done < EXACT_N && t.held_us > 0);
-    assert_int_equal(series_count(f->db, &p[0]), 0); /* written, not yet read */
+    assert_int_equal(series_count(f->tmp.db, &p[0]), 0); /* written, not yet read */
     for (turns = 1; !t.whole; turns++)
-        assert_int_equal(db_series_add_turn(f->db, &t), DB_OK);
+        assert_int_equal(db_series_add_turn(f->tmp.db, &t), DB_OK);
     assert_true(turns > 1 && t.done == EXACT_N);
-    exact_check(f->db, p, want, 5000);
+    exact_check(f->tmp.db, p, want, 5000);
     /* a sample at 6000 cut short after its first turn, then one at 7000 */
     p[0].ts = 6000;
     t = (struct db_series_turns){p, EXACT_N, 0, 1, 0, 0, 0, 0};
-    assert_int_equal(db_series_add_turn(f->db, &t), DB_OK);
+    assert_int_equal(db_series_add_turn(f->tmp.db, &t), DB_OK);
     assert_false(t.whole);
-    assert_int_equal(series_count(f->db, &p[0]), 1);
+    assert_int_equal(series_count(f->tmp.db, &p[0]), 1);
     t = (struct db_series_turns){p + 1, 1, 0, 1, 0, 0, 0, 0};
     p[1].ts = 7000;
-    assert_int_equal(db_series_add_turn(f->db, &t), DB_OK);
+    assert_int_equal(db_series_add_turn(f->tmp.db, &t), DB_OK);
     assert_true(t.whole);
-    assert_int_equal(series_count(f->db, &p[0]), 1); /* the point at 6000 is gone */
-    assert_int_equal(series_count(f->db, &p[1]), 2);
+    assert_int_equal(series_count(f->tmp.db, &p[0]), 1); /* the point at 6000 is gone */
+    assert_int_equal(series_count(f->tmp.db, &p[1]), 2);
     free(p);
     free(want);
 }
 
+/* Each test on a fresh fixture: setup before, teardown after. */
+#define DB_TEST(t) cmocka_unit_test_setup_teardown(t, setup, tmpdb_teardown)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_list_memo, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pools, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_partial_reads, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_series_add_prune, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_series_add_exact, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_series_add_turns, setup, teardown),
+        DB_TEST(test_list_memo),
+        DB_TEST(test_pools),
+        DB_TEST(test_partial_reads),
+        DB_TEST(test_samples),
+        DB_TEST(test_series_add_prune),
+        DB_TEST(test_series_add_exact),
+        DB_TEST(test_series_add_turns),
         cmocka_unit_test(test_time_parse),
-        cmocka_unit_test_setup_teardown(test_purge, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_schema_and_queues, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_checks, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pending_caps, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_group_set_answers, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pending_caps_batch_resume, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pending_caps_respec, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_refresh_families, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_lifecycle_and_list, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_list_paging, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_list_statements_cached, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cycle_apply, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cycle_apply_texts, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cycle_apply_turns, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cycle_turns_yield, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reasons_apply, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reopen_keeps_rows, setup, teardown),
+        DB_TEST(test_purge),
+        DB_TEST(test_schema_and_queues),
+        DB_TEST(test_checks),
+        DB_TEST(test_pending_caps),
+        DB_TEST(test_group_set_answers),
+        DB_TEST(test_pending_caps_batch_resume),
+        DB_TEST(test_pending_caps_respec),
+        DB_TEST(test_refresh_families),
+        DB_TEST(test_group_commit),
+        DB_TEST(test_lifecycle_and_list),
+        DB_TEST(test_list_paging),
+        DB_TEST(test_list_statements_cached),
+        DB_TEST(test_cycle_apply),
+        DB_TEST(test_cycle_apply_texts),
+        DB_TEST(test_cycle_apply_turns),
+        DB_TEST(test_cycle_turns_yield),
+        DB_TEST(test_reasons_apply),
+        DB_TEST(test_reopen_keeps_rows),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -216,14 +216,17 @@ static void test_removed_file(void **state)
     db_close(db);
 }
 
+/* Each test on a fresh fixture: setup before, teardown after. */
+#define FILE_TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_open_modes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_one_opener, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_owner_only, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_health_and_settings, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_removed_file, setup, teardown),
+        FILE_TEST(test_open_modes),
+        FILE_TEST(test_one_opener),
+        FILE_TEST(test_owner_only),
+        FILE_TEST(test_health_and_settings),
+        FILE_TEST(test_removed_file),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

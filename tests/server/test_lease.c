@@ -36,16 +36,14 @@ static void sleep_ms(long ms)
 }
 
 struct fixture {
-    char dir[TMPDB_DIR_LEN];
-    char path[TMPDB_PATH_LEN];
-    struct db *db;
+    struct tmpdb tmp;             /* first: tmpdb_teardown frees the fixture */
 };
 
 static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));
 
-    if (!f || tmpdb_open("lease", 1, f->dir, f->path, &f->db) != 0)
+    if (!f || tmpdb_open("lease", 1, &f->tmp) != 0)
         return -1;
     *state = f;
     return 0;
@@ -53,12 +51,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    struct fixture *f = *state;
-
     db_fence_set(0);
-    tmpdb_remove(f->db, f->dir, f->path);
-    free(f);
-    return 0;
+    return tmpdb_teardown(state);
 }
 
 /* One step of a replica: hold as `who` (its epoch kept in *epoch) for ttl,
@@ -101,18 +95,18 @@ static void test_acquire_renew_conflict(void **state)
     struct db_lease row, again;
     int64_t a = 0, b = 0;
 
-    assert_int_equal(db_lease_get(f->db, &row), DB_OK);
+    assert_int_equal(db_lease_get(f->tmp.db, &row), DB_OK);
     assert_string_equal(row.holder, "");
     assert_int_equal(row.epoch, 0);
-    hold(f->db, "a", &a, LONG_MS, 0, DB_OK, "a", 1);
-    assert_int_equal(db_lease_get(f->db, &row), DB_OK);
+    hold(f->tmp.db, "a", &a, LONG_MS, 0, DB_OK, "a", 1);
+    assert_int_equal(db_lease_get(f->tmp.db, &row), DB_OK);
     sleep_ms(20);
-    hold(f->db, "a", &a, LONG_MS, 0, DB_OK, "a", 1); /* renewed: same epoch, later expiry */
-    assert_int_equal(db_lease_get(f->db, &again), DB_OK);
+    hold(f->tmp.db, "a", &a, LONG_MS, 0, DB_OK, "a", 1); /* renewed: same epoch, later expiry */
+    assert_int_equal(db_lease_get(f->tmp.db, &again), DB_OK);
     assert_true(again.expires_at > row.expires_at);
-    hold(f->db, "b", &b, LONG_MS, 0, DB_ECONFLICT, "a", 1);
+    hold(f->tmp.db, "b", &b, LONG_MS, 0, DB_ECONFLICT, "a", 1);
     assert_int_equal(b, 0);
-    assert_int_equal(fenced_write(f->db, 1, "p1"), DB_OK);
+    assert_int_equal(fenced_write(f->tmp.db, 1, "p1"), DB_OK);
     assert_int_equal(db_fence_refused(), 0);
 }
 
@@ -121,14 +115,14 @@ static void test_expire_take_over_fence(void **state)
     struct fixture *f = *state;
     int64_t a = 0, b = 0;
 
-    hold(f->db, "a", &a, SHORT_MS, 0, DB_OK, "a", 1);
+    hold(f->tmp.db, "a", &a, SHORT_MS, 0, DB_OK, "a", 1);
     sleep_ms(PAST_SHORT_MS);
-    hold(f->db, "b", &b, LONG_MS, 0, DB_OK, "b", 2);
-    hold(f->db, "a", &a, LONG_MS, 0, DB_ECONFLICT, "b", 2); /* a renews too late */
-    assert_int_equal(fenced_write(f->db, 1, "old"), DB_EFENCED);
+    hold(f->tmp.db, "b", &b, LONG_MS, 0, DB_OK, "b", 2);
+    hold(f->tmp.db, "a", &a, LONG_MS, 0, DB_ECONFLICT, "b", 2); /* a renews too late */
+    assert_int_equal(fenced_write(f->tmp.db, 1, "old"), DB_EFENCED);
     assert_int_equal(db_fence_refused(), 1);
     assert_int_equal(db_fence_refused(), 0);
-    assert_int_equal(fenced_write(f->db, 2, "new"), DB_OK);
+    assert_int_equal(fenced_write(f->tmp.db, 2, "new"), DB_OK);
 }
 
 static void test_expired_unclaimed_is_fenced(void **state)
@@ -136,12 +130,12 @@ static void test_expired_unclaimed_is_fenced(void **state)
     struct fixture *f = *state;
     int64_t a = 0;
 
-    hold(f->db, "a", &a, SHORT_MS, 0, DB_OK, "a", 1);
+    hold(f->tmp.db, "a", &a, SHORT_MS, 0, DB_OK, "a", 1);
     sleep_ms(PAST_SHORT_MS);
-    assert_int_equal(fenced_write(f->db, 1, "late"), DB_EFENCED);
-    hold(f->db, "a", &a, LONG_MS, 0, DB_OK, "a", 2); /* taken anew: a new epoch */
-    assert_int_equal(fenced_write(f->db, 1, "stale"), DB_EFENCED);
-    assert_int_equal(fenced_write(f->db, 2, "fresh"), DB_OK);
+    assert_int_equal(fenced_write(f->tmp.db, 1, "late"), DB_EFENCED);
+    hold(f->tmp.db, "a", &a, LONG_MS, 0, DB_OK, "a", 2); /* taken anew: a new epoch */
+    assert_int_equal(fenced_write(f->tmp.db, 1, "stale"), DB_EFENCED);
+    assert_int_equal(fenced_write(f->tmp.db, 2, "fresh"), DB_OK);
 }
 
 static void test_force_and_release(void **state)
@@ -149,13 +143,13 @@ static void test_force_and_release(void **state)
     struct fixture *f = *state;
     int64_t a = 0, b = 0, c = 0;
 
-    hold(f->db, "a", &a, LONG_MS, 0, DB_OK, "a", 1);
-    hold(f->db, "b", &b, LONG_MS, 1, DB_OK, "b", 2); /* the only process: takes it at once */
-    assert_int_equal(db_lease_release(f->db, "a", 1), DB_OK); /* not a's: nothing */
-    hold(f->db, "c", &c, LONG_MS, 0, DB_ECONFLICT, "b", 2);
-    assert_int_equal(db_lease_release(f->db, "b", 2), DB_OK);
-    hold(f->db, "c", &c, LONG_MS, 0, DB_OK, "c", 3);
-    assert_int_equal(fenced_write(f->db, 2, "b-after-release"), DB_EFENCED);
+    hold(f->tmp.db, "a", &a, LONG_MS, 0, DB_OK, "a", 1);
+    hold(f->tmp.db, "b", &b, LONG_MS, 1, DB_OK, "b", 2); /* the only process: takes it at once */
+    assert_int_equal(db_lease_release(f->tmp.db, "a", 1), DB_OK); /* not a's: nothing */
+    hold(f->tmp.db, "c", &c, LONG_MS, 0, DB_ECONFLICT, "b", 2);
+    assert_int_equal(db_lease_release(f->tmp.db, "b", 2), DB_OK);
+    hold(f->tmp.db, "c", &c, LONG_MS, 0, DB_OK, "c", 3);
+    assert_int_equal(fenced_write(f->tmp.db, 2, "b-after-release"), DB_EFENCED);
 }
 
 int main(void)

@@ -21,39 +21,57 @@
 #define TMPDB_DIR_LEN 64
 #define TMPDB_PATH_LEN 256
 
-/* Opens *db: the folder /tmp/allot-test-TAG-XXXXXX is made in dir (even
- * on PostgreSQL, for the files a test writes beside the database) and
- * path is the file in it, or the URI when any_engine and the variable is
- * set. 0, or -1. */
-static int tmpdb_open(const char *tag, int any_engine, char dir[TMPDB_DIR_LEN],
-                      char path[TMPDB_PATH_LEN], struct db **db)
+/* The database of one test, at the head of its fixture: a fixture struct
+ * whose first member this is can be freed by tmpdb_teardown. */
+struct tmpdb {
+    char dir[TMPDB_DIR_LEN];
+    char path[TMPDB_PATH_LEN];
+    struct db *db;
+};
+
+/* Opens t->db: the folder /tmp/allot-test-TAG-XXXXXX is made in t->dir
+ * (even on PostgreSQL, for the files a test writes beside the database)
+ * and t->path is the file in it, or the URI when any_engine and the
+ * variable is set. 0, or -1. */
+static int tmpdb_open(const char *tag, int any_engine, struct tmpdb *t)
 {
     const char *uri = any_engine ? getenv("ALLOT_TEST_DB_URI") : NULL;
 
-    snprintf(dir, TMPDB_DIR_LEN, "/tmp/allot-test-%s-XXXXXX", tag);
-    if (!mkdtemp(dir))
+    snprintf(t->dir, TMPDB_DIR_LEN, "/tmp/allot-test-%s-XXXXXX", tag);
+    if (!mkdtemp(t->dir))
         return -1;
     if (uri)
-        snprintf(path, TMPDB_PATH_LEN, "%s", uri);
+        snprintf(t->path, TMPDB_PATH_LEN, "%s", uri);
     else
-        snprintf(path, TMPDB_PATH_LEN, "%s/t.db", dir);
-    return db_open(path, uri ? DB_OPEN_FRESH : DB_OPEN_CREATE, db) == DB_OK ? 0 : -1;
+        snprintf(t->path, TMPDB_PATH_LEN, "%s/t.db", t->dir);
+    return db_open(t->path, uri ? DB_OPEN_FRESH : DB_OPEN_CREATE, &t->db) == DB_OK ? 0 : -1;
 }
 
-/* Closes db and removes the file (with its -wal, -shm and lock) and the
- * folder. */
-static void tmpdb_remove(struct db *db, const char *dir, const char *path)
+/* Closes t->db and removes the file (with its -wal, -shm and lock) and
+ * the folder. */
+static void tmpdb_remove(struct tmpdb *t)
 {
     static const char *const ext[] = {"-wal", "-shm", ".lock", ""};
     char p[TMPDB_PATH_LEN + 8];
     size_t i;
 
-    db_close(db);
+    db_close(t->db);
     for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
-        snprintf(p, sizeof(p), "%s%s", path, ext[i]);
+        snprintf(p, sizeof(p), "%s%s", t->path, ext[i]);
         unlink(p);
     }
-    rmdir(dir);
+    rmdir(t->dir);
+}
+
+/* A cmocka teardown for a calloc'd fixture that starts with struct tmpdb:
+ * removes its database and frees it. */
+static inline int tmpdb_teardown(void **state)
+{
+    struct tmpdb *t = *state;
+
+    tmpdb_remove(t);
+    free(t);
+    return 0;
 }
 
 /* Inserts the organisation most storage tests start from: node pool
