@@ -9,6 +9,7 @@
  * Step 3: pending workloads.
  */
 #include "gen.h"
+#include "splitmix.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,18 +22,9 @@
 
 /* ---- Randomness ---- */
 
-static uint64_t next(struct gen_world *w)
-{
-    uint64_t z = (w->rng += 0x9e3779b97f4a7c15ull);
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static int below(struct gen_world *w, int n)
 {
-    return n > 0 ? (int)(next(w) % (uint64_t)n) : 0;
+    return splitmix_below(&w->rng, n);
 }
 
 /* lo..hi */

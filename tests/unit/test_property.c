@@ -117,6 +117,7 @@
 
 #include "sched.h"
 #include "sched_int.h"
+#include "splitmix.h"
 
 #define DEFAULT_SEED 0x5eed0a110cull
 #define N_CASES 5000
@@ -142,19 +143,10 @@ struct rng {
     uint64_t s;
 };
 
-static uint64_t rng_next(struct rng *r)
-{
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* 0..n-1 */
 static int below(struct rng *r, int n)
 {
-    return n > 0 ? (int)(rng_next(r) % (uint64_t)n) : 0;
+    return splitmix_below(&r->s, n);
 }
 
 static int chance(struct rng *r, int percent)
