@@ -613,14 +613,28 @@ static json_t *rule_json(const struct db_rule *x, const char *scope_name, int fu
     return o;
 }
 
-/* subjectId names the principal by login (an email) or by its id. */
+/* subjectId names the principal by login (an email) or by its id. A
+ * caller who may not list principals (no system-scope IAM rule: a
+ * department administrator) must not learn which logins exist, so its
+ * subjectId is a login taken as given, whether a principal has it or not
+ * (an id is not looked up either): the rule answers the same, and applies
+ * to whoever has or gets that login. */
 static int subject_in(struct api_req *r, struct db_rule *x)
 {
     struct db_user u;
     char *end;
     long long id = strtoll(x->subject_id, &end, 10);
     int kind = x->subject_type[0] == 'u' ? DB_USER : DB_SERVICE_ACCOUNT;
-    int rc = db_user_by_login(r->app->db, x->subject_id, &u);
+    int rc;
+
+    if (!api_can(&r->who, API_IAM, "", "")) {
+        if (!api_valid_text(x->subject_id, API_TEXT_LOGIN)) {
+            api_error(r, 400, "Bad request", "subjectId: a login");
+            return -1;
+        }
+        return 0;
+    }
+    rc = db_user_by_login(r->app->db, x->subject_id, &u);
 
     if (rc == DB_ENOTFOUND && !*end && end != x->subject_id && id > 0)
         rc = db_user_get(r->app->db, id, &u);

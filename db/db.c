@@ -177,7 +177,7 @@ const char *db_strerror(int rc)
     case DB_EGONE: return "the database file was removed or replaced";
     case DB_ELIMIT: return "too many pending workloads";
     case DB_EFENCED: return "this replica no longer leads: its decision was not written";
-    case DB_EUNAVAIL: return "the database server cannot be reached";
+    case DB_EUNAVAIL: return "the database cannot be opened or reached";
     default: return "unknown error";
     }
 }
@@ -957,6 +957,11 @@ static int reader_acquire(struct db *db, int *slot)
             rc = conn_open(&db->readers[i], db->path, 1);
             if (rc != DB_OK) {
                 conn_close(&db->readers[i]);
+                /* the file opened at start and cannot now (made unreadable,
+                 * its folder's mode changed): the storage is unavailable,
+                 * a 503 the client may retry, not a failure of the data */
+                if (rc == DB_EIO)
+                    rc = DB_EUNAVAIL;
                 goto out;
             }
             db->r_open++;

@@ -11,7 +11,9 @@
 #   - logins are unique without regard to case: `ADMIN` beside `admin`
 #     (a user, or a service account's client id) is a 409, and sign-in
 #     is exact (`ADMIN` with admin's password does not sign in);
-#   - a Department administrator cannot make anyone System administrator.
+#   - a Department administrator cannot make anyone System administrator,
+#     and creating an access rule does not tell it which logins exist (the
+#     same answer for a login or an id that exists or not).
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 
@@ -74,5 +76,18 @@ expect 403 POST /api/v1/authorization/access-rules "{\"subjectId\":\"da@example.
 expect 201 POST /api/v1/authorization/access-rules "{\"subjectId\":\"eve@example.com\",
   \"subjectType\":\"user\",\"roleId\":3,\"scopeType\":\"department\",\"scopeId\":\"$DEP\"}" "$DA" >/dev/null
 expect 403 POST /api/v1/node-pools '{"name":"np2","labelKey":"k","labelValue":"v2"}' "$DA" >/dev/null
+
+# ---- a Department administrator creating an access rule learns not which logins exist ----
+rule_by_da() { # SUBJECT: the answer to DA's rule for SUBJECT, its id and times left out
+  expect 201 POST /api/v1/authorization/access-rules "{\"subjectId\":\"$1\",
+    \"subjectType\":\"user\",\"roleId\":5,\"scopeType\":\"department\",\"scopeId\":\"$DEP\"}" "$DA" |
+    jq -c "del(.id, .createdAt, .updatedAt) | .subjectId |= sub(\"$1\"; \"S\")"
+}
+known=$(rule_by_da v@example.com)
+unknown=$(rule_by_da nobody@example.com)
+[ "$known" = "$unknown" ] || fail "a rule for a login that exists answers otherwise: $known / $unknown"
+V_ID=$(expect 200 GET "/api/v1/users?filterBy=username==v@example.com" "" "$ADMIN" | jq -r '.[0].id')
+[ "$(rule_by_da "$V_ID")" = "$known" ] || fail "a rule naming a user's id answers otherwise"
+[ "$(rule_by_da 999999)" = "$known" ] || fail "a rule naming no user's id answers otherwise"
 stop
 echo "e2e_access: ok"

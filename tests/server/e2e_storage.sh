@@ -15,7 +15,8 @@
 #     /readyz says why, and both recover by themselves once it lets go;
 #   a read-only database file: refused at start; made read-only while
 #     running, writes answer 503 while reads work, and they recover once
-#     it is writable again.
+#     it is writable again; made unreadable while running, reads that
+#     open a new connection answer 503, never 500.
 # The busy waits make it take about 15 s.
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
@@ -186,6 +187,21 @@ chmod 0400 "$T/ro/a.db"
 writes_refused p4 "is read-only" "read-only" p3
 chmod 0600 "$T/ro/a.db"
 writes_back p4 "once writable"
+# ---- reads while the database file is unreadable answer 503, not 500 ----
+# (those that need a new reader connection: many at once open more)
+chmod 0000 "$T/ro/a.db"
+CURLS=""
+for i in $(seq 1 300); do
+  curl -s -o /dev/null -w '%{http_code}\n' "$URL/api/v1/org-unit/projects" \
+    -H "Authorization: Bearer $TOKEN" >>"$T/codes" &
+  CURLS="$CURLS $!"
+done
+wait $CURLS
+chmod 0600 "$T/ro/a.db"
+if grep -qv '^\(200\|503\)$' "$T/codes"; then
+  fail "reads of an unreadable database: $(sort "$T/codes" | uniq -c | tr '\n' ' ')"
+fi
+writes_back p5 "once readable"
 stop
 RUN_AS=""
 [ "$(sqlite3 "$T/ro/a.db" 'PRAGMA integrity_check')" = ok ] || fail "integrity_check failed"
