@@ -6,11 +6,36 @@
  */
 #include "cmd.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "table.h"
+
+/* The group's --help: its usage and text, then "  NAME      help" per verb,
+ * a continued line indented under the first. */
+static int verb_help(const struct cli_cmd *cmd, const struct verb *verbs)
+{
+    const struct verb *v;
+    const char *p;
+
+    cli_help(cmd);
+    if (verbs[0].help && !(cmd->help && cmd->help[0]))
+        putchar('\n');
+    for (v = verbs; v->name; v++) {
+        if (!v->help)
+            continue;
+        printf("  %-10s", v->name);
+        for (p = v->help; *p; p++)
+            if (*p == '\n')
+                printf("\n%12s", "");
+            else
+                putchar(*p);
+        putchar('\n');
+    }
+    return CLI_OK;
+}
 
 int verb_dispatch(const struct cli_cmd *cmd, const struct verb *verbs, int argc, char **argv)
 {
@@ -20,7 +45,7 @@ int verb_dispatch(const struct cli_cmd *cmd, const struct verb *verbs, int argc,
     if (argc < 2)
         return cli_usage_error(cmd, "a command is missing");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-        return cli_help(cmd);
+        return verb_help(cmd, verbs);
     for (v = verbs; v->name; v++)
         if (strcmp(argv[1], v->name) == 0)
             return v->run(v->ctx, argc - 1, argv + 1);

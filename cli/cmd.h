@@ -14,15 +14,18 @@
 #include "opts.h"
 #include "output.h"
 
-/* A verb of a command group: run gets ctx, and argv from the verb on. */
+/* A verb of a command group: run gets ctx, and argv from the verb on;
+ * help is its line in the group's --help ('\n' starts a continued line),
+ * or NULL where the group's own help text lists it. */
 struct verb {
     const char *name;
     int (*run)(const void *ctx, int argc, char **argv);
     const void *ctx;
+    const char *help;
 };
 
 /* Runs argv[1] of group `cmd` from verbs (ended by a NULL name); "--help"
- * lists the verbs. */
+ * prints the usage, the group's help text and a line per verb with help. */
 int verb_dispatch(const struct cli_cmd *cmd, const struct verb *verbs, int argc, char **argv);
 
 /* Parses the options of a verb; help is left in o->help. CLI_OK, or an

@@ -270,17 +270,13 @@ static int rule_delete(const void *ctx, int argc, char **argv)
 int cmd_access_rule_main(int argc, char **argv)
 {
     static const struct verb verbs[] = {
-        {"list", list_verb, &rules},
-        {"create", rule_create, NULL},
-        {"delete", rule_delete, NULL},
-        {NULL, NULL, NULL},
+        {"list", list_verb, &rules, "the access rules you may manage"},
+        {"create", rule_create, NULL,
+         "give a user a role on the system, a department or a project"},
+        {"delete", rule_delete, NULL, "delete a rule"},
+        {NULL, NULL, NULL, NULL},
     };
-    static const struct cli_cmd cmd = {
-        "allot access-rule", "list|create|delete ...",
-        "  list      the access rules you may manage\n"
-        "  create    give a user a role on the system, a department or a project\n"
-        "  delete    delete a rule\n",
-    };
+    static const struct cli_cmd cmd = {"allot access-rule", "list|create|delete ...", NULL};
 
     return verb_dispatch(&cmd, verbs, argc, argv);
 }

@@ -231,16 +231,12 @@ static int node_set(const void *ctx, int argc, char **argv)
 int cmd_agent_main(int argc, char **argv)
 {
     static const struct verb tokens[] = {
-        {"create", token_create, NULL},
-        {"list", list_verb, &token_list},
-        {"revoke", token_revoke, NULL},
-        {NULL, NULL, NULL},
+        {"create", token_create, NULL, "create a token for allot-agent (printed once)"},
+        {"list", list_verb, &token_list, "the tokens and the nodes they run"},
+        {"revoke", token_revoke, NULL, "revoke a token"},
+        {NULL, NULL, NULL, NULL},
     };
-    static const struct cli_cmd token_cmd = {
-        "allot agent token", "create|list|revoke ...",
-        "  create    create a token for allot-agent (printed once)\n"
-        "  list      the tokens and the nodes they run\n"
-        "  revoke    revoke a token\n"};
+    static const struct cli_cmd token_cmd = {"allot agent token", "create|list|revoke ...", NULL};
     static const struct cli_cmd cmd = {
         "allot agent", "token create|list|revoke ... | approve NODE | set NODE ...",
         "  token     the tokens agents authenticate with\n"

@@ -58,9 +58,11 @@ static const struct list_kind pools = {
 
 int cmd_node_main(int argc, char **argv)
 {
-    static const struct verb verbs[] = {{"list", list_verb, &nodes}, {NULL, NULL, NULL}};
-    static const struct cli_cmd cmd = {"allot node", "list " FORMAT_USAGE,
-                                       "  list      the nodes and their free GPUs\n"};
+    static const struct verb verbs[] = {
+        {"list", list_verb, &nodes, "the nodes and their free GPUs"},
+        {NULL, NULL, NULL, NULL},
+    };
+    static const struct cli_cmd cmd = {"allot node", "list " FORMAT_USAGE, NULL};
 
     return verb_dispatch(&cmd, verbs, argc, argv);
 }
@@ -68,20 +70,14 @@ int cmd_node_main(int argc, char **argv)
 int cmd_nodepool_main(int argc, char **argv)
 {
     static const struct verb verbs[] = {
-        {"list", list_verb, &pools},
-        {"create", nodepool_create, NULL},
-        {"edit", nodepool_edit, NULL},
-        {"delete", delete_verb, &nodepool_delete},
-        {NULL, NULL, NULL},
+        {"list", list_verb, &pools, "the node pools and their free GPUs"},
+        {"create", nodepool_create, NULL, "create a node pool of the nodes with a label"},
+        {"edit", nodepool_edit, NULL,
+         "change a pool's label, placement, minimum runtime or time-based\nfairshare"},
+        {"delete", delete_verb, &nodepool_delete, "delete an empty node pool"},
+        {NULL, NULL, NULL, NULL},
     };
-    static const struct cli_cmd cmd = {
-        "allot nodepool", "list|create|edit|delete ...",
-        "  list      the node pools and their free GPUs\n"
-        "  create    create a node pool of the nodes with a label\n"
-        "  edit      change a pool's label, placement, minimum runtime or time-based\n"
-        "            fairshare\n"
-        "  delete    delete an empty node pool\n",
-    };
+    static const struct cli_cmd cmd = {"allot nodepool", "list|create|edit|delete ...", NULL};
 
     return verb_dispatch(&cmd, verbs, argc, argv);
 }

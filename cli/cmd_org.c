@@ -740,23 +740,18 @@ static const struct delete_kind department_delete = {
 int cmd_project_main(int argc, char **argv)
 {
     static const struct verb verbs[] = {
-        {"list", org_list, &project_kind},
-        {"set", project_set, NULL},
-        {"describe", org_describe, &project_kind},
-        {"create", org_create, &project_kind},
-        {"edit", org_edit, &project_kind},
-        {"delete", delete_verb, &project_delete},
-        {NULL, NULL, NULL},
+        {"list", org_list, &project_kind, "the projects, their quotas and allocated GPUs"},
+        {"set", project_set, NULL, "choose the default project"},
+        {"describe", org_describe, &project_kind,
+         "one project: quotas, fair share and GPUs per pool, its workloads"},
+        {"create", org_create, &project_kind, "create a project with a GPU quota"},
+        {"edit", org_edit, &project_kind,
+         "change quotas per pool, rank, node pools, node types, rules"},
+        {"delete", delete_verb, &project_delete, "delete a project that holds no workloads"},
+        {NULL, NULL, NULL, NULL},
     };
-    static const struct cli_cmd cmd = {
-        "allot project", "list|set|describe|create|edit|delete ...",
-        "  list      the projects, their quotas and allocated GPUs\n"
-        "  set       choose the default project\n"
-        "  describe  one project: quotas, fair share and GPUs per pool, its workloads\n"
-        "  create    create a project with a GPU quota\n"
-        "  edit      change quotas per pool, rank, node pools, node types, rules\n"
-        "  delete    delete a project that holds no workloads\n",
-    };
+    static const struct cli_cmd cmd = {"allot project",
+                                       "list|set|describe|create|edit|delete ...", NULL};
 
     return verb_dispatch(&cmd, verbs, argc, argv);
 }
@@ -764,21 +759,17 @@ int cmd_project_main(int argc, char **argv)
 int cmd_department_main(int argc, char **argv)
 {
     static const struct verb verbs[] = {
-        {"list", org_list, &department_kind},
-        {"describe", org_describe, &department_kind},
-        {"create", org_create, &department_kind},
-        {"edit", org_edit, &department_kind},
-        {"delete", delete_verb, &department_delete},
-        {NULL, NULL, NULL},
+        {"list", org_list, &department_kind, "the departments, their quotas and allocated GPUs"},
+        {"describe", org_describe, &department_kind,
+         "one department: quotas, fair share and GPUs per pool, its projects"},
+        {"create", org_create, &department_kind, "create a department with a GPU quota"},
+        {"edit", org_edit, &department_kind,
+         "change quotas per pool, rank, node pools, node types, rules"},
+        {"delete", delete_verb, &department_delete, "delete a department that holds no projects"},
+        {NULL, NULL, NULL, NULL},
     };
-    static const struct cli_cmd cmd = {
-        "allot department", "list|describe|create|edit|delete ...",
-        "  list      the departments, their quotas and allocated GPUs\n"
-        "  describe  one department: quotas, fair share and GPUs per pool, its projects\n"
-        "  create    create a department with a GPU quota\n"
-        "  edit      change quotas per pool, rank, node pools, node types, rules\n"
-        "  delete    delete a department that holds no projects\n",
-    };
+    static const struct cli_cmd cmd = {"allot department",
+                                       "list|describe|create|edit|delete ...", NULL};
 
     return verb_dispatch(&cmd, verbs, argc, argv);
 }

@@ -287,9 +287,9 @@ static int whatif_drain(const void *ctx, int argc, char **argv)
 int cmd_whatif_main(int argc, char **argv)
 {
     static const struct verb verbs[] = {
-        {"quota", whatif_quota, NULL},
-        {"drain", whatif_drain, NULL},
-        {NULL, NULL, NULL},
+        {"quota", whatif_quota, NULL, NULL},
+        {"drain", whatif_drain, NULL, NULL},
+        {NULL, NULL, NULL, NULL},
     };
     static const struct cli_cmd cmd = {
         "allot whatif", "quota|drain ...",
