@@ -197,6 +197,7 @@ struct pod {
     int stop_sent;                /* SIGTERM sent to the supervisor */
     int assigned;                 /* in the server's last answer */
     int exit_code, signal, stopped;
+    int never_ran;               /* EXITED: its command never ran (exit.json's ran false) */
     int64_t at_ms;                /* started or ended */
     char message[400];            /* how it started, or how it ended */
     int reported_running;         /* the server heard it started */

@@ -119,6 +119,7 @@ static void read_exit(struct pod *p)
     p->exit_code = (int)json_integer_value(json_object_get(o, "exitCode"));
     p->signal = (int)json_integer_value(json_object_get(o, "signal"));
     p->stopped = json_is_true(json_object_get(o, "stopped"));
+    p->never_ran = json_is_false(json_object_get(o, "ran"));
     p->at_ms = json_integer_value(json_object_get(o, "at"));
     m = json_string_value(json_object_get(o, "message"));
     snprintf(p->message, sizeof(p->message), "%s", m ? m : "");
@@ -245,11 +246,11 @@ static json_t *pod_json(const struct agent *a, const struct pod *p)
             json_object_set_new(o, "gpus", usage_json(a, p));
         return o;
     case POD_EXITED:
-        return json_pack("{s:s, s:s, s:i, s:i, s:b, s:I, s:s}", "uid", p->uid, "state",
+        return json_pack("{s:s, s:s, s:i, s:i, s:b, s:b, s:I, s:s}", "uid", p->uid, "state",
                          "Exited", "exitCode", p->exit_code < -1 || p->exit_code > 255
                                                    ? -1 : p->exit_code,
-                         "signal", p->signal, "stopped", p->stopped, "at",
-                         (json_int_t)p->at_ms, "message", p->message);
+                         "signal", p->signal, "stopped", p->stopped, "ran", !p->never_ran,
+                         "at", (json_int_t)p->at_ms, "message", p->message);
     case POD_LOST:
         return json_pack("{s:s, s:s, s:s}", "uid", p->uid, "state", "Lost", "message",
                          p->message);

@@ -64,6 +64,7 @@ struct shim {
     int64_t stop_at;                /* when the stop began; 0: not stopping */
     int killed;
     int status, done;
+    int ran;                        /* the workload's command was executed */
     char message[300];
 };
 
@@ -413,6 +414,7 @@ static int start(struct shim *s)
         setpgid(s->child, s->child);
         while ((k = read(fds[0], &e, sizeof(e))) < 0 && errno == EINTR)
             ;
+        s->ran = k == 0; /* the pipe closed on exec: the command runs */
         if (k == (ssize_t)sizeof(e) && e < 0)
             snprintf(s->message, sizeof(s->message), "cannot enter workingDir %.200s: %s",
                      spec_str(s, "workingDir"), strerror(-e));
@@ -569,8 +571,9 @@ static void write_exit(struct shim *s)
         sig = WTERMSIG(s->status);
     else if (!s->done)
         code = 127;
-    o = json_pack("{s:i, s:i, s:b, s:I, s:s}", "exitCode", code, "signal", sig, "stopped",
-                  s->stop_at != 0, "at", (json_int_t)agent_now_ms(), "message", s->message);
+    o = json_pack("{s:i, s:i, s:b, s:b, s:I, s:s}", "exitCode", code, "signal", sig, "stopped",
+                  s->stop_at != 0, "ran", s->ran, "at", (json_int_t)agent_now_ms(), "message",
+                  s->message);
     text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     if (!text || write_in(s, "exit.json", text) != 0)
         note(s, "cannot write exit.json");

@@ -544,10 +544,11 @@ static int pod_gpus_in(struct api_req *r, json_t *a, struct db_pod_report *p,
 
 static int pod_in(struct api_req *r, json_t *o, struct db_pod_report *p, struct db_pod_gpu *room)
 {
-    static const char *const fields[] = {"uid", "state", "exitCode", "signal", "stopped", "at",
-                                         "message", "gpus", NULL};
+    static const char *const fields[] = {"uid", "state", "exitCode", "signal", "stopped", "ran",
+                                         "at", "message", "gpus", NULL};
     char state[16] = "";
     int64_t code = 0, sig = 0, at = 0;
+    int ran = 1;
 
     if (!json_is_object(o)) {
         api_error(r, 400, "Bad request", "field 'pods': pods are objects");
@@ -558,7 +559,7 @@ static int pod_in(struct api_req *r, json_t *o, struct db_pod_report *p, struct 
         api_json_str(r, o, "state", state, sizeof(state), 1) ||
         api_json_int(r, o, "exitCode", -1, 255, &code) ||
         api_json_int(r, o, "signal", 0, 64, &sig) ||
-        api_json_bool(r, o, "stopped", &p->stopped) ||
+        api_json_bool(r, o, "stopped", &p->stopped) || api_json_bool(r, o, "ran", &ran) ||
         api_json_int(r, o, "at", 0, INT64_C(1) << 50, &at) ||
         api_json_str(r, o, "message", p->message, 400, 0) ||
         pod_gpus_in(r, json_object_get(o, "gpus"), p, room))
@@ -571,6 +572,7 @@ static int pod_in(struct api_req *r, json_t *o, struct db_pod_report *p, struct 
     }
     p->exit_code = (int)code;
     p->signal = (int)sig;
+    p->never_ran = !ran;
     p->at_ms = at;
     return 0;
 }

@@ -117,7 +117,7 @@ static const struct spec_field spec_table[] = {
     {"annotations", T_ALL, "allot pods carry no Kubernetes annotations", empty_list},
     {"tolerations", T_ALL, "allot nodes have no taints; use nodeAffinityRequired", empty_list},
     {"podAffinity", T_ALL, "allot places pods by node affinity only", empty_list_or_object},
-    {"exposedUrls", T_ALL, "allot has no ingress; ports give each pod's address", empty_list},
+    {"exposedUrls", T_ALL, NULL, NULL},
     {"relatedUrls", T_ALL, "allot keeps no related links", empty_list},
     {"security", T_ALL, "pods run as the agent's user", empty_list_or_object},
     {"storage", T_ALL, NULL, NULL},
@@ -631,6 +631,54 @@ static int port_in(struct api_req *r, json_t *p, int serving)
     return 0;
 }
 
+/* exposedUrls: container ports reached at http://NODE:PORT (the port is
+ * published on the node as itself, like a port without `external`). A
+ * URL of one's own and who may use it need an ingress allot does not
+ * have: refused. */
+static int exposed_urls_in(struct api_req *r, json_t *spec)
+{
+    static const char *const keys[] = {"container", "url", "authorizationType",
+                                       "authorizedUsers", "authorizedGroups", "toolType",
+                                       "toolName", "name", "customUrl", "exclude", NULL};
+    json_t *list = json_object_get(spec, "exposedUrls"), *e, *v;
+    char where[64];
+    size_t i;
+
+    if (!list || json_is_null(list))
+        return 0;
+    if (!json_is_array(list) || json_array_size(list) > 16)
+        return api_error(r, 400, "Bad request", "spec.exposedUrls: a list of at most 16"), -1;
+    json_array_foreach(list, i, e) {
+        snprintf(where, sizeof(where), "spec.exposedUrls[%zu]", i);
+        if (!json_is_object(e))
+            return api_error(r, 400, "Bad request", "spec.exposedUrls: a list of objects"), -1;
+        if (api_json_allow(r, e, keys, where))
+            return -1;
+        if (json_is_true(json_object_get(e, "exclude")))
+            continue;
+        v = json_object_get(e, "container");
+        if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 65535)
+            return api_error(r, 400, "Bad request",
+                             "spec.exposedUrls[].container: a port from 1 to 65535 is required"),
+                   -1;
+        if ((json_string_value(json_object_get(e, "url")) &&
+             json_string_value(json_object_get(e, "url"))[0]) ||
+            json_is_true(json_object_get(e, "customUrl")))
+            return api_error(r, 400, "Bad request",
+                             "spec.exposedUrls[].url is not supported: allot has no ingress; the "
+                             "URL is http://NODE:PORT of the pod's node"), -1;
+        if (json_array_size(json_object_get(e, "authorizedUsers")) ||
+            json_array_size(json_object_get(e, "authorizedGroups")) ||
+            (json_string_value(json_object_get(e, "authorizationType")) &&
+             strcmp(json_string_value(json_object_get(e, "authorizationType")), "public")))
+            return api_error(r, 400, "Bad request",
+                             "spec.exposedUrls[]: access control is not supported: allot does "
+                             "not proxy a pod's URL; whoever reaches the node reaches the port"),
+                   -1;
+    }
+    return 0;
+}
+
 static int ports_in(struct api_req *r, json_t *spec)
 {
     json_t *ports = json_object_get(spec, "ports"), *p, *serving, *all;
@@ -645,6 +693,8 @@ static int ports_in(struct api_req *r, json_t *spec)
             return -1;
     serving = json_object_get(spec, "servingPort");
     if (serving && !json_is_null(serving) && port_in(r, serving, 1) != 0)
+        return -1;
+    if (exposed_urls_in(r, spec) != 0)
         return -1;
     /* two ports of one pod cannot listen on the same node port */
     text = json_dumps(spec, JSON_COMPACT);
@@ -1013,6 +1063,18 @@ int api_wl_spec_in(struct api_req *r, json_t *top, const struct api_project *pro
 /* The ports each pod of a workload listens on at its node, from its stored
  * spec: [{container, host, name}] (excluded entries left out; host is
  * `external`, else the container port). */
+/* Is container port c among the ports listed so far? */
+static int port_listed(json_t *ports, json_t *c)
+{
+    json_t *p;
+    size_t i;
+
+    json_array_foreach(ports, i, p)
+        if (json_equal(json_object_get(p, "container"), c))
+            return 1;
+    return 0;
+}
+
 json_t *api_wl_ports(const char *spec_text)
 {
     json_t *spec = spec_text ? json_loads(spec_text, 0, NULL) : NULL, *out = json_array(), *p;
@@ -1034,6 +1096,19 @@ json_t *api_wl_ports(const char *spec_text)
                                              json_object_get(serving, "container"), "host",
                                              json_object_get(serving, "container"), "name",
                                              "serving"));
+    json_array_foreach(json_object_get(spec, "exposedUrls"), i, p) {
+        json_t *c = json_object_get(p, "container");
+        const char *tool = json_string_value(json_object_get(p, "toolName"));
+        if (!json_is_integer(c) || json_is_true(json_object_get(p, "exclude")) ||
+            port_listed(out, c))
+            continue;
+        json_array_append_new(out, json_pack("{s:O, s:O, s:s}", "container", c, "host", c, "name",
+                                             tool ? tool : json_string_value(json_object_get(
+                                                               p, "toolType"))
+                                                           ? json_string_value(json_object_get(
+                                                                 p, "toolType"))
+                                                           : ""));
+    }
     json_decref(spec);
     return out;
 }

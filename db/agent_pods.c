@@ -234,8 +234,8 @@ static int wl_pod_ended(struct db__conn *c, struct hb *b, const struct binding *
     int restarted = 0, rc;
 
     exit_text(b, bd, p, why, sizeof(why));
-    rc = db__pod_restart(c, bd->wl_seq, bd->idx, why, failed, b->h->now_ms, &restarted, note,
-                         sizeof(note));
+    rc = db__pod_restart(c, bd->wl_seq, bd->idx, why, failed, p->never_ran, b->h->now_ms,
+                         &restarted, note, sizeof(note));
     if (rc != DB_OK)
         return rc;
     if (restarted)

@@ -100,6 +100,7 @@ struct db_pod_report {
     int state;                    /* enum db_pod_state */
     int exit_code, signal;        /* EXITED: the code, or the signal that killed it */
     int stopped;                  /* EXITED: allot stopped it, not the workload itself */
+    int never_ran;                /* EXITED: its command could not be run at all */
     int64_t at_ms;                /* RUNNING: started; EXITED: finished */
     char message[DB_MSG_LEN];     /* how it was started, or why it ended; may be "" */
     int has_gpus;                 /* RUNNING: the agent measured its GPUs */

@@ -292,9 +292,11 @@ int db__event(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *ty
  * signal; else with 0), is restarted as the workload's restartPolicy and
  * backoffLimit say; why: what happened, for the event. *restarted is 1
  * when it was (new uids, an event); when a failure is not for want of
- * retries left, limit_note says so ("; backoffLimit 6 reached"). */
+ * retries left, limit_note says so ("; backoffLimit 6 reached"). A pod
+ * whose command could not be run at all (never_ran) is not retried: the
+ * same spec would fail the same way. */
 int db__pod_restart(struct db__conn *c, int64_t wl_seq, int idx, const char *why, int failed,
-                    int64_t now, int *restarted, char *limit_note, size_t len);
+                    int never_ran, int64_t now, int *restarted, char *limit_note, size_t len);
 /* Deletion (workloads.c): a deleted workload none of whose pod runs is
  * open any more is done (Deleting -> Stopped, event Deleted); the second
  * finishes every such workload. */

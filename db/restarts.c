@@ -4,6 +4,10 @@
  * (docs/agent.md, "Restarts"). Called from a heartbeat's write
  * (agent_pods.c) when a bound pod's run ends with an outcome.
  *
+ * A pod whose command could not be run at all (no command, not found,
+ * its data or working directory not ready) is not restarted: the same spec
+ * would fail the same way.
+ *
  *   outcome     inference             training, workspace, distributed
  *   Failed      restart that replica  restart while restarts < backoffLimit
  *               (no limit)            (default 6), then Failed with the
@@ -139,7 +143,7 @@ static int renew_uids(struct db__conn *c, int64_t wl_seq, int idx, int64_t start
 }
 
 int db__pod_restart(struct db__conn *c, int64_t wl_seq, int idx, const char *why, int failed,
-                    int64_t now, int *restarted, char *limit_note, size_t len)
+                    int never_ran, int64_t now, int *restarted, char *limit_note, size_t len)
 {
     static const char get[] = "SELECT type, n_pods, restarts, spec FROM workloads WHERE seq = ?";
     static const char count[] =
@@ -164,6 +168,10 @@ int db__pod_restart(struct db__conn *c, int64_t wl_seq, int idx, const char *why
     policy_of(&w, &limit, &always);
     if (!failed && !always)
         goto out;
+    if (failed && never_ran) {
+        snprintf(limit_note, len, "; not restarted: its command could not run");
+        goto out;
+    }
     if (failed && limit >= 0 && w.restarts >= limit) {
         snprintf(limit_note, len, "; backoffLimit %lld reached", (long long)limit);
         goto out;

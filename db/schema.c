@@ -466,14 +466,13 @@ static const struct numbered later[] = {
     {160,
      "CREATE TABLE rendezvous ("
      " workload_seq INTEGER PRIMARY KEY,"
-     " port INTEGER NOT NULL UNIQUE CHECK (port > 0 AND port < 65536),"
-     " n_ports INTEGER NOT NULL CHECK (n_ports >= 1));",
+     " port INTEGER NOT NULL UNIQUE, n_ports INTEGER NOT NULL,"
+     " CHECK (port > 0 AND port + n_ports <= 65536 AND n_ports >= 1));",
      NULL},
     /* 161: restarts (restarts.c): how often a workload's pods were
      * restarted, and when a restarted pod may start (its back-off) */
     {161,
-     "ALTER TABLE workloads ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0"
-     " CHECK (restarts >= 0);"
+     "ALTER TABLE workloads ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0;"
      "ALTER TABLE pods ADD COLUMN start_after INTEGER NOT NULL DEFAULT 0;",
      NULL},
     /* 170: named secrets (secrets.c), a name unique in its scope; entries

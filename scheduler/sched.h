@@ -463,7 +463,8 @@ const char *sched_overquota_priority_name(int level);   /* "" if out of range */
 int sched_pool_rank(int rank, int level);
 
 /* Resolved pool list of a workload: its own, else its queue's defaults,
- * else every pool. Writes up to `max` indices; returns the count. */
+ * else every pool, those where its queue deserves GPUs first (creation
+ * order within each). Writes up to `max` indices; returns the count. */
 int sched_workload_pools(const struct sched_state *in, const struct sched_workload *w,
                          int *out, int max);
 

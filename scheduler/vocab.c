@@ -206,6 +206,12 @@ int64_t sched_workload_gpu(const struct sched_workload *w, int pods)
     return per_pod * pods;
 }
 
+/* Does the queue deserve GPUs in pool p? */
+static int pool_deserved(const struct sched_queue *q, int p)
+{
+    return q->quota && q->quota[p * SCHED_NRES + SCHED_GPU].deserved > 0;
+}
+
 int sched_workload_pools(const struct sched_state *in, const struct sched_workload *w,
                          int *out, int max)
 {
@@ -219,8 +225,15 @@ int sched_workload_pools(const struct sched_state *in, const struct sched_worklo
         for (i = 0; i < q->n_default_pools && n < max; i++)
             out[n++] = q->default_pools[i];
     } else {
+        /* no pool named: first the pools where the project deserves GPUs,
+         * so that its quota is used before it runs over quota elsewhere,
+         * then the others; creation order within each */
         for (i = 0; i < in->n_pools && n < max; i++)
-            out[n++] = i;
+            if (pool_deserved(q, i))
+                out[n++] = i;
+        for (i = 0; i < in->n_pools && n < max; i++)
+            if (!pool_deserved(q, i))
+                out[n++] = i;
     }
     return n;
 }

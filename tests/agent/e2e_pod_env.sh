@@ -5,7 +5,8 @@
 #      its node's name and address, resolved by allotd when the pod is
 #      handed out;
 #   2. workingDir: the process starts there; a workingDir that does not
-#      exist on the node fails the pod with an event that names it;
+#      exist on the node fails the pod with an event that names it, and
+#      is not retried (its command could not run);
 #   3. entries allotd cannot honour are refused with a 400 naming them,
 #      never accepted and dropped: a secret, a config map, a user
 #      credential, an unknown pod field, two sources, no name.
@@ -50,10 +51,14 @@ PWD=$T/wd" ] || fail "the pod saw: $(cat "$OUT/fields.env")"
   fail "metadata.name is not the pod's name in the API"
 wait_phase_long fields Completed
 
-training nowhere ",\"workingDir\":\"$T/no-such-dir\",\"backoffLimit\":0" "" >/dev/null
+training nowhere ",\"workingDir\":\"$T/no-such-dir\"" "" >/dev/null
 wait_phase_long nowhere Failed
 events_of nowhere | grep -q "cannot enter workingDir $T/no-such-dir: No such file or directory" ||
   fail "the failure does not name the working directory: $(events_of nowhere)"
+# a command that could not run is not retried, whatever backoffLimit allows
+events_of nowhere | grep -q "; not restarted: its command could not run" ||
+  fail "the failure does not say it was not restarted: $(events_of nowhere)"
+! events_of nowhere | grep -q '^Restarting:' || fail "nowhere was restarted: $(events_of nowhere)"
 
 # 3: what allotd cannot honour is refused, naming the entry
 refused() { # ENTRY WORDS

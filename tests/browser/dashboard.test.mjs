@@ -674,6 +674,31 @@ test('node pools created and edited from the page; a measured node; devices from
   await page.locator('#ov-pool').selectOption('');
 });
 
+test('a workspace\'s port is reached at its URL, and the detail pane\'s Connect link points to it', async () => {
+  const port = 20000 + (process.pid % 9000);
+  const r = await call('POST', '/api/v1/workloads/workspaces', {name: 'notebook', projectId: ids.lab, clusterId,
+    spec: {command: 'python3', args: `-m http.server ${port} --bind 127.0.0.1`, nodePools: ['gpu-lab'],
+      compute: {gpuDevicesRequest: 0},
+      exposedUrls: [{container: port, toolType: 'jupyter', toolName: 'notebook'}]}}, adminToken, 202);
+  await waitPhase('notebook', 'Running');
+  const w = await call('GET', `/api/v1/workloads/${r.workloadId}`);
+  assert.deepEqual(w.urls, [`http://127.0.0.1:${port}`], 'the workload answers its URL');
+  await until(20, async () => {
+    try {
+      return (await fetch(w.urls[0])).ok;
+    } catch (e) {
+      return false;
+    }
+  }, 'the notebook to answer at its URL');
+  await go(page, `#/workloads?id=${r.workloadId}`);
+  const link = page.locator('#wl-connect a');
+  await link.waitFor();
+  assert.equal(await link.getAttribute('href'), w.urls[0], 'the Connect link is the URL');
+  assert.equal((await fetch(await link.getAttribute('href'))).status, 200, 'the link opens the port');
+  await shot(page, 'workload-connect-desktop-light');
+  await call('DELETE', `/api/v1/workloads/${r.workloadId}`, undefined, adminToken, 202);
+});
+
 test('logs follow the newest line when asked, and stay where the reader left them otherwise', async () => {
   const talker = await workload('talker');
   await go(page, `#/workloads?id=${talker.id}`);

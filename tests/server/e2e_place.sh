@@ -55,7 +55,7 @@ P=$(project team-a 6)
 refused trainings '"labels":{"a":"b"}' "spec.labels is not supported"
 refused trainings '"tolerations":[{"key":"k"}]' "spec.tolerations is not supported"
 refused inferences '"backoffLimit":3' "spec.backoffLimit applies to trainings workspaces distributed workloads only"
-refused trainings '"storage":{"pvc":[{"claimName":"data"}]}' "spec.storage is not supported"
+refused trainings '"storage":{"pvc":[{"claimName":"data"}]}' "spec.storage.pvc is not supported"
 refused trainings '"podAffinity":{"type":"Required","key":"zone"}' "spec.podAffinity is not supported"
 refused trainings '"terminateAfterPreemption":true' "not supported"
 refused workspaces '"parallelism":2' "spec.parallelism applies to trainings only"

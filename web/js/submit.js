@@ -62,14 +62,18 @@ export function projectPools(p) {
 
 // The order in which the workload will try the node pools, as allotd does
 // (scheduler/vocab.c sched_workload_pools): the pools it names, else its
-// project's defaultNodePools, else its department's, else every pool in
-// the order they were created.
+// project's defaultNodePools, else its department's, else every pool: those
+// where the project deserves GPUs first, then the others, each in the order
+// they were created.
 export function poolOrder(p, departments, pools, chosen) {
   if (chosen && chosen.length) return chosen.slice();
   if (p.defaultNodePools && p.defaultNodePools.length) return p.defaultNodePools.slice();
   const d = departments.find((x) => x.id === p.parentId);
   if (d && d.defaultNodePools && d.defaultNodePools.length) return d.defaultNodePools.slice();
-  return pools.slice().sort((a, b) => Number(a.id) - Number(b.id)).map((x) => x.name);
+  const deserves = (name) => (p.resources || []).some((r) =>
+    r.nodePool && r.nodePool.name === name && r.gpu && Number(r.gpu.deserved) > 0);
+  const created = pools.slice().sort((a, b) => Number(a.id) - Number(b.id)).map((x) => x.name);
+  return created.filter(deserves).concat(created.filter((n) => !deserves(n)));
 }
 
 // Each pool of `order` judged for the request: 'quota' (within the free

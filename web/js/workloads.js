@@ -576,6 +576,10 @@ async function renderDetail(ctx, signal) {
     ['GPU request / allocation', `${gpuRequest(w)} / ${gpu(w.allocatedResources && w.allocatedResources.gpu)}`],
     ['Node pools asked', (w.requestedNodePools || []).join(', ') || 'the project\'s default'],
     ['Image', (w.images || []).join(', ') || '-'],
+    ['Connect', (w.urls || []).length
+      ? h('span', {id: 'wl-connect'}, w.urls.map((u, i) => [i ? ', ' : '',
+        h('a', {href: u, target: '_blank', rel: 'noopener', class: 'connect'}, `Connect ${u}`)]))
+      : '-'],
     ['Created', `${time(w.createdAt)} by ${w.submittedBy || '-'}`],
     ['Phase since', `${time(w.phaseUpdatedAt)} (${ago(w.phaseUpdatedAt)})`],
     ['Id', h('code', {}, w.id)],
