@@ -835,7 +835,8 @@ static int query_in(struct api_req *r, struct db_wl_query *q)
     rc = api_query(r, "deleted", buf, sizeof(buf));
     if (rc != 1 && (rc != 0 || (strcmp(buf, "true") && strcmp(buf, "false"))))
         return api_error(r, 400, "Bad request", "deleted is true or false"), -1;
-    q->include_deleted = rc == 0 && strcmp(buf, "true") == 0;
+    /* deleted=true: the deleted ones only, as Run:ai's document says */
+    q->include_deleted = rc == 0 && strcmp(buf, "true") == 0 ? DB_WL_DELETED_ONLY : 0;
     return 0;
 }
 

@@ -414,13 +414,14 @@ struct db_filter {
     char op[3];                   /* == != <= >= =@ !@ =^ =$ */
     char value[DB_NAME_LEN];
 };
+#define DB_WL_DELETED_ONLY 2 /* db_wl_query.include_deleted: only the deleted ones */
 struct db_wl_query {
     int n_filters;
     struct db_filter filters[DB_MAX_FILTERS];
     char sort_by[32];             /* "" : createdAt */
     int desc;
     int offset, limit;
-    int include_deleted;
+    int include_deleted;          /* 0: live ones; 1: deleted ones too; DB_WL_DELETED_ONLY */
     const int64_t *projects;      /* only these project seqs; NULL: all */
     int n_projects;
 };

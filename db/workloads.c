@@ -1159,7 +1159,8 @@ static int where_sql(struct sqlbuf *b, const struct db_wl_query *q)
     char tmp[32];
 
     sb_add(b, WL_FROM);
-    sb_add(b, q->include_deleted ? " WHERE 1 = 1" : " WHERE w.deleted_at = 0");
+    sb_add(b, q->include_deleted == DB_WL_DELETED_ONLY ? " WHERE w.deleted_at > 0"
+              : q->include_deleted ? " WHERE 1 = 1" : " WHERE w.deleted_at = 0");
     for (i = 0; i < q->n_filters; i++) {
         rc = filter_sql(b, &q->filters[i], i + 1);
         if (rc != DB_OK)
