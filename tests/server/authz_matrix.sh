@@ -1,7 +1,9 @@
 #!/bin/sh
 # authz_matrix.sh: the authorization matrix: every role x every endpoint
 # in authz_matrix.txt x own/other project against a real allotd; each cell
-# must answer exactly the status the table says.
+# must answer exactly the status the table says. The roles include a user
+# whose roles differ by project (mixed: researcher on team-a, viewer on
+# team-b), so a right held on one project cannot leak to another.
 ALLOTD=$1
 TABLE=$2
 . "$(dirname "$0")/authz_lib.sh"
@@ -20,7 +22,13 @@ pod_of() { # WORKLOAD: the id of its first pod
 PODA=$(pod_of "$WSA")
 PODB=$(pod_of "$WSB")
 tokens_of_roles
-ROLES="admin deptadmin editor researcher mleng viewer norule anon"
+# mixed: roles that differ by project, researcher on team-a and viewer on
+# team-b: on team-b it reads, and may not suspend or delete
+pw=$(user mixed@example.com)
+rule mixed@example.com 4 project "$PA" >/dev/null
+rule mixed@example.com 6 project "$PB" >/dev/null
+TOK_mixed=$(login mixed@example.com "$pw")
+ROLES="admin deptadmin editor researcher mleng viewer norule anon mixed"
 
 # fixture KIND PROJECT DEPARTMENT WANT: sets FX (the id) and UN (a user
 # name). A call the table expects to be refused (401, 403) leaves the
@@ -65,7 +73,7 @@ call() { # METHOD PATH TOKEN [BODY]: prints the status, records the exchange
 
 CELLS=0
 BAD=0
-check() { # FX METHOD PATH BODY SIDE WANT x 8: one side (own/other) of a row
+check() { # FX METHOD PATH BODY SIDE WANT x 9: one side (own/other) of a row
   fx=$1 method=$2 path=$3 body=$4 side=$5
   shift 5
   if [ "$side" = own ]; then p=$PA d=$DA ws=$WSA wp=$PODA; else p=$PB d=$DB ws=$WSB wp=$PODB; fi
@@ -96,12 +104,12 @@ run_rows() { # JOB: every fourth row from JOB, counts into $T/count.JOB
   N=$(($1 * 100000))
   EXCHANGES="$T/exchanges.$1"
   j=0
-  while read -r fx method path body a1 a2 a3 a4 a5 a6 a7 a8 bar b1 b2 b3 b4 b5 b6 b7 b8; do
+  while read -r fx method path body a1 a2 a3 a4 a5 a6 a7 a8 a9 bar b1 b2 b3 b4 b5 b6 b7 b8 b9; do
     j=$((j + 1))
     [ $((j % 4)) = "$1" ] || continue
     [ "$bar" = "|" ] || { echo "MISMATCH: bad row: $fx $method $path" >&2; BAD=$((BAD + 1)); }
-    check "$fx" "$method" "$path" "$body" own $a1 $a2 $a3 $a4 $a5 $a6 $a7 $a8
-    check "$fx" "$method" "$path" "$body" other $b1 $b2 $b3 $b4 $b5 $b6 $b7 $b8
+    check "$fx" "$method" "$path" "$body" own $a1 $a2 $a3 $a4 $a5 $a6 $a7 $a8 $a9
+    check "$fx" "$method" "$path" "$body" other $b1 $b2 $b3 $b4 $b5 $b6 $b7 $b8 $b9
   done <"$T/rows"
   echo "$CELLS $BAD" >"$T/count.$1"
 }
@@ -111,6 +119,14 @@ for job in 0 1 2 3; do
   JOBS="$JOBS $!"
 done
 for job in $JOBS; do wait "$job"; done
+# mixed's batch on team-b is a 200 (it may write on team-a): each id fails
+N=900000
+W=$(workload "$PB")
+expect 200 POST /api/v1/workloads/batch "{\"ids\":[\"$W\"],\"action\":\"delete\"}" "$TOK_mixed" |
+  jq -e --arg w "$W" '.succeeded == [] and .failed[0].id == $w' >/dev/null ||
+  fail "mixed (viewer on team-b) deleted a workload of team-b through the batch route"
+expect 200 GET "/api/v1/workloads/$W" "" "$ADMIN" | jq -e '.deletedAt == null' >/dev/null ||
+  fail "a workload of team-b was deleted by its viewer"
 stop
 CELLS=$(cat "$T"/count.* | awk '{ s += $1 } END { print s }')
 BAD=$(cat "$T"/count.* | awk '{ s += $2 } END { print s }')

@@ -140,7 +140,9 @@ class Document:
     def __init__(self, path):
         with open(path, encoding="utf-8") as f:
             self.doc = json.load(f)
-        self.extensions = extension_replies(os.path.join(os.path.dirname(path), "openapi.json"))
+        # allot's own document: the repository's (Run:ai's lies outside it)
+        self.extensions = extension_replies(os.environ.get("ALLOT_OPENAPI") or os.path.join(
+            os.path.dirname(os.path.abspath(__file__)), "..", "..", "openapi", "openapi.json"))
         for name, extra in ENUM_EXTENSIONS.items():
             self.doc["components"]["schemas"][name]["enum"] += extra
         self.schemas = {"components": {"schemas": {
