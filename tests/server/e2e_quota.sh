@@ -11,6 +11,10 @@
 #      is served first, so its fair share becomes the whole pool and it
 #      takes team-b's GPUs back.
 #   3. Fields allot does not support are refused with 400, never dropped.
+#   4. phaseReason NonPreemptibleOverQuota: a non-preemptible workload
+#      beyond its project's deserved quota waits, saying so.
+#   5. phaseReason OverLimit: a workload that would take its project past
+#      its GPU limit waits, saying so.
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 
@@ -83,5 +87,30 @@ bad POST /api/v1/org-unit/projects '{"name":"team-c","enforceRunaiScheduler":fal
 bad POST /api/v1/org-unit/departments '{"name":"lab","requestedNamespace":"runai-lab"}' requestedNamespace
 expect 201 POST /api/v1/org-unit/projects '{"name":"team-c","requestedNamespace":"runai-team-c",
   "enforceRunaiScheduler":true}' "$ADMIN" >/dev/null
+
+# phase_reason ID: the workload's phaseReason ("null" when none)
+phase_reason() { expect 200 GET "/api/v1/workloads/$1" "" "$ADMIN" | jq -r .phaseReason; }
+has_reason() { [ "$(phase_reason "$1")" = "$2" ]; }
+wait_reason() { # ID REASON
+  poll 20 has_reason "$1" "$2" || fail "workload $1: phaseReason $(phase_reason "$1"), wanted $2"
+}
+RULES=$(department rules)
+
+# ---- 4. NonPreemptibleOverQuota ----
+PN=$(project team-n "$RULES")
+W=$(expect 202 POST /api/v1/workloads/trainings "{\"name\":\"np1\",\"projectId\":\"$PN\",
+  \"spec\":{\"image\":\"busybox\",\"preemptibility\":\"non-preemptible\",
+  \"compute\":{\"gpuDevicesRequest\":1}}}" "$ADMIN" | jq -r .workloadId)
+wait_reason "$W" NonPreemptibleOverQuota
+expect 200 GET "/api/v1/workloads/$W" "" "$ADMIN" | jq -e '.phase == "Pending"' >/dev/null ||
+  fail "np1 runs beyond its project's quota"
+
+# ---- 5. OverLimit ----
+PL=$(project team-l "$RULES")
+expect 200 PUT "/api/v1/org-unit/projects/$PL/resources" \
+  '[{"nodePool":{"name":"default"},"gpu":{"deserved":0,"limit":1}}]' "$ADMIN" >/dev/null
+W=$(expect 202 POST /api/v1/workloads/trainings "{\"name\":\"ol1\",\"projectId\":\"$PL\",
+  \"spec\":{\"image\":\"busybox\",\"compute\":{\"gpuDevicesRequest\":2}}}" "$ADMIN" | jq -r .workloadId)
+wait_reason "$W" OverLimit
 stop
 echo "e2e_quota: ok"
