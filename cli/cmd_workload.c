@@ -195,6 +195,12 @@ static int do_list(struct client *c, const struct list_args *a)
     if (!path)
         return cli_fail("out of memory");
     rc = client_list_all(c, path, "workloads", &all);
+    if (rc == CLI_OK && project && json_array_size(all) == 0) {
+        json_t *p = NULL; /* no rows: a project that does not exist says so, exit 1 */
+
+        rc = find_project(c, project, &p);
+        json_decref(p);
+    }
     if (rc == CLI_OK)
         rc = print_workloads(all, a->format);
     json_decref(all);

@@ -163,11 +163,20 @@ static int connect_one(const struct addrinfo *ai, long connect_ms, long long dea
     r = wait_fd(fd, POLLOUT, until);
     if (r == 0)
         *timed_out = 1;
-    if (r <= 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_err, &len) != 0 || so_err != 0)
+    if (r <= 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_err, &len) != 0 || so_err != 0) {
+        /* the connect's own failure (ECONNREFUSED ...), not the
+         * EINPROGRESS the non-blocking connect() left in errno */
+        if (so_err != 0)
+            errno = so_err;
+        else if (r == 0)
+            errno = ETIMEDOUT;
         goto bad;
+    }
     return fd;
 bad:
+    so_err = errno;
     close(fd);
+    errno = so_err;
     return -1;
 }
 

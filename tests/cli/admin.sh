@@ -124,6 +124,9 @@ run 2 project edit team-a --over-quota-priority urgent
 has "$T/err" "--over-quota-priority is one of: None Low Normal High"
 run 1 project edit no-such --rank 1
 has "$T/err" "no project named no-such"
+# workload list -p of a project that does not exist says so (exit 1), not an empty table
+run 1 workload list -p no-such
+has "$T/err" "no project named no-such"
 run 0 department edit research --node-pool a100 --gpu-quota 1 --rank 3
 D=$(api /api/v1/org-unit/departments | jq -c '.departments[] | select(.name == "research")')
 is "$D" '[.rank, (.resources | map("\(.nodePool.name)=\(.gpu.deserved)") | join(","))]

@@ -35,6 +35,9 @@ elapsed sh -c "printf 'x\n' | \"$ALLOT\" login --url $DEAD --user admin --passwo
 [ "$rc" = 1 ] || fail "login to a closed port: exit $rc"
 has "$T/err" "allot: cannot connect to $DEAD"
 has "$T/err" "is allotd running there?"
+# the connect's own failure, not the EINPROGRESS of a non-blocking connect()
+has "$T/err" "Connection refused"
+! grep -q "Operation now in progress" "$T/err" || fail "a refused connection: $(cat "$T/err")"
 # (refused at once; the bound leaves room for a loaded machine's process
 # start and stays well under the 10 s of ALLOT_TIMEOUT set by lib.sh)
 [ "$took" -le $((6 * SCALE)) ] || fail "a refused connection took ${took}s"
