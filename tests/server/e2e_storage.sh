@@ -181,7 +181,8 @@ chmod 0400 "$T/ro/a.db"
 refused 1 "$T/ro.log" --db "$T/ro/a.db"
 grep -q "the database $T/ro/a.db is read-only" "$T/ro.log" || fail "start read-only: $(cat "$T/ro.log")"
 chmod 0600 "$T/ro/a.db"
-start --db "$T/ro/a.db"
+# (no rate limits: the burst of reads below must reach the database)
+start --db "$T/ro/a.db" --rate-limit 0 --user-rate-limit 0
 login_admin
 chmod 0400 "$T/ro/a.db"
 writes_refused p4 "is read-only" "read-only" p3
