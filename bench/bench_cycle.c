@@ -1,6 +1,6 @@
 /*
  * bench_cycle.c: allot-bench-cycle, the scheduling cycle at scale
- * (DESIGN.md Targets, rows 1-3; bench/README.md says how to read it).
+ * (bench/README.md, Targets, rows 1-3; bench/README.md says how to read it).
  *
  *   full   N full cycles on the same generated state (arena reset between
  *          them): p50, p99, min, max of the sched_cycle() wall time.

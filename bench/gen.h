@@ -7,7 +7,7 @@
  * already placed (the core sees them as running), and pending workloads.
  * Generation is deterministic: the same options give the same world.
  *
- * Shape (the defaults are DESIGN.md's Targets row 1):
+ * Shape (the defaults are bench/README.md's Targets row 1):
  *   - nodes x gpus GPUs, node i in pool i % pools, CPU and memory ample;
  *     every pool places by one strategy (default binpack, allot's
  *     default), with the mix of every workload generated, in order;

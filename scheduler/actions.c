@@ -1,6 +1,6 @@
 /*
  * actions.c: the four placement actions of a cycle, in KAI's order
- * (DESIGN.md, Scheduling semantics 4). Each walks the candidates in queue
+ * (docs/scheduler.md, "The cycle"). Each walks the candidates in queue
  * order then job order (order.c) and tries each pool of a workload in its
  * preference order; the first pool that works wins.
  *

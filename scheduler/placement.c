@@ -1,5 +1,5 @@
 /*
- * placement.c: where a pod goes (DESIGN.md, Scheduling semantics 6).
+ * placement.c: where a pod goes (docs/scheduler.md, "Gangs, fractions, placement").
  *
  * A pod fits a node when the node is ready, is allowed to the workload
  * (its node types and required affinity, affinity.c), has the CPU and

@@ -21,9 +21,10 @@
  *              protected by the minimum runtime.
  *   move     - preemptible whole workloads of any queue (consolidation).
  *
- * allot's victim choice (DESIGN.md 4): for each pod still to place, on
- * every node of the pool, the cheapest valid set of units that makes the
- * pod fit there: fewest GPUs evicted (no GPU freed for nothing); among
+ * allot's victim choice (docs/scheduler.md, "Reclaim and preemption
+ * rules"): for each pod still to place, on every node of the pool, the
+ * cheapest valid set of units that makes the pod fit there: fewest GPUs
+ * evicted (no GPU freed for nothing); among
  * equal costs the set whose units come first in preference order: the
  * victim queue furthest above its fair share, then the lowest priority,
  * then the newest. The cheapest set over all nodes wins (ties: node

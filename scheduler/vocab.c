@@ -3,8 +3,8 @@
  * types, phases, actions and pending reasons, and the human message of a
  * pending reason. Pure table lookups; nothing here depends on a cycle.
  *
- * Priority classes (DESIGN.md, Scheduling semantics 3): train 50,
- * build-preemptible and interactive-preemptible 75, build 100, inference
+ * Priority classes (docs/scheduler.md, "Priorities and preemptibility"):
+ * train 50, build-preemptible and interactive-preemptible 75, build 100, inference
  * 125; the newer dictionary very-low 25, low 40, medium-low 65, medium 80,
  * medium-high 90, high 125, very-high 150. A workload is preemptible when
  * its priority is below 100 unless it says otherwise.

@@ -1740,7 +1740,7 @@ static int check_shares(struct pass *ps)
     return 1;
 }
 
-/* ---- Fair share (GPU): the bounds DESIGN.md's division implies ---- */
+/* ---- Fair share (GPU): the bounds docs/scheduler.md's division implies ---- */
 
 static int64_t pool_gpus(const struct tcase *tc, int pool)
 {
