@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "agent.h"
+#include "clock.h"
 #include "fileio.h"
 
 #include <dirent.h>
@@ -25,10 +26,7 @@
 
 int64_t agent_now_ms(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return clock_now_ms();
 }
 
 static int64_t mono_ms(void)

@@ -78,6 +78,7 @@
 #include "lite.h"
 #include "pq.h"
 #include "thread_role.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -291,18 +292,12 @@ void db_uuid_new(char out[DB_ID_LEN])
 
 int64_t db__now_ms(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return clock_now_ms();
 }
 
 int64_t db__mono_us(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return clock_mono_us();
 }
 
 int64_t db__thread_cpu_us(void)

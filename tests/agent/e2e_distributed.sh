@@ -22,16 +22,10 @@ TORCH_PYTHON=/usr/bin/python3   # Debian's, where python3-torch is
 "$TORCH_PYTHON" -c 'import torch.distributed as d; assert d.is_gloo_available()' ||
   fail "python3-torch with gloo is needed (scripts/install-deps.sh installs it)"
 
-start --rate-limit 0
-ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
-CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
-POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
-agent_token node-1
-agent_token node-2
-agent node-1 --gpus 1
-agent node-2 --gpus 1
-until_ok 20 is_status node-1 Ready || fail "node-1 is not Ready"
-until_ok 20 is_status node-2 Ready || fail "node-2 is not Ready"
+start_admin --rate-limit 0
+new_agent node-1 --gpus 1
+new_agent node-2 --gpus 1
+ready node-1 node-2
 PD=$(project team-d 2)
 
 # distributed NAME FRAMEWORK GPUS COMMAND [EXTRA SPEC FIELDS]: a master and

@@ -14,13 +14,9 @@ ALLOTD=$1
 AGENT=$2
 . "$(dirname "$0")/lib_agent.sh"
 
-start --rate-limit 0
-ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
-CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
-POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
-agent_token node-1
-agent node-1 --gpus 1 --address 127.0.0.7
-until_ok 20 is_status node-1 Ready || fail "node-1 is not Ready"
+start_admin --rate-limit 0
+new_agent node-1 --gpus 1 --address 127.0.0.7
+ready node-1
 P=$(project team-e 1)
 
 # training NAME EXTRA-SPEC-FIELDS ENV-ENTRIES: one pod running $T/show.sh

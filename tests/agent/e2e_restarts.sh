@@ -13,16 +13,10 @@ ALLOTD=$1
 AGENT=$2
 . "$(dirname "$0")/lib_agent.sh"
 
-start --rate-limit 0
-ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
-CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
-POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
-agent_token node-1
-agent_token node-2
-agent node-1 --gpus 1
-agent node-2 --gpus 1
-until_ok 20 is_status node-1 Ready || fail "node-1 is not Ready"
-until_ok 20 is_status node-2 Ready || fail "node-2 is not Ready"
+start_admin --rate-limit 0
+new_agent node-1 --gpus 1
+new_agent node-2 --gpus 1
+ready node-1 node-2
 P=$(project team-r 2)
 
 # run KIND NAME EXTRA-SPEC: a CPU-only workload running $T/pod.sh

@@ -8,13 +8,9 @@ AGENT=$2
 . "$(dirname "$0")/lib_agent.sh"
 command -v python3 >/dev/null || fail "python3 is needed"
 
-start --rate-limit 0
-ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
-CLUSTER=$(expect 200 GET /api/v1/clusters "" "$ADMIN" | jq -r '.[0].uuid')
-POOL=$(expect 200 GET /api/v1/node-pools "" "$ADMIN" | jq -r '.nodepools[0].id')
-agent_token node-1
-agent node-1 --gpus 1 --address 127.0.0.1
-until_ok 20 is_status node-1 Ready || fail "node-1 is not Ready"
+start_admin --rate-limit 0
+new_agent node-1 --gpus 1 --address 127.0.0.1
+ready node-1
 P=$(project team-url 1)
 PORT=$((20000 + $$ % 9000))
 
