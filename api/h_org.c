@@ -503,8 +503,9 @@ static int kept_object_store(struct api_req *r, json_t *o, const char *field, ch
     return 0;
 }
 
-/* nodeTypes {training: [types], workspace: [types], names: {id: name}}:
- * the node types each kind of workload may run on. */
+/* nodeTypes {training: [ids], workspace: [ids], names: {id: name}}:
+ * the node types each kind of workload may run on; names maps an id to the
+ * node type's name (an id it does not map is a name itself). */
 static int node_types_in(struct api_req *r, json_t *o, struct db_queue *q)
 {
     static const char *const fields[] = {"training", "workspace", "names", NULL};
@@ -525,8 +526,10 @@ static int node_types_in(struct api_req *r, json_t *o, struct db_queue *q)
         return -1;
     }
     json_object_foreach(names, key, v) {
-        if (!json_is_string(v)) {
-            api_error(r, 400, "Bad request", "nodeTypes.names is an object of names");
+        if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) >= 64 ||
+            strchr(json_string_value(v), ',')) {
+            api_error(r, 400, "Bad request",
+                      "nodeTypes.names maps node type ids to names (non-empty, under 64 bytes)");
             return -1;
         }
     }

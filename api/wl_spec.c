@@ -312,15 +312,32 @@ static int pools_in(struct api_req *r, json_t *a, struct db_workload *w)
     return 0;
 }
 
+/* An entry of nodeTypes.training or .workspace as the node type it names:
+ * Run:ai's document makes the entries ids and nodeTypes.names the mapping
+ * of ids to names, so an id that names maps is that name; an id it does
+ * not map is the node type's name itself. NULL if v is not a string. */
+static const char *node_type_name(json_t *names, json_t *v)
+{
+    json_t *n;
+
+    if (!json_is_string(v))
+        return NULL;
+    n = json_object_get(names, json_string_value(v));
+    return json_is_string(n) ? json_string_value(n) : json_string_value(v);
+}
+
 /* The project's node types for this kind of workload (nodeTypes.training
- * for trainings and distributed, .workspace for workspaces): without a
- * nodeType the workload may use any of them, the first preferred; with one
- * it must be among them. Stored comma-separated. */
+ * for trainings and distributed, .workspace for workspaces, each entry
+ * mapped through nodeTypes.names): without a nodeType the workload may use
+ * any of them, the first preferred; with one it must be among them (by name
+ * or by id). Stored comma-separated, by name. */
 static int node_types_in(struct api_req *r, json_t *spec, const char *project_types,
                          struct db_workload *w)
 {
     json_t *o = project_types[0] ? json_loads(project_types, 0, NULL) : NULL;
     json_t *a = json_object_get(o, w->type == DB_WORKSPACE ? "workspace" : "training"), *v;
+    json_t *names = json_object_get(o, "names");
+    const char *name;
     size_t i, used = 0;
     int rc = -1;
 
@@ -335,23 +352,28 @@ static int node_types_in(struct api_req *r, json_t *spec, const char *project_ty
         goto out;
     if (w->node_type[0]) {
         json_array_foreach(a, i, v)
-            if (json_is_string(v) && strcmp(json_string_value(v), w->node_type) == 0)
+            if (json_is_string(v) && (strcmp(json_string_value(v), w->node_type) == 0 ||
+                                      strcmp(node_type_name(names, v), w->node_type) == 0)) {
+                snprintf(w->node_type, sizeof(w->node_type), "%s", node_type_name(names, v));
                 goto out;
+            }
         api_error(r, 400, "Bad request", "spec.nodeType is not one of the project's node types");
         rc = -1;
         goto out;
     }
     json_array_foreach(a, i, v) {
-        size_t n = json_string_length(v);
-        if (!json_is_string(v) || strchr(json_string_value(v), ',') ||
-            used + n + 2 > sizeof(w->node_type)) {
+        size_t n;
+
+        name = node_type_name(names, v);
+        n = name ? strlen(name) : 0;
+        if (!name || !n || strchr(name, ',') || used + n + 2 > sizeof(w->node_type)) {
             api_error(r, 400, "Bad request", "the project's node types cannot be used");
             rc = -1;
             goto out;
         }
         if (used)
             w->node_type[used++] = ',';
-        memcpy(w->node_type + used, json_string_value(v), n + 1);
+        memcpy(w->node_type + used, name, n + 1);
         used += n;
     }
 out:

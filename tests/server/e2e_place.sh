@@ -129,6 +129,21 @@ wait_phase "$TOKEN" t3 Running
 submit trainings t4 "$PT" '"nodeType":"v100"' 400 >/dev/null
 for w in t1 t2 t3; do delete $w; wait_gone $w; done
 
+# ---- nodeTypes.training holds ids, nodeTypes.names maps them to node types ----
+PN=$(project team-n 2 '"nodeTypes":{"training":["7","8"],"names":{"7":"pcie","8":"dgx"}}')
+submit trainings n1 "$PN" '"compute":{"gpuDevicesRequest":1}' >/dev/null
+wait_phase "$TOKEN" n1 Running
+case "$(nodes_of n1)" in node-2|node-3) ;; *) fail "n1 (id 7, pcie, first) runs on $(nodes_of n1)" ;; esac
+submit trainings n2 "$PN" '"compute":{"gpuDevicesRequest":1},"nodeType":"dgx"' >/dev/null
+wait_phase "$TOKEN" n2 Running
+[ "$(nodes_of n2)" = node-1 ] || fail "n2 (dgx by name, id 8) runs on $(nodes_of n2)"
+submit trainings n3 "$PN" '"nodeType":"v100"' 400 >/dev/null
+out=$(expect 400 POST /api/v1/org-unit/projects "{\"name\":\"team-bad\",\"clusterId\":\"$CLUSTER\",
+  \"resources\":[{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},\"gpu\":{\"deserved\":1}}],
+  \"nodeTypes\":{\"names\":{\"7\":\"\"}}}" "$TOKEN")
+printf '%s' "$out" | jq -r .details | grep -q "maps node type ids to names" || fail "empty name: $out"
+for w in n1 n2; do delete $w; wait_gone $w; done
+
 # ---- GPU memory, portions of several devices ----
 submit trainings mem60 "$P" '"compute":{"gpuRequestType":"memory","gpuMemoryRequest":"60G"}' >/dev/null
 wait_phase "$TOKEN" mem60 Running
