@@ -113,9 +113,75 @@ static const char *pool_name_of(const struct db_pool *pools, int n, int64_t seq)
     return "";
 }
 
-/* status: quotaStatus (sum over pools) and nodePoolQuotaStatuses. */
+/* What a project's department deserves of GPUs in a pool, in milli: its
+ * own entry's, else 0, except that the `default` department without one
+ * follows the cluster (control/sched_model.c topo_queue()), as the last
+ * scheduling cycle computed it. -1: unlimited or not known. */
+static int64_t dept_deserved(struct api_req *r, const struct db_queue *d, int64_t pool_seq)
+{
+    struct ctl_share sh;
+    int k;
+
+    for (k = 0; k < d->n_quotas; k++)
+        if (d->quotas[k].pool_seq == pool_seq && d->quotas[k].has[0])
+            return d->quotas[k].deserved[0];
+    if (strcmp(d->name, "default") != 0)
+        return 0;
+    memset(&sh, 0, sizeof(sh));
+    return ctl_sched_share(r->app->sched, d->seq, pool_seq, &sh) ? sh.deserved[0] : -1;
+}
+
+/* A project's GPU quotas its department cannot back: the pools where the
+ * project deserves more GPUs than the department does, as an array of
+ * {nodePoolName, nodePoolId, deserved, departmentDeserved}, and a message
+ * naming the first in msg; NULL when every quota is backed. */
+static json_t *unbacked_json(struct api_req *r, const struct db_queue *q, char *msg,
+                             size_t len)
+{
+    struct db_queue *d;
+    json_t *a = NULL;
+    int64_t dd;
+    int k;
+    char id[24];
+
+    if (q->kind != DB_PROJECT || !q->parent_id[0] || !(d = calloc(1, sizeof(*d))))
+        return NULL;
+    if (db_queue_get(r->app->db, q->parent_id, d) != DB_OK) {
+        free(d);
+        return NULL;
+    }
+    for (k = 0; k < q->n_quotas; k++) {
+        const struct db_quota *e = &q->quotas[k];
+        if (!e->has[0] || e->deserved[0] <= 0)
+            continue;
+        dd = dept_deserved(r, d, e->pool_seq);
+        if (dd < 0 || e->deserved[0] <= dd)
+            continue;
+        if (!a) {
+            a = json_array();
+            snprintf(msg, len,
+                     "deserved %g GPUs in node pool %s exceed the %g its department %s deserves "
+                     "there: non-preemptible workloads beyond %g may not start",
+                     dev(e->deserved[0]), e->pool_name, dev(dd), d->name, dev(dd));
+        }
+        snprintf(id, sizeof(id), "%lld", (long long)e->pool_seq);
+        json_array_append_new(a, json_pack("{s:s, s:s, s:f, s:f}", "nodePoolName", e->pool_name,
+                                           "nodePoolId", id, "deserved", dev(e->deserved[0]),
+                                           "departmentDeserved", dev(dd)));
+    }
+    free(d);
+    return a;
+}
+
+/* status: quotaStatus (sum over pools) and nodePoolQuotaStatuses; for a
+ * project whose department cannot back its GPU quota in some pool,
+ * phaseMessage says so and additionalStatusData.quotaNotBacked lists the
+ * pools (allot's extension; Run:ai's ProjectStatus leaves that object
+ * open). */
 static json_t *status_json(struct api_req *r, const struct db_queue *q)
 {
+    char msg[DB_NAME_LEN * 2 + 160] = "";
+    json_t *unbacked;
     struct db_usage u[DB_MAX_POOLS];
     struct db_pool *pools = NULL;
     int n = 0, np = 0, i, k;
@@ -152,6 +218,12 @@ static json_t *status_json(struct api_req *r, const struct db_queue *q)
                    "Ready", "phaseMessage", "", "lastUpdatedTime", api_time(q->updated_at),
                    "quotaStatus", "allocated", res3(sum[0]), "allocatedNonPreemptible",
                    res3(sum[1]), "requested", res3(sum[2]), "nodePoolQuotaStatuses", per);
+    unbacked = st ? unbacked_json(r, q, msg, sizeof(msg)) : NULL;
+    if (unbacked) {
+        json_object_set_new(st, "phaseMessage", json_string(msg));
+        json_object_set_new(st, "additionalStatusData",
+                            json_pack("{s:o}", "quotaNotBacked", unbacked));
+    }
     return st;
 }
 

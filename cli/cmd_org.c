@@ -141,6 +141,32 @@ static const struct cli_cmd set_cmd = {
 
 /* ---- list ---- */
 
+/* A project's Quota Backed cell: "yes", or "no: POOL DESERVED>DEPARTMENT'S"
+ * for each pool where its department deserves fewer GPUs than it does
+ * (status.additionalStatusData.quotaNotBacked, allotd's extension). */
+static void backed_cell(struct table *t, const json_t *q)
+{
+    json_t *a = json_object_get(json_object_get(json_object_get(q, "status"),
+                                                "additionalStatusData"), "quotaNotBacked");
+    char cell[512] = "no:";
+    size_t i, used = 3;
+    json_t *e;
+
+    if (!json_is_array(a) || json_array_size(a) == 0) {
+        table_add(t, "yes");
+        return;
+    }
+    json_array_foreach(a, i, e) {
+        int n = snprintf(cell + used, sizeof(cell) - used, " %s %.2f>%.2f",
+                         jstr(e, "nodePoolName", "?"), jnum(e, "deserved", 0),
+                         jnum(e, "departmentDeserved", 0));
+        if (n < 0 || (size_t)n >= sizeof(cell) - used)
+            break;
+        used += (size_t)n;
+    }
+    table_add(t, "%s", cell);
+}
+
 static void queue_row(struct table *t, const json_t *q, int with_parent)
 {
     double quota = jnum(q, "totalResources.gpuQuota", 0);
@@ -158,19 +184,21 @@ static void queue_row(struct table *t, const json_t *q, int with_parent)
         table_add(t, "%.2f%%", alloc * 100.0 / quota);
     else
         table_add(t, "-");
+    if (with_parent)
+        backed_cell(t, q);
 }
 
 static int print_queues(const struct org_kind *k, const json_t *all, int format)
 {
     static const char *const heads[] = {"Project", "Department", "GPU Quota", "Allocated GPUs",
-                                        "GPU Allocation Ratio"};
+                                        "GPU Allocation Ratio", "Quota Backed"};
     int projects = k == &project_kind, oom;
     struct table t;
     json_t *q;
     size_t i;
 
     /* departments have no Department column */
-    table_init(&t, projects ? 5 : 4, projects ? heads : heads + 1);
+    table_init(&t, projects ? 6 : 4, projects ? heads : heads + 1);
     json_array_foreach(all, i, q)
         queue_row(&t, q, projects);
     oom = t.oom;

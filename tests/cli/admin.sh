@@ -183,8 +183,14 @@ assert any(r[1] == "rack 4, \"left\"" for r in rows[1:]), rows' "$T/out" ||
 run 0 agent token list --csv --no-headers
 hasnt "$T/out" "ID,Name"
 run 0 project list --csv
-has "$T/out" "Project,Department,GPU Quota,Allocated GPUs,GPU Allocation Ratio"
-has "$T/out" "team-a,research,2.50,0.00,0.00%"
+has "$T/out" "Project,Department,GPU Quota,Allocated GPUs,GPU Allocation Ratio,Quota Backed"
+has "$T/out" "team-a,research,2.50,0.00,0.00%,yes"
+# the default department follows the cluster where it has no quota: a100
+# has no nodes, so it deserves nothing there
+run 0 project create too-big --node-pool a100 --gpu-quota 1
+run 0 project list --csv
+has "$T/out" "too-big,default,1.00,0.00,0.00%,no: a100 1.00>0.00"
+run 0 project delete too-big -y
 run 0 department list --csv
 has "$T/out" "Department,GPU Quota,Allocated GPUs,GPU Allocation Ratio"
 run 0 node list --csv

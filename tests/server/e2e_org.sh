@@ -100,6 +100,41 @@ expect 200 PATCH "/api/v1/org-unit/departments/$DEP" '{"defaultNodePools":["defa
 [ "$(expect 200 GET "/api/v1/org-unit/projects/$PB" "" "$ADMIN" | jq -r '.effective.defaultNodePools[0]')" = default ] \
   || fail "project inherits the department's default pools"
 
+# ---- a project quota its department cannot back is said, in create, PUT and the list ----
+# the default department follows the cluster: 8 GPUs in the default pool
+[ "$(expect 200 GET "/api/v1/org-unit/projects/$PB" "" "$ADMIN" |
+  jq -c '[.status.phaseMessage, .status.additionalStatusData]')" = '["",null]' ] ||
+  fail "team-b's 4 GPUs are backed"
+BIG=$(expect 201 POST /api/v1/org-unit/projects '{"name":"team-big","resources":[{"nodePool":{"name":"default"},
+  "gpu":{"deserved":12}}]}' "$ADMIN")
+printf '%s' "$BIG" | jq -e '.status.additionalStatusData.quotaNotBacked[0] |
+  .nodePoolName == "default" and .deserved == 12 and .departmentDeserved == 8' >/dev/null ||
+  fail "team-big's 12 GPUs in default are not flagged: $BIG"
+printf '%s' "$BIG" | jq -r .status.phaseMessage | grep -q "exceed the 8 its department default deserves" ||
+  fail "team-big's phaseMessage: $BIG"
+PBIG=$(printf '%s' "$BIG" | jq -r .id)
+[ "$(expect 200 GET "/api/v1/org-unit/projects?filterBy=name==team-big" "" "$ADMIN" |
+  jq -r '.projects[0].status.additionalStatusData.quotaNotBacked[0].departmentDeserved')" = 8 ] ||
+  fail "the project list does not flag team-big"
+expect 200 PUT "/api/v1/org-unit/projects/$PBIG" '{"name":"team-big","resources":[{"nodePool":{"name":"default"},
+  "gpu":{"deserved":8}}]}' "$ADMIN" | jq -e '.status.additionalStatusData == null and
+  .status.phaseMessage == ""' >/dev/null || fail "team-big's 8 GPUs are backed"
+expect 200 PUT "/api/v1/org-unit/projects/$PBIG" '{"name":"team-big","resources":[{"nodePool":{"name":"default"},
+  "gpu":{"deserved":8}},{"nodePool":{"name":"a100"},"gpu":{"deserved":1}}]}' "$ADMIN" |
+  jq -e '.status.additionalStatusData == null' >/dev/null ||
+  fail "the default department follows the cluster in a100 too"
+# a department with no entry in a pool deserves 0 there
+D2=$(expect 201 POST /api/v1/org-unit/departments '{"name":"research","resources":[{"nodePool":{"name":"default"},
+  "gpu":{"deserved":1}}]}' "$ADMIN" | jq -r .id)
+expect 201 POST /api/v1/org-unit/projects '{"name":"team-r2","parentId":"'"$D2"'","resources":[
+  {"nodePool":{"name":"default"},"gpu":{"deserved":1}},{"nodePool":{"name":"a100"},"gpu":{"deserved":2}}]}' \
+  "$ADMIN" | jq -e '.status.additionalStatusData.quotaNotBacked | length == 1 and
+  .[0].nodePoolName == "a100" and .[0].departmentDeserved == 0' >/dev/null ||
+  fail "team-r2's a100 quota under research (nothing in a100) is not flagged"
+PR2=$(expect 200 GET "/api/v1/org-unit/projects?filterBy=name==team-r2" "" "$ADMIN" | jq -r '.projects[0].id')
+for p in "$PBIG" "$PR2"; do expect 204 DELETE "/api/v1/org-unit/projects/$p" "" "$ADMIN" >/dev/null; done
+expect 204 DELETE "/api/v1/org-unit/departments/$D2" "" "$ADMIN" >/dev/null
+
 # ---- workloads: node type affinity through the default pools, batch ----
 submit() { # NAME PROJECT GPUS [STATUS]
   expect "${4:-202}" POST /api/v1/workloads/trainings "{\"name\":\"$1\",\"projectId\":\"$2\",
