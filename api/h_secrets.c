@@ -480,14 +480,88 @@ void api_h_secret_update(struct api_req *r)
     db_secret_clear(&s);
 }
 
+/* Does a workload of project take an environment variable from the
+ * secret named name whose id is id (the one its project resolves that
+ * name to)? */
+static int wl_uses(struct db *db, const struct db_workload *w, const char *id, const char *name)
+{
+    json_t *spec = w->spec ? json_loads(w->spec, 0, NULL) : NULL, *e;
+    struct db_secret s;
+    size_t i;
+    int uses = 0;
+
+    json_array_foreach(json_object_get(spec, "environmentVariables"), i, e) {
+        json_t *n = json_object_get(json_object_get(e, "secret"), "name");
+        if (json_is_string(n) && strcmp(json_string_value(n), name) == 0) {
+            memset(&s, 0, sizeof(s));
+            if (db_secret_resolve(db, w->project_name, name, &s) == DB_OK)
+                uses = strcmp(s.id, id) == 0;
+            db_secret_clear(&s);
+            break;
+        }
+    }
+    json_decref(spec);
+    return uses;
+}
+
+/* The live workloads (not deleted, not Completed or Failed: Pending,
+ * Running, Stopped, which may start again) whose environmentVariables take a value
+ * from secret s, as "name (project), ..." in out; 0 if none, 1 if some,
+ * the database's error (below 0) if the list cannot be read. */
+static int secret_users(struct api_req *r, const struct db_secret *s, char *out, size_t len)
+{
+    struct db_workload *ws = NULL;
+    struct db_wl_query q;
+    size_t used = 0;
+    int n = 0, i, found = 0, rc;
+
+    out[0] = 0;
+    memset(&q, 0, sizeof(q));
+    q.limit = 500;
+    do {
+        if ((rc = db_workload_list(r->app->db, &q, &ws, &n)) != DB_OK)
+            return rc < 0 ? rc : -1;
+        for (i = 0; i < n; i++)
+            if (strcmp(ws[i].phase, "Completed") != 0 && strcmp(ws[i].phase, "Failed") != 0 &&
+                wl_uses(r->app->db, &ws[i], s->id, s->name)) {
+                found = 1;
+                if (used + 1 < len)
+                    used += (size_t)snprintf(out + used, len - used, "%s%s (project %s)",
+                                             used ? ", " : "", ws[i].name, ws[i].project_name);
+            }
+        db_workloads_free(ws, n);
+        ws = NULL;
+        q.offset += n;
+    } while (n == q.limit);
+    if (used >= len && len > 4)
+        memcpy(out + len - 4, "...", 4);
+    return found;
+}
+
 void api_h_secret_delete(struct api_req *r)
 {
     struct db_secret s;
-    int rc;
+    char users[768], details[1024];
+    int rc, busy = 0;
 
     if (secret_in(r, &s) != 0)
         return;
-    rc = may(r, &s, API_ORG_WRITE) ? db_secret_delete(r->app->db, s.id) : -1;
+    rc = may(r, &s, API_ORG_WRITE) ? DB_OK : -1;
+    if (rc == DB_OK && (busy = secret_users(r, &s, users, sizeof(users))) == 1) {
+        snprintf(details, sizeof(details),
+                 "secret %s is used by the environment variables of live workloads: %s; delete"
+                 " them or change their environmentVariables first", s.name, users);
+        db_secret_clear(&s);
+        api_error(r, 412, "Precondition failed", details);
+        return;
+    }
+    if (busy < 0) {
+        db_secret_clear(&s);
+        api_db_error(r, busy, "cannot read the workloads");
+        return;
+    }
+    if (rc == DB_OK)
+        rc = db_secret_delete(r->app->db, s.id);
     db_secret_clear(&s);
     if (rc == -1)
         api_error(r, 403, "Forbidden", "the caller may not delete this secret");

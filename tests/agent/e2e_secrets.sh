@@ -9,8 +9,9 @@
 #      the pod's spec file on the node is the owner's only (0600);
 #   3. a viewer of the project can neither read nor create secrets; a
 #      researcher reads keys only and cannot create;
-#   4. an unknown secret or key is a 400 naming it; a deleted secret's
-#      submission is refused;
+#   4. an unknown secret or key is a 400 naming it; a secret a live
+#      workload's environmentVariables use is not deleted (412 naming the
+#      workload); a deleted secret's submission is refused;
 #   5. allotd refuses to start on a database holding secrets without the
 #      secrets key.
 ALLOTD=$1
@@ -110,6 +111,16 @@ D=$(training r1 no-such PASSWORD "$ADMIN" 400 | jq -r .details)
 printf '%s' "$D" | grep -q "no secret named no-such" || fail "unknown secret: $D"
 D=$(training r2 db-creds NOPE "$ADMIN" 400 | jq -r .details)
 printf '%s' "$D" | grep -q "secret db-creds has no key NOPE" || fail "unknown key: $D"
+# a secret a live workload's environmentVariables use is not deleted: 412 naming it
+training holds db-creds TOKEN "$ADMIN" >/dev/null
+until_ok 30 test -s "$OUT/holds.secret" || fail "holds wrote nothing: $(events_of holds)"
+D=$(expect 412 DELETE "$S/$ID" "" "$ADMIN")
+printf '%s' "$D" | jq -r .details | grep -q "used by the environment variables of live workloads: holds (project team-s)" ||
+  fail "the 412 does not name holds: $D"
+expect 412 DELETE "$S/$ID" "" "$ADMIN" | jq -r .details | grep -q uses-secret &&
+  fail "the completed uses-secret holds the secret"
+: >"$OUT/holds.go"
+wait_phase_long holds Completed
 expect 204 DELETE "$S/$ID" "" "$ADMIN" >/dev/null
 expect 404 GET "$S/$ID" "" "$ADMIN" >/dev/null
 expect 404 DELETE "$S/$ID" "" "$ADMIN" >/dev/null
