@@ -16,8 +16,9 @@ in Run:ai's, field by field, with $refs resolved in each document:
   - the request body is Run:ai's.
 Descriptions, summaries and examples may differ. Operations and paths only
 allot has are its extensions: they are listed, not checked; so are a shared
-operation's query parameters and responses marked "x-allot-extension"
-(dryRun=true on a submission and its 200), which must not take a name or a
+operation's query and header parameters and responses marked
+"x-allot-extension" (dryRun=true on a submission and its 200, the
+Idempotency-Key header of a submission), which must not take a name or a
 status Run:ai's operation has. Last, the
 files scripts/openapi-sync.py writes must be current (--check).
 """
@@ -90,7 +91,7 @@ def check_operation(allot, runai, path, tmpl, method, out, extensions):
         out.append("%s: Run:ai's template is %s" % (where, tmpl))
     p_mine, p_theirs = params_of(allot, path, mine), params_of(runai, tmpl, theirs)
     for key, p in p_mine.items():
-        if p.get("x-allot-extension") is True and key[1] == "query":
+        if p.get("x-allot-extension") is True and key[1] in ("query", "header"):
             if key in p_theirs:
                 out.append("%s: extension parameter %s is Run:ai's" % (where, key[0]))
             extensions.append("%s ?%s" % (where, key[0]))

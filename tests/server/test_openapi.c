@@ -3,6 +3,7 @@
  * ways: every route is documented with its method, and every documented
  * operation is served. Path parameter names are ignored ({id} matches
  * {workloadId}). Secured operations are exactly the non-public routes.
+ * The submission and batch routes describe their Idempotency-Key header.
  * Neither side may be empty: an empty route table or spec would agree
  * with anything.
  */
@@ -132,12 +133,47 @@ static void test_spec_served(void **state)
     }
 }
 
+/* The routes that take an Idempotency-Key (api/idempotency.c) describe
+ * it: an optional string header parameter of 1 to 255 characters. */
+static void test_idempotency_key_documented(void **state)
+{
+    static const char *const paths[] = {
+        "/api/v1/workloads/trainings",   "/api/v1/workloads/workspaces",
+        "/api/v1/workloads/inferences",  "/api/v1/workloads/distributed",
+        "/api/v1/workloads/submissions", "/api/v1/workloads/batch",
+    };
+    size_t i, k;
+    json_t *p;
+
+    (void)state;
+    for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        json_t *op = find_op(paths[i], "POST"), *found = NULL;
+        if (!op)
+            fail_msg("openapi.json has no POST %s", paths[i]);
+        json_array_foreach(json_object_get(op, "parameters"), k, p)
+            if (json_is_string(json_object_get(p, "name")) &&
+                strcmp(json_string_value(json_object_get(p, "name")), "Idempotency-Key") == 0)
+                found = p;
+        if (!found)
+            fail_msg("POST %s does not describe the Idempotency-Key header", paths[i]);
+        if (strcmp(json_string_value(json_object_get(found, "in")), "header") != 0 ||
+            json_is_true(json_object_get(found, "required")) ||
+            json_integer_value(json_object_get(json_object_get(found, "schema"), "maxLength")) !=
+                255 ||
+            json_integer_value(json_object_get(json_object_get(found, "schema"), "minLength")) !=
+                1)
+            fail_msg("POST %s: Idempotency-Key is not an optional header of 1 to 255 characters",
+                     paths[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_neither_side_empty),
         cmocka_unit_test(test_routes_documented),
         cmocka_unit_test(test_spec_served),
+        cmocka_unit_test(test_idempotency_key_documented),
     };
     json_error_t err;
 
