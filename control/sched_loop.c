@@ -34,11 +34,14 @@
  *   Step 3: apply every decision in order with sched_apply_decision() to
  *           the model's workloads, then the stale-gang times;
  *   Step 4: turn every workload that changed (pods, phase, pending reason
- *           or message, stale time) into a db_wl_update (looking, after a
+ *           or message, stale time) into a db_wl_update (a running
+ *           workload with pods left to place, result.waiting, has no
+ *           reason and a message saying why they wait; looking, after a
  *           cycle that named what moved since the last one, only at the
  *           workloads it names, the decisions', those whose stale times it
- *           looked at and those read again since: focus(); every other
- *           row holds what the last write gave it, Invariant 5), plus
+ *           looked at, those read again since and those with a waiting
+ *           entry now or at the last write: focus(); every other row
+ *           holds what the last write gave it, Invariant 5), plus
  *           events (an
  *           elastic workload that lost pods above its minimum and still
  *           runs gets one Shrunk event naming the pods and GPUs taken, not
@@ -153,7 +156,8 @@ struct shrink;
  * workloads it marks, not for the model: each mark is cleared once its
  * cycle is done (marks_clear()). Unmarked: pend -1, the rest 0. */
 struct marks {
-    int *pend;                  /* index into result.pending */
+    int *pend;                  /* index into result.pending, or waiting_code()'s -2 - k
+                                   for result.waiting[k] */
     unsigned char *touched;     /* a decision names it */
     unsigned char *freed;       /* a pod of it was evicted or moved */
     unsigned char *restaled;    /* its stale-gang time changed */
@@ -187,6 +191,9 @@ struct ctl_sched {
     struct sched_delta delta;   /* the model's changes since the last cycle */
     int *left;                  /* delta.left's storage: model indices */
     int n_left, cap_left;
+    int *waited;                /* the workloads of the last written cycle's waiting
+                                   entries (model indices): a message to clear or redo */
+    int n_waited;
     struct sched_model m;
     struct ctl_series_rec *series;
     int loaded;
@@ -698,6 +705,9 @@ static void marks_clear(struct persist *p, const struct sched_result *res, int p
         for (i = 0; i < res->n_pending; i++)
             if (res->pending[i].workload >= 0)
                 p->pend[res->pending[i].workload] = -1;
+        for (i = 0; i < res->n_waiting; i++)
+            if (res->waiting[i].workload >= 0)
+                p->pend[res->waiting[i].workload] = -1;
     } else {
         for (i = 0; i < p->n_visit; i++)
             p->pend[p->visit[i]] = -1;
@@ -845,6 +855,37 @@ static void running_event(struct ctl_sched *sc, struct persist *p, int wi)
     add_event(p, sc->m.meta[wi].seq, "Normal", waits ? "Scheduled" : "Running", msg);
 }
 
+/* A mark of struct marks' pend: pending entry k is k, waiting entry k
+ * (a running workload's pods left to place) -2 - k, none -1. */
+static int waiting_code(int k)
+{
+    return -2 - k;
+}
+
+static const struct sched_pending *entry_of(const struct sched_result *res, int code)
+{
+    if (code >= 0)
+        return &res->pending[code];
+    return code <= -2 ? &res->waiting[-2 - code] : NULL;
+}
+
+/* A running workload's message for its pods left to place: how many run,
+ * then why the others wait, in a pending workload's words ("2 of 3
+ * replicas placed; the other 1 waits: needs 1 GPU; ..."). */
+static void waiting_message(const struct sched_state *st, const struct sched_workload *w,
+                            const struct sched_pending *pe, char *msg, size_t len)
+{
+    const char *what = w->type == SCHED_INFERENCE ? "replicas" : "pods";
+    int k, placed = 0, n;
+
+    for (k = 0; k < w->n_pods; k++)
+        placed += w->pods[k].node >= 0;
+    n = snprintf(msg, len, "%d of %d %s placed; the other %d wait%s: ", placed, w->n_pods,
+                 what, w->n_pods - placed, w->n_pods - placed == 1 ? "s" : "");
+    if (n > 0 && (size_t)n < len)
+        sched_reason_message(st, pe, msg + n, len - (size_t)n);
+}
+
 static int same_numbers(const struct sched_pending *a, const struct sched_pending *b)
 {
     return a->reason == b->reason && a->queue == b->queue && a->pool == b->pool &&
@@ -867,8 +908,8 @@ static int needs_update(struct ctl_sched *sc, struct persist *p, const struct sc
                         const struct sched_result *res, int wi, int orig_phase, char *msg)
 {
     struct sm_meta *mt = &sc->m.meta[wi];
-    const struct sched_pending *pe = p->pend[wi] >= 0 ? &res->pending[p->pend[wi]] : NULL;
-    int reason = pe ? pe->reason : SCHED_R_NONE;
+    const struct sched_pending *pe = entry_of(res, p->pend[wi]);
+    int reason = p->pend[wi] >= 0 ? pe->reason : SCHED_R_NONE;   /* running: no reason */
     int need = p->touched[wi] || sc->m.wls[wi].phase != orig_phase || reason != mt->reason;
 
     msg[0] = 0;
@@ -883,7 +924,10 @@ static int needs_update(struct ctl_sched *sc, struct persist *p, const struct sc
     }
     if (!need && same_numbers(pe, &mt->said))
         return 0;
-    sched_reason_message(st, pe, msg, DB_MSG_LEN);
+    if (p->pend[wi] >= 0)
+        sched_reason_message(st, pe, msg, DB_MSG_LEN);
+    else
+        waiting_message(st, &sc->m.wls[wi], pe, msg, DB_MSG_LEN);
     remember_said(p, wi);
     return need || sm_hash(msg) != mt->msg_hash;
 }
@@ -1034,6 +1078,9 @@ static void collect(struct ctl_sched *sc, struct persist *p, const struct sched_
             if (res->pending[k].workload >= 0 && res->pending[k].workload < m->n)
                 p->pend[res->pending[k].workload] = k;
     }
+    for (k = 0; k < res->n_waiting; k++)   /* each one visited (focus()) */
+        if (res->waiting[k].workload >= 0 && res->waiting[k].workload < m->n)
+            p->pend[res->waiting[k].workload] = waiting_code(k);
     for (k = 0; k < n; k++) {
         const struct sched_workload *w;
         int decided, before;
@@ -1115,7 +1162,7 @@ static void written(struct ctl_sched *sc, struct persist *p, const struct sched_
         mt->initializing = strcmp(p->ups[i].phase, "Initializing") == 0;
     }
     for (i = from; i < p->n_said && i < from + WRITTEN_PIECE; i++)
-        sc->m.meta[p->said_wl[i]].said = res->pending[p->said_pe[i]];
+        sc->m.meta[p->said_wl[i]].said = *entry_of(res, p->said_pe[i]);
 }
 
 /* The reasons and messages of workloads the cycle left as they were,
@@ -1178,8 +1225,10 @@ static int decided_of(struct persist *p, const struct sched_result *res, int n_m
 /* Step 4's focus after a cycle that named what moved since the last one
  * (sched_result.changed; the model's indices held since then: the delta
  * was not full): the workloads whose rows may need writing are those it
- * names, the decisions', those whose stale times were looked at and those
- * read again since the last cycle; every other workload's entry, phase,
+ * names, the decisions', those whose stale times were looked at, those
+ * read again since the last cycle, and those with a waiting entry in this
+ * cycle or the last written one (a running workload's message about its
+ * pods left to place); every other workload's entry, phase,
  * pods and stale time are what the last write wrote (or found right).
  * 0 with p->visit NULL: every workload is looked at. */
 static int focus(struct ctl_sched *sc, struct persist *p, const struct sched_result *res,
@@ -1191,9 +1240,14 @@ static int focus(struct ctl_sched *sc, struct persist *p, const struct sched_res
     if (full || res->n_changed < 0)
         return 0;
     p->visit = malloc(sizeof(*p->visit) * ((size_t)res->n_changed + (size_t)p->n_dec +
-                                           (size_t)p->n_stale_at + (size_t)sc->n_reread + 1));
+                                           (size_t)p->n_stale_at + (size_t)sc->n_reread +
+                                           (size_t)res->n_waiting + (size_t)sc->n_waited + 1));
     if (!p->visit)
         return -1;
+    for (i = 0; i < res->n_waiting; i++)   /* not in `changed`: looked at each cycle */
+        p->visit[n++] = res->waiting[i].workload;
+    for (i = 0; i < sc->n_waited; i++)     /* a message to clear, or to redo */
+        p->visit[n++] = sc->waited[i];
     for (i = 0; i < res->n_changed; i++)
         p->visit[n++] = res->changed[i];
     for (i = 0; i < p->n_dec; i++)
@@ -1302,6 +1356,27 @@ static void count_running(struct ctl_sched *sc, const struct persist *p)
     }
 }
 
+/* The workloads whose rows now hold a waiting entry's message: the next
+ * focused write looks at them (one that no longer waits has its message
+ * cleared). -1 when there is no memory (the model is then reloaded, and
+ * the next write looks at every workload). */
+static int remember_waited(struct ctl_sched *sc, const struct sched_result *res)
+{
+    int *v = NULL, i;
+
+    if (res->n_waiting > 0) {
+        v = malloc(sizeof(*v) * (size_t)res->n_waiting);
+        if (!v)
+            return -1;
+        for (i = 0; i < res->n_waiting; i++)
+            v[i] = res->waiting[i].workload;
+    }
+    free(sc->waited);
+    sc->waited = v;
+    sc->n_waited = res->n_waiting;
+    return 0;
+}
+
 static int persist_cycle(struct ctl_sched *sc, const struct sched_state *st,
                          const struct sched_result *res, int full, int64_t now_ms)
 {
@@ -1369,7 +1444,7 @@ static int persist_cycle(struct ctl_sched *sc, const struct sched_state *st,
     for (i = 0; i < 3; i++)
         sc->stats.evictions[i] += p.evictions[i];
     state_unlock(sc, locked);
-    rc = 0;
+    rc = remember_waited(sc, res);
 out:
     marks_clear(&p, res, pend_all);
     free(p.stale_at);
@@ -2086,6 +2161,7 @@ void ctl_sched_stop(struct ctl_sched *s)
     marks_free(&s->marks);
     free(s->reread);
     free(s->left);
+    free(s->waited);
     free(s->shares);
     free(s->written);
     free(s->dirty);

@@ -6,8 +6,9 @@
  *         result together with the allocation it saw;
  * Step 3  allocate, consolidate, reclaim, preempt (actions.c), then
  *         stale-gang eviction (reasons.c);
- * Step 4  a reason for every workload left pending, and the stale times
- *         the driver keeps for the next cycle;
+ * Step 4  a reason for every workload left pending, and for the pods a
+ *         running workload has left to place (reasons.c), and the stale
+ *         times the driver keeps for the next cycle;
  * Step 5  with a memo (sched_cycle_next(), memo.c), what the next cycle
  *         may reuse: the session itself (built in the memo's arena; the
  *         result's arrays, decisions included, are always in the caller's),
@@ -944,6 +945,8 @@ static int cycle_on(struct sched_session *ss, struct sched_arena *arena,
     }
     rc = prev ? record_again(ss, arena, out, prev, kinds)
               : record_pending(ss, arena, out, kinds);
+    if (rc == SCHED_OK)
+        rc = sched__record_waiting(ss, arena, out);
     if (rc == SCHED_OK && ss->oom)
         rc = SCHED_ENOMEM;
     out->decisions = ss->decisions;

@@ -47,7 +47,10 @@
  *         list; when those before it move up, the buffers begin
  *         pending_off entries before the list). The pending
  *         entries and stale times are the memo's own arrays (valid until
- *         the next call), so the cycle copies nothing per workload. Once
+ *         the next call), so the cycle copies nothing per workload. The
+ *         waiting entries (running workloads with pods left to place) are
+ *         diagnosed again on the kept session, which holds what a build
+ *         holds (sched__record_waiting(): the running lists' few). Once
  *         Step 2 has touched the kept session, anything else falls back to
  *         Step 1 (the session is built again).
  * Step 5  Some workload of the delta held pods (the same conditions as
@@ -1595,6 +1598,8 @@ static int reuse(struct sched_memo *memo, struct sched_session *ss,
     int w, k, rc, *changed;
 
     rc = sched__record_shares(ss, arena, out);
+    if (rc == SCHED_OK)
+        rc = sched__record_waiting(ss, arena, out);   /* ss->decisions: none */
     if (rc == SCHED_OK)
         rc = insert_left_entries(memo, ss, delta);
     if (rc == SCHED_OK)

@@ -21,6 +21,10 @@
  *                          still protects the workloads it would take,
  *                          whose queue and time left it names).
  * With no such pool at all: NoMatchingNodePool. Stopped: Suspended.
+ * A pending workload is diagnosed about the pods it lacks to reach its
+ * minimum; a running one with pods left to place (sched_result.waiting:
+ * an autoscaled inference's replicas above its minimum) about those pods,
+ * in its own pool, with the same reasons and figures.
  * The entry's request is the workload's own, in the resource its figures
  * are about (a GPU workload short of CPU: its cores).
  * What a diagnosis reads of a pool as a whole (the most a ready node has
@@ -280,20 +284,23 @@ static void diagnose_pool(struct sched_session *ss, int w, int pool, int pods,
         p->detail = SCHED_D_RUNTIME_PROTECTED;
 }
 
-static void diagnose(struct sched_session *ss, int w, struct sched_pending *p);
-static void diagnose_request(struct sched_session *ss, int w, struct sched_pending *p);
+static void diagnose(struct sched_session *ss, int w, int pods, struct sched_pending *p);
+static void diagnose_request(struct sched_session *ss, int w, int pods, struct sched_pending *p);
 
+/* A pending workload: about the pods it still needs to reach its minimum. */
 void sched__diagnose(struct sched_session *ss, int w, struct sched_pending *p)
 {
-    diagnose(ss, w, p);
-    diagnose_request(ss, w, p);
+    int pods = ss_w(ss, w)->min_pods - ss->wl[w].n_placed;
+
+    diagnose(ss, w, pods, p);
+    diagnose_request(ss, w, pods, p);
 }
 
-static void diagnose(struct sched_session *ss, int w, struct sched_pending *p)
+static void diagnose(struct sched_session *ss, int w, int pods, struct sched_pending *p)
 {
     const struct sched_workload *wl = ss_w(ss, w);
     const struct ss_wl *x = &ss->wl[w];
-    int pods = wl->min_pods - x->n_placed, i;
+    int i;
 
     p->workload = w;
     p->request = x->req[reason_res(x)] * pods;
@@ -324,11 +331,61 @@ static void diagnose(struct sched_session *ss, int w, struct sched_pending *p)
 
 /* The request in the resource the entry's figures are about: a GPU
  * workload short of CPU says how many cores it asks, not its GPUs. */
-static void diagnose_request(struct sched_session *ss, int w, struct sched_pending *p)
+static void diagnose_request(struct sched_session *ss, int w, int pods, struct sched_pending *p)
+{
+    p->request = ss->wl[w].req[p->res] * pods;
+}
+
+/* A running workload with pods left to place: at least its minimum
+ * placed, fewer than all. */
+static int waits(const struct sched_session *ss, int w)
 {
     const struct ss_wl *x = &ss->wl[w];
 
-    p->request = x->req[p->res] * (ss_w(ss, w)->min_pods - x->n_placed);
+    return (x->flags & WL_ACTIVE) && x->n_placed >= ss_w(ss, w)->min_pods &&
+           x->n_placed < ss_w(ss, w)->n_pods;
+}
+
+/* Only a workload that held pods when the cycle began (a pool's running
+ * list) or that a decision of the cycle placed can hold some at its end.
+ * The entries are diagnosed in the final state, as pending ones are, about
+ * the pods still to place. */
+int sched__record_waiting(struct sched_session *ss, struct sched_arena *arena,
+                          struct sched_result *out)
+{
+    int p, i, n = 0, u = 0, total = ss->n_decisions, *ws;
+
+    out->waiting = NULL;
+    out->n_waiting = 0;
+    for (p = 0; p < ss->n_pools; p++)
+        total += ss->pools[p].n_running;
+    ws = sched__array_raw(arena, (size_t)total + 1, sizeof(int));
+    if (!ws)
+        return SCHED_ENOMEM;
+    for (p = 0; p < ss->n_pools; p++)
+        for (i = 0; i < ss->pools[p].n_running; i++)
+            if (waits(ss, ss->pools[p].running[i]))
+                ws[n++] = ss->pools[p].running[i];
+    for (i = 0; i < ss->n_decisions; i++)
+        if (ss->decisions[i].kind == SCHED_BIND && waits(ss, ss->decisions[i].workload))
+            ws[n++] = ss->decisions[i].workload;
+    if (n == 0)
+        return SCHED_OK;
+    if (sched__sort(arena, ws, n, sched__ascending, NULL) != SCHED_OK)
+        return SCHED_ENOMEM;
+    out->waiting = sched__calloc(arena, (size_t)n, sizeof(struct sched_pending));
+    if (!out->waiting)
+        return SCHED_ENOMEM;
+    for (i = 0; i < n; i++) {
+        int w = ws[i], pods = ss_w(ss, w)->n_pods - ss->wl[w].n_placed;
+        if (u > 0 && out->waiting[u - 1].workload == w)
+            continue;   /* a workload many decisions placed */
+        diagnose(ss, w, pods, &out->waiting[u]);
+        diagnose_request(ss, w, pods, &out->waiting[u]);
+        u++;
+    }
+    out->n_waiting = u;
+    return ss->oom ? SCHED_ENOMEM : SCHED_OK;
 }
 
 /* The workloads with fewer pods placed than their minimum, but some, in

@@ -308,6 +308,12 @@ struct sched_result {
     struct sched_decision *decisions; int n_decisions;
     struct sched_pending *pending;    int n_pending;   /* every pending workload left pending,
                                                           in workload order */
+    /* Every running workload left with pods to place (min_pods <= placed <
+     * n_pods: an autoscaled inference's or an elastic workload's extra
+     * pods), in workload order: why those pods wait, diagnosed as a pending
+     * workload is, its figures about the n_pods - placed pods still to
+     * place. Not counted in `changed`: a driver looks at each entry. */
+    struct sched_pending *waiting;    int n_waiting;
     struct sched_share *shares;       /* [n_queues * n_pools], queue-major */
     int n_queues, n_pools;
     int64_t *stale_since_ms;          /* [n_workloads]: the value to keep for the next pass */

@@ -602,6 +602,11 @@ int sched__try_consolidate(struct sched_session *ss, int w, int pool);
 void sched__stale_gangs(struct sched_session *ss, int64_t *stale_out);
 int sched__any_stale_candidate(const struct sched_session *ss);
 void sched__diagnose(struct sched_session *ss, int w, struct sched_pending *p);
+/* Every running workload with pods left to place, in out->waiting
+ * (sched_result.waiting): those of the pools' running lists and those the
+ * cycle's decisions placed. */
+int sched__record_waiting(struct sched_session *ss, struct sched_arena *arena,
+                          struct sched_result *out);
 
 /* What the reasons step leaves for the memo: the first entry of each kind
  * (index + 1; zeros between them are free slots) and each entry's kind

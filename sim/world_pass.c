@@ -74,6 +74,8 @@ static int check_incremental(struct world *w, const struct sched_state *st,
         same_bytes(inc.decisions, res->decisions,
                    sizeof(*res->decisions) * (size_t)res->n_decisions) &&
         same_bytes(inc.pending, res->pending, sizeof(*res->pending) * (size_t)res->n_pending) &&
+        inc.n_waiting == res->n_waiting &&
+        same_bytes(inc.waiting, res->waiting, sizeof(*res->waiting) * (size_t)res->n_waiting) &&
         same_bytes(inc.shares, res->shares, sizeof(*res->shares) * shares) &&
         same_bytes(inc.stale_since_ms, res->stale_since_ms,
                    sizeof(*res->stale_since_ms) * (size_t)st->n_workloads))

@@ -1597,7 +1597,8 @@ static int check_figures(struct pass *ps, const struct sched_pending *p, const s
     struct sched_state st;
     struct occupancy o;
     char msg[1024];
-    int r = p->res, pods = w->min_pods - placed_pods(w), narrowed, n;
+    int placed = placed_pods(w), narrowed, n;
+    int r = p->res, pods = placed >= w->min_pods ? w->n_pods - placed : w->min_pods - placed;
     int64_t one = pod_res(tc, w, -1, r), req = one * pods, most = 0, free = 0, total = 0;
 
     if (p->reason == SCHED_R_SUSPENDED || p->reason == SCHED_R_NO_MATCHING_NODE_POOL ||
@@ -1688,7 +1689,7 @@ static int check_reasons(struct pass *ps)
     const struct tcase *tc = ps->tc;
     const struct sched_pending *p;
     static struct holdings h;
-    int count[MAX_WLS] = {0}, reason[MAX_WLS] = {0}, i, k;
+    int count[MAX_WLS] = {0}, reason[MAX_WLS] = {0}, waiting[MAX_WLS] = {0}, i, k;
 
     holdings_of(tc, &h);
     for (k = 0; k < ps->res.n_pending; k++) {
@@ -1706,9 +1707,34 @@ static int check_reasons(struct pass *ps)
         if (!check_figures(ps, p, &h))
             return 0;
     }
+    for (k = 0; k < ps->res.n_waiting; k++) {
+        const struct sched_workload *w;
+        p = &ps->res.waiting[k];
+        if (p->workload < 0 || p->workload >= tc->n_wls ||
+            (k > 0 && p->workload <= ps->res.waiting[k - 1].workload) || p->queue < 0 ||
+            p->queue >= tc->n_queues || p->pool < 0 || p->pool >= tc->n_pools || p->res < 0 ||
+            p->res >= SCHED_NRES || p->reason <= SCHED_R_NONE ||
+            p->reason > SCHED_R_QUEUE_FAIR_SHARE_REACHED || p->reason == SCHED_R_SUSPENDED)
+            return broken(ps, "waiting entry %d: workload %d reason %d queue %d pool %d", k,
+                          p->workload, p->reason, p->queue, p->pool);
+        w = &tc->wls[p->workload];
+        if (w->phase != SCHED_RUNNING || placed_pods(w) < w->min_pods ||
+            placed_pods(w) >= w->n_pods)
+            return broken(ps, "%s (%s, %d of %d pods placed, at least %d) has a waiting entry",
+                          w->name, sched_phase_name(w->phase), placed_pods(w), w->n_pods,
+                          w->min_pods);
+        waiting[p->workload] = 1;
+        if (p->detail != SCHED_D_NONE && !check_detail(ps, p, &h))
+            return 0;
+        if (!check_figures(ps, p, &h))
+            return 0;
+    }
     for (i = 0; i < tc->n_wls; i++) {
         const struct sched_workload *w = &tc->wls[i];
         int pending = w->phase == SCHED_PENDING || w->phase == SCHED_STOPPED;
+        if (w->phase == SCHED_RUNNING && placed_pods(w) < w->n_pods && !waiting[i])
+            return broken(ps, "%s runs %d of %d pods and has no waiting entry", w->name,
+                          placed_pods(w), w->n_pods);
         if (count[i] != pending)
             return broken(ps, "%s (%s) has %d pending entries", w->name,
                         sched_phase_name(w->phase), count[i]);
@@ -2168,7 +2194,7 @@ static int same_bytes(const void *a, const void *b, size_t n)
 }
 
 /* What differs between two results of the same state, or NULL: decisions,
- * pending entries, shares and stale times, byte for byte. */
+ * pending and waiting entries, shares and stale times, byte for byte. */
 static const char *results_differ(const struct tcase *tc, const struct sched_result *a,
                                   const struct sched_result *b)
 {
@@ -2176,6 +2202,9 @@ static const char *results_differ(const struct tcase *tc, const struct sched_res
         !same_bytes(a->decisions, b->decisions, sizeof(*b->decisions) * (size_t)b->n_decisions) ||
         !same_bytes(a->pending, b->pending, sizeof(*b->pending) * (size_t)b->n_pending))
         return "decisions or pending entries differ";
+    if (a->n_waiting != b->n_waiting ||
+        !same_bytes(a->waiting, b->waiting, sizeof(*b->waiting) * (size_t)b->n_waiting))
+        return "waiting entries differ";
     if (a->n_queues != b->n_queues || a->n_pools != b->n_pools ||
         !same_bytes(a->shares, b->shares,
                     sizeof(*b->shares) * (size_t)tc->n_queues * (size_t)tc->n_pools) ||
@@ -2308,6 +2337,7 @@ struct coverage {
     long by_reason[SCHED_R_QUEUE_FAIR_SHARE_REACHED + 1];
     long by_detail[SCHED_D_NEVER_FITS + 1];
     long memory_binds, multi_device_binds, affinity_binds, second_type_binds;
+    long waiting;   /* running workloads with pods left to place (sched_result.waiting) */
 };
 
 static struct coverage cov;
@@ -2333,6 +2363,7 @@ static void count(const struct tcase *tc, const struct sched_result *res)
         cov.by_reason[res->pending[k].reason]++;
         cov.by_detail[res->pending[k].detail]++;
     }
+    cov.waiting += res->n_waiting;
 }
 
 static void remember_before(struct pass *ps)
@@ -2459,6 +2490,7 @@ static void print_coverage(void)
     print_message("  binds: GPU memory %ld, several shared devices %ld, affinity %ld, "
                   "second node type %ld\n", cov.memory_binds, cov.multi_device_binds,
                   cov.affinity_binds, cov.second_type_binds);
+    print_message("  waiting entries %ld\n", cov.waiting);
     print_message("  rules: over-limit victims %ld, elastic taken whole by preempt %ld, by "
                   "reclaim %ld, remainders compared %ld\n", rcov.over_limit_evicted,
                   rcov.elastic_whole_preempted, rcov.elastic_whole_reclaimed, rcov.remainders);
@@ -2481,7 +2513,7 @@ static void assert_covered(void)
     for (r = SCHED_D_NONE + 1; r <= SCHED_D_NEVER_FITS; r++)
         assert_true(cov.by_detail[r] > 0);
     assert_true(cov.memory_binds > 0 && cov.multi_device_binds > 0 && cov.affinity_binds > 0 &&
-                cov.second_type_binds > 0);
+                cov.second_type_binds > 0 && cov.waiting > 0);
     /* every rule class of the victims and of the fair share had cases */
     assert_true(rcov.over_limit_evicted > 0 && rcov.elastic_whole_preempted > 0 &&
                 rcov.elastic_whole_reclaimed > 0 && rcov.remainders > 0);

@@ -322,6 +322,45 @@ static void test_each_pool_tried(void **unused)
     tw_free(&w);
 }
 
+/* An autoscaled inference (at least 1 replica, up to 3) with room for 2
+ * runs, and its third replica has a reason of its own, figures about that
+ * replica alone, from the cycle that places the first two on. */
+static void test_waiting_replica_has_a_reason(void **unused)
+{
+    struct tw w;
+    const struct sched_pending *why;
+    char buf[512];
+    int p, inf, cycle;
+
+    (void)unused;
+    tw_init(&w, 1);
+    tw_node(&w, "node-1", 0, 2);
+    p = tw_queue(&w, "p", -1, 8, -1, 1);
+    inf = tw_workload(&w, "inf", p, 3, 1, 0, 125);
+    w.wl[inf].type = SCHED_INFERENCE;
+    w.wl[inf].min_pods = 1;
+    for (cycle = 0; cycle < 2; cycle++) {   /* the placing cycle, then a settled one */
+        assert_int_equal(tw_cycle(&w), cycle == 0 ? 2 : 0);
+        assert_int_equal(w.wl[inf].phase, SCHED_RUNNING);
+        assert_null(tw_pending(&w, inf));
+        assert_int_equal(w.res.n_waiting, 1);
+        why = &w.res.waiting[0];
+        assert_int_equal(why->workload, inf);
+        assert_int_equal(why->reason, SCHED_R_INSUFFICIENT_RESOURCES);
+        assert_int_equal(why->res, SCHED_GPU);
+        assert_int_equal(why->request, SCHED_MILLI);   /* one replica's GPU */
+        assert_int_equal(why->bound, 0);               /* none free */
+        sched_reason_message(&w.st, why, buf, sizeof(buf));
+        if (!strstr(buf, "needs 1 GPU; 0 free in the pool"))
+            fail_msg("inf: \"%s\"", buf);
+    }
+    /* room for the third: placed, nothing waits */
+    tw_node(&w, "node-2", 0, 1);
+    tw_settle(&w);
+    assert_int_equal(w.res.n_waiting, 0);
+    tw_free(&w);
+}
+
 static void test_vocabulary(void **unused)
 {
     int prio = 0, type = -1;
@@ -363,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_node_type_that_blocks_is_named),
         cmocka_unit_test(test_never_fits_says_so),
         cmocka_unit_test(test_each_pool_tried),
+        cmocka_unit_test(test_waiting_replica_has_a_reason),
         cmocka_unit_test(test_vocabulary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
