@@ -1084,7 +1084,7 @@ void api_h_queue_delete(struct api_req *r)
     api_logs_drop(r->app->cfg.files_stem, purged, n_purged);
     if (rc == DB_ECONFLICT) { /* Run:ai's deletes list 400, not 409 */
         holders(r, q, what, sizeof(what));
-        snprintf(msg, sizeof(msg), "%s %s still holds %s: delete them first",
+        snprintf(msg, sizeof(msg), "%s %.63s still holds %.380s: delete them first",
                  q->kind == DB_PROJECT ? "project" : "department", q->name,
                  what[0] ? what : "workloads being deleted");
         api_error(r, 400, "Bad request", msg);
