@@ -62,25 +62,16 @@ static int insert_fn(struct db__conn *c, void *arg)
         "INSERT INTO secrets (id, name, scope, scope_id, description, created_by, updated_by,"
         " created_at, updated_at, update_count, entries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)";
     struct db_secret *s = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__S(s->id), DB__S(s->name), DB__S(s->scope),
+                                   DB__S(s->scope_id), DB__S(s->description),
+                                   DB__S(s->created_by), DB__S(s->created_by),
+                                   DB__I(s->created_at), DB__I(s->created_at),
+                                   DB__S(s->entries)};
+    int rc = db__exec_args(c, sql, args, DB__NARGS(args));
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, s->id);
-    db__bind_text(st, 2, s->name);
-    db__bind_text(st, 3, s->scope);
-    db__bind_text(st, 4, s->scope_id);
-    db__bind_text(st, 5, s->description);
-    db__bind_text(st, 6, s->created_by);
-    db__bind_text(st, 7, s->created_by);
-    db__bind_int64(st, 8, s->created_at);
-    db__bind_int64(st, 9, s->created_at);
-    db__bind_text(st, 10, s->entries);
-    rc = db__step_done(st);
     if (rc == DB_OK)
         s->seq = db__last_id(c);
-    return db__done(st, rc);
+    return rc;
 }
 
 int db_secret_insert(struct db *db, struct db_secret *s)
@@ -203,25 +194,22 @@ struct update_arg {
     int64_t now;
 };
 
+/* One row of secrets changed, or DB_ENOTFOUND. */
+static int one_changed(struct db__conn *c, int rc)
+{
+    return rc == DB_OK && db__changes(c) == 0 ? DB_ENOTFOUND : rc;
+}
+
 static int update_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
         "UPDATE secrets SET description = ?, updated_by = ?, updated_at = ?,"
         " update_count = update_count + 1 WHERE id = ?";
     struct update_arg *a = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__S(a->description ? a->description : ""), DB__S(a->by),
+                                   DB__I(a->now), DB__S(a->id)};
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, a->description ? a->description : "");
-    db__bind_text(st, 2, a->by);
-    db__bind_int64(st, 3, a->now);
-    db__bind_text(st, 4, a->id);
-    rc = db__step_done(st);
-    if (rc == DB_OK && db__changes(c) == 0)
-        rc = DB_ENOTFOUND;
-    return db__done(st, rc);
+    return one_changed(c, db__exec_args(c, sql, args, DB__NARGS(args)));
 }
 
 int db_secret_update(struct db *db, const char *id, const char *description,
@@ -234,16 +222,7 @@ int db_secret_update(struct db *db, const char *id, const char *description,
 
 static int delete_fn(struct db__conn *c, void *arg)
 {
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, "DELETE FROM secrets WHERE id = ?", &rc);
-
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, arg);
-    rc = db__step_done(st);
-    if (rc == DB_OK && db__changes(c) == 0)
-        rc = DB_ENOTFOUND;
-    return db__done(st, rc);
+    return one_changed(c, db__run_text_key(c, "DELETE FROM secrets WHERE id = ?", arg));
 }
 
 int db_secret_delete(struct db *db, const char *id)
