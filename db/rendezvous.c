@@ -26,28 +26,36 @@ struct block_arg {
     int port;                    /* out */
 };
 
-/* The first port of a free run of a->n ports, or 0 if none. */
-static int first_fit(struct db__conn *c, int n, int *rc)
+/* The blocks in port order, walked for the first free run of n ports. */
+struct fit {
+    int n, next, found;
+};
+
+static int read_block(struct db__stmt *st, void *arg)
+{
+    struct fit *f = arg;
+    int port = db__col_int(st, 0), width = db__col_int(st, 1);
+
+    if (f->found)
+        return DB_OK;
+    if (port - f->next >= f->n)
+        f->found = f->next;
+    else if (port + width > f->next)
+        f->next = port + width;
+    return DB_OK;
+}
+
+/* The first port of a free run of n ports, or 0 if none. */
+static int first_fit(struct db__conn *c, int n, int *port)
 {
     static const char sql[] = "SELECT port, n_ports FROM rendezvous ORDER BY port";
-    struct db__stmt *st = db__prep(c, sql, rc);
-    int next = DB_RENDEZVOUS_FIRST, found = 0, src;
+    struct fit f = {n, DB_RENDEZVOUS_FIRST, 0};
+    int rc = db__query_each(c, sql, NULL, 0, read_block, &f);
 
-    if (!st)
-        return 0;
-    while ((src = db__step(st)) == DB__ROW) {
-        int port = db__col_int(st, 0), width = db__col_int(st, 1);
-        if (port - next >= n) {
-            found = next;
-            break;
-        }
-        if (port + width > next)
-            next = port + width;
-    }
-    *rc = db__done(st, src == DB__ROW || src == DB__DONE ? DB_OK : src);
-    if (*rc == DB_OK && !found && next + n - 1 <= DB_RENDEZVOUS_LAST)
-        found = next;
-    return found;
+    if (rc == DB_OK && !f.found && f.next + n - 1 <= DB_RENDEZVOUS_LAST)
+        f.found = f.next;
+    *port = f.found;
+    return rc;
 }
 
 static int block_fn(struct db__conn *c, void *arg)
@@ -59,32 +67,24 @@ static int block_fn(struct db__conn *c, void *arg)
     static const char put[] =
         "INSERT INTO rendezvous (workload_seq, port, n_ports) VALUES (?, ?, ?)";
     struct block_arg *a = arg;
-    int rc = DB_OK, src;
-    struct db__stmt *st = db__prep(c, get, &rc);
+    const struct db__arg key[] = {DB__I(a->workload_seq)};
+    int64_t kept = 0;
+    int rc = db__query_one(c, get, key, DB__NARGS(key), db__read_int64, &kept);
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->workload_seq);
-    src = db__step(st);
-    if (src == DB__ROW)
-        a->port = db__col_int(st, 0);
-    rc = db__done(st, src == DB__ROW || src == DB__DONE ? DB_OK : src);
-    if (rc != DB_OK || a->port > 0)
+    if (rc == DB_OK) /* invariant 2: the block it holds */
+        a->port = (int)kept;
+    if (rc != DB_ENOTFOUND)
         return rc;
     rc = db__exec(c, gone);
     if (rc == DB_OK)
-        a->port = first_fit(c, a->n, &rc);
+        rc = first_fit(c, a->n, &a->port);
     if (rc == DB_OK && a->port == 0)
         rc = DB_ELIMIT;
-    if (rc != DB_OK)
-        return rc;
-    st = db__prep(c, put, &rc);
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->workload_seq);
-    db__bind_int(st, 2, a->port);
-    db__bind_int(st, 3, a->n);
-    return db__done(st, db__step_done(st));
+    if (rc == DB_OK) {
+        const struct db__arg row[] = {DB__I(a->workload_seq), DB__I(a->port), DB__I(a->n)};
+        rc = db__exec_args(c, put, row, DB__NARGS(row));
+    }
+    return rc;
 }
 
 int db_rendezvous_ports(struct db *db, int64_t workload_seq, int n_pods, int *port)

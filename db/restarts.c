@@ -98,47 +98,48 @@ static void policy_of(const struct restart_row *w, int64_t *limit, int *always)
     json_decref(spec);
 }
 
-/* New uids for pod idx of the workload (idx < 0: every pod). */
-static int renew_uids(struct db__conn *c, int64_t wl_seq, int idx, int64_t start_after)
+/* The pod indexes of a workload, read into a growing array. */
+struct idx_list {
+    int *v;
+    int n, cap;
+};
+
+static int read_idx(struct db__stmt *st, void *arg)
+{
+    struct idx_list *l = arg;
+    int rc = db__grow(&l->v, l->n, &l->cap, sizeof(*l->v));
+
+    if (rc == DB_OK)
+        l->v[l->n++] = db__col_int(st, 0);
+    return rc;
+}
+
+/* A new uid for pod idx of the workload, startable after start_after. */
+static int renew_uid(struct db__conn *c, int64_t wl_seq, int idx, int64_t start_after)
 {
     static const char sql[] =
         "UPDATE pods SET uid = ?, start_after = ? WHERE workload_seq = ? AND idx = ?";
-    static const char idxs[] = "SELECT idx FROM pods WHERE workload_seq = ? ORDER BY idx";
-    int *pods = NULL, n = 0, cap = 0, i, rc = DB_OK, src;
-    struct db__stmt *st;
     char uid[33];
+    const struct db__arg args[] = {DB__S(uid), DB__I(start_after), DB__I(wl_seq), DB__I(idx)};
+    int rc = new_uid(uid);
 
-    if (idx >= 0) {
-        pods = malloc(sizeof(*pods));
-        if (!pods)
-            return DB_ENOMEM;
-        pods[n++] = idx;
-    } else {
-        st = db__prep(c, idxs, &rc);
-        if (!st)
-            return rc;
-        db__bind_int64(st, 1, wl_seq);
-        while (rc == DB_OK && (src = db__step(st)) == DB__ROW) {
-            rc = db__grow(&pods, n, &cap, sizeof(*pods));
-            if (rc == DB_OK)
-                pods[n++] = db__col_int(st, 0);
-        }
-        if (rc == DB_OK && src != DB__DONE)
-            rc = DB_EIO;
-        rc = db__done(st, rc);
-    }
-    for (i = 0; rc == DB_OK && i < n; i++) {
-        rc = new_uid(uid);
-        st = rc == DB_OK ? db__prep(c, sql, &rc) : NULL;
-        if (!st)
-            break;
-        db__bind_text(st, 1, uid);
-        db__bind_int64(st, 2, start_after);
-        db__bind_int64(st, 3, wl_seq);
-        db__bind_int(st, 4, pods[i]);
-        rc = db__done(st, db__step_done(st));
-    }
-    free(pods);
+    return rc == DB_OK ? db__exec_args(c, sql, args, DB__NARGS(args)) : rc;
+}
+
+/* New uids for pod idx of the workload (idx < 0: every pod). */
+static int renew_uids(struct db__conn *c, int64_t wl_seq, int idx, int64_t start_after)
+{
+    static const char idxs[] = "SELECT idx FROM pods WHERE workload_seq = ? ORDER BY idx";
+    const struct db__arg key[] = {DB__I(wl_seq)};
+    struct idx_list l = {NULL, 0, 0};
+    int i, rc;
+
+    if (idx >= 0)
+        return renew_uid(c, wl_seq, idx, start_after);
+    rc = db__query_each(c, idxs, key, DB__NARGS(key), read_idx, &l);
+    for (i = 0; rc == DB_OK && i < l.n; i++)
+        rc = renew_uid(c, wl_seq, l.v[i], start_after);
+    free(l.v);
     return rc;
 }
 
@@ -149,20 +150,16 @@ int db__pod_restart(struct db__conn *c, int64_t wl_seq, int idx, const char *why
     static const char count[] =
         "UPDATE workloads SET restarts = restarts + 1, updated_at = ?, version = version + 1"
         " WHERE seq = ?";
+    const struct db__arg key[] = {DB__I(wl_seq)}, counted[] = {DB__I(now), DB__I(wl_seq)};
     struct restart_row w;
-    struct db__stmt *st;
     char msg[DB_MSG_LEN];
     int64_t limit;
-    int always, gang, rc = DB_OK;
+    int always, gang, rc;
 
     *restarted = 0;
     limit_note[0] = '\0';
     memset(&w, 0, sizeof(w));
-    st = db__prep(c, get, &rc);
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, wl_seq);
-    rc = db__row_one(st, &restart_shape, &w);
+    rc = db__query_row(c, get, key, DB__NARGS(key), &restart_shape, &w);
     if (rc != DB_OK)
         return rc == DB_ENOTFOUND ? DB_OK : rc;
     policy_of(&w, &limit, &always);
@@ -178,12 +175,8 @@ int db__pod_restart(struct db__conn *c, int64_t wl_seq, int idx, const char *why
     }
     gang = w.type != DB_INFERENCE && w.n_pods > 1;
     rc = renew_uids(c, wl_seq, gang ? -1 : idx, now + db_restart_backoff_ms(w.restarts + 1));
-    st = rc == DB_OK ? db__prep(c, count, &rc) : NULL;
-    if (!st)
-        goto out;
-    db__bind_int64(st, 1, now);
-    db__bind_int64(st, 2, wl_seq);
-    rc = db__done(st, db__step_done(st));
+    if (rc == DB_OK)
+        rc = db__exec_args(c, count, counted, DB__NARGS(counted));
     if (rc != DB_OK)
         goto out;
     if (limit >= 0)
