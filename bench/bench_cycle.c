@@ -43,6 +43,15 @@ struct options {
     int cold;            /* one-GPU workloads for the cold fill; 0: skip */
 };
 
+/* ---- What the run measured, for the targets' verdicts (print_targets()) ---- */
+
+static struct {
+    double full_p50, full_p99;  /* ms */
+    double event_settled;       /* the slowest settled incremental event, ms; < 0: none */
+    double rss_mib;
+    double cold_rate;           /* placements/s; < 0: not run */
+} measured = {0, 0, -1, 0, -1};
+
 /* ---- Options: a table of integer flags ---- */
 
 struct flag {
@@ -63,6 +72,9 @@ static const struct flag flags[] = {
     {"--fill", OPT(gen.fill_pct), 0, 100, "percent of GPUs held by running workloads"},
     {"--pending", OPT(gen.pending), 0, 10000000, "pending workloads"},
     {"--gangs", OPT(gen.gang_pct), 0, 100, "percent of pending workloads that are gangs"},
+    {"--interactive", OPT(gen.interactive_pct), 0, 100,
+     "percent of pending workloads that are interactive-preemptible workspaces"},
+    {"--ranks", OPT(gen.ranks), 0, 10000, "departments ranked d % N (0: all equal)"},
     {"--cycles", OPT(cycles), 1, 100000, "timed full cycles"},
     {"--event-runs", OPT(event_runs), 1, 1000, "runs per event measurement"},
     {"--settle", OPT(settle), 0, 1000, "most passes to settle before the settled event"},
@@ -304,6 +316,10 @@ static int bench_full(const struct options *o, struct gen_world *w, struct sched
     if (!t)
         return -1;
     rc = full_cycles(o, w, arena, t, &res);
+    if (rc == 0) {
+        measured.full_p50 = percentile(t, o->cycles, 50);
+        measured.full_p99 = percentile(t, o->cycles, 99);
+    }
     if (rc == 0)
         printf("full cycle     %d runs: p50 %.2f ms, p99 %.2f ms, min %.2f, max %.2f, "
                "mean %.2f; %d decisions, %d pending; digest %016llx\n",
@@ -451,6 +467,8 @@ static int incremental_event(const struct options *o, struct gen_world *w,
         return -1;
     }
     qsort(t, (size_t)o->event_runs, sizeof(double), cmp_double);
+    if (strcmp(when, "(settled)") == 0 && t[o->event_runs / 2] > measured.event_settled)
+        measured.event_settled = t[o->event_runs / 2];
     printf("event %-8s %s, incremental: next cycle %.3f ms (%s; digest %016llx)\n", when,
            ev->what, t[o->event_runs / 2],
            reused == o->event_runs ? "answered from the memo"
@@ -728,6 +746,7 @@ static int bench_cold(const struct options *o)
         placed += apply(w, &res);
         passes++;
     } while (res.n_decisions > 0 && passes < 100);
+    measured.cold_rate = total > 0 ? placed / total * 1e3 : 0;
     printf("cold fill      %d one-GPU workloads on %d x %d GPUs: %d placed in %d passes, "
            "%.2f ms: %.0f placements/s\n",
            o->cold, g.nodes, g.gpus, placed, passes, total, total > 0 ? placed / total * 1e3 : 0);
@@ -735,6 +754,80 @@ out:
     gen_world_free(w);
     sched_arena_free(arena);
     return rc;
+}
+
+/* ---- The targets' verdicts ---- */
+
+/* A figure of bench/README.md's Targets that this run measured: it applies
+ * when the run has the target's sizes and mix (8 GPUs a node, 90% full,
+ * 10% gangs; interactive-preemptible work and ranks only make it harder). A figure taken while the load average was above
+ * MAX_QUIET_LOAD is reported as indicative, never as met. */
+struct target {
+    const char *row;         /* the Targets table's row */
+    int nodes, pending;
+    const char *what;
+    const double *value;     /* < 0: not measured in this run */
+    double limit;
+    int at_least;            /* 1: value >= limit; 0: value <= limit */
+    const char *unit;
+};
+
+#define MAX_QUIET_LOAD 1.5
+
+static const struct target targets[] = {
+    {"1", 1000, 50000, "full cycle p50", &measured.full_p50, 50, 0, "ms"},
+    {"1", 1000, 50000, "full cycle p99", &measured.full_p99, 200, 0, "ms"},
+    {"2", 1000, 50000, "settled cycle after one event", &measured.event_settled, 1, 0, "ms"},
+    {"3", 1000, 50000, "cold fill", &measured.cold_rate, 16000, 1, "placements/s"},
+    {"9", 4000, 200000, "full cycle p50", &measured.full_p50, 150, 0, "ms"},
+    {"10", 10000, 500000, "full cycle p50", &measured.full_p50, 500, 0, "ms"},
+    {"10", 10000, 500000, "peak RSS", &measured.rss_mib, 2048, 0, "MiB"},
+    {"10", 10000, 500000, "settled cycle after one event", &measured.event_settled, 1, 0, "ms"},
+};
+
+/* The 1-minute load average, or -1 when /proc/loadavg cannot be read. */
+static double load_average(void)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    double load = -1;
+
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1)
+            load = -1;
+        fclose(f);
+    }
+    return load;
+}
+
+static int default_mix(const struct options *o)
+{
+    return o->gen.gpus == 8 && o->gen.fill_pct == 90 && o->gen.gang_pct == 10;
+}
+
+static void print_targets(const struct options *o, double load)
+{
+    size_t i;
+    int any = 0;
+
+    for (i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
+        const struct target *t = &targets[i];
+        double v = *t->value;
+        int met = t->at_least ? v >= t->limit : v <= t->limit;
+
+        if (t->nodes != o->gen.nodes || t->pending != o->gen.pending || !default_mix(o) ||
+            v < 0)
+            continue;
+        any = 1;
+        printf("target %-7s %s %.2f %s (%s %g): %s\n", t->row, t->what, v, t->unit,
+               t->at_least ? ">=" : "<=", t->limit,
+               load < 0 || load > MAX_QUIET_LOAD ? "indicative only, the machine was not quiet"
+               : met                            ? "met"
+                                                : "NOT met");
+    }
+    if (!any)
+        printf("targets        none at these sizes (bench/README.md, Targets)\n");
+    printf("load average   %.2f (the highest 1-minute figure seen; above %.1f a figure is "
+           "indicative)\n", load, MAX_QUIET_LOAD);
 }
 
 /* ---- main ---- */
@@ -756,6 +849,7 @@ static void print_memory(const struct sched_arena *arena)
     struct rusage ru;
 
     getrusage(RUSAGE_SELF, &ru);
+    measured.rss_mib = (double)ru.ru_maxrss / 1024.0;
     printf("memory         arena peak %.1f MiB, process peak RSS %.1f MiB\n",
            (double)sched_arena_peak(arena) / (1024.0 * 1024.0), (double)ru.ru_maxrss / 1024.0);
 }
@@ -765,11 +859,12 @@ int main(int argc, char **argv)
     struct options o;
     struct gen_world *w = NULL;
     struct sched_arena *arena = NULL;
-    double t0;
+    double t0, load;
     int rc = 1;
 
     if (parse(argc, argv, &o) != 0)
         return 2;
+    load = load_average();
     t0 = now_ms();
     arena = sched_arena_new();
     if (!arena || gen_world_new(&o.gen, &w) != 0) {
@@ -782,6 +877,9 @@ int main(int argc, char **argv)
     print_memory(arena);
     if (o.cold > 0 && bench_cold(&o) != 0)
         goto out;
+    if (load >= 0 && load_average() > load)
+        load = load_average();
+    print_targets(&o, load);
     rc = 0;
 out:
     gen_world_free(w);

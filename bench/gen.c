@@ -171,6 +171,7 @@ static void gen_queues(struct gen_world *w, const struct gen_opts *o)
     for (d = 0; d < o->departments; d++) {
         int dq = w->n_queues++;
         gen_queue(w, dq, -1, add_name(w, "dept-", d), 0);
+        w->queues[dq].rank = o->ranks > 1 ? d % o->ranks : 0;
         for (p = 0; p < o->pools; p++)
             set_quota(w, dq, p, part(pool_capacity(w, p), o->departments, d));
         for (j = 0; j < o->projects; j++) {
@@ -404,15 +405,21 @@ static int gen_pending(struct gen_world *w, const struct gen_opts *o)
                                   SCHED_TRAINING,  SCHED_TRAINING, SCHED_WORKSPACE,
                                   SCHED_INFERENCE};
     struct sched_workload *wl;
-    int i, gang, pods, type;
+    int i, gang, interactive, pods, type;
 
     for (i = 0; i < o->pending; i++) {
         gang = below(w, 100) < o->gang_pct;
+        /* drawn only when asked for: the default worlds keep their stream */
+        interactive = !gang && o->interactive_pct > 0 && below(w, 100) < o->interactive_pct;
         pods = gang ? between(w, 2, 64) : 1;
-        type = gang ? SCHED_DISTRIBUTED : types[below(w, 10)];
+        type = gang ? SCHED_DISTRIBUTED : interactive ? SCHED_WORKSPACE : types[below(w, 10)];
         wl = new_workload(w, random_project(w), type, pods);
         if (!wl)
             return -1;
+        if (interactive) {
+            sched_priority_class("interactive-preemptible", &wl->priority);
+            wl->preemptible = 1;
+        }
         set_gpus(wl, o->pending_gpus > 0 ? o->pending_gpus : between(w, 1, 8));
         w->n_gangs_pending += gang;
     }

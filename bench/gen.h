@@ -19,8 +19,12 @@
  *     pods of 1-8 GPUs, a tenth of them grouped into gangs of 2-16 pods;
  *     non-preemptible ones only within deserved;
  *   - pending workloads of 1-8 GPUs per pod, gang_pct % of them gangs
- *     (distributed) of 2-64 pods, the others trainings (80 %), workspaces
- *     and inference servers (10 % each), in uniformly random projects.
+ *     (distributed) of 2-64 pods, interactive_pct % workspaces of the
+ *     interactive-preemptible priority class, the others trainings (80 %),
+ *     workspaces and inference servers (10 % each), in uniformly random
+ *     projects;
+ *   - with ranks > 1, department d has rank d % ranks (a higher rank is
+ *     served first for spare capacity), its projects rank 0.
  */
 #ifndef ALLOT_BENCH_GEN_H
 #define ALLOT_BENCH_GEN_H
@@ -39,6 +43,9 @@ struct gen_opts {
     int fill_pct;                /* GPUs held by running workloads, percent */
     int pending;                 /* pending workloads */
     int gang_pct;                /* pending workloads that are gangs, percent */
+    int interactive_pct;         /* pending workloads that are interactive-preemptible
+                                    workspaces, percent (0: none, the default) */
+    int ranks;                   /* departments ranked d % ranks (0 or 1: all equal) */
     int pending_gpus;            /* 0: 1-8 GPUs per pod; else exactly that */
     int extra;                   /* room for workloads added later */
     int placement;               /* enum sched_placement of every pool */
