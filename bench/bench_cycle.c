@@ -760,8 +760,10 @@ out:
 
 /* A figure of bench/README.md's Targets that this run measured: it applies
  * when the run has the target's sizes and mix (8 GPUs a node, 90% full,
- * 10% gangs; interactive-preemptible work and ranks only make it harder). A figure taken while the load average was above
- * MAX_QUIET_LOAD is reported as indicative, never as met. */
+ * 10% gangs; interactive-preemptible work and ranks only make it harder).
+ * When the 1-minute load average before the run was above MAX_QUIET_LOAD
+ * (other work on the machine), a figure is reported as indicative, never
+ * as met or not met. */
 struct target {
     const char *row;         /* the Targets table's row */
     int nodes, pending;
@@ -826,8 +828,8 @@ static void print_targets(const struct options *o, double load)
     }
     if (!any)
         printf("targets        none at these sizes (bench/README.md, Targets)\n");
-    printf("load average   %.2f (the highest 1-minute figure seen; above %.1f a figure is "
-           "indicative)\n", load, MAX_QUIET_LOAD);
+    printf("load average   %.2f before the run (1 minute; above %.1f a figure is indicative)\n",
+           load, MAX_QUIET_LOAD);
 }
 
 /* ---- main ---- */
@@ -877,8 +879,6 @@ int main(int argc, char **argv)
     print_memory(arena);
     if (o.cold > 0 && bench_cold(&o) != 0)
         goto out;
-    if (load >= 0 && load_average() > load)
-        load = load_average();
     print_targets(&o, load);
     rc = 0;
 out:

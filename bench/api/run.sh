@@ -20,7 +20,9 @@
 #      an open loop, so a stall shows in every request due during it);
 #   2. GET one workload, 64 connections;
 #   3. GET /api/v1/workloads?limit=50, 64 connections;
-#      (each with p50, p99, p99.9 and the load average; then how long the
+#      (each with p50, p99, p99.9, the load average and the verdict on its
+#      Targets row: met, NOT met, or indicative only when the load average
+#      before the run was above 1.5; then how long the
 #      scheduler thread held each lock a request can wait on, from
 #      allot_sched_lock_hold_* in /metrics, and allotd's RSS);
 #   4. restart with 50,000 workloads and 1,000 nodes: SIGTERM, start again,
@@ -138,6 +140,34 @@ summary() {
   echo "  load average $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
+# verdict FILE ROW WHAT MIN_RPS MAX_P99_MS LOAD: the Targets row's verdict
+# (bench/README.md) on wrk's output FILE: met or NOT met, or indicative
+# only when the 1-minute load average before the run, LOAD, was above 1.5
+# (other work on the machine); MAX_P99_MS empty: no latency bound
+verdict() {
+  awk -v row="$2" -v what="$3" -v min="$4" -v maxp="$5" -v load="$6" '
+    /Requests\/sec/ { rps = $2 }
+    /^ +99%/ { v = $2; f = 1000; if (v ~ /us$/) f = 0.001; else if (v ~ /ms$/) f = 1
+      sub(/[a-z]+$/, "", v); p99 = v * f }
+    END { ok = rps >= min && (maxp == "" || p99 <= maxp + 0)
+      if (load + 0 > 1.5) v = "indicative only, load average " load " before the run"
+      else v = ok ? "met" : "NOT met"
+      p = maxp == "" ? "" : sprintf(", p99 %.2f ms (<= %s)", p99, maxp)
+      printf "  target %s: %s %.0f/s (>= %d)%s: %s\n", row, what, rps, min, p, v }' "$1"
+}
+
+# the 1-minute load average now
+load1() {
+  cut -d' ' -f1 /proc/loadavg
+}
+
+# the Targets rows of steps 1-3: on SQLite rows 4 and 5, on PostgreSQL row 12
+if [ -n "$DB_URI" ]; then
+  ROW_SUBMIT=12 SUBMIT_P99=10 ROW_READ=12 GET_MIN=30000
+else
+  ROW_SUBMIT=4 SUBMIT_P99=5 ROW_READ=5 GET_MIN=40000
+fi
+
 # the scheduler thread's lock holds so far (allot_sched_lock_hold_*):
 # per lock, how many, how many over 1 ms, the longest, and (model, write)
 # the most CPU time the holder ran in one hold
@@ -159,8 +189,10 @@ fresh_start
 echo "== $(sed -n 's/.*database [^(]*(\(.*\))$/\1/p' "$T/log" | head -n 1)"
 echo "== 1. submissions, 64 connections, ${SECS}s (synchronous=FULL)"
 C0=$(ticks)
+L0=$(load1)
 ALLOT_BENCH_RUN=s wrk -t2 -c64 -d"${SECS}s" --latency -s "$HERE/submit.lua" "$URL" >"$T/w1"
 summary "$T/w1" "$C0"
+verdict "$T/w1" "$ROW_SUBMIT" submissions 10000 "$SUBMIT_P99" "$L0"
 
 echo "== 1b. submissions at a fixed rate, ${RATE}/s over 64 connections, ${SECS}s (open loop)"
 C0=$(ticks)
@@ -182,15 +214,19 @@ ID=$(curl -s "$URL/api/v1/workloads?limit=1" -H "Authorization: Bearer $TOKEN" |
 
 echo "== 2. GET one workload, 64 connections, ${SECS}s"
 C0=$(ticks)
+L0=$(load1)
 wrk -t2 -c64 -d"${SECS}s" --latency -s "$HERE/pct.lua" -H "Authorization: Bearer $TOKEN" \
   "$URL/api/v1/workloads/$ID" >"$T/w2"
 summary "$T/w2" "$C0"
+verdict "$T/w2" "$ROW_READ" "GET one workload" "$GET_MIN" "" "$L0"
 
 echo "== 3. list of 50, 64 connections, ${SECS}s"
 C0=$(ticks)
+L0=$(load1)
 wrk -t2 -c64 -d"${SECS}s" --latency -s "$HERE/pct.lua" -H "Authorization: Bearer $TOKEN" \
   "$URL/api/v1/workloads?limit=50" >"$T/w3"
 summary "$T/w3" "$C0"
+verdict "$T/w3" "$ROW_READ" "list of 50" 10000 "" "$L0"
 echo "== the scheduler thread's lock holds during steps 1-3"
 holds
 echo "== RSS after steps 1-3: $(rss_mb) MB"
