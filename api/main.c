@@ -275,7 +275,7 @@ static int wait_for_signal(const sigset_t *set)
  * beyond that, so on a small machine the writer and the scheduler thread
  * share an arena with HTTP workers; a worker preempted while it holds the
  * arena's lock stalls the writer's turn, which the submissions queued
- * behind it wait for (bench/README.md, "Where the writer's holds went").
+ * behind it wait for (bench/NOTES.md, "Where the writer's holds went").
  * Room for one arena per thread: the HTTP workers, and the server's own
  * threads (writer, checkpointer, scheduler, recorder, leader, ...). */
 static void arenas(int http_threads)

@@ -42,7 +42,7 @@
  * statements pays a round trip and a plan (set_run) however few its rows,
  * and each turn the leader's fence, so turns of 1 ms carried a few rows
  * each and cost more server CPU per submission than turns of 8 ms
- * (bench/README.md).
+ * (bench/NOTES.md).
  * Invariants of the turns:
  *   1. A workload's update, all its pods (a gang's pods together) and its
  *      events land in one turn.

@@ -1688,7 +1688,7 @@ static int settled_entry(const void *ctx, const struct sched_session *ss, int w,
 /* Step 5: the kept session took a delta in which some workload left
  * holding pods; the cycle's steps run on it as on a session built again
  * (cycle.c), and what it leaves is kept as a full cycle's is. Out of
- * line, so that a profile names it (bench/README.md). */
+ * line, so that a profile names it (bench/NOTES.md). */
 __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
                                                  const struct sched_delta *delta, uint64_t dirty,
                                                  struct sched_arena *arena,
