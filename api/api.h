@@ -614,11 +614,14 @@ int64_t api_series_at(const struct api_series_range *q, int i);
  * its life). Appends metric's measurement for w to a; -1 replied. */
 int api_wl_series_add(struct api_req *r, const struct db_workload *w, const char *metric,
                       const struct api_series_range *q, json_t *a);
-/* A project's or department's GPU_MEMORY_UTILIZATION (recorded where
- * agents report their devices' memory), over every pool (pool_seq 0) or
- * one; appends its measurement to a; -1 replied. */
+/* A project's or department's series of what agents measure on the
+ * devices its pods hold (metric: GPU_MEMORY_UTILIZATION, GPU_UTILIZATION
+ * or IDLE_ALLOCATED_GPUS), over every pool (pool_seq 0) or one; appends
+ * its measurement, labelled with labels (borrowed; NULL: null), to a; -1
+ * replied. */
 int api_queue_series_add(struct api_req *r, const char *queue_id, int64_t pool_seq,
-                         const struct api_series_range *q, json_t *a);
+                         const char *metric, json_t *labels, const struct api_series_range *q,
+                         json_t *a);
 /* ---- telemetry: current figures grouped (h_telemetry.c) ---- */
 #define API_TALLY_KEYS 3
 #define API_TALLY_MAX 1024
@@ -753,6 +756,9 @@ void api_h_cluster_metrics(struct api_req *r);
 /* GET /clusters/{uuid}/metrics?aggregation=: every project's allocation
  * and quota summed, max and mean per slot (h_series.c). */
 void api_cluster_metrics_aggregated(struct api_req *r);
+/* GET /clusters/{uuid}/metrics?groupBy=Project|Department (kind: DB_PROJECT
+ * or DB_DEPARTMENT): one measurement per type and queue (h_series.c). */
+void api_cluster_metrics_by_queue(struct api_req *r, int kind);
 void api_h_pool_metrics(struct api_req *r);
 void api_h_node_metrics(struct api_req *r);
 void api_h_wl_batch(struct api_req *r);

@@ -6,8 +6,8 @@
  *   GET /api/v1/nodes/{id}/metrics
  *   and the allocation and request types of /workloads/{id}/metrics
  *   (api_wl_series_add(), called by gpu_usage.c), and a project's or
- *   department's GPU_MEMORY_UTILIZATION (api_queue_series_add(), called
- *   by h_series.c)
+ *   department's GPU_MEMORY_UTILIZATION, GPU_UTILIZATION and
+ *   IDLE_ALLOCATED_GPUS (api_queue_series_add(), called by h_series.c)
  * with metricType, start, end and numberOfSamples read as for every series
  * (h_series.c).
  *
@@ -17,7 +17,9 @@
  * point are left out. A _PER_GPU metric answers one measurement per
  * device, labelled {"gpu": "<index>"}; GPU utilization and device memory
  * exist only where agents report them (none for simulated nodes).
- * UNALLOCATED_GPU is TOTAL_GPU minus ALLOCATED_GPU at each time.
+ * UNALLOCATED_GPU is TOTAL_GPU minus ALLOCATED_GPU at each time;
+ * IDLE_ALLOCATED_GPUS (an allot extension, Run:ai's name of the node
+ * telemetry) counts the allocated devices agents measure at 0%.
  *
  * Invariant: nodes, pools and the cluster need only a token (every role
  * may see the capacity it competes for); a workload's series need the
@@ -47,7 +49,7 @@ static const struct metric capacity_metrics[] = {
     {"GPU_QUOTA", F_GPU, 0},        {"ALLOCATED_GPU", F_GPU, 0},
     {"UNALLOCATED_GPU", F_GPU, 1},  {"WORKLOADS_COUNT", F_INT, 0},
     {"GPU_UTILIZATION", F_NUM, 0},  {"GPU_MEMORY_UTILIZATION", F_NUM, 0},
-    {"AVG_WORKLOAD_WAIT_TIME", F_NUM, 0},
+    {"AVG_WORKLOAD_WAIT_TIME", F_NUM, 0}, {"IDLE_ALLOCATED_GPUS", F_INT, 0},
 };
 
 static const struct metric node_metrics[] = {
@@ -212,7 +214,8 @@ static void reply(struct api_req *r, json_t *a, int rc)
 /* ---- the cluster and its node pools ---- */
 
 /* GET /clusters/{uuid}/metrics: the cluster, or one pool (nodepoolName),
- * or each pool labelled {nodepool} (groupBy=Nodepool). With aggregation
+ * or each pool labelled {nodepool} (groupBy=Nodepool), or each project or
+ * department (groupBy=Project|Department, h_series.c). With aggregation
  * (an allot extension), the projects' allocation and quota summed, with
  * the highest and mean value of each slot (h_series.c). */
 void api_h_cluster_metrics(struct api_req *r)
@@ -223,6 +226,12 @@ void api_h_cluster_metrics(struct api_req *r)
     int types[MAX_TYPES], n_types = 0, n = 0, i, rc = 0;
     json_t *a;
 
+    if (api_query(r, "groupBy", group, sizeof(group)) == 0 &&
+        (strcmp(group, "Project") == 0 || strcmp(group, "Department") == 0)) {
+        api_cluster_metrics_by_queue(r, group[0] == 'P' ? DB_PROJECT : DB_DEPARTMENT);
+        return;
+    }
+    group[0] = 0;
     if (api_query(r, "aggregation", group, sizeof(group)) == 0) {
         api_cluster_metrics_aggregated(r); /* max and mean per slot (h_series.c) */
         return;
@@ -231,7 +240,7 @@ void api_h_cluster_metrics(struct api_req *r)
         request_in(r, capacity_metrics, COUNT(capacity_metrics), &q, types, &n_types) != 0)
         return;
     if (api_query(r, "groupBy", group, sizeof(group)) == 0 && strcmp(group, "Nodepool") != 0) {
-        api_error(r, 400, "Bad request", "groupBy: allotd groups only by Nodepool");
+        api_error(r, 400, "Bad request", "groupBy: allotd groups by Nodepool, Project or Department");
         return;
     }
     if (api_query(r, "nodepoolName", pool, sizeof(pool)) == 0 &&
@@ -347,17 +356,27 @@ int api_wl_series_add(struct api_req *r, const struct db_workload *w, const char
     return -1;
 }
 
-/* ---- a project's or department's device memory ---- */
+/* ---- what agents measure on a project's or department's devices ---- */
 
 int api_queue_series_add(struct api_req *r, const char *queue_id, int64_t pool_seq,
-                         const struct api_series_range *q, json_t *a)
+                         const char *metric, json_t *labels, const struct api_series_range *q,
+                         json_t *a)
 {
-    static const struct metric memory = {"GPU_MEMORY_UTILIZATION", F_NUM, 0};
+    static const struct metric queue_metrics[] = {
+        {"GPU_MEMORY_UTILIZATION", F_NUM, 0},
+        {"GPU_UTILIZATION", F_NUM, 0},
+        {"IDLE_ALLOCATED_GPUS", F_INT, 0},
+    };
     char entity[DB_NAME_LEN];
+    int i;
 
     if (pool_seq > 0)
         snprintf(entity, sizeof(entity), "%s/%lld", queue_id, (long long)pool_seq);
     else
         snprintf(entity, sizeof(entity), "%s", queue_id);
-    return series_add(r, q, &memory, DB_SERIES_QUEUE, entity, NULL, a);
+    for (i = 0; i < COUNT(queue_metrics); i++)
+        if (strcmp(queue_metrics[i].name, metric) == 0)
+            return series_add(r, q, &queue_metrics[i], DB_SERIES_QUEUE, entity, labels, a);
+    api_error(r, 500, "Internal error", "no such project series");
+    return -1;
 }

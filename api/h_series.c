@@ -185,17 +185,16 @@ static int aggregation_in(struct api_req *r, int *aggs, int *n_aggs)
 
 /* ---- projects' and departments' series ---- */
 
-static int series_in(struct api_req *r, struct series_req *q)
+/* metricType among names (q->types index names), the range, the
+ * aggregation and nodepoolName; -1 replied. */
+static int request_in(struct api_req *r, const char *const *names, int n_names,
+                      struct series_req *q)
 {
-    static const char *names[N_TYPES];
     char buf[128];
     struct db_pool p;
-    int i;
 
     memset(q, 0, sizeof(*q));
-    for (i = 0; i < N_TYPES; i++)
-        names[i] = metric_types[i].name;
-    if (api_series_types(r, names, N_TYPES, q->types, N_TYPES, &q->n_types) != 0 ||
+    if (api_series_types(r, names, n_names, q->types, N_TYPES, &q->n_types) != 0 ||
         api_series_range_in(r, &q->q) != 0 || aggregation_in(r, q->aggs, &q->n_aggs) != 0)
         return -1;
     if (api_query(r, "nodepoolName", buf, sizeof(buf)) != 1) {
@@ -206,6 +205,16 @@ static int series_in(struct api_req *r, struct series_req *q)
         q->pool_seq = p.seq;
     }
     return 0;
+}
+
+static int series_in(struct api_req *r, struct series_req *q)
+{
+    static const char *names[N_TYPES];
+    int i;
+
+    for (i = 0; i < N_TYPES; i++)
+        names[i] = metric_types[i].name;
+    return request_in(r, names, N_TYPES, q);
 }
 
 /* A value as Run:ai prints it: GPUs in devices, CPU in millicores,
@@ -272,10 +281,12 @@ static int slot_value(const struct db_sample *s, int n, int t, int agg, int64_t 
     return 1;
 }
 
-static json_t *measurement(const struct api_series_range *q, int t, int agg,
-                           const struct db_sample *s, int n)
+/* The measurement of type t (named name) and aggregation agg over s[0..n),
+ * labelled with labels (borrowed; NULL: none) and its aggregation. */
+static json_t *measurement(const struct api_series_range *q, const char *name, int t, int agg,
+                           json_t *labels, const struct db_sample *s, int n)
 {
-    json_t *values = json_array();
+    json_t *values = json_array(), *l = labels ? json_copy(labels) : NULL;
     int64_t width = q->n_samples > 1 ? (q->end - q->start) / (q->n_samples - 1) : q->end - q->start;
     int i, k = -1;
     double v;
@@ -291,10 +302,12 @@ static json_t *measurement(const struct api_series_range *q, int t, int agg,
                                                 value_json(metric_types[t].res, v), "timestamp",
                                                 api_time(at)));
     }
-    return json_pack("{s:s, s:o, s:o}", "type", metric_types[t].name, "labels",
-                     agg == AGG_LAST ? json_null()
-                                     : json_pack("{s:s}", "aggregation", agg_names[agg]),
-                     "values", values);
+    if (agg != AGG_LAST) {
+        l = l ? l : json_object();
+        json_object_set_new(l, "aggregation", json_string(agg_names[agg]));
+    }
+    return json_pack("{s:s, s:o, s:o}", "type", name, "labels", l ? l : json_null(), "values",
+                     values);
 }
 
 /* The measurements of every type and aggregation asked, from s[0..n). */
@@ -305,7 +318,8 @@ static json_t *measurements(const struct series_req *q, const struct db_sample *
 
     for (i = 0; i < q->n_types; i++)
         for (g = 0; g < q->n_aggs; g++)
-            json_array_append_new(a, measurement(&q->q, q->types[i], q->aggs[g], s, n));
+            json_array_append_new(a, measurement(&q->q, metric_types[q->types[i]].name,
+                                                 q->types[i], q->aggs[g], NULL, s, n));
     return json_pack("{s:o}", "measurements", a);
 }
 
@@ -345,8 +359,10 @@ void api_h_queue_metrics(struct api_req *r)
     for (i = 0; i < q.n_types; i++) {
         if (metric_types[q.types[i]].res != MEASURED) {
             for (g = 0; g < q.n_aggs; g++)
-                json_array_append_new(a, measurement(&q.q, q.types[i], q.aggs[g], s, n));
-        } else if (api_queue_series_add(r, dq->id, q.pool_seq, &q.q, a) != 0) {
+                json_array_append_new(a, measurement(&q.q, metric_types[q.types[i]].name,
+                                                     q.types[i], q.aggs[g], NULL, s, n));
+        } else if (api_queue_series_add(r, dq->id, q.pool_seq, metric_types[q.types[i]].name, NULL,
+                                        &q.q, a) != 0) {
             json_decref(a);
             goto out;
         }
@@ -365,26 +381,15 @@ void api_cluster_metrics_aggregated(struct api_req *r)
     static const int type_of[] = {0, 1}; /* GPU_ALLOCATION, GPU_QUOTA in metric_types */
     struct series_req q;
     struct db_sample *s = NULL;
-    struct db_pool p;
-    char buf[128];
     int n = 0, i, rc;
     json_t *o, *m;
 
-    memset(&q, 0, sizeof(q));
     if (strcmp(r->params[0], API_CLUSTER_ID) != 0) {
         api_error(r, 404, "Not found", "no such cluster");
         return;
     }
-    if (api_series_types(r, cluster_names, 2, q.types, N_TYPES, &q.n_types) != 0 ||
-        api_series_range_in(r, &q.q) != 0 || aggregation_in(r, q.aggs, &q.n_aggs) != 0)
+    if (request_in(r, cluster_names, 2, &q) != 0)
         return;
-    if (api_query(r, "nodepoolName", buf, sizeof(buf)) == 0) {
-        if (db_pool_by_name(r->app->db, buf, &p) != DB_OK) {
-            api_error(r, 404, "Not found", "nodepoolName names no node pool");
-            return;
-        }
-        q.pool_seq = p.seq;
-    }
     for (i = 0; i < q.n_types; i++)
         q.types[i] = type_of[q.types[i]];
     rc = db_samples_projects(r->app->db, q.pool_seq, q.q.start - 86400000LL, q.q.end, &s, &n);
@@ -401,4 +406,85 @@ void api_cluster_metrics_aggregated(struct api_req *r)
     }
     api_reply(r, 200, o);
     free(s);
+}
+
+/* ---- the cluster's figures per project or department ---- */
+
+/* The types groupBy=Project|Department answers, by their cluster names:
+ * the queues' allocation samples (metric_types' index) or what agents
+ * measure on their devices (MEASURED, h_infra_series.c). */
+static const struct {
+    const char *name;
+    int type;
+} by_queue_types[] = {
+    {"ALLOCATED_GPU", 0},
+    {"GPU_QUOTA", 1},
+    {"GPU_UTILIZATION", MEASURED},
+    {"GPU_MEMORY_UTILIZATION", MEASURED},
+    {"IDLE_ALLOCATED_GPUS", MEASURED},
+};
+#define N_BY_QUEUE ((int)(sizeof(by_queue_types) / sizeof(by_queue_types[0])))
+
+/* The measurements of one queue, labelled with labels (borrowed); 0 or -1
+ * (replied). */
+static int queue_add(struct api_req *r, const struct series_req *q, const struct db_queue *dq,
+                     json_t *labels, json_t *a)
+{
+    struct db_sample *s = NULL;
+    int n = 0, i, g, t, rc = DB_OK;
+
+    for (i = 0; i < q->n_types && by_queue_types[q->types[i]].type == MEASURED; i++)
+        ;
+    if (i < q->n_types) /* a sample type is asked: the one in force at start may be a day older */
+        rc = db_samples_get(r->app->db, dq->seq, q->pool_seq, q->q.start - 86400000LL, q->q.end,
+                            &s, &n);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot read the samples");
+        return -1;
+    }
+    for (i = 0; i < q->n_types && rc == 0; i++) {
+        t = by_queue_types[q->types[i]].type;
+        if (t == MEASURED)
+            rc = api_queue_series_add(r, dq->id, q->pool_seq, by_queue_types[q->types[i]].name,
+                                      labels, &q->q, a);
+        for (g = 0; t != MEASURED && g < q->n_aggs; g++)
+            json_array_append_new(a, measurement(&q->q, by_queue_types[q->types[i]].name, t,
+                                                 q->aggs[g], labels, s, n));
+    }
+    free(s);
+    return rc;
+}
+
+void api_cluster_metrics_by_queue(struct api_req *r, int kind)
+{
+    const char *names[N_BY_QUEUE];
+    const char *key = kind == DB_PROJECT ? "project" : "department";
+    const char *id_key = kind == DB_PROJECT ? "projectId" : "departmentId";
+    struct series_req q;
+    struct db_queue *qs = NULL;
+    int n = 0, i, rc = 0;
+    json_t *a, *labels;
+
+    for (i = 0; i < N_BY_QUEUE; i++)
+        names[i] = by_queue_types[i].name;
+    if (!api_cluster_path_ok(r, 404) || request_in(r, names, N_BY_QUEUE, &q) != 0)
+        return;
+    if (db_queue_list(r->app->db, kind, &qs, &n) != DB_OK) {
+        api_error(r, 500, "Internal error", "cannot list the projects and departments");
+        return;
+    }
+    a = json_array();
+    for (i = 0; i < n && rc == 0; i++) {
+        if (kind == DB_PROJECT ? !api_can(&r->who, API_ORG_READ, qs[i].id, qs[i].parent_id)
+                               : !api_can(&r->who, API_ORG_READ, "", qs[i].id))
+            continue;
+        labels = json_pack("{s:s, s:s}", key, qs[i].name, id_key, qs[i].id);
+        rc = queue_add(r, &q, &qs[i], labels, a);
+        json_decref(labels);
+    }
+    free(qs);
+    if (rc != 0)
+        json_decref(a);
+    else
+        api_reply(r, 200, json_pack("{s:o}", "measurements", a));
 }

@@ -32,6 +32,7 @@
  * Series (names are Run:ai's metricType; * only where agents report):
  *   cluster, pool   TOTAL_GPU_NODES, TOTAL_GPU, ALLOCATED_GPU, GPU_QUOTA,
  *                   WORKLOADS_COUNT, GPU_UTILIZATION*, GPU_MEMORY_UTILIZATION*,
+ *                   IDLE_ALLOCATED_GPUS* (allocated devices measured at 0%),
  *                   AVG_WORKLOAD_WAIT_TIME (seconds the Pending workloads
  *                   have waited since they became Pending, on average; in
  *                   a pool, those that may run there)
@@ -46,7 +47,10 @@
  *   project, department (every pool, and each pool: "<id>/<pool seq>")
  *                   GPU_MEMORY_UTILIZATION*: memory in use on the devices
  *                   its pods hold (each device once, shared or not), of
- *                   those devices' memory
+ *                   those devices' memory; GPU_UTILIZATION* (the mean over
+ *                   those devices) and IDLE_ALLOCATED_GPUS* (those of them
+ *                   measured at 0%); their allocation and quota are the
+ *                   queues' allocation samples (db/samples.c)
  * GPUs are in devices, utilizations in percent, memory in bytes.
  *
  * Invariants:
@@ -99,6 +103,7 @@ struct device {
 struct usage {
     int64_t util_sum, n_util;
     int64_t used_mib, total_mib;
+    int64_t n_idle;               /* allocated devices measured at 0% */
 };
 
 struct points {
@@ -168,14 +173,18 @@ static void put(struct points *ps, int kind, const char *entity, const char *met
     x->value = value;
 }
 
-/* GPU_UTILIZATION and GPU_MEMORY_UTILIZATION of reported devices. */
-static void put_usage(struct points *ps, int kind, const char *entity, const struct usage *u)
+/* GPU_UTILIZATION and GPU_MEMORY_UTILIZATION of reported devices, and
+ * with idle, IDLE_ALLOCATED_GPUS. */
+static void put_usage(struct points *ps, int kind, const char *entity, const struct usage *u,
+                      int idle)
 {
     if (u->n_util > 0)
         put(ps, kind, entity, "GPU_UTILIZATION", NULL, (double)u->util_sum / (double)u->n_util);
     if (u->total_mib > 0)
         put(ps, kind, entity, "GPU_MEMORY_UTILIZATION", NULL,
             100.0 * (double)u->used_mib / (double)u->total_mib);
+    if (idle && u->n_util > 0)
+        put(ps, kind, entity, "IDLE_ALLOCATED_GPUS", NULL, (double)u->n_idle);
 }
 
 static void add_usage(struct usage *u, const struct device *d)
@@ -183,6 +192,7 @@ static void add_usage(struct usage *u, const struct device *d)
     if (d->util >= 0) {
         u->util_sum += d->util;
         u->n_util++;
+        u->n_idle += d->util == 0 && d->alloc_milli > 0;
     }
     if (d->total_mib > 0) {
         u->used_mib += d->used_mib;
@@ -285,7 +295,7 @@ static void nodes_put(struct points *ps, const struct sched_model *m, const stru
 
     for (i = 0; i < m->n_nodes; i++) {
         const char *id = m->topo->nodes[i].id;
-        struct usage u = {0, 0, 0, 0};
+        struct usage u = {0, 0, 0, 0, 0};
         for (d = 0; d < m->nodes[i].n_gpus && d < 64; d++) {
             const struct device *x = &devs[i * 64 + d];
             snprintf(label, sizeof(label), "%d", d);
@@ -305,7 +315,7 @@ static void nodes_put(struct points *ps, const struct sched_model *m, const stru
             add_usage(&u, x);
             add_usage(&pool_usage[m->nodes[i].pool], x);
         }
-        put_usage(ps, DB_SERIES_NODE, id, &u);
+        put_usage(ps, DB_SERIES_NODE, id, &u, 0);
         if (u.total_mib > 0)
             put(ps, DB_SERIES_NODE, id, "GPU_MEMORY_USAGE_BYTES", NULL, (double)u.used_mib * MIB);
     }
@@ -374,7 +384,7 @@ static void queues_put(struct points *ps, const struct sched_model *m, const str
     qsort(h, (size_t)n, sizeof(*h), held_cmp);
     for (start = 0; start < n; start = i) { /* one queue */
         const char *id = m->topo->queues[h[start].queue].id;
-        struct usage all = {0, 0, 0, 0};
+        struct usage all = {0, 0, 0, 0, 0};
         memset(per_pool, 0, sizeof(*per_pool) * (size_t)m->n_pools);
         for (i = start; i < n && h[i].queue == h[start].queue; i = k) {
             uint64_t devices = 0; /* the node's devices, each once */
@@ -388,15 +398,11 @@ static void queues_put(struct points *ps, const struct sched_model *m, const str
                         add_usage(&per_pool[pool], &devs[h[i].node * 64 + d]);
                 }
         }
-        if (all.total_mib > 0)
-            put(ps, DB_SERIES_QUEUE, id, "GPU_MEMORY_UTILIZATION", NULL,
-                100.0 * (double)all.used_mib / (double)all.total_mib);
-        for (k = 0; k < m->n_pools; k++)
-            if (per_pool[k].total_mib > 0) {
-                snprintf(entity, sizeof(entity), "%s/%lld", id, (long long)m->topo->pools[k].seq);
-                put(ps, DB_SERIES_QUEUE, entity, "GPU_MEMORY_UTILIZATION", NULL,
-                    100.0 * (double)per_pool[k].used_mib / (double)per_pool[k].total_mib);
-            }
+        put_usage(ps, DB_SERIES_QUEUE, id, &all, 1);
+        for (k = 0; k < m->n_pools; k++) {
+            snprintf(entity, sizeof(entity), "%s/%lld", id, (long long)m->topo->pools[k].seq);
+            put_usage(ps, DB_SERIES_QUEUE, entity, &per_pool[k], 1);
+        }
     }
 out:
     free(h);
@@ -434,7 +440,7 @@ static void capacity_put(struct points *ps, const struct sched_model *m, const s
     put(ps, kind, entity, "GPU_QUOTA", NULL, (double)quota / 1000.0);
     put(ps, kind, entity, "WORKLOADS_COUNT", NULL, (double)workloads);
     put(ps, kind, entity, "AVG_WORKLOAD_WAIT_TIME", NULL, w->n ? w->sum_s / w->n : 0);
-    put_usage(ps, kind, entity, u);
+    put_usage(ps, kind, entity, u, 1);
 }
 
 static int point_cmp(const void *a, const void *b)
@@ -552,7 +558,7 @@ int ctl_series_record(struct ctl_series_rec *rec, struct db *db, const struct sc
     struct usage *pool_usage = calloc((size_t)m->n_pools + 1, sizeof(*pool_usage));
     int *pool_wls = calloc((size_t)m->n_pools + 1, sizeof(*pool_wls));
     struct waits *pool_waits = calloc((size_t)m->n_pools + 1, sizeof(*pool_waits));
-    struct usage all = {0, 0, 0, 0};
+    struct usage all = {0, 0, 0, 0, 0};
     struct waits all_waits = {0, 0};
     struct sample smp;
     int i, rc = -1;
@@ -572,6 +578,7 @@ int ctl_series_record(struct ctl_series_rec *rec, struct db *db, const struct sc
         all.n_util += pool_usage[i].n_util;
         all.used_mib += pool_usage[i].used_mib;
         all.total_mib += pool_usage[i].total_mib;
+        all.n_idle += pool_usage[i].n_idle;
     }
     capacity_put(&now, m, devs, -1, m->n - m->n_left, &all, &all_waits);
     /* Step 3, on the recorder's thread */

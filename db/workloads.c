@@ -1021,30 +1021,42 @@ struct field {
     const char *name;
     const char *expr;
     int kind;
+    const char *then;             /* the sort's second key, or NULL */
 };
 
+/* What a workload holds, in milli-GPU, over its placed pods. */
+#define WL_ALLOCATED_GPU                                                                  \
+    "(SELECT coalesce(sum(" DB_POD_GPU_ON("w", "n") "), 0) FROM pods p"                  \
+    " JOIN nodes n ON n.seq = p.node_seq WHERE p.workload_seq = w.seq)"
+
 static const struct field fields[] = {
-    {"name", "w.name", F_TEXT},
-    {"id", "w.id", F_TEXT},
+    {"name", "w.name", F_TEXT, NULL},
+    {"id", "w.id", F_TEXT, NULL},
     {"type", "CASE w.type WHEN 0 THEN 'Training' WHEN 1 THEN 'Workspace'"
-             " WHEN 2 THEN 'Inference' ELSE 'Distributed' END", F_TEXT},
+             " WHEN 2 THEN 'Inference' ELSE 'Distributed' END", F_TEXT, NULL},
     {"category", "CASE w.type WHEN 1 THEN 'Build' WHEN 2 THEN 'Deploy' ELSE 'Train' END",
-     F_TEXT},
-    {"projectName", "q.name", F_TEXT},
-    {"projectId", "q.id", F_TEXT},
-    {"departmentName", "coalesce(d.name, '')", F_TEXT},
-    {"departmentId", "coalesce(d.id, '')", F_TEXT},
-    {"phase", "w.phase", F_TEXT},
-    {"submittedBy", "w.created_by", F_TEXT},
-    {"priorityClassName", "w.priority_class", F_TEXT},
-    {"nodepool", "w.pools", F_TEXT},
-    {"priority", "w.priority", F_INT},
-    {"createdAt", "w.created_at", F_DATE},
-    {"deletedAt", "w.deleted_at", F_DATE},
-    {"completedAt", "w.completed_at", F_DATE},
-    {"phaseUpdatedAt", "w.phase_updated_at", F_DATE},
-    {"allocatedGPU", "(SELECT coalesce(sum(" DB_POD_GPU_ON("w", "n") "), 0) FROM pods p"
-                     " JOIN nodes n ON n.seq = p.node_seq WHERE p.workload_seq = w.seq)", F_GPU},
+     F_TEXT, NULL},
+    {"projectName", "q.name", F_TEXT, NULL},
+    {"projectId", "q.id", F_TEXT, NULL},
+    {"departmentName", "coalesce(d.name, '')", F_TEXT, NULL},
+    {"departmentId", "coalesce(d.id, '')", F_TEXT, NULL},
+    {"phase", "w.phase", F_TEXT, NULL},
+    {"submittedBy", "w.created_by", F_TEXT, NULL},
+    {"priorityClassName", "w.priority_class", F_TEXT, NULL},
+    {"nodepool", "w.pools", F_TEXT, NULL},
+    {"priority", "w.priority", F_INT, NULL},
+    {"createdAt", "w.created_at", F_DATE, NULL},
+    {"deletedAt", "w.deleted_at", F_DATE, NULL},
+    {"completedAt", "w.completed_at", F_DATE, NULL},
+    {"phaseUpdatedAt", "w.phase_updated_at", F_DATE, NULL},
+    {"allocatedGPU", WL_ALLOCATED_GPU, F_GPU, NULL},
+    /* what it asks over its pods, in milli-GPU (the gpu.request of its
+     * workloadRequestedResources); a GPU-memory request asks no count of
+     * GPUs: 0; sorted by allocation next */
+    {"requestedGPU", "(CASE WHEN w.gpu_memory_mib > 0 THEN 0 WHEN w.gpu_portion > 0 THEN"
+                     " (CASE WHEN w.gpu_devices < 1 THEN 1 ELSE w.gpu_devices END)"
+                     " * w.gpu_portion * w.n_pods ELSE w.gpu_devices * 1000 * w.n_pods END)",
+     F_GPU, WL_ALLOCATED_GPU},
 };
 
 static const struct field *field_find(const char *name)
@@ -1225,6 +1237,10 @@ static void order_sql(struct sqlbuf *b, const struct field *sort, int desc)
 {
     sb_add(b, " ORDER BY ");
     sb_add(b, sort->expr);
+    if (sort->then) {
+        sb_add(b, desc ? " DESC, " : " ASC, ");
+        sb_add(b, sort->then);
+    }
     sb_add(b, desc ? " DESC, w.seq DESC" : " ASC, w.seq ASC");
 }
 

@@ -9,9 +9,10 @@
 #      first, pages, an empty window before them, and a researcher who sees
 #      only their own project's;
 #   3. nodes list each device with what the pods placed on it hold;
-#   4. telemetry: workloads by type and phase, pending-time buckets, GPUs
+#   4. the workload list by GPU request, then allocation; telemetry: workloads by type and phase, pending-time buckets, GPUs
 #      per pool, idle allocated GPUs (none measured on simulated nodes);
-#   5. the cluster's allocation over time with max and mean per slot.
+#   5. the cluster's allocation over time with max and mean per slot, and
+#      per project and department (groupBy=Project|Department).
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 
@@ -113,6 +114,13 @@ expect 202 POST /api/v1/workloads/workspaces "{\"name\":\"w1\",\"projectId\":\"$
   \"spec\":{\"image\":\"busybox\",\"compute\":{\"gpuDevicesRequest\":4}}}" "$ADMIN" >/dev/null
 wait_phase "$ADMIN" p1 Pending
 wait_phase "$ADMIN" w1 Pending
+# the list sorted by request, then allocation: w1 asks 4; p1 asks 1 and holds none; a1-a4 1 and 1
+names() { expect 200 GET "/api/v1/workloads?$1" "" "$ADMIN" | jq -r '[.workloads[].name] | join(" ")'; }
+[ "$(names "sortBy=requestedGPU&sortOrder=desc")" = "w1 a4 a3 a2 a1 p1" ] ||
+  fail "by request, descending: $(names "sortBy=requestedGPU&sortOrder=desc")"
+[ "$(names "sortBy=requestedGPU&sortOrder=asc")" = "p1 a1 a2 a3 a4 w1" ] ||
+  fail "by request, ascending: $(names "sortBy=requestedGPU&sortOrder=asc")"
+[ "$(names "filterBy=requestedGPU>=2")" = w1 ] || fail "requestedGPU>=2: $(names "filterBy=requestedGPU>=2")"
 GOT=$(tele workloads "telemetryType=WORKLOADS_COUNT&groupBy=Type,Phase" | tr '\n' ' ')
 case "$GOT" in "Training/Pending=1 Training/Running=4 Workspace/Pending=1 ") ;;
   *) fail "workloads by type and phase: $GOT" ;; esac
@@ -143,6 +151,26 @@ M=$(expect 200 GET "/api/v1/clusters/$CL/metrics?metricType=ALLOCATED_GPU&start=
 [ "$(printf '%s' "$M" | jq -r '.measurements[0].values[-1].value')" = 4.000 ] || fail "max: $M"
 printf '%s' "$M" | jq -e '.measurements[1].values[-1].value | tonumber | . > 0 and . <= 4' >/dev/null ||
   fail "mean: $M"
+# per project and department: allocation, quota and what agents measure (nothing on simulated nodes)
+Q="metricType=ALLOCATED_GPU,GPU_QUOTA,GPU_UTILIZATION,IDLE_ALLOCATED_GPUS&start=$START&end=$END&numberOfSamples=4"
+M=$(expect 200 GET "/api/v1/clusters/$CL/metrics?$Q&groupBy=Project" "" "$ADMIN")
+last() { printf '%s' "$M" | jq -r --arg t "$1" --arg p "$2" \
+  '[.measurements[] | select(.type == $t and .labels.project == $p)][0].values[-1].value'; }
+[ "$(last ALLOCATED_GPU team-a)" = 4.000 ] && [ "$(last ALLOCATED_GPU team-b)" = 0.000 ] &&
+  [ "$(last GPU_QUOTA team-b)" = 0.000 ] && [ "$(last GPU_QUOTA team-d)" = 8.000 ] || fail "by project: $M"
+printf '%s' "$M" | jq -e --arg a "$PA" '[.measurements[] | select(.labels.project == "team-a")] |
+  length == 4 and all(.labels.projectId == $a) and
+  ([.[] | select(.type == "GPU_UTILIZATION" or .type == "IDLE_ALLOCATED_GPUS") | .values | length] == [0, 0])' \
+  >/dev/null || fail "team-a's measurements: $M"
+M=$(expect 200 GET "/api/v1/clusters/$CL/metrics?$Q&groupBy=Department&nodepoolName=default" "" "$ADMIN")
+[ "$(printf '%s' "$M" | jq -r '[.measurements[] | select(.type == "ALLOCATED_GPU" and .labels.department == "research")][0].values[-1].value')" = 4.000 ] ||
+  fail "by department: $M"
+[ "$(expect 200 GET "/api/v1/clusters/$CL/metrics?$Q&groupBy=Project" "" "$BOB" |
+  jq -r '[.measurements[].labels.project] | unique | join(",")')" = team-b ] || fail "bob sees other projects"
+expect 400 GET "/api/v1/clusters/$CL/metrics?metricType=TOTAL_GPU&start=$START&end=$END&groupBy=Project" "" "$ADMIN" \
+  >/dev/null
+expect 400 GET "/api/v1/clusters/$CL/metrics?metricType=ALLOCATED_GPU&start=$START&end=$END&groupBy=Colour" "" "$ADMIN" \
+  >/dev/null
 expect 400 GET "/api/v1/clusters/$CL/metrics?metricType=ALLOCATED_GPU&start=$START&end=$END&aggregation=median" \
   "" "$ADMIN" >/dev/null
 expect 404 GET "/api/v1/clusters/nope/metrics?metricType=ALLOCATED_GPU&start=$START&end=$END" "" "$ADMIN" \
