@@ -20,70 +20,76 @@ static struct sched_decision decision(int kind, int wl, int pod, int node, uint6
     return d;
 }
 
+/* A decision for the world's one workload g (or, with `next`, for the
+ * index after it), applied at 1000 ms times its place in the table, and
+ * its code and g's phase after it. */
 struct step {
     int kind, pod, node;
-    int phase_after;
+    int rc, phase_after;
+    int next;
 };
+
+/* Builds world (one workload, g) and applies each step: its code and
+ * the phase after it as the step says; *w stays built (tw_free). */
+static void run_steps(struct tw *w, const char *world, const struct step *steps, size_t n)
+{
+    size_t i;
+    int g;
+
+    tw_build(w, world);
+    g = tw_wl(w, "g");
+    for (i = 0; i < n; i++) {
+        const struct step *s = &steps[i];
+        struct sched_decision d = decision(s->kind, g + s->next, s->pod, s->node, 1);
+        int rc = sched_apply_decision(w->wl, w->st.n_workloads, &d, 1000 * (int64_t)i);
+
+        if (rc != s->rc || w->wl[g].phase != s->phase_after)
+            fail_msg("step %zu: code %d, phase %s; expected %d, %s", i, rc,
+                     sched_phase_name(w->wl[g].phase), s->rc, sched_phase_name(s->phase_after));
+    }
+}
 
 /* A gang of 3 with minimum 2: running from its second pod, pending again
  * when an eviction takes it below. Read as a table. */
 static const struct step gang_steps[] = {
-    {SCHED_BIND, 0, 0, SCHED_PENDING},
-    {SCHED_BIND, 1, 1, SCHED_RUNNING},
-    {SCHED_BIND, 2, 1, SCHED_RUNNING},
-    {SCHED_EVICT, 2, -1, SCHED_RUNNING},  /* elastic pod above the minimum */
-    {SCHED_MOVE, 1, 0, SCHED_RUNNING},
-    {SCHED_EVICT, -1, -1, SCHED_PENDING}, /* the whole workload */
+    {SCHED_BIND, 0, 0, SCHED_OK, SCHED_PENDING, 0},
+    {SCHED_BIND, 1, 1, SCHED_OK, SCHED_RUNNING, 0},
+    {SCHED_BIND, 2, 1, SCHED_OK, SCHED_RUNNING, 0},
+    {SCHED_EVICT, 2, -1, SCHED_OK, SCHED_RUNNING, 0},  /* elastic pod above the minimum */
+    {SCHED_MOVE, 1, 0, SCHED_OK, SCHED_RUNNING, 0},
+    {SCHED_EVICT, -1, -1, SCHED_OK, SCHED_PENDING, 0}, /* the whole workload */
 };
 
 static void test_gang_phases(void **unused)
 {
     struct tw w;
-    int p, g;
-    size_t i;
 
     (void)unused;
-    tw_init(&w, 1);
-    tw_node(&w, "n1", 0, 2);
-    tw_node(&w, "n2", 0, 2);
-    p = tw_queue(&w, "p", -1, 4, -1, 1);
-    g = tw_workload(&w, "g", p, 3, 1, 0, 50);
-    w.wl[g].min_pods = 2;
-    for (i = 0; i < sizeof(gang_steps) / sizeof(gang_steps[0]); i++) {
-        const struct step *s = &gang_steps[i];
-        struct sched_decision d = decision(s->kind, g, s->pod, s->node, 1);
-        assert_int_equal(sched_apply_decision(w.wl, w.st.n_workloads, &d, 1000 * (int64_t)i),
-                         SCHED_OK);
-        if (w.wl[g].phase != s->phase_after)
-            fail_msg("step %zu: phase %s, expected %s", i, sched_phase_name(w.wl[g].phase),
-                     sched_phase_name(s->phase_after));
-    }
-    assert_int_equal(w.wl[g].started_ms, 1000); /* when the second pod made it run */
-    assert_int_equal(w.pods[g][0].node, -1);
+    run_steps(&w, "node n1 2; node n2 2; queue p 4; wl g p 3 1 min=2", gang_steps,
+              sizeof(gang_steps) / sizeof(gang_steps[0]));
+    assert_int_equal(w.wl[0].started_ms, 1000); /* when the second pod made it run */
+    assert_int_equal(w.pods[0][0].node, -1);
     tw_free(&w);
 }
+
+/* Decisions that name no workload, pod or node of the state, or no kind,
+ * are refused and change nothing. */
+static const struct step bad_steps[] = {
+    {SCHED_BIND, 0, 0, SCHED_EINVAL, SCHED_PENDING, 1}, /* the workload after the last */
+    {SCHED_BIND, 1, 0, SCHED_EINVAL, SCHED_PENDING, 0}, /* a pod past n_pods */
+    {SCHED_BIND, 0, -1, SCHED_EINVAL, SCHED_PENDING, 0},
+    {7, 0, 0, SCHED_EINVAL, SCHED_PENDING, 0},
+};
 
 static void test_bad_decisions(void **unused)
 {
     struct tw w;
-    int p, t;
-    struct sched_decision d;
 
     (void)unused;
-    tw_init(&w, 1);
-    tw_node(&w, "n1", 0, 2);
-    p = tw_queue(&w, "p", -1, 4, -1, 1);
-    t = tw_workload(&w, "t", p, 1, 1, 0, 50);
-    d = decision(SCHED_BIND, t + 1, 0, 0, 1);
-    assert_int_equal(sched_apply_decision(w.wl, w.st.n_workloads, &d, 0), SCHED_EINVAL);
-    d = decision(SCHED_BIND, t, 1, 0, 1);
-    assert_int_equal(sched_apply_decision(w.wl, w.st.n_workloads, &d, 0), SCHED_EINVAL);
-    d = decision(SCHED_BIND, t, 0, -1, 1);
-    assert_int_equal(sched_apply_decision(w.wl, w.st.n_workloads, &d, 0), SCHED_EINVAL);
-    d = decision(7, t, 0, 0, 1);
-    assert_int_equal(sched_apply_decision(w.wl, w.st.n_workloads, &d, 0), SCHED_EINVAL);
+    run_steps(&w, "node n1 2; queue p 4; wl g p 1 1", bad_steps,
+              sizeof(bad_steps) / sizeof(bad_steps[0]));
     assert_int_equal(sched_apply_decision(w.wl, w.st.n_workloads, NULL, 0), SCHED_EINVAL);
-    assert_int_equal(w.wl[t].phase, SCHED_PENDING);
+    assert_string_equal(tw_phases(&w, "Pending g"), "");
     tw_free(&w);
 }
 
@@ -95,11 +101,9 @@ static void test_invalid_state(void **unused)
     struct sched_result res;
 
     (void)unused;
-    tw_init(&w, 1);
-    tw_node(&w, "n1", 0, 2);
-    p = tw_queue(&w, "p", -1, 4, -1, 1);
-    t = tw_workload(&w, "t", p, 1, 1, 0, 50);
-    w.wl[t].min_pods = 2; /* above n_pods */
+    tw_build(&w, "node n1 2; queue p 4; wl t p 1 1 min=2"); /* min above n_pods */
+    p = tw_q(&w, "p");
+    t = tw_wl(&w, "t");
     assert_int_equal(sched_cycle(&w.st, NULL, w.arena, &res), SCHED_EINVAL);
     w.wl[t].min_pods = 1;
     w.wl[t].gpu_portion = 500; /* a portion and GPU memory together */

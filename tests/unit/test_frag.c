@@ -21,31 +21,50 @@
 struct fx {
     struct tw w;
     struct sched_mix_entry mix[MIX_CAP];
+    const char *types[MIX_CAP];
+    char text[256];
     struct sched_session ss;
-    int q;
 };
 
-static void fx_init(struct fx *f, int placement)
+/* One pool placing by `placement`, one project p (deserved unlimited),
+ * and the world's description (tw_build's items) on top. */
+static void fx_init(struct fx *f, int placement, const char *world)
 {
     memset(f, 0, sizeof(*f));
-    tw_init(&f->w, 1);
+    tw_build(&f->w, "queue p -1");
     f->w.pools[0].gpu_placement = (uint8_t)placement;
     f->w.pools[0].cpu_placement = (uint8_t)placement;
-    f->q = tw_queue(&f->w, "p", -1, -1, -1, 1);
     f->w.st.mix = f->mix;
+    tw_more(&f->w, world);
 }
 
-/* A shape of the mix: whole devices, or a portion (milli), CPU, weight. */
-static struct sched_workload *fx_shape(struct fx *f, int gpus, int64_t portion, int64_t cpu,
-                                       int64_t weight)
+/* The mix's shapes, split by ';', each of words g=DEVICES, p=PORTION
+ * (milli), cpu=MILLI, mem=MIB, type=NODE-TYPE, w=WEIGHT (0 unless told;
+ * weight 1 unless told). */
+static void fx_mix(struct fx *f, const char *shapes)
 {
-    struct sched_mix_entry *e = &f->mix[f->w.st.n_mix++];
+    char *item, *save = NULL;
 
-    e->shape.gpu_devices = gpus;
-    e->shape.gpu_portion = portion;
-    e->shape.cpu_milli = cpu;
-    e->weight = weight;
-    return &e->shape;
+    snprintf(f->text, sizeof(f->text), "%s", shapes);
+    for (item = strtok_r(f->text, ";", &save); item != NULL; item = strtok_r(NULL, ";", &save)) {
+        struct sched_mix_entry *e = &f->mix[f->w.st.n_mix];
+        char *words[8], *in = NULL;
+        int n = 0;
+
+        for (words[0] = strtok_r(item, " ", &in); words[n] != NULL && n < 7;)
+            words[++n] = strtok_r(NULL, " ", &in);
+        e->shape.gpu_devices = atoi(tw_opt(words, 0, n, "g", "0"));
+        e->shape.gpu_portion = atoll(tw_opt(words, 0, n, "p", "0"));
+        e->shape.cpu_milli = atoll(tw_opt(words, 0, n, "cpu", "0"));
+        e->shape.mem_mib = atoll(tw_opt(words, 0, n, "mem", "0"));
+        e->weight = atoll(tw_opt(words, 0, n, "w", "1"));
+        f->types[f->w.st.n_mix] = tw_opt(words, 0, n, "type", NULL);
+        if (f->types[f->w.st.n_mix] != NULL) {
+            e->shape.node_types = &f->types[f->w.st.n_mix];
+            e->shape.n_node_types = 1;
+        }
+        f->w.st.n_mix++;
+    }
 }
 
 static void fx_session(struct fx *f)
@@ -66,17 +85,14 @@ static void fx_free(struct fx *f)
 static void test_half_used_device(void **unused)
 {
     struct fx f;
-    int half, pod;
+    int pod;
     int64_t rise;
 
     (void)unused;
-    fx_init(&f, SCHED_FRAGMENTATION);
-    tw_node(&f.w, "n1", 0, 2);
-    half = tw_workload(&f.w, "half", f.q, 1, 0, 500, 50);
-    tw_running(&f.w, half, 0, 0, 0x1);
-    pod = tw_workload(&f.w, "pod", f.q, 1, 0, 500, 50);
-    fx_shape(&f, 1, 0, 0, 1);
-    fx_shape(&f, 0, 500, 0, 1);
+    fx_init(&f, SCHED_FRAGMENTATION,
+            "node n1 2; wl half p 1 0 portion=500 on=n1:0x1; wl pod p 1 0 portion=500");
+    pod = tw_wl(&f.w, "pod");
+    fx_mix(&f, "g=1; p=500");
     fx_session(&f);
     assert_int_equal(sched__frag_node(&f.ss, 0), 500);
     assert_int_equal(sched__frag_rise(&f.ss, pod, 0, 0x1), -500);
@@ -92,16 +108,10 @@ static void test_half_used_device(void **unused)
 static void test_weights_add_up(void **unused)
 {
     struct fx f;
-    int half;
 
     (void)unused;
-    fx_init(&f, SCHED_FRAGMENTATION);
-    tw_node(&f.w, "n1", 0, 2);
-    half = tw_workload(&f.w, "half", f.q, 1, 0, 500, 50);
-    tw_running(&f.w, half, 0, 0, 0x1);
-    fx_shape(&f, 1, 0, 0, 3);
-    fx_shape(&f, 0, 300, 0, 2);
-    fx_shape(&f, 0, 800, 0, 4);
+    fx_init(&f, SCHED_FRAGMENTATION, "node n1 2; wl half p 1 0 portion=500 on=n1:0x1");
+    fx_mix(&f, "g=1 w=3; p=300 w=2; p=800 w=4");
     fx_session(&f);
     assert_int_equal(sched__frag_node(&f.ss, 0), 3 * 500 + 2 * 0 + 4 * 500);
     fx_free(&f);
@@ -116,21 +126,15 @@ static void test_weights_add_up(void **unused)
 static void test_cpu_strands_gpus(void **unused)
 {
     struct fx f;
-    int cpu_pod, gpu_pod;
 
     (void)unused;
-    fx_init(&f, SCHED_FRAGMENTATION);
-    tw_node(&f.w, "n1", 0, 4);
-    f.w.nodes[0].cpu_milli = 8000;
-    cpu_pod = tw_workload(&f.w, "cpu", f.q, 1, 0, 0, 50);
-    f.w.wl[cpu_pod].cpu_milli = 4000;
-    gpu_pod = tw_workload(&f.w, "gpu", f.q, 1, 1, 0, 50);
-    f.w.wl[gpu_pod].cpu_milli = 1000;
-    fx_shape(&f, 1, 0, 4000, 1);
+    fx_init(&f, SCHED_FRAGMENTATION,
+            "node n1 4 cpu=8000; wl cpu p 1 0 cpu=4000; wl gpu p 1 1 cpu=1000");
+    fx_mix(&f, "g=1 cpu=4000");
     fx_session(&f);
     assert_int_equal(sched__frag_node(&f.ss, 0), 2000);
-    assert_int_equal(sched__frag_rise(&f.ss, cpu_pod, 0, 0), 1000);
-    assert_int_equal(sched__frag_rise(&f.ss, gpu_pod, 0, 0x1), -750);
+    assert_int_equal(sched__frag_rise(&f.ss, tw_wl(&f.w, "cpu"), 0, 0), 1000);
+    assert_int_equal(sched__frag_rise(&f.ss, tw_wl(&f.w, "gpu"), 0, 0x1), -750);
     fx_free(&f);
 }
 
@@ -146,17 +150,11 @@ static void test_cpu_only_pod_by_rise(void **unused)
     int64_t rise;
 
     (void)unused;
-    fx_init(&f, SCHED_FRAGMENTATION);
-    tw_node(&f.w, "n1", 0, 1);
-    f.w.nodes[0].cpu_milli = 64000;
-    f.w.nodes[0].mem_mib = 200 * 1024;
-    tw_node(&f.w, "n2", 0, 1);
-    f.w.nodes[1].cpu_milli = 60000;
-    f.w.nodes[1].mem_mib = 400 * 1024;
-    pod = tw_workload(&f.w, "cpu", f.q, 1, 0, 0, 50);
-    f.w.wl[pod].cpu_milli = 1000;
-    f.w.wl[pod].mem_mib = 150 * 1024;
-    fx_shape(&f, 1, 0, 1000, 1)->mem_mib = 100 * 1024;
+    fx_init(&f, SCHED_FRAGMENTATION,
+            "node n1 1 cpu=64000 mem=204800; node n2 1 cpu=60000 mem=409600;"
+            " wl cpu p 1 0 cpu=1000 mem=153600");
+    pod = tw_wl(&f.w, "cpu");
+    fx_mix(&f, "g=1 cpu=1000 mem=102400");
     fx_session(&f);
     assert_int_equal(sched__frag_devices(&f.ss, pod, 0, &rise), 0);
     assert_int_equal(rise, 1000);
@@ -171,19 +169,11 @@ static void test_cpu_only_pod_by_rise(void **unused)
  * GPU a fragment; one that asks more devices than are empty too. */
 static void test_denied_and_too_big(void **unused)
 {
-    static const char *const other[] = {"other"};
     struct fx f;
-    struct sched_workload *s;
 
     (void)unused;
-    fx_init(&f, SCHED_FRAGMENTATION);
-    tw_node(&f.w, "n1", 0, 2);
-    f.w.nodes[0].node_type = "mine";
-    s = fx_shape(&f, 1, 0, 0, 1);
-    s->node_types = other;
-    s->n_node_types = 1;
-    fx_shape(&f, 4, 0, 0, 10);
-    fx_shape(&f, 2, 0, 0, 100);
+    fx_init(&f, SCHED_FRAGMENTATION, "node n1 2 type=mine");
+    fx_mix(&f, "g=1 type=other; g=4 w=10; g=2 w=100");
     fx_session(&f);
     assert_int_equal(sched__frag_node(&f.ss, 0), 1 * 2000 + 10 * 2000 + 100 * 0);
     fx_free(&f);
@@ -196,20 +186,13 @@ static void test_denied_and_too_big(void **unused)
 static void test_whole_devices_in_whole_pods(void **unused)
 {
     struct fx f;
-    int busy, pod;
 
     (void)unused;
-    fx_init(&f, SCHED_FRAGMENTATION);
-    tw_node(&f.w, "n1", 0, 8);
-    busy = tw_workload(&f.w, "busy", f.q, 1, 3, 0, 50);
-    tw_running(&f.w, busy, 0, 0, 0x7);
-    pod = tw_workload(&f.w, "pod", f.q, 1, 1, 0, 50);
-    fx_shape(&f, 4, 0, 0, 1);
-    fx_shape(&f, 2, 0, 0, 10);
-    fx_shape(&f, 1, 0, 0, 100);
+    fx_init(&f, SCHED_FRAGMENTATION, "node n1 8; wl busy p 1 3 on=n1:0x7; wl pod p 1 1");
+    fx_mix(&f, "g=4; g=2 w=10; g=1 w=100");
     fx_session(&f);
     assert_int_equal(sched__frag_node(&f.ss, 0), 1 * 1000 + 10 * 1000 + 100 * 0);
-    assert_int_equal(sched__frag_rise(&f.ss, pod, 0, 0x8), -11000);
+    assert_int_equal(sched__frag_rise(&f.ss, tw_wl(&f.w, "pod"), 0, 0x8), -11000);
     fx_free(&f);
 }
 
@@ -220,11 +203,10 @@ static void test_cpu_shapes_ignored(void **unused)
     struct fx f;
 
     (void)unused;
-    fx_init(&f, SCHED_FRAGMENTATION);
-    tw_node(&f.w, "n1", 0, 2);
+    fx_init(&f, SCHED_FRAGMENTATION, "node n1 2");
     fx_session(&f);
     assert_int_equal(sched__frag_node(&f.ss, 0), 0);
-    fx_shape(&f, 0, 0, 1000, 5);
+    fx_mix(&f, "cpu=1000 w=5");
     fx_session(&f);
     assert_int_equal(f.ss.frag.n, 0);
     assert_int_equal(sched__frag_node(&f.ss, 0), 0);
@@ -238,15 +220,13 @@ static void test_cpu_shapes_ignored(void **unused)
 static void test_measure_follows_placements(void **unused)
 {
     struct fx f;
-    int half, pod;
+    int pod;
 
     (void)unused;
-    fx_init(&f, SCHED_FRAGMENTATION);
-    tw_node(&f.w, "n1", 0, 2);
-    half = tw_workload(&f.w, "half", f.q, 1, 0, 500, 50);
-    tw_running(&f.w, half, 0, 0, 0x1);
-    pod = tw_workload(&f.w, "pod", f.q, 1, 0, 500, 50);
-    fx_shape(&f, 1, 0, 0, 1);
+    fx_init(&f, SCHED_FRAGMENTATION,
+            "node n1 2; wl half p 1 0 portion=500 on=n1:0x1; wl pod p 1 0 portion=500");
+    pod = tw_wl(&f.w, "pod");
+    fx_mix(&f, "g=1");
     fx_session(&f);
     assert_int_equal(sched__frag_node(&f.ss, 0), 500);
     assert_int_equal(sched__frag_node(&f.ss, 0), 500);
@@ -263,9 +243,8 @@ static void test_binpack_pools_skip_the_measure(void **unused)
     struct fx f;
 
     (void)unused;
-    fx_init(&f, SCHED_BINPACK);
-    tw_node(&f.w, "n1", 0, 2);
-    fx_shape(&f, 1, 0, 0, 1);
+    fx_init(&f, SCHED_BINPACK, "node n1 2");
+    fx_mix(&f, "g=1");
     fx_session(&f);
     assert_int_equal(f.ss.frag.n, 0);
     fx_free(&f);
@@ -279,25 +258,17 @@ static void test_binpack_pools_skip_the_measure(void **unused)
 static int place_then_pairs(int placement, int *one_node)
 {
     struct fx f;
-    int a, b, one, p1, p2, left;
+    int left;
 
-    fx_init(&f, placement);
-    tw_node(&f.w, "n1", 0, 4);
-    tw_node(&f.w, "n2", 0, 4);
     /* non-preemptible (inference priority): consolidation cannot move them */
-    a = tw_workload(&f.w, "a", f.q, 1, 2, 0, 125);
-    tw_running(&f.w, a, 0, 0, 0x3);
-    b = tw_workload(&f.w, "b", f.q, 1, 1, 0, 125);
-    tw_running(&f.w, b, 0, 1, 0x1);
-    fx_shape(&f, 2, 0, 0, 3);
-    fx_shape(&f, 1, 0, 0, 1);
-    one = tw_workload(&f.w, "one", f.q, 1, 1, 0, 125);
-    tw_settle(&f.w);
-    *one_node = f.w.pods[one][0].node;
-    p1 = tw_workload(&f.w, "pair-1", f.q, 1, 2, 0, 50);
-    p2 = tw_workload(&f.w, "pair-2", f.q, 1, 2, 0, 50);
-    tw_settle(&f.w);
-    left = (f.w.wl[p1].phase == SCHED_PENDING) + (f.w.wl[p2].phase == SCHED_PENDING);
+    fx_init(&f, placement,
+            "node n1 4; node n2 4; wl a p 1 2 prio=125 on=n1:0x3; wl b p 1 1 prio=125 on=n2:0x1");
+    fx_mix(&f, "g=2 w=3; g=1");
+    tw_more(&f.w, "wl one p 1 1 prio=125; settle");
+    *one_node = f.w.pods[tw_wl(&f.w, "one")][0].node;
+    tw_more(&f.w, "wl pair-1 p 1 2; wl pair-2 p 1 2; settle");
+    left = (f.w.wl[tw_wl(&f.w, "pair-1")].phase == SCHED_PENDING) +
+           (f.w.wl[tw_wl(&f.w, "pair-2")].phase == SCHED_PENDING);
     fx_free(&f);
     return left;
 }
@@ -332,9 +303,8 @@ static void test_invalid_mix(void **unused)
     struct fx f;
 
     (void)unused;
-    fx_init(&f, SCHED_FRAGMENTATION);
-    tw_node(&f.w, "n1", 0, 2);
-    fx_shape(&f, 1, 0, 0, 0);
+    fx_init(&f, SCHED_FRAGMENTATION, "node n1 2");
+    fx_mix(&f, "g=1 w=0");
     assert_int_equal(sched_cycle(&f.w.st, NULL, f.w.arena, &f.w.res), SCHED_EINVAL);
     f.mix[0].weight = SCHED_MIX_MAX_WEIGHT + 1;
     assert_int_equal(sched_cycle(&f.w.st, NULL, f.w.arena, &f.w.res), SCHED_EINVAL);

@@ -16,138 +16,49 @@
 #include "sched_int.h"
 #include "test_world.h"
 
-static void test_binpack_fullest_then_name(void **unused)
-{
-    struct tw w;
-    int p, j1, j2;
+/* Each case: the world and its script, then where pods went (node, and
+ * device mask) and who waits. */
+static const struct tw_case placement_cases[] = {
+    {"bin-pack: the fullest node that fits, ties by name",
+     "node pk-2 4; node pk-1 4; queue p 8; wl j1 p 1 1; wl j2 p 1 1; settle",
+     "@pk-1:0x1 j1; @pk-1:0x2 j2"},
+    {"spread: the emptiest node",
+     "pool 0 placement=spread; node sp-1 4; node sp-2 4; queue p 8; wl s1 p 1 1; wl s2 p 1 1;"
+     " settle",
+     "@sp-1 s1; @sp-2 s2"},
+    /* f2 on the fullest device with room, f3 on another (0.5 + 0.3 + 0.3
+     * > 1), two on the empty devices only, whole finds none */
+    {"fractions share a device, whole GPUs need empty ones",
+     "node node-1 4; queue p 4; wl f1 p 1 0 portion=500; wl f2 p 1 0 portion=300;"
+     " wl f3 p 1 0 portion=300; settle; expect @node-1:0x1 f1 f2; expect @node-1:0x2 f3;"
+     " wl two p 1 2; settle; expect @node-1:0xc two; wl whole p 1 1; settle",
+     "Pending whole"},
+    {"a node type narrows the nodes",
+     "node a-node 2; node b-node 2 type=dgx; queue p 4; wl a p 1 1 type=dgx;"
+     " wl h p 1 1 type=h100; settle",
+     "@b-node a; why=NoMatchingNodePool h"},
+    /* w1 and w2 follow the project's order (pool-b, then default); w3
+     * may use pool-b only, which is full */
+    {"pool preference order",
+     "pools 2; node d-1 2; node b-1 2 pool=1; queue p 2 pools=1,0; wl w1 p 1 2; wl w2 p 1 2;"
+     " wl w3 p 1 1 pools=1; settle",
+     "@b-1 w1; @d-1 w2; Pending w3"},
+};
 
-    (void)unused;
-    tw_init(&w, 1);
-    tw_node(&w, "pk-2", 0, 4);
-    tw_node(&w, "pk-1", 0, 4);
-    p = tw_queue(&w, "p", -1, 8, -1, 1);
-    j1 = tw_workload(&w, "j1", p, 1, 1, 0, 50);
-    j2 = tw_workload(&w, "j2", p, 1, 1, 0, 50);
-    tw_settle(&w);
-    assert_int_equal(w.pods[j1][0].node, 1); /* pk-1: ties by name */
-    assert_int_equal(w.pods[j2][0].node, 1); /* the fullest that fits */
-    assert_int_equal(w.pods[j1][0].devices, 1);
-    assert_int_equal(w.pods[j2][0].devices, 2);
-    tw_free(&w);
-}
+static struct tw_table placements = TW_TABLE(placement_cases);
 
-static void test_spread_emptiest(void **unused)
-{
-    struct tw w;
-    int p, s1, s2;
-
-    (void)unused;
-    tw_init(&w, 1);
-    w.pools[0].gpu_placement = SCHED_SPREAD;
-    tw_node(&w, "sp-1", 0, 4);
-    tw_node(&w, "sp-2", 0, 4);
-    p = tw_queue(&w, "p", -1, 8, -1, 1);
-    s1 = tw_workload(&w, "s1", p, 1, 1, 0, 50);
-    s2 = tw_workload(&w, "s2", p, 1, 1, 0, 50);
-    tw_settle(&w);
-    assert_int_equal(w.pods[s1][0].node, 0);
-    assert_int_equal(w.pods[s2][0].node, 1);
-    tw_free(&w);
-}
-
-static void test_fractions_share_whole_needs_empty(void **unused)
-{
-    struct tw w;
-    int p, f1, f2, f3, whole, two;
-
-    (void)unused;
-    tw_init(&w, 1);
-    tw_node(&w, "node-1", 0, 4);
-    p = tw_queue(&w, "p", -1, 4, -1, 1);
-    f1 = tw_workload(&w, "f1", p, 1, 0, 500, 50);
-    f2 = tw_workload(&w, "f2", p, 1, 0, 300, 50);
-    f3 = tw_workload(&w, "f3", p, 1, 0, 300, 50);
-    tw_settle(&w);
-    assert_int_equal(w.pods[f1][0].devices, 1);
-    assert_int_equal(w.pods[f2][0].devices, 1); /* fullest device with room */
-    assert_int_equal(w.pods[f3][0].devices, 2); /* 0.5 + 0.3 + 0.3 > 1 */
-    two = tw_workload(&w, "two", p, 1, 2, 0, 50);
-    tw_settle(&w);
-    assert_int_equal(w.pods[two][0].devices, 4 | 8); /* the empty devices only */
-    whole = tw_workload(&w, "whole", p, 1, 1, 0, 50);
-    tw_settle(&w);
-    assert_int_equal(w.wl[whole].phase, SCHED_PENDING);
-    tw_free(&w);
-}
-
-static void test_node_type(void **unused)
-{
-    struct tw w;
-    int p, a, h;
-    const struct sched_pending *why;
-
-    (void)unused;
-    tw_init(&w, 1);
-    tw_node(&w, "a-node", 0, 2);
-    tw_node(&w, "b-node", 0, 2);
-    w.nodes[1].node_type = "dgx";
-    p = tw_queue(&w, "p", -1, 4, -1, 1);
-    a = tw_workload(&w, "a", p, 1, 1, 0, 50);
-    w.wl[a].node_type = "dgx";
-    h = tw_workload(&w, "h", p, 1, 1, 0, 50);
-    w.wl[h].node_type = "h100";
-    tw_settle(&w);
-    assert_int_equal(w.pods[a][0].node, 1);
-    why = tw_pending(&w, h);
-    assert_non_null(why);
-    assert_int_equal(why->reason, SCHED_R_NO_MATCHING_NODE_POOL);
-    tw_free(&w);
-}
-
+/* A gang is placed whole or not at all: nothing bound until a fourth
+ * node makes room for all four pods. */
 static void test_gang_all_or_nothing(void **unused)
 {
     struct tw w;
-    int p, g;
 
     (void)unused;
-    tw_init(&w, 1);
-    tw_node(&w, "n1", 0, 2);
-    tw_node(&w, "n2", 0, 2);
-    tw_node(&w, "n3", 0, 2);
-    p = tw_queue(&w, "p", -1, 8, -1, 1);
-    g = tw_workload(&w, "g", p, 4, 2, 0, 50);
+    tw_build(&w, "node n1 2; node n2 2; node n3 2; queue p 8; wl g p 4 2");
     assert_int_equal(tw_cycle(&w), 0);
-    assert_int_equal(w.wl[g].phase, SCHED_PENDING);
-    assert_int_equal(w.pods[g][0].node, -1);
-    tw_node(&w, "n4", 0, 2);
-    tw_settle(&w);
-    assert_int_equal(w.wl[g].phase, SCHED_RUNNING);
-    tw_free(&w);
-}
-
-static void test_pool_preference(void **unused)
-{
-    struct tw w;
-    static const int prefer_b[] = {1, 0};
-    static const int only_b[] = {1};
-    int p, w1, w2, w3;
-
-    (void)unused;
-    tw_init(&w, 2);
-    tw_node(&w, "d-1", 0, 2);
-    tw_node(&w, "b-1", 1, 2);
-    p = tw_queue(&w, "p", -1, 2, -1, 1);
-    w.queues[p].default_pools = prefer_b;
-    w.queues[p].n_default_pools = 2;
-    w1 = tw_workload(&w, "w1", p, 1, 2, 0, 50);
-    w2 = tw_workload(&w, "w2", p, 1, 2, 0, 50);
-    w3 = tw_workload(&w, "w3", p, 1, 1, 0, 50);
-    w.wl[w3].pools = only_b;
-    w.wl[w3].n_pools = 1;
-    tw_settle(&w);
-    assert_int_equal(w.pods[w1][0].node, 1);
-    assert_int_equal(w.pods[w2][0].node, 0);
-    assert_int_equal(w.wl[w3].phase, SCHED_PENDING);
+    assert_string_equal(tw_phases(&w, "Pending g; @nowhere g"), "");
+    tw_more(&w, "node n4 2; settle");
+    assert_string_equal(tw_phases(&w, "Running g"), "");
     tw_free(&w);
 }
 
@@ -177,22 +88,15 @@ static void test_all_fit_as_is(void **unused)
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct tw w;
         struct sched_session ss;
-        int p, b1, b3, g, got;
+        char gang[128];
+        int g, got;
 
-        tw_init(&w, 1);
-        tw_node(&w, "n1", 0, 4);
-        tw_node(&w, "n2", 0, 2);
-        tw_node(&w, "n3", 0, 8);
-        tw_node(&w, "n4", 0, 4);
-        w.nodes[1].cpu_milli = 1000;
-        w.nodes[3].ready = 0;
-        p = tw_queue(&w, "p", -1, -1, -1, 1);
-        b1 = tw_workload(&w, "b1", p, 1, 2, 0, 50);
-        tw_running(&w, b1, 0, 0, 0x3);
-        b3 = tw_workload(&w, "b3", p, 1, 7, 0, 50);
-        tw_running(&w, b3, 0, 2, 0x7f);
-        g = tw_workload(&w, "g", p, cases[i].pods, cases[i].gpus, cases[i].portion, 50);
-        w.wl[g].cpu_milli = cases[i].cpu;
+        tw_build(&w, "node n1 4; node n2 2 cpu=1000; node n3 8; node n4 4 ready=0; queue p -1;"
+                     " wl b1 p 1 2 on=n1:0x3; wl b3 p 1 7 on=n3:0x7f");
+        snprintf(gang, sizeof(gang), "wl g p %d %d portion=%lld cpu=%lld", cases[i].pods,
+                 cases[i].gpus, (long long)cases[i].portion, (long long)cases[i].cpu);
+        tw_more(&w, gang);
+        g = tw_wl(&w, "g");
         assert_int_equal(sched__session_build(&ss, &w.st, NULL, w.arena), SCHED_OK);
         got = sched__all_fit_as_is(&ss, g, 0, cases[i].pods);
         assert_int_equal(got, cases[i].want);
@@ -223,34 +127,28 @@ static void test_memory_fit_as_allocate(void **unused)
         {1.5, 30000, 0, 1},   /* 1,750 of 1,500 (the estimate, 1,375, would pass) */
         {1.5, 50000, 0, 0},   /* no device of n1 holds it, nor would evicting b help */
     };
-    static const int pools[] = {0, 1};
     size_t i;
 
     (void)unused;
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct tw w;
         struct sched_session ss;
-        int p, o, b, h, g;
+        char world[384];
+        int g;
 
-        tw_init(&w, 2);
-        w.nodes[tw_node(&w, "n1", 0, 2)].gpu_memory_mib = 40000;
-        w.nodes[tw_node(&w, "n2", 1, 1)].gpu_memory_mib = 80000;
-        p = tw_queue(&w, "p", -1, -1, cases[i].limit, 1);
-        o = tw_queue(&w, "o", -1, -1, -1, 1);
-        b = tw_workload(&w, "b", p, 1, 1, 0, 25);
-        tw_running(&w, b, 0, 0, 0x1);
-        h = tw_workload(&w, "h", o, 1, 1, 0, 50);
-        tw_running(&w, h, 0, 1, 0x1);
-        g = tw_workload(&w, "g", p, 1, 0, 0, 130);
-        w.wl[g].gpu_memory_mib = cases[i].mib;
-        w.wl[g].pools = pools;
-        w.wl[g].n_pools = 2;
+        snprintf(world, sizeof(world),
+                 "pools 2; node n1 2 gpumem=40000; node n2 1 pool=1 gpumem=80000;"
+                 " queue p -1 limit=%g; queue o -1; wl b p 1 1 prio=25 on=n1:0x1;"
+                 " wl h o 1 1 on=n2:0x1; wl g p 1 0 prio=130 gpumem=%lld pools=0,1",
+                 cases[i].limit, (long long)cases[i].mib);
+        tw_build(&w, world);
+        g = tw_wl(&w, "g");
         assert_int_equal(sched__session_build(&ss, &w.st, NULL, w.arena), SCHED_OK);
         assert_int_equal(sched__fits_somewhere(&ss, g, 0), cases[i].fits);
         assert_int_equal(sched__all_fit_as_is(&ss, g, 0, 1), cases[i].fits);
         assert_int_equal(sched__place_pods(&ss, g, 0, 1, SCHED_ACT_ALLOCATE), cases[i].fits);
         assert_true(tw_cycle(&w) >= 0);
-        assert_int_equal(tw_evicted(&w, b), cases[i].evicts_b);
+        assert_int_equal(tw_evicted(&w, tw_wl(&w, "b")), cases[i].evicts_b);
         tw_free(&w);
     }
 }
@@ -438,12 +336,8 @@ static void test_frag_by_state_matches_walk(void **unused)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_binpack_fullest_then_name),
-        cmocka_unit_test(test_spread_emptiest),
-        cmocka_unit_test(test_fractions_share_whole_needs_empty),
-        cmocka_unit_test(test_node_type),
+        cmocka_unit_test_prestate(tw_test_cases, &placements),
         cmocka_unit_test(test_gang_all_or_nothing),
-        cmocka_unit_test(test_pool_preference),
         cmocka_unit_test(test_all_fit_as_is),
         cmocka_unit_test(test_memory_fit_as_allocate),
         cmocka_unit_test(test_node_index_matches_walk),

@@ -13,221 +13,65 @@
 
 #include "test_world.h"
 
-/* The Run:ai quick start: b2 takes the GPU of the 1-GPU a1, not of the 2-GPU a2. */
-static void test_fewest_gpus(void **unused)
-{
-    struct tw w;
-    int a, b, a1, a2, b1, b2;
-
-    (void)unused;
-    tw_init(&w, 1);
-    tw_node(&w, "node-1", 0, 2);
-    tw_node(&w, "node-2", 0, 2);
-    a = tw_queue(&w, "team-a", -1, 2, -1, 1);
-    b = tw_queue(&w, "team-b", -1, 2, -1, 1);
-    a1 = tw_workload(&w, "a1", a, 1, 1, 0, 50);
-    a2 = tw_workload(&w, "a2", a, 1, 2, 0, 50);
-    b1 = tw_workload(&w, "b1", b, 1, 1, 0, 50);
-    tw_settle(&w);
-    assert_int_equal(w.wl[a1].phase, SCHED_RUNNING);
-    assert_int_equal(w.wl[a2].phase, SCHED_RUNNING);
-    assert_int_equal(w.wl[b1].phase, SCHED_RUNNING);
-    b2 = tw_workload(&w, "b2", b, 1, 1, 0, 50);
-    assert_true(tw_cycle(&w) > 0);
-    assert_true(tw_evicted(&w, a1));
-    assert_false(tw_evicted(&w, a2));
-    assert_int_equal(w.wl[b2].phase, SCHED_RUNNING);
-    assert_int_equal(w.pods[b2][0].node, 0);
-    tw_free(&w);
-}
-
-/* Equal GPUs on two nodes: the victim of the queue above its fair share
- * wins over an earlier node whose workloads belong to a queue at its share. */
-static void test_most_over_fair_share(void **unused)
-{
-    struct tw w;
-    int a, b, c, a1, a2, a3, c1, b1;
-
-    (void)unused;
-    tw_init(&w, 1);
-    tw_node(&w, "n1", 0, 2);
-    tw_node(&w, "n2", 0, 2);
-    a = tw_queue(&w, "team-a", -1, 1, -1, 1);
-    b = tw_queue(&w, "team-b", -1, 1, -1, 1);
-    c = tw_queue(&w, "team-c", -1, 0, -1, 0);
-    a1 = tw_workload(&w, "a1", a, 1, 1, 0, 50);
-    a2 = tw_workload(&w, "a2", a, 1, 1, 0, 50);
-    c1 = tw_workload(&w, "c1", c, 1, 1, 0, 50);
-    a3 = tw_workload(&w, "a3", a, 1, 1, 0, 50);
-    tw_running(&w, a1, 0, 0, 1);
-    tw_running(&w, a2, 0, 0, 2);
-    tw_running(&w, c1, 0, 1, 1);
-    tw_running(&w, a3, 0, 1, 2);
-    b1 = tw_workload(&w, "b1", b, 1, 1, 0, 50);
-    tw_cycle(&w);
-    assert_true(tw_evicted(&w, c1));
-    assert_false(tw_evicted(&w, a1));
-    assert_false(tw_evicted(&w, a2));
-    assert_false(tw_evicted(&w, a3));
-    assert_int_equal(w.pods[b1][0].node, 1);
-    tw_free(&w);
-}
-
-/* Inside a project: strictly higher priority preempts, the lowest priority goes first. */
-static void test_preempt_lowest_priority(void **unused)
-{
-    struct tw w;
-    int p, x, y, z, e;
-
-    (void)unused;
-    tw_init(&w, 1);
-    tw_node(&w, "node-1", 0, 2);
-    p = tw_queue(&w, "p", -1, 2, -1, 1);
-    x = tw_workload(&w, "x", p, 1, 1, 0, 40);
-    y = tw_workload(&w, "y", p, 1, 1, 0, 50);
-    tw_settle(&w);
-    e = tw_workload(&w, "equal", p, 1, 1, 0, 40);
-    tw_cycle(&w);
-    assert_false(tw_evicted(&w, x)); /* equal priority never preempts */
-    assert_false(tw_evicted(&w, y));
-    assert_int_equal(w.wl[e].phase, SCHED_PENDING);
-    w.wl[e].phase = SCHED_COMPLETED;
-    z = tw_workload(&w, "z", p, 1, 1, 0, 75);
-    tw_cycle(&w);
-    assert_true(tw_evicted(&w, x));
-    assert_false(tw_evicted(&w, y));
-    assert_int_equal(w.wl[z].phase, SCHED_RUNNING);
-    tw_free(&w);
-}
-
-/* The pool's minimum guaranteed runtime protects a young workload. */
-static void test_min_runtime(void **unused)
-{
-    struct tw w;
-    int p1, p2, t1, t2;
-
-    (void)unused;
-    tw_init(&w, 1);
-    w.pools[0].min_guaranteed_runtime_ms = 3600000;
-    tw_node(&w, "node-1", 0, 2);
-    p1 = tw_queue(&w, "p1", -1, 0, -1, 1);
-    p2 = tw_queue(&w, "p2", -1, 2, -1, 1);
-    t1 = tw_workload(&w, "t1", p1, 1, 2, 0, 50);
-    tw_settle(&w);
-    w.st.now_ms = 600000;
-    t2 = tw_workload(&w, "t2", p2, 1, 2, 0, 50);
-    tw_cycle(&w);
-    assert_false(tw_evicted(&w, t1));
-    w.st.now_ms = 3600000;
-    tw_cycle(&w);
-    assert_true(tw_evicted(&w, t1));
-    assert_int_equal(w.wl[t2].phase, SCHED_RUNNING);
-    tw_free(&w);
-}
-
-/* An elastic workload above its minimum gives one pod, and keeps running. */
-static void test_elastic_one_pod(void **unused)
-{
-    struct tw w;
-    int p1, p2, e, t, i, evicts = 0;
-
-    (void)unused;
-    tw_init(&w, 1);
-    tw_node(&w, "node-1", 0, 4);
-    p1 = tw_queue(&w, "p1", -1, 0, -1, 1);
-    p2 = tw_queue(&w, "p2", -1, 2, -1, 1);
-    e = tw_workload(&w, "e", p1, 4, 1, 0, 50);
-    w.wl[e].min_pods = 2;
-    tw_settle(&w);
-    assert_int_equal(w.wl[e].phase, SCHED_RUNNING);
-    t = tw_workload(&w, "t", p2, 1, 1, 0, 50);
-    tw_cycle(&w);
-    for (i = 0; i < w.res.n_decisions; i++)
-        if (w.res.decisions[i].kind == SCHED_EVICT) {
-            assert_int_equal(w.res.decisions[i].workload, e);
-            assert_true(w.res.decisions[i].pod >= 0);
-            evicts++;
-        }
-    assert_int_equal(evicts, 1);
-    assert_int_equal(w.wl[e].phase, SCHED_RUNNING);
-    assert_int_equal(w.wl[t].phase, SCHED_RUNNING);
-    tw_free(&w);
-}
-
-/* Non-preemptible work is never a victim, even far above fair share. */
-static void test_non_preemptible_kept(void **unused)
-{
-    struct tw w;
-    int p1, p2, ws, t;
-    const struct sched_pending *why;
-
-    (void)unused;
-    tw_init(&w, 1);
-    tw_node(&w, "node-1", 0, 2);
-    p1 = tw_queue(&w, "p1", -1, 0, -1, 1);
-    p2 = tw_queue(&w, "p2", -1, 2, -1, 1);
-    ws = tw_workload(&w, "ws", p1, 1, 2, 0, 100);
-    tw_running(&w, ws, 0, 0, 3);
-    t = tw_workload(&w, "t", p2, 1, 1, 0, 50);
-    tw_cycle(&w);
-    assert_false(tw_evicted(&w, ws));
-    why = tw_pending(&w, t);
-    assert_non_null(why);
-    assert_int_equal(why->reason, SCHED_R_INSUFFICIENT_RESOURCES);
-    tw_free(&w);
-}
-
-/* A whole-device reclaimer needs an empty device. Device 0 of node-1 holds
- * two fractions of 500 (taking one leaves the device in use: both go), one
- * whole-device pod (it alone goes), or two whole-device pods charged over
- * its capacity (both go); device 1 holds non-preemptible work. */
-static void test_whole_needs_device_emptied(void **unused)
-{
-    static const struct {
-        int64_t portion;   /* of each pod on device 0; 0: whole-device pods */
-        int pods, evicted;
-    } cases[] = {{500, 2, 2}, {0, 1, 1}, {0, 2, 2}};
-    size_t i;
-
-    (void)unused;
-    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct tw w;
-        int p1, p2, ws, v1, v2 = -1, t, n;
-
-        tw_init(&w, 1);
-        tw_node(&w, "node-1", 0, 2);
-        p1 = tw_queue(&w, "p1", -1, 0, -1, 1);
-        p2 = tw_queue(&w, "p2", -1, 2, -1, 1);
-        ws = tw_workload(&w, "ws", p1, 1, 1, 0, 100);
-        tw_running(&w, ws, 0, 0, 0x2);
-        v1 = tw_workload(&w, "v1", p1, 1, cases[i].portion ? 0 : 1, cases[i].portion, 50);
-        tw_running(&w, v1, 0, 0, 0x1);
-        if (cases[i].pods == 2) {
-            v2 = tw_workload(&w, "v2", p1, 1, cases[i].portion ? 0 : 1, cases[i].portion, 50);
-            tw_running(&w, v2, 0, 0, 0x1);
-        }
-        t = tw_workload(&w, "t", p2, 1, 1, 0, 50);
-        tw_cycle(&w);
-        n = tw_evicted(&w, v1) + (v2 >= 0 && tw_evicted(&w, v2));
-        assert_int_equal(n, cases[i].evicted);
-        assert_false(tw_evicted(&w, ws));
-        tw_settle(&w);
-        assert_int_equal(w.wl[t].phase, SCHED_RUNNING);
-        assert_int_equal(w.pods[t][0].devices, 0x1);
-        tw_free(&w);
-    }
-}
+/* Each case: the world and its script, then who runs, who waits and
+ * whom the last cycle evicted. */
+static const struct tw_case victim_cases[] = {
+    /* the Run:ai quick start: b2 takes the GPU of the 1-GPU a1, not of the 2-GPU a2 */
+    {"fewest GPUs first",
+     "node node-1 2; node node-2 2; queue team-a 2; queue team-b 2; wl a1 team-a 1 1;"
+     " wl a2 team-a 1 2; wl b1 team-b 1 1; settle; expect Running a1 a2 b1; wl b2 team-b 1 1;"
+     " cycle",
+     "evicted a1; kept a2; Running b2; @node-1 b2"},
+    /* equal GPUs on two nodes: the victim of the queue above its fair share
+     * wins over an earlier node whose workloads belong to a queue at its share */
+    {"the queue furthest above its fair share first",
+     "node n1 2; node n2 2; queue team-a 1; queue team-b 1; queue team-c 0 weight=0;"
+     " wl a1 team-a 1 1 on=n1:1; wl a2 team-a 1 1 on=n1:2; wl c1 team-c 1 1 on=n2:1;"
+     " wl a3 team-a 1 1 on=n2:2; wl b1 team-b 1 1; cycle",
+     "evicted c1; kept a1 a2 a3; @n2 b1"},
+    /* inside a project: strictly higher priority preempts (equal priority
+     * never does), the lowest priority goes first */
+    {"the lowest priority first",
+     "node node-1 2; queue p 2; wl x p 1 1 prio=40; wl y p 1 1; settle; wl equal p 1 1 prio=40;"
+     " cycle; expect kept x y; expect Pending equal; phase equal Completed;"
+     " wl z p 1 1 prio=75; cycle",
+     "evicted x; kept y; Running z"},
+    /* the pool's minimum guaranteed runtime protects a young workload */
+    {"the minimum runtime protects",
+     "pool 0 minruntime=3600000; node node-1 2; queue p1 0; queue p2 2; wl t1 p1 1 2; settle;"
+     " now 600000; wl t2 p2 1 2; cycle; expect kept t1; now 3600000; cycle",
+     "evicted t1; Running t2"},
+    {"non-preemptible work is never a victim, even far above fair share",
+     "node node-1 2; queue p1 0; queue p2 2; wl ws p1 1 2 prio=100 on=node-1:3; wl t p2 1 1;"
+     " cycle",
+     "kept ws; why=InsufficientResources t"},
+    /* t's GPU comes from e, which keeps running on the rest */
+    {"an elastic workload above its minimum gives one pod",
+     "node node-1 4; queue p1 0; queue p2 2; wl e p1 4 1 min=2; settle; expect Running e;"
+     " wl t p2 1 1; cycle",
+     "pods-evicted=1 e; Running e t"},
+    /* a whole-device reclaimer needs an empty device. Device 0 of node-1
+     * holds two fractions of 500 (taking one leaves the device in use:
+     * both go), one whole-device pod (it alone goes), or two whole-device
+     * pods charged over its capacity (both go); device 1 holds
+     * non-preemptible work */
+    {"a whole-device reclaimer has two fractions taken",
+     "node node-1 2; queue p1 0; queue p2 2; wl ws p1 1 1 prio=100 on=node-1:0x2;"
+     " wl v1 p1 1 0 portion=500 on=node-1:0x1; wl v2 p1 1 0 portion=500 on=node-1:0x1;"
+     " wl t p2 1 1; cycle; expect evicted v1 v2; expect kept ws; settle",
+     "Running t; @node-1:0x1 t"},
+    {"a whole-device reclaimer has one whole-device pod taken",
+     "node node-1 2; queue p1 0; queue p2 2; wl ws p1 1 1 prio=100 on=node-1:0x2;"
+     " wl v1 p1 1 1 on=node-1:0x1; wl t p2 1 1; cycle; expect evicted v1; expect kept ws; settle",
+     "Running t; @node-1:0x1 t"},
+    {"a whole-device reclaimer has two whole-device pods over capacity taken",
+     "node node-1 2; queue p1 0; queue p2 2; wl ws p1 1 1 prio=100 on=node-1:0x2;"
+     " wl v1 p1 1 1 on=node-1:0x1; wl v2 p1 1 1 on=node-1:0x1; wl t p2 1 1; cycle;"
+     " expect evicted v1 v2; expect kept ws; settle",
+     "Running t; @node-1:0x1 t"},
+};
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fewest_gpus),
-        cmocka_unit_test(test_most_over_fair_share),
-        cmocka_unit_test(test_preempt_lowest_priority),
-        cmocka_unit_test(test_min_runtime),
-        cmocka_unit_test(test_elastic_one_pod),
-        cmocka_unit_test(test_non_preemptible_kept),
-        cmocka_unit_test(test_whole_needs_device_emptied),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tw_main(victim_cases, TW_NCASES(victim_cases));
 }
