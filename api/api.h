@@ -376,11 +376,15 @@ struct db_queue *api_queue_resources_in(struct api_req *r, int kind, const char 
                                         json_t *resources, int replace);
 
 /* ---- a workload submission's spec (wl_spec.c) ----
- * Reads top.spec (and templateId, masterSpec) into w for the project:
+ * Reads top.spec (and masterSpec) into w for the project:
  * compute, pools, node types, affinity, priority, pods, ports, rules; a
  * field allot does not act on is a 400 (answered on r). 0 ok, -1 answered. */
 int api_wl_spec_in(struct api_req *r, json_t *top, const struct api_project *project,
                    struct db_workload *w);
+/* The checks of api_wl_spec_in() that need no project, on a part of a
+ * spec of a workload of that type (what an asset or a template gives):
+ * 0, or -1 answered 400. */
+int api_wl_spec_part_check(struct api_req *r, json_t *spec, int type);
 /* The ports a workload's pods listen on at their node, from its stored
  * spec: a new array of {container, host, name}. */
 json_t *api_wl_ports(const char *spec_text);

@@ -13,6 +13,8 @@
  *   3. Nothing here logs a request body.
  */
 #include "secrets.h"
+#include "assets.h"
+#include "scope.h"
 #include "secretbox.h"
 #include "db_secrets.h"
 
@@ -53,53 +55,27 @@ int api_secrets_start(struct db *db, const char *path, int create)
     return api_secretbox_load(path, &box) == 0 ? 0 : -1;
 }
 
-/* ---- scopes and rights ---- */
-
-/* The project of a secret's scope_id, for its seq and name (0 if gone). */
-static int project_of(struct api_req *r, const struct db_secret *s, struct api_project *p)
+int api_secrets_ready(void)
 {
-    memset(p, 0, sizeof(*p));
-    return strcmp(s->scope, "project") == 0 ? api_project_lookup(r->app, s->scope_id, p)
-                                            : DB_ENOTFOUND;
+    return box.loaded;
 }
+
+char *api_secrets_seal(const char *id, const char *key, const char *value, size_t len)
+{
+    return box.loaded ? api_secretbox_seal(&box, id, key, value, len) : NULL;
+}
+
+int api_secrets_open(const char *id, const char *key, const char *sealed, char **value)
+{
+    *value = NULL;
+    return box.loaded && sealed ? api_secretbox_open(&box, id, key, sealed, value) : -1;
+}
+
+/* ---- scopes and rights ---- */
 
 static int may(struct api_req *r, const struct db_secret *s, unsigned perm)
 {
-    struct api_project p;
-
-    if (strcmp(s->scope, "tenant") == 0)
-        return api_can(&r->who, perm, "", "");
-    if (strcmp(s->scope, "department") == 0)
-        return api_can(&r->who, perm, "", s->scope_id);
-    if (project_of(r, s, &p) != DB_OK)
-        return api_can(&r->who, perm, "", "");
-    return api_can(&r->who, perm, p.id, p.parent_id);
-}
-
-/* The project named by projectId: an integer (the number answered as
- * meta.projectId) or the project's id as the org-unit routes give it. */
-static int project_by_ref(struct api_req *r, json_t *v, struct api_project *out)
-{
-    struct db_queue *q = NULL;
-    int n = 0, i, rc;
-    int64_t seq;
-
-    if (json_is_string(v))
-        return api_project_lookup(r->app, json_string_value(v), out);
-    if (!json_is_integer(v))
-        return DB_EINVAL;
-    seq = json_integer_value(v);
-    rc = db_queue_list(r->app->db, DB_PROJECT, &q, &n);
-    if (rc != DB_OK)
-        return rc;
-    rc = DB_ENOTFOUND;
-    for (i = 0; i < n; i++)
-        if (q[i].seq == seq) {
-            rc = api_project_lookup(r->app, q[i].id, out);
-            break;
-        }
-    free(q);
-    return rc;
+    return api_scope_may(r, s->scope, s->scope_id, perm);
 }
 
 /* ---- answers ---- */
@@ -107,7 +83,6 @@ static int project_by_ref(struct api_req *r, json_t *v, struct api_project *out)
 static json_t *secret_json(struct api_req *r, const struct db_secret *s)
 {
     json_t *entries = json_loads(s->entries, 0, NULL), *pairs = json_array(), *meta;
-    struct api_project p;
     const char *k;
     json_t *v;
 
@@ -123,79 +98,53 @@ static json_t *secret_json(struct api_req *r, const struct db_secret *s)
                         json_string(s->updated_by[0] ? s->updated_by : "-"));
     json_object_set_new(meta, "description",
                         s->description[0] ? json_string(s->description) : json_null());
-    json_object_set_new(meta, "clusterId", json_string(API_CLUSTER_ID));
-    json_object_set_new(meta, "projectId", json_null());
-    json_object_set_new(meta, "projectName", json_null());
-    json_object_set_new(meta, "departmentId", json_null());
-    if (strcmp(s->scope, "department") == 0)
-        json_object_set_new(meta, "departmentId", json_string(s->scope_id));
-    if (project_of(r, s, &p) == DB_OK) {
-        json_object_set_new(meta, "projectId", json_integer(p.seq));
-        json_object_set_new(meta, "projectName", json_string(p.name));
-    }
+    api_scope_meta(r, meta, s->scope, s->scope_id);
     return json_pack("{s:o, s:{s:o, s:i}}", "meta", meta, "spec", "keyValuePairs", pairs,
                      "keyId", 1);
 }
 
 /* ---- list ---- */
 
-/* Does the project (id, parent) see s? */
-static int seen_by(const struct db_secret *s, const struct api_project *p)
+/* The secrets the caller may read that the query's filters pass, appended
+ * to entries (wrapped: each entry's spec under genericSecret). */
+static int list_into(struct api_req *r, json_t *entries, int wrapped)
 {
-    return strcmp(s->scope, "tenant") == 0 ||
-           (strcmp(s->scope, "department") == 0 && strcmp(s->scope_id, p->parent_id) == 0) ||
-           (strcmp(s->scope, "project") == 0 && strcmp(s->scope_id, p->id) == 0);
+    struct api_scope_filter f;
+    struct db_secret *rows = NULL;
+    json_t *e;
+    int n = 0, i, rc;
+
+    if (api_scope_filter_in(r, &f) != 0)
+        return -1;
+    rc = db_secret_list(r->app->db, &rows, &n);
+    if (rc != DB_OK)
+        return api_db_error(r, rc, "cannot list the secrets"), -1;
+    for (i = 0; i < n; i++) {
+        if (!api_scope_filter_pass(&f, rows[i].name, rows[i].scope, rows[i].scope_id) ||
+            !may(r, &rows[i], API_WL_WRITE))
+            continue;
+        e = secret_json(r, &rows[i]);
+        if (wrapped)
+            json_object_set_new(e, "spec", json_pack("{s:O}", "genericSecret",
+                                                     json_object_get(e, "spec")));
+        json_array_append_new(entries, e);
+    }
+    db_secrets_free(rows, n);
+    return 0;
+}
+
+int api_secrets_list_into(struct api_req *r, json_t *entries)
+{
+    return list_into(r, entries, 1);
 }
 
 void api_h_secrets_list(struct api_req *r)
 {
-    char name[DB_NAME_LEN] = "", scope[16] = "", pid[64] = "", did[DB_ID_LEN] = "";
-    struct db_secret *rows = NULL;
-    struct api_project p;
     json_t *entries = json_array();
-    int n = 0, i, rc, by_project = 0;
 
-    if (api_query(r, "name", name, sizeof(name)) < 0 ||
-        api_query(r, "scope", scope, sizeof(scope)) < 0 ||
-        api_query(r, "projectId", pid, sizeof(pid)) < 0 ||
-        api_query(r, "departmentId", did, sizeof(did)) < 0) {
-        json_decref(entries);
-        api_error(r, 400, "Bad request", "a filter is too long");
-        return;
-    }
-    if (pid[0]) {
-        json_t *ref = pid[strspn(pid, "0123456789")] == 0 ? json_integer(strtoll(pid, NULL, 10))
-                                                          : json_string(pid);
-        rc = project_by_ref(r, ref, &p);
-        json_decref(ref);
-        if (rc != DB_OK) {
-            json_decref(entries);
-            if (rc == DB_ENOTFOUND || rc == DB_EINVAL)
-                api_error(r, 400, "Bad request", "projectId names no project");
-            else
-                api_db_error(r, rc, "cannot read the project");
-            return;
-        }
-        by_project = 1;
-    }
-    rc = db_secret_list(r->app->db, &rows, &n);
-    if (rc != DB_OK) {
-        json_decref(entries);
-        api_db_error(r, rc, "cannot list the secrets");
-        return;
-    }
-    for (i = 0; i < n; i++) {
-        const struct db_secret *s = &rows[i];
-        if ((name[0] && strcmp(s->name, name) != 0) || (scope[0] && strcmp(s->scope, scope) != 0) ||
-            (did[0] && !(strcmp(s->scope, "tenant") == 0 ||
-                         (strcmp(s->scope, "department") == 0 &&
-                          strcmp(s->scope_id, did) == 0))) ||
-            (by_project && !seen_by(s, &p)) || !may(r, s, API_WL_WRITE))
-            continue;
-        json_array_append_new(entries, secret_json(r, s));
-    }
-    db_secrets_free(rows, n);
-    api_reply(r, 200, json_pack("{s:o}", "entries", entries));
+    if (list_into(r, entries, 0) == 0)
+        api_reply(r, 200, json_pack("{s:O}", "entries", entries));
+    json_decref(entries);
 }
 
 /* ---- create ---- */
@@ -290,60 +239,13 @@ static int pairs_in(struct api_req *r, json_t *spec, struct db_secret *s)
 /* meta's scope into s, with the right to manage it checked. */
 static int scope_in(struct api_req *r, json_t *meta, struct db_secret *s)
 {
-    struct api_project p;
-    struct db_queue *q;
-    char did[DB_ID_LEN] = "";
-    json_t *pid = json_object_get(meta, "projectId");
-    int rc;
+    struct api_scope sc;
 
-    if (api_json_str(r, meta, "scope", s->scope, sizeof(s->scope), 1) ||
-        api_json_str(r, meta, "departmentId", did, sizeof(did), 0))
+    if (api_scope_in(r, meta, &sc, "secret") != 0)
         return -1;
-    if (strcmp(s->scope, "project") == 0) {
-        if (!pid || json_is_null(pid))
-            return refuse(r, "meta.projectId is required for a project's secret");
-        rc = project_by_ref(r, pid, &p);
-        if (rc == DB_OK && api_can(&r->who, API_ORG_WRITE, p.id, p.parent_id)) {
-            snprintf(s->scope_id, sizeof(s->scope_id), "%s", p.id);
-            return 0;
-        }
-        if (rc == DB_OK && api_can(&r->who, API_ORG_READ, p.id, p.parent_id))
-            return api_error(r, 403, "Forbidden", "the caller may not manage this project's"
-                                                  " secrets"), -1;
-        if (rc == DB_OK || rc == DB_ENOTFOUND || rc == DB_EINVAL)
-            return refuse(r, "meta.projectId names no project");
-        return api_db_error(r, rc, "cannot read the project"), -1;
-    }
-    if (pid && !json_is_null(pid))
-        return refuse(r, "meta.projectId is for a project's secret (scope project)");
-    if (strcmp(s->scope, "department") == 0) {
-        if (!did[0])
-            return refuse(r, "meta.departmentId is required for a department's secret");
-        q = calloc(1, sizeof(*q));
-        rc = q ? db_queue_get(r->app->db, did, q) : DB_ENOMEM;
-        if (rc == DB_OK && q->kind != DB_DEPARTMENT)
-            rc = DB_ENOTFOUND;
-        free(q);
-        if (rc == DB_OK && api_can(&r->who, API_ORG_WRITE, "", did)) {
-            snprintf(s->scope_id, sizeof(s->scope_id), "%s", did);
-            return 0;
-        }
-        if (rc == DB_OK && api_can(&r->who, API_ORG_READ, "", did))
-            return api_error(r, 403, "Forbidden", "the caller may not manage this department's"
-                                                  " secrets"), -1;
-        if (rc == DB_OK || rc == DB_ENOTFOUND)
-            return refuse(r, "meta.departmentId names no department");
-        return api_db_error(r, rc, "cannot read the department"), -1;
-    }
-    if (did[0])
-        return refuse(r, "meta.departmentId is for a department's secret (scope department)");
-    if (strcmp(s->scope, "tenant") == 0) {
-        if (!api_can(&r->who, API_ORG_WRITE, "", ""))
-            return api_error(r, 403, "Forbidden", "the caller may not manage the tenant's"
-                                                  " secrets"), -1;
-        return 0;
-    }
-    return refuse(r, "meta.scope: project, department or tenant");
+    snprintf(s->scope, sizeof(s->scope), "%s", sc.scope);
+    snprintf(s->scope_id, sizeof(s->scope_id), "%s", sc.scope_id);
+    return 0;
 }
 
 static int meta_in(struct api_req *r, json_t *meta, struct db_secret *s)
@@ -418,13 +320,9 @@ static int secret_in(struct api_req *r, struct db_secret *s)
 {
     int rc = db_secret_get(r->app->db, r->params[0], s);
 
-    if (rc == DB_OK && may(r, s, API_WL_WRITE))
+    if (api_scope_found(r, rc, rc == DB_OK && may(r, s, API_WL_WRITE), "secret") == 0)
         return 0;
     db_secret_clear(s);
-    if (rc == DB_OK || rc == DB_ENOTFOUND)
-        api_error(r, 404, "Not found", "no such secret");
-    else
-        api_db_error(r, rc, "cannot read the secret");
     return -1;
 }
 
@@ -504,38 +402,40 @@ static int wl_uses(struct db *db, const struct db_workload *w, const char *id, c
     return uses;
 }
 
-/* The live workloads (not deleted, not Completed or Failed: Pending,
- * Running, Stopped, which may start again) whose environmentVariables take a value
- * from secret s, as "name (project), ..." in out; 0 if none, 1 if some,
- * the database's error (below 0) if the list cannot be read. */
+/* What secret_users() gathers. */
+struct users {
+    const struct db_secret *s;
+    char *out;
+    size_t len, used;
+};
+
+static void note_user(struct api_req *r, const struct db_workload *w, void *arg)
+{
+    struct users *u = arg;
+
+    if (!wl_uses(r->app->db, w, u->s->id, u->s->name))
+        return;
+    if (u->used + 1 < u->len)
+        u->used += (size_t)snprintf(u->out + u->used, u->len - u->used, "%s%s (project %s)",
+                                    u->used ? ", " : "", w->name, w->project_name);
+    else
+        u->used = u->len;
+}
+
+/* The live workloads whose environmentVariables take a value from secret
+ * s, as "name (project), ..." in out; 0 if none, 1 if some, the
+ * database's error (below 0) if the list cannot be read. */
 static int secret_users(struct api_req *r, const struct db_secret *s, char *out, size_t len)
 {
-    struct db_workload *ws = NULL;
-    struct db_wl_query q;
-    size_t used = 0;
-    int n = 0, i, found = 0, rc;
+    struct users u = {s, out, len, 0};
+    int rc;
 
     out[0] = 0;
-    memset(&q, 0, sizeof(q));
-    q.limit = 500;
-    do {
-        if ((rc = db_workload_list(r->app->db, &q, &ws, &n)) != DB_OK)
-            return rc < 0 ? rc : -1;
-        for (i = 0; i < n; i++)
-            if (strcmp(ws[i].phase, "Completed") != 0 && strcmp(ws[i].phase, "Failed") != 0 &&
-                wl_uses(r->app->db, &ws[i], s->id, s->name)) {
-                found = 1;
-                if (used + 1 < len)
-                    used += (size_t)snprintf(out + used, len - used, "%s%s (project %s)",
-                                             used ? ", " : "", ws[i].name, ws[i].project_name);
-            }
-        db_workloads_free(ws, n);
-        ws = NULL;
-        q.offset += n;
-    } while (n == q.limit);
-    if (used >= len && len > 4)
+    if ((rc = api_live_workloads(r, note_user, &u)) != DB_OK)
+        return rc;
+    if (u.used >= len && len > 4)
         memcpy(out + len - 4, "...", 4);
-    return found;
+    return u.used > 0;
 }
 
 void api_h_secret_delete(struct api_req *r)
@@ -582,8 +482,19 @@ int api_secret_check_ref(struct api_req *r, const struct api_project *project, c
     struct db_secret s;
     json_t *entries;
     int rc = db_secret_resolve(r->app->db, project->name, name, &s), has;
+    char *value = NULL;
 
     if (rc == DB_ENOTFOUND) {
+        /* a credential asset of that name (h_assets.c) */
+        has = api_credential_value(r->app->db, project->name, name, key, &value);
+        api_secretbox_free(value);
+        if (has == 0)
+            return 0;
+        if (has == 1) {
+            snprintf(details, sizeof(details), "%s.secret.key: credential %s has no key %s",
+                     where, name, key);
+            return refuse(r, details);
+        }
         snprintf(details, sizeof(details),
                  "%s.secret.name: project %s has no secret named %s (its own, its department's"
                  " or the tenant's)", where, project->name, name);
@@ -611,7 +522,7 @@ int api_secret_value(struct db *db, const char *project, const char *name, const
 
     *value = NULL;
     if (db_secret_resolve(db, project, name, &s) != DB_OK)
-        return -1;
+        return api_credential_value(db, project, name, key, value) == 0 ? 0 : -1;
     entries = json_loads(s.entries, 0, NULL);
     rc = api_secretbox_open(&box, s.id, key, json_string_value(json_object_get(entries, key)),
                             value);

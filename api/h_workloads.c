@@ -27,6 +27,7 @@
  *   3. Lists are paged: limit defaults to 50 and is at most 500.
  */
 #include "api.h"
+#include "assets.h"
 #include "db_agent.h"
 
 #include <math.h>
@@ -43,7 +44,7 @@ static double dev(int64_t milli)
 /* ---- the allow-lists ---- */
 
 static const char *const top_fields[] = {
-    "name", "useGivenNameAsPrefix", "projectId", "clusterId", "templateId", "spec",
+    "name", "useGivenNameAsPrefix", "projectId", "clusterId", "templateId", "assets", "spec",
     "masterSpecSameAsWorker", "masterSpec", NULL,
 };
 
@@ -249,15 +250,22 @@ static int name_free(struct api_req *r, const struct db_workload *w)
 }
 
 /* Reads one submission body into w (name, project and the right to submit
- * there, spec); replies 400/403 itself and returns -1 otherwise. */
+ * there, the spec its template and assets give with its own over them);
+ * replies 400/403 itself and returns -1 otherwise. */
 static int workload_in(struct api_req *r, json_t *o, struct db_workload *w,
                        struct api_project *project)
 {
+    json_t *refs = NULL;
+    int rc = -1;
+
     snprintf(w->created_by, sizeof(w->created_by), "%s", r->who.user.login);
-    if (api_json_allow(r, o, top_fields, NULL) || name_in(r, o, w) ||
-        project_in(r, o, w, project) || api_wl_spec_in(r, o, project, w))
-        return -1;
-    return 0;
+    if (api_json_allow(r, o, top_fields, NULL) == 0 && name_in(r, o, w) == 0 &&
+        project_in(r, o, w, project) == 0 &&
+        api_assets_expand(r, o, project, w->type, &refs) == 0 &&
+        api_wl_spec_in(r, o, project, w) == 0)
+        rc = api_assets_note(r, w, refs);
+    json_decref(refs);
+    return rc;
 }
 
 /* After the rows committed: the scheduler is woken for each. */
@@ -1630,7 +1638,7 @@ void api_h_wl_inference_patch(struct api_req *r)
     struct db_pending_caps caps;
     char why[DB_MSG_LEN];
     struct api_project project;
-    json_t *o = NULL, *in, *spec = NULL, *top = NULL;
+    json_t *o = NULL, *in, *spec = NULL, *top = NULL, *refs = NULL;
     struct jw j = {0};
     int rc;
 
@@ -1649,6 +1657,9 @@ void api_h_wl_inference_patch(struct api_req *r)
         spec = json_object();
     if (json_object_update(spec, in) != 0)
         goto out_bad;
+    /* where the spec came from stays with it, and is no field to read */
+    refs = json_incref(json_object_get(spec, "assets"));
+    json_object_del(spec, "assets");
     nw = calloc(1, sizeof(*nw));
     top = json_pack("{s:O}", "spec", spec);
     if (!nw || !top) {
@@ -1662,7 +1673,7 @@ void api_h_wl_inference_patch(struct api_req *r)
         goto out;
     }
     /* the merged spec is read as a submission's is */
-    if (api_wl_spec_in(r, top, &project, nw) != 0)
+    if (api_wl_spec_in(r, top, &project, nw) != 0 || api_assets_note(r, nw, refs) != 0)
         goto out;
     caps = pending_caps(r); /* Pending again: counted as a submission is */
     u = (struct db_wl_respec){w.seq, nw->image, nw->spec, nw->n_pods, nw->min_pods,
@@ -1695,6 +1706,7 @@ out:
     free(nw);
     json_decref(top);
     json_decref(spec);
+    json_decref(refs);
     json_decref(o);
     db_workload_clear(&w);
 }

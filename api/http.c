@@ -34,6 +34,7 @@
  */
 #include "api.h"
 #include "secrets.h"
+#include "assets.h"
 
 #include <civetweb.h>
 #include <errno.h>
@@ -43,6 +44,16 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+
+/* The five routes of a kind of asset at /api/v1/asset/PATH. */
+/* clang-format off */
+#define ASSET_ROUTES(path, read)                                                 \
+    {"GET", "/api/v1/asset/" path, api_h_assets_list, read},                     \
+    {"POST", "/api/v1/asset/" path, api_h_asset_create, API_ORG_WRITE},          \
+    {"GET", "/api/v1/asset/" path "/{id}", api_h_asset_get, read},               \
+    {"PUT", "/api/v1/asset/" path "/{id}", api_h_asset_update, API_ORG_WRITE},   \
+    {"DELETE", "/api/v1/asset/" path "/{id}", api_h_asset_delete, API_ORG_WRITE}
+/* clang-format on */
 
 /* A route's arg is 0 unless its row names one: the rows leave it out. */
 #pragma GCC diagnostic push
@@ -182,6 +193,25 @@ const struct api_route api_routes[] = {
     {"PUT", "/api/v1/asset/credentials/generic-secret/{id}", api_h_secret_update, API_ORG_WRITE},
     {"DELETE", "/api/v1/asset/credentials/generic-secret/{id}", api_h_secret_delete,
      API_ORG_WRITE},
+    /* the other assets (h_assets.c, assets.h): one handler per verb, the
+     * kind from the path; reading takes the right to read (credentials:
+     * to submit) where the asset's scope is, managing the organization's */
+    {"GET", "/api/v1/asset/datasource", api_h_assets_family_list, API_WL_READ},
+    {"GET", "/api/v1/asset/credentials", api_h_assets_family_list, API_WL_WRITE},
+    ASSET_ROUTES("environment", API_WL_READ),
+    ASSET_ROUTES("compute", API_WL_READ),
+    ASSET_ROUTES("datasource/host-path", API_WL_READ),
+    ASSET_ROUTES("datasource/git", API_WL_READ),
+    ASSET_ROUTES("datasource/nfs", API_WL_READ),
+    ASSET_ROUTES("datasource/pvc", API_WL_READ),
+    ASSET_ROUTES("datasource/s3", API_WL_READ),
+    ASSET_ROUTES("datasource/config-map", API_WL_READ),
+    ASSET_ROUTES("datasource/secrets", API_WL_READ),
+    ASSET_ROUTES("credentials/password", API_WL_WRITE),
+    ASSET_ROUTES("credentials/access-key", API_WL_WRITE),
+    ASSET_ROUTES("credentials/docker-registry", API_WL_WRITE),
+    ASSET_ROUTES("credentials/ngc-api-key", API_WL_WRITE),
+    ASSET_ROUTES("registries", API_WL_READ),
 };
 #pragma GCC diagnostic pop
 const int api_n_routes = (int)(sizeof(api_routes) / sizeof(api_routes[0]));

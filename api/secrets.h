@@ -21,6 +21,11 @@ void api_h_secret_get(struct api_req *r);
 void api_h_secret_update(struct api_req *r);
 void api_h_secret_delete(struct api_req *r);
 
+/* GET /api/v1/asset/credentials' share (h_assets.c): the generic secrets
+ * the caller may read that the query's filters pass, appended to entries
+ * with their spec under genericSecret. 0, or -1 answered. */
+int api_secrets_list_into(struct api_req *r, json_t *entries);
+
 /* Loads the secrets key at path (main.c, step 3). A missing file is
  * created when `create` (--init, --demo) or when the database holds no
  * secret yet; a database holding secrets without it is refused. 0, or -1
@@ -38,5 +43,11 @@ int api_secret_check_ref(struct api_req *r, const struct api_project *project, c
  * or -1. */
 int api_secret_value(struct db *db, const char *project, const char *name, const char *key,
                      char **value);
+
+/* The secrets key's seal and open (secretbox.h) for other stores of
+ * secret values (h_assets.c): NULL / -1 when allotd has no key. */
+int api_secrets_ready(void);
+char *api_secrets_seal(const char *id, const char *key, const char *value, size_t len);
+int api_secrets_open(const char *id, const char *key, const char *sealed, char **value);
 
 #endif

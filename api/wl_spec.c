@@ -3,8 +3,9 @@
  * the API accepts takes effect, every other is refused with a 400 that
  * names it and says why (never accepted and dropped).
  *
- * Step 1  the top level: templateId and masterSpec are refused (allot has
- *         no templates; a distributed master runs the workers' spec);
+ * Step 1  the top level: masterSpec is refused (a distributed master runs
+ *         the workers' spec); templateId and assets were resolved into
+ *         the spec before (h_assets.c);
  * Step 2  spec, by the table spec_table[]: which workload types a field
  *         applies to, or why allot refuses it; then each group in turn:
  *         compute (whole devices, a portion or GPU memory of one or more
@@ -922,7 +923,7 @@ static int env_secret_in(struct api_req *r, json_t *ref, size_t i,
         return env_error(r, i, ".secret.name: a secret's name is required");
     if (!key || !key[0] || strlen(key) > 253)
         return env_error(r, i, ".secret.key: a key of the secret is required");
-    return api_secret_check_ref(r, project, name, key, where);
+    return project ? api_secret_check_ref(r, project, name, key, where) : 0;
 }
 
 /* One entry: a name, and exactly one source that allot can give a pod. */
@@ -1053,9 +1054,6 @@ int api_wl_spec_in(struct api_req *r, json_t *top, const struct api_project *pro
 {
     json_t *spec = json_object_get(top, "spec"), *v;
 
-    if ((v = json_object_get(top, "templateId")) && !json_is_null(v))
-        return api_error(r, 400, "Bad request", "templateId is not supported: allot has no "
-                                                "templates"), -1;
     if ((v = json_object_get(top, "masterSpec")) && !json_is_null(v))
         return api_error(r, 400, "Bad request",
                          "masterSpec is not supported: the master runs the workers' spec "
@@ -1080,6 +1078,28 @@ int api_wl_spec_in(struct api_req *r, json_t *top, const struct api_project *pro
     if (!w->spec)
         return api_error(r, 500, "Internal error", "out of memory"), -1;
     return 0;
+}
+
+int api_wl_spec_part_check(struct api_req *r, json_t *spec, int type)
+{
+    struct db_workload w;
+    json_t *top;
+    int rc;
+
+    memset(&w, 0, sizeof(w));
+    w.type = type;
+    if (!json_is_object(spec))
+        return api_error(r, 400, "Bad request", "spec must be an object"), -1;
+    top = json_pack("{s:O}", "spec", spec);
+    rc = spec_fields_in(r, spec, type) || compute_in(r, json_object_get(spec, "compute"), &w) ||
+                 pools_in(r, json_object_get(spec, "nodePools"), &w) ||
+                 affinity_in(r, json_object_get(spec, "nodeAffinityRequired"), &w) ||
+                 priority_in(r, spec, &w) || pods_in(r, spec, top, &w) || ports_in(r, spec) ||
+                 env_in(r, spec, NULL) || storage_in(r, spec) || fixed_in(r, spec, type)
+             ? -1
+             : 0;
+    json_decref(top);
+    return rc;
 }
 
 /* The ports each pod of a workload listens on at its node, from its stored

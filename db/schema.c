@@ -505,6 +505,28 @@ static const struct numbered later[] = {
      " PRIMARY KEY (principal, idem_key));"
      "CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);",
      NULL},
+    /* 210: Run:ai's assets but generic secrets (assets.c): environments,
+     * compute resources, data sources, credentials, registries and
+     * workload templates; a name unique in its family and scope; sealed
+     * maps each secret field to its value sealed by the API (secretbox.c) */
+    {210,
+     "CREATE TABLE assets ("
+     " seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+     " id TEXT NOT NULL UNIQUE,"
+     " family TEXT NOT NULL,"
+     " kind TEXT NOT NULL,"
+     " name TEXT NOT NULL,"
+     " scope TEXT NOT NULL CHECK (scope IN ('project', 'department', 'tenant')),"
+     " scope_id TEXT NOT NULL DEFAULT '',"
+     " description TEXT NOT NULL DEFAULT '',"
+     " created_by TEXT NOT NULL DEFAULT '', updated_by TEXT NOT NULL DEFAULT '',"
+     " created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
+     " update_count INTEGER NOT NULL DEFAULT 1,"
+     " spec TEXT NOT NULL DEFAULT '{}',"
+     " sealed TEXT NOT NULL DEFAULT '{}',"
+     " supported TEXT NOT NULL DEFAULT '',"
+     " UNIQUE (family, scope, scope_id, name));",
+     NULL},
 };
 
 /* The later migrations PostgreSQL runs instead of their SQL (pq.c's

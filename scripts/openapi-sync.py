@@ -148,7 +148,7 @@ def sync_operation(runai, tmpl, method, mine, problems):
             problems.append("%s %s: status %s is not in Run:ai's operation (it lists %s)"
                             % (method.upper(), tmpl, status, ", ".join(sorted(theirs["responses"]))))
     op["responses"] = responses
-    for key in ("security", "x-allot-permission"):
+    for key in ("security", "x-allot-permission", "x-allot-refused"):
         if key in mine:
             op[key] = mine[key]
     return op
@@ -222,35 +222,42 @@ def ops_c(runai, served):
             "const int api_n_runai_ops = (int)(sizeof(api_runai_ops) / sizeof(api_runai_ops[0]));\n")
 
 
-def docs_part(runai, served):
+def docs_part(runai, served, refused):
     by_tag = {}
     for path, item in runai["paths"].items():
         for method in METHODS:
             if method not in item:
                 continue
             tag = (item[method].get("tags") or ["Other"])[0]
-            by_tag.setdefault(tag, [[], []])[0 if (norm(path), method) in served else 1].append(
-                "`%s %s`" % (method.upper(), path))
+            key = (norm(path), method)
+            by_tag.setdefault(tag, [[], []])[0 if key in served else 1].append(
+                "`%s %s`%s" % (method.upper(), path, " (refused)" if key in refused else ""))
     n_all = sum(len(a) + len(b) for a, b in by_tag.values())
     n_served = sum(len(a) for a, b in by_tag.values())
     lines = [BEGIN, "",
-             "allotd serves %d of the %d operations of Run:ai's document; every other one "
+             "allotd serves %d of the %d operations of Run:ai's document; %d more, marked "
+             "(refused), are kinds of assets allot cannot run: creating one answers `400` "
+             "saying why, and no such asset exists (`404`); every other one "
              "answers `501` with a body naming it (`code`, `message`, and the operation in "
-             "`details`)." % (n_served, n_all), "",
-             "| tag | implemented | not implemented (501) |", "|---|---|---|"]
+             "`details`)." % (n_served, n_all, len(refused)), "",
+             "| tag | implemented | not implemented (501) or refused |", "|---|---|---|"]
     for tag in sorted(by_tag):
         done, todo = by_tag[tag]
         lines.append("| %s | %s | %s |" % (tag, "<br>".join(done) or "-",
-                                          "<br>".join(todo) if done else
+                                          ("<br>".join(todo) or "-") if done else
                                           "all %d" % len(todo) if todo else "-"))
     lines += ["", END]
     return "\n".join(lines)
 
 
-def served_ops(runai, spec):
+def served_ops(runai, spec, refused=False):
+    """The shared operations allot serves; with refused, instead those it
+    routes only to refuse ("x-allot-refused": why: a kind of asset allot
+    cannot run), which count as not served."""
     index = shared_index(runai)
     return {(norm(p), m) for p, item in spec["paths"].items() for m in item
-            if m in METHODS and (norm(p), m) in index}
+            if m in METHODS and (norm(p), m) in index
+            and bool(item[m].get("x-allot-refused")) == refused}
 
 
 def main(argv):
@@ -259,13 +266,14 @@ def main(argv):
     problems = []
     spec = sync_spec(runai, allot, problems)
     served = served_ops(runai, spec)
+    refused = served_ops(runai, spec, refused=True)
     with open(DOCS, encoding="utf-8") as f:
         docs = f.read()
     if BEGIN not in docs or END not in docs:
         problems.append("docs/allotd.md lacks the runai-operations markers")
         new_docs = docs
     else:
-        new_docs = docs[:docs.index(BEGIN)] + docs_part(runai, served) + \
+        new_docs = docs[:docs.index(BEGIN)] + docs_part(runai, served, refused) + \
             docs[docs.index(END) + len(END):]
     outputs = {ALLOT: json.dumps(spec, indent=2, ensure_ascii=False) + "\n",
                OPS_C: ops_c(runai, served), DOCS: new_docs}

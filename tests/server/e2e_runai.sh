@@ -275,6 +275,83 @@ expect 200 GET "$GS/$SID" "" "$ADMIN" | jq -e '.spec.keyValuePairs == [{"key": "
 expect 202 PUT "$GS/$SID" '{"meta":{"description":"the database"}}' "$ADMIN" >/dev/null
 expect 204 DELETE "$GS/$SID" "" "$ADMIN" >/dev/null
 
+# ---- assets: every kind's CRUD, a secret never answered, a submission
+# from assets with its spec over them, an asset in use kept ----
+A=/api/v1/asset
+asset() { # STATUS KIND-PATH NAME SPEC: a team-a asset; prints its id
+  expect "$1" POST "$A/$2" "{\"meta\":{\"name\":\"$3\",\"scope\":\"project\",\"projectId\":\"$PA\"},
+    \"spec\":$4}" "$ADMIN" | jq -r .meta.id
+}
+ENV=$(asset 202 environment env1 '{"image":"busybox","command":"sleep","args":"60",
+  "environmentVariables":[{"name":"FROM_ENV","value":"e"},{"name":"KEEP","value":"k"}]}')
+CMP=$(asset 202 compute one-gpu '{"gpuDevicesRequest":1,"cpuCoreRequest":0.5}')
+HP=$(asset 202 datasource/host-path data '{"path":"/tmp","mountPath":"/data","readOnly":true}')
+GIT=$(asset 202 datasource/git code '{"repository":"https://example.com/r.git","path":"code"}')
+PW=$(asset 202 credentials/password db-cred '{"user":"u","password":"e2e-pw-value"}')
+AK=$(asset 202 credentials/access-key s3-key '{"accessKeyId":"AKID","secretAccessKey":"e2e-ak-value"}')
+DR=$(asset 202 credentials/docker-registry hub '{"url":"https://hub.example.com","user":"u",
+  "password":"e2e-dr-value"}')
+NGC=$(asset 202 credentials/ngc-api-key ngc '{"ngc_api_key":"e2e-ngc-value"}')
+REG=$(asset 201 registries reg1 '{"url":"https://reg.example.com","credentialKind":"password",
+  "user":"u","password":"e2e-reg-value"}')
+expect 200 GET "$A/datasource" "" "$ADMIN" | jq -e '[.entries[].spec | keys[0]] | sort == ["git", "hostPath"]' \
+  >/dev/null || fail "the data sources' list"
+CREDS=$(expect 200 GET "$A/credentials?projectId=$PA" "" "$ADMIN")
+printf '%s' "$CREDS" | jq -e '.entries | length == 5' >/dev/null || fail "the credentials' list: $CREDS"
+for k in environment:$ENV compute:$CMP datasource/host-path:$HP datasource/git:$GIT \
+    credentials/password:$PW credentials/access-key:$AK credentials/docker-registry:$DR \
+    credentials/ngc-api-key:$NGC registries:$REG; do
+  ONE=$(expect 200 GET "$A/${k%%:*}/${k#*:}" "" "$ADMIN")
+  LIST=$(expect 200 GET "$A/${k%%:*}?name=$(printf '%s' "$ONE" | jq -r .meta.name)" "" "$ADMIN")
+  [ "$(printf '%s' "$LIST" | jq '.entries | length')" = 1 ] || fail "the name filter of ${k%%:*}"
+  ! printf '%s %s %s' "$ONE" "$LIST" "$CREDS" | grep -q 'e2e-[a-z]*-value' ||
+    fail "a secret value is answered: ${k%%:*}"
+done
+expect 202 PUT "$A/compute/$CMP" '{"meta":{"name":"one-gpu","description":"one device"},
+  "spec":{"gpuDevicesRequest":1,"cpuCoreRequest":0.5}}' "$ADMIN" |
+  jq -e '.meta.updateCount == 2 and .meta.description == "one device"' >/dev/null || fail "compute PUT"
+expect 202 PUT "$A/environment/$ENV" '{"meta":{"name":"env1"},"spec":{"image":"busybox",
+  "command":"sleep","args":"60","environmentVariables":[{"name":"FROM_ENV","value":"e"},
+  {"name":"KEEP","value":"k"}]}}' "$ADMIN" >/dev/null
+expect 202 PUT "$A/datasource/host-path/$HP" '{"meta":{"name":"data"},"spec":{"path":"/tmp",
+  "mountPath":"/data","readOnly":true}}' "$ADMIN" >/dev/null
+expect 202 PUT "$A/datasource/git/$GIT" '{"meta":{"name":"code"},"spec":{"repository":
+  "https://example.com/r.git","path":"code","branch":"main"}}' "$ADMIN" >/dev/null
+for k in password:$PW access-key:$AK docker-registry:$DR ngc-api-key:$NGC; do
+  expect 202 PUT "$A/credentials/${k%%:*}/${k#*:}" '{"meta":{"description":"d"}}' "$ADMIN" >/dev/null
+done
+expect 200 PUT "$A/registries/$REG" '{"meta":{"name":"reg1","description":"r"}}' "$ADMIN" |
+  jq -e '.spec.password == "********"' >/dev/null || fail "a registry's password is not masked"
+for k in nfs pvc s3 config-map secrets; do
+  expect 200 GET "$A/datasource/$k" "" "$ADMIN" | jq -e '.entries == []' >/dev/null || fail "$k list"
+  expect 400 POST "$A/datasource/$k" '{"meta":{"name":"x","scope":"tenant"},"spec":{}}' "$ADMIN" |
+    jq -r .details | grep -q "is not supported: " || fail "creating a $k data source is not refused"
+  expect 404 GET "$A/datasource/$k/$HP" "" "$ADMIN" >/dev/null
+  expect 404 PUT "$A/datasource/$k/$HP" '{"meta":{"name":"x"},"spec":{}}' "$ADMIN" >/dev/null
+  expect 404 DELETE "$A/datasource/$k/$HP" "" "$ADMIN" >/dev/null
+done
+# a submission names them (ids or names); its spec wins field by field
+FA=$(submit trainings from-assets "$PA" '{"args":"120","environmentVariables":[{"name":"KEEP",
+  "value":"mine"}]}' "\"assets\":{\"environment\":\"env1\",\"compute\":\"$CMP\",
+  \"datasources\":[{\"id\":\"$HP\",\"kind\":\"hostPath\"}],\"credentials\":[\"db-cred\"]}")
+expect 200 GET "/api/v1/workloads/trainings/$FA" "" "$ADMIN" | jq -e --arg env "$ENV" '.spec |
+  .image == "busybox" and .command == "sleep" and .args == "120" and .compute.gpuDevicesRequest == 1
+  and .storage.hostPath[0].mountPath == "/data" and .assets.environment.id == $env
+  and ([.environmentVariables[] | {(.name): (.value // .secret.key)}] | add) ==
+      {"FROM_ENV": "e", "KEEP": "mine", "DB_CRED_USER": "user", "DB_CRED_PASSWORD": "password"}' \
+  >/dev/null || fail "the spec from assets: $(expect 200 GET "/api/v1/workloads/trainings/$FA" "" "$ADMIN")"
+expect 412 DELETE "$A/datasource/host-path/$HP" "" "$ADMIN" | jq -r .details | grep -q from-assets ||
+  fail "deleting a host path in use does not name its workload"
+expect 403 DELETE "$A/environment/$ENV" "" "$ADMIN" | jq -r .details | grep -q from-assets ||
+  fail "deleting an environment in use does not name its workload"
+expect 202 DELETE "/api/v1/workloads/trainings/$FA" "" "$ADMIN" >/dev/null
+for k in environment:$ENV compute:$CMP datasource/host-path:$HP datasource/git:$GIT \
+    credentials/password:$PW credentials/access-key:$AK credentials/docker-registry:$DR; do
+  expect 202 DELETE "$A/${k%%:*}/${k#*:}" "" "$ADMIN" >/dev/null
+done
+expect 204 DELETE "$A/credentials/ngc-api-key/$NGC" "" "$ADMIN" >/dev/null
+expect 204 DELETE "$A/registries/$REG" "" "$ADMIN" >/dev/null
+
 # ---- deletion: it ends, the workloads are kept for history, then their
 # projects and department can go ----
 expect 400 DELETE "/api/v1/org-unit/projects/$PA" "" "$ADMIN" | jq -r .details |
@@ -285,7 +362,7 @@ done
 for w in $B1 $WAITER; do expect 202 DELETE "/api/v1/workloads/$w" "" "$ADMIN" >/dev/null; done
 [ "$(expect 200 GET /api/v1/workloads/count "" "$ADMIN" | jq .count)" = 0 ] || fail "deleted workloads are listed"
 expect 200 GET "/api/v1/workloads?deleted=true" "" "$ADMIN" |
-  jq -e '[.workloads[] | select(.deletedAt != null and .phase == "Stopped")] | length == 6' >/dev/null ||
+  jq -e '[.workloads[] | select(.deletedAt != null and .phase == "Stopped")] | length == 7' >/dev/null ||
   fail "deleted workloads are not kept, Stopped, for history"
 expect 200 GET "/api/v1/workloads/$TR/events" "" "$ADMIN" | jq -r '.events[].reason' | grep -qx Deleted ||
   fail "tr1 has no Deleted event"

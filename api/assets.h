@@ -1,0 +1,59 @@
+/*
+ * assets.h: Run:ai's assets (h_assets.c): environments, compute
+ * resources, data sources, credentials (generic secrets: secrets.h),
+ * registries and workload templates (h_templates.c), one table of kinds,
+ * and what a submission takes from them.
+ *
+ * Rights, on the asset's scope (a project, a department, the tenant), as
+ * for projects (authz.c):
+ *   read it                     API_WL_READ (credentials: API_WL_WRITE,
+ *                               as generic secrets), where the caller may
+ *   create, change, delete      API_ORG_WRITE: its administrators
+ *   use it in a submission      API_WL_WRITE on the workload's project,
+ *                               for the assets that project sees (its
+ *                               own, its department's, the tenant's)
+ */
+#ifndef ALLOT_ASSETS_H
+#define ALLOT_ASSETS_H
+
+#include "api.h"
+#include "db_assets.h"
+
+/* The routes of every kind: the kind is the path's (h_assets.c's table). */
+void api_h_assets_list(struct api_req *r);
+void api_h_asset_create(struct api_req *r);
+void api_h_asset_get(struct api_req *r);
+void api_h_asset_update(struct api_req *r);
+void api_h_asset_delete(struct api_req *r);
+/* GET /api/v1/asset/datasource and /api/v1/asset/credentials: every kind
+ * of the family, each entry's spec under its kind. */
+void api_h_assets_family_list(struct api_req *r);
+
+/* A submission's templateId and assets (an allot extension of the shape
+ * of Run:ai's AssetsIds: {environment, compute, datasources[{id, kind,
+ * overrides}], credentials[]}, each an id or a name the project sees):
+ * top.spec becomes what they give, overridden field by field by the spec
+ * given (a list of named entries merged by name, a value replaced), and
+ * templateId and assets leave top. *refs (a new object, or NULL when
+ * none was named) says which assets it came from. 0, or -1 answered. */
+int api_assets_expand(struct api_req *r, json_t *top, const struct api_project *project,
+                      int type, json_t **refs);
+/* Keeps refs in a stored spec (w->spec, rewritten) as spec.assets; refs
+ * NULL or a spec without room: nothing. 0, or -1 answered 500. */
+int api_assets_note(struct api_req *r, struct db_workload *w, json_t *refs);
+
+/* A credential asset the project named `project` sees by name: 0 and
+ * *value for key (a shown field or a sealed one opened; wipe it with
+ * api_secretbox_free()), 1 if it has no such key, -1 if there is no such
+ * credential or the value cannot be had. */
+int api_credential_value(struct db *db, const char *project, const char *name, const char *key,
+                         char **value);
+
+/* The asset of the path's id (r->params[0]) if the caller holds perm on
+ * its scope: 0, or -1 answered (404 as if absent). */
+int api_asset_read(struct api_req *r, unsigned perm, struct db_asset *a);
+/* The part of a workload's spec the asset gives (a new object; for a data
+ * source, overrides: its {containerPath}), or NULL answered 400. */
+json_t *api_asset_part(struct api_req *r, const struct db_asset *a, json_t *overrides);
+
+#endif
