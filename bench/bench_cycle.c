@@ -79,6 +79,8 @@ static const struct flag flags[] = {
     {"--event-runs", OPT(event_runs), 1, 1000, "runs per event measurement"},
     {"--settle", OPT(settle), 0, 1000, "most passes to settle before the settled event"},
     {"--cold", OPT(cold), 0, 10000000, "one-GPU workloads for the cold fill (0: skip)"},
+    {"--racks", OPT(gen.rack_nodes), 0, 1000000,
+     "nodes per rack: a block, rack, host topology, half the gangs requiring a rack (0: none)"},
 };
 
 static void defaults(struct options *o)

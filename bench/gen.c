@@ -52,7 +52,8 @@ static int alloc_world(struct gen_world *w, const struct gen_opts *o)
     w->cap_wls = (int)(n_running + (size_t)o->pending + (size_t)o->extra);
     w->cap_pods = n_running + (size_t)o->pending * 64 + (size_t)o->extra * 64 +
                   (size_t)MAX_RUNNING_GANG * 8 * (size_t)o->pools;
-    w->cap_names = ((size_t)o->nodes + (size_t)w->cap_wls + n_q) * NAME_MAX_LEN;
+    w->cap_names = ((size_t)o->nodes * 3 + (size_t)w->cap_wls + n_q) * NAME_MAX_LEN;
+    w->labels = calloc(2 * (size_t)o->nodes + 1, sizeof(*w->labels));
     w->pools = calloc((size_t)o->pools, sizeof(*w->pools));
     w->nodes = calloc((size_t)o->nodes, sizeof(*w->nodes));
     w->queues = calloc(n_q, sizeof(*w->queues));
@@ -62,7 +63,7 @@ static int alloc_world(struct gen_world *w, const struct gen_opts *o)
     w->pods = calloc(w->cap_pods, sizeof(*w->pods));
     w->names = calloc(w->cap_names, 1);
     return w->pools && w->nodes && w->queues && w->quotas && w->default_pools && w->wls &&
-                   w->pods && w->names
+                   w->pods && w->names && w->labels
                ? 0
                : -1;
 }
@@ -73,6 +74,7 @@ void gen_world_free(struct gen_world *w)
         return;
     free(w->pools);
     free(w->nodes);
+    free(w->labels);
     free(w->queues);
     free(w->quotas);
     free(w->default_pools);
@@ -84,6 +86,8 @@ void gen_world_free(struct gen_world *w)
 }
 
 /* ---- Step 1: pools, nodes, queues ---- */
+
+static const char *const topology[] = {"bench/block", "bench/rack", SCHED_HOSTNAME_LABEL};
 
 static void gen_pools(struct gen_world *w, const struct gen_opts *o)
 {
@@ -98,6 +102,10 @@ static void gen_pools(struct gen_world *w, const struct gen_opts *o)
         w->pools[p].cpu_placement = (uint8_t)o->placement;
         w->pools[p].tbf_window_ms = 604800000;
         w->pools[p].tbf_k_milli = 1000;
+        if (o->rack_nodes > 0) {
+            w->pools[p].topology = topology;
+            w->pools[p].n_topology = 3;
+        }
     }
 }
 
@@ -114,6 +122,15 @@ static void gen_nodes(struct gen_world *w, const struct gen_opts *o)
         n->n_gpus = o->gpus;
         n->cpu_milli = (int64_t)o->gpus * CPU_PER_GPU * 2;
         n->mem_mib = (int64_t)o->gpus * MEM_PER_GPU * 2;
+        if (o->rack_nodes > 0) {   /* no draw from the generator: the same world either way */
+            struct sched_label *l = &w->labels[2 * i];
+            l[0].key = topology[0];
+            l[0].value = add_name(w, "block-", i / o->rack_nodes / 8);
+            l[1].key = topology[1];
+            l[1].value = add_name(w, "rack-", i / o->rack_nodes);
+            n->labels = l;
+            n->n_labels = 2;
+        }
     }
 }
 
@@ -421,6 +438,8 @@ static int gen_pending(struct gen_world *w, const struct gen_opts *o)
             wl->preemptible = 1;
         }
         set_gpus(wl, o->pending_gpus > 0 ? o->pending_gpus : between(w, 1, 8));
+        if (gang && o->rack_nodes > 0 && w->n_gangs_pending % 2 == 0)
+            wl->topology_required = topology[1];
         w->n_gangs_pending += gang;
     }
     return 0;

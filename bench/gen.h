@@ -49,12 +49,17 @@ struct gen_opts {
     int pending_gpus;            /* 0: 1-8 GPUs per pod; else exactly that */
     int extra;                   /* room for workloads added later */
     int placement;               /* enum sched_placement of every pool */
+    int rack_nodes;              /* 0: no topology; else every pool's topology is block, rack,
+                                    host, racks of this many nodes (in name order), blocks of 8
+                                    racks, and every other pending gang requires one rack
+                                    (the others, distributed, prefer the narrowest level) */
     uint64_t seed;
 };
 
 struct gen_world {
     struct sched_pool *pools;        int n_pools;
     struct sched_node *nodes;        int n_nodes;
+    struct sched_label *labels;      /* [2 * n_nodes] with rack_nodes: block, rack */
     struct sched_queue *queues;      int n_queues;
     struct sched_quota *quotas;      /* [n_queues * n_pools * SCHED_NRES] */
     int *default_pools;              /* [n_queues * n_pools] */

@@ -17,6 +17,9 @@
  * attempts: the incremental path (memo.c) asks it whether a submission
  * changes anything.
  *
+ * A workload that asks a topology is attempted in each pool domain by
+ * domain (topology.c, sched__topo_attempt()).
+ *
  * Attempts known to fail (struct ss_known, memo.c Step 5): a reclaim or
  * preempt attempt that failed in the settled cycle, in a pool that is as
  * it was then, fails again and is not made; the hopeless shape it noted
@@ -196,7 +199,7 @@ static void check_answer(struct sched_session *ss, int w, int pool, attempt_fn f
     struct ss_mark mark = sched__mark(ss);
 
     ss->attempt_trace = SS_TRACE_QUIET;
-    if (fn(ss, w, pool)) {
+    if (sched__topo_attempt(ss, w, pool, SCHED_ACT_RECLAIM, fn)) {
         ss->known->wrong++;
         sched__rollback(ss, mark);
     } else if (ss->attempt_trace != SS_TRACE_UNKNOWN &&
@@ -259,7 +262,7 @@ static int attempt_pools(struct sched_session *ss, int w, int action, attempt_fn
         if (known_to_fail(ss, w, p, action, fn))
             continue;
         ss->attempt_trace = SS_TRACE_QUIET;
-        if (fn(ss, w, p))
+        if (sched__topo_attempt(ss, w, p, action, fn))
             return 1;
         note_failure(ss, w, p, action);
     }

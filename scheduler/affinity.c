@@ -19,8 +19,9 @@
  * Invariants:
  *   1. Class 0 is "no constraint": rank 1 on every node, no table.
  *   2. Two workloads share a class only if their constraints are equal
- *      (same types in the same order, same terms), so signatures that
- *      compare classes compare constraints.
+ *      (same types in the same order, same terms; in a session with
+ *      topologies, the same topology levels asked, topology.c), so
+ *      signatures that compare classes compare constraints.
  */
 #include "sched_int.h"
 
@@ -28,7 +29,7 @@
 
 /* ---- One node against one workload (pure, public) ---- */
 
-static const char *label_of(const struct sched_node *n, const char *key)
+const char *sched__label_of(const struct sched_node *n, const char *key)
 {
     int i;
 
@@ -62,7 +63,7 @@ static int parse_int(const char *s, int64_t *out)
 
 static int match_holds(const struct sched_match *m, const struct sched_node *n)
 {
-    const char *value = m->key ? label_of(n, m->key) : NULL;
+    const char *value = m->key ? sched__label_of(n, m->key) : NULL;
     int64_t have, bound;
     int i, in = 0;
 
@@ -107,7 +108,7 @@ static int affinity_holds(const struct sched_workload *w, const struct sched_nod
  * 0 if the node's type is not among them. */
 static int type_rank(const struct sched_workload *w, const struct sched_node *n)
 {
-    const char *type = n->node_type ? n->node_type : label_of(n, "node-type");
+    const char *type = n->node_type ? n->node_type : sched__label_of(n, "node-type");
     int i;
 
     if (w->n_node_types <= 0)
@@ -132,9 +133,9 @@ int sched_node_allowed(const struct sched_workload *w, const struct sched_node *
 
 /* ---- Classes of equal constraints ---- */
 
-static int constrained(const struct sched_workload *w)
+static int constrained(const struct sched_session *ss, const struct sched_workload *w)
 {
-    return w->node_type || w->n_node_types > 0 || w->n_affinity > 0;
+    return w->node_type || w->n_node_types > 0 || w->n_affinity > 0 || sched__topo_asks(ss, w);
 }
 
 static uint64_t mix_str(uint64_t h, const char *s)
@@ -149,10 +150,14 @@ static uint64_t mix_int(uint64_t h, int64_t v)
     return (h ^ (uint64_t)v) * 1099511628211ULL;
 }
 
-static uint64_t constraint_hash(const struct sched_workload *w)
+static uint64_t constraint_hash(const struct sched_session *ss, const struct sched_workload *w)
 {
     uint64_t h = mix_str(1469598103934665603ULL, w->n_node_types > 0 ? NULL : w->node_type);
     int i, k, v;
+
+    if (sched__topo_asks(ss, w))
+        h = mix_int(mix_str(mix_str(h, w->topology_required), w->topology_preferred),
+                    w->type == SCHED_DISTRIBUTED);
 
     h = mix_int(h, w->n_node_types);
     for (i = 0; i < w->n_node_types; i++)
@@ -188,9 +193,16 @@ static int match_eq(const struct sched_match *a, const struct sched_match *b)
     return 1;
 }
 
-static int constraints_eq(const struct sched_workload *a, const struct sched_workload *b)
+static int constraints_eq(const struct sched_session *ss, const struct sched_workload *a,
+                          const struct sched_workload *b)
 {
-    int i, k;
+    int i, k, topo = sched__topo_asks(ss, a);
+
+    if (topo != sched__topo_asks(ss, b) ||
+        (topo && (!str_eq(a->topology_required, b->topology_required) ||
+                  !str_eq(a->topology_preferred, b->topology_preferred) ||
+                  (a->type == SCHED_DISTRIBUTED) != (b->type == SCHED_DISTRIBUTED))))
+        return 0;
 
     if (a->n_node_types != b->n_node_types || a->n_affinity != b->n_affinity ||
         (a->n_node_types == 0 && !str_eq(a->node_type, b->node_type)))
@@ -232,7 +244,7 @@ int sched__build_classes(struct sched_session *ss)
     int n = 0, w, cap = 16, mask, *slots;
 
     for (w = 0; w < ss->n_workloads; w++)
-        n += constrained(ss_w(ss, w)) && (ss->wl[w].flags & WL_ACTIVE);
+        n += constrained(ss, ss_w(ss, w)) && (ss->wl[w].flags & WL_ACTIVE);
     ss->n_classes = 1;
     if (n == 0)
         return SCHED_OK;
@@ -248,10 +260,10 @@ int sched__build_classes(struct sched_session *ss)
     for (w = 0; w < ss->n_workloads; w++) {
         const struct sched_workload *wl = ss_w(ss, w);
         int i;
-        if (!constrained(wl) || !(ss->wl[w].flags & WL_ACTIVE))
+        if (!constrained(ss, wl) || !(ss->wl[w].flags & WL_ACTIVE))
             continue;
-        i = (int)(constraint_hash(wl) & (uint64_t)mask);
-        while (slots[i] && !constraints_eq(ss_w(ss, ss->class_first[slots[i]]), wl))
+        i = (int)(constraint_hash(ss, wl) & (uint64_t)mask);
+        while (slots[i] && !constraints_eq(ss, ss_w(ss, ss->class_first[slots[i]]), wl))
             i = (i + 1) & mask;
         if (!slots[i]) {
             int c = class_new(ss, w);
@@ -272,10 +284,10 @@ int sched__class_extend(struct sched_session *ss, int w)
     const struct sched_workload *wl = ss_w(ss, w);
     int c;
 
-    if (!constrained(wl) || !(ss->wl[w].flags & WL_ACTIVE))
+    if (!constrained(ss, wl) || !(ss->wl[w].flags & WL_ACTIVE))
         return SCHED_OK;
     for (c = 1; c < ss->n_classes; c++)
-        if (constraints_eq(ss_w(ss, ss->class_first[c]), wl)) {
+        if (constraints_eq(ss, ss_w(ss, ss->class_first[c]), wl)) {
             ss->wl[w].cls = c;
             return SCHED_OK;
         }

@@ -73,7 +73,9 @@ int sched_workload_same(const struct sched_workload *a, const struct sched_workl
         a->stale_since_ms != b->stale_since_ms || a->n_pools != b->n_pools ||
         (a->pools == NULL) != (b->pools == NULL) || a->n_node_types != b->n_node_types ||
         a->n_affinity != b->n_affinity || !same_str(a->name, b->name) ||
-        !same_str(a->node_type, b->node_type))
+        !same_str(a->node_type, b->node_type) ||
+        !same_str(a->topology_required, b->topology_required) ||
+        !same_str(a->topology_preferred, b->topology_preferred))
         return 0;
     if (a->n_pools > 0 && a->pools && memcmp(a->pools, b->pools, sizeof(int) * (size_t)a->n_pools))
         return 0;

@@ -81,7 +81,7 @@ int sched__same_diagnosis(const struct sched_session *ss, int a, int b)
         wa->gpu_portion != wb->gpu_portion || wa->cpu_milli != wb->cpu_milli ||
         wa->mem_mib != wb->mem_mib || wa->preemptible != wb->preemptible ||
         wa->n_pods != wb->n_pods || wa->min_pods - xa->n_placed != wb->min_pods - xb->n_placed ||
-        wa->type != wb->type)
+        wa->type != wb->type || (a != b && (sched__topo_fixed(ss, a) || sched__topo_fixed(ss, b))))
         return 0;
     if (xa->pools != xb->pools && memcmp(xa->pools, xb->pools, sizeof(int) * (size_t)xa->n_pools))
         return 0;

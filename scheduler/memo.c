@@ -1898,7 +1898,9 @@ int sched_cycle_next(struct sched_memo *memo, const struct sched_state *in,
         sched_config_default(&defaults);
         cfg = &defaults;
     }
-    if (!try_reuse(memo, in, delta, cfg, arena, out, &rc))
+    /* a state with topologies runs in full (topology.c's attempts keep
+     * nothing the reuse steps could check) */
+    if (sched__topo_state(in) || !try_reuse(memo, in, delta, cfg, arena, out, &rc))
         rc = full_cycle(memo, in, cfg, arena, out);
     if (rc != SCHED_OK)
         memo->valid = 0;

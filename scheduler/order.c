@@ -434,7 +434,8 @@ static int sig_same(const struct sched_session *ss, int a, int b)
         wa->gpu_devices != wb->gpu_devices || wa->gpu_portion != wb->gpu_portion ||
         wa->cpu_milli != wb->cpu_milli || wa->mem_mib != wb->mem_mib ||
         wa->preemptible != wb->preemptible || wa->priority != wb->priority ||
-        sched__pods_to_place(ss, a) != sched__pods_to_place(ss, b))
+        sched__pods_to_place(ss, a) != sched__pods_to_place(ss, b) ||
+        (a != b && (sched__topo_fixed(ss, a) || sched__topo_fixed(ss, b))))
         return 0;
     if (xa->pools != xb->pools &&
         memcmp(xa->pools, xb->pools, sizeof(int) * (size_t)xa->n_pools) != 0)

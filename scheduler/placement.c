@@ -239,6 +239,7 @@ static int node_better(const struct sched_session *ss, int w, int a, int b)
 /* A node that fits, with what orders it before the strategy. */
 struct candidate {
     int node, rank, fresh;
+    int breaks;               /* pools with a topology: empty domains it opens (topology.c) */
     int64_t rise;             /* fragmentation pools: what the pod strands there */
     int left;                 /* cpu, gpu below hold left_after() (computed when first asked) */
     int64_t cpu, gpu;
@@ -293,6 +294,8 @@ static int candidate_cmp(const struct sched_session *ss, int w, int frag, struct
 {
     if (a->rank != b->rank)
         return a->rank < b->rank ? 1 : -1;
+    if (a->breaks != b->breaks)
+        return a->breaks < b->breaks ? 1 : -1;
     if (a->rise != b->rise)
         return a->rise < b->rise ? 1 : -1;
     if (a->fresh != b->fresh)
@@ -323,6 +326,13 @@ int sched__pool_may_fit(const struct sched_session *ss, int w, int pool, int pod
     return 1;
 }
 
+/* Does the pool order nodes for w's pods by the empty domains they open
+ * (a topology, and pods that ask GPUs)? */
+static int topo_breaks(const struct sched_session *ss, int w, int pool)
+{
+    return ss->topo && ss->topo[pool].n_levels > 0 && sched__asks_gpu(ss_w(ss, w));
+}
+
 /* How a pool orders the nodes for one pod, and the best so far. */
 struct scan {
     int frag;      /* SCHED_FRAGMENTATION: the tie-break by CPU per GPU */
@@ -333,6 +343,7 @@ struct scan {
     int by_state;  /* measure, a whole-device pod: nodes in one state compare alike */
     uint64_t best_state; /* by_state: best's state serial (sched__frag_state(), 0: none) */
     uint64_t lose_state; /* by_state: a state that goes after best's before the name */
+    int topo;      /* the pool has a topology, and w's pods ask GPUs: candidates' breaks */
 };
 
 /* c fits: is it the best so far? By state: a whole-device pod's rise,
@@ -348,6 +359,7 @@ static void consider_fitting(const struct sched_session *ss, int w, struct candi
 
     c->rise = 0;
     c->left = 0;
+    c->breaks = s->topo ? sched__topo_breaks(ss, c->node) : 0;
     if (s->measure && s->best.node >= 0 && c->rank > s->best.rank)
         return;   /* cannot win: spare the measure */
     if (s->by_state && (state = sched__frag_state(ss, c->node)) != 0 && s->best.node >= 0 &&
@@ -408,6 +420,12 @@ static void each_node(const struct sched_session *ss, int w, int pool, int exclu
     const struct ss_pool *p = &ss->pools[pool];
     int i;
 
+    if (w == ss->topo_w) {   /* a topology attempt: the domain's nodes, in name order */
+        for (i = 0; i < ss->topo_n && !(s->first && s->best.node >= 0); i++)
+            if (ss->topo_nodes[i] != exclude && ss->nodes[ss->topo_nodes[i]].pool == pool)
+                visit(ss, w, ss->topo_nodes[i], s);
+        return;
+    }
     if (!sched__whole(ss_w(ss, w))) {
         for (i = 0; i < p->n_nodes && !(s->first && s->best.node >= 0); i++)
             if (p->nodes[i] != exclude)
@@ -445,7 +463,7 @@ int64_t sched__charge_as_is(const struct sched_session *ss, int w, int pool, int
 
 int sched__fits_somewhere(const struct sched_session *ss, int w, int pool)
 {
-    struct scan s = {0, 0, {-1, 0, 0, 0, 0, 0, 0}, 0, 1, 0, 0, 0};
+    struct scan s = {0, 0, {-1, 0, 0, 0, 0, 0, 0, 0}, 0, 1, 0, 0, 0, 0};
     int64_t charge;
 
     if (sched__whole(ss_w(ss, w)) && ss->pools[pool].max_empty < ss_w(ss, w)->gpu_devices)
@@ -475,8 +493,8 @@ int sched__candidate(const struct sched_session *ss, int w, int node, struct ss_
 int sched__candidate_better(const struct sched_session *ss, int w, const struct ss_cand *a,
                             const struct ss_cand *b)
 {
-    struct candidate x = {a->node, a->rank, a->fresh, a->rise, 0, 0, 0};
-    struct candidate y = {b->node, b->rank, b->fresh, b->rise, 0, 0, 0};
+    struct candidate x = {a->node, a->rank, a->fresh, 0, a->rise, 0, 0, 0};
+    struct candidate y = {b->node, b->rank, b->fresh, 0, b->rise, 0, 0, 0};
 
     return candidate_better(ss, w, strategy_for(ss, w, ss->nodes[a->node].pool) ==
                                        SCHED_FRAGMENTATION, &x, &y);
@@ -709,12 +727,14 @@ int sched__best_node(const struct sched_session *ss, int w, int pool, int exclud
     const struct sched_workload *wl = ss_w(ss, w);
     int strategy = strategy_for(ss, w, pool);
     struct scan s = {strategy == SCHED_FRAGMENTATION,
-                     by_fragmentation(ss, w, pool), {-1, 0, 0, 0, 0, 0, 0}, 0, 0, 0, 0, 0};
+                     by_fragmentation(ss, w, pool), {-1, 0, 0, 0, 0, 0, 0, 0}, 0, 0, 0, 0, 0,
+                     topo_breaks(ss, w, pool)};
     int i, n;
 
     if (sched__whole(wl) && ss->pools[pool].max_empty < wl->gpu_devices)
         return -1;
-    if (sched__whole(wl) && (strategy == SCHED_BINPACK || strategy == SCHED_SPREAD)) {
+    if (sched__whole(wl) && (strategy == SCHED_BINPACK || strategy == SCHED_SPREAD) &&
+        !s.topo && w != ss->topo_w) {
         int node = indexed_best(ss, w, pool, exclude);
         if (node != -2)
             return node;
@@ -730,7 +750,7 @@ int sched__best_node(const struct sched_session *ss, int w, int pool, int exclud
         return s.n_fitting ? s.best.node : -1;
     n = s.n_fitting;
     s.best.node = -1;
-    s.by_state = sched__whole(wl);
+    s.by_state = sched__whole(wl) && !s.topo;   /* breaks read the domain, not the node */
     for (i = 0; i < n; i++) {
         struct candidate c;
         c.node = ss->frag.fitting[i].node;

@@ -259,6 +259,8 @@ static void diagnose_pool(struct sched_session *ss, int w, int pool, int pods,
         ss->oom = 1;
         return;
     }
+    if (sched__topo_diagnose(ss, w, pool, pods, p, 0))
+        return;
     if (!sched__pool_can_ever_fit(ss, w, pool, pods)) {
         r = binding_res(x, f, 1);
         set(p, wl->n_pods > 1 ? SCHED_R_GANG_NOT_SATISFIABLE : SCHED_R_INSUFFICIENT_RESOURCES,
@@ -282,6 +284,7 @@ static void diagnose_pool(struct sched_session *ss, int w, int pool, int pods,
         f->free[r]);
     if (sched__protected_victims(ss, w, pool, &p->other_queue, &p->wait_ms))
         p->detail = SCHED_D_RUNTIME_PROTECTED;
+    sched__topo_diagnose(ss, w, pool, pods, p, 1);
 }
 
 static void diagnose(struct sched_session *ss, int w, int pods, struct sched_pending *p);

@@ -67,7 +67,14 @@ struct sched_pool {
     int64_t tbf_window_ms;               /* default 7 days */
     int64_t tbf_half_life_ms;            /* 0: no decay */
     int64_t tbf_k_milli;                 /* kValue x 1000, default 1000 */
+    /* Its network topology (topology.c): node label keys, the widest level
+     * first (a block, a rack, a host). A level's domains are the values of
+     * its key among the pool's nodes; a node without the key is in no
+     * domain of that level. n_topology 0: none, domains play no part. */
+    const char *const *topology;
+    int n_topology;                      /* 0..SCHED_MAX_TOPOLOGY */
 };
+#define SCHED_MAX_TOPOLOGY 8             /* levels of a topology */
 
 /* ---- Nodes ---- */
 struct sched_label {
@@ -186,6 +193,16 @@ struct sched_workload {
     int n_node_types;
     const struct sched_term *affinity;  /* required node affinity: any term; 0: any node */
     int n_affinity;
+    /* Topology-aware placement (topology.c), levels named by their label
+     * key, read in a pool whose topology lists them:
+     *   required   every pod in one domain of that level, or none placed
+     *              (a pool whose topology lacks the level cannot hold it);
+     *   preferred  in one domain of that level if it can, else of the next
+     *              wider level, up to the required one (or the whole pool).
+     * NULL: none; a distributed workload without either prefers its pool's
+     * narrowest level. */
+    const char *topology_required;
+    const char *topology_preferred;
 };
 
 /* ---- Usage history, for time-based fairshare ----
@@ -275,11 +292,16 @@ enum sched_reason_detail {
     SCHED_D_NOT_RECLAIMABLE,     /* QueueFairShareReached: other_queue holds more than its
                                     share, but only a queue within its own fair share may take
                                     GPUs back */
-    SCHED_D_NEVER_FITS           /* InsufficientResources or GangNotSatisfiable: no ready node
+    SCHED_D_NEVER_FITS,          /* InsufficientResources or GangNotSatisfiable: no ready node
                                     of the pool that it may use could hold one of its pods even
                                     empty; it can never run as asked. would_use is one pod's
                                     request of res, bound the most any such node has of it (-1:
                                     no one resource stands out) */
+    SCHED_D_TOPOLOGY             /* its required topology level: no domain of that level has
+                                    room for the gang (InsufficientResources: bound is the most
+                                    GPU one domain has free; GangNotSatisfiable: the most one
+                                    has in all; NoMatchingNodePool: the pool's topology lacks
+                                    the level, bound 0) */
 };
 
 struct sched_pending {

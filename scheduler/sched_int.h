@@ -150,6 +150,20 @@ struct ss_queue {
     int min_running_priority;          /* lowest priority of its running preemptible work */
 };
 
+/* One level of a pool's topology (topology.c): its domains. */
+struct ss_topo_level {
+    const char *key;
+    int *dom;                 /* [pool n_nodes] by pool position: the node's domain, or -1 */
+    int n_dom;
+    int *first;               /* [n_dom + 1]: domain d's nodes are nodes[first[d]..first[d+1]) */
+    int *nodes;               /* node indices by domain, each domain's in name order */
+    int *busy;                /* [n_dom] its nodes with a GPU in use */
+};
+struct ss_topo {
+    int n_levels;             /* 0: the pool has no topology */
+    struct ss_topo_level *level;
+};
+
 /* Flags of a workload within one cycle. */
 #define WL_CANDIDATE 0x01   /* has pods to place */
 #define WL_EVICTED   0x02   /* lost pods in this cycle: not placed again, not a victim again */
@@ -324,6 +338,17 @@ struct sched_session {
                                          its minimum, written by nobody */
     struct ss_known *known;           /* attempts known to fail, or NULL */
     int attempt_trace;                /* SS_TRACE_*: how the last victim search failed */
+    /* topology.c: per pool its levels' domains (NULL: no topology in the
+     * state), and the attempt's restriction: workload topo_w may use only
+     * the nodes with topo_mask set (topo_try names the domain, 0: none) */
+    struct ss_topo *topo;
+    uint8_t *topo_mask;
+    int topo_w;
+    int64_t topo_try;
+    const int *topo_nodes;            /* the domain's nodes, topo_n of them */
+    int topo_n;
+    int *topo_order, *topo_tmp;       /* scratch: domains of one level */
+    int64_t *topo_free, *topo_cap;
 };
 
 static inline struct ss_qp *ss_qp(struct sched_session *ss, int q, int p)
@@ -413,11 +438,48 @@ int sched__build_classes(struct sched_session *ss);
 /* The class of workload w appended to a built session (a new one if none matches). */
 int sched__class_extend(struct sched_session *ss, int w);
 
-/* 0: w may not use the node; else its preference, 1 best (node types in order). */
+/* 0: w may not use the node; else its preference, 1 best (node types in
+ * order). Inside a topology attempt of w (topology.c), only the nodes of
+ * the domain tried. */
 static inline int sched__node_rank(const struct sched_session *ss, int w, int node)
 {
     int c = ss->wl[w].cls;
-    return c ? ss->class_rank[c][node] : 1;
+    if (!c)
+        return 1;
+    if (w == ss->topo_w && !ss->topo_mask[node])
+        return 0;
+    return ss->class_rank[c][node];
+}
+/* The value of a node's label (node-type and the hostname key answered
+ * from the node's fields when it has no such label), or NULL. */
+const char *sched__label_of(const struct sched_node *n, const char *key);
+
+/* topology.c */
+typedef int (*sched__attempt_fn)(struct sched_session *ss, int w, int pool);
+int sched__topo_state(const struct sched_state *in);    /* does the state use topologies? */
+int sched__topo_build(struct sched_session *ss);
+/* Does wl ask a topology (a session with topologies only)? */
+int sched__topo_asks(const struct sched_session *ss, const struct sched_workload *wl);
+/* Has w a required level in pool (its pods stay inside one domain)? */
+int sched__topo_pinned(const struct sched_session *ss, int w, int pool);
+/* An action's attempt fn of w in pool, domain by domain as w asks. */
+int sched__topo_attempt(struct sched_session *ss, int w, int pool, int action,
+                        sched__attempt_fn fn);
+/* node_add(): the node started (delta 1) or stopped (-1) using a GPU. */
+void sched__topo_node_busy(struct sched_session *ss, int node, int delta);
+/* Empty domains (of more than one node) a pod on node would open. */
+int sched__topo_breaks(const struct sched_session *ss, int node);
+/* The pending entry of w in pool when its required level is why it waits:
+ * stage 0 before the other checks (no domain could hold it even empty, or
+ * the pool lacks the level), 1 after them (no domain has the room free
+ * now, and nothing else was found); 1 when it wrote p. */
+int sched__topo_diagnose(struct sched_session *ss, int w, int pool, int pods,
+                         struct sched_pending *p, int stage);
+/* w has pods placed and a topology: its domain is fixed, it is alike no other. */
+static inline int sched__topo_fixed(const struct sched_session *ss, int w)
+{
+    return ss->topo && ss->wl[w].cls && ss->wl[w].n_placed > 0 &&
+           sched__topo_asks(ss, ss_w(ss, w));
 }
 
 /* frag.c: fragmentation of a node for the workload mix (SCHED_FRAGMENTATION). */

@@ -116,6 +116,7 @@ static void node_add(struct sched_session *ss, int w, int node, uint64_t devices
     struct ss_node *n = &ss->nodes[node];
     int before = n->n_empty, d, whole = sched__whole(wl);
     int32_t per_dev = sched__dev_charge(ss, w, node);
+    int was_busy = n->gpu_free < (int64_t)n->n_gpus * SCHED_MILLI, busy;
 
     for (d = 0; d < n->n_gpus; d++) {
         if (!(devices >> d & 1))
@@ -145,6 +146,9 @@ static void node_add(struct sched_session *ss, int w, int node, uint64_t devices
     if (ss->pools[n->pool].index)
         sched__node_index_touch(ss, node);
     pool_empty_change(ss, n, before);
+    busy = n->gpu_free < (int64_t)n->n_gpus * SCHED_MILLI;
+    if (ss->topo && busy != was_busy)
+        sched__topo_node_busy(ss, node, busy - was_busy);
 }
 
 /* What one pod of w holds on node: its GPU charge there, CPU, memory. */
@@ -765,6 +769,8 @@ int sched__session_build(struct sched_session *ss, const struct sched_state *in,
         rc = build_queues(ss);
     if (rc == SCHED_OK)
         rc = build_workloads(ss);
+    if (rc == SCHED_OK)
+        rc = sched__topo_build(ss);
     if (rc == SCHED_OK)
         rc = sched__build_classes(ss);
     if (rc == SCHED_OK)

@@ -1038,8 +1038,8 @@ static int workload_units(const struct sched_session *ss, int p, int w, int kind
     const struct sched_workload *v = ss_w(ss, w);
     int k, n = 0, surplus;
 
-    if (!victim_base_ok(ss, p, w))
-        return 0;
+    if (!victim_base_ok(ss, p, w) || (kind == 1 && sched__topo_pinned(ss, w, p)))
+        return 0;   /* a required topology's pods do not move out of their domain */
     surplus = ss->wl[w].n_placed - v->min_pods;
     for (k = v->n_pods - 1; kind != 1 && k >= 0 && surplus > 0; k--)
         if (ss->pods[w][k].node >= 0) {
@@ -1786,7 +1786,7 @@ static void host_shape(const struct search *s, int64_t *shape)
 {
     const struct sched_workload *jw = ss_w(s->ss, s->j);
 
-    shape[0] = s->ss->wl[s->j].cls;
+    shape[0] = s->ss->wl[s->j].cls | (s->j == s->ss->topo_w ? s->ss->topo_try << 24 : 0);
     shape[1] = jw->gpu_devices;
     shape[2] = jw->gpu_portion;
     shape[3] = jw->gpu_memory_mib;
@@ -2440,7 +2440,8 @@ static int keep_movable(struct search *s, struct ss_mark att, int action)
         for (k = 0; k < n; k++)
             again |= k != i && ss->decisions[att.n_decisions + k].kind == SCHED_EVICT &&
                      ss->decisions[att.n_decisions + k].workload == d->workload;
-        if (d->kind != SCHED_EVICT || again)
+        /* a required topology's pods stay in their domain: not moved */
+        if (d->kind != SCHED_EVICT || again || sched__topo_pinned(ss, d->workload, s->pool))
             continue;
         /* placed again, it must keep its queue's limits as any placement */
         if (!put_back(s, att, d) ||

@@ -396,6 +396,33 @@ static void what_can_be_taken(const struct sched_state *in, const struct sched_p
                  in->queues[p->other_queue].name, left);
 }
 
+/* A required topology level is why it waits (SCHED_D_TOPOLOGY). */
+static int topology_message(const struct sched_state *in, const struct sched_pending *p,
+                            char *buf, size_t len)
+{
+    const struct sched_workload *w = &in->workloads[p->workload];
+    const char *level = w->topology_required ? w->topology_required : "?";
+    const char *pool = p->pool >= 0 && p->pool < in->n_pools ? in->pools[p->pool].name : "?";
+    char use[32], bound[32];
+
+    format_amount(use, sizeof(use), SCHED_GPU, p->would_use);
+    format_amount(bound, sizeof(bound), SCHED_GPU, p->bound);
+    if (p->reason == SCHED_R_NO_MATCHING_NODE_POOL)
+        return snprintf(buf, len,
+                        "requires its pods inside one %s, and node pool %s has no network "
+                        "topology with that level",
+                        level, pool);
+    if (p->reason == SCHED_R_GANG_NOT_SATISFIABLE)
+        return snprintf(buf, len,
+                        "requires its pods inside one %s: they need %s GPUs together, and the "
+                        "largest %s of node pool %s has %s GPUs even empty",
+                        level, use, level, pool, bound);
+    return snprintf(buf, len,
+                    "requires its pods inside one %s: they need %s GPUs together, and the "
+                    "largest free room in one %s of node pool %s is %s GPUs",
+                    level, use, level, pool, bound);
+}
+
 int sched_reason_message(const struct sched_state *in, const struct sched_pending *p,
                          char *buf, size_t len)
 {
@@ -414,6 +441,8 @@ int sched_reason_message(const struct sched_state *in, const struct sched_pendin
     allowed_nodes(w, nodes, sizeof(nodes));
     other_pools(in, p, others, sizeof(others));
 
+    if (p->detail == SCHED_D_TOPOLOGY)
+        return topology_message(in, p, buf, len);
     if (p->detail == SCHED_D_NEVER_FITS &&
         (p->reason == SCHED_R_INSUFFICIENT_RESOURCES || p->reason == SCHED_R_GANG_NOT_SATISFIABLE)) {
         if (p->bound < 0)

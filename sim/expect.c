@@ -9,6 +9,10 @@
  *   allocatedGpus  from placed pods; a department sums its projects
  *   fairShareGpus  the last pass's fair[SCHED_GPU]
  *   pendingReason  the last pass's pending entry, by sched_reason_name()
+ *   domains        the values of a label on the nodes of its placed pods:
+ *                  one given value, or how many distinct ones (a node
+ *                  without the label fails it; kubernetes.io/hostname is
+ *                  the node's name when it has no such label)
  *
  * GPU amounts match within 0.01 GPU (10 milli-GPU). A workload deleted
  * by an earlier step fails every check that names it.
@@ -103,6 +107,7 @@ static const char *const check_keys[] = {
     [SCN_EVICTED] = "evicted",        [SCN_NOT_EVICTED] = "notEvicted",
     [SCN_MOVED] = "moved",            [SCN_ALLOCATED] = "allocatedGpus",
     [SCN_FAIR_SHARE] = "fairShareGpus", [SCN_REASON] = "pendingReason",
+    [SCN_DOMAINS] = "domains",
 };
 
 static int check_phase(const struct world *w, const struct scn_check *c, int i,
@@ -206,6 +211,47 @@ static int check_reason(const struct world *w, const struct scn_check *c, int i,
                         sched_reason_name(c->value), sched_reason_name(kp->p.reason), msg);
 }
 
+static const char *node_label(const struct sched_node *n, const char *key)
+{
+    int k;
+
+    for (k = 0; k < n->n_labels; k++)
+        if (strcmp(n->labels[k].key, key) == 0)
+            return n->labels[k].value;
+    return strcmp(key, SCHED_HOSTNAME_LABEL) == 0 ? n->name : NULL;
+}
+
+static int check_domains(const struct world *w, const struct scn_check *c, int i,
+                         struct failures *f)
+{
+    const struct sched_workload *wl = &w->wls[i];
+    const char *seen[SCHED_MAX_NODE_GPUS], *v;
+    int j, k, n = 0, placed = 0;
+
+    for (j = 0; j < wl->n_pods; j++) {
+        if (wl->pods[j].node < 0)
+            continue;
+        placed++;
+        v = node_label(&w->nodes[wl->pods[j].node], c->label);
+        if (!v)
+            return failures_add(f, "domains.%s.%s: node %s has no such label", c->name,
+                                c->label, w->nodes[wl->pods[j].node].name);
+        if (c->domain && strcmp(v, c->domain) != 0)
+            return failures_add(f, "domains.%s.%s: expected %s, got %s on node %s", c->name,
+                                c->label, c->domain, v, w->nodes[wl->pods[j].node].name);
+        for (k = 0; k < n && strcmp(seen[k], v) != 0; k++)
+            ;
+        if (k == n && n < SCHED_MAX_NODE_GPUS)
+            seen[n++] = v;
+    }
+    if (placed == 0)
+        return failures_add(f, "domains.%s.%s: no pod placed", c->name, c->label);
+    if (!c->domain && n != c->n_domains)
+        return failures_add(f, "domains.%s.%s: expected %d domains, got %d", c->name, c->label,
+                            c->n_domains, n);
+    return 0;
+}
+
 static int check_one(const struct world *w, const struct scn_check *c, struct failures *f)
 {
     int i;
@@ -220,6 +266,7 @@ static int check_one(const struct world *w, const struct scn_check *c, struct fa
     case SCN_PHASE:  return check_phase(w, c, i, f);
     case SCN_NODES:  return check_nodes(w, c, i, f);
     case SCN_REASON: return check_reason(w, c, i, f);
+    case SCN_DOMAINS: return check_domains(w, c, i, f);
     default:         return check_mark(w, c, i, f);
     }
 }

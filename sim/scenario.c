@@ -146,10 +146,50 @@ static void pool_defaults(struct sched_pool *pool, const char *name)
     pool->tbf_k_milli = 1000;
 }
 
+/* topology: label keys, the widest level first, each once. */
+static int parse_topology(struct scn_parser *p, const json_t *pool, struct sched_pool *out)
+{
+    const json_t *levels = NULL;
+    const char **keys;
+    size_t i, k, mark, inner;
+
+    if (jr_get_array(&p->jr, pool, "topology", JR_OPTIONAL, &levels) != 0)
+        return -1;
+    if (!levels)
+        return 0;
+    mark = jr_key(&p->jr, "topology");
+    if (json_array_size(levels) == 0 || json_array_size(levels) > SCHED_MAX_TOPOLOGY)
+        return jr_fail(&p->jr, "expected 1 to %d label keys, the widest level first",
+                       SCHED_MAX_TOPOLOGY);
+    keys = calloc(json_array_size(levels), sizeof(*keys));
+    if (!keys)
+        return jr_fail_file(&p->jr, "out of memory");
+    for (i = 0; i < json_array_size(levels); i++) {
+        inner = jr_index(&p->jr, i);
+        if (jr_string(&p->jr, json_array_get(levels, i), &keys[i]) != 0)
+            break;
+        for (k = 0; k < i && strcmp(keys[k], keys[i]) != 0; k++)
+            ;
+        if (k < i) {
+            jr_fail(&p->jr, "level \"%s\" listed twice", keys[i]);
+            break;
+        }
+        jr_pop(&p->jr, inner);
+    }
+    if (i < json_array_size(levels)) {   /* the pool is not kept: nothing frees it later */
+        free(keys);
+        return -1;
+    }
+    out->topology = keys;
+    out->n_topology = (int)i;
+    jr_pop(&p->jr, mark);
+    return 0;
+}
+
 static int parse_pool(struct scn_parser *p, const json_t *v, struct sched_pool *out)
 {
     static const char *const keys[] = {"name", "placementStrategy", "minGuaranteedRuntimeSeconds",
-                                       "timeBasedFairshare", NULL};
+                                       "timeBasedFairshare", "topology", NULL};
     static const char *const tbf_keys[] = {"enabled", "windowSeconds", "halfLifeSeconds",
                                            "kValue", NULL};
     const json_t *tbf = NULL;
@@ -178,7 +218,7 @@ static int parse_pool(struct scn_parser *p, const json_t *v, struct sched_pool *
             return -1;
         jr_pop(&p->jr, mark);
     }
-    return 0;
+    return parse_topology(p, v, out);   /* last: a pool that fails is not kept */
 }
 
 /* Whether the file's pool list names `default` (a malformed entry is
@@ -456,6 +496,8 @@ void scenario_free(struct scenario *s)
     for (i = 0; s->nodes && i <= s->n_nodes; i++) /* the node being read when it failed too */
         free((void *)s->nodes[i].labels);
     free(s->nodes);
+    for (i = 0; s->pools && i < s->n_pools; i++)
+        free((void *)s->pools[i].topology);
     free(s->pools);
     json_decref(s->doc);
     free(s);

@@ -56,7 +56,7 @@ struct scn_set_quota {
 
 enum scn_check_kind {
     SCN_PHASE = 0, SCN_NODES, SCN_EVICTED, SCN_NOT_EVICTED, SCN_MOVED,
-    SCN_ALLOCATED, SCN_FAIR_SHARE, SCN_REASON
+    SCN_ALLOCATED, SCN_FAIR_SHARE, SCN_REASON, SCN_DOMAINS
 };
 
 /* One check of an `expect` step. */
@@ -69,6 +69,9 @@ struct scn_check {
     int64_t milli;     /* SCN_ALLOCATED, SCN_FAIR_SHARE: expected milli-GPU */
     int *nodes;        /* SCN_NODES: owned, expected node indices, sorted */
     int n_nodes;
+    const char *label; /* SCN_DOMAINS: the label key (a topology level) */
+    const char *domain;/* SCN_DOMAINS: every placed pod's node has this value of it, or */
+    int n_domains;     /* ... (domain NULL) its placed pods span this many values */
 };
 
 struct scn_step {

@@ -9,6 +9,8 @@
  *   moved
  *   allocatedGpus,         {queue or queue/pool:  milli-GPU; pool -1 sums
  *   fairShareGpus           GPUs}                 over every pool
+ *   domains                {workload: {label:     one check per label: the
+ *                           value or count}}      value, or how many values
  *
  * A workload must have been submitted by an earlier step; phase and
  * reason names are the core's (sched_phase_name, sched_reason_name). An
@@ -185,11 +187,46 @@ static int parse_gpu_map(struct scn_parser *p, const json_t *v, int kind, struct
     return 0;
 }
 
+/* domains: {workload: {label: "value" | count}}. */
+static int parse_domains(struct scn_parser *p, const json_t *v, struct scn_step *st)
+{
+    struct scn_check *c;
+    const char *name, *label;
+    json_t *labels, *value;
+    size_t mark, inner;
+    int64_t n;
+
+    if (jr_object(&p->jr, v, NULL) != 0)
+        return -1;
+    json_object_foreach((json_t *)v, name, labels) {
+        mark = jr_key(&p->jr, name);
+        if (seen_workload(p, name) != 0 || jr_object(&p->jr, labels, NULL) != 0)
+            return -1;
+        json_object_foreach(labels, label, value) {
+            c = &st->u.expect.checks[st->u.expect.n_checks++];
+            c->kind = SCN_DOMAINS;
+            c->name = name;
+            c->label = label;
+            inner = jr_key(&p->jr, label);
+            if (json_is_string(value))
+                c->domain = json_string_value(value);
+            else if (jr_int(&p->jr, value, 1, SCHED_MAX_NODE_GPUS * 1024, &n) != 0)
+                return jr_fail(&p->jr, "expected a label value or a number of domains");
+            else
+                c->n_domains = (int)n;
+            jr_pop(&p->jr, inner);
+        }
+        jr_pop(&p->jr, mark);
+    }
+    return 0;
+}
+
 static const char *const expect_keys[] = {"phases",   "nodes",         "evicted",
                                            "notEvicted", "moved",      "allocatedGpus",
-                                           "fairShareGpus", "pendingReason", NULL};
+                                           "fairShareGpus", "pendingReason", "domains", NULL};
 static const int expect_kinds[] = {SCN_PHASE, SCN_NODES,     SCN_EVICTED,    SCN_NOT_EVICTED,
-                                   SCN_MOVED, SCN_ALLOCATED, SCN_FAIR_SHARE, SCN_REASON};
+                                   SCN_MOVED, SCN_ALLOCATED, SCN_FAIR_SHARE, SCN_REASON,
+                                   SCN_DOMAINS};
 
 static int parse_part(struct scn_parser *p, const char *key, const json_t *v, struct scn_step *st)
 {
@@ -206,6 +243,8 @@ static int parse_part(struct scn_parser *p, const char *key, const json_t *v, st
     case SCN_ALLOCATED:
     case SCN_FAIR_SHARE:
         return parse_gpu_map(p, v, kind, st);
+    case SCN_DOMAINS:
+        return parse_domains(p, v, st);
     default:
         return parse_name_list(p, v, kind, st);
     }
@@ -219,8 +258,14 @@ int scn__parse_expect(struct scn_parser *p, const json_t *v, struct scn_step *st
 
     if (jr_object(&p->jr, v, expect_keys) != 0)
         return -1;
-    json_object_foreach((json_t *)v, key, part)
+    json_object_foreach((json_t *)v, key, part) {
+        const char *name;
+        json_t *inner;
         n += json_object_size(part) + json_array_size(part);
+        if (strcmp(key, "domains") == 0 && json_is_object(part))
+            json_object_foreach(part, name, inner)
+                n += json_object_size(inner);
+    }
     st->u.expect.checks = calloc(n + 1, sizeof(*st->u.expect.checks));
     if (!st->u.expect.checks)
         return jr_fail_file(&p->jr, "out of memory");

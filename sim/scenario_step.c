@@ -259,6 +259,28 @@ static int parse_affinity(struct scn_parser *p, const json_t *w, struct scn_subm
     return 0;
 }
 
+/* topology: {"requiredPlacement": LEVEL, "preferredPlacement": LEVEL}, label keys. */
+static int parse_topology(struct scn_parser *p, const json_t *w, struct scn_submit *sub)
+{
+    static const char *const keys[] = {"requiredPlacement", "preferredPlacement", NULL};
+    const json_t *t = NULL;
+    size_t mark;
+    int rc;
+
+    if (jr_get_object(&p->jr, w, "topology", JR_OPTIONAL, keys, &t) != 0)
+        return -1;
+    if (!t)
+        return 0;
+    mark = jr_key(&p->jr, "topology");
+    rc = jr_get_string(&p->jr, t, "requiredPlacement", JR_OPTIONAL, &sub->w.topology_required);
+    if (rc == 0)
+        rc = jr_get_string(&p->jr, t, "preferredPlacement", JR_OPTIONAL,
+                           &sub->w.topology_preferred);
+    if (rc == 0)
+        jr_pop(&p->jr, mark);
+    return rc;
+}
+
 static int parse_placement(struct scn_parser *p, const json_t *w, struct scn_submit *sub)
 {
     const json_t *pools = jr_opt(w, "nodePools");
@@ -266,6 +288,7 @@ static int parse_placement(struct scn_parser *p, const json_t *w, struct scn_sub
     size_t mark;
 
     if (parse_node_types(p, w, sub) != 0 || parse_affinity(p, w, sub) != 0 ||
+        parse_topology(p, w, sub) != 0 ||
         jr_get_string(&p->jr, w, "nodeType", JR_OPTIONAL, &sub->w.node_type) != 0 ||
         jr_get_number(&p->jr, w, "runtimeSeconds", 0, SCN_MAX_AMOUNT,
                       "a non-negative number of seconds", &runtime) != 0)
@@ -351,7 +374,7 @@ static int parse_submit(struct scn_parser *p, const json_t *w, struct scn_submit
         "name", "project", "type", "gpuDevicesRequest", "gpuPortionRequest", "cpuCoreRequest",
         "cpuMemoryRequestMib", "pods", "minPods", "priorityClass", "preemptibility",
         "nodePools", "nodeType", "runtimeSeconds", "runningOn", "gpuMemoryRequestMib",
-        "nodeTypes", "nodeAffinityRequired", NULL};
+        "nodeTypes", "nodeAffinityRequired", "topology", NULL};
     struct sched_workload *out = &sub->w;
     int state, preemptible = -1;
 

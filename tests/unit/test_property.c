@@ -9,7 +9,9 @@
  * every type, priority and preemptibility, with whole and portion GPUs,
  * portions of several devices and GPU-memory requests, gangs with and
  * without minPods, pool lists, node types (one, or a list in order) and
- * required node affinity (terms of label matches). Some start running (placed within node capacity and queue
+ * required node affinity (terms of label matches), and in about a third of
+ * the cases topologies (a pool's levels: rack, or rack then host) with
+ * workloads that require or prefer a level. Some start running (placed within node capacity and queue
  * limits), some as stale gangs. Each case then runs several passes; between
  * passes the clock moves and workloads complete, suspend, resume, arrive,
  * and nodes fail and return, the way a driver would do it.
@@ -42,6 +44,11 @@
  *   deserved     non-preemptible allocation within deserved at every level
  *                (unless the case placed some beyond it at setup); a CPU or
  *                memory deserved of 0 is "not managed" and does not bind
+ *   topology     a workload that requires a level runs only in a pool whose
+ *                topology lists it, every pod inside one domain of it (on
+ *                nodes with the label, all of one value); a pending entry
+ *                that blames the level names the largest domain's free or
+ *                total GPUs
  *   gangs        a workload has 0 or >= min_pods pods placed, except the
  *                stale gangs the case made, which never grow partly and
  *                are gone once their grace period is over
@@ -158,6 +165,8 @@ static int chance(struct rng *r, int percent)
 
 struct tcase {
     struct rng rng;
+    struct rng trng;   /* topologies: their own stream, so cases without one stay as they were */
+    int topo;          /* the case has topologies */
     int64_t now;
     struct sched_config cfg;
     int np_loose;   /* setup placed non-preemptible work beyond deserved */
@@ -214,6 +223,7 @@ struct pass {
 static const char *const res_names[SCHED_NRES] = {"GPU", "CPU", "memory"};
 static const char *const node_types[] = {"a", "b"};
 static const char *const racks[] = {"r1", "r2"};
+static const char *const topo_levels[] = {"rack", SCHED_HOSTNAME_LABEL};
 static const char *const gens[] = {"1", "2", "3", "4", "5"};
 static const int64_t device_memory[] = {0, 16000, 40000, 80000};
 static const int64_t memory_requests[] = {6000, 12000, 20000, 30000, 50000};
@@ -465,6 +475,38 @@ static void gen_pools(struct tcase *tc)
     }
 }
 
+/* Percent of cases with topologies: fewer in the incremental test, whose
+ * memo runs every cycle of such a case in full (its reuse is measured on
+ * the others). */
+static int topo_pct = 35;
+
+/* Topologies (tc->trng): rack, or rack then host, in some pools. */
+static void gen_topologies(struct tcase *tc)
+{
+    struct rng *r = &tc->trng;
+    int p;
+
+    tc->topo = chance(r, topo_pct);
+    for (p = 0; tc->topo && p < tc->n_pools; p++)
+        if (chance(r, 75)) {
+            tc->pools[p].topology = topo_levels;
+            tc->pools[p].n_topology = 1 + below(r, 2);
+        }
+}
+
+/* A workload's levels (tc->trng): required and preferred, rack or host. */
+static void gen_wl_topology(struct tcase *tc, struct sched_workload *w)
+{
+    struct rng *r = &tc->trng;
+
+    if (!tc->topo)
+        return;
+    if (chance(r, 35))
+        w->topology_required = topo_levels[chance(r, 25)];
+    if (chance(r, 20))
+        w->topology_preferred = topo_levels[below(r, 2)];
+}
+
 static void gen_nodes(struct tcase *tc)
 {
     struct rng *r = &tc->rng;
@@ -703,6 +745,7 @@ static void gen_workload(struct tcase *tc)
     }
     if (chance(r, 12))
         gen_affinity(tc, i);
+    gen_wl_topology(tc, w);
     w->phase = chance(r, 8) ? SCHED_STOPPED : SCHED_PENDING;
     w->queued_seq = tc->seq++;
     w->started_ms = SCHED_NO_TIME;
@@ -799,12 +842,44 @@ static uint64_t pick_devices(const struct tcase *tc, const struct occupancy *o, 
     return got;
 }
 
+/* Does the pool's topology list the level? */
+static int pool_has_level(const struct tcase *tc, int pool, const char *level)
+{
+    int l;
+
+    for (l = 0; l < tc->pools[pool].n_topology; l++)
+        if (strcmp(tc->pools[pool].topology[l], level) == 0)
+            return 1;
+    return 0;
+}
+
+/* May w's next pod go to the node as its required level says: the pool
+ * lists the level, the node has the label, of its placed pods' value? */
+static int topo_allows(const struct tcase *tc, const struct sched_workload *w, int node)
+{
+    const char *level = w->topology_required, *v;
+    int k;
+
+    if (!level)
+        return 1;
+    if (!pool_has_level(tc, tc->nodes[node].pool, level) ||
+        !(v = label_value(&tc->nodes[node], level)))
+        return 0;
+    for (k = 0; k < w->n_pods; k++) {
+        const char *had = w->pods[k].node >= 0 ? label_value(&tc->nodes[w->pods[k].node], level)
+                                               : v;
+        if (!had || strcmp(had, v) != 0)
+            return 0;
+    }
+    return 1;
+}
+
 static int node_fits(const struct tcase *tc, const struct occupancy *o, int node,
                      const struct sched_workload *w)
 {
     const struct sched_node *n = &tc->nodes[node];
 
-    if (!n->ready || !type_matches(w, n))
+    if (!n->ready || !type_matches(w, n) || !topo_allows(tc, w, node))
         return 0;
     if (n->cpu_milli != SCHED_UNLIMITED && o->cpu[node] + w->cpu_milli > n->cpu_milli)
         return 0;
@@ -971,10 +1046,12 @@ static void gen_case(struct tcase *tc, uint64_t seed, int id)
 
     memset(tc, 0, sizeof(*tc));
     tc->rng.s = seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(id + 1));
+    tc->trng.s = tc->rng.s ^ 0x70b0106e5eedull;
     tc->now = 1000000000 + below(&tc->rng, 1000) * 1000;
     gen_config(tc);
     tc->np_loose = chance(&tc->rng, 20);
     gen_pools(tc);
+    gen_topologies(tc);
     gen_nodes(tc);
     gen_queues(tc);
     gen_usage(tc);
@@ -1402,6 +1479,37 @@ static int check_gang(struct pass *ps, int i)
     return 1;
 }
 
+/* A workload that requires a level: in a pool that lists it, every
+ * placed pod on a node with the label, all of one value. */
+static int check_topology(struct pass *ps)
+{
+    const struct tcase *tc = ps->tc;
+    int i, k;
+
+    for (i = 0; i < tc->n_wls; i++) {
+        const struct sched_workload *w = &tc->wls[i];
+        const char *level = w->topology_required, *first = NULL, *v;
+        for (k = 0; level && k < w->n_pods; k++) {
+            const struct sched_node *n;
+            if (w->pods[k].node < 0)
+                continue;
+            n = &tc->nodes[w->pods[k].node];
+            if (!pool_has_level(tc, n->pool, level))
+                return broken(ps, "%s requires %s and runs in pool %s, whose topology lacks it",
+                              w->name, level, tc->pools[n->pool].name);
+            v = label_value(n, level);
+            if (!v)
+                return broken(ps, "%s requires %s and runs on %s, which has no such label",
+                              w->name, level, n->name);
+            if (first && strcmp(first, v) != 0)
+                return broken(ps, "%s requires one %s and runs in %s and %s", w->name, level,
+                              first, v);
+            first = v;
+        }
+    }
+    return 1;
+}
+
 static int check_gangs(struct pass *ps)
 {
     int i;
@@ -1584,6 +1692,60 @@ static int says(struct pass *ps, const char *msg, const char *words, int res, in
     return broken(ps, "%s: message \"%s\" does not say \"%s\"", name, msg, want);
 }
 
+/* A pending entry that blames the required level: the largest domain's
+ * free GPUs (InsufficientResources) or total (GangNotSatisfiable), over
+ * the ready nodes of the pool with the label (a workload with pods placed:
+ * only their domain, none if they are in several), and a message naming
+ * the level. */
+static int check_topology_figures(struct pass *ps, const struct sched_pending *p,
+                                  const struct occupancy *o, const char *msg)
+{
+    const struct tcase *tc = ps->tc;
+    const struct sched_workload *w = &tc->wls[p->workload];
+    int64_t most_free = 0, most_total = 0;
+    int a, b, d, gang = p->reason == SCHED_R_GANG_NOT_SATISFIABLE;
+
+    if (!w->topology_required || !strstr(msg, w->topology_required))
+        return broken(ps, "%s: its level is not named: \"%s\"", w->name, msg);
+    const char *own = NULL;
+    int k, split = 0;
+
+    for (k = 0; k < w->n_pods; k++) {
+        const char *v;
+        if (w->pods[k].node < 0)
+            continue;
+        v = label_value(&tc->nodes[w->pods[k].node], w->topology_required);
+        split |= !v || (own && strcmp(own, v) != 0);
+        own = v;
+    }
+    for (a = 0; a < tc->n_nodes && !split; a++) {
+        const char *va = label_value(&tc->nodes[a], w->topology_required);
+        int64_t free = 0, total = 0;
+        if (tc->nodes[a].pool != p->pool || !va || (own && strcmp(own, va) != 0))
+            continue;
+        for (b = 0; b < tc->n_nodes; b++) {
+            const struct sched_node *nb = &tc->nodes[b];
+            const char *vb = label_value(nb, w->topology_required);
+            if (nb->pool != p->pool || !nb->ready || !vb || strcmp(va, vb) != 0)
+                continue;
+            total += (int64_t)nb->n_gpus * SCHED_MILLI;
+            for (d = 0; d < nb->n_gpus; d++)
+                free += SCHED_MILLI - o->dev[b][d];
+        }
+        most_free = free > most_free ? free : most_free;
+        most_total = total > most_total ? total : most_total;
+    }
+    if (p->reason == SCHED_R_NO_MATCHING_NODE_POOL)
+        return !pool_has_level(tc, p->pool, w->topology_required) ||
+               broken(ps, "%s: pool %s lacks %s, it says", w->name, tc->pools[p->pool].name,
+                      w->topology_required);
+    if (p->bound != (gang ? most_total : most_free))
+        return broken(ps, "%s: the largest %s has %lld GPU %s, its entry says %lld", w->name,
+                      w->topology_required, (long long)(gang ? most_total : most_free),
+                      gang ? "in all" : "free", (long long)p->bound);
+    return 1;
+}
+
 /* The figures of a pending entry, and of its message, are the workload's
  * request or the state they name, after the pass: the request in the
  * entry's resource (a GPU workload short of CPU: its cores); the free GPUs
@@ -1625,6 +1787,8 @@ static int check_figures(struct pass *ps, const struct sched_pending *p, const s
             for (d = 0; d < nd->n_gpus; d++)
                 free += SCHED_MILLI - o.dev[n][d];
     }
+    if (p->detail == SCHED_D_TOPOLOGY)
+        return check_topology_figures(ps, p, &o, msg);
     if (p->detail == SCHED_D_NEVER_FITS) {
         if (p->would_use != one || (p->bound >= 0 && (p->bound != most || most >= one)))
             return broken(ps, "%s never fits: %lld %s a pod against %lld (asks %lld, the "
@@ -2242,6 +2406,7 @@ static const struct {
     {"for-whom", check_for_whom}, {"shrunk", check_shrunk},
     {"devices", check_devices}, {"limits", check_limits},
     {"deserved", check_deserved}, {"gangs", check_gangs},     {"reasons", check_reasons},
+    {"topology", check_topology},
     {"shares", check_shares},     {"fair-share", check_fair_shares},
     {"work-conserving", check_work_conserving}, {"no-missed-eviction", check_no_missed_eviction},
 };
@@ -2335,8 +2500,8 @@ struct coverage {
     long passes;
     long by_action[SCHED_ACT_STALE_GANG + 1][SCHED_MOVE + 1];   /* [action][kind] */
     long by_reason[SCHED_R_QUEUE_FAIR_SHARE_REACHED + 1];
-    long by_detail[SCHED_D_NEVER_FITS + 1];
-    long memory_binds, multi_device_binds, affinity_binds, second_type_binds;
+    long by_detail[SCHED_D_TOPOLOGY + 1];
+    long memory_binds, multi_device_binds, affinity_binds, second_type_binds, topology_binds;
     long waiting;   /* running workloads with pods left to place (sched_result.waiting) */
 };
 
@@ -2356,6 +2521,7 @@ static void count(const struct tcase *tc, const struct sched_result *res)
         cov.memory_binds += w->gpu_memory_mib > 0;
         cov.multi_device_binds += !whole_request(w) && devices_asked(w) > 1;
         cov.affinity_binds += w->n_affinity > 0;
+        cov.topology_binds += w->topology_required != NULL;
         cov.second_type_binds += w->n_node_types > 1 && tc->nodes[d->node].node_type &&
                                  strcmp(tc->nodes[d->node].node_type, w->node_types[0]) != 0;
     }
@@ -2490,6 +2656,8 @@ static void print_coverage(void)
     print_message("  binds: GPU memory %ld, several shared devices %ld, affinity %ld, "
                   "second node type %ld\n", cov.memory_binds, cov.multi_device_binds,
                   cov.affinity_binds, cov.second_type_binds);
+    print_message("  topology: binds of required levels %ld, entries blaming one %ld\n",
+                  cov.topology_binds, cov.by_detail[SCHED_D_TOPOLOGY]);
     print_message("  waiting entries %ld\n", cov.waiting);
     print_message("  rules: over-limit victims %ld, elastic taken whole by preempt %ld, by "
                   "reclaim %ld, remainders compared %ld\n", rcov.over_limit_evicted,
@@ -2512,6 +2680,7 @@ static void assert_covered(void)
         assert_true(cov.by_reason[r] > 0);
     for (r = SCHED_D_NONE + 1; r <= SCHED_D_NEVER_FITS; r++)
         assert_true(cov.by_detail[r] > 0);
+    assert_true(cov.topology_binds > 0 && cov.by_detail[SCHED_D_TOPOLOGY] > 0);
     assert_true(cov.memory_binds > 0 && cov.multi_device_binds > 0 && cov.affinity_binds > 0 &&
                 cov.second_type_binds > 0 && cov.waiting > 0);
     /* every rule class of the victims and of the fair share had cases */
@@ -2866,8 +3035,10 @@ static void test_incremental_equals_full(void **state)
     memset(&c, 0, sizeof(c));
     assert_non_null(full);
     assert_non_null(incr);
+    topo_pct = 10;
     for (id = 0; id < N_INCR_CASES && failed < 5; id++)
         failed += !run_incremental_case(seed, id, full, incr, &c);
+    topo_pct = 35;
     sched_arena_free(full);
     sched_arena_free(incr);
     print_message("incremental: %ld passes, %ld answered from the memo (its kept session "
