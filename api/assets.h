@@ -49,6 +49,19 @@ int api_assets_note(struct api_req *r, struct db_workload *w, json_t *refs);
 int api_credential_value(struct db *db, const char *project, const char *name, const char *key,
                          char **value);
 
+/* The live workloads and the assets that name a, as "name (where), ..."
+ * in out: 1 if some, 0 if none, or the store's error (below 0). */
+int api_asset_users(struct api_req *r, const struct db_asset *a, char *out, size_t len);
+
+/* Workload templates (h_templates.c): the type is the path's; PATCH is
+ * the update route with API_ARG_PATCH, count the list with API_ARG_COUNT. */
+void api_h_templates_list(struct api_req *r);
+void api_h_template_create(struct api_req *r);
+void api_h_template_get(struct api_req *r);
+void api_h_template_update(struct api_req *r);
+void api_h_template_delete(struct api_req *r);
+void api_h_template_name_free(struct api_req *r);
+
 /* The asset of the path's id (r->params[0]) if the caller holds perm on
  * its scope: 0, or -1 answered (404 as if absent). */
 int api_asset_read(struct api_req *r, unsigned perm, struct db_asset *a);

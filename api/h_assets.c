@@ -715,7 +715,7 @@ static int names_id(const char *text, const char *id)
     return text && strstr(text, quoted) != NULL;
 }
 
-/* What users_of() gathers. */
+/* What api_asset_users() gathers. */
 struct users {
     const char *id;
     char *out;
@@ -734,9 +734,7 @@ static void note_workload(struct api_req *r, const struct db_workload *w, void *
     add_user(u->out, u->len, &u->used, w->name, where);
 }
 
-/* The live workloads and the assets that name a, as "name (where), ..."
- * in out: 1 if some, 0 if none, or the database's error. */
-static int users_of(struct api_req *r, const struct db_asset *a, char *out, size_t len)
+int api_asset_users(struct api_req *r, const struct db_asset *a, char *out, size_t len)
 {
     struct users u = {a->id, out, len, 0};
     struct db_asset *as = NULL;
@@ -779,7 +777,7 @@ void api_h_asset_delete(struct api_req *r)
         api_error(r, 403, "Forbidden", "the caller may not delete this asset");
         return;
     }
-    busy = users_of(r, &a, users, sizeof(users));
+    busy = api_asset_users(r, &a, users, sizeof(users));
     if (busy == 1) {
         snprintf(details, sizeof(details), "%s %s is in use by %s; delete them or stop naming"
                  " it first", k->word, a.name, users);

@@ -53,6 +53,18 @@
     {"GET", "/api/v1/asset/" path "/{id}", api_h_asset_get, read},               \
     {"PUT", "/api/v1/asset/" path "/{id}", api_h_asset_update, API_ORG_WRITE},   \
     {"DELETE", "/api/v1/asset/" path "/{id}", api_h_asset_delete, API_ORG_WRITE}
+/* The six routes of a type of workload template at
+ * /api/v1/workload-templates/TYPE. */
+#define TEMPLATE_ROUTES(type)                                                              \
+    {"POST", "/api/v1/workload-templates/" type, api_h_template_create, API_ORG_WRITE},    \
+    {"GET", "/api/v1/workload-templates/" type, api_h_templates_list, API_WL_READ},        \
+    {"GET", "/api/v1/workload-templates/" type "/{id}", api_h_template_get, API_WL_READ},  \
+    {"PUT", "/api/v1/workload-templates/" type "/{id}", api_h_template_update,             \
+     API_ORG_WRITE},                                                                       \
+    {"PATCH", "/api/v1/workload-templates/" type "/{id}", api_h_template_update,           \
+     API_ORG_WRITE, API_ARG_PATCH},                                                        \
+    {"DELETE", "/api/v1/workload-templates/" type "/{id}", api_h_template_delete,          \
+     API_ORG_WRITE}
 /* clang-format on */
 
 /* A route's arg is 0 unless its row names one: the rows leave it out. */
@@ -212,6 +224,20 @@ const struct api_route api_routes[] = {
     ASSET_ROUTES("credentials/docker-registry", API_WL_WRITE),
     ASSET_ROUTES("credentials/ngc-api-key", API_WL_WRITE),
     ASSET_ROUTES("registries", API_WL_READ),
+    /* workload templates (h_templates.c): the type from the path */
+    {"GET", "/api/v1/workload-templates", api_h_templates_list, API_WL_READ},
+    {"GET", "/api/v1/workload-templates/count", api_h_templates_list, API_WL_READ, API_ARG_COUNT},
+    {"GET", "/api/v1/workload-templates/name-availability", api_h_template_name_free,
+     API_WL_READ},
+    {"GET", "/api/v1/workload-templates/{id}", api_h_template_get, API_WL_READ},
+    TEMPLATE_ROUTES("workspaces"),
+    TEMPLATE_ROUTES("trainings"),
+    TEMPLATE_ROUTES("distributed"),
+    {"POST", "/api/v1/workload-templates/inferences", api_h_template_create, API_ORG_WRITE},
+    {"GET", "/api/v1/workload-templates/inferences", api_h_templates_list, API_WL_READ},
+    {"GET", "/api/v1/workload-templates/inferences/{id}", api_h_template_get, API_WL_READ},
+    {"DELETE", "/api/v1/workload-templates/inferences/{id}", api_h_template_delete,
+     API_ORG_WRITE},
 };
 #pragma GCC diagnostic pop
 const int api_n_routes = (int)(sizeof(api_routes) / sizeof(api_routes[0]));

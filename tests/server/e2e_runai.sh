@@ -340,6 +340,45 @@ expect 200 GET "/api/v1/workloads/trainings/$FA" "" "$ADMIN" | jq -e --arg env "
   and ([.environmentVariables[] | {(.name): (.value // .secret.key)}] | add) ==
       {"FROM_ENV": "e", "KEEP": "mine", "DB_CRED_USER": "user", "DB_CRED_PASSWORD": "password"}' \
   >/dev/null || fail "the spec from assets: $(expect 200 GET "/api/v1/workloads/trainings/$FA" "" "$ADMIN")"
+# workload templates of the four types, made of assets, and a submission
+# from one with its spec over the template's
+W=/api/v1/workload-templates
+for t in workspaces trainings distributed inferences; do
+  case $t in
+    distributed) TS='{"distributedFramework":"PyTorch","numWorkers":1,"args":"t"}' ;;
+    *) TS='{"args":"t"}' ;;
+  esac
+  TID=$(expect 202 POST "$W/$t" "{\"meta\":{\"name\":\"tpl-$t\",\"scopeType\":\"project\",
+    \"scopeId\":\"$PA\"},\"spec\":$TS,\"assets\":{\"environment\":\"$ENV\",\"compute\":\"$CMP\"}}" \
+    "$ADMIN" | jq -r .meta.id)
+  expect 200 GET "$W/$t" "" "$ADMIN" | jq -e --arg id "$TID" '[.entries[].meta.id] == [$id]' \
+    >/dev/null || fail "the $t templates' list"
+  expect 200 GET "$W/$t/$TID" "" "$ADMIN" | jq -e '.meta.workloadType != null' >/dev/null
+  if [ $t != inferences ]; then
+    expect 200 PUT "$W/$t/$TID" "{\"meta\":{\"name\":\"tpl-$t\",\"description\":\"d\"},\"spec\":$TS,
+      \"assets\":{\"environment\":\"$ENV\",\"compute\":\"$CMP\"}}" "$ADMIN" >/dev/null
+    expect 200 PATCH "$W/$t/$TID" '{"meta":{"name":"tpl-'$t'"},"spec":{"args":"patched"}}' "$ADMIN" |
+      jq -e '.spec.args == "patched" and .meta.description == "d"' >/dev/null || fail "$t PATCH"
+  fi
+  eval "TPL_$t=\$TID"
+done
+[ "$(expect 200 GET "$W/count" "" "$ADMIN" | jq .count)" = 4 ] || fail "the templates' count"
+expect 200 GET "$W?search=tpl-tr" "" "$ADMIN" | jq -e '.entries | length == 1' >/dev/null ||
+  fail "the templates' search"
+expect 200 GET "$W/$TPL_trainings" "" "$ADMIN" >/dev/null
+expect 204 GET "$W/name-availability?templateName=free&scopeType=project&scopeId=$PA" "" "$ADMIN"
+expect 409 GET "$W/name-availability?templateName=tpl-trainings&scopeType=project&scopeId=$PA" "" \
+  "$ADMIN" >/dev/null
+FT=$(submit trainings from-template "$PA" '{"args":"mine"}' "\"templateId\":\"$TPL_trainings\"")
+expect 200 GET "/api/v1/workloads/trainings/$FT" "" "$ADMIN" | jq -e --arg t "$TPL_trainings" '.spec |
+  .image == "busybox" and .args == "mine" and .compute.gpuDevicesRequest == 1
+  and .assets.template.id == $t' >/dev/null || fail "the spec from a template"
+expect 403 DELETE "$W/trainings/$TPL_trainings" "" "$ADMIN" | jq -r .details | grep -q from-template ||
+  fail "deleting a template in use does not name its workload"
+expect 202 DELETE "/api/v1/workloads/trainings/$FT" "" "$ADMIN" >/dev/null
+for t in workspaces trainings distributed inferences; do
+  eval "expect 204 DELETE \"$W/$t/\$TPL_$t\" \"\" \"\$ADMIN\"" >/dev/null
+done
 expect 412 DELETE "$A/datasource/host-path/$HP" "" "$ADMIN" | jq -r .details | grep -q from-assets ||
   fail "deleting a host path in use does not name its workload"
 expect 403 DELETE "$A/environment/$ENV" "" "$ADMIN" | jq -r .details | grep -q from-assets ||
@@ -362,7 +401,7 @@ done
 for w in $B1 $WAITER; do expect 202 DELETE "/api/v1/workloads/$w" "" "$ADMIN" >/dev/null; done
 [ "$(expect 200 GET /api/v1/workloads/count "" "$ADMIN" | jq .count)" = 0 ] || fail "deleted workloads are listed"
 expect 200 GET "/api/v1/workloads?deleted=true" "" "$ADMIN" |
-  jq -e '[.workloads[] | select(.deletedAt != null and .phase == "Stopped")] | length == 7' >/dev/null ||
+  jq -e '[.workloads[] | select(.deletedAt != null and .phase == "Stopped")] | length == 8' >/dev/null ||
   fail "deleted workloads are not kept, Stopped, for history"
 expect 200 GET "/api/v1/workloads/$TR/events" "" "$ADMIN" | jq -r '.events[].reason' | grep -qx Deleted ||
   fail "tr1 has no Deleted event"
