@@ -258,6 +258,12 @@ json_t *usage_json(const struct agent *a, const struct pod *p);
 /* allot-agent --shim DIR LEASE RUNTIME: runs the pod of DIR until it
  * ends, the agent asks, or the lease in the file LEASE ends. */
 int shim_main(int argc, char **argv);
+/* allot-agent --mpi-serve: an MPI worker pod's exec endpoint (mpi_exec.c);
+ * runs until killed, 1 if it cannot start. */
+int mpi_serve_main(void);
+/* allot-agent --mpi-rsh HOST COMMAND...: the launcher's remote shell; the
+ * command's exit status, or 255. */
+int mpi_rsh_main(int argc, char **argv);
 
 /* ---- a pod's data (storage.c) ---- */
 typedef void (*storage_set_fn)(void *arg, const char *name, const char *value);

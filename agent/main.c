@@ -30,7 +30,9 @@
  *   an agent started again that reaches allotd within the lease takes
  *   them back; otherwise their supervisors stop them when it ends.
  *
- * `allot-agent --shim ...` is the per-pod supervisor instead (shim.c).
+ * `allot-agent --shim ...` is the per-pod supervisor instead (shim.c);
+ * `--mpi-serve` and `--mpi-rsh` are an MPI workload's exec endpoint and
+ * remote shell (mpi_exec.c).
  */
 #include "agent.h"
 #include "allot_version.h"
@@ -424,6 +426,10 @@ int main(int argc, char **argv)
 
     if (argc > 1 && strcmp(argv[1], "--shim") == 0)
         return shim_main(argc, argv);
+    if (argc > 1 && strcmp(argv[1], "--mpi-serve") == 0)
+        return mpi_serve_main();
+    if (argc > 1 && strcmp(argv[1], "--mpi-rsh") == 0)
+        return mpi_rsh_main(argc, argv);
     proc_block_signals(&set);
     srand((unsigned)(getpid() ^ time(NULL)));
     a = calloc(1, sizeof(*a));

@@ -314,8 +314,13 @@ static int devices_busy(const struct agent *a, uint64_t devices)
 static void start_message(const struct agent *a, const json_t *spec, char *out, size_t len)
 {
     const char *image = json_string_value(json_object_get(spec, "image"));
+    const char *role = json_string_value(json_object_get(json_object_get(spec, "mpi"), "role"));
 
-    if (image && image[0] && a->runtime[0])
+    if (role)
+        snprintf(out, len, "ran %s directly (an MPI pod's exec endpoint runs on the node)",
+                 strcmp(role, "worker") == 0 ? "the MPI launcher's exec endpoint"
+                                             : "the command");
+    else if (image && image[0] && a->runtime[0])
         snprintf(out, len, "ran image %.200s with %s", image, a->runtime);
     else if (image && image[0])
         snprintf(out, len, "no container runtime on this node: ran the command directly,"
@@ -364,6 +369,15 @@ static int prepare_dir(const struct agent *a, const json_t *spec, const char *di
         rc = file_write_atomic(path, text, strlen(text));
         if (rc == 0)
             rc = chmod(path, 0600);
+    }
+    if (rc == 0 && json_is_object(json_object_get(spec, "mpi"))) {
+        /* the workload's exec key: the owner's only (mpi_exec.c) */
+        char *mpi = json_dumps(json_object_get(spec, "mpi"), JSON_COMPACT);
+        snprintf(path, sizeof(path), "%s/mpi.json", dir);
+        rc = mpi ? file_write_atomic(path, mpi, strlen(mpi)) : -1;
+        if (rc == 0)
+            rc = chmod(path, 0600);
+        free(mpi);
     }
     if (rc == 0 && json_is_string(json_object_get(spec, "hostfile"))) {
         const char *hosts = json_string_value(json_object_get(spec, "hostfile"));

@@ -279,11 +279,29 @@ static int container_argv(const struct shim *s, char ***argv, int *argc)
     return rc;
 }
 
+/* The pod's role in an MPI workload ("launcher", "worker"), or "". */
+static const char *mpi_role(const struct shim *s)
+{
+    const char *role = json_string_value(json_object_get(json_object_get(s->spec, "mpi"), "role"));
+
+    return role ? role : "";
+}
+
 static int build_argv(const struct shim *s, char ***argv)
 {
+    char self[AGENT_PATH_MAX];
+    ssize_t n;
     int argc = 0;
 
     *argv = NULL;
+    if (strcmp(mpi_role(s), "worker") == 0) {
+        /* an MPI worker runs the launcher's exec endpoint (mpi_exec.c) */
+        n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (n <= 0)
+            return -1;
+        self[n] = '\0';
+        return add(argv, &argc, self) | add(argv, &argc, "--mpi-serve");
+    }
     if (s->container) {
         if (container_argv(s, argv, &argc) != 0)
             return -1;
@@ -320,6 +338,25 @@ static void set_env(void *arg, const char *name, const char *value)
     setenv(name, value, 1);
 }
 
+/* In the child: where an MPI pod's exec key and peers are (mpi.json), and
+ * for the launcher, mpirun's remote shell: this program's --mpi-rsh, with
+ * no tree spawn (only the launcher reaches the workers' endpoints). */
+static void mpi_env(const struct shim *s)
+{
+    char path[AGENT_PATH_MAX + 32], self[AGENT_PATH_MAX];
+    ssize_t n;
+
+    snprintf(path, sizeof(path), "%s/mpi.json", s->dir);
+    setenv("ALLOT_MPI_EXEC", path, 1);
+    if (strcmp(mpi_role(s), "launcher") != 0)
+        return;
+    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    self[n > 0 ? n : 0] = '\0';
+    snprintf(path, sizeof(path), "%s --mpi-rsh", self);
+    setenv("OMPI_MCA_plm_rsh_agent", path, 1);
+    setenv("OMPI_MCA_plm_rsh_no_tree_spawn", "1", 1);
+}
+
 /* In the child: the workload's variables, then allot's (which win). */
 static void child_env(const struct shim *s)
 {
@@ -353,6 +390,8 @@ static void child_env(const struct shim *s)
         setenv("ALLOT_MPI_HOSTFILE", path, 1);
         setenv("OMPI_MCA_orte_default_hostfile", path, 1);
     }
+    if (mpi_role(s)[0])
+        mpi_env(s);
 }
 
 /* In the child: never returns. Reports an exec failure's errno on err_fd. */
@@ -604,7 +643,9 @@ static int shim_init(struct shim *s, int argc, char **argv)
         return -1;
     snprintf(s->uid, sizeof(s->uid), "%s", spec_str(s, "uid"));
     snprintf(s->cname, sizeof(s->cname), "allot-%s", s->uid);
-    s->container = s->runtime[0] && spec_str(s, "image")[0];
+    /* an MPI pod runs directly: its endpoint and remote shell are this
+     * program's, on the node */
+    s->container = s->runtime[0] && spec_str(s, "image")[0] && !mpi_role(s)[0];
     grace = json_object_get(s->spec, "terminationGracePeriodSeconds");
     s->grace_s = json_is_integer(grace) ? (int)json_integer_value(grace) : 30;
     snprintf(text, sizeof(text), "%d %llu\n", (int)getpid(),

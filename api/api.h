@@ -840,14 +840,23 @@ struct api_dist {
     int port;                     /* the first of the workload's rendezvous ports */
     int min_pods, max_pods;       /* the gang's minimum and its most pods */
     int slots;                    /* MPI: slotsPerWorker */
+    const char *name;             /* the workload's name (MPI's host names) */
 };
 /* Appends to env ([{name, value}]) what pod idx is told; -1 if idx is not
  * one of d's pods. */
 int api_dist_env(const struct api_dist *d, int idx, json_t *env);
 /* The position of pod idx among d's pods (its rank), or -1. */
 int api_dist_rank(const struct api_dist *d, int idx);
-/* MPI's host file: "ADDRESS slots=N" a worker (malloc'd; NULL: no memory). */
+/* MPI's host file: "HOST slots=N" a worker, HOST its pod name (malloc'd;
+ * NULL: no memory). */
 char *api_dist_hostfile(const struct api_dist *d);
+/* An MPI workload's exec key: HMAC-SHA256(secret, label and workload id),
+ * hex; never stored. 0, or -1. */
+int api_dist_mpi_key(const unsigned char *secret, int secret_len, const char *workload_id,
+                     char out[65]);
+/* Pod idx's "mpi" object (its role, the key, its endpoint's port or the
+ * workers' endpoints); NULL when the workload has no launcher. */
+json_t *api_dist_mpi(const struct api_dist *d, int idx, const char *key);
 
 /* ---- allot-agent's side (h_agent.c, h_logs.c) ---- */
 /* Checks an API_AGENT route's bearer agent token, filling agent_token and

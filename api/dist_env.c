@@ -28,16 +28,23 @@
  *               WORKER_PORT (Kubeflow's XGBoostJob), and rabit's
  *               DMLC_TRACKER_URI, DMLC_TRACKER_PORT, DMLC_NUM_WORKER,
  *               DMLC_TASK_ID
- *   MPI         a host file (every worker with slotsPerWorker slots; the
- *               master is the launcher), OMPI_MCA_orte_default_hostfile
- *               and ALLOT_MPI_HOSTFILE name it (the agent writes it into
- *               the pod's directory), ALLOT_MPI_SLOTS_PER_WORKER; the
- *               ranks' own variables are mpirun's to set
+ *   MPI         a host file (every worker by its pod name with
+ *               slotsPerWorker slots; the master is the launcher),
+ *               OMPI_MCA_orte_default_hostfile and ALLOT_MPI_HOSTFILE name
+ *               it (the agent writes it into the pod's directory),
+ *               ALLOT_MPI_SLOTS_PER_WORKER; the ranks' own variables are
+ *               mpirun's to set. With a launcher, each pod also gets the
+ *               pod's "mpi" object (api_dist_mpi()): the workload's exec
+ *               key, and the port a worker's exec endpoint listens on
+ *               (port + rank) or, for the launcher, where each worker's
+ *               is, by host name (the agent's mpi_exec.c uses them)
  * Every framework's pods also get ALLOT_DIST_MASTER (address:port),
  * ALLOT_DIST_RANK and ALLOT_DIST_WORLD_SIZE.
  */
 #include "api.h"
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,19 +154,70 @@ static void xgboost(json_t *env, const struct api_dist *d, int rank)
     put_int(env, "DMLC_TASK_ID", rank);
 }
 
+/* The first worker's position: 1 after a launcher, else 0. */
+static int first_worker(const struct api_dist *d)
+{
+    return d->has_master && d->n > 1 ? 1 : 0;
+}
+
+/* Pod k's host name in the host file: its pod name, NAME-INDEX-0. */
+static void host_of(const struct api_dist *d, int k, char *out, size_t len)
+{
+    snprintf(out, len, "%s-%d-0", d->name, d->pods[k].idx);
+}
+
 char *api_dist_hostfile(const struct api_dist *d)
 {
-    size_t cap = (size_t)d->n * 96 + 1, used = 0;
-    char *text = malloc(cap);
+    size_t cap = (size_t)d->n * (DB_NAME_LEN + 48) + 1, used = 0;
+    char *text = malloc(cap), host[DB_NAME_LEN + 24];
     int k;
 
     if (!text)
         return NULL;
     text[0] = '\0';
-    for (k = d->has_master && d->n > 1 ? 1 : 0; k < d->n; k++)
-        used += (size_t)snprintf(text + used, cap - used, "%s slots=%d\n",
-                                 address_of(&d->pods[k]), d->slots);
+    for (k = first_worker(d); k < d->n; k++) {
+        host_of(d, k, host, sizeof(host));
+        used += (size_t)snprintf(text + used, cap - used, "%s slots=%d\n", host, d->slots);
+    }
     return text;
+}
+
+int api_dist_mpi_key(const unsigned char *secret, int secret_len, const char *workload_id,
+                     char out[65])
+{
+    static const char label[] = "allot mpi exec\n";
+    unsigned char md[EVP_MAX_MD_SIZE];
+    char msg[sizeof(label) + DB_ID_LEN];
+    unsigned int n = 0, i;
+
+    out[0] = '\0';
+    snprintf(msg, sizeof(msg), "%s%s", label, workload_id);
+    if (!HMAC(EVP_sha256(), secret, secret_len, (unsigned char *)msg, strlen(msg), md, &n) ||
+        n != 32)
+        return -1;
+    for (i = 0; i < n; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+    return 0;
+}
+
+json_t *api_dist_mpi(const struct api_dist *d, int idx, const char *key)
+{
+    int rank = api_dist_rank(d, idx), k;
+    char host[DB_NAME_LEN + 24];
+    json_t *workers, *o;
+
+    if (rank < 0 || !first_worker(d))
+        return NULL;
+    if (rank > 0)
+        return json_pack("{s:s, s:s, s:i}", "role", "worker", "key", key, "port", d->port + rank);
+    workers = json_array();
+    for (k = 1; workers && k < d->n; k++) {
+        host_of(d, k, host, sizeof(host));
+        json_array_append_new(workers, json_pack("{s:s, s:s, s:i}", "host", host, "address",
+                                                 address_of(&d->pods[k]), "port", d->port + k));
+    }
+    o = json_pack("{s:s, s:s, s:o}", "role", "launcher", "key", key, "workers", workers);
+    return o;
 }
 
 int api_dist_rank(const struct api_dist *d, int idx)

@@ -750,6 +750,8 @@ static json_t *env_json(struct db *db, const char *project, json_t *spec,
         json_t *n = json_object_get(e, "name"), *v = json_object_get(e, "value");
         json_t *path = json_object_get(json_object_get(e, "podFieldRef"), "path");
         json_t *secret = json_object_get(e, "secret");
+        if (!secret) /* a user credential is a secret its submitter created */
+            secret = json_object_get(e, "userCredential");
         const char *field = json_is_string(path) ? pod_field(f, json_string_value(path)) : NULL;
         if (!json_is_string(n) || json_is_true(json_object_get(e, "exclude")))
             continue;
@@ -787,16 +789,26 @@ static const char *spec_str(json_t *spec, const char *key)
     return json_is_string(v) ? json_string_value(v) : "";
 }
 
+/* What handing out one pod needs besides its row: the store, allotd's key
+ * (MPI's exec key is derived from it), and what is found on the way: MPI's
+ * host file and the pod's "mpi" object. */
+struct handout {
+    struct db *db;
+    const struct api_keyring *key;
+    char *hostfile;
+    json_t *mpi;
+};
+
 /* The pods of w that meet, and where (dist_env.c): their variables
- * appended to env, and MPI's host file into *hostfile. -1 when they cannot
- * be told yet (the pod is handed out at a later heartbeat). */
-static int distributed_in(struct db *db, const struct db_assignment *a, json_t *spec,
-                          const struct db_workload *w, struct db_pod *pods, int n, json_t *env,
-                          char **hostfile)
+ * appended to env, MPI's host file and exec object into ho. -1 when they
+ * cannot be told yet (the pod is handed out at a later heartbeat). */
+static int distributed_in(struct handout *ho, const struct db_assignment *a, json_t *spec,
+                          const struct db_workload *w, struct db_pod *pods, int n, json_t *env)
 {
     struct api_dist d;
     json_t *workers = json_object_get(spec, "numWorkers");
     json_t *slots = json_object_get(spec, "slotsPerWorker");
+    char key[65];
     int i, bound = 0, rc;
 
     memset(&d, 0, sizeof(d));
@@ -804,7 +816,7 @@ static int distributed_in(struct db *db, const struct db_assignment *a, json_t *
     for (i = 0; i < n; i++)
         if (pods[i].node_seq != 0)
             pods[bound++] = pods[i];
-    rc = db_rendezvous_ports(db, w->seq, w->n_pods, &d.port);
+    rc = db_rendezvous_ports(ho->db, w->seq, w->n_pods, &d.port);
     if (rc == DB_OK) {
         d.has_master = !(json_is_integer(workers) && json_integer_value(workers) >= w->n_pods);
         d.pods = pods;
@@ -812,10 +824,17 @@ static int distributed_in(struct db *db, const struct db_assignment *a, json_t *
         d.min_pods = w->min_pods;
         d.max_pods = w->n_pods;
         d.slots = json_is_integer(slots) ? (int)json_integer_value(slots) : 1;
+        d.name = a->workload_name;
         rc = api_dist_env(&d, a->idx, env) == 0 ? DB_OK : DB_ENOTFOUND;
     }
-    if (rc == DB_OK && strcmp(d.framework, "MPI") == 0 && !(*hostfile = api_dist_hostfile(&d)))
-        rc = DB_ENOMEM;
+    if (rc == DB_OK && strcmp(d.framework, "MPI") == 0) {
+        if (!(ho->hostfile = api_dist_hostfile(&d)) ||
+            api_dist_mpi_key(ho->key->key, ho->key->len, a->workload_id, key) != 0)
+            rc = DB_ENOMEM;
+        else
+            ho->mpi = api_dist_mpi(&d, a->idx, key);
+        memset(key, 0, sizeof(key));
+    }
     return rc == DB_OK ? 0 : -1;
 }
 
@@ -823,8 +842,7 @@ static int distributed_in(struct db *db, const struct db_assignment *a, json_t *
  * resolved), then a distributed workload's (dist_env.c); NULL when it
  * cannot be told yet. The workload and its pods are read only when a
  * variable needs them. */
-static json_t *assignment_env(struct db *db, const struct db_assignment *a, json_t *spec,
-                              char **hostfile)
+static json_t *assignment_env(struct handout *ho, const struct db_assignment *a, json_t *spec)
 {
     struct pod_fields f = {"", "", ""};
     struct db_workload w;
@@ -835,16 +853,16 @@ static json_t *assignment_env(struct db *db, const struct db_assignment *a, json
     memset(&w, 0, sizeof(w));
     snprintf(f.name, sizeof(f.name), "%s-%d-0", a->workload_name, a->idx);
     if (a->type == DB_DISTRIBUTED || has_field_refs(spec))
-        rc = db_workload_get_pods(db, a->workload_id, &w, &pods, &n);
+        rc = db_workload_get_pods(ho->db, a->workload_id, &w, &pods, &n);
     for (i = 0; rc == DB_OK && i < n; i++)
         if (pods[i].idx == a->idx) {
             f.node = pods[i].node_name;
             f.address = pods[i].address;
         }
     if (rc == DB_OK)
-        env = env_json(db, a->project_name, spec, &f);
+        env = env_json(ho->db, a->project_name, spec, &f);
     if (env && a->type == DB_DISTRIBUTED &&
-        distributed_in(db, a, spec, &w, pods, n, env, hostfile) != 0) {
+        distributed_in(ho, a, spec, &w, pods, n, env) != 0) {
         json_decref(env);
         env = NULL;
     }
@@ -855,17 +873,16 @@ static json_t *assignment_env(struct db *db, const struct db_assignment *a, json
 
 /* What the agent needs to start a pod it does not know yet; NULL when it
  * cannot be told yet. */
-static json_t *assignment_json(struct db *db, const struct db_assignment *a)
+static json_t *assignment_json(struct db *db, const struct api_keyring *key,
+                               const struct db_assignment *a)
 {
     json_t *spec = a->spec ? json_loads(a->spec, 0, NULL) : NULL;
     json_t *grace = json_object_get(spec, "terminationGracePeriodSeconds");
-    char *hostfile = NULL;
-    json_t *env = assignment_env(db, a, spec, &hostfile), *o;
+    struct handout ho = {db, key, NULL, NULL};
+    json_t *env = assignment_env(&ho, a, spec), *o = NULL;
 
-    if (!env) {
-        json_decref(spec);
-        return NULL;
-    }
+    if (!env)
+        goto out;
     o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:o, s:s, s:s, s:s, s:s, s:o, s:I, s:s, s:o}",
                   "uid",
                   a->uid, "workloadId", a->workload_id, "workloadName", a->workload_name,
@@ -879,11 +896,15 @@ static json_t *assignment_json(struct db *db, const struct db_assignment *a)
                                    : DEFAULT_GRACE_S),
                   "imagePullPolicy", spec_str(spec, "imagePullPolicy"), "ports",
                   api_wl_ports(a->spec));
-    if (o && hostfile)
-        json_object_set_new(o, "hostfile", json_string(hostfile));
+    if (o && ho.hostfile)
+        json_object_set_new(o, "hostfile", json_string(ho.hostfile));
+    if (o && ho.mpi)
+        json_object_set(o, "mpi", ho.mpi);
     if (o && json_is_object(json_object_get(spec, "storage")))
         json_object_set(o, "storage", json_object_get(spec, "storage"));
-    free(hostfile);
+out:
+    free(ho.hostfile);
+    json_decref(ho.mpi);
     json_decref(spec);
     return o;
 }
@@ -899,7 +920,8 @@ static int was_reported(const struct db_heartbeat *h, const char *uid)
 }
 
 /* Pods the agent knows are named by uid only; new ones come in full. */
-static json_t *assigned_json(struct db *db, const struct db_heartbeat *h)
+static json_t *assigned_json(struct db *db, const struct api_keyring *key,
+                             const struct db_heartbeat *h)
 {
     json_t *a = json_array();
     int i;
@@ -907,7 +929,7 @@ static json_t *assigned_json(struct db *db, const struct db_heartbeat *h)
     for (i = 0; a && i < h->n_assigned; i++)
         json_array_append_new(a, was_reported(h, h->assigned[i].uid)
                                      ? json_pack("{s:s}", "uid", h->assigned[i].uid)
-                                     : assignment_json(db, &h->assigned[i]));
+                                     : assignment_json(db, key, &h->assigned[i]));
     return a;
 }
 
@@ -947,7 +969,7 @@ void api_h_agent_heartbeat(struct api_req *r)
         goto out;
     }
     tell_scheduler(r, &h);
-    reply = json_pack("{s:o}", "pods", assigned_json(r->app->db, &h));
+    reply = json_pack("{s:o}", "pods", assigned_json(r->app->db, &r->app->key, &h));
     if (reply)
         lease_fields(r, reply);
     api_reply(r, 200, reply);

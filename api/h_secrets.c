@@ -3,7 +3,8 @@
  * generic-secret credential assets: named sets of key-value pairs in a
  * scope (a project, a department, the tenant), whose values pods receive
  * as environment variables ({"secret": {"name", "key"}} in a workload's
- * environmentVariables). Rights: secrets.h.
+ * environmentVariables, or {"userCredential": {"name", "key"}} for one the
+ * submitter created). Rights: secrets.h.
  *
  * Invariants:
  *   1. A value is sealed (secretbox.c) before it reaches the store and is
@@ -390,6 +391,8 @@ static int wl_uses(struct db *db, const struct db_workload *w, const char *id, c
 
     json_array_foreach(json_object_get(spec, "environmentVariables"), i, e) {
         json_t *n = json_object_get(json_object_get(e, "secret"), "name");
+        if (!n)
+            n = json_object_get(json_object_get(e, "userCredential"), "name");
         if (json_is_string(n) && strcmp(json_string_value(n), name) == 0) {
             memset(&s, 0, sizeof(s));
             if (db_secret_resolve(db, w->project_name, name, &s) == DB_OK)
@@ -475,18 +478,19 @@ void api_h_secret_delete(struct api_req *r)
 
 /* ---- what submissions and agents ask ---- */
 
-int api_secret_check_ref(struct api_req *r, const struct api_project *project, const char *name,
-                         const char *key, const char *where)
+int api_secret_check_ref(struct api_req *r, const struct api_project *project, const char *field,
+                         const char *name, const char *key, const char *where)
 {
-    char details[512];
+    char details[640];
     struct db_secret s;
     json_t *entries;
-    int rc = db_secret_resolve(r->app->db, project->name, name, &s), has;
+    int rc = db_secret_resolve(r->app->db, project->name, name, &s), has, mine;
+    int user = strcmp(field, "userCredential") == 0;
     char *value = NULL;
 
     if (rc == DB_ENOTFOUND) {
-        /* a credential asset of that name (h_assets.c) */
-        has = api_credential_value(r->app->db, project->name, name, key, &value);
+        /* a credential asset of that name (h_assets.c), for a secret entry */
+        has = user ? -1 : api_credential_value(r->app->db, project->name, name, key, &value);
         api_secretbox_free(value);
         if (has == 0)
             return 0;
@@ -496,21 +500,28 @@ int api_secret_check_ref(struct api_req *r, const struct api_project *project, c
             return refuse(r, details);
         }
         snprintf(details, sizeof(details),
-                 "%s.secret.name: project %s has no secret named %s (its own, its department's"
-                 " or the tenant's)", where, project->name, name);
+                 "%s.%s.name: project %s has no secret named %s (its own, its department's"
+                 " or the tenant's generic-secret credentials)", where, field, project->name,
+                 name);
         return refuse(r, details);
     }
     if (rc != DB_OK)
         return api_db_error(r, rc, "cannot read the secrets"), -1;
     entries = json_loads(s.entries, 0, NULL);
     has = json_object_get(entries, key) != NULL;
+    mine = strcmp(s.created_by, r->who.user.name) == 0;
     json_decref(entries);
+    if (user && !mine)
+        snprintf(details, sizeof(details),
+                 "%s.userCredential.name: the credential %s that project %s sees was created by"
+                 " %s, not by %s: a user credential is one its user created (use it as a"
+                 " secret entry instead)", where, name, project->name,
+                 s.created_by[0] ? s.created_by : "someone else", r->who.user.name);
+    else if (!has)
+        snprintf(details, sizeof(details), "%s.%s.key: secret %s has no key %s", where, field,
+                 name, key);
     db_secret_clear(&s);
-    if (has)
-        return 0;
-    snprintf(details, sizeof(details), "%s.secret.key: secret %s has no key %s", where, name,
-             key);
-    return refuse(r, details);
+    return (!user || mine) && has ? 0 : refuse(r, details);
 }
 
 int api_secret_value(struct db *db, const char *project, const char *name, const char *key,

@@ -32,11 +32,13 @@ int api_secrets_list_into(struct api_req *r, json_t *entries);
  * said on stderr. */
 int api_secrets_start(struct db *db, const char *path, int create);
 
-/* A submission's entry {secret: {name, key}}: 0 when the project sees a
- * secret of that name with that key, else -1 after a 400 naming it
+/* A submission's entry {FIELD: {name, key}}, FIELD "secret" or
+ * "userCredential": 0 when the project sees a secret of that name with that
+ * key (for a userCredential, one that the caller created: a user credential
+ * is a generic secret its creator uses), else -1 after a 400 naming it
  * (where: "spec.environmentVariables[i]"). */
-int api_secret_check_ref(struct api_req *r, const struct api_project *project, const char *name,
-                         const char *key, const char *where);
+int api_secret_check_ref(struct api_req *r, const struct api_project *project, const char *field,
+                         const char *name, const char *key, const char *where);
 
 /* The value of key in the secret named `name` that the project named
  * `project` sees, opened: 0 and *value (wipe with api_secretbox_free()),

@@ -566,6 +566,11 @@ static int workers_in(struct api_req *r, json_t *spec, json_t *top, int64_t *n, 
         strcmp(fw, "XGBoost") && strcmp(fw, "JAX"))
         return api_error(r, 400, "Bad request",
                          "spec.distributedFramework: PyTorch, MPI, TF, XGBoost or JAX"), -1;
+    if (!master && strcmp(fw, "MPI") == 0)
+        return api_error(r, 400, "Bad request",
+                         "masterSpecSameAsWorker: false leaves an MPI workload no launcher (its"
+                         " master runs mpirun; its workers run the launcher's exec endpoint)"),
+               -1;
     if (slots != 1 && strcmp(fw, "MPI") != 0)
         return api_error(r, 400, "Bad request",
                          "spec.slotsPerWorker: 1 unless the framework is MPI (its host file's"
@@ -904,26 +909,34 @@ static int env_error(struct api_req *r, size_t i, const char *what)
     return api_error(r, 400, "Bad request", msg), -1;
 }
 
-/* A {secret: {name, key}} entry: a secret the project sees, with that key
- * (secrets.h); its value is resolved when the pod is handed to its agent. */
-static int env_secret_in(struct api_req *r, json_t *ref, size_t i,
+/* A {secret: {name, key}} entry, or a {userCredential: {name, key}} one:
+ * a secret the project sees, with that key, and for a user credential one
+ * the submitter created (secrets.h); its value is resolved when the pod is
+ * handed to its agent. */
+static int env_secret_in(struct api_req *r, json_t *e, const char *field, size_t i,
                          const struct api_project *project, const char *where)
 {
     static const char *const ref_keys[] = {"name", "key", NULL};
-    char at[80];
+    char at[80], what[96];
+    json_t *ref = json_object_get(e, field);
     const char *name = json_string_value(json_object_get(ref, "name"));
     const char *key = json_string_value(json_object_get(ref, "key"));
 
-    snprintf(at, sizeof(at), "%s.secret", where);
+    snprintf(at, sizeof(at), "%s.%s", where, field);
     if (!json_is_object(ref))
-        return env_error(r, i, ".secret: an object {name, key}");
+        return snprintf(what, sizeof(what), ".%s: an object {name, key}", field),
+               env_error(r, i, what);
     if (api_json_allow(r, ref, ref_keys, at))
         return -1;
     if (!name || !api_valid_name(name))
-        return env_error(r, i, ".secret.name: a secret's name is required");
+        return snprintf(what, sizeof(what), ".%s.name: a %s's name is required", field,
+                        strcmp(field, "secret") == 0 ? "secret" : "credential"),
+               env_error(r, i, what);
     if (!key || !key[0] || strlen(key) > 253)
-        return env_error(r, i, ".secret.key: a key of the secret is required");
-    return project ? api_secret_check_ref(r, project, name, key, where) : 0;
+        return snprintf(what, sizeof(what), ".%s.key: a key of the %s is required", field,
+                        strcmp(field, "secret") == 0 ? "secret" : "credential"),
+               env_error(r, i, what);
+    return project ? api_secret_check_ref(r, project, field, name, key, where) : 0;
 }
 
 /* One entry: a name, and exactly one source that allot can give a pod. */
@@ -953,14 +966,13 @@ static int env_entry_in(struct api_req *r, json_t *e, size_t i, const struct api
     if (strcmp(source, "value") == 0)
         return json_is_string(json_object_get(e, "value")) ? 0
                                                             : env_error(r, i, ".value: a string");
-    if (strcmp(source, "secret") == 0)
-        return env_secret_in(r, json_object_get(e, "secret"), i, project, where);
-    if (strcmp(source, "podFieldRef") != 0)
-        return env_error(r, i, strcmp(source, "configMap") == 0
-                                   ? ".configMap is not supported: allot has no config maps; give "
-                                     "the value or a secret"
-                                   : ".userCredential is not supported: allot keeps no user "
-                                     "credentials; give the value or a secret");
+    if (strcmp(source, "secret") == 0 || strcmp(source, "userCredential") == 0)
+        return env_secret_in(r, e, source, i, project, where);
+    if (strcmp(source, "configMap") == 0)
+        return env_error(r, i, ".configMap is not supported: a config map is a Kubernetes"
+                               " ConfigMap (Run:ai's config-map data source only names one to"
+                               " mount) and allot has no Kubernetes to hold one; give the value,"
+                               " or a secret");
     path = json_object_get(json_object_get(e, "podFieldRef"), "path");
     for (k = 0; json_is_string(path) && env_fields[k]; k++)
         if (strcmp(json_string_value(path), env_fields[k]) == 0)

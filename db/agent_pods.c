@@ -16,7 +16,8 @@
  *             EXITED   the run ends; still bound: the pod is restarted if
  *                      its workload's restartPolicy and backoffLimit say
  *                      so (restarts.c); else code 0 -> the pod succeeded
- *                      and the workload Completes when all did; a
+ *                      and the workload Completes when all did (an MPI
+ *                      workload: when its launcher did); a
  *                      non-zero code or a signal -> the workload Failed;
  *                      stopped by allot itself -> lost; no longer bound
  *                      (preempted, suspended, deleted): Stopped, and a
@@ -176,7 +177,8 @@ static int wl_promote(struct db__conn *c, struct hb *b, int64_t wl_seq, const ch
     return wl_phase(c, &b->t, wl_seq, &ch, b->h->now_ms);
 }
 
-/* A pod succeeded: the workload Completes when every bound pod did. */
+/* A pod succeeded: the workload Completes when every bound pod did, or an
+ * MPI workload when its launcher did (its workers are then stopped). */
 static int wl_succeeded(struct db__conn *c, struct hb *b, const struct binding *bd)
 {
     static const char left[] =
@@ -185,15 +187,19 @@ static int wl_succeeded(struct db__conn *c, struct hb *b, const struct binding *
     char msg[DB_MSG_LEN];
     struct change ch = {"Completed", 1, "Normal", "Completed", msg};
     int64_t n = 0;
-    int rc;
+    int launcher = 0, rc;
 
-    rc = db__int_of(c, left, bd->wl_seq, &n);
+    rc = db__mpi_launcher(c, bd->wl_seq, bd->idx, &launcher);
+    if (rc == DB_OK && !launcher)
+        rc = db__int_of(c, left, bd->wl_seq, &n);
     if (rc != DB_OK || n > 0)
         return rc;
     rc = wl_free_pods(c, bd->wl_seq);
     if (rc != DB_OK)
         return rc;
-    snprintf(msg, sizeof(msg), "%s completed: every pod exited with code 0", bd->wl_name);
+    snprintf(msg, sizeof(msg), "%s completed: %s", bd->wl_name,
+             launcher ? "its MPI launcher exited with code 0 (its workers are stopped)"
+                      : "every pod exited with code 0");
     return wl_phase(c, &b->t, bd->wl_seq, &ch, b->h->now_ms);
 }
 

@@ -297,6 +297,10 @@ int db__event(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *ty
  * same spec would fail the same way. */
 int db__pod_restart(struct db__conn *c, int64_t wl_seq, int idx, const char *why, int failed,
                     int never_ran, int64_t now, int *restarted, char *limit_note, size_t len);
+/* Is pod idx the launcher of an MPI workload (a distributed workload of
+ * framework MPI with a master, pod 0)? Its end is the workload's: its
+ * workers run the launcher's exec endpoint and never end by themselves. */
+int db__mpi_launcher(struct db__conn *c, int64_t wl_seq, int idx, int *yes);
 /* Deletion (workloads.c): a deleted workload none of whose pod runs is
  * open any more is done (Deleting -> Stopped, event Deleted); the second
  * finishes every such workload. */

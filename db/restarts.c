@@ -192,3 +192,28 @@ out:
     free(w.spec);
     return rc;
 }
+
+int db__mpi_launcher(struct db__conn *c, int64_t wl_seq, int idx, int *yes)
+{
+    static const char get[] = "SELECT type, n_pods, restarts, spec FROM workloads WHERE seq = ?";
+    const struct db__arg key[] = {DB__I(wl_seq)};
+    struct restart_row w;
+    json_t *spec, *workers;
+    const char *fw;
+    int rc;
+
+    *yes = 0;
+    memset(&w, 0, sizeof(w));
+    rc = db__query_row(c, get, key, DB__NARGS(key), &restart_shape, &w);
+    if (rc != DB_OK || idx != 0 || w.type != DB_DISTRIBUTED || w.n_pods < 2)
+        goto out;
+    spec = w.spec ? json_loads(w.spec, 0, NULL) : NULL;
+    fw = json_string_value(json_object_get(spec, "distributedFramework"));
+    workers = json_object_get(spec, "numWorkers");
+    *yes = fw && strcmp(fw, "MPI") == 0 &&
+           !(json_is_integer(workers) && json_integer_value(workers) >= w.n_pods);
+    json_decref(spec);
+out:
+    free(w.spec);
+    return rc == DB_ENOTFOUND ? DB_OK : rc;
+}

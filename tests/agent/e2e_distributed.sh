@@ -8,8 +8,8 @@
 #      master port is the workload's rendezvous port.
 #   2. TF, JAX, XGBoost and MPI (CPU-only pods): each pod's environment in
 #      its framework's terms (TF_CONFIG's cluster and task, JAX's
-#      coordinator, XGBoost's and rabit's tracker, MPI's host file with
-#      slotsPerWorker slots a worker).
+#      coordinator, XGBoost's and rabit's tracker, MPI's launcher's host
+#      file with slotsPerWorker slots a worker, named by its pod name).
 #   3. The document's defaults that Run:ai's client sends with every
 #      distributed submission (slotsPerWorker 1, sshAuthMountPath
 #      /root/.ssh, empty lists) are accepted; other values are refused
@@ -80,10 +80,9 @@ distributed tf TF 0 "$T/env.sh" >/dev/null
 distributed jx JAX 0 "$T/env.sh" >/dev/null
 distributed xg XGBoost 0 "$T/env.sh" >/dev/null
 distributed mp MPI 0 "$T/env.sh" ',"slotsPerWorker":2' >/dev/null
-for w in tf jx xg mp; do
-  for i in 0 1; do
-    until_ok 30 test -s "$OUT/$w.$i.env" || fail "$w pod $i wrote no environment: $(events_of $w)"
-  done
+# (an MPI worker runs the launcher's exec endpoint, not the command: e2e_mpi)
+for p in tf.0 tf.1 jx.0 jx.1 xg.0 xg.1 mp.0; do
+  until_ok 30 test -s "$OUT/$p.env" || fail "pod $p wrote no environment: $(events_of ${p%.*})"
 done
 var() { sed -n "s/^$2=//p" "$OUT/$1.env"; }
 PORT=$(var tf.0 ALLOT_DIST_MASTER | sed 's/.*://')
@@ -95,7 +94,7 @@ PORT=$(var tf.0 ALLOT_DIST_MASTER | sed 's/.*://')
 [ "$(var jx.0 JAX_COORDINATOR_ADDRESS)" = "$(var jx.1 JAX_COORDINATOR_ADDRESS)" ] || fail "jax coordinator differs"
 [ "$(var xg.1 DMLC_NUM_WORKER) $(var xg.1 DMLC_TASK_ID) $(var xg.1 RANK)" = "2 1 1" ] || fail "xgboost: $(cat "$OUT/xg.1.env")"
 [ "$(var xg.0 DMLC_TRACKER_PORT)" = "$(var xg.0 MASTER_PORT)" ] || fail "xgboost tracker port"
-[ "$(cat "$OUT/mp.0.hosts")" = "127.0.0.1 slots=2" ] || fail "mpi host file: $(cat "$OUT/mp.0.hosts")"
+[ "$(cat "$OUT/mp.0.hosts")" = "mp-1-0 slots=2" ] || fail "mpi host file: $(cat "$OUT/mp.0.hosts")"
 [ "$(var mp.0 ALLOT_MPI_SLOTS_PER_WORKER)" = 2 ] || fail "mpi slots"
 # live workloads never share ports: four blocks of two, all different
 [ "$(for w in tf jx xg mp; do var $w.0 ALLOT_DIST_MASTER; done | sort -u | wc -l)" = 4 ] ||

@@ -65,7 +65,7 @@ refused() { # ENTRY WORDS
 }
 refused '{"name":"A","secret":{"name":"s","key":"k"}}' "environmentVariables[0].secret.name: project team-e has no secret named s"
 refused '{"name":"A","configMap":{"name":"c","key":"k"}}' "configMap is not supported"
-refused '{"name":"A","userCredential":{"name":"u","key":"k"}}' "userCredential is not supported"
+refused '{"name":"A","userCredential":{"name":"u","key":"k"}}' "environmentVariables[0].userCredential.name: project team-e has no secret named u"
 refused '{"name":"A","podFieldRef":{"path":"metadata.uid"}}' "podFieldRef.path"
 refused '{"name":"A","value":"1","podFieldRef":{"path":"metadata.name"}}' "exactly one of"
 refused '{"value":"1"}' "environmentVariables[0].name"

@@ -13,7 +13,11 @@
 #      workload's environmentVariables use is not deleted (412 naming the
 #      workload); a deleted secret's submission is refused;
 #   5. allotd refuses to start on a database holding secrets without the
-#      secrets key.
+#      secrets key;
+#   6. a user credential is a secret its submitter created: its value
+#      reaches the creator's pod, another user's submission naming it is
+#      refused, a live workload holds it; a configMap entry is refused with
+#      the reason.
 ALLOTD=$1
 AGENT=$2
 . "$(dirname "$0")/lib_agent.sh"
@@ -127,6 +131,44 @@ expect 404 DELETE "$S/$ID" "" "$ADMIN" >/dev/null
 D=$(training r3 db-creds PASSWORD "$ADMIN" 400 | jq -r .details)
 printf '%s' "$D" | grep -q "no secret named db-creds" || fail "deleted secret: $D"
 
+# 6: a user credential ({"userCredential": {name, key}}) is a secret its
+# submitter created: it reaches the creator's pod; anyone else's submission
+# naming it is a 400 naming its creator; it is held like a secret (412)
+MINE=$(expect 202 POST $S "{\"meta\":{\"name\":\"my-cred\",\"scope\":\"project\",\"projectId\":\"$P\"},
+  \"spec\":{\"keyValuePairs\":[{\"key\":\"PASSWORD\",\"value\":\"$OTHER\"}]}}" "$ADMIN" | jq -r .meta.id)
+credential() { # NAME CREDENTIAL KEY TOKEN STATUS: submits; prints the answer
+  expect "$5" POST /api/v1/workloads/trainings "{\"name\":\"$1\",\"projectId\":\"$P\",
+    \"clusterId\":\"$CLUSTER\",\"spec\":{\"image\":\"busybox\",\"command\":\"$T/show.sh\",
+    \"environmentVariables\":[{\"name\":\"OUT\",\"value\":\"$OUT\"},
+    {\"name\":\"TESTRUN\",\"value\":\"$T\"},
+    {\"name\":\"DB_PASSWORD\",\"userCredential\":{\"name\":\"$2\",\"key\":\"$3\"}}]}}" "$4"
+}
+D=$(credential u1 my-cred PASSWORD "$RESEARCHER" 400 | jq -r .details)
+printf '%s' "$D" | grep -q "credential my-cred that project team-s sees was created by admin, not by researcher@example.com" ||
+  fail "another user's credential: $D"
+D=$(credential u2 my-cred NOPE "$ADMIN" 400 | jq -r .details)
+printf '%s' "$D" | grep -q "userCredential.key: secret my-cred has no key NOPE" || fail "unknown key: $D"
+D=$(credential u3 nobodys PASSWORD "$ADMIN" 400 | jq -r .details)
+printf '%s' "$D" | grep -q "userCredential.name: project team-s has no secret named nobodys" ||
+  fail "unknown credential: $D"
+credential uses-cred my-cred PASSWORD "$ADMIN" 202 >/dev/null
+until_ok 30 test -s "$OUT/uses-cred.secret" || fail "uses-cred wrote nothing: $(events_of uses-cred)"
+[ "$(cat "$OUT/uses-cred.secret")" = "$OTHER" ] ||
+  fail "the pod saw '$(cat "$OUT/uses-cred.secret")' from its user credential"
+expect 412 DELETE "$S/$MINE" "" "$ADMIN" | jq -r .details | grep -q "uses-cred (project team-s)" ||
+  fail "a credential a live workload uses was not held"
+expect 200 GET "/api/v1/workloads?filterBy=name==uses-cred" "" "$ADMIN" | grep -q -e "$OTHER" &&
+  fail "the workload's answer holds the credential's value"
+: >"$OUT/uses-cred.go"
+wait_phase_long uses-cred Completed
+# a config map: allot has none, and says why
+D=$(expect 400 POST /api/v1/workloads/trainings "{\"name\":\"cm\",\"projectId\":\"$P\",
+  \"clusterId\":\"$CLUSTER\",\"spec\":{\"image\":\"busybox\",\"command\":\"true\",
+  \"environmentVariables\":[{\"name\":\"X\",\"configMap\":{\"name\":\"c\",\"key\":\"k\"}}]}}" \
+  "$ADMIN" | jq -r .details)
+printf '%s' "$D" | grep -q "configMap is not supported: a config map is a Kubernetes ConfigMap" ||
+  fail "the config map's refusal: $D"
+
 # 2, the rest: no log, no clear text in the database
 stop_agent node-1
 stop
@@ -139,12 +181,12 @@ done
 [ "$(sqlite3 "$T/allot.db" "SELECT count(*) FROM secrets WHERE entries LIKE '%\"K\":\"1:%'")" = 1 ] ||
   fail "the kept secret's value is not sealed: $(sqlite3 "$T/allot.db" 'SELECT entries FROM secrets')"
 
-# 5: no key, no start (the database holds the secret 'kept')
+# 5: no key, no start (the database holds the secrets 'kept' and 'my-cred')
 mv "$T/allot.db.secrets.key" "$T/moved.key"
 rc=0
 (cd "$T" && "$ALLOTD" --db "$T/allot.db" --listen 127.0.0.1:0 >"$T/nokey.log" 2>&1) || rc=$?
 [ "$rc" != 0 ] || fail "allotd started without the secrets key"
-grep -q "holds 1 secret but the secrets key .* is missing" "$T/nokey.log" ||
+grep -q "holds 2 secrets but the secrets key .* is missing" "$T/nokey.log" ||
   fail "the refusal says: $(cat "$T/nokey.log")"
 mv "$T/moved.key" "$T/allot.db.secrets.key"
 start --rate-limit 0

@@ -114,23 +114,60 @@ static void test_unknown_pod(void **state)
     json_decref(env);
 }
 
-/* MPI's host file: the workers, each with slotsPerWorker slots. */
+/* MPI's host file: the workers by pod name, each with slotsPerWorker slots. */
 static void test_hostfile(void **state)
 {
     struct db_pod pods[3];
     struct api_dist d = {.framework = "MPI", .has_master = 1, .pods = pods, .n = 3,
-                         .port = 30000, .min_pods = 3, .max_pods = 3, .slots = 2};
+                         .port = 30000, .min_pods = 3, .max_pods = 3, .slots = 2, .name = "mp"};
     char *text;
 
     (void)state;
     gang(pods, 3);
     text = api_dist_hostfile(&d);
-    assert_string_equal(text, "10.0.0.2 slots=2\n10.0.0.3 slots=2\n");
+    assert_string_equal(text, "mp-1-0 slots=2\nmp-2-0 slots=2\n");
     free(text);
     d.has_master = 0;
     text = api_dist_hostfile(&d);
-    assert_string_equal(text, "10.0.0.1 slots=2\n10.0.0.2 slots=2\n10.0.0.3 slots=2\n");
+    assert_string_equal(text, "mp-0-0 slots=2\nmp-1-0 slots=2\nmp-2-0 slots=2\n");
     free(text);
+}
+
+/* MPI's exec objects: the launcher knows every worker's endpoint (its
+ * node's address, port + rank), a worker its own port; no launcher, none;
+ * the key is per workload. */
+static void test_mpi(void **state)
+{
+    static const unsigned char secret[32] = {1, 2, 3};
+    struct db_pod pods[3];
+    struct api_dist d = {.framework = "MPI", .has_master = 1, .pods = pods, .n = 3,
+                         .port = 30000, .min_pods = 3, .max_pods = 3, .slots = 1, .name = "mp"};
+    char k1[65], k2[65], *text;
+    json_t *o;
+
+    (void)state;
+    gang(pods, 3);
+    o = api_dist_mpi(&d, 0, "k");
+    text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(text, "{\"key\":\"k\",\"role\":\"launcher\",\"workers\":["
+                              "{\"address\":\"10.0.0.2\",\"host\":\"mp-1-0\",\"port\":30001},"
+                              "{\"address\":\"10.0.0.3\",\"host\":\"mp-2-0\",\"port\":30002}]}");
+    free(text);
+    json_decref(o);
+    o = api_dist_mpi(&d, 2, "k");
+    text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(text, "{\"key\":\"k\",\"port\":30002,\"role\":\"worker\"}");
+    free(text);
+    json_decref(o);
+    assert_null(api_dist_mpi(&d, 7, "k"));
+    d.has_master = 0;
+    assert_null(api_dist_mpi(&d, 1, "k"));
+    assert_int_equal(api_dist_mpi_key(secret, 32, "wl-a", k1), 0);
+    assert_int_equal(api_dist_mpi_key(secret, 32, "wl-b", k2), 0);
+    assert_int_equal(strlen(k1), 64);
+    assert_string_not_equal(k1, k2);
+    assert_int_equal(api_dist_mpi_key(secret, 32, "wl-a", k2), 0);
+    assert_string_equal(k1, k2);
 }
 
 int main(void)
@@ -139,6 +176,7 @@ int main(void)
         cmocka_unit_test(test_cases),
         cmocka_unit_test(test_unknown_pod),
         cmocka_unit_test(test_hostfile),
+        cmocka_unit_test(test_mpi),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
