@@ -75,5 +75,10 @@ int cmd_agent_main(int argc, char **argv);
 int cmd_access_rule_main(int argc, char **argv);
 int cmd_completion_main(int argc, char **argv);
 int cmd_whatif_main(int argc, char **argv);
+int cmd_environment_main(int argc, char **argv);
+int cmd_compute_main(int argc, char **argv);
+int cmd_datasource_main(int argc, char **argv);
+int cmd_credential_main(int argc, char **argv);
+int cmd_template_main(int argc, char **argv);
 
 #endif

@@ -31,12 +31,13 @@
 #define MAX_GPUS 64
 #define MAX_ENV 256
 #define MAX_PORTS 16
+#define MAX_ASSETS 16
 
 enum {
     O_IMAGE = 1, O_GPUS, O_PORTION, O_CPU, O_MEMORY, O_PROJECT, O_COMMAND, O_ENV, O_POOLS,
     O_NODE_TYPE, O_PRIORITY, O_PREEMPTIBILITY, O_WORKDIR, O_PREFIX, O_PARALLELISM, O_WORKERS,
     O_FRAMEWORK, O_NO_MASTER, O_MIN_REPLICAS, O_MAX_REPLICAS, O_JSON, O_GPU_MEMORY, O_PORT,
-    O_DRY_RUN, O_COUNT, O_NAME,
+    O_DRY_RUN, O_COUNT, O_NAME, O_ENV_OR_ASSET, O_COMPUTE, O_DATA_SOURCE, O_CREDENTIAL, O_TEMPLATE,
 };
 
 #define MAX_COUNT 1000
@@ -53,8 +54,8 @@ static const struct opt_spec submit_opts[] = {
     {"cpu-memory-request", 0, OPT_VALUE, O_MEMORY},
     {"project", 'p', OPT_VALUE, O_PROJECT},
     {"command", 0, OPT_FLAG, O_COMMAND},
-    {"environment", 'e', OPT_VALUE, O_ENV},
-    {"environment-variable", 0, OPT_VALUE, O_ENV},
+    {"environment", 0, OPT_VALUE, O_ENV_OR_ASSET},
+    {"environment-variable", 'e', OPT_VALUE, O_ENV},
     {"node-pools", 0, OPT_VALUE, O_POOLS},
     {"node-type", 0, OPT_VALUE, O_NODE_TYPE},
     {"priority", 0, OPT_VALUE, O_PRIORITY},
@@ -71,11 +72,16 @@ static const struct opt_spec submit_opts[] = {
     {"json", 0, OPT_FLAG, O_JSON},
     {"dry-run", 0, OPT_FLAG, O_DRY_RUN},
     {"count", 0, OPT_VALUE, O_COUNT},
+    {"compute", 0, OPT_VALUE, O_COMPUTE},
+    {"data-source", 0, OPT_VALUE, O_DATA_SOURCE},
+    {"credential", 0, OPT_VALUE, O_CREDENTIAL},
+    {"template", 0, OPT_VALUE, O_TEMPLATE},
     {NULL, 0, 0, 0},
 };
 
 static const char submit_usage[] =
-    "NAME -i IMAGE [-g N] [-p PROJECT] [flags] [--command] [-- ARGS...]   (or --name NAME)";
+    "NAME -i IMAGE [-g N] [-p PROJECT] [flags] [--command] [-- ARGS...]   (or --name NAME;\n"
+    "       -i may come from --environment ENV or --template NAME)";
 
 static const char submit_help[] =
     "Submits a workload to a project (-p, else the default project).\n\n"
@@ -88,6 +94,12 @@ static const char submit_help[] =
     "  --cpu-memory-request Q          memory per pod: 500M, 1G, 2Gi\n"
     "  -p, --project NAME              the project\n"
     "  -e, --environment NAME=VALUE    an environment variable (repeatable)\n"
+    "  --environment ENV               an environment asset (a name without '='): its image,\n"
+    "                                  command and variables, under the flags given\n"
+    "  --compute NAME                  a compute resource asset, under the flags given\n"
+    "  --data-source NAME              a data source asset (host path, git; repeatable)\n"
+    "  --credential NAME               a credential: NAME_FIELD variables (repeatable)\n"
+    "  --template NAME                 a workload template of this type, under the rest\n"
     "  --port C[:N]                    container port C, reached on node port N (default C;\n"
     "                                  repeatable)\n"
     "  --command                       the words after -- are the command, not its args\n"
@@ -120,6 +132,9 @@ struct submit {
     const struct wl_noun *noun;
     const char *name, *prefix, *image, *project, *memory, *pools, *node_type, *gpu_memory;
     const char *priority, *preemptibility, *workdir, *framework;
+    const char *environment, *compute, *template;   /* assets, by name */
+    const char *data_sources[MAX_ASSETS], *credentials[MAX_ASSETS];
+    int n_data_sources, n_credentials;
     long gpus, parallelism, workers, min_replicas, max_replicas;   /* -1: not given */
     long count;                                                     /* 0: not given */
     double portion, cpu;                                            /* -1: not given */
@@ -216,12 +231,33 @@ static int text_hit(const struct cli_cmd *cmd, const struct opt_hit *h, struct s
         if (!s->framework)
             return cli_usage_error(cmd, "--framework is PyTorch, MPI, TF, XGBoost or JAX");
         break;
+    case O_COMPUTE: s->compute = h->val; break;
+    case O_TEMPLATE: s->template = h->val; break;
+    case O_DATA_SOURCE:
+    case O_CREDENTIAL:
+        if ((h->id == O_DATA_SOURCE ? s->n_data_sources : s->n_credentials) == MAX_ASSETS)
+            return cli_usage_error(cmd, "at most %d data sources and %d credentials",
+                                   MAX_ASSETS, MAX_ASSETS);
+        if (h->id == O_DATA_SOURCE)
+            s->data_sources[s->n_data_sources++] = h->val;
+        else
+            s->credentials[s->n_credentials++] = h->val;
+        break;
     case O_PORT:
         if (s->n_ports == MAX_PORTS || port_in(h->val, s->ports[s->n_ports]) != 0)
             return cli_usage_error(cmd, "--port wants CONTAINER[:NODE] ports (1 to 65535), at "
                                         "most %d of them", MAX_PORTS);
         s->n_ports++;
         break;
+    case O_ENV_OR_ASSET: /* --environment NAME=VALUE, or runai's --environment ENV_ASSET */
+        if (!strchr(h->val, '=')) {
+            if (s->environment || !h->val[0])
+                return cli_usage_error(cmd, "--environment names one environment asset (or "
+                                            "gives NAME=VALUE)");
+            s->environment = h->val;
+            break;
+        }
+        /* fall through */
     case O_ENV:
         if (!strchr(h->val, '=') || h->val[0] == '=')
             return cli_usage_error(cmd, "-e wants NAME=VALUE, not '%s'", h->val);
@@ -297,8 +333,9 @@ static int shape_check(const struct cli_cmd *cmd, const struct submit *s)
                                     "not --name-prefix", s->count - 1);
     if (s->count > 0 && s->dry_run)
         return cli_usage_error(cmd, "--dry-run answers for one workload: drop --count");
-    if (!s->image)
-        return cli_usage_error(cmd, "-i IMAGE is required");
+    if (!s->image && !s->environment && !s->template)
+        return cli_usage_error(cmd, "-i IMAGE is required (or --environment ENV, --template "
+                                    "NAME)");
     if (s->gpu_memory && (s->portion > 0 || s->gpus > 1))
         return cli_usage_error(cmd, "--gpu-memory-request asks memory of one GPU: drop "
                                     "--gpu-portion-request and -g");
@@ -483,6 +520,39 @@ static void kind_in(const struct submit *s, json_t *spec, json_t *body)
     }
 }
 
+static json_t *names_json(const char *const *names, int n)
+{
+    json_t *a = json_array();
+    int i;
+
+    for (i = 0; i < n; i++)
+        json_array_append_new(a, json_string(names[i]));
+    return a;
+}
+
+/* --template and the asset flags: templateId and assets, by name (the
+ * server finds the ones the project sees). */
+static void assets_in(const struct submit *s, json_t *body)
+{
+    json_t *a = json_object(), *ds;
+    int i;
+
+    set_string(body, "templateId", s->template);
+    set_string(a, "environment", s->environment);
+    set_string(a, "compute", s->compute);
+    if (s->n_data_sources) {
+        ds = json_array();
+        for (i = 0; i < s->n_data_sources; i++)
+            json_array_append_new(ds, json_pack("{s:s}", "name", s->data_sources[i]));
+        json_object_set_new(a, "datasources", ds);
+    }
+    if (s->n_credentials)
+        json_object_set_new(a, "credentials", names_json(s->credentials, s->n_credentials));
+    if (json_object_size(a))
+        json_object_set(body, "assets", a);
+    json_decref(a);
+}
+
 /* The typed route's body (project by id), or, with project_name, the body
  * of POST /api/v1/workloads/submissions (type, projectName, count). */
 static json_t *request_json(const struct submit *s, const char *project_id,
@@ -517,8 +587,10 @@ static json_t *request_json(const struct submit *s, const char *project_id,
         json_object_set_new(body, "useGivenNameAsPrefix", json_true());
     if (body && s->count > 0)
         json_object_set_new(body, "count", json_integer(s->count));
-    if (body)
+    if (body) {
         kind_in(s, spec, body);
+        assets_in(s, body);
+    }
     return body;
 }
 
