@@ -16,7 +16,10 @@
  *           scheduler thread goes on with its cycles meanwhile: a point
  *           for each value that changed since the last sample written,
  *           and a 0 for each series that is gone (a workload that ended,
- *           a node removed), so that every series is a step function;
+ *           a node removed), so that every series is a step function (a
+ *           new series starts at its first value other than 0, but for
+ *           the utilisation and idle devices agents measure of the
+ *           cluster, a pool, a project or a department: zero_written());
  *           written in turns of about turn_us, each one write of the
  *           writer, so that the submissions queued behind a sample of
  *           thousands of points (two per workload placed since the last
@@ -457,6 +460,18 @@ static int point_cmp(const void *a, const void *b)
     return c;
 }
 
+/* Is a first value of 0 written? For what agents measure of a device,
+ * 0 is a figure (a device measured idle), not the absence of one: a new
+ * series of these starts with its 0. Others (an allocation of 0) start
+ * with their first other value, so that thousands of idle devices cost
+ * no points. */
+static int zero_written(const struct db_point *p)
+{
+    return p->kind != DB_SERIES_NODE && p->kind != DB_SERIES_WORKLOAD &&
+           (strcmp(p->metric, "GPU_UTILIZATION") == 0 ||
+            strcmp(p->metric, "IDLE_ALLOCATED_GPUS") == 0);
+}
+
 /* Step 3: the points to write (changed, new, or gone: 0), into out. */
 static void changes(struct ctl_series_rec *rec, struct points *now, struct points *out)
 {
@@ -466,7 +481,7 @@ static void changes(struct ctl_series_rec *rec, struct points *now, struct point
     while (i < now->n || k < rec->n_last) {
         int c = i == now->n ? 1 : k == rec->n_last ? -1 : point_cmp(&now->p[i], &rec->last[k]);
         if (c < 0 || (c == 0 && now->p[i].value != rec->last[k].value)) {
-            if (now->p[i].value != 0 || c == 0)
+            if (now->p[i].value != 0 || c == 0 || zero_written(&now->p[i]))
                 put(out, now->p[i].kind, now->p[i].entity, now->p[i].metric, now->p[i].label,
                     now->p[i].value);
         } else if (c > 0) {

@@ -18,8 +18,9 @@ import workloads from './js/workloads.js';
 import nodes from './js/nodes.js';
 import access from './js/access.js';
 import evictions from './js/evictions.js';
+import analytics from './js/analytics.js';
 
-const PAGES = [overview, projects, workloads, nodes, access, evictions];
+const PAGES = [overview, projects, workloads, nodes, access, evictions, analytics];
 const REFRESH_MS = 5000;
 const ANSWER_MS = 15000;      // a refresh not answered by then: the server is not answering
 const ACTIVE_KEY = 'allot.active';

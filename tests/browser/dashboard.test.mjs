@@ -14,7 +14,9 @@
 //   allocation chart spanning its range with max and mean per slot;
 //   workloads by type and phase; pending time; ready and idle allocated
 //   GPUs per pool; pool and department filters; a researcher's "your
-//   projects"); device strips from the pods' device indices; quotas
+//   projects"); Analytics (the cluster's GPUs over time, a project's GPUs
+//   allocated, idle and in use as its agent measures them, CSV, per
+//   department, the longest waits); device strips from the pods' device indices; quotas
 //   refused or warned in the form and refused by the API; the submission
 //   form for all four types; node pools, projects, departments and access
 //   rules created, edited and deleted from the pages; CSV export; a phone
@@ -740,6 +742,72 @@ test('logs follow the newest line when asked, and stay where the reader left the
   assert.doesNotMatch(page.url(), /id=/);
 });
 
+// The Analytics page's chart of id, once it has data: {labels, series: {label: data}}.
+async function analyticsChart(p, id, ok) {
+  let last;
+  await until(30, async () => {
+    last = await p.evaluate((cid) => {
+      const c = window.Chart && window.Chart.getChart(document.getElementById(cid));
+      return c ? {labels: c.data.labels, series: Object.fromEntries(c.data.datasets.map((d) => [d.label, d.data]))} : null;
+    }, id);
+    return last && ok(last);
+  }, `the chart ${id}`).catch(() => assert.fail(`the chart ${id}: ${JSON.stringify(last).slice(0, 2000)}`));
+  return last;
+}
+
+const lastValue = (xs) => [...(xs || [])].reverse().find((x) => x !== null);
+
+// lab-1's devices at util percent (the fake NVML's file, read at each query)
+function labUtil(util) {
+  fs.writeFileSync(path.join(agent.dir, 'nvml'), `gpu 0 GPU-lab-0 81559 1 ${util} Fake H100 80GB\n` +
+    `gpu 1 GPU-lab-1 81559 1 ${util} Fake H100 80GB\n`);
+}
+
+test('analytics: GPUs over time, and per project allocated against in use, from the recorded series', async () => {
+  // lab's talker holds one of lab-1's devices, measured at 0%: allocated and idle
+  assert.equal((await workload('talker')).phase, 'Running');
+  const nodes = (await call('GET', '/api/v1/nodes')).nodes;
+  const ready = nodes.filter((n) => n.status === 'Ready').reduce((a, n) => a + n.gpuInfo.gpuCount, 0);
+  await go(page, '#/analytics?range=min5');
+  const cl = await analyticsChart(page, 'an-cluster', (c) => lastValue(c.series['Allocated']) > 0 &&
+    lastValue(c.series['Allocated but idle (0% measured)']) === 1);
+  assert.equal(lastValue(cl.series.GPUs), ready, 'the GPUs of the ready nodes');
+  assert.equal(lastValue(cl.series['Unallocated (idle)']), ready - lastValue(cl.series.Allocated));
+  assert.equal(cl.labels.length, 60, 'the range\'s 60 slots');
+  await expectCell(page, 'an-usage-table', 'lab', 'Allocated now', '1');
+  await expectCell(page, 'an-usage-table', 'lab', 'Quota', '2');
+  await expectCell(page, 'an-usage-table', 'lab', 'Idle allocated now', '1');
+  await expectCell(page, 'an-usage-table', 'lab', 'Utilisation (mean)', '0%');
+  const usage = await analyticsChart(page, 'an-usage', (c) => c.labels.includes('lab'));
+  assert.ok(usage.series['Allocated (mean)'][usage.labels.indexOf('lab')] > 0, 'lab\'s mean allocation');
+  const alloc = await analyticsChart(page, 'an-alloc', (c) => lastValue(c.series.lab) === 1);
+  assert.ok(Object.keys(alloc.series).length >= 1);
+  // the device gets busy: lab's GPU is in use, no longer idle
+  labUtil(60);
+  try {
+    await expectCell(page, 'an-usage-table', 'lab', 'Idle allocated now', '0');
+    await expectCell(page, 'an-usage-table', 'lab', 'In use (mean)', /^0\.\d*[1-9]|^[1-9]/);
+    await analyticsChart(page, 'an-cluster', (c) => lastValue(c.series['Allocated but idle (0% measured)']) === 0);
+    await shot(page, 'analytics-desktop-light');
+    // the CSV of a chart is its data
+    const text = await downloadText(page, '#an-usage-csv');
+    assert.match(text, /^Project,quota,allocated now,allocated mean,in use mean,utilisation mean %,idle allocated now\r\n/);
+    assert.match(text, /\r\nlab,2,1,[0-9.]+,0\.[0-9]*[1-9][0-9]*,[0-9.]+,0\r\n/);
+    const lines = (await downloadText(page, '#an-cluster-csv')).trim().split('\r\n');
+    assert.equal(lines.length, 61, 'a header and a row per slot');
+  } finally {
+    labUtil(0);
+  }
+  // per department, in the URL
+  await page.locator('#an-group').selectOption('Department');
+  assert.match(page.url(), /group=Department/);
+  await expectCell(page, 'an-usage-table', 'default', 'Allocated now', /^[1-9]/);
+  // the longest waits: the pending workloads, longest first
+  const pending = (await call('GET', '/api/v1/workloads?filterBy=phase==Pending&sortBy=phaseUpdatedAt&limit=1')).workloads;
+  if (pending.length) await page.locator(`#an-longest tr[data-key="${pending[0].id}"]`).waitFor();
+  else await page.locator('#an-wait-panel').getByText('No workload is pending now.').waitFor();
+});
+
 test('quotas: a limit below the quota and a project above its department are refused, oversubscription warned', async () => {
   await go(page, '#/projects');
   const dlgD = page.locator('#department-dialog');
@@ -1224,7 +1292,7 @@ test('screenshots of every page: light and dark, desktop and phone', async () =>
     for (const scheme of ['light', 'dark']) {
       const p = await newPage(`shots-${device}-${scheme}`, {viewport, colorScheme: scheme});
       await login(p, 'admin', PASSWORD);
-      for (const pg of ['overview', 'projects', 'workloads', 'nodes', 'access', 'evictions']) {
+      for (const pg of ['overview', 'projects', 'workloads', 'nodes', 'access', 'evictions', 'analytics']) {
         await go(p, `#/${pg}`);
         if (pg === 'overview') await allocationChart(p, () => true);
         await shot(p, `${pg}-${device}-${scheme}`);
@@ -1241,7 +1309,8 @@ test('screenshots of every page: light and dark, desktop and phone', async () =>
     }
   }
   const files = fs.readdirSync(SHOTS);
-  for (const pg of ['overview', 'projects', 'workloads', 'nodes', 'access', 'evictions', 'workload-detail', 'submit-form']) {
+  for (const pg of ['overview', 'projects', 'workloads', 'nodes', 'access', 'evictions', 'analytics', 'workload-detail',
+    'submit-form']) {
     for (const v of ['desktop-light', 'desktop-dark', 'phone-light', 'phone-dark']) {
       assert.ok(files.includes(`${pg}-${v}.png`), `no screenshot ${pg}-${v}`);
     }

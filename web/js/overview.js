@@ -406,22 +406,25 @@ async function renderEvictions(signal, projects, nodes, depts) {
 }
 
 // The slots of the range: n times from start to end, as the server splits it.
-function slots(start, end, n) {
+export function slots(start, end, n) {
   const step = (end - start) / (n - 1);
   return Array.from({length: n}, (_, i) => Math.round(start + step * i));
 }
 
-function label(t) {
+// A slot's time as the axis writes it for a range (a key of RANGES).
+export function slotLabel(t, range) {
   const d = new Date(t);
   const p = (x) => String(x).padStart(2, '0');
   const hm = `${p(d.getHours())}:${p(d.getMinutes())}`;
-  if (state.range === 'week') return `${p(d.getDate())}/${p(d.getMonth() + 1)} ${hm}`;
-  return state.range === 'min5' ? `${hm}:${p(d.getSeconds())}` : hm;
+  if (range === 'week') return `${p(d.getDate())}/${p(d.getMonth() + 1)} ${hm}`;
+  return range === 'min5' ? `${hm}:${p(d.getSeconds())}` : hm;
 }
+
+const label = (t) => slotLabel(t, state.range);
 
 // One measurement's values placed on the slots (null where none): each
 // value goes to the slot nearest its time.
-function onSlots(times, m) {
+export function onSlots(times, m) {
   const out = times.map(() => null);
   const step = times.length > 1 ? (times[times.length - 1] - times[0]) / (times.length - 1) : 1;
   for (const v of (m && m.values) || []) {

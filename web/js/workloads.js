@@ -37,7 +37,7 @@ const COLUMNS = [
     cell: (w) => w.submittedBy || '-'},
   {key: 'pods', label: 'Running/Requested pods', num: true, cell: (w) => podsText(w)},
   {key: 'created', label: 'Creation time', sort: 'createdAt', opt: true},
-  {key: 'gpu', label: 'GPU request / allocation', sort: 'allocatedGPU', num: true,
+  {key: 'gpu', label: 'GPU request / allocation', sort: 'requestedGPU', num: true,
     cell: (w) => `${gpuRequest(w)} / ${gpu(w.allocatedResources && w.allocatedResources.gpu)}`},
   {key: 'node', label: 'Node'},
 ];
