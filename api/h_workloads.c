@@ -1212,9 +1212,38 @@ out:
 
 /* ---- evictions across workloads ---- */
 
+/* departmentId and nodepoolName of GET /api/v1/evictions[/count]: the
+ * department's and the pool's seqs (0: not given); -1 replied 404. */
+static int evictions_where(struct api_req *r, struct db_event_query *q)
+{
+    struct db_queue *dq;
+    struct db_pool p;
+    char buf[DB_NAME_LEN];
+    int rc = 0;
+
+    if (api_query(r, "nodepoolName", buf, sizeof(buf)) == 0) {
+        if (db_pool_by_name(r->app->db, buf, &p) != DB_OK)
+            return api_error(r, 404, "Not found", "nodepoolName names no node pool"), -1;
+        q->pool_seq = p.seq;
+    }
+    if (api_query(r, "departmentId", buf, sizeof(buf)) != 0)
+        return 0;
+    dq = calloc(1, sizeof(*dq));
+    if (!dq)
+        return api_error(r, 500, "Internal error", "out of memory"), -1;
+    if (db_queue_get(r->app->db, buf, dq) != DB_OK || dq->kind != DB_DEPARTMENT) {
+        api_error(r, 404, "Not found", "departmentId names no department");
+        rc = -1;
+    }
+    q->department_seq = dq->seq;
+    free(dq);
+    return rc;
+}
+
 /* start and end (ISO-8601; default: the day before now), offset and limit
- * (default 50, at most 500) of GET /api/v1/evictions[/count],
- * and the caller's projects as a JSON array (NULL: every project). */
+ * (default 50, at most 500), departmentId and nodepoolName of
+ * GET /api/v1/evictions[/count], and the caller's projects as a JSON
+ * array (NULL: every project). */
 static int evictions_in(struct api_req *r, struct db_event_query *q, char **reasons,
                         char **projects)
 {
@@ -1241,6 +1270,8 @@ static int evictions_in(struct api_req *r, struct db_event_query *q, char **reas
     if (api_query(r, "limit", buf, 16) == 0 &&
         ((q->limit = (int)strtol(buf, &end, 10)) < 1 || q->limit > API_PAGE_MAX || *end))
         return api_error(r, 400, "Bad request", "limit must be between 1 and 500"), -1;
+    if (evictions_where(r, q) != 0)
+        return -1;
     memset(&wq, 0, sizeof(wq));
     if (scope_in(r, &wq, &seqs) != 0)
         return -1;

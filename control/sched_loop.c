@@ -579,6 +579,7 @@ struct shrink {
     int whole;                           /* evicted whole too: that event tells it */
     int64_t gpu_milli;
     const struct sched_decision *last;   /* the action and for whom */
+    int64_t pool_seq;                    /* the node pool of the last pod taken */
 };
 
 struct persist {
@@ -724,8 +725,10 @@ static int eviction_index(int action)
     }
 }
 
+/* An event of workload seq; pool_seq: the node pool an eviction took
+ * its pods from (0: none). */
 static void add_event(struct persist *p, int64_t seq, const char *type, const char *reason,
-                      const char *msg)
+                      const char *msg, int64_t pool_seq)
 {
     size_t at;
 
@@ -751,6 +754,7 @@ static void add_event(struct persist *p, int64_t seq, const char *type, const ch
     p->evs[p->n_evs].workload_seq = seq;
     p->evs[p->n_evs].type = type;
     p->evs[p->n_evs].reason = reason;
+    p->evs[p->n_evs].pool_seq = pool_seq;
     p->ev_msg[p->n_evs++] = at;
 }
 
@@ -764,8 +768,29 @@ static void for_whom(const struct sched_model *m, const struct sched_decision *d
                  m->queues[m->wls[d->by_workload].queue].name);
 }
 
+/* The node pool (its seq) of the pods decision d evicts, read before it
+ * applies: its pod's, or for a whole workload its first placed pod's; 0
+ * if none is placed. */
+static int64_t evicted_pool(const struct sched_model *m, const struct sched_decision *d)
+{
+    const struct sched_workload *w;
+    int k = d->pod, node = -1;
+
+    if (d->kind != SCHED_EVICT || d->workload < 0 || d->workload >= m->n)
+        return 0;
+    w = &m->wls[d->workload];
+    if (k >= 0 && k < w->n_pods)
+        node = w->pods[k].node;
+    for (k = 0; d->pod < 0 && k < w->n_pods && node < 0; k++)
+        node = w->pods[k].node;
+    if (node < 0 || node >= m->n_nodes || m->nodes[node].pool < 0 ||
+        m->nodes[node].pool >= m->n_pools)
+        return 0;
+    return m->topo->pools[m->nodes[node].pool].seq;
+}
+
 static void eviction_event(struct ctl_sched *sc, struct persist *p,
-                           const struct sched_decision *d)
+                           const struct sched_decision *d, int64_t pool_seq)
 {
     const struct sched_model *m = &sc->m;
     char msg[DB_MSG_LEN], whom[DB_NAME_LEN * 2 + 32];
@@ -775,7 +800,7 @@ static void eviction_event(struct ctl_sched *sc, struct persist *p,
     snprintf(msg, sizeof(msg), "%s was evicted by %s%s; it goes back to Pending",
              m->wls[d->workload].name, sched_action_name(d->action), whom);
     p->evictions[e]++;
-    add_event(p, m->meta[d->workload].seq, "Warning", ctl_eviction_reasons[e], msg);
+    add_event(p, m->meta[d->workload].seq, "Warning", ctl_eviction_reasons[e], msg, pool_seq);
 }
 
 /* An elastic workload that lost pods above its minimum and still runs. */
@@ -796,10 +821,11 @@ static void shrink_event(struct ctl_sched *sc, struct persist *p, int wi)
              whom, s->pods, s->pods == 1 ? "" : "s", gpus, s->gpu_milli == 1000 ? "" : "s",
              running, w->n_pods);
     p->evictions[e]++;
-    add_event(p, m->meta[wi].seq, "Warning", "Shrunk", msg);
+    add_event(p, m->meta[wi].seq, "Warning", "Shrunk", msg, s->pool_seq);
 }
 
-static void decision_event(struct ctl_sched *sc, struct persist *p, const struct sched_decision *d)
+static void decision_event(struct ctl_sched *sc, struct persist *p, const struct sched_decision *d,
+                           int64_t pool_seq)
 {
     const struct sched_model *m = &sc->m;
     const struct sched_workload *w = &m->wls[d->workload];
@@ -809,12 +835,12 @@ static void decision_event(struct ctl_sched *sc, struct persist *p, const struct
         return;
     if (d->kind == SCHED_EVICT) {
         if (d->pod < 0)
-            eviction_event(sc, p, d);
+            eviction_event(sc, p, d, pool_seq);
         return;
     }
     snprintf(msg, sizeof(msg), "pod %d of %s moved to %s by %s", d->pod, w->name,
              m->nodes[d->node].name, sched_action_name(d->action));
-    add_event(p, m->meta[d->workload].seq, "Normal", "Moved", msg);
+    add_event(p, m->meta[d->workload].seq, "Normal", "Moved", msg, 0);
 }
 
 /* The phase a workload shows: Pending, or when placed, Initializing while
@@ -852,7 +878,7 @@ static void running_event(struct ctl_sched *sc, struct persist *p, int wi)
                                      sc->m.nodes[w->pods[k].node].name);
     if (waits && used < sizeof(msg) - 1)
         snprintf(msg + used, sizeof(msg) - used, "; waiting for the agents to start it");
-    add_event(p, sc->m.meta[wi].seq, "Normal", waits ? "Scheduled" : "Running", msg);
+    add_event(p, sc->m.meta[wi].seq, "Normal", waits ? "Scheduled" : "Running", msg, 0);
 }
 
 /* A mark of struct marks' pend: pending entry k is k, waiting entry k
@@ -1016,13 +1042,14 @@ static void apply_decisions(struct ctl_sched *sc, struct persist *p,
                            d->pod < m->wls[d->workload].n_pods
                        ? m->wls[d->workload].pods[d->pod].node : -1;
         char before = d->workload >= 0 && d->workload < m->n ? (char)m->wls[d->workload].phase : 0;
+        int64_t pool_seq = evicted_pool(m, d);
         if (sched_apply_decision(m->wls, m->n, d, now_ms) != SCHED_OK)
             continue;
         if (!p->touched[d->workload])
             p->orig[d->workload] = before;
         p->touched[d->workload] = 1;
         p->freed[d->workload] |= d->kind != SCHED_BIND;
-        decision_event(sc, p, d);
+        decision_event(sc, p, d, pool_seq);
         if (d->kind == SCHED_EVICT && d->pod < 0)
             p->shrunk[d->workload].whole = 1;
         if (node >= 0) {
@@ -1030,6 +1057,7 @@ static void apply_decisions(struct ctl_sched *sc, struct persist *p,
             s->pods++;
             s->gpu_milli += sched_pod_gpu(&m->wls[d->workload], &m->nodes[node]);
             s->last = d;
+            s->pool_seq = pool_seq;
         }
     }
     for (i = 0; i < p->n_stale_at; i++) {
@@ -1066,7 +1094,7 @@ static void collect(struct ctl_sched *sc, struct persist *p, const struct sched_
             if (m->wls[i].phase == SCHED_RUNNING)
                 shrink_event(sc, p, i);
             else
-                eviction_event(sc, p, p->shrunk[i].last);
+                eviction_event(sc, p, p->shrunk[i].last, p->shrunk[i].pool_seq);
         }
     }
     if (p->visit) {

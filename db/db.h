@@ -484,6 +484,8 @@ struct db_event_query {
     int64_t from_ms, to_ms;       /* created_at in [from_ms, to_ms) */
     const char *reasons_json;     /* a JSON array of reasons */
     const char *projects_json;    /* a JSON array of project seqs; NULL: every project */
+    int64_t department_seq;       /* the projects of this department only; 0: any */
+    int64_t pool_seq;             /* evictions from this node pool only; 0: any */
     int offset, limit;
 };
 struct db_event_row {
@@ -556,6 +558,7 @@ struct db_wl_update {
 struct db_wl_event {
     int64_t workload_seq;
     const char *type, *reason, *message;
+    int64_t pool_seq;             /* an eviction's node pool; 0: none */
 };
 struct db_cycle {
     int64_t now_ms;

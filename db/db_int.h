@@ -285,6 +285,8 @@ int db__queues(struct db__conn *c, int kind, struct db_queue **out, int *n);
 /* The seq and id of node `name` (org.c): DB_OK, DB_ENOTFOUND or DB_EIO. */
 int db__node_key(struct db__conn *c, const char *name, int64_t *seq, char id[DB_ID_LEN]);
 /* Appends a workload event inside the caller's write (workloads.c). */
+int db__event_in_pool(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *type,
+                      const char *reason, const char *message, int64_t pool_seq);
 int db__event(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *type,
               const char *reason, const char *message);
 /* Restarts (restarts.c): inside a heartbeat's write, whether pod idx of

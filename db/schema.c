@@ -527,6 +527,9 @@ static const struct numbered later[] = {
      " supported TEXT NOT NULL DEFAULT '',"
      " UNIQUE (family, scope, scope_id, name));",
      NULL},
+    /* 190: the node pool an eviction took pods from (its seq; 0: none or
+     * not known, as for the events written before) */
+    {190, "ALTER TABLE events ADD COLUMN pool_seq INTEGER NOT NULL DEFAULT 0;", NULL},
 };
 
 /* The later migrations PostgreSQL runs instead of their SQL (pq.c's

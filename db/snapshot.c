@@ -649,8 +649,8 @@ static const struct set_sql set_sql[2] = {
      "INSERT OR IGNORE INTO pods (workload_seq, idx, node_seq, devices)"
      " SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3"
      " FROM json_each(?1) AS j WHERE j.value ->> 2 > 0 AND ?2 = ?2 ORDER BY j.key",
-     "INSERT INTO events (workload_seq, created_at, type, reason, message)"
-     " SELECT j.value ->> 0, ?2, j.value ->> 1, j.value ->> 2, j.value ->> 3"
+     "INSERT INTO events (workload_seq, created_at, type, reason, message, pool_seq)"
+     " SELECT j.value ->> 0, ?2, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4"
      " FROM json_each(?1) AS j ORDER BY j.key"},
     {"UPDATE workloads SET phase_updated_at = CASE WHEN workloads.phase = u.phase THEN"
      " workloads.phase_updated_at ELSE ?2 END, phase = u.phase, phase_reason = u.reason,"
@@ -668,8 +668,8 @@ static const struct set_sql set_sql[2] = {
      "INSERT INTO pods (workload_seq, idx, node_seq, devices) "
      PQ_ROWS(PQ_I(0) ", " PQ_I(1) ", " PQ_I(2) ", " PQ_I(3))
      " WHERE " PQ_I(2) " > 0 AND ?2 = ?2 ORDER BY k ON CONFLICT DO NOTHING",
-     "INSERT INTO events (workload_seq, created_at, type, reason, message) "
-     PQ_ROWS(PQ_I(0) ", ?2, v ->> 1, v ->> 2, v ->> 3") " ORDER BY k"},
+     "INSERT INTO events (workload_seq, created_at, type, reason, message, pool_seq) "
+     PQ_ROWS(PQ_I(0) ", ?2, v ->> 1, v ->> 2, v ->> 3, " PQ_I(4)) " ORDER BY k"},
 };
 
 /* Does event i go with this turn? (One that names no update goes with
@@ -753,6 +753,7 @@ static int apply_set(struct db__conn *c, struct apply_arg *a)
         db__json_str(&b, e->type);
         db__json_str(&b, e->reason);
         db__json_str(&b, e->message);
+        db__json_int(&b, 1, e->pool_seq);
         db__text_add(&b, "]", 1);
     }
     db__text_add(&b, "]", 1);
@@ -804,7 +805,8 @@ static int apply_range(struct db__conn *c, struct apply_arg *a)
         if (!in_turn(a, i) || bsearch(&e->workload_seq, a->skipped, (size_t)a->n_skipped,
                                       sizeof(int64_t), cmp_i64))
             continue;
-        rc = db__event(c, e->workload_seq, cy->now_ms, e->type, e->reason, e->message);
+        rc = db__event_in_pool(c, e->workload_seq, cy->now_ms, e->type, e->reason, e->message,
+                               e->pool_seq);
     }
     return rc;
 }

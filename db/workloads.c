@@ -148,12 +148,14 @@ static const struct db__col wl_cols[] = {
 };
 static const struct db__shape wl_shape = DB__SHAPE(struct db_workload, wl_cols, wl_fix);
 
-int db__event(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *type,
-              const char *reason, const char *message)
+/* An event of a workload; pool_seq: the node pool an eviction took its
+ * pods from (0: none). */
+int db__event_in_pool(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *type,
+                      const char *reason, const char *message, int64_t pool_seq)
 {
     static const char sql[] =
-        "INSERT INTO events (workload_seq, created_at, type, reason, message)"
-        " VALUES (?, ?, ?, ?, ?)";
+        "INSERT INTO events (workload_seq, created_at, type, reason, message, pool_seq)"
+        " VALUES (?, ?, ?, ?, ?, ?)";
     int rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
@@ -164,7 +166,14 @@ int db__event(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *ty
     db__bind_text(st, 3, type);
     db__bind_text(st, 4, reason);
     db__bind_text(st, 5, message);
+    db__bind_int64(st, 6, pool_seq);
     return db__done(st, db__step_done(st));
+}
+
+int db__event(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *type,
+              const char *reason, const char *message)
+{
+    return db__event_in_pool(c, wl_seq, now_ms, type, reason, message, 0);
 }
 
 /* ---- insert ---- */
@@ -1770,7 +1779,8 @@ int db_workload_tally(struct db *db, const char *projects_json, int64_t now_ms,
     " JOIN queues q ON q.seq = w.project_seq"                                             \
     " WHERE e.created_at >= ?1 AND e.created_at < ?2"                                     \
     " AND e.reason IN (SELECT value FROM json_each(?3))"                                   \
-    " AND (?4 IS NULL OR w.project_seq IN (SELECT CAST(value AS INTEGER) FROM json_each(?4)))"
+    " AND (?4 IS NULL OR w.project_seq IN (SELECT CAST(value AS INTEGER) FROM json_each(?4)))" \
+    " AND (?5 = 0 OR q.parent_seq = ?5) AND (?6 = 0 OR e.pool_seq = ?6)"
 
 struct evq_arg {
     const struct db_event_query *q;
@@ -1782,14 +1792,14 @@ struct evq_arg {
 /* The parameters of EVQ_WHERE, then the list's limit and offset. */
 #define EVQ_ARGS(q)                                                                       \
     DB__I((q)->from_ms), DB__I((q)->to_ms), DB__S((q)->reasons_json),                     \
-        DB__S_NULL((q)->projects_json)
+        DB__S_NULL((q)->projects_json), DB__I((q)->department_seq), DB__I((q)->pool_seq)
 
 static int evq_list_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
         "SELECT e.seq, e.workload_seq, e.created_at, e.type, e.reason, e.message, w.id, w.name,"
         " w.type, q.id, q.name" EVQ_WHERE " ORDER BY e.created_at DESC, e.seq DESC"
-        " LIMIT ?5 OFFSET ?6";
+        " LIMIT ?7 OFFSET ?8";
     static const struct db__col cols[] = {
         DB__COL(struct db_event_row, e.seq, DB__INT),
         DB__COL(struct db_event_row, e.workload_seq, DB__INT),

@@ -6,8 +6,9 @@
 #      quotas in that pool, and cannot go below one of them; the default
 #      department (no quota) caps nothing;
 #   2. evictions by time across workloads: the count of a window, newest
-#      first, pages, an empty window before them, and a researcher who sees
-#      only their own project's;
+#      first, pages, an empty window before them, narrowed to a department
+#      and to a node pool, and a researcher who sees only their own
+#      project's;
 #   3. nodes list each device with what the pods placed on it hold;
 #   4. the workload list by GPU request, then allocation; telemetry: workloads by type and phase, pending-time buckets, GPUs
 #      per pool, idle allocated GPUs (none measured on simulated nodes);
@@ -82,6 +83,18 @@ P2=$(expect 200 GET "/api/v1/evictions?start=$T0&limit=3&offset=3" "" "$ADMIN")
   fail "the first page has no next"
 [ "$(expect 200 GET "/api/v1/evictions/count?end=$T0" "" "$ADMIN" | jq .count)" = 0 ] ||
   fail "evictions before any happened"
+# narrowed to a department (team-a's, or one without them) and to a node pool (theirs, or an empty one)
+OTHER=$(expect 201 POST /api/v1/org-unit/departments '{"name":"other","resources":[]}' "$ADMIN" | jq -r .id)
+expect 201 POST /api/v1/node-pools '{"name":"empty","labelKey":"pool","labelValue":"empty"}' "$ADMIN" >/dev/null
+for q in "departmentId=$RES:4" "departmentId=$OTHER:0" "nodepoolName=default:4" "nodepoolName=empty:0" \
+         "departmentId=$RES&nodepoolName=default:4" "departmentId=$OTHER&nodepoolName=default:0"; do
+  GOT=$(expect 200 GET "/api/v1/evictions/count?start=$T0&${q%:*}" "" "$ADMIN" | jq .count)
+  [ "$GOT" = "${q##*:}" ] || fail "evictions where ${q%:*}: $GOT, not ${q##*:}"
+  GOT=$(expect 200 GET "/api/v1/evictions?start=$T0&${q%:*}" "" "$ADMIN" | jq '.evictions | length')
+  [ "$GOT" = "${q##*:}" ] || fail "the list where ${q%:*}: $GOT, not ${q##*:}"
+done
+expect 404 GET "/api/v1/evictions?departmentId=$PA" "" "$ADMIN" >/dev/null   # a project, not a department
+expect 404 GET "/api/v1/evictions/count?nodepoolName=nowhere" "" "$ADMIN" >/dev/null
 expect 400 GET "/api/v1/evictions?start=yesterday" "" "$ADMIN" >/dev/null
 expect 400 GET "/api/v1/evictions?start=$T0&end=2000-01-01T00:00:00Z" "" "$ADMIN" >/dev/null
 U=$(expect 201 POST /api/v1/users '{"email":"bob@example.com"}' "$ADMIN")

@@ -801,6 +801,7 @@ static void test_cycle_apply(void **state)
         evs[i].type = "Normal";
         evs[i].reason = "Running";
         evs[i].message = "placed";
+        evs[i].pool_seq = 0;
     }
     cy = (struct db_cycle){.now_ms = 10, .updates = ups, .n_updates = 2, .events = evs,
                            .n_events = 2};
@@ -887,6 +888,7 @@ static void test_cycle_apply_texts(void **state)
             evs[i].type = round ? "Warning" : "Normal";
             evs[i].reason = round ? "Moved" : "Running";
             evs[i].message = msg;
+            evs[i].pool_seq = 0;
         }
         cy = (struct db_cycle){.now_ms = 1000 + round, .updates = ups, .n_updates = 3,
                                .events = evs, .n_events = 3};
@@ -964,6 +966,7 @@ static void test_cycle_apply_turns(void **state)
         evs[i].type = "Normal";
         evs[i].reason = i ? "Running" : "Preempted";
         evs[i].message = "first";
+        evs[i].pool_seq = 0;
     }
     evs[N] = evs[5];
     evs[N].message = "second";
