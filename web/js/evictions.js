@@ -1,23 +1,18 @@
 // evictions.js: every eviction (reclaim, preemption, stale gang) of a time
 // range across the workloads the user may read, newest first, a page at a
 // time from GET /api/v1/evictions; the Overview links here. Narrowed to a
-// department or a node pool (as the Overview's filters narrow it), the
-// list is filtered here: by the evicted workload's project, and by the
-// pool of the nodes it ran on (its last placement event before the
-// eviction), since the server's list takes neither filter.
+// department or a node pool (as the Overview's filters narrow it) by the
+// server (departmentId, nodepoolName: the pool the evicted pods ran in).
 // URL: #/evictions?range=&page=&dept=&pool=.
 
-import {get, withQuery, checkAbort} from './api.js';
+import {get, withQuery} from './api.js';
 import {h, fill, fillIn, time, ago, badge, notice, num} from './dom.js';
 import {RANGES} from './overview.js';
 import {reasonText} from './reasons.js';
 
 const SIZE = 50;
-const SCAN_MAX = 5000;   // evictions read to narrow a range (10 pages of 500)
-const PLACE_MAX = 300;   // evictions whose pool is looked up, newest first
 let el = {};
 const state = {range: 'day', page: 1, dept: '', pool: ''};
-const poolOfEviction = new Map(); // eviction id -> pool name ('' unknown)
 
 function applyParams(params) {
   state.range = RANGES[params.get('range')] ? params.get('range') : 'day';
@@ -26,58 +21,17 @@ function applyParams(params) {
   state.pool = params.get('pool') || '';
 }
 
-// The node pool an evicted workload was running in: the nodes named by
-// its last placement event (Running, Scheduled, Moved) before the
-// eviction, mapped to their pools. Cached: an eviction does not change.
-async function poolOf(e, nodePool, signal) {
-  if (poolOfEviction.has(e.id)) return poolOfEviction.get(e.id);
-  const r = await get(withQuery(`/api/v1/workloads/${encodeURIComponent(e.workloadId)}/events`,
-    {sortOrder: 'desc', limit: 200}), {signal}).catch((x) => {
-    if (x.name === 'AbortError') throw x;
-    return {events: []};
-  });
-  const at = new Date(e.createdAt).getTime();
-  let pool = '';
-  for (const ev of r.events || []) {
-    if (new Date(ev.createdAt).getTime() > at) continue;
-    let names = [];
-    const placed = /placed on ([^;]*)/.exec(ev.message || '');
-    const moved = /moved to (\S+) by/.exec(ev.message || '');
-    if (['Running', 'Scheduled'].includes(ev.reason) && placed) names = placed[1].trim().split(/\s+/);
-    else if (ev.reason === 'Moved' && moved) names = [moved[1]];
-    else continue;
-    pool = names.map((n) => nodePool.get(n)).find(Boolean) || '';
-    break;
-  }
-  poolOfEviction.set(e.id, pool);
-  return pool;
-}
-
-// The evictions since `start`, newest first, narrowed to the projects of
-// department `dept` and to node pool `pool` (either may be ''). Returns
-// {rows, total, exact}: exact is false when the range held more than
-// could be read or placed, and total is then a lower bound.
-export async function evictionsWhere({start, dept, pool, projects, nodes, signal}) {
-  const mine = dept ? new Set(projects.filter((p) => p.parentId === dept).map((p) => String(p.id))) : null;
-  const all = [];
-  let exact = true;
-  for (let offset = 0; ; offset += 500) {
-    const r = await get(withQuery('/api/v1/evictions', {start, offset, limit: 500}), {signal});
-    all.push(...(r.evictions || []).filter((e) => !mine || mine.has(String(e.projectId))));
-    if (r.next === undefined || r.next === null) break;
-    if (offset + 500 >= SCAN_MAX) { exact = false; break; }
-  }
-  checkAbort(signal);
-  if (!pool) return {rows: all, total: all.length, exact};
-  const nodePool = new Map(nodes.map((n) => [n.name, n.nodePool]));
-  const todo = all.slice(0, PLACE_MAX);
-  if (all.length > PLACE_MAX) exact = false;
-  for (let i = 0; i < todo.length; i += 8) {
-    await Promise.all(todo.slice(i, i + 8).map((e) => poolOf(e, nodePool, signal)));
-  }
-  checkAbort(signal);
-  const rows = todo.filter((e) => poolOfEviction.get(e.id) === pool);
-  return {rows, total: rows.length, exact};
+// The count of the evictions since `start` in department `dept` and node
+// pool `pool` (either may be ''), and `limit` of them from `offset`,
+// newest first: {total, rows, more}.
+export async function evictionsWhere({start, dept, pool, offset = 0, limit, signal}) {
+  const q = {start, departmentId: dept, nodepoolName: pool};
+  const [count, list] = await Promise.all([
+    get(withQuery('/api/v1/evictions/count', q), {signal}),
+    get(withQuery('/api/v1/evictions', {...q, offset, limit}), {signal}),
+  ]);
+  return {total: Number(count.count || 0), rows: list.evictions || [],
+    more: list.next !== undefined && list.next !== null};
 }
 
 // "in department D and node pool P" for what narrows a list, or ''.
@@ -117,37 +71,18 @@ export default {
     el.range.value = state.range;
     const start = new Date(Date.now() - RANGES[state.range].ms).toISOString();
     const label = RANGES[state.range].label.toLowerCase();
-    let total;
-    let rows;
-    let more;
-    let where = '';
-    let exact = true;
-    if (state.dept || state.pool) {
-      const [pj, dp, nd] = await Promise.all([
-        get('/api/v1/org-unit/projects', {signal}), get('/api/v1/org-unit/departments', {signal}).catch(() => ({})),
-        get('/api/v1/nodes', {signal})]);
-      const n = await evictionsWhere({start, dept: state.dept, pool: state.pool, projects: pj.projects || [],
-        nodes: nd.nodes || [], signal});
-      total = n.total;
-      exact = n.exact;
-      rows = n.rows.slice((state.page - 1) * SIZE, state.page * SIZE);
-      more = state.page * SIZE < n.rows.length;
-      where = narrowedBy(state.dept, state.pool, dp.departments || []);
-    } else {
-      const [count, list] = await Promise.all([
-        get(withQuery('/api/v1/evictions/count', {start}), {signal}),
-        get(withQuery('/api/v1/evictions', {start, offset: (state.page - 1) * SIZE, limit: SIZE}), {signal}),
-      ]);
-      total = Number(count.count || 0);
-      rows = list.evictions || [];
-      more = list.next !== undefined && list.next !== null;
-    }
+    const [n, dp] = await Promise.all([
+      evictionsWhere({start, dept: state.dept, pool: state.pool, offset: (state.page - 1) * SIZE, limit: SIZE, signal}),
+      state.dept ? get('/api/v1/org-unit/departments', {signal}).catch(() => ({})) : {},
+    ]);
+    const {total, rows, more} = n;
+    const where = narrowedBy(state.dept, state.pool, dp.departments || []);
     const from = rows.length ? (state.page - 1) * SIZE + 1 : 0;
     fillIn(el.pager,
       h('button', {type: 'button', disabled: state.page <= 1, id: 'ev-prev',
         onclick: () => ctx.setParams({page: state.page - 1 > 1 ? state.page - 1 : null})}, '‹ Previous'),
       h('span', {class: 'range', id: 'ev-range-text'}, `${num(from)}–${num(from ? from + rows.length - 1 : 0)} of ` +
-        `${exact ? '' : 'at least '}${num(total)} in the ${label}${where}`),
+        `${num(total)} in the ${label}${where}`),
       h('button', {type: 'button', disabled: !more, id: 'ev-next',
         onclick: () => ctx.setParams({page: state.page + 1})}, 'Next ›'),
       state.dept || state.pool ? h('a', {href: `#/evictions?range=${state.range}`, id: 'ev-all'}, 'Every department and pool') : null);

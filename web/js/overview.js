@@ -154,7 +154,7 @@ export default {
     renderPending(pending);
     renderDepts(deptList);
     await Promise.all([
-      renderEvictions(signal, projList, nodes.nodes || [], deptList).catch((e) => {
+      renderEvictions(signal, deptList).catch((e) => {
         if (e.name !== 'AbortError') fillIn(el.preemptions, notice('error', errorText(e)));
       }),
       Date.now() - seriesAt > SERIES_EVERY_MS || seriesKey !== key()
@@ -364,33 +364,18 @@ function renderDepts(depts) {
 }
 
 // The evictions of the range: counted by the server, the newest 6 listed;
-// with a department or node pool chosen, narrowed here (evictions.js).
-async function renderEvictions(signal, projects, nodes, depts) {
+// with a department or node pool chosen, narrowed by the server.
+async function renderEvictions(signal, depts) {
   const r = RANGES[state.range];
   const start = new Date(Date.now() - r.ms).toISOString();
-  let n;
-  let rows;
-  let exact = true;
-  if (state.dept || state.pool) {
-    const x = await evictionsWhere({start, dept: state.dept, pool: state.pool, projects, nodes, signal});
-    n = x.total;
-    rows = x.rows.slice(0, 6);
-    exact = x.exact;
-  } else {
-    const [count, list] = await Promise.all([
-      get(withQuery('/api/v1/evictions/count', {start}), {signal}),
-      get(withQuery('/api/v1/evictions', {start, limit: 6}), {signal}),
-    ]);
-    n = Number(count.count || 0);
-    rows = list.evictions || [];
-  }
+  const {total: n, rows} = await evictionsWhere({start, dept: state.dept, pool: state.pool, limit: 6, signal});
   checkAbort(signal);
   const where = narrowedBy(state.dept, state.pool, depts);
   const q = new URLSearchParams(Object.entries({range: state.range, dept: state.dept, pool: state.pool})
     .filter(([, v]) => v));
   const all = h('a', {href: `#/evictions?${q}`, id: 'ov-evictions-all'},
-    n ? `All ${exact ? '' : 'of at least '}${num(n)} eviction${n === 1 ? '' : 's'} →` : 'Evictions →');
-  const head = h('p', {class: 'evictions-count'}, h('strong', {id: 'ov-evictions-count'}, `${exact ? '' : '≥ '}${num(n)}`),
+    n ? `All ${num(n)} eviction${n === 1 ? '' : 's'} →` : 'Evictions →');
+  const head = h('p', {class: 'evictions-count'}, h('strong', {id: 'ov-evictions-count'}, num(n)),
     ` eviction${n === 1 ? '' : 's'} in the ${r.label.toLowerCase()}${where} · `, all);
   if (!n) {
     fillIn(el.preemptions, head, notice('empty', `No workload was evicted in the ${r.label.toLowerCase()}${where}.`));
