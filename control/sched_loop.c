@@ -121,6 +121,7 @@
  */
 #include "control.h"
 #include "clock.h"
+#include "arrays.h"
 #include "thread_role.h"
 #include "db_agent.h"
 #include "db_ha.h"
@@ -2174,6 +2175,14 @@ uint64_t ctl_sched_org_generation(struct ctl_sched *s)
     return g;
 }
 
+/* The arrays the thread's state owns. */
+static void free_arrays(struct ctl_sched *s)
+{
+    void *const owned[] = {s->reread, s->left, s->waited, s->shares, s->written, s->dirty};
+
+    FREE_ALL(owned);
+}
+
 void ctl_sched_stop(struct ctl_sched *s)
 {
     if (!s)
@@ -2187,12 +2196,7 @@ void ctl_sched_stop(struct ctl_sched *s)
     sched_arena_free(s->arena);
     sched_memo_free(s->memo);
     marks_free(&s->marks);
-    free(s->reread);
-    free(s->left);
-    free(s->waited);
-    free(s->shares);
-    free(s->written);
-    free(s->dirty);
+    free_arrays(s);
     pthread_mutex_destroy(&s->run_mu);
     pthread_mutex_destroy(&s->model_mu);
     pthread_cond_destroy(&s->cv);

@@ -8,6 +8,7 @@
  * thousandths at most three digits after the point.
  */
 #include "csv.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -26,17 +27,8 @@ static int fail(struct csv *c, const char *fmt, ...)
 
 static int push_field(struct csv *c, char *f)
 {
-    char **grown;
-    int cap;
-
-    if (c->n_fields == c->cap_fields) {
-        cap = c->cap_fields ? c->cap_fields * 2 : 16;
-        grown = realloc(c->fields, (size_t)cap * sizeof(*grown));
-        if (!grown)
-            return fail(c, "%s: out of memory", c->file);
-        c->fields = grown;
-        c->cap_fields = cap;
-    }
+    if (sim_grow(&c->fields, c->n_fields, &c->cap_fields, sizeof(*c->fields), 16) != 0)
+        return fail(c, "%s: out of memory", c->file);
     c->fields[c->n_fields++] = f;
     return 0;
 }

@@ -18,6 +18,7 @@
  * by an earlier step fails every check that names it.
  */
 #include "expect.h"
+#include "grow.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,18 +57,11 @@ static int failures_add(struct failures *f, const char *fmt, ...)
 
 static int failures_add(struct failures *f, const char *fmt, ...)
 {
-    char **grown;
     va_list ap;
-    int n, cap;
+    int n;
 
-    if (f->n == f->cap) {
-        cap = f->cap ? f->cap * 2 : 8;
-        grown = realloc(f->items, (size_t)cap * sizeof(*grown));
-        if (!grown)
-            return -1;
-        f->items = grown;
-        f->cap = cap;
-    }
+    if (sim_grow(&f->items, f->n, &f->cap, sizeof(*f->items), 8) != 0)
+        return -1;
     va_start(ap, fmt);
     n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);

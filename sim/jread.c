@@ -220,8 +220,10 @@ static int member(struct jr *r, const json_t *obj, const char *key, enum jr_need
     return 1;
 }
 
-int jr_get_object(struct jr *r, const json_t *obj, const char *key, enum jr_need need,
-                  const char *const *allowed, const json_t **out)
+/* A member that must be an object (with the keys allowed) or, with
+ * `array`, an array: jr_get_object()'s and jr_get_array()'s codes. */
+static int get_container(struct jr *r, const json_t *obj, const char *key, enum jr_need need,
+                         const char *const *allowed, int array, const json_t **out)
 {
     const json_t *v;
     size_t mark;
@@ -229,27 +231,23 @@ int jr_get_object(struct jr *r, const json_t *obj, const char *key, enum jr_need
 
     if (rc <= 0)
         return rc;
-    rc = jr_object(r, v, allowed);
+    rc = array ? jr_array(r, v) : jr_object(r, v, allowed);
     if (rc == 0)
         *out = v;
     jr_pop(r, mark);
     return rc;
 }
 
+int jr_get_object(struct jr *r, const json_t *obj, const char *key, enum jr_need need,
+                  const char *const *allowed, const json_t **out)
+{
+    return get_container(r, obj, key, need, allowed, 0, out);
+}
+
 int jr_get_array(struct jr *r, const json_t *obj, const char *key, enum jr_need need,
                  const json_t **out)
 {
-    const json_t *v;
-    size_t mark;
-    int rc = member(r, obj, key, need, &v, &mark);
-
-    if (rc <= 0)
-        return rc;
-    rc = jr_array(r, v);
-    if (rc == 0)
-        *out = v;
-    jr_pop(r, mark);
-    return rc;
+    return get_container(r, obj, key, need, NULL, 1, out);
 }
 
 int jr_get_string(struct jr *r, const json_t *obj, const char *key, enum jr_need need,

@@ -97,6 +97,19 @@ const char *replay_policy_placement_word(int policy);
 /* FNV-1a over the bytes of s, 32 bits. */
 uint32_t replay_fnv1a(const char *s);
 
+/* What a run of one policy over the trace stands on, in a replay
+ * (replay_run.c) as in an inflation (replay_inflate.c): the model, the
+ * policy, the cluster laid out for its placement (replay_layout()), the
+ * simulated world on it and the core's settings. */
+struct replay_base {
+    const struct replay_model *m;
+    int policy;
+    struct scenario layout;
+    struct sched_pool *pools;
+    struct world *w;
+    struct sched_config cfg;
+};
+
 /* ---- Samples and summaries (replay_stats.c) ---- */
 
 /* One state of a run, held from `t` until the next sample. */

@@ -26,6 +26,7 @@
  *         headline is the unallocated GPUs at 100%: the mean over arrivals
  *         between 99.5% and 100.5%, or else the first arrival past 100%.
  */
+#include "grow.h"
 #include "replay_engine.h"
 
 #include <math.h>
@@ -37,12 +38,7 @@
 #define CHUNK 4096   /* names per chunk; chunks never move (the world borrows names) */
 
 struct irun {
-    const struct replay_model *m;
-    int policy;
-    struct scenario layout;
-    struct sched_pool *pools;
-    struct world *w;
-    struct sched_config cfg;
+    struct replay_base b;
     char **chunks;
     int n_chunks;
     int n_names;
@@ -77,7 +73,7 @@ static int below(struct irun *r, int n)
 /* Step 1: r->arrivals. */
 static int make_arrivals(struct irun *r)
 {
-    const struct replay_model *m = r->m;
+    const struct replay_model *m = r->b.m;
     int n = m->t->n_tasks, i, j, t, cap = n;
     int64_t target = (int64_t)llround(m->opts->inflate * (double)m->total_gpu_milli), total = 0;
 
@@ -106,12 +102,8 @@ static int make_arrivals(struct irun *r)
         t = below(r, m->t->n_tasks);
         if (total + m->gpu[t] > target)
             break;
-        if (n == cap) {
-            int *grown = realloc(r->arrivals, (size_t)(cap *= 2) * sizeof(int));
-            if (!grown)
-                return -1;
-            r->arrivals = grown;
-        }
+        if (sim_grow(&r->arrivals, n, &cap, sizeof(*r->arrivals), cap) != 0)
+            return -1;
         r->arrivals[n++] = t;
         total += m->gpu[t];
     }
@@ -135,7 +127,7 @@ static char *new_name(struct irun *r, int task)
         r->n_chunks++;
     }
     name = &r->chunks[r->n_names / CHUNK][(size_t)(r->n_names % CHUNK) * NAME_LEN];
-    snprintf(name, NAME_LEN, "%.30s#%d", r->m->t->tasks[task].name, r->n_names);
+    snprintf(name, NAME_LEN, "%.30s#%d", r->b.m->t->tasks[task].name, r->n_names);
     r->n_names++;
     return name;
 }
@@ -145,16 +137,16 @@ static int submit(struct irun *r, int task)
     struct scn_submit sub;
 
     memset(&sub, 0, sizeof(sub));
-    sub.w = r->m->tmpl[task];
+    sub.w = r->b.m->tmpl[task];
     sub.w.name = new_name(r, task);
     sub.runtime_ms = SCHED_NO_TIME;
     if (!sub.w.name) {
         snprintf(r->e.msg, sizeof(r->e.msg), "out of memory");
         return -1;
     }
-    r->arrived += r->m->gpu[task];
+    r->arrived += r->b.m->gpu[task];
     r->out->arrivals++;
-    return world_submit(r->w, &sub, &r->e);
+    return world_submit(r->b.w, &sub, &r->e);
 }
 
 /* Step 2 for the allot policies; *left: workloads pending after it. */
@@ -164,7 +156,7 @@ static int schedule_allot(struct irun *r, int *left, int *disturbed)
     int pass, k;
 
     for (pass = 0; pass < RP_MAX_PASSES; pass++) {
-        if (world_pass(r->w, &r->cfg, &res, &r->e) != 0)
+        if (world_pass(r->b.w, &r->b.cfg, &res, &r->e) != 0)
             return -1;
         for (k = 0; k < res.n_decisions; k++) {
             r->out->preemptions += res.decisions[k].kind == SCHED_EVICT;
@@ -181,19 +173,19 @@ static int schedule(struct irun *r, int task, int *left)
 {
     int placed, disturbed = 0;
 
-    if (r->policy != RP_FIFO) {
+    if (r->b.policy != RP_FIFO) {
         if (schedule_allot(r, left, &disturbed) != 0)
             return -1;
     } else {
-        placed = replay_fifo_place(r->m, r->w, r->w->n_wls - 1, &r->e);
+        placed = replay_fifo_place(r->b.m, r->b.w, r->b.w->n_wls - 1, &r->e);
         if (placed < 0)
             return -1;
         *left = !placed;
     }
     if (disturbed || *left)
-        r->alloc = world_allocated_gpu(r->w, 0, -1);
+        r->alloc = world_allocated_gpu(r->b.w, 0, -1);
     else
-        r->alloc += r->m->gpu[task];
+        r->alloc += r->b.m->gpu[task];
     return 0;
 }
 
@@ -202,24 +194,24 @@ static void withdraw_pending(struct irun *r)
 {
     int i;
 
-    for (i = 0; i < r->w->n_wls; i++) {
-        if (r->w->wls[i].phase != SCHED_PENDING)
+    for (i = 0; i < r->b.w->n_wls; i++) {
+        if (r->b.w->wls[i].phase != SCHED_PENDING)
             continue;
-        world_finish(r->w, i, SCHED_COMPLETED);
+        world_finish(r->b.w, i, SCHED_COMPLETED);
         r->n_finished++;
     }
-    if (r->n_finished > 64 && 2 * r->n_finished > r->w->n_wls) {
-        world_sweep(r->w);
+    if (r->n_finished > 64 && 2 * r->n_finished > r->b.w->n_wls) {
+        world_sweep(r->b.w);
         r->n_finished = 0;
     }
-    r->alloc = world_allocated_gpu(r->w, 0, -1);
+    r->alloc = world_allocated_gpu(r->b.w, 0, -1);
 }
 
 
 /* Step 4: the sample after an arrival. */
 static void record_sample(struct irun *r)
 {
-    double total = (double)r->m->total_gpu_milli;
+    double total = (double)r->b.m->total_gpu_milli;
     double x = 100.0 * (double)r->arrived / total, alloc = 100.0 * (double)r->alloc / total;
     long k = lround(x);
 
@@ -240,7 +232,7 @@ static void record_sample(struct irun *r)
 static void record_failure(struct irun *r)
 {
     struct replay_inflation *o = r->out;
-    double total = (double)r->m->total_gpu_milli;
+    double total = (double)r->b.m->total_gpu_milli;
 
     o->failures++;
     if (o->first_idle_gpus >= 0)
@@ -264,7 +256,7 @@ static int loop(struct irun *r)
             withdraw_pending(r);
         }
         record_sample(r);
-        if (r->m->opts->check && world_check(r->w, &r->e) != 0)
+        if (r->b.m->opts->check && world_check(r->b.w, &r->e) != 0)
             return -1;
     }
     return 0;
@@ -273,7 +265,7 @@ static int loop(struct irun *r)
 static void summarize(struct irun *r)
 {
     struct replay_inflation *o = r->out;
-    double total = (double)r->m->total_gpu_milli;
+    double total = (double)r->b.m->total_gpu_milli;
     int k;
 
     for (k = 0; k < o->n_curve; k++)
@@ -290,8 +282,8 @@ static void irun_free(struct irun *r)
 {
     int i;
 
-    world_free(r->w);
-    free(r->pools);
+    world_free(r->b.w);
+    free(r->b.pools);
     free(r->arrivals);
     free(r->curve_sum);
     free(r->curve_n);
@@ -314,17 +306,17 @@ int replay_inflate(const struct replay_model *m, int policy, uint64_t seed,
     out->at100_idle_gpus = -1;
     out->at100_alloc_pct = -1;
     out->n_curve = (int)floor(m->opts->inflate * 100.0 + 1e-9) + 1;
-    r.m = m;
-    r.policy = policy;
+    r.b.m = m;
+    r.b.policy = policy;
     r.out = out;
     r.rng = seed;
-    sched_config_default(&r.cfg);
+    sched_config_default(&r.b.cfg);
     out->curve = calloc((size_t)out->n_curve, sizeof(*out->curve));
     r.curve_sum = calloc((size_t)out->n_curve, sizeof(*r.curve_sum));
     r.curve_n = calloc((size_t)out->n_curve, sizeof(*r.curve_n));
     if (!out->curve || !r.curve_sum || !r.curve_n || make_arrivals(&r) != 0 ||
-        replay_layout(m, replay_policy_placement(policy), &r.layout, &r.pools) != 0 ||
-        world_new(&r.layout, &r.w) != 0) {
+        replay_layout(m, replay_policy_placement(policy), &r.b.layout, &r.b.pools) != 0 ||
+        world_new(&r.b.layout, &r.b.w) != 0) {
         snprintf(err, len, "out of memory");
         goto out_free;
     }

@@ -23,6 +23,7 @@
  *         is withdrawn, still pending, deletion_time - creation_time after
  *         it arrived (its owner gave up then).
  */
+#include "arrays.h"
 #include "replay_engine.h"
 
 #include <math.h>
@@ -455,6 +456,19 @@ out_nomem:
     return -1;
 }
 
+/* The arrays the model owns. */
+static void free_arrays(struct replay_model *m)
+{
+    void *const owned[] = {
+        m->project_names, m->weight,      m->limit_milli,   m->deserved_milli, m->pool_first,
+        m->pool_nodes,    m->order,       m->unplaceable,   m->withdraw_ms,    m->runtime_ms,
+        m->arrival_ms,    m->gpu,         m->tmpl,          m->spec_models,    m->layout.quotas,
+        m->layout.queues, m->layout.nodes, m->layout.pools,
+    };
+
+    FREE_ALL(owned);
+}
+
 void replay_model_free(struct replay_model *m)
 {
     int k;
@@ -463,25 +477,8 @@ void replay_model_free(struct replay_model *m)
         return;
     for (k = 0; m->project_names && k < m->n_projects; k++)
         free(m->project_names[k]);
-    free(m->project_names);
-    free(m->weight);
-    free(m->limit_milli);
-    free(m->deserved_milli);
     namemap_free(&m->index);
-    free(m->pool_first);
-    free(m->pool_nodes);
-    free(m->order);
-    free(m->unplaceable);
-    free(m->withdraw_ms);
-    free(m->runtime_ms);
-    free(m->arrival_ms);
-    free(m->gpu);
-    free(m->tmpl);
-    free(m->spec_models);
-    free(m->layout.quotas);
-    free(m->layout.queues);
-    free(m->layout.nodes);
-    free(m->layout.pools);
+    free_arrays(m);
     free(m);
 }
 

@@ -14,6 +14,7 @@
  *         sampled; the run stops once the demand passes 101.5%.
  */
 #include "replay_paper.h"
+#include "grow.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -146,12 +147,8 @@ static int make_arrivals(struct prun *r)
         k = below(&r->rng, t->n_tasks);
         if (total + task_gpu(t, k) > target)
             break;
-        if (n == cap) {
-            int *grown = realloc(r->arrivals, (size_t)(cap *= 2) * sizeof(int));
-            if (!grown)
-                return -1;
-            r->arrivals = grown;
-        }
+        if (sim_grow(&r->arrivals, n, &cap, sizeof(*r->arrivals), cap) != 0)
+            return -1;
         r->arrivals[n++] = k;
         total += task_gpu(t, k);
     }

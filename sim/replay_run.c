@@ -24,6 +24,8 @@
  *   1. the world's own (world.h);
  *   2. alloc is the milli-GPU held by placed pods (no partial gangs).
  */
+#include "arrays.h"
+#include "grow.h"
 #include "replay_engine.h"
 
 #include <stdio.h>
@@ -45,12 +47,7 @@ struct event {
 };
 
 struct run {
-    const struct replay_model *m;
-    int policy;
-    struct scenario layout;
-    struct sched_pool *pools;
-    struct world *w;
-    struct sched_config cfg;
+    struct replay_base b;
     struct rtask *tasks;
     struct event *ev;              /* binary min-heap */
     int n_ev, cap_ev;
@@ -82,17 +79,11 @@ static int ev_before(const struct event *a, const struct event *b)
 
 static int ev_push(struct run *r, const struct event *e)
 {
-    struct event *grown, tmp;
-    int i, up, cap;
+    struct event tmp;
+    int i, up;
 
-    if (r->n_ev == r->cap_ev) {
-        cap = r->cap_ev ? r->cap_ev * 2 : 256;
-        grown = realloc(r->ev, (size_t)cap * sizeof(*grown));
-        if (!grown)
-            return -1;
-        r->ev = grown;
-        r->cap_ev = cap;
-    }
+    if (sim_grow(&r->ev, r->n_ev, &r->cap_ev, sizeof(*r->ev), 256) != 0)
+        return -1;
     i = r->n_ev++;
     r->ev[i] = *e;
     for (; i > 0 && ev_before(&r->ev[i], &r->ev[up = (i - 1) / 2]); i = up) {
@@ -129,8 +120,8 @@ static int64_t next_event_time(const struct run *r)
 {
     int64_t t = INT64_MAX;
 
-    if (r->next < r->m->t->n_tasks)
-        t = r->m->arrival_ms[r->m->order[r->next]];
+    if (r->next < r->b.m->t->n_tasks)
+        t = r->b.m->arrival_ms[r->b.m->order[r->next]];
     if (r->n_ev > 0 && r->ev[0].t < t)
         t = r->ev[0].t;
     return t;
@@ -148,11 +139,11 @@ static int take_sample(struct run *r)
 {
     struct rs_sample s;
 
-    s.t = r->w->now_ms;
+    s.t = r->b.w->now_ms;
     s.alloc = r->alloc;
     s.busy = r->busy;
     if (r->busy)
-        rs_fair_share(r->m, r->proj_demand, r->proj_fair);
+        rs_fair_share(r->b.m, r->proj_demand, r->proj_fair);
     if (rs_sample(&r->st, &s, r->proj_alloc, r->busy ? r->proj_fair : r->proj_alloc) != 0)
         return oom(r);
     return 0;
@@ -163,7 +154,7 @@ static void mark_dirty(struct run *r)
     if (r->dirty)
         return;
     r->dirty = 1;
-    r->dirty_since = r->w->now_ms;
+    r->dirty_since = r->b.w->now_ms;
 }
 
 /* ---- Task transitions ---- */
@@ -171,23 +162,23 @@ static void mark_dirty(struct run *r)
 /* The task's GPUs start (sign 1) or stop (-1) counting as held. */
 static void hold(struct run *r, int task, int sign)
 {
-    int64_t gpu = r->m->gpu[task];
+    int64_t gpu = r->b.m->gpu[task];
 
     r->alloc += sign * gpu;
-    r->proj_alloc[r->m->tmpl[task].queue - 1] += sign * gpu;
+    r->proj_alloc[r->b.m->tmpl[task].queue - 1] += sign * gpu;
 }
 
 /* The task's GPUs start (1) or stop (-1) counting as its project's demand. */
 static void demand(struct run *r, int task, int sign)
 {
-    r->proj_demand[r->m->tmpl[task].queue - 1] += sign * r->m->gpu[task];
+    r->proj_demand[r->b.m->tmpl[task].queue - 1] += sign * r->b.m->gpu[task];
 }
 
 /* The task starts (1) or stops (-1) counting as pending. */
 static void pending(struct run *r, int task, int sign)
 {
     r->n_pending += sign;
-    r->n_pending_gpu += r->m->gpu[task] > 0 ? sign : 0;
+    r->n_pending_gpu += r->b.m->gpu[task] > 0 ? sign : 0;
 }
 
 static int start(struct run *r, int task)
@@ -196,12 +187,12 @@ static int start(struct run *r, int task)
     struct event e;
 
     k->state = T_RUNNING;
-    k->start = r->w->now_ms;
+    k->start = r->b.w->now_ms;
     if (k->first_start == SCHED_NO_TIME)
         k->first_start = k->start;
     hold(r, task, 1);
     pending(r, task, -1);
-    e.t = k->start + r->m->runtime_ms[task];
+    e.t = k->start + r->b.m->runtime_ms[task];
     e.task = task;
     e.gen = k->gen;
     e.kind = EV_COMPLETE;
@@ -217,16 +208,16 @@ static void evicted(struct run *r, int task)
     hold(r, task, -1);
     pending(r, task, 1);
     r->st.preemptions++;
-    r->st.lost += r->m->gpu[task] * (r->w->now_ms - k->start);
+    r->st.lost += r->b.m->gpu[task] * (r->b.w->now_ms - k->start);
 }
 
 /* Compares world workload i with its task and records what changed. */
 static int transition(struct run *r, int i)
 {
-    const struct sched_workload *wl = &r->w->wls[i];
+    const struct sched_workload *wl = &r->b.w->wls[i];
     int task, running = wl->phase == SCHED_RUNNING;
 
-    if (!namemap_get(&r->m->index, wl->name, &task))
+    if (!namemap_get(&r->b.m->index, wl->name, &task))
         return 0;
     if (running && r->tasks[task].state == T_PENDING)
         return start(r, task);
@@ -241,22 +232,22 @@ static int arrive(struct run *r, int task)
     struct event e;
 
     r->st.arrived++;
-    if (r->m->unplaceable[task]) {
+    if (r->b.m->unplaceable[task]) {
         r->st.rejected++;
         return 0;
     }
     memset(&sub, 0, sizeof(sub));
-    sub.w = r->m->tmpl[task];
+    sub.w = r->b.m->tmpl[task];
     sub.runtime_ms = SCHED_NO_TIME;
-    if (world_submit(r->w, &sub, &r->e) != 0)
+    if (world_submit(r->b.w, &sub, &r->e) != 0)
         return -1;
     r->tasks[task].state = T_PENDING;
     pending(r, task, 1);
     demand(r, task, 1);
     mark_dirty(r);
-    if (r->m->withdraw_ms[task] == SCHED_NO_TIME)
+    if (r->b.m->withdraw_ms[task] == SCHED_NO_TIME)
         return 0;
-    e.t = r->m->withdraw_ms[task];
+    e.t = r->b.m->withdraw_ms[task];
     e.task = task;
     e.gen = 0;
     e.kind = EV_WITHDRAW;
@@ -266,13 +257,13 @@ static int arrive(struct run *r, int task)
 /* The task's workload leaves the world (it is swept later). */
 static int leave(struct run *r, int task)
 {
-    int i = world_find(r->w, r->m->tmpl[task].name);
+    int i = world_find(r->b.w, r->b.m->tmpl[task].name);
 
     if (i < 0) {
-        snprintf(r->e.msg, sizeof(r->e.msg), "task %s has no workload", r->m->tmpl[task].name);
+        snprintf(r->e.msg, sizeof(r->e.msg), "task %s has no workload", r->b.m->tmpl[task].name);
         return -1;
     }
-    world_finish(r->w, i, SCHED_COMPLETED);
+    world_finish(r->b.w, i, SCHED_COMPLETED);
     r->n_finished++;
     if (r->n_pending > 0)
         mark_dirty(r);
@@ -282,14 +273,14 @@ static int leave(struct run *r, int task)
 static int complete(struct run *r, int task)
 {
     struct rtask *k = &r->tasks[task];
-    int64_t arrival = r->m->arrival_ms[task];
+    int64_t arrival = r->b.m->arrival_ms[task];
 
     hold(r, task, -1);
     demand(r, task, -1);
     k->state = T_DONE;
     if (leave(r, task) != 0)
         return -1;
-    return rs_done(&r->st, k->first_start - arrival, r->w->now_ms - arrival) == 0 ? 0 : oom(r);
+    return rs_done(&r->st, k->first_start - arrival, r->b.w->now_ms - arrival) == 0 ? 0 : oom(r);
 }
 
 static int withdraw(struct run *r, int task)
@@ -307,7 +298,7 @@ static int events_at(struct run *r, int64_t t)
     struct event e;
     int task;
 
-    while (r->next < r->m->t->n_tasks && r->m->arrival_ms[task = r->m->order[r->next]] == t) {
+    while (r->next < r->b.m->t->n_tasks && r->b.m->arrival_ms[task = r->b.m->order[r->next]] == t) {
         r->next++;
         if (arrive(r, task) != 0)
             return -1;
@@ -321,8 +312,8 @@ static int events_at(struct run *r, int64_t t)
             withdraw(r, e.task) != 0)
             return -1;
     }
-    if (r->n_finished > 64 && 2 * r->n_finished > r->w->n_wls) {
-        world_sweep(r->w);
+    if (r->n_finished > 64 && 2 * r->n_finished > r->b.w->n_wls) {
+        world_sweep(r->b.w);
         r->n_finished = 0;
     }
     return take_sample(r);
@@ -340,7 +331,7 @@ static int account(struct run *r, const struct sched_result *res)
     for (k = 0; k < res->n_decisions; k++) {
         d = &res->decisions[k];
         r->st.moves += d->kind == SCHED_MOVE;
-        if (!namemap_get(&r->m->index, r->w->wls[d->workload].name, &task) ||
+        if (!namemap_get(&r->b.m->index, r->b.w->wls[d->workload].name, &task) ||
             r->stamp[task] == r->cur_stamp)
             continue;
         r->stamp[task] = r->cur_stamp;
@@ -356,11 +347,11 @@ static int check(struct run *r)
 {
     int64_t held;
 
-    if (!r->m->opts->check)
+    if (!r->b.m->opts->check)
         return 0;
-    if (world_check(r->w, &r->e) != 0)
+    if (world_check(r->b.w, &r->e) != 0)
         return -1;
-    held = world_allocated_gpu(r->w, 0, -1);
+    held = world_allocated_gpu(r->b.w, 0, -1);
     if (held == r->alloc)
         return 0;
     snprintf(r->e.msg, sizeof(r->e.msg), "placed pods hold %lld milli-GPU, running tasks %lld",
@@ -374,7 +365,7 @@ static int allot_cycle(struct run *r)
     int pass;
 
     for (pass = 0; pass < RP_MAX_PASSES; pass++) {
-        if (world_pass(r->w, &r->cfg, &res, &r->e) != 0)
+        if (world_pass(r->b.w, &r->b.cfg, &res, &r->e) != 0)
             return -1;
         r->st.core_calls++;
         if (account(r, &res) != 0 || check(r) != 0)
@@ -389,7 +380,7 @@ static int fifo_cycle(struct run *r)
 {
     int n, k;
 
-    n = replay_fifo_cycle(r->m, r->w, r->touched, &r->e);
+    n = replay_fifo_cycle(r->b.m, r->b.w, r->touched, &r->e);
     if (n < 0)
         return -1;
     for (k = 0; k < n; k++)
@@ -404,7 +395,7 @@ static int cycle(struct run *r)
 
     r->st.cycles++;
     r->dirty = 0;
-    rc = r->policy == RP_FIFO ? fifo_cycle(r) : allot_cycle(r);
+    rc = r->b.policy == RP_FIFO ? fifo_cycle(r) : allot_cycle(r);
     if (rc != 0)
         return -1;
     r->busy = r->n_pending_gpu > 0;
@@ -415,7 +406,7 @@ static int cycle(struct run *r)
 
 static int64_t tick_after(const struct run *r)
 {
-    int64_t p = r->m->opts->period_ms;
+    int64_t p = r->b.m->opts->period_ms;
 
     return p > 0 ? (r->dirty_since + p - 1) / p * p : r->dirty_since;
 }
@@ -427,14 +418,14 @@ static int loop(struct run *r)
     for (;;) {
         t_ev = next_event_time(r);
         if (r->dirty && (t_tick = tick_after(r)) < t_ev) {
-            r->w->now_ms = t_tick;
+            r->b.w->now_ms = t_tick;
             if (cycle(r) != 0)
                 return -1;
             continue;
         }
         if (t_ev == INT64_MAX)
             return 0;
-        r->w->now_ms = t_ev;
+        r->b.w->now_ms = t_ev;
         if (events_at(r, t_ev) != 0)
             return -1;
     }
@@ -444,7 +435,7 @@ static int loop(struct run *r)
  * run when every task arrives at once. */
 static void set_window(struct run *r)
 {
-    const struct replay_model *m = r->m;
+    const struct replay_model *m = r->b.m;
 
     r->st.w0 = m->arrival_ms[m->order[0]];
     r->st.w1 = m->arrival_ms[m->order[m->t->n_tasks - 1]];
@@ -458,9 +449,9 @@ static int run_new(struct run *r, const struct replay_model *m, int policy)
     int i;
 
     memset(r, 0, sizeof(*r));
-    r->m = m;
-    r->policy = policy;
-    sched_config_default(&r->cfg);
+    r->b.m = m;
+    r->b.policy = policy;
+    sched_config_default(&r->b.cfg);
     r->tasks = calloc(n, sizeof(*r->tasks));
     r->touched = calloc(n, sizeof(*r->touched));
     r->stamp = calloc(n, sizeof(*r->stamp));
@@ -470,9 +461,9 @@ static int run_new(struct run *r, const struct replay_model *m, int policy)
     if (!r->tasks || !r->touched || !r->stamp || !r->proj_alloc || !r->proj_demand ||
         !r->proj_fair ||
         rs_init(&r->st, m->n_projects, m->total_gpu_milli) != 0 ||
-        replay_layout(m, replay_policy_placement(policy), &r->layout,
-                      &r->pools) != 0 ||
-        world_new(&r->layout, &r->w) != 0)
+        replay_layout(m, replay_policy_placement(policy), &r->b.layout,
+                      &r->b.pools) != 0 ||
+        world_new(&r->b.layout, &r->b.w) != 0)
         return -1;
     for (i = 0; i < m->t->n_tasks; i++)
         r->tasks[i].first_start = SCHED_NO_TIME;
@@ -481,16 +472,12 @@ static int run_new(struct run *r, const struct replay_model *m, int policy)
 
 static void run_free(struct run *r)
 {
-    world_free(r->w);
-    free(r->pools);
+    void *const owned[] = {r->b.pools,  r->proj_fair, r->proj_demand, r->proj_alloc,
+                           r->stamp,  r->touched,   r->tasks,       r->ev};
+
+    world_free(r->b.w);
     rs_free(&r->st);
-    free(r->proj_fair);
-    free(r->proj_demand);
-    free(r->proj_alloc);
-    free(r->stamp);
-    free(r->touched);
-    free(r->tasks);
-    free(r->ev);
+    FREE_ALL(owned);
 }
 
 int replay_run(const struct replay_model *m, int policy, struct replay_summary *out,
@@ -507,7 +494,7 @@ int replay_run(const struct replay_model *m, int policy, struct replay_summary *
     }
     if (loop(&r) != 0) {
         snprintf(err, len, "%s: policy %s at %.3f s of the trace: %s", m->opts->pods_file,
-                 replay_policy_name(policy), (double)r.w->now_ms / 1000.0, r.e.msg);
+                 replay_policy_name(policy), (double)r.b.w->now_ms / 1000.0, r.e.msg);
         goto out_free;
     }
     r.st.left_pending = r.n_pending;

@@ -28,6 +28,7 @@
  * pool it may use, so their sum over pools would overstate a project's
  * claim.
  */
+#include "grow.h"
 #include "replay_engine.h"
 
 #include <math.h>
@@ -146,19 +147,12 @@ int rs_sample(struct replay_stats *st, const struct rs_sample *s, const int64_t 
 
 int rs_done(struct replay_stats *st, int64_t wait_ms, int64_t jct_ms)
 {
-    int64_t *w, *j;
-    int cap;
+    int cap = st->cap_done ? st->cap_done * 2 : 1024;
 
     if (st->n_done == st->cap_done) {
-        cap = st->cap_done ? st->cap_done * 2 : 1024;
-        w = realloc(st->waits, (size_t)cap * sizeof(*w));
-        if (!w)
+        if (sim_resize(&st->waits, cap, sizeof(*st->waits)) != 0 ||
+            sim_resize(&st->jcts, cap, sizeof(*st->jcts)) != 0)
             return -1;
-        st->waits = w;
-        j = realloc(st->jcts, (size_t)cap * sizeof(*j));
-        if (!j)
-            return -1;
-        st->jcts = j;
         st->cap_done = cap;
     }
     st->waits[st->n_done] = wait_ms;

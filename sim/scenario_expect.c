@@ -84,35 +84,44 @@ static int parse_nodes(struct scn_parser *p, const json_t *v, struct scn_check *
     return 0;
 }
 
-/* phases, pendingReason, nodes: {workload: value}. */
-static int parse_by_workload(struct scn_parser *p, const json_t *v, int kind, struct scn_step *st)
+/* Reads one member of a map of checks into c (kind and name set). */
+typedef int (*scn_member_fn)(struct scn_parser *p, const char *key, const json_t *value,
+                             struct scn_check *c);
+
+/* A map {key: value} of checks of kind, one a member, each read by fn. */
+static int parse_map(struct scn_parser *p, const json_t *v, int kind, struct scn_step *st,
+                     scn_member_fn fn)
 {
     struct scn_check *c;
-    const char *name;
+    const char *key;
     json_t *value;
     size_t mark;
-    int rc;
 
     if (jr_object(&p->jr, v, NULL) != 0)
         return -1;
-    json_object_foreach((json_t *)v, name, value) {
+    json_object_foreach((json_t *)v, key, value) {
         c = &st->u.expect.checks[st->u.expect.n_checks++];
         c->kind = kind;
-        c->name = name;
-        mark = jr_key(&p->jr, name);
-        if (seen_workload(p, name) != 0)
-            return -1;
-        if (kind == SCN_PHASE)
-            rc = parse_phase(p, value, &c->value);
-        else if (kind == SCN_REASON)
-            rc = parse_reason(p, value, &c->value);
-        else
-            rc = parse_nodes(p, value, c);
-        if (rc != 0)
+        c->name = key;
+        mark = jr_key(&p->jr, key);
+        if (fn(p, key, value, c) != 0)
             return -1;
         jr_pop(&p->jr, mark);
     }
     return 0;
+}
+
+/* phases, pendingReason, nodes: {workload: value}. */
+static int workload_member(struct scn_parser *p, const char *key, const json_t *value,
+                           struct scn_check *c)
+{
+    if (seen_workload(p, key) != 0)
+        return -1;
+    if (c->kind == SCN_PHASE)
+        return parse_phase(p, value, &c->value);
+    if (c->kind == SCN_REASON)
+        return parse_reason(p, value, &c->value);
+    return parse_nodes(p, value, c);
 }
 
 /* evicted, notEvicted, moved: [workload...]. */
@@ -162,28 +171,15 @@ static int parse_queue_key(struct scn_parser *p, const char *key, struct scn_che
 }
 
 /* allocatedGpus, fairShareGpus: {queue[/pool]: GPUs}. */
-static int parse_gpu_map(struct scn_parser *p, const json_t *v, int kind, struct scn_step *st)
+static int gpu_member(struct scn_parser *p, const char *key, const json_t *value,
+                      struct scn_check *c)
 {
-    struct scn_check *c;
-    const char *key;
-    json_t *value;
     double gpus;
-    size_t mark;
 
-    if (jr_object(&p->jr, v, NULL) != 0)
+    if (parse_queue_key(p, key, c) != 0 ||
+        jr_number(&p->jr, value, 0, SCN_MAX_AMOUNT, "a non-negative number of GPUs", &gpus) != 0)
         return -1;
-    json_object_foreach((json_t *)v, key, value) {
-        c = &st->u.expect.checks[st->u.expect.n_checks++];
-        c->kind = kind;
-        c->name = key;
-        mark = jr_key(&p->jr, key);
-        if (parse_queue_key(p, key, c) != 0 ||
-            jr_number(&p->jr, value, 0, SCN_MAX_AMOUNT, "a non-negative number of GPUs",
-                      &gpus) != 0)
-            return -1;
-        c->milli = llround(gpus * SCHED_MILLI);
-        jr_pop(&p->jr, mark);
-    }
+    c->milli = llround(gpus * SCHED_MILLI);
     return 0;
 }
 
@@ -239,10 +235,10 @@ static int parse_part(struct scn_parser *p, const char *key, const json_t *v, st
     case SCN_PHASE:
     case SCN_NODES:
     case SCN_REASON:
-        return parse_by_workload(p, v, kind, st);
+        return parse_map(p, v, kind, st, workload_member);
     case SCN_ALLOCATED:
     case SCN_FAIR_SHARE:
-        return parse_gpu_map(p, v, kind, st);
+        return parse_map(p, v, kind, st, gpu_member);
     case SCN_DOMAINS:
         return parse_domains(p, v, st);
     default:

@@ -15,6 +15,7 @@
  *   replay_engine.h
  *                the trace replay: the model, one policy's run, the FIFO
  *                baseline, inflation, statistics and the report (svg.h)
+ *   grow.h       the doubling of the growing arrays above
  *
  * Rules of the library:
  *   1. It drives the core only through scheduler/sched.h: one snapshot in,

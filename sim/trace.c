@@ -14,31 +14,22 @@
  */
 #include "trace.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "csv.h"
+#include "grow.h"
 #include "namemap.h"
 #include "sched.h"
 
 #define MAX_AMOUNT ((int64_t)1000000000000)   /* millicores or MiB */
 #define MAX_SECONDS ((int64_t)1000000000000)
 
-static int grow(void **arr, int n, int *cap, size_t elem)
+static int grow(void *arrp, int n, int *cap, size_t elem)
 {
-    void *p;
-    int ncap;
-
-    if (n < *cap)
-        return 0;
-    ncap = *cap ? *cap * 2 : 64;
-    p = realloc(*arr, (size_t)ncap * elem);
-    if (!p)
-        return -1;
-    *arr = p;
-    *cap = ncap;
-    return 0;
+    return sim_grow(arrp, n, cap, elem, 64);
 }
 
 static int model_index(const struct trace *t, const char *name, size_t len)
@@ -57,14 +48,131 @@ static int oom(struct csv *c)
     return -1;
 }
 
-/* ---- Nodes ---- */
+/* Appends a copy of name to the *n names at *names (GPU models, projects):
+ * its index in *out; oom() if out of memory. */
+static int add_name(struct csv *c, char ***names, int *n, const char *name, int *out)
+{
+    char **grown = realloc(*names, (size_t)(*n + 1) * sizeof(*grown));
 
+    if (!grown)
+        return oom(c);
+    *names = grown;
+    grown[*n] = strdup(name);
+    if (!grown[*n])
+        return oom(c);
+    *out = (*n)++;
+    return 0;
+}
+
+/* The columns of each file, by their header. */
 struct node_cols {
     int name, cpu, mem, gpu, model;
 };
 
-static int node_columns(struct csv *c, struct node_cols *k)
+struct task_cols {
+    int name, cpu, mem, num_gpu, gpu_milli, spec, creation, deletion, scheduled;
+};
+
+struct quota_cols {
+    int project, pool, gpu, limit, weight;
+};
+
+/* One of the trace's CSV files: its header read into cols, each of its
+ * rows read into the next element (of elem bytes) of the array at
+ * offset arr_at of struct trace, counted at n_at; a file whose rows leave
+ * the count at count_at 0 is refused, as having no `what`. With a noun,
+ * each row has a name of its own, in the column at name_col_at of cols,
+ * which the element keeps (a copy) at name_at. */
+struct csv_kind {
+    const char *what;
+    size_t arr_at, n_at, count_at, elem;
+    int (*columns)(struct trace *t, struct csv *c, void *cols);
+    int (*row)(struct trace *t, struct csv *c, const void *cols);
+    const char *noun;
+    size_t name_col_at, name_at;
+};
+
+#define TRACE_INT(t, at) ((int *)((char *)(t) + (at)))
+
+/* The row's name: there, and not one an earlier row has. */
+static int name_is_new(struct csv *c, const struct csv_kind *kind, int col,
+                       struct namemap *names)
 {
+    char msg[64];
+    int dup;
+
+    if (csv_field(c, col)[0] == '\0') {
+        snprintf(msg, sizeof(msg), "a %s needs a name", kind->noun);
+        return csv_fail(c, col, msg);
+    }
+    if (namemap_get(names, csv_field(c, col), &dup)) {
+        snprintf(msg, sizeof(msg), "this %s name is used twice", kind->noun);
+        return csv_fail(c, col, msg);
+    }
+    return 0;
+}
+
+/* The row at `row` of index i read: its name kept and noted, the count
+ * moved on. */
+static int row_done(struct trace *t, struct csv *c, const struct csv_kind *kind, int col,
+                    char *row, struct namemap *names)
+{
+    int *n = TRACE_INT(t, kind->n_at);
+    char **name = (char **)(row + kind->name_at);
+
+    if (kind->noun) {
+        *name = strdup(csv_field(c, col));
+        if (!*name || namemap_put(names, *name, *n) != 0)
+            return oom(c);
+    }
+    (*n)++;
+    return 0;
+}
+
+static int load_rows(struct trace *t, const char *file, const struct csv_kind *kind, char *err,
+                     size_t len)
+{
+    union {
+        struct node_cols node;
+        struct task_cols task;
+        struct quota_cols quota;
+    } cols;
+    const int *col = (const int *)((const char *)&cols + kind->name_col_at);
+    void **arr = (void **)((char *)t + kind->arr_at);
+    int *n = TRACE_INT(t, kind->n_at);
+    struct csv c;
+    struct namemap names;
+    int rc, cap = 0;
+
+    namemap_init(&names);
+    rc = csv_open(&c, file, err, len);
+    if (rc == 0)
+        rc = kind->columns(t, &c, &cols);
+    while (rc == 0 && (rc = csv_next(&c)) == 1) {
+        rc = grow(arr, *n, &cap, kind->elem) ? oom(&c) : 0;
+        if (rc == 0 && kind->noun)
+            rc = name_is_new(&c, kind, *col, &names);
+        if (rc == 0)
+            rc = kind->row(t, &c, &cols);
+        if (rc == 0)
+            rc = row_done(t, &c, kind, *col, (char *)*arr + (size_t)*n * kind->elem, &names);
+    }
+    if (rc == 0 && *TRACE_INT(t, kind->count_at) == 0) {
+        snprintf(err, len, "%s: no %s", file, kind->what);
+        rc = -1;
+    }
+    csv_close(&c);
+    namemap_free(&names);
+    return rc;
+}
+
+/* ---- Nodes ---- */
+
+static int node_columns(struct trace *t, struct csv *c, void *cols)
+{
+    struct node_cols *k = cols;
+
+    (void)t;
     if ((k->name = csv_need(c, "sn")) < 0 || (k->cpu = csv_need(c, "cpu_milli")) < 0 ||
         (k->mem = csv_need(c, "memory_mib")) < 0 || (k->gpu = csv_need(c, "gpu")) < 0 ||
         (k->model = csv_need(c, "model")) < 0)
@@ -74,35 +182,19 @@ static int node_columns(struct csv *c, struct node_cols *k)
 
 static int add_model(struct trace *t, struct csv *c, const char *name, int *model)
 {
-    int cap = t->n_models;
-    char **grown;
-
     *model = model_index(t, name, strlen(name));
     if (*model >= 0)
         return 0;
-    grown = realloc(t->models, (size_t)(cap + 1) * sizeof(*grown));
-    if (!grown)
-        return oom(c);
-    t->models = grown;
-    t->models[t->n_models] = strdup(name);
-    if (!t->models[t->n_models])
-        return oom(c);
-    *model = t->n_models++;
-    return 0;
+    return add_name(c, &t->models, &t->n_models, name, model);
 }
 
-static int read_node(struct trace *t, struct csv *c, const struct node_cols *k,
-                     struct namemap *names)
+static int read_node(struct trace *t, struct csv *c, const void *cols)
 {
+    const struct node_cols *k = cols;
     struct trace_node *n = &t->nodes[t->n_nodes];
     int64_t gpus;
-    int dup;
 
     memset(n, 0, sizeof(*n));
-    if (csv_field(c, k->name)[0] == '\0')
-        return csv_fail(c, k->name, "a node needs a name");
-    if (namemap_get(names, csv_field(c, k->name), &dup))
-        return csv_fail(c, k->name, "this node name is used twice");
     if (csv_int(c, k->cpu, 0, MAX_AMOUNT, &n->cpu_milli) != 0 ||
         csv_int(c, k->mem, 0, MAX_AMOUNT, &n->mem_mib) != 0 ||
         csv_int(c, k->gpu, 0, SCHED_MAX_NODE_GPUS, &gpus) != 0)
@@ -110,46 +202,14 @@ static int read_node(struct trace *t, struct csv *c, const struct node_cols *k,
     if (csv_field(c, k->model)[0] == '\0')
         return csv_fail(c, k->model, "a node needs a GPU model");
     n->gpus = (int)gpus;
-    n->name = strdup(csv_field(c, k->name));
-    if (!n->name || add_model(t, c, csv_field(c, k->model), &n->model) != 0)
-        return oom(c);
-    t->n_nodes++;
-    return namemap_put(names, n->name, t->n_nodes - 1) == 0 ? 0 : oom(c);
-}
-
-static int load_nodes(struct trace *t, const char *file, char *err, size_t len)
-{
-    struct csv c;
-    struct node_cols k;
-    struct namemap names;
-    int rc, cap = 0;
-
-    namemap_init(&names);
-    rc = csv_open(&c, file, err, len);
-    if (rc == 0)
-        rc = node_columns(&c, &k);
-    while (rc == 0 && (rc = csv_next(&c)) == 1) {
-        rc = grow((void **)&t->nodes, t->n_nodes, &cap, sizeof(*t->nodes)) ? oom(&c) : 0;
-        if (rc == 0)
-            rc = read_node(t, &c, &k, &names);
-    }
-    if (rc == 0 && t->n_nodes == 0) {
-        snprintf(err, len, "%s: no nodes", file);
-        rc = -1;
-    }
-    csv_close(&c);
-    namemap_free(&names);
-    return rc;
+    return add_model(t, c, csv_field(c, k->model), &n->model) != 0 ? oom(c) : 0;
 }
 
 /* ---- Tasks ---- */
 
-struct task_cols {
-    int name, cpu, mem, num_gpu, gpu_milli, spec, creation, deletion, scheduled;
-};
-
-static int task_columns(struct trace *t, struct csv *c, struct task_cols *k)
+static int task_columns(struct trace *t, struct csv *c, void *cols)
 {
+    struct task_cols *k = cols;
     int n_times;
 
     if ((k->name = csv_need(c, "name")) < 0 || (k->cpu = csv_need(c, "cpu_milli")) < 0 ||
@@ -238,17 +298,12 @@ static int task_times(struct csv *c, const struct task_cols *col, struct trace_t
     return 0;
 }
 
-static int read_task(struct trace *t, struct csv *c, const struct task_cols *col,
-                     struct namemap *names)
+static int read_task(struct trace *t, struct csv *c, const void *cols)
 {
+    const struct task_cols *col = cols;
     struct trace_task *k = &t->tasks[t->n_tasks];
-    int dup;
 
     memset(k, 0, sizeof(*k));
-    if (csv_field(c, col->name)[0] == '\0')
-        return csv_fail(c, col->name, "a task needs a name");
-    if (namemap_get(names, csv_field(c, col->name), &dup))
-        return csv_fail(c, col->name, "this task name is used twice");
     if (csv_int(c, col->cpu, 0, MAX_AMOUNT, &k->cpu_milli) != 0 ||
         csv_int(c, col->mem, 0, MAX_AMOUNT, &k->mem_mib) != 0 || task_gpus(c, col, k) != 0)
         return -1;
@@ -256,65 +311,13 @@ static int read_task(struct trace *t, struct csv *c, const struct task_cols *col
         return -1;
     if (t->has_times && task_times(c, col, k) != 0)
         return -1;
-    k->name = strdup(csv_field(c, col->name));
-    if (!k->name)
-        return oom(c);
-    t->n_tasks++;
-    return namemap_put(names, k->name, t->n_tasks - 1) == 0 ? 0 : oom(c);
-}
-
-static int load_tasks(struct trace *t, const char *file, char *err, size_t len)
-{
-    struct csv c;
-    struct task_cols k;
-    struct namemap names;
-    int rc, cap = 0;
-
-    namemap_init(&names);
-    rc = csv_open(&c, file, err, len);
-    if (rc == 0)
-        rc = task_columns(t, &c, &k);
-    while (rc == 0 && (rc = csv_next(&c)) == 1) {
-        rc = grow((void **)&t->tasks, t->n_tasks, &cap, sizeof(*t->tasks)) ? oom(&c) : 0;
-        if (rc == 0)
-            rc = read_task(t, &c, &k, &names);
-    }
-    if (rc == 0 && t->n_tasks == 0) {
-        snprintf(err, len, "%s: no tasks", file);
-        rc = -1;
-    }
-    csv_close(&c);
-    namemap_free(&names);
-    return rc;
-}
-
-int trace_load(const char *nodes_file, const char *tasks_file, struct trace **out, char *err,
-               size_t len)
-{
-    struct trace *t = calloc(1, sizeof(*t));
-    int rc = -1;
-
-    *out = NULL;
-    if (!t)
-        snprintf(err, len, "out of memory");
-    else if (load_nodes(t, nodes_file, err, len) == 0 && load_tasks(t, tasks_file, err, len) == 0)
-        rc = 0;
-    if (rc == 0)
-        *out = t;
-    else
-        trace_free(t);
-    return rc;
+    return 0;
 }
 
 /* ---- Quotas ---- */
 
-struct quota_cols {
-    int project, pool, gpu, limit, weight;
-};
-
 static int project_index(struct trace *t, struct csv *c, const char *name, int *out)
 {
-    char **grown;
     int i;
 
     for (i = 0; i < t->n_projects; i++)
@@ -322,19 +325,25 @@ static int project_index(struct trace *t, struct csv *c, const char *name, int *
             *out = i;
             return 0;
         }
-    grown = realloc(t->projects, (size_t)(t->n_projects + 1) * sizeof(*grown));
-    if (!grown)
-        return oom(c);
-    t->projects = grown;
-    t->projects[t->n_projects] = strdup(name);
-    if (!t->projects[t->n_projects])
-        return oom(c);
-    *out = t->n_projects++;
+    return add_name(c, &t->projects, &t->n_projects, name, out);
+}
+
+static int quota_columns(struct trace *t, struct csv *c, void *cols)
+{
+    struct quota_cols *k = cols;
+
+    (void)t;
+    if ((k->project = csv_need(c, "project")) < 0 || (k->pool = csv_need(c, "pool")) < 0 ||
+        (k->gpu = csv_need(c, "gpu")) < 0)
+        return -1;
+    k->limit = csv_col(c, "limit");
+    k->weight = csv_col(c, "weight");
     return 0;
 }
 
-static int read_quota(struct trace *t, struct csv *c, const struct quota_cols *k)
+static int read_quota(struct trace *t, struct csv *c, const void *cols)
 {
+    const struct quota_cols *k = cols;
     struct trace_quota *q = &t->quotas[t->n_quotas];
     const char *pool = csv_field(c, k->pool);
 
@@ -349,37 +358,44 @@ static int read_quota(struct trace *t, struct csv *c, const struct quota_cols *k
         (k->limit >= 0 && csv_milli(c, k->limit, 0, MAX_AMOUNT, 1, &q->limit_milli) != 0) ||
         (k->weight >= 0 && csv_milli(c, k->weight, 0, MAX_AMOUNT, 0, &q->weight_milli) != 0))
         return -1;
-    if (project_index(t, c, csv_field(c, k->project), &q->project) != 0)
-        return -1;
-    t->n_quotas++;
-    return 0;
+    return project_index(t, c, csv_field(c, k->project), &q->project);
+}
+
+/* The trace's files: nodes, tasks, quotas. */
+static const struct csv_kind kinds[] = {
+    {"nodes", offsetof(struct trace, nodes), offsetof(struct trace, n_nodes),
+     offsetof(struct trace, n_nodes), sizeof(struct trace_node), node_columns, read_node, "node",
+     offsetof(struct node_cols, name), offsetof(struct trace_node, name)},
+    {"tasks", offsetof(struct trace, tasks), offsetof(struct trace, n_tasks),
+     offsetof(struct trace, n_tasks), sizeof(struct trace_task), task_columns, read_task, "task",
+     offsetof(struct task_cols, name), offsetof(struct trace_task, name)},
+    {"projects", offsetof(struct trace, quotas), offsetof(struct trace, n_quotas),
+     offsetof(struct trace, n_projects), sizeof(struct trace_quota), quota_columns, read_quota,
+     NULL, 0, 0},
+};
+
+int trace_load(const char *nodes_file, const char *tasks_file, struct trace **out, char *err,
+               size_t len)
+{
+    struct trace *t = calloc(1, sizeof(*t));
+    int rc = -1;
+
+    *out = NULL;
+    if (!t)
+        snprintf(err, len, "out of memory");
+    else if (load_rows(t, nodes_file, &kinds[0], err, len) == 0 &&
+             load_rows(t, tasks_file, &kinds[1], err, len) == 0)
+        rc = 0;
+    if (rc == 0)
+        *out = t;
+    else
+        trace_free(t);
+    return rc;
 }
 
 int trace_load_quotas(struct trace *t, const char *file, char *err, size_t len)
 {
-    struct csv c;
-    struct quota_cols k;
-    int rc, cap = 0;
-
-    rc = csv_open(&c, file, err, len);
-    if (rc == 0 && ((k.project = csv_need(&c, "project")) < 0 ||
-                    (k.pool = csv_need(&c, "pool")) < 0 || (k.gpu = csv_need(&c, "gpu")) < 0))
-        rc = -1;
-    if (rc == 0) {
-        k.limit = csv_col(&c, "limit");
-        k.weight = csv_col(&c, "weight");
-    }
-    while (rc == 0 && (rc = csv_next(&c)) == 1) {
-        rc = grow((void **)&t->quotas, t->n_quotas, &cap, sizeof(*t->quotas)) ? oom(&c) : 0;
-        if (rc == 0)
-            rc = read_quota(t, &c, &k);
-    }
-    if (rc == 0 && t->n_projects == 0) {
-        snprintf(err, len, "%s: no projects", file);
-        rc = -1;
-    }
-    csv_close(&c);
-    return rc;
+    return load_rows(t, file, &kinds[2], err, len);
 }
 
 void trace_free(struct trace *t)

@@ -19,6 +19,8 @@
  *                       workloads that ran their runtimeSeconds complete
  */
 #include "world.h"
+#include "arrays.h"
+#include "grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +72,16 @@ int world_new(const struct scenario *s, struct world **out)
     return 0;
 }
 
+/* The arrays the world owns. */
+static void free_arrays(struct world *w)
+{
+    void *const owned[] = {w->wls,      w->extra,   w->usage,  w->dev_used, w->node_cpu,
+                           w->node_mem, w->fair_gpu, w->pending, w->quotas,  w->left,
+                           w->queues,   w->nodes};
+
+    FREE_ALL(owned);
+}
+
 void world_free(struct world *w)
 {
     int i;
@@ -78,21 +90,10 @@ void world_free(struct world *w)
         return;
     for (i = 0; i < w->n_wls; i++)
         free(w->wls[i].pods);
-    free(w->wls);
-    free(w->extra);
     namemap_free(&w->index);
-    free(w->usage);
     sched_arena_free(w->arena);
     sched_mix_window_free(w->mix);
-    free(w->dev_used);
-    free(w->node_cpu);
-    free(w->node_mem);
-    free(w->fair_gpu);
-    free(w->pending);
-    free(w->quotas);
-    free(w->left);
-    free(w->queues);
-    free(w->nodes);
+    free_arrays(w);
     sched_memo_free(w->memo);
     sched_arena_free(w->memo_arena);
     free(w);
@@ -157,19 +158,12 @@ static void unplace_all(struct world *w, struct sched_workload *wl)
 static int grow_workloads(struct world *w)
 {
     int cap = w->cap_wls ? w->cap_wls * 2 : 64;
-    struct sched_workload *wls;
-    struct world_wl *extra;
 
     if (w->n_wls < w->cap_wls)
         return 0;
-    wls = realloc(w->wls, (size_t)cap * sizeof(*wls));
-    if (!wls)
+    if (sim_resize(&w->wls, cap, sizeof(*w->wls)) != 0 ||
+        sim_resize(&w->extra, cap, sizeof(*w->extra)) != 0)
         return -1;
-    w->wls = wls;
-    extra = realloc(w->extra, (size_t)cap * sizeof(*extra));
-    if (!extra)
-        return -1;
-    w->extra = extra;
     w->cap_wls = cap;
     return 0;
 }
@@ -280,18 +274,11 @@ void world_sweep(struct world *w)
 /* Workload i left in place: the delta lists it (full if out of memory). */
 static void note_left(struct world *w, int i)
 {
-    int cap = w->cap_left ? 2 * w->cap_left : 16, *left;
-
     if (!w->memo)
         return;   /* no incremental check: nobody reads the delta */
-    if (w->delta.n_left == w->cap_left) {
-        left = realloc(w->left, (size_t)cap * sizeof(*left));
-        if (!left) {
-            w->delta.full = 1;
-            return;
-        }
-        w->left = left;
-        w->cap_left = cap;
+    if (sim_grow(&w->left, w->delta.n_left, &w->cap_left, sizeof(*w->left), 16) != 0) {
+        w->delta.full = 1;
+        return;
     }
     w->left[w->delta.n_left++] = i;
     w->delta.left = w->left;
@@ -378,17 +365,8 @@ void world_set_quota(struct world *w, const struct scn_set_quota *q)
 
 static int push_sample(struct world *w, const struct sched_usage *u)
 {
-    struct sched_usage *grown;
-    int cap;
-
-    if (w->n_usage == w->cap_usage) {
-        cap = w->cap_usage ? w->cap_usage * 2 : 64;
-        grown = realloc(w->usage, (size_t)cap * sizeof(*grown));
-        if (!grown)
-            return -1;
-        w->usage = grown;
-        w->cap_usage = cap;
-    }
+    if (sim_grow(&w->usage, w->n_usage, &w->cap_usage, sizeof(*w->usage), 64) != 0)
+        return -1;
     w->usage[w->n_usage++] = *u;
     return 0;
 }
