@@ -717,18 +717,42 @@ static int names_id(const char *text, const char *id)
 
 /* What api_asset_users() gathers. */
 struct users {
-    const char *id;
+    const struct db_asset *a;
     char *out;
     size_t len, used;
 };
+
+/* Does an environment variable of the workload take a value from
+ * credential a by its name ({secret: {name}} resolving to it)? */
+static int takes_credential(struct api_req *r, const struct db_workload *w,
+                            const struct db_asset *a)
+{
+    json_t *spec = w->spec ? json_loads(w->spec, 0, NULL) : NULL, *e;
+    struct db_asset found;
+    size_t i;
+    int takes = 0;
+
+    json_array_foreach(json_object_get(spec, "environmentVariables"), i, e) {
+        const char *name = json_string_value(json_object_get(json_object_get(e, "secret"),
+                                                             "name"));
+        if (!name || strcmp(name, a->name) != 0)
+            continue;
+        if (db_asset_resolve(r->app->db, "credential", w->project_name, name, &found) == DB_OK)
+            takes = strcmp(found.id, a->id) == 0;
+        db_asset_clear(&found);
+        break;
+    }
+    json_decref(spec);
+    return takes;
+}
 
 static void note_workload(struct api_req *r, const struct db_workload *w, void *arg)
 {
     struct users *u = arg;
     char where[DB_NAME_LEN + 32];
 
-    (void)r;
-    if (!names_id(w->spec, u->id))
+    if (!names_id(w->spec, u->a->id) &&
+        !(strcmp(u->a->family, "credential") == 0 && takes_credential(r, w, u->a)))
         return;
     snprintf(where, sizeof(where), "workload of project %s", w->project_name);
     add_user(u->out, u->len, &u->used, w->name, where);
@@ -736,7 +760,7 @@ static void note_workload(struct api_req *r, const struct db_workload *w, void *
 
 int api_asset_users(struct api_req *r, const struct db_asset *a, char *out, size_t len)
 {
-    struct users u = {a->id, out, len, 0};
+    struct users u = {a, out, len, 0};
     struct db_asset *as = NULL;
     int n = 0, i, rc;
 

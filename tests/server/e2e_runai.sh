@@ -379,6 +379,11 @@ expect 202 DELETE "/api/v1/workloads/trainings/$FT" "" "$ADMIN" >/dev/null
 for t in workspaces trainings distributed inferences; do
   eval "expect 204 DELETE \"$W/$t/\$TPL_$t\" \"\" \"\$ADMIN\"" >/dev/null
 done
+UK=$(submit trainings uses-key "$PA" '{"image":"busybox","environmentVariables":[{"name":"K",
+  "secret":{"name":"s3-key","key":"secretAccessKey"}}]}')
+expect 412 DELETE "$A/credentials/access-key/$AK" "" "$ADMIN" | jq -r .details | grep -q uses-key ||
+  fail "deleting a credential an environment variable takes does not name its workload"
+expect 202 DELETE "/api/v1/workloads/trainings/$UK" "" "$ADMIN" >/dev/null
 expect 412 DELETE "$A/datasource/host-path/$HP" "" "$ADMIN" | jq -r .details | grep -q from-assets ||
   fail "deleting a host path in use does not name its workload"
 expect 403 DELETE "$A/environment/$ENV" "" "$ADMIN" | jq -r .details | grep -q from-assets ||
@@ -401,7 +406,7 @@ done
 for w in $B1 $WAITER; do expect 202 DELETE "/api/v1/workloads/$w" "" "$ADMIN" >/dev/null; done
 [ "$(expect 200 GET /api/v1/workloads/count "" "$ADMIN" | jq .count)" = 0 ] || fail "deleted workloads are listed"
 expect 200 GET "/api/v1/workloads?deleted=true" "" "$ADMIN" |
-  jq -e '[.workloads[] | select(.deletedAt != null and .phase == "Stopped")] | length == 8' >/dev/null ||
+  jq -e '[.workloads[] | select(.deletedAt != null and .phase == "Stopped")] | length == 9' >/dev/null ||
   fail "deleted workloads are not kept, Stopped, for history"
 expect 200 GET "/api/v1/workloads/$TR/events" "" "$ADMIN" | jq -r '.events[].reason' | grep -qx Deleted ||
   fail "tr1 has no Deleted event"
