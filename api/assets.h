@@ -61,6 +61,10 @@ void api_h_template_get(struct api_req *r);
 void api_h_template_update(struct api_req *r);
 void api_h_template_delete(struct api_req *r);
 void api_h_template_name_free(struct api_req *r);
+/* A template's spec, checked as a part of a spec of a workload of that
+ * type, and its assets ({environment, compute, datasources, credentials}:
+ * ids of assets of those families): 0, or -1 answered 400. */
+int api_template_check(struct api_req *r, json_t *spec, json_t *assets, int wl_type);
 
 /* The asset of the path's id (r->params[0]) if the caller holds perm on
  * its scope: 0, or -1 answered (404 as if absent). */

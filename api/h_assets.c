@@ -164,6 +164,15 @@ static const struct asset_field registry_fields[] = {
     {NULL, 0, 0, NULL},
 };
 
+/* The asset form of a workload template: its assets by id (AssetsIds) and
+ * the specific values over them (SpecificRunParams). */
+static const struct asset_field template_fields[] = {
+    {"assets", FT_ANY, 1, NULL},
+    {"specificEnv", FT_ANY, 0, NULL},
+    {"workloadVolumes", FT_ANY, 0, "allot has no workload volumes"},
+    {NULL, 0, 0, NULL},
+};
+
 static const struct asset_field no_fields[] = {{NULL, 0, 0, NULL}};
 
 static json_t *env_to_spec(struct api_req *r, const struct asset_kind *k,
@@ -208,6 +217,8 @@ static const struct asset_kind kinds[] = {
      1},
     {"credentials/ngc-api-key", "ngcApiKey", "credential", "ngcApiKey", "NGC API key",
      ngc_fields, NULL, credential_to_spec, 202, 202, 204, 412, 1},
+    {"workload-template", "workload-template", "template", NULL, "workload template",
+     template_fields, NULL, NULL, 202, 202, 202, 403, 0},
     {"registries", "registry", "registry", NULL, "registry", registry_fields, NULL, NULL, 201,
      200, 204, 403, 0},
 };
@@ -261,7 +272,42 @@ static int refuse(struct api_req *r, const char *details)
 
 /* The stored spec, with what its kind answers besides: a credential's
  * keyId, a registry's password masked. */
-static json_t *spec_json(const struct asset_kind *k, const struct db_asset *a)
+/* {id, name} of the asset of that id, with its kind when kind is set. */
+static json_t *ref_json(struct api_req *r, json_t *id, int kind)
+{
+    struct db_asset a;
+    json_t *out;
+
+    memset(&a, 0, sizeof(a));
+    if (!json_is_string(id) || db_asset_get(r->app->db, json_string_value(id), &a) != DB_OK)
+        snprintf(a.name, sizeof(a.name), "-");
+    out = json_pack("{s:O, s:s}", "id", id, "name", a.name);
+    if (kind && a.kind[0])
+        json_object_set_new(out, "kind", json_string(a.kind));
+    db_asset_clear(&a);
+    return out;
+}
+
+/* A template's assets by id, answered as Run:ai's AssetsRef: each with its
+ * name (and a data source's kind). */
+static void template_refs(struct api_req *r, json_t *spec)
+{
+    json_t *ids = json_object_get(spec, "assets"), *refs = json_object(), *e;
+    size_t i;
+
+    json_object_set_new(refs, "environment", ref_json(r, json_object_get(ids, "environment"), 0));
+    if (json_is_string(json_object_get(ids, "compute")))
+        json_object_set_new(refs, "compute", ref_json(r, json_object_get(ids, "compute"), 0));
+    if (json_is_array(json_object_get(ids, "datasources"))) {
+        json_object_set_new(refs, "datasources", json_array());
+        json_array_foreach(json_object_get(ids, "datasources"), i, e)
+            json_array_append_new(json_object_get(refs, "datasources"),
+                                  ref_json(r, json_object_get(e, "id"), 1));
+    }
+    json_object_set_new(spec, "assets", refs);
+}
+
+static json_t *spec_json(struct api_req *r, const struct asset_kind *k, const struct db_asset *a)
 {
     json_t *spec = json_loads(a->spec ? a->spec : "{}", 0, NULL);
 
@@ -269,6 +315,8 @@ static json_t *spec_json(const struct asset_kind *k, const struct db_asset *a)
         json_decref(spec);
         spec = json_object();
     }
+    if (strcmp(k->family, "template") == 0)
+        template_refs(r, spec);
     if (strcmp(k->family, "credential") == 0)
         json_object_set_new(spec, "keyId", json_integer(1));
     if (strcmp(k->family, "registry") == 0)
@@ -297,7 +345,7 @@ static json_t *meta_json(struct api_req *r, const struct db_asset *a)
 static json_t *asset_json(struct api_req *r, const struct asset_kind *k,
                           const struct db_asset *a)
 {
-    return json_pack("{s:o, s:o}", "meta", meta_json(r, a), "spec", spec_json(k, a));
+    return json_pack("{s:o, s:o}", "meta", meta_json(r, a), "spec", spec_json(r, k, a));
 }
 
 /* ---- lists ---- */
@@ -328,7 +376,7 @@ static int list_into(struct api_req *r, const char *family, const struct asset_k
         else
             json_array_append_new(entries,
                                   json_pack("{s:o, s:{s:o}}", "meta", meta_json(r, &rows[i]),
-                                            "spec", ak->list_key, spec_json(ak, &rows[i])));
+                                            "spec", ak->list_key, spec_json(r, ak, &rows[i])));
     }
     db_assets_free(rows, n);
     return 0;
@@ -446,6 +494,11 @@ static int spec_in(struct api_req *r, const struct asset_kind *k, json_t *in,
     if (rc == 0 && strcmp(k->kind, "registry") == 0 &&
         strcmp(json_string_value(json_object_get(spec, "credentialKind")), "password") != 0)
         rc = field_error(r, "credentialKind", "must be password");
+    if (rc == 0 && strcmp(k->family, "template") == 0)
+        rc = !json_is_string(json_object_get(json_object_get(spec, "assets"), "environment"))
+                 ? field_error(r, "assets.environment", "is required: an environment's id")
+                 : api_template_check(r, json_object_get(spec, "specificEnv"),
+                                      json_object_get(spec, "assets"), DB_TRAINING);
     if (rc == 0 && k->to_spec) {
         part = k->to_spec(r, k, a, spec, NULL);
         rc = part ? api_wl_spec_part_check(r, part, DB_TRAINING) : -1;

@@ -5,7 +5,9 @@
  * assets it is made of ({environment, compute, datasources, credentials},
  * by id). They are kept with the assets (db_assets.h: family template,
  * kind trainings, workspaces, distributed or inferences, spec {spec,
- * assets}); a submission's templateId takes one (wl_assets.c).
+ * assets}); a submission's templateId takes one (wl_assets.c). The asset
+ * form of templates, /api/v1/asset/workload-template, is a kind of asset
+ * (h_assets.c) that these routes leave out.
  *
  * Invariants:
  *   1. A template's spec is checked as a workload's spec of its type
@@ -179,15 +181,20 @@ static int assets_in(struct api_req *r, json_t *assets)
     return 0;
 }
 
+int api_template_check(struct api_req *r, json_t *spec, json_t *assets, int wl_type)
+{
+    if (spec && !json_is_null(spec) && api_wl_spec_part_check(r, spec, wl_type) != 0)
+        return -1;
+    return assets_in(r, assets);
+}
+
 /* The body's spec and assets into a->spec ({spec, assets}), checked for
  * the type. */
 static int body_in(struct api_req *r, json_t *spec, json_t *assets, int t, struct db_asset *a)
 {
     json_t *body;
 
-    if (spec && !json_is_null(spec) && api_wl_spec_part_check(r, spec, types[t].wl_type) != 0)
-        return -1;
-    if (assets_in(r, assets) != 0)
+    if (api_template_check(r, spec, assets, types[t].wl_type) != 0)
         return -1;
     body = json_pack("{s:O, s:O}", "spec", json_is_object(spec) ? spec : json_object(),
                      "assets", json_is_object(assets) ? assets : json_object());
@@ -266,7 +273,8 @@ static int template_in(struct api_req *r, unsigned perm, struct db_asset *a)
     memset(a, 0, sizeof(*a));
     if (api_asset_read(r, perm, a) != 0)
         return -1;
-    if (strcmp(a->family, "template") == 0 && (t < 0 || strcmp(a->kind, types[t].path) == 0))
+    if (strcmp(a->family, "template") == 0 && type_of_kind(a->kind) >= 0 &&
+        (t < 0 || strcmp(a->kind, types[t].path) == 0))
         return 0;
     db_asset_clear(a);
     api_error(r, 404, "Not found", "no such template");
@@ -405,7 +413,7 @@ static int list_into(struct api_req *r, json_t *entries)
     if (rc != DB_OK)
         return api_db_error(r, rc, "cannot list the templates"), -1;
     for (i = 0; i < n; i++)
-        if ((t < 0 || strcmp(rows[i].kind, types[t].path) == 0) &&
+        if ((t < 0 ? type_of_kind(rows[i].kind) >= 0 : strcmp(rows[i].kind, types[t].path) == 0) &&
             (!search[0] || strstr(rows[i].name, search)) &&
             api_scope_may(r, rows[i].scope, rows[i].scope_id, API_WL_READ))
             json_array_append_new(entries, template_json(r, &rows[i]));

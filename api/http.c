@@ -224,6 +224,7 @@ const struct api_route api_routes[] = {
     ASSET_ROUTES("credentials/docker-registry", API_WL_WRITE),
     ASSET_ROUTES("credentials/ngc-api-key", API_WL_WRITE),
     ASSET_ROUTES("registries", API_WL_READ),
+    ASSET_ROUTES("workload-template", API_WL_READ),
     /* workload templates (h_templates.c): the type from the path */
     {"GET", "/api/v1/workload-templates", api_h_templates_list, API_WL_READ},
     {"GET", "/api/v1/workload-templates/count", api_h_templates_list, API_WL_READ, API_ARG_COUNT},

@@ -232,13 +232,18 @@ static int template_in(struct api_req *r, json_t *ref, int type, const struct ap
         return 0;
     if (find(r, "template", ref, p, "templateId", &a) != 0)
         return -1;
-    if (strcmp(a.kind, kinds[type]) != 0) {
+    if (strcmp(a.kind, "workload-template") == 0) {
+        /* the asset form: {assets, specificEnv}, for the types it serves */
+        rc = serves(r, &a, type);
+    } else if (strcmp(a.kind, kinds[type]) != 0) {
         snprintf(details, sizeof(details), "templateId: template %s is for %s, not %s", a.name,
                  a.kind, type_words[type]);
         rc = refuse(r, details);
     }
     if (rc == 0 && !(*body = json_loads(a.spec, 0, NULL)))
         rc = (api_error(r, 500, "Internal error", "the template cannot be read"), -1);
+    if (rc == 0 && json_object_get(*body, "specificEnv"))
+        json_object_set(*body, "spec", json_object_get(*body, "specificEnv"));
     if (rc == 0)
         json_object_set_new(refs, "template", json_pack("{s:s, s:s}", "id", a.id, "name",
                                                         a.name));

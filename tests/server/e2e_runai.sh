@@ -362,6 +362,25 @@ for t in workspaces trainings distributed inferences; do
   fi
   eval "TPL_$t=\$TID"
 done
+# the asset form of a template: its assets by id, answered with their names
+AT=$(expect 202 POST "$A/workload-template" "{\"meta\":{\"name\":\"asset-tpl\",\"scope\":\"project\",
+  \"projectId\":\"$PA\",\"workloadSupportedTypes\":{\"training\":true,\"workspace\":false}},
+  \"spec\":{\"assets\":{\"environment\":\"$ENV\",\"compute\":\"$CMP\"},
+  \"specificEnv\":{\"args\":\"specific\"}}}" "$ADMIN" | jq -r .meta.id)
+expect 200 GET "$A/workload-template" "" "$ADMIN" |
+  jq -e '.entries[0].spec.assets.environment.name == "env1"' >/dev/null || fail "the asset-form list"
+expect 200 GET "$A/workload-template/$AT" "" "$ADMIN" >/dev/null
+expect 202 PUT "$A/workload-template/$AT" "{\"meta\":{\"name\":\"asset-tpl\"},\"spec\":{\"assets\":
+  {\"environment\":\"$ENV\",\"compute\":\"$CMP\"},\"specificEnv\":{\"args\":\"specific\"}}}" "$ADMIN" \
+  >/dev/null
+FAT=$(submit trainings from-asset-tpl "$PA" '{}' "\"templateId\":\"asset-tpl\"")
+expect 200 GET "/api/v1/workloads/trainings/$FAT" "" "$ADMIN" | jq -e '.spec | .image == "busybox"
+  and .args == "specific" and .compute.gpuDevicesRequest == 1' >/dev/null || fail "from an asset-form template"
+expect 400 POST /api/v1/workloads/workspaces "{\"name\":\"no\",\"projectId\":\"$PA\",
+  \"clusterId\":\"$CLUSTER\",\"templateId\":\"$AT\",\"spec\":{}}" "$ADMIN" | jq -r .details |
+  grep -q "does not serve workspaces" || fail "an asset-form template serves a type it refuses"
+expect 202 DELETE "/api/v1/workloads/trainings/$FAT" "" "$ADMIN" >/dev/null
+expect 202 DELETE "$A/workload-template/$AT" "" "$ADMIN" >/dev/null
 [ "$(expect 200 GET "$W/count" "" "$ADMIN" | jq .count)" = 4 ] || fail "the templates' count"
 expect 200 GET "$W?search=tpl-tr" "" "$ADMIN" | jq -e '.entries | length == 1' >/dev/null ||
   fail "the templates' search"
@@ -406,7 +425,7 @@ done
 for w in $B1 $WAITER; do expect 202 DELETE "/api/v1/workloads/$w" "" "$ADMIN" >/dev/null; done
 [ "$(expect 200 GET /api/v1/workloads/count "" "$ADMIN" | jq .count)" = 0 ] || fail "deleted workloads are listed"
 expect 200 GET "/api/v1/workloads?deleted=true" "" "$ADMIN" |
-  jq -e '[.workloads[] | select(.deletedAt != null and .phase == "Stopped")] | length == 9' >/dev/null ||
+  jq -e '[.workloads[] | select(.deletedAt != null and .phase == "Stopped")] | length == 10' >/dev/null ||
   fail "deleted workloads are not kept, Stopped, for history"
 expect 200 GET "/api/v1/workloads/$TR/events" "" "$ADMIN" | jq -r '.events[].reason' | grep -qx Deleted ||
   fail "tr1 has no Deleted event"
