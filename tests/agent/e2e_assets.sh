@@ -15,9 +15,7 @@ ALLOTD=$1
 AGENT=$2
 . "$(dirname "$0")/lib_agent.sh"
 
-start_admin --rate-limit 0
-new_agent node-1 --gpus 1
-ready node-1
+start_cluster node-1:1
 P=$(project team-assets 1)
 A=/api/v1/asset
 

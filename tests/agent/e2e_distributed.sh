@@ -22,10 +22,7 @@ TORCH_PYTHON=/usr/bin/python3   # Debian's, where python3-torch is
 "$TORCH_PYTHON" -c 'import torch.distributed as d; assert d.is_gloo_available()' ||
   fail "python3-torch with gloo is needed (scripts/install-deps.sh installs it)"
 
-start_admin --rate-limit 0
-new_agent node-1 --gpus 1
-new_agent node-2 --gpus 1
-ready node-1 node-2
+start_cluster node-1:1 node-2:1
 PD=$(project team-d 2)
 
 # distributed NAME FRAMEWORK GPUS COMMAND [EXTRA SPEC FIELDS]: a master and

@@ -14,10 +14,7 @@ ALLOTD=$1
 AGENT=$2
 . "$(dirname "$0")/lib_agent.sh"
 
-start_admin --rate-limit 0
-new_agent node-1 --gpus 2
-new_agent node-2 --gpus 2
-ready node-1 node-2
+start_cluster node-1:2 node-2:2
 # an agent asked to join a pool that does not exist exits 2 and says why
 new_agent stray --gpus 1 --node-pool no-such-pool
 until_ok 20 agent_ended stray || fail "an agent with an unknown --node-pool still runs: $(cat "$T/stray.log")"

@@ -22,11 +22,8 @@ MPI_PYTHON=/usr/bin/python3   # Debian's, where python3-mpi4py is
 command -v mpirun >/dev/null && "$MPI_PYTHON" -c 'import mpi4py' ||
   fail "openmpi-bin and python3-mpi4py are needed (scripts/install-deps.sh installs them)"
 
-start_admin --rate-limit 0
 # three pods of one GPU: two on node-1, one on node-2
-new_agent node-1 --gpus 2
-new_agent node-2 --gpus 1
-ready node-1 node-2
+start_cluster node-1:2 node-2:1
 PD=$(project team-m 3)
 
 cat >"$T/allreduce.py" <<'PY'

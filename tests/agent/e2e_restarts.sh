@@ -13,10 +13,7 @@ ALLOTD=$1
 AGENT=$2
 . "$(dirname "$0")/lib_agent.sh"
 
-start_admin --rate-limit 0
-new_agent node-1 --gpus 1
-new_agent node-2 --gpus 1
-ready node-1 node-2
+start_cluster node-1:1 node-2:1
 P=$(project team-r 2)
 
 # run KIND NAME EXTRA-SPEC: a CPU-only workload running $T/pod.sh

@@ -11,10 +11,7 @@ AGENT=$2
 . "$(dirname "$0")/lib_agent.sh"
 . "$(dirname "$0")/../server/whatif_lib.sh"
 
-start_admin --rate-limit 0
-new_agent node-1 --gpus 2
-new_agent node-2 --gpus 4
-ready node-1 node-2
+start_cluster node-1:2 node-2:4
 P=$(project team-a 6)
 for w in w1 w2 w3; do submit "$w" "$P" 1 sleep 600 >/dev/null; done
 for w in w1 w2 w3; do wait_phase_long "$w" Running; done

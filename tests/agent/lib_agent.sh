@@ -75,6 +75,14 @@ ready() {
   for _n in "$@"; do until_ok 20 is_status "$_n" Ready || fail "$_n is not Ready"; done
 }
 
+# start_cluster NODE:GPUS...: allotd as admin with no rate limits, and an
+# agent of that many GPUs on each node, all Ready.
+start_cluster() {
+  start_admin --rate-limit 0
+  for _a in "$@"; do new_agent "${_a%%:*}" --gpus "${_a#*:}"; done
+  ready $(for _a in "$@"; do printf '%s\n' "${_a%%:*}"; done)
+}
+
 # agent_running NAME: its last start has not ended.
 agent_running() {
   [ -s "$T/$1.pid" ] && [ ! -e "$T/$1.$(cat "$T/$1.pid").rc" ]

@@ -11,9 +11,7 @@ AGENT=$3
 . "$(dirname "$0")/../agent/lib_agent.sh"
 . "$(dirname "$0")/lib.sh"
 
-start_admin --rate-limit 0
-new_agent node-1 --gpus 4
-ready node-1
+start_cluster node-1:4
 P=$(project team-a 4)
 admin_login
 
