@@ -327,56 +327,86 @@ static const char *node_type_name(json_t *names, json_t *v)
     return json_is_string(n) ? json_string_value(n) : json_string_value(v);
 }
 
+/* The name of the project's node type a (its list for this kind) that
+ * `want` names, by name or by id; NULL if none does. */
+static const char *project_type(json_t *a, json_t *names, const char *want)
+{
+    json_t *v;
+    size_t i;
+
+    json_array_foreach(a, i, v)
+        if (json_is_string(v) && (strcmp(json_string_value(v), want) == 0 ||
+                                  strcmp(node_type_name(names, v), want) == 0))
+            return node_type_name(names, v);
+    return NULL;
+}
+
+/* Appends name to the comma-separated list of w->node_type; -1 if it does
+ * not fit or holds a comma. */
+static int add_type(struct db_workload *w, size_t *used, const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+
+    if (!n || strchr(name, ',') || *used + n + 2 > sizeof(w->node_type))
+        return -1;
+    if (*used)
+        w->node_type[(*used)++] = ',';
+    memcpy(w->node_type + *used, name, n + 1);
+    *used += n;
+    return 0;
+}
+
 /* The project's node types for this kind of workload (nodeTypes.training
  * for trainings and distributed, .workspace for workspaces, each entry
  * mapped through nodeTypes.names): without a nodeType the workload may use
- * any of them, the first preferred; with one it must be among them (by name
- * or by id). Stored comma-separated, by name. */
+ * any of them, the first preferred; with one (or several, comma-separated,
+ * in the order preferred) each must be among them (by name or by id).
+ * Stored comma-separated, by name, and written back into the spec's
+ * nodeType, so the answered spec says which node types the workload took:
+ * they are taken at submission. */
 static int node_types_in(struct api_req *r, json_t *spec, const char *project_types,
                          struct db_workload *w)
 {
     json_t *o = project_types[0] ? json_loads(project_types, 0, NULL) : NULL;
     json_t *a = json_object_get(o, w->type == DB_WORKSPACE ? "workspace" : "training"), *v;
     json_t *names = json_object_get(o, "names");
-    const char *name;
+    char given[sizeof(w->node_type)] = "", *word, *save = NULL, msg[160];
     size_t i, used = 0;
     int rc = -1;
 
-    if (api_json_str(r, spec, "nodeType", w->node_type, 64, 0))
+    if (api_json_str(r, spec, "nodeType", given, sizeof(given), 0))
         goto out;
-    if (strchr(w->node_type, ',')) {
-        api_error(r, 400, "Bad request", "spec.nodeType names one node type");
+    w->node_type[0] = '\0';
+    if (w->type == DB_INFERENCE || !json_is_array(a) || json_array_size(a) == 0) {
+        if (strchr(given, ','))
+            api_error(r, 400, "Bad request", "spec.nodeType names one node type (the project"
+                      " lists none to choose among)");
+        else
+            rc = 0, snprintf(w->node_type, sizeof(w->node_type), "%s", given);
+        goto out;
+    }
+    for (word = strtok_r(given, ",", &save); word; word = strtok_r(NULL, ",", &save)) {
+        if (!project_type(a, names, word)) {
+            snprintf(msg, sizeof(msg), "spec.nodeType: %.64s is not one of the project's node"
+                     " types", word);
+            api_error(r, 400, "Bad request", msg);
+            goto out;
+        }
+        if (add_type(w, &used, project_type(a, names, word)) != 0)
+            goto too_long;
+    }
+    json_array_foreach(a, i, v) /* none given: the project's, in its order */
+        if (!given[0] && add_type(w, &used, node_type_name(names, v)) != 0)
+            goto too_long;
+    if (!used) {
+        api_error(r, 400, "Bad request", "spec.nodeType names no node type");
         goto out;
     }
     rc = 0;
-    if (w->type == DB_INFERENCE || !json_is_array(a) || json_array_size(a) == 0)
-        goto out;
-    if (w->node_type[0]) {
-        json_array_foreach(a, i, v)
-            if (json_is_string(v) && (strcmp(json_string_value(v), w->node_type) == 0 ||
-                                      strcmp(node_type_name(names, v), w->node_type) == 0)) {
-                snprintf(w->node_type, sizeof(w->node_type), "%s", node_type_name(names, v));
-                goto out;
-            }
-        api_error(r, 400, "Bad request", "spec.nodeType is not one of the project's node types");
-        rc = -1;
-        goto out;
-    }
-    json_array_foreach(a, i, v) {
-        size_t n;
-
-        name = node_type_name(names, v);
-        n = name ? strlen(name) : 0;
-        if (!name || !n || strchr(name, ',') || used + n + 2 > sizeof(w->node_type)) {
-            api_error(r, 400, "Bad request", "the project's node types cannot be used");
-            rc = -1;
-            goto out;
-        }
-        if (used)
-            w->node_type[used++] = ',';
-        memcpy(w->node_type + used, name, n + 1);
-        used += n;
-    }
+    json_object_set_new(spec, "nodeType", json_string(w->node_type));
+    goto out;
+too_long:
+    api_error(r, 400, "Bad request", "the project's node types cannot be used");
 out:
     json_decref(o);
     return rc;

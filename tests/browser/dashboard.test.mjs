@@ -808,7 +808,7 @@ test('analytics: GPUs over time, and per project allocated against in use, from 
   else await page.locator('#an-wait-panel').getByText('No workload is pending now.').waitFor();
 });
 
-test('quotas: a limit below the quota and a project above its department are refused, oversubscription warned', async () => {
+test('quotas: a limit below the quota and a project above its department are refused, oversubscription and quotas not backed warned', async () => {
   await go(page, '#/projects');
   const dlgD = page.locator('#department-dialog');
   await page.getByRole('button', {name: 'New department'}).click();
@@ -841,6 +841,19 @@ test('quotas: a limit below the quota and a project above its department are ref
   await dlg.getByRole('button', {name: 'Create project'}).click();
   await dlg.waitFor({state: 'detached'});
   await page.locator('.notice.warn').filter({hasText: 'Department research: its projects\' quotas add up'}).waitFor();
+  // a project quota its department cannot back (no entry in gpu-lab: 0 there) is said
+  await expectCell(page, 'projects-table', 'big', 'Quota backed', 'Yes');
+  const lab = (await call('GET', '/api/v1/node-pools')).nodepools.find((p) => p.name === 'gpu-lab');
+  const thin = await call('POST', '/api/v1/org-unit/departments', {name: 'thin', clusterId,
+    resources: [{nodePool: {id: '1', name: 'default'}, gpu: {deserved: 1}}]});
+  const loose = await call('POST', '/api/v1/org-unit/projects', {name: 'loose', clusterId, parentId: thin.id,
+    resources: [{nodePool: {id: String(lab.id), name: 'gpu-lab'}, gpu: {deserved: 1, limit: -1}}]});
+  await expectCell(page, 'projects-table', 'loose', 'Quota backed', 'No (gpu-lab: 1 > 0)');
+  await page.locator('.notice.warn').filter({hasText: 'Project loose: deserved 1 GPUs in node pool gpu-lab exceed the 0'}).waitFor();
+  await call('DELETE', `/api/v1/org-unit/projects/${loose.id}`);
+  await call('DELETE', `/api/v1/org-unit/departments/${thin.id}`);
+  await until(10, async () => (await page.locator('.notice.warn').filter({hasText: 'Project loose'}).count()) === 0,
+    'the warning to go with loose');
   // the API refuses what the form refuses
   const research = (await call('GET', '/api/v1/org-unit/departments')).departments.find((d) => d.name === 'research');
   const res = await fetch(`${URL}/api/v1/org-unit/projects`, {method: 'POST',

@@ -85,7 +85,7 @@ out=$(expect 400 POST /api/v1/workloads/distributed "{\"name\":\"m\",\"projectId
 printf '%s' "$out" | jq -r .details | grep -q "masterSpec is not supported" || fail "masterSpec: $out"
 out=$(expect 400 POST /api/v1/workloads/trainings "{\"name\":\"t\",\"projectId\":\"$P\",
   \"templateId\":\"x\",\"spec\":{\"image\":\"busybox\"}}" "$TOKEN")
-printf '%s' "$out" | jq -r .details | grep -q "templateId is not supported" || fail "templateId: $out"
+printf '%s' "$out" | jq -r .details | grep -q "sees no workload template 'x'" || fail "templateId: $out"
 # what is taken is echoed back
 submit trainings echoed "$P" '"restartPolicy":"Never","category":"Train","imagePullPolicy":"Never",
   "terminationGracePeriodSeconds":5,"ports":[{"container":8888,"external":30888,"toolName":"jupyter"}],
@@ -127,7 +127,24 @@ wait_phase "$TOKEN" t3 Running
 [ "$(nodes_of t3)" = node-1 ] || fail "t3 (dgx only) runs on $(nodes_of t3)"
 [ "$(phase "$TOKEN" t1)" = Running ] || fail "t1 stopped for t3"
 submit trainings t4 "$PT" '"nodeType":"v100"' 400 >/dev/null
-for w in t1 t2 t3; do delete $w; wait_gone $w; done
+# node types are taken at submission: the answered spec says which (the
+# project's, in its order, when none was named), in both views
+spec_of() { expect 200 GET "/api/v1/workloads/trainings/$(wl_id "$1")" "" "$TOKEN" | jq -c .spec; }
+[ "$(spec_of t1 | jq -r .nodeType)" = dgx,pcie ] || fail "t1's answered spec: $(spec_of t1)"
+[ "$(expect 200 GET "/api/v1/workloads/$(wl_id t1)" "" "$TOKEN" | jq -r .spec.nodeType)" = dgx,pcie ] ||
+  fail "t1's generic view does not say its node types"
+[ "$(spec_of t3 | jq -r .nodeType)" = dgx ] || fail "t3's answered spec: $(spec_of t3)"
+# that spec submits again as it is; a list names node types in the order
+# preferred, each one of the project's
+expect 202 POST /api/v1/workloads/trainings "{\"name\":\"t5\",\"projectId\":\"$PT\",
+  \"clusterId\":\"$CLUSTER\",\"spec\":$(spec_of t1)}" "$TOKEN" >/dev/null
+[ "$(spec_of t5 | jq -r .nodeType)" = dgx,pcie ] || fail "t5's answered spec: $(spec_of t5)"
+submit trainings t6 "$PT" '"nodeType":"pcie,dgx"' >/dev/null
+[ "$(spec_of t6 | jq -r .nodeType)" = pcie,dgx ] || fail "t6's answered spec: $(spec_of t6)"
+submit trainings t7 "$PT" '"nodeType":"dgx,v100"' 400 | jq -r .details |
+  grep -q "v100 is not one of the project's node types" || fail "t7's v100 was not refused by name"
+submit trainings t8 "$PT" '"nodeType":","' 400 >/dev/null
+for w in t1 t2 t3 t5 t6; do delete $w; wait_gone $w; done
 
 # ---- nodeTypes.training holds ids, nodeTypes.names maps them to node types ----
 PN=$(project team-n 2 '"nodeTypes":{"training":["7","8"],"names":{"7":"pcie","8":"dgx"}}')
@@ -138,6 +155,7 @@ submit trainings n2 "$PN" '"compute":{"gpuDevicesRequest":1},"nodeType":"dgx"' >
 wait_phase "$TOKEN" n2 Running
 [ "$(nodes_of n2)" = node-1 ] || fail "n2 (dgx by name, id 8) runs on $(nodes_of n2)"
 submit trainings n3 "$PN" '"nodeType":"v100"' 400 >/dev/null
+[ "$(spec_of n1 | jq -r .nodeType)" = pcie,dgx ] || fail "n1's answered spec (ids 7, 8): $(spec_of n1)"
 out=$(expect 400 POST /api/v1/org-unit/projects "{\"name\":\"team-bad\",\"clusterId\":\"$CLUSTER\",
   \"resources\":[{\"nodePool\":{\"id\":\"$POOL\",\"name\":\"default\"},\"gpu\":{\"deserved\":1}}],
   \"nodeTypes\":{\"names\":{\"7\":\"\"}}}" "$TOKEN")

@@ -1,9 +1,11 @@
 // projects.js: the Projects page: projects and departments as tables
 // (quota, allocated, fair share, allocation ratio, over quota, pending
-// workloads) for all node pools or one (a pool selector; "over quota" is
-// judged per pool, never on totals), each row expandable to its numbers
-// per pool; bar charts of quota versus allocated versus fair share; CSV
-// export of the table (one line per project and pool). Administrators
+// workloads, and whether its department backs its quota: "quota backed",
+// with a warning naming each pool where it does not) for all node pools or
+// one (a pool selector; "over quota" is judged per pool, never on totals),
+// each row expandable to its numbers per pool; bar charts of quota versus
+// allocated versus fair share; CSV export of the table (one line per
+// project and pool). Administrators
 // create, edit and delete projects and departments: quota, limit,
 // over-quota weight and priority per pool (refused or warned as Run:ai
 // does: a limit below the quota, a project above its department, projects
@@ -82,6 +84,21 @@ const ratioText = (n) => (n.quota === null || n.quota < 0 ? '-' : pct(n.alloc, n
 function overText(n) {
   if (!n.overPools.length) return n.quota === null ? '-' : 'No';
   return badge(state.pool ? 'Yes' : `Yes (${n.overPools.join(', ')})`, 'warn');
+}
+
+// The pools (of the one chosen, or all) where a project deserves more GPUs
+// than its department does: the server's status.additionalStatusData.
+// quotaNotBacked (allotd's extension).
+function notBacked(p) {
+  const a = ((p.status || {}).additionalStatusData || {}).quotaNotBacked || [];
+  return a.filter((e) => !state.pool || e.nodePoolName === state.pool);
+}
+
+function backedText(p) {
+  const a = notBacked(p);
+  if (!a.length) return 'Yes';
+  return badge(`No (${a.map((e) => `${e.nodePoolName}: ${gpu(e.deserved)} > ${gpu(e.departmentDeserved)}`)
+    .join(', ')})`, 'warn');
 }
 
 function poolsText(q) {
@@ -282,18 +299,20 @@ function cellsOf(n, extra) {
 }
 
 const PCOLS = ['Project', 'Department', 'Node pools (quota)', 'GPU quota', 'Allocated', 'Fair share',
-  'Allocation ratio', 'Over quota', 'Pending'];
+  'Allocation ratio', 'Over quota', 'Quota backed', 'Pending'];
+const TEXT_COLS = new Set(['Over quota', 'Quota backed']);
 const DCOLS = ['Department', 'Projects', 'Node pools (quota)', 'GPU quota', 'Allocated', 'Fair share',
   'Allocation ratio', 'Over quota'];
 
 function head(cols, withActions) {
   return h('thead', {}, h('tr', {}, cols.map((c, i) =>
-    h('th', {scope: 'col', class: i === 0 ? 'sticky' : i >= 3 && c !== 'Over quota' ? 'num' : null}, c)),
+    h('th', {scope: 'col', class: i === 0 ? 'sticky' : i >= 3 && !TEXT_COLS.has(c) ? 'num' : null}, c)),
   withActions ? h('th', {scope: 'col'}, h('span', {class: 'sr-only'}, 'Actions')) : null));
 }
 
 function renderProjects(ctx, pending) {
   if (!projects.length) {
+    fillIn(el.status);
     fillIn(el.projects, notice('empty', ctx.can.orgWrite ? 'No projects yet: create one.'
       : 'You have no projects.'));
     noChart(el.pchart, el.pchartPanel);
@@ -303,8 +322,11 @@ function renderProjects(ctx, pending) {
   const rows = projects.flatMap((p, i) => queueRows(ctx, 'project', p, cellsOf(numbers(p, state.pool), [
     h('td', {dataset: {label: 'Department'}}, (p.parent && p.parent.name) || p.parentName || '-'),
     h('td', {class: 'pools-cell', dataset: {label: 'Node pools (quota)'}}, poolsText(p)),
-  ]).concat(h('td', {class: 'num', dataset: {label: 'Pending'}}, pending[i] === null ? '-' : count(pending[i]))),
+  ]).concat(h('td', {class: 'backed', dataset: {label: 'Quota backed'}}, backedText(p)),
+    h('td', {class: 'num', dataset: {label: 'Pending'}}, pending[i] === null ? '-' : count(pending[i]))),
   colspan));
+  fillIn(el.status, ...projects.filter((p) => notBacked(p).length).map((p) => notice('warn',
+    `Project ${p.name}: ${(p.status && p.status.phaseMessage) || 'its department cannot back its quota'}.`)));
   fillIn(el.projects, h('table', {class: 'data cards-on-phone', id: 'projects-table', 'aria-label': 'Projects'},
     head(PCOLS, ctx.can.orgWrite), h('tbody', {}, rows)));
   chart(el.pchart, el.pchartPanel, projects);
