@@ -402,10 +402,11 @@ static void queues_put(struct points *ps, const struct sched_model *m, const str
                 }
         }
         put_usage(ps, DB_SERIES_QUEUE, id, &all, 1);
-        for (k = 0; k < m->n_pools; k++) {
-            snprintf(entity, sizeof(entity), "%s/%lld", id, (long long)m->topo->pools[k].seq);
-            put_usage(ps, DB_SERIES_QUEUE, entity, &per_pool[k], 1);
-        }
+        for (k = 0; k < m->n_pools; k++)
+            if (per_pool[k].n_util > 0 || per_pool[k].total_mib > 0) { /* measured there */
+                snprintf(entity, sizeof(entity), "%s/%lld", id, (long long)m->topo->pools[k].seq);
+                put_usage(ps, DB_SERIES_QUEUE, entity, &per_pool[k], 1);
+            }
     }
 out:
     free(h);
