@@ -46,16 +46,10 @@ int db__change(struct db__conn *c, int kind, int64_t workload_seq)
 {
     static const char sql[] =
         "INSERT INTO changes (kind, workload_seq, origin, at) VALUES (?, ?, ?, ?)";
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__I(kind), DB__I(workload_seq), DB__I(db_change_origin()),
+                                   DB__I(db__now_ms())};
 
-    if (!st)
-        return rc;
-    db__bind_int(st, 1, kind);
-    db__bind_int64(st, 2, workload_seq);
-    db__bind_int64(st, 3, db_change_origin());
-    db__bind_int64(st, 4, db__now_ms());
-    return db__done(st, db__step_done(st));
+    return db__exec_args(c, sql, args, DB__NARGS(args));
 }
 
 struct noted {
@@ -82,8 +76,8 @@ int db__write_noted(struct db *db, int kind, db__fn fn, void *arg)
 struct since_arg {
     int64_t after;
     int limit;
-    struct db_change *out;
-    int n, cap;
+    struct db_change **out;
+    int *n, cap;
 };
 
 static int since_fn(struct db__conn *c, void *arg)
@@ -100,9 +94,9 @@ static int since_fn(struct db__conn *c, void *arg)
     db__bind_int(st, 2, a->limit);
     while ((src = db__step(st)) == DB__ROW) {
         struct db_change *ch;
-        if (db__grow(&a->out, a->n, &a->cap, sizeof(*a->out)) != DB_OK)
+        if (db__grow(a->out, *a->n, &a->cap, sizeof(**a->out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
-        ch = &a->out[a->n++];
+        ch = &(*a->out)[(*a->n)++];
         ch->seq = db__col_int64(st, 0);
         ch->kind = db__col_int(st, 1);
         ch->workload_seq = db__col_int64(st, 2);
@@ -113,17 +107,9 @@ static int since_fn(struct db__conn *c, void *arg)
 
 int db_changes_since(struct db *db, int64_t after, int limit, struct db_change **out, int *n)
 {
-    struct since_arg a = {after, limit, NULL, 0, 0};
-    int rc = db__read(db, since_fn, &a);
+    struct since_arg a = {after, limit, out, n, 0};
 
-    if (rc != DB_OK) {
-        free(a.out);
-        a.out = NULL;
-        a.n = 0;
-    }
-    *out = a.out;
-    *n = a.n;
-    return rc;
+    return db__read_list(db, since_fn, &a, out, n);
 }
 
 static int last_fn(struct db__conn *c, void *arg)

@@ -68,8 +68,8 @@ int db_shares_put(struct db *db, const struct db_share *s, int n)
 }
 
 struct get_arg {
-    struct db_share *out;
-    int n, cap;
+    struct db_share **out;
+    int *n, cap;
 };
 
 static int get_fn(struct db__conn *c, void *arg)
@@ -82,24 +82,16 @@ static int get_fn(struct db__conn *c, void *arg)
     if (!st)
         return rc;
     while ((src = db__step(st)) == DB__ROW) {
-        if (db__grow(&a->out, a->n, &a->cap, sizeof(*a->out)) != DB_OK)
+        if (db__grow(a->out, *a->n, &a->cap, sizeof(**a->out)) != DB_OK)
             return db__done(st, DB_ENOMEM);
-        db__row_read(st, 0, &share_shape, &a->out[a->n++]);
+        db__row_read(st, 0, &share_shape, &(*a->out)[(*a->n)++]);
     }
     return db__done(st, src == DB__DONE ? DB_OK : src);
 }
 
 int db_shares_get(struct db *db, struct db_share **out, int *n)
 {
-    struct get_arg a = {NULL, 0, 0};
-    int rc = db__read(db, get_fn, &a);
+    struct get_arg a = {out, n, 0};
 
-    if (rc != DB_OK) {
-        free(a.out);
-        a.out = NULL;
-        a.n = 0;
-    }
-    *out = a.out;
-    *n = a.n;
-    return rc;
+    return db__read_list(db, get_fn, &a, out, n);
 }

@@ -156,18 +156,10 @@ int db__event_in_pool(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const 
     static const char sql[] =
         "INSERT INTO events (workload_seq, created_at, type, reason, message, pool_seq)"
         " VALUES (?, ?, ?, ?, ?, ?)";
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__I(wl_seq), DB__I(now_ms), DB__S(type), DB__S(reason),
+                                   DB__S(message), DB__I(pool_seq)};
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, wl_seq);
-    db__bind_int64(st, 2, now_ms);
-    db__bind_text(st, 3, type);
-    db__bind_text(st, 4, reason);
-    db__bind_text(st, 5, message);
-    db__bind_int64(st, 6, pool_seq);
-    return db__done(st, db__step_done(st));
+    return db__exec_args(c, sql, args, DB__NARGS(args));
 }
 
 int db__event(struct db__conn *c, int64_t wl_seq, int64_t now_ms, const char *type,
