@@ -19,8 +19,9 @@ import nodes from './js/nodes.js';
 import access from './js/access.js';
 import evictions from './js/evictions.js';
 import analytics from './js/analytics.js';
+import assets from './js/assets.js';
 
-const PAGES = [overview, projects, workloads, nodes, access, evictions, analytics];
+const PAGES = [overview, projects, workloads, nodes, access, evictions, analytics, assets];
 const REFRESH_MS = 5000;
 const ANSWER_MS = 15000;      // a refresh not answered by then: the server is not answering
 const ACTIVE_KEY = 'allot.active';

@@ -1122,6 +1122,53 @@ test('access rules from the page; a researcher of team-a sees "your projects" on
   await alice.context().close();
 });
 
+test('assets: an environment and a compute resource made on the page run a workload; a credential is never shown', async () => {
+  await go(page, '#/assets');
+  await page.getByRole('button', {name: 'New environment'}).click();
+  let dlg = page.getByRole('dialog');
+  await dlg.locator('input[name=name]').fill('web-env');
+  await dlg.locator('select[name=scope]').selectOption('project');
+  await dlg.locator('select[name=project]').selectOption({label: 'team-a'});
+  await dlg.locator('input[name=image]').fill('runai.jfrog.io/demo/quickstart');
+  await dlg.locator('input[name=args]').fill('--from-env');
+  await dlg.getByRole('button', {name: 'Create the environment'}).click();
+  await dlg.waitFor({state: 'detached'});
+  await page.getByRole('button', {name: 'New compute resource'}).click();
+  dlg = page.getByRole('dialog');
+  await dlg.locator('input[name=name]').fill('half-gpu');
+  await dlg.locator('select[name=scope]').selectOption('tenant');
+  await dlg.locator('input[name=gpus]').fill('1');
+  await dlg.locator('input[name=portion]').fill('0.5');
+  await dlg.getByRole('button', {name: 'Create the compute resource'}).click();
+  await dlg.waitFor({state: 'detached'});
+  await call('POST', '/api/v1/asset/credentials/password', {meta: {name: 'db-cred', scope: 'project',
+    projectId: ids.a}, spec: {user: 'alice', password: 'browser-secret-pw'}}, adminToken, 202);
+  await expectCell(page, 'assets-environment', (await call('GET', '/api/v1/asset/environment')).entries[0].meta.id,
+    'Image', 'runai.jfrog.io/demo/quickstart');
+  await page.locator('#assets-compute tbody tr').filter({hasText: '1 × 0.5'}).waitFor();
+  await page.locator('#assets-credential tbody tr').filter({hasText: 'user alice'}).waitFor();
+  assert.equal((await page.content()).includes('browser-secret-pw'), false);
+  await shot(page, 'assets-desktop-light');
+
+  // a workload from them runs, with its own spec over theirs
+  await call('POST', '/api/v1/workloads/trainings', {name: 'from-assets', projectId: ids.a, clusterId,
+    assets: {environment: 'web-env', compute: 'half-gpu'}, spec: {args: '--mine'}}, adminToken, 202);
+  await waitPhase('from-assets', 'Running');
+  const w = await call('GET', `/api/v1/workloads/trainings/${(await workload('from-assets')).id}`);
+  assert.deepEqual([w.spec.image, w.spec.args, w.spec.compute.gpuPortionRequest],
+    ['runai.jfrog.io/demo/quickstart', '--mine', 0.5]);
+
+  // deleting the environment it came from is refused, naming it; once it is gone, allowed
+  const envRow = page.locator('#assets-environment tbody tr').filter({hasText: 'web-env'});
+  await envRow.getByRole('button', {name: 'Delete web-env'}).click();
+  await page.getByRole('dialog').getByRole('button', {name: 'Delete'}).click();
+  await page.locator('#action-error').filter({hasText: 'from-assets'}).waitFor();
+  await call('DELETE', `/api/v1/workloads/${(await workload('from-assets')).id}`, undefined, adminToken, 202);
+  await envRow.getByRole('button', {name: 'Delete web-env'}).click();
+  await page.getByRole('dialog').getByRole('button', {name: 'Delete'}).click();
+  await envRow.waitFor({state: 'detached'});
+});
+
 test('an expired token goes back to login with a message', async () => {
   const p = await newPage('expiry');
   await login(p, 'admin', PASSWORD);
