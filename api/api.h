@@ -745,6 +745,19 @@ int api_cluster_path_ok(struct api_req *r, int status);
 int api_cluster_id_ok(struct api_req *r, const char *cluster_id);
 void api_h_nodes(struct api_req *r);           /* API_ARG_COUNT */
 void api_h_readyz(struct api_req *r);
+/* A create's storage answer rc: 1 when DB_OK; else replied (DB_ECONFLICT:
+ * 400 with `taken`, as Run:ai's creates list no 409), 0. (h_pools.c) */
+int api_created(struct api_req *r, int rc, const char *taken);
+/* h_ntopo.c: network topologies */
+void api_h_ntopo_list(struct api_req *r);       /* API_ARG_COUNT */
+void api_h_ntopo_create(struct api_req *r);
+void api_h_ntopo_get(struct api_req *r);
+void api_h_ntopo_delete(struct api_req *r);
+/* Is key a node label key ([prefix/]name, Run:ai's NetworkTopologyLevels)? */
+int api_label_key_ok(const char *key);
+/* The levels (a JSON array, a new reference) of the network topology of
+ * that name or id; NULL if none. */
+json_t *api_ntopo_levels(struct api_req *r, const char *name);
 void api_h_pools_list(struct api_req *r);      /* API_ARG_COUNT */
 void api_h_pools_create(struct api_req *r);
 /* The stored placementStrategy word of a pool that names no GPU placement

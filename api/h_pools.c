@@ -17,6 +17,11 @@
  *   schedulingConfiguration {placementStrategy, minGuaranteedRuntime
  *     ("5d8h40m", "90s"; null or "" for none), timeBasedFairshare {enabled,
  *     windowSeconds, halfLifeSeconds, kValue}}.
+ *   networkTopologyId: the network topology (h_ntopo.c) whose domains the
+ *     scheduler places the pool's workloads by (null: none); the pool
+ *     keeps a copy of its levels. status.conditions holds a
+ *     TopologyMismatch condition, naming the nodes, while nodes of the
+ *     pool lack a level's label.
  * The scheduler thread is told after every change (ctl_sched_org_changed).
  *
  * Invariants:
@@ -28,6 +33,7 @@
  */
 #include "api.h"
 #include "allot_version.h"
+#include "db_ntopo.h"
 #include "sched.h"
 
 #include <math.h>
@@ -104,19 +110,73 @@ struct pool_row {
     int64_t gpus, alloc;
 };
 
-static json_t *names_of(struct api_req *r, const struct db_pool *p)
+/* Does the node carry every level of the topology (levels, a JSON array)?
+ * kubernetes.io/hostname is its name when it has no such label. */
+static int has_levels(const struct db_node *n, const json_t *levels)
+{
+    json_t *labels = json_loads(n->labels, 0, NULL), *l;
+    size_t i;
+    int ok = 1;
+
+    json_array_foreach(levels, i, l)
+        if (!json_is_string(json_object_get(labels, json_string_value(l))) &&
+            strcmp(json_string_value(l), SCHED_HOSTNAME_LABEL) != 0)
+            ok = 0;
+    json_decref(labels);
+    return ok;
+}
+
+/* The pool's nodes by name into *names, and those that lack a level of its
+ * topology into *lacking (an empty array when it has none). */
+static void names_of(struct api_req *r, const struct db_pool *p, json_t **names, json_t **lacking)
 {
     struct db_node *nodes = NULL;
+    json_t *levels = p->topology_levels[0] ? json_loads(p->topology_levels, 0, NULL) : NULL;
     int n = 0, i;
+
+    *names = json_array();
+    *lacking = json_array();
+    if (db_node_list(r->app->db, &nodes, &n) != DB_OK)
+        n = 0;
+    for (i = 0; i < n; i++) {
+        if (nodes[i].pool_seq != p->seq)
+            continue;
+        json_array_append_new(*names, json_string(nodes[i].name));
+        if (levels && !has_levels(&nodes[i], levels))
+            json_array_append_new(*lacking, json_string(nodes[i].name));
+    }
+    json_decref(levels);
+    free(nodes);
+}
+
+/* status.conditions: TopologyMismatch while nodes lack a level's label. */
+static json_t *conditions_json(json_t *lacking)
+{
     json_t *a = json_array();
 
-    if (db_node_list(r->app->db, &nodes, &n) != DB_OK)
-        return a;
-    for (i = 0; i < n; i++)
-        if (nodes[i].pool_seq == p->seq)
-            json_array_append_new(a, json_string(nodes[i].name));
-    free(nodes);
+    if (json_array_size(lacking) > 0)
+        json_array_append_new(
+            a, json_pack("{s:s, s:s, s:s, s:s, s:O}", "type", "NetworkTopology", "reason",
+                         "TopologyMismatch", "message",
+                         "Network Topology labels mismatch: these nodes lack the label of a "
+                         "level of the pool's network topology, and no workload that requires "
+                         "that level runs on them",
+                         "status", "True", "nodes", lacking));
     return a;
+}
+
+/* networkTopologyId and networkTopologyName: null when it names none. */
+static void topology_json(struct api_req *r, const struct db_pool *p, json_t *o)
+{
+    struct db_ntopo t;
+
+    if (!p->topology_id[0] || db_ntopo_get(r->app->db, p->topology_id, &t) != DB_OK) {
+        json_object_set_new(o, "networkTopologyId", json_null());
+        json_object_set_new(o, "networkTopologyName", json_null());
+        return;
+    }
+    json_object_set_new(o, "networkTopologyId", json_string(t.id));
+    json_object_set_new(o, "networkTopologyName", json_string(t.name));
 }
 
 /* A pool's GPU placement as answered: null when it is the default (the
@@ -160,10 +220,16 @@ static json_t *pool_json(struct api_req *r, const struct pool_row *x)
                   placement_word(p->cpu_placement), "schedulingConfiguration",
                   sched_config_json(p), "gpus", (json_int_t)x->gpus, "allocatedGpus",
                   dev(x->alloc), "nodeCount", (json_int_t)x->n_nodes);
-    if (o)
-        json_object_set_new(o, "status", json_pack("{s:o, s:o}", "nodes", names_of(r, p),
-                                                   "schedulingConfiguration",
-                                                   sched_config_json(p)));
+    if (o) {
+        json_t *names, *lacking;
+        names_of(r, p, &names, &lacking);
+        json_object_set_new(o, "status",
+                            json_pack("{s:o, s:o, s:o}", "nodes", names, "conditions",
+                                      conditions_json(lacking), "schedulingConfiguration",
+                                      sched_config_json(p)));
+        json_decref(lacking);
+        topology_json(r, p, o);
+    }
     return o;
 }
 
@@ -277,7 +343,7 @@ static const struct api_field pool_fields[] = {
     API_FIELD_OTHER("gpuNetworkAccelerationDetection"),
     API_FIELD_OTHER("gpuNetworkAccelerationLabelKey"),
     API_FIELD_OTHER("gpuResourceOptimization"),
-    API_FIELD_OTHER("networkTopologyId"),
+    API_FIELD_OTHER("networkTopologyId"),   /* topology_in() */
 };
 #undef B
 
@@ -394,6 +460,28 @@ static int sched_config_in(struct api_req *r, json_t *o, struct db_pool *p)
     return 0;
 }
 
+/* networkTopologyId: a network topology's id (its levels copied), or
+ * null for none; left out, unchanged. */
+static int topology_in(struct api_req *r, json_t *o, struct db_pool *p)
+{
+    json_t *v = json_object_get(o, "networkTopologyId");
+    struct db_ntopo t;
+
+    if (!v)
+        return 0;
+    if (json_is_null(v)) {
+        p->topology_id[0] = p->topology_levels[0] = '\0';
+        return 0;
+    }
+    if (!json_is_string(v) || db_ntopo_get(r->app->db, json_string_value(v), &t) != DB_OK) {
+        api_error(r, 400, "Bad request", "networkTopologyId names no network topology");
+        return -1;
+    }
+    snprintf(p->topology_id, sizeof(p->topology_id), "%s", t.id);
+    snprintf(p->topology_levels, sizeof(p->topology_levels), "%s", t.levels);
+    return 0;
+}
+
 /* Applies the fields present in o onto p; `create` requires the name
  * and labels. */
 static int pool_in(struct api_req *r, json_t *o, struct db_pool *p, int create)
@@ -408,7 +496,7 @@ static int pool_in(struct api_req *r, json_t *o, struct db_pool *p, int create)
     snprintf(p->label_value, sizeof(p->label_value), "%s", b.label_value);
     if (placement_in(r, json_object_get(o, "placementStrategy"), p) ||
         sched_config_in(r, json_object_get(o, "schedulingConfiguration"), p) ||
-        !api_cluster_id_ok(r, b.cluster_id))
+        topology_in(r, o, p) || !api_cluster_id_ok(r, b.cluster_id))
         return -1;
     if (create)
         snprintf(p->name, sizeof(p->name), "%s", b.name);
@@ -467,18 +555,21 @@ void api_h_pools_create(struct api_req *r)
         goto out;
     snprintf(p.created_by, sizeof(p.created_by), "%s", r->who.user.login);
     rc = db_pool_insert(r->app->db, &p);
-    if (rc == DB_ECONFLICT) { /* Run:ai's create lists no 409 */
-        api_error(r, 400, "Bad request", "a node pool of that name exists");
+    if (!api_created(r, rc, "a node pool of that name exists"))
         goto out;
-    }
-    if (rc != DB_OK) {
-        api_db_error(r, rc, "cannot create");
-        goto out;
-    }
     ctl_sched_org_changed(r->app->sched);
     reply_pool(r, 201, p.seq);
 out:
     json_decref(o);
+}
+
+int api_created(struct api_req *r, int rc, const char *taken)
+{
+    if (rc == DB_ECONFLICT) /* Run:ai's creates list no 409 */
+        api_error(r, 400, "Bad request", taken);
+    else if (rc != DB_OK)
+        api_db_error(r, rc, "cannot create");
+    return rc == DB_OK;
 }
 
 /* The pool of the path; replies 404 itself. */
@@ -524,6 +615,7 @@ void api_h_pool_change(struct api_req *r)
         p.tbf_window_ms = 7LL * 86400 * 1000;
         p.tbf_half_life_ms = 0;
         p.tbf_k_milli = 1000;
+        p.topology_id[0] = p.topology_levels[0] = '\0';
     }
     if (pool_in(r, o, &p, 0) || !may_change(r))
         goto out;

@@ -655,6 +655,27 @@ static void requested_write(struct jw *j, const char *key, const struct db_workl
  * field, and what comes after it (a list keeps the first and the last of
  * each row, viewcache.c). */
 
+/* topology: the levels it was submitted with ({name, requiredPlacement,
+ * preferredPlacement}, each when given); null when none. */
+static void topology_write(struct jw *j, const char *text)
+{
+    static const char *const keys[] = {"name", "requiredPlacement", "preferredPlacement"};
+    json_t *t = text[0] ? json_loads(text, 0, NULL) : NULL;
+    size_t i;
+
+    if (!t) {
+        jw_null(j, "topology");
+        return;
+    }
+    jw_key(j, "topology");
+    jw_open(j, '{');
+    for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (json_is_string(json_object_get(t, keys[i])))
+            jw_str(j, keys[i], json_string_value(json_object_get(t, keys[i])));
+    jw_close(j, '}');
+    json_decref(t);
+}
+
 /* The part before totalRunningTimeSeconds, from the opening brace. */
 static void generic_head(struct jw *j, const struct db_workload *w)
 {
@@ -719,6 +740,7 @@ static void generic_head(struct jw *j, const struct db_workload *w)
     jw_mib(j, "cpuMemory", w->mem_mib * w->running_pods);
     jw_close(j, '}');
     pools_write(j, "requestedNodePools", w->pools);
+    topology_write(j, w->topology);
     jw_key(j, "images");
     jw_open(j, '[');
     jw_str(j, NULL, w->image);

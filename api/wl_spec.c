@@ -11,7 +11,8 @@
  *         compute (whole devices, a portion or GPU memory of one or more
  *         shared devices, CPU, memory), node pools, node types (the
  *         project's list, any of them in order), required node affinity,
- *         priority and preemptibility, pods (parallelism, workers,
+ *         topology (the levels it requires and prefers), priority and
+ *         preemptibility, pods (parallelism, workers,
  *         replicas), ports, and the fields that must match what allot
  *         does (restartPolicy, category, completions);
  * Step 3  the project's effective scheduling rules, kept with the
@@ -119,6 +120,7 @@ static const struct spec_field spec_table[] = {
     {"tolerations", T_ALL, "allot nodes have no taints; use nodeAffinityRequired", empty_list},
     {"podAffinity", T_ALL, "allot places pods by node affinity only", empty_list_or_object},
     {"exposedUrls", T_ALL, NULL, NULL},
+    {"topology", T_ALL, NULL, NULL},
     {"relatedUrls", T_ALL, "allot keeps no related links", empty_list},
     {"security", T_ALL, "pods run as the agent's user", empty_list_or_object},
     {"storage", T_ALL, NULL, NULL},
@@ -501,6 +503,68 @@ static int affinity_in(struct api_req *r, json_t *a, struct db_workload *w)
         return api_error(r, 400, "Bad request", "spec.nodeAffinityRequired is too large"), -1;
     }
     memcpy(w->affinity, text, strlen(text) + 1);
+    free(text);
+    return 0;
+}
+
+/* One level of spec.topology: a label key (Run:ai's NetworkTopologyLevels
+ * pattern, 63 bytes at most), one of the named topology's levels if it
+ * names one. */
+static int level_in(struct api_req *r, json_t *t, const char *key, const json_t *levels)
+{
+    json_t *v = json_object_get(t, key), *l;
+    char msg[256];
+    size_t i;
+
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_string(v) || !api_label_key_ok(json_string_value(v))) {
+        snprintf(msg, sizeof(msg), "spec.topology.%s is a node label key (a topology level)",
+                 key);
+        return api_error(r, 400, "Bad request", msg), -1;
+    }
+    json_array_foreach(levels, i, l)
+        if (strcmp(json_string_value(l), json_string_value(v)) == 0)
+            return 0;
+    if (!levels)
+        return 0;
+    snprintf(msg, sizeof(msg), "spec.topology.%s: %.63s is not a level of network topology %.63s",
+             key, json_string_value(v), json_string_value(json_object_get(t, "name")));
+    return api_error(r, 400, "Bad request", msg), -1;
+}
+
+/* topology: {name, requiredPlacement, preferredPlacement}: the levels (label
+ * keys) its pods must share a domain of and would rather share; name, if
+ * given, a network topology whose levels they must be. Kept as compact JSON
+ * for the scheduler (docs/scheduler.md, "Topology"). */
+static int topology_in(struct api_req *r, json_t *t, struct db_workload *w)
+{
+    static const char *const fields[] = {"name", "requiredPlacement", "preferredPlacement", NULL};
+    json_t *name = json_object_get(t, "name"), *levels = NULL;
+    char *text;
+    int rc;
+
+    if (!t || json_is_null(t))
+        return 0;
+    if (!json_is_object(t))
+        return api_error(r, 400, "Bad request",
+                         "spec.topology: {name, requiredPlacement, preferredPlacement}"), -1;
+    if (api_json_allow(r, t, fields, "spec.topology"))
+        return -1;
+    if (name && !json_is_null(name) &&
+        (!json_is_string(name) || !(levels = api_ntopo_levels(r, json_string_value(name)))))
+        return api_error(r, 400, "Bad request", "spec.topology.name: no network topology of "
+                         "that name"), -1;
+    rc = level_in(r, t, "requiredPlacement", levels) || level_in(r, t, "preferredPlacement", levels);
+    json_decref(levels);
+    if (rc)
+        return -1;
+    text = json_dumps(t, JSON_COMPACT | JSON_SORT_KEYS);
+    if (!text || strlen(text) >= sizeof(w->topology)) {
+        free(text);
+        return api_error(r, 400, "Bad request", "spec.topology is too large"), -1;
+    }
+    memcpy(w->topology, text, strlen(text) + 1);
     free(text);
     return 0;
 }
@@ -1110,6 +1174,7 @@ int api_wl_spec_in(struct api_req *r, json_t *top, const struct api_project *pro
         pools_in(r, json_object_get(spec, "nodePools"), w) ||
         node_types_in(r, spec, project->node_types, w) ||
         affinity_in(r, json_object_get(spec, "nodeAffinityRequired"), w) ||
+        topology_in(r, json_object_get(spec, "topology"), w) ||
         priority_in(r, spec, w) || pods_in(r, spec, top, w) || ports_in(r, spec) ||
         env_in(r, spec, project) || storage_in(r, spec) ||
         fixed_in(r, spec, w->type) || rules_in(r, project, w))
@@ -1136,6 +1201,7 @@ int api_wl_spec_part_check(struct api_req *r, json_t *spec, int type)
     rc = spec_fields_in(r, spec, type) || compute_in(r, json_object_get(spec, "compute"), &w) ||
                  pools_in(r, json_object_get(spec, "nodePools"), &w) ||
                  affinity_in(r, json_object_get(spec, "nodeAffinityRequired"), &w) ||
+                 topology_in(r, json_object_get(spec, "topology"), &w) ||
                  priority_in(r, spec, &w) || pods_in(r, spec, top, &w) || ports_in(r, spec) ||
                  env_in(r, spec, NULL) || storage_in(r, spec) || fixed_in(r, spec, type)
              ? -1

@@ -38,6 +38,7 @@ enum {
     O_NODE_TYPE, O_PRIORITY, O_PREEMPTIBILITY, O_WORKDIR, O_PREFIX, O_PARALLELISM, O_WORKERS,
     O_FRAMEWORK, O_NO_MASTER, O_MIN_REPLICAS, O_MAX_REPLICAS, O_JSON, O_GPU_MEMORY, O_PORT,
     O_DRY_RUN, O_COUNT, O_NAME, O_ENV_OR_ASSET, O_COMPUTE, O_DATA_SOURCE, O_CREDENTIAL, O_TEMPLATE,
+    O_TOPOLOGY, O_TOPO_REQUIRED, O_TOPO_PREFERRED,
 };
 
 #define MAX_COUNT 1000
@@ -58,6 +59,9 @@ static const struct opt_spec submit_opts[] = {
     {"environment-variable", 'e', OPT_VALUE, O_ENV},
     {"node-pools", 0, OPT_VALUE, O_POOLS},
     {"node-type", 0, OPT_VALUE, O_NODE_TYPE},
+    {"topology", 0, OPT_VALUE, O_TOPOLOGY},
+    {"required-placement", 0, OPT_VALUE, O_TOPO_REQUIRED},
+    {"preferred-placement", 0, OPT_VALUE, O_TOPO_PREFERRED},
     {"priority", 0, OPT_VALUE, O_PRIORITY},
     {"preemptibility", 0, OPT_VALUE, O_PREEMPTIBILITY},
     {"working-dir", 0, OPT_VALUE, O_WORKDIR},
@@ -105,6 +109,10 @@ static const char submit_help[] =
     "  --command                       the words after -- are the command, not its args\n"
     "  --node-pools a,b                node pools in order of preference\n"
     "  --node-type TYPE                only nodes of this type\n"
+    "  --required-placement LEVEL      every pod inside one domain of this topology level\n"
+    "                                  (a node label key of its pool's network topology)\n"
+    "  --preferred-placement LEVEL     inside one domain of this level if it can\n"
+    "  --topology NAME                 the network topology those levels are of\n"
     "  --priority CLASS                very-low, low, medium-low, medium, medium-high, high,\n"
     "                                  very-high, or train, build, interactive-preemptible,\n"
     "                                  inference\n"
@@ -135,6 +143,7 @@ struct submit {
     const char *environment, *compute, *template;   /* assets, by name */
     const char *data_sources[MAX_ASSETS], *credentials[MAX_ASSETS];
     int n_data_sources, n_credentials;
+    const char *topology, *required, *preferred;   /* spec.topology; NULL: not given */
     long gpus, parallelism, workers, min_replicas, max_replicas;   /* -1: not given */
     long count;                                                     /* 0: not given */
     double portion, cpu;                                            /* -1: not given */
@@ -201,6 +210,9 @@ static int text_hit(const struct cli_cmd *cmd, const struct opt_hit *h, struct s
     case O_PROJECT: s->project = h->val; break;
     case O_POOLS: s->pools = h->val; break;
     case O_NODE_TYPE: s->node_type = h->val; break;
+    case O_TOPOLOGY: s->topology = h->val; break;
+    case O_TOPO_REQUIRED: s->required = h->val; break;
+    case O_TOPO_PREFERRED: s->preferred = h->val; break;
     case O_PRIORITY: s->priority = h->val; break;
     case O_WORKDIR: s->workdir = h->val; break;
     case O_PREFIX: s->prefix = h->val; break;
@@ -574,6 +586,13 @@ static json_t *request_json(const struct submit *s, const char *project_id,
     if (s->pools)
         json_object_set_new(spec, "nodePools", pools_json(s->pools));
     set_string(spec, "nodeType", s->node_type);
+    if (s->topology || s->required || s->preferred) {
+        json_t *t = json_object();
+        set_string(t, "name", s->topology);
+        set_string(t, "requiredPlacement", s->required);
+        set_string(t, "preferredPlacement", s->preferred);
+        json_object_set_new(spec, "topology", t);
+    }
     set_string(spec, "priorityClass", s->priority);
     set_string(spec, "preemptibility", s->preemptibility);
     body = json_pack("{s:s, s:o}", "name", s->name ? s->name : s->prefix, "spec", spec);

@@ -205,6 +205,32 @@ static int topo_labels(struct sched_model *m)
     return DB_OK;
 }
 
+/* Every pool's network topology (its levels, a JSON array, as the pool
+ * row keeps them) as the core's list of label keys. */
+static int topo_pool_levels(struct sched_model *m)
+{
+    const struct db_snapshot *t = m->topo;
+    int i;
+    size_t k;
+
+    m->pool_topo_docs = calloc((size_t)t->n_pools + 1, sizeof(*m->pool_topo_docs));
+    m->pool_levels = calloc((size_t)t->n_pools * SCHED_MAX_TOPOLOGY + 1, sizeof(char *));
+    if (!m->pool_topo_docs || !m->pool_levels)
+        return DB_ENOMEM;
+    for (i = 0; i < t->n_pools; i++) {
+        const char **levels = &m->pool_levels[(size_t)i * SCHED_MAX_TOPOLOGY];
+        json_t *doc = t->pools[i].topology_levels[0]
+                          ? json_loads(t->pools[i].topology_levels, 0, NULL)
+                          : NULL;
+        m->pool_topo_docs[i] = doc;
+        for (k = 0; k < json_array_size(doc) && k < SCHED_MAX_TOPOLOGY; k++)
+            if (json_is_string(json_array_get(doc, k)))
+                levels[m->pools[i].n_topology++] = json_string_value(json_array_get(doc, k));
+        m->pools[i].topology = m->pools[i].n_topology ? levels : NULL;
+    }
+    return DB_OK;
+}
+
 /* The department that every project belongs to unless told otherwise;
  * it follows the cluster (topo_queue()). */
 #define DEFAULT_DEPARTMENT "default"
@@ -271,10 +297,16 @@ static void topo_free(struct sched_model *m)
 
     for (i = 0; m->label_docs && i < m->n_nodes; i++)
         json_decref(m->label_docs[i]);
+    for (i = 0; m->pool_topo_docs && i < m->n_pools; i++)
+        json_decref(m->pool_topo_docs[i]);
     free(m->label_docs);
     free(m->labels);
+    free(m->pool_topo_docs);
+    free(m->pool_levels);
     m->label_docs = NULL;
     m->labels = NULL;
+    m->pool_topo_docs = NULL;
+    m->pool_levels = NULL;
     db_snapshot_free(m->topo);
     free(m->pools);
     free(m->nodes);
@@ -318,7 +350,7 @@ static int topo_build(struct sched_model *m)
 {
     const struct db_snapshot *t = m->topo;
     int64_t *pool_gpus;
-    int i;
+    int i, rc;
 
     m->pools = calloc((size_t)t->n_pools + 1, sizeof(*m->pools));
     m->nodes = calloc((size_t)t->n_nodes + 1, sizeof(*m->nodes));
@@ -343,7 +375,8 @@ static int topo_build(struct sched_model *m)
     for (i = 0; i < t->n_queues; i++)
         topo_queue(m, i, pool_gpus);
     free(pool_gpus);
-    return topo_labels(m);
+    rc = topo_labels(m);
+    return rc == DB_OK ? topo_pool_levels(m) : rc;
 }
 
 /* ---- workloads ---- */
@@ -352,6 +385,7 @@ static void wl_free(struct sched_workload *w, struct sm_meta *mt)
 {
     free(mt->node_types);
     json_decref(mt->affinity_doc);
+    json_decref(mt->topology_doc);
     free(mt->terms);
     free(mt->matches);
     free(mt->values);
@@ -476,6 +510,24 @@ static int wl_affinity_terms(struct sched_workload *w, struct sm_meta *mt)
     return DB_OK;
 }
 
+/* A row's topology (its text, {name, requiredPlacement, preferredPlacement};
+ * "" none): the levels the core reads, strings in mt->topology_doc. */
+static int wl_topology(struct sched_workload *w, struct sm_meta *mt, const char *text)
+{
+    json_t *req, *pref;
+
+    w->topology_required = w->topology_preferred = NULL;
+    if (!text || !text[0])
+        return DB_OK;
+    if (!mt->topology_doc && !(mt->topology_doc = json_loads(text, 0, NULL)))
+        return DB_ENOMEM;
+    req = json_object_get(mt->topology_doc, "requiredPlacement");
+    pref = json_object_get(mt->topology_doc, "preferredPlacement");
+    w->topology_required = json_is_string(req) ? json_string_value(req) : NULL;
+    w->topology_preferred = json_is_string(pref) ? json_string_value(pref) : NULL;
+    return DB_OK;
+}
+
 /* A row's required node affinity (its text; "" none). */
 static int wl_affinity(struct sched_workload *w, struct sm_meta *mt, const char *text)
 {
@@ -512,7 +564,7 @@ static int wl_set(const struct sched_model *m, struct sched_workload *w, struct 
     mt->said.reason = -1; /* render the message once to compare with the disk */
     w->name = mt->strs;
     if (wl_node_types(w, mt, (char *)pools + strlen(pools) + 1) != DB_OK ||
-        wl_affinity(w, mt, r->affinity) != DB_OK)
+        wl_affinity(w, mt, r->affinity) != DB_OK || wl_topology(w, mt, r->topology) != DB_OK)
         goto out_free;
     w->queue = q;
     w->type = r->type;
@@ -988,6 +1040,8 @@ int sm_set_topology(struct sched_model *m, struct db_snapshot *topo)
     m->queue_ranks = next.queue_ranks;
     m->labels = next.labels;
     m->label_docs = next.label_docs;
+    m->pool_topo_docs = next.pool_topo_docs;
+    m->pool_levels = next.pool_levels;
     m->n_pools = next.n_pools;
     m->n_nodes = next.n_nodes;
     m->n_queues = next.n_queues;
@@ -1105,6 +1159,8 @@ static int wl_copy(const struct sched_workload *w, const struct sm_meta *mt,
     cmt->strs = NULL;
     cmt->node_types = NULL;
     cmt->affinity_doc = NULL;
+    cmt->topology_doc = NULL;
+    cw->topology_required = cw->topology_preferred = NULL;
     cmt->terms = NULL;
     cmt->matches = NULL;
     cmt->values = NULL;
@@ -1130,6 +1186,13 @@ static int wl_copy(const struct sched_workload *w, const struct sm_meta *mt,
     if (mt->affinity_doc) {
         cmt->affinity_doc = json_deep_copy(mt->affinity_doc);
         if (!cmt->affinity_doc || wl_affinity_terms(cw, cmt) != DB_OK)
+            goto out_free;
+    }
+    if (mt->topology_doc) {
+        char *text = json_dumps(mt->topology_doc, JSON_COMPACT);
+        int rc = text ? wl_topology(cw, cmt, text) : DB_ENOMEM;
+        free(text);
+        if (rc != DB_OK)
             goto out_free;
     }
     return DB_OK;

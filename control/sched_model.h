@@ -29,6 +29,7 @@ struct sm_meta {
      * live in strs and affinity_doc */
     const char **node_types;
     struct json_t *affinity_doc;
+    struct json_t *topology_doc; /* its topology (requiredPlacement, preferredPlacement) */
     struct sched_term *terms;
     struct sched_match *matches;
     const char **values;
@@ -40,6 +41,8 @@ struct sched_model {
     struct sched_node *nodes;
     struct sched_label *labels;  /* every node's labels, one block; strings in label_docs */
     struct json_t **label_docs;  /* [n_nodes] */
+    struct json_t **pool_topo_docs; /* [n_pools] each pool's topology levels (JSON array) */
+    const char **pool_levels;    /* [n_pools * SCHED_MAX_TOPOLOGY]: their strings, per pool */
     struct sched_queue *queues;
     struct sched_quota *quotas;  /* [n_queues * n_pools * SCHED_NRES] */
     int *queue_pools;            /* [n_queues * n_pools]: default pools */

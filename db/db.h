@@ -50,6 +50,7 @@
 #define DB_MAX_POOLS 32
 #define DB_NAME_LEN 128
 #define DB_ID_LEN 40
+#define DB_TOPOLOGY_LEVELS_LEN 640   /* a network topology's levels as JSON (8 x 63 chars) */
 #define DB_MSG_LEN 512
 
 struct db;
@@ -181,6 +182,8 @@ struct db_pool {
     char created_by[DB_NAME_LEN];
     char updated_by[DB_NAME_LEN];
     int nodes_taken;              /* set by insert and update: nodes its label took */
+    char topology_id[DB_ID_LEN];  /* the network topology it names; "" none */
+    char topology_levels[DB_TOPOLOGY_LEVELS_LEN]; /* that topology's levels (JSON array); "" */
 };
 
 /* The placementStrategy words a pool stores by index (what they mean for
@@ -323,6 +326,8 @@ struct db_workload {
     char node_type[256];          /* comma-separated node types, any of them, the first
                                      preferred; "" any */
     char affinity[1024];          /* nodeAffinityRequired as JSON; "" none */
+    char topology[512];           /* {name, requiredPlacement, preferredPlacement} as JSON;
+                                     "" none */
     int64_t gpu_memory_mib;       /* per shared device per pod; 0 none */
     char rules[1024];             /* the schedulingRules it was submitted under (JSON) */
     int64_t run_ms;               /* placed before it last started (earlier runs) */
@@ -512,6 +517,8 @@ struct db_sched_wl {
     const char *pools;            /* comma-separated names; "" none */
     const char *node_type;        /* comma-separated node types; "" none */
     const char *affinity;         /* nodeAffinityRequired as JSON; "" none */
+    const char *topology;         /* its topology as JSON ({name, requiredPlacement,
+                                     preferredPlacement}); "" none */
     const char *phase;            /* Pending | Running */
     const char *phase_reason;
     const char *phase_message;

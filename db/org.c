@@ -24,7 +24,8 @@ const char *const db_placement_words[DB_N_PLACEMENTS] = {"binpack", "spread", "f
 
 #define POOL_COLS "seq, name, label_key, label_value, gpu_placement, cpu_placement," \
                   " min_runtime_ms, created_at, updated_at, created_by, tbf_enabled," \
-                  " tbf_window_ms, tbf_half_life_ms, tbf_k_milli, updated_by"
+                  " tbf_window_ms, tbf_half_life_ms, tbf_k_milli, updated_by, topology_id," \
+                  " topology_levels"
 
 /* A pool's row: POOL_COLS, in order. An insert names every column but
  * the first (seq); updated_by starts as created_by (db_pool_insert). */
@@ -44,6 +45,8 @@ static const struct db__col pool_cols[] = {
     DB__COL(struct db_pool, tbf_half_life_ms, DB__INT),
     DB__COL(struct db_pool, tbf_k_milli, DB__INT),
     DB__COL(struct db_pool, updated_by, DB__TEXT),
+    DB__COL(struct db_pool, topology_id, DB__TEXT),
+    DB__COL(struct db_pool, topology_levels, DB__TEXT),
 };
 static const struct db__shape pool_shape = DB__SHAPE(struct db_pool, pool_cols, NULL);
 
@@ -60,6 +63,8 @@ static const struct db__col pool_update_cols[] = {
     DB__COL(struct db_pool, tbf_k_milli, DB__INT),
     DB__COL(struct db_pool, updated_at, DB__INT),
     DB__COL(struct db_pool, updated_by, DB__TEXT),
+    DB__COL(struct db_pool, topology_id, DB__TEXT),
+    DB__COL(struct db_pool, topology_levels, DB__TEXT),
     DB__COL(struct db_pool, seq, DB__INT),
 };
 
@@ -91,7 +96,8 @@ static int pool_insert_fn(struct db__conn *c, void *arg)
     static const char sql[] =
         "INSERT INTO node_pools (name, label_key, label_value, gpu_placement, cpu_placement,"
         " min_runtime_ms, created_at, updated_at, created_by, tbf_enabled, tbf_window_ms,"
-        " tbf_half_life_ms, tbf_k_milli, updated_by) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+        " tbf_half_life_ms, tbf_k_milli, updated_by, topology_id, topology_levels)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     struct db_pool *p = arg;
     int rc = db__insert_cols(c, sql, pool_cols + 1, DB__NCOLS(pool_cols) - 1, p, &p->seq);
 
@@ -116,7 +122,8 @@ static int pool_update_fn(struct db__conn *c, void *arg)
     static const char sql[] =
         "UPDATE node_pools SET label_key = ?, label_value = ?, gpu_placement = ?,"
         " cpu_placement = ?, min_runtime_ms = ?, tbf_enabled = ?, tbf_window_ms = ?,"
-        " tbf_half_life_ms = ?, tbf_k_milli = ?, updated_at = ?, updated_by = ? WHERE seq = ?";
+        " tbf_half_life_ms = ?, tbf_k_milli = ?, updated_at = ?, updated_by = ?,"
+        " topology_id = ?, topology_levels = ? WHERE seq = ?";
     struct db_pool *p = arg;
     int rc = db__exec_cols(c, sql, pool_update_cols, DB__NCOLS(pool_update_cols), p);
 

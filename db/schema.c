@@ -530,6 +530,23 @@ static const struct numbered later[] = {
     /* 190: the node pool an eviction took pods from (its seq; 0: none or
      * not known, as for the events written before) */
     {190, "ALTER TABLE events ADD COLUMN pool_seq INTEGER NOT NULL DEFAULT 0;", NULL},
+    /* 200: network topologies (ntopo.c): levels a JSON array of label
+     * keys, the widest first; a node pool names one by id and keeps a copy
+     * of its levels; a workload's topology ({name, requiredPlacement,
+     * preferredPlacement} as JSON; "" none) */
+    {200,
+     "CREATE TABLE network_topologies ("
+     " seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+     " id TEXT NOT NULL UNIQUE,"
+     " name TEXT NOT NULL UNIQUE,"
+     " cluster_id TEXT NOT NULL DEFAULT '',"
+     " levels TEXT NOT NULL,"
+     " created_by TEXT NOT NULL DEFAULT '',"
+     " created_at INTEGER NOT NULL);"
+     "ALTER TABLE node_pools ADD COLUMN topology_id TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE node_pools ADD COLUMN topology_levels TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE workloads ADD COLUMN topology TEXT NOT NULL DEFAULT '';",
+     NULL},
 };
 
 /* The later migrations PostgreSQL runs instead of their SQL (pq.c's

@@ -182,7 +182,7 @@ struct snap_arg {
     "seq, version, project_seq, name, pools, node_type, phase, phase_reason, type,"      \
     " priority, preemptible, n_pods, min_pods, gpu_devices, gpu_portion, cpu_milli,"     \
     " mem_mib, queued_seq, started_ms, stale_since_ms, phase_message, affinity,"         \
-    " gpu_memory_mib"
+    " gpu_memory_mib, topology"
 static const struct db__col wl_snap_cols[] = {
     DB__COL(struct db_sched_wl, seq, DB__INT),
     DB__COL(struct db_sched_wl, version, DB__INT),
@@ -207,6 +207,7 @@ static const struct db__col wl_snap_cols[] = {
     DB__COL(struct db_sched_wl, phase_message, DB__DUP),
     DB__COL(struct db_sched_wl, affinity, DB__DUP),
     DB__COL(struct db_sched_wl, gpu_memory_mib, DB__INT),
+    DB__COL(struct db_sched_wl, topology, DB__DUP),
 };
 
 static int wl_snap_row(struct snap_arg *a, struct db__stmt *st, struct db_sched_wl *w)

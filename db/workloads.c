@@ -46,8 +46,8 @@
     " (SELECT count(*) FROM pods WHERE workload_seq = w.seq), w.spec, w.affinity,"        \
     " w.gpu_memory_mib, w.rules, CASE WHEN w.gpu_memory_mib > 0 THEN (SELECT"              \
     " coalesce(sum(" DB_POD_GPU_ON("w", "n") "), 0) FROM pods p JOIN nodes n"                \
-    " ON n.seq = p.node_seq WHERE p.workload_seq = w.seq) END, w.run_ms"
-#define WL_NCOLS 42 /* the columns of WL_COLS (wl_cols) */
+    " ON n.seq = p.node_seq WHERE p.workload_seq = w.seq) END, w.run_ms, w.topology"
+#define WL_NCOLS 43 /* the columns of WL_COLS (wl_cols) */
 #define WL_FROM                                                  \
     " FROM workloads w JOIN queues q ON q.seq = w.project_seq" \
     " LEFT JOIN queues d ON d.seq = q.parent_seq"
@@ -145,6 +145,7 @@ static const struct db__col wl_cols[] = {
     DB__COL(struct db_workload, rules, DB__TEXT),
     DB__COL_AS("mem_sum", struct db_workload, alloc_gpu_milli, DB__INT),
     DB__COL(struct db_workload, run_ms, DB__INT),
+    DB__COL(struct db_workload, topology, DB__TEXT),
 };
 static const struct db__shape wl_shape = DB__SHAPE(struct db_workload, wl_cols, wl_fix);
 
@@ -268,8 +269,8 @@ static int pending_capped(struct db__conn *c, const struct pending_check *p)
     "id, name, project_seq, type, priority_class, priority, preemptible, desired_phase,"   \
     " phase, n_pods, min_pods, gpu_devices, gpu_portion, cpu_milli, mem_mib, pools,"       \
     " node_type, image, created_by, created_at, updated_at, phase_updated_at, spec,"       \
-    " affinity, gpu_memory_mib, rules"
-#define INSERT_VALUES "?,?,?,?,?,?,?,'Running','Pending',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?"
+    " affinity, gpu_memory_mib, rules, topology"
+#define INSERT_VALUES "?,?,?,?,?,?,?,'Running','Pending',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?"
 
 /* The parameters of INSERT_VALUES, in order: a new workload's times are
  * its creation's. */
@@ -298,6 +299,7 @@ static const struct db__col wl_insert_cols[] = {
     DB__COL(struct db_workload, affinity, DB__TEXT),
     DB__COL(struct db_workload, gpu_memory_mib, DB__INT),
     DB__COL(struct db_workload, rules, DB__TEXT),
+    DB__COL(struct db_workload, topology, DB__TEXT),
 };
 
 /* SQLite: the last seq AUTOINCREMENT gave out in workloads, as it reads
@@ -332,7 +334,7 @@ static int insert_fn(struct db__conn *c, struct db_workload *w, int64_t *last)
 {
     static const char sql[] =
         "INSERT INTO workloads (" INSERT_COLS ", seq, queued_seq) VALUES (" INSERT_VALUES
-        ", ?25, ?25)";
+        ", ?26, ?26)";
     static const char sql_pq[] =
         "INSERT INTO workloads (" INSERT_COLS ", seq, queued_seq) SELECT " INSERT_VALUES
         ", s.n, s.n FROM (SELECT nextval(pg_get_serial_sequence('workloads', 'seq')) AS n) AS s";
@@ -348,7 +350,7 @@ static int insert_fn(struct db__conn *c, struct db_workload *w, int64_t *last)
         return rc;
     db__cols_bind(st, 1, wl_insert_cols, DB__NCOLS(wl_insert_cols), w);
     if (!pq)
-        db__bind_int64(st, 25, *last + 1);
+        db__bind_int64(st, DB__NCOLS(wl_insert_cols) + 1, *last + 1);
     rc = db__done(st, db__step_done(st));
     if (rc != DB_OK)
         return rc;
@@ -428,10 +430,11 @@ static const char insert_set_sql[] =
     ", " SET_INT(7) ", 'Running', 'Pending', " SET_INT(8) ", " SET_INT(9) ", " SET_INT(10) ", "
     SET_INT(11) ", " SET_INT(12) ", " SET_INT(13) ", " SET_ROW(14) ", " SET_ROW(15) ", "
     SET_ROW(16) ", " SET_ROW(17) ", " SET_INT(0) ", " SET_INT(0) ", " SET_INT(0) ", "
-    SET_ROW(18) ", " SET_ROW(19) ", " SET_INT(20) ", " SET_ROW(21) ", seq, seq FROM a ORDER BY k"
+    SET_ROW(18) ", " SET_ROW(19) ", " SET_INT(20) ", " SET_ROW(21) ", " SET_ROW(22)
+    ", seq, seq FROM a ORDER BY k"
     " RETURNING seq),"
     " e AS (INSERT INTO events (workload_seq, created_at, type, reason, message)"
-    " SELECT seq, " SET_INT(0) ", 'Normal', 'Submitted', " SET_ROW(22) " FROM a ORDER BY k),"
+    " SELECT seq, " SET_INT(0) ", 'Normal', 'Submitted', " SET_ROW(23) " FROM a ORDER BY k),"
     " ch AS (INSERT INTO changes (kind, workload_seq, origin, at)"
     " SELECT ?2, seq, ?3, ?4 FROM a ORDER BY k)"
     " SELECT seq FROM a ORDER BY k";
@@ -468,6 +471,7 @@ static void set_row(struct db__text *b, const struct db_workload *w)
     db__json_str(b, w->affinity);
     db__json_int(b, 1, w->gpu_memory_mib);
     db__json_str(b, w->rules);
+    db__json_str(b, w->topology);
     db__json_str(b, msg);
     db__text_add(b, "]", 1);
 }

@@ -25,6 +25,14 @@ NP=$(expect 201 POST /api/v1/node-pools '{"name":"spare","labelKey":"pool","labe
   "$ADMIN" | jq -r .id)
 expect 200 PUT "/api/v1/node-pools/$NP" '{"labelKey":"pool","labelValue":"other"}' "$ADMIN" >/dev/null
 expect 200 PATCH "/api/v1/node-pools/$NP" '{"placementStrategy":{"gpu":"spread"}}' "$ADMIN" >/dev/null
+NT=$(expect 201 POST /api/v1/network-topologies "{\"name\":\"racks\",\"clusterId\":\"$CLUSTER\",
+  \"levels\":[\"example.com/rack\",\"kubernetes.io/hostname\"]}" "$ADMIN" | jq -r .id)
+expect 200 GET /api/v1/network-topologies "" "$ADMIN" >/dev/null
+expect 200 GET "/api/v1/network-topologies?filterBy=name==racks" "" "$ADMIN" >/dev/null
+expect 200 GET /api/v1/network-topologies/count "" "$ADMIN" >/dev/null
+expect 200 GET "/api/v1/network-topologies/$NT" "" "$ADMIN" >/dev/null
+expect 200 PATCH "/api/v1/node-pools/$NP" "{\"networkTopologyId\":\"$NT\"}" "$ADMIN" >/dev/null
+expect 204 DELETE "/api/v1/network-topologies/$NT" "" "$ADMIN" >/dev/null
 expect 204 DELETE "/api/v1/node-pools/$NP" "" "$ADMIN" >/dev/null
 NODE=$(expect 200 GET /api/v1/nodes "" "$ADMIN" | jq -r '.nodes[0].id')
 expect 200 GET /api/v1/nodes/count "" "$ADMIN" >/dev/null
