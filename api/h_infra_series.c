@@ -14,7 +14,8 @@
  * The values come from the series the scheduler thread records when they
  * change (series_rec.c, db/series.c): each is a step function, and a
  * sample time takes the value in force then; times before a series' first
- * point are left out. A _PER_GPU metric answers one measurement per
+ * point, and those whose value in force is -1 (a measured series gone:
+ * no figure), are left out. A _PER_GPU metric answers one measurement per
  * device, labelled {"gpu": "<index>"}; GPU utilization and device memory
  * exist only where agents report them (none for simulated nodes).
  * UNALLOCATED_GPU is TOTAL_GPU minus ALLOCATED_GPU at each time;
@@ -116,8 +117,8 @@ static json_t *measurement(const struct api_series_range *q, const char *name, i
     for (i = 0; values && i < q->n_samples; i++) {
         int64_t at = api_series_at(q, i);
         double va, vb = 0;
-        if (!value_at(a, na, at, &va) || (b && !value_at(b, nb, at, &vb)))
-            continue;
+        if (!value_at(a, na, at, &va) || (b && !value_at(b, nb, at, &vb)) || va < 0 || vb < 0)
+            continue; /* nothing in force yet, or no figure (-1: series_rec.c) */
         json_array_append_new(values, json_pack("{s:o, s:o}", "value",
                                                 value_text(va - vb, format), "timestamp",
                                                 api_time(at)));

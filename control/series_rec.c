@@ -19,7 +19,9 @@
  *           a node removed), so that every series is a step function (a
  *           new series starts at its first value other than 0, but for
  *           the utilisation and idle devices agents measure of the
- *           cluster, a pool, a project or a department: zero_written());
+ *           cluster, a pool, a project or a department, zero_written(),
+ *           whose 0 is a figure: those start at their first value, and
+ *           once gone are -1, which readers take for no value);
  *           written in turns of about turn_us, each one write of the
  *           writer, so that the submissions queued behind a sample of
  *           thousands of points (two per workload placed since the last
@@ -485,9 +487,9 @@ static void changes(struct ctl_series_rec *rec, struct points *now, struct point
             if (now->p[i].value != 0 || c == 0 || zero_written(&now->p[i]))
                 put(out, now->p[i].kind, now->p[i].entity, now->p[i].metric, now->p[i].label,
                     now->p[i].value);
-        } else if (c > 0) {
+        } else if (c > 0) { /* gone: 0, or -1 (no figure) where 0 is one */
             put(out, rec->last[k].kind, rec->last[k].entity, rec->last[k].metric,
-                rec->last[k].label, 0);
+                rec->last[k].label, zero_written(&rec->last[k]) ? -1 : 0);
         }
         i += c <= 0;
         k += c >= 0;

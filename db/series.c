@@ -10,8 +10,9 @@
  *
  * Invariants:
  *   1. Pruning keeps the latest point of every series whatever its age
- *      (it is the value in force), unless that value is 0: a series that
- *      has been 0 for longer than the retention is dropped.
+ *      (it is the value in force), unless that value is 0 or below (-1:
+ *      no figure): a series that has been so for longer than the
+ *      retention is dropped.
  *   2. db_series_get() returns, per label, the point in force at `start`
  *      (if any) and every point up to `end`, ordered by label then time.
  *   3. db_series_add_turn() stores its points as writing each in turn would:
@@ -156,7 +157,7 @@ static int first_turn(struct db__conn *c)
 static int last_turn(struct db__conn *c, const struct db_series_turns *t)
 {
     static const char prune[] =
-        "DELETE FROM series WHERE ts < ?1 AND (value = 0 OR ts < (SELECT max(s.ts) FROM series s"
+        "DELETE FROM series WHERE ts < ?1 AND (value <= 0 OR ts < (SELECT max(s.ts) FROM series s"
         " WHERE s.kind = series.kind AND s.entity = series.entity AND s.metric = series.metric"
         " AND s.label = series.label))";
     struct db_point m;

@@ -15,8 +15,8 @@
 //   workloads by type and phase; pending time; ready and idle allocated
 //   GPUs per pool; pool and department filters; a researcher's "your
 //   projects"); Analytics (the cluster's GPUs over time, a project's GPUs
-//   allocated, idle and in use as its agent measures them, CSV, per
-//   department, the longest waits); device strips from the pods' device indices; quotas
+//   allocated, idle and in use as its agent measures them, utilisation
+//   over time, CSV, per department, the longest waits); device strips from the pods' device indices; quotas
 //   refused or warned in the form and refused by the API; the submission
 //   form for all four types; node pools, projects, departments and access
 //   rules created, edited and deleted from the pages; CSV export; a phone
@@ -782,12 +782,16 @@ test('analytics: GPUs over time, and per project allocated against in use, from 
   assert.ok(usage.series['Allocated (mean)'][usage.labels.indexOf('lab')] > 0, 'lab\'s mean allocation');
   const alloc = await analyticsChart(page, 'an-alloc', (c) => lastValue(c.series.lab) === 1);
   assert.ok(Object.keys(alloc.series).length >= 1);
+  await analyticsChart(page, 'an-util', (c) => lastValue(c.series.lab) === 0 &&
+    lastValue(c.series['Every measured GPU']) === 0);
   // the device gets busy: lab's GPU is in use, no longer idle
   labUtil(60);
   try {
     await expectCell(page, 'an-usage-table', 'lab', 'Idle allocated now', '0');
     await expectCell(page, 'an-usage-table', 'lab', 'In use (mean)', /^0\.\d*[1-9]|^[1-9]/);
     await analyticsChart(page, 'an-cluster', (c) => lastValue(c.series['Allocated but idle (0% measured)']) === 0);
+    await analyticsChart(page, 'an-util', (c) => lastValue(c.series.lab) === 60 &&
+      lastValue(c.series['Every measured GPU']) === 60);
     await shot(page, 'analytics-desktop-light');
     // the CSV of a chart is its data
     const text = await downloadText(page, '#an-usage-csv');

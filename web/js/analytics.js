@@ -3,8 +3,9 @@
 // allocated, unallocated, and allocated but measured idle); per project or
 // department, GPUs allocated against those in use (allocation x measured
 // utilisation) and against the quota, as a chart and a table, and each
-// one's allocation over time; how long pending workloads have waited, and
-// the longest waits now. Every chart offers its data as CSV. The figures
+// one's allocation and utilisation over time; how long pending workloads
+// have waited, and the longest waits now. Every chart offers its data as
+// CSV. The figures
 // are the series allotd records every sample period
 // (GET /api/v1/clusters/{uuid}/metrics, with groupBy=Project|Department).
 // URL: #/analytics?range=&pool=&group=.
@@ -71,7 +72,7 @@ async function load(ctx, signal) {
   const path = `/api/v1/clusters/${encodeURIComponent(ctx.clusterId)}/metrics`;
   const [cluster, grouped] = await Promise.all([
     get(withQuery(path, {...q, metricType: ['TOTAL_GPU', 'ALLOCATED_GPU', 'UNALLOCATED_GPU',
-      'IDLE_ALLOCATED_GPUS', 'AVG_WORKLOAD_WAIT_TIME']}), {signal}),
+      'IDLE_ALLOCATED_GPUS', 'AVG_WORKLOAD_WAIT_TIME', 'GPU_UTILIZATION']}), {signal}),
     get(withQuery(path, {...q, groupBy: state.group, metricType: ['ALLOCATED_GPU', 'GPU_QUOTA',
       'GPU_UTILIZATION', 'IDLE_ALLOCATED_GPUS']}), {signal}),
   ]);
@@ -108,7 +109,7 @@ function entities(times, grouped) {
     const alloc = e.ALLOCATED_GPU || times.map(() => null);
     const util = e.GPU_UTILIZATION || times.map(() => null);
     const used = alloc.map((a, i) => (a !== null && util[i] !== null ? (a * util[i]) / 100 : null));
-    return {name: e.name, alloc, used, quota: lastOf(e.GPU_QUOTA || []),
+    return {name: e.name, alloc, used, util, quota: lastOf(e.GPU_QUOTA || []),
       allocNow: lastOf(alloc), allocMean: mean(alloc), usedMean: mean(used), utilMean: mean(util),
       idleNow: lastOf(e.IDLE_ALLOCATED_GPUS || [])};
   }).sort((a, b) => (b.allocMean || 0) - (a.allocMean || 0) || a.name.localeCompare(b.name));
@@ -153,6 +154,20 @@ function renderAlloc(times, list) {
   lineChart(el.alloc, times.map(label), series, 'GPUs');
 }
 
+// Utilisation over time: of every measured GPU (of the pool), and of the
+// devices each project or department holds, for those measured.
+function renderUtil(times, cluster, list) {
+  const all = onSlots(times, (cluster.measurements || []).find((x) => x.type === 'GPU_UTILIZATION'));
+  const measured = list.filter((e) => e.util.some((v) => v !== null));
+  const series = [{label: 'Every measured GPU', data: all, color: COLORS.total, fill: true},
+    ...measured.slice(0, DRAWN).map((e, i) => ({label: e.name, data: e.util,
+      color: COLORS.series[i % COLORS.series.length], thin: true}))];
+  keepLines('an-util', times, [series[0], ...measured.map((e) => ({label: e.name, data: e.util}))]);
+  fillIn(el.utilNote, measured.length ? null
+    : notice('empty', `No ${GROUPS[state.group].toLowerCase().replace(/s$/, '')} holds a device an agent measures.`));
+  lineChart(el.util, times.map(label), series, '%');
+}
+
 async function renderLongest(signal) {
   const l = await get(withQuery('/api/v1/workloads', {filterBy: 'phase==Pending', sortBy: 'phaseUpdatedAt',
     sortOrder: 'asc', limit: 10}), {signal});
@@ -195,6 +210,8 @@ export default {
     el.usage = h('canvas', {id: 'an-usage', role: 'img', 'aria-label': 'GPUs allocated and in use'});
     el.alloc = h('canvas', {id: 'an-alloc', role: 'img', 'aria-label': 'Allocation over time'});
     el.wait = h('canvas', {id: 'an-wait', role: 'img', 'aria-label': 'Average wait over time'});
+    el.util = h('canvas', {id: 'an-util', role: 'img', 'aria-label': 'Utilisation over time'});
+    el.utilNote = h('div', {id: 'an-util-note'});
     el.usageTable = h('div', {class: 'table-wrap'});
     el.allocNote = h('p', {class: 'muted chart-caption', id: 'an-alloc-note'});
     el.longest = h('div', {class: 'table-wrap'});
@@ -210,6 +227,9 @@ export default {
       'Quota now; GPUs allocated, and in use (allocation x the utilisation agents measure on its devices), ' +
         'on average over the range.'),
       panel('an-alloc', 'Allocation over time', h('div', {}, el.allocNote, h('div', {class: 'chart-box'}, el.alloc))),
+      panel('an-util', 'Utilisation over time', h('div', {}, el.utilNote, h('div', {class: 'chart-box'}, el.util)),
+        'GPU utilisation as agents measure it, in percent: the mean over every measured GPU (of the pool), ' +
+        'and over the devices each one\'s pods hold.'),
       panel('an-wait', 'Waiting', h('div', {}, h('div', {class: 'chart-box'}, el.wait),
         h('h3', {}, 'The longest waits now'), el.longest),
       'The average time the pending workloads had waited, over the range.'));
@@ -235,6 +255,7 @@ export default {
     renderCluster(times, cluster);
     renderUsage(list);
     renderAlloc(times, list);
+    renderUtil(times, cluster, list);
     await renderLongest(signal);
   },
 };
