@@ -1154,15 +1154,30 @@ test('assets: an environment and a compute resource made on the page run a workl
   assert.equal((await page.content()).includes('browser-secret-pw'), false);
   await shot(page, 'assets-desktop-light');
 
-  // a workload from them runs, with its own spec over theirs
-  await call('POST', '/api/v1/workloads/trainings', {name: 'from-assets', projectId: ids.a, clusterId,
-    assets: {environment: 'web-env', compute: 'half-gpu'}, spec: {args: '--mine'}}, adminToken, 202);
+  // the Submit form starts from them (their values in its fields), the arguments overridden: it runs
+  await go(page, '#/workloads');
+  await page.locator('#submit-workload').click();
+  const sf = page.locator('#submit-dialog');
+  await sf.waitFor();
+  await sf.locator('select[name=project]').selectOption({label: 'team-a'});
+  await sf.locator('select[name=environment]').selectOption({label: 'web-env (project team-a)'});
+  await sf.locator('select[name=computeAsset]').selectOption({label: 'half-gpu (tenant)'});
+  assert.equal(await sf.locator('input[name=image]').inputValue(), 'runai.jfrog.io/demo/quickstart');
+  assert.equal(await sf.locator('input[name=args]').inputValue(), '--from-env');
+  assert.equal(await sf.locator('select[name=gpuKind]').inputValue(), 'portion');
+  assert.equal(await sf.locator('input[name=portion]').inputValue(), '0.5');
+  await sf.locator('input[name=name]').fill('from-assets');
+  await sf.locator('input[name=args]').fill('--mine');
+  await shot(page, 'submit-from-assets-desktop-light');
+  await sf.getByRole('button', {name: 'Submit'}).click();
+  await sf.waitFor({state: 'detached'});
   await waitPhase('from-assets', 'Running');
   const w = await call('GET', `/api/v1/workloads/trainings/${(await workload('from-assets')).id}`);
-  assert.deepEqual([w.spec.image, w.spec.args, w.spec.compute.gpuPortionRequest],
-    ['runai.jfrog.io/demo/quickstart', '--mine', 0.5]);
+  assert.deepEqual([w.spec.image, w.spec.args, w.spec.compute.gpuPortionRequest, w.spec.assets.environment.name,
+    w.spec.assets.compute.name], ['runai.jfrog.io/demo/quickstart', '--mine', 0.5, 'web-env', 'half-gpu']);
 
   // deleting the environment it came from is refused, naming it; once it is gone, allowed
+  await go(page, '#/assets');
   const envRow = page.locator('#assets-environment tbody tr').filter({hasText: 'web-env'});
   await envRow.getByRole('button', {name: 'Delete web-env'}).click();
   await page.getByRole('dialog').getByRole('button', {name: 'Delete'}).click();

@@ -6,8 +6,12 @@
 // of each, or an amount of GPU memory), CPU and memory, node pools in
 // order of preference, node type, environment variables, priority and
 // preemptibility, and per type: parallel pods (training), workers and
-// framework (distributed), replicas (inference). The server's refusals
-// are shown in plain words inside the form, which stays open.
+// framework (distributed), replicas (inference). It may start from a
+// workload template, an environment and a compute resource (their values
+// fill the fields, which override them: what is sent goes over the
+// assets' own, field by field, and the workload keeps which it came
+// from). The server's refusals are shown in plain words inside the form,
+// which stays open.
 
 import {api, get, withQuery, currentSession} from './api.js';
 import {h, fill, fillIn, gpu, formDialog, formRow, errorText, newId} from './dom.js';
@@ -138,13 +142,18 @@ export async function submitForm(ctx, projects, currentProject, opened) {
   let pools = [];
   let poolInfo = [];
   let departments = [];
+  let assets = {environment: [], compute: [], template: []};
+  const entries = (path) => get(path).then((r) => r.entries || []).catch(() => []);
   try {
-    const [n, p, d] = await Promise.all([get('/api/v1/nodes'), get('/api/v1/node-pools'),
-      get('/api/v1/org-unit/departments').catch(() => ({departments: []}))]);
+    const [n, p, d, envs, comps, tpls] = await Promise.all([get('/api/v1/nodes'), get('/api/v1/node-pools'),
+      get('/api/v1/org-unit/departments').catch(() => ({departments: []})),
+      entries('/api/v1/asset/environment'), entries('/api/v1/asset/compute'),
+      entries('/api/v1/workload-templates')]);
     nodes = n.nodes || [];
     poolInfo = p.nodepools || [];
     pools = poolInfo.map((x) => x.name).sort();
     departments = d.departments || [];
+    assets = {environment: envs, compute: comps, template: tpls};
   } catch (e) {
     ctx.showError(e);
   }
@@ -157,7 +166,13 @@ export async function submitForm(ctx, projects, currentProject, opened) {
   const nodeTypes = [...new Set(nodes.map((n) => n.nodeType).filter(Boolean))].sort();
   const start = projects.find((p) => p.name === currentProject) || projects[0];
 
+  const pick = (name, list, what) => choice(name, [{value: '', label: `No ${what}`},
+    ...list.map((a) => ({value: a.meta.id, label: `${a.meta.name} (${a.meta.scope || a.meta.scopeType}` +
+      `${a.meta.projectName ? ` ${a.meta.projectName}` : ''})`}))], '');
   const f = {
+    template: pick('template', assets.template, 'template'),
+    environment: pick('environment', assets.environment, 'environment'),
+    computeAsset: pick('computeAsset', assets.compute, 'compute resource'),
     type: choice('type', Object.keys(PATH_OF_TYPE), 'Training'),
     name: input({name: 'name', required: true, placeholder: 'train-1', 'aria-describedby': 'sf-name-check'}),
     project: choice('project', projects.map((p) => ({value: p.id, label: p.name})), start.id),
@@ -201,6 +216,10 @@ export async function submitForm(ctx, projects, currentProject, opened) {
   };
   const body = [
     row('Type', f.type),
+    h('h3', {class: 'form-heading'}, 'Start from'),
+    row('Template', f.template, 'its type\'s templates: its assets and values, under what follows'),
+    row('Environment', f.environment, 'fills the image, command and arguments below; change them to override'),
+    row('Compute resource', f.computeAsset, 'fills the compute below; change it to override'),
     h('div', {class: 'form-row'}, h('label', {for: (f.name.id = newId('f'))}, 'Name'), f.name, nameCheck),
     row('Project', f.project),
     quotaBox,
@@ -399,10 +418,51 @@ export async function submitForm(ctx, projects, currentProject, opened) {
     if (v.type === 'Inference') {
       spec.autoscaling = {minReplicas: Number(v.minReplicas), maxReplicas: Number(f.maxReplicas.value)};
     }
-    return {v, path: `/api/v1/workloads/${PATH_OF_TYPE[v.type]}`,
-      body: {name: v.name, projectId: v.project, clusterId: ctx.clusterId, spec}};
+    const body = {name: v.name, projectId: v.project, clusterId: ctx.clusterId, spec};
+    if (f.template.value) body.templateId = f.template.value;
+    if (f.environment.value || f.computeAsset.value) {
+      body.assets = {};
+      if (f.environment.value) body.assets.environment = f.environment.value;
+      if (f.computeAsset.value) body.assets.compute = f.computeAsset.value;
+    }
+    return {v, path: `/api/v1/workloads/${PATH_OF_TYPE[v.type]}`, body};
+  }
+
+  // An asset picked: its values into the fields, where they can be changed
+  // (what is sent over the asset's own, field by field).
+  const specOf = (list, id) => ((list.find((a) => a.meta.id === id) || {}).spec || {});
+  function fillEnvironment() {
+    const s = specOf(assets.environment, f.environment.value);
+    if (s.image) f.image.value = s.image;
+    f.command.value = s.command || '';
+    f.args.value = s.args || '';
+    if (s.workingDir) f.workingDir.value = s.workingDir;
+  }
+  function fillCompute() {
+    const s = specOf(assets.compute, f.computeAsset.value);
+    f.gpuKind.value = s.gpuMemoryRequest ? 'memory' : s.gpuPortionRequest ? 'portion' : 'devices';
+    f.gpus.value = s.gpuDevicesRequest ?? (s.gpuPortionRequest || s.gpuMemoryRequest ? 1 : 0);
+    if (s.gpuPortionRequest) f.portion.value = s.gpuPortionRequest;
+    if (s.gpuMemoryRequest) f.gpuMemory.value = s.gpuMemoryRequest;
+    f.cpu.value = s.cpuCoreRequest ?? '';
+    f.memory.value = s.cpuMemoryRequest || '';
+    drawType();
+  }
+  function fillTemplate() {
+    const t = assets.template.find((a) => a.meta.id === f.template.value);
+    if (!t) return;
+    f.type.value = t.meta.workloadType in PATH_OF_TYPE ? t.meta.workloadType : f.type.value;
+    const ids = t.assets || {};
+    if (ids.environment) { f.environment.value = ids.environment; fillEnvironment(); }
+    if (ids.compute) { f.computeAsset.value = ids.compute; fillCompute(); }
+    const ts = t.spec || {};
+    for (const k of ['command', 'args', 'workingDir']) if (ts[k]) f[k].value = ts[k];
+    drawType();
   }
   dlg.id = 'submit-dialog';
+  f.environment.onchange = fillEnvironment;
+  f.computeAsset.onchange = fillCompute;
+  f.template.onchange = fillTemplate;
   f.type.onchange = drawType;
   f.gpuKind.onchange = drawType;
   f.project.onchange = () => { drawQuota(); checkName(); };
