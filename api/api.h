@@ -398,6 +398,8 @@ int api_db_status(int rc);
 /* Replies with api_db_status(rc) and an error body: `what` for the codes
  * about the request, the store's own account (db_health) for the others. */
 void api_db_error(struct api_req *r, int rc, const char *what);
+/* A delete's answer: 204 with no body when rc is DB_OK, else api_db_error(). */
+void api_reply_deleted(struct api_req *r, int rc, const char *what);
 /* The request body as a JSON object (strict: no duplicate keys); replies
  * 400 itself and returns NULL when it is not one. */
 json_t *api_body_object(struct api_req *r);
@@ -588,6 +590,11 @@ int api_lq_order(struct api_req *r, const struct api_lq *q, const void *rows, in
  * kept, in order; -1 replied 400 (or 500). */
 int api_lq_select(struct api_req *r, const struct api_lq *q, const struct api_lq_rows *rows,
                   int **kept, int *n_kept);
+/* Filters, sorts and pages rows: the page's array (and *n_kept, the rows
+ * kept), or NULL where it replied itself ({count} when count_only, 400,
+ * 500). */
+json_t *api_lq_page(struct api_req *r, const struct api_lq *q, const struct api_lq_rows *rows,
+                    int count_only, int *n_kept);
 /* Filters, sorts and pages rows; replies {key: [...], next} or {count}. */
 void api_lq_reply(struct api_req *r, const struct api_lq *q, const struct api_lq_rows *rows,
                   const char *key, int count_only);
@@ -791,7 +798,6 @@ void api_h_queue_delete(struct api_req *r);
 void api_h_queue_resources(struct api_req *r);
 void api_h_queue_metrics(struct api_req *r);
 void api_h_users_list(struct api_req *r);
-void api_h_users_count(struct api_req *r);
 void api_h_users_create(struct api_req *r);
 void api_h_user_get(struct api_req *r);
 void api_h_user_delete(struct api_req *r);
@@ -808,7 +814,6 @@ void api_h_roles(struct api_req *r);
 void api_h_role_get(struct api_req *r);
 void api_h_permissions(struct api_req *r);
 void api_h_rules_list(struct api_req *r);
-void api_h_rules_count(struct api_req *r);
 void api_h_rules_create(struct api_req *r);
 void api_h_rule_get(struct api_req *r);
 void api_h_rule_delete(struct api_req *r);
@@ -831,7 +836,6 @@ void api_h_nodes_telemetry(struct api_req *r);
 void api_h_wl_evictions_count(struct api_req *r);
 void api_h_wl_pods(struct api_req *r);
 void api_h_pods_list(struct api_req *r);
-void api_h_pods_count(struct api_req *r);
 void api_h_wl_history(struct api_req *r);
 void api_h_wl_inference_patch(struct api_req *r);
 /* What-if (h_whatif.c): a checked submission's dry run, answered 200

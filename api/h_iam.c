@@ -108,12 +108,13 @@ static json_t *user_row_json(struct api_req *r, const void *row)
 }
 
 /* GET /users (a bare array; limit defaults to 500) and /users/count. */
-static void users_list(struct api_req *r, int count_only)
+void api_h_users_list(struct api_req *r)
 {
     struct db_user *us = NULL;
     struct api_lq q;
-    int n = 0, n_kept = 0, *kept = NULL, i, rc;
+    int n = 0, n_kept = 0, rc;
     json_t *a;
+    int count_only = (r->arg & API_ARG_COUNT) != 0;
 
     if (!system_iam(r) || api_lq_parse(r, &q) != 0 || api_lq_search(r, &q, "username") != 0)
         return;
@@ -124,30 +125,11 @@ static void users_list(struct api_req *r, int count_only)
         api_db_error(r, rc, "cannot list");
         return;
     }
-    if (api_lq_select(r, &q, &(struct api_lq_rows){us, n, sizeof(*us), user_get, user_row_json},
-                      &kept, &n_kept) != 0)
-        goto out;
-    if (count_only) {
-        api_reply(r, 200, json_pack("{s:i}", "count", n_kept));
-        goto out;
-    }
-    a = json_array();
-    for (i = q.offset; i < n_kept && i < q.offset + q.limit; i++)
-        json_array_append_new(a, user_json(&us[kept[i]]));
-    api_reply(r, 200, a);
-out:
-    free(kept);
+    a = api_lq_page(r, &q, &(struct api_lq_rows){us, n, sizeof(*us), user_get, user_row_json},
+                    count_only, &n_kept);
+    if (a)
+        api_reply(r, 200, a);
     free(us);
-}
-
-void api_h_users_list(struct api_req *r)
-{
-    users_list(r, 0);
-}
-
-void api_h_users_count(struct api_req *r)
-{
-    users_list(r, 1);
 }
 
 void api_h_user_get(struct api_req *r)
@@ -231,11 +213,7 @@ static void principal_delete(struct api_req *r, int kind)
     }
     rc = db_user_delete(r->app->db, u.id);
     api_pcache_invalidate(r->app->pc);
-    if (rc != DB_OK) {
-        api_db_error(r, rc, "no such principal");
-        return;
-    }
-    api_reply_text(r, 204, "application/json", "", 0);
+    api_reply_deleted(r, rc, "no such principal");
 }
 
 void api_h_user_delete(struct api_req *r)
@@ -819,14 +797,15 @@ static int rule_params_keep(struct api_req *r, const struct db_rule *x)
 }
 
 /* GET /access-rules (and /count): the rules the caller may manage. */
-static void rules_list(struct api_req *r, int count_only)
+void api_h_rules_list(struct api_req *r)
 {
     struct db_rule *rs = NULL;
     struct rrow *rows = NULL;
     struct api_lq q;
     char dept[DB_ID_LEN], flag[8];
-    int n = 0, k = 0, n_kept = 0, *kept = NULL, i, rc;
+    int n = 0, k = 0, n_kept = 0, i, rc;
     json_t *a;
+    int count_only = (r->arg & API_ARG_COUNT) != 0;
 
     if (api_lq_parse(r, &q) != 0 || api_lq_search(r, &q, "subjectId") != 0)
         return;
@@ -851,32 +830,14 @@ static void rules_list(struct api_req *r, int count_only)
             may_manage(r, &rs[i], dept) && (count_only || rule_params_keep(r, &rs[i])))
             k++;
     }
-    if (api_lq_select(r, &q, &(struct api_lq_rows){rows, k, sizeof(*rows), rrow_get, rrow_json},
-                      &kept, &n_kept) != 0)
-        goto out;
-    if (count_only) {
-        api_reply(r, 200, json_pack("{s:i}", "count", n_kept));
-        goto out;
-    }
-    a = json_array();
-    for (i = q.offset; i < n_kept && i < q.offset + q.limit; i++)
-        json_array_append_new(a, rrow_json(r, &rows[kept[i]]));
-    api_reply(r, 200, json_pack("{s:i, s:I, s:o}", "totalRecords", n_kept, "displayRecords",
-                                (json_int_t)json_array_size(a), "accessRules", a));
+    a = api_lq_page(r, &q, &(struct api_lq_rows){rows, k, sizeof(*rows), rrow_get, rrow_json},
+                    count_only, &n_kept);
+    if (a)
+        api_reply(r, 200, json_pack("{s:i, s:I, s:o}", "totalRecords", n_kept, "displayRecords",
+                                    (json_int_t)json_array_size(a), "accessRules", a));
 out:
-    free(kept);
     free(rows);
     free(rs);
-}
-
-void api_h_rules_list(struct api_req *r)
-{
-    rules_list(r, 0);
-}
-
-void api_h_rules_count(struct api_req *r)
-{
-    rules_list(r, 1);
 }
 
 /* GET /me/access-rules (and /count): the caller's own rules. */
@@ -954,9 +915,5 @@ void api_h_rule_delete(struct api_req *r)
         return;
     rc = db_rule_delete(r->app->db, x.id);
     api_pcache_invalidate(r->app->pc);
-    if (rc != DB_OK) {
-        api_db_error(r, rc, "cannot delete");
-        return;
-    }
-    api_reply_text(r, 204, "application/json", "", 0);
+    api_reply_deleted(r, rc, "cannot delete");
 }

@@ -646,12 +646,9 @@ void api_h_pool_delete(struct api_req *r)
         api_error(r, 400, "Bad request", "the node pool still holds nodes");
         return;
     }
-    if (rc != DB_OK) {
-        api_db_error(r, rc, "cannot delete");
-        return;
-    }
-    ctl_sched_org_changed(r->app->sched);
-    api_reply_text(r, 204, "application/json", "", 0);
+    if (rc == DB_OK)
+        ctl_sched_org_changed(r->app->sched);
+    api_reply_deleted(r, rc, "cannot delete");
 }
 
 /* ---- nodes ---- */

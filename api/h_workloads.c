@@ -1559,7 +1559,7 @@ static int ended(const struct db_workload *w)
     return strcmp(w->phase, "Completed") == 0 || strcmp(w->phase, "Failed") == 0;
 }
 
-static void all_pods(struct api_req *r, int count_only)
+void api_h_pods_list(struct api_req *r)
 {
     struct db_wl_query wq;
     struct db_workload *ws = NULL;
@@ -1568,6 +1568,7 @@ static void all_pods(struct api_req *r, int count_only)
     struct api_lq q;
     int64_t *seqs = NULL;
     int n_w = 0, n_p = 0, n = 0, i, k, completed, deleted, rc;
+    int count_only = (r->arg & API_ARG_COUNT) != 0;
 
     if (api_lq_parse(r, &q) != 0 || api_lq_search(r, &q, "workloadName") != 0 ||
         pods_query_in(r, &completed, &deleted) != 0)
@@ -1600,16 +1601,6 @@ out:
     free(pods);
     db_workloads_free(ws, n_w);
     free(seqs);
-}
-
-void api_h_pods_list(struct api_req *r)
-{
-    all_pods(r, 0);
-}
-
-void api_h_pods_count(struct api_req *r)
-{
-    all_pods(r, 1);
 }
 
 /* ---- history: events and the current phase ---- */

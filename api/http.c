@@ -131,7 +131,7 @@ const struct api_route api_routes[] = {
      API_ARG_PROJECT},
     {"GET", "/api/v1/users", api_h_users_list, API_IAM},
     {"POST", "/api/v1/users", api_h_users_create, API_IAM},
-    {"GET", "/api/v1/users/count", api_h_users_count, API_IAM},
+    {"GET", "/api/v1/users/count", api_h_users_list, API_IAM, API_ARG_COUNT},
     {"GET", "/api/v1/users/{id}", api_h_user_get, API_IAM},
     {"DELETE", "/api/v1/users/{id}", api_h_user_delete, API_IAM},
     {"POST", "/api/v1/users/{id}/logout", api_h_user_logout, API_AUTH}, /* self, or IAM */
@@ -148,7 +148,8 @@ const struct api_route api_routes[] = {
     {"GET", "/api/v1/authorization/permissions", api_h_permissions, API_AUTH},
     {"GET", "/api/v1/authorization/access-rules", api_h_rules_list, API_IAM},
     {"POST", "/api/v1/authorization/access-rules", api_h_rules_create, API_IAM},
-    {"GET", "/api/v1/authorization/access-rules/count", api_h_rules_count, API_IAM},
+    {"GET", "/api/v1/authorization/access-rules/count", api_h_rules_list, API_IAM,
+     API_ARG_COUNT},
     {"GET", "/api/v1/authorization/access-rules/{id}", api_h_rule_get, API_IAM},
     {"DELETE", "/api/v1/authorization/access-rules/{id}", api_h_rule_delete, API_IAM},
     {"GET", "/api/v1/authorization/me/access-rules", api_h_me_rules, API_AUTH},
@@ -177,7 +178,7 @@ const struct api_route api_routes[] = {
     {"GET", "/api/v1/workloads", api_h_wl_list, API_WL_READ},
     {"GET", "/api/v1/workloads/count", api_h_wl_count, API_WL_READ},
     {"GET", "/api/v1/workloads/pods", api_h_pods_list, API_WL_READ},
-    {"GET", "/api/v1/workloads/pods/count", api_h_pods_count, API_WL_READ},
+    {"GET", "/api/v1/workloads/pods/count", api_h_pods_list, API_WL_READ, API_ARG_COUNT},
     {"GET", "/api/v1/evictions", api_h_wl_evictions, API_WL_READ},
     {"GET", "/api/v1/workloads/telemetry", api_h_wl_telemetry, API_WL_READ},
     {"GET", "/api/v1/evictions/count", api_h_wl_evictions_count, API_WL_READ},
@@ -494,6 +495,14 @@ void api_db_error(struct api_req *r, int rc, const char *what)
         break;
     default: api_error(r, 500, "Internal error", "storage failure"); break;
     }
+}
+
+void api_reply_deleted(struct api_req *r, int rc, const char *what)
+{
+    if (rc != DB_OK)
+        api_db_error(r, rc, what);
+    else
+        api_reply_text(r, 204, "application/json", "", 0);
 }
 
 json_t *api_body_object(struct api_req *r)

@@ -289,28 +289,40 @@ out:
     return rc;
 }
 
+json_t *api_lq_page(struct api_req *r, const struct api_lq *q, const struct api_lq_rows *rows,
+                    int count_only, int *n_kept)
+{
+    int *kept = NULL, i;
+    long long end = (long long)q->offset + q->limit;
+    json_t *a = NULL;
+
+    *n_kept = 0;
+    if (api_lq_select(r, q, rows, &kept, n_kept) != 0)
+        return NULL;
+    if (count_only) {
+        api_reply(r, 200, json_pack("{s:i}", "count", *n_kept));
+        goto out;
+    }
+    a = json_array();
+    for (i = q->offset; i < *n_kept && i < end; i++)
+        json_array_append_new(a, rows->to_json(r, (const char *)rows->base +
+                                                      (size_t)kept[i] * rows->size));
+out:
+    free(kept);
+    return a;
+}
+
 void api_lq_reply(struct api_req *r, const struct api_lq *q, const struct api_lq_rows *rows,
                   const char *key, int count_only)
 {
-    int *kept = NULL, n_kept = 0, i;
-    long long end;
-    json_t *a, *o;
+    long long end = (long long)q->offset + q->limit;
+    int n_kept;
+    json_t *a = api_lq_page(r, q, rows, count_only, &n_kept), *o;
 
-    if (api_lq_select(r, q, rows, &kept, &n_kept) != 0)
+    if (!a)
         return;
-    if (count_only) {
-        api_reply(r, 200, json_pack("{s:i}", "count", n_kept));
-        goto out;
-    }
-    end = (long long)q->offset + q->limit;
-    a = json_array();
-    for (i = q->offset; i < n_kept && i < end; i++)
-        json_array_append_new(a, rows->to_json(r, (const char *)rows->base +
-                                                      (size_t)kept[i] * rows->size));
     o = json_pack("{s:o}", key, a);
     if (o && n_kept > end)
         json_object_set_new(o, "next", json_integer(end));
     api_reply(r, 200, o);
-out:
-    free(kept);
 }
