@@ -78,63 +78,90 @@ static void fx_free(struct fx *f)
     tw_free(&f->w);
 }
 
-/* FGD's own case: a device half used. For a 1-GPU shape the half is a
- * fragment (500 of 1500 free); for a 0.5 shape nothing is. A 0.5 pod on
- * the half-used device leaves one whole device (0); on the empty one it
- * leaves two halves (1000 for the 1-GPU shape). */
+/* A node's measure and pods' rises, as a table: the world (fx_init), the
+ * mix (fx_mix), node 0's measure, and sched__frag_rise() of pods on node 0
+ * ("POD:DEVICES=RISE ..."). */
+struct measure_case {
+    const char *world, *mix;
+    int64_t node;
+    const char *rises;
+};
+
+static const struct measure_case measure_cases[] = {
+    /* FGD's own case: a device half used. For a 1-GPU shape the half is a
+     * fragment (500 of 1500 free); for a 0.5 shape nothing is. A 0.5 pod
+     * on the half-used device leaves one whole device (0); on the empty
+     * one it leaves two halves (1000 for the 1-GPU shape). */
+    {"node n1 2; wl half p 1 0 portion=500 on=n1:0x1; wl pod p 1 0 portion=500", "g=1; p=500", 500,
+     "pod:0x1=-500 pod:0x2=500"},
+    /* Weights count: 3 x the 1-GPU shape's 500 plus 2 x a 0.3 shape's 0
+     * (both devices have room for 0.3) = 1500; a 0.8 shape finds room only
+     * on the empty device: its F is 1500 - 1000 = 500, times 4. */
+    {"node n1 2; wl half p 1 0 portion=500 on=n1:0x1", "g=1 w=3; p=300 w=2; p=800 w=4",
+     3 * 500 + 2 * 0 + 4 * 500, ""},
+    /* Past FGD: CPU strands GPUs. Four empty GPUs and 8 cores; the shape
+     * asks 1 GPU and 4 cores, so the CPU feeds 2000 of the 4000 free: 2000
+     * are stranded (FGD says 0). A CPU-only pod of 4 cores strands one GPU
+     * more (+1000). A 1-GPU pod of 1 core leaves 3000 free and 7 cores,
+     * which feed 7/4 x 1000 = 1750 (in proportion: the rest of a core
+     * feeds smaller shapes): 1250 stranded, 750 fewer than before. */
+    {"node n1 4 cpu=8000; wl cpu p 1 0 cpu=4000; wl gpu p 1 1 cpu=1000", "g=1 cpu=4000", 2000,
+     "cpu:0=1000 gpu:0x1=-750"},
+    /* A shape that may not use the node (another node type) finds every
+     * free GPU a fragment; one that asks more devices than are empty too. */
+    {"node n1 2 type=mine", "g=1 type=other; g=4 w=10; g=2 w=100",
+     1 * 2000 + 10 * 2000 + 100 * 0, ""},
+    /* Past FGD: whole devices come in whole pods. Five empty GPUs of eight:
+     * a 4-GPU shape can use four of them, so 1000 are stranded (FGD counts
+     * none: one pod fits); a 2-GPU shape strands 1000 too, a 1-GPU shape
+     * nothing. A 1-GPU pod there leaves four: nothing stranded for any. */
+    {"node n1 8; wl busy p 1 3 on=n1:0x7; wl pod p 1 1", "g=4; g=2 w=10; g=1 w=100",
+     1 * 1000 + 10 * 1000 + 100 * 0, "pod:0x8=-11000"},
+};
+
+static void test_measures(void **unused)
+{
+    size_t i;
+
+    (void)unused;
+    for (i = 0; i < sizeof(measure_cases) / sizeof(measure_cases[0]); i++) {
+        const struct measure_case *m = &measure_cases[i];
+        char text[128], *word, *save = NULL, name[32];
+        unsigned long long devices;
+        long long rise;
+        struct fx f;
+
+        fx_init(&f, SCHED_FRAGMENTATION, m->world);
+        fx_mix(&f, m->mix);
+        fx_session(&f);
+        if (sched__frag_node(&f.ss, 0) != m->node)
+            fail_msg("case %zu: node 0 measures %lld, not %lld", i,
+                     (long long)sched__frag_node(&f.ss, 0), (long long)m->node);
+        snprintf(text, sizeof(text), "%s", m->rises);
+        for (word = strtok_r(text, " ", &save); word; word = strtok_r(NULL, " ", &save)) {
+            if (sscanf(word, "%31[^:]:%llx=%lld", name, &devices, &rise) != 3)
+                fail_msg("case %zu: cannot read \"%s\"", i, word);
+            if (sched__frag_rise(&f.ss, tw_wl(&f.w, name), 0, devices) != rise)
+                fail_msg("case %zu: %s rises %lld, not %lld", i, word,
+                         (long long)sched__frag_rise(&f.ss, tw_wl(&f.w, name), 0, devices), rise);
+        }
+        fx_free(&f);
+    }
+}
+
+/* The half-used device of the first case is where a 0.5 pod goes (rise
+ * -500). */
 static void test_half_used_device(void **unused)
 {
     struct fx f;
-    int pod;
     int64_t rise;
 
     (void)unused;
-    fx_init(&f, SCHED_FRAGMENTATION,
-            "node n1 2; wl half p 1 0 portion=500 on=n1:0x1; wl pod p 1 0 portion=500");
-    pod = tw_wl(&f.w, "pod");
-    fx_mix(&f, "g=1; p=500");
+    fx_init(&f, SCHED_FRAGMENTATION, measure_cases[0].world);
+    fx_mix(&f, measure_cases[0].mix);
     fx_session(&f);
-    assert_int_equal(sched__frag_node(&f.ss, 0), 500);
-    assert_int_equal(sched__frag_rise(&f.ss, pod, 0, 0x1), -500);
-    assert_int_equal(sched__frag_rise(&f.ss, pod, 0, 0x2), 500);
-    assert_int_equal(sched__frag_devices(&f.ss, pod, 0, &rise), 0x1);
+    assert_int_equal(sched__frag_devices(&f.ss, tw_wl(&f.w, "pod"), 0, &rise), 0x1);
     assert_int_equal(rise, -500);
-    fx_free(&f);
-}
-
-/* Weights count: 3 x the 1-GPU shape's 500 plus 2 x a 0.3 shape's 0
- * (both devices have room for 0.3) = 1500; a 0.8 shape finds room only on
- * the empty device: its F is 1500 - 1000 = 500, times 4. */
-static void test_weights_add_up(void **unused)
-{
-    struct fx f;
-
-    (void)unused;
-    fx_init(&f, SCHED_FRAGMENTATION, "node n1 2; wl half p 1 0 portion=500 on=n1:0x1");
-    fx_mix(&f, "g=1 w=3; p=300 w=2; p=800 w=4");
-    fx_session(&f);
-    assert_int_equal(sched__frag_node(&f.ss, 0), 3 * 500 + 2 * 0 + 4 * 500);
-    fx_free(&f);
-}
-
-/* Past FGD: CPU strands GPUs. Four empty GPUs and 8 cores; the shape asks
- * 1 GPU and 4 cores, so the CPU feeds 2000 of the 4000 free: 2000 are
- * stranded (FGD says 0). A CPU-only pod of 4 cores strands one GPU more
- * (+1000). A 1-GPU pod of 1 core leaves 3000 free and 7 cores, which feed
- * 7/4 x 1000 = 1750 (in proportion: the rest of a core feeds smaller
- * shapes): 1250 stranded, 750 fewer than before. */
-static void test_cpu_strands_gpus(void **unused)
-{
-    struct fx f;
-
-    (void)unused;
-    fx_init(&f, SCHED_FRAGMENTATION,
-            "node n1 4 cpu=8000; wl cpu p 1 0 cpu=4000; wl gpu p 1 1 cpu=1000");
-    fx_mix(&f, "g=1 cpu=4000");
-    fx_session(&f);
-    assert_int_equal(sched__frag_node(&f.ss, 0), 2000);
-    assert_int_equal(sched__frag_rise(&f.ss, tw_wl(&f.w, "cpu"), 0, 0), 1000);
-    assert_int_equal(sched__frag_rise(&f.ss, tw_wl(&f.w, "gpu"), 0, 0x1), -750);
     fx_free(&f);
 }
 
@@ -162,37 +189,6 @@ static void test_cpu_only_pod_by_rise(void **unused)
     assert_int_equal(rise, 0);
     tw_settle(&f.w);
     assert_int_equal(f.w.pods[pod][0].node, 1);
-    fx_free(&f);
-}
-
-/* A shape that may not use the node (another node type) finds every free
- * GPU a fragment; one that asks more devices than are empty too. */
-static void test_denied_and_too_big(void **unused)
-{
-    struct fx f;
-
-    (void)unused;
-    fx_init(&f, SCHED_FRAGMENTATION, "node n1 2 type=mine");
-    fx_mix(&f, "g=1 type=other; g=4 w=10; g=2 w=100");
-    fx_session(&f);
-    assert_int_equal(sched__frag_node(&f.ss, 0), 1 * 2000 + 10 * 2000 + 100 * 0);
-    fx_free(&f);
-}
-
-/* Past FGD: whole devices come in whole pods. Five empty GPUs of eight: a
- * 4-GPU shape can use four of them, so 1000 are stranded (FGD counts none:
- * one pod fits); a 2-GPU shape strands 1000 too, a 1-GPU shape nothing.
- * A 1-GPU pod there leaves four: nothing stranded for any of them. */
-static void test_whole_devices_in_whole_pods(void **unused)
-{
-    struct fx f;
-
-    (void)unused;
-    fx_init(&f, SCHED_FRAGMENTATION, "node n1 8; wl busy p 1 3 on=n1:0x7; wl pod p 1 1");
-    fx_mix(&f, "g=4; g=2 w=10; g=1 w=100");
-    fx_session(&f);
-    assert_int_equal(sched__frag_node(&f.ss, 0), 1 * 1000 + 10 * 1000 + 100 * 0);
-    assert_int_equal(sched__frag_rise(&f.ss, tw_wl(&f.w, "pod"), 0, 0x8), -11000);
     fx_free(&f);
 }
 
@@ -427,12 +423,9 @@ static void test_mix_window_steps(void **unused)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_measures),
         cmocka_unit_test(test_half_used_device),
-        cmocka_unit_test(test_weights_add_up),
-        cmocka_unit_test(test_cpu_strands_gpus),
         cmocka_unit_test(test_cpu_only_pod_by_rise),
-        cmocka_unit_test(test_denied_and_too_big),
-        cmocka_unit_test(test_whole_devices_in_whole_pods),
         cmocka_unit_test(test_cpu_shapes_ignored),
         cmocka_unit_test(test_measure_follows_placements),
         cmocka_unit_test(test_binpack_pools_skip_the_measure),
