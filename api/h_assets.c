@@ -834,7 +834,7 @@ int api_asset_users(struct api_req *r, const struct db_asset *a, char *out, size
 static void deleted(struct api_req *r, int status)
 {
     if (status == 204)
-        api_reply_text(r, 204, "application/json", "", 0);
+        api_reply_deleted(r, DB_OK, NULL);
     else
         api_reply(r, status, json_pack("{s:i, s:s}", "code", status, "message",
                                        "Request has been accepted."));

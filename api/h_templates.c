@@ -374,7 +374,7 @@ void api_h_template_delete(struct api_req *r)
 {
     struct db_asset a;
     char users[768], details[1024];
-    int busy, rc;
+    int busy;
 
     if (template_in(r, API_WL_READ, &a) != 0)
         return;
@@ -389,10 +389,8 @@ void api_h_template_delete(struct api_req *r)
         api_error(r, 403, "Forbidden", details);
     } else if (busy < 0) {
         api_db_error(r, busy, "cannot read what uses the template");
-    } else if ((rc = db_asset_delete(r->app->db, a.id)) == DB_OK) {
-        api_reply_text(r, 204, "application/json", "", 0);
     } else {
-        api_db_error(r, rc, "cannot delete the template");
+        api_reply_deleted(r, db_asset_delete(r->app->db, a.id), "cannot delete the template");
     }
     db_asset_clear(&a);
 }
