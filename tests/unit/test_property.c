@@ -375,17 +375,23 @@ static void holdings_of(const struct tcase *tc, struct holdings *h)
     holdings_without(tc, h, -1);
 }
 
-static int pool_allowed(const struct tcase *tc, const struct sched_workload *w, int pool)
+/* The pools workload w may use, in its order, into list: their count. */
+static int workload_pools(const struct tcase *tc, const struct sched_workload *w, int *list)
 {
     struct sched_state st;
-    int list[MAX_POOLS], n, i;
 
     memset(&st, 0, sizeof(st));
     st.pools = tc->pools;
     st.n_pools = tc->n_pools;
     st.queues = tc->queues;
     st.n_queues = tc->n_queues;
-    n = sched_workload_pools(&st, w, list, MAX_POOLS);
+    return sched_workload_pools(&st, w, list, MAX_POOLS);
+}
+
+static int pool_allowed(const struct tcase *tc, const struct sched_workload *w, int pool)
+{
+    int list[MAX_POOLS], n = workload_pools(tc, w, list), i;
+
     for (i = 0; i < n; i++)
         if (list[i] == pool)
             return 1;
@@ -952,15 +958,8 @@ static int setup_place(struct tcase *tc, int i, int pods)
 {
     struct sched_workload *w = &tc->wls[i];
     struct occupancy o;
-    int list[MAX_POOLS], n, pool, k;
-    struct sched_state st;
+    int list[MAX_POOLS], n = workload_pools(tc, w, list), pool, k;
 
-    memset(&st, 0, sizeof(st));
-    st.pools = tc->pools;
-    st.n_pools = tc->n_pools;
-    st.queues = tc->queues;
-    st.n_queues = tc->n_queues;
-    n = sched_workload_pools(&st, w, list, MAX_POOLS);
     pool = list[below(&tc->rng, n)];
     if (!quotas_allow(tc, i, pool, pods, !tc->np_loose))
         return 0;
@@ -1522,18 +1521,6 @@ static int check_gangs(struct pass *ps)
 
 static int runtime_protected(const struct tcase *tc, const struct sched_workload *v);
 
-/* What a queue may hold of GPU in a pool without being above its share. */
-static int64_t gpu_allocatable(const struct pass *ps, int q, int pool)
-{
-    const struct sched_share *s = sched_result_share(&ps->res, q, pool);
-    int64_t d = s->deserved[SCHED_GPU], limit = quota_of(ps->tc, q, pool, SCHED_GPU)->limit;
-    int64_t a = d == SCHED_UNLIMITED || d > s->fair[SCHED_GPU] ? d : s->fair[SCHED_GPU];
-
-    if (a == SCHED_UNLIMITED)
-        return limit >= 0 ? limit : INT64_MAX;
-    return limit >= 0 && limit < a ? limit : a;
-}
-
 /* What queue q may hold of resource r in a pool without being above its
  * share: min(max(deserved, fair share), limit); INT64_MAX: no bound. */
 static int64_t allocatable(const struct pass *ps, int q, int pool, int r)
@@ -1648,7 +1635,7 @@ static int check_detail(struct pass *ps, const struct sched_pending *p, const st
         if (p->reason != SCHED_R_QUEUE_FAIR_SHARE_REACHED || p->pool < 0)
             return broken(ps, "%s: share detail with reason %s", name, sched_reason_name(p->reason));
         for (q = 0; q < tc->n_queues; q++) {
-            int above = h->all[q][p->pool][SCHED_GPU] > gpu_allocatable(ps, q, p->pool);
+            int above = h->all[q][p->pool][SCHED_GPU] > allocatable(ps, q, p->pool, SCHED_GPU);
             if (q == p->queue || tc->queues[q].parent < 0 || !above)
                 continue;
             if (p->detail == SCHED_D_WITHIN_SHARE)
@@ -1656,7 +1643,8 @@ static int check_detail(struct pass *ps, const struct sched_pending *p, const st
                               tc->queues[q].name, (long long)h->all[q][p->pool][SCHED_GPU]);
         }
         if (p->detail == SCHED_D_NOT_RECLAIMABLE &&
-            h->all[p->other_queue][p->pool][SCHED_GPU] <= gpu_allocatable(ps, p->other_queue, p->pool))
+            h->all[p->other_queue][p->pool][SCHED_GPU] <=
+                allocatable(ps, p->other_queue, p->pool, SCHED_GPU))
             return broken(ps, "%s: %s is said to be above its share", name,
                           tc->queues[p->other_queue].name);
     }

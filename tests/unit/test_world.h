@@ -190,8 +190,8 @@ static inline int tw_find(const void *elems, int n, size_t size, size_t at, cons
  * name; -1 if there is none. */
 static inline int tw_wl(const struct tw *w, const char *name)
 {
-    return tw_find(w->wl, w->st.n_workloads, sizeof(w->wl[0]), offsetof(struct sched_workload, name),
-                   name);
+    return tw_find(w->wl, w->st.n_workloads, sizeof(w->wl[0]),
+                   offsetof(struct sched_workload, name), name);
 }
 
 static inline int tw_q(const struct tw *w, const char *name)
@@ -258,7 +258,8 @@ static inline void tw_item_wl(struct tw *w, char **a, int n)
     const char *on = tw_opt(a, 5, n, "on", NULL), *seq = tw_opt(a, 5, n, "seq", NULL);
     const char *pre = tw_opt(a, 5, n, "preemptible", NULL);
     int i = tw_workload(w, a[1], tw_q(w, a[2]), atoi(a[3]), atoi(a[4]),
-                        atoll(tw_opt(a, 5, n, "portion", "0")), atoi(tw_opt(a, 5, n, "prio", "50")));
+                        atoll(tw_opt(a, 5, n, "portion", "0")),
+                        atoi(tw_opt(a, 5, n, "prio", "50")));
 
     sched_type_parse(tw_opt(a, 5, n, "kind", "training"), &w->wl[i].type);
     w->wl[i].min_pods = atoi(tw_opt(a, 5, n, "min", a[3]));
@@ -351,10 +352,12 @@ static inline void tw_item(struct tw *w, char **a, int n)
         tw_item_node(w, a, n);
     } else if (strcmp(a[0], "queue") == 0 && n >= 3) {
         int q = tw_queue(w, a[1], tw_q(w, tw_opt(a, 3, n, "parent", "")), atof(a[2]),
-                         atof(tw_opt(a, 3, n, "limit", "-1")), atoi(tw_opt(a, 3, n, "weight", "1")));
+                         atof(tw_opt(a, 3, n, "limit", "-1")),
+                         atoi(tw_opt(a, 3, n, "weight", "1")));
 
         w->queues[q].rank = atoi(tw_opt(a, 3, n, "rank", "0"));
-        w->queues[q].n_default_pools = tw_pools(tw_opt(a, 3, n, "pools", NULL), w->pool_lists[0][q]);
+        w->queues[q].n_default_pools =
+            tw_pools(tw_opt(a, 3, n, "pools", NULL), w->pool_lists[0][q]);
         w->queues[q].default_pools = w->queues[q].n_default_pools ? w->pool_lists[0][q] : NULL;
     } else if (strcmp(a[0], "wl") == 0 && n >= 5) {
         tw_item_wl(w, a, n);
