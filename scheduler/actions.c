@@ -34,22 +34,35 @@
 
 typedef int (*attempt_fn)(struct sched_session *ss, int w, int pool);
 
-static int attempt_allocate(struct sched_session *ss, int w, int pool)
+/* An attempt is two steps: what it checks of the pool as a whole first
+ * (quotas, shares: the same in every topology domain, so checked once,
+ * sched__topo_attempt()), then what it does; NULL: nothing to check. */
+struct attempt {
+    int action;
+    attempt_fn ready, fn;
+};
+
+static int allocate_ready(struct sched_session *ss, int w, int pool)
 {
     struct ss_verdict v;
-    int pods = sched__pods_to_place(ss, w);
 
-    if (!sched__capacity_check(ss, w, pool, pods, &v))
-        return 0;
-    return sched__place_pods(ss, w, pool, pods, SCHED_ACT_ALLOCATE);
+    return sched__capacity_check(ss, w, pool, sched__pods_to_place(ss, w), &v);
+}
+
+static int attempt_allocate(struct sched_session *ss, int w, int pool)
+{
+    return sched__place_pods(ss, w, pool, sched__pods_to_place(ss, w), SCHED_ACT_ALLOCATE);
+}
+
+static int reclaim_ready(struct sched_session *ss, int w, int pool)
+{
+    struct ss_verdict v;
+
+    return sched__reclaimer_within_share(ss, w, pool, sched__pods_to_place(ss, w), &v);
 }
 
 static int attempt_reclaim(struct sched_session *ss, int w, int pool)
 {
-    struct ss_verdict v;
-
-    if (!sched__reclaimer_within_share(ss, w, pool, sched__pods_to_place(ss, w), &v))
-        return 0;
     return sched__evict_for(ss, w, pool, SCHED_ACT_RECLAIM);
 }
 
@@ -191,15 +204,23 @@ static uint32_t known_bit(int action, int pool)
                                          : 0;
 }
 
+/* The attempt in pool: its checks, then what it does, domain by domain for
+ * a workload that asks a topology. */
+static int attempt_in(struct sched_session *ss, int w, int pool, const struct attempt *a)
+{
+    return sched__topo_attempt(ss, w, pool, a->action, a->ready, a->fn);
+}
+
 /* Tests (ss_known.check): the answered attempt is made after all; it must
  * fail, noting a hopeless shape exactly when the settled one did, unless
  * the hopeless table ends it first. */
-static void check_answer(struct sched_session *ss, int w, int pool, attempt_fn fn, int noted)
+static void check_answer(struct sched_session *ss, int w, int pool, const struct attempt *a,
+                         int noted)
 {
     struct ss_mark mark = sched__mark(ss);
 
     ss->attempt_trace = SS_TRACE_QUIET;
-    if (sched__topo_attempt(ss, w, pool, SCHED_ACT_RECLAIM, fn)) {
+    if (attempt_in(ss, w, pool, a)) {
         ss->known->wrong++;
         sched__rollback(ss, mark);
     } else if (ss->attempt_trace != SS_TRACE_UNKNOWN &&
@@ -221,8 +242,9 @@ static void record_bits(struct ss_known *k, int w, uint32_t bits)
 
 /* 1 when w's attempt in pool fails as it did in the settled cycle: the
  * pool is as it was then (w's pods, if any, are there, so w is too). */
-static int known_to_fail(struct sched_session *ss, int w, int pool, int action, attempt_fn fn)
+static int known_to_fail(struct sched_session *ss, int w, int pool, const struct attempt *a)
 {
+    int action = a->action;
     struct ss_known *k = ss->known;
     uint32_t bit = known_bit(action, pool), was;
 
@@ -231,7 +253,7 @@ static int known_to_fail(struct sched_session *ss, int w, int pool, int action, 
         return 0;
     was = k->fail[w] & (bit | bit << 16);
     if (k->check)
-        check_answer(ss, w, pool, fn, (was & bit << 16) != 0);
+        check_answer(ss, w, pool, a, (was & bit << 16) != 0);
     else if (was & bit << 16)
         sched__note_known_failure(ss, w, pool, action);
     if (w < k->n_record)
@@ -252,34 +274,41 @@ static void note_failure(struct sched_session *ss, int w, int pool, int action)
 }
 
 /* Tries each pool of w: its own pool if pods already run, else its list. */
-static int attempt_pools(struct sched_session *ss, int w, int action, attempt_fn fn)
+static int attempt_pools(struct sched_session *ss, int w, const struct attempt *a)
 {
     const struct ss_wl *x = &ss->wl[w];
     int i, n = x->pool >= 0 ? 1 : x->n_pools;
 
     for (i = 0; i < n; i++) {
         int p = x->pool >= 0 ? x->pool : x->pools[i];
-        if (known_to_fail(ss, w, p, action, fn))
+        if (known_to_fail(ss, w, p, a))
             continue;
         ss->attempt_trace = SS_TRACE_QUIET;
-        if (sched__topo_attempt(ss, w, p, action, fn))
+        if (attempt_in(ss, w, p, a))
             return 1;
-        note_failure(ss, w, p, action);
+        note_failure(ss, w, p, a->action);
     }
     return 0;
 }
 
-static void run_action(struct sched_session *ss, int action, attempt_fn fn)
+static const struct attempt attempts[] = {
+    {SCHED_ACT_ALLOCATE, allocate_ready, attempt_allocate},
+    {SCHED_ACT_CONSOLIDATE, sched__consolidate_ready, attempt_consolidate},
+    {SCHED_ACT_RECLAIM, reclaim_ready, attempt_reclaim},
+    {SCHED_ACT_PREEMPT, NULL, attempt_preempt},
+};
+
+static void run_action(struct sched_session *ss, const struct attempt *a)
 {
-    struct ss_iter *it = sched__iter_new(ss, action);
-    int w;
+    struct ss_iter *it = sched__iter_new(ss, a->action);
+    int action = a->action, w;
 
     if (!it) {
         ss->oom = 1;
         return;
     }
     while ((w = sched__iter_next(it)) >= 0) {
-        int first = ss->n_decisions, ok = attempt_pools(ss, w, action, fn), i;
+        int first = ss->n_decisions, ok = attempt_pools(ss, w, a), i;
         if (ok && action == SCHED_ACT_ALLOCATE)
             ss->wl[w].flags |= WL_TOUCHED;
         sched__iter_done(it, w, ok);
@@ -292,42 +321,33 @@ static void run_action(struct sched_session *ss, int action, attempt_fn fn)
 
 void sched__act_allocate(struct sched_session *ss)
 {
-    run_action(ss, SCHED_ACT_ALLOCATE, attempt_allocate);
+    run_action(ss, &attempts[0]);
 }
 
 void sched__act_consolidate(struct sched_session *ss)
 {
-    run_action(ss, SCHED_ACT_CONSOLIDATE, attempt_consolidate);
+    run_action(ss, &attempts[1]);
 }
 
 void sched__act_reclaim(struct sched_session *ss)
 {
-    run_action(ss, SCHED_ACT_RECLAIM, attempt_reclaim);
+    run_action(ss, &attempts[2]);
 }
 
 void sched__act_preempt(struct sched_session *ss)
 {
-    run_action(ss, SCHED_ACT_PREEMPT, attempt_preempt);
+    run_action(ss, &attempts[3]);
 }
 
 int sched__would_start(struct sched_session *ss, int w)
 {
-    static const struct {
-        int action;
-        attempt_fn fn;
-    } attempts[] = {
-        {SCHED_ACT_ALLOCATE, attempt_allocate},
-        {SCHED_ACT_CONSOLIDATE, attempt_consolidate},
-        {SCHED_ACT_RECLAIM, attempt_reclaim},
-        {SCHED_ACT_PREEMPT, attempt_preempt},
-    };
     uint64_t version = ss->version;
     size_t i;
 
     for (i = 0; i < sizeof(attempts) / sizeof(attempts[0]); i++) {
         if (!sched__is_candidate(ss, w, attempts[i].action))
             continue;
-        if (attempt_pools(ss, w, attempts[i].action, attempts[i].fn) || ss->n_decisions > 0 ||
+        if (attempt_pools(ss, w, &attempts[i]) || ss->n_decisions > 0 ||
             ss->version != version || ss->oom)
             return 1;
     }

@@ -10,7 +10,9 @@
  *         each node once per kind of constraint, not once per workload.
  * Step 2  per class, rank[node]: 0 where the node is not allowed, else
  *         1 + the position of the node's type in the workload's list
- *         (1 for every allowed node when it names no types).
+ *         (1 for every allowed node when it names no types); rank[n_nodes]
+ *         is 1 when every node has rank 1 (a class of topology levels
+ *         alone: no node is excluded).
  * Step 3  placement and the victim search ask sched__node_rank(), O(1).
  * Step 4  sched__class_extend(): a workload appended to a kept session
  *         (session.c's Step 4) finds its class among the existing ones,
@@ -229,9 +231,12 @@ static int class_new(struct sched_session *ss, int w)
 
     if (!rank)
         return SCHED_ENOMEM;
+    rank[ss->n_nodes] = 1;   /* every node of rank 1 (a topology's class alone) */
     for (n = 0; n < ss->n_nodes; n++) {
         int r = node_rank_of(wl, &ss->in->nodes[n]);
         rank[n] = (int8_t)(r > 127 ? 127 : r);
+        if (r != 1)
+            rank[ss->n_nodes] = 0;
     }
     ss->class_rank[c] = rank;
     ss->class_first[c] = w;

@@ -867,7 +867,9 @@ int sched__pool_can_ever_fit(const struct sched_session *ss, int w, int pool, in
 {
     const struct ss_pool *p = &ss->pools[pool];
     const struct sched_workload *wl = ss_w(ss, w);
-    const int8_t *rank = ss->wl[w].cls ? ss->class_rank[ss->wl[w].cls] : NULL;
+    int c = ss->wl[w].cls;
+    /* a class that excludes no node counts as none (the uniform pool's sum) */
+    const int8_t *rank = c && !ss->class_rank[c][ss->n_nodes] ? ss->class_rank[c] : NULL;
     int64_t total = 0;
     int i;
 

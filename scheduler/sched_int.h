@@ -158,6 +158,9 @@ struct ss_topo_level {
     int *first;               /* [n_dom + 1]: domain d's nodes are nodes[first[d]..first[d+1]) */
     int *nodes;               /* node indices by domain, each domain's in name order */
     int *busy;                /* [n_dom] its nodes with a GPU in use */
+    int64_t *free, *cap;      /* [n_dom] GPU free and in all over its ready nodes, as the
+                                 pool was at version room_at - 1 (room_at 0: not yet) */
+    uint64_t room_at;
 };
 struct ss_topo {
     int n_levels;             /* 0: the pool has no topology */
@@ -348,7 +351,6 @@ struct sched_session {
     const int *topo_nodes;            /* the domain's nodes, topo_n of them */
     int topo_n;
     int *topo_order, *topo_tmp;       /* scratch: domains of one level */
-    int64_t *topo_free, *topo_cap;
 };
 
 static inline struct ss_qp *ss_qp(struct sched_session *ss, int q, int p)
@@ -462,9 +464,10 @@ int sched__topo_build(struct sched_session *ss);
 int sched__topo_asks(const struct sched_session *ss, const struct sched_workload *wl);
 /* Has w a required level in pool (its pods stay inside one domain)? */
 int sched__topo_pinned(const struct sched_session *ss, int w, int pool);
-/* An action's attempt fn of w in pool, domain by domain as w asks. */
+/* An action's attempt of w in pool: ready (NULL: none) checks the pool as
+ * a whole, once; then fn, domain by domain as w asks. */
 int sched__topo_attempt(struct sched_session *ss, int w, int pool, int action,
-                        sched__attempt_fn fn);
+                        sched__attempt_fn ready, sched__attempt_fn fn);
 /* node_add(): the node started (delta 1) or stopped (-1) using a GPU. */
 void sched__topo_node_busy(struct sched_session *ss, int node, int delta);
 /* Empty domains (of more than one node) a pod on node would open. */
@@ -659,7 +662,10 @@ int sched__reclaimer_within_share(struct sched_session *ss, int w, int pool, int
 int sched__protected_victims(struct sched_session *ss, int w, int pool, int *queue,
                              int64_t *wait_ms);
 
-/* consolidate, stale gangs, reasons */
+/* consolidate, stale gangs, reasons: what consolidation checks of the pool
+ * before it tries (moves allowed, a packing pool, free GPU, quotas), then
+ * the try itself (which assumes them) */
+int sched__consolidate_ready(struct sched_session *ss, int w, int pool);
 int sched__try_consolidate(struct sched_session *ss, int w, int pool);
 void sched__stale_gangs(struct sched_session *ss, int64_t *stale_out);
 int sched__any_stale_candidate(const struct sched_session *ss);

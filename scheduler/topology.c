@@ -47,6 +47,7 @@
 #include <string.h>
 
 #define TOPO_VICTIM_TRIES 16
+#define TOPO_PICKS 4          /* tries picked one at a time before the rest are sorted */
 #define TOPO_LACKS (-2)
 
 /* ---- Step 1: domains ---- */
@@ -77,7 +78,11 @@ static int level_domains(struct sched_session *ss, int p, const char *key, struc
     lv->first = sched__calloc(ss->arena, (size_t)n + 2, sizeof(int));
     lv->nodes = sched__calloc(ss->arena, (size_t)n + 1, sizeof(int));
     lv->busy = sched__calloc(ss->arena, (size_t)n + 1, sizeof(int));
-    if (!slot || !value || !lv->dom || !lv->first || !lv->nodes || !lv->busy)
+    lv->free = sched__calloc(ss->arena, (size_t)n + 1, sizeof(int64_t));
+    lv->cap = sched__calloc(ss->arena, (size_t)n + 1, sizeof(int64_t));
+    lv->room_at = 0;
+    if (!slot || !value || !lv->dom || !lv->first || !lv->nodes || !lv->busy || !lv->free ||
+        !lv->cap)
         return SCHED_ENOMEM;
     lv->n_dom = 0;
     for (i = 0; i < n; i++) {
@@ -164,9 +169,7 @@ int sched__topo_build(struct sched_session *ss)
     }
     ss->topo_order = sched__calloc(ss->arena, (size_t)scratch, sizeof(int));
     ss->topo_tmp = sched__calloc(ss->arena, (size_t)scratch, sizeof(int));
-    ss->topo_free = sched__calloc(ss->arena, (size_t)scratch, sizeof(int64_t));
-    ss->topo_cap = sched__calloc(ss->arena, (size_t)scratch, sizeof(int64_t));
-    if (!ss->topo_order || !ss->topo_tmp || !ss->topo_free || !ss->topo_cap)
+    if (!ss->topo_order || !ss->topo_tmp)
         return SCHED_ENOMEM;
     return SCHED_OK;
 }
@@ -312,11 +315,15 @@ static int try_domain(struct sched_session *ss, int w, int pool, int l, int d, s
     return ok;
 }
 
-/* Each domain's free and total GPU over its ready nodes (topo_free, topo_cap). */
-static void domain_room(struct sched_session *ss, const struct ss_topo_level *lv)
+/* Each domain's free and total GPU over its ready nodes (lv->free, lv->cap),
+ * found again only when the pool's placements changed (its version). */
+static void domain_room(struct sched_session *ss, int pool, struct ss_topo_level *lv)
 {
     int d, i;
 
+    if (lv->room_at == ss->pool_version[pool] + 1)
+        return;
+    lv->room_at = ss->pool_version[pool] + 1;
     for (d = 0; d < lv->n_dom; d++) {
         int64_t free = 0, cap = 0;
         for (i = lv->first[d]; i < lv->first[d + 1]; i++) {
@@ -326,8 +333,8 @@ static void domain_room(struct sched_session *ss, const struct ss_topo_level *lv
             free += n->gpu_free;
             cap += (int64_t)n->n_gpus * SCHED_MILLI;
         }
-        ss->topo_free[d] = free;
-        ss->topo_cap[d] = cap;
+        lv->free[d] = free;
+        lv->cap[d] = cap;
     }
 }
 
@@ -345,44 +352,69 @@ static int domain_before(const void *ctx, int a, int b)
     return a < b;
 }
 
+/* Moves the k first of order[0..n) in domain_before()'s order (strict and
+ * total: the order a sort gives) to its front, the others after them. */
+static void select_first(int *order, int n, int k, const struct order_ctx *c)
+{
+    int i, j, best, t;
+
+    for (i = 0; i < k && i < n; i++) {
+        for (best = i, j = i + 1; j < n; j++)
+            if (domain_before(c, order[j], order[best]))
+                best = j;
+        t = order[i];
+        order[i] = order[best];
+        order[best] = t;
+    }
+}
+
 /* The tries at level l: the placed pods' domain, or every domain that may
  * hold the pods, in the action's order. */
 static int try_level(struct sched_session *ss, int w, int pool, int action, int l, int req,
                      sched__attempt_fn fn)
 {
     const struct ss_topo *t = &ss->topo[pool];
-    const struct ss_topo_level *lv = &t->level[l];
+    struct ss_topo_level *lv = &t->level[l];
     const struct ss_topo_level *rq = req >= 0 && req != l ? &t->level[req] : NULL;
     int64_t need = gpu_need(ss, w, sched__pods_to_place(ss, w));
     int victims = action == SCHED_ACT_RECLAIM || action == SCHED_ACT_PREEMPT;
-    struct order_ctx c = {ss->topo_free, action != SCHED_ACT_ALLOCATE};
+    struct order_ctx c = {lv->free, action != SCHED_ACT_ALLOCATE};
     int d, n = 0, i;
 
     if (ss->wl[w].n_placed > 0) {
         d = placed_domain(ss, w, lv);
         return d >= 0 && try_domain(ss, w, pool, l, d, fn);
     }
-    domain_room(ss, lv);
+    domain_room(ss, pool, lv);
     for (d = 0; d < lv->n_dom; d++)
-        if (ss->topo_cap[d] >= need &&
-            (action != SCHED_ACT_ALLOCATE || ss->topo_free[d] >= need) &&
+        if (lv->cap[d] >= need && (action != SCHED_ACT_ALLOCATE || lv->free[d] >= need) &&
             within_one(ss, lv, d, rq))
             ss->topo_order[n++] = d;
-    sched__sort_with(ss->topo_order, ss->topo_tmp, n, domain_before, &c);
-    if (victims && n > TOPO_VICTIM_TRIES)
+    if (victims && n > TOPO_VICTIM_TRIES) {
+        select_first(ss->topo_order, n, TOPO_VICTIM_TRIES, &c);
         n = TOPO_VICTIM_TRIES;
-    for (i = 0; i < n; i++)
+    }
+    for (i = 0; i < n; i++) {
+        /* the first tries most often place it: picked one by one, the rest
+         * sorted only if it comes to them */
+        if (i < TOPO_PICKS)
+            select_first(ss->topo_order + i, n - i, 1, &c);
+        else if (i == TOPO_PICKS)
+            sched__sort_with(ss->topo_order + i, ss->topo_tmp, n - i, domain_before, &c);
         if (try_domain(ss, w, pool, l, ss->topo_order[i], fn))
             return 1;
+    }
     return 0;
 }
 
 int sched__topo_attempt(struct sched_session *ss, int w, int pool, int action,
-                        sched__attempt_fn fn)
+                        sched__attempt_fn ready, sched__attempt_fn fn)
 {
     int req, pref, l, top;
     int victims = action == SCHED_ACT_RECLAIM || action == SCHED_ACT_PREEMPT;
 
+    if (ready && !ready(ss, w, pool))
+        return 0;
     if (!levels_in(ss, w, pool, &req, &pref))
         return fn(ss, w, pool);
     if (req == TOPO_LACKS)
@@ -400,7 +432,7 @@ int sched__topo_diagnose(struct sched_session *ss, int w, int pool, int pods,
                          struct sched_pending *p, int stage)
 {
     const struct sched_workload *wl = ss_w(ss, w);
-    const struct ss_topo_level *lv;
+    struct ss_topo_level *lv;
     int req, pref, d, placed;
     int64_t need = gpu_need(ss, w, pods), most_free = 0, most_cap = 0;
 
@@ -419,13 +451,13 @@ int sched__topo_diagnose(struct sched_session *ss, int w, int pool, int pods,
         return 1;
     }
     lv = &ss->topo[pool].level[req];
-    domain_room(ss, lv);
+    domain_room(ss, pool, lv);
     placed = ss->wl[w].n_placed > 0 ? placed_domain(ss, w, lv) : -2;
     for (d = 0; d < lv->n_dom; d++) {
         if (placed != -2 && d != placed)
             continue;
-        most_free = ss_max(most_free, ss->topo_free[d]);
-        most_cap = ss_max(most_cap, ss->topo_cap[d]);
+        most_free = ss_max(most_free, lv->free[d]);
+        most_cap = ss_max(most_cap, lv->cap[d]);
     }
     if (stage == 0 ? most_cap >= need || wl->n_pods == 1 : most_free >= need)
         return 0;   /* one pod that no domain holds: no node does (the usual never-fits) */

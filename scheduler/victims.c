@@ -3003,23 +3003,26 @@ static int consolidate_one(struct search *s, int *moves)
     return 1;
 }
 
-int sched__try_consolidate(struct sched_session *ss, int j, int pool)
+int sched__consolidate_ready(struct sched_session *ss, int j, int pool)
 {
     const struct sched_pool *cfg = &ss->in->pools[pool];
-    const struct ss_pool *p = &ss->pools[pool];
-    struct search s;
-    struct ss_mark mark;
     struct ss_verdict v;
-    int64_t free_gpu = 0;
-    int pods = sched__pods_to_place(ss, j), i, moves = 0;
+    int pods = sched__pods_to_place(ss, j);
 
     /* the pool packs what j asks: GPUs (whatever it does with CPU-only pods), or CPU */
     if (ss->cfg->max_consolidation_moves <= 0 ||
         (ss->wl[j].req[SCHED_GPU] > 0 ? cfg->gpu_placement : cfg->cpu_placement) == SCHED_SPREAD)
         return 0;
-    free_gpu = p->gpu_free;
-    if (free_gpu < ss->wl[j].req[SCHED_GPU] * pods || !sched__capacity_check(ss, j, pool, pods, &v))
-        return 0;
+    return ss->pools[pool].gpu_free >= ss->wl[j].req[SCHED_GPU] * pods &&
+           sched__capacity_check(ss, j, pool, pods, &v);
+}
+
+int sched__try_consolidate(struct sched_session *ss, int j, int pool)
+{
+    struct search s;
+    struct ss_mark mark;
+    int pods = sched__pods_to_place(ss, j), i, moves = 0;
+
     if (search_init(&s, ss, j, pool, MODE_MOVE) != SCHED_OK)
         return 0;
     mark = sched__mark(ss);

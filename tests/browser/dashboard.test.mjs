@@ -663,6 +663,13 @@ test('node pools created and edited from the page; a measured node; devices from
     assert.deepEqual(shown.sort(), [...(held[n] || [])].sort(), `the devices of ${n}`);
   }
   await shot(page, 'nodes-desktop-light');
+  // a network topology on gpu-lab (the agent's label lab, then the host):
+  // its nodes are grouped by domain, lab-1's the value of its label lab
+  const labs = await call('POST', '/api/v1/network-topologies',
+    {name: 'labs', clusterId, levels: ['lab', 'kubernetes.io/hostname']}, adminToken, 201);
+  await call('PATCH', `/api/v1/node-pools/${lab.id}`, {networkTopologyId: labs.id});
+  await expectCell(page, 'nodes-table', 'lab-1', 'Domain', 'gpu');
+  await call('DELETE', `/api/v1/network-topologies/${labs.id}`, undefined, adminToken, 204);
   // the overview: one allocated GPU measured, and idle
   await go(page, '#/overview');
   await page.locator('#card-idle .card-value').filter({hasText: /^1$/}).waitFor();

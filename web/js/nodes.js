@@ -2,8 +2,10 @@
 // guaranteed runtime, time-based fairshare, nodes ready, GPUs allocated and
 // free) and nodes (status, GPU type, used and free GPUs drawn per device
 // from the pods' own device indices, utilisation where an agent measures
-// it), filterable by pool and name (#/nodes?pool=&q=). System
-// administrators create, edit and delete node pools here.
+// it), filterable by pool and name (#/nodes?pool=&q=). In a pool that
+// names a network topology, nodes are grouped by domain: a Domain column
+// (the node's value at each level but the host, widest first) orders them.
+// System administrators create, edit and delete node pools here.
 
 import {api, get} from './api.js';
 import {h, fill, fillIn, gpu, meter, badge, notice, formDialog, confirmDialog} from './dom.js';
@@ -12,6 +14,15 @@ const MAX_ROWS = 500;
 let el = {};
 const filt = {pool: '', q: ''};
 let agentNodes = new Map(); // node name -> agent's view (devices with figures)
+let poolLevels = new Map(); // pool name -> its network topology's levels (none: absent)
+
+// The node's domain in its pool's topology: its values at every level but
+// the host, widest first ('' when its pool has no topology).
+export function domainOf(n, levels) {
+  if (!levels || !levels.length) return '';
+  return levels.filter((l) => l !== 'kubernetes.io/hostname')
+    .map((l) => (n.labels && n.labels[l]) || '?').join(' / ');
+}
 
 function applyParams(params) {
   filt.pool = params.get('pool') || '';
@@ -56,14 +67,21 @@ export default {
   },
 
   async refresh(ctx, signal) {
-    const [pl, nd, ag] = await Promise.all([
+    const [pl, nd, ag, tp] = await Promise.all([
       get('/api/v1/node-pools', {signal}),
       get('/api/v1/nodes', {signal}),
       get('/api/v1/agent/nodes', {signal}).catch((e) => {
         if (e.name === 'AbortError') throw e;
         return {nodes: []};
       }),
+      get('/api/v1/network-topologies', {signal}).catch((e) => {
+        if (e.name === 'AbortError') throw e;
+        return {networkTopologies: []};
+      }),
     ]);
+    const levelsOf = new Map((tp.networkTopologies || []).map((t) => [t.id, t.levels || []]));
+    poolLevels = new Map((pl.nodepools || []).filter((p) => p.networkTopologyId)
+      .map((p) => [p.name, levelsOf.get(p.networkTopologyId) || []]));
     const pools = (pl.nodepools || []).slice().sort((a, b) => a.name.localeCompare(b.name));
     const nodes = nd.nodes || [];
     agentNodes = new Map((ag.nodes || []).map((n) => [n.name || n.nodeName, n]));
@@ -165,11 +183,18 @@ function utilisation(n) {
 function renderNodes(nodes) {
   const shown = nodes.filter((n) => (!filt.pool || n.nodePool === filt.pool) &&
     (!filt.q || n.name.includes(filt.q)));
+  const domain = new Map(shown.map((n) => [n.name, domainOf(n, poolLevels.get(n.nodePool))]));
+  const grouped = [...domain.values()].some(Boolean);
+  if (grouped) {
+    shown.sort((a, b) => (a.nodePool || '').localeCompare(b.nodePool || '') ||
+      domain.get(a.name).localeCompare(domain.get(b.name)) || a.name.localeCompare(b.name));
+  }
   if (!shown.length) {
     fillIn(el.nodes, notice('empty', nodes.length ? 'No nodes match these filters.' : 'No nodes.'));
     return;
   }
-  const cols = ['Node', 'Node pool', 'Status', 'GPU type', 'GPUs', 'Used', 'Free', 'Devices', 'GPU utilisation'];
+  const cols = ['Node', 'Node pool', 'Status', 'GPU type', 'GPUs', 'Used', 'Free', 'Devices', 'GPU utilisation',
+    ...(grouped ? ['Domain'] : [])];
   fillIn(el.nodes,
     shown.length > MAX_ROWS ? notice('info', `Showing ${MAX_ROWS} of ${shown.length} nodes; filter to see the others.`) : null,
     h('table', {class: 'data cards-on-phone', id: 'nodes-table', 'aria-label': 'Nodes'},
@@ -186,7 +211,8 @@ function renderNodes(nodes) {
           td(5, gpu(n.allocatedGpus), 'num'),
           td(6, gpu(n.freeGpus), 'num'),
           td(7, devices(n)),
-          td(8, utilisation(n)));
+          td(8, utilisation(n)),
+          grouped ? td(9, domain.get(n.name) || '-') : null);
       }))));
 }
 

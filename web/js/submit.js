@@ -4,7 +4,9 @@
 // its free quota per node pool, and what this request does to it, shown as
 // the form is filled), image, command, arguments, GPUs (devices, a portion
 // of each, or an amount of GPU memory), CPU and memory, node pools in
-// order of preference, node type, environment variables, priority and
+// order of preference, node type, topology levels (required and preferred:
+// the levels of the network topologies, docs/scheduler.md), environment
+// variables, priority and
 // preemptibility, and per type: parallel pods (training), workers and
 // framework (distributed), replicas (inference). It may start from a
 // workload template, an environment and a compute resource (their values
@@ -143,13 +145,16 @@ export async function submitForm(ctx, projects, currentProject, opened) {
   let poolInfo = [];
   let departments = [];
   let assets = {environment: [], compute: [], template: []};
+  let levels = [];
   const entries = (path) => get(path).then((r) => r.entries || []).catch(() => []);
   try {
-    const [n, p, d, envs, comps, tpls] = await Promise.all([get('/api/v1/nodes'), get('/api/v1/node-pools'),
+    const [n, p, d, envs, comps, tpls, t] = await Promise.all([get('/api/v1/nodes'), get('/api/v1/node-pools'),
       get('/api/v1/org-unit/departments').catch(() => ({departments: []})),
       entries('/api/v1/asset/environment'), entries('/api/v1/asset/compute'),
-      entries('/api/v1/workload-templates')]);
+      entries('/api/v1/workload-templates'),
+      get('/api/v1/network-topologies').catch(() => ({networkTopologies: []}))]);
     nodes = n.nodes || [];
+    levels = [...new Set((t.networkTopologies || []).flatMap((x) => x.levels || []))];
     poolInfo = p.nodepools || [];
     pools = poolInfo.map((x) => x.name).sort();
     departments = d.departments || [];
@@ -188,6 +193,9 @@ export async function submitForm(ctx, projects, currentProject, opened) {
     cpu: input({name: 'cpu', type: 'number', min: 0, step: 'any', placeholder: 'none'}),
     memory: input({name: 'memory', placeholder: '8G'}),
     nodeType: choice('nodeType', [{value: '', label: 'Any'}, ...nodeTypes.map((t) => ({value: t, label: t}))], ''),
+    required: choice('requiredPlacement', [{value: '', label: 'None'}, ...levels.map((l) => ({value: l, label: l}))], ''),
+    preferred: choice('preferredPlacement', [{value: '', label: 'None (distributed: the narrowest level)'},
+      ...levels.map((l) => ({value: l, label: l}))], ''),
     priority: choice('priority', [{value: '', label: 'Default for the type'},
       ...PRIORITIES.map((p) => ({value: p, label: p}))], ''),
     preemptibility: choice('preemptibility', [{value: '', label: 'Default for the type'},
@@ -239,6 +247,9 @@ export async function submitForm(ctx, projects, currentProject, opened) {
     h('div', {class: 'form-row'}, h('span', {class: 'label'}, 'Node pools'), poolList,
       h('small', {class: 'hint'}, 'tick the pools to try, first choice on top; none: the project\'s default')),
     row('Node type', f.nodeType, nodeTypes.length ? null : 'no node declares a type'),
+    row('Required placement', f.required,
+      levels.length ? 'every pod inside one domain of this level, or it waits' : 'no network topology is defined'),
+    row('Preferred placement', f.preferred, 'inside one domain of this level if it can'),
     row('Priority', f.priority),
     row('Preemptibility', f.preemptibility),
     h('h3', {class: 'form-heading'}, 'Environment variables'),
@@ -408,6 +419,11 @@ export async function submitForm(ctx, projects, currentProject, opened) {
     if (v.preemptibility) spec.preemptibility = v.preemptibility;
     if (chosenPools.length) spec.nodePools = chosenPools.slice();
     if (f.nodeType.value) spec.nodeType = f.nodeType.value;
+    if (f.required.value || f.preferred.value) {
+      spec.topology = {};
+      if (f.required.value) spec.topology.requiredPlacement = f.required.value;
+      if (f.preferred.value) spec.topology.preferredPlacement = f.preferred.value;
+    }
     const vars = env.filter((e) => e.name.trim());
     if (vars.length) spec.environmentVariables = vars.map((e) => ({name: e.name.trim(), value: e.value}));
     if (v.type === 'Training' && Number(v.parallelism) > 1) spec.parallelism = Number(v.parallelism);
