@@ -416,6 +416,9 @@ int api_query_valid(struct api_req *r);
 /* An integer query parameter in [min, max]: 0 (out set, or untouched when
  * absent), or -1 after replying 400. */
 int api_query_int(struct api_req *r, const char *name, int64_t min, int64_t max, int64_t *out);
+/* A boolean query parameter (true or false): 0 (out set, or untouched
+ * when absent), or -1 after replying 400. */
+int api_query_bool(struct api_req *r, const char *name, int *out);
 int64_t api_now_ms(void);
 /* A name usable as a namespace: lowercase letters, digits and '-', <= 63. */
 int api_valid_name(const char *s);
@@ -774,6 +777,22 @@ void api_h_pool_get(struct api_req *r);
 void api_h_pool_change(struct api_req *r);     /* PUT, or PATCH: API_ARG_PATCH */
 void api_h_pool_delete(struct api_req *r);
 void api_h_org_priorities(struct api_req *r);
+/* h_policy.c: workload policies (/api/v2/policy) */
+void api_h_policy_list(struct api_req *r);
+void api_h_policy_get(struct api_req *r);
+void api_h_policy_put(struct api_req *r);    /* PUT; PATCH with API_ARG_PATCH */
+void api_h_policy_delete(struct api_req *r);
+/* Applies the project's policies for workloads of type to a submission's
+ * spec (defaults filled in place, rules checked): 0, or -1 after a 400
+ * naming the field, the rule and its scope. */
+int api_policy_submission(struct api_req *r, json_t *spec, int type,
+                          const struct api_project *project);
+/* h_wlprops.c: workload types, categories and priorities (read-only) */
+void api_h_wl_types(struct api_req *r);
+void api_h_wl_type_get(struct api_req *r);
+void api_h_wl_categories(struct api_req *r);
+void api_h_wl_category_get(struct api_req *r);
+void api_h_wl_priorities(struct api_req *r);
 void api_h_wl_metrics(struct api_req *r);
 void api_h_wl_pod_metrics(struct api_req *r);
 void api_h_cluster_metrics(struct api_req *r);
@@ -810,6 +829,8 @@ void api_h_service_account_get(struct api_req *r);
 void api_h_service_account_patch(struct api_req *r);
 void api_h_service_account_secret(struct api_req *r);
 void api_h_service_account_delete(struct api_req *r);
+void api_h_apps_create(struct api_req *r);         /* /apps: service accounts by another name */
+void api_h_app_secret(struct api_req *r);
 void api_h_roles(struct api_req *r);
 void api_h_role_get(struct api_req *r);
 void api_h_permissions(struct api_req *r);

@@ -2,7 +2,9 @@
  * h_iam.c: users, service accounts, roles, permissions and access rules,
  * in the shapes of Run:ai's document: users and service accounts are bare
  * arrays, rule and role ids integers, rules listed as {totalRecords,
- * displayRecords, accessRules}.
+ * displayRecords, accessRules}. Run:ai's applications (/api/v1/apps) are
+ * its earlier name for service accounts: the same principals, in the
+ * same store, answered in that document's shapes.
  *
  * Invariants:
  *   1. A secret (temporary password, client secret) is shown once, in the
@@ -355,11 +357,25 @@ void api_h_service_accounts_list(struct api_req *r)
     free(us);
 }
 
-void api_h_service_accounts_create(struct api_req *r)
+/* Run:ai's application names: a lowercase letter, then lowercase letters,
+ * digits, '-' and '_', ending in a letter or digit. */
+static int app_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+
+    return n >= 2 && s[0] >= 'a' && s[0] <= 'z' && strspn(s, "abcdefghijklmnopqrstuvwxyz"
+                                                             "0123456789-_") == n &&
+           s[n - 1] != '-' && s[n - 1] != '_';
+}
+
+/* Creates a service account from {name}; app: in the form of Run:ai's
+ * /apps (the name checked by its pattern, the secret answered as
+ * `secret`), else of /service-accounts (`clientSecret`, the whole row). */
+static void sa_create(struct api_req *r, int app)
 {
     static const char *const fields[] = {"name", NULL};
     struct db_user u;
-    char name[64], client[DB_NAME_LEN], secret[48], rnd[12];
+    char name[64], client[DB_NAME_LEN], secret[48], rnd[12], id[24];
     json_t *o = api_body_object(r), *out;
 
     if (!o)
@@ -369,6 +385,11 @@ void api_h_service_accounts_create(struct api_req *r)
         goto out;
     if (!system_iam(r))
         goto out;
+    if (app && !app_name_ok(name)) {
+        api_error(r, 400, "Bad request", "name: lowercase letters, digits, '-' and '_', from a "
+                                         "letter to a letter or digit");
+        goto out;
+    }
     if (api_random_text(rnd, sizeof(rnd), 8) != 0) {
         api_error(r, 500, "Internal error", "no randomness");
         goto out;
@@ -376,12 +397,25 @@ void api_h_service_accounts_create(struct api_req *r)
     snprintf(client, sizeof(client), "%s-%s", name, rnd);
     if (principal_new(r, DB_SERVICE_ACCOUNT, client, name, &u, secret, sizeof(secret)) != 0)
         goto out;
-    out = sa_json(&u);
-    json_object_set_new(out, "clientSecret", json_string(secret));
+    snprintf(id, sizeof(id), "%lld", (long long)u.id);
+    out = app ? json_pack("{s:s, s:s, s:s}", "id", id, "name", u.name, "clientId", u.login)
+              : sa_json(&u);
+    json_object_set_new(out, app ? "secret" : "clientSecret", json_string(secret));
     api_reply(r, 201, out);
     memset(secret, 0, sizeof(secret));
 out:
     json_decref(o);
+}
+
+void api_h_service_accounts_create(struct api_req *r)
+{
+    sa_create(r, 0);
+}
+
+/* POST /apps: Run:ai's earlier name for a service account. */
+void api_h_apps_create(struct api_req *r)
+{
+    sa_create(r, 1);
 }
 
 void api_h_service_account_get(struct api_req *r)
@@ -429,6 +463,12 @@ out:
 void api_h_service_account_secret(struct api_req *r)
 {
     secret_reply(r, DB_SERVICE_ACCOUNT, "clientSecret");
+}
+
+/* POST /apps/{id}/secret: the same, answered as `secret`. */
+void api_h_app_secret(struct api_req *r)
+{
+    secret_reply(r, DB_SERVICE_ACCOUNT, "secret");
 }
 
 void api_h_service_account_delete(struct api_req *r)

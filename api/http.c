@@ -101,6 +101,30 @@ const struct api_route api_routes[] = {
     {"PATCH", "/api/v1/node-pools/{id}", api_h_pool_change, API_NODE_WRITE, API_ARG_PATCH},
     {"DELETE", "/api/v1/node-pools/{id}", api_h_pool_delete, API_NODE_WRITE},
     {"GET", "/api/v1/org-unit/priorities", api_h_org_priorities, API_AUTH},
+    /* workload policies (h_policy.c): each handler checks the right on the
+     * policy's scope (read to read, the organization's write to change) */
+    {"GET", "/api/v2/policy", api_h_policy_list, API_AUTH},
+    {"GET", "/api/v2/policy/trainings", api_h_policy_get, API_AUTH},
+    {"PUT", "/api/v2/policy/trainings", api_h_policy_put, API_AUTH},
+    {"PATCH", "/api/v2/policy/trainings", api_h_policy_put, API_AUTH, API_ARG_PATCH},
+    {"DELETE", "/api/v2/policy/trainings", api_h_policy_delete, API_AUTH},
+    {"GET", "/api/v2/policy/workspaces", api_h_policy_get, API_AUTH},
+    {"PUT", "/api/v2/policy/workspaces", api_h_policy_put, API_AUTH},
+    {"PATCH", "/api/v2/policy/workspaces", api_h_policy_put, API_AUTH, API_ARG_PATCH},
+    {"DELETE", "/api/v2/policy/workspaces", api_h_policy_delete, API_AUTH},
+    {"GET", "/api/v2/policy/distributed", api_h_policy_get, API_AUTH},
+    {"PUT", "/api/v2/policy/distributed", api_h_policy_put, API_AUTH},
+    {"PATCH", "/api/v2/policy/distributed", api_h_policy_put, API_AUTH, API_ARG_PATCH},
+    {"DELETE", "/api/v2/policy/distributed", api_h_policy_delete, API_AUTH},
+    {"GET", "/api/v2/policy/inferences", api_h_policy_get, API_AUTH},
+    {"PUT", "/api/v2/policy/inferences", api_h_policy_put, API_AUTH},
+    {"PATCH", "/api/v2/policy/inferences", api_h_policy_put, API_AUTH, API_ARG_PATCH},
+    {"DELETE", "/api/v2/policy/inferences", api_h_policy_delete, API_AUTH},
+    {"GET", "/api/v1/workload-types", api_h_wl_types, API_AUTH},
+    {"GET", "/api/v1/workload-types/{id}", api_h_wl_type_get, API_AUTH},
+    {"GET", "/api/v1/workload-categories", api_h_wl_categories, API_AUTH},
+    {"GET", "/api/v1/workload-categories/{id}", api_h_wl_category_get, API_AUTH},
+    {"GET", "/api/v1/workload-priorities", api_h_wl_priorities, API_AUTH},
     {"GET", "/api/v1/org-unit/departments", api_h_queues_list, API_ORG_READ},
     {"POST", "/api/v1/org-unit/departments", api_h_queues_create, API_ORG_WRITE},
     {"GET", "/api/v1/org-unit/departments/count", api_h_queues_list, API_ORG_READ, API_ARG_COUNT},
@@ -143,6 +167,12 @@ const struct api_route api_routes[] = {
     {"PATCH", "/api/v1/service-accounts/{id}", api_h_service_account_patch, API_IAM},
     {"DELETE", "/api/v1/service-accounts/{id}", api_h_service_account_delete, API_IAM},
     {"POST", "/api/v1/service-accounts/{id}/secret", api_h_service_account_secret, API_IAM},
+    {"GET", "/api/v1/apps", api_h_service_accounts_list, API_IAM},
+    {"POST", "/api/v1/apps", api_h_apps_create, API_IAM},
+    {"GET", "/api/v1/apps/{id}", api_h_service_account_get, API_IAM},
+    {"PATCH", "/api/v1/apps/{id}", api_h_service_account_patch, API_IAM},
+    {"DELETE", "/api/v1/apps/{id}", api_h_service_account_delete, API_IAM},
+    {"POST", "/api/v1/apps/{id}/secret", api_h_app_secret, API_IAM},
     {"GET", "/api/v1/authorization/roles", api_h_roles, API_AUTH},
     {"GET", "/api/v1/authorization/roles/{id}", api_h_role_get, API_AUTH},
     {"GET", "/api/v1/authorization/permissions", api_h_permissions, API_AUTH},
@@ -604,6 +634,22 @@ int api_query_int(struct api_req *r, const char *name, int64_t min, int64_t max,
         return -1;
     }
     *out = v;
+    return 0;
+}
+
+int api_query_bool(struct api_req *r, const char *name, int *out)
+{
+    char buf[8], details[96];
+    int rc = api_query(r, name, buf, sizeof(buf));
+
+    if (rc == 1)
+        return 0;
+    if (rc != 0 || (strcmp(buf, "true") && strcmp(buf, "false"))) {
+        snprintf(details, sizeof(details), "%s is true or false", name);
+        api_error(r, 400, "Bad request", details);
+        return -1;
+    }
+    *out = buf[0] == 't';
     return 0;
 }
 

@@ -5,7 +5,8 @@
  *
  * Step 1  the top level: masterSpec is refused (a distributed master runs
  *         the workers' spec); templateId and assets were resolved into
- *         the spec before (h_assets.c);
+ *         the spec before (h_assets.c); then the project's policies
+ *         (h_policy.c) fill in their defaults and check their rules;
  * Step 2  spec, by the table spec_table[]: which workload types a field
  *         applies to, or why allot refuses it; then each group in turn:
  *         compute (whole devices, a portion or GPU memory of one or more
@@ -1168,6 +1169,8 @@ int api_wl_spec_in(struct api_req *r, json_t *top, const struct api_project *pro
         return api_error(r, 400, "Bad request", "field 'spec' is required"), -1;
     if (!json_is_object(spec))
         return api_error(r, 400, "Bad request", "field 'spec' must be an object"), -1;
+    if (api_policy_submission(r, spec, w->type, project) != 0)
+        return -1;
     if (spec_fields_in(r, spec, w->type) ||
         api_json_str(r, spec, "image", w->image, sizeof(w->image), 0) ||
         compute_in(r, json_object_get(spec, "compute"), w) ||

@@ -547,6 +547,24 @@ static const struct numbered later[] = {
      "ALTER TABLE node_pools ADD COLUMN topology_levels TEXT NOT NULL DEFAULT '';"
      "ALTER TABLE workloads ADD COLUMN topology TEXT NOT NULL DEFAULT '';",
      NULL},
+    /* 230: workload policies (policies.c): a type's defaults and rules for
+     * the tenant, a department or a project, one per type and scope; body
+     * is the policy's JSON {defaults, rules} */
+    {230,
+     "CREATE TABLE policies ("
+     " seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+     " id TEXT NOT NULL UNIQUE,"
+     " type TEXT NOT NULL,"
+     " scope TEXT NOT NULL,"
+     " scope_id TEXT NOT NULL DEFAULT '',"
+     " name TEXT NOT NULL DEFAULT '',"
+     " created_by TEXT NOT NULL DEFAULT '', updated_by TEXT NOT NULL DEFAULT '',"
+     " created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
+     " body TEXT NOT NULL DEFAULT '{}',"
+     " CHECK (type IN ('training', 'workspace', 'distributed', 'inference')"
+     " AND scope IN ('tenant', 'department', 'project')),"
+     " UNIQUE (type, scope, scope_id));",
+     NULL},
 };
 
 /* The later migrations PostgreSQL runs instead of their SQL (pq.c's

@@ -461,6 +461,8 @@ int sched_result_pending_at(const struct sched_result *r, int w);
 /* Priority of a class name ("train", "build", "very-high", ...) or of a
  * decimal number; SCHED_EINVAL if neither. */
 int sched_priority_class(const char *name, int *priority);
+/* The i-th named priority class and its number; NULL past the last. */
+const char *sched_priority_class_at(int i, int *priority);
 const char *sched_default_priority_class(int type);   /* by enum sched_wl_type */
 int sched_default_preemptible(int priority);          /* priority < 100 */
 const char *sched_reason_name(int reason);            /* "OverLimit", ... */

@@ -56,6 +56,14 @@ int sched_priority_class(const char *name, int *priority)
     return SCHED_OK;
 }
 
+const char *sched_priority_class_at(int i, int *priority)
+{
+    if (i < 0 || (size_t)i >= sizeof(classes) / sizeof(classes[0]))
+        return NULL;
+    *priority = classes[i].priority;
+    return classes[i].name;
+}
+
 const char *sched_default_priority_class(int type)
 {
     switch (type) {

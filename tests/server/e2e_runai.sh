@@ -4,7 +4,8 @@
 # document calls them: tokens, clusters, node pools, nodes, departments,
 # projects, the four workload types (create, typed get, suspend, resume,
 # delete), the generic list, count, get, events and pods, batch actions,
-# metrics, users, service accounts, roles and access rules. Every reply is
+# metrics, users, service accounts and applications, roles and access
+# rules, workload types, categories and priorities, policies. Every reply is
 # validated against the document (lib.sh), and the check fails unless each
 # of allot's shared operations answered 2xx at least once.
 ALLOTD=$1
@@ -240,6 +241,78 @@ done
 expect 204 DELETE "/api/v1/service-accounts/$SA" "" "$ADMIN" >/dev/null
 expect 204 DELETE "/api/v1/users/$CAROL" "" "$ADMIN" >/dev/null
 
+# ---- applications (Run:ai's earlier name for service accounts): the
+# secret shown once, a token that submits, and 401 once it is deleted ----
+APJ=$(expect 201 POST /api/v1/apps '{"name":"ci-app"}' "$ADMIN")
+APP=$(printf '%s' "$APJ" | jq -r .id)
+APP_CLIENT=$(printf '%s' "$APJ" | jq -r .clientId)
+expect 400 POST /api/v1/apps '{"name":"Bad-Name"}' "$ADMIN" >/dev/null
+expect 200 GET /api/v1/apps "" "$ADMIN" | jq -e --arg c "$APP_CLIENT" 'map(.clientId) | index($c) != null' \
+  >/dev/null || fail "the application is not listed"
+expect 200 GET "/api/v1/apps/$APP" "" "$ADMIN" | jq -e '.secret == null and .enabled' >/dev/null ||
+  fail "an application is answered with its secret"
+expect 200 PATCH "/api/v1/apps/$APP" '{"enabled":true}' "$ADMIN" >/dev/null
+APP_SECRET=$(expect 200 POST "/api/v1/apps/$APP/secret" "" "$ADMIN" | jq -r .secret)
+expect 400 POST /api/v1/token "{\"grantType\":\"client_credentials\",\"clientId\":\"$APP_CLIENT\",
+  \"clientSecret\":\"$(printf '%s' "$APJ" | jq -r .secret)\"}" >/dev/null # the old secret is void
+APP_RULE=$(expect 201 POST /api/v1/authorization/access-rules "{\"subjectId\":\"$APP_CLIENT\",
+  \"subjectType\":\"service-account\",\"roleId\":4,\"scopeType\":\"project\",\"scopeId\":\"$PA\"}" \
+  "$ADMIN" | jq -r .id)
+APP_TOKEN=$(expect 200 POST /api/v1/token "{\"grantType\":\"client_credentials\",
+  \"clientId\":\"$APP_CLIENT\",\"clientSecret\":\"$APP_SECRET\"}" | jq -r .accessToken)
+APP_WL=$(expect 202 POST /api/v1/workloads/trainings "{\"name\":\"by-app\",\"projectId\":\"$PA\",
+  \"spec\":{\"compute\":{\"gpuDevicesRequest\":0}}}" "$APP_TOKEN" | jq -r .workloadId)
+expect 200 GET "/api/v1/workloads/$APP_WL" "" "$APP_TOKEN" | jq -e --arg c "$APP_CLIENT" \
+  '.submittedBy == $c' >/dev/null || fail "the application's workload is not its own"
+expect 204 DELETE "/api/v1/authorization/access-rules/$APP_RULE" "" "$ADMIN" >/dev/null
+expect 204 DELETE "/api/v1/apps/$APP" "" "$ADMIN" >/dev/null
+expect 401 GET "/api/v1/workloads/$APP_WL" "" "$APP_TOKEN" >/dev/null
+expect 202 DELETE "/api/v1/workloads/$APP_WL" "" "$ADMIN" >/dev/null
+
+# ---- workload properties: allot's fixed types, categories, priorities ----
+TYPES=$(expect 200 GET /api/v1/workload-types "" "$ADMIN")
+[ "$(printf '%s' "$TYPES" | jq -r '[.types[].name] | join(",")')" = \
+  TrainingWorkload,InteractiveWorkload,DistributedWorkload,InferenceWorkload ] || fail "types: $TYPES"
+[ "$(expect 200 GET "/api/v1/workload-types?externalTypesOnly=true" "" "$ADMIN" | jq '.types | length')" = 0 ] ||
+  fail "allot's types are not external"
+T1=$(printf '%s' "$TYPES" | jq -r '.types[] | select(.name == "InteractiveWorkload")')
+expect 200 GET "/api/v1/workload-types/$(printf '%s' "$T1" | jq -r .id)" "" "$ADMIN" |
+  jq -e '.categoryName == "Build" and .priorityName == "build"' >/dev/null || fail "a workspace's type"
+expect 404 GET /api/v1/workload-types/00000000-0000-4000-8000-000000000000 "" "$ADMIN" >/dev/null
+CAT=$(printf '%s' "$T1" | jq -r .categoryId)
+expect 200 GET /api/v1/workload-categories "" "$ADMIN" | jq -e '[.categories[].name] ==
+  ["Build","Train","Deploy"]' >/dev/null || fail "categories"
+[ "$(expect 200 GET "/api/v1/workload-categories/$CAT" "" "$ADMIN" | jq -r .name)" = Build ] ||
+  fail "category by id"
+expect 200 GET "/api/v1/workload-priorities?sortBy=value&sortOrder=desc&filterBy=value>=100" "" \
+  "$ADMIN" | jq -e '[.priorities[].name] == ["very-high","inference","high","build"]' >/dev/null ||
+  fail "priorities sorted and filtered"
+
+# ---- policies: each type's PUT, PATCH, GET and DELETE, and the list ----
+for pt in trainings workspaces distributed inferences; do
+  case $pt in
+    distributed) pol='{"defaults":{"worker":{"image":"torch"}},"rules":{"worker":{"numWorkers":{"max":4}}}}' ;;
+    *) pol='{"defaults":{"image":"busybox"},"rules":{"compute":{"gpuDevicesRequest":{"max":4}}}}' ;;
+  esac
+  expect 200 PUT "/api/v2/policy/$pt" "{\"meta\":{\"name\":\"$pt\",\"scope\":\"tenant\"},
+    \"policy\":$pol}" "$ADMIN" >/dev/null
+  rule='{"priorityClass":{"required":true}}' sect=.effective.rules
+  [ $pt != distributed ] || rule="{\"worker\":$rule}" sect=.effective.rules.worker
+  expect 200 PATCH "/api/v2/policy/$pt" "{\"meta\":{\"name\":\"$pt\",\"scope\":\"project\",
+    \"projectId\":\"$PA\"},\"policy\":{\"rules\":$rule}}" "$ADMIN" >/dev/null
+  expect 200 GET "/api/v2/policy/$pt?scope=project&projectId=$PA" "" "$ADMIN" |
+    jq -e "$sect.priorityClass.sourceOfRule.scope == \"project\"" >/dev/null ||
+    fail "the $pt policy's effective rules"
+done
+[ "$(expect 200 GET /api/v2/policy "" "$ADMIN" | jq '.policies | length')" = 8 ] || fail "the policy list"
+expect 400 POST /api/v1/workloads/trainings "{\"name\":\"no-prio\",\"projectId\":\"$PA\",
+  \"spec\":{}}" "$ADMIN" | jq -r .details | grep -q "spec.priorityClass breaks the rule required" ||
+  fail "a required field left out"
+for pt in trainings workspaces distributed inferences; do
+  expect 204 DELETE "/api/v2/policy/$pt?scope=project&projectId=$PA" "" "$ADMIN" >/dev/null
+  expect 204 DELETE "/api/v2/policy/$pt?scope=tenant" "" "$ADMIN" >/dev/null
+done
+
 # ---- routes: a fixed segment is never an {id}; Run:ai's others answer 501 ----
 expect 501 GET /api/v1/org-unit/projects/telemetry "" "$ADMIN" | jq -r .details |
   grep -q get_projects_telemetry || fail "/org-unit/projects/telemetry is not named"
@@ -423,8 +496,8 @@ done
 expect 204 DELETE "$A/credentials/ngc-api-key/$NGC" "" "$ADMIN" >/dev/null
 expect 204 DELETE "$A/registries/$REG" "" "$ADMIN" >/dev/null
 
-# ---- deletion: it ends, the workloads are kept for history, then their
-# projects and department can go ----
+# ---- deletion: it ends, the workloads (by-app's too, deleted above) are
+# kept for history, then their projects and department can go ----
 expect 400 DELETE "/api/v1/org-unit/projects/$PA" "" "$ADMIN" | jq -r .details |
   grep -q "holds workloads .*tr1" || fail "deleting a busy project does not name its workloads"
 for t in trainings/$TR workspaces/$WS distributed/$DI inferences/$IN; do

@@ -1,0 +1,174 @@
+/*
+ * policies.c: the store of workload policies (db_policies.h).
+ *
+ * Invariants:
+ *   1. A type and scope hold at most one policy (a UNIQUE index); a put
+ *      on a scope that has one replaces its name and body, and keeps its
+ *      id and creation.
+ *   2. body is JSON the API checked (api/policy.c); nothing here parses it.
+ */
+#include "db_int.h"
+#include "db_policies.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define COLS                                                                       \
+    "seq, id, type, scope, scope_id, name, created_by, updated_by, created_at,"   \
+    " updated_at, body"
+
+static const struct db__col policy_cols[] = {
+    DB__COL(struct db_policy, seq, DB__INT),
+    DB__COL(struct db_policy, id, DB__TEXT),
+    DB__COL(struct db_policy, type, DB__TEXT),
+    DB__COL(struct db_policy, scope, DB__TEXT),
+    DB__COL(struct db_policy, scope_id, DB__TEXT),
+    DB__COL(struct db_policy, name, DB__TEXT),
+    DB__COL(struct db_policy, created_by, DB__TEXT),
+    DB__COL(struct db_policy, updated_by, DB__TEXT),
+    DB__COL(struct db_policy, created_at, DB__INT),
+    DB__COL(struct db_policy, updated_at, DB__INT),
+    DB__COL(struct db_policy, body, DB__DUP),
+};
+static const struct db__shape policy_shape = DB__SHAPE(struct db_policy, policy_cols, NULL);
+
+void db_policy_clear(struct db_policy *p)
+{
+    if (!p)
+        return;
+    free(p->body);
+    p->body = NULL;
+}
+
+void db_policies_free(struct db_policy *p, int n)
+{
+    int i;
+
+    for (i = 0; p && i < n; i++)
+        db_policy_clear(&p[i]);
+    free(p);
+}
+
+static int put_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "INSERT INTO policies (id, type, scope, scope_id, name, created_by, updated_by,"
+        " created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (type, scope, scope_id) DO UPDATE SET name = excluded.name,"
+        " updated_by = excluded.updated_by, updated_at = excluded.updated_at,"
+        " body = excluded.body";
+    const struct db_policy *p = arg;
+    int64_t now = db__now_ms();
+    const struct db__arg args[] = {DB__S(p->id), DB__S(p->type), DB__S(p->scope),
+                                   DB__S(p->scope_id), DB__S(p->name), DB__S(p->created_by),
+                                   DB__S(p->created_by), DB__I(now), DB__I(now),
+                                   DB__S(p->body)};
+
+    return db__exec_args(c, sql, args, DB__NARGS(args));
+}
+
+int db_policy_put(struct db *db, const struct db_policy *p)
+{
+    return db__write(db, put_fn, (void *)p);
+}
+
+struct key_arg {
+    const char *type, *scope, *scope_id;
+    struct db_policy *out;
+};
+
+static int get_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "SELECT " COLS " FROM policies WHERE type = ? AND scope = ? AND scope_id = ?";
+    struct key_arg *a = arg;
+    const struct db__arg args[] = {DB__S(a->type), DB__S(a->scope), DB__S(a->scope_id)};
+
+    return db__query_row(c, sql, args, DB__NARGS(args), &policy_shape, a->out);
+}
+
+int db_policy_get(struct db *db, const char *type, const char *scope, const char *scope_id,
+                  struct db_policy *out)
+{
+    struct key_arg a = {type, scope, scope_id, out};
+
+    memset(out, 0, sizeof(*out));
+    return db__read(db, get_fn, &a);
+}
+
+static int delete_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] = "DELETE FROM policies WHERE type = ? AND scope = ? AND scope_id = ?";
+    struct key_arg *a = arg;
+    const struct db__arg args[] = {DB__S(a->type), DB__S(a->scope), DB__S(a->scope_id)};
+    int rc = db__exec_args(c, sql, args, DB__NARGS(args));
+
+    return rc == DB_OK && db__changes(c) == 0 ? DB_ENOTFOUND : rc;
+}
+
+int db_policy_delete(struct db *db, const char *type, const char *scope, const char *scope_id)
+{
+    struct key_arg a = {type, scope, scope_id, NULL};
+
+    return db__write(db, delete_fn, &a);
+}
+
+struct list_arg {
+    const char *type, *dept, *project;
+    struct db_policy *rows;
+    int n;
+};
+
+static int list_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "SELECT " COLS " FROM policies WHERE ?1 = '' OR type = ?1"
+        " ORDER BY type, CASE scope WHEN 'tenant' THEN 0 WHEN 'department' THEN 1 ELSE 2 END,"
+        " scope_id";
+    struct list_arg *a = arg;
+    const struct db__arg args[] = {DB__S(a->type)};
+
+    return db__query_rows(c, sql, args, DB__NARGS(args), &policy_shape, &a->rows, &a->n);
+}
+
+static int chain_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] =
+        "SELECT " COLS " FROM policies WHERE type = ?1 AND (scope = 'tenant'"
+        " OR (scope = 'department' AND scope_id = ?2) OR (scope = 'project' AND scope_id = ?3))"
+        " ORDER BY CASE scope WHEN 'tenant' THEN 0 WHEN 'department' THEN 1 ELSE 2 END";
+    struct list_arg *a = arg;
+    const struct db__arg args[] = {DB__S(a->type), DB__S(a->dept), DB__S(a->project)};
+
+    return db__query_rows(c, sql, args, DB__NARGS(args), &policy_shape, &a->rows, &a->n);
+}
+
+static int read_list(struct db *db, int (*fn)(struct db__conn *, void *), struct list_arg *a,
+                     struct db_policy **out, int *n)
+{
+    int rc = db__read(db, fn, a);
+
+    if (rc != DB_OK) {
+        db_policies_free(a->rows, a->n);
+        a->rows = NULL;
+        a->n = 0;
+    }
+    *out = a->rows;
+    *n = a->n;
+    return rc;
+}
+
+int db_policy_list(struct db *db, const char *type, struct db_policy **out, int *n)
+{
+    struct list_arg a = {type ? type : "", NULL, NULL, NULL, 0};
+
+    return read_list(db, list_fn, &a, out, n);
+}
+
+int db_policy_chain(struct db *db, const char *type, const char *dept, const char *project,
+                    struct db_policy **out, int *n)
+{
+    struct list_arg a = {type, dept ? dept : "", project ? project : "", NULL, 0};
+
+    return read_list(db, chain_fn, &a, out, n);
+}
