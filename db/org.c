@@ -541,11 +541,17 @@ static int queue_delete_fn(struct db__conn *c, void *arg)
         " + (SELECT count(*) FROM workloads WHERE project_seq = ?1"
         "    AND (deleted_at = 0 OR phase = 'Deleting'))";
     static const char del[] = "DELETE FROM queues WHERE seq = ?";
+    /* the queue's own policies (policies.c) go with it */
+    static const char del_policies[] =
+        "DELETE FROM policies WHERE scope IN ('department', 'project')"
+        " AND scope_id = (SELECT id FROM queues WHERE seq = ?)";
     struct queue_delete_arg *a = arg;
     int rc = in_use(c, busy, a->seq);
 
     if (rc == DB_OK)
         rc = db__workloads_purge(c, INT64_MAX, a->seq, a->purged, a->n_purged);
+    if (rc == DB_OK)
+        rc = db__run_key(c, del_policies, a->seq);
     if (rc == DB_OK)
         rc = db__run_key(c, del, a->seq);
     if (rc == DB_OK && db__changes(c) == 0)

@@ -113,40 +113,27 @@ int db_policy_delete(struct db *db, const char *type, const char *scope, const c
     return db__write(db, delete_fn, &a);
 }
 
+/* ORDER BY of both lists: the tenant's, the departments', the projects'. */
+#define BY_SCOPE " CASE scope WHEN 'tenant' THEN 0 WHEN 'department' THEN 1 ELSE 2 END"
+
 struct list_arg {
-    const char *type, *dept, *project;
+    const char *sql;
+    const char *type, *dept, *project;   /* ?1 ?2 ?3 */
     struct db_policy *rows;
     int n;
 };
 
 static int list_fn(struct db__conn *c, void *arg)
 {
-    static const char sql[] =
-        "SELECT " COLS " FROM policies WHERE ?1 = '' OR type = ?1"
-        " ORDER BY type, CASE scope WHEN 'tenant' THEN 0 WHEN 'department' THEN 1 ELSE 2 END,"
-        " scope_id";
-    struct list_arg *a = arg;
-    const struct db__arg args[] = {DB__S(a->type)};
-
-    return db__query_rows(c, sql, args, DB__NARGS(args), &policy_shape, &a->rows, &a->n);
-}
-
-static int chain_fn(struct db__conn *c, void *arg)
-{
-    static const char sql[] =
-        "SELECT " COLS " FROM policies WHERE type = ?1 AND (scope = 'tenant'"
-        " OR (scope = 'department' AND scope_id = ?2) OR (scope = 'project' AND scope_id = ?3))"
-        " ORDER BY CASE scope WHEN 'tenant' THEN 0 WHEN 'department' THEN 1 ELSE 2 END";
     struct list_arg *a = arg;
     const struct db__arg args[] = {DB__S(a->type), DB__S(a->dept), DB__S(a->project)};
 
-    return db__query_rows(c, sql, args, DB__NARGS(args), &policy_shape, &a->rows, &a->n);
+    return db__query_rows(c, a->sql, args, DB__NARGS(args), &policy_shape, &a->rows, &a->n);
 }
 
-static int read_list(struct db *db, int (*fn)(struct db__conn *, void *), struct list_arg *a,
-                     struct db_policy **out, int *n)
+static int read_list(struct db *db, struct list_arg *a, struct db_policy **out, int *n)
 {
-    int rc = db__read(db, fn, a);
+    int rc = db__read(db, list_fn, a);
 
     if (rc != DB_OK) {
         db_policies_free(a->rows, a->n);
@@ -160,15 +147,20 @@ static int read_list(struct db *db, int (*fn)(struct db__conn *, void *), struct
 
 int db_policy_list(struct db *db, const char *type, struct db_policy **out, int *n)
 {
-    struct list_arg a = {type ? type : "", NULL, NULL, NULL, 0};
+    struct list_arg a = {"SELECT " COLS " FROM policies WHERE (?1 = '' OR type = ?1)"
+                         " AND ?2 = ?3 ORDER BY type," BY_SCOPE ", scope_id", /* ?2 ?3: "" */
+                         type ? type : "", "", "", NULL, 0};
 
-    return read_list(db, list_fn, &a, out, n);
+    return read_list(db, &a, out, n);
 }
 
 int db_policy_chain(struct db *db, const char *type, const char *dept, const char *project,
                     struct db_policy **out, int *n)
 {
-    struct list_arg a = {type, dept ? dept : "", project ? project : "", NULL, 0};
+    struct list_arg a = {"SELECT " COLS " FROM policies WHERE type = ?1 AND (scope = 'tenant'"
+                         " OR (scope = 'department' AND scope_id = ?2)"
+                         " OR (scope = 'project' AND scope_id = ?3)) ORDER BY" BY_SCOPE,
+                         type, dept ? dept : "", project ? project : "", NULL, 0};
 
-    return read_list(db, chain_fn, &a, out, n);
+    return read_list(db, &a, out, n);
 }

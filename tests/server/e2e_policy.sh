@@ -162,5 +162,13 @@ id=$(expect 202 POST /api/v1/workloads/distributed "{\"name\":\"d2\",\"projectId
 expect 200 GET "/api/v1/workloads/distributed/$id" "" "$ADMIN" | jq -e '.spec.image == "torch"' \
   >/dev/null || fail "the worker default image"
 
+# ---- a deleted project's policies go with it ----
+PD=$(project team-d "$OPS")
+expect 200 PUT $TP "{\"meta\":{\"name\":\"d\",\"scope\":\"project\",\"projectId\":\"$PD\"},
+  \"policy\":{\"defaults\":{\"image\":\"x\"}}}" "$ADMIN" >/dev/null
+expect 204 DELETE "/api/v1/org-unit/projects/$PD" "" "$ADMIN" >/dev/null
+[ "$(sqlite3 "$T/policy.db" "SELECT count(*) FROM policies WHERE scope_id = '$PD'")" = 0 ] ||
+  fail "a deleted project's policy is kept"
+
 stop
 echo "e2e_policy: ok"
