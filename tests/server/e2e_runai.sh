@@ -506,7 +506,7 @@ done
 for w in $B1 $WAITER; do expect 202 DELETE "/api/v1/workloads/$w" "" "$ADMIN" >/dev/null; done
 [ "$(expect 200 GET /api/v1/workloads/count "" "$ADMIN" | jq .count)" = 0 ] || fail "deleted workloads are listed"
 expect 200 GET "/api/v1/workloads?deleted=true" "" "$ADMIN" |
-  jq -e '[.workloads[] | select(.deletedAt != null and .phase == "Stopped")] | length == 10' >/dev/null ||
+  jq -e '[.workloads[] | select(.deletedAt != null and .phase == "Stopped")] | length == 11' >/dev/null ||
   fail "deleted workloads are not kept, Stopped, for history"
 expect 200 GET "/api/v1/workloads/$TR/events" "" "$ADMIN" | jq -r '.events[].reason' | grep -qx Deleted ||
   fail "tr1 has no Deleted event"
