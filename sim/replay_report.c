@@ -522,17 +522,24 @@ static json_t *opt_real(double v)
     return v < 0 ? json_null() : json_real(v);
 }
 
-static json_t *real_array(const double *v, int n)
+/* An array of the n numbers at v, each made by one (json_real, or
+ * opt_real where a negative one is null). */
+static json_t *number_array(const double *v, int n, json_t *(*one)(double))
 {
     json_t *a = json_array();
     int i;
 
     for (i = 0; a && i < n; i++)
-        if (json_array_append_new(a, json_real(v[i])) != 0) {
+        if (json_array_append_new(a, one(v[i])) != 0) {
             json_decref(a);
             return NULL;
         }
     return a;
+}
+
+static json_t *real_array(const double *v, int n)
+{
+    return number_array(v, n, json_real);
 }
 
 static json_t *json_setup(const struct replay_model *m)
@@ -604,19 +611,6 @@ static json_t *json_run(const struct replay_model *m, const struct replay_summar
         "gpuAllocationPctSeries", real_array(s->series_alloc, RP_BUCKETS));
 }
 
-/* A curve with null where no arrival fell. */
-static json_t *curve_array(const double *v, int n)
-{
-    json_t *a = json_array();
-    int i;
-
-    for (i = 0; a && i < n; i++)
-        if (json_array_append_new(a, opt_real(v[i])) != 0) {
-            json_decref(a);
-            return NULL;
-        }
-    return a;
-}
 
 static json_t *json_inflation(const struct replay_inflation *x)
 {
@@ -633,7 +627,8 @@ static json_t *json_inflation(const struct replay_inflation *x)
         "allocationPctAt100", opt_real(x->at100_alloc_pct), "arrivals", x->arrivals,
         "failures", x->failures, "evictions", x->preemptions, "endAllocationPct",
         x->end_alloc_pct, "endUnallocatedGpus", x->end_idle_gpus,
-        "allocationPctByArrivedPct", curve_array(x->curve, x->n_curve));
+        /* the curve: null where no arrival fell */
+        "allocationPctByArrivedPct", number_array(x->curve, x->n_curve, opt_real));
 }
 
 static json_t *json_group(const struct infl_group *g)
