@@ -96,6 +96,7 @@ struct api_config {
     int agent_lease_ms;      /* an agent that has no answer this long stops its pods */
     int agent_margin_ms;     /* a silent node is lost after the lease and this */
     int token_ttl_s;
+    int token_leeway_s;      /* clock difference allowed on a token's exp and nbf */
     int max_pending_project; /* Pending workloads a project may have; 0: no cap */
     int max_pending_user;    /* Pending workloads a user may have submitted; 0: no cap */
     int db_statement_ms;     /* PostgreSQL's statement_timeout (ms, 0 none); -1: not given */
@@ -165,6 +166,7 @@ void api_principal_clear(struct api_principal *p);
 struct api_keyring {
     unsigned char key[64];
     int len;
+    int leeway_s; /* a token is good this long past its exp and before its nbf */
 };
 /* Loads the key file, creating it with 32 random bytes (mode 0600) if
  * missing; refuses a short or group/world-readable key. */
@@ -232,7 +234,8 @@ uint64_t api_pcache_generation(struct api_pcache *pc);
  * and still valid at now_s; -1 otherwise. */
 int api_pcache_get(struct api_pcache *pc, const char *token, int64_t now_s,
                    struct api_principal *out);
-/* Caches p for the token; generation is api_pcache_generation() read
+/* Caches p for the token, good from nbf_s to exp_s (its claims widened
+ * by the keyring's leeway); generation is api_pcache_generation() read
  * before p was loaded. */
 void api_pcache_put(struct api_pcache *pc, const char *token, int64_t exp_s, int64_t nbf_s,
                     uint64_t generation, const struct api_principal *p);

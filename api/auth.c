@@ -36,8 +36,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define LEEWAY_S 30
-
 static int random_bytes(void *buf, size_t n)
 {
     size_t got = 0;
@@ -318,7 +316,8 @@ static int refresh_claims_ok(jwt_t *jwt, struct api_token_info *info)
     return 1;
 }
 
-static int claims_ok(jwt_t *jwt, int type, int64_t now_s, struct api_token_info *info)
+static int claims_ok(jwt_t *jwt, int type, int64_t now_s, int leeway_s,
+                     struct api_token_info *info)
 {
     const char *iss, *typ, *sub;
     long exp, nbf, v;
@@ -326,11 +325,11 @@ static int claims_ok(jwt_t *jwt, int type, int64_t now_s, struct api_token_info 
 
     errno = 0;
     exp = jwt_get_grant_int(jwt, "exp");
-    if (errno != 0 || exp <= 0 || now_s > exp + LEEWAY_S)
+    if (errno != 0 || exp <= 0 || now_s > exp + leeway_s)
         return 0;
     errno = 0;
     nbf = jwt_get_grant_int(jwt, "nbf");
-    if (errno != 0 || now_s + LEEWAY_S < nbf)
+    if (errno != 0 || now_s + leeway_s < nbf)
         return 0;
     iss = jwt_get_grant(jwt, "iss");
     typ = jwt_get_grant(jwt, "typ");
@@ -391,7 +390,7 @@ int api_token_check(const struct api_keyring *k, const char *token, int type, in
         goto out;
     if (jwt_get_alg(jwt) != JWT_ALG_HS256) /* second pin: "none" and HS384/512 */
         goto out;
-    if (claims_ok(jwt, type, now_s, info))
+    if (claims_ok(jwt, type, now_s, k->leeway_s, info))
         rc = 0;
 out:
     jwt_free(jwt);

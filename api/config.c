@@ -68,6 +68,8 @@ static void usage(void)
            "  --secrets-key-file PATH   the key sealing stored secrets, made by --init\n"
            "                            (default DB path + .secrets.key)\n"
            "  --token-ttl SECONDS       access token lifetime, 1 to 86400 (default 3600)\n"
+           "  --token-leeway SECONDS    clock difference allowed on a token's expiry and\n"
+           "                            start, 0 to 300 (default 30)\n"
            "  --metrics-listen ADDR:PORT  also serve /metrics there, without a token (none\n"
            "                            by default; elsewhere /metrics takes a token with a\n"
            "                            system-wide role)\n"
@@ -206,6 +208,7 @@ static const struct cf_option options[] = {
     CF_INT_ROW(C, "leader-renew-ms", leader_renew_ms, 10, 3600000),
     CF_INT_ROW(C, "leader-ask-ms", leader_ask_ms, 10, 3600000),
     CF_INT_ROW(C, "token-ttl", token_ttl_s, 1, 86400),
+    CF_INT_ROW(C, "token-leeway", token_leeway_s, 0, 300),
     CF_PARSE_ROW("simulate-nodes", set_simulate_nodes),
 };
 #undef C
@@ -232,6 +235,7 @@ static void defaults(struct api_config *cfg)
     cfg->agent_lease_ms = 10000;
     cfg->agent_margin_ms = 5000;
     cfg->token_ttl_s = 3600;
+    cfg->token_leeway_s = 30;
     cfg->max_pending_project = 10000;
     cfg->max_pending_user = 5000;
     cfg->db_statement_ms = -1;

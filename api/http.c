@@ -991,7 +991,8 @@ static int authenticate(struct api_req *r)
         api_error(r, 401, "Unauthorized", "the token is invalid or expired");
         return -1;
     }
-    api_pcache_put(r->app->pc, h + 7, info.exp_s, info.nbf_s, gen, &r->who);
+    api_pcache_put(r->app->pc, h + 7, info.exp_s + r->app->key.leeway_s,
+                   info.nbf_s - r->app->key.leeway_s, gen, &r->who);
     return 0;
 }
 

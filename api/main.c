@@ -336,6 +336,7 @@ int main(int argc, char **argv)
     if (api_key_load(app->cfg.key_file, &app->key) != 0 ||
         api_secrets_start(app->db, app->cfg.secrets_key_file, app->cfg.init || app->cfg.demo))
         goto out;
+    app->key.leeway_s = app->cfg.token_leeway_s;
     /* Step 4 */
     if (bootstrap(app) != DB_OK)
         goto out;

@@ -28,7 +28,6 @@
 #include <string.h>
 
 #define PC_SLOTS 1024
-#define LEEWAY_S 30
 
 struct pc_entry {
     char *token;                 /* malloc'd; NULL: empty slot */
@@ -120,8 +119,8 @@ int api_pcache_get(struct api_pcache *pc, const char *token, int64_t now_s,
     e = &pc->slots[h % PC_SLOTS];
     if (!e->token || e->hash != h || strcmp(e->token, token) != 0)
         goto out;
-    if (e->generation != atomic_load(&pc->generation) || now_s > e->exp_s + LEEWAY_S ||
-        now_s + LEEWAY_S < e->nbf_s) {
+    if (e->generation != atomic_load(&pc->generation) || now_s > e->exp_s ||
+        now_s < e->nbf_s) {
         entry_clear(e);
         goto out;
     }

@@ -64,6 +64,7 @@ static void config_check(const struct api_config *c)
     IN(c->agent_lease_ms, 300, 3600000);
     IN(c->agent_margin_ms, 100, 3600000);
     IN(c->token_ttl_s, 1, 86400);
+    IN(c->token_leeway_s, 0, 300);
     IN(c->n_sims, 0, API_MAX_SIM);
     for (i = 0; i < c->n_sims; i++) {
         const struct api_sim_spec *s = &c->sims[i];

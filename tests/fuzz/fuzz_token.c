@@ -27,7 +27,7 @@
 #define LEEWAY_S 30
 
 static const struct api_keyring key = {
-    "allot-fuzz-key-0123456789abcdef-allot-fuzz-key-0123456789abcdef", 64,
+    "allot-fuzz-key-0123456789abcdef-allot-fuzz-key-0123456789abcdef", 64, LEEWAY_S,
 };
 
 static size_t b64url(const unsigned char *in, size_t n, char *out)

@@ -1,7 +1,8 @@
 /*
  * test_auth.c: token verification refuses every forged or stale token
  * (alg none, HS384/HS512, wrong key, expired, not yet valid, wrong issuer,
- * wrong type, tampered, oversized) and accepts a good one; secrets hash
+ * wrong type, tampered, oversized) and accepts a good one; the leeway on
+ * exp and nbf is the keyring's (allotd's --token-leeway); secrets hash
  * and check; the principal cache answers only while the token is valid
  * and nothing was invalidated since it was stored.
  */
@@ -17,7 +18,7 @@
 
 #include "api.h"
 
-static struct api_keyring key = {.len = 32};
+static struct api_keyring key = {.len = 32, .leeway_s = 30}; /* allotd's default */
 static const int64_t now = 1800000000;
 
 /* Signs a token with the given algorithm and claims. */
@@ -155,6 +156,36 @@ static void test_forgeries(void **state)
 /* The user id is the sub claim written as allotd writes it: a positive
  * decimal number without sign, spaces or leading zeros ("02" was user 2;
  * found by tests/fuzz/fuzz_token). */
+/* A token is good from its nbf less the leeway to its exp plus the
+ * leeway, to the second, whatever the leeway (0 included). */
+static void test_leeway(void **state)
+{
+    static const struct {
+        int leeway_s;
+        long exp, nbf; /* from now */
+        int ok;
+    } cases[] = {
+        {30, -30, -90, 1}, {30, -31, -90, 0}, {30, 60, 30, 1}, {30, 60, 31, 0},
+        {1, -1, -60, 1},   {1, -2, -60, 0},   {1, 60, 1, 1},   {1, 60, 2, 0},
+        {0, 0, 0, 1},      {0, -1, -60, 0},   {0, 60, 1, 0},   {300, -300, -400, 1},
+    };
+    struct api_keyring k = key;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *t = forge(JWT_ALG_HS256, key.key, key.len, API_ISSUER, "access", now + cases[i].exp,
+                        now + cases[i].nbf);
+        int64_t uid = 0, tv = 0;
+
+        k.leeway_s = cases[i].leeway_s;
+        if ((api_token_verify(&k, t, API_TOKEN_ACCESS, now, &uid, &tv) == 0) != cases[i].ok)
+            fail_msg("leeway %d, exp %+ld, nbf %+ld: wanted %s", cases[i].leeway_s, cases[i].exp,
+                     cases[i].nbf, cases[i].ok ? "good" : "refused");
+        free(t);
+    }
+}
+
 static void test_sub_canonical(void **state)
 {
     static const struct { const char *sub; int ok; } cases[] = {
@@ -231,7 +262,12 @@ static void test_principal_cache(void **state)
     assert_string_equal(got.user.secret_hash, ""); /* never kept */
     api_principal_clear(&got);
     assert_int_not_equal(api_pcache_get(pc, "tok-b", now, &got), 0);
-    assert_int_not_equal(api_pcache_get(pc, "tok-a", now + 600, &got), 0); /* expired */
+    /* good from nbf to exp, the bounds included: the caller widened them */
+    assert_int_equal(api_pcache_get(pc, "tok-a", now + 60, &got), 0);
+    api_principal_clear(&got);
+    assert_int_not_equal(api_pcache_get(pc, "tok-a", now + 61, &got), 0); /* expired */
+    api_pcache_put(pc, "tok-a", now + 60, now, gen, &p);
+    assert_int_not_equal(api_pcache_get(pc, "tok-a", now - 1, &got), 0); /* not yet */
     api_pcache_put(pc, "tok-a", now + 60, now, gen, &p);
     api_pcache_invalidate(pc); /* a logout, a password change, a rule change */
     assert_int_not_equal(api_pcache_get(pc, "tok-a", now, &got), 0);
@@ -247,6 +283,7 @@ int main(void)
         cmocka_unit_test(test_issue_and_verify),
         cmocka_unit_test(test_refresh_family),
         cmocka_unit_test(test_forgeries),
+        cmocka_unit_test(test_leeway),
         cmocka_unit_test(test_sub_canonical),
         cmocka_unit_test(test_oversized_and_garbage),
         cmocka_unit_test(test_secret_hash),
