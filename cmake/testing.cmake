@@ -14,9 +14,20 @@ endif()
 # scheduler focused on the workloads that moved against a full one, and
 # stops at a difference: docs/allotd.md). A directory
 # calls it as cmake_language(DEFER CALL allot_scale_tests) at its top, so
-# tests added anywhere in it are covered.
+# tests added anywhere in it are covered. It also gives each test its COST
+# from tests/costs.txt (ctest -j starts the costliest first).
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/costs.txt)
+file(STRINGS ${CMAKE_SOURCE_DIR}/tests/costs.txt ALLOT_TEST_COSTS REGEX "^[^#]")
 function(allot_scale_tests)
   get_property(tests DIRECTORY PROPERTY TESTS)
+  foreach(line ${ALLOT_TEST_COSTS})
+    if(NOT line MATCHES "^([^ ]+) ([0-9]+)$")
+      message(FATAL_ERROR "tests/costs.txt: cannot read line: ${line}")
+    endif()
+    if(CMAKE_MATCH_1 IN_LIST tests)
+      set_property(TEST ${CMAKE_MATCH_1} PROPERTY COST ${CMAKE_MATCH_2})
+    endif()
+  endforeach()
   foreach(t ${tests})
     set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT ALLOT_TEST_SCALE=${ALLOT_TEST_SCALE}
                  ALLOT_SCHED_CHECK=1)
