@@ -155,13 +155,13 @@ int db__row_list(struct db__stmt *st, const struct db__shape *s, void *arrp, int
         rc = db__row_read(st, 0, s, *arr + (size_t)(*n)++ * s->size);
     }
     if (rc == DB_OK)
-        rc = src == DB__DONE ? DB_OK : DB_EIO;
+        rc = src == DB__DONE ? DB_OK : src; /* the step's own error: busy, read-only, gone */
     return db__done(st, rc);
 }
 
 int db__one_row(int src)
 {
-    return src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : DB_EIO;
+    return src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : src;
 }
 
 /* ---- statements of one key ---- */
@@ -249,16 +249,17 @@ int db__run_text_key(struct db__conn *c, const char *sql, const char *key)
 
 int db__int_of(struct db__conn *c, const char *sql, int64_t key, int64_t *out)
 {
-    int rc = DB_OK;
+    int src, rc = DB_OK;
     struct db__stmt *st = db__prep(c, sql, &rc);
 
     if (!st)
         return rc;
     db__bind_int64(st, 1, key);
-    if (db__step(st) == DB__ROW)
+    src = db__step(st);
+    if (src == DB__ROW)
         *out = db__col_int64(st, 0);
     else
-        rc = DB_EIO;
+        rc = src == DB__DONE ? DB_EIO : src; /* no row: the statement always gives one */
     return db__done(st, rc);
 }
 
@@ -367,7 +368,7 @@ int db__query_each(struct db__conn *c, const char *sql, const struct db__arg *ar
     while (rc == DB_OK && (src = db__step(st)) == DB__ROW)
         rc = fn(st, arg);
     if (rc == DB_OK && src != DB__DONE)
-        rc = DB_EIO;
+        rc = src;
     return db__done(st, rc);
 }
 
