@@ -158,9 +158,9 @@ struct ss_topo_level {
     int *first;               /* [n_dom + 1]: domain d's nodes are nodes[first[d]..first[d+1]) */
     int *nodes;               /* node indices by domain, each domain's in name order */
     int *busy;                /* [n_dom] its nodes with a GPU in use */
-    int64_t *free, *cap;      /* [n_dom] GPU free and in all over its ready nodes, as the
-                                 pool was at version room_at - 1 (room_at 0: not yet) */
-    uint64_t room_at;
+    int64_t *free, *cap;      /* [n_dom] GPU free and in all over its ready nodes (node_add()
+                                 keeps free) */
+    int64_t max_cap;          /* the most GPU one domain has in all */
 };
 struct ss_topo {
     int n_levels;             /* 0: the pool has no topology */
@@ -468,8 +468,9 @@ int sched__topo_pinned(const struct sched_session *ss, int w, int pool);
  * a whole, once; then fn, domain by domain as w asks. */
 int sched__topo_attempt(struct sched_session *ss, int w, int pool, int action,
                         sched__attempt_fn ready, sched__attempt_fn fn);
-/* node_add(): the node started (delta 1) or stopped (-1) using a GPU. */
-void sched__topo_node_busy(struct sched_session *ss, int node, int delta);
+/* node_add(): the node started (busy 1) or stopped (-1) using a GPU, and
+ * its free GPU moved by gpu (milli-GPU). */
+void sched__topo_node_changed(struct sched_session *ss, int node, int busy, int64_t gpu);
 /* Empty domains (of more than one node) a pod on node would open. */
 int sched__topo_breaks(const struct sched_session *ss, int node);
 /* The pending entry of w in pool when its required level is why it waits:

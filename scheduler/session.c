@@ -117,6 +117,7 @@ static void node_add(struct sched_session *ss, int w, int node, uint64_t devices
     int before = n->n_empty, d, whole = sched__whole(wl);
     int32_t per_dev = sched__dev_charge(ss, w, node);
     int was_busy = n->gpu_free < (int64_t)n->n_gpus * SCHED_MILLI, busy;
+    int64_t was_free = n->gpu_free;
 
     for (d = 0; d < n->n_gpus; d++) {
         if (!(devices >> d & 1))
@@ -147,8 +148,8 @@ static void node_add(struct sched_session *ss, int w, int node, uint64_t devices
         sched__node_index_touch(ss, node);
     pool_empty_change(ss, n, before);
     busy = n->gpu_free < (int64_t)n->n_gpus * SCHED_MILLI;
-    if (ss->topo && busy != was_busy)
-        sched__topo_node_busy(ss, node, busy - was_busy);
+    if (ss->topo && (busy != was_busy || n->gpu_free != was_free))
+        sched__topo_node_changed(ss, node, busy - was_busy, n->gpu_free - was_free);
 }
 
 /* What one pod of w holds on node: its GPU charge there, CPU, memory. */

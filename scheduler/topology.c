@@ -12,7 +12,8 @@
  * Step 1  sched__topo_build(): per pool and level, each node's domain
  *         (numbered by first appearance in the pool's name order), the
  *         nodes of each domain, and per domain how many of its nodes use
- *         a GPU (kept by node_add() through sched__topo_node_busy()).
+ *         a GPU and their free and total GPU (kept by node_add() through
+ *         sched__topo_node_changed()).
  * Step 2  sched__topo_attempt(): an action's attempt of such a workload in
  *         a pool is made domain by domain: a mask of the domain's nodes
  *         (ss->topo_mask, read by sched__node_rank() for ss->topo_w alone)
@@ -46,7 +47,7 @@
 
 #include <string.h>
 
-#define TOPO_VICTIM_TRIES 16
+#define TOPO_VICTIM_TRIES 4
 #define TOPO_PICKS 4          /* tries picked one at a time before the rest are sorted */
 #define TOPO_LACKS (-2)
 
@@ -80,7 +81,6 @@ static int level_domains(struct sched_session *ss, int p, const char *key, struc
     lv->busy = sched__calloc(ss->arena, (size_t)n + 1, sizeof(int));
     lv->free = sched__calloc(ss->arena, (size_t)n + 1, sizeof(int64_t));
     lv->cap = sched__calloc(ss->arena, (size_t)n + 1, sizeof(int64_t));
-    lv->room_at = 0;
     if (!slot || !value || !lv->dom || !lv->first || !lv->nodes || !lv->busy || !lv->free ||
         !lv->cap)
         return SCHED_ENOMEM;
@@ -111,10 +111,19 @@ static int level_domains(struct sched_session *ss, int p, const char *key, struc
             lv->nodes[lv->first[lv->dom[i]] + lv->busy[lv->dom[i]]++] = sp->nodes[i];
     for (d = 0; d < lv->n_dom; d++)
         lv->busy[d] = 0;
+    lv->max_cap = 0;
     for (i = 0; i < n; i++) {
         const struct ss_node *nd = &ss->nodes[sp->nodes[i]];
-        if (lv->dom[i] >= 0 && nd->gpu_free < (int64_t)nd->n_gpus * SCHED_MILLI)
-            lv->busy[lv->dom[i]]++;
+        d = lv->dom[i];
+        if (d < 0)
+            continue;
+        if (nd->gpu_free < (int64_t)nd->n_gpus * SCHED_MILLI)
+            lv->busy[d]++;
+        if (nd->ready) {
+            lv->free[d] += nd->gpu_free;
+            lv->cap[d] += (int64_t)nd->n_gpus * SCHED_MILLI;
+            lv->max_cap = ss_max(lv->max_cap, lv->cap[d]);
+        }
     }
     return SCHED_OK;
 }
@@ -174,7 +183,7 @@ int sched__topo_build(struct sched_session *ss)
     return SCHED_OK;
 }
 
-void sched__topo_node_busy(struct sched_session *ss, int node, int delta)
+void sched__topo_node_changed(struct sched_session *ss, int node, int busy, int64_t gpu)
 {
     const struct ss_node *n = &ss->nodes[node];
     const struct ss_topo *t = &ss->topo[n->pool];
@@ -182,8 +191,11 @@ void sched__topo_node_busy(struct sched_session *ss, int node, int delta)
 
     for (l = 0; l < t->n_levels; l++) {
         int d = t->level[l].dom[n->pool_pos];
-        if (d >= 0)
-            t->level[l].busy[d] += delta;
+        if (d < 0)
+            continue;
+        t->level[l].busy[d] += busy;
+        if (n->ready)
+            t->level[l].free[d] += gpu;
     }
 }
 
@@ -315,29 +327,6 @@ static int try_domain(struct sched_session *ss, int w, int pool, int l, int d, s
     return ok;
 }
 
-/* Each domain's free and total GPU over its ready nodes (lv->free, lv->cap),
- * found again only when the pool's placements changed (its version). */
-static void domain_room(struct sched_session *ss, int pool, struct ss_topo_level *lv)
-{
-    int d, i;
-
-    if (lv->room_at == ss->pool_version[pool] + 1)
-        return;
-    lv->room_at = ss->pool_version[pool] + 1;
-    for (d = 0; d < lv->n_dom; d++) {
-        int64_t free = 0, cap = 0;
-        for (i = lv->first[d]; i < lv->first[d + 1]; i++) {
-            const struct ss_node *n = &ss->nodes[lv->nodes[i]];
-            if (!n->ready)
-                continue;
-            free += n->gpu_free;
-            cap += (int64_t)n->n_gpus * SCHED_MILLI;
-        }
-        lv->free[d] = free;
-        lv->cap[d] = cap;
-    }
-}
-
 struct order_ctx {
     const int64_t *free;
     int most_free;
@@ -385,7 +374,8 @@ static int try_level(struct sched_session *ss, int w, int pool, int action, int 
         d = placed_domain(ss, w, lv);
         return d >= 0 && try_domain(ss, w, pool, l, d, fn);
     }
-    domain_room(ss, pool, lv);
+    if (lv->max_cap < need)
+        return 0;   /* no domain of the level holds it even empty */
     for (d = 0; d < lv->n_dom; d++)
         if (lv->cap[d] >= need && (action != SCHED_ACT_ALLOCATE || lv->free[d] >= need) &&
             within_one(ss, lv, d, rq))
@@ -451,7 +441,6 @@ int sched__topo_diagnose(struct sched_session *ss, int w, int pool, int pods,
         return 1;
     }
     lv = &ss->topo[pool].level[req];
-    domain_room(ss, pool, lv);
     placed = ss->wl[w].n_placed > 0 ? placed_domain(ss, w, lv) : -2;
     for (d = 0; d < lv->n_dom; d++) {
         if (placed != -2 && d != placed)
