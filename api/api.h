@@ -744,6 +744,7 @@ void api_static_serve(struct api_req *r);
 /* ---- handlers ---- */
 void api_h_token_v1(struct api_req *r);
 void api_h_token_v2(struct api_req *r);
+void api_h_app_token(struct api_req *r);   /* /v1/k8s/auth/oauth/apptoken */
 void api_h_healthz(struct api_req *r);
 void api_h_metrics(struct api_req *r);
 void api_h_dashboard(struct api_req *r);

@@ -1,7 +1,9 @@
 /*
  * h_token.c: POST /api/v1/token (JSON, camelCase) and POST /api/v2/token
  * (form-encoded, OAuth2) with the password, client_credentials (also the
- * legacy app_token) and refresh_token grants.
+ * legacy app_token) and refresh_token grants; and Run:ai's older
+ * /v1/k8s/auth/oauth/apptoken, an application's (a service account's)
+ * {id, name, secret} for its tokens.
  *
  * Invariants:
  *   1. A wrong login and a wrong secret take the same path (a hash check
@@ -196,7 +198,12 @@ static int v1_parse(struct api_req *r, json_t *o, struct grant *g)
     return 0;
 }
 
-void api_h_token_v1(struct api_req *r)
+/* A JSON grant (v1's, or the apptoken form's, read by parse) run and
+ * answered: app_form answers {access_token, id_token}, else v1's fields.
+ * Errors are the {code, message, details} envelope. */
+typedef int (*json_grant_parse)(struct api_req *r, json_t *o, struct grant *g);
+
+static void json_grant(struct api_req *r, json_grant_parse parse, int app_form)
 {
     struct grant *g = calloc(1, sizeof(*g));
     struct db_user u;
@@ -210,7 +217,7 @@ void api_h_token_v1(struct api_req *r)
     }
     g->client = r->remote;
     o = api_body_object(r);
-    if (!o || v1_parse(r, o, g) != 0)
+    if (!o || parse(r, o, g) != 0)
         goto out;
     rc = run_grant(r->app, g, &u, &retry_s);
     if (rc == G_WAIT || rc == G_BUSY) {
@@ -227,8 +234,12 @@ void api_h_token_v1(struct api_req *r)
         api_error(r, 500, "Internal error", "cannot issue a token");
         goto out;
     }
-    api_reply(r, 200, json_pack("{s:s, s:s, s:s, s:i}", "accessToken", access, "idToken", id,
-                                "refreshToken", refresh, "expiresIn", r->app->cfg.token_ttl_s));
+    if (app_form)
+        api_reply(r, 200, json_pack("{s:s, s:s}", "access_token", access, "id_token", id));
+    else
+        api_reply(r, 200, json_pack("{s:s, s:s, s:s, s:i}", "accessToken", access, "idToken", id,
+                                    "refreshToken", refresh, "expiresIn",
+                                    r->app->cfg.token_ttl_s));
 out:
     free(access);
     free(refresh);
@@ -236,6 +247,11 @@ out:
     json_decref(o);
     memset(g, 0, sizeof(*g));
     free(g);
+}
+
+void api_h_token_v1(struct api_req *r)
+{
+    json_grant(r, v1_parse, 0);
 }
 
 /* ---- v2 ---- */
@@ -314,4 +330,35 @@ out:
     free(id);
     memset(g, 0, sizeof(*g));
     free(g);
+}
+
+/* ---- /v1/k8s/auth/oauth/apptoken ---- */
+
+/* The grant of {id, name, secret}: the service account of that id and
+ * name signs in by its client id; any other pair takes the path of an
+ * unknown login (invariant 1: the same answer, the same cost). */
+static int app_parse(struct api_req *r, json_t *o, struct grant *g)
+{
+    static const char *const fields[] = {"id", "name", "secret", NULL};
+    char id[24], name[DB_NAME_LEN];
+    struct db_user u;
+    char *end;
+    long long n;
+
+    if (api_json_allow(r, o, fields, NULL) || api_json_str(r, o, "id", id, sizeof(id), 1) ||
+        api_json_str(r, o, "name", name, sizeof(name), 1) ||
+        api_json_str(r, o, "secret", g->secret, sizeof(g->secret), 1))
+        return -1;
+    snprintf(g->type, sizeof(g->type), "client_credentials");
+    snprintf(g->login, sizeof(g->login), "\001"); /* no login has a control character */
+    n = strtoll(id, &end, 10);
+    if (!*end && n > 0 && db_user_get(r->app->db, n, &u) == DB_OK &&
+        u.kind == DB_SERVICE_ACCOUNT && strcmp(u.name, name) == 0)
+        snprintf(g->login, sizeof(g->login), "%s", u.login);
+    return 0;
+}
+
+void api_h_app_token(struct api_req *r)
+{
+    json_grant(r, app_parse, 1);
 }

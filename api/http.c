@@ -77,6 +77,7 @@ const struct api_route api_routes[] = {
     {"GET", "/metrics", api_h_metrics, API_ORG_READ},
     {"POST", "/api/v1/token", api_h_token_v1, API_PUBLIC},
     {"POST", "/api/v2/token", api_h_token_v2, API_PUBLIC},
+    {"POST", "/v1/k8s/auth/oauth/apptoken", api_h_app_token, API_PUBLIC},
     {"GET", "/api/v1/clusters", api_h_clusters, API_ORG_READ},
     {"GET", "/api/v1/clusters/{uuid}", api_h_cluster_get, API_ORG_READ},
     {"GET", "/api/v1/clusters/{uuid}/nodes", api_h_cluster_nodes, API_ORG_READ},

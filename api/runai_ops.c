@@ -268,7 +268,7 @@ const struct api_runai_op api_runai_ops[] = {
     {"GET", "/api/v1/security/settings", "get_security_settings", 0},
     {"GET", "/api/v1/security/settings/{key}", "get_security_setting_by_key", 0},
     {"PUT", "/api/v1/security/settings/{key}", "update_security_setting_by_key", 0},
-    {"POST", "/v1/k8s/auth/oauth/apptoken", "app_token", 0},
+    {"POST", "/v1/k8s/auth/oauth/apptoken", "app_token", 1},
     {"GET", "/api/v1/workloads", "get_workloads", 1},
     {"GET", "/api/v1/workloads/{workloadId}", "get_workload", 1},
     {"GET", "/api/v1/workloads/count", "count_workloads", 1},

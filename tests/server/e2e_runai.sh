@@ -260,6 +260,11 @@ APP_RULE=$(expect 201 POST /api/v1/authorization/access-rules "{\"subjectId\":\"
   "$ADMIN" | jq -r .id)
 APP_TOKEN=$(expect 200 POST /api/v1/token "{\"grantType\":\"client_credentials\",
   \"clientId\":\"$APP_CLIENT\",\"clientSecret\":\"$APP_SECRET\"}" | jq -r .accessToken)
+# Run:ai's older form: the application's id, name and secret
+expect 200 POST /v1/k8s/auth/oauth/apptoken "{\"id\":\"$APP\",\"name\":\"ci-app\",
+  \"secret\":\"$APP_SECRET\"}" | jq -e '.access_token and .id_token' >/dev/null || fail "apptoken"
+expect 400 POST /v1/k8s/auth/oauth/apptoken "{\"id\":\"$APP\",\"name\":\"other\",
+  \"secret\":\"$APP_SECRET\"}" >/dev/null
 APP_WL=$(expect 202 POST /api/v1/workloads/trainings "{\"name\":\"by-app\",\"projectId\":\"$PA\",
   \"spec\":{\"compute\":{\"gpuDevicesRequest\":0}}}" "$APP_TOKEN" | jq -r .workloadId)
 expect 200 GET "/api/v1/workloads/$APP_WL" "" "$APP_TOKEN" | jq -e --arg c "$APP_CLIENT" \
