@@ -73,6 +73,7 @@ int cmd_node_main(int argc, char **argv);
 int cmd_nodepool_main(int argc, char **argv);
 int cmd_agent_main(int argc, char **argv);
 int cmd_access_rule_main(int argc, char **argv);
+int cmd_policy_main(int argc, char **argv);
 int cmd_completion_main(int argc, char **argv);
 int cmd_whatif_main(int argc, char **argv);
 int cmd_environment_main(int argc, char **argv);

@@ -42,6 +42,7 @@ static const struct command commands[] = {
     {"credential", "credentials (values never shown): the same", cmd_credential_main},
     {"template", "workload templates: the same", cmd_template_main},
     {"access-rule", "list, create or delete who may do what where", cmd_access_rule_main},
+    {"policy", "list the workload policies; describe a scope's, merged", cmd_policy_main},
     {"agent", "create, list or revoke the tokens of allot-agent", cmd_agent_main},
     {"completion", "print a shell completion script (bash)", cmd_completion_main},
     {"version", "print allot's version, and allotd's when logged in", cmd_version_main},
