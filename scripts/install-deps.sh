@@ -24,7 +24,7 @@ PACKAGES="build-essential cmake pkg-config git ca-certificates curl \
   python3-torch python3-mpi4py openmpi-bin"
 RUNTIME_SERVER="libjansson4 libsqlite3-0 libpq5 libcivetweb1 libjwt0 libcrypt1 libssl3 libcurl4 \
   ca-certificates curl sqlite3"
-RUNTIME_AGENT="libjansson4 libcurl4 ca-certificates"
+RUNTIME_AGENT="libjansson4 libcurl4 libssl3 ca-certificates"
 
 list=0
 if [ "${1:-}" = --list ]; then list=1; shift; fi
