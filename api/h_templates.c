@@ -196,8 +196,9 @@ static int body_in(struct api_req *r, json_t *spec, json_t *assets, int t, struc
 
     if (api_template_check(r, spec, assets, types[t].wl_type) != 0)
         return -1;
-    body = json_pack("{s:O, s:O}", "spec", json_is_object(spec) ? spec : json_object(),
-                     "assets", json_is_object(assets) ? assets : json_object());
+    /* "o" takes the reference each argument holds: the body's own or a new one */
+    body = json_pack("{s:o, s:o}", "spec", json_is_object(spec) ? json_incref(spec) : json_object(),
+                     "assets", json_is_object(assets) ? json_incref(assets) : json_object());
     free(a->spec);
     a->spec = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(body);
@@ -228,8 +229,10 @@ static int meta_in(struct api_req *r, json_t *meta, struct db_asset *a, int crea
 
 static void stored(struct api_req *r, struct db_asset *a, int rc, int status)
 {
-    if (rc == DB_OK)
+    if (rc == DB_OK) {
+        db_asset_clear(a); /* the row read back owns its texts anew */
         rc = db_asset_get(r->app->db, a->id, a);
+    }
     if (rc == DB_OK)
         api_reply(r, status, template_json(r, a));
     else if (rc == DB_ECONFLICT)

@@ -294,9 +294,9 @@ int api_assets_expand(struct api_req *r, json_t *top, const struct api_project *
     spec = json_object();
     rc = template_in(r, tid, type, project, &body, *refs);
     if (rc == 0) {
-        assets = json_deep_copy(json_is_object(json_object_get(body, "assets"))
-                                    ? json_object_get(body, "assets")
-                                    : json_object());
+        json_t *from = json_object_get(body, "assets");
+
+        assets = json_is_object(from) ? json_deep_copy(from) : json_object();
         if (json_is_object(given))
             json_object_update(assets, given);
         else if (given && !json_is_null(given))
