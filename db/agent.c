@@ -427,19 +427,6 @@ int db_pod_run_list(struct db *db, int64_t workload_seq, int idx, struct db_pod_
 
 /* ---- agent nodes ---- */
 
-void db_agent_nodes_free(struct db_agent_node *a, int n)
-{
-    int i;
-
-    if (!a)
-        return;
-    for (i = 0; i < n; i++) {
-        free(a[i].labels);
-        free(a[i].gpus);
-    }
-    free(a);
-}
-
 static const struct db__col agent_node_cols[] = {
     DB__COL_AS("seq", struct db_agent_node, node_seq, DB__INT),
     DB__COL_AS("id", struct db_agent_node, node_id, DB__TEXT),
@@ -462,6 +449,11 @@ static const struct db__col agent_node_cols[] = {
 };
 static const struct db__shape agent_node_shape =
     DB__SHAPE(struct db_agent_node, agent_node_cols, NULL);
+
+void db_agent_nodes_free(struct db_agent_node *a, int n)
+{
+    db__rows_free(&agent_node_shape, a, n);
+}
 
 struct node_arg {
     struct db_agent_node **out;

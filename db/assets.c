@@ -43,39 +43,26 @@ static const struct db__shape asset_shape = DB__SHAPE(struct db_asset, asset_col
 
 void db_asset_clear(struct db_asset *a)
 {
-    if (!a)
-        return;
-    free(a->spec);
-    free(a->sealed);
-    a->spec = a->sealed = NULL;
+    db__row_clear(&asset_shape, a);
 }
 
 void db_assets_free(struct db_asset *a, int n)
 {
-    int i;
-
-    for (i = 0; a && i < n; i++)
-        db_asset_clear(&a[i]);
-    free(a);
+    db__rows_free(&asset_shape, a, n);
 }
 
-static int insert_fn(struct db__conn *c, void *arg)
-{
-    static const char sql[] =
-        "INSERT INTO assets (id, family, kind, name, scope, scope_id, description, created_by,"
-        " updated_by, created_at, updated_at, update_count, spec, sealed, supported)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-    struct db_asset *a = arg;
-
-    return db__insert_cols(c, sql, asset_cols + 1, DB__NCOLS(asset_cols) - 1, a, &a->seq);
-}
+static const struct db__insert asset_insert = {
+    "INSERT INTO assets (id, family, kind, name, scope, scope_id, description, created_by,"
+    " updated_by, created_at, updated_at, update_count, spec, sealed, supported)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    &asset_shape, 0, 0};
 
 int db_asset_insert(struct db *db, struct db_asset *a)
 {
     a->created_at = a->updated_at = db__now_ms();
     a->update_count = 1;
     snprintf(a->updated_by, sizeof(a->updated_by), "%s", a->created_by);
-    return db__write(db, insert_fn, a);
+    return db__insert_row(db, &asset_insert, a);
 }
 
 int db_asset_get(struct db *db, const char *id, struct db_asset *out)

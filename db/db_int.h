@@ -162,6 +162,12 @@ int db__cols_read(struct db__stmt *st, int col, const struct db__col *cols, int 
 /* Binds n fields of row to the parameters from `param` on. */
 void db__cols_bind(struct db__stmt *st, int param, const struct db__col *cols, int n,
                    const void *row);
+/* Frees row's DB__DUP and DB__DUP_NULL fields and sets them NULL (row
+ * NULL: nothing); the rest of row stays. */
+void db__row_clear(const struct db__shape *s, void *row);
+/* db__row_clear() of each of the n rows of the malloc'd array arr, then
+ * the array (NULL: nothing). */
+void db__rows_free(const struct db__shape *s, void *arr, int n);
 /* A row of the shape from column col on, into a zeroed *row, then fix;
  * db__cols_read()'s code. */
 int db__row_read(struct db__stmt *st, int col, const struct db__shape *s, void *row);
@@ -238,6 +244,17 @@ int db__exec_cols(struct db__conn *c, const char *sql, const struct db__col *col
 /* db__exec_cols() of an INSERT, and the key it gave its row in *id. */
 int db__insert_cols(struct db__conn *c, const char *sql, const struct db__col *cols, int n,
                     const void *row, int64_t *id);
+/* A table's INSERT: its parameters are the shape's columns from the
+ * second on, in order; the first is the key the insert gives the row. */
+struct db__insert {
+    const char *sql;
+    const struct db__shape *shape;
+    int noted;  /* a row of the change log of kind `change` in the same write */
+    int change; /* enum db_change_kind */
+};
+/* A db__write() (db__write_noted() if ins->noted) of ins with row's
+ * fields, setting row's key: db__step_done()'s codes. */
+int db__insert_row(struct db *db, const struct db__insert *ins, void *row);
 /* A reader of a row's first column into the int64_t at out. */
 int db__read_int64(struct db__stmt *st, void *out);
 /* A time-ordered RFC 9562 version 7 UUID (37 bytes with the terminator). */

@@ -28,20 +28,15 @@ static const struct db__col ntopo_cols[] = {
 };
 static const struct db__shape ntopo_shape = DB__SHAPE(struct db_ntopo, ntopo_cols, NULL);
 
-static int insert_fn(struct db__conn *c, void *arg)
-{
-    static const char sql[] =
-        "INSERT INTO network_topologies (id, name, cluster_id, levels, created_by, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?)";
-    struct db_ntopo *t = arg;
-
-    return db__insert_cols(c, sql, ntopo_cols + 1, 6, t, &t->seq);
-}
+static const struct db__insert ntopo_insert = {
+    "INSERT INTO network_topologies (id, name, cluster_id, levels, created_by, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?)",
+    &ntopo_shape, 0, 0};
 
 int db_ntopo_insert(struct db *db, struct db_ntopo *t)
 {
     t->created_at = db__now_ms();
-    return db__write(db, insert_fn, t);
+    return db__insert_row(db, &ntopo_insert, t);
 }
 
 int db_ntopo_get(struct db *db, const char *id, struct db_ntopo *out)

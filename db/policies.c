@@ -34,19 +34,12 @@ static const struct db__shape policy_shape = DB__SHAPE(struct db_policy, policy_
 
 void db_policy_clear(struct db_policy *p)
 {
-    if (!p)
-        return;
-    free(p->body);
-    p->body = NULL;
+    db__row_clear(&policy_shape, p);
 }
 
 void db_policies_free(struct db_policy *p, int n)
 {
-    int i;
-
-    for (i = 0; p && i < n; i++)
-        db_policy_clear(&p[i]);
-    free(p);
+    db__rows_free(&policy_shape, p, n);
 }
 
 static int put_fn(struct db__conn *c, void *arg)

@@ -16,6 +16,8 @@
  *      NULL).
  *   3. A row read into a struct starts from zeros (db__row_read): the
  *      fields no column names stay 0, whatever the struct held before.
+ *   4. What a row owns is its DB__DUP and DB__DUP_NULL fields, and only
+ *      those: db__row_clear() frees them and leaves them NULL.
  */
 #include "db_int.h"
 
@@ -121,6 +123,32 @@ void db__cols_bind(struct db__stmt *st, int param, const struct db__col *cols, i
             break;
         }
     }
+}
+
+void db__row_clear(const struct db__shape *s, void *row)
+{
+    int i;
+    char *dup;
+
+    for (i = 0; row && i < s->n; i++) {
+        const struct db__col *k = &s->cols[i];
+
+        if (k->type != DB__DUP && k->type != DB__DUP_NULL)
+            continue;
+        memcpy(&dup, FIELD(row, k), sizeof(dup));
+        free(dup);
+        dup = NULL;
+        memcpy(FIELD(row, k), &dup, sizeof(dup));
+    }
+}
+
+void db__rows_free(const struct db__shape *s, void *arr, int n)
+{
+    int i;
+
+    for (i = 0; arr && i < n; i++)
+        db__row_clear(s, (char *)arr + (size_t)i * s->size);
+    free(arr);
 }
 
 int db__row_read(struct db__stmt *st, int col, const struct db__shape *s, void *row)
@@ -398,4 +426,31 @@ int db__insert_cols(struct db__conn *c, const char *sql, const struct db__col *c
     if (rc == DB_OK)
         *id = db__last_id(c);
     return rc;
+}
+
+/* ---- a table's insert ---- */
+
+struct insert_arg {
+    const struct db__insert *ins;
+    void *row;
+};
+
+static int insert_fn(struct db__conn *c, void *arg)
+{
+    const struct insert_arg *a = arg;
+    const struct db__shape *s = a->ins->shape;
+    int64_t id = 0;
+    int rc = db__insert_cols(c, a->ins->sql, s->cols + 1, s->n - 1, a->row, &id);
+
+    if (rc == DB_OK)
+        int_store(FIELD(a->row, &s->cols[0]), s->cols[0].size, id);
+    return rc;
+}
+
+int db__insert_row(struct db *db, const struct db__insert *ins, void *row)
+{
+    struct insert_arg a = {ins, row};
+
+    return ins->noted ? db__write_noted(db, ins->change, insert_fn, &a)
+                      : db__write(db, insert_fn, &a);
 }

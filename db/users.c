@@ -222,21 +222,15 @@ static const struct db__col rule_cols[] = {
 };
 static const struct db__shape rule_shape = DB__SHAPE(struct db_rule, rule_cols, NULL);
 
-static int rule_insert_fn(struct db__conn *c, void *arg)
-{
-    static const char sql[] =
-        "INSERT INTO access_rules (subject_type, subject_id, role_id, scope_type, scope_id,"
-        " created_at, created_by, scope_named) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
-    struct db_rule *r = arg;
-
-    /* all but id */
-    return db__insert_cols(c, sql, rule_cols + 1, DB__NCOLS(rule_cols) - 1, r, &r->id);
-}
+static const struct db__insert rule_insert = {
+    "INSERT INTO access_rules (subject_type, subject_id, role_id, scope_type, scope_id,"
+    " created_at, created_by, scope_named) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    &rule_shape, 1, DB_CHANGE_PRINCIPALS};
 
 int db_rule_insert(struct db *db, struct db_rule *r)
 {
     r->created_at = db__now_ms();
-    return db__write_noted(db, DB_CHANGE_PRINCIPALS, rule_insert_fn, r);
+    return db__insert_row(db, &rule_insert, r);
 }
 
 struct rule_arg {

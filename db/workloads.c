@@ -59,23 +59,6 @@ const char *db_type_name(int type)
     return type >= 0 && type < 4 ? names[type] : "Training";
 }
 
-void db_workload_clear(struct db_workload *w)
-{
-    free(w->spec);
-    w->spec = NULL;
-}
-
-void db_workloads_free(struct db_workload *w, int n)
-{
-    int i;
-
-    if (!w)
-        return;
-    for (i = 0; i < n; i++)
-        db_workload_clear(&w[i]);
-    free(w);
-}
-
 /* The GPU its pods hold, in thousandths (DB_POD_GPU_ON summed over its
  * pods). Only a GPU-memory request's depends on each pod's node, so only
  * that one is read with the row (`mem_sum`, column 40, NULL otherwise: a
@@ -148,6 +131,16 @@ static const struct db__col wl_cols[] = {
     DB__COL(struct db_workload, topology, DB__TEXT),
 };
 static const struct db__shape wl_shape = DB__SHAPE(struct db_workload, wl_cols, wl_fix);
+
+void db_workload_clear(struct db_workload *w)
+{
+    db__row_clear(&wl_shape, w);
+}
+
+void db_workloads_free(struct db_workload *w, int n)
+{
+    db__rows_free(&wl_shape, w, n);
+}
 
 /* An event of a workload; pool_seq: the node pool an eviction took its
  * pods from (0: none). */
