@@ -791,6 +791,12 @@ void api_h_policy_delete(struct api_req *r);
  * naming the field, the rule and its scope. */
 int api_policy_submission(struct api_req *r, json_t *spec, int type,
                           const struct api_project *project);
+/* Does part (the part of a spec an asset gives, changed in place) comply
+ * with the project's policies for workloads of type: its values by the
+ * rules, canEdit included, a field it leaves out not required? 0, 1 (not:
+ * why in msg), or -1 answered (the policies could not be read). */
+int api_policy_comply(struct api_req *r, json_t *part, int type,
+                      const struct api_project *project, char *msg, size_t len);
 /* h_wlprops.c: workload types, categories and priorities (read-only) */
 void api_h_wl_types(struct api_req *r);
 void api_h_wl_type_get(struct api_req *r);

@@ -49,9 +49,40 @@ int api_assets_note(struct api_req *r, struct db_workload *w, json_t *refs);
 int api_credential_value(struct db *db, const char *project, const char *name, const char *key,
                          char **value);
 
+/* ---- asset_info.c: what an answer adds on request, the list filters ---- */
+
 /* The live workloads and the assets that name a, as "name (where), ..."
  * in out: 1 if some, 0 if none, or the store's error (below 0). */
 int api_asset_users(struct api_req *r, const struct db_asset *a, char *out, size_t len);
+/* api_asset_users(), and the same as Run:ai's AssetUsageInfo in *by (a
+ * new object; by may be NULL). */
+int api_asset_usage(struct api_req *r, const struct db_asset *a, json_t **by, char *text,
+                    size_t len);
+
+/* The query of an asset list or GET: usageInfo, statusInfo, complyTo*,
+ * is*, distributedFramework, assetIds (asset_info.c says what each does). */
+struct usage_cache;
+struct api_asset_q {
+    int usage, status;             /* usageInfo, statusInfo */
+    int comply, comply_type;       /* complyToProject with complyToWorkloadType (enum
+                                      db_wl_type; -1: none) */
+    struct api_project comply_project;
+    unsigned types;                /* 1 << enum db_wl_type: the types it must serve */
+    char framework[16];            /* distributedFramework; "" any */
+    int by_ids;
+    char ids[API_QUERY_VALUE_MAX + 1]; /* assetIds */
+    struct usage_cache *cache;     /* what uses assets, read once */
+};
+/* Reads the query (usageInfo's default usage_default): 0, or -1 answered
+ * 400. Free with api_asset_q_free(). */
+int api_asset_q_in(struct api_req *r, struct api_asset_q *q, int usage_default);
+/* Does a pass the query's filters (is*, distributedFramework, assetIds)? */
+int api_asset_q_pass(const struct api_asset_q *q, const struct db_asset *a);
+/* Adds to entry (an asset's answer) what the query asks: usedBy,
+ * usageTimes, compliance, status. 0, or -1 answered. */
+int api_asset_q_add(struct api_req *r, struct api_asset_q *q, const struct db_asset *a,
+                    json_t *entry);
+void api_asset_q_free(struct api_asset_q *q);
 
 /* Workload templates (h_templates.c): the type is the path's; PATCH is
  * the update route with API_ARG_PATCH, count the list with API_ARG_COUNT. */

@@ -18,7 +18,8 @@
  *      a 400 saying why; a kind allot cannot run (PVC, S3, NFS, config
  *      maps, secret volumes) is refused at creation, and its list is empty.
  *   3. An asset that a live workload, a template or another asset names
- *      is not deleted: the answer names them.
+ *      is not deleted: the answer names them, in its details and as
+ *      usedBy (asset_info.c).
  *   4. An asset the caller may not read answers 404, as if absent.
  */
 #include "assets.h"
@@ -351,35 +352,38 @@ static json_t *asset_json(struct api_req *r, const struct asset_kind *k,
 /* ---- lists ---- */
 
 /* The entries of family (kind NULL) or of kind k that the caller may read
- * and the filters pass; a family's entries give their spec under its
- * list key. */
+ * and the filters pass, with what the query asks added (asset_info.c); a
+ * family's entries give their spec under its list key. */
 static int list_into(struct api_req *r, const char *family, const struct asset_kind *k,
                      json_t *entries)
 {
     struct api_scope_filter f;
+    struct api_asset_q q;
     struct db_asset *rows = NULL;
-    int n = 0, i, rc;
+    json_t *e;
+    int n = 0, i, rc = 0;
 
-    if (api_scope_filter_in(r, &f) != 0)
+    if (api_scope_filter_in(r, &f) != 0 || api_asset_q_in(r, &q, 0) != 0)
         return -1;
-    rc = db_asset_list(r->app->db, family, &rows, &n);
-    if (rc != DB_OK)
+    if ((rc = db_asset_list(r->app->db, family, &rows, &n)) != DB_OK) {
+        api_asset_q_free(&q);
         return api_db_error(r, rc, "cannot list the assets"), -1;
-    for (i = 0; i < n; i++) {
+    }
+    for (i = 0; i < n && rc == 0; i++) {
         const struct asset_kind *ak = kind_of_asset(&rows[i]);
         if (!ak || (k && ak != k) ||
             !api_scope_filter_pass(&f, rows[i].name, rows[i].scope, rows[i].scope_id) ||
-            !may(r, &rows[i], read_perm(ak)))
+            !api_asset_q_pass(&q, &rows[i]) || !may(r, &rows[i], read_perm(ak)))
             continue;
-        if (k)
-            json_array_append_new(entries, asset_json(r, ak, &rows[i]));
-        else
-            json_array_append_new(entries,
-                                  json_pack("{s:o, s:{s:o}}", "meta", meta_json(r, &rows[i]),
-                                            "spec", ak->list_key, spec_json(r, ak, &rows[i])));
+        e = k ? asset_json(r, ak, &rows[i])
+              : json_pack("{s:o, s:{s:o}}", "meta", meta_json(r, &rows[i]), "spec",
+                          ak->list_key, spec_json(r, ak, &rows[i]));
+        rc = api_asset_q_add(r, &q, &rows[i], e);
+        json_array_append_new(entries, e);
     }
     db_assets_free(rows, n);
-    return 0;
+    api_asset_q_free(&q);
+    return rc;
 }
 
 void api_h_assets_list(struct api_req *r)
@@ -672,14 +676,25 @@ static const struct asset_kind *asset_in(struct api_req *r, struct db_asset *a)
     return NULL;
 }
 
+/* One asset, with what the query asks (usageInfo's default true: an
+ * asset's own answer names what uses it). */
 void api_h_asset_get(struct api_req *r)
 {
+    struct api_asset_q q;
     struct db_asset a;
     const struct asset_kind *k = asset_in(r, &a);
+    json_t *o;
 
     if (!k)
         return;
-    api_reply(r, 200, asset_json(r, k, &a));
+    if (api_asset_q_in(r, &q, 1) == 0) {
+        o = asset_json(r, k, &a);
+        if (api_asset_q_add(r, &q, &a, o) == 0)
+            api_reply(r, 200, o);
+        else
+            json_decref(o);
+    }
+    api_asset_q_free(&q);
     db_asset_clear(&a);
 }
 
@@ -750,87 +765,6 @@ void api_h_asset_update(struct api_req *r)
 
 /* ---- delete: an asset in use stays ---- */
 
-/* Appends "what (where)" to out. */
-static void add_user(char *out, size_t len, size_t *used, const char *what, const char *where)
-{
-    if (*used + 1 < len)
-        *used += (size_t)snprintf(out + *used, len - *used, "%s%s (%s)", *used ? ", " : "", what,
-                                  where);
-}
-
-/* Does the JSON text name the id as a value (a workload's spec.assets, a
- * template's assets, an environment's credential)? */
-static int names_id(const char *text, const char *id)
-{
-    char quoted[DB_ID_LEN + 3];
-
-    snprintf(quoted, sizeof(quoted), "\"%s\"", id);
-    return text && strstr(text, quoted) != NULL;
-}
-
-/* What api_asset_users() gathers. */
-struct users {
-    const struct db_asset *a;
-    char *out;
-    size_t len, used;
-};
-
-/* Does an environment variable of the workload take a value from
- * credential a by its name ({secret: {name}} resolving to it)? */
-static int takes_credential(struct api_req *r, const struct db_workload *w,
-                            const struct db_asset *a)
-{
-    json_t *spec = w->spec ? json_loads(w->spec, 0, NULL) : NULL, *e;
-    struct db_asset found;
-    size_t i;
-    int takes = 0;
-
-    json_array_foreach(json_object_get(spec, "environmentVariables"), i, e) {
-        const char *name = json_string_value(json_object_get(json_object_get(e, "secret"),
-                                                             "name"));
-        if (!name || strcmp(name, a->name) != 0)
-            continue;
-        if (db_asset_resolve(r->app->db, "credential", w->project_name, name, &found) == DB_OK)
-            takes = strcmp(found.id, a->id) == 0;
-        db_asset_clear(&found);
-        break;
-    }
-    json_decref(spec);
-    return takes;
-}
-
-static void note_workload(struct api_req *r, const struct db_workload *w, void *arg)
-{
-    struct users *u = arg;
-    char where[DB_NAME_LEN + 32];
-
-    if (!names_id(w->spec, u->a->id) &&
-        !(strcmp(u->a->family, "credential") == 0 && takes_credential(r, w, u->a)))
-        return;
-    snprintf(where, sizeof(where), "workload of project %s", w->project_name);
-    add_user(u->out, u->len, &u->used, w->name, where);
-}
-
-int api_asset_users(struct api_req *r, const struct db_asset *a, char *out, size_t len)
-{
-    struct users u = {a, out, len, 0};
-    struct db_asset *as = NULL;
-    int n = 0, i, rc;
-
-    out[0] = 0;
-    if ((rc = api_live_workloads(r, note_workload, &u)) != DB_OK)
-        return rc;
-    if ((rc = db_asset_list(r->app->db, NULL, &as, &n)) != DB_OK)
-        return rc < 0 ? rc : -1;
-    for (i = 0; i < n; i++)
-        if (strcmp(as[i].id, a->id) != 0 && names_id(as[i].spec, a->id))
-            add_user(out, len, &u.used, as[i].name, as[i].kind);
-    db_assets_free(as, n);
-    if (u.used >= len && len > 4)
-        memcpy(out + len - 4, "...", 4);
-    return u.used > 0;
-}
-
 static void deleted(struct api_req *r, int status)
 {
     if (status == 204)
@@ -840,11 +774,26 @@ static void deleted(struct api_req *r, int status)
                                        "Request has been accepted."));
 }
 
+/* The refusal of deleting an asset in use: the usual error, with usedBy
+ * naming what uses it. */
+static void in_use(struct api_req *r, const struct asset_kind *k, const struct db_asset *a,
+                   const char *users, json_t *by)
+{
+    char details[1024];
+
+    snprintf(details, sizeof(details), "%s %s is in use by %s; delete them or stop naming it"
+             " first", k->word, a->name, users);
+    api_reply(r, k->busy, json_pack("{s:i, s:s, s:s, s:O}", "code", k->busy, "message",
+                                    k->busy == 412 ? "Precondition failed" : "Forbidden",
+                                    "details", details, "usedBy", by));
+}
+
 void api_h_asset_delete(struct api_req *r)
 {
     struct db_asset a;
     const struct asset_kind *k = asset_in(r, &a);
-    char users[768], details[1024];
+    char users[768];
+    json_t *by = NULL;
     int busy, rc;
 
     if (!k)
@@ -854,11 +803,9 @@ void api_h_asset_delete(struct api_req *r)
         api_error(r, 403, "Forbidden", "the caller may not delete this asset");
         return;
     }
-    busy = api_asset_users(r, &a, users, sizeof(users));
+    busy = api_asset_usage(r, &a, &by, users, sizeof(users));
     if (busy == 1) {
-        snprintf(details, sizeof(details), "%s %s is in use by %s; delete them or stop naming"
-                 " it first", k->word, a.name, users);
-        api_error(r, k->busy, k->busy == 412 ? "Precondition failed" : "Forbidden", details);
+        in_use(r, k, &a, users, by);
     } else if (busy < 0) {
         api_db_error(r, busy, "cannot read what uses the asset");
     } else if ((rc = db_asset_delete(r->app->db, a.id)) == DB_OK) {
@@ -868,6 +815,7 @@ void api_h_asset_delete(struct api_req *r)
     } else {
         api_db_error(r, rc, "cannot delete the asset");
     }
+    json_decref(by);
     db_asset_clear(&a);
 }
 

@@ -587,27 +587,50 @@ void api_h_policy_list(struct api_req *r)
 
 /* ---- submissions ---- */
 
-int api_policy_submission(struct api_req *r, json_t *spec, int type,
-                          const struct api_project *project)
+/* The project's scope, for its chain of policies. */
+static void project_scope(const struct api_project *project, struct scope *s)
+{
+    memset(s, 0, sizeof(*s));
+    snprintf(s->scope, sizeof(s->scope), "project");
+    s->depth = 3;
+    snprintf(s->project_id, sizeof(s->project_id), "%s", project->id);
+    snprintf(s->project_name, sizeof(s->project_name), "%s", project->name);
+    s->project_seq = project->seq;
+    snprintf(s->dept_id, sizeof(s->dept_id), "%s", project->parent_id);
+    snprintf(s->dept_name, sizeof(s->dept_name), "%s", project->parent_name);
+}
+
+/* pol_apply() of the project's chain for type: 0, 1 (a breach, in msg),
+ * or -1 answered (the policies could not be read). */
+static int project_apply(struct api_req *r, json_t *spec, int type,
+                         const struct api_project *project, unsigned flags, char *msg,
+                         size_t len)
 {
     struct scope s;
     struct chain c;
-    char msg[512];
     int rc;
 
-    memset(&s, 0, sizeof(s));
-    snprintf(s.scope, sizeof(s.scope), "project");
-    s.depth = 3;
-    snprintf(s.project_id, sizeof(s.project_id), "%s", project->id);
-    snprintf(s.project_name, sizeof(s.project_name), "%s", project->name);
-    s.project_seq = project->seq;
-    snprintf(s.dept_id, sizeof(s.dept_id), "%s", project->parent_id);
-    snprintf(s.dept_name, sizeof(s.dept_name), "%s", project->parent_name);
+    project_scope(project, &s);
     if (chain_load(r, ptype_of_type(type), &s, &c) != 0)
         return -1;
-    rc = pol_apply(c.l, c.n, type, spec, 0, msg, sizeof(msg));
+    rc = pol_apply(c.l, c.n, type, spec, flags, msg, len);
     chain_free(&c);
-    if (rc != 0)
-        return api_error(r, 400, "Bad request", msg), -1;
-    return 0;
+    return rc != 0;
+}
+
+int api_policy_submission(struct api_req *r, json_t *spec, int type,
+                          const struct api_project *project)
+{
+    char msg[512];
+    int rc = project_apply(r, spec, type, project, 0, msg, sizeof(msg));
+
+    if (rc == 1)
+        api_error(r, 400, "Bad request", msg);
+    return rc == 0 ? 0 : -1;
+}
+
+int api_policy_comply(struct api_req *r, json_t *part, int type,
+                      const struct api_project *project, char *msg, size_t len)
+{
+    return project_apply(r, part, type, project, POL_PARTIAL, msg, len);
 }

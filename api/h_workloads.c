@@ -845,6 +845,45 @@ static void generic_one_write(struct jw *j, const struct db_workload *w,
 
 /* ---- list and count ---- */
 
+/* Does allot's cluster id pass filter f (a text field's operators)? */
+static int cluster_passes(const struct db_filter *f)
+{
+    const char *id = API_CLUSTER_ID, *v = f->value;
+    size_t n = strlen(id), m = strlen(v);
+    int c = strcmp(id, v);
+
+    if (f->op[1] == '@')
+        return (strstr(id, v) != NULL) == (f->op[0] == '=');
+    if (f->op[1] == '^')
+        return strncmp(id, v, m) == 0;
+    if (f->op[1] == '$')
+        return n >= m && strcmp(id + n - m, v) == 0;
+    return f->op[0] == '=' ? c == 0 : f->op[0] == '!' ? c != 0 : f->op[0] == '<' ? c <= 0
+                                                                                  : c >= 0;
+}
+
+/* clusterId, the same for every workload (allot has one cluster): a sort
+ * by it is the default order (createdAt); a filter on it keeps every row
+ * (it goes) or none (it becomes id=="", which no workload has). */
+static void cluster_fields(struct db_wl_query *q)
+{
+    int i, k = 0;
+
+    if (strcmp(q->sort_by, "clusterId") == 0)
+        q->sort_by[0] = 0;
+    for (i = 0; i < q->n_filters; i++) {
+        if (strcmp(q->filters[i].field, "clusterId") != 0) {
+            q->filters[k++] = q->filters[i];
+        } else if (!cluster_passes(&q->filters[i])) {
+            q->filters[k] = q->filters[i];
+            snprintf(q->filters[k].field, sizeof(q->filters[k].field), "id");
+            snprintf(q->filters[k].op, sizeof(q->filters[k].op), "==");
+            q->filters[k++].value[0] = 0;
+        }
+    }
+    q->n_filters = k;
+}
+
 /* The list query (filterBy, sortBy, sortOrder, offset, limit, as every
  * list reads them) and deleted=true|false. */
 static int query_in(struct api_req *r, struct db_wl_query *q)
@@ -862,6 +901,7 @@ static int query_in(struct api_req *r, struct db_wl_query *q)
     q->desc = lq.desc;
     q->offset = lq.offset;
     q->limit = lq.limit;
+    cluster_fields(q);
     rc = api_query(r, "deleted", buf, sizeof(buf));
     if (rc != 1 && (rc != 0 || (strcmp(buf, "true") && strcmp(buf, "false"))))
         return api_error(r, 400, "Bad request", "deleted is true or false"), -1;

@@ -503,7 +503,8 @@ static int field_keeps(const struct pol_layer *layers, int n, int type, json_t *
     if (!rule)
         return 0;
     if (!b->value)
-        return json_is_true(path_get(rule, "required")) && !(flags & POL_DEFAULTS_ONLY)
+        return json_is_true(path_get(rule, "required")) &&
+                       !(flags & (POL_DEFAULTS_ONLY | POL_PARTIAL))
                    ? (b->rule = "required", b->limit = json_true(), -1) : 0;
     return value_keeps(rule, b);
 }

@@ -25,7 +25,9 @@ struct pol_layer {
 };
 
 enum pol_flags {
-    POL_DEFAULTS_ONLY = 1     /* check the defaults against the rules; no required, canEdit */
+    POL_DEFAULTS_ONLY = 1,    /* check the defaults against the rules; no required, canEdit */
+    POL_PARTIAL = 2           /* a part of a spec (an asset's): a field it leaves out is not
+                                 required (the submission may give it) */
 };
 
 /* 0 if policy (a {defaults, rules} object) is one allot can honour for

@@ -185,11 +185,19 @@ int api_scope_filter_in(struct api_req *r, struct api_scope_filter *f)
     int rc;
 
     memset(f, 0, sizeof(*f));
+    f->r = r;
     if (api_query(r, "name", f->name, sizeof(f->name)) < 0 ||
         api_query(r, "scope", f->scope, sizeof(f->scope)) < 0 ||
         api_query(r, "projectId", pid, sizeof(pid)) < 0 ||
-        api_query(r, "departmentId", f->department_id, sizeof(f->department_id)) < 0)
+        api_query(r, "departmentId", f->department_id, sizeof(f->department_id)) < 0 ||
+        api_query(r, "clusterId", f->cluster_id, sizeof(f->cluster_id)) < 0)
         return refuse(r, "a filter is too long");
+    if (api_query_bool(r, "includeDescendants", &f->descendants) != 0)
+        return -1;
+    if (f->descendants && f->scope[0])
+        return refuse(r, "includeDescendants and scope exclude each other (Run:ai's document)");
+    if (strcmp(f->scope, "cluster") == 0) /* allot's one cluster is its tenant */
+        snprintf(f->scope, sizeof(f->scope), "tenant");
     if (!pid[0])
         return 0;
     ref = pid[strspn(pid, "0123456789")] == 0 ? json_integer(strtoll(pid, NULL, 10))
@@ -211,14 +219,44 @@ int api_scope_seen(const char *scope, const char *scope_id, const struct api_pro
            (strcmp(scope, "project") == 0 && strcmp(scope_id, p->id) == 0);
 }
 
+/* Is a project-scoped asset of scope_id in department did? */
+static int in_department(const struct api_scope_filter *f, const char *scope,
+                         const char *scope_id, const char *did)
+{
+    struct api_project p;
+
+    return strcmp(scope, "project") == 0 && project_of(f->r, scope, scope_id, &p) == DB_OK &&
+           strcmp(p.parent_id, did) == 0;
+}
+
+/* departmentId: the department's and the tenant's; with
+ * includeDescendants, its projects' too. */
+static int department_pass(const struct api_scope_filter *f, const char *scope,
+                           const char *scope_id)
+{
+    const char *did = f->department_id;
+
+    return !did[0] || strcmp(scope, "tenant") == 0 ||
+           (strcmp(scope, "department") == 0 && strcmp(scope_id, did) == 0) ||
+           (f->descendants && in_department(f, scope, scope_id, did));
+}
+
+/* clusterId: allot's cluster is its tenant, its descendants every scope. */
+static int cluster_pass(const struct api_scope_filter *f, const char *scope)
+{
+    if (!f->cluster_id[0])
+        return 1;
+    if (strcmp(f->cluster_id, API_CLUSTER_ID) != 0)
+        return 0;
+    return f->descendants || strcmp(scope, "tenant") == 0;
+}
+
 int api_scope_filter_pass(const struct api_scope_filter *f, const char *name,
                           const char *scope, const char *scope_id)
 {
     return !(f->name[0] && strcmp(name, f->name) != 0) &&
            !(f->scope[0] && strcmp(scope, f->scope) != 0) &&
-           !(f->department_id[0] &&
-             !(strcmp(scope, "tenant") == 0 ||
-               (strcmp(scope, "department") == 0 && strcmp(scope_id, f->department_id) == 0))) &&
+           department_pass(f, scope, scope_id) && cluster_pass(f, scope) &&
            !(f->by_project && !api_scope_seen(scope, scope_id, &f->project));
 }
 
@@ -236,7 +274,7 @@ int api_scope_found(struct api_req *r, int rc, int readable, const char *what)
     return -1;
 }
 
-int api_live_workloads(struct api_req *r, api_wl_visit fn, void *arg)
+int api_workloads_visit(struct api_req *r, int live_only, api_wl_visit fn, void *arg)
 {
     struct db_workload *ws = NULL;
     struct db_wl_query q;
@@ -248,11 +286,17 @@ int api_live_workloads(struct api_req *r, api_wl_visit fn, void *arg)
         if ((rc = db_workload_list(r->app->db, &q, &ws, &n)) != DB_OK)
             return rc < 0 ? rc : -1;
         for (i = 0; i < n; i++)
-            if (strcmp(ws[i].phase, "Completed") != 0 && strcmp(ws[i].phase, "Failed") != 0)
+            if (!live_only || (strcmp(ws[i].phase, "Completed") != 0 &&
+                               strcmp(ws[i].phase, "Failed") != 0))
                 fn(r, &ws[i], arg);
         db_workloads_free(ws, n);
         ws = NULL;
         q.offset += n;
     } while (n == q.limit);
     return DB_OK;
+}
+
+int api_live_workloads(struct api_req *r, api_wl_visit fn, void *arg)
+{
+    return api_workloads_visit(r, 1, fn, arg);
 }

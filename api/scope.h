@@ -53,13 +53,21 @@ int api_scope_found(struct api_req *r, int rc, int readable, const char *what);
  * or a secret from being deleted. DB_OK, or the store's error (below 0). */
 typedef void (*api_wl_visit)(struct api_req *r, const struct db_workload *w, void *arg);
 int api_live_workloads(struct api_req *r, api_wl_visit fn, void *arg);
+/* api_live_workloads(), or with live_only 0 every workload not deleted
+ * (Completed and Failed too). */
+int api_workloads_visit(struct api_req *r, int live_only, api_wl_visit fn, void *arg);
 
-/* The list routes' filters: name, scope, projectId (what that project
- * sees), departmentId (the department's and the tenant's). */
+/* The list routes' filters: name, scope (allot's one cluster is its
+ * tenant: scope=cluster is scope=tenant), projectId (what that project
+ * sees), departmentId (the department's and the tenant's), clusterId (the
+ * tenant's; a cluster other than allot's passes nothing), and
+ * includeDescendants (with departmentId, the department's projects' too;
+ * with clusterId, every scope). */
 struct api_scope_filter {
-    char name[DB_NAME_LEN], scope[16], department_id[DB_ID_LEN];
-    int by_project;
+    char name[DB_NAME_LEN], scope[16], department_id[DB_ID_LEN], cluster_id[64];
+    int by_project, descendants;
     struct api_project project;
+    struct api_req *r;        /* a descendant project's department is looked up */
 };
 /* Reads the filters from the query: 0, or -1 replied 400. */
 int api_scope_filter_in(struct api_req *r, struct api_scope_filter *f);

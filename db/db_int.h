@@ -63,6 +63,10 @@ int db__write_noted(struct db *db, int kind, db__fn fn, void *arg);
  * text column's pointer is valid until the next step or reset. */
 struct db__stmt;
 
+/* The database's clock in ms since the epoch (SQLite: julianday of the
+ * statement's start), in SQL. */
+#define DB_NOW "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
+
 #define DB__ROW 100  /* db__step: a row is ready */
 #define DB__DONE 101 /* db__step: the statement ran to its end */
 #define DB__MORE 102 /* a db__write() fn: one turn done, call again */

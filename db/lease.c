@@ -25,10 +25,6 @@
 
 #include <string.h>
 
-/* The database's clock in ms since the epoch (SQLite: julianday of the
- * statement's start). */
-#define DB_NOW "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
-
 static _Thread_local int64_t fence_epoch;
 static _Thread_local int fence_refused;
 

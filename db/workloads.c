@@ -1027,6 +1027,11 @@ struct field {
     "(SELECT coalesce(sum(" DB_POD_GPU_ON("w", "n") "), 0) FROM pods p"                  \
     " JOIN nodes n ON n.seq = p.node_seq WHERE p.workload_seq = w.seq)"
 
+/* A field's one value for every row, as an expression: PostgreSQL
+ * refuses a bare constant in ORDER BY. */
+#define WL_EMPTY_TEXT "coalesce(NULL, '')"
+#define WL_EMPTY_NUMBER "coalesce(NULL, 0)"
+
 static const struct field fields[] = {
     {"name", "w.name", F_TEXT, NULL},
     {"id", "w.id", F_TEXT, NULL},
@@ -1055,6 +1060,22 @@ static const struct field fields[] = {
                      " (CASE WHEN w.gpu_devices < 1 THEN 1 ELSE w.gpu_devices END)"
                      " * w.gpu_portion * w.n_pods ELSE w.gpu_devices * 1000 * w.n_pods END)",
      F_GPU, WL_ALLOCATED_GPU},
+    /* the answer's totalRunningTimeSeconds: the earlier runs, and this
+     * one while it runs (h_workloads.c running_seconds()) */
+    {"totalRunningTimeSeconds", "((w.run_ms + CASE WHEN w.started_ms > 0 AND w.phase IN"
+                                " ('Running', 'Initializing') THEN " DB_NOW " - w.started_ms"
+                                " ELSE 0 END) / 1000)", F_INT, NULL},
+    /* what the answer leaves empty in allot (no distributed framework in
+     * the generic view, no idle GPU metrics, no pending clock, no
+     * guaranteed runtime, no AI applications): one value for every row,
+     * so the order is the default one's, createdAt */
+    {"distributedFramework", WL_EMPTY_TEXT, F_TEXT, "w.created_at"},
+    {"aiApplicationId", WL_EMPTY_TEXT, F_TEXT, "w.created_at"},
+    {"aiApplicationName", WL_EMPTY_TEXT, F_TEXT, "w.created_at"},
+    {"idleGpus", WL_EMPTY_NUMBER, F_INT, "w.created_at"},
+    {"idleAllocatedGpus", WL_EMPTY_NUMBER, F_GPU, "w.created_at"},
+    {"totalPendingTimeSeconds", WL_EMPTY_NUMBER, F_INT, "w.created_at"},
+    {"guaranteedRuntimeEndsAt", WL_EMPTY_NUMBER, F_DATE, "w.created_at"},
 };
 
 static const struct field *field_find(const char *name)
