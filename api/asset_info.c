@@ -221,6 +221,18 @@ static void asset_users(const struct usage_cache *c, const struct db_asset *a, j
     }
 }
 
+json_t *api_usage_new(void)
+{
+    return json_pack("{s:[], s:[], s:[], s:[], s:[], s:{}}", "workspaces", "trainings",
+                     "distributed", "inferences", "templates", "assets");
+}
+
+void api_usage_add(json_t *by, const char *id, const char *name, const char *phase, int type)
+{
+    push(by, usage_keys[type >= 0 && type < N_TYPES ? type : DB_TRAINING],
+         json_pack("{s:s, s:s, s:s}", "id", id, "name", name, "status", phase));
+}
+
 /* usedBy of a from the cache (live_only: the workloads that may run
  * again), its text in text ("name (where), ...") and the newest use by a
  * workload of type in project seq (-1: none asked) in *last. */
@@ -228,8 +240,7 @@ static json_t *used_by(struct api_req *r, const struct usage_cache *c, const str
                        int live_only, int type, int64_t project_seq, int64_t *last,
                        char *text, size_t len)
 {
-    json_t *by = json_pack("{s:[], s:[], s:[], s:[], s:[], s:{}}", "workspaces", "trainings",
-                           "distributed", "inferences", "templates", "assets");
+    json_t *by = api_usage_new();
     char where[DB_NAME_LEN + 32];
     size_t used = 0;
     int i;
@@ -241,8 +252,7 @@ static json_t *used_by(struct api_req *r, const struct usage_cache *c, const str
         const struct wl_ref *w = &c->w[i];
         if ((live_only && !w->live) || !uses(r, w, a))
             continue;
-        push(by, usage_keys[w->type], json_pack("{s:s, s:s, s:s}", "id", w->id, "name",
-                                                w->name, "status", w->phase));
+        api_usage_add(by, w->id, w->name, w->phase, w->type);
         snprintf(where, sizeof(where), "workload of project %s", w->project);
         add_text(text, len, &used, w->name, where);
         if (w->type == type && w->project_seq == project_seq && w->created_at > *last)
@@ -565,17 +575,18 @@ static int names_missing(struct api_req *r, json_t *v, char *missing, size_t len
     return 0;
 }
 
-/* Whether each sealed value opens with allotd's secrets key. */
-static int sealed_open(const struct db_asset *a)
+/* Whether each sealed value (sealed: {key: sealed text}) opens with
+ * allotd's secrets key. */
+static int sealed_open(const char *id, const char *sealed_text)
 {
-    json_t *sealed = json_loads(a->sealed ? a->sealed : "{}", 0, NULL), *v;
+    json_t *sealed = json_loads(sealed_text ? sealed_text : "{}", 0, NULL), *v;
     const char *key;
     char *value;
     int ok = 1;
 
     json_object_foreach(sealed, key, v) {
         value = NULL;
-        if (!json_is_string(v) || api_secrets_open(a->id, key, json_string_value(v), &value))
+        if (!json_is_string(v) || api_secrets_open(id, key, json_string_value(v), &value))
             ok = 0;
         api_secretbox_free(value);
         if (!ok)
@@ -585,30 +596,38 @@ static int sealed_open(const struct db_asset *a)
     return ok;
 }
 
-/* AssetClusterStatusInfo: allot keeps assets in its store, not in a
- * cluster, so what can go wrong is what it names being gone (No issues
- * found / Issues found) or its sealed values not opening (Failed). */
-static json_t *status_of(struct api_req *r, const struct db_asset *a)
+json_t *api_sealed_status(const char *id, const char *sealed, const char *missing)
 {
-    json_t *spec = json_loads(a->spec ? a->spec : "{}", 0, NULL);
-    char missing[DB_ID_LEN] = "", message[160];
     const char *status = "No issues found";
+    char message[160];
 
     snprintf(message, sizeof(message), "ready for workloads");
-    if (a->sealed && strcmp(a->sealed, "{}") != 0 && !api_secrets_ready()) {
+    if (sealed && strcmp(sealed, "{}") != 0 && !api_secrets_ready()) {
         status = "Issues found";
         snprintf(message, sizeof(message), "allotd has no secrets key: pods cannot take its"
                  " values");
-    } else if (a->sealed && !sealed_open(a)) {
+    } else if (!sealed_open(id, sealed)) {
         status = "Failed";
         snprintf(message, sizeof(message), "its sealed values do not open with allotd's secrets"
                  " key");
-    } else if (names_missing(r, spec, missing, sizeof(missing))) {
+    } else if (missing && missing[0]) {
         status = "Issues found";
         snprintf(message, sizeof(message), "it names asset %s, which no longer exists", missing);
     }
-    json_decref(spec);
     return json_pack("{s:s, s:[], s:s}", "status", status, "issues", "message", message);
+}
+
+/* AssetClusterStatusInfo: allot keeps assets in its store, not in a
+ * cluster, so what can go wrong is what it names being gone or its
+ * sealed values not opening. */
+static json_t *status_of(struct api_req *r, const struct db_asset *a)
+{
+    json_t *spec = json_loads(a->spec ? a->spec : "{}", 0, NULL);
+    char missing[DB_ID_LEN] = "";
+
+    names_missing(r, spec, missing, sizeof(missing));
+    json_decref(spec);
+    return api_sealed_status(a->id, a->sealed, missing);
 }
 
 /* ---- the answer ---- */

@@ -83,6 +83,15 @@ int api_asset_q_pass(const struct api_asset_q *q, const struct db_asset *a);
 int api_asset_q_add(struct api_req *r, struct api_asset_q *q, const struct db_asset *a,
                     json_t *entry);
 void api_asset_q_free(struct api_asset_q *q);
+/* Run:ai's AssetUsageInfo with no users yet (a new object), and one
+ * workload added to it (under its type's key). */
+json_t *api_usage_new(void);
+void api_usage_add(json_t *by, const char *id, const char *name, const char *phase, int type);
+/* Run:ai's AssetClusterStatusInfo of what allot stores: sealed values
+ * ({key: sealed text} under id; NULL none) that must open with allotd's
+ * key, missing the id of an asset it names that is gone ("" or NULL:
+ * none). A new object. */
+json_t *api_sealed_status(const char *id, const char *sealed, const char *missing);
 
 /* Workload templates (h_templates.c): the type is the path's; PATCH is
  * the update route with API_ARG_PATCH, count the list with API_ARG_COUNT. */

@@ -106,6 +106,10 @@ static json_t *secret_json(struct api_req *r, const struct db_secret *s)
 
 /* ---- list ---- */
 
+static int info_in(struct api_req *r, int usage_default, int *usage, int *status);
+static int info_add(struct api_req *r, const struct db_secret *s, int usage, int status,
+                    json_t *e);
+
 /* The secrets the caller may read that the query's filters pass, appended
  * to entries (wrapped: each entry's spec under genericSecret). */
 static int list_into(struct api_req *r, json_t *entries, int wrapped)
@@ -113,25 +117,26 @@ static int list_into(struct api_req *r, json_t *entries, int wrapped)
     struct api_scope_filter f;
     struct db_secret *rows = NULL;
     json_t *e;
-    int n = 0, i, rc;
+    int n = 0, i, rc, usage, status;
 
-    if (api_scope_filter_in(r, &f) != 0)
+    if (api_scope_filter_in(r, &f) != 0 || info_in(r, 0, &usage, &status) != 0)
         return -1;
     rc = db_secret_list(r->app->db, &rows, &n);
     if (rc != DB_OK)
         return api_db_error(r, rc, "cannot list the secrets"), -1;
-    for (i = 0; i < n; i++) {
+    for (i = 0, rc = 0; i < n && rc == 0; i++) {
         if (!api_scope_filter_pass(&f, rows[i].name, rows[i].scope, rows[i].scope_id) ||
             !may(r, &rows[i], API_WL_WRITE))
             continue;
         e = secret_json(r, &rows[i]);
+        rc = info_add(r, &rows[i], usage, status, e);
         if (wrapped)
             json_object_set_new(e, "spec", json_pack("{s:O}", "genericSecret",
                                                      json_object_get(e, "spec")));
         json_array_append_new(entries, e);
     }
     db_secrets_free(rows, n);
-    return 0;
+    return rc;
 }
 
 int api_secrets_list_into(struct api_req *r, json_t *entries)
@@ -327,13 +332,23 @@ static int secret_in(struct api_req *r, struct db_secret *s)
     return -1;
 }
 
+/* One secret, with what the query asks (usageInfo's default true, as an
+ * asset's GET). */
 void api_h_secret_get(struct api_req *r)
 {
     struct db_secret s;
+    int usage, status;
+    json_t *o;
 
     if (secret_in(r, &s) != 0)
         return;
-    api_reply(r, 200, secret_json(r, &s));
+    if (info_in(r, 1, &usage, &status) == 0) {
+        o = secret_json(r, &s);
+        if (info_add(r, &s, usage, status, o) == 0)
+            api_reply(r, 200, o);
+        else
+            json_decref(o);
+    }
     db_secret_clear(&s);
 }
 
@@ -405,11 +420,58 @@ static int wl_uses(struct db *db, const struct db_workload *w, const char *id, c
     return uses;
 }
 
+/* ---- what an answer adds on request ---- */
+
+/* usageInfo (default usage_default) and statusInfo: 0, or -1 answered. */
+static int info_in(struct api_req *r, int usage_default, int *usage, int *status)
+{
+    *usage = usage_default;
+    *status = 0;
+    return api_query_bool(r, "usageInfo", usage) || api_query_bool(r, "statusInfo", status)
+               ? -1 : 0;
+}
+
+/* What info_add() gathers. */
+struct usage {
+    const struct db_secret *s;
+    json_t *by;
+};
+
+static void note_usage(struct api_req *r, const struct db_workload *w, void *arg)
+{
+    struct usage *u = arg;
+
+    if (wl_uses(r->app->db, w, u->s->id, u->s->name))
+        api_usage_add(u->by, w->id, w->name, w->phase, w->type);
+}
+
+/* Adds to e what is asked: usedBy (the workloads not deleted that take a
+ * value from the secret) and status (its values open). 0, or -1 answered. */
+static int info_add(struct api_req *r, const struct db_secret *s, int usage, int status,
+                    json_t *e)
+{
+    struct usage u = {s, NULL};
+    int rc;
+
+    if (usage) {
+        u.by = api_usage_new();
+        if ((rc = api_workloads_visit(r, 0, note_usage, &u)) != DB_OK) {
+            json_decref(u.by);
+            return api_db_error(r, rc, "cannot read the workloads"), -1;
+        }
+        json_object_set_new(e, "usedBy", u.by);
+    }
+    if (status)
+        json_object_set_new(e, "status", api_sealed_status(s->id, s->entries, NULL));
+    return 0;
+}
+
 /* What secret_users() gathers. */
 struct users {
     const struct db_secret *s;
     char *out;
     size_t len, used;
+    json_t *by;                   /* usedBy */
 };
 
 static void note_user(struct api_req *r, const struct db_workload *w, void *arg)
@@ -418,6 +480,7 @@ static void note_user(struct api_req *r, const struct db_workload *w, void *arg)
 
     if (!wl_uses(r->app->db, w, u->s->id, u->s->name))
         return;
+    api_usage_add(u->by, w->id, w->name, w->phase, w->type);
     if (u->used + 1 < u->len)
         u->used += (size_t)snprintf(u->out + u->used, u->len - u->used, "%s%s (project %s)",
                                     u->used ? ", " : "", w->name, w->project_name);
@@ -426,11 +489,13 @@ static void note_user(struct api_req *r, const struct db_workload *w, void *arg)
 }
 
 /* The live workloads whose environmentVariables take a value from secret
- * s, as "name (project), ..." in out; 0 if none, 1 if some, the
- * database's error (below 0) if the list cannot be read. */
-static int secret_users(struct api_req *r, const struct db_secret *s, char *out, size_t len)
+ * s, as "name (project), ..." in out and as usedBy in by (a new object);
+ * 0 if none, 1 if some, the database's error (below 0) if the list cannot
+ * be read. */
+static int secret_users(struct api_req *r, const struct db_secret *s, char *out, size_t len,
+                        json_t *by)
 {
-    struct users u = {s, out, len, 0};
+    struct users u = {s, out, len, 0, by};
     int rc;
 
     out[0] = 0;
@@ -445,19 +510,23 @@ void api_h_secret_delete(struct api_req *r)
 {
     struct db_secret s;
     char users[768], details[1024];
+    json_t *by;
     int rc, busy = 0;
 
     if (secret_in(r, &s) != 0)
         return;
     rc = may(r, &s, API_ORG_WRITE) ? DB_OK : -1;
-    if (rc == DB_OK && (busy = secret_users(r, &s, users, sizeof(users))) == 1) {
+    by = api_usage_new();
+    if (rc == DB_OK && (busy = secret_users(r, &s, users, sizeof(users), by)) == 1) {
         snprintf(details, sizeof(details),
                  "secret %s is used by the environment variables of live workloads: %s; delete"
                  " them or change their environmentVariables first", s.name, users);
         db_secret_clear(&s);
-        api_error(r, 412, "Precondition failed", details);
+        api_reply(r, 412, json_pack("{s:i, s:s, s:s, s:o}", "code", 412, "message",
+                                    "Precondition failed", "details", details, "usedBy", by));
         return;
     }
+    json_decref(by);
     if (busy < 0) {
         db_secret_clear(&s);
         api_db_error(r, busy, "cannot read the workloads");

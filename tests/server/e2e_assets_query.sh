@@ -170,6 +170,24 @@ is "filterBy another clusterId" "$(expect 200 GET \
   "/api/v1/workloads/count?filterBy=clusterId==00000000-0000-4000-8000-000000000000" "" "$ADMIN" |
   jq .count)" 0
 
+# ---- generic secrets: usedBy and status, and a delete refused naming the user ----
+GS=$A/credentials/generic-secret
+GID=$(expect 202 POST $GS "{\"meta\":{\"name\":\"gs1\",$IN_A},
+  \"spec\":{\"keyValuePairs\":[{\"key\":\"K\",\"value\":\"aq-gs\"}]}}" "$ADMIN" | jq -r .meta.id)
+expect 202 POST /api/v1/workloads/trainings "{\"name\":\"u3\",\"projectId\":\"$PA\",
+  \"clusterId\":\"$CLUSTER\",\"spec\":{\"image\":\"busybox\",\"environmentVariables\":
+  [{\"name\":\"K\",\"secret\":{\"name\":\"gs1\",\"key\":\"K\"}}]}}" "$ADMIN" >/dev/null
+G=$(expect 200 GET "$GS?usageInfo=true&statusInfo=true" "" "$ADMIN")
+printf '%s' "$G" | jq -e '.entries[0] | .usedBy.trainings[0].name == "u3" and
+  .status.status == "No issues found"' >/dev/null || fail "a generic secret's usedBy and status: $G"
+expect 200 GET "$A/credentials?usageInfo=true" "" "$ADMIN" |
+  jq -e '[.entries[] | select(.meta.name == "gs1")][0].usedBy.trainings[0].name == "u3"' >/dev/null ||
+  fail "the credentials' list leaves out a generic secret's usedBy"
+expect 200 GET "$GS/$GID?usageInfo=false" "" "$ADMIN" | jq -e 'has("usedBy") | not' >/dev/null ||
+  fail "usageInfo=false on a generic secret"
+expect 412 DELETE "$GS/$GID" "" "$ADMIN" | jq -e '.usedBy.trainings[0].name == "u3"' >/dev/null ||
+  fail "deleting a generic secret in use does not name u3"
+
 stop
 schema_check
 SCHEMA_CHECKED=1
