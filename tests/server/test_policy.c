@@ -270,6 +270,38 @@ static void test_distributed_worker(void **state)
     json_decref(l.policy);
 }
 
+/* POL_PARTIAL, an asset's part of a spec: a field it leaves out is not
+ * required (the project's command), but canEdit and the values' rules
+ * hold. */
+static void test_partial(void **state)
+{
+    static const struct {
+        const char *part, *breach; /* NULL: complies */
+    } cases[] = {
+        {"{\"image\": \"busybox\"}", NULL},
+        {"{\"compute\": {\"gpuDevicesRequest\": 9}}",
+         "spec.compute.gpuDevicesRequest 9 breaks the rule max 4 of the tenant policy"},
+        {"{\"priorityClass\": \"build\"}", "spec.priorityClass \"build\" breaks the rule canEdit"},
+        {"{\"compute\": {\"cpuCoreRequest\": 0.75}}", "breaks the rule step 0.5"},
+    };
+    struct chain c;
+    char msg[512];
+    size_t i;
+
+    (void)state;
+    chain_make(&c, 3);
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *part = json_loads(cases[i].part, 0, NULL);
+        int rc = pol_apply(c.l, 3, DB_TRAINING, part, POL_PARTIAL, msg, sizeof(msg));
+
+        assert_int_equal(rc, cases[i].breach ? -1 : 0);
+        if (cases[i].breach)
+            assert_non_null(strstr(msg, cases[i].breach));
+        json_decref(part);
+    }
+    chain_free(&c);
+}
+
 static void test_patch_and_reset(void **state)
 {
     json_t *p = json_loads(project, 0, NULL), *patch, *reset;
@@ -308,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_bad_bodies),
         cmocka_unit_test(test_distributed_worker),
         cmocka_unit_test(test_patch_and_reset),
+        cmocka_unit_test(test_partial),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
