@@ -298,11 +298,6 @@ int api_asset_usage(struct api_req *r, const struct db_asset *a, json_t **by, ch
     return rc;
 }
 
-int api_asset_users(struct api_req *r, const struct db_asset *a, char *out, size_t len)
-{
-    return api_asset_usage(r, a, NULL, out, len);
-}
-
 /* ---- the query ---- */
 
 /* An enum's index of the query parameter's value in words (n of them),

@@ -51,11 +51,10 @@ int api_credential_value(struct db *db, const char *project, const char *name, c
 
 /* ---- asset_info.c: what an answer adds on request, the list filters ---- */
 
-/* The live workloads and the assets that name a, as "name (where), ..."
- * in out: 1 if some, 0 if none, or the store's error (below 0). */
-int api_asset_users(struct api_req *r, const struct db_asset *a, char *out, size_t len);
-/* api_asset_users(), and the same as Run:ai's AssetUsageInfo in *by (a
- * new object; by may be NULL). */
+/* The live workloads (not Completed, Failed or deleted) and the assets
+ * that name a: as "name (where), ..." in text, and as Run:ai's
+ * AssetUsageInfo in *by (a new object; by may be NULL). 1 if some, 0 if
+ * none, or the store's error (below 0), unanswered. */
 int api_asset_usage(struct api_req *r, const struct db_asset *a, json_t **by, char *text,
                     size_t len);
 

@@ -377,6 +377,7 @@ void api_h_template_delete(struct api_req *r)
 {
     struct db_asset a;
     char users[768], details[1024];
+    json_t *by = NULL;
     int busy;
 
     if (template_in(r, API_WL_READ, &a) != 0)
@@ -385,16 +386,18 @@ void api_h_template_delete(struct api_req *r)
         db_asset_clear(&a);
         return;
     }
-    busy = api_asset_users(r, &a, users, sizeof(users));
+    busy = api_asset_usage(r, &a, &by, users, sizeof(users));
     if (busy == 1) {
         snprintf(details, sizeof(details), "template %s is in use by %s; delete them first",
                  a.name, users);
-        api_error(r, 403, "Forbidden", details);
+        api_reply(r, 403, json_pack("{s:i, s:s, s:s, s:O}", "code", 403, "message", "Forbidden",
+                                    "details", details, "usedBy", by));
     } else if (busy < 0) {
         api_db_error(r, busy, "cannot read what uses the template");
     } else {
         api_reply_deleted(r, db_asset_delete(r->app->db, a.id), "cannot delete the template");
     }
+    json_decref(by);
     db_asset_clear(&a);
 }
 

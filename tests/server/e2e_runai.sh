@@ -478,7 +478,8 @@ FT=$(submit trainings from-template "$PA" '{"args":"mine"}' "\"templateId\":\"$T
 expect 200 GET "/api/v1/workloads/trainings/$FT" "" "$ADMIN" | jq -e --arg t "$TPL_trainings" '.spec |
   .image == "busybox" and .args == "mine" and .compute.gpuDevicesRequest == 1
   and .assets.template.id == $t' >/dev/null || fail "the spec from a template"
-expect 403 DELETE "$W/trainings/$TPL_trainings" "" "$ADMIN" | jq -r .details | grep -q from-template ||
+expect 403 DELETE "$W/trainings/$TPL_trainings" "" "$ADMIN" | jq -e '(.details | test("from-template"))
+  and .usedBy.trainings[0].name == "from-template"' >/dev/null ||
   fail "deleting a template in use does not name its workload"
 expect 202 DELETE "/api/v1/workloads/trainings/$FT" "" "$ADMIN" >/dev/null
 for t in workspaces trainings distributed inferences; do
