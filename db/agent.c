@@ -46,17 +46,8 @@ static void token_fix(void *row)
 /* A token's row: TOKEN_COLS. An insert names id .. created_by, then
  * pool_name and n_gpus. */
 static const struct db__col token_cols[] = {
-    DB__COL(struct db_agent_token, seq, DB__INT),
-    DB__COL(struct db_agent_token, id, DB__TEXT),
-    DB__COL(struct db_agent_token, name, DB__TEXT),
-    DB__COL(struct db_agent_token, secret_hash, DB__TEXT),
-    DB__COL(struct db_agent_token, node_name, DB__TEXT),
-    DB__COL(struct db_agent_token, created_at, DB__INT),
-    DB__COL(struct db_agent_token, created_by, DB__TEXT),
-    DB__COL(struct db_agent_token, last_used_at, DB__INT),
-    DB__COL(struct db_agent_token, revoked_at, DB__INT),
-    DB__COL_AS("pool_name", struct db_agent_token, pool, DB__TEXT),
-    DB__COL(struct db_agent_token, n_gpus, DB__INT),
+    DB__COLS(struct db_agent_token, seq, id, name, secret_hash, node_name, created_at, created_by,
+        last_used_at, revoked_at, pool, n_gpus),
 };
 static const struct db__shape token_shape =
     DB__SHAPE(struct db_agent_token, token_cols, token_fix);
@@ -377,16 +368,8 @@ int db_agent_register(struct db *db, struct db_agent_reg *r)
 #define RUN_FROM " FROM pod_runs r LEFT JOIN nodes n ON n.seq = r.node_seq"
 
 static const struct db__col run_cols[] = {
-    DB__COL(struct db_pod_run, uid, DB__TEXT),
-    DB__COL(struct db_pod_run, workload_seq, DB__INT),
-    DB__COL(struct db_pod_run, idx, DB__INT),
-    DB__COL(struct db_pod_run, node_seq, DB__INT),
-    DB__COL_AS("node.name", struct db_pod_run, node_name, DB__TEXT),
-    DB__COL(struct db_pod_run, started_at, DB__INT),
-    DB__COL(struct db_pod_run, finished_at, DB__INT),
-    DB__COL(struct db_pod_run, exit_code, DB__INT),
-    DB__COL(struct db_pod_run, signal, DB__INT),
-    DB__COL(struct db_pod_run, outcome, DB__TEXT),
+    DB__COLS(struct db_pod_run, uid, workload_seq, idx, node_seq, node_name, started_at,
+        finished_at, exit_code, signal, outcome),
 };
 static const struct db__shape run_shape = DB__SHAPE(struct db_pod_run, run_cols, NULL);
 
@@ -428,24 +411,9 @@ int db_pod_run_list(struct db *db, int64_t workload_seq, int idx, struct db_pod_
 /* ---- agent nodes ---- */
 
 static const struct db__col agent_node_cols[] = {
-    DB__COL_AS("seq", struct db_agent_node, node_seq, DB__INT),
-    DB__COL_AS("id", struct db_agent_node, node_id, DB__TEXT),
-    DB__COL(struct db_agent_node, name, DB__TEXT),
-    DB__COL(struct db_agent_node, pool_name, DB__TEXT),
-    DB__COL(struct db_agent_node, ready, DB__INT),
-    DB__COL(struct db_agent_node, n_gpus, DB__INT),
-    DB__COL(struct db_agent_node, gpu_type, DB__TEXT),
-    DB__COL_AS("token.id", struct db_agent_node, token_id, DB__TEXT),
-    DB__COL(struct db_agent_node, heartbeat_ms, DB__INT),
-    DB__COL(struct db_agent_node, registered_at, DB__INT),
-    DB__COL(struct db_agent_node, last_seen, DB__INT),
-    DB__COL(struct db_agent_node, version, DB__TEXT),
-    DB__COL(struct db_agent_node, runtime, DB__TEXT),
-    DB__COL(struct db_agent_node, labels, DB__DUP),
-    DB__COL(struct db_agent_node, gpus, DB__DUP),
-    DB__COL(struct db_agent_node, approved_gpus, DB__INT),
-    DB__COL(struct db_agent_node, requested_pool, DB__TEXT),
-    DB__COL(struct db_agent_node, requested_gpus, DB__INT),
+    DB__COLS(struct db_agent_node, node_seq, node_id, name, pool_name, ready, n_gpus, gpu_type,
+        token_id, heartbeat_ms, registered_at, last_seen, version, runtime, labels, gpus,
+        approved_gpus, requested_pool, requested_gpus),
 };
 static const struct db__shape agent_node_shape =
     DB__SHAPE(struct db_agent_node, agent_node_cols, NULL);
@@ -501,11 +469,7 @@ struct approval_row {
     int asked_gpus;
 };
 static const struct db__col approval_cols[] = {
-    DB__COL(struct approval_row, seq, DB__INT),
-    DB__COL_AS("pool.name", struct approval_row, pool, DB__TEXT),
-    DB__COL_AS("approved_gpus", struct approval_row, gpus, DB__INT),
-    DB__COL_AS("requested_pool", struct approval_row, asked_pool, DB__TEXT),
-    DB__COL_AS("requested_gpus", struct approval_row, asked_gpus, DB__INT),
+    DB__COLS(struct approval_row, seq, pool, gpus, asked_pool, asked_gpus),
 };
 static const struct db__shape approval_shape =
     DB__SHAPE(struct approval_row, approval_cols, NULL);
@@ -588,17 +552,8 @@ int db_agent_limited(struct db *db, struct db_limited **out, int *n)
         " ORDER BY w.seq";
 #undef DEVICES
     static const struct db__col cols[] = {
-        DB__COL(struct db_limited, seq, DB__INT),
-        DB__COL(struct db_limited, name, DB__TEXT),
-        DB__COL(struct db_limited, type, DB__INT),
-        DB__COL(struct db_limited, started_ms, DB__INT),
-        DB__COL(struct db_limited, rules, DB__TEXT),
-        DB__COL(struct db_limited, n_devices, DB__INT),
-        DB__COL(struct db_limited, n_idle, DB__INT),
-        DB__COL(struct db_limited, n_unmeasured, DB__INT),
-        DB__COL(struct db_limited, idle_since, DB__INT),
-        DB__COL(struct db_limited, preemptible, DB__INT),
-        DB__COL(struct db_limited, run_ms, DB__INT),
+        DB__COLS(struct db_limited, seq, name, type, started_ms, rules, n_devices, n_idle,
+            n_unmeasured, idle_since, preemptible, run_ms),
     };
     static const struct db__shape shape = DB__SHAPE(struct db_limited, cols, NULL);
 

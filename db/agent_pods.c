@@ -57,10 +57,7 @@ struct binding {
 
 /* A binding's columns: the pod's workload, index, name and devices. */
 static const struct db__col binding_cols[] = {
-    DB__COL(struct binding, wl_seq, DB__INT),
-    DB__COL(struct binding, idx, DB__INT),
-    DB__COL(struct binding, wl_name, DB__TEXT),
-    DB__COL(struct binding, devices, DB__INT),
+    DB__COLS(struct binding, wl_seq, idx, wl_name, devices),
 };
 static const struct db__shape binding_shape = DB__SHAPE(struct binding, binding_cols, NULL);
 /* A run's: its workload, index and name. */
@@ -74,9 +71,7 @@ struct named {
     int ready;
 };
 static const struct db__col named_cols[] = {
-    DB__COL(struct named, seq, DB__INT),
-    DB__COL(struct named, name, DB__TEXT),
-    DB__COL(struct named, ready, DB__INT),
+    DB__COLS(struct named, seq, name, ready),
 };
 /* seq, name; seq, name, ready */
 static const struct db__shape named_shape = {named_cols, 2, sizeof(struct named), NULL};
@@ -612,15 +607,9 @@ static int hb_promote(struct db__conn *c, struct hb *b)
 }
 
 static const struct db__col assignment_cols[] = {
-    DB__COL(struct db_assignment, uid, DB__TEXT),
-    DB__COL(struct db_assignment, idx, DB__INT),
-    DB__COL(struct db_assignment, devices, DB__INT),
-    DB__COL_AS("workload.id", struct db_assignment, workload_id, DB__TEXT),
-    DB__COL_AS("workload.name", struct db_assignment, workload_name, DB__TEXT),
-    DB__COL(struct db_assignment, type, DB__INT),
-    DB__COL(struct db_assignment, image, DB__TEXT),
+    DB__COLS(struct db_assignment, uid, idx, devices, workload_id, workload_name, type, image),
     DB__COL(struct db_assignment, spec, DB__DUP_NULL),
-    DB__COL_AS("project.name", struct db_assignment, project_name, DB__TEXT),
+    DB__COLS(struct db_assignment, project_name),
 };
 static const struct db__shape assignment_shape =
     DB__SHAPE(struct db_assignment, assignment_cols, NULL);

@@ -22,22 +22,8 @@
     " a.sealed, a.supported"
 
 static const struct db__col asset_cols[] = {
-    DB__COL(struct db_asset, seq, DB__INT),
-    DB__COL(struct db_asset, id, DB__TEXT),
-    DB__COL(struct db_asset, family, DB__TEXT),
-    DB__COL(struct db_asset, kind, DB__TEXT),
-    DB__COL(struct db_asset, name, DB__TEXT),
-    DB__COL(struct db_asset, scope, DB__TEXT),
-    DB__COL(struct db_asset, scope_id, DB__TEXT),
-    DB__COL(struct db_asset, description, DB__TEXT),
-    DB__COL(struct db_asset, created_by, DB__TEXT),
-    DB__COL(struct db_asset, updated_by, DB__TEXT),
-    DB__COL(struct db_asset, created_at, DB__INT),
-    DB__COL(struct db_asset, updated_at, DB__INT),
-    DB__COL(struct db_asset, update_count, DB__INT),
-    DB__COL(struct db_asset, spec, DB__DUP),
-    DB__COL(struct db_asset, sealed, DB__DUP),
-    DB__COL(struct db_asset, supported, DB__TEXT),
+    DB__COLS(struct db_asset, seq, id, family, kind, name, scope, scope_id, description,
+        created_by, updated_by, created_at, updated_at, update_count, spec, sealed, supported),
 };
 static const struct db__shape asset_shape = DB__SHAPE(struct db_asset, asset_cols, NULL);
 

@@ -128,9 +128,10 @@ int db__col_null(struct db__stmt *st, int col);
 /* A text column into dst (truncated to size - 1; NULL gives ""). */
 void db__copy(char *dst, size_t size, struct db__stmt *st, int col);
 /* ---- column tables (rows.c) ----
- * A table's file describes its row once: for each column, in the order
- * its statements name them, the column's name, its kind, and the struct
- * field it goes to (DB__COL). The binder and the readers walk the table. */
+ * A table's file describes its row once: the struct fields its columns
+ * go to, in the order its statements name them (DB__COLS, which takes
+ * each column's kind from its field's C type; DB__COL names one column
+ * and its kind). The binder and the readers walk the table. */
 enum db__col_type {
     DB__INT,    /* an integer field of any width (int, int64_t, uint64_t...) */
     DB__DOUBLE, /* a double */
@@ -141,14 +142,83 @@ enum db__col_type {
     DB__NULL     /* a parameter only (struct db__arg): SQL NULL */
 };
 struct db__col {
-    const char *name;   /* the column (documentation) */
+    const char *name;   /* the field (documentation) */
     unsigned char type; /* enum db__col_type */
     size_t size;        /* the field's size */
     size_t off;         /* offsetof() in the struct */
 };
 #define DB__COL(T, field, type) {#field, type, sizeof(((T *)0)->field), offsetof(T, field)}
-/* A column whose name is not its field's. */
-#define DB__COL_AS(name, T, field, type) {name, type, sizeof(((T *)0)->field), offsetof(T, field)}
+/* The kind of a field, from its C type: a char array DB__TEXT, a char *
+ * (or const char *) DB__DUP, a double DB__DOUBLE, any other (an integer) DB__INT. A
+ * DB__DUP_NULL column is named with DB__COL. */
+#define DB__KIND(T, field)                                                     \
+    _Generic(&((T *)0)->field,                                                 \
+        char (*)[sizeof(((T *)0)->field)]: DB__TEXT,                          \
+        char **: DB__DUP,                                                      \
+        const char **: DB__DUP,                                                \
+        double *: DB__DOUBLE,                                                  \
+        default: DB__INT)
+/* The columns of a table as its struct's fields, in the statement's
+ * order, each of the kind its C type gives (DB__KIND): the entries of a
+ * struct db__col array, for up to 48 fields. */
+#define DB__COLS(T, ...) DB__CAT(DB__COLS_, DB__NARG(__VA_ARGS__))(T, __VA_ARGS__)
+#define DB__CAT(a, b) DB__CAT_(a, b)
+#define DB__CAT_(a, b) a##b
+#define DB__C1(T, f) DB__COL(T, f, DB__KIND(T, f))
+#define DB__COLS_1(T, f) DB__C1(T, f)
+#define DB__COLS_2(T, f, ...) DB__C1(T, f), DB__COLS_1(T, __VA_ARGS__)
+#define DB__COLS_3(T, f, ...) DB__C1(T, f), DB__COLS_2(T, __VA_ARGS__)
+#define DB__COLS_4(T, f, ...) DB__C1(T, f), DB__COLS_3(T, __VA_ARGS__)
+#define DB__COLS_5(T, f, ...) DB__C1(T, f), DB__COLS_4(T, __VA_ARGS__)
+#define DB__COLS_6(T, f, ...) DB__C1(T, f), DB__COLS_5(T, __VA_ARGS__)
+#define DB__COLS_7(T, f, ...) DB__C1(T, f), DB__COLS_6(T, __VA_ARGS__)
+#define DB__COLS_8(T, f, ...) DB__C1(T, f), DB__COLS_7(T, __VA_ARGS__)
+#define DB__COLS_9(T, f, ...) DB__C1(T, f), DB__COLS_8(T, __VA_ARGS__)
+#define DB__COLS_10(T, f, ...) DB__C1(T, f), DB__COLS_9(T, __VA_ARGS__)
+#define DB__COLS_11(T, f, ...) DB__C1(T, f), DB__COLS_10(T, __VA_ARGS__)
+#define DB__COLS_12(T, f, ...) DB__C1(T, f), DB__COLS_11(T, __VA_ARGS__)
+#define DB__COLS_13(T, f, ...) DB__C1(T, f), DB__COLS_12(T, __VA_ARGS__)
+#define DB__COLS_14(T, f, ...) DB__C1(T, f), DB__COLS_13(T, __VA_ARGS__)
+#define DB__COLS_15(T, f, ...) DB__C1(T, f), DB__COLS_14(T, __VA_ARGS__)
+#define DB__COLS_16(T, f, ...) DB__C1(T, f), DB__COLS_15(T, __VA_ARGS__)
+#define DB__COLS_17(T, f, ...) DB__C1(T, f), DB__COLS_16(T, __VA_ARGS__)
+#define DB__COLS_18(T, f, ...) DB__C1(T, f), DB__COLS_17(T, __VA_ARGS__)
+#define DB__COLS_19(T, f, ...) DB__C1(T, f), DB__COLS_18(T, __VA_ARGS__)
+#define DB__COLS_20(T, f, ...) DB__C1(T, f), DB__COLS_19(T, __VA_ARGS__)
+#define DB__COLS_21(T, f, ...) DB__C1(T, f), DB__COLS_20(T, __VA_ARGS__)
+#define DB__COLS_22(T, f, ...) DB__C1(T, f), DB__COLS_21(T, __VA_ARGS__)
+#define DB__COLS_23(T, f, ...) DB__C1(T, f), DB__COLS_22(T, __VA_ARGS__)
+#define DB__COLS_24(T, f, ...) DB__C1(T, f), DB__COLS_23(T, __VA_ARGS__)
+#define DB__COLS_25(T, f, ...) DB__C1(T, f), DB__COLS_24(T, __VA_ARGS__)
+#define DB__COLS_26(T, f, ...) DB__C1(T, f), DB__COLS_25(T, __VA_ARGS__)
+#define DB__COLS_27(T, f, ...) DB__C1(T, f), DB__COLS_26(T, __VA_ARGS__)
+#define DB__COLS_28(T, f, ...) DB__C1(T, f), DB__COLS_27(T, __VA_ARGS__)
+#define DB__COLS_29(T, f, ...) DB__C1(T, f), DB__COLS_28(T, __VA_ARGS__)
+#define DB__COLS_30(T, f, ...) DB__C1(T, f), DB__COLS_29(T, __VA_ARGS__)
+#define DB__COLS_31(T, f, ...) DB__C1(T, f), DB__COLS_30(T, __VA_ARGS__)
+#define DB__COLS_32(T, f, ...) DB__C1(T, f), DB__COLS_31(T, __VA_ARGS__)
+#define DB__COLS_33(T, f, ...) DB__C1(T, f), DB__COLS_32(T, __VA_ARGS__)
+#define DB__COLS_34(T, f, ...) DB__C1(T, f), DB__COLS_33(T, __VA_ARGS__)
+#define DB__COLS_35(T, f, ...) DB__C1(T, f), DB__COLS_34(T, __VA_ARGS__)
+#define DB__COLS_36(T, f, ...) DB__C1(T, f), DB__COLS_35(T, __VA_ARGS__)
+#define DB__COLS_37(T, f, ...) DB__C1(T, f), DB__COLS_36(T, __VA_ARGS__)
+#define DB__COLS_38(T, f, ...) DB__C1(T, f), DB__COLS_37(T, __VA_ARGS__)
+#define DB__COLS_39(T, f, ...) DB__C1(T, f), DB__COLS_38(T, __VA_ARGS__)
+#define DB__COLS_40(T, f, ...) DB__C1(T, f), DB__COLS_39(T, __VA_ARGS__)
+#define DB__COLS_41(T, f, ...) DB__C1(T, f), DB__COLS_40(T, __VA_ARGS__)
+#define DB__COLS_42(T, f, ...) DB__C1(T, f), DB__COLS_41(T, __VA_ARGS__)
+#define DB__COLS_43(T, f, ...) DB__C1(T, f), DB__COLS_42(T, __VA_ARGS__)
+#define DB__COLS_44(T, f, ...) DB__C1(T, f), DB__COLS_43(T, __VA_ARGS__)
+#define DB__COLS_45(T, f, ...) DB__C1(T, f), DB__COLS_44(T, __VA_ARGS__)
+#define DB__COLS_46(T, f, ...) DB__C1(T, f), DB__COLS_45(T, __VA_ARGS__)
+#define DB__COLS_47(T, f, ...) DB__C1(T, f), DB__COLS_46(T, __VA_ARGS__)
+#define DB__COLS_48(T, f, ...) DB__C1(T, f), DB__COLS_47(T, __VA_ARGS__)
+#define DB__NARG(...) DB__NARG_(__VA_ARGS__, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, \
+    36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, \
+    14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1)
+#define DB__NARG_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, \
+    _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29, _30, _31, _32, _33, _34, _35, \
+    _36, _37, _38, _39, _40, _41, _42, _43, _44, _45, _46, _47, _48, n, ...) n
 #define DB__NCOLS(cols) ((int)(sizeof(cols) / sizeof((cols)[0])))
 /* A row: its columns from the statement's first, the struct's size, and
  * what the columns do not give (derived fields) set after a read (NULL:

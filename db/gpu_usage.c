@@ -180,19 +180,8 @@ struct list_arg {
 static int list_fn(struct db__conn *c, void *arg)
 {
     static const struct db__col cols[] = {
-        DB__COL(struct db_pod_gpu_row, workload_seq, DB__INT),
-        DB__COL(struct db_pod_gpu_row, idx, DB__INT),
-        DB__COL(struct db_pod_gpu_row, uid, DB__TEXT),
-        DB__COL(struct db_pod_gpu_row, workload_id, DB__TEXT),
-        DB__COL(struct db_pod_gpu_row, workload_name, DB__TEXT),
-        DB__COL(struct db_pod_gpu_row, project_name, DB__TEXT),
-        DB__COL(struct db_pod_gpu_row, node_name, DB__TEXT),
-        DB__COL(struct db_pod_gpu_row, gpu, DB__INT),
-        DB__COL(struct db_pod_gpu_row, given, DB__INT),
-        DB__COL(struct db_pod_gpu_row, utilization, DB__INT),
-        DB__COL(struct db_pod_gpu_row, mem_mib, DB__INT),
-        DB__COL(struct db_pod_gpu_row, pid, DB__INT),
-        DB__COL(struct db_pod_gpu_row, updated_at, DB__INT),
+        DB__COLS(struct db_pod_gpu_row, workload_seq, idx, uid, workload_id, workload_name,
+            project_name, node_name, gpu, given, utilization, mem_mib, pid, updated_at),
     };
     static const struct db__shape shape = DB__SHAPE(struct db_pod_gpu_row, cols, NULL);
     static const char one[] = "SELECT " ROW_COLS ROW_FROM " WHERE p.workload_seq = ?"
@@ -254,12 +243,7 @@ struct samples_arg {
 static int samples_fn(struct db__conn *c, void *arg)
 {
     static const struct db__col cols[] = {
-        DB__COL(struct db_gpu_sample, ts, DB__INT),
-        DB__COL(struct db_gpu_sample, idx, DB__INT),
-        DB__COL(struct db_gpu_sample, gpu, DB__INT),
-        DB__COL(struct db_gpu_sample, given, DB__INT),
-        DB__COL(struct db_gpu_sample, utilization, DB__INT),
-        DB__COL(struct db_gpu_sample, mem_mib, DB__INT),
+        DB__COLS(struct db_gpu_sample, ts, idx, gpu, given, utilization, mem_mib),
     };
     static const struct db__shape shape = DB__SHAPE(struct db_gpu_sample, cols, NULL);
     static const char sql[] =

@@ -76,10 +76,7 @@ struct hold_arg {
 };
 
 static const struct db__col lease_cols[] = {
-    DB__COL(struct db_lease, holder, DB__TEXT),
-    DB__COL(struct db_lease, epoch, DB__INT),
-    DB__COL(struct db_lease, expires_at, DB__INT),
-    DB__COL_AS("now", struct db_lease, db_now, DB__INT),
+    DB__COLS(struct db_lease, holder, epoch, expires_at, db_now),
 };
 
 static int read_row(struct db__conn *c, struct db_lease *out)

@@ -18,13 +18,7 @@
 #define COLS "t.seq, t.id, t.name, t.cluster_id, t.levels, t.created_by, t.created_at"
 
 static const struct db__col ntopo_cols[] = {
-    DB__COL(struct db_ntopo, seq, DB__INT),
-    DB__COL(struct db_ntopo, id, DB__TEXT),
-    DB__COL(struct db_ntopo, name, DB__TEXT),
-    DB__COL(struct db_ntopo, cluster_id, DB__TEXT),
-    DB__COL(struct db_ntopo, levels, DB__TEXT),
-    DB__COL(struct db_ntopo, created_by, DB__TEXT),
-    DB__COL(struct db_ntopo, created_at, DB__INT),
+    DB__COLS(struct db_ntopo, seq, id, name, cluster_id, levels, created_by, created_at),
 };
 static const struct db__shape ntopo_shape = DB__SHAPE(struct db_ntopo, ntopo_cols, NULL);
 

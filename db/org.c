@@ -30,42 +30,17 @@ const char *const db_placement_words[DB_N_PLACEMENTS] = {"binpack", "spread", "f
 /* A pool's row: POOL_COLS, in order. An insert names every column but
  * the first (seq); updated_by starts as created_by (db_pool_insert). */
 static const struct db__col pool_cols[] = {
-    DB__COL(struct db_pool, seq, DB__INT),
-    DB__COL(struct db_pool, name, DB__TEXT),
-    DB__COL(struct db_pool, label_key, DB__TEXT),
-    DB__COL(struct db_pool, label_value, DB__TEXT),
-    DB__COL(struct db_pool, gpu_placement, DB__INT),
-    DB__COL(struct db_pool, cpu_placement, DB__INT),
-    DB__COL(struct db_pool, min_runtime_ms, DB__INT),
-    DB__COL(struct db_pool, created_at, DB__INT),
-    DB__COL(struct db_pool, updated_at, DB__INT),
-    DB__COL(struct db_pool, created_by, DB__TEXT),
-    DB__COL(struct db_pool, tbf_enabled, DB__INT),
-    DB__COL(struct db_pool, tbf_window_ms, DB__INT),
-    DB__COL(struct db_pool, tbf_half_life_ms, DB__INT),
-    DB__COL(struct db_pool, tbf_k_milli, DB__INT),
-    DB__COL(struct db_pool, updated_by, DB__TEXT),
-    DB__COL(struct db_pool, topology_id, DB__TEXT),
-    DB__COL(struct db_pool, topology_levels, DB__TEXT),
+    DB__COLS(struct db_pool, seq, name, label_key, label_value, gpu_placement, cpu_placement,
+        min_runtime_ms, created_at, updated_at, created_by, tbf_enabled, tbf_window_ms,
+        tbf_half_life_ms, tbf_k_milli, updated_by, topology_id, topology_levels),
 };
 static const struct db__shape pool_shape = DB__SHAPE(struct db_pool, pool_cols, NULL);
 
 /* What an admin changes of a pool, in pool_update_fn's order. */
 static const struct db__col pool_update_cols[] = {
-    DB__COL(struct db_pool, label_key, DB__TEXT),
-    DB__COL(struct db_pool, label_value, DB__TEXT),
-    DB__COL(struct db_pool, gpu_placement, DB__INT),
-    DB__COL(struct db_pool, cpu_placement, DB__INT),
-    DB__COL(struct db_pool, min_runtime_ms, DB__INT),
-    DB__COL(struct db_pool, tbf_enabled, DB__INT),
-    DB__COL(struct db_pool, tbf_window_ms, DB__INT),
-    DB__COL(struct db_pool, tbf_half_life_ms, DB__INT),
-    DB__COL(struct db_pool, tbf_k_milli, DB__INT),
-    DB__COL(struct db_pool, updated_at, DB__INT),
-    DB__COL(struct db_pool, updated_by, DB__TEXT),
-    DB__COL(struct db_pool, topology_id, DB__TEXT),
-    DB__COL(struct db_pool, topology_levels, DB__TEXT),
-    DB__COL(struct db_pool, seq, DB__INT),
+    DB__COLS(struct db_pool, label_key, label_value, gpu_placement, cpu_placement, min_runtime_ms,
+        tbf_enabled, tbf_window_ms, tbf_half_life_ms, tbf_k_milli, updated_at, updated_by,
+        topology_id, topology_levels, seq),
 };
 
 /* A pool's label takes, at once, the nodes of the default pool that carry
@@ -226,25 +201,9 @@ int db_pool_list(struct db *db, struct db_pool **out, int *n)
 /* A node's row: NODE_COLS and the GPU bound on it. An upsert names the
  * columns from the second (id) to pool_pinned. */
 static const struct db__col node_cols[] = {
-    DB__COL(struct db_node, seq, DB__INT),
-    DB__COL(struct db_node, id, DB__TEXT),
-    DB__COL(struct db_node, name, DB__TEXT),
-    DB__COL(struct db_node, pool_seq, DB__INT),
-    DB__COL(struct db_node, n_gpus, DB__INT),
-    DB__COL(struct db_node, gpu_type, DB__TEXT),
-    DB__COL(struct db_node, cpu_milli, DB__INT),
-    DB__COL(struct db_node, mem_mib, DB__INT),
-    DB__COL(struct db_node, ready, DB__INT),
-    DB__COL(struct db_node, simulated, DB__INT),
-    DB__COL(struct db_node, created_at, DB__INT),
-    DB__COL(struct db_node, updated_at, DB__INT),
-    DB__COL(struct db_node, node_type, DB__TEXT),
-    DB__COL(struct db_node, labels, DB__TEXT),
-    DB__COL(struct db_node, gpu_memory_mib, DB__INT),
-    DB__COL(struct db_node, address, DB__TEXT),
-    DB__COL(struct db_node, pool_pinned, DB__INT),
-    DB__COL_AS("pool.name", struct db_node, pool_name, DB__TEXT),
-    DB__COL(struct db_node, alloc_gpu_milli, DB__INT),
+    DB__COLS(struct db_node, seq, id, name, pool_seq, n_gpus, gpu_type, cpu_milli, mem_mib, ready,
+        simulated, created_at, updated_at, node_type, labels, gpu_memory_mib, address, pool_pinned,
+        pool_name, alloc_gpu_milli),
 };
 static const struct db__shape node_shape = DB__SHAPE(struct db_node, node_cols, NULL);
 #define NODE_UPSERT_COLS 16 /* id .. pool_pinned */
@@ -358,9 +317,7 @@ int db_pod_places(struct db *db, struct db_pod_place **out, int *n)
         " JOIN workloads w ON w.seq = d.workload_seq JOIN nodes n ON n.seq = d.node_seq"
         " ORDER BY d.node_seq";
     static const struct db__col cols[] = {
-        DB__COL(struct db_pod_place, node_seq, DB__INT),
-        DB__COL(struct db_pod_place, devices, DB__INT),
-        DB__COL(struct db_pod_place, gpu_milli, DB__INT),
+        DB__COLS(struct db_pod_place, node_seq, devices, gpu_milli),
     };
     static const struct db__shape shape = DB__SHAPE(struct db_pod_place, cols, NULL);
 
@@ -373,9 +330,7 @@ int db_device_uses(struct db *db, struct db_dev_use **out, int *n)
         "SELECT p.node_seq, g.gpu, max(g.utilization) FROM pod_gpu g JOIN pods p ON p.uid = g.uid"
         " WHERE g.given = 1 AND g.utilization >= 0 GROUP BY p.node_seq, g.gpu";
     static const struct db__col cols[] = {
-        DB__COL(struct db_dev_use, node_seq, DB__INT),
-        DB__COL(struct db_dev_use, gpu, DB__INT),
-        DB__COL(struct db_dev_use, utilization, DB__INT),
+        DB__COLS(struct db_dev_use, node_seq, gpu, utilization),
     };
     static const struct db__shape shape = DB__SHAPE(struct db_dev_use, cols, NULL);
 
@@ -391,21 +346,8 @@ int db_device_uses(struct db *db, struct db_dev_use **out, int *n)
 /* A queue's row: QUEUE_COLS. An insert names the columns from the second
  * (id) to scheduling_rules. */
 static const struct db__col queue_cols[] = {
-    DB__COL(struct db_queue, seq, DB__INT),
-    DB__COL(struct db_queue, id, DB__TEXT),
-    DB__COL(struct db_queue, kind, DB__INT),
-    DB__COL(struct db_queue, name, DB__TEXT),
-    DB__COL(struct db_queue, parent_seq, DB__INT),
-    DB__COL(struct db_queue, created_at, DB__INT),
-    DB__COL(struct db_queue, updated_at, DB__INT),
-    DB__COL(struct db_queue, created_by, DB__TEXT),
-    DB__COL(struct db_queue, description, DB__TEXT),
-    DB__COL(struct db_queue, rank, DB__INT),
-    DB__COL(struct db_queue, default_pools, DB__TEXT),
-    DB__COL(struct db_queue, node_types, DB__TEXT),
-    DB__COL(struct db_queue, scheduling_rules, DB__TEXT),
-    DB__COL_AS("parent.id", struct db_queue, parent_id, DB__TEXT),
-    DB__COL_AS("parent.name", struct db_queue, parent_name, DB__TEXT),
+    DB__COLS(struct db_queue, seq, id, kind, name, parent_seq, created_at, updated_at, created_by,
+        description, rank, default_pools, node_types, scheduling_rules, parent_id, parent_name),
 };
 static const struct db__shape queue_shape = DB__SHAPE(struct db_queue, queue_cols, NULL);
 #define QUEUE_INSERT_COLS 12 /* id .. scheduling_rules */

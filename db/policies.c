@@ -18,17 +18,8 @@
     " updated_at, body"
 
 static const struct db__col policy_cols[] = {
-    DB__COL(struct db_policy, seq, DB__INT),
-    DB__COL(struct db_policy, id, DB__TEXT),
-    DB__COL(struct db_policy, type, DB__TEXT),
-    DB__COL(struct db_policy, scope, DB__TEXT),
-    DB__COL(struct db_policy, scope_id, DB__TEXT),
-    DB__COL(struct db_policy, name, DB__TEXT),
-    DB__COL(struct db_policy, created_by, DB__TEXT),
-    DB__COL(struct db_policy, updated_by, DB__TEXT),
-    DB__COL(struct db_policy, created_at, DB__INT),
-    DB__COL(struct db_policy, updated_at, DB__INT),
-    DB__COL(struct db_policy, body, DB__DUP),
+    DB__COLS(struct db_policy, seq, id, type, scope, scope_id, name, created_by, updated_by,
+        created_at, updated_at, body),
 };
 static const struct db__shape policy_shape = DB__SHAPE(struct db_policy, policy_cols, NULL);
 

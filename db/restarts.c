@@ -51,9 +51,7 @@ struct restart_row {
 };
 
 static const struct db__col restart_cols[] = {
-    DB__COL(struct restart_row, type, DB__INT),
-    DB__COL(struct restart_row, n_pods, DB__INT),
-    DB__COL(struct restart_row, restarts, DB__INT),
+    DB__COLS(struct restart_row, type, n_pods, restarts),
     DB__COL(struct restart_row, spec, DB__DUP_NULL),
 };
 static const struct db__shape restart_shape = DB__SHAPE(struct restart_row, restart_cols, NULL);

@@ -1,7 +1,7 @@
 /*
  * rows.c: the one way db/ moves a struct to and from a statement. A table's
  * file describes its row once, as a column table (struct db__col: for each
- * column its name, its kind, and where it sits in the struct), and the
+ * column the field it goes to, its kind, and where it sits in the struct), and the
  * binder and the readers below walk that table, so no table's file repeats
  * a loop of binds or of column reads. They go through stmt.c's calls only,
  * so they serve SQLite and PostgreSQL alike.

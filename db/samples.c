@@ -19,15 +19,8 @@
 
 /* A sample's row, as the insert binds it and every read gives it. */
 static const struct db__col sample_cols[] = {
-    DB__COL(struct db_sample, queue_seq, DB__INT),
-    DB__COL(struct db_sample, pool_seq, DB__INT),
-    DB__COL(struct db_sample, ts, DB__INT),
-    DB__COL_AS("gpu_alloc", struct db_sample, alloc[0], DB__INT),
-    DB__COL_AS("gpu_quota", struct db_sample, quota[0], DB__INT),
-    DB__COL_AS("cpu_alloc", struct db_sample, alloc[1], DB__INT),
-    DB__COL_AS("cpu_quota", struct db_sample, quota[1], DB__INT),
-    DB__COL_AS("mem_alloc", struct db_sample, alloc[2], DB__INT),
-    DB__COL_AS("mem_quota", struct db_sample, quota[2], DB__INT),
+    DB__COLS(struct db_sample, queue_seq, pool_seq, ts, alloc[0], quota[0], alloc[1], quota[1],
+        alloc[2], quota[2]),
 };
 static const struct db__shape sample_shape = DB__SHAPE(struct db_sample, sample_cols, NULL);
 

@@ -19,18 +19,8 @@
     " s.updated_by, s.created_at, s.updated_at, s.update_count, s.entries"
 
 static const struct db__col secret_cols[] = {
-    DB__COL(struct db_secret, seq, DB__INT),
-    DB__COL(struct db_secret, id, DB__TEXT),
-    DB__COL(struct db_secret, name, DB__TEXT),
-    DB__COL(struct db_secret, scope, DB__TEXT),
-    DB__COL(struct db_secret, scope_id, DB__TEXT),
-    DB__COL(struct db_secret, description, DB__TEXT),
-    DB__COL(struct db_secret, created_by, DB__TEXT),
-    DB__COL(struct db_secret, updated_by, DB__TEXT),
-    DB__COL(struct db_secret, created_at, DB__INT),
-    DB__COL(struct db_secret, updated_at, DB__INT),
-    DB__COL(struct db_secret, update_count, DB__INT),
-    DB__COL(struct db_secret, entries, DB__DUP),
+    DB__COLS(struct db_secret, seq, id, name, scope, scope_id, description, created_by, updated_by,
+        created_at, updated_at, update_count, entries),
 };
 static const struct db__shape secret_shape = DB__SHAPE(struct db_secret, secret_cols, NULL);
 

@@ -263,8 +263,7 @@ int db_series_get(struct db *db, int kind, const char *entity, const char *metri
 int db_pending_since(struct db *db, struct db_pending **out, int *n)
 {
     static const struct db__col cols[] = {
-        DB__COL(struct db_pending, seq, DB__INT),
-        DB__COL_AS("phase_updated_at", struct db_pending, since_ms, DB__INT),
+        DB__COLS(struct db_pending, seq, since_ms),
     };
     static const struct db__shape shape = DB__SHAPE(struct db_pending, cols, NULL);
     static const char sql[] = "SELECT seq, phase_updated_at FROM workloads"

@@ -23,22 +23,11 @@ struct put_arg {
 };
 
 /* A share's row: COLS, in order, for its insert and its read. */
-#define SHARE_TRIPLE(f)                                                 \
-    DB__COL_AS(#f "_gpu", struct db_share, f[0], DB__INT),              \
-    DB__COL_AS(#f "_cpu", struct db_share, f[1], DB__INT),              \
-    DB__COL_AS(#f "_mem", struct db_share, f[2], DB__INT)
 static const struct db__col share_cols[] = {
-    DB__COL(struct db_share, queue_seq, DB__INT),
-    DB__COL(struct db_share, pool_seq, DB__INT),
-    DB__COL(struct db_share, kind, DB__INT),
-    DB__COL(struct db_share, queue, DB__TEXT),
-    DB__COL(struct db_share, pool, DB__TEXT),
-    SHARE_TRIPLE(deserved),
-    SHARE_TRIPLE(fair),
-    SHARE_TRIPLE(allocated),
-    SHARE_TRIPLE(requested),
+    DB__COLS(struct db_share, queue_seq, pool_seq, kind, queue, pool, deserved[0], deserved[1],
+        deserved[2], fair[0], fair[1], fair[2], allocated[0], allocated[1], allocated[2],
+        requested[0], requested[1], requested[2]),
 };
-#undef SHARE_TRIPLE
 /* rows read whole, names padded with zeros: rows compare whole */
 static const struct db__shape share_shape = DB__SHAPE(struct db_share, share_cols, NULL);
 

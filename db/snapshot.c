@@ -184,30 +184,10 @@ struct snap_arg {
     " mem_mib, queued_seq, started_ms, stale_since_ms, phase_message, affinity,"         \
     " gpu_memory_mib, topology"
 static const struct db__col wl_snap_cols[] = {
-    DB__COL(struct db_sched_wl, seq, DB__INT),
-    DB__COL(struct db_sched_wl, version, DB__INT),
-    DB__COL(struct db_sched_wl, project_seq, DB__INT),
-    DB__COL(struct db_sched_wl, name, DB__DUP),
-    DB__COL(struct db_sched_wl, pools, DB__DUP),
-    DB__COL(struct db_sched_wl, node_type, DB__DUP),
-    DB__COL(struct db_sched_wl, phase, DB__DUP),
-    DB__COL(struct db_sched_wl, phase_reason, DB__DUP),
-    DB__COL(struct db_sched_wl, type, DB__INT),
-    DB__COL(struct db_sched_wl, priority, DB__INT),
-    DB__COL(struct db_sched_wl, preemptible, DB__INT),
-    DB__COL(struct db_sched_wl, n_pods, DB__INT),
-    DB__COL(struct db_sched_wl, min_pods, DB__INT),
-    DB__COL(struct db_sched_wl, gpu_devices, DB__INT),
-    DB__COL(struct db_sched_wl, gpu_portion, DB__INT),
-    DB__COL(struct db_sched_wl, cpu_milli, DB__INT),
-    DB__COL(struct db_sched_wl, mem_mib, DB__INT),
-    DB__COL(struct db_sched_wl, queued_seq, DB__INT),
-    DB__COL(struct db_sched_wl, started_ms, DB__INT),
-    DB__COL(struct db_sched_wl, stale_since_ms, DB__INT),
-    DB__COL(struct db_sched_wl, phase_message, DB__DUP),
-    DB__COL(struct db_sched_wl, affinity, DB__DUP),
-    DB__COL(struct db_sched_wl, gpu_memory_mib, DB__INT),
-    DB__COL(struct db_sched_wl, topology, DB__DUP),
+    DB__COLS(struct db_sched_wl, seq, version, project_seq, name, pools, node_type, phase,
+        phase_reason, type, priority, preemptible, n_pods, min_pods, gpu_devices, gpu_portion,
+        cpu_milli, mem_mib, queued_seq, started_ms, stale_since_ms, phase_message, affinity,
+        gpu_memory_mib, topology),
 };
 
 static int wl_snap_row(struct snap_arg *a, struct db__stmt *st, struct db_sched_wl *w)
@@ -519,11 +499,7 @@ static int replace_pods(struct db__conn *c, const struct db_wl_update *u)
 /* What a cycle writes of a workload (char * fields: DB__DUP), in
  * apply_update's order; apply_reason writes the reason and message. */
 static const struct db__col update_cols[] = {
-    DB__COL(struct db_wl_update, phase, DB__DUP),
-    DB__COL(struct db_wl_update, phase_reason, DB__DUP),
-    DB__COL(struct db_wl_update, phase_message, DB__DUP),
-    DB__COL(struct db_wl_update, started_ms, DB__INT),
-    DB__COL(struct db_wl_update, stale_since_ms, DB__INT),
+    DB__COLS(struct db_wl_update, phase, phase_reason, phase_message, started_ms, stale_since_ms),
 };
 #define UPDATE_REASON 1 /* phase_reason, phase_message */
 

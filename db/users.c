@@ -20,17 +20,8 @@
 /* A user's row: USER_COLS. An insert names kind .. created_by. */
 
 static const struct db__col user_cols[] = {
-    DB__COL(struct db_user, id, DB__INT),
-    DB__COL(struct db_user, kind, DB__INT),
-    DB__COL(struct db_user, login, DB__TEXT),
-    DB__COL(struct db_user, name, DB__TEXT),
-    DB__COL(struct db_user, secret_hash, DB__TEXT),
-    DB__COL(struct db_user, token_version, DB__INT),
-    DB__COL(struct db_user, created_at, DB__INT),
-    DB__COL(struct db_user, updated_at, DB__INT),
-    DB__COL(struct db_user, created_by, DB__TEXT),
-    DB__COL(struct db_user, last_login, DB__INT),
-    DB__COL(struct db_user, enabled, DB__INT),
+    DB__COLS(struct db_user, id, kind, login, name, secret_hash, token_version, created_at,
+        updated_at, created_by, last_login, enabled),
 };
 static const struct db__shape user_shape = DB__SHAPE(struct db_user, user_cols, NULL);
 
@@ -210,15 +201,8 @@ int db_user_set_enabled(struct db *db, int64_t id, int enabled)
                   " created_by, scope_named"
 
 static const struct db__col rule_cols[] = {
-    DB__COL(struct db_rule, id, DB__INT),
-    DB__COL(struct db_rule, subject_type, DB__TEXT),
-    DB__COL(struct db_rule, subject_id, DB__TEXT),
-    DB__COL(struct db_rule, role_id, DB__INT),
-    DB__COL(struct db_rule, scope_type, DB__TEXT),
-    DB__COL(struct db_rule, scope_id, DB__TEXT),
-    DB__COL(struct db_rule, created_at, DB__INT),
-    DB__COL(struct db_rule, created_by, DB__TEXT),
-    DB__COL(struct db_rule, scope_named, DB__TEXT),
+    DB__COLS(struct db_rule, id, subject_type, subject_id, role_id, scope_type, scope_id,
+        created_at, created_by, scope_named),
 };
 static const struct db__shape rule_shape = DB__SHAPE(struct db_rule, rule_cols, NULL);
 

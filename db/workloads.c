@@ -86,49 +86,14 @@ static void wl_fix(void *row)
 
 /* A workload's row: WL_COLS, in order. */
 static const struct db__col wl_cols[] = {
-    DB__COL(struct db_workload, seq, DB__INT),
-    DB__COL(struct db_workload, id, DB__TEXT),
-    DB__COL(struct db_workload, name, DB__TEXT),
-    DB__COL(struct db_workload, project_seq, DB__INT),
-    DB__COL_AS("project.id", struct db_workload, project_id, DB__TEXT),
-    DB__COL_AS("project.name", struct db_workload, project_name, DB__TEXT),
-    DB__COL_AS("department.id", struct db_workload, department_id, DB__TEXT),
-    DB__COL_AS("department.name", struct db_workload, department_name, DB__TEXT),
-    DB__COL(struct db_workload, type, DB__INT),
-    DB__COL(struct db_workload, priority_class, DB__TEXT),
-    DB__COL(struct db_workload, priority, DB__INT),
-    DB__COL(struct db_workload, preemptible, DB__INT),
-    DB__COL(struct db_workload, desired_phase, DB__TEXT),
-    DB__COL(struct db_workload, phase, DB__TEXT),
-    DB__COL(struct db_workload, phase_reason, DB__TEXT),
-    DB__COL(struct db_workload, phase_message, DB__TEXT),
-    DB__COL(struct db_workload, n_pods, DB__INT),
-    DB__COL(struct db_workload, min_pods, DB__INT),
-    DB__COL(struct db_workload, gpu_devices, DB__INT),
-    DB__COL(struct db_workload, gpu_portion, DB__INT),
-    DB__COL(struct db_workload, cpu_milli, DB__INT),
-    DB__COL(struct db_workload, mem_mib, DB__INT),
-    DB__COL(struct db_workload, pools, DB__TEXT),
-    DB__COL(struct db_workload, node_type, DB__TEXT),
-    DB__COL(struct db_workload, image, DB__TEXT),
-    DB__COL(struct db_workload, created_by, DB__TEXT),
-    DB__COL(struct db_workload, queued_seq, DB__INT),
-    DB__COL(struct db_workload, started_ms, DB__INT),
-    DB__COL(struct db_workload, stale_since_ms, DB__INT),
-    DB__COL(struct db_workload, created_at, DB__INT),
-    DB__COL(struct db_workload, updated_at, DB__INT),
-    DB__COL(struct db_workload, phase_updated_at, DB__INT),
-    DB__COL(struct db_workload, deleted_at, DB__INT),
-    DB__COL(struct db_workload, completed_at, DB__INT),
-    DB__COL(struct db_workload, version, DB__INT),
-    DB__COL_AS("running_pods", struct db_workload, running_pods, DB__INT),
+    DB__COLS(struct db_workload, seq, id, name, project_seq, project_id, project_name,
+        department_id, department_name, type, priority_class, priority, preemptible, desired_phase,
+        phase, phase_reason, phase_message, n_pods, min_pods, gpu_devices, gpu_portion, cpu_milli,
+        mem_mib, pools, node_type, image, created_by, queued_seq, started_ms, stale_since_ms,
+        created_at, updated_at, phase_updated_at, deleted_at, completed_at, version, running_pods),
     DB__COL(struct db_workload, spec, DB__DUP_NULL),
-    DB__COL(struct db_workload, affinity, DB__TEXT),
-    DB__COL(struct db_workload, gpu_memory_mib, DB__INT),
-    DB__COL(struct db_workload, rules, DB__TEXT),
-    DB__COL_AS("mem_sum", struct db_workload, alloc_gpu_milli, DB__INT),
-    DB__COL(struct db_workload, run_ms, DB__INT),
-    DB__COL(struct db_workload, topology, DB__TEXT),
+    DB__COLS(struct db_workload, affinity, gpu_memory_mib, rules, alloc_gpu_milli, run_ms,
+        topology),
 };
 static const struct db__shape wl_shape = DB__SHAPE(struct db_workload, wl_cols, wl_fix);
 
@@ -268,31 +233,11 @@ static int pending_capped(struct db__conn *c, const struct pending_check *p)
 /* The parameters of INSERT_VALUES, in order: a new workload's times are
  * its creation's. */
 static const struct db__col wl_insert_cols[] = {
-    DB__COL(struct db_workload, id, DB__TEXT),
-    DB__COL(struct db_workload, name, DB__TEXT),
-    DB__COL(struct db_workload, project_seq, DB__INT),
-    DB__COL(struct db_workload, type, DB__INT),
-    DB__COL(struct db_workload, priority_class, DB__TEXT),
-    DB__COL(struct db_workload, priority, DB__INT),
-    DB__COL(struct db_workload, preemptible, DB__INT),
-    DB__COL(struct db_workload, n_pods, DB__INT),
-    DB__COL(struct db_workload, min_pods, DB__INT),
-    DB__COL(struct db_workload, gpu_devices, DB__INT),
-    DB__COL(struct db_workload, gpu_portion, DB__INT),
-    DB__COL(struct db_workload, cpu_milli, DB__INT),
-    DB__COL(struct db_workload, mem_mib, DB__INT),
-    DB__COL(struct db_workload, pools, DB__TEXT),
-    DB__COL(struct db_workload, node_type, DB__TEXT),
-    DB__COL(struct db_workload, image, DB__TEXT),
-    DB__COL(struct db_workload, created_by, DB__TEXT),
-    DB__COL(struct db_workload, created_at, DB__INT),
-    DB__COL_AS("updated_at", struct db_workload, created_at, DB__INT),
-    DB__COL_AS("phase_updated_at", struct db_workload, created_at, DB__INT),
+    DB__COLS(struct db_workload, id, name, project_seq, type, priority_class, priority,
+        preemptible, n_pods, min_pods, gpu_devices, gpu_portion, cpu_milli, mem_mib, pools,
+        node_type, image, created_by, created_at, created_at, created_at),
     DB__COL(struct db_workload, spec, DB__DUP_NULL),
-    DB__COL(struct db_workload, affinity, DB__TEXT),
-    DB__COL(struct db_workload, gpu_memory_mib, DB__INT),
-    DB__COL(struct db_workload, rules, DB__TEXT),
-    DB__COL(struct db_workload, topology, DB__TEXT),
+    DB__COLS(struct db_workload, affinity, gpu_memory_mib, rules, topology),
 };
 
 /* SQLite: the last seq AUTOINCREMENT gave out in workloads, as it reads
@@ -1597,15 +1542,8 @@ struct sub_arg {
 /* The pod of the row's columns from `col` on (POD_COLS). */
 /* A pod's row: POD_COLS, in order. */
 static const struct db__col pod_cols[] = {
-    DB__COL(struct db_pod, idx, DB__INT),
-    DB__COL(struct db_pod, node_seq, DB__INT),
-    DB__COL(struct db_pod, node_name, DB__TEXT),
-    DB__COL(struct db_pod, pool_name, DB__TEXT),
-    DB__COL(struct db_pod, devices, DB__INT),
-    DB__COL(struct db_pod, gpu_milli, DB__INT),
-    DB__COL(struct db_pod, address, DB__TEXT),
-    DB__COL(struct db_pod, simulated, DB__INT),
-    DB__COL(struct db_pod, workload_seq, DB__INT),
+    DB__COLS(struct db_pod, idx, node_seq, node_name, pool_name, devices, gpu_milli, address,
+        simulated, workload_seq),
 };
 static const struct db__shape pod_shape = DB__SHAPE(struct db_pod, pod_cols, NULL);
 
@@ -1692,12 +1630,7 @@ int db_workload_get_pods(struct db *db, const char *id, struct db_workload *out,
 static int events_fn(struct db__conn *c, void *arg)
 {
     static const struct db__col cols[] = {
-        DB__COL(struct db_event, seq, DB__INT),
-        DB__COL(struct db_event, workload_seq, DB__INT),
-        DB__COL(struct db_event, created_at, DB__INT),
-        DB__COL(struct db_event, type, DB__TEXT),
-        DB__COL(struct db_event, reason, DB__TEXT),
-        DB__COL(struct db_event, message, DB__TEXT),
+        DB__COLS(struct db_event, seq, workload_seq, created_at, type, reason, message),
     };
     static const struct db__shape shape = DB__SHAPE(struct db_event, cols, NULL);
     static const char asc[] =
@@ -1734,13 +1667,7 @@ struct tally_arg {
 static int tally_fn(struct db__conn *c, void *arg)
 {
     static const struct db__col cols[] = {
-        DB__COL(struct db_wl_tally, project_seq, DB__INT),
-        DB__COL(struct db_wl_tally, type, DB__INT),
-        DB__COL(struct db_wl_tally, phase, DB__TEXT),
-        DB__COL(struct db_wl_tally, pool, DB__TEXT),
-        DB__COL(struct db_wl_tally, bucket, DB__INT),
-        DB__COL(struct db_wl_tally, count, DB__INT),
-        DB__COL(struct db_wl_tally, gpu_milli, DB__INT),
+        DB__COLS(struct db_wl_tally, project_seq, type, phase, pool, bucket, count, gpu_milli),
     };
     static const struct db__shape shape = DB__SHAPE(struct db_wl_tally, cols, NULL);
     /* ?1 projects (NULL: all), ?2 now, ?3 the pending-time edges in seconds */
@@ -1811,17 +1738,8 @@ static int evq_list_fn(struct db__conn *c, void *arg)
         " w.type, q.id, q.name" EVQ_WHERE " ORDER BY e.created_at DESC, e.seq DESC"
         " LIMIT ?7 OFFSET ?8";
     static const struct db__col cols[] = {
-        DB__COL(struct db_event_row, e.seq, DB__INT),
-        DB__COL(struct db_event_row, e.workload_seq, DB__INT),
-        DB__COL(struct db_event_row, e.created_at, DB__INT),
-        DB__COL(struct db_event_row, e.type, DB__TEXT),
-        DB__COL(struct db_event_row, e.reason, DB__TEXT),
-        DB__COL(struct db_event_row, e.message, DB__TEXT),
-        DB__COL(struct db_event_row, workload_id, DB__TEXT),
-        DB__COL(struct db_event_row, workload_name, DB__TEXT),
-        DB__COL(struct db_event_row, workload_type, DB__INT),
-        DB__COL(struct db_event_row, project_id, DB__TEXT),
-        DB__COL(struct db_event_row, project_name, DB__TEXT),
+        DB__COLS(struct db_event_row, e.seq, e.workload_seq, e.created_at, e.type, e.reason,
+            e.message, workload_id, workload_name, workload_type, project_id, project_name),
     };
     static const struct db__shape shape = DB__SHAPE(struct db_event_row, cols, NULL);
     struct evq_arg *a = arg;
