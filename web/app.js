@@ -20,8 +20,10 @@ import access from './js/access.js';
 import evictions from './js/evictions.js';
 import analytics from './js/analytics.js';
 import assets from './js/assets.js';
+import policies from './js/policies.js';
+import users from './js/users.js';
 
-const PAGES = [overview, projects, workloads, nodes, access, evictions, analytics, assets];
+const PAGES = [overview, projects, workloads, nodes, access, evictions, analytics, assets, policies, users];
 const REFRESH_MS = 5000;
 const ANSWER_MS = 15000;      // a refresh not answered by then: the server is not answering
 const ACTIVE_KEY = 'allot.active';
@@ -88,6 +90,8 @@ function rights(rules) {
     orgWrite: ids.has(1) || ids.has(2),
     wlWrite: [1, 2, 3, 4, 5].some((i) => ids.has(i)),
     iam: ids.has(1) || ids.has(2),
+    // the users API answers a system-scope IAM rule only
+    users: rules.some((r) => [1, 2].includes(Number(r.roleId)) && r.scopeType === 'system'),
     nodeWrite: system,
     wlReadAll: rules.some((r) => [1, 3, 6].includes(Number(r.roleId)) && r.scopeType === 'system') ||
       system,
@@ -125,6 +129,7 @@ async function startSession() {
   $('#who-name').textContent = s.user;
   $('#who-role').textContent = roleNames.join(', ') || 'no role';
   $('#nav-access').hidden = !ctx.can.iam;
+  $('#nav-users').hidden = !ctx.can.users;
   $('#login').hidden = true;
   $('#app').hidden = false;
   route();

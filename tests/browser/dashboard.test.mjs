@@ -1195,6 +1195,134 @@ test('assets: an environment and a compute resource made on the page run a workl
   await envRow.waitFor({state: 'detached'});
 });
 
+test('users: an administrator creates a user on the Users page, who logs in with the password shown once', async () => {
+  await go(page, '#/users');
+  assert.equal(await page.locator('#nav-users').isVisible(), true);
+  await page.locator('#users-table tbody tr[data-key="admin"]').waitFor();
+  // allot has no disable: the page says so, and what locks a user out instead
+  await page.locator('main .notice.info').filter({hasText: 'allot cannot disable a user'}).waitFor();
+  assert.equal(await page.getByRole('button', {name: 'Delete admin'}).isDisabled(), true);
+  await page.getByRole('button', {name: 'New user'}).click();
+  const dlg = page.locator('#user-dialog');
+  await dlg.locator('input[name=email]').fill('bob@example.com');
+  await dlg.getByRole('button', {name: 'Create the user'}).click();
+  const secret = page.locator('#secret-dialog');
+  const shown = async () => {
+    await secret.waitFor();
+    const pw = (await secret.locator('#temp-password').innerText()).trim();
+    assert.ok(pw.length >= 16, `a temporary password: ${pw}`);
+    await secret.getByRole('button', {name: 'Done'}).click();
+    await secret.waitFor({state: 'detached'});
+    assert.equal((await page.content()).includes(pw), false, 'the password is gone once its dialog closes');
+    return pw;
+  };
+  const pw = await shown();
+  // the page refreshed at once (not on its 5 s timer)
+  const bobRow = page.locator('#users-table tbody tr[data-key="bob@example.com"]');
+  await bobRow.waitFor({timeout: 4000 * SCALE});
+  await expectCell(page, 'users-table', 'bob@example.com', 'Last login', 'never');
+  await expectCell(page, 'users-table', 'bob@example.com', 'Created by', 'admin');
+  await shot(page, 'users-desktop-light');
+
+  const bob = await newPage('bob');
+  await login(bob, 'bob@example.com', pw);
+  assert.equal(await bob.locator('#who-role').innerText(), 'no role');
+  assert.equal(await bob.locator('#nav-users').isVisible(), false);
+  await bob.context().close();
+
+  // a new password from the page: shown once; the old one no longer logs in, the new one does
+  await page.locator('#users-table').getByRole('button', {name: 'Reset password bob@example.com'}).click();
+  await page.getByRole('dialog').getByRole('button', {name: 'Reset password'}).click();
+  const pw2 = await shown();
+  // the page refreshed after the reset, which came after bob's login
+  await expectCell(page, 'users-table', 'bob@example.com', 'Last login', /\d/);
+  assert.notEqual(pw2, pw);
+  const grant = async (password) => (await fetch(`${URL}/api/v1/token`, {method: 'POST',
+    headers: {'Content-Type': 'application/json'},
+    body: JSON.stringify({grantType: 'password', username: 'bob@example.com', password})})).status;
+  assert.notEqual(await grant(pw), 200, 'the old password is refused');
+  assert.equal(await grant(pw2), 200, 'the new password logs in');
+
+  // deleted from the page: gone from the list and from the server
+  await page.locator('#users-table').getByRole('button', {name: 'Delete bob@example.com'}).click();
+  await page.getByRole('dialog').getByRole('button', {name: 'Delete'}).click();
+  await bobRow.waitFor({state: 'detached', timeout: 4000 * SCALE});
+  assert.equal((await call('GET', '/api/v1/users')).some((u) => u.username === 'bob@example.com'), false);
+  assert.notEqual(await grant(pw2), 200, 'a deleted user cannot log in');
+});
+
+// A department with a training default and a project in it with a
+// training rule (no quota, so nothing it submits runs); the policy
+// viewer and the submit form read them.
+async function policyProject() {
+  const dept = await call('POST', '/api/v1/org-unit/departments', {name: 'pol-dept', clusterId, resources: []});
+  const pid = await project('pol-proj', 0, {limit: 0}, adminToken, URL, {parentId: dept.id});
+  await call('PUT', '/api/v2/policy/trainings', {meta: {name: 'pol-dept', scope: 'department', departmentId: dept.id},
+    policy: {defaults: {compute: {cpuCoreRequest: 0.5}}}});
+  await call('PUT', '/api/v2/policy/trainings', {meta: {name: 'pol-proj', scope: 'project', projectId: pid},
+    policy: {rules: {compute: {gpuDevicesRequest: {max: 2}}, imagePullPolicy: {options: [{value: 'IfNotPresent'}]}}}});
+  return pid;
+}
+
+test('policy viewer: a project\'s effective policy, a project rule and a department default with their scopes', async () => {
+  ids.pol = await policyProject();
+  await go(page, '#/policies?project=pol-proj&type=Training');
+  const row = 'compute.gpuDevicesRequest';
+  await expectCell(page, 'policy-table', row, 'Max', '2');
+  await expectCell(page, 'policy-table', row, 'Rule from', 'project pol-proj');
+  await expectCell(page, 'policy-table', row, 'Default', '-');
+  await expectCell(page, 'policy-table', 'compute.cpuCoreRequest', 'Default', '0.5');
+  await expectCell(page, 'policy-table', 'compute.cpuCoreRequest', 'Default from', 'department pol-dept');
+  await expectCell(page, 'policy-table', 'compute.cpuCoreRequest', 'Rule from', '-');
+  await expectCell(page, 'policy-table', 'imagePullPolicy', 'Options', 'IfNotPresent');
+  assert.equal(await page.locator('#po-project').inputValue(), 'pol-proj');
+  await page.locator('#po-caption').filter({hasText: 'submitted to pol-proj (department pol-dept)'}).waitFor();
+  await shot(page, 'policies-desktop-light');
+  // another type: none of these applies; the URL follows
+  await page.locator('#po-type').selectOption('Workspace');
+  await page.locator('main .notice.empty').filter({hasText: 'No policy sets a default or a rule for a workspace in pol-proj'})
+    .waitFor({timeout: 4000 * SCALE});
+  assert.match(page.url(), /type=Workspace/);
+});
+
+test('submit: the project\'s policy fills its defaults, shows its limits, and flags a value over a max before sending', async () => {
+  await go(page, '#/workloads');
+  await page.locator('#submit-workload').click();
+  const dlg = page.locator('#submit-dialog');
+  await dlg.waitFor();
+  await dlg.locator('select[name=project]').selectOption({label: 'pol-proj'});
+  const cpu = dlg.locator('input[name=cpu]');
+  await until(10, async () => (await cpu.inputValue()) === '0.5', 'the department\'s default CPU in the form');
+  await dlg.locator('#sf-policy-compute-cpuCoreRequest').filter({hasText: 'Policy: default 0.5 (set by department pol-dept).'}).waitFor();
+  await dlg.locator('#sf-policy-compute-gpuDevicesRequest').filter({hasText: 'Policy: max 2 (set by project pol-proj).'}).waitFor();
+  await dlg.locator('#sf-policy-rest').filter({hasText: 'imagePullPolicy: one of IfNotPresent (set by project pol-proj)'}).waitFor();
+  await dlg.locator('input[name=name]').fill('pol-train');
+  const gpus = dlg.locator('input[name=gpus]');
+  await gpus.fill('3');
+  await dlg.locator('#sf-policy-compute-gpuDevicesRequest')
+    .filter({hasText: 'Breaks the policy: 3 is over the max 2 set by project pol-proj.'}).waitFor();
+  assert.equal(await gpus.getAttribute('aria-invalid'), 'true');
+  await dlg.locator('#sf-policy-verdict').filter({hasText: 'compute.gpuDevicesRequest'}).waitFor();
+  await shot(page, 'submit-policy-desktop-light', false);
+  await dlg.getByRole('button', {name: 'Submit'}).click();
+  await dlg.locator('.notice.error').filter({hasText: /^The project's policy refuses the form \(nothing was sent\): compute\.gpuDevicesRequest: 3 is over the max 2/}).waitFor();
+  assert.equal(await workload('pol-train'), undefined);
+  // the policy tightened meanwhile: the form passes 2, the server's 400 is shown in the form
+  await gpus.fill('2');
+  assert.equal(await gpus.getAttribute('aria-invalid'), null);
+  await call('PATCH', '/api/v2/policy/trainings', {meta: {name: 'pol-proj', scope: 'project', projectId: ids.pol},
+    policy: {rules: {compute: {gpuDevicesRequest: {max: 1}}}}});
+  await dlg.getByRole('button', {name: 'Submit'}).click();
+  await dlg.locator('.notice.error').filter({hasText: /^The server refused the form: spec\.compute\.gpuDevicesRequest 2 breaks the rule max 1 of the project policy \(pol-proj\)/}).waitFor();
+  await gpus.fill('1');
+  await dlg.getByRole('button', {name: 'Submit'}).click();
+  await dlg.waitFor({state: 'detached'});
+  const w = await workload('pol-train');
+  const spec = (await call('GET', `/api/v1/workloads/trainings/${w.id}`)).spec;
+  assert.deepEqual([spec.compute.cpuCoreRequest, spec.compute.gpuDevicesRequest], [0.5, 1]);
+  await call('DELETE', `/api/v1/workloads/${w.id}`, undefined, adminToken, 202);
+});
+
 test('an expired token goes back to login with a message', async () => {
   const p = await newPage('expiry');
   await login(p, 'admin', PASSWORD);
@@ -1378,7 +1506,8 @@ test('screenshots of every page: light and dark, desktop and phone', async () =>
     for (const scheme of ['light', 'dark']) {
       const p = await newPage(`shots-${device}-${scheme}`, {viewport, colorScheme: scheme});
       await login(p, 'admin', PASSWORD);
-      for (const pg of ['overview', 'projects', 'workloads', 'nodes', 'access', 'evictions', 'analytics']) {
+      for (const pg of ['overview', 'projects', 'workloads', 'nodes', 'access', 'evictions', 'analytics', 'policies',
+        'users']) {
         await go(p, `#/${pg}`);
         if (pg === 'overview') await allocationChart(p, () => true);
         await shot(p, `${pg}-${device}-${scheme}`);
@@ -1395,8 +1524,8 @@ test('screenshots of every page: light and dark, desktop and phone', async () =>
     }
   }
   const files = fs.readdirSync(SHOTS);
-  for (const pg of ['overview', 'projects', 'workloads', 'nodes', 'access', 'evictions', 'analytics', 'workload-detail',
-    'submit-form']) {
+  for (const pg of ['overview', 'projects', 'workloads', 'nodes', 'access', 'evictions', 'analytics', 'policies',
+    'users', 'workload-detail', 'submit-form']) {
     for (const v of ['desktop-light', 'desktop-dark', 'phone-light', 'phone-dark']) {
       assert.ok(files.includes(`${pg}-${v}.png`), `no screenshot ${pg}-${v}`);
     }

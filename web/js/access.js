@@ -4,8 +4,8 @@
 // rule and delete one (Run:ai's rules are never edited: delete and add).
 // URL: #/access?q=.
 
-import {api, get} from './api.js';
-import {h, fill, fillIn, notice, formDialog, confirmDialog, time} from './dom.js';
+import {api, get, getOptional} from './api.js';
+import {h, fill, fillIn, notice, formDialog, confirmDialog, time, searchForm, takeSearch} from './dom.js';
 
 let el = {};
 let roles = [];
@@ -18,8 +18,7 @@ const listOf = (r, key) => (Array.isArray(r) ? r : (r && (Array.isArray(r[key]) 
   : r[key] && Array.isArray(r[key][key]) ? r[key][key] : null)) || []);
 
 function applyParams(params) {
-  filt.q = params.get('q') || '';
-  if (el.search && document.activeElement !== el.search) el.search.value = filt.q;
+  takeSearch(params, filt, el.filters && el.filters.search);
 }
 
 export default {
@@ -28,24 +27,17 @@ export default {
   applyParams,
 
   mount(root, ctx, params) {
-    applyParams(params);
-    el.search = h('input', {id: 'ac-search', type: 'search', value: filt.q, autocomplete: 'off',
-      placeholder: 'a user, role or scope'});
-    el.search.oninput = () => {
-      filt.q = el.search.value.trim();
-      ctx.setParams({q: filt.q}, {push: false});
-    };
     el.rules = h('div', {class: 'table-wrap'});
     el.roles = h('div', {class: 'table-wrap'});
+    el.filters = searchForm(ctx, params, filt,
+      {id: 'ac-search', label: 'Filter access rules', placeholder: 'a user, role or scope'});
     fill(root,
       h('div', {class: 'page-head'}, h('h1', {}, 'Access rules'),
         ctx.can.iam ? h('button', {type: 'button', class: 'primary', id: 'new-rule',
           onclick: () => newRule(ctx)}, 'New access rule') : null),
       h('p', {class: 'muted'}, 'An access rule gives a subject (a user or a service account) a role in a scope: ' +
         'the whole system, a department (and its projects) or one project.'),
-      h('form', {class: 'filters', role: 'search', 'aria-label': 'Filter access rules',
-        onsubmit: (e) => e.preventDefault()},
-      h('span', {class: 'filter'}, h('label', {for: 'ac-search'}, 'Find'), el.search)),
+      el.filters,
       h('section', {class: 'panel', 'aria-labelledby': 'ac-h'}, h('h2', {id: 'ac-h'}, 'Rules'), el.rules),
       h('section', {class: 'panel', 'aria-labelledby': 'ro-h'}, h('h2', {id: 'ro-h'}, 'Roles'), el.roles));
   },
@@ -55,10 +47,7 @@ export default {
   },
 
   async refresh(ctx, signal) {
-    const opt = (p) => get(p, {signal}).catch((e) => {
-      if (e.name === 'AbortError') throw e;
-      return {error: e};
-    });
+    const opt = (p) => getOptional(p, signal);
     const [rl, ro, pj, dp, us] = await Promise.all([
       get('/api/v1/authorization/access-rules?limit=500', {signal}),
       opt('/api/v1/authorization/roles'),

@@ -107,6 +107,13 @@ export async function api(method, path, body, opts = {}) {
 
 export const get = (path, opts) => api('GET', path, undefined, opts);
 
+// get() for what a page can do without: a failure resolves to {error}
+// (an abort still rejects, so a cancelled refresh stops).
+export const getOptional = (path, signal) => get(path, {signal}).catch((e) => {
+  if (e.name === 'AbortError') throw e;
+  return {error: e};
+});
+
 // Throws an AbortError if signal was aborted: a page checks this after
 // awaiting requests whose failures it tolerates, before drawing.
 export function checkAbort(signal) {

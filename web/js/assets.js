@@ -7,8 +7,8 @@
 // it does answer (its user or URL, and its keys' names).
 // URL: #/assets?q= (a part of the name).
 
-import {api, get} from './api.js';
-import {h, fill, fillIn, notice, formDialog, confirmDialog, time} from './dom.js';
+import {api, get, getOptional} from './api.js';
+import {h, fill, fillIn, notice, formDialog, confirmDialog, time, searchForm, takeSearch} from './dom.js';
 
 let el = {};
 let projects = [];
@@ -39,8 +39,7 @@ const FAMILIES = [
 ];
 
 function applyParams(params) {
-  filt.q = params.get('q') || '';
-  if (el.search && document.activeElement !== el.search) el.search.value = filt.q;
+  takeSearch(params, filt, el.filters && el.filters.search);
 }
 
 const kindOf = (e) => e.meta.kind || e.meta.workloadType;
@@ -60,13 +59,8 @@ export default {
   applyParams,
 
   mount(root, ctx, params) {
-    applyParams(params);
-    el.search = h('input', {id: 'as-search', type: 'search', value: filt.q, autocomplete: 'off',
-      placeholder: 'a part of the name'});
-    el.search.oninput = () => {
-      filt.q = el.search.value.trim();
-      ctx.setParams({q: filt.q}, {push: false});
-    };
+    el.filters = searchForm(ctx, params, filt,
+      {id: 'as-search', label: 'Filter assets', placeholder: 'a part of the name'});
     el.tables = {};
     const sections = [...FAMILIES, {id: 'template', title: 'Workload templates'}].map((f) => {
       el.tables[f.id] = h('div', {class: 'table-wrap'});
@@ -84,9 +78,7 @@ export default {
         'variables), a compute resource (GPUs, CPU, memory), data sources and credentials, in a project, a ' +
         'department (its projects see it) or the whole tenant. A submission names them and overrides ' +
         'what it needs. A credential\'s values are sealed and never shown.'),
-      h('form', {class: 'filters', role: 'search', 'aria-label': 'Filter assets',
-        onsubmit: (e) => e.preventDefault()},
-      h('span', {class: 'filter'}, h('label', {for: 'as-search'}, 'Find'), el.search)),
+      el.filters,
       ...sections);
   },
 
@@ -95,10 +87,7 @@ export default {
   },
 
   async refresh(ctx, signal) {
-    const opt = (p) => get(p, {signal}).catch((e) => {
-      if (e.name === 'AbortError') throw e;
-      return {error: e};
-    });
+    const opt = (p) => getOptional(p, signal);
     const lists = await Promise.all([...FAMILIES.map((f) => opt(f.list)),
       opt('/api/v1/workload-templates'), opt('/api/v1/org-unit/projects'), opt('/api/v1/org-unit/departments')]);
     projects = (lists[FAMILIES.length + 1].projects) || [];

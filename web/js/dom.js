@@ -227,6 +227,29 @@ export function meter(used, total, label) {
 let uid = 0;
 export const newId = (p) => `${p}-${++uid}`;
 
+// A page's filter form with one search box (id, placeholder; label names
+// the form): the box starts at the URL's q=, and typing keeps filt.q and
+// the URL's q= (replacing the history entry, not adding one). The box is
+// the form's .search.
+export function searchForm(ctx, params, filt, {id, label, placeholder}) {
+  const box = h('input', {id, type: 'search', autocomplete: 'off', placeholder});
+  takeSearch(params, filt, box);
+  box.oninput = () => {
+    filt.q = box.value.trim();
+    ctx.setParams({q: filt.q}, {push: false});
+  };
+  const form = h('form', {class: 'filters', role: 'search', 'aria-label': label, onsubmit: (e) => e.preventDefault()},
+    h('span', {class: 'filter'}, h('label', {for: id}, 'Find'), box));
+  form.search = box;
+  return form;
+}
+
+// The URL's q= into filt.q, and into the box unless it is being typed in.
+export function takeSearch(params, filt, box) {
+  filt.q = params.get('q') || '';
+  if (box && document.activeElement !== box) box.value = filt.q;
+}
+
 // A labelled form row around an input: {label, input, hint, error}.
 export function formRow(label, input, hint, cls) {
   if (!input.id) input.id = newId('f');

@@ -12,11 +12,15 @@
 // workload template, an environment and a compute resource (their values
 // fill the fields, which override them: what is sent goes over the
 // assets' own, field by field, and the workload keeps which it came
-// from). The server's refusals are shown in plain words inside the form,
-// which stays open.
+// from). The chosen project's effective policy for the chosen type
+// (policy.js) fills its defaults into the fields not yet changed, shows its
+// limits beside them, and flags a value that breaks a rule as it is typed
+// (Submit then sends nothing). The server's refusals are shown in plain
+// words inside the form, which stays open.
 
 import {api, get, withQuery, currentSession} from './api.js';
 import {h, fill, fillIn, gpu, formDialog, formRow, errorText, newId} from './dom.js';
+import {projectPolicy, breach, ruleWords, valueAt} from './policy.js';
 
 const PATH_OF_TYPE = {Training: 'trainings', Workspace: 'workspaces', Distributed: 'distributed',
   Inference: 'inferences'};
@@ -384,6 +388,11 @@ export async function submitForm(ctx, projects, currentProject, opened) {
     preview: (_v, signal) => dryRun(ctx, request(), signal, f.name),
     onSubmit: async () => {
       const {v, path, body} = request();
+      const broken = policy.breaches(body.spec);
+      if (broken.length) {
+        throw new Error('The project\'s policy refuses the form (nothing was sent): ' +
+          `${broken.map((b) => `${b.path}: ${b.text}`).join('; ')}.`);
+      }
       try {
         const res = await api('POST', path, body);
         ctx.flash(`Submitted ${v.type.toLowerCase()} ${body.name} as ${currentSession().user}.`);
@@ -476,12 +485,18 @@ export async function submitForm(ctx, projects, currentProject, opened) {
     drawType();
   }
   dlg.id = 'submit-dialog';
-  f.environment.onchange = fillEnvironment;
-  f.computeAsset.onchange = fillCompute;
-  f.template.onchange = fillTemplate;
-  f.type.onchange = drawType;
+  const policy = policyView(f, {pools, chosenPools, poolList, drawPools, drawType, after: quotaBox,
+    spec: () => request().body.spec, form: dlg});
+  f.environment.onchange = () => { fillEnvironment(); policy.keep(['image', 'command', 'args', 'workingDir']); };
+  f.computeAsset.onchange = () => { fillCompute(); policy.keep(COMPUTE_PATHS); };
+  f.template.onchange = () => {
+    fillTemplate();
+    policy.keep(['image', 'command', 'args', 'workingDir', ...COMPUTE_PATHS]);
+    policy.load(projects, departments);
+  };
+  f.type.onchange = () => { drawType(); policy.load(projects, departments); };
   f.gpuKind.onchange = drawType;
-  f.project.onchange = () => { drawQuota(); checkName(); };
+  f.project.onchange = () => { drawQuota(); checkName(); policy.load(projects, departments); };
   for (const x of [f.gpus, f.portion, f.parallelism, f.workers, f.minReplicas, f.priority, f.preemptibility]) {
     x.addEventListener(x.tagName === 'SELECT' ? 'change' : 'input', drawQuota);
   }
@@ -489,7 +504,127 @@ export async function submitForm(ctx, projects, currentProject, opened) {
   drawPools();
   drawEnv();
   drawType();
+  policy.load(projects, departments);
   f.name.focus();
+}
+
+const COMPUTE_PATHS = ['compute.gpuDevicesRequest', 'compute.gpuRequestType', 'compute.gpuPortionRequest',
+  'compute.gpuMemoryRequest', 'compute.cpuCoreRequest', 'compute.cpuMemoryRequest'];
+
+// The form's fields a policy speaks of: the policy's path, the field's key
+// in the form (nodePools: the pool list).
+const POLICY_INPUTS = [
+  ['image', 'image'], ['command', 'command'], ['args', 'args'], ['workingDir', 'workingDir'],
+  ['nodeType', 'nodeType'], ['priorityClass', 'priority'], ['preemptibility', 'preemptibility'],
+  ['distributedFramework', 'framework'], ['numWorkers', 'workers'], ['parallelism', 'parallelism'],
+  ['compute.gpuDevicesRequest', 'gpus'], ['compute.gpuRequestType', 'gpuKind'],
+  ['compute.gpuPortionRequest', 'portion'], ['compute.gpuMemoryRequest', 'gpuMemory'],
+  ['compute.cpuCoreRequest', 'cpu'], ['compute.cpuMemoryRequest', 'memory'],
+];
+
+const shown = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
+
+// The Submit form's side of the chosen project's policy (policy.js): load()
+// reads it for the form's project and type and puts its defaults in the
+// fields not changed by hand or by an asset (keep()); beside each field, a
+// hint with its default and limits, or what breaks them as it is typed;
+// the policy's other fields and every breach in a box under the quota.
+// breaches(spec): what the spec the form would send breaks.
+function policyView(f, form) {
+  const box = h('div', {class: 'policy-box', id: 'sf-policy', 'aria-live': 'polite'});
+  form.after.after(box);
+  const els = Object.fromEntries(POLICY_INPUTS.map(([path, key]) => [path, f[key]]));
+  els.nodePools = form.poolList;
+  const hints = {};
+  const changed = new Set();
+  for (const [path, el] of Object.entries(els)) {
+    hints[path] = h('small', {class: 'hint policy', id: `sf-policy-${path.replace('.', '-')}`, hidden: true});
+    el.closest('.form-row').append(hints[path]);
+    el.addEventListener(el.tagName === 'SELECT' || el.tagName === 'OL' ? 'change' : 'input', () => changed.add(path));
+  }
+  let rows = [];
+  let about = '';
+  let seq = 0;
+
+  function put(path, def) {
+    if (path === 'nodePools') {
+      form.chosenPools.splice(0, form.chosenPools.length, ...def.filter((x) => form.pools.includes(x)));
+      form.drawPools();
+      return;
+    }
+    const el = els[path];
+    const v = String(def);
+    if (!el) return;
+    if (el.tagName === 'SELECT' && ![...el.options].some((o) => o.value === v)) {
+      if (el === f.gpuKind) return; // a request type the form has no field for
+      el.append(h('option', {value: v}, v));
+    }
+    el.value = v;
+  }
+
+  // a portion or an amount of GPU memory by default: the form asks for that kind
+  function kindOfDefaults() {
+    const has = (p) => rows.some((r) => r.path === p && r.def !== undefined);
+    if (changed.has('compute.gpuRequestType') || has('compute.gpuRequestType')) return;
+    if (has('compute.gpuPortionRequest')) f.gpuKind.value = 'portion';
+    else if (has('compute.gpuMemoryRequest')) f.gpuKind.value = 'memory';
+  }
+
+  function breaches(spec) {
+    return rows.map((r) => ({path: r.path, text: breach(r, valueAt(spec, r.path))})).filter((b) => b.text);
+  }
+
+  function check() {
+    const broken = breaches(form.spec());
+    const rest = [];
+    for (const [path, hint] of Object.entries(hints)) {
+      const r = rows.find((x) => x.path === path);
+      const bad = broken.find((b) => b.path === path);
+      hint.hidden = !r;
+      els[path].removeAttribute('aria-invalid');
+      if (!r) continue;
+      hint.className = `hint policy ${bad ? 'bad' : ''}`.trim();
+      hint.textContent = bad ? `Breaks the policy: ${bad.text}.` : `Policy: ${said(r)}.`;
+      if (bad) els[path].setAttribute('aria-invalid', 'true');
+    }
+    for (const r of rows) if (!hints[r.path]) rest.push(`${r.path}: ${said(r)}`);
+    fillIn(box, about ? h('p', {class: 'hint'}, about) : null,
+      rest.length ? h('p', {class: 'hint', id: 'sf-policy-rest'}, `Also set by the policy: ${rest.join('; ')}.`) : null,
+      broken.length ? h('p', {class: 'verdict bad', id: 'sf-policy-verdict'},
+        `The policy refuses ${broken.map((b) => `${b.path}: ${b.text}`).join('; ')}. Change ` +
+        `${broken.length === 1 ? 'it' : 'them'} to submit.`) : null);
+  }
+
+  const said = (r) => [r.def !== undefined ? `default ${shown(r.def)} (set by ${r.defFrom})` : '',
+    r.rule && ruleWords(r.rule) ? `${ruleWords(r.rule)} (set by ${r.ruleFrom})` : ''].filter(Boolean).join('; ');
+
+  async function load(projects, departments) {
+    const mine = ++seq;
+    const p = projects.find((x) => x.id === f.project.value);
+    if (!p) return;
+    const d = departments.find((x) => x.id === p.parentId);
+    const dept = (p.parent && p.parent.name) || (d && d.name) || '';
+    try {
+      const pol = await projectPolicy(p, dept, f.type.value);
+      if (mine !== seq) return;
+      rows = pol.rows;
+      about = rows.length ? `The ${f.type.value.toLowerCase()} policy of ${p.name}: its defaults are filled in, ` +
+        'its limits shown beside the fields.' : '';
+      for (const r of rows) if (r.def !== undefined && !changed.has(r.path)) put(r.path, r.def);
+      kindOfDefaults();
+      form.drawType();
+    } catch (e) {
+      if (mine !== seq) return;
+      rows = [];
+      about = `Could not read the policy of ${p.name}: ${errorText(e)}. The server still applies it.`;
+    }
+    check();
+  }
+
+  form.form.addEventListener('input', check);
+  form.form.addEventListener('change', check);
+  form.form.addEventListener('click', check); // the pool order's buttons
+  return {load, breaches, keep: (paths) => paths.forEach((p) => changed.add(p))};
 }
 
 // What the next scheduling turn would do with the form's workload
