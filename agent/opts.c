@@ -85,7 +85,7 @@ static const struct cf_option options[] = {
     CF_STR_ROW(O, "address", address, 0),
     CF_PARSE_ROW("gpus", set_gpus),
     CF_STR_ROW(O, "work-dir", work_dir, 0),
-    CF_INT_ROW(O, "heartbeat-ms", heartbeat_ms, 100, 60000),
+    CF_INT_ROW(O, "heartbeat-ms", heartbeat_ms, 2000, 100, 60000),
     CF_PARSE_ROW("orphan-timeout-ms", refuse_orphan_timeout),
     CF_PARSE_ROW("runtime", set_runtime),
     CF_STR_ROW(O, "nvidia-smi", nvidia_smi, 0),
@@ -126,8 +126,8 @@ int agent_opts_parse(struct agent_opts *o, int argc, char **argv)
     int i;
 
     memset(o, 0, sizeof(*o));
+    cf_defaults(options, sizeof(options) / sizeof(options[0]), o);
     o->gpus = -1;
-    o->heartbeat_ms = 2000;
     snprintf(o->work_dir, sizeof(o->work_dir), "/var/lib/allot-agent");
     snprintf(o->runtime, sizeof(o->runtime), "auto");
     snprintf(o->nvidia_smi, sizeof(o->nvidia_smi), "nvidia-smi");

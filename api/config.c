@@ -189,26 +189,26 @@ static const struct cf_option options[] = {
     CF_STR_ROW(C, "metrics-listen", metrics_listen, 0),
     CF_STR_ROW(C, "port-file", port_file, 0),
     CF_STR_ROW(C, "web-root", web_root, 0),
-    CF_INT_ROW(C, "schedule-period-ms", schedule_period_ms, 1, 3600000),
-    CF_INT_ROW(C, "sample-period-ms", sample_period_ms, 10, 3600000),
-    CF_INT_ROW(C, "retention-days", retention_days, 0, 36500),
-    CF_INT_ROW(C, "threads", threads, 2, 1024),
-    CF_INT_ROW(C, "request-timeout-ms", request_timeout_ms, 100, 600000),
-    CF_INT_ROW(C, "rate-limit", rate_limit, 0, 10000000),
-    CF_INT_ROW(C, "user-rate-limit", user_rate_limit, 0, 10000000),
+    CF_INT_ROW(C, "schedule-period-ms", schedule_period_ms, 1000, 1, 3600000),
+    CF_INT_ROW(C, "sample-period-ms", sample_period_ms, 15000, 10, 3600000),
+    CF_INT_ROW(C, "retention-days", retention_days, 30, 0, 36500),
+    CF_INT_ROW(C, "threads", threads, 128, 2, 1024),
+    CF_INT_ROW(C, "request-timeout-ms", request_timeout_ms, 2000, 100, 600000),
+    CF_INT_ROW(C, "rate-limit", rate_limit, 100, 0, 10000000),
+    CF_INT_ROW(C, "user-rate-limit", user_rate_limit, -1, 0, 10000000),
     CF_PARSE_ROW("trusted-proxy", set_trusted_proxy),
     CF_PARSE_ROW("client-address-header", set_address_header),
-    CF_INT_ROW(C, "secret-checks", secret_checks, 1, 1024),
-    CF_INT_ROW(C, "agent-lease-ms", agent_lease_ms, 300, 3600000),
-    CF_INT_ROW(C, "agent-lease-margin-ms", agent_margin_ms, 100, 3600000),
-    CF_INT_ROW(C, "max-pending-per-project", max_pending_project, 0, 100000000),
-    CF_INT_ROW(C, "max-pending-per-user", max_pending_user, 0, 100000000),
-    CF_INT_ROW(C, "db-statement-timeout-ms", db_statement_ms, 0, 86400000),
-    CF_INT_ROW(C, "leader-lease-ms", leader_lease_ms, 100, 3600000),
-    CF_INT_ROW(C, "leader-renew-ms", leader_renew_ms, 10, 3600000),
-    CF_INT_ROW(C, "leader-ask-ms", leader_ask_ms, 10, 3600000),
-    CF_INT_ROW(C, "token-ttl", token_ttl_s, 1, 86400),
-    CF_INT_ROW(C, "token-leeway", token_leeway_s, 0, 300),
+    CF_INT_ROW(C, "secret-checks", secret_checks, 2, 1, 1024),
+    CF_INT_ROW(C, "agent-lease-ms", agent_lease_ms, 10000, 300, 3600000),
+    CF_INT_ROW(C, "agent-lease-margin-ms", agent_margin_ms, 5000, 100, 3600000),
+    CF_INT_ROW(C, "max-pending-per-project", max_pending_project, 10000, 0, 100000000),
+    CF_INT_ROW(C, "max-pending-per-user", max_pending_user, 5000, 0, 100000000),
+    CF_INT_ROW(C, "db-statement-timeout-ms", db_statement_ms, -1, 0, 86400000),
+    CF_INT_ROW(C, "leader-lease-ms", leader_lease_ms, CTL_LEADER_TTL_MS, 100, 3600000),
+    CF_INT_ROW(C, "leader-renew-ms", leader_renew_ms, CTL_LEADER_RENEW_MS, 10, 3600000),
+    CF_INT_ROW(C, "leader-ask-ms", leader_ask_ms, CTL_LEADER_ASK_MS, 10, 3600000),
+    CF_INT_ROW(C, "token-ttl", token_ttl_s, 3600, 1, 86400),
+    CF_INT_ROW(C, "token-leeway", token_leeway_s, 30, 0, 300),
     CF_PARSE_ROW("simulate-nodes", set_simulate_nodes),
 };
 #undef C
@@ -222,26 +222,9 @@ static int apply(void *cfg, const char *key, const char *v)
 static void defaults(struct api_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
+    cf_defaults(options, sizeof(options) / sizeof(options[0]), cfg);
     snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:8080");
-    cfg->threads = 128;
-    cfg->request_timeout_ms = 2000;
-    cfg->schedule_period_ms = 1000;
-    cfg->sample_period_ms = 15000;
-    cfg->retention_days = 30;
-    cfg->rate_limit = 100;
-    cfg->user_rate_limit = -1;
     snprintf(cfg->trust.header, sizeof(cfg->trust.header), "X-Forwarded-For");
-    cfg->secret_checks = 2;
-    cfg->agent_lease_ms = 10000;
-    cfg->agent_margin_ms = 5000;
-    cfg->token_ttl_s = 3600;
-    cfg->token_leeway_s = 30;
-    cfg->max_pending_project = 10000;
-    cfg->max_pending_user = 5000;
-    cfg->db_statement_ms = -1;
-    cfg->leader_lease_ms = CTL_LEADER_TTL_MS;
-    cfg->leader_renew_ms = CTL_LEADER_RENEW_MS;
-    cfg->leader_ask_ms = CTL_LEADER_ASK_MS;
 }
 
 static void finish(struct api_config *cfg)

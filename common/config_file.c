@@ -30,6 +30,15 @@ int cf_set_int(const char *v, long min, long max, int *out)
     return 0;
 }
 
+void cf_defaults(const struct cf_option *table, size_t n, void *target)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (table[i].kind == CF_INT)
+            *(int *)((char *)target + table[i].offset) = (int)table[i].def;
+}
+
 /* Sets one option from its row. */
 static int set_option(const struct cf_option *opt, void *target, const char *value)
 {

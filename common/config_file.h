@@ -36,20 +36,27 @@ struct cf_option {
     size_t size;         /* CF_STR: the field's size */
     long min, max;       /* CF_INT: the range; CF_STR: min is the least length */
     int (*parse)(void *target, const char *value); /* CF_PARSE */
+    long def;            /* CF_INT: the value before any option sets it */
 };
 
 /* A CF_STR row for field f of struct type T, at least min bytes long. */
 #define CF_STR_ROW(T, name, f, min) \
-    {name, CF_STR, offsetof(T, f), sizeof(((T *)0)->f), min, 0, NULL}
-#define CF_INT_ROW(T, name, f, min, max) {name, CF_INT, offsetof(T, f), 0, min, max, NULL}
-#define CF_FLAG_ROW(T, name, f) {name, CF_FLAG, offsetof(T, f), 0, 0, 0, NULL}
-#define CF_PARSE_ROW(name, fn) {name, CF_PARSE, 0, 0, 0, 0, fn}
+    {name, CF_STR, offsetof(T, f), sizeof(((T *)0)->f), min, 0, NULL, 0}
+/* A CF_INT row: its default def (which may stand outside min..max, as a
+ * mark that no option set it), then its range. */
+#define CF_INT_ROW(T, name, f, def, min, max) \
+    {name, CF_INT, offsetof(T, f), 0, min, max, NULL, def}
+#define CF_FLAG_ROW(T, name, f) {name, CF_FLAG, offsetof(T, f), 0, 0, 0, NULL, 0}
+#define CF_PARSE_ROW(name, fn) {name, CF_PARSE, 0, 0, 0, 0, fn, 0}
 
 /* Sets the option key (no dashes) of target to value (NULL: the key stood
  * alone, which only a CF_FLAG takes); -1 for an unknown key or a value it
  * refuses (Invariant 1). */
 int cf_apply(const struct cf_option *table, size_t n, void *target, const char *key,
              const char *value);
+
+/* Sets every CF_INT field of target to its row's default. */
+void cf_defaults(const struct cf_option *table, size_t n, void *target);
 
 /* Copies v into out (len bytes); -1 when it does not fit. */
 int cf_set_str(const char *v, char *out, size_t len);

@@ -23,6 +23,16 @@ start_demo() {
   admin_login
 }
 
+# demo_with PROJECT...: start_demo, each PROJECT created with a quota of 2
+# GPUs, and TOKEN the admin's access token for the API.
+demo_with() {
+  start_demo
+  for project in "$@"; do
+    run 0 project create "$project" --gpu-quota 2
+  done
+  TOKEN=$(token)
+}
+
 # run STATUS ARGS...: allot ARGS with stdin not a terminal; stdout in
 # $T/out, stderr in $T/err; the exit status must be STATUS.
 run() {

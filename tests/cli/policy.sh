@@ -8,9 +8,7 @@ ALLOT=$2
 . "$(dirname "$0")/../server/lib.sh"
 . "$(dirname "$0")/lib.sh"
 
-start_demo
-run 0 project create team-a --gpu-quota 2
-TOKEN=$(token)
+demo_with team-a
 PA=$(expect 200 GET "/api/v1/org-unit/projects?filterBy=name==team-a" "" "$TOKEN" | jq -r '.projects[0].id')
 expect 200 PUT /api/v2/policy/trainings '{"meta":{"name":"everyone","scope":"tenant"},"policy":{
   "rules":{"compute":{"gpuDevicesRequest":{"max":2}}}}}' "$TOKEN" >/dev/null

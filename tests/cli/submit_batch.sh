@@ -13,10 +13,7 @@ ALLOT=$2
 . "$(dirname "$0")/../server/lib.sh"
 . "$(dirname "$0")/lib.sh"
 
-start_demo
-run 0 project create team-a --gpu-quota 2
-run 0 project create team-b --gpu-quota 2
-TOKEN=$(token)
+demo_with team-a team-b
 
 # ---- one request per submission ----
 ok_requests() {
