@@ -65,6 +65,31 @@
      API_ORG_WRITE, API_ARG_PATCH},                                                        \
     {"DELETE", "/api/v1/workload-templates/" type "/{id}", api_h_template_delete,          \
      API_ORG_WRITE}
+/* The four routes of a type of workload policy at /api/v2/policy/TYPE:
+ * each handler checks the right on the policy's scope (read to read, the
+ * organization's write to change). */
+#define POLICY_ROUTES(type)                                                      \
+    {"GET", "/api/v2/policy/" type, api_h_policy_get, API_AUTH},                 \
+    {"PUT", "/api/v2/policy/" type, api_h_policy_put, API_AUTH},                 \
+    {"PATCH", "/api/v2/policy/" type, api_h_policy_put, API_AUTH, API_ARG_PATCH}, \
+    {"DELETE", "/api/v2/policy/" type, api_h_policy_delete, API_AUTH}
+/* The ten routes of a kind of queue at /api/v1/org-unit/KIND (arg:
+ * API_ARG_PROJECT for projects, 0 for departments). */
+#define QUEUE_ROUTES(kind, arg)                                                                \
+    {"GET", "/api/v1/org-unit/" kind, api_h_queues_list, API_ORG_READ, arg},                   \
+    {"POST", "/api/v1/org-unit/" kind, api_h_queues_create, API_ORG_WRITE, arg},               \
+    {"GET", "/api/v1/org-unit/" kind "/count", api_h_queues_list, API_ORG_READ,                \
+     (arg) | API_ARG_COUNT},                                                                   \
+    {"GET", "/api/v1/org-unit/" kind "/{id}", api_h_queue_get, API_ORG_READ, arg},             \
+    {"PUT", "/api/v1/org-unit/" kind "/{id}", api_h_queue_change, API_ORG_WRITE, arg},         \
+    {"PATCH", "/api/v1/org-unit/" kind "/{id}", api_h_queue_change, API_ORG_WRITE,             \
+     (arg) | API_ARG_PATCH},                                                                   \
+    {"DELETE", "/api/v1/org-unit/" kind "/{id}", api_h_queue_delete, API_ORG_WRITE, arg},      \
+    {"PUT", "/api/v1/org-unit/" kind "/{id}/resources", api_h_queue_resources, API_ORG_WRITE,  \
+     arg},                                                                                     \
+    {"PATCH", "/api/v1/org-unit/" kind "/{id}/resources", api_h_queue_resources,               \
+     API_ORG_WRITE, (arg) | API_ARG_PATCH},                                                    \
+    {"GET", "/api/v1/org-unit/" kind "/{id}/metrics", api_h_queue_metrics, API_ORG_READ, arg}
 /* clang-format on */
 
 /* A route's arg is 0 unless its row names one: the rows leave it out. */
@@ -102,58 +127,19 @@ const struct api_route api_routes[] = {
     {"PATCH", "/api/v1/node-pools/{id}", api_h_pool_change, API_NODE_WRITE, API_ARG_PATCH},
     {"DELETE", "/api/v1/node-pools/{id}", api_h_pool_delete, API_NODE_WRITE},
     {"GET", "/api/v1/org-unit/priorities", api_h_org_priorities, API_AUTH},
-    /* workload policies (h_policy.c): each handler checks the right on the
-     * policy's scope (read to read, the organization's write to change) */
+    /* workload policies (h_policy.c) */
     {"GET", "/api/v2/policy", api_h_policy_list, API_AUTH},
-    {"GET", "/api/v2/policy/trainings", api_h_policy_get, API_AUTH},
-    {"PUT", "/api/v2/policy/trainings", api_h_policy_put, API_AUTH},
-    {"PATCH", "/api/v2/policy/trainings", api_h_policy_put, API_AUTH, API_ARG_PATCH},
-    {"DELETE", "/api/v2/policy/trainings", api_h_policy_delete, API_AUTH},
-    {"GET", "/api/v2/policy/workspaces", api_h_policy_get, API_AUTH},
-    {"PUT", "/api/v2/policy/workspaces", api_h_policy_put, API_AUTH},
-    {"PATCH", "/api/v2/policy/workspaces", api_h_policy_put, API_AUTH, API_ARG_PATCH},
-    {"DELETE", "/api/v2/policy/workspaces", api_h_policy_delete, API_AUTH},
-    {"GET", "/api/v2/policy/distributed", api_h_policy_get, API_AUTH},
-    {"PUT", "/api/v2/policy/distributed", api_h_policy_put, API_AUTH},
-    {"PATCH", "/api/v2/policy/distributed", api_h_policy_put, API_AUTH, API_ARG_PATCH},
-    {"DELETE", "/api/v2/policy/distributed", api_h_policy_delete, API_AUTH},
-    {"GET", "/api/v2/policy/inferences", api_h_policy_get, API_AUTH},
-    {"PUT", "/api/v2/policy/inferences", api_h_policy_put, API_AUTH},
-    {"PATCH", "/api/v2/policy/inferences", api_h_policy_put, API_AUTH, API_ARG_PATCH},
-    {"DELETE", "/api/v2/policy/inferences", api_h_policy_delete, API_AUTH},
+    POLICY_ROUTES("trainings"),
+    POLICY_ROUTES("workspaces"),
+    POLICY_ROUTES("distributed"),
+    POLICY_ROUTES("inferences"),
     {"GET", "/api/v1/workload-types", api_h_wl_types, API_AUTH},
     {"GET", "/api/v1/workload-types/{id}", api_h_wl_type_get, API_AUTH},
     {"GET", "/api/v1/workload-categories", api_h_wl_categories, API_AUTH},
     {"GET", "/api/v1/workload-categories/{id}", api_h_wl_category_get, API_AUTH},
     {"GET", "/api/v1/workload-priorities", api_h_wl_priorities, API_AUTH},
-    {"GET", "/api/v1/org-unit/departments", api_h_queues_list, API_ORG_READ},
-    {"POST", "/api/v1/org-unit/departments", api_h_queues_create, API_ORG_WRITE},
-    {"GET", "/api/v1/org-unit/departments/count", api_h_queues_list, API_ORG_READ, API_ARG_COUNT},
-    {"GET", "/api/v1/org-unit/departments/{id}", api_h_queue_get, API_ORG_READ},
-    {"PUT", "/api/v1/org-unit/departments/{id}", api_h_queue_change, API_ORG_WRITE},
-    {"PATCH", "/api/v1/org-unit/departments/{id}", api_h_queue_change, API_ORG_WRITE,
-     API_ARG_PATCH},
-    {"DELETE", "/api/v1/org-unit/departments/{id}", api_h_queue_delete, API_ORG_WRITE},
-    {"PUT", "/api/v1/org-unit/departments/{id}/resources", api_h_queue_resources, API_ORG_WRITE},
-    {"PATCH", "/api/v1/org-unit/departments/{id}/resources", api_h_queue_resources,
-     API_ORG_WRITE, API_ARG_PATCH},
-    {"GET", "/api/v1/org-unit/departments/{id}/metrics", api_h_queue_metrics, API_ORG_READ},
-    {"GET", "/api/v1/org-unit/projects", api_h_queues_list, API_ORG_READ, API_ARG_PROJECT},
-    {"POST", "/api/v1/org-unit/projects", api_h_queues_create, API_ORG_WRITE, API_ARG_PROJECT},
-    {"GET", "/api/v1/org-unit/projects/count", api_h_queues_list, API_ORG_READ,
-     API_ARG_PROJECT | API_ARG_COUNT},
-    {"GET", "/api/v1/org-unit/projects/{id}", api_h_queue_get, API_ORG_READ, API_ARG_PROJECT},
-    {"PUT", "/api/v1/org-unit/projects/{id}", api_h_queue_change, API_ORG_WRITE, API_ARG_PROJECT},
-    {"PATCH", "/api/v1/org-unit/projects/{id}", api_h_queue_change, API_ORG_WRITE,
-     API_ARG_PROJECT | API_ARG_PATCH},
-    {"DELETE", "/api/v1/org-unit/projects/{id}", api_h_queue_delete, API_ORG_WRITE,
-     API_ARG_PROJECT},
-    {"PUT", "/api/v1/org-unit/projects/{id}/resources", api_h_queue_resources, API_ORG_WRITE,
-     API_ARG_PROJECT},
-    {"PATCH", "/api/v1/org-unit/projects/{id}/resources", api_h_queue_resources, API_ORG_WRITE,
-     API_ARG_PROJECT | API_ARG_PATCH},
-    {"GET", "/api/v1/org-unit/projects/{id}/metrics", api_h_queue_metrics, API_ORG_READ,
-     API_ARG_PROJECT},
+    QUEUE_ROUTES("departments", 0),
+    QUEUE_ROUTES("projects", API_ARG_PROJECT),
     {"GET", "/api/v1/users", api_h_users_list, API_IAM},
     {"POST", "/api/v1/users", api_h_users_create, API_IAM},
     {"GET", "/api/v1/users/count", api_h_users_list, API_IAM, API_ARG_COUNT},

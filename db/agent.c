@@ -423,12 +423,7 @@ void db_agent_nodes_free(struct db_agent_node *a, int n)
     db__rows_free(&agent_node_shape, a, n);
 }
 
-struct node_arg {
-    struct db_agent_node **out;
-    int *n;
-};
-
-static int agent_node_list_fn(struct db__conn *c, void *arg)
+int db_agent_node_list(struct db *db, struct db_agent_node **out, int *n)
 {
     static const char sql[] =
         "SELECT n.seq, n.id, n.name, p.name, n.ready, n.n_gpus, n.gpu_type, t.id,"
@@ -437,25 +432,8 @@ static int agent_node_list_fn(struct db__conn *c, void *arg)
         " FROM agent_nodes a JOIN nodes n ON n.seq = a.node_seq"
         " JOIN node_pools p ON p.seq = n.pool_seq JOIN agent_tokens t ON t.seq = a.token_seq"
         " ORDER BY n.seq";
-    struct node_arg *a = arg;
 
-    return db__rows_of(c, sql, &agent_node_shape, a->out, a->n);
-}
-
-int db_agent_node_list(struct db *db, struct db_agent_node **out, int *n)
-{
-    struct node_arg a = {out, n};
-    int rc;
-
-    *out = NULL;
-    *n = 0;
-    rc = db__read(db, agent_node_list_fn, &a);
-    if (rc != DB_OK) {
-        db_agent_nodes_free(*out, *n);
-        *out = NULL;
-        *n = 0;
-    }
-    return rc;
+    return db__read_rows(db, sql, NULL, &agent_node_shape, out, n);
 }
 
 /* ---- an admin's approval ---- */

@@ -262,8 +262,9 @@ struct db__key {
     int64_t i;
     const char *text;
 };
-/* A db__read_list() of sql's rows (key NULL: sql has no parameter), and a
- * db__read() of its one row (db__row_one()'s codes). */
+/* A db__read_list() of sql's rows (key NULL: sql has no parameter; on
+ * failure the rows read are freed with db__rows_free()), and a db__read()
+ * of its one row (db__row_one()'s codes). */
 int db__read_rows(struct db *db, const char *sql, const struct db__key *key,
                   const struct db__shape *s, void *arrp, int *n);
 int db__read_row(struct db *db, const char *sql, struct db__key key, const struct db__shape *s,

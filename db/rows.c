@@ -238,8 +238,18 @@ int db__read_rows(struct db *db, const char *sql, const struct db__key *key,
                   const struct db__shape *s, void *arrp, int *n)
 {
     struct rows_arg a = {sql, key, s, NULL, arrp, n};
+    void **arr = arrp;
+    int rc;
 
-    return db__read_list(db, rows_fn, &a, arrp, n);
+    *arr = NULL;
+    *n = 0;
+    rc = db__read(db, rows_fn, &a);
+    if (rc != DB_OK) {
+        db__rows_free(s, *arr, *n); /* what the rows read so far own, too */
+        *arr = NULL;
+        *n = 0;
+    }
+    return rc;
 }
 
 int db__read_row(struct db *db, const char *sql, struct db__key key, const struct db__shape *s,
