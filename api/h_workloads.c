@@ -1249,12 +1249,16 @@ void api_h_wl_events(struct api_req *r)
 {
     struct db_workload w;
     struct db_event *ev = NULL;
-    struct db_wl_query q;
+    struct api_lq q;
     int n = 0, i, rc;
     json_t *a, *o;
 
-    if (load(r, API_WL_READ, &w) != 0 || query_in(r, &q) != 0)
+    if (load(r, API_WL_READ, &w) != 0 || api_lq_parse(r, &q) != 0)
         goto out;
+    if (q.n_filters || q.sort_by[0]) {
+        api_error(r, 400, "Bad request", "the events take offset, limit and sortOrder only");
+        goto out;
+    }
     rc = db_event_list(r->app->db, w.seq, q.desc, q.offset, q.limit + 1, &ev, &n);
     if (rc != DB_OK) {
         api_db_error(r, rc, "cannot list events");

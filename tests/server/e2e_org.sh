@@ -165,6 +165,9 @@ wait_phase "$ADMIN" timed Stopped
 TID=$(expect 200 GET "/api/v1/workloads?filterBy=name==timed" "" "$ADMIN" | jq -r '.workloads[0].id')
 EV=$(expect 200 GET "/api/v1/workloads/$TID/events" "" "$ADMIN" | jq -c '[.events[].message]')
 printf '%s' "$EV" | grep -q "the limit is 1 s" || fail "no event names the time limit: $EV"
+expect 400 GET "/api/v1/workloads/$TID/events?filterBy=reason==Running" "" "$ADMIN" |
+  jq -e '.details | test("offset, limit and sortOrder only")' >/dev/null ||
+  fail "a filter on events was not refused"
 
 # ---- metrics: Prometheus families and the time series ----
 M=$(curl -s "$URL/metrics" -H "Authorization: Bearer $ADMIN")

@@ -25,7 +25,8 @@ a line "\\036METHOD PATH STATUS" followed by the reply's body. For each:
           bearerAuth (a missing or void token), and a 400 to a request the
           document itself
           forbids (a query parameter outside its schema: limit=100000
-          where the maximum is 500, a filterBy field not in its pattern; or
+          where the maximum is 500, a filterBy field not in its pattern;
+          a query parameter the operation does not list at all; or
           one no server has to take: a malformed %-escape, a control
           character, a value over 1,023 bytes);
           those must still be an Error body.
@@ -203,6 +204,10 @@ class Document:
         for name, text in query:
             if CONTROL_RE.search(text) or len(text.encode()) > QUERY_VALUE_MAX:
                 return "%s: a control character, or longer than %d bytes" % (name, QUERY_VALUE_MAX)
+        listed = {p.get("name") for p in (self.deref(p) for p in params) if p.get("in") == "query"}
+        for name, _ in query:
+            if name not in listed:
+                return "%s is not a query parameter of this operation" % name
         for p in (self.deref(p) for p in params):
             if p.get("in") != "query" or "schema" not in p:
                 continue
