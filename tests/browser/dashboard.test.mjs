@@ -1252,9 +1252,11 @@ test('users: an administrator creates a user on the Users page, who logs in with
 });
 
 // A department with a training default and a project in it with a
-// training rule (no quota, so nothing it submits runs); the policy
-// viewer and the submit form read them.
+// training rule (no quota, so nothing it submits runs), and a project
+// under no policy; the policy viewer and the submit form read them.
 async function policyProject() {
+  const free = await call('POST', '/api/v1/org-unit/departments', {name: 'pol-free', clusterId, resources: []});
+  await project('pol-free', 0, {limit: 0}, adminToken, URL, {parentId: free.id});
   const dept = await call('POST', '/api/v1/org-unit/departments', {name: 'pol-dept', clusterId, resources: []});
   const pid = await project('pol-proj', 0, {limit: 0}, adminToken, URL, {parentId: dept.id});
   await call('PUT', '/api/v2/policy/trainings', {meta: {name: 'pol-dept', scope: 'department', departmentId: dept.id},
@@ -1293,6 +1295,11 @@ test('submit: the project\'s policy fills its defaults, shows its limits, and fl
   await dlg.locator('select[name=project]').selectOption({label: 'pol-proj'});
   const cpu = dlg.locator('input[name=cpu]');
   await until(10, async () => (await cpu.inputValue()) === '0.5', 'the department\'s default CPU in the form');
+  // a project outside pol-dept (no such default): the field goes back to what it held; and back again
+  await dlg.locator('select[name=project]').selectOption({label: 'pol-free'});
+  await until(10, async () => (await cpu.inputValue()) === '', 'the CPU field empty again for pol-free');
+  await dlg.locator('select[name=project]').selectOption({label: 'pol-proj'});
+  await until(10, async () => (await cpu.inputValue()) === '0.5', 'the default again for pol-proj');
   await dlg.locator('#sf-policy-compute-cpuCoreRequest').filter({hasText: 'Policy: default 0.5 (set by department pol-dept).'}).waitFor();
   await dlg.locator('#sf-policy-compute-gpuDevicesRequest').filter({hasText: 'Policy: max 2 (set by project pol-proj).'}).waitFor();
   await dlg.locator('#sf-policy-rest').filter({hasText: 'imagePullPolicy: one of IfNotPresent (set by project pol-proj)'}).waitFor();

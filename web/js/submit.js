@@ -537,6 +537,9 @@ function policyView(f, form) {
   els.nodePools = form.poolList;
   const hints = {};
   const changed = new Set();
+  // what a field held before a policy's default went in, to go back to
+  // when the next project or type has no default there
+  const before = new Map();
   for (const [path, el] of Object.entries(els)) {
     hints[path] = h('small', {class: 'hint policy', id: `sf-policy-${path.replace('.', '-')}`, hidden: true});
     el.closest('.form-row').append(hints[path]);
@@ -565,9 +568,10 @@ function policyView(f, form) {
   // a portion or an amount of GPU memory by default: the form asks for that kind
   function kindOfDefaults() {
     const has = (p) => rows.some((r) => r.path === p && r.def !== undefined);
-    if (changed.has('compute.gpuRequestType') || has('compute.gpuRequestType')) return;
-    if (has('compute.gpuPortionRequest')) f.gpuKind.value = 'portion';
-    else if (has('compute.gpuMemoryRequest')) f.gpuKind.value = 'memory';
+    const kind = has('compute.gpuPortionRequest') ? 'portion' : has('compute.gpuMemoryRequest') ? 'memory' : '';
+    if (!kind || changed.has('compute.gpuRequestType') || has('compute.gpuRequestType')) return;
+    if (!before.has('compute.gpuRequestType')) before.set('compute.gpuRequestType', f.gpuKind.value);
+    f.gpuKind.value = kind;
   }
 
   function breaches(spec) {
@@ -610,7 +614,16 @@ function policyView(f, form) {
       rows = pol.rows;
       about = rows.length ? `The ${f.type.value.toLowerCase()} policy of ${p.name}: its defaults are filled in, ` +
         'its limits shown beside the fields.' : '';
-      for (const r of rows) if (r.def !== undefined && !changed.has(r.path)) put(r.path, r.def);
+      for (const [path, was] of before) {
+        if (changed.has(path) || rows.some((r) => r.path === path && r.def !== undefined)) continue;
+        put(path, was);
+        before.delete(path);
+      }
+      for (const r of rows) {
+        if (r.def === undefined || changed.has(r.path) || !els[r.path]) continue;
+        if (!before.has(r.path)) before.set(r.path, r.path === 'nodePools' ? form.chosenPools.slice() : els[r.path].value);
+        put(r.path, r.def);
+      }
       kindOfDefaults();
       form.drawType();
     } catch (e) {
