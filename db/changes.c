@@ -77,53 +77,35 @@ struct since_arg {
     int64_t after;
     int limit;
     struct db_change **out;
-    int *n, cap;
+    int *n;
 };
 
 static int since_fn(struct db__conn *c, void *arg)
 {
-    static const char sql[] = "SELECT seq, kind, workload_seq, origin FROM changes"
-                              " WHERE seq > ? ORDER BY seq LIMIT ?";
+    static const struct db__col cols[] = {
+        DB__COLS(struct db_change, seq, kind, workload_seq, own),
+    };
+    static const struct db__shape shape = DB__SHAPE(struct db_change, cols, NULL);
+    static const char sql[] = "SELECT seq, kind, workload_seq,"
+                              " CASE WHEN origin = ?3 THEN 1 ELSE 0 END FROM changes"
+                              " WHERE seq > ?1 ORDER BY seq LIMIT ?2";
     struct since_arg *a = arg;
-    int rc = DB_OK, src;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__I(a->after), DB__I(a->limit), DB__I(db_change_origin())};
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, a->after);
-    db__bind_int(st, 2, a->limit);
-    while ((src = db__step(st)) == DB__ROW) {
-        struct db_change *ch;
-        if (db__grow(a->out, *a->n, &a->cap, sizeof(**a->out)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        ch = &(*a->out)[(*a->n)++];
-        ch->seq = db__col_int64(st, 0);
-        ch->kind = db__col_int(st, 1);
-        ch->workload_seq = db__col_int64(st, 2);
-        ch->own = db__col_int64(st, 3) == db_change_origin();
-    }
-    return db__done(st, src == DB__DONE ? DB_OK : src);
+    return db__query_rows(c, sql, args, DB__NARGS(args), &shape, a->out, a->n);
 }
 
 int db_changes_since(struct db *db, int64_t after, int limit, struct db_change **out, int *n)
 {
-    struct since_arg a = {after, limit, out, n, 0};
+    struct since_arg a = {after, limit, out, n};
 
     return db__read_list(db, since_fn, &a, out, n);
 }
 
 static int last_fn(struct db__conn *c, void *arg)
 {
-    static const char sql[] = "SELECT coalesce(max(seq), 0) FROM changes";
-    int rc = DB_OK, src;
-    struct db__stmt *st = db__prep(c, sql, &rc);
-
-    if (!st)
-        return rc;
-    src = db__step(st);
-    if (src == DB__ROW)
-        *(int64_t *)arg = db__col_int64(st, 0);
-    return db__done(st, src == DB__ROW ? DB_OK : src);
+    return db__query_one(c, "SELECT coalesce(max(seq), 0) FROM changes", NULL, 0,
+                         db__read_int64, arg);
 }
 
 int db_changes_last(struct db *db, int64_t *seq)

@@ -306,7 +306,8 @@ int db__query_row(struct db__conn *c, const char *sql, const struct db__arg *arg
                   const struct db__shape *s, void *row);
 int db__query_rows(struct db__conn *c, const char *sql, const struct db__arg *args, int n,
                    const struct db__shape *s, void *arrp, int *count);
-/* Its first row read by fn: fn's code, DB_ENOTFOUND (no row) or DB_EIO. */
+/* Its first row read by fn (NULL: only whether there is one): fn's code,
+ * DB_ENOTFOUND (no row) or DB_EIO. */
 int db__query_one(struct db__conn *c, const char *sql, const struct db__arg *args, int n,
                   db__reader fn, void *arg);
 /* Each of its rows read by fn, until fn fails: DB_OK, fn's code or DB_EIO. */

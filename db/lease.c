@@ -78,20 +78,14 @@ struct hold_arg {
 static const struct db__col lease_cols[] = {
     DB__COLS(struct db_lease, holder, epoch, expires_at, db_now),
 };
+static const struct db__shape lease_shape = DB__SHAPE(struct db_lease, lease_cols, NULL);
 
 static int read_row(struct db__conn *c, struct db_lease *out)
 {
     static const char sql[] =
         "SELECT holder, epoch, expires_at, " DB_NOW " FROM leader_lease WHERE id = 1";
-    int rc = DB_OK, src;
-    struct db__stmt *st = db__prep(c, sql, &rc);
 
-    if (!st)
-        return rc;
-    src = db__step(st);
-    if (src == DB__ROW)
-        db__cols_read(st, 0, lease_cols, DB__NCOLS(lease_cols), out);
-    return db__done(st, src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : src);
+    return db__query_row(c, sql, NULL, 0, &lease_shape, out);
 }
 
 /* What a statement of the lease binds, in this order, as ?1, ?2, ... */

@@ -77,31 +77,18 @@ static int rotate_fn(struct db__conn *c, void *arg)
     static const char next[] =
         "UPDATE refresh_families SET gen = gen + 1, expires_at = ? WHERE id = ? AND gen = ?";
     struct family_arg *a = arg;
-    int rc = DB_OK, src;
     int64_t gen = 0;
-    struct db__stmt *st = db__prep(c, get, &rc);
+    const struct db__arg key[] = {DB__S(a->family), DB__I(a->user_id), DB__I(a->now)};
+    int rc = db__query_one(c, get, key, DB__NARGS(key), db__read_int64, &gen);
+    const struct db__arg step[] = {DB__I(a->expires_at), DB__S(a->family), DB__I(gen)};
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, a->family);
-    db__bind_int64(st, 2, a->user_id);
-    db__bind_int64(st, 3, a->now);
-    src = db__step(st);
-    if (src == DB__ROW)
-        gen = db__col_int64(st, 0);
-    rc = db__done(st, src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : src);
     if (rc != DB_OK)
         return rc;
     if (a->gen != gen) { /* step 2: an exchanged token again, or one never issued */
         a->reused = 1;   /* an error would roll the revocation back with it */
         return revoke(c, a->family);
     }
-    if (!(st = db__prep(c, next, &rc)))
-        return rc;
-    db__bind_int64(st, 1, a->expires_at);
-    db__bind_text(st, 2, a->family);
-    db__bind_int64(st, 3, gen);
-    return db__done(st, db__step_done(st));
+    return db__exec_args(c, next, step, DB__NARGS(step));
 }
 
 int db_refresh_revoke_user(struct db *db, int64_t user_id)
@@ -129,15 +116,9 @@ static int live_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] = "SELECT 1 FROM refresh_families WHERE id = ? AND user_id = ?";
     const struct live_arg *a = arg;
-    int rc = DB_OK, src;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__S(a->family), DB__I(a->user_id)};
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, a->family);
-    db__bind_int64(st, 2, a->user_id);
-    src = db__step(st);
-    return db__done(st, src == DB__ROW ? DB_OK : src == DB__DONE ? DB_ENOTFOUND : src);
+    return db__query_one(c, sql, args, DB__NARGS(args), NULL, NULL);
 }
 
 int db_refresh_live(struct db *db, const char *family, int64_t user_id)

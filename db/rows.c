@@ -390,7 +390,7 @@ int db__query_one(struct db__conn *c, const char *sql, const struct db__arg *arg
     if (!st)
         return rc;
     rc = db__one_row(db__step(st));
-    if (rc == DB_OK)
+    if (rc == DB_OK && fn)
         rc = fn(st, arg);
     return db__done(st, rc);
 }

@@ -225,31 +225,23 @@ static int get_fn(struct db__conn *c, void *arg)
         " AND s.entity = ?2 AND s.metric = ?3 AND s.ts = (SELECT max(p.ts) FROM series p"
         " WHERE p.kind = ?1 AND p.entity = ?2 AND p.metric = ?3 AND p.label = s.label"
         " AND p.ts < ?4 AND p.ts <= coalesce(" MARK_TS ", p.ts)) ORDER BY 1, 2";
+    static const struct db__col cols[] = {
+        DB__COLS(struct db_point, label, ts, value),
+    };
+    static const struct db__shape shape = DB__SHAPE(struct db_point, cols, NULL);
     struct get_arg *a = arg;
-    int rc = DB_OK, cap = 0;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__I(a->kind), DB__S(a->entity), DB__S(a->metric),
+                                   DB__I(a->start), DB__I(a->end)};
+    int i, rc = db__query_rows(c, sql, args, DB__NARGS(args), &shape, a->out, a->n);
 
-    if (!st)
-        return rc;
-    db__bind_int(st, 1, a->kind);
-    db__bind_text(st, 2, a->entity);
-    db__bind_text(st, 3, a->metric);
-    db__bind_int64(st, 4, a->start);
-    db__bind_int64(st, 5, a->end);
-    while ((rc = db__step(st)) == DB__ROW) {
-        struct db_point *x;
-        if (db__grow(a->out, *a->n, &cap, sizeof(**a->out)) != DB_OK)
-            return db__done(st, DB_ENOMEM);
-        x = &(*a->out)[(*a->n)++];
-        memset(x, 0, sizeof(*x));
+    for (i = 0; i < *a->n; i++) { /* what the statement was asked for */
+        struct db_point *x = &(*a->out)[i];
+
         x->kind = a->kind;
         snprintf(x->entity, sizeof(x->entity), "%s", a->entity);
         snprintf(x->metric, sizeof(x->metric), "%s", a->metric);
-        db__copy(x->label, sizeof(x->label), st, 0);
-        x->ts = db__col_int64(st, 1);
-        x->value = db__col_double(st, 2);
     }
-    return db__done(st, rc == DB__DONE ? DB_OK : DB_EIO);
+    return rc;
 }
 
 int db_series_get(struct db *db, int kind, const char *entity, const char *metric, int64_t start,
