@@ -109,6 +109,7 @@ struct api_config {
     char port_file[512];     /* if set, the bound port is written there */
     char metrics_listen[128]; /* --metrics-listen: /metrics without a token there; "" none */
     char web_root[512];      /* --web-root; "" to look in the default places */
+    int audit_retention_days; /* audit log rows are deleted after; 0: kept */
 };
 
 /* Parses argv (and the config file it names); 0 ok, 1 printed help, -1 error. */
@@ -253,6 +254,7 @@ struct api_app {
     struct api_pcache *pc;    /* may be NULL: no cache */
     struct api_projcache *projc; /* may be NULL: no cache */
     struct api_viewcache *vc; /* may be NULL: no cache */
+    struct api_audit *audit;  /* may be NULL: nothing audited */
     struct mg_context *mg;
     int port;
     int metrics_port;         /* the --metrics-listen port, 0 if none */
@@ -277,6 +279,7 @@ struct api_req {
     unsigned arg;             /* the route's arg (enum api_route_arg) */
     int status;               /* what was sent */
     struct api_idem *idem;    /* an Idempotency-Key whose answer is kept (idempotency.c) */
+    char subject[DB_NAME_LEN]; /* a token grant's login, for the audit log */
 };
 
 typedef void (*api_handler)(struct api_req *r);
@@ -327,6 +330,39 @@ extern const struct api_runai_op api_runai_ops[];
 extern const int api_n_runai_ops;
 
 int api_http_start(struct api_app *app);
+
+/* ---- the audit log (audit.c; read by h_audit.c) ---- */
+struct api_audit;
+/* Starts allot-audit, which writes the notes in batches and deletes rows
+ * older than retention_days (0: none); NULL on failure. */
+struct api_audit *api_audit_start(struct db *db, int retention_days);
+/* Rows older than days (0: none) are deleted from the next batch on. */
+void api_audit_set_retention(struct api_audit *a, int days);
+/* Writes what is queued and stops the thread (NULL is a no-op). */
+void api_audit_stop(struct api_audit *a);
+/* Is the method one the audit log records (POST, PUT, PATCH, DELETE)? */
+int api_audit_mutating(const char *method);
+/* Notes request r, answered by route rt's handler (a mutating method, not
+ * an agent's route): queued, written by allot-audit. */
+struct api_route;
+void api_audit_note(struct api_req *r, const struct api_route *rt);
+void api_h_audit_log(struct api_req *r);
+void api_h_audit_file(struct api_req *r);
+
+/* ---- the tenant's settings (h_settings.c) ---- */
+/* How long a sign-in lives past its last use (browserSessionTimeout's
+ * idleTimeout), in seconds. */
+int api_session_idle_s(struct api_app *app);
+/* Applies the stored tenant settings over the flags' values (at start). */
+int api_tenant_settings_load(struct api_app *app);
+void api_h_security_settings(struct api_req *r);
+void api_h_security_setting_get(struct api_req *r);
+void api_h_security_setting_put(struct api_req *r);
+void api_h_tenant_settings(struct api_req *r);
+void api_h_tenant_setting_get(struct api_req *r);
+void api_h_tenant_setting_put(struct api_req *r);
+void api_h_logo_get(struct api_req *r);
+void api_h_logo_post(struct api_req *r);
 
 /* ---- client connections (conns.c) ----
  * allotd's accept() records every connection civetweb accepts; once more
@@ -848,6 +884,9 @@ void api_h_rules_list(struct api_req *r);
 void api_h_rules_create(struct api_req *r);
 void api_h_rule_get(struct api_req *r);
 void api_h_rule_delete(struct api_req *r);
+void api_h_rules_batch(struct api_req *r);          /* delete, or validate_delete */
+void api_h_rules_batch_create(struct api_req *r);
+void api_h_permitted_scopes(struct api_req *r);
 void api_h_me_rules(struct api_req *r);
 void api_h_me_rules_count(struct api_req *r);
 void api_h_wl_create_training(struct api_req *r);

@@ -39,6 +39,7 @@ static void usage(void)
            "                            within 5N (default 2000)\n"
            "  --retention-days N        keep deleted workloads (events, pod runs, logs) N days,\n"
            "                            then purge them; 0 keeps them (default 30)\n"
+           "  --audit-retention-days N  keep audit log rows N days; 0 keeps them (default 90)\n"
            "  --rate-limit N            requests per second per client address (default 100;\n"
            "                            0 off)\n"
            "  --user-rate-limit N       requests per second per signed-in user or service\n"
@@ -192,6 +193,7 @@ static const struct cf_option options[] = {
     CF_INT_ROW(C, "schedule-period-ms", schedule_period_ms, 1000, 1, 3600000),
     CF_INT_ROW(C, "sample-period-ms", sample_period_ms, 15000, 10, 3600000),
     CF_INT_ROW(C, "retention-days", retention_days, 30, 0, 36500),
+    CF_INT_ROW(C, "audit-retention-days", audit_retention_days, 90, 0, 36500),
     CF_INT_ROW(C, "threads", threads, 128, 2, 1024),
     CF_INT_ROW(C, "request-timeout-ms", request_timeout_ms, 2000, 100, 600000),
     CF_INT_ROW(C, "rate-limit", rate_limit, 100, 0, 10000000),

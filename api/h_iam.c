@@ -20,6 +20,7 @@
  */
 #include "api.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -710,50 +711,351 @@ static int rule_in(struct api_req *r, json_t *o, struct db_rule *x)
     return 0;
 }
 
+/* Reads a rule's body o into x and checks that the caller may create it
+ * (the scope exists, the caller manages it and holds the role's rights
+ * there); name gets the scope's name. 0, or -1 replied. */
+static int rule_checked(struct api_req *r, json_t *o, struct db_rule *x, char *name)
+{
+    char dept[DB_ID_LEN];
+
+    if (rule_in(r, o, x))
+        return -1;
+    if (scope_info(r, x, dept, name) != 0) {
+        api_error(r, 400, "Bad request", "scopeType/scopeId name no scope");
+        return -1;
+    }
+    if (strcmp(x->scope_type, "system") == 0)
+        x->scope_id[0] = 0;
+    else if (scope_is_system(x->scope_type)) { /* the tenant or the cluster: the system */
+        snprintf(x->scope_named, sizeof(x->scope_named), "%s", x->scope_type);
+        snprintf(x->scope_id, sizeof(x->scope_id), "%s",
+                 strcmp(x->scope_type, "cluster") == 0 ? API_CLUSTER_ID : "1");
+        snprintf(x->scope_type, sizeof(x->scope_type), "system");
+    } else if (x->role_id == API_ROLE_SYSTEM_ADMIN) {
+        api_error(r, 400, "Bad request", "System administrator is granted on the system only");
+        return -1;
+    }
+    if (!may_manage(r, x, dept)) {
+        api_error(r, 403, "Forbidden", "this needs the IAM right on the rule's scope");
+        return -1;
+    }
+    if (!may_grant(r, x, dept)) {
+        api_error(r, 403, "Forbidden",
+                  "a role can be granted only by a caller who holds all its rights on the rule's "
+                  "scope");
+        return -1;
+    }
+    return 0;
+}
+
 void api_h_rules_create(struct api_req *r)
 {
     struct db_rule x;
-    char dept[DB_ID_LEN], name[DB_NAME_LEN];
+    char name[DB_NAME_LEN];
     json_t *o = api_body_object(r);
     int rc;
 
     if (!o)
         return;
-    if (rule_in(r, o, &x))
+    if (rule_checked(r, o, &x, name) == 0) {
+        rc = db_rule_insert(r->app->db, &x);
+        api_pcache_invalidate(r->app->pc);
+        if (rc != DB_OK)
+            api_db_error(r, rc, "cannot create");
+        else
+            api_reply(r, 201, rule_json(&x, name, 1));
+    }
+    json_decref(o);
+}
+
+/* ---- batches of access rules: all or nothing ---- */
+
+#define BATCH_MAX 1000 /* rules one batch may create or delete */
+
+/* A batch's list field: a non-empty array of objects, each with only the
+ * keys of `allowed`; its size, or -1 replied 400. */
+static int batch_list(struct api_req *r, json_t *o, const char *key,
+                      const char *const *allowed)
+{
+    json_t *a = json_object_get(o, key), *it;
+    char where[48];
+    size_t i;
+
+    if (!json_is_array(a) || json_array_size(a) == 0 || json_array_size(a) > BATCH_MAX) {
+        snprintf(where, sizeof(where), "payload.%s: an array of 1 to %d objects", key,
+                 BATCH_MAX);
+        api_error(r, 400, "Bad request", where);
+        return -1;
+    }
+    snprintf(where, sizeof(where), "payload.%s[]", key);
+    json_array_foreach(a, i, it) {
+        if (!json_is_object(it)) {
+            api_error(r, 400, "Bad request", where);
+            return -1;
+        }
+        if (api_json_allow(r, it, allowed, where) != 0)
+            return -1;
+    }
+    return (int)json_array_size(a);
+}
+
+/* The single rule's body for subject i and scope j of a batch's payload. */
+static json_t *batch_rule_body(json_t *p, size_t i, size_t j)
+{
+    json_t *su = json_array_get(json_object_get(p, "subjects"), i);
+    json_t *sc = json_array_get(json_object_get(p, "scopes"), j);
+    json_t *o = json_object();
+    const char *const keys[] = {"subjectId", "subjectType", "scopeId", "scopeType"};
+    size_t k;
+
+    for (k = 0; k < 4; k++) {
+        json_t *v = json_object_get(k < 2 ? su : sc, keys[k]);
+        if (v)
+            json_object_set(o, keys[k], v);
+    }
+    if (json_object_get(p, "roleId"))
+        json_object_set(o, "roleId", json_object_get(p, "roleId"));
+    if (json_object_get(p, "clusterId"))
+        json_object_set(o, "clusterId", json_object_get(p, "clusterId"));
+    return o;
+}
+
+/* POST /authorization/access-rules/batch-create: a rule for every subject
+ * on every scope; one that may not be created (400, 403) fails the batch
+ * and none is created. */
+void api_h_rules_batch_create(struct api_req *r)
+{
+    static const char *const top[] = {"payload", NULL};
+    static const char *const fields[] = {"roleId", "clusterId", "subjects", "scopes", NULL};
+    static const char *const subject[] = {"subjectId", "subjectType", NULL};
+    static const char *const scope[] = {"scopeId", "scopeType", NULL};
+    json_t *o = api_body_object(r), *p, *ok = NULL;
+    struct db_rule *xs = NULL;
+    char (*names)[DB_NAME_LEN] = NULL;
+    int n_su, n_sc, i, n = 0, rc;
+
+    if (!o || api_json_allow(r, o, top, NULL) != 0)
         goto out;
-    if (scope_info(r, &x, dept, name) != 0) {
-        api_error(r, 400, "Bad request", "scopeType/scopeId name no scope");
+    p = json_object_get(o, "payload");
+    if (!json_is_object(p) || !json_object_get(p, "roleId")) {
+        api_error(r, 400, "Bad request", "payload: an object with roleId, subjects and scopes");
         goto out;
     }
-    if (strcmp(x.scope_type, "system") == 0)
-        x.scope_id[0] = 0;
-    else if (scope_is_system(x.scope_type)) { /* the tenant or the cluster: the system */
-        snprintf(x.scope_named, sizeof(x.scope_named), "%s", x.scope_type);
-        snprintf(x.scope_id, sizeof(x.scope_id), "%s",
-                 strcmp(x.scope_type, "cluster") == 0 ? API_CLUSTER_ID : "1");
-        snprintf(x.scope_type, sizeof(x.scope_type), "system");
-    } else if (x.role_id == API_ROLE_SYSTEM_ADMIN) {
-        api_error(r, 400, "Bad request", "System administrator is granted on the system only");
+    if (api_json_allow(r, p, fields, "payload") != 0 ||
+        (n_su = batch_list(r, p, "subjects", subject)) < 0 ||
+        (n_sc = batch_list(r, p, "scopes", scope)) < 0)
+        goto out;
+    if (n_su * n_sc > BATCH_MAX) {
+        api_error(r, 400, "Bad request", "a batch creates at most 1000 rules (subjects x scopes)");
         goto out;
     }
-    if (!may_manage(r, &x, dept)) {
-        api_error(r, 403, "Forbidden", "this needs the IAM right on the rule's scope");
+    xs = calloc((size_t)(n_su * n_sc), sizeof(*xs));
+    names = calloc((size_t)(n_su * n_sc), sizeof(*names));
+    if (!xs || !names) {
+        api_error(r, 500, "Internal error", "out of memory");
         goto out;
     }
-    if (!may_grant(r, &x, dept)) {
-        api_error(r, 403, "Forbidden",
-                  "a role can be granted only by a caller who holds all its rights on the rule's "
-                  "scope");
-        goto out;
+    for (n = 0; n < n_su * n_sc; n++) {
+        json_t *b = batch_rule_body(p, (size_t)(n / n_sc), (size_t)(n % n_sc));
+        rc = b ? rule_checked(r, b, &xs[n], names[n]) : -1;
+        json_decref(b);
+        if (rc != 0) {
+            if (!r->status)
+                api_error(r, 500, "Internal error", "out of memory");
+            goto out;
+        }
     }
-    rc = db_rule_insert(r->app->db, &x);
+    rc = db_rules_insert(r->app->db, xs, n);
     api_pcache_invalidate(r->app->pc);
     if (rc != DB_OK) {
-        api_db_error(r, rc, "cannot create");
+        api_db_error(r, rc, "cannot create the batch's rules");
         goto out;
     }
-    api_reply(r, 201, rule_json(&x, name, 1));
+    ok = json_array();
+    for (i = 0; i < n; i++)
+        json_array_append_new(ok, rule_json(&xs[i], names[i], 1));
+    api_reply(r, 200, json_pack("{s:o, s:[]}", "succeeded", ok, "failed"));
 out:
+    free(xs);
+    free(names);
+    json_decref(o);
+}
+
+/* A rule's id as a batch names it: its number ("12"), or the number as
+ * a UUID's last group ("00000000-0000-0000-0000-000000000012", the form
+ * the answer gives, as the document's ids are UUIDs); 0 if neither. */
+static int64_t batch_rule_id(const char *s)
+{
+    static const char zeros[] = "00000000-0000-0000-0000-";
+    char *end;
+    long long id;
+
+    if (strlen(s) == 36 && strncmp(s, zeros, sizeof(zeros) - 1) == 0)
+        s += sizeof(zeros) - 1;
+    if (!isdigit((unsigned char)s[0]))
+        return 0;
+    id = strtoll(s, &end, 10);
+    return *end || id <= 0 ? 0 : id;
+}
+
+/* A rule's id in the UUID form the batch answers with. */
+static json_t *batch_uuid(int64_t id)
+{
+    char s[DB_ID_LEN];
+
+    snprintf(s, sizeof(s), "00000000-0000-0000-0000-%012lld", (long long)id);
+    return json_string(s);
+}
+
+/* Why batch entry i cannot be deleted (an entry of `failed`, its id in
+ * UUID form when it is one), or NULL. */
+static json_t *batch_delete_check(struct api_req *r, json_t *ids, size_t i, int64_t *id)
+{
+    const char *s = json_string_value(json_array_get(ids, i));
+    struct db_rule x;
+    char dept[DB_ID_LEN], name[DB_NAME_LEN];
+    size_t j;
+    int rc;
+
+    *id = s ? batch_rule_id(s) : 0;
+    if (!*id)
+        return json_pack("{s:s, s:i, s:s}", "id", s ? s : "", "code", 400, "message",
+                         "not an access rule's id (its number, or the number as a UUID)");
+    for (j = 0; j < i; j++)
+        if (batch_rule_id(json_string_value(json_array_get(ids, j))) == *id)
+            return json_pack("{s:o, s:i, s:s}", "id", batch_uuid(*id), "code", 400, "message",
+                             "the batch names this rule twice");
+    rc = db_rule_get(r->app->db, *id, &x);
+    if (rc == DB_OK && (scope_info(r, &x, dept, name) != 0 || !may_manage(r, &x, dept)))
+        rc = DB_ENOTFOUND;
+    if (rc == DB_OK)
+        return NULL;
+    return json_pack("{s:o, s:i, s:s}", "id", batch_uuid(*id), "code", api_db_status(rc),
+                     "message",
+                     rc == DB_ENOTFOUND ? "no such access rule" : "the store cannot say");
+}
+
+/* POST /authorization/access-rules/batch: action delete deletes every
+ * rule named, or none (400 naming the ones that cannot be); validate_delete
+ * only says which could be. */
+void api_h_rules_batch(struct api_req *r)
+{
+    static const char *const fields[] = {"ids", "action", NULL};
+    char action[24] = "", batch[DB_ID_LEN];
+    json_t *o = api_body_object(r), *ids, *ok = NULL, *bad = NULL;
+    int64_t *nums = NULL;
+    size_t i, n;
+    int rc;
+
+    if (!o || api_json_allow(r, o, fields, NULL) != 0 ||
+        api_json_str(r, o, "action", action, sizeof(action), 1) != 0)
+        goto out;
+    ids = json_object_get(o, "ids");
+    n = json_array_size(ids);
+    if (strcmp(action, "delete") != 0 && strcmp(action, "validate_delete") != 0) {
+        api_error(r, 400, "Bad request", "action: delete or validate_delete");
+        goto out;
+    }
+    if (!json_is_array(ids) || n == 0 || n > BATCH_MAX) {
+        api_error(r, 400, "Bad request", "ids: an array of 1 to 1000 access rule ids");
+        goto out;
+    }
+    nums = calloc(n, sizeof(*nums));
+    ok = json_array();
+    bad = json_array();
+    if (!nums || !ok || !bad) {
+        api_error(r, 500, "Internal error", "out of memory");
+        goto out;
+    }
+    for (i = 0; i < n; i++) {
+        json_t *why = batch_delete_check(r, ids, i, &nums[i]);
+        json_array_append_new(why ? bad : ok, why ? why : batch_uuid(nums[i]));
+    }
+    if (strcmp(action, "delete") == 0 && json_array_size(bad) > 0) {
+        char *d = json_dumps(bad, JSON_COMPACT);
+        api_error(r, 400, "Bad request", d ? d : "some of the rules cannot be deleted");
+        free(d);
+        goto out;
+    }
+    if (strcmp(action, "delete") == 0) {
+        rc = db_rules_delete(r->app->db, nums, (int)n);
+        api_pcache_invalidate(r->app->pc);
+        if (rc != DB_OK) {
+            api_db_error(r, rc, "cannot delete the batch's rules");
+            goto out;
+        }
+    }
+    db_uuid_new(batch);
+    api_reply(r, 200, json_pack("{s:s, s:O, s:O}", "id", batch, "succeeded", ok, "failed", bad));
+out:
+    free(nums);
+    json_decref(ok);
+    json_decref(bad);
+    json_decref(o);
+}
+
+/* ---- permitted scopes ---- */
+
+/* Run:ai's PermittedScopes of the caller for `right` (0: nobody holds it;
+ * API_AUTH: everyone, on the whole system): the scopes of its rules whose
+ * role holds the right. */
+static json_t *permitted_scopes(const struct api_principal *p, unsigned right)
+{
+    json_t *deps = json_array(), *projs = json_array();
+    int i, system = right == API_AUTH;
+
+    right &= ~(unsigned)API_AUTH;
+    for (i = 0; right && i < p->n_rules; i++) {
+        const struct db_rule *x = &p->rules[i];
+        const struct api_role *role = api_role_find(x->role_id);
+        if (!role || (role->perms & right) != right)
+            continue;
+        if (strcmp(x->scope_type, "system") == 0)
+            system = 1;
+        else
+            json_array_append_new(strcmp(x->scope_type, "project") == 0 ? projs : deps,
+                                  json_string(x->scope_id));
+    }
+    if (system)
+        return json_pack("{s:b, s:[s], s:[s], s:o, s:o}", "system", 1, "tenants", "1",
+                         "clusters", API_CLUSTER_ID, "departments", deps, "projects", projs);
+    return json_pack("{s:b, s:[], s:[], s:o, s:o}", "system", 0, "tenants", "clusters",
+                     "departments", deps, "projects", projs);
+}
+
+/* POST /authorization/permitted-scopes: where the caller may do each
+ * action (or the one asked) on a resource type; a type allot has no
+ * objects of is permitted nowhere. */
+void api_h_permitted_scopes(struct api_req *r)
+{
+    static const char *const fields[] = {"resourceType", "action", NULL};
+    static const char *const actions[] = {"create", "read", "update", "delete", NULL};
+    const struct api_permission *perm = NULL;
+    char type[64] = "", action[16] = "";
+    json_t *o = api_body_object(r), *out;
+    int i;
+
+    if (!o || api_json_allow(r, o, fields, NULL) != 0 ||
+        api_json_str(r, o, "resourceType", type, sizeof(type), 1) != 0 ||
+        (!json_is_null(json_object_get(o, "action")) &&
+         api_json_str(r, o, "action", action, sizeof(action), 0) != 0))
+        goto done;
+    if (action[0] && !in_list(action, actions)) {
+        api_error(r, 400, "Bad request", "action: create, read, update or delete");
+        goto done;
+    }
+    for (i = 0; i < api_n_permissions && !perm; i++)
+        if (strcmp(api_permissions[i].resource_type, type) == 0)
+            perm = &api_permissions[i];
+    out = json_object();
+    for (i = 0; i < 4; i++) {
+        unsigned right = !perm ? 0 : i == 1 ? perm->read : perm->write;
+        if (action[0] && strcmp(action, actions[i]) != 0)
+            right = 0;
+        json_object_set_new(out, actions[i], permitted_scopes(&r->who, right));
+    }
+    api_reply(r, 200, out);
+done:
     json_decref(o);
 }
 

@@ -41,7 +41,8 @@ struct grant {
     const char *client;           /* the client's address (loginguard.c keys on it) */
 };
 
-#define REFRESH_TTL_S (24 * 3600) /* a refresh token's lifetime */
+/* A refresh token's lifetime, and its family's past its last use: the
+ * security setting browserSessionTimeout (h_settings.c; 24 h unless set). */
 
 enum grant_error { G_OK = 0, G_UNSUPPORTED, G_INVALID_REQUEST, G_BAD_USER, G_BAD_CLIENT,
                    G_BAD_REFRESH, G_INTERNAL, G_WAIT, G_BUSY };
@@ -98,7 +99,7 @@ static int check_refresh(struct api_app *app, struct grant *g, struct db_user *u
         !u->enabled)
         return G_BAD_REFRESH;
     switch (db_refresh_rotate(app->db, info.family, info.user_id, info.gen,
-                              now + REFRESH_TTL_S * 1000LL, now)) {
+                              now + api_session_idle_s(app) * 1000LL, now)) {
     case DB_OK:
         snprintf(g->family, sizeof(g->family), "%s", info.family);
         g->gen = info.gen + 1;
@@ -132,17 +133,18 @@ static int issue(struct api_app *app, struct grant *g, const struct db_user *u, 
                  char **refresh, char **id)
 {
     int64_t now_ms = api_now_ms(), now = now_ms / 1000;
+    int idle_s = api_session_idle_s(app);
 
     *access = *refresh = *id = NULL;
     if (!g->family[0]) {
-        if (db_refresh_start(app->db, u->id, now_ms + REFRESH_TTL_S * 1000LL, now_ms,
+        if (db_refresh_start(app->db, u->id, now_ms + idle_s * 1000LL, now_ms,
                              g->family) != DB_OK)
             return -1;
         g->gen = 1;
     }
     if (api_token_issue_access(&app->key, u, app->cfg.token_ttl_s, now, g->family, access) ||
         api_token_issue(&app->key, u, API_TOKEN_ID, app->cfg.token_ttl_s, now, id) ||
-        api_token_issue_refresh(&app->key, u, REFRESH_TTL_S, now, g->family, g->gen, refresh)) {
+        api_token_issue_refresh(&app->key, u, idle_s, now, g->family, g->gen, refresh)) {
         free(*access);
         free(*refresh);
         free(*id);
@@ -151,6 +153,14 @@ static int issue(struct api_app *app, struct grant *g, const struct db_user *u, 
     }
     db_user_touch_login(app->db, u->id, api_now_ms());
     return 0;
+}
+
+/* Who the audit log says asked: the login the grant names (a refresh
+ * grant names none). */
+static void audit_subject(struct api_req *r, const struct grant *g)
+{
+    if (api_valid_text(g->login, API_TEXT_LOGIN))
+        snprintf(r->subject, sizeof(r->subject), "%s", g->login);
 }
 
 static const char *grant_message(int g)
@@ -219,6 +229,7 @@ static void json_grant(struct api_req *r, json_grant_parse parse, int app_form)
     o = api_body_object(r);
     if (!o || parse(r, o, g) != 0)
         goto out;
+    audit_subject(r, g);
     rc = run_grant(r->app, g, &u, &retry_s);
     if (rc == G_WAIT || rc == G_BUSY) {
         api_error_retry(r, rc == G_WAIT ? 429 : 503, rc == G_WAIT ? "Too many requests"
@@ -307,6 +318,7 @@ void api_h_token_v2(struct api_req *r)
                     0);
         goto out;
     }
+    audit_subject(r, g);
     rc = run_grant(r->app, g, &u, &retry_s);
     if (rc != G_OK) {
         static const char *const codes[] = {"", "unsupported_grant_type", "invalid_request",

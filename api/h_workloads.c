@@ -278,7 +278,9 @@ static void submitted(struct api_req *r, const struct db_workload *w)
 /* allotd's caps on pending work (--max-pending-per-project, -per-user). */
 static struct db_pending_caps pending_caps(const struct api_req *r)
 {
-    struct db_pending_caps caps = {r->app->cfg.max_pending_project, r->app->cfg.max_pending_user};
+    const struct api_config *c = &r->app->cfg; /* tenant settings change them (h_settings.c) */
+    struct db_pending_caps caps = {__atomic_load_n(&c->max_pending_project, __ATOMIC_RELAXED),
+                                   __atomic_load_n(&c->max_pending_user, __ATOMIC_RELAXED)};
 
     return caps;
 }

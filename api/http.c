@@ -169,6 +169,10 @@ const struct api_route api_routes[] = {
      API_ARG_COUNT},
     {"GET", "/api/v1/authorization/access-rules/{id}", api_h_rule_get, API_IAM},
     {"DELETE", "/api/v1/authorization/access-rules/{id}", api_h_rule_delete, API_IAM},
+    {"POST", "/api/v1/authorization/access-rules/batch", api_h_rules_batch, API_IAM},
+    {"POST", "/api/v1/authorization/access-rules/batch-create", api_h_rules_batch_create,
+     API_IAM},
+    {"POST", "/api/v1/authorization/permitted-scopes", api_h_permitted_scopes, API_AUTH},
     {"GET", "/api/v1/authorization/me/access-rules", api_h_me_rules, API_AUTH},
     {"GET", "/api/v1/authorization/me/access-rules/count", api_h_me_rules_count, API_AUTH},
     {"POST", "/api/v1/workloads/trainings", api_h_wl_create_training, API_WL_WRITE},
@@ -211,6 +215,19 @@ const struct api_route api_routes[] = {
     {"GET", "/api/v1/workloads/{id}/metrics", api_h_wl_metrics, API_WL_READ},
     {"GET", "/api/v1/workloads/{id}/pods/{podId}/metrics", api_h_wl_pod_metrics, API_WL_READ},
     {"POST", "/api/v1/whatif", api_h_whatif, API_AUTH},
+    /* the audit log (h_audit.c): administrators of the system only */
+    {"GET", "/api/v1/audit/log", api_h_audit_log, API_IAM | API_NODE_WRITE},
+    {"GET", "/api/v1/audit/log/file", api_h_audit_file, API_IAM | API_NODE_WRITE},
+    /* the tenant's settings (h_settings.c): read by any principal, changed
+     * by administrators of the system (the handlers check) */
+    {"GET", "/api/v1/security/settings", api_h_security_settings, API_AUTH},
+    {"GET", "/api/v1/security/settings/{key}", api_h_security_setting_get, API_AUTH},
+    {"PUT", "/api/v1/security/settings/{key}", api_h_security_setting_put, API_IAM},
+    {"GET", "/v1/k8s/setting", api_h_tenant_settings, API_AUTH},
+    {"PUT", "/v1/k8s/setting", api_h_tenant_setting_put, API_IAM},
+    {"GET", "/v1/k8s/setting/{settingKey}", api_h_tenant_setting_get, API_AUTH},
+    {"GET", "/api/v1/logo", api_h_logo_get, API_AUTH},
+    {"POST", "/api/v1/logo", api_h_logo_post, API_IAM},
     {"POST", "/api/v1/agent/tokens", api_h_agent_tokens_create, API_NODE_WRITE},
     {"GET", "/api/v1/agent/tokens", api_h_agent_tokens_list, API_NODE_WRITE},
     {"DELETE", "/api/v1/agent/tokens/{id}", api_h_agent_token_revoke, API_NODE_WRITE},
@@ -416,7 +433,7 @@ void api_reply_with(struct api_req *r, int status, const char *type, const char 
 
 void api_reply(struct api_req *r, int status, json_t *body)
 {
-    char *s = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    char *s = body ? json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 
     if (!s) {
         static const char oom[] =
@@ -1062,6 +1079,7 @@ static void serve(struct api_req *r, const struct mg_request_info *ri)
         return;
     rt->handler(r);
     api_idem_end(r);
+    api_audit_note(r, rt);
 }
 
 /* The client's address: the peer's, or behind a trusted proxy the one its

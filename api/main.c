@@ -370,7 +370,8 @@ int main(int argc, char **argv)
     opts.leader = app->leader;
     if (ctl_sched_start(app->db, &opts, &app->sched) != 0)
         goto out;
-    if (api_http_start(app) != 0)
+    app->audit = api_audit_start(app->db, app->cfg.audit_retention_days);
+    if (!app->audit || api_tenant_settings_load(app) != DB_OK || api_http_start(app) != 0)
         goto out;
     printf("allotd: listening on http://%s (port %d), database %s (%s)\n", app->cfg.listen,
            app->port, db_name(app->db), db_describe(app->db));
@@ -382,6 +383,7 @@ int main(int argc, char **argv)
     status = 0;
 out:
     api_http_stop(app);
+    api_audit_stop(app->audit); /* after the workers: every note is queued */
     ctl_sched_stop(app->sched);
     ctl_leader_stop(app->leader);
     db_close(app->db);

@@ -37,7 +37,8 @@
 #define STATIC_DEPTH_MAX 8
 
 static const char static_headers[] =
-    "Content-Security-Policy: default-src 'self'; base-uri 'none'; form-action 'self'; "
+    "Content-Security-Policy: default-src 'self'; img-src 'self' data:; base-uri 'none'; "
+    "form-action 'self'; "
     "frame-ancestors 'none'\r\n"
     "X-Frame-Options: DENY\r\n"
     "Referrer-Policy: no-referrer\r\n";

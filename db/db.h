@@ -166,6 +166,11 @@ struct db_rule {
 int db_rule_insert(struct db *db, struct db_rule *r);
 int db_rule_get(struct db *db, int64_t id, struct db_rule *out);
 int db_rule_delete(struct db *db, int64_t id);
+/* The rules[0..n) in one write (each one's id set), or none of them. */
+int db_rules_insert(struct db *db, struct db_rule *rules, int n);
+/* Deletes the rules of ids[0..n) in one write, or none of them
+ * (DB_ENOTFOUND when one is not there). */
+int db_rules_delete(struct db *db, const int64_t *ids, int n);
 /* Rules of one subject (subject_id NULL: every rule); malloc'd. */
 int db_rule_list(struct db *db, const char *subject_id, struct db_rule **out, int *n);
 

@@ -565,6 +565,30 @@ static const struct numbered later[] = {
      " AND scope IN ('tenant', 'department', 'project')),"
      " UNIQUE (type, scope, scope_id));",
      NULL},
+    /* 260: the audit log (audit.c): one row per mutating API request,
+     * by time; the tenant's settings (settings.c): security and tenant
+     * settings and the logo, a value per name */
+    {260,
+     "CREATE TABLE audit_log ("
+     " seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+     " id TEXT NOT NULL UNIQUE,"
+     " at_ms INTEGER NOT NULL,"
+     " subject TEXT NOT NULL DEFAULT '',"
+     " subject_type TEXT NOT NULL DEFAULT '',"
+     " source_ip TEXT NOT NULL DEFAULT '',"
+     " action TEXT NOT NULL DEFAULT '',"
+     " method TEXT NOT NULL DEFAULT '',"
+     " url TEXT NOT NULL DEFAULT '',"
+     " entity_type TEXT NOT NULL DEFAULT '',"
+     " entity_id TEXT NOT NULL DEFAULT '',"
+     " entity_name TEXT NOT NULL DEFAULT '',"
+     " status INTEGER NOT NULL DEFAULT 0);"
+     "CREATE INDEX audit_log_at ON audit_log (at_ms);"
+     "CREATE TABLE settings ("
+     " name TEXT PRIMARY KEY,"
+     " value TEXT NOT NULL,"
+     " updated_at INTEGER NOT NULL);",
+     NULL},
 };
 
 /* The later migrations PostgreSQL runs instead of their SQL (pq.c's

@@ -217,6 +217,51 @@ int db_rule_insert(struct db *db, struct db_rule *r)
     return db__insert_row(db, &rule_insert, r);
 }
 
+struct rules_arg {
+    struct db_rule *rules;
+    const int64_t *ids;
+    int n;
+};
+
+static int rules_insert_fn(struct db__conn *c, void *arg)
+{
+    const struct rules_arg *a = arg;
+    int i, rc = DB_OK;
+
+    for (i = 0; rc == DB_OK && i < a->n; i++)
+        rc = rule_insert_fn(c, &a->rules[i]);
+    return rc;
+}
+
+int db_rules_insert(struct db *db, struct db_rule *rules, int n)
+{
+    struct rules_arg a = {rules, NULL, n};
+    int64_t now = db__now_ms();
+    int i;
+
+    for (i = 0; i < n; i++)
+        rules[i].created_at = now;
+    return db__write_noted(db, DB_CHANGE_PRINCIPALS, rules_insert_fn, &a);
+}
+
+static int rules_delete_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] = "DELETE FROM access_rules WHERE id = ?";
+    const struct rules_arg *a = arg;
+    int i, rc = DB_OK;
+
+    for (i = 0; rc == DB_OK && i < a->n; i++)
+        rc = changed(c, db__run_key(c, sql, a->ids[i]));
+    return rc;
+}
+
+int db_rules_delete(struct db *db, const int64_t *ids, int n)
+{
+    struct rules_arg a = {NULL, ids, n};
+
+    return db__write_noted(db, DB_CHANGE_PRINCIPALS, rules_delete_fn, &a);
+}
+
 struct rule_arg {
     int64_t id;
     const char *subject;

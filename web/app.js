@@ -130,9 +130,24 @@ async function startSession() {
   $('#who-role').textContent = roleNames.join(', ') || 'no role';
   $('#nav-access').hidden = !ctx.can.iam;
   $('#nav-users').hidden = !ctx.can.users;
+  showLogo();
   $('#login').hidden = true;
   $('#app').hidden = false;
   route();
+}
+
+// The tenant's logo (POST /api/v1/logo: a PNG or an SVG) before allot's
+// mark in the header; none set (204) leaves the mark alone.
+async function showLogo() {
+  const img = $('#tenant-logo');
+  try {
+    const data = await get('/api/v1/logo');
+    const logo = data && data.logo;
+    img.hidden = !logo;
+    if (logo) img.src = `data:${logo.startsWith('iVBOR') ? 'image/png' : 'image/svg+xml'};base64,${logo}`;
+  } catch {
+    img.hidden = true; // the header keeps allot's own mark
+  }
 }
 
 function logout() {

@@ -1,0 +1,228 @@
+/*
+ * audit.c: the audit log's recording side. Every mutating request (POST,
+ * PUT, PATCH, DELETE) whose route's handler ran is noted after its answer
+ * (api_audit_note, from the dispatcher): when, who (the signed-in
+ * principal, or the login a token grant named), the method, path and the
+ * Run:ai entity its route names, the answer's status, the client's
+ * address. Agents' routes (register, heartbeat, logs: an agent's reports,
+ * about one a second per node) are not audited.
+ *
+ * Notes go into a queue in memory; the thread allot-audit writes the
+ * queue as one batch (db_audit_insert: one write, one transaction) every
+ * AUDIT_FLUSH_MS, or at once when half of it is full, and deletes the rows
+ * past the retention in the same write.
+ *
+ * Invariants:
+ *   1. No note is dropped: a request that finds the queue full waits for
+ *      the thread to write it; at stop the thread writes what is left.
+ *   2. A note costs the request a lock and a copy, never a write of its
+ *      own: the hot path stays one database write per request.
+ *   3. A batch the store refuses (a full disk, a store that cannot take
+ *      writes) is kept and tried again at the next turn; the requests
+ *      that wait meanwhile wait for it (invariant 1).
+ */
+#include "api.h"
+#include "db_audit.h"
+#include "thread_role.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define AUDIT_QUEUE 4096
+#define AUDIT_FLUSH_MS 200
+
+struct api_audit {
+    struct db *db;
+    int64_t retention_ms;
+    pthread_mutex_t mu;
+    pthread_cond_t wake, room;
+    struct db_audit *rows, *batch;
+    int n;
+    int stopping, started;
+    pthread_t thread;
+};
+
+/* Writes the queue (taken out under the lock) as one batch; 0 written. */
+static int flush(struct api_audit *a)
+{
+    int64_t retention;
+    int n, rc;
+
+    pthread_mutex_lock(&a->mu);
+    n = a->n;
+    memcpy(a->batch, a->rows, (size_t)n * sizeof(*a->rows));
+    pthread_mutex_unlock(&a->mu);
+    if (n == 0)
+        return 0;
+    retention = __atomic_load_n(&a->retention_ms, __ATOMIC_RELAXED);
+    rc = db_audit_insert(a->db, a->batch, n, retention > 0 ? api_now_ms() - retention : 0);
+    if (rc != DB_OK) {
+        fprintf(stderr, "allotd: audit: cannot write %d rows (%s); trying again\n", n,
+                db_strerror(rc));
+        return -1;
+    }
+    pthread_mutex_lock(&a->mu); /* notes added meanwhile move to the front */
+    memmove(a->rows, a->rows + n, (size_t)(a->n - n) * sizeof(*a->rows));
+    a->n -= n;
+    pthread_cond_broadcast(&a->room);
+    pthread_mutex_unlock(&a->mu);
+    return 0;
+}
+
+static void *audit_main(void *arg)
+{
+    struct api_audit *a = arg;
+    int stopping = 0;
+
+    thread_role_name("allot-audit");
+    while (!stopping) {
+        struct timespec until;
+        pthread_mutex_lock(&a->mu);
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += AUDIT_FLUSH_MS * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        while (!a->stopping && a->n < AUDIT_QUEUE / 2 &&
+               pthread_cond_timedwait(&a->wake, &a->mu, &until) == 0)
+            ;
+        stopping = a->stopping;
+        pthread_mutex_unlock(&a->mu);
+        if (flush(a) != 0 && !stopping) {
+            struct timespec pause = {0, AUDIT_FLUSH_MS * 1000000L};
+            nanosleep(&pause, NULL);
+        }
+    }
+    return NULL;
+}
+
+struct api_audit *api_audit_start(struct db *db, int retention_days)
+{
+    struct api_audit *a = calloc(1, sizeof(*a));
+
+    if (!a)
+        return NULL;
+    a->db = db;
+    a->retention_ms = (int64_t)retention_days * 86400000LL;
+    a->rows = calloc(AUDIT_QUEUE, sizeof(*a->rows));
+    a->batch = calloc(AUDIT_QUEUE, sizeof(*a->batch));
+    pthread_mutex_init(&a->mu, NULL);
+    pthread_cond_init(&a->wake, NULL);
+    pthread_cond_init(&a->room, NULL);
+    if (!a->rows || !a->batch || pthread_create(&a->thread, NULL, audit_main, a) != 0) {
+        api_audit_stop(a);
+        return NULL;
+    }
+    a->started = 1;
+    return a;
+}
+
+void api_audit_set_retention(struct api_audit *a, int days)
+{
+    if (a)
+        __atomic_store_n(&a->retention_ms, (int64_t)days * 86400000LL, __ATOMIC_RELAXED);
+}
+
+void api_audit_stop(struct api_audit *a)
+{
+    if (!a)
+        return;
+    if (a->started) {
+        pthread_mutex_lock(&a->mu);
+        a->stopping = 1;
+        pthread_cond_signal(&a->wake);
+        pthread_mutex_unlock(&a->mu);
+        pthread_join(a->thread, NULL);
+    }
+    pthread_mutex_destroy(&a->mu);
+    pthread_cond_destroy(&a->wake);
+    pthread_cond_destroy(&a->room);
+    free(a->rows);
+    free(a->batch);
+    free(a);
+}
+
+/* The Run:ai entity a route names: the last fixed segment before its
+ * first {param} (else its last fixed segment), made singular
+ * ("/api/v1/org-unit/projects/{id}/resources" -> project). */
+static void entity_type(const char *pattern, char *out, size_t len)
+{
+    const char *seg = pattern, *last = pattern, *p;
+    size_t n;
+
+    for (p = pattern; *p; p++) {
+        if (*p != '/')
+            continue;
+        if (p[1] == '{')
+            break;
+        if (p[1])
+            last = p + 1;
+    }
+    seg = last;
+    n = strcspn(seg, "/");
+    if (n > 1 && seg[n - 1] == 's' && seg[n - 2] != 's')
+        n--;
+    snprintf(out, len, "%.*s", (int)n, seg);
+}
+
+static const char *action_of(const char *method, api_handler h)
+{
+    if (h == api_h_token_v1 || h == api_h_token_v2 || h == api_h_app_token)
+        return "sign-in";
+    if (h == api_h_user_logout)
+        return "sign-out";
+    if (h == api_h_user_password || h == api_h_me_password)
+        return "reset-password";
+    if (strcmp(method, "POST") == 0)
+        return "create";
+    return strcmp(method, "DELETE") == 0 ? "delete" : "update";
+}
+
+/* Fills the row of request r, which route rt answered. */
+static void note_row(const struct api_req *r, const struct api_route *rt, struct db_audit *x)
+{
+    const char *brace = strchr(rt->pattern, '{');
+
+    memset(x, 0, sizeof(*x));
+    db_uuid_new(x->id);
+    x->at_ms = api_now_ms();
+    snprintf(x->subject, sizeof(x->subject), "%s",
+             r->who.user.login[0] ? r->who.user.login : r->subject);
+    snprintf(x->subject_type, sizeof(x->subject_type), "%s",
+             r->who.user.login[0] && r->who.user.kind == DB_SERVICE_ACCOUNT ? "App" : "User");
+    snprintf(x->source_ip, sizeof(x->source_ip), "%s", r->remote ? r->remote : "");
+    snprintf(x->action, sizeof(x->action), "%s", action_of(r->method, rt->handler));
+    snprintf(x->method, sizeof(x->method), "%s", r->method);
+    snprintf(x->url, sizeof(x->url), "%s", r->path);
+    entity_type(rt->pattern, x->entity_type, sizeof(x->entity_type));
+    if (brace && (strncmp(brace, "{name}", 6) == 0 || strncmp(brace, "{key}", 5) == 0))
+        snprintf(x->entity_name, sizeof(x->entity_name), "%s", r->params[0]);
+    else if (brace)
+        snprintf(x->entity_id, sizeof(x->entity_id), "%s", r->params[0]);
+    x->status = r->status;
+}
+
+int api_audit_mutating(const char *method)
+{
+    return strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
+           strcmp(method, "PATCH") == 0 || strcmp(method, "DELETE") == 0;
+}
+
+void api_audit_note(struct api_req *r, const struct api_route *rt)
+{
+    struct api_audit *a = r->app->audit;
+    struct db_audit x;
+
+    if (!a || rt->perm == API_AGENT || !api_audit_mutating(r->method))
+        return;
+    note_row(r, rt, &x);
+    pthread_mutex_lock(&a->mu);
+    while (a->n == AUDIT_QUEUE) /* invariant 1 */
+        pthread_cond_wait(&a->room, &a->mu);
+    a->rows[a->n++] = x;
+    if (a->n == AUDIT_QUEUE / 2)
+        pthread_cond_signal(&a->wake);
+    pthread_mutex_unlock(&a->mu);
+}

@@ -1,0 +1,92 @@
+/*
+ * audit.c: the audit_log table (migration 260): one row per mutating API
+ * request, written in batches, read by time window.
+ *
+ * Invariants:
+ *   1. A batch is one write: all its rows land, or none.
+ *   2. The table is bounded: each batch's write first deletes the rows
+ *      older than the retention the API side gives it.
+ */
+#include "db_int.h"
+#include "db_audit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define AUDIT_COLS "seq, id, at_ms, subject, subject_type, source_ip, action, method, url," \
+                   " entity_type, entity_id, entity_name, status"
+
+static const struct db__col audit_cols[] = {
+    DB__COL(struct db_audit, seq, DB__INT),
+    DB__COL(struct db_audit, id, DB__TEXT),
+    DB__COL(struct db_audit, at_ms, DB__INT),
+    DB__COL(struct db_audit, subject, DB__TEXT),
+    DB__COL(struct db_audit, subject_type, DB__TEXT),
+    DB__COL(struct db_audit, source_ip, DB__TEXT),
+    DB__COL(struct db_audit, action, DB__TEXT),
+    DB__COL(struct db_audit, method, DB__TEXT),
+    DB__COL(struct db_audit, url, DB__TEXT),
+    DB__COL(struct db_audit, entity_type, DB__TEXT),
+    DB__COL(struct db_audit, entity_id, DB__TEXT),
+    DB__COL(struct db_audit, entity_name, DB__TEXT),
+    DB__COL(struct db_audit, status, DB__INT),
+};
+static const struct db__shape audit_shape = DB__SHAPE(struct db_audit, audit_cols, NULL);
+
+struct insert_arg {
+    const struct db_audit *rows;
+    int n;
+    int64_t purge_before;
+};
+
+static int insert_fn(struct db__conn *c, void *arg)
+{
+    static const char purge[] = "DELETE FROM audit_log WHERE at_ms < ?";
+    static const char add[] =
+        "INSERT INTO audit_log (id, at_ms, subject, subject_type, source_ip, action, method,"
+        " url, entity_type, entity_id, entity_name, status)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    const struct insert_arg *a = arg;
+    int rc = a->purge_before > 0 ? db__run_key(c, purge, a->purge_before) : DB_OK;
+    int i;
+
+    for (i = 0; rc == DB_OK && i < a->n; i++) /* all but seq */
+        rc = db__exec_cols(c, add, audit_cols + 1, DB__NCOLS(audit_cols) - 1, &a->rows[i]);
+    return rc == DB_OK ? db__flush(c) : rc;
+}
+
+int db_audit_insert(struct db *db, const struct db_audit *rows, int n, int64_t purge_before_ms)
+{
+    struct insert_arg a = {rows, n, purge_before_ms};
+
+    return db__write(db, insert_fn, &a);
+}
+
+struct list_arg {
+    int64_t start, end;
+    int max;
+    struct db_audit **rows;
+    int *n;
+};
+
+static int list_fn(struct db__conn *c, void *arg)
+{
+    static const char sql[] = "SELECT " AUDIT_COLS " FROM audit_log"
+                              " WHERE at_ms >= ? AND at_ms <= ? ORDER BY at_ms, seq LIMIT ?";
+    struct list_arg *a = arg;
+    const struct db__arg args[] = {DB__I(a->start), DB__I(a->end), DB__I(a->max + 1)};
+
+    return db__query_rows(c, sql, args, DB__NARGS(args), &audit_shape, a->rows, a->n);
+}
+
+int db_audit_list(struct db *db, int64_t start_ms, int64_t end_ms, int max,
+                  struct db_audit **out, int *n, int *truncated)
+{
+    struct list_arg a = {start_ms, end_ms, max, out, n};
+    int rc = db__read_list(db, list_fn, &a, out, n);
+
+    *truncated = rc == DB_OK && *n > max;
+    if (*truncated)
+        *n = max;
+    return rc;
+}
