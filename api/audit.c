@@ -13,8 +13,11 @@
  * past the retention in the same write.
  *
  * Invariants:
- *   1. No note is dropped: a request that finds the queue full waits for
- *      the thread to write it; at stop the thread writes what is left.
+ *   1. No note is dropped while the store takes writes: a request that
+ *      finds the queue full waits for the thread to write it (up to
+ *      AUDIT_WAIT_S; a store that refuses writes that long, a full disk,
+ *      drops the note, counted and said on stderr, rather than hold every
+ *      worker); at stop the thread writes what is left.
  *   2. A note costs the request a lock and a copy, never a write of its
  *      own: the hot path stays one database write per request.
  *   3. A batch the store refuses (a full disk, a store that cannot take
@@ -33,6 +36,7 @@
 
 #define AUDIT_QUEUE 4096
 #define AUDIT_FLUSH_MS 200
+#define AUDIT_WAIT_S 10
 
 struct api_audit {
     struct db *db;
@@ -42,6 +46,7 @@ struct api_audit {
     struct db_audit *rows, *batch;
     int n;
     int stopping, started;
+    long long dropped;
     pthread_t thread;
 };
 
@@ -213,16 +218,27 @@ int api_audit_mutating(const char *method)
 void api_audit_note(struct api_req *r, const struct api_route *rt)
 {
     struct api_audit *a = r->app->audit;
+    struct timespec until;
     struct db_audit x;
+    long long dropped = 0;
 
     if (!a || rt->perm == API_AGENT || !api_audit_mutating(r->method))
         return;
     note_row(r, rt, &x);
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += AUDIT_WAIT_S;
     pthread_mutex_lock(&a->mu);
-    while (a->n == AUDIT_QUEUE) /* invariant 1 */
-        pthread_cond_wait(&a->room, &a->mu);
-    a->rows[a->n++] = x;
+    while (a->n == AUDIT_QUEUE && /* invariant 1 */
+           pthread_cond_timedwait(&a->room, &a->mu, &until) == 0)
+        ;
+    if (a->n < AUDIT_QUEUE)
+        a->rows[a->n++] = x;
+    else
+        dropped = ++a->dropped;
     if (a->n == AUDIT_QUEUE / 2)
         pthread_cond_signal(&a->wake);
     pthread_mutex_unlock(&a->mu);
+    if (dropped)
+        fprintf(stderr, "allotd: audit: the store takes no writes: %s %s not recorded (%lld so"
+                " far)\n", r->method, r->path, dropped);
 }

@@ -195,48 +195,23 @@ out:
     free(rows);
 }
 
-struct csv {
-    char *s;
-    size_t n, cap;
-    int failed;
-};
-
-static void csv_add(struct csv *c, const char *s, size_t n)
-{
-    if (c->failed)
-        return;
-    if (c->n + n + 1 > c->cap) {
-        size_t cap = (c->cap ? c->cap * 2 : 4096) + n;
-        char *ns = realloc(c->s, cap);
-        if (!ns) {
-            c->failed = 1;
-            return;
-        }
-        c->s = ns;
-        c->cap = cap;
-    }
-    memcpy(c->s + c->n, s, n);
-    c->n += n;
-    c->s[c->n] = 0;
-}
-
 /* One CSV field: quoted, quotes doubled; a leading = + - @ (a formula to
  * a spreadsheet) behind a '. */
-static void csv_str(struct csv *c, const char *s, int last)
+static void csv_str(struct jw *c, const char *s, int last)
 {
-    csv_add(c, "\"", 1);
+    jw_raw(c, "\"", 1);
     if (s[0] && strchr("=+-@", s[0]))
-        csv_add(c, "'", 1);
+        jw_raw(c, "'", 1);
     for (; *s; s++) {
         if (*s == '"')
-            csv_add(c, "\"\"", 2);
+            jw_raw(c, "\"\"", 2);
         else
-            csv_add(c, s, 1);
+            jw_raw(c, s, 1);
     }
-    csv_add(c, last ? "\"\n" : "\",", 2);
+    jw_raw(c, last ? "\"\n" : "\",", 2);
 }
 
-static void csv_row(struct csv *c, const struct db_audit *x)
+static void csv_row(struct jw *c, const struct db_audit *x)
 {
     char at[40], status[16];
 
@@ -264,8 +239,9 @@ void api_h_audit_file(struct api_req *r)
                                "cluster_name\n";
     struct db_audit *rows = NULL;
     struct audit_q q;
-    struct csv c = {0};
-    char type[16] = "CSV", extra[96];
+    struct jw c = {0};
+    char type[16] = "CSV", extra[96], *text = NULL;
+    size_t len = 0;
     int *kept = NULL, n_kept = 0, json = 0;
     int64_t i;
 
@@ -285,23 +261,24 @@ void api_h_audit_file(struct api_req *r)
         s = json_dumps(a, JSON_COMPACT);
         json_decref(a);
         if (s)
-            csv_add(&c, s, strlen(s));
+            jw_raw(&c, s, strlen(s));
         free(s);
         c.failed |= !s;
     } else {
-        csv_add(&c, head, sizeof(head) - 1);
+        jw_raw(&c, head, sizeof(head) - 1);
         for (i = 0; i < n_kept && i < q.n; i++)
             csv_row(&c, &rows[kept[i]]);
     }
-    if (c.failed) {
+    text = jw_take(&c, &len);
+    if (!text) {
         api_error(r, 500, "Internal error", "out of memory");
         goto out;
     }
     snprintf(extra, sizeof(extra), "Content-Disposition: attachment; filename=\"audit-log.%s\"\r\n",
              json ? "json" : "csv");
-    api_reply_with(r, 200, "application/octet-stream", c.s, c.n, extra);
+    api_reply_with(r, 200, "application/octet-stream", text, len, extra);
 out:
-    free(c.s);
+    free(text);
     free(kept);
     free(rows);
 }

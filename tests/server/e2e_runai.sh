@@ -238,6 +238,18 @@ expect 200 POST "/api/v1/users/$CAROL/logout" "" "$ADMIN" >/dev/null
 for r in "$RULE" "${R2% *}" "$R3"; do
   expect 204 DELETE "/api/v1/authorization/access-rules/$r" "" "$ADMIN" >/dev/null
 done
+# batches of rules (all or none) and the caller's permitted scopes
+BATCH=$(expect 200 POST /api/v1/authorization/access-rules/batch-create "{\"payload\":{\"roleId\":6,
+  \"clusterId\":\"$CLUSTER\",\"subjects\":[{\"subjectId\":\"carol@example.com\",\"subjectType\":\"user\"}],
+  \"scopes\":[{\"scopeId\":\"$PA\",\"scopeType\":\"project\"},{\"scopeId\":\"$PB\",
+  \"scopeType\":\"project\"}]}}" "$ADMIN")
+IDS=$(printf '%s' "$BATCH" | jq -c '[.succeeded[].id | tostring]')
+expect 200 POST /api/v1/authorization/access-rules/batch "{\"ids\":$IDS,\"action\":\"validate_delete\"}" \
+  "$ADMIN" | jq -e '(.succeeded | length) == 2' >/dev/null || fail "validate_delete"
+expect 200 POST /api/v1/authorization/access-rules/batch "{\"ids\":$IDS,\"action\":\"delete\"}" \
+  "$ADMIN" | jq -e '(.succeeded | length) == 2' >/dev/null || fail "batch delete"
+expect 200 POST /api/v1/authorization/permitted-scopes '{"resourceType":"project","action":"read"}' \
+  "$ADMIN" | jq -e '.read.system == true' >/dev/null || fail "permitted-scopes"
 expect 204 DELETE "/api/v1/service-accounts/$SA" "" "$ADMIN" >/dev/null
 expect 204 DELETE "/api/v1/users/$CAROL" "" "$ADMIN" >/dev/null
 
@@ -501,6 +513,22 @@ for k in environment:$ENV compute:$CMP datasource/host-path:$HP datasource/git:$
 done
 expect 204 DELETE "$A/credentials/ngc-api-key/$NGC" "" "$ADMIN" >/dev/null
 expect 204 DELETE "$A/registries/$REG" "" "$ADMIN" >/dev/null
+
+# ---- the tenant's settings, its logo, the audit log ----
+expect 200 GET /api/v1/security/settings "" "$ADMIN" >/dev/null
+expect 200 PUT /api/v1/security/settings/browserSessionTimeout '{"idleTimeout":120}' "$ADMIN" >/dev/null
+expect 200 GET /api/v1/security/settings/browserSessionTimeout "" "$ADMIN" |
+  jq -e '.idleTimeout == 120' >/dev/null || fail "browserSessionTimeout"
+expect 200 GET /v1/k8s/setting "" "$ADMIN" >/dev/null
+expect 200 PUT /v1/k8s/setting '{"key":"audit.retentionDays","value":30}' "$ADMIN" >/dev/null
+[ "$(expect 200 GET /v1/k8s/setting/audit.retentionDays "" "$ADMIN")" = true ] || fail "tenant setting"
+LOGO=$(printf '<svg xmlns="http://www.w3.org/2000/svg"/>' | base64 -w0)
+expect 200 POST /api/v1/logo "{\"logo\":\"$LOGO\"}" "$ADMIN" >/dev/null
+expect 200 GET /api/v1/logo "" "$ADMIN" >/dev/null
+AW="start=2020-01-01T00:00:00Z&end=2100-01-01T00:00:00Z"
+expect 200 GET "/api/v1/audit/log?$AW&sortBy=timestamp&sortOrder=desc&numberOfSamples=5" "" "$ADMIN" \
+  >/dev/null
+expect 200 GET "/api/v1/audit/log/file?$AW&file_type=CSV" "" "$ADMIN" >/dev/null
 
 # ---- deletion: it ends, the workloads (by-app's too, deleted above) are
 # kept for history, then their projects and department can go ----
