@@ -54,7 +54,7 @@ struct api_audit {
 static int flush(struct api_audit *a)
 {
     int64_t retention;
-    int n, rc;
+    int n, rc, i;
 
     pthread_mutex_lock(&a->mu);
     n = a->n;
@@ -62,6 +62,9 @@ static int flush(struct api_audit *a)
     pthread_mutex_unlock(&a->mu);
     if (n == 0)
         return 0;
+    for (i = 0; i < n; i++) /* here, not on the request's thread (invariant 2) */
+        if (!a->batch[i].id[0])
+            db_uuid_new(a->batch[i].id);
     retention = __atomic_load_n(&a->retention_ms, __ATOMIC_RELAXED);
     rc = db_audit_insert(a->db, a->batch, n, retention > 0 ? api_now_ms() - retention : 0);
     if (rc != DB_OK) {
@@ -149,12 +152,27 @@ void api_audit_stop(struct api_audit *a)
     free(a);
 }
 
+/* Last segments that name what is done, not to what. */
+static const char *const verbs[] = {"batch", "batch-create", "submissions", NULL};
+
+static int is_verb(const char *seg, size_t n)
+{
+    int i;
+
+    for (i = 0; verbs[i]; i++)
+        if (strlen(verbs[i]) == n && strncmp(verbs[i], seg, n) == 0)
+            return 1;
+    return 0;
+}
+
 /* The Run:ai entity a route names: the last fixed segment before its
- * first {param} (else its last fixed segment), made singular
- * ("/api/v1/org-unit/projects/{id}/resources" -> project). */
+ * first {param} (else its last fixed segment, or the one before it when
+ * that one is a verb), made singular ("/api/v1/org-unit/projects/{id}/
+ * resources" -> project, "/api/v1/authorization/access-rules/batch" ->
+ * access-rule). */
 static void entity_type(const char *pattern, char *out, size_t len)
 {
-    const char *seg = pattern, *last = pattern, *p;
+    const char *seg, *last = pattern, *before = pattern, *p;
     size_t n;
 
     for (p = pattern; *p; p++) {
@@ -162,10 +180,12 @@ static void entity_type(const char *pattern, char *out, size_t len)
             continue;
         if (p[1] == '{')
             break;
-        if (p[1])
+        if (p[1]) {
+            before = last;
             last = p + 1;
+        }
     }
-    seg = last;
+    seg = is_verb(last, strcspn(last, "/")) && !*p ? before : last;
     n = strcspn(seg, "/");
     if (n > 1 && seg[n - 1] == 's' && seg[n - 2] != 's')
         n--;
@@ -191,7 +211,6 @@ static void note_row(const struct api_req *r, const struct api_route *rt, struct
     const char *brace = strchr(rt->pattern, '{');
 
     memset(x, 0, sizeof(*x));
-    db_uuid_new(x->id);
     x->at_ms = api_now_ms();
     snprintf(x->subject, sizeof(x->subject), "%s",
              r->who.user.login[0] ? r->who.user.login : r->subject);

@@ -4,7 +4,7 @@
 // allot-agent on the test suite's fake NVML (a node whose GPUs are
 // measured, whose pods write logs). Each point of the dashboard is
 // asserted, not only looked at:
-//   login; the over-quota quick start on the Projects page (over quota per
+//   login; the tenant's logo in the header; the over-quota quick start on the Projects page (over quota per
 //   pool, rows expanding to their pools) and the Workloads page (the
 //   pending reason as a sentence with its code as a tag); the detail pane
 //   refreshed in place (focus, text selection and scroll kept) and logs
@@ -402,6 +402,20 @@ test('login: a wrong password is refused, then the user and role show', async ()
   assert.equal(await page.locator('#who-role').innerText(), 'System administrator');
   const cookies = await page.context().cookies();
   assert.equal(cookies.length, 0, 'the token is never a cookie');
+});
+
+test('the tenant logo: none at first, then shown in the header once an administrator sets it', async () => {
+  assert.equal(await page.locator('#tenant-logo').isHidden(), true);
+  const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="24" height="24">' +
+    '<rect width="24" height="24" fill="#76b900"/></svg>';
+  await call('POST', '/api/v1/logo', {logo: Buffer.from(svg).toString('base64')});
+  await page.reload(); // the session is kept (sessionStorage): the header is drawn again
+  const logo = page.locator('#tenant-logo');
+  await logo.waitFor({state: 'visible'});
+  assert.match(await logo.getAttribute('src'), /^data:image\/svg\+xml;base64,/);
+  await until(10, () => logo.evaluate((img) => img.complete && img.naturalWidth === 24),
+    'the logo to be drawn (the CSP lets data: images in)');
+  await shot(page, 'tenant-logo-desktop-light');
 });
 
 test('quick start: team-a over quota per pool; a1 Pending with its reason as a sentence and a tag', async () => {

@@ -47,6 +47,8 @@ printf '%s' "$ROW" | jq -e '.action == "delete" and .http_status_code == 404 and
 ROW=$(rows "filterBy=subject_type==App" | jq -c '.logs[0]')
 printf '%s' "$ROW" | jq -e --arg id "$PA" '.action == "update" and .http_method == "PUT" and
   .entity_id == $id and .subject != "admin"' >/dev/null || fail "the service account's PUT: $ROW"
+rows "filterBy=entity_type==access-rule" | jq -e '.total == 1 and .logs[0].http_status_code == 201' \
+  >/dev/null || fail "the access rule's creation"
 rows "filterBy=action==sign-in,subject==admin" | jq -e '.total >= 1' >/dev/null ||
   fail "the admin's sign-in is not recorded"
 rows "numberOfSamples=1000" | jq -e '[.logs[] | select(.http_method == "GET")] | length == 0' \
