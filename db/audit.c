@@ -17,19 +17,8 @@
                    " entity_type, entity_id, entity_name, status"
 
 static const struct db__col audit_cols[] = {
-    DB__COL(struct db_audit, seq, DB__INT),
-    DB__COL(struct db_audit, id, DB__TEXT),
-    DB__COL(struct db_audit, at_ms, DB__INT),
-    DB__COL(struct db_audit, subject, DB__TEXT),
-    DB__COL(struct db_audit, subject_type, DB__TEXT),
-    DB__COL(struct db_audit, source_ip, DB__TEXT),
-    DB__COL(struct db_audit, action, DB__TEXT),
-    DB__COL(struct db_audit, method, DB__TEXT),
-    DB__COL(struct db_audit, url, DB__TEXT),
-    DB__COL(struct db_audit, entity_type, DB__TEXT),
-    DB__COL(struct db_audit, entity_id, DB__TEXT),
-    DB__COL(struct db_audit, entity_name, DB__TEXT),
-    DB__COL(struct db_audit, status, DB__INT),
+    DB__COLS(struct db_audit, seq, id, at_ms, subject, subject_type, source_ip, action, method,
+             url, entity_type, entity_id, entity_name, status),
 };
 static const struct db__shape audit_shape = DB__SHAPE(struct db_audit, audit_cols, NULL);
 

@@ -229,7 +229,8 @@ static int rules_insert_fn(struct db__conn *c, void *arg)
     int i, rc = DB_OK;
 
     for (i = 0; rc == DB_OK && i < a->n; i++)
-        rc = rule_insert_fn(c, &a->rules[i]);
+        rc = db__insert_cols(c, rule_insert.sql, rule_cols + 1, DB__NCOLS(rule_cols) - 1,
+                             &a->rules[i], &a->rules[i].id);
     return rc;
 }
 
