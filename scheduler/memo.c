@@ -1885,6 +1885,18 @@ fall_back:
     return 0;
 }
 
+/* Does the state use topologies? When the kept session's did not, only the
+ * pools and the submissions can bring one in: a delta's other workloads
+ * are the kept ones (reusable() sends anything else to a full cycle). */
+static int uses_topology(const struct sched_memo *memo, const struct sched_state *in,
+                         const struct sched_delta *delta)
+{
+    int kept = memo->valid && delta && !delta->full && !memo->ss.topo &&
+               in->n_workloads >= memo->n_workloads;
+
+    return sched__topo_state(in, kept ? memo->n_workloads : 0);
+}
+
 int sched_cycle_next(struct sched_memo *memo, const struct sched_state *in,
                      const struct sched_delta *delta, const struct sched_config *cfg,
                      struct sched_arena *arena, struct sched_result *out)
@@ -1900,7 +1912,7 @@ int sched_cycle_next(struct sched_memo *memo, const struct sched_state *in,
     }
     /* a state with topologies runs in full (topology.c's attempts keep
      * nothing the reuse steps could check) */
-    if (sched__topo_state(in) || !try_reuse(memo, in, delta, cfg, arena, out, &rc))
+    if (uses_topology(memo, in, delta) || !try_reuse(memo, in, delta, cfg, arena, out, &rc))
         rc = full_cycle(memo, in, cfg, arena, out);
     if (rc != SCHED_OK)
         memo->valid = 0;

@@ -345,6 +345,7 @@ struct sched_session {
      * state), and the attempt's restriction: workload topo_w may use only
      * the nodes with topo_mask set (topo_try names the domain, 0: none) */
     struct ss_topo *topo;
+    int topo_asked;                   /* an active workload requires a level (session.c) */
     uint8_t *topo_mask;
     int topo_w;
     int64_t topo_try;
@@ -458,7 +459,9 @@ const char *sched__label_of(const struct sched_node *n, const char *key);
 
 /* topology.c */
 typedef int (*sched__attempt_fn)(struct sched_session *ss, int w, int pool);
-int sched__topo_state(const struct sched_state *in);    /* does the state use topologies? */
+/* Does the state use topologies: a pool has one, or an active workload
+ * from `from` on requires a level (the workloads before it known not to)? */
+int sched__topo_state(const struct sched_state *in, int from);
 int sched__topo_build(struct sched_session *ss);
 /* Does wl ask a topology (a session with topologies only)? */
 int sched__topo_asks(const struct sched_session *ss, const struct sched_workload *wl);

@@ -630,6 +630,8 @@ static int build_workload(struct sched_session *ss, int i, int *pools, struct sc
         x->flags |= WL_ACTIVE;
     if (!(x->flags & WL_ACTIVE))
         return SCHED_OK;
+    if (w->topology_required)
+        ss->topo_asked = 1;   /* topology.c, Invariant 1 */
     for (k = 0; k < w->n_pods; k++)
         if (w->pods[k].node >= 0 &&
             do_place(ss, i, k, w->pods[k].node, w->pods[k].devices) != SCHED_OK)

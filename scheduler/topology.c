@@ -36,8 +36,10 @@
  *
  * Invariants:
  *   1. ss->topo is NULL unless some pool has a topology or some active
- *      workload requires a level: every other state takes none of these
- *      paths, and its decisions are those of a core without topologies.
+ *      workload requires a level (ss->topo_asked, noted as the session
+ *      builds its workloads: no walk of its own): every other state takes
+ *      none of these paths, and its decisions are those of a core without
+ *      topologies.
  *   2. Outside an attempt, ss->topo_w is -1 and ss->topo_mask is all 0.
  *   3. A workload that asks a topology in a session with one has a node
  *      class (affinity.c): its class names its topology fields, so
@@ -128,14 +130,23 @@ static int level_domains(struct sched_session *ss, int p, const char *key, struc
     return SCHED_OK;
 }
 
-int sched__topo_state(const struct sched_state *in)
+static int pools_have_topology(const struct sched_state *in)
 {
     int i;
 
     for (i = 0; i < in->n_pools; i++)
         if (in->pools[i].n_topology > 0)
             return 1;
-    for (i = 0; i < in->n_workloads; i++) {
+    return 0;
+}
+
+int sched__topo_state(const struct sched_state *in, int from)
+{
+    int i;
+
+    if (pools_have_topology(in))
+        return 1;
+    for (i = from; i < in->n_workloads; i++) {
         const struct sched_workload *w = &in->workloads[i];
         if (w->topology_required && (w->phase == SCHED_PENDING || w->phase == SCHED_RUNNING))
             return 1;
@@ -149,7 +160,7 @@ int sched__topo_build(struct sched_session *ss)
 
     ss->topo_w = -1;
     ss->topo = NULL;
-    if (!sched__topo_state(ss->in))
+    if (!ss->topo_asked && !pools_have_topology(ss->in))
         return SCHED_OK;
     ss->topo = sched__calloc(ss->arena, (size_t)ss->n_pools + 1, sizeof(struct ss_topo));
     ss->topo_mask = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, 1);

@@ -297,6 +297,8 @@ struct scratch {
     int **by_keys;             /* [n_pools]: the pool's running workloads by victim keys */
     int *cap_by_keys;          /* [n_pools]: the room each of those has */
     int *rank_at;              /* [n_queues + 1]: counting sort of units by queue rank */
+    int *dom_order;            /* [n_nodes]: a topology attempt's nodes (order_domain()) */
+    int64_t *dom_lb;           /* [n_nodes]: their bounds */
 };
 
 static int build_paths(struct sched_session *ss, struct scratch *x);
@@ -359,7 +361,9 @@ static struct scratch *scratch_of(struct sched_session *ss)
         x->rank_at = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
         x->touched_at = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, 1);
         x->touched = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(int));
-        if (!x->fp || !x->q_ok || !x->q_rank || !x->q_order || !x->q_tmp || !x->node_off ||
+        x->dom_order = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(int));
+        x->dom_lb = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(int64_t));
+        if (!x->dom_order || !x->dom_lb || !x->fp || !x->q_ok || !x->q_rank || !x->q_order || !x->q_tmp || !x->node_off ||
             !x->node_cnt || !x->node_mark || !x->by_keys || !x->cap_by_keys || !x->rank_at ||
             !x->touched_at || !x->touched ||
             build_paths(ss, x) != SCHED_OK)
@@ -1786,7 +1790,7 @@ static void host_shape(const struct search *s, int64_t *shape)
 {
     const struct sched_workload *jw = ss_w(s->ss, s->j);
 
-    shape[0] = s->ss->wl[s->j].cls | (s->j == s->ss->topo_w ? s->ss->topo_try << 24 : 0);
+    shape[0] = s->ss->wl[s->j].cls;
     shape[1] = jw->gpu_devices;
     shape[2] = jw->gpu_portion;
     shape[3] = jw->gpu_memory_mib;
@@ -1839,13 +1843,82 @@ static struct node_bounds *bounds_for(struct search *s, const int64_t *shape)
     return b;
 }
 
+/* The bound of one node for the shape of b (-1: it cannot host j), asked
+ * again only after the node changed. */
+static int64_t node_bound(const struct search *s, struct node_bounds *b, int node, int all)
+{
+    int pos = s->ss->nodes[node].pool_pos;
+
+    if (b->lb_era[pos] != b->era || b->lb_at[pos] != s->ss->nodes[node].serial + 1) {
+        b->lb[pos] = !all && !node_can_host(s, node) ? -1 : node_lower_bound(s, node);
+        b->lb_at[pos] = s->ss->nodes[node].serial + 1;
+        b->lb_era[pos] = b->era;
+    }
+    return b->lb[pos];
+}
+
+/* Appends node to (order, lb) when it can host j; the least bound in *global_lb. */
+static void order_add(const struct search *s, struct node_bounds *b, int node, int all,
+                      int *order, int64_t *order_lb, int *n, int64_t *global_lb)
+{
+    int64_t lb = node_bound(s, b, node, all);
+
+    if (lb < 0)
+        return;
+    *global_lb = ss_min(*global_lb, lb);
+    order_lb[*n] = lb;
+    order[(*n)++] = node;
+}
+
+/* A topology attempt's nodes (topology.c: j may use only the domain
+ * tried): the domain's nodes that hold units and can host j, in the
+ * grouping's order (by_first's, along which node_off ascends). Inside
+ * the domain a node hosts j as it does outside an attempt, so the shape's
+ * bounds serve every domain; the order is the attempt's alone (scratch).
+ * A domain of k nodes is put in order by an insertion sort when k * k is
+ * less than the grouping's nodes, else by_first is filtered by the mask. */
+static int order_domain(struct search *s, struct node_bounds *b, int64_t *global_lb)
+{
+    struct sched_session *ss = s->ss;
+    struct scratch *x = ss->victim_scratch;
+    const struct pool_units *pc = &x->pc[s->pool];
+    int i, k, n = 0, all = every_node_hosts(s);
+
+    s->node_order = x->dom_order;
+    s->order_lb = x->dom_lb;
+    *global_lb = SS_INF;
+    if ((int64_t)ss->topo_n * ss->topo_n >= pc->n_by_first) {
+        for (i = 0; i < pc->n_by_first; i++)
+            if (ss->topo_mask[pc->by_first[i]])
+                order_add(s, b, pc->by_first[i], all, x->dom_order, x->dom_lb, &n, global_lb);
+        return n;
+    }
+    for (i = 0; i < ss->topo_n; i++) {
+        int node = ss->topo_nodes[i], had = n;
+        int64_t lb;
+        if (x->node_cnt[node] == 0 || ss->nodes[node].pool != s->pool)
+            continue;
+        order_add(s, b, node, all, x->dom_order, x->dom_lb, &n, global_lb);
+        if (n == had)
+            continue;
+        lb = x->dom_lb[had];
+        for (k = had; k > 0 && x->node_off[x->dom_order[k - 1]] > x->node_off[node]; k--) {
+            x->dom_order[k] = x->dom_order[k - 1];
+            x->dom_lb[k] = x->dom_lb[k - 1];
+        }
+        x->dom_order[k] = node;
+        x->dom_lb[k] = lb;
+    }
+    return n;
+}
+
 /* The pool's nodes that hold units and can host j, in order of their most
  * preferred unit (s->node_order), with their bounds (s->order_lb) and the
  * least of them; kept with the shape's bounds for the next search of that
  * shape in the same state and grouping (the failed reclaim attempts of the
  * walk, reclaimers of several shapes taking turns). A node's bound is
  * asked once per state of the node and shape (bounds_for()), whatever the
- * pool's state and the grouping. */
+ * pool's state and the grouping. A topology attempt's: order_domain(). */
 static int order_nodes(struct search *s, int64_t *global_lb)
 {
     struct pool_units *pc = &((struct scratch *)s->ss->victim_scratch)->pc[s->pool];
@@ -1857,6 +1930,8 @@ static int order_nodes(struct search *s, int64_t *global_lb)
     b = bounds_for(s, shape);
     if (!b)
         return SCHED_ENOMEM;
+    if (s->j == s->ss->topo_w)
+        return order_domain(s, b, global_lb);
     s->node_order = b->order;
     s->order_lb = b->order_lb;
     if (b->gen == pc->b_gen) {
@@ -1866,20 +1941,8 @@ static int order_nodes(struct search *s, int64_t *global_lb)
     *global_lb = SS_INF;
     /* by_first names each node holding a unit once, most preferred unit first */
     b->n_order = 0;
-    for (i = 0; i < pc->n_by_first; i++) {
-        int node = pc->by_first[i], pos = s->ss->nodes[node].pool_pos;
-        int64_t *lb = &b->lb[pos];
-        if (b->lb_era[pos] != b->era || b->lb_at[pos] != s->ss->nodes[node].serial + 1) {
-            *lb = !all && !node_can_host(s, node) ? -1 : node_lower_bound(s, node);
-            b->lb_at[pos] = s->ss->nodes[node].serial + 1;
-            b->lb_era[pos] = b->era;
-        }
-        if (*lb < 0)
-            continue;
-        *global_lb = ss_min(*global_lb, *lb);
-        b->order_lb[b->n_order] = *lb;
-        b->order[b->n_order++] = node;
-    }
+    for (i = 0; i < pc->n_by_first; i++)
+        order_add(s, b, pc->by_first[i], all, b->order, b->order_lb, &b->n_order, global_lb);
     b->gen = pc->b_gen;
     b->global = *global_lb;
     return b->n_order;
