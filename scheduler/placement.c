@@ -546,11 +546,12 @@ int sched__same_placement(const struct sched_session *ss, int a, int b)
 /* ---- The pool's node index (struct ss_node_index) ----
  *
  * For a whole-device pod in a binpack or spread pool candidate_better()
- * comes down to the rank, then node_better(): every such pod opens
- * gpu_devices empty devices and nothing is measured. The index keeps the
- * pool's nodes in node_better()'s order for pods that ask GPUs, so the best
- * node is the first that fits among those of the best rank, and one of rank
- * 1 ends the walk. A pod of k whole devices needs k empty devices, each
+ * comes down to the rank, then (a pool with a topology) the empty domains
+ * the node opens, then node_better(): every such pod opens gpu_devices
+ * empty devices and nothing is measured. The index keeps the pool's nodes
+ * in node_better()'s order for pods that ask GPUs, so the best node is the
+ * first that fits among those of the best rank (and fewest breaks), and one
+ * of rank 1 (opening no domain) ends the walk. A pod of k whole devices needs k empty devices, each
  * SCHED_MILLI free: in binpack order the nodes with less free than that
  * come first, and a binary search passes them over (unless some node has a
  * device charged over its capacity: n_short). Nodes are filed again, by
@@ -689,14 +690,16 @@ static struct ss_node_index *index_of(const struct sched_session *ss, int pool)
 }
 
 /* sched__best_node() for a whole-device pod in a binpack or spread pool
- * (-2: no index). */
-static int indexed_best(const struct sched_session *ss, int w, int pool, int exclude)
+ * (-2: no index). topo: the pool has a topology (struct scan's), and a
+ * node's breaks go after its rank and before the index's order: the walk
+ * ends at a node of rank 1 that opens no empty domain. */
+static int indexed_best(const struct sched_session *ss, int w, int pool, int exclude, int topo)
 {
     const struct sched_workload *wl = ss_w(ss, w);
     const struct ss_pool *p = &ss->pools[pool];
     const struct ss_node_index *x = index_of(ss, pool);
     int64_t need = (int64_t)wl->gpu_devices * SCHED_MILLI;
-    int lo = 0, hi, best = -1, best_rank = 0, rank, fresh;
+    int lo = 0, hi, best = -1, best_rank = 0, best_breaks = 0, rank, fresh, breaks;
 
     if (!x)
         return -2;
@@ -712,10 +715,12 @@ static int indexed_best(const struct sched_session *ss, int w, int pool, int exc
         int node = x->order[lo];
         if (node == exclude || !fits_with(ss, w, node, &rank, &fresh))
             continue;
-        if (best < 0 || rank < best_rank) {
+        breaks = topo ? sched__topo_breaks(ss, node) : 0;
+        if (best < 0 || rank < best_rank || (rank == best_rank && breaks < best_breaks)) {
             best = node;
             best_rank = rank;
-            if (rank == 1)
+            best_breaks = breaks;
+            if (rank == 1 && breaks == 0)
                 break;
         }
     }
@@ -734,8 +739,8 @@ int sched__best_node(const struct sched_session *ss, int w, int pool, int exclud
     if (sched__whole(wl) && ss->pools[pool].max_empty < wl->gpu_devices)
         return -1;
     if (sched__whole(wl) && (strategy == SCHED_BINPACK || strategy == SCHED_SPREAD) &&
-        !s.topo && w != ss->topo_w) {
-        int node = indexed_best(ss, w, pool, exclude);
+        w != ss->topo_w) {
+        int node = indexed_best(ss, w, pool, exclude, s.topo);
         if (node != -2)
             return node;
     }
