@@ -41,6 +41,7 @@ static const char usage_text[] =
     "                    [--policy fifo,bestfit,allot,allot-spread] [--inflate X]\n"
     "                    [--seeds S[-T]]\n"
     "                    [--period-s P] [--speedup F] [--gangs] [--pools model|single]\n"
+    "                    [--racks N [--blocks M] [--topology aware|blind]]\n"
     "                    [--report DIR] [--jobs N] [--timing]\n"
     "       allot replay --protocol paper ... (allot replay --protocol paper --help)\n";
 
@@ -70,6 +71,13 @@ static const char help_text[] =
     "  --gangs            tasks of k > 1 GPUs become gangs of k one-GPU pods\n"
     "  --pools model|single  a node pool per GPU model (default), or one pool with\n"
     "                     the model as node type (a gpu_spec's models: any of them)\n"
+    "  --racks N          a synthetic topology: each pool's nodes in file order make\n"
+    "                     racks of N nodes (labels replay/rack, replay/block), and every\n"
+    "                     pool's topology is block, rack, host; the report counts the\n"
+    "                     gangs that start inside one rack and one block\n"
+    "  --blocks M         racks per block (default 8)\n"
+    "  --topology blind   the racks and blocks are counted but the pools have no\n"
+    "                     topology: the run to compare against (default aware)\n"
     "  --report DIR       write report.md, report.json and SVG plots into DIR\n"
     "  --jobs N           runs at once, one thread each (default: the CPUs online)\n"
     "  --timing           wall time of every run on stderr\n"
@@ -121,7 +129,8 @@ static int takes_value(const char *opt)
     static const char *const names[] = {"--nodes", "--pods", "--quota-file", "--report",
                                         "--policy", "--projects", "--inflate", "--speedup",
                                         "--period-s", "--jobs", "--seed", "--seeds",
-                                        "--pools", NULL};
+                                        "--pools", "--racks", "--blocks", "--topology",
+                                        NULL};
     int k;
 
     for (k = 0; names[k]; k++)
@@ -183,6 +192,10 @@ static int text_option(struct replay_opts *o, const char *opt, const char *v, in
         o->single_pool = strcmp(v, "single") == 0;
     else if (strcmp(opt, "--pools") == 0)
         *rc = bad_value(opt, v, "model or single");
+    else if (strcmp(opt, "--topology") == 0 && (strcmp(v, "aware") == 0 || strcmp(v, "blind") == 0))
+        o->topology_blind = strcmp(v, "blind") == 0;
+    else if (strcmp(opt, "--topology") == 0)
+        *rc = bad_value(opt, v, "aware or blind");
     else
         return 0;
     return 1;
@@ -204,6 +217,10 @@ static int number_option(struct replay_opts *o, const char *opt, const char *v)
         if (parse_whole(opt, v, 1, RP_MAX_PROJECTS, &d) != 0)
             return -1;
         o->n_projects = (int)d;
+    } else if (strcmp(opt, "--racks") == 0 || strcmp(opt, "--blocks") == 0) {
+        if (parse_whole(opt, v, 1, 1000000, &d) != 0)
+            return -1;
+        *(strcmp(opt, "--racks") == 0 ? &o->rack_nodes : &o->block_racks) = (int)d;
     } else if (strcmp(opt, "--jobs") == 0) {
         if (parse_whole(opt, v, 1, RP_MAX_JOBS, &d) != 0)
             return -1;
@@ -243,6 +260,7 @@ static int parse_args(int argc, char **argv, struct replay_opts *o)
     o->seed = o->last_seed = 1;
     o->period_ms = 10000;
     o->speedup = 1;
+    o->topology_blind = -1;
     for (i = 1; rc == 0 && i < argc; i++) {
         if (strcmp(argv[i], "--gangs") == 0)
             o->gangs = 1;
@@ -257,6 +275,15 @@ static int parse_args(int argc, char **argv, struct replay_opts *o)
         fprintf(stderr, "allot replay: --nodes and --pods are required\n");
         rc = -1;
     }
+    if (rc == 0 && o->rack_nodes == 0 && (o->block_racks > 0 || o->topology_blind >= 0)) {
+        fprintf(stderr, "allot replay: --blocks and --topology describe --racks' topology: "
+                        "give --racks too\n");
+        rc = -1;
+    }
+    if (o->block_racks == 0)
+        o->block_racks = 8;
+    if (o->topology_blind < 0)
+        o->topology_blind = 0;
     return rc;
 }
 

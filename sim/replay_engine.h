@@ -53,6 +53,9 @@ struct replay_opts {
     int check;             /* verify the world's invariants after every cycle */
     int timing;            /* wall times on stderr */
     int jobs;              /* runs at once; 0: the CPUs online */
+    int rack_nodes;        /* > 0: a synthetic topology, racks of this many nodes of a pool */
+    int block_racks;       /* and blocks of this many racks */
+    int topology_blind;    /* the racks and blocks are counted, the pools have no topology */
 };
 
 /* ---- The model (replay_model.c) ---- */
@@ -79,7 +82,24 @@ struct replay_model {
     double *weight;                    /* [n_projects] over-quota weight, mean over pools
                                           weighted by their GPUs */
     char **project_names;              /* [n_projects] owned */
+    /* with --racks: each node's rack and block (numbered over the pools,
+     * a pool's nodes in file order: racks of rack_nodes, blocks of
+     * block_racks racks), its labels (block, rack) and their text */
+    int *rack_of, *block_of;           /* [n_nodes] */
+    struct sched_label *labels;        /* [2 * n_nodes] */
+    char *label_text;                  /* [2 * n_nodes * RP_LABEL_LEN] */
 };
+
+#define RP_LABEL_LEN 24
+extern const char *const replay_topology[3];   /* the pools' levels: block, rack, host */
+/* Where the gangs start, with --racks (struct replay_stats' and struct
+ * replay_inflation's counts). */
+struct replay_gangs {
+    int placed, one_rack, one_block;
+};
+/* Counts wl when the model has racks and wl is a gang whose pods are placed. */
+void replay_count_gang(const struct replay_model *m, const struct sched_workload *wl,
+                       struct replay_gangs *g);
 
 int replay_model_new(const struct replay_opts *o, struct trace *t, struct replay_model **out,
                      char *err, size_t len);
@@ -130,12 +150,14 @@ struct replay_stats {
     int n_done, cap_done;
     int arrived, withdrawn, rejected, left_pending, preemptions, moves, cycles, core_calls;
     int64_t lost;                      /* milli-GPU x ms of runs cut by evictions */
+    struct replay_gangs gangs;         /* with --racks: every start of a gang */
 };
 
 struct replay_summary {
     int policy;
     int arrived, completed, withdrawn, rejected, left_pending;
     int preemptions, moves, cycles, core_calls;
+    struct replay_gangs gangs;         /* struct replay_stats' */
     double span_s;                     /* the window: first to last arrival */
     double alloc_pct, busy_pct;        /* time-weighted; busy: share of the span */
     double sat_alloc_pct, sat_idle_gpus;   /* over busy time; < 0: never busy */
@@ -190,6 +212,7 @@ struct replay_inflation {
     double at100_idle_gpus;            /* unallocated GPUs once arrivals reach 100%; < 0: never */
     double at100_alloc_pct;
     int arrivals, failures, preemptions;
+    struct replay_gangs gangs;         /* with --racks: the arrivals that start as gangs */
     double end_alloc_pct, end_idle_gpus;
     double *curve;                     /* [n_curve]: GPU allocation (%) when the arrived
                                           demand is k% (the mean of the arrivals that round

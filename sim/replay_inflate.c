@@ -19,6 +19,8 @@
  *         reclaim or preemption evicted for it. Failed tasks are withdrawn
  *         (the paper's simulator drops a task it cannot place) and the
  *         arrivals go on. The first failure is recorded.
+ *         With --racks, an arrival that starts as a gang is counted, with
+ *         whether its pods are inside one rack and one block.
  * Step 4: after every arrival, the arrived demand (the GPUs of every task
  *         so far, placed or not) and the allocation are sampled. The
  *         curve at k% is the mean allocation over the arrivals whose
@@ -251,6 +253,7 @@ static int loop(struct irun *r)
         task = r->arrivals[i];
         if (submit(r, task) != 0 || schedule(r, task, &left) != 0)
             return -1;
+        replay_count_gang(r->b.m, &r->b.w->wls[r->b.w->n_wls - 1], &r->out->gangs);
         if (left > 0) {
             record_failure(r);
             withdraw_pending(r);

@@ -17,6 +17,13 @@
  *         models of its gpu_spec (any of them, the first preferred). With --gangs a task of k > 1 GPUs is a
  *         distributed workload of k one-GPU pods, all needed (min_pods k),
  *         CPU and memory split evenly (rounded down).
+ * Step 1b: with --racks N, a synthetic topology: each pool's nodes in file
+ *         order make racks of N nodes and blocks of --blocks racks
+ *         (numbered over the pools in order), labelled replay/rack and
+ *         replay/block; every pool's topology is block, rack, host (none
+ *         with --topology blind: the racks are only counted). A gang then
+ *         prefers the narrowest domain that holds it (docs/scheduler.md,
+ *         "Topology").
  * Step 4: times. A task arrives at creation_time / speedup. It runs for
  *         deletion_time - scheduled_time; a task the trace never
  *         scheduled runs for deletion_time - creation_time if placed, and
@@ -118,6 +125,78 @@ static int group_nodes(struct replay_model *m)
 out_free:
     free(next);
     return rc;
+}
+
+/* ---- Step 1b: a synthetic topology ---- */
+
+const char *const replay_topology[3] = {"replay/block", "replay/rack", SCHED_HOSTNAME_LABEL};
+
+/* Label k (0 block, 1 rack) of node i: "block-B" or "rack-R". */
+static void label_node(struct replay_model *m, int i, int k, int id)
+{
+    char *text = &m->label_text[((size_t)i * 2 + (size_t)k) * RP_LABEL_LEN];
+
+    snprintf(text, RP_LABEL_LEN, "%s-%d", k ? "rack" : "block", id);
+    m->labels[2 * i + k].key = replay_topology[k];
+    m->labels[2 * i + k].value = text;
+}
+
+static int build_topology(struct replay_model *m)
+{
+    struct scenario *s = &m->layout;
+    const struct replay_opts *o = m->opts;
+    int p, j, racks = 0, blocks = 0;
+
+    if (o->rack_nodes <= 0)
+        return 0;
+    m->rack_of = calloc((size_t)s->n_nodes + 1, sizeof(int));
+    m->block_of = calloc((size_t)s->n_nodes + 1, sizeof(int));
+    m->labels = calloc(2 * (size_t)s->n_nodes + 1, sizeof(*m->labels));
+    m->label_text = calloc(2 * (size_t)s->n_nodes * RP_LABEL_LEN + 1, 1);
+    if (!m->rack_of || !m->block_of || !m->labels || !m->label_text)
+        return -1;
+    for (p = 0; p < s->n_pools; p++) {
+        int rack0 = racks, block0 = blocks;
+        for (j = m->pool_first[p]; j < m->pool_first[p + 1]; j++) {
+            int i = m->pool_nodes[j], rack = (j - m->pool_first[p]) / o->rack_nodes;
+            m->rack_of[i] = rack0 + rack;
+            m->block_of[i] = block0 + rack / o->block_racks;
+            racks = m->rack_of[i] + 1;
+            blocks = m->block_of[i] + 1;
+        }
+        if (!o->topology_blind) {
+            s->pools[p].topology = replay_topology;
+            s->pools[p].n_topology = 3;
+        }
+    }
+    for (j = 0; j < s->n_nodes; j++) {
+        label_node(m, j, 0, m->block_of[j]);
+        label_node(m, j, 1, m->rack_of[j]);
+        s->nodes[j].labels = &m->labels[2 * j];
+        s->nodes[j].n_labels = 2;
+    }
+    return 0;
+}
+
+void replay_count_gang(const struct replay_model *m, const struct sched_workload *wl,
+                       struct replay_gangs *g)
+{
+    int k, rack = -1, block = -1, one_rack = 1, one_block = 1;
+
+    if (!m->rack_of || wl->n_pods < 2 || wl->phase != SCHED_RUNNING)
+        return;
+    for (k = 0; k < wl->n_pods; k++) {
+        int node = wl->pods[k].node;
+        if (node < 0)
+            continue;
+        one_rack &= rack < 0 || m->rack_of[node] == rack;
+        one_block &= block < 0 || m->block_of[node] == block;
+        rack = m->rack_of[node];
+        block = m->block_of[node];
+    }
+    g->placed++;
+    g->one_rack += one_rack;
+    g->one_block += one_block;
 }
 
 /* ---- Step 2: queues and quotas ---- */
@@ -445,8 +524,8 @@ int replay_model_new(const struct replay_opts *o, struct trace *t, struct replay
     namemap_init(&m->index);
     m->layout.file = o->pods_file;
     m->layout.name = "replay";
-    if (build_nodes(m) != 0 || group_nodes(m) != 0 || build_queues(m) != 0 ||
-        build_tasks(m) != 0)
+    if (build_nodes(m) != 0 || group_nodes(m) != 0 || build_topology(m) != 0 ||
+        build_queues(m) != 0 || build_tasks(m) != 0)
         goto out_nomem;
     *out = m;
     return 0;
@@ -463,7 +542,8 @@ static void free_arrays(struct replay_model *m)
         m->project_names, m->weight,      m->limit_milli,   m->deserved_milli, m->pool_first,
         m->pool_nodes,    m->order,       m->unplaceable,   m->withdraw_ms,    m->runtime_ms,
         m->arrival_ms,    m->gpu,         m->tmpl,          m->spec_models,    m->layout.quotas,
-        m->layout.queues, m->layout.nodes, m->layout.pools,
+        m->layout.queues, m->layout.nodes, m->layout.pools, m->rack_of,
+        m->block_of,      m->labels,      m->label_text,
     };
 
     FREE_ALL(owned);

@@ -49,6 +49,7 @@ struct infl_group {
     double first_pct_mean;                     /* arrived % at the first failure; < 0: none */
     double arrivals_mean, failures_mean;
     int evictions;
+    struct replay_gangs gangs;                 /* summed over the seeds */
     double *x, *y;                             /* [n_curve]: the mean curve, points with data */
     int n_curve;
 };
@@ -111,6 +112,36 @@ static void md_setup(FILE *f, const struct replay_model *m)
             m->n_projects, o->quota_file ? "from the quota file" : "split evenly per pool",
             (double)o->period_ms / 1000.0, o->speedup, o->gangs ? "synthesised" : "off",
             (unsigned long long)o->seed);
+    if (o->rack_nodes > 0)
+        fprintf(f, "Topology: racks of %d nodes of a pool, blocks of %d racks; %s.\n\n",
+                o->rack_nodes, o->block_racks,
+                o->topology_blind ? "the pools have none (topology-blind: racks only counted)"
+                                  : "every pool's is block, rack, host");
+}
+
+static double share_pct(int part, int whole)
+{
+    return whole > 0 ? 100.0 * part / whole : -1;
+}
+
+/* With --racks: where the gangs started (every start of a gang counts). */
+static void md_gangs(FILE *f, const struct replay_results *r)
+{
+    const struct replay_summary *s;
+    char a[32], b[32], c[32];
+    int n;
+
+    if (r->m->opts->rack_nodes <= 0)
+        return;
+    fprintf(f, "\n| policy | gangs started | inside one rack | inside one block | idle GPUs when "
+            "busy |\n|---|---|---|---|---|\n");
+    for (n = 0; n < r->n_runs; n++) {
+        s = &r->runs[n];
+        fprintf(f, "| %s | %d | %s | %s | %s |\n", replay_policy_name(s->policy),
+                s->gangs.placed, fmt_pct(a, 32, share_pct(s->gangs.one_rack, s->gangs.placed)),
+                fmt_pct(b, 32, share_pct(s->gangs.one_block, s->gangs.placed)),
+                fmt_num(c, 32, s->sat_idle_gpus, 1));
+    }
 }
 
 static void md_runs(FILE *f, const struct replay_results *r)
@@ -220,6 +251,9 @@ static int summarize_group(const struct replay_results *r, struct infl_group *g)
         g->arrivals_mean += (double)x->arrivals / g->n;
         g->failures_mean += (double)x->failures / g->n;
         g->evictions += x->preemptions;
+        g->gangs.placed += x->gangs.placed;
+        g->gangs.one_rack += x->gangs.one_rack;
+        g->gangs.one_block += x->gangs.one_block;
         if (x->first_idle_gpus >= 0) {
             g->first_pct_mean += x->first_arrived_pct;
             failed++;
@@ -276,6 +310,25 @@ static void md_inflations(FILE *f, const struct replay_results *r, const struct 
         fprintf(f, "| %s (published) | %.0f | | | | | | | |\n", published_names[n], figures[n]);
 }
 
+/* With --racks: where the arrivals that started as gangs went, over the seeds. */
+static void md_infl_gangs(FILE *f, const struct replay_results *r, const struct infl_group *g,
+                          int n_groups)
+{
+    char a[32], b[32], c[32];
+    int n;
+
+    if (r->m->opts->rack_nodes <= 0)
+        return;
+    fprintf(f, "\n| policy | gangs started (every seed) | inside one rack | inside one block | "
+            "unallocated GPUs at 100%% arrived, mean |\n|---|---|---|---|---|\n");
+    for (n = 0; n < n_groups; n++)
+        fprintf(f, "| %s | %d | %s | %s | %s |\n", replay_policy_name(g[n].policy),
+                g[n].gangs.placed,
+                fmt_pct(a, 32, share_pct(g[n].gangs.one_rack, g[n].gangs.placed)),
+                fmt_pct(b, 32, share_pct(g[n].gangs.one_block, g[n].gangs.placed)),
+                fmt_num(c, 32, g[n].at100_mean, 1));
+}
+
 static void md_tasks(FILE *f, const struct replay_results *r)
 {
     const struct replay_summary *s;
@@ -329,6 +382,7 @@ static void md_body(FILE *f, const struct replay_results *r, const struct infl_g
     if (r->n_runs) {
         fprintf(f, "## Time replay\n\n");
         md_runs(f, r);
+        md_gangs(f, r);
         fprintf(f, "\n%s\n", notes);
         md_tasks(f, r);
         fprintf(f, "\n### Projects\n");
@@ -349,6 +403,7 @@ static void md_body(FILE *f, const struct replay_results *r, const struct infl_g
                 "simulator, mean of 10 seeds).\n\n",
                 (unsigned long long)o->seed, (unsigned long long)o->last_seed, o->inflate);
         md_inflations(f, r, g, n_groups);
+        md_infl_gangs(f, r, g, n_groups);
         fprintf(f, "\n![GPU allocation under inflation](inflation.svg)\n");
     }
 }
@@ -375,12 +430,16 @@ static void md_policies(FILE *f, const struct replay_opts *o)
 static void headline(FILE *f, const struct replay_results *r, const struct infl_group *g,
                      int n_groups)
 {
-    if (r->n_runs)
+    if (r->n_runs) {
         md_runs(f, r);
+        md_gangs(f, r);
+    }
     if (r->n_runs && r->n_inflations)
         fputc('\n', f);
-    if (r->n_inflations)
+    if (r->n_inflations) {
         md_inflations(f, r, g, n_groups);
+        md_infl_gangs(f, r, g, n_groups);
+    }
     fputc('\n', f);
     md_policies(f, r->m->opts);
 }
@@ -590,13 +649,20 @@ static json_t *json_projects(const struct replay_model *m, const struct replay_s
     return a;
 }
 
+static json_t *json_gangs(const struct replay_gangs *g)
+{
+    return json_pack("{s:i, s:i, s:i}", "started", g->placed, "oneRack", g->one_rack, "oneBlock",
+                     g->one_block);
+}
+
 static json_t *json_run(const struct replay_model *m, const struct replay_summary *s)
 {
     json_t *tasks = json_pack("{s:i, s:i, s:i, s:i, s:i}", "arrived", s->arrived, "completed",
                               s->completed, "withdrawn", s->withdrawn, "rejected", s->rejected,
                               "leftPending", s->left_pending);
+    json_t *run;
 
-    return json_pack(
+    run = json_pack(
         "{s:s, s:s, s:o, s:f, s:f, s:f, s:o, s:o, s:{s:f, s:f}, s:{s:f, s:f}, s:{s:o, s:o}, "
         "s:i, s:f, s:i, s:i, s:i, s:o, s:o, s:o}",
         "policy", replay_policy_name(s->policy), "placement",
@@ -609,6 +675,9 @@ static json_t *json_run(const struct replay_model *m, const struct replay_summar
         "consolidationMoves", s->moves, "cycles", s->cycles, "coreCalls", s->core_calls,
         "projects", json_projects(m, s), "seriesDays", real_array(s->series_t, RP_BUCKETS),
         "gpuAllocationPctSeries", real_array(s->series_alloc, RP_BUCKETS));
+    if (run && m->opts->rack_nodes > 0)
+        json_object_set_new(run, "gangs", json_gangs(&s->gangs));
+    return run;
 }
 
 
@@ -664,8 +733,12 @@ static json_t *json_report(const struct replay_results *r, const struct infl_gro
 
     for (n = 0; runs && n < r->n_runs; n++)
         json_array_append_new(runs, json_run(r->m, &r->runs[n]));
-    for (n = 0; infl && n < r->n_inflations; n++)
-        json_array_append_new(infl, json_inflation(&r->inflations[n]));
+    for (n = 0; infl && n < r->n_inflations; n++) {
+        json_t *x = json_inflation(&r->inflations[n]);
+        if (x && r->m->opts->rack_nodes > 0)
+            json_object_set_new(x, "gangs", json_gangs(&r->inflations[n].gangs));
+        json_array_append_new(infl, x);
+    }
     for (n = 0; sum && n < n_groups; n++)
         json_array_append_new(sum, json_group(&g[n]));
     return json_pack("{s:o, s:o, s:o, s:o, s:o}", "setup", json_setup(r->m), "policies", runs,

@@ -18,7 +18,9 @@
  * Running in a cycle) -> DONE (completion); RUNNING -> PENDING when an
  * eviction stops it (its run starts over: the time it ran is lost);
  * PENDING -> WITHDRAWN (withdrawal). A task's completion event carries a
- * generation, so the event of a run cut by an eviction is ignored.
+ * generation, so the event of a run cut by an eviction is ignored. With
+ * --racks every start of a gang counts, with whether its pods are inside
+ * one rack and one block of the model's synthetic topology.
  *
  * Invariants (checked after every cycle with --check):
  *   1. the world's own (world.h);
@@ -181,11 +183,12 @@ static void pending(struct run *r, int task, int sign)
     r->n_pending_gpu += r->b.m->gpu[task] > 0 ? sign : 0;
 }
 
-static int start(struct run *r, int task)
+static int start(struct run *r, int task, const struct sched_workload *wl)
 {
     struct rtask *k = &r->tasks[task];
     struct event e;
 
+    replay_count_gang(r->b.m, wl, &r->st.gangs);
     k->state = T_RUNNING;
     k->start = r->b.w->now_ms;
     if (k->first_start == SCHED_NO_TIME)
@@ -220,7 +223,7 @@ static int transition(struct run *r, int i)
     if (!namemap_get(&r->b.m->index, wl->name, &task))
         return 0;
     if (running && r->tasks[task].state == T_PENDING)
-        return start(r, task);
+        return start(r, task, wl);
     if (!running && r->tasks[task].state == T_RUNNING)
         evicted(r, task);
     return 0;

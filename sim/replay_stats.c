@@ -335,6 +335,7 @@ int rs_summarize(const struct replay_stats *st, struct replay_summary *out)
     out->moves = st->moves;
     out->cycles = st->cycles;
     out->core_calls = st->core_calls;
+    out->gangs = st->gangs;
     out->lost_gpu_h = (double)st->lost / 1000.0 / 3600000.0;
     integrate(st, out);
     series(st, out);
