@@ -29,6 +29,11 @@
 # spec-any.csv, the same nodes: y asks B [0,100); x asks "B|A" at 10: B
 #   is taken, A is free, so x starts at once in both layouts -> waits 0.
 # one-task.csv, inflation x1.5 on one 2-GPU node: the third copy fails.
+# racks.csv, four 2-GPU nodes n1-n4, --racks 2 (rack-0 n1 n2, rack-1 n3
+#   n4): a and b (1 GPU) fill n1; the gang g (4 one-GPU pods at 10) then
+#   takes n2 and n3 by bin-packing or first fit (two racks, one block of
+#   8 racks), or rack-1 (n3, n4) when the pools have the topology
+#   (bestfit). With --blocks 1 a block is a rack.
 set -u
 allot=$1 dir=$2
 out=$(mktemp -d)
@@ -156,6 +161,27 @@ for layout in model single; do
         expect spec-any-$layout $p tasks.completed 2
     done
 done
+
+for topo in aware blind; do
+    run racks-$topo --nodes "$dir/nodes-4x2.csv" --pods "$dir/racks.csv" --period-s 0 \
+        --projects 1 --gangs --racks 2 --blocks 1 --topology $topo --policy fifo,bestfit
+    for p in fifo bestfit; do
+        expect racks-$topo $p gangs.started 1
+    done
+    expect racks-$topo fifo gangs.oneRack 0
+    expect racks-$topo fifo gangs.oneBlock 0
+done
+expect racks-aware bestfit gangs.oneRack 1
+expect racks-aware bestfit gangs.oneBlock 1
+expect racks-blind bestfit gangs.oneRack 0
+grep -q '^| bestfit | 1 | 100.0% | 100.0% |' "$out/racks-aware.txt" ||
+    fail "racks-aware: the headline has no gang row for bestfit"
+run racks-inflate --nodes "$dir/nodes-4x2.csv" --pods "$dir/racks.csv" --gangs --racks 2 \
+    --inflate 1 --policy bestfit --projects 1
+jq -e '.inflation[0].gangs.started >= 1' "$out/racks-inflate/report.json" >/dev/null ||
+    fail "racks-inflate: no gang counted under inflation"
+[ "$(jq '.policies[0] | has("gangs")' "$out/hol/report.json")" = false ] ||
+    fail "hol: gangs reported without --racks"
 
 run inflate --nodes "$dir/nodes-1x2.csv" --pods "$dir/one-task.csv" --inflate 1.5
 for p in fifo allot allot-spread; do

@@ -39,6 +39,11 @@ refuse "--projects 3, but $dir/quota-ab.csv names 2 projects" --nodes "$nodes" -
 refuse "--pools 'many': expected model or single" --nodes "$nodes" --pods "$pods" --pools many
 refuse "write * as the pool of team-a" --nodes "$nodes" --pods "$pods" --pools single \
     --quota-file "$dir/quota-ab.csv"
+refuse "give --racks too" --nodes "$nodes" --pods "$pods" --blocks 2
+refuse "give --racks too" --nodes "$nodes" --pods "$pods" --topology blind
+refuse "--racks '0': expected" --nodes "$nodes" --pods "$pods" --racks 0
+refuse "--topology 'maybe': expected aware or blind" --nodes "$nodes" --pods "$pods" --racks 2 \
+    --topology maybe
 : >"$tmp/file"
 refuse "$tmp/file" --nodes "$nodes" --pods "$pods" --report "$tmp/file"
 
