@@ -10,6 +10,7 @@
 #include "db_int.h"
 #include "db_policies.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,27 +34,26 @@ void db_policies_free(struct db_policy *p, int n)
     db__rows_free(&policy_shape, p, n);
 }
 
+/* A put: its parameters are policy_cols from the second (id) on. */
+static const char put_sql[] =
+    "INSERT INTO policies (id, type, scope, scope_id, name, created_by, updated_by,"
+    " created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (type, scope, scope_id) DO UPDATE SET name = excluded.name,"
+    " updated_by = excluded.updated_by, updated_at = excluded.updated_at,"
+    " body = excluded.body";
+
 static int put_fn(struct db__conn *c, void *arg)
 {
-    static const char sql[] =
-        "INSERT INTO policies (id, type, scope, scope_id, name, created_by, updated_by,"
-        " created_at, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT (type, scope, scope_id) DO UPDATE SET name = excluded.name,"
-        " updated_by = excluded.updated_by, updated_at = excluded.updated_at,"
-        " body = excluded.body";
-    const struct db_policy *p = arg;
-    int64_t now = db__now_ms();
-    const struct db__arg args[] = {DB__S(p->id), DB__S(p->type), DB__S(p->scope),
-                                   DB__S(p->scope_id), DB__S(p->name), DB__S(p->created_by),
-                                   DB__S(p->created_by), DB__I(now), DB__I(now),
-                                   DB__S(p->body)};
-
-    return db__exec_args(c, sql, args, DB__NARGS(args));
+    return db__exec_cols(c, put_sql, policy_cols + 1, DB__NCOLS(policy_cols) - 1, arg);
 }
 
 int db_policy_put(struct db *db, const struct db_policy *p)
 {
-    return db__write(db, put_fn, (void *)p);
+    struct db_policy row = *p; /* the caller's, stamped now by its creator */
+
+    row.created_at = row.updated_at = db__now_ms();
+    snprintf(row.updated_by, sizeof(row.updated_by), "%s", row.created_by);
+    return db__write(db, put_fn, &row);
 }
 
 struct key_arg {

@@ -51,104 +51,73 @@ int db_samples_add(struct db *db, const struct db_sample *s, int n, int64_t keep
     return db__write(db, add_fn, &a);
 }
 
+/* The reads. A statement's parameters are the queue (?1; NULL for one
+ * that reads every project), the pool (?2) and the times from start (?3,
+ * ?4); the buckets' read, the time from which (?1) and the bucket (?2). */
+static const char queue_sum_sql[] =
+    "SELECT queue_seq, 0, ts, sum(gpu_alloc),"
+    " CASE WHEN min(gpu_quota) < 0 THEN -1 ELSE sum(gpu_quota) END, sum(cpu_alloc),"
+    " CASE WHEN min(cpu_quota) < 0 THEN -1 ELSE sum(cpu_quota) END, sum(mem_alloc),"
+    " CASE WHEN min(mem_quota) < 0 THEN -1 ELSE sum(mem_quota) END FROM samples"
+    " WHERE queue_seq = ?1 AND ts BETWEEN ?3 AND ?4 AND ?2 = 0 GROUP BY queue_seq, ts"
+    " ORDER BY ts";
+static const char queue_pool_sql[] =
+    "SELECT queue_seq, pool_seq, ts, gpu_alloc, gpu_quota, cpu_alloc, cpu_quota,"
+    " mem_alloc, mem_quota FROM samples"
+    " WHERE queue_seq = ?1 AND pool_seq = ?2 AND ts BETWEEN ?3 AND ?4 ORDER BY ts";
+/* Every project's samples summed per time (of one pool, or of all with
+ * pool_seq 0): the cluster's allocation and quota over time. */
+static const char projects_sql[] =
+    "SELECT 0, ?2, s.ts, sum(s.gpu_alloc),"
+    " CASE WHEN min(s.gpu_quota) < 0 THEN -1 ELSE sum(s.gpu_quota) END, sum(s.cpu_alloc),"
+    " CASE WHEN min(s.cpu_quota) < 0 THEN -1 ELSE sum(s.cpu_quota) END, sum(s.mem_alloc),"
+    " CASE WHEN min(s.mem_quota) < 0 THEN -1 ELSE sum(s.mem_quota) END"
+    " FROM samples s JOIN queues q ON q.seq = s.queue_seq AND q.kind = 1" /* DB_PROJECT */
+    " WHERE s.ts BETWEEN ?3 AND ?4 AND (?2 = 0 OR s.pool_seq = ?2)"
+    " GROUP BY s.ts ORDER BY s.ts";
+static const char buckets_sql[] =
+    "SELECT queue_seq, pool_seq, (ts / ?2) * ?2 AS b, avg(gpu_alloc), 0, avg(cpu_alloc), 0,"
+    " avg(mem_alloc), 0 FROM samples WHERE ts >= ?1"
+    " GROUP BY queue_seq, pool_seq, b ORDER BY queue_seq, pool_seq, b";
+
 struct get_arg {
-    int64_t queue_seq, pool_seq, start, end, bucket;
+    const char *sql;
+    struct db__arg args[4];
+    int n_args;
     struct db_sample **out;
     int *n;
 };
 
-/* The rows of sql, whose parameters are the queue (?1, or none), the pool
- * (?2) and the times from start (?3, ?4). */
-static int rows(struct db__conn *c, const char *sql, const struct get_arg *a, int queue)
-{
-    const struct db__arg args[] = {
-        queue ? (struct db__arg)DB__I(a->queue_seq) : (struct db__arg)DB__NULL_ARG,
-        DB__I(a->pool_seq), DB__I(a->start), DB__I(a->end),
-    };
-
-    return db__query_rows(c, sql, args, DB__NARGS(args), &sample_shape, a->out, a->n);
-}
-
 static int get_fn(struct db__conn *c, void *arg)
 {
-    static const char sum[] =
-        "SELECT queue_seq, 0, ts, sum(gpu_alloc),"
-        " CASE WHEN min(gpu_quota) < 0 THEN -1 ELSE sum(gpu_quota) END, sum(cpu_alloc),"
-        " CASE WHEN min(cpu_quota) < 0 THEN -1 ELSE sum(cpu_quota) END, sum(mem_alloc),"
-        " CASE WHEN min(mem_quota) < 0 THEN -1 ELSE sum(mem_quota) END FROM samples"
-        " WHERE queue_seq = ?1 AND ts BETWEEN ?3 AND ?4 AND ?2 = 0 GROUP BY queue_seq, ts"
-        " ORDER BY ts";
-    static const char one[] =
-        "SELECT queue_seq, pool_seq, ts, gpu_alloc, gpu_quota, cpu_alloc, cpu_quota,"
-        " mem_alloc, mem_quota FROM samples"
-        " WHERE queue_seq = ?1 AND pool_seq = ?2 AND ts BETWEEN ?3 AND ?4 ORDER BY ts";
-    const struct get_arg *a = arg;
+    struct get_arg *a = arg;
 
-    return rows(c, a->pool_seq ? one : sum, a, 1);
-}
-
-static int run(struct db *db, db__fn fn, struct get_arg *a)
-{
-    int rc;
-
-    *a->out = NULL;
-    *a->n = 0;
-    rc = db__read(db, fn, a);
-    if (rc != DB_OK) {
-        free(*a->out);
-        *a->out = NULL;
-        *a->n = 0;
-    }
-    return rc;
+    return db__query_rows(c, a->sql, a->args, a->n_args, &sample_shape, a->out, a->n);
 }
 
 int db_samples_get(struct db *db, int64_t queue_seq, int64_t pool_seq, int64_t start,
                    int64_t end, struct db_sample **out, int *n)
 {
-    struct get_arg a = {queue_seq, pool_seq, start, end, 0, out, n};
+    struct get_arg a = {pool_seq ? queue_pool_sql : queue_sum_sql,
+                        {DB__I(queue_seq), DB__I(pool_seq), DB__I(start), DB__I(end)}, 4, out, n};
 
-    return run(db, get_fn, &a);
-}
-
-/* Every project's samples summed per time (of one pool, or of all with
- * pool_seq 0): the cluster's allocation and quota over time. */
-static int projects_fn(struct db__conn *c, void *arg)
-{
-    static const char sql[] =
-        "SELECT 0, ?2, s.ts, sum(s.gpu_alloc),"
-        " CASE WHEN min(s.gpu_quota) < 0 THEN -1 ELSE sum(s.gpu_quota) END, sum(s.cpu_alloc),"
-        " CASE WHEN min(s.cpu_quota) < 0 THEN -1 ELSE sum(s.cpu_quota) END, sum(s.mem_alloc),"
-        " CASE WHEN min(s.mem_quota) < 0 THEN -1 ELSE sum(s.mem_quota) END"
-        " FROM samples s JOIN queues q ON q.seq = s.queue_seq AND q.kind = 1" /* DB_PROJECT */
-        " WHERE s.ts BETWEEN ?3 AND ?4 AND (?2 = 0 OR s.pool_seq = ?2)"
-        " GROUP BY s.ts ORDER BY s.ts";
-    return rows(c, sql, arg, 0);
+    return db__read_list(db, get_fn, &a, out, n);
 }
 
 int db_samples_projects(struct db *db, int64_t pool_seq, int64_t start, int64_t end,
                         struct db_sample **out, int *n)
 {
-    struct get_arg a = {0, pool_seq, start, end, 0, out, n};
+    struct get_arg a = {projects_sql, {DB__NULL_ARG, DB__I(pool_seq), DB__I(start), DB__I(end)},
+                        4, out, n};
 
-    return run(db, projects_fn, &a);
-}
-
-static int buckets_fn(struct db__conn *c, void *arg)
-{
-    static const char sql[] =
-        "SELECT queue_seq, pool_seq, (ts / ?2) * ?2 AS b, avg(gpu_alloc), 0, avg(cpu_alloc), 0,"
-        " avg(mem_alloc), 0 FROM samples WHERE ts >= ?1"
-        " GROUP BY queue_seq, pool_seq, b ORDER BY queue_seq, pool_seq, b";
-    struct get_arg *a = arg;
-    const struct db__arg args[] = {DB__I(a->start), DB__I(a->bucket)};
-
-    return db__query_rows(c, sql, args, DB__NARGS(args), &sample_shape, a->out, a->n);
+    return db__read_list(db, get_fn, &a, out, n);
 }
 
 int db_samples_buckets(struct db *db, int64_t since, int64_t bucket_ms, struct db_sample **out,
                        int *n)
 {
-    struct get_arg a = {0, 0, since, 0, bucket_ms > 0 ? bucket_ms : 1, out, n};
+    struct get_arg a = {buckets_sql, {DB__I(since), DB__I(bucket_ms > 0 ? bucket_ms : 1)}, 2,
+                        out, n};
 
-    return run(db, buckets_fn, &a);
+    return db__read_list(db, get_fn, &a, out, n);
 }
