@@ -45,12 +45,8 @@ static void token_fix(void *row)
 
 /* A token's row: TOKEN_COLS. An insert names id .. created_by, then
  * pool_name and n_gpus. */
-static const struct db__col token_cols[] = {
-    DB__COLS(struct db_agent_token, seq, id, name, secret_hash, node_name, created_at, created_by,
-        last_used_at, revoked_at, pool, n_gpus),
-};
-static const struct db__shape token_shape =
-    DB__SHAPE(struct db_agent_token, token_cols, token_fix);
+DB__TABLE(token_cols, token_shape, struct db_agent_token, token_fix, seq, id, name, secret_hash,
+          node_name, created_at, created_by, last_used_at, revoked_at, pool, n_gpus);
 
 static int token_insert_fn(struct db__conn *c, void *arg)
 {
@@ -367,11 +363,8 @@ int db_agent_register(struct db *db, struct db_agent_reg *r)
                  " r.finished_at, r.exit_code, r.signal, r.outcome"
 #define RUN_FROM " FROM pod_runs r LEFT JOIN nodes n ON n.seq = r.node_seq"
 
-static const struct db__col run_cols[] = {
-    DB__COLS(struct db_pod_run, uid, workload_seq, idx, node_seq, node_name, started_at,
-        finished_at, exit_code, signal, outcome),
-};
-static const struct db__shape run_shape = DB__SHAPE(struct db_pod_run, run_cols, NULL);
+DB__TABLE(run_cols, run_shape, struct db_pod_run, NULL, uid, workload_seq, idx, node_seq,
+          node_name, started_at, finished_at, exit_code, signal, outcome);
 
 struct run_arg {
     const char *uid;
@@ -410,13 +403,9 @@ int db_pod_run_list(struct db *db, int64_t workload_seq, int idx, struct db_pod_
 
 /* ---- agent nodes ---- */
 
-static const struct db__col agent_node_cols[] = {
-    DB__COLS(struct db_agent_node, node_seq, node_id, name, pool_name, ready, n_gpus, gpu_type,
-        token_id, heartbeat_ms, registered_at, last_seen, version, runtime, labels, gpus,
-        approved_gpus, requested_pool, requested_gpus),
-};
-static const struct db__shape agent_node_shape =
-    DB__SHAPE(struct db_agent_node, agent_node_cols, NULL);
+DB__TABLE(agent_node_cols, agent_node_shape, struct db_agent_node, NULL, node_seq, node_id, name,
+          pool_name, ready, n_gpus, gpu_type, token_id, heartbeat_ms, registered_at, last_seen,
+          version, runtime, labels, gpus, approved_gpus, requested_pool, requested_gpus);
 
 void db_agent_nodes_free(struct db_agent_node *a, int n)
 {
@@ -446,11 +435,8 @@ struct approval_row {
     char asked_pool[DB_NAME_LEN];
     int asked_gpus;
 };
-static const struct db__col approval_cols[] = {
-    DB__COLS(struct approval_row, seq, pool, gpus, asked_pool, asked_gpus),
-};
-static const struct db__shape approval_shape =
-    DB__SHAPE(struct approval_row, approval_cols, NULL);
+DB__TABLE(approval_cols, approval_shape, struct approval_row, NULL, seq, pool, gpus, asked_pool,
+          asked_gpus);
 
 /* The approved figures: what was asked for, or what the admin says. */
 static void approval_take(const struct db_agent_approval *a, struct approval_row *r)
@@ -529,11 +515,8 @@ int db_agent_limited(struct db *db, struct db_limited **out, int *n)
         " FROM workloads w WHERE w.deleted_at = 0 AND w.phase = 'Running' AND w.rules != ''"
         " ORDER BY w.seq";
 #undef DEVICES
-    static const struct db__col cols[] = {
-        DB__COLS(struct db_limited, seq, name, type, started_ms, rules, n_devices, n_idle,
-            n_unmeasured, idle_since, preemptible, run_ms),
-    };
-    static const struct db__shape shape = DB__SHAPE(struct db_limited, cols, NULL);
+    DB__TABLE(cols, shape, struct db_limited, NULL, seq, name, type, started_ms, rules, n_devices,
+              n_idle, n_unmeasured, idle_since, preemptible, run_ms);
 
     return db__read_rows(db, sql, NULL, &shape, out, n);
 }

@@ -56,10 +56,7 @@ struct binding {
 };
 
 /* A binding's columns: the pod's workload, index, name and devices. */
-static const struct db__col binding_cols[] = {
-    DB__COLS(struct binding, wl_seq, idx, wl_name, devices),
-};
-static const struct db__shape binding_shape = DB__SHAPE(struct binding, binding_cols, NULL);
+DB__TABLE(binding_cols, binding_shape, struct binding, NULL, wl_seq, idx, wl_name, devices);
 /* A run's: its workload, index and name. */
 static const struct db__shape binding_shape3 = {binding_cols, 3, sizeof(struct binding), NULL};
 

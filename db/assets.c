@@ -21,11 +21,9 @@
     " a.created_by, a.updated_by, a.created_at, a.updated_at, a.update_count, a.spec,"    \
     " a.sealed, a.supported"
 
-static const struct db__col asset_cols[] = {
-    DB__COLS(struct db_asset, seq, id, family, kind, name, scope, scope_id, description,
-        created_by, updated_by, created_at, updated_at, update_count, spec, sealed, supported),
-};
-static const struct db__shape asset_shape = DB__SHAPE(struct db_asset, asset_cols, NULL);
+DB__TABLE(asset_cols, asset_shape, struct db_asset, NULL, seq, id, family, kind, name, scope,
+          scope_id, description, created_by, updated_by, created_at, updated_at, update_count,
+          spec, sealed, supported);
 
 void db_asset_clear(struct db_asset *a)
 {

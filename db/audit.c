@@ -16,11 +16,8 @@
 #define AUDIT_COLS "seq, id, at_ms, subject, subject_type, source_ip, action, method, url," \
                    " entity_type, entity_id, entity_name, status"
 
-static const struct db__col audit_cols[] = {
-    DB__COLS(struct db_audit, seq, id, at_ms, subject, subject_type, source_ip, action, method,
-             url, entity_type, entity_id, entity_name, status),
-};
-static const struct db__shape audit_shape = DB__SHAPE(struct db_audit, audit_cols, NULL);
+DB__TABLE(audit_cols, audit_shape, struct db_audit, NULL, seq, id, at_ms, subject, subject_type,
+          source_ip, action, method, url, entity_type, entity_id, entity_name, status);
 
 struct insert_arg {
     const struct db_audit *rows;

@@ -82,10 +82,7 @@ struct since_arg {
 
 static int since_fn(struct db__conn *c, void *arg)
 {
-    static const struct db__col cols[] = {
-        DB__COLS(struct db_change, seq, kind, workload_seq, own),
-    };
-    static const struct db__shape shape = DB__SHAPE(struct db_change, cols, NULL);
+    DB__TABLE(cols, shape, struct db_change, NULL, seq, kind, workload_seq, own);
     static const char sql[] = "SELECT seq, kind, workload_seq,"
                               " CASE WHEN origin = ?3 THEN 1 ELSE 0 END FROM changes"
                               " WHERE seq > ?1 ORDER BY seq LIMIT ?2";

@@ -230,6 +230,11 @@ struct db__shape {
     void (*fix)(void *row);
 };
 #define DB__SHAPE(T, cols, fix) {cols, DB__NCOLS(cols), sizeof(T), fix}
+/* A table whose columns are all DB__COLS: its column array `cols` and its
+ * shape `shape` (fix as for DB__SHAPE) in one declaration. */
+#define DB__TABLE(cols, shape, T, fix, ...)                                    \
+    static const struct db__col cols[] = {DB__COLS(T, __VA_ARGS__)};          \
+    static const struct db__shape shape = DB__SHAPE(T, cols, fix)
 /* Reads n columns from column `col` on into row's fields (nothing else):
  * DB_OK, or DB_ENOMEM if a DB__DUP copy failed (its field NULL). */
 int db__cols_read(struct db__stmt *st, int col, const struct db__col *cols, int n, void *row);

@@ -179,11 +179,9 @@ struct list_arg {
 
 static int list_fn(struct db__conn *c, void *arg)
 {
-    static const struct db__col cols[] = {
-        DB__COLS(struct db_pod_gpu_row, workload_seq, idx, uid, workload_id, workload_name,
-            project_name, node_name, gpu, given, utilization, mem_mib, pid, updated_at),
-    };
-    static const struct db__shape shape = DB__SHAPE(struct db_pod_gpu_row, cols, NULL);
+    DB__TABLE(cols, shape, struct db_pod_gpu_row, NULL, workload_seq, idx, uid, workload_id,
+              workload_name, project_name, node_name, gpu, given, utilization, mem_mib, pid,
+              updated_at);
     static const char one[] = "SELECT " ROW_COLS ROW_FROM " WHERE p.workload_seq = ?"
                               " ORDER BY p.idx, g.gpu";
     static const char all[] = "SELECT " ROW_COLS ROW_FROM " WHERE ? = 0"
@@ -242,10 +240,7 @@ struct samples_arg {
 
 static int samples_fn(struct db__conn *c, void *arg)
 {
-    static const struct db__col cols[] = {
-        DB__COLS(struct db_gpu_sample, ts, idx, gpu, given, utilization, mem_mib),
-    };
-    static const struct db__shape shape = DB__SHAPE(struct db_gpu_sample, cols, NULL);
+    DB__TABLE(cols, shape, struct db_gpu_sample, NULL, ts, idx, gpu, given, utilization, mem_mib);
     static const char sql[] =
         "SELECT ts, idx, gpu, given, utilization, memory_mib FROM gpu_samples"
         " WHERE workload_seq = ?1 AND ts BETWEEN ?2 AND ?3 AND (?4 < 0 OR idx = ?4)"

@@ -75,10 +75,7 @@ struct hold_arg {
     struct db_lease *out;
 };
 
-static const struct db__col lease_cols[] = {
-    DB__COLS(struct db_lease, holder, epoch, expires_at, db_now),
-};
-static const struct db__shape lease_shape = DB__SHAPE(struct db_lease, lease_cols, NULL);
+DB__TABLE(lease_cols, lease_shape, struct db_lease, NULL, holder, epoch, expires_at, db_now);
 
 static int read_row(struct db__conn *c, struct db_lease *out)
 {

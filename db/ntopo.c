@@ -17,10 +17,8 @@
 
 #define COLS "t.seq, t.id, t.name, t.cluster_id, t.levels, t.created_by, t.created_at"
 
-static const struct db__col ntopo_cols[] = {
-    DB__COLS(struct db_ntopo, seq, id, name, cluster_id, levels, created_by, created_at),
-};
-static const struct db__shape ntopo_shape = DB__SHAPE(struct db_ntopo, ntopo_cols, NULL);
+DB__TABLE(ntopo_cols, ntopo_shape, struct db_ntopo, NULL, seq, id, name, cluster_id, levels,
+          created_by, created_at);
 
 static const struct db__insert ntopo_insert = {
     "INSERT INTO network_topologies (id, name, cluster_id, levels, created_by, created_at)"

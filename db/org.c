@@ -29,12 +29,10 @@ const char *const db_placement_words[DB_N_PLACEMENTS] = {"binpack", "spread", "f
 
 /* A pool's row: POOL_COLS, in order. An insert names every column but
  * the first (seq); updated_by starts as created_by (db_pool_insert). */
-static const struct db__col pool_cols[] = {
-    DB__COLS(struct db_pool, seq, name, label_key, label_value, gpu_placement, cpu_placement,
-        min_runtime_ms, created_at, updated_at, created_by, tbf_enabled, tbf_window_ms,
-        tbf_half_life_ms, tbf_k_milli, updated_by, topology_id, topology_levels),
-};
-static const struct db__shape pool_shape = DB__SHAPE(struct db_pool, pool_cols, NULL);
+DB__TABLE(pool_cols, pool_shape, struct db_pool, NULL, seq, name, label_key, label_value,
+          gpu_placement, cpu_placement, min_runtime_ms, created_at, updated_at, created_by,
+          tbf_enabled, tbf_window_ms, tbf_half_life_ms, tbf_k_milli, updated_by, topology_id,
+          topology_levels);
 
 /* What an admin changes of a pool, in pool_update_fn's order. */
 static const struct db__col pool_update_cols[] = {
@@ -200,12 +198,9 @@ int db_pool_list(struct db *db, struct db_pool **out, int *n)
 
 /* A node's row: NODE_COLS and the GPU bound on it. An upsert names the
  * columns from the second (id) to pool_pinned. */
-static const struct db__col node_cols[] = {
-    DB__COLS(struct db_node, seq, id, name, pool_seq, n_gpus, gpu_type, cpu_milli, mem_mib, ready,
-        simulated, created_at, updated_at, node_type, labels, gpu_memory_mib, address, pool_pinned,
-        pool_name, alloc_gpu_milli),
-};
-static const struct db__shape node_shape = DB__SHAPE(struct db_node, node_cols, NULL);
+DB__TABLE(node_cols, node_shape, struct db_node, NULL, seq, id, name, pool_seq, n_gpus, gpu_type,
+          cpu_milli, mem_mib, ready, simulated, created_at, updated_at, node_type, labels,
+          gpu_memory_mib, address, pool_pinned, pool_name, alloc_gpu_milli);
 #define NODE_UPSERT_COLS 16 /* id .. pool_pinned */
 /* A node's key: seq, id. */
 static const struct db__shape node_key_shape = {node_cols, 2, sizeof(struct db_node), NULL};
@@ -316,10 +311,7 @@ int db_pod_places(struct db *db, struct db_pod_place **out, int *n)
         "SELECT d.node_seq, d.devices, " DB_POD_GPU_ON("w", "n") " FROM pods d"
         " JOIN workloads w ON w.seq = d.workload_seq JOIN nodes n ON n.seq = d.node_seq"
         " ORDER BY d.node_seq";
-    static const struct db__col cols[] = {
-        DB__COLS(struct db_pod_place, node_seq, devices, gpu_milli),
-    };
-    static const struct db__shape shape = DB__SHAPE(struct db_pod_place, cols, NULL);
+    DB__TABLE(cols, shape, struct db_pod_place, NULL, node_seq, devices, gpu_milli);
 
     return db__read_rows(db, sql, NULL, &shape, out, n);
 }
@@ -329,10 +321,7 @@ int db_device_uses(struct db *db, struct db_dev_use **out, int *n)
     static const char sql[] =
         "SELECT p.node_seq, g.gpu, max(g.utilization) FROM pod_gpu g JOIN pods p ON p.uid = g.uid"
         " WHERE g.given = 1 AND g.utilization >= 0 GROUP BY p.node_seq, g.gpu";
-    static const struct db__col cols[] = {
-        DB__COLS(struct db_dev_use, node_seq, gpu, utilization),
-    };
-    static const struct db__shape shape = DB__SHAPE(struct db_dev_use, cols, NULL);
+    DB__TABLE(cols, shape, struct db_dev_use, NULL, node_seq, gpu, utilization);
 
     return db__read_rows(db, sql, NULL, &shape, out, n);
 }
@@ -345,11 +334,9 @@ int db_device_uses(struct db *db, struct db_dev_use **out, int *n)
 
 /* A queue's row: QUEUE_COLS. An insert names the columns from the second
  * (id) to scheduling_rules. */
-static const struct db__col queue_cols[] = {
-    DB__COLS(struct db_queue, seq, id, kind, name, parent_seq, created_at, updated_at, created_by,
-        description, rank, default_pools, node_types, scheduling_rules, parent_id, parent_name),
-};
-static const struct db__shape queue_shape = DB__SHAPE(struct db_queue, queue_cols, NULL);
+DB__TABLE(queue_cols, queue_shape, struct db_queue, NULL, seq, id, kind, name, parent_seq,
+          created_at, updated_at, created_by, description, rank, default_pools, node_types,
+          scheduling_rules, parent_id, parent_name);
 #define QUEUE_INSERT_COLS 12 /* id .. scheduling_rules */
 #define QUEUE_PARENT_PARAM 4 /* parent_seq: NULL for a department */
 

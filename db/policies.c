@@ -18,11 +18,8 @@
     "seq, id, type, scope, scope_id, name, created_by, updated_by, created_at,"   \
     " updated_at, body"
 
-static const struct db__col policy_cols[] = {
-    DB__COLS(struct db_policy, seq, id, type, scope, scope_id, name, created_by, updated_by,
-        created_at, updated_at, body),
-};
-static const struct db__shape policy_shape = DB__SHAPE(struct db_policy, policy_cols, NULL);
+DB__TABLE(policy_cols, policy_shape, struct db_policy, NULL, seq, id, type, scope, scope_id, name,
+          created_by, updated_by, created_at, updated_at, body);
 
 void db_policy_clear(struct db_policy *p)
 {

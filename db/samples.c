@@ -18,11 +18,8 @@
 #include <string.h>
 
 /* A sample's row, as the insert binds it and every read gives it. */
-static const struct db__col sample_cols[] = {
-    DB__COLS(struct db_sample, queue_seq, pool_seq, ts, alloc[0], quota[0], alloc[1], quota[1],
-        alloc[2], quota[2]),
-};
-static const struct db__shape sample_shape = DB__SHAPE(struct db_sample, sample_cols, NULL);
+DB__TABLE(sample_cols, sample_shape, struct db_sample, NULL, queue_seq, pool_seq, ts, alloc[0],
+          quota[0], alloc[1], quota[1], alloc[2], quota[2]);
 
 struct add_arg {
     const struct db_sample *s;

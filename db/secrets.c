@@ -18,11 +18,8 @@
     "s.seq, s.id, s.name, s.scope, s.scope_id, s.description, s.created_by,"      \
     " s.updated_by, s.created_at, s.updated_at, s.update_count, s.entries"
 
-static const struct db__col secret_cols[] = {
-    DB__COLS(struct db_secret, seq, id, name, scope, scope_id, description, created_by, updated_by,
-        created_at, updated_at, update_count, entries),
-};
-static const struct db__shape secret_shape = DB__SHAPE(struct db_secret, secret_cols, NULL);
+DB__TABLE(secret_cols, secret_shape, struct db_secret, NULL, seq, id, name, scope, scope_id,
+          description, created_by, updated_by, created_at, updated_at, update_count, entries);
 
 void db_secret_clear(struct db_secret *s)
 {

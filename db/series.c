@@ -225,10 +225,7 @@ static int get_fn(struct db__conn *c, void *arg)
         " AND s.entity = ?2 AND s.metric = ?3 AND s.ts = (SELECT max(p.ts) FROM series p"
         " WHERE p.kind = ?1 AND p.entity = ?2 AND p.metric = ?3 AND p.label = s.label"
         " AND p.ts < ?4 AND p.ts <= coalesce(" MARK_TS ", p.ts)) ORDER BY 1, 2";
-    static const struct db__col cols[] = {
-        DB__COLS(struct db_point, label, ts, value),
-    };
-    static const struct db__shape shape = DB__SHAPE(struct db_point, cols, NULL);
+    DB__TABLE(cols, shape, struct db_point, NULL, label, ts, value);
     struct get_arg *a = arg;
     const struct db__arg args[] = {DB__I(a->kind), DB__S(a->entity), DB__S(a->metric),
                                    DB__I(a->start), DB__I(a->end)};
@@ -254,10 +251,7 @@ int db_series_get(struct db *db, int kind, const char *entity, const char *metri
 
 int db_pending_since(struct db *db, struct db_pending **out, int *n)
 {
-    static const struct db__col cols[] = {
-        DB__COLS(struct db_pending, seq, since_ms),
-    };
-    static const struct db__shape shape = DB__SHAPE(struct db_pending, cols, NULL);
+    DB__TABLE(cols, shape, struct db_pending, NULL, seq, since_ms);
     static const char sql[] = "SELECT seq, phase_updated_at FROM workloads"
                               " WHERE deleted_at = 0 AND phase = 'Pending' ORDER BY seq";
 

@@ -19,11 +19,8 @@
 
 /* A user's row: USER_COLS. An insert names kind .. created_by. */
 
-static const struct db__col user_cols[] = {
-    DB__COLS(struct db_user, id, kind, login, name, secret_hash, token_version, created_at,
-        updated_at, created_by, last_login, enabled),
-};
-static const struct db__shape user_shape = DB__SHAPE(struct db_user, user_cols, NULL);
+DB__TABLE(user_cols, user_shape, struct db_user, NULL, id, kind, login, name, secret_hash,
+          token_version, created_at, updated_at, created_by, last_login, enabled);
 
 struct user_arg {
     int64_t id;
@@ -200,11 +197,8 @@ int db_user_set_enabled(struct db *db, int64_t id, int enabled)
 #define RULE_COLS "id, subject_type, subject_id, role_id, scope_type, scope_id, created_at," \
                   " created_by, scope_named"
 
-static const struct db__col rule_cols[] = {
-    DB__COLS(struct db_rule, id, subject_type, subject_id, role_id, scope_type, scope_id,
-        created_at, created_by, scope_named),
-};
-static const struct db__shape rule_shape = DB__SHAPE(struct db_rule, rule_cols, NULL);
+DB__TABLE(rule_cols, rule_shape, struct db_rule, NULL, id, subject_type, subject_id, role_id,
+          scope_type, scope_id, created_at, created_by, scope_named);
 
 static const struct db__insert rule_insert = {
     "INSERT INTO access_rules (subject_type, subject_id, role_id, scope_type, scope_id,"

@@ -1541,11 +1541,8 @@ struct sub_arg {
 
 /* The pod of the row's columns from `col` on (POD_COLS). */
 /* A pod's row: POD_COLS, in order. */
-static const struct db__col pod_cols[] = {
-    DB__COLS(struct db_pod, idx, node_seq, node_name, pool_name, devices, gpu_milli, address,
-        simulated, workload_seq),
-};
-static const struct db__shape pod_shape = DB__SHAPE(struct db_pod, pod_cols, NULL);
+DB__TABLE(pod_cols, pod_shape, struct db_pod, NULL, idx, node_seq, node_name, pool_name, devices,
+          gpu_milli, address, simulated, workload_seq);
 
 static int pods_fn(struct db__conn *c, void *arg)
 {
@@ -1629,10 +1626,8 @@ int db_workload_get_pods(struct db *db, const char *id, struct db_workload *out,
 
 static int events_fn(struct db__conn *c, void *arg)
 {
-    static const struct db__col cols[] = {
-        DB__COLS(struct db_event, seq, workload_seq, created_at, type, reason, message),
-    };
-    static const struct db__shape shape = DB__SHAPE(struct db_event, cols, NULL);
+    DB__TABLE(cols, shape, struct db_event, NULL, seq, workload_seq, created_at, type, reason,
+              message);
     static const char asc[] =
         "SELECT seq, workload_seq, created_at, type, reason, message FROM events"
         " WHERE workload_seq = ? ORDER BY seq ASC LIMIT ? OFFSET ?";
@@ -1666,10 +1661,8 @@ struct tally_arg {
 
 static int tally_fn(struct db__conn *c, void *arg)
 {
-    static const struct db__col cols[] = {
-        DB__COLS(struct db_wl_tally, project_seq, type, phase, pool, bucket, count, gpu_milli),
-    };
-    static const struct db__shape shape = DB__SHAPE(struct db_wl_tally, cols, NULL);
+    DB__TABLE(cols, shape, struct db_wl_tally, NULL, project_seq, type, phase, pool, bucket, count,
+              gpu_milli);
     /* ?1 projects (NULL: all), ?2 now, ?3 the pending-time edges in seconds */
     static const char sql[] =
         "SELECT w.project_seq, w.type, w.phase,"
@@ -1737,11 +1730,9 @@ static int evq_list_fn(struct db__conn *c, void *arg)
         "SELECT e.seq, e.workload_seq, e.created_at, e.type, e.reason, e.message, w.id, w.name,"
         " w.type, q.id, q.name" EVQ_WHERE " ORDER BY e.created_at DESC, e.seq DESC"
         " LIMIT ?7 OFFSET ?8";
-    static const struct db__col cols[] = {
-        DB__COLS(struct db_event_row, e.seq, e.workload_seq, e.created_at, e.type, e.reason,
-            e.message, workload_id, workload_name, workload_type, project_id, project_name),
-    };
-    static const struct db__shape shape = DB__SHAPE(struct db_event_row, cols, NULL);
+    DB__TABLE(cols, shape, struct db_event_row, NULL, e.seq, e.workload_seq, e.created_at, e.type,
+              e.reason, e.message, workload_id, workload_name, workload_type, project_id,
+              project_name);
     struct evq_arg *a = arg;
     const struct db__arg args[] = {EVQ_ARGS(a->q), DB__I(a->q->limit), DB__I(a->q->offset)};
 
