@@ -688,9 +688,11 @@ struct api_tally {
     struct api_tally_row {
         struct api_tally_key keys[API_TALLY_KEYS];
         double value;
+        int unlimited;            /* a -1 was added: the row answers -1 */
     } rows[API_TALLY_MAX];
 };
-/* Adds v to the row of these keys (a new row when none has them). */
+/* Adds v to the row of these keys (a new row when none has them); v < 0
+ * (an unlimited quota) makes the row's value -1. */
 void api_tally_add(struct api_tally *t, const struct api_tally_key *keys, int n_keys, double v);
 /* Run:ai's TelemetryResponse of t, sorted; values printed as integers or
  * with three decimals. */
@@ -902,6 +904,9 @@ void api_h_wl_resume(struct api_req *r);
 void api_h_wl_events(struct api_req *r);
 void api_h_wl_evictions(struct api_req *r);
 void api_h_wl_telemetry(struct api_req *r);
+/* GET /org-unit/projects/telemetry (API_ARG_PROJECT) and
+ * /org-unit/departments/telemetry (h_telemetry.c). */
+void api_h_org_telemetry(struct api_req *r);
 void api_h_nodes_telemetry(struct api_req *r);
 void api_h_wl_evictions_count(struct api_req *r);
 void api_h_wl_pods(struct api_req *r);
@@ -917,6 +922,36 @@ void api_h_whatif(struct api_req *r);
 int api_wl_load(struct api_req *r, unsigned perm, struct db_workload *w);
 /* The id of pod idx of w, as GET /workloads/{id}/pods gives it. */
 void api_pod_id(const struct db_workload *w, int idx, char *out, size_t len);
+/* One event of w as Run:ai's Event. */
+json_t *api_wl_event_json(const struct db_workload *w, const struct db_event *ev);
+/* The pods of w as GET /workloads/{id}/pods lists them; NULL replied. */
+json_t *api_wl_pods_json(struct api_req *r, const struct db_workload *w);
+/* Replies the events of w from `from` on, before `to` (0: no end), with
+ * offset, limit and sortOrder (GET /workloads/{id}/events). */
+void api_wl_events_reply(struct api_req *r, const struct db_workload *w, int64_t from,
+                         int64_t to);
+/* Replies Run:ai's HistoryRecords of w's events between from and to, then
+ * the phase *now (GET /workloads/{id}/history). */
+struct api_phase_at {
+    const char *phase, *message;
+    int64_t at;
+};
+void api_wl_history_reply(struct api_req *r, const struct db_workload *w, int64_t from,
+                          int64_t to, const struct api_phase_at *now);
+/* Reports (h_reports.c); api_h_reports also counts (API_ARG_COUNT). */
+void api_h_reports(struct api_req *r);
+void api_h_reports_availability(struct api_req *r);
+void api_h_report_create(struct api_req *r);
+void api_h_report_get(struct api_req *r);
+void api_h_report_file(struct api_req *r);
+void api_h_report_delete(struct api_req *r);
+/* Inference revisions (h_revisions.c). */
+void api_h_revisions(struct api_req *r);
+void api_h_revisions_count(struct api_req *r);
+void api_h_revision_get(struct api_req *r);
+void api_h_revision_events(struct api_req *r);
+void api_h_revision_history(struct api_req *r);
+void api_h_revision_pods(struct api_req *r);
 
 /* ---- a distributed workload's pods finding each other (dist_env.c) ---- */
 struct api_dist {

@@ -9,7 +9,11 @@
  *     sample period (metricType, start, end, numberOfSamples as for the
  *     projects' series, h_series.c); a workload's GPU_ALLOCATION,
  *     RUNNING_POD_COUNT and requests (POD_COUNT, CPU_REQUEST_CORES, ...)
- *     come from h_infra_series.c.
+ *     come from h_infra_series.c;
+ *   - GET /api/v1/workloads/inferences/{id}/metrics and .../pods/{podId}/metrics,
+ *     the same figures of an inference; the request figures Run:ai lists
+ *     for inferences (THROUGHPUT, LATENCY) are refused with a 400 that
+ *     names them: allot serves no inference traffic to measure.
  *
  * One rule makes every figure of a pod or workload from its devices' rows:
  *   utilisation  the mean over the devices its pods were given (over all of
@@ -257,7 +261,37 @@ static int pod_index(const struct db_workload *w, const char *pod_id)
     return -1;
 }
 
-static void reply_series(struct api_req *r, const struct metric *table, int n_table, int pod)
+/* Inference request figures Run:ai's document lists for inferences and
+ * pods: allot serves no inference traffic (the server a pod runs answers
+ * its clients itself), so it cannot measure them. */
+static const char *const unmeasured[] = {"THROUGHPUT", "LATENCY"};
+#define N_UNMEASURED ((int)(sizeof(unmeasured) / sizeof(unmeasured[0])))
+
+/* 400 naming the unmeasured types asked (types from n_table on); 0 if none. */
+static int refuse_unmeasured(struct api_req *r, const int *types, int n_types, int n_table)
+{
+    char msg[256];
+    size_t used = 0;
+    int i;
+
+    for (i = 0; i < n_types; i++)
+        if (types[i] >= n_table && used < sizeof(msg))
+            used += (size_t)snprintf(msg + used, sizeof(msg) - used, "%s%s", used ? ", " : "",
+                                     unmeasured[types[i] - n_table]);
+    if (!used)
+        return 0;
+    if (used < sizeof(msg))
+        snprintf(msg + used, sizeof(msg) - used,
+                 ": allot does not measure inference requests (it serves no inference"
+                 " traffic); ask for the GPU and pod figures it measures");
+    api_error(r, 400, "Bad request", msg);
+    return -1;
+}
+
+/* infer: the inference paths, which also name the unmeasured types (and
+ * are refused them). */
+static void reply_series(struct api_req *r, const struct metric *table, int n_table, int pod,
+                         int infer)
 {
     const char *names[MAX_TYPES];
     struct db_workload w;
@@ -276,8 +310,11 @@ static void reply_series(struct api_req *r, const struct metric *table, int n_ta
     }
     for (i = 0; i < n_table; i++)
         names[i] = table[i].name;
-    if (api_series_types(r, names, n_table, types, MAX_TYPES, &n_types) != 0 ||
-        api_series_range_in(r, &x.q) != 0)
+    for (i = 0; infer && i < N_UNMEASURED; i++)
+        names[n_table + i] = unmeasured[i];
+    if (api_series_types(r, names, n_table + (infer ? N_UNMEASURED : 0), types, MAX_TYPES,
+                         &n_types) != 0 ||
+        refuse_unmeasured(r, types, n_types, n_table) != 0 || api_series_range_in(r, &x.q) != 0)
         goto out;
     x.window = 2LL * r->app->cfg.sample_period_ms;
     if (x.q.n_samples > 1 && (x.q.end - x.q.start) / (x.q.n_samples - 1) > x.window)
@@ -310,10 +347,12 @@ out:
 
 void api_h_wl_metrics(struct api_req *r)
 {
-    reply_series(r, wl_metrics, (int)(sizeof(wl_metrics) / sizeof(wl_metrics[0])), 0);
+    reply_series(r, wl_metrics, (int)(sizeof(wl_metrics) / sizeof(wl_metrics[0])), 0,
+                 strstr(r->path, "/workloads/inferences/") != NULL);
 }
 
 void api_h_wl_pod_metrics(struct api_req *r)
 {
-    reply_series(r, pod_metrics, (int)(sizeof(pod_metrics) / sizeof(pod_metrics[0])), 1);
+    reply_series(r, pod_metrics, (int)(sizeof(pod_metrics) / sizeof(pod_metrics[0])), 1,
+                 strstr(r->path, "/workloads/inferences/") != NULL);
 }

@@ -14,6 +14,18 @@
  *     bucket's lower bound in seconds, name: "under 1 minute" ...), then by
  *     at most one groupBy.
  *   GET /api/v1/nodes/telemetry (h_pools.c) uses telemetry_reply() too.
+ *   GET /api/v1/org-unit/projects/telemetry?telemetryType=T [&groupBy=A[,B]]
+ *       [&clusterId=C] [&nodepoolId=N] [&departmentId=D]
+ *   GET /api/v1/org-unit/departments/telemetry?telemetryType=T
+ *       [&groupBy=CLUSTER_ID] [&clusterId=C] [&nodepoolName=P] [&departmentId=D]
+ *     T: GPU_, CPU_ or MEMORY_ QUOTA (the deserved quotas, summed over the
+ *     queues and pools kept), _ALLOCATION (what their bound pods hold now),
+ *     _ALLOCATION_NON_PREEMPTIBLE (the part non-preemptible workloads
+ *     hold); GPUs in devices, CPU in millicores, memory in MB, as the
+ *     org-unit series (h_series.c); an unlimited quota (-1) makes its
+ *     value -1. A department's allocation counts its projects'. groupBy:
+ *     ClusterId, NodepoolId, ParentId for projects, CLUSTER_ID for
+ *     departments. Only the queues the caller may read count.
  *
  * Invariants:
  *   1. Workloads count only in projects the caller may read workloads of,
@@ -47,7 +59,10 @@ void api_tally_add(struct api_tally *t, const struct api_tally_key *keys, int n_
             t->rows[i].keys[k] = keys[k];
         t->n++;
     }
-    t->rows[i].value += v;
+    if (v < 0)
+        t->rows[i].unlimited = 1;
+    else
+        t->rows[i].value += v;
 }
 
 static int row_cmp(const void *a, const void *b)
@@ -74,7 +89,9 @@ json_t *api_tally_json(struct api_tally *t, const char *type, const char *const 
 
     qsort(t->rows, (size_t)t->n, sizeof(t->rows[0]), row_cmp);
     for (i = 0; i < t->n; i++) {
-        if (integer)
+        if (t->rows[i].unlimited)
+            snprintf(buf, sizeof(buf), "-1");
+        else if (integer)
             snprintf(buf, sizeof(buf), "%lld", (long long)(t->rows[i].value + 0.5));
         else
             snprintf(buf, sizeof(buf), "%.3f", t->rows[i].value);
@@ -302,4 +319,170 @@ out:
     free(rows);
     free(ps);
     free(scope);
+}
+
+/* ---- projects and departments ---- */
+
+enum { OT_QUOTA, OT_ALLOC, OT_ALLOC_NP };
+static const char *const ot_names[] = {
+    "GPU_QUOTA",      "CPU_QUOTA",      "MEMORY_QUOTA",      "GPU_ALLOCATION",
+    "CPU_ALLOCATION", "MEMORY_ALLOCATION", "GPU_ALLOCATION_NON_PREEMPTIBLE",
+    "CPU_ALLOCATION_NON_PREEMPTIBLE", "MEMORY_ALLOCATION_NON_PREEMPTIBLE"};
+#define N_OT ((int)(sizeof(ot_names) / sizeof(ot_names[0])))
+enum { OG_CLUSTER, OG_POOL, OG_PARENT };
+static const char *const og_project[] = {"ClusterId", "NodepoolId", "ParentId"};
+static const char *const og_department[] = {"CLUSTER_ID"};
+
+struct org_filter {
+    int kind;                     /* DB_PROJECT or DB_DEPARTMENT */
+    int64_t pool_seq;             /* 0: every pool */
+    char department[DB_ID_LEN];   /* "" every one */
+};
+
+/* clusterId, nodepoolId (projects) or nodepoolName (departments) and
+ * departmentId; -1 replied. */
+static int org_filter_in(struct api_req *r, struct org_filter *f)
+{
+    char buf[DB_NAME_LEN];
+    struct db_pool p;
+    int64_t seq = 0;
+
+    memset(f, 0, sizeof(*f));
+    f->kind = r->arg & API_ARG_PROJECT ? DB_PROJECT : DB_DEPARTMENT;
+    if (api_query(r, "clusterId", buf, sizeof(buf)) == 0 && strcmp(buf, API_CLUSTER_ID) != 0)
+        return api_error(r, 400, "Bad request", "clusterId names no cluster"), -1;
+    if (f->kind == DB_PROJECT && api_query_int(r, "nodepoolId", 1, INT64_MAX, &seq) != 0)
+        return -1;
+    if (f->kind == DB_PROJECT && seq && db_pool_get(r->app->db, seq, &p) != DB_OK)
+        return api_error(r, 400, "Bad request", "nodepoolId names no node pool"), -1;
+    if (f->kind == DB_DEPARTMENT && api_query(r, "nodepoolName", buf, sizeof(buf)) == 0) {
+        if (db_pool_by_name(r->app->db, buf, &p) != DB_OK)
+            return api_error(r, 400, "Bad request", "nodepoolName names no node pool"), -1;
+        seq = p.seq;
+    }
+    f->pool_seq = seq;
+    if (api_query(r, "departmentId", f->department, sizeof(f->department)) != 0)
+        f->department[0] = 0;
+    return 0;
+}
+
+/* Does the caller see q, and does the filter keep it? */
+static int org_kept(struct api_req *r, const struct org_filter *f, const struct db_queue *q)
+{
+    const char *dept = f->kind == DB_PROJECT ? q->parent_id : q->id;
+
+    if (f->department[0] && strcmp(f->department, dept) != 0)
+        return 0;
+    return f->kind == DB_PROJECT ? api_can(&r->who, API_ORG_READ, q->id, q->parent_id)
+                                 : api_can(&r->who, API_ORG_READ, "", q->id);
+}
+
+/* The name of the pool of that seq among ps. */
+static const char *pool_name(const struct db_pool *ps, int n, int64_t seq)
+{
+    int i;
+
+    for (i = 0; i < n && ps[i].seq != seq; i++)
+        ;
+    return i < n ? ps[i].name : "";
+}
+
+/* One queue's figure in one pool, under the groups asked. */
+static void org_add(struct api_tally *t, const int *groups, int n_groups,
+                    const struct db_queue *q, int64_t pool_seq, const char *pool, double v)
+{
+    struct api_tally_key keys[API_TALLY_KEYS];
+    int k;
+
+    memset(keys, 0, sizeof(keys));
+    for (k = 0; k < n_groups; k++) {
+        if (groups[k] == OG_CLUSTER) {
+            snprintf(keys[k].value, sizeof(keys[k].value), "%s", API_CLUSTER_ID);
+            snprintf(keys[k].name, sizeof(keys[k].name), "%s", API_CLUSTER_NAME);
+        } else if (groups[k] == OG_POOL) {
+            snprintf(keys[k].value, sizeof(keys[k].value), "%lld", (long long)pool_seq);
+            snprintf(keys[k].name, sizeof(keys[k].name), "%s", pool);
+        } else {
+            snprintf(keys[k].value, sizeof(keys[k].value), "%s", q->parent_id);
+            snprintf(keys[k].name, sizeof(keys[k].name), "%s", q->parent_name);
+        }
+    }
+    api_tally_add(t, keys, n_groups, v);
+}
+
+/* A figure as the telemetry answers it: GPU devices, CPU millicores,
+ * memory MB (from MiB); -1 stays -1. */
+static double org_value(int res, int64_t v)
+{
+    if (v < 0)
+        return -1;
+    return res == 0 ? (double)v / 1000.0 : res == 2 ? (double)v * 1048576.0 / 1000000.0
+                                                    : (double)v;
+}
+
+/* Adds queue q's figures of type `type` (a row of ot_names) per pool. */
+static int org_queue_add(struct api_req *r, struct api_tally *t, int type, const int *groups,
+                         int n_groups, const struct org_filter *f, const struct db_queue *q,
+                         const struct db_pool *ps, int np)
+{
+    struct db_usage u[DB_MAX_POOLS];
+    int res = type % 3, what = type / 3, n = 0, i, rc;
+
+    if (what == OT_QUOTA) {
+        for (i = 0; i < q->n_quotas; i++)
+            if (q->quotas[i].has[res] && (!f->pool_seq || q->quotas[i].pool_seq == f->pool_seq))
+                org_add(t, groups, n_groups, q, q->quotas[i].pool_seq, q->quotas[i].pool_name,
+                        org_value(res, q->quotas[i].deserved[res]));
+        return 0;
+    }
+    rc = db_queue_usage(r->app->db, q->seq, u, DB_MAX_POOLS, &n);
+    if (rc != DB_OK)
+        return api_db_error(r, rc, "cannot read the allocation"), -1;
+    for (i = 0; i < n; i++)
+        if (!f->pool_seq || u[i].pool_seq == f->pool_seq)
+            org_add(t, groups, n_groups, q, u[i].pool_seq, pool_name(ps, np, u[i].pool_seq),
+                    org_value(res, what == OT_ALLOC ? u[i].allocated[res]
+                                                    : u[i].allocated_np[res]));
+    return 0;
+}
+
+void api_h_org_telemetry(struct api_req *r)
+{
+    struct api_tally *tally = calloc(1, sizeof(*tally));
+    struct db_queue *qs = NULL;
+    struct db_pool *ps = NULL;
+    struct org_filter f;
+    const char *group_keys[API_TALLY_KEYS];
+    int project = (r->arg & API_ARG_PROJECT) != 0;
+    const char *const *gnames = project ? og_project : og_department;
+    int type, groups[2], n_groups = 0, nq = 0, np = 0, i, rc;
+
+    if (!tally) {
+        api_error(r, 500, "Internal error", "out of memory");
+        return;
+    }
+    if ((type = api_telemetry_type_in(r, ot_names, N_OT)) < 0 ||
+        api_group_by_in(r, gnames, project ? 3 : 1, groups, project ? 2 : 1, &n_groups) != 0 ||
+        org_filter_in(r, &f) != 0)
+        goto out;
+    rc = db_queue_list(r->app->db, f.kind, &qs, &nq);
+    if (rc == DB_OK)
+        rc = db_pool_list(r->app->db, &ps, &np);
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot list the projects and departments");
+        goto out;
+    }
+    for (i = 0; i < nq; i++)
+        if (org_kept(r, &f, &qs[i]) &&
+            org_queue_add(r, tally, type, groups, n_groups, &f, &qs[i], ps, np) != 0)
+            goto out;
+    for (i = 0; i < n_groups; i++)
+        group_keys[i] = gnames[groups[i]];
+    if (n_groups == 0 && tally->n == 0)
+        api_tally_add(tally, NULL, 0, 0); /* one value, 0, when nothing matches */
+    api_reply(r, 200, api_tally_json(tally, ot_names[type], group_keys, n_groups, type % 3 != 0));
+out:
+    free(tally);
+    free(qs);
+    free(ps);
 }

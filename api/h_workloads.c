@@ -1234,7 +1234,7 @@ void api_h_wl_resume(struct api_req *r)
 }
 
 /* Run:ai's Event of a workload's event. */
-static json_t *event_json(const struct db_workload *w, const struct db_event *ev)
+json_t *api_wl_event_json(const struct db_workload *w, const struct db_event *ev)
 {
     char ns[DB_NAME_LEN + 8], id[DB_ID_LEN];
 
@@ -1247,34 +1247,57 @@ static json_t *event_json(const struct db_workload *w, const struct db_event *ev
                      "name", w->name, "namespace", ns);
 }
 
-void api_h_wl_events(struct api_req *r)
+/* The events of w from `from` on, before `to` (0: no end), all of them,
+ * oldest first (desc: newest first); -1 replied. */
+static int events_between(struct api_req *r, const struct db_workload *w, int64_t from,
+                          int64_t to, int desc, struct db_event **ev, int *n)
 {
-    struct db_workload w;
+    int i, k, rc = db_event_list(r->app->db, w->seq, desc, 0, 1 << 30, ev, n);
+
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot list events");
+        return -1;
+    }
+    for (i = k = 0; i < *n; i++)
+        if ((*ev)[i].created_at >= from && (!to || (*ev)[i].created_at < to))
+            (*ev)[k++] = (*ev)[i];
+    *n = k;
+    return 0;
+}
+
+void api_wl_events_reply(struct api_req *r, const struct db_workload *w, int64_t from,
+                         int64_t to)
+{
     struct db_event *ev = NULL;
     struct api_lq q;
-    int n = 0, i, rc;
+    int n = 0, i;
     json_t *a, *o;
 
-    if (load(r, API_WL_READ, &w) != 0 || api_lq_parse(r, &q) != 0)
+    if (api_lq_parse(r, &q) != 0)
         goto out;
     if (q.n_filters || q.sort_by[0]) {
         api_error(r, 400, "Bad request", "the events take offset, limit and sortOrder only");
         goto out;
     }
-    rc = db_event_list(r->app->db, w.seq, q.desc, q.offset, q.limit + 1, &ev, &n);
-    if (rc != DB_OK) {
-        api_db_error(r, rc, "cannot list events");
+    if (events_between(r, w, from, to, q.desc, &ev, &n) != 0)
         goto out;
-    }
     a = json_array();
-    for (i = 0; i < n && i < q.limit; i++)
-        json_array_append_new(a, event_json(&w, &ev[i]));
+    for (i = q.offset; i < n && i < q.offset + q.limit; i++)
+        json_array_append_new(a, api_wl_event_json(w, &ev[i]));
     o = json_pack("{s:o}", "events", a);
-    if (o && n > q.limit)
+    if (o && n > q.offset + q.limit)
         json_object_set_new(o, "next", json_integer(q.offset + q.limit));
     api_reply(r, 200, o);
 out:
     free(ev);
+}
+
+void api_h_wl_events(struct api_req *r)
+{
+    struct db_workload w;
+
+    if (load(r, API_WL_READ, &w) == 0)
+        api_wl_events_reply(r, &w, 0, 0);
     db_workload_clear(&w);
 }
 
@@ -1504,33 +1527,39 @@ static const struct db_pod *pod_at(const struct db_pod *pods, int n, int64_t wl_
     return NULL;
 }
 
-void api_h_wl_pods(struct api_req *r)
+json_t *api_wl_pods_json(struct api_req *r, const struct db_workload *w)
 {
-    struct db_workload w;
     struct db_pod *pods = NULL;
     struct db_pod_gpu_row *gpus = NULL;
     int n = 0, n_gpus = 0, i, rc;
-    json_t *a;
+    json_t *a = NULL;
 
-    if (load(r, API_WL_READ, &w) != 0)
-        goto out;
-    rc = db_pod_list(r->app->db, w.seq, &pods, &n);
+    rc = db_pod_list(r->app->db, w->seq, &pods, &n);
     if (rc == DB_OK)
-        rc = db_pod_gpu_list(r->app->db, w.seq, &gpus, &n_gpus);
+        rc = db_pod_gpu_list(r->app->db, w->seq, &gpus, &n_gpus);
     if (rc != DB_OK) {
         api_db_error(r, rc, "cannot list pods");
         goto out;
     }
     a = json_array();
-    for (i = 0; i < pods_shown(&w); i++) {
-        json_t *o = pod_json(&w, i, pod_at(pods, n, w.seq, i));
+    for (i = 0; i < pods_shown(w); i++) {
+        json_t *o = pod_json(w, i, pod_at(pods, n, w->seq, i));
         json_object_set_new(o, "gpuUsage", api_pod_gpu_usage(gpus, n_gpus, i));
         json_array_append_new(a, o);
     }
-    api_reply(r, 200, json_pack("{s:o}", "pods", a));
 out:
     free(pods);
     free(gpus);
+    return a;
+}
+
+void api_h_wl_pods(struct api_req *r)
+{
+    struct db_workload w;
+    json_t *a;
+
+    if (load(r, API_WL_READ, &w) == 0 && (a = api_wl_pods_json(r, &w)) != NULL)
+        api_reply(r, 200, json_pack("{s:o}", "pods", a));
     db_workload_clear(&w);
 }
 
@@ -1651,43 +1680,50 @@ out:
 
 /* ---- history: events and the current phase ---- */
 
-/* GET /workloads/{id}/history: Run:ai's HistoryRecords, its events (oldest
- * first) and, last, the phase it has been in since phaseUpdatedAt. */
-void api_h_wl_history(struct api_req *r)
+void api_wl_history_reply(struct api_req *r, const struct db_workload *w, int64_t from,
+                          int64_t to, const struct api_phase_at *now)
 {
-    struct db_workload w;
     struct db_event *ev = NULL;
     struct api_lq q;
-    int n = 0, i, rc;
+    int n = 0, i;
     json_t *a, *o;
 
-    if (load(r, API_WL_READ, &w) != 0 || api_lq_parse(r, &q) != 0)
+    if (api_lq_parse(r, &q) != 0)
         goto out;
     if (q.n_filters || q.sort_by[0]) {
         api_error(r, 400, "Bad request", "the history takes offset and limit only");
         goto out;
     }
-    rc = db_event_list(r->app->db, w.seq, 0, 0, 1 << 30, &ev, &n);
-    if (rc != DB_OK) {
-        api_db_error(r, rc, "cannot list events");
+    if (events_between(r, w, from, to, 0, &ev, &n) != 0)
         goto out;
-    }
     a = json_array();
     for (i = q.offset; i < n && i < q.offset + q.limit; i++)
         json_array_append_new(a, json_pack("{s:{s:o, s:s}, s:{s:o}}", "meta", "creationTimestamp",
                                            api_time(ev[i].created_at), "type", "Event", "spec",
-                                           "event", event_json(&w, &ev[i])));
+                                           "event", api_wl_event_json(w, &ev[i])));
     if (n >= q.offset && n < q.offset + q.limit)
         json_array_append_new(a, json_pack("{s:{s:o, s:s}, s:{s:{s:s, s:s}}}", "meta",
-                                           "creationTimestamp", api_time(w.phase_updated_at),
-                                           "type", "PhaseUpdate", "spec", "phaseUpdate", "phase",
-                                           w.phase, "phaseMessage", w.phase_message));
+                                           "creationTimestamp", api_time(now->at), "type",
+                                           "PhaseUpdate", "spec", "phaseUpdate", "phase",
+                                           now->phase, "phaseMessage", now->message));
     o = json_pack("{s:o}", "records", a);
     if (o && n + 1 > q.offset + q.limit)
         json_object_set_new(o, "next", json_integer(q.offset + q.limit));
     api_reply(r, 200, o);
 out:
     free(ev);
+}
+
+/* GET /workloads/{id}/history: Run:ai's HistoryRecords, its events (oldest
+ * first) and, last, the phase it has been in since phaseUpdatedAt. */
+void api_h_wl_history(struct api_req *r)
+{
+    struct db_workload w;
+
+    if (load(r, API_WL_READ, &w) == 0) {
+        struct api_phase_at now = {w.phase, w.phase_message, w.phase_updated_at};
+        api_wl_history_reply(r, &w, 0, 0, &now);
+    }
     db_workload_clear(&w);
 }
 

@@ -80,6 +80,7 @@
     {"POST", "/api/v1/org-unit/" kind, api_h_queues_create, API_ORG_WRITE, arg},               \
     {"GET", "/api/v1/org-unit/" kind "/count", api_h_queues_list, API_ORG_READ,                \
      (arg) | API_ARG_COUNT},                                                                   \
+    {"GET", "/api/v1/org-unit/" kind "/telemetry", api_h_org_telemetry, API_ORG_READ, arg},    \
     {"GET", "/api/v1/org-unit/" kind "/{id}", api_h_queue_get, API_ORG_READ, arg},             \
     {"PUT", "/api/v1/org-unit/" kind "/{id}", api_h_queue_change, API_ORG_WRITE, arg},         \
     {"PATCH", "/api/v1/org-unit/" kind "/{id}", api_h_queue_change, API_ORG_WRITE,             \
@@ -140,6 +141,13 @@ const struct api_route api_routes[] = {
     {"GET", "/api/v1/workload-priorities", api_h_wl_priorities, API_AUTH},
     QUEUE_ROUTES("departments", 0),
     QUEUE_ROUTES("projects", API_ARG_PROJECT),
+    {"GET", "/api/v1/org-unit/reports", api_h_reports, API_ORG_READ},
+    {"POST", "/api/v1/org-unit/reports", api_h_report_create, API_ORG_WRITE},
+    {"GET", "/api/v1/org-unit/reports/count", api_h_reports, API_ORG_READ, API_ARG_COUNT},
+    {"GET", "/api/v1/org-unit/reports/availability", api_h_reports_availability, API_AUTH},
+    {"GET", "/api/v1/org-unit/reports/{id}", api_h_report_get, API_ORG_READ},
+    {"DELETE", "/api/v1/org-unit/reports/{id}", api_h_report_delete, API_ORG_WRITE},
+    {"GET", "/api/v1/org-unit/reports/{id}/file", api_h_report_file, API_ORG_READ},
     {"GET", "/api/v1/users", api_h_users_list, API_IAM},
     {"POST", "/api/v1/users", api_h_users_create, API_IAM},
     {"GET", "/api/v1/users/count", api_h_users_list, API_IAM, API_ARG_COUNT},
@@ -186,6 +194,19 @@ const struct api_route api_routes[] = {
     {"GET", "/api/v1/workloads/distributed/{id}", api_h_wl_get, API_WL_READ},
     {"GET", "/api/v1/workloads/inferences/{id}", api_h_wl_get, API_WL_READ},
     {"PATCH", "/api/v1/workloads/inferences/{id}", api_h_wl_inference_patch, API_WL_WRITE},
+    {"GET", "/api/v1/workloads/inferences/{id}/metrics", api_h_wl_metrics, API_WL_READ},
+    {"GET", "/api/v1/workloads/inferences/{id}/pods/{podId}/metrics", api_h_wl_pod_metrics,
+     API_WL_READ},
+    {"GET", "/api/v1/workloads/inferences/{id}/revisions", api_h_revisions, API_WL_READ},
+    {"GET", "/api/v1/workloads/inferences/{id}/revisions/count", api_h_revisions_count,
+     API_WL_READ},
+    {"GET", "/api/v1/workloads/inferences/revisions/{id}", api_h_revision_get, API_WL_READ},
+    {"GET", "/api/v1/workloads/inferences/revisions/{id}/events", api_h_revision_events,
+     API_WL_READ},
+    {"GET", "/api/v1/workloads/inferences/revisions/{id}/history", api_h_revision_history,
+     API_WL_READ},
+    {"GET", "/api/v1/workloads/inferences/revisions/{id}/pods", api_h_revision_pods,
+     API_WL_READ},
     {"DELETE", "/api/v1/workloads/trainings/{id}", api_h_wl_delete, API_WL_WRITE},
     {"DELETE", "/api/v1/workloads/workspaces/{id}", api_h_wl_delete, API_WL_WRITE},
     {"DELETE", "/api/v1/workloads/distributed/{id}", api_h_wl_delete, API_WL_WRITE},

@@ -340,6 +340,10 @@ int db__insert_row(struct db *db, const struct db__insert *ins, void *row);
 int db__read_int64(struct db__stmt *st, void *out);
 /* A time-ordered RFC 9562 version 7 UUID (37 bytes with the terminator). */
 void db__uuid(char out[DB_ID_LEN]);
+/* Inside db_workload_respec's write, before the workload takes u's spec:
+ * stores its first revision if none is, ends the one in force and adds
+ * u's as the next (revisions.c). */
+int db__revision_next(struct db__conn *c, const struct db_wl_respec *u);
 int64_t db__now_ms(void);
 
 /* SQLite: the data version of the connection's main database in its

@@ -589,6 +589,41 @@ static const struct numbered later[] = {
      " value TEXT NOT NULL,"
      " updated_at INTEGER NOT NULL);",
      NULL},
+    /* 280: the revisions of inference workloads (revisions.c): each spec
+     * an inference has had, numbered from 1; ended_at is when the next
+     * replaced it (0: in force) */
+    {280,
+     "CREATE TABLE inference_revisions ("
+     " id TEXT PRIMARY KEY,"
+     " workload_seq INTEGER NOT NULL,"
+     " number INTEGER NOT NULL,"
+     " created_at INTEGER NOT NULL,"
+     " ended_at INTEGER NOT NULL DEFAULT 0,"
+     " created_by TEXT NOT NULL DEFAULT '',"
+     " image TEXT NOT NULL DEFAULT '',"
+     " spec TEXT NOT NULL DEFAULT '',"
+     " n_pods INTEGER NOT NULL DEFAULT 1,"
+     " min_pods INTEGER NOT NULL DEFAULT 1,"
+     " UNIQUE (workload_seq, number));",
+     NULL},
+    /* 281: reports (reports.c): a request over a time range, grouped and
+     * filtered (group_by "" none; filter_by a JSON array), its status and
+     * the CSV file built from it */
+    {281,
+     "CREATE TABLE reports ("
+     " seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+     " id TEXT NOT NULL UNIQUE,"
+     " name TEXT NOT NULL,"
+     " description TEXT NOT NULL DEFAULT '',"
+     " start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL,"
+     " group_by TEXT NOT NULL DEFAULT '',"
+     " filter_by TEXT NOT NULL DEFAULT '[]',"
+     " created_at INTEGER NOT NULL, created_by TEXT NOT NULL DEFAULT '',"
+     " status TEXT NOT NULL,"
+     " status_updated_at INTEGER NOT NULL,"
+     " status_message TEXT NOT NULL DEFAULT '',"
+     " csv TEXT NOT NULL DEFAULT '');",
+     NULL},
 };
 
 /* The later migrations PostgreSQL runs instead of their SQL (pq.c's

@@ -810,6 +810,8 @@ static int respec_fn(struct db__conn *c, void *arg)
     if (!st)
         return rc;
     rc = respec_check(c, u);
+    if (rc == DB_OK)
+        rc = db__revision_next(c, u);
     if (rc != DB_OK)
         return db__done(st, rc);
     db__bind_int64(st, 1, u->seq);
@@ -848,6 +850,7 @@ int db__workloads_purge(struct db__conn *c, int64_t before, int64_t project_seq,
         " AND (?2 = 0 OR project_seq = ?2) ORDER BY seq LIMIT 1";
     static const char *const drop[] = {
         "DELETE FROM events WHERE workload_seq = ?1",
+        "DELETE FROM inference_revisions WHERE workload_seq = ?1",
         "DELETE FROM pod_gpu WHERE uid IN (SELECT uid FROM pod_runs WHERE workload_seq = ?1)",
         "DELETE FROM pod_runs WHERE workload_seq = ?1",
         "DELETE FROM gpu_samples WHERE workload_seq = ?1",

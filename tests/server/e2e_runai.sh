@@ -119,6 +119,40 @@ expect 200 GET "/api/v1/workloads/$IN" "" "$ADMIN" | jq -e '.requestedPods.numbe
   fail "the inference does not ask for 2 replicas"
 expect 501 PATCH "/api/v1/workloads/inferences/$IN" '{"spec":{"command":"x"}}' "$ADMIN" |
   jq -r .details | grep -q command || fail "an unpatchable field is not named"
+# its revisions: the submitted spec and the PATCHed one (tests/server/e2e_reports.sh
+# checks them)
+REVS=$(expect 200 GET "/api/v1/workloads/inferences/$IN/revisions" "" "$ADMIN")
+[ "$(printf '%s' "$REVS" | jq -r '[.revisions[].images[0]] | join(" ")')" = "vllm vllm:2" ] ||
+  fail "the inference's revisions: $REVS"
+[ "$(expect 200 GET "/api/v1/workloads/inferences/$IN/revisions/count" "" "$ADMIN" | jq .count)" = 2 ] ||
+  fail "the inference's revisions count"
+REV=$(printf '%s' "$REVS" | jq -r '.revisions[1].id')
+expect 200 GET "/api/v1/workloads/inferences/revisions/$REV" "" "$ADMIN" >/dev/null
+expect 200 GET "/api/v1/workloads/inferences/revisions/$REV/events" "" "$ADMIN" >/dev/null
+expect 200 GET "/api/v1/workloads/inferences/revisions/$REV/history" "" "$ADMIN" >/dev/null
+expect 200 GET "/api/v1/workloads/inferences/revisions/$REV/pods" "" "$ADMIN" >/dev/null
+IN_T0=$(date -u -d "@$(($(date -u +%s) - 60))" +%Y-%m-%dT%H:%M:%SZ)
+IN_T1=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+expect 200 GET "/api/v1/workloads/inferences/$IN/metrics?metricType=GPU_ALLOCATION&start=$IN_T0&end=$IN_T1" \
+  "" "$ADMIN" >/dev/null
+expect 400 GET "/api/v1/workloads/inferences/$IN/metrics?metricType=THROUGHPUT&start=$IN_T0&end=$IN_T1" \
+  "" "$ADMIN" >/dev/null
+IN_POD=$(expect 200 GET "/api/v1/workloads/$IN/pods" "" "$ADMIN" | jq -r '.pods[0].id')
+expect 200 GET "/api/v1/workloads/inferences/$IN/pods/$IN_POD/metrics?metricType=GPU_UTILIZATION&start=$IN_T0&end=$IN_T1" \
+  "" "$ADMIN" >/dev/null
+# reports (tests/server/e2e_reports.sh checks their rows)
+RPT=$(expect 202 POST /api/v1/org-unit/reports "{\"name\":\"gpu\",\"start\":\"$IN_T0\",\"end\":\"$IN_T1\",
+  \"groupBy\":\"Project\",\"filterBy\":[\"projectName==team-a\"]}" "$ADMIN" | jq -r .id)
+expect 200 GET /api/v1/org-unit/reports "" "$ADMIN" >/dev/null
+expect 200 GET /api/v1/org-unit/reports/count "" "$ADMIN" >/dev/null
+expect 200 GET /api/v1/org-unit/reports/availability "" "$ADMIN" >/dev/null
+expect 200 GET "/api/v1/org-unit/reports/$RPT" "" "$ADMIN" >/dev/null
+expect 200 GET "/api/v1/org-unit/reports/$RPT/file" "" "$ADMIN" | head -n 1 | grep -q '^clusterId,' ||
+  fail "the report's file"
+expect 204 DELETE "/api/v1/org-unit/reports/$RPT" "" "$ADMIN" >/dev/null
+expect 200 GET "/api/v1/org-unit/projects/telemetry?telemetryType=GPU_QUOTA&groupBy=ParentId" "" "$ADMIN" \
+  >/dev/null
+expect 200 GET "/api/v1/org-unit/departments/telemetry?telemetryType=GPU_ALLOCATION" "" "$ADMIN" >/dev/null
 expect 200 GET /api/v1/org-unit/priorities "" "$ADMIN" |
   jq -e '[.priorities[] | select(.isDefault)][0].name == "Normal"' >/dev/null || fail "priorities"
 
@@ -331,9 +365,9 @@ for pt in trainings workspaces distributed inferences; do
 done
 
 # ---- routes: a fixed segment is never an {id}; Run:ai's others answer 501 ----
-expect 501 GET /api/v1/org-unit/projects/telemetry "" "$ADMIN" | jq -r .details |
-  grep -q get_projects_telemetry || fail "/org-unit/projects/telemetry is not named"
-expect 501 GET /api/v1/org-unit/departments/telemetry "" "$ADMIN" >/dev/null
+expect 501 GET "/v1/k8s/clusters/$CLUSTER/projects/metrics" "" "$ADMIN" | jq -r .details |
+  grep -q getProjectsMetrics || fail "/v1/k8s/clusters/{uuid}/projects/metrics is not named"
+expect 501 GET "/v1/k8s/clusters/$CLUSTER/departments/metrics" "" "$ADMIN" >/dev/null
 expect 405 DELETE /api/v1/users/count "" "$ADMIN" >/dev/null
 expect 404 GET /api/v1/workloads/nothing/here "" "$ADMIN" | jq -r .details | grep -q "no route" ||
   fail "404 does not say there is no route"
