@@ -35,20 +35,15 @@ static const struct db__col report_cols[] = {
 static const struct db__shape head_shape = {report_cols, N_HEAD, sizeof(struct db_report), NULL};
 static const struct db__shape full_shape = DB__SHAPE(struct db_report, report_cols, NULL);
 
-static int insert_fn(struct db__conn *c, void *arg)
-{
-    static const char sql[] =
-        "INSERT INTO reports (id, name, description, start_ms, end_ms, group_by, filter_by,"
-        " created_at, created_by, status, status_updated_at, status_message, csv)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-    struct db_report *r = arg;
-
-    return db__insert_cols(c, sql, report_cols + 1, DB__NCOLS(report_cols) - 1, r, &r->seq);
-}
+static const struct db__insert report_insert = {
+    "INSERT INTO reports (id, name, description, start_ms, end_ms, group_by, filter_by,"
+    " created_at, created_by, status, status_updated_at, status_message, csv)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    &full_shape, 0, 0};
 
 int db_report_insert(struct db *db, struct db_report *r)
 {
-    return db__write(db, insert_fn, r);
+    return db__insert_row(db, &report_insert, r);
 }
 
 int db_report_list(struct db *db, struct db_report **out, int *n)
@@ -81,9 +76,5 @@ int db_report_delete(struct db *db, const char *id)
 
 void db_reports_free(struct db_report *r, int n)
 {
-    int i;
-
-    for (i = 0; r && i < n; i++)
-        free(r[i].csv);
-    free(r);
+    db__rows_free(&full_shape, r, n);
 }

@@ -87,9 +87,5 @@ int db_revision_get(struct db *db, const char *id, struct db_revision *out)
 
 void db_revisions_free(struct db_revision *r, int n)
 {
-    int i;
-
-    for (i = 0; r && i < n; i++)
-        free(r[i].spec);
-    free(r);
+    db__rows_free(&rev_shape, r, n);
 }
