@@ -73,7 +73,7 @@
     {"PUT", "/api/v2/policy/" type, api_h_policy_put, API_AUTH},                 \
     {"PATCH", "/api/v2/policy/" type, api_h_policy_put, API_AUTH, API_ARG_PATCH}, \
     {"DELETE", "/api/v2/policy/" type, api_h_policy_delete, API_AUTH}
-/* The ten routes of a kind of queue at /api/v1/org-unit/KIND (arg:
+/* The eleven routes of a kind of queue at /api/v1/org-unit/KIND (arg:
  * API_ARG_PROJECT for projects, 0 for departments). */
 #define QUEUE_ROUTES(kind, arg)                                                                \
     {"GET", "/api/v1/org-unit/" kind, api_h_queues_list, API_ORG_READ, arg},                   \
