@@ -61,11 +61,14 @@
 
 #include <string.h>
 
+/* denied[] and struct fstate keep one bit per shape of the mix */
+_Static_assert(SCHED_MIX_MAX <= 64, "a shape's bit of a node's denied set");
+
 /* A node's state as the measure reads it: what F depends on, and only
  * that (the devices' use as a multiset: sorted). */
 struct fstate {
     int64_t free, cpu, mem, gpu_mem;
-    uint32_t denied;
+    uint64_t denied;
     int n_gpus;
     int32_t used[SCHED_MAX_NODE_GPUS];   /* ascending */
 };
@@ -75,7 +78,7 @@ struct fstate {
  * the state for the session: a slot written again gets a new one. */
 struct frag_memo {
     int64_t free, cpu, mem, gpu_mem;
-    uint32_t denied;
+    uint64_t denied;
     int n_gpus;
     int16_t used[FRAG_MEMO_GPUS];
     int64_t frag;
@@ -235,13 +238,13 @@ int sched__frag_build(struct sched_session *ss)
     }
     if (!constrained)
         return SCHED_OK;
-    f->denied = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(uint32_t));
+    f->denied = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(uint64_t));
     if (!f->denied)
         return SCHED_ENOMEM;
     for (node = 0; node < ss->n_nodes; node++)
         for (i = 0; i < f->n; i++)
             if (!sched_node_allowed(f->shapes[i].shape, &ss->in->nodes[node]))
-                f->denied[node] |= (uint32_t)1 << i;
+                f->denied[node] |= (uint64_t)1 << i;
     return SCHED_OK;
 }
 
@@ -371,8 +374,8 @@ static int64_t state_frag(const struct sched_session *ss, const struct fstate *s
     *id = 0;
     if (st->n_gpus > FRAG_MEMO_GPUS)
         return measure(ss, st);
-    h = mix64(mix64(mix64(mix64((uint64_t)st->free, (uint64_t)st->cpu), (uint64_t)st->mem),
-                    (uint64_t)st->gpu_mem), (uint64_t)st->denied << 8 | (uint64_t)st->n_gpus);
+    h = mix64(mix64(mix64(mix64(mix64((uint64_t)st->free, (uint64_t)st->cpu), (uint64_t)st->mem),
+                          (uint64_t)st->gpu_mem), st->denied), (uint64_t)st->n_gpus);
     for (d = 0; d < st->n_gpus; d++)
         h = mix64(h, (uint64_t)st->used[d]);
     slot = (size_t)(h >> 17) & f->memo_mask;

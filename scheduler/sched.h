@@ -223,7 +223,7 @@ struct sched_usage {
  * gpu_memory_mib, cpu_milli, mem_mib) and the node constraints (node_type,
  * node_types, affinity); shapes that ask no GPU are ignored. A window of
  * recent requests (sched_mix_window_*() below) keeps such a list. */
-#define SCHED_MIX_MAX 32                 /* entries of a mix */
+#define SCHED_MIX_MAX 64                 /* entries of a mix (at most 64: frag.c's bit sets) */
 #define SCHED_MIX_MAX_WEIGHT (1 << 20)
 
 struct sched_mix_entry {

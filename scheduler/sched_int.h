@@ -216,7 +216,7 @@ struct ss_frag {
     int built;                /* some pool measures fragmentation and there was a mix */
     int n;                    /* 0: no pool measures fragmentation, or no GPU shape */
     struct ss_shape *shapes;  /* [n] */
-    uint32_t *denied;         /* [n_nodes] bit j: shape j may not use the node; NULL: none */
+    uint64_t *denied;         /* [n_nodes] bit j: shape j may not use the node; NULL: none */
     int64_t *base;            /* [n_nodes] each node's fragmentation, valid where known[] */
     uint8_t *known;           /* [n_nodes] FRAG_BASE | FRAG_ANSWER: what base[] and
                                  answer[] hold; cleared when a pod comes or goes (node_add()) */

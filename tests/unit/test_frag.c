@@ -16,7 +16,7 @@
 #include "sched_int.h"
 #include "test_world.h"
 
-#define MIX_CAP 8
+#define MIX_CAP SCHED_MIX_MAX
 
 struct fx {
     struct tw w;
@@ -293,6 +293,32 @@ static void test_deterministic(void **unused)
     }
 }
 
+/* A full mix: every shape keeps its own node types. Two nodes of 2
+ * GPUs, types mine and other; the mix's last shape (SCHED_MIX_MAX - 1,
+ * past the 32nd) may use only other, the rest any node: on n1 only the
+ * last shape finds the free GPUs a fragment (2000), on n2 none does. */
+static void test_full_mix_keeps_types(void **unused)
+{
+    static const char *other = "other";
+    struct fx f;
+    int i;
+
+    (void)unused;
+    fx_init(&f, SCHED_FRAGMENTATION, "node n1 2 type=mine; node n2 2 type=other");
+    for (i = 0; i < SCHED_MIX_MAX; i++) {
+        f.mix[i].shape.gpu_devices = 1;
+        f.mix[i].shape.cpu_milli = i;   /* distinct shapes */
+        f.mix[i].weight = 1;
+    }
+    f.mix[SCHED_MIX_MAX - 1].shape.node_types = &other;
+    f.mix[SCHED_MIX_MAX - 1].shape.n_node_types = 1;
+    f.w.st.n_mix = SCHED_MIX_MAX;
+    fx_session(&f);
+    assert_int_equal(sched__frag_node(&f.ss, 0), 2000);
+    assert_int_equal(sched__frag_node(&f.ss, 1), 0);
+    fx_free(&f);
+}
+
 /* A bad mix is refused like any bad snapshot. */
 static void test_invalid_mix(void **unused)
 {
@@ -431,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_binpack_pools_skip_the_measure),
         cmocka_unit_test(test_fragmentation_differs_from_binpack),
         cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_full_mix_keeps_types),
         cmocka_unit_test(test_invalid_mix),
         cmocka_unit_test(test_mix_window),
         cmocka_unit_test(test_mix_window_steps),
