@@ -368,6 +368,22 @@ static void select_first(int *order, int n, int k, const struct order_ctx *c)
     }
 }
 
+/* The most GPU free in one domain of level lv of pool, found once per
+ * state of the pool (its pool_version names the nodes' free GPU). */
+static int64_t level_most_free(const struct sched_session *ss, int pool,
+                               struct ss_topo_level *lv)
+{
+    int d;
+
+    if (lv->free_at != ss->pool_version[pool] + 1) {
+        lv->max_free = 0;
+        for (d = 0; d < lv->n_dom; d++)
+            lv->max_free = ss_max(lv->max_free, lv->free[d]);
+        lv->free_at = ss->pool_version[pool] + 1;
+    }
+    return lv->max_free;
+}
+
 /* The tries at level l: the placed pods' domain, or every domain that may
  * hold the pods, in the action's order. */
 static int try_level(struct sched_session *ss, int w, int pool, int action, int l, int req,
@@ -385,8 +401,9 @@ static int try_level(struct sched_session *ss, int w, int pool, int action, int 
         d = placed_domain(ss, w, lv);
         return d >= 0 && try_domain(ss, w, pool, l, d, fn);
     }
-    if (lv->max_cap < need)
-        return 0;   /* no domain of the level holds it even empty */
+    if (lv->max_cap < need ||
+        (action == SCHED_ACT_ALLOCATE && level_most_free(ss, pool, lv) < need))
+        return 0;   /* no domain of the level holds it even empty (allocate: as it is) */
     for (d = 0; d < lv->n_dom; d++)
         if (lv->cap[d] >= need && (action != SCHED_ACT_ALLOCATE || lv->free[d] >= need) &&
             within_one(ss, lv, d, rq))
@@ -434,8 +451,8 @@ int sched__topo_diagnose(struct sched_session *ss, int w, int pool, int pods,
 {
     const struct sched_workload *wl = ss_w(ss, w);
     struct ss_topo_level *lv;
-    int req, pref, d, placed;
-    int64_t need = gpu_need(ss, w, pods), most_free = 0, most_cap = 0;
+    int req, pref, placed;
+    int64_t need = gpu_need(ss, w, pods), free = 0, cap = 0;
 
     if (!levels_in(ss, w, pool, &req, &pref) || req == -1)
         return 0;
@@ -452,14 +469,17 @@ int sched__topo_diagnose(struct sched_session *ss, int w, int pool, int pods,
         return 1;
     }
     lv = &ss->topo[pool].level[req];
+    /* the room of the placed pods' domain (none: they are in several), or
+     * of the largest domain */
     placed = ss->wl[w].n_placed > 0 ? placed_domain(ss, w, lv) : -2;
-    for (d = 0; d < lv->n_dom; d++) {
-        if (placed != -2 && d != placed)
-            continue;
-        most_free = ss_max(most_free, lv->free[d]);
-        most_cap = ss_max(most_cap, lv->cap[d]);
+    if (placed >= 0) {
+        free = lv->free[placed];
+        cap = lv->cap[placed];
+    } else if (placed == -2) {
+        free = stage == 0 ? 0 : level_most_free(ss, pool, lv);
+        cap = lv->max_cap;
     }
-    if (stage == 0 ? most_cap >= need || wl->n_pods == 1 : most_free >= need)
+    if (stage == 0 ? cap >= need || wl->n_pods == 1 : free >= need)
         return 0;   /* one pod that no domain holds: no node does (the usual never-fits) */
     if (stage != 0 && (p->reason != SCHED_R_INSUFFICIENT_RESOURCES || p->detail != SCHED_D_NONE))
         return 0;
@@ -469,6 +489,6 @@ int sched__topo_diagnose(struct sched_session *ss, int w, int pool, int pods,
     p->pool = pool;
     p->res = SCHED_GPU;
     p->would_use = need;
-    p->bound = stage == 0 ? most_cap : most_free;
+    p->bound = stage == 0 ? cap : free;
     return 1;
 }
