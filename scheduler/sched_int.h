@@ -466,7 +466,11 @@ typedef int (*sched__attempt_fn)(struct sched_session *ss, int w, int pool);
 int sched__topo_state(const struct sched_state *in, int from);
 int sched__topo_build(struct sched_session *ss);
 /* Does wl ask a topology (a session with topologies only)? */
-int sched__topo_asks(const struct sched_session *ss, const struct sched_workload *wl);
+static inline int sched__topo_asks(const struct sched_session *ss, const struct sched_workload *wl)
+{
+    return ss->topo && (wl->topology_required || wl->topology_preferred ||
+                        wl->type == SCHED_DISTRIBUTED);
+}
 /* Has w a required level in pool (its pods stay inside one domain)? */
 int sched__topo_pinned(const struct sched_session *ss, int w, int pool);
 /* An action's attempt of w in pool: ready (NULL: none) checks the pool as
@@ -487,7 +491,7 @@ int sched__topo_diagnose(struct sched_session *ss, int w, int pool, int pods,
 /* w has pods placed and a topology: its domain is fixed, it is alike no other. */
 static inline int sched__topo_fixed(const struct sched_session *ss, int w)
 {
-    return ss->topo && ss->wl[w].cls && ss->wl[w].n_placed > 0 &&
+    return ss->topo && ss->wl[w].n_placed > 0 && ss->wl[w].cls &&
            sched__topo_asks(ss, ss_w(ss, w));
 }
 

@@ -236,12 +236,6 @@ static int level_of(const struct ss_topo *t, const char *key)
     return -1;
 }
 
-int sched__topo_asks(const struct sched_session *ss, const struct sched_workload *wl)
-{
-    return ss->topo && (wl->topology_required || wl->topology_preferred ||
-                        wl->type == SCHED_DISTRIBUTED);
-}
-
 /* w's levels in pool: required (-1 none, TOPO_LACKS: the pool lacks it)
  * and preferred (-1 none); 0 when it asks nothing there. */
 static int levels_in(const struct sched_session *ss, int w, int pool, int *req, int *pref)
