@@ -144,8 +144,14 @@ struct pending_check {
  * to its cap (0: not counted), so a check reads at most that many entries
  * of the partial indexes of migration 92 and nothing else; and the
  * project's name, for the refusal. */
-static int pending_counts(struct db__conn *c, const struct pending_check *p, int64_t *project,
-                          int64_t *user, char *name, size_t name_len)
+struct pending_counts {
+    int64_t project, user;
+    char name[DB_NAME_LEN];
+};
+DB__TABLE(counts_cols, counts_shape, struct pending_counts, NULL, project, user, name);
+
+static int pending_counts(struct db__conn *c, const struct pending_check *p,
+                          struct pending_counts *out)
 {
     static const char sql[] =
         "SELECT (SELECT count(*) FROM (SELECT 1 FROM workloads WHERE deleted_at = 0"
@@ -153,23 +159,12 @@ static int pending_counts(struct db__conn *c, const struct pending_check *p, int
         " (SELECT count(*) FROM (SELECT 1 FROM workloads WHERE deleted_at = 0"
         " AND phase = 'Pending' AND created_by = ?2 LIMIT ?4) AS u),"
         " coalesce((SELECT name FROM queues WHERE seq = ?1), '')";
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {
+        DB__I(p->project_seq), DB__S(p->created_by),
+        DB__I(p->caps->per_project > 0 ? p->caps->per_project : 0),
+        DB__I(p->caps->per_user > 0 && p->created_by[0] ? p->caps->per_user : 0)};
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, p->project_seq);
-    db__bind_text(st, 2, p->created_by);
-    db__bind_int(st, 3, p->caps->per_project > 0 ? p->caps->per_project : 0);
-    db__bind_int(st, 4, p->caps->per_user > 0 && p->created_by[0] ? p->caps->per_user : 0);
-    if (db__step(st) == DB__ROW) {
-        *project = db__col_int64(st, 0);
-        *user = db__col_int64(st, 1);
-        db__copy(name, name_len, st, 2);
-    } else {
-        rc = DB_EIO;
-    }
-    return db__done(st, rc);
+    return db__query_row(c, sql, args, DB__NARGS(args), &counts_shape, out);
 }
 
 static int caps_on(const struct pending_check *p)
@@ -206,14 +201,13 @@ static int caps_verdict(const struct pending_check *p, int64_t project, int64_t 
  * stale before the write commits. */
 static int pending_capped(struct db__conn *c, const struct pending_check *p)
 {
-    int64_t project = 0, user = 0;
-    char name[DB_NAME_LEN] = "";
+    struct pending_counts n;
     int rc;
 
     if (!caps_on(p))
         return DB_OK;
-    rc = pending_counts(c, p, &project, &user, name, sizeof(name));
-    return rc == DB_OK ? caps_verdict(p, project, user, name) : rc;
+    rc = pending_counts(c, p, &n);
+    return rc == DB_OK ? caps_verdict(p, n.project, n.user, n.name) : rc;
 }
 
 /* The insert of a submission. queued_seq is its own seq, so the insert
@@ -247,16 +241,8 @@ static int last_seq(struct db__conn *c, int64_t *out)
     static const char sql[] =
         "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'workloads'), 0),"
         " coalesce((SELECT max(seq) FROM workloads), 0))";
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
 
-    if (!st)
-        return rc;
-    if (db__step(st) == DB__ROW)
-        *out = db__col_int64(st, 0);
-    else
-        rc = DB_EIO;
-    return db__done(st, rc);
+    return db__query_one(c, sql, NULL, 0, db__read_int64, out);
 }
 
 /* The message of a submission's event. */
@@ -419,8 +405,7 @@ static void set_row(struct db__text *b, const struct db_workload *w)
 struct tally {
     int64_t project_seq;
     const char *user;
-    int64_t project, by_user;
-    char name[DB_NAME_LEN];     /* the project's (refusals) */
+    struct pending_counts counts;
 };
 
 /* The workloads the ops before `upto` that were accepted add to the
@@ -466,14 +451,14 @@ static int group_caps(struct db__conn *c, void *const *args, const int *rcs, int
         at = &t[*n_t];
         at->project_seq = p->project_seq;
         at->user = p->created_by;
-        rc = pending_counts(c, p, &at->project, &at->by_user, at->name, sizeof(at->name));
+        rc = pending_counts(c, p, &at->counts);
         if (rc != DB_OK)
             return rc;
         (*n_t)++; /* read before the group's rows: what the ops before i add comes below */
     }
-    project = at->project + group_added(args, rcs, i, p->project_seq, NULL);
-    user = at->by_user + group_added(args, rcs, i, 0, p->created_by);
-    return caps_verdict(p, min64(project, plim), min64(user, ulim), at->name);
+    project = at->counts.project + group_added(args, rcs, i, p->project_seq, NULL);
+    user = at->counts.user + group_added(args, rcs, i, 0, p->created_by);
+    return caps_verdict(p, min64(project, plim), min64(user, ulim), at->counts.name);
 }
 
 static int insert_set_group(struct db__conn *c, void *const *args, int *rcs, int n)
@@ -640,39 +625,36 @@ static int free_pods(struct db__conn *c, int64_t seq)
 }
 
 /* A live (not deleted) workload's phase, desired phase, project and
- * submitter (by: DB_NAME_LEN bytes); DB_ENOTFOUND if gone or deleted. */
-static int live_workload(struct db__conn *c, int64_t seq, char phase[16], char desired[16],
-                         int64_t *project_seq, char *by)
+ * submitter. */
+struct live_row {
+    char phase[16], desired[16];
+    int64_t project_seq;
+    char by[DB_NAME_LEN];
+};
+DB__TABLE(live_cols, live_shape, struct live_row, NULL, phase, desired, project_seq, by);
+
+/* The live_row of workload seq; DB_ENOTFOUND if gone or deleted. */
+static int live_workload(struct db__conn *c, int64_t seq, struct live_row *w)
 {
     static const char sql[] =
         "SELECT phase, desired_phase, project_seq, created_by FROM workloads"
         " WHERE seq = ? AND deleted_at = 0";
-    int rc = DB_OK, src;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg key[] = {DB__I(seq)};
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, seq);
-    src = db__step(st);
-    if (src != DB__ROW)
-        return db__done(st, src == DB__DONE ? DB_ENOTFOUND : DB_EIO);
-    db__copy(phase, 16, st, 0);
-    db__copy(desired, 16, st, 1);
-    *project_seq = db__col_int64(st, 2);
-    db__copy(by, DB_NAME_LEN, st, 3);
-    return db__done(st, DB_OK);
+    return db__query_row(c, sql, key, DB__NARGS(key), &live_shape, w);
 }
 
 static int act_check(struct db__conn *c, const struct act_arg *a)
 {
-    char phase[16], desired[16], by[DB_NAME_LEN];
-    struct pending_check check = {a->caps, 0, by, 1, a->why, a->len};
-    int rc = live_workload(c, a->seq, phase, desired, &check.project_seq, by);
+    struct live_row w;
+    struct pending_check check = {a->caps, 0, w.by, 1, a->why, a->len};
+    int rc = live_workload(c, a->seq, &w);
 
     if (rc != DB_OK || a->action != DB_WL_RESUME)
         return rc;
-    if (strcmp(desired, "Stopped") != 0)
+    if (strcmp(w.desired, "Stopped") != 0)
         return DB_ECONFLICT;
+    check.project_seq = w.project_seq;
     return pending_capped(c, &check); /* Pending again: a submission's caps */
 }
 
@@ -685,17 +667,10 @@ int db__deletion_finish(struct db__conn *c, int64_t seq, int64_t now)
         " phase_updated_at = ?2, updated_at = ?2, version = version + 1"
         " WHERE seq = ?1 AND deleted_at > 0 AND phase = 'Deleting' AND NOT EXISTS"
         " (SELECT 1 FROM pod_runs r WHERE r.workload_seq = ?1 AND r.finished_at = 0)";
-    int rc = DB_OK, changed;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__I(seq), DB__I(now)};
+    int rc = db__exec_args(c, sql, args, DB__NARGS(args));
 
-    if (!st)
-        return rc;
-    db__bind_int64(st, 1, seq);
-    db__bind_int64(st, 2, now);
-    rc = db__step_done(st);
-    changed = rc == DB_OK && db__changes(c) > 0;
-    rc = db__done(st, rc);
-    if (rc != DB_OK || !changed)
+    if (rc != DB_OK || db__changes(c) == 0)
         return rc;
     return db__event(c, seq, now, "Normal", "Deleted", "its pods stopped: the workload is deleted");
 }
@@ -785,12 +760,13 @@ int db_workload_resume(struct db *db, int64_t seq, const char *by, int64_t now_m
  * is not, past a cap; DB_ENOTFOUND if gone or deleted. */
 static int respec_check(struct db__conn *c, const struct db_wl_respec *u)
 {
-    char phase[16], desired[16], by[DB_NAME_LEN];
-    struct pending_check check = {u->caps, 0, by, 1, u->why, u->len};
-    int rc = live_workload(c, u->seq, phase, desired, &check.project_seq, by);
+    struct live_row w;
+    struct pending_check check = {u->caps, 0, w.by, 1, u->why, u->len};
+    int rc = live_workload(c, u->seq, &w);
 
-    if (rc != DB_OK || strcmp(desired, "Stopped") == 0 || strcmp(phase, "Pending") == 0)
+    if (rc != DB_OK || strcmp(w.desired, "Stopped") == 0 || strcmp(w.phase, "Pending") == 0)
         return rc;
+    check.project_seq = w.project_seq;
     return pending_capped(c, &check);
 }
 
@@ -803,27 +779,17 @@ static int respec_fn(struct db__conn *c, void *arg)
         " phase_updated_at = ?6, updated_at = ?6, completed_at = 0, version = version + 1"
         " WHERE seq = ?1 AND deleted_at = 0";
     const struct db_wl_respec *u = arg;
+    const struct db__arg args[] = {DB__I(u->seq), DB__S(u->image), DB__S(u->spec),
+                                   DB__I(u->n_pods), DB__I(u->min_pods), DB__I(u->now_ms)};
     char msg[DB_MSG_LEN];
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    int rc = respec_check(c, u);
 
-    if (!st)
-        return rc;
-    rc = respec_check(c, u);
     if (rc == DB_OK)
         rc = db__revision_next(c, u);
-    if (rc != DB_OK)
-        return db__done(st, rc);
-    db__bind_int64(st, 1, u->seq);
-    db__bind_text(st, 2, u->image);
-    db__bind_text(st, 3, u->spec);
-    db__bind_int(st, 4, u->n_pods);
-    db__bind_int(st, 5, u->min_pods);
-    db__bind_int64(st, 6, u->now_ms);
-    rc = db__step_done(st);
+    if (rc == DB_OK)
+        rc = db__exec_args(c, sql, args, DB__NARGS(args));
     if (rc == DB_OK && db__changes(c) == 0)
         rc = DB_ENOTFOUND;
-    rc = db__done(st, rc);
     if (rc == DB_OK)
         rc = free_pods(c, u->seq);
     if (rc != DB_OK)
