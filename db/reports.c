@@ -16,20 +16,8 @@
              " created_by, status, status_updated_at, status_message"
 
 static const struct db__col report_cols[] = {
-    DB__COL(struct db_report, seq, DB__INT),
-    DB__COL(struct db_report, id, DB__TEXT),
-    DB__COL(struct db_report, name, DB__TEXT),
-    DB__COL(struct db_report, description, DB__TEXT),
-    DB__COL(struct db_report, start_ms, DB__INT),
-    DB__COL(struct db_report, end_ms, DB__INT),
-    DB__COL(struct db_report, group_by, DB__TEXT),
-    DB__COL(struct db_report, filter_by, DB__TEXT),
-    DB__COL(struct db_report, created_at, DB__INT),
-    DB__COL(struct db_report, created_by, DB__TEXT),
-    DB__COL(struct db_report, status, DB__TEXT),
-    DB__COL(struct db_report, status_updated_at, DB__INT),
-    DB__COL(struct db_report, status_message, DB__TEXT),
-    DB__COL(struct db_report, csv, DB__DUP),
+    DB__COLS(struct db_report, seq, id, name, description, start_ms, end_ms, group_by, filter_by,
+        created_at, created_by, status, status_updated_at, status_message, csv),
 };
 #define N_HEAD (DB__NCOLS(report_cols) - 1)
 static const struct db__shape head_shape = {report_cols, N_HEAD, sizeof(struct db_report), NULL};

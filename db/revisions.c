@@ -19,19 +19,8 @@
 #define COLS "id, workload_seq, number, created_at, ended_at, created_by, image, spec," \
              " n_pods, min_pods"
 
-static const struct db__col rev_cols[] = {
-    DB__COL(struct db_revision, id, DB__TEXT),
-    DB__COL(struct db_revision, workload_seq, DB__INT),
-    DB__COL(struct db_revision, number, DB__INT),
-    DB__COL(struct db_revision, created_at, DB__INT),
-    DB__COL(struct db_revision, ended_at, DB__INT),
-    DB__COL(struct db_revision, created_by, DB__TEXT),
-    DB__COL(struct db_revision, image, DB__TEXT),
-    DB__COL(struct db_revision, spec, DB__DUP),
-    DB__COL(struct db_revision, n_pods, DB__INT),
-    DB__COL(struct db_revision, min_pods, DB__INT),
-};
-static const struct db__shape rev_shape = DB__SHAPE(struct db_revision, rev_cols, NULL);
+DB__TABLE(rev_cols, rev_shape, struct db_revision, NULL, id, workload_seq, number, created_at,
+          ended_at, created_by, image, spec, n_pods, min_pods);
 
 int db__revision_next(struct db__conn *c, const struct db_wl_respec *u)
 {
