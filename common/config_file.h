@@ -3,8 +3,8 @@
  *
  * allotd (api/config.c) and allot-agent (agent/opts.c) describe each of
  * their options once, as a row of a table: its name without dashes, what
- * kind of value it takes, its limits and where in the options struct it
- * goes. cf_apply() sets one option from the command line or a config file
+ * kind of value it takes, its limits, its default (an integer's) and where
+ * in the options struct it goes. cf_apply() sets one option from the command line or a config file
  * line through that table; cf_read_file() reads a config file of
  * "key = value" lines and hands each to a caller's apply function.
  *
