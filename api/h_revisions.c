@@ -124,19 +124,20 @@ static int deleted_in(struct api_req *r)
     return -1;
 }
 
-/* The path's inference and its revisions, those the deleted query keeps;
- * -1 replied. */
-static int listed(struct api_req *r, struct db_workload *w, struct db_revision **v, int *n)
+/* The path's inference and its revisions (*n of them); *shown: how many
+ * the deleted query keeps (all or none). -1 replied. */
+static int listed(struct api_req *r, struct db_workload *w, struct db_revision **v, int *n,
+                  int *shown)
 {
     int deleted;
 
     *v = NULL;
-    *n = 0;
+    *n = *shown = 0;
     if (api_wl_load(r, API_WL_READ, w) != 0 || (deleted = deleted_in(r)) < 0 ||
         revisions_of(r, w, v, n) != 0)
         return -1;
-    if ((w->deleted_at != 0) != deleted) /* deleted=true: a deleted inference's */
-        *n = 0;
+    /* deleted=true: a deleted inference's; else a live one's */
+    *shown = (w->deleted_at != 0) == deleted ? *n : 0;
     return 0;
 }
 
@@ -144,13 +145,13 @@ void api_h_revisions(struct api_req *r)
 {
     struct db_workload w;
     struct db_revision *v = NULL;
-    int n = 0, i;
+    int n = 0, shown = 0, i;
     json_t *a;
 
     memset(&w, 0, sizeof(w));
-    if (listed(r, &w, &v, &n) == 0) {
+    if (listed(r, &w, &v, &n, &shown) == 0) {
         a = json_array();
-        for (i = 0; i < n; i++)
+        for (i = 0; i < shown; i++)
             json_array_append_new(a, revision_json(&w, &v[i]));
         api_reply(r, 200, json_pack("{s:o}", "revisions", a));
     }
@@ -162,11 +163,11 @@ void api_h_revisions_count(struct api_req *r)
 {
     struct db_workload w;
     struct db_revision *v = NULL;
-    int n = 0;
+    int n = 0, shown = 0;
 
     memset(&w, 0, sizeof(w));
-    if (listed(r, &w, &v, &n) == 0)
-        api_reply(r, 200, json_pack("{s:i}", "count", n));
+    if (listed(r, &w, &v, &n, &shown) == 0)
+        api_reply(r, 200, json_pack("{s:i}", "count", shown));
     db_revisions_free(v, n);
     db_workload_clear(&w);
 }
