@@ -12,18 +12,10 @@ ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 
 start_admin --db "$T/aq.db" --simulate-nodes 1x4
-dept() {
-  expect 201 POST /api/v1/org-unit/departments "{\"name\":\"$1\",\"resources\":[{\"nodePool\":
-    {\"id\":\"$POOL\"},\"gpu\":{\"deserved\":4}}]}" "$ADMIN" | jq -r .id
-}
-project() { # NAME DEPARTMENT-ID
-  expect 201 POST /api/v1/org-unit/projects "{\"name\":\"$1\",\"parentId\":\"$2\",\"resources\":
-    [{\"nodePool\":{\"id\":\"$POOL\"},\"gpu\":{\"deserved\":4,\"limit\":-1}}]}" "$ADMIN" | jq -r .id
-}
-RES=$(dept research)
-OPS=$(dept ops)
-PA=$(project team-a "$RES")
-PB=$(project team-b "$OPS")
+RES=$(org_department research 4)
+OPS=$(org_department ops 4)
+PA=$(dept_project team-a "$RES")
+PB=$(dept_project team-b "$OPS")
 A=/api/v1/asset
 asset() { # STATUS KIND-PATH NAME META-SCOPE SPEC: prints its id
   expect "$1" POST "$A/$2" "{\"meta\":{\"name\":\"$3\",$4},\"spec\":$5}" "$ADMIN" | jq -r .meta.id

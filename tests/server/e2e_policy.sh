@@ -11,19 +11,11 @@ ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 
 start_admin --db "$T/policy.db" --simulate-nodes 2x4
-dept() {
-  expect 201 POST /api/v1/org-unit/departments "{\"name\":\"$1\",\"resources\":[{\"nodePool\":
-    {\"id\":\"$POOL\"},\"gpu\":{\"deserved\":8}}]}" "$ADMIN" | jq -r .id
-}
-project() { # NAME DEPARTMENT-ID
-  expect 201 POST /api/v1/org-unit/projects "{\"name\":\"$1\",\"parentId\":\"$2\",\"resources\":
-    [{\"nodePool\":{\"id\":\"$POOL\"},\"gpu\":{\"deserved\":4,\"limit\":-1}}]}" "$ADMIN" | jq -r .id
-}
-RES=$(dept research)
-OPS=$(dept ops)
-PA=$(project team-a "$RES")
-PB=$(project team-b "$RES")
-PC=$(project team-c "$OPS")
+RES=$(org_department research 8)
+OPS=$(org_department ops 8)
+PA=$(dept_project team-a "$RES")
+PB=$(dept_project team-b "$RES")
+PC=$(dept_project team-c "$OPS")
 TP=/api/v2/policy/trainings
 
 # ---- the three scopes' training policies ----
@@ -163,7 +155,7 @@ expect 200 GET "/api/v1/workloads/distributed/$id" "" "$ADMIN" | jq -e '.spec.im
   >/dev/null || fail "the worker default image"
 
 # ---- a deleted project's policies go with it ----
-PD=$(project team-d "$OPS")
+PD=$(dept_project team-d "$OPS")
 expect 200 PUT $TP "{\"meta\":{\"name\":\"d\",\"scope\":\"project\",\"projectId\":\"$PD\"},
   \"policy\":{\"defaults\":{\"image\":\"x\"}}}" "$ADMIN" >/dev/null
 expect 204 DELETE "/api/v1/org-unit/projects/$PD" "" "$ADMIN" >/dev/null

@@ -346,6 +346,20 @@ quota_project() {
     \"gpu\":{\"deserved\":$2,\"limit\":-1,\"overQuotaWeight\":1}}]${4:+,$4}}" "$3" | jq -r .id
 }
 
+# org_department NAME GPUS: a department with GPUS deserved in POOL, made as
+# ADMIN; prints its id.
+org_department() {
+  expect 201 POST /api/v1/org-unit/departments "{\"name\":\"$1\",\"resources\":[{\"nodePool\":
+    {\"id\":\"$POOL\"},\"gpu\":{\"deserved\":$2}}]}" "$ADMIN" | jq -r .id
+}
+
+# dept_project NAME DEPARTMENT-ID: a project of that department with 4 GPUs
+# deserved in POOL and no limit, made as ADMIN; prints its id.
+dept_project() {
+  expect 201 POST /api/v1/org-unit/projects "{\"name\":\"$1\",\"parentId\":\"$2\",\"resources\":
+    [{\"nodePool\":{\"id\":\"$POOL\"},\"gpu\":{\"deserved\":4,\"limit\":-1}}]}" "$ADMIN" | jq -r .id
+}
+
 # phase TOKEN NAME: the phase of workload NAME.
 phase() {
   expect 200 GET "/api/v1/workloads?filterBy=name==$2" "" "$1" | jq -r '.workloads[0].phase'
