@@ -4,7 +4,11 @@
  * arrays, rule and role ids integers, rules listed as {totalRecords,
  * displayRecords, accessRules}. Run:ai's applications (/api/v1/apps) are
  * its earlier name for service accounts: the same principals, in the
- * same store, answered in that document's shapes.
+ * same store, answered in that document's shapes. A user's access keys
+ * (/api/v1/access-keys, and /api/v1/user-applications, their earlier
+ * name) are client-credentials principals of the same store that name
+ * their owner: a token of one acts as that user (http.c), with the
+ * user's access rules.
  *
  * Invariants:
  *   1. A secret (temporary password, client secret) is shown once, in the
@@ -17,6 +21,9 @@
  *      system).
  *   3. Logging a user out, changing a password or deleting a principal
  *      voids every token issued before (token version).
+ *   4. A user sees, renews and deletes only their own access keys; the
+ *      administration routes, everyone's, with a system-scope IAM rule.
+ *      The service-account routes never show an access key.
  */
 #include "api.h"
 
@@ -70,7 +77,7 @@ static int principal_load(struct api_req *r, int kind, struct db_user *u)
     int64_t id = path_id(r);
     int rc = id > 0 ? db_user_get(r->app->db, id, u) : DB_ENOTFOUND;
 
-    if (rc == DB_OK && u->kind != kind)
+    if (rc == DB_OK && (u->kind != kind || u->owner_id > 0))
         rc = DB_ENOTFOUND;
     if (rc != DB_OK) {
         api_db_error(r, rc, kind == DB_USER ? "no such user" : "no such service account");
@@ -143,14 +150,16 @@ void api_h_user_get(struct api_req *r)
         api_reply(r, 200, user_json(&u));
 }
 
-/* Creates a principal with a fresh random secret; the secret goes to out. */
+/* Creates a principal with a fresh random secret (an access key of user
+ * owner_id, 0: none); the secret goes to out. */
 static int principal_new(struct api_req *r, int kind, const char *login, const char *name,
-                         struct db_user *u, char *secret, size_t len)
+                         int64_t owner_id, struct db_user *u, char *secret, size_t len)
 {
     int rc;
 
     memset(u, 0, sizeof(*u));
     u->kind = kind;
+    u->owner_id = owner_id;
     snprintf(u->login, sizeof(u->login), "%s", login);
     snprintf(u->name, sizeof(u->name), "%s", name);
     snprintf(u->created_by, sizeof(u->created_by), "%s", r->who.user.login);
@@ -193,7 +202,7 @@ void api_h_users_create(struct api_req *r)
                          : "resetPassword: allotd does not force a password change at first login");
         goto out;
     }
-    if (principal_new(r, DB_USER, email, email, &u, secret, sizeof(secret)) != 0)
+    if (principal_new(r, DB_USER, email, email, 0, &u, secret, sizeof(secret)) != 0)
         goto out;
     snprintf(id, sizeof(id), "%lld", (long long)u.id);
     api_reply(r, 201, json_pack("{s:s, s:s, s:s}", "id", id, "username", u.login,
@@ -369,34 +378,54 @@ static int app_name_ok(const char *s)
            s[n - 1] != '-' && s[n - 1] != '_';
 }
 
+/* A client-credentials principal named name (an access key of user
+ * owner_id, 0: a service account): its clientId the name and a random
+ * suffix, its secret to out. */
+static int client_new(struct api_req *r, const char *name, int64_t owner_id, struct db_user *u,
+                      char *secret, size_t len)
+{
+    char client[DB_NAME_LEN], rnd[12];
+
+    if (api_random_text(rnd, sizeof(rnd), 8) != 0) {
+        api_error(r, 500, "Internal error", "no randomness");
+        return -1;
+    }
+    snprintf(client, sizeof(client), "%s-%s", name, rnd);
+    return principal_new(r, DB_SERVICE_ACCOUNT, client, name, owner_id, u, secret, len);
+}
+
+/* The {name} of a body that may hold nothing else; pattern: Run:ai's
+ * pattern for application and access-key names applies. 0, or -1 after
+ * replying 400. */
+static int name_in(struct api_req *r, json_t *o, char *name, size_t len, int pattern)
+{
+    static const char *const fields[] = {"name", NULL};
+
+    if (api_json_allow(r, o, fields, NULL) ||
+        api_json_text(r, o, "name", name, len, 1, API_TEXT_LOGIN))
+        return -1;
+    if (pattern && !app_name_ok(name)) {
+        api_error(r, 400, "Bad request", "name: lowercase letters, digits, '-' and '_', from a "
+                                         "letter to a letter or digit");
+        return -1;
+    }
+    return 0;
+}
+
 /* Creates a service account from {name}; app: in the form of Run:ai's
  * /apps (the name checked by its pattern, the secret answered as
  * `secret`), else of /service-accounts (`clientSecret`, the whole row). */
 static void sa_create(struct api_req *r, int app)
 {
-    static const char *const fields[] = {"name", NULL};
     struct db_user u;
-    char name[64], client[DB_NAME_LEN], secret[48], rnd[12], id[24];
+    char name[64], secret[48], id[24];
     json_t *o = api_body_object(r), *out;
 
     if (!o)
         return;
-    if (api_json_allow(r, o, fields, NULL) ||
-        api_json_text(r, o, "name", name, sizeof(name), 1, API_TEXT_LOGIN))
+    if (name_in(r, o, name, sizeof(name), app) != 0 || !system_iam(r))
         goto out;
-    if (!system_iam(r))
-        goto out;
-    if (app && !app_name_ok(name)) {
-        api_error(r, 400, "Bad request", "name: lowercase letters, digits, '-' and '_', from a "
-                                         "letter to a letter or digit");
-        goto out;
-    }
-    if (api_random_text(rnd, sizeof(rnd), 8) != 0) {
-        api_error(r, 500, "Internal error", "no randomness");
-        goto out;
-    }
-    snprintf(client, sizeof(client), "%s-%s", name, rnd);
-    if (principal_new(r, DB_SERVICE_ACCOUNT, client, name, &u, secret, sizeof(secret)) != 0)
+    if (client_new(r, name, 0, &u, secret, sizeof(secret)) != 0)
         goto out;
     snprintf(id, sizeof(id), "%lld", (long long)u.id);
     out = app ? json_pack("{s:s, s:s, s:s}", "id", id, "name", u.name, "clientId", u.login)
@@ -475,6 +504,166 @@ void api_h_app_secret(struct api_req *r)
 void api_h_service_account_delete(struct api_req *r)
 {
     principal_delete(r, DB_SERVICE_ACCOUNT);
+}
+
+/* ---- users' access keys (Run:ai's access keys and user applications) ---- */
+
+/* Run:ai's AccessKey1 (or UserApp, the same fields); admin: with
+ * createdBy, as the administration lists answer it. */
+static json_t *key_json(const struct db_user *u, int admin)
+{
+    char id[24];
+    json_t *o;
+
+    snprintf(id, sizeof(id), "%lld", (long long)u->id);
+    o = json_pack("{s:s, s:s, s:s, s:o, s:o}", "id", id, "name", u->name, "clientId", u->login,
+                  "createdAt", api_time(u->created_at), "lastLogin", api_time(u->last_login));
+    if (o && admin)
+        json_object_set_new(o, "createdBy", json_string(u->created_by));
+    return o;
+}
+
+/* Access keys are a user's: a service account's token gets a 403. */
+static int key_owner_ok(struct api_req *r)
+{
+    if (r->who.user.kind == DB_USER)
+        return 1;
+    api_error(r, 403, "Forbidden", "access keys are a user's; a service account has its own "
+                                   "client secret");
+    return 0;
+}
+
+/* The access key of the path's {id}, of user owner (0: anyone's); replies
+ * 404 itself (another user's key is not found either). */
+static int key_load(struct api_req *r, int64_t owner, struct db_user *u)
+{
+    int64_t id = path_id(r);
+    int rc = id > 0 ? db_user_get(r->app->db, id, u) : DB_ENOTFOUND;
+
+    if (rc == DB_OK && (u->owner_id <= 0 || (owner > 0 && u->owner_id != owner)))
+        rc = DB_ENOTFOUND;
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "no such access key");
+        return -1;
+    }
+    memset(u->secret_hash, 0, sizeof(u->secret_hash));
+    return 0;
+}
+
+/* Does key u pass the administration list's filters (clientId,
+ * createdBy: exact values)? */
+static int key_matches(struct api_req *r, const struct db_user *u)
+{
+    char client[DB_NAME_LEN], by[DB_NAME_LEN];
+
+    if (api_query(r, "clientId", client, sizeof(client)) == 0 && strcmp(client, u->login) != 0)
+        return 0;
+    return api_query(r, "createdBy", by, sizeof(by)) != 0 || strcmp(by, u->created_by) == 0;
+}
+
+/* Lists user owner's access keys (0: everyone's, filtered, with
+ * createdBy): {accessKeys: [...]}, or with API_ARG_USER_APP a bare array
+ * (Run:ai's UserApps). */
+static void keys_reply(struct api_req *r, int64_t owner)
+{
+    struct db_user *us = NULL;
+    int n = 0, i, rc = db_key_list(r->app->db, owner, &us, &n);
+    json_t *a;
+
+    if (rc != DB_OK) {
+        api_db_error(r, rc, "cannot list");
+        return;
+    }
+    a = json_array();
+    for (i = 0; i < n; i++)
+        if (owner > 0 || key_matches(r, &us[i]))
+            json_array_append_new(a, key_json(&us[i], owner == 0));
+    api_reply(r, 200, r->arg & API_ARG_USER_APP ? a : json_pack("{s:o}", "accessKeys", a));
+    free(us);
+}
+
+/* GET /access-keys, /user-applications: the caller's own. */
+void api_h_keys_list(struct api_req *r)
+{
+    if (key_owner_ok(r))
+        keys_reply(r, r->who.user.id);
+}
+
+/* GET /administration/access-keys, /administration/user-applications. */
+void api_h_keys_all(struct api_req *r)
+{
+    if (system_iam(r))
+        keys_reply(r, 0);
+}
+
+/* POST {name}: a new access key of the caller's, its secret shown once
+ * (clientSecret; with API_ARG_USER_APP, Run:ai's UserAppPostResponse:
+ * secret). */
+void api_h_key_create(struct api_req *r)
+{
+    struct db_user u;
+    char name[64], secret[48], id[24];
+    json_t *o = api_body_object(r);
+
+    if (!o)
+        return;
+    if (name_in(r, o, name, sizeof(name), 1) != 0 || !key_owner_ok(r) ||
+        client_new(r, name, r->who.user.id, &u, secret, sizeof(secret)) != 0)
+        goto out;
+    snprintf(id, sizeof(id), "%lld", (long long)u.id);
+    api_reply(r, 201, json_pack("{s:s, s:s, s:s, s:o, s:s}", "id", id, "name", u.name,
+                                "clientId", u.login, "createdAt", api_time(u.created_at),
+                                r->arg & API_ARG_USER_APP ? "secret" : "clientSecret", secret));
+    memset(secret, 0, sizeof(secret));
+out:
+    json_decref(o);
+}
+
+void api_h_key_get(struct api_req *r)
+{
+    struct db_user u;
+
+    if (key_owner_ok(r) && key_load(r, r->who.user.id, &u) == 0)
+        api_reply(r, 200, key_json(&u, 0));
+}
+
+/* POST .../secret: a new secret, shown once; the key's tokens are void. */
+void api_h_key_secret(struct api_req *r)
+{
+    struct db_user u;
+    char secret[48];
+
+    if (!key_owner_ok(r) || key_load(r, r->who.user.id, &u) != 0)
+        return;
+    if (secret_renew(r, &u, secret, sizeof(secret)) == 0)
+        api_reply(r, 200, json_pack("{s:s}", "clientSecret", secret));
+    memset(secret, 0, sizeof(secret));
+}
+
+/* Deletes the path's access key of user owner (0: anyone's); its tokens
+ * are void from the next request on. */
+static void key_delete(struct api_req *r, int64_t owner)
+{
+    struct db_user u;
+    int rc;
+
+    if (key_load(r, owner, &u) != 0)
+        return;
+    rc = db_user_delete(r->app->db, u.id);
+    api_pcache_invalidate(r->app->pc);
+    api_reply_deleted(r, rc, "no such access key");
+}
+
+void api_h_key_delete(struct api_req *r)
+{
+    if (key_owner_ok(r))
+        key_delete(r, r->who.user.id);
+}
+
+void api_h_key_delete_any(struct api_req *r)
+{
+    if (system_iam(r))
+        key_delete(r, 0);
 }
 
 /* ---- roles and permissions ---- */
@@ -657,7 +846,7 @@ static int subject_in(struct api_req *r, struct db_rule *x)
 
     if (rc == DB_ENOTFOUND && !*end && end != x->subject_id && id > 0)
         rc = db_user_get(r->app->db, id, &u);
-    if (rc != DB_OK || u.kind != kind) {
+    if (rc != DB_OK || u.kind != kind || u.owner_id > 0) {
         api_error(r, 400, "Bad request", "subjectId names no such principal");
         return -1;
     }

@@ -168,6 +168,21 @@ const struct api_route api_routes[] = {
     {"PATCH", "/api/v1/apps/{id}", api_h_service_account_patch, API_IAM},
     {"DELETE", "/api/v1/apps/{id}", api_h_service_account_delete, API_IAM},
     {"POST", "/api/v1/apps/{id}/secret", api_h_app_secret, API_IAM},
+    {"GET", "/api/v1/access-keys", api_h_keys_list, API_AUTH},
+    {"POST", "/api/v1/access-keys", api_h_key_create, API_AUTH},
+    {"GET", "/api/v1/access-keys/{id}", api_h_key_get, API_AUTH},
+    {"DELETE", "/api/v1/access-keys/{id}", api_h_key_delete, API_AUTH},
+    {"POST", "/api/v1/access-keys/{id}/secret", api_h_key_secret, API_AUTH},
+    {"GET", "/api/v1/administration/access-keys", api_h_keys_all, API_IAM},
+    {"DELETE", "/api/v1/administration/access-keys/{id}", api_h_key_delete_any, API_IAM},
+    {"GET", "/api/v1/user-applications", api_h_keys_list, API_AUTH, API_ARG_USER_APP},
+    {"POST", "/api/v1/user-applications", api_h_key_create, API_AUTH, API_ARG_USER_APP},
+    {"GET", "/api/v1/user-applications/{id}", api_h_key_get, API_AUTH},
+    {"DELETE", "/api/v1/user-applications/{id}", api_h_key_delete, API_AUTH},
+    {"POST", "/api/v1/user-applications/{id}/secret", api_h_key_secret, API_AUTH},
+    {"GET", "/api/v1/administration/user-applications", api_h_keys_all, API_IAM,
+     API_ARG_USER_APP},
+    {"DELETE", "/api/v1/administration/user-applications/{id}", api_h_key_delete_any, API_IAM},
     {"GET", "/api/v1/authorization/roles", api_h_roles, API_AUTH},
     {"GET", "/api/v1/authorization/roles/{id}", api_h_role_get, API_AUTH},
     {"GET", "/api/v1/authorization/permissions", api_h_permissions, API_AUTH},
@@ -969,6 +984,18 @@ static int read_body(struct api_req *r, long long content_length, size_t cap_max
     return 0;
 }
 
+/* An access key's token acts as its owner: r->who.user becomes the owner
+ * (a user), whose access rules then apply. 0; 1 when the owner is gone or
+ * may not sign in; or a DB_E* code. */
+static int act_as_owner(struct api_req *r)
+{
+    int rc = db_user_get(r->app->db, r->who.user.owner_id, &r->who.user);
+
+    if (rc != DB_OK && rc != DB_ENOTFOUND)
+        return rc;
+    return rc != DB_OK || r->who.user.kind != DB_USER || !r->who.user.enabled;
+}
+
 /* 0; 1 when the token names no user that may use it (gone, disabled,
  * token version passed); or the DB_E* code of a store that could not
  * answer (the database server unreachable): not the token's fault. */
@@ -986,6 +1013,8 @@ static int load_principal(struct api_req *r, const struct api_token_info *info)
         if (rc != DB_OK)
             return rc == DB_ENOTFOUND ? 1 : rc;
     }
+    if (r->who.user.owner_id > 0 && (rc = act_as_owner(r)) != 0)
+        return rc;
     memset(r->who.user.secret_hash, 0, sizeof(r->who.user.secret_hash));
     return db_rule_list(r->app->db, r->who.user.login, &r->who.rules, &r->who.n_rules);
 }

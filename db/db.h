@@ -103,7 +103,11 @@ const char *db_describe(struct db *db);
  * process at the N-th pass of a fault point of the storage code (commit,
  * submit, cycle-pod: fault.c says where they are), for the crash tests. */
 
-/* ---- Principals: users and service accounts ---- */
+/* ---- Principals: users, service accounts and users' access keys ---- */
+/* DB_SERVICE_ACCOUNT: a principal that signs in with client credentials;
+ * one with an owner_id is that user's access key (Run:ai's access keys,
+ * and its user applications by their earlier name), which acts as its
+ * owner and is listed apart from the service accounts. */
 enum db_principal_kind { DB_USER = 0, DB_SERVICE_ACCOUNT = 1 };
 
 struct db_user {
@@ -116,15 +120,21 @@ struct db_user {
     int64_t created_at, updated_at, last_login;
     char created_by[DB_NAME_LEN];
     int enabled;                  /* 0: may not sign in (service accounts) */
+    int64_t owner_id;             /* an access key's user; 0: not an access key */
 };
 
 int db_user_count(struct db *db, int64_t *count);
-/* Inserts; fills u->id and the timestamps. DB_ECONFLICT if the login exists. */
+/* Inserts; fills u->id and the timestamps. DB_ECONFLICT if the login
+ * exists, or for an access key, if its owner has one of that name. */
 int db_user_insert(struct db *db, struct db_user *u);
 int db_user_get(struct db *db, int64_t id, struct db_user *out);
 int db_user_by_login(struct db *db, const char *login, struct db_user *out);
-/* Lists principals of one kind, oldest first; *out is malloc'd (free()). */
+/* Lists principals of one kind, oldest first, access keys left out;
+ * *out is malloc'd (free()). */
 int db_user_list(struct db *db, int kind, struct db_user **out, int *n);
+/* Lists the access keys of user owner_id (0: everyone's), oldest first. */
+int db_key_list(struct db *db, int64_t owner_id, struct db_user **out, int *n);
+/* Deletes a principal, with its access rules and (a user) its access keys. */
 int db_user_delete(struct db *db, int64_t id);
 int db_user_set_secret(struct db *db, int64_t id, const char *secret_hash);
 int db_user_bump_token_version(struct db *db, int64_t id);

@@ -624,6 +624,13 @@ static const struct numbered later[] = {
      " status_message TEXT NOT NULL DEFAULT '',"
      " csv TEXT NOT NULL DEFAULT '');",
      NULL},
+    /* 240: users' access keys (Run:ai's access keys and user applications,
+     * users.c): a client-credentials principal (kind 1) whose owner_id
+     * names the user it acts as; 0 for users and service accounts */
+    {240,
+     "ALTER TABLE users ADD COLUMN owner_id INTEGER NOT NULL DEFAULT 0;"
+     "CREATE INDEX users_owner ON users (owner_id);",
+     NULL},
 };
 
 /* The later migrations PostgreSQL runs instead of their SQL (pq.c's

@@ -1,12 +1,15 @@
 /*
- * users.c: principals (users and service accounts) and access rules.
+ * users.c: principals (users, service accounts and users' access keys)
+ * and access rules.
  *
  * Invariants:
  *   1. A principal's login (username or clientId) is unique across kinds,
  *      without regard to case.
  *   2. Only a crypt(3) hash of a secret is stored, never the secret.
  *   3. token_version only grows; tokens carrying an older version are void.
- *   4. Deleting a principal deletes the access rules naming it.
+ *   4. Deleting a principal deletes the access rules naming it, and
+ *      deleting a user deletes their access keys.
+ *   5. An access key's name is unique among its owner's keys.
  */
 #include "db_int.h"
 #include "db_ha.h"
@@ -15,12 +18,12 @@
 #include <string.h>
 
 #define USER_COLS "id, kind, login, name, secret_hash, token_version, created_at," \
-                  " updated_at, created_by, last_login, enabled"
+                  " updated_at, created_by, owner_id, last_login, enabled"
 
-/* A user's row: USER_COLS. An insert names kind .. created_by. */
+/* A user's row: USER_COLS. An insert names kind .. owner_id. */
 
 DB__TABLE(user_cols, user_shape, struct db_user, NULL, id, kind, login, name, secret_hash,
-          token_version, created_at, updated_at, created_by, last_login, enabled);
+          token_version, created_at, updated_at, created_by, owner_id, last_login, enabled);
 
 struct user_arg {
     int64_t id;
@@ -52,32 +55,30 @@ static int insert_fn(struct db__conn *c, void *arg)
 {
     static const char sql[] =
         "INSERT INTO users (kind, login, name, secret_hash, token_version, created_at,"
-        " updated_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+        " updated_at, created_by, owner_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
     struct db_user *u = arg;
 
     /* token_version 1: db_user_insert */
-    return db__insert_cols(c, sql, user_cols + 1, 8, u, &u->id);
+    return db__insert_cols(c, sql, user_cols + 1, 9, u, &u->id);
 }
 
-/* Invariant 1 regardless of case: `ADMIN` beside `admin` is DB_ECONFLICT,
- * checked in the insert's transaction. lower() folds ASCII alike in SQLite
- * and PostgreSQL, and logins are ASCII (api/json_in.c's API_TEXT_LOGIN). */
+/* Invariants 1 and 5, checked in the insert's transaction: `ADMIN` beside
+ * `admin` is DB_ECONFLICT, and so is a second access key of one name for
+ * one owner. lower() folds ASCII alike in SQLite and PostgreSQL, and
+ * logins are ASCII (api/json_in.c's API_TEXT_LOGIN). */
 static int insert_unique_fn(struct db__conn *c, void *arg)
 {
-    static const char sql[] = "SELECT count(*) FROM users WHERE lower(login) = lower(?)";
+    static const char sql[] =
+        "SELECT count(*) FROM users WHERE lower(login) = lower(?)"
+        " OR (owner_id > 0 AND owner_id = ? AND name = ?)";
     struct db_user *u = arg;
-    int rc = DB_OK;
-    struct db__stmt *st = db__prep(c, sql, &rc);
+    const struct db__arg args[] = {DB__S(u->login), DB__I(u->owner_id), DB__S(u->name)};
+    int64_t taken = 0;
+    int rc = db__query_one(c, sql, args, DB__NARGS(args), db__read_int64, &taken);
 
-    if (!st)
-        return rc;
-    db__bind_text(st, 1, u->login);
-    rc = db__step(st);
-    if (rc != DB__ROW)
-        return db__done(st, rc == DB__DONE ? DB_EIO : rc);
-    rc = db__col_int64(st, 0) > 0 ? DB_ECONFLICT : DB_OK;
-    db__done(st, rc);
-    return rc == DB_OK ? insert_fn(c, arg) : rc;
+    if (rc != DB_OK)
+        return rc == DB_ENOTFOUND ? DB_EIO : rc;
+    return taken > 0 ? DB_ECONFLICT : insert_fn(c, arg);
 }
 
 int db_user_insert(struct db *db, struct db_user *u)
@@ -102,10 +103,21 @@ int db_user_by_login(struct db *db, const char *login, struct db_user *out)
 
 int db_user_list(struct db *db, int kind, struct db_user **out, int *n)
 {
-    static const char sql[] = "SELECT " USER_COLS " FROM users WHERE kind = ? ORDER BY id";
+    static const char sql[] =
+        "SELECT " USER_COLS " FROM users WHERE kind = ? AND owner_id = 0 ORDER BY id";
     struct db__key key = {.i = kind};
 
     return db__read_rows(db, sql, &key, &user_shape, out, n);
+}
+
+int db_key_list(struct db *db, int64_t owner_id, struct db_user **out, int *n)
+{
+    static const char all[] = "SELECT " USER_COLS " FROM users WHERE owner_id > 0 ORDER BY id";
+    static const char one[] = "SELECT " USER_COLS " FROM users WHERE owner_id = ? ORDER BY id";
+    struct db__key key = {.i = owner_id};
+
+    return db__read_rows(db, owner_id > 0 ? one : all, owner_id > 0 ? &key : NULL, &user_shape,
+                         out, n);
 }
 
 static int changed(struct db__conn *c, int rc)
@@ -119,9 +131,13 @@ static int delete_fn(struct db__conn *c, void *arg)
 {
     static const char rules[] =
         "DELETE FROM access_rules WHERE subject_id = (SELECT login FROM users WHERE id = ?)";
+    static const char keys[] = "DELETE FROM users WHERE owner_id > 0 AND owner_id = ?";
     static const char user[] = "DELETE FROM users WHERE id = ?";
     struct user_arg *a = arg;
     int rc = db__run_key(c, rules, a->id);
+
+    if (rc == DB_OK)
+        rc = db__run_key(c, keys, a->id);
 
     return rc == DB_OK ? changed(c, db__run_key(c, user, a->id)) : rc;
 }

@@ -283,6 +283,60 @@ static void test_refresh_families(void **state)
     assert_int_equal(db_refresh_rotate(f->tmp.db, old, 7, 2, 5000, 10), DB_ENOTFOUND);
 }
 
+/* principal: a row of kind with login and name (owner: an access key's). */
+static int64_t principal(struct db *db, int kind, const char *login, const char *name,
+                         int64_t owner, int want)
+{
+    struct db_user u;
+
+    memset(&u, 0, sizeof(u));
+    u.kind = kind;
+    u.owner_id = owner;
+    snprintf(u.login, sizeof(u.login), "%s", login);
+    snprintf(u.name, sizeof(u.name), "%s", name);
+    snprintf(u.secret_hash, sizeof(u.secret_hash), "$y$x");
+    assert_int_equal(db_user_insert(db, &u), want);
+    return u.id;
+}
+
+/* Access keys: a name unique per owner, listed apart from the service
+ * accounts, per owner or all, and deleted with their owner. */
+static void test_access_keys(void **state)
+{
+    struct fixture *f = *state;
+    struct db *db = f->tmp.db;
+    struct db_user *us = NULL, u;
+    int64_t kim = principal(db, DB_USER, "kim", "kim", 0, DB_OK);
+    int64_t lee = principal(db, DB_USER, "lee", "lee", 0, DB_OK);
+    int64_t k1 = principal(db, DB_SERVICE_ACCOUNT, "ci-1", "ci", kim, DB_OK);
+    int n = 0;
+
+    principal(db, DB_SERVICE_ACCOUNT, "ci-2", "ci", kim, DB_ECONFLICT); /* kim's "ci" again */
+    principal(db, DB_SERVICE_ACCOUNT, "ci-3", "ci", lee, DB_OK);        /* lee's own "ci" */
+    principal(db, DB_SERVICE_ACCOUNT, "sa-1", "ci", 0, DB_OK);          /* a service account */
+    assert_int_equal(db_key_list(db, kim, &us, &n), DB_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(us[0].id, k1);
+    assert_int_equal(us[0].owner_id, kim);
+    free(us);
+    us = NULL;
+    assert_int_equal(db_key_list(db, 0, &us, &n), DB_OK);
+    assert_int_equal(n, 2);
+    free(us);
+    us = NULL;
+    assert_int_equal(db_user_list(db, DB_SERVICE_ACCOUNT, &us, &n), DB_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(us[0].login, "sa-1");
+    free(us);
+    us = NULL;
+    assert_int_equal(db_user_delete(db, kim), DB_OK);
+    assert_int_equal(db_user_get(db, k1, &u), DB_ENOTFOUND);
+    assert_int_equal(db_key_list(db, 0, &us, &n), DB_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(us[0].owner_id, lee);
+    free(us);
+}
+
 /* The schema's CHECK constraints refuse out-of-range rows whatever the
  * caller let through: DB_EINVAL, and nothing is written. */
 static void test_checks(void **state)
@@ -1588,6 +1642,7 @@ int main(void)
         DB_TEST(test_pending_caps_batch_resume),
         DB_TEST(test_pending_caps_respec),
         DB_TEST(test_refresh_families),
+        DB_TEST(test_access_keys),
         DB_TEST(test_group_commit),
         DB_TEST(test_lifecycle_and_list),
         DB_TEST(test_list_paging),
