@@ -307,6 +307,7 @@ enum api_route_arg {
     API_ARG_COUNT = 2,        /* list routes: the count, not the rows */
     API_ARG_PATCH = 4,        /* PUT/PATCH routes: merge the fields present */
     API_ARG_USER_APP = 8,     /* access-key routes: Run:ai's user-application shapes */
+    API_ARG_ADMIN = 16,       /* access-key routes: everyone's (the administration routes) */
 };
 struct api_route {
     const char *method;
@@ -881,14 +882,12 @@ void api_h_service_account_delete(struct api_req *r);
 void api_h_apps_create(struct api_req *r);         /* /apps: service accounts by another name */
 void api_h_app_secret(struct api_req *r);
 /* A user's access keys (also as Run:ai's user applications: API_ARG_USER_APP
- * on list and create); _all and _delete_any: everyone's, for admins. */
+ * on list and create); list and delete with API_ARG_ADMIN: everyone's. */
 void api_h_keys_list(struct api_req *r);
-void api_h_keys_all(struct api_req *r);
 void api_h_key_create(struct api_req *r);
 void api_h_key_get(struct api_req *r);
 void api_h_key_secret(struct api_req *r);
 void api_h_key_delete(struct api_req *r);
-void api_h_key_delete_any(struct api_req *r);
 void api_h_roles(struct api_req *r);
 void api_h_role_get(struct api_req *r);
 void api_h_permissions(struct api_req *r);

@@ -523,14 +523,18 @@ static json_t *key_json(const struct db_user *u, int admin)
     return o;
 }
 
-/* Access keys are a user's: a service account's token gets a 403. */
-static int key_owner_ok(struct api_req *r)
+/* Whose access keys the route is about: the caller's (a user's id: a
+ * service account has none, 403), or with API_ARG_ADMIN everyone's (0,
+ * with a system-scope IAM rule); -1 after replying. */
+static int64_t key_scope(struct api_req *r)
 {
+    if (r->arg & API_ARG_ADMIN)
+        return system_iam(r) ? 0 : -1;
     if (r->who.user.kind == DB_USER)
-        return 1;
+        return r->who.user.id;
     api_error(r, 403, "Forbidden", "access keys are a user's; a service account has its own "
                                    "client secret");
-    return 0;
+    return -1;
 }
 
 /* The access key of the path's {id}, of user owner (0: anyone's); replies
@@ -582,18 +586,14 @@ static void keys_reply(struct api_req *r, int64_t owner)
     free(us);
 }
 
-/* GET /access-keys, /user-applications: the caller's own. */
+/* GET /access-keys, /user-applications: the caller's own; with
+ * API_ARG_ADMIN, the administration routes: everyone's. */
 void api_h_keys_list(struct api_req *r)
 {
-    if (key_owner_ok(r))
-        keys_reply(r, r->who.user.id);
-}
+    int64_t owner = key_scope(r);
 
-/* GET /administration/access-keys, /administration/user-applications. */
-void api_h_keys_all(struct api_req *r)
-{
-    if (system_iam(r))
-        keys_reply(r, 0);
+    if (owner >= 0)
+        keys_reply(r, owner);
 }
 
 /* POST {name}: a new access key of the caller's, its secret shown once
@@ -607,7 +607,7 @@ void api_h_key_create(struct api_req *r)
 
     if (!o)
         return;
-    if (name_in(r, o, name, sizeof(name), 1) != 0 || !key_owner_ok(r) ||
+    if (name_in(r, o, name, sizeof(name), 1) != 0 || key_scope(r) < 0 ||
         client_new(r, name, r->who.user.id, &u, secret, sizeof(secret)) != 0)
         goto out;
     snprintf(id, sizeof(id), "%lld", (long long)u.id);
@@ -623,7 +623,7 @@ void api_h_key_get(struct api_req *r)
 {
     struct db_user u;
 
-    if (key_owner_ok(r) && key_load(r, r->who.user.id, &u) == 0)
+    if (key_scope(r) > 0 && key_load(r, r->who.user.id, &u) == 0)
         api_reply(r, 200, key_json(&u, 0));
 }
 
@@ -633,37 +633,26 @@ void api_h_key_secret(struct api_req *r)
     struct db_user u;
     char secret[48];
 
-    if (!key_owner_ok(r) || key_load(r, r->who.user.id, &u) != 0)
+    if (key_scope(r) <= 0 || key_load(r, r->who.user.id, &u) != 0)
         return;
     if (secret_renew(r, &u, secret, sizeof(secret)) == 0)
         api_reply(r, 200, json_pack("{s:s}", "clientSecret", secret));
     memset(secret, 0, sizeof(secret));
 }
 
-/* Deletes the path's access key of user owner (0: anyone's); its tokens
- * are void from the next request on. */
-static void key_delete(struct api_req *r, int64_t owner)
+/* Deletes the path's access key (with API_ARG_ADMIN anyone's); its
+ * tokens are void from the next request on. */
+void api_h_key_delete(struct api_req *r)
 {
     struct db_user u;
+    int64_t owner = key_scope(r);
     int rc;
 
-    if (key_load(r, owner, &u) != 0)
+    if (owner < 0 || key_load(r, owner, &u) != 0)
         return;
     rc = db_user_delete(r->app->db, u.id);
     api_pcache_invalidate(r->app->pc);
     api_reply_deleted(r, rc, "no such access key");
-}
-
-void api_h_key_delete(struct api_req *r)
-{
-    if (key_owner_ok(r))
-        key_delete(r, r->who.user.id);
-}
-
-void api_h_key_delete_any(struct api_req *r)
-{
-    if (system_iam(r))
-        key_delete(r, 0);
 }
 
 /* ---- roles and permissions ---- */
