@@ -1845,7 +1845,8 @@ static struct node_bounds *bounds_for(struct search *s, const int64_t *shape)
 
 /* The bound of one node for the shape of b (-1: it cannot host j), asked
  * again only after the node changed. */
-static int64_t node_bound(const struct search *s, struct node_bounds *b, int node, int all)
+static inline int64_t node_bound(const struct search *s, struct node_bounds *b, int node,
+                                  int all)
 {
     int pos = s->ss->nodes[node].pool_pos;
 
@@ -1858,8 +1859,8 @@ static int64_t node_bound(const struct search *s, struct node_bounds *b, int nod
 }
 
 /* Appends node to (order, lb) when it can host j; the least bound in *global_lb. */
-static void order_add(const struct search *s, struct node_bounds *b, int node, int all,
-                      int *order, int64_t *order_lb, int *n, int64_t *global_lb)
+static inline void order_add(const struct search *s, struct node_bounds *b, int node, int all,
+                             int *order, int64_t *order_lb, int *n, int64_t *global_lb)
 {
     int64_t lb = node_bound(s, b, node, all);
 
