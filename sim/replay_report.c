@@ -124,24 +124,28 @@ static double share_pct(int part, int whole)
     return whole > 0 ? 100.0 * part / whole : -1;
 }
 
+/* One row of a gang table: the gangs started, the shares inside one rack
+ * and one block, and the unallocated GPUs the table names. */
+static void md_gang_row(FILE *f, int policy, const struct replay_gangs *g, double idle)
+{
+    char a[32], b[32], c[32];
+
+    fprintf(f, "| %s | %d | %s | %s | %s |\n", replay_policy_name(policy), g->placed,
+            fmt_pct(a, 32, share_pct(g->one_rack, g->placed)),
+            fmt_pct(b, 32, share_pct(g->one_block, g->placed)), fmt_num(c, 32, idle, 1));
+}
+
 /* With --racks: where the gangs started (every start of a gang counts). */
 static void md_gangs(FILE *f, const struct replay_results *r)
 {
-    const struct replay_summary *s;
-    char a[32], b[32], c[32];
     int n;
 
     if (r->m->opts->rack_nodes <= 0)
         return;
     fprintf(f, "\n| policy | gangs started | inside one rack | inside one block | idle GPUs when "
             "busy |\n|---|---|---|---|---|\n");
-    for (n = 0; n < r->n_runs; n++) {
-        s = &r->runs[n];
-        fprintf(f, "| %s | %d | %s | %s | %s |\n", replay_policy_name(s->policy),
-                s->gangs.placed, fmt_pct(a, 32, share_pct(s->gangs.one_rack, s->gangs.placed)),
-                fmt_pct(b, 32, share_pct(s->gangs.one_block, s->gangs.placed)),
-                fmt_num(c, 32, s->sat_idle_gpus, 1));
-    }
+    for (n = 0; n < r->n_runs; n++)
+        md_gang_row(f, r->runs[n].policy, &r->runs[n].gangs, r->runs[n].sat_idle_gpus);
 }
 
 static void md_runs(FILE *f, const struct replay_results *r)
@@ -314,7 +318,6 @@ static void md_inflations(FILE *f, const struct replay_results *r, const struct 
 static void md_infl_gangs(FILE *f, const struct replay_results *r, const struct infl_group *g,
                           int n_groups)
 {
-    char a[32], b[32], c[32];
     int n;
 
     if (r->m->opts->rack_nodes <= 0)
@@ -322,11 +325,7 @@ static void md_infl_gangs(FILE *f, const struct replay_results *r, const struct 
     fprintf(f, "\n| policy | gangs started (every seed) | inside one rack | inside one block | "
             "unallocated GPUs at 100%% arrived, mean |\n|---|---|---|---|---|\n");
     for (n = 0; n < n_groups; n++)
-        fprintf(f, "| %s | %d | %s | %s | %s |\n", replay_policy_name(g[n].policy),
-                g[n].gangs.placed,
-                fmt_pct(a, 32, share_pct(g[n].gangs.one_rack, g[n].gangs.placed)),
-                fmt_pct(b, 32, share_pct(g[n].gangs.one_block, g[n].gangs.placed)),
-                fmt_num(c, 32, g[n].at100_mean, 1));
+        md_gang_row(f, g[n].policy, &g[n].gangs, g[n].at100_mean);
 }
 
 static void md_tasks(FILE *f, const struct replay_results *r)
