@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "agent_int.h"
 #include "db.h"
 #include "db_agent.h"
@@ -639,19 +641,14 @@ static void test_sha256(void **state)
 /* Each test on a fresh fixture: setup before, teardown after. */
 #define AGENT_TEST(t) cmocka_unit_test_setup_teardown(t, setup, tmpdb_teardown)
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        AGENT_TEST(test_registration),
-        AGENT_TEST(test_running_then_completed),
-        AGENT_TEST(test_failed_and_lost),
-        AGENT_TEST(test_other_node_ignored),
-        AGENT_TEST(test_node_lost),
-        AGENT_TEST(test_approval),
-        AGENT_TEST(test_uid_kept),
-        AGENT_TEST(test_gpu_figures),
-        cmocka_unit_test(test_sha256),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    AGENT_TEST(test_registration),
+    AGENT_TEST(test_running_then_completed),
+    AGENT_TEST(test_failed_and_lost),
+    AGENT_TEST(test_other_node_ignored),
+    AGENT_TEST(test_node_lost),
+    AGENT_TEST(test_approval),
+    AGENT_TEST(test_uid_kept),
+    AGENT_TEST(test_gpu_figures),
+    cmocka_unit_test(test_sha256)
+)

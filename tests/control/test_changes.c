@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "cmocka_main.h"
 #include <sqlite3.h>
 
 #include "control.h"
@@ -204,13 +206,8 @@ static void test_shares_round_trip(void **state)
     free(got);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_writes_leave_rows, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_feed_out_of_order, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_shares_round_trip, setup, teardown),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    cmocka_unit_test_setup_teardown(test_writes_leave_rows, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_feed_out_of_order, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_shares_round_trip, setup, teardown)
+)

@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "db.h"
 #include "sched_model.h"
 
@@ -492,16 +494,11 @@ static int teardown(void **state)
     return 0;
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_model_follows_db, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_model_built_then_taken, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_model_late_submission, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_model_mix_noted_aside, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_model_keeps_left, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_model_reread_same, setup, teardown),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    cmocka_unit_test_setup_teardown(test_model_follows_db, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_model_built_then_taken, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_model_late_submission, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_model_mix_noted_aside, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_model_keeps_left, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_model_reread_same, setup, teardown)
+)

@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "db.h"
 #include "tmpdb.h"
 
@@ -1623,37 +1625,32 @@ static void test_series_add_turns(void **state)
 /* Each test on a fresh fixture: setup before, teardown after. */
 #define DB_TEST(t) cmocka_unit_test_setup_teardown(t, setup, tmpdb_teardown)
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        DB_TEST(test_list_memo),
-        DB_TEST(test_pools),
-        DB_TEST(test_partial_reads),
-        DB_TEST(test_samples),
-        DB_TEST(test_series_add_prune),
-        DB_TEST(test_series_add_exact),
-        DB_TEST(test_series_add_turns),
-        cmocka_unit_test(test_time_parse),
-        DB_TEST(test_purge),
-        DB_TEST(test_schema_and_queues),
-        DB_TEST(test_checks),
-        DB_TEST(test_pending_caps),
-        DB_TEST(test_group_set_answers),
-        DB_TEST(test_pending_caps_batch_resume),
-        DB_TEST(test_pending_caps_respec),
-        DB_TEST(test_refresh_families),
-        DB_TEST(test_access_keys),
-        DB_TEST(test_group_commit),
-        DB_TEST(test_lifecycle_and_list),
-        DB_TEST(test_list_paging),
-        DB_TEST(test_list_statements_cached),
-        DB_TEST(test_cycle_apply),
-        DB_TEST(test_cycle_apply_texts),
-        DB_TEST(test_cycle_apply_turns),
-        DB_TEST(test_cycle_turns_yield),
-        DB_TEST(test_reasons_apply),
-        DB_TEST(test_reopen_keeps_rows),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    DB_TEST(test_list_memo),
+    DB_TEST(test_pools),
+    DB_TEST(test_partial_reads),
+    DB_TEST(test_samples),
+    DB_TEST(test_series_add_prune),
+    DB_TEST(test_series_add_exact),
+    DB_TEST(test_series_add_turns),
+    cmocka_unit_test(test_time_parse),
+    DB_TEST(test_purge),
+    DB_TEST(test_schema_and_queues),
+    DB_TEST(test_checks),
+    DB_TEST(test_pending_caps),
+    DB_TEST(test_group_set_answers),
+    DB_TEST(test_pending_caps_batch_resume),
+    DB_TEST(test_pending_caps_respec),
+    DB_TEST(test_refresh_families),
+    DB_TEST(test_access_keys),
+    DB_TEST(test_group_commit),
+    DB_TEST(test_lifecycle_and_list),
+    DB_TEST(test_list_paging),
+    DB_TEST(test_list_statements_cached),
+    DB_TEST(test_cycle_apply),
+    DB_TEST(test_cycle_apply_texts),
+    DB_TEST(test_cycle_apply_turns),
+    DB_TEST(test_cycle_turns_yield),
+    DB_TEST(test_reasons_apply),
+    DB_TEST(test_reopen_keeps_rows)
+)

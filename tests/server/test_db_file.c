@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "db.h"
 
 struct fixture {
@@ -219,15 +221,10 @@ static void test_removed_file(void **state)
 /* Each test on a fresh fixture: setup before, teardown after. */
 #define FILE_TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        FILE_TEST(test_open_modes),
-        FILE_TEST(test_one_opener),
-        FILE_TEST(test_owner_only),
-        FILE_TEST(test_health_and_settings),
-        FILE_TEST(test_removed_file),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    FILE_TEST(test_open_modes),
+    FILE_TEST(test_one_opener),
+    FILE_TEST(test_owner_only),
+    FILE_TEST(test_health_and_settings),
+    FILE_TEST(test_removed_file)
+)

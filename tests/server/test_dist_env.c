@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "api.h"
 
 #define MAX_WANT 8
@@ -170,14 +172,9 @@ static void test_mpi(void **state)
     assert_string_equal(k1, k2);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cases),
-        cmocka_unit_test(test_unknown_pod),
-        cmocka_unit_test(test_hostfile),
-        cmocka_unit_test(test_mpi),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    cmocka_unit_test(test_cases),
+    cmocka_unit_test(test_unknown_pod),
+    cmocka_unit_test(test_hostfile),
+    cmocka_unit_test(test_mpi)
+)

@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "api.h"
 
 static char *written(void (*put)(struct jw *, const char *, int64_t), int64_t v)
@@ -156,15 +158,10 @@ static void test_strings(void **state)
     free(got);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ints),
-        cmocka_unit_test(test_millis),
-        cmocka_unit_test(test_times),
-        cmocka_unit_test(test_times_every_day),
-        cmocka_unit_test(test_strings),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    cmocka_unit_test(test_ints),
+    cmocka_unit_test(test_millis),
+    cmocka_unit_test(test_times),
+    cmocka_unit_test(test_times_every_day),
+    cmocka_unit_test(test_strings)
+)

@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "api.h"
 
 struct entry {
@@ -77,11 +79,7 @@ static void test_buckets(void **state)
     api_ratelimit_free(rl);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_find_and_evict),
-        cmocka_unit_test(test_buckets),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    cmocka_unit_test(test_find_and_evict),
+    cmocka_unit_test(test_buckets)
+)

@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "db.h"
 #include "db_ha.h"
 #include "tmpdb.h"
@@ -152,14 +154,9 @@ static void test_force_and_release(void **state)
     assert_int_equal(fenced_write(f->tmp.db, 2, "b-after-release"), DB_EFENCED);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_acquire_renew_conflict, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_expire_take_over_fence, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_expired_unclaimed_is_fenced, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_force_and_release, setup, teardown),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    cmocka_unit_test_setup_teardown(test_acquire_renew_conflict, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_expire_take_over_fence, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_expired_unclaimed_is_fenced, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_force_and_release, setup, teardown)
+)

@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "api.h"
 
 #define T0 INT64_C(1800000000000)
@@ -169,16 +171,12 @@ static void test_null_guard(void **state)
     api_loginguard_free(NULL);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_waits),
-        cmocka_unit_test(test_wait_ends_and_success_clears),
-        cmocka_unit_test(test_many_names),
-        cmocka_unit_test(test_wait_is_per_name_and_client),
-        cmocka_unit_test(test_global_failure_budget),
-        cmocka_unit_test(test_hash_slots),
-        cmocka_unit_test(test_null_guard),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    cmocka_unit_test(test_waits),
+    cmocka_unit_test(test_wait_ends_and_success_clears),
+    cmocka_unit_test(test_many_names),
+    cmocka_unit_test(test_wait_is_per_name_and_client),
+    cmocka_unit_test(test_global_failure_budget),
+    cmocka_unit_test(test_hash_slots),
+    cmocka_unit_test(test_null_guard)
+)

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "db.h"
 #include "policy.h"
 
@@ -332,15 +334,11 @@ static void test_patch_and_reset(void **state)
     json_decref(p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_merge),
-        cmocka_unit_test(test_matrix),
-        cmocka_unit_test(test_bad_bodies),
-        cmocka_unit_test(test_distributed_worker),
-        cmocka_unit_test(test_patch_and_reset),
-        cmocka_unit_test(test_partial),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    cmocka_unit_test(test_merge),
+    cmocka_unit_test(test_matrix),
+    cmocka_unit_test(test_bad_bodies),
+    cmocka_unit_test(test_distributed_worker),
+    cmocka_unit_test(test_patch_and_reset),
+    cmocka_unit_test(test_partial)
+)

@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "api.h"
 
 /* A row as the list's reader leaves it: zeroed, then filled. */
@@ -233,14 +235,9 @@ static void test_threads(void **state)
     api_viewcache_free(vc);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hit_writes_the_parts_and_the_fresh_field),
-        cmocka_unit_test(test_any_change_misses),
-        cmocka_unit_test(test_slot_size_and_null),
-        cmocka_unit_test(test_threads),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    cmocka_unit_test(test_hit_writes_the_parts_and_the_fresh_field),
+    cmocka_unit_test(test_any_change_misses),
+    cmocka_unit_test(test_slot_size_and_null),
+    cmocka_unit_test(test_threads)
+)

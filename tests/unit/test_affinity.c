@@ -10,6 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "sched.h"
 
 static const struct sched_label rack_a_gen3[] = {{"rack", "a"}, {"gen", "3"}, {"node-type", "dgx"}};
@@ -131,14 +133,9 @@ static void test_pod_charge(void **unused)
     assert_int_equal(sched_pod_gpu(&w, &labelled), 251);   /* rounded up */
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_one_match),
-        cmocka_unit_test(test_terms),
-        cmocka_unit_test(test_node_types),
-        cmocka_unit_test(test_pod_charge),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    cmocka_unit_test(test_one_match),
+    cmocka_unit_test(test_terms),
+    cmocka_unit_test(test_node_types),
+    cmocka_unit_test(test_pod_charge)
+)

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "sched_int.h"
 #include "test_world.h"
 
@@ -361,17 +363,13 @@ static void test_take_out(void **unused)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gang_phases),
-        cmocka_unit_test(test_bad_decisions),
-        cmocka_unit_test(test_invalid_state),
-        cmocka_unit_test(test_arena),
-        cmocka_unit_test(test_arena_blocks),
-        cmocka_unit_test(test_workload_same),
-        cmocka_unit_test(test_take_out),
-        cmocka_unit_test(test_ints_room),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    cmocka_unit_test(test_gang_phases),
+    cmocka_unit_test(test_bad_decisions),
+    cmocka_unit_test(test_invalid_state),
+    cmocka_unit_test(test_arena),
+    cmocka_unit_test(test_arena_blocks),
+    cmocka_unit_test(test_workload_same),
+    cmocka_unit_test(test_take_out),
+    cmocka_unit_test(test_ints_room)
+)

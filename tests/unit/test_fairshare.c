@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "cmocka_main.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -211,12 +213,8 @@ static void test_time_based(void **unused)
     sched_arena_free(arena);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_worked_examples),
-        cmocka_unit_test(test_two_levels),
-        cmocka_unit_test(test_time_based),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    cmocka_unit_test(test_worked_examples),
+    cmocka_unit_test(test_two_levels),
+    cmocka_unit_test(test_time_based)
+)

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "sched_int.h"
 #include "test_world.h"
 
@@ -446,21 +448,17 @@ static void test_mix_window_steps(void **unused)
     sched_mix_window_free(win);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_measures),
-        cmocka_unit_test(test_half_used_device),
-        cmocka_unit_test(test_cpu_only_pod_by_rise),
-        cmocka_unit_test(test_cpu_shapes_ignored),
-        cmocka_unit_test(test_measure_follows_placements),
-        cmocka_unit_test(test_binpack_pools_skip_the_measure),
-        cmocka_unit_test(test_fragmentation_differs_from_binpack),
-        cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_full_mix_keeps_types),
-        cmocka_unit_test(test_invalid_mix),
-        cmocka_unit_test(test_mix_window),
-        cmocka_unit_test(test_mix_window_steps),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    cmocka_unit_test(test_measures),
+    cmocka_unit_test(test_half_used_device),
+    cmocka_unit_test(test_cpu_only_pod_by_rise),
+    cmocka_unit_test(test_cpu_shapes_ignored),
+    cmocka_unit_test(test_measure_follows_placements),
+    cmocka_unit_test(test_binpack_pools_skip_the_measure),
+    cmocka_unit_test(test_fragmentation_differs_from_binpack),
+    cmocka_unit_test(test_deterministic),
+    cmocka_unit_test(test_full_mix_keeps_types),
+    cmocka_unit_test(test_invalid_mix),
+    cmocka_unit_test(test_mix_window),
+    cmocka_unit_test(test_mix_window_steps)
+)

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "sched_int.h"
 #include "test_world.h"
 
@@ -333,15 +335,11 @@ static void test_frag_by_state_matches_walk(void **unused)
     tw_free(&w);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_prestate(tw_test_cases, &placements),
-        cmocka_unit_test(test_gang_all_or_nothing),
-        cmocka_unit_test(test_all_fit_as_is),
-        cmocka_unit_test(test_memory_fit_as_allocate),
-        cmocka_unit_test(test_node_index_matches_walk),
-        cmocka_unit_test(test_frag_by_state_matches_walk),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    cmocka_unit_test_prestate(tw_test_cases, &placements),
+    cmocka_unit_test(test_gang_all_or_nothing),
+    cmocka_unit_test(test_all_fit_as_is),
+    cmocka_unit_test(test_memory_fit_as_allocate),
+    cmocka_unit_test(test_node_index_matches_walk),
+    cmocka_unit_test(test_frag_by_state_matches_walk)
+)

@@ -122,6 +122,8 @@
 
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "sched.h"
 #include "sched_int.h"
 #include "splitmix.h"
@@ -3099,14 +3101,9 @@ static void test_generator_is_deterministic(void **state)
     assert_memory_equal(a.quota, b.quota, sizeof(a.quota));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_generator_is_deterministic),
-        cmocka_unit_test(test_random_clusters),
-        cmocka_unit_test(test_regressions),
-        cmocka_unit_test(test_incremental_equals_full),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    cmocka_unit_test(test_generator_is_deterministic),
+    cmocka_unit_test(test_random_clusters),
+    cmocka_unit_test(test_regressions),
+    cmocka_unit_test(test_incremental_equals_full)
+)

@@ -10,6 +10,8 @@
 
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "quantity.h"
 
 static const struct {
@@ -72,10 +74,6 @@ static void test_table(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    cmocka_unit_test(test_table)
+)

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "test_world.h"
 
 static void expect_reason(struct tw *w, int wl, int reason, const char *message)
@@ -233,14 +235,10 @@ static void test_vocabulary(void **unused)
     assert_string_equal(sched_reason_name(SCHED_R_QUEUE_FAIR_SHARE_REACHED), "QueueFairShareReached");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reason_cases),
-        cmocka_unit_test(test_reasons_beside),
-        cmocka_unit_test(test_protected_by_min_runtime),
-        cmocka_unit_test(test_waiting_replica_has_a_reason),
-        cmocka_unit_test(test_vocabulary),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    cmocka_unit_test(test_reason_cases),
+    cmocka_unit_test(test_reasons_beside),
+    cmocka_unit_test(test_protected_by_min_runtime),
+    cmocka_unit_test(test_waiting_replica_has_a_reason),
+    cmocka_unit_test(test_vocabulary)
+)

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "replay_policies.h"
 
 #define F 1000   /* a free device */
@@ -160,13 +162,8 @@ static void test_fits(void **unused)
     assert_true(rpp_fits(&n, &p));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scores),
-        cmocka_unit_test(test_frag_shapes),
-        cmocka_unit_test(test_fits),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    cmocka_unit_test(test_scores),
+    cmocka_unit_test(test_frag_shapes),
+    cmocka_unit_test(test_fits)
+)

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "cmocka_main.h"
+
 #include "servers.h"
 
 static void test_servers_parse(void **state)
@@ -72,12 +74,7 @@ static void test_servers_too_long(void **state)
     assert_int_equal((int)strlen(s.url[0]), SERVER_URL_MAX - 1);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_servers_parse),
-        cmocka_unit_test(test_servers_too_long),
-    };
-
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS(
+    cmocka_unit_test(test_servers_parse),
+    cmocka_unit_test(test_servers_too_long)
+)
