@@ -283,6 +283,9 @@ struct api_req {
 };
 
 typedef void (*api_handler)(struct api_req *r);
+/* A handler's function type, to declare a family's routes together:
+ * api_handler_fn api_h_x_list, api_h_x_get; */
+typedef void api_handler_fn(struct api_req *r);
 
 /* ---- Idempotency-Key (idempotency.c) ---- */
 struct api_idem;

@@ -20,11 +20,8 @@
 #include "db_assets.h"
 
 /* The routes of every kind: the kind is the path's (h_assets.c's table). */
-void api_h_assets_list(struct api_req *r);
-void api_h_asset_create(struct api_req *r);
-void api_h_asset_get(struct api_req *r);
-void api_h_asset_update(struct api_req *r);
-void api_h_asset_delete(struct api_req *r);
+api_handler_fn api_h_assets_list, api_h_asset_create, api_h_asset_get, api_h_asset_update,
+    api_h_asset_delete;
 /* GET /api/v1/asset/datasource and /api/v1/asset/credentials: every kind
  * of the family, each entry's spec under its kind. */
 void api_h_assets_family_list(struct api_req *r);
@@ -94,12 +91,8 @@ json_t *api_sealed_status(const char *id, const char *sealed, const char *missin
 
 /* Workload templates (h_templates.c): the type is the path's; PATCH is
  * the update route with API_ARG_PATCH, count the list with API_ARG_COUNT. */
-void api_h_templates_list(struct api_req *r);
-void api_h_template_create(struct api_req *r);
-void api_h_template_get(struct api_req *r);
-void api_h_template_update(struct api_req *r);
-void api_h_template_delete(struct api_req *r);
-void api_h_template_name_free(struct api_req *r);
+api_handler_fn api_h_templates_list, api_h_template_create, api_h_template_get,
+    api_h_template_update, api_h_template_delete, api_h_template_name_free;
 /* A template's spec, checked as a part of a spec of a workload of that
  * type, and its assets ({environment, compute, datasources, credentials}:
  * ids of assets of those families): 0, or -1 answered 400. */

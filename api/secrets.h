@@ -15,11 +15,8 @@
 
 #include "api.h"
 
-void api_h_secrets_list(struct api_req *r);
-void api_h_secrets_create(struct api_req *r);
-void api_h_secret_get(struct api_req *r);
-void api_h_secret_update(struct api_req *r);
-void api_h_secret_delete(struct api_req *r);
+api_handler_fn api_h_secrets_list, api_h_secrets_create, api_h_secret_get, api_h_secret_update,
+    api_h_secret_delete;
 
 /* GET /api/v1/asset/credentials' share (h_assets.c): the generic secrets
  * the caller may read that the query's filters pass, appended to entries

@@ -53,6 +53,17 @@
 #define DB_TOPOLOGY_LEVELS_LEN 640   /* a network topology's levels as JSON (8 x 63 chars) */
 #define DB_MSG_LEN 512
 
+/* The fields of a named row kept in a scope, with its description, who
+ * wrote it and when (struct db_asset, struct db_secret): name unique in
+ * the scope, description "" none. */
+#define DB_SCOPED_ROW_FIELDS(desc_len)                                              \
+    char name[DB_NAME_LEN];                                                         \
+    char scope[16];           /* "project", "department" or "tenant" */             \
+    char scope_id[DB_ID_LEN]; /* the project's or department's id; "" for tenant */ \
+    char description[desc_len];                                                     \
+    char created_by[DB_NAME_LEN], updated_by[DB_NAME_LEN];                          \
+    int64_t created_at, updated_at, update_count
+
 struct db;
 
 enum db_open_mode {

@@ -25,12 +25,7 @@ struct db_asset {
     char id[DB_ID_LEN];
     char family[16];
     char kind[32];
-    char name[DB_NAME_LEN];
-    char scope[16];               /* "project", "department" or "tenant" */
-    char scope_id[DB_ID_LEN];     /* the project's or department's id; "" for tenant */
-    char description[DB_ASSET_DESC_LEN]; /* "" none */
-    char created_by[DB_NAME_LEN], updated_by[DB_NAME_LEN];
-    int64_t created_at, updated_at, update_count;
+    DB_SCOPED_ROW_FIELDS(DB_ASSET_DESC_LEN);
     char *spec;                   /* JSON object, malloc'd */
     char *sealed;                 /* JSON {field: sealed value}, malloc'd */
     char supported[256];          /* meta.workloadSupportedTypes as JSON; "" any */

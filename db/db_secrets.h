@@ -19,12 +19,7 @@
 struct db_secret {
     int64_t seq;
     char id[DB_ID_LEN];
-    char name[DB_NAME_LEN];
-    char scope[16];               /* "project", "department" or "tenant" */
-    char scope_id[DB_ID_LEN];     /* the project's or department's id; "" for tenant */
-    char description[DB_SECRET_DESC_LEN]; /* "" none */
-    char created_by[DB_NAME_LEN], updated_by[DB_NAME_LEN];
-    int64_t created_at, updated_at, update_count;
+    DB_SCOPED_ROW_FIELDS(DB_SECRET_DESC_LEN);
     char *entries;                /* JSON {key: sealed value}, malloc'd */
 };
 
