@@ -117,7 +117,8 @@ int cmd_one_operand(const struct cli_cmd *cmd, const struct opts *o, const char 
     return cli_usage_error(cmd, "%s is missing", what);
 }
 
-void print_listing(int format, const struct table *t, const json_t *doc)
+/* Prints a table or the document by format. */
+static void print_listing(int format, const struct table *t, const json_t *doc)
 {
     if (format == OUT_JSON || format == OUT_YAML)
         out_document(stdout, format, doc);
@@ -127,31 +128,48 @@ void print_listing(int format, const struct table *t, const json_t *doc)
         table_print(t, stdout, format != OUT_BARE, "");
 }
 
+int print_items(int format, int n_cols, const char *const *heads, const json_t *all,
+                list_row_fn *row, const void *ctx)
+{
+    struct table t;
+    json_t *item;
+    size_t i;
+    int oom;
+
+    table_init(&t, n_cols, heads);
+    json_array_foreach(all, i, item)
+        row(&t, ctx, item);
+    oom = t.oom;
+    if (!oom)
+        print_listing(format, &t, all);
+    table_free(&t);
+    return oom ? cli_fail("out of memory") : CLI_OK;
+}
+
 static const struct opt_spec list_opts[] = {FORMAT_OPTIONS, {NULL, 0, 0, 0}};
+
+/* A row of a struct list_kind (ctx). */
+static void kind_row(struct table *t, const void *ctx, const json_t *item)
+{
+    const struct list_kind *k = ctx;
+
+    k->row(t, item);
+}
 
 int list_verb(const void *ctx, int argc, char **argv)
 {
     const struct list_kind *k = ctx;
     struct client *c = NULL;
-    json_t *all = NULL, *item;
-    struct table t;
+    json_t *all = NULL;
     struct opts o;
-    size_t i;
     int format, rc = cmd_parse(&k->cmd, list_opts, argc, argv, &o);
 
-    table_init(&t, k->n_cols, k->heads);
     if (rc == CLI_OK && o.help)
         rc = cli_help(&k->cmd);
     else if (rc == CLI_OK && (rc = cmd_list_args(&k->cmd, &o, &format)) == CLI_OK &&
              (rc = client_open(&c, CLIENT_LOGGED_IN)) == CLI_OK &&
-             (rc = client_list_all(c, k->path, k->key, &all)) == CLI_OK) {
-        json_array_foreach(all, i, item)
-            k->row(&t, item);
-        rc = t.oom ? cli_fail("out of memory") : CLI_OK;
-        if (rc == CLI_OK)
-            print_listing(format, &t, all);
-    }
-    table_free(&t);
+             (rc = client_list_all(c, k->path, k->key, &all)) == CLI_OK)
+        rc = print_items(format, k->n_cols, k->heads, all, kind_row, k);
     json_decref(all);
     client_close(c);
     opts_free(&o);

@@ -64,9 +64,13 @@ int cmd_list_args(const struct cli_cmd *cmd, const struct opts *o, int *format);
  * one too many. */
 int cmd_one_operand(const struct cli_cmd *cmd, const struct opts *o, const char *what);
 
-/* Prints a table or the document by format. */
+/* A list's items (all, an array) printed by format: as the document for
+ * --json and --yaml, else as a table of n_cols columns under heads, a row
+ * per item made by row(t, ctx, item). CLI_OK, or the failure said. */
 struct table;
-void print_listing(int format, const struct table *t, const json_t *doc);
+typedef void list_row_fn(struct table *t, const void *ctx, const json_t *item);
+int print_items(int format, int n_cols, const char *const *heads, const json_t *all,
+                list_row_fn *row, const void *ctx);
 
 /* A list verb with no options but the formats: GET path (every page),
  * the array under key, one table row per item. */

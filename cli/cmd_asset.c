@@ -191,8 +191,10 @@ static int find_asset(struct client *c, const struct asset_noun *n, const char *
 static const char *const heads[] = {"Name", "Kind", "Scope", "Project or department",
                                     "Description", "Created by"};
 
-static void row(struct table *t, const struct asset_noun *n, const json_t *e)
+/* A list's row of an asset (e) of the noun ctx. */
+static void row(struct table *t, const void *ctx, const json_t *e)
 {
+    const struct asset_noun *n = ctx;
     const char *desc = jstr(e, "meta.description", "");
 
     table_add(t, "%s", jstr(e, "meta.name", "?"));
@@ -239,30 +241,21 @@ static int asset_list(const void *ctx, int argc, char **argv)
                           "  -p, --project NAME    the ones this project sees\n" FORMAT_HELP};
     const char *project = NULL;
     struct client *c = NULL;
-    json_t *all = NULL, *e;
-    struct table t;
+    json_t *all = NULL;
     struct opts o;
-    size_t i;
     int format, rc;
 
     snprintf(title, sizeof(title), "allot %s list", n->noun);
     snprintf(usage, sizeof(usage), "[-p PROJECT] " FORMAT_USAGE);
     rc = cmd_parse(&cmd, list_opts, argc, argv, &o);
-    table_init(&t, 6, heads);
     if (rc == CLI_OK && o.help)
         rc = cli_help(&cmd);
     else if (rc == CLI_OK && o.n_pos)
         rc = cli_usage_error(&cmd, "unexpected argument '%s'", o.pos[0]);
     else if (rc == CLI_OK && (rc = read_opts(&cmd, &o, &project, &format)) == CLI_OK &&
              (rc = client_open(&c, CLIENT_LOGGED_IN)) == CLI_OK &&
-             (rc = entries(c, n, project, &all)) == CLI_OK) {
-        json_array_foreach(all, i, e)
-            row(&t, n, e);
-        rc = t.oom ? cli_fail("out of memory") : CLI_OK;
-        if (rc == CLI_OK)
-            print_listing(format, &t, all);
-    }
-    table_free(&t);
+             (rc = entries(c, n, project, &all)) == CLI_OK)
+        rc = print_items(format, 6, heads, all, row, n);
     json_decref(all);
     client_close(c);
     opts_free(&o);

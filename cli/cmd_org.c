@@ -32,7 +32,6 @@
 
 enum { O_QUOTA = 1, O_POOL, O_WEIGHT, O_LIMIT, O_DEPARTMENT };
 
-static const struct opt_spec list_opts[] = {FORMAT_OPTIONS, {NULL, 0, 0, 0}};
 static const struct opt_spec set_opts[] = {{NULL, 0, 0, 0}};
 #define QUOTA_OPTIONS                                                                          \
     {"gpu-quota", 0, OPT_VALUE, O_QUOTA}, {"node-pool", 0, OPT_VALUE, O_POOL},                 \
@@ -188,44 +187,30 @@ static void queue_row(struct table *t, const json_t *q, int with_parent)
         backed_cell(t, q);
 }
 
-static int print_queues(const struct org_kind *k, const json_t *all, int format)
+/* A project's row has its department and Quota Backed; a department's
+ * has neither. */
+static void project_row(struct table *t, const json_t *q)
 {
-    static const char *const heads[] = {"Project", "Department", "GPU Quota", "Allocated GPUs",
-                                        "GPU Allocation Ratio", "Quota Backed"};
-    int projects = k == &project_kind, oom;
-    struct table t;
-    json_t *q;
-    size_t i;
+    queue_row(t, q, 1);
+}
 
-    /* departments have no Department column */
-    table_init(&t, projects ? 6 : 4, projects ? heads : heads + 1);
-    json_array_foreach(all, i, q)
-        queue_row(&t, q, projects);
-    oom = t.oom;
-    if (!oom)
-        print_listing(format, &t, all);
-    table_free(&t);
-    return oom ? cli_fail("out of memory") : CLI_OK;
+static void department_row(struct table *t, const json_t *q)
+{
+    queue_row(t, q, 0);
 }
 
 static int org_list(const void *ctx, int argc, char **argv)
 {
+    static const char *const heads[] = {"Project", "Department", "GPU Quota", "Allocated GPUs",
+                                        "GPU Allocation Ratio", "Quota Backed"};
     const struct org_kind *k = ctx;
-    struct client *c = NULL;
-    json_t *all = NULL;
-    struct opts o;
-    int format, rc = cmd_parse(&k->list, list_opts, argc, argv, &o);
+    int projects = k == &project_kind;
+    /* departments have no Department column */
+    const struct list_kind list = {k->list, k->path, k->key, projects ? 6 : 4,
+                                   projects ? heads : heads + 1,
+                                   projects ? project_row : department_row};
 
-    if (rc == CLI_OK && o.help)
-        rc = cli_help(&k->list);
-    else if (rc == CLI_OK && (rc = cmd_list_args(&k->list, &o, &format)) == CLI_OK &&
-             (rc = client_open(&c, CLIENT_LOGGED_IN)) == CLI_OK &&
-             (rc = client_list_all(c, k->path, k->key, &all)) == CLI_OK)
-        rc = print_queues(k, all, format);
-    json_decref(all);
-    client_close(c);
-    opts_free(&o);
-    return rc;
+    return list_verb(&list, argc, argv);
 }
 
 /* ---- set ---- */

@@ -146,12 +146,15 @@ static void gpu_cells(struct table *t, const json_t *w)
     table_add(t, "%.2f", jnum(w, "allocatedResources.gpu", 0));
 }
 
-static void workload_row(struct table *t, const json_t *w)
+/* A list's row of a workload (w); ctx unused. */
+static void workload_row(struct table *t, const void *ctx, const json_t *w)
 {
     long running = (long)jnum(w, "runningPods", 0);
     long number = (long)jnum(w, "requestedPods.number", 0);
     long min = (long)jnum(w, "requestedPods.min", (double)number);
     long max = (long)jnum(w, "requestedPods.max", (double)number);
+
+    (void)ctx;
 
     table_add(t, "%s", jstr(w, "name", "?"));
     table_add(t, "%s", jstr(w, "type", "?"));
@@ -170,19 +173,8 @@ static int print_workloads(const json_t *all, int format)
     static const char *const heads[] = {"Workload", "Type", "Status", "Project", "Preemptible",
                                         "Running/Requested Pods", "GPU Request",
                                         "GPU Allocation"};
-    struct table t;
-    json_t *w;
-    size_t i;
-    int oom;
 
-    table_init(&t, 8, heads);
-    json_array_foreach(all, i, w)
-        workload_row(&t, w);
-    oom = t.oom;
-    if (!oom)
-        print_listing(format, &t, all);
-    table_free(&t);
-    return oom ? cli_fail("out of memory") : CLI_OK;
+    return print_items(format, 8, heads, all, workload_row, NULL);
 }
 
 static int do_list(struct client *c, const struct list_args *a)
