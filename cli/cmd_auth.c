@@ -42,12 +42,9 @@ static const struct {
 #define N_REFUSED ((int)(sizeof(refused_secrets) / sizeof(refused_secrets[0])))
 
 static const struct opt_spec login_base_opts[] = {
-    {"url", 0, OPT_VALUE, O_URL},
-    {"server", 0, OPT_VALUE, O_URL},
-    {"user", 'u', OPT_VALUE, O_USER},
-    {"password-stdin", 0, OPT_FLAG, O_PASSWORD_STDIN},
-    {"client-id", 0, OPT_VALUE, O_CLIENT_ID},
-    {"client-secret-stdin", 0, OPT_FLAG, O_SECRET_STDIN},
+    {"url", 0, OPT_VALUE, O_URL}, {"server", 0, OPT_VALUE, O_URL},
+    {"user", 'u', OPT_VALUE, O_USER}, {"password-stdin", 0, OPT_FLAG, O_PASSWORD_STDIN},
+    {"client-id", 0, OPT_VALUE, O_CLIENT_ID}, {"client-secret-stdin", 0, OPT_FLAG, O_SECRET_STDIN},
 };
 
 #define N_BASE ((int)(sizeof(login_base_opts) / sizeof(login_base_opts[0])))

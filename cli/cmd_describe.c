@@ -39,10 +39,9 @@ static const struct opt_spec describe_opts[] = {
     {"project", 'p', OPT_VALUE, O_PROJECT},
     {"output", 'o', OPT_VALUE, O_OUTPUT},
     {"event-limit", 0, OPT_VALUE, O_EVENT_LIMIT},
-    {"general", 0, OPT_FLAG, O_GENERAL},
-    {"compute", 0, OPT_FLAG, O_COMPUTE},
-    {"pods", 0, OPT_FLAG, O_PODS},
-    {"events", 0, OPT_FLAG, O_EVENTS},
+    /* the parts to show */
+    {"general", 0, OPT_FLAG, O_GENERAL}, {"compute", 0, OPT_FLAG, O_COMPUTE},
+    {"pods", 0, OPT_FLAG, O_PODS}, {"events", 0, OPT_FLAG, O_EVENTS},
     {"show-events", 0, OPT_FLAG, O_SHOW_EVENTS},
     {NULL, 0, 0, 0},
 };
