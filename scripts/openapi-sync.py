@@ -47,6 +47,10 @@ OPS_C = os.path.join(ROOT, "api", "runai_ops.c")
 DOCS = os.path.join(ROOT, "docs", "allotd.md")
 METHODS = ("get", "put", "post", "delete", "patch")
 TRANSPORT = ("401", "413", "429", "500", "501", "507")
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
+sys.path.insert(0, os.path.join(ROOT, "tests", "server"))
+from openapi_ref import deref  # noqa: E402  (the tests' own, shared)
+
 BEGIN = "<!-- runai-operations:begin (scripts/openapi-sync.py writes this part) -->"
 END = "<!-- runai-operations:end -->"
 
@@ -58,15 +62,6 @@ def norm(path):
 def load(path):
     with open(path, encoding="utf-8") as f:
         return json.load(f)
-
-
-def deref(doc, obj):
-    while isinstance(obj, dict) and "$ref" in obj:
-        node = doc
-        for part in obj["$ref"].lstrip("#/").split("/"):
-            node = node[part]
-        obj = node
-    return obj
 
 
 def schema_refs(obj, out):

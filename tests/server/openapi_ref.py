@@ -1,5 +1,5 @@
 """openapi_ref.py: following an OpenAPI document's "$ref"s, shared by
-openapi_subset.py and runai_schema.py."""
+openapi_subset.py, runai_schema.py and scripts/openapi-sync.py."""
 
 
 def deref(doc, obj):
