@@ -291,6 +291,9 @@ static void topo_queue(struct sched_model *m, int qi, const int64_t *pool_gpus)
     m->queues[qi].default_pools = m->queues[qi].n_default_pools ? dp : NULL;
 }
 
+/* Frees what p points to and sets p NULL. */
+#define FREE_CLEAR(p) (free(p), (p) = NULL)
+
 static void topo_free(struct sched_model *m)
 {
     int i;
@@ -299,28 +302,18 @@ static void topo_free(struct sched_model *m)
         json_decref(m->label_docs[i]);
     for (i = 0; m->pool_topo_docs && i < m->n_pools; i++)
         json_decref(m->pool_topo_docs[i]);
-    free(m->label_docs);
-    free(m->labels);
-    free(m->pool_topo_docs);
-    free(m->pool_levels);
-    m->label_docs = NULL;
-    m->labels = NULL;
-    m->pool_topo_docs = NULL;
-    m->pool_levels = NULL;
+    FREE_CLEAR(m->label_docs);
+    FREE_CLEAR(m->labels);
+    FREE_CLEAR(m->pool_topo_docs);
+    FREE_CLEAR(m->pool_levels);
     db_snapshot_free(m->topo);
-    free(m->pools);
-    free(m->nodes);
-    free(m->queues);
-    free(m->quotas);
-    free(m->queue_pools);
-    free(m->queue_ranks);
     m->topo = NULL;
-    m->pools = NULL;
-    m->nodes = NULL;
-    m->queues = NULL;
-    m->quotas = NULL;
-    m->queue_pools = NULL;
-    m->queue_ranks = NULL;
+    FREE_CLEAR(m->pools);
+    FREE_CLEAR(m->nodes);
+    FREE_CLEAR(m->queues);
+    FREE_CLEAR(m->quotas);
+    FREE_CLEAR(m->queue_pools);
+    FREE_CLEAR(m->queue_ranks);
     m->n_pools = m->n_nodes = m->n_queues = 0;
 }
 
