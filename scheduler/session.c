@@ -415,25 +415,15 @@ static int validate(const struct sched_state *in)
     return SCHED_OK;
 }
 
-/* Sorts node indices by name (insertion into a merge sort: stable, no qsort context). */
-static void sort_by_name(const struct sched_state *in, int *idx, int *tmp, int n)
+/* The node before the other by name (ctx: the struct sched_state), for
+ * sched__sort_with (stable, no qsort context). */
+static int name_before(const void *ctx, int a, int b)
 {
-    int mid = n / 2, i = 0, j, k = 0;
+    const struct sched_state *in = ctx;
 
-    if (n < 2)
-        return;
-    sort_by_name(in, idx, tmp, mid);
-    sort_by_name(in, idx + mid, tmp, n - mid);
-    j = mid;
-    while (i < mid && j < n)
-        tmp[k++] = strcmp(in->nodes[idx[j]].name, in->nodes[idx[i]].name) < 0 ? idx[j++]
-                                                                              : idx[i++];
-    while (i < mid)
-        tmp[k++] = idx[i++];
-    while (j < n)
-        tmp[k++] = idx[j++];
-    memcpy(idx, tmp, (size_t)n * sizeof(int));
+    return strcmp(in->nodes[a].name, in->nodes[b].name) < 0;
 }
+
 /* Every node of the pool ready and of one size (devices, device memory,
  * CPU, memory): what a node could hold when empty is the same on each. */
 static int pool_uniform(const struct sched_session *ss, const struct ss_pool *pool)
@@ -477,7 +467,7 @@ static int build_nodes(struct sched_session *ss)
         return SCHED_ENOMEM;
     for (i = 0; i < in->n_nodes; i++)
         order[i] = i;
-    sort_by_name(in, order, tmp, in->n_nodes);
+    sched__sort_with(order, tmp, in->n_nodes, name_before, in);
     for (p = 0; p < ss->n_pools; p++) {
         ss->pools[p].empty_hist = sched__calloc(ss->arena, SCHED_MAX_NODE_GPUS + 1, sizeof(int));
         ss->pools[p].nodes = sched__calloc(ss->arena, (size_t)in->n_nodes + 1, sizeof(int));
