@@ -11,6 +11,7 @@
  *      printed.
  */
 #include "agent.h"
+#include "arrays.h"
 #include "servers.h"
 
 #include <curl/curl.h>
@@ -39,21 +40,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
         c->too_big = 1;
         return 0;
     }
-    if (c->len + k + 1 > c->cap) {
-        size_t cap = c->cap ? c->cap : 4096;
-        char *nb;
-        while (cap < c->len + k + 1)
-            cap *= 2;
-        nb = realloc(c->buf, cap);
-        if (!nb)
-            return 0;
-        c->buf = nb;
-        c->cap = cap;
-    }
-    memcpy(c->buf + c->len, p, k);
-    c->len += k;
-    c->buf[c->len] = 0;
-    return k;
+    return text_append(&c->buf, &c->len, &c->cap, 4096, p, k) == 0 ? k : 0;
 }
 
 struct client *client_new(const char *server, const char *token, int timeout_ms)

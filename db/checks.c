@@ -43,6 +43,7 @@
  * (nodes); flags are 0 or 1; phases and kinds are the sets the code
  * writes.
  */
+#include "arrays.h"
 #include "db_int.h"
 
 #include <stdio.h>
@@ -128,21 +129,7 @@ struct text {
 
 static int text_add(struct text *t, const char *s, size_t len)
 {
-    if (t->n + len + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 1024;
-        char *p;
-        while (cap < t->n + len + 1)
-            cap *= 2;
-        p = realloc(t->s, cap);
-        if (!p)
-            return DB_ENOMEM;
-        t->s = p;
-        t->cap = cap;
-    }
-    memcpy(t->s + t->n, s, len);
-    t->n += len;
-    t->s[t->n] = 0;
-    return DB_OK;
+    return text_append(&t->s, &t->n, &t->cap, 1024, s, len) == 0 ? DB_OK : DB_ENOMEM;
 }
 
 static int text_str(struct text *t, const char *s)
