@@ -320,31 +320,25 @@ struct sched_memo *sched_memo_new(void)
 
 void sched_memo_free(struct sched_memo *memo)
 {
+    size_t i;
+
     if (!memo)
         return;
     sched_arena_free(memo->arena);
-    free(memo->fair);
-    free(memo->held);
-    free(memo->figs);
-    free(BUF_SUB(memo->pending, memo->pending_off));
-    free(memo->stale);
-    free(memo->no_stale);
-    free(memo->touched);
-    free(memo->kinds);
-    free(memo->kind_entry);
-    free(BUF_SUB(memo->kind_of, memo->pending_off));
-    free(memo->label_count);
-    free(memo->reps);
-    free(memo->code_reps);
-    free(memo->next);
-    free(memo->next_kind_of);
-    free(memo->known_buf[0]);
-    free(memo->known_buf[1]);
-    free(memo->known_set[0]);
-    free(memo->known_set[1]);
-    free(memo->known_base);
-    free(memo->known_moved);
-    free(memo);
+    {
+        /* the arrays the memo owns, freed as one table */
+        void *owned[] = {
+            memo->fair, memo->held, memo->figs, BUF_SUB(memo->pending, memo->pending_off),
+            memo->stale, memo->no_stale, memo->touched, memo->kinds, memo->kind_entry,
+            BUF_SUB(memo->kind_of, memo->pending_off), memo->label_count, memo->reps,
+            memo->code_reps, memo->next, memo->next_kind_of, memo->known_buf[0],
+            memo->known_buf[1], memo->known_set[0], memo->known_set[1], memo->known_base,
+            memo->known_moved, memo,
+        };
+
+        for (i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
+            free(owned[i]);
+    }
 }
 
 void sched_memo_stats(const struct sched_memo *memo, struct sched_memo_stats *out)
