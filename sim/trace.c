@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrays.h"
 #include "csv.h"
 #include "grow.h"
 #include "namemap.h"
@@ -412,13 +413,11 @@ void trace_free(struct trace *t)
         free(t->tasks[i].name);
     for (i = 0; i < t->n_projects; i++)
         free(t->projects[i]);
-    free(t->models);
-    free(t->nodes);
-    free(t->tasks);
-    free(t->specs);
-    free(t->projects);
-    free(t->quotas);
-    free(t);
+    {
+        void *const owned[] = {t->models, t->nodes, t->tasks, t->specs, t->projects, t->quotas, t};
+
+        FREE_ALL(owned);
+    }
 }
 
 int64_t trace_task_gpu(const struct trace_task *k)
