@@ -496,6 +496,13 @@ void jw_time(struct jw *w, const char *key, int64_t ms);       /* ISO-8601, null
 /* A JSON text copied as it is (dflt when text is NULL or empty). */
 void jw_json(struct jw *w, const char *key, const char *text, const char *dflt);
 void jw_raw(struct jw *w, const char *s, size_t n);
+/* One CSV field, after `sep` (0: none; ',' between fields): quoted, with
+ * its quotes doubled, when JW_CSV_QUOTE is set or it holds a comma, a
+ * quote or a line break; with JW_CSV_TEXT, a text that opens with = + - @
+ * (a formula to a spreadsheet) is written behind a ' and quoted. */
+#define JW_CSV_QUOTE 1
+#define JW_CSV_TEXT 2
+void jw_csv(struct jw *w, char sep, const char *s, int flags);
 /* Room for `more` bytes beyond what is written, allocated now (a reply
  * whose size is known roughly grows once instead of doubling). */
 void jw_reserve(struct jw *w, size_t more);

@@ -195,41 +195,20 @@ out:
     free(rows);
 }
 
-/* One CSV field: quoted, quotes doubled; a leading = + - @ (a formula to
- * a spreadsheet) behind a '. */
-static void csv_str(struct jw *c, const char *s, int last)
-{
-    jw_raw(c, "\"", 1);
-    if (s[0] && strchr("=+-@", s[0]))
-        jw_raw(c, "'", 1);
-    for (; *s; s++) {
-        if (*s == '"')
-            jw_raw(c, "\"\"", 2);
-        else
-            jw_raw(c, s, 1);
-    }
-    jw_raw(c, last ? "\"\n" : "\",", 2);
-}
-
+/* One row of the file: every field quoted, a formula guarded (jw_csv). */
 static void csv_row(struct jw *c, const struct db_audit *x)
 {
     char at[40], status[16];
+    const char *fields[] = {at, x->subject, x->subject_type, x->source_ip, x->action, x->method,
+                            x->url, x->entity_type, x->entity_name, x->entity_id, result_of(x),
+                            status, API_CLUSTER_NAME};
+    size_t i;
 
     api_time_text(x->at_ms, at, sizeof(at));
     snprintf(status, sizeof(status), "%d", x->status);
-    csv_str(c, at, 0);
-    csv_str(c, x->subject, 0);
-    csv_str(c, x->subject_type, 0);
-    csv_str(c, x->source_ip, 0);
-    csv_str(c, x->action, 0);
-    csv_str(c, x->method, 0);
-    csv_str(c, x->url, 0);
-    csv_str(c, x->entity_type, 0);
-    csv_str(c, x->entity_name, 0);
-    csv_str(c, x->entity_id, 0);
-    csv_str(c, result_of(x), 0);
-    csv_str(c, status, 0);
-    csv_str(c, API_CLUSTER_NAME, 1);
+    for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+        jw_csv(c, i ? ',' : 0, fields[i], JW_CSV_QUOTE | JW_CSV_TEXT);
+    jw_raw(c, "\n", 1);
 }
 
 void api_h_audit_file(struct api_req *r)

@@ -267,69 +267,24 @@ static struct summary summarize(const struct db_sample *s, int n, int res, int64
 
 /* ---- the file ---- */
 
-struct csv {
-    char *buf;
-    size_t len, cap;
-    int failed;
-};
-
-static void csv_put(struct csv *c, const char *s, size_t n)
-{
-    if (c->failed)
-        return;
-    if (c->len + n + 1 > c->cap) {
-        size_t cap = (c->cap ? c->cap * 2 : 4096) + n;
-        char *b = realloc(c->buf, cap);
-        if (!b) {
-            c->failed = 1;
-            return;
-        }
-        c->buf = b;
-        c->cap = cap;
-    }
-    memcpy(c->buf + c->len, s, n);
-    c->len += n;
-    c->buf[c->len] = 0;
-}
-
-/* One field, quoted where it holds a comma, a quote or a line break. */
-static void csv_field(struct csv *c, const char *s, int first)
-{
-    const char *p;
-
-    if (!first)
-        csv_put(c, ",", 1);
-    if (!strpbrk(s, ",\"\r\n")) {
-        csv_put(c, s, strlen(s));
-        return;
-    }
-    csv_put(c, "\"", 1);
-    for (p = s; *p; p++) {
-        if (*p == '"')
-            csv_put(c, "\"", 1); /* a quote doubled */
-        csv_put(c, p, 1);
-    }
-    csv_put(c, "\"", 1);
-}
-
 static const char *const figure_cols[] = {"start", "end", "gpuAllocationHours",
                                           "averageGpuAllocation", "peakGpuAllocation",
                                           "averageGpuQuota", "cpuAllocationCoreHours",
                                           "memoryAllocationGbHours"};
 #define N_FIGURE_COLS ((int)(sizeof(figure_cols) / sizeof(figure_cols[0])))
 
-static void csv_header(struct csv *c, int group)
+static void csv_header(struct jw *c, int group)
 {
     int i, first = 1;
 
     for (i = 0; i < N_KEY_COLS; i++)
         if (group_cols[group] & K(i)) {
-            csv_field(c, key_cols[i].name, first);
+            jw_csv(c, first ? 0 : ',', key_cols[i].name, 0);
             first = 0;
         }
     for (i = 0; i < N_FIGURE_COLS; i++)
-        csv_field(c, figure_cols[i], 0);
-    csv_put(c, "\r\n", 2);
+        jw_csv(c, ',', figure_cols[i], 0);
+    jw_raw(c, "\r\n", 2);
 }
 
 /* GPUs in milli as devices with three decimals (the metrics' form). */
@@ -341,7 +296,7 @@ static void milli_text(double milli, char *out, size_t len)
 }
 
 /* One row, if samples cover some of the range; 1 written, 0 not. */
-static int csv_row(struct csv *c, const struct request *q, const struct keys *k,
+static int csv_row(struct jw *c, const struct request *q, const struct keys *k,
                    const struct db_sample *s, int n)
 {
     int64_t lo = q->rep.start_ms, hi = q->rep.end_ms;
@@ -369,12 +324,12 @@ static int csv_row(struct csv *c, const struct request *q, const struct keys *k,
     snprintf(v[7], sizeof(v[7]), "%.6f", mem.integral * 1048576.0 / 1e9 / 3600000.0);
     for (i = 0; i < N_KEY_COLS; i++)
         if (group_cols[q->group] & K(i)) {
-            csv_field(c, key_of(k, i) ? key_of(k, i) : "", first);
+            jw_csv(c, first ? 0 : ',', key_of(k, i) ? key_of(k, i) : "", JW_CSV_TEXT);
             first = 0;
         }
     for (i = 0; i < N_FIGURE_COLS; i++)
-        csv_field(c, v[i], 0);
-    csv_put(c, "\r\n", 2);
+        jw_csv(c, ',', v[i], 0);
+    jw_raw(c, "\r\n", 2);
     return 1;
 }
 
@@ -383,7 +338,7 @@ static int csv_row(struct csv *c, const struct request *q, const struct keys *k,
 struct build {
     struct api_req *r;
     const struct request *q;
-    struct csv csv;
+    struct jw csv;
     struct db_queue *qs;          /* departments and projects */
     int nq;
     struct db_pool *ps;
@@ -450,7 +405,9 @@ static int build_pools(struct build *b)
  * with the reason. */
 static void build(struct api_req *r, struct request *q)
 {
-    struct build b = {r, q, {NULL, 0, 0, 0}, NULL, 0, NULL, 0};
+    struct build b = {r, q, {0}, NULL, 0, NULL, 0};
+    char *text;
+    size_t len;
     int rc;
 
     rc = db_queue_list(r->app->db, -1, &b.qs, &b.nq);
@@ -459,14 +416,15 @@ static void build(struct api_req *r, struct request *q)
     csv_header(&b.csv, q->group);
     if (rc == DB_OK)
         rc = q->group == G_POOL || q->group == G_CLUSTER ? build_pools(&b) : build_queues(&b);
-    if (rc == DB_OK && b.csv.failed)
+    text = jw_take(&b.csv, &len);
+    if (rc == DB_OK && !text)
         rc = DB_ENOMEM;
     snprintf(q->rep.status, sizeof(q->rep.status), "%s", rc == DB_OK ? "Ready" : "Failed");
     snprintf(q->rep.status_message, sizeof(q->rep.status_message), "%s",
              rc == DB_OK ? "" : "the samples could not be read");
-    q->rep.csv = rc == DB_OK ? b.csv.buf : NULL;
+    q->rep.csv = rc == DB_OK ? text : NULL;
     if (rc != DB_OK)
-        free(b.csv.buf);
+        free(text);
     free(b.qs);
     free(b.ps);
 }

@@ -137,6 +137,23 @@ void jw_raw(struct jw *w, const char *s, size_t n)
     w->buf[w->n] = 0;
 }
 
+void jw_csv(struct jw *w, char sep, const char *s, int flags)
+{
+    int formula = (flags & JW_CSV_TEXT) && s[0] && strchr("=+-@", s[0]);
+    int quote = (flags & JW_CSV_QUOTE) || formula || strpbrk(s, ",\"\r\n");
+
+    if (sep)
+        jw_raw(w, &sep, 1);
+    if (!quote) {
+        jw_raw(w, s, strlen(s));
+        return;
+    }
+    jw_raw(w, formula ? "\"'" : "\"", formula ? 2 : 1);
+    for (; *s; s++)
+        jw_raw(w, *s == '"' ? "\"\"" : s, *s == '"' ? 2 : 1);
+    jw_raw(w, "\"", 1);
+}
+
 static void comma(struct jw *w)
 {
     if (w->need_comma)

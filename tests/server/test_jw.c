@@ -3,7 +3,7 @@
  * snprintf writes for the same values: integers at both ends of int64,
  * thousandths with their trailing zeros trimmed, times across the years
  * the API stores (every day from 1970 past 2400); strings and keys
- * escaped where they must be.
+ * escaped where they must be; CSV fields quoted and guarded.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -158,10 +158,50 @@ static void test_strings(void **state)
     free(got);
 }
 
+/* CSV fields: quoted only where they must be, or always with
+ * JW_CSV_QUOTE; a text that would be a spreadsheet formula guarded. */
+static void test_csv(void **state)
+{
+    static const struct {
+        char sep;
+        const char *field;
+        int flags;
+        const char *want;
+    } cases[] = {
+        {0, "team-a", 0, "team-a"},
+        {',', "team-a", 0, ",team-a"},
+        {',', "", 0, ","},
+        {0, "a,b", 0, "\"a,b\""},
+        {0, "say \"hi\"", 0, "\"say \"\"hi\"\"\""},
+        {0, "two\nlines", 0, "\"two\nlines\""},
+        {0, "-1", 0, "-1"},
+        {0, "-1", JW_CSV_TEXT, "\"'-1\""},
+        {0, "=HYPERLINK(\"x\")", JW_CSV_TEXT, "\"'=HYPERLINK(\"\"x\"\")\""},
+        {0, "@sum", JW_CSV_TEXT, "\"'@sum\""},
+        {0, "admin", JW_CSV_QUOTE, "\"admin\""},
+        {',', "", JW_CSV_QUOTE | JW_CSV_TEXT, ",\"\""},
+    };
+    size_t i, len;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct jw j = {0};
+        char *got;
+
+        jw_csv(&j, cases[i].sep, cases[i].field, cases[i].flags);
+        got = jw_take(&j, &len);
+        assert_non_null(got);
+        assert_string_equal(got, cases[i].want);
+        assert_int_equal(len, strlen(cases[i].want));
+        free(got);
+    }
+}
+
 RUN_TESTS(
     cmocka_unit_test(test_ints),
     cmocka_unit_test(test_millis),
     cmocka_unit_test(test_times),
     cmocka_unit_test(test_times_every_day),
-    cmocka_unit_test(test_strings)
+    cmocka_unit_test(test_strings),
+    cmocka_unit_test(test_csv)
 )
