@@ -24,6 +24,7 @@
  *      to say (db_refresh_rotate, in h_token.c).
  */
 #include "api.h"
+#include "base64.h"
 
 #include <crypt.h>
 #include <errno.h>
@@ -233,30 +234,14 @@ int api_token_issue_refresh(const struct api_keyring *k, const struct db_user *u
     return token_issue(k, u, API_TOKEN_REFRESH, ttl_s, now_s, family, gen, out);
 }
 
-/* Decodes N characters of base64url at S into OUT (CAP bytes); the
- * number of bytes, or -1 for a character outside the alphabet or a
- * result that does not fit. */
+/* Decodes N characters of base64url at S into OUT (CAP bytes, one kept
+ * for a NUL); the number of bytes, or -1 for a character outside the
+ * alphabet or a result that does not fit. */
 static long b64url_decode(const char *s, size_t n, char *out, size_t cap)
 {
-    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    size_t i, o = 0;
-    unsigned int acc = 0;
-    int bits = 0;
+    long o = base64_decode(s, n, BASE64_URL, (unsigned char *)out, cap - 1);
 
-    for (i = 0; i < n; i++) {
-        const char *p = strchr(b64, s[i]);
-        if (!p || !s[i])
-            return -1;
-        acc = (acc << 6) | (unsigned int)(p - b64);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            if (o + 1 >= cap)
-                return -1;
-            out[o++] = (char)((acc >> bits) & 0xff);
-        }
-    }
-    return (long)o;
+    return o < 0 ? -1 : o;
 }
 
 /* The header must say HS256 before libjwt is allowed to look at it. The

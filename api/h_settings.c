@@ -18,6 +18,7 @@
  * a 404.
  */
 #include "api.h"
+#include "base64.h"
 #include "db_audit.h"
 
 #include <stdio.h>
@@ -272,44 +273,18 @@ out:
 
 /* ---- the logo ---- */
 
-static int b64_value(int c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    return c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
 /* Decodes standard base64 (padding optional) into out (room for len
  * bytes): the size, or -1 if s is not base64, -2 if it decodes to more
  * than len bytes. */
 static long b64_decode(const char *s, unsigned char *out, size_t len)
 {
-    size_t n = strlen(s), i, o = 0;
-    unsigned acc = 0;
-    int bits = 0;
+    size_t n = strlen(s);
 
     while (n > 0 && s[n - 1] == '=')
         n--;
     if (n == 0 || n % 4 == 1 || strlen(s) - n > 2)
         return -1;
-    for (i = 0; i < n; i++) {
-        int v = b64_value((unsigned char)s[i]);
-        if (v < 0)
-            return -1;
-        acc = (acc << 6) | (unsigned)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            if (o == len)
-                return -2;
-            out[o++] = (unsigned char)(acc >> bits);
-        }
-    }
-    return (long)o;
+    return base64_decode(s, n, BASE64_STD, out, len);
 }
 
 /* PNG by its signature, SVG by its root element. */

@@ -39,6 +39,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base64.h"
 #include "cli.h"
 #include "http.h"
 #include "servers.h"
@@ -783,29 +784,12 @@ char *client_escape(const char *s)
     return e;
 }
 
-static int b64url_value(char ch)
-{
-    if (ch >= 'A' && ch <= 'Z')
-        return ch - 'A';
-    if (ch >= 'a' && ch <= 'z')
-        return ch - 'a' + 26;
-    if (ch >= '0' && ch <= '9')
-        return ch - '0' + 52;
-    if (ch == '-')
-        return 62;
-    if (ch == '_')
-        return 63;
-    return -1;
-}
-
 json_t *client_token_claims(const char *token)
 {
     const char *p = token ? strchr(token, '.') : NULL, *end;
-    unsigned int acc = 0;
-    size_t o = 0;
-    int bits = 0;
-    char *text;
-    json_t *claims;
+    unsigned char *text;
+    json_t *claims = NULL;
+    long n;
 
     if (!p)
         return NULL;
@@ -815,18 +799,9 @@ json_t *client_token_claims(const char *token)
     text = malloc((size_t)(end - p) + 1);
     if (!text)
         return NULL;
-    for (; p < end; p++) {
-        int v = b64url_value(*p);
-        if (v < 0)
-            break;
-        acc = (acc << 6) | (unsigned int)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            text[o++] = (char)((acc >> bits) & 0xff);
-        }
-    }
-    claims = p == end ? json_loadb(text, o, 0, NULL) : NULL;
+    n = base64_decode(p, (size_t)(end - p), BASE64_URL, text, (size_t)(end - p));
+    if (n >= 0)
+        claims = json_loadb((const char *)text, (size_t)n, 0, NULL);
     free(text);
     return claims;
 }
