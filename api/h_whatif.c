@@ -16,7 +16,8 @@
  *         named only if the caller may read its project ("1 GPU of another
  *         project" otherwise); for a submission its own placement or
  *         pending reason and message; for /whatif the fair shares before
- *         and after of the queues the caller may read.
+ *         and after of the queues the caller may read; the header
+ *         Server-Timing says how the run was made and how long it took.
  *
  * Invariants:
  *   1. Nothing is stored: the database and the scheduler's state are as
@@ -193,6 +194,24 @@ static int run(struct api_req *r, const struct wi_change *ch, int n, struct wi_r
     return rc;
 }
 
+/* The answer, with how it was made in a Server-Timing header: "kept" (on
+ * the scheduler's own state) or "copy" (on a copy of its model), and the
+ * milliseconds the run took (the copy or fork, the passes). */
+static void reply_timed(struct api_req *r, json_t *o, const struct wi_result *res)
+{
+    char *s = json_dumps(o, JSON_COMPACT);
+    char timing[96];
+
+    snprintf(timing, sizeof(timing), "Server-Timing: whatif;desc=\"%s\";dur=%.3f\r\n",
+             res->kept ? "kept" : "copy", (double)(res->copy_us + res->run_us) / 1000.0);
+    if (s)
+        api_reply_with(r, 200, "application/json", s, strlen(s), timing);
+    else
+        api_error(r, 500, "Internal error", "out of memory");
+    free(s);
+    json_decref(o);
+}
+
 /* ---- the submission ---- */
 
 void api_wl_dry_run(struct api_req *r, const struct db_workload *w)
@@ -242,7 +261,7 @@ void api_wl_dry_run(struct api_req *r, const struct db_workload *w)
         json_object_set_new(o, "moved", effects_json(r, &res, WI_MOVE));
         json_object_set_new(o, "started", effects_json(r, &res, WI_START));
         json_object_set_new(o, "passes", json_integer(res.passes));
-        api_reply(r, 200, o);
+        reply_timed(r, o, &res);
     }
     wi_result_free(&res);
     free(pods);
@@ -488,7 +507,7 @@ void api_h_whatif(struct api_req *r)
                   "stopped", effects_json(r, &res, WI_STOP), "moved",
                   effects_json(r, &res, WI_MOVE), "fairShares", shares_json(r, &res), "passes",
                   res.passes);
-    api_reply(r, 200, o);
+    reply_timed(r, o, &res);
 out:
     wi_result_free(&res);
     for (i = 0; i < MAX_CHANGES; i++)

@@ -32,6 +32,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "cow.h"
 #include "gen.h"
 #include "sched.h"
 
@@ -41,6 +42,7 @@ struct options {
     int event_runs;      /* runs per event measurement */
     int settle;          /* at most this many passes to settle */
     int cold;            /* one-GPU workloads for the cold fill; 0: skip */
+    int dry_runs;        /* dry runs of a submission on the settled cluster; 0: skip */
 };
 
 /* ---- What the run measured, for the targets' verdicts (print_targets()) ---- */
@@ -50,7 +52,8 @@ static struct {
     double event_settled;       /* the slowest settled incremental event, ms; < 0: none */
     double rss_mib;
     double cold_rate;           /* placements/s; < 0: not run */
-} measured = {0, 0, -1, 0, -1};
+    double dry_p99;             /* a dry run on the kept session, ms; < 0: not run */
+} measured = {0, 0, -1, 0, -1, -1};
 
 /* ---- Options: a table of integer flags ---- */
 
@@ -77,6 +80,8 @@ static const struct flag flags[] = {
     {"--ranks", OPT(gen.ranks), 0, 10000, "departments ranked d % N (0: all equal)"},
     {"--cycles", OPT(cycles), 1, 100000, "timed full cycles"},
     {"--event-runs", OPT(event_runs), 1, 1000, "runs per event measurement"},
+    {"--dry-runs", OPT(dry_runs), 0, 100000,
+     "dry runs of a submission on the settled cluster (0: none)"},
     {"--settle", OPT(settle), 0, 1000, "most passes to settle before the settled event"},
     {"--cold", OPT(cold), 0, 10000000, "one-GPU workloads for the cold fill (0: skip)"},
     {"--racks", OPT(gen.rack_nodes), 0, 1000000,
@@ -172,6 +177,24 @@ static double now_ms(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* CPU time of this process, and of its reaped children, in ms. */
+static double cpu_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double children_cpu_ms(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_CHILDREN, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -723,6 +746,243 @@ static int bench_event(const struct options *o, struct gen_world *w, struct sche
     return rc;
 }
 
+
+/* ---- dry run ---- */
+
+/* A dry run of a submission, two ways, each giving the digest of every
+ * pass of the turn it foresees (passes until one decides nothing, at most
+ * DRY_MAX_PASSES, as a driver's turn):
+ *   copy  what a what-if did: the workloads and their pods copied, the
+ *         submission appended, full cycles on the copy;
+ *   kept  a child forked (cow_run()) from the process that holds the memo
+ *         of the last real cycle: the submission appended there, the passes
+ *         through sched_cycle_next() (the delta "one submission", then
+ *         empty ones), the digests sent back; the parent's world and memo
+ *         are never written.
+ * The two digest lists must be equal, and after every dry run the
+ * parent's memo answers a real cycle as a full cycle does. Each way is
+ * timed in wall time and in CPU time (kept: the parent's and the child's,
+ * fork and exit included), less the digests' own time. */
+#define DRY_MAX_PASSES 16
+
+struct dry_turn {
+    int passes, decisions;
+    double digest_ms, digest_cpu_ms; /* taking the digests: not counted */
+    uint64_t digest[DRY_MAX_PASSES];
+    struct sched_memo_stats stats;   /* kept: the memo's after the passes */
+};
+
+struct dry_ctx {
+    struct gen_world *w;
+    struct sched_memo *memo;         /* NULL: full cycles */
+    struct sched_arena *arena;
+    struct dry_turn turn;
+};
+
+/* apply(), writing a stale time only where it moved: a forked child
+ * copies every page it writes, and the workloads are 8 MiB at 50,000. */
+static void apply_moved(struct gen_world *w, const struct sched_result *res)
+{
+    int k;
+
+    for (k = 0; k < res->n_decisions; k++)
+        sched_apply_decision(w->wls, w->n_wls, &res->decisions[k], w->now_ms);
+    for (k = 0; k < w->n_wls; k++)
+        if (w->wls[k].stale_since_ms != res->stale_since_ms[k])
+            w->wls[k].stale_since_ms = res->stale_since_ms[k];
+}
+
+/* The passes on the world as it is (the submission already appended). */
+static int dry_passes(struct dry_ctx *c)
+{
+    struct sched_delta d = {0, 1, NULL, 0};
+    struct sched_result res;
+    struct sched_state st;
+    struct sched_config cfg;
+    double t0, c0;
+    int rc = SCHED_OK;
+
+    sched_config_default(&cfg);
+    memset(&c->turn, 0, sizeof(c->turn));
+    while (rc == SCHED_OK && c->turn.passes < DRY_MAX_PASSES) {
+        gen_world_state(c->w, &st);
+        sched_arena_reset(c->arena);
+        rc = c->memo ? sched_cycle_next(c->memo, &st, &d, &cfg, c->arena, &res)
+                     : sched_cycle(&st, &cfg, c->arena, &res);
+        if (rc != SCHED_OK)
+            break;
+        t0 = now_ms();
+        c0 = cpu_ms();
+        c->turn.digest[c->turn.passes++] = result_digest(&res, c->w->n_wls);
+        c->turn.digest_cpu_ms += cpu_ms() - c0;
+        c->turn.digest_ms += now_ms() - t0;
+        c->turn.decisions += res.n_decisions;
+        apply_moved(c->w, &res);
+        memset(&d, 0, sizeof(d));
+        if (res.n_decisions == 0)
+            break;
+    }
+    if (c->memo)
+        sched_memo_stats(c->memo, &c->turn.stats);
+    return rc == SCHED_OK ? 0 : -1;
+}
+
+/* In the forked child: the passes on the memo, the turn sent back. */
+static int dry_child(void *arg, struct cow_out *out)
+{
+    struct dry_ctx *c = arg;
+
+    if (dry_passes(c) != 0)
+        return -1;
+    return cow_put(out, &c->turn, sizeof(c->turn));
+}
+
+/* copy: the workloads and pods copied (the world's pointers swapped to the
+ * copies for the passes, then back). */
+static int dry_copy(struct dry_ctx *c, struct dry_turn *turn)
+{
+    struct gen_world *w = c->w;
+    struct sched_workload *wls = malloc(sizeof(*wls) * ((size_t)w->cap_wls + 1)), *own = w->wls;
+    struct sched_pod *pods = malloc(sizeof(*pods) * (w->n_pods + 1)), *own_pods = w->pods;
+    int i, rc = -1;
+
+    if (wls && pods) {
+        memcpy(wls, w->wls, sizeof(*wls) * (size_t)w->n_wls);
+        memcpy(pods, w->pods, sizeof(*pods) * w->n_pods);
+        for (i = 0; i < w->n_wls; i++)
+            wls[i].pods = pods + (w->wls[i].pods - w->pods);
+        w->wls = wls;
+        w->pods = pods;
+        c->memo = NULL;
+        rc = dry_passes(c);
+        *turn = c->turn;
+        w->wls = own;
+        w->pods = own_pods;
+    }
+    free(wls);
+    free(pods);
+    return rc;
+}
+
+/* kept: the passes in a child; its turn read back. */
+static int dry_kept(struct dry_ctx *c, struct sched_memo *memo, struct dry_turn *turn)
+{
+    char *buf = NULL;
+    size_t len = 0, at = 0;
+    int rc;
+
+    c->memo = memo;
+    rc = cow_run(dry_child, c, &buf, &len);
+    if (rc == 0)
+        rc = cow_get(buf, len, &at, turn, sizeof(*turn));
+    free(buf);
+    return rc;
+}
+
+/* The parent's memo after the dry runs: a real cycle (empty delta) must be
+ * a full cycle's, digest for digest. */
+static int dry_memo_intact(struct gen_world *w, struct sched_memo *memo,
+                           struct sched_arena *arena)
+{
+    struct sched_delta none = {0, 0, NULL, 0};
+    struct sched_result res;
+    struct sched_state st;
+    struct sched_config cfg;
+    uint64_t digest;
+
+    sched_config_default(&cfg);
+    gen_world_state(w, &st);
+    sched_arena_reset(arena);
+    if (sched_cycle_next(memo, &st, &none, &cfg, arena, &res) != SCHED_OK)
+        return -1;
+    digest = result_digest(&res, w->n_wls);
+    sched_arena_reset(arena);
+    if (sched_cycle(&st, &cfg, arena, &res) != SCHED_OK)
+        return -1;
+    return digest == result_digest(&res, w->n_wls) ? 0 : -1;
+}
+
+static void dry_print(const char *what, double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof(double), cmp_double);
+    printf("dry run        %s: p50 %.2f ms, p99 %.2f ms, min %.2f, max %.2f\n", what,
+           percentile(t, n, 50), percentile(t, n, 99), t[0], t[n - 1]);
+}
+
+/* o->dry_runs submissions (project i mod projects, one GPU; every other
+ * one a workspace, which may preempt), each dry-run both ways on the world
+ * as it is, then taken out again. */
+static int bench_dry(const struct options *o, struct gen_world *w, struct sched_arena *arena)
+{
+    struct sched_delta full = {1, 0, NULL, 0};
+    struct sched_memo *memo = sched_memo_new();
+    struct sched_result res;
+    struct sched_state st;
+    struct sched_config cfg;
+    struct dry_ctx c = {w, NULL, arena, {0}};
+    struct dry_turn copy, kept;
+    double *tc = calloc((size_t)o->dry_runs, sizeof(double));
+    double *tk = calloc((size_t)o->dry_runs, sizeof(double)), t0, c0;
+    double *cc = calloc((size_t)o->dry_runs, sizeof(double));
+    double *ck = calloc((size_t)o->dry_runs, sizeof(double));
+    size_t pods_before = w->n_pods;
+    int i, rc = memo && tc && tk && cc && ck ? 0 : -1, fast = 0, decided = 0;
+
+    sched_config_default(&cfg);
+    gen_world_state(w, &st);
+    if (rc == 0)
+        rc = sched_cycle_next(memo, &st, &full, &cfg, arena, &res) == SCHED_OK ? 0 : -1;
+    for (i = 0; rc == 0 && i < o->dry_runs; i++) {
+        if (gen_world_submit(w, gen_world_project(w, i % w->n_projects), 1, 1) < 0) {
+            rc = -1;
+            break;
+        }
+        if (i % 2)
+            make_workspace(w);
+        t0 = now_ms();
+        c0 = cpu_ms();
+        rc = dry_copy(&c, &copy);
+        cc[i] = cpu_ms() - c0 - copy.digest_cpu_ms;
+        tc[i] = now_ms() - t0 - copy.digest_ms;
+        t0 = now_ms();
+        c0 = cpu_ms() + children_cpu_ms();
+        if (rc == 0)
+            rc = dry_kept(&c, memo, &kept);
+        ck[i] = cpu_ms() + children_cpu_ms() - c0 - kept.digest_cpu_ms;
+        tk[i] = now_ms() - t0 - kept.digest_ms;
+        w->n_wls--;
+        w->n_pods = pods_before;
+        if (rc == 0 && (copy.passes != kept.passes ||
+                        memcmp(copy.digest, kept.digest, sizeof(copy.digest)) != 0)) {
+            fprintf(stderr, "allot-bench-cycle: dry run %d: the kept session's passes differ "
+                    "from full cycles on a copy\n", i);
+            rc = -1;
+        }
+        fast += kept.stats.full == 1;   /* only the priming cycle ran in full */
+        decided += kept.decisions > 0;
+    }
+    if (rc == 0 && dry_memo_intact(w, memo, arena) != 0) {
+        fprintf(stderr, "allot-bench-cycle: the memo changed under the dry runs\n");
+        rc = -1;
+    }
+    if (rc == 0) {
+        printf("dry run        %d submissions on the settled cluster, %d of them deciding "
+               "something; %d without a full cycle; every turn's digests equal\n",
+               o->dry_runs, decided, fast);
+        dry_print("copy + full passes, wall", tc, o->dry_runs);
+        dry_print("copy + full passes, CPU", cc, o->dry_runs);
+        dry_print("kept session, forked, wall", tk, o->dry_runs);
+        dry_print("kept session, forked, CPU (both processes)", ck, o->dry_runs);
+        measured.dry_p99 = percentile(tk, o->dry_runs, 99);
+    }
+    free(tc);
+    free(tk);
+    free(cc);
+    free(ck);
+    sched_memo_free(memo);
+    return rc;
+}
+
 /* ---- cold fill ---- */
 
 static int bench_cold(const struct options *o)
@@ -787,6 +1047,8 @@ static const struct target targets[] = {
     {"10", 10000, 500000, "full cycle p50", &measured.full_p50, 500, 0, "ms"},
     {"10", 10000, 500000, "peak RSS", &measured.rss_mib, 2048, 0, "MiB"},
     {"10", 10000, 500000, "settled cycle after one event", &measured.event_settled, 1, 0, "ms"},
+    {"11", 1000, 50000, "dry run p99", &measured.dry_p99, 10, 0, "ms"},
+    {"11", 4000, 200000, "dry run p99", &measured.dry_p99, 50, 0, "ms"},
 };
 
 /* The 1-minute load average, or -1 when /proc/loadavg cannot be read. */
@@ -877,6 +1139,8 @@ int main(int argc, char **argv)
     }
     print_world(w, &o, now_ms() - t0);
     if (bench_full(&o, w, arena) != 0 || bench_event(&o, w, arena) != 0)
+        goto out;
+    if (o.dry_runs > 0 && bench_dry(&o, w, arena) != 0)
         goto out;
     print_memory(arena);
     if (o.cold > 0 && bench_cold(&o) != 0)

@@ -91,7 +91,9 @@
  * write, sched_cycle() or the rendering of messages (this thread alone
  * changes the model, so its own reads need no lock); the run reads the
  * rows touched since Step 1 into its copy and schedules it on its own
- * thread (ctl_sched_model_copy()).
+ * thread (ctl_sched_model_copy()). A dry run may instead fork between two
+ * cycles (ctl_sched_trial(): under run_mu, held for the fork alone) and
+ * run on the child's copy-on-write image of the model and the memo.
  *
  * Invariants:
  *   1. Only this thread (or ctl_sched_run_once, under the same lock)
@@ -121,6 +123,7 @@
  */
 #include "control.h"
 #include "clock.h"
+#include "cow.h"
 #include "arrays.h"
 #include "thread_role.h"
 #include "db_agent.h"
@@ -1858,6 +1861,35 @@ static int peek_dirty(struct ctl_sched *s, int64_t **seqs, int *n, int *org)
     else if (!*seqs)
         rc = -1;
     pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+int ctl_sched_trial(struct ctl_sched *s, int (*fn)(void *t, struct cow_out *out),
+                    struct ctl_trial *t, struct cow_child *c)
+{
+    int rc = -1, ready;
+
+    t->topo = NULL;
+    if (!s)
+        return -1;
+    pthread_mutex_lock(&s->run_mu);   /* between cycles: the memo is the last one's */
+    pthread_mutex_lock(&s->mu);
+    ready = s->loaded && s->n_dirty == 0 && !s->org_dirty && s->memo;
+    pthread_mutex_unlock(&s->mu);
+    if (ready && db_snapshot_copy_topology(s->m.topo, NULL, 0, &t->topo) == DB_OK) {
+        t->m = &s->m;
+        t->memo = s->memo;
+        t->delta = s->delta;
+        t->delta.left = s->left;
+        t->delta.n_left = s->n_left;
+        t->now_ms = clock_now_ms();
+        rc = cow_start(fn, t, c);
+    }
+    pthread_mutex_unlock(&s->run_mu);
+    if (rc != 0) {
+        db_snapshot_free(t->topo);
+        t->topo = NULL;
+    }
     return rc;
 }
 

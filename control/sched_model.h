@@ -154,4 +154,26 @@ uint64_t sm_hash(const char *s);
 struct ctl_sched;
 int ctl_sched_model_copy(struct ctl_sched *s, struct sched_model *dst, int64_t *copy_us);
 
+/* A trial on the scheduler thread's own state, not a copy of it: between
+ * two cycles, when the model holds every row (nothing touched since its
+ * last Step 1, the organization unchanged), fn(t, out) runs in a child
+ * forked with cow_start() (common/cow.h), on a copy-on-write image of the
+ * model and the memo of the last cycle, with the delta the next cycle
+ * would be told so far; the scheduler thread waits for the fork only.
+ * t->topo is a copy of the model's topology for the caller (freed by it,
+ * or taken by sm_set_topology()). 0 with c to finish (cow_finish()); -1:
+ * not now (the caller copies the model instead). */
+struct cow_out;
+struct cow_child;
+struct ctl_trial {
+    void *arg;                  /* the caller's */
+    struct sched_model *m;      /* in the child: the model, the memo and the */
+    struct sched_memo *memo;    /* delta, to change and run at will */
+    struct sched_delta delta;
+    int64_t now_ms;
+    struct db_snapshot *topo;   /* the caller's copy */
+};
+int ctl_sched_trial(struct ctl_sched *s, int (*fn)(void *t, struct cow_out *out),
+                    struct ctl_trial *t, struct cow_child *c);
+
 #endif /* ALLOT_SCHED_MODEL_H */

@@ -28,8 +28,21 @@
  *           and allocation before (the last real cycle's) and after (the
  *           last pass's).
  *
+ * A run of submissions alone (a dry run) is answered on the scheduler's
+ * kept state instead when it can (run_kept()): between two cycles, with
+ * every row the scheduler was told of already read, a child forked by
+ * ctl_sched_trial() (common/cow.c) sees the scheduler thread's model and
+ * the memo of its last cycle copy-on-write; Steps 2 to 5 run there, the
+ * submission counted into the delta the next cycle would be told, each
+ * pass through sched_cycle_next() (a submission to a settled cluster
+ * costs its own trial, one that starts a cycle on the kept session), and
+ * the result comes back through a pipe (result_put(), result_read()); the
+ * caller builds the result's topology meanwhile. Anything else, or a
+ * trial that cannot run now, takes Step 1's copy.
+ *
  * Invariants:
- *   1. The live model is read only in Step 1, under the model lock; the
+ *   1. The live model is read only in Step 1, under the model lock (or,
+ *      in a trial, by the forked child, which writes only its own pages); the
  *      core runs on the copy with no lock held, so a run never stalls the
  *      scheduler thread for longer than the copy, nor waits for a turn.
  *   2. Nothing is written: not the database, not the live model.
@@ -39,6 +52,7 @@
  */
 #include "control.h"
 #include "clock.h"
+#include "cow.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -66,6 +80,7 @@ const char *wi_reason_name(int reason)
 
 struct note {
     int64_t seq;
+    int index;               /* the workload's, once the changes are made (trial) */
     int queue, phase;
     int64_t gpu_milli;
     int first, n_placed;     /* its placed pods in run.pods */
@@ -82,6 +97,11 @@ struct run {
     int *bind_act, *evict_act, *evict_by;   /* -1: none */
     unsigned char *moved, *drained;
     int64_t sub_seq;         /* the submission's seq, or 0 */
+    struct sched_memo *memo; /* the kept state's (a trial's image), or NULL: full cycles */
+    int *note_at;            /* a trial: [m->n] 1 + the note of workload i, 0: none yet;
+                                NULL: every workload noted (note_all()) */
+    int cap_notes, cap_pods, n_pods;
+    struct sched_delta delta;   /* the first pass's, with a memo */
     struct wi_result *out;
     int cap_effects;
 };
@@ -128,6 +148,45 @@ static int note_all(struct run *x)
     return 0;
 }
 
+/* A trial notes a workload only when a decision first names it, before
+ * it is applied (the changes of a trial touch no workload already there):
+ * the others end as they began, so only those are compared. */
+static int note_one(struct run *x, int i)
+{
+    const struct sched_workload *w = &x->m->wls[i];
+    struct note *t;
+    int k;
+
+    if (x->n_notes == x->cap_notes || x->n_pods + w->n_pods > x->cap_pods) {
+        int cn = x->cap_notes * 2 + 16, cp = (x->n_pods + w->n_pods) * 2 + 16;
+        struct note *nn = realloc(x->notes, sizeof(*nn) * (size_t)cn);
+        struct wi_pod *np = nn ? realloc(x->pods, sizeof(*np) * (size_t)cp) : NULL;
+        if (nn)
+            x->notes = nn;
+        if (!np)
+            return -1;
+        x->pods = np;
+        x->cap_notes = cn;
+        x->cap_pods = cp;
+    }
+    t = &x->notes[x->n_notes];
+    t->seq = x->m->meta[i].seq;
+    t->index = i;
+    t->queue = w->queue;
+    t->phase = w->phase;
+    t->gpu_milli = placed_gpu(x->m, w);
+    t->first = x->n_pods;
+    for (k = 0; k < w->n_pods; k++)
+        if (w->pods[k].node >= 0) {
+            x->pods[x->n_pods].index = k;
+            x->pods[x->n_pods].node = w->pods[k].node;
+            x->pods[x->n_pods++].devices = w->pods[k].devices;
+        }
+    t->n_placed = x->n_pods - t->first;
+    x->note_at[i] = ++x->n_notes;
+    return 0;
+}
+
 static const struct note *note_of(const struct run *x, int64_t seq)
 {
     int lo = 0, hi = x->n_notes - 1;
@@ -142,6 +201,14 @@ static const struct note *note_of(const struct run *x, int64_t seq)
             hi = mid - 1;
     }
     return NULL;
+}
+
+/* Workload i's note (a trial's by index: NULL when no decision named it). */
+static const struct note *note_for(const struct run *x, int i)
+{
+    if (x->note_at)
+        return x->note_at[i] ? &x->notes[x->note_at[i] - 1] : NULL;
+    return note_of(x, x->m->meta[i].seq);
 }
 
 /* ---- effects ---- */
@@ -262,7 +329,7 @@ out:
 static int removed(struct run *x, int i, int reason)
 {
     const struct sched_model *m = x->m;
-    const struct note *t = note_of(x, m->meta[i].seq);
+    const struct note *t = note_for(x, i);
     struct wi_effect *e;
 
     if (!t || t->phase != SCHED_RUNNING)
@@ -411,7 +478,10 @@ static void note_decision(struct run *x, const struct sched_decision *d)
 }
 
 /* Runs passes until one decides nothing; *last is the last pass's result
- * (in arena) and st the state it read. */
+ * (in arena) and st the state it read. With a memo (a trial on the kept
+ * state) each pass goes through sched_cycle_next(), the first with the
+ * changes' delta, the others with an empty one (the scheduler thread's
+ * own passes); without, sched_cycle_next(NULL) is sched_cycle(). */
 static int passes(struct run *x, struct sched_arena *arena, struct sched_state *st,
                   struct sched_result *last)
 {
@@ -424,19 +494,24 @@ static int passes(struct run *x, struct sched_arena *arena, struct sched_state *
         sched_arena_reset(arena);
         sm_state(m, x->now, st);
         memset(last, 0, sizeof(*last));
-        if (sched_cycle(st, &cfg, arena, last) != SCHED_OK)
+        if (sched_cycle_next(x->memo, st, &x->delta, &cfg, arena, last) != SCHED_OK)
             return -1;
+        memset(&x->delta, 0, sizeof(x->delta));   /* the next pass: its decisions only */
         x->out->passes++;
         x->out->decisions += last->n_decisions;
         for (i = 0; i < last->n_decisions; i++) {
             const struct sched_decision *d = &last->decisions[i];
             if (d->workload < 0 || d->workload >= m->n)
                 continue;
+            if (x->note_at && !x->note_at[d->workload] && note_one(x, d->workload) != 0)
+                return -1;
             note_decision(x, d);
             sched_apply_decision(m->wls, m->n, d, x->now);
         }
+        /* written only where they moved: a trial's image copies the pages it writes */
         for (i = 0; last->stale_since_ms && i < m->n; i++)
-            m->wls[i].stale_since_ms = last->stale_since_ms[i];
+            if (m->wls[i].stale_since_ms != last->stale_since_ms[i])
+                m->wls[i].stale_since_ms = last->stale_since_ms[i];
         if (last->n_decisions == 0)
             break;
     }
@@ -475,7 +550,7 @@ static int compare_one(struct run *x, int i)
 {
     const struct sched_model *m = x->m;
     const struct sched_workload *w = &m->wls[i];
-    const struct note *t = note_of(x, m->meta[i].seq);
+    const struct note *t = note_for(x, i);
     int was = t && t->phase == SCHED_RUNNING, is = w->phase == SCHED_RUNNING, what, reason;
     struct wi_effect *e;
 
@@ -587,13 +662,33 @@ static int shares(struct run *x, const struct sched_result *last, const struct c
     return 0;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+
+    return (x > y) - (x < y);
+}
+
 static int compare_all(struct run *x, const struct sched_state *st,
                        const struct sched_result *last, const struct ctl_share *before,
                        int n_before)
 {
-    int i;
+    int i, k, *noted = NULL;
 
-    for (i = 0; i < x->m->n; i++)
+    if (x->note_at) {   /* a trial: the noted ones, in workload order as below */
+        if (!(noted = malloc(sizeof(int) * ((size_t)x->n_notes + 1))))
+            return -1;
+        for (k = 0; k < x->n_notes; k++)
+            noted[k] = x->notes[k].index;
+        qsort(noted, (size_t)x->n_notes, sizeof(int), cmp_int);
+        for (k = 0; k < x->n_notes; k++)
+            if (compare_one(x, noted[k]) != 0)
+                break;
+        free(noted);
+        if (k < x->n_notes)
+            return -1;
+    }
+    for (i = 0; !x->note_at && i < x->m->n; i++)
         if (compare_one(x, i) != 0)
             return -1;
     return submission(x, st, last) || shares(x, last, before, n_before) ? -1 : 0;
@@ -605,6 +700,7 @@ static void run_free(struct run *x)
 {
     free(x->notes);
     free(x->pods);
+    free(x->note_at);
     free(x->bind_act);
     free(x->evict_act);
     free(x->evict_by);
@@ -644,6 +740,173 @@ out:
     return rc;
 }
 
+/* ---- the kept state: a trial in a forked image ---- */
+
+struct trial {
+    const struct wi_change *changes;
+    int n;
+    const struct ctl_share *before;
+    int n_before;
+};
+
+/* Only submissions: the delta "submitted" tells the memo what changed. */
+static int kept_answers(const struct wi_change *changes, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        if (changes[i].kind != WI_SUBMIT)
+            return 0;
+    return n > 0;
+}
+
+/* The result's arrays after its fields (result_read() reads them back). */
+static int result_put(struct cow_out *o, const struct wi_result *r)
+{
+    int i, rc = cow_put(o, r, sizeof(*r));
+
+    if (rc == 0 && r->n_effects > 0)
+        rc = cow_put(o, r->effects, sizeof(*r->effects) * (size_t)r->n_effects);
+    for (i = 0; rc == 0 && i < r->n_effects; i++) {
+        if (r->effects[i].n_before > 0)
+            rc = cow_put(o, r->effects[i].before,
+                         sizeof(struct wi_pod) * (size_t)r->effects[i].n_before);
+        if (rc == 0 && r->effects[i].n_after > 0)
+            rc = cow_put(o, r->effects[i].after,
+                         sizeof(struct wi_pod) * (size_t)r->effects[i].n_after);
+    }
+    if (rc == 0 && r->n_shares > 0)
+        rc = cow_put(o, r->shares, sizeof(*r->shares) * (size_t)r->n_shares);
+    if (rc == 0 && r->n_pods > 0)
+        rc = cow_put(o, r->pods, sizeof(*r->pods) * (size_t)r->n_pods);
+    return rc;
+}
+
+/* n elements of `size` from the answer into a new array (NULL when n is 0). */
+static int array_get(const char *buf, size_t len, size_t *at, int n, size_t size, void **dst)
+{
+    *dst = NULL;
+    if (n <= 0)
+        return n < 0 ? -1 : 0;
+    *dst = malloc(size * (size_t)n);
+    return *dst ? cow_get(buf, len, at, *dst, size * (size_t)n) : -1;
+}
+
+/* The child's result into out, whose model (the topology) is the
+ * caller's; the strings it points at (phases, reason names) are the
+ * program's own, at the same addresses in both. */
+static int result_read(const char *buf, size_t len, struct wi_result *out)
+{
+    struct wi_result h;
+    size_t at = 0;
+    int i, rc;
+
+    if (cow_get(buf, len, &at, &h, sizeof(h)) != 0)
+        return -1;
+    out->placed = h.placed;
+    out->phase = h.phase;
+    out->phase_reason = h.phase_reason;
+    memcpy(out->phase_message, h.phase_message, sizeof(out->phase_message));
+    out->pool = h.pool;
+    out->gpu_milli = h.gpu_milli;
+    out->passes = h.passes;
+    out->decisions = h.decisions;
+    rc = array_get(buf, len, &at, h.n_effects, sizeof(*out->effects), (void **)&out->effects);
+    out->n_effects = rc == 0 ? h.n_effects : 0;
+    for (i = 0; i < out->n_effects; i++)
+        out->effects[i].before = out->effects[i].after = NULL;
+    for (i = 0; rc == 0 && i < out->n_effects; i++) {
+        struct wi_effect *e = &out->effects[i];
+        rc = array_get(buf, len, &at, e->n_before, sizeof(struct wi_pod), (void **)&e->before);
+        if (rc == 0)
+            rc = array_get(buf, len, &at, e->n_after, sizeof(struct wi_pod), (void **)&e->after);
+    }
+    if (rc == 0 && array_get(buf, len, &at, h.n_shares, sizeof(*out->shares),
+                             (void **)&out->shares) == 0)
+        out->n_shares = h.n_shares;
+    else
+        rc = -1;
+    if (rc == 0 && array_get(buf, len, &at, h.n_pods, sizeof(*out->pods), (void **)&out->pods) == 0)
+        out->n_pods = h.n_pods;
+    else
+        rc = -1;
+    return rc == 0 && at == len ? 0 : -1;
+}
+
+/* In the child: Steps 2 to 5 on the scheduler's model and memo (the
+ * image's), the submission counted into the delta the next cycle would be
+ * told, the result sent back. */
+static int trial_child(void *arg, struct cow_out *o)
+{
+    struct ctl_trial *t = arg;
+    const struct trial *tr = t->arg;
+    struct sched_arena *arena = sched_arena_new();
+    struct sched_result last;
+    struct sched_state st;
+    struct wi_result r;
+    struct run x;
+    int n_before = t->m->n, rc = -1;
+
+    memset(&r, 0, sizeof(r));
+    memset(&x, 0, sizeof(x));
+    r.pool = -1;
+    r.phase = "Pending";
+    r.phase_reason = "";
+    x.m = t->m;
+    x.now = t->now_ms;
+    x.out = &r;
+    x.memo = t->memo;
+    x.delta = t->delta;
+    if (!arena || change_workloads(&x, tr->changes, tr->n) != 0 || track_alloc(&x) != 0 ||
+        !(x.note_at = calloc((size_t)x.m->n + 1, sizeof(int))))
+        return -1;
+    if (x.m->n == n_before + 1 && x.m->meta[n_before].seq == x.sub_seq)
+        x.delta.n_submitted++;   /* appended, as a cycle's Step 1 appends it */
+    else
+        x.delta.full = 1;
+    if (passes(&x, arena, &st, &last) == 0 &&
+        compare_all(&x, &st, &last, tr->before, tr->n_before) == 0)
+        rc = result_put(o, &r);
+    return rc;   /* the child exits: nothing to free */
+}
+
+/* ALLOT_WHATIF_COPY=1: every run on a copy (benchmarks compare the two). */
+static int copy_forced(void)
+{
+    const char *v = getenv("ALLOT_WHATIF_COPY");
+
+    return v && strcmp(v, "1") == 0;
+}
+
+/* The run on the scheduler's kept state; -1 when it cannot answer now (the
+ * caller copies the model, out emptied). */
+static int run_kept(struct ctl_sched *s, const struct wi_change *changes, int n,
+                    const struct ctl_share *before, int n_before, struct wi_result *out)
+{
+    struct trial tr = {changes, n, before, n_before};
+    struct ctl_trial t;
+    struct cow_child c;
+    char *buf = NULL;
+    size_t len = 0;
+    int64_t t0 = clock_mono_us();
+    int rc;
+
+    memset(&t, 0, sizeof(t));
+    t.arg = &tr;
+    if (!kept_answers(changes, n) || ctl_sched_trial(s, trial_child, &t, &c) != 0)
+        return -1;
+    out->copy_us = clock_mono_us() - t0;
+    rc = sm_set_topology(&out->m, t.topo) == DB_OK ? 0 : -1;   /* while the child runs */
+    if (cow_finish(&c, &buf, &len) != 0 || (rc == 0 && result_read(buf, len, out) != 0))
+        rc = -1;
+    free(buf);
+    out->run_us = clock_mono_us() - t0 - out->copy_us;
+    out->kept = rc == 0;
+    if (rc != 0)
+        wi_result_free(out);
+    return rc;
+}
+
 /* Waits up to WI_WAIT_MS for one of the WI_MAX_RUNS places; 0 taken. */
 static int slot_take(void)
 {
@@ -678,7 +941,9 @@ int wi_run(struct ctl_sched *s, const struct wi_change *changes, int n,
     memset(out, 0, sizeof(*out));
     if (slot_take() != 0)
         return WI_BUSY;
-    if (ctl_sched_model_copy(s, &copy, &copy_us) == 0) {
+    if (!copy_forced() && run_kept(s, changes, n, before, n_before, out) == 0)
+        rc = 0;
+    else if (ctl_sched_model_copy(s, &copy, &copy_us) == 0) {
         rc = wi_run_model(&copy, clock_now_ms(), changes, n, before, n_before, out);
         out->copy_us = copy_us;
     }

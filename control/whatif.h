@@ -95,6 +95,8 @@ struct wi_result {
     int passes, decisions;
     int64_t copy_us;                   /* the cycle lock held to copy the model */
     int64_t run_us;                    /* changes and passes, without the lock */
+    int kept;                          /* 1: answered on the scheduler's kept state (a
+                                          forked image), 0: on a copy of the model */
 };
 
 /* One run on the scheduler's live state. before[0..n_before): the last

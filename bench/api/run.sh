@@ -30,9 +30,12 @@
 #      scheduling cycle has completed);
 #   5. allotd's RSS after that restart;
 #   6. what-if: POST /api/v1/workloads/trainings?dryRun=true on that
-#      cluster, 10 in a row: each answer's time (curl's time_total: the
-#      model copied under the model lock, then the turn run on the copy),
-#      next to the scheduler's last cycle (allot_sched_last_cycle_seconds);
+#      cluster, 30 in a row the default way (on the scheduler's kept state
+#      where it can), then 10 after a restart with ALLOT_WHATIF_COPY=1 (a
+#      copy of the model, full cycles): p50 and p99 of allotd's own time
+#      (the Server-Timing header) and of curl's time_total, which ways
+#      answered, next to the scheduler's last cycle
+#      (allot_sched_last_cycle_seconds);
 #   7. one submission at a time on that cluster, 40 of them 0.1 s apart:
 #      the scheduler thread's cycles meanwhile (each a whole turn: reading
 #      the new row, the core, writing what moved), their count and mean
@@ -258,18 +261,43 @@ echo "  ready (state loaded, first cycle done) after $(((T1 - T0) / 1000000)) ms
 grep 'first cycle' "$T/log" | tail -n 1 | sed 's/^/  /' || true
 sleep 2
 echo "== 5. RSS with $N workloads and 1000 nodes: $(rss_mb) MB"
-echo "== 6. dry-run submissions with $N workloads and 1000 nodes, 10 in a row"
+echo "== 6. dry-run submissions with $N workloads and 1000 nodes, 30 in a row, each way"
 DRY="{\"name\":\"dry\",\"projectId\":\"$ALLOT_PROJECT\",\"spec\":{\"image\":\"x\",
   \"compute\":{\"gpuDevicesRequest\":1}}}"
-for i in 1 2 3 4 5 6 7 8 9 10; do
-  curl -s -o /dev/null -w '%{http_code} %{time_total}\n' -X POST \
-    "$URL/api/v1/workloads/trainings?dryRun=true" -H "Authorization: Bearer $TOKEN" \
-    -H 'Content-Type: application/json' -d "$DRY"
-done | sort -k2 -n | awk '$1 != 200 { bad++ } { t[NR] = $2 * 1000 }
-  END { printf "  answers: min %.0f ms, median %.0f ms, max %.0f ms%s\n", t[1], t[int((NR + 1) / 2)],
-        t[NR], bad ? " (" bad " not 200)" : "" }'
+# RUNS dry runs: curl's time_total and allotd's own (the Server-Timing header)
+dry_runs() {
+  for i in $(seq 1 "$1"); do
+    curl -s -o /dev/null -D "$T/h" -w '%{http_code} %{time_total}' -X POST \
+      "$URL/api/v1/workloads/trainings?dryRun=true" -H "Authorization: Bearer $TOKEN" \
+      -H 'Content-Type: application/json' -d "$DRY"
+    echo " $(tr -d '\r' <"$T/h" | sed -n 's/^Server-Timing: whatif;desc="\([a-z]*\)";dur=\(.*\)/\1 \2/p')"
+  done
+}
+# nearest-rank percentile P of the numbers on stdin
+pct() { sort -n | awk -v p="$1" '{ v[NR] = $1 } END { r = int((NR * p + 99) / 100); print v[r ? r : 1] }'; }
+# "CODE TOTAL WAY MS" lines in $T/dry: p50 and p99 of allotd's and curl's times
+dry_figures() {
+  printf '  %s: allotd p50 %s ms, p99 %s ms; curl p50 %s s, p99 %s s; ways: %s; not 200: %s\n' \
+    "$1" "$(awk '{ print $4 }' "$T/dry" | pct 50)" "$(awk '{ print $4 }' "$T/dry" | pct 99)" \
+    "$(awk '{ print $2 }' "$T/dry" | pct 50)" "$(awk '{ print $2 }' "$T/dry" | pct 99)" \
+    "$(awk '{ print $3 }' "$T/dry" | sort | uniq -c | tr -s ' ' | tr '\n' ',')" \
+    "$(awk '$1 != 200' "$T/dry" | wc -l)"
+}
+ready() { until curl -sf -o /dev/null "$URL/readyz"; do sleep 0.01; done; }
+dry_runs 30 >"$T/dry"
+dry_figures "kept (default)"
 curl -s "$URL/metrics" -H "Authorization: Bearer $TOKEN" |
   awk '$1 == "allot_sched_last_cycle_seconds" { printf "  last scheduling cycle: %.0f ms\n", $2 * 1000 }'
+stop
+export ALLOT_WHATIF_COPY=1
+start
+ready
+dry_runs 10 >"$T/dry"
+dry_figures "copy (ALLOT_WHATIF_COPY=1)"
+stop
+unset ALLOT_WHATIF_COPY
+start
+ready
 [ "$LAST_STEP" -ge 7 ] || { stop; exit 0; }
 # the cycle duration histogram's sum and count, as "SUM COUNT"
 cycles() {

@@ -14,6 +14,8 @@
 #   4. a workload deleted, one suspended;
 #   5. nothing is stored by any of it, and the refusals a real change
 #      would get (400, 403, 404).
+# A dry run on the settled cluster is answered on the scheduler's kept
+# state (Server-Timing says "kept"), a quota's what-if on a copy ("copy").
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/whatif_lib.sh"
@@ -38,6 +40,13 @@ dry_run() { # TOKEN NAME PROJECT GPUS
   expect 200 POST "/api/v1/workloads/trainings?dryRun=true" "$(body "$@")" "$_tok"
 }
 whatif() { expect 200 POST /api/v1/whatif "$1" "$ADMIN"; }
+# way PATH BODY: how the admin's what-if was answered, Server-Timing's desc:
+# kept (on the scheduler's own state, forked) or copy (on a copy of it)
+way() {
+  curl -s -o /dev/null -D - -X POST "$URL$1" -H 'Content-Type: application/json' \
+    -H "Authorization: Bearer $ADMIN" --data-binary "$2" | tr -d '\r' |
+    sed -n 's/^Server-Timing: whatif;desc="\([a-z]*\)";dur=[0-9.]*$/\1/p'
+}
 count() { expect 200 GET /api/v1/workloads/count "" "$ADMIN" | jq .count; }
 events() { expect 200 GET "/api/v1/workloads/$1/events" "" "$ADMIN" | jq '.events | length'; }
 id_of() { expect 200 GET "/api/v1/workloads?filterBy=name==$1" "" "$ADMIN" | jq -r '.workloads[0].id'; }
@@ -63,6 +72,9 @@ D=$(dry_run "$ADMIN" b2 "$PB" 1)
     .forWorkload.name, .visible]]')" = '[["a1","team-a",1,"reclaim","b2",true]]' ] ||
   fail "b2's dry run does not name a1 as its victim: $D"
 [ "$(printf '%s' "$D" | jq -r '.evictions[0].workloadId')" = "$A1" ] || fail "a1's id: $D"
+# a settled cluster, every row read: the dry run runs on the scheduler's kept state
+[ "$(way "/api/v1/workloads/trainings?dryRun=true" "$(body b2 "$PB" 1)")" = kept ] ||
+  fail "b2's dry run on a settled cluster was not answered on the kept state"
 DB=$(dry_run "$BOB" b2 "$PB" 1)
 [ "$(printf '%s' "$DB" | jq -c '.pods')" = "$(printf '%s' "$D" | jq -c '.pods')" ] ||
   fail "the researcher's dry run places b2 elsewhere: $DB"
@@ -96,6 +108,8 @@ S2=$(state)
 N2=$(count)
 QUOTA="[{\"nodePool\":{\"id\":\"$POOL\"},\"gpu\":{\"deserved\":1}}]"
 A=$(whatif "{\"changes\":[{\"type\":\"quota\",\"projectId\":\"$PB\",\"resources\":$QUOTA}]}")
+[ "$(way /api/v1/whatif "{\"changes\":[{\"type\":\"quota\",\"projectId\":\"$PB\",
+  \"resources\":$QUOTA}]}")" = copy ] || fail "a quota's what-if was not answered on a copy"
 [ "$(printf '%s' "$A" | jq '.stopped | length')" -ge 1 ] && [ "$(printf '%s' "$A" | jq '.started | length')" -ge 1 ] ||
   fail "cutting team-b's quota should make team-a reclaim: $A"
 [ "$(printf '%s' "$A" | jq -c '[.stopped[] | [.projectName, .reason]] | unique')" = '[["team-b","reclaim"]]' ] ||

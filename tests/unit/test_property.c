@@ -103,6 +103,12 @@
  * workload as it comes): a departure leaves the mix as it was, so the memo
  * may answer from its kept session; a GPU submission moves it.
  *
+ * Every third pass of every fourth of those cases, a dry run of a random
+ * submission runs in a forked child on the memo (cow_run(), as allotd's
+ * what-if runs on the scheduler's): its passes through sched_cycle_next()
+ * must be byte-identical to sched_cycle()'s on the same states, and the
+ * parent's memo goes on as if it had not run.
+ *
  * Every action and every pending reason must occur somewhere in the run, so
  * a generator that stops reaching one fails instead of passing vacuously.
  * A failure prints the seed and the case number; ALLOT_PROPERTY_SEED and
@@ -124,6 +130,7 @@
 
 #include "cmocka_main.h"
 
+#include "cow.h"
 #include "sched.h"
 #include "sched_int.h"
 #include "splitmix.h"
@@ -2782,6 +2789,7 @@ static void test_regressions(void **state)
 struct incr_counts {
     long passes, reused, fell_back, submissions_started, left, left_reused, left_kept;
     long known_kept;   /* kept-session cycles with an attempt answered from the settled one */
+    long dry_runs, dry_decided;   /* dry runs on the kept session; those that decided */
     long kept_runs;    /* cycles run on the kept session (Steps 5 and 6) */
     long after_placements, after_placements_left;   /* Step 6; with workloads that left */
     long after_submission;   /* Step 7: a submission that could start, on the kept session */
@@ -2929,6 +2937,91 @@ static const char *kept_differs(const struct sched_memo *memo)
     return why;
 }
 
+/* ---- A dry run on the kept session ----
+ * Between two passes (the last result applied), a dry run of a random
+ * submission runs in a child forked with cow_run() (what allotd's what-if
+ * does with the scheduler's memo): the submission appended, passes until
+ * one decides nothing through sched_cycle_next() on the memo (the delta
+ * "one submission", then empty ones) and through sched_cycle() on the same
+ * state, which must be byte-identical pass by pass. The parent's memo is
+ * never written: its next cycle is compared with a full one as any other. */
+#define N_DRY_PASSES 8
+
+struct dry_check {
+    struct tcase *tc;
+    struct sched_memo *memo;
+    struct sched_mix_window *win;
+    int noted;
+    struct sched_arena *full, *incr;
+};
+
+struct dry_verdict {
+    int passes, decisions;
+    char differs[120];   /* "" when every pass was the same */
+};
+
+static int dry_child(void *arg, struct cow_out *out)
+{
+    struct dry_check *dc = arg;
+    struct tcase *tc = dc->tc;
+    struct sched_delta d = {0, 1, NULL, 0};
+    struct dry_verdict v;
+    struct sched_result a, b;
+    struct sched_state st;
+    const char *differ = NULL;
+
+    memset(&v, 0, sizeof(v));
+    gen_workload(tc);
+    for (; dc->win && dc->noted < tc->n_wls; dc->noted++)
+        if (sched_mix_window_note(dc->win, &tc->wls[dc->noted]) != SCHED_OK)
+            return -1;
+    while (!differ && v.passes < N_DRY_PASSES) {
+        state_of(tc, &st);
+        if (dc->win)
+            st.n_mix = sched_mix_window_get(dc->win, &st.mix);
+        sched_arena_reset(dc->full);
+        sched_arena_reset(dc->incr);
+        if (sched_cycle(&st, &tc->cfg, dc->full, &a) != SCHED_OK ||
+            sched_cycle_next(dc->memo, &st, &d, &tc->cfg, dc->incr, &b) != SCHED_OK)
+            return -1;
+        v.passes++;
+        v.decisions += a.n_decisions;
+        differ = results_differ(tc, &a, &b);
+        for (int k = 0; !differ && k < a.n_decisions; k++)
+            if (sched_apply_decision(tc->wls, tc->n_wls, &a.decisions[k], tc->now) != SCHED_OK)
+                return -1;
+        for (int k = 0; !differ && k < tc->n_wls; k++)
+            tc->wls[k].stale_since_ms = a.stale_since_ms[k];
+        memset(&d, 0, sizeof(d));
+        if (a.n_decisions == 0)
+            break;
+    }
+    if (differ)
+        snprintf(v.differs, sizeof(v.differs), "pass %d: %s", v.passes, differ);
+    return cow_put(out, &v, sizeof(v));
+}
+
+/* The dry run's verdict; counts the dry runs and those that decided. */
+static const char *dry_run_differs(struct dry_check *dc, long *runs, long *decided)
+{
+    static struct dry_verdict v;
+    char *buf = NULL;
+    size_t len = 0, at = 0;
+    int rc;
+
+    if (dc->tc->n_wls >= MAX_WLS)
+        return NULL;
+    rc = cow_run(dry_child, dc, &buf, &len);
+    if (rc == 0)
+        rc = cow_get(buf, len, &at, &v, sizeof(v));
+    free(buf);
+    if (rc != 0)
+        return "the dry run's child failed";
+    (*runs)++;
+    *decided += v.decisions > 0;
+    return v.differs[0] ? v.differs : NULL;
+}
+
 static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
                                 struct sched_arena *incr, struct incr_counts *c)
 {
@@ -2996,6 +3089,13 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
         finished = stats.finished;
         known = stats.attempts_known;
         apply_result(&tc, &a);
+        if (!differ && id % 4 == 1 && n % 3 == 0) {
+            struct dry_check dc = {&tc, memo, win, noted, full, incr};
+            differ = dry_run_differs(&dc, &c->dry_runs, &c->dry_decided);
+            if (differ)
+                print_error("dry run: seed %#llx case %d after pass %d: %s from a full "
+                            "rebuild\n", (unsigned long long)seed, id, n, differ);
+        }
         next_event(&tc, &delta, left);
     }
     sched_memo_stats(memo, &stats);
@@ -3049,7 +3149,11 @@ static void test_incremental_equals_full(void **state)
                   (long long)c.known_wrong, c.after_placements, c.after_placements_left,
                   c.after_evictions, c.after_submission, (long long)c.kept_checked,
                   (long long)c.pending_put_in);
+    print_message("dry runs on the kept session: %ld, %ld of them deciding something\n",
+                  c.dry_runs, c.dry_decided);
     assert_int_equal(failed, 0);
+    /* dry runs ran, and some decided something (placed, preempted) */
+    assert_true(c.dry_runs > 100 && c.dry_decided > c.dry_runs / 20);
     /* every way of a submission delta happens often: reused, a kept session
      * extended and then given up, and a full cycle */
     assert_true(c.reused > c.passes / 20);
