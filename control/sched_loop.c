@@ -141,6 +141,7 @@
 #define PURGE_PERIOD_MS 60000
 #define REASONS_PIECE_US 500    /* one write of reasons and messages runs this long at most */
 #define TURN_US 500            /* one turn of a cycle's placements runs about this long */
+#define TRIAL_WAIT_MS 100       /* a trial waits this long for a turn in progress */
 #define WRITTEN_PIECE 2048     /* workloads noted as written per hold of the model lock */
 #define SHARES_PERIOD_MS 1000  /* the leader stores its shares at most this often */
 #define LOG_KEEP_MS (10LL * 60 * 1000) /* the change log: far past any reader's gap wait */
@@ -1864,18 +1865,39 @@ static int peek_dirty(struct ctl_sched *s, int64_t **seqs, int *n, int *org)
     return rc;
 }
 
+/* Nothing waits to be read into the model (the state mutex). */
+static int trial_ready(struct ctl_sched *s)
+{
+    int ready;
+
+    pthread_mutex_lock(&s->mu);
+    ready = s->n_dirty == 0 && !s->org_dirty;
+    pthread_mutex_unlock(&s->mu);
+    return ready;
+}
+
+/* run_mu, waiting at most ms for the turn in progress; 0 taken. */
+static int run_lock_within(struct ctl_sched *s, int ms)
+{
+    struct timespec until;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += (long)ms * 1000000L;
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    return pthread_mutex_timedlock(&s->run_mu, &until) == 0 ? 0 : -1;
+}
+
 int ctl_sched_trial(struct ctl_sched *s, int (*fn)(void *t, struct cow_out *out),
                     struct ctl_trial *t, struct cow_child *c)
 {
     int rc = -1, ready;
 
     t->topo = NULL;
-    if (!s)
+    if (!s || !trial_ready(s) || run_lock_within(s, TRIAL_WAIT_MS) != 0)
         return -1;
-    pthread_mutex_lock(&s->run_mu);   /* between cycles: the memo is the last one's */
-    pthread_mutex_lock(&s->mu);
-    ready = s->loaded && s->n_dirty == 0 && !s->org_dirty && s->memo;
-    pthread_mutex_unlock(&s->mu);
+    /* between cycles: the memo is the last one's */
+    ready = s->loaded && trial_ready(s) && s->memo;
     if (ready && db_snapshot_copy_topology(s->m.topo, NULL, 0, &t->topo) == DB_OK) {
         t->m = &s->m;
         t->memo = s->memo;

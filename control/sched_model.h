@@ -159,7 +159,8 @@ int ctl_sched_model_copy(struct ctl_sched *s, struct sched_model *dst, int64_t *
  * last Step 1, the organization unchanged), fn(t, out) runs in a child
  * forked with cow_start() (common/cow.h), on a copy-on-write image of the
  * model and the memo of the last cycle, with the delta the next cycle
- * would be told so far; the scheduler thread waits for the fork only.
+ * would be told so far; the scheduler thread waits for the fork only (a
+ * turn in progress is waited for up to 100 ms, TRIAL_WAIT_MS).
  * t->topo is a copy of the model's topology for the caller (freed by it,
  * or taken by sm_set_topology()). 0 with c to finish (cow_finish()); -1:
  * not now (the caller copies the model instead). */
