@@ -24,7 +24,9 @@ import policies from './js/policies.js';
 import users from './js/users.js';
 
 const PAGES = [overview, projects, workloads, nodes, access, evictions, analytics, assets, policies, users];
-const REFRESH_MS = 5000;
+// How often the page shown refreshes: ?refresh=SECONDS in the dashboard's
+// address (before the #, e.g. /?refresh=2#/workloads), 1 to 300, default 5.
+const REFRESH_MS = refreshSeconds(new URLSearchParams(location.search).get('refresh')) * 1000;
 const ANSWER_MS = 15000;      // a refresh not answered by then: the server is not answering
 const ACTIVE_KEY = 'allot.active';
 const ACTIVE_MS = 10 * 60e3;  // the tab is in use: a key, click or scroll this recently
@@ -35,6 +37,13 @@ let controller = null;
 let timer = null;
 let flashTimer = null;
 let lastAnswer = null;        // when a refresh last succeeded
+
+// The refresh period in whole seconds from the address's ?refresh=, or 5
+// when it is absent or not a whole number from 1 to 300.
+function refreshSeconds(v) {
+  const n = Number(v);
+  return v !== null && /^\d+$/.test(v) && n >= 1 && n <= 300 ? n : 5;
+}
 
 // ---- login and session ----
 
@@ -261,8 +270,8 @@ function showStale() {
   const since = lastAnswer ? lastAnswer.toLocaleTimeString() : 'this page opened';
   const ago = lastAnswer ? ` (${duration(Math.round((Date.now() - lastAnswer) / 1000))} ago)` : '';
   fill($('#stale .text'), h('strong', {}, `The server has not answered since ${since}${ago}.`),
-    lastAnswer ? ' The figures below are from then and may be out of date; trying again every 5 s.'
-      : ' Trying again every 5 s.');
+    lastAnswer ? ` The figures below are from then and may be out of date; trying again every ${REFRESH_MS / 1000} s.`
+      : ` Trying again every ${REFRESH_MS / 1000} s.`);
   $('#stale').hidden = false;
   $('#main').classList.add('stale');
   $('#updated').classList.add('stale-time');
@@ -369,9 +378,11 @@ function start() {
   window.addEventListener('popstate', route);
   document.addEventListener('visibilitychange', () => { if (!document.hidden && ctx) refreshNow(); });
   onSessionEnd((message) => showLogin(message));
+  $('#auto-period').textContent = String(REFRESH_MS / 1000);
   // A token near its end is renewed or warned of; one that lapses while the
-  // page sits idle ends the session on time.
-  setInterval(() => { watchSession(); }, 5000);
+  // page sits idle ends the session on time (checked as often as the page
+  // refreshes, at least every 5 s).
+  setInterval(() => { watchSession(); }, Math.min(REFRESH_MS, 5000));
   for (const ev of ['pointerdown', 'keydown', 'wheel', 'touchstart']) {
     document.addEventListener(ev, markActive, {passive: true, capture: true});
   }

@@ -54,6 +54,11 @@ if (process.env.ALLOT_BROWSER_BULK && process.env.CI) {
 }
 const BULK_N = Number(process.env.ALLOT_BROWSER_BULK || 10000);
 const SHOTS = path.join(OUT, 'screenshots');
+// The pages refresh every second (?refresh=1) instead of every 5 s: the
+// checks that wait for a refresh wait a fifth as long. The login test
+// checks the default, the stale-server test the banner's period.
+const REFRESH_S = 1;
+const home = (base) => `${base}/?refresh=${REFRESH_S}`;
 const DESKTOP = {width: 1440, height: 900};
 const PHONE = {width: 390, height: 844};
 const problems = [];
@@ -251,7 +256,7 @@ async function shot(p, name, fullPage = true) {
 }
 
 async function login(p, user, password, base = URL) {
-  await p.goto(`${base}/`);
+  await p.goto(home(base));
   await p.getByLabel('User name').fill(user);
   await p.getByLabel('Password').fill(password);
   await p.getByRole('button', {name: 'Log in'}).click();
@@ -398,10 +403,20 @@ test('login: a wrong password is refused, then the user and role show', async ()
   await page.getByRole('button', {name: 'Log in'}).click();
   await page.locator('#login-error').filter({hasText: 'Wrong user name or password'}).waitFor();
   await shot(page, 'login-error-desktop-light');
-  await login(page, 'admin', PASSWORD);
+  await page.getByLabel('User name').fill('admin');
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', {name: 'Log in'}).click();
+  await page.locator('#who-name').filter({hasText: 'admin'}).waitFor();
   assert.equal(await page.locator('#who-role').innerText(), 'System administrator');
   const cookies = await page.context().cookies();
   assert.equal(cookies.length, 0, 'the token is never a cookie');
+  // the address without ?refresh= refreshes every 5 s; the rest of the
+  // test's, every REFRESH_S (the session is the tab's, kept)
+  const period = async () => (await page.locator('.foot label').textContent()).replace(/\s+/g, ' ').trim();
+  assert.equal(await period(), 'Refresh every 5 s');
+  await page.goto(home(URL));
+  await page.locator('#who-name').filter({hasText: 'admin'}).waitFor();
+  assert.equal(await period(), `Refresh every ${REFRESH_S} s`);
 });
 
 test('the tenant logo: none at first, then shown in the header once an administrator sets it', async () => {
@@ -1366,6 +1381,7 @@ test('a server that stops answering: its last figures greyed, under a banner tha
   await p.route('**/api/**', (r) => r.abort('connectionrefused'));
   const banner = p.locator('#stale');
   await banner.filter({hasText: /The server has not answered since \d/}).waitFor({timeout: 20000 * SCALE});
+  assert.match(await banner.innerText(), new RegExp(`trying again every ${REFRESH_S} s\\.`));
   const last = await p.locator('#updated').innerText();
   assert.match(await banner.innerText(), new RegExp(`since ${last.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(\\d+s ago\\)`));
   assert.ok(await p.locator('main').evaluate((e) => e.classList.contains('stale') &&
