@@ -378,6 +378,9 @@ struct mg_connection;
  * has the read side of its socket shut down. */
 int api_conns_start(int workers, int body_timeout_ms);
 void api_conns_stop(void);
+/* Shuts the listening sockets down, so that mg_stop() need not wait for
+ * civetweb's listener to wake from its poll (up to 2 s). */
+void api_conns_unlisten(void);
 /* The dispatcher's reports: a request head arrived (its body is next),
  * its handler runs, its reply is sent. */
 void api_conns_begin(struct mg_connection *conn);

@@ -56,6 +56,7 @@
 #include "thread_role.h"
 
 #include <civetweb.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -490,6 +491,32 @@ void api_conns_stop(void)
     T.open = NULL;
     T.n_slots = T.n_open = 0;
     pthread_mutex_unlock(&T.mu);
+}
+
+/* civetweb 1.15's listener polls its listening sockets for up to 2 s at a
+ * time (SOCKET_TIMEOUT_QUANTUM) and reads its stop flag only between two
+ * polls, so mg_stop() waited up to 2 s for it to notice. A listening
+ * socket shut down reads as closed at once (the poll returns, accept()
+ * fails): the listener sees the flag within microseconds. New connections
+ * are refused from then on; those accepted are served to the end. The
+ * listening sockets are the descriptors that accept connections
+ * (SO_ACCEPTCONN): allotd listens on no others than civetweb's. */
+void api_conns_unlisten(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        int fd = atoi(e->d_name), on = 0;
+        socklen_t len = sizeof(on);
+
+        if (e->d_name[0] != '.' && fd != dirfd(d) &&
+            getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on)
+            shutdown(fd, SHUT_RDWR);
+    }
+    closedir(d);
 }
 
 void api_conns_stats(struct api_conns_stats *out)

@@ -1266,8 +1266,10 @@ int api_http_start(struct api_app *app)
 void api_http_stop(struct api_app *app)
 {
     api_logs_stop();
-    if (app->mg)
+    if (app->mg) {
+        api_conns_unlisten();
         mg_stop(app->mg); /* returns when in-flight requests have finished */
+    }
     app->mg = NULL;
     api_conns_stop();
 }
