@@ -28,7 +28,8 @@
 
 static const char usage_text[] =
     "usage: allot replay --protocol paper --nodes NODES.csv --pods PODS.csv [--pods ...]\n"
-    "                    [--policy random,dotprod,gpuclustering,gpupacking,bestfit,fgd,allot]\n"
+    "                    [--policy random,dotprod,gpuclustering,gpupacking,bestfit,fgd,allot\n"
+    "                              [,allot-moves]]\n"
     "                    [--seeds S[-T]] [--jobs N] [--report DIR] [--timing]\n";
 
 static const char help_text[] =
@@ -38,7 +39,10 @@ static const char help_text[] =
     "demand reaches 100% of the cluster's, beside the paper's published means.\n"
     "  --policy LIST   the paper's policies (random, dotprod, gpuclustering, gpupacking,\n"
     "                  bestfit: the paper's BestFit, fgd) and allot (allot's core,\n"
-    "                  fragmentation placement, consolidation off); default all seven\n"
+    "                  fragmentation placement, consolidation off); default all seven.\n"
+    "                  allot-moves: allot's core with consolidation on (up to 16 moves\n"
+    "                  per pending pod, each a restart): not placement alone, reported\n"
+    "                  apart (protocol paper+moves) with its moves\n"
     "  --seeds S[-T]   one run per seed and policy (default 1-10)\n"
     "  --jobs N        runs at once (default: the CPUs online)\n";
 
@@ -67,7 +71,7 @@ static int parse_policies(const char *v, struct popts *o)
         p = rpp_policy_parse(tok);
         if (p < 0)
             return bad("--policy", v, "random, dotprod, gpuclustering, gpupacking, bestfit, "
-                                      "fgd or allot, separated by commas");
+                                      "fgd, allot or allot-moves, separated by commas");
         for (k = 0; k < o->n_policies && o->policies[k] != p; k++)
             ;
         if (k == o->n_policies)
@@ -101,7 +105,7 @@ static int parse_args(int argc, char **argv, struct popts *o)
     memset(o, 0, sizeof(*o));
     o->seed = 1;
     o->last_seed = 10;
-    for (k = 0; k < RPP_NPOLICIES; k++)
+    for (k = 0; k <= RPP_ALLOT; k++)   /* placement alone: every policy but allot-moves */
         o->policies[o->n_policies++] = k;
     for (i = 1; i < argc; i++) {
         opt = argv[i];
@@ -235,7 +239,9 @@ static int allot_model(const struct popts *o, struct trace *t, struct replay_opt
     int k;
 
     *m = NULL;
-    for (k = 0; k < o->n_policies && o->policies[k] != RPP_ALLOT; k++)
+    for (k = 0; k < o->n_policies && o->policies[k] != RPP_ALLOT &&
+                o->policies[k] != RPP_ALLOT_MOVES;
+         k++)
         ;
     if (k == o->n_policies)
         return 0;

@@ -321,8 +321,11 @@ static int allot_place(struct prun *r, struct arun *a, int k, const struct sched
     sub.runtime_ms = SCHED_NO_TIME;
     if (world_submit(a->w, &sub, &a->e) != 0 || world_pass(a->w, cfg, &res, &a->e) != 0)
         return -1;
-    for (d = 0; d < res.n_decisions; d++)
+    for (d = 0; d < res.n_decisions; d++) {
         r->out->disturbed += res.decisions[d].kind != SCHED_BIND;
+        r->out->moves += res.decisions[d].kind == SCHED_MOVE;
+        r->out->evictions += res.decisions[d].kind == SCHED_EVICT;
+    }
     if (res.n_pending == 0)
         return 1;
     for (i = 0; i < a->w->n_wls; i++)
@@ -345,7 +348,8 @@ static int run_allot(struct prun *r, char *err, size_t len)
 
     memset(&a, 0, sizeof(a));
     sched_config_default(&cfg);
-    cfg.max_consolidation_moves = 0;
+    if (r->policy == RPP_ALLOT)   /* placement alone; allot-moves keeps the default */
+        cfg.max_consolidation_moves = 0;
     if (!r->c->m) {
         snprintf(err, len, "allot's model was not built");
         return -1;
@@ -399,7 +403,8 @@ int rpp_run(const struct rpp_ctx *c, int policy, uint64_t seed, struct rpp_resul
         snprintf(err, len, "out of memory");
         rc = -1;
     } else {
-        rc = policy == RPP_ALLOT ? run_allot(&r, err, len) : run_baseline(&r, err, len);
+        rc = policy == RPP_ALLOT || policy == RPP_ALLOT_MOVES ? run_allot(&r, err, len)
+                                                              : run_baseline(&r, err, len);
     }
     if (rc == 0)
         finish(&r);
@@ -447,6 +452,52 @@ static struct stat3 stats(const struct rpp_result *r, int n)
     return s;
 }
 
+/* a - b per seed: mean, range and the seeds where a leaves fewer. */
+struct paired {
+    double mean, lo, hi;
+    int wins;
+};
+
+static struct paired pair_by_seed(const struct rpp_result *a, const struct rpp_result *b, int n)
+{
+    struct paired p = {0, 0, 0, 0};
+    double d;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        d = a[i].idle100 - b[i].idle100;
+        p.mean += d;
+        p.lo = i == 0 || d < p.lo ? d : p.lo;
+        p.hi = i == 0 || d > p.hi ? d : p.hi;
+        p.wins += d < 0;
+    }
+    if (n)
+        p.mean /= n;
+    return p;
+}
+
+/* Moves per run: mean, fewest, most. */
+static struct stat3 moves_of(const struct rpp_result *r, int n)
+{
+    struct stat3 s = {0, 0, 0, 0};
+    int i;
+
+    for (i = 0; i < n; i++) {
+        s.lo = i == 0 || r[i].moves < s.lo ? r[i].moves : s.lo;
+        s.hi = i == 0 || r[i].moves > s.hi ? r[i].moves : s.hi;
+        s.mean += r[i].moves;
+        s.n++;
+    }
+    if (s.n)
+        s.mean /= s.n;
+    return s;
+}
+
+static const char *protocol_of(int policy)
+{
+    return policy == RPP_ALLOT_MOVES ? "paper+moves" : "paper";
+}
+
 static void seeds_text(const struct rpp_result *r, int n, char *buf, size_t len)
 {
     if (n == 1)
@@ -466,13 +517,41 @@ static int index_of(const int *policies, int n, int policy)
     return -1;
 }
 
+/* Consolidation's figure, apart from placement's: allot-moves against
+ * allot placing alone and against fgd (placing alone: FGD with the same
+ * consolidation is not built). */
+static void report_moves(FILE *f, const struct rpp_result *results, int n_seeds, int fk, int ak,
+                         int mk, const char *seeds)
+{
+    const struct rpp_result *m = &results[mk * n_seeds];
+    struct stat3 s = stats(m, n_seeds), mv = moves_of(m, n_seeds);
+    int i, ev = 0;
+
+    for (i = 0; i < n_seeds; i++)
+        ev += m[i].evictions;
+    fprintf(f, "\nConsolidation, apart from placement (protocol paper+moves, seeds %s): "
+               "allot-moves leaves %.1f GPUs unallocated (%.1f-%.1f) at the cost of %.1f moves "
+               "a run (%.0f-%.0f), each a restart of a running pod, and %d evictions in all",
+            seeds, s.mean, s.lo, s.hi, mv.mean, mv.lo, mv.hi, ev);
+    if (ak >= 0) {
+        struct paired p = pair_by_seed(m, &results[ak * n_seeds], n_seeds);
+        fprintf(f, "; against allot placing alone %+.1f (%+.1f to %+.1f)", p.mean, p.lo, p.hi);
+    }
+    if (fk >= 0) {
+        struct paired p = pair_by_seed(m, &results[fk * n_seeds], n_seeds);
+        fprintf(f, "; against fgd placing alone %+.1f (%+.1f to %+.1f; FGD with the same "
+                   "consolidation is not measured)",
+                p.mean, p.lo, p.hi);
+    }
+    fprintf(f, "\n");
+}
+
 void rpp_report_trace(FILE *f, const struct rpp_ctx *c, const struct rpp_result *results,
                       const int *policies, int n_policies, int n_seeds)
 {
-    const struct rpp_result *a, *g;
     char seeds[64];
-    int k, i, fk, ak, wins = 0;
-    double pub, diff, dsum = 0, dlo = 0, dhi = 0;
+    int k, i, fk, ak, mk;
+    double pub;
 
     seeds_text(results, n_seeds, seeds, sizeof(seeds));
     fprintf(f, "\n### %s (protocol paper, seeds %s, %d typical shapes)\n\n", c->label, seeds,
@@ -491,15 +570,16 @@ void rpp_report_trace(FILE *f, const struct rpp_ctx *c, const struct rpp_result 
             disturbed += r[i].disturbed;
         }
         pub = rpp_published(c->label, policies[k]);
-        fprintf(f, "| %s | paper | %.1f | %.1f-%.1f | ", rpp_policy_name(policies[k]), s.mean,
-                s.lo, s.hi);
+        fprintf(f, "| %s | %s | %.1f | %.1f-%.1f | ", rpp_policy_name(policies[k]),
+                protocol_of(policies[k]), s.mean, s.lo, s.hi);
         if (pub > 0)
             fprintf(f, "%.0f | %+.1f%% |", pub, 100.0 * (s.mean - pub) / pub);
         else
             fprintf(f, "- | - |");
         fprintf(f, " %.1f | %d |\n", dropped / n_seeds, disturbed);
     }
-    fprintf(f, "\nPer seed (unallocated GPUs at 100%%, protocol paper):\n\n| policy |");
+    fprintf(f, "\nPer seed (unallocated GPUs at 100%%; each policy under its protocol above):"
+               "\n\n| policy |");
     for (i = 0; i < n_seeds; i++)
         fprintf(f, " %llu |", (unsigned long long)results[i].seed);
     fprintf(f, "\n|---|");
@@ -514,21 +594,68 @@ void rpp_report_trace(FILE *f, const struct rpp_ctx *c, const struct rpp_result 
     }
     fk = index_of(policies, n_policies, RPP_FGD);
     ak = index_of(policies, n_policies, RPP_ALLOT);
-    if (fk < 0 || ak < 0)
-        return;
-    for (i = 0; i < n_seeds; i++) {
-        a = &results[ak * n_seeds + i];
-        g = &results[fk * n_seeds + i];
-        diff = a->idle100 - g->idle100;
-        dsum += diff;
-        dlo = i == 0 || diff < dlo ? diff : dlo;
-        dhi = i == 0 || diff > dhi ? diff : dhi;
-        wins += diff < 0;
+    mk = index_of(policies, n_policies, RPP_ALLOT_MOVES);
+    if (fk >= 0 && ak >= 0) {
+        struct paired p = pair_by_seed(&results[ak * n_seeds], &results[fk * n_seeds], n_seeds);
+
+        fprintf(f, "\nallot paired with fgd (protocol paper, same seeds, same arrivals and node "
+                   "order): allot - fgd = %+.1f GPUs on average (%+.1f to %+.1f), allot fewer "
+                   "unallocated on %d of %d seeds (%s)\n",
+                p.mean, p.lo, p.hi, p.wins, n_seeds, seeds);
     }
-    fprintf(f, "\nallot paired with fgd (protocol paper, same seeds, same arrivals and node "
-               "order): allot - fgd = %+.1f GPUs on average (%+.1f to %+.1f), allot fewer "
-               "unallocated on %d of %d seeds (%s)\n",
-            dsum / n_seeds, dlo, dhi, wins, n_seeds, seeds);
+    if (mk >= 0)
+        report_moves(f, results, n_seeds, fk, ak, mk, seeds);
+}
+
+static void summary_paired(FILE *f, const char *const *labels, int n_traces,
+                           const struct rpp_result *const *results, int n_seeds, int fk, int ak)
+{
+    int j;
+
+    fprintf(f, "\n### allot against fgd, paired by seed (protocol paper)\n\n");
+    fprintf(f, "| trace | allot mean (range) | fgd mean (range) | allot - fgd, mean (range) "
+               "| seeds allot better | FGD published |\n|---|---|---|---|---|---|\n");
+    for (j = 0; j < n_traces; j++) {
+        const struct rpp_result *a = &results[j][ak * n_seeds], *g = &results[j][fk * n_seeds];
+        struct stat3 sa = stats(a, n_seeds), sg = stats(g, n_seeds);
+        struct paired p = pair_by_seed(a, g, n_seeds);
+
+        fprintf(f, "| %s | %.1f (%.1f-%.1f) | %.1f (%.1f-%.1f) | %+.1f (%+.1f to %+.1f) | "
+                   "%d of %d | %.0f |\n",
+                labels[j], sa.mean, sa.lo, sa.hi, sg.mean, sg.lo, sg.hi, p.mean, p.lo, p.hi,
+                p.wins, n_seeds, rpp_published(labels[j], RPP_FGD));
+    }
+}
+
+/* Consolidation's table: allot-moves beside the placement figures. */
+static void summary_moves(FILE *f, const char *const *labels, int n_traces,
+                          const struct rpp_result *const *results, int n_seeds, int fk, int ak,
+                          int mk)
+{
+    int j;
+
+    fprintf(f, "\n### Consolidation, apart from placement (protocol paper+moves; fgd and "
+               "allot place alone; FGD with the same consolidation is not measured)\n\n");
+    fprintf(f, "| trace | allot-moves mean (range) | moves a run, mean (range) | evictions "
+               "| allot placing alone | fgd placing alone |\n|---|---|---|---|---|---|\n");
+    for (j = 0; j < n_traces; j++) {
+        const struct rpp_result *m = &results[j][mk * n_seeds];
+        struct stat3 s = stats(m, n_seeds), mv = moves_of(m, n_seeds);
+        int i, ev = 0;
+
+        for (i = 0; i < n_seeds; i++)
+            ev += m[i].evictions;
+        fprintf(f, "| %s | %.1f (%.1f-%.1f) | %.1f (%.0f-%.0f) | %d | ", labels[j], s.mean,
+                s.lo, s.hi, mv.mean, mv.lo, mv.hi, ev);
+        if (ak >= 0)
+            fprintf(f, "%.1f | ", stats(&results[j][ak * n_seeds], n_seeds).mean);
+        else
+            fprintf(f, "- | ");
+        if (fk >= 0)
+            fprintf(f, "%.1f |\n", stats(&results[j][fk * n_seeds], n_seeds).mean);
+        else
+            fprintf(f, "- |\n");
+    }
 }
 
 void rpp_report_summary(FILE *f, const char *const *labels, int n_traces,
@@ -537,6 +664,7 @@ void rpp_report_summary(FILE *f, const char *const *labels, int n_traces,
 {
     int k, j, fk = index_of(policies, n_policies, RPP_FGD);
     int ak = index_of(policies, n_policies, RPP_ALLOT);
+    int mk = index_of(policies, n_policies, RPP_ALLOT_MOVES);
     double pub;
 
     fprintf(f, "\n### Every trace (protocol paper, %d seeds): ours / published / diff\n\n",
@@ -561,27 +689,8 @@ void rpp_report_summary(FILE *f, const char *const *labels, int n_traces,
         }
         fprintf(f, "\n");
     }
-    if (fk < 0 || ak < 0)
-        return;
-    fprintf(f, "\n### allot against fgd, paired by seed (protocol paper)\n\n");
-    fprintf(f, "| trace | allot mean (range) | fgd mean (range) | allot - fgd, mean (range) "
-               "| seeds allot better | FGD published |\n|---|---|---|---|---|---|\n");
-    for (j = 0; j < n_traces; j++) {
-        const struct rpp_result *a = &results[j][ak * n_seeds], *g = &results[j][fk * n_seeds];
-        struct stat3 sa = stats(a, n_seeds), sg = stats(g, n_seeds);
-        double d, dsum = 0, dlo = 0, dhi = 0;
-        int i, wins = 0;
-
-        for (i = 0; i < n_seeds; i++) {
-            d = a[i].idle100 - g[i].idle100;
-            dsum += d;
-            dlo = i == 0 || d < dlo ? d : dlo;
-            dhi = i == 0 || d > dhi ? d : dhi;
-            wins += d < 0;
-        }
-        fprintf(f, "| %s | %.1f (%.1f-%.1f) | %.1f (%.1f-%.1f) | %+.1f (%+.1f to %+.1f) | "
-                   "%d of %d | %.0f |\n",
-                labels[j], sa.mean, sa.lo, sa.hi, sg.mean, sg.lo, sg.hi, dsum / n_seeds, dlo,
-                dhi, wins, n_seeds, rpp_published(labels[j], RPP_FGD));
-    }
+    if (fk >= 0 && ak >= 0)
+        summary_paired(f, labels, n_traces, results, n_seeds, fk, ak);
+    if (mk >= 0)
+        summary_moves(f, labels, n_traces, results, n_seeds, fk, ak, mk);
 }

@@ -47,6 +47,8 @@ struct rpp_result {
     int window;                        /* arrivals averaged for it */
     int arrivals, dropped;             /* up to the end of the window */
     int disturbed;                     /* evictions or moves seen (allot): must be 0 */
+    int moves, evictions;              /* the same apart (allot-moves: each move restarts
+                                          a running pod) */
     double wall_s;
 };
 

@@ -1,6 +1,7 @@
 # Trace replay through `allot replay` (tests/replay/):
 #   replay/cases         small traces with answers worked out by hand
 #   replay/usage         the command line
+#   replay/paper         --protocol paper on a tiny cluster, worked by hand
 #   replay/determinism   a sample of the shared trace: same bytes every run
 #   replay/malformed/... one per line of malformed/expected.txt: exit 2 and
 #                        "FILE:LINE: problem"
@@ -12,7 +13,7 @@ function(allot_replay_test name)
   set_tests_properties(${name} PROPERTIES TIMEOUT 120)
 endfunction()
 
-foreach(script cases usage)
+foreach(script cases usage paper)
   allot_replay_test(replay/${script} sh ${ALLOT_REPLAY_DIR}/${script}.sh
                     $<TARGET_FILE:allot> ${ALLOT_REPLAY_DIR})
 endforeach()
