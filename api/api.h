@@ -222,6 +222,19 @@ void api_projcache_free(struct api_projcache *pc);   /* NULL is a no-op */
 /* The project of that id; DB_ENOTFOUND if none (or not a project). */
 int api_project_lookup(struct api_app *app, const char *id, struct api_project *out);
 
+/* ---- the policy chains submissions read (polcache.c) ----
+ * Whoever writes a policy calls api_polcache_invalidate() once the write
+ * has committed; organization changes advance the scheduler's generation,
+ * which the cache checks too. */
+struct api_polcache;
+struct db_policy;
+struct api_polcache *api_polcache_new(void);
+void api_polcache_free(struct api_polcache *pc); /* NULL is a no-op */
+void api_polcache_invalidate(struct api_polcache *pc); /* NULL is a no-op */
+/* db_policy_chain() through app's cache (none: straight to the database). */
+int api_policy_chain(struct api_app *app, const char *type, const char *dept,
+                     const char *project, struct db_policy **out, int *n);
+
 /* ---- the principal cache (pcache.c) ----
  * Verified tokens' principals, so authenticated requests skip libjwt and
  * the database. Whoever changes principals, token versions or access
@@ -253,6 +266,7 @@ struct api_app {
     struct api_loginguard *lg;  /* may be NULL: no limits on guessing */
     struct api_pcache *pc;    /* may be NULL: no cache */
     struct api_projcache *projc; /* may be NULL: no cache */
+    struct api_polcache *polc; /* may be NULL: no cache */
     struct api_viewcache *vc; /* may be NULL: no cache */
     struct api_audit *audit;  /* may be NULL: nothing audited */
     struct mg_context *mg;

@@ -216,8 +216,8 @@ static int chain_load(struct api_req *r, const struct ptype *pt, const struct sc
     static const char *const scopes[] = {"tenant", "department", "project"};
     struct db_policy *rows = NULL;
     int n = 0, i, at,
-        rc = db_policy_chain(r->app->db, pt->word, s->depth >= 2 ? s->dept_id : "",
-                             s->depth == 3 ? s->project_id : "", &rows, &n);
+        rc = api_policy_chain(r->app, pt->word, s->depth >= 2 ? s->dept_id : "",
+                              s->depth == 3 ? s->project_id : "", &rows, &n);
 
     memset(c, 0, sizeof(*c));
     if (rc != DB_OK)
@@ -313,6 +313,7 @@ void api_h_policy_delete(struct api_req *r)
     if (query_scope(r, &s) != 0 || !scope_may(r, &s, API_ORG_WRITE))
         return;
     rc = db_policy_delete(r->app->db, pt->word, s.scope, scope_id(&s));
+    api_polcache_invalidate(r->app->polc); /* whatever the outcome: it may have committed */
     if (rc != DB_OK) {
         api_db_error(r, rc, "the scope has no policy of this type");
         return;
@@ -412,6 +413,7 @@ static int store(struct api_req *r, const struct ptype *pt, struct change *ch,
     snprintf(p.created_by, sizeof(p.created_by), "%s", r->who.user.login);
     p.body = json_dumps(ch->policy, JSON_COMPACT | JSON_SORT_KEYS);
     rc = p.body ? db_policy_put(r->app->db, &p) : DB_ENOMEM;
+    api_polcache_invalidate(r->app->polc); /* whatever the outcome: it may have committed */
     free(p.body);
     if (rc != DB_OK)
         return api_db_error(r, rc, "cannot store the policy"), -1;

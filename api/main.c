@@ -354,6 +354,7 @@ int main(int argc, char **argv)
     app->lg = api_loginguard_new(app->cfg.secret_checks);
     app->pc = api_pcache_new();
     app->projc = api_projcache_new();
+    app->polc = api_polcache_new();
     app->vc = api_viewcache_new();
     opts.period_ms = app->cfg.schedule_period_ms;
     opts.sample_period_ms = app->cfg.sample_period_ms;
@@ -392,6 +393,7 @@ out:
     api_loginguard_free(app->lg);
     api_pcache_free(app->pc);
     api_projcache_free(app->projc);
+    api_polcache_free(app->polc);
     api_viewcache_free(app->vc);
     memset(&app->key, 0, sizeof(app->key));
     free(app);

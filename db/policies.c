@@ -6,9 +6,13 @@
  *      on a scope that has one replaces its name and body, and keeps its
  *      id and creation.
  *   2. body is JSON the API checked (api/policy.c); nothing here parses it.
+ *   3. Every write of a policy notes an organization change in the change
+ *      log (db__write_noted), so the other replicas on the database drop
+ *      the chains they cached (api/polcache.c) at their next turn.
  */
 #include "db_int.h"
 #include "db_policies.h"
+#include "db_ha.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +54,7 @@ int db_policy_put(struct db *db, const struct db_policy *p)
 
     row.created_at = row.updated_at = db__now_ms();
     snprintf(row.updated_by, sizeof(row.updated_by), "%s", row.created_by);
-    return db__write(db, put_fn, &row);
+    return db__write_noted(db, DB_CHANGE_ORG, put_fn, &row);
 }
 
 struct key_arg {
@@ -91,7 +95,7 @@ int db_policy_delete(struct db *db, const char *type, const char *scope, const c
 {
     struct key_arg a = {type, scope, scope_id, NULL};
 
-    return db__write(db, delete_fn, &a);
+    return db__write_noted(db, DB_CHANGE_ORG, delete_fn, &a);
 }
 
 /* ORDER BY of both lists: the tenant's, the departments', the projects'. */
