@@ -5,23 +5,31 @@
  * One run (cow_run):
  *   Step 1: a pipe, then fork() (cow_start());
  *   Step 2: the child closes the read end, runs fn, which writes through
- *           cow_put() (buffered, COW_BUF bytes a write), flushes and
- *           _exit()s with 0 when fn and every write succeeded, 1 otherwise;
- *   Step 3: the caller closes the write end, reads (cow_finish()) until end of file
- *           (growing the buffer by doubling), reaps the child and keeps
- *           the bytes only when it exited 0.
+ *           cow_put() (buffered, COW_BUF bytes a write); when fn and every
+ *           write succeeded it adds the trailer (COW_MAGIC and the count
+ *           of bytes before it), then closes the pipe and _exit()s;
+ *   Step 3: the caller closes the write end, reads (cow_finish()) until
+ *           end of file (growing the buffer by doubling) and keeps the
+ *           bytes only when the trailer is there and counts them. The end
+ *           of file comes when the child closes the pipe, before its exit
+ *           tears its address space down (about as long as the fork took:
+ *           both walk the page tables); a child not yet gone then is
+ *           reaped by a detached thread of its own, so the answer does not
+ *           wait for that.
  *
  * Invariants:
  *   1. The caller's memory is never written by the child (fork's copy on
  *      write); only the bytes sent come back.
- *   2. Every child is reaped before cow_run() returns, and every
- *      descriptor it opened is closed.
+ *   2. Every child is reaped (by cow_finish() or its reaper thread), and
+ *      every descriptor it opened is closed.
  */
 #include "cow.h"
 #include "fileio.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -29,12 +37,18 @@
 #include <unistd.h>
 
 #define COW_BUF 65536
+#define COW_MAGIC 0x636f772d656e6421ull   /* "cow-end!" */
 
 struct cow_out {
     int fd;
     int failed;
     size_t n;
+    uint64_t total;          /* bytes put so far */
     char buf[COW_BUF];
+};
+
+struct cow_trailer {
+    uint64_t magic, total;
 };
 
 static int flush_out(struct cow_out *o)
@@ -49,6 +63,7 @@ int cow_put(struct cow_out *o, const void *p, size_t n)
 {
     const char *c = p;
 
+    o->total += n;
     while (n > 0 && !o->failed) {
         size_t room = COW_BUF - o->n, k = n < room ? n : room;
         memcpy(o->buf + o->n, c, k);
@@ -76,11 +91,19 @@ static void child(int fd, int (*fn)(void *, struct cow_out *), void *arg)
     static struct cow_out o;   /* the child's own copy: no stack for 64 KiB */
     int rc;
 
+    struct cow_trailer t;
+
     signal(SIGPIPE, SIG_IGN);
     o.fd = fd;
     rc = fn(arg, &o);
+    if (rc == 0) {
+        t.magic = COW_MAGIC;
+        t.total = o.total;
+        rc = cow_put(&o, &t, sizeof(t));
+    }
     if (flush_out(&o) != 0)
         rc = -1;
+    close(fd);   /* the caller's end of file, before this exit's teardown */
     _exit(rc == 0 ? 0 : 1);
 }
 
@@ -140,18 +163,66 @@ int cow_start(int (*fn)(void *arg, struct cow_out *out), void *arg, struct cow_c
     return 0;
 }
 
+/* Step 3: the trailer, taken off; 0 when the answer is whole. */
+static int whole(char *buf, size_t *len)
+{
+    struct cow_trailer t;
+
+    if (*len < sizeof(t))
+        return -1;
+    memcpy(&t, buf + *len - sizeof(t), sizeof(t));
+    if (t.magic != COW_MAGIC || t.total != *len - sizeof(t))
+        return -1;
+    *len -= sizeof(t);
+    buf[*len] = '\0';
+    return 0;
+}
+
+static void reap(pid_t pid)
+{
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+}
+
+static void *reaper(void *arg)
+{
+    reap((pid_t)(intptr_t)arg);
+    return NULL;
+}
+
+/* The child, once its answer is read: at once if it is gone, else by a
+ * detached thread (inline if none can start). */
+static void reap_later(pid_t pid)
+{
+    pthread_attr_t attr;
+    pthread_t t;
+    int started = 0;
+
+    if (waitpid(pid, NULL, WNOHANG) != 0)
+        return;   /* reaped, or not ours to wait for */
+    if (pthread_attr_init(&attr) == 0) {
+        started = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+                  pthread_create(&t, &attr, reaper, (void *)(intptr_t)pid) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    if (!started)
+        reap(pid);
+}
+
 int cow_finish(struct cow_child *c, char **buf, size_t *len)
 {
-    int status = 0, rc;
+    int rc;
 
     *buf = NULL;
     *len = 0;
     rc = read_all(c->fd, buf, len);
-    while (waitpid((pid_t)c->pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-        rc = -1;
     close(c->fd);
+    if (rc == 0)
+        rc = whole(*buf, len);
+    if (rc == 0)
+        reap_later((pid_t)c->pid);
+    else
+        reap((pid_t)c->pid);
     if (rc != 0) {
         free(*buf);
         *buf = NULL;

@@ -20,10 +20,12 @@
 struct cow_out;
 int cow_put(struct cow_out *o, const void *p, size_t n);   /* 0; -1 the pipe broke */
 
-/* Forks; the child runs fn(arg, out) and exits with 0 when it returned 0.
- * The caller gets the bytes in *buf (malloc'd, NUL-terminated beyond *len;
- * NULL and 0 when none). 0 when the child wrote everything and exited 0;
- * -1 otherwise (no fork, fn failed, the child died: *buf is NULL). */
+/* Forks; the child runs fn(arg, out). The caller gets the bytes in *buf
+ * (malloc'd, NUL-terminated beyond *len; NULL and 0 when none). 0 when fn
+ * returned 0 and every byte came back; -1 otherwise (no fork, fn failed,
+ * the child died: *buf is NULL). The child is reaped, by a detached
+ * thread when it is still tearing its memory down once its answer is
+ * read. */
 int cow_run(int (*fn)(void *arg, struct cow_out *out), void *arg, char **buf, size_t *len);
 
 /* cow_run() in two halves, so that a caller may give a lock back once the
