@@ -6,8 +6,10 @@
  * Step 2: place each arrival: the paper's policies on the cluster model of
  *         replay_policies.c (every fitting node scored, the best taken,
  *         ties to the node first in the seed's order); allot through its
- *         core: the arrival submitted to the simulated world, one pass of
- *         sched_cycle() with consolidation off, the world's nodes named
+ *         core: the arrival submitted to the simulated world, passes of
+ *         sched_cycle() until it is placed or a pass decides nothing
+ *         (consolidation off; allot-moves, with it on, places the arrival
+ *         in the pass after its moves), the world's nodes named
  *         "RANK-name" so that the core's last tie-break (by name) follows
  *         the seed's order. A pod left pending is withdrawn (dropped).
  * Step 3: after each arrival, the arrived demand and the allocation are
@@ -311,7 +313,7 @@ static int allot_place(struct prun *r, struct arun *a, int k, const struct sched
     const struct replay_model *m = r->c->m;
     struct scn_submit sub;
     struct sched_result res;
-    int task = r->arrivals[k], i, d;
+    int task = r->arrivals[k], i, d, pass;
 
     memset(&sub, 0, sizeof(sub));
     sub.w = m->tmpl[task];
@@ -319,12 +321,20 @@ static int allot_place(struct prun *r, struct arun *a, int k, const struct sched
     snprintf(&a->names[(size_t)k * NAME_LEN], NAME_LEN, "%.30s#%d", r->c->t->tasks[task].name,
              k);
     sub.runtime_ms = SCHED_NO_TIME;
-    if (world_submit(a->w, &sub, &a->e) != 0 || world_pass(a->w, cfg, &res, &a->e) != 0)
+    if (world_submit(a->w, &sub, &a->e) != 0)
         return -1;
-    for (d = 0; d < res.n_decisions; d++) {
-        r->out->disturbed += res.decisions[d].kind != SCHED_BIND;
-        r->out->moves += res.decisions[d].kind == SCHED_MOVE;
-        r->out->evictions += res.decisions[d].kind == SCHED_EVICT;
+    /* passes as the server runs a cycle: a pass that moves pods for the
+     * arrival places it in the next one */
+    for (pass = 0; pass < RP_MAX_PASSES; pass++) {
+        if (world_pass(a->w, cfg, &res, &a->e) != 0)
+            return -1;
+        for (d = 0; d < res.n_decisions; d++) {
+            r->out->disturbed += res.decisions[d].kind != SCHED_BIND;
+            r->out->moves += res.decisions[d].kind == SCHED_MOVE;
+            r->out->evictions += res.decisions[d].kind == SCHED_EVICT;
+        }
+        if (res.n_decisions == 0 || res.n_pending == 0)
+            break;
     }
     if (res.n_pending == 0)
         return 1;
