@@ -5,7 +5,8 @@
  *
  * A submission is answered 202 only after its row and its Submitted event
  * have committed (db_workload_submit waits for the group commit); the
- * scheduler thread is then woken at once. While its project, or the user
+ * writer wakes the scheduler thread as that commit returns, before the
+ * answer is written (db_on_submitted(), set by ctl_sched_start()). While its project, or the user
  * submitting, has as many Pending workloads as allotd's caps allow
  * (--max-pending-per-project, --max-pending-per-user), it is a 429 that
  * says which; a batch (/workloads/submissions) that would pass a cap is
@@ -268,13 +269,6 @@ static int workload_in(struct api_req *r, json_t *o, struct db_workload *w,
     return rc;
 }
 
-/* After the rows committed: the scheduler is woken for each. */
-static void submitted(struct api_req *r, const struct db_workload *w)
-{
-    api_metrics_submitted();
-    ctl_sched_touch(r->app->sched, w->seq);
-}
-
 /* allotd's caps on pending work (--max-pending-per-project, -per-user). */
 static struct db_pending_caps pending_caps(const struct api_req *r)
 {
@@ -324,7 +318,7 @@ static void create(struct api_req *r, int type)
         api_db_error(r, rc, "cannot store the workload");
         goto out;
     }
-    submitted(r, w);
+    api_metrics_submitted(); /* the writer woke the scheduler: db_on_submitted() */
     typed_write(&j, w);
     jw_reply(r, 202, &j);
 out:
@@ -540,7 +534,7 @@ void api_h_wl_submissions(struct api_req *r)
     jw_key(&j, "workloads");
     jw_open(&j, '[');
     for (i = 0; i < n; i++) {
-        submitted(r, &ws[i]);
+        api_metrics_submitted();
         typed_write(&j, &ws[i]);
     }
     jw_close(&j, ']');

@@ -29,9 +29,12 @@
 /* ---- the scheduler thread (sched_loop.c) ----
  * The thread keeps the scheduling state in memory. Whoever changes rows
  * it schedules from must say so once the change has committed:
- * ctl_sched_touch() for a workload (submitted, deleted, suspended,
- * resumed, finished), ctl_sched_org_changed() for pools, nodes (a node
- * registered, lost or back), departments and projects. Both wake it. */
+ * ctl_sched_touch() for a workload (deleted, suspended, resumed,
+ * finished), ctl_sched_org_changed() for pools, nodes (a node
+ * registered, lost or back), departments and projects. Both wake it. A
+ * submission's workloads need no call: the thread hears of them from the
+ * database's writer as their commit returns (db_on_submitted(), set from
+ * ctl_sched_start() to ctl_sched_stop()). */
 struct ctl_sched;
 struct ctl_share {
     int64_t queue_seq, pool_seq;

@@ -69,12 +69,17 @@
  *           than --retention-days ago.
  * The thread runs a cycle every period, or when woken (a submission,
  * deletion, suspension, resumption or org change), and repeats while a
- * cycle decides something (at most SM_MAX_PASSES times). Woken turns keep a
- * gap of three times the last turn's length, so a flood of submissions
- * takes at most a quarter of a core from the HTTP workers and the writer;
- * the gap is never longer than the period (a turn of 16 passes over a
- * flood once kept the next one 12 s away, which then wrote the reasons of
- * 30,000 workloads that had waited for it).
+ * cycle decides something (at most SM_MAX_PASSES times). A submission
+ * wakes it from the writer's thread as its commit returns
+ * (db_on_submitted()), not from its HTTP worker after. Woken turns take at
+ * most a quarter of a core from the HTTP workers and the writer over time
+ * (pace(): each turn is paid for by three times its length idle, with
+ * WAKE_BURST_US of turns allowed ahead): an idle scheduler starts a woken
+ * turn at once, a flood of submissions is taken in turns a gap apart, each
+ * taking every workload touched meanwhile; the gap is never longer than
+ * the period (a turn of 16 passes over a flood once kept the next one 12 s
+ * away, which then wrote the reasons of 30,000 workloads that had waited
+ * for it).
  *
  * A pod bound to a simulated node runs at once, so a workload whose pods
  * are all bound there is Running in the same cycle. A workload with pods
@@ -146,6 +151,7 @@
 #define SHARES_PERIOD_MS 1000  /* the leader stores its shares at most this often */
 #define LOG_KEEP_MS (10LL * 60 * 1000) /* the change log: far past any reader's gap wait */
 #define LEFT_MAX_FRACTION 16   /* left workloads beyond 256 + n / this: a full cycle drops them */
+#define WAKE_BURST_US 10000    /* turn time woken turns may run ahead of their quarter of a core */
 
 const double ctl_hist_bounds[CTL_HIST_BUCKETS - 1] = {0.0005, 0.001, 0.0025, 0.005, 0.01,
                                                       0.025, 0.05, 0.1, 0.25, 0.5, 1.0};
@@ -2099,10 +2105,33 @@ static void follower_turn(struct ctl_sched *sc)
     state_unlock(sc, locked);
 }
 
+/* Woken turns take at most a quarter of a core: each microsecond of a
+ * turn is paid for by three idle ones. `credit` (us of turn time) is
+ * earned at a third of the idle time, up to WAKE_BURST_US, and spent by
+ * each turn; what a turn overspends is the gap before the next woken one
+ * (three times the debt), never longer than the period. So a wake finds
+ * an idle scheduler with credit left and its turn starts at once (a
+ * submission is decided as soon as it commits), while a flood spends the
+ * credit and its wakes are then taken together, one turn a gap. With no
+ * burst this is the gap of three times the last turn. Returns the gap in
+ * us. */
+static int64_t pace(const struct ctl_sched *sc, int64_t *credit, int64_t idle_us, int64_t turn_us)
+{
+    int64_t period_us = (int64_t)sc->o.period_ms * 1000;
+
+    *credit += idle_us / 3;
+    if (*credit > WAKE_BURST_US)
+        *credit = WAKE_BURST_US;
+    *credit -= turn_us;
+    if (*credit < -period_us / 3)
+        *credit = -period_us / 3; /* one period's gap pays any turn */
+    return *credit < 0 ? -3 * *credit : 0;
+}
+
 static void *sched_main(void *arg)
 {
     struct ctl_sched *sc = arg;
-    int64_t gap = 0, t0;
+    int64_t gap = 0, credit = WAKE_BURST_US, t0, t1 = clock_mono_us();
     int n, pass;
 
     thread_role_name("allot-sched");
@@ -2110,7 +2139,8 @@ static void *sched_main(void *arg)
         t0 = clock_mono_us();
         if (!leading(sc)) {
             follower_turn(sc);
-            gap = 0;
+            gap = pace(sc, &credit, t0 - t1, 0);
+            t1 = clock_mono_us();
             continue;
         }
         read_changes(sc);
@@ -2119,9 +2149,8 @@ static void *sched_main(void *arg)
             if (run_cycle(sc, &n) != 0 || n == 0)
                 break;
         fenced(sc);
-        gap = 3 * (clock_mono_us() - t0); /* woken turns: at most a quarter of a core */
-        if (gap > (int64_t)sc->o.period_ms * 1000)
-            gap = (int64_t)sc->o.period_ms * 1000;
+        gap = pace(sc, &credit, t0 - t1, clock_mono_us() - t0);
+        t1 = clock_mono_us();
     }
     db_fence_set(0);
     return NULL;
@@ -2130,6 +2159,12 @@ static void *sched_main(void *arg)
 static void leader_changed(void *arg)
 {
     ctl_sched_wake(arg);
+}
+
+/* The writer's hook: a submission's workload is on disk. */
+static void submitted(void *arg, int64_t workload_seq)
+{
+    ctl_sched_touch(arg, workload_seq);
 }
 
 int ctl_sched_start(struct db *db, const struct ctl_sched_opts *o, struct ctl_sched **out)
@@ -2169,8 +2204,20 @@ int ctl_sched_start(struct db *db, const struct ctl_sched_opts *o, struct ctl_sc
     }
     sc->started = 1;
     ctl_leader_hook(sc->o.leader, leader_changed, sc);
+    db_on_submitted(db, submitted, sc);
     *out = sc;
     return 0;
+}
+
+/* Under s->mu: the thread has a turn to take. Only the first wake since
+ * it last looked signals it: the ones after find the flag already up, and
+ * a thread in its gap is not woken again for each submission of a flood
+ * (the writer touches one for each). */
+static void wake_locked(struct ctl_sched *s)
+{
+    if (!s->wake)
+        pthread_cond_signal(&s->cv);
+    s->wake = 1;
 }
 
 void ctl_sched_wake(struct ctl_sched *s)
@@ -2178,8 +2225,7 @@ void ctl_sched_wake(struct ctl_sched *s)
     if (!s)
         return;
     pthread_mutex_lock(&s->mu);
-    s->wake = 1;
-    pthread_cond_signal(&s->cv);
+    wake_locked(s);
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -2200,8 +2246,7 @@ void ctl_sched_touch(struct ctl_sched *s, int64_t workload_seq)
     }
     if (s->n_dirty < s->cap_dirty)
         s->dirty[s->n_dirty++] = workload_seq;
-    s->wake = 1;
-    pthread_cond_signal(&s->cv);
+    wake_locked(s);
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -2212,8 +2257,7 @@ void ctl_sched_org_changed(struct ctl_sched *s)
     pthread_mutex_lock(&s->mu);
     s->org_dirty = 1;
     s->org_generation++;
-    s->wake = 1;
-    pthread_cond_signal(&s->cv);
+    wake_locked(s);
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -2242,6 +2286,8 @@ void ctl_sched_stop(struct ctl_sched *s)
     if (!s)
         return;
     ctl_leader_hook(s->o.leader, NULL, NULL);
+    if (s->started)
+        db_on_submitted(s->db, NULL, NULL);
     if (s->started)
         thread_role_stop(s->th, &s->mu, &s->cv, &s->stop);
     sm_free(&s->m);

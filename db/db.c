@@ -18,7 +18,10 @@
  *   fails, or if a statement the engine sent without waiting for its reply
  *   failed: db__flush at the op's end, PostgreSQL's pipeline), COMMIT (WAL, synchronous=FULL: the commit is on disk), check
  *   that the path still names the file written, then mark every op of the
- *   batch done and wake its caller --> idle.
+ *   batch done and wake its caller --> idle. An op that succeeded and has
+ *   a committed fn (db__write_then: submissions, whose workloads go to
+ *   db_on_submitted()'s hook) is told first, on this thread, so whoever
+ *   waits for new rows hears of them as the commit returns.
  *   Ops next to each other in the batch that have the same group
  *   (db__write_group: submissions) run as one call of it in one savepoint
  *   (op_group): on PostgreSQL a set-based statement for all of them, on
@@ -107,6 +110,7 @@ struct db__op {
     int done;
     int64_t fence;             /* the caller's leader epoch to check first; 0: none */
     int parked;                /* yielded after a turn: goes on in the next batch */
+    db__committed_fn committed; /* told once its commit returned; NULL: none */
     pthread_cond_t cv;         /* its caller waits here: a batch wakes only its own */
     struct db__op *next;
 };
@@ -126,6 +130,8 @@ struct db {
     struct db__op *head, *tail;
     int stopping;
     int64_t commits, writes;
+    db_submitted_fn on_submitted; /* under mu: db_on_submitted() */
+    void *on_submitted_arg;
     int health;                /* DB_OK, or the code of the last failed batch */
     char health_msg[512];
 
@@ -781,6 +787,8 @@ static void run_batch(struct db *db, struct db__op *batch)
                 db->tail = op;
             continue;
         }
+        if (rc == DB_OK && op->rc == DB_OK && op->committed)
+            op->committed(db, op->arg); /* on disk: told before its caller runs again */
         op->done = 1;
         pthread_cond_signal(&op->cv);
     }
@@ -803,7 +811,7 @@ static int probe_fn(struct db__conn *c, void *arg)
 
 static void probe(struct db *db)
 {
-    struct db__op op = {probe_fn, NULL, NULL, DB_OK, 0, 0, 0, PTHREAD_COND_INITIALIZER, NULL};
+    struct db__op op = {probe_fn, NULL, NULL, DB_OK, 0, 0, 0, NULL, PTHREAD_COND_INITIALIZER, NULL};
     int rc, ping;
 
     pthread_mutex_lock(&db->mu);
@@ -901,10 +909,17 @@ int db__write(struct db *db, db__fn fn, void *arg)
 
 int db__write_group(struct db *db, db__fn fn, db__group_fn group, void *arg)
 {
+    return db__write_then(db, fn, group, NULL, arg);
+}
+
+int db__write_then(struct db *db, db__fn fn, db__group_fn group, db__committed_fn committed,
+                   void *arg)
+{
     struct db__op op;
     int rc;
 
     op.fn = fn;
+    op.committed = committed;
     op.group = group;
     op.arg = arg;
     op.rc = DB_OK;
@@ -932,6 +947,20 @@ int db__write_group(struct db *db, db__fn fn, db__group_fn group, void *arg)
     pthread_cond_destroy(&op.cv);
     db__fence_note(rc);
     return rc;
+}
+
+void db_on_submitted(struct db *db, db_submitted_fn fn, void *arg)
+{
+    pthread_mutex_lock(&db->mu); /* the writer calls it under mu: none runs past this */
+    db->on_submitted = fn;
+    db->on_submitted_arg = arg;
+    pthread_mutex_unlock(&db->mu);
+}
+
+void db__submitted(struct db *db, int64_t workload_seq)
+{
+    if (db->on_submitted)
+        db->on_submitted(db->on_submitted_arg, workload_seq);
 }
 
 void db_writer_stats(struct db *db, int64_t *commits, int64_t *writes)

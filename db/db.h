@@ -394,6 +394,15 @@ int db_workload_submit(struct db *db, struct db_workload *w, const struct db_pen
  * project and one submitter (DB_EINVAL otherwise, with caps), are stored only if
  * the project and the submitter stay within their caps with all n of
  * them; otherwise DB_ELIMIT, why, and none is stored. */
+/* fn(arg, seq) for each workload db_workloads_submit() (and so
+ * db_workload_submit(), db_workload_insert(), db_workloads_insert())
+ * stores, called on the writer's thread right after the COMMIT that holds
+ * it and before its caller is answered, so that whoever acts on new
+ * workloads (the scheduler thread) hears of them without waiting for the
+ * caller to run again. fn must be quick and must not use db. NULL: none;
+ * once db_on_submitted() returns, the fn it replaced is not called again. */
+typedef void (*db_submitted_fn)(void *arg, int64_t workload_seq);
+void db_on_submitted(struct db *db, db_submitted_fn fn, void *arg);
 int db_workloads_submit(struct db *db, struct db_workload *ws, int n,
                         const struct db_pending_caps *caps, char *why, size_t len);
 int db_workload_get(struct db *db, const char *id, struct db_workload *out);

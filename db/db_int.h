@@ -39,6 +39,15 @@ typedef int (*db__group_fn)(struct db__conn *c, void *const *args, int *rcs, int
 /* db__write() of fn; ops queued next to each other with the same group
  * (and fence) are written by one call of it, in one savepoint. */
 int db__write_group(struct db *db, db__fn fn, db__group_fn group, void *arg);
+/* Called by the writer once the COMMIT holding an op that succeeded has
+ * returned, before its caller is woken, with db->mu held. */
+typedef void (*db__committed_fn)(struct db *db, void *arg);
+/* db__write_group() that calls committed(db, arg) as above. */
+int db__write_then(struct db *db, db__fn fn, db__group_fn group, db__committed_fn committed,
+                   void *arg);
+/* The hook db_on_submitted() set, called for seq; under db->mu (a
+ * db__committed_fn's caller holds it). */
+void db__submitted(struct db *db, int64_t workload_seq);
 /* Runs fn in one read transaction on a pooled read connection. */
 int db__read(struct db *db, db__fn fn, void *arg);
 

@@ -515,6 +515,16 @@ static int insert_group(struct db__conn *c, void *const *args, int *rcs, int n)
     return db__is_pq(c) ? insert_set_group(c, args, rcs, n) : insert_lite_group(c, args, rcs, n);
 }
 
+/* A db__committed_fn: the submission's workloads are on disk. */
+static void inserted(struct db *db, void *arg)
+{
+    const struct insert_many_arg *a = arg;
+    int i;
+
+    for (i = 0; i < a->n; i++)
+        db__submitted(db, a->ws[i].seq);
+}
+
 int db_workloads_submit(struct db *db, struct db_workload *ws, int n,
                         const struct db_pending_caps *caps, char *why, size_t len)
 {
@@ -535,7 +545,7 @@ int db_workloads_submit(struct db *db, struct db_workload *ws, int n,
         snprintf(ws[i].phase, sizeof(ws[i].phase), "Pending");
         ws[i].version = 1;
     }
-    return db__write_group(db, insert_many_fn, insert_group, &a);
+    return db__write_then(db, insert_many_fn, insert_group, inserted, &a);
 }
 
 int db_workload_submit(struct db *db, struct db_workload *w, const struct db_pending_caps *caps,

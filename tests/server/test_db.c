@@ -197,6 +197,59 @@ static void test_pending_caps_batch_resume(void **state)
     db_workload_clear(&w);
 }
 
+/* What db_on_submitted()'s hook heard: the seqs, in order. */
+struct heard {
+    int64_t seqs[8];
+    int n;
+};
+
+static void hear(void *arg, int64_t seq)
+{
+    struct heard *h = arg;
+
+    if (h->n < 8)
+        h->seqs[h->n] = seq;
+    h->n++;
+}
+
+/* The writer tells the hook of every workload a submission stored, once
+ * its commit returned and before the submitter is answered; a refused or
+ * failed submission, and any after the hook is removed, tells nothing. */
+static void test_submitted_hook(void **state)
+{
+    static const struct db_pending_caps caps = {3, 0};
+    struct fixture *f = *state;
+    struct heard h = {{0}, 0};
+    struct db_workload ws[3];
+    char why[DB_MSG_LEN], name[16];
+    int i;
+
+    db_on_submitted(f->tmp.db, hear, &h);
+    for (i = 0; i < 3; i++) {
+        snprintf(name, sizeof(name), "h-%d", i);
+        wl_init(f, name, "u1", &ws[i]);
+    }
+    assert_int_equal(db_workloads_submit(f->tmp.db, ws, 2, &caps, why, sizeof(why)), DB_OK);
+    assert_int_equal(h.n, 2);
+    assert_true(h.seqs[0] == ws[0].seq && h.seqs[1] == ws[1].seq && ws[0].seq != ws[1].seq);
+    assert_int_equal(db_workload_insert(f->tmp.db, &ws[2]), DB_OK);
+    assert_int_equal(h.n, 3);
+    assert_true(h.seqs[2] == ws[2].seq);
+    /* past the project's cap of 3 Pending: refused, nothing heard */
+    wl_init(f, "h-3", "u1", &ws[0]);
+    assert_int_equal(db_workload_submit(f->tmp.db, &ws[0], &caps, why, sizeof(why)), DB_ELIMIT);
+    /* a name taken: nothing stored, nothing heard */
+    wl_init(f, "h-2", "u1", &ws[0]);
+    assert_int_equal(db_workload_insert(f->tmp.db, &ws[0]), DB_ECONFLICT);
+    assert_int_equal(h.n, 3);
+    db_on_submitted(f->tmp.db, NULL, NULL);
+    wl_init(f, "h-4", "u1", &ws[0]);
+    assert_int_equal(db_workload_insert(f->tmp.db, &ws[0]), DB_OK);
+    assert_int_equal(h.n, 3);
+    for (i = 0; i < 3; i++)
+        db_workload_clear(&ws[i]);
+}
+
 /* A respec (an inference's PATCH) makes a running workload Pending again,
  * so it counts against the caps as a resume does: with 1 Pending allowed in
  * the project and one Pending already there, respecifying the running
@@ -1640,6 +1693,7 @@ RUN_TESTS(
     DB_TEST(test_pending_caps),
     DB_TEST(test_group_set_answers),
     DB_TEST(test_pending_caps_batch_resume),
+    DB_TEST(test_submitted_hook),
     DB_TEST(test_pending_caps_respec),
     DB_TEST(test_refresh_families),
     DB_TEST(test_access_keys),
