@@ -92,18 +92,20 @@ uint64_t sched__diagnosis_hash(const struct sched_session *ss, int w)
 {
     const struct sched_workload *wl = ss_w(ss, w);
     const struct ss_wl *x = &ss->wl[w];
-    int64_t v[11] = {wl->queue, x->pool, wl->gpu_devices, wl->gpu_portion, wl->cpu_milli,
-                     wl->mem_mib, wl->min_pods - x->n_placed, wl->phase == SCHED_STOPPED,
-                     x->n_pools,
-                     wl->gpu_memory_mib, x->cls};
-    uint64_t h = 1469598103934665603ULL;
-    int i;
+    uint64_t h = SS_FNV_BASIS;
 
-    for (i = 0; i < 11; i++)
-        h = (h ^ (uint64_t)v[i]) * 1099511628211ULL;
-    for (i = 0; i < x->n_pools; i++)
-        h = (h ^ (uint64_t)x->pools[i]) * 1099511628211ULL;
-    return h;
+    h = ss_fnv(h, wl->queue);
+    h = ss_fnv(h, x->pool);
+    h = ss_fnv(h, wl->gpu_devices);
+    h = ss_fnv(h, wl->gpu_portion);
+    h = ss_fnv(h, wl->cpu_milli);
+    h = ss_fnv(h, wl->mem_mib);
+    h = ss_fnv(h, wl->min_pods - x->n_placed);
+    h = ss_fnv(h, wl->phase == SCHED_STOPPED);
+    h = ss_fnv(h, x->n_pools);
+    h = ss_fnv(h, wl->gpu_memory_mib);
+    h = ss_fnv(h, x->cls);
+    return ss_fnv_ints(h, x->pools, x->n_pools);
 }
 
 /* A reason for every pending workload. Workloads the diagnosis cannot tell

@@ -32,11 +32,12 @@
  * requests, pods to place, preemptibility, priority) is skipped without
  * an attempt; resources only shrink within allocate, so it would fail too.
  *
- * Cost: the job order of every leaf is sorted once per cycle; an action
- * walks each leaf's list with a cursor (workloads whose order changed
- * during the cycle, elastic ones that grew, wait in a small heap beside
- * it), so an attempt costs O(1) in the leaf plus the siblings along one
- * path of the tree.
+ * Cost: the job order of every leaf is sorted once per cycle (where the
+ * leaf's entries come in submission order, one counting pass by priority:
+ * sort_leaf()); an action walks each leaf's list with a cursor (workloads
+ * whose order changed during the cycle, elastic ones that grew, wait in a
+ * small heap beside it), so an attempt costs O(1) in the leaf plus the
+ * siblings along one path of the tree.
  *
  * Groups: the walk passes most entries by their candidate test, and that
  * test reads, besides the entry's own flags and pods still to place,
@@ -226,6 +227,81 @@ static int job_before(const void *ctx, int a, int b)
     return a < b;
 }
 
+/* At most this many distinct key1 values for sort_leaf()'s counting pass. */
+#define LEAF_KEY1S 8
+
+/* Whether a leaf's entries, as listed, already ascend by submission
+ * sequence then index (job_before() without key1). */
+static int seq_ascends(const struct order_cache *oc, const int *a, int n)
+{
+    int i;
+
+    for (i = 1; i < n; i++)
+        if (oc->key2[a[i - 1]] > oc->key2[a[i]] ||
+            (oc->key2[a[i - 1]] == oc->key2[a[i]] && a[i - 1] > a[i]))
+            return 0;
+    return 1;
+}
+
+/* Adds v to the sorted distinct values k[0..*n) where it is new; 0 when
+ * it is new and there are LEAF_KEY1S already. */
+static int key1_note(int64_t *k, int *n, int64_t v)
+{
+    int i, j;
+
+    for (i = 0; i < *n && k[i] < v; i++)
+        ;
+    if (i < *n && k[i] == v)
+        return 1;
+    if (*n == LEAF_KEY1S)
+        return 0;
+    for (j = (*n)++; j > i; j--)
+        k[j] = k[j - 1];
+    k[i] = v;
+    return 1;
+}
+
+/* Puts a leaf's entries in job order (job_before(), a total order, so
+ * any correct sort gives the same list). A leaf lists its entries by
+ * index, and where their submission sequences ascend with it (a queue's
+ * workloads in the order they were submitted) job order is key1 alone,
+ * kept stable: a counting pass over the few key1 values (priority and
+ * elastic state) instead of a merge sort's n log n comparisons. */
+static int sort_leaf(struct sched_arena *arena, struct order_cache *oc, int *a, int n)
+{
+    int64_t k[LEAF_KEY1S], last;
+    int at[LEAF_KEY1S + 1] = {0}, n_k = 0, i, s, *tmp;
+    uint8_t *slot;
+
+    if (n < 2)
+        return SCHED_OK;
+    if (!seq_ascends(oc, a, n))
+        return sched__sort(arena, a, n, job_before, oc);
+    last = oc->key1[a[0]];
+    key1_note(k, &n_k, last);
+    for (i = 1; i < n; i++)
+        if (oc->key1[a[i]] != last && !key1_note(k, &n_k, last = oc->key1[a[i]]))
+            return sched__sort(arena, a, n, job_before, oc);
+    if (n_k == 1)
+        return SCHED_OK;
+    tmp = sched__array_raw(arena, (size_t)n, sizeof(int));
+    slot = sched__array_raw(arena, (size_t)n, 1);
+    if (!tmp || !slot)
+        return SCHED_ENOMEM;
+    for (i = 0; i < n; i++) {
+        for (s = 0; k[s] != oc->key1[a[i]]; s++)
+            ;
+        slot[i] = (uint8_t)s;
+        at[s + 1]++;
+    }
+    for (s = 1; s <= n_k; s++)
+        at[s] += at[s - 1];
+    for (i = 0; i < n; i++)
+        tmp[at[slot[i]]++] = a[i];
+    memcpy(a, tmp, sizeof(int) * (size_t)n);
+    return SCHED_OK;
+}
+
 static int heap_push(struct ss_iter *it, struct leaf_heap *h, int w)
 {
     int i;
@@ -401,17 +477,21 @@ static void sig_of(const struct sched_session *ss, int w, struct sig *s)
 
 static uint64_t sig_hash(const struct sig *s)
 {
-    uint64_t h = 1469598103934665603ULL;
-    int64_t v[12] = {s->queue, s->fixed_pool, s->n_pools, s->gpu_devices, s->pods,
-                     s->preemptible, s->priority, s->portion, s->cpu, s->mem, s->gpu_memory,
-                     s->cls};
-    int i;
+    uint64_t h = SS_FNV_BASIS;
 
-    for (i = 0; i < 12; i++)
-        h = (h ^ (uint64_t)v[i]) * 1099511628211ULL;
-    for (i = 0; i < s->n_pools; i++)
-        h = (h ^ (uint64_t)s->pools[i]) * 1099511628211ULL;
-    return h;
+    h = ss_fnv(h, s->queue);
+    h = ss_fnv(h, s->fixed_pool);
+    h = ss_fnv(h, s->n_pools);
+    h = ss_fnv(h, s->gpu_devices);
+    h = ss_fnv(h, s->pods);
+    h = ss_fnv(h, s->preemptible);
+    h = ss_fnv(h, s->priority);
+    h = ss_fnv(h, s->portion);
+    h = ss_fnv(h, s->cpu);
+    h = ss_fnv(h, s->mem);
+    h = ss_fnv(h, s->gpu_memory);
+    h = ss_fnv(h, s->cls);
+    return ss_fnv_ints(h, s->pools, s->n_pools);
 }
 
 static void sig_refresh(struct sched_session *ss, struct order_cache *oc, int w)
@@ -714,7 +794,7 @@ static struct order_cache *cache_build(struct sched_session *ss)
             sig_refresh(ss, oc, w);
         }
     for (q = 0; q < ss->n_queues; q++)
-        if (sched__sort(ss->arena, oc->items + oc->off[q], oc->cnt[q], job_before, oc) != SCHED_OK)
+        if (sort_leaf(ss->arena, oc, oc->items + oc->off[q], oc->cnt[q]) != SCHED_OK)
             return NULL;
     if (group_entries(ss, oc, n) != SCHED_OK)
         return NULL;

@@ -368,6 +368,20 @@ static inline const struct sched_workload *ss_w(const struct sched_session *ss, 
 
 static inline int64_t ss_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
+/* FNV-1a over 64-bit values, a step per value (the signature and
+ * diagnosis hashes: written out, not looped over an array, as they run
+ * for every pending workload of a cycle). */
+#define SS_FNV_BASIS 1469598103934665603ULL
+static inline uint64_t ss_fnv(uint64_t h, int64_t v) { return (h ^ (uint64_t)v) * 1099511628211ULL; }
+static inline uint64_t ss_fnv_ints(uint64_t h, const int *v, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        h = ss_fnv(h, v[i]);
+    return h;
+}
+
 /* Rank of queue q among its siblings in pool p. */
 static inline int sched__rank(const struct sched_session *ss, int q, int p)
 {

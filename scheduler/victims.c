@@ -668,7 +668,7 @@ static void price_unit(const struct sched_session *ss, struct unit *u)
 
 /* Whether this attempt may take the unit: the mode's rule (reclaim: another
  * queue; preempt: the same queue, lower priority), and not taken already. */
-static int unit_dead(const struct search *s, const struct unit *u)
+static inline int unit_dead(const struct search *s, const struct unit *u)
 {
     const struct ss_wl *x = &s->ss->wl[u->w];
     const struct sched_workload *v = ss_w(s->ss, u->w), *jw = ss_w(s->ss, s->j);
