@@ -10,7 +10,9 @@
  * Notes go into a queue in memory; the thread allot-audit writes the
  * queue as one batch (db_audit_insert: one write, one transaction) every
  * AUDIT_FLUSH_MS, or at once when half of it is full, and deletes the rows
- * past the retention in the same write.
+ * past the retention in the same write, at most once every AUDIT_PURGE_MS
+ * (the retention counts in days; the delete's index scan costs a batch
+ * about as much as its rows on PostgreSQL).
  *
  * Invariants:
  *   1. No note is dropped while the store takes writes: a request that
@@ -37,6 +39,7 @@
 #define AUDIT_QUEUE 4096
 #define AUDIT_FLUSH_MS 200
 #define AUDIT_WAIT_S 10
+#define AUDIT_PURGE_MS 60000
 
 struct api_audit {
     struct db *db;
@@ -47,13 +50,14 @@ struct api_audit {
     int n;
     int stopping, started;
     long long dropped;
+    int64_t purged_ms;        /* when a batch last deleted old rows; the thread's */
     pthread_t thread;
 };
 
 /* Writes the queue (taken out under the lock) as one batch; 0 written. */
 static int flush(struct api_audit *a)
 {
-    int64_t retention;
+    int64_t retention, now = api_now_ms(), purge_before = 0;
     int n, rc, i;
 
     pthread_mutex_lock(&a->mu);
@@ -66,12 +70,16 @@ static int flush(struct api_audit *a)
         if (!a->batch[i].id[0])
             db_uuid_new(a->batch[i].id);
     retention = __atomic_load_n(&a->retention_ms, __ATOMIC_RELAXED);
-    rc = db_audit_insert(a->db, a->batch, n, retention > 0 ? api_now_ms() - retention : 0);
+    if (retention > 0 && now - a->purged_ms >= AUDIT_PURGE_MS)
+        purge_before = now - retention;
+    rc = db_audit_insert(a->db, a->batch, n, purge_before);
     if (rc != DB_OK) {
         fprintf(stderr, "allotd: audit: cannot write %d rows (%s); trying again\n", n,
                 db_strerror(rc));
         return -1;
     }
+    if (purge_before > 0)
+        a->purged_ms = now;
     pthread_mutex_lock(&a->mu); /* notes added meanwhile move to the front */
     memmove(a->rows, a->rows + n, (size_t)(a->n - n) * sizeof(*a->rows));
     a->n -= n;

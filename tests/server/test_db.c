@@ -3,8 +3,8 @@
  * the workload lifecycle, list filters and paging at every offset, and
  * cycle application that skips workloads changed since the snapshot; pool
  * settings and deletion, the scheduler's partial reads (topology, named
- * workloads), batched actions, the allocation samples and the metrics
- * series. Each test uses its own temporary database
+ * workloads), batched actions, the allocation samples, the metrics
+ * series and the audit log's retention. Each test uses its own temporary database
  * file, or with ALLOT_TEST_DB_URI (pg/test_db, tests/pg/run_pg.sh) a fresh
  * schema in that PostgreSQL database.
  */
@@ -23,6 +23,7 @@
 #include "cmocka_main.h"
 
 #include "db.h"
+#include "db_audit.h"
 #include "tmpdb.h"
 
 struct fixture {
@@ -1456,6 +1457,37 @@ static void test_purge(void **state)
     db_workload_clear(&old);
 }
 
+/* The audit log's retention: a batch's write deletes the rows older than
+ * the bound it is given (0: none), and only those. */
+static void test_audit_purge(void **state)
+{
+    static const int64_t at[] = {1000, 2000, 3000};
+    struct fixture *f = *state;
+    struct db_audit rows[3], batch, *got = NULL;
+    int n = 0, truncated = 0, i;
+
+    memset(rows, 0, sizeof(rows));
+    for (i = 0; i < 3; i++) {
+        db_uuid_new(rows[i].id);
+        rows[i].at_ms = at[i];
+        snprintf(rows[i].subject, sizeof(rows[i].subject), "user-%d", i);
+        strcpy(rows[i].method, "POST");
+        rows[i].status = 202;
+    }
+    assert_int_equal(db_audit_insert(f->tmp.db, rows, 3, 0), DB_OK);
+    batch = rows[2];
+    db_uuid_new(batch.id);
+    batch.at_ms = 4000;
+    /* older than 2500: the first two go, the third and the batch stay */
+    assert_int_equal(db_audit_insert(f->tmp.db, &batch, 1, 2500), DB_OK);
+    assert_int_equal(db_audit_list(f->tmp.db, 0, 10000, 10, &got, &n, &truncated), DB_OK);
+    assert_int_equal(n, 2);
+    assert_false(truncated);
+    assert_true(got[0].at_ms == 3000 && got[1].at_ms == 4000);
+    assert_string_equal(got[0].subject, "user-2");
+    free(got);
+}
+
 static void test_samples(void **state)
 {
     struct fixture *f = *state;
@@ -1688,6 +1720,7 @@ RUN_TESTS(
     DB_TEST(test_series_add_turns),
     cmocka_unit_test(test_time_parse),
     DB_TEST(test_purge),
+    DB_TEST(test_audit_purge),
     DB_TEST(test_schema_and_queues),
     DB_TEST(test_checks),
     DB_TEST(test_pending_caps),
