@@ -563,9 +563,11 @@ test('URL state: filters, sort, page and the selected workload; Back and a share
 
 test('overview: evictions counted on the server, the chart over its whole range, workloads by type and phase', async () => {
   // 30 workloads changed after a1's eviction: a list built from the most
-  // recently changed workloads would no longer see it
+  // recently changed workloads would no longer see it. They stay Pending in
+  // pool default, where team-c's limit is 0 (a pool made later, gpu-lab,
+  // would otherwise run them one after the other on lab-1's free device)
   ids.c = await project('team-c', 0, {limit: 0});
-  for (let i = 0; i < 30; i++) await submit(`c${i}`, ids.c, 1);
+  for (let i = 0; i < 30; i++) await submit(`c${i}`, ids.c, 1, adminToken, URL, {nodePools: ['default']});
   const count = (await call('GET', '/api/v1/evictions/count')).count;
   assert.ok(count >= 1, 'a1 was evicted');
   await go(page, '#/overview');
@@ -842,10 +844,19 @@ test('analytics: GPUs over time, and per project allocated against in use, from 
   await page.locator('#an-group').selectOption('Department');
   assert.match(page.url(), /group=Department/);
   await expectCell(page, 'an-usage-table', 'default', 'Allocated now', /^[1-9]/);
-  // the longest waits: the pending workloads, longest first
-  const pending = (await call('GET', '/api/v1/workloads?filterBy=phase==Pending&sortBy=phaseUpdatedAt&limit=1')).workloads;
-  if (pending.length) await page.locator(`#an-longest tr[data-key="${pending[0].id}"]`).waitFor();
-  else await page.locator('#an-wait-panel').getByText('No workload is pending now.').waitFor();
+  // the longest waits: the pending workloads, longest first (several may
+  // have been pending since the same cycle: the first row's time is the
+  // oldest's)
+  const pending = (await call('GET',
+    '/api/v1/workloads?filterBy=phase==Pending&sortBy=phaseUpdatedAt&sortOrder=asc&limit=1')).workloads;
+  if (pending.length) {
+    const since = page.locator('#an-longest tbody tr:first-child time');
+    let seen;
+    await until(15, async () => (await since.count()) === 1 &&
+      (seen = await since.getAttribute('datetime')) === pending[0].phaseUpdatedAt, 'the longest wait first')
+      .catch(() => assert.fail(`the first of the longest waits is pending since ${seen}, ` +
+        `the oldest since ${pending[0].phaseUpdatedAt}`));
+  } else await page.locator('#an-wait-panel').getByText('No workload is pending now.').waitFor();
 });
 
 test('quotas: a limit below the quota and a project above its department are refused, oversubscription and quotas not backed warned', async () => {
