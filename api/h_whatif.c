@@ -17,7 +17,8 @@
  *         project" otherwise); for a submission its own placement or
  *         pending reason and message; for /whatif the fair shares before
  *         and after of the queues the caller may read; the header
- *         Server-Timing says how the run was made and how long it took.
+ *         Server-Timing says how the run was made, how long it took and
+ *         the CPU time it used.
  *
  * Invariants:
  *   1. Nothing is stored: the database and the scheduler's state are as
@@ -195,15 +196,19 @@ static int run(struct api_req *r, const struct wi_change *ch, int n, struct wi_r
 }
 
 /* The answer, with how it was made in a Server-Timing header: "kept" (on
- * the scheduler's own state) or "copy" (on a copy of its model), and the
- * milliseconds the run took (the copy or fork, the passes). */
+ * the scheduler's own state) or "copy" (on a copy of its model), the
+ * milliseconds the run took (the copy or fork, the passes) and the CPU
+ * milliseconds it used (the request's thread, and a kept run's child up
+ * to its answer). */
 static void reply_timed(struct api_req *r, json_t *o, const struct wi_result *res)
 {
     char *s = json_dumps(o, JSON_COMPACT);
     char timing[96];
 
-    snprintf(timing, sizeof(timing), "Server-Timing: whatif;desc=\"%s\";dur=%.3f\r\n",
-             res->kept ? "kept" : "copy", (double)(res->copy_us + res->run_us) / 1000.0);
+    snprintf(timing, sizeof(timing),
+             "Server-Timing: whatif;desc=\"%s\";dur=%.3f, cpu;dur=%.3f\r\n",
+             res->kept ? "kept" : "copy", (double)(res->copy_us + res->run_us) / 1000.0,
+             (double)res->cpu_us / 1000.0);
     if (s)
         api_reply_with(r, 200, "application/json", s, strlen(s), timing);
     else

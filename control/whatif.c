@@ -742,6 +742,14 @@ out:
 
 /* ---- the kept state: a trial in a forked image ---- */
 
+static int64_t cpu_us(clockid_t clock)
+{
+    struct timespec ts;
+
+    clock_gettime(clock, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 struct trial {
     const struct wi_change *changes;
     int n;
@@ -811,6 +819,7 @@ static int result_read(const char *buf, size_t len, struct wi_result *out)
     out->gpu_milli = h.gpu_milli;
     out->passes = h.passes;
     out->decisions = h.decisions;
+    out->cpu_us = h.cpu_us;
     rc = array_get(buf, len, &at, h.n_effects, sizeof(*out->effects), (void **)&out->effects);
     out->n_effects = rc == 0 ? h.n_effects : 0;
     for (i = 0; i < out->n_effects; i++)
@@ -865,8 +874,10 @@ static int trial_child(void *arg, struct cow_out *o)
     else
         x.delta.full = 1;
     if (passes(&x, arena, &st, &last) == 0 &&
-        compare_all(&x, &st, &last, tr->before, tr->n_before) == 0)
+        compare_all(&x, &st, &last, tr->before, tr->n_before) == 0) {
+        r.cpu_us = cpu_us(CLOCK_PROCESS_CPUTIME_ID);   /* a new process: since the fork */
         rc = result_put(o, &r);
+    }
     return rc;   /* the child exits: nothing to free */
 }
 
@@ -935,18 +946,20 @@ int wi_run(struct ctl_sched *s, const struct wi_change *changes, int n,
            const struct ctl_share *before, int n_before, struct wi_result *out)
 {
     struct sched_model copy;
-    int64_t copy_us = 0;
+    int64_t copy_us = 0, cpu0;
     int rc = -1;
 
     memset(out, 0, sizeof(*out));
     if (slot_take() != 0)
         return WI_BUSY;
+    cpu0 = cpu_us(CLOCK_THREAD_CPUTIME_ID);
     if (!copy_forced() && run_kept(s, changes, n, before, n_before, out) == 0)
         rc = 0;
     else if (ctl_sched_model_copy(s, &copy, &copy_us) == 0) {
         rc = wi_run_model(&copy, clock_now_ms(), changes, n, before, n_before, out);
         out->copy_us = copy_us;
     }
+    out->cpu_us += cpu_us(CLOCK_THREAD_CPUTIME_ID) - cpu0;
     pthread_mutex_lock(&runs_mu);
     runs--;
     pthread_cond_signal(&runs_cv);

@@ -95,6 +95,8 @@ struct wi_result {
     int passes, decisions;
     int64_t copy_us;                   /* the cycle lock held to copy the model */
     int64_t run_us;                    /* changes and passes, without the lock */
+    int64_t cpu_us;                    /* CPU time: the request's thread, and a kept run's
+                                          child up to its answer */
     int kept;                          /* 1: answered on the scheduler's kept state (a
                                           forked image), 0: on a copy of the model */
 };

@@ -33,7 +33,7 @@
 #      cluster, 30 in a row the default way (on the scheduler's kept state
 #      where it can), then 10 after a restart with ALLOT_WHATIF_COPY=1 (a
 #      copy of the model, full cycles): p50 and p99 of allotd's own time
-#      (the Server-Timing header) and of curl's time_total, which ways
+#      and CPU time (the Server-Timing header) and of curl's time_total, which ways
 #      answered, next to the scheduler's last cycle
 #      (allot_sched_last_cycle_seconds);
 #   7. one submission at a time on that cluster, 40 of them 0.1 s apart:
@@ -270,15 +270,18 @@ dry_runs() {
     curl -s -o /dev/null -D "$T/h" -w '%{http_code} %{time_total}' -X POST \
       "$URL/api/v1/workloads/trainings?dryRun=true" -H "Authorization: Bearer $TOKEN" \
       -H 'Content-Type: application/json' -d "$DRY"
-    echo " $(tr -d '\r' <"$T/h" | sed -n 's/^Server-Timing: whatif;desc="\([a-z]*\)";dur=\(.*\)/\1 \2/p')"
+    echo " $(tr -d '\r' <"$T/h" |
+      sed -n 's/^Server-Timing: whatif;desc="\([a-z]*\)";dur=\([0-9.]*\), cpu;dur=\([0-9.]*\)$/\1 \2 \3/p')"
   done
 }
 # nearest-rank percentile P of the numbers on stdin
 pct() { sort -n | awk -v p="$1" '{ v[NR] = $1 } END { r = int((NR * p + 99) / 100); print v[r ? r : 1] }'; }
-# "CODE TOTAL WAY MS" lines in $T/dry: p50 and p99 of allotd's and curl's times
+# "CODE TOTAL WAY MS CPU_MS" lines in $T/dry: p50 and p99 of allotd's times (wall and CPU) and
+# curl's
 dry_figures() {
-  printf '  %s: allotd p50 %s ms, p99 %s ms; curl p50 %s s, p99 %s s; ways: %s; not 200: %s\n' \
+  printf '  %s: allotd p50 %s ms, p99 %s ms (CPU p50 %s ms, p99 %s ms); curl p50 %s s, p99 %s s; ways: %s; not 200: %s\n' \
     "$1" "$(awk '{ print $4 }' "$T/dry" | pct 50)" "$(awk '{ print $4 }' "$T/dry" | pct 99)" \
+    "$(awk '{ print $5 }' "$T/dry" | pct 50)" "$(awk '{ print $5 }' "$T/dry" | pct 99)" \
     "$(awk '{ print $2 }' "$T/dry" | pct 50)" "$(awk '{ print $2 }' "$T/dry" | pct 99)" \
     "$(awk '{ print $3 }' "$T/dry" | sort | uniq -c | tr -s ' ' | tr '\n' ',')" \
     "$(awk '$1 != 200' "$T/dry" | wc -l)"

@@ -45,7 +45,7 @@ whatif() { expect 200 POST /api/v1/whatif "$1" "$ADMIN"; }
 way() {
   curl -s -o /dev/null -D - -X POST "$URL$1" -H 'Content-Type: application/json' \
     -H "Authorization: Bearer $ADMIN" --data-binary "$2" | tr -d '\r' |
-    sed -n 's/^Server-Timing: whatif;desc="\([a-z]*\)";dur=[0-9.]*$/\1/p'
+    sed -n 's/^Server-Timing: whatif;desc="\([a-z]*\)";dur=[0-9.]*, cpu;dur=[0-9.]*$/\1/p'
 }
 count() { expect 200 GET /api/v1/workloads/count "" "$ADMIN" | jq .count; }
 events() { expect 200 GET "/api/v1/workloads/$1/events" "" "$ADMIN" | jq '.events | length'; }
