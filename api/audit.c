@@ -8,11 +8,15 @@
  * about one a second per node) are not audited.
  *
  * Notes go into a queue in memory; the thread allot-audit writes the
- * queue as one batch (db_audit_insert: one write, one transaction) every
+ * queue as one batch (db_audit_insert: one write; on SQLite in turns of
+ * about 0.5 ms, so that the submissions queued behind a batch of
+ * thousands of rows wait for one turn, not for all of it) every
  * AUDIT_FLUSH_MS, or at once when half of it is full, and deletes the rows
  * past the retention in the same write, at most once every AUDIT_PURGE_MS
  * (the retention counts in days; the delete's index scan costs a batch
- * about as much as its rows on PostgreSQL).
+ * about as much as its rows on PostgreSQL). Each note's id is given
+ * before its first try and kept, so a batch written again after a failure
+ * skips the rows that had landed.
  *
  * Invariants:
  *   1. No note is dropped while the store takes writes: a request that
@@ -69,6 +73,10 @@ static int flush(struct api_audit *a)
     for (i = 0; i < n; i++) /* here, not on the request's thread (invariant 2) */
         if (!a->batch[i].id[0])
             db_uuid_new(a->batch[i].id);
+    pthread_mutex_lock(&a->mu); /* kept for a retry: rows that landed are not written twice */
+    for (i = 0; i < n; i++)
+        memcpy(a->rows[i].id, a->batch[i].id, sizeof(a->rows[i].id));
+    pthread_mutex_unlock(&a->mu);
     retention = __atomic_load_n(&a->retention_ms, __ATOMIC_RELAXED);
     if (retention > 0 && now - a->purged_ms >= AUDIT_PURGE_MS)
         purge_before = now - retention;

@@ -3,7 +3,14 @@
  * request, written in batches, read by time window.
  *
  * Invariants:
- *   1. A batch is one write: all its rows land, or none.
+ *   1. A batch is one write, done when all its rows landed. On SQLite it
+ *      runs in turns of about TURN_US (db.c's writer commits the writes
+ *      queued meanwhile between turns: the submissions behind a batch of
+ *      2,048 rows, about 10-20 ms of statements, waited for all of it), so
+ *      a failed batch may have landed in part; a row is skipped when its
+ *      id is already stored, so the batch written again lands whole, once.
+ *      On PostgreSQL it is one statement, all or none, that skips such
+ *      rows too.
  *   2. The table is bounded: each batch's write first deletes the rows
  *      older than the retention the API side gives it.
  */
@@ -12,6 +19,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+#define TURN_US 500 /* SQLite: a turn of a batch's rows runs about this long */
 
 #define AUDIT_COLS "seq, id, at_ms, subject, subject_type, source_ip, action, method, url," \
                    " entity_type, entity_id, entity_name, status"
@@ -23,6 +32,7 @@ struct insert_arg {
     const struct db_audit *rows;
     int n;
     int64_t purge_before;
+    int done;                  /* rows written by the turns so far (SQLite) */
 };
 
 /* PostgreSQL: a batch's rows in one statement over a jsonb array (a
@@ -35,7 +45,8 @@ static const char add_set_sql[] =
     " url, entity_type, entity_id, entity_name, status)"
     " SELECT v ->> 1, (v ->> 0)::bigint, v ->> 2, v ->> 3, v ->> 4, v ->> 5, v ->> 6, v ->> 7,"
     " v ->> 8, v ->> 9, v ->> 10, (v ->> 11)::bigint"
-    " FROM jsonb_array_elements(?1::jsonb) WITH ORDINALITY AS j (v, k) ORDER BY k";
+    " FROM jsonb_array_elements(?1::jsonb) WITH ORDINALITY AS j (v, k) ORDER BY k"
+    " ON CONFLICT (id) DO NOTHING";
 
 static void add_row(struct db__text *b, const struct db_audit *r)
 {
@@ -75,27 +86,32 @@ static int add_set(struct db__conn *c, const struct insert_arg *a)
     return rc;
 }
 
+/* One turn: the purge first, then rows until TURN_US has passed (at least
+ * one); DB__MORE while rows remain (invariant 1). */
 static int insert_fn(struct db__conn *c, void *arg)
 {
     static const char purge[] = "DELETE FROM audit_log WHERE at_ms < ?";
     static const char add[] =
         "INSERT INTO audit_log (id, at_ms, subject, subject_type, source_ip, action, method,"
         " url, entity_type, entity_id, entity_name, status)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-    const struct insert_arg *a = arg;
-    int rc = a->purge_before > 0 ? db__run_key(c, purge, a->purge_before) : DB_OK;
-    int i;
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING";
+    struct insert_arg *a = arg;
+    int64_t t0 = db__mono_us();
+    int rc = a->purge_before > 0 && a->done == 0 ? db__run_key(c, purge, a->purge_before) : DB_OK;
 
     if (rc == DB_OK && db__is_pq(c) && a->n > 0)
         return add_set(c, a);
-    for (i = 0; rc == DB_OK && i < a->n; i++) /* all but seq */
-        rc = db__exec_cols(c, add, audit_cols + 1, DB__NCOLS(audit_cols) - 1, &a->rows[i]);
+    while (rc == DB_OK && a->done < a->n) { /* all but seq */
+        rc = db__exec_cols(c, add, audit_cols + 1, DB__NCOLS(audit_cols) - 1, &a->rows[a->done]);
+        if (rc == DB_OK && ++a->done < a->n && db__mono_us() - t0 >= TURN_US)
+            return DB__MORE;
+    }
     return rc == DB_OK ? db__flush(c) : rc;
 }
 
 int db_audit_insert(struct db *db, const struct db_audit *rows, int n, int64_t purge_before_ms)
 {
-    struct insert_arg a = {rows, n, purge_before_ms};
+    struct insert_arg a = {rows, n, purge_before_ms, 0};
 
     return db__write(db, insert_fn, &a);
 }

@@ -33,7 +33,11 @@ struct db_audit {
 };
 
 /* Inserts rows[0..n) in one write, after deleting every row older than
- * purge_before_ms (0: none). */
+ * purge_before_ms (0: none). On SQLite the write goes in turns of about
+ * 0.5 ms, other writes committing between them, so it holds the writer
+ * for one turn at a time; a row whose id is already stored is skipped, so
+ * a batch that failed part way is written again whole without doubles
+ * (the caller keeps each row's id from one try to the next). */
 int db_audit_insert(struct db *db, const struct db_audit *rows, int n, int64_t purge_before_ms);
 /* The rows with start_ms <= at_ms <= end_ms, oldest first, at most max
  * (*truncated set when more were there); malloc'd. */

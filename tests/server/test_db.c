@@ -251,6 +251,34 @@ static void test_submitted_hook(void **state)
         db_workload_clear(&ws[i]);
 }
 
+/* An audit batch lands whole, however many turns it takes on SQLite; the
+ * same batch written again (a retry after a failure part way) adds
+ * nothing, and a retry with rows of its own adds just those. */
+static void test_audit_batch_again(void **state)
+{
+    enum { N = 3000 };
+    struct fixture *f = *state;
+    struct db_audit *rows = calloc(N + 1, sizeof(*rows)), *got = NULL;
+    int i, n = 0, truncated = 0;
+
+    assert_non_null(rows);
+    for (i = 0; i < N + 1; i++) {
+        snprintf(rows[i].id, sizeof(rows[i].id), "audit-%d", i);
+        rows[i].at_ms = 1000 + i;
+        snprintf(rows[i].url, sizeof(rows[i].url), "/api/v1/workloads/trainings");
+        rows[i].status = 202;
+    }
+    assert_int_equal(db_audit_insert(f->tmp.db, rows, N, 0), DB_OK);
+    assert_int_equal(db_audit_insert(f->tmp.db, rows, N + 1, 0), DB_OK);
+    assert_int_equal(db_audit_list(f->tmp.db, 0, 1000000, N + 10, &got, &n, &truncated), DB_OK);
+    assert_int_equal(n, N + 1);
+    assert_false(truncated);
+    for (i = 0; i < n; i++)
+        assert_int_equal(got[i].at_ms, 1000 + i);
+    free(got);
+    free(rows);
+}
+
 /* A respec (an inference's PATCH) makes a running workload Pending again,
  * so it counts against the caps as a resume does: with 1 Pending allowed in
  * the project and one Pending already there, respecifying the running
@@ -1727,6 +1755,7 @@ RUN_TESTS(
     DB_TEST(test_group_set_answers),
     DB_TEST(test_pending_caps_batch_resume),
     DB_TEST(test_submitted_hook),
+    DB_TEST(test_audit_batch_again),
     DB_TEST(test_pending_caps_respec),
     DB_TEST(test_refresh_families),
     DB_TEST(test_access_keys),
