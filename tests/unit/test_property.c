@@ -103,7 +103,7 @@
  * workload as it comes): a departure leaves the mix as it was, so the memo
  * may answer from its kept session; a GPU submission moves it.
  *
- * Every third pass of every fourth of those cases, a dry run of a random
+ * Every third pass of every eighth of those cases, a dry run of a random
  * submission runs in a forked child on the memo (cow_run(), as allotd's
  * what-if runs on the scheduler's): its passes through sched_cycle_next()
  * must be byte-identical to sched_cycle()'s on the same states, and the
@@ -3089,7 +3089,7 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
         finished = stats.finished;
         known = stats.attempts_known;
         apply_result(&tc, &a);
-        if (!differ && id % 4 == 1 && n % 3 == 0) {
+        if (!differ && id % 8 == 1 && n % 3 == 0) {
             struct dry_check dc = {&tc, memo, win, noted, full, incr};
             differ = dry_run_differs(&dc, &c->dry_runs, &c->dry_decided);
             if (differ)
