@@ -589,7 +589,8 @@ static int64_t memory_estimate(const struct sched_session *ss, const struct sche
  * first n_pools entries are written, the rest never read) and its pods in
  * `pods` (room for its n_pods, every one written here), both written
  * before they are read, so they need not come zeroed (arena.c, Inv. 5). */
-static int build_workload(struct sched_session *ss, int i, int *pools, struct sched_pod *pods)
+static int build_workload(struct sched_session *ss, int i, int *pools, int n_pools,
+                          struct sched_pod *pods)
 {
     const struct sched_state *in = ss->in;
     const struct sched_workload *w = &in->workloads[i];
@@ -603,7 +604,7 @@ static int build_workload(struct sched_session *ss, int i, int *pools, struct sc
     x->req[SCHED_CPU] = w->cpu_milli;
     x->req[SCHED_MEM] = w->mem_mib;
     ss->pods[i] = pods;
-    x->n_pools = sched_workload_pools(in, w, pools, max_pools);
+    x->n_pools = n_pools >= 0 ? n_pools : sched_workload_pools(in, w, pools, max_pools);
     x->pools = pools;
     if (w->gpu_memory_mib > 0)
         x->req[SCHED_GPU] = memory_estimate(ss, w, pools, x->n_pools);
@@ -633,27 +634,42 @@ static int build_one_workload(struct sched_session *ss, int i)
     struct sched_pod *pods =
         sched__calloc(ss->arena, (size_t)ss->in->workloads[i].n_pods, sizeof(struct sched_pod));
 
-    return pools && pods ? build_workload(ss, i, pools, pods) : SCHED_ENOMEM;
+    return pools && pods ? build_workload(ss, i, pools, -1, pods) : SCHED_ENOMEM;
 }
 
 /* Every workload, their pools' lists and their pods each carved from one
- * allocation, not zeroed: build_workload() writes all that is read. */
+ * allocation, not zeroed: build_workload() writes all that is read. The
+ * workloads that name no pools take their queue's list
+ * (sched_workload_pools() reads the queue alone then): those of one queue
+ * share the first one's, so the signature and diagnosis comparisons find
+ * them equal by address. A rebuilt workload (sched__session_rejoin())
+ * writes its list again in place: the same list, as a kept session's
+ * queues and the workload's constraints are those it was built with. */
 static int build_workloads(struct sched_session *ss)
 {
     size_t n_pods = 0, n_pools = (size_t)ss->n_workloads * (size_t)ss->n_pools;
     struct sched_pod *pods;
-    int *pools, i, rc = SCHED_OK;
+    int *pools, *q_first, i, rc = SCHED_OK;   /* q_first: w + 1 of the queue's list, 0: none */
 
     for (i = 0; i < ss->n_workloads; i++)
         n_pods += (size_t)ss->in->workloads[i].n_pods;
     pools = sched__array_raw(ss->arena, n_pools, sizeof(int));
     pods = sched__array_raw(ss->arena, n_pods, sizeof(struct sched_pod));
-    if (!pools || !pods)
+    q_first = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
+    if (!pools || !pods || !q_first)
         return SCHED_ENOMEM;
     for (i = 0; i < ss->n_workloads && rc == SCHED_OK; i++) {
-        rc = build_workload(ss, i, pools, pods);
-        pools += ss->n_pools;
-        pods += ss->in->workloads[i].n_pods;
+        const struct sched_workload *w = &ss->in->workloads[i];
+        int own = w->pools && w->n_pools > 0, f = q_first[w->queue] - 1;
+        if (!own && f >= 0) {
+            rc = build_workload(ss, i, (int *)ss->wl[f].pools, ss->wl[f].n_pools, pods);
+        } else {
+            rc = build_workload(ss, i, pools, -1, pods);
+            pools += ss->n_pools;
+            if (!own && rc == SCHED_OK)
+                q_first[w->queue] = i + 1;
+        }
+        pods += w->n_pods;
     }
     return rc;
 }
@@ -940,7 +956,7 @@ int sched__session_rejoin(struct sched_session *ss, int w)
         if (ss->pods[w][k].node >= 0)
             do_unplace(ss, w, k);
     add_demand(ss, w, -1);
-    rc = build_workload(ss, w, (int *)x->pools, ss->pods[w]);
+    rc = build_workload(ss, w, (int *)x->pools, -1, ss->pods[w]);
     if (rc != SCHED_OK)
         return rc;
     x->cls = cls;
@@ -1023,7 +1039,7 @@ int sched__session_rejoin_evicted(struct sched_session *ss, int w, int pool, int
     x->pool = pool;   /* as built: the demand and the running list read it */
     add_demand(ss, w, -1);
     drop_running(ss, w);
-    rc = build_workload(ss, w, (int *)x->pools, ss->pods[w]);
+    rc = build_workload(ss, w, (int *)x->pools, -1, ss->pods[w]);
     if (rc != SCHED_OK)
         return rc;
     x->cls = cls;
