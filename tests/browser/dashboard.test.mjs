@@ -251,7 +251,8 @@ async function newPage(who, opts = {}) {
 }
 
 async function shot(p, name, fullPage = true) {
-  await p.waitForTimeout(150); // let a chart finish its layout
+  // let a chart finish its layout: a resize is drawn by the next frame
+  await p.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   await p.screenshot({path: path.join(SHOTS, `${name}.png`), fullPage});
 }
 
