@@ -29,7 +29,7 @@
 static const char usage_text[] =
     "usage: allot replay --protocol paper --nodes NODES.csv --pods PODS.csv [--pods ...]\n"
     "                    [--policy random,dotprod,gpuclustering,gpupacking,bestfit,fgd,allot\n"
-    "                              [,allot-moves]]\n"
+    "                              [,allot-moves,fgd-moves]]\n"
     "                    [--seeds S[-T]] [--jobs N] [--report DIR] [--timing]\n";
 
 static const char help_text[] =
@@ -43,6 +43,9 @@ static const char help_text[] =
     "                  allot-moves: allot's core with consolidation on (up to 16 moves\n"
     "                  per pending pod, each a restart): not placement alone, reported\n"
     "                  apart (protocol paper+moves) with its moves\n"
+    "  fgd-moves:      FGD places each pod as fgd does; where it finds no node,\n"
+    "                  allot's consolidation (the same budget) moves running pods and\n"
+    "                  FGD tries again (protocol paper+moves)\n"
     "  --seeds S[-T]   one run per seed and policy (default 1-10)\n"
     "  --jobs N        runs at once (default: the CPUs online)\n";
 
@@ -71,7 +74,8 @@ static int parse_policies(const char *v, struct popts *o)
         p = rpp_policy_parse(tok);
         if (p < 0)
             return bad("--policy", v, "random, dotprod, gpuclustering, gpupacking, bestfit, "
-                                      "fgd, allot or allot-moves, separated by commas");
+                                      "fgd, allot, allot-moves or fgd-moves, separated "
+                                      "by commas");
         for (k = 0; k < o->n_policies && o->policies[k] != p; k++)
             ;
         if (k == o->n_policies)
@@ -105,7 +109,7 @@ static int parse_args(int argc, char **argv, struct popts *o)
     memset(o, 0, sizeof(*o));
     o->seed = 1;
     o->last_seed = 10;
-    for (k = 0; k <= RPP_ALLOT; k++)   /* placement alone: every policy but allot-moves */
+    for (k = 0; k <= RPP_ALLOT; k++)   /* placement alone: not those with moves */
         o->policies[o->n_policies++] = k;
     for (i = 1; i < argc; i++) {
         opt = argv[i];
@@ -240,7 +244,7 @@ static int allot_model(const struct popts *o, struct trace *t, struct replay_opt
 
     *m = NULL;
     for (k = 0; k < o->n_policies && o->policies[k] != RPP_ALLOT &&
-                o->policies[k] != RPP_ALLOT_MOVES;
+                o->policies[k] != RPP_ALLOT_MOVES && o->policies[k] != RPP_FGD_MOVES;
          k++)
         ;
     if (k == o->n_policies)

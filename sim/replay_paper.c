@@ -100,6 +100,7 @@ void rpp_ctx_free(struct rpp_ctx *c)
 struct prun {
     const struct rpp_ctx *c;
     int policy;
+    int place;                  /* the policy that places: fgd for fgd-moves */
     uint64_t rng, policy_rng;
     int *arrivals, n_arrivals;
     int *order;                 /* node indices in the seed's order */
@@ -194,10 +195,11 @@ static void finish(struct prun *r)
 
 /* ---- Step 2, the paper's policies ---- */
 
+/* The node p went onto (and its devices in *devs), or -1: it fits nowhere. */
 static int place_baseline(struct prun *r, struct rpp_node *nodes, const struct rpp_pod *p,
-                          int *cand)
+                          int *cand, uint64_t *devs)
 {
-    const struct rpp_shapes *sh = r->policy == RPP_FGD ? &r->c->shapes : NULL;
+    const struct rpp_shapes *sh = r->place == RPP_FGD ? &r->c->shapes : NULL;
     uint64_t dev, best_dev = 0;
     int i, s, best = -1, best_s = -1, n_cand = 0;
 
@@ -206,39 +208,35 @@ static int place_baseline(struct prun *r, struct rpp_node *nodes, const struct r
 
         if (!rpp_fits(n, p))
             continue;
-        if (r->policy == RPP_RANDOM) {
+        if (r->place == RPP_RANDOM) {
             cand[n_cand++] = r->order[i];
             continue;
         }
-        s = rpp_score(r->policy, n, p, sh, &r->policy_rng, &dev);
+        s = rpp_score(r->place, n, p, sh, &r->policy_rng, &dev);
         if (s > best_s) {
             best_s = s;
             best = r->order[i];
             best_dev = dev;
         }
     }
-    if (r->policy == RPP_RANDOM && n_cand > 0) {
+    if (r->place == RPP_RANDOM && n_cand > 0) {
         best = cand[below(&r->policy_rng, n_cand)];
         rpp_score(RPP_RANDOM, &nodes[best], p, NULL, &r->policy_rng, &best_dev);
     }
     if (best < 0)
-        return 0;
+        return -1;
     rpp_apply(&nodes[best], p, best_dev, 1, sh);
-    return 1;
+    *devs = best_dev;
+    return best;
 }
 
-static int run_baseline(struct prun *r, char *err, size_t len)
+/* Every node empty (FGD: its fragmentation too). 0, or -1 with err. */
+static int empty_nodes(const struct prun *r, struct rpp_node *nodes, char *err, size_t len)
 {
     const struct trace *t = r->c->t;
-    struct rpp_node *nodes = calloc((size_t)t->n_nodes, sizeof(*nodes));
-    int *cand = malloc((size_t)t->n_nodes * sizeof(int));
-    struct rpp_pod p;
-    int i, d, rc = -1;
+    int i, d;
 
-    if (!nodes || !cand) {
-        snprintf(err, len, "out of memory");
-        goto out_free;
-    }
+    memset(nodes, 0, (size_t)t->n_nodes * sizeof(*nodes));
     for (i = 0; i < t->n_nodes; i++) {
         nodes[i].cpu_left = t->nodes[i].cpu_milli;
         nodes[i].mem_left = t->nodes[i].mem_mib;
@@ -247,17 +245,55 @@ static int run_baseline(struct prun *r, char *err, size_t len)
         if (nodes[i].n_gpus > RPP_MAX_GPUS) {
             snprintf(err, len, "node %s: %d GPUs, at most %d are supported", t->nodes[i].name,
                      nodes[i].n_gpus, RPP_MAX_GPUS);
-            goto out_free;
+            return -1;
         }
         for (d = 0; d < nodes[i].n_gpus; d++)
             nodes[i].dev_left[d] = RPP_MILLI;
-        if (r->policy == RPP_FGD)
+        if (r->place == RPP_FGD)
             nodes[i].frag = rpp_frag(&nodes[i], &r->c->shapes);
     }
+    return 0;
+}
+
+/* The policies' cluster model, empty, and the placer's scratch. */
+struct bnodes {
+    struct rpp_node *nodes;
+    int *cand;
+};
+
+static void bnodes_free(struct bnodes *b)
+{
+    free(b->nodes);
+    free(b->cand);
+}
+
+static int bnodes_new(const struct prun *r, struct bnodes *b, char *err, size_t len)
+{
+    int n = r->c->t->n_nodes;
+
+    b->nodes = calloc((size_t)n, sizeof(*b->nodes));
+    b->cand = malloc((size_t)n * sizeof(int));
+    if (!b->nodes || !b->cand) {
+        snprintf(err, len, "out of memory");
+        return -1;
+    }
+    return empty_nodes(r, b->nodes, err, len);
+}
+
+static int run_baseline(struct prun *r, char *err, size_t len)
+{
+    const struct trace *t = r->c->t;
+    struct bnodes b = {NULL, NULL};
+    struct rpp_pod p;
+    uint64_t devs;
+    int i, rc = -1;
+
+    if (bnodes_new(r, &b, err, len) != 0)
+        goto out_free;
     for (i = 0; i < r->n_arrivals; i++) {
         rpp_pod_of_task(t, r->arrivals[i], &p);
         r->arrived += task_gpu(t, r->arrivals[i]);
-        if (place_baseline(r, nodes, &p, cand))
+        if (place_baseline(r, b.nodes, &p, b.cand, &devs) >= 0)
             r->alloc += (int64_t)p.num_gpu * p.milli;
         else
             r->out->dropped++;
@@ -266,8 +302,7 @@ static int run_baseline(struct prun *r, char *err, size_t len)
     }
     rc = 0;
 out_free:
-    free(nodes);
-    free(cand);
+    bnodes_free(&b);
     return rc;
 }
 
@@ -282,6 +317,15 @@ struct arun {
     struct world_err e;
     int n_finished;
 };
+
+static void arun_free(struct arun *a)
+{
+    world_free(a->w);
+    free(a->pools);
+    free(a->nodes);
+    free(a->node_names);
+    free(a->names);
+}
 
 static int allot_world(struct prun *r, struct arun *a)
 {
@@ -307,37 +351,42 @@ static int allot_world(struct prun *r, struct arun *a)
     return world_new(&a->layout, &a->w);
 }
 
-/* Withdraws what is pending; *disturbed counts evictions and moves. */
-static int allot_place(struct prun *r, struct arun *a, int k, const struct sched_config *cfg)
+/* Arrival k, pending in the world. */
+static int allot_submit(struct prun *r, struct arun *a, int k)
 {
-    const struct replay_model *m = r->c->m;
     struct scn_submit sub;
-    struct sched_result res;
-    int task = r->arrivals[k], i, d, pass;
+    int task = r->arrivals[k];
 
     memset(&sub, 0, sizeof(sub));
-    sub.w = m->tmpl[task];
+    sub.w = r->c->m->tmpl[task];
     sub.w.name = &a->names[(size_t)k * NAME_LEN];
     snprintf(&a->names[(size_t)k * NAME_LEN], NAME_LEN, "%.30s#%d", r->c->t->tasks[task].name,
              k);
     sub.runtime_ms = SCHED_NO_TIME;
-    if (world_submit(a->w, &sub, &a->e) != 0)
+    return world_submit(a->w, &sub, &a->e);
+}
+
+/* One pass of the core; its moves and evictions counted. */
+static int allot_pass(struct prun *r, struct arun *a, const struct sched_config *cfg,
+                      struct sched_result *res)
+{
+    int d;
+
+    if (world_pass(a->w, cfg, res, &a->e) != 0)
         return -1;
-    /* passes as the server runs a cycle: a pass that moves pods for the
-     * arrival places it in the next one */
-    for (pass = 0; pass < RP_MAX_PASSES; pass++) {
-        if (world_pass(a->w, cfg, &res, &a->e) != 0)
-            return -1;
-        for (d = 0; d < res.n_decisions; d++) {
-            r->out->disturbed += res.decisions[d].kind != SCHED_BIND;
-            r->out->moves += res.decisions[d].kind == SCHED_MOVE;
-            r->out->evictions += res.decisions[d].kind == SCHED_EVICT;
-        }
-        if (res.n_decisions == 0 || res.n_pending == 0)
-            break;
+    for (d = 0; d < res->n_decisions; d++) {
+        r->out->disturbed += res->decisions[d].kind != SCHED_BIND;
+        r->out->moves += res->decisions[d].kind == SCHED_MOVE;
+        r->out->evictions += res->decisions[d].kind == SCHED_EVICT;
     }
-    if (res.n_pending == 0)
-        return 1;
+    return 0;
+}
+
+/* What is pending leaves the world (dropped). */
+static void withdraw_pending(struct arun *a)
+{
+    int i;
+
     for (i = 0; i < a->w->n_wls; i++)
         if (a->w->wls[i].phase == SCHED_PENDING) {
             world_finish(a->w, i, SCHED_COMPLETED);
@@ -347,6 +396,27 @@ static int allot_place(struct prun *r, struct arun *a, int k, const struct sched
         world_sweep(a->w);
         a->n_finished = 0;
     }
+}
+
+/* Withdraws what is pending; *disturbed counts evictions and moves. */
+static int allot_place(struct prun *r, struct arun *a, int k, const struct sched_config *cfg)
+{
+    struct sched_result res;
+    int pass;
+
+    if (allot_submit(r, a, k) != 0)
+        return -1;
+    /* passes as the server runs a cycle: a pass that moves pods for the
+     * arrival places it in the next one */
+    for (pass = 0; pass < RP_MAX_PASSES; pass++) {
+        if (allot_pass(r, a, cfg, &res) != 0)
+            return -1;
+        if (res.n_decisions == 0 || res.n_pending == 0)
+            break;
+    }
+    if (res.n_pending == 0)
+        return 1;
+    withdraw_pending(a);
     return 0;
 }
 
@@ -383,11 +453,146 @@ static int run_allot(struct prun *r, char *err, size_t len)
     }
     rc = 0;
 out_free:
-    world_free(a.w);
-    free(a.pools);
-    free(a.nodes);
-    free(a.node_names);
-    free(a.names);
+    arun_free(&a);
+    return rc;
+}
+
+/* ---- Step 2, FGD with allot's consolidation ---- */
+
+/* The FGD model rebuilt from the world: every placed pod where the world
+ * has it, moved ones included. The world's nodes are the trace's, in order. */
+static int sync_nodes(struct prun *r, const struct arun *a, struct rpp_node *nodes, char *err,
+                      size_t len)
+{
+    const struct trace *t = r->c->t;
+    struct rpp_pod p;
+    int i, j, k;
+
+    if (empty_nodes(r, nodes, err, len) != 0)
+        return -1;
+    for (i = 0; i < a->w->n_wls; i++) {
+        const struct sched_workload *wl = &a->w->wls[i];
+
+        k = (int)((wl->name - a->names) / NAME_LEN);   /* the arrival it is */
+        rpp_pod_of_task(t, r->arrivals[k], &p);
+        for (j = 0; j < wl->n_pods; j++)
+            if (wl->pods[j].node >= 0)
+                rpp_apply(&nodes[wl->pods[j].node], &p, wl->pods[j].devices, 1, NULL);
+    }
+    for (i = 0; i < t->n_nodes; i++)
+        nodes[i].frag = rpp_frag(&nodes[i], &r->c->shapes);
+    return 0;
+}
+
+/* The world's workload i runs where FGD put it. */
+static void bind_at(struct arun *a, int i, int node, uint64_t devs)
+{
+    struct sched_workload *wl = &a->w->wls[i];
+
+    wl->pods[0].node = node;
+    wl->pods[0].devices = devs;
+    wl->phase = SCHED_RUNNING;
+    wl->started_ms = a->w->now_ms;
+    a->w->dev_dirty = 1;
+    a->w->delta.full = 1;
+}
+
+/* FGD found no node for arrival k (pending in the world): passes of the
+ * core with consolidation on, as allot-moves runs them; after a pass that
+ * decides something, FGD places the arrival on the state the moves leave.
+ * 1 placed, 0 dropped (withdrawn), -1 error. */
+static int fgd_consolidate(struct prun *r, struct arun *a, struct bnodes *b,
+                           const struct rpp_pod *p, const struct sched_config *cfg, char *err,
+                           size_t len)
+{
+    struct sched_result res;
+    int i = a->w->n_wls - 1, node = -1, pass;
+    uint64_t devs = 0;
+
+    for (pass = 0; pass < RP_MAX_PASSES && node < 0; pass++) {
+        if (allot_pass(r, a, cfg, &res) != 0) {
+            snprintf(err, len, "%s", a->e.msg);
+            return -1;
+        }
+        if (res.n_decisions == 0)
+            break;
+        if (sync_nodes(r, a, b->nodes, err, len) != 0)
+            return -1;
+        if (res.n_pending == 0)   /* the core bound it itself */
+            return 1;
+        node = place_baseline(r, b->nodes, p, b->cand, &devs);
+    }
+    if (node >= 0) {
+        bind_at(a, i, node, devs);
+        return 1;
+    }
+    withdraw_pending(a);
+    return 0;
+}
+
+static int same_nodes(const struct prun *r, const struct arun *a)
+{
+    int i;
+
+    if (a->layout.n_nodes != r->c->t->n_nodes)
+        return 0;
+    for (i = 0; i < a->layout.n_nodes; i++)
+        if (strncmp(a->layout.nodes[i].name + 6, r->c->t->nodes[i].name, 36) != 0)
+            return 0;
+    return 1;
+}
+
+/* fgd-moves: each arrival placed by FGD exactly as fgd places it; when
+ * FGD finds no node, allot's consolidation (the default budget, as
+ * allot-moves) moves running pods and FGD tries again. */
+static int run_fgd_moves(struct prun *r, char *err, size_t len)
+{
+    const struct trace *t = r->c->t;
+    struct bnodes b = {NULL, NULL};
+    struct sched_config cfg;
+    struct rpp_pod p;
+    struct arun a;
+    uint64_t devs = 0;
+    int i, node, placed, rc = -1;
+
+    memset(&a, 0, sizeof(a));
+    sched_config_default(&cfg);
+    if (!r->c->m) {
+        snprintf(err, len, "allot's model was not built");
+        goto out_free;
+    }
+    if (bnodes_new(r, &b, err, len) != 0)
+        goto out_free;
+    if (allot_world(r, &a) != 0) {
+        snprintf(err, len, "out of memory");
+        goto out_free;
+    }
+    if (!same_nodes(r, &a)) {
+        snprintf(err, len, "allot's model does not have the trace's nodes in order");
+        goto out_free;
+    }
+    for (i = 0; i < r->n_arrivals; i++) {
+        rpp_pod_of_task(t, r->arrivals[i], &p);
+        r->arrived += task_gpu(t, r->arrivals[i]);
+        node = place_baseline(r, b.nodes, &p, b.cand, &devs);
+        if (allot_submit(r, &a, i) != 0) {
+            snprintf(err, len, "arrival %d: %s", i, a.e.msg);
+            goto out_free;
+        }
+        if (node >= 0)
+            bind_at(&a, a.w->n_wls - 1, node, devs);
+        placed = node >= 0 ? 1 : fgd_consolidate(r, &a, &b, &p, &cfg, err, len);
+        if (placed < 0)
+            goto out_free;
+        r->out->dropped += !placed;
+        r->alloc += placed ? task_gpu(t, r->arrivals[i]) : 0;
+        if (sample(r))
+            break;
+    }
+    rc = 0;
+out_free:
+    arun_free(&a);
+    bnodes_free(&b);
     return rc;
 }
 
@@ -406,6 +611,7 @@ int rpp_run(const struct rpp_ctx *c, int policy, uint64_t seed, struct rpp_resul
     out->idle100 = -1;
     r.c = c;
     r.policy = policy;
+    r.place = policy == RPP_FGD_MOVES ? RPP_FGD : policy;
     r.out = out;
     r.rng = seed;
     r.policy_rng = seed ^ 0x5DEECE66DULL;
@@ -414,6 +620,7 @@ int rpp_run(const struct rpp_ctx *c, int policy, uint64_t seed, struct rpp_resul
         rc = -1;
     } else {
         rc = policy == RPP_ALLOT || policy == RPP_ALLOT_MOVES ? run_allot(&r, err, len)
+             : policy == RPP_FGD_MOVES                        ? run_fgd_moves(&r, err, len)
                                                               : run_baseline(&r, err, len);
     }
     if (rc == 0)
@@ -503,9 +710,14 @@ static struct stat3 moves_of(const struct rpp_result *r, int n)
     return s;
 }
 
+static int with_moves(int policy)
+{
+    return policy == RPP_ALLOT_MOVES || policy == RPP_FGD_MOVES;
+}
+
 static const char *protocol_of(int policy)
 {
-    return policy == RPP_ALLOT_MOVES ? "paper+moves" : "paper";
+    return with_moves(policy) ? "paper+moves" : "paper";
 }
 
 static void seeds_text(const struct rpp_result *r, int n, char *buf, size_t len)
@@ -527,11 +739,11 @@ static int index_of(const int *policies, int n, int policy)
     return -1;
 }
 
-/* Consolidation's figure, apart from placement's: allot-moves against
- * allot placing alone and against fgd (placing alone: FGD with the same
- * consolidation is not built). */
-static void report_moves(FILE *f, const struct rpp_result *results, int n_seeds, int fk, int ak,
-                         int mk, const char *seeds)
+/* Consolidation's figure, apart from placement's: a policy with moves
+ * (mk) against each policy whose index is >= 0 in `against`. */
+static void report_moves(FILE *f, const struct rpp_result *results, const int *policies,
+                         int n_seeds, int mk, const int *against, int n_against,
+                         const char *seeds)
 {
     const struct rpp_result *m = &results[mk * n_seeds];
     struct stat3 s = stats(m, n_seeds), mv = moves_of(m, n_seeds);
@@ -540,18 +752,17 @@ static void report_moves(FILE *f, const struct rpp_result *results, int n_seeds,
     for (i = 0; i < n_seeds; i++)
         ev += m[i].evictions;
     fprintf(f, "\nConsolidation, apart from placement (protocol paper+moves, seeds %s): "
-               "allot-moves leaves %.1f GPUs unallocated (%.1f-%.1f) at the cost of %.1f moves "
+               "%s leaves %.1f GPUs unallocated (%.1f-%.1f) at the cost of %.1f moves "
                "a run (%.0f-%.0f), each a restart of a running pod, and %d evictions in all",
-            seeds, s.mean, s.lo, s.hi, mv.mean, mv.lo, mv.hi, ev);
-    if (ak >= 0) {
-        struct paired p = pair_by_seed(m, &results[ak * n_seeds], n_seeds);
-        fprintf(f, "; against allot placing alone %+.1f (%+.1f to %+.1f)", p.mean, p.lo, p.hi);
-    }
-    if (fk >= 0) {
-        struct paired p = pair_by_seed(m, &results[fk * n_seeds], n_seeds);
-        fprintf(f, "; against fgd placing alone %+.1f (%+.1f to %+.1f; FGD with the same "
-                   "consolidation is not measured)",
-                p.mean, p.lo, p.hi);
+            seeds, rpp_policy_name(policies[mk]), s.mean, s.lo, s.hi, mv.mean, mv.lo, mv.hi, ev);
+    for (i = 0; i < n_against; i++) {
+        struct paired p;
+
+        if (against[i] < 0)
+            continue;
+        p = pair_by_seed(m, &results[against[i] * n_seeds], n_seeds);
+        fprintf(f, "; against %s%s %+.1f (%+.1f to %+.1f)", rpp_policy_name(policies[against[i]]),
+                with_moves(policies[against[i]]) ? "" : " placing alone", p.mean, p.lo, p.hi);
     }
     fprintf(f, "\n");
 }
@@ -560,14 +771,14 @@ void rpp_report_trace(FILE *f, const struct rpp_ctx *c, const struct rpp_result 
                       const int *policies, int n_policies, int n_seeds)
 {
     char seeds[64];
-    int k, i, fk, ak, mk;
+    int k, i, fk, ak, mk, gk;
     double pub;
 
     seeds_text(results, n_seeds, seeds, sizeof(seeds));
     fprintf(f, "\n### %s (protocol paper, seeds %s, %d typical shapes)\n\n", c->label, seeds,
             c->shapes.n);
     fprintf(f, "| policy | protocol | unallocated GPUs at 100%%, mean | range | published "
-               "| diff | dropped by 100%% (mean) | moves or evictions |\n");
+               "| diff | dropped by the run's end (101.5%%), mean | moves or evictions |\n");
     fprintf(f, "|---|---|---|---|---|---|---|---|\n");
     for (k = 0; k < n_policies; k++) {
         const struct rpp_result *r = &results[k * n_seeds];
@@ -605,6 +816,7 @@ void rpp_report_trace(FILE *f, const struct rpp_ctx *c, const struct rpp_result 
     fk = index_of(policies, n_policies, RPP_FGD);
     ak = index_of(policies, n_policies, RPP_ALLOT);
     mk = index_of(policies, n_policies, RPP_ALLOT_MOVES);
+    gk = index_of(policies, n_policies, RPP_FGD_MOVES);
     if (fk >= 0 && ak >= 0) {
         struct paired p = pair_by_seed(&results[ak * n_seeds], &results[fk * n_seeds], n_seeds);
 
@@ -613,8 +825,16 @@ void rpp_report_trace(FILE *f, const struct rpp_ctx *c, const struct rpp_result 
                    "unallocated on %d of %d seeds (%s)\n",
                 p.mean, p.lo, p.hi, p.wins, n_seeds, seeds);
     }
-    if (mk >= 0)
-        report_moves(f, results, n_seeds, fk, ak, mk, seeds);
+    if (mk >= 0) {
+        int against[] = {ak, fk, gk};
+
+        report_moves(f, results, policies, n_seeds, mk, against, 3, seeds);
+    }
+    if (gk >= 0) {
+        int against[] = {fk, mk};
+
+        report_moves(f, results, policies, n_seeds, gk, against, 2, seeds);
+    }
 }
 
 static void summary_paired(FILE *f, const char *const *labels, int n_traces,
@@ -637,34 +857,43 @@ static void summary_paired(FILE *f, const char *const *labels, int n_traces,
     }
 }
 
-/* Consolidation's table: allot-moves beside the placement figures. */
-static void summary_moves(FILE *f, const char *const *labels, int n_traces,
-                          const struct rpp_result *const *results, int n_seeds, int fk, int ak,
-                          int mk)
+/* One mean cell of the consolidation table ("-" where k did not run);
+ * with moves also its moves a run. */
+static void moves_cell(FILE *f, const struct rpp_result *r, int k, int n_seeds, int moves)
 {
-    int j;
+    struct stat3 s, mv;
 
-    fprintf(f, "\n### Consolidation, apart from placement (protocol paper+moves; fgd and "
-               "allot place alone; FGD with the same consolidation is not measured)\n\n");
-    fprintf(f, "| trace | allot-moves mean (range) | moves a run, mean (range) | evictions "
-               "| allot placing alone | fgd placing alone |\n|---|---|---|---|---|---|\n");
+    if (k < 0) {
+        fprintf(f, moves ? " - | - |" : " - |");
+        return;
+    }
+    s = stats(&r[k * n_seeds], n_seeds);
+    fprintf(f, " %.1f (%.1f-%.1f) |", s.mean, s.lo, s.hi);
+    if (moves) {
+        mv = moves_of(&r[k * n_seeds], n_seeds);
+        fprintf(f, " %.1f (%.0f-%.0f) |", mv.mean, mv.lo, mv.hi);
+    }
+}
+
+/* Consolidation's table: each placement alone beside it with moves. */
+static void summary_moves(FILE *f, const char *const *labels, int n_traces,
+                          const struct rpp_result *const *results, int n_seeds, const int *k4)
+{
+    int j, i, k, ev;
+
+    fprintf(f, "\n### Consolidation, apart from placement (allot and fgd place alone under "
+               "protocol paper; allot-moves and fgd-moves, the same placement with allot's "
+               "consolidation, under paper+moves)\n\n");
+    fprintf(f, "| trace | allot placing alone | allot-moves | its moves a run | fgd placing alone "
+               "| fgd-moves | its moves a run | evictions |\n|---|---|---|---|---|---|---|---|\n");
     for (j = 0; j < n_traces; j++) {
-        const struct rpp_result *m = &results[j][mk * n_seeds];
-        struct stat3 s = stats(m, n_seeds), mv = moves_of(m, n_seeds);
-        int i, ev = 0;
-
-        for (i = 0; i < n_seeds; i++)
-            ev += m[i].evictions;
-        fprintf(f, "| %s | %.1f (%.1f-%.1f) | %.1f (%.0f-%.0f) | %d | ", labels[j], s.mean,
-                s.lo, s.hi, mv.mean, mv.lo, mv.hi, ev);
-        if (ak >= 0)
-            fprintf(f, "%.1f | ", stats(&results[j][ak * n_seeds], n_seeds).mean);
-        else
-            fprintf(f, "- | ");
-        if (fk >= 0)
-            fprintf(f, "%.1f |\n", stats(&results[j][fk * n_seeds], n_seeds).mean);
-        else
-            fprintf(f, "- |\n");
+        fprintf(f, "| %s |", labels[j]);
+        for (i = 0; i < 4; i++)
+            moves_cell(f, results[j], k4[i], n_seeds, i % 2);
+        for (ev = 0, i = 1; i < 4; i += 2)
+            for (k = 0; k4[i] >= 0 && k < n_seeds; k++)
+                ev += results[j][k4[i] * n_seeds + k].evictions;
+        fprintf(f, " %d |\n", ev);
     }
 }
 
@@ -675,6 +904,8 @@ void rpp_report_summary(FILE *f, const char *const *labels, int n_traces,
     int k, j, fk = index_of(policies, n_policies, RPP_FGD);
     int ak = index_of(policies, n_policies, RPP_ALLOT);
     int mk = index_of(policies, n_policies, RPP_ALLOT_MOVES);
+    int gk = index_of(policies, n_policies, RPP_FGD_MOVES);
+    int k4[4] = {ak, mk, fk, gk};
     double pub;
 
     fprintf(f, "\n### Every trace (protocol paper, %d seeds): ours / published / diff\n\n",
@@ -701,6 +932,6 @@ void rpp_report_summary(FILE *f, const char *const *labels, int n_traces,
     }
     if (fk >= 0 && ak >= 0)
         summary_paired(f, labels, n_traces, results, n_seeds, fk, ak);
-    if (mk >= 0)
-        summary_moves(f, labels, n_traces, results, n_seeds, fk, ak, mk);
+    if (mk >= 0 || gk >= 0)
+        summary_moves(f, labels, n_traces, results, n_seeds, k4);
 }

@@ -41,10 +41,11 @@ uint64_t rpp_splitmix64(uint64_t *s)
 /* ---- Policies by name ---- */
 
 static const char *const names[RPP_NPOLICIES] = {
-    "random", "dotprod", "gpuclustering", "gpupacking", "bestfit", "fgd", "allot", "allot-moves"};
+    "random", "dotprod", "gpuclustering", "gpupacking", "bestfit", "fgd", "allot", "allot-moves",
+    "fgd-moves"};
 static const char *const paper_names[RPP_NPOLICIES] = {
     "Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD", "allot",
-    "allot with moves"};
+    "allot with moves", "FGD with moves"};
 
 const char *rpp_policy_name(int policy)
 {

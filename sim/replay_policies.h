@@ -32,6 +32,7 @@ enum rpp_policy {
     RPP_RANDOM = 0, RPP_DOTPROD, RPP_GPUCLUSTERING, RPP_GPUPACKING, RPP_BESTFIT, RPP_FGD,
     RPP_ALLOT,                  /* allot's core (replay_paper.c), not scored here */
     RPP_ALLOT_MOVES,            /* the same with consolidation on: not placement alone */
+    RPP_FGD_MOVES,              /* FGD placing, then allot's consolidation (replay_paper.c) */
     RPP_NPOLICIES
 };
 
