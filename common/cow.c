@@ -10,7 +10,10 @@
  *           of bytes before it), then closes the pipe and _exit()s;
  *   Step 3: the caller closes the write end, reads (cow_finish()) until
  *           end of file (growing the buffer by doubling) and keeps the
- *           bytes only when the trailer is there and counts them. The end
+ *           bytes only when the trailer is there and counts them; a child
+ *           that has not closed the pipe within the child's wait_ms
+ *           (COW_WAIT_MS unless the caller set another) is killed, and
+ *           the run fails. The end
  *           of file comes when the child closes the pipe, before its exit
  *           tears its address space down (about as long as the fork took:
  *           both walk the page tables); a child not yet gone then is
@@ -27,6 +30,7 @@
 #include "fileio.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -35,6 +39,8 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "clock.h"
 
 #define COW_BUF 65536
 #define COW_MAGIC 0x636f772d656e6421ull   /* "cow-end!" */
@@ -108,10 +114,13 @@ static void child(int fd, int (*fn)(void *, struct cow_out *), void *arg)
 }
 
 /* Step 3: everything until end of file; -1 on a read error or no memory. */
-static int read_all(int fd, char **buf, size_t *len)
+static int read_all(int fd, int wait_ms, char **buf, size_t *len)
 {
+    int64_t deadline = clock_mono_us() + (int64_t)wait_ms * 1000;
     size_t cap = COW_BUF;
     char *b = malloc(cap + 1), *nb;
+    struct pollfd p = {fd, POLLIN, 0};
+    int64_t left;
     ssize_t r;
 
     *len = 0;
@@ -123,6 +132,14 @@ static int read_all(int fd, char **buf, size_t *len)
             b = nb;
             cap *= 2;
         }
+        left = deadline - clock_mono_us();
+        if (left <= 0)
+            break;
+        r = poll(&p, 1, (int)((left + 999) / 1000));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;   /* an error, or the deadline */
         r = read(fd, b + *len, cap - *len);
         if (r < 0 && errno == EINTR)
             continue;
@@ -160,6 +177,7 @@ int cow_start(int (*fn)(void *arg, struct cow_out *out), void *arg, struct cow_c
     }
     c->fd = fds[0];
     c->pid = (int)pid;
+    c->wait_ms = COW_WAIT_MS;
     return 0;
 }
 
@@ -215,8 +233,10 @@ int cow_finish(struct cow_child *c, char **buf, size_t *len)
 
     *buf = NULL;
     *len = 0;
-    rc = read_all(c->fd, buf, len);
+    rc = read_all(c->fd, c->wait_ms, buf, len);
     close(c->fd);
+    if (rc != 0)
+        kill((pid_t)c->pid, SIGKILL);   /* past its time, or a broken pipe: reaped below */
     if (rc == 0)
         rc = whole(*buf, len);
     if (rc == 0)

@@ -23,7 +23,8 @@ int cow_put(struct cow_out *o, const void *p, size_t n);   /* 0; -1 the pipe bro
 /* Forks; the child runs fn(arg, out). The caller gets the bytes in *buf
  * (malloc'd, NUL-terminated beyond *len; NULL and 0 when none). 0 when fn
  * returned 0 and every byte came back; -1 otherwise (no fork, fn failed,
- * the child died: *buf is NULL). The child is reaped, by a detached
+ * the child died or took longer than COW_WAIT_MS: *buf is NULL). The
+ * child is reaped, by a detached
  * thread when it is still tearing its memory down once its answer is
  * read. */
 int cow_run(int (*fn)(void *arg, struct cow_out *out), void *arg, char **buf, size_t *len);
@@ -35,7 +36,11 @@ int cow_run(int (*fn)(void *arg, struct cow_out *out), void *arg, char **buf, si
 struct cow_child {
     int fd;
     int pid;
+    int wait_ms;   /* how long cow_finish() waits for the answer: COW_WAIT_MS */
 };
+/* A child that has not answered within wait_ms is killed, and its run
+ * fails (the caller takes its other way). */
+#define COW_WAIT_MS 30000
 int cow_start(int (*fn)(void *arg, struct cow_out *out), void *arg, struct cow_child *c);
 int cow_finish(struct cow_child *c, char **buf, size_t *len);
 
