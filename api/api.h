@@ -100,6 +100,7 @@ struct api_config {
     int max_pending_project; /* Pending workloads a project may have; 0: no cap */
     int max_pending_user;    /* Pending workloads a user may have submitted; 0: no cap */
     int db_statement_ms;     /* PostgreSQL's statement_timeout (ms, 0 none); -1: not given */
+    int read_max_age_ms;     /* PostgreSQL: the read cache's bound (0 none); -1: not given */
     int leader_lease_ms;     /* the leader lease; renewed every leader_renew_ms by the */
     int leader_renew_ms;     /* leader, asked for every leader_ask_ms by the others */
     int leader_ask_ms;
@@ -268,6 +269,7 @@ struct api_app {
     struct api_projcache *projc; /* may be NULL: no cache */
     struct api_polcache *polc; /* may be NULL: no cache */
     struct api_viewcache *vc; /* may be NULL: no cache */
+    struct api_readcache *rcache; /* PostgreSQL only; NULL: no cache */
     struct api_audit *audit;  /* may be NULL: nothing audited */
     struct mg_context *mg;
     int port;
@@ -544,6 +546,34 @@ int api_viewcache_get(struct api_viewcache *vc, const struct db_workload *w, str
  * opening brace) and after it (up to, not including, its closing brace). */
 void api_viewcache_put(struct api_viewcache *vc, const struct db_workload *w, const char *before,
                        size_t before_len, const char *after, size_t after_len);
+
+/* ---- workloads read from memory on PostgreSQL (readcache.c) ---- */
+struct api_readcache;
+#define API_READ_MAX_AGE_MS 1000   /* --read-max-age-ms's default */
+/* A cache whose entries answer for at most max_age_ms after their read
+ * began (0 or less: no cache, NULL). */
+struct api_readcache *api_readcache_new(struct db *db, int max_age_ms);
+void api_readcache_free(struct api_readcache *rc);   /* NULL is a no-op */
+/* db_workload_get_pods() (pods NULL: db_workload_get()), answered from
+ * the cache while its entry is current (readcache.c, invariant 1). */
+int api_readcache_workload(struct api_readcache *rc, struct db *db, const char *id,
+                           struct db_workload *out, struct db_pod **pods, int *n);
+/* A page of rows, lent by the cache or owned: read w[0..n), then
+ * api_rows_release(). */
+struct rc_entry;
+struct api_rows {
+    const struct db_workload *w;
+    int n;
+    struct api_readcache *cache;
+    struct rc_entry *held;          /* lent by the cache; NULL: own */
+    struct db_workload *own;
+};
+/* db_workload_list() answered from the cache while its entry is current. */
+int api_readcache_list(struct api_readcache *rc, struct db *db, const struct db_wl_query *q,
+                       struct api_rows *out);
+void api_rows_release(struct api_rows *r);
+/* Reads answered from entries, and reads that went to the database. */
+void api_readcache_stats(struct api_readcache *rc, int64_t *hits, int64_t *misses);
 
 /* ---- strict JSON input (json_in.c) ---- */
 /* The deepest nesting of arrays and objects in text, counted without

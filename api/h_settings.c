@@ -10,7 +10,9 @@
  *     /v1/k8s/setting/{settingKey}): the caps on Pending workloads
  *     (--max-pending-per-project, --max-pending-per-user) and the audit
  *     log's retention (--audit-retention-days); a stored value replaces
- *     the flag's, on this server at once and on every server at its start;
+ *     the flag's, on this server at once, on the other replicas of a
+ *     PostgreSQL database at their scheduler's next turn (the change
+ *     feed: settings_changed in main.c) and on every server at its start;
  *   - the logo (GET and POST /api/v1/logo): a PNG or SVG of at most
  *     128 KiB, base64, which the dashboard shows in its header.
  *

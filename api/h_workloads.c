@@ -934,34 +934,34 @@ static int scope_in(struct api_req *r, struct db_wl_query *q, int64_t **seqs)
 void api_h_wl_list(struct api_req *r)
 {
     struct db_wl_query q;
-    struct db_workload *ws = NULL;
+    struct api_rows rows = {0};
     struct jw j = {0};
     int64_t *seqs = NULL;
-    int n = 0, i, rc;
+    int i, rc;
 
     if (query_in(r, &q) || scope_in(r, &q, &seqs))
         goto out;
     q.limit++; /* one more row says whether there is a next page */
-    rc = db_workload_list(r->app->db, &q, &ws, &n);
+    rc = api_readcache_list(r->app->rcache, r->app->db, &q, &rows);
     q.limit--;
     if (rc != DB_OK) {
         api_db_error(r, rc, rc == DB_EINVAL ? "unknown filterBy or sortBy field, or bad value"
                                             : "cannot list");
         goto out;
     }
-    jw_reserve(&j, (size_t)n * WL_VIEW_BYTES); /* one allocation, not eight doublings */
+    jw_reserve(&j, (size_t)rows.n * WL_VIEW_BYTES); /* one allocation, not eight doublings */
     jw_open(&j, '{');
     jw_key(&j, "workloads");
     jw_open(&j, '[');
-    for (i = 0; i < n && i < q.limit; i++)
-        generic_row_write(r->app->vc, &j, &ws[i]);
+    for (i = 0; i < rows.n && i < q.limit; i++)
+        generic_row_write(r->app->vc, &j, &rows.w[i]);
     jw_close(&j, ']');
-    if (n > q.limit)
+    if (rows.n > q.limit)
         jw_int(&j, "next", (int64_t)q.offset + q.limit);
     jw_close(&j, '}');
     jw_reply(r, 200, &j);
 out:
-    db_workloads_free(ws, n);
+    api_rows_release(&rows);
     free(seqs);
 }
 
@@ -998,14 +998,10 @@ static int path_type(const char *path)
     return -1;
 }
 
-/* Loads the path's workload if the caller may read it (else 404) and, when
- * `perm` asks more, holds it (else 403); with pods, its pods too, in the
- * same read. */
-static int load_pods(struct api_req *r, unsigned perm, struct db_workload *w,
-                     struct db_pod **pods, int *n)
+/* The path's workload as read (rc), if the caller may read it (else 404)
+ * and, when `perm` asks more, holds it (else 403). */
+static int load_check(struct api_req *r, unsigned perm, struct db_workload *w, int rc)
 {
-    int rc = pods ? db_workload_get_pods(r->app->db, r->params[0], w, pods, n)
-                  : db_workload_get(r->app->db, r->params[0], w);
     int t = path_type(r->path);
 
     if (rc == DB_OK && ((t >= 0 && w->type != t) ||
@@ -1024,6 +1020,17 @@ static int load_pods(struct api_req *r, unsigned perm, struct db_workload *w,
     return 0;
 }
 
+/* Loads the path's workload (load_check()); with pods, its pods too, in
+ * the same read. */
+static int load_pods(struct api_req *r, unsigned perm, struct db_workload *w,
+                     struct db_pod **pods, int *n)
+{
+    int rc = pods ? db_workload_get_pods(r->app->db, r->params[0], w, pods, n)
+                  : db_workload_get(r->app->db, r->params[0], w);
+
+    return load_check(r, perm, w, rc);
+}
+
 static int load(struct api_req *r, unsigned perm, struct db_workload *w)
 {
     return load_pods(r, perm, w, NULL, NULL);
@@ -1039,10 +1046,13 @@ void api_h_wl_get(struct api_req *r)
     struct db_workload w;
     struct db_pod *pods = NULL;
     struct jw j = {0};
-    int typed = path_type(r->path) >= 0, n = 0;
+    int typed = path_type(r->path) >= 0, n = 0, rc;
 
-    /* the generic view's urls need the pods: read with the workload */
-    if (load_pods(r, API_WL_READ, &w, typed ? NULL : &pods, &n) == 0) {
+    /* the generic view's urls need the pods: read with the workload, from
+     * memory on PostgreSQL while nothing changed (readcache.c) */
+    rc = api_readcache_workload(r->app->rcache, r->app->db, r->params[0], &w,
+                                typed ? NULL : &pods, &n);
+    if (load_check(r, API_WL_READ, &w, rc) == 0) {
         if (typed)
             typed_write(&j, &w);
         else

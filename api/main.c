@@ -291,6 +291,16 @@ static void drop_purged_logs(void *arg, const int64_t *seqs, int n)
     api_logs_drop(app->cfg.files_stem, seqs, n);
 }
 
+/* Another replica changed the tenant's settings: this one applies them
+ * (a failed read keeps what it had; the next change reads them again). */
+static void settings_changed(void *arg)
+{
+    struct api_app *app = arg;
+
+    if (api_tenant_settings_load(app) != DB_OK)
+        fprintf(stderr, "allotd: cannot read the tenant settings another replica changed\n");
+}
+
 /* Another replica changed users, tokens or access rules. */
 static void principals_changed(void *arg)
 {
@@ -356,12 +366,14 @@ int main(int argc, char **argv)
     app->projc = api_projcache_new();
     app->polc = api_polcache_new();
     app->vc = api_viewcache_new();
+    app->rcache = api_readcache_new(app->db, app->cfg.read_max_age_ms);
     opts.period_ms = app->cfg.schedule_period_ms;
     opts.sample_period_ms = app->cfg.sample_period_ms;
     opts.agent_lost_after_ms = (int64_t)app->cfg.agent_lease_ms + app->cfg.agent_margin_ms;
     opts.retention_ms = (int64_t)app->cfg.retention_days * 86400000LL;
     opts.purged = drop_purged_logs;
     opts.principals_changed = principals_changed;
+    opts.settings_changed = settings_changed;
     opts.hook_arg = app;
     lopts.ttl_ms = app->cfg.leader_lease_ms;
     lopts.renew_ms = app->cfg.leader_renew_ms;
@@ -395,6 +407,7 @@ out:
     api_projcache_free(app->projc);
     api_polcache_free(app->polc);
     api_viewcache_free(app->vc);
+    api_readcache_free(app->rcache);
     memset(&app->key, 0, sizeof(app->key));
     free(app);
     return status;

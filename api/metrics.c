@@ -14,7 +14,9 @@
  * (allot_pod_gpu_*), and per device of an agent's node its latest
  * utilisation and memory (allot_node_gpu_*); and whether this replica
  * leads (allot_leader 1 or 0, allot_leader_epoch, and
- * allot_sched_fenced_total: turns whose writes the fence refused).
+ * allot_sched_fenced_total: turns whose writes the fence refused); and,
+ * on PostgreSQL, the workload reads answered from memory and those that
+ * went to the database (allot_read_cache_hits_total, _misses_total).
  *
  * Invariant: counters only grow and are updated with atomics, so a
  * scrape never blocks a request.
@@ -355,7 +357,7 @@ void api_metrics_render(struct api_req *r)
     struct text t = {malloc(4096), 0, 4096};
     struct ctl_sched_stats st;
     struct api_conns_stats cs;
-    int64_t commits = 0, writes = 0;
+    int64_t commits = 0, writes = 0, hits = 0, misses = 0;
     char line[128];
     int i;
 
@@ -380,6 +382,9 @@ void api_metrics_render(struct api_req *r)
     db_writer_stats(r->app->db, &commits, &writes);
     metric(&t, "allot_db_commits_total", "counter", commits);
     metric(&t, "allot_db_writes_total", "counter", writes);
+    api_readcache_stats(r->app->rcache, &hits, &misses);
+    metric(&t, "allot_read_cache_hits_total", "counter", hits);
+    metric(&t, "allot_read_cache_misses_total", "counter", misses);
     ctl_sched_get_stats(r->app->sched, &st);
     metric(&t, "allot_sched_cycles_total", "counter", st.cycles);
     metric(&t, "allot_sched_decisions_total", "counter", st.decisions);

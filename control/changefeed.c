@@ -12,7 +12,9 @@
  *   Step 2: look each gap up again; a gap found is a change like any
  *           other, one older than GAP_MS (or past MAX_GAPS) is given up;
  *   Step 3: hand every row written by another process to the callback
- *           (this process's own were told in-process already).
+ *           (this process's own were told in-process already), after
+ *           moving the database's data generation (db_data_changed), so
+ *           that the API's read cache drops what it read before.
  *
  * Invariants:
  *   1. Each row is handed over at most once.
@@ -60,10 +62,14 @@ static void add_gap(struct ctl_feed *f, int64_t seq, int64_t now_ms)
     f->gaps[f->n_gaps++].since_ms = now_ms;
 }
 
-static void hand(const struct db_change *ch, ctl_feed_fn fn, void *arg)
+/* A row of another process: what this one keeps of the database is
+ * older than it (db_data_changed), and the callback hears of it. */
+static void hand(struct db *db, const struct db_change *ch, ctl_feed_fn fn, void *arg)
 {
-    if (!ch->own)
-        fn(arg, ch);
+    if (ch->own)
+        return;
+    db_data_changed(db);
+    fn(arg, ch);
 }
 
 /* Step 1: one page above high; whether a full page came (read again). */
@@ -81,7 +87,7 @@ static int read_new(struct ctl_feed *f, struct db *db, int64_t now_ms, ctl_feed_
         for (s = f->high + 1; s < rows[i].seq && s - f->high <= MAX_GAPS; s++)
             add_gap(f, s, now_ms);
         f->high = rows[i].seq;
-        hand(&rows[i], fn, arg);
+        hand(db, &rows[i], fn, arg);
     }
     *more = n == PAGE;
     free(rows);
@@ -99,7 +105,7 @@ static int read_gaps(struct ctl_feed *f, struct db *db, int64_t now_ms, ctl_feed
         if (rc == 0 && db_changes_since(db, f->gaps[i].seq - 1, 1, &row, &n) == DB_OK) {
             found = n == 1 && row[0].seq == f->gaps[i].seq;
             if (found)
-                hand(&row[0], fn, arg);
+                hand(db, &row[0], fn, arg);
         } else {
             rc = -1; /* keep the rest for the next poll */
         }

@@ -133,6 +133,8 @@ struct ctl_sched_opts {
                                                                drop what they left */
     void (*principals_changed)(void *arg);  /* another replica changed users,
                                                tokens or access rules */
+    void (*settings_changed)(void *arg);    /* another replica changed the
+                                               tenant's settings */
     void *hook_arg;
 };
 int ctl_sched_start(struct db *db, const struct ctl_sched_opts *o, struct ctl_sched **out);

@@ -2038,15 +2038,18 @@ static int leading(struct ctl_sched *sc)
 
 /* One change another replica made: the leader re-reads the workload or
  * the organization as if its own handlers had touched them; every replica
- * drops what it caches of the organization and of principals. */
+ * drops what it caches of the organization and of principals, and reads
+ * the tenant's settings again. */
 static void foreign_change(void *arg, const struct db_change *ch)
 {
     struct ctl_sched *sc = arg;
     struct held_since locked;
 
-    if (ch->kind == DB_CHANGE_PRINCIPALS) {
-        if (sc->o.principals_changed)
-            sc->o.principals_changed(sc->o.hook_arg);
+    if (ch->kind == DB_CHANGE_PRINCIPALS || ch->kind == DB_CHANGE_SETTINGS) {
+        void (*hook)(void *) = ch->kind == DB_CHANGE_PRINCIPALS ? sc->o.principals_changed
+                                                                : sc->o.settings_changed;
+        if (hook)
+            hook(sc->o.hook_arg);
         return;
     }
     if (ch->kind == DB_CHANGE_WORKLOAD && sc->epoch != 0) {

@@ -132,6 +132,7 @@ struct db {
     int64_t commits, writes;
     db_submitted_fn on_submitted; /* under mu: db_on_submitted() */
     void *on_submitted_arg;
+    uint64_t data_gen;         /* moves after each batch and db_data_changed() (atomic) */
     int health;                /* DB_OK, or the code of the last failed batch */
     char health_msg[512];
 
@@ -771,6 +772,9 @@ static void run_batch(struct db *db, struct db__op *batch)
         if (worst == DB_OK && storage_failure(op->rc))
             worst = op->rc;
     }
+    /* before any caller of the batch is told: a read stamped after this
+     * sees the commit (db_data_generation) */
+    __atomic_add_fetch(&db->data_gen, 1, __ATOMIC_ACQ_REL);
     pthread_mutex_lock(&db->mu);
     health_set(db, rc != DB_OK ? rc : worst);
     db->commits++;
@@ -969,6 +973,16 @@ void db_writer_stats(struct db *db, int64_t *commits, int64_t *writes)
     *commits = db->commits;
     *writes = db->writes;
     pthread_mutex_unlock(&db->mu);
+}
+
+uint64_t db_data_generation(struct db *db)
+{
+    return __atomic_load_n(&db->data_gen, __ATOMIC_ACQUIRE);
+}
+
+void db_data_changed(struct db *db)
+{
+    __atomic_add_fetch(&db->data_gen, 1, __ATOMIC_ACQ_REL);
 }
 
 /* ---- readers ---- */

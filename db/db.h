@@ -102,6 +102,16 @@ int db_exclusive(struct db *db);
 int db_schema_version(void);
 /* Counters of the group-commit writer. */
 void db_writer_stats(struct db *db, int64_t *commits, int64_t *writes);
+/* What a copy of data read from the database is current against: a
+ * number that moves after every transaction of this process's writer
+ * ends (committed or not), before its callers are told, and at each
+ * db_data_changed(). A read stamped with it before it began holds what
+ * this process committed before the stamp; while the number is unchanged
+ * nothing this process wrote, nor anything told by db_data_changed(), came
+ * since. */
+uint64_t db_data_generation(struct db *db);
+/* Another process changed the database (the change feed read its row). */
+void db_data_changed(struct db *db);
 /* Whether writes work: DB_OK, or DB_EFULL, DB_EBUSY, DB_EREADONLY,
  * DB_EGONE or DB_EIO with a sentence for people in msg. Notices a removed
  * file itself; the other conditions are those of the last write, and

@@ -59,8 +59,14 @@ int db_fence_refused(void);
 /* ---- the change log between replicas (changes.c) ----
  * What one replica changed that the others keep in memory: the leader's
  * scheduler model (workloads, organization) and every replica's caches
- * (organization, principals). */
-enum db_change_kind { DB_CHANGE_WORKLOAD = 0, DB_CHANGE_ORG = 1, DB_CHANGE_PRINCIPALS = 2 };
+ * (organization, principals, the tenant's settings; any row also drops
+ * what the API's read cache holds, db_data_changed()). */
+enum db_change_kind {
+    DB_CHANGE_WORKLOAD = 0,
+    DB_CHANGE_ORG = 1,
+    DB_CHANGE_PRINCIPALS = 2,
+    DB_CHANGE_SETTINGS = 3        /* the tenant's settings (settings.c; migration 380) */
+};
 struct db_change {
     int64_t seq;
     int kind;                     /* enum db_change_kind */

@@ -290,6 +290,23 @@ struct numbered {
      " idle_since INTEGER NOT NULL DEFAULT 0," \
      " PRIMARY KEY (node_seq, idx)) WITHOUT ROWID;"
 
+/* 380 on SQLite: the change log rebuilt with kind 3 allowed (below) */
+#define MIGRATION_380                                                                          \
+    "CREATE TABLE new_changes ("                                                                 \
+    " seq INTEGER PRIMARY KEY AUTOINCREMENT,"                                                    \
+    " kind INTEGER NOT NULL CHECK (kind IN (0, 1, 2, 3)),"                                       \
+    " workload_seq INTEGER NOT NULL DEFAULT 0,"                                                  \
+    " origin INTEGER NOT NULL,"                                                                  \
+    " at INTEGER NOT NULL);"                                                                     \
+    "INSERT INTO new_changes (seq, kind, workload_seq, origin, at)"                              \
+    " SELECT seq, kind, workload_seq, origin, at FROM changes;"                                  \
+    "DELETE FROM sqlite_sequence WHERE name = 'new_changes';"                                    \
+    "INSERT INTO sqlite_sequence (name, seq)"                                                    \
+    " SELECT 'new_changes', seq FROM sqlite_sequence WHERE name = 'changes';"                    \
+    "DROP TABLE changes;"                                                                        \
+    "ALTER TABLE new_changes RENAME TO changes;"                                                 \
+    "CREATE INDEX changes_at ON changes (at);"
+
 static const struct numbered later[] = {
     /* 50: agent tokens, the nodes agents run, a uid per pod binding (the
      * name an agent runs it under, new whenever the binding changes), the
@@ -631,6 +648,10 @@ static const struct numbered later[] = {
      "ALTER TABLE users ADD COLUMN owner_id INTEGER NOT NULL DEFAULT 0;"
      "CREATE INDEX users_owner ON users (owner_id);",
      NULL},
+    /* 380: the change log carries the tenant's settings too (kind 3,
+     * settings.c); SQLite rebuilds the table for its CHECK, the
+     * AUTOINCREMENT counter carried over so no seq is given again */
+    {380, MIGRATION_380, NULL},
 };
 
 /* The later migrations PostgreSQL runs instead of their SQL (pq.c's
@@ -656,6 +677,9 @@ static const struct {
      " WHEN (OLD.phase IN ('Initializing', 'Running')"
      " AND NEW.phase NOT IN ('Initializing', 'Running') AND OLD.started_ms > 0)"
      " EXECUTE FUNCTION allot_workloads_run_ms();"},
+    {380,
+     "ALTER TABLE changes DROP CONSTRAINT changes_kind_check,"
+     " ADD CONSTRAINT changes_kind_check CHECK (kind IN (0, 1, 2, 3));"},
 };
 
 #define N_LATER ((int)(sizeof(later) / sizeof(later[0])))

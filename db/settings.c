@@ -1,10 +1,13 @@
 /*
  * settings.c: the settings table (migration 260): the tenant's settings
  * as key/value texts (security settings, tenant settings, the logo); the
- * API file that owns a key says what its value means.
+ * API file that owns a key says what its value means. Each change writes
+ * a row of the change log (DB_CHANGE_SETTINGS) in its savepoint, so
+ * other replicas on the database apply it too.
  */
 #include "db_int.h"
 #include "db_audit.h"
+#include "db_ha.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,12 +61,12 @@ int db_setting_put(struct db *db, const char *key, const char *value)
 {
     struct put_arg a = {key, value ? value : ""};
 
-    return db__write(db, put_fn, &a);
+    return db__write_noted(db, DB_CHANGE_SETTINGS, put_fn, &a);
 }
 
 int db_setting_delete(struct db *db, const char *key)
 {
     struct put_arg a = {key, NULL};
 
-    return db__write(db, put_fn, &a);
+    return db__write_noted(db, DB_CHANGE_SETTINGS, put_fn, &a);
 }

@@ -8,7 +8,9 @@
 # with psql: give it a database of its own; the tables' statistics are
 # taken, ANALYZE, after step 1).
 # ALLOTD defaults to build/allotd, SECONDS (per wrk run) to 10, LAST_STEP
-# (3: only the three wrk runs) to 7. It starts a
+# (3: only the three wrk runs) to 7; ALLOT_BENCH_OPTS, if set, is added to
+# allotd's options (e.g. --read-max-age-ms 0 on PostgreSQL: every read
+# from the database). It starts a
 # real allotd on a free loopback port with a fresh database in a temporary
 # directory (synchronous=FULL, rate limit off, 1,000 simulated nodes with
 # 8 GPUs, 64 HTTP workers: one per client connection), then measures:
@@ -84,7 +86,7 @@ start() {
   : >"$T/made"
   (cd "$T" && exec "$ALLOTD" --db "$DB" --listen 127.0.0.1:0 --port-file "$T/port" \
       --rate-limit 0 --max-pending-per-project 0 --max-pending-per-user 0 \
-      --simulate-nodes 1000x8 --threads 64 >>"$T/log" 2>&1) &
+      --simulate-nodes 1000x8 --threads 64 ${ALLOT_BENCH_OPTS:-} >>"$T/log" 2>&1) &
   PID=$!
   while [ ! -s "$T/port" ]; do
     kill -0 "$PID" 2>/dev/null || { cat "$T/log" >&2; exit 1; }
