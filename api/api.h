@@ -560,12 +560,12 @@ int api_readcache_workload(struct api_readcache *rc, struct db *db, const char *
                            struct db_workload *out, struct db_pod **pods, int *n);
 /* A page of rows, lent by the cache or owned: read w[0..n), then
  * api_rows_release(). */
-struct rc_entry;
+struct api_rc_entry;
 struct api_rows {
     const struct db_workload *w;
     int n;
     struct api_readcache *cache;
-    struct rc_entry *held;          /* lent by the cache; NULL: own */
+    struct api_rc_entry *held;          /* lent by the cache; NULL: own */
     struct db_workload *own;
 };
 /* db_workload_list() answered from the cache while its entry is current. */

@@ -54,7 +54,7 @@
 #define RC_LIST_ROWS 201             /* the longest page kept */
 #define RC_BYTES (48L * 1024 * 1024) /* every entry's rows together */
 
-struct rc_entry {
+struct api_rc_entry {
     int refs;                        /* the slot's and each reader's (atomic) */
     uint64_t gen;                    /* the data generation before the read */
     int64_t at_us;                   /* the monotonic clock before the read */
@@ -69,7 +69,7 @@ struct rc_entry {
 
 struct rc_slot {
     pthread_mutex_t mu;
-    struct rc_entry *e;              /* NULL: empty */
+    struct api_rc_entry *e;              /* NULL: empty */
 };
 
 struct api_readcache {
@@ -97,7 +97,7 @@ struct api_readcache *api_readcache_new(struct db *db, int max_age_ms)
     return rc;
 }
 
-static void entry_drop(struct api_readcache *rc, struct rc_entry *e)
+static void entry_drop(struct api_readcache *rc, struct api_rc_entry *e)
 {
     if (!e || __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) > 0)
         return;
@@ -201,11 +201,11 @@ static int list_key(const struct db_wl_query *q, struct rc_key *k)
 
 /* The entry of key k in slot s if it is current (design 2), with a
  * reference for the caller; NULL otherwise. */
-static struct rc_entry *lookup(struct api_readcache *rc, struct rc_slot *s, const struct rc_key *k)
+static struct api_rc_entry *lookup(struct api_readcache *rc, struct rc_slot *s, const struct rc_key *k)
 {
     uint64_t gen = db_data_generation(rc->db);
     int64_t now = clock_mono_us();
-    struct rc_entry *e;
+    struct api_rc_entry *e;
 
     pthread_mutex_lock(&s->mu);
     e = s->e;
@@ -222,13 +222,13 @@ static struct rc_entry *lookup(struct api_readcache *rc, struct rc_slot *s, cons
 /* A new entry for key k stamped (gen, at_us), holding rows and pods (taken
  * over either way), with one reference for the caller; NULL when it may
  * not be kept (invariant 3) or out of memory. */
-static struct rc_entry *entry_new(struct api_readcache *rc, const struct rc_key *k, uint64_t gen,
+static struct api_rc_entry *entry_new(struct api_readcache *rc, const struct rc_key *k, uint64_t gen,
                                   int64_t at_us, struct db_workload *rows, int n,
                                   struct db_pod *pods, int n_pods)
 {
-    size_t bytes = sizeof(struct rc_entry) + k->n + sizeof(*rows) * (size_t)n +
+    size_t bytes = sizeof(struct api_rc_entry) + k->n + sizeof(*rows) * (size_t)n +
                    sizeof(*pods) * (size_t)n_pods;
-    struct rc_entry *e = NULL;
+    struct api_rc_entry *e = NULL;
     int i;
 
     for (i = 0; i < n; i++)
@@ -240,24 +240,17 @@ static struct rc_entry *entry_new(struct api_readcache *rc, const struct rc_key 
         free(pods);
         return NULL;
     }
-    e->refs = 1;
-    e->gen = gen;
-    e->at_us = at_us;
-    e->bytes = bytes;
-    e->rows = rows;
-    e->n = n;
-    e->pods = pods;
-    e->n_pods = n_pods;
-    e->key_len = k->n;
+    *e = (struct api_rc_entry){.refs = 1, .gen = gen, .at_us = at_us, .bytes = bytes, .rows = rows,
+                           .n = n, .pods = pods, .n_pods = n_pods, .key_len = k->n};
     memcpy(e->key, k->s, k->n);
     return e;
 }
 
 /* Puts e in slot s (one more reference: the slot's); the entry it
  * replaces is dropped. */
-static void store(struct api_readcache *rc, struct rc_slot *s, struct rc_entry *e)
+static void store(struct api_readcache *rc, struct rc_slot *s, struct api_rc_entry *e)
 {
-    struct rc_entry *old;
+    struct api_rc_entry *old;
 
     __atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
     pthread_mutex_lock(&s->mu);
@@ -271,7 +264,7 @@ static void store(struct api_readcache *rc, struct rc_slot *s, struct rc_entry *
 
 /* The entry's row and pods copied to the caller (db_workload_get_pods()'s
  * answer); pods NULL: the row only. */
-static int copy_out(const struct rc_entry *e, struct db_workload *out, struct db_pod **pods,
+static int copy_out(const struct api_rc_entry *e, struct db_workload *out, struct db_pod **pods,
                     int *n)
 {
     *out = e->rows[0];
@@ -299,7 +292,7 @@ static int one_read(struct api_readcache *rc, struct rc_slot *s, const struct rc
     int64_t at_us = clock_mono_us();
     struct db_workload *row = malloc(sizeof(*row));
     struct db_pod *got = NULL;
-    struct rc_entry *e;
+    struct api_rc_entry *e;
     int n_got = 0, rc_db;
 
     if (!row)
@@ -325,7 +318,7 @@ int api_readcache_workload(struct api_readcache *rc, struct db *db, const char *
 {
     struct rc_key k = {0};
     struct rc_slot *s;
-    struct rc_entry *e;
+    struct api_rc_entry *e;
     int rc_db;
 
     if (pods) {
@@ -361,7 +354,7 @@ int api_readcache_workload(struct api_readcache *rc, struct db *db, const char *
 
 /* ---- lists ---- */
 
-static void rows_lend(struct api_rows *out, struct rc_entry *e)
+static void rows_lend(struct api_rows *out, struct api_rc_entry *e)
 {
     out->w = e->rows;
     out->n = e->n;
@@ -374,7 +367,7 @@ int api_readcache_list(struct api_readcache *rc, struct db *db, const struct db_
     struct rc_key k = {0};
     struct db_workload *rows = NULL;
     struct rc_slot *s = NULL;
-    struct rc_entry *e = NULL;
+    struct api_rc_entry *e = NULL;
     uint64_t gen = 0;
     int64_t at_us = 0;
     int n = 0, rc_db;
