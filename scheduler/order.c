@@ -82,13 +82,6 @@
 
 #include <string.h>
 
-struct sig {
-    int queue, fixed_pool, n_pools, gpu_devices, pods, preemptible, priority;
-    int64_t portion, cpu, mem, gpu_memory;
-    const int *pools;
-    int cls;
-};
-
 /* A failed signature: its hash and the workload that showed it (w + 1; 0 = empty). */
 struct sig_entry {
     uint64_t hash;
@@ -455,51 +448,33 @@ static int best_queue(struct ss_iter *it, const int *qs, int n)
 
 /* ---- Signatures ---- */
 
-static void sig_of(const struct sched_session *ss, int w, struct sig *s)
+/* A workload's signature hash: what sig_same() compares, field by field
+ * (queue, fixed pool, pools, node type, requests, pods to place,
+ * preemptibility, priority). */
+static uint64_t sig_hash(const struct sched_session *ss, int w)
 {
     const struct sched_workload *wl = ss_w(ss, w);
-
-    memset(s, 0, sizeof(*s));
-    s->queue = wl->queue;
-    s->fixed_pool = ss->wl[w].pool;
-    s->n_pools = ss->wl[w].n_pools;
-    s->pools = ss->wl[w].pools;
-    s->gpu_devices = wl->gpu_devices;
-    s->pods = sched__pods_to_place(ss, w);
-    s->preemptible = wl->preemptible;
-    s->priority = wl->priority;
-    s->portion = wl->gpu_portion;
-    s->cpu = wl->cpu_milli;
-    s->mem = wl->mem_mib;
-    s->gpu_memory = wl->gpu_memory_mib;
-    s->cls = ss->wl[w].cls;
-}
-
-static uint64_t sig_hash(const struct sig *s)
-{
+    const struct ss_wl *x = &ss->wl[w];
     uint64_t h = SS_FNV_BASIS;
 
-    h = ss_fnv(h, s->queue);
-    h = ss_fnv(h, s->fixed_pool);
-    h = ss_fnv(h, s->n_pools);
-    h = ss_fnv(h, s->gpu_devices);
-    h = ss_fnv(h, s->pods);
-    h = ss_fnv(h, s->preemptible);
-    h = ss_fnv(h, s->priority);
-    h = ss_fnv(h, s->portion);
-    h = ss_fnv(h, s->cpu);
-    h = ss_fnv(h, s->mem);
-    h = ss_fnv(h, s->gpu_memory);
-    h = ss_fnv(h, s->cls);
-    return ss_fnv_ints(h, s->pools, s->n_pools);
+    h = ss_fnv(h, wl->queue);
+    h = ss_fnv(h, x->pool);
+    h = ss_fnv(h, x->n_pools);
+    h = ss_fnv(h, wl->gpu_devices);
+    h = ss_fnv(h, sched__pods_to_place(ss, w));
+    h = ss_fnv(h, wl->preemptible);
+    h = ss_fnv(h, wl->priority);
+    h = ss_fnv(h, wl->gpu_portion);
+    h = ss_fnv(h, wl->cpu_milli);
+    h = ss_fnv(h, wl->mem_mib);
+    h = ss_fnv(h, wl->gpu_memory_mib);
+    h = ss_fnv(h, x->cls);
+    return ss_fnv_ints(h, x->pools, x->n_pools);
 }
 
 static void sig_refresh(struct sched_session *ss, struct order_cache *oc, int w)
 {
-    struct sig s;
-
-    sig_of(ss, w, &s);
-    oc->sig[w] = sig_hash(&s);
+    oc->sig[w] = sig_hash(ss, w);
     if (oc->pos_of && oc->pos_of[w] >= 0)
         oc->item_group[oc->pos_of[w]] = -1;  /* it may have moved: tested alone from now on */
 }
