@@ -13,17 +13,17 @@
  *           bytes only when the trailer is there and counts them; a child
  *           that has not closed the pipe within the child's wait_ms
  *           (COW_WAIT_MS unless the caller set another) is killed, and
- *           the run fails. The end
- *           of file comes when the child closes the pipe, before its exit
- *           tears its address space down (about as long as the fork took:
- *           both walk the page tables); a child not yet gone then is
- *           reaped by a detached thread of its own, so the answer does not
- *           wait for that.
+ *           the run fails. The end of file comes when the child closes
+ *           the pipe, before its exit tears its address space down (about
+ *           as long as the fork took: both walk the page tables); a child
+ *           not yet gone then is reaped by a later cow_start() or
+ *           cow_finish(), so the answer does not wait for that.
  *
  * Invariants:
  *   1. The caller's memory is never written by the child (fork's copy on
  *      write); only the bytes sent come back.
- *   2. Every child is reaped (by cow_finish() or its reaper thread), and
+ *   2. Every child is reaped (by cow_finish(), or by a later call when its
+ *      answer came before its exit), and no thread is started, and
  *      every descriptor it opened is closed.
  */
 #include "cow.h"
@@ -43,6 +43,8 @@
 #include "clock.h"
 
 #define COW_BUF 65536
+static void reap_done(void);
+
 #define COW_MAGIC 0x636f772d656e6421ull   /* "cow-end!" */
 
 struct cow_out {
@@ -163,6 +165,7 @@ int cow_start(int (*fn)(void *arg, struct cow_out *out), void *arg, struct cow_c
     pid_t pid;
 
     c->fd = c->pid = -1;
+    reap_done();
     if (pipe(fds) != 0)
         return -1;
     pid = fork();
@@ -202,28 +205,43 @@ static void reap(pid_t pid)
         ;
 }
 
-static void *reaper(void *arg)
+/* Children whose answer was read while they still tore their memory
+ * down: reaped without waiting at the next cow_start() or cow_finish(),
+ * or waited for when the list is full. No thread reaps them: a thread
+ * that starts or ends while another forks can leave a lock of the C
+ * library or of a sanitizer's runtime held in the child, which then
+ * hangs (invariant 2). */
+#define COW_ZOMBIES 16
+static pthread_mutex_t zombies_mu = PTHREAD_MUTEX_INITIALIZER;
+static pid_t zombies[COW_ZOMBIES];
+static int n_zombies;
+
+static void reap_done(void)
 {
-    reap((pid_t)(intptr_t)arg);
-    return NULL;
+    int i = 0;
+
+    pthread_mutex_lock(&zombies_mu);
+    while (i < n_zombies)
+        if (waitpid(zombies[i], NULL, WNOHANG) != 0)   /* reaped, or not ours */
+            zombies[i] = zombies[--n_zombies];
+        else
+            i++;
+    pthread_mutex_unlock(&zombies_mu);
 }
 
-/* The child, once its answer is read: at once if it is gone, else by a
- * detached thread (inline if none can start). */
 static void reap_later(pid_t pid)
 {
-    pthread_attr_t attr;
-    pthread_t t;
-    int started = 0;
+    int kept = 0;
 
     if (waitpid(pid, NULL, WNOHANG) != 0)
         return;   /* reaped, or not ours to wait for */
-    if (pthread_attr_init(&attr) == 0) {
-        started = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
-                  pthread_create(&t, &attr, reaper, (void *)(intptr_t)pid) == 0;
-        pthread_attr_destroy(&attr);
+    pthread_mutex_lock(&zombies_mu);
+    if (n_zombies < COW_ZOMBIES) {
+        zombies[n_zombies++] = pid;
+        kept = 1;
     }
-    if (!started)
+    pthread_mutex_unlock(&zombies_mu);
+    if (!kept)
         reap(pid);
 }
 
@@ -235,6 +253,7 @@ int cow_finish(struct cow_child *c, char **buf, size_t *len)
     *len = 0;
     rc = read_all(c->fd, c->wait_ms, buf, len);
     close(c->fd);
+    reap_done();
     if (rc != 0)
         kill((pid_t)c->pid, SIGKILL);   /* past its time, or a broken pipe: reaped below */
     if (rc == 0)

@@ -24,9 +24,8 @@ int cow_put(struct cow_out *o, const void *p, size_t n);   /* 0; -1 the pipe bro
  * (malloc'd, NUL-terminated beyond *len; NULL and 0 when none). 0 when fn
  * returned 0 and every byte came back; -1 otherwise (no fork, fn failed,
  * the child died or took longer than COW_WAIT_MS: *buf is NULL). The
- * child is reaped, by a detached
- * thread when it is still tearing its memory down once its answer is
- * read. */
+ * child is reaped: by a later call when it is still tearing its memory
+ * down once its answer is read (no thread is started for it). */
 int cow_run(int (*fn)(void *arg, struct cow_out *out), void *arg, char **buf, size_t *len);
 
 /* cow_run() in two halves, so that a caller may give a lock back once the
