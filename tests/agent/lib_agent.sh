@@ -144,9 +144,7 @@ wait_phase_long() {
   poll 30 is_phase "$1" "$2" || fail "$1 did not reach $2 (is $(phase "$ADMIN" "$1"))"
 }
 
-wl_id() {
-  expect 200 GET "/api/v1/workloads?filterBy=name==$1" "" "$ADMIN" | jq -r '.workloads[0].id'
-}
+wl_id() { workload_id "$ADMIN" "$1"; }
 
 # submit NAME PROJECT GPUS COMMAND ARGS [GRACE]: a training whose pod runs
 # COMMAND ARGS with OUT and TESTRUN in its environment.

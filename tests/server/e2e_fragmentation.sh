@@ -33,9 +33,7 @@ training() {
   poll 20 has_phase "$TOKEN" "$1" Running || fail "$1 is not Running: $(expect 200 GET \
     "/api/v1/workloads?filterBy=name==$1" "" "$TOKEN" | jq -c '.workloads[0] | [.phase, .phaseMessage]')"
 }
-wl_id() {
-  expect 200 GET "/api/v1/workloads?filterBy=name==$1" "" "$TOKEN" | jq -r '.workloads[0].id'
-}
+wl_id() { workload_id "$TOKEN" "$1"; }
 node_of() {
   expect 200 GET "/api/v1/workloads/$(wl_id "$1")/pods" "" "$TOKEN" | jq -r '.pods[0].nodeName'
 }

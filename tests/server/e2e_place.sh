@@ -26,9 +26,7 @@ submit() {
   expect "${5:-202}" POST "/api/v1/workloads/$1" "{\"name\":\"$2\",\"projectId\":\"$3\",
     \"clusterId\":\"$CLUSTER\",\"spec\":{\"image\":\"busybox\",$4}}" "$TOKEN"
 }
-wl_id() {
-  expect 200 GET "/api/v1/workloads?filterBy=name==$1" "" "$TOKEN" | jq -r '.workloads[0].id'
-}
+wl_id() { workload_id "$TOKEN" "$1"; }
 nodes_of() { # NAME: the nodes of its pods, sorted, space-separated
   expect 200 GET "/api/v1/workloads/$(wl_id "$1")/pods" "" "$TOKEN" |
     jq -r '[.pods[].nodeName] | sort | join(" ")'

@@ -49,7 +49,7 @@ way() {
 }
 count() { expect 200 GET /api/v1/workloads/count "" "$ADMIN" | jq .count; }
 events() { expect 200 GET "/api/v1/workloads/$1/events" "" "$ADMIN" | jq '.events | length'; }
-id_of() { expect 200 GET "/api/v1/workloads?filterBy=name==$1" "" "$ADMIN" | jq -r '.workloads[0].id'; }
+id_of() { workload_id "$ADMIN" "$1"; }
 
 PW=$(expect 201 POST /api/v1/users '{"email":"bob@example.com"}' "$ADMIN" | jq -r .tempPassword)
 expect 201 POST /api/v1/authorization/access-rules "{\"subjectId\":\"bob@example.com\",

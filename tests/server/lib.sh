@@ -370,19 +370,25 @@ dept_project() {
     [{\"nodePool\":{\"id\":\"$POOL\"},\"gpu\":{\"deserved\":4,\"limit\":-1}}]}" "$ADMIN" | jq -r .id
 }
 
-# phase TOKEN NAME: the phase of workload NAME ("null" when there is none).
-# Polls call it every 50 ms, so the shell reads it, not jq (20 ms of CPU a
-# start): allotd's list is {"workloads":[{...}]} written without spaces,
-# and a workload's first "phase" key is its own, ahead of any nested object
-# (a name holding the words has its quotes escaped).
-phase() {
-  _ph=$(expect 200 GET "/api/v1/workloads?filterBy=name==$2" "" "$1")
-  case $_ph in
-  '{"workloads":[{'*'"phase":"'*) _ph=${_ph#*\"phase\":\"}; printf '%s\n' "${_ph%%\"*}" ;;
+# workload_field TOKEN NAME KEY: KEY of workload NAME as the list answers
+# it ("null" when there is none), for a string key written before any
+# nested object: id, name, phase. Polls ask for phases every 50 ms, so the
+# shell reads it, not jq (20 ms of CPU a start): allotd's list is
+# {"workloads":[{"id":...}]} written without spaces, and a workload's first
+# such key is its own (a name holding the words has its quotes escaped).
+# Any other shape goes through jq.
+workload_field() {
+  _wf=$(expect 200 GET "/api/v1/workloads?filterBy=name==$2" "" "$1")
+  case $_wf in
+  '{"workloads":[{'*"\"$3\":\""*) _wf=${_wf#*\"$3\":\"}; printf '%s\n' "${_wf%%\"*}" ;;
   '{"workloads":[]'*) echo null ;;
-  *) printf '%s\n' "$_ph" | jq -r '.workloads[0].phase' ;;
+  *) printf '%s\n' "$_wf" | jq -r ".workloads[0].$3" ;;
   esac
 }
+
+# phase TOKEN NAME: the phase of workload NAME; workload_id TOKEN NAME: its id.
+phase() { workload_field "$1" "$2" phase; }
+workload_id() { workload_field "$1" "$2" id; }
 
 has_phase() { [ "$(phase "$1" "$2")" = "$3" ]; }
 
