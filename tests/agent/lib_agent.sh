@@ -132,8 +132,21 @@ sanitizers_quiet() {
   done
 }
 
+# node_status NODE: its status, nothing while allotd has no such node.
+# ready() polls it every 50 ms while agents register, so the shell reads
+# allotd's compact list ({"nodes":[{"id":...,"name":...,"clusterUuid":...,
+# "nodePool":...,"status":...}]}) as workload_field does; a node written
+# otherwise goes through jq.
 node_status() {
-  expect 200 GET /api/v1/nodes "" "$ADMIN" | jq -r ".nodes[] | select(.name == \"$1\") | .status"
+  _ns=$(expect 200 GET /api/v1/nodes "" "$ADMIN")
+  case $_ns in
+  '{"nodes":['*"\"name\":\"$1\",\"clusterUuid\":\""*)
+    _ns=${_ns#*\"name\":\"$1\",\"clusterUuid\":\"}; _ns=${_ns#*\"status\":\"}
+    printf '%s\n' "${_ns%%\"*}" ;;
+  '{"nodes":['*) case $_ns in *"\"name\":\"$1\""*) ;; *) return 0 ;; esac
+    printf '%s\n' "$_ns" | jq -r ".nodes[] | select(.name == \"$1\") | .status" ;;
+  *) printf '%s\n' "$_ns" | jq -r ".nodes[] | select(.name == \"$1\") | .status" ;;
+  esac
 }
 
 is_status() { [ "$(node_status "$1")" = "$2" ]; }
