@@ -329,8 +329,17 @@ int sched__decide(struct sched_session *ss, int kind, int action, int w, int pod
              ss->n_decisions + 1) != SCHED_OK)
         return SCHED_ENOMEM;
     d = &ss->decisions[ss->n_decisions++];
-    *d = (struct sched_decision){.kind = kind, .action = action, .workload = w, .pod = pod,
-                                 .node = node, .devices = devices, .by_workload = by};
+    /* field by field on zeroed bytes: results compare byte for byte, and a
+     * compound literal's padding is unspecified (clang -O0 leaves the
+     * stack's bytes there) */
+    memset(d, 0, sizeof(*d));
+    d->kind = kind;
+    d->action = action;
+    d->workload = w;
+    d->pod = pod;
+    d->node = node;
+    d->devices = devices;
+    d->by_workload = by;
     return SCHED_OK;
 }
 

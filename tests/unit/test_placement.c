@@ -64,6 +64,48 @@ static void test_gang_all_or_nothing(void **unused)
     tw_free(&w);
 }
 
+/* Leaves a pattern on the stack below the caller, where the cycle's own
+ * frames will lie. */
+__attribute__((noinline)) static void stack_dirty(void)
+{
+    volatile unsigned char bytes[16384];
+    size_t i;
+
+    for (i = 0; i < sizeof(bytes); i++)
+        bytes[i] = 0xAA;
+}
+
+/* A decision's bytes are its fields and zeros (sched.h invariant 2:
+ * results compare byte for byte; a padding byte taken from the stack made
+ * a cycle and the incremental path differ in clang's -O0 build). */
+static void test_decision_padding_is_zero(void **unused)
+{
+    struct sched_decision zero;
+    const unsigned char *got;
+    struct tw w;
+    size_t b;
+    int k;
+
+    (void)unused;
+    tw_build(&w, "node n1 4; node n2 4; queue p 8; wl a p 1 1; wl b p 2 2");
+    stack_dirty();
+    assert_int_equal(tw_cycle(&w), 3);
+    for (k = 0; k < w.res.n_decisions; k++) {
+        memset(&zero, 0, sizeof(zero));
+        zero.kind = w.res.decisions[k].kind;
+        zero.action = w.res.decisions[k].action;
+        zero.workload = w.res.decisions[k].workload;
+        zero.pod = w.res.decisions[k].pod;
+        zero.node = w.res.decisions[k].node;
+        zero.devices = w.res.decisions[k].devices;
+        zero.by_workload = w.res.decisions[k].by_workload;
+        got = (const unsigned char *)&w.res.decisions[k];
+        for (b = 0; b < sizeof(zero); b++)
+            assert_int_equal(got[b], ((const unsigned char *)&zero)[b]);
+    }
+    tw_free(&w);
+}
+
 /* sched__all_fit_as_is() says what placing the gang pod by pod
  * (sched__place_pods()) finds: n1 4 GPUs with 2 used, n2 2 GPUs and 1,000
  * millicores, n3 8 GPUs with 7 used, n4 4 empty GPUs but not ready. */
@@ -338,6 +380,7 @@ static void test_frag_by_state_matches_walk(void **unused)
 RUN_TESTS(
     cmocka_unit_test_prestate(tw_test_cases, &placements),
     cmocka_unit_test(test_gang_all_or_nothing),
+    cmocka_unit_test(test_decision_padding_is_zero),
     cmocka_unit_test(test_all_fit_as_is),
     cmocka_unit_test(test_memory_fit_as_allocate),
     cmocka_unit_test(test_node_index_matches_walk),
