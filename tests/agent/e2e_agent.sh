@@ -56,7 +56,7 @@ wait_phase_long b2 Running
 wait_phase_long a1 Pending
 until_ok 10 test -s "$OUT/a1.term" || fail "a1 did not get SIGTERM"
 until_ok 10 no_process a1 || fail "a1's process did not end"
-kill -0 "$A1_PID" 2>/dev/null && fail "a1's process $A1_PID still runs"
+until_ok 5 pid_gone "$A1_PID" || fail "a1's process $A1_PID still runs or was never reaped"
 until_ok 10 has_process b2 || fail "b2 has no process"
 events_of a1 | grep -q "^Reclaimed: " || fail "a1 has no Reclaimed event"
 for w in a2 b1; do is_phase $w Running || fail "$w should still run"; done

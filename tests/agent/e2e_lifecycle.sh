@@ -52,7 +52,7 @@ until_ok 10 test -s "$OUT/s1.term" || fail "s1 did not get SIGTERM"
 TERM_AT=$(head -n 1 "$OUT/s1.term")
 until_ok 20 no_process s1 || fail "s1 still runs $(( $(now_ms) - TERM_AT )) ms after SIGTERM"
 GONE_AT=$(now_ms)
-kill -0 "$S1" 2>/dev/null && fail "s1's process $S1 still runs"
+until_ok 5 pid_gone "$S1" || fail "s1's process $S1 still runs or was never reaped"
 [ $((GONE_AT - TERM_AT)) -ge 1500 ] ||
   fail "s1 was killed $((GONE_AT - TERM_AT)) ms after SIGTERM, before its grace period of 2 s"
 wait_phase_long s1 Stopped

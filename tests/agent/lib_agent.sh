@@ -198,6 +198,11 @@ no_workloads() { [ -z "$(workload_pids)" ]; }
 has_process() { [ -n "$(pids_of "$1")" ]; }
 no_process() { [ -z "$(pids_of "$1")" ]; }
 
+# pid_gone PID: the process is gone and reaped. pids_of stops listing a
+# killed process before its parent (the agent) reaps it, as its environ
+# reads empty; kill -0 answers until the reaping.
+pid_gone() { ! kill -0 "$1" 2>/dev/null; }
+
 # env_of PID VAR: a variable of a process's environment.
 env_of() { tr '\0' '\n' <"/proc/$1/environ" | sed -n "s/^$2=//p"; }
 
