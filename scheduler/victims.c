@@ -59,11 +59,6 @@
  *      host_floor) is not asked node by node;
  *   3. once a set is found, a node is searched only if both its device
  *      bound and its cheapest unit allow a set no dearer than the best;
- *      a reclaim's node is searched only if the units that can be in a
- *      valid set (each tested alone with the least the set takes of its
- *      side, may_be_valid(); a plain unit reads its queue's side_bound,
- *      found once per search) make room together: most failed reclaims
- *      fail on KAI's saturation rule, set after set, node after node;
  *   4. whether a queue holds more than the strategies let it keep, and
  *      whether any sibling of a queue does (the test every reclaim
  *      candidate of the job-order walk asks, any_victim_queue()), are kept
@@ -261,17 +256,6 @@ struct host_floor {
     int64_t cpu, mem;
 };
 
-/* What a reclaim search allows a plain unit (a pod, or a workload with no
- * pods above its minimum) of queue q to free where j's side frees nothing
- * (side_bound_of()): the resources in which its side is over for a
- * strategy (bit r of over), and the most of each resource it may free
- * for its side to stay more saturated than j's (most[r]). */
-struct side_bound {
-    uint64_t gen;              /* the search's (scratch.side_gen) */
-    int over;
-    int64_t most[SCHED_NRES];
-};
-
 /* Buffers shared by every attempt of a cycle, grown on demand. */
 /* One mover shape's best nodes in a consolidation search (move trials). */
 #define MOVE_TOP 8
@@ -315,8 +299,6 @@ struct scratch {
     int *rank_at;              /* [n_queues + 1]: counting sort of units by queue rank */
     int *dom_order;            /* [n_nodes]: a topology attempt's nodes (order_domain()) */
     int64_t *dom_lb;           /* [n_nodes]: their bounds */
-    struct side_bound *sides;  /* [n_queues]: a reclaim search's victim sides */
-    uint64_t side_gen;         /* counts the searches: sides[q] holds for this one */
 };
 
 static int build_paths(struct sched_session *ss, struct scratch *x);
@@ -381,9 +363,7 @@ static struct scratch *scratch_of(struct sched_session *ss)
         x->touched = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(int));
         x->dom_order = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(int));
         x->dom_lb = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(int64_t));
-        x->sides = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(struct side_bound));
-        x->side_gen = 1;
-        if (!x->sides || !x->dom_order || !x->dom_lb || !x->fp || !x->q_ok || !x->q_rank || !x->q_order || !x->q_tmp || !x->node_off ||
+        if (!x->dom_order || !x->dom_lb || !x->fp || !x->q_ok || !x->q_rank || !x->q_order || !x->q_tmp || !x->node_off ||
             !x->node_cnt || !x->node_mark || !x->by_keys || !x->cap_by_keys || !x->rank_at ||
             !x->touched_at || !x->touched ||
             build_paths(ss, x) != SCHED_OK)
@@ -1649,122 +1629,6 @@ static void charge_on_node(struct search *s, int node)
         keep_pod_charge(s, sched__pod_charge_on(s->ss, s->j, node));
 }
 
-/* The most a set may free of resource r on the victim side qv, freeing
- * nothing on j's side qa where the branches meet, for less_saturated()
- * to hold: INT64_MAX when it holds whatever is freed, -1 when it never does. */
-static int64_t most_freed(const struct search *s, const struct ss_qp *qa, const struct ss_qp *qv,
-                          int r)
-{
-    int64_t x = qa->alloc[r] + pod_ask(s, r) * s->pods_left;
-    __int128 most;
-
-    if (s->ss->wl[s->j].req[r] <= 0 || x <= qa->fair[r] || qv->fair[r] <= 0)
-        return INT64_MAX;
-    if (qa->fair[r] <= 0)
-        return -1;
-    /* x * fv < (V - f) * fa  <=>  f <= V - floor(x * fv / fa) - 1 (x, fv, fa > 0) */
-    most = (__int128)qv->alloc[r] - (__int128)x * qv->fair[r] / qa->fair[r] - 1;
-    return most < -1 ? -1 : most > INT64_MAX ? INT64_MAX : (int64_t)most;
-}
-
-/* Queue q's side_bound for this search, found the first time it is asked. */
-static const struct side_bound *side_bound_of(struct search *s, int q)
-{
-    struct scratch *x = s->ss->victim_scratch;
-    struct side_bound *b = &x->sides[q];
-    const struct sched_session *ss = s->ss;
-    const struct ss_qp *qa, *qv;
-    int jq = ss_w(ss, s->j)->queue, ar, av, r, guarantee;
-
-    if (b->gen == x->side_gen)
-        return b;
-    meeting_level(ss, jq, q, &ar, &av);
-    qa = &ss->qp[(size_t)ar * (size_t)ss->n_pools + (size_t)s->pool];
-    qv = &ss->qp[(size_t)av * (size_t)ss->n_pools + (size_t)s->pool];
-    guarantee = reclaimer_within_deserved(ss, s->j, qa, s->pods_left);
-    b->over = 0;
-    for (r = 0; r < SCHED_NRES; r++) {
-        b->over |= victim_side_over(qv, r, qv->alloc[r], guarantee) << r;
-        b->most[r] = ar == jq ? INT64_MAX : most_freed(s, qa, qv, r);
-    }
-    b->gen = x->side_gen;
-    return b;
-}
-
-/* Whether unit on_node[i] can be in a valid reclaim set on this node
- * (reclaim_set_valid()): its strategy test with nothing of its side taken
- * before it (held_before() with it first), and the saturation rule with
- * its side freed of it alone and j's side freed of `mine`, what every
- * unit of the node inside j's top-level queue frees. A larger set only
- * takes more from the unit's side and at most that from j's, and each
- * test only gets harder as its side is freed of more (victim_side_over(),
- * less_saturated()), so a unit that fails here is in no valid set. A
- * plain unit where `mine` is nothing reads its queue's side_bound. */
-static int may_be_valid(struct search *s, int i, const int64_t *mine, int mine_any)
-{
-    const struct sched_session *ss = s->ss;
-    const int *e = &s->on_node[i];
-    const struct unit *u = &s->units[*e];
-    const struct sched_workload *v = ss_w(ss, u->w);
-    const struct ss_qp *qa, *qv;
-    int jq = ss_w(ss, s->j)->queue, ar, av, r, ok = 0, guarantee;
-    int plain = u->pod >= 0 || v->min_pods >= v->n_pods;
-    int64_t frees[SCHED_NRES], pods = u->pod >= 0 ? 1 : ss->wl[u->w].n_placed;
-
-    for (r = 0; r < SCHED_NRES; r++)   /* unit_frees() */
-        frees[r] = r == SCHED_GPU && v->gpu_memory_mib > 0 ? unit_frees(s, u, r)
-                                                           : ss->wl[u->w].req[r] * pods;
-    if (plain && !mine_any) {
-        const struct side_bound *b = side_bound_of(s, u->k_queue);
-        for (r = 0; r < SCHED_NRES && !ok; r++)
-            ok = frees[r] > 0 && (b->over >> r & 1);
-        for (r = 0; r < SCHED_NRES && ok; r++)
-            ok = frees[r] <= b->most[r];
-        return ok;
-    }
-    meeting_level(ss, jq, u->k_queue, &ar, &av);
-    qa = &ss->qp[(size_t)ar * (size_t)ss->n_pools + (size_t)s->pool];
-    qv = &ss->qp[(size_t)av * (size_t)ss->n_pools + (size_t)s->pool];
-    guarantee = reclaimer_within_deserved(ss, s->j, qa, s->pods_left);
-    for (r = 0; r < SCHED_NRES && !ok; r++)
-        ok = frees[r] > 0 &&
-             victim_side_over(qv, r, plain ? qv->alloc[r] : held_before(s, e, 0, av, r),
-                              guarantee);
-    for (r = 0; r < SCHED_NRES && ok && ar != jq; r++)
-        ok = ss->wl[s->j].req[r] <= 0 ||
-             less_saturated(qa->alloc[r] + pod_ask(s, r) * s->pods_left - mine[r], qa->fair[r],
-                            qv->alloc[r] - frees[r], qv->fair[r]);
-    return ok;
-}
-
-/* A reclaim's node: the units that can be in a valid set (may_be_valid())
- * chosen as the test before the set search chooses every unit (whole
- * units, then pod units of other workloads); their count. */
-static int valid_units(struct search *s)
-{
-    const struct sched_session *ss = s->ss;
-    int64_t mine[SCHED_NRES] = {0};
-    int i, r, top = ss_w(ss, s->j)->queue, mine_any = 0;
-
-    while (ss->queues[top].parent >= 0)
-        top = ss->queues[top].parent;
-    for (i = 0; i < s->n_on_node; i++)
-        if (in_subtree(ss, s->units[s->on_node[i]].k_queue, top))
-            for (r = 0, mine_any = 1; r < SCHED_NRES; r++)
-                mine[r] += unit_frees(s, &s->units[s->on_node[i]], r);
-    /* j's pod charged per node: pod_ask() moves from node to node */
-    mine_any |= s->limit_on_node && ss_w(ss, s->j)->gpu_memory_mib > 0;
-    s->n_chosen = 0;
-    for (i = 0; i < s->n_on_node; i++)
-        if (s->units[s->on_node[i]].pod < 0 && may_be_valid(s, i, mine, mine_any))
-            s->chosen[s->n_chosen++] = i;
-    for (i = 0; i < s->n_on_node; i++)
-        if (s->units[s->on_node[i]].pod >= 0 && !overlaps_chosen(s, i) &&
-            may_be_valid(s, i, mine, mine_any))
-            s->chosen[s->n_chosen++] = i;
-    return s->n_chosen;
-}
-
 /* Searches one node, one that can host j; s->best* keep the best set over
  * the nodes searched. */
 static void search_node(struct search *s, int node)
@@ -1803,10 +1667,6 @@ static void search_node(struct search *s, int node)
         if (s->units[s->on_node[i]].pod >= 0 && !overlaps_chosen(s, i))
             s->chosen[s->n_chosen++] = i;
     if (!fits_without(s) || (s->limit_on_node && chosen_over(s)))
-        return;
-    /* a reclaim takes only units that can be in a valid set: if those do
-     * not make room together, no valid set does */
-    if (s->mode == MODE_RECLAIM && (valid_units(s) == 0 || !fits_without(s)))
         return;
     s->steps = 0;
     s->n_chosen = 0;
@@ -2109,7 +1969,6 @@ static int search_pool(struct search *s)
     s->n_best = 0;
     x->n_movers = 0;   /* the state the move trials start from is this one */
     x->gen++;
-    x->side_gen++;     /* the victim sides are asked again: pods_left may have moved */
     for (i = 0; i < n_order; i++) {
         int node = s->node_order[i];
         if (s->best_node >= 0) {
