@@ -29,7 +29,8 @@ training() {
 cat >"$T/show.sh" <<'SH'
 #!/bin/sh
 { echo "POD_NAME=$POD_NAME"; echo "NODE_NAME=$NODE_NAME"; echo "POD_IP=$POD_IP"
-  echo "PWD=$(pwd)"; } >"$OUT/$ALLOT_WORKLOAD_NAME.env"
+  echo "PWD=$(pwd)"; } >"$OUT/$ALLOT_WORKLOAD_NAME.part" &&
+  mv "$OUT/$ALLOT_WORKLOAD_NAME.part" "$OUT/$ALLOT_WORKLOAD_NAME.env"
 SH
 chmod +x "$T/show.sh"
 
