@@ -1,6 +1,7 @@
 /*
  * affinity.c: which nodes a workload may use, and in what order of
- * preference: its node types ("any of these, the first preferred") and
+ * preference: its node types ("any of these, the first preferred", or
+ * "any of these" alike when node_types_alike is set) and
  * its required node affinity (Kubernetes' nodeSelectorTerms over the
  * node's labels).
  *
@@ -10,7 +11,8 @@
  *         each node once per kind of constraint, not once per workload.
  * Step 2  per class, rank[node]: 0 where the node is not allowed, else
  *         1 + the position of the node's type in the workload's list
- *         (1 for every allowed node when it names no types); rank[n_nodes]
+ *         (1 for every allowed node when it names no types or ranks them
+ *         alike); rank[n_nodes]
  *         is 1 when every node has rank 1 (a class of topology levels
  *         alone: no node is excluded).
  * Step 3  placement and the victim search ask sched__node_rank(), O(1).
@@ -21,7 +23,7 @@
  * Invariants:
  *   1. Class 0 is "no constraint": rank 1 on every node, no table.
  *   2. Two workloads share a class only if their constraints are equal
- *      (same types in the same order, same terms; in a session with
+ *      (same types in the same order, ranked alike or not, same terms; in a session with
  *      topologies, the same topology levels asked, topology.c), so
  *      signatures that compare classes compare constraints.
  */
@@ -106,8 +108,9 @@ static int affinity_holds(const struct sched_workload *w, const struct sched_nod
     return 0;
 }
 
-/* 1 + position of the node's type among w's types; 1 if w names none;
- * 0 if the node's type is not among them. */
+/* 1 + position of the node's type among w's types (1 for any of them when
+ * w ranks its types alike); 1 if w names none; 0 if the node's type is not
+ * among them. */
 static int type_rank(const struct sched_workload *w, const struct sched_node *n)
 {
     const char *type = n->node_type ? n->node_type : sched__label_of(n, "node-type");
@@ -117,7 +120,7 @@ static int type_rank(const struct sched_workload *w, const struct sched_node *n)
         return !w->node_type || (type && strcmp(w->node_type, type) == 0);
     for (i = 0; type && i < w->n_node_types; i++)
         if (w->node_types[i] && strcmp(w->node_types[i], type) == 0)
-            return i + 1;
+            return w->node_types_alike ? 1 : i + 1;
     return 0;
 }
 
@@ -164,6 +167,8 @@ static uint64_t constraint_hash(const struct sched_session *ss, const struct sch
     h = mix_int(h, w->n_node_types);
     for (i = 0; i < w->n_node_types; i++)
         h = mix_str(h, w->node_types[i]);
+    if (w->n_node_types > 0 && w->node_types_alike)
+        h = mix_int(h, 1);
     h = mix_int(h, w->n_affinity);
     for (i = 0; i < w->n_affinity; i++) {
         h = mix_int(h, w->affinity[i].n_matches);
@@ -207,7 +212,8 @@ static int constraints_eq(const struct sched_session *ss, const struct sched_wor
         return 0;
 
     if (a->n_node_types != b->n_node_types || a->n_affinity != b->n_affinity ||
-        (a->n_node_types == 0 && !str_eq(a->node_type, b->node_type)))
+        (a->n_node_types == 0 && !str_eq(a->node_type, b->node_type)) ||
+        (a->n_node_types > 0 && !a->node_types_alike != !b->node_types_alike))
         return 0;
     for (i = 0; i < a->n_node_types; i++)
         if (!str_eq(a->node_types[i], b->node_types[i]))

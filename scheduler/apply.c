@@ -72,6 +72,7 @@ int sched_workload_same(const struct sched_workload *a, const struct sched_workl
         a->queued_seq != b->queued_seq || a->started_ms != b->started_ms ||
         a->stale_since_ms != b->stale_since_ms || a->n_pools != b->n_pools ||
         (a->pools == NULL) != (b->pools == NULL) || a->n_node_types != b->n_node_types ||
+        !a->node_types_alike != !b->node_types_alike ||
         a->n_affinity != b->n_affinity || !same_str(a->name, b->name) ||
         !same_str(a->node_type, b->node_type) ||
         !same_str(a->topology_required, b->topology_required) ||

@@ -203,6 +203,12 @@ struct sched_workload {
      * narrowest level. */
     const char *topology_required;
     const char *topology_preferred;
+    /* 1: node_types are any of them, none preferred (every listed type
+     * ranks alike: a trace's gpu_spec, which lists the models a task may
+     * use); 0: the first preferred, then the second... (the API's
+     * nodeType). The mix reads only which nodes a shape may use, so this
+     * does not key it. */
+    int node_types_alike;
 };
 
 /* ---- Usage history, for time-based fairshare ----

@@ -14,7 +14,8 @@
  *         training (priority class `train`, so preemptible); whole GPUs,
  *         or a portion of one, or none; pools = the task's gpu_spec (empty:
  *         every pool in order), or in one pool its node types = the
- *         models of its gpu_spec (any of them, the first preferred). With --gangs a task of k > 1 GPUs is a
+ *         models of its gpu_spec (any of them, ranked alike:
+ *         node_types_alike). With --gangs a task of k > 1 GPUs is a
  *         distributed workload of k one-GPU pods, all needed (min_pods k),
  *         CPU and memory split evenly (rounded down).
  * Step 1b: with --racks N, a synthetic topology: each pool's nodes in file
@@ -369,6 +370,7 @@ static void fill_template(struct replay_model *m, int i, int train)
     } else if (k->n_spec > 0) {
         wl->node_types = &m->spec_models[k->spec];
         wl->n_node_types = k->n_spec;
+        wl->node_types_alike = 1;   /* a gpu_spec: any of its models, none preferred */
     }
     wl->started_ms = SCHED_NO_TIME;
     wl->stale_since_ms = SCHED_NO_TIME;

@@ -1,7 +1,8 @@
 /*
  * test_placement.c: where pods go (scheduler/placement.c): bin-pack and
  * spread per pool, device choice for whole and fractional requests,
- * node-type affinity, all-or-nothing gangs, pool preference order; and
+ * node-type affinity (types in order or ranked alike), all-or-nothing
+ * gangs, pool preference order; and
  * whether a gang fits as things are (scheduler/capacity.c,
  * sched__all_fit_as_is()) against placing it pod by pod, a GPU-memory
  * pod's charge against its limit included; the pool's node
@@ -48,6 +49,36 @@ static const struct tw_case placement_cases[] = {
 };
 
 static struct tw_table placements = TW_TABLE(placement_cases);
+
+/* Node types in order: the first type is taken even where bin-packing
+ * would pick a fuller node of the second. Ranked alike (node_types_alike,
+ * a trace's gpu_spec), the pool's strategy picks among both types, so the
+ * pod joins the fuller node. Two workloads whose constraints differ only
+ * in that flag are placed in one cycle each by its own rule (they are not
+ * one class). */
+static void test_node_types_alike(void **unused)
+{
+    static const char *const both[] = {"big", "small"};
+    struct tw w;
+    int held, first, alike;
+
+    (void)unused;
+    tw_build(&w, "node b-1 8 type=big; node s-1 8 type=small; queue p 16;"
+                 " wl held p 1 6 on=s-1:0x3f; wl first p 1 1; wl alike p 1 1");
+    held = tw_wl(&w, "held");
+    first = tw_wl(&w, "first");
+    alike = tw_wl(&w, "alike");
+    w.wl[held].node_type = "small";
+    w.wl[first].node_types = w.wl[alike].node_types = both;
+    w.wl[first].n_node_types = w.wl[alike].n_node_types = 2;
+    w.wl[alike].node_types_alike = 1;
+    tw_settle(&w);
+    assert_int_equal(w.wl[first].phase, SCHED_RUNNING);
+    assert_int_equal(w.wl[alike].phase, SCHED_RUNNING);
+    assert_int_equal(w.pods[first][0].node, tw_n(&w, "b-1"));   /* big, the first type */
+    assert_int_equal(w.pods[alike][0].node, tw_n(&w, "s-1"));   /* the fuller node */
+    tw_free(&w);
+}
 
 /* A gang is placed whole or not at all: nothing bound until a fourth
  * node makes room for all four pods. */
@@ -379,6 +410,7 @@ static void test_frag_by_state_matches_walk(void **unused)
 
 RUN_TESTS(
     cmocka_unit_test_prestate(tw_test_cases, &placements),
+    cmocka_unit_test(test_node_types_alike),
     cmocka_unit_test(test_gang_all_or_nothing),
     cmocka_unit_test(test_decision_padding_is_zero),
     cmocka_unit_test(test_all_fit_as_is),
