@@ -31,6 +31,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#ifdef BENCH_CALLGRIND
+#include <valgrind/callgrind.h>
+#endif
 
 #include "cow.h"
 #include "gen.h"
@@ -441,6 +444,29 @@ out:
     return rc;
 }
 
+#ifdef BENCH_CALLGRIND
+/* Built with -DBENCH_CALLGRIND and run under valgrind --tool=callgrind
+ * --instr-atstart=no, only the timed cycle of each settled event is
+ * counted, each event in a file of its own (bench/README.md, "One
+ * event's instructions"). */
+static void profile_start(const char *when)
+{
+    if (strcmp(when, "(settled)") == 0)
+        CALLGRIND_START_INSTRUMENTATION;
+}
+
+static void profile_stop(const char *when, const char *what)
+{
+    if (strcmp(when, "(settled)") == 0) {
+        CALLGRIND_STOP_INSTRUMENTATION;
+        CALLGRIND_DUMP_STATS_AT(what);
+    }
+}
+#else
+static void profile_start(const char *when) { (void)when; }
+static void profile_stop(const char *when, const char *what) { (void)when; (void)what; }
+#endif
+
 /* The event through sched_cycle_next(): a memo primed by a full cycle on
  * the world as it was (untimed), then the cycle with the event's delta
  * (timed; median of the runs). Its digest must be the full cycle's: a
@@ -469,8 +495,10 @@ static int incremental_event(const struct options *o, struct gen_world *w,
         gen_world_state(w, &st);
         sched_arena_reset(arena);
         t0 = now_ms();
+        profile_start(when);
         if (rc == 0)
             rc = sched_cycle_next(memo, &st, &delta, &cfg, arena, &res);
+        profile_stop(when, ev->what);
         t[i] = now_ms() - t0;
         if (rc == 0)
             digest = result_digest(&res, w->n_wls);

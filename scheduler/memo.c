@@ -1246,6 +1246,20 @@ static int known_clear(struct sched_memo *memo, int r, int n)
                    256 + n / 32);
 }
 
+/* Buffer r sized for n workloads and clear, as known_clear() leaves it,
+ * with no cycle's list pending: a full cycle readies the buffer it does
+ * not record in, so that the first incremental cycle after it clears
+ * the entries its record set, not the whole buffer (the settled cycle's
+ * record is not read by a full cycle). */
+static int known_ready(struct sched_memo *memo, int r, int n)
+{
+    int rc = known_clear(memo, r, n);
+
+    if (rc == SCHED_OK)
+        memo->n_known_set[r] = 0;
+    return rc;
+}
+
 static int known_begin(struct sched_memo *memo, int use, uint64_t dirty)
 {
     struct ss_known *k = &memo->known;
@@ -1314,6 +1328,8 @@ static int full_cycle(struct sched_memo *memo, const struct sched_state *in,
     memo->stats.full++;
     memo->n_known = 0;
     rc = sched__session_build(&memo->ss, in, &memo->cfg, memo->arena);
+    if (rc == SCHED_OK)
+        rc = known_ready(memo, memo->known_cur, memo->ss.n_workloads);
     if (rc == SCHED_OK)
         rc = known_begin(memo, 0, 0);
     memo->ss.no_stale = no_stale_times(memo, in->n_workloads + 1);
