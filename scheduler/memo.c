@@ -1246,17 +1246,20 @@ static int known_clear(struct sched_memo *memo, int r, int n)
                    256 + n / 32);
 }
 
-/* Buffer r sized for n workloads and clear, as known_clear() leaves it,
- * with no cycle's list pending: a full cycle readies the buffer it does
- * not record in, so that the first incremental cycle after it clears
- * the entries its record set, not the whole buffer (the settled cycle's
- * record is not read by a full cycle). */
-static int known_ready(struct sched_memo *memo, int r, int n)
+/* A full cycle sizes, for its n workloads, the buffers the next cycle on
+ * the kept session would otherwise grow and clear whole (fresh memory: a
+ * page fault a page): the known-failures buffer it does not record in,
+ * cleared as known_clear() leaves it with no cycle's list pending (a full
+ * cycle does not read the settled record), and the touched marks. The
+ * incremental cycle after it then clears only what its record set. */
+static int ready_for_next(struct sched_memo *memo, int n)
 {
-    int rc = known_clear(memo, r, n);
+    int r = memo->known_cur, rc = known_clear(memo, r, n);
 
     if (rc == SCHED_OK)
         memo->n_known_set[r] = 0;
+    if (rc == SCHED_OK)
+        rc = reserve_touched(memo, n + 1);
     return rc;
 }
 
@@ -1329,7 +1332,7 @@ static int full_cycle(struct sched_memo *memo, const struct sched_state *in,
     memo->n_known = 0;
     rc = sched__session_build(&memo->ss, in, &memo->cfg, memo->arena);
     if (rc == SCHED_OK)
-        rc = known_ready(memo, memo->known_cur, memo->ss.n_workloads);
+        rc = ready_for_next(memo, memo->ss.n_workloads);
     if (rc == SCHED_OK)
         rc = known_begin(memo, 0, 0);
     memo->ss.no_stale = no_stale_times(memo, in->n_workloads + 1);
