@@ -224,6 +224,13 @@
  *      the figures, the pending list, its labels, the kinds table and
  *      label_count[] as Invariant 1 says, reps[] as Invariant 5 says;
  *      stale[] is not valid (Step 6 runs no Step 4).
+ *   7. While memo->settled, waiting_w[0..n_waiting_w) (unless -1) are the
+ *      workloads of that cycle's waiting entries: every running workload
+ *      of the session with pods left to place. A cycle answered from the
+ *      memo (Step 4) changes no running workload (a departure there held
+ *      no pods, a submission holds none), so they stay all of them, and
+ *      Step 4 diagnoses them again instead of walking every pool's running
+ *      list (sched__record_waiting_of()).
  */
 #include "sched_int.h"
 
@@ -270,6 +277,9 @@ struct sched_memo {
     int cap_stale;              /* any_stale (else they are all SCHED_NO_TIME) */
     uint8_t *touched;           /* [cap_touched] all 0: lent to each Step 5 cycle */
     int cap_touched;
+    int *waiting_w;             /* [n_waiting_w] the kept result's waiting workloads,
+                                   ascending, when it decided nothing; -1: not kept */
+    int n_waiting_w, cap_waiting_w;
     int64_t *no_stale;          /* [cap_no_stale] all SCHED_NO_TIME: a result's stale */
     int cap_no_stale;           /* times when none is set (ss.no_stale) */
     int *kinds;                 /* [cap_kinds] hash slots: 0 (free) or 1 + the kind's
@@ -333,7 +343,7 @@ void sched_memo_free(struct sched_memo *memo)
             BUF_SUB(memo->kind_of, memo->pending_off), memo->label_count, memo->reps,
             memo->code_reps, memo->next, memo->next_kind_of, memo->known_buf[0],
             memo->known_buf[1], memo->known_set[0], memo->known_set[1], memo->known_base,
-            memo->known_moved, memo,
+            memo->known_moved, memo->waiting_w, memo,
         };
 
         for (i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
@@ -1163,6 +1173,21 @@ static int keep_list(struct sched_memo *memo, const struct sched_session *ss,
 /* `input_unstale`: no workload of the input has a stale time (the last
  * kept result set none, and the delta's workloads have none), so its
  * stale times equal the result's exactly when the cycle set none. */
+/* The settled result's waiting workloads (Step 4 diagnoses them again, not
+ * the whole running lists: a result answered from the memo moves no running
+ * workload). Out of memory, not kept: Step 4 walks the lists. */
+static void keep_waiting(struct sched_memo *memo, const struct sched_result *out)
+{
+    int k;
+
+    if (reserve((void **)&memo->waiting_w, &memo->cap_waiting_w, sizeof(int),
+                out->n_waiting + 1) != SCHED_OK)
+        return;
+    for (k = 0; k < out->n_waiting; k++)
+        memo->waiting_w[k] = out->waiting[k].workload;
+    memo->n_waiting_w = out->n_waiting;
+}
+
 static int keep(struct sched_memo *memo, const struct sched_session *ss,
                 const struct sched_result *out, const struct ss_kinds *kinds, int input_unstale)
 {
@@ -1170,6 +1195,7 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
     int w, rc = SCHED_OK, had_labels = memo->kind_of_valid, had_reps = memo->reps_valid;
 
     memo->valid = 1;
+    memo->n_waiting_w = -1;
     memo->n_pools = in->n_pools;
     memo->n_queues = in->n_queues;
     memo->n_nodes = in->n_nodes;
@@ -1199,6 +1225,8 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
     }
     if (!memo->settled && !memo->decided)
         return SCHED_OK;   /* the next cycle cannot reuse anything */
+    if (memo->settled)
+        keep_waiting(memo, out);
     if (kinds->in_place && !had_labels) {
         memo->valid = 0;   /* not written over a labelled list: cannot be */
         return SCHED_OK;
@@ -1612,7 +1640,9 @@ static int reuse(struct sched_memo *memo, struct sched_session *ss,
 
     rc = sched__record_shares(ss, arena, out);
     if (rc == SCHED_OK)
-        rc = sched__record_waiting(ss, arena, out);   /* ss->decisions: none */
+        rc = memo->n_waiting_w >= 0   /* Invariant 7 */
+                 ? sched__record_waiting_of(ss, arena, memo->waiting_w, memo->n_waiting_w, out)
+                 : sched__record_waiting(ss, arena, out);   /* ss->decisions: none */
     if (rc == SCHED_OK)
         rc = insert_left_entries(memo, ss, delta);
     if (rc == SCHED_OK)

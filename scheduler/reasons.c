@@ -349,6 +349,33 @@ static int waits(const struct sched_session *ss, int w)
            x->n_placed < ss_w(ss, w)->n_pods;
 }
 
+/* The entries of ws[0..n) (ascending, a workload maybe more than once), in
+ * out->waiting: each diagnosed in the session's state, as pending ones are,
+ * about the pods still to place. */
+static int diagnose_waiting(struct sched_session *ss, struct sched_arena *arena,
+                            const int *ws, int n, struct sched_result *out)
+{
+    int i, u = 0;
+
+    out->waiting = NULL;
+    out->n_waiting = 0;
+    if (n == 0)
+        return SCHED_OK;
+    out->waiting = sched__calloc(arena, (size_t)n, sizeof(struct sched_pending));
+    if (!out->waiting)
+        return SCHED_ENOMEM;
+    for (i = 0; i < n; i++) {
+        int w = ws[i], pods = ss_w(ss, w)->n_pods - ss->wl[w].n_placed;
+        if (u > 0 && out->waiting[u - 1].workload == w)
+            continue;   /* a workload many decisions placed */
+        diagnose(ss, w, pods, &out->waiting[u]);
+        diagnose_request(ss, w, pods, &out->waiting[u]);
+        u++;
+    }
+    out->n_waiting = u;
+    return ss->oom ? SCHED_ENOMEM : SCHED_OK;
+}
+
 /* Only a workload that held pods when the cycle began (a pool's running
  * list) or that a decision of the cycle placed can hold some at its end.
  * The entries are diagnosed in the final state, as pending ones are, about
@@ -356,7 +383,7 @@ static int waits(const struct sched_session *ss, int w)
 int sched__record_waiting(struct sched_session *ss, struct sched_arena *arena,
                           struct sched_result *out)
 {
-    int p, i, n = 0, u = 0, total = ss->n_decisions, *ws;
+    int p, i, n = 0, total = ss->n_decisions, *ws;
 
     out->waiting = NULL;
     out->n_waiting = 0;
@@ -372,23 +399,15 @@ int sched__record_waiting(struct sched_session *ss, struct sched_arena *arena,
     for (i = 0; i < ss->n_decisions; i++)
         if (ss->decisions[i].kind == SCHED_BIND && waits(ss, ss->decisions[i].workload))
             ws[n++] = ss->decisions[i].workload;
-    if (n == 0)
-        return SCHED_OK;
-    if (sched__sort(arena, ws, n, sched__ascending, NULL) != SCHED_OK)
+    if (n > 1 && sched__sort(arena, ws, n, sched__ascending, NULL) != SCHED_OK)
         return SCHED_ENOMEM;
-    out->waiting = sched__calloc(arena, (size_t)n, sizeof(struct sched_pending));
-    if (!out->waiting)
-        return SCHED_ENOMEM;
-    for (i = 0; i < n; i++) {
-        int w = ws[i], pods = ss_w(ss, w)->n_pods - ss->wl[w].n_placed;
-        if (u > 0 && out->waiting[u - 1].workload == w)
-            continue;   /* a workload many decisions placed */
-        diagnose(ss, w, pods, &out->waiting[u]);
-        diagnose_request(ss, w, pods, &out->waiting[u]);
-        u++;
-    }
-    out->n_waiting = u;
-    return ss->oom ? SCHED_ENOMEM : SCHED_OK;
+    return diagnose_waiting(ss, arena, ws, n, out);
+}
+
+int sched__record_waiting_of(struct sched_session *ss, struct sched_arena *arena,
+                             const int *ws, int n, struct sched_result *out)
+{
+    return diagnose_waiting(ss, arena, ws, n, out);
 }
 
 /* The workloads with fewer pods placed than their minimum, but some, in

@@ -699,6 +699,11 @@ void sched__diagnose(struct sched_session *ss, int w, struct sched_pending *p);
  * cycle's decisions placed. */
 int sched__record_waiting(struct sched_session *ss, struct sched_arena *arena,
                           struct sched_result *out);
+/* The same for the workloads ws[0..n) (ascending, unique) known to be all
+ * of them: a kept result's, when no running workload changed since (memo.c,
+ * Step 4). */
+int sched__record_waiting_of(struct sched_session *ss, struct sched_arena *arena,
+                             const int *ws, int n, struct sched_result *out);
 
 /* What the reasons step leaves for the memo: the first entry of each kind
  * (index + 1; zeros between them are free slots) and each entry's kind
