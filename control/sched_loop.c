@@ -1904,7 +1904,7 @@ int ctl_sched_trial(struct ctl_sched *s, int (*fn)(void *t, struct cow_out *out)
         return -1;
     /* between cycles: the memo is the last one's */
     ready = s->loaded && trial_ready(s) && s->memo;
-    if (ready && db_snapshot_copy_topology(s->m.topo, NULL, 0, &t->topo) == DB_OK) {
+    if (ready && (t->topo = db_snapshot_share(s->m.topo)) != NULL) {
         t->m = &s->m;
         t->memo = s->memo;
         t->delta = s->delta;

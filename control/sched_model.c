@@ -29,8 +29,10 @@
  *      current topology; a pod's node is -1 or a node of that topology.
  *   3. The strings a sched_workload points at live in meta[i].strs, its
  *      pods and pool list in their own blocks, freed with the entry; the
- *      topology's rows are the model's own copy (m->topo): no two models
- *      share a block.
+ *      topology's rows (m->topo) are read only: models may hold the same
+ *      snapshot (db_snapshot_share(): a clone, a what-if's answer), and
+ *      the last to let go frees it; a changed topology is a new one
+ *      (sm_set_topology()).
  *   4. mix has noted every workload loaded (in seq order), then every one
  *      merged in by sm_apply_rows() as it arrived: the workload mix of the
  *      snapshot (fragmentation placement) is the last SCHED_MIX_WINDOW
@@ -1196,16 +1198,12 @@ out_free:
 
 int sm_clone(const struct sched_model *src, struct sched_model *dst)
 {
-    struct db_snapshot *topo = NULL;
     int i, rc;
 
     memset(dst, 0, sizeof(*dst));
     if (!src->topo)
         return DB_OK;
-    rc = db_snapshot_copy_topology(src->topo, NULL, 0, &topo);
-    if (rc != DB_OK)
-        return rc;
-    dst->topo = topo;
+    dst->topo = db_snapshot_share(src->topo);   /* Invariant 3 */
     rc = topo_build(dst);
     if (rc == DB_OK && src->mix && !(dst->mix = sched_mix_window_copy(src->mix)))
         rc = DB_ENOMEM;

@@ -161,8 +161,9 @@ int ctl_sched_model_copy(struct ctl_sched *s, struct sched_model *dst, int64_t *
  * model and the memo of the last cycle, with the delta the next cycle
  * would be told so far; the scheduler thread waits for the fork only (a
  * turn in progress is waited for up to 100 ms, TRIAL_WAIT_MS).
- * t->topo is a copy of the model's topology for the caller (freed by it,
- * or taken by sm_set_topology()). 0 with c to finish (cow_finish()); -1:
+ * t->topo is the model's topology, shared (db_snapshot_share(): read
+ * only), for the caller to let go of or give to sm_set_topology(). 0 with
+ * c to finish (cow_finish()); -1:
  * not now (the caller copies the model instead). */
 struct cow_out;
 struct cow_child;
@@ -172,7 +173,7 @@ struct ctl_trial {
     struct sched_memo *memo;    /* delta, to change and run at will */
     struct sched_delta delta;
     int64_t now_ms;
-    struct db_snapshot *topo;   /* the caller's copy */
+    struct db_snapshot *topo;   /* the caller's hold of the model's topology */
 };
 int ctl_sched_trial(struct ctl_sched *s, int (*fn)(void *t, struct cow_out *out),
                     struct ctl_trial *t, struct cow_child *c);

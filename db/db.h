@@ -583,6 +583,7 @@ struct db_snapshot {
     struct db_queue *queues; int n_queues;
     struct db_sched_wl *workloads; int n_workloads;
     void *block__;
+    int holders__;   /* holders beyond the first (db_snapshot_share()) */
 };
 int db_snapshot_load(struct db *db, struct db_snapshot **out);
 /* Only the pools, nodes and queues of a snapshot (no workloads). */
@@ -590,7 +591,12 @@ int db_topology_load(struct db *db, struct db_snapshot **out);
 /* Only the workloads among seqs[0..n) that are live and Pending or
  * Running, with their pods, in the order of seqs; no pools, nodes, queues. */
 int db_workloads_load(struct db *db, const int64_t *seqs, int n, struct db_snapshot **out);
+/* Lets go of s: the last holder frees it. */
 void db_snapshot_free(struct db_snapshot *s);
+/* s with one more holder, who frees it with db_snapshot_free() like the
+ * first: no copy. A snapshot once shared is read only for every holder,
+ * and holders may be on different threads. */
+struct db_snapshot *db_snapshot_share(struct db_snapshot *s);
 /* A copy of the pools, nodes and queues of s (none of its workloads),
  * with the nodes add[0..n_add) appended after its own: a topology the
  * caller may change without touching s. Free with db_snapshot_free(). */

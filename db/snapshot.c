@@ -9,7 +9,9 @@
  * counts as Running.
  * All of it lives in one block of chunks freed by db_snapshot_free().
  * db_snapshot_copy_topology() copies the pools, nodes and queues of one
- * (a topology to change without touching the original: what-if runs).
+ * (a topology to change without touching the original: what-if runs);
+ * db_snapshot_share() gives one more holder the same snapshot, read only
+ * (the last db_snapshot_free() frees it).
  * db_topology_load() reads only the pools, nodes and queues, and
  * db_workloads_load() only the named workloads that are still live and
  * Pending or Running: together they let the scheduler keep its state in
@@ -125,8 +127,8 @@ void db_snapshot_free(struct db_snapshot *s)
 {
     struct chunk *c, *next;
 
-    if (!s)
-        return;
+    if (!s || __atomic_fetch_sub(&s->holders__, 1, __ATOMIC_ACQ_REL) > 0)
+        return;   /* another holder has it still */
     for (c = s->block__; c; c = next) {
         next = c->next;
         free(c);
@@ -135,6 +137,13 @@ void db_snapshot_free(struct db_snapshot *s)
     free(s->nodes);
     free(s->queues);
     free(s);
+}
+
+struct db_snapshot *db_snapshot_share(struct db_snapshot *s)
+{
+    if (s)
+        __atomic_fetch_add(&s->holders__, 1, __ATOMIC_RELAXED);
+    return s;
 }
 
 int db_snapshot_copy_topology(const struct db_snapshot *s, const struct db_node *add, int n_add,

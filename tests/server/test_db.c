@@ -1392,6 +1392,32 @@ static void test_partial_reads(void **state)
     db_workload_clear(&c);
 }
 
+/* A shared snapshot stays whole until its last holder lets go (ASan: a
+ * read after an early free, or a leak when the last one does not free). */
+static void test_snapshot_shared(void **state)
+{
+    struct fixture *f = *state;
+    struct db_workload a;
+    struct db_snapshot *s = NULL, *held[3];
+    int i;
+
+    assert_int_equal(submit(f, "shared", 1, &a), DB_OK);
+    assert_int_equal(db_snapshot_load(f->tmp.db, &s), DB_OK);
+    held[0] = s;
+    held[1] = db_snapshot_share(s);
+    held[2] = db_snapshot_share(s);
+    assert_ptr_equal(held[1], s);
+    assert_ptr_equal(held[2], s);
+    assert_null(db_snapshot_share(NULL));
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(s->n_workloads, 1);   /* every hold before this one let go */
+        assert_string_equal(s->workloads[0].name, "shared");
+        assert_int_equal(s->n_pools, 1);
+        db_snapshot_free(held[i]);
+    }
+    db_workload_clear(&a);
+}
+
 /* ISO-8601 times: "Z", offsets, a '+' a query string turned into ' '. */
 static void test_time_parse(void **state)
 {
@@ -1742,6 +1768,7 @@ RUN_TESTS(
     DB_TEST(test_list_memo),
     DB_TEST(test_pools),
     DB_TEST(test_partial_reads),
+    DB_TEST(test_snapshot_shared),
     DB_TEST(test_samples),
     DB_TEST(test_series_add_prune),
     DB_TEST(test_series_add_exact),
