@@ -230,7 +230,9 @@
  *      memo (Step 4) changes no running workload (a departure there held
  *      no pods, a submission holds none), so they stay all of them, and
  *      Step 4 diagnoses them again instead of walking every pool's running
- *      list (sched__record_waiting_of()).
+ *      list (sched__record_waiting_of()). A cycle on the kept session after
+ *      a settled one (Steps 5 and 7: its departures leave it, none joins)
+ *      reads them as ss->waiting_known, with its decisions' workloads.
  */
 #include "sched_int.h"
 
@@ -1782,8 +1784,13 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
     memo->stats.pending_kept += from_list;
     rc = known_begin(memo, 1, dirty);
     memo->ss.no_stale = no_stale_times(memo, memo->ss.n_workloads + 1);
+    if (memo->n_waiting_w >= 0) {   /* Invariant 7: Steps 5 and 7 after a settled cycle */
+        memo->ss.waiting_known = memo->waiting_w;
+        memo->ss.n_waiting_known = memo->n_waiting_w;
+    }
     if (rc == SCHED_OK)
         rc = sched__cycle_on(&memo->ss, arena, out, from_list ? &prev : NULL, &kinds);
+    memo->ss.waiting_known = NULL;   /* keep() writes waiting_w again */
     out->stale_kept = rc == SCHED_OK && input_unstale && memo->ss.n_stale_set == 0;
     memo->stats.pending_put_in += rc == SCHED_OK && kinds.in_place && kinds.n_ins > 0;
     if (rc == SCHED_OK)

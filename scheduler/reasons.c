@@ -379,7 +379,10 @@ static int diagnose_waiting(struct sched_session *ss, struct sched_arena *arena,
 /* Only a workload that held pods when the cycle began (a pool's running
  * list) or that a decision of the cycle placed can hold some at its end.
  * The entries are diagnosed in the final state, as pending ones are, about
- * the pods still to place. */
+ * the pods still to place. With ss->waiting_known, the workloads that
+ * waited before the cycle are known: a workload's pods move only by a
+ * decision, so those and the decisions' workloads (any kind: a shrink can
+ * leave one waiting) are all that can wait at its end. */
 int sched__record_waiting(struct sched_session *ss, struct sched_arena *arena,
                           struct sched_result *out)
 {
@@ -387,17 +390,23 @@ int sched__record_waiting(struct sched_session *ss, struct sched_arena *arena,
 
     out->waiting = NULL;
     out->n_waiting = 0;
-    for (p = 0; p < ss->n_pools; p++)
+    if (ss->waiting_known)
+        total += ss->n_waiting_known;
+    for (p = 0; !ss->waiting_known && p < ss->n_pools; p++)
         total += ss->pools[p].n_running;
     ws = sched__array_raw(arena, (size_t)total + 1, sizeof(int));
     if (!ws)
         return SCHED_ENOMEM;
-    for (p = 0; p < ss->n_pools; p++)
+    for (i = 0; ss->waiting_known && i < ss->n_waiting_known; i++)
+        if (waits(ss, ss->waiting_known[i]))
+            ws[n++] = ss->waiting_known[i];
+    for (p = 0; !ss->waiting_known && p < ss->n_pools; p++)
         for (i = 0; i < ss->pools[p].n_running; i++)
             if (waits(ss, ss->pools[p].running[i]))
                 ws[n++] = ss->pools[p].running[i];
     for (i = 0; i < ss->n_decisions; i++)
-        if (ss->decisions[i].kind == SCHED_BIND && waits(ss, ss->decisions[i].workload))
+        if ((ss->decisions[i].kind == SCHED_BIND || ss->waiting_known) &&
+            waits(ss, ss->decisions[i].workload))
             ws[n++] = ss->decisions[i].workload;
     if (n > 1 && sched__sort(arena, ws, n, sched__ascending, NULL) != SCHED_OK)
         return SCHED_ENOMEM;

@@ -341,6 +341,12 @@ struct sched_session {
     const int64_t *no_stale;          /* NULL, or [n_workloads] all SCHED_NO_TIME (memo.c):
                                          the result's stale times when no gang is below
                                          its minimum, written by nobody */
+    const int *waiting_known;         /* NULL, or [n_waiting_known] ascending (memo.c,
+                                         Invariant 7): every running workload with pods
+                                         left to place before the cycle, less none that
+                                         left since; sched__record_waiting() reads these
+                                         and the decisions' instead of the running lists */
+    int n_waiting_known;
     struct ss_known *known;           /* attempts known to fail, or NULL */
     int attempt_trace;                /* SS_TRACE_*: how the last victim search failed */
     /* topology.c: per pool its levels' domains (NULL: no topology in the
@@ -695,8 +701,8 @@ void sched__stale_gangs(struct sched_session *ss, int64_t *stale_out);
 int sched__any_stale_candidate(const struct sched_session *ss);
 void sched__diagnose(struct sched_session *ss, int w, struct sched_pending *p);
 /* Every running workload with pods left to place, in out->waiting
- * (sched_result.waiting): those of the pools' running lists and those the
- * cycle's decisions placed. */
+ * (sched_result.waiting): those of the pools' running lists (or of
+ * ss->waiting_known) and those the cycle's decisions placed. */
 int sched__record_waiting(struct sched_session *ss, struct sched_arena *arena,
                           struct sched_result *out);
 /* The same for the workloads ws[0..n) (ascending, unique) known to be all
