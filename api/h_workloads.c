@@ -909,13 +909,13 @@ static int query_in(struct api_req *r, struct db_wl_query *q)
 /* Restricts q to the projects the caller may read, unless it may read all. */
 static int scope_in(struct api_req *r, struct db_wl_query *q, int64_t **seqs)
 {
-    struct db_queue *ps = NULL;
+    struct api_project_ref *ps = NULL;
     int n = 0, i, rc;
 
     *seqs = NULL;
     if (api_can(&r->who, API_WL_READ, "", ""))
         return 0;
-    rc = db_queue_list(r->app->db, DB_PROJECT, &ps, &n);
+    rc = api_project_refs(r->app, &ps, &n);
     if (rc != DB_OK)
         return api_db_error(r, rc, "cannot list projects"), -1;
     *seqs = malloc(sizeof(int64_t) * (size_t)(n + 1));

@@ -1,15 +1,20 @@
 /*
  * projcache.c: the projects a submission names, cached: id -> seq, name,
  * department and effective node types, so a submission reads no queue
- * row while the organization is unchanged.
+ * row while the organization is unchanged; and every project's seq, id
+ * and department (api_project_refs()), from which a list of workloads
+ * finds the projects its caller may read, so that it reads no queue row
+ * either (on PostgreSQL a round trip to the server).
  *
  * Invariants:
- *   1. An entry is used only while its generation equals the scheduler's
- *      organization generation (ctl_sched_org_generation()), which every
- *      change to departments, projects, pools and nodes advances; the
- *      generation is read before the database, so an entry loaded during
- *      a change is stale when stored.
- *   2. Memory is bounded: a fixed table, a new entry replaces its slot.
+ *   1. An entry, and the list of every project, is used only while its
+ *      generation equals the scheduler's organization generation
+ *      (ctl_sched_org_generation()), which every change to departments,
+ *      projects, pools and nodes advances (another replica's too, through
+ *      the change feed); the generation is read before the database, so
+ *      an entry loaded during a change is stale when stored.
+ *   2. Memory is bounded: a fixed table, a new entry replaces its slot;
+ *      one list of every project, replaced whole.
  */
 #include "api.h"
 
@@ -28,6 +33,9 @@ struct pj_entry {
 struct api_projcache {
     pthread_mutex_t mu;
     struct pj_entry slots[PJ_SLOTS];
+    struct api_project_ref *refs;   /* every project; NULL: none kept */
+    int n_refs;
+    uint64_t refs_generation;
 };
 
 struct api_projcache *api_projcache_new(void)
@@ -44,6 +52,7 @@ void api_projcache_free(struct api_projcache *pc)
     if (!pc)
         return;
     pthread_mutex_destroy(&pc->mu);
+    free(pc->refs);
     free(pc);
 }
 
@@ -139,6 +148,74 @@ int api_project_lookup(struct api_app *app, const char *id, struct api_project *
     e->used = 1;
     e->generation = gen;
     e->p = *out;
+    pthread_mutex_unlock(&pc->mu);
+    return DB_OK;
+}
+
+/* ---- every project (a list's scope) ---- */
+
+static struct api_project_ref *refs_copy(const struct api_project_ref *refs, int n)
+{
+    struct api_project_ref *out = malloc(sizeof(*out) * ((size_t)n + 1));
+
+    if (out && n > 0)
+        memcpy(out, refs, sizeof(*out) * (size_t)n);
+    return out;
+}
+
+/* Every project's refs from the database. */
+static int refs_load(struct db *db, struct api_project_ref **out, int *n)
+{
+    struct db_queue *ps = NULL;
+    int i, count = 0, rc = db_queue_list(db, DB_PROJECT, &ps, &count);
+
+    *out = NULL;
+    *n = 0;
+    if (rc != DB_OK)
+        return rc;
+    *out = malloc(sizeof(**out) * ((size_t)count + 1));
+    if (!*out) {
+        free(ps);
+        return DB_ENOMEM;
+    }
+    for (i = 0; i < count; i++) {
+        (*out)[i].seq = ps[i].seq;
+        memcpy((*out)[i].id, ps[i].id, sizeof((*out)[i].id));
+        memcpy((*out)[i].parent_id, ps[i].parent_id, sizeof((*out)[i].parent_id));
+    }
+    *n = count;
+    free(ps);
+    return DB_OK;
+}
+
+int api_project_refs(struct api_app *app, struct api_project_ref **out, int *n)
+{
+    struct api_projcache *pc = app->projc;
+    uint64_t gen = ctl_sched_org_generation(app->sched);   /* Invariant 1: before the read */
+    struct api_project_ref *kept;
+    int rc, hit = 0;
+
+    *out = NULL;
+    *n = 0;
+    if (pc) {
+        pthread_mutex_lock(&pc->mu);
+        if (pc->refs && pc->refs_generation == gen) {
+            *out = refs_copy(pc->refs, pc->n_refs);
+            *n = *out ? pc->n_refs : 0;
+            hit = 1;
+        }
+        pthread_mutex_unlock(&pc->mu);
+        if (hit)
+            return *out ? DB_OK : DB_ENOMEM;
+    }
+    rc = refs_load(app->db, out, n);
+    if (rc != DB_OK || !pc || !(kept = refs_copy(*out, *n)))
+        return rc;
+    pthread_mutex_lock(&pc->mu);
+    free(pc->refs);
+    pc->refs = kept;
+    pc->n_refs = *n;
+    pc->refs_generation = gen;
     pthread_mutex_unlock(&pc->mu);
     return DB_OK;
 }

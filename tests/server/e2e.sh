@@ -77,6 +77,14 @@ submit a3 "$PA" 1 "$ALICE" >/dev/null
 submit x1 "$PB" 1 "$ALICE" 403 >/dev/null
 [ "$(expect 200 GET /api/v1/workloads "" "$ALICE" | jq -r '[.workloads[].projectName] | unique | join(",")')" = team-a ] \
   || fail "alice sees other projects"
+# a project made after alice's first list, where she is given access: her next list has it
+# (the projects a list's scope reads are kept until the organization changes)
+PC=$(quota_project team-c 1 "$ADMIN")
+expect 201 POST /api/v1/authorization/access-rules "{\"subjectId\":\"alice@example.com\",
+  \"subjectType\":\"user\",\"roleId\":4,\"scopeType\":\"project\",\"scopeId\":\"$PC\"}" "$ADMIN" >/dev/null
+submit c1 "$PC" 0 "$ADMIN" >/dev/null
+[ "$(expect 200 GET /api/v1/workloads "" "$ALICE" | jq -r '[.workloads[].projectName] | unique | join(",")')" = \
+  team-a,team-c ] || fail "alice's list has not the project made since her last list"
 expect 404 GET "/api/v1/workloads/$B1" "" "$ALICE" >/dev/null
 expect 404 DELETE "/api/v1/workloads/$B1" "" "$ALICE" >/dev/null
 expect 404 GET "/api/v1/org-unit/projects/$PB" "" "$ALICE" >/dev/null
