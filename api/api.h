@@ -222,8 +222,9 @@ struct api_projcache *api_projcache_new(void);
 void api_projcache_free(struct api_projcache *pc);   /* NULL is a no-op */
 /* The project of that id; DB_ENOTFOUND if none (or not a project). */
 int api_project_lookup(struct api_app *app, const char *id, struct api_project *out);
-/* Every project's seq, id and department, malloc'd (*n of them), read
- * from the database only when the organization changed since. */
+/* Every project's seq, id and department, malloc'd (*n of them); where
+ * workloads are read from memory (PostgreSQL), read from the database only
+ * when the organization changed since or --read-max-age-ms passed. */
 struct api_project_ref {
     int64_t seq;
     char id[DB_ID_LEN], parent_id[DB_ID_LEN];

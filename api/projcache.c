@@ -1,10 +1,10 @@
 /*
  * projcache.c: the projects a submission names, cached: id -> seq, name,
  * department and effective node types, so a submission reads no queue
- * row while the organization is unchanged; and every project's seq, id
- * and department (api_project_refs()), from which a list of workloads
- * finds the projects its caller may read, so that it reads no queue row
- * either (on PostgreSQL a round trip to the server).
+ * row while the organization is unchanged; and, where workloads are read
+ * from memory (PostgreSQL, readcache.c), every project's seq, id and
+ * department (api_project_refs()), from which a list of workloads finds
+ * the projects its caller may read without a round trip to the server.
  *
  * Invariants:
  *   1. An entry, and the list of every project, is used only while its
@@ -13,10 +13,14 @@
  *      projects, pools and nodes advances (another replica's too, through
  *      the change feed); the generation is read before the database, so
  *      an entry loaded during a change is stale when stored.
- *   2. Memory is bounded: a fixed table, a new entry replaces its slot;
+ *   2. The list of every project is kept only where the read cache is
+ *      (app->rcache), and used only until --read-max-age-ms after its read
+ *      began, as the workloads read from memory are.
+ *   3. Memory is bounded: a fixed table, a new entry replaces its slot;
  *      one list of every project, replaced whole.
  */
 #include "api.h"
+#include "clock.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -36,6 +40,7 @@ struct api_projcache {
     struct api_project_ref *refs;   /* every project; NULL: none kept */
     int n_refs;
     uint64_t refs_generation;
+    int64_t refs_at_us;             /* the monotonic clock before their read */
 };
 
 struct api_projcache *api_projcache_new(void)
@@ -190,8 +195,9 @@ static int refs_load(struct db *db, struct api_project_ref **out, int *n)
 
 int api_project_refs(struct api_app *app, struct api_project_ref **out, int *n)
 {
-    struct api_projcache *pc = app->projc;
-    uint64_t gen = ctl_sched_org_generation(app->sched);   /* Invariant 1: before the read */
+    struct api_projcache *pc = app->rcache ? app->projc : NULL;   /* Invariant 2 */
+    uint64_t gen = ctl_sched_org_generation(app->sched);         /* Invariant 1: before the read */
+    int64_t now_us = clock_mono_us(), max_age_us = (int64_t)app->cfg.read_max_age_ms * 1000;
     struct api_project_ref *kept;
     int rc, hit = 0;
 
@@ -199,7 +205,7 @@ int api_project_refs(struct api_app *app, struct api_project_ref **out, int *n)
     *n = 0;
     if (pc) {
         pthread_mutex_lock(&pc->mu);
-        if (pc->refs && pc->refs_generation == gen) {
+        if (pc->refs && pc->refs_generation == gen && now_us - pc->refs_at_us < max_age_us) {
             *out = refs_copy(pc->refs, pc->n_refs);
             *n = *out ? pc->n_refs : 0;
             hit = 1;
@@ -216,6 +222,7 @@ int api_project_refs(struct api_app *app, struct api_project_ref **out, int *n)
     pc->refs = kept;
     pc->n_refs = *n;
     pc->refs_generation = gen;
+    pc->refs_at_us = now_us;
     pthread_mutex_unlock(&pc->mu);
     return DB_OK;
 }
