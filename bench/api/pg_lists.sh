@@ -16,20 +16,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../../tests/pg/pg_lib.sh"
 pg_start
 export ALLOT_ADMIN_PASSWORD=bench-admin-password
-HZ=$(getconf CLK_TCK)
-PID=""
-trap '[ -z "$PID" ] || kill -9 "$PID" 2>/dev/null; pg_stop' EXIT
-
-pg_ticks() {
-  local s=0 pm t
-  pm=$(head -n 1 "$PG_DATA/postmaster.pid")
-  for p in $pm $(pgrep -P "$pm"); do
-    t=$(awk '{ sub(/.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$p/stat" 2>/dev/null || true)
-    s=$((s + ${t:-0}))
-  done
-  echo "$s"
-}
-own_ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$PID/stat"; }
+. "$HERE/pg_bench.sh"
 call() { # METHOD PATH BODY TOKEN
   curl -sf -X "$1" "$URL$2" -H "Authorization: Bearer $4" -H 'Content-Type: application/json' \
     ${3:+-d "$3"}
@@ -57,15 +44,7 @@ lists() {
 
 for BIN in "$@"; do
   BIN=$(realpath "$BIN")
-  T=$(mktemp -d /tmp/allot-lists-XXXXXX)
-  pg_psql -c 'DROP SCHEMA public CASCADE' -c 'CREATE SCHEMA public' >/dev/null 2>&1
-  (cd "$T" && "$BIN" --init --db "$PG_URI" >>"$T/log" 2>&1)
-  (cd "$T" && exec "$BIN" --db "$PG_URI" --listen 127.0.0.1:0 --port-file "$T/port" \
-      --rate-limit 0 --max-pending-per-project 0 --max-pending-per-user 0 \
-      --simulate-nodes 100x8 --threads 64 >>"$T/log" 2>&1) &
-  PID=$!
-  while [ ! -s "$T/port" ]; do sleep 0.01; done
-  URL="http://127.0.0.1:$(cat "$T/port")"
+  allotd_start "$BIN" 100x8
   ADMIN=$(token admin "$ALLOT_ADMIN_PASSWORD")
   for i in 0 1 2 3 4 5 6 7 8 9; do
     P=$(call POST /api/v1/org-unit/projects "{\"name\":\"p$i\",

@@ -22,21 +22,7 @@ CONF
 pg_ctl_run -w restart
 pg_psql -c 'CREATE SCHEMA ext' -c 'CREATE EXTENSION pg_stat_statements SCHEMA ext' >/dev/null
 export ALLOT_ADMIN_PASSWORD=bench-admin-password
-HZ=$(getconf CLK_TCK)
-PID=""
-trap '[ -z "$PID" ] || kill -9 "$PID" 2>/dev/null; pg_stop' EXIT
-
-# CPU ticks of the server: the postmaster (its reaped backends) and its children
-pg_ticks() {
-  local s=0 pm t
-  pm=$(head -n 1 "$PG_DATA/postmaster.pid")
-  for p in $pm $(pgrep -P "$pm"); do
-    t=$(awk '{ sub(/.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$p/stat" 2>/dev/null || true)
-    s=$((s + ${t:-0}))
-  done
-  echo "$s"
-}
-own_ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$PID/stat"; }
+. "$HERE/pg_bench.sh"
 writer() {
   curl -s "$URL/metrics" -H "Authorization: Bearer $ALLOT_TOKEN" |
     awk '/^allot_db_(commits|writes)_total/ { printf "%s ", $2 }'
@@ -44,15 +30,7 @@ writer() {
 
 for BIN in "$@"; do
   BIN=$(realpath "$BIN")
-  T=$(mktemp -d /tmp/allot-step1-XXXXXX)
-  pg_psql -c 'DROP SCHEMA public CASCADE' -c 'CREATE SCHEMA public' >/dev/null 2>&1
-  (cd "$T" && "$BIN" --init --db "$PG_URI" >>"$T/log" 2>&1)
-  (cd "$T" && exec "$BIN" --db "$PG_URI" --listen 127.0.0.1:0 --port-file "$T/port" \
-      --rate-limit 0 --max-pending-per-project 0 --max-pending-per-user 0 \
-      --simulate-nodes 1000x8 --threads 64 >>"$T/log" 2>&1) &
-  PID=$!
-  while [ ! -s "$T/port" ]; do sleep 0.01; done
-  URL="http://127.0.0.1:$(cat "$T/port")"
+  allotd_start "$BIN" 1000x8
   ALLOT_TOKEN=$(curl -s -X POST "$URL/api/v1/token" -H 'Content-Type: application/json' \
     -d "{\"grantType\":\"password\",\"username\":\"admin\",\"password\":\"$ALLOT_ADMIN_PASSWORD\"}" |
     jq -r .accessToken)
