@@ -1249,6 +1249,19 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
     return SCHED_OK;
 }
 
+/* Step 1's session, kept: the node index of every binpack and spread pool
+ * built now (placement.c), which a cycle on the kept session would build at
+ * its first whole-device placement in the pool, sorting the pool's nodes;
+ * what the full cycle leaves in the arena counts it (Invariant 4). */
+static void index_pools(struct sched_memo *memo)
+{
+    int p;
+
+    for (p = 0; p < memo->ss.n_pools; p++)
+        sched__node_index_build(&memo->ss, p);
+    memo->arena_kept = sched__arena_used(memo->arena);
+}
+
 /* Step 1: the full cycle, its session in the memo's arena. */
 /* Before a cycle on the memo's session: its failed attempts are recorded
  * in the buffer that does not hold the settled cycle's, and those are
@@ -1370,6 +1383,8 @@ static int full_cycle(struct sched_memo *memo, const struct sched_state *in,
         rc = sched__cycle_on(&memo->ss, arena, out, NULL, &kinds);
     if (rc == SCHED_OK)
         rc = keep(memo, &memo->ss, out, &kinds, 0);
+    if (rc == SCHED_OK && memo->valid && (memo->settled || memo->decided))
+        index_pools(memo);
     known_end(memo, rc);
     return rc;
 }

@@ -689,6 +689,14 @@ static struct ss_node_index *index_of(const struct sched_session *ss, int pool)
     return x;
 }
 
+void sched__node_index_build(struct sched_session *ss, int pool)
+{
+    int placement = ss->in->pools[pool].gpu_placement;
+
+    if (ss->pools[pool].n_nodes > 0 && (placement == SCHED_BINPACK || placement == SCHED_SPREAD))
+        (void)index_of(ss, pool);   /* out of memory: built when first asked, as before */
+}
+
 /* sched__best_node() for a whole-device pod in a binpack or spread pool
  * (-2: no index). topo: the pool has a topology (struct scan's), and a
  * node's breaks go after its rank and before the index's order: the walk

@@ -615,6 +615,11 @@ int64_t sched__pod_charge_on(const struct sched_session *ss, int w, int node);
  * *node -1 when none fits). */
 int64_t sched__charge_as_is(const struct sched_session *ss, int w, int pool, int *node);
 int sched__best_node(const struct sched_session *ss, int w, int pool, int exclude);
+/* The node index of a binpack or spread pool built now rather than at its
+ * first whole-device placement (a sort of the pool's nodes): for a session
+ * a driver keeps (memo.c), so that a cycle on it files only the nodes it
+ * changes. */
+void sched__node_index_build(struct sched_session *ss, int pool);
 /* node_add(): the node's free room changed (its pool's node index files it
  * again when next asked). */
 void sched__node_index_touch(struct sched_session *ss, int node);
