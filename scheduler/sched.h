@@ -544,7 +544,9 @@ int sched_node_allowed(const struct sched_workload *w, const struct sched_node *
  * submissions). Shapes keep the requests and node types of the workload
  * they came from (copied), not its affinity. Pure and deterministic: the
  * same notes and gets give the same mix. */
-#define SCHED_MIX_WINDOW 1000   /* pods allotd, the simulator and replay remember */
+#define SCHED_MIX_WINDOW 10000  /* pods allotd, the simulator and replay remember: a long
+                                   history, so that a rare shape of many GPUs a pod keeps
+                                   its count (bench/NOTES.md, "The mix's window") */
 #define SCHED_MIX_STEP 20       /* the mix is computed again every 1/20 of the window */
 struct sched_mix_window;
 struct sched_mix_window *sched_mix_window_new(int pods);   /* NULL: out of memory */

@@ -448,6 +448,50 @@ static void test_mix_window_steps(void **unused)
     sched_mix_window_free(win);
 }
 
+/* The drivers' window (SCHED_MIX_WINDOW) is a long history: 8-GPU pods
+ * noted thousands of pods back still count in the mix, and only a full
+ * window lets its oldest pods go. */
+static void test_mix_window_history(void **unused)
+{
+    static const struct {
+        int old_pods, new_pods;     /* 8-GPU pods noted, then 1-GPU pods */
+        int64_t want_old, want_new; /* their weights in the mix; 0: not in it */
+    } cases[] = {
+        {30, 5000, 30, 5000},         /* rare, 5,000 pods back */
+        {2000, 7000, 2000, 7000},     /* 9,000 pods: all remembered */
+        {2000, SCHED_MIX_WINDOW - 500, 500, SCHED_MIX_WINDOW - 500},   /* the oldest 1,500 leave */
+        {10, SCHED_MIX_WINDOW, 0, SCHED_MIX_WINDOW},                   /* pushed out */
+    };
+    struct sched_workload old = {0}, one = {0};
+    const struct sched_mix_entry *m;
+    size_t c;
+    int n;
+
+    (void)unused;
+    old.gpu_devices = 8;
+    old.cpu_milli = 64000;
+    one.gpu_devices = 1;
+    one.cpu_milli = 8000;
+    for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        struct sched_mix_window *win = sched_mix_window_new(SCHED_MIX_WINDOW);
+
+        assert_non_null(win);
+        old.n_pods = cases[c].old_pods;
+        one.n_pods = cases[c].new_pods;
+        assert_int_equal(sched_mix_window_note(win, &old), SCHED_OK);
+        assert_int_equal(sched_mix_window_note(win, &one), SCHED_OK);
+        n = sched_mix_window_get(win, &m);
+        assert_int_equal(n, cases[c].want_old ? 2 : 1);
+        assert_int_equal(m[0].shape.gpu_devices, 1);
+        assert_int_equal(m[0].weight, cases[c].want_new);
+        if (cases[c].want_old) {
+            assert_int_equal(m[1].shape.gpu_devices, 8);
+            assert_int_equal(m[1].weight, cases[c].want_old);
+        }
+        sched_mix_window_free(win);
+    }
+}
+
 RUN_TESTS(
     cmocka_unit_test(test_measures),
     cmocka_unit_test(test_half_used_device),
@@ -460,5 +504,6 @@ RUN_TESTS(
     cmocka_unit_test(test_full_mix_keeps_types),
     cmocka_unit_test(test_invalid_mix),
     cmocka_unit_test(test_mix_window),
-    cmocka_unit_test(test_mix_window_steps)
+    cmocka_unit_test(test_mix_window_steps),
+    cmocka_unit_test(test_mix_window_history)
 )
