@@ -891,12 +891,60 @@ static int reps_below(const struct sched_memo *memo, int e)
  * back in the order of the entries), or not at all when none is left.
  * `refresh` ([label], NULL: none): not 0 where a kind was written again,
  * so its record reads its entry again. */
+/* The records of the entries from `from` on (ascending) whose entry is
+ * below e, counted: the first at or after e. */
+static int reps_below_from(const struct sched_memo *memo, int from, int e)
+{
+    int lo = from, hi = memo->n_reps;
+
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (memo->reps[mid].entry < e)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* reps_taken_out() for one entry e (Step 4, most completions): every
+ * record after it one entry down, in a pass that vectorizes; the record
+ * of e's label, if e was its first entry, moves on to the label's next
+ * entry, which lies after e, past the records between. */
+static void rep_taken_out_one(struct sched_memo *memo, int e)
+{
+    struct ss_kind_rep *reps = memo->reps, r;
+    int n = memo->n_reps, lo = reps_below(memo, e), hit = lo < n && reps[lo].entry == e, i, at;
+
+    for (i = lo + hit; i < n; i++)
+        reps[i].entry--;
+    if (!hit)
+        return;
+    r = reps[lo];
+    r.entry = label_next(memo, e, r.label);
+    at = r.entry < 0 ? n : reps_below_from(memo, lo + 1, r.entry);
+    memmove(&reps[lo], &reps[lo + 1], sizeof(*reps) * (size_t)(at - lo - 1));
+    if (r.entry < 0) {
+        rep_count(memo, &r, -1);   /* no entry carries its label any more */
+        memo->n_reps--;
+        return;
+    }
+    reps[at - 1] = r;
+}
+
 static int reps_taken_out(struct sched_memo *memo, const int *gone, int n_gone,
                           const uint8_t *refresh)
 {
     struct ss_kind_rep *moved = NULL, r;
     int i, j, k, g, lo, n = 0, n_moved = 0;
 
+    if (n_gone == 1) {
+        rep_taken_out_one(memo, gone[0]);
+        for (i = 0; refresh && i < memo->n_reps; i++)
+            if (refresh[memo->reps[i].label])
+                rep_reads(memo, &memo->reps[i], 1);
+        return SCHED_OK;
+    }
     if (n_gone > 0 && !(moved = malloc(sizeof(*moved) * (size_t)n_gone))) {
         memo->reps_valid = 0;
         return SCHED_ENOMEM;
