@@ -509,8 +509,9 @@ static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_p
     for (i = every_rep_stands(g->ss, verdict, prev) ? prev->n_reps : 0; i < prev->n_reps; i++) {
         const struct ss_kind_rep *k = &prev->reps[i];
         code = k->code >= 0 && !coded ? SS_REP_ODD : k->code;
-        if (code == SS_REP_UNCOUNTED || (code >= 0 && code_stands(g->ss, verdict, code)))
-            continue;   /* its reason reads no pool, or its verdict stands */
+        if (code == SS_REP_UNCOUNTED ||
+            (code >= 0 && (verdict[code] == 1 || code_stands(g->ss, verdict, code))))
+            continue;   /* its reason reads no pool, or its verdict stands (asked once) */
         ss_shift_to(&shift, gone, n_gone, ins->at, ins->n, k->entry);   /* records ascend */
         e = kind_entry(prev, k, kind_of, n, gone, gone_label, n_gone, &shift);
         if (e < 0 || (code == SS_REP_ODD && still_diagnosed(g->ss, &list[e])))
