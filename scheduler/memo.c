@@ -1059,6 +1059,41 @@ static int label_in_find(const struct label_in *in, int n, int label)
  * where that one was taken out, or an entry put in with its label when
  * that comes first; a record for each new label; the records that moved
  * that way put back in the order of the entries, each reading its entry. */
+/* reps_moved() for one entry put in and none taken out (a victim pending
+ * again): the records from its place on one entry up, in one pass that
+ * also finds its label's record; that record moves to the new entry when
+ * the new one comes first, and a new label gets a record there. */
+static int rep_put_in_one(struct sched_memo *memo, const struct ss_kinds *kinds)
+{
+    struct ss_kind_rep *reps = memo->reps, r;
+    int e = kinds->ins_at[0], at = kinds->ins_new_at[0], label = kinds->ins_label[0];
+    int n = memo->n_reps, i, found = -1, to;
+
+    for (i = 0; i < n; i++) {
+        reps[i].entry += reps[i].entry >= e;   /* moved_to() */
+        if (reps[i].label == label)
+            found = i;
+    }
+    if (found >= 0 && reps[found].entry <= at)
+        return SCHED_OK;   /* its first entry comes before the one put in */
+    if (found < 0 && label < memo->n_labels - kinds->n_new_labels)
+        return SCHED_OK;   /* as reps_moved(): only a new label gets a record */
+    if (found < 0 && reserve((void **)&memo->reps, &memo->cap_reps, sizeof(*memo->reps),
+                             n + 2) != SCHED_OK)
+        return SCHED_ENOMEM;
+    reps = memo->reps;
+    r.label = label;
+    r.code = found >= 0 ? reps[found].code : 0;
+    r.entry = at;
+    rep_reads(memo, &r, found >= 0);
+    to = reps_below_from(memo, 0, at);   /* the records before it stay */
+    if (found < 0)
+        found = memo->n_reps++;   /* a place at the end, to move down */
+    memmove(&reps[to + 1], &reps[to], sizeof(*reps) * (size_t)(found - to));
+    reps[to] = r;
+    return SCHED_OK;
+}
+
 static int reps_moved(struct sched_memo *memo, const struct ss_kinds *kinds)
 {
     struct ss_kind_rep *moved = NULL, r;
@@ -1066,6 +1101,14 @@ static int reps_moved(struct sched_memo *memo, const struct ss_kinds *kinds)
     struct ss_shift shift = {0, 0};
     int i, j, k, g, at, lo, n = 0, n_in = 0, n_moved = 0, n_old, first_event, rc = SCHED_OK;
 
+    if (kinds->n_ins == 1 && kinds->n_gone == 0) {
+        rc = rep_put_in_one(memo, kinds);
+        for (i = 0; rc == SCHED_OK && kinds->n_redone > 0 && i < memo->n_reps; i++)
+            rep_reads(memo, &memo->reps[i], 1);
+        if (rc != SCHED_OK)
+            memo->reps_valid = 0;
+        return rc;
+    }
     in = malloc(sizeof(*in) * (size_t)kinds->n_ins);
     moved = malloc(sizeof(*moved) * ((size_t)memo->n_reps + (size_t)kinds->n_ins + 1));
     if (!in || !moved) {
