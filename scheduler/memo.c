@@ -870,27 +870,6 @@ static void kinds_taken_out(struct sched_memo *memo, const int *gone, const int 
     }
 }
 
-/* How many records name an entry below e (they are in the order of
- * their entries). */
-static int reps_below(const struct sched_memo *memo, int e)
-{
-    int lo = 0, hi = memo->n_reps;
-
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (memo->reps[mid].entry < e)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* Invariant 5 after the same: each record's entry where it is now; a
- * label whose first entry was taken out is recorded at its next one (put
- * back in the order of the entries), or not at all when none is left.
- * `refresh` ([label], NULL: none): not 0 where a kind was written again,
- * so its record reads its entry again. */
 /* The records of the entries from `from` on (ascending) whose entry is
  * below e, counted: the first at or after e. */
 static int reps_below_from(const struct sched_memo *memo, int from, int e)
@@ -905,6 +884,13 @@ static int reps_below_from(const struct sched_memo *memo, int from, int e)
             hi = mid;
     }
     return lo;
+}
+
+/* How many records name an entry below e (they are in the order of
+ * their entries). */
+static int reps_below(const struct sched_memo *memo, int e)
+{
+    return reps_below_from(memo, 0, e);
 }
 
 /* reps_taken_out() for one entry e (Step 4, most completions): every
@@ -932,6 +918,11 @@ static void rep_taken_out_one(struct sched_memo *memo, int e)
     reps[at - 1] = r;
 }
 
+/* Invariant 5 after the same: each record's entry where it is now; a
+ * label whose first entry was taken out is recorded at its next one (put
+ * back in the order of the entries), or not at all when none is left.
+ * `refresh` ([label], NULL: none): not 0 where a kind was written again,
+ * so its record reads its entry again. */
 static int reps_taken_out(struct sched_memo *memo, const int *gone, int n_gone,
                           const uint8_t *refresh)
 {
@@ -1086,7 +1077,7 @@ static int rep_put_in_one(struct sched_memo *memo, const struct ss_kinds *kinds)
     r.code = found >= 0 ? reps[found].code : 0;
     r.entry = at;
     rep_reads(memo, &r, found >= 0);
-    to = reps_below_from(memo, 0, at);   /* the records before it stay */
+    to = reps_below(memo, at);   /* the records before it stay */
     if (found < 0)
         found = memo->n_reps++;   /* a place at the end, to move down */
     memmove(&reps[to + 1], &reps[to], sizeof(*reps) * (size_t)(found - to));
