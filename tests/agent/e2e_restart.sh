@@ -12,10 +12,8 @@
 ALLOTD=$1
 AGENT=$2
 . "$(dirname "$0")/lib_agent.sh"
-# a server restart shorter than the lease must not disturb running work: a
-# lease long enough for a restart on a loaded machine
-LEASE=$((6000 * SCALE))
-START_OPTS="--agent-lease-ms $LEASE --agent-lease-margin-ms $MARGIN"
+# a server restart shorter than the lease (lib_agent.sh's, long enough for a
+# restart on a loaded machine) must not disturb running work
 
 mkdir -p "$T/bin"
 cat >"$T/bin/nvidia-smi" <<'EOF'
