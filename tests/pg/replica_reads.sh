@@ -43,6 +43,17 @@ act_at() {
     "$1/api/v1/workloads/trainings/$2/$3" -H "Authorization: Bearer $ADMIN")
   [ "$_code" = 202 ] || fail "$3 of $2 through $1: $_code"
 }
+# read_twice_at URL HITS: w3 read twice in a row at URL, and the replica's
+# reads from memory now above HITS. A GET repeated at once is answered from
+# memory, unless a change-feed row (another replica's suspension or
+# resumption, a scheduler's binds) reaches the replica between the two and
+# drops its entries (design 2 of api/readcache.c): callers poll it, so the
+# pair is tried again until one hits.
+read_twice_at() {
+  [ "$(field_at "$1" "$W3" submittedBy)" = admin ] || fail "$1: w3 not submitted by admin"
+  [ "$(field_at "$1" "$W3" submittedBy)" = admin ] || fail "$1: w3 not submitted by admin"
+  [ "$(metric "$1" allot_read_cache_hits_total)" -gt "$2" ]
+}
 id_of() {
   curl -s "$URL/api/v1/workloads?filterBy=name==$1" -H "Authorization: Bearer $ADMIN" |
     jq -r '.workloads[0].id'
@@ -86,28 +97,13 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$URL_B/api/v1/workloads
   -H "Authorization: Bearer $ADMIN")
 [ "$code" = 202 ] || fail "delete of w2 through B: $code"
 [ "$(named_at "$URL_B" w2)" = 0 ] || fail "B: its own deletion of w2 does not show in its list"
-# B answers from memory: a GET repeated at once hits, unless a change-feed
-# row (A's own suspension and resumption of w1, its scheduler's binds) drops
-# B's entries between the two, so the pair is tried again until one hits
+# B answers from memory (read_twice_at, below the helpers)
 HITS_B0=$(metric "$URL_B" allot_read_cache_hits_total)
-read_twice_b() {
-  [ "$(field_at "$URL_B" "$W3" submittedBy)" = admin ] || fail "B: w3 not submitted by admin"
-  [ "$(field_at "$URL_B" "$W3" submittedBy)" = admin ] || fail "B: w3 not submitted by admin"
-  [ "$(metric "$URL_B" allot_read_cache_hits_total)" -gt "${HITS_B0:-0}" ]
-}
-poll 10 read_twice_b || fail "B answered no read from memory (${HITS_B0:-0} hits before)"
+poll 10 read_twice_at "$URL_B" "${HITS_B0:-0}" || fail "B answered no read from memory (${HITS_B0:-0} hits before)"
 
 # 3. the bound: a write with no change-feed row, on C within --read-max-age-ms
-# A GET repeated at once is answered from memory, unless a change-feed row
-# of step 2 reached C between the two (it drops C's entries, design 2 of
-# api/readcache.c): so the pair is tried again until one hits.
 HITS_C0=$(metric "$URL_C" allot_read_cache_hits_total)
-read_twice_c() {
-  [ "$(field_at "$URL_C" "$W3" submittedBy)" = admin ] || fail "C: w3 not submitted by admin"
-  [ "$(field_at "$URL_C" "$W3" submittedBy)" = admin ] || fail "C: w3 not submitted by admin"
-  [ "$(metric "$URL_C" allot_read_cache_hits_total)" -gt "$HITS_C0" ]
-}
-poll 10 read_twice_c || fail "C reads w3 from the database every time ($HITS_C0 hits before)"
+poll 10 read_twice_at "$URL_C" "$HITS_C0" || fail "C reads w3 from the database every time ($HITS_C0 hits before)"
 COMMITS_C=$(metric "$URL_C" allot_db_commits_total)
 pg_psql -c "UPDATE workloads SET created_by = 'someone' WHERE id = '$W3'"
 T0=$(now_ms)
