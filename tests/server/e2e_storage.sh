@@ -135,7 +135,10 @@ DEMO=""
 
 # --- locked by another process ----------------------------------------------
 mkfifo "$T/sql"
-sqlite3 "$T/a.db" <"$T/sql" >"$T/sqlite.log" 2>&1 &
+# the log exists before sqlite3 opens it: its shell opens the fifo first,
+# which waits for the writer below, and lock() reads the log at once after
+: >"$T/sqlite.log"
+sqlite3 "$T/a.db" <"$T/sql" >>"$T/sqlite.log" 2>&1 &
 SQLITE=$!
 exec 3>"$T/sql"
 # sqlite3 waits for the lock as long as it takes (allotd's own writes, its
