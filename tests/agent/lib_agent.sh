@@ -19,7 +19,11 @@ HB=200          # agents' heartbeat, ms
 # suite's load let the agents stop the pods of a test that expects them to run)
 LEASE=$((6000 * SCALE))
 MARGIN=$((1000 * SCALE))  # allotd calls a silent node lost after the lease and this, ms
-START_OPTS="--agent-lease-ms $LEASE --agent-lease-margin-ms $MARGIN"
+# allotd's own leader lease (on SQLite it retakes one that lapsed at once, at
+# a new epoch): long enough to ride out a loaded machine's stalls, since a new
+# leadership loads the model again and runs a full cycle, which agent/e2e
+# counts (the default 3 s lapsed twice under the whole suite's load)
+START_OPTS="--agent-lease-ms $LEASE --agent-lease-margin-ms $MARGIN --leader-lease-ms $((15000 * SCALE))"
 
 # Every process of this test: its agents, their supervisors (their command
 # lines name $T) and the workloads (their environment holds TESTRUN=$T).
