@@ -1045,11 +1045,6 @@ static int label_in_find(const struct label_in *in, int n, int label)
     return lo < n && in[lo].label == label && in[lo].entry >= 0 ? lo : -1;
 }
 
-/* Invariant 5 after entries were put in too (reps_taken_out()'s general
- * case): each record's entry where it is now, or the next of its label
- * where that one was taken out, or an entry put in with its label when
- * that comes first; a record for each new label; the records that moved
- * that way put back in the order of the entries, each reading its entry. */
 /* reps_moved() for one entry put in and none taken out (a victim pending
  * again): the records from its place on one entry up, in one pass that
  * also finds its label's record; that record moves to the new entry when
@@ -1085,6 +1080,11 @@ static int rep_put_in_one(struct sched_memo *memo, const struct ss_kinds *kinds)
     return SCHED_OK;
 }
 
+/* Invariant 5 after entries were put in too (reps_taken_out()'s general
+ * case): each record's entry where it is now, or the next of its label
+ * where that one was taken out, or an entry put in with its label when
+ * that comes first; a record for each new label; the records that moved
+ * that way put back in the order of the entries, each reading its entry. */
 static int reps_moved(struct sched_memo *memo, const struct ss_kinds *kinds)
 {
     struct ss_kind_rep *moved = NULL, r;
