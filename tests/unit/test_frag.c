@@ -4,8 +4,8 @@
  *
  * F(n, m) = free(n) - usable(n, m), in milli-GPU: usable is 0 when no pod
  * of shape m fits the node now, else the free milli-GPU of the devices
- * with room for m's charge, capped by the pods of m that the node's CPU
- * and memory still hold. A node's fragmentation is sum_m weight x F.
+ * with room for m's charge, half of it capped by what the node's memory
+ * still feeds at m's ratio. A node's fragmentation is sum_m weight x F.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -101,14 +101,21 @@ static const struct measure_case measure_cases[] = {
      * on the empty device: its F is 1500 - 1000 = 500, times 4. */
     {"node n1 2; wl half p 1 0 portion=500 on=n1:0x1", "g=1 w=3; p=300 w=2; p=800 w=4",
      3 * 500 + 2 * 0 + 4 * 500, ""},
-    /* Past FGD: CPU strands GPUs. Four empty GPUs and 8 cores; the shape
-     * asks 1 GPU and 4 cores, so the CPU feeds 2000 of the 4000 free: 2000
-     * are stranded (FGD says 0). A CPU-only pod of 4 cores strands one GPU
-     * more (+1000). A 1-GPU pod of 1 core leaves 3000 free and 7 cores,
-     * which feed 7/4 x 1000 = 1750 (in proportion: the rest of a core
-     * feeds smaller shapes): 1250 stranded, 750 fewer than before. */
-    {"node n1 4 cpu=8000; wl cpu p 1 0 cpu=4000; wl gpu p 1 1 cpu=1000", "g=1 cpu=4000", 2000,
-     "cpu:0=1000 gpu:0x1=-750"},
+    /* Past FGD: memory strands GPUs, half counted. Four empty GPUs and
+     * 8 GiB; the shape asks 1 GPU and 4 GiB, so the memory feeds 2000 of
+     * the 4000 free, and usable is (4000 + 2000) / 2 = 3000: 1000 are
+     * stranded (FGD says 0). A CPU-only pod of 4 GiB leaves memory for
+     * 1000: usable 2500, 500 more stranded. A 1-GPU pod of 1 GiB leaves
+     * 3000 free and 7 GiB, which feed 7/4 x 1000 = 1750 (in proportion:
+     * the rest feeds smaller shapes): usable 2375, 625 stranded, 375
+     * fewer than before. */
+    {"node n1 4 mem=8192; wl mem p 1 0 mem=4096; wl gpu p 1 1 mem=1024", "g=1 mem=4096", 1000,
+     "mem:0=500 gpu:0x1=-375"},
+    /* The CPU left caps nothing: with 8 cores the 4-core shape's pods fit
+     * (0 stranded), and still do once a 4-core pod takes half (rise 0);
+     * a 5-core pod leaves too few for one (step 1): all 4000 stranded. */
+    {"node n1 4 cpu=8000; wl cpu p 1 0 cpu=4000; wl big p 1 0 cpu=5000", "g=1 cpu=4000", 0,
+     "cpu:0=0 big:0=4000"},
     /* A shape that may not use the node (another node type) finds every
      * free GPU a fragment; one that asks more devices than are empty too. */
     {"node n1 2 type=mine", "g=1 type=other; g=4 w=10; g=2 w=100",
