@@ -27,6 +27,9 @@
  *      closed; at most MAX_CONNS connections are served at once.
  *   3. The client retries its connection for CONNECT_S seconds: a worker's
  *      agent may start its endpoint after the launcher starts.
+ *   4. The client waits AUTH_S seconds at most for the greeting: whatever
+ *      else holds the port (another program on the node) is reported as
+ *      not an endpoint, not waited on for ever.
  */
 #define _GNU_SOURCE
 #include "agent.h"
@@ -47,6 +50,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -366,6 +370,14 @@ static char *join_words(int argc, char **argv)
     return out;
 }
 
+/* A receive timeout of s seconds on fd (0: none). */
+static int recv_timeout(int fd, int s)
+{
+    struct timeval tv = {s, 0};
+
+    return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
 /* Sends cmd on fd and relays the answer; the remote exit status, or 255. */
 static int request(int fd, const char *key, const char *cmd, const char *host)
 {
@@ -373,9 +385,10 @@ static int request(int fd, const char *key, const char *cmd, const char *host)
     unsigned char h[5];
     char buf[8192];
 
-    if (read_line(fd, line, sizeof(line)) != 0 ||
-        strncmp(line, GREETING, sizeof(GREETING) - 1) != 0)
-        return fprintf(stderr, "allot-agent --mpi-rsh: %s is not an MPI exec endpoint\n", host),
+    if (recv_timeout(fd, AUTH_S) != 0 || read_line(fd, line, sizeof(line)) != 0 ||
+        strncmp(line, GREETING, sizeof(GREETING) - 1) != 0 || recv_timeout(fd, 0) != 0)
+        return fprintf(stderr, "allot-agent --mpi-rsh: %s is not an MPI exec endpoint (no allot"
+                       " greeting within %d s)\n", host, AUTH_S),
                255;
     mac_hex(key, line + sizeof(GREETING) - 1, cmd, strlen(cmd), mac);
     snprintf(head, sizeof(head), "%s %zu\n", mac, strlen(cmd));

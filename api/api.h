@@ -104,6 +104,8 @@ struct api_config {
     int leader_lease_ms;     /* the leader lease; renewed every leader_renew_ms by the */
     int leader_renew_ms;     /* leader, asked for every leader_ask_ms by the others */
     int leader_ask_ms;
+    int rendezvous_first;    /* the node ports distributed workloads' pods meet on */
+    int rendezvous_last;     /* (db/rendezvous.c), first to last */
     int n_sims;
     int sims_given;          /* --simulate-nodes seen (0x0 included) */
     struct api_sim_spec sims[API_MAX_SIM];

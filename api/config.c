@@ -13,6 +13,7 @@
 #include "api.h"
 #include "allot_version.h"
 #include "config_file.h"
+#include "db_agent.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,8 @@ static void usage(void)
            "  --leader-renew-ms N       the leader extends it this often (default 1000; less\n"
            "                            than 9/10 of the lease)\n"
            "  --leader-ask-ms N         the others ask for it this often (default 500)\n"
+           "  --rendezvous-ports FIRST-LAST  the node ports distributed workloads' pods\n"
+           "                            meet on (default 30000-39999; docs/agent.md)\n"
            "  --key-file PATH           token signing key (default DB path + .key; allot.key with\n"
            "                            a PostgreSQL --db)\n"
            "  --secrets-key-file PATH   the key sealing stored secrets, made by --init\n"
@@ -167,6 +170,23 @@ static int set_address_header(void *target, const char *v)
     return header_name(v, t->header, sizeof(t->header));
 }
 
+/* FIRST-LAST: unprivileged ports, FIRST at most LAST. */
+static int set_rendezvous_ports(void *target, const char *v)
+{
+    struct api_config *cfg = target;
+    char *end;
+    long first = strtol(v, &end, 10), last;
+
+    if (v[0] < '0' || v[0] > '9' || *end != '-' || end[1] < '0' || end[1] > '9')
+        return -1;
+    last = strtol(end + 1, &end, 10);
+    if (*end || first < 1024 || last > 65535 || first > last)
+        return -1;
+    cfg->rendezvous_first = (int)first;
+    cfg->rendezvous_last = (int)last;
+    return 0;
+}
+
 /* One more simulated machine spec (repeatable; "0" for none). */
 static int set_simulate_nodes(void *target, const char *v)
 {
@@ -215,6 +235,7 @@ static const struct cf_option options[] = {
     CF_INT_ROW(C, "leader-ask-ms", leader_ask_ms, CTL_LEADER_ASK_MS, 10, 3600000),
     CF_INT_ROW(C, "token-ttl", token_ttl_s, 3600, 1, 86400),
     CF_INT_ROW(C, "token-leeway", token_leeway_s, 30, 0, 300),
+    CF_PARSE_ROW("rendezvous-ports", set_rendezvous_ports),
     CF_PARSE_ROW("simulate-nodes", set_simulate_nodes),
 };
 #undef C
@@ -231,6 +252,8 @@ static void defaults(struct api_config *cfg)
     cf_defaults(options, sizeof(options) / sizeof(options[0]), cfg);
     snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:8080");
     snprintf(cfg->trust.header, sizeof(cfg->trust.header), "X-Forwarded-For");
+    cfg->rendezvous_first = DB_RENDEZVOUS_FIRST;
+    cfg->rendezvous_last = DB_RENDEZVOUS_LAST;
 }
 
 static void finish(struct api_config *cfg)

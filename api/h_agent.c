@@ -790,11 +790,12 @@ static const char *spec_str(json_t *spec, const char *key)
 }
 
 /* What handing out one pod needs besides its row: the store, allotd's key
- * (MPI's exec key is derived from it), and what is found on the way: MPI's
- * host file and the pod's "mpi" object. */
+ * (MPI's exec key is derived from it), its options (the rendezvous ports),
+ * and what is found on the way: MPI's host file and the pod's "mpi" object. */
 struct handout {
     struct db *db;
     const struct api_keyring *key;
+    const struct api_config *cfg;
     char *hostfile;
     json_t *mpi;
 };
@@ -816,7 +817,8 @@ static int distributed_in(struct handout *ho, const struct db_assignment *a, jso
     for (i = 0; i < n; i++)
         if (pods[i].node_seq != 0)
             pods[bound++] = pods[i];
-    rc = db_rendezvous_ports(ho->db, w->seq, w->n_pods, &d.port);
+    rc = db_rendezvous_ports(ho->db, w->seq, w->n_pods, ho->cfg->rendezvous_first,
+                             ho->cfg->rendezvous_last, &d.port);
     if (rc == DB_OK) {
         d.has_master = !(json_is_integer(workers) && json_integer_value(workers) >= w->n_pods);
         d.pods = pods;
@@ -873,12 +875,11 @@ static json_t *assignment_env(struct handout *ho, const struct db_assignment *a,
 
 /* What the agent needs to start a pod it does not know yet; NULL when it
  * cannot be told yet. */
-static json_t *assignment_json(struct db *db, const struct api_keyring *key,
-                               const struct db_assignment *a)
+static json_t *assignment_json(const struct api_app *app, const struct db_assignment *a)
 {
     json_t *spec = a->spec ? json_loads(a->spec, 0, NULL) : NULL;
     json_t *grace = json_object_get(spec, "terminationGracePeriodSeconds");
-    struct handout ho = {db, key, NULL, NULL};
+    struct handout ho = {app->db, &app->key, &app->cfg, NULL, NULL};
     json_t *env = assignment_env(&ho, a, spec), *o = NULL;
 
     if (!env)
@@ -920,8 +921,7 @@ static int was_reported(const struct db_heartbeat *h, const char *uid)
 }
 
 /* Pods the agent knows are named by uid only; new ones come in full. */
-static json_t *assigned_json(struct db *db, const struct api_keyring *key,
-                             const struct db_heartbeat *h)
+static json_t *assigned_json(const struct api_app *app, const struct db_heartbeat *h)
 {
     json_t *a = json_array();
     int i;
@@ -929,7 +929,7 @@ static json_t *assigned_json(struct db *db, const struct api_keyring *key,
     for (i = 0; a && i < h->n_assigned; i++)
         json_array_append_new(a, was_reported(h, h->assigned[i].uid)
                                      ? json_pack("{s:s}", "uid", h->assigned[i].uid)
-                                     : assignment_json(db, key, &h->assigned[i]));
+                                     : assignment_json(app, &h->assigned[i]));
     return a;
 }
 
@@ -969,7 +969,7 @@ void api_h_agent_heartbeat(struct api_req *r)
         goto out;
     }
     tell_scheduler(r, &h);
-    reply = json_pack("{s:o}", "pods", assigned_json(r->app->db, &r->app->key, &h));
+    reply = json_pack("{s:o}", "pods", assigned_json(r->app, &h));
     if (reply)
         lease_fields(r, reply);
     api_reply(r, 200, reply);

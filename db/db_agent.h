@@ -259,12 +259,14 @@ int db_agent_node_approve(struct db *db, struct db_agent_approval *a);
 void db_agent_nodes_free(struct db_agent_node *a, int n);
 
 /* ---- distributed workloads' rendezvous ports (rendezvous.c) ---- */
+/* The default range (allotd's --rendezvous-ports) */
 #define DB_RENDEZVOUS_FIRST 30000
 #define DB_RENDEZVOUS_LAST 39999
 /* The first of n_pods node ports the workload's pods meet on (pod i's is
- * *port + i), taken on the first ask and kept while the workload lives.
- * DB_ELIMIT when no run of n_pods ports is free. */
-int db_rendezvous_ports(struct db *db, int64_t workload_seq, int n_pods, int *port);
+ * *port + i), taken from [first, last] on the first ask and kept while the
+ * workload lives. DB_ELIMIT when no run of n_pods ports is free there. */
+int db_rendezvous_ports(struct db *db, int64_t workload_seq, int n_pods, int first, int last,
+                        int *port);
 
 /* ---- restarts (restarts.c) ---- */
 /* How long restart number n (1-based) of a workload waits before its pods

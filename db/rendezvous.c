@@ -4,7 +4,8 @@
  * one per pod: the first is the master's (MASTER_PORT, a TF chief's or
  * JAX coordinator's port), pod i listens on port + i where a framework
  * gives every pod its own (TF_CONFIG). Blocks are taken first fit from
- * [DB_RENDEZVOUS_FIRST, DB_RENDEZVOUS_LAST]; a workload keeps its block
+ * the range allotd is given (--rendezvous-ports, by default
+ * [DB_RENDEZVOUS_FIRST, DB_RENDEZVOUS_LAST]); a workload keeps its block
  * while it lives, so every pod of a gang (and a pod restarted later) is
  * told the same ports.
  *
@@ -13,7 +14,8 @@
  *      their pods are on: a block is taken in one write, after the blocks
  *      of workloads that are deleted, purged or ended were given back.
  *   2. A workload's block does not change while it lives (the row is
- *      read first; only a workload without one takes one).
+ *      read first; only a workload without one takes one), even when
+ *      allotd restarts with another range.
  */
 #include "db_int.h"
 #include "db_agent.h"
@@ -23,6 +25,7 @@
 struct block_arg {
     int64_t workload_seq;
     int n;
+    int first, last;             /* the range blocks are taken from */
     int port;                    /* out */
 };
 
@@ -45,14 +48,17 @@ static int read_block(struct db__stmt *st, void *arg)
     return DB_OK;
 }
 
-/* The first port of a free run of n ports, or 0 if none. */
-static int first_fit(struct db__conn *c, int n, int *port)
+/* The first port of a free run of a->n ports in the range, or 0 if none
+ * (blocks below the range, taken under another, are passed over). */
+static int first_fit(struct db__conn *c, const struct block_arg *a, int *port)
 {
     static const char sql[] = "SELECT port, n_ports FROM rendezvous ORDER BY port";
-    struct fit f = {n, DB_RENDEZVOUS_FIRST, 0};
+    struct fit f = {a->n, a->first, 0};
     int rc = db__query_each(c, sql, NULL, 0, read_block, &f);
 
-    if (rc == DB_OK && !f.found && f.next + n - 1 <= DB_RENDEZVOUS_LAST)
+    if (rc == DB_OK && f.found && f.found + a->n - 1 > a->last)
+        f.found = 0;
+    if (rc == DB_OK && !f.found && f.next + a->n - 1 <= a->last)
         f.found = f.next;
     *port = f.found;
     return rc;
@@ -77,7 +83,7 @@ static int block_fn(struct db__conn *c, void *arg)
         return rc;
     rc = db__exec(c, gone);
     if (rc == DB_OK)
-        rc = first_fit(c, a->n, &a->port);
+        rc = first_fit(c, a, &a->port);
     if (rc == DB_OK && a->port == 0)
         rc = DB_ELIMIT;
     if (rc == DB_OK) {
@@ -87,9 +93,10 @@ static int block_fn(struct db__conn *c, void *arg)
     return rc;
 }
 
-int db_rendezvous_ports(struct db *db, int64_t workload_seq, int n_pods, int *port)
+int db_rendezvous_ports(struct db *db, int64_t workload_seq, int n_pods, int first, int last,
+                        int *port)
 {
-    struct block_arg a = {workload_seq, n_pods > 0 ? n_pods : 1, 0};
+    struct block_arg a = {workload_seq, n_pods > 0 ? n_pods : 1, first, last, 0};
     int rc = db__write(db, block_fn, &a);
 
     *port = rc == DB_OK ? a.port : 0;

@@ -5,7 +5,8 @@
 #   1. PyTorch (Debian's python3-torch, gloo): a master and a worker run
 #      init_process_group("gloo") from the variables allot gives them and
 #      all-reduce their rank + 1: both ranks see 3, world size 2, and the
-#      master port is the workload's rendezvous port.
+#      master port is the workload's rendezvous port, from the range
+#      allotd was given (--rendezvous-ports, lib_agent.sh).
 #   2. TF, JAX, XGBoost and MPI (CPU-only pods): each pod's environment in
 #      its framework's terms (TF_CONFIG's cluster and task, JAX's
 #      coordinator, XGBoost's and rabit's tracker, MPI's launcher's host
@@ -65,7 +66,7 @@ read -r r0 w0 s0 p0 n0 <"$OUT/torch.0"
 read -r r1 w1 s1 p1 n1 <"$OUT/torch.1"
 [ "$w0 $s0 $w1 $s1" = "2 3 2 3" ] ||
   fail "all-reduce: rank 0 saw world $w0 sum $s0, rank 1 world $w1 sum $s1 (want 2 3)"
-[ "$p0" = "$p1" ] && [ "$p0" -ge 30000 ] && [ "$p0" -le 39999 ] ||
+[ "$p0" = "$p1" ] && [ "$p0" -ge "$RDV_FIRST" ] && [ "$p0" -le "$RDV_LAST" ] ||
   fail "master ports $p0 and $p1: one port of the rendezvous range"
 [ "$n0" != "$n1" ] || fail "both ranks ran on $n0: the gang should span the two nodes"
 wait_phase_long pt Completed

@@ -12,7 +12,10 @@
 #   2. Nobody without the workload's key runs anything at a worker's
 #      endpoint: a remote shell with another key is denied, and so is one
 #      with none, and neither command ran.
-#   3. An MPI workload with no launcher (masterSpecSameAsWorker false) is
+#   3. A remote shell whose worker's port is held by something that does
+#      not greet (another program on the node) fails with the reason within
+#      the greeting's 10 s, not waiting for ever.
+#   4. An MPI workload with no launcher (masterSpecSameAsWorker false) is
 #      refused.
 ALLOTD=$1
 AGENT=$2
@@ -127,7 +130,32 @@ done
 touch "$OUT/release"
 wait_phase_long mq Completed
 
-# 3. an MPI workload needs its launcher
+# 3. a port held by a program that does not greet: mq's worker moved there
+cat >"$T/silent.py" <<'PY'
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(4)
+open(sys.argv[1], "w").write("%d\n" % s.getsockname()[1])
+conn = s.accept()
+time.sleep(120)
+PY
+"$MPI_PYTHON" "$T/silent.py" "$T/silent.port" &
+SILENT=$!
+until_ok 10 test -s "$T/silent.port" || fail "the silent listener did not start"
+jq --argjson p "$(cat "$T/silent.port")" '.workers[0].port = $p' "$OUT/mq.json" >"$T/silent.json"
+t0=$(now_ms)
+if ALLOT_MPI_EXEC=$T/silent.json "$AGENT" --mpi-rsh "$HOST" "touch $OUT/silent" 2>"$T/silent.err"; then
+  fail "a remote shell to a port that does not greet succeeded"
+fi
+waited=$(($(now_ms) - t0))
+grep -q "is not an MPI exec endpoint" "$T/silent.err" ||
+  fail "the silent port's refusal: $(cat "$T/silent.err")"
+[ "$waited" -ge 9000 ] && [ "$waited" -lt $((20000 * SCALE)) ] ||
+  fail "the remote shell gave up on the silent port after $waited ms, want about 10 s"
+kill "$SILENT"
+
+# 4. an MPI workload needs its launcher
 expect 400 POST /api/v1/workloads/distributed "{\"name\":\"m3\",\"projectId\":\"$PD\",
   \"clusterId\":\"$CLUSTER\",\"masterSpecSameAsWorker\":false,\"spec\":{\"image\":\"b\",
   \"command\":\"true\",\"distributedFramework\":\"MPI\",\"numWorkers\":2}}" "$ADMIN" |

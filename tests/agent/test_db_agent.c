@@ -5,7 +5,9 @@
  * or Failed, lost pods back to Pending, reports from another node ignored),
  * lost nodes after missed heartbeats, uids kept by unchanged pods, the GPU
  * figures of running pods (devices given or not, idle streaks, figures
- * cleared); plus the token hash's test vectors. Each test uses its own temporary database.
+ * cleared), the rendezvous ports of distributed workloads in the range
+ * allotd is given; plus the token hash's test vectors. Each test uses its
+ * own temporary database.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -639,6 +641,43 @@ static void test_sha256(void **state)
     assert_string_equal(out, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
+/* Rendezvous blocks, asked for in order by live workloads a-e, in the
+ * range each ask names: first fit, kept while the workload lives whatever
+ * range a later ask names, and never outside the range asked in. */
+static void test_rendezvous(void **state)
+{
+    static const struct {
+        const char *name;
+        int n_ports, first, last;
+        int rc, port;
+    } asks[] = {
+        {"a", 3, 30000, 30004, DB_OK, 30000},
+        {"b", 2, 30000, 30004, DB_OK, 30003},
+        {"c", 1, 30000, 30004, DB_ELIMIT, 0},     /* the range is full */
+        {"a", 3, 20000, 20009, DB_OK, 30000},     /* a keeps its block */
+        {"c", 1, 20000, 20009, DB_OK, 20000},     /* the blocks above are passed over */
+        {"d", 2, 30002, 30010, DB_OK, 30005},     /* a's block reaches into the range */
+        {"e", 2, 30000, 30006, DB_ELIMIT, 0},     /* 30007 is past the range */
+        {"e", 2, 30000, 30008, DB_OK, 30007},
+    };
+    struct fixture *f = *state;
+    const char *names = "abcde";
+    int64_t seq[5];
+    size_t i;
+
+    for (i = 0; i < 5; i++) {
+        char name[2] = {names[i], 0};
+        seq[i] = placed(f, name, 1, f->reg.node_seq, "Running");
+    }
+    for (i = 0; i < sizeof(asks) / sizeof(asks[0]); i++) {
+        int port = -1;
+        int64_t w = seq[strchr(names, asks[i].name[0]) - names];
+        assert_int_equal(db_rendezvous_ports(f->tmp.db, w, asks[i].n_ports, asks[i].first,
+                                             asks[i].last, &port), asks[i].rc);
+        assert_int_equal(port, asks[i].port);
+    }
+}
+
 /* Each test on a fresh fixture: setup before, teardown after. */
 #define AGENT_TEST(t) cmocka_unit_test_setup_teardown(t, setup, tmpdb_teardown)
 
@@ -651,5 +690,6 @@ RUN_TESTS(
     AGENT_TEST(test_approval),
     AGENT_TEST(test_uid_kept),
     AGENT_TEST(test_gpu_figures),
+    AGENT_TEST(test_rendezvous),
     cmocka_unit_test(test_sha256)
 )

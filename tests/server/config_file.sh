@@ -12,7 +12,9 @@
 #   db-statement-timeout-ms (PostgreSQL's) with a SQLite db is refused;
 #   leader timings: a renewal period not below 9/10 of the lease is
 #     refused, from the file and from the command line, before any database
-#     is made; one below it is accepted.
+#     is made; one below it is accepted;
+#   rendezvous-ports: FIRST-LAST, unprivileged, FIRST at most LAST; the
+#     rest is refused (the range taking effect: tests/agent/e2e_distributed.sh).
 set -eu
 allotd=$1
 T=$(mktemp -d "${TMPDIR:-/tmp}/allot-config-XXXXXX")
@@ -76,6 +78,20 @@ printf 'leader-lease-ms = 1000\nleader-renew-ms = 899\nleader-ask-ms = 50\n' >"$
 "$allotd" --db "$T/ok.db" --init --config "$T/leader-ok.conf" >"$T/out" 2>"$T/err" ||
   fail "leader-ok.conf refused: $(cat "$T/err")"
 [ -e "$T/ok.db" ] || fail "leader-ok.conf: no database made"
+
+for range in 30000-30000 1024-65535 20000-29999; do
+  printf 'rendezvous-ports = %s\n' "$range" >"$T/rdv-ok.conf"
+  accepted rdv-ok.conf
+done
+for range in 30000 30000- -30000 30001-30000 1023-2000 60000-65536 3x-40000 30000-4x \
+             '30000 - 40000' 30000-+40000; do
+  printf 'rendezvous-ports = %s\n' "$range" >"$T/rdv-bad.conf"
+  refused rdv-bad.conf 'rdv-bad.conf:1: bad option'
+done
+rc=0
+"$allotd" --rendezvous-ports 40000-30000 --version >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "bad option --rendezvous-ports" "$T/err" ||
+  fail "--rendezvous-ports 40000-30000: exit $rc, $(cat "$T/err")"
 
 printf 'threads = 1\n' >"$T/bad.conf"
 refused bad.conf 'bad.conf:1: bad option'
