@@ -29,9 +29,10 @@ MARGIN=$((2000 * SCALE))
 # the node ports this test's distributed workloads meet on (allotd's
 # --rendezvous-ports): tests run at once share the machine's ports, and each
 # allotd, with a database of its own, would hand out the same first block.
-# 100 slots of RDV_WIDTH ports from 20000 (below Linux's ephemeral ports);
-# a test holds its slot with flock on fd 8 while it or a process it started
-# lives.
+# 100 slots of RDV_WIDTH ports from 10000 (below Linux's ephemeral ports,
+# 32768 and up, and below the ports from 20000 that e2e_place and e2e_urls
+# pick for their servers); a test holds its slot with flock on fd 8 while it
+# or a process it started lives.
 RDV_WIDTH=100
 RDV_DIR=${TMPDIR:-/tmp}/allot-test-rendezvous
 mkdir -p "$RDV_DIR"
@@ -40,7 +41,7 @@ until exec 8>"$RDV_DIR/slot.$rdv_slot" && flock -n 8; do
   rdv_slot=$((rdv_slot + 1))
   [ "$rdv_slot" -lt 100 ] || fail "no free slot of rendezvous ports in $RDV_DIR"
 done
-RDV_FIRST=$((20000 + rdv_slot * RDV_WIDTH))
+RDV_FIRST=$((10000 + rdv_slot * RDV_WIDTH))
 RDV_LAST=$((RDV_FIRST + RDV_WIDTH - 1))
 START_OPTS="--agent-lease-ms $LEASE --agent-lease-margin-ms $MARGIN --leader-lease-ms $((15000 * SCALE))
   --rendezvous-ports $RDV_FIRST-$RDV_LAST"
