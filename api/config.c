@@ -63,7 +63,7 @@ static void usage(void)
            "  --read-max-age-ms N       PostgreSQL --db: workloads read from memory are at\n"
            "                            most N ms older than the database (default 1000;\n"
            "                            0 every read from the database)\n"
-           "  --leader-lease-ms N       replicas on one database: the leader lease\n"
+           "  --leader-lease-ms N       replicas on one PostgreSQL --db: the leader lease\n"
            "                            (default 3000; docs/ha.md)\n"
            "  --leader-renew-ms N       the leader extends it this often (default 1000; less\n"
            "                            than 9/10 of the lease)\n"
@@ -230,9 +230,9 @@ static const struct cf_option options[] = {
     CF_INT_ROW(C, "max-pending-per-user", max_pending_user, 5000, 0, 100000000),
     CF_INT_ROW(C, "db-statement-timeout-ms", db_statement_ms, -1, 0, 86400000),
     CF_INT_ROW(C, "read-max-age-ms", read_max_age_ms, -1, 0, 60000),
-    CF_INT_ROW(C, "leader-lease-ms", leader_lease_ms, CTL_LEADER_TTL_MS, 100, 3600000),
-    CF_INT_ROW(C, "leader-renew-ms", leader_renew_ms, CTL_LEADER_RENEW_MS, 10, 3600000),
-    CF_INT_ROW(C, "leader-ask-ms", leader_ask_ms, CTL_LEADER_ASK_MS, 10, 3600000),
+    CF_INT_ROW(C, "leader-lease-ms", leader_lease_ms, -1, 100, 3600000),
+    CF_INT_ROW(C, "leader-renew-ms", leader_renew_ms, -1, 10, 3600000),
+    CF_INT_ROW(C, "leader-ask-ms", leader_ask_ms, -1, 10, 3600000),
     CF_INT_ROW(C, "token-ttl", token_ttl_s, 3600, 1, 86400),
     CF_INT_ROW(C, "token-leeway", token_leeway_s, 30, 0, 300),
     CF_PARSE_ROW("rendezvous-ports", set_rendezvous_ports),
@@ -335,6 +335,19 @@ int api_config_parse(struct api_config *cfg, int argc, char **argv)
     }
     if (cfg->read_max_age_ms < 0) /* SQLite: no cache */
         cfg->read_max_age_ms = db_is_server(cfg->db_path) ? API_READ_MAX_AGE_MS : 0;
+    if ((cfg->leader_lease_ms >= 0 || cfg->leader_renew_ms >= 0 || cfg->leader_ask_ms >= 0) &&
+        !db_is_server(cfg->db_path)) {
+        fprintf(stderr, "allotd: --leader-lease-ms, --leader-renew-ms and --leader-ask-ms apply"
+                " to a PostgreSQL --db only (a SQLite database serves one allotd, which leads"
+                " for as long as it runs; docs/ha.md)\n");
+        return -1;
+    }
+    if (cfg->leader_lease_ms < 0)
+        cfg->leader_lease_ms = CTL_LEADER_TTL_MS;
+    if (cfg->leader_renew_ms < 0)
+        cfg->leader_renew_ms = CTL_LEADER_RENEW_MS;
+    if (cfg->leader_ask_ms < 0)
+        cfg->leader_ask_ms = CTL_LEADER_ASK_MS;
     if (cfg->leader_renew_ms >= CTL_LEADER_LOCAL(cfg->leader_lease_ms)) {
         fprintf(stderr, "allotd: --leader-renew-ms %d must be less than 9/10 of"
                 " --leader-lease-ms %d (%d): the leader's own deadline would pass between"

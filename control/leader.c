@@ -6,7 +6,8 @@
  * The thread, every turn:
  *   Step 1: asks the database to hold the lease (db_lease_hold): extend
  *           it when this replica has it, take it when it expired (on a
- *           database only this process can reach, SQLite's, at once);
+ *           database only this process can reach, SQLite's, at once and
+ *           for good: below);
  *   Step 2: records the outcome: leading at epoch E until the turn's start
  *           plus nine tenths of the lease (the database's expiry is at least
  *           that far, whatever the clocks say, as long as they tick at the
@@ -24,9 +25,18 @@
  * passed, else 0. A write refused by the fence (ctl_leader_lost) ends the
  * leadership at once, without waiting for the thread.
  *
+ * On a database only this process can open (db_exclusive(): SQLite's,
+ * under its file's lock) no other replica can ever take the lease, so a
+ * lapse could only cost: a process stalled past the lease (a loaded
+ * machine, a paused VM) would step down, drop its model and load it all
+ * again at a new epoch. There the lease is taken for EXCLUSIVE_TTL_MS, has
+ * no local deadline, and is not renewed: the thread asks again only while
+ * it does not lead (the database did not answer) or after a fenced write.
+ *
  * Invariants:
  *   1. ctl_leader_epoch() never says "leading" past the local deadline,
- *      which is never later than the database's expiry.
+ *      which is never later than the database's expiry (on an exclusive
+ *      database, EXCLUSIVE_TTL_MS after the take: the process ends first).
  *   2. Even so, leadership is only advisory here: what makes a decision
  *      safe is the fence checked in its own transaction (db__fence).
  *   3. Stopping gives the lease back, so another replica (or this one
@@ -44,12 +54,14 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The lease on an exclusive database: about a century. */
+#define EXCLUSIVE_TTL_MS (100LL * 365 * 86400 * 1000)
 
 struct ctl_leader {
     struct db *db;
     char holder[DB_HOLDER_LEN];
     int64_t ttl_ms, renew_ms, ask_ms;
-    int force;
+    int force;              /* an exclusive database: taken at once, for good */
     void (*hook)(void *);
     void *hook_arg;
     pthread_t th;
@@ -68,7 +80,7 @@ struct ctl_leader {
 /* Under l->mu. */
 static int64_t valid_epoch(const struct ctl_leader *l)
 {
-    return l->epoch > 0 && clock_mono_us() < l->until_us ? l->epoch : 0;
+    return l->epoch > 0 && (l->force || clock_mono_us() < l->until_us) ? l->epoch : 0;
 }
 
 /* Says a change of leadership and calls the hook; under l->mu (once
@@ -102,7 +114,8 @@ static void ask(struct ctl_leader *l)
     mine = valid_epoch(l);
     pthread_mutex_unlock(&l->mu);
     /* Step 1 */
-    rc = db_lease_hold(l->db, l->holder, &mine, l->ttl_ms, l->force, &row);
+    rc = db_lease_hold(l->db, l->holder, &mine, l->force ? EXCLUSIVE_TTL_MS : l->ttl_ms,
+                       l->force, &row);
     /* Step 2 */
     pthread_mutex_lock(&l->mu);
     was = valid_epoch(l);
@@ -132,7 +145,7 @@ static void *leader_main(void *arg)
     for (;;) {
         ask(l);
         pthread_mutex_lock(&l->mu);
-        /* Step 4 */
+        /* Step 4 (an exclusive database's lease is not renewed) */
         ms = valid_epoch(l) ? l->renew_ms : l->ask_ms;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += (time_t)(ms / 1000);
@@ -142,7 +155,9 @@ static void *leader_main(void *arg)
             until.tv_nsec -= 1000000000L;
         }
         while (!l->stop && !l->ask_now)
-            if (pthread_cond_timedwait(&l->cv, &l->mu, &until) != 0)
+            if (l->force && valid_epoch(l))
+                pthread_cond_wait(&l->cv, &l->mu);
+            else if (pthread_cond_timedwait(&l->cv, &l->mu, &until) != 0)
                 break;
         l->ask_now = 0;
         if (l->stop) {

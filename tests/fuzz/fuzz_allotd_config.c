@@ -65,6 +65,11 @@ static void config_check(const struct api_config *c)
     IN(c->agent_margin_ms, 100, 3600000);
     IN(c->token_ttl_s, 1, 86400);
     IN(c->token_leeway_s, 0, 300);
+    IN(c->leader_lease_ms, 100, 3600000);  /* the defaults filled in, on SQLite too */
+    IN(c->leader_renew_ms, 10, CTL_LEADER_LOCAL(c->leader_lease_ms) - 1);
+    IN(c->leader_ask_ms, 10, 3600000);
+    IN(c->rendezvous_first, 1024, 65535);
+    IN(c->rendezvous_last, c->rendezvous_first, 65535);
     IN(c->n_sims, 0, API_MAX_SIM);
     for (i = 0; i < c->n_sims; i++) {
         const struct api_sim_spec *s = &c->sims[i];

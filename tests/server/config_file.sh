@@ -10,9 +10,10 @@
 #   a NUL byte in a line is refused, not read up to the NUL;
 #   an empty listen address is refused (from the file and the command line);
 #   db-statement-timeout-ms (PostgreSQL's) with a SQLite db is refused;
-#   leader timings: a renewal period not below 9/10 of the lease is
-#     refused, from the file and from the command line, before any database
-#     is made; one below it is accepted;
+#   leader timings (a PostgreSQL --db's): refused with a SQLite --db, before
+#     any database is made; with a PostgreSQL URI a renewal period not below
+#     9/10 of the lease is refused, from the file and from the command line,
+#     and one below it is accepted (allotd goes on to connect);
 #   rendezvous-ports: FIRST-LAST, unprivileged, FIRST at most LAST; the
 #     rest is refused (the range taking effect: tests/agent/e2e_distributed.sh).
 set -eu
@@ -57,17 +58,17 @@ rc=0
 grep -q 'applies to a PostgreSQL --db only' "$T/err" || fail "sqlite-timeout.conf: $(cat "$T/err")"
 [ ! -e "$T/x.db" ] || fail "sqlite-timeout.conf: a database was made"
 
-# leader_refused RENEW ARGS...: allotd --init with ARGS exits 2 naming the
-# renewal period RENEW, and makes no database
+# leader_refused RENEW ARGS...: allotd --init with a PostgreSQL --db and
+# ARGS exits 2 naming the renewal period RENEW, before it connects
+PGDB=postgresql://127.0.0.1:1/none   # nothing listens: a start gets as far as connecting
 leader_refused() {
   renew=$1
   shift
   rc=0
-  "$allotd" --db "$T/l.db" --init "$@" >"$T/out" 2>"$T/err" || rc=$?
+  "$allotd" --db "$PGDB" --init "$@" >"$T/out" 2>"$T/err" || rc=$?
   [ "$rc" = 2 ] || fail "$*: exit $rc, expected 2 ($(cat "$T/err"))"
   grep -q "leader-renew-ms $renew must be less than 9/10 of --leader-lease-ms" "$T/err" ||
     fail "leader timings $*: $(cat "$T/err")"
-  [ ! -e "$T/l.db" ] || fail "leader timings $*: a database was made"
 }
 printf 'leader-lease-ms = 1000\nleader-renew-ms = 900\n' >"$T/leader.conf"
 leader_refused 900 --config "$T/leader.conf"
@@ -75,9 +76,24 @@ leader_refused 1000 --leader-lease-ms 1000 --leader-renew-ms 1000
 leader_refused 2700 --leader-renew-ms 2700          # the default lease, 3000
 leader_refused 1000 --leader-lease-ms 1000          # the default renewal, 1000
 printf 'leader-lease-ms = 1000\nleader-renew-ms = 899\nleader-ask-ms = 50\n' >"$T/leader-ok.conf"
-"$allotd" --db "$T/ok.db" --init --config "$T/leader-ok.conf" >"$T/out" 2>"$T/err" ||
-  fail "leader-ok.conf refused: $(cat "$T/err")"
-[ -e "$T/ok.db" ] || fail "leader-ok.conf: no database made"
+rc=0
+"$allotd" --db "$PGDB" --init --config "$T/leader-ok.conf" >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" != 0 ] && ! grep -q "leader-\|bad option" "$T/err" && grep -qi "connect" "$T/err" ||
+  fail "leader-ok.conf should pass the options and fail connecting: exit $rc, $(cat "$T/err")"
+# on SQLite, each of the three is refused, from the file and the command line
+for opt in "leader-lease-ms 5000" "leader-renew-ms 500" "leader-ask-ms 100"; do
+  set -- $opt
+  rc=0
+  "$allotd" --db "$T/l.db" --init "--$1" "$2" >"$T/out" 2>"$T/err" || rc=$?
+  [ "$rc" = 2 ] && grep -q "apply to a PostgreSQL --db only" "$T/err" ||
+    fail "--$1 with SQLite: exit $rc, $(cat "$T/err")"
+  printf '%s = %s\n' "$1" "$2" >"$T/leader-sqlite.conf"
+  rc=0
+  "$allotd" --db "$T/l.db" --init --config "$T/leader-sqlite.conf" >"$T/out" 2>"$T/err" || rc=$?
+  [ "$rc" = 2 ] && grep -q "apply to a PostgreSQL --db only" "$T/err" ||
+    fail "$1 in a file with SQLite: exit $rc, $(cat "$T/err")"
+  [ ! -e "$T/l.db" ] || fail "--$1 with SQLite: a database was made"
+done
 
 for range in 30000-30000 1024-65535 20000-29999; do
   printf 'rendezvous-ports = %s\n' "$range" >"$T/rdv-ok.conf"
