@@ -55,12 +55,11 @@ wait_phase_long mem Running
 [ "$(expect 200 GET "/api/v1/workloads/$(wl_id mem)" "" "$ADMIN" | jq .allocatedResources.gpu)" = 0.5 ] ||
   fail "mem holds $(expect 200 GET "/api/v1/workloads/$(wl_id mem)" "" "$ADMIN" | jq .allocatedResources)"
 
-# a port: the pod listens where the workload's urls say
-# below the kernel's ephemeral range (32768 and up: the other tests' servers
-# and clients take theirs there) and free now (curl: 7, nothing listens)
-WEB=$((20000 + $$ % 12000))
+# a port: the pod listens where the workload's urls say; the test's own
+# port (lib_agent.sh), free now (curl: 7, nothing listens)
+WEB=$TEST_PORT
 taken() { curl -s --max-time 1 -o /dev/null "http://127.0.0.1:$1"; [ $? -ne 7 ]; }
-while taken "$WEB"; do WEB=$((WEB + 1)); done
+! taken "$WEB" || fail "the test's own port $WEB is taken"
 cat >"$T/web.sh" <<EOF
 #!/bin/sh
 # answers one line on \$PORT (the node port allot gave the container port)

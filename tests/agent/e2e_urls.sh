@@ -12,7 +12,7 @@ start_admin --rate-limit 0
 new_agent node-1 --gpus 1 --address 127.0.0.1
 ready node-1
 P=$(project team-url 1)
-PORT=$((20000 + $$ % 9000))
+PORT=$TEST_PORT   # the test's own (lib_agent.sh)
 
 # workspace NAME EXPOSED: a CPU-only workspace serving HTTP on $PORT
 workspace() {

@@ -22,13 +22,13 @@ LEASE=$((6000 * SCALE))
 # SIGKILL half of it after SIGTERM (1 s: under the sanitizers' load a pod's
 # SIGTERM trap missed the 0.5 s of a 1 s margin)
 MARGIN=$((2000 * SCALE))
-# the node ports this test's distributed workloads meet on (allotd's
-# --rendezvous-ports): tests run at once share the machine's ports, and each
-# allotd, with a database of its own, would hand out the same first block.
+# Ports of this test's own: tests run at once share the machine's ports.
 # 100 slots of RDV_WIDTH ports from 10000 (below Linux's ephemeral ports,
-# 32768 and up, and below the ports from 20000 that e2e_place and e2e_urls
-# pick for their servers); a test holds its slot with flock on fd 8 while it
-# or a process it started lives.
+# 32768 and up); a test holds its slot with flock on fd 8 while it or a
+# process it started lives. The slot's first 90 ports are the range its
+# distributed workloads meet on (allotd's --rendezvous-ports: each allotd,
+# with a database of its own, would hand out the same first block), the
+# last 10, from TEST_PORT, the ports its workloads' servers listen on.
 RDV_WIDTH=100
 RDV_DIR=${TMPDIR:-/tmp}/allot-test-rendezvous
 mkdir -p "$RDV_DIR"
@@ -38,7 +38,8 @@ until exec 8>"$RDV_DIR/slot.$rdv_slot" && flock -n 8; do
   [ "$rdv_slot" -lt 100 ] || fail "no free slot of rendezvous ports in $RDV_DIR"
 done
 RDV_FIRST=$((10000 + rdv_slot * RDV_WIDTH))
-RDV_LAST=$((RDV_FIRST + RDV_WIDTH - 1))
+RDV_LAST=$((RDV_FIRST + RDV_WIDTH - 11))
+TEST_PORT=$((RDV_LAST + 1))
 START_OPTS="--agent-lease-ms $LEASE --agent-lease-margin-ms $MARGIN --rendezvous-ports $RDV_FIRST-$RDV_LAST"
 # with ALLOT_TEST_DB=pg (by hand), allotd's leader lease long enough to ride
 # out a loaded machine's stalls: a new leadership loads the model again and
