@@ -15,6 +15,7 @@
 #include "config_file.h"
 #include "db_agent.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,6 +277,47 @@ static void finish(struct api_config *cfg)
     }
 }
 
+/* Options of a PostgreSQL --db only (-1 until given): refused with a
+ * SQLite one, saying why; one not given becomes its value for the kind of
+ * database (-1 kept: main.c leaves the setting alone). */
+#define LEADS_ALWAYS "a SQLite database serves one allotd, which leads for as long as it runs;" \
+                     " docs/ha.md"
+static const struct {
+    const char *flag;
+    size_t offset;
+    int if_postgres, if_sqlite;
+    const char *why;
+} pg_only[] = {
+    {"db-statement-timeout-ms", offsetof(struct api_config, db_statement_ms), -1, -1,
+     "SQLite runs inside allotd"},
+    {"read-max-age-ms", offsetof(struct api_config, read_max_age_ms), API_READ_MAX_AGE_MS, 0,
+     "SQLite runs inside allotd: its reads are always current"},
+    {"leader-lease-ms", offsetof(struct api_config, leader_lease_ms), CTL_LEADER_TTL_MS,
+     CTL_LEADER_TTL_MS, LEADS_ALWAYS},
+    {"leader-renew-ms", offsetof(struct api_config, leader_renew_ms), CTL_LEADER_RENEW_MS,
+     CTL_LEADER_RENEW_MS, LEADS_ALWAYS},
+    {"leader-ask-ms", offsetof(struct api_config, leader_ask_ms), CTL_LEADER_ASK_MS,
+     CTL_LEADER_ASK_MS, LEADS_ALWAYS},
+};
+
+static int pg_only_options(struct api_config *cfg)
+{
+    int server = db_is_server(cfg->db_path);
+    size_t i;
+
+    for (i = 0; i < sizeof(pg_only) / sizeof(pg_only[0]); i++) {
+        int *v = (int *)((char *)cfg + pg_only[i].offset);
+        if (*v >= 0 && !server) {
+            fprintf(stderr, "allotd: --%s applies to a PostgreSQL --db only (%s)\n",
+                    pg_only[i].flag, pg_only[i].why);
+            return -1;
+        }
+        if (*v < 0)
+            *v = server ? pg_only[i].if_postgres : pg_only[i].if_sqlite;
+    }
+    return 0;
+}
+
 int api_config_parse(struct api_config *cfg, int argc, char **argv)
 {
     int i;
@@ -323,31 +365,8 @@ int api_config_parse(struct api_config *cfg, int argc, char **argv)
         return -1;
     }
     finish(cfg);
-    if (cfg->db_statement_ms >= 0 && !db_is_server(cfg->db_path)) {
-        fprintf(stderr, "allotd: --db-statement-timeout-ms applies to a PostgreSQL --db only"
-                " (SQLite runs inside allotd)\n");
+    if (pg_only_options(cfg) != 0)
         return -1;
-    }
-    if (cfg->read_max_age_ms >= 0 && !db_is_server(cfg->db_path)) {
-        fprintf(stderr, "allotd: --read-max-age-ms applies to a PostgreSQL --db only"
-                " (SQLite runs inside allotd: its reads are always current)\n");
-        return -1;
-    }
-    if (cfg->read_max_age_ms < 0) /* SQLite: no cache */
-        cfg->read_max_age_ms = db_is_server(cfg->db_path) ? API_READ_MAX_AGE_MS : 0;
-    if ((cfg->leader_lease_ms >= 0 || cfg->leader_renew_ms >= 0 || cfg->leader_ask_ms >= 0) &&
-        !db_is_server(cfg->db_path)) {
-        fprintf(stderr, "allotd: --leader-lease-ms, --leader-renew-ms and --leader-ask-ms apply"
-                " to a PostgreSQL --db only (a SQLite database serves one allotd, which leads"
-                " for as long as it runs; docs/ha.md)\n");
-        return -1;
-    }
-    if (cfg->leader_lease_ms < 0)
-        cfg->leader_lease_ms = CTL_LEADER_TTL_MS;
-    if (cfg->leader_renew_ms < 0)
-        cfg->leader_renew_ms = CTL_LEADER_RENEW_MS;
-    if (cfg->leader_ask_ms < 0)
-        cfg->leader_ask_ms = CTL_LEADER_ASK_MS;
     if (cfg->leader_renew_ms >= CTL_LEADER_LOCAL(cfg->leader_lease_ms)) {
         fprintf(stderr, "allotd: --leader-renew-ms %d must be less than 9/10 of"
                 " --leader-lease-ms %d (%d): the leader's own deadline would pass between"

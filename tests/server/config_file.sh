@@ -85,12 +85,12 @@ for opt in "leader-lease-ms 5000" "leader-renew-ms 500" "leader-ask-ms 100"; do
   set -- $opt
   rc=0
   "$allotd" --db "$T/l.db" --init "--$1" "$2" >"$T/out" 2>"$T/err" || rc=$?
-  [ "$rc" = 2 ] && grep -q "apply to a PostgreSQL --db only" "$T/err" ||
+  [ "$rc" = 2 ] && grep -q -- "--$1 applies to a PostgreSQL --db only" "$T/err" ||
     fail "--$1 with SQLite: exit $rc, $(cat "$T/err")"
   printf '%s = %s\n' "$1" "$2" >"$T/leader-sqlite.conf"
   rc=0
   "$allotd" --db "$T/l.db" --init --config "$T/leader-sqlite.conf" >"$T/out" 2>"$T/err" || rc=$?
-  [ "$rc" = 2 ] && grep -q "apply to a PostgreSQL --db only" "$T/err" ||
+  [ "$rc" = 2 ] && grep -q -- "--$1 applies to a PostgreSQL --db only" "$T/err" ||
     fail "$1 in a file with SQLite: exit $rc, $(cat "$T/err")"
   [ ! -e "$T/l.db" ] || fail "--$1 with SQLite: a database was made"
 done
