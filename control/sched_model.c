@@ -1010,6 +1010,24 @@ static void remap(struct sched_model *m, const struct db_snapshot *old)
         compact(m);
 }
 
+int sm_set_names(struct sched_model *m, struct db_snapshot *topo)
+{
+    memset(m, 0, sizeof(*m));
+    m->topo = topo;
+    m->pools = calloc((size_t)topo->n_pools + 1, sizeof(*m->pools));
+    m->nodes = calloc((size_t)topo->n_nodes + 1, sizeof(*m->nodes));
+    m->queues = calloc((size_t)topo->n_queues + 1, sizeof(*m->queues));
+    if (!m->pools || !m->nodes || !m->queues) {
+        topo_free(m);
+        return DB_ENOMEM;
+    }
+    m->n_pools = topo->n_pools;
+    m->n_nodes = topo->n_nodes;
+    m->n_queues = topo->n_queues;
+    topo_pools_nodes(m);
+    return DB_OK;
+}
+
 int sm_set_topology(struct sched_model *m, struct db_snapshot *topo)
 {
     struct sched_model next;

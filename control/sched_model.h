@@ -77,6 +77,12 @@ int sm_load_topology(struct sched_model *m, struct db *db);
 /* Replaces the topology with topo (taken over: freed with the model, or
  * at once on failure); workloads are re-resolved against it by seq. */
 int sm_set_topology(struct sched_model *m, struct db_snapshot *topo);
+/* The topology alone, for naming what a result's indices point at: topo
+ * (taken over: freed with the model, or at once on failure) with the
+ * pools, the nodes (each with its pool) and the count of queues, read as
+ * sm_set_topology() reads them; no labels, quotas or levels are read (the
+ * core cannot run on it). m is empty. */
+int sm_set_names(struct sched_model *m, struct db_snapshot *topo);
 /* Re-reads the workloads seqs[0..n) (sorted here): a live Pending or
  * Running row is added or replaced, any other is dropped. */
 int sm_refresh(struct sched_model *m, struct db *db, int64_t *seqs, int n);

@@ -84,6 +84,11 @@ struct note {
     int queue, phase;
     int64_t gpu_milli;
     int first, n_placed;     /* its placed pods in run.pods */
+    /* Step 4's: the action that first bound it, evicted it (and for
+     * whom), whether a decision moved it; Step 3's: whether a drain
+     * freed its pods. -1, 0: none. */
+    int bind_act, evict_act, evict_by;
+    unsigned char moved, drained;
 };
 
 /* One run's working state. The per-workload arrays are indexed by the
@@ -94,8 +99,6 @@ struct run {
     struct note *notes;      /* by seq, like the model */
     int n_notes;
     struct wi_pod *pods;
-    int *bind_act, *evict_act, *evict_by;   /* -1: none */
-    unsigned char *moved, *drained;
     int64_t sub_seq;         /* the submission's seq, or 0 */
     struct sched_memo *memo; /* the kept state's (a trial's image), or NULL: full cycles */
     int *note_at;            /* a trial: [m->n] 1 + the note of workload i, 0: none yet;
@@ -132,6 +135,7 @@ static int note_all(struct run *x)
         const struct sched_workload *w = &m->wls[i];
         struct note *t = &x->notes[i];
         t->seq = m->meta[i].seq;
+        t->bind_act = t->evict_act = t->evict_by = -1;
         t->queue = w->queue;
         t->phase = w->phase;
         t->gpu_milli = placed_gpu(m, w);
@@ -170,7 +174,9 @@ static int note_one(struct run *x, int i)
         x->cap_pods = cp;
     }
     t = &x->notes[x->n_notes];
+    memset(t, 0, sizeof(*t));
     t->seq = x->m->meta[i].seq;
+    t->bind_act = t->evict_act = t->evict_by = -1;
     t->index = i;
     t->queue = w->queue;
     t->phase = w->phase;
@@ -203,12 +209,13 @@ static const struct note *note_of(const struct run *x, int64_t seq)
     return NULL;
 }
 
-/* Workload i's note (a trial's by index: NULL when no decision named it). */
-static const struct note *note_for(const struct run *x, int i)
+/* Workload i's note (a trial's by index: NULL when no decision named it;
+ * NULL for the submission in a copy, noted before it was added). */
+static struct note *note_for(const struct run *x, int i)
 {
     if (x->note_at)
         return x->note_at[i] ? &x->notes[x->note_at[i] - 1] : NULL;
-    return note_of(x, x->m->meta[i].seq);
+    return (struct note *)note_of(x, x->m->meta[i].seq);
 }
 
 /* ---- effects ---- */
@@ -342,17 +349,6 @@ static int removed(struct run *x, int i, int reason)
     return pods_dup(&x->pods[t->first], t->n_placed, &e->before);
 }
 
-static int64_t max_queued(const struct sched_model *m)
-{
-    int64_t q = 0;
-    int i;
-
-    for (i = 0; i < m->n; i++)
-        if (m->wls[i].queued_seq > q)
-            q = m->wls[i].queued_seq;
-    return q;
-}
-
 /* Deletions, suspensions and the submission, in one sm_apply_rows(). */
 static int change_workloads(struct run *x, const struct wi_change *ch, int n)
 {
@@ -378,7 +374,7 @@ static int change_workloads(struct run *x, const struct wi_change *ch, int n)
         if (ch[i].kind == WI_SUBMIT) {
             sub = *ch[i].submission;
             sub.seq = x->sub_seq = (m->n ? m->meta[m->n - 1].seq : 0) + 1;
-            sub.queued_seq = max_queued(m) + 1;
+            sub.queued_seq = sub.seq;   /* its own seq, as the database's insert gives it */
             rows.workloads = &sub;
             rows.n_workloads = 1;
             seqs[n_seqs++] = sub.seq;
@@ -427,26 +423,9 @@ static void change_pods(struct run *x, const struct wi_change *ch, int n)
             w->pods[k].node = -1;
             w->pods[k].devices = 0;
             w->phase = SCHED_PENDING;
-            x->drained[i] = 1;
+            note_for(x, i)->drained = 1;   /* there before the changes: noted */
         }
     }
-}
-
-static int track_alloc(struct run *x)
-{
-    size_t n = (size_t)x->m->n + 1;
-    int i;
-
-    x->bind_act = malloc(sizeof(int) * n);
-    x->evict_act = malloc(sizeof(int) * n);
-    x->evict_by = malloc(sizeof(int) * n);
-    x->moved = calloc(n, 1);
-    x->drained = calloc(n, 1);
-    if (!x->bind_act || !x->evict_act || !x->evict_by || !x->moved || !x->drained)
-        return -1;
-    for (i = 0; i < x->m->n; i++)
-        x->bind_act[i] = x->evict_act[i] = x->evict_by[i] = -1;
-    return 0;
 }
 
 static int change_all(struct run *x, const struct wi_change *ch, int n)
@@ -457,7 +436,7 @@ static int change_all(struct run *x, const struct wi_change *ch, int n)
         topo |= ch[i].kind == WI_QUOTA || ch[i].kind == WI_DRAIN || ch[i].kind == WI_ADD_NODE;
     if (topo && change_topology(x, ch, n) != 0)
         return -1;
-    if (change_workloads(x, ch, n) != 0 || track_alloc(x) != 0)
+    if (change_workloads(x, ch, n) != 0)
         return -1;
     change_pods(x, ch, n);
     return 0;
@@ -465,15 +444,21 @@ static int change_all(struct run *x, const struct wi_change *ch, int n)
 
 /* ---- Step 4: the passes ---- */
 
+/* On the note of the workload it names (none: the submission in a copy,
+ * which Step 5 reports apart). */
 static void note_decision(struct run *x, const struct sched_decision *d)
 {
-    if (d->kind == SCHED_BIND && x->bind_act[d->workload] < 0)
-        x->bind_act[d->workload] = d->action;
+    struct note *t = note_for(x, d->workload);
+
+    if (!t)
+        return;
+    if (d->kind == SCHED_BIND && t->bind_act < 0)
+        t->bind_act = d->action;
     else if (d->kind == SCHED_MOVE)
-        x->moved[d->workload] = 1;
+        t->moved = 1;
     else if (d->kind == SCHED_EVICT) {
-        x->evict_act[d->workload] = d->action;
-        x->evict_by[d->workload] = d->by_workload;
+        t->evict_act = d->action;
+        t->evict_by = d->by_workload;
     }
 }
 
@@ -508,8 +493,10 @@ static int passes(struct run *x, struct sched_arena *arena, struct sched_state *
             note_decision(x, d);
             sched_apply_decision(m->wls, m->n, d, x->now);
         }
-        /* written only where they moved: a trial's image copies the pages it writes */
-        for (i = 0; last->stale_since_ms && i < m->n; i++)
+        /* written only where they moved (a trial's image copies the pages it
+         * writes), looked at only when one may have (the trial's image takes
+         * a fault at the first touch of each page it reads, too) */
+        for (i = 0; last->stale_since_ms && !last->stale_kept && i < m->n; i++)
             if (m->wls[i].stale_since_ms != last->stale_since_ms[i])
                 m->wls[i].stale_since_ms = last->stale_since_ms[i];
         if (last->n_decisions == 0)
@@ -552,6 +539,8 @@ static int compare_one(struct run *x, int i)
     const struct sched_workload *w = &m->wls[i];
     const struct note *t = note_for(x, i);
     int was = t && t->phase == SCHED_RUNNING, is = w->phase == SCHED_RUNNING, what, reason;
+    static const struct note none = {.bind_act = -1, .evict_act = -1, .evict_by = -1};
+    const struct note *a = t ? t : &none;
     struct wi_effect *e;
 
     if (m->meta[i].seq == x->sub_seq || (!was && !is))
@@ -559,8 +548,8 @@ static int compare_one(struct run *x, int i)
     if (was && is && same_pods(t, &x->pods[t->first], w))
         return 0;
     what = !was ? WI_START : !is ? WI_STOP : WI_MOVE;
-    reason = x->drained[i] ? WI_R_DRAIN : what == WI_START ? x->bind_act[i]
-             : x->moved[i] && x->evict_act[i] < 0 ? SCHED_ACT_CONSOLIDATE : x->evict_act[i];
+    reason = a->drained ? WI_R_DRAIN : what == WI_START ? a->bind_act
+             : a->moved && a->evict_act < 0 ? SCHED_ACT_CONSOLIDATE : a->evict_act;
     if (reason < 0)
         reason = what == WI_START ? SCHED_ACT_ALLOCATE : SCHED_ACT_CONSOLIDATE;
     e = add_effect(x, m->meta[i].seq, w->name, w->queue, what, reason);
@@ -568,7 +557,7 @@ static int compare_one(struct run *x, int i)
         return -1;
     e->gpu_milli = what == WI_STOP ? t->gpu_milli : placed_gpu(m, w);
     if (what != WI_START)
-        made_room_for(x, e, x->evict_by[i]);
+        made_room_for(x, e, a->evict_by);
     if (t && pods_dup(&x->pods[t->first], t->n_placed, &e->before) != 0)
         return -1;
     e->n_before = t ? t->n_placed : 0;
@@ -586,6 +575,42 @@ static const char *placed_phase(const struct sched_model *m, const struct sched_
     return "Running";
 }
 
+/* Binary searches, not walks: a trial's image takes a fault at the first
+ * touch of each page, so a walk of the model costs it milliseconds. The
+ * model is ordered by seq (sched_model.h), the pending list by workload
+ * (sched.h); -1: not there. */
+static int index_of(const struct sched_model *m, int64_t seq)
+{
+    int lo = 0, hi = m->n - 1;
+
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (m->meta[mid].seq == seq)
+            return mid;
+        if (m->meta[mid].seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+static int pending_of(const struct sched_result *r, int workload)
+{
+    int lo = 0, hi = r->n_pending - 1;
+
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (r->pending[mid].workload == workload)
+            return mid;
+        if (r->pending[mid].workload < workload)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
 static int submission(struct run *x, const struct sched_state *st,
                       const struct sched_result *last)
 {
@@ -596,9 +621,7 @@ static int submission(struct run *x, const struct sched_state *st,
     o->phase = "Pending";
     o->phase_reason = "";
     o->pool = -1;
-    for (i = 0; i < m->n && m->meta[i].seq != x->sub_seq; i++)
-        ;
-    if (x->sub_seq == 0 || i == m->n)
+    if (x->sub_seq == 0 || (i = index_of(m, x->sub_seq)) < 0)
         return 0;
     if (m->wls[i].phase == SCHED_RUNNING) {
         o->placed = 1;
@@ -610,12 +633,10 @@ static int submission(struct run *x, const struct sched_state *st,
             o->pool = m->nodes[o->pods[0].node].pool;
         return 0;
     }
-    for (k = 0; k < last->n_pending; k++)
-        if (last->pending[k].workload == i) {
-            o->phase_reason = sched_reason_name(last->pending[k].reason);
-            sched_reason_message(st, &last->pending[k], o->phase_message,
-                                 sizeof(o->phase_message));
-        }
+    if ((k = pending_of(last, i)) >= 0) {
+        o->phase_reason = sched_reason_name(last->pending[k].reason);
+        sched_reason_message(st, &last->pending[k], o->phase_message, sizeof(o->phase_message));
+    }
     return 0;
 }
 
@@ -701,11 +722,6 @@ static void run_free(struct run *x)
     free(x->notes);
     free(x->pods);
     free(x->note_at);
-    free(x->bind_act);
-    free(x->evict_act);
-    free(x->evict_by);
-    free(x->moved);
-    free(x->drained);
 }
 
 int wi_run_model(struct sched_model *copy, int64_t now_ms, const struct wi_change *changes,
@@ -866,7 +882,7 @@ static int trial_child(void *arg, struct cow_out *o)
     x.out = &r;
     x.memo = t->memo;
     x.delta = t->delta;
-    if (!arena || change_workloads(&x, tr->changes, tr->n) != 0 || track_alloc(&x) != 0 ||
+    if (!arena || change_workloads(&x, tr->changes, tr->n) != 0 ||
         !(x.note_at = calloc((size_t)x.m->n + 1, sizeof(int))))
         return -1;
     if (x.m->n == n_before + 1 && x.m->meta[n_before].seq == x.sub_seq)
@@ -907,7 +923,9 @@ static int run_kept(struct ctl_sched *s, const struct wi_change *changes, int n,
     if (!kept_answers(changes, n) || ctl_sched_trial(s, trial_child, &t, &c) != 0)
         return -1;
     out->copy_us = clock_mono_us() - t0;
-    rc = sm_set_topology(&out->m, t.topo) == DB_OK ? 0 : -1;   /* while the child runs */
+    /* while the child runs: the names the answer gives (the child's indices
+     * are the model's, whose topology this is) */
+    rc = sm_set_names(&out->m, t.topo) == DB_OK ? 0 : -1;
     if (cow_finish(&c, &buf, &len) != 0 || (rc == 0 && result_read(buf, len, out) != 0))
         rc = -1;
     free(buf);

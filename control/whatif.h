@@ -77,7 +77,9 @@ struct wi_share {
 };
 
 struct wi_result {
-    struct sched_model m;              /* the copy, as the run left it (names, topology) */
+    struct sched_model m;              /* for the names the indices below point at: the
+                                          copy as the run left it, or a run on the kept
+                                          state's topology alone (sm_set_names()) */
     struct wi_effect *effects;
     int n_effects;
     struct wi_share *shares;           /* [m.n_queues * m.n_pools], queue-major */
