@@ -37,8 +37,10 @@
  * pass through sched_cycle_next() (a submission to a settled cluster
  * costs its own trial, one that starts a cycle on the kept session), and
  * the result comes back through a pipe (result_put(), result_read()); the
- * caller builds the result's topology meanwhile. Anything else, or a
- * trial that cannot run now, takes Step 1's copy.
+ * caller builds the answer's names meanwhile (sm_set_names()). The child
+ * walks nothing whole: its first touch of each page of the image costs a
+ * fault, so it searches (binary) and notes only what decisions name.
+ * Anything else, or a trial that cannot run now, takes Step 1's copy.
  *
  * Invariants:
  *   1. The live model is read only in Step 1, under the model lock (or,
