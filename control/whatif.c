@@ -195,20 +195,49 @@ static int note_one(struct run *x, int i)
     return 0;
 }
 
-static const struct note *note_of(const struct run *x, int64_t seq)
+/* Binary search, not a walk: a trial's image takes a fault at the first
+ * touch of each page, so a walk of the model costs it milliseconds. The
+ * index in a[0..n) (sorted by key) of the element whose key is want; -1:
+ * none. */
+static int sorted_find(const void *a, int n, int64_t (*key)(const void *a, int i), int64_t want)
 {
-    int lo = 0, hi = x->n_notes - 1;
+    int lo = 0, hi = n - 1;
 
     while (lo <= hi) {
         int mid = lo + (hi - lo) / 2;
-        if (x->notes[mid].seq == seq)
-            return &x->notes[mid];
-        if (x->notes[mid].seq < seq)
+        int64_t k = key(a, mid);
+        if (k == want)
+            return mid;
+        if (k < want)
             lo = mid + 1;
         else
             hi = mid - 1;
     }
-    return NULL;
+    return -1;
+}
+
+/* The keys searched: notes and the model by seq (sched_model.h), a
+ * result's pending list by workload (sched.h). */
+static int64_t note_seq(const void *a, int i)
+{
+    return ((const struct note *)a)[i].seq;
+}
+
+static int64_t meta_seq(const void *a, int i)
+{
+    return ((const struct sm_meta *)a)[i].seq;
+}
+
+static int64_t pending_workload(const void *a, int i)
+{
+    return ((const struct sched_pending *)a)[i].workload;
+}
+
+static const struct note *note_of(const struct run *x, int64_t seq)
+{
+    int k = sorted_find(x->notes, x->n_notes, note_seq, seq);
+
+    return k >= 0 ? &x->notes[k] : NULL;
 }
 
 /* Workload i's note (a trial's by index: NULL when no decision named it;
@@ -577,42 +606,6 @@ static const char *placed_phase(const struct sched_model *m, const struct sched_
     return "Running";
 }
 
-/* Binary searches, not walks: a trial's image takes a fault at the first
- * touch of each page, so a walk of the model costs it milliseconds. The
- * model is ordered by seq (sched_model.h), the pending list by workload
- * (sched.h); -1: not there. */
-static int index_of(const struct sched_model *m, int64_t seq)
-{
-    int lo = 0, hi = m->n - 1;
-
-    while (lo <= hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (m->meta[mid].seq == seq)
-            return mid;
-        if (m->meta[mid].seq < seq)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return -1;
-}
-
-static int pending_of(const struct sched_result *r, int workload)
-{
-    int lo = 0, hi = r->n_pending - 1;
-
-    while (lo <= hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (r->pending[mid].workload == workload)
-            return mid;
-        if (r->pending[mid].workload < workload)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return -1;
-}
-
 static int submission(struct run *x, const struct sched_state *st,
                       const struct sched_result *last)
 {
@@ -623,7 +616,7 @@ static int submission(struct run *x, const struct sched_state *st,
     o->phase = "Pending";
     o->phase_reason = "";
     o->pool = -1;
-    if (x->sub_seq == 0 || (i = index_of(m, x->sub_seq)) < 0)
+    if (x->sub_seq == 0 || (i = sorted_find(m->meta, m->n, meta_seq, x->sub_seq)) < 0)
         return 0;
     if (m->wls[i].phase == SCHED_RUNNING) {
         o->placed = 1;
@@ -635,7 +628,7 @@ static int submission(struct run *x, const struct sched_state *st,
             o->pool = m->nodes[o->pods[0].node].pool;
         return 0;
     }
-    if ((k = pending_of(last, i)) >= 0) {
+    if ((k = sorted_find(last->pending, last->n_pending, pending_workload, i)) >= 0) {
         o->phase_reason = sched_reason_name(last->pending[k].reason);
         sched_reason_message(st, &last->pending[k], o->phase_message, sizeof(o->phase_message));
     }
