@@ -341,25 +341,38 @@ static void unclaimed_gpus(const struct db_snapshot *t, int64_t *pool_gpus)
 }
 
 /* Builds the core's topology arrays from m->topo. */
+/* The part of the topology that names things: pools, nodes (each with its
+ * pool) and room for the queues, with their counts. */
+static int topo_names(struct sched_model *m)
+{
+    const struct db_snapshot *t = m->topo;
+
+    m->pools = calloc((size_t)t->n_pools + 1, sizeof(*m->pools));
+    m->nodes = calloc((size_t)t->n_nodes + 1, sizeof(*m->nodes));
+    m->queues = calloc((size_t)t->n_queues + 1, sizeof(*m->queues));
+    if (!m->pools || !m->nodes || !m->queues)
+        return DB_ENOMEM;
+    m->n_pools = t->n_pools;
+    m->n_nodes = t->n_nodes;
+    m->n_queues = t->n_queues;
+    topo_pools_nodes(m);
+    return DB_OK;
+}
+
 static int topo_build(struct sched_model *m)
 {
     const struct db_snapshot *t = m->topo;
     int64_t *pool_gpus;
     int i, rc;
 
-    m->pools = calloc((size_t)t->n_pools + 1, sizeof(*m->pools));
-    m->nodes = calloc((size_t)t->n_nodes + 1, sizeof(*m->nodes));
-    m->queues = calloc((size_t)t->n_queues + 1, sizeof(*m->queues));
+    if (topo_names(m) != DB_OK)
+        return DB_ENOMEM;
     m->quotas = calloc((size_t)t->n_queues * (size_t)t->n_pools * SCHED_NRES + 1,
                        sizeof(*m->quotas));
     m->queue_pools = calloc((size_t)t->n_queues * (size_t)t->n_pools + 1, sizeof(int));
     m->queue_ranks = calloc((size_t)t->n_queues * (size_t)t->n_pools + 1, sizeof(int));
-    if (!m->pools || !m->nodes || !m->queues || !m->quotas || !m->queue_pools || !m->queue_ranks)
+    if (!m->quotas || !m->queue_pools || !m->queue_ranks)
         return DB_ENOMEM;
-    m->n_pools = t->n_pools;
-    m->n_nodes = t->n_nodes;
-    m->n_queues = t->n_queues;
-    topo_pools_nodes(m);
     pool_gpus = calloc((size_t)t->n_pools + 1, sizeof(*pool_gpus));
     if (!pool_gpus)
         return DB_ENOMEM;
@@ -1014,17 +1027,10 @@ int sm_set_names(struct sched_model *m, struct db_snapshot *topo)
 {
     memset(m, 0, sizeof(*m));
     m->topo = topo;
-    m->pools = calloc((size_t)topo->n_pools + 1, sizeof(*m->pools));
-    m->nodes = calloc((size_t)topo->n_nodes + 1, sizeof(*m->nodes));
-    m->queues = calloc((size_t)topo->n_queues + 1, sizeof(*m->queues));
-    if (!m->pools || !m->nodes || !m->queues) {
+    if (topo_names(m) != DB_OK) {
         topo_free(m);
         return DB_ENOMEM;
     }
-    m->n_pools = topo->n_pools;
-    m->n_nodes = topo->n_nodes;
-    m->n_queues = topo->n_queues;
-    topo_pools_nodes(m);
     return DB_OK;
 }
 
