@@ -319,6 +319,7 @@ struct sched_memo {
     struct ss_known known;
     struct sched_memo_stats stats;
     int check_kept;             /* tests: compare each kept session with a build */
+    struct sched_arena *check_arena;   /* tests: that build's memory, reset for each */
     int check_known;            /* tests: make each attempt answered from known_buf too */
     int64_t known_wrong;        /* answers those attempts contradicted */
     int64_t kept_checked;       /* kept sessions compared so far */
@@ -337,6 +338,7 @@ void sched_memo_free(struct sched_memo *memo)
     if (!memo)
         return;
     sched_arena_free(memo->arena);
+    sched_arena_free(memo->check_arena);
     {
         /* the arrays the memo owns, freed as one table */
         void *owned[] = {
@@ -386,10 +388,15 @@ int64_t sched__memo_known_wrong(const struct sched_memo *memo)
 
 static void check_kept(struct sched_memo *memo)
 {
-    struct sched_arena *arena = sched_arena_new();
+    struct sched_arena *arena;
     struct sched_session fresh;
     const char *why = "the snapshot could not be built again";
 
+    if (!memo->check_arena)
+        memo->check_arena = sched_arena_new();
+    arena = memo->check_arena;
+    if (arena)
+        sched_arena_reset(arena);
     if (arena && sched__session_build(&fresh, memo->ss.in, &memo->cfg, arena) == SCHED_OK)
         why = sched__session_differs(&memo->ss, &fresh);
     if (arena && !why)
@@ -399,7 +406,6 @@ static void check_kept(struct sched_memo *memo)
     if (why && !memo->kept_differs)
         memo->kept_differs = why;
     memo->kept_checked++;
-    sched_arena_free(arena);
 }
 
 /* Invariant 5: the code of a record of entry e as it reads now, its kind

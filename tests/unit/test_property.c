@@ -88,12 +88,14 @@
  *                its fair share and, above it, the saturation rule holds
  *                (neither protected by guaranteed runtime)
  *   determinism  the same state gives byte-identical decisions, pending
- *                entries, shares and stale times, in a reused arena and
- *                in a fresh one
+ *                entries, shares and stale times, in two arenas reused
+ *                across cases (the second fresh in every 16th case)
  *
  * test_incremental_equals_full runs random event sequences (submissions,
  * the clock, what a driver does between passes) through sched_cycle() and
- * through sched_cycle_next() with a memo and each event's delta: the two
+ * through sched_cycle_next() with a memo and each event's delta (the memo
+ * goes on from case to case, a case's first delta a full one, as allotd's
+ * memo takes a change that no delta describes): the two
  * results must be byte-identical after every event, and each time the
  * memo's kept session took a delta it must hold what a session built from
  * the same snapshot holds (sched__session_differs(): node and device usage,
@@ -2375,8 +2377,8 @@ static const char *results_differ(const struct tcase *tc, const struct sched_res
     return NULL;
 }
 
-/* Same state, a second arena (fresh on a case's first pass, reused and
- * reset after): the same bytes. */
+/* Same state, a second arena (fresh on the first pass of every 16th case,
+ * reused and reset after, across cases): the same bytes. */
 static int check_determinism(struct pass *ps, struct sched_arena *arena)
 {
     const struct tcase *tc = ps->tc;
@@ -2612,10 +2614,16 @@ static int run_case(uint64_t seed, int id, struct sched_arena *arena)
 {
     static struct tcase tc;
     static struct pass ps;
-    struct sched_arena *second = sched_arena_new();
+    static struct sched_arena *second;
     const char *broke = NULL;
     int n;
 
+    if (second && id % 16 == 0) {   /* a fresh second arena now and then */
+        sched_arena_free(second);
+        second = NULL;
+    }
+    if (!second)
+        second = sched_arena_new();
     assert_non_null(second);
     gen_case(&tc, seed, id);
     memset(&ps, 0, sizeof(ps));
@@ -2631,7 +2639,6 @@ static int run_case(uint64_t seed, int id, struct sched_arena *arena)
         }
         between_passes(&tc);
     }
-    sched_arena_free(second);
     return broke == NULL;
 }
 
@@ -3022,25 +3029,33 @@ static const char *dry_run_differs(struct dry_check *dc, long *runs, long *decid
     return v.differs[0] ? v.differs : NULL;
 }
 
-static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
-                                struct sched_arena *incr, struct incr_counts *c)
+/* Runs incremental case `id` on `memo`, which earlier cases used: its first
+ * delta is a full one, after which the memo holds nothing of theirs. The
+ * counts are the memo's since the case began. */
+static int run_incremental_case(uint64_t seed, int id, struct sched_memo *memo,
+                                struct sched_arena *full, struct sched_arena *incr,
+                                struct incr_counts *c)
 {
     static struct tcase tc;
     static struct prev_entries pv;
-    struct sched_memo *memo = sched_memo_new();
     struct sched_mix_window *win = NULL;
-    struct sched_memo_stats stats;
+    struct sched_memo_stats stats, base;
     struct sched_delta delta = {1, 0, NULL, 0};
     struct sched_result a, b;
     struct sched_state st;
     const char *differ = NULL;
     int n, p, noted = 0, left[MAX_LEFT];
-    int64_t reused = 0, finished = 0, known = 0, placed = 0, submitted = 0, evicted = 0, checked;
+    int64_t reused, finished, known, placed, submitted, evicted, checked, checked_before;
+    int64_t wrong_before = sched__memo_known_wrong(memo);
 
-    assert_non_null(memo);
-    sched__memo_check_kept(memo);
-    if (id % 3 == 0)   /* the others note what an answered attempt noted, as allotd does */
-        sched__memo_check_known(memo);
+    sched_memo_stats(memo, &base);
+    (void)sched__memo_kept_differs(memo, &checked_before);
+    reused = base.reused;
+    finished = base.finished;
+    known = base.attempts_known;
+    placed = base.after_placements;
+    submitted = base.after_submission;
+    evicted = base.after_evictions;
     gen_case(&tc, seed, id);
     if (id % 2) {
         assert_non_null(win = sched_mix_window_new(SCHED_MIX_WINDOW));
@@ -3100,16 +3115,15 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_arena *full,
     }
     sched_memo_stats(memo, &stats);
     (void)sched__memo_kept_differs(memo, &checked);
-    c->kept_checked += checked;
-    c->reused += stats.reused;
-    c->fell_back += stats.fell_back;
-    c->order_kept += stats.order_kept;
-    c->pending_kept += stats.pending_kept;
-    c->pending_put_in += stats.pending_put_in;
-    c->attempts_known += stats.attempts_known;
-    c->known_checked += id % 3 == 0 ? stats.attempts_known : 0;
-    c->known_wrong += sched__memo_known_wrong(memo);
-    sched_memo_free(memo);
+    c->kept_checked += checked - checked_before;
+    c->reused += stats.reused - base.reused;
+    c->fell_back += stats.fell_back - base.fell_back;
+    c->order_kept += stats.order_kept - base.order_kept;
+    c->pending_kept += stats.pending_kept - base.pending_kept;
+    c->pending_put_in += stats.pending_put_in - base.pending_put_in;
+    c->attempts_known += stats.attempts_known - base.attempts_known;
+    c->known_checked += id % 3 == 0 ? stats.attempts_known - base.attempts_known : 0;
+    c->known_wrong += sched__memo_known_wrong(memo) - wrong_before;
     sched_mix_window_free(win);
     return differ == NULL;
 }
@@ -3118,6 +3132,11 @@ static void test_incremental_equals_full(void **state)
 {
     uint64_t seed = env_u64("ALLOT_PROPERTY_SEED", DEFAULT_SEED);
     struct sched_arena *full = sched_arena_new(), *incr = sched_arena_new();
+    /* every case runs on one of two memos, both comparing each kept session
+     * with a build; the one of every third case also makes each attempt it
+     * answers from the settled cycle (the others note what an answered
+     * attempt noted, as allotd does) */
+    struct sched_memo *memos[2] = {sched_memo_new(), sched_memo_new()};
     struct incr_counts c;
     int id, failed = 0;
 
@@ -3125,10 +3144,17 @@ static void test_incremental_equals_full(void **state)
     memset(&c, 0, sizeof(c));
     assert_non_null(full);
     assert_non_null(incr);
+    assert_non_null(memos[0]);
+    assert_non_null(memos[1]);
+    sched__memo_check_kept(memos[0]);
+    sched__memo_check_kept(memos[1]);
+    sched__memo_check_known(memos[1]);
     topo_pct = 10;
     for (id = 0; id < N_INCR_CASES && failed < 5; id++)
-        failed += !run_incremental_case(seed, id, full, incr, &c);
+        failed += !run_incremental_case(seed, id, memos[id % 3 == 0], full, incr, &c);
     topo_pct = 35;
+    sched_memo_free(memos[0]);
+    sched_memo_free(memos[1]);
     sched_arena_free(full);
     sched_arena_free(incr);
     print_message("incremental: %ld passes, %ld answered from the memo (its kept session "
