@@ -159,7 +159,8 @@ void client_free(struct client *c);
 /* Bounds every later request to timeout_ms. */
 void client_set_timeout(struct client *c, int timeout_ms);
 /* POSTs a JSON body (borrowed); *out gets the parsed JSON reply (or NULL)
- * and *status the HTTP status (0: no answer). 0 when a reply came. */
+ * and *status the HTTP status (0: no answer). 0 when a reply came, -2 when
+ * the request gave up because SIGTERM or SIGINT is pending, else -1. */
 int client_post_json(struct client *c, const char *path, json_t *body, json_t **out,
                      long *status);
 /* POSTs raw bytes as application/octet-stream. */

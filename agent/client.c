@@ -9,12 +9,17 @@
  *      reply's size; libcurl never raises signals (CURLOPT_NOSIGNAL).
  *   2. The token goes only in the Authorization header, and is never
  *      printed.
+ *   3. A request gives up once SIGTERM or SIGINT is pending (the agent
+ *      blocks them and takes them between requests), within about a
+ *      second, libcurl's idle progress period: a heartbeat that waits for
+ *      work does not hold a stop back for its whole wait.
  */
 #include "agent.h"
 #include "arrays.h"
 #include "servers.h"
 
 #include <curl/curl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +48,21 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
     return text_append(&c->buf, &c->len, &c->cap, 4096, p, k) == 0 ? k : 0;
 }
 
+/* Invariant 3: a nonzero return aborts the transfer. */
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    sigset_t pending;
+
+    (void)arg;
+    (void)dltotal;
+    (void)dlnow;
+    (void)ultotal;
+    (void)ulnow;
+    return sigpending(&pending) == 0 &&
+           (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
+}
+
 struct client *client_new(const char *server, const char *token, int timeout_ms)
 {
     struct client *c = calloc(1, sizeof(*c));
@@ -62,6 +82,8 @@ struct client *client_new(const char *server, const char *token, int timeout_ms)
     curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(c->h, CURLOPT_WRITEDATA, c);
     curl_easy_setopt(c->h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(c->h, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c->h, CURLOPT_NOPROGRESS, 0L);
     client_set_timeout(c, timeout_ms);
     return c;
 }
@@ -146,7 +168,8 @@ static CURLcode post_to(struct client *c, int i, const char *path, struct curl_s
 }
 
 /* One POST; 0 when a reply came (any status): from the current server,
- * or the next ones in turn while one is unreachable or answers 503. */
+ * or the next ones in turn while one is unreachable or answers 503; -2
+ * when it gave up for a stop signal (Invariant 3). */
 static int post(struct client *c, const char *path, const char *type, const char *data,
                 size_t len, json_t **out, long *status)
 {
@@ -168,6 +191,8 @@ static int post(struct client *c, const char *path, const char *type, const char
             break;
     }
     curl_slist_free_all(hs);
+    if (cc == CURLE_ABORTED_BY_CALLBACK)
+        return -2;
     if (cc != CURLE_OK || c->too_big)
         return -1;
     c->servers.cur = i;

@@ -13,6 +13,11 @@
  *   report every pod and the GPUs' utilisation and memory, each pod's
  *   share of them and the devices it uses (usage.c), start and stop pods
  *   as the answer says, upload new log bytes, forget what is finished.
+ *   Once an answer gave a generation, each heartbeat asks allotd to wait
+ *   up to one period for the node's pods to change after it
+ *   (control/assign_watch.c); an answer that waited brings the next
+ *   heartbeat at once, so a pod bound here starts within milliseconds and
+ *   a node with nothing new still reports once a period.
  *   Every answer extends the lease (leaseMs from when the request was
  *   sent). A request that fails waits a backoff before the next: from one
  *   heartbeat, doubling, with jitter, up to a quarter of the lease (so an
@@ -60,6 +65,8 @@ struct loop {
     int ever_registered;
     int refused;             /* the first registration was a 400: exit 2 */
     int64_t next_at;         /* next register or heartbeat (agent_now_ms) */
+    int64_t generation;      /* the last answer's, for the next heartbeat to wait after; */
+    int watched;             /* 0 until an answer gave one (an allotd that cannot wait) */
     int backoff_ms;
     int fenced;              /* the lease ended and the pods were stopped */
     char last_error[256];
@@ -288,9 +295,12 @@ static void do_register(struct agent *a, struct loop *l)
     json_t *body = register_json(a), *reply = NULL;
     int64_t sent = lease_now_ms();
     long status = 0;
+    int rc = body ? client_post_json(a->cl, "/api/v1/agent/register", body, &reply, &status)
+                  : -1;
 
-    if (body && client_post_json(a->cl, "/api/v1/agent/register", body, &reply, &status) == 0 &&
-        status == 200) {
+    if (rc == -2) {
+        /* stopping: the loop takes the signal */
+    } else if (rc == 0 && status == 200) {
         fprintf(stderr, "allot-agent: registered node %s in pool %s (lease %lld ms)\n",
                 a->o.name, json_string_value(json_object_get(reply, "nodePool")),
                 (long long)json_integer_value(json_object_get(reply, "leaseMs")));
@@ -316,6 +326,31 @@ static void do_register(struct agent *a, struct loop *l)
     json_decref(reply);
 }
 
+/* How long a heartbeat asks allotd to wait for this node's pods to change:
+ * the heartbeat period, within a third of the lease (allotd's bound). */
+static int wait_ms(const struct agent *a)
+{
+    int64_t most = a->lease_ms / 3;
+
+    return (int)(a->o.heartbeat_ms < most ? a->o.heartbeat_ms : most);
+}
+
+/* The answer's generation: the next heartbeat waits for a change after it.
+ * An answer that waited (or found a change at once), or the first to give
+ * a generation, brings the next heartbeat now: it reads the pods afresh,
+ * or waits. One that could not wait (allotd's waiters are all taken)
+ * leaves the next a period away. */
+static void watch_answer(struct loop *l, const json_t *reply, int asked)
+{
+    json_t *g = json_object_get(reply, "generation");
+
+    l->watched = json_is_integer(g) && json_integer_value(g) >= 0;
+    if (l->watched)
+        l->generation = json_integer_value(g);
+    if (l->watched && (!asked || json_is_true(json_object_get(reply, "waited"))))
+        l->next_at = agent_now_ms();
+}
+
 static void do_heartbeat(struct agent *a, struct loop *l)
 {
     json_t *gpus = metrics_json(a); /* first: the pods' report reads its figures */
@@ -323,11 +358,23 @@ static void do_heartbeat(struct agent *a, struct loop *l)
     json_t *reply = NULL;
     int64_t sent = lease_now_ms();
     long status = 0;
+    int rc = -1, wait = l->watched ? wait_ms(a) : 0;
 
-    if (body && client_post_json(a->cl, "/api/v1/agent/heartbeat", body, &reply, &status) == 0 &&
-        status == 200 && json_is_array(json_object_get(reply, "pods"))) {
+    if (body && wait > 0) {
+        json_object_set_new(body, "waitMs", json_integer(wait));
+        json_object_set_new(body, "generation", json_integer(l->generation));
+        client_set_timeout(a->cl, probe_ms(a) + wait);
+    }
+    if (body)
+        rc = client_post_json(a->cl, "/api/v1/agent/heartbeat", body, &reply, &status);
+    if (wait > 0)
+        client_set_timeout(a->cl, probe_ms(a));
+    if (rc == -2) {
+        /* stopping: the loop takes the signal */
+    } else if (rc == 0 && status == 200 && json_is_array(json_object_get(reply, "pods"))) {
         renewed(a, l, reply, sent);
         went_well(a, l);
+        watch_answer(l, reply, wait > 0);
         pods_reported(a);
         pods_reconcile(a, json_object_get(reply, "pods"));
         pods_ship_logs(a);

@@ -272,6 +272,7 @@ struct api_app {
     struct api_keyring key;
     struct ctl_sched *sched;
     struct ctl_leader *leader;
+    struct ctl_watch *watch;    /* heartbeats that wait for their node's pods; may be NULL */
     struct api_ratelimit *rl;   /* per client address */
     struct api_ratelimit *url;  /* per signed-in principal */
     struct api_loginguard *lg;  /* may be NULL: no limits on guessing */

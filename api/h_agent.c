@@ -1,7 +1,8 @@
 /*
  * h_agent.c: /api/v1/agent/...: agent tokens (create, list, revoke); what
  * allot-agent calls with one (register its node, heartbeat: report its
- * pods and GPU metrics and get the pods to run, upload pod logs); the
+ * pods and GPU metrics and get the pods to run, and wait, when asked, for
+ * them to change: control/assign_watch.c; upload pod logs); the
  * agents' nodes view. What the control loop does with what agents report
  * (silent nodes lost, workloads past their limits suspended) is
  * control/enforce.c.
@@ -21,6 +22,10 @@
  *      lengths and counts.
  *   4. Creating, listing and revoking tokens needs the node-write right on
  *      the system scope (a System administrator).
+ *   5. A heartbeat waits ("waitMs", at most a third of the lease) only
+ *      once its report is recorded and its node's pods read, holding no
+ *      lock and no transaction: a wait delays its answer, never what it
+ *      reported.
  */
 #include "agent_int.h"
 #include "db_agent.h"
@@ -657,7 +662,7 @@ static struct db_pod_gpu *gpu_room(json_t *pods)
 static int heartbeat_in(struct api_req *r, json_t *o, struct db_heartbeat *h, char **gpus,
                         int *util, struct db_pod_gpu **room)
 {
-    static const char *const fields[] = {"pods", "gpus", NULL};
+    static const char *const fields[] = {"pods", "gpus", "waitMs", "generation", NULL};
     json_t *pods = json_object_get(o, "pods");
     struct db_pod_report *ps;
     size_t i;
@@ -944,21 +949,64 @@ static void tell_scheduler(struct api_req *r, const struct db_heartbeat *h)
         ctl_sched_touch(r->app->sched, h->touched[i]);
 }
 
+/* A heartbeat that waits for its node's pods to change (assign_watch.c):
+ * "waitMs" at most, for a change after the "generation" an earlier answer
+ * gave. */
+struct hb_wait {
+    int64_t wait_ms;      /* 0: it does not wait */
+    int64_t generation;   /* -1: not given */
+};
+
+static int wait_in(struct api_req *r, json_t *o, struct hb_wait *w)
+{
+    w->wait_ms = 0;
+    w->generation = -1;
+    if (api_json_int(r, o, "waitMs", 1, r->app->cfg.agent_lease_ms / 3, &w->wait_ms) ||
+        api_json_int(r, o, "generation", 0, INT64_C(1) << 53, &w->generation))
+        return -1;
+    if ((w->wait_ms > 0) != (w->generation >= 0)) {
+        api_error(r, 400, "Bad request", "fields 'waitMs' and 'generation' go together: a "
+                  "heartbeat waits for a change after the generation of an earlier answer");
+        return -1;
+    }
+    return 0;
+}
+
+/* After the heartbeat's pods were read at `generation`: wait as asked,
+ * then say so ("waited": the agent comes back at once) and give the
+ * generation its next heartbeat names. */
+static void wait_and_say(struct api_req *r, const struct hb_wait *w, int64_t node_seq,
+                         int64_t generation, json_t *reply)
+{
+    int waited = w->wait_ms > 0
+                     ? ctl_watch_wait(r->app->watch, node_seq, w->generation, (int)w->wait_ms)
+                     : -1;
+
+    if (!reply || !r->app->watch)
+        return;
+    json_object_set_new(reply, "generation", json_integer(generation));
+    if (w->wait_ms > 0)
+        json_object_set_new(reply, "waited", json_boolean(waited >= 0));
+}
+
 void api_h_agent_heartbeat(struct api_req *r)
 {
     struct db_heartbeat h;
     struct db_pod_gpu *room = NULL;
+    struct hb_wait w;
     char *gpus = NULL;
     int util[64];
+    int64_t generation;
     json_t *o, *reply;
     int rc;
 
     memset(&h, 0, sizeof(h));
     o = api_body_object(r);
-    if (!o || heartbeat_in(r, o, &h, &gpus, util, &room) != 0)
+    if (!o || heartbeat_in(r, o, &h, &gpus, util, &room) != 0 || wait_in(r, o, &w) != 0)
         goto out;
     h.token_seq = r->agent_token;
     h.now_ms = api_now_ms();
+    generation = ctl_watch_now(r->app->watch);   /* before the read: assign_watch.c, Step 1 */
     rc = db_agent_heartbeat(r->app->db, &h);
     if (rc == DB_ENOTFOUND) {
         api_error(r, 409, "Conflict", "the token has no node: register first");
@@ -972,6 +1020,7 @@ void api_h_agent_heartbeat(struct api_req *r)
     reply = json_pack("{s:o}", "pods", assigned_json(r->app, &h));
     if (reply)
         lease_fields(r, reply);
+    wait_and_say(r, &w, h.node_seq, generation, reply);
     api_reply(r, 200, reply);
 out:
     db_heartbeat_clear(&h);

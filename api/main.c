@@ -18,8 +18,9 @@
  *           deserves the simulated GPUs of each pool. --init stops here;
  *   Step 5: the dashboard's files, the scheduler thread, then the HTTP
  *           server.
- * Stop (SIGINT/SIGTERM): stop accepting and finish in-flight requests
- * (mg_stop), let the scheduler finish its cycle, close the database.
+ * Stop (SIGINT/SIGTERM): answer the heartbeats that wait (ctl_watch_close),
+ * stop accepting and finish in-flight requests (mg_stop), let the
+ * scheduler finish its cycle, close the database.
  */
 #include "api.h"
 #include "secrets.h"
@@ -367,6 +368,9 @@ int main(int argc, char **argv)
     app->polc = api_polcache_new();
     app->vc = api_viewcache_new();
     app->rcache = api_readcache_new(app->db, app->cfg.read_max_age_ms);
+    /* half the HTTP workers at most wait in heartbeats (h_agent.c) */
+    app->watch = ctl_watch_new(app->cfg.threads / 2);
+    opts.watch = app->watch;
     opts.period_ms = app->cfg.schedule_period_ms;
     opts.sample_period_ms = app->cfg.sample_period_ms;
     opts.agent_lost_after_ms = (int64_t)app->cfg.agent_lease_ms + app->cfg.agent_margin_ms;
@@ -395,9 +399,11 @@ int main(int argc, char **argv)
     fflush(stdout);
     status = 0;
 out:
+    ctl_watch_close(app->watch); /* no worker waits in a heartbeat past here */
     api_http_stop(app);
     api_audit_stop(app->audit); /* after the workers: every note is queued */
     ctl_sched_stop(app->sched);
+    ctl_watch_free(app->watch);
     ctl_leader_stop(app->leader);
     db_close(app->db);
     api_ratelimit_free(app->rl);

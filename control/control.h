@@ -136,8 +136,27 @@ struct ctl_sched_opts {
     void (*settings_changed)(void *arg);    /* another replica changed the
                                                tenant's settings */
     void *hook_arg;
+    struct ctl_watch *watch;           /* marked with the agents' nodes each write gave or
+                                          took pods (assign_watch.c); NULL: none */
 };
 int ctl_sched_start(struct db *db, const struct ctl_sched_opts *o, struct ctl_sched **out);
+
+/* ---- heartbeats that wait for their node's pods (assign_watch.c) ----
+ * The scheduler thread marks the nodes its committed decisions bound pods
+ * to or took pods from; a heartbeat takes ctl_watch_now() before it reads
+ * its node's pods, answers it as its generation, and the agent's next
+ * heartbeat waits with ctl_watch_wait() for a mark after it. */
+struct ctl_watch;
+struct ctl_watch *ctl_watch_new(int max_waiting);   /* NULL: out of memory */
+void ctl_watch_free(struct ctl_watch *w);           /* NULL is a no-op */
+int64_t ctl_watch_now(struct ctl_watch *w);         /* the marks so far */
+void ctl_watch_mark(struct ctl_watch *w, const int64_t *node_seqs, int n);
+/* 1 once node_seq is marked after `after` (at once if it was), 0 when
+ * wait_ms passed first, -1 without waiting: max_waiting wait already, or
+ * the watch is closed (or NULL). */
+int ctl_watch_wait(struct ctl_watch *w, int64_t node_seq, int64_t after, int wait_ms);
+/* Wakes every waiter and lets none wait again (allotd stopping). */
+void ctl_watch_close(struct ctl_watch *w);
 
 /* The metrics time series the scheduler thread records every sample
  * period (series_rec.c): it remembers the last values to write only

@@ -51,7 +51,10 @@
  *           pods (or change only a phase or time), then those that only
  *           place pods, in turns of about TURN_US, so that the
  *           submissions queued behind a fill of thousands of placements
- *           wait for one turn and a commit, not for the whole fill; then
+ *           wait for one turn and a commit, not for the whole fill; mark
+ *           the agents' nodes those decisions gave or took pods in
+ *           o.watch, so that their waiting heartbeats answer (their
+ *           agents start and stop the pods at once); then
  *           the reasons and messages of the others with db_reasons_apply()
  *           in pieces of REASONS_PIECE_US, so that they wait for one piece
  *           at most, not for a message per pending workload;
@@ -618,11 +621,14 @@ struct persist {
     int n_ups, n_evs, cap_evs, n_said, n_decided;
     int n_evs_applied;          /* events apply_decisions() added, before collect()'s */
     int n_placing;              /* the last of the decided: they only place pods */
+    int64_t *watched;           /* agents' nodes the decisions give or take pods, for */
+    int n_watched, cap_watched; /* o.watch once they are written */
     int failed;
 };
 
 static void persist_free(struct persist *p)
 {
+    free(p->watched);
     free(p->ups);
     free(p->evs);
     free(p->pods);
@@ -1041,6 +1047,48 @@ static void stale_candidates(struct ctl_sched *sc, struct persist *p,
 /* Step 3: the decisions and stale-gang times applied to the model (the
  * caller holds the model lock: this is all of Steps 3 and 4 that changes
  * the model before the write). */
+/* Notes node (a model index, -1: none) for o.watch when an agent runs it
+ * (a simulated node has none); without memory its agent learns at the end
+ * of its wait, as without a watch. */
+static void watch_note(struct ctl_sched *sc, struct persist *p, int node)
+{
+    int64_t *grown;
+    int cap;
+
+    if (!sc->o.watch || node < 0 || sc->m.topo->nodes[node].simulated)
+        return;
+    if (p->n_watched == p->cap_watched) {
+        cap = p->cap_watched ? p->cap_watched * 2 : 16;
+        grown = realloc(p->watched, sizeof(*grown) * (size_t)cap);
+        if (!grown)
+            return;
+        p->watched = grown;
+        p->cap_watched = cap;
+    }
+    p->watched[p->n_watched++] = sc->m.topo->nodes[node].seq;
+}
+
+/* The nodes decision d gives or takes pods, before it is applied: a bind's
+ * and a move's target, an evicted or moved pod's node (every pod's, for a
+ * whole workload evicted). */
+static void watch_decision(struct ctl_sched *sc, struct persist *p,
+                           const struct sched_decision *d)
+{
+    const struct sched_workload *w;
+    int k;
+
+    if (!sc->o.watch || d->workload < 0 || d->workload >= sc->m.n)
+        return;
+    w = &sc->m.wls[d->workload];
+    if (d->kind == SCHED_BIND || d->kind == SCHED_MOVE)
+        watch_note(sc, p, d->node);
+    if (d->kind == SCHED_EVICT && d->pod < 0)
+        for (k = 0; k < w->n_pods; k++)
+            watch_note(sc, p, w->pods[k].node);
+    else if (d->kind != SCHED_BIND && d->pod >= 0 && d->pod < w->n_pods)
+        watch_note(sc, p, w->pods[d->pod].node);
+}
+
 static void apply_decisions(struct ctl_sched *sc, struct persist *p,
                             const struct sched_result *res, int64_t now_ms)
 {
@@ -1054,6 +1102,7 @@ static void apply_decisions(struct ctl_sched *sc, struct persist *p,
                        ? m->wls[d->workload].pods[d->pod].node : -1;
         char before = d->workload >= 0 && d->workload < m->n ? (char)m->wls[d->workload].phase : 0;
         int64_t pool_seq = evicted_pool(m, d);
+        watch_decision(sc, p, d);
         if (sched_apply_decision(m->wls, m->n, d, now_ms) != SCHED_OK)
             continue;
         if (!p->touched[d->workload])
@@ -1471,6 +1520,7 @@ static int persist_cycle(struct ctl_sched *sc, const struct sched_state *st,
     free(t.held_cpu_us);
     if (rc != 0)
         goto out;
+    ctl_watch_mark(sc->o.watch, p.watched, p.n_watched);   /* once written: Invariant 1 there */
     rc = -1;
     if (write_reasons(sc, &p, p.n_decided, now_ms) != 0)
         goto out;

@@ -17,7 +17,9 @@
  * the only statuses are 200, 400, 409 (a registration naming another
  * node than its token's) and 413 (a body too deep); a 200 to a
  * registration names its node, pool, GPU count and lease, and a 200 to a
- * heartbeat gives an array of pods and the lease.
+ * heartbeat gives an array of pods, the lease and a generation (and,
+ * when it was asked to wait, whether it did: nobody may wait on the watch
+ * here, so it is answered at once).
  */
 #include "fuzz.h"
 
@@ -81,6 +83,10 @@ static void db_setup(void)
     node_register(heartbeat_token);
     app.cfg.agent_lease_ms = 10000;
     app.cfg.agent_margin_ms = 5000;
+    /* a watch nobody may wait on: a heartbeat that asks to wait is
+     * answered at once, "waited": false (assign_watch.c, Invariant 3) */
+    app.watch = ctl_watch_new(0);
+    FUZZ_ASSERT(app.watch != NULL);
     snprintf(request_info.remote_addr, sizeof(request_info.remote_addr), "127.0.0.1");
 }
 
@@ -94,6 +100,8 @@ static void ok_check(int heartbeat)
     FUZZ_ASSERT(json_is_integer(json_object_get(o, "lostAfterMs")));
     if (heartbeat) {
         FUZZ_ASSERT(json_is_array(json_object_get(o, "pods")));
+        FUZZ_ASSERT(json_is_integer(json_object_get(o, "generation")));
+        FUZZ_ASSERT(!json_object_get(o, "waited") || json_is_boolean(json_object_get(o, "waited")));
     } else {
         FUZZ_ASSERT(json_is_string(json_object_get(o, "nodeId")));
         FUZZ_ASSERT(json_is_string(json_object_get(o, "name")));
