@@ -53,6 +53,7 @@
  *      context argument.
  */
 #include "api.h"
+#include "clock.h"
 #include "thread_role.h"
 
 #include <civetweb.h>
@@ -410,12 +411,7 @@ static void *tick_main(void *arg)
     pthread_mutex_lock(&T.mu);
     while (!T.stopping) {
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += TICK_MS * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        clock_deadline(&ts, CLOCK_REALTIME, TICK_MS);
         pthread_cond_timedwait(&T.cv, &T.mu, &ts);
         if (T.stopping)
             break;

@@ -34,6 +34,7 @@
  *      given here: it is answered at once, and the agent takes this
  *      watch's generation from the answer.
  */
+#include "clock.h"
 #include "control.h"
 
 #include <pthread.h>
@@ -118,13 +119,7 @@ int ctl_watch_wait(struct ctl_watch *w, int64_t node_seq, int64_t after, int wai
 
     if (!w)
         return -1;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += wait_ms / 1000;
-    until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    clock_deadline(&until, CLOCK_MONOTONIC, wait_ms);
     pthread_mutex_lock(&w->mu);
     mark = &w->slot[slot_of(node_seq)];
     if (*mark > after || after > w->counter) {   /* Invariant 4 */

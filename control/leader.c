@@ -147,13 +147,7 @@ static void *leader_main(void *arg)
         pthread_mutex_lock(&l->mu);
         /* Step 4 (an exclusive database's lease is not renewed) */
         ms = valid_epoch(l) ? l->renew_ms : l->ask_ms;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += (time_t)(ms / 1000);
-        until.tv_nsec += (long)(ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        clock_deadline(&until, CLOCK_REALTIME, ms);
         while (!l->stop && !l->ask_now)
             if (l->force && valid_epoch(l))
                 pthread_cond_wait(&l->cv, &l->mu);

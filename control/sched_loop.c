@@ -1937,10 +1937,7 @@ static int run_lock_within(struct ctl_sched *s, int ms)
 {
     struct timespec until;
 
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += (long)ms * 1000000L;
-    until.tv_sec += until.tv_nsec / 1000000000L;
-    until.tv_nsec %= 1000000000L;
+    clock_deadline(&until, CLOCK_REALTIME, ms);
     return pthread_mutex_timedlock(&s->run_mu, &until) == 0 ? 0 : -1;
 }
 
@@ -2011,17 +2008,6 @@ int ctl_sched_model_copy(struct ctl_sched *s, struct sched_model *dst, int64_t *
     return rc;
 }
 
-static void deadline(struct timespec *ts, int64_t ms)
-{
-    clock_gettime(CLOCK_REALTIME, ts);
-    ts->tv_sec += (time_t)(ms / 1000);
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 /* Waits for a wake, the period, or stop; a wake counts only once `gap_us`
  * has passed. Returns 0 to go on, -1 to stop. */
 static int wait_turn(struct ctl_sched *sc, int64_t gap_us)
@@ -2030,8 +2016,8 @@ static int wait_turn(struct ctl_sched *sc, int64_t gap_us)
     struct held_since locked;
     int rc = 0;
 
-    deadline(&until, sc->o.period_ms);
-    deadline(&min_until, gap_us / 1000);
+    clock_deadline(&until, CLOCK_REALTIME, sc->o.period_ms);
+    clock_deadline(&min_until, CLOCK_REALTIME, gap_us / 1000);
     pthread_mutex_lock(&sc->mu);
     while (!sc->stop)
         if (pthread_cond_timedwait(&sc->cv, &sc->mu, &min_until) != 0)

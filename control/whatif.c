@@ -937,13 +937,7 @@ static int slot_take(void)
     struct timespec until;
     int rc = 0;
 
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += WI_WAIT_MS / 1000;
-    until.tv_nsec += (long)(WI_WAIT_MS % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    clock_deadline(&until, CLOCK_REALTIME, WI_WAIT_MS);
     pthread_mutex_lock(&runs_mu);
     while (runs >= WI_MAX_RUNS && rc == 0)
         rc = pthread_cond_timedwait(&runs_cv, &runs_mu, &until);
