@@ -25,7 +25,8 @@
  *   5. A heartbeat waits ("waitMs", at most a third of the lease) only
  *      once its report is recorded and its node's pods read, holding no
  *      lock and no transaction: a wait delays its answer, never what it
- *      reported.
+ *      reported; and only when its report changed no workload, so the log
+ *      bytes the agent uploads after an answer follow a pod's end at once.
  */
 #include "agent_int.h"
 #include "db_agent.h"
@@ -974,13 +975,19 @@ static int wait_in(struct api_req *r, json_t *o, struct hb_wait *w)
 
 /* After the heartbeat's pods were read at `generation`: wait as asked,
  * then say so ("waited": the agent comes back at once) and give the
- * generation its next heartbeat names. */
-static void wait_and_say(struct api_req *r, const struct hb_wait *w, int64_t node_seq,
+ * generation its next heartbeat names. A heartbeat whose report changed a
+ * workload (a pod that started or ended) does not wait: its agent uploads
+ * the pods' new log bytes once answered, and a workload seen Completed has
+ * its whole log as soon as it did without waits. */
+static void wait_and_say(struct api_req *r, const struct hb_wait *w, const struct db_heartbeat *h,
                          int64_t generation, json_t *reply)
 {
-    int waited = w->wait_ms > 0
-                     ? ctl_watch_wait(r->app->watch, node_seq, w->generation, (int)w->wait_ms)
-                     : -1;
+    int waited = -1;
+
+    if (w->wait_ms > 0 && (h->n_touched > 0 || h->node_changed))
+        waited = 1;
+    else if (w->wait_ms > 0)
+        waited = ctl_watch_wait(r->app->watch, h->node_seq, w->generation, (int)w->wait_ms);
 
     if (!reply || !r->app->watch)
         return;
@@ -1020,7 +1027,7 @@ void api_h_agent_heartbeat(struct api_req *r)
     reply = json_pack("{s:o}", "pods", assigned_json(r->app, &h));
     if (reply)
         lease_fields(r, reply);
-    wait_and_say(r, &w, h.node_seq, generation, reply);
+    wait_and_say(r, &w, &h, generation, reply);
     api_reply(r, 200, reply);
 out:
     db_heartbeat_clear(&h);
