@@ -2,7 +2,9 @@
  * assign_watch.c: which agents' nodes were given or lost pods, for the
  * heartbeats that wait for that (api/h_agent.c). The scheduler thread
  * marks the nodes its committed decisions bound pods to or took pods
- * from; a heartbeat that asks to wait sleeps until its node is marked or
+ * from, and those where a workload it is told of (deleted, suspended,
+ * ended: ctl_sched_touch() after the commit that freed its pods) held
+ * pods; a heartbeat that asks to wait sleeps until its node is marked or
  * its wait ends, so a pod bound to an agent's node reaches the agent in
  * milliseconds, not at its next heartbeat.
  *
@@ -19,7 +21,9 @@
  *
  * Invariants:
  *   1. Marks follow commits: the scheduler thread marks a node only once
- *      the decisions naming it are in the database.
+ *      the decisions naming it are in the database, or once it has read
+ *      again a touched workload that held pods there (touched after its
+ *      change committed).
  *   2. Nodes share WATCH_SLOTS slots by a hash of their seq: a slot holds
  *      the last mark of any node hashed there. Two nodes that share one
  *      wake each other's waiters (a heartbeat answered early), never miss

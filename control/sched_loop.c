@@ -14,7 +14,10 @@
  *           workload mix before the model lock is taken, so that under it
  *           the rows replaced are set, the new ones counted in and the mix
  *           swapped; those touched meanwhile wait for the next turn,
- *           which they wake; no left workload, no compaction);
+ *           which they wake; no left workload, no compaction); the
+ *           agents' nodes where the touched workloads held pods are
+ *           marked in o.watch once they are read (a deletion or a
+ *           suspension reaches the agent at once: held_nodes());
  *   Step 2: sched_cycle_next() decides on the model's state, with the
  *           changes since the last cycle: the workloads that are new
  *           since then (every touched workload unknown to the model and
@@ -504,12 +507,47 @@ static int load_aside(struct ctl_sched *sc, struct sched_model *fresh)
     return sm_load(fresh, sc->db) == DB_OK ? 0 : -1;
 }
 
+/* The agents' nodes the touched workloads seqs[0..n) hold pods on in the
+ * model, before it reads them again: a workload deleted, suspended or
+ * ended there has had its pods freed by the time it is touched, and its
+ * agent is told at once (o.watch) once the read is done. Without memory,
+ * none: those agents learn when their waits end. */
+static int64_t *held_nodes(const struct ctl_sched *sc, const int64_t *seqs, int n, int *n_out)
+{
+    const struct sched_model *m = &sc->m;
+    int64_t *out = NULL;
+    int i, k, w, cap = 0;
+
+    *n_out = 0;
+    for (i = 0; sc->o.watch && sc->loaded && i < n; i++) {
+        w = sm_workload_index(m, seqs[i]);
+        for (k = 0; w >= 0 && k < m->wls[w].n_pods; k++) {
+            int node = m->wls[w].pods[k].node;
+            if (node < 0 || m->topo->nodes[node].simulated)
+                continue;
+            if (*n_out == cap) {
+                int64_t *grown;
+                cap = cap ? cap * 2 : 16;
+                grown = realloc(out, sizeof(*out) * (size_t)cap);
+                if (!grown) {
+                    free(out);
+                    *n_out = 0;
+                    return NULL;
+                }
+                out = grown;
+            }
+            out[(*n_out)++] = m->topo->nodes[node].seq;
+        }
+    }
+    return out;
+}
+
 /* Under the model lock. fresh: a model load_aside() read, put in place
  * of the one to load (which it then holds, to be freed after the lock). */
 static int refresh(struct ctl_sched *sc, struct prefetch *pf, struct sched_model *fresh)
 {
-    int64_t *seqs, last_seq;
-    int n, org, n_before, skip = 0, rc = DB_OK;
+    int64_t *seqs, last_seq, *held = NULL;
+    int n, org, n_before, n_held = 0, skip = 0, rc = DB_OK;
 
     if (!sc->loaded && fresh) {
         struct sched_model old = sc->m;
@@ -521,6 +559,7 @@ static int refresh(struct ctl_sched *sc, struct prefetch *pf, struct sched_model
         return 0;
     }
     take_dirty(sc, pf && pf->rows ? pf->n_peeked : -1, &seqs, &n, &org);
+    held = held_nodes(sc, seqs, n, &n_held);
     if (!sc->loaded) {
         rc = sm_load(&sc->m, sc->db);
         sc->loaded = rc == DB_OK;
@@ -554,6 +593,8 @@ static int refresh(struct ctl_sched *sc, struct prefetch *pf, struct sched_model
         if (rc == DB_OK && sc->delta.full)
             drop_left(sc);
     }
+    ctl_watch_mark(sc->o.watch, held, n_held);
+    free(held);
     free(seqs);
     return rc == DB_OK ? 0 : -1;
 }

@@ -10,7 +10,10 @@
 #      one's process started (just after the agent's heartbeat answered):
 #      each process starts within 4 s of its submission, well inside the
 #      10 s period a heartbeat that did not wait would leave it;
-#   3. SIGTERM stops the agent within 3 s although its heartbeat waits
+#   3. a running training deleted: its process is gone within 4 s, well
+#      inside the period (allotd freed its pod, and the scheduler, told of
+#      the deletion, marks its node);
+#   4. SIGTERM stops the agent within 3 s although its heartbeat waits
 #      up to 10 s.
 ALLOTD=$1
 AGENT=$2
@@ -57,7 +60,18 @@ for w in w1 w2 w3; do
   [ "$TOOK" -lt 4000 ] || fail "$w started $TOOK ms after its submission: its agent did not wait for it"
 done
 
-# ---- 3. a stop does not wait for the heartbeat's wait ----
+# ---- 3. a deletion reaches the agent at once ----
+submit d1 "$PA" 1 sleep 1000 >/dev/null
+until_ok 30 has_process d1 || fail "d1 has no process"
+sleep 1   # the heartbeats that reported d1 started are answered; the agent waits again
+T0=$(now_ms)
+expect 202 DELETE "/api/v1/workloads/$(wl_id d1)" "" "$ADMIN" >/dev/null
+until_ok 30 no_process d1 || fail "d1 still runs after its deletion"
+TOOK=$(($(now_ms) - T0))
+echo "# d1's process was gone $TOOK ms after its deletion (heartbeat period $HB ms)"
+[ "$TOOK" -lt 4000 ] || fail "d1's process ran on $TOOK ms after its deletion: its agent was not told"
+
+# ---- 4. a stop does not wait for the heartbeat's wait ----
 T0=$(now_ms)
 stop_agent node-1
 TOOK=$(($(now_ms) - T0))
