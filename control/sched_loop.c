@@ -507,47 +507,58 @@ static int load_aside(struct ctl_sched *sc, struct sched_model *fresh)
     return sm_load(fresh, sc->db) == DB_OK ? 0 : -1;
 }
 
+/* Agents' nodes (seqs) to mark in o.watch once what changed them is
+ * written or read (assign_watch.c). */
+struct watch_nodes {
+    int64_t *seq;
+    int n, cap;
+};
+
+/* Notes node (a model index, -1: none) when an agent runs it (a simulated
+ * node has none); without memory its agent learns at the end of its wait,
+ * as without a watch. */
+static void watch_note(const struct ctl_sched *sc, struct watch_nodes *l, int node)
+{
+    int64_t *grown;
+    int cap;
+
+    if (!sc->o.watch || node < 0 || sc->m.topo->nodes[node].simulated)
+        return;
+    if (l->n == l->cap) {
+        cap = l->cap ? l->cap * 2 : 16;
+        grown = realloc(l->seq, sizeof(*grown) * (size_t)cap);
+        if (!grown)
+            return;
+        l->seq = grown;
+        l->cap = cap;
+    }
+    l->seq[l->n++] = sc->m.topo->nodes[node].seq;
+}
+
 /* The agents' nodes the touched workloads seqs[0..n) hold pods on in the
  * model, before it reads them again: a workload deleted, suspended or
  * ended there has had its pods freed by the time it is touched, and its
- * agent is told at once (o.watch) once the read is done. Without memory,
- * none: those agents learn when their waits end. */
-static int64_t *held_nodes(const struct ctl_sched *sc, const int64_t *seqs, int n, int *n_out)
+ * agent is told at once once the read is done. */
+static void held_nodes(const struct ctl_sched *sc, const int64_t *seqs, int n,
+                       struct watch_nodes *l)
 {
     const struct sched_model *m = &sc->m;
-    int64_t *out = NULL;
-    int i, k, w, cap = 0;
+    int i, k, w;
 
-    *n_out = 0;
     for (i = 0; sc->o.watch && sc->loaded && i < n; i++) {
         w = sm_workload_index(m, seqs[i]);
-        for (k = 0; w >= 0 && k < m->wls[w].n_pods; k++) {
-            int node = m->wls[w].pods[k].node;
-            if (node < 0 || m->topo->nodes[node].simulated)
-                continue;
-            if (*n_out == cap) {
-                int64_t *grown;
-                cap = cap ? cap * 2 : 16;
-                grown = realloc(out, sizeof(*out) * (size_t)cap);
-                if (!grown) {
-                    free(out);
-                    *n_out = 0;
-                    return NULL;
-                }
-                out = grown;
-            }
-            out[(*n_out)++] = m->topo->nodes[node].seq;
-        }
+        for (k = 0; w >= 0 && k < m->wls[w].n_pods; k++)
+            watch_note(sc, l, m->wls[w].pods[k].node);
     }
-    return out;
 }
 
 /* Under the model lock. fresh: a model load_aside() read, put in place
  * of the one to load (which it then holds, to be freed after the lock). */
 static int refresh(struct ctl_sched *sc, struct prefetch *pf, struct sched_model *fresh)
 {
-    int64_t *seqs, last_seq, *held = NULL;
-    int n, org, n_before, n_held = 0, skip = 0, rc = DB_OK;
+    struct watch_nodes held = {NULL, 0, 0};
+    int64_t *seqs, last_seq;
+    int n, org, n_before, skip = 0, rc = DB_OK;
 
     if (!sc->loaded && fresh) {
         struct sched_model old = sc->m;
@@ -559,7 +570,7 @@ static int refresh(struct ctl_sched *sc, struct prefetch *pf, struct sched_model
         return 0;
     }
     take_dirty(sc, pf && pf->rows ? pf->n_peeked : -1, &seqs, &n, &org);
-    held = held_nodes(sc, seqs, n, &n_held);
+    held_nodes(sc, seqs, n, &held);
     if (!sc->loaded) {
         rc = sm_load(&sc->m, sc->db);
         sc->loaded = rc == DB_OK;
@@ -593,8 +604,8 @@ static int refresh(struct ctl_sched *sc, struct prefetch *pf, struct sched_model
         if (rc == DB_OK && sc->delta.full)
             drop_left(sc);
     }
-    ctl_watch_mark(sc->o.watch, held, n_held);
-    free(held);
+    ctl_watch_mark(sc->o.watch, held.seq, held.n);
+    free(held.seq);
     free(seqs);
     return rc == DB_OK ? 0 : -1;
 }
@@ -662,14 +673,13 @@ struct persist {
     int n_ups, n_evs, cap_evs, n_said, n_decided;
     int n_evs_applied;          /* events apply_decisions() added, before collect()'s */
     int n_placing;              /* the last of the decided: they only place pods */
-    int64_t *watched;           /* agents' nodes the decisions give or take pods, for */
-    int n_watched, cap_watched; /* o.watch once they are written */
+    struct watch_nodes watched; /* agents' nodes the decisions give or take pods */
     int failed;
 };
 
 static void persist_free(struct persist *p)
 {
-    free(p->watched);
+    free(p->watched.seq);
     free(p->ups);
     free(p->evs);
     free(p->pods);
@@ -1088,27 +1098,6 @@ static void stale_candidates(struct ctl_sched *sc, struct persist *p,
 /* Step 3: the decisions and stale-gang times applied to the model (the
  * caller holds the model lock: this is all of Steps 3 and 4 that changes
  * the model before the write). */
-/* Notes node (a model index, -1: none) for o.watch when an agent runs it
- * (a simulated node has none); without memory its agent learns at the end
- * of its wait, as without a watch. */
-static void watch_note(struct ctl_sched *sc, struct persist *p, int node)
-{
-    int64_t *grown;
-    int cap;
-
-    if (!sc->o.watch || node < 0 || sc->m.topo->nodes[node].simulated)
-        return;
-    if (p->n_watched == p->cap_watched) {
-        cap = p->cap_watched ? p->cap_watched * 2 : 16;
-        grown = realloc(p->watched, sizeof(*grown) * (size_t)cap);
-        if (!grown)
-            return;
-        p->watched = grown;
-        p->cap_watched = cap;
-    }
-    p->watched[p->n_watched++] = sc->m.topo->nodes[node].seq;
-}
-
 /* The nodes decision d gives or takes pods, before it is applied: a bind's
  * and a move's target, an evicted or moved pod's node (every pod's, for a
  * whole workload evicted). */
@@ -1122,12 +1111,12 @@ static void watch_decision(struct ctl_sched *sc, struct persist *p,
         return;
     w = &sc->m.wls[d->workload];
     if (d->kind == SCHED_BIND || d->kind == SCHED_MOVE)
-        watch_note(sc, p, d->node);
+        watch_note(sc, &p->watched, d->node);
     if (d->kind == SCHED_EVICT && d->pod < 0)
         for (k = 0; k < w->n_pods; k++)
-            watch_note(sc, p, w->pods[k].node);
+            watch_note(sc, &p->watched, w->pods[k].node);
     else if (d->kind != SCHED_BIND && d->pod >= 0 && d->pod < w->n_pods)
-        watch_note(sc, p, w->pods[d->pod].node);
+        watch_note(sc, &p->watched, w->pods[d->pod].node);
 }
 
 static void apply_decisions(struct ctl_sched *sc, struct persist *p,
@@ -1561,7 +1550,7 @@ static int persist_cycle(struct ctl_sched *sc, const struct sched_state *st,
     free(t.held_cpu_us);
     if (rc != 0)
         goto out;
-    ctl_watch_mark(sc->o.watch, p.watched, p.n_watched);   /* once written: Invariant 1 there */
+    ctl_watch_mark(sc->o.watch, p.watched.seq, p.watched.n);   /* once written: Invariant 1 there */
     rc = -1;
     if (write_reasons(sc, &p, p.n_decided, now_ms) != 0)
         goto out;
