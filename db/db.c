@@ -195,32 +195,67 @@ const char *db_strerror(int rc)
     }
 }
 
+/* Random bytes for ids, RANDOM_POOL at a time from getrandom() per thread
+ * (one system call per 32 ids, not one per id). A forked child starts with
+ * an empty pool, so it never hands out the bytes its parent will. */
+#define RANDOM_POOL 512
+static __thread unsigned char random_pool[RANDOM_POOL];
+static __thread size_t random_left;
+static pthread_once_t random_once = PTHREAD_ONCE_INIT;
+
+static void random_forked(void)
+{
+    random_left = 0; /* the child's one thread: the one that forked */
+}
+
+static void random_at_fork(void)
+{
+    pthread_atfork(NULL, NULL, random_forked);
+}
+
+static void random_bytes(unsigned char *out, size_t n)
+{
+    pthread_once(&random_once, random_at_fork);
+    if (random_left < n) {
+        size_t got = 0;
+
+        while (got < RANDOM_POOL) {
+            ssize_t r = getrandom(random_pool + got, RANDOM_POOL - got, 0);
+            if (r > 0)
+                got += (size_t)r;
+            else if (errno != EINTR)
+                abort(); /* no randomness: ids could repeat; refuse to go on */
+        }
+        random_left = RANDOM_POOL;
+    }
+    memcpy(out, random_pool + RANDOM_POOL - random_left, n);
+    memset(random_pool + RANDOM_POOL - random_left, 0, n); /* used once */
+    random_left -= n;
+}
+
 /* RFC 9562 version 7: 48 bits of milliseconds, then 74 random bits. Ids
  * made later sort later, so the index on them grows at its end instead of
  * dirtying a random page per insert (a durable commit writes every page
  * it dirtied). */
 void db__uuid(char out[DB_ID_LEN])
 {
+    static const char hex[] = "0123456789abcdef";
     unsigned char b[16];
-    size_t got = 0;
     int64_t ms = db__now_ms();
-    int i;
+    int i, o = 0;
 
-    while (got < sizeof(b)) {
-        ssize_t r = getrandom(b + got, sizeof(b) - got, 0);
-        if (r > 0)
-            got += (size_t)r;
-        else if (errno != EINTR)
-            abort(); /* no randomness: ids could repeat; refuse to go on */
-    }
+    random_bytes(b, sizeof(b));
     for (i = 0; i < 6; i++)
         b[i] = (unsigned char)((uint64_t)ms >> (8 * (5 - i)));
     b[6] = (unsigned char)((b[6] & 0x0f) | 0x70);
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-    snprintf(out, DB_ID_LEN,
-             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
-             b[12], b[13], b[14], b[15]);
+    for (i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[o++] = '-';
+        out[o++] = hex[b[i] >> 4];
+        out[o++] = hex[b[i] & 15];
+    }
+    out[o] = 0;
 }
 
 /* Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm). */

@@ -4,7 +4,8 @@
  * cycle application that skips workloads changed since the snapshot; pool
  * settings and deletion, the scheduler's partial reads (topology, named
  * workloads), batched actions, the allocation samples, the metrics
- * series and the audit log's retention. Each test uses its own temporary database
+ * series and the audit log's retention; ids (version 7, distinct, a
+ * forked child's its own). Each test uses its own temporary database
  * file, or with ALLOT_TEST_DB_URI (pg/test_db, tests/pg/run_pg.sh) a fresh
  * schema in that PostgreSQL database.
  */
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -1418,6 +1420,72 @@ static void test_snapshot_shared(void **state)
     db_workload_clear(&a);
 }
 
+/* An id as RFC 9562 version 7 writes it: 8-4-4-4-12 lowercase hex, the
+ * version 7, the variant 10. */
+static void assert_v7(const char *id)
+{
+    int k;
+
+    assert_int_equal(strlen(id), 36);
+    for (k = 0; k < 36; k++) {
+        if (k == 8 || k == 13 || k == 18 || k == 23)
+            assert_int_equal(id[k], '-');
+        else
+            assert_non_null(strchr("0123456789abcdef", id[k]));
+    }
+    assert_int_equal(id[14], '7');
+    assert_non_null(strchr("89ab", id[19]));
+}
+
+/* By the random part (after the milliseconds and the version). */
+static int id_random_cmp(const void *a, const void *b)
+{
+    return strcmp((const char *)a + 15, (const char *)b + 15);
+}
+
+/* Ids: the v7 shape, all distinct over many (more than one pool of random
+ * bytes), and a forked child's ids are not the ones its parent makes next
+ * (the child starts with an empty pool). */
+static void test_ids(void **state)
+{
+    enum { N = 4096 };
+    char (*ids)[DB_ID_LEN] = calloc(N + 8, DB_ID_LEN);
+    int fds[2], k;
+    pid_t pid;
+
+    (void)state;
+    assert_non_null(ids);
+    for (k = 0; k < N; k++) {
+        db_uuid_new(ids[k]);
+        assert_v7(ids[k]);
+    }
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        for (k = 0; k < 4; k++) {
+            char id[DB_ID_LEN];
+
+            db_uuid_new(id);
+            if (write(fds[1], id, DB_ID_LEN) != DB_ID_LEN)
+                _exit(1);
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    for (k = 0; k < 4; k++)
+        assert_int_equal(read(fds[0], ids[N + k], DB_ID_LEN), DB_ID_LEN);
+    close(fds[0]);
+    assert_int_equal(waitpid(pid, NULL, 0), pid);
+    for (k = 0; k < 4; k++)
+        db_uuid_new(ids[N + 4 + k]);
+    /* the random part alone (74 bits) never repeats */
+    qsort(ids, N + 8, DB_ID_LEN, id_random_cmp);
+    for (k = 1; k < N + 8; k++)
+        assert_true(id_random_cmp(ids[k - 1], ids[k]) < 0);
+    free(ids);
+}
+
 /* ISO-8601 times: "Z", offsets, a '+' a query string turned into ' '. */
 static void test_time_parse(void **state)
 {
@@ -1774,6 +1842,7 @@ RUN_TESTS(
     DB_TEST(test_series_add_exact),
     DB_TEST(test_series_add_turns),
     cmocka_unit_test(test_time_parse),
+    cmocka_unit_test(test_ids),
     DB_TEST(test_purge),
     DB_TEST(test_audit_purge),
     DB_TEST(test_schema_and_queues),
