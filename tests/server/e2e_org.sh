@@ -179,7 +179,10 @@ done
 # the scheduler thread's lock holds: every lock has a histogram whose
 # buckets grow to its count, a longest hold within the sum, and a longest
 # time on the holder's CPU within the longest hold (model and write; the
-# state mutex's is not read); this server has run
+# state mutex's is not read; the CPU counted includes taking and giving back
+# the lock, system calls that on a loaded machine under a sanitizer took
+# 0.5 ms past the hold: 5 ms of room, where a wrong unit would be 1,000x
+# off); this server has run
 # cycles (model, state) and written their decisions (write)
 printf '%s\n' "$M" | awk '
   /^allot_sched_lock_hold_seconds_bucket/ { l = $1; sub(/.*lock="/, "", l); sub(/".*/, "", l)
@@ -195,7 +198,7 @@ printf '%s\n' "$M" | awk '
           else if (inf[l] != n[l]) bad = bad " " l ":inf-not-count"
           else if (mx[l] < 0 || mx[l] > sum[l] + 0.000001) bad = bad " " l ":max-not-within-sum"
           else if (l == "state" && (l in cpu)) bad = bad " state:cpu-not-read"
-          else if (l != "state" && (!(l in cpu) || cpu[l] < 0 || cpu[l] > mx[l] + 0.0005))
+          else if (l != "state" && (!(l in cpu) || cpu[l] < 0 || cpu[l] > mx[l] + 0.005))
             bad = bad " " l ":cpu-not-within-max" }
         if (bad) { print bad; exit 1 } }' ||
   fail "allot_sched_lock_hold_*: $(printf '%s\n' "$M" | grep allot_sched_lock_hold)"
