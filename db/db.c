@@ -778,7 +778,7 @@ static void wal_catch_up(struct db *db)
 
 static void run_batch(struct db *db, struct db__op *batch)
 {
-    struct db__op *op, *next, *woken = NULL;
+    struct db__op *op, *next, *woken = NULL, **woken_end = &woken;
     int rc, n = 0, worst = DB_OK, reset;
 
     pthread_mutex_lock(&db->mu);
@@ -832,8 +832,9 @@ static void run_batch(struct db *db, struct db__op *batch)
         }
         if (rc == DB_OK && op->rc == DB_OK && op->committed)
             op->committed(db, op->arg); /* on disk: told before its caller runs again */
-        op->next = woken;
-        woken = op;
+        op->next = NULL; /* woken in the order they were queued */
+        *woken_end = op;
+        woken_end = &op->next;
     }
     pthread_mutex_unlock(&db->mu);
     /* Invariant 6: outside db->mu, so a woken caller runs on at once */
