@@ -15,7 +15,17 @@ endif()
 # stops at a difference: docs/allotd.md). A directory
 # calls it as cmake_language(DEFER CALL allot_scale_tests) at its top, so
 # tests added anywhere in it are covered. It also gives each test its COST
-# from tests/costs.txt (ctest -j starts the costliest first).
+# from tests/costs.txt (ctest -j starts the costliest first), and
+# ALLOT_TEST_HTTP, the client tests/server/lib.sh's req sends with
+# (http_req; run by hand without it, lib.sh uses curl), and
+# ALLOT_TEST_PYTHON, the python3 the tests run (Debian's, /usr/bin/python3,
+# where scripts/install-deps.sh installs python3-jsonschema and
+# python3-torch; a python3 found first on PATH may be another's, without
+# them, and a version manager's shim costs 0.3 s of CPU a start).
+find_program(ALLOT_TEST_PYTHON python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(NOT ALLOT_TEST_PYTHON)
+  find_program(ALLOT_TEST_PYTHON python3 REQUIRED)
+endif()
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/costs.txt)
 file(STRINGS ${CMAKE_SOURCE_DIR}/tests/costs.txt ALLOT_TEST_COSTS REGEX "^[^#]")
 function(allot_scale_tests)
@@ -30,7 +40,8 @@ function(allot_scale_tests)
   endforeach()
   foreach(t ${tests})
     set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT ALLOT_TEST_SCALE=${ALLOT_TEST_SCALE}
-                 ALLOT_SCHED_CHECK=1)
+                 ALLOT_SCHED_CHECK=1 ALLOT_TEST_HTTP=$<TARGET_FILE:http_req>
+                 ALLOT_TEST_PYTHON=${ALLOT_TEST_PYTHON})
     get_property(timeout TEST ${t} PROPERTY TIMEOUT)
     if(timeout)
       math(EXPR timeout "${timeout} * ${ALLOT_TEST_SCALE}")

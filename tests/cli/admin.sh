@@ -175,7 +175,7 @@ has "$T/out" ',"rack 5, right",-,'
 # RFC 4180: CRLF line ends; a reader gets the name back whole
 [ "$(head -n 1 "$T/out" | tail -c 2 | od -An -tx1 | tr -d ' \n')" = 0d0a ] ||
   fail "--csv lines do not end in CRLF: $(od -c "$T/out" | head -n 2)"
-python3 -c 'import csv, sys
+"$PYTHON" -c 'import csv, sys
 rows = list(csv.reader(open(sys.argv[1], newline="")))
 assert rows[0] == ["ID", "Name", "Node", "Created", "Last used", "Revoked"], rows[0]
 assert any(r[1] == "rack 4, \"left\"" for r in rows[1:]), rows' "$T/out" ||

@@ -59,10 +59,9 @@ subst() { # TEXT PROJECT DEPARTMENT STANDING-WORKLOAD [ITS-POD]
 call() { # METHOD PATH TOKEN [BODY]: prints the status, records the exchange
   if [ "$3" = - ]; then auth=""; else auth="Authorization: Bearer $3"; fi
   if [ -n "${4:-}" ]; then
-    c_out=$(curl -s -w '\n%{http_code}' -X "$1" "$URL$2" ${auth:+-H "$auth"} \
-      -H 'Content-Type: application/json' --data-binary "$4")
+    c_out=$(http_send "$1" "$URL$2" ${auth:+-H "$auth"} -H 'Content-Type: application/json' -d "$4")
   else
-    c_out=$(curl -s -w '\n%{http_code}' -X "$1" "$URL$2" ${auth:+-H "$auth"})
+    c_out=$(http_send "$1" "$URL$2" ${auth:+-H "$auth"})
   fi
   record "$1" "$2" "${c_out##*
 }" "${c_out%

@@ -26,7 +26,7 @@ for kind in trainings workspaces distributed inferences; do
   spec='{"image":"busybox","command":"sleep 60","compute":{"gpuDevicesRequest":1}}'
   [ "$kind" = distributed ] && spec='{"image":"busybox","command":"sleep 60","numWorkers":1,"distributedFramework":"PyTorch","compute":{"gpuDevicesRequest":1}}'
   [ "$kind" = inferences ] && spec='{"image":"busybox","command":"sleep 60","servingPort":{"container":8000},"compute":{"gpuDevicesRequest":1}}'
-  body=$(python3 "$LIB_DIR/runai_defaults.py" "$DOC" "/api/v1/workloads/$kind" \
+  body=$("$PYTHON" "$LIB_DIR/runai_defaults.py" "$DOC" "/api/v1/workloads/$kind" \
     "{\"name\":\"d-$kind\",\"projectId\":\"$PROJECT\",\"clusterId\":\"$CLUSTER\",\"spec\":$spec}") ||
     fail "runai_defaults.py failed for $kind"
   printf '%s' "$body" | jq -e '.useGivenNameAsPrefix == false' >/dev/null ||
@@ -36,7 +36,7 @@ for kind in trainings workspaces distributed inferences; do
   n=$((n + 1))
 done
 # the distributed body carries the defaults Run:ai's client always sends
-python3 "$LIB_DIR/runai_defaults.py" "$DOC" /api/v1/workloads/distributed '{"spec":{}}' |
+"$PYTHON" "$LIB_DIR/runai_defaults.py" "$DOC" /api/v1/workloads/distributed '{"spec":{}}' |
   jq -e '.spec.slotsPerWorker == 1 and .spec.sshAuthMountPath == "/root/.ssh"' >/dev/null ||
   fail "the distributed defaults of the document were not found"
 echo "PASS: $n submissions with the document's defaults accepted and running"

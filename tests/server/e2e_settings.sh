@@ -21,7 +21,7 @@ expect 200 GET /api/v1/security/settings/browserSessionTimeout "" "$ADMIN" |
   jq -e '.idleTimeout == 2' >/dev/null || fail "idleTimeout not stored"
 REFRESH=$(expect 200 POST /api/v1/token "{\"grantType\":\"password\",\"username\":\"admin\",
   \"password\":\"$ALLOT_ADMIN_PASSWORD\"}" | jq -r .refreshToken)
-LIFE=$(printf '%s' "$REFRESH" | python3 -c 'import sys, json, base64
+LIFE=$(printf '%s' "$REFRESH" | "$PYTHON" -c 'import sys, json, base64
 p = sys.stdin.read().split(".")[1]
 c = json.loads(base64.urlsafe_b64decode(p + "=" * (-len(p) % 4)))
 print(c["exp"] - c["iat"])')
