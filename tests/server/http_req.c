@@ -6,7 +6,10 @@
  * libraries at every start (21 ms a call on a 2-core VM, a quarter of what
  * the shell suites spent); this maps libc alone.
  *
- *   http_req METHOD URL [-H 'Name: value']... [-d BODY]
+ *   http_req METHOD URL [-H 'Name: value']... [--data-binary BODY]
+ *
+ * (curl's own flags: lib.sh's http_send hands curl the same arguments
+ * when the tests run by hand)
  *
  * One run:
  *   Step 1: read the arguments (a header or URL holding CR or LF is
@@ -51,7 +54,7 @@ static int parse_args(struct http_req *rq, const char **headers, int argc, char 
             if (rq->n_headers == MAX_HEADERS || has_crlf(argv[i + 1]))
                 return -1;
             headers[rq->n_headers++] = argv[i + 1];
-        } else if (strcmp(argv[i], "-d") == 0) {
+        } else if (strcmp(argv[i], "--data-binary") == 0) {
             rq->body = argv[i + 1];
             rq->len = strlen(argv[i + 1]);
             rq->has_body = 1;
@@ -79,7 +82,7 @@ int main(int argc, char **argv)
 
     if (parse_args(&rq, headers, argc, argv) != 0) {
         fprintf(stderr, "usage: http_req METHOD http://HOST[:PORT]/PATH "
-                        "[-H 'Name: value']... [-d BODY] (no CR or LF in any)\n");
+                        "[-H 'Name: value']... [--data-binary BODY] (no CR or LF in any)\n");
         return EXIT_USAGE;
     }
     rq.connect_ms = CONNECT_MS;
