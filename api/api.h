@@ -93,6 +93,7 @@ struct api_config {
     int user_rate_limit;     /* the same per signed-in principal; -1 (unset): rate_limit */
     struct api_client_trust trust; /* proxies whose client-address header counts */
     int secret_checks;       /* password and secret checks (yescrypt) at once */
+    int secret_hash_cost;    /* yescrypt cost of the secrets hashed from now on, 1..11 */
     int agent_lease_ms;      /* an agent that has no answer this long stops its pods */
     int agent_margin_ms;     /* a silent node is lost after the lease and this */
     int token_ttl_s;
@@ -175,9 +176,13 @@ struct api_keyring {
 /* Loads the key file, creating it with 32 random bytes (mode 0600) if
  * missing; refuses a short or group/world-readable key. */
 int api_key_load(const char *path, struct api_keyring *out);
-/* crypt(3) yescrypt hash of a secret; 0 on success. */
-int api_secret_hash(const char *secret, char *out, size_t len);
+/* crypt(3) yescrypt hash of a secret at cost (1..11: each step doubles the
+ * time and memory; 5 is libxcrypt's default); 0 on success. */
+int api_secret_hash(const char *secret, int cost, char *out, size_t len);
 int api_secret_check(const char *secret, const char *hash);
+/* As long as a check of a hash made at cost takes, and matches nothing:
+ * what a sign-in with an unknown name costs. */
+void api_secret_check_none(const char *secret, int cost);
 /* Random URL-safe string of n characters (n < len). */
 int api_random_text(char *out, size_t len, int n);
 

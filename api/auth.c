@@ -15,7 +15,9 @@
  *      token with an aud. The key is never NULL (libjwt skips verification
  *      for a NULL key).
  *   3. Secrets are stored only as yescrypt hashes (libcrypt), compared
- *      by crypt_r itself.
+ *      by crypt_r itself. A hash keeps the cost it was made with
+ *      (--secret-hash-cost then); a check of an unknown name costs a
+ *      hash at the cost configured now.
  *   4. A refresh token also names its sign-in's family (fam, a UUID) and
  *      its generation (gen); one without them is refused. An access token
  *      names its family too, and is good only while the family lives
@@ -129,7 +131,7 @@ int api_key_load(const char *path, struct api_keyring *out)
     return 0;
 }
 
-int api_secret_hash(const char *secret, char *out, size_t len)
+int api_secret_hash(const char *secret, int cost, char *out, size_t len)
 {
     char salt[CRYPT_GENSALT_OUTPUT_SIZE];
     unsigned char rnd[32];
@@ -138,7 +140,8 @@ int api_secret_hash(const char *secret, char *out, size_t len)
 
     if (random_bytes(rnd, sizeof(rnd)) != 0)
         return -1;
-    if (!crypt_gensalt_rn("$y$", 0, (const char *)rnd, sizeof(rnd), salt, sizeof(salt)))
+    if (!crypt_gensalt_rn("$y$", (unsigned long)cost, (const char *)rnd, sizeof(rnd), salt,
+                          sizeof(salt)))
         return -1;
     cd = calloc(1, sizeof(*cd));
     if (!cd)
@@ -175,6 +178,18 @@ int api_secret_check(const char *secret, const char *hash)
     memset(cd, 0, sizeof(*cd));
     free(cd);
     return ok;
+}
+
+void api_secret_check_none(const char *secret, int cost)
+{
+    /* a setting (prefix and salt, no hash) computes the whole hash, which
+     * then differs from the setting itself */
+    static const char salt_bytes[16] = "allot-no-login";
+    char setting[CRYPT_GENSALT_OUTPUT_SIZE];
+
+    if (crypt_gensalt_rn("$y$", (unsigned long)cost, salt_bytes, sizeof(salt_bytes), setting,
+                         sizeof(setting)))
+        (void)api_secret_check(secret, setting);
 }
 
 /* A token of type; a refresh token names its family and generation. */

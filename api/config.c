@@ -52,6 +52,8 @@ static void usage(void)
            "  --client-address-header NAME  that header: X-Forwarded-For (default),\n"
            "                            Forwarded (RFC 7239) or another list of addresses\n"
            "  --secret-checks N         password and secret checks run at once (default 2)\n"
+           "  --secret-hash-cost N      yescrypt cost of the passwords and secrets stored from\n"
+           "                            now on, 1 to 11, each step twice the time (default 5)\n"
            "  --agent-lease-ms N        an agent whose heartbeats get no answer this long\n"
            "                            stops its pods (default 10000)\n"
            "  --agent-lease-margin-ms N allotd requeues a silent node's pods only after its\n"
@@ -225,6 +227,7 @@ static const struct cf_option options[] = {
     CF_PARSE_ROW("trusted-proxy", set_trusted_proxy),
     CF_PARSE_ROW("client-address-header", set_address_header),
     CF_INT_ROW(C, "secret-checks", secret_checks, 2, 1, 1024),
+    CF_INT_ROW(C, "secret-hash-cost", secret_hash_cost, 5, 1, 11),
     CF_INT_ROW(C, "agent-lease-ms", agent_lease_ms, 10000, 300, 3600000),
     CF_INT_ROW(C, "agent-lease-margin-ms", agent_margin_ms, 5000, 100, 3600000),
     CF_INT_ROW(C, "max-pending-per-project", max_pending_project, 10000, 0, 100000000),

@@ -164,7 +164,8 @@ static int principal_new(struct api_req *r, int kind, const char *login, const c
     snprintf(u->name, sizeof(u->name), "%s", name);
     snprintf(u->created_by, sizeof(u->created_by), "%s", r->who.user.login);
     if (api_random_text(secret, len, 32) != 0 ||
-        api_secret_hash(secret, u->secret_hash, sizeof(u->secret_hash)) != 0) {
+        api_secret_hash(secret, r->app->cfg.secret_hash_cost, u->secret_hash,
+                        sizeof(u->secret_hash)) != 0) {
         api_error(r, 500, "Internal error", "cannot make a secret");
         return -1;
     }
@@ -264,7 +265,7 @@ static int secret_renew(struct api_req *r, const struct db_user *u, char *secret
     int rc;
 
     if (api_random_text(secret, len, 32) != 0 ||
-        api_secret_hash(secret, hash, sizeof(hash)) != 0) {
+        api_secret_hash(secret, r->app->cfg.secret_hash_cost, hash, sizeof(hash)) != 0) {
         api_error(r, 500, "Internal error", "cannot make a secret");
         return -1;
     }
@@ -320,7 +321,7 @@ void api_h_me_password(struct api_req *r)
         api_error(r, 400, "Bad request", "the current password is wrong");
         goto out;
     }
-    rc = api_secret_hash(next, hash, sizeof(hash)) == 0 ? db_user_set_secret(r->app->db, u.id, hash)
+    rc = api_secret_hash(next, r->app->cfg.secret_hash_cost, hash, sizeof(hash)) == 0 ? db_user_set_secret(r->app->db, u.id, hash)
                                                          : DB_EIO;
     api_pcache_invalidate(r->app->pc);
     if (rc != DB_OK) {

@@ -70,7 +70,7 @@ static int ensure_department(struct db *db)
     return rc;
 }
 
-static int bootstrap_admin(struct db *db)
+static int bootstrap_admin(struct db *db, int hash_cost)
 {
     struct db_user u;
     struct db_rule r;
@@ -91,7 +91,7 @@ static int bootstrap_admin(struct db *db)
     snprintf(u.login, sizeof(u.login), "admin");
     snprintf(u.name, sizeof(u.name), "admin");
     snprintf(u.created_by, sizeof(u.created_by), "system");
-    if (api_secret_hash(pw, u.secret_hash, sizeof(u.secret_hash)) != 0)
+    if (api_secret_hash(pw, hash_cost, u.secret_hash, sizeof(u.secret_hash)) != 0)
         return DB_EIO;
     rc = db_user_insert(db, &u);
     if (rc != DB_OK)
@@ -237,7 +237,7 @@ static int bootstrap(struct api_app *app)
     if (rc == DB_OK)
         rc = ensure_department(app->db);
     if (rc == DB_OK)
-        rc = bootstrap_admin(app->db);
+        rc = bootstrap_admin(app->db, app->cfg.secret_hash_cost);
     if (rc == DB_OK)
         rc = simulate_nodes(app->db, &app->cfg);
     if (rc == DB_OK && app->cfg.demo)

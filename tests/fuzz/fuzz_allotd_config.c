@@ -61,6 +61,7 @@ static void config_check(const struct api_config *c)
     IN(c->retention_days, 0, 36500);
     IN(c->rate_limit, 0, 10000000);
     IN(c->secret_checks, 1, 1024);
+    IN(c->secret_hash_cost, 1, 11);
     IN(c->agent_lease_ms, 300, 3600000);
     IN(c->agent_margin_ms, 100, 3600000);
     IN(c->token_ttl_s, 1, 86400);

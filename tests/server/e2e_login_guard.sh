@@ -12,12 +12,17 @@
 #     are not slowed meanwhile;
 #   - once the wait is over the right password signs in, which clears the
 #     name: its next wrong password is a plain 400;
-#   - --secret-checks outside 1..1024 is refused at start.
+#   - --secret-checks outside 1..1024 is refused at start;
+#   - secrets are hashed at the cost allotd (or --init) was given: the
+#     admin that --init made at lib.sh's cost, a user made by an allotd
+#     without --secret-hash-cost at the default (5), and both sign in;
+#     a cost outside 1..11 is refused at start.
 # Needs about 10 s: the waits are real time.
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 
 for n in 0 1025 two; do refused_start secret-checks --secret-checks "$n"; done
+for n in 0 12 five; do refused_start secret-hash-cost --secret-hash-cost "$n"; done
 
 start --db "$T/guard.db" --rate-limit 0
 
@@ -113,4 +118,22 @@ done
 sign_in_after_wait
 expect 400 POST /api/v1/token "$(grant admin guess)" >/dev/null
 stop
+
+# hash_cost LOGIN: the yescrypt parameters of LOGIN's stored hash
+hash_cost() {
+  "$PYTHON" - "$T/guard.db" "$1" <<'EOF'
+import sqlite3, sys
+row = sqlite3.connect(sys.argv[1]).execute(
+    "SELECT secret_hash FROM users WHERE login = ?", (sys.argv[2],)).fetchone()
+print(row[0].split("$")[2] if row else "none")
+EOF
+}
+[ "$(hash_cost admin)" = j75 ] || fail "admin made by --init at cost $SECRET_HASH_COST: $(hash_cost admin)"
+SECRET_HASH_COST=
+start --db "$T/guard.db" --rate-limit 0
+ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
+PW=$(expect 201 POST /api/v1/users '{"email":"dflt@example.com"}' "$ADMIN" | jq -r .tempPassword)
+login dflt@example.com "$PW" >/dev/null
+stop
+[ "$(hash_cost dflt@example.com)" = j9T ] || fail "a user at the default cost: $(hash_cost dflt@example.com)"
 echo "e2e_login_guard: ok"

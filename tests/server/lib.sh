@@ -43,6 +43,11 @@ EXCHANGES="$T/exchanges"
 SCHEMA_CHECKED=""   # set once a script ran schema_check itself
 # the python3 to run: ctest's ALLOT_TEST_PYTHON (cmake/testing.cmake says which)
 PYTHON=${ALLOT_TEST_PYTHON:-python3}
+# The yescrypt cost of the secrets every allotd and --init of a test hash
+# (before the test's own options, which may set another): the cheapest, 4 ms
+# of CPU a hash or sign-in where the default (5) takes 60-80 ms. Empty: the
+# option is not given (the default). e2e_login_guard checks both.
+SECRET_HASH_COST=1
 
 # fail MESSAGE: the test fails (while cleaning up: says so and returns 1).
 fail() {
@@ -206,7 +211,9 @@ init_db() {
     *) db="$T/$db" ;;
   esac
   [ -e "$db" ] && return 0
-  (cd "$T" && ${RUN_AS:-} "$ALLOTD" --init "$@" >>"$T/log" 2>&1) || fail "allotd --init $* failed"
+  (cd "$T" && ${RUN_AS:-} "$ALLOTD" --init \
+     ${SECRET_HASH_COST:+--secret-hash-cost $SECRET_HASH_COST} "$@" >>"$T/log" 2>&1) ||
+    fail "allotd --init $* failed"
   case $db in "$T"/pg-init-*) : >"$db" ;; esac
 }
 
@@ -219,7 +226,8 @@ start() {
   [ -z "${PG_URI:-}" ] || { pg_args "$@"; eval "set -- $PG_ARGS"; }
   init_db "$@"
   (cd "$T" && exec ${RUN_AS:-} "$ALLOTD" --listen 127.0.0.1:0 --port-file "$T/port" \
-      --schedule-period-ms 100 ${START_OPTS:-} "$@" >>"$T/log" 2>&1) &
+      --schedule-period-ms 100 ${SECRET_HASH_COST:+--secret-hash-cost $SECRET_HASH_COST} \
+      ${START_OPTS:-} "$@" >>"$T/log" 2>&1) &
   PID=$!
   uptime_cs
   _poll_end=$((UPTIME_CS + 2000 * SCALE))
@@ -242,7 +250,8 @@ start_fault() {
   [ -z "${PG_URI:-}" ] || { pg_args "$@"; eval "set -- $PG_ARGS"; }
   init_db "$@"
   (cd "$T" && ALLOT_FAULT=$_spec exec "$ALLOTD" --listen 127.0.0.1:0 --port-file "$T/port" \
-    --schedule-period-ms 100 "$@" >>"$T/log" 2>&1) &
+    --schedule-period-ms 100 ${SECRET_HASH_COST:+--secret-hash-cost $SECRET_HASH_COST} "$@" \
+    >>"$T/log" 2>&1) &
   PID=$!
   poll 20 _up_or_gone || fail "allotd did not start within $((20 * SCALE)) s"
   URL="http://127.0.0.1:$(cat "$T/port" 2>/dev/null || echo 1)"

@@ -225,14 +225,32 @@ static void test_oversized_and_garbage(void **state)
 
 static void test_secret_hash(void **state)
 {
-    char hash[256];
+    /* the cost, and the parameters crypt(3) writes for it: libxcrypt's
+     * default (5), allotd's too, and the cheapest */
+    static const struct {
+        int cost;
+        const char *prefix;
+    } rows[] = {
+        {5, "$y$j9T$"},
+        {1, "$y$j75$"},
+    };
+    char hash[256], other[256];
+    size_t i;
 
     (void)state;
-    assert_int_equal(api_secret_hash("correct horse", hash, sizeof(hash)), 0);
-    assert_true(strncmp(hash, "$y$", 3) == 0);
-    assert_true(api_secret_check("correct horse", hash));
-    assert_false(api_secret_check("correct hors", hash));
+    for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        assert_int_equal(api_secret_hash("correct horse", rows[i].cost, hash, sizeof(hash)), 0);
+        assert_int_equal(strncmp(hash, rows[i].prefix, strlen(rows[i].prefix)), 0);
+        assert_true(api_secret_check("correct horse", hash));
+        assert_false(api_secret_check("correct hors", hash));
+        /* a fresh salt each time */
+        assert_int_equal(api_secret_hash("correct horse", rows[i].cost, other, sizeof(other)), 0);
+        assert_string_not_equal(hash, other);
+    }
     assert_false(api_secret_check("correct horse", "plain"));
+    /* a setting alone (what a check of an unknown name runs) matches nothing */
+    assert_false(api_secret_check("correct horse", "$y$j75$abcdefghijklmnop"));
+    api_secret_check_none("correct horse", 1);
 }
 
 static void test_principal_cache(void **state)
