@@ -48,8 +48,8 @@ expect 200 GET "/api/v1/workloads?filterBy=projectName==team-b" "" "$(token)" |
   jq -S '.workloads | map(del(.totalRunningTimeSeconds))' >"$T/api.json" # it grows by the second
 jq -S 'map(del(.totalRunningTimeSeconds))' "$T/cli.json" | diff -u "$T/api.json" - >&2 ||
   fail "--json is not the API's workloads"
-jq '[.[] | {name, type, phase, projectName, preemptible, runningPods, requestedPods,
-            allocatedGpu: .allocatedResources.gpu, priorityClassName, id, createdAt}]' \
+jq -S '[.[] | {name, type, phase, projectName, preemptible, runningPods, requestedPods,
+             allocatedGpu: .allocatedResources.gpu, priorityClassName, id, createdAt}]' \
   "$T/cli.json" >"$T/projected.json"
 golden workload-list-team-b.json "$T/projected.json"
 run 0 training describe a1 -p team-a -o json

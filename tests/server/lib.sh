@@ -43,6 +43,27 @@ EXCHANGES="$T/exchanges"
 SCHEMA_CHECKED=""   # set once a script ran schema_check itself
 # the python3 to run: ctest's ALLOT_TEST_PYTHON (cmake/testing.cmake says which)
 PYTHON=${ALLOT_TEST_PYTHON:-python3}
+# jq is ctest's ALLOT_TEST_JQ when that is gojq (cmake/testing.cmake): the
+# same language at less than half the CPU a start. gojq always writes an
+# object's keys sorted and has no -S, which is dropped from the options
+# (-S alone, or after one other letter: -cS; gojq refuses any other -S).
+case ${ALLOT_TEST_JQ:-} in
+*gojq)
+  jq() {
+    _jq_n=$#
+    while [ "$_jq_n" -gt 0 ]; do
+      _jq_a=$1
+      shift
+      _jq_n=$((_jq_n - 1))
+      case $_jq_a in
+      -S) continue ;;
+      -[a-zA-Z]S) _jq_a=${_jq_a%S} ;;
+      esac
+      set -- "$@" "$_jq_a"
+    done
+    "$ALLOT_TEST_JQ" "$@"
+  } ;;
+esac
 # The yescrypt cost of the secrets every allotd and --init of a test hash
 # (before the test's own options, which may set another): the cheapest, 4 ms
 # of CPU a hash or sign-in where the default (5) takes 60-80 ms. Empty: the
