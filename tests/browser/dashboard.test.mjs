@@ -1,5 +1,6 @@
 // dashboard.test.mjs: the dashboard in headless Chromium (Debian's
-// /usr/bin/chromium driven by playwright-core) against real allotd --demo
+// chromium-headless-shell, or chromium: run.sh picks, driven by
+// playwright-core) against real allotd --demo
 // servers with simulated nodes on free loopback ports, and a real
 // allot-agent on the test suite's fake NVML (a node whose GPUs are
 // measured, whose pods write logs). Each point of the dashboard is
