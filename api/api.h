@@ -181,8 +181,9 @@ int api_key_load(const char *path, struct api_keyring *out);
 int api_secret_hash(const char *secret, int cost, char *out, size_t len);
 int api_secret_check(const char *secret, const char *hash);
 /* As long as a check of a hash made at cost takes, and matches nothing:
- * what a sign-in with an unknown name costs. */
-void api_secret_check_none(const char *secret, int cost);
+ * what a sign-in with an unknown name costs. 0 when the check ran, -1 when
+ * no setting could be made for cost. */
+int api_secret_check_none(const char *secret, int cost);
 /* Random URL-safe string of n characters (n < len). */
 int api_random_text(char *out, size_t len, int n);
 

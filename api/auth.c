@@ -180,16 +180,18 @@ int api_secret_check(const char *secret, const char *hash)
     return ok;
 }
 
-void api_secret_check_none(const char *secret, int cost)
+int api_secret_check_none(const char *secret, int cost)
 {
     /* a setting (prefix and salt, no hash) computes the whole hash, which
      * then differs from the setting itself */
     static const char salt_bytes[16] = "allot-no-login";
     char setting[CRYPT_GENSALT_OUTPUT_SIZE];
 
-    if (crypt_gensalt_rn("$y$", (unsigned long)cost, salt_bytes, sizeof(salt_bytes), setting,
-                         sizeof(setting)))
-        (void)api_secret_check(secret, setting);
+    if (!crypt_gensalt_rn("$y$", (unsigned long)cost, salt_bytes, sizeof(salt_bytes), setting,
+                          sizeof(setting)))
+        return -1;
+    (void)api_secret_check(secret, setting);
+    return 0;
 }
 
 /* A token of type; a refresh token names its family and generation. */

@@ -321,8 +321,9 @@ void api_h_me_password(struct api_req *r)
         api_error(r, 400, "Bad request", "the current password is wrong");
         goto out;
     }
-    rc = api_secret_hash(next, r->app->cfg.secret_hash_cost, hash, sizeof(hash)) == 0 ? db_user_set_secret(r->app->db, u.id, hash)
-                                                         : DB_EIO;
+    rc = api_secret_hash(next, r->app->cfg.secret_hash_cost, hash, sizeof(hash)) == 0
+             ? db_user_set_secret(r->app->db, u.id, hash)
+             : DB_EIO;
     api_pcache_invalidate(r->app->pc);
     if (rc != DB_OK) {
         api_error(r, 500, "Internal error", "cannot change the password");

@@ -19,7 +19,8 @@
 set -eu
 PACKAGES="build-essential cmake pkg-config git ca-certificates curl \
   libjansson-dev libcmocka-dev libsqlite3-dev sqlite3 libcivetweb-dev libjwt-dev \
-  libcurl4-openssl-dev libcrypt-dev libssl-dev jq gojq chromium chromium-headless-shell dpkg-dev file groff-base wrk \
+  libcurl4-openssl-dev libcrypt-dev libssl-dev jq gojq chromium chromium-headless-shell dpkg-dev \
+  file groff-base wrk \
   python3 python3-jsonschema clang libclang-rt-14-dev postgresql-15 libpq-dev procps \
   python3-torch python3-mpi4py openmpi-bin"
 RUNTIME_SERVER="libjansson4 libsqlite3-0 libpq5 libcivetweb1 libjwt0 libcrypt1 libssl3 libcurl4 \

@@ -119,14 +119,9 @@ sign_in_after_wait
 expect 400 POST /api/v1/token "$(grant admin guess)" >/dev/null
 stop
 
-# hash_cost LOGIN: the yescrypt parameters of LOGIN's stored hash
+# hash_cost LOGIN: the yescrypt parameters of LOGIN's stored hash ($y$PARAMS$...)
 hash_cost() {
-  "$PYTHON" - "$T/guard.db" "$1" <<'EOF'
-import sqlite3, sys
-row = sqlite3.connect(sys.argv[1]).execute(
-    "SELECT secret_hash FROM users WHERE login = ?", (sys.argv[2],)).fetchone()
-print(row[0].split("$")[2] if row else "none")
-EOF
+  sqlite3 "$T/guard.db" "SELECT secret_hash FROM users WHERE login = '$1'" | cut -d'$' -f3
 }
 [ "$(hash_cost admin)" = j75 ] || fail "admin made by --init at cost $SECRET_HASH_COST: $(hash_cost admin)"
 SECRET_HASH_COST=

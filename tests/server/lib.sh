@@ -65,8 +65,8 @@ case ${ALLOT_TEST_JQ:-} in
   } ;;
 esac
 # The yescrypt cost of the secrets every allotd and --init of a test hash
-# (before the test's own options, which may set another): the cheapest, 4 ms
-# of CPU a hash or sign-in where the default (5) takes 60-80 ms. Empty: the
+# (before the test's own options, which may set another): the cheapest, 3 ms
+# of CPU a hash or sign-in where the default (5) takes 58 ms. Empty: the
 # option is not given (the default). e2e_login_guard checks both.
 SECRET_HASH_COST=1
 

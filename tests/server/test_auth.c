@@ -246,11 +246,14 @@ static void test_secret_hash(void **state)
         /* a fresh salt each time */
         assert_int_equal(api_secret_hash("correct horse", rows[i].cost, other, sizeof(other)), 0);
         assert_string_not_equal(hash, other);
+        /* an unknown name's check runs at that cost */
+        assert_int_equal(api_secret_check_none("correct horse", rows[i].cost), 0);
     }
     assert_false(api_secret_check("correct horse", "plain"));
-    /* a setting alone (what a check of an unknown name runs) matches nothing */
+    /* a setting alone (what a check of an unknown name runs) matches
+     * nothing; past yescrypt's costs none is made */
     assert_false(api_secret_check("correct horse", "$y$j75$abcdefghijklmnop"));
-    api_secret_check_none("correct horse", 1);
+    assert_int_equal(api_secret_check_none("correct horse", 12), -1);
 }
 
 static void test_principal_cache(void **state)
