@@ -42,6 +42,11 @@
 #      the scheduler thread's cycles meanwhile (each a whole turn: reading
 #      the new row, the core, writing what moved), their count and mean
 #      duration from allot_sched_cycle_duration_seconds.
+# Steps 4-7 print their Targets rows' verdicts too (rows 6, 7, 11 and 2).
+# ALLOT_BENCH_QUIET=SECONDS, if set, waits before each timed step until the
+# 1-minute load average is at 1.0 or below (the steps before it load the
+# machine), at most SECONDS, and says how long it waited: on a quiet
+# machine every step then gives a result, not an indication.
 # Everything runs on this machine; the temporary directory is removed.
 set -eu
 DB_URI=""
@@ -166,6 +171,32 @@ load1() {
   cut -d' ' -f1 /proc/loadavg
 }
 
+# quiet_wait: with ALLOT_BENCH_QUIET=SECONDS, until the 1-minute load
+# average is 1.0 or below, at most SECONDS; says how long it waited
+quiet_wait() {
+  [ -n "${ALLOT_BENCH_QUIET:-}" ] || return 0
+  QW=0
+  while [ "$QW" -lt "$ALLOT_BENCH_QUIET" ] &&
+    awk -v l="$(load1)" 'BEGIN { exit !(l > 1.0) }'; do
+    sleep 5
+    QW=$((QW + 5))
+  done
+  echo "  waited ${QW} s for the machine to be quiet: load average $(load1)"
+}
+
+# target ROW WHAT VALUE OP BOUND UNIT LOAD: the verdict on one Targets row
+# (bench/README.md) for a figure that is not a wrk run's: VALUE OP BOUND
+# (OP <= or <) met or NOT met, or indicative only when LOAD, the 1-minute
+# load average before the step, was above 1.5
+target() {
+  awk -v row="$1" -v what="$2" -v val="$3" -v op="$4" -v bound="$5" -v unit="$6" -v load="$7" '
+    BEGIN { ok = op == "<" ? val + 0 < bound + 0 : val + 0 <= bound + 0
+      if (val == "") v = "NOT measured"
+      else if (load + 0 > 1.5) v = "indicative only, load average " load " before the run"
+      else v = ok ? "met" : "NOT met"
+      printf "  target %s: %s %s %s (%s %s %s): %s\n", row, what, val, unit, op, bound, unit, v }'
+}
+
 # the Targets rows of steps 1-3: on SQLite rows 4 and 5, on PostgreSQL row 12
 if [ -n "$DB_URI" ]; then
   ROW_SUBMIT=12 SUBMIT_P99=10 ROW_READ=12 GET_MIN=30000
@@ -193,6 +224,7 @@ fresh_start
 
 echo "== $(sed -n 's/.*database [^(]*(\(.*\))$/\1/p' "$T/log" | head -n 1)"
 echo "== 1. submissions, 64 connections, ${SECS}s (synchronous=FULL)"
+quiet_wait
 C0=$(ticks)
 L0=$(load1)
 ALLOT_BENCH_RUN=s wrk -t2 -c64 -d"${SECS}s" --latency -s "$HERE/submit.lua" "$URL" >"$T/w1"
@@ -200,7 +232,9 @@ summary "$T/w1" "$C0"
 verdict "$T/w1" "$ROW_SUBMIT" submissions 10000 "$SUBMIT_P99" "$L0"
 
 echo "== 1b. submissions at a fixed rate, ${RATE}/s over 64 connections, ${SECS}s (open loop)"
+quiet_wait
 C0=$(ticks)
+L0=$(load1)
 "$OPENLOOP" --port "${URL##*:}" --path /api/v1/workloads/trainings --method POST \
   --header "Authorization: Bearer $TOKEN" --header 'Content-Type: application/json' \
   --body "{\"name\":\"o-{n}\",\"projectId\":\"$ALLOT_PROJECT\",\"spec\":{\"image\":\"bench\",\"compute\":{\"gpuDevicesRequest\":1}}}" \
@@ -211,6 +245,8 @@ awk -v t0="$C0" -v t1="$(ticks)" -v hz="$(getconf CLK_TCK)" \
   '/answered/ { n = $0; sub(/ answered.*/, "", n); sub(/.*: /, "", n) }
    END { if (n > 0) printf "  allotd CPU %.1f us per request\n", (t1 - t0) * 1e6 / hz / n }' "$T/w1b"
 echo "  load average $(cut -d' ' -f1-3 /proc/loadavg)"
+target "$ROW_SUBMIT" "submissions at ${RATE}/s, p99 from due" \
+  "$(sed -n 's/.* p99 \([0-9.]*\) ms,.*/\1/p' "$T/w1b")" "<=" "$SUBMIT_P99" ms "$L0"
 ID=$(curl -s "$URL/api/v1/workloads?limit=1" -H "Authorization: Bearer $TOKEN" | jq -r '.workloads[0].id')
 # PostgreSQL plans by the tables' statistics, which autovacuum first takes
 # about a minute after the rows came (autovacuum_naptime); the database
@@ -218,6 +254,7 @@ ID=$(curl -s "$URL/api/v1/workloads?limit=1" -H "Authorization: Bearer $TOKEN" |
 [ -z "$DB_URI" ] || psql -d "$DB_URI" -X -q -c ANALYZE
 
 echo "== 2. GET one workload, 64 connections, ${SECS}s"
+quiet_wait
 C0=$(ticks)
 L0=$(load1)
 wrk -t2 -c64 -d"${SECS}s" --latency -s "$HERE/pct.lua" -H "Authorization: Bearer $TOKEN" \
@@ -226,6 +263,7 @@ summary "$T/w2" "$C0"
 verdict "$T/w2" "$ROW_READ" "GET one workload" "$GET_MIN" "" "$L0"
 
 echo "== 3. list of 50, 64 connections, ${SECS}s"
+quiet_wait
 C0=$(ticks)
 L0=$(load1)
 wrk -t2 -c64 -d"${SECS}s" --latency -s "$HERE/pct.lua" -H "Authorization: Bearer $TOKEN" \
@@ -254,6 +292,8 @@ while [ "$N" -lt 50000 ]; do
 done
 sleep 2 # the scheduler places and records them
 echo "== 4. restart with $N workloads and 1000 nodes"
+quiet_wait
+L0=$(load1)
 stop
 T0=$(date +%s%N)
 start
@@ -261,9 +301,14 @@ until curl -sf -o /dev/null "$URL/readyz"; do sleep 0.005; done
 T1=$(date +%s%N)
 echo "  ready (state loaded, first cycle done) after $(((T1 - T0) / 1000000)) ms"
 grep 'first cycle' "$T/log" | tail -n 1 | sed 's/^/  /' || true
+target 6 "restart with $N workloads, ready after" "$(((T1 - T0) / 1000000))" "<=" 1000 ms "$L0"
 sleep 2
-echo "== 5. RSS with $N workloads and 1000 nodes: $(rss_mb) MB"
+RSS=$(rss_mb)
+echo "== 5. RSS with $N workloads and 1000 nodes: $RSS MB"
+target 7 "allotd's RSS with $N workloads" "$RSS" "<" 100 MB "$L0"
 echo "== 6. dry-run submissions with $N workloads and 1000 nodes, 30 in a row, each way"
+quiet_wait
+L0=$(load1)
 DRY="{\"name\":\"dry\",\"projectId\":\"$ALLOT_PROJECT\",\"spec\":{\"image\":\"x\",
   \"compute\":{\"gpuDevicesRequest\":1}}}"
 # RUNS dry runs: curl's time_total and allotd's own (the Server-Timing header)
@@ -291,6 +336,8 @@ dry_figures() {
 ready() { until curl -sf -o /dev/null "$URL/readyz"; do sleep 0.01; done; }
 dry_runs 30 >"$T/dry"
 dry_figures "kept (default)"
+target 11 "dry run at 1,000 nodes, allotd's p99" "$(awk '{ print $4 }' "$T/dry" | pct 99)" "<=" \
+  10 ms "$L0"
 curl -s "$URL/metrics" -H "Authorization: Bearer $TOKEN" |
   awk '$1 == "allot_sched_last_cycle_seconds" { printf "  last scheduling cycle: %.0f ms\n", $2 * 1000 }'
 stop
@@ -312,6 +359,8 @@ cycles() {
 }
 echo "== 7. one submission at a time with $N workloads and 1000 nodes, 40 of them 0.1 s apart"
 sleep 2
+quiet_wait
+L0=$(load1)
 C0=$(cycles)
 for i in $(seq 1 40); do
   curl -s -o /dev/null -X POST "$URL/api/v1/workloads/trainings" -H "Authorization: Bearer $TOKEN" \
@@ -321,5 +370,9 @@ for i in $(seq 1 40); do
   sleep 0.1
 done
 sleep 1
-echo "$C0 $(cycles)" | awk '{ n = $4 - $2; if (n > 0) printf "  %d cycles, mean %.2f ms each (the whole turn)\n", n, ($3 - $1) * 1000 / n }'
+echo "$C0 $(cycles)" | awk '{ n = $4 - $2; if (n > 0) printf "%d %.2f\n", n, ($3 - $1) * 1000 / n }' \
+  >"$T/turns"
+read -r TURNS TURN_MS <"$T/turns" || TURN_MS=""
+[ -z "$TURN_MS" ] || echo "  $TURNS cycles, mean $TURN_MS ms each (the whole turn)"
+target 2 "the scheduler's turn after one submission, mean" "$TURN_MS" "<=" 1 ms "$L0"
 stop
