@@ -200,6 +200,9 @@ struct pod {
     int exit_code, signal, stopped;
     int never_ran;               /* EXITED: its command never ran (exit.json's ran false) */
     int64_t at_ms;                /* started or ended */
+    int64_t started_ms;           /* seen running (0: never) */
+    int end_held;                 /* EXITED: the last report said Running (pods.c,
+                                     Invariant 3) */
     char message[400];            /* how it started, or how it ended */
     int reported_running;         /* the server heard it started */
     int reported_end;             /* the server heard how it ended */
@@ -244,6 +247,12 @@ void pods_reported(struct agent *a);
 void pods_reconcile(struct agent *a, const json_t *assigned);
 /* Uploads new log bytes of every pod the server knows. */
 void pods_ship_logs(struct agent *a);
+/* Before a heartbeat: uploads the rest of the log of every pod that ended
+ * and whose end the server has not heard (pods.c, Invariant 3). */
+void pods_ship_ended_logs(struct agent *a);
+/* Did the last heartbeat hold back a pod's end (reported it Running so
+ * that its log is uploaded first)? Then the next one is due at once. */
+int pods_end_held(const struct agent *a);
 /* Forgets pods whose end the server heard and whose logs are uploaded. */
 void pods_forget(struct agent *a);
 void pods_free(struct pods *p);

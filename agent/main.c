@@ -353,13 +353,16 @@ static void watch_answer(struct loop *l, const json_t *reply, int asked)
 
 static void do_heartbeat(struct agent *a, struct loop *l)
 {
-    json_t *gpus = metrics_json(a); /* first: the pods' report reads its figures */
-    json_t *body = json_pack("{s:o, s:o}", "pods", pods_report(a), "gpus", gpus);
-    json_t *reply = NULL;
-    int64_t sent = lease_now_ms();
+    json_t *gpus, *body, *reply = NULL;
+    int64_t sent;
     long status = 0;
-    int rc = -1, wait = l->watched ? wait_ms(a) : 0;
+    int rc = -1, wait;
 
+    pods_ship_ended_logs(a); /* pods.c, Invariant 3: their logs before their ends */
+    sent = lease_now_ms();
+    gpus = metrics_json(a); /* first: the pods' report reads its figures */
+    body = json_pack("{s:o, s:o}", "pods", pods_report(a), "gpus", gpus);
+    wait = l->watched && !pods_end_held(a) ? wait_ms(a) : 0;
     if (body && wait > 0) {
         json_object_set_new(body, "waitMs", json_integer(wait));
         json_object_set_new(body, "generation", json_integer(l->generation));
@@ -378,6 +381,8 @@ static void do_heartbeat(struct agent *a, struct loop *l)
         pods_reported(a);
         pods_reconcile(a, json_object_get(reply, "pods"));
         pods_ship_logs(a);
+        if (pods_end_held(a))
+            l->next_at = agent_now_ms(); /* the held ends, now that their logs are in */
     } else if (status == 409) {
         l->registered = 0; /* the server does not know the node (any more) */
         l->next_at = agent_now_ms();

@@ -19,6 +19,15 @@
  *      it together.
  *   2. Every pod directory under pods/ is in the table (pods_scan() reads
  *      them at start), so no pod is forgotten before its end is reported.
+ *   3. A pod's end is reported after its log is uploaded (up to a
+ *      round's LOG_ROUND_MAX; a longer log's rest follows its end), so a
+ *      workload the server calls ended has every line its pods wrote (a
+ *      client reading them then misses none). A pod the server heard start has
+ *      its log uploaded before the heartbeat that reports its end
+ *      (pods_ship_ended_logs()); one that ended before the server heard
+ *      it start, having written something, is reported Running (the
+ *      server then holds its run, which a log is uploaded to), and its
+ *      end in the heartbeat after, which comes at once (pods_end_held()).
  */
 #define _GNU_SOURCE
 #include "agent.h"
@@ -227,17 +236,34 @@ void pods_poll(struct agent *a)
         path_in(p, "pid", path, sizeof(path));
         if (p->state == POD_STARTING && file_exists(path)) {
             p->state = POD_RUNNING;
-            p->at_ms = agent_now_ms();
+            p->at_ms = p->started_ms = agent_now_ms();
         }
     }
 }
 
 /* ---- reporting ---- */
 
+/* Invariant 3: an ended pod the server never heard start, whose log holds
+ * something, is reported Running this once. */
+static int end_held(const struct pod *p)
+{
+    char path[AGENT_PATH_MAX];
+    struct stat sb;
+
+    if (p->state != POD_EXITED || p->reported_running || p->never_ran || p->log_done)
+        return 0;
+    path_in(p, "log", path, sizeof(path));
+    return stat(path, &sb) == 0 && sb.st_size > 0;
+}
+
 static json_t *pod_json(const struct agent *a, const struct pod *p)
 {
     json_t *o;
 
+    if (p->end_held) /* started at started_ms, or (never seen running) when it ended */
+        return json_pack("{s:s, s:s, s:I, s:s}", "uid", p->uid, "state", "Running", "at",
+                         (json_int_t)(p->started_ms ? p->started_ms : p->at_ms), "message",
+                         "");
     switch (p->state) {
     case POD_RUNNING:
         o = json_pack("{s:s, s:s, s:I, s:s}", "uid", p->uid, "state", "Running", "at",
@@ -265,7 +291,9 @@ json_t *pods_report(struct agent *a)
     int i;
 
     for (i = 0; arr && i < a->pods.n; i++) {
-        json_t *o = pod_json(a, &a->pods.v[i]);
+        json_t *o;
+        a->pods.v[i].end_held = end_held(&a->pods.v[i]);
+        o = pod_json(a, &a->pods.v[i]);
         if (o)
             json_array_append_new(arr, o);
     }
@@ -288,11 +316,21 @@ void pods_reported(struct agent *a)
 
     for (i = 0; i < a->pods.n; i++) {
         struct pod *p = &a->pods.v[i];
-        if (p->state == POD_RUNNING)
+        if (p->state == POD_RUNNING || p->end_held)
             p->reported_running = 1;
-        if (p->state == POD_EXITED || p->state == POD_LOST)
+        else if (p->state == POD_EXITED || p->state == POD_LOST)
             p->reported_end = 1;
     }
+}
+
+int pods_end_held(const struct agent *a)
+{
+    int i;
+
+    for (i = 0; i < a->pods.n; i++)
+        if (a->pods.v[i].end_held && !a->pods.v[i].reported_end)
+            return 1;
+    return 0;
 }
 
 /* ---- starting and stopping ---- */
@@ -504,6 +542,18 @@ static void ship_pod(struct agent *a, struct pod *p)
     }
     if (p->log_sent >= sb.st_size && (p->state == POD_EXITED || p->state == POD_LOST))
         p->log_done = 1;
+}
+
+void pods_ship_ended_logs(struct agent *a)
+{
+    int i;
+
+    for (i = 0; i < a->pods.n; i++) {
+        struct pod *p = &a->pods.v[i];
+        if (!p->log_done && p->reported_running && !p->reported_end &&
+            (p->state == POD_EXITED || p->state == POD_LOST))
+            ship_pod(a, p);
+    }
 }
 
 void pods_ship_logs(struct agent *a)

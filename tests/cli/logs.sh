@@ -1,10 +1,11 @@
 #!/bin/sh
 # logs.sh ALLOTD ALLOT AGENT: `allot ... logs` against a real allotd and an
 # agent running real processes: what a pod wrote, exactly, with --tail and
-# --pod; -f follows a workload that writes as it runs and ends when it
-# ends, with every line and nothing said on stderr; while allotd already
-# follows 4 logs, -f prints what there is and says on stderr that it
-# stopped following.
+# --pod; a workload read the moment it completed has every line; -f
+# follows a workload that writes as it runs and ends when it ends, with
+# every line and nothing said on stderr; while allotd already follows 4
+# logs, -f prints what there is and says on stderr that it stopped
+# following.
 ALLOTD=$1
 ALLOT=$2
 AGENT=$3
@@ -41,6 +42,24 @@ expect 202 POST /api/v1/workloads/trainings "{\"name\":\"c2\",\"projectId\":\"$P
 wait_phase_long c2 Completed
 run 0 training logs c2 -p team-a --pod 1
 printf 'pod 1 line %s\n' 1 2 3 | diff -u - "$T/out" >&2 || fail "logs --pod 1: $(cat "$T/out")"
+
+# ---- a workload that ended has every line: the agent uploads a pod's log
+# (here 3.8 MB written at once, 15 uploads) before it reports the pod's
+# end, so a client that reads the logs the moment it sees Completed misses
+# none ----
+printf '#!/bin/sh\nseq 1 540000 >"$TESTRUN/b1.out"\nexec cat "$TESTRUN/b1.out"\n' >"$T/burst.sh"
+chmod +x "$T/burst.sh"
+submit b1 "$P" 1 "$T/burst.sh" "" >/dev/null
+B1=$(wl_id b1)
+n=0
+until curl -s "$URL/api/v1/workloads/$B1" -H "Authorization: Bearer $ADMIN" |
+  grep -q '"phase": *"Completed"'; do
+  n=$((n + 1))
+  [ "$n" -lt 3000 ] || fail "b1 did not complete (is $(phase "$ADMIN" b1))"
+done
+curl -s "$URL/api/v1/workloads/$B1/logs" -H "Authorization: Bearer $ADMIN" >"$T/b1.log"
+[ "$(wc -l <"$T/b1.log")" = 540000 ] && [ "$(tail -n 1 "$T/b1.log")" = 540000 ] ||
+  fail "b1's logs read as it completed: $(wc -l <"$T/b1.log") lines, the last $(tail -n 1 "$T/b1.log")"
 
 # ---- -f: follows until the workload ends ----
 submit f1 "$P" 1 "$T/counter.sh" "6 0.3" >/dev/null
