@@ -1561,27 +1561,31 @@ test('the dark theme follows prefers-color-scheme', async () => {
 
 test('screenshots of every page: light and dark, desktop and phone', async () => {
   const talker = await workload('talker');
+  // the four at once, each in a context of its own: their waits for the
+  // pages' refreshes overlap
+  const variants = [];
   for (const [device, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
-    for (const scheme of ['light', 'dark']) {
-      const p = await newPage(`shots-${device}-${scheme}`, {viewport, colorScheme: scheme});
-      await login(p, 'admin', PASSWORD);
-      for (const pg of ['overview', 'projects', 'workloads', 'nodes', 'access', 'evictions', 'analytics', 'policies',
-        'users']) {
-        await go(p, `#/${pg}`);
-        if (pg === 'overview') await allocationChart(p, () => true);
-        await shot(p, `${pg}-${device}-${scheme}`);
-      }
-      await go(p, `#/workloads?id=${talker.id}`);
-      await p.locator('#wl-logs').waitFor();
-      await shot(p, `workload-detail-${device}-${scheme}`, false);
-      await p.getByRole('button', {name: 'Close the details'}).click(); // a phone's sheet covers the page
-      await p.locator('#wl-detail').waitFor({state: 'hidden'});
-      await p.locator('#submit-workload').click();
-      await p.locator('#submit-dialog').waitFor();
-      await shot(p, `submit-form-${device}-${scheme}`, false);
-      await p.context().close();
-    }
+    for (const scheme of ['light', 'dark']) variants.push({device, viewport, scheme});
   }
+  await Promise.all(variants.map(async ({device, viewport, scheme}) => {
+    const p = await newPage(`shots-${device}-${scheme}`, {viewport, colorScheme: scheme});
+    await login(p, 'admin', PASSWORD);
+    for (const pg of ['overview', 'projects', 'workloads', 'nodes', 'access', 'evictions', 'analytics', 'policies',
+      'users']) {
+      await go(p, `#/${pg}`);
+      if (pg === 'overview') await allocationChart(p, () => true);
+      await shot(p, `${pg}-${device}-${scheme}`);
+    }
+    await go(p, `#/workloads?id=${talker.id}`);
+    await p.locator('#wl-logs').waitFor();
+    await shot(p, `workload-detail-${device}-${scheme}`, false);
+    await p.getByRole('button', {name: 'Close the details'}).click(); // a phone's sheet covers the page
+    await p.locator('#wl-detail').waitFor({state: 'hidden'});
+    await p.locator('#submit-workload').click();
+    await p.locator('#submit-dialog').waitFor();
+    await shot(p, `submit-form-${device}-${scheme}`, false);
+    await p.context().close();
+  }));
   const files = fs.readdirSync(SHOTS);
   for (const pg of ['overview', 'projects', 'workloads', 'nodes', 'access', 'evictions', 'analytics', 'policies',
     'users', 'workload-detail', 'submit-form']) {
