@@ -188,9 +188,15 @@ M="/api/v1/workloads/inferences/$IN/metrics"
 NOW=$(iso)
 bad GET "$M?metricType=THROUGHPUT&start=$T0&end=$NOW" "" "THROUGHPUT: allot does not measure inference requests"
 bad GET "$M?metricType=GPU_ALLOCATION,LATENCY,THROUGHPUT&start=$T0&end=$NOW" "" "^LATENCY, THROUGHPUT:"
-expect 200 GET "$M?metricType=GPU_ALLOCATION&start=$T0&end=$NOW&numberOfSamples=3" "" "$ADMIN" |
-  jq -e '.measurements[0].type == "GPU_ALLOCATION" and (.measurements[0].values[-1].value | tonumber) == 2' \
-  >/dev/null || fail "the inference's GPU allocation"
+# the series are written by the recorder's thread after each sample
+# period: the 2 GPUs of revision 3 show once a sample after its start is in
+allocation_2() {
+  expect 200 GET "$M?metricType=GPU_ALLOCATION&start=$T0&end=$(iso)&numberOfSamples=3" "" "$ADMIN" |
+    jq -e '.measurements[0].type == "GPU_ALLOCATION" and
+      ((.measurements[0].values[-1].value // "-1") | tonumber) == 2'
+}
+poll 20 allocation_2 || fail "the inference's GPU allocation: $(expect 200 GET \
+  "$M?metricType=GPU_ALLOCATION&start=$T0&end=$(iso)&numberOfSamples=3" "" "$ADMIN")"
 POD=$(expect 200 GET "/api/v1/workloads/$IN/pods" "" "$ADMIN" | jq -r '.pods[0].id')
 expect 200 GET "/api/v1/workloads/inferences/$IN/pods/$POD/metrics?metricType=GPU_UTILIZATION&start=$T0&end=$NOW" \
   "" "$ADMIN" | jq -e '.measurements[0].type == "GPU_UTILIZATION"' >/dev/null || fail "pod metrics"
