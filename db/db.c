@@ -516,6 +516,7 @@ static void conn_close(struct db__conn *c)
  * did. */
 
 #define CHECK_ALONE "workloads"   /* the table the thread checks */
+static const char CHECK_TABLE[] = "SELECT * FROM pragma_quick_check(?1)";
 
 struct check_part {
     const char *path;
@@ -558,20 +559,31 @@ static int check_conn_open(struct db__conn *c, const char *path)
     return rc == DB_OK ? db__exec(c, "PRAGMA query_only=ON") : rc;
 }
 
+/* Whether the schema holds table `name` (0 when it cannot be read: the
+ * check that follows says why). */
+static int table_exists(struct db__conn *c, const char *name)
+{
+    sqlite3_stmt *st = NULL;
+    int yes = sqlite3_prepare_v2(c->h, "SELECT 1 FROM sqlite_schema WHERE type = 'table'"
+                                       " AND name = ?1", -1, &st, NULL) == SQLITE_OK &&
+              sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC) == SQLITE_OK &&
+              sqlite3_step(st) == SQLITE_ROW;
+
+    sqlite3_finalize(st);
+    return yes;
+}
+
 /* The thread's part: CHECK_ALONE with its constraints (a database made a
  * moment ago has no table yet: the migrations come after the check). */
 static void check_alone(struct check_part *part)
 {
-    static const char exists[] =
-        "SELECT 'ok' WHERE NOT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table'"
-        " AND name = ?1)";
     struct db__conn c;
 
     part->rc = check_conn_open(&c, part->path);
     if (part->rc != DB_OK)
         snprintf(part->first, sizeof(part->first), "cannot open it to check it");
-    else if (quick_check_run(&c, exists, CHECK_ALONE, part) != DB_OK)
-        part->rc = quick_check_run(&c, "SELECT * FROM pragma_quick_check(?1)", CHECK_ALONE, part);
+    else if (table_exists(&c, CHECK_ALONE))
+        part->rc = quick_check_run(&c, CHECK_TABLE, CHECK_ALONE, part);
     conn_close(&c);
 }
 
@@ -600,8 +612,7 @@ static int check_rest(struct db__conn *c, struct check_part *part)
         rc = DB_EIO;
     }
     while (rc == DB_OK && sqlite3_step(st) == SQLITE_ROW)
-        rc = quick_check_run(c, "SELECT * FROM pragma_quick_check(?1)",
-                             (const char *)sqlite3_column_text(st, 0), part);
+        rc = quick_check_run(c, CHECK_TABLE, (const char *)sqlite3_column_text(st, 0), part);
     sqlite3_finalize(st);
     return rc;
 }
