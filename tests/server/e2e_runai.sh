@@ -11,7 +11,9 @@
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 
-start --db "$T/runai.db" --simulate-nodes 2x4 --sample-period-ms 100
+# the rate limit off: this script alone sends more than 100 requests a
+# second on a quiet machine (e2e_user_rate and e2e_login_guard test the limits)
+start --db "$T/runai.db" --simulate-nodes 2x4 --sample-period-ms 100 --rate-limit 0
 ADMIN=$(login admin "$ALLOT_ADMIN_PASSWORD")
 V2=$(curl -s -X POST "$URL/api/v2/token" \
   -d "grant_type=password&username=admin&password=$ALLOT_ADMIN_PASSWORD")
@@ -35,7 +37,7 @@ expect 200 GET "/api/v1/network-topologies/$NT" "" "$ADMIN" >/dev/null
 expect 200 PATCH "/api/v1/node-pools/$NP" "{\"networkTopologyId\":\"$NT\"}" "$ADMIN" >/dev/null
 expect 204 DELETE "/api/v1/network-topologies/$NT" "" "$ADMIN" >/dev/null
 expect 204 DELETE "/api/v1/node-pools/$NP" "" "$ADMIN" >/dev/null
-NODE=$(expect 200 GET /api/v1/nodes "" "$ADMIN" | jq -r '.nodes[0].id')
+expect 200 GET /api/v1/nodes "" "$ADMIN" >/dev/null
 expect 200 GET /api/v1/nodes/count "" "$ADMIN" >/dev/null
 
 # ---- departments and projects ----
@@ -199,14 +201,27 @@ expect 200 GET "/api/v1/clusters/$CLUSTER/nodepools/default/metrics?metricType=G
 E=$(expect 400 GET "/api/v1/clusters/$CLUSTER/metrics?metricType=CPU_UTILIZATION&start=$START&end=$END" \
   "" "$ADMIN" | jq -r .details)
 printf '%s' "$E" | grep -q "TOTAL_GPU" || fail "the 400 does not name the supported metric types: $E"
-# per device: the share allocated, and as much of the device's 80Gi
-expect 200 GET "/api/v1/nodes/$NODE/metrics?metricType=GPU_ALLOCATION_PER_GPU,GPU_UTILIZATION,GPU_MEMORY_ALLOCATION_BYTES_PER_GPU&start=$START&end=$END" \
-  "" "$ADMIN" | jq -e 'def last($t): [.measurements[] | select(.type == $t) |
-    {(.labels.gpu): (.values[-1].value | tonumber)}] | add;
-  last("GPU_ALLOCATION_PER_GPU") as $a | last("GPU_MEMORY_ALLOCATION_BYTES_PER_GPU") as $b |
-  ($a | keys) == ["0","1","2","3"] and ($b | keys) == ($a | keys) and ([$a[]] | add) > 0 and
-  all($a | keys[]; $b[.] == $a[.] * 85899345920)' >/dev/null ||
-  fail "a node's per-GPU allocation: $(expect 200 GET "/api/v1/nodes/$NODE/metrics?metricType=GPU_ALLOCATION_PER_GPU,GPU_MEMORY_ALLOCATION_BYTES_PER_GPU&start=$START&end=$END" "" "$ADMIN")"
+# per device, on every node: the share allocated, and as much of the
+# device's 80Gi; the shares add up to the cluster's allocated GPUs (A,
+# above). A device's series starts at its first sample allocated, which the
+# recorder's thread writes after the sample period that saw it placed.
+NODES=$(expect 200 GET /api/v1/nodes "" "$ADMIN" | jq -r '.nodes[].id')
+node_metrics() {
+  for n in $NODES; do
+    expect 200 GET "/api/v1/nodes/$n/metrics?metricType=GPU_ALLOCATION_PER_GPU,GPU_UTILIZATION,GPU_MEMORY_ALLOCATION_BYTES_PER_GPU&start=$START&end=$END" \
+      "" "$ADMIN"
+  done
+}
+per_gpu() {
+  node_metrics | jq -e -s --argjson all "$A" 'def last($m; $t): [$m.measurements[] | select(.type == $t) |
+      {(.labels.gpu): (.values[-1].value | tonumber)}] | add // {};
+    [.[] | last(.; "GPU_ALLOCATION_PER_GPU") as $a | last(.; "GPU_MEMORY_ALLOCATION_BYTES_PER_GPU") as $b |
+      {ok: ((($a | keys) - ["0","1","2","3"]) == [] and ($b | keys) == ($a | keys) and
+        all($a | keys[]; $b[.] == $a[.] * 85899345920)), sum: ([$a[]] | add // 0)}] |
+    all(.ok) and (map(.sum) | add) == $all and $all > 0'
+}
+poll 10 per_gpu || fail "the nodes' per-GPU allocation (the cluster's: $A): $(node_metrics | jq -c -s \
+  '[.[].measurements[] | {type, gpu: .labels.gpu, last: .values[-1].value}]')"
 W=$(expect 200 GET "/api/v1/workloads/$TR/metrics?metricType=GPU_ALLOCATION,POD_COUNT,CPU_REQUEST_CORES,GPU_UTILIZATION&start=$START&end=$END&numberOfSamples=100" \
   "" "$ADMIN")
 [ "$(printf '%s' "$W" | last GPU_ALLOCATION)" = 1.000 ] && [ "$(printf '%s' "$W" | last POD_COUNT)" = 1 ] &&
