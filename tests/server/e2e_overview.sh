@@ -165,12 +165,18 @@ M=$(expect 200 GET "/api/v1/clusters/$CL/metrics?metricType=ALLOCATED_GPU&start=
 printf '%s' "$M" | jq -e '.measurements[1].values[-1].value | tonumber | . > 0 and . <= 4' >/dev/null ||
   fail "mean: $M"
 # per project and department: allocation, quota and what agents measure (nothing on simulated nodes)
-Q="metricType=ALLOCATED_GPU,GPU_QUOTA,GPU_UTILIZATION,IDLE_ALLOCATED_GPUS&start=$START&end=$END&numberOfSamples=4"
-M=$(expect 200 GET "/api/v1/clusters/$CL/metrics?$Q&groupBy=Project" "" "$ADMIN")
+# (the samples are written after each sample period: polled until the one
+# after the last quota change is in)
 last() { printf '%s' "$M" | jq -r --arg t "$1" --arg p "$2" \
   '[.measurements[] | select(.type == $t and .labels.project == $p)][0].values[-1].value'; }
-[ "$(last ALLOCATED_GPU team-a)" = 4.000 ] && [ "$(last ALLOCATED_GPU team-b)" = 0.000 ] &&
-  [ "$(last GPU_QUOTA team-b)" = 0.000 ] && [ "$(last GPU_QUOTA team-d)" = 8.000 ] || fail "by project: $M"
+by_project() {
+  END=$(date -u -d '+1 second' +%Y-%m-%dT%H:%M:%S.000Z)
+  Q="metricType=ALLOCATED_GPU,GPU_QUOTA,GPU_UTILIZATION,IDLE_ALLOCATED_GPUS&start=$START&end=$END&numberOfSamples=4"
+  M=$(expect 200 GET "/api/v1/clusters/$CL/metrics?$Q&groupBy=Project" "" "$ADMIN")
+  [ "$(last ALLOCATED_GPU team-a)" = 4.000 ] && [ "$(last ALLOCATED_GPU team-b)" = 0.000 ] &&
+    [ "$(last GPU_QUOTA team-b)" = 0.000 ] && [ "$(last GPU_QUOTA team-d)" = 8.000 ]
+}
+poll 10 by_project || fail "by project: $M"
 printf '%s' "$M" | jq -e --arg a "$PA" '[.measurements[] | select(.labels.project == "team-a")] |
   length == 4 and all(.labels.projectId == $a) and
   ([.[] | select(.type == "GPU_UTILIZATION" or .type == "IDLE_ALLOCATED_GPUS") | .values | length] == [0, 0])' \
