@@ -165,6 +165,9 @@ struct ctl_series_rec;
 struct sched_model;
 struct ctl_series_rec *ctl_series_rec_new(void);
 void ctl_series_rec_free(struct ctl_series_rec *rec);      /* NULL is a no-op */
+/* The next sample written compares with what is stored, not with the last
+ * this recorder wrote (a leadership that starts). NULL is a no-op. */
+void ctl_series_rec_reseed(struct ctl_series_rec *rec);
 /* Takes one sample of the model's cluster, pools, nodes, workloads and
  * queues at now_ms and hands it to the recorder's own thread, which
  * writes its changes in turns of about turn_us (db_series_add_turn),

@@ -2097,6 +2097,7 @@ static int leading(struct ctl_sched *sc)
         sc->epoch = e;
         sc->n_written = -1; /* what is stored is another leader's: store ours at once */
         sc->next_shares_ms = 0;
+        ctl_series_rec_reseed(sc->series); /* and so are its series */
     }
     db_fence_set(e > 0 ? e : 0);
     return e != 0;

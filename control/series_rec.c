@@ -58,10 +58,20 @@
  *                   queues' allocation samples (db/samples.c)
  * GPUs are in devices, utilizations in percent, memory in bytes.
  *
+ * The first sample a recorder writes, and the first after
+ * ctl_series_rec_reseed() (a leadership that starts: another replica
+ * wrote meanwhile), compares with what is stored (seed()): the point in
+ * force of every series after the last sample written whole. A restart
+ * so writes only what changed while allotd was down, where comparing
+ * with nothing wrote every series again (about 32,000 points at 1,000
+ * nodes and 50,000 workloads, the file 4.6 MB larger at each restart),
+ * and a workload that ended meanwhile gets its 0.
+ *
  * Invariants:
- *   1. `last` holds exactly the series the previous sample written wrote
- *      a non-zero value for, with that value; only the recorder's thread
- *      reads or changes it.
+ *   1. `last` holds the series in force as stored after the previous
+ *      sample written (or, after a seed, as read), with their values; a
+ *      series not in it is at 0, or has no figure (-1); only the
+ *      recorder's thread reads or changes it.
  *   2. The recorder's thread writes one sample at a time, in the order
  *      they were taken.
  */
@@ -94,6 +104,7 @@ struct ctl_series_rec {
     pthread_cond_t cv;
     pthread_t th;
     int started, stop, has_next;
+    int seed;                     /* compare the next sample with what is stored */
     struct sample next;           /* the newest sample not yet written */
 };
 
@@ -136,8 +147,18 @@ struct ctl_series_rec *ctl_series_rec_new(void)
     if (rec) {
         pthread_mutex_init(&rec->mu, NULL);
         pthread_cond_init(&rec->cv, NULL);
+        rec->seed = 1;
     }
     return rec;
+}
+
+void ctl_series_rec_reseed(struct ctl_series_rec *rec)
+{
+    if (!rec)
+        return;
+    pthread_mutex_lock(&rec->mu);
+    rec->seed = 1;
+    pthread_mutex_unlock(&rec->mu);
 }
 
 static void *sample_main(void *arg);
@@ -475,6 +496,29 @@ static int zero_written(const struct db_point *p)
             strcmp(p->metric, "IDLE_ALLOCATED_GPUS") == 0);
 }
 
+/* `last` as stored: every series' point in force, but for a 0 that
+ * is no figure's and a -1 (what a series not in `last` stands for). If
+ * the read fails, `last` is empty: the sample writes every series. */
+static void seed(struct ctl_series_rec *rec, struct db *db)
+{
+    struct db_point *p = NULL;
+    int n = 0, i, kept = 0;
+
+    free(rec->last);
+    rec->last = NULL;
+    rec->n_last = 0;
+    if (db_series_latest(db, &p, &n) != DB_OK) {
+        free(p);
+        return;
+    }
+    for (i = 0; i < n; i++)
+        if (p[i].value > 0 || (p[i].value == 0 && zero_written(&p[i])))
+            p[kept++] = p[i];
+    qsort(p, (size_t)kept, sizeof(*p), point_cmp); /* the store's collation may differ */
+    rec->last = p;
+    rec->n_last = kept;
+}
+
 /* Step 3: the points to write (changed, new, or gone: 0), into out. */
 static void changes(struct ctl_series_rec *rec, struct points *now, struct points *out)
 {
@@ -499,13 +543,15 @@ static void changes(struct ctl_series_rec *rec, struct points *now, struct point
 /* Step 3 for one sample (the recorder's thread): its changes since the
  * last sample written, in turns; `last` becomes the sample once all of
  * it is written. */
-static void sample_write(struct ctl_series_rec *rec, struct sample *smp)
+static void sample_write(struct ctl_series_rec *rec, struct sample *smp, int seeding)
 {
     struct points now = {smp->p, smp->n, smp->n, smp->now_ms};
     struct points out = {NULL, 0, 0, smp->now_ms};
     struct db_series_turns t;
     int wrc = DB_OK;
 
+    if (seeding)
+        seed(rec, smp->db);
     changes(rec, &now, &out);
     t = (struct db_series_turns){out.p, out.n, smp->keep_after_ms, smp->turn_us, 0, 0, 0, 0};
     while (wrc == DB_OK && !t.whole && (out.n > 0 || smp->keep_after_ms > 0)) {
@@ -527,6 +573,7 @@ static void *sample_main(void *arg)
 {
     struct ctl_series_rec *rec = arg;
     struct sample smp;
+    int seeding;
 
     thread_role_name("allot-series");
     for (;;) {
@@ -540,8 +587,10 @@ static void *sample_main(void *arg)
         smp = rec->next;
         rec->next.p = NULL;
         rec->has_next = 0;
+        seeding = rec->seed;
+        rec->seed = 0;
         pthread_mutex_unlock(&rec->mu);
-        sample_write(rec, &smp);
+        sample_write(rec, &smp, seeding);
     }
     return NULL;
 }

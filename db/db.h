@@ -723,6 +723,10 @@ int db_series_add_turn(struct db *db, struct db_series_turns *t);
  * at start; ordered by label then time; *out malloc'd. */
 int db_series_get(struct db *db, int kind, const char *entity, const char *metric, int64_t start,
                   int64_t end, struct db_point **out, int *n);
+/* Every series' point in force after the last sample written whole (what
+ * a recorder that starts compares its first sample with), the sample's
+ * mark left out; *out malloc'd. */
+int db_series_latest(struct db *db, struct db_point **out, int *n);
 /* Every live Pending workload's seq and the time it became Pending, by
  * seq; *out malloc'd. */
 struct db_pending {

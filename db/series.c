@@ -249,6 +249,21 @@ int db_series_get(struct db *db, int kind, const char *entity, const char *metri
     return db__read_list(db, get_fn, &a, out, n);
 }
 
+/* Every series' point in force at the latest mark (the last sample read
+ * whole), the mark itself left out: a window over the primary key's
+ * order, one pass. */
+int db_series_latest(struct db *db, struct db_point **out, int *n)
+{
+    static const char sql[] =
+        "SELECT kind, entity, metric, label, ts, value FROM (SELECT kind, entity, metric, label,"
+        " ts, value, lead(ts) OVER (PARTITION BY kind, entity, metric, label ORDER BY ts) AS nx"
+        " FROM series WHERE ts <= coalesce(" MARK_TS ", ts)) AS l"
+        " WHERE nx IS NULL AND NOT (" MARK_KEY ")";
+    DB__TABLE(cols, shape, struct db_point, NULL, kind, entity, metric, label, ts, value);
+
+    return db__read_rows(db, sql, NULL, &shape, out, n);
+}
+
 int db_pending_since(struct db *db, struct db_pending **out, int *n)
 {
     DB__TABLE(cols, shape, struct db_pending, NULL, seq, since_ms);

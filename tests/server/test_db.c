@@ -1790,6 +1790,15 @@ static int series_count(struct db *db, const struct db_point *p)
     return n;
 }
 
+/* Points by entity, then label (one kind and metric). */
+static int point_key_cmp(const void *a, const void *b)
+{
+    const struct db_point *x = a, *y = b;
+    int c = strcmp(x->entity, y->entity);
+
+    return c ? c : strcmp(x->label, y->label);
+}
+
 /* A sample written in turns (db_series_add_turn, a statement a turn)
  * stores the same rows as in one write; no reader sees it before its last
  * turn; a sample cut short (turns written, the last never) stays unread
@@ -1829,6 +1838,73 @@ static void test_series_add_turns(void **state)
     free(want);
 }
 
+/* The point in force of every series after the last sample written whole
+ * (what a recorder that starts compares with): a series' latest point,
+ * not the ones before it; a point of a sample cut short is not read; the
+ * sample's mark is not a series. */
+static void test_series_latest(void **state)
+{
+    static const struct {
+        const char *entity, *label;
+        int64_t ts;
+        double value;
+    } in[] = {
+        {"n1", "0", 1000, 1}, {"n1", "0", 2000, 0.5}, /* changed: the later one */
+        {"n1", "1", 1000, 2},                         /* unchanged since 1000 */
+        {"n2", "", 2000, 0},                          /* a 0 is a value in force */
+    };
+    struct fixture *f = *state;
+    struct db_point p[4], *out = NULL, *cut;
+    struct db_series_turns t;
+    int64_t held;
+    int i, n = 0;
+
+    memset(p, 0, sizeof(p));
+    for (i = 0; i < 4; i++) {
+        p[i].kind = DB_SERIES_NODE;
+        snprintf(p[i].entity, sizeof(p[i].entity), "%s", in[i].entity);
+        strcpy(p[i].metric, "GPU_ALLOCATION_PER_GPU");
+        snprintf(p[i].label, sizeof(p[i].label), "%s", in[i].label);
+        p[i].ts = in[i].ts;
+        p[i].value = in[i].value;
+    }
+    assert_int_equal(db_series_latest(f->tmp.db, &out, &n), DB_OK);
+    assert_int_equal(n, 0);
+    free(out);
+    assert_int_equal(series_add_whole(f->tmp.db, p, 1, 0, &held), DB_OK); /* the sample at 1000 */
+    assert_int_equal(series_add_whole(f->tmp.db, p + 2, 1, 0, &held), DB_OK);
+    assert_int_equal(series_add_whole(f->tmp.db, p + 1, 1, 0, &held), DB_OK); /* at 2000 */
+    assert_int_equal(series_add_whole(f->tmp.db, p + 3, 1, 0, &held), DB_OK);
+    /* a sample at 3000 cut short after its first turn: written, never marked
+     * (more points than one statement writes in either store) */
+    assert_non_null(cut = calloc(EXACT_N, sizeof(*cut)));
+    for (i = 0; i < EXACT_N; i++) {
+        cut[i] = p[0];
+        snprintf(cut[i].entity, sizeof(cut[i].entity), "c%d", i);
+        cut[i].ts = 3000;
+    }
+    strcpy(cut[0].entity, "n1");
+    t = (struct db_series_turns){cut, EXACT_N, 0, 1, 0, 0, 0, 0};
+    assert_int_equal(db_series_add_turn(f->tmp.db, &t), DB_OK);
+    assert_false(t.whole);
+    free(cut);
+    out = NULL;
+    assert_int_equal(db_series_latest(f->tmp.db, &out, &n), DB_OK);
+    assert_int_equal(n, 3);
+    qsort(out, (size_t)n, sizeof(*out), point_key_cmp);
+    for (i = 0; i < n; i++) {
+        int k = i == 0 ? 1 : i + 1; /* n1/0 at 2000, n1/1 at 1000, n2 at 2000 */
+
+        assert_int_equal(out[i].kind, DB_SERIES_NODE);
+        assert_string_equal(out[i].entity, in[k].entity);
+        assert_string_equal(out[i].metric, "GPU_ALLOCATION_PER_GPU");
+        assert_string_equal(out[i].label, in[k].label);
+        assert_int_equal(out[i].ts, in[k].ts);
+        assert_true(out[i].value == in[k].value);
+    }
+    free(out);
+}
+
 /* Each test on a fresh fixture: setup before, teardown after. */
 #define DB_TEST(t) cmocka_unit_test_setup_teardown(t, setup, tmpdb_teardown)
 
@@ -1841,6 +1917,7 @@ RUN_TESTS(
     DB_TEST(test_series_add_prune),
     DB_TEST(test_series_add_exact),
     DB_TEST(test_series_add_turns),
+    DB_TEST(test_series_latest),
     cmocka_unit_test(test_time_parse),
     cmocka_unit_test(test_ids),
     DB_TEST(test_purge),
