@@ -22,21 +22,7 @@
 
 #include "control.h"
 #include "../cmocka_main.h"
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-
-    nanosleep(&ts, NULL);
-}
+#include "../test_clock.h"
 
 struct waiter {
     struct ctl_watch *w;
@@ -48,10 +34,10 @@ struct waiter {
 static void *wait_thread(void *arg)
 {
     struct waiter *x = arg;
-    int64_t t0 = now_ms();
+    int64_t t0 = test_mono_ms();
 
     x->rc = ctl_watch_wait(x->w, x->node, x->after, x->wait_ms);
-    x->took_ms = now_ms() - t0;
+    x->took_ms = test_mono_ms() - t0;
     return NULL;
 }
 
@@ -85,7 +71,7 @@ static void test_timeout_and_other_node(void **state)
     (void)state;
     x.after = ctl_watch_now(w);
     assert_int_equal(pthread_create(&th, NULL, wait_thread, &x), 0);
-    sleep_ms(50);
+    test_sleep_ms(50);
     ctl_watch_mark(w, &other, 1);
     pthread_join(th, NULL);
     assert_int_equal(x.rc, 0);
@@ -103,7 +89,7 @@ static void test_woken_by_a_mark(void **state)
     (void)state;
     x.after = ctl_watch_now(w);
     assert_int_equal(pthread_create(&th, NULL, wait_thread, &x), 0);
-    sleep_ms(100);
+    test_sleep_ms(100);
     ctl_watch_mark(w, nodes, 2);
     pthread_join(th, NULL);
     assert_int_equal(x.rc, 1);
@@ -122,10 +108,10 @@ static void test_cap_and_close(void **state)
     assert_int_equal(ctl_watch_wait(none, 5, ctl_watch_now(none), 1000), -1);
     x.after = ctl_watch_now(w);
     assert_int_equal(pthread_create(&th, NULL, wait_thread, &x), 0);
-    sleep_ms(100);
-    t0 = now_ms();
+    test_sleep_ms(100);
+    t0 = test_mono_ms();
     assert_int_equal(ctl_watch_wait(w, 6, x.after, 5000), -1);    /* the one waiter is there */
-    assert_true(now_ms() - t0 < 1000);
+    assert_true(test_mono_ms() - t0 < 1000);
     ctl_watch_close(w);
     pthread_join(th, NULL);
     assert_int_equal(x.rc, 0);

@@ -23,6 +23,7 @@
 #include <sqlite3.h>
 
 #include "cmocka_main.h"
+#include "test_clock.h"
 #include "api.h"
 #include "db_audit.h"
 #include "tmpdb.h"
@@ -33,21 +34,6 @@ enum {
     HOLD_MS = 3000,        /* the write lock held this long (the writer waits up to 5 s) */
     NOTED_WITHIN_MS = 1000 /* a queue's notes, while the batch waits for the lock */
 };
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-
-    nanosleep(&ts, NULL);
-}
 
 /* Holds the database's write lock from another connection for HOLD_MS. */
 struct holder {
@@ -69,7 +55,7 @@ static void *hold_main(void *arg)
     pthread_cond_signal(&h->cv);
     pthread_mutex_unlock(&h->mu);
     if (ok) {
-        sleep_ms(HOLD_MS);
+        test_sleep_ms(HOLD_MS);
         sqlite3_exec(c, "ROLLBACK", NULL, NULL, NULL);
     }
     sqlite3_close(c);
@@ -122,10 +108,10 @@ static void test_batch_holds_no_room(void **state)
     assert_int_equal(h.held, 1);
 
     note_many(&r, &rt, QUEUE / 2); /* half full: the thread takes them, and waits for the lock */
-    sleep_ms(TAKEN_MS);
-    t0 = mono_ms();
+    test_sleep_ms(TAKEN_MS);
+    t0 = test_mono_ms();
     note_many(&r, &rt, QUEUE);
-    noted_ms = mono_ms() - t0;
+    noted_ms = test_mono_ms() - t0;
     assert_int_equal(pthread_join(holder, NULL), 0);
     api_audit_stop(app.audit); /* writes what is left */
     assert_true(noted_ms < NOTED_WITHIN_MS); /* the batch held room: they waited for the lock */
