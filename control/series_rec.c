@@ -514,7 +514,8 @@ static void seed(struct ctl_series_rec *rec, struct db *db)
     for (i = 0; i < n; i++)
         if (p[i].value > 0 || (p[i].value == 0 && zero_written(&p[i])))
             p[kept++] = p[i];
-    qsort(p, (size_t)kept, sizeof(*p), point_cmp); /* the store's collation may differ */
+    if (kept > 1) /* the store's collation may differ; p is NULL when none */
+        qsort(p, (size_t)kept, sizeof(*p), point_cmp);
     rec->last = p;
     rec->n_last = kept;
 }
