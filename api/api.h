@@ -101,7 +101,7 @@ struct api_config {
     int max_pending_project; /* Pending workloads a project may have; 0: no cap */
     int max_pending_user;    /* Pending workloads a user may have submitted; 0: no cap */
     int db_statement_ms;     /* PostgreSQL's statement_timeout (ms, 0 none); -1: not given */
-    int read_max_age_ms;     /* PostgreSQL: the read cache's bound (0 none); -1: not given */
+    int read_max_age_ms;     /* the read cache's bound (ms; 0: no cache) */
     int leader_lease_ms;     /* the leader lease; renewed every leader_renew_ms by the */
     int leader_renew_ms;     /* leader, asked for every leader_ask_ms by the others */
     int leader_ask_ms;

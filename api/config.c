@@ -63,9 +63,9 @@ static void usage(void)
            "  --max-pending-per-user N  the same per user who submits (default 5000; 0 no cap)\n"
            "  --db-statement-timeout-ms N  PostgreSQL --db: the server cancels a statement\n"
            "                            running longer (default 30000; 0 no limit)\n"
-           "  --read-max-age-ms N       PostgreSQL --db: workloads read from memory are at\n"
-           "                            most N ms older than the database (default 1000;\n"
-           "                            0 every read from the database)\n"
+           "  --read-max-age-ms N       workloads read from memory are at most N ms older\n"
+           "                            than the database (default 1000; 0 every read from\n"
+           "                            the database)\n"
            "  --leader-lease-ms N       replicas on one PostgreSQL --db: the leader lease\n"
            "                            (default 3000; docs/ha.md)\n"
            "  --leader-renew-ms N       the leader extends it this often (default 1000; less\n"
@@ -233,7 +233,7 @@ static const struct cf_option options[] = {
     CF_INT_ROW(C, "max-pending-per-project", max_pending_project, 10000, 0, 100000000),
     CF_INT_ROW(C, "max-pending-per-user", max_pending_user, 5000, 0, 100000000),
     CF_INT_ROW(C, "db-statement-timeout-ms", db_statement_ms, -1, 0, 86400000),
-    CF_INT_ROW(C, "read-max-age-ms", read_max_age_ms, -1, 0, 60000),
+    CF_INT_ROW(C, "read-max-age-ms", read_max_age_ms, API_READ_MAX_AGE_MS, 0, 60000),
     CF_INT_ROW(C, "leader-lease-ms", leader_lease_ms, -1, 100, 3600000),
     CF_INT_ROW(C, "leader-renew-ms", leader_renew_ms, -1, 10, 3600000),
     CF_INT_ROW(C, "leader-ask-ms", leader_ask_ms, -1, 10, 3600000),
@@ -293,8 +293,6 @@ static const struct {
 } pg_only[] = {
     {"db-statement-timeout-ms", offsetof(struct api_config, db_statement_ms), -1, -1,
      "SQLite runs inside allotd"},
-    {"read-max-age-ms", offsetof(struct api_config, read_max_age_ms), API_READ_MAX_AGE_MS, 0,
-     "SQLite runs inside allotd: its reads are always current"},
     {"leader-lease-ms", offsetof(struct api_config, leader_lease_ms), CTL_LEADER_TTL_MS,
      CTL_LEADER_TTL_MS, LEADS_ALWAYS},
     {"leader-renew-ms", offsetof(struct api_config, leader_renew_ms), CTL_LEADER_RENEW_MS,
