@@ -21,12 +21,7 @@ field() { # ID KEY: the workload's KEY as GET answers it
 
 start_admin --db "$T/reads.db" --simulate-nodes 1x2 --read-max-age-ms 300
 P=$(quota_project team-a 2 "$ADMIN")
-for w in w1 w2; do
-  expect 202 POST /api/v1/workloads/trainings "{\"name\":\"$w\",\"projectId\":\"$P\",
-    \"spec\":{\"image\":\"busybox\",\"compute\":{\"gpuDevicesRequest\":1}}}" "$ADMIN" >/dev/null
-done
-wait_phase "$ADMIN" w1 Running
-wait_phase "$ADMIN" w2 Running
+run_trainings "$P" w1 w2
 W1=$(workload_id "$ADMIN" w1)
 W2=$(workload_id "$ADMIN" w2)
 

@@ -33,12 +33,7 @@ is() { [ "$(latest "$1" "$2" "$3" "$4")" = "$5" ]; }
 # ---- 1. two trainings, one on each machine ----
 start_admin --db "$DB" --sample-period-ms 100 --simulate-nodes 2x1
 P=$(quota_project team-a 2 "$ADMIN")
-for w in t1 t2; do
-  expect 202 POST /api/v1/workloads/trainings "{\"name\":\"$w\",\"projectId\":\"$P\",
-    \"spec\":{\"image\":\"busybox\",\"compute\":{\"gpuDevicesRequest\":1}}}" "$ADMIN" >/dev/null
-done
-wait_phase "$ADMIN" t1 Running
-wait_phase "$ADMIN" t2 Running
+run_trainings "$P" t1 t2
 both() { [ "$(sql "SELECT count(DISTINCT entity) FROM series WHERE kind = 2
   AND metric = 'GPU_ALLOCATION_PER_GPU' AND value > 0")" = 2 ]; }
 poll 20 both || fail "the two machines' devices were not both written allocated"

@@ -461,6 +461,18 @@ workload_id() { workload_field "$1" "$2" id; }
 
 has_phase() { [ "$(phase "$1" "$2")" = "$3" ]; }
 
+# run_trainings PROJECT-ID NAME...: one-GPU trainings of that project,
+# submitted as ADMIN, each Running before it returns.
+run_trainings() {
+  _rt_p=$1
+  shift
+  for _rt in "$@"; do
+    expect 202 POST /api/v1/workloads/trainings "{\"name\":\"$_rt\",\"projectId\":\"$_rt_p\",
+      \"spec\":{\"image\":\"busybox\",\"compute\":{\"gpuDevicesRequest\":1}}}" "$ADMIN" >/dev/null
+  done
+  for _rt in "$@"; do wait_phase "$ADMIN" "$_rt" Running; done
+}
+
 # wait_phase TOKEN NAME PHASE: polls for up to 20 s.
 wait_phase() {
   poll 20 has_phase "$1" "$2" "$3" || fail "$2 did not reach $3 (is $(phase "$1" "$2"))"
