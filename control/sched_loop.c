@@ -1065,6 +1065,7 @@ static void add_update(struct ctl_sched *sc, struct persist *p, int wi, int deci
     u->started_ms = w->started_ms == SCHED_NO_TIME ? 0 : w->started_ms;
     u->stale_since_ms = w->stale_since_ms == SCHED_NO_TIME ? 0 : w->stale_since_ms;
     u->pods_changed = p->touched[wi];
+    u->pods_added_only = p->touched[wi] && !p->freed[wi];
     u->pods = pods;
     u->n_pods = w->n_pods;
     for (k = 0; k < w->n_pods; k++) {
@@ -1396,7 +1397,8 @@ static int same_write(const struct persist *a, const struct persist *b)
             strcmp(x->phase_reason, y->phase_reason) ||
             strcmp(a->msgs.buf + a->up_msg[i], b->msgs.buf + b->up_msg[i]) ||
             x->started_ms != y->started_ms || x->stale_since_ms != y->stale_since_ms ||
-            x->pods_changed != y->pods_changed || x->n_pods != y->n_pods ||
+            x->pods_changed != y->pods_changed || x->pods_added_only != y->pods_added_only ||
+            x->n_pods != y->n_pods ||
             memcmp(x->pods, y->pods, sizeof(*x->pods) * (size_t)x->n_pods))
             return 0;
     }

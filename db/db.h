@@ -611,6 +611,10 @@ struct db_wl_update {
     const char *phase_message;
     int64_t started_ms, stale_since_ms;
     int pods_changed;
+    /* 1: the cycle only placed more of its pods (every pod it had stays
+     * where it was), so none of its pod rows goes and no row is looked up
+     * to be taken out; 0: any of its rows may go */
+    int pods_added_only;
     const struct db_sched_pod *pods; int n_pods;
 };
 struct db_wl_event {

@@ -22,7 +22,10 @@
  *   for each update: UPDATE ... WHERE seq = ? AND version = ? AND live;
  *     if no row matched, the workload changed through the API since the
  *     snapshot: the update, its pods and its events are dropped;
- *     otherwise its pods are replaced when they changed;
+ *     otherwise its pods are replaced when they changed (rows of pods
+ *     that stay where they were are kept; a workload the cycle only
+ *     placed more pods of, pods_added_only, has none of its rows looked
+ *     up to go: on PostgreSQL that lookup was a scan of every pod);
  *   then the events of the updates that applied.
  * So a cycle's decisions land all together or not at all, and never undo
  * a delete or suspend that happened while the cycle ran.
@@ -468,6 +471,8 @@ struct apply_arg {
     int *ev_upd;        /* [n_events]: the update each event goes with (-1: none);
                          * NULL: every event goes with the one turn */
     struct db_turns *t; /* apply_fn: the turns (NULL: one) */
+    int repeats;        /* apply_fn: a workload has two updates in the cycle
+                         * (seqs_repeat(), once per cycle, before the writer) */
 };
 
 /* Rewrites the pods of u that changed. A pod left on the same node and
@@ -621,6 +626,12 @@ struct set_sql {
  * workloads) instead of looking each up by its seq (4 ms). */
 #define PQ_LIVE "workloads.deleted_at + 0 = 0"
 
+/* A new pod's uid, as the pods_new_uid trigger makes it (schema.c), given
+ * in the insert: the trigger then does not run, which on SQLite is one
+ * more UPDATE a pod and on PostgreSQL a PL/pgSQL call a pod. */
+#define LITE_UID "lower(hex(randomblob(16)))"
+#define PQ_UID "replace(gen_random_uuid()::text, '-', '')"
+
 static const struct set_sql set_sql[2] = {
     {"UPDATE workloads SET phase_updated_at = CASE WHEN workloads.phase = u.phase THEN"
      " workloads.phase_updated_at ELSE ?2 END, phase = u.phase, phase_reason = u.reason,"
@@ -635,8 +646,8 @@ static const struct set_sql set_sql[2] = {
      " JOIN pods AS d ON d.workload_seq = j.value ->> 0 AND d.idx = j.value ->> 1"
      " WHERE j.value ->> 2 <= 0 OR d.node_seq != j.value ->> 2"
      " OR d.devices != j.value ->> 3) AND ?2 = ?2",
-     "INSERT OR IGNORE INTO pods (workload_seq, idx, node_seq, devices)"
-     " SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3"
+     "INSERT OR IGNORE INTO pods (workload_seq, idx, node_seq, devices, uid)"
+     " SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, " LITE_UID
      " FROM json_each(?1) AS j WHERE j.value ->> 2 > 0 AND ?2 = ?2 ORDER BY j.key",
      "INSERT INTO events (workload_seq, created_at, type, reason, message, pool_seq)"
      " SELECT j.value ->> 0, ?2, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4"
@@ -654,8 +665,8 @@ static const struct set_sql set_sql[2] = {
                                            " AS node, " PQ_I(3) " AS devices") ") AS p"
      " WHERE d.workload_seq = p.seq AND d.idx = p.idx"
      " AND (p.node <= 0 OR d.node_seq != p.node OR d.devices != p.devices) AND ?2 = ?2",
-     "INSERT INTO pods (workload_seq, idx, node_seq, devices) "
-     PQ_ROWS(PQ_I(0) ", " PQ_I(1) ", " PQ_I(2) ", " PQ_I(3))
+     "INSERT INTO pods (workload_seq, idx, node_seq, devices, uid) "
+     PQ_ROWS(PQ_I(0) ", " PQ_I(1) ", " PQ_I(2) ", " PQ_I(3) ", " PQ_UID)
      " WHERE " PQ_I(2) " > 0 AND ?2 = ?2 ORDER BY k ON CONFLICT DO NOTHING",
      "INSERT INTO events (workload_seq, created_at, type, reason, message, pool_seq) "
      PQ_ROWS(PQ_I(0) ", ?2, v ->> 1, v ->> 2, v ->> 3, " PQ_I(4)) " ORDER BY k"},
@@ -672,11 +683,22 @@ static int in_turn(const struct apply_arg *a, int i)
     return u < 0 ? a->from == 0 : u >= a->from && u < a->to;
 }
 
+/* Pod k of u as a row of the pods' statements: [seq, idx, node, devices]. */
+static void pod_row(struct db__text *b, const struct db_wl_update *u, int k)
+{
+    db__text_add(b, b->n > 1 ? ",[" : "[", b->n > 1 ? 2 : 1);
+    db__json_int(b, 0, u->seq);
+    db__json_int(b, 1, k);
+    db__json_int(b, 1, u->pods[k].node_seq);
+    db__json_int(b, 1, (int64_t)u->pods[k].devices);
+    db__text_add(b, "]", 1);
+}
+
 static int apply_set(struct db__conn *c, struct apply_arg *a)
 {
     const struct db_cycle *cy = a->c;
     const struct set_sql *q = &set_sql[db__is_pq(c)];
-    struct db__text b = {0}, pods = {0};
+    struct db__text b = {0}, pods = {0}, gone = {0};
     int64_t *done = malloc(sizeof(int64_t) * (size_t)(a->to - a->from + 1));
     int n_done = 0, i, k, rc;
 
@@ -700,8 +722,11 @@ static int apply_set(struct db__conn *c, struct apply_arg *a)
     rc = set_run(c, q->upd, &b, cy->now_ms, done, &n_done);
     qsort(done, (size_t)n_done, sizeof(int64_t), cmp_i64);
     /* Step 2: the pods of those whose pods changed: the changed rows go,
-     * the new placements come (a pod left as it was keeps its row) */
+     * the new placements come (a pod left as it was keeps its row). The
+     * rows of a workload the cycle only placed more pods of stay, so the
+     * delete does not look them up, and runs only when some may go. */
     db__text_add(&pods, "[", 1);
+    db__text_add(&gone, "[", 1);
     for (i = a->from; rc == DB_OK && i < a->to; i++) {
         const struct db_wl_update *u = &cy->updates[i];
         if (!has_i64(done, n_done, u->seq)) {
@@ -710,18 +735,16 @@ static int apply_set(struct db__conn *c, struct apply_arg *a)
         }
         (*a->n_applied)++;
         for (k = 0; u->pods_changed && k < u->n_pods; k++) {
-            db__text_add(&pods, pods.n > 1 ? ",[" : "[", pods.n > 1 ? 2 : 1);
-            db__json_int(&pods, 0, u->seq);
-            db__json_int(&pods, 1, k);
-            db__json_int(&pods, 1, u->pods[k].node_seq);
-            db__json_int(&pods, 1, (int64_t)u->pods[k].devices);
-            db__text_add(&pods, "]", 1);
+            pod_row(&pods, u, k);
+            if (!u->pods_added_only)
+                pod_row(&gone, u, k);
         }
     }
     db__text_add(&pods, "]", 1);
-    if (rc == DB_OK)
-        rc = set_run(c, q->del, &pods, cy->now_ms, NULL, NULL);
-    if (rc == DB_OK)
+    db__text_add(&gone, "]", 1);
+    if (rc == DB_OK && gone.n > 2)
+        rc = set_run(c, q->del, &gone, cy->now_ms, NULL, NULL);
+    if (rc == DB_OK && pods.n > 2)
         rc = set_run(c, q->ins, &pods, cy->now_ms, NULL, NULL);
     for (i = a->from; rc == DB_OK && i < a->to; i++) {
         const struct db_wl_update *u = &cy->updates[i];
@@ -750,6 +773,7 @@ static int apply_set(struct db__conn *c, struct apply_arg *a)
         rc = set_run(c, q->evs, &b, cy->now_ms, NULL, NULL);
     free(b.s);
     free(pods.s);
+    free(gone.s);
     free(done);
     return rc;
 }
@@ -779,7 +803,7 @@ static int apply_range(struct db__conn *c, struct apply_arg *a)
 
     /* set-based: a statement per table; row by row only where a workload
      * has two updates (the last one wins) */
-    if (!seqs_repeat(cy))
+    if (!a->repeats)
         return apply_set(c, a);
     for (i = a->from; rc == DB_OK && i < a->to; i++) {
         rc = apply_update(c, &cy->updates[i], cy->now_ms, &applied);
@@ -1003,6 +1027,7 @@ static int cycle_apply(struct db *db, const struct db_cycle *c, struct db_turns 
     a.skipped = malloc(sizeof(int64_t) * (size_t)(c->n_updates + 1));
     if (t && t->n_after > 0)
         a.ev_upd = events_updates(c);
+    a.repeats = seqs_repeat(c);
     if (a.skipped && (!t || t->n_after == 0 || a.ev_upd))
         rc = db__write(db, apply_fn, &a);
     if (rc != DB_OK)

@@ -9,7 +9,8 @@
 # (/proc ticks, reaped backends included) per submission, the writer's
 # commits and writes before and after (/metrics), and the 1-minute load
 # average before the run. TOP=N adds the N statements that took the
-# server the most time (pg_stat_statements over the run).
+# server the most time (pg_stat_statements over the run: calls, rows,
+# milliseconds executing, milliseconds planning, the statement).
 set -eu
 SECS=$1
 shift
@@ -18,6 +19,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 pg_start
 cat >>"$PG_DATA/postgresql.conf" <<CONF
 shared_preload_libraries = 'pg_stat_statements'
+pg_stat_statements.track_planning = on
 CONF
 pg_ctl_run -w restart
 pg_psql -c 'CREATE SCHEMA ext' -c 'CREATE EXTENSION pg_stat_statements SCHEMA ext' >/dev/null
@@ -53,7 +55,7 @@ for BIN in "$@"; do
     END { printf "%s: %.0f/s p50 %s p99 %s p99.9 %s; CPU per submission allotd %.1f us," \
             " PostgreSQL %.1f us; writer commits, writes %s; load %s%s\n", bin, rps, p50, p99,
             p999, a * 1e6 / hz / n, p * 1e6 / hz / n, w, load, bad }' "$T/w1"
-  [ "${TOP:-0}" = 0 ] || pg_psql -F ' | ' -c "SELECT calls, round(total_exec_time::numeric, 1),
+  [ "${TOP:-0}" = 0 ] || pg_psql -F ' | ' -c "SELECT calls, rows, round(total_exec_time::numeric, 1), round(total_plan_time::numeric, 1),
     left(regexp_replace(query, '\s+', ' ', 'g'), 100) FROM ext.pg_stat_statements
     ORDER BY total_exec_time DESC LIMIT $TOP"
   kill -9 "$PID"

@@ -467,7 +467,8 @@ static void test_node_lost(void **state)
 }
 
 /* A cycle that rewrites a workload's pods keeps the uid of a pod whose
- * node and devices did not change. */
+ * node and devices did not change, and so does one that only places
+ * more of its pods; a new binding has a new uid. */
 static void test_uid_kept(void **state)
 {
     struct fixture *f = *state;
@@ -475,7 +476,7 @@ static void test_uid_kept(void **state)
     struct db_sched_pod pods[2] = {{f->reg.node_seq, 1}, {f->reg.node_seq, 2}};
     struct db_wl_update u;
     struct db_cycle c;
-    int n = 0, applied = 0;
+    int n = 0, applied = 0, i;
     int64_t seq = placed(f, "w6", 2, f->reg.node_seq, "Running");
 
     assert_int_equal(beat(f, &f->tok, NULL, 0, before, &n), DB_OK);
@@ -498,6 +499,27 @@ static void test_uid_kept(void **state)
     assert_int_equal(n, 2);
     assert_string_equal(before[0], after[0]);
     assert_string_not_equal(before[1], after[1]);
+    for (i = 0; i < 2; i++) /* a new binding's uid: 32 lowercase hex digits */
+        assert_int_equal(strspn(after[i], "0123456789abcdef"), 32);
+    /* pod 1 taken off, then placed again by a cycle that only placed more
+     * (pods_added_only: no row of the workload is looked up to go): pod 0
+     * keeps its row, pod 1 has a row and a uid of its own again */
+    pods[1].node_seq = 0;
+    assert_int_equal(db_cycle_apply(f->tmp.db, &c, &applied), DB_OK);
+    assert_int_equal(beat(f, &f->tok, NULL, 0, before, &n), DB_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(before[0], after[0]);
+    pods[1].node_seq = f->reg.node_seq;
+    pods[1].devices = 8;
+    u.pods_added_only = 1;
+    assert_int_equal(db_cycle_apply(f->tmp.db, &c, &applied), DB_OK);
+    assert_int_equal(applied, 1);
+    assert_int_equal(beat(f, &f->tok, NULL, 0, before, &n), DB_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(before[0], after[0]);
+    assert_string_not_equal(before[1], after[1]);
+    assert_int_equal(strspn(before[1], "0123456789abcdef"), 32);
+    assert_int_equal(strlen(before[1]), 32);
 }
 
 /* The Running workloads' idle figures, for workload seq. */
