@@ -619,6 +619,13 @@ struct set_sql {
 #define PQ_ROWS(cols) \
     "SELECT " cols " FROM jsonb_array_elements(?1::jsonb) WITH ORDINALITY AS j (v, k)"
 #define PQ_I(n) "(v ->> " #n ")::bigint"
+/* The same rows as a subquery to join to a table, told how many they are:
+ * the planner takes a function's rows for 100, and for those a hash join
+ * over a scan of the whole table looked cheaper than 100 lookups by key
+ * (EXPLAIN ANALYZE: 6.5 ms for 8 rows against 7,702 workloads, 0.16 ms
+ * looked up). The statement is planned at each run with its parameters
+ * (set_run), so the LIMIT is the array's length, a constant there. */
+#define PQ_ROWS_JOIN(cols) PQ_ROWS(cols) " LIMIT jsonb_array_length(?1::jsonb)"
 /* A workload not deleted, said so that no index serves it: on a table not
  * analyzed yet (a database minutes old) the planner takes `deleted_at =
  * 0` for a rare value, and joined the rows to every live workload through
@@ -656,12 +663,12 @@ static const struct set_sql set_sql[2] = {
      " workloads.phase_updated_at ELSE ?2 END, phase = u.phase, phase_reason = u.reason,"
      " phase_message = u.message, started_ms = u.started, stale_since_ms = u.stale,"
      " updated_at = ?2"
-     " FROM (" PQ_ROWS(PQ_I(0) " AS seq, " PQ_I(1) " AS version, v ->> 2 AS phase,"
+     " FROM (" PQ_ROWS_JOIN(PQ_I(0) " AS seq, " PQ_I(1) " AS version, v ->> 2 AS phase,"
                        " v ->> 3 AS reason, v ->> 4 AS message, " PQ_I(5) " AS started, "
                        PQ_I(6) " AS stale") ") AS u"
      " WHERE workloads.seq = u.seq AND workloads.version = u.version"
      " AND " PQ_LIVE " RETURNING workloads.seq",
-     "DELETE FROM pods AS d USING (" PQ_ROWS(PQ_I(0) " AS seq, " PQ_I(1) " AS idx, " PQ_I(2)
+     "DELETE FROM pods AS d USING (" PQ_ROWS_JOIN(PQ_I(0) " AS seq, " PQ_I(1) " AS idx, " PQ_I(2)
                                            " AS node, " PQ_I(3) " AS devices") ") AS p"
      " WHERE d.workload_seq = p.seq AND d.idx = p.idx"
      " AND (p.node <= 0 OR d.node_seq != p.node OR d.devices != p.devices) AND ?2 = ?2",
@@ -926,7 +933,7 @@ static int apply_reason(struct db__conn *c, const struct db_wl_update *u, int64_
 #define REASON_ROWS 64
 static const char reasons_set_sql[] =
     "UPDATE workloads SET phase_reason = u.reason, phase_message = u.message, updated_at = ?2"
-    " FROM (" PQ_ROWS(PQ_I(0) " AS seq, " PQ_I(1) " AS version, v ->> 2 AS reason,"
+    " FROM (" PQ_ROWS_JOIN(PQ_I(0) " AS seq, " PQ_I(1) " AS version, v ->> 2 AS reason,"
                       " v ->> 3 AS message") ") AS u"
     " WHERE workloads.seq = u.seq AND workloads.version = u.version"
     " AND " PQ_LIVE " RETURNING workloads.seq";
