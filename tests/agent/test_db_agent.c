@@ -468,9 +468,20 @@ static void test_node_lost(void **state)
 
 /* A cycle that rewrites a workload's pods keeps the uid of a pod whose
  * node and devices did not change, and so does one that only places
- * more of its pods; a new binding has a new uid. */
+ * more of its pods (pods_added_only: no row of the workload is looked up
+ * to go); a new binding has a new uid of 32 lowercase hex digits. */
 static void test_uid_kept(void **state)
 {
+    static const struct {
+        int placed;        /* pod 1 on the node (else taken off) */
+        uint64_t devices;  /* pod 1's devices */
+        int added_only;
+        int n;             /* the pods the node runs after it */
+    } steps[] = {
+        {1, 4, 0, 2}, /* pod 1 moves to device 2 */
+        {0, 4, 0, 1}, /* pod 1 taken off */
+        {1, 8, 1, 2}, /* pod 1 placed again, the cycle only placing more */
+    };
     struct fixture *f = *state;
     char before[4][DB_ID_LEN], after[4][DB_ID_LEN];
     struct db_sched_pod pods[2] = {{f->reg.node_seq, 1}, {f->reg.node_seq, 2}};
@@ -487,39 +498,27 @@ static void test_uid_kept(void **state)
     u.phase = "Running";
     u.phase_reason = u.phase_message = "";
     u.pods_changed = 1;
-    pods[1].devices = 4; /* pod 1 moves to device 2 */
     u.pods = pods;
     u.n_pods = 2;
     memset(&c, 0, sizeof(c));
     c.updates = &u;
     c.n_updates = 1;
-    assert_int_equal(db_cycle_apply(f->tmp.db, &c, &applied), DB_OK);
-    assert_int_equal(applied, 1);
-    assert_int_equal(beat(f, &f->tok, NULL, 0, after, &n), DB_OK);
-    assert_int_equal(n, 2);
-    assert_string_equal(before[0], after[0]);
-    assert_string_not_equal(before[1], after[1]);
-    for (i = 0; i < 2; i++) /* a new binding's uid: 32 lowercase hex digits */
-        assert_int_equal(strspn(after[i], "0123456789abcdef"), 32);
-    /* pod 1 taken off, then placed again by a cycle that only placed more
-     * (pods_added_only: no row of the workload is looked up to go): pod 0
-     * keeps its row, pod 1 has a row and a uid of its own again */
-    pods[1].node_seq = 0;
-    assert_int_equal(db_cycle_apply(f->tmp.db, &c, &applied), DB_OK);
-    assert_int_equal(beat(f, &f->tok, NULL, 0, before, &n), DB_OK);
-    assert_int_equal(n, 1);
-    assert_string_equal(before[0], after[0]);
-    pods[1].node_seq = f->reg.node_seq;
-    pods[1].devices = 8;
-    u.pods_added_only = 1;
-    assert_int_equal(db_cycle_apply(f->tmp.db, &c, &applied), DB_OK);
-    assert_int_equal(applied, 1);
-    assert_int_equal(beat(f, &f->tok, NULL, 0, before, &n), DB_OK);
-    assert_int_equal(n, 2);
-    assert_string_equal(before[0], after[0]);
-    assert_string_not_equal(before[1], after[1]);
-    assert_int_equal(strspn(before[1], "0123456789abcdef"), 32);
-    assert_int_equal(strlen(before[1]), 32);
+    for (i = 0; i < (int)(sizeof(steps) / sizeof(steps[0])); i++) {
+        pods[1].node_seq = steps[i].placed ? f->reg.node_seq : 0;
+        pods[1].devices = steps[i].devices;
+        u.pods_added_only = steps[i].added_only;
+        assert_int_equal(db_cycle_apply(f->tmp.db, &c, &applied), DB_OK);
+        assert_int_equal(applied, 1);
+        assert_int_equal(beat(f, &f->tok, NULL, 0, after, &n), DB_OK);
+        assert_int_equal(n, steps[i].n);
+        assert_string_equal(after[0], before[0]);
+        if (n == 2) {
+            assert_string_not_equal(after[1], before[1]);
+            assert_int_equal(strlen(after[1]), 32);
+            assert_int_equal(strspn(after[1], "0123456789abcdef"), 32);
+            memcpy(before[1], after[1], DB_ID_LEN);
+        }
+    }
 }
 
 /* The Running workloads' idle figures, for workload seq. */
