@@ -749,6 +749,8 @@ static int apply_set(struct db__conn *c, struct apply_arg *a)
     }
     db__text_add(&pods, "]", 1);
     db__text_add(&gone, "]", 1);
+    if (rc == DB_OK && (pods.failed || gone.failed))
+        rc = DB_ENOMEM; /* not a skip: a text that failed may look empty */
     if (rc == DB_OK && gone.n > 2)
         rc = set_run(c, q->del, &gone, cy->now_ms, NULL, NULL);
     if (rc == DB_OK && pods.n > 2)
