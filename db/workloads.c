@@ -343,7 +343,7 @@ static int insert_lite_group(struct db__conn *c, void *const *args, int *rcs, in
  * and events in queue order, as op by op; jsonb, parsed once, since json
  * would parse a row again for each of its 23 values; the sequence looked
  * up once, s, since pg_get_serial_sequence() a row searched the catalog
- * for it each time: 4-7 us a row). A failure of the statement
+ * for it each time: 4-8 us a row). A failure of the statement
  * (a name taken, a bad value) rolls the group back, and db.c runs each
  * op alone (insert_many_fn), so only the bad one fails. */
 #define SET_ROW(n) "(v ->> " #n ")"
