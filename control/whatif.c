@@ -28,19 +28,24 @@
  *           and allocation before (the last real cycle's) and after (the
  *           last pass's).
  *
- * A run of submissions alone (a dry run) is answered on the scheduler's
- * kept state instead when it can (run_kept()): between two cycles, with
- * every row the scheduler was told of already read, a child forked by
- * ctl_sched_trial() (common/cow.c) sees the scheduler thread's model and
- * the memo of its last cycle copy-on-write; Steps 2 to 5 run there, the
- * submission counted into the delta the next cycle would be told, each
- * pass through sched_cycle_next() (a submission to a settled cluster
- * costs its own trial, one that starts a cycle on the kept session), and
- * the result comes back through a pipe (result_put(), result_read()); the
- * caller builds the answer's names meanwhile (sm_set_names()). The child
- * walks nothing whole: its first touch of each page of the image costs a
- * fault, so it searches (binary) and notes only what decisions name.
- * Anything else, or a trial that cannot run now, takes Step 1's copy.
+ * A run is answered on the scheduler's kept state instead when it can
+ * (run_kept()): between two cycles, with every row the scheduler was told
+ * of already read, a child forked by ctl_sched_trial() (common/cow.c)
+ * sees the scheduler thread's model and the memo of its last cycle
+ * copy-on-write; Steps 2 to 5 run there, the changes told as the next
+ * cycle would be told them (trial_delta(): the submission appended, the
+ * workloads deleted or suspended as departures, a quota or a drain as a
+ * full delta), each pass through sched_cycle_next() (a submission to a
+ * settled cluster costs its own trial, one that starts a cycle on the
+ * kept session; a deletion of a pending workload takes its entry out, of
+ * a running one runs a cycle on the kept session; a quota or a drain runs
+ * a full cycle, sparing the copy alone), and the result comes back
+ * through a pipe (result_put(), result_read()); the caller builds the
+ * answer's names meanwhile (sm_set_names()). For a submission or a
+ * departure the child walks nothing whole: its first touch of each page of
+ * the image costs a fault, so it searches (binary) and notes only what
+ * the changes and the decisions name. An added node (a name the live
+ * topology lacks), or a trial that cannot run now, takes Step 1's copy.
  *
  * Invariants:
  *   1. The live model is read only in Step 1, under the model lock (or,
@@ -107,6 +112,7 @@ struct run {
                                 NULL: every workload noted (note_all()) */
     int cap_notes, cap_pods, n_pods;
     struct sched_delta delta;   /* the first pass's, with a memo */
+    int *left;                  /* a trial's delta.left */
     struct wi_result *out;
     int cap_effects;
 };
@@ -367,9 +373,12 @@ out:
 static int removed(struct run *x, int i, int reason)
 {
     const struct sched_model *m = x->m;
-    const struct note *t = note_for(x, i);
+    const struct note *t;
     struct wi_effect *e;
 
+    if (x->note_at && !x->note_at[i] && note_one(x, i) != 0)
+        return -1;
+    t = note_for(x, i);
     if (!t || t->phase != SCHED_RUNNING)
         return 0;
     e = add_effect(x, t->seq, m->wls[i].name, t->queue, WI_STOP, reason);
@@ -395,9 +404,8 @@ static int change_workloads(struct run *x, const struct wi_change *ch, int n)
     for (i = 0; i < n; i++) {
         if (ch[i].kind != WI_DELETE && ch[i].kind != WI_SUSPEND)
             continue;
-        for (k = 0; k < m->n && m->meta[k].seq != ch[i].workload_seq; k++)
-            ;
-        if (k < m->n && removed(x, k, ch[i].kind == WI_DELETE ? WI_R_DELETE : WI_R_SUSPEND))
+        k = sorted_find(m->meta, m->n, meta_seq, ch[i].workload_seq);
+        if (k >= 0 && removed(x, k, ch[i].kind == WI_DELETE ? WI_R_DELETE : WI_R_SUSPEND))
             rc = -1;
         seqs[n_seqs++] = ch[i].workload_seq;
     }
@@ -439,8 +447,8 @@ static int drained_node(const struct sched_model *m, const struct wi_change *ch,
 }
 
 /* Frees the pods bound to drained nodes; their workloads go back to
- * Pending (db: a lost node's pods). */
-static void change_pods(struct run *x, const struct wi_change *ch, int n)
+ * Pending (db: a lost node's pods). A trial notes such a workload first. */
+static int change_pods(struct run *x, const struct wi_change *ch, int n)
 {
     struct sched_model *m = x->m;
     int i, k;
@@ -451,12 +459,15 @@ static void change_pods(struct run *x, const struct wi_change *ch, int n)
             int node = w->pods[k].node;
             if (node < 0 || !drained_node(m, ch, n, node))
                 continue;
+            if (x->note_at && !x->note_at[i] && note_one(x, i) != 0)
+                return -1;
             w->pods[k].node = -1;
             w->pods[k].devices = 0;
             w->phase = SCHED_PENDING;
             note_for(x, i)->drained = 1;   /* there before the changes: noted */
         }
     }
+    return 0;
 }
 
 static int change_all(struct run *x, const struct wi_change *ch, int n)
@@ -469,8 +480,7 @@ static int change_all(struct run *x, const struct wi_change *ch, int n)
         return -1;
     if (change_workloads(x, ch, n) != 0)
         return -1;
-    change_pods(x, ch, n);
-    return 0;
+    return change_pods(x, ch, n);
 }
 
 /* ---- Step 4: the passes ---- */
@@ -574,8 +584,8 @@ static int compare_one(struct run *x, int i)
     const struct note *a = t ? t : &none;
     struct wi_effect *e;
 
-    if (m->meta[i].seq == x->sub_seq || (!was && !is))
-        return 0;
+    if (m->meta[i].seq == x->sub_seq || m->meta[i].left || (!was && !is))
+        return 0;   /* the submission, reported apart; one that left, by removed() */
     if (was && is && same_pods(t, &x->pods[t->first], w))
         return 0;
     what = !was ? WI_START : !is ? WI_STOP : WI_MOVE;
@@ -714,6 +724,7 @@ static int compare_all(struct run *x, const struct sched_state *st,
 
 static void run_free(struct run *x)
 {
+    free(x->left);
     free(x->notes);
     free(x->pods);
     free(x->note_at);
@@ -768,15 +779,52 @@ struct trial {
     int n_before;
 };
 
-/* Only submissions: the delta "submitted" tells the memo what changed. */
+/* Every change but an added node: the answer's names are the live
+ * topology's (sm_set_names()), which has no such node. */
 static int kept_answers(const struct wi_change *changes, int n)
 {
     int i;
 
     for (i = 0; i < n; i++)
-        if (changes[i].kind != WI_SUBMIT)
+        if (changes[i].kind == WI_ADD_NODE)
             return 0;
     return n > 0;
+}
+
+/* What the next cycle would be told after the changes (made on the image,
+ * which held n_before workloads), as the scheduler thread tells it
+ * (sched_loop.c, note_changes()): its own delta so far, the submission
+ * appended, the workloads deleted or suspended left in place (keep_left)
+ * added to the departures; a quota or a drain (the topology) makes it
+ * full, as does anything else. */
+static int trial_delta(struct run *x, const struct sched_delta *told, const struct wi_change *ch,
+                       int n, int n_before)
+{
+    const struct sched_model *m = x->m;
+    int i, k, *left = malloc(sizeof(int) * ((size_t)told->n_left + (size_t)n + 1));
+
+    if (!left)
+        return -1;
+    x->delta = *told;
+    if (told->n_left > 0)
+        memcpy(left, told->left, sizeof(int) * (size_t)told->n_left);
+    x->delta.left = x->left = left;
+    if (x->sub_seq && m->n == n_before + 1 && m->meta[n_before].seq == x->sub_seq)
+        x->delta.n_submitted++;   /* appended, as a cycle's Step 1 appends it */
+    else if (x->sub_seq || m->n != n_before)
+        x->delta.full = 1;
+    for (i = 0; i < n; i++) {
+        if (ch[i].kind == WI_QUOTA || ch[i].kind == WI_DRAIN)
+            x->delta.full = 1;
+        if (ch[i].kind != WI_DELETE && ch[i].kind != WI_SUSPEND)
+            continue;
+        k = sorted_find(m->meta, m->n, meta_seq, ch[i].workload_seq);
+        if (k >= 0 && m->meta[k].left)
+            left[x->delta.n_left++] = k;
+        else if (k >= 0)
+            x->delta.full = 1;
+    }
+    return 0;
 }
 
 /* The result's arrays after its fields (result_read() reads them back). */
@@ -854,8 +902,8 @@ static int result_read(const char *buf, size_t len, struct wi_result *out)
 }
 
 /* In the child: Steps 2 to 5 on the scheduler's model and memo (the
- * image's), the submission counted into the delta the next cycle would be
- * told, the result sent back. */
+ * image's), the changes told as the next cycle would be told them
+ * (trial_delta()), the result sent back. */
 static int trial_child(void *arg, struct cow_out *o)
 {
     struct ctl_trial *t = arg;
@@ -876,14 +924,11 @@ static int trial_child(void *arg, struct cow_out *o)
     x.now = t->now_ms;
     x.out = &r;
     x.memo = t->memo;
-    x.delta = t->delta;
-    if (!arena || change_workloads(&x, tr->changes, tr->n) != 0 ||
-        !(x.note_at = calloc((size_t)x.m->n + 1, sizeof(int))))
+    /* room for the submission, the one workload a change appends */
+    if (!arena || !(x.note_at = calloc((size_t)n_before + 2, sizeof(int))) ||
+        change_all(&x, tr->changes, tr->n) != 0 ||
+        trial_delta(&x, &t->delta, tr->changes, tr->n, n_before) != 0)
         return -1;
-    if (x.m->n == n_before + 1 && x.m->meta[n_before].seq == x.sub_seq)
-        x.delta.n_submitted++;   /* appended, as a cycle's Step 1 appends it */
-    else
-        x.delta.full = 1;
     if (passes(&x, arena, &st, &last) == 0 &&
         compare_all(&x, &st, &last, tr->before, tr->n_before) == 0) {
         r.cpu_us = cpu_us(CLOCK_PROCESS_CPUTIME_ID);   /* a new process: since the fork */

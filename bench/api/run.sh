@@ -32,8 +32,10 @@
 #      scheduling cycle has completed);
 #   5. allotd's RSS after that restart;
 #   6. what-if: POST /api/v1/workloads/trainings?dryRun=true on that
-#      cluster, 30 in a row the default way (on the scheduler's kept state
-#      where it can), then 10 after a restart with ALLOT_WHATIF_COPY=1 (a
+#      cluster, then POST /api/v1/whatif deleting a running workload,
+#      deleting a pending one and cutting the project's quota: 30 of each
+#      in a row the default way (on the scheduler's kept state where it
+#      can), then 10 of each after a restart with ALLOT_WHATIF_COPY=1 (a
 #      copy of the model, full cycles): p50 and p99 of allotd's own time
 #      and CPU time (the Server-Timing header) and of curl's time_total, which ways
 #      answered, next to the scheduler's last cycle
@@ -311,12 +313,13 @@ quiet_wait
 L0=$(load1)
 DRY="{\"name\":\"dry\",\"projectId\":\"$ALLOT_PROJECT\",\"spec\":{\"image\":\"x\",
   \"compute\":{\"gpuDevicesRequest\":1}}}"
-# RUNS dry runs: curl's time_total and allotd's own (the Server-Timing header)
-dry_runs() {
+# whatif_runs RUNS PATH BODY: curl's time_total and allotd's own (the
+# Server-Timing header) of RUNS what-ifs in a row
+whatif_runs() {
   for i in $(seq 1 "$1"); do
     curl -s -o /dev/null -D "$T/h" -w '%{http_code} %{time_total}' -X POST \
-      "$URL/api/v1/workloads/trainings?dryRun=true" -H "Authorization: Bearer $TOKEN" \
-      -H 'Content-Type: application/json' -d "$DRY"
+      "$URL$2" -H "Authorization: Bearer $TOKEN" \
+      -H 'Content-Type: application/json' -d "$3"
     echo " $(tr -d '\r' <"$T/h" |
       sed -n 's/^Server-Timing: whatif;desc="\([a-z]*\)";dur=\([0-9.]*\), cpu;dur=\([0-9.]*\)$/\1 \2 \3/p')"
   done
@@ -334,18 +337,38 @@ dry_figures() {
     "$(awk '$1 != 200' "$T/dry" | wc -l)"
 }
 ready() { until curl -sf -o /dev/null "$URL/readyz"; do sleep 0.01; done; }
-dry_runs 30 >"$T/dry"
-dry_figures "kept (default)"
-target 11 "dry run at 1,000 nodes, allotd's p99" "$(awk '{ print $4 }' "$T/dry" | pct 99)" "<=" \
-  10 ms "$L0"
+# the first workload in PHASE
+first_in() {
+  curl -s "$URL/api/v1/workloads?filterBy=phase==$1&limit=1" -H "Authorization: Bearer $TOKEN" |
+    jq -r '.workloads[0].id'
+}
+RUNNING=$(first_in Running)
+PENDING=$(first_in Pending)
+DEL_RUNNING="{\"changes\":[{\"type\":\"deleteWorkload\",\"workloadId\":\"$RUNNING\"}]}"
+DEL_PENDING="{\"changes\":[{\"type\":\"deleteWorkload\",\"workloadId\":\"$PENDING\"}]}"
+QUOTA="{\"changes\":[{\"type\":\"quota\",\"projectId\":\"$ALLOT_PROJECT\",
+  \"resources\":[{\"nodePool\":{\"name\":\"default\"},\"gpu\":{\"deserved\":2000}}]}]}"
+# whatif_all RUNS WAY: each kind of what-if RUNS times, its figures
+whatif_all() {
+  whatif_runs "$1" "/api/v1/workloads/trainings?dryRun=true" "$DRY" >"$T/dry"
+  dry_figures "$2, a dry run"
+  [ "$2" = copy ] || target 11 "dry run at 1,000 nodes, allotd's p99" \
+    "$(awk '{ print $4 }' "$T/dry" | pct 99)" "<=" 10 ms "$L0"
+  whatif_runs "$1" /api/v1/whatif "$DEL_RUNNING" >"$T/dry"
+  dry_figures "$2, a running workload deleted"
+  whatif_runs "$1" /api/v1/whatif "$DEL_PENDING" >"$T/dry"
+  dry_figures "$2, a pending workload deleted"
+  whatif_runs "$1" /api/v1/whatif "$QUOTA" >"$T/dry"
+  dry_figures "$2, the project's quota cut"
+}
+whatif_all 30 kept
 curl -s "$URL/metrics" -H "Authorization: Bearer $TOKEN" |
   awk '$1 == "allot_sched_last_cycle_seconds" { printf "  last scheduling cycle: %.0f ms\n", $2 * 1000 }'
 stop
 export ALLOT_WHATIF_COPY=1
 start
 ready
-dry_runs 10 >"$T/dry"
-dry_figures "copy (ALLOT_WHATIF_COPY=1)"
+whatif_all 10 copy
 stop
 unset ALLOT_WHATIF_COPY
 start

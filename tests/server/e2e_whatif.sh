@@ -14,8 +14,9 @@
 #   4. a workload deleted, one suspended;
 #   5. nothing is stored by any of it, and the refusals a real change
 #      would get (400, 403, 404).
-# A dry run on the settled cluster is answered on the scheduler's kept
-# state (Server-Timing says "kept"), a quota's what-if on a copy ("copy").
+# On the settled cluster a dry run, a quota's what-if, a deletion's and a
+# suspension's are answered on the scheduler's kept state (Server-Timing
+# says "kept"), an added node's on a copy ("copy").
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/whatif_lib.sh"
@@ -40,13 +41,6 @@ dry_run() { # TOKEN NAME PROJECT GPUS
   expect 200 POST "/api/v1/workloads/trainings?dryRun=true" "$(body "$@")" "$_tok"
 }
 whatif() { expect 200 POST /api/v1/whatif "$1" "$ADMIN"; }
-# way PATH BODY: how the admin's what-if was answered, Server-Timing's desc:
-# kept (on the scheduler's own state, forked) or copy (on a copy of it)
-way() {
-  curl -s -o /dev/null -D - -X POST "$URL$1" -H 'Content-Type: application/json' \
-    -H "Authorization: Bearer $ADMIN" --data-binary "$2" | tr -d '\r' |
-    sed -n 's/^Server-Timing: whatif;desc="\([a-z]*\)";dur=[0-9.]*, cpu;dur=[0-9.]*$/\1/p'
-}
 count() { expect 200 GET /api/v1/workloads/count "" "$ADMIN" | jq .count; }
 events() { expect 200 GET "/api/v1/workloads/$1/events" "" "$ADMIN" | jq '.events | length'; }
 id_of() { workload_id "$ADMIN" "$1"; }
@@ -109,7 +103,7 @@ N2=$(count)
 QUOTA="[{\"nodePool\":{\"id\":\"$POOL\"},\"gpu\":{\"deserved\":1}}]"
 A=$(whatif "{\"changes\":[{\"type\":\"quota\",\"projectId\":\"$PB\",\"resources\":$QUOTA}]}")
 [ "$(way /api/v1/whatif "{\"changes\":[{\"type\":\"quota\",\"projectId\":\"$PB\",
-  \"resources\":$QUOTA}]}")" = copy ] || fail "a quota's what-if was not answered on a copy"
+  \"resources\":$QUOTA}]}")" = kept ] || fail "a quota's what-if was not answered on the kept state"
 [ "$(printf '%s' "$A" | jq '.stopped | length')" -ge 1 ] && [ "$(printf '%s' "$A" | jq '.started | length')" -ge 1 ] ||
   fail "cutting team-b's quota should make team-a reclaim: $A"
 [ "$(printf '%s' "$A" | jq -c '[.stopped[] | [.projectName, .reason]] | unique')" = '[["team-b","reclaim"]]' ] ||
@@ -135,6 +129,8 @@ for act in delete:deleteWorkload:DELETE: suspend:suspendWorkload:POST:/suspend; 
   V=$(printf '%s' "$S3" | jq -r 'to_entries | map(select(.value.phase == "Running")) | .[0].key')
   VID=$(id_of "$V")
   A=$(whatif "{\"changes\":[{\"type\":\"$(echo $act | cut -d: -f2)\",\"workloadId\":\"$VID\"}]}")
+  [ "$(way /api/v1/whatif "{\"changes\":[{\"type\":\"$(echo $act | cut -d: -f2)\",
+    \"workloadId\":\"$VID\"}]}")" = kept ] || fail "$V's $(echo $act | cut -d: -f1) was not answered on the kept state"
   [ "$(printf '%s' "$A" | jq -c "[.stopped[] | select(.name == \"$V\") | .reason]")" = \
     "[\"$(echo $act | cut -d: -f1)\"]" ] || fail "$V's $(echo $act | cut -d: -f1): $A"
   expect 202 "$(echo $act | cut -d: -f3)" "/api/v1/workloads/$VID$(echo $act | cut -d: -f4)" "" "$ADMIN" >/dev/null
@@ -164,6 +160,8 @@ expect 403 POST /api/v1/whatif "{\"changes\":[{\"type\":\"quota\",\"projectId\":
 expect 404 POST /api/v1/whatif "{\"changes\":[{\"type\":\"deleteWorkload\",\"workloadId\":\"$A1\"}]}" "$BOB" >/dev/null
 # a drained node and an added one: the answer names the node's workloads
 A=$(whatif '{"changes":[{"type":"drainNode","nodeName":"node-1"},{"type":"addNode","gpus":2,"name":"spare"}]}')
+[ "$(way /api/v1/whatif '{"changes":[{"type":"drainNode","nodeName":"node-1"},{"type":"addNode",
+  "gpus":2,"name":"spare"}]}')" = copy ] || fail "an added node's what-if was not answered on a copy"
 printf '%s' "$A" | jq -e '[.stopped[], .moved[] | select(.reason == "drain")] | length > 0' >/dev/null ||
   fail "draining node-1 stops or moves none of its workloads: $A"
 printf '%s' "$A" | jq -e '[.started[], .moved[] | .pods[].nodeName] | index("spare") and

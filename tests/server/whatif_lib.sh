@@ -41,6 +41,14 @@ predict() { jq -cS -n --argjson s "$1" --argjson a "$2" "$PREDICT"; }
 
 is_state() { [ "$(state)" = "$1" ]; }
 
+# way PATH BODY: how the admin's what-if was answered, Server-Timing's desc:
+# kept (on the scheduler's own state, forked) or copy (on a copy of it)
+way() {
+  curl -s -o /dev/null -D - -X POST "$URL$1" -H 'Content-Type: application/json' \
+    -H "Authorization: Bearer $ADMIN" --data-binary "$2" | tr -d '\r' |
+    sed -n 's/^Server-Timing: whatif;desc="\([a-z]*\)";dur=[0-9.]*, cpu;dur=[0-9.]*$/\1/p'
+}
+
 cycles() {
   curl -s "$URL/metrics" -H "Authorization: Bearer $ADMIN" |
     awk '$1 == "allot_sched_cycles_total" { print $2 }'

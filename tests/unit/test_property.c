@@ -2797,6 +2797,7 @@ struct incr_counts {
     long passes, reused, fell_back, submissions_started, left, left_reused, left_kept;
     long known_kept;   /* kept-session cycles with an attempt answered from the settled one */
     long dry_runs, dry_decided;   /* dry runs on the kept session; those that decided */
+    long dry_left;                /* of those, what-ifs in which workloads left */
     long kept_runs;    /* cycles run on the kept session (Steps 5 and 6) */
     long after_placements, after_placements_left;   /* Step 6; with workloads that left */
     long after_submission;   /* Step 7: a submission that could start, on the kept session */
@@ -2944,14 +2945,16 @@ static const char *kept_differs(const struct sched_memo *memo)
     return why;
 }
 
-/* ---- A dry run on the kept session ----
- * Between two passes (the last result applied), a dry run of a random
- * submission runs in a child forked with cow_run() (what allotd's what-if
- * does with the scheduler's memo): the submission appended, passes until
- * one decides nothing through sched_cycle_next() on the memo (the delta
- * "one submission", then empty ones) and through sched_cycle() on the same
- * state, which must be byte-identical pass by pass. The parent's memo is
- * never written: its next cycle is compared with a full one as any other. */
+/* ---- A dry run or a what-if on the kept session ----
+ * Between two passes (the last result applied), a what-if runs in a child
+ * forked with cow_run() (what allotd's what-if does with the scheduler's
+ * memo): a dry run of a random submission (appended), a deletion or
+ * suspension of random workloads (left in place, as leave_event() and
+ * completion_event() make them), or both; then passes until one decides
+ * nothing through sched_cycle_next() on the memo (the delta of those
+ * changes, then empty ones) and through sched_cycle() on the same state,
+ * which must be byte-identical pass by pass. The parent's memo is never
+ * written: its next cycle is compared with a full one as any other. */
 #define N_DRY_PASSES 8
 
 struct dry_check {
@@ -2963,7 +2966,7 @@ struct dry_check {
 };
 
 struct dry_verdict {
-    int passes, decisions;
+    int passes, decisions, left;
     char differs[120];   /* "" when every pass was the same */
 };
 
@@ -2971,14 +2974,21 @@ static int dry_child(void *arg, struct cow_out *out)
 {
     struct dry_check *dc = arg;
     struct tcase *tc = dc->tc;
-    struct sched_delta d = {0, 1, NULL, 0};
+    struct sched_delta d = {0, 0, NULL, 0};
     struct dry_verdict v;
     struct sched_result a, b;
     struct sched_state st;
     const char *differ = NULL;
+    int left[MAX_LEFT], what = below(&tc->rng, 4);   /* 0, 1: a submission; 2, 3: workloads leave */
 
     memset(&v, 0, sizeof(v));
-    gen_workload(tc);
+    if (what >= 2)
+        (what == 2 ? leave_event : completion_event)(tc, &d, left);
+    if (what != 3 || chance(&tc->rng, 50)) {
+        gen_workload(tc);
+        d.n_submitted = 1;
+    }
+    v.left = d.n_left;
     for (; dc->win && dc->noted < tc->n_wls; dc->noted++)
         if (sched_mix_window_note(dc->win, &tc->wls[dc->noted]) != SCHED_OK)
             return -1;
@@ -3008,8 +3018,9 @@ static int dry_child(void *arg, struct cow_out *out)
     return cow_put(out, &v, sizeof(v));
 }
 
-/* The dry run's verdict; counts the dry runs and those that decided. */
-static const char *dry_run_differs(struct dry_check *dc, long *runs, long *decided)
+/* The dry run's verdict; counts the dry runs, those that decided and
+ * those in which workloads left. */
+static const char *dry_run_differs(struct dry_check *dc, long *runs, long *decided, long *left)
 {
     static struct dry_verdict v;
     char *buf = NULL;
@@ -3026,6 +3037,7 @@ static const char *dry_run_differs(struct dry_check *dc, long *runs, long *decid
         return "the dry run's child failed";
     (*runs)++;
     *decided += v.decisions > 0;
+    *left += v.left > 0;
     return v.differs[0] ? v.differs : NULL;
 }
 
@@ -3106,7 +3118,7 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_memo *memo,
         apply_result(&tc, &a);
         if (!differ && id % 8 == 1 && n % 3 == 0) {
             struct dry_check dc = {&tc, memo, win, noted, full, incr};
-            differ = dry_run_differs(&dc, &c->dry_runs, &c->dry_decided);
+            differ = dry_run_differs(&dc, &c->dry_runs, &c->dry_decided, &c->dry_left);
             if (differ)
                 print_error("dry run: seed %#llx case %d after pass %d: %s from a full "
                             "rebuild\n", (unsigned long long)seed, id, n, differ);
@@ -3175,11 +3187,12 @@ static void test_incremental_equals_full(void **state)
                   (long long)c.known_wrong, c.after_placements, c.after_placements_left,
                   c.after_evictions, c.after_submission, (long long)c.kept_checked,
                   (long long)c.pending_put_in);
-    print_message("dry runs on the kept session: %ld, %ld of them deciding something\n",
-                  c.dry_runs, c.dry_decided);
+    print_message("dry runs on the kept session: %ld, %ld of them deciding something, %ld "
+                  "with workloads deleted or suspended\n", c.dry_runs, c.dry_decided, c.dry_left);
     assert_int_equal(failed, 0);
     /* dry runs ran, and some decided something (placed, preempted) */
     assert_true(c.dry_runs > 100 && c.dry_decided > c.dry_runs / 20);
+    assert_true(c.dry_left > c.dry_runs / 4);
     /* every way of a submission delta happens often: reused, a kept session
      * extended and then given up, and a full cycle */
     assert_true(c.reused > c.passes / 20);
