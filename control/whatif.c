@@ -34,18 +34,17 @@
  * sees the scheduler thread's model and the memo of its last cycle
  * copy-on-write; Steps 2 to 5 run there, the changes told as the next
  * cycle would be told them (trial_delta(): the submission appended, the
- * workloads deleted or suspended as departures, a quota or a drain as a
- * full delta), each pass through sched_cycle_next() (a submission to a
- * settled cluster costs its own trial, one that starts a cycle on the
- * kept session; a deletion of a pending workload takes its entry out, of
- * a running one runs a cycle on the kept session; a quota or a drain runs
- * a full cycle, sparing the copy alone), and the result comes back
- * through a pipe (result_put(), result_read()); the caller builds the
- * answer's names meanwhile (sm_set_names()). For a submission or a
- * departure the child walks nothing whole: its first touch of each page of
- * the image costs a fault, so it searches (binary) and notes only what
- * the changes and the decisions name. An added node (a name the live
- * topology lacks), or a trial that cannot run now, takes Step 1's copy.
+ * workloads deleted or suspended as departures), each pass through
+ * sched_cycle_next() (a submission to a settled cluster costs its own
+ * trial, one that starts a cycle on the kept session; a deletion of a
+ * pending workload takes its entry out, of a running one runs a cycle on
+ * the kept session), and the result comes back through a pipe
+ * (result_put(), result_read()); the caller builds the answer's names
+ * meanwhile (sm_set_names()). The child walks nothing whole: its first
+ * touch of each page of the image costs a fault, so it searches (binary)
+ * and notes only what the changes and the decisions name. A quota, a
+ * drain or an added node, or a trial that cannot run now, takes Step 1's
+ * copy.
  *
  * Invariants:
  *   1. The live model is read only in Step 1, under the model lock (or,
@@ -447,8 +446,8 @@ static int drained_node(const struct sched_model *m, const struct wi_change *ch,
 }
 
 /* Frees the pods bound to drained nodes; their workloads go back to
- * Pending (db: a lost node's pods). A trial notes such a workload first. */
-static int change_pods(struct run *x, const struct wi_change *ch, int n)
+ * Pending (db: a lost node's pods). */
+static void change_pods(struct run *x, const struct wi_change *ch, int n)
 {
     struct sched_model *m = x->m;
     int i, k;
@@ -459,15 +458,12 @@ static int change_pods(struct run *x, const struct wi_change *ch, int n)
             int node = w->pods[k].node;
             if (node < 0 || !drained_node(m, ch, n, node))
                 continue;
-            if (x->note_at && !x->note_at[i] && note_one(x, i) != 0)
-                return -1;
             w->pods[k].node = -1;
             w->pods[k].devices = 0;
             w->phase = SCHED_PENDING;
             note_for(x, i)->drained = 1;   /* there before the changes: noted */
         }
     }
-    return 0;
 }
 
 static int change_all(struct run *x, const struct wi_change *ch, int n)
@@ -480,7 +476,8 @@ static int change_all(struct run *x, const struct wi_change *ch, int n)
         return -1;
     if (change_workloads(x, ch, n) != 0)
         return -1;
-    return change_pods(x, ch, n);
+    change_pods(x, ch, n);
+    return 0;
 }
 
 /* ---- Step 4: the passes ---- */
@@ -779,14 +776,18 @@ struct trial {
     int n_before;
 };
 
-/* Every change but an added node: the answer's names are the live
- * topology's (sm_set_names()), which has no such node. */
+/* Submissions, deletions and suspensions: what the incremental path is
+ * told as a delta of submissions and departures. A quota, a drain or an
+ * added node would be a full delta: a full cycle in the child, whose
+ * first write of each page of the image copies it, costs more than the
+ * copy (bench/NOTES.md, "What-ifs on the kept state"). */
 static int kept_answers(const struct wi_change *changes, int n)
 {
     int i;
 
     for (i = 0; i < n; i++)
-        if (changes[i].kind == WI_ADD_NODE)
+        if (changes[i].kind != WI_SUBMIT && changes[i].kind != WI_DELETE &&
+            changes[i].kind != WI_SUSPEND)
             return 0;
     return n > 0;
 }
@@ -795,8 +796,7 @@ static int kept_answers(const struct wi_change *changes, int n)
  * which held n_before workloads), as the scheduler thread tells it
  * (sched_loop.c, note_changes()): its own delta so far, the submission
  * appended, the workloads deleted or suspended left in place (keep_left)
- * added to the departures; a quota or a drain (the topology) makes it
- * full, as does anything else. */
+ * added to the departures; anything else makes it full. */
 static int trial_delta(struct run *x, const struct sched_delta *told, const struct wi_change *ch,
                        int n, int n_before)
 {
@@ -814,8 +814,6 @@ static int trial_delta(struct run *x, const struct sched_delta *told, const stru
     else if (x->sub_seq || m->n != n_before)
         x->delta.full = 1;
     for (i = 0; i < n; i++) {
-        if (ch[i].kind == WI_QUOTA || ch[i].kind == WI_DRAIN)
-            x->delta.full = 1;
         if (ch[i].kind != WI_DELETE && ch[i].kind != WI_SUSPEND)
             continue;
         k = sorted_find(m->meta, m->n, meta_seq, ch[i].workload_seq);
@@ -926,7 +924,7 @@ static int trial_child(void *arg, struct cow_out *o)
     x.memo = t->memo;
     /* room for the submission, the one workload a change appends */
     if (!arena || !(x.note_at = calloc((size_t)n_before + 2, sizeof(int))) ||
-        change_all(&x, tr->changes, tr->n) != 0 ||
+        change_workloads(&x, tr->changes, tr->n) != 0 ||
         trial_delta(&x, &t->delta, tr->changes, tr->n, n_before) != 0)
         return -1;
     if (passes(&x, arena, &st, &last) == 0 &&

@@ -11,12 +11,12 @@
 #      then writes;
 #   3. a quota change: team-b's quota cut to 1 GPU makes team-a reclaim;
 #      fair shares after are what the projects then show;
-#   4. a workload deleted, one suspended;
+#   4. a workload deleted, one suspended (and in 2, a pending one deleted);
 #   5. nothing is stored by any of it, and the refusals a real change
 #      would get (400, 403, 404).
-# On the settled cluster a dry run, a quota's what-if, a deletion's and a
-# suspension's are answered on the scheduler's kept state (Server-Timing
-# says "kept"), an added node's on a copy ("copy").
+# On the settled cluster a dry run, a deletion's and a suspension's
+# what-if are answered on the scheduler's kept state (Server-Timing says
+# "kept"), a quota's and a drained or added node's on a copy ("copy").
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/whatif_lib.sh"
@@ -96,6 +96,12 @@ READY=$(expect 200 GET "/api/v1/workloads?filterBy=name==a3" "" "$ADMIN" |
   jq -c '.workloads[0].conditions[] | select(.type == "Ready") | [.reason, .message]')
 [ "$READY" = "$(jq -cn --arg r "$REASON" --arg m "$MSG" '[$r, $m]')" ] ||
   fail "a3 is pending with $READY, its dry run said $REASON: $MSG"
+# a3 deleted: a pending workload's entry goes, nothing starts or stops
+DEL_A3="{\"changes\":[{\"type\":\"deleteWorkload\",\"workloadId\":\"$(id_of a3)\"}]}"
+A=$(whatif "$DEL_A3")
+[ "$(printf '%s' "$A" | jq -c '[.started, .stopped, .moved] | map(length)')" = '[0,0,0]' ] ||
+  fail "deleting the pending a3 would change something: $A"
+[ "$(way /api/v1/whatif "$DEL_A3")" = kept ] || fail "a3's deletion was not answered on the kept state"
 
 # ---- 3. a quota change: team-b's quota cut to 1 GPU ----
 S2=$(state)
@@ -103,7 +109,7 @@ N2=$(count)
 QUOTA="[{\"nodePool\":{\"id\":\"$POOL\"},\"gpu\":{\"deserved\":1}}]"
 A=$(whatif "{\"changes\":[{\"type\":\"quota\",\"projectId\":\"$PB\",\"resources\":$QUOTA}]}")
 [ "$(way /api/v1/whatif "{\"changes\":[{\"type\":\"quota\",\"projectId\":\"$PB\",
-  \"resources\":$QUOTA}]}")" = kept ] || fail "a quota's what-if was not answered on the kept state"
+  \"resources\":$QUOTA}]}")" = copy ] || fail "a quota's what-if was not answered on a copy"
 [ "$(printf '%s' "$A" | jq '.stopped | length')" -ge 1 ] && [ "$(printf '%s' "$A" | jq '.started | length')" -ge 1 ] ||
   fail "cutting team-b's quota should make team-a reclaim: $A"
 [ "$(printf '%s' "$A" | jq -c '[.stopped[] | [.projectName, .reason]] | unique')" = '[["team-b","reclaim"]]' ] ||
@@ -161,7 +167,7 @@ expect 404 POST /api/v1/whatif "{\"changes\":[{\"type\":\"deleteWorkload\",\"wor
 # a drained node and an added one: the answer names the node's workloads
 A=$(whatif '{"changes":[{"type":"drainNode","nodeName":"node-1"},{"type":"addNode","gpus":2,"name":"spare"}]}')
 [ "$(way /api/v1/whatif '{"changes":[{"type":"drainNode","nodeName":"node-1"},{"type":"addNode",
-  "gpus":2,"name":"spare"}]}')" = copy ] || fail "an added node's what-if was not answered on a copy"
+  "gpus":2,"name":"spare"}]}')" = copy ] || fail "a drained and an added node's what-if was not answered on a copy"
 printf '%s' "$A" | jq -e '[.stopped[], .moved[] | select(.reason == "drain")] | length > 0' >/dev/null ||
   fail "draining node-1 stops or moves none of its workloads: $A"
 printf '%s' "$A" | jq -e '[.started[], .moved[] | .pods[].nodeName] | index("spare") and
