@@ -5,7 +5,7 @@ wall time and the CPU time of its process tree.
 
     bench/suite/profile.py BUILD_DIR [JOBS] [REGEX] > profile.txt
 
-JOBS defaults to twice the cores (scripts/test.sh's default); REGEX, when
+JOBS defaults to three times the cores (scripts/test.sh's default); REGEX, when
 given, keeps the tests whose names it matches.
 
 Step 1: `ctest --show-only=json-v1` lists the tests: each one's command,
@@ -87,7 +87,7 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     build = sys.argv[1]
-    jobs = int(sys.argv[2]) if len(sys.argv) > 2 else 2 * os.cpu_count()
+    jobs = int(sys.argv[2]) if len(sys.argv) > 2 else 3 * os.cpu_count()
     pattern = sys.argv[3] if len(sys.argv) > 3 else None
     with open("/proc/loadavg") as f:
         load_before = f.read().split()[0]
