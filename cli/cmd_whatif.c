@@ -1,7 +1,8 @@
 /*
  * cmd_whatif.c: what a change would do, asked of allotd without making it:
- * `allot whatif quota NAME --gpu-quota N` and `allot whatif drain NODE`
- * (POST /api/v1/whatif), and the answer of a dry-run submission
+ * `allot whatif quota NAME --gpu-quota N`, `allot whatif drain NODE`,
+ * `allot whatif delete NAME` and `allot whatif suspend NAME` (POST
+ * /api/v1/whatif), and the answer of a dry-run submission
  * (`allot training submit ... --dry-run`, cmd_submit.c), printed here in
  * one short shape:
  *
@@ -18,8 +19,9 @@
 
 #include "cmd.h"
 #include "table.h"
+#include "wl.h"
 
-enum { O_QUOTA = 1, O_POOL, O_DEPARTMENT, O_JSON };
+enum { O_QUOTA = 1, O_POOL, O_DEPARTMENT, O_JSON, O_PROJECT };
 
 static const struct opt_spec quota_opts[] = {
     {"gpu-quota", 0, OPT_VALUE, O_QUOTA},
@@ -29,6 +31,11 @@ static const struct opt_spec quota_opts[] = {
     {NULL, 0, 0, 0},
 };
 static const struct opt_spec drain_opts[] = {
+    {"json", 0, OPT_FLAG, O_JSON},
+    {NULL, 0, 0, 0},
+};
+static const struct opt_spec workload_opts[] = {
+    {"project", 'p', OPT_VALUE, O_PROJECT},
     {"json", 0, OPT_FLAG, O_JSON},
     {NULL, 0, 0, 0},
 };
@@ -51,6 +58,33 @@ static const struct cli_cmd drain_cmd = {
     "workloads stop or move, others may start. Nothing is changed.\n\n"
     "  --json   print the API's answer\n\n"
     "  allot whatif drain node-3\n",
+};
+
+/* A change that names one workload: the verb's usage and the API's type. */
+struct workload_change {
+    struct cli_cmd cmd;
+    const char *type;
+};
+
+#define WORKLOAD_OPTIONS_HELP \
+    "  -p, --project P   the workload's project (default: the configured one, else\n" \
+    "                    any project you may read)\n" \
+    "  --json            print the API's answer\n\n"
+
+static const struct workload_change delete_change = {
+    {"allot whatif delete", "NAME [-p PROJECT] [--json]",
+     "Shows what the next scheduling turn would do if workload NAME were deleted:\n"
+     "its GPUs freed, the workloads that would start in its room. Nothing is changed.\n\n"
+     WORKLOAD_OPTIONS_HELP "  allot whatif delete train-1 -p team-a\n"},
+    "deleteWorkload",
+};
+
+static const struct workload_change suspend_change = {
+    {"allot whatif suspend", "NAME [-p PROJECT] [--json]",
+     "Shows what the next scheduling turn would do if workload NAME were suspended:\n"
+     "its GPUs freed, the workloads that would start in its room. Nothing is changed.\n\n"
+     WORKLOAD_OPTIONS_HELP "  allot whatif suspend train-1 -p team-a\n"},
+    "suspendWorkload",
 };
 
 /* ---- the answer ---- */
@@ -284,18 +318,54 @@ static int whatif_drain(const void *ctx, int argc, char **argv)
     return rc;
 }
 
+/* delete and suspend (ctx: struct workload_change): the workload found by
+ * name as other workload verbs find it, then one change naming its id. */
+static int whatif_workload(const void *ctx, int argc, char **argv)
+{
+    const struct workload_change *wc = ctx;
+    struct client *c = NULL;
+    const char *project = NULL;
+    json_t *w = NULL, *change;
+    struct opts o;
+    int i, json = 0, rc = cmd_parse(&wc->cmd, workload_opts, argc, argv, &o);
+
+    for (i = 0; rc == CLI_OK && i < o.n_hits; i++) {
+        if (o.hits[i].id == O_PROJECT)
+            project = o.hits[i].val;
+        json |= o.hits[i].id == O_JSON;
+    }
+    if (rc == CLI_OK && o.help)
+        rc = cli_help(&wc->cmd);
+    else if (rc == CLI_OK && (rc = cmd_one_operand(&wc->cmd, &o, "NAME")) == CLI_OK &&
+             (rc = client_open(&c, CLIENT_LOGGED_IN)) == CLI_OK) {
+        struct wl_key k = {o.pos[0], wl_project(c, project), NULL, "workload"};
+        if ((rc = find_workload(c, &k, &w)) == CLI_OK) {
+            change = json_pack("{s:s, s:s}", "type", wc->type, "workloadId", jstr(w, "id", ""));
+            rc = change ? ask(c, change, json) : cli_fail("out of memory");
+        }
+    }
+    json_decref(w);
+    client_close(c);
+    opts_free(&o);
+    return rc;
+}
+
 int cmd_whatif_main(int argc, char **argv)
 {
     static const struct verb verbs[] = {
         {"quota", whatif_quota, NULL, NULL},
         {"drain", whatif_drain, NULL, NULL},
+        {"delete", whatif_workload, &delete_change, NULL},
+        {"suspend", whatif_workload, &suspend_change, NULL},
         {NULL, NULL, NULL, NULL},
     };
     static const struct cli_cmd cmd = {
-        "allot whatif", "quota|drain ...",
+        "allot whatif", "quota|drain|delete|suspend ...",
         "What the next scheduling turn would do after a change, without making it:\n"
         "  quota     a project's (or department's) GPU quota in a node pool\n"
         "  drain     a node leaving the cluster\n"
+        "  delete    a workload deleted\n"
+        "  suspend   a workload suspended\n"
         "(a submission's: allot training submit ... --dry-run)\n",
     };
 

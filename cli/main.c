@@ -34,7 +34,7 @@ static const struct command commands[] = {
     {"node", "list the nodes and their free GPUs", cmd_node_main},
     {"nodepool", "list the node pools and their free GPUs; create, edit or delete one",
      cmd_nodepool_main},
-    {"whatif", "what a quota change or a drained node would do, before it is made",
+    {"whatif", "what a quota change, a drained node or a workload deleted or suspended would do",
      cmd_whatif_main},
     {"environment", "environment assets: list, describe, create, delete", cmd_environment_main},
     {"compute", "compute resource assets: the same", cmd_compute_main},

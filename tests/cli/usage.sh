@@ -63,6 +63,9 @@ usage "unexpected argument 'b'" whatif quota a b --gpu-quota 1
 usage "NODE is missing" whatif drain
 usage "one node at a time" whatif drain node-1 node-2
 usage "unknown option" whatif drain node-1 --gpu-quota 1
+usage "NAME is missing" whatif delete -p team-a
+usage "unexpected argument 'b'" whatif suspend a b
+usage "unknown option" whatif delete a1 --gpu-quota 1
 usage "only bash" completion zsh
 
 # submit
@@ -276,6 +279,8 @@ help completion --help
 help whatif --help
 help whatif quota --help
 help whatif drain --help
+help whatif delete --help
+help whatif suspend --help
 help project edit --help
 help department edit --help
 help nodepool create --help

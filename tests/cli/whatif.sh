@@ -10,7 +10,10 @@
 #   3. `allot whatif quota team-b --gpu-quota 1`: team-a reclaims, and the
 #      fair shares before -> after;
 #   4. `allot whatif drain node-1` names node-1's workloads; a researcher's
-#      drain is refused as the API refuses it; usage errors.
+#      drain is refused as the API refuses it; usage errors;
+#   5. `allot whatif suspend` and `allot whatif delete` of a running
+#      workload: it stops (reason suspend, delete), and the cluster reaches
+#      what the deletion's answer foresaw.
 ALLOTD=$1
 ALLOT=$2
 . "$(dirname "$0")/../server/lib.sh"
@@ -83,4 +86,22 @@ has "$T/err" "--gpu-quota N is required"
 run 2 whatif drain
 has "$T/err" "NODE is missing"
 run 1 whatif quota nope --gpu-quota 1
+run 2 whatif delete
+has "$T/err" "NAME is missing"
+run 1 whatif suspend nope -p team-a
+
+# ---- 5. a running workload suspended, then deleted ----
+settled
+S5=$(state)
+V=$(printf '%s' "$S5" | jq -r 'to_entries | map(select(.value.phase == "Running")) | .[0].key')
+case $V in a*) VP=team-a ;; *) VP=team-b ;; esac
+run 0 whatif suspend "$V" -p $VP
+grep -Eq "^stop +$V +$VP +[0-9.]+ +suspend " "$T/out" || fail "suspend table: $(cat "$T/out")"
+run 0 whatif delete "$V" -p $VP --json
+cp "$T/out" "$T/delete.json"
+[ "$(jq -c "[.stopped[] | select(.name == \"$V\") | .reason]" "$T/delete.json")" = '["delete"]' ] ||
+  fail "deleting $V: $(cat "$T/delete.json")"
+is_state "$S5" || fail "allot whatif changed the cluster: $(state)"
+run 0 workload delete "$V" -p $VP -y
+reaches "$(predict "$S5" "$(cat "$T/delete.json")")" "the answer to deleting $V"
 stop
