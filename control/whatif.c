@@ -780,7 +780,8 @@ struct trial {
  * told as a delta of submissions and departures. A quota, a drain or an
  * added node would be a full delta: a full cycle in the child, whose
  * first write of each page of the image copies it, costs more than the
- * copy (bench/NOTES.md, "What-ifs on the kept state"). */
+ * copy (bench/NOTES.md, "What-ifs of deletions and suspensions on the
+ * kept state"). */
 static int kept_answers(const struct wi_change *changes, int n)
 {
     int i;
