@@ -3020,7 +3020,7 @@ static int dry_child(void *arg, struct cow_out *out)
 
 /* The dry run's verdict; counts the dry runs, those that decided and
  * those in which workloads left. */
-static const char *dry_run_differs(struct dry_check *dc, long *runs, long *decided, long *left)
+static const char *dry_run_differs(struct dry_check *dc, struct incr_counts *c)
 {
     static struct dry_verdict v;
     char *buf = NULL;
@@ -3035,9 +3035,9 @@ static const char *dry_run_differs(struct dry_check *dc, long *runs, long *decid
     free(buf);
     if (rc != 0)
         return "the dry run's child failed";
-    (*runs)++;
-    *decided += v.decisions > 0;
-    *left += v.left > 0;
+    c->dry_runs++;
+    c->dry_decided += v.decisions > 0;
+    c->dry_left += v.left > 0;
     return v.differs[0] ? v.differs : NULL;
 }
 
@@ -3118,7 +3118,7 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_memo *memo,
         apply_result(&tc, &a);
         if (!differ && id % 8 == 1 && n % 3 == 0) {
             struct dry_check dc = {&tc, memo, win, noted, full, incr};
-            differ = dry_run_differs(&dc, &c->dry_runs, &c->dry_decided, &c->dry_left);
+            differ = dry_run_differs(&dc, c);
             if (differ)
                 print_error("dry run: seed %#llx case %d after pass %d: %s from a full "
                             "rebuild\n", (unsigned long long)seed, id, n, differ);
