@@ -1217,14 +1217,6 @@ static void put_in_extra(struct ss_iter *it, int w)
     it->oc->extra_walk[w] = it->walk;
 }
 
-/* Group g's failure in this walk, 0: none. */
-static uint64_t group_failed(const struct ss_iter *it, int g)
-{
-    const struct group_mark *m = &it->oc->mark[g];
-
-    return m->walk == it->walk ? m->fail : 0;
-}
-
 static void note_group_failed(struct ss_iter *it, int g, uint64_t failed)
 {
     it->oc->mark[g].walk = it->walk;
@@ -1240,6 +1232,30 @@ static uint32_t next_walk(struct order_cache *oc)
         oc->walk = 1;
     }
     return oc->walk;
+}
+
+/* The first place from leaf q's cursor on whose entry is not in a group
+ * that failed in this state or whose signature failed an attempt: most of
+ * a settled cycle's walk, so it keeps the cursor and the marks' pointers
+ * in locals and writes nothing (leaf_head()'s loop, which writes marks and
+ * the cursor through `it`, reads them again at every entry). */
+static int pass_failed_groups(const struct ss_iter *it, int q)
+{
+    const int *group = it->oc->item_group + it->oc->off[q];
+    const struct group_mark *mark = it->oc->mark;
+    uint64_t in_state = it->ss->version + 1;
+    uint32_t walk = it->walk;
+    int c = it->cursor[q], n = it->oc->cnt[q];
+
+    for (; c < n; c++) {
+        const struct group_mark *m;
+        if (group[c] < 0)
+            break;
+        m = &mark[group[c]];   /* the group's failure, if of this walk */
+        if (m->walk != walk || (m->fail != GROUP_FAILED && m->fail != in_state))
+            break;
+    }
+    return c;
 }
 
 /* Head of a leaf: the better of its list's next candidate and its heap's top. */
@@ -1261,12 +1277,12 @@ static int leaf_head(struct ss_iter *it, int q)
      * test of its shape (a walk of its pools): all only read, and an entry
      * must pass all, so the order changes nothing but the cost. */
     while (it->cursor[q] < oc->cnt[q]) {
-        int i = oc->off[q] + it->cursor[q], g = oc->item_group[i], w;
-        uint64_t failed = g >= 0 ? group_failed(it, g) : 0;
-        if (g >= 0 && (failed == GROUP_FAILED || failed == ss->version + 1)) {
-            it->cursor[q]++;
-            continue;
-        }
+        int i, g, w;
+        it->cursor[q] = pass_failed_groups(it, q);
+        if (it->cursor[q] >= oc->cnt[q])
+            break;
+        i = oc->off[q] + it->cursor[q];
+        g = oc->item_group[i];
         if (g >= 0 && it->action == SCHED_ACT_ALLOCATE && group_room_fails(it, g)) {
             note_group_failed(it, g, ss->version + 1);   /* as the first entry's test would */
             it->cursor[q]++;
