@@ -46,6 +46,7 @@ struct options {
     int settle;          /* at most this many passes to settle */
     int cold;            /* one-GPU workloads for the cold fill; 0: skip */
     int dry_runs;        /* dry runs of a submission on the settled cluster; 0: skip */
+    int quota_runs;      /* what-ifs of a quota on the settled cluster; 0: skip */
 };
 
 /* ---- What the run measured, for the targets' verdicts (print_targets()) ---- */
@@ -56,7 +57,8 @@ static struct {
     double rss_mib;
     double cold_rate;           /* placements/s; < 0: not run */
     double dry_p99;             /* a dry run on the kept session, ms; < 0: not run */
-} measured = {0, 0, -1, 0, -1, -1};
+    double quota_p99;           /* a quota's what-if on the kept session, ms; < 0: not run */
+} measured = {0, 0, -1, 0, -1, -1, -1};
 
 /* ---- Options: a table of integer flags ---- */
 
@@ -85,6 +87,8 @@ static const struct flag flags[] = {
     {"--event-runs", OPT(event_runs), 1, 1000, "runs per event measurement"},
     {"--dry-runs", OPT(dry_runs), 0, 100000,
      "dry runs of a submission on the settled cluster (0: none)"},
+    {"--quota-runs", OPT(quota_runs), 0, 100000,
+     "what-ifs of a project's GPU quota on the settled cluster (0: none)"},
     {"--settle", OPT(settle), 0, 1000, "most passes to settle before the settled event"},
     {"--cold", OPT(cold), 0, 10000000, "one-GPU workloads for the cold fill (0: skip)"},
     {"--racks", OPT(gen.rack_nodes), 0, 1000000,
@@ -392,7 +396,7 @@ static int after_decisions(struct gen_world *w, struct sched_arena *arena,
 {
     struct sched_workload *wls = malloc(sizeof(*wls) * ((size_t)w->n_wls + 1));
     struct sched_pod *pods = malloc(sizeof(*pods) * (w->n_pods + 1));
-    struct sched_delta none = {0, 0, NULL, 0};
+    struct sched_delta none = {0, 0, NULL, 0, 0};
     struct sched_memo_stats before, after;
     struct sched_result res;
     struct sched_state st;
@@ -475,7 +479,7 @@ static int incremental_event(const struct options *o, struct gen_world *w,
                              struct sched_arena *arena, uint64_t full_digest, const char *when,
                              struct event *ev)
 {
-    struct sched_delta prime = {1, 0, NULL, 0}, delta;
+    struct sched_delta prime = {1, 0, NULL, 0, 0}, delta;
     struct sched_memo *memo = sched_memo_new();
     struct sched_memo_stats stats;
     struct sched_result res;
@@ -768,16 +772,18 @@ static int bench_event(const struct options *o, struct gen_world *w, struct sche
 
 /* ---- dry run ---- */
 
-/* A dry run of a submission, two ways, each giving the digest of every
+/* A dry run of a submission (or a what-if of a quota), two ways, each
+ * giving the digest of every
  * pass of the turn it foresees (passes until one decides nothing, at most
  * DRY_MAX_PASSES, as a driver's turn):
  *   copy  what a what-if did: the workloads and their pods copied, the
  *         submission appended, full cycles on the copy;
  *   kept  a child forked (cow_run()) from the process that holds the memo
  *         of the last real cycle: the submission appended there, the passes
- *         through sched_cycle_next() (the delta "one submission", then
- *         empty ones), the digests sent back; the parent's world and memo
- *         are never written.
+ *         through sched_cycle_next() (the delta "one submission", or
+ *         "quotas moved", then empty ones), the digests sent back; the
+ *         parent's memo is never written, nor its world (a quota is set
+ *         before both ways and put back after).
  * The two digest lists must be equal, and after every dry run the
  * parent's memo answers a real cycle as a full cycle does. Each way is
  * timed in wall time and in CPU time (kept: the parent's, the fork
@@ -798,6 +804,7 @@ struct dry_ctx {
     struct sched_memo *memo;         /* NULL: full cycles */
     struct sched_arena *arena;
     struct dry_turn turn;
+    struct sched_delta first;        /* the first pass's delta, with a memo */
 };
 
 /* apply(), writing a stale time only where it moved: a forked child
@@ -816,7 +823,7 @@ static void apply_moved(struct gen_world *w, const struct sched_result *res)
 /* The passes on the world as it is (the submission already appended). */
 static int dry_passes(struct dry_ctx *c)
 {
-    struct sched_delta d = {0, 1, NULL, 0};
+    struct sched_delta d = c->first;
     struct sched_result res;
     struct sched_state st;
     struct sched_config cfg;
@@ -906,7 +913,7 @@ static int dry_kept(struct dry_ctx *c, struct sched_memo *memo, struct dry_turn 
 static int dry_memo_intact(struct gen_world *w, struct sched_memo *memo,
                            struct sched_arena *arena)
 {
-    struct sched_delta none = {0, 0, NULL, 0};
+    struct sched_delta none = {0, 0, NULL, 0, 0};
     struct sched_result res;
     struct sched_state st;
     struct sched_config cfg;
@@ -931,76 +938,149 @@ static void dry_print(const char *what, double *t, int n)
            percentile(t, n, 50), percentile(t, n, 99), t[0], t[n - 1]);
 }
 
+/* One series of what-ifs, each foreseen both ways: its times (wall and
+ * CPU, each way), how many decided something and how many ran no full
+ * cycle. */
+struct dry_series {
+    double *tc, *cc, *tk, *ck;
+    int n, decided, fast;
+};
+
+static int series_new(struct dry_series *s, int n)
+{
+    memset(s, 0, sizeof(*s));
+    s->tc = calloc((size_t)n + 1, sizeof(double));
+    s->cc = calloc((size_t)n + 1, sizeof(double));
+    s->tk = calloc((size_t)n + 1, sizeof(double));
+    s->ck = calloc((size_t)n + 1, sizeof(double));
+    return s->tc && s->cc && s->tk && s->ck ? 0 : -1;
+}
+
+static void series_free(struct dry_series *s)
+{
+    free(s->tc);
+    free(s->cc);
+    free(s->tk);
+    free(s->ck);
+}
+
+/* The world as the what-if has it: both ways timed into run i of s, and
+ * their digests compared. */
+static int dry_both(struct dry_ctx *c, struct sched_memo *memo, struct dry_series *s, int i)
+{
+    struct dry_turn copy, kept;
+    double t0 = now_ms(), c0 = cpu_ms();
+    int rc = dry_copy(c, &copy);
+
+    memset(&kept, 0, sizeof(kept));
+    s->cc[i] = cpu_ms() - c0 - copy.digest_cpu_ms;
+    s->tc[i] = now_ms() - t0 - copy.digest_ms;
+    t0 = now_ms();
+    c0 = cpu_ms();
+    if (rc == 0)
+        rc = dry_kept(c, memo, &kept);
+    s->ck[i] = cpu_ms() - c0 + kept.child_cpu_ms - kept.digest_cpu_ms;
+    s->tk[i] = now_ms() - t0 - kept.digest_ms;
+    if (rc == 0 && (copy.passes != kept.passes ||
+                    memcmp(copy.digest, kept.digest, sizeof(copy.digest)) != 0)) {
+        fprintf(stderr, "allot-bench-cycle: what-if %d: the kept session's passes differ "
+                "from full cycles on a copy\n", i);
+        rc = -1;
+    }
+    s->fast += kept.stats.full == 1;   /* only the priming cycle ran in full */
+    s->decided += kept.decisions > 0;
+    s->n += rc == 0;
+    return rc;
+}
+
+static void series_print(const char *what, struct dry_series *s)
+{
+    printf("dry run        %d %s on the settled cluster, %d of them deciding something; %d "
+           "without a full cycle; every turn's digests equal\n", s->n, what, s->decided, s->fast);
+    dry_print("copy + full passes, wall", s->tc, s->n);
+    dry_print("copy + full passes, CPU", s->cc, s->n);
+    dry_print("kept session, forked, wall", s->tk, s->n);
+    dry_print("kept session, forked, CPU (parent and child)", s->ck, s->n);
+}
+
 /* o->dry_runs submissions (project i mod projects, one GPU; every other
  * one a workspace, which may preempt), each dry-run both ways on the world
  * as it is, then taken out again. */
+static int dry_submissions(const struct options *o, struct dry_ctx *c, struct sched_memo *memo,
+                           struct dry_series *s)
+{
+    struct gen_world *w = c->w;
+    size_t pods_before = w->n_pods;
+    int i, rc = 0;
+
+    c->first = (struct sched_delta){0, 1, NULL, 0, 0};
+    for (i = 0; rc == 0 && i < o->dry_runs; i++) {
+        if (gen_world_submit(w, gen_world_project(w, i % w->n_projects), 1, 1) < 0)
+            return -1;
+        if (i % 2)
+            make_workspace(w);
+        rc = dry_both(c, memo, s, i);
+        w->n_wls--;
+        w->n_pods = pods_before;
+    }
+    return rc;
+}
+
+/* o->quota_runs what-ifs of a quota: project i mod projects's deserved
+ * GPUs in pool i mod pools doubled (odd i: it may reclaim) or halved,
+ * each foreseen both ways, then put back. */
+static int dry_quotas(const struct options *o, struct dry_ctx *c, struct sched_memo *memo,
+                      struct dry_series *s)
+{
+    struct gen_world *w = c->w;
+    int i, rc = 0;
+
+    c->first = (struct sched_delta){0, 0, NULL, 0, 1};
+    for (i = 0; rc == 0 && i < o->quota_runs; i++) {
+        int q = gen_world_project(w, i % w->n_projects), p = i % w->n_pools;
+        struct sched_quota *qt = &w->quotas[((size_t)q * (size_t)w->n_pools + (size_t)p) *
+                                            SCHED_NRES + SCHED_GPU], was = *qt;
+        qt->deserved = i % 2 ? was.deserved * 2 + SCHED_MILLI : was.deserved / 2;
+        rc = dry_both(c, memo, s, i);
+        *qt = was;
+    }
+    return rc;
+}
+
 static int bench_dry(const struct options *o, struct gen_world *w, struct sched_arena *arena)
 {
-    struct sched_delta full = {1, 0, NULL, 0};
+    struct sched_delta full = {1, 0, NULL, 0, 0};
     struct sched_memo *memo = sched_memo_new();
     struct sched_result res;
     struct sched_state st;
     struct sched_config cfg;
-    struct dry_ctx c = {w, NULL, arena, {0}};
-    struct dry_turn copy, kept;
-    double *tc = calloc((size_t)o->dry_runs, sizeof(double));
-    double *tk = calloc((size_t)o->dry_runs, sizeof(double)), t0, c0;
-    double *cc = calloc((size_t)o->dry_runs, sizeof(double));
-    double *ck = calloc((size_t)o->dry_runs, sizeof(double));
-    size_t pods_before = w->n_pods;
-    int i, rc = memo && tc && tk && cc && ck ? 0 : -1, fast = 0, decided = 0;
+    struct dry_ctx c = {w, NULL, arena, {0}, {0}};
+    struct dry_series sub, quota;
+    int rc = memo && series_new(&sub, o->dry_runs) == 0 && series_new(&quota, o->quota_runs) == 0
+                 ? 0 : -1;
 
     sched_config_default(&cfg);
     gen_world_state(w, &st);
     if (rc == 0)
         rc = sched_cycle_next(memo, &st, &full, &cfg, arena, &res) == SCHED_OK ? 0 : -1;
-    for (i = 0; rc == 0 && i < o->dry_runs; i++) {
-        if (gen_world_submit(w, gen_world_project(w, i % w->n_projects), 1, 1) < 0) {
-            rc = -1;
-            break;
-        }
-        if (i % 2)
-            make_workspace(w);
-        t0 = now_ms();
-        c0 = cpu_ms();
-        rc = dry_copy(&c, &copy);
-        cc[i] = cpu_ms() - c0 - copy.digest_cpu_ms;
-        tc[i] = now_ms() - t0 - copy.digest_ms;
-        t0 = now_ms();
-        c0 = cpu_ms();
-        if (rc == 0)
-            rc = dry_kept(&c, memo, &kept);
-        ck[i] = cpu_ms() - c0 + kept.child_cpu_ms - kept.digest_cpu_ms;
-        tk[i] = now_ms() - t0 - kept.digest_ms;
-        w->n_wls--;
-        w->n_pods = pods_before;
-        if (rc == 0 && (copy.passes != kept.passes ||
-                        memcmp(copy.digest, kept.digest, sizeof(copy.digest)) != 0)) {
-            fprintf(stderr, "allot-bench-cycle: dry run %d: the kept session's passes differ "
-                    "from full cycles on a copy\n", i);
-            rc = -1;
-        }
-        fast += kept.stats.full == 1;   /* only the priming cycle ran in full */
-        decided += kept.decisions > 0;
-    }
+    if (rc == 0)
+        rc = dry_submissions(o, &c, memo, &sub);
+    if (rc == 0)
+        rc = dry_quotas(o, &c, memo, &quota);
     if (rc == 0 && dry_memo_intact(w, memo, arena) != 0) {
         fprintf(stderr, "allot-bench-cycle: the memo changed under the dry runs\n");
         rc = -1;
     }
-    if (rc == 0) {
-        printf("dry run        %d submissions on the settled cluster, %d of them deciding "
-               "something; %d without a full cycle; every turn's digests equal\n",
-               o->dry_runs, decided, fast);
-        dry_print("copy + full passes, wall", tc, o->dry_runs);
-        dry_print("copy + full passes, CPU", cc, o->dry_runs);
-        dry_print("kept session, forked, wall", tk, o->dry_runs);
-        dry_print("kept session, forked, CPU (parent and child)", ck, o->dry_runs);
-        measured.dry_p99 = percentile(tk, o->dry_runs, 99);
+    if (rc == 0 && o->dry_runs > 0) {
+        series_print("submissions", &sub);
+        measured.dry_p99 = percentile(sub.tk, sub.n, 99);
     }
-    free(tc);
-    free(tk);
-    free(cc);
-    free(ck);
+    if (rc == 0 && o->quota_runs > 0) {
+        series_print("quotas moved (what-ifs)", &quota);
+        measured.quota_p99 = percentile(quota.tk, quota.n, 99);
+    }
+    series_free(&sub);
+    series_free(&quota);
     sched_memo_free(memo);
     return rc;
 }
@@ -1071,6 +1151,8 @@ static const struct target targets[] = {
     {"10", 10000, 500000, "settled cycle after one event", &measured.event_settled, 1, 0, "ms"},
     {"11", 1000, 50000, "dry run p99", &measured.dry_p99, 10, 0, "ms"},
     {"11", 4000, 200000, "dry run p99", &measured.dry_p99, 50, 0, "ms"},
+    {"11", 1000, 50000, "what-if of a quota p99", &measured.quota_p99, 10, 0, "ms"},
+    {"11", 4000, 200000, "what-if of a quota p99", &measured.quota_p99, 50, 0, "ms"},
 };
 
 /* The 1-minute load average, or -1 when /proc/loadavg cannot be read. */
@@ -1162,7 +1244,7 @@ int main(int argc, char **argv)
     print_world(w, &o, now_ms() - t0);
     if (bench_full(&o, w, arena) != 0 || bench_event(&o, w, arena) != 0)
         goto out;
-    if (o.dry_runs > 0 && bench_dry(&o, w, arena) != 0)
+    if ((o.dry_runs > 0 || o.quota_runs > 0) && bench_dry(&o, w, arena) != 0)
         goto out;
     print_memory(arena);
     if (o.cold > 0 && bench_cold(&o) != 0)

@@ -247,7 +247,8 @@ static int topo_pool_levels(struct sched_model *m)
  * departments' quotas never add up to more than the pool because of it. Its rank in a pool is its rank, then its
  * over-quota priority there (Normal without an entry). Default pools: its
  * own, else its department's. */
-static void topo_queue(struct sched_model *m, int qi, const int64_t *pool_gpus)
+static void topo_queue(struct sched_model *m, int qi, const struct db_queue *quotas_of,
+                       const int64_t *pool_gpus)
 {
     const struct db_snapshot *t = m->topo;
     const struct db_queue *q = &t->queues[qi];
@@ -267,17 +268,18 @@ static void topo_queue(struct sched_model *m, int qi, const int64_t *pool_gpus)
             x->weight = 1000;
         }
     }
-    for (k = 0; k < q->n_quotas; k++) {
-        p = find_seq(t->pools, t->n_pools, sizeof(t->pools[0]), q->quotas[k].pool_seq);
+    for (k = 0; k < quotas_of->n_quotas; k++) {
+        const struct db_quota *e = &quotas_of->quotas[k];
+        p = find_seq(t->pools, t->n_pools, sizeof(t->pools[0]), e->pool_seq);
         if (p >= 0)
-            rk[p] = sched_pool_rank(q->rank, q->quotas[k].priority);
+            rk[p] = sched_pool_rank(q->rank, e->priority);
         for (r = 0; p >= 0 && r < SCHED_NRES; r++) {
             struct sched_quota *x = &qt[p * SCHED_NRES + r];
-            if (!q->quotas[k].has[r])
+            if (!e->has[r])
                 continue;
-            x->deserved = q->quotas[k].deserved[r];
-            x->limit = q->quotas[k].limit[r];
-            x->weight = q->quotas[k].weight[r];
+            x->deserved = e->deserved[r];
+            x->limit = e->limit[r];
+            x->weight = e->weight[r];
         }
     }
     parent = q->parent_seq ? find_seq(t->queues, t->n_queues, sizeof(t->queues[0]),
@@ -319,15 +321,30 @@ static void topo_free(struct sched_model *m)
     m->n_pools = m->n_nodes = m->n_queues = 0;
 }
 
+/* The row whose quotas queue i has: rows[k] with its seq, else the
+ * topology's own. */
+static const struct db_queue *quotas_row(const struct db_snapshot *t, int i,
+                                         const struct db_queue *const *rows, int n_rows)
+{
+    int k;
+
+    for (k = 0; k < n_rows; k++)
+        if (rows[k]->seq == t->queues[i].seq)
+            return rows[k];
+    return &t->queues[i];
+}
+
 /* What the other departments do not deserve of each pool's GPUs (never
  * below 0): the `default` department's share where it has no quota. */
-static void unclaimed_gpus(const struct db_snapshot *t, int64_t *pool_gpus)
+static void unclaimed_gpus(const struct db_snapshot *t, const struct db_queue *const *rows,
+                           int n_rows, int64_t *pool_gpus)
 {
     int i, k, p;
 
     for (i = 0; i < t->n_queues; i++) {
-        const struct db_queue *q = &t->queues[i];
-        if (q->kind != DB_DEPARTMENT || strcmp(q->name, DEFAULT_DEPARTMENT) == 0)
+        const struct db_queue *q = quotas_row(t, i, rows, n_rows);
+        if (t->queues[i].kind != DB_DEPARTMENT ||
+            strcmp(t->queues[i].name, DEFAULT_DEPARTMENT) == 0)
             continue;
         for (k = 0; k < q->n_quotas; k++) {
             p = find_seq(t->pools, t->n_pools, sizeof(t->pools[0]), q->quotas[k].pool_seq);
@@ -359,11 +376,35 @@ static int topo_names(struct sched_model *m)
     return DB_OK;
 }
 
+/* Every queue's quotas, ranks and default pools, the quotas of those
+ * rows[] names (by seq) taken from there. */
+static int topo_quotas(struct sched_model *m, const struct db_queue *const *rows, int n_rows)
+{
+    const struct db_snapshot *t = m->topo;
+    int64_t *pool_gpus = calloc((size_t)t->n_pools + 1, sizeof(*pool_gpus));
+    int i;
+
+    if (!pool_gpus)
+        return DB_ENOMEM;
+    for (i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i].ready && m->nodes[i].pool >= 0 && m->nodes[i].pool < m->n_pools)
+            pool_gpus[m->nodes[i].pool] += (int64_t)m->nodes[i].n_gpus * SCHED_MILLI;
+    unclaimed_gpus(t, rows, n_rows, pool_gpus);
+    for (i = 0; i < t->n_queues; i++)
+        topo_queue(m, i, quotas_row(t, i, rows, n_rows), pool_gpus);
+    free(pool_gpus);
+    return DB_OK;
+}
+
+int sm_quota_rows(struct sched_model *m, const struct db_queue *const *rows, int n_rows)
+{
+    return m->topo ? topo_quotas(m, rows, n_rows) : DB_OK;
+}
+
 static int topo_build(struct sched_model *m)
 {
     const struct db_snapshot *t = m->topo;
-    int64_t *pool_gpus;
-    int i, rc;
+    int rc;
 
     if (topo_names(m) != DB_OK)
         return DB_ENOMEM;
@@ -373,16 +414,8 @@ static int topo_build(struct sched_model *m)
     m->queue_ranks = calloc((size_t)t->n_queues * (size_t)t->n_pools + 1, sizeof(int));
     if (!m->quotas || !m->queue_pools || !m->queue_ranks)
         return DB_ENOMEM;
-    pool_gpus = calloc((size_t)t->n_pools + 1, sizeof(*pool_gpus));
-    if (!pool_gpus)
+    if (topo_quotas(m, NULL, 0) != DB_OK)
         return DB_ENOMEM;
-    for (i = 0; i < m->n_nodes; i++)
-        if (m->nodes[i].ready && m->nodes[i].pool >= 0 && m->nodes[i].pool < m->n_pools)
-            pool_gpus[m->nodes[i].pool] += (int64_t)m->nodes[i].n_gpus * SCHED_MILLI;
-    unclaimed_gpus(t, pool_gpus);
-    for (i = 0; i < t->n_queues; i++)
-        topo_queue(m, i, pool_gpus);
-    free(pool_gpus);
     rc = topo_labels(m);
     return rc == DB_OK ? topo_pool_levels(m) : rc;
 }

@@ -77,6 +77,13 @@ int sm_load_topology(struct sched_model *m, struct db *db);
 /* Replaces the topology with topo (taken over: freed with the model, or
  * at once on failure); workloads are re-resolved against it by seq. */
 int sm_set_topology(struct sched_model *m, struct db_snapshot *topo);
+/* The quotas and over-quota priorities of the queues rows[0..n) name (by
+ * seq; others are passed over) as those rows give them, written over the
+ * model's (and the `default` department's GPUs, which follow the other
+ * departments' quotas); the topology's own rows stay as they are (shared,
+ * read-only), so the model no longer matches them: for a model that goes
+ * with its run, a what-if's (whatif.c), not the scheduler's. */
+int sm_quota_rows(struct sched_model *m, const struct db_queue *const *rows, int n);
 /* The topology alone, for naming what a result's indices point at: topo
  * (taken over: freed with the model, or at once on failure) with the
  * pools, the nodes (each with its pool) and the count of queues, read as

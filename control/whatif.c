@@ -40,11 +40,13 @@
  * pending workload takes its entry out, of a running one runs a cycle on
  * the kept session), and the result comes back through a pipe
  * (result_put(), result_read()); the caller builds the answer's names
- * meanwhile (sm_set_names()). The child walks nothing whole: its first
- * touch of each page of the image costs a fault, so it searches (binary)
- * and notes only what the changes and the decisions name. A quota, a
- * drain or an added node, or a trial that cannot run now, takes Step 1's
- * copy.
+ * meanwhile (sm_set_names()). A quota is written over the image's model
+ * (sm_quota_rows()) and told as moved quotas (the core reads them again
+ * on its kept session, scheduler/memo.c Step 8). The child walks nothing
+ * whole: its first touch of each page of the image costs a fault, so it
+ * searches (binary) and notes only what the changes and the decisions
+ * name. A drain or an added node, or a trial that cannot run now, takes
+ * Step 1's copy.
  *
  * Invariants:
  *   1. The live model is read only in Step 1, under the model lock (or,
@@ -776,28 +778,46 @@ struct trial {
     int n_before;
 };
 
-/* Submissions, deletions and suspensions: what the incremental path is
- * told as a delta of submissions and departures. A quota, a drain or an
- * added node would be a full delta: a full cycle in the child, whose
- * first write of each page of the image copies it, costs more than the
- * copy (bench/NOTES.md, "What-ifs of deletions and suspensions on the
- * kept state"). */
+/* Submissions, deletions, suspensions and quotas: what the incremental
+ * path is told as a delta of submissions, departures and moved quotas. A
+ * drain or an added node would be a full delta: a full cycle in the
+ * child, whose first write of each page of the image copies it, costs
+ * more than the copy (bench/NOTES.md, "What-ifs of deletions and
+ * suspensions on the kept state"). */
 static int kept_answers(const struct wi_change *changes, int n)
 {
     int i;
 
     for (i = 0; i < n; i++)
         if (changes[i].kind != WI_SUBMIT && changes[i].kind != WI_DELETE &&
-            changes[i].kind != WI_SUSPEND)
+            changes[i].kind != WI_SUSPEND && changes[i].kind != WI_QUOTA)
             return 0;
     return n > 0;
+}
+
+/* A trial's quotas: written over the image's model (the child's own), as
+ * the topology would give them once changed. */
+static int change_quotas(struct run *x, const struct wi_change *ch, int n)
+{
+    const struct db_queue **rows = malloc(sizeof(*rows) * ((size_t)n + 1));
+    int i, n_rows = 0, rc;
+
+    if (!rows)
+        return -1;
+    for (i = 0; i < n; i++)
+        if (ch[i].kind == WI_QUOTA)
+            rows[n_rows++] = ch[i].queue;
+    rc = n_rows == 0 || sm_quota_rows(x->m, rows, n_rows) == DB_OK ? 0 : -1;
+    free(rows);
+    return rc;
 }
 
 /* What the next cycle would be told after the changes (made on the image,
  * which held n_before workloads), as the scheduler thread tells it
  * (sched_loop.c, note_changes()): its own delta so far, the submission
  * appended, the workloads deleted or suspended left in place (keep_left)
- * added to the departures; anything else makes it full. */
+ * added to the departures, the quotas moved; anything else makes it
+ * full. */
 static int trial_delta(struct run *x, const struct sched_delta *told, const struct wi_change *ch,
                        int n, int n_before)
 {
@@ -807,6 +827,8 @@ static int trial_delta(struct run *x, const struct sched_delta *told, const stru
     if (!left)
         return -1;
     x->delta = *told;
+    for (i = 0; i < n; i++)
+        x->delta.quotas |= ch[i].kind == WI_QUOTA;
     if (told->n_left > 0)
         memcpy(left, told->left, sizeof(int) * (size_t)told->n_left);
     x->delta.left = x->left = left;
@@ -925,6 +947,7 @@ static int trial_child(void *arg, struct cow_out *o)
     x.memo = t->memo;
     /* room for the submission, the one workload a change appends */
     if (!arena || !(x.note_at = calloc((size_t)n_before + 2, sizeof(int))) ||
+        change_quotas(&x, tr->changes, tr->n) != 0 ||
         change_workloads(&x, tr->changes, tr->n) != 0 ||
         trial_delta(&x, &t->delta, tr->changes, tr->n, n_before) != 0)
         return -1;

@@ -138,9 +138,9 @@ static void spread_moves(const struct sched_session *ss, uint8_t *moved, uint8_t
 /* Once per version of pool: diag_same's bit (reasons.c's header, 1 and 2:
  * its nodes' figures, the top queues holding it and the two furthest
  * above their share, each as settled, with every fair share there the
- * kept one and no minimum runtime) and moved[pool] (3: per queue, whether
- * it, an ancestor or a descendant holds there what it did not, counting
- * the non-preemptible allocation or not). */
+ * kept one, no quota or rank moved there and no minimum runtime) and
+ * moved[pool] (3: per queue, whether it, an ancestor or a descendant holds
+ * there what it did not, counting the non-preemptible allocation or not). */
 static void find_diagnosis_moves(struct sched_session *ss, int pool)
 {
     struct ss_known *k = ss->known;
@@ -151,7 +151,7 @@ static void find_diagnosis_moves(struct sched_session *ss, int pool)
     k->diag_at[pool] = ss->pool_version[pool] + 1;
     k->diag_same &= ~(1u << pool);
     if (!k->prior || !k->held || !k->figs || !k->moved || !(k->fair_same >> pool & 1) ||
-        ss->in->pools[pool].min_guaranteed_runtime_ms > 0)
+        (k->quotas >> pool & 1) || ss->in->pools[pool].min_guaranteed_runtime_ms > 0)
         return;
     /* the free GPU over the pool's ready nodes (figs' all_free[GPU]) is
      * kept as the pool's gpu_free: a pool whose free GPU moved is told

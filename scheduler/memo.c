@@ -176,6 +176,25 @@
  *         preempting its project's own training, a job fitting the room a
  *         completion left) cost a full cycle; it now costs its trial and
  *         a kept cycle.
+ * Step 8  A delta whose quotas may have moved (delta.quotas), under Step
+ *         2's conditions and with the session as Step 5 or 6 needs it:
+ *         once the kept session took the submissions, the departures and
+ *         (Step 6) the decisions, every queue's quotas, limits, weights and
+ *         ranks per pool are read again from the state
+ *         (sched__session_requota(), what a build reads; nothing else of
+ *         the session is built from them: the fair shares, the queue
+ *         order's figures and the totals over the pools are found by each
+ *         cycle). When any moved, Step 5 runs with the pools where they
+ *         moved counted as changed by the delta: no failed attempt is
+ *         known there, and no entry of theirs stands as settled
+ *         (ss_known.quotas: a diagnosis names the queue's deserved quota
+ *         and limit). When none moved, the delta goes on as Step 2. A
+ *         leaf without default pools that came to deserve GPUs in a pool,
+ *         or ceased to, moves the pool list of its workloads that name
+ *         none (sched_workload_pools(): a build reads it): Step 1. Why it
+ *         saves a full cycle: a what-if of a quota (control/whatif.c) ran
+ *         full cycles on a copy of the model; it now costs a kept cycle in
+ *         the pools it touches.
  *
  * Invariants:
  *   1. memo->settled only after a cycle that decided nothing and whose
@@ -1394,7 +1413,7 @@ static int ready_for_next(struct sched_memo *memo, int n)
     return rc;
 }
 
-static int known_begin(struct sched_memo *memo, int use, uint64_t dirty)
+static int known_begin(struct sched_memo *memo, int use, uint64_t dirty, uint64_t quotas)
 {
     struct ss_known *k = &memo->known;
     int r = memo->known_cur ^ 1, n = memo->ss.n_workloads;
@@ -1419,7 +1438,8 @@ static int known_begin(struct sched_memo *memo, int use, uint64_t dirty)
     k->fair = memo->fair;
     k->held = memo->held;
     k->figs = memo->figs;
-    k->dirty = dirty;
+    k->dirty = dirty | quotas;
+    k->quotas = quotas;
     k->prior = use;
     k->base = memo->known_base;
     k->moved = memo->known_moved;
@@ -1465,7 +1485,7 @@ static int full_cycle(struct sched_memo *memo, const struct sched_state *in,
     if (rc == SCHED_OK)
         rc = ready_for_next(memo, memo->ss.n_workloads);
     if (rc == SCHED_OK)
-        rc = known_begin(memo, 0, 0);
+        rc = known_begin(memo, 0, 0, 0);
     memo->ss.no_stale = no_stale_times(memo, in->n_workloads + 1);
     if (rc == SCHED_OK)
         rc = sched__cycle_on(&memo->ss, arena, out, NULL, &kinds);
@@ -1839,7 +1859,7 @@ static int settled_entry(const void *ctx, const struct sched_session *ss, int w,
  * line, so that a profile names it (bench/NOTES.md). */
 __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
                                                  const struct sched_delta *delta, uint64_t dirty,
-                                                 struct sched_arena *arena,
+                                                 uint64_t quotas, struct sched_arena *arena,
                                                  struct sched_result *out)
 {
     size_t kept = memo->arena_kept;
@@ -1885,7 +1905,7 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
     memo->stats.finished++;
     memo->stats.order_kept += memo->ss.order_cache != NULL;
     memo->stats.pending_kept += from_list;
-    rc = known_begin(memo, 1, dirty);
+    rc = known_begin(memo, 1, dirty, quotas);
     memo->ss.no_stale = no_stale_times(memo, memo->ss.n_workloads + 1);
     if (memo->n_waiting_w >= 0) {   /* Invariant 7: Steps 5 and 7 after a settled cycle */
         memo->ss.waiting_known = memo->waiting_w;
@@ -1986,12 +2006,15 @@ static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
 {
     struct sched_session *ss = &memo->ss;
     int w, k, frees;
-    uint64_t dirty = 0;
+    uint64_t dirty = 0, quotas = 0;
 
     if (!reusable(memo, in, delta, cfg) || (memo->decided && !decisions_applied(memo, in, delta)))
         return 0;
-    if (!memo->decided && frees_room(memo, delta) && (ss->n_undo != 0 || ss->n_decisions != 0))
+    if (!memo->decided && (frees_room(memo, delta) || delta->quotas) &&
+        (ss->n_undo != 0 || ss->n_decisions != 0))
         return 0;   /* Step 5 needs the session exactly as built */
+    if (delta->quotas && sched__quota_pools_move(ss, in))
+        return 0;   /* Step 8: pool lists move */
     memo->valid = 0;   /* Invariant 3: the kept session changes from here */
     memo->cfg = *cfg;
     if (sched__session_extend(ss, in, &memo->cfg) != SCHED_OK)
@@ -2002,7 +2025,9 @@ static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
         dirty = memo->decided_pools;
         memo->stats.after_placements++;
     }
-    frees = memo->decided || frees_room(memo, delta);
+    if (delta->quotas)   /* Step 8 */
+        quotas = sched__session_requota(ss);
+    frees = memo->decided || frees_room(memo, delta) || quotas;
     for (k = 0; k < delta->n_left; k++)   /* the pools the departures free room in */
         if (ss->wl[delta->left[k]].n_placed > 0)
             dirty |= ss->wl[delta->left[k]].pool < 64 ? 1ull << ss->wl[delta->left[k]].pool
@@ -2013,7 +2038,7 @@ static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
     if (memo->check_kept)
         check_kept(memo);
     if (frees) {
-        *rc = run_on_kept(memo, delta, dirty, arena, out);
+        *rc = run_on_kept(memo, delta, dirty, quotas, arena, out);
         return 1;
     }
     if (sched__fairshare(ss) != SCHED_OK || !same_fair(memo, ss))
@@ -2025,7 +2050,7 @@ static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
             if (memo->check_kept)
                 check_kept(memo);
             memo->stats.after_submission++;
-            *rc = run_on_kept(memo, delta, 0, arena, out);
+            *rc = run_on_kept(memo, delta, 0, 0, arena, out);
             return 1;
         }
     drop_left_entries(memo, delta);

@@ -386,11 +386,14 @@ int sched_cycle(const struct sched_state *in, const struct sched_config *cfg,
  *     phase became STOPPED, COMPLETED or FAILED (suspended, finished,
  *     cancelled), every pod of theirs removed (node -1) and their stale
  *     time SCHED_NO_TIME; an index may repeat (suspended, then deleted);
- *   - now_ms, the usage history and the workload mix.
+ *   - now_ms, the usage history and the workload mix;
+ *   - with quotas = 1, queues' quotas and over-quota priorities
+ *     (sched_queue.quota and .pool_rank, or what they point at; not the
+ *     queues, their parents or default pools).
  * Anything else (a workload deleted from the array, resumed or edited, a
- * node or queue changed, a restart, an unknown change) is full = 1; so is
- * a NULL delta. A full delta runs sched_cycle() and remembers what the
- * next call may reuse.
+ * node changed, a queue added or moved, a restart, an unknown change) is
+ * full = 1; so is a NULL delta. A full delta runs sched_cycle() and
+ * remembers what the next call may reuse.
  *
  * What is reused (memo.c): after a cycle that decided nothing and changed
  * no stale time, submissions that no action can start (each is tried
@@ -403,7 +406,8 @@ int sched_cycle(const struct sched_state *in, const struct sched_config *cfg,
  * becomes SUSPENDED). One that left holding pods frees room, so the
  * actions run: the kept session gives the pods back (as a build from the
  * new snapshot would have them) and the cycle's steps run on it, without
- * building the session again. After a cycle whose only decisions placed
+ * building the session again; so do moved quotas, on the kept session
+ * with every quota read again. After a cycle whose only decisions placed
  * pending workloads, the next call (those placements applied, as the
  * promise says, and any delta above) runs the cycle's steps on that
  * cycle's session too, once the placed workloads are in it as a build
@@ -426,6 +430,7 @@ struct sched_delta {
     int n_submitted;   /* workloads appended since the previous call */
     const int *left;   /* [n_left] workloads that left (suspended, finished) */
     int n_left;
+    int quotas;        /* 1: quotas or over-quota priorities may have moved */
 };
 
 /* How the memo's calls went: full cycles run (the session built), cycles

@@ -135,6 +135,7 @@ struct ss_qp {
     int64_t limit[SCHED_NRES];
     int64_t weight[SCHED_NRES];
     double usage[SCHED_NRES];       /* time-based fairshare: share of capacity used */
+    int rank;                       /* among its siblings in the pool (sched__rank()) */
 };
 
 struct ss_queue {
@@ -274,6 +275,8 @@ struct ss_known {
     int prior;              /* the session is the settled cycle's, with the delta (Step 5) */
     uint64_t *base;         /* [n_pools] */
     uint32_t fair_same;     /* bit p: every queue's fair share in pool p is the kept one */
+    uint64_t quotas;        /* pools where the delta moved a quota or rank (bit p; pools
+                               >= 64: all): no diagnosis there stands as settled */
     int64_t answered;       /* attempts answered from fail[] */
     int check;              /* tests: make each answered attempt too, and compare */
     int64_t wrong;          /* check: answers the attempt contradicted */
@@ -391,8 +394,7 @@ static inline uint64_t ss_fnv_ints(uint64_t h, const int *v, int n)
 /* Rank of queue q among its siblings in pool p. */
 static inline int sched__rank(const struct sched_session *ss, int q, int p)
 {
-    const struct sched_queue *sq = &ss->in->queues[q];
-    return sq->pool_rank ? sq->pool_rank[p] : sq->rank;
+    return ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)p].rank;
 }
 
 /* Pods of w an attempt places: every missing gang member, or one more pod
@@ -422,8 +424,9 @@ int sched__session_check(const struct sched_session *ss);
  * snapshot) hold the same derived state: per node its device usage, free
  * resources and pod count; per pool its empty devices, free GPU and running
  * list in order; per workload its placement, pool, flags and requests; per
- * queue its allocation, demand and lowest running priority. Else what
- * differs first. Versions, caches and class numbers are not compared. */
+ * queue its allocation, demand and lowest running priority, and per pool
+ * its quotas and rank. Else what differs first. Versions, caches and class
+ * numbers are not compared. */
 const char *sched__session_differs(const struct sched_session *a,
                                    const struct sched_session *b);
 /* memo.c (tests): make the memo compare its kept session, once it took a
@@ -445,6 +448,13 @@ int sched__session_extend(struct sched_session *ss, const struct sched_state *in
  * pods unplaced, in the snapshot the session now reads); pods it held in
  * the session come off. */
 void sched__session_leave(struct sched_session *ss, int w);
+/* Step 8 (session.c), a delta whose quotas moved: every queue's quotas and
+ * ranks read again from the state the session now reads; the pools where
+ * any moved (bit p; pools >= 64: all). */
+uint64_t sched__session_requota(struct sched_session *ss);
+/* Step 8: 1 when in's quotas move the pool list of some workload (a leaf
+ * without default pools deserves GPUs in a pool, or ceases to). */
+int sched__quota_pools_move(const struct sched_session *ss, const struct sched_state *in);
 int sched__session_placed_only(const struct sched_session *ss);
 int sched__session_rejoin(struct sched_session *ss, int w);
 int sched__session_evicted_from(const struct sched_session *ss, int w);

@@ -532,10 +532,30 @@ static int build_nodes(struct sched_session *ss)
     return SCHED_OK;
 }
 
+/* Queue q's quota and rank in pool p, as the state gives them (a NULL
+ * quota: deserved 0, no limit, weight 1). */
+static void read_quota(const struct sched_session *ss, int q, int p, struct ss_qp *a)
+{
+    const struct sched_queue *sq = &ss->in->queues[q];
+    int r;
+
+    for (r = 0; r < SCHED_NRES; r++) {
+        const struct sched_quota *qq = sq->quota ? &sq->quota[p * SCHED_NRES + r] : NULL;
+        a->deserved[r] = qq ? qq->deserved : 0;
+        a->limit[r] = qq && qq->limit != SCHED_UNLIMITED ? qq->limit : SS_INF;
+        a->weight[r] = qq ? (qq->weight < 0 ? 0 : qq->weight) : SCHED_MILLI;
+        if (a->deserved[r] < SCHED_UNLIMITED)
+            a->deserved[r] = 0;
+        if (a->limit[r] < 0)
+            a->limit[r] = 0;
+    }
+    a->rank = sq->pool_rank ? sq->pool_rank[p] : sq->rank;
+}
+
 static int build_queues(struct sched_session *ss)
 {
     const struct sched_state *in = ss->in;
-    int q, p, r;
+    int q, p;
 
     for (q = 0; q < in->n_queues; q++) {
         int parent = in->queues[q].parent, depth = 0;
@@ -559,23 +579,53 @@ static int build_queues(struct sched_session *ss)
             struct ss_queue *parent = &ss->queues[in->queues[q].parent];
             parent->children[parent->n_children++] = q;
         }
-    for (q = 0; q < in->n_queues; q++) {
-        const struct sched_quota *quota = in->queues[q].quota;
+    for (q = 0; q < in->n_queues; q++)
+        for (p = 0; p < ss->n_pools; p++)
+            read_quota(ss, q, p, ss_qp(ss, q, p));
+    return SCHED_OK;
+}
+
+/* memo.c Step 8: every queue's quotas and ranks read again, as
+ * build_queues() reads them. Returns the pools where any of them moved
+ * (bit p; pools >= 64: every one). */
+uint64_t sched__session_requota(struct sched_session *ss)
+{
+    uint64_t moved = 0;
+    int q, p;
+
+    for (q = 0; q < ss->n_queues; q++)
         for (p = 0; p < ss->n_pools; p++) {
-            struct ss_qp *a = ss_qp(ss, q, p);
-            for (r = 0; r < SCHED_NRES; r++) {
-                const struct sched_quota *qq = quota ? &quota[p * SCHED_NRES + r] : NULL;
-                a->deserved[r] = qq ? qq->deserved : 0;
-                a->limit[r] = qq && qq->limit != SCHED_UNLIMITED ? qq->limit : SS_INF;
-                a->weight[r] = qq ? (qq->weight < 0 ? 0 : qq->weight) : SCHED_MILLI;
-                if (a->deserved[r] < SCHED_UNLIMITED)
-                    a->deserved[r] = 0;
-                if (a->limit[r] < 0)
-                    a->limit[r] = 0;
-            }
+            struct ss_qp *a = ss_qp(ss, q, p), was = *a;
+            read_quota(ss, q, p, a);
+            if (memcmp(was.deserved, a->deserved, sizeof(a->deserved)) != 0 ||
+                memcmp(was.limit, a->limit, sizeof(a->limit)) != 0 ||
+                memcmp(was.weight, a->weight, sizeof(a->weight)) != 0 || was.rank != a->rank)
+                moved |= p < 64 ? 1ull << p : ~0ull;
+        }
+    return moved;
+}
+
+/* memo.c Step 8: whether, in state `in`, a leaf without default pools
+ * deserves GPUs in a pool where the session has it deserve none, or the
+ * other way round: the pool list of its workloads that name none moves
+ * (sched_workload_pools()), which only a build reads. */
+int sched__quota_pools_move(const struct sched_session *ss, const struct sched_state *in)
+{
+    int q, p;
+
+    for (q = 0; q < ss->n_queues; q++) {
+        const struct sched_queue *sq = &in->queues[q];
+        if (!ss->queues[q].is_leaf || (sq->default_pools && sq->n_default_pools > 0))
+            continue;
+        for (p = 0; p < ss->n_pools; p++) {
+            const struct sched_quota *gpu = sq->quota ? &sq->quota[p * SCHED_NRES + SCHED_GPU]
+                                                      : NULL;
+            if ((gpu && gpu->deserved > 0) !=
+                (ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)p].deserved[SCHED_GPU] > 0))
+                return 1;
         }
     }
-    return SCHED_OK;
+    return 0;
 }
 
 /* Per pod, what a GPU-memory request will be charged at least: on the
@@ -1190,5 +1240,10 @@ const char *sched__session_differs(const struct sched_session *a,
             (a->queues[i / a->n_pools].is_leaf &&
              !SAME(a->qp[i].request, b->qp[i].request, SCHED_NRES)))
             why = "a queue's allocation or demand in a pool";
+    for (i = 0; i < a->n_queues * a->n_pools && !why; i++)
+        if (!SAME(a->qp[i].deserved, b->qp[i].deserved, SCHED_NRES) ||
+            !SAME(a->qp[i].limit, b->qp[i].limit, SCHED_NRES) ||
+            !SAME(a->qp[i].weight, b->qp[i].weight, SCHED_NRES) || a->qp[i].rank != b->qp[i].rank)
+            why = "a queue's quota or rank in a pool";
     return why;
 }

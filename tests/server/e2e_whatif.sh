@@ -14,9 +14,10 @@
 #   4. a workload deleted, one suspended (and in 2, a pending one deleted);
 #   5. nothing is stored by any of it, and the refusals a real change
 #      would get (400, 403, 404).
-# On the settled cluster a dry run, a deletion's and a suspension's
-# what-if are answered on the scheduler's kept state (Server-Timing says
-# "kept"), a quota's and a drained or added node's on a copy ("copy").
+# On the settled cluster a dry run, a deletion's, a suspension's and a
+# quota's what-if are answered on the scheduler's kept state
+# (Server-Timing says "kept"), a drained or added node's on a copy
+# ("copy").
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/whatif_lib.sh"
@@ -109,7 +110,7 @@ N2=$(count)
 QUOTA="[{\"nodePool\":{\"id\":\"$POOL\"},\"gpu\":{\"deserved\":1}}]"
 A=$(whatif "{\"changes\":[{\"type\":\"quota\",\"projectId\":\"$PB\",\"resources\":$QUOTA}]}")
 [ "$(way /api/v1/whatif "{\"changes\":[{\"type\":\"quota\",\"projectId\":\"$PB\",
-  \"resources\":$QUOTA}]}")" = copy ] || fail "a quota's what-if was not answered on a copy"
+  \"resources\":$QUOTA}]}")" = kept ] || fail "a quota's what-if was not answered on the kept state"
 [ "$(printf '%s' "$A" | jq '.stopped | length')" -ge 1 ] && [ "$(printf '%s' "$A" | jq '.started | length')" -ge 1 ] ||
   fail "cutting team-b's quota should make team-a reclaim: $A"
 [ "$(printf '%s' "$A" | jq -c '[.stopped[] | [.projectName, .reason]] | unique')" = '[["team-b","reclaim"]]' ] ||

@@ -2786,8 +2786,9 @@ static void test_regressions(void **state)
  * Events: submissions alone (with or without the clock moving), the clock
  * alone, workloads that leave (suspended, completed or failed: pending or
  * running ones, those holding pods too, sometimes with submissions too;
- * often one running workload alone, completed or failed),
- * or what between_passes() does (a full delta). The full result's
+ * often one running workload alone, completed or failed), a queue's
+ * quota or over-quota priority in a pool (with the clock, or with
+ * workloads that leave), or what between_passes() does (a full delta). The full result's
  * decisions are applied, as a driver does. */
 #define N_INCR_CASES 2000
 #define N_INCR_PASSES 12
@@ -2798,6 +2799,8 @@ struct incr_counts {
     long known_kept;   /* kept-session cycles with an attempt answered from the settled one */
     long dry_runs, dry_decided;   /* dry runs on the kept session; those that decided */
     long dry_left;                /* of those, what-ifs in which workloads left */
+    long dry_quotas;              /* of those, what-ifs of a quota */
+    long quotas, quotas_kept;     /* deltas with quotas moved; those run on the kept session */
     long kept_runs;    /* cycles run on the kept session (Steps 5 and 6) */
     long after_placements, after_placements_left;   /* Step 6; with workloads that left */
     long after_submission;   /* Step 7: a submission that could start, on the kept session */
@@ -2840,6 +2843,34 @@ static void completion_event(struct tcase *tc, struct sched_delta *d, int *left)
     left[d->n_left++] = i;
 }
 
+/* A queue's quota of one resource in one pool, or its over-quota priority
+ * there, moves (an admin edits a project or department); the delta says so. */
+static void quota_event(struct tcase *tc, struct sched_delta *d)
+{
+    static const struct sched_quota none = {0, SCHED_UNLIMITED, 1000};
+    struct rng *r = &tc->rng;
+    int q = below(r, tc->n_queues), p = below(r, tc->n_pools), i;
+    struct sched_queue *queue = &tc->queues[q];
+
+    d->quotas = 1;
+    if (chance(r, 25)) {
+        if (!queue->pool_rank) {   /* the rank it had in every pool */
+            for (i = 0; i < tc->n_pools; i++)
+                tc->pool_rank[q][i] = queue->rank;
+            queue->pool_rank = tc->pool_rank[q];
+        }
+        tc->pool_rank[q][p] = sched_pool_rank(queue->rank, below(r, 4));
+        return;
+    }
+    if (!queue->quota) {   /* the quotas it had: none anywhere */
+        for (i = 0; i < tc->n_pools * SCHED_NRES; i++)
+            tc->quota[q][i] = none;
+        queue->quota = tc->quota[q];
+    }
+    i = below(r, SCHED_NRES);
+    gen_quota(r, &tc->quota[q][p * SCHED_NRES + i], i);
+}
+
 static void next_event(struct tcase *tc, struct sched_delta *d, int *left)
 {
     struct rng *r = &tc->rng;
@@ -2853,6 +2884,8 @@ static void next_event(struct tcase *tc, struct sched_delta *d, int *left)
         if (kind == 12 && tc->n_wls < MAX_WLS)
             gen_workload(tc);
         d->n_submitted = tc->n_wls - before;
+        if (kind == 12 && chance(r, 30))
+            quota_event(tc, d);
     } else if (kind < 5) {
         if (chance(r, 50))
             tc->now += (1 + below(r, 90)) * 1000;
@@ -2864,6 +2897,8 @@ static void next_event(struct tcase *tc, struct sched_delta *d, int *left)
         d->n_submitted = tc->n_wls - before;
     } else if (kind < 7) {
         tc->now += (1 + below(r, 90)) * 1000;
+        if (kind == 6 && chance(r, 50))
+            quota_event(tc, d);
     } else {
         between_passes(tc);
         d->full = 1;
@@ -2950,7 +2985,8 @@ static const char *kept_differs(const struct sched_memo *memo)
  * forked with cow_run() (what allotd's what-if does with the scheduler's
  * memo): a dry run of a random submission (appended), a deletion or
  * suspension of random workloads (left in place, as leave_event() and
- * completion_event() make them), or both; then passes until one decides
+ * completion_event() make them), or both, or a quota or over-quota
+ * priority moved (quota_event()), alone or with a submission; then passes until one decides
  * nothing through sched_cycle_next() on the memo (the delta of those
  * changes, then empty ones) and through sched_cycle() on the same state,
  * which must be byte-identical pass by pass. The parent's memo is never
@@ -2966,7 +3002,7 @@ struct dry_check {
 };
 
 struct dry_verdict {
-    int passes, decisions, left;
+    int passes, decisions, left, quotas;
     char differs[120];   /* "" when every pass was the same */
 };
 
@@ -2974,21 +3010,25 @@ static int dry_child(void *arg, struct cow_out *out)
 {
     struct dry_check *dc = arg;
     struct tcase *tc = dc->tc;
-    struct sched_delta d = {0, 0, NULL, 0};
+    struct sched_delta d = {0, 0, NULL, 0, 0};
     struct dry_verdict v;
     struct sched_result a, b;
     struct sched_state st;
     const char *differ = NULL;
-    int left[MAX_LEFT], what = below(&tc->rng, 4);   /* 0, 1: a submission; 2, 3: workloads leave */
+    /* 0, 1: a submission; 2, 3: workloads leave; 4: a quota moves */
+    int left[MAX_LEFT], what = below(&tc->rng, 5);
 
     memset(&v, 0, sizeof(v));
-    if (what >= 2)
+    if (what == 2 || what == 3)
         (what == 2 ? leave_event : completion_event)(tc, &d, left);
-    if (what != 3 || chance(&tc->rng, 50)) {
+    if (what == 4)
+        quota_event(tc, &d);
+    if (what < 3 || chance(&tc->rng, 50)) {
         gen_workload(tc);
         d.n_submitted = 1;
     }
     v.left = d.n_left;
+    v.quotas = d.quotas;
     for (; dc->win && dc->noted < tc->n_wls; dc->noted++)
         if (sched_mix_window_note(dc->win, &tc->wls[dc->noted]) != SCHED_OK)
             return -1;
@@ -3038,6 +3078,7 @@ static const char *dry_run_differs(struct dry_check *dc, struct incr_counts *c)
     c->dry_runs++;
     c->dry_decided += v.decisions > 0;
     c->dry_left += v.left > 0;
+    c->dry_quotas += v.quotas;
     return v.differs[0] ? v.differs : NULL;
 }
 
@@ -3052,7 +3093,7 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_memo *memo,
     static struct prev_entries pv;
     struct sched_mix_window *win = NULL;
     struct sched_memo_stats stats, base;
-    struct sched_delta delta = {1, 0, NULL, 0};
+    struct sched_delta delta = {1, 0, NULL, 0, 0};
     struct sched_result a, b;
     struct sched_state st;
     const char *differ = NULL;
@@ -3100,9 +3141,11 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_memo *memo,
         c->passes++;
         c->submissions_started += !delta.full && delta.n_submitted > 0 && a.n_decisions > 0;
         sched_memo_stats(memo, &stats);
-        c->left += delta.n_left > 0;
-        c->left_reused += delta.n_left > 0 && stats.reused > reused;
-        c->left_kept += delta.n_left > 0 && stats.finished > finished;
+        c->left += delta.n_left > 0 && !delta.quotas;   /* departures alone */
+        c->quotas += delta.quotas;
+        c->quotas_kept += delta.quotas && stats.finished > finished;
+        c->left_reused += delta.n_left > 0 && !delta.quotas && stats.reused > reused;
+        c->left_kept += delta.n_left > 0 && !delta.quotas && stats.finished > finished;
         c->known_kept += stats.finished > finished && stats.attempts_known > known;
         c->kept_runs += stats.finished > finished;
         c->after_placements += stats.after_placements > placed;
@@ -3188,11 +3231,17 @@ static void test_incremental_equals_full(void **state)
                   c.after_evictions, c.after_submission, (long long)c.kept_checked,
                   (long long)c.pending_put_in);
     print_message("dry runs on the kept session: %ld, %ld of them deciding something, %ld "
-                  "with workloads deleted or suspended\n", c.dry_runs, c.dry_decided, c.dry_left);
+                  "with workloads deleted or suspended, %ld of a quota\n", c.dry_runs,
+                  c.dry_decided, c.dry_left, c.dry_quotas);
+    print_message("quota deltas: %ld, %ld of them run on the kept session\n", c.quotas,
+                  c.quotas_kept);
     assert_int_equal(failed, 0);
     /* dry runs ran, and some decided something (placed, preempted) */
     assert_true(c.dry_runs > 100 && c.dry_decided > c.dry_runs / 20);
     assert_true(c.dry_left > c.dry_runs / 4);
+    assert_true(c.dry_quotas > c.dry_runs / 10);
+    /* quotas that moved run on the kept session (Step 8), often */
+    assert_true(c.quotas > c.passes / 50 && c.quotas_kept > c.quotas / 10);
     /* every way of a submission delta happens often: reused, a kept session
      * extended and then given up, and a full cycle */
     assert_true(c.reused > c.passes / 20);
@@ -3201,7 +3250,7 @@ static void test_incremental_equals_full(void **state)
     /* and workloads that leave: answered from the memo, run on its kept
      * session (some held pods), and neither (a third of the deltas with
      * workloads that left are one running workload completing alone) */
-    assert_true(c.left_reused > c.left / 20);
+    assert_true(c.left_reused > c.left / 25);
     assert_true(c.left_kept > c.left / 20);
     assert_true(c.left - c.left_reused - c.left_kept > c.left / 20);
     /* the cycle after placements runs on the session that made them often,
