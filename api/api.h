@@ -450,7 +450,8 @@ void api_error_retry(struct api_req *r, int status, const char *message, const c
  * The queue of that id and kind (DB_PROJECT, DB_DEPARTMENT) with
  * `resources` (a resources[] array as PUT / PATCH .../resources take it)
  * replacing or merged into its quotas, checked as those routes check it
- * (404 unreadable, 403 no org-write right, 400 bad entries); nothing is
+ * (404 unreadable, 403 no org-write right, 400 bad entries, a limit below
+ * its quota, a project's quota above its department's); nothing is
  * stored. malloc'd (free()); NULL when it replied. */
 struct db_queue *api_queue_resources_in(struct api_req *r, int kind, const char *id,
                                         json_t *resources, int replace);

@@ -1148,7 +1148,8 @@ struct db_queue *api_queue_resources_in(struct api_req *r, int kind, const char 
     struct db_queue *q = queue_load_id(r, kind, id);
 
     if (q && can_write_queue(r, q) &&
-        (replace ? resources_in(r, resources, q) : resources_merge(r, resources, q)) == 0)
+        (replace ? resources_in(r, resources, q) : resources_merge(r, resources, q)) == 0 &&
+        quotas_ok(r, q))
         return q;
     free(q);
     return NULL;

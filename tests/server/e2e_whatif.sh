@@ -10,7 +10,8 @@
 #   2. a pending case: a3's dry run gives the reason and message the cycle
 #      then writes;
 #   3. a quota change: team-b's quota cut to 1 GPU makes team-a reclaim;
-#      fair shares after are what the projects then show;
+#      fair shares after are what the projects then show; the default
+#      department given a quota of its own (below a project's: refused);
 #   4. a workload deleted, one suspended (and in 2, a pending one deleted);
 #   5. nothing is stored by any of it, and the refusals a real change
 #      would get (400, 403, 404).
@@ -129,6 +130,27 @@ for p in team-a:$PA team-b:$PB; do
   [ "$got" = "$(share "$A" "${p%%:*}" | cut -d' ' -f3)" ] ||
     fail "${p%%:*}'s fair share is $got, the answer said $(share "$A" "${p%%:*}")"
 done
+# the default department, which deserves the pool's GPUs while it has no quota, given one:
+# below team-a's 2 GPUs it is refused as the change itself would be; 2 GPUs is answered on
+# the kept state too, and is what the next turn then does
+S2=$(state)
+DEP=$(expect 200 GET /api/v1/org-unit/departments "" "$ADMIN" |
+  jq -r '.departments[] | select(.name == "default") | .id')
+dept_quota() { # GPUS: the what-if's body
+  printf '{"changes":[{"type":"quota","departmentId":"%s","resources":[{"nodePool":{"id":"%s"},
+    "gpu":{"deserved":%s}}]}]}' "$DEP" "$POOL" "$1"
+}
+expect 400 POST /api/v1/whatif "$(dept_quota 1)" "$ADMIN" | grep -q "below that of its project team-a" ||
+  fail "a department's quota below its project's was not refused as the change would be"
+A=$(whatif "$(dept_quota 2)")
+[ "$(way /api/v1/whatif "$(dept_quota 2)")" = kept ] ||
+  fail "a department's quota what-if was not answered on the kept state"
+[ "$(printf '%s' "$A" | jq -r '.fairShares[] | select(.kind == "department" and .name == "default") |
+    .after.deserved')" = 2 ] || fail "the default department's quota after: $A"
+[ "$(count)" = "$N2" ] && is_state "$S2" || fail "a department's what-if changed something"
+expect 200 PATCH "/api/v1/org-unit/departments/$DEP/resources" \
+  "[{\"nodePool\":{\"id\":\"$POOL\"},\"gpu\":{\"deserved\":2}}]" "$ADMIN" >/dev/null
+reaches "$(predict "$S2" "$A")" "the department's quota change's answer"
 
 # ---- 4. a workload deleted, one suspended ----
 for act in delete:deleteWorkload:DELETE: suspend:suspendWorkload:POST:/suspend; do
