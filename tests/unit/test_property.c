@@ -39,8 +39,10 @@
  *                that share of it, a GPU-memory request what it asks)
  *   limits       no queue's allocation above its limit, at any level, in
  *                any pool, for any resource, unless it was above it before
- *                the pass (a limit cut below what it runs) and did not grow;
- *                no move of the work of a queue above its limit (rule A)
+ *                the pass (a limit cut below what it runs) and did not grow
+ *   moves        no queue whose work was moved is above its limit, at any
+ *                level, once the pass is applied (rule A: a move places the
+ *                pods again, after its attempt's evictions)
  *   deserved     non-preemptible allocation within deserved at every level
  *                (unless the case placed some beyond it at setup); a CPU or
  *                memory deserved of 0 is "not managed" and does not bind
@@ -1443,6 +1445,33 @@ static int check_limits(struct pass *ps)
     return 1;
 }
 
+/* Rule A of the victims: no queue whose work a decision moved holds more
+ * than its limit, at any level, once the pass is applied. A move places
+ * its pods again when its attempt has made its room (a preemption's or a
+ * reclaim's evictions come first), and no later placement takes a queue
+ * over its limit: so a queue above its limit when the pass began may have
+ * its work moved by an attempt that brings it under, and a queue above it
+ * at the end had none moved. */
+static int over_limit_now(const struct tcase *tc, int q, int pool);
+
+static int check_moves(struct pass *ps)
+{
+    const struct tcase *tc = ps->tc;
+    int k, pool;
+
+    for (k = 0; k < ps->res.n_decisions; k++) {
+        const struct sched_decision *d = &ps->res.decisions[k];
+        const struct sched_workload *w = &tc->wls[d->workload];
+        if (d->kind != SCHED_MOVE || (pool = pool_of_pods(tc, w)) < 0)
+            continue;
+        if (over_limit_now(tc, w->queue, pool))
+            return broken(ps, "%s (queue %s above its limit in %s) moved by %s (decision %d)",
+                          w->name, tc->queues[w->queue].name, tc->pools[pool].name,
+                          sched_action_name(d->action), k);
+    }
+    return 1;
+}
+
 static int check_deserved(struct pass *ps)
 {
     const struct tcase *tc = ps->tc;
@@ -1563,7 +1592,8 @@ static int over_limit_now(const struct tcase *tc, int q, int pool)
 /* The rule classes of the victims (counted in rcov, so that each has
  * random cases):
  *   A  a move never takes the work of a queue above its limit (a move
- *      places it again); its eviction by reclaim is counted;
+ *      places it again), judged once the pass is applied
+ *      (check_moves()); its eviction by reclaim is counted;
  *   C  an elastic workload taken whole for a preemption (room under a
  *      limit, or on a node) is counted;
  *   D  an elastic workload taken whole by reclaim gives its pods above
@@ -1585,13 +1615,8 @@ static int check_rule_victim(struct pass *ps, const struct sched_decision *d)
 
     if (pool < 0)
         return 1;
-    if (d->kind == SCHED_MOVE) {
-        if (over_limit_now(tc, w->queue, pool))
-            return broken(ps, "%s (queue %s above its limit in %s) moved by %s", w->name,
-                          tc->queues[w->queue].name, tc->pools[pool].name,
-                          sched_action_name(d->action));
-        return 1;
-    }
+    if (d->kind == SCHED_MOVE)
+        return 1;   /* rule A is judged once the pass is applied (check_moves()) */
     if (d->action == SCHED_ACT_RECLAIM && over_limit_now(tc, w->queue, pool))
         rcov.over_limit_evicted++;
     if (d->pod >= 0 || w->min_pods >= w->n_pods || d->by_workload < 0)
@@ -2403,7 +2428,7 @@ static const struct {
     int (*check)(struct pass *ps);
 } checks[] = {
     {"for-whom", check_for_whom}, {"shrunk", check_shrunk},
-    {"devices", check_devices}, {"limits", check_limits},
+    {"devices", check_devices}, {"limits", check_limits}, {"moves", check_moves},
     {"deserved", check_deserved}, {"gangs", check_gangs},     {"reasons", check_reasons},
     {"topology", check_topology},
     {"shares", check_shares},     {"fair-share", check_fair_shares},
