@@ -452,6 +452,9 @@ void sched__session_leave(struct sched_session *ss, int w);
  * ranks read again from the state the session now reads; the pools where
  * any moved (bit p; pools >= 64: all). */
 uint64_t sched__session_requota(struct sched_session *ss);
+/* vocab.c: does queue q deserve GPUs in pool p (sched_workload_pools()
+ * tries those pools first)? */
+int sched__pool_deserved(const struct sched_queue *q, int p);
 /* Step 8: 1 when in's quotas move the pool list of some workload (a leaf
  * without default pools deserves GPUs in a pool, or ceases to). */
 int sched__quota_pools_move(const struct sched_session *ss, const struct sched_state *in);

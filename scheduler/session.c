@@ -617,13 +617,10 @@ int sched__quota_pools_move(const struct sched_session *ss, const struct sched_s
         const struct sched_queue *sq = &in->queues[q];
         if (!ss->queues[q].is_leaf || (sq->default_pools && sq->n_default_pools > 0))
             continue;
-        for (p = 0; p < ss->n_pools; p++) {
-            const struct sched_quota *gpu = sq->quota ? &sq->quota[p * SCHED_NRES + SCHED_GPU]
-                                                      : NULL;
-            if ((gpu && gpu->deserved > 0) !=
+        for (p = 0; p < ss->n_pools; p++)
+            if (sched__pool_deserved(sq, p) !=
                 (ss->qp[(size_t)q * (size_t)ss->n_pools + (size_t)p].deserved[SCHED_GPU] > 0))
                 return 1;
-        }
     }
     return 0;
 }

@@ -215,7 +215,7 @@ int64_t sched_workload_gpu(const struct sched_workload *w, int pods)
 }
 
 /* Does the queue deserve GPUs in pool p? */
-static int pool_deserved(const struct sched_queue *q, int p)
+int sched__pool_deserved(const struct sched_queue *q, int p)
 {
     return q->quota && q->quota[p * SCHED_NRES + SCHED_GPU].deserved > 0;
 }
@@ -237,10 +237,10 @@ int sched_workload_pools(const struct sched_state *in, const struct sched_worklo
          * so that its quota is used before it runs over quota elsewhere,
          * then the others; creation order within each */
         for (i = 0; i < in->n_pools && n < max; i++)
-            if (pool_deserved(q, i))
+            if (sched__pool_deserved(q, i))
                 out[n++] = i;
         for (i = 0; i < in->n_pools && n < max; i++)
-            if (!pool_deserved(q, i))
+            if (!sched__pool_deserved(q, i))
                 out[n++] = i;
     }
     return n;
