@@ -25,7 +25,10 @@
  *         with the most free GPU (the fewest moves or victims); the last
  *         two at most
  *         TOPO_VICTIM_TRIES of them, and only at the required level (a
- *         preference alone does not multiply victim searches).
+ *         preference alone does not multiply victim searches); one pod
+ *         to place, none placed, is inside one domain wherever it goes:
+ *         its victim search takes every domain of the level at once
+ *         (try_every_domain()).
  *         A workload with pods placed keeps to the domains they are in.
  * Step 3  placement.c orders nodes that fit by sched__topo_breaks() after
  *         the node-type rank: a pod goes where it opens no empty domain
@@ -310,26 +313,48 @@ static int within_one(const struct sched_session *ss, const struct ss_topo_level
     return 1;
 }
 
-/* One try: the attempt with w restricted to domain d of level l of pool. */
-static int try_domain(struct sched_session *ss, int w, int pool, int l, int d, sched__attempt_fn fn)
+/* One try: the attempt with w restricted to domains [d, e) of level l of
+ * pool (their nodes lie together in lv->nodes). */
+static int try_domains(struct sched_session *ss, int w, int pool, int l, int d, int e,
+                       sched__attempt_fn fn)
 {
     const struct ss_topo_level *lv = &ss->topo[pool].level[l];
     int i, ok;
 
-    for (i = lv->first[d]; i < lv->first[d + 1]; i++)
+    for (i = lv->first[d]; i < lv->first[e]; i++)
         ss->topo_mask[lv->nodes[i]] = 1;
     ss->topo_w = w;
     ss->topo_try = 1 + (((int64_t)pool * SCHED_MAX_TOPOLOGY + l) << 24 | d);
     ss->topo_nodes = &lv->nodes[lv->first[d]];
-    ss->topo_n = lv->first[d + 1] - lv->first[d];
+    ss->topo_n = lv->first[e] - lv->first[d];
     ok = fn(ss, w, pool);
     ss->topo_w = -1;
     ss->topo_try = 0;
     ss->topo_nodes = NULL;
     ss->topo_n = 0;
-    for (i = lv->first[d]; i < lv->first[d + 1]; i++)
+    for (i = lv->first[d]; i < lv->first[e]; i++)
         ss->topo_mask[lv->nodes[i]] = 0;
     return ok;
+}
+
+static int try_domain(struct sched_session *ss, int w, int pool, int l, int d, sched__attempt_fn fn)
+{
+    return try_domains(ss, w, pool, l, d, d + 1, fn);
+}
+
+/* A victim attempt of one pod, none placed: wherever the pod goes it is
+ * inside one domain of level l, so one search over every node that has a
+ * domain there finds the cheapest set of them all, as for a workload
+ * without a topology (domain by domain, at most TOPO_VICTIM_TRIES domains
+ * would be searched, and those by their free GPU, not by what w may use).
+ * When every node of the pool has one, the attempt is the pool's own. */
+static int try_every_domain(struct sched_session *ss, int w, int pool, int l, sched__attempt_fn fn)
+{
+    const struct ss_topo_level *lv = &ss->topo[pool].level[l];
+
+    if (lv->first[lv->n_dom] == ss->pools[pool].n_nodes)
+        return fn(ss, w, pool);
+    return lv->n_dom > 0 && try_domains(ss, w, pool, l, 0, lv->n_dom, fn);
 }
 
 struct order_ctx {
@@ -398,6 +423,8 @@ static int try_level(struct sched_session *ss, int w, int pool, int action, int 
     if (lv->max_cap < need ||
         (action == SCHED_ACT_ALLOCATE && level_most_free(ss, pool, lv) < need))
         return 0;   /* no domain of the level holds it even empty (allocate: as it is) */
+    if (victims && sched__pods_to_place(ss, w) == 1)
+        return try_every_domain(ss, w, pool, l, fn);
     for (d = 0; d < lv->n_dom; d++)
         if (lv->cap[d] >= need && (action != SCHED_ACT_ALLOCATE || lv->free[d] >= need) &&
             within_one(ss, lv, d, rq))

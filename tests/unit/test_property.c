@@ -2783,6 +2783,11 @@ static const struct {
     {0x114, 1706, "no-missed-eviction"},
     {0x134, 1707, "no-missed-eviction"},
     {0x11d, 2015, "no-missed-eviction"},
+    /* a one-pod reclaim with a required level (host) tried the 4 domains
+     * with the most free GPU, none of them of the node type it asks; the
+     * only node of that type, whose victim would have let it run, was
+     * never searched */
+    {0x16, 2521, "no-missed-eviction"},
 };
 
 static void test_regressions(void **state)
