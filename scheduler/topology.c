@@ -28,7 +28,9 @@
  *         preference alone does not multiply victim searches); one pod
  *         to place, none placed, is inside one domain wherever it goes:
  *         its victim search takes every domain of the level at once
- *         (try_every_domain()).
+ *         (try_every_domain()); a victim attempt leaves out the domains
+ *         whose nodes that w may use (its node types, its affinity) could
+ *         not hold its pods even empty.
  *         A workload with pods placed keeps to the domains they are in.
  * Step 3  placement.c orders nodes that fit by sched__topo_breaks() after
  *         the node-type rank: a pod goes where it opens no empty domain
@@ -403,8 +405,27 @@ static int64_t level_most_free(const struct sched_session *ss, int pool,
     return lv->max_free;
 }
 
+/* The GPU of domain d of level lv on the ready nodes w may use: its cap
+ * when w's class excludes no node. */
+static int64_t usable_cap(const struct sched_session *ss, int w, const struct ss_topo_level *lv,
+                          int d)
+{
+    int c = ss->wl[w].cls, i;
+    int64_t cap = 0;
+
+    if (!c || ss->class_rank[c][ss->n_nodes])
+        return lv->cap[d];
+    for (i = lv->first[d]; i < lv->first[d + 1]; i++) {
+        const struct ss_node *n = &ss->nodes[lv->nodes[i]];
+        if (n->ready && ss->class_rank[c][lv->nodes[i]] > 0)
+            cap += (int64_t)n->n_gpus * SCHED_MILLI;
+    }
+    return cap;
+}
+
 /* The tries at level l: the placed pods' domain, or every domain that may
- * hold the pods, in the action's order. */
+ * hold the pods, in the action's order (a victim attempt's, whose tries
+ * are few: only domains whose nodes that w may use hold the pods). */
 static int try_level(struct sched_session *ss, int w, int pool, int action, int l, int req,
                      sched__attempt_fn fn)
 {
@@ -427,7 +448,7 @@ static int try_level(struct sched_session *ss, int w, int pool, int action, int 
         return try_every_domain(ss, w, pool, l, fn);
     for (d = 0; d < lv->n_dom; d++)
         if (lv->cap[d] >= need && (action != SCHED_ACT_ALLOCATE || lv->free[d] >= need) &&
-            within_one(ss, lv, d, rq))
+            within_one(ss, lv, d, rq) && (!victims || usable_cap(ss, w, lv, d) >= need))
             ss->topo_order[n++] = d;
     if (victims && n > TOPO_VICTIM_TRIES) {
         select_first(ss->topo_order, n, TOPO_VICTIM_TRIES, &c);
