@@ -669,39 +669,81 @@ static int describe_groups(struct sched_session *ss, struct order_cache *oc, con
     return SCHED_OK;
 }
 
-/* Numbers the list's n entries by signature (sig_same): one group per
- * signature, beside each entry in item_group; pos_of places each entry. */
-static int group_entries(struct sched_session *ss, struct order_cache *oc, int n)
+/* The signatures of the list's entries, found in workload order as the
+ * entries are filed (struct sig_table): each entry's workload is read
+ * while the filing has it in cache, where the list's own order, once
+ * sorted, reads them at random (sig_same() compares the fields of two
+ * workloads). Each signature gets a provisional number (sig_note());
+ * group_entries() then numbers the groups by their first entry in the
+ * list's order, as the list read in that order would. */
+struct sig_table {
+    int mask;
+    int *first;        /* open addressing by signature hash: a signature's first workload + 1 */
+    int *id;           /* its provisional number */
+    int *prov;         /* [workloads] each entry's provisional number */
+    int n_prov;
+};
+
+static int sig_table_init(struct sched_session *ss, const struct order_cache *oc,
+                          struct sig_table *t, int n)
 {
-    int cap = 16, mask, w, i, slot;
-    int *first, *id;   /* open addressing by signature hash: a group's first workload + 1, its number */
-    int *rep;          /* [n]: each group's first workload */
+    int cap = 16;
 
     while (cap < 2 * n + 2)
         cap *= 2;
-    mask = cap - 1;
-    first = sched__calloc(ss->arena, (size_t)cap, sizeof(int));
-    id = sched__array_raw(ss->arena, (size_t)cap, sizeof(int));
+    t->mask = cap - 1;
+    t->n_prov = 0;
+    t->first = sched__calloc(ss->arena, (size_t)cap, sizeof(int));
+    t->id = sched__array_raw(ss->arena, (size_t)cap, sizeof(int));
+    t->prov = sched__array_raw(ss->arena, (size_t)oc->cap_wls, sizeof(int));
+    return t->first && t->id && t->prov ? SCHED_OK : SCHED_ENOMEM;
+}
+
+/* Entry w's provisional number: its signature's (sig_same). */
+static void sig_note(const struct sched_session *ss, const struct order_cache *oc,
+                     struct sig_table *t, int w)
+{
+    int slot = (int)(oc->sig[w] & (uint64_t)t->mask);
+
+    while (t->first[slot] &&
+           !(oc->sig[t->first[slot] - 1] == oc->sig[w] && sig_same(ss, t->first[slot] - 1, w)))
+        slot = (slot + 1) & t->mask;
+    if (!t->first[slot]) {
+        t->first[slot] = w + 1;
+        t->id[slot] = t->n_prov++;
+    }
+    t->prov[w] = t->id[slot];
+}
+
+/* Numbers the list's n entries by signature: one group per signature, its
+ * number by its first entry in the list's order, beside each entry in
+ * item_group; pos_of places each entry. */
+static int group_entries(struct sched_session *ss, struct order_cache *oc,
+                         const struct sig_table *t, int n)
+{
+    int *number;       /* [n_prov]: each provisional number's group, -1: none yet */
+    int *rep;          /* [n]: each group's first workload */
+    int w, i, g;
+
+    number = sched__array_raw(ss->arena, (size_t)t->n_prov + 1, sizeof(int));
     rep = sched__alloc(ss->arena, sizeof(int) * ((size_t)n + 1));
     oc->item_group = sched__array_raw(ss->arena, (size_t)oc->cap_items, sizeof(int));
     oc->pos_of = sched__array_raw(ss->arena, (size_t)oc->cap_wls, sizeof(int));
-    if (!first || !id || !rep || !oc->item_group || !oc->pos_of)
+    if (!number || !rep || !oc->item_group || !oc->pos_of)
         return SCHED_ENOMEM;
+    for (g = 0; g < t->n_prov; g++)
+        number[g] = -1;
     for (w = 0; w < ss->n_workloads; w++)
         oc->pos_of[w] = -1;
     for (i = 0; i < n; i++) {
         w = oc->items[i];
         oc->pos_of[w] = i;
-        slot = (int)(oc->sig[w] & (uint64_t)mask);
-        while (first[slot] &&
-               !(oc->sig[first[slot] - 1] == oc->sig[w] && sig_same(ss, first[slot] - 1, w)))
-            slot = (slot + 1) & mask;
-        if (!first[slot]) {
-            first[slot] = w + 1;
-            id[slot] = oc->n_groups;
+        g = t->prov[w];
+        if (number[g] < 0) {
+            number[g] = oc->n_groups;
             rep[oc->n_groups++] = w;
         }
-        oc->item_group[i] = id[slot];
+        oc->item_group[i] = number[g];
     }
     return describe_groups(ss, oc, rep);
 }
@@ -729,6 +771,7 @@ static struct order_cache *cache_build(struct sched_session *ss)
     /* room for the submissions of many cycles (sched__order_add()) */
     size_t nw = (size_t)ss->n_workloads + 1 + ORDER_SLACK(ss->n_workloads),
            nq = (size_t)ss->n_queues + 1;
+    struct sig_table sigs;
     int w, q, n = 0, at = 0;
 
     if (!oc)
@@ -755,6 +798,8 @@ static struct order_cache *cache_build(struct sched_session *ss)
     if (!oc->items)
         return NULL;
     oc->cap_wls = (int)nw;
+    if (sig_table_init(ss, oc, &sigs, n) != SCHED_OK)
+        return NULL;
     for (q = 0; q < ss->n_queues; q++) {
         oc->off[q] = at;
         at += oc->cnt[q];
@@ -767,11 +812,12 @@ static struct order_cache *cache_build(struct sched_session *ss)
             note_leaf_asks(oc, ss, w, q);
             job_key(oc, ss, w);
             sig_refresh(ss, oc, w);
+            sig_note(ss, oc, &sigs, w);
         }
     for (q = 0; q < ss->n_queues; q++)
         if (sort_leaf(ss->arena, oc, oc->items + oc->off[q], oc->cnt[q]) != SCHED_OK)
             return NULL;
-    if (group_entries(ss, oc, n) != SCHED_OK)
+    if (group_entries(ss, oc, &sigs, n) != SCHED_OK)
         return NULL;
     oc->extra_walk = sched__calloc(ss->arena, nw, sizeof(uint32_t));
     oc->mark = sched__calloc(ss->arena, (size_t)oc->n_groups + 1, sizeof(struct group_mark));
