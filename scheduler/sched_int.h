@@ -161,6 +161,8 @@ struct ss_topo_level {
     int *busy;                /* [n_dom] its nodes with a GPU in use */
     int64_t *free, *cap;      /* [n_dom] GPU free and in all over its ready nodes (node_add()
                                  keeps free) */
+    int64_t *usable_free;     /* [n_dom] scratch (topology.c, try_level()): free GPU on the
+                                 nodes one workload may use */
     int64_t max_cap;          /* the most GPU one domain has in all */
     int64_t max_free;         /* the most GPU free in one domain, in the pool's state */
     uint64_t free_at;         /* (topology.c, level_most_free()) ss->pool_version + 1 then; 0: none */

@@ -28,9 +28,10 @@
  *         preference alone does not multiply victim searches); one pod
  *         to place, none placed, is inside one domain wherever it goes:
  *         its victim search takes every domain of the level at once
- *         (try_every_domain()); a victim attempt leaves out the domains
- *         whose nodes that w may use (its node types, its affinity) could
- *         not hold its pods even empty.
+ *         (try_every_domain()); for a workload whose node types or
+ *         affinity exclude some nodes, a victim attempt counts only the
+ *         nodes it may use, both for which domains could hold its pods
+ *         even empty and for their free GPU.
  *         A workload with pods placed keeps to the domains they are in.
  * Step 3  placement.c orders nodes that fit by sched__topo_breaks() after
  *         the node-type rank: a pod goes where it opens no empty domain
@@ -88,8 +89,9 @@ static int level_domains(struct sched_session *ss, int p, const char *key, struc
     lv->busy = sched__calloc(ss->arena, (size_t)n + 1, sizeof(int));
     lv->free = sched__calloc(ss->arena, (size_t)n + 1, sizeof(int64_t));
     lv->cap = sched__calloc(ss->arena, (size_t)n + 1, sizeof(int64_t));
+    lv->usable_free = sched__calloc(ss->arena, (size_t)n + 1, sizeof(int64_t));
     if (!slot || !value || !lv->dom || !lv->first || !lv->nodes || !lv->busy || !lv->free ||
-        !lv->cap)
+        !lv->cap || !lv->usable_free)
         return SCHED_ENOMEM;
     lv->n_dom = 0;
     for (i = 0; i < n; i++) {
@@ -405,27 +407,38 @@ static int64_t level_most_free(const struct sched_session *ss, int pool,
     return lv->max_free;
 }
 
-/* The GPU of domain d of level lv on the ready nodes w may use: its cap
- * when w's class excludes no node. */
-static int64_t usable_cap(const struct sched_session *ss, int w, const struct ss_topo_level *lv,
-                          int d)
+/* Does w's class exclude some node (else every node is one it may use)? */
+static int class_restricts(const struct sched_session *ss, int w)
 {
-    int c = ss->wl[w].cls, i;
-    int64_t cap = 0;
+    int c = ss->wl[w].cls;
 
-    if (!c || ss->class_rank[c][ss->n_nodes])
-        return lv->cap[d];
+    return c && !ss->class_rank[c][ss->n_nodes];
+}
+
+/* The GPU of domain d of level lv on the ready nodes that w may use: in
+ * all (returned) and free (lv->usable_free[d]). */
+static int64_t usable_gpu(const struct sched_session *ss, int w, struct ss_topo_level *lv, int d)
+{
+    const int8_t *rank = ss->class_rank[ss->wl[w].cls];
+    int64_t cap = 0, free = 0;
+    int i;
+
     for (i = lv->first[d]; i < lv->first[d + 1]; i++) {
         const struct ss_node *n = &ss->nodes[lv->nodes[i]];
-        if (n->ready && ss->class_rank[c][lv->nodes[i]] > 0)
+        if (n->ready && rank[lv->nodes[i]] > 0) {
             cap += (int64_t)n->n_gpus * SCHED_MILLI;
+            free += n->gpu_free;
+        }
     }
+    lv->usable_free[d] = free;
     return cap;
 }
 
 /* The tries at level l: the placed pods' domain, or every domain that may
- * hold the pods, in the action's order (a victim attempt's, whose tries
- * are few: only domains whose nodes that w may use hold the pods). */
+ * hold the pods, in the action's order. A victim attempt's tries are few:
+ * for a workload whose class excludes some nodes they count only the
+ * nodes it may use, both which domains could hold the pods and which have
+ * the most GPU free. */
 static int try_level(struct sched_session *ss, int w, int pool, int action, int l, int req,
                      sched__attempt_fn fn)
 {
@@ -446,9 +459,11 @@ static int try_level(struct sched_session *ss, int w, int pool, int action, int 
         return 0;   /* no domain of the level holds it even empty (allocate: as it is) */
     if (victims && sched__pods_to_place(ss, w) == 1)
         return try_every_domain(ss, w, pool, l, fn);
+    if (victims && class_restricts(ss, w))
+        c.free = lv->usable_free;
     for (d = 0; d < lv->n_dom; d++)
         if (lv->cap[d] >= need && (action != SCHED_ACT_ALLOCATE || lv->free[d] >= need) &&
-            within_one(ss, lv, d, rq) && (!victims || usable_cap(ss, w, lv, d) >= need))
+            within_one(ss, lv, d, rq) && (c.free == lv->free || usable_gpu(ss, w, lv, d) >= need))
             ss->topo_order[n++] = d;
     if (victims && n > TOPO_VICTIM_TRIES) {
         select_first(ss->topo_order, n, TOPO_VICTIM_TRIES, &c);
