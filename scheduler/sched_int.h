@@ -365,6 +365,7 @@ struct sched_session {
     const int *topo_nodes;            /* the domain's nodes, topo_n of them */
     int topo_n;
     int *topo_order, *topo_tmp;       /* scratch: domains of one level */
+    int64_t *topo_freeable;           /* scratch: [n_nodes] GPU a victim attempt could free */
 };
 
 static inline struct ss_qp *ss_qp(struct sched_session *ss, int q, int p)
@@ -687,6 +688,11 @@ void sched__iter_touch(struct ss_iter *it, int q);        /* q's allocation chan
 int sched__evict_for(struct sched_session *ss, int w, int pool, int action);
 /* Quick necessary test for sched__evict_for(): 0 when it cannot succeed now. */
 int sched__may_evict_for(struct sched_session *ss, int w, int pool, int action);
+/* The most GPU (milli) an eviction attempt of action for w in pool could
+ * free on each node: the GPU on the node of every unit it may look at
+ * (its queues and its units' own rules; not the checks made as units are
+ * taken), added into freeable[node]. */
+int sched__freeable_gpu(struct sched_session *ss, int w, int pool, int action, int64_t *freeable);
 /* A pending workload's ask as the hopeless table compares it: per pod,
  * the pods to place, its priority. */
 struct ss_ask {

@@ -22,16 +22,18 @@
  *         (their GPUs in all; for allocate, their free GPUs) are not
  *         tried. Allocate tries the fullest domain first (bin-packing
  *         domains, as KAI does); consolidate, reclaim and preempt the one
- *         with the most free GPU (the fewest moves or victims); the last
- *         two at most
- *         TOPO_VICTIM_TRIES of them, and only at the required level (a
- *         preference alone does not multiply victim searches); one pod
- *         to place, none placed, is inside one domain wherever it goes:
- *         its victim search takes every domain of the level at once
- *         (try_every_domain()); for a workload whose node types or
- *         affinity exclude some nodes, a victim attempt counts only the
- *         nodes it may use, both for which domains could hold its pods
- *         even empty and for their free GPU.
+ *         with the most free GPU (the fewest moves or victims). Reclaim
+ *         and preempt try only the required level (a preference alone
+ *         does not multiply victim searches), and there only the domains
+ *         whose nodes that w may use (its node types, its affinity) could
+ *         take its pods: on their GPU in all, and on their free GPU with
+ *         all that the attempt's units could free on them
+ *         (sched__freeable_gpu(), victim_domain_holds()); most domains of
+ *         a full cluster fail that test at the cost of a walk of their
+ *         nodes, so every one that passes can be searched. One pod to
+ *         place, none placed, is inside one domain wherever it goes: its
+ *         victim search takes every domain of the level at once
+ *         (try_every_domain()).
  *         A workload with pods placed keeps to the domains they are in.
  * Step 3  placement.c orders nodes that fit by sched__topo_breaks() after
  *         the node-type rank: a pod goes where it opens no empty domain
@@ -55,7 +57,6 @@
 
 #include <string.h>
 
-#define TOPO_VICTIM_TRIES 4
 #define TOPO_PICKS 4          /* tries picked one at a time before the rest are sorted */
 #define TOPO_LACKS (-2)
 
@@ -196,7 +197,8 @@ int sched__topo_build(struct sched_session *ss)
     }
     ss->topo_order = sched__calloc(ss->arena, (size_t)scratch, sizeof(int));
     ss->topo_tmp = sched__calloc(ss->arena, (size_t)scratch, sizeof(int));
-    if (!ss->topo_order || !ss->topo_tmp)
+    ss->topo_freeable = sched__calloc(ss->arena, (size_t)ss->n_nodes + 1, sizeof(int64_t));
+    if (!ss->topo_order || !ss->topo_tmp || !ss->topo_freeable)
         return SCHED_ENOMEM;
     return SCHED_OK;
 }
@@ -349,9 +351,9 @@ static int try_domain(struct sched_session *ss, int w, int pool, int l, int d, s
 /* A victim attempt of one pod, none placed: wherever the pod goes it is
  * inside one domain of level l, so one search over every node that has a
  * domain there finds the cheapest set of them all, as for a workload
- * without a topology (domain by domain, at most TOPO_VICTIM_TRIES domains
- * would be searched, and those by their free GPU, not by what w may use).
- * When every node of the pool has one, the attempt is the pool's own. */
+ * without a topology, and in one search where domain by domain it would
+ * take as many. When every node of the pool has one, the attempt is the
+ * pool's own. */
 static int try_every_domain(struct sched_session *ss, int w, int pool, int l, sched__attempt_fn fn)
 {
     const struct ss_topo_level *lv = &ss->topo[pool].level[l];
@@ -407,38 +409,47 @@ static int64_t level_most_free(const struct sched_session *ss, int pool,
     return lv->max_free;
 }
 
-/* Does w's class exclude some node (else every node is one it may use)? */
-static int class_restricts(const struct sched_session *ss, int w)
+/* Domain d of level lv for a victim attempt of w, on its ready nodes that
+ * w may use (lv->usable_free[d]: their free GPU): could its pods fit
+ * there, on those nodes' GPU in all, and on their free GPU with all that
+ * the attempt's units could free on them (ss->topo_freeable)? */
+static int victim_domain_holds(struct sched_session *ss, int w, struct ss_topo_level *lv, int d,
+                               int64_t need)
 {
-    int c = ss->wl[w].cls;
-
-    return c && !ss->class_rank[c][ss->n_nodes];
-}
-
-/* The GPU of domain d of level lv on the ready nodes that w may use: in
- * all (returned) and free (lv->usable_free[d]). */
-static int64_t usable_gpu(const struct sched_session *ss, int w, struct ss_topo_level *lv, int d)
-{
-    const int8_t *rank = ss->class_rank[ss->wl[w].cls];
-    int64_t cap = 0, free = 0;
+    const int8_t *rank = ss->wl[w].cls ? ss->class_rank[ss->wl[w].cls] : NULL;
+    int64_t cap = 0, free = 0, freeable = 0;
     int i;
 
     for (i = lv->first[d]; i < lv->first[d + 1]; i++) {
-        const struct ss_node *n = &ss->nodes[lv->nodes[i]];
-        if (n->ready && rank[lv->nodes[i]] > 0) {
+        int node = lv->nodes[i];
+        const struct ss_node *n = &ss->nodes[node];
+        if (n->ready && (!rank || rank[node] > 0)) {
             cap += (int64_t)n->n_gpus * SCHED_MILLI;
             free += n->gpu_free;
+            freeable += ss->topo_freeable[node];
         }
     }
     lv->usable_free[d] = free;
-    return cap;
+    return cap >= need && free + freeable >= need;
+}
+
+/* The most GPU a victim attempt of w in pool could free, per node, into
+ * ss->topo_freeable (the pool's nodes cleared first). */
+static int victim_freeable(struct sched_session *ss, int w, int pool, int action)
+{
+    const struct ss_pool *p = &ss->pools[pool];
+    int i;
+
+    for (i = 0; i < p->n_nodes; i++)
+        ss->topo_freeable[p->nodes[i]] = 0;
+    return sched__freeable_gpu(ss, w, pool, action, ss->topo_freeable);
 }
 
 /* The tries at level l: the placed pods' domain, or every domain that may
  * hold the pods, in the action's order. A victim attempt's tries are few:
- * for a workload whose class excludes some nodes they count only the
- * nodes it may use, both which domains could hold the pods and which have
- * the most GPU free. */
+ * only domains whose nodes that w may use could take its pods, on their
+ * GPU in all and on their free GPU with what the attempt's units could
+ * free there (victim_domain_holds()), the most free of those nodes first. */
 static int try_level(struct sched_session *ss, int w, int pool, int action, int l, int req,
                      sched__attempt_fn fn)
 {
@@ -459,16 +470,17 @@ static int try_level(struct sched_session *ss, int w, int pool, int action, int 
         return 0;   /* no domain of the level holds it even empty (allocate: as it is) */
     if (victims && sched__pods_to_place(ss, w) == 1)
         return try_every_domain(ss, w, pool, l, fn);
-    if (victims && class_restricts(ss, w))
+    if (victims) {
+        if (victim_freeable(ss, w, pool, action) != SCHED_OK) {
+            ss->oom = 1;
+            return 0;
+        }
         c.free = lv->usable_free;
+    }
     for (d = 0; d < lv->n_dom; d++)
         if (lv->cap[d] >= need && (action != SCHED_ACT_ALLOCATE || lv->free[d] >= need) &&
-            within_one(ss, lv, d, rq) && (c.free == lv->free || usable_gpu(ss, w, lv, d) >= need))
+            within_one(ss, lv, d, rq) && (!victims || victim_domain_holds(ss, w, lv, d, need)))
             ss->topo_order[n++] = d;
-    if (victims && n > TOPO_VICTIM_TRIES) {
-        select_first(ss->topo_order, n, TOPO_VICTIM_TRIES, &c);
-        n = TOPO_VICTIM_TRIES;
-    }
     for (i = 0; i < n; i++) {
         /* the first tries most often place it: picked one by one, the rest
          * sorted only if it comes to them */

@@ -2620,6 +2620,29 @@ int sched__evict_for(struct sched_session *ss, int j, int pool, int action)
     return 1;
 }
 
+int sched__freeable_gpu(struct sched_session *ss, int j, int pool, int action, int64_t *freeable)
+{
+    struct search s;
+    int i, k;
+
+    if (search_init(&s, ss, j, pool, action == SCHED_ACT_PREEMPT ? MODE_PREEMPT : MODE_RECLAIM) !=
+            SCHED_OK ||
+        collect_units(&s) != SCHED_OK)
+        return SCHED_ENOMEM;
+    s.pods_left = sched__pods_to_place(ss, j);
+    gather_eligible(&s);
+    for (i = 0; i < s.n_elig; i++) {
+        const struct unit *u = &s.units[s.elig[i]];
+        if (unit_dead(&s, u) ||
+            (u->pod >= 0 && i + 1 < s.n_elig && s.units[s.elig[i + 1]].w == u->w))
+            continue;   /* a workload's pods once: its whole unit follows its pod units */
+        for (k = 0; k < ss_w(ss, u->w)->n_pods; k++)
+            if (ss->pods[u->w][k].node >= 0 && (u->pod < 0 || u->pod == k))
+                freeable[ss->pods[u->w][k].node] += ss->wl[u->w].req[SCHED_GPU];
+    }
+    return SCHED_OK;
+}
+
 /* Time until pool's minimum runtime stops protecting workload w (<= 0: it does not). */
 static int64_t protected_for(const struct sched_session *ss, int w, int pool)
 {
