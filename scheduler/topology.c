@@ -30,7 +30,9 @@
  *         all that the attempt's units could free on them
  *         (sched__freeable_gpu(), victim_domain_holds()); most domains of
  *         a full cluster fail that test at the cost of a walk of their
- *         nodes, so every one that passes can be searched. One pod to
+ *         nodes, so every one that passes can be searched (a workload
+ *         whose GPU gives no bound, CPU alone or GPU memory, passes in
+ *         every domain: at most TOPO_UNBOUND_TRIES are). One pod to
  *         place, none placed, is inside one domain wherever it goes: its
  *         victim search takes every domain of the level at once
  *         (try_every_domain()).
@@ -58,6 +60,7 @@
 #include <string.h>
 
 #define TOPO_PICKS 4          /* tries picked one at a time before the rest are sorted */
+#define TOPO_UNBOUND_TRIES 4  /* a victim attempt's tries when its GPU gives no bound */
 #define TOPO_LACKS (-2)
 
 /* ---- Step 1: domains ---- */
@@ -481,6 +484,11 @@ static int try_level(struct sched_session *ss, int w, int pool, int action, int 
         if (lv->cap[d] >= need && (action != SCHED_ACT_ALLOCATE || lv->free[d] >= need) &&
             within_one(ss, lv, d, rq) && (!victims || victim_domain_holds(ss, w, lv, d, need)))
             ss->topo_order[n++] = d;
+    if (victims && need == 0 && n > TOPO_UNBOUND_TRIES) {
+        /* CPU alone, or GPU memory: every domain passes the test */
+        select_first(ss->topo_order, n, TOPO_UNBOUND_TRIES, &c);
+        n = TOPO_UNBOUND_TRIES;
+    }
     for (i = 0; i < n; i++) {
         /* the first tries most often place it: picked one by one, the rest
          * sorted only if it comes to them */
