@@ -415,25 +415,25 @@ static int64_t level_most_free(const struct sched_session *ss, int pool,
 /* Domain d of level lv for a victim attempt of w, on its ready nodes that
  * w may use (lv->usable_free[d]: their free GPU): could its pods fit
  * there, on those nodes' GPU in all, and on their free GPU with all that
- * the attempt's units could free on them (ss->topo_freeable)? */
+ * the attempt's units could free on them (ss->topo_freeable, read only
+ * when need bounds anything)? */
 static int victim_domain_holds(struct sched_session *ss, int w, struct ss_topo_level *lv, int d,
                                int64_t need)
 {
-    const int8_t *rank = ss->wl[w].cls ? ss->class_rank[ss->wl[w].cls] : NULL;
     int64_t cap = 0, free = 0, freeable = 0;
     int i;
 
     for (i = lv->first[d]; i < lv->first[d + 1]; i++) {
         int node = lv->nodes[i];
         const struct ss_node *n = &ss->nodes[node];
-        if (n->ready && (!rank || rank[node] > 0)) {
+        if (n->ready && sched__node_rank(ss, w, node) > 0) {
             cap += (int64_t)n->n_gpus * SCHED_MILLI;
             free += n->gpu_free;
             freeable += ss->topo_freeable[node];
         }
     }
     lv->usable_free[d] = free;
-    return cap >= need && free + freeable >= need;
+    return cap >= need && (need == 0 || free + freeable >= need);
 }
 
 /* The most GPU a victim attempt of w in pool could free, per node, into
@@ -473,13 +473,12 @@ static int try_level(struct sched_session *ss, int w, int pool, int action, int 
         return 0;   /* no domain of the level holds it even empty (allocate: as it is) */
     if (victims && sched__pods_to_place(ss, w) == 1)
         return try_every_domain(ss, w, pool, l, fn);
-    if (victims) {
-        if (victim_freeable(ss, w, pool, action) != SCHED_OK) {
-            ss->oom = 1;
-            return 0;
-        }
-        c.free = lv->usable_free;
+    if (victims && need > 0 && victim_freeable(ss, w, pool, action) != SCHED_OK) {
+        ss->oom = 1;
+        return 0;
     }
+    if (victims)
+        c.free = lv->usable_free;
     for (d = 0; d < lv->n_dom; d++)
         if (lv->cap[d] >= need && (action != SCHED_ACT_ALLOCATE || lv->free[d] >= need) &&
             within_one(ss, lv, d, rq) && (!victims || victim_domain_holds(ss, w, lv, d, need)))
