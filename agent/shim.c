@@ -338,9 +338,12 @@ static void set_env(void *arg, const char *name, const char *value)
     setenv(name, value, 1);
 }
 
-/* In the child: where an MPI pod's exec key and peers are (mpi.json), and
- * for the launcher, mpirun's remote shell: this program's --mpi-rsh, with
- * no tree spawn (only the launcher reaches the workers' endpoints). */
+/* In the child: where an MPI pod's exec key and peers are (mpi.json);
+ * Open MPI told not to look the pods' host names up (they are pod names,
+ * not in DNS: where the resolver stalls, each lookup by mpirun or a
+ * worker's daemon would wait out its timeout); and for the launcher,
+ * mpirun's remote shell: this program's --mpi-rsh, with no tree spawn
+ * (only the launcher reaches the workers' endpoints). */
 static void mpi_env(const struct shim *s)
 {
     char path[AGENT_PATH_MAX + 32], self[AGENT_PATH_MAX];
@@ -348,6 +351,7 @@ static void mpi_env(const struct shim *s)
 
     snprintf(path, sizeof(path), "%s/mpi.json", s->dir);
     setenv("ALLOT_MPI_EXEC", path, 1);
+    setenv("OMPI_MCA_if_base_do_not_resolve", "1", 1);
     if (strcmp(mpi_role(s), "launcher") != 0)
         return;
     n = readlink("/proc/self/exe", self, sizeof(self) - 1);

@@ -45,6 +45,7 @@ cat >"$T/launch.sh" <<SH
 #!/bin/sh
 cp "\$ALLOT_MPI_HOSTFILE" "$OUT/hostfile"
 echo "\$OMPI_MCA_plm_rsh_agent" >"$OUT/rsh_agent"
+echo "\$OMPI_MCA_if_base_do_not_resolve" >"$OUT/do_not_resolve"
 echo "\$ALLOT_NODE" >"$OUT/launcher_node"
 cp "\$ALLOT_MPI_EXEC" "$OUT/exec.json"   # the test's own forgeries start from it
 exec mpirun --allow-run-as-root -np 2 $MPI_PYTHON $T/allreduce.py
@@ -62,7 +63,10 @@ expect 202 POST /api/v1/workloads/distributed "{\"name\":\"mp\",\"projectId\":\"
 
 # 1. the allreduce, a rank in each worker pod
 until_ok 60 test -s "$OUT/mpi.0" || fail "rank 0 wrote nothing: $(events_of mp | tail -n 3)
-$(expect 200 GET "/api/v1/workloads/$(wl_id mp)/logs?pod=0&tailLines=30" "" "$ADMIN")"
+the launcher's log: $(expect 200 GET "/api/v1/workloads/$(wl_id mp)/logs?pod=0&tailLines=30" "" "$ADMIN")
+worker 1's: $(expect 200 GET "/api/v1/workloads/$(wl_id mp)/logs?pod=1&tailLines=10" "" "$ADMIN")
+worker 2's: $(expect 200 GET "/api/v1/workloads/$(wl_id mp)/logs?pod=2&tailLines=10" "" "$ADMIN")
+its processes: $(ps -eo pid,ppid,etimes,args | grep -E 'mpirun|orted|mpi-(rsh|serve)|allreduce' | grep -v grep)"
 until_ok 30 test -s "$OUT/mpi.1" || fail "rank 1 wrote nothing: $(events_of mp)"
 read -r r0 s0 t0 i0 n0 d0 <"$OUT/mpi.0"
 read -r r1 s1 t1 i1 n1 d1 <"$OUT/mpi.1"
@@ -74,6 +78,8 @@ read -r r1 s1 t1 i1 n1 d1 <"$OUT/mpi.1"
 [ "$(cat "$OUT/hostfile")" = "$(printf 'mp-1-0 slots=1\nmp-2-0 slots=1')" ] ||
   fail "host file: $(cat "$OUT/hostfile")"
 grep -q -- '--mpi-rsh$' "$OUT/rsh_agent" || fail "the launcher's rsh agent: $(cat "$OUT/rsh_agent")"
+[ "$(cat "$OUT/do_not_resolve")" = 1 ] ||
+  fail "Open MPI should not look the pods' names up: OMPI_MCA_if_base_do_not_resolve='$(cat "$OUT/do_not_resolve")'"
 NODES=$(printf '%s\n' "$(cat "$OUT/launcher_node")" "$n0" "$n1" | sort -u | wc -l)
 [ "$NODES" = 2 ] || fail "the launcher and ranks ran on $NODES node(s), want both"
 wait_phase_long mp Completed
