@@ -33,7 +33,8 @@
 #   5. allotd's RSS after that restart;
 #   6. what-if: POST /api/v1/workloads/trainings?dryRun=true on that
 #      cluster, then POST /api/v1/whatif deleting a running workload,
-#      deleting a pending one and cutting the project's quota: 30 of each
+#      deleting a pending one, cutting the project's quota and draining
+#      the running workload's node (always on a copy): 30 of each
 #      in a row the default way (on the scheduler's kept state where it
 #      can), then 10 of each after a restart with ALLOT_WHATIF_COPY=1 (a
 #      copy of the model, full cycles): p50 and p99 of allotd's own time
@@ -348,6 +349,9 @@ DEL_RUNNING="{\"changes\":[{\"type\":\"deleteWorkload\",\"workloadId\":\"$RUNNIN
 DEL_PENDING="{\"changes\":[{\"type\":\"deleteWorkload\",\"workloadId\":\"$PENDING\"}]}"
 QUOTA="{\"changes\":[{\"type\":\"quota\",\"projectId\":\"$ALLOT_PROJECT\",
   \"resources\":[{\"nodePool\":{\"name\":\"default\"},\"gpu\":{\"deserved\":2000}}]}]}"
+DRAIN_NODE=$(curl -s "$URL/api/v1/workloads/$RUNNING/pods" -H "Authorization: Bearer $TOKEN" |
+  jq -r '.pods[0].nodeName')
+DRAIN="{\"changes\":[{\"type\":\"drainNode\",\"nodeName\":\"$DRAIN_NODE\"}]}"
 # whatif_all RUNS WAY: each kind of what-if RUNS times, its figures
 whatif_all() {
   whatif_runs "$1" "/api/v1/workloads/trainings?dryRun=true" "$DRY" >"$T/dry"
@@ -360,6 +364,8 @@ whatif_all() {
   dry_figures "$2, a pending workload deleted"
   whatif_runs "$1" /api/v1/whatif "$QUOTA" >"$T/dry"
   dry_figures "$2, the project's quota cut"
+  whatif_runs "$1" /api/v1/whatif "$DRAIN" >"$T/dry"
+  dry_figures "$2, the node of that running workload drained"
 }
 whatif_all 30 kept
 curl -s "$URL/metrics" -H "Authorization: Bearer $TOKEN" |
