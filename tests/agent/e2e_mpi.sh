@@ -62,7 +62,9 @@ expect 202 POST /api/v1/workloads/distributed "{\"name\":\"mp\",\"projectId\":\"
   {\"name\":\"OMPI_MCA_oob_tcp_if_include\",\"value\":\"lo\"}]}}" "$ADMIN" >/dev/null
 
 # 1. the allreduce, a rank in each worker pod
-until_ok 60 test -s "$OUT/mpi.0" || fail "rank 0 wrote nothing: $(events_of mp | tail -n 3)
+# 75 s: past the remote shell's 60 s of connection retries, so that the
+# launcher's log holds its reason when a worker was never reached
+until_ok 75 test -s "$OUT/mpi.0" || fail "rank 0 wrote nothing: $(events_of mp | tail -n 3)
 the launcher's log: $(expect 200 GET "/api/v1/workloads/$(wl_id mp)/logs?pod=0&tailLines=30" "" "$ADMIN")
 worker 1's: $(expect 200 GET "/api/v1/workloads/$(wl_id mp)/logs?pod=1&tailLines=10" "" "$ADMIN")
 worker 2's: $(expect 200 GET "/api/v1/workloads/$(wl_id mp)/logs?pod=2&tailLines=10" "" "$ADMIN")
