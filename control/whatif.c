@@ -45,8 +45,10 @@
  * on its kept session, scheduler/memo.c Step 8). The child walks nothing
  * whole: its first touch of each page of the image costs a fault, so it
  * searches (binary) and notes only what the changes and the decisions
- * name. A drain or an added node, or a trial that cannot run now, takes
- * Step 1's copy.
+ * name. Drains alone run there too, as on a copy (every workload noted,
+ * full cycles on an arena of the child's own), the nodes made NotReady
+ * on the image (drain_nodes()): that saves the copy. An added node, or a
+ * trial that cannot run now, takes Step 1's copy.
  *
  * Invariants:
  *   1. The live model is read only in Step 1, under the model lock (or,
@@ -328,6 +330,23 @@ static int find_node(const struct db_snapshot *t, int64_t seq)
         if (t->nodes[i].seq == seq)
             return i;
     return -1;
+}
+
+/* A trial's drains, on the image's model: the nodes NotReady, and the
+ * quotas read again (the `default` department's GPUs follow the pools'
+ * ready nodes). That is the model sm_set_topology() builds from a
+ * topology with those nodes NotReady (a node's readiness is read by
+ * nothing else, and the workloads resolve as they did), without writing
+ * every workload of the image as its re-resolving would. */
+static int drain_nodes(struct run *x, const struct wi_change *ch, int n)
+{
+    struct sched_model *m = x->m;
+    int i, q;
+
+    for (i = 0; i < n; i++)
+        if (ch[i].kind == WI_DRAIN && (q = find_node(m->topo, ch[i].node_seq)) >= 0)
+            m->nodes[q].ready = 0;
+    return sm_quota_rows(m, NULL, 0) == DB_OK ? 0 : -1;
 }
 
 /* Quotas, drained and added nodes: one new topology for the copy. */
@@ -771,6 +790,16 @@ static int64_t cpu_us(clockid_t clock)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+static int drains_only(const struct wi_change *changes, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        if (changes[i].kind != WI_DRAIN)
+            return 0;
+    return n > 0;
+}
+
 struct trial {
     const struct wi_change *changes;
     int n;
@@ -779,11 +808,13 @@ struct trial {
 };
 
 /* Submissions, deletions, suspensions and quotas: what the incremental
- * path is told as a delta of submissions, departures and moved quotas. A
- * drain or an added node would be a full delta: a full cycle in the
- * child, whose first write of each page of the image copies it, costs
- * more than the copy (bench/NOTES.md, "What-ifs of deletions and
- * suspensions on the kept state"). */
+ * path is told as a delta of submissions, departures and moved quotas.
+ * Drains alone: made on the image as on a copy, and full cycles run on an
+ * arena of the child's own, not through the memo (whose pages the child
+ * would copy at its first write of each: bench/NOTES.md, "What-ifs of
+ * deletions and suspensions on the kept state"); what that saves is the
+ * copy. An added node takes the copy (its name is not in the topology the
+ * parent names the answer from). */
 static int kept_answers(const struct wi_change *changes, int n)
 {
     int i;
@@ -791,7 +822,7 @@ static int kept_answers(const struct wi_change *changes, int n)
     for (i = 0; i < n; i++)
         if (changes[i].kind != WI_SUBMIT && changes[i].kind != WI_DELETE &&
             changes[i].kind != WI_SUSPEND && changes[i].kind != WI_QUOTA)
-            return 0;
+            return drains_only(changes, n);
     return n > 0;
 }
 
@@ -924,7 +955,8 @@ static int result_read(const char *buf, size_t len, struct wi_result *out)
 
 /* In the child: Steps 2 to 5 on the scheduler's model and memo (the
  * image's), the changes told as the next cycle would be told them
- * (trial_delta()), the result sent back. */
+ * (trial_delta()), the result sent back. Drains: Steps 2 to 5 as on a
+ * copy, on the image. */
 static int trial_child(void *arg, struct cow_out *o)
 {
     struct ctl_trial *t = arg;
@@ -944,13 +976,23 @@ static int trial_child(void *arg, struct cow_out *o)
     x.m = t->m;
     x.now = t->now_ms;
     x.out = &r;
-    x.memo = t->memo;
-    /* room for the submission, the one workload a change appends */
-    if (!arena || !(x.note_at = calloc((size_t)n_before + 2, sizeof(int))) ||
-        change_quotas(&x, tr->changes, tr->n) != 0 ||
-        change_workloads(&x, tr->changes, tr->n) != 0 ||
-        trial_delta(&x, &t->delta, tr->changes, tr->n, n_before) != 0)
+    if (!arena)
         return -1;
+    if (drains_only(tr->changes, tr->n)) {
+        /* as on a copy, full cycles with no memo (kept_answers()) */
+        x.delta.full = 1;
+        if (note_all(&x) != 0 || drain_nodes(&x, tr->changes, tr->n) != 0)
+            return -1;
+        change_pods(&x, tr->changes, tr->n);
+    } else {
+        x.memo = t->memo;
+        /* room for the submission, the one workload a change appends */
+        if (!(x.note_at = calloc((size_t)n_before + 2, sizeof(int))) ||
+            change_quotas(&x, tr->changes, tr->n) != 0 ||
+            change_workloads(&x, tr->changes, tr->n) != 0 ||
+            trial_delta(&x, &t->delta, tr->changes, tr->n, n_before) != 0)
+            return -1;
+    }
     if (passes(&x, arena, &st, &last) == 0 &&
         compare_all(&x, &st, &last, tr->before, tr->n_before) == 0) {
         r.cpu_us = cpu_us(CLOCK_PROCESS_CPUTIME_ID);   /* a new process: since the fork */

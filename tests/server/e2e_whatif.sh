@@ -17,8 +17,9 @@
 #      would get (400, 403, 404).
 # On the settled cluster a dry run, a deletion's, a suspension's and a
 # quota's what-if are answered on the scheduler's kept state
-# (Server-Timing says "kept"), a drained or added node's on a copy
-# ("copy").
+# (Server-Timing says "kept"), and so is a drained node's (the answer
+# the copy gives to the drain with a quota that changes nothing); an
+# added node's on a copy ("copy").
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/whatif_lib.sh"
@@ -130,6 +131,20 @@ for p in team-a:$PA team-b:$PB; do
   [ "$got" = "$(share "$A" "${p%%:*}" | cut -d' ' -f3)" ] ||
     fail "${p%%:*}'s fair share is $got, the answer said $(share "$A" "${p%%:*}")"
 done
+# a drain alone: on the kept state, the answer the copy gives
+DRAIN='{"changes":[{"type":"drainNode","nodeName":"node-1"}]}'
+[ "$(way /api/v1/whatif "$DRAIN")" = kept ] || fail "a drain's what-if was not answered on the kept state"
+K=$(whatif "$DRAIN" | jq -S .)
+printf '%s' "$K" | jq -e '[.stopped[], .moved[] | select(.reason == "drain")] | length > 0' >/dev/null ||
+  fail "draining node-1 alone stops or moves none of its workloads: $K"
+# with team-b's quota set to what it is ($QUOTA: a change that changes
+# nothing), the copy
+DRAIN_SAME="{\"changes\":[{\"type\":\"drainNode\",\"nodeName\":\"node-1\"},
+  {\"type\":\"quota\",\"projectId\":\"$PB\",\"resources\":$QUOTA}]}"
+[ "$(way /api/v1/whatif "$DRAIN_SAME")" = copy ] || fail "a drain and a quota were not answered on a copy"
+C=$(whatif "$DRAIN_SAME" | jq -S .)
+[ "$K" = "$C" ] || fail "a drain's answer on the kept state differs from the copy's: $K
+against $C"
 # the default department, which deserves the pool's GPUs while it has no quota, given one:
 # below team-a's 2 GPUs it is refused as the change itself would be; 2 GPUs is answered on
 # the kept state too, and is what the next turn then does
