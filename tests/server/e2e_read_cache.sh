@@ -55,7 +55,9 @@ expect 202 DELETE "/api/v1/workloads/trainings/$W2" "" "$ADMIN" >/dev/null
 
 # ---- 3. another program's write: within the bound ----
 poll 20 read_twice 1 || fail "reads were not answered from memory again"
-sqlite3 "$T/reads.db" "UPDATE workloads SET name = 'renamed' WHERE id = '$W1'" ||
+# waiting for the write lock while allotd holds it (a turn's write): the
+# sqlite3 shell's busy timeout is 0, so without one it fails at once
+sqlite3 -cmd ".timeout 10000" "$T/reads.db" "UPDATE workloads SET name = 'renamed' WHERE id = '$W1'" ||
   fail "the direct write failed"
 T0=$(now_ms)
 renamed() { [ "$(field "$W1" name)" = renamed ]; }
