@@ -19,8 +19,9 @@
 #   submission acknowledged so far (any round) is there, no device is bound
 #   twice, no node holds more GPUs than it has, a one-pod workload is
 #   Running exactly when its pod is bound. Every cycle-pod round must die
-#   at its fault point, mid-cycle. ALLOT_CRASH_SEED replays a run (the seed
-#   is printed).
+#   at its fault point, mid-cycle. A burst not answered within 60 s fails
+#   the test with allotd's threads' stacks. ALLOT_CRASH_SEED replays a run
+#   (the seed is printed).
 ALLOTD=$1
 . "$(dirname "$0")/lib.sh"
 
@@ -93,6 +94,25 @@ SELECT 'over', count(*) FROM (SELECT n.seq FROM nodes n JOIN pods d ON d.node_se
   HAVING sum(w.gpu_devices * 1000 + w.gpu_portion) > n.n_gpus * 1000);
 SELECT 'phase', count(*) FROM workloads w WHERE w.deleted_at = 0 AND w.n_pods = 1 AND
   (w.phase = 'Running') != EXISTS (SELECT 1 FROM pods WHERE workload_seq = w.seq);"
+# burst_done: curl's burst ends within 60 s (every request answered, or
+# refused once allotd died); else allotd is stuck, and the failure carries
+# its threads' stacks (gdb, where installed) instead of the test hanging
+burst_done() {
+  if poll 60 exited "$CURL"; then
+    wait "$CURL" || true
+    return 0
+  fi
+  _state=alive
+  exited "$PID" && _state=exited
+  _stacks=""
+  if [ "$_state" = alive ] && command -v gdb >/dev/null 2>&1; then
+    _stacks=$(timeout 30 gdb -p "$PID" -batch -ex 'thread apply all bt 12' 2>/dev/null |
+      grep -E '^(Thread|#)' | head -n 200)
+  fi
+  kill "$CURL" 2>/dev/null || true
+  fail "round $round ($kind $n): the burst was not answered within $((60 * SCALE)) s; allotd (pid $PID) $_state; its threads:
+$_stacks"
+}
 round=0 midcycle=0 planned_midcycle=0
 while read -r kind n; do
   round=$((round + 1))
@@ -113,10 +133,10 @@ while read -r kind n; do
     sleep "$(awk -v ms="$n" 'BEGIN { printf "%.3f", ms / 1000 }')"
     kill -9 "$PID"
     wait "$PID" 2>/dev/null || true
+    burst_done
     PID=""
-    wait "$CURL" || true
   else
-    wait "$CURL" || true
+    burst_done
     if [ "$kind" = cycle-pod ]; then
       planned_midcycle=$((planned_midcycle + 1))
       killed_at cycle-pod
