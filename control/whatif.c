@@ -819,10 +819,12 @@ static int kept_answers(const struct wi_change *changes, int n)
 {
     int i;
 
+    if (drains_only(changes, n))
+        return 1;
     for (i = 0; i < n; i++)
         if (changes[i].kind != WI_SUBMIT && changes[i].kind != WI_DELETE &&
             changes[i].kind != WI_SUSPEND && changes[i].kind != WI_QUOTA)
-            return drains_only(changes, n);
+            return 0;
     return n > 0;
 }
 
@@ -979,8 +981,7 @@ static int trial_child(void *arg, struct cow_out *o)
     if (!arena)
         return -1;
     if (drains_only(tr->changes, tr->n)) {
-        /* as on a copy, full cycles with no memo (kept_answers()) */
-        x.delta.full = 1;
+        /* as on a copy: no memo, so every pass is a full cycle (kept_answers()) */
         if (note_all(&x) != 0 || drain_nodes(&x, tr->changes, tr->n) != 0)
             return -1;
         change_pods(&x, tr->changes, tr->n);
