@@ -47,6 +47,7 @@ struct options {
     int cold;            /* one-GPU workloads for the cold fill; 0: skip */
     int dry_runs;        /* dry runs of a submission on the settled cluster; 0: skip */
     int quota_runs;      /* what-ifs of a quota on the settled cluster; 0: skip */
+    int drain_runs;      /* what-ifs of a node drained on the settled cluster; 0: skip */
 };
 
 /* ---- What the run measured, for the targets' verdicts (print_targets()) ---- */
@@ -58,7 +59,8 @@ static struct {
     double cold_rate;           /* placements/s; < 0: not run */
     double dry_p99;             /* a dry run on the kept session, ms; < 0: not run */
     double quota_p99;           /* a quota's what-if on the kept session, ms; < 0: not run */
-} measured = {0, 0, -1, 0, -1, -1, -1};
+    double drain_p99;           /* a drain's what-if on the kept session, ms; < 0: not run */
+} measured = {0, 0, -1, 0, -1, -1, -1, -1};
 
 /* ---- Options: a table of integer flags ---- */
 
@@ -89,6 +91,8 @@ static const struct flag flags[] = {
      "dry runs of a submission on the settled cluster (0: none)"},
     {"--quota-runs", OPT(quota_runs), 0, 100000,
      "what-ifs of a project's GPU quota on the settled cluster (0: none)"},
+    {"--drain-runs", OPT(drain_runs), 0, 100000,
+     "what-ifs of a node drained on the settled cluster (0: none)"},
     {"--settle", OPT(settle), 0, 1000, "most passes to settle before the settled event"},
     {"--cold", OPT(cold), 0, 10000000, "one-GPU workloads for the cold fill (0: skip)"},
     {"--racks", OPT(gen.rack_nodes), 0, 1000000,
@@ -396,7 +400,7 @@ static int after_decisions(struct gen_world *w, struct sched_arena *arena,
 {
     struct sched_workload *wls = malloc(sizeof(*wls) * ((size_t)w->n_wls + 1));
     struct sched_pod *pods = malloc(sizeof(*pods) * (w->n_pods + 1));
-    struct sched_delta none = {0, 0, NULL, 0, 0};
+    struct sched_delta none = {0, 0, NULL, 0, 0, NULL, 0};
     struct sched_memo_stats before, after;
     struct sched_result res;
     struct sched_state st;
@@ -479,7 +483,7 @@ static int incremental_event(const struct options *o, struct gen_world *w,
                              struct sched_arena *arena, uint64_t full_digest, const char *when,
                              struct event *ev)
 {
-    struct sched_delta prime = {1, 0, NULL, 0, 0}, delta;
+    struct sched_delta prime = {1, 0, NULL, 0, 0, NULL, 0}, delta;
     struct sched_memo *memo = sched_memo_new();
     struct sched_memo_stats stats;
     struct sched_result res;
@@ -913,7 +917,7 @@ static int dry_kept(struct dry_ctx *c, struct sched_memo *memo, struct dry_turn 
 static int dry_memo_intact(struct gen_world *w, struct sched_memo *memo,
                            struct sched_arena *arena)
 {
-    struct sched_delta none = {0, 0, NULL, 0, 0};
+    struct sched_delta none = {0, 0, NULL, 0, 0, NULL, 0};
     struct sched_result res;
     struct sched_state st;
     struct sched_config cfg;
@@ -1013,7 +1017,7 @@ static int dry_submissions(const struct options *o, struct dry_ctx *c, struct sc
     size_t pods_before = w->n_pods;
     int i, rc = 0;
 
-    c->first = (struct sched_delta){0, 1, NULL, 0, 0};
+    c->first = (struct sched_delta){0, 1, NULL, 0, 0, NULL, 0};
     for (i = 0; rc == 0 && i < o->dry_runs; i++) {
         if (gen_world_submit(w, gen_world_project(w, i % w->n_projects), 1, 1) < 0)
             return -1;
@@ -1035,7 +1039,7 @@ static int dry_quotas(const struct options *o, struct dry_ctx *c, struct sched_m
     struct gen_world *w = c->w;
     int i, rc = 0;
 
-    c->first = (struct sched_delta){0, 0, NULL, 0, 1};
+    c->first = (struct sched_delta){0, 0, NULL, 0, 1, NULL, 0};
     for (i = 0; rc == 0 && i < o->quota_runs; i++) {
         int q = gen_world_project(w, i % w->n_projects), p = i % w->n_pools;
         struct sched_quota *qt = &w->quotas[((size_t)q * (size_t)w->n_pools + (size_t)p) *
@@ -1047,16 +1051,61 @@ static int dry_quotas(const struct options *o, struct dry_ctx *c, struct sched_m
     return rc;
 }
 
+/* The pods bound to node freed, their workloads pending (what allotd's
+ * what-if of a drain does, control/whatif.c); the node not ready. */
+static void drain_node(struct gen_world *w, int node)
+{
+    int i, k;
+
+    w->nodes[node].ready = 0;
+    for (i = 0; i < w->n_wls; i++)
+        for (k = 0; k < w->wls[i].n_pods; k++)
+            if (w->wls[i].pods[k].node == node) {
+                w->wls[i].pods[k].node = -1;
+                w->wls[i].pods[k].devices = 0;
+                w->wls[i].phase = SCHED_PENDING;
+            }
+}
+
+/* o->drain_runs what-ifs of a drain: node (i x 7919) mod nodes drained
+ * (drain_node()), told as a node gone down with quotas that may have
+ * moved (as allotd tells it), each foreseen both ways, then put back. */
+static int dry_drains(const struct options *o, struct dry_ctx *c, struct sched_memo *memo,
+                      struct dry_series *s)
+{
+    struct gen_world *w = c->w;
+    struct sched_workload *wls = malloc(sizeof(*wls) * ((size_t)w->n_wls + 1));
+    struct sched_pod *pods = malloc(sizeof(*pods) * (w->n_pods + 1));
+    int i, node, rc = wls && pods ? 0 : -1;
+
+    for (i = 0; rc == 0 && i < o->drain_runs; i++) {
+        node = (int)((int64_t)i * 7919 % w->n_nodes);
+        memcpy(wls, w->wls, sizeof(*wls) * (size_t)w->n_wls);
+        memcpy(pods, w->pods, sizeof(*pods) * w->n_pods);
+        c->first = (struct sched_delta){0, 0, NULL, 0, 1, &node, 1};
+        drain_node(w, node);
+        rc = dry_both(c, memo, s, i);
+        memcpy(w->wls, wls, sizeof(*wls) * (size_t)w->n_wls);   /* pods point at w->pods */
+        memcpy(w->pods, pods, sizeof(*pods) * w->n_pods);
+        w->nodes[node].ready = 1;
+    }
+    free(wls);
+    free(pods);
+    return rc;
+}
+
 static int bench_dry(const struct options *o, struct gen_world *w, struct sched_arena *arena)
 {
-    struct sched_delta full = {1, 0, NULL, 0, 0};
+    struct sched_delta full = {1, 0, NULL, 0, 0, NULL, 0};
     struct sched_memo *memo = sched_memo_new();
     struct sched_result res;
     struct sched_state st;
     struct sched_config cfg;
     struct dry_ctx c = {w, NULL, arena, {0}, {0}};
-    struct dry_series sub, quota;
-    int rc = memo && series_new(&sub, o->dry_runs) == 0 && series_new(&quota, o->quota_runs) == 0
+    struct dry_series sub, quota, drain;
+    int rc = memo && series_new(&sub, o->dry_runs) == 0 &&
+                     series_new(&quota, o->quota_runs) == 0 &&
+                     series_new(&drain, o->drain_runs) == 0
                  ? 0 : -1;
 
     sched_config_default(&cfg);
@@ -1067,6 +1116,8 @@ static int bench_dry(const struct options *o, struct gen_world *w, struct sched_
         rc = dry_submissions(o, &c, memo, &sub);
     if (rc == 0)
         rc = dry_quotas(o, &c, memo, &quota);
+    if (rc == 0)
+        rc = dry_drains(o, &c, memo, &drain);
     if (rc == 0 && dry_memo_intact(w, memo, arena) != 0) {
         fprintf(stderr, "allot-bench-cycle: the memo changed under the dry runs\n");
         rc = -1;
@@ -1079,8 +1130,13 @@ static int bench_dry(const struct options *o, struct gen_world *w, struct sched_
         series_print("quotas moved (what-ifs)", &quota);
         measured.quota_p99 = percentile(quota.tk, quota.n, 99);
     }
+    if (rc == 0 && o->drain_runs > 0) {
+        series_print("nodes drained (what-ifs)", &drain);
+        measured.drain_p99 = percentile(drain.tk, drain.n, 99);
+    }
     series_free(&sub);
     series_free(&quota);
+    series_free(&drain);
     sched_memo_free(memo);
     return rc;
 }
@@ -1153,6 +1209,8 @@ static const struct target targets[] = {
     {"11", 4000, 200000, "dry run p99", &measured.dry_p99, 50, 0, "ms"},
     {"11", 1000, 50000, "what-if of a quota p99", &measured.quota_p99, 10, 0, "ms"},
     {"11", 4000, 200000, "what-if of a quota p99", &measured.quota_p99, 50, 0, "ms"},
+    {"11", 1000, 50000, "what-if of a drain p99", &measured.drain_p99, 10, 0, "ms"},
+    {"11", 4000, 200000, "what-if of a drain p99", &measured.drain_p99, 50, 0, "ms"},
 };
 
 /* The 1-minute load average, or -1 when /proc/loadavg cannot be read. */
@@ -1244,7 +1302,7 @@ int main(int argc, char **argv)
     print_world(w, &o, now_ms() - t0);
     if (bench_full(&o, w, arena) != 0 || bench_event(&o, w, arena) != 0)
         goto out;
-    if ((o.dry_runs > 0 || o.quota_runs > 0) && bench_dry(&o, w, arena) != 0)
+    if ((o.dry_runs > 0 || o.quota_runs > 0 || o.drain_runs > 0) && bench_dry(&o, w, arena) != 0)
         goto out;
     print_memory(arena);
     if (o.cold > 0 && bench_cold(&o) != 0)

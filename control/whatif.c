@@ -45,10 +45,13 @@
  * on its kept session, scheduler/memo.c Step 8). The child walks nothing
  * whole: its first touch of each page of the image costs a fault, so it
  * searches (binary) and notes only what the changes and the decisions
- * name. Drains alone run there too, as on a copy (every workload noted,
- * full cycles on an arena of the child's own), the nodes made NotReady
- * on the image (drain_nodes()): that saves the copy. An added node, or a
- * trial that cannot run now, takes Step 1's copy.
+ * name. Drains alone run there too (drain_trial()): the nodes made
+ * NotReady on the image and the quotas read again (drain_nodes()), the
+ * workloads holding pods there noted and their pods freed (the one walk
+ * of every workload), and told as nodes gone down with moved quotas (the
+ * core builds those workloads again on its kept session, scheduler/memo.c
+ * Step 9). A drain with other changes, an added node, or a trial that
+ * cannot run now, takes Step 1's copy.
  *
  * Invariants:
  *   1. The live model is read only in Step 1, under the model lock (or,
@@ -467,8 +470,9 @@ static int drained_node(const struct sched_model *m, const struct wi_change *ch,
 }
 
 /* Frees the pods bound to drained nodes; their workloads go back to
- * Pending (db: a lost node's pods). */
-static void change_pods(struct run *x, const struct wi_change *ch, int n)
+ * Pending (db: a lost node's pods). A trial notes each such workload
+ * first, as it is before the change. */
+static int change_pods(struct run *x, const struct wi_change *ch, int n)
 {
     struct sched_model *m = x->m;
     int i, k;
@@ -479,12 +483,45 @@ static void change_pods(struct run *x, const struct wi_change *ch, int n)
             int node = w->pods[k].node;
             if (node < 0 || !drained_node(m, ch, n, node))
                 continue;
+            if (x->note_at && !x->note_at[i] && note_one(x, i) != 0)
+                return -1;
             w->pods[k].node = -1;
             w->pods[k].devices = 0;
             w->phase = SCHED_PENDING;
             note_for(x, i)->drained = 1;   /* there before the changes: noted */
         }
     }
+    return 0;
+}
+
+/* A trial's drains, told as the next cycle would be told a lost node: each
+ * drained node that was ready goes into delta.down (one not ready already
+ * may hold pods the kept state does not expect: a full delta), the nodes
+ * are made NotReady with the quotas read again (delta.quotas: the
+ * `default` department's GPUs follow the ready nodes), and their pods are
+ * freed. */
+static int drain_trial(struct run *x, const struct wi_change *ch, int n)
+{
+    struct sched_model *m = x->m;
+    int *down = malloc(sizeof(int) * ((size_t)n + 1)), i, j, q;
+
+    if (!down)
+        return -1;
+    for (i = 0; i < n; i++) {
+        if (ch[i].kind != WI_DRAIN || (q = find_node(m->topo, ch[i].node_seq)) < 0)
+            continue;
+        for (j = 0; j < x->delta.n_down && down[j] != q; j++)
+            ;
+        if (!m->nodes[q].ready)
+            x->delta.full = 1;
+        else if (j == x->delta.n_down)
+            down[x->delta.n_down++] = q;
+    }
+    x->delta.down = down;
+    x->delta.quotas = 1;
+    if (drain_nodes(x, ch, n) != 0)
+        return -1;
+    return change_pods(x, ch, n);
 }
 
 static int change_all(struct run *x, const struct wi_change *ch, int n)
@@ -497,8 +534,7 @@ static int change_all(struct run *x, const struct wi_change *ch, int n)
         return -1;
     if (change_workloads(x, ch, n) != 0)
         return -1;
-    change_pods(x, ch, n);
-    return 0;
+    return change_pods(x, ch, n);
 }
 
 /* ---- Step 4: the passes ---- */
@@ -809,12 +845,10 @@ struct trial {
 
 /* Submissions, deletions, suspensions and quotas: what the incremental
  * path is told as a delta of submissions, departures and moved quotas.
- * Drains alone: made on the image as on a copy, and full cycles run on an
- * arena of the child's own, not through the memo (whose pages the child
- * would copy at its first write of each: bench/NOTES.md, "What-ifs of
- * deletions and suspensions on the kept state"); what that saves is the
- * copy. An added node takes the copy (its name is not in the topology the
- * parent names the answer from). */
+ * Drains alone: a delta of nodes gone down (drain_trial()); a drain with
+ * other changes takes the copy (the quotas the drain reads again would
+ * undo a quota's change). An added node takes the copy (its name is not in
+ * the topology the parent names the answer from). */
 static int kept_answers(const struct wi_change *changes, int n)
 {
     int i;
@@ -980,19 +1014,18 @@ static int trial_child(void *arg, struct cow_out *o)
     x.out = &r;
     if (!arena)
         return -1;
+    x.memo = t->memo;
+    /* room for the submission, the one workload a change appends */
+    if (!(x.note_at = calloc((size_t)n_before + 2, sizeof(int))))
+        return -1;
     if (drains_only(tr->changes, tr->n)) {
-        /* as on a copy: no memo, so every pass is a full cycle (kept_answers()) */
-        if (note_all(&x) != 0 || drain_nodes(&x, tr->changes, tr->n) != 0)
+        if (trial_delta(&x, &t->delta, tr->changes, tr->n, n_before) != 0 ||
+            drain_trial(&x, tr->changes, tr->n) != 0)
             return -1;
-        change_pods(&x, tr->changes, tr->n);
-    } else {
-        x.memo = t->memo;
-        /* room for the submission, the one workload a change appends */
-        if (!(x.note_at = calloc((size_t)n_before + 2, sizeof(int))) ||
-            change_quotas(&x, tr->changes, tr->n) != 0 ||
-            change_workloads(&x, tr->changes, tr->n) != 0 ||
-            trial_delta(&x, &t->delta, tr->changes, tr->n, n_before) != 0)
-            return -1;
+    } else if (change_quotas(&x, tr->changes, tr->n) != 0 ||
+               change_workloads(&x, tr->changes, tr->n) != 0 ||
+               trial_delta(&x, &t->delta, tr->changes, tr->n, n_before) != 0) {
+        return -1;
     }
     if (passes(&x, arena, &st, &last) == 0 &&
         compare_all(&x, &st, &last, tr->before, tr->n_before) == 0) {

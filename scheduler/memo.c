@@ -195,6 +195,27 @@
  *         saves a full cycle: a what-if of a quota (control/whatif.c) ran
  *         full cycles on a copy of the model; it now costs a kept cycle in
  *         the pools it touches.
+ * Step 9  A delta with nodes gone down (delta.down: not ready now, every
+ *         pod on them taken off, their workloads pending or running with
+ *         fewer pods, none of them stale), under Step 2's conditions and
+ *         with the session as Step 5 or 6 needs it: once the kept session
+ *         took the submissions, the decisions, the quotas and the
+ *         departures, each workload that held a pod on such a node is
+ *         built again from the snapshot (sched__session_requeue(): its
+ *         demand, pods, running list and class as Step 1 gives them; it
+ *         joins the job order as a submission when it wanted no pods
+ *         before, else the order is built again), then each node is made
+ *         not ready and its pool's figures over ready nodes found again
+ *         (sched__session_node_down(): capacity, empty devices, the
+ *         largest node, the victim search's floor). The session is then
+ *         the one Step 1 builds from the snapshot (tests compare it), and
+ *         Step 5 runs with those pools counted as a quota's are: no failed
+ *         attempt known there, no entry standing unread, and the requeued
+ *         workloads named with the departures (memo->named: their entries
+ *         are looked up again). The kept waiting workloads are not kept
+ *         (Invariant 7: a requeued running workload may wait now). Why it
+ *         saves a full cycle: a node drained (control/whatif.c) or lost
+ *         ran full cycles; it now costs a kept cycle.
  *
  * Invariants:
  *   1. memo->settled only after a cycle that decided nothing and whose
@@ -337,6 +358,9 @@ struct sched_memo {
     int cap_known_moved;
     struct ss_known known;
     struct sched_memo_stats stats;
+    int *named;                 /* [cap_named] the workloads a Step 9 delta named: those
+                                   that left, then those requeued (the nodes gone down) */
+    int n_named, cap_named;
     int check_kept;             /* tests: compare each kept session with a build */
     struct sched_arena *check_arena;   /* tests: that build's memory, reset for each */
     int check_known;            /* tests: make each attempt answered from known_buf too */
@@ -366,7 +390,7 @@ void sched_memo_free(struct sched_memo *memo)
             BUF_SUB(memo->kind_of, memo->pending_off), memo->label_count, memo->reps,
             memo->code_reps, memo->next, memo->next_kind_of, memo->known_buf[0],
             memo->known_buf[1], memo->known_set[0], memo->known_set[1], memo->known_base,
-            memo->known_moved, memo->waiting_w, memo,
+            memo->known_moved, memo->waiting_w, memo->named, memo,
         };
 
         for (i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
@@ -1543,6 +1567,67 @@ static int frees_room(const struct sched_memo *memo, const struct sched_delta *d
     return 0;
 }
 
+static int named_down(const struct sched_delta *delta, int node)
+{
+    int k;
+
+    for (k = 0; k < delta->n_down; k++)
+        if (delta->down[k] == node)
+            return 1;
+    return 0;
+}
+
+/* Step 9: whether the pool of node keeps its largest device memory once
+ * the nodes the delta names are down (a request by device memory asks a
+ * GPU share that reads it: session.c, memory_estimate()). */
+static int keeps_gpu_mem(const struct sched_session *ss, const struct sched_delta *delta,
+                         int node)
+{
+    const struct ss_pool *p = &ss->pools[ss->nodes[node].pool];
+    int i;
+
+    if (ss->nodes[node].n_gpus == 0 || ss->nodes[node].gpu_mem < p->max_gpu_mem)
+        return 1;
+    for (i = 0; i < p->n_nodes; i++) {
+        const struct ss_node *o = &ss->nodes[p->nodes[i]];
+        if (o->ready && o->n_gpus > 0 && o->gpu_mem == p->max_gpu_mem &&
+            !named_down(delta, p->nodes[i]))
+            return 1;
+    }
+    return 0;
+}
+
+/* Step 9: node went down as the delta promises: ready in the kept
+ * session, not in the snapshot, named once, its pool's largest device
+ * memory kept, and every workload that held a pod there holds none there
+ * now, is pending or running, and has no stale time (a gang left short of
+ * its minimum and marked stale moves the result's stale times: Step 1). */
+static int down_as_promised(const struct sched_memo *memo, const struct sched_state *in,
+                            const struct sched_delta *delta, int k)
+{
+    int node = delta->down[k], i, j;
+    const struct ss_node *n;
+
+    if (node < 0 || node >= memo->n_nodes)
+        return 0;
+    for (j = 0; j < k; j++)
+        if (delta->down[j] == node)
+            return 0;
+    n = &memo->ss.nodes[node];
+    if (!n->ready || in->nodes[node].ready || !keeps_gpu_mem(&memo->ss, delta, node))
+        return 0;
+    for (i = 0; i < n->n_pods; i++) {
+        const struct sched_workload *wl = &in->workloads[n->pods[2 * i]];
+        if ((wl->phase != SCHED_PENDING && wl->phase != SCHED_RUNNING) ||
+            wl->stale_since_ms != SCHED_NO_TIME)
+            return 0;
+        for (j = 0; j < wl->n_pods; j++)
+            if (wl->pods[j].node == node)
+                return 0;
+    }
+    return 1;
+}
+
 static int reusable(const struct sched_memo *memo, const struct sched_state *in,
                     const struct sched_delta *delta, const struct sched_config *cfg)
 {
@@ -1570,6 +1655,11 @@ static int reusable(const struct sched_memo *memo, const struct sched_state *in,
         return 0;
     for (k = 0; k < delta->n_left; k++)
         if (!left_as_promised(memo, in, delta->left[k]))
+            return 0;
+    if (delta->n_down < 0 || (delta->n_down > 0 && !delta->down))
+        return 0;
+    for (k = 0; k < delta->n_down; k++)
+        if (!down_as_promised(memo, in, delta, k))
             return 0;
     for (w = memo->n_workloads; w < in->n_workloads; w++) {
         const struct sched_workload *wl = &in->workloads[w];
@@ -1864,17 +1954,20 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
 {
     size_t kept = memo->arena_kept;
     int input_unstale = !memo->any_stale;   /* Step 2: what the delta added has none */
+    /* the workloads the delta names: those that left, and (Step 9) those requeued */
+    const int *named = delta->n_down > 0 ? memo->named : delta->left;
+    int n_named = delta->n_down > 0 ? memo->n_named : delta->n_left;
     struct ss_prev_pending prev = {
         .pending = memo->pending, .kind_of = memo->kind_of, .n = memo->n_pending,
-        .n_labels = memo->n_labels, .n_workloads = memo->n_workloads, .left = delta->left,
-        .n_left = delta->n_left, .reps = memo->reps_valid ? memo->reps : NULL,
+        .n_labels = memo->n_labels, .n_workloads = memo->n_workloads, .left = named,
+        .n_left = n_named, .reps = memo->reps_valid ? memo->reps : NULL,
         .n_reps = memo->n_reps, .code_reps = memo->reps_valid ? memo->code_reps : NULL,
         .pair_pools = memo->pair_pools, .pair_queues = memo->pair_queues,
         .odd_reps = memo->odd_reps, .label_count = memo->label_count};
     /* room for the list, the workloads touched and a few decisions (else
      * record_again() takes the arena) */
     int from_list = memo->kind_of_valid,
-        room = memo->n_pending + delta->n_left + delta->n_submitted + 64 + memo->n_pending / 16,
+        room = memo->n_pending + n_named + delta->n_submitted + 64 + memo->n_pending / 16,
         front = FRONT_ROOM(memo->n_pending);
 
     if (from_list &&
@@ -1998,19 +2091,52 @@ static int trial_undone(struct sched_memo *memo)
     return SCHED_OK;
 }
 
-/* Steps 2, 3, 5, 6 and 7: 1 when the cycle was answered from the memo or on
- * its kept session (rc set). */
+/* Step 9: each workload on the nodes gone down built again from the
+ * snapshot (sched__session_requeue()), named after the departures in
+ * memo->named, then each node made not ready; *pools: the pools they are
+ * in (bit p; pools >= 64: all). */
+static int take_nodes_down(struct sched_memo *memo, const struct sched_delta *delta,
+                           uint64_t *pools)
+{
+    struct sched_session *ss = &memo->ss;
+    int keep_order = ss->order_cache != NULL, k, w, rc = SCHED_OK;
+
+    *pools = 0;
+    memo->n_named = 0;
+    rc = reserve((void **)&memo->named, &memo->cap_named, sizeof(int), delta->n_left + 1);
+    for (k = 0; k < delta->n_left && rc == SCHED_OK; k++)
+        memo->named[memo->n_named++] = delta->left[k];
+    for (k = 0; k < delta->n_down && rc == SCHED_OK; k++) {
+        const struct ss_node *n = &ss->nodes[delta->down[k]];
+        while (n->n_pods > 0 && rc == SCHED_OK) {   /* a requeue takes all w's pods off */
+            w = n->pods[0];
+            rc = reserve((void **)&memo->named, &memo->cap_named, sizeof(int),
+                         memo->n_named + 1);
+            if (rc == SCHED_OK) {
+                memo->named[memo->n_named++] = w;
+                rc = sched__session_requeue(ss, w, &keep_order);
+            }
+        }
+        if (rc == SCHED_OK)
+            rc = sched__session_node_down(ss, delta->down[k]);
+        *pools |= n->pool < 64 ? 1ull << n->pool : ~0ull;
+    }
+    return rc;
+}
+
+/* Steps 2, 3, 5, 6, 7 and 9: 1 when the cycle was answered from the memo
+ * or on its kept session (rc set). */
 static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
                      const struct sched_delta *delta, const struct sched_config *cfg,
                      struct sched_arena *arena, struct sched_result *out, int *rc)
 {
     struct sched_session *ss = &memo->ss;
     int w, k, frees;
-    uint64_t dirty = 0, quotas = 0;
+    uint64_t dirty = 0, quotas = 0, down = 0;
 
     if (!reusable(memo, in, delta, cfg) || (memo->decided && !decisions_applied(memo, in, delta)))
         return 0;
-    if (!memo->decided && (frees_room(memo, delta) || delta->quotas) &&
+    if (!memo->decided && (frees_room(memo, delta) || delta->quotas || delta->n_down > 0) &&
         (ss->n_undo != 0 || ss->n_decisions != 0))
         return 0;   /* Step 5 needs the session exactly as built */
     if (delta->quotas && sched__quota_pools_move(ss, in))
@@ -2027,7 +2153,7 @@ static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
     }
     if (delta->quotas)   /* Step 8 */
         quotas = sched__session_requota(ss);
-    frees = memo->decided || frees_room(memo, delta) || quotas;
+    frees = memo->decided || frees_room(memo, delta) || quotas || delta->n_down > 0;
     for (k = 0; k < delta->n_left; k++)   /* the pools the departures free room in */
         if (ss->wl[delta->left[k]].n_placed > 0)
             dirty |= ss->wl[delta->left[k]].pool < 64 ? 1ull << ss->wl[delta->left[k]].pool
@@ -2035,10 +2161,18 @@ static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
     for (k = 0; k < delta->n_left; k++)
         if (ss->wl[delta->left[k]].flags & WL_ACTIVE)
             sched__session_leave(ss, delta->left[k]);
+    if (delta->n_down > 0) {   /* Step 9 */
+        if (take_nodes_down(memo, delta, &down) != SCHED_OK)
+            goto fall_back;
+        memo->n_waiting_w = -1;   /* Invariant 7: a requeued running workload may wait */
+        memo->stats.nodes_down++;
+    }
     if (memo->check_kept)
         check_kept(memo);
     if (frees) {
-        *rc = run_on_kept(memo, delta, dirty, quotas, arena, out);
+        /* where a node went down, as where a quota moved: no failed attempt
+         * is known, no settled entry stands unread */
+        *rc = run_on_kept(memo, delta, dirty, quotas | down, arena, out);
         return 1;
     }
     if (sched__fairshare(ss) != SCHED_OK || !same_fair(memo, ss))

@@ -389,7 +389,11 @@ int sched_cycle(const struct sched_state *in, const struct sched_config *cfg,
  *   - now_ms, the usage history and the workload mix;
  *   - with quotas = 1, queues' quotas and over-quota priorities
  *     (sched_queue.quota and .pool_rank, or what they point at; not the
- *     queues, their parents or default pools).
+ *     queues, their parents or default pools);
+ *   - down[0..n_down): nodes, ready before, whose ready became 0, with
+ *     every pod placed on them taken off (node -1, devices 0); a workload
+ *     that held one may have changed phase (to pending, or running with
+ *     fewer pods) but nothing else, its other pods where they were.
  * Anything else (a workload deleted from the array, resumed or edited, a
  * node changed, a queue added or moved, a restart, an unknown change) is
  * full = 1; so is a NULL delta. A full delta runs sched_cycle() and
@@ -407,7 +411,8 @@ int sched_cycle(const struct sched_state *in, const struct sched_config *cfg,
  * actions run: the kept session gives the pods back (as a build from the
  * new snapshot would have them) and the cycle's steps run on it, without
  * building the session again; so do moved quotas, on the kept session
- * with every quota read again. After a cycle whose only decisions placed
+ * with every quota read again, and nodes gone down (their workloads built
+ * again, the pools' figures over ready nodes found again). After a cycle whose only decisions placed
  * pending workloads, the next call (those placements applied, as the
  * promise says, and any delta above) runs the cycle's steps on that
  * cycle's session too, once the placed workloads are in it as a build
@@ -431,6 +436,8 @@ struct sched_delta {
     const int *left;   /* [n_left] workloads that left (suspended, finished) */
     int n_left;
     int quotas;        /* 1: quotas or over-quota priorities may have moved */
+    const int *down;   /* [n_down] nodes that went down (not ready, their pods off) */
+    int n_down;
 };
 
 /* How the memo's calls went: full cycles run (the session built), cycles
@@ -453,6 +460,8 @@ struct sched_memo_stats {
                                  kept session once its trial was undone (Step 7) */
     int64_t pending_put_in;   /* of `pending_kept`: the new list written over the kept one
                                  with the entries of workloads pending again or still put in */
+    int64_t nodes_down;       /* of `finished`: deltas with nodes gone down, their workloads
+                                 built again on the kept session (Step 9) */
 };
 void sched_memo_stats(const struct sched_memo *memo, struct sched_memo_stats *out);
 

@@ -466,6 +466,10 @@ int sched__session_rejoin(struct sched_session *ss, int w);
 int sched__session_evicted_from(const struct sched_session *ss, int w);
 int sched__session_rejoin_evicted(struct sched_session *ss, int w, int pool, int *keep_order);
 void sched__session_settled(struct sched_session *ss, int keep_order);
+/* Step 7 (session.c): nodes went down; their workloads built again, then
+ * each node made not ready with its pool's figures. */
+int sched__session_requeue(struct sched_session *ss, int w, int *keep_order);
+int sched__session_node_down(struct sched_session *ss, int node);
 /* Whether an allocation (per resource) holds anything. */
 int sched__holds(const int64_t *alloc);
 int sched__queue_holds_pool(const struct sched_session *ss, int q, int p);
@@ -473,6 +477,9 @@ int sched__queue_holds_pool(const struct sched_session *ss, int q, int p);
  * and 6 of session.c): the victim search's order of the list follows. */
 int sched__running_changed(struct sched_session *ss, int pool, int w, int joined);
 const char *sched__victims_differ(const struct sched_session *ss);   /* tests */
+/* victims.c: a node of pool went down (session.c Step 7): what every
+ * ready node of the pool has at least is found again. */
+void sched__victims_nodes_changed(struct sched_session *ss, int pool);
 
 /* affinity.c: node constraints (types in order, required affinity). */
 int sched__build_classes(struct sched_session *ss);
@@ -829,7 +836,8 @@ struct ss_prev_pending {
                                              n_labels, one per kind */
     int n, n_labels;
     int n_workloads;                      /* that cycle's workloads */
-    const int *left;                      /* [n_left] workloads that left since */
+    const int *left;                      /* [n_left] workloads that left since, or
+                                             were requeued (a node went down) */
     int n_left;
     struct sched_pending *buf;            /* [cap_buf] where the new list may go (not */
     int *buf_kind_of;                     /* zeroed), with its kinds; else the arena */

@@ -32,6 +32,14 @@
  *         sched__session_settled() empties the log and the decisions:
  *         the session is then the one Step 1 builds from that snapshot.
  *
+ * Step 7  sched__session_requeue() and sched__session_node_down(): nodes
+ *         of a kept session went down (not ready in the snapshot, every
+ *         pod on them taken off there): each workload that held a pod on
+ *         them is built again from the snapshot (its pods elsewhere kept,
+ *         its phase what the driver made it), then each node is what Step
+ *         1 builds for a node that is not ready, and its pool's figures
+ *         over ready nodes are found again from its nodes.
+ *
  * Invariants: see sched_int.h; sched__session_check() recomputes them,
  * and sched__session_differs() (tests) compares a session kept through
  * Steps 4 and 5 with one Step 1 builds from the same snapshot.
@@ -1105,6 +1113,108 @@ int sched__session_rejoin_evicted(struct sched_session *ss, int w, int pool, int
     return ss->oom ? SCHED_ENOMEM : SCHED_OK;
 }
 
+/* Step 7: workload w of a kept session lost the pods it held on nodes that
+ * went down; the snapshot holds its other pods where they were and the
+ * phase the driver gave it (pending, or running with fewer pods). Its
+ * demand and pods come off (unlogged, as Step 1 never placed them), it
+ * leaves its pool's running list, and it is built again from the
+ * snapshot (its class kept: its constraints did not change) with its
+ * demand and its place in the running list as Step 1 gives them. The job
+ * order takes it as a submission when it was no candidate wanting pods
+ * before (sched__order_join()); else its key and signature may read
+ * other pods: *keep_order 0. */
+int sched__session_requeue(struct sched_session *ss, int w, int *keep_order)
+{
+    struct ss_wl *x = &ss->wl[w];
+    int k, cls = x->cls, rc = SCHED_OK;
+    int wanted = (x->flags & WL_CANDIDATE) && sched__pods_to_place(ss, w) > 0;
+
+    add_demand(ss, w, -1);
+    if (x->n_placed > 0)
+        drop_running(ss, w);
+    for (k = 0; k < ss_w(ss, w)->n_pods && x->n_placed > 0; k++)
+        if (ss->pods[w][k].node >= 0)
+            do_unplace(ss, w, k);
+    rc = build_workload(ss, w, (int *)x->pools, -1, ss->pods[w]);
+    if (rc != SCHED_OK)
+        return rc;
+    x->cls = cls;
+    add_demand(ss, w, 1);
+    if (x->n_placed > 0)
+        rc = join_running(ss, w);
+    if (*keep_order)
+        *keep_order = !wanted && sched__order_join(ss, w);
+    forget_state(ss, *keep_order);
+    if (rc == SCHED_OK && ss->oom)
+        rc = SCHED_ENOMEM;
+    return rc;
+}
+
+/* Step 7: pool p's figures over its ready nodes, found from its nodes as
+ * they are now (build_nodes() and the placements node_add() made). */
+static void pool_figures_again(struct sched_session *ss, int p)
+{
+    struct ss_pool *pool = &ss->pools[p];
+    int i, r;
+
+    memset(pool->empty_hist, 0, sizeof(int) * (SCHED_MAX_NODE_GPUS + 1));
+    memset(pool->has_empty, 0, sizeof(uint64_t) * ((size_t)ss->n_nodes / 64 + 1));
+    pool->total_empty = pool->gpu_free = 0;
+    pool->max_empty = pool->max_node_gpus = 0;
+    pool->max_gpu_mem = 0;
+    for (r = 0; r < SCHED_NRES; r++) {
+        pool->capacity[r] = 0;
+        pool->most_total[r] = INT64_MIN;
+    }
+    for (i = 0; i < pool->n_nodes; i++) {
+        const struct ss_node *n = &ss->nodes[pool->nodes[i]];
+        pool->node_ready[i] = (uint8_t)n->ready;
+        if (!n->ready)
+            continue;
+        if (n->n_empty > 0)
+            pool->has_empty[i / 64] |= (uint64_t)1 << (i % 64);
+        pool->empty_hist[n->n_empty]++;
+        pool->total_empty += n->n_empty;
+        pool->gpu_free += n->gpu_free;
+        pool->max_empty = n->n_empty > pool->max_empty ? n->n_empty : pool->max_empty;
+        pool->capacity[SCHED_GPU] += (int64_t)n->n_gpus * SCHED_MILLI;
+        pool->capacity[SCHED_CPU] = ss_min(SS_BIG, pool->capacity[SCHED_CPU] + n->cpu_total);
+        pool->capacity[SCHED_MEM] = ss_min(SS_BIG, pool->capacity[SCHED_MEM] + n->mem_total);
+        pool->most_total[SCHED_GPU] =
+            ss_max(pool->most_total[SCHED_GPU], (int64_t)n->n_gpus * SCHED_MILLI);
+        pool->most_total[SCHED_CPU] = ss_max(pool->most_total[SCHED_CPU], n->cpu_total);
+        pool->most_total[SCHED_MEM] = ss_max(pool->most_total[SCHED_MEM], n->mem_total);
+        if (n->n_gpus > pool->max_node_gpus)
+            pool->max_node_gpus = n->n_gpus;
+        if (n->n_gpus > 0 && n->gpu_mem > pool->max_gpu_mem)
+            pool->max_gpu_mem = n->gpu_mem;
+    }
+    pool->uniform = pool_uniform(ss, pool);
+}
+
+/* Step 7: node went down and holds no pod any more (its workloads were
+ * requeued): it is not ready, its pool's figures follow, and so do the
+ * victim search's and the caches keyed by the pool's version. SCHED_EINVAL
+ * when the pool's largest device memory moved: the GPU share of every
+ * request by device memory that may go there reads it (memory_estimate()),
+ * so the session is built again. */
+int sched__session_node_down(struct sched_session *ss, int node)
+{
+    struct ss_node *n = &ss->nodes[node];
+    int64_t gpu_mem = ss->pools[n->pool].max_gpu_mem;
+
+    if (n->n_pods != 0 || !n->ready)
+        return SCHED_EINVAL;
+    n->ready = 0;
+    pool_figures_again(ss, n->pool);
+    if (ss->pools[n->pool].max_gpu_mem != gpu_mem)
+        return SCHED_EINVAL;
+    sched__victims_nodes_changed(ss, n->pool);
+    ss->version = ++ss->n_versions;
+    ss->pool_version[n->pool] = ss->version;
+    return SCHED_OK;
+}
+
 /* Step 6, after every rejoin: the session holds no attempt any more (an
  * empty log, no decision, no workload the log names with a flag of the
  * cycle), and the caches start over (the job order when `keep_order`
@@ -1174,6 +1284,8 @@ static const char *node_differs(const struct ss_node *a, const struct ss_node *b
         return "a node's free resources";
     if (a->n_pods != b->n_pods)
         return "a node's number of pods";
+    if (a->ready != b->ready)
+        return "a node's readiness";
     return NULL;
 }
 
@@ -1188,6 +1300,9 @@ static const char *pool_differs(const struct ss_pool *a, const struct ss_pool *b
         !SAME(a->node_ready, b->node_ready, a->n_nodes) ||
         !SAME(a->most_total, b->most_total, SCHED_NRES))
         return "a pool's copy of its nodes' free resources";
+    if (!SAME(a->capacity, b->capacity, SCHED_NRES) || a->max_node_gpus != b->max_node_gpus ||
+        a->max_gpu_mem != b->max_gpu_mem || a->uniform != b->uniform)
+        return "a pool's capacity over its ready nodes";
     if (a->n_running != b->n_running || !SAME(a->running, b->running, a->n_running) ||
         a->running_pods != b->running_pods)
         return "a pool's running list";

@@ -303,24 +303,39 @@ struct scratch {
 
 static int build_paths(struct sched_session *ss, struct scratch *x);
 
+static struct host_floor floor_of(const struct sched_session *ss, int p)
+{
+    struct host_floor f = {1, SCHED_MAX_NODE_GPUS, SS_INF, SS_INF};
+    int i;
+
+    for (i = 0; i < ss->pools[p].n_nodes; i++) {
+        const struct ss_node *n = &ss->nodes[ss->pools[p].nodes[i]];
+        f.all_ready &= n->ready != 0;
+        f.gpus = n->n_gpus < f.gpus ? n->n_gpus : f.gpus;
+        f.cpu = ss_min(f.cpu, n->cpu_total);
+        f.mem = ss_min(f.mem, n->mem_total);
+    }
+    return f;
+}
+
 static struct host_floor *floors_of(struct sched_session *ss)
 {
     struct host_floor *f = sched__calloc(ss->arena, (size_t)ss->n_pools + 1, sizeof(*f));
-    int p, i;
+    int p;
 
     if (!f)
         return NULL;
-    for (p = 0; p < ss->n_pools; p++) {
-        f[p] = (struct host_floor){1, SCHED_MAX_NODE_GPUS, SS_INF, SS_INF};
-        for (i = 0; i < ss->pools[p].n_nodes; i++) {
-            const struct ss_node *n = &ss->nodes[ss->pools[p].nodes[i]];
-            f[p].all_ready &= n->ready != 0;
-            f[p].gpus = n->n_gpus < f[p].gpus ? n->n_gpus : f[p].gpus;
-            f[p].cpu = ss_min(f[p].cpu, n->cpu_total);
-            f[p].mem = ss_min(f[p].mem, n->mem_total);
-        }
-    }
+    for (p = 0; p < ss->n_pools; p++)
+        f[p] = floor_of(ss, p);
     return f;
+}
+
+void sched__victims_nodes_changed(struct sched_session *ss, int pool)
+{
+    struct scratch *x = ss->victim_scratch;
+
+    if (x && x->floor)
+        x->floor[pool] = floor_of(ss, pool);
 }
 
 static struct scratch *scratch_of(struct sched_session *ss)

@@ -2818,7 +2818,9 @@ static void test_regressions(void **state)
  * running ones, those holding pods too, sometimes with submissions too;
  * often one running workload alone, completed or failed), a queue's
  * quota or over-quota priority in a pool (with the clock, or with
- * workloads that leave), or what between_passes() does (a full delta). The full result's
+ * workloads that leave), nodes that go down (their pods evicted; with a
+ * submission or a quota sometimes), or what between_passes() does (a full
+ * delta). The full result's
  * decisions are applied, as a driver does. */
 #define N_INCR_CASES 2000
 #define N_INCR_PASSES 12
@@ -2835,6 +2837,7 @@ struct incr_counts {
     long after_placements, after_placements_left;   /* Step 6; with workloads that left */
     long after_submission;   /* Step 7: a submission that could start, on the kept session */
     long after_evictions;    /* Step 6 after a cycle that also evicted */
+    long downs, downs_kept;  /* deltas with nodes gone down; those run on the kept session */
     int64_t kept_checked, order_kept, pending_kept, attempts_known;
     int64_t pending_put_in;   /* of pending_kept: written over the kept list, entries put in */
     long changed_told, stale_told;   /* results that named what moved; kept every stale time */
@@ -2901,7 +2904,32 @@ static void quota_event(struct tcase *tc, struct sched_delta *d)
     gen_quota(r, &tc->quota[q][p * SCHED_NRES + i], i);
 }
 
-static void next_event(struct tcase *tc, struct sched_delta *d, int *left)
+/* One ready node goes down, or two (an agent stops, an admin drains):
+ * their pods evicted as node_down() does (a gang left short of its
+ * minimum is stale from now, which the kept session does not take);
+ * sometimes with a submission or a quota moved. The delta names them. */
+static void down_event(struct tcase *tc, struct sched_delta *d, int *down)
+{
+    struct rng *r = &tc->rng;
+    int n = 1 + chance(r, 25), node;
+
+    d->down = down;
+    while (n-- > 0) {
+        node = below(r, tc->n_nodes);
+        if (!tc->nodes[node].ready)
+            continue;
+        node_down(tc, node);
+        down[d->n_down++] = node;
+    }
+    if (chance(r, 20) && tc->n_wls < MAX_WLS) {
+        gen_workload(tc);
+        d->n_submitted = 1;
+    }
+    if (chance(r, 20))
+        quota_event(tc, d);
+}
+
+static void next_event(struct tcase *tc, struct sched_delta *d, int *left, int *down)
 {
     struct rng *r = &tc->rng;
     int before = tc->n_wls, n, kind = below(r, 15);
@@ -2929,6 +2957,8 @@ static void next_event(struct tcase *tc, struct sched_delta *d, int *left)
         tc->now += (1 + below(r, 90)) * 1000;
         if (kind == 6 && chance(r, 50))
             quota_event(tc, d);
+    } else if (kind == 9 && chance(r, 70)) {
+        down_event(tc, d, down);
     } else {
         between_passes(tc);
         d->full = 1;
@@ -3040,7 +3070,7 @@ static int dry_child(void *arg, struct cow_out *out)
 {
     struct dry_check *dc = arg;
     struct tcase *tc = dc->tc;
-    struct sched_delta d = {0, 0, NULL, 0, 0};
+    struct sched_delta d = {0, 0, NULL, 0, 0, NULL, 0};
     struct dry_verdict v;
     struct sched_result a, b;
     struct sched_state st;
@@ -3123,12 +3153,13 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_memo *memo,
     static struct prev_entries pv;
     struct sched_mix_window *win = NULL;
     struct sched_memo_stats stats, base;
-    struct sched_delta delta = {1, 0, NULL, 0, 0};
+    struct sched_delta delta = {1, 0, NULL, 0, 0, NULL, 0};
     struct sched_result a, b;
     struct sched_state st;
     const char *differ = NULL;
-    int n, p, noted = 0, left[MAX_LEFT];
+    int n, p, noted = 0, left[MAX_LEFT], down[2];
     int64_t reused, finished, known, placed, submitted, evicted, checked, checked_before;
+    int64_t base_down;
     int64_t wrong_before = sched__memo_known_wrong(memo);
 
     sched_memo_stats(memo, &base);
@@ -3139,6 +3170,7 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_memo *memo,
     placed = base.after_placements;
     submitted = base.after_submission;
     evicted = base.after_evictions;
+    base_down = base.nodes_down;
     gen_case(&tc, seed, id);
     if (id % 2) {
         assert_non_null(win = sched_mix_window_new(SCHED_MIX_WINDOW));
@@ -3165,9 +3197,9 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_memo *memo,
         prev_entries_take(&pv, &b);
         if (differ)
             print_error("incremental path: seed %#llx case %d pass %d (delta full %d, %d "
-                        "submitted, %d left): %s from a full rebuild\n",
+                        "submitted, %d left, %d down): %s from a full rebuild\n",
                         (unsigned long long)seed, id, n, delta.full, delta.n_submitted,
-                        delta.n_left, differ);
+                        delta.n_left, delta.n_down, differ);
         c->passes++;
         c->submissions_started += !delta.full && delta.n_submitted > 0 && a.n_decisions > 0;
         sched_memo_stats(memo, &stats);
@@ -3183,6 +3215,9 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_memo *memo,
         placed = stats.after_placements;
         c->after_submission += stats.after_submission > submitted;
         submitted = stats.after_submission;
+        c->downs += delta.n_down > 0;
+        c->downs_kept += stats.nodes_down > base_down;
+        base_down = stats.nodes_down;
         c->after_evictions += stats.after_evictions > evicted;
         evicted = stats.after_evictions;
         reused = stats.reused;
@@ -3196,7 +3231,7 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_memo *memo,
                 print_error("dry run: seed %#llx case %d after pass %d: %s from a full "
                             "rebuild\n", (unsigned long long)seed, id, n, differ);
         }
-        next_event(&tc, &delta, left);
+        next_event(&tc, &delta, left, down);
     }
     sched_memo_stats(memo, &stats);
     (void)sched__memo_kept_differs(memo, &checked);
@@ -3265,11 +3300,15 @@ static void test_incremental_equals_full(void **state)
                   c.dry_decided, c.dry_left, c.dry_quotas);
     print_message("quota deltas: %ld, %ld of them run on the kept session\n", c.quotas,
                   c.quotas_kept);
+    print_message("deltas with nodes gone down: %ld, %ld of them run on the kept session\n",
+                  c.downs, c.downs_kept);
     assert_int_equal(failed, 0);
     /* dry runs ran, and some decided something (placed, preempted) */
     assert_true(c.dry_runs > 100 && c.dry_decided > c.dry_runs / 20);
     assert_true(c.dry_left > c.dry_runs / 4);
     assert_true(c.dry_quotas > c.dry_runs / 10);
+    /* nodes that go down run on the kept session (Step 9), often */
+    assert_true(c.downs > c.passes / 100 && c.downs_kept > c.downs / 10);
     /* quotas that moved run on the kept session (Step 8), often */
     assert_true(c.quotas > c.passes / 50 && c.quotas_kept > c.quotas / 10);
     /* every way of a submission delta happens often: reused, a kept session
