@@ -650,6 +650,11 @@ const char *sched__victims_differ(const struct sched_session *ss)
     const char *why;
     int p, i, j;
 
+    for (p = 0; x && x->floor && p < ss->n_pools; p++) {
+        struct host_floor f = floor_of(ss, p);
+        if (memcmp(&f, &x->floor[p], sizeof(f)) != 0)
+            return "what every ready node of a pool has at least";
+    }
     for (p = 0; x && x->by_keys && p < ss->n_pools; p++) {
         const int *order = x->by_keys[p];
         const struct ss_pool *pool = &ss->pools[p];
