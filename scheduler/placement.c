@@ -886,10 +886,11 @@ int sched__pool_can_ever_fit(const struct sched_session *ss, int w, int pool, in
     int64_t total = 0;
     int i;
 
-    if (!rank && p->uniform && p->n_nodes > 0) {
-        /* every node holds as many: the same sum, without the walk */
-        int64_t k = pods_when_empty(ss, wl, rank, p->nodes[0]);
-        return k >= ((int64_t)pods + p->n_nodes - 1) / p->n_nodes;
+    if (!rank && p->uniform) {
+        /* every ready node holds as many, the others none: the same sum,
+         * without the walk */
+        int64_t k = p->n_ready > 0 ? pods_when_empty(ss, wl, rank, p->a_ready) : 0;
+        return p->n_ready > 0 ? k >= ((int64_t)pods + p->n_ready - 1) / p->n_ready : pods <= 0;
     }
     for (i = 0; i < p->n_nodes && total < pods; i++)
         total += pods_when_empty(ss, wl, rank, p->nodes[i]);

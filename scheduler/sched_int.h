@@ -117,7 +117,9 @@ struct ss_pool {
     int64_t *node_free;
     uint8_t *node_ready;
     int64_t most_total[SCHED_NRES]; /* the most a ready node has in all (INT64_MIN: none) */
-    int uniform;              /* every node ready and of one size (pool_uniform()) */
+    int uniform;              /* every ready node of one size (session.c, pool_uniform()) */
+    int n_ready;              /* ready nodes */
+    int a_ready;              /* the first ready node in name order (-1: none) */
     int *running;             /* workloads with pods here at the start of the cycle */
     int n_running, cap_running;
     int running_pods;         /* the running workloads' pods (n_pods), summed: bounds

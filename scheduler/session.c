@@ -436,19 +436,31 @@ static int name_before(const void *ctx, int a, int b)
     return strcmp(in->nodes[a].name, in->nodes[b].name) < 0;
 }
 
-/* Every node of the pool ready and of one size (devices, device memory,
- * CPU, memory): what a node could hold when empty is the same on each. */
-static int pool_uniform(const struct sched_session *ss, const struct ss_pool *pool)
+/* Whether every ready node of the pool is of one size (devices, device
+ * memory, CPU, memory): what a node could hold when empty is then the same
+ * on each, and the pool holds n_ready times that (struct ss_pool's
+ * uniform, n_ready and a_ready). */
+static void pool_uniform(const struct sched_session *ss, struct ss_pool *pool)
 {
+    const struct ss_node *a = NULL;
     int i;
 
+    pool->uniform = 1;
+    pool->n_ready = 0;
+    pool->a_ready = -1;
     for (i = 0; i < pool->n_nodes; i++) {
-        const struct ss_node *a = &ss->nodes[pool->nodes[0]], *b = &ss->nodes[pool->nodes[i]];
-        if (!b->ready || b->n_gpus != a->n_gpus || b->gpu_mem != a->gpu_mem ||
-            b->cpu_total != a->cpu_total || b->mem_total != a->mem_total)
-            return 0;
+        const struct ss_node *b = &ss->nodes[pool->nodes[i]];
+        if (!b->ready)
+            continue;
+        pool->n_ready++;
+        if (!a) {
+            a = b;
+            pool->a_ready = pool->nodes[i];
+        } else if (b->n_gpus != a->n_gpus || b->gpu_mem != a->gpu_mem ||
+                   b->cpu_total != a->cpu_total || b->mem_total != a->mem_total) {
+            pool->uniform = 0;
+        }
     }
-    return 1;
 }
 
 /* Pool p's copy of its nodes' free resources and readiness (struct
@@ -533,7 +545,7 @@ static int build_nodes(struct sched_session *ss)
         }
     }
     for (p = 0; p < ss->n_pools; p++) {
-        ss->pools[p].uniform = pool_uniform(ss, &ss->pools[p]);
+        pool_uniform(ss, &ss->pools[p]);
         if (build_node_mirror(ss, &ss->pools[p]) != SCHED_OK)
             return SCHED_ENOMEM;
     }
@@ -1189,7 +1201,7 @@ static void pool_figures_again(struct sched_session *ss, int p)
         if (n->n_gpus > 0 && n->gpu_mem > pool->max_gpu_mem)
             pool->max_gpu_mem = n->gpu_mem;
     }
-    pool->uniform = pool_uniform(ss, pool);
+    pool_uniform(ss, pool);
 }
 
 /* Step 7: node went down and holds no pod any more (its workloads were
@@ -1301,7 +1313,8 @@ static const char *pool_differs(const struct ss_pool *a, const struct ss_pool *b
         !SAME(a->most_total, b->most_total, SCHED_NRES))
         return "a pool's copy of its nodes' free resources";
     if (!SAME(a->capacity, b->capacity, SCHED_NRES) || a->max_node_gpus != b->max_node_gpus ||
-        a->max_gpu_mem != b->max_gpu_mem || a->uniform != b->uniform)
+        a->max_gpu_mem != b->max_gpu_mem || a->uniform != b->uniform ||
+        a->n_ready != b->n_ready || a->a_ready != b->a_ready)
         return "a pool's capacity over its ready nodes";
     if (a->n_running != b->n_running || !SAME(a->running, b->running, a->n_running) ||
         a->running_pods != b->running_pods)
