@@ -77,7 +77,7 @@ static void free_arrays(struct world *w)
 {
     void *const owned[] = {w->wls,      w->extra,   w->usage,  w->dev_used, w->node_cpu,
                            w->node_mem, w->fair_gpu, w->pending, w->quotas,  w->left,
-                           w->queues,   w->nodes};
+                           w->down,     w->queues,   w->nodes};
 
     FREE_ALL(owned);
 }
@@ -314,14 +314,27 @@ static int unplace_from(struct sched_workload *wl, int node)
     return hit;
 }
 
+/* Node went down: a ready one the delta lists (full if out of memory). */
+static void note_down(struct world *w, int node)
+{
+    if (!w->memo || !w->nodes[node].ready)
+        return;   /* nobody reads the delta; or no change to tell */
+    if (sim_grow(&w->down, w->delta.n_down, &w->cap_down, sizeof(*w->down), 16) != 0) {
+        w->delta.full = 1;
+        return;
+    }
+    w->down[w->delta.n_down++] = node;
+    w->delta.down = w->down;
+}
+
 void world_node_down(struct world *w, int node)
 {
     struct sched_workload *wl;
     int i, placed;
 
+    note_down(w, node);
     w->nodes[node].ready = 0;
     w->dev_dirty = 1;
-    w->delta.full = 1;
     for (i = 0; i < w->n_wls; i++) {
         wl = &w->wls[i];
         if (!unplace_from(wl, node))

@@ -66,11 +66,14 @@ struct world {
     struct world_pending *pending;
     int n_pending, cap_pending;
     /* what changed since the last pass, as sched_cycle_next() takes it:
-     * submissions without pods and workloads completed or suspended in
-     * place (delta.left, in `left`) count, anything else makes it full */
+     * submissions without pods, workloads completed or suspended in place
+     * (delta.left, in `left`) and nodes gone down (delta.down, in `down`)
+     * count, anything else makes it full */
     struct sched_delta delta;
     int *left;                     /* [cap_left] delta.left's storage */
     int cap_left;
+    int *down;                     /* [cap_down] delta.down's storage */
+    int cap_down;
     struct sched_memo *memo;       /* world_check_incremental(); NULL: off */
     struct sched_arena *memo_arena;
 };

@@ -69,6 +69,7 @@ static int check_incremental(struct world *w, const struct sched_state *st,
     w->delta.full = 0;
     w->delta.n_submitted = 0;
     w->delta.n_left = 0;
+    w->delta.n_down = 0;
     if (rc == SCHED_OK && inc.n_decisions == res->n_decisions &&
         inc.n_pending == res->n_pending &&
         same_bytes(inc.decisions, res->decisions,
