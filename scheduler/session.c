@@ -480,6 +480,30 @@ static int build_node_mirror(struct sched_session *ss, struct ss_pool *p)
     return SCHED_OK;
 }
 
+/* Ready node n's part of its pool's figures over ready nodes, as it is
+ * (a node just built is empty). */
+static void pool_count_ready(struct ss_pool *pool, const struct ss_node *n)
+{
+    if (n->n_empty > 0)
+        pool->has_empty[n->pool_pos / 64] |= (uint64_t)1 << (n->pool_pos % 64);
+    pool->empty_hist[n->n_empty]++;
+    pool->total_empty += n->n_empty;
+    pool->gpu_free += n->gpu_free;
+    if (n->n_empty > pool->max_empty)
+        pool->max_empty = n->n_empty;
+    pool->capacity[SCHED_GPU] += (int64_t)n->n_gpus * SCHED_MILLI;
+    pool->capacity[SCHED_CPU] = ss_min(SS_BIG, pool->capacity[SCHED_CPU] + n->cpu_total);
+    pool->capacity[SCHED_MEM] = ss_min(SS_BIG, pool->capacity[SCHED_MEM] + n->mem_total);
+    pool->most_total[SCHED_GPU] =
+        ss_max(pool->most_total[SCHED_GPU], (int64_t)n->n_gpus * SCHED_MILLI);
+    pool->most_total[SCHED_CPU] = ss_max(pool->most_total[SCHED_CPU], n->cpu_total);
+    pool->most_total[SCHED_MEM] = ss_max(pool->most_total[SCHED_MEM], n->mem_total);
+    if (n->n_gpus > pool->max_node_gpus)
+        pool->max_node_gpus = n->n_gpus;
+    if (n->n_gpus > 0 && n->gpu_mem > pool->max_gpu_mem)
+        pool->max_gpu_mem = n->gpu_mem;
+}
+
 static int build_nodes(struct sched_session *ss)
 {
     const struct sched_state *in = ss->in;
@@ -523,26 +547,8 @@ static int build_nodes(struct sched_session *ss)
         n->gpu_mem = src->gpu_memory_mib > 0 ? src->gpu_memory_mib : 0;
         n->pool_pos = pool->n_nodes;
         pool->nodes[pool->n_nodes++] = ni;
-        if (n->ready && n->n_gpus > 0)
-            pool->has_empty[n->pool_pos / 64] |= (uint64_t)1 << (n->pool_pos % 64);
-        if (n->ready) {
-            pool->empty_hist[n->n_gpus]++;
-            pool->total_empty += n->n_gpus;
-            pool->gpu_free += n->gpu_free;
-            if (n->n_gpus > pool->max_empty)
-                pool->max_empty = n->n_gpus;
-            pool->capacity[SCHED_GPU] += n->gpu_free;
-            pool->capacity[SCHED_CPU] = ss_min(SS_BIG, pool->capacity[SCHED_CPU] + n->cpu_total);
-            pool->capacity[SCHED_MEM] = ss_min(SS_BIG, pool->capacity[SCHED_MEM] + n->mem_total);
-            pool->most_total[SCHED_GPU] = ss_max(pool->most_total[SCHED_GPU],
-                                                 (int64_t)n->n_gpus * SCHED_MILLI);
-            pool->most_total[SCHED_CPU] = ss_max(pool->most_total[SCHED_CPU], n->cpu_total);
-            pool->most_total[SCHED_MEM] = ss_max(pool->most_total[SCHED_MEM], n->mem_total);
-            if (n->n_gpus > pool->max_node_gpus)
-                pool->max_node_gpus = n->n_gpus;
-            if (n->n_gpus > 0 && n->gpu_mem > pool->max_gpu_mem)
-                pool->max_gpu_mem = n->gpu_mem;
-        }
+        if (n->ready)
+            pool_count_ready(pool, n);
     }
     for (p = 0; p < ss->n_pools; p++) {
         pool_uniform(ss, &ss->pools[p]);
@@ -963,6 +969,17 @@ static void drop_running(struct sched_session *ss, int w)
         }
 }
 
+/* Steps 5-7: every pod w holds comes off (unlogged, as Step 1 never
+ * placed it). */
+static void pods_off(struct sched_session *ss, int w)
+{
+    int k;
+
+    for (k = 0; k < ss_w(ss, w)->n_pods && ss->wl[w].n_placed > 0; k++)
+        if (ss->pods[w][k].node >= 0)
+            do_unplace(ss, w, k);
+}
+
 /* Step 5: workload w of a kept session left (its phase is now STOPPED,
  * COMPLETED or FAILED, its pods unplaced in the snapshot): its demand is
  * taken back, the pods it held are taken off their nodes and queues
@@ -972,14 +989,12 @@ static void drop_running(struct sched_session *ss, int w)
 void sched__session_leave(struct sched_session *ss, int w)
 {
     struct ss_wl *x = &ss->wl[w];
-    int k, candidate = (x->flags & WL_CANDIDATE) && sched__pods_to_place(ss, w) > 0;
+    int candidate = (x->flags & WL_CANDIDATE) && sched__pods_to_place(ss, w) > 0;
 
     add_demand(ss, w, -1);
     if (x->n_placed > 0)
         drop_running(ss, w);
-    for (k = 0; k < ss_w(ss, w)->n_pods && x->n_placed > 0; k++)
-        if (ss->pods[w][k].node >= 0)
-            do_unplace(ss, w, k);
+    pods_off(ss, w);
     x->flags = 0;
     x->cls = 0;
     /* the job order holds w only if it was a candidate wanting pods; the
@@ -1012,6 +1027,25 @@ static int join_running(struct sched_session *ss, int w)
     return SCHED_OK;
 }
 
+/* Steps 6 and 7: w, holding no pod and no demand in the session, built
+ * again from the snapshot (its pods placed unlogged, as Step 1 places
+ * them; its class kept: its constraints did not change), its demand
+ * added, and in its pool's running list if it holds pods. */
+static int built_again(struct sched_session *ss, int w)
+{
+    struct ss_wl *x = &ss->wl[w];
+    int cls = x->cls, rc;
+
+    rc = build_workload(ss, w, (int *)x->pools, -1, ss->pods[w]);
+    if (rc != SCHED_OK)
+        return rc;
+    x->cls = cls;
+    add_demand(ss, w, 1);
+    if (x->n_placed > 0)
+        rc = join_running(ss, w);
+    return rc == SCHED_OK && ss->oom ? SCHED_ENOMEM : rc;
+}
+
 /* Step 6: workload w of a kept session was pending and unplaced when the
  * session was built, and the cycle run on it placed its pods (logged);
  * the driver applied those decisions, so the snapshot holds the pods
@@ -1025,23 +1059,9 @@ static int join_running(struct sched_session *ss, int w)
  * caches (sched__session_settled()). */
 int sched__session_rejoin(struct sched_session *ss, int w)
 {
-    struct ss_wl *x = &ss->wl[w];
-    int k, cls = x->cls, rc;
-
-    for (k = 0; k < ss_w(ss, w)->n_pods && x->n_placed > 0; k++)
-        if (ss->pods[w][k].node >= 0)
-            do_unplace(ss, w, k);
+    pods_off(ss, w);
     add_demand(ss, w, -1);
-    rc = build_workload(ss, w, (int *)x->pools, -1, ss->pods[w]);
-    if (rc != SCHED_OK)
-        return rc;
-    x->cls = cls;
-    add_demand(ss, w, 1);
-    if (x->n_placed > 0)
-        rc = join_running(ss, w);
-    if (rc == SCHED_OK && ss->oom)
-        rc = SCHED_ENOMEM;
-    return rc;
+    return built_again(ss, w);
 }
 
 /* Step 6: the pool whose pods the cycle took from w (its first logged
@@ -1108,21 +1128,17 @@ int sched__session_placed_only(const struct sched_session *ss)
 int sched__session_rejoin_evicted(struct sched_session *ss, int w, int pool, int *keep_order)
 {
     struct ss_wl *x = &ss->wl[w];
-    int cls = x->cls, rc;
+    int rc;
 
     if (pool < 0 || pool >= ss->n_pools || x->n_placed != 0)
         return SCHED_EINVAL;
     x->pool = pool;   /* as built: the demand and the running list read it */
     add_demand(ss, w, -1);
     drop_running(ss, w);
-    rc = build_workload(ss, w, (int *)x->pools, -1, ss->pods[w]);
-    if (rc != SCHED_OK)
-        return rc;
-    x->cls = cls;
-    add_demand(ss, w, 1);
-    if (*keep_order)
+    rc = built_again(ss, w);
+    if (rc == SCHED_OK && *keep_order)
         *keep_order = sched__order_join(ss, w);
-    return ss->oom ? SCHED_ENOMEM : SCHED_OK;
+    return rc;
 }
 
 /* Step 7: workload w of a kept session lost the pods it held on nodes that
@@ -1138,28 +1154,19 @@ int sched__session_rejoin_evicted(struct sched_session *ss, int w, int pool, int
 int sched__session_requeue(struct sched_session *ss, int w, int *keep_order)
 {
     struct ss_wl *x = &ss->wl[w];
-    int k, cls = x->cls, rc = SCHED_OK;
-    int wanted = (x->flags & WL_CANDIDATE) && sched__pods_to_place(ss, w) > 0;
+    int wanted = (x->flags & WL_CANDIDATE) && sched__pods_to_place(ss, w) > 0, rc;
 
     add_demand(ss, w, -1);
     if (x->n_placed > 0)
         drop_running(ss, w);
-    for (k = 0; k < ss_w(ss, w)->n_pods && x->n_placed > 0; k++)
-        if (ss->pods[w][k].node >= 0)
-            do_unplace(ss, w, k);
-    rc = build_workload(ss, w, (int *)x->pools, -1, ss->pods[w]);
+    pods_off(ss, w);
+    rc = built_again(ss, w);
     if (rc != SCHED_OK)
         return rc;
-    x->cls = cls;
-    add_demand(ss, w, 1);
-    if (x->n_placed > 0)
-        rc = join_running(ss, w);
     if (*keep_order)
         *keep_order = !wanted && sched__order_join(ss, w);
     forget_state(ss, *keep_order);
-    if (rc == SCHED_OK && ss->oom)
-        rc = SCHED_ENOMEM;
-    return rc;
+    return SCHED_OK;
 }
 
 /* Step 7: pool p's figures over its ready nodes, found from its nodes as
@@ -1181,25 +1188,8 @@ static void pool_figures_again(struct sched_session *ss, int p)
     for (i = 0; i < pool->n_nodes; i++) {
         const struct ss_node *n = &ss->nodes[pool->nodes[i]];
         pool->node_ready[i] = (uint8_t)n->ready;
-        if (!n->ready)
-            continue;
-        if (n->n_empty > 0)
-            pool->has_empty[i / 64] |= (uint64_t)1 << (i % 64);
-        pool->empty_hist[n->n_empty]++;
-        pool->total_empty += n->n_empty;
-        pool->gpu_free += n->gpu_free;
-        pool->max_empty = n->n_empty > pool->max_empty ? n->n_empty : pool->max_empty;
-        pool->capacity[SCHED_GPU] += (int64_t)n->n_gpus * SCHED_MILLI;
-        pool->capacity[SCHED_CPU] = ss_min(SS_BIG, pool->capacity[SCHED_CPU] + n->cpu_total);
-        pool->capacity[SCHED_MEM] = ss_min(SS_BIG, pool->capacity[SCHED_MEM] + n->mem_total);
-        pool->most_total[SCHED_GPU] =
-            ss_max(pool->most_total[SCHED_GPU], (int64_t)n->n_gpus * SCHED_MILLI);
-        pool->most_total[SCHED_CPU] = ss_max(pool->most_total[SCHED_CPU], n->cpu_total);
-        pool->most_total[SCHED_MEM] = ss_max(pool->most_total[SCHED_MEM], n->mem_total);
-        if (n->n_gpus > pool->max_node_gpus)
-            pool->max_node_gpus = n->n_gpus;
-        if (n->n_gpus > 0 && n->gpu_mem > pool->max_gpu_mem)
-            pool->max_gpu_mem = n->gpu_mem;
+        if (n->ready)
+            pool_count_ready(pool, n);
     }
     pool_uniform(ss, pool);
 }
