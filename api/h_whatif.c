@@ -333,18 +333,23 @@ static int quota_in(struct api_req *r, json_t *o, struct changes *c, struct wi_c
     return ch->queue ? 0 : -1;
 }
 
+/* The node by its name alone: a list of every node sums what each holds
+ * (a join over every pod), milliseconds at 1,000 nodes. */
 static int drain_in(struct api_req *r, json_t *o, struct changes *c, struct wi_change *ch)
 {
     char name[DB_NAME_LEN] = "";
-    const struct db_node *n;
+    struct db_node n;
+    int rc;
 
-    if (!may_change_nodes(r) || api_json_str(r, o, "nodeName", name, sizeof(name), 1) ||
-        nodes_read(r, c))
+    (void)c;
+    if (!may_change_nodes(r) || api_json_str(r, o, "nodeName", name, sizeof(name), 1))
         return -1;
-    n = node_named(c, name);
-    if (!n)
+    rc = db_node_get(r->app->db, name, &n);
+    if (rc == DB_ENOTFOUND)
         return api_error(r, 400, "Bad request", "nodeName names no node"), -1;
-    ch->node_seq = n->seq;
+    if (rc != DB_OK)
+        return api_db_error(r, rc, "cannot read the node"), -1;
+    ch->node_seq = n.seq;
     return 0;
 }
 

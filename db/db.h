@@ -265,6 +265,8 @@ int db_node_upsert(struct db *db, struct db_node *n);
 /* The same for n nodes in one transaction. */
 int db_node_upsert_many(struct db *db, struct db_node *nodes, int n);
 int db_node_list(struct db *db, struct db_node **out, int *n);
+/* The node of that name, alloc_gpu_milli 0 (DB_ENOTFOUND: none). */
+int db_node_get(struct db *db, const char *name, struct db_node *out);
 /* Every placed pod's node, devices and the GPU it holds there (milli):
  * what each node's devices hold, from the pods' own device indices. */
 struct db_pod_place {

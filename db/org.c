@@ -305,6 +305,14 @@ int db_node_list(struct db *db, struct db_node **out, int *n)
     return db__read_list(db, node_list_fn, &a, out, n);
 }
 
+int db_node_get(struct db *db, const char *name, struct db_node *out)
+{
+    static const char sql[] = "SELECT " NODE_COLS ", 0 FROM nodes n"
+                              " JOIN node_pools p ON p.seq = n.pool_seq WHERE n.name = ?";
+
+    return db__read_row(db, sql, (struct db__key){.text = name}, &node_shape, out);
+}
+
 int db_pod_places(struct db *db, struct db_pod_place **out, int *n)
 {
     static const char sql[] =
