@@ -405,6 +405,30 @@ void sched_memo_stats(const struct sched_memo *memo, struct sched_memo_stats *ou
         *out = memo->stats;
 }
 
+/* The kept session's pods on node (Invariants 1 and 6: the last cycle's
+ * session, with its decisions when it kept them), each workload once. */
+int sched_memo_node_workloads(const struct sched_memo *memo, int node, int *out, int cap)
+{
+    const struct ss_node *n;
+    int i, j, k = 0;
+
+    if (!memo || !memo->valid || !(memo->settled || memo->decided) || node < 0 ||
+        node >= memo->ss.n_nodes)
+        return -1;
+    n = &memo->ss.nodes[node];
+    for (i = 0; i < n->n_pods; i++) {
+        int w = n->pods[2 * i];
+        for (j = 0; j < k && j < cap && out[j] != w; j++)
+            ;
+        if (j < k && j < cap)
+            continue;   /* listed already (when k > cap, a repeat may count twice) */
+        if (k < cap)
+            out[k] = w;
+        k++;
+    }
+    return k;
+}
+
 /* Tests: from now on, each kept session that took a delta (Steps 2 and 5)
  * is compared with a session built from the same snapshot before anything
  * reads it (sched__session_differs()). Off in every memo the server keeps. */

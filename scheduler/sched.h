@@ -465,6 +465,13 @@ struct sched_memo_stats {
 };
 void sched_memo_stats(const struct sched_memo *memo, struct sched_memo_stats *out);
 
+/* The workloads that held pods on node in the last result of the memo,
+ * once the driver applied it (each once, into out[0..cap)): how many
+ * (more than cap: out holds cap of them), or -1 when the memo does not
+ * keep that cycle's placements. A driver finds the workloads a node
+ * going down touches without a walk of every workload. */
+int sched_memo_node_workloads(const struct sched_memo *memo, int node, int *out, int cap);
+
 /* sched_cycle() with a memo (NULL: exactly sched_cycle()). On an error
  * the memo forgets everything (the next call is a full cycle). */
 int sched_cycle_next(struct sched_memo *memo, const struct sched_state *in,
