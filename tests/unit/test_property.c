@@ -2838,6 +2838,7 @@ struct incr_counts {
     long after_submission;   /* Step 7: a submission that could start, on the kept session */
     long after_evictions;    /* Step 6 after a cycle that also evicted */
     long downs, downs_kept;  /* deltas with nodes gone down; those run on the kept session */
+    long node_lists;         /* nodes whose workloads the memo named, checked */
     int64_t kept_checked, order_kept, pending_kept, attempts_known;
     int64_t pending_put_in;   /* of pending_kept: written over the kept list, entries put in */
     long changed_told, stale_told;   /* results that named what moved; kept every stale time */
@@ -2927,6 +2928,36 @@ static void down_event(struct tcase *tc, struct sched_delta *d, int *down)
     }
     if (chance(r, 20))
         quota_event(tc, d);
+}
+
+/* Once the memo's last result is applied, the workloads it names on each
+ * node (sched_memo_node_workloads()) are those the state has pods of
+ * there, each once; NULL when they are, or when it names none (-1). */
+static const char *node_workloads_differ(const struct tcase *tc, const struct sched_memo *memo,
+                                         long *checked)
+{
+    int got[MAX_WLS], node, i, j, k, n, want;
+
+    for (node = 0; node < tc->n_nodes; node++) {
+        n = sched_memo_node_workloads(memo, node, got, MAX_WLS);
+        if (n < 0)
+            return NULL;
+        for (i = 0, want = 0; i < tc->n_wls; i++) {
+            for (k = 0; k < tc->wls[i].n_pods && tc->wls[i].pods[k].node != node; k++)
+                ;
+            if (k == tc->wls[i].n_pods)
+                continue;
+            want++;
+            for (j = 0; j < n && got[j] != i; j++)
+                ;
+            if (j == n)
+                return "a workload with pods on a node the memo does not name there";
+        }
+        if (want != n)
+            return "a workload the memo names on a node it holds no pod on";
+        (*checked)++;
+    }
+    return NULL;
 }
 
 static void next_event(struct tcase *tc, struct sched_delta *d, int *left, int *down)
@@ -3224,6 +3255,9 @@ static int run_incremental_case(uint64_t seed, int id, struct sched_memo *memo,
         finished = stats.finished;
         known = stats.attempts_known;
         apply_result(&tc, &a);
+        if (!differ && (differ = node_workloads_differ(&tc, memo, &c->node_lists)) != NULL)
+            print_error("memo's workloads on a node: seed %#llx case %d pass %d: %s\n",
+                        (unsigned long long)seed, id, n, differ);
         if (!differ && id % 8 == 1 && n % 3 == 0) {
             struct dry_check dc = {&tc, memo, win, noted, full, incr};
             differ = dry_run_differs(&dc, c);
@@ -3300,8 +3334,9 @@ static void test_incremental_equals_full(void **state)
                   c.dry_decided, c.dry_left, c.dry_quotas);
     print_message("quota deltas: %ld, %ld of them run on the kept session\n", c.quotas,
                   c.quotas_kept);
-    print_message("deltas with nodes gone down: %ld, %ld of them run on the kept session\n",
-                  c.downs, c.downs_kept);
+    print_message("deltas with nodes gone down: %ld, %ld of them run on the kept session; "
+                  "%ld nodes' workloads named by the memo, checked\n", c.downs, c.downs_kept,
+                  c.node_lists);
     assert_int_equal(failed, 0);
     /* dry runs ran, and some decided something (placed, preempted) */
     assert_true(c.dry_runs > 100 && c.dry_decided > c.dry_runs / 20);
@@ -3309,6 +3344,8 @@ static void test_incremental_equals_full(void **state)
     assert_true(c.dry_quotas > c.dry_runs / 10);
     /* nodes that go down run on the kept session (Step 9), often */
     assert_true(c.downs > c.passes / 100 && c.downs_kept > c.downs / 10);
+    /* the memo names the workloads on a node after most passes */
+    assert_true(c.node_lists > c.passes);
     /* quotas that moved run on the kept session (Step 8), often */
     assert_true(c.quotas > c.passes / 50 && c.quotas_kept > c.quotas / 10);
     /* every way of a submission delta happens often: reused, a kept session
