@@ -64,11 +64,24 @@ expect 202 POST /api/v1/workloads/distributed "{\"name\":\"mp\",\"projectId\":\"
 # 1. the allreduce, a rank in each worker pod
 # 75 s: past the remote shell's 60 s of connection retries, so that the
 # launcher's log holds its reason when a worker was never reached
-until_ok 75 test -s "$OUT/mpi.0" || fail "rank 0 wrote nothing: $(events_of mp | tail -n 3)
+mpi_state() {
+  echo "$(events_of mp | tail -n 3)
 the launcher's log: $(expect 200 GET "/api/v1/workloads/$(wl_id mp)/logs?pod=0&tailLines=30" "" "$ADMIN")
 worker 1's: $(expect 200 GET "/api/v1/workloads/$(wl_id mp)/logs?pod=1&tailLines=10" "" "$ADMIN")
 worker 2's: $(expect 200 GET "/api/v1/workloads/$(wl_id mp)/logs?pod=2&tailLines=10" "" "$ADMIN")
 its processes: $(ps -eo pid,ppid,etimes,args | grep -E 'mpirun|orted|mpi-(rsh|serve)|allreduce' | grep -v grep)"
+}
+# Open MPI's start, three pods on one loaded host, now and then loses a
+# worker's daemon once it has detached from the remote shell: no word from
+# it, and mpirun waits for ever (seen in CI, 2 runs of 9; the state below
+# shows one daemon of two). Then the launcher's mpirun is ended: the
+# launcher fails, the gang restarts (its backoffLimit), and the allreduce
+# must succeed on that second start.
+if ! until_ok 75 test -s "$OUT/mpi.0"; then
+  echo "agent/mpi: no rank after 75 s; the gang is restarted once: $(mpi_state)" >&2
+  pkill -TERM -f -- "mpirun --allow-run-as-root -np 2 $MPI_PYTHON $T/allreduce.py" || true
+  until_ok 90 test -s "$OUT/mpi.0" || fail "rank 0 wrote nothing, after a restart too: $(mpi_state)"
+fi
 until_ok 30 test -s "$OUT/mpi.1" || fail "rank 1 wrote nothing: $(events_of mp)"
 read -r r0 s0 t0 i0 n0 d0 <"$OUT/mpi.0"
 read -r r1 s1 t1 i1 n1 d1 <"$OUT/mpi.1"
