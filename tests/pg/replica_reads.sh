@@ -105,13 +105,20 @@ poll 10 read_twice_at "$URL_B" "${HITS_B0:-0}" || fail "B answered no read from 
 HITS_C0=$(metric "$URL_C" allot_read_cache_hits_total)
 poll 10 read_twice_at "$URL_C" "$HITS_C0" || fail "C reads w3 from the database every time ($HITS_C0 hits before)"
 COMMITS_C=$(metric "$URL_C" allot_db_commits_total)
+# the slack: the poll's own cost counts too (one look at w3 on C, timed, is
+# hundreds of milliseconds on a loaded machine: a look begun just before
+# the change showed is answered after it did)
+L0=$(now_ms)
+edited_c() { [ "$(field_at "$URL_C" "$W3" submittedBy)" = someone ]; }
+edited_c || true
+LOOK=$(($(now_ms) - L0))
 pg_psql -c "UPDATE workloads SET created_by = 'someone' WHERE id = '$W3'"
 T0=$(now_ms)
-edited_c() { [ "$(field_at "$URL_C" "$W3" submittedBy)" = someone ]; }
 poll 10 edited_c || fail "C still shows the old row of w3"
 AGE=$(($(now_ms) - T0))
-echo "# C showed the database's change after $AGE ms (bound 1000 ms)"
-[ "$AGE" -le $((1000 + 1000 * SCALE)) ] || fail "C showed it after $AGE ms, past 1 s and the slack"
+echo "# C showed the database's change after $AGE ms (bound 1000 ms, a look $LOOK ms)"
+[ "$AGE" -le $((1000 + 1000 * SCALE + 2 * LOOK)) ] ||
+  fail "C showed it after $AGE ms, past 1 s and the slack (a look took $LOOK ms)"
 [ "$(metric "$URL_C" allot_db_commits_total)" = "$COMMITS_C" ] || fail "C wrote meanwhile"
 
 # 4. a tenant setting through A, on B and C
