@@ -46,7 +46,7 @@
  * whole: its first touch of each page of the image costs a fault, so it
  * searches (binary) and notes only what the changes and the decisions
  * name. Drains alone run there too (drain_trial()): the nodes made
- * NotReady on the image and the quotas read again (drain_nodes()), the
+ * NotReady on the image and the quotas read again, the
  * workloads holding pods there (found from the memo: trial_pods()) noted
  * and their pods freed, and told as nodes gone down with moved quotas (the
  * core builds those workloads again on its kept session, scheduler/memo.c
@@ -335,23 +335,6 @@ static int find_node(const struct db_snapshot *t, int64_t seq)
     return -1;
 }
 
-/* A trial's drains, on the image's model: the nodes NotReady, and the
- * quotas read again (the `default` department's GPUs follow the pools'
- * ready nodes). That is the model sm_set_topology() builds from a
- * topology with those nodes NotReady (a node's readiness is read by
- * nothing else, and the workloads resolve as they did), without writing
- * every workload of the image as its re-resolving would. */
-static int drain_nodes(struct run *x, const struct wi_change *ch, int n)
-{
-    struct sched_model *m = x->m;
-    int i, q;
-
-    for (i = 0; i < n; i++)
-        if (ch[i].kind == WI_DRAIN && (q = find_node(m->topo, ch[i].node_seq)) >= 0)
-            m->nodes[q].ready = 0;
-    return sm_quota_rows(m, NULL, 0) == DB_OK ? 0 : -1;
-}
-
 /* Quotas, drained and added nodes: one new topology for the copy. */
 static int change_topology(struct run *x, const struct wi_change *ch, int n)
 {
@@ -529,12 +512,15 @@ static int trial_pods(struct run *x, const struct wi_change *ch, int n)
     return 0;
 }
 
-/* A trial's drains, told as the next cycle would be told a lost node: each
- * drained node that was ready goes into delta.down (one not ready already
- * may hold pods the kept state does not expect: a full delta), the nodes
- * are made NotReady with the quotas read again (delta.quotas: the
- * `default` department's GPUs follow the ready nodes), and their pods are
- * freed. */
+/* A trial's drains on the image's model, told as the next cycle would be
+ * told a lost node: each drained node that was ready goes into delta.down
+ * (one not ready already may hold pods the kept state does not expect: a
+ * full delta) and is made NotReady, the quotas are read again
+ * (delta.quotas: the `default` department's GPUs follow the ready nodes),
+ * and the pods bound there are freed. That is the model sm_set_topology()
+ * builds from a topology with those nodes NotReady (a node's readiness is
+ * read by nothing else, and the workloads resolve as they did), without
+ * writing every workload of the image as its re-resolving would. */
 static int drain_trial(struct run *x, const struct wi_change *ch, int n)
 {
     struct sched_model *m = x->m;
@@ -547,14 +533,18 @@ static int drain_trial(struct run *x, const struct wi_change *ch, int n)
             continue;
         for (j = 0; j < x->delta.n_down && down[j] != q; j++)
             ;
-        if (!m->nodes[q].ready)
+        if (j < x->delta.n_down)
+            continue;   /* named twice: told once */
+        if (!m->nodes[q].ready) {
             x->delta.full = 1;
-        else if (j == x->delta.n_down)
-            down[x->delta.n_down++] = q;
+            continue;
+        }
+        down[x->delta.n_down++] = q;
+        m->nodes[q].ready = 0;
     }
     x->delta.down = down;
     x->delta.quotas = 1;
-    if (drain_nodes(x, ch, n) != 0)
+    if (sm_quota_rows(m, NULL, 0) != DB_OK)
         return -1;
     return trial_pods(x, ch, n);
 }
