@@ -922,7 +922,8 @@ static int cycle_on(struct sched_session *ss, struct sched_arena *arena,
     if (!kinds)
         kinds = &unused;
     memset(kinds, 0, sizeof(*kinds));
-    rc = sched__fairshare(ss);
+    rc = ss->fair_current ? SCHED_OK : sched__fairshare(ss);
+    ss->fair_current = 0;
     if (rc == SCHED_OK)
         rc = sched__record_shares(ss, arena, out);
     if (rc != SCHED_OK)

@@ -711,10 +711,15 @@ static int keep_figures(struct sched_memo *memo, const struct sched_session *ss)
         int64_t *kept = &figs[(size_t)p * SS_POOL_FIGS], now[SS_POOL_FIGS];
         if (!sched__pool_as_settled(ss, p)) {
             sched__pool_node_figures(ss, p, kept);
+            if (memo->check_kept && !memo->kept_differs) {   /* tests: the cache holds */
+                sched__pool_node_figures_walk(ss, p, now);
+                if (memcmp(now, kept, sizeof(now)) != 0)
+                    memo->kept_differs = "a pool's node figures, cached for its state";
+            }
             continue;
         }
         if (memo->check_kept && !memo->kept_differs) {   /* tests: its nodes are as kept */
-            sched__pool_node_figures(ss, p, now);
+            sched__pool_node_figures_walk(ss, p, now);
             if (memcmp(now, kept, sizeof(now)) != 0)
                 memo->kept_differs = "a pool's node figures, kept as settled";
         }
@@ -2208,6 +2213,7 @@ static int try_reuse(struct sched_memo *memo, const struct sched_state *in,
             if (memo->check_kept)
                 check_kept(memo);
             memo->stats.after_submission++;
+            ss->fair_current = 1;   /* found above, on the state the undo restored */
             *rc = run_on_kept(memo, delta, 0, 0, arena, out);
             return 1;
         }

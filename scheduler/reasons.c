@@ -49,6 +49,8 @@
  */
 #include "sched_int.h"
 
+#include <string.h>
+
 static int reason_res(const struct ss_wl *x)
 {
     if (x->req[SCHED_GPU] > 0)
@@ -103,7 +105,7 @@ void sched__pool_over(const struct sched_session *ss, int pool, const int64_t *h
     over[1] = over[0] >= 0 ? furthest_over(ss, pool, over[0], held) : -1;
 }
 
-void sched__pool_node_figures(const struct sched_session *ss, int pool, int64_t *figs)
+void sched__pool_node_figures_walk(const struct sched_session *ss, int pool, int64_t *figs)
 {
     const struct ss_pool *p = &ss->pools[pool];
     int64_t *most_free = figs, *most_total = figs + SCHED_NRES, *all_free = figs + 2 * SCHED_NRES;
@@ -123,6 +125,19 @@ void sched__pool_node_figures(const struct sched_session *ss, int pool, int64_t 
             all_free[r] = ss_min(all_free[r] + free[r], SS_BIG);  /* SS_BIG: unbounded */
         }
     }
+}
+
+/* A diagnosis, a settled check and the memo each ask at the end of a
+ * cycle, mostly of a pool in one state: 2,500 nodes walked once. */
+void sched__pool_node_figures(const struct sched_session *ss, int pool, int64_t *figs)
+{
+    struct ss_pool *p = &ss->pools[pool];   /* the cache is not the session's state */
+
+    if (p->figs_at != ss->pool_version[pool] + 1) {
+        sched__pool_node_figures_walk(ss, pool, p->figs);
+        p->figs_at = ss->pool_version[pool] + 1;
+    }
+    memcpy(figs, p->figs, sizeof(p->figs));
 }
 
 static const struct pool_figures *figures_of(struct sched_session *ss, int pool)

@@ -125,6 +125,11 @@ struct ss_pool {
     int running_pods;         /* the running workloads' pods (n_pods), summed: bounds
                                  the victim search's units without a walk */
     struct ss_node_index *index; /* NULL until first asked (placement.c) */
+    /* sched__pool_node_figures()'s answer at the pool's state figs_at - 1
+     * (ss->pool_version, which names every change of node_free and
+     * node_ready and which rollback restores with them); 0: none yet */
+    int64_t figs[3 * SCHED_NRES];
+    uint64_t figs_at;
 };
 
 /* Accounting of one queue in one pool. */
@@ -354,6 +359,9 @@ struct sched_session {
                                          left since; sched__record_waiting() reads these
                                          and the decisions' instead of the running lists */
     int n_waiting_known;
+    int fair_current;                 /* the fair shares were found on this very state
+                                         (memo.c Step 7: before a trial since undone):
+                                         the next cycle reads them, not finds them again */
     struct ss_known *known;           /* attempts known to fail, or NULL */
     int attempt_trace;                /* SS_TRACE_*: how the last victim search failed */
     /* topology.c: per pool its levels' domains (NULL: no topology in the
@@ -926,8 +934,11 @@ int sched__pool_as_settled(const struct sched_session *ss, int pool);
  * preemptible one's never does), and no minimum runtime (whose victims'
  * time left moves with the clock). Asked once the actions are done. */
 int sched__diagnosis_as_settled(struct sched_session *ss, int pool, int queue, int reads_np);
-/* reasons.c: pool's node figures, SS_POOL_FIGS of them, into figs. */
+/* reasons.c: pool's node figures, SS_POOL_FIGS of them, into figs: a walk
+ * over its nodes once per state of the pool (struct ss_pool's figs), the
+ * walk itself in sched__pool_node_figures_walk() (tests compare them). */
 void sched__pool_node_figures(const struct sched_session *ss, int pool, int64_t *figs);
+void sched__pool_node_figures_walk(const struct sched_session *ss, int pool, int64_t *figs);
 /* reasons.c: the two leaf queues furthest above their allocatable GPU
  * share in pool (-1: none; the first index on ties), their allocations
  * read from held[] (SS_HELD_AT()) when not NULL, else the session's. */
