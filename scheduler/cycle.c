@@ -480,6 +480,15 @@ static int kind_entry(const struct ss_prev_pending *prev, const struct ss_kind_r
 
 #define KINDS_REDONE_MAX 255   /* kinds_redo()'s byte per label */
 
+/* The first record from reps[i] on whose code is not known to stand
+ * (verdict[code] != 1), or n: the pass most records end in. */
+static int reps_standing(const struct ss_kind_rep *reps, int i, int n, const uint8_t *verdict)
+{
+    while (i < n && verdict[reps[i].code] == 1)
+        i++;
+    return i;
+}
+
 /* record_in_place()'s pass by kinds (with the settled list's kinds at
  * hand, prev->reps): each kind's entry
  * is checked once from its record, diagnosed where its pool moved, and
@@ -499,18 +508,26 @@ static int kinds_redo(struct again *g, struct sched_arena *arena, struct sched_p
     struct sched_pending redo[KINDS_REDONE_MAX], now;
     uint8_t *redone = NULL;   /* [n_labels]: 1 + the index in redo[] */
     int n_codes = ss_rep_code(g->ss->n_pools * g->ss->n_queues, 0);
-    uint8_t *verdict = sched__calloc(arena, (size_t)n_codes + 1, 1);   /* code_stands()'s */
+    /* code_stands()'s verdicts, at verdict[code] for every code a record
+     * may carry: SS_REP_UNCOUNTED's stands (1), SS_REP_ODD's is read from
+     * the entry (2), so most records cost one look */
+    uint8_t *verdict = sched__calloc(arena, (size_t)n_codes + 3, 1);
     struct ss_shift shift = {0, 0};
     /* the records' pairs are the session's */
-    int coded = verdict && prev->pair_pools == g->ss->n_pools &&
-                prev->pair_queues == g->ss->n_queues;
+    int coded = prev->pair_pools == g->ss->n_pools && prev->pair_queues == g->ss->n_queues;
     int i, e, w, code, n_redo = 0;
 
-    for (i = every_rep_stands(g->ss, verdict, prev) ? prev->n_reps : 0; i < prev->n_reps; i++) {
+    if (!verdict)
+        return 0;
+    verdict += 2;
+    verdict[SS_REP_UNCOUNTED] = 1;
+    verdict[SS_REP_ODD] = 2;
+    for (i = every_rep_stands(g->ss, verdict, prev) ? prev->n_reps : 0;
+         (i = coded ? reps_standing(prev->reps, i, prev->n_reps, verdict) : i) < prev->n_reps;
+         i++) {
         const struct ss_kind_rep *k = &prev->reps[i];
         code = k->code >= 0 && !coded ? SS_REP_ODD : k->code;
-        if (code == SS_REP_UNCOUNTED ||
-            (code >= 0 && (verdict[code] == 1 || code_stands(g->ss, verdict, code))))
+        if (verdict[code] == 1 || (verdict[code] == 0 && code_stands(g->ss, verdict, code)))
             continue;   /* its reason reads no pool, or its verdict stands (asked once) */
         ss_shift_to(&shift, gone, n_gone, ins->at, ins->n, k->entry);   /* records ascend */
         e = kind_entry(prev, k, kind_of, n, gone, gone_label, n_gone, &shift);
