@@ -1133,11 +1133,11 @@ static int rep_put_in_one(struct sched_memo *memo, const struct ss_kinds *kinds)
     int e = kinds->ins_at[0], at = kinds->ins_new_at[0], label = kinds->ins_label[0];
     int n = memo->n_reps, i, found = -1, to;
 
-    for (i = 0; i < n; i++) {
-        reps[i].entry += reps[i].entry >= e;   /* moved_to() */
+    for (i = reps_below(memo, e); i < n; i++)   /* they ascend: those from e on */
+        reps[i].entry++;   /* moved_to() */
+    for (i = 0; i < n && found < 0; i++)   /* a label has one record */
         if (reps[i].label == label)
             found = i;
-    }
     if (found >= 0 && reps[found].entry <= at)
         return SCHED_OK;   /* its first entry comes before the one put in */
     if (found < 0 && label < memo->n_labels - kinds->n_new_labels)
