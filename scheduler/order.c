@@ -48,7 +48,8 @@
  * by signature when the order is built (order_cache.item_group, beside
  * the list, so the walk reads both in order), and a group
  * whose test failed in one state is passed in that state without testing
- * its other entries (order_cache.mark: the version it failed in); a
+ * its other entries (order_cache.mark: a tag that names the walk and
+ * the state it failed in); a
  * group whose signature failed an attempt is passed for the rest of the
  * action. An entry whose signature moved after the build (its pods were
  * placed: sig_refresh()) leaves its group and is tested alone. The walk
@@ -74,9 +75,10 @@
  *
  * What a walk marks per workload and per group (a workload waiting in its
  * leaf's heap, a group's failure) lives in the order cache with the number
- * of the walk that wrote it (order_cache.walk, one per sched__iter_new()):
- * a mark of another walk reads as none, so a walk begins without clearing
- * arrays sized by the workloads and groups.
+ * of the walk that wrote it (order_cache.walk, one per sched__iter_new();
+ * a group's failure, with a tag no other walk has: struct ss_iter): a mark
+ * of another walk reads as none, so a walk begins without clearing arrays
+ * sized by the workloads and groups.
  */
 #include "sched_int.h"
 
@@ -116,7 +118,10 @@ struct order_cache {
     int n_added, cap_added;
     uint32_t walk;            /* the last walk begun on it (sched__iter_new()); 0: none */
     uint32_t *extra_walk;     /* [cap_wls] the walk w waits in its leaf's heap in */
-    struct group_mark *mark;  /* [n_groups] each group's failure, read by the walk */
+    uint64_t *mark;           /* [-1..n_groups) each group's failure, a tag (struct
+                                 ss_iter's fail_tag, state_tag); [-1], read for an
+                                 entry tested alone (group -1), is 0: never one */
+    uint64_t tags;            /* the tags handed out so far */
 };
 
 /* What the queue comparison reads of queue q offering workload w, in the
@@ -157,15 +162,6 @@ struct pools_room {
     int64_t total_empty, gpu_free;
 };
 
-#define GROUP_FAILED UINT64_MAX
-
-/* A group's failure: the version + 1 its test failed in (GROUP_FAILED:
- * its signature failed an attempt) in walk `walk` (another walk: none);
- * both in one place, so that passing a group reads one line. */
-struct group_mark {
-    uint64_t fail;
-    uint32_t walk;
-};
 
 struct leaf_heap {
     int *items;
@@ -180,6 +176,14 @@ struct ss_iter {
     int *cursor;              /* [n_queues] position in the leaf list */
     struct leaf_heap *extra;  /* [n_queues] workloads whose key changed */
     uint32_t walk;            /* its number: oc's marks of this walk are its own */
+    /* A group's failure is marked with a tag (order_cache.mark) that no
+     * other walk or state uses: fail_tag, its signature failed an attempt
+     * in this walk; state_tag, its test failed in this walk in the state
+     * ss->version + 1 == tag_version (a state seen again after another
+     * gets a new tag: its groups are tested again, and fail again). One
+     * number a group, so that passing one reads 8 bytes and compares
+     * twice. */
+    uint64_t fail_tag, state_tag, tag_version;
     int *head;                /* [n_queues + 1] best workload of the subtree, or -1; [n_queues] = root */
     int *roots;
     int n_roots;
@@ -820,9 +824,10 @@ static struct order_cache *cache_build(struct sched_session *ss)
     if (group_entries(ss, oc, &sigs, n) != SCHED_OK)
         return NULL;
     oc->extra_walk = sched__calloc(ss->arena, nw, sizeof(uint32_t));
-    oc->mark = sched__calloc(ss->arena, (size_t)oc->n_groups + 1, sizeof(struct group_mark));
+    oc->mark = sched__calloc(ss->arena, (size_t)oc->n_groups + 2, sizeof(uint64_t));
     if (!oc->extra_walk || !oc->mark)
         return NULL;
+    oc->mark++;   /* mark[-1] stays 0 */
     return oc;
 }
 
@@ -1263,10 +1268,21 @@ static void put_in_extra(struct ss_iter *it, int w)
     it->oc->extra_walk[w] = it->walk;
 }
 
-static void note_group_failed(struct ss_iter *it, int g, uint64_t failed)
+/* The tag of the walk's present state (struct ss_iter). */
+static uint64_t state_tag(struct ss_iter *it)
 {
-    it->oc->mark[g].walk = it->walk;
-    it->oc->mark[g].fail = failed;
+    if (it->tag_version != it->ss->version + 1) {
+        it->state_tag = ++it->oc->tags;
+        it->tag_version = it->ss->version + 1;
+    }
+    return it->state_tag;
+}
+
+/* Group g failed: its signature an attempt (`attempt`), or its test in
+ * the present state. */
+static void note_group_failed(struct ss_iter *it, int g, int attempt)
+{
+    it->oc->mark[g] = attempt ? it->fail_tag : state_tag(it);
 }
 
 /* The next walk's number; at the wrap every mark is cleared. */
@@ -1274,7 +1290,6 @@ static uint32_t next_walk(struct order_cache *oc)
 {
     if (++oc->walk == 0) {
         memset(oc->extra_walk, 0, sizeof(uint32_t) * (size_t)oc->cap_wls);
-        memset(oc->mark, 0, sizeof(struct group_mark) * ((size_t)oc->n_groups + 1));
         oc->walk = 1;
     }
     return oc->walk;
@@ -1282,23 +1297,20 @@ static uint32_t next_walk(struct order_cache *oc)
 
 /* The first place from leaf q's cursor on whose entry is not in a group
  * that failed in this state or whose signature failed an attempt: most of
- * a settled cycle's walk, so it keeps the cursor and the marks' pointers
- * in locals and writes nothing (leaf_head()'s loop, which writes marks and
- * the cursor through `it`, reads them again at every entry). */
-static int pass_failed_groups(const struct ss_iter *it, int q)
+ * a settled cycle's walk, so it keeps the cursor, the marks' pointer and
+ * the two tags in locals and writes no mark (leaf_head()'s loop, which
+ * writes marks and the cursor through `it`, reads them again at every
+ * entry). */
+static int pass_failed_groups(struct ss_iter *it, int q)
 {
     const int *group = it->oc->item_group + it->oc->off[q];
-    const struct group_mark *mark = it->oc->mark;
-    uint64_t in_state = it->ss->version + 1;
-    uint32_t walk = it->walk;
+    const uint64_t *mark = it->oc->mark;
+    uint64_t failed = it->fail_tag, in_state = state_tag(it);
     int c = it->cursor[q], n = it->oc->cnt[q];
 
     for (; c < n; c++) {
-        const struct group_mark *m;
-        if (group[c] < 0)
-            break;
-        m = &mark[group[c]];   /* the group's failure, if of this walk */
-        if (m->walk != walk || (m->fail != GROUP_FAILED && m->fail != in_state))
+        uint64_t m = mark[group[c]];   /* an entry tested alone reads mark[-1]: 0 */
+        if (m != failed && m != in_state)
             break;
     }
     return c;
@@ -1330,7 +1342,7 @@ static int leaf_head(struct ss_iter *it, int q)
         i = oc->off[q] + it->cursor[q];
         g = oc->item_group[i];
         if (g >= 0 && it->action == SCHED_ACT_ALLOCATE && group_room_fails(it, g)) {
-            note_group_failed(it, g, ss->version + 1);   /* as the first entry's test would */
+            note_group_failed(it, g, 0);   /* as the first entry's test would */
             it->cursor[q]++;
             continue;
         }
@@ -1340,19 +1352,19 @@ static int leaf_head(struct ss_iter *it, int q)
             break;
         }
         if (g >= 0 && it->action == SCHED_ACT_PREEMPT && !group_may_preempt(it, q, g)) {
-            note_group_failed(it, g, ss->version + 1);   /* as each entry's shape test would */
+            note_group_failed(it, g, 0);   /* as each entry's shape test would */
             it->cursor[q]++;
             continue;
         }
         if (!in_extra(it, w) && entry_may_run(ss, w)) {
             if (sched__iter_seen_failure(it, w)) {
                 if (g >= 0)
-                    note_group_failed(it, g, GROUP_FAILED);
+                    note_group_failed(it, g, 1);
             } else if (shape_is_candidate(ss, w, it->action)) {
                 a = w;
                 break;
             } else if (g >= 0) {
-                note_group_failed(it, g, ss->version + 1);
+                note_group_failed(it, g, 0);
             }
         }
         it->cursor[q]++;
@@ -1436,6 +1448,7 @@ struct ss_iter *sched__iter_new(struct sched_session *ss, int action)
         !it->fig_version || sig_grow(it) != SCHED_OK)
         return NULL;
     it->walk = next_walk(oc);
+    it->fail_tag = ++oc->tags;
     for (q = 0; q < ss->n_queues; q++)
         it->fig_w[q] = -1;
     for (q = 0; q < ss->n_queues; q++)
@@ -1475,7 +1488,7 @@ void sched__iter_done(struct ss_iter *it, int w, int ok)
     if (!ok) {
         sig_remember(it, w);
         if (g >= 0)   /* its other entries would each find the signature failed */
-            note_group_failed(it, g, GROUP_FAILED);
+            note_group_failed(it, g, 1);
     } else {
         if (note_changed(ss, it->oc, w) != SCHED_OK)
             ss->oom = 1;
