@@ -161,7 +161,9 @@
  *         back, the per-cycle flags of every workload the log names
  *         cleared, the caches keyed by a version started over; the job
  *         order, which no attempt reads or changes, is kept), and Step 5
- *         runs on the kept session with no pool counted as changed. Why
+ *         runs on the kept session with no pool counted as changed,
+ *         reading the fair shares Step 3 found on this very state
+ *         (ss->fair_current) instead of finding them again. Why
  *         that is the full cycle: after the undo the kept session is the
  *         one Step 1 builds from the new snapshot (tests compare it, as in
  *         Step 5); the failed reclaim and preempt attempts of the settled
