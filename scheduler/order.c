@@ -162,7 +162,6 @@ struct pools_room {
     int64_t total_empty, gpu_free;
 };
 
-
 struct leaf_heap {
     int *items;
     int n, cap;
