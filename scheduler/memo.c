@@ -1125,6 +1125,19 @@ static int label_in_find(const struct label_in *in, int n, int label)
     return lo < n && in[lo].label == label && in[lo].entry >= 0 ? lo : -1;
 }
 
+/* Invariant 5 after kinds were written again (kinds->redone): their
+ * records read their entries again; every other record's entry reads as
+ * it did (an entry put in with a settled label says what its kind's
+ * entries say, and a record moved to another entry has read it). */
+static void reps_read_redone(struct sched_memo *memo, const struct ss_kinds *kinds)
+{
+    int settled = memo->n_labels - kinds->n_new_labels, i;
+
+    for (i = 0; kinds->n_redone > 0 && i < memo->n_reps; i++)
+        if (memo->reps[i].label < settled && kinds->redone[memo->reps[i].label])
+            rep_reads(memo, &memo->reps[i], 1);
+}
+
 /* reps_moved() for one entry put in and none taken out (a victim pending
  * again): the records from its place on one entry up, in one pass that
  * also finds its label's record; that record moves to the new entry when
@@ -1174,8 +1187,8 @@ static int reps_moved(struct sched_memo *memo, const struct ss_kinds *kinds)
 
     if (kinds->n_ins == 1 && kinds->n_gone == 0) {
         rc = rep_put_in_one(memo, kinds);
-        for (i = 0; rc == SCHED_OK && kinds->n_redone > 0 && i < memo->n_reps; i++)
-            rep_reads(memo, &memo->reps[i], 1);
+        if (rc == SCHED_OK)
+            reps_read_redone(memo, kinds);
         if (rc != SCHED_OK)
             memo->reps_valid = 0;
         return rc;
@@ -1245,8 +1258,7 @@ static int reps_moved(struct sched_memo *memo, const struct ss_kinds *kinds)
         memo->reps[k] = i >= 0 && memo->reps[i].entry > moved[j].entry ? memo->reps[i--]
                                                                        : moved[j--];
     memo->n_reps = n + n_moved;
-    for (i = 0; kinds->n_redone > 0 && i < memo->n_reps; i++)
-        rep_reads(memo, &memo->reps[i], 1);
+    reps_read_redone(memo, kinds);
 out:
     if (rc != SCHED_OK)
         memo->reps_valid = 0;
