@@ -74,6 +74,14 @@ has "$T/out" "System administrator on system"
 
 # ---- a server that accepts connections and never answers ----
 kill -STOP "$PID"
+# the stop reaches each thread when it next leaves the kernel: a thread
+# busy at the kill could still answer, so wait until every one is stopped
+_i=0
+while [ $_i -lt 200 ] && for _t in /proc/"$PID"/task/*/stat; do sed 's/.*) //' "$_t" |
+    cut -d' ' -f1; done | grep -qv '^[Tt]$'; do
+  sleep 0.01
+  _i=$((_i + 1))
+done
 export ALLOT_TIMEOUT=1
 elapsed "$ALLOT" whoami
 # its threads' states (T: stopped), for the message should it have answered
