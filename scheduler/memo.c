@@ -2050,6 +2050,7 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
     if (rc == SCHED_OK)
         rc = sched__cycle_on(&memo->ss, arena, out, from_list ? &prev : NULL, &kinds);
     memo->ss.waiting_known = NULL;   /* keep() writes waiting_w again */
+    memo->ss.fair_current = 0;       /* read by this cycle only, even one not run */
     out->stale_kept = rc == SCHED_OK && input_unstale && memo->ss.n_stale_set == 0;
     memo->stats.pending_put_in += rc == SCHED_OK && kinds.in_place && kinds.n_ins > 0;
     if (rc == SCHED_OK)

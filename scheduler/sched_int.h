@@ -99,6 +99,11 @@ struct ss_node_index {
     int spread;               /* the order is SCHED_SPREAD's (else SCHED_BINPACK's) */
 };
 
+/* What a diagnosis reads of a pool's ready nodes together (reasons.c):
+ * the most one has free, the most one has in all, and what all have free,
+ * per resource. */
+#define SS_POOL_FIGS (3 * SCHED_NRES)
+
 struct ss_pool {
     int *nodes;               /* node indices of this pool, in name order */
     int n_nodes;
@@ -128,7 +133,7 @@ struct ss_pool {
     /* sched__pool_node_figures()'s answer at the pool's state figs_at - 1
      * (ss->pool_version, which names every change of node_free and
      * node_ready and which rollback restores with them); 0: none yet */
-    int64_t figs[3 * SCHED_NRES];
+    int64_t figs[SS_POOL_FIGS];
     uint64_t figs_at;
 };
 
@@ -265,10 +270,6 @@ enum { FRAG_BASE = 1, FRAG_ANSWER = 2 };
  * same fair shares, and its version the one it had when the cycle began
  * (base[p]; UINT64_MAX: changed). */
 #define SS_KNOWN_POOLS 8
-/* What a diagnosis reads of a pool's ready nodes together (reasons.c):
- * the most one has free, the most one has in all, and what all have free,
- * per resource. */
-#define SS_POOL_FIGS (3 * SCHED_NRES)
 #define SS_HELD_AT(ss, q, p) (((size_t)(q) * (size_t)(ss)->n_pools + (size_t)(p)) * 2 * SCHED_NRES)
 #define SS_KNOWN_BIT(mode, pool) (1u << ((mode) * SS_KNOWN_POOLS + (pool)))
 struct ss_known {
