@@ -50,6 +50,11 @@
 # 1-minute load average is at 1.0 or below (the steps before it load the
 # machine), at most SECONDS, and says how long it waited: on a quiet
 # machine every step then gives a result, not an indication.
+# ALLOT_BENCH_NODES (default 1000) and ALLOT_BENCH_WORKLOADS (default 50000)
+# size steps 4-7: the simulated nodes of 8 GPUs and the workloads submitted
+# before step 4. Rows 6, 7 and 2 are defined at the defaults and get their
+# verdicts only there; row 11's bound is 10 ms at 1,000 nodes and 50 ms at
+# 4,000 (no verdict at other sizes).
 # Everything runs on this machine; the temporary directory is removed.
 set -eu
 DB_URI=""
@@ -62,6 +67,14 @@ ALLOTD=$(realpath "${1:-$HERE/../../build/allotd}")
 SECS=${2:-10}
 LAST_STEP=${3:-7}
 RATE=${ALLOT_BENCH_RATE:-10000}
+NODES=${ALLOT_BENCH_NODES:-1000}
+WORKLOADS=${ALLOT_BENCH_WORKLOADS:-50000}
+DEFAULT_SIZE=$([ "$NODES" = 1000 ] && [ "$WORKLOADS" = 50000 ] && echo 1 || echo 0)
+case $NODES in
+  1000) WHATIF_BOUND=10 ;;
+  4000) WHATIF_BOUND=50 ;;
+  *) WHATIF_BOUND="" ;;
+esac
 OPENLOOP=$(dirname "$ALLOTD")/allot-bench-openloop
 T=$(mktemp -d /tmp/allot-bench-XXXXXX)
 PID=""
@@ -94,7 +107,7 @@ start() {
   : >"$T/made"
   (cd "$T" && exec "$ALLOTD" --db "$DB" --listen 127.0.0.1:0 --port-file "$T/port" \
       --rate-limit 0 --max-pending-per-project 0 --max-pending-per-user 0 \
-      --simulate-nodes 1000x8 --threads 64 ${ALLOT_BENCH_OPTS:-} >>"$T/log" 2>&1) &
+      --simulate-nodes "${NODES}x8" --threads 64 ${ALLOT_BENCH_OPTS:-} >>"$T/log" 2>&1) &
   PID=$!
   while [ ! -s "$T/port" ]; do
     kill -0 "$PID" 2>/dev/null || { cat "$T/log" >&2; exit 1; }
@@ -283,18 +296,18 @@ fi
 
 stop
 
-# steps 4 and 5 on a database of exactly 50,000 workloads
+# steps 4 and 5 on a database of exactly $WORKLOADS workloads (50,000 unless set)
 fresh_start
 N=0
 ROUND=0
-while [ "$N" -lt 50000 ]; do
+while [ "$N" -lt "$WORKLOADS" ]; do
   ROUND=$((ROUND + 1))
-  ALLOT_BENCH_RUN=f$ROUND ALLOT_BENCH_MAX=$(((50000 - N + 1) / 2)) \
+  ALLOT_BENCH_RUN=f$ROUND ALLOT_BENCH_MAX=$(((WORKLOADS - N + 1) / 2)) \
     wrk -t2 -c64 -d3s -s "$HERE/submit.lua" "$URL" >/dev/null
   N=$(count)
 done
 sleep 2 # the scheduler places and records them
-echo "== 4. restart with $N workloads and 1000 nodes"
+echo "== 4. restart with $N workloads and $NODES nodes"
 quiet_wait
 L0=$(load1)
 stop
@@ -304,12 +317,12 @@ until curl -sf -o /dev/null "$URL/readyz"; do sleep 0.005; done
 T1=$(date +%s%N)
 echo "  ready (state loaded, first cycle done) after $(((T1 - T0) / 1000000)) ms"
 grep 'first cycle' "$T/log" | tail -n 1 | sed 's/^/  /' || true
-target 6 "restart with $N workloads, ready after" "$(((T1 - T0) / 1000000))" "<=" 1000 ms "$L0"
+[ "$DEFAULT_SIZE" = 0 ] || target 6 "restart with $N workloads, ready after" "$(((T1 - T0) / 1000000))" "<=" 1000 ms "$L0"
 sleep 2
 RSS=$(rss_mb)
-echo "== 5. RSS with $N workloads and 1000 nodes: $RSS MB"
-target 7 "allotd's RSS with $N workloads" "$RSS" "<" 100 MB "$L0"
-echo "== 6. dry-run submissions with $N workloads and 1000 nodes, 30 in a row, each way"
+echo "== 5. RSS with $N workloads and $NODES nodes: $RSS MB"
+[ "$DEFAULT_SIZE" = 0 ] || target 7 "allotd's RSS with $N workloads" "$RSS" "<" 100 MB "$L0"
+echo "== 6. dry-run submissions with $N workloads and $NODES nodes, 30 in a row, each way"
 quiet_wait
 L0=$(load1)
 DRY="{\"name\":\"dry\",\"projectId\":\"$ALLOT_PROJECT\",\"spec\":{\"image\":\"x\",
@@ -352,20 +365,21 @@ QUOTA="{\"changes\":[{\"type\":\"quota\",\"projectId\":\"$ALLOT_PROJECT\",
 DRAIN_NODE=$(curl -s "$URL/api/v1/workloads/$RUNNING/pods" -H "Authorization: Bearer $TOKEN" |
   jq -r '.pods[0].nodeName')
 DRAIN="{\"changes\":[{\"type\":\"drainNode\",\"nodeName\":\"$DRAIN_NODE\"}]}"
+# whatif_one RUNS WAY WHAT PATH BODY: RUNS what-ifs of one kind, their
+# figures, and (kept, at a size row 11 bounds) the row's verdict on the p99
+whatif_one() {
+  whatif_runs "$1" "$4" "$5" >"$T/dry"
+  dry_figures "$2, $3"
+  [ "$2" = copy ] || [ -z "$WHATIF_BOUND" ] || target 11 "$3 at $NODES nodes, allotd's p99" \
+    "$(awk '{ print $4 }' "$T/dry" | pct 99)" "<=" "$WHATIF_BOUND" ms "$L0"
+}
 # whatif_all RUNS WAY: each kind of what-if RUNS times, its figures
 whatif_all() {
-  whatif_runs "$1" "/api/v1/workloads/trainings?dryRun=true" "$DRY" >"$T/dry"
-  dry_figures "$2, a dry run"
-  [ "$2" = copy ] || target 11 "dry run at 1,000 nodes, allotd's p99" \
-    "$(awk '{ print $4 }' "$T/dry" | pct 99)" "<=" 10 ms "$L0"
-  whatif_runs "$1" /api/v1/whatif "$DEL_RUNNING" >"$T/dry"
-  dry_figures "$2, a running workload deleted"
-  whatif_runs "$1" /api/v1/whatif "$DEL_PENDING" >"$T/dry"
-  dry_figures "$2, a pending workload deleted"
-  whatif_runs "$1" /api/v1/whatif "$QUOTA" >"$T/dry"
-  dry_figures "$2, the project's quota cut"
-  whatif_runs "$1" /api/v1/whatif "$DRAIN" >"$T/dry"
-  dry_figures "$2, the node of that running workload drained"
+  whatif_one "$1" "$2" "a dry run" "/api/v1/workloads/trainings?dryRun=true" "$DRY"
+  whatif_one "$1" "$2" "a running workload deleted" /api/v1/whatif "$DEL_RUNNING"
+  whatif_one "$1" "$2" "a pending workload deleted" /api/v1/whatif "$DEL_PENDING"
+  whatif_one "$1" "$2" "the project's quota cut" /api/v1/whatif "$QUOTA"
+  whatif_one "$1" "$2" "the node of that running workload drained" /api/v1/whatif "$DRAIN"
 }
 whatif_all 30 kept
 curl -s "$URL/metrics" -H "Authorization: Bearer $TOKEN" |
@@ -386,7 +400,7 @@ cycles() {
     $1 == "allot_sched_cycle_duration_seconds_sum" { s = $2 }
     $1 == "allot_sched_cycle_duration_seconds_count" { n = $2 } END { print s, n }'
 }
-echo "== 7. one submission at a time with $N workloads and 1000 nodes, 40 of them 0.1 s apart"
+echo "== 7. one submission at a time with $N workloads and $NODES nodes, 40 of them 0.1 s apart"
 sleep 2
 quiet_wait
 L0=$(load1)
@@ -403,5 +417,5 @@ echo "$C0 $(cycles)" | awk '{ n = $4 - $2; if (n > 0) printf "%d %.2f\n", n, ($3
   >"$T/turns"
 read -r TURNS TURN_MS <"$T/turns" || TURN_MS=""
 [ -z "$TURN_MS" ] || echo "  $TURNS cycles, mean $TURN_MS ms each (the whole turn)"
-target 2 "the scheduler's turn after one submission, mean" "$TURN_MS" "<=" 1 ms "$L0"
+[ "$DEFAULT_SIZE" = 0 ] || target 2 "the scheduler's turn after one submission, mean" "$TURN_MS" "<=" 1 ms "$L0"
 stop
