@@ -388,6 +388,30 @@ struct event {
     struct sched_pod pod;  /* a completion's pod as it ran */
 };
 
+#ifdef BENCH_CALLGRIND
+/* Built with -DBENCH_CALLGRIND and run under valgrind --tool=callgrind
+ * --instr-atstart=no, only the timed cycle of each settled event is
+ * counted, each event in a file of its own, and the cycle after the
+ * event's decisions are applied in the next (bench/README.md, "One
+ * event's instructions"). */
+static void profile_start(const char *when)
+{
+    if (strcmp(when, "(settled)") == 0)
+        CALLGRIND_START_INSTRUMENTATION;
+}
+
+static void profile_stop(const char *when, const char *what)
+{
+    if (strcmp(when, "(settled)") == 0) {
+        CALLGRIND_STOP_INSTRUMENTATION;
+        CALLGRIND_DUMP_STATS_AT(what);
+    }
+}
+#else
+static void profile_start(const char *when) { (void)when; }
+static void profile_stop(const char *when, const char *what) { (void)when; (void)what; }
+#endif
+
 /* After an event cycle that decided something (the memo as that cycle
  * left it): its decisions applied as a driver does, then the next cycle
  * through sched_cycle_next() with an empty delta (nothing was submitted
@@ -419,7 +443,9 @@ static int after_decisions(struct gen_world *w, struct sched_arena *arena,
     gen_world_state(w, &st);
     sched_arena_reset(arena);
     t0 = now_ms();
+    profile_start(when);
     rc = sched_cycle_next(memo, &st, &none, &cfg, arena, &res);
+    profile_stop(when, "its decisions applied");
     ms = now_ms() - t0;
     if (rc == 0) {
         digest = result_digest(&res, w->n_wls);
@@ -451,29 +477,6 @@ out:
     free(pods);
     return rc;
 }
-
-#ifdef BENCH_CALLGRIND
-/* Built with -DBENCH_CALLGRIND and run under valgrind --tool=callgrind
- * --instr-atstart=no, only the timed cycle of each settled event is
- * counted, each event in a file of its own (bench/README.md, "One
- * event's instructions"). */
-static void profile_start(const char *when)
-{
-    if (strcmp(when, "(settled)") == 0)
-        CALLGRIND_START_INSTRUMENTATION;
-}
-
-static void profile_stop(const char *when, const char *what)
-{
-    if (strcmp(when, "(settled)") == 0) {
-        CALLGRIND_STOP_INSTRUMENTATION;
-        CALLGRIND_DUMP_STATS_AT(what);
-    }
-}
-#else
-static void profile_start(const char *when) { (void)when; }
-static void profile_stop(const char *when, const char *what) { (void)when; (void)what; }
-#endif
 
 /* The event through sched_cycle_next(): a memo primed by a full cycle on
  * the world as it was (untimed), then the cycle with the event's delta
