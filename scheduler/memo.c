@@ -1009,8 +1009,9 @@ static int reps_taken_out(struct sched_memo *memo, const int *gone, int n_gone,
     struct ss_kind_rep *moved = NULL, r;
     int i, j, k, g, lo, n = 0, n_moved = 0;
 
-    if (n_gone == 1) {
-        rep_taken_out_one(memo, gone[0]);
+    if (n_gone <= 1) {   /* none (a kept cycle that only placed, Step 6's next): none moves */
+        if (n_gone == 1)
+            rep_taken_out_one(memo, gone[0]);
         for (i = 0; refresh && i < memo->n_reps; i++)
             if (refresh[memo->reps[i].label])
                 rep_reads(memo, &memo->reps[i], 1);
