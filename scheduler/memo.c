@@ -266,15 +266,20 @@
  *      the figures, the pending list, its labels, the kinds table and
  *      label_count[] as Invariant 1 says, reps[] as Invariant 5 says;
  *      stale[] is not valid (Step 6 runs no Step 4).
- *   7. While memo->settled, waiting_w[0..n_waiting_w) (unless -1) are the
- *      workloads of that cycle's waiting entries: every running workload
- *      of the session with pods left to place. A cycle answered from the
- *      memo (Step 4) changes no running workload (a departure there held
- *      no pods, a submission holds none), so they stay all of them, and
- *      Step 4 diagnoses them again instead of walking every pool's running
- *      list (sched__record_waiting_of()). A cycle on the kept session after
- *      a settled one (Steps 5 and 7: its departures leave it, none joins)
- *      reads them as ss->waiting_known, with its decisions' workloads.
+ *   7. While memo->settled or memo->decided, waiting_w[0..n_waiting_w)
+ *      (unless -1) are the workloads of that cycle's waiting entries:
+ *      every running workload of the session with pods left to place, in
+ *      the state the cycle left (its decisions in it). A cycle answered
+ *      from the memo (Step 4, after a settled one only) changes no running
+ *      workload (a departure there held no pods, a submission holds none),
+ *      so they stay all of them, and Step 4 diagnoses them again instead
+ *      of walking every pool's running list (sched__record_waiting_of()).
+ *      A cycle on the kept session (Steps 5 and 7 after a settled one, 6
+ *      after a decided one, whose session is rebuilt to that very state:
+ *      its departures leave it, its submissions hold no pods, none joins
+ *      running) reads them as ss->waiting_known, with its decisions'
+ *      workloads, each kept only where it waits now. Step 9 (a requeued
+ *      running workload may wait) drops them.
  */
 #include "sched_int.h"
 
@@ -1402,8 +1407,7 @@ static int keep(struct sched_memo *memo, const struct sched_session *ss,
     }
     if (!memo->settled && !memo->decided)
         return SCHED_OK;   /* the next cycle cannot reuse anything */
-    if (memo->settled)
-        keep_waiting(memo, out);
+    keep_waiting(memo, out);   /* Invariant 7 */
     if (kinds->in_place && !had_labels) {
         memo->valid = 0;   /* not written over a labelled list: cannot be */
         return SCHED_OK;
@@ -2044,7 +2048,7 @@ __attribute__((noinline)) static int run_on_kept(struct sched_memo *memo,
     memo->stats.pending_kept += from_list;
     rc = known_begin(memo, 1, dirty, quotas);
     memo->ss.no_stale = no_stale_times(memo, memo->ss.n_workloads + 1);
-    if (memo->n_waiting_w >= 0) {   /* Invariant 7: Steps 5 and 7 after a settled cycle */
+    if (memo->n_waiting_w >= 0) {   /* Invariant 7: Steps 5, 6 and 7 */
         memo->ss.waiting_known = memo->waiting_w;
         memo->ss.n_waiting_known = memo->n_waiting_w;
     }
