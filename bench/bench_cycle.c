@@ -248,6 +248,19 @@ static int apply(struct gen_world *w, const struct sched_result *res)
     return binds;
 }
 
+/* apply(), writing a stale time only where it moved: a forked child
+ * copies every page it writes, and the workloads are 8 MiB at 50,000. */
+static void apply_moved(struct gen_world *w, const struct sched_result *res)
+{
+    int k;
+
+    for (k = 0; k < res->n_decisions; k++)
+        sched_apply_decision(w->wls, w->n_wls, &res->decisions[k], w->now_ms);
+    for (k = 0; k < w->n_wls; k++)
+        if (w->wls[k].stale_since_ms != res->stale_since_ms[k])
+            w->wls[k].stale_since_ms = res->stale_since_ms[k];
+}
+
 /* FNV-1a over a result's decisions, pending reasons and staleness, field by
  * field: two builds of the core that print the same digest on the same
  * state decided the same things, so a change meant to be faster can be
@@ -412,6 +425,82 @@ static void profile_start(const char *when) { (void)when; }
 static void profile_stop(const char *when, const char *what) { (void)when; (void)what; }
 #endif
 
+/* What applying a result changes in the world, to put it back: each
+ * decided workload as it was, its pods and its place (a decision changes
+ * only its own workload and pods, sched_apply_decision()), and each stale
+ * time the result moves. */
+struct world_undo {
+    struct sched_workload *wl;   /* [n_decided] */
+    struct sched_pod *pods;      /* every decided workload's pods, in turn */
+    int *decided, n_decided;
+    int *stale_w, n_stale;       /* workloads whose stale time moves */
+    int64_t *stale;
+};
+
+static void world_undo_free(struct world_undo *u)
+{
+    free(u->wl);
+    free(u->pods);
+    free(u->decided);
+    free(u->stale_w);
+    free(u->stale);
+}
+
+/* Notes what apply() will change, then applies res as apply_moved() does
+ * (a stale time written only where it moves): nothing else of the world
+ * is read or copied, so the next cycle finds the caches as a driver's
+ * would leave them. -1: out of memory (nothing applied). */
+static int apply_noted(struct gen_world *w, const struct sched_result *res, struct world_undo *u)
+{
+    size_t n_pods = 0, at = 0;
+    int k, i, d;
+
+    memset(u, 0, sizeof(*u));
+    for (k = 0; k < res->n_decisions; k++)
+        n_pods += (size_t)w->wls[res->decisions[k].workload].n_pods;
+    u->wl = malloc(sizeof(*u->wl) * ((size_t)res->n_decisions + 1));
+    u->pods = malloc(sizeof(*u->pods) * (n_pods + 1));
+    u->decided = malloc(sizeof(int) * ((size_t)res->n_decisions + 1));
+    u->stale_w = malloc(sizeof(int) * ((size_t)w->n_wls + 1));
+    u->stale = malloc(sizeof(int64_t) * ((size_t)w->n_wls + 1));
+    if (!u->wl || !u->pods || !u->decided || !u->stale_w || !u->stale)
+        return -1;
+    for (k = 0; k < res->n_decisions; k++) {
+        d = res->decisions[k].workload;
+        for (i = 0; i < u->n_decided && u->decided[i] != d; i++)
+            ;
+        if (i < u->n_decided)
+            continue;   /* a workload named twice is kept once, as it first was */
+        u->decided[u->n_decided] = d;
+        u->wl[u->n_decided++] = w->wls[d];
+        memcpy(u->pods + at, w->wls[d].pods, sizeof(*u->pods) * (size_t)w->wls[d].n_pods);
+        at += (size_t)w->wls[d].n_pods;
+    }
+    for (k = 0; k < w->n_wls; k++)
+        if (w->wls[k].stale_since_ms != res->stale_since_ms[k]) {
+            u->stale_w[u->n_stale] = k;
+            u->stale[u->n_stale++] = w->wls[k].stale_since_ms;
+        }
+    apply_moved(w, res);
+    return 0;
+}
+
+/* The world as it was before apply_noted(). */
+static void world_put_back(struct gen_world *w, const struct world_undo *u)
+{
+    size_t at = 0;
+    int i;
+
+    for (i = 0; i < u->n_stale; i++)
+        w->wls[u->stale_w[i]].stale_since_ms = u->stale[i];
+    for (i = 0; i < u->n_decided; i++) {
+        w->wls[u->decided[i]] = u->wl[i];
+        memcpy(w->wls[u->decided[i]].pods, u->pods + at,
+               sizeof(*u->pods) * (size_t)u->wl[i].n_pods);
+        at += (size_t)u->wl[i].n_pods;
+    }
+}
+
 /* After an event cycle that decided something (the memo as that cycle
  * left it): its decisions applied as a driver does, then the next cycle
  * through sched_cycle_next() with an empty delta (nothing was submitted
@@ -422,8 +511,7 @@ static int after_decisions(struct gen_world *w, struct sched_arena *arena,
                            struct sched_memo *memo, const struct sched_result *event_res,
                            const char *when, const struct event *ev)
 {
-    struct sched_workload *wls = malloc(sizeof(*wls) * ((size_t)w->n_wls + 1));
-    struct sched_pod *pods = malloc(sizeof(*pods) * (w->n_pods + 1));
+    struct world_undo undo;
     struct sched_delta none = {0, 0, NULL, 0, 0, NULL, 0};
     struct sched_memo_stats before, after;
     struct sched_result res;
@@ -433,11 +521,8 @@ static int after_decisions(struct gen_world *w, struct sched_arena *arena,
     double ms = 0, t0;
     int rc = -1, n = 0;
 
-    if (!wls || !pods)
+    if (apply_noted(w, event_res, &undo) != 0)
         goto out;
-    memcpy(wls, w->wls, sizeof(*wls) * (size_t)w->n_wls);
-    memcpy(pods, w->pods, sizeof(*pods) * w->n_pods);
-    apply(w, event_res);
     sched_config_default(&cfg);
     sched_memo_stats(memo, &before);
     gen_world_state(w, &st);
@@ -456,8 +541,7 @@ static int after_decisions(struct gen_world *w, struct sched_arena *arena,
     }
     if (rc == 0)
         full_digest = result_digest(&res, w->n_wls);
-    memcpy(w->wls, wls, sizeof(*wls) * (size_t)w->n_wls);
-    memcpy(w->pods, pods, sizeof(*pods) * w->n_pods);
+    world_put_back(w, &undo);
     if (rc != 0)
         goto out;
     printf("event %-8s %s, then its %d decisions applied: next cycle %.3f ms (%s; %d "
@@ -473,8 +557,7 @@ static int after_decisions(struct gen_world *w, struct sched_arena *arena,
         rc = -1;
     }
 out:
-    free(wls);
-    free(pods);
+    world_undo_free(&undo);
     return rc;
 }
 
@@ -814,18 +897,6 @@ struct dry_ctx {
     struct sched_delta first;        /* the first pass's delta, with a memo */
 };
 
-/* apply(), writing a stale time only where it moved: a forked child
- * copies every page it writes, and the workloads are 8 MiB at 50,000. */
-static void apply_moved(struct gen_world *w, const struct sched_result *res)
-{
-    int k;
-
-    for (k = 0; k < res->n_decisions; k++)
-        sched_apply_decision(w->wls, w->n_wls, &res->decisions[k], w->now_ms);
-    for (k = 0; k < w->n_wls; k++)
-        if (w->wls[k].stale_since_ms != res->stale_since_ms[k])
-            w->wls[k].stale_since_ms = res->stale_since_ms[k];
-}
 
 /* The passes on the world as it is (the submission already appended). */
 static int dry_passes(struct dry_ctx *c)
