@@ -1006,27 +1006,23 @@ static void rep_taken_out_one(struct sched_memo *memo, int e)
 /* Invariant 5 after the same: each record's entry where it is now; a
  * label whose first entry was taken out is recorded at its next one (put
  * back in the order of the entries), or not at all when none is left.
- * `refresh` ([label], NULL: none): not 0 where a kind was written again,
- * so its record reads its entry again. */
-static int reps_taken_out(struct sched_memo *memo, const int *gone, int n_gone,
-                          const uint8_t *refresh)
+ * With none taken out (a kept cycle that only placed, Step 6's next) no
+ * record moves. */
+static int reps_taken_out(struct sched_memo *memo, const int *gone, int n_gone)
 {
-    struct ss_kind_rep *moved = NULL, r;
+    struct ss_kind_rep *moved, r;
     int i, j, k, g, lo, n = 0, n_moved = 0;
 
-    if (n_gone <= 1) {   /* none (a kept cycle that only placed, Step 6's next): none moves */
+    if (n_gone <= 1) {
         if (n_gone == 1)
             rep_taken_out_one(memo, gone[0]);
-        for (i = 0; refresh && i < memo->n_reps; i++)
-            if (refresh[memo->reps[i].label])
-                rep_reads(memo, &memo->reps[i], 1);
         return SCHED_OK;
     }
-    if (n_gone > 0 && !(moved = malloc(sizeof(*moved) * (size_t)n_gone))) {
+    if (!(moved = malloc(sizeof(*moved) * (size_t)n_gone))) {
         memo->reps_valid = 0;
         return SCHED_ENOMEM;
     }
-    lo = n_gone > 0 ? reps_below(memo, gone[0]) : 0;   /* the records before gone[0] stay */
+    lo = reps_below(memo, gone[0]);   /* the records before gone[0] stay */
     for (i = n = lo; i < memo->n_reps; i++) {
         r = memo->reps[i];
         g = gone_below(gone, n_gone, r.entry);
@@ -1049,9 +1045,6 @@ static int reps_taken_out(struct sched_memo *memo, const int *gone, int n_gone,
         memo->reps[k] = i >= 0 && memo->reps[i].entry > moved[j].entry ? memo->reps[i--]
                                                                        : moved[j--];
     memo->n_reps = n + n_moved;
-    for (i = 0; refresh && i < memo->n_reps; i++)
-        if (refresh[memo->reps[i].label])   /* else its kind's entries read as they did */
-            rep_reads(memo, &memo->reps[i], 1);
     free(moved);
     return SCHED_OK;
 }
@@ -1303,9 +1296,10 @@ static int keep_in_place(struct sched_memo *memo, const struct sched_session *ss
     memo->reps_valid = had_reps;
     if (kinds->n_ins == 0) {
         kinds_taken_out(memo, kinds->gone, kinds->gone_label, kinds->n_gone);
-        return had_reps ? reps_taken_out(memo, kinds->gone, kinds->n_gone,
-                                         kinds->n_redone > 0 ? kinds->redone : NULL)
-                        : SCHED_OK;
+        rc = had_reps ? reps_taken_out(memo, kinds->gone, kinds->n_gone) : SCHED_OK;
+        if (rc == SCHED_OK && had_reps)
+            reps_read_redone(memo, kinds);
+        return rc;
     }
     rc = kinds_moved(memo, ss, kinds);
     if (rc == SCHED_OK && had_reps)
@@ -1818,7 +1812,7 @@ static void drop_left_entries(struct sched_memo *memo, const struct sched_delta 
         memo->label_count[label]--;
         kinds_taken_out(memo, &e, &label, 1);
         if (memo->reps_valid)
-            reps_taken_out(memo, &e, 1, NULL);   /* Invariant 5; on ENOMEM not valid */
+            reps_taken_out(memo, &e, 1);   /* Invariant 5; on ENOMEM not valid */
     }
 }
 
