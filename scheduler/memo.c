@@ -140,7 +140,8 @@
  *         log, the flags of the cycle on every workload it names (a victim
  *         search may take a pod off and put it back) and the decisions are
  *         emptied. The job order is kept without the placed workloads
- *         (sched__order_drop()) and with the evicted ones
+ *         (sched__order_drop(), each a hole its leaf closes once they are
+ *         all out: sched__order_drops_done()) and with the evicted ones
  *         (sched__order_join(), as submissions join it). The list the
  *         previous cycle recorded is the settled list record_again()
  *         starts from (the placed workloads are pending neither then nor
@@ -2111,6 +2112,8 @@ static int rejoin_decided(struct sched_memo *memo)
         if (rc == SCHED_OK && sched__is_pending(ss, w))
             rc = SCHED_EINVAL;   /* not as the cycle left it: the snapshot says otherwise */
     }
+    if (keep_order)
+        sched__order_drops_done(ss);
     sched__session_settled(ss, keep_order);
     memo->stats.after_evictions += evicted;
     return rc;

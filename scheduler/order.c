@@ -122,6 +122,10 @@ struct order_cache {
                                  ss_iter's fail_tag, state_tag); [-1], read for an
                                  entry tested alone (group -1), is 0: never one */
     uint64_t tags;            /* the tags handed out so far */
+    int *holes;               /* [n_queues] entries sched__order_drop() left as holes (-1 in
+                                 items) in the leaf's list; NULL until the first drop */
+    uint8_t *asks_stale;      /* [n_queues] a hole was an entry the leaf's least asks may read */
+    int n_holes;              /* over every leaf: 0 outside Step 6's drops */
 };
 
 /* What the queue comparison reads of queue q offering workload w, in the
@@ -832,39 +836,93 @@ static struct order_cache *cache_build(struct sched_session *ss)
 
 /* The job order a kept session carries to the next cycle without workload
  * w (memo.c Step 6: the cycle placed every pod w wanted, and the driver
- * applied it): w leaves its leaf's list, the entries after it move up
- * with their groups, and the leaf's least asks are found again, so the
- * order is the one cache_build() sorts from the new snapshot (the others'
- * keys and signatures read their own fields and pods, none of which
- * moved; group numbers differ, the groups' members do not). Also ends the
- * cycle's list of changed workloads (every one of them a placed w). 0:
- * the order cannot be kept (w still wants pods, or is not in it). */
+ * applied it): w leaves its leaf's list as a hole, closed with every other
+ * hole of the leaf by sched__order_drops_done(), which also finds the
+ * leaf's least asks again when a hole may have held one; the order is then
+ * the one cache_build() sorts from the new snapshot (the others' keys and
+ * signatures read their own fields and pods, none of which moved; group
+ * numbers differ, the groups' members do not). A cycle places many
+ * workloads of one leaf (a fill): one pass over the leaf closes them all,
+ * where moving the entries after each one and reading the leaf again per
+ * entry cost the leaf's length per workload placed. Also ends the cycle's
+ * list of changed workloads (every one of them a placed w). 0: the order
+ * cannot be kept (w still wants pods, is not in it, or no memory for the
+ * holes' counts). */
 int sched__order_drop(struct sched_session *ss, int w)
 {
     struct order_cache *oc = ss->order_cache;
-    int q, at, end, i;
+    const int64_t *req;
+    int q, gpu;
 
     if (!oc || !oc->pos_of || w >= ss->n_workloads || oc->pos_of[w] < 0 ||
         ((ss->wl[w].flags & WL_CANDIDATE) && sched__pods_to_place(ss, w) > 0))
         return 0;
-    q = ss_w(ss, w)->queue;
-    at = oc->pos_of[w];
-    end = oc->off[q] + oc->cnt[q];
-    for (i = at; i + 1 < end; i++) {
-        oc->items[i] = oc->items[i + 1];
-        oc->item_group[i] = oc->item_group[i + 1];
-        oc->pos_of[oc->items[i]] = i;
+    if (!oc->holes) {
+        oc->holes = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
+        oc->asks_stale = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, 1);
+        if (!oc->holes || !oc->asks_stale) {
+            oc->holes = NULL;
+            return 0;
+        }
     }
-    oc->cnt[q]--;
+    q = ss_w(ss, w)->queue;
+    req = ss->wl[w].req;
+    gpu = req[SCHED_GPU] > 0;
+    oc->items[oc->pos_of[w]] = -1;
     oc->pos_of[w] = -1;
+    oc->holes[q]++;
+    oc->n_holes++;
+    /* a least ask is a minimum: only an entry at it may take it along */
+    oc->asks_stale[q] |= req[SCHED_GPU] <= oc->min_gpu[q] ||
+                         req[gpu ? SCHED_GPU : SCHED_CPU] <= oc->least_ask[gpu ? 2 * q : 2 * q + 1];
     oc->n_changed = 0;
-    oc->min_gpu[q] = oc->least_ask[2 * q] = oc->least_ask[2 * q + 1] = SS_INF;
-    for (i = oc->off[q]; i < oc->off[q] + oc->cnt[q]; i++)
-        note_leaf_asks(oc, ss, oc->items[i], q);
-    for (i = 0; i < oc->n_added; i++)
-        if (ss_w(ss, oc->added[i])->queue == q)
-            note_leaf_asks(oc, ss, oc->added[i], q);
     return 1;
+}
+
+/* Leaf q's list without its holes: the entries after each move up with
+ * their groups, in one pass from the first hole. */
+static void close_holes(struct order_cache *oc, int q)
+{
+    int end = oc->off[q] + oc->cnt[q], i, to;
+
+    for (i = oc->off[q]; i < end && oc->items[i] >= 0; i++)
+        ;
+    for (to = i; i < end; i++) {
+        if (oc->items[i] < 0)
+            continue;
+        oc->items[to] = oc->items[i];
+        oc->item_group[to] = oc->item_group[i];
+        oc->pos_of[oc->items[to]] = to;
+        to++;
+    }
+    oc->cnt[q] -= oc->holes[q];
+    oc->holes[q] = 0;
+}
+
+void sched__order_drops_done(struct sched_session *ss)
+{
+    struct order_cache *oc = ss->order_cache;
+    int q, i, stale = 0;
+
+    if (!oc || oc->n_holes == 0)
+        return;
+    for (q = 0; q < ss->n_queues; q++) {
+        if (oc->holes[q] > 0)
+            close_holes(oc, q);
+        if (!oc->asks_stale[q])
+            continue;
+        stale = 1;
+        oc->min_gpu[q] = oc->least_ask[2 * q] = oc->least_ask[2 * q + 1] = SS_INF;
+        for (i = oc->off[q]; i < oc->off[q] + oc->cnt[q]; i++)
+            note_leaf_asks(oc, ss, oc->items[i], q);
+    }
+    for (i = 0; stale && i < oc->n_added; i++) {
+        q = ss_w(ss, oc->added[i])->queue;
+        if (oc->asks_stale[q])
+            note_leaf_asks(oc, ss, oc->added[i], q);
+    }
+    memset(oc->asks_stale, 0, (size_t)ss->n_queues);
+    oc->n_holes = 0;
 }
 
 /* ---- Submissions into a kept order ----

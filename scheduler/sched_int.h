@@ -689,6 +689,7 @@ int sched__pool_has_node_for(const struct sched_session *ss, int w, int pool);
 /* order.c: queue order then job order, as KAI's allocate walks them. */
 struct ss_iter;
 int sched__order_drop(struct sched_session *ss, int w);  /* memo.c Step 6 */
+void sched__order_drops_done(struct sched_session *ss); /* after the drops, before any walk */
 /* The kept job order takes the workloads from `first` on (submissions, as
  * sched__session_extend() built them); 0: it cannot (then drop it). */
 int sched__order_add(struct sched_session *ss, int first);
