@@ -15,7 +15,8 @@
 # directory (synchronous=FULL, rate limit off, 1,000 simulated nodes with
 # 8 GPUs, 64 HTTP workers: one per client connection), then measures:
 #   1. submissions: POST /api/v1/workloads/trainings with a bearer token,
-#      64 keep-alive connections (each 202 is a durable row);
+#      64 keep-alive connections (each 202 is a durable row); allotd's CPU
+#      per request, with the scheduler thread's and the writer's parts;
 #   1b. the same submissions at a fixed rate, ALLOT_BENCH_RATE a second
 #      (default 10,000) over 64 connections, each one's latency counted
 #      from when it was due (allot-bench-openloop, built beside allotd:
@@ -155,14 +156,32 @@ ticks() {
   awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$PID/stat"
 }
 
+# The same for two of its threads (/proc/PID/task/*/stat, by name): the
+# scheduler thread's, then the writer's, as "SCHED WRITER"
+thread_ticks() {
+  for t in /proc/"$PID"/task/*/stat; do cat "$t" 2>/dev/null || true; done |
+    awk '{ name = $2; sub(/.*\) /, ""); c[name] += $12 + $13 }
+         END { printf "%d %d\n", c["(allot-sched)"], c["(allot-writer)"] }'
+}
+
 # wrk's summary lines: requests/s and the latency percentiles (99.9%
 # and the longest from pct.lua or submit.lua), then allotd's CPU per
 # request over the run (its CPU ticks since $2 over wrk's request count)
+# and, given thread_ticks() from the start as $3, the scheduler thread's
+# and the writer's parts of it
 summary() {
   grep -E 'Requests/sec|^ +(50|99|99\.9)%|Non-2xx|Socket errors' "$1" | sed 's/^ */  /'
-  awk -v t0="$2" -v t1="$(ticks)" -v hz="$(getconf CLK_TCK)" \
-    '/requests in/ { n = $1 } END { if (n > 0) printf "  allotd CPU %.1f us per request\n",
-      (t1 - t0) * 1e6 / hz / n }' "$1"
+  awk -v t0="$2" -v t1="$(ticks)" -v th0="${3:-}" -v th1="$(thread_ticks)" \
+    -v hz="$(getconf CLK_TCK)" \
+    '/requests in/ { n = $1 }
+     END { if (n == 0) exit
+           printf "  allotd CPU %.1f us per request", (t1 - t0) * 1e6 / hz / n
+           if (th0 != "") {
+             split(th0, a, " "); split(th1, b, " ")
+             printf " (the scheduler thread %.1f us, the writer %.1f us)",
+               (b[1] - a[1]) * 1e6 / hz / n, (b[2] - a[2]) * 1e6 / hz / n
+           }
+           printf "\n" }' "$1"
   echo "  load average $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
@@ -242,9 +261,10 @@ echo "== $(sed -n 's/.*database [^(]*(\(.*\))$/\1/p' "$T/log" | head -n 1)"
 echo "== 1. submissions, 64 connections, ${SECS}s (synchronous=FULL)"
 quiet_wait
 C0=$(ticks)
+TH0=$(thread_ticks)
 L0=$(load1)
 ALLOT_BENCH_RUN=s wrk -t2 -c64 -d"${SECS}s" --latency -s "$HERE/submit.lua" "$URL" >"$T/w1"
-summary "$T/w1" "$C0"
+summary "$T/w1" "$C0" "$TH0"
 verdict "$T/w1" "$ROW_SUBMIT" submissions 10000 "$SUBMIT_P99" "$L0"
 
 echo "== 1b. submissions at a fixed rate, ${RATE}/s over 64 connections, ${SECS}s (open loop)"
