@@ -53,6 +53,12 @@ struct division {
     double *usage;          /* [n_queues] normalised past usage, or NULL */
     double *usage_buf;      /* storage for usage */
     int64_t k_milli;
+    /* [n_queues] steps 2 and 3's scratch for one sibling set: each is
+     * written before it is read, and a division is done with them before
+     * it divides a share among a queue's children (step 4), so one set
+     * serves every level and (pool, resource) */
+    int *bucket, *u, *ranks;
+    int64_t *num;
 };
 
 int64_t sched__allocatable(const struct ss_qp *qp, int r)
@@ -231,15 +237,11 @@ static int bucket_of_rank(const struct division *dv, const int *sib, int n, int 
 static int divide(struct division *dv, const int *sib, int n, int64_t t)
 {
     struct sched_session *ss = dv->ss;
-    int *bucket = sched__calloc(ss->arena, (size_t)n + 1, sizeof(int));
-    int *u = sched__calloc(ss->arena, (size_t)n + 1, sizeof(int));
-    int *ranks = sched__calloc(ss->arena, (size_t)n + 1, sizeof(int));
-    int64_t *num = sched__calloc(ss->arena, (size_t)n + 1, sizeof(int64_t));
+    int *bucket = dv->bucket, *u = dv->u, *ranks = dv->ranks;
+    int64_t *num = dv->num;
     int64_t r = t;
     int i, nr, nb, rc = SCHED_OK;
 
-    if (!bucket || !u || !ranks || !num)
-        return SCHED_ENOMEM;
     /* Step 1: deserved pass. */
     for (i = 0; i < n; i++) {
         struct ss_qp *a = ss_qp(ss, sib[i], dv->pool);
@@ -381,7 +383,12 @@ int sched__fairshare(struct sched_session *ss)
     dv.requestable = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int64_t));
     dv.frac = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int64_t));
     dv.usage_buf = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(double));
-    if (!roots || !dv.requestable || !dv.frac || !dv.usage_buf)
+    dv.bucket = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
+    dv.u = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
+    dv.ranks = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
+    dv.num = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int64_t));
+    if (!roots || !dv.requestable || !dv.frac || !dv.usage_buf || !dv.bucket || !dv.u ||
+        !dv.ranks || !dv.num)
         return SCHED_ENOMEM;
     for (q = 0; q < ss->n_queues; q++)
         if (ss->queues[q].parent < 0)
