@@ -32,6 +32,9 @@ const struct sched_share *sched_result_share(const struct sched_result *r, int q
     return &r->shares[(size_t)q * (size_t)r->n_pools + (size_t)p];
 }
 
+_Static_assert(sizeof(struct sched_share) == 4 * SCHED_NRES * sizeof(int64_t),
+               "a share has no padding: sched__record_shares() writes it raw");
+
 int sched__record_shares(struct sched_session *ss, struct sched_arena *arena,
                          struct sched_result *out)
 {
@@ -39,8 +42,10 @@ int sched__record_shares(struct sched_session *ss, struct sched_arena *arena,
 
     out->n_queues = ss->n_queues;
     out->n_pools = ss->n_pools;
-    out->shares = sched__calloc(arena, (size_t)ss->n_queues * (size_t)ss->n_pools + 1,
-                                sizeof(struct sched_share));
+    /* not zeroed: every share of the n_queues x n_pools is written below,
+     * and struct sched_share has no padding (arena.c, Invariant 5) */
+    out->shares = sched__array_raw(arena, (size_t)ss->n_queues * (size_t)ss->n_pools + 1,
+                                   sizeof(struct sched_share));
     if (!out->shares)
         return SCHED_ENOMEM;
     for (q = 0; q < ss->n_queues; q++)
