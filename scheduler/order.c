@@ -124,6 +124,7 @@ struct order_cache {
     uint64_t tags;            /* the tags handed out so far */
     int *holes;               /* [n_queues] entries sched__order_drop() left as holes (-1 in
                                  items) in the leaf's list; NULL until the first drop */
+    int *hole_from;           /* [n_queues] where the leaf's first hole is (holes[q] > 0) */
     uint8_t *asks_stale;      /* [n_queues] a hole was an entry the leaf's least asks may read */
     int n_holes;              /* over every leaf: 0 outside Step 6's drops */
 };
@@ -859,8 +860,9 @@ int sched__order_drop(struct sched_session *ss, int w)
         return 0;
     if (!oc->holes) {
         oc->holes = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
+        oc->hole_from = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
         oc->asks_stale = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, 1);
-        if (!oc->holes || !oc->asks_stale) {
+        if (!oc->holes || !oc->hole_from || !oc->asks_stale) {
             oc->holes = NULL;
             return 0;
         }
@@ -868,6 +870,8 @@ int sched__order_drop(struct sched_session *ss, int w)
     q = ss_w(ss, w)->queue;
     req = ss->wl[w].req;
     gpu = req[SCHED_GPU] > 0;
+    if (oc->holes[q] == 0 || oc->pos_of[w] < oc->hole_from[q])
+        oc->hole_from[q] = oc->pos_of[w];
     oc->items[oc->pos_of[w]] = -1;
     oc->pos_of[w] = -1;
     oc->holes[q]++;
@@ -885,9 +889,7 @@ static void close_holes(struct order_cache *oc, int q)
 {
     int end = oc->off[q] + oc->cnt[q], i, to;
 
-    for (i = oc->off[q]; i < end && oc->items[i] >= 0; i++)
-        ;
-    for (to = i; i < end; i++) {
+    for (i = to = oc->hole_from[q]; i < end; i++) {
         if (oc->items[i] < 0)
             continue;
         oc->items[to] = oc->items[i];
