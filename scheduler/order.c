@@ -104,6 +104,9 @@ struct order_cache {
     int64_t *least_ask;       /* [2 * n_queues] reclaim's resource per pod, least over the
                                  leaf's list: [2q] GPU of entries asking GPU, [2q + 1] CPU
                                  of those asking none (SS_INF: no such entry) */
+    int *min_gpu_n, *least_ask_n; /* beside min_gpu and least_ask: the entries at that least
+                                 ask, so an entry that leaves makes it unknown only when it
+                                 was the last there (sched__order_drop()) */
     int *item_group;          /* [n items] items[i]'s signature group; -1: none (tested alone) */
     struct group_ask *group_ask; /* [n_groups] what preempt's shape test asks of it */
     int *group_pools;         /* the pools of each group_ask, one run per group */
@@ -125,7 +128,7 @@ struct order_cache {
     int *holes;               /* [n_queues] entries sched__order_drop() left as holes (-1 in
                                  items) in the leaf's list; NULL until the first drop */
     int *hole_from;           /* [n_queues] where the leaf's first hole is (holes[q] > 0) */
-    uint8_t *asks_stale;      /* [n_queues] a hole was an entry the leaf's least asks may read */
+    uint8_t *asks_stale;      /* [n_queues] a hole was the last entry at a least ask */
     int n_holes;              /* over every leaf: 0 outside Step 6's drops */
 };
 
@@ -756,21 +759,51 @@ static int group_entries(struct sched_session *ss, struct order_cache *oc,
     return describe_groups(ss, oc, rep);
 }
 
-/* least_ask: w's request per pod of the resource reclaim measures it by
- * (may_evict_somewhere(): GPU if it asks any, else CPU). */
-static void note_least_ask(struct order_cache *oc, const struct sched_session *ss, int w, int q)
+/* A least ask *least, held by *n entries, takes an entry asking v. */
+static void note_least(int64_t *least, int *n, int64_t v)
+{
+    if (v < *least) {
+        *least = v;
+        *n = 1;
+    } else if (v == *least) {
+        (*n)++;
+    }
+}
+
+/* least_ask's index for w in leaf q: the resource reclaim measures w's
+ * request per pod by (may_evict_somewhere(): GPU if it asks any, else
+ * CPU), and that request in *v. */
+static int least_ask_at(const struct sched_session *ss, int w, int q, int64_t *v)
 {
     const int64_t *req = ss->wl[w].req;
-    int gpu = req[SCHED_GPU] > 0, k = gpu ? 2 * q : 2 * q + 1;
+    int gpu = req[SCHED_GPU] > 0;
 
-    oc->least_ask[k] = ss_min(oc->least_ask[k], req[gpu ? SCHED_GPU : SCHED_CPU]);
+    *v = req[gpu ? SCHED_GPU : SCHED_CPU];
+    return gpu ? 2 * q : 2 * q + 1;
 }
 
 /* Leaf q's least asks (min_gpu, least_ask) take entry w into account. */
 static void note_leaf_asks(struct order_cache *oc, const struct sched_session *ss, int w, int q)
 {
-    oc->min_gpu[q] = ss_min(oc->min_gpu[q], ss->wl[w].req[SCHED_GPU]);
-    note_least_ask(oc, ss, w, q);
+    int64_t v;
+    int k = least_ask_at(ss, w, q, &v);
+
+    note_least(&oc->min_gpu[q], &oc->min_gpu_n[q], ss->wl[w].req[SCHED_GPU]);
+    note_least(&oc->least_ask[k], &oc->least_ask_n[k], v);
+}
+
+/* Leaf q's least asks without entry w, which they took into account:
+ * 1 when w was the last entry at one of them (it must be found again). */
+static int leaf_asks_lose(struct order_cache *oc, const struct sched_session *ss, int w, int q)
+{
+    int64_t v, gpu = ss->wl[w].req[SCHED_GPU];
+    int k = least_ask_at(ss, w, q, &v), gone = 0;
+
+    if (gpu <= oc->min_gpu[q])
+        gone |= gpu < oc->min_gpu[q] || --oc->min_gpu_n[q] <= 0;
+    if (v <= oc->least_ask[k])
+        gone |= v < oc->least_ask[k] || --oc->least_ask_n[k] <= 0;
+    return gone;
 }
 
 static struct order_cache *cache_build(struct sched_session *ss)
@@ -791,8 +824,10 @@ static struct order_cache *cache_build(struct sched_session *ss)
     oc->cnt = sched__calloc(ss->arena, nq, sizeof(int));
     oc->min_gpu = sched__calloc(ss->arena, nq, sizeof(int64_t));
     oc->least_ask = sched__calloc(ss->arena, 2 * nq, sizeof(int64_t));
+    oc->min_gpu_n = sched__calloc(ss->arena, nq, sizeof(int));
+    oc->least_ask_n = sched__calloc(ss->arena, 2 * nq, sizeof(int));
     if (!oc->key1 || !oc->key2 || !oc->sig || !oc->off || !oc->cnt || !oc->min_gpu ||
-        !oc->least_ask)
+        !oc->least_ask || !oc->min_gpu_n || !oc->least_ask_n)
         return NULL;
     for (q = 0; q < ss->n_queues; q++)
         oc->min_gpu[q] = oc->least_ask[2 * q] = oc->least_ask[2 * q + 1] = SS_INF;
@@ -839,7 +874,7 @@ static struct order_cache *cache_build(struct sched_session *ss)
  * w (memo.c Step 6: the cycle placed every pod w wanted, and the driver
  * applied it): w leaves its leaf's list as a hole, closed with every other
  * hole of the leaf by sched__order_drops_done(), which also finds the
- * leaf's least asks again when a hole may have held one; the order is then
+ * leaf's least asks again where a hole was the last entry at one; the order is then
  * the one cache_build() sorts from the new snapshot (the others' keys and
  * signatures read their own fields and pods, none of which moved; group
  * numbers differ, the groups' members do not). A cycle places many
@@ -852,8 +887,7 @@ static struct order_cache *cache_build(struct sched_session *ss)
 int sched__order_drop(struct sched_session *ss, int w)
 {
     struct order_cache *oc = ss->order_cache;
-    const int64_t *req;
-    int q, gpu;
+    int q;
 
     if (!oc || !oc->pos_of || w >= ss->n_workloads || oc->pos_of[w] < 0 ||
         ((ss->wl[w].flags & WL_CANDIDATE) && sched__pods_to_place(ss, w) > 0))
@@ -868,17 +902,13 @@ int sched__order_drop(struct sched_session *ss, int w)
         }
     }
     q = ss_w(ss, w)->queue;
-    req = ss->wl[w].req;
-    gpu = req[SCHED_GPU] > 0;
     if (oc->holes[q] == 0 || oc->pos_of[w] < oc->hole_from[q])
         oc->hole_from[q] = oc->pos_of[w];
     oc->items[oc->pos_of[w]] = -1;
     oc->pos_of[w] = -1;
     oc->holes[q]++;
     oc->n_holes++;
-    /* a least ask is a minimum: only an entry at it may take it along */
-    oc->asks_stale[q] |= req[SCHED_GPU] <= oc->min_gpu[q] ||
-                         req[gpu ? SCHED_GPU : SCHED_CPU] <= oc->least_ask[gpu ? 2 * q : 2 * q + 1];
+    oc->asks_stale[q] |= leaf_asks_lose(oc, ss, w, q);
     oc->n_changed = 0;
     return 1;
 }
@@ -915,6 +945,7 @@ void sched__order_drops_done(struct sched_session *ss)
             continue;
         stale = 1;
         oc->min_gpu[q] = oc->least_ask[2 * q] = oc->least_ask[2 * q + 1] = SS_INF;
+        oc->min_gpu_n[q] = oc->least_ask_n[2 * q] = oc->least_ask_n[2 * q + 1] = 0;
         for (i = oc->off[q]; i < oc->off[q] + oc->cnt[q]; i++)
             note_leaf_asks(oc, ss, oc->items[i], q);
     }
@@ -1176,7 +1207,9 @@ const char *sched__order_differs(struct sched_session *kept, struct sched_sessio
     for (q = 0; q < kept->n_queues; q++) {
         if (a->cnt[q] != b->cnt[q] || a->min_gpu[q] != b->min_gpu[q] ||
             a->least_ask[2 * q] != b->least_ask[2 * q] ||
-            a->least_ask[2 * q + 1] != b->least_ask[2 * q + 1])
+            a->least_ask[2 * q + 1] != b->least_ask[2 * q + 1] ||
+            a->min_gpu_n[q] != b->min_gpu_n[q] || a->least_ask_n[2 * q] != b->least_ask_n[2 * q] ||
+            a->least_ask_n[2 * q + 1] != b->least_ask_n[2 * q + 1])
             return "a leaf's number of entries or least asks in the job order";
         for (i = 0; i < a->cnt[q]; i++) {
             w = a->items[a->off[q] + i];
