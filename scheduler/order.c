@@ -126,7 +126,7 @@ struct order_cache {
                                  entry tested alone (group -1), is 0: never one */
     uint64_t tags;            /* the tags handed out so far */
     int *holes;               /* [n_queues] entries sched__order_drop() left as holes (-1 in
-                                 items) in the leaf's list; NULL until the first drop */
+                                 items) in the leaf's list */
     int *hole_from;           /* [n_queues] where the leaf's first hole is (holes[q] > 0) */
     uint8_t *asks_stale;      /* [n_queues] a hole was the last entry at a least ask */
     int n_holes;              /* over every leaf: 0 outside Step 6's drops */
@@ -826,8 +826,12 @@ static struct order_cache *cache_build(struct sched_session *ss)
     oc->least_ask = sched__calloc(ss->arena, 2 * nq, sizeof(int64_t));
     oc->min_gpu_n = sched__calloc(ss->arena, nq, sizeof(int));
     oc->least_ask_n = sched__calloc(ss->arena, 2 * nq, sizeof(int));
+    oc->holes = sched__calloc(ss->arena, nq, sizeof(int));
+    oc->hole_from = sched__calloc(ss->arena, nq, sizeof(int));
+    oc->asks_stale = sched__calloc(ss->arena, nq, 1);
     if (!oc->key1 || !oc->key2 || !oc->sig || !oc->off || !oc->cnt || !oc->min_gpu ||
-        !oc->least_ask || !oc->min_gpu_n || !oc->least_ask_n)
+        !oc->least_ask || !oc->min_gpu_n || !oc->least_ask_n || !oc->holes || !oc->hole_from ||
+        !oc->asks_stale)
         return NULL;
     for (q = 0; q < ss->n_queues; q++)
         oc->min_gpu[q] = oc->least_ask[2 * q] = oc->least_ask[2 * q + 1] = SS_INF;
@@ -882,8 +886,7 @@ static struct order_cache *cache_build(struct sched_session *ss)
  * where moving the entries after each one and reading the leaf again per
  * entry cost the leaf's length per workload placed. Also ends the cycle's
  * list of changed workloads (every one of them a placed w). 0: the order
- * cannot be kept (w still wants pods, is not in it, or no memory for the
- * holes' counts). */
+ * cannot be kept (w still wants pods, or is not in it). */
 int sched__order_drop(struct sched_session *ss, int w)
 {
     struct order_cache *oc = ss->order_cache;
@@ -892,15 +895,6 @@ int sched__order_drop(struct sched_session *ss, int w)
     if (!oc || !oc->pos_of || w >= ss->n_workloads || oc->pos_of[w] < 0 ||
         ((ss->wl[w].flags & WL_CANDIDATE) && sched__pods_to_place(ss, w) > 0))
         return 0;
-    if (!oc->holes) {
-        oc->holes = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
-        oc->hole_from = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, sizeof(int));
-        oc->asks_stale = sched__calloc(ss->arena, (size_t)ss->n_queues + 1, 1);
-        if (!oc->holes || !oc->hole_from || !oc->asks_stale) {
-            oc->holes = NULL;
-            return 0;
-        }
-    }
     q = ss_w(ss, w)->queue;
     if (oc->holes[q] == 0 || oc->pos_of[w] < oc->hole_from[q])
         oc->hole_from[q] = oc->pos_of[w];
