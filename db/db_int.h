@@ -446,6 +446,13 @@ int db__add_checks(struct db__conn *c);
 /* Migration 153 (checks.c): on PostgreSQL, a table's CHECKs as one call of
  * a function (planned once per statement instead of each); SQLite: none. */
 int db__fold_checks(struct db__conn *c);
+/* Migration 390 (checks.c): on SQLite, each CHECK's `x IN (list)` of
+ * three constants or more as (x = c1 OR ...), the tables rebuilt;
+ * PostgreSQL: none. */
+int db__flatten_checks(struct db__conn *c);
+/* The rewrite of one statement (malloc'd; NULL: out of memory); *changed
+ * whether a list was rewritten. */
+char *db__in_lists_flattened(const char *sql, int *changed);
 /* Whether the database holds a schema at all (PRAGMA user_version > 0). */
 int db__has_schema(struct db__conn *c, int *has);
 

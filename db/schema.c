@@ -652,6 +652,10 @@ static const struct numbered later[] = {
      * settings.c); SQLite rebuilds the table for its CHECK, the
      * AUTOINCREMENT counter carried over so no seq is given again */
     {380, MIGRATION_380, NULL},
+    /* 390: SQLite only (nothing on PostgreSQL): each CHECK's list of three
+     * constants or more as comparisons, which SQLite runs without a
+     * temporary index at each write (checks.c) */
+    {390, NULL, db__flatten_checks},
 };
 
 /* The later migrations PostgreSQL runs instead of their SQL (pq.c's

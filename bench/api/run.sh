@@ -8,11 +8,11 @@
 # with psql: give it a database of its own; the tables' statistics are
 # taken, ANALYZE, after step 1).
 # ALLOTD defaults to build/allotd, SECONDS (per wrk run) to 10, LAST_STEP
-# (3: only the three wrk runs) to 7; ALLOT_BENCH_OPTS, if set, is added to
-# allotd's options (e.g. --read-max-age-ms 0 on PostgreSQL: every read
-# from the database). It starts a
-# real allotd on a free loopback port with a fresh database in a temporary
-# directory (synchronous=FULL, rate limit off, 1,000 simulated nodes with
+# (1: step 1 alone; 3: only steps 1-3, the wrk runs) to 7;
+# ALLOT_BENCH_OPTS, if set, is added to allotd's options (e.g.
+# --read-max-age-ms 0 on PostgreSQL: every read from the database). It
+# starts a real allotd on a free loopback port with a fresh database in a
+# temporary directory (synchronous=FULL, rate limit off, 1,000 simulated nodes with
 # 8 GPUs, 64 HTTP workers: one per client connection), then measures:
 #   1. submissions: POST /api/v1/workloads/trainings with a bearer token,
 #      64 keep-alive connections (each 202 is a durable row); allotd's CPU
@@ -266,6 +266,10 @@ L0=$(load1)
 ALLOT_BENCH_RUN=s wrk -t2 -c64 -d"${SECS}s" --latency -s "$HERE/submit.lua" "$URL" >"$T/w1"
 summary "$T/w1" "$C0" "$TH0"
 verdict "$T/w1" "$ROW_SUBMIT" submissions 10000 "$SUBMIT_P99" "$L0"
+if [ "$LAST_STEP" -le 1 ]; then
+  stop
+  exit 0
+fi
 
 echo "== 1b. submissions at a fixed rate, ${RATE}/s over 64 connections, ${SECS}s (open loop)"
 quiet_wait

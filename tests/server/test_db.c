@@ -26,6 +26,7 @@
 
 #include "db.h"
 #include "db_audit.h"
+#include "db_int.h"
 #include "tmpdb.h"
 
 struct fixture {
@@ -421,6 +422,41 @@ static void test_access_keys(void **state)
     assert_int_equal(n, 1);
     assert_int_equal(us[0].owner_id, lee);
     free(us);
+}
+
+/* Migration 390's rewrite: a CHECK's list of three constants or more
+ * becomes comparisons; anything else stays as it was. */
+static void test_in_lists_flattened(void **state)
+{
+    static const struct {
+        const char *sql, *want;
+    } cases[] = {
+        {"CHECK (kind IN (0, 1, 2, 3))", "CHECK ((kind = 0 OR kind = 1 OR kind = 2 OR kind = 3))"},
+        {"CHECK (flag IN (0, 1))", NULL},                       /* two: SQLite compares them */
+        {"CHECK (p IN ('a', 'b''c', 'd)'))", "CHECK ((p = 'a' OR p = 'b''c' OR p = 'd)'))"},
+        {"CHECK (t IN ('x', 'y', 'z') AND s IN ('u', 'v', 'w'))",
+         "CHECK ((t = 'x' OR t = 'y' OR t = 'z') AND (s = 'u' OR s = 'v' OR s = 'w'))"},
+        {"CHECK (old.n IN (-1, 0, 7))", "CHECK ((old.n = -1 OR old.n = 0 OR old.n = 7))"},
+        {"CHECK (p NOT IN ('a', 'b', 'c'))", NULL},             /* NOT IN left alone */
+        {"CHECK (p IN (SELECT x FROM t))", NULL},               /* not constants */
+        {"CHECK (p IN (a, b, c))", NULL},                       /* names, not constants */
+        {"CHECK ((a + b) IN (1, 2, 3))", NULL},                 /* no name before IN */
+        {"CHECK (p IN ('a', 'b', 'c'", NULL},                   /* no end */
+        {"CREATE TABLE t (a INTEGER)", NULL},
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int changed = -1;
+        char *got = db__in_lists_flattened(cases[i].sql, &changed);
+        const char *want = cases[i].want ? cases[i].want : cases[i].sql;
+
+        assert_non_null(got);
+        if (strcmp(got, want) != 0 || changed != (cases[i].want != NULL))
+            fail_msg("%s: got %s (changed %d)", cases[i].sql, got, changed);
+        free(got);
+    }
 }
 
 /* The schema's CHECK constraints refuse out-of-range rows whatever the
@@ -1920,6 +1956,7 @@ RUN_TESTS(
     DB_TEST(test_series_latest),
     cmocka_unit_test(test_time_parse),
     cmocka_unit_test(test_ids),
+    cmocka_unit_test(test_in_lists_flattened),
     DB_TEST(test_purge),
     DB_TEST(test_audit_purge),
     DB_TEST(test_schema_and_queues),
