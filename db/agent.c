@@ -512,8 +512,8 @@ int db_agent_limited(struct db *db, struct db_limited **out, int *n)
         "  (SELECT 1 FROM pod_gpu g WHERE g.uid = p.uid AND g.given = 1)),"
         " (SELECT coalesce(max(r.gpu_idle_since), 0) FROM pods p"
         "  JOIN pod_runs r ON r.uid = p.uid WHERE p.workload_seq = w.seq), w.preemptible, w.run_ms"
-        " FROM workloads w WHERE w.deleted_at = 0 AND w.phase = 'Running' AND w.rules != ''"
-        " ORDER BY w.seq";
+        " FROM workloads w WHERE w.deleted_at = 0 AND w.phase = 'Running' AND w.rules > ''"
+        " ORDER BY w.seq"; /* workloads_ruled: only the workloads with limits are read */
 #undef DEVICES
     DB__TABLE(cols, shape, struct db_limited, NULL, seq, name, type, started_ms, rules, n_devices,
               n_idle, n_unmeasured, idle_since, preemptible, run_ms);

@@ -656,6 +656,14 @@ static const struct numbered later[] = {
      * constants or more as comparisons, which SQLite runs without a
      * temporary index at each write (checks.c) */
     {390, NULL, db__flatten_checks},
+    /* 400: the Running workloads with their project's time or idle limits
+     * (db_agent_limited(), read at every turn of the scheduler thread),
+     * found without reading every Running workload; phase and rules both
+     * in the index so SQLite's planner takes it over workloads_active */
+    {400,
+     "CREATE INDEX workloads_ruled ON workloads (phase, rules)"
+     " WHERE deleted_at = 0 AND rules > '';",
+     NULL},
 };
 
 /* The later migrations PostgreSQL runs instead of their SQL (pq.c's

@@ -28,13 +28,18 @@ expect 200 GET "/api/v1/workloads?filterBy=name==nan" "" "$ADMIN" | jq -e '.work
   fail "the workload with the bad quantity is not served"
 stop
 
-[ "$(q 'SELECT count(*) FROM schema_migrations WHERE number IN (70, 90, 390)')" = 3 ] ||
-  fail "migrations 70, 90 and 390 not recorded: $(q 'SELECT group_concat(number) FROM schema_migrations')"
+[ "$(q 'SELECT count(*) FROM schema_migrations WHERE number IN (70, 90, 390, 400)')" = 4 ] ||
+  fail "migrations 70, 90, 390 and 400 not recorded: $(q 'SELECT group_concat(number) FROM schema_migrations')"
 # 390: no CHECK keeps a list of three constants or more (SQLite would build
 # a temporary index of it at each write)
 LISTS=$(q "SELECT name || ': ' || sql FROM sqlite_master WHERE type = 'table'" |
   grep -E "[A-Za-z_.]+ IN \\(([^,()]+, ){2,}[^,()]+\\)" || true)
 [ -z "$LISTS" ] || fail "a CHECK still lists its values: $LISTS"
+# 400: the workloads with limits (db_agent_limited(), each scheduler turn)
+# are found through their index, not by reading every Running workload
+PLAN=$(q "EXPLAIN QUERY PLAN SELECT w.seq FROM workloads w WHERE w.deleted_at = 0
+  AND w.phase = 'Running' AND w.rules > '' ORDER BY w.seq")
+case $PLAN in *"USING INDEX workloads_ruled"*) ;; *) fail "the limits' read: $PLAN" ;; esac
 [ "$(q "SELECT group_concat(id || ':' || name, ' ') FROM (SELECT id, name FROM workloads ORDER BY seq)")" = \
   "$BEFORE" ] || fail "the workloads changed in the migration"
 [ "$(q 'SELECT count(*) FROM events')" -ge "$EVENTS" ] || fail "events were lost"
