@@ -739,12 +739,17 @@ static int node_lost(struct db__conn *c, int64_t node_seq, const char *node, int
     return rc == DB_OK ? db__deletions_finish(c, now) : rc;
 }
 
+/* The Ready nodes whose agent was last seen more than ?3 ms before ?1,
+ * counted from ?2 at the earliest (this process's start): max(last_seen,
+ * ?2) + ?3 < ?1, said so that the index agent_nodes_seen finds them (the
+ * scheduler thread asks at every turn; only the late ones are read). */
+#define LATE_NODES                                                                         \
+    " FROM nodes n JOIN agent_nodes a ON a.node_seq = n.seq"                               \
+    " WHERE n.ready = 1 AND ?2 < ?1 - ?3 AND a.last_seen < ?1 - ?3"
+
 static int expire_fn(struct db__conn *c, void *arg)
 {
-    static const char sql[] =
-        "SELECT n.seq, n.name FROM nodes n JOIN agent_nodes a ON a.node_seq = n.seq"
-        " WHERE n.ready = 1 AND max(a.last_seen, ?2) + ?3 < ?1"
-        " ORDER BY n.seq LIMIT 1";
+    static const char sql[] = "SELECT n.seq, n.name" LATE_NODES " ORDER BY n.seq LIMIT 1";
     struct expire_arg *a = arg;
     const struct db__arg args[] = {DB__I(a->now), DB__I(a->not_before), DB__I(a->lost_after)};
     struct named node;
@@ -763,9 +768,7 @@ static int expire_fn(struct db__conn *c, void *arg)
 /* Reads first: a write (a group commit) only when some node is late. */
 static int late_fn(struct db__conn *c, void *arg)
 {
-    static const char sql[] =
-        "SELECT count(*) FROM nodes n JOIN agent_nodes a ON a.node_seq = n.seq"
-        " WHERE n.ready = 1 AND max(a.last_seen, ?2) + ?3 < ?1";
+    static const char sql[] = "SELECT count(*)" LATE_NODES;
     struct expire_arg *a = arg;
     const struct db__arg args[] = {DB__I(a->now), DB__I(a->not_before), DB__I(a->lost_after)};
     int64_t n = 0;

@@ -664,6 +664,10 @@ static const struct numbered later[] = {
      "CREATE INDEX workloads_ruled ON workloads (phase, rules)"
      " WHERE deleted_at = 0 AND rules > '';",
      NULL},
+    /* 410: the agents by when they were last seen, so the late ones
+     * (db_agent_expire(), at every turn of the scheduler thread) are
+     * found without reading every node */
+    {410, "CREATE INDEX agent_nodes_seen ON agent_nodes (last_seen);", NULL},
 };
 
 /* The later migrations PostgreSQL runs instead of their SQL (pq.c's
