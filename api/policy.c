@@ -486,12 +486,15 @@ static int field_keeps(const struct pol_layer *layers, int n, int type, json_t *
                        unsigned flags, struct breach *b)
 {
     int rat = governing(layers, n, type, b->f, 1), dat = governing(layers, n, type, b->f, 0);
-    json_t *rule = rat >= 0 ? path_get(section(json_object_get(layers[rat].policy, "rules"),
-                                               type), b->f->path) : NULL;
-    json_t *def = dat >= 0 ? path_get(section(json_object_get(layers[dat].policy, "defaults"),
-                                              type), b->f->path) : NULL;
-    json_t *given = spec ? path_get(spec, b->f->path) : NULL;
+    json_t *rule, *def, *given;
 
+    if (rat < 0 && dat < 0)
+        return 0; /* no policy speaks of the field: nothing to keep or give */
+    rule = rat >= 0 ? path_get(section(json_object_get(layers[rat].policy, "rules"), type),
+                               b->f->path) : NULL;
+    def = dat >= 0 ? path_get(section(json_object_get(layers[dat].policy, "defaults"), type),
+                              b->f->path) : NULL;
+    given = spec ? path_get(spec, b->f->path) : NULL;
     b->layer = rat >= 0 ? &layers[rat] : NULL;
     b->value = given ? given : def;
     b->from_default = !given && def;

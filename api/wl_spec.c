@@ -802,10 +802,61 @@ static int exposed_urls_in(struct api_req *r, json_t *spec)
     return 0;
 }
 
+/* Is container port c among the ports listed so far? */
+static int port_listed(json_t *ports, json_t *c)
+{
+    json_t *p;
+    size_t i;
+
+    json_array_foreach(ports, i, p)
+        if (json_equal(json_object_get(p, "container"), c))
+            return 1;
+    return 0;
+}
+
+/* The ports each pod of a workload listens on at its node, from its spec
+ * (NULL: none): [{container, host, name}] (excluded entries left out;
+ * host is `external`, else the container port). */
+static json_t *ports_of(json_t *spec)
+{
+    json_t *out = json_array(), *p;
+    json_t *serving = json_object_get(spec, "servingPort");
+    size_t i;
+
+    json_array_foreach(json_object_get(spec, "ports"), i, p) {
+        json_t *c = json_object_get(p, "container"), *e = json_object_get(p, "external");
+        if (!json_is_integer(c) || json_is_true(json_object_get(p, "exclude")))
+            continue;
+        json_array_append_new(out, json_pack("{s:O, s:O, s:s}", "container", c, "host",
+                                             json_is_integer(e) ? e : c, "name",
+                                             json_string_value(json_object_get(p, "toolName"))
+                                                 ? json_string_value(json_object_get(p, "toolName"))
+                                                 : ""));
+    }
+    if (json_is_integer(json_object_get(serving, "container")))
+        json_array_append_new(out, json_pack("{s:O, s:O, s:s}", "container",
+                                             json_object_get(serving, "container"), "host",
+                                             json_object_get(serving, "container"), "name",
+                                             "serving"));
+    json_array_foreach(json_object_get(spec, "exposedUrls"), i, p) {
+        json_t *c = json_object_get(p, "container");
+        const char *tool = json_string_value(json_object_get(p, "toolName"));
+        if (!json_is_integer(c) || json_is_true(json_object_get(p, "exclude")) ||
+            port_listed(out, c))
+            continue;
+        json_array_append_new(out, json_pack("{s:O, s:O, s:s}", "container", c, "host", c, "name",
+                                             tool ? tool : json_string_value(json_object_get(
+                                                               p, "toolType"))
+                                                           ? json_string_value(json_object_get(
+                                                                 p, "toolType"))
+                                                           : ""));
+    }
+    return out;
+}
+
 static int ports_in(struct api_req *r, json_t *spec)
 {
     json_t *ports = json_object_get(spec, "ports"), *p, *serving, *all;
-    char *text;
     size_t i, k;
     int rc = 0;
 
@@ -820,9 +871,7 @@ static int ports_in(struct api_req *r, json_t *spec)
     if (exposed_urls_in(r, spec) != 0)
         return -1;
     /* two ports of one pod cannot listen on the same node port */
-    text = json_dumps(spec, JSON_COMPACT);
-    all = api_wl_ports(text);
-    free(text);
+    all = ports_of(spec);
     for (i = 0; rc == 0 && i < json_array_size(all); i++)
         for (k = i + 1; k < json_array_size(all); k++)
             if (json_equal(json_object_get(json_array_get(all, i), "host"),
@@ -1213,55 +1262,12 @@ int api_wl_spec_part_check(struct api_req *r, json_t *spec, int type)
     return rc;
 }
 
-/* The ports each pod of a workload listens on at its node, from its stored
- * spec: [{container, host, name}] (excluded entries left out; host is
- * `external`, else the container port). */
-/* Is container port c among the ports listed so far? */
-static int port_listed(json_t *ports, json_t *c)
-{
-    json_t *p;
-    size_t i;
-
-    json_array_foreach(ports, i, p)
-        if (json_equal(json_object_get(p, "container"), c))
-            return 1;
-    return 0;
-}
-
+/* ports_of() from the stored spec's text. */
 json_t *api_wl_ports(const char *spec_text)
 {
-    json_t *spec = spec_text ? json_loads(spec_text, 0, NULL) : NULL, *out = json_array(), *p;
-    json_t *serving = json_object_get(spec, "servingPort");
-    size_t i;
+    json_t *spec = spec_text ? json_loads(spec_text, 0, NULL) : NULL;
+    json_t *out = ports_of(spec);
 
-    json_array_foreach(json_object_get(spec, "ports"), i, p) {
-        json_t *c = json_object_get(p, "container"), *e = json_object_get(p, "external");
-        if (!json_is_integer(c) || json_is_true(json_object_get(p, "exclude")))
-            continue;
-        json_array_append_new(out, json_pack("{s:O, s:O, s:s}", "container", c, "host",
-                                             json_is_integer(e) ? e : c, "name",
-                                             json_string_value(json_object_get(p, "toolName"))
-                                                 ? json_string_value(json_object_get(p, "toolName"))
-                                                 : ""));
-    }
-    if (json_is_integer(json_object_get(serving, "container")))
-        json_array_append_new(out, json_pack("{s:O, s:O, s:s}", "container",
-                                             json_object_get(serving, "container"), "host",
-                                             json_object_get(serving, "container"), "name",
-                                             "serving"));
-    json_array_foreach(json_object_get(spec, "exposedUrls"), i, p) {
-        json_t *c = json_object_get(p, "container");
-        const char *tool = json_string_value(json_object_get(p, "toolName"));
-        if (!json_is_integer(c) || json_is_true(json_object_get(p, "exclude")) ||
-            port_listed(out, c))
-            continue;
-        json_array_append_new(out, json_pack("{s:O, s:O, s:s}", "container", c, "host", c, "name",
-                                             tool ? tool : json_string_value(json_object_get(
-                                                               p, "toolType"))
-                                                           ? json_string_value(json_object_get(
-                                                                 p, "toolType"))
-                                                           : ""));
-    }
     json_decref(spec);
     return out;
 }
