@@ -845,26 +845,49 @@ static int captured_literal(const struct api_req *r, const char *pattern)
 
 enum route_miss { ROUTE_FOUND = 0, ROUTE_NO_PATH, ROUTE_NO_METHOD, ROUTE_RUNAI };
 
-/* A pattern matches only paths of as many segments ('/'s) as it has, so
- * each route's count, kept once, rules most routes out before match(). */
-static int route_slashes[sizeof(api_routes) / sizeof(api_routes[0])];
-static pthread_once_t slashes_once = PTHREAD_ONCE_INIT;
+/* A pattern matches only paths of as many segments ('/'s) as it has, and
+ * only paths whose third segment (the resource after /api/v1/) is its
+ * own when that segment of the pattern is not a {param}: each route's
+ * count and third segment, kept once, rule most routes out before
+ * match(), which would refuse them anyway. */
+struct route_key {
+    int slashes;
+    const char *third;         /* the third segment; NULL: a {param} or none */
+    size_t third_len;
+};
 
-static int slashes(const char *s)
+static struct route_key route_keys[sizeof(api_routes) / sizeof(api_routes[0])];
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+
+/* The key of a path or a pattern: its '/'s, and its third segment. */
+static struct route_key key_of(const char *s)
 {
-    int n = 0;
+    struct route_key k = {0, NULL, 0};
 
     for (; *s; s++)
-        n += *s == '/';
-    return n;
+        if (*s == '/' && ++k.slashes == 3 && s[1] != '{') {
+            k.third = s + 1;
+            k.third_len = strcspn(s + 1, "/");
+        }
+    return k;
 }
 
-static void slashes_count(void)
+static void keys_build(void)
 {
     int i;
 
     for (i = 0; i < api_n_routes; i++)
-        route_slashes[i] = slashes(api_routes[i].pattern);
+        route_keys[i] = key_of(api_routes[i].pattern);
+}
+
+/* Can route i match a path of key k at all? */
+static int may_match(int i, const struct route_key *k)
+{
+    const struct route_key *r = &route_keys[i];
+
+    return r->slashes == k->slashes &&
+           (!r->third || (k->third && r->third_len == k->third_len &&
+                          memcmp(r->third, k->third, k->third_len) == 0));
 }
 
 /* The route for the request: of the patterns that match its path, the
@@ -876,12 +899,13 @@ static const struct api_route *find_route(struct api_req *r, int *miss,
 {
     const struct api_route *found = NULL;
     long long best = -1, runai;
-    int i, segs = slashes(r->path);
+    struct route_key key = key_of(r->path);
+    int i;
 
-    pthread_once(&slashes_once, slashes_count);
+    pthread_once(&keys_once, keys_build);
     for (i = 0; i < api_n_routes; i++) {
         char params[2][DB_NAME_LEN];
-        long long m = route_slashes[i] != segs ? -1 : match(api_routes[i].pattern, r->path, params);
+        long long m = !may_match(i, &key) ? -1 : match(api_routes[i].pattern, r->path, params);
         if (m < 0 || (best >= 0 && m > best))
             continue;
         if (m < best || best < 0)
