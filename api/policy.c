@@ -518,6 +518,10 @@ int pol_apply(const struct pol_layer *layers, int n, int type, json_t *spec, uns
     struct breach b;
     int i;
 
+    for (i = 0; i < n && !layers[i].policy; i++)
+        ;
+    if (i == n)
+        return 0; /* no layer holds a policy: no field has a rule or a default */
     for (i = 0; i < N_FIELDS; i++) {
         if (!(fields[i].types & (1u << type)))
             continue;
