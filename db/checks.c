@@ -137,20 +137,21 @@ static int text_str(struct text *t, const char *s)
     return text_add(t, s, strlen(s));
 }
 
-/* Appends every statement of one column of a query, each ending in ';'. */
-static int read_statements(struct db__conn *c, const char *query, const char *table,
-                           struct text *out)
+/* Appends the text of every row of a one-column query (its parameter
+ * `arg`), each followed by `end`: ';' for statements, a NUL for names. */
+static int read_texts(struct db__conn *c, const char *query, const char *arg, char end,
+                      struct text *out)
 {
     struct db__stmt *st = NULL;
     int rc = DB_OK, src;
 
     if (db__prep_once(c, query, &st) != DB_OK)
         return DB_EIO;
-    db__bind_static(st, 1, table);
+    db__bind_static(st, 1, arg);
     while (rc == DB_OK && (src = db__step(st)) == DB__ROW) {
         rc = text_str(out, db__col_text(st, 0));
         if (rc == DB_OK)
-            rc = text_str(out, ";");
+            rc = text_add(out, &end, 1);
     }
     if (rc == DB_OK && src != DB__DONE)
         rc = src; /* a DB_E* code */
@@ -205,15 +206,15 @@ static int move_rows(const char *t, struct text *out)
 /* The table's statement as SQLite keeps it, in *own (NUL-terminated). */
 static int read_table_sql(struct db__conn *c, const char *table, struct text *own)
 {
-    int rc = read_statements(c, "SELECT sql FROM sqlite_master WHERE type = 'table'"
-                                " AND name = ?", table, own);
+    int rc = read_texts(c, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
+                        table, ';', own);
 
     if (rc == DB_OK && own->n == 0) {
         fprintf(stderr, "allotd: db: no table %s to rebuild\n", table);
         rc = DB_EIO;
     }
     if (rc == DB_OK)
-        own->s[own->n - 1] = 0; /* the ';' read_statements added */
+        own->s[own->n - 1] = 0; /* the ';' read_texts added */
     return rc;
 }
 
@@ -228,9 +229,9 @@ static int rebuild_as(struct db__conn *c, const char *table, const char *own,
     if (rc == DB_OK)
         rc = move_rows(table, &build);
     if (rc == DB_OK)
-        rc = read_statements(c, "SELECT sql FROM sqlite_master WHERE tbl_name = ?"
-                                " AND type IN ('index', 'trigger') AND sql IS NOT NULL"
-                                " ORDER BY type, name", table, &build);
+        rc = read_texts(c, "SELECT sql FROM sqlite_master WHERE tbl_name = ?"
+                           " AND type IN ('index', 'trigger') AND sql IS NOT NULL"
+                           " ORDER BY type, name", table, ';', &build);
     if (rc == DB_OK)
         rc = db__exec(c, build.s);
     free(build.s);
@@ -443,25 +444,6 @@ char *db__in_lists_flattened(const char *sql, int *changed)
     return out.s;
 }
 
-/* Step 1: the tables' names, each ending in a NUL. */
-static int read_table_names(struct db__conn *c, struct text *names)
-{
-    struct db__stmt *st = NULL;
-    int rc = DB_OK, src;
-
-    if (db__prep_once(c, "SELECT name FROM sqlite_master WHERE type = 'table'"
-                         " AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name", &st) != DB_OK)
-        return DB_EIO;
-    while (rc == DB_OK && (src = db__step(st)) == DB__ROW) {
-        const char *name = db__col_text(st, 0);
-        rc = text_add(names, name, strlen(name) + 1);
-    }
-    if (rc == DB_OK && src != DB__DONE)
-        rc = src; /* a DB_E* code */
-    db__finalize(st);
-    return rc;
-}
-
 /* Steps 2 and 3 for one table. */
 static int flatten_table(struct db__conn *c, const char *table)
 {
@@ -481,7 +463,11 @@ int db__flatten_checks(struct db__conn *c)
 {
     struct text names = {0};
     size_t at;
-    int rc = db__is_pq(c) ? DB_OK : read_table_names(c, &names);
+    /* Step 1: the tables' names, each ending in a NUL */
+    int rc = db__is_pq(c) ? DB_OK
+                          : read_texts(c, "SELECT name FROM sqlite_master WHERE type = ?"
+                                          " AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+                                          " ORDER BY name", "table", 0, &names);
 
     for (at = 0; rc == DB_OK && at < names.n; at += strlen(names.s + at) + 1)
         rc = flatten_table(c, names.s + at);
